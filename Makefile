@@ -1,0 +1,42 @@
+# Two commands do all set-up on a fresh Debian/Ubuntu machine:
+#   make demo   renders the tutorials' examples into assets/demo
+#   make test   installs what the tests need (Graphviz, Chromium, torch CPU, ...) and runs them
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+SUDO   := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
+APT    := DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get
+
+.PHONY: demo test bench system-graphviz system-chromium clean
+
+$(PY):
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e '.[notebook,gif]'
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e '.[test,notebook,gif]'
+	touch $@
+
+system-graphviz:
+	@command -v dot >/dev/null 2>&1 || { $(APT) update -qq && $(APT) install -y -qq graphviz >/dev/null; } \
+	  || echo "Graphviz's dot could not be installed; gradviz falls back to its WebAssembly build"
+
+system-chromium:
+	@[ -x /usr/bin/chromium ] || { $(APT) update -qq && $(APT) install -y -qq chromium >/dev/null; }
+
+demo: system-graphviz $(VENV)/.installed
+	$(VENV)/bin/gradviz demo -o assets/demo
+
+test: system-graphviz system-chromium $(VENV)/.installed-test
+	$(PY) -m pytest -q
+
+bench: $(VENV)/.installed-test
+	$(PY) benchmarks/engine.py
+	$(PY) benchmarks/draw.py
+	$(PY) benchmarks/player.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

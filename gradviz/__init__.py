@@ -1,0 +1,77 @@
+"""gradviz: PyTorch's autograd in miniature, made visible.
+
+`import gradviz as torch` runs PyTorch-style autograd code on NumPy (or CuPy) and
+prints the same numbers; the engine's events feed diagrams and step-by-step
+animations of backward.
+"""
+from . import autograd, events  # noqa: F401
+from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
+from .backend import device  # noqa: F401
+from .creation import (BoolTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor, arange, as_tensor,  # noqa: F401
+                       empty, empty_like, eye, from_numpy, full, full_like, linspace, manual_seed, ones, ones_like,
+                       rand, rand_like, randint, randn, randn_like, seed, tensor, zeros, zeros_like)
+from .dtypes import (Size, bool_ as bool, dtype, float16, float32, float64, get_default_dtype, int8,  # noqa: F401
+                     int16, int32, int64, set_default_dtype, uint8)
+from .functions import *  # noqa: F401,F403
+from .functions import abs, max, min, pow, round, sum  # noqa: F401  (shadow the builtins, as torch does)
+from .scope import scope  # noqa: F401
+from .tensor import Tensor  # noqa: F401
+
+half, float, double, short, int, long = float16, float32, float64, int16, int32, int64  # noqa: A001
+
+__version__ = "0.1.0"
+
+
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def numel(input) -> int:
+    return input.numel()
+
+
+def eq(input, other):
+    return compare("eq", input, other)  # noqa: F405
+
+
+def ne(input, other):
+    return compare("ne", input, other)  # noqa: F405
+
+
+def gt(input, other):
+    return compare("gt", input, other)  # noqa: F405
+
+
+def lt(input, other):
+    return compare("lt", input, other)  # noqa: F405
+
+
+def ge(input, other):
+    return compare("ge", input, other)  # noqa: F405
+
+
+def le(input, other):
+    return compare("le", input, other)  # noqa: F405
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    import numpy as np
+    return bool(np.allclose(input.__array__(), other.__array__(), rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def equal(input, other) -> bool:
+    return input.equal(other)
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08):
+    import numpy as np
+    return Tensor._make(np.isclose(input.__array__(), other.__array__(), rtol=rtol, atol=atol))
+
+
+def cuda_is_available() -> bool:
+    from .backend import cuda_is_available as available
+    return available()
+
+
+class cuda:  # noqa: N801  (torch.cuda.is_available())
+    is_available = staticmethod(cuda_is_available)

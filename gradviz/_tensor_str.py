@@ -1,0 +1,153 @@
+"""PyTorch's tensor printing (tensor([...], requires_grad=True)), digit for digit."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import backend, dtypes
+
+PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH = 4, 1000, 3, 80
+
+
+class _Formatter:
+    """Chooses one width and one notation (int-like, fixed, scientific) for all elements."""
+
+    def __init__(self, values: np.ndarray, floating: bool):
+        self.floating = floating
+        self.int_mode, self.sci_mode, self.max_width = True, False, 1
+        flat = values.reshape(-1)
+        if not floating:
+            for v in flat:
+                self.max_width = max(self.max_width, len(_plain(v)))
+            return
+        finite = flat[np.isfinite(flat) & (flat != 0)].astype(np.float64)
+        if finite.size == 0:
+            return
+        absv = np.abs(finite)
+        lo, hi = absv.min(), absv.max()
+        self.int_mode = bool(np.all(finite == np.ceil(finite)))
+        if self.int_mode:
+            if hi / lo > 1000.0 or hi > 1.0e8:
+                self.sci_mode = True
+                for v in finite:
+                    self.max_width = max(self.max_width, len(f"{v:.{PRECISION}e}"))
+            else:
+                for v in finite:
+                    self.max_width = max(self.max_width, len(f"{v:.0f}") + 1)
+        elif hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4:
+            self.sci_mode = True
+            for v in finite:
+                self.max_width = max(self.max_width, len(f"{v:.{PRECISION}e}"))
+        else:
+            for v in finite:
+                self.max_width = max(self.max_width, len(f"{v:.{PRECISION}f}"))
+
+    def width(self) -> int:
+        return self.max_width
+
+    def format(self, value) -> str:
+        if self.floating:
+            value = float(value)
+            if self.sci_mode:
+                text = f"{value:{self.max_width}.{PRECISION}e}"
+            elif self.int_mode:
+                text = f"{value:.0f}"
+                if not (math.isinf(value) or math.isnan(value)):
+                    text += "."
+            else:
+                text = f"{value:.{PRECISION}f}"
+        else:
+            text = _plain(value)
+        return (self.max_width - len(text)) * " " + text
+
+
+def _plain(v) -> str:
+    if isinstance(v, (np.bool_, bool)):
+        return str(bool(v))
+    return str(int(v))
+
+
+def _summarize(a: np.ndarray) -> np.ndarray:
+    """The elements that will be shown (edge items of every dim) for the formatter's width."""
+    if a.ndim == 0:
+        return a
+    if a.shape[0] > 2 * EDGEITEMS:
+        parts = [_summarize(x) for x in list(a[:EDGEITEMS]) + list(a[-EDGEITEMS:])]
+    else:
+        parts = [_summarize(x) for x in a]
+    return np.stack(parts) if parts else a
+
+
+def _vector_str(a, indent, fmt, summarize):
+    element_length = fmt.width() + 2
+    per_line = max(1, int(math.floor((LINEWIDTH - indent) / element_length)))
+    if summarize and a.shape[0] > 2 * EDGEITEMS:
+        items = [fmt.format(v) for v in a[:EDGEITEMS]] + [" ..."] + [fmt.format(v) for v in a[-EDGEITEMS:]]
+    else:
+        items = [fmt.format(v) for v in a]
+    lines = [items[i:i + per_line] for i in range(0, len(items), per_line)]
+    return "[" + ("," + "\n" + " " * (indent + 1)).join(", ".join(line) for line in lines) + "]"
+
+
+def _tensor_str(a, indent, fmt, summarize):
+    dim = a.ndim
+    if dim == 0:
+        return fmt.format(a.item())
+    if dim == 1:
+        return _vector_str(a, indent, fmt, summarize)
+    if summarize and a.shape[0] > 2 * EDGEITEMS:
+        slices = ([_tensor_str(a[i], indent + 1, fmt, summarize) for i in range(EDGEITEMS)] + ["..."]
+                  + [_tensor_str(a[i], indent + 1, fmt, summarize) for i in range(a.shape[0] - EDGEITEMS, a.shape[0])])
+    else:
+        slices = [_tensor_str(a[i], indent + 1, fmt, summarize) for i in range(a.shape[0])]
+    return "[" + ("," + "\n" * (dim - 1) + " " * (indent + 1)).join(slices) + "]"
+
+
+def values_str(array, indent: int = 0) -> str:
+    """The bracketed values alone, as PyTorch prints them inside tensor(...)."""
+    a = backend.to_numpy(array)
+    if a.size == 0:
+        return "[]"
+    summarize = a.size > THRESHOLD
+    shown = _summarize(a) if summarize else a
+    if a.dtype == np.float16:
+        shown = shown.astype(np.float32)
+    fmt = _Formatter(shown, a.dtype.kind == "f")
+    return _tensor_str(a, indent, fmt, summarize)
+
+
+def _add_suffixes(text, suffixes, indent, force_newline):
+    parts = [text]
+    last_line_len = len(text) - text.rfind("\n") + 1
+    for suffix in suffixes:
+        if force_newline or last_line_len + len(suffix) + 2 > LINEWIDTH:
+            parts.append(",\n" + " " * indent + suffix)
+            last_line_len = indent + len(suffix)
+            force_newline = False
+        else:
+            parts.append(", " + suffix)
+            last_line_len += len(suffix) + 2
+    parts.append(")")
+    return "".join(parts)
+
+
+def tensor_repr(t) -> str:
+    prefix = "tensor("
+    indent = len(prefix)
+    a = t._data
+    suffixes = []
+    dev = t.device
+    if dev.type != "cpu":
+        suffixes.append(f"device='{dev}'")
+    text = values_str(a, indent)
+    if a.size == 0 and a.ndim != 1:
+        suffixes.append(f"size={tuple(a.shape)}")
+    default = {"f": dtypes.get_default_dtype().np, "i": np.dtype(np.int64), "b": np.dtype(np.bool_)}
+    if a.dtype != default.get(a.dtype.kind) or a.size == 0 and a.dtype != dtypes.get_default_dtype().np:
+        suffixes.append(f"dtype={t.dtype}")
+    if t.grad_fn is not None:
+        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
+    elif t.requires_grad:
+        suffixes.append("requires_grad=True")
+    return _add_suffixes(prefix + text, suffixes, indent, force_newline=False)

@@ -1,0 +1,14 @@
+"""gradviz.autograd: the engine's public face, named as torch.autograd."""
+from . import functional  # noqa: F401
+from .engine import Backward, Step, backward, backward_steps, grad  # noqa: F401
+from .functional import gradcheck  # noqa: F401
+from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
+from .graph import AccumulateGrad, Node  # noqa: F401
+
+
+def Variable(data, requires_grad=False, volatile=False):
+    """The deprecated torch.autograd.Variable: today just a Tensor."""
+    from ..tensor import Tensor
+    if isinstance(data, Tensor):
+        return Tensor._make(data._data).requires_grad_(requires_grad)   # a new leaf on the same storage
+    return Tensor(data, requires_grad=requires_grad)

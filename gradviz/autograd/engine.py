@@ -1,0 +1,411 @@
+"""The one backward loop, written as a generator of steps.
+
+`backward()` drains it; the interactive stepper advances it one VJP at a time, so
+the backward really pauses between steps and `x.grad` can be read halfway.
+Nodes run in dependency order (each after all its consumers), newest first among
+the ready ones, as PyTorch's CPU engine does.
+"""
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from typing import Iterable, Iterator
+
+from .. import events
+from ..dtypes import Size
+from .graph import FREED_MESSAGE, AccumulateGrad, Node
+from .grad_mode import enable_grad
+
+
+class Step:
+    """One executed node: what it received, what it sent along each edge, what it wrote."""
+
+    __slots__ = ("index", "node", "grad_outputs", "grad_inputs", "reduced_axes", "accumulated", "hooks")
+
+    def __init__(self, index: int, node: Node, grad_outputs: tuple):
+        self.index = index
+        self.node = node
+        self.grad_outputs = grad_outputs   # gradient received, one per output of the node
+        self.grad_inputs = ()              # gradient sent per next_functions edge (None: nothing sent)
+        self.reduced_axes = ()             # per edge: axes summed to undo broadcasting
+        self.accumulated = []              # (tensor, contribution, new total) for each .grad written
+        self.hooks = []                    # (output_nr, hook, before, after)
+
+    def __repr__(self):
+        return f"<Step {self.index}: {self.node.name()}>"
+
+
+def sum_to(g, shape: tuple):
+    """Sum `g` down to `shape` (undo broadcasting). Returns (gradient, axes summed)."""
+    gshape = tuple(g.shape)
+    shape = tuple(shape)
+    if gshape == shape:
+        return g, ()
+    lead = len(gshape) - len(shape)
+    if lead < 0 or any(s != 1 and s != gs for s, gs in zip(shape, gshape[lead:])):
+        raise ValueError(f"gradient of shape {list(gshape)} cannot be summed to shape {list(shape)}")
+    axes = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1)
+    if axes:
+        g = g.sum(axis=axes, keepdims=True)
+    return g.reshape(shape), axes
+
+
+def _root_edge(tensor):
+    return (tensor.grad_fn, tensor.output_nr) if tensor.grad_fn is not None else (tensor._accumulator(), 0)
+
+
+def _seeds(tensors, grad_tensors, create_graph: bool):
+    from ..tensor import Tensor
+    if grad_tensors is None:
+        grad_tensors = [None] * len(tensors)
+    elif isinstance(grad_tensors, Tensor) or not isinstance(grad_tensors, (list, tuple)):
+        grad_tensors = [grad_tensors]
+    if len(grad_tensors) != len(tensors):
+        raise RuntimeError(f"got {len(grad_tensors)} tensors and {len(tensors)} gradients")
+    roots, seeds = [], []
+    for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
+        if not t.requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+        if g is None:
+            if t.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if not t.dtype.is_floating_point:
+                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {t.dtype}")
+            g = t._data * 0 + 1
+        else:
+            if not isinstance(g, Tensor):
+                g = Tensor(g, dtype=t.dtype)
+            if tuple(g.shape) != tuple(t.shape):
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g.shape)} and "
+                                   f"output[{i}] has a shape of {Size(t.shape)}.")
+            g = g if create_graph else g._data
+        if create_graph and not isinstance(g, Tensor):
+            g = Tensor._make(g)
+        roots.append(_root_edge(t))
+        seeds.append(g)
+    return roots, seeds
+
+
+def _count_dependencies(roots) -> dict:
+    """How many edges lead into each reachable node (iterative DFS: no recursion limit)."""
+    deps: dict = {}
+    stack = [node for node, _ in roots]
+    seen = set(stack)
+    while stack:
+        node = stack.pop()
+        if node.freed:
+            raise RuntimeError(FREED_MESSAGE)
+        for nxt, _ in node.next_functions:
+            if nxt is None:
+                continue
+            deps[nxt] = deps.get(nxt, 0) + 1
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return deps
+
+
+class Backward:
+    """One backward pass. Iterate it to run one node per step; errors in the arguments
+    are raised at construction, before any gradient is touched."""
+
+    def __init__(self, tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+                 accumulate=True, only=None, capture=()):
+        from ..tensor import Tensor
+        if isinstance(tensors, Tensor):
+            tensors = (tensors,)
+        tensors = tuple(tensors)
+        self.roots, self.seeds = _seeds(tensors, grad_tensors, create_graph)
+        self.deps = _count_dependencies(self.roots)
+        self.retain_graph = create_graph if retain_graph is None else retain_graph
+        self.create_graph = create_graph
+        self.accumulate = accumulate
+        self.only = only                      # AccumulateGrad nodes allowed to write (None: all)
+        self.capture = {key: i for i, key in enumerate(capture)}  # (node, nr) -> slot
+        self.captured = [None] * len(capture)
+        self.steps: list[Step] | None = None
+        self._iter = self._run()
+
+    def __iter__(self) -> Iterator[Step]:
+        return self._iter
+
+    def __next__(self) -> Step:
+        return next(self._iter)
+
+    def run(self) -> "Backward":
+        deque(self._iter, maxlen=0)
+        return self
+
+    # -------------------------------------------------------------------------------
+    def _run(self) -> Iterator[Step]:
+        create_graph = self.create_graph
+        listening = events.listening()
+        buffers: dict = {}
+        ready: list = []
+        deps = self.deps
+        for (node, nr), g in zip(self.roots, self.seeds):
+            self._add(buffers, node, nr, g)
+        for node, _ in self.roots:
+            if deps.get(node, 0) == 0 and node not in [e[2] for e in ready]:
+                heapq.heappush(ready, self._key(node))
+        if listening:
+            events.emit(events.BackwardStarted(tuple(self.roots), tuple(self.seeds)))
+        touched: list = []   # (tensor, old grad Tensor, old array) to undo on error
+        index = 0
+        try:
+            while ready:
+                node = heapq.heappop(ready)[2]
+                grads = buffers.pop(node)
+                step = Step(index, node, tuple(grads))
+                if node.tensor_hooks or node.prehooks:
+                    grads = self._run_pre_hooks(node, grads, step, listening)
+                    step.grad_outputs = tuple(grads)
+                if self.capture:
+                    for nr, g in enumerate(grads):
+                        slot = self.capture.get((node, nr))
+                        if slot is not None:
+                            self.captured[slot] = g
+                if node.retains:
+                    self._retain(node, grads, step, touched, listening)
+                if type(node) is AccumulateGrad:
+                    if self.accumulate and (self.only is None or node in self.only):
+                        self._accumulate(node, grads[0], step, touched, listening)
+                else:
+                    self._execute(node, grads, step, create_graph)
+                    sent = step.grad_inputs
+                    for (nxt, nr), g in zip(node.next_functions, sent):
+                        if nxt is None:
+                            continue
+                        if g is not None:
+                            self._add(buffers, nxt, nr, g)
+                        remaining = deps[nxt] - 1
+                        deps[nxt] = remaining
+                        if remaining == 0:
+                            if nxt in buffers:
+                                heapq.heappush(ready, self._key(nxt))
+                            else:
+                                self._skip(nxt, buffers, ready)
+                    if not self.retain_graph:
+                        node.free()
+                if listening:
+                    events.emit(events.NodeExecuted(step))
+                index += 1
+                yield step
+        except Exception:
+            for tensor, old_grad, old_data in reversed(touched):
+                tensor.grad = old_grad
+                if old_grad is not None:
+                    old_grad._data = old_data
+            raise
+        if listening:
+            events.emit(events.BackwardFinished(index))
+
+    @staticmethod
+    def _key(node: Node):
+        # AccumulateGrad first, then the newest op: PyTorch's ready-queue order on the CPU
+        return (float("-inf") if type(node) is AccumulateGrad else -node.id, node.id, node)
+
+    @staticmethod
+    def _add(buffers: dict, node: Node, nr: int, g) -> None:
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = [None] * max(node.op.n_outputs, 1)
+        buf[nr] = g if buf[nr] is None else buf[nr] + g   # out of place: gradients may alias
+
+    def _skip(self, node: Node, buffers: dict, ready: list) -> None:
+        """A node that received no gradient at all: release its consumers' counts (iteratively)."""
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            for nxt, _ in n.next_functions:
+                if nxt is None:
+                    continue
+                self.deps[nxt] -= 1
+                if self.deps[nxt] == 0:
+                    if nxt in buffers:
+                        heapq.heappush(ready, self._key(nxt))
+                    else:
+                        stack.append(nxt)
+
+    def _execute(self, node: Node, grads: list, step: Step, create_graph: bool) -> None:
+        op = node.op
+        if op.n_outputs == 1:
+            g = grads[0]
+        else:
+            g = tuple(gi if gi is not None else _zeros_like_output(node, i, create_graph)
+                      for i, gi in enumerate(grads))
+        if create_graph:
+            from ..ops.namespace import TENSOR
+            outs = node.output(0) if op.n_outputs == 1 else tuple(node.output(i) for i in range(op.n_outputs))
+            with enable_grad():
+                raw = _call_rule(op.vjp, node, TENSOR, g, outs, node.inputs)
+        else:
+            from ..ops.core import namespace
+            first = g if op.n_outputs == 1 else g[0]
+            raw = _call_rule(op.vjp, node, namespace(first), g, node.out_data,
+                             [t._data for t in node.inputs])
+        sent, axes = [], []
+        for i, gi in enumerate(raw):
+            if gi is None or node.next_functions[i][0] is None:
+                sent.append(None)
+                axes.append(())
+                continue
+            shape = node.input_shape(i)
+            try:
+                gi, summed = sum_to(gi, shape)
+            except ValueError:
+                raise RuntimeError(f"Function {op.torch_name} returned an invalid gradient at index {i} - got "
+                                   f"{list(gi.shape)} but expected shape compatible with {list(shape)}") from None
+            want = node.input_dtype(i)
+            if gi.dtype != want and not create_graph:
+                gi = gi.astype(want.np if hasattr(want, "np") else want)
+            sent.append(gi)
+            axes.append(summed)
+        if node.hooks:
+            sent = self._run_node_hooks(node, sent, g)
+        step.grad_inputs = tuple(sent)
+        step.reduced_axes = tuple(axes)
+
+    def _run_pre_hooks(self, node: Node, grads: list, step: Step, listening: bool) -> list:
+        from ..tensor import Tensor
+        grads = list(grads)
+        for nr, hooks in (node.tensor_hooks or {}).items():
+            for hook in tuple(hooks):
+                if grads[nr] is None:
+                    continue
+                before = grads[nr]
+                wrapped = before if isinstance(before, Tensor) else Tensor._make(before)
+                result = hook(wrapped)
+                after = None
+                if result is not None:
+                    if tuple(result.shape) != tuple(wrapped.shape):
+                        raise RuntimeError(f"hook '{getattr(hook, '__name__', 'hook')}' has changed the size of "
+                                           f"value (from {list(wrapped.shape)} to {list(result.shape)})")
+                    after = result if self.create_graph else result._data
+                    grads[nr] = after
+                step.hooks.append((nr, hook, before, after))
+                if listening:
+                    events.emit(events.HookFired(node, nr, hook, before, after))
+        for hook in tuple(node.prehooks or ()):
+            result = hook(tuple(_as_tensor(g) for g in grads))
+            if result is not None:
+                grads = [_unwrap(r, self.create_graph) for r in result]
+            step.hooks.append((None, hook, None, result))
+        return grads
+
+    def _run_node_hooks(self, node: Node, sent: list, g) -> list:
+        outs = g if isinstance(g, tuple) else (g,)
+        for hook in tuple(node.hooks):
+            result = hook(tuple(_as_tensor(s) for s in sent), tuple(_as_tensor(o) for o in outs))
+            if result is not None:
+                sent = [_unwrap(r, self.create_graph) for r in result]
+        return sent
+
+    def _store_grad(self, tensor, node, g, step: Step, touched: list, listening: bool) -> None:
+        """tensor.grad += g (or = a copy of g), remembering the old value for rollback."""
+        from ..tensor import Tensor
+        old = tensor.grad
+        touched.append((tensor, old, None if old is None else old._data))
+        if self.create_graph:
+            g = g if isinstance(g, Tensor) else Tensor._make(g)
+            tensor.grad = g if old is None else old + g
+        elif old is None:
+            tensor.grad = Tensor._make(g.copy() if hasattr(g, "copy") else g)
+        else:
+            old._data = old._data + g
+        total = tensor.grad._data
+        step.accumulated.append((tensor, g, total))
+        if listening:
+            events.emit(events.GradAccumulated(tensor, node, g, total))
+
+    def _accumulate(self, node: AccumulateGrad, g, step: Step, touched: list, listening: bool) -> None:
+        var = node.variable
+        if not self.create_graph and g.dtype != var._data.dtype:
+            g = g.astype(var._data.dtype)
+        self._store_grad(var, node, g, step, touched, listening)
+
+    def _retain(self, node: Node, grads: list, step: Step, touched: list, listening: bool) -> None:
+        for nr, ref in node.retains.items():
+            tensor = ref()
+            if tensor is not None and grads[nr] is not None:
+                self._store_grad(tensor, node, grads[nr], step, touched, listening)
+
+
+def _call_rule(rule, node: Node, xp, g, out, args) -> list:
+    """A rule is one function returning every input's gradient, or a tuple of one function
+    per input (None: not differentiable); those run only for inputs that need a gradient."""
+    if type(rule) is not tuple:
+        return rule(xp, g, out, *args, *node.params)
+    return [None if f is None or edge[0] is None else f(xp, g, out, *args, *node.params)
+            for f, edge in zip(rule, node.next_functions)]
+
+
+def _zeros_like_output(node: Node, i: int, create_graph: bool):
+    data = node.out_data[i]
+    z = data * 0
+    if create_graph:
+        from ..tensor import Tensor
+        return Tensor._make(z)
+    return z
+
+
+def _as_tensor(g):
+    from ..tensor import Tensor
+    return None if g is None or isinstance(g, Tensor) else Tensor._make(g)
+
+
+def _unwrap(g, create_graph: bool):
+    if g is None or create_graph:
+        return g
+    return g._data
+
+
+def backward_steps(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None) -> Backward:
+    """Start a backward pass and return it unstarted: each next() runs one node and returns its Step."""
+    only, capture = None, ()
+    if inputs is not None:
+        from ..tensor import Tensor
+        inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+        if not inputs:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        only = {t._accumulator() for t in inputs if t.grad_fn is None}
+        capture = [(t.grad_fn, t.output_nr) for t in inputs if t.grad_fn is not None]
+        run = Backward(tensors, grad_tensors, retain_graph, create_graph, only=only, capture=capture)
+        run._nonleaf_inputs = [t for t in inputs if t.grad_fn is not None]
+        return run
+    return Backward(tensors, grad_tensors, retain_graph, create_graph)
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None) -> None:
+    """torch.autograd.backward: accumulate d(tensors)/d(leaves) into the leaves' .grad."""
+    run = backward_steps(tensors, grad_tensors, retain_graph, create_graph, inputs)
+    run.run()
+    for t, g in zip(getattr(run, "_nonleaf_inputs", ()), run.captured):
+        if g is not None:
+            from ..tensor import Tensor
+            gt = g if isinstance(g, Tensor) else Tensor._make(g.copy())
+            t.grad = gt if t.grad is None else t.grad + gt
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         allow_unused=None, materialize_grads=False) -> tuple:
+    """torch.autograd.grad: the gradients of `outputs` w.r.t. `inputs`, without touching .grad."""
+    from ..tensor import Tensor
+    outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
+    single = isinstance(inputs, Tensor)
+    inputs = (inputs,) if single else tuple(inputs)
+    for i, t in enumerate(inputs):
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    capture = [_root_edge(t) for t in inputs]
+    run = Backward(outputs, grad_outputs, retain_graph, create_graph, accumulate=False, capture=capture).run()
+    result = []
+    for i, (t, g) in enumerate(zip(inputs, run.captured)):
+        if g is None:
+            if materialize_grads:
+                g = t._data * 0
+            elif not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
+                                   "Set allow_unused=True if this is the desired behavior.")
+        result.append(None if g is None else (g if isinstance(g, Tensor) else Tensor._make(g)))
+    return tuple(result)

@@ -1,0 +1,153 @@
+"""The backward graph: Node (a tensor's grad_fn) and AccumulateGrad (a leaf's sink).
+
+A Node keeps what its VJP needs (inputs, params, output values) until a backward
+without retain_graph frees them; ids come from a counter so diagrams stay stable.
+"""
+from __future__ import annotations
+
+import itertools
+import weakref
+
+from ..ops.op import Op
+
+_ids = itertools.count()
+
+FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after they have "
+    "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+    "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
+    "if you need to access saved tensors after calling backward."
+)
+
+
+class RemovableHandle:
+    """Returned by register_hook; .remove() unregisters the hook."""
+
+    __slots__ = ("_hooks", "_hook")
+
+    def __init__(self, hooks: list, hook):
+        self._hooks, self._hook = hooks, hook
+
+    def remove(self) -> None:
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
+
+
+class Node:
+    """A grad_fn. `next_functions` is PyTorch's tuple of (node or None, output_nr)."""
+
+    __slots__ = ("id", "op", "next_functions", "inputs", "params", "out_data", "scope", "freed",
+                 "input_meta", "tensor_hooks", "retains", "hooks", "prehooks", "__weakref__")
+
+    def __init__(self, op: Op, inputs: tuple, params: tuple, out_data, next_functions: tuple, scope: tuple = ()):
+        self.id = next(_ids)
+        self.op = op
+        self.inputs = inputs
+        self.params = params
+        self.out_data = out_data
+        self.next_functions = next_functions
+        self.scope = scope
+        self.freed = False
+        self.input_meta = None     # (shape, dtype) per input, kept once inputs are freed
+        self.tensor_hooks = None   # {output_nr: [hook]}: hooks registered on the output tensors
+        self.retains = None        # {output_nr: weakref to a tensor that called retain_grad()}
+        self.hooks = None          # [fn(grad_inputs, grad_outputs)]
+        self.prehooks = None       # [fn(grad_outputs)]
+
+    def name(self) -> str:
+        return self.op.torch_name
+
+    @property
+    def formula(self) -> str:
+        return self.op.formula
+
+    @property
+    def metadata(self) -> dict:
+        return {}
+
+    def __repr__(self):
+        return f"<{self.op.torch_name} object at {hex(id(self))}>"
+
+    # -- shapes survive freeing, values do not -------------------------------------------
+    def input_shape(self, i: int) -> tuple:
+        if self.inputs is not None:
+            return self.inputs[i].shape
+        return self.input_meta[i][0]
+
+    def input_dtype(self, i: int):
+        if self.inputs is not None:
+            return self.inputs[i].dtype
+        return self.input_meta[i][1]
+
+    def free(self) -> None:
+        """Drop saved values after backward (only ops that save something, like PyTorch)."""
+        if self.op.saves and not self.freed:
+            self.input_meta = tuple((t.shape, t.dtype) for t in self.inputs)
+            self.inputs = None
+            self.out_data = None
+            self.freed = True
+
+    def output(self, nr: int = 0):
+        """The node's output `nr` as a Tensor whose grad_fn is this node (for create_graph)."""
+        from ..tensor import Tensor
+        data = self.out_data if self.op.n_outputs == 1 else self.out_data[nr]
+        return Tensor._make(data, self, nr)
+
+    def __getattr__(self, name: str):
+        # PyTorch exposes saved values as _saved_self, _saved_other, _saved_result, _saved_dim...
+        if name.startswith("_saved_"):
+            key = name[len("_saved_"):]
+            op = object.__getattribute__(self, "op")
+            if key in op.saves:
+                if self.freed:
+                    raise RuntimeError(FREED_MESSAGE)
+                if key == "result":
+                    return self.output(0)
+                return self.inputs[op.arg_names.index(key)]
+            if key in op.param_names:
+                return self.params[op.param_names.index(key)]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    # -- hooks ----------------------------------------------------------------------
+    def register_hook(self, fn) -> RemovableHandle:
+        """fn(grad_inputs, grad_outputs) runs after this node's VJP; may return new grad_inputs."""
+        if self.hooks is None:
+            self.hooks = []
+        self.hooks.append(fn)
+        return RemovableHandle(self.hooks, fn)
+
+    def register_prehook(self, fn) -> RemovableHandle:
+        """fn(grad_outputs) runs before this node's VJP; may return new grad_outputs."""
+        if self.prehooks is None:
+            self.prehooks = []
+        self.prehooks.append(fn)
+        return RemovableHandle(self.prehooks, fn)
+
+    def _add_tensor_hook(self, nr: int, fn) -> RemovableHandle:
+        if self.tensor_hooks is None:
+            self.tensor_hooks = {}
+        hooks = self.tensor_hooks.setdefault(nr, [])
+        hooks.append(fn)
+        return RemovableHandle(hooks, fn)
+
+    def _retain(self, nr: int, tensor) -> None:
+        if self.retains is None:
+            self.retains = {}
+        self.retains[nr] = weakref.ref(tensor)
+
+
+ACCUMULATE_GRAD = Op("accumulate_grad", "AccumulateGrad", "x.grad += ḡ", forward=None,
+                     vjp_formulas=("x.grad += ḡ",), args=())
+
+
+class AccumulateGrad(Node):
+    """The sink for a leaf that requires grad: adds incoming gradient into `variable.grad`."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        super().__init__(ACCUMULATE_GRAD, (), (), None, ())
+        self.variable = variable
+
+    def input_shape(self, i: int) -> tuple:
+        return self.variable.shape

@@ -1,0 +1,186 @@
+"""Tensor creation (tensor, zeros, arange, randn, ...) and the random generator."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import backend, dtypes
+from .tensor import Tensor
+
+_generator = [np.random.default_rng()]
+
+
+def _rng() -> np.random.Generator:
+    return _generator[0]
+
+
+def manual_seed(seed: int):
+    _generator[0] = np.random.default_rng(seed)
+    return _generator[0]
+
+
+def seed() -> int:
+    s = int(np.random.SeedSequence().entropy % (2 ** 63))
+    manual_seed(s)
+    return s
+
+
+def _size(size) -> tuple:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        return tuple(size[0])
+    return tuple(int(s) for s in size)
+
+
+def _finish(arr, dtype, device, requires_grad):
+    if dtype is not None:
+        arr = arr.astype(dtypes.as_np(dtype), copy=False)
+    if device is not None and backend.device(device).type != "cpu":
+        arr = backend.to_device(arr, device)
+    t = Tensor._make(arr)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False) -> Tensor:
+    if isinstance(data, Tensor):
+        import warnings
+        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.clone().detach() or "
+                      "sourceTensor.clone().detach().requires_grad_(True), rather than torch.tensor(sourceTensor).",
+                      UserWarning, stacklevel=2)
+        data = data._data.copy()
+    elif isinstance(data, np.ndarray):
+        data = data.copy()
+    return Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    if isinstance(data, Tensor) and dtype is None and device is None:
+        return data
+    return Tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """Shares memory with `array`, as torch.from_numpy does."""
+    dtypes.from_numpy_dtype(array.dtype)
+    return Tensor._make(array)
+
+
+def _filled(value, size, dtype, device, requires_grad):
+    np_dtype = dtypes.as_np(dtype) if dtype is not None else dtypes.get_default_dtype().np
+    return _finish(np.full(_size(size), value, dtype=np_dtype), None, device, requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _filled(0, size, dtype, device, requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _filled(1, size, dtype, device, requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _filled(0, size, dtype, device, requires_grad)
+
+
+def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+    if dtype is None:
+        dtype = dtypes.from_numpy_dtype(dtypes.result_type((), (fill_value,)))
+    return _filled(fill_value, (tuple(size),), dtype, device, requires_grad)
+
+
+def zeros_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return zeros(tuple(input.shape), dtype=dtype or input.dtype, device=device or input.device,
+                 requires_grad=requires_grad)
+
+
+def ones_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return ones(tuple(input.shape), dtype=dtype or input.dtype, device=device or input.device,
+                requires_grad=requires_grad)
+
+
+def empty_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return zeros_like(input, dtype, device, requires_grad)
+
+
+def full_like(input, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return full(tuple(input.shape), fill_value, dtype=dtype or input.dtype, device=device or input.device,
+                requires_grad=requires_grad)
+
+
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
+    if end is None:
+        start, end = 0, start
+    if dtype is None:
+        dtype = dtypes.from_numpy_dtype(dtypes.result_type((), (start, end, step)))
+    return _finish(np.arange(start, end, step, dtype=np.float64).astype(dtypes.as_np(dtype)), None, device,
+                   requires_grad)
+
+
+def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) -> Tensor:
+    arr = np.linspace(start, end, steps)
+    return _finish(arr.astype(dtypes.as_np(dtype) if dtype else dtypes.get_default_dtype().np), None, device,
+                   requires_grad)
+
+
+def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    arr = np.eye(n, m, dtype=dtypes.as_np(dtype) if dtype else dtypes.get_default_dtype().np)
+    return _finish(arr, None, device, requires_grad)
+
+
+def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    arr = _rng().random(_size(size))
+    return _finish(arr.astype(dtypes.as_np(dtype) if dtype else dtypes.get_default_dtype().np), None, device,
+                   requires_grad)
+
+
+def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    arr = _rng().standard_normal(_size(size))
+    return _finish(arr.astype(dtypes.as_np(dtype) if dtype else dtypes.get_default_dtype().np), None, device,
+                   requires_grad)
+
+
+def randint(low, high=None, size=(), dtype=None, device=None, requires_grad=False) -> Tensor:
+    if high is None:
+        low, high = 0, low
+    arr = _rng().integers(low, high, size=tuple(size))
+    return _finish(arr.astype(dtypes.as_np(dtype) if dtype else np.int64), None, device, requires_grad)
+
+
+def randn_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return randn(tuple(input.shape), dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
+
+
+def rand_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return rand(tuple(input.shape), dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
+
+
+class _LegacyTensor(type):
+    """torch.FloatTensor([...]) / torch.FloatTensor(2, 3) and isinstance checks."""
+
+    def __call__(cls, *args):
+        if len(args) == 1 and not isinstance(args[0], int):
+            return Tensor(args[0], dtype=cls.dtype)
+        return zeros(*args, dtype=cls.dtype)
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, Tensor) and obj.dtype is cls.dtype
+
+
+class FloatTensor(metaclass=_LegacyTensor):
+    dtype = dtypes.float32
+
+
+class DoubleTensor(metaclass=_LegacyTensor):
+    dtype = dtypes.float64
+
+
+class LongTensor(metaclass=_LegacyTensor):
+    dtype = dtypes.int64
+
+
+class IntTensor(metaclass=_LegacyTensor):
+    dtype = dtypes.int32
+
+
+class BoolTensor(metaclass=_LegacyTensor):
+    dtype = dtypes.bool_

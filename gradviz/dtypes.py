@@ -1,0 +1,119 @@
+"""dtypes, torch.Size and the default dtype, with PyTorch's names and promotion rules."""
+from __future__ import annotations
+
+import numpy as np
+
+
+class dtype:
+    """A tensor element type; prints as PyTorch does (torch.float32)."""
+
+    __slots__ = ("name", "np", "is_floating_point", "is_signed", "itemsize", "_category")
+
+    def __init__(self, name: str, np_dtype, category: int):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.is_floating_point = category == 2
+        self.is_signed = self.np.kind in "if"
+        self.itemsize = self.np.itemsize
+        self._category = category  # 0 bool, 1 integer, 2 floating point
+
+    def __repr__(self):
+        return f"torch.{self.name}"
+
+    def __reduce__(self):
+        return (_by_name.__getitem__, (self.name,))
+
+
+bool_ = dtype("bool", np.bool_, 0)
+uint8 = dtype("uint8", np.uint8, 1)
+int8 = dtype("int8", np.int8, 1)
+int16 = dtype("int16", np.int16, 1)
+int32 = dtype("int32", np.int32, 1)
+int64 = dtype("int64", np.int64, 1)
+float16 = dtype("float16", np.float16, 2)
+float32 = dtype("float32", np.float32, 2)
+float64 = dtype("float64", np.float64, 2)
+
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
+_by_name = {d.name: d for d in ALL}
+_by_np = {d.np: d for d in ALL}
+ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16, "int": int32, "long": int64}
+
+_default = [float32]
+
+
+def from_numpy_dtype(np_dtype) -> dtype:
+    try:
+        return _by_np[np.dtype(np_dtype)]
+    except KeyError:
+        raise TypeError(f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types are: "
+                        "float64, float32, float16, int64, int32, int16, int8, uint8, and bool.") from None
+
+
+def get_default_dtype() -> dtype:
+    return _default[0]
+
+
+def set_default_dtype(d: dtype) -> None:
+    if not isinstance(d, dtype) or not d.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    _default[0] = d
+
+
+def as_np(d) -> np.dtype:
+    """numpy dtype for a gradviz dtype, a numpy dtype or a Python type."""
+    if isinstance(d, dtype):
+        return d.np
+    if d is float:
+        return get_default_dtype().np
+    if d is int:
+        return np.dtype(np.int64)
+    if d is bool:
+        return np.dtype(np.bool_)
+    return np.dtype(d)
+
+
+def category_of_scalar(value) -> int:
+    if isinstance(value, (bool, np.bool_)):
+        return 0
+    if isinstance(value, (int, np.integer)):
+        return 1
+    return 2
+
+
+def default_for_category(category: int) -> np.dtype:
+    return (np.dtype(np.bool_), np.dtype(np.int64), get_default_dtype().np)[category]
+
+
+def _category(np_dtype: np.dtype) -> int:
+    return 0 if np_dtype.kind == "b" else (2 if np_dtype.kind in "fc" else 1)
+
+
+def result_type(arrays, scalars=()) -> np.dtype:
+    """PyTorch's type promotion: tensors with dimensions decide, zero-dim tensors and
+    Python scalars only raise the category (bool < integer < floating point)."""
+    dimmed = [a.dtype for a in arrays if a.ndim]
+    zero_dim = [a.dtype for a in arrays if not a.ndim]
+    result = np.result_type(*dimmed) if dimmed else (np.result_type(*zero_dim) if zero_dim else None)
+    if dimmed and zero_dim:
+        higher = [d for d in zero_dim if _category(d) > _category(result)]
+        if higher:
+            result = np.result_type(*higher)
+    for s in scalars:
+        cat = category_of_scalar(s)
+        if result is None or cat > _category(result):
+            result = default_for_category(cat)
+    return result
+
+
+class Size(tuple):
+    """A tensor's shape; a tuple that prints as torch.Size([3, 4])."""
+
+    def __repr__(self):
+        return f"torch.Size([{', '.join(map(str, self))}])"
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n

@@ -1,0 +1,164 @@
+"""Running an op: forward on arrays, then (when grad is needed) one Node in the graph.
+
+Also the array namespaces the rules are written against, and the coercion of
+Python scalars and mixed dtypes with PyTorch's promotion rules.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import backend, events
+from ..autograd.grad_mode import _state as _grad_state
+from ..autograd.graph import Node
+from ..dtypes import category_of_scalar, result_type
+from ..scope import _state as _scope_state
+from .op import Op
+
+
+_erf = np.frompyfunc(math.erf, 1, 1)
+
+
+class ArrayNamespace:
+    """NumPy (or CuPy) plus the few helpers that VJP rules need beyond it."""
+
+    arrays = True   # rules may branch on data here (the Tensor namespace has arrays = False)
+
+    def __init__(self, xp):
+        self.xp = xp
+        self.__dict__.update({k: v for k, v in vars(xp).items() if not k.startswith("_")})
+
+    def index_scatter(self, g, shape, index, accumulate=True):
+        """zeros(shape) with g added at `index` (the adjoint of indexing)."""
+        out = self.xp.zeros(shape, dtype=g.dtype)
+        if accumulate:
+            backend.scatter_add(self.xp, out, index, g)
+        else:
+            out[index] = g
+        return out
+
+    def scatter_add_zeros(self, shape, dim, index, g):
+        """zeros(shape).scatter_add_(dim, index, g) (the adjoint of gather)."""
+        out = self.xp.zeros(shape, dtype=g.dtype)
+        idx = list(self.xp.indices(index.shape, sparse=True))
+        idx[dim] = index
+        backend.scatter_add(self.xp, out, tuple(idx), g)
+        return out
+
+    def diagonal_scatter(self, g, shape, offset, dim1, dim2):
+        """zeros(shape) with g written on the diagonal (the adjoint of diagonal)."""
+        out = self.xp.zeros(shape, dtype=g.dtype)
+        view = self.xp.diagonal(out, offset, dim1, dim2)
+        view.setflags(write=True) if self.xp is np else None
+        view[...] = g
+        return out
+
+    def index_fill_zero(self, g, index):
+        """g with zeros at `index` (the adjoint of overwriting a region)."""
+        out = g.copy()
+        out[index] = 0
+        return out
+
+    def erf(self, a):
+        if self.xp is np:
+            return np.asarray(_erf(a), dtype=a.dtype)
+        from cupyx.scipy.special import erf  # pragma: no cover - GPU only
+        return erf(a)
+
+    def astype(self, a, dtype):
+        return a.astype(dtype, copy=False)
+
+
+NUMPY = ArrayNamespace(np)
+_namespaces = {np: NUMPY}
+
+
+def namespace(array) -> ArrayNamespace:
+    if type(array) is np.ndarray:
+        return NUMPY
+    xp = backend.namespace_of(array)
+    if xp not in _namespaces:
+        _namespaces[xp] = ArrayNamespace(xp)
+    return _namespaces[xp]
+
+
+def as_array(data):
+    """numpy scalars (what NumPy returns for 0-d results) become 0-d arrays."""
+    if isinstance(data, np.generic):
+        return np.asarray(data)
+    return data
+
+
+def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
+    """Run `op` on Tensors. Builds a Node only when grad mode is on and an input requires grad."""
+    from ..tensor import Tensor
+    arrays = [t._data for t in inputs]
+    try:
+        out = op.forward(namespace(arrays[0]), *arrays, *params)
+    except ValueError as exc:
+        raise RuntimeError(shape_error(op, arrays, exc)) from None
+    if dtype is not None:
+        out = out.astype(dtype, copy=False)
+    if (op.vjp is None or not getattr(_grad_state, "enabled", True)
+            or not any(t._requires_grad or t.grad_fn is not None for t in inputs)):
+        if op.n_outputs == 1:
+            return Tensor._make(out)
+        return tuple(Tensor._make(o) for o in out)
+    if op.n_outputs == 1:
+        out = as_array(out)
+    else:
+        out = tuple(as_array(o) for o in out)
+    node = Node(op, inputs, params, out,
+                tuple(t._edge() for t in inputs), getattr(_scope_state, "path", ()))
+    if op.n_outputs == 1:
+        result = Tensor._make(out, node, 0)
+    else:
+        result = tuple(Tensor._make(o, node, i) for i, o in enumerate(out))
+    if events._listeners:
+        outs = (result,) if op.n_outputs == 1 else result
+        events.emit(events.NodeCreated(node, tuple(inputs), outs, node.scope))
+    return result
+
+
+def shape_error(op: Op, arrays, exc) -> str:
+    """PyTorch's words for a broadcast failure, naming the op and both shapes."""
+    shapes = [tuple(a.shape) for a in arrays]
+    if len(shapes) == 2 and "broadcast" in str(exc):
+        a, b = shapes
+        for i in range(1, max(len(a), len(b)) + 1):
+            da = a[-i] if i <= len(a) else 1
+            db = b[-i] if i <= len(b) else 1
+            if da != db and da != 1 and db != 1:
+                return (f"The size of tensor a ({da}) must match the size of tensor b ({db}) at non-singleton "
+                        f"dimension {max(len(a), len(b)) - i} (in {op.torch_name[:-9] or op.name}: shapes "
+                        f"{list(a)} and {list(b)}; make the shapes broadcastable, e.g. with unsqueeze or reshape)")
+    return f"{op.name}: {exc} (input shapes {', '.join(str(list(s)) for s in shapes)})"
+
+
+def coerce_pair(a, b):
+    """Two operands (Tensors or Python scalars) -> two Tensors and the result dtype (None: no cast).
+
+    PyTorch's promotion: a Python scalar takes the tensor's dtype unless it is of a
+    higher category (1.5 * int tensor -> default float dtype)."""
+    from ..tensor import Tensor
+    a_is_t, b_is_t = isinstance(a, Tensor), isinstance(b, Tensor)
+    if a_is_t and b_is_t:
+        if a._data.dtype == b._data.dtype:
+            return a, b, None
+        return a, b, result_type((a._data, b._data))
+    t, s = (a, b) if a_is_t else (b, a)
+    if not isinstance(t, Tensor):
+        raise TypeError(f"expected a Tensor, got {type(a).__name__} and {type(b).__name__}")
+    tdt = t._data.dtype
+    if isinstance(s, np.ndarray):
+        s = Tensor._make(s)
+        rt = result_type((t._data, s._data))
+        return (t, s, rt) if a_is_t else (s, t, rt)
+    cat = category_of_scalar(s)
+    tcat = 0 if tdt.kind == "b" else (2 if tdt.kind == "f" else 1)
+    rt = tdt if cat <= tcat else result_type((t._data,), (s,))
+    xp = backend.namespace_of(t._data)
+    const = Tensor._make(xp.asarray(s, dtype=rt))
+    out_dtype = None if rt == tdt else rt
+    return (t, const, out_dtype) if a_is_t else (const, t, out_dtype)

@@ -1,0 +1,94 @@
+"""The Tensor namespace: the array vocabulary of the VJP rules, backed by gradviz ops.
+
+With create_graph=True the engine runs each rule with this namespace instead of
+NumPy's, so the gradient computation is itself recorded and can be differentiated.
+"""
+from __future__ import annotations
+
+from . import index, linalg, pointwise, reduce, shape
+from .core import apply
+
+
+class TensorNamespace:
+    arrays = False
+
+    exp = staticmethod(pointwise.exp)
+    log = staticmethod(pointwise.log)
+    log1p = staticmethod(pointwise.log1p)
+    sqrt = staticmethod(pointwise.sqrt)
+    sin = staticmethod(pointwise.sin)
+    cos = staticmethod(pointwise.cos)
+    tanh = staticmethod(pointwise.tanh)
+    sign = staticmethod(pointwise.sign)
+    abs = staticmethod(pointwise.abs)
+    erf = staticmethod(pointwise.erf)
+    maximum = staticmethod(pointwise.maximum)
+    where = staticmethod(pointwise.where)
+    matmul = staticmethod(linalg.matmul)
+    diagonal = staticmethod(linalg.diagonal)
+    flip = staticmethod(lambda a, axis: shape.flip(a, axis))
+    transpose = staticmethod(shape.permute)
+
+    @staticmethod
+    def isfinite(a):
+        from ..tensor import Tensor
+        import numpy as np
+        return Tensor._make(np.isfinite(a._data))
+
+    @staticmethod
+    def sum(a, axis=None, keepdims=False):
+        return reduce.sum(a, axis, keepdims)
+
+    @staticmethod
+    def cumsum(a, axis):
+        return reduce.cumsum(a, axis)
+
+    @staticmethod
+    def reshape(a, newshape):
+        return shape.reshape(a, *newshape) if isinstance(newshape, tuple) else shape.reshape(a, newshape)
+
+    @staticmethod
+    def broadcast_to(a, newshape):
+        return a if tuple(a.shape) == tuple(newshape) else shape.expand(a, *newshape)
+
+    @staticmethod
+    def expand_dims(a, axis):
+        for d in sorted((axis,) if isinstance(axis, int) else axis):
+            a = shape.unsqueeze(a, d)
+        return a
+
+    @staticmethod
+    def swapaxes(a, d0, d1):
+        return shape.transpose(a, d0, d1)
+
+    @staticmethod
+    def concatenate(tensors, axis=0):
+        return shape.cat(tensors, axis)
+
+    @staticmethod
+    def take_along_axis(a, index, axis):
+        return apply(index_ops.GATHER, (a,), (axis % a.ndim, index))
+
+    @staticmethod
+    def astype(a, dtype):
+        return shape.to_dtype(a, dtype)
+
+    @staticmethod
+    def index_scatter(g, newshape, idx, accumulate=True):
+        return apply(index_ops.INDEX_SCATTER, (g,), (tuple(newshape), idx, accumulate))
+
+    @staticmethod
+    def scatter_add_zeros(newshape, dim, idx, g):
+        return apply(index_ops.SCATTER_ADD_ZEROS, (g,), (tuple(newshape), dim, idx))
+
+    @staticmethod
+    def diagonal_scatter(g, newshape, offset, d1, d2):
+        return apply(index_ops.DIAGONAL_SCATTER, (g,), (tuple(newshape), offset, d1, d2))
+
+    @staticmethod
+    def index_fill_zero(g, idx):
+        return apply(index_ops.INDEX_FILL_ZERO, (g,), (idx,))
+
+
+index_ops = index
+TENSOR = TensorNamespace()

@@ -1,0 +1,272 @@
+"""Shape ops: views, permutations, joins and splits. Their VJPs only move ḡ around."""
+from __future__ import annotations
+
+import numpy as np
+
+from .core import apply
+from .op import Op
+from .reduce import normalize_dims
+
+VIEW = Op("view", "ViewBackward0", "c = view(a, shape)", lambda xp, a, shape: a.reshape(shape),
+          vjp=(lambda xp, g, c, a, shape: xp.reshape(g, a.shape),), vjp_formulas=("ḡ reshaped to a",),
+          params=("size",))
+SQUEEZE = Op("squeeze", "SqueezeBackward0", "c = squeeze(a)", lambda xp, a, shape: a.reshape(shape),
+             vjp=(lambda xp, g, c, a, shape: xp.reshape(g, a.shape),), vjp_formulas=("ḡ unsqueezed",),
+             params=("size",))
+SQUEEZE_DIM = Op("squeeze", "SqueezeBackward1", "c = squeeze(a, dim)", lambda xp, a, shape, dim: a.reshape(shape),
+                 vjp=(lambda xp, g, c, a, shape, dim: xp.reshape(g, a.shape),), vjp_formulas=("ḡ unsqueezed",),
+                 params=("size", "dim"))
+UNSQUEEZE = Op("unsqueeze", "UnsqueezeBackward0", "c = unsqueeze(a, dim)",
+               lambda xp, a, dim: xp.expand_dims(a, dim),
+               vjp=(lambda xp, g, c, a, dim: xp.reshape(g, a.shape),), vjp_formulas=("ḡ squeezed",),
+               params=("dim",))
+PERMUTE = Op("permute", "PermuteBackward0", "c = permute(a, dims)", lambda xp, a, dims: xp.transpose(a, dims),
+             vjp=(lambda xp, g, c, a, dims: xp.transpose(g, tuple(np.argsort(dims))),),
+             vjp_formulas=("ḡ permuted back",), params=("dims",))
+TRANSPOSE = Op("transpose", "TransposeBackward0", "c = aᵀ (dim0 ↔ dim1)",
+               lambda xp, a, d0, d1: xp.swapaxes(a, d0, d1),
+               vjp=(lambda xp, g, c, a, d0, d1: xp.swapaxes(g, d0, d1),), vjp_formulas=("ḡᵀ",),
+               params=("dim0", "dim1"))
+T = Op("t", "TBackward0", "c = aᵀ", lambda xp, a: a.T, vjp=(lambda xp, g, c, a: g.T,), vjp_formulas=("ḡᵀ",))
+# the engine sums ḡ over the expanded axes (the same unbroadcast as for + and ⊙)
+EXPAND = Op("expand", "ExpandBackward0", "c = expand(a, size)", lambda xp, a, shape: xp.broadcast_to(a, shape),
+            vjp=(lambda xp, g, c, a, shape: g,), vjp_formulas=("Σ ḡ over the expanded axes",), params=("size",))
+
+
+def _repeat_vjp(xp, g, c, a, reps):
+    shape = (1,) * (len(reps) - a.ndim) + tuple(a.shape)
+    split = []
+    for r, s in zip(reps, shape):
+        split += [r, s]
+    summed = xp.sum(xp.reshape(g, tuple(split)), axis=tuple(range(0, 2 * len(reps), 2)))
+    return xp.reshape(summed, a.shape)
+
+
+REPEAT = Op("repeat", "RepeatBackward0", "c = repeat(a, reps)", lambda xp, a, reps: xp.tile(a, reps),
+            vjp=(_repeat_vjp,), vjp_formulas=("Σ ḡ over the copies",), params=("repeats",))
+FLIP = Op("flip", "FlipBackward0", "c = flip(a, dims)", lambda xp, a, dims: xp.flip(a, dims),
+          vjp=(lambda xp, g, c, a, dims: xp.flip(g, dims),), vjp_formulas=("flip(ḡ)",), params=("dims",))
+CLONE = Op("clone", "CloneBackward0", "c = a", lambda xp, a: a.copy(), vjp=(lambda xp, g, c, a: g,),
+           vjp_formulas=("ḡ",))
+TO_COPY = Op("to", "ToCopyBackward0", "c = a.to(dtype)", lambda xp, a, dtype: a.astype(dtype),
+             vjp=(lambda xp, g, c, a, dtype: xp.astype(g, a.dtype),), vjp_formulas=("ḡ cast back",),
+             params=("dtype",))
+
+
+def _cat_forward(xp, *args):
+    *arrays, dim = args
+    return xp.concatenate(arrays, axis=dim)
+
+
+def _cat_vjp(xp, g, c, *args):
+    *inputs, dim = args
+    out, start = [], 0
+    for a in inputs:
+        n = a.shape[dim]
+        out.append(g[(slice(None),) * dim + (slice(start, start + n),)])
+        start += n
+    return out
+
+
+def _stack_vjp(xp, g, c, *args):
+    *inputs, dim = args
+    return [g[(slice(None),) * dim + (i,)] for i in range(len(inputs))]
+
+
+CAT = Op("cat", "CatBackward0", "c = [a₁, a₂, …]", _cat_forward, vjp=_cat_vjp,
+         vjp_formulas=("the slice of ḡ for each input",), args=("tensors",), params=("dim",))
+STACK = Op("stack", "StackBackward0", "c = stack(a₁, a₂, …)", lambda xp, *args: xp.stack(args[:-1], axis=args[-1]),
+           vjp=_stack_vjp, vjp_formulas=("ḡ[i] for input i",), args=("tensors",), params=("dim",))
+
+
+def _split_forward(xp, a, sizes, dim):
+    bounds = np.cumsum(sizes)[:-1]
+    return tuple(xp.split(a, bounds, axis=dim))
+
+
+def _split_vjp(xp, g, c, a, sizes, dim):
+    return (xp.concatenate(list(g), axis=dim),)
+
+
+def split_op(n):
+    return Op("split", "SplitBackward0", "c₁, c₂, … = split(a)", _split_forward, vjp=_split_vjp,
+              vjp_formulas=("concatenate the ḡᵢ",), params=("split_sizes", "dim"), n_outputs=n)
+
+
+# -- public functions ---------------------------------------------------------------
+def _resolve_shape(shape, numel: int, name: str = "view") -> tuple:
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    shape = tuple(int(s) for s in shape)
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = 1
+    for s in shape:
+        if s != -1:
+            known *= s
+    if -1 in shape:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape = tuple(numel // known if s == -1 else s for s in shape)
+    elif known != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return shape
+
+
+def reshape(input, *shape):
+    return apply(VIEW, (input,), (_resolve_shape(shape, input.numel()),))
+
+
+view = reshape
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    if input.ndim == 0:
+        return reshape(input, 1)
+    s, e = normalize_dims(start_dim, input.ndim)[0], normalize_dims(end_dim, input.ndim)[0]
+    if s == e:
+        return input
+    shape = tuple(input.shape[:s]) + (-1,) + tuple(input.shape[e + 1:])
+    return reshape(input, *shape)
+
+
+def squeeze(input, dim=None):
+    if dim is None:
+        shape = tuple(s for s in input.shape if s != 1)
+        return apply(SQUEEZE, (input,), (shape,))
+    dims = normalize_dims(dim, input.ndim)
+    shape = tuple(s for i, s in enumerate(input.shape) if not (i in dims and s == 1))
+    return apply(SQUEEZE_DIM, (input,), (shape, dim))
+
+
+def unsqueeze(input, dim):
+    (d,) = normalize_dims(dim, input.ndim + 1)
+    return apply(UNSQUEEZE, (input,), (d,))
+
+
+def permute(input, *dims):
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = tuple(dims[0])
+    if len(dims) != input.ndim:
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
+                           f"length of the desired ordering of dimensions i.e. input.dim() = {input.ndim} is not "
+                           f"equal to len(dims) = {len(dims)}")
+    return apply(PERMUTE, (input,), (tuple(d % input.ndim for d in dims),))
+
+
+def transpose(input, dim0, dim1):
+    (d0,), (d1,) = normalize_dims(dim0, input.ndim), normalize_dims(dim1, input.ndim)
+    return apply(TRANSPOSE, (input,), (d0, d1))
+
+
+def t(input):
+    if input.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
+    return apply(T, (input,))
+
+
+def expand(input, *sizes):
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    lead = len(sizes) - input.ndim
+    if lead < 0:
+        raise RuntimeError(f"expand(torch.FloatTensor{{{list(input.shape)}}}, size={list(sizes)}): the number of "
+                           f"sizes provided ({len(sizes)}) must be greater or equal to the number of dimensions in "
+                           f"the tensor ({input.ndim})")
+    shape = []
+    for i, s in enumerate(sizes):
+        own = input.shape[i - lead] if i >= lead else 1
+        if s == -1:
+            s = own
+        elif own != 1 and own != s:
+            raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size ({own}) at "
+                               f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
+                               f"{list(input.shape)}")
+        shape.append(s)
+    return apply(EXPAND, (input,), (tuple(shape),))
+
+
+def repeat(input, *reps):
+    if len(reps) == 1 and isinstance(reps[0], (tuple, list)):
+        reps = tuple(reps[0])
+    if len(reps) < input.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
+                           "tensor")
+    return apply(REPEAT, (input,), (tuple(reps),))
+
+
+def flip(input, dims):
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    return apply(FLIP, (input,), (normalize_dims(dims, input.ndim),))
+
+
+def clone(input):
+    return apply(CLONE, (input,))
+
+
+def to_dtype(input, np_dtype):
+    if input._data.dtype == np_dtype:
+        return input
+    return apply(TO_COPY, (input,), (np_dtype,))
+
+
+def _common(tensors):
+    from ..dtypes import result_type
+    dtype = result_type([t._data for t in tensors])
+    return tuple(t if t._data.dtype == dtype else to_dtype(t, dtype) for t in tensors)
+
+
+def cat(tensors, dim=0):
+    tensors = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or list(tensors)[:1]
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    (d,) = normalize_dims(dim, tensors[0].ndim)
+    for i, t in enumerate(tensors[1:], 1):
+        if t.ndim != tensors[0].ndim or any(a != b for j, (a, b) in enumerate(zip(t.shape, tensors[0].shape))
+                                            if j != d):
+            raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size "
+                               f"{tensors[0].shape[1 - d] if tensors[0].ndim > 1 else tensors[0].shape[0]} but got "
+                               f"size {t.shape[1 - d] if t.ndim > 1 else t.shape[0]} for tensor number {i} in the "
+                               f"list (shapes {[list(x.shape) for x in tensors]}).")
+    return apply(CAT, _common(tensors), (d,))
+
+
+concat = concatenate = cat
+
+
+def stack(tensors, dim=0):
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    for i, t in enumerate(tensors[1:], 1):
+        if t.shape != tensors[0].shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(tensors[0].shape)} at "
+                               f"entry 0 and {list(t.shape)} at entry {i}")
+    (d,) = normalize_dims(dim, tensors[0].ndim + 1)
+    return apply(STACK, _common(tensors), (d,))
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    (d,) = normalize_dims(dim, tensor.ndim)
+    n = tensor.shape[d]
+    if isinstance(split_size_or_sections, int):
+        step = split_size_or_sections
+        sizes = [min(step, n - i) for i in range(0, n, step)] or [0]
+    else:
+        sizes = list(split_size_or_sections)
+        if sum(sizes) != n:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size "
+                               f"at dimension {d}), but got split_sizes={sizes}")
+    return apply(split_op(len(sizes)), (tensor,), (tuple(sizes), d))
+
+
+def chunk(input, chunks, dim=0):
+    (d,) = normalize_dims(dim, input.ndim)
+    n = input.shape[d]
+    step = -(-n // chunks)
+    return split(input, step, d)
+
+
+def unbind(input, dim=0):
+    (d,) = normalize_dims(dim, input.ndim)
+    return tuple(p.squeeze(d) for p in split(input, 1, d))

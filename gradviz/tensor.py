@@ -1,0 +1,761 @@
+"""Tensor: an array plus autograd metadata (grad, grad_fn, requires_grad, is_leaf).
+
+Operators and methods call the ops; this module holds no math of its own.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import backend, dtypes
+from .autograd import grad_mode
+from .autograd.graph import AccumulateGrad
+
+
+def _to_array(data, dtype=None, device=None):
+    """Python data / numpy / cupy / Tensor -> an array with PyTorch's dtype inference."""
+    if isinstance(data, Tensor):
+        data = data._data
+    np_dtype = dtypes.as_np(dtype) if dtype is not None else None
+    if isinstance(data, np.ndarray) or (backend._cupy is not None and isinstance(data, backend._cupy.ndarray)):
+        arr = data
+        if np_dtype is not None:
+            arr = arr.astype(np_dtype)
+    else:
+        if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
+            data = _unwrap_nested(data)
+        arr = np.asarray(data)
+        if np_dtype is not None:
+            arr = arr.astype(np_dtype)
+        elif arr.dtype.kind == "f":
+            arr = arr.astype(dtypes.get_default_dtype().np)   # Python floats: the default dtype
+        elif arr.dtype.kind in "iu":
+            arr = arr.astype(np.int64)
+        elif arr.dtype.kind not in "b":
+            raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+    dtypes.from_numpy_dtype(arr.dtype)   # raises for unsupported dtypes
+    if device is not None:
+        arr = backend.to_device(arr, device)
+    return arr
+
+
+def _flat(data):
+    for x in data:
+        if isinstance(x, (list, tuple)):
+            yield from _flat(x)
+        else:
+            yield x
+
+
+def _unwrap_nested(data):
+    if isinstance(data, Tensor):
+        return data._data
+    if isinstance(data, (list, tuple)):
+        return [_unwrap_nested(x) for x in data]
+    return data
+
+
+class Tensor:
+    """A multi-dimensional array that records the ops applied to it."""
+
+    __slots__ = ("_data", "grad", "grad_fn", "output_nr", "_requires_grad", "_accum", "name", "_version",
+                 "__weakref__")
+    __array_priority__ = 1000   # numpy scalars defer to Tensor's reflected operators
+
+    def __init__(self, data=(), dtype=None, device=None, requires_grad=False, name=None):
+        self._data = _to_array(data, dtype, device)
+        self.grad = None
+        self.grad_fn = None
+        self.output_nr = 0
+        self._requires_grad = False
+        self._accum = None
+        self.name = name
+        self._version = 0
+        if requires_grad:
+            self.requires_grad_(True)
+
+    @classmethod
+    def _make(cls, data, grad_fn=None, output_nr=0):
+        """The fast constructor used by ops: no inference, no checks."""
+        t = object.__new__(cls)
+        if type(data) is not np.ndarray:
+            data = np.asarray(data) if isinstance(data, (np.generic, float, int, bool)) else data
+        t._data = data
+        t.grad = None
+        t.grad_fn = grad_fn
+        t.output_nr = output_nr
+        t._requires_grad = False
+        t._accum = None
+        t.name = None
+        t._version = 0
+        return t
+
+    # -- autograd attributes ----------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad or self.grad_fn is not None
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        if self.grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to use "
+                                   "a computed variable in a subgraph that doesn't require differentiation use "
+                                   "var_no_grad = var.detach().")
+            return self
+        if requires_grad and self._data.dtype.kind not in "fc":
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    def _accumulator(self) -> AccumulateGrad:
+        if self._accum is None:
+            self._accum = AccumulateGrad(self)
+        return self._accum
+
+    def _edge(self) -> tuple:
+        if self.grad_fn is not None:
+            return (self.grad_fn, self.output_nr)
+        if self._requires_grad:
+            return (self._accumulator(), 0)
+        return (None, 0)
+
+    @property
+    def data(self) -> "Tensor":
+        """The same storage, detached from the graph."""
+        return Tensor._make(self._data)
+
+    @data.setter
+    def data(self, value) -> None:
+        self._data = value._data if isinstance(value, Tensor) else _to_array(value)
+
+    @property
+    def retains_grad(self) -> bool:
+        node = self.grad_fn
+        return bool(node is not None and node.retains and self.output_nr in node.retains)
+
+    def retain_grad(self) -> None:
+        if self.grad_fn is None:
+            if not self._requires_grad:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+            return
+        self.grad_fn._retain(self.output_nr, self)
+
+    def register_hook(self, hook):
+        """hook(grad) -> Tensor or None runs when this tensor's gradient is computed."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        node = self.grad_fn if self.grad_fn is not None else self._accumulator()
+        return node._add_tensor_hook(self.output_nr, hook)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
+        from .autograd.engine import backward
+        backward((self,), None if gradient is None else (gradient,), retain_graph, create_graph, inputs)
+
+    def detach(self) -> "Tensor":
+        return Tensor._make(self._data)
+
+    def detach_(self) -> "Tensor":
+        self.grad_fn = None
+        self._requires_grad = False
+        return self
+
+    # -- metadata --------------------------------------------------------------------
+    @property
+    def shape(self) -> dtypes.Size:
+        return dtypes.Size(self._data.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return dtypes.Size(self._data.shape)
+        return self._data.shape[dim]
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    ndimension = dim
+
+    def numel(self) -> int:
+        return int(self._data.size)
+
+    nelement = numel
+
+    @property
+    def dtype(self) -> dtypes.dtype:
+        return dtypes.from_numpy_dtype(self._data.dtype)
+
+    @property
+    def device(self):
+        return backend.device_of(self._data)
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.device.type == "cuda"
+
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f"
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __hash__(self):
+        return id(self)
+
+    # -- conversion ------------------------------------------------------------------
+    def numpy(self, *, force=False) -> np.ndarray:
+        if self.requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                               "instead.")
+        if self.device.type != "cpu" and not force:
+            raise TypeError("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the "
+                            "tensor to host memory first.")
+        return backend.to_numpy(self._data)
+
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        return backend.to_numpy(self._data).reshape(()).item()
+
+    def tolist(self):
+        return backend.to_numpy(self._data).tolist()
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self._data.dtype.kind not in "iu" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def __array__(self, dtype=None, copy=None):
+        arr = backend.to_numpy(self._data)
+        return arr if dtype is None else arr.astype(dtype)
+
+    def to(self, *args, **kwargs) -> "Tensor":
+        """.to(dtype), .to(device), .to(other tensor)."""
+        target_dtype, target_device = kwargs.get("dtype"), kwargs.get("device")
+        for a in args:
+            if isinstance(a, dtypes.dtype):
+                target_dtype = a
+            elif isinstance(a, Tensor):
+                target_dtype, target_device = a.dtype, a.device
+            elif isinstance(a, (str, backend.device)):
+                target_device = a
+        out = self
+        if target_device is not None and backend.device(target_device) != self.device:
+            from .ops.shape import CLONE
+            moved = Tensor._make(backend.to_device(self._data, target_device))
+            if self.requires_grad and grad_mode.is_grad_enabled():
+                raise RuntimeError("moving a tensor that requires grad between devices is not differentiable in "
+                                   "gradviz; move leaves before building the graph (x = x.to(device))")
+            out = moved
+            out._requires_grad = self._requires_grad
+        if target_dtype is not None:
+            from .ops.shape import to_dtype
+            out = to_dtype(out, dtypes.as_np(target_dtype))
+        return out
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def cuda(self, device=None):
+        return self.to("cuda" if device is None else f"cuda:{device}")
+
+    def float(self):
+        return self.to(dtypes.float32)
+
+    def double(self):
+        return self.to(dtypes.float64)
+
+    def half(self):
+        return self.to(dtypes.float16)
+
+    def long(self):
+        return self.to(dtypes.int64)
+
+    def int(self):
+        return self.to(dtypes.int32)
+
+    def bool(self):
+        return self.to(dtypes.bool_)
+
+    def type(self, dtype=None):
+        if dtype is None:
+            return {"float32": "torch.FloatTensor", "float64": "torch.DoubleTensor", "int64": "torch.LongTensor",
+                    "int32": "torch.IntTensor", "bool": "torch.BoolTensor"}.get(self.dtype.name, "torch.Tensor")
+        return self.to(dtype)
+
+    def contiguous(self):
+        return self
+
+    def is_contiguous(self) -> bool:
+        return True
+
+    # -- printing --------------------------------------------------------------------
+    def __repr__(self):
+        from ._tensor_str import tensor_repr
+        return tensor_repr(self)
+
+    def __format__(self, spec):
+        if self._data.ndim == 0:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    # -- in-place ops ----------------------------------------------------------------
+    def _inplace(self, result: "Tensor") -> "Tensor":
+        """Make `self` hold `result`. Without autograd the array is written in place (so
+        views and .data see it); with autograd self takes result's grad_fn, as PyTorch
+        rebases the history of a tensor modified in place."""
+        if result.grad_fn is not None:
+            if self.grad_fn is None and self._requires_grad:
+                raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+            self._data = result._data.astype(self._data.dtype, copy=False)
+            self.grad_fn, self.output_nr = result.grad_fn, result.output_nr
+        else:
+            src = result._data
+            if src.dtype != self._data.dtype:
+                if self._data.dtype.kind in "biu" and src.dtype.kind == "f":
+                    raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                                       f"{str(self.dtype)[6:].capitalize()}")
+                src = src.astype(self._data.dtype)
+            if self._data.flags.writeable:
+                self._data[...] = src
+            else:
+                self._data = src.copy()
+        self._version += 1
+        return self
+
+    def _check_inplace_leaf(self):
+        if self.grad_fn is None and self._requires_grad and grad_mode.is_grad_enabled():
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+
+    def add_(self, other, *, alpha=1):
+        self._check_inplace_leaf()
+        return self._inplace(F.add(self, other, alpha=alpha))
+
+    def sub_(self, other, *, alpha=1):
+        self._check_inplace_leaf()
+        return self._inplace(F.sub(self, other, alpha=alpha))
+
+    def mul_(self, other):
+        self._check_inplace_leaf()
+        return self._inplace(F.mul(self, other))
+
+    def div_(self, other):
+        self._check_inplace_leaf()
+        return self._inplace(F.div(self, other))
+
+    def pow_(self, exponent):
+        self._check_inplace_leaf()
+        return self._inplace(F.pow(self, exponent))
+
+    def clamp_(self, min=None, max=None):
+        self._check_inplace_leaf()
+        return self._inplace(F.clamp(self, min, max))
+
+    def relu_(self):
+        self._check_inplace_leaf()
+        return self._inplace(F.relu(self))
+
+    def neg_(self):
+        self._check_inplace_leaf()
+        return self._inplace(F.neg(self))
+
+    def exp_(self):
+        self._check_inplace_leaf()
+        return self._inplace(F.exp(self))
+
+    def zero_(self):
+        return self.fill_(0)
+
+    def fill_(self, value):
+        self._check_inplace_leaf()
+        if self.grad_fn is not None and grad_mode.is_grad_enabled():
+            return self._inplace(F.mul(self, 0) + value)
+        self._data[...] = value
+        self._version += 1
+        return self
+
+    def copy_(self, src):
+        self._check_inplace_leaf()
+        src = src if isinstance(src, Tensor) else Tensor(src)
+        if src.requires_grad and grad_mode.is_grad_enabled():
+            return self._inplace(F.add(F.mul(self, 0), src))
+        self._data[...] = backend.to_device(src._data, self.device).astype(self._data.dtype, copy=False)
+        self._version += 1
+        return self
+
+    def uniform_(self, a=0.0, b=1.0):
+        from .creation import _rng
+        self._data[...] = _rng().uniform(a, b, self._data.shape)
+        self._version += 1
+        return self
+
+    def normal_(self, mean=0.0, std=1.0):
+        from .creation import _rng
+        self._data[...] = _rng().normal(mean, std, self._data.shape)
+        self._version += 1
+        return self
+
+    def __setitem__(self, key, value):
+        from .ops.index import index_put, parse_index
+        needs_graph = grad_mode.is_grad_enabled() and (
+            self.requires_grad or (isinstance(value, Tensor) and value.requires_grad))
+        if needs_graph:
+            self._check_inplace_leaf()
+            self._inplace(index_put(self, key, value))
+            return
+        items, _ = parse_index(key)
+        self._data[items] = value._data if isinstance(value, Tensor) else value
+        self._version += 1
+
+    def __iadd__(self, other):
+        return self.add_(other)
+
+    def __isub__(self, other):
+        return self.sub_(other)
+
+    def __imul__(self, other):
+        return self.mul_(other)
+
+    def __itruediv__(self, other):
+        return self.div_(other)
+
+    # -- operators -------------------------------------------------------------------
+    def __add__(self, other):
+        return F.add(self, other)
+
+    def __radd__(self, other):
+        return F.add(other, self)
+
+    def __sub__(self, other):
+        return F.sub(self, other)
+
+    def __rsub__(self, other):
+        return F.rsub(self, other)
+
+    def __mul__(self, other):
+        return F.mul(self, other)
+
+    def __rmul__(self, other):
+        return F.mul(other, self)
+
+    def __truediv__(self, other):
+        return F.div(self, other)
+
+    def __rtruediv__(self, other):
+        return F.mul(F.reciprocal(self if self.is_floating_point() else self.float()), other)
+
+    def __floordiv__(self, other):
+        return F.div(self, other, rounding_mode="floor")
+
+    def __mod__(self, other):
+        return self - F.div(self, other, rounding_mode="floor") * other
+
+    def __pow__(self, exponent):
+        return F.pow(self, exponent)
+
+    def __rpow__(self, base):
+        return F.pow(base, self)
+
+    def __matmul__(self, other):
+        return F.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return F.matmul(Tensor(other), self)
+
+    def __neg__(self):
+        return F.neg(self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return F.abs(self)
+
+    def __invert__(self):
+        return F.logical_not(self)
+
+    def __eq__(self, other):
+        return F.compare("eq", self, other)
+
+    def __ne__(self, other):
+        return F.compare("ne", self, other)
+
+    def __lt__(self, other):
+        return F.compare("lt", self, other)
+
+    def __le__(self, other):
+        return F.compare("le", self, other)
+
+    def __gt__(self, other):
+        return F.compare("gt", self, other)
+
+    def __ge__(self, other):
+        return F.compare("ge", self, other)
+
+    def __and__(self, other):
+        return F.compare("logical_and", self, other)
+
+    def __or__(self, other):
+        return F.compare("logical_or", self, other)
+
+    def __xor__(self, other):
+        return F.compare("logical_xor", self, other)
+
+    __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
+
+    def __getitem__(self, key):
+        return F.getitem(self, key)
+
+    # -- views of the matrix ------------------------------------------------------------
+    @property
+    def T(self):
+        if self.ndim < 2:
+            return self
+        return F.permute(self, tuple(range(self.ndim - 1, -1, -1)))
+
+    @property
+    def mT(self):
+        if self.ndim < 2:
+            raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got "
+                               f"{self.ndim}-D tensor.")
+        return F.transpose(self, -2, -1)
+
+    # -- methods that are the functions ------------------------------------------------------
+    def view(self, *shape):
+        return F.reshape(self, *shape)
+
+    def reshape(self, *shape):
+        return F.reshape(self, *shape)
+
+    def view_as(self, other):
+        return F.reshape(self, *other.shape)
+
+    def reshape_as(self, other):
+        return F.reshape(self, *other.shape)
+
+    def expand(self, *sizes):
+        return F.expand(self, *sizes)
+
+    def expand_as(self, other):
+        return F.expand(self, *other.shape)
+
+    def repeat(self, *reps):
+        return F.repeat(self, *reps)
+
+    def permute(self, *dims):
+        return F.permute(self, *dims)
+
+    def swapaxes(self, d0, d1):
+        return F.transpose(self, d0, d1)
+
+    def sum(self, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None):
+        return F.sum(self, _dim(dim, axis), _keep(keepdim, keepdims), dtype=dtype)
+
+    def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None):
+        return F.mean(self, _dim(dim, axis), _keep(keepdim, keepdims), dtype=dtype)
+
+    def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None, ddof=None):
+        return F.var(self, _dim(dim, axis), unbiased, _keep(keepdim, keepdims),
+                     correction=correction if ddof is None else ddof)
+
+    def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None, ddof=None):
+        return F.std(self, _dim(dim, axis), unbiased, _keep(keepdim, keepdims),
+                     correction=correction if ddof is None else ddof)
+
+    def prod(self, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None):
+        return F.prod(self, _dim(dim, axis), _keep(keepdim, keepdims), dtype=dtype)
+
+    def max(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        return F.max(self, _dim(dim, axis), _keep(keepdim, keepdims))
+
+    def min(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        return F.min(self, _dim(dim, axis), _keep(keepdim, keepdims))
+
+    def amax(self, dim=(), keepdim=False):
+        return F.amax(self, dim, keepdim)
+
+    def amin(self, dim=(), keepdim=False):
+        return F.amin(self, dim, keepdim)
+
+    def argmax(self, dim=None, keepdim=False):
+        return F.argmax(self, dim, keepdim)
+
+    def argmin(self, dim=None, keepdim=False):
+        return F.argmin(self, dim, keepdim)
+
+    def norm(self, p="fro", dim=None, keepdim=False):
+        return F.norm(self, p, dim, keepdim)
+
+    def logsumexp(self, dim, keepdim=False):
+        return F.logsumexp(self, dim, keepdim)
+
+    def softmax(self, dim, dtype=None):
+        return F.softmax(self, dim, dtype)
+
+    def log_softmax(self, dim, dtype=None):
+        return F.log_softmax(self, dim, dtype)
+
+    def cumsum(self, dim, *, dtype=None):
+        return F.cumsum(self, dim, dtype=dtype)
+
+    def squeeze(self, dim=None):
+        return F.squeeze(self, dim)
+
+    def unsqueeze(self, dim):
+        return F.unsqueeze(self, dim)
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        return F.flatten(self, start_dim, end_dim)
+
+    def transpose(self, dim0, dim1):
+        return F.transpose(self, dim0, dim1)
+
+    def t(self):
+        return F.t(self)
+
+    def flip(self, *dims):
+        return F.flip(self, dims[0] if len(dims) == 1 else dims)
+
+    def split(self, split_size, dim=0):
+        return F.split(self, split_size, dim)
+
+    def chunk(self, chunks, dim=0):
+        return F.chunk(self, chunks, dim)
+
+    def unbind(self, dim=0):
+        return F.unbind(self, dim)
+
+    def clone(self):
+        return F.clone(self)
+
+    def diagonal(self, offset=0, dim1=0, dim2=1):
+        return F.diagonal(self, offset, dim1, dim2)
+
+    def gather(self, dim, index):
+        return F.gather(self, dim, index)
+
+    def scatter_add(self, dim, index, src):
+        return F.scatter_add(self, dim, index, src)
+
+    def index_select(self, dim, index):
+        return F.index_select(self, dim, index)
+
+    def pow(self, exponent):
+        return F.pow(self, exponent)
+
+    def clamp(self, min=None, max=None):
+        return F.clamp(self, min, max)
+
+    clip = clamp
+
+    def where(self, condition, other):
+        return F.where(condition, self, other)
+
+    def masked_fill(self, mask, value):
+        return F.where(mask, value, self)
+
+    def add(self, other, *, alpha=1):
+        return F.add(self, other, alpha=alpha)
+
+    def sub(self, other, *, alpha=1):
+        return F.sub(self, other, alpha=alpha)
+
+    def mul(self, other):
+        return F.mul(self, other)
+
+    def div(self, other, *, rounding_mode=None):
+        return F.div(self, other, rounding_mode=rounding_mode)
+
+    def eq(self, other):
+        return F.compare("eq", self, other)
+
+    def ne(self, other):
+        return F.compare("ne", self, other)
+
+    def lt(self, other):
+        return F.compare("lt", self, other)
+
+    def gt(self, other):
+        return F.compare("gt", self, other)
+
+    def le(self, other):
+        return F.compare("le", self, other)
+
+    def ge(self, other):
+        return F.compare("ge", self, other)
+
+    def maximum(self, other):
+        return F.maximum(self, other)
+
+    def minimum(self, other):
+        return F.minimum(self, other)
+
+    def leaky_relu(self, negative_slope=0.01):
+        return F.leaky_relu(self, negative_slope)
+
+    def all(self):
+        return Tensor._make(np.asarray(self._data.all()))
+
+    def any(self):
+        return Tensor._make(np.asarray(self._data.any()))
+
+    def allclose(self, other, rtol=1e-05, atol=1e-08):
+        return bool(np.allclose(backend.to_numpy(self._data), np.asarray(other), rtol=rtol, atol=atol))
+
+    def equal(self, other) -> bool:
+        return self.shape == other.shape and bool((self._data == other._data).all())
+
+    def zero_grad_(self):
+        self.grad = None
+
+
+def _dim(dim, axis):
+    return axis if dim is None else dim
+
+
+def _keep(keepdim, keepdims):
+    return keepdim if keepdims is None else keepdims
+
+
+def _method(fn):
+    def method(self, *args, **kwargs):
+        return fn(self, *args, **kwargs)
+    method.__name__ = fn.__name__
+    return method
+
+
+from . import functions as F  # noqa: E402  (the ops need Tensor defined first)
+
+for _name in ("matmul", "mm", "bmm", "dot", "mv", "outer", "trace", "exp", "log", "log1p", "sqrt", "rsqrt",
+              "reciprocal", "sin", "cos", "tan", "tanh", "sigmoid", "relu", "abs", "sign", "neg", "erf", "floor",
+              "round", "logical_not", "gelu", "softplus"):
+    setattr(Tensor, _name, _method(getattr(F, _name)))
+Tensor.negative = Tensor.neg
+Tensor.absolute = Tensor.abs
