@@ -75,3 +75,22 @@ def cuda_is_available() -> bool:
 
 class cuda:  # noqa: N801  (torch.cuda.is_available())
     is_available = staticmethod(cuda_is_available)
+
+
+# The visual layers load on first use, so `import gradviz` stays as light as the engine.
+_LAZY = {
+    "make_dot": "render", "draw": "render", "Diagram": "render", "render_backend": "render",
+    "animate": "player", "Animation": "player", "step": "player", "Stepper": "player",
+    "jacobian_view": "player",
+    "nn": None, "trace": None, "torch_bridge": None,
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+        module = _LAZY[name]
+        if module is None:
+            return importlib.import_module(f"{__name__}.{name}")
+        return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    raise AttributeError(f"module 'gradviz' has no attribute '{name}'")

@@ -228,39 +228,9 @@ class Backward:
                         stack.append(nxt)
 
     def _execute(self, node: Node, grads: list, step: Step, create_graph: bool) -> None:
-        op = node.op
-        if op.n_outputs == 1:
-            g = grads[0]
-        else:
-            g = tuple(gi if gi is not None else _zeros_like_output(node, i, create_graph)
-                      for i, gi in enumerate(grads))
-        if create_graph:
-            from ..ops.namespace import TENSOR
-            outs = node.output(0) if op.n_outputs == 1 else tuple(node.output(i) for i in range(op.n_outputs))
-            with enable_grad():
-                raw = _call_rule(op.vjp, node, TENSOR, g, outs, node.inputs)
-        else:
-            from ..ops.core import namespace
-            first = g if op.n_outputs == 1 else g[0]
-            raw = _call_rule(op.vjp, node, namespace(first), g, node.out_data,
-                             [t._data for t in node.inputs])
-        sent, axes = [], []
-        for i, gi in enumerate(raw):
-            if gi is None or node.next_functions[i][0] is None:
-                sent.append(None)
-                axes.append(())
-                continue
-            shape = node.input_shape(i)
-            try:
-                gi, summed = sum_to(gi, shape)
-            except ValueError:
-                raise RuntimeError(f"Function {op.torch_name} returned an invalid gradient at index {i} - got "
-                                   f"{list(gi.shape)} but expected shape compatible with {list(shape)}") from None
-            want = node.input_dtype(i)
-            if gi.dtype != want and not create_graph:
-                gi = gi.astype(want.np if hasattr(want, "np") else want)
-            sent.append(gi)
-            axes.append(summed)
+        g = grads[0] if node.op.n_outputs == 1 else tuple(
+            gi if gi is not None else _zeros_like_output(node, i, create_graph) for i, gi in enumerate(grads))
+        sent, axes = node_vjp(node, g, create_graph)
         if node.hooks:
             sent = self._run_node_hooks(node, sent, g)
         step.grad_inputs = tuple(sent)
@@ -329,6 +299,44 @@ class Backward:
             tensor = ref()
             if tensor is not None and grads[nr] is not None:
                 self._store_grad(tensor, node, grads[nr], step, touched, listening)
+
+
+def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[list, list]:
+    """Run `node`'s VJP on the upstream gradient `g` without touching any state.
+
+    Returns the gradient for each next_functions edge (None where nothing flows), summed
+    to the input's shape, and the axes summed to undo broadcasting. The engine calls
+    it once per step; visualizers call it on one-hot `g`s to materialize a Jacobian."""
+    op = node.op
+    if node.freed:
+        raise RuntimeError(FREED_MESSAGE)
+    if create_graph:
+        from ..ops.namespace import TENSOR
+        outs = node.output(0) if op.n_outputs == 1 else tuple(node.output(i) for i in range(op.n_outputs))
+        with enable_grad():
+            raw = _call_rule(op.vjp, node, TENSOR, g, outs, node.inputs)
+    else:
+        from ..ops.core import namespace
+        first = g if op.n_outputs == 1 else g[0]
+        raw = _call_rule(op.vjp, node, namespace(first), g, node.out_data, [t._data for t in node.inputs])
+    sent, axes = [], []
+    for i, gi in enumerate(raw):
+        if gi is None or node.next_functions[i][0] is None:
+            sent.append(None)
+            axes.append(())
+            continue
+        shape = node.input_shape(i)
+        try:
+            gi, summed = sum_to(gi, shape)
+        except ValueError:
+            raise RuntimeError(f"Function {op.torch_name} returned an invalid gradient at index {i} - got "
+                               f"{list(gi.shape)} but expected shape compatible with {list(shape)}") from None
+        want = node.input_dtype(i)
+        if not create_graph and gi.dtype != want.np:
+            gi = gi.astype(want.np)
+        sent.append(gi)
+        axes.append(summed)
+    return sent, axes
 
 
 def _call_rule(rule, node: Node, xp, g, out, args) -> list:
