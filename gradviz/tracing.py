@@ -1,4 +1,5 @@
-"""Trace: a plain, engine-free snapshot of a graph and of a backward run.
+"""Trace: a plain, engine-free snapshot of a graph and of a backward run (module named
+`tracing` because `gradviz.trace` is torch.trace, the matrix trace).
 
 Nodes and edges get stable ids (n0, n1, ... / e0, e1, ...) in creation order, so
 every frame of an animation, the diagram, the HTML player and the widget all
