@@ -341,7 +341,7 @@ class Tensor:
             if src.dtype != self._data.dtype:
                 if self._data.dtype.kind in "biu" and src.dtype.kind == "f":
                     raise RuntimeError(f"result type Float can't be cast to the desired output type "
-                                       f"{str(self.dtype)[6:].capitalize()}")
+                                       f"{_SCALAR_TYPE_NAMES.get(self.dtype.name, self.dtype.name)}")
                 src = src.astype(self._data.dtype)
             if self._data.flags.writeable:
                 self._data[...] = src
@@ -354,21 +354,32 @@ class Tensor:
         if self.grad_fn is None and self._requires_grad and grad_mode.is_grad_enabled():
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
 
-    def add_(self, other, *, alpha=1):
+    def _arith_(self, ufunc, fn, other) -> "Tensor":
+        """In-place arithmetic: straight into the array (one pass, like NumPy's -=) when no
+        graph is being recorded, else through the op so the history is rebased."""
         self._check_inplace_leaf()
-        return self._inplace(F.add(self, other, alpha=alpha))
+        if not (grad_mode.is_grad_enabled() and (self.requires_grad or getattr(other, "requires_grad", False))):
+            arr = other._data if isinstance(other, Tensor) else other
+            if self._data.flags.writeable:
+                try:
+                    ufunc(self._data, arr, out=self._data, casting="same_kind")
+                except (TypeError, ValueError):   # casting or broadcasting: let the op say it
+                    return self._inplace(fn(self, other))
+                self._version += 1
+                return self
+        return self._inplace(fn(self, other))
+
+    def add_(self, other, *, alpha=1):
+        return self._arith_(np.add, F.add, other if alpha == 1 else other * alpha)
 
     def sub_(self, other, *, alpha=1):
-        self._check_inplace_leaf()
-        return self._inplace(F.sub(self, other, alpha=alpha))
+        return self._arith_(np.subtract, F.sub, other if alpha == 1 else other * alpha)
 
     def mul_(self, other):
-        self._check_inplace_leaf()
-        return self._inplace(F.mul(self, other))
+        return self._arith_(np.multiply, F.mul, other)
 
     def div_(self, other):
-        self._check_inplace_leaf()
-        return self._inplace(F.div(self, other))
+        return self._arith_(np.true_divide, F.div, other)
 
     def pow_(self, exponent):
         self._check_inplace_leaf()
@@ -734,6 +745,10 @@ class Tensor:
 
     def zero_grad_(self):
         self.grad = None
+
+
+_SCALAR_TYPE_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+                      "bool": "Bool", "float32": "Float", "float64": "Double", "float16": "Half"}
 
 
 def _dim(dim, axis):

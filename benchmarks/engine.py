@@ -1,0 +1,212 @@
+"""Engine overhead, measured side by side in one run (medians of interleaved rounds).
+
+  python benchmarks/engine.py [--rounds N]
+
+1. An MLP training step (batch 256, 784-512-512-10, float32): gradviz vs the same
+   step written by hand in NumPy, vs PyTorch CPU and HIPS autograd when installed.
+2. A chain of 1,000 ops on 4-element tensors, forward + backward, µs per op,
+   vs PyTorch eager.
+3. The event bus when nobody listens: the cost of its guard, as a share of (2).
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+import gradviz
+import gradviz.nn.functional as GF
+
+BATCH, SIZES, LR = 256, (784, 512, 512, 10), 0.01
+
+
+def _params(rng):
+    params = []
+    for fan_in, fan_out in zip(SIZES[:-1], SIZES[1:]):
+        params.append((rng.uniform(-1, 1, (fan_in, fan_out)) / np.sqrt(fan_in)).astype(np.float32))
+        params.append(np.zeros(fan_out, dtype=np.float32))
+    return params
+
+
+# -- 1. the MLP step, four ways -----------------------------------------------------
+def numpy_step(params, x, y):
+    """Forward, softmax cross-entropy, backward and SGD, by hand."""
+    w1, b1, w2, b2, w3, b3 = params
+    z1 = x @ w1 + b1
+    h1 = np.maximum(z1, 0)
+    z2 = h1 @ w2 + b2
+    h2 = np.maximum(z2, 0)
+    logits = h2 @ w3 + b3
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    logp = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    loss = -logp[np.arange(len(y)), y].mean()
+    g = np.exp(logp)
+    g[np.arange(len(y)), y] -= 1
+    g /= len(y)
+    gw3, gb3 = h2.T @ g, g.sum(0)
+    g = (g @ w3.T) * (z2 > 0)
+    gw2, gb2 = h1.T @ g, g.sum(0)
+    g = (g @ w2.T) * (z1 > 0)
+    gw1, gb1 = x.T @ g, g.sum(0)
+    for p, gp in zip(params, (gw1, gb1, gw2, gb2, gw3, gb3)):
+        p -= LR * gp
+    return loss
+
+
+def gradviz_step(params, x, y):
+    w1, b1, w2, b2, w3, b3 = params
+    h = (x @ w1 + b1).relu()
+    h = (h @ w2 + b2).relu()
+    loss = GF.cross_entropy(h @ w3 + b3, y)
+    loss.backward()
+    with gradviz.no_grad():
+        for p in params:
+            p -= LR * p.grad
+            p.grad = None
+    return loss
+
+
+def make_torch_step(torch):
+    def step(params, x, y):
+        w1, b1, w2, b2, w3, b3 = params
+        h = (x @ w1 + b1).relu()
+        h = (h @ w2 + b2).relu()
+        loss = torch.nn.functional.cross_entropy(h @ w3 + b3, y)
+        loss.backward()
+        with torch.no_grad():
+            for p in params:
+                p -= LR * p.grad
+                p.grad = None
+        return loss
+    return step
+
+
+def make_autograd_step():
+    import autograd
+    import autograd.numpy as anp
+
+    def loss_fn(params, x, y):
+        w1, b1, w2, b2, w3, b3 = params
+        h = anp.maximum(anp.dot(x, w1) + b1, 0)
+        h = anp.maximum(anp.dot(h, w2) + b2, 0)
+        logits = anp.dot(h, w3) + b3
+        shifted = logits - anp.max(logits, axis=1, keepdims=True)
+        logp = shifted - anp.log(anp.sum(anp.exp(shifted), axis=1, keepdims=True))
+        return -anp.mean(logp[anp.arange(len(y)), y])
+    grad_fn = autograd.grad(loss_fn)
+
+    def step(params, x, y):
+        grads = grad_fn(params, x, y)
+        for p, g in zip(params, grads):
+            p -= LR * g
+    return step
+
+
+def _optional(name):
+    try:
+        return __import__(name)
+    except ImportError:
+        return None
+
+
+def bench_mlp(rounds: int) -> dict:
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((BATCH, SIZES[0])).astype(np.float32)
+    y = rng.integers(0, SIZES[-1], BATCH)
+    base = _params(rng)
+    contenders = {
+        "numpy (by hand)": (numpy_step, [p.copy() for p in base], x, y),
+        "gradviz": (gradviz_step, [gradviz.tensor(p, requires_grad=True) for p in base], gradviz.tensor(x),
+                    gradviz.tensor(y)),
+    }
+    torch = _optional("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
+        contenders["torch (CPU)"] = (make_torch_step(torch), [torch.tensor(p, requires_grad=True) for p in base],
+                                     torch.tensor(x), torch.tensor(y))
+    if _optional("autograd") is not None:
+        contenders["autograd (HIPS)"] = (make_autograd_step(), [p.copy() for p in base], x, y)
+    return _race(contenders, rounds)
+
+
+def _race(contenders: dict, rounds: int, repeat: int = 1) -> dict:
+    """Interleave the contenders round by round so machine noise hits them alike."""
+    times = {name: [] for name in contenders}
+    for fn, *args in contenders.values():
+        fn(*args)   # warm up
+    for _ in range(rounds):
+        for name, (fn, *args) in contenders.items():
+            start = time.perf_counter()
+            for _ in range(repeat):
+                fn(*args)
+            times[name].append((time.perf_counter() - start) / repeat)
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+# -- 2. a chain of 1,000 tiny ops -------------------------------------------------------
+CHAIN = 1000
+
+
+def make_chain(lib):
+    c = lib.tensor([1.001, 0.999, 1.0, 1.002])
+
+    def run(x):
+        y = x
+        for i in range(CHAIN // 2):
+            y = y * c
+            y = y + c
+        y.sum().backward()
+        x.grad = None
+    return run
+
+
+def bench_chain(rounds: int) -> dict:
+    contenders = {"gradviz": (make_chain(gradviz), gradviz.ones(4, requires_grad=True))}
+    torch = _optional("torch")
+    if torch is not None:
+        contenders["torch (eager)"] = (make_chain(torch), torch.ones(4, requires_grad=True))
+    return _race(contenders, rounds)
+
+
+# -- 3. the cost of the event guard when nobody listens ----------------------------------------
+def bench_event_guard(rounds: int) -> float:
+    """Seconds for the guards one chain evaluates (one per op, one per backward step)."""
+    from gradviz import events
+
+    def guards():
+        for _ in range(2 * CHAIN):
+            if events._listeners:
+                pass
+    return _race({"guard": (guards,)}, rounds, repeat=5)["guard"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=15)
+    args = parser.parse_args()
+
+    mlp = bench_mlp(args.rounds)
+    ref = mlp["numpy (by hand)"]
+    print(f"MLP training step, batch {BATCH}, {'-'.join(map(str, SIZES))}, float32 "
+          f"(median of {args.rounds} interleaved rounds)")
+    for name, t in mlp.items():
+        print(f"  {name:18s} {t * 1e3:8.2f} ms   {t / ref:5.2f}x numpy")
+    if "autograd (HIPS)" in mlp:
+        print(f"  gradviz / autograd: {mlp['gradviz'] / mlp['autograd (HIPS)']:.2f}x")
+
+    chain = bench_chain(args.rounds)
+    print(f"\nChain of {CHAIN} ops on 4-element tensors, forward + backward")
+    for name, t in chain.items():
+        print(f"  {name:18s} {t / CHAIN * 1e6:8.2f} µs/op")
+    if "torch (eager)" in chain:
+        print(f"  gradviz / torch: {chain['gradviz'] / chain['torch (eager)']:.2f}x")
+
+    guard = bench_event_guard(args.rounds)
+    print(f"\nEvent guard with no listener: {guard * 1e6:.1f} µs per chain = "
+          f"{guard / chain['gradviz'] * 100:.2f}% of the chain's time")
+
+
+if __name__ == "__main__":
+    main()
