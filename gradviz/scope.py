@@ -4,11 +4,15 @@ from __future__ import annotations
 import threading
 from contextlib import contextmanager
 
-_state = threading.local()
+class _State(threading.local):
+    path: tuple = ()
+
+
+_state = _State()
 
 
 def current_scope() -> tuple:
-    return getattr(_state, "path", ())
+    return _state.path
 
 
 @contextmanager

@@ -13,6 +13,7 @@ from typing import Iterable, Iterator
 
 from .. import events
 from ..dtypes import Size
+from ..ops.core import namespace
 from .graph import FREED_MESSAGE, AccumulateGrad, Node
 from .grad_mode import enable_grad
 
@@ -316,7 +317,6 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[list, list]:
         with enable_grad():
             raw = _call_rule(op.vjp, node, TENSOR, g, outs, node.inputs)
     else:
-        from ..ops.core import namespace
         first = g if op.n_outputs == 1 else g[0]
         raw = _call_rule(op.vjp, node, namespace(first), g, node.out_data, [t._data for t in node.inputs])
     sent, axes = [], []
@@ -326,14 +326,17 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[list, list]:
             axes.append(())
             continue
         shape = node.input_shape(i)
-        try:
-            gi, summed = sum_to(gi, shape)
-        except ValueError:
-            raise RuntimeError(f"Function {op.torch_name} returned an invalid gradient at index {i} - got "
-                               f"{list(gi.shape)} but expected shape compatible with {list(shape)}") from None
+        if gi.shape == shape:
+            summed = ()
+        else:
+            try:
+                gi, summed = sum_to(gi, shape)
+            except ValueError:
+                raise RuntimeError(f"Function {op.torch_name} returned an invalid gradient at index {i} - got "
+                                   f"{list(gi.shape)} but expected shape compatible with {list(shape)}") from None
         want = node.input_dtype(i)
-        if not create_graph and gi.dtype != want.np:
-            gi = gi.astype(want.np)
+        if not create_graph and gi.dtype != want:
+            gi = gi.astype(want)
         sent.append(gi)
         axes.append(summed)
     return sent, axes

@@ -71,18 +71,19 @@ class Node:
     # -- shapes survive freeing, values do not -------------------------------------------
     def input_shape(self, i: int) -> tuple:
         if self.inputs is not None:
-            return self.inputs[i].shape
+            return self.inputs[i]._data.shape
         return self.input_meta[i][0]
 
     def input_dtype(self, i: int):
+        """The NumPy dtype of input i."""
         if self.inputs is not None:
-            return self.inputs[i].dtype
+            return self.inputs[i]._data.dtype
         return self.input_meta[i][1]
 
     def free(self) -> None:
         """Drop saved values after backward (only ops that save something, like PyTorch)."""
         if self.op.saves and not self.freed:
-            self.input_meta = tuple((t.shape, t.dtype) for t in self.inputs)
+            self.input_meta = tuple([(t._data.shape, t._data.dtype) for t in self.inputs])
             self.inputs = None
             self.out_data = None
             self.freed = True
@@ -150,4 +151,4 @@ class AccumulateGrad(Node):
         self.variable = variable
 
     def input_shape(self, i: int) -> tuple:
-        return self.variable.shape
+        return self.variable._data.shape

@@ -100,8 +100,13 @@ def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
         raise RuntimeError(shape_error(op, arrays, exc)) from None
     if dtype is not None:
         out = out.astype(dtype, copy=False)
-    if (op.vjp is None or not getattr(_grad_state, "enabled", True)
-            or not any(t._requires_grad or t.grad_fn is not None for t in inputs)):
+    needs_grad = False
+    if op.vjp is not None and _grad_state.enabled:
+        for t in inputs:
+            if t._requires_grad or t.grad_fn is not None:
+                needs_grad = True
+                break
+    if not needs_grad:
         if op.n_outputs == 1:
             return Tensor._make(out)
         return tuple(Tensor._make(o) for o in out)
@@ -109,8 +114,7 @@ def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
         out = as_array(out)
     else:
         out = tuple(as_array(o) for o in out)
-    node = Node(op, inputs, params, out,
-                tuple(t._edge() for t in inputs), getattr(_scope_state, "path", ()))
+    node = Node(op, inputs, params, out, tuple([t._edge() for t in inputs]), _scope_state.path)
     if op.n_outputs == 1:
         result = Tensor._make(out, node, 0)
     else:
