@@ -138,7 +138,7 @@ class Tensor:
     @property
     def retains_grad(self) -> bool:
         node = self.grad_fn
-        return bool(node is not None and node.retains and self.output_nr in node.retains)
+        return bool(node is not None and node.hooks is not None and self.output_nr in node.hooks.retains)
 
     def retain_grad(self) -> None:
         if self.grad_fn is None:

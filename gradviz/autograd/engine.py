@@ -158,7 +158,8 @@ class Backward:
                 node = heapq.heappop(ready)[2]
                 grads = buffers.pop(node)
                 step = Step(index, node, tuple(grads))
-                if node.tensor_hooks or node.prehooks:
+                hooks = node.hooks
+                if hooks is not None and (hooks.tensor or hooks.pre):
                     grads = self._run_pre_hooks(node, grads, step, listening)
                     step.grad_outputs = tuple(grads)
                 if self.capture:
@@ -166,7 +167,7 @@ class Backward:
                         slot = self.capture.get((node, nr))
                         if slot is not None:
                             self.captured[slot] = g
-                if node.retains:
+                if hooks is not None and hooks.retains:
                     self._retain(node, grads, step, touched, listening)
                 if type(node) is AccumulateGrad:
                     if self.accumulate and (self.only is None or node in self.only):
@@ -232,7 +233,7 @@ class Backward:
         g = grads[0] if node.op.n_outputs == 1 else tuple(
             gi if gi is not None else _zeros_like_output(node, i, create_graph) for i, gi in enumerate(grads))
         sent, axes = node_vjp(node, g, create_graph)
-        if node.hooks:
+        if node.hooks is not None and node.hooks.post:
             sent = self._run_node_hooks(node, sent, g)
         step.grad_inputs = tuple(sent)
         step.reduced_axes = tuple(axes)
@@ -240,7 +241,7 @@ class Backward:
     def _run_pre_hooks(self, node: Node, grads: list, step: Step, listening: bool) -> list:
         from ..tensor import Tensor
         grads = list(grads)
-        for nr, hooks in (node.tensor_hooks or {}).items():
+        for nr, hooks in node.hooks.tensor.items():
             for hook in tuple(hooks):
                 if grads[nr] is None:
                     continue
@@ -257,7 +258,7 @@ class Backward:
                 step.hooks.append((nr, hook, before, after))
                 if listening:
                     events.emit(events.HookFired(node, nr, hook, before, after))
-        for hook in tuple(node.prehooks or ()):
+        for hook in tuple(node.hooks.pre):
             result = hook(tuple(_as_tensor(g) for g in grads))
             if result is not None:
                 grads = [_unwrap(r, self.create_graph) for r in result]
@@ -266,7 +267,7 @@ class Backward:
 
     def _run_node_hooks(self, node: Node, sent: list, g) -> list:
         outs = g if isinstance(g, tuple) else (g,)
-        for hook in tuple(node.hooks):
+        for hook in tuple(node.hooks.post):
             result = hook(tuple(_as_tensor(s) for s in sent), tuple(_as_tensor(o) for o in outs))
             if result is not None:
                 sent = [_unwrap(r, self.create_graph) for r in result]
@@ -296,7 +297,7 @@ class Backward:
         self._store_grad(var, node, g, step, touched, listening)
 
     def _retain(self, node: Node, grads: list, step: Step, touched: list, listening: bool) -> None:
-        for nr, ref in node.retains.items():
+        for nr, ref in node.hooks.retains.items():
             tensor = ref()
             if tensor is not None and grads[nr] is not None:
                 self._store_grad(tensor, node, grads[nr], step, touched, listening)

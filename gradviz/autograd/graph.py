@@ -33,11 +33,23 @@ class RemovableHandle:
             self._hooks.remove(self._hook)
 
 
+class NodeHooks:
+    """Everything hooked onto one node; a node without hooks keeps None (checked once per step)."""
+
+    __slots__ = ("tensor", "retains", "pre", "post")
+
+    def __init__(self):
+        self.tensor: dict = {}    # output_nr -> [hook(grad)] registered on the output tensor
+        self.retains: dict = {}   # output_nr -> weakref to a tensor that called retain_grad()
+        self.pre: list = []       # fn(grad_outputs), before the VJP
+        self.post: list = []      # fn(grad_inputs, grad_outputs), after the VJP
+
+
 class Node:
     """A grad_fn. `next_functions` is PyTorch's tuple of (node or None, output_nr)."""
 
-    __slots__ = ("id", "op", "next_functions", "inputs", "params", "out_data", "scope", "freed",
-                 "input_meta", "tensor_hooks", "retains", "hooks", "prehooks", "__weakref__")
+    __slots__ = ("id", "op", "next_functions", "inputs", "params", "out_data", "scope", "freed", "hooks",
+                 "__weakref__")
 
     def __init__(self, op: Op, inputs: tuple, params: tuple, out_data, next_functions: tuple, scope: tuple = ()):
         self.id = next(_ids)
@@ -48,11 +60,7 @@ class Node:
         self.next_functions = next_functions
         self.scope = scope
         self.freed = False
-        self.input_meta = None     # (shape, dtype) per input, kept once inputs are freed
-        self.tensor_hooks = None   # {output_nr: [hook]}: hooks registered on the output tensors
-        self.retains = None        # {output_nr: weakref to a tensor that called retain_grad()}
-        self.hooks = None          # [fn(grad_inputs, grad_outputs)]
-        self.prehooks = None       # [fn(grad_outputs)]
+        self.hooks = None
 
     def name(self) -> str:
         return self.op.torch_name
@@ -68,23 +76,19 @@ class Node:
     def __repr__(self):
         return f"<{self.op.torch_name} object at {hex(id(self))}>"
 
-    # -- shapes survive freeing, values do not -------------------------------------------
     def input_shape(self, i: int) -> tuple:
-        if self.inputs is not None:
-            return self.inputs[i]._data.shape
-        return self.input_meta[i][0]
+        return self.inputs[i]._data.shape
 
     def input_dtype(self, i: int):
         """The NumPy dtype of input i."""
-        if self.inputs is not None:
-            return self.inputs[i]._data.dtype
-        return self.input_meta[i][1]
+        return self.inputs[i]._data.dtype
 
     def free(self) -> None:
-        """Drop saved values after backward (only ops that save something, like PyTorch)."""
-        if self.op.saves and not self.freed:
-            self.input_meta = tuple([(t._data.shape, t._data.dtype) for t in self.inputs])
-            self.inputs = None
+        """After a backward without retain_graph: saved values are gone, as in PyTorch.
+
+        Only ops that save something are freed (AddBackward0 can run twice, like PyTorch's);
+        the output values are dropped and any later VJP or _saved_ access raises."""
+        if self.op.saves:
             self.out_data = None
             self.freed = True
 
@@ -110,31 +114,30 @@ class Node:
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     # -- hooks ----------------------------------------------------------------------
+    def _hooks(self) -> NodeHooks:
+        if self.hooks is None:
+            self.hooks = NodeHooks()
+        return self.hooks
+
     def register_hook(self, fn) -> RemovableHandle:
         """fn(grad_inputs, grad_outputs) runs after this node's VJP; may return new grad_inputs."""
-        if self.hooks is None:
-            self.hooks = []
-        self.hooks.append(fn)
-        return RemovableHandle(self.hooks, fn)
+        hooks = self._hooks().post
+        hooks.append(fn)
+        return RemovableHandle(hooks, fn)
 
     def register_prehook(self, fn) -> RemovableHandle:
         """fn(grad_outputs) runs before this node's VJP; may return new grad_outputs."""
-        if self.prehooks is None:
-            self.prehooks = []
-        self.prehooks.append(fn)
-        return RemovableHandle(self.prehooks, fn)
+        hooks = self._hooks().pre
+        hooks.append(fn)
+        return RemovableHandle(hooks, fn)
 
     def _add_tensor_hook(self, nr: int, fn) -> RemovableHandle:
-        if self.tensor_hooks is None:
-            self.tensor_hooks = {}
-        hooks = self.tensor_hooks.setdefault(nr, [])
+        hooks = self._hooks().tensor.setdefault(nr, [])
         hooks.append(fn)
         return RemovableHandle(hooks, fn)
 
     def _retain(self, nr: int, tensor) -> None:
-        if self.retains is None:
-            self.retains = {}
-        self.retains[nr] = weakref.ref(tensor)
+        self._hooks().retains[nr] = weakref.ref(tensor)
 
 
 ACCUMULATE_GRAD = Op("accumulate_grad", "AccumulateGrad", "x.grad += ḡ", forward=None,
@@ -152,3 +155,6 @@ class AccumulateGrad(Node):
 
     def input_shape(self, i: int) -> tuple:
         return self.variable._data.shape
+
+    def input_dtype(self, i: int):
+        return self.variable._data.dtype
