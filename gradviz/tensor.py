@@ -767,6 +767,9 @@ def _method(fn):
 
 
 from . import functions as F  # noqa: E402  (the ops need Tensor defined first)
+from .ops import core as _core  # noqa: E402
+
+_core.Tensor = Tensor
 
 for _name in ("matmul", "mm", "bmm", "dot", "mv", "outer", "trace", "exp", "log", "log1p", "sqrt", "rsqrt",
               "reciprocal", "sin", "cos", "tan", "tanh", "sigmoid", "relu", "abs", "sign", "neg", "erf", "floor",

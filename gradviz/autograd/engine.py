@@ -147,7 +147,7 @@ class Backward:
         for (node, nr), g in zip(self.roots, self.seeds):
             self._add(buffers, node, nr, g)
         for node, _ in self.roots:
-            if deps.get(node, 0) == 0 and node not in [e[2] for e in ready]:
+            if deps.get(node, 0) == 0 and node not in [e[1] for e in ready]:
                 heapq.heappush(ready, self._key(node))
         if listening:
             events.emit(events.BackwardStarted(tuple(self.roots), tuple(self.seeds)))
@@ -155,7 +155,7 @@ class Backward:
         index = 0
         try:
             while ready:
-                node = heapq.heappop(ready)[2]
+                node = heapq.heappop(ready)[1]
                 grads = buffers.pop(node)
                 step = Step(index, node, tuple(grads))
                 hooks = node.hooks
@@ -173,8 +173,12 @@ class Backward:
                     if self.accumulate and (self.only is None or node in self.only):
                         self._accumulate(node, grads[0], step, touched, listening)
                 else:
-                    self._execute(node, grads, step, create_graph)
-                    sent = step.grad_inputs
+                    g = grads[0] if node.op.n_outputs == 1 else self._multi(node, grads)
+                    sent, axes = node_vjp(node, g, create_graph)
+                    if hooks is not None and hooks.post:
+                        sent = self._run_node_hooks(node, sent, g)
+                    step.grad_inputs = tuple(sent)
+                    step.reduced_axes = tuple(axes)
                     for (nxt, nr), g in zip(node.next_functions, sent):
                         if nxt is None:
                             continue
@@ -204,8 +208,9 @@ class Backward:
 
     @staticmethod
     def _key(node: Node):
-        # AccumulateGrad first, then the newest op: PyTorch's ready-queue order on the CPU
-        return (float("-inf") if type(node) is AccumulateGrad else -node.id, node.id, node)
+        # AccumulateGrad first, then the newest op: PyTorch's ready-queue order on the CPU.
+        # Priorities are unique, so the heap never compares two nodes.
+        return (node.id - (1 << 62) if type(node) is AccumulateGrad else -node.id, node)
 
     @staticmethod
     def _add(buffers: dict, node: Node, nr: int, g) -> None:
@@ -229,14 +234,10 @@ class Backward:
                     else:
                         stack.append(nxt)
 
-    def _execute(self, node: Node, grads: list, step: Step, create_graph: bool) -> None:
-        g = grads[0] if node.op.n_outputs == 1 else tuple(
-            gi if gi is not None else _zeros_like_output(node, i, create_graph) for i, gi in enumerate(grads))
-        sent, axes = node_vjp(node, g, create_graph)
-        if node.hooks is not None and node.hooks.post:
-            sent = self._run_node_hooks(node, sent, g)
-        step.grad_inputs = tuple(sent)
-        step.reduced_axes = tuple(axes)
+    def _multi(self, node: Node, grads: list) -> tuple:
+        """A multi-output node's upstream gradients, zeros where an output got none."""
+        return tuple(gi if gi is not None else _zeros_like_output(node, i, self.create_graph)
+                     for i, gi in enumerate(grads))
 
     def _run_pre_hooks(self, node: Node, grads: list, step: Step, listening: bool) -> list:
         from ..tensor import Tensor
@@ -354,7 +355,7 @@ def _call_rule(rule, node: Node, xp, g, out, args) -> list:
 
 def _zeros_like_output(node: Node, i: int, create_graph: bool):
     data = node.out_data[i]
-    z = data * 0
+    z = namespace(data).zeros_like(data)
     if create_graph:
         from ..tensor import Tensor
         return Tensor._make(z)
@@ -415,7 +416,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for i, (t, g) in enumerate(zip(inputs, run.captured)):
         if g is None:
             if materialize_grads:
-                g = t._data * 0
+                g = namespace(t._data).zeros_like(t._data)
             elif not allow_unused:
                 raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
                                    "Set allow_unused=True if this is the desired behavior.")

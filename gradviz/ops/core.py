@@ -90,12 +90,15 @@ def as_array(data):
     return data
 
 
+Tensor = None   # gradviz.tensor sets this once the class exists (the class itself imports the ops)
+
+
 def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
     """Run `op` on Tensors. Builds a Node only when grad mode is on and an input requires grad."""
-    from ..tensor import Tensor
     arrays = [t._data for t in inputs]
+    first = arrays[0]
     try:
-        out = op.forward(namespace(arrays[0]), *arrays, *params)
+        out = op.forward(NUMPY if type(first) is np.ndarray else namespace(first), *arrays, *params)
     except ValueError as exc:
         raise RuntimeError(shape_error(op, arrays, exc)) from None
     if dtype is not None:
@@ -145,7 +148,6 @@ def coerce_pair(a, b):
 
     PyTorch's promotion: a Python scalar takes the tensor's dtype unless it is of a
     higher category (1.5 * int tensor -> default float dtype)."""
-    from ..tensor import Tensor
     a_is_t, b_is_t = isinstance(a, Tensor), isinstance(b, Tensor)
     if a_is_t and b_is_t:
         if a._data.dtype == b._data.dtype:

@@ -30,6 +30,11 @@ class TensorNamespace:
     transpose = staticmethod(shape.permute)
 
     @staticmethod
+    def zeros_like(a):
+        from ..creation import zeros_like
+        return zeros_like(a)
+
+    @staticmethod
     def isfinite(a):
         from ..tensor import Tensor
         import numpy as np

@@ -35,14 +35,14 @@ DIV = Op("div", "DivBackward0", "c = a / b", quiet(lambda xp, a, b: a / b),
          vjp=(quiet(lambda xp, g, c, a, b: g / b), quiet(lambda xp, g, c, a, b: -g * a / (b * b))),
          vjp_formulas=("ḡ / b", "−ḡ ⊙ a / b²"), args=BINARY, saves=BINARY)
 POW = Op("pow", "PowBackward1", "c = aᵇ", quiet(lambda xp, a, b: a ** b),
-         vjp=(quiet(lambda xp, g, c, a, b: xp.where(b == 0, g * 0, g * b * a ** (b - 1))),
-              quiet(lambda xp, g, c, a, b: xp.where((a == 0) & (b >= 0), g * 0, g * c * xp.log(a)))),
+         vjp=(quiet(lambda xp, g, c, a, b: xp.where(b == 0, 0, g * b * a ** (b - 1))),
+              quiet(lambda xp, g, c, a, b: xp.where((a == 0) & (b >= 0), 0, g * c * xp.log(a)))),
          vjp_formulas=("ḡ ⊙ b ⊙ aᵇ⁻¹", "ḡ ⊙ c ⊙ log a"), args=("self", "exponent"), saves=("self", "exponent", "result"))
 POW_SCALAR = Op("pow", "PowBackward0", "c = aᵖ", quiet(lambda xp, a, p: a ** p),
-                vjp=(quiet(lambda xp, g, c, a, p: g * 0 if p == 0 else g * p * a ** (p - 1)),),
+                vjp=(quiet(lambda xp, g, c, a, p: xp.zeros_like(g) if p == 0 else g * p * a ** (p - 1)),),
                 vjp_formulas=("ḡ ⊙ p ⊙ aᵖ⁻¹",), params=("exponent",), saves=("self",))
 RPOW_SCALAR = Op("pow", "PowBackward2", "c = sᵃ", quiet(lambda xp, a, s: s ** a),
-                 vjp=(quiet(lambda xp, g, c, a, s: g * c * math.log(s) if s > 0 else xp.where(a >= 0, g * 0, g * c * math.log(s))),),
+                 vjp=(quiet(lambda xp, g, c, a, s: g * c * math.log(s) if s > 0 else xp.where(a >= 0, 0, g * c * math.log(s))),),
                  vjp_formulas=("ḡ ⊙ c ⊙ log s",), args=("exponent",), params=("self",), saves=("result",))
 
 
@@ -75,7 +75,7 @@ TANH = _unary("tanh", "TanhBackward0", "c = tanh a", lambda xp, a: xp.tanh(a),
 SIGMOID = _unary("sigmoid", "SigmoidBackward0", "c = σ(a)", quiet(lambda xp, a: 1 / (1 + xp.exp(-a))),
                  lambda xp, g, c, a: g * c * (1 - c), "ḡ ⊙ c ⊙ (1 − c)", saves=("result",))
 RELU = _unary("relu", "ReluBackward0", "c = max(a, 0)", lambda xp, a: xp.maximum(a, 0),
-              lambda xp, g, c, a: g * (c > 0), "ḡ ⊙ [c > 0]", saves=("result",))
+              lambda xp, g, c, a: xp.where(c > 0, g, 0), "ḡ ⊙ [c > 0]", saves=("result",))
 LEAKY_RELU = _unary("leaky_relu", "LeakyReluBackward0", "c = a if a > 0 else s·a",
                     lambda xp, a, s: xp.where(a > 0, a, a * s),
                     lambda xp, g, c, a, s: xp.where(a > 0, g, g * s), "ḡ ⊙ (a > 0 ? 1 : s)", params=("negative_slope",))
@@ -101,10 +101,10 @@ SOFTPLUS = _unary("softplus", "SoftplusBackward0", "c = log(1 + e^(βa))/β",
                   "ḡ ⊙ σ(βa)", params=("beta", "threshold"))
 ABS = _unary("abs", "AbsBackward0", "c = |a|", lambda xp, a: xp.abs(a), lambda xp, g, c, a: g * xp.sign(a),
              "ḡ ⊙ sign a")
-SIGN = _unary("sign", "SignBackward0", "c = sign a", lambda xp, a: xp.sign(a), lambda xp, g, c, a: g * 0, "0",
+SIGN = _unary("sign", "SignBackward0", "c = sign a", lambda xp, a: xp.sign(a), lambda xp, g, c, a: xp.zeros_like(g), "0",
               saves=())
 CLAMP = _unary("clamp", "ClampBackward1", "c = clamp(a, lo, hi)", lambda xp, a, lo, hi: xp.clip(a, lo, hi),
-               lambda xp, g, c, a, lo, hi: xp.where(_in_range(a, lo, hi), g, g * 0), "ḡ ⊙ [lo ≤ a ≤ hi]",
+               lambda xp, g, c, a, lo, hi: xp.where(_in_range(a, lo, hi), g, 0), "ḡ ⊙ [lo ≤ a ≤ hi]",
                params=("min", "max"))
 
 
@@ -118,17 +118,17 @@ def _in_range(a, lo, hi):
 
 
 WHERE = Op("where", "WhereBackward0", "c = cond ? a : b", lambda xp, a, b, cond: xp.where(cond, a, b),
-           vjp=(lambda xp, g, c, a, b, cond: xp.where(cond, g, g * 0),
-                lambda xp, g, c, a, b, cond: xp.where(cond, g * 0, g)),
+           vjp=(lambda xp, g, c, a, b, cond: xp.where(cond, g, 0),
+                lambda xp, g, c, a, b, cond: xp.where(cond, 0, g)),
            vjp_formulas=("ḡ ⊙ cond", "ḡ ⊙ ¬cond"), args=BINARY, params=("condition",), saves=("condition",))
 # ties split the gradient evenly, as PyTorch does
 MAXIMUM = Op("maximum", "MaximumBackward0", "c = max(a, b)", lambda xp, a, b: xp.maximum(a, b),
-             vjp=(lambda xp, g, c, a, b: xp.where(a > b, g, xp.where(a == b, g * 0.5, g * 0)),
-                  lambda xp, g, c, a, b: xp.where(b > a, g, xp.where(a == b, g * 0.5, g * 0))),
+             vjp=(lambda xp, g, c, a, b: xp.where(a > b, g, xp.where(a == b, g * 0.5, 0)),
+                  lambda xp, g, c, a, b: xp.where(b > a, g, xp.where(a == b, g * 0.5, 0))),
              vjp_formulas=("ḡ ⊙ [a > b]", "ḡ ⊙ [b > a]"), args=BINARY, saves=BINARY)
 MINIMUM = Op("minimum", "MinimumBackward0", "c = min(a, b)", lambda xp, a, b: xp.minimum(a, b),
-             vjp=(lambda xp, g, c, a, b: xp.where(a < b, g, xp.where(a == b, g * 0.5, g * 0)),
-                  lambda xp, g, c, a, b: xp.where(b < a, g, xp.where(a == b, g * 0.5, g * 0))),
+             vjp=(lambda xp, g, c, a, b: xp.where(a < b, g, xp.where(a == b, g * 0.5, 0)),
+                  lambda xp, g, c, a, b: xp.where(b < a, g, xp.where(a == b, g * 0.5, 0))),
              vjp_formulas=("ḡ ⊙ [a < b]", "ḡ ⊙ [b < a]"), args=BINARY, saves=BINARY)
 
 # comparisons and logic: no gradient (bool results)

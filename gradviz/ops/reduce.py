@@ -106,7 +106,7 @@ def _evenly(xp, g, c, a, dims, keep):
     g, c = restore(xp, g, dims, keep, a.ndim), restore(xp, c, dims, keep, a.ndim)
     mask = a == c
     count = xp.sum(xp.where(mask, a * 0 + 1, a * 0), axis=dims, keepdims=True)
-    return xp.where(mask, g / count, g * 0)
+    return xp.where(mask, g / count, 0)
 
 
 MAX_ALL = Op("max", "MaxBackward1", "c = max a", lambda xp, a, dims, keep: a.max(),
@@ -148,12 +148,12 @@ def _norm_forward(xp, a, p, dims, keep):
 def _norm_vjp(xp, g, c, a, p, dims, keep):
     g, c = restore(xp, g, dims, keep, a.ndim), restore(xp, c, dims, keep, a.ndim)
     if p == 2:
-        return xp.where(c == 0, g * 0, g * a / c)
+        return xp.where(c == 0, 0, g * a / c)
     if p == 1:
         return g * xp.sign(a)
     if p == float("inf"):
         return _evenly(xp, g, c, xp.abs(a), dims, True) * xp.sign(a)
-    return xp.where(c == 0, g * 0, g * a * xp.abs(a) ** (p - 2) / c ** (p - 1))
+    return xp.where(c == 0, 0, g * a * xp.abs(a) ** (p - 2) / c ** (p - 1))
 
 
 NORM = Op("norm", "LinalgVectorNormBackward0", "c = ‖a‖ₚ", quiet(_norm_forward), vjp=(quiet(_norm_vjp),),
