@@ -124,6 +124,7 @@ class Backward:
         self.only = only                      # AccumulateGrad nodes allowed to write (None: all)
         self.capture = {key: i for i, key in enumerate(capture)}  # (node, nr) -> slot
         self.captured = [None] * len(capture)
+        self._handed_out = {id(g) for g in self.seeds}   # arrays that must not become a .grad as they are
         self.steps: list[Step] | None = None
         self._iter = self._run()
 
@@ -283,13 +284,23 @@ class Backward:
             g = g if isinstance(g, Tensor) else Tensor._make(g)
             tensor.grad = g if old is None else old + g
         elif old is None:
-            tensor.grad = Tensor._make(g.copy() if hasattr(g, "copy") else g)
+            tensor.grad = Tensor._make(g if self._unshared(g) else g.copy())
         else:
             old._data = old._data + g
         total = tensor.grad._data
         step.accumulated.append((tensor, g, total))
         if listening:
             events.emit(events.GradAccumulated(tensor, node, g, total))
+
+    def _unshared(self, g) -> bool:
+        """True when `g` is a fresh array nobody else holds, so .grad may take it without a copy.
+
+        Pass-through rules (add, view, expand) hand on the very array they received, and
+        the seed is the caller's; a .grad that aliased them would change when they do."""
+        fresh = getattr(g, "flags", None) is not None and g.flags.owndata and g.flags.writeable \
+            and id(g) not in self._handed_out
+        self._handed_out.add(id(g))
+        return fresh
 
     def _accumulate(self, node: AccumulateGrad, g, step: Step, touched: list, listening: bool) -> None:
         var = node.variable

@@ -54,6 +54,11 @@ class ArrayNamespace:
         view[...] = g
         return out
 
+    def keep(self, g, mask):
+        """g where mask holds, +0 elsewhere. Multiplying by the mask is ~8x faster than
+        where() on unpredictable masks; the + 0 turns the −0 of (−x)·0 into PyTorch's +0."""
+        return g * mask + 0
+
     def index_fill_zero(self, g, index):
         """g with zeros at `index` (the adjoint of overwriting a region)."""
         out = g.copy()

@@ -30,6 +30,10 @@ class TensorNamespace:
     transpose = staticmethod(shape.permute)
 
     @staticmethod
+    def keep(g, mask):
+        return pointwise.where(mask, g, 0)
+
+    @staticmethod
     def zeros_like(a):
         from ..creation import zeros_like
         return zeros_like(a)

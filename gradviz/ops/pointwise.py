@@ -75,7 +75,7 @@ TANH = _unary("tanh", "TanhBackward0", "c = tanh a", lambda xp, a: xp.tanh(a),
 SIGMOID = _unary("sigmoid", "SigmoidBackward0", "c = σ(a)", quiet(lambda xp, a: 1 / (1 + xp.exp(-a))),
                  lambda xp, g, c, a: g * c * (1 - c), "ḡ ⊙ c ⊙ (1 − c)", saves=("result",))
 RELU = _unary("relu", "ReluBackward0", "c = max(a, 0)", lambda xp, a: xp.maximum(a, 0),
-              lambda xp, g, c, a: xp.where(c > 0, g, 0), "ḡ ⊙ [c > 0]", saves=("result",))
+              lambda xp, g, c, a: xp.keep(g, c > 0), "ḡ ⊙ [c > 0]", saves=("result",))
 LEAKY_RELU = _unary("leaky_relu", "LeakyReluBackward0", "c = a if a > 0 else s·a",
                     lambda xp, a, s: xp.where(a > 0, a, a * s),
                     lambda xp, g, c, a, s: xp.where(a > 0, g, g * s), "ḡ ⊙ (a > 0 ? 1 : s)", params=("negative_slope",))
@@ -104,7 +104,7 @@ ABS = _unary("abs", "AbsBackward0", "c = |a|", lambda xp, a: xp.abs(a), lambda x
 SIGN = _unary("sign", "SignBackward0", "c = sign a", lambda xp, a: xp.sign(a), lambda xp, g, c, a: xp.zeros_like(g), "0",
               saves=())
 CLAMP = _unary("clamp", "ClampBackward1", "c = clamp(a, lo, hi)", lambda xp, a, lo, hi: xp.clip(a, lo, hi),
-               lambda xp, g, c, a, lo, hi: xp.where(_in_range(a, lo, hi), g, 0), "ḡ ⊙ [lo ≤ a ≤ hi]",
+               lambda xp, g, c, a, lo, hi: xp.keep(g, _in_range(a, lo, hi)), "ḡ ⊙ [lo ≤ a ≤ hi]",
                params=("min", "max"))
 
 
