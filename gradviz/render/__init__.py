@@ -1,0 +1,73 @@
+"""Diagrams of the backward graph: Trace -> Graphviz DOT -> SVG (and PNG/PDF with system dot).
+
+Public API:
+  draw(*tensors, ...) -> Diagram         the diagram of the graph behind tensors (or of a Trace)
+  make_dot(var, params=None, ...)        torchviz's drop-in, returning a graphviz.Digraph
+  layout_svg(trace, **options) -> str    one laid-out SVG whose node/edge <g> ids are the trace ids
+  to_dot(trace, **options) -> str        the DOT source behind it
+  render_backend() -> "system" | "wasm"  which Graphviz lays diagrams out
+"""
+from __future__ import annotations
+
+from ..tracing import Trace, build_trace
+from .backends import GraphvizNotFoundError, GraphvizRenderError, render_backend
+from .classic import make_dot
+from .collapse import View, plan
+from .diagram import Diagram
+from .dot import DrawOptions, options, to_digraph, to_dot
+from .theme import DARK, LIGHT, Theme
+
+__all__ = ["draw", "make_dot", "layout_svg", "to_dot", "to_digraph", "render_backend", "Diagram", "Theme",
+           "LIGHT", "DARK", "DrawOptions", "View", "plan", "GraphvizNotFoundError", "GraphvizRenderError"]
+
+
+def _names(names) -> dict | None:
+    if names is None:
+        return None
+    if hasattr(names, "named_parameters"):    # a Module: name its parameters as torchviz users do
+        return dict(names.named_parameters())
+    return dict(names)
+
+
+def draw(*tensors, names=None, show_values: bool = True, show_grads: bool = True, show_saved: bool = False,
+         show_attrs: bool = False, show_shapes: bool = True, rankdir: str = "TB", theme=None,
+         max_nodes: int | None = 400, collapse=None, order_of=None) -> Diagram:
+    """The diagram of the backward graph behind `tensors` (or of one Trace).
+
+    names: {name: tensor} (like torchviz's params) or a Module; unnamed tensors use `.name`.
+    show_values / show_grads: "data | grad" on nodes (values up to 16 elements, else min/mean/max).
+    show_saved: the tensors each grad_fn saved for backward, in orange.
+    show_attrs: each grad_fn's arguments (dim, keepdim, ...).
+    rankdir: "TB" (leaves on top) or "LR". theme: "light", "dark", a Theme or a dict of overrides.
+    max_nodes: above this, chains, scopes and deep repeated blocks fold into placeholder nodes.
+    collapse: "scopes" draws every outermost scope as one box; or a scope name / list of names.
+    order_of: node -> derivative order (e.g. tracing.Recorder().order_of) to colour create_graph graphs.
+    """
+    opts = options(show_values=show_values, show_grads=show_grads, show_saved=show_saved, show_attrs=show_attrs,
+                   show_shapes=show_shapes, rankdir=rankdir, theme=theme, max_nodes=max_nodes, collapse=collapse)
+    if len(tensors) == 1 and isinstance(tensors[0], Trace):
+        trace = tensors[0]
+    else:
+        if len(tensors) == 1 and isinstance(tensors[0], (tuple, list)):
+            tensors = tuple(tensors[0])
+        if not tensors:
+            raise TypeError("draw() needs at least one tensor (or a Trace)")
+        missing = [i for i, t in enumerate(tensors) if not getattr(t, "requires_grad", False)]
+        if missing:
+            raise ValueError(f"tensor {missing[0]} passed to draw() does not require grad, so it has no graph "
+                             "to draw; create its inputs with requires_grad=True")
+        trace = build_trace(tensors, _names(names), show_saved=show_saved, order_of=order_of)
+    return Diagram(trace, opts)
+
+
+def layout_svg(trace: Trace, **draw_options) -> str:
+    """Lay a Trace out once and return the SVG.
+
+    Every drawn node's <g> has id = the trace node id (n0, n1, ...) and class "node <kind>";
+    every edge's <g> has id = the trace edge id (e0, ...) and class "edge ...". Nodes folded
+    by max_nodes/collapse are drawn by placeholders g0, g1, ...; `plan(trace, ...)` says which
+    placeholder (View.owner) or edge (View.edge_owner) stands for a hidden id.
+    """
+    if not isinstance(trace, Trace):
+        raise TypeError(f"layout_svg() takes a Trace (from gradviz.tracing), not {type(trace).__name__}")
+    return Diagram(trace, options(**draw_options)).svg()

@@ -1,0 +1,245 @@
+"""Trace -> Graphviz DOT: nodes, edges, scope clusters and placeholders for hidden nodes.
+
+Every node and edge carries `id` (the trace id: n0.., e0..; g0.. for placeholders)
+and a `class` naming its kind; Graphviz copies both onto the SVG `<g>` elements,
+which is what lets the player restyle one layout frame by frame.
+Edges run from input to consumer, as in torchviz, so with rankdir="TB" the
+leaves sit on top and the output at the bottom.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import graphviz
+import numpy as np
+
+from ..tracing import Trace
+from . import labels
+from .collapse import View, plan, summary
+from .escape import html_label, html_text
+from .theme import Theme, resolve_theme
+
+RANKDIRS = ("TB", "LR", "BT", "RL")
+
+
+@dataclass
+class DrawOptions:
+    show_values: bool = True
+    show_grads: bool = True
+    show_saved: bool = False      # used when building the Trace; a given Trace already decided
+    show_attrs: bool = False
+    show_shapes: bool = True
+    rankdir: str = "TB"
+    theme: object = None
+    max_nodes: int | None = 400
+    collapse: object = None
+    max_attr_chars: int = 50
+
+    def __post_init__(self):
+        if self.rankdir not in RANKDIRS:
+            raise ValueError(f"rankdir must be one of {RANKDIRS}, not {self.rankdir!r}")
+        if self.collapse not in (None, "scopes") and not isinstance(self.collapse, (str, list, tuple, set)):
+            raise ValueError(f"collapse must be None, 'scopes' or scope names, not {self.collapse!r}")
+
+
+def options(**kwargs) -> DrawOptions:
+    """DrawOptions from keyword arguments, naming any unknown one."""
+    known = DrawOptions.__dataclass_fields__
+    unknown = sorted(set(kwargs) - set(known))
+    if unknown:
+        raise TypeError(f"unknown drawing option(s) {', '.join(unknown)}; expected some of {', '.join(known)}")
+    return DrawOptions(**kwargs)
+
+
+# -- facts gathered from the whole trace ------------------------------------------------------
+def broadcast_axes(in_shape: tuple, out_shape: tuple) -> tuple:
+    """The axes of `out_shape` a gradient is summed over to get back to `in_shape` (none if it
+    does not broadcast to a larger shape)."""
+    in_shape, out_shape = tuple(in_shape), tuple(out_shape)
+    lead = len(out_shape) - len(in_shape)
+    if lead < 0 or any(i != 1 and i != o for i, o in zip(in_shape, out_shape[lead:])):
+        return ()
+    return tuple(range(lead)) + tuple(k + lead for k, i in enumerate(in_shape)
+                                      if i == 1 and out_shape[k + lead] != 1)
+
+
+def summed_axes(trace: Trace) -> dict:
+    """edge id -> axes summed to undo broadcasting.
+
+    From the recorded steps when the trace holds a backward run (exact: the engine's own
+    sum_to). Without steps, inferred from shapes where an op's inputs broadcast together
+    to exactly its output shape (elementwise ops, expand, batched matmul)."""
+    axes: dict = {}
+    if trace.steps:
+        for step in trace.steps:
+            for edge_id, _, summed in step.flows:
+                if summed:
+                    axes[edge_id] = tuple(summed)
+        return axes
+    index = {n.id: n for n in trace.nodes}
+    by_dst: dict = {}
+    for e in trace.edges:
+        if e.slot >= 0:
+            by_dst.setdefault(e.dst, []).append(e)
+    for dst, edges in by_dst.items():
+        node = index[dst]
+        if node.kind != "op" or node.value is None or any(e.shape is None for e in edges):
+            continue
+        out_shape = tuple(node.value.shape)
+        try:
+            joint = tuple(np.broadcast_shapes(*[tuple(e.shape) for e in edges]))
+        except ValueError:
+            continue
+        if len(edges) > 1 and joint != out_shape:
+            continue
+        for e in edges:
+            if int(np.prod(e.shape, dtype=np.int64)) < int(np.prod(out_shape, dtype=np.int64)):
+                found = broadcast_axes(e.shape, out_shape)
+                if found:
+                    axes[e.id] = found
+    return axes
+
+
+def label_context(trace: Trace, opts: DrawOptions, theme: Theme) -> labels.LabelContext:
+    index = {n.id: n for n in trace.nodes}
+    uses: dict = {}
+    leaf_of: dict = {}
+    feeds: dict = {}
+    for e in trace.edges:
+        if e.slot >= 0:
+            uses[e.src] = uses.get(e.src, 0) + 1
+            feeds.setdefault(e.src, []).append(e.dst)
+        if index[e.dst].kind == "accumulate" and index[e.src].kind == "leaf" and index[e.src].name:
+            leaf_of[e.dst] = index[e.src].name
+    received: dict = {}
+    for step in trace.steps:
+        node = index.get(step.node)
+        if node is not None and node.kind == "op" and len(step.grad_in) == 1 and step.grad_in[0] is not None:
+            received[step.node] = step.grad_in[0]
+    for root in trace.roots:   # an output's ḡ is the seed its grad_fn received, if it is its only use
+        for e in trace.edges:
+            if e.dst == root and uses.get(e.src) == 1 and e.src in received:
+                received[root] = received[e.src]
+    return labels.LabelContext(theme, opts.show_values, opts.show_grads, opts.show_shapes, opts.show_attrs,
+                               opts.max_attr_chars, received, uses, leaf_of, bool(trace.steps))
+
+
+# -- the digraph ------------------------------------------------------------------------------
+def _node_style(node, theme: Theme) -> dict:
+    if node.kind in ("op", "accumulate"):
+        return {"fillcolor": theme.order_fill(node.order), "style": "filled"}
+    fill = {"leaf": theme.leaf_fill, "output": theme.output_fill, "saved": theme.saved_fill}[node.kind]
+    return {"fillcolor": fill, "style": "filled"}
+
+
+def _group_label(group, trace: Trace, theme: Theme) -> str:
+    rows = [f"<B>{html_text(group.title)}</B>"]
+    what = summary(group, trace)
+    if group.kind == "scope":
+        ops = sum(1 for m in group.members if trace.node(m).kind == "op")
+        rows.append(html_text(f"{ops:,} op{'s' if ops != 1 else ''}"))
+    if what:
+        rows.append(f'<FONT COLOR="{theme.muted_color}">{html_text(what)}</FONT>')
+    names = group.params({n.id: n for n in trace.nodes})
+    if names:
+        shown = ", ".join(names[:6]) + (f", … ({len(names)} in all)" if len(names) > 6 else "")
+        rows.append(f'<FONT COLOR="{theme.muted_color}">{html_text("params: " + shown)}</FONT>')
+    return html_label("<BR/>".join(rows))
+
+
+def _cluster_tree(entries: list) -> dict:
+    """{scope name: subtree}, where a subtree holds its entries under the key None."""
+    tree: dict = {None: []}
+    for scope, entry in entries:
+        node = tree
+        for name in scope:
+            node = node.setdefault(name, {None: []})
+        node[None].append(entry)
+    return tree
+
+
+def to_digraph(trace: Trace, opts: DrawOptions | None = None, view: View | None = None) -> graphviz.Digraph:
+    """The graphviz.Digraph of a trace, drawn with `opts` (or the defaults)."""
+    opts = opts or DrawOptions()
+    theme = resolve_theme(opts.theme)
+    view = view or plan(trace, opts.max_nodes, opts.collapse)
+    ctx = label_context(trace, opts, theme)
+    axes = summed_axes(trace)
+    index = {n.id: n for n in trace.nodes}
+    edges_by_id = {e.id: e for e in trace.edges}
+
+    g = graphviz.Digraph("gradviz", format="svg")
+    g.attr("graph", rankdir=opts.rankdir, bgcolor=theme.bgcolor, fontname=theme.fontname,
+           fontsize=theme.fontsize, fontcolor=theme.fontcolor, nodesep="0.25", ranksep="0.3")
+    g.attr("node", shape="box", style="filled", fontname=theme.fontname, fontsize=theme.fontsize,
+           fontcolor=theme.fontcolor, color=theme.border_color, margin="0.08,0.04")
+    g.attr("edge", color=theme.edge_color, fontname=theme.fontname, fontsize="9", fontcolor=theme.fontcolor,
+           arrowsize="0.7")
+
+    entries = []
+    for node_id in view.nodes:
+        node = index[node_id]
+        scope = tuple(node.scope) if node.kind == "op" else ()
+        entries.append((scope, ("node", node)))
+    for group in view.groups:
+        entries.append((tuple(group.scope), ("group", group)))
+
+    def emit(graph, entry) -> None:
+        what, item = entry
+        if what == "node":
+            graph.node(item.id, label=labels.node_label(item, ctx), id=item.id, _attributes={"class": item.kind},
+                       **_node_style(item, theme))
+        else:
+            style = "filled,rounded" if item.kind == "scope" else "filled,dashed"
+            fill = theme.scope_fill if item.kind == "scope" else theme.hidden_fill
+            graph.node(item.id, label=_group_label(item, trace, theme), id=item.id, style=style, fillcolor=fill,
+                       _attributes={"class": f"group {item.kind}"})
+
+    clusters = iter(range(10 ** 9))
+
+    def emit_tree(graph, tree: dict) -> None:
+        for entry in tree[None]:
+            emit(graph, entry)
+        for name, sub in tree.items():
+            if name is None:
+                continue
+            k = next(clusters)
+            with graph.subgraph(name=f"cluster_{k}") as c:
+                c.attr(label=html_label(html_text(name)), id=f"scope{k}", style="rounded,filled",
+                       color=theme.cluster_color, fillcolor=theme.cluster_fill, fontcolor=theme.fontcolor,
+                       labeljust="l", _attributes={"class": "scope"})
+                emit_tree(c, sub)
+
+    emit_tree(g, _cluster_tree(entries))
+
+    for ve in view.edges:
+        attrs = {"id": ve.id}
+        src_kind = index[ve.src].kind if ve.src in index else "group"
+        if src_kind == "saved":
+            attrs.update(style="dashed", dir="none", _attributes={"class": "saved"})
+        elif len(ve.members) > 1:
+            attrs.update(label=html_label(html_text(f"×{len(ve.members):,}")), style="bold",
+                         _attributes={"class": "merged"})
+        else:
+            edge = edges_by_id[ve.id]
+            label = labels.edge_label(edge, axes.get(edge.id), ctx)
+            if label:
+                attrs["label"] = label
+            if axes.get(edge.id):
+                attrs["_attributes"] = {"class": "summed"}
+        g.edge(ve.src, ve.dst, **attrs)
+
+    notes = list(view.notes)
+    if any(n.order > 0 for n in trace.nodes):
+        orders = sorted({n.order for n in trace.nodes if n.kind in ("op", "accumulate")})
+        notes.append("fill by derivative order: " + ", ".join(f"{o}: {theme.order_fill(o)}" for o in orders))
+    if notes:
+        g.attr("graph", label=html_label('<BR ALIGN="LEFT"/>'.join(html_text(n) for n in notes)
+                                         + '<BR ALIGN="LEFT"/>'),
+               labelloc="b", labeljust="l", fontsize="9")
+    return g
+
+
+def to_dot(trace: Trace, **draw_options) -> str:
+    """The DOT source of a trace's diagram (see `draw` for the options)."""
+    return to_digraph(trace, options(**draw_options)).source
