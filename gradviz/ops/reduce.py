@@ -53,7 +53,7 @@ SUM_DIM = Op("sum", "SumBackward1", "c = Σ_dim a", lambda xp, a, dims, keep: a.
              vjp=(lambda xp, g, c, a, dims, keep: xp.broadcast_to(restore(xp, g, dims, keep, a.ndim), a.shape),),
              vjp_formulas=("ḡ broadcast over dim",), params=DIMS)
 MEAN = Op("mean", "MeanBackward0", "c = mean a", lambda xp, a: a.mean(),
-          vjp=(lambda xp, g, c, a: xp.broadcast_to(g / (a.size or 1), a.shape),),
+          vjp=(lambda xp, g, c, a: xp.broadcast_to(g / (_count(a, range(a.ndim)) or 1), a.shape),),
           vjp_formulas=("ḡ / n broadcast to a",))
 MEAN_DIM = Op("mean", "MeanBackward1", "c = mean_dim a", lambda xp, a, dims, keep: a.mean(axis=dims, keepdims=keep),
               vjp=(lambda xp, g, c, a, dims, keep:
@@ -122,11 +122,15 @@ AMIN = Op("amin", "AminBackward0", "c = min_dim a", lambda xp, a, dims, keep: a.
 
 
 def _select_vjp(xp, g, c, a, dim, keep, index):
+    if a.ndim == 0:
+        return g
     g = g if keep else xp.expand_dims(g, dim)
     return xp.scatter_add_zeros(a.shape, dim, index, g)
 
 
 def _take(xp, a, dim, keep, index):
+    if a.ndim == 0:
+        return a.copy()
     out = xp.take_along_axis(a, index, axis=dim)
     return out if keep else out.squeeze(dim)
 
@@ -196,7 +200,8 @@ CUMSUM = Op("cumsum", "CumsumBackward0", "cᵢ = Σ_{j≤i} aⱼ", lambda xp, a,
 
 # -- public functions ---------------------------------------------------------------
 def _dims_keep(input, dim, keepdim):
-    return normalize_dims(dim, input.ndim), bool(keepdim)
+    # a 0-d tensor accepts dim 0 / -1, but there is no axis to reduce
+    return (normalize_dims(dim, input.ndim) if input.ndim else ()), bool(keepdim)
 
 
 def sum(input, dim=None, keepdim=False, *, dtype=None):
