@@ -434,15 +434,14 @@ class Tensor:
         return self
 
     def __setitem__(self, key, value):
-        from .ops.index import index_put, parse_index
+        from .ops.index import index_put, setitem
         needs_graph = grad_mode.is_grad_enabled() and (
             self.requires_grad or (isinstance(value, Tensor) and value.requires_grad))
         if needs_graph:
             self._check_inplace_leaf()
             self._inplace(index_put(self, key, value))
             return
-        items, _ = parse_index(key)
-        self._data[items] = value._data if isinstance(value, Tensor) else value
+        setitem(self._data, key, value._data if isinstance(value, Tensor) else value)
         self._version += 1
 
     def __iadd__(self, other):

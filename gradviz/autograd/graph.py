@@ -103,7 +103,7 @@ class Node:
         if name.startswith("_saved_"):
             key = name[len("_saved_"):]
             op = object.__getattribute__(self, "op")
-            if key in op.saves:
+            if key in op.saves and key not in op.param_names:
                 if self.freed:
                     raise RuntimeError(FREED_MESSAGE)
                 if key == "result":

@@ -59,10 +59,11 @@ class ArrayNamespace:
         where() on unpredictable masks; the + 0 turns the −0 of (−x)·0 into PyTorch's +0."""
         return g * mask + 0
 
-    def index_fill_zero(self, g, index):
-        """g with zeros at `index` (the adjoint of overwriting a region)."""
+    def index_fill_zero(self, g, basic, adv=None):
+        """g with zeros at g[basic][adv] (the adjoint of overwriting a region)."""
         out = g.copy()
-        out[index] = 0
+        view = out[basic] if basic else out
+        view[(...,) if adv is None else adv] = 0
         return out
 
     def erf(self, a):

@@ -3,6 +3,8 @@ records it), advanced indexing as one IndexBackward0 whose VJP scatter-adds ḡ,
 repeated indices accumulate."""
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from .core import apply
@@ -26,9 +28,19 @@ SLICE = Op("slice", "SliceBackward0", "c = a[…, start:end:step]",
 INDEX = Op("index", "IndexBackward0", "c = a[idx]", lambda xp, a, idx: a[idx],
            vjp=(lambda xp, g, c, a, idx: xp.index_scatter(g, a.shape, idx, True),),
            vjp_formulas=("ḡ scatter-added at idx (repeats accumulate)",), params=("indices",), saves=("indices",))
-INDEX_PUT = Op("index_put", "CopySlices", "c = a; c[idx] = v", lambda xp, a, v, idx: _put(a, v, idx),
-               vjp=(lambda xp, g, c, a, v, idx: xp.index_fill_zero(g, idx), lambda xp, g, c, a, v, idx: g[idx]),
-               vjp_formulas=("ḡ with zeros at idx", "ḡ[idx]"), args=("self", "values"), params=("indices",))
+# x[key] = v on a tensor in the graph. With only tensor indices PyTorch records one
+# IndexPutBackward0; with ints/slices/None it writes into a view, recorded as CopySlices.
+# `basic` is a NumPy basic key (a view), `adv` the tensor indices applied to that view.
+_PUT_VJP = (lambda xp, g, c, a, v, basic, adv: xp.index_fill_zero(g, basic, adv),
+            lambda xp, g, c, a, v, basic, adv: _written(g, basic, adv))
+COPY_SLICES = Op("index_put", "CopySlices", "c = a; c[idx] = v", lambda xp, a, v, basic, adv: _put(a, v, basic, adv),
+                 vjp=_PUT_VJP, vjp_formulas=("ḡ with zeros at idx", "ḡ[idx]"), args=("self", "values"),
+                 params=("basic", "indices"))
+INDEX_PUT = Op("index_put", "IndexPutBackward0", "c = a; c[idx] = v",
+               lambda xp, a, v, basic, adv: _put(a, v, basic, adv),
+               vjp=_PUT_VJP, vjp_formulas=("ḡ with zeros at idx", "ḡ[idx]"), args=("self", "values"),
+               params=("basic", "indices"), saves=("indices",))
+ALIAS = Op("alias", "AliasBackward0", "c = a", lambda xp, a: a, vjp=(lambda xp, g, c, a: g,), vjp_formulas=("ḡ",))
 GATHER = Op("gather", "GatherBackward0", "cᵢⱼ = a[i, idx[i, j]]",
             lambda xp, a, dim, index: xp.take_along_axis(a, index, axis=dim),
             vjp=(lambda xp, g, c, a, dim, index: xp.scatter_add_zeros(a.shape, dim, index, g),),
@@ -45,10 +57,23 @@ INDEX_SELECT = Op("index_select", "IndexSelectBackward0", "c = a.index_select(di
                   vjp_formulas=("ḡ scatter-added at idx",), params=("dim", "index"), saves=("index",))
 
 
-def _put(a, v, idx):
+def _put(a, v, basic, adv):
     out = a.copy()
-    out[idx] = v
+    write(out, basic, adv, v)
     return out
+
+
+def write(array, basic, adv, v) -> None:
+    """array[basic][adv] = v, in place (a basic key ending in ... always gives a view)."""
+    view = array[basic] if basic else array
+    view[(...,) if adv is None else adv] = v
+
+
+def _written(x, basic, adv):
+    """x[basic][adv]: the region that index_put overwrote (arrays or Tensors)."""
+    if basic:
+        x = x[basic]
+    return x if adv is None else x[adv]
 
 
 def _region(index):
@@ -76,9 +101,9 @@ DIAGONAL_SCATTER = Op("diagonal_scatter", "DiagonalScatterBackward0", "c = zeros
                       vjp=(lambda xp, gg, c, g, shape, offset, d1, d2: xp.diagonal(gg, offset, d1, d2),),
                       vjp_formulas=("diag(ḡ)",), params=("shape", "offset", "dim1", "dim2"))
 INDEX_FILL_ZERO = Op("index_fill", "IndexFillBackward0", "c = g; c[idx] = 0",
-                     lambda xp, g, idx: xp.index_fill_zero(g, idx),
-                     vjp=(lambda xp, gg, c, g, idx: xp.index_fill_zero(gg, idx),), vjp_formulas=("ḡ, 0 at idx",),
-                     params=("indices",))
+                     lambda xp, g, basic, adv: xp.index_fill_zero(g, basic, adv),
+                     vjp=(lambda xp, gg, c, g, basic, adv: xp.index_fill_zero(gg, basic, adv),),
+                     vjp_formulas=("ḡ, 0 at idx",), params=("basic", "indices"))
 
 
 # -- public functions ---------------------------------------------------------------
@@ -88,61 +113,127 @@ def _as_index(item):
         return item._data
     if isinstance(item, (list, np.ndarray)):
         return np.asarray(item)
-    if isinstance(item, (bool, np.bool_)):
-        return np.asarray(item)
     return item
 
 
-def parse_index(key):
-    key = key if isinstance(key, tuple) else (key,)
-    items = tuple(_as_index(k) for k in key)
-    advanced = any(isinstance(k, np.ndarray) for k in items)
-    return items, advanced
+def _is_bool_scalar(k) -> bool:
+    return isinstance(k, (bool, np.bool_)) or (isinstance(k, np.ndarray) and k.ndim == 0 and k.dtype == bool)
+
+
+def parse_index(shape: tuple, key, single_slice: bool = False):
+    """PyTorch's reading of `x[key]`: ints, slices and None apply first, left to right, as
+    views (SelectBackward0, SliceBackward0, UnsqueezeBackward0); the tensor indices then index
+    that view at the dims they landed on (one IndexBackward0). NumPy would instead count ints
+    as advanced indices, which moves the result's dims when an int and a tensor are apart.
+
+    Returns (steps, basic, adv): the views to record [(kind, dim, arg)], the same view as a
+    NumPy basic key (() when it is the whole tensor), and the key of slices and integer/bool
+    arrays for that view (None when there is none). A full slice records nothing, except
+    for a bare `x[:]`, which PyTorch always records."""
+    items = [_as_index(k) for k in (key if isinstance(key, tuple) else (key,))]
+
+    def width(k):
+        if k is None or k is Ellipsis or _is_bool_scalar(k):
+            return 0
+        if isinstance(k, np.ndarray) and k.dtype == bool:
+            return k.ndim
+        return 1
+
+    ndim = len(shape)
+    specified = sum(width(k) for k in items)
+    if specified > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    if sum(k is Ellipsis for k in items) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    cur = list(shape)
+    steps, basic, adv, dim = [], [], {}, 0
+    for k in items:
+        if k is Ellipsis:
+            basic.append(k)
+            dim += ndim - specified
+        elif k is None or _is_bool_scalar(k):
+            steps.append(("unsqueeze", dim, None))
+            basic.append(None)
+            cur.insert(dim, 1)
+            if k is not None:   # x[True] is x[None][[0]]; x[False] selects nothing
+                adv[dim] = np.zeros(1 if k else 0, dtype=np.int64)
+            dim += 1
+        elif isinstance(k, slice):
+            start, stop, step = k.indices(cur[dim])
+            if step <= 0:
+                raise ValueError("step must be greater than zero")
+            stop = max(stop, start)
+            if single_slice or (start, stop, step) != (0, cur[dim], 1):
+                steps.append(("slice", dim, (start, stop, step)))
+            basic.append(k)
+            cur[dim] = len(range(start, stop, step))
+            dim += 1
+        elif isinstance(k, np.ndarray) and (k.ndim or k.dtype.kind not in "iu"):
+            if k.dtype == bool:
+                if tuple(k.shape) != tuple(cur[dim:dim + k.ndim]):
+                    bad = next(i for i, (m, s) in enumerate(zip(k.shape, cur[dim:])) if m != s)
+                    raise IndexError(f"The shape of the mask {list(k.shape)} at index {bad} does not match the "
+                                     f"shape of the indexed tensor {cur} at index {dim + bad}")
+            elif k.dtype.kind not in "iu":
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            adv[dim] = k
+            n = k.ndim if k.dtype == bool else 1
+            basic += [slice(None)] * n
+            dim += n
+        else:
+            i = operator.index(k)
+            size = cur[dim]
+            if not -size <= i < size:
+                raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {size}")
+            steps.append(("select", dim, i % size))
+            basic.append(i)
+            del cur[dim]
+    if not steps:
+        basic = ()
+    elif not any(k is Ellipsis for k in basic):
+        basic.append(Ellipsis)   # so that even a 0-d result is a view, not a NumPy scalar
+    adv_key = None
+    if adv:
+        adv_key, d = [], 0
+        for pos in sorted(adv):
+            adv_key += [slice(None)] * (pos - d)
+            adv_key.append(adv[pos])
+            d = pos + (adv[pos].ndim if adv[pos].dtype == bool else 1)
+        adv_key = tuple(adv_key)
+    return steps, tuple(basic), adv_key
 
 
 def getitem(tensor, key):
-    items, advanced = parse_index(key)
-    if advanced:
-        for k in items:
-            if isinstance(k, np.ndarray) and k.dtype.kind == "f":
-                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-        return apply(INDEX, (tensor,), (items,))
-    real = sum(1 for k in items if k is not None and k is not Ellipsis)
-    if real > tensor.ndim:
-        raise IndexError(f"too many indices for tensor of dimension {tensor.ndim}")
-    out, dim = tensor, 0
-    for k in items:
-        if k is Ellipsis:
-            dim += tensor.ndim - real
-        elif k is None:
+    steps, _, adv = parse_index(tensor.shape, key, isinstance(key, slice))
+    out = tensor
+    for kind, dim, arg in steps:
+        if kind == "unsqueeze":
             out = unsqueeze(out, dim)
-            dim += 1
-        elif isinstance(k, slice):
-            size = out.shape[dim]
-            start, stop, step = k.indices(size)
-            if step <= 0:
-                raise ValueError("step must be greater than zero")
-            if (start, stop, step) != (0, size, 1):
-                out = apply(SLICE, (out,), (dim, start, max(stop, start), step))
-            dim += 1
+        elif kind == "slice":
+            out = apply(SLICE, (out,), (dim,) + arg)
         else:
-            i = int(k)
-            size = out.shape[dim]
-            if not -size <= i < size:
-                raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {size}")
-            out = apply(SELECT, (out,), (dim, i % size))
-    if out is tensor and tensor.ndim:   # x[:] is still a view in PyTorch's graph
-        out = apply(SLICE, (tensor,), (0, 0, tensor.shape[0], 1))
+            out = apply(SELECT, (out,), (dim, arg))
+    if adv is not None:
+        return apply(INDEX, (out,), (adv,))
+    if out is tensor:   # x[...] and x[:, :] are still a new node in PyTorch's graph
+        return apply(ALIAS, (tensor,))
     return out
 
 
+def setitem(array, key, value) -> None:
+    """array[key] = value with PyTorch's reading of key (no graph)."""
+    _, basic, adv = parse_index(array.shape, key)
+    write(array, basic, adv, value)
+
+
 def index_put(tensor, key, values):
-    """The out-of-place result of tensor[key] = values (CopySlices in PyTorch)."""
+    """The out-of-place result of tensor[key] = values (CopySlices or IndexPutBackward0)."""
     from ..tensor import Tensor
-    items, _ = parse_index(key)
+    steps, basic, adv = parse_index(tensor.shape, key)
     if not isinstance(values, Tensor):
         values = Tensor(values, dtype=tensor.dtype)
-    return apply(INDEX_PUT, (tensor, values), (items,))
+    op = INDEX_PUT if adv is not None and not steps else COPY_SLICES
+    return apply(op, (tensor, values), (basic, adv))
 
 
 def gather(input, dim, index):

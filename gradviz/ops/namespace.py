@@ -95,8 +95,8 @@ class TensorNamespace:
         return apply(index_ops.DIAGONAL_SCATTER, (g,), (tuple(newshape), offset, d1, d2))
 
     @staticmethod
-    def index_fill_zero(g, idx):
-        return apply(index_ops.INDEX_FILL_ZERO, (g,), (idx,))
+    def index_fill_zero(g, basic, adv=None):
+        return apply(index_ops.INDEX_FILL_ZERO, (g,), (basic, adv))
 
 
 index_ops = index
