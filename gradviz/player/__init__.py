@@ -1,0 +1,28 @@
+"""Step through backward: animations of the chain rule and of VJP propagation.
+
+Public API:
+  animate(*tensors, gradient=None, names=None, forward=True, ...) -> Animation
+      a recorded run as a self-contained HTML player (.save("x.html"), .save("x.gif"), inline in notebooks)
+  step(*tensors, gradient=None, ...) -> Stepper
+      an ipywidgets stepper whose Next runs the engine's own backward one node at a time
+  jacobian_view(f, x, vs=None) -> JacobianView
+      the Jacobian of a small function, row by row from one-hot backward passes, and vᵀJ = backward(v)
+
+Modules: frames (Trace -> frames), explain (the step panel), mathtext (values and MathML),
+jacobian (one-hot VJPs), stage (restyling the laid-out SVG by id), html (Animation),
+gif (GIF export), widget (Stepper); assets/ holds the CSS and script both players share.
+"""
+from .frames import Frame, build_frames, state_at  # noqa: F401
+from .html import Animation, animate  # noqa: F401
+from .jacobian import JacobianView, jacobian_view, local_jacobians  # noqa: F401
+
+__all__ = ["animate", "Animation", "step", "Stepper", "jacobian_view", "JacobianView", "local_jacobians",
+           "Frame", "build_frames", "state_at"]
+
+
+def __getattr__(name):
+    # the widget needs ipywidgets; importing it only on use keeps animate() free of that dependency
+    if name in ("step", "Stepper"):
+        from . import widget
+        return getattr(widget, name)
+    raise AttributeError(f"module 'gradviz.player' has no attribute '{name}'")

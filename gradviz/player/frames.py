@@ -1,0 +1,210 @@
+"""Trace -> frames: what changes on the diagram at each step, plus the step panel's text.
+
+One Graphviz layout serves a whole animation; a frame never carries an SVG. It
+carries only the state changes (a CSS class per node or edge id) relative to the
+previous frame, the short texts drawn on the edges gradient flows along in that
+frame, and the panel's HTML. The HTML player folds the changes in JavaScript; the
+ipywidgets Stepper folds them here (`state_at`) and styles the SVG server-side.
+
+Forward frames come first (the graph grows op by op, in creation order), then one
+frame per backward step (one VJP, or one AccumulateGrad write).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..tracing import Trace, TraceStep
+from . import explain
+
+# Node states: hidden (not created yet), new (created in this frame), built (created
+# earlier), waiting (backward has not reached it), pending (has received part of its
+# gradient), active (running its VJP now), done, written (a tensor whose .grad was written).
+NODE_STATES = ("hidden", "new", "built", "waiting", "pending", "active", "done", "written")
+# Edge states: hidden, new, built (forward); idle, flowing (gradient moves along it now), done.
+EDGE_STATES = ("hidden", "new", "built", "idle", "flowing", "done")
+
+
+@dataclass
+class Frame:
+    index: int
+    phase: str                                   # "forward" | "backward"
+    step: int | None                             # index into trace.steps, for backward frames
+    node: str | None                             # the node created (forward) or run (backward)
+    changes: dict = field(default_factory=dict)  # id -> state, only what differs from the previous frame
+    labels: dict = field(default_factory=dict)   # edge id -> text drawn on the edge in this frame
+    title: str = ""
+    text: str = ""                               # the step panel (HTML)
+    caption: str = ""                            # the step's results as plain text (GIF, alt text)
+
+    def to_json(self) -> dict:
+        return {"c": self.changes, "l": self.labels, "t": self.title, "h": self.text, "n": self.node}
+
+
+class Graph:
+    """Look-ups over a Trace that frames and the panel text need."""
+
+    def __init__(self, trace: Trace):
+        self.trace = trace
+        self.nodes = {n.id: n for n in trace.nodes}
+        self.edges = {e.id: e for e in trace.edges}
+        self.into: dict = {}
+        self.out_of: dict = {}
+        for e in trace.edges:
+            self.into.setdefault(e.dst, []).append(e)
+            self.out_of.setdefault(e.src, []).append(e)
+        for lst in self.into.values():
+            lst.sort(key=lambda e: e.slot)
+
+    def leaf_of(self, node_id: str):
+        """The leaf tensor node behind an AccumulateGrad node (None for other nodes)."""
+        node = self.nodes[node_id]
+        if node.kind != "accumulate":
+            return None
+        for e in self.into.get(node_id, ()):
+            if self.nodes[e.src].kind == "leaf":
+                return self.nodes[e.src]
+        return None
+
+    def output_nr(self, edge) -> int:
+        """Which output of edge.src the edge reads (multi-output ops such as split)."""
+        dst = self.nodes[edge.dst].ref
+        try:
+            return int(dst.next_functions[edge.slot][1])
+        except (AttributeError, IndexError, TypeError):
+            return 0
+
+    def gradient_edges_out(self, node_id: str) -> list:
+        """Edges along which gradient can reach `node_id` (its consumers, not saved tensors)."""
+        return [e for e in self.out_of.get(node_id, ()) if e.slot >= 0 and self.nodes[e.dst].kind != "output"]
+
+
+class FrameBuilder:
+    """Builds frames one at a time, so the Stepper can add a frame per engine step."""
+
+    def __init__(self, trace: Trace, jacobians: bool = True):
+        self.trace = trace
+        self.graph = Graph(trace)
+        self.jacobians = jacobians
+        self.frames: list = []
+        self.state: dict = {}        # id -> state after the last frame
+        self._pending: dict = {}     # changes of the frame being built
+        self.received: dict = {}     # node id -> [(edge, Preview)] gradient contributions so far
+        self._backward_started = False
+
+    # -- state ----------------------------------------------------------------------
+    def _set(self, ident: str, state: str) -> None:
+        if self.state.get(ident) != state or ident in self._pending:
+            self._pending[ident] = state
+            self.state[ident] = state
+
+    def _emit(self, phase: str, step, node, labels, title, text, caption) -> "Frame":
+        frame = Frame(len(self.frames), phase, step, node, dict(self._pending), labels, title, text, caption)
+        self._pending = {}
+        self.frames.append(frame)
+        return frame
+
+    def _settle(self) -> None:
+        """What was happening in the previous frame becomes history."""
+        for ident, st in list(self.state.items()):
+            if st == "new":
+                self._set(ident, "built")
+            elif st == "active":
+                self._set(ident, "done")
+            elif st == "flowing":
+                self._set(ident, "done")
+
+    # -- forward --------------------------------------------------------------------
+    def forward_order(self) -> list:
+        """Op node ids in the order the forward created them."""
+        ops = {n.id for n in self.trace.nodes if n.kind == "op"}
+        order = [i for i in self.trace.forward if i in ops]
+        return order or [n.id for n in self.trace.nodes if n.kind == "op"]
+
+    def add_forward(self) -> list:
+        g = self.graph
+        order = self.forward_order()
+        if not order:
+            return []
+        for n in self.trace.nodes:
+            self._set(n.id, "hidden")
+        for e in self.trace.edges:
+            self._set(e.id, "hidden")
+        made = []
+        for k, node_id in enumerate(order):
+            if k:
+                self._settle()
+            self._set(node_id, "new")
+            for e in g.into.get(node_id, ()):
+                self._set(e.id, "new")
+                if self.state.get(e.src) == "hidden":
+                    self._set(e.src, "new")
+                    for e2 in g.into.get(e.src, ()):     # a leaf behind its AccumulateGrad
+                        self._set(e2.id, "new")
+                        self._set(e2.src, "new")
+            for e in g.out_of.get(node_id, ()):
+                if g.nodes[e.dst].kind == "output":
+                    self._set(e.id, "new")
+                    self._set(e.dst, "new")
+            title, text, caption = explain.forward(self, node_id, k, len(order))
+            made.append(self._emit("forward", None, node_id, {}, title, text, caption))
+        return made
+
+    # -- backward -------------------------------------------------------------------
+    def _start_backward(self) -> None:
+        for n in self.trace.nodes:
+            self._set(n.id, "waiting")
+        for e in self.trace.edges:
+            self._set(e.id, "idle")
+        self._backward_started = True
+
+    def add_step(self, step: TraceStep, total: int | None = None) -> "Frame":
+        g = self.graph
+        if not self._backward_started:
+            self._start_backward()
+        else:
+            self._settle()
+        node_id = step.node
+        labels: dict = {}
+        self._set(node_id, "active")
+        for e in g.out_of.get(node_id, ()):           # the seed arrives from an output
+            if g.nodes[e.dst].kind == "output" and g.nodes[e.dst].id in self.trace.roots:
+                if self.state.get(e.dst) in ("waiting", None):
+                    self._set(e.dst, "done")
+                    self._set(e.id, "flowing")
+                    if step.grad_in:
+                        labels[e.id] = "seed " + explain.short(step.grad_in[0])
+        for edge_id, grad, axes in step.flows:
+            e = g.edges[edge_id]
+            self._set(edge_id, "flowing")
+            labels[edge_id] = explain.short(grad) + (" Σ" + ",".join(map(str, axes)) if axes else "")
+            if self.state.get(e.src) in ("waiting", "pending"):
+                self._set(e.src, "pending")
+            self.received.setdefault(e.src, []).append((e, grad))
+        for acc in step.accumulations:
+            self._set(acc.node, "written")
+            for e in g.into.get(node_id, ()):
+                if e.src == acc.node:
+                    self._set(e.id, "flowing")
+                    labels[e.id] = explain.short(acc.total)
+        title, text, caption = explain.backward(self, step, total)
+        return self._emit("backward", step.index, node_id, labels, title, text, caption)
+
+    def build(self, forward: bool = True) -> list:
+        if forward:
+            self.add_forward()
+        for step in self.trace.steps:
+            self.add_step(step, len(self.trace.steps))
+        return self.frames
+
+
+def build_frames(trace: Trace, forward: bool = True, jacobians: bool = True) -> list:
+    """Every frame of an animation of `trace`: forward frames (optional), then one per step."""
+    return FrameBuilder(trace, jacobians).build(forward)
+
+
+def state_at(frames: list, index: int) -> dict:
+    """The full id -> state map after frame `index` (folding the changes from the start)."""
+    state: dict = {}
+    for frame in frames[:index + 1]:
+        state.update(frame.changes)
+    return state

@@ -1,0 +1,186 @@
+"""GIF export of an Animation: Graphviz's `dot` for pictures, Pillow to assemble them.
+
+The graph is still laid out once: `dot -Tdot` writes the positions, and every frame
+is that positioned graph restyled by id (colours, pen widths, invisibility) and
+drawn by `neato -n2`, which keeps the given positions. Raster output needs the
+system Graphviz (the WebAssembly build writes no PNG), hence the clear errors.
+"""
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+# DOT attributes standing for the player's CSS states
+NODE_STYLE = {
+    "hidden": {"style": "invis"},
+    "new": {"color": "#1565c0", "penwidth": "2.5"},
+    "waiting": {"color": "gray70", "fontcolor": "gray50"},
+    "pending": {"color": "#ef6c00", "penwidth": "1.5", "style": "filled,dashed"},
+    "active": {"color": "#e65100", "penwidth": "3.5"},
+    "done": {"color": "#2e7d32", "penwidth": "1.5"},
+    "written": {"color": "#6a1b9a", "penwidth": "3"},
+}
+EDGE_STYLE = {
+    "hidden": {"style": "invis"},
+    "new": {"color": "#1565c0", "penwidth": "2"},
+    "idle": {"color": "gray75", "fontcolor": "gray60"},
+    "flowing": {"color": "#e65100", "penwidth": "3", "style": "dashed", "fontcolor": "#bf360c"},
+    "done": {"color": "#2e7d32"},
+}
+INSTALL = "install Graphviz (Debian/Ubuntu: apt-get install graphviz; macOS: brew install graphviz)"
+
+
+def _tools() -> tuple:
+    try:
+        from PIL import Image  # noqa: F401
+    except ImportError:
+        raise RuntimeError("saving an Animation as .gif needs Pillow: pip install pillow "
+                           "(or pip install 'gradviz[gif]'); .save('x.html') needs nothing extra") from None
+    dot, neato = shutil.which("dot"), shutil.which("neato")
+    if not dot or not neato:
+        raise RuntimeError(f"saving an Animation as .gif needs Graphviz's `dot` and `neato` programs, which were not "
+                           f"found on PATH: {INSTALL}; or save it as .html, which needs no Graphviz binary")
+    return dot, neato
+
+
+def _statement_end(src: str, start: int) -> int:
+    """Index of the ']' closing the attribute list that contains position `start`
+    (skipping quoted strings and <...> HTML labels)."""
+    i, depth, quoted = start, 0, False
+    while i < len(src):
+        ch = src[i]
+        if quoted:
+            if ch == "\\":
+                i += 1
+            elif ch == '"':
+                quoted = False
+        elif ch == '"':
+            quoted = True
+        elif ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        elif ch == "]" and depth == 0:
+            return i
+        i += 1
+    return -1
+
+
+def _dot_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
+
+
+def restyle(positioned: str, state: dict, labels: dict, kinds: dict) -> str:
+    """The positioned DOT with each id's state (and flowing edges' labels) as attributes."""
+    inserts = []
+    for ident, st in state.items():
+        style = (EDGE_STYLE if kinds.get(ident) == "edge" else NODE_STYLE).get(st)
+        extra = dict(style or {})
+        if ident in labels and labels[ident]:
+            extra["xlabel"] = labels[ident]
+        if not extra:
+            continue
+        for key in (f"id={ident},", f"id={ident}]", f"id={ident}\n", f'id="{ident}"'):
+            at = positioned.find(key)
+            if at >= 0:
+                end = _statement_end(positioned, at)
+                if end > 0:
+                    inserts.append((end, ", ".join(f"{k}={_dot_string(v)}" for k, v in extra.items())))
+                break
+    out, pos = [], 0
+    for end, attrs in sorted(inserts):
+        out.append(positioned[pos:end])
+        out.append(", " + attrs)
+        pos = end
+    out.append(positioned[pos:])
+    return "".join(out)
+
+
+def _font(size: int):
+    from PIL import ImageFont
+    for name in ("DejaVuSans.ttf", "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", "Arial.ttf"):
+        try:
+            return ImageFont.truetype(name, size)
+        except OSError:
+            continue
+    return ImageFont.load_default()
+
+
+def _wrap(draw, text: str, font, width: int) -> list:
+    lines = []
+    for para in text.split("; "):
+        words, line = para.split(" "), ""
+        for word in words:
+            trial = f"{line} {word}".strip()
+            if draw.textlength(trial, font=font) <= width or not line:
+                line = trial
+            else:
+                lines.append(line)
+                line = word
+        lines.append(line)
+    return lines
+
+
+def save_gif(animation, path: str | os.PathLike, duration_ms: int | None = None, width: int = 900,
+             max_frames: int = 400) -> Path:
+    """Write `animation` as an animated GIF: one picture per frame with its caption below."""
+    dot, neato = _tools()
+    from PIL import Image, ImageDraw
+    from ..render import to_dot
+    path = Path(path)
+    frames = animation.frames[:max_frames]
+    if not frames:
+        raise ValueError("this animation has no frames to save")
+    source = to_dot(animation.trace, **getattr(animation, "draw_options", {}))
+    positioned = _run([dot, "-Tdot"], source.encode("utf-8")).decode("utf-8")
+    kinds = animation.stage.kinds
+    font, title_font = _font(15), _font(17)
+    pictures = []
+    state: dict = {}
+    for frame in frames:
+        state.update(frame.changes)
+        png = _run([neato, "-n2", "-Tpng", "-Gdpi=96"], restyle(positioned, state, frame.labels, kinds).encode())
+        graph = Image.open(io.BytesIO(png)).convert("RGB")
+        if graph.width > width:
+            graph = graph.resize((width, max(1, round(graph.height * width / graph.width))))
+        canvas_w = max(width, graph.width)
+        probe = ImageDraw.Draw(Image.new("RGB", (1, 1)))
+        lines = _wrap(probe, frame.caption or "", font, canvas_w - 24)
+        text_h = 16 + 24 + 20 * len(lines)
+        canvas = Image.new("RGB", (canvas_w, graph.height + text_h), "white")
+        canvas.paste(graph, ((canvas_w - graph.width) // 2, 0))
+        draw = ImageDraw.Draw(canvas)
+        y = graph.height + 8
+        draw.text((12, y), _plain_title(frame.title), fill="#424242", font=title_font)
+        y += 24
+        for line in lines:
+            draw.text((12, y), line, fill="#212121", font=font)
+            y += 20
+        pictures.append(canvas)
+    size = (max(p.width for p in pictures), max(p.height for p in pictures))
+    padded = []
+    for p in pictures:
+        if p.size != size:
+            full = Image.new("RGB", size, "white")
+            full.paste(p, (0, 0))
+            p = full
+        padded.append(p.quantize(colors=128, method=Image.Quantize.MEDIANCUT))
+    duration = duration_ms or getattr(animation, "interval_ms", 1200)
+    padded[0].save(path, save_all=True, append_images=padded[1:], duration=duration, loop=0, optimize=False)
+    return path
+
+
+def _plain_title(title: str) -> str:
+    import html
+    return html.unescape(title)
+
+
+def _run(cmd: list, data: bytes) -> bytes:
+    done = subprocess.run(cmd, input=data, capture_output=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"Graphviz's {Path(cmd[0]).name} failed ({done.returncode}): "
+                           f"{done.stderr.decode('utf-8', 'replace').strip()}")
+    return done.stdout

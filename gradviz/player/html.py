@@ -1,0 +1,203 @@
+"""Animation: a recorded backward (and forward) as a self-contained HTML player.
+
+`animate()` records, lays the graph out once with the renderer, builds the frames
+and returns an Animation. `.save("x.html")` writes ONE file: the inline SVG, the
+stylesheet, the frames as JSON and a small script (assets/player.js), with no
+network access. `_repr_html_` is the same player as a fragment, so it plays in a
+notebook without a kernel (nbviewer, a blog). `.save("x.gif")` is in gif.py.
+"""
+from __future__ import annotations
+
+import functools
+import itertools
+import json
+import os
+from pathlib import Path
+
+from ..tracing import Trace, add_steps, build_trace
+from .frames import Frame, FrameBuilder, state_at
+from .mathtext import esc
+from .stage import Stage
+
+ASSETS = Path(__file__).with_name("assets")
+_uids = itertools.count()
+
+# When several hidden nodes share one placeholder, the placeholder shows the liveliest state.
+_PRIORITY = {"active": 7, "flowing": 6, "written": 5, "new": 4, "pending": 3, "done": 2, "built": 2,
+             "waiting": 1, "idle": 1, "hidden": 0}
+
+
+@functools.lru_cache(maxsize=None)
+def asset(name: str) -> str:
+    """The text of a file in gradviz/player/assets (shared by the HTML player and the widget)."""
+    return (ASSETS / name).read_text(encoding="utf-8")
+
+
+def stylesheet() -> str:
+    return asset("player.css")
+
+
+def script_json(data) -> str:
+    """JSON safe inside <script>: no '</script>' or '<!--' can end or confuse the element."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("</", "<\\/").replace("<!--", "<\\u0021--")
+
+
+def layout(trace: Trace, draw_options: dict) -> tuple:
+    """Lay the trace out once with the renderer; returns (svg, the hidden-id -> placeholder map)."""
+    from ..render import layout_svg, options, plan
+    opts = options(**draw_options)
+    view = plan(trace, opts.max_nodes, opts.collapse)
+    owners = {**view.owner, **view.edge_owner}
+    return layout_svg(trace, **draw_options), owners
+
+
+def remap(frames: list, owners: dict) -> None:
+    """Point the changes and labels of ids the diagram folded away at the ids that draw them."""
+    if not owners:
+        return
+    for frame in frames:
+        changes: dict = {}
+        for ident, st in frame.changes.items():
+            target = owners.get(ident, ident)
+            if target == ident or _PRIORITY.get(st, 0) >= _PRIORITY.get(changes.get(target), -1):
+                changes[target] = st
+        frame.changes = changes
+        frame.labels = {owners.get(k, k): v for k, v in frame.labels.items()}
+        if frame.node in owners:
+            frame.node = owners[frame.node]
+
+
+class Animation:
+    """A recorded run: `.steps` (the trace's backward steps), `.frames`, `.save(path)`."""
+
+    def __init__(self, trace: Trace, frames: list, svg: str, interval_ms: int = 1200, title: str = "gradviz",
+                 draw_options: dict | None = None):
+        self.trace = trace
+        self.draw_options = dict(draw_options or {})   # what the SVG was drawn with (the GIF redraws alike)
+        self.frames: list[Frame] = frames
+        self.stage = Stage(svg)
+        self.interval_ms = int(interval_ms)
+        self.title = title
+
+    @property
+    def steps(self) -> list:
+        return self.trace.steps
+
+    @property
+    def svg(self) -> str:
+        return self.stage.svg
+
+    def __len__(self) -> int:
+        return len(self.frames)
+
+    def __repr__(self) -> str:
+        forward = sum(f.phase == "forward" for f in self.frames)
+        return (f"<gradviz.Animation: {len(self.frames)} frames ({forward} forward, "
+                f"{len(self.frames) - forward} backward) over {len(self.trace.nodes)} nodes>")
+
+    def state(self, index: int) -> dict:
+        """The id -> state map the diagram shows at frame `index`."""
+        return state_at(self.frames, index)
+
+    def data(self) -> dict:
+        """What the player script reads: the frames and the edge midpoints."""
+        mid = {k: [round(x, 1), round(y, 1)] for k, (x, y) in self.stage.midpoints.items()}
+        return {"frames": [f.to_json() for f in self.frames], "mid": mid, "interval": self.interval_ms}
+
+    def fragment(self) -> str:
+        """The player as an HTML fragment: it styles and scripts itself, so it works inside any page."""
+        uid = f"gv-player-{os.getpid()}-{next(_uids)}"
+        n = len(self.frames)
+        first = self.frames[0] if self.frames else None
+        # frame 0 drawn server-side: readers that strip scripts (GitHub previews) still see a diagram
+        svg = self.stage.render(self.state(0), first.labels) if first else self.stage.svg
+        return (
+            f'<div class="gv-root gv-player" id="{uid}" data-frame="0">'
+            f"<style>{stylesheet()}</style>"
+            '<div class="gv-bar">'
+            '<button type="button" class="gv-first" title="First frame (Home)">|◀</button>'
+            '<button type="button" class="gv-prev" title="Previous step (←)">◀ Prev</button>'
+            '<button type="button" class="gv-play" title="Play / pause (space)">▶ Play</button>'
+            '<button type="button" class="gv-next" title="Next step (→)">Next ▶</button>'
+            f'<input type="range" class="gv-slider" min="0" max="{max(n - 1, 0)}" value="0" step="1" '
+            'aria-label="frame">'
+            f'<span class="gv-count">{1 if n else 0} / {n}</span>'
+            '<label>speed <select class="gv-speed">'
+            '<option value="0.5">0.5×</option><option value="1" selected>1×</option>'
+            '<option value="2">2×</option><option value="4">4×</option></select></label>'
+            "</div>"
+            '<div class="gv-layout">'
+            f'<div class="gv-stage">{svg}</div>'
+            '<div class="gv-panel" aria-live="polite">'
+            f'<div class="gv-title">{first.title if first else ""}</div>'
+            f'<div class="gv-text">{first.text if first else ""}</div></div>'
+            "</div>"
+            f'<script type="application/json" class="gv-data">{script_json(self.data())}</script>'
+            f"<script>{asset('player.js')}\n"
+            "(function(s){window.gradvizPlayer(s&&s.closest?s.closest('.gv-player'):"
+            f"document.getElementById('{uid}'));}})(document.currentScript);</script>"
+            "</div>"
+        )
+
+    def html(self) -> str:
+        """A whole HTML document holding the player (no external resource of any kind)."""
+        return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+                '<meta name="viewport" content="width=device-width, initial-scale=1">'
+                f"<title>{esc(self.title)}</title></head><body>{self.fragment()}</body></html>\n")
+
+    def _repr_html_(self) -> str:
+        return self.fragment()
+
+    def save(self, path: str | os.PathLike, **options) -> Path:
+        """Write the animation: .html/.htm (the player) or .gif (needs Pillow and Graphviz's dot)."""
+        path = Path(path)
+        suffix = path.suffix.lower()
+        if suffix in (".html", ".htm"):
+            path.write_text(self.html(), encoding="utf-8")
+            return path
+        if suffix == ".gif":
+            from .gif import save_gif
+            return save_gif(self, path, **options)
+        raise ValueError(f"cannot tell the format of {str(path)!r}: save an Animation as .html or .gif")
+
+
+def _roots(tensors) -> tuple:
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if not tensors:
+        raise TypeError("animate() needs at least one tensor to run backward from")
+    for i, t in enumerate(tensors):
+        if not getattr(t, "requires_grad", False):
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+    return tuple(tensors)
+
+
+def animate(*tensors, gradient=None, names=None, forward: bool = True, retain_graph: bool = True,
+            jacobians: bool = True, interval_ms: int = 1200, title: str = "gradviz: backward, step by step",
+            **draw_options) -> Animation:
+    """Record the graph behind `tensors` and a backward run over it, and return an Animation.
+
+    gradient: the `gradient` of `tensor.backward(gradient)` (needed for non-scalar outputs).
+    names: {name: tensor} for the diagram and the panel. forward: start with frames in which
+    the graph grows op by op, in the order the code created it. retain_graph: keep the graph
+    (the default) so the caller can backward again and local Jacobians can be shown.
+    jacobians: show each step's local Jacobian (for tensors of up to 64 elements).
+    Other keyword arguments are drawing options of `gradviz.draw` (rankdir, theme, ...).
+    The backward really runs: leaf .grad accumulates as with `.backward()`.
+    """
+    from ..autograd.engine import backward_steps
+    from ..render import _names
+    roots = _roots(tensors)
+    # the panel and the edges show gradients as they are computed; a static "grad" column on
+    # the nodes would show the state before the run for the whole animation
+    draw_options.setdefault("show_grads", False)
+    trace = build_trace(roots, _names(names), show_saved=draw_options.get("show_saved", False))
+    # laid out before the run, so the diagram shows .grad as it was when the animation starts
+    svg, owners = layout(trace, draw_options)
+    before = {n.id: n.grad for n in trace.nodes if n.kind == "leaf"}
+    steps = list(backward_steps(roots, gradient, retain_graph=retain_graph))
+    add_steps(trace, steps, before)
+    frames = FrameBuilder(trace, jacobians).build(forward)
+    remap(frames, owners)
+    return Animation(trace, frames, svg, interval_ms, title, draw_options)

@@ -1,0 +1,173 @@
+"""Text for the step panel: values as short strings, formulas as MathML.
+
+The op records write their formulas as Unicode strings ("c = a ⊙ b", "ḡ ⊙ b ⊙ aᵇ⁻¹",
+"Σ ḡ over the expanded axes"). Browsers (Chromium, Firefox, Safari) render MathML
+Core natively, so a small tokenizer turns those strings into <math> without any
+network font or CDN script; prose inside a formula stays prose (<mtext>).
+Everything a user typed (tensor names) is escaped here and nowhere else needs to.
+"""
+from __future__ import annotations
+
+import html
+import re
+
+import numpy as np
+
+esc = html.escape   # quote=True: safe in text and in attribute values
+
+_SUPERSCRIPTS = dict(zip("ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻᴬᴮᴰᴱᴳᴴᴵᴶᴷᴸᴹᴺᴼᴾᴿᵀᵁⱽᵂ⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾",
+                         "abcdefghijklmnoprstuvwxyzABDEGHIJKLMNOPRTUVW0123456789+−=()"))
+_SUBSCRIPTS = dict(zip("ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎",
+                       "aehijklmnoprstuvx0123456789+−=()"))
+# Multi-letter words that are math (upright function names), not prose.
+_FUNCTIONS = {"log", "exp", "max", "min", "mean", "diag", "tr", "sqrt", "tanh", "sin", "cos", "tan", "sign",
+              "erf", "clamp", "expand", "flip", "permute", "repeat", "view", "squeeze", "unsqueeze", "stack",
+              "gather", "zeros", "dim", "idx", "cond", "src", "lo", "hi", "bias", "grad", "size", "dims",
+              "shape", "reps", "start", "end", "step", "dtype", "to", "index_select"}
+_TOKEN = re.compile(r"""
+    (?P<space>\s+)
+  | (?P<word>[A-Za-z][A-Za-z_]*[\u0300-\u036f]*|[α-ωΑ-Ωϕφσβ][\u0300-\u036f]*|ḡ)
+  | (?P<num>\d+(?:\.\d+)?)
+  | (?P<op>\+=|−=|<=|>=|->|:=|\.\.\.)
+  | (?P<sup>[ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻᴬᴮᴰᴱᴳᴴᴵᴶᴷᴸᴹᴺᴼᴾᴿᵀᵁⱽᵂ⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾]+)
+  | (?P<sub>[ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎]+)
+  | (?P<other>.)
+""", re.VERBOSE | re.DOTALL)
+
+
+def _atom(kind: str, text: str) -> str:
+    t = esc(text, quote=False)
+    if kind == "num":
+        return f"<mn>{t}</mn>"
+    if kind == "mi":
+        return f"<mi>{t}</mi>"
+    if kind == "text":
+        return f"<mtext>{t}</mtext>"
+    return f"<mo>{t}</mo>"
+
+
+def _script(text: str, table: dict) -> str:
+    plain = "".join(table.get(ch, ch) for ch in text)
+    return _row(_tokens(plain))
+
+
+def _row(parts: list) -> str:
+    return parts[0] if len(parts) == 1 else "<mrow>" + "".join(parts) + "</mrow>"
+
+
+def _group(text: str, i: int) -> tuple[str, int]:
+    """The script after ^ or _: a bracketed group, or one token. Returns (plain text, next index)."""
+    if i < len(text) and text[i] in "({":
+        close = ")" if text[i] == "(" else "}"
+        depth, j = 0, i
+        while j < len(text):
+            if text[j] == text[i]:
+                depth += 1
+            elif text[j] == close:
+                depth -= 1
+                if depth == 0:
+                    inner = text[i + 1:j]
+                    return (f"({inner})" if close == ")" else inner), j + 1
+            j += 1
+        return text[i + 1:], len(text)
+    m = re.compile(r"[A-Za-z]+|\d+|.").match(text, i)
+    return (m.group(0), m.end()) if m else ("", i)
+
+
+def _tokens(text: str) -> list:
+    """MathML atoms for a formula string (no surrounding <math>)."""
+    parts: list = []
+    prose: list = []     # consecutive prose words, merged into one <mtext>
+
+    def flush():
+        if prose:
+            parts.append(_atom("text", " " + " ".join(prose) + " "))
+            prose.clear()
+
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch in "^_" and parts:
+            script, i = _group(text, i + 1)
+            flush()
+            tag = "msup" if ch == "^" else "msub"
+            parts[-1] = f"<{tag}>{parts[-1]}{_row(_tokens(script))}</{tag}>"
+            continue
+        m = _TOKEN.match(text, i)
+        i = m.end()
+        kind = m.lastgroup
+        tok = m.group(0)
+        if kind == "space":
+            continue
+        if kind == "word" and len(tok) > 2 and tok.lower() not in _FUNCTIONS:
+            prose.append(tok)
+            continue
+        flush()
+        if kind in ("sup", "sub") and parts:
+            tag, table = ("msup", _SUPERSCRIPTS) if kind == "sup" else ("msub", _SUBSCRIPTS)
+            parts[-1] = f"<{tag}>{parts[-1]}{_script(tok, table)}</{tag}>"
+        elif kind in ("sup", "sub"):
+            parts.append(_script(tok, _SUPERSCRIPTS if kind == "sup" else _SUBSCRIPTS))
+        elif kind == "word":
+            parts.append(_atom("mi", tok))
+        elif kind == "num":
+            parts.append(_atom("num", tok))
+        else:
+            parts.append(_atom("mo", tok))
+    flush()
+    return parts
+
+
+def math(formula: str, display: bool = False) -> str:
+    """A formula string as inline MathML."""
+    mode = ' display="block"' if display else ""
+    return f'<math{mode}>{"".join(_tokens(formula)) or "<mrow></mrow>"}</math>'
+
+
+def partial(num: str, den: str) -> str:
+    """∂num/∂den as MathML atoms (to be placed inside <math>)."""
+    return (f"<mfrac><mrow><mo>∂</mo>{''.join(_tokens(num))}</mrow>"
+            f"<mrow><mo>∂</mo>{''.join(_tokens(den))}</mrow></mfrac>")
+
+
+# -- values -------------------------------------------------------------------------
+def number(v) -> str:
+    """2.0, -0.5, 0.3333, 1.2e-05: short, and integral floats keep their '.0' as PyTorch prints them."""
+    v = float(v)
+    if np.isnan(v) or np.isinf(v):
+        return str(v)
+    if v == int(v) and abs(v) < 1e6:
+        return f"{v:.1f}"
+    return f"{v:.4g}"
+
+
+def array(values: np.ndarray) -> str:
+    """Nested brackets like a list: [[1.0, 2.0], [3.0, 4.0]]."""
+    a = np.asarray(values)
+    if a.dtype.kind == "b":
+        a = a.astype(int)
+    if a.ndim == 0:
+        return number(a)
+    return "[" + ", ".join(array(x) if a.ndim > 1 else number(x) for x in a) + "]"
+
+
+def preview(p, limit: int | None = None) -> str:
+    """A tracing.Preview as plain text: its values, or shape and min/mean/max."""
+    if p is None:
+        return "—"
+    if p.values is not None and (limit is None or p.values.size <= limit):
+        return array(p.values)
+    shape = "×".join(str(s) for s in p.shape) or "scalar"
+    if p.stats is not None:
+        lo, mean, hi = p.stats
+        return f"{shape} (min {number(lo)}, mean {number(mean)}, max {number(hi)})"
+    return shape
+
+
+def short(p) -> str:
+    """An edge label: values for up to 4 elements, the shape otherwise."""
+    if p is None:
+        return ""
+    if p.values is not None and p.values.size <= 4:
+        return array(p.values)
+    return "(" + "×".join(str(s) for s in p.shape) + ")"
