@@ -175,7 +175,7 @@ def build_trace(roots, names: dict | None = None, show_saved: bool = False, orde
                     link(saved.id, ids[node], -1, tuple(t.shape))
             if "result" in node.op.saves:
                 saved = add("saved", "result", value=Preview.of(node.out_data))
-                link(saved.id, ids[node], -1, None)
+                link(saved.id, ids[node], -1, tuple(node.out_data.shape) if node.op.n_outputs == 1 else None)
     root_ids = []
     for t, rn in zip(roots, root_nodes):
         if rn is None:
