@@ -1,0 +1,550 @@
+"""The torch bridge: a real PyTorch autograd graph -> the same Trace gradviz builds for its own.
+
+Owns three things, all optional and all importing torch lazily:
+
+- `trace_from_torch(*tensors)`: walks `grad_fn`, `next_functions`, `AccumulateGrad.variable`
+  and the `_saved_*` attributes (as torchviz does) and returns a `tracing.Trace` whose nodes,
+  kinds, edges and slots are those `tracing.build_trace` gives for the same program written
+  with gradviz, so the renderer and the player draw a PyTorch model exactly as their own.
+- `record_torch_backward(*tensors)`: runs torch's own backward with hooks on every node of
+  the graph, so each node torch's engine executes becomes a TraceStep (the gradient it
+  received, the gradient it sent along each edge, the `.grad` it wrote), in torch's order.
+- `record_forward(module=None)`: a context manager that watches a forward pass for what the
+  finished graph no longer says: which `nn.Module` created each node (diagram clusters, named
+  as gradviz.nn names its scopes) and the value each op produced (node labels).
+
+Torch knows nothing of gradviz; nothing in gradviz imports this module.
+"""
+from __future__ import annotations
+
+import heapq
+import importlib
+import pkgutil
+from contextlib import contextmanager
+from functools import lru_cache
+
+import numpy as np
+
+from .tracing import PREVIEW_MAX, Accumulation, Preview, Trace, TraceEdge, TraceNode, TraceStep
+
+TORCH_REQUIREMENT = "torch==2.13.0"
+
+# torch gives AccumulateGrad the largest sequence number (so its ready queue runs it first);
+# it says nothing about when the node was created.
+_NO_SEQUENCE = 2 ** 64 - 1
+
+# Nodes whose derivative formula returns the gradient in the output's (broadcast) shape and
+# leaves the sum back to the input's shape to the engine (torch's validate_outputs), or that
+# sum over expanded axes themselves (ExpandBackward0): the edges where gradviz marks
+# "Σ over axis ...". None: every input slot; otherwise only the listed slots (addmm's bias).
+_BROADCASTING = {
+    "AddBackward0": None, "SubBackward0": None, "RsubBackward0": None, "MulBackward0": None,
+    "DivBackward0": None, "PowBackward1": None, "WhereBackward0": None, "MaximumBackward0": None,
+    "MinimumBackward0": None, "FmaxBackward0": None, "FminBackward0": None, "Atan2Backward0": None,
+    "HypotBackward0": None, "LerpBackward0": None, "LerpBackward1": None, "AddcmulBackward0": None,
+    "AddcdivBackward0": None, "XlogyBackward0": None, "CopysignBackward0": None, "ClampBackward0": None,
+    "ExpandBackward0": (0,), "AddmmBackward0": (0,), "AddmvBackward0": (0,), "AddrBackward0": (0,),
+    "BaddbmmBackward0": (0,), "AddbmmBackward0": (0,),
+}
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError as exc:
+        raise ImportError(f"gradviz.torch_bridge needs PyTorch, which is not installed: "
+                          f"pip install {TORCH_REQUIREMENT}") from exc
+    return torch
+
+
+@lru_cache(maxsize=None)
+def _op_table() -> dict:
+    """gradviz's op records by PyTorch node name, so a torch node gets gradviz's formulas."""
+    from . import ops
+    from .autograd.graph import ACCUMULATE_GRAD
+    from .ops.op import Op
+    table = {"AccumulateGrad": ACCUMULATE_GRAD}
+    modules = [f"{ops.__name__}.{m.name}" for m in pkgutil.iter_modules(ops.__path__)]
+    for name in sorted(modules) + [f"{__package__}.nn.functional"]:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:   # a layer another part of gradviz has not shipped yet: no formulas from it
+            continue
+        for value in vars(module).values():
+            # the first record wins: the user-facing op comes before the helpers its VJP uses
+            if isinstance(value, Op) and value.vjp is not None:
+                table.setdefault(value.torch_name, value)
+    return table
+
+
+# -- tensors -> Previews ---------------------------------------------------------------
+def _dtype_name(dtype) -> str:
+    return str(dtype).replace("torch.", "")
+
+
+def _preview(tensor, limit: int = PREVIEW_MAX) -> Preview | None:
+    """A Preview of a torch tensor, taken now (later in-place updates do not change it)."""
+    if tensor is None:
+        return None
+    torch = _torch()
+    t = tensor.detach()
+    shape, dtype, device = tuple(t.shape), _dtype_name(t.dtype), str(t.device)
+    if t.is_meta or t.layout != torch.strided:
+        return Preview(shape, dtype, device)
+    if t.numel() <= limit:
+        if t.dtype in (torch.bfloat16, torch.complex32):   # NumPy has no such dtype
+            t = t.to(torch.complex64 if t.is_complex() else torch.float32)
+        return Preview(shape, dtype, device, values=np.array(t.cpu().resolve_conj().resolve_neg().numpy(), copy=True))
+    if t.is_complex() or t.numel() == 0:
+        return Preview(shape, dtype, device)
+    try:   # the summary on the tensor's own device: only three numbers cross to the host
+        x = t.to(torch.float64)
+    except (RuntimeError, TypeError):   # devices without float64 (MPS)
+        x = t.to(torch.float32)
+    return Preview(shape, dtype, device, stats=(float(x.min()), float(x.mean()), float(x.max())))
+
+
+def _metadata_preview(fn) -> Preview | None:
+    """Shape, dtype and device of a single-output node's output, from the node's input metadata."""
+    try:
+        meta = fn._input_metadata
+    except (AttributeError, RuntimeError):
+        return None
+    if len(meta) != 1:
+        return None
+    return Preview(tuple(meta[0].shape), _dtype_name(meta[0].dtype), str(meta[0].device))
+
+
+def _output_shape(fn, nr: int) -> tuple | None:
+    """The shape of `fn`'s forward output `nr`: what flows forward along an edge out of fn."""
+    try:
+        return tuple(fn._input_metadata[nr].shape)
+    except (AttributeError, IndexError, RuntimeError):
+        variable = getattr(fn, "variable", None)
+        return None if variable is None else tuple(variable.shape)
+
+
+# -- walking torch's graph -----------------------------------------------------------
+def _is_accumulate(fn) -> bool:
+    return type(fn).__name__ == "AccumulateGrad"
+
+
+def _node_name(fn) -> str:
+    # type(fn).__name__, as torchviz: fn.name() says "torch::autograd::AccumulateGrad"
+    return type(fn).__name__
+
+
+def _flatten(tensors) -> tuple:
+    torch = _torch()
+    flat = []
+    for t in tensors:
+        if isinstance(t, (list, tuple)):
+            flat.extend(t)
+        else:
+            flat.append(t)
+    for t in flat:
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"expected torch.Tensor arguments, got {type(t).__name__}")
+    return tuple(flat)
+
+
+def _root_node(tensor):
+    """The node a backward from `tensor` starts at: its grad_fn, or a leaf's AccumulateGrad."""
+    if tensor.grad_fn is not None:
+        return tensor.grad_fn
+    if not tensor.requires_grad:
+        return None
+    from torch.autograd.graph import get_gradient_edge
+    return get_gradient_edge(tensor).node
+
+
+def _post_order(root_nodes) -> dict:
+    """Node -> position in a depth-first post-order from the roots (inputs before their
+    consumers, next_functions in order). Iterative: graphs of 100k nodes are fine."""
+    index: dict = {}
+    entered = set()
+    stack = [(fn, False) for fn in reversed(root_nodes) if fn is not None]
+    while stack:
+        fn, expanded = stack.pop()
+        if expanded:
+            if fn not in index:
+                index[fn] = len(index)
+            continue
+        if fn in entered:
+            continue
+        entered.add(fn)
+        stack.append((fn, True))
+        stack.extend((nxt, False) for nxt, _ in reversed(fn.next_functions) if nxt is not None and nxt not in entered)
+    return index
+
+
+def _sequence_nr(fn):
+    try:
+        nr = fn._sequence_nr()
+    except (AttributeError, RuntimeError):
+        return None
+    return None if nr == _NO_SEQUENCE else nr
+
+
+def _creation_order(root_nodes) -> list:
+    """Every node reachable from the roots, inputs first, in the order gradviz numbers its own.
+
+    gradviz numbers nodes as the forward creates them. torch keeps the same count per node:
+    `_sequence_nr()`, a per-thread counter its engine also uses to pick the next ready node.
+    So ops go by sequence number (within a topological order, which that counter always
+    respects on one thread); an AccumulateGrad has no meaningful number and goes right before
+    its first consumer, ordered by slot, which is when gradviz creates its own. Where torch
+    exposes no sequence numbers the post-order from the roots stands in for them.
+    """
+    post = _post_order(root_nodes)
+    nodes = list(post)
+    ops = [fn for fn in nodes if not _is_accumulate(fn)]
+    numbers = {fn: _sequence_nr(fn) for fn in ops}
+    if any(n is None for n in numbers.values()):
+        numbers = {fn: post[fn] for fn in ops}
+    consumers: dict = {fn: [] for fn in nodes}
+    indegree = dict.fromkeys(nodes, 0)
+    for fn in nodes:
+        for slot, (nxt, _) in enumerate(fn.next_functions):
+            if nxt is not None:
+                consumers[nxt].append((fn, slot))
+                indegree[fn] += 1
+    key = {fn: (numbers[fn], 1, 0, post[fn]) for fn in ops}
+    for fn in nodes:
+        if fn in key:
+            continue
+        firsts = [(numbers[c], slot) for c, slot in consumers[fn] if c in numbers]
+        first, slot = min(firsts) if firsts else (float("inf"), 0)
+        key[fn] = (first, 0, slot, post[fn])
+    ready = [(key[fn], post[fn], fn) for fn in nodes if indegree[fn] == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        fn = heapq.heappop(ready)[2]
+        order.append(fn)
+        for consumer, _ in consumers[fn]:
+            indegree[consumer] -= 1
+            if indegree[consumer] == 0:
+                heapq.heappush(ready, (key[consumer], post[consumer], consumer))
+    return order
+
+
+def _saved_tensors(fn, op) -> list:
+    """(name, tensor) for each tensor `fn` saved for its backward; [] once a backward freed them."""
+    torch = _torch()
+    found = []
+    try:
+        for attr in dir(fn):
+            if not attr.startswith("_saved_"):
+                continue
+            value = getattr(fn, attr)
+            name = attr[len("_saved_"):]
+            if isinstance(value, torch.Tensor):
+                found.append((name, value))
+            elif isinstance(value, (tuple, list)) and value and all(isinstance(v, torch.Tensor) for v in value):
+                found.extend((f"{name}[{i}]", v) for i, v in enumerate(value))
+        if not found and hasattr(fn, "saved_tensors") and hasattr(fn, "_raw_saved_tensors"):
+            # a custom autograd.Function keeps ctx.save_for_backward(...) here
+            found.extend((f"saved_tensors[{i}]", v) for i, v in enumerate(fn.saved_tensors) if v is not None)
+    except RuntimeError:   # "Trying to backward through the graph a second time ..."
+        return []
+    # gradviz lists saved inputs in argument order, then the result; the rest alphabetically
+    args = ("self",) + (op.arg_names if op is not None else ())
+    rank = {name: i for i, name in reversed(list(enumerate(args)))}
+    found.sort(key=lambda item: (item[0] == "result", rank.get(item[0], len(rank)), item[0]))
+    return found
+
+
+def _tensor_name(tensor, names: dict) -> str:
+    for name, t in names.items():
+        if t is tensor:
+            return name
+    return ""
+
+
+def _build(roots: tuple, params, show_saved: bool, forward) -> tuple:
+    """The Trace of the graph behind `roots`, with torch node -> trace node id and tensor bookkeeping."""
+    names = dict(params or {})
+    table = _op_table()
+    scopes = forward.scopes if forward is not None else {}
+    values = forward.values if forward is not None else {}
+    root_nodes = [_root_node(t) for t in roots]
+    trace = Trace()
+    ids: dict = {}
+    leaf_of: dict = {}   # AccumulateGrad node -> the leaf node id whose .grad it writes
+    counter = iter(range(10 ** 12))
+    edge_counter = iter(range(10 ** 12))
+
+    def add(kind, name, **kw):
+        node = TraceNode(f"n{next(counter)}", kind, name, **kw)
+        trace.nodes.append(node)
+        return node
+
+    def link(src, dst, slot, shape):
+        trace.edges.append(TraceEdge(f"e{next(edge_counter)}", src, dst, slot, shape))
+
+    order = _creation_order(root_nodes)
+    for fn in order:
+        name = _node_name(fn)
+        op = table.get(name)
+        formula = op.formula if op is not None else ""
+        vjp_formulas = op.vjp_formulas if op is not None else ()
+        if _is_accumulate(fn):
+            var = fn.variable
+            leaf = add("leaf", _tensor_name(var, names), value=_preview(var), grad=_preview(var.grad), ref=var)
+            acc = add("accumulate", name, formula=formula, vjp_formulas=vjp_formulas, ref=fn)
+            ids[fn] = acc.id
+            leaf_of[fn] = leaf.id
+            link(leaf.id, acc.id, 0, tuple(var.shape))
+            continue
+        tn = add("op", name, formula=formula, vjp_formulas=vjp_formulas, value=_op_value(fn, values),
+                 scope=tuple(scopes.get(fn, ())), engine_id=_sequence_nr(fn), ref=fn)
+        ids[fn] = tn.id
+    for fn in order:
+        for slot, (nxt, nr) in enumerate(fn.next_functions):
+            if nxt is not None:
+                link(ids[nxt], ids[fn], slot, _output_shape(nxt, nr))
+        if show_saved and not _is_accumulate(fn):
+            for name, tensor in _saved_tensors(fn, table.get(_node_name(fn))):
+                saved = add("saved", name, value=_preview(tensor), ref=tensor)
+                link(saved.id, ids[fn], -1, tuple(tensor.shape))
+    root_ids, outputs = [], []
+    for t, rn in zip(roots, root_nodes):
+        if rn is None:
+            continue
+        out = add("output", _tensor_name(t, names), value=_preview(t), grad=_preview(_grad_of(t)), ref=t)
+        link(ids[rn], out.id, 0, tuple(t.shape))
+        root_ids.append(out.id)
+        outputs.append((t, out.id))
+    trace.roots = tuple(root_ids)
+    trace.forward = [n.id for n in trace.nodes if n.kind in ("op", "accumulate")]
+    return trace, ids, leaf_of, outputs
+
+
+def _op_value(fn, values: dict) -> Preview | None:
+    """What a label can say about an op's output: the value record_forward saw, else the
+    output the node saved for its own backward (exp, tanh, softmax... keep `result`), else
+    its shape, dtype and device alone. Multi-output nodes get none, as in build_trace."""
+    meta = _metadata_preview(fn)
+    if meta is None:
+        return None
+    if fn in values:
+        return values[fn]
+    try:
+        result = getattr(fn, "_saved_result", None)
+    except RuntimeError:   # freed by a backward without retain_graph
+        result = None
+    torch = _torch()
+    if isinstance(result, torch.Tensor) and tuple(result.shape) == meta.shape:
+        return _preview(result)
+    return meta
+
+
+def _grad_of(tensor):
+    """`.grad` where torch keeps one (leaves, retain_grad()); reading it elsewhere only warns."""
+    if tensor.is_leaf or tensor.retains_grad:
+        return tensor.grad
+    return None
+
+
+def trace_from_torch(*tensors, params: dict | None = None, show_saved: bool = False,
+                     forward: "ForwardRecord | None" = None) -> Trace:
+    """The Trace of the PyTorch graph behind `tensors`: the structure gradviz's build_trace gives.
+
+    params: name -> tensor (torchviz's argument, e.g. dict(model.named_parameters())) names leaves
+    and outputs; show_saved adds the tensors each node saved for its backward (kind "saved");
+    forward: a `record_forward` record of the forward pass, for module scopes and op values.
+    """
+    _torch()
+    trace, _, _, _ = _build(_flatten(tensors), params, show_saved, forward)
+    return trace
+
+
+# -- backward, step by step ------------------------------------------------------------
+def _broadcast_axes(name: str, slot: int, out_shape: tuple, in_shape: tuple) -> tuple:
+    """Axes of the node's output gradient summed to give the input's (smaller) shape, as
+    gradviz's engine reports them; () where the op does not broadcast that input."""
+    slots = _BROADCASTING.get(name, ())
+    if name not in _BROADCASTING or (slots is not None and slot not in slots) or out_shape == in_shape:
+        return ()
+    lead = len(out_shape) - len(in_shape)
+    if lead < 0 or any(s != 1 and s != o for s, o in zip(in_shape, out_shape[lead:])):
+        return ()
+    return tuple(range(lead)) + tuple(i + lead for i, s in enumerate(in_shape) if s == 1 and out_shape[i + lead] != 1)
+
+
+def record_torch_backward(*tensors, gradient=None, params: dict | None = None, retain_graph: bool = True,
+                          show_saved: bool = False, forward: "ForwardRecord | None" = None) -> Trace:
+    """Run torch's backward over `tensors` and return the Trace with one step per executed node.
+
+    Hooks on every node of the graph see what torch's engine does, in the order it does it:
+    a node's post hook gets the gradient it received and the gradient it sent along each of
+    its next_functions edges (already summed to the input's shape); an AccumulateGrad's pre
+    hook sees `.grad` before the write and its post hook after. The hooks change nothing and
+    are removed afterwards. `gradient` is torch.autograd.backward's grad_tensors.
+    """
+    torch = _torch()
+    roots = _flatten(tensors)
+    trace, ids, leaf_of, outputs = _build(roots, params, show_saved, forward)
+    edge_of = {(e.dst, e.slot): e.id for e in trace.edges}
+    # outputs that retain_grad(): torch writes their .grad when their grad_fn is reached
+    retained: dict = {}
+    for t, out_id in outputs:
+        if t.grad_fn is not None and t.retains_grad:
+            retained.setdefault(t.grad_fn, []).append((t, out_id))
+    totals = {out_id: trace.node(out_id).grad for _, out_id in outputs}
+    before_write: dict = {}
+    steps: list = []
+
+    def before_accumulate(fn):
+        def hook(grad_outputs):
+            before_write[fn] = _preview(fn.variable.grad)
+        return hook
+
+    def after_node(fn):
+        name, nid = _node_name(fn), ids[fn]
+
+        def hook(grad_inputs, grad_outputs):
+            flows = []
+            out_shape = tuple(grad_outputs[0].shape) if len(grad_outputs) == 1 and grad_outputs[0] is not None else None
+            for slot, g in enumerate(grad_inputs):
+                if g is not None and (nid, slot) in edge_of:
+                    axes = _broadcast_axes(name, slot, out_shape, tuple(g.shape)) if out_shape is not None else ()
+                    flows.append((edge_of[(nid, slot)], _preview(g), axes))
+            accumulations = []
+            if fn in leaf_of:
+                accumulations.append(Accumulation(leaf_of[fn], _preview(grad_outputs[0]),
+                                                  _preview(fn.variable.grad), before_write.pop(fn, None)))
+            for t, out_id in retained.get(fn, ()):
+                g = grad_outputs[t.output_nr]
+                if g is not None:
+                    total = _preview(t.grad)
+                    accumulations.append(Accumulation(out_id, _preview(g), total, totals[out_id]))
+                    totals[out_id] = total
+            steps.append(TraceStep(len(steps), nid, tuple(_preview(g) for g in grad_outputs),
+                                   tuple(flows), tuple(accumulations)))
+        return hook
+
+    handles = []
+    try:
+        for fn in ids:
+            if fn in leaf_of:
+                handles.append(fn.register_prehook(before_accumulate(fn)))
+            handles.append(fn.register_hook(after_node(fn)))
+        torch.autograd.backward(roots, grad_tensors=gradient, retain_graph=retain_graph)
+    finally:
+        for handle in handles:
+            handle.remove()
+    trace.steps = steps
+    for n in trace.nodes:
+        if n.kind in ("leaf", "output") and n.ref is not None:
+            n.grad = _preview(_grad_of(n.ref))
+    return trace
+
+
+# -- forward: module scopes and op values -------------------------------------------------
+class ForwardRecord:
+    """What `record_forward` saw: the scope path and the output value of each node created.
+
+    It holds the nodes it saw (torch nodes take no weak references), so it keeps their
+    graph alive until it is dropped.
+    """
+
+    def __init__(self):
+        self.scopes: dict = {}   # torch node -> scope path, e.g. ("MLP", "fc1 (Linear)")
+        self.values: dict = {}   # torch node -> Preview of its output when it was computed
+        self._path: list = []
+        self._seen: set = set()
+        self._first = None       # sequence number of the first node made while recording
+
+    @contextmanager
+    def scope(self, name: str):
+        """Nodes created inside get `name` appended to their scope path (gradviz.scope for torch)."""
+        self._path.append(str(name))
+        try:
+            yield
+        finally:
+            self._path.pop()
+
+    def _claim(self, result) -> None:
+        """Give each node made since the last call the current scope; record op outputs' values."""
+        torch = _torch()
+        tensors = result if isinstance(result, (tuple, list)) else (result,)
+        for t in tensors:
+            if not isinstance(t, torch.Tensor) or t.grad_fn is None:
+                continue
+            fn = t.grad_fn
+            if fn not in self._seen and _metadata_preview(fn) is not None:
+                self.values[fn] = _preview(t)
+            # a composite call (cross_entropy, a module) made nodes nobody returned: walk back
+            # to the nodes already seen, or made before recording began, and claim the rest
+            stack = [fn]
+            while stack:
+                node = stack.pop()
+                if node is None or node in self._seen or _is_accumulate(node):
+                    continue
+                nr = _sequence_nr(node)
+                if self._first is not None and nr is not None and nr < self._first:
+                    continue
+                self._seen.add(node)
+                self.scopes[node] = tuple(self._path)
+                stack.extend(nxt for nxt, _ in node.next_functions)
+
+
+def _scope_names(module) -> dict:
+    """Module -> its scope segment, as gradviz.nn names them: the root by its class, a
+    child as "attribute (Class)"."""
+    segments: dict = {}
+    for qualname, m in module.named_modules():
+        if m in segments:
+            continue
+        attr = qualname.rsplit(".", 1)[-1]
+        segments[m] = f"{attr} ({type(m).__name__})" if qualname else type(m).__name__
+    return segments
+
+
+@contextmanager
+def record_forward(module=None):
+    """Watch a torch forward pass; pass the record to trace_from_torch / record_torch_backward.
+
+        with record_forward(model) as rec:
+            loss = F.cross_entropy(model(x), y)
+        trace = trace_from_torch(loss, params=dict(model.named_parameters()), forward=rec)
+
+    A TorchFunctionMode sees every torch call made in the block and records its output's
+    value; with `module`, forward hooks on it and its submodules put each node made inside a
+    module's forward into that module's scope, so diagrams cluster them by module name.
+    """
+    torch = _torch()
+    from torch.overrides import TorchFunctionMode
+
+    record = ForwardRecord()
+    with torch.enable_grad():
+        # a throwaway node tells where torch's node counter stands: older nodes are not ours
+        probe = torch.zeros((), requires_grad=True) * 1
+    record._first = _sequence_nr(probe.grad_fn)
+    del probe
+
+    class _Watch(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            result = func(*args, **(kwargs or {}))
+            record._claim(result)
+            return result
+
+    handles = []
+    if module is not None:
+        for m, segment in _scope_names(module).items():
+            def enter(mod, args, segment=segment):
+                record._path.append(segment)
+
+            def leave(mod, args, output):
+                record._claim(output)   # whatever the module made that no torch call returned
+                record._path.pop()
+            handles.append(m.register_forward_pre_hook(enter))
+            handles.append(m.register_forward_hook(leave, always_call=True))
+    try:
+        with _Watch():
+            yield record
+    finally:
+        for handle in handles:
+            handle.remove()
