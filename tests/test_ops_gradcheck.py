@@ -452,7 +452,7 @@ def _setitem(key, value_shape=None, scalar=None):
         return fn
 
     def fn(a, v):
-        b = a.exp()
+        b = a.exp() * 1   # exp saves its result: writing into it directly would be an error, as in torch
         b[key] = v
         return b * a
     return fn

@@ -1,6 +1,8 @@
 """Linear algebra: products and diagonals, with their adjoints (ḡ Bᵀ, Aᵀ ḡ)."""
 from __future__ import annotations
 
+import numpy as np
+
 from .core import apply
 from .op import Op
 
@@ -23,10 +25,6 @@ DOT = Op("dot", "DotBackward0", "c = a · b", lambda xp, a, b: a @ b,
 BMM = Op("bmm", "BmmBackward0", "Cᵢ = Aᵢ Bᵢ", lambda xp, a, b: a @ b,
          vjp=(lambda xp, g, c, a, b: g @ _mT(xp, b), lambda xp, g, c, a, b: _mT(xp, a) @ g),
          vjp_formulas=("ḡ Bᵀ", "Aᵀ ḡ"), args=MATS, saves=MATS)
-# batched matmul with broadcast batch dims: the engine sums ḡ over broadcast batches
-MATMUL = Op("matmul", "MatmulBackward0", "C = A B", lambda xp, a, b: xp.matmul(a, b),
-            vjp=(lambda xp, g, c, a, b: g @ _mT(xp, b), lambda xp, g, c, a, b: _mT(xp, a) @ g),
-            vjp_formulas=("ḡ Bᵀ", "Aᵀ ḡ"), args=("self", "other"), saves=("self", "other"))
 ADDMM = Op("addmm", "AddmmBackward0", "C = bias + A B", lambda xp, bias, a, b: bias + a @ b,
            vjp=(lambda xp, g, c, bias, a, b: g, lambda xp, g, c, bias, a, b: g @ b.T,
                 lambda xp, g, c, bias, a, b: a.T @ g),
@@ -92,7 +90,11 @@ def mv(input, vec):
 
 
 def matmul(input, other):
-    """torch.matmul: dot, mv, mm or a batched product, chosen by the operands' dims."""
+    """torch.matmul, decomposed as PyTorch's own matmul is, so the graph has the same nodes:
+    dot, mv, mm (with unsqueeze / squeeze_ around a 1-D operand); a batch times a matrix
+    folded into one mm or mv (reshape, then _unsafe_view back); broadcast batches expanded,
+    flattened and multiplied by one bmm."""
+    from .shape import contiguous, expand, reshape, squeeze, squeeze_, unsafe_view
     da, db = input.ndim, other.ndim
     if da == 0 or db == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {da}D and {db}D")
@@ -101,22 +103,79 @@ def matmul(input, other):
     if da == 2 and db == 1:
         return mv(input, other)
     if da == 1 and db == 2:
-        if input.shape[0] != other.shape[0]:
-            raise _mm_error("matmul", input.unsqueeze(0), other)
-        return mm(input.unsqueeze(0), other).squeeze(0)
+        return squeeze_(mm(input.unsqueeze(0), other), 0)
     if da == 2 and db == 2:
         return mm(input, other)
-    if da == 1:
-        return matmul(input.unsqueeze(0), other).squeeze(-2)
+    if _should_fold(input, other):
+        # the larger operand becomes one tall matrix: (b, n, m) @ (m, p) = ((b·n), m) @ (m, p)
+        transpose = db > da
+        t1 = other.mT if transpose else input
+        t2 = (input.t() if da == 2 else input) if transpose else other
+        out_shape = tuple(t1.shape[:-1])
+        folded = reshape(t1, _prod(out_shape), t1.shape[-1])
+        if t2.ndim == 2:
+            out = unsafe_view(mm(folded, t2), *out_shape, t2.shape[1])
+            return contiguous(out.mT) if transpose else out
+        return unsafe_view(mv(folded, t2), *out_shape)
+    n = input.shape[-2] if da > 1 else 1
+    m1, p = input.shape[-1], other.shape[-1] if db > 1 else 1
+    m2 = other.shape[-2] if db > 1 else other.shape[0]
+    batch1, batch2 = tuple(input.shape[:-2]), tuple(other.shape[:-2])
+    if da == 3 and db == 3 and batch1[0] != batch2[0]:
+        if batch1[0] == 1 and input.requires_grad:
+            return matmul(input.squeeze(0), other)
+        if batch2[0] == 1 and other.requires_grad:
+            return matmul(input, other.squeeze(0))
+    batch = _broadcast_batch(batch1, batch2, input, other)
+    count = _prod(batch)
+    a = reshape(expand(input, *batch, n, m1), count, n, m1)
     if db == 1:
-        return matmul(input, other.unsqueeze(-1)).squeeze(-1)
-    if input.shape[-1] != other.shape[-2]:
-        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [..., "
-                           f"{input.shape[-1]}] but got: [..., {other.shape[-2]}] (matmul of shapes "
-                           f"{list(input.shape)} and {list(other.shape)})")
-    if da == 3 and db == 3 and input.shape[0] == other.shape[0]:
-        return bmm(input, other)
-    return apply(MATMUL, _same_dtype(input, other))
+        b = reshape(expand(other, *batch, m2), count, m2).unsqueeze(2)
+    else:
+        b = reshape(expand(other, *batch, m2, p), count, m2, p)
+    out = bmm(a, b)
+    if db == 1:
+        out = squeeze(out, -1)
+    return unsafe_view(out, *batch, *((n,) if da > 1 else ()), *((p,) if db > 1 else ()))
+
+
+def _broadcast_batch(b1, b2, input, other) -> tuple:
+    n = max(len(b1), len(b2))
+    out = []
+    for i in range(n):
+        x = b1[i - n + len(b1)] if i >= n - len(b1) else 1
+        y = b2[i - n + len(b2)] if i >= n - len(b2) else 1
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton "
+                               f"dimension {i} (matmul of shapes {list(input.shape)} and {list(other.shape)})")
+        out.append(max(x, y) if x != 0 and y != 0 else 0)
+    return tuple(out)
+
+
+def _prod(shape) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _should_fold(a, b) -> bool:
+    """PyTorch's should_fold: fold the batch of the larger operand into mm/mv when the other
+    operand requires grad (its gradient is then one mm, not a batch to sum), or when the
+    larger one's batch dims can be merged without a copy."""
+    a_larger = a.ndim >= b.ndim
+    big = a._data if a_larger else np.swapaxes(b._data, -1, -2)
+    small = b if a_larger else a
+    if not (big.ndim >= 3 and small.ndim <= 2):
+        return False
+    if small.requires_grad:
+        return True
+    if a.ndim == 2:
+        return False
+    if big.size == 0:
+        return True
+    strides = [s // big.itemsize for s in big.strides]
+    return all(strides[i] == strides[i + 1] * big.shape[i + 1] for i in range(big.ndim - 2))
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):

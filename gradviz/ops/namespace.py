@@ -75,6 +75,10 @@ class TensorNamespace:
         return shape.cat(tensors, axis)
 
     @staticmethod
+    def stack(tensors, axis=0):
+        return shape.stack(tensors, axis)
+
+    @staticmethod
     def take_along_axis(a, index, axis):
         return apply(index_ops.GATHER, (a,), (axis % a.ndim, index))
 

@@ -7,9 +7,21 @@ from .core import apply
 from .op import Op
 from .reduce import normalize_dims
 
-VIEW = Op("view", "ViewBackward0", "c = view(a, shape)", lambda xp, a, shape: a.reshape(shape),
-          vjp=(lambda xp, g, c, a, shape: xp.reshape(g, a.shape),), vjp_formulas=("ḡ reshaped to a",),
-          params=("size",))
+def _reshaped(name, torch_name, formula, params=("size",)):
+    """An op whose forward is a reshape to params[0] and whose VJP reshapes ḡ back."""
+    return Op(name, torch_name, formula, lambda xp, a, shape, *rest: a.reshape(shape),
+              vjp=(lambda xp, g, c, a, shape, *rest: xp.reshape(g, a.shape),), vjp_formulas=("ḡ reshaped to a",),
+              params=params)
+
+
+# x.reshape() is a view of a contiguous x (ViewBackward0), a view with other strides when
+# those allow it (ReshapeAliasBackward0), and otherwise a copy (CloneBackward0, then
+# UnsafeViewBackward0): as in PyTorch, the graph shows when reshape copies.
+VIEW = _reshaped("view", "ViewBackward0", "c = view(a, shape)")
+RESHAPE_ALIAS = _reshaped("reshape", "ReshapeAliasBackward0", "c = reshape(a, shape) (a view)")
+UNSAFE_VIEW = _reshaped("reshape", "UnsafeViewBackward0", "c = reshape(a, shape) (of a fresh copy)")
+SQUEEZE_DIMS = _reshaped("squeeze", "SqueezeBackward2", "c = squeeze(a, dims)", ("size", "dim"))
+SQUEEZE_INPLACE = _reshaped("squeeze_", "SqueezeBackward4", "c = squeeze_(a, dim)", ("size", "dim"))
 SQUEEZE = Op("squeeze", "SqueezeBackward0", "c = squeeze(a)", lambda xp, a, shape: a.reshape(shape),
              vjp=(lambda xp, g, c, a, shape: xp.reshape(g, a.shape),), vjp_formulas=("ḡ unsqueezed",),
              params=("size",))
@@ -44,10 +56,14 @@ def _repeat_vjp(xp, g, c, a, reps):
 
 REPEAT = Op("repeat", "RepeatBackward0", "c = repeat(a, reps)", lambda xp, a, reps: xp.tile(a, reps),
             vjp=(_repeat_vjp,), vjp_formulas=("Σ ḡ over the copies",), params=("repeats",))
-FLIP = Op("flip", "FlipBackward0", "c = flip(a, dims)", lambda xp, a, dims: xp.flip(a, dims),
+# a copy (NumPy's flip is a view with negative strides; PyTorch's is a new contiguous tensor)
+FLIP = Op("flip", "FlipBackward0", "c = flip(a, dims)", lambda xp, a, dims: xp.flip(a, dims).copy(),
           vjp=(lambda xp, g, c, a, dims: xp.flip(g, dims),), vjp_formulas=("flip(ḡ)",), params=("dims",))
-CLONE = Op("clone", "CloneBackward0", "c = a", lambda xp, a: a.copy(), vjp=(lambda xp, g, c, a: g,),
+# clone keeps the memory layout (torch.preserve_format), so x.T.clone() is still not contiguous
+CLONE = Op("clone", "CloneBackward0", "c = a", lambda xp, a: a.copy(order="K"), vjp=(lambda xp, g, c, a: g,),
            vjp_formulas=("ḡ",))
+CLONE_CONTIGUOUS = Op("clone", "CloneBackward0", "c = a (contiguous)", lambda xp, a: xp.ascontiguousarray(a),
+                      vjp=(lambda xp, g, c, a: g,), vjp_formulas=("ḡ",))
 TO_COPY = Op("to", "ToCopyBackward0", "c = a.to(dtype)", lambda xp, a, dtype: a.astype(dtype),
              vjp=(lambda xp, g, c, a, dtype: xp.astype(g, a.dtype),), vjp_formulas=("ḡ cast back",),
              params=("dtype",))
@@ -88,9 +104,16 @@ def _split_vjp(xp, g, c, a, sizes, dim):
     return (xp.concatenate(list(g), axis=dim),)
 
 
-def split_op(n):
-    return Op("split", "SplitBackward0", "c₁, c₂, … = split(a)", _split_forward, vjp=_split_vjp,
+def split_op(n, torch_name="SplitBackward0"):
+    return Op("split", torch_name, "c₁, c₂, … = split(a)", _split_forward, vjp=_split_vjp,
               vjp_formulas=("concatenate the ḡᵢ",), params=("split_sizes", "dim"), n_outputs=n)
+
+
+def unbind_op(n):
+    return Op("unbind", "UnbindBackward0", "c₁, c₂, … = unbind(a)",
+              lambda xp, a, dim: tuple(a[(slice(None),) * dim + (i,)] for i in range(a.shape[dim])),
+              vjp=lambda xp, g, c, a, dim: (xp.stack(list(g), axis=dim),),
+              vjp_formulas=("stack the ḡᵢ",), params=("dim",), n_outputs=n)
 
 
 # -- public functions ---------------------------------------------------------------
@@ -113,11 +136,41 @@ def _resolve_shape(shape, numel: int, name: str = "view") -> tuple:
     return shape
 
 
+def _viewable(a, shape) -> bool:
+    """Can `a` take `shape` without a copy (its strides allow it)?"""
+    v = a.view()
+    try:
+        v.shape = shape
+    except AttributeError:
+        return False
+    return True
+
+
 def reshape(input, *shape):
-    return apply(VIEW, (input,), (_resolve_shape(shape, input.numel()),))
+    shape = _resolve_shape(shape, input.numel())
+    a = input._data
+    if a.flags.c_contiguous:
+        return apply(VIEW, (input,), (shape,))
+    if _viewable(a, shape):
+        return apply(RESHAPE_ALIAS, (input,), (shape,))
+    return apply(UNSAFE_VIEW, (clone(input, contiguous=True),), (shape,))
 
 
-view = reshape
+def view(input, *shape):
+    shape = _resolve_shape(shape, input.numel())
+    if not input._data.flags.c_contiguous and not _viewable(input._data, shape):
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one dimension "
+                           "spans across two contiguous subspaces). Use .reshape(...) instead.")
+    return apply(VIEW, (input,), (shape,))
+
+
+def unsafe_view(input, *shape):
+    """at::_unsafe_view: the reshape of a tensor known to be a fresh contiguous copy."""
+    return apply(UNSAFE_VIEW, (input,), (_resolve_shape(shape, input.numel()),))
+
+
+def contiguous(input):
+    return input if input._data.flags.c_contiguous else clone(input, contiguous=True)
 
 
 def flatten(input, start_dim=0, end_dim=-1):
@@ -134,9 +187,16 @@ def squeeze(input, dim=None):
     if dim is None:
         shape = tuple(s for s in input.shape if s != 1)
         return apply(SQUEEZE, (input,), (shape,))
-    dims = normalize_dims(dim, input.ndim)
+    dims = normalize_dims(dim, input.ndim) if input.ndim else ()
     shape = tuple(s for i, s in enumerate(input.shape) if not (i in dims and s == 1))
-    return apply(SQUEEZE_DIM, (input,), (shape, dim))
+    return apply(SQUEEZE_DIM if isinstance(dim, int) else SQUEEZE_DIMS, (input,), (shape, dim))
+
+
+def squeeze_(input, dim):
+    """The in-place squeeze_(dim) that matmul applies to its result (SqueezeBackward4)."""
+    (d,) = normalize_dims(dim, input.ndim)
+    shape = tuple(s for i, s in enumerate(input.shape) if not (i == d and s == 1))
+    return apply(SQUEEZE_INPLACE, (input,), (shape, dim))
 
 
 def unsqueeze(input, dim):
@@ -200,7 +260,9 @@ def flip(input, dims):
     return apply(FLIP, (input,), (normalize_dims(dims, input.ndim),))
 
 
-def clone(input):
+def clone(input, *, contiguous=False):
+    if contiguous and not input._data.flags.c_contiguous:   # clone(memory_format=torch.contiguous_format)
+        return apply(CLONE_CONTIGUOUS, (input,))
     return apply(CLONE, (input,))
 
 
@@ -257,6 +319,7 @@ def split(tensor, split_size_or_sections, dim=0):
         if sum(sizes) != n:
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size "
                                f"at dimension {d}), but got split_sizes={sizes}")
+        return apply(split_op(len(sizes), "SplitWithSizesBackward0"), (tensor,), (tuple(sizes), d))
     return apply(split_op(len(sizes)), (tensor,), (tuple(sizes), d))
 
 
@@ -269,4 +332,4 @@ def chunk(input, chunks, dim=0):
 
 def unbind(input, dim=0):
     (d,) = normalize_dims(dim, input.ndim)
-    return tuple(p.squeeze(d) for p in split(input, 1, d))
+    return apply(unbind_op(input.shape[d]), (input,), (d,))
