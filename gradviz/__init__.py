@@ -56,7 +56,8 @@ def le(input, other):
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
     import numpy as np
-    return bool(np.allclose(input.__array__(), other.__array__(), rtol=rtol, atol=atol, equal_nan=equal_nan))
+    return np.bool_(np.allclose(input.__array__(), other.__array__(), rtol=rtol, atol=atol,
+                                equal_nan=equal_nan)).item()
 
 
 def equal(input, other) -> bool:

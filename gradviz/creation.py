@@ -37,7 +37,7 @@ def _finish(arr, dtype, device, requires_grad):
         arr = backend.to_device(arr, device)
     t = Tensor._make(arr)
     if requires_grad:
-        t.requires_grad_(True)
+        t._set_requires_grad(True, "Only Tensors of floating point and complex dtype can require gradients")
     return t
 
 
@@ -50,13 +50,13 @@ def tensor(data, dtype=None, device=None, requires_grad=False) -> Tensor:
         data = data._data.copy()
     elif isinstance(data, np.ndarray):
         data = data.copy()
-    return Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+    return Tensor._from_data(data, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
     if isinstance(data, Tensor) and dtype is None and device is None:
         return data
-    return Tensor(data, dtype=dtype, device=device)
+    return Tensor._from_data(data, dtype=dtype, device=device)
 
 
 def from_numpy(array: np.ndarray) -> Tensor:

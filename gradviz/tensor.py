@@ -4,11 +4,26 @@ Operators and methods call the ops; this module holds no math of its own.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from . import backend, dtypes
 from .autograd import grad_mode
 from .autograd.graph import AccumulateGrad
+
+NON_LEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be "
+    "populated during autograd.backward(). If you indeed want the .grad field to be populated for a non-leaf "
+    "Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure "
+    "you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more information."
+)
+LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+# PyTorch's names for dtypes in its messages: ScalarType names and C++ type names
+_SCALAR_TYPE = {"float16": "Half", "float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
+                "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+_C_TYPE = {"float16": "c10::Half", "float32": "float", "float64": "double", "int64": "long int", "int32": "int",
+           "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
 
 
 def _to_array(data, dtype=None, device=None):
@@ -57,21 +72,41 @@ def _unwrap_nested(data):
 class Tensor:
     """A multi-dimensional array that records the ops applied to it."""
 
-    __slots__ = ("_data", "grad", "grad_fn", "output_nr", "_requires_grad", "_accum", "name", "_version",
+    __slots__ = ("_data", "_grad", "grad_fn", "output_nr", "_requires_grad", "_accum", "name", "_vc",
                  "__weakref__")
     __array_priority__ = 1000   # numpy scalars defer to Tensor's reflected operators
 
-    def __init__(self, data=(), dtype=None, device=None, requires_grad=False, name=None):
+    def __init__(self, *args, dtype=None, device=None, requires_grad=False, name=None):
+        # torch.Tensor's legacy constructor: Tensor(2, 3) allocates, Tensor([1, 2]) is of the
+        # default dtype; arrays and tensors keep their dtype.
+        if args and all(type(a) is int for a in args) and (len(args) > 1 or dtype is None):
+            data = np.zeros(args, dtype=dtypes.as_np(dtype) if dtype is not None else
+                            dtypes.get_default_dtype().np)
+        else:
+            if len(args) > 1:
+                raise TypeError(f"Tensor() takes one data argument or integer sizes, got {len(args)} arguments")
+            data = args[0] if args else ()
+            if dtype is None and not isinstance(data, (np.ndarray, np.generic, Tensor)) and not (
+                    backend._cupy is not None and isinstance(data, backend._cupy.ndarray)):
+                dtype = dtypes.get_default_dtype()
         self._data = _to_array(data, dtype, device)
-        self.grad = None
+        self._grad = None
         self.grad_fn = None
         self.output_nr = 0
         self._requires_grad = False
         self._accum = None
         self.name = name
-        self._version = 0
+        self._vc = 0
         if requires_grad:
-            self.requires_grad_(True)
+            self._set_requires_grad(True, "Only Tensors of floating point and complex dtype can require gradients")
+
+    @classmethod
+    def _from_data(cls, data, dtype=None, device=None, requires_grad=False) -> "Tensor":
+        """torch.tensor(data): the dtype inferred from the data (ints stay int64)."""
+        t = cls._make(_to_array(data, dtype, device))
+        if requires_grad:
+            t._set_requires_grad(True, "Only Tensors of floating point and complex dtype can require gradients")
+        return t
 
     @classmethod
     def _make(cls, data, grad_fn=None, output_nr=0):
@@ -80,13 +115,13 @@ class Tensor:
         if type(data) is not np.ndarray:
             data = np.asarray(data) if isinstance(data, (np.generic, float, int, bool)) else data
         t._data = data
-        t.grad = None
+        t._grad = None
         t.grad_fn = grad_fn
         t.output_nr = output_nr
         t._requires_grad = False
         t._accum = None
         t.name = None
-        t._version = 0
+        t._vc = 0
         return t
 
     # -- autograd attributes ----------------------------------------------------------
@@ -96,9 +131,14 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
-        self.requires_grad_(value)
+        self._set_requires_grad(value, "only Tensors of floating point and complex dtype can require gradients")
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        return self._set_requires_grad(requires_grad, "only Tensors of floating point dtype can require gradients")
+
+    def _set_requires_grad(self, requires_grad: bool, int_message: str) -> "Tensor":
+        # PyTorch words the integer-dtype error differently for requires_grad_() and for the
+        # requires_grad= argument / attribute; both are mirrored.
         if self.grad_fn is not None:
             if not requires_grad:
                 raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to use "
@@ -106,9 +146,59 @@ class Tensor:
                                    "var_no_grad = var.detach().")
             return self
         if requires_grad and self._data.dtype.kind not in "fc":
-            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+            raise RuntimeError(int_message)
         self._requires_grad = bool(requires_grad)
         return self
+
+    @property
+    def grad(self):
+        g = self._grad
+        if g is None and self.grad_fn is not None and not self.retains_grad:
+            warnings.warn(NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return g
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                                f"{type(value).__name__}")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError(f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of "
+                                   f"size '{list(self.shape)}'. Please ensure that the gradient and the tensor are "
+                                   f"the same size")
+            if value._data.dtype != self._data.dtype:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{_C_TYPE[value._data.dtype.name]}' to a tensor "
+                    f"with grad_dtype '{_SCALAR_TYPE[self._data.dtype.name]}'. The gradient must match the tensor's "
+                    "grad_dtype (defaults to the tensor's dtype). You can set the tensor's grad_dtype attribute "
+                    "with a specific dtype, or None to allow any dtype. Set grad_dtype with caution. Diverging the "
+                    "dtypes of a tensor and its gradient may break downstream systems that assume they match.")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
+
+    # -- the version counter: bumped by every in-place write -----------------------------
+    @property
+    def _version(self) -> int:
+        v = self._vc
+        return v if v.__class__ is int else v[0]
+
+    def _version_cell(self) -> list:
+        """The counter as a shared one-element list (detach() and saved results share it)."""
+        v = self._vc
+        if v.__class__ is int:
+            v = self._vc = [v]
+        return v
+
+    def _bump(self) -> None:
+        v = self._vc
+        if v.__class__ is int:
+            self._vc = v + 1
+        else:
+            v[0] += 1
 
     @property
     def is_leaf(self) -> bool:
@@ -159,7 +249,10 @@ class Tensor:
         backward((self,), None if gradient is None else (gradient,), retain_graph, create_graph, inputs)
 
     def detach(self) -> "Tensor":
-        return Tensor._make(self._data)
+        """Same storage and, as in PyTorch, the same version counter (unlike .data)."""
+        t = Tensor._make(self._data)
+        t._vc = self._version_cell()
+        return t
 
     def detach_(self) -> "Tensor":
         self.grad_fn = None
@@ -213,7 +306,7 @@ class Tensor:
     def __iter__(self):
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self._data.shape[0]))
+        return iter(F.unbind(self, 0))
 
     def __hash__(self):
         return id(self)
@@ -277,7 +370,10 @@ class Tensor:
             out._requires_grad = self._requires_grad
         if target_dtype is not None:
             from .ops.shape import to_dtype
-            out = to_dtype(out, dtypes.as_np(target_dtype))
+            np_dtype = dtypes.as_np(target_dtype)
+            if np_dtype.kind not in "fc" and np_dtype != out._data.dtype:
+                out = out.detach()   # integer and bool results are not differentiable
+            out = to_dtype(out, np_dtype)
         return out
 
     def cpu(self):
@@ -327,47 +423,96 @@ class Tensor:
         return object.__format__(self, spec)
 
     # -- in-place ops ----------------------------------------------------------------
+    # Without autograd the array is written in place (views, .data and .detach() see it).
+    # With autograd the op runs on a snapshot of self's old state (same array, same
+    # grad_fn), so the new node keeps the values its VJP needs, and self takes the new
+    # history, as PyTorch rebases a tensor modified in place.
+    def _records(self, *others) -> bool:
+        """Will an in-place op on self, with these operands, be recorded in the graph?"""
+        if not grad_mode.is_grad_enabled():
+            return False
+        if self.grad_fn is not None or self._requires_grad:
+            return True
+        return any(isinstance(o, Tensor) and o.requires_grad for o in others)
+
+    def _snapshot(self) -> "Tensor":
+        t = Tensor._make(self._data, self.grad_fn, self.output_nr)
+        t._vc = self._version
+        return t
+
+    def _inplace_op(self, fn, *args, leaf_message: str = LEAF_INPLACE, **kwargs) -> "Tensor":
+        """self <- fn(self, *args, **kwargs), in place."""
+        if self._records(*args):
+            if self.grad_fn is None and self._requires_grad:
+                raise RuntimeError(leaf_message)
+            return self._rebase(fn(self._snapshot(), *args, **kwargs))
+        return self._write(fn(self, *args, **kwargs)._data)
+
+    def _check_cast(self, src) -> None:
+        if src.shape != self._data.shape:
+            raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
+                               f"{list(src.shape)}")
+        if src.dtype != self._data.dtype and _category(src.dtype) > _category(self._data.dtype):
+            raise RuntimeError(f"result type {_SCALAR_TYPE[src.dtype.name]} can't be cast to the desired output "
+                               f"type {_SCALAR_TYPE[self._data.dtype.name]}")
+
+    def _write(self, src) -> "Tensor":
+        """Write the array `src` into self's storage (no history) and bump the version."""
+        self._check_cast(src)
+        if src.dtype != self._data.dtype:
+            src = src.astype(self._data.dtype)
+        if self._data.flags.writeable:
+            self._data[...] = src
+        else:
+            self._data = src.copy()
+        self._bump()
+        return self
+
+    def _rebase(self, result: "Tensor") -> "Tensor":
+        """Self becomes `result` (its values and its grad_fn): the history is rebased."""
+        src = result._data
+        self._check_cast(src)
+        old, old_nr = self.grad_fn, self.output_nr
+        self._data = src if src.dtype == self._data.dtype else src.astype(self._data.dtype)
+        self.grad_fn, self.output_nr = result.grad_fn, result.output_nr
+        self._bump()
+        node = self.grad_fn
+        if node is not None:
+            if node.result_cell is not None:
+                # the new node saved its result, which is self from now on: share the counter
+                node.result_cell = self._version_cell()
+                node.result_version = self._version
+            retains = old.hooks.retains if old is not None and old.hooks is not None else None
+            if retains and old_nr in retains and retains[old_nr]() is self:
+                del retains[old_nr]               # retain_grad() follows the tensor, as in PyTorch
+                node._retain(self.output_nr, self)
+        return self
+
     def _inplace(self, result: "Tensor") -> "Tensor":
-        """Make `self` hold `result`. Without autograd the array is written in place (so
-        views and .data see it); with autograd self takes result's grad_fn, as PyTorch
-        rebases the history of a tensor modified in place."""
+        """Make `self` hold `result` (computed from self by the caller)."""
         if result.grad_fn is not None:
             if self.grad_fn is None and self._requires_grad:
-                raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-            self._data = result._data.astype(self._data.dtype, copy=False)
-            self.grad_fn, self.output_nr = result.grad_fn, result.output_nr
-        else:
-            src = result._data
-            if src.dtype != self._data.dtype:
-                if self._data.dtype.kind in "biu" and src.dtype.kind == "f":
-                    raise RuntimeError(f"result type Float can't be cast to the desired output type "
-                                       f"{_SCALAR_TYPE_NAMES.get(self.dtype.name, self.dtype.name)}")
-                src = src.astype(self._data.dtype)
-            if self._data.flags.writeable:
-                self._data[...] = src
-            else:
-                self._data = src.copy()
-        self._version += 1
-        return self
+                raise RuntimeError(LEAF_INPLACE)
+            return self._rebase(result)
+        return self._write(result._data)
 
     def _check_inplace_leaf(self):
         if self.grad_fn is None and self._requires_grad and grad_mode.is_grad_enabled():
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+            raise RuntimeError(LEAF_INPLACE)
 
     def _arith_(self, ufunc, fn, other) -> "Tensor":
         """In-place arithmetic: straight into the array (one pass, like NumPy's -=) when no
         graph is being recorded, else through the op so the history is rebased."""
-        self._check_inplace_leaf()
-        if not (grad_mode.is_grad_enabled() and (self.requires_grad or getattr(other, "requires_grad", False))):
+        if not self._records(other):
             arr = other._data if isinstance(other, Tensor) else other
             if self._data.flags.writeable:
                 try:
                     ufunc(self._data, arr, out=self._data, casting="same_kind")
                 except (TypeError, ValueError):   # casting or broadcasting: let the op say it
-                    return self._inplace(fn(self, other))
-                self._version += 1
+                    return self._write(fn(self, other)._data)
+                self._bump()
                 return self
-        return self._inplace(fn(self, other))
+        return self._inplace_op(fn, other)
 
     def add_(self, other, *, alpha=1):
         return self._arith_(np.add, F.add, other if alpha == 1 else other * alpha)
@@ -382,67 +527,73 @@ class Tensor:
         return self._arith_(np.true_divide, F.div, other)
 
     def pow_(self, exponent):
-        self._check_inplace_leaf()
-        return self._inplace(F.pow(self, exponent))
+        return self._inplace_op(F.pow, exponent)
 
     def clamp_(self, min=None, max=None):
-        self._check_inplace_leaf()
-        return self._inplace(F.clamp(self, min, max))
+        return self._inplace_op(F.clamp, min, max)
 
     def relu_(self):
-        self._check_inplace_leaf()
-        return self._inplace(F.relu(self))
+        return self._inplace_op(F.relu)
 
     def neg_(self):
-        self._check_inplace_leaf()
-        return self._inplace(F.neg(self))
+        return self._inplace_op(F.neg)
 
     def exp_(self):
-        self._check_inplace_leaf()
-        return self._inplace(F.exp(self))
+        return self._inplace_op(F.exp)
 
     def zero_(self):
-        return self.fill_(0)
+        if self._records():
+            return self._inplace_op(lambda s: _apply(ZERO, (s,)))
+        self._data[...] = 0
+        self._bump()
+        return self
 
     def fill_(self, value):
-        self._check_inplace_leaf()
-        if self.grad_fn is not None and grad_mode.is_grad_enabled():
-            return self._inplace(F.mul(self, 0) + value)
-        self._data[...] = value
-        self._version += 1
+        if self._records(value):
+            if isinstance(value, Tensor) and value.requires_grad:
+                return self._inplace_op(lambda s, v: _apply(FILL_TENSOR, (s, v)), value)
+            return self._inplace_op(lambda s: _apply(FILL, (s,), (value._data if isinstance(value, Tensor)
+                                                                 else value,)))
+        self._data[...] = value._data if isinstance(value, Tensor) else value
+        self._bump()
         return self
 
     def copy_(self, src):
-        self._check_inplace_leaf()
-        src = src if isinstance(src, Tensor) else Tensor(src)
-        if src.requires_grad and grad_mode.is_grad_enabled():
-            return self._inplace(F.add(F.mul(self, 0), src))
-        self._data[...] = backend.to_device(src._data, self.device).astype(self._data.dtype, copy=False)
-        self._version += 1
+        src = src if isinstance(src, Tensor) else Tensor._from_data(src)
+        if self._records(src):
+            return self._inplace_op(lambda s, v: _apply(COPY, (s, v)), src)
+        arr = backend.to_device(src._data, self.device)
+        if np.broadcast_shapes(arr.shape, self._data.shape) != self._data.shape:
+            raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
+                               f"{list(np.broadcast_shapes(arr.shape, self._data.shape))}")
+        self._data[...] = arr.astype(self._data.dtype, copy=False)
+        self._bump()
+        return self
+
+    def _random_(self, op, sample) -> "Tensor":
+        if self._records():
+            return self._inplace_op(lambda s: _apply(op, (s,), (sample().astype(s._data.dtype),)))
+        self._data[...] = sample()
+        self._bump()
         return self
 
     def uniform_(self, a=0.0, b=1.0):
         from .creation import _rng
-        self._data[...] = _rng().uniform(a, b, self._data.shape)
-        self._version += 1
-        return self
+        return self._random_(UNIFORM, lambda: _rng().uniform(a, b, self._data.shape))
 
     def normal_(self, mean=0.0, std=1.0):
         from .creation import _rng
-        self._data[...] = _rng().normal(mean, std, self._data.shape)
-        self._version += 1
-        return self
+        return self._random_(NORMAL, lambda: _rng().normal(mean, std, self._data.shape))
 
     def __setitem__(self, key, value):
         from .ops.index import index_put, setitem
-        needs_graph = grad_mode.is_grad_enabled() and (
-            self.requires_grad or (isinstance(value, Tensor) and value.requires_grad))
-        if needs_graph:
-            self._check_inplace_leaf()
-            self._inplace(index_put(self, key, value))
+        if self._records(value):
+            self._inplace_op(index_put, key, value,
+                             leaf_message="a view of a leaf Variable that requires grad is being used in an "
+                                          "in-place operation.")
             return
         setitem(self._data, key, value._data if isinstance(value, Tensor) else value)
-        self._version += 1
+        self._bump()
 
     def __iadd__(self, other):
         return self.add_(other)
@@ -461,7 +612,7 @@ class Tensor:
         return F.add(self, other)
 
     def __radd__(self, other):
-        return F.add(other, self)
+        return F.add(self, other)   # as torch: 2 + x is x.add(2), so x is input 0 of AddBackward0
 
     def __sub__(self, other):
         return F.sub(self, other)
@@ -473,7 +624,7 @@ class Tensor:
         return F.mul(self, other)
 
     def __rmul__(self, other):
-        return F.mul(other, self)
+        return F.mul(self, other)
 
     def __truediv__(self, other):
         return F.div(self, other)
@@ -546,8 +697,14 @@ class Tensor:
     # -- views of the matrix ------------------------------------------------------------
     @property
     def T(self):
-        if self.ndim < 2:
-            return self
+        if self.ndim == 0:
+            warnings.warn("Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.",
+                          UserWarning, stacklevel=2)
+        elif self.ndim != 2:
+            warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
+                          "deprecated and it will throw an error in a future release. Consider `x.mT` to transpose "
+                          "batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the "
+                          "dimensions of a tensor.", UserWarning, stacklevel=2)
         return F.permute(self, tuple(range(self.ndim - 1, -1, -1)))
 
     @property
@@ -743,11 +900,11 @@ class Tensor:
         return self.shape == other.shape and bool((self._data == other._data).all())
 
     def zero_grad_(self):
-        self.grad = None
+        self._grad = None
 
 
-_SCALAR_TYPE_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-                      "bool": "Bool", "float32": "Float", "float64": "Double", "float16": "Half"}
+def _category(np_dtype) -> int:
+    return 0 if np_dtype.kind == "b" else (2 if np_dtype.kind in "fc" else 1)
 
 
 def _dim(dim, axis):
@@ -766,6 +923,28 @@ def _method(fn):
 
 
 from . import functions as F  # noqa: E402  (the ops need Tensor defined first)
+from .ops.core import apply as _apply  # noqa: E402
+from .ops.op import Op  # noqa: E402
+
+
+def _no_grad_to_self(xp, g, c, *args):
+    return xp.zeros_like(g)
+
+
+# The in-place writes that replace a tensor's values: the old values get a zero gradient.
+ZERO = Op("zero_", "ZeroBackward0", "c = 0", lambda xp, a: xp.zeros_like(a), vjp=(_no_grad_to_self,),
+          vjp_formulas=("0",))
+FILL = Op("fill_", "FillBackward2", "c = v", lambda xp, a, v: xp.full_like(a, v), vjp=(_no_grad_to_self,),
+          vjp_formulas=("0",), params=("value",))
+FILL_TENSOR = Op("fill_", "FillBackward3", "c = v", lambda xp, a, v: xp.full_like(a, v),
+                 vjp=(_no_grad_to_self, lambda xp, g, c, a, v: xp.sum(g)), vjp_formulas=("0", "Σ ḡ"),
+                 args=("self", "value"))
+COPY = Op("copy_", "CopyBackwards", "c = b", lambda xp, a, b: xp.broadcast_to(b, a.shape).astype(a.dtype),
+          vjp=(_no_grad_to_self, lambda xp, g, c, a, b: g), vjp_formulas=("0", "ḡ"), args=("self", "src"))
+UNIFORM = Op("uniform_", "UniformBackward0", "c ~ U(a, b)", lambda xp, a, sample: sample,
+             vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",))
+NORMAL = Op("normal_", "NormalBackward0", "c ~ N(μ, σ²)", lambda xp, a, sample: sample,
+            vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",))
 from .ops import core as _core  # noqa: E402
 
 _core.Tensor = Tensor

@@ -181,7 +181,7 @@ def build_trace(roots, names: dict | None = None, show_saved: bool = False, orde
         if rn is None:
             continue
         out = add("output", _tensor_name(t, names) or "", value=Preview.of(t._data),
-                  grad=Preview.of(None if t.grad is None else t.grad._data), ref=t)
+                  grad=Preview.of(None if t._grad is None else t._grad._data), ref=t)
         link(ids[rn], out.id, 0, tuple(t.shape))
         root_ids.append(out.id)
     trace.roots = tuple(root_ids)
@@ -217,8 +217,8 @@ def add_steps(trace: Trace, steps, before_grads: dict | None = None) -> Trace:
         trace.steps.append(TraceStep(len(trace.steps), nid, tuple(Preview.of(_raw(g)) for g in step.grad_outputs),
                                      tuple(flows), tuple(accs), hooks, ref=step))
     for n in trace.nodes:
-        if n.kind in ("leaf", "output") and n.ref is not None and n.ref.grad is not None:
-            n.grad = Preview.of(n.ref.grad._data)
+        if n.kind in ("leaf", "output") and n.ref is not None and n.ref._grad is not None:
+            n.grad = Preview.of(n.ref._grad._data)
     return trace
 
 

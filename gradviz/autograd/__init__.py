@@ -11,4 +11,4 @@ def Variable(data, requires_grad=False, volatile=False):
     from ..tensor import Tensor
     if isinstance(data, Tensor):
         return Tensor._make(data._data).requires_grad_(requires_grad)   # a new leaf on the same storage
-    return Tensor(data, requires_grad=requires_grad)
+    return Tensor._from_data(data, requires_grad=requires_grad)

@@ -33,7 +33,7 @@ class Step:
         self.hooks = []                    # (output_nr, hook, before, after)
 
     def __repr__(self):
-        return f"<Step {self.index}: {self.node.name()}>"
+        return f"<Step {self.index}: {self.node.op.torch_name}>"
 
 
 def sum_to(g, shape: tuple):
@@ -198,9 +198,9 @@ class Backward:
                     events.emit(events.NodeExecuted(step))
                 index += 1
                 yield step
-        except Exception:
+        except BaseException:
             for tensor, old_grad, old_data in reversed(touched):
-                tensor.grad = old_grad
+                tensor._grad = old_grad
                 if old_grad is not None:
                     old_grad._data = old_data
             raise
@@ -252,9 +252,7 @@ class Backward:
                 result = hook(wrapped)
                 after = None
                 if result is not None:
-                    if tuple(result.shape) != tuple(wrapped.shape):
-                        raise RuntimeError(f"hook '{getattr(hook, '__name__', 'hook')}' has changed the size of "
-                                           f"value (from {list(wrapped.shape)} to {list(result.shape)})")
+                    _check_hook_result(hook, wrapped, result)
                     after = result if self.create_graph else result._data
                     grads[nr] = after
                 step.hooks.append((nr, hook, before, after))
@@ -278,16 +276,17 @@ class Backward:
     def _store_grad(self, tensor, node, g, step: Step, touched: list, listening: bool) -> None:
         """tensor.grad += g (or = a copy of g), remembering the old value for rollback."""
         from ..tensor import Tensor
-        old = tensor.grad
+        old = tensor._grad
         touched.append((tensor, old, None if old is None else old._data))
         if self.create_graph:
             g = g if isinstance(g, Tensor) else Tensor._make(g)
-            tensor.grad = g if old is None else old + g
+            tensor._grad = g if old is None else old + g
         elif old is None:
-            tensor.grad = Tensor._make(g if self._unshared(g) else g.copy())
+            tensor._grad = Tensor._make(g if self._unshared(g) else g.copy())
         else:
             old._data = old._data + g
-        total = tensor.grad._data
+            old._bump()
+        total = tensor._grad._data
         step.accumulated.append((tensor, g, total))
         if listening:
             events.emit(events.GradAccumulated(tensor, node, g, total))
@@ -324,6 +323,8 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[list, list]:
     op = node.op
     if node.freed:
         raise RuntimeError(FREED_MESSAGE)
+    if node.versions is not None:
+        node.check_versions()
     if create_graph:
         from ..ops.namespace import TENSOR
         outs = node.output(0) if op.n_outputs == 1 else tuple(node.output(i) for i in range(op.n_outputs))
@@ -373,6 +374,15 @@ def _zeros_like_output(node: Node, i: int, create_graph: bool):
     return z
 
 
+def _check_hook_result(hook, before, after) -> None:
+    """PyTorch's checks on what a tensor hook returned."""
+    name = getattr(hook, "__name__", type(hook).__name__)
+    if tuple(after.shape) != tuple(before.shape):
+        raise RuntimeError(f"hook '{name}' has changed the size of value")
+    if after._data.dtype != before._data.dtype:
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was {before.type()} got {after.type()})")
+
+
 def _as_tensor(g):
     from ..tensor import Tensor
     return None if g is None or isinstance(g, Tensor) else Tensor._make(g)
@@ -391,7 +401,7 @@ def backward_steps(tensors, grad_tensors=None, retain_graph=None, create_graph=F
         from ..tensor import Tensor
         inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
         if not inputs:
-            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
         only = {t._accumulator() for t in inputs if t.grad_fn is None}
         capture = [(t.grad_fn, t.output_nr) for t in inputs if t.grad_fn is not None]
         run = Backward(tensors, grad_tensors, retain_graph, create_graph, only=only, capture=capture)
@@ -408,7 +418,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         if g is not None:
             from ..tensor import Tensor
             gt = g if isinstance(g, Tensor) else Tensor._make(g.copy())
-            t.grad = gt if t.grad is None else t.grad + gt
+            t._grad = gt if t._grad is None else t._grad + gt
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -429,7 +439,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             if materialize_grads:
                 g = namespace(t._data).zeros_like(t._data)
             elif not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
-                                   "Set allow_unused=True if this is the desired behavior.")
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the "
+                                   "graph. Set allow_unused=True if this is the desired behavior.")
         result.append(None if g is None else (g if isinstance(g, Tensor) else Tensor._make(g)))
     return tuple(result)

@@ -6,6 +6,7 @@ without retain_graph frees them; ids come from a counter so diagrams stay stable
 from __future__ import annotations
 
 import itertools
+import re
 import weakref
 
 from ..ops.op import Op
@@ -18,6 +19,31 @@ FREED_MESSAGE = (
     "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
     "if you need to access saved tensors after calling backward."
 )
+
+
+_SCALAR_TYPE = {"float16": "Half", "float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
+                "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+_saved_inputs_of: dict = {}
+
+
+def _saved_inputs(op: Op) -> tuple:
+    """Indices of the inputs an op saves for its VJP (cached per op)."""
+    idx = _saved_inputs_of.get(op)
+    if idx is None:
+        idx = _saved_inputs_of[op] = tuple(i for i, name in enumerate(op.arg_names) if name in op.saves)
+    return idx
+
+
+def modified_message(array, grad_fn, output_nr: int, version: int, expected: int) -> str:
+    """PyTorch's words for a saved tensor modified in place ("output 0 of Mul" names its grad_fn)."""
+    where = ""
+    if grad_fn is not None:
+        where = f", which is output {output_nr} of {re.sub(r'Backward[0-9]*$', '', grad_fn.name())},"
+    return ("one of the variables needed for gradient computation has been modified by an inplace operation: "
+            f"[torch.{_SCALAR_TYPE[array.dtype.name]}Tensor [{', '.join(map(str, array.shape))}]]{where} is at "
+            f"version {version}; expected version {expected} instead. Hint: enable anomaly detection to find the "
+            "operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, "
+            "check_nan=False).")
 
 
 class RemovableHandle:
@@ -49,7 +75,7 @@ class Node:
     """A grad_fn. `next_functions` is PyTorch's tuple of (node or None, output_nr)."""
 
     __slots__ = ("id", "op", "next_functions", "inputs", "params", "out_data", "scope", "freed", "hooks",
-                 "__weakref__")
+                 "versions", "result_cell", "result_version", "__weakref__")
 
     def __init__(self, op: Op, inputs: tuple, params: tuple, out_data, next_functions: tuple, scope: tuple = ()):
         self.id = next(_ids)
@@ -61,6 +87,14 @@ class Node:
         self.scope = scope
         self.freed = False
         self.hooks = None
+        # Version counters, checked before the VJP reads saved values (only ops that save):
+        # the inputs' versions now, and the counter the output shares when it is saved.
+        if op.saves:
+            self.versions = tuple(v if (v := t._vc).__class__ is int else v[0] for t in inputs)
+            self.result_cell = [0] if "result" in op.saves else None
+        else:
+            self.versions = self.result_cell = None
+        self.result_version = 0
 
     def name(self) -> str:
         return self.op.torch_name
@@ -82,6 +116,20 @@ class Node:
     def input_dtype(self, i: int):
         """The NumPy dtype of input i."""
         return self.inputs[i]._data.dtype
+
+    def check_versions(self) -> None:
+        """PyTorch's error when a saved tensor was modified in place after it was saved."""
+        versions = self.versions
+        if versions is None:
+            return
+        for i in _saved_inputs(self.op):
+            t = self.inputs[i]
+            now = t._version
+            if now != versions[i]:
+                raise RuntimeError(modified_message(t._data, t.grad_fn, t.output_nr, now, versions[i]))
+        cell = self.result_cell
+        if cell is not None and cell[0] != self.result_version and self.out_data is not None:
+            raise RuntimeError(modified_message(self.out_data, self, 0, cell[0], self.result_version))
 
     def free(self) -> None:
         """After a backward without retain_graph: saved values are gone, as in PyTorch.
@@ -106,6 +154,7 @@ class Node:
             if key in op.saves and key not in op.param_names:
                 if self.freed:
                     raise RuntimeError(FREED_MESSAGE)
+                self.check_versions()
                 if key == "result":
                     return self.output(0)
                 return self.inputs[op.arg_names.index(key)]
@@ -152,6 +201,9 @@ class AccumulateGrad(Node):
     def __init__(self, variable):
         super().__init__(ACCUMULATE_GRAD, (), (), None, ())
         self.variable = variable
+
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"   # PyTorch's name(); type(node).__name__ is AccumulateGrad
 
     def input_shape(self, i: int) -> tuple:
         return self.variable._data.shape
