@@ -6,5 +6,5 @@ from .ops.pointwise import (abs, add, clamp, compare, cos, div, erf, exp, floor,
                             rsub, sigmoid, sign, sin, softplus, sqrt, sub, tan, tanh, where)
 from .ops.reduce import (amax, amin, argmax, argmin, cumsum, log_softmax, logsumexp, max, mean, min,  # noqa: F401
                          norm, prod, softmax, std, sum, var)
-from .ops.shape import (cat, chunk, clone, concat, expand, flatten, flip, permute, repeat, reshape,  # noqa: F401
+from .ops.shape import (cat, chunk, clone, concat, contiguous, expand, flatten, flip, permute, repeat, reshape,  # noqa: F401
                         split, squeeze, stack, t, transpose, unbind, unsqueeze, view)

@@ -407,10 +407,10 @@ class Tensor:
         return self.to(dtype)
 
     def contiguous(self):
-        return self
+        return F.contiguous(self)
 
     def is_contiguous(self) -> bool:
-        return True
+        return bool(self._data.flags.c_contiguous)
 
     # -- printing --------------------------------------------------------------------
     def __repr__(self):
@@ -716,13 +716,13 @@ class Tensor:
 
     # -- methods that are the functions ------------------------------------------------------
     def view(self, *shape):
-        return F.reshape(self, *shape)
+        return F.view(self, *shape)
 
     def reshape(self, *shape):
         return F.reshape(self, *shape)
 
     def view_as(self, other):
-        return F.reshape(self, *other.shape)
+        return F.view(self, *other.shape)
 
     def reshape_as(self, other):
         return F.reshape(self, *other.shape)
