@@ -91,17 +91,21 @@ def _preview(tensor, limit: int = PREVIEW_MAX) -> Preview | None:
     shape, dtype, device = tuple(t.shape), _dtype_name(t.dtype), str(t.device)
     if t.is_meta or t.layout != torch.strided:
         return Preview(shape, dtype, device)
-    if t.numel() <= limit:
-        if t.dtype in (torch.bfloat16, torch.complex32):   # NumPy has no such dtype
-            t = t.to(torch.complex64 if t.is_complex() else torch.float32)
-        return Preview(shape, dtype, device, values=np.array(t.cpu().resolve_conj().resolve_neg().numpy(), copy=True))
-    if t.is_complex() or t.numel() == 0:
+    try:
+        if t.numel() <= limit:
+            if t.dtype in (torch.bfloat16, torch.complex32):   # NumPy has no such dtype
+                t = t.to(torch.complex64 if t.is_complex() else torch.float32)
+            values = t.cpu().resolve_conj().resolve_neg().numpy()
+            return Preview(shape, dtype, device, values=np.array(values, copy=True))
+        if t.is_complex() or t.numel() == 0:
+            return Preview(shape, dtype, device)
+        try:   # the summary on the tensor's own device: only three numbers cross to the host
+            x = t.to(torch.float64)
+        except (RuntimeError, TypeError):   # devices without float64 (MPS)
+            x = t.to(torch.float32)
+        return Preview(shape, dtype, device, stats=(float(x.min()), float(x.mean()), float(x.max())))
+    except (RuntimeError, TypeError):   # a tensor subclass with no data to read (fake, functional)
         return Preview(shape, dtype, device)
-    try:   # the summary on the tensor's own device: only three numbers cross to the host
-        x = t.to(torch.float64)
-    except (RuntimeError, TypeError):   # devices without float64 (MPS)
-        x = t.to(torch.float32)
-    return Preview(shape, dtype, device, stats=(float(x.min()), float(x.mean()), float(x.max())))
 
 
 def _metadata_preview(fn) -> Preview | None:
@@ -412,7 +416,7 @@ def record_torch_backward(*tensors, gradient=None, params: dict | None = None, r
                     axes = _broadcast_axes(name, slot, out_shape, tuple(g.shape)) if out_shape is not None else ()
                     flows.append((edge_of[(nid, slot)], _preview(g), axes))
             accumulations = []
-            if fn in leaf_of:
+            if fn in leaf_of and grad_outputs[0] is not None:
                 accumulations.append(Accumulation(leaf_of[fn], _preview(grad_outputs[0]),
                                                   _preview(fn.variable.grad), before_write.pop(fn, None)))
             for t, out_id in retained.get(fn, ()):

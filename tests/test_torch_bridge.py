@@ -332,7 +332,8 @@ def test_diagram_is_the_one_gradviz_draws():
     # values aside (torch does not keep every op's output), the DOT is the same, clusters included
     tl, tnames, gl, gnames = both(barlow, [(5, 3), (5, 3)])
     hide = dict(show_values=False, show_grads=False)
-    assert gv.draw(trace_from_torch(tl, params=tnames), **hide).source == gv.draw(build_trace([gl], gnames), **hide).source
+    torch_dot = gv.draw(trace_from_torch(tl, params=tnames), **hide).source
+    assert torch_dot == gv.draw(build_trace([gl], gnames), **hide).source
     tm, gm, x, y = mlp_pair()
     with record_forward(tm) as rec:
         tl = torch.nn.functional.cross_entropy(tm(torch.tensor(x)), torch.tensor(y))
@@ -342,6 +343,21 @@ def test_diagram_is_the_one_gradviz_draws():
     source = gv.draw(t, **hide).source
     assert source == gv.draw(g, **hide).source
     assert "fc1 (Linear)" in source and "act (ReLU)" in source
+
+
+def test_player_frames_are_the_ones_gradviz_plays():
+    from gradviz.player.frames import FrameBuilder
+    arrays = [rng.standard_normal((5, 3)) for _ in range(2)]
+    tt = [torch.tensor(a, requires_grad=True) for a in arrays]
+    gg = [gv.tensor(a, requires_grad=True) for a in arrays]
+    with record_forward() as rec:
+        tl = barlow(torch, *tt)
+    t = record_torch_backward(tl, params={"z1": tt[0], "z2": tt[1]}, forward=rec)
+    g = record_backward([barlow(gv, *gg)], names={"z1": gg[0], "z2": gg[1]})
+    ft, fg = FrameBuilder(t, False).build(True), FrameBuilder(g, False).build(True)
+    assert [(f.phase, f.node, f.changes, f.title) for f in ft] == [(f.phase, f.node, f.changes, f.title) for f in fg]
+    # with the forward recorded, every op shows its value in the forward frames, as gradviz's do
+    assert all(n.value.values is not None for n in t.nodes if n.kind == "op")
 
 
 # -- saved tensors -------------------------------------------------------------------------
@@ -395,15 +411,19 @@ def test_custom_function_node():
 
 # -- where torch's graph is not gradviz's: the bridge shows torch's ----------------------------
 def test_batched_matmul_is_torch_decomposition():
-    # torch's matmul is a composite: a 3-D @ 2-D product records view + mm + view, where
-    # gradviz records one MatmulBackward0 node
+    # torch's matmul is a composite: a 3-D @ 2-D product records view + mm + view, not one
+    # matmul node; the bridge shows the nodes torch's engine will run
     c = torch.randn(2, 3, 4, requires_grad=True)
     w = torch.randn(5, 4, requires_grad=True)
-    t = trace_from_torch((c @ w.T).sum())
+    t = record_torch_backward((c @ w.T).sum(), params={"c": c, "w": w})
     assert [n.name for n in t.nodes if n.kind == "op"] == [
         "PermuteBackward0", "ViewBackward0", "MmBackward0", "UnsafeViewBackward0", "SumBackward0"]
-    g = build_trace([(gv.randn(2, 3, 4, requires_grad=True) @ gv.randn(5, 4, requires_grad=True).T).sum()])
-    assert [n.name for n in g.nodes if n.kind == "op"] == ["PermuteBackward0", "MatmulBackward0", "SumBackward0"]
+    assert [e.shape for e in t.edges_into(t.nodes[-2].id)] == [(2, 3, 5)]
+    expected = (torch.ones(2, 3, 5) @ w).detach().numpy()
+    assert np.allclose(c.grad.numpy(), expected)
+    assert [n.name for n in t.nodes if n.kind == "leaf"] == ["w", "c"]   # w.T ran before the product
+    leaf_c = next(n for n in t.nodes if n.name == "c")
+    assert np.allclose(leaf_c.grad.stats, (expected.min(), expected.mean(), expected.max()))
 
 
 def test_saved_tensors_are_the_ones_torch_kept():
