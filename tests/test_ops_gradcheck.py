@@ -7,54 +7,22 @@ the op is smooth: log/sqrt on positives, abs/relu/sign away from 0, max/min on d
 values. A second table checks second derivatives (create_graph=True) against finite
 differences of the first gradient.
 """
-import zlib
+import warnings
 
 import numpy as np
 import pytest
+from op_inputs import PAIRS, SHAPES, rng_for, sample
 
 import gradviz as torch
-from gradviz.autograd import gradcheck, grad
-
-SHAPES = [(), (4,), (3, 4), (1, 4)]
-BROADCAST_PAIRS = [((3, 4), (4,)), ((4,), (3, 4)), ((3, 1), (1, 4)), ((1, 4), (3, 4)), ((3, 4), (1, 4)),
-                   ((), (3, 4)), ((3, 4), ()), ((4,), (3, 1)), ((2, 1, 4), (3, 1))]
-PAIRS = [(s, s) for s in SHAPES] + BROADCAST_PAIRS
-
-
-def _away(rng, shape):
-    """|x| in [0.2, 2) with a random sign: far from the kink at 0."""
-    return rng.uniform(0.2, 2.0, shape) * rng.choice([-1.0, 1.0], shape)
-
-
-def _distinct(rng, shape):
-    """Values at least 0.1 apart (no ties for max/min, no |x| ties for the inf-norm)."""
-    n = int(np.prod(shape, dtype=int))
-    mags = rng.permutation(np.linspace(0.3, 0.3 + 0.1 * (n - 1), n)) if n else np.zeros(0)
-    return (mags * rng.choice([-1.0, 1.0], n)).reshape(shape)
-
-
-DOMAINS = {
-    "real": lambda rng, s: rng.standard_normal(s),
-    "pos": lambda rng, s: rng.uniform(0.5, 2.0, s),
-    "unit": lambda rng, s: rng.uniform(-0.9, 0.9, s),
-    "gt-1": lambda rng, s: rng.uniform(-0.5, 2.0, s),
-    "away": _away,
-    "distinct": _distinct,
-}
-
+from gradviz.autograd import grad, gradcheck
 
 def leaf(spec, rng):
     """A float64 leaf from (shape, domain), or from a fixed array."""
-    if isinstance(spec, np.ndarray):
-        data = spec.astype(np.float64)
-    else:
-        shape, domain = spec
-        data = np.asarray(DOMAINS[domain](rng, shape), dtype=np.float64)
-    return torch.tensor(data, dtype=torch.float64, requires_grad=True)
+    return torch.tensor(sample(spec, rng), dtype=torch.float64, requires_grad=True)
 
 
 def check(fn, specs, seed_text="", **kw):
-    rng = np.random.default_rng(zlib.crc32(seed_text.encode()))
+    rng = rng_for(seed_text)
     xs = tuple(leaf(s, rng) for s in specs)
     out = fn(*xs)
     outs = out if isinstance(out, tuple) else (out,)
@@ -369,6 +337,18 @@ def test_matmul_one_side_requires_grad(shapes, which):
 
 # -- shape ops -----------------------------------------------------------------------------
 R = "real"
+
+
+def _reversed_T(a):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return a.T
+
+
+def test_T_of_3d_warns_as_in_torch():
+    with pytest.warns(UserWarning, match="x.T` on tensors of dimension other than 2"):
+        out = torch.zeros(2, 3, 4).T
+    assert out.shape == (4, 3, 2)
 SHAPE_OPS = [
     ("reshape_flat", lambda a: a.reshape(-1), [((3, 4), R)]),
     ("reshape_4x3", lambda a: a.reshape(4, 3), [((3, 4), R)]),
@@ -397,7 +377,7 @@ SHAPE_OPS = [
     ("t", lambda a: a.t(), [((3, 4), R)]),
     ("t_1d", torch.t, [((4,), R)]),
     ("T", lambda a: a.T, [((3, 4), R)]),
-    ("T_3d", lambda a: a.T, [((2, 3, 4), R)]),
+    ("T_3d", lambda a: _reversed_T(a), [((2, 3, 4), R)]),
     ("mT", lambda a: a.mT, [((2, 3, 4), R)]),
     ("mT_2d", lambda a: a.mT, [((1, 4), R)]),
     ("expand", lambda a: a.expand(3, 4), [((1, 4), R)]),
@@ -543,7 +523,7 @@ def test_setitem_gradient_values():
 # -- second derivatives: grad of grad against finite differences of the first gradient -------
 def gradgradcheck(fn, specs, seed_text=""):
     """d/dx of vᵀ ∂f/∂x (built with create_graph=True) against finite differences of it."""
-    rng = np.random.default_rng(zlib.crc32(("gg" + seed_text).encode()))
+    rng = rng_for("gg" + seed_text)
     xs = tuple(leaf(s, rng) for s in specs)
     out = fn(*xs)
     v = torch.tensor(rng.standard_normal(tuple(out.shape)), dtype=torch.float64)
