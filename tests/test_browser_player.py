@@ -9,8 +9,7 @@ from gradviz.player import animate, mathtext
 
 from browser_support import chromium
 
-pytestmark = [pytest.mark.browser,
-              pytest.mark.filterwarnings("ignore:The .grad attribute of a Tensor that is not a leaf")]
+pytestmark = pytest.mark.browser
 
 
 def squeeze(text: str) -> str:

@@ -161,7 +161,8 @@ def _caption_lines(builder, step, node) -> list:
     n_in = len(node.ref.next_functions) if node.ref is not None and hasattr(node.ref, "next_functions") else \
         max([graph.edges[eid].slot + 1 for eid, _, _ in step.flows] + [1])
     syms = input_symbols(node, n_in)
-    lines = [f"{node.name}: received {mathtext.preview(step.grad_in[0]) if step.grad_in else '—'}"]
+    received = ", ".join(mathtext.preview(g) for g in step.grad_in) or "—"
+    lines = [f"{node.name}: received {received}"]
     for eid, grad, axes in step.flows:
         slot = graph.edges[eid].slot
         sym = syms[slot] if slot < len(syms) else f"x{slot}"

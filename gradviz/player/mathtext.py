@@ -81,7 +81,8 @@ def _tokens(text: str) -> list:
 
     def flush():
         if prose:
-            parts.append(_atom("text", " " + " ".join(prose) + " "))
+            # MathML trims an <mtext>'s edge spaces; no-break spaces keep prose apart from symbols
+            parts.append(_atom("text", "\u00a0" + " ".join(prose) + "\u00a0"))
             prose.clear()
 
     i = 0

@@ -17,7 +17,8 @@ _GROUP = re.compile(r'<g\b[^>]*?\bid="(?P<id>[^"]*)"[^>]*?\bclass="(?P<cls>node|
 _GROUP_CLASS_FIRST = re.compile(r'<g\b[^>]*?\bclass="(?P<cls>node|edge)(?P<rest>[^"]*)"[^>]*?\bid="(?P<id>[^"]*)"[^>]*>')
 _PATH_D = re.compile(r'<path\b[^>]*?\bd="([^"]*)"')
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
-LABEL_GAP = 6   # the renderer writes its own edge labels right of the midpoint; ours go left
+LABEL_GAP = 6       # the renderer writes its own edge labels right of the midpoint; ours go left
+CHAR_WIDTH = 6.7    # px per character of the 11px monospace label font (player.css)
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 
 
@@ -79,8 +80,16 @@ class Stage:
             mid = self.midpoints.get(edge_id)
             if mid is None or not text:
                 continue
-            texts.append(f'<text x="{mid[0] - LABEL_GAP:.1f}" y="{mid[1]:.1f}" text-anchor="end">{esc(text)}</text>')
+            x, anchor = label_anchor(mid[0], text)
+            texts.append(f'<text x="{x:.1f}" y="{mid[1]:.1f}" text-anchor="{anchor}">{esc(text)}</text>')
         return f'<g class="gv-labels">{"".join(texts)}</g>'
+
+
+def label_anchor(x: float, text: str) -> tuple:
+    """Left of the edge, unless the text would leave the drawing there (player.js does the same)."""
+    if x - LABEL_GAP - CHAR_WIDTH * len(text) < 0:
+        return x + LABEL_GAP, "start"
+    return x - LABEL_GAP, "end"
 
 
 def insert_labels(svg: str, markup: str) -> str:

@@ -53,8 +53,10 @@
         var p = mid[id];
         if (!p || !l[id]) continue;
         var t = document.createElementNS(SVGNS, "text");
-        t.setAttribute("x", String(p[0] - 6)); t.setAttribute("y", String(p[1]));
-        t.setAttribute("text-anchor", "end");
+        // left of the edge, unless the text would leave the drawing there (stage.label_anchor)
+        var left = p[0] - 6 - 6.7 * l[id].length >= 0;
+        t.setAttribute("x", String(left ? p[0] - 6 : p[0] + 6)); t.setAttribute("y", String(p[1]));
+        t.setAttribute("text-anchor", left ? "end" : "start");
         t.textContent = l[id];
         labels.appendChild(t);
       }
