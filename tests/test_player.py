@@ -43,6 +43,9 @@ def test_frame_count_is_forward_ops_plus_steps():
     assert [f.step for f in backward] == list(range(len(anim.steps)))
     assert [f.node for f in backward] == [s.node for s in anim.steps]
     assert len(animate(fan_out()[1], forward=False).frames) == 4
+    # frames are a pure function of the trace: rebuilding gives the same changes and texts
+    rebuilt = build_frames(anim.trace, forward=True)
+    assert [(f.changes, f.labels, f.text) for f in rebuilt] == [(f.changes, f.labels, f.text) for f in anim.frames]
 
 
 def test_forward_frames_grow_the_graph_in_creation_order():
