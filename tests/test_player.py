@@ -398,3 +398,19 @@ def test_errors_name_the_problem():
     anim = animate(y, gradient=torch.tensor([1.0, 0.5]))
     with pytest.raises(ValueError, match=r"\.html or \.gif"):
         anim.save("x.mp4")
+
+
+def test_a_real_pytorch_backward_animates_through_the_torch_bridge():
+    torch_ = pytest.importorskip("torch")
+    from gradviz.torch_bridge import record_torch_backward
+    a = torch_.tensor([1.0, 2.0], requires_grad=True)
+    b = torch_.tensor([3.0, 4.0], requires_grad=True)
+    loss = (a * b + a).sum()
+    trace = record_torch_backward(loss, params={"a": a, "b": b})
+    anim = animate(trace)
+    names = [anim.trace.node(f.node).name for f in anim.frames if f.phase == "backward"]
+    assert names == ["SumBackward0", "AddBackward0", "MulBackward0", "AccumulateGrad", "AccumulateGrad"]
+    texts = [plain(f.text) for f in anim.frames]
+    assert any(re.search(r"a\.grad = (\[1\.0, 1\.0\] \+ \[3\.0, 4\.0\]|\[3\.0, 4\.0\] \+ \[1\.0, 1\.0\]) = "
+                         r"\[4\.0, 5\.0\]", t) for t in texts), texts
+    np.testing.assert_allclose(a.grad.numpy(), [4.0, 5.0])

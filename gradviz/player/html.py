@@ -178,6 +178,9 @@ def animate(*tensors, gradient=None, names=None, forward: bool = True, retain_gr
             **draw_options) -> Animation:
     """Record the graph behind `tensors` and a backward run over it, and return an Animation.
 
+    `tensors` may also be one recorded Trace with its steps (for instance
+    `torch_bridge.record_torch_backward(loss)`, a real PyTorch backward): it is animated as is.
+
     gradient: the `gradient` of `tensor.backward(gradient)` (needed for non-scalar outputs).
     names: {name: tensor} for the diagram and the panel. forward: start with frames in which
     the graph grows op by op, in the order the code created it. retain_graph: keep the graph
@@ -188,16 +191,21 @@ def animate(*tensors, gradient=None, names=None, forward: bool = True, retain_gr
     """
     from ..autograd.engine import backward_steps
     from ..render import _names
-    roots = _roots(tensors)
     # the panel and the edges show gradients as they are computed; a static "grad" column on
     # the nodes would show the state before the run for the whole animation
     draw_options.setdefault("show_grads", False)
-    trace = build_trace(roots, _names(names), show_saved=draw_options.get("show_saved", False))
-    # laid out before the run, so the diagram shows .grad as it was when the animation starts
-    svg, owners = layout(trace, draw_options)
-    before = {n.id: n.grad for n in trace.nodes if n.kind == "leaf"}
-    steps = list(backward_steps(roots, gradient, retain_graph=retain_graph))
-    add_steps(trace, steps, before)
+    if len(tensors) == 1 and isinstance(tensors[0], Trace):
+        # an already recorded run, e.g. torch_bridge.record_torch_backward(loss) of a real PyTorch graph
+        trace = tensors[0]
+        svg, owners = layout(trace, draw_options)
+    else:
+        roots = _roots(tensors)
+        trace = build_trace(roots, _names(names), show_saved=draw_options.get("show_saved", False))
+        # laid out before the run, so the diagram shows .grad as it was when the animation starts
+        svg, owners = layout(trace, draw_options)
+        before = {n.id: n.grad for n in trace.nodes if n.kind == "leaf"}
+        steps = list(backward_steps(roots, gradient, retain_graph=retain_graph))
+        add_steps(trace, steps, before)
     frames = FrameBuilder(trace, jacobians).build(forward)
     remap(frames, owners)
     return Animation(trace, frames, svg, interval_ms, title, draw_options)

@@ -162,7 +162,7 @@ def preview(p, limit: int | None = None) -> str:
     if p.stats is not None:
         lo, mean, hi = p.stats
         return f"{shape} (min {number(lo)}, mean {number(mean)}, max {number(hi)})"
-    return shape
+    return f"shape {tuple(p.shape)} (values not recorded)"
 
 
 def short(p) -> str:
