@@ -89,16 +89,33 @@ def _category(np_dtype: np.dtype) -> int:
     return 0 if np_dtype.kind == "b" else (2 if np_dtype.kind in "fc" else 1)
 
 
+def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
+    """torch.promote_types: within a category as NumPy (uint8 + int8 -> int16), across
+    categories the higher one's dtype as it is (int64 + float32 -> float32, not float64)."""
+    ca, cb = _category(a), _category(b)
+    if ca == cb:
+        return np.promote_types(a, b)
+    return a if ca > cb else b
+
+
+def _promote_all(dts) -> np.dtype:
+    result = dts[0]
+    for d in dts[1:]:
+        result = promote_types(result, d)
+    return np.dtype(result)
+
+
 def result_type(arrays, scalars=()) -> np.dtype:
     """PyTorch's type promotion: tensors with dimensions decide, zero-dim tensors and
     Python scalars only raise the category (bool < integer < floating point)."""
     dimmed = [a.dtype for a in arrays if a.ndim]
     zero_dim = [a.dtype for a in arrays if not a.ndim]
-    result = np.result_type(*dimmed) if dimmed else (np.result_type(*zero_dim) if zero_dim else None)
+    result = _promote_all(dimmed) if dimmed else (_promote_all(zero_dim) if zero_dim else None)
     if dimmed and zero_dim:
         higher = [d for d in zero_dim if _category(d) > _category(result)]
         if higher:
-            result = np.result_type(*higher)
+            top = max(_category(d) for d in higher)
+            result = _promote_all([d for d in higher if _category(d) == top])
     for s in scalars:
         cat = category_of_scalar(s)
         if result is None or cat > _category(result):
