@@ -28,6 +28,10 @@ loss = (a * b).sum()
 stepper = gradviz.step(loss)
 stepper
 """
+ANIMATION = """\
+x = gradviz.tensor([1.0, -1.0], requires_grad=True)
+gradviz.animate((x * x).sum(), forward=False)
+"""
 
 
 def free_port() -> int:
@@ -44,7 +48,7 @@ def jupyter_lab(tmp_path):
     root = tmp_path / "root"
     root.mkdir()
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(NOTEBOOK)]
+    nb.cells = [nbformat.v4.new_code_cell(NOTEBOOK), nbformat.v4.new_code_cell(ANIMATION)]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
     nbformat.write(nb, root / "stepper.ipynb")
     env = dict(os.environ)
@@ -132,3 +136,11 @@ def test_step_in_jupyterlab_runs_backward_one_click_at_a_time(jupyter_lab, tmp_p
         assert "[1.0, 2.0]" in panel        # grad_b = ḡ ⊙ a flows to b
         assert "a.grad = None" in panel     # the engine is paused before AccumulateGrad ran
         assert (tmp_path / "jupyter-stepper.png").stat().st_size > 0
+
+        # the HTML player of gradviz.animate() runs in the output area on its own script
+        player = page.locator(".jp-OutputArea-output .gv-player")
+        player.wait_for(timeout=30_000)
+        assert player.get_attribute("data-frame") == "0"
+        player.locator(".gv-next").click()
+        assert player.get_attribute("data-frame") == "1"
+        assert "MulBackward0" in player.locator(".gv-title").inner_text()

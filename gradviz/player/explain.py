@@ -35,7 +35,7 @@ def input_symbols(node, n: int) -> list:
     ref = node.ref
     args = tuple(getattr(getattr(ref, "op", None), "arg_names", ()) or ())
     if n > 1 and args == ("tensors",):
-        return [f"a{jacobian._sub(i + 1)}" for i in range(n)]
+        return [f"a{mathtext.subscript(i + 1)}" for i in range(n)]
     found = []
     for m in _LETTERS.finditer(rhs):
         tok = m.group(1)
@@ -47,8 +47,28 @@ def input_symbols(node, n: int) -> list:
     if len(found) == n:
         return found
     upper = out[:1].isupper()
-    letters = [ch.upper() if upper else ch for ch in "abdefghijk"]
+    letters = [ch.upper() if upper else ch for ch in "abdefghijk"]   # c is the output's letter
     return letters[:n]
+
+
+def input_count(graph, node) -> int:
+    """How many inputs an op node has (its next_functions, or the edges drawn into it)."""
+    ref = node.ref
+    if ref is not None and getattr(ref, "next_functions", None):
+        return len(ref.next_functions)
+    slots = [e.slot + 1 for e in graph.into.get(node.id, ()) if e.slot >= 0]
+    return max(slots + [len(node.vjp_formulas), 1])
+
+
+def vjp_formula(node, slot: int) -> str:
+    """The VJP formula for input `slot` (ops over a list of tensors share one formula)."""
+    if not node.vjp_formulas:
+        return "ḡ · J"
+    return node.vjp_formulas[min(slot, len(node.vjp_formulas) - 1)]
+
+
+def symbol(symbols: list, slot: int) -> str:
+    return symbols[slot] if slot < len(symbols) else f"x{slot}"
 
 
 def node_label(graph, node_id: str) -> str:
@@ -158,15 +178,12 @@ def _caption_lines(builder, step, node) -> list:
             who = graph.nodes[acc.node]
             lines.append(f"{who.name or who.id}.grad = {mathtext.preview(acc.total)}")
         return lines or [f"AccumulateGrad for {leaf.name if leaf is not None else node.id}: nothing written"]
-    n_in = len(node.ref.next_functions) if node.ref is not None and hasattr(node.ref, "next_functions") else \
-        max([graph.edges[eid].slot + 1 for eid, _, _ in step.flows] + [1])
-    syms = input_symbols(node, n_in)
+    syms = input_symbols(node, input_count(graph, node))
     received = ", ".join(mathtext.preview(g) for g in step.grad_in) or "—"
     lines = [f"{node.name}: received {received}"]
     for eid, grad, axes in step.flows:
         slot = graph.edges[eid].slot
-        sym = syms[slot] if slot < len(syms) else f"x{slot}"
-        formula = node.vjp_formulas[min(slot, len(node.vjp_formulas) - 1)] if node.vjp_formulas else "ḡ · J"
+        sym, formula = symbol(syms, slot), vjp_formula(node, slot)
         summed = f" (Σ over axis {', '.join(map(str, axes))})" if axes else ""
         lines.append(f"grad_{sym} = {formula} = {mathtext.preview(grad)}{summed}")
     return lines
@@ -177,7 +194,7 @@ def _received(builder, step, node, symbol: str) -> str:
     rows = []
     groups = _grouped(builder, node.id)
     for nr, grad in enumerate(step.grad_in):
-        sym = symbol if len(step.grad_in) == 1 else f"{symbol}{jacobian._sub(nr)}"
+        sym = symbol if len(step.grad_in) == 1 else f"{symbol}{mathtext.subscript(nr)}"
         lhs = f'<math>{partial("L", sym)}<mo>=</mo><mover><mi>g</mi><mo>‾</mo></mover></math>'
         parts = [g for _, g in groups.get(nr, ())]
         if len(parts) > 1:
@@ -192,12 +209,7 @@ def _received(builder, step, node, symbol: str) -> str:
 
 def _op(builder, step, node) -> str:
     graph = builder.graph
-    edges = [e for e in graph.into.get(node.id, ()) if e.slot >= 0]
-    n_in = max([e.slot + 1 for e in edges] + [len(node.vjp_formulas), 1])
-    ref = node.ref
-    if ref is not None and hasattr(ref, "next_functions"):
-        n_in = len(ref.next_functions) or n_in
-    syms = input_symbols(node, n_in)
+    syms = input_symbols(node, input_count(graph, node))
     out = out_symbol(node)
     flows = {graph.edges[eid].slot: (eid, grad, axes) for eid, grad, axes in step.flows}
     targets = [node_label(graph, graph.edges[eid].src) for eid, _, _ in step.flows]
@@ -223,8 +235,7 @@ def _op(builder, step, node) -> str:
     for slot in sorted(flows):
         eid, grad, axes = flows[slot]
         edge = graph.edges[eid]
-        sym = syms[slot] if slot < len(syms) else f"x{slot}"
-        formula = node.vjp_formulas[min(slot, len(node.vjp_formulas) - 1)] if node.vjp_formulas else "ḡ · J"
+        sym, formula = symbol(syms, slot), vjp_formula(node, slot)
         target = node_label(graph, edge.src)
         row = (f'<tr data-edge="{esc(eid)}"><td class="gv-to">→ {target}</td>'
                f'<td>{math(f"grad_{sym} = {formula}")} = {_values(grad)}</td></tr>')
@@ -281,7 +292,7 @@ def _jacobians(node, syms: list, out: str) -> str:
     for slot, J in enumerate(mats):
         if J is None:
             continue
-        sym = syms[slot] if slot < len(syms) else f"x{slot}"
+        sym = symbol(syms, slot)
         cap = f"{math(f'∂{out}/∂{sym}')} ({J.shape[0]}×{J.shape[1]}): row k is the VJP of the one-hot e_k"
         shown.append(jacobian.heatmap(J, caption=cap))
     if not shown:

@@ -122,7 +122,7 @@ class JacobianView:
     def html(self) -> str:
         rows = element_labels(self.output_shape, "y")
         cols = element_labels(self.input_shape, "x")
-        seed_rows = [f"seed e{_sub(k)} = {mathtext.array(s)}" for k, s in enumerate(self.seeds)]
+        seed_rows = [f"seed e{mathtext.subscript(k)} = {mathtext.array(s)}" for k, s in enumerate(self.seeds)]
         parts = ['<div class="gv-jview">',
                  f'<p>The Jacobian {mathtext.math("J = ∂y/∂x")} is {self.matrix.shape[0]}×{self.matrix.shape[1]}. '
                  "Reverse mode never builds it: each row below is one backward pass whose seed "
@@ -143,10 +143,6 @@ class JacobianView:
     def _repr_html_(self) -> str:
         from .html import stylesheet
         return f'<div class="gv-root"><style>{stylesheet()}</style>{self.html()}</div>'
-
-
-def _sub(k: int) -> str:
-    return "".join("₀₁₂₃₄₅₆₇₈₉"[int(d)] for d in str(k))
 
 
 def jacobian_view(f: Callable, x, vs: Sequence | None = None, limit: int = 256) -> JacobianView:

@@ -131,6 +131,11 @@ def partial(num: str, den: str) -> str:
             f"<mrow><mo>∂</mo>{''.join(_tokens(den))}</mrow></mfrac>")
 
 
+def subscript(k: int) -> str:
+    """12 -> '₁₂'."""
+    return "".join("₀₁₂₃₄₅₆₇₈₉"[int(d)] for d in str(k))
+
+
 # -- values -------------------------------------------------------------------------
 def number(v) -> str:
     """2.0, -0.5, 0.3333, 1.2e-05: short, and integral floats keep their '.0' as PyTorch prints them."""
