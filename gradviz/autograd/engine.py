@@ -90,7 +90,7 @@ def _seeds(tensors, grad_tensors, create_graph: bool):
 def _count_dependencies(roots) -> dict:
     """How many edges lead into each reachable node (iterative DFS: no recursion limit)."""
     deps: dict = {}
-    stack = [node for node, _ in roots]
+    stack = list(dict.fromkeys(node for node, _ in roots))   # roots may share a node (outputs of split)
     seen = set(stack)
     while stack:
         node = stack.pop()
