@@ -76,6 +76,16 @@ class _Planner:
         self.groups: dict = {}
         self.notes: list = []
         self._ids = itertools.count()
+        self.consumers: dict = {}
+        self.inputs: dict = {}
+        for e in trace.edges:
+            self.consumers.setdefault(e.src, []).append(e.dst)
+            self.inputs.setdefault(e.dst, []).append(e.src)
+        self.by_scope: dict = {}    # scope path prefix -> op node ids under it
+        for n in trace.nodes:
+            if n.kind == "op":
+                for k in range(1, len(n.scope) + 1):
+                    self.by_scope.setdefault(tuple(n.scope[:k]), []).append(n.id)
 
     # -- the visible graph --------------------------------------------------------------
     def rep(self, node_id: str) -> str:
@@ -89,6 +99,7 @@ class _Planner:
         self.groups[group.id] = group
         for m in members:
             self.assign(m, group)
+        self.absorb_satellites(group)
         return group
 
     def assign(self, node_id: str, group: Group) -> None:
@@ -98,30 +109,30 @@ class _Planner:
         self.owner[node_id] = group.id
         group.members.append(node_id)
 
-    def absorb_satellites(self) -> None:
-        """Hide leaves, AccumulateGrads and saved tensors whose consumers all sit in one group."""
-        consumers: dict = {}
-        for e in self.trace.edges:
-            consumers.setdefault(e.src, []).append(e.dst)
-        for kind_pass in (("accumulate", "saved"), ("leaf",)):
-            for n in self.trace.nodes:
-                if n.kind not in kind_pass or n.id in self.owner:
-                    continue
-                reps = {self.rep(d) for d in consumers.get(n.id, ())}
-                if len(reps) == 1:
-                    (r,) = reps
-                    if r in self.groups:
-                        self.assign(n.id, self.groups[r])
+    def absorb_satellites(self, group: Group) -> None:
+        """Hide the leaves, AccumulateGrads and saved tensors whose consumers all sit in `group`
+        (only the inputs of its members can qualify, so this stays linear overall)."""
+        frontier = [s for m in list(group.members) for s in self.inputs.get(m, ())]
+        while frontier:
+            node_id = frontier.pop()
+            if node_id in self.owner or self.index[node_id].kind not in SATELLITES:
+                continue
+            if all(self.rep(d) == group.id for d in self.consumers.get(node_id, ())):
+                self.assign(node_id, group)
+                frontier.extend(self.inputs.get(node_id, ()))   # a leaf behind its AccumulateGrad
 
     # -- 1 and 3: scopes -------------------------------------------------------------------
     def collapse_scope(self, path: tuple) -> Group | None:
-        members = [n.id for n in self.trace.nodes
-                   if n.kind == "op" and n.id not in self.owner and tuple(n.scope[:len(path)]) == path]
+        members = [m for m in self.by_scope.get(path, ()) if m not in self.owner]
         if not members:
             return None
-        group = self.new_group("scope", path[-1], members, scope=path[:-1])
-        self.absorb_satellites()
-        return group
+        return self.new_group("scope", path[-1], members, scope=path[:-1])
+
+    def scopes_would_fit(self, paths: list, budget: int) -> bool:
+        """Whether folding every one of `paths` would bring the graph under budget (a cheap
+        bound that ignores the satellites each box would take along)."""
+        hidden = sum(len([m for m in self.by_scope.get(p, ()) if m not in self.owner]) for p in paths)
+        return self.visible_count() - hidden + len(paths) <= budget
 
     def scope_paths(self, wanted) -> list:
         """The scope paths `collapse` names: "scopes" (every outermost one), names or paths."""
@@ -184,7 +195,6 @@ class _Planner:
             group = self.new_group("chain", f"{len(middle):,} nodes in a chain", middle, scope=scope)
             self.notes.append(f"{group.id}: a chain of {len(middle):,} nodes folded "
                               f"({_summary(group.counts(self.index))})")
-        self.absorb_satellites()
 
     # -- 4: band --------------------------------------------------------------------------------
     def collapse_band(self, budget: int) -> None:
@@ -241,7 +251,6 @@ class _Planner:
         group.title = f"{len(group.members):,} nodes hidden"
         self.notes.append(f"{group.id}: {len(group.members):,} nodes between depth {kept_levels[0]} and "
                           f"{kept_levels[-1]} from the output folded ({_summary(group.counts(self.index))})")
-        self.absorb_satellites()
 
 
 def _common_prefix(paths: list) -> tuple:
@@ -280,9 +289,9 @@ def plan(trace: Trace, max_nodes: int | None = 400, collapse=None) -> View:
                                f"({len(group.members):,} nodes)")
     if max_nodes is not None and max_nodes > 0 and p.visible_count() > max_nodes:
         p.collapse_chains(max_nodes)
-        if p.visible_count() > max_nodes:
-            for path in sorted(p.scope_paths("scopes"),
-                               key=lambda s: -sum(1 for n in trace.nodes if tuple(n.scope[:1]) == s)):
+        outermost = p.scope_paths("scopes")
+        if p.visible_count() > max_nodes and outermost and p.scopes_would_fit(outermost, max_nodes):
+            for path in sorted(outermost, key=lambda s: -len(p.by_scope[s])):
                 if p.visible_count() <= max_nodes:
                     break
                 group = p.collapse_scope(path)

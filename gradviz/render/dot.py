@@ -20,6 +20,12 @@ from .escape import html_label, html_text
 from .theme import Theme, resolve_theme
 
 RANKDIRS = ("TB", "LR", "BT", "RL")
+# A node feeding more than FANOUT_LIMIT ops (a weight shared by every step of an RNN) draws
+# FANOUT_KEEP real edges and starts the others from small dashed references beside each
+# consumer: edges spanning the whole graph make Graphviz's crossing minimisation take
+# seconds even for a hundred nodes (and minutes for a few hundred).
+FANOUT_LIMIT = 8
+FANOUT_KEEP = 2
 
 
 @dataclass
@@ -212,6 +218,16 @@ def to_digraph(trace: Trace, opts: DrawOptions | None = None, view: View | None 
 
     emit_tree(g, _cluster_tree(entries))
 
+    stubs = _fanout_stubs(view, index)
+    for src, edge_ids in stubs.items():
+        node = index[src]
+        title = ctx.leaf_of.get(src) or node.name or node.kind
+        for edge_id in edge_ids:
+            g.node(f"ref-{edge_id}", label=html_label(html_text(f"⇢ {title}")), id=f"ref-{edge_id}",
+                   style="filled,dashed", fillcolor=_node_style(node, theme)["fillcolor"], fontsize="8",
+                   margin="0.04,0.02", height="0.2", _attributes={"class": "ref"})
+    stubbed = {edge_id: src for src, ids in stubs.items() for edge_id in ids}
+
     for ve in view.edges:
         attrs = {"id": ve.id}
         src_kind = index[ve.src].kind if ve.src in index else "group"
@@ -227,9 +243,13 @@ def to_digraph(trace: Trace, opts: DrawOptions | None = None, view: View | None 
                 attrs["label"] = label
             if axes.get(edge.id):
                 attrs["_attributes"] = {"class": "summed"}
-        g.edge(ve.src, ve.dst, **attrs)
+        g.edge(f"ref-{ve.id}" if ve.id in stubbed else ve.src, ve.dst, **attrs)
 
     notes = list(view.notes)
+    for src, edge_ids in stubs.items():
+        title = ctx.leaf_of.get(src) or index[src].name
+        notes.append(f"{src} ({title}) feeds {len(edge_ids) + FANOUT_KEEP} ops: {len(edge_ids)} of its edges "
+                     "start from dashed references (⇢)")
     if any(n.order > 0 for n in trace.nodes):
         orders = sorted({n.order for n in trace.nodes if n.kind in ("op", "accumulate")})
         notes.append("fill by derivative order: " + ", ".join(f"{o}: {theme.order_fill(o)}" for o in orders))
@@ -238,6 +258,15 @@ def to_digraph(trace: Trace, opts: DrawOptions | None = None, view: View | None 
                                          + '<BR ALIGN="LEFT"/>'),
                labelloc="b", labeljust="l", fontsize="9")
     return g
+
+
+def _fanout_stubs(view: View, index: dict) -> dict:
+    """src node id -> ids of the edges that start from a reference instead of from the node."""
+    out: dict = {}
+    for ve in view.edges:
+        if ve.src in index and index[ve.src].kind != "saved" and len(ve.members) == 1:
+            out.setdefault(ve.src, []).append(ve.id)
+    return {src: ids[FANOUT_KEEP:] for src, ids in out.items() if len(ids) > FANOUT_LIMIT}
 
 
 def to_dot(trace: Trace, **draw_options) -> str:
