@@ -633,10 +633,10 @@ class Tensor:
         return F.mul(F.reciprocal(self if self.is_floating_point() else self.float()), other)
 
     def __floordiv__(self, other):
-        return F.div(self, other, rounding_mode="floor")
+        return F.floor_divide(self, other)
 
     def __mod__(self, other):
-        return self - F.div(self, other, rounding_mode="floor") * other
+        return F.remainder(self, other)
 
     def __pow__(self, exponent):
         return F.pow(self, exponent)
@@ -846,7 +846,7 @@ class Tensor:
         return F.where(condition, self, other)
 
     def masked_fill(self, mask, value):
-        return F.where(mask, value, self)
+        return F.masked_fill(self, mask, value)
 
     def add(self, other, *, alpha=1):
         return F.add(self, other, alpha=alpha)

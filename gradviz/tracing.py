@@ -227,11 +227,16 @@ def _raw(g):
 
 
 class Recorder:
-    """Listens to the engine's events while active: forward node order and backward steps."""
+    """Listens to the engine's events while active: forward node order, backward steps, and
+    the derivative order of nodes built by a create_graph backward (pass `order_of` to
+    build_trace or draw to colour them)."""
 
     def __init__(self):
         self.created: list = []     # engine Nodes in creation order
         self.steps: list = []       # engine Steps in execution order
+        self.orders: dict = {}      # engine Node -> derivative order, for nodes a backward built
+        self._open = 0              # backward passes started and not finished
+        self._pending: list = []    # nodes created since the last step of an open backward
         self._unsubscribe = None
 
     def __enter__(self):
@@ -242,11 +247,26 @@ class Recorder:
         self._unsubscribe()
         return False
 
+    def order_of(self, node) -> int:
+        return self.orders.get(node, 0)
+
     def _on_event(self, event) -> None:
         if isinstance(event, events.NodeCreated):
             self.created.append(event.node)
+            if self._open:
+                self._pending.append(event.node)
         elif isinstance(event, events.NodeExecuted):
             self.steps.append(event.step)
+            # a node built while a step ran comes from that node's VJP: one order higher
+            order = self.order_of(event.step.node) + 1
+            for node in self._pending:
+                self.orders[node] = order
+            self._pending.clear()
+        elif isinstance(event, events.BackwardStarted):
+            self._open += 1
+        elif isinstance(event, events.BackwardFinished):
+            self._open = max(0, self._open - 1)
+            self._pending.clear()
 
 
 def record_backward(roots, gradient=None, names=None, retain_graph=True, show_saved=False) -> Trace:

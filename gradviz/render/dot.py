@@ -25,6 +25,7 @@ RANKDIRS = ("TB", "LR", "BT", "RL")
 # consumer: edges spanning the whole graph make Graphviz's crossing minimisation take
 # seconds even for a hundred nodes (and minutes for a few hundred).
 FANOUT_LIMIT = 8
+_ORDER_NAMES = {0: "forward", 1: "built by backward (1st order)", 2: "2nd order", 3: "3rd order"}
 FANOUT_KEEP = 2
 
 
@@ -252,7 +253,8 @@ def to_digraph(trace: Trace, opts: DrawOptions | None = None, view: View | None 
                      "start from dashed references (⇢)")
     if any(n.order > 0 for n in trace.nodes):
         orders = sorted({n.order for n in trace.nodes if n.kind in ("op", "accumulate")})
-        notes.append("fill by derivative order: " + ", ".join(f"{o}: {theme.order_fill(o)}" for o in orders))
+        notes.append("fill by derivative order: " + ", ".join(
+            f"{_ORDER_NAMES.get(o, f'order {o}')} {theme.order_fill(o)}" for o in orders))
     if notes:
         g.attr("graph", label=html_label('<BR ALIGN="LEFT"/>'.join(html_text(n) for n in notes)
                                          + '<BR ALIGN="LEFT"/>'),
