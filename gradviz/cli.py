@@ -1,0 +1,145 @@
+"""The `gradviz` command: `render` a script's tensor to a diagram, `demo` the tutorials' examples."""
+from __future__ import annotations
+
+import argparse
+import os
+import runpy
+import sys
+from pathlib import Path
+
+from .render import backends
+
+
+def _script_globals(path: Path) -> dict:
+    """Run a script as __main__ (argv and sys.path as if run directly) and return its globals."""
+    old_argv, old_path = sys.argv, list(sys.path)
+    sys.argv = [str(path)]
+    sys.path.insert(0, str(path.parent.resolve()))
+    try:
+        return runpy.run_path(str(path), run_name="__main__")
+    finally:
+        sys.argv, sys.path[:] = old_argv, old_path
+
+
+def _is_tensor(value) -> bool:
+    return hasattr(value, "grad_fn") and hasattr(value, "requires_grad")
+
+
+def _trace_for(value, names: dict, show_saved: bool):
+    """The Trace of a gradviz tensor, or of a real torch tensor through the torch bridge."""
+    if type(value).__module__.split(".")[0] == "torch":
+        from .torch_bridge import trace_from_torch
+        return trace_from_torch(value, params={k: v for k, v in names.items()
+                                               if type(v).__module__.split(".")[0] == "torch"},
+                                show_saved=show_saved)
+    from .tracing import build_trace
+    return build_trace((value,), {k: v for k, v in names.items() if type(v).__module__.startswith("gradviz")},
+                       show_saved=show_saved)
+
+
+def cmd_render(args) -> int:
+    from .render import draw
+    script = Path(args.script)
+    if not script.is_file():
+        print(f"gradviz render: no such script: {script}", file=sys.stderr)
+        return 2
+    scope = _script_globals(script)
+    tensors = {k: v for k, v in scope.items() if not k.startswith("_") and _is_tensor(v)}
+    value = scope.get(args.var)
+    if value is None or not _is_tensor(value):
+        found = ", ".join(sorted(k for k, v in tensors.items() if v.requires_grad)) or "none"
+        print(f"gradviz render: {script} defines no tensor named {args.var!r} "
+              f"(tensors that require grad: {found})", file=sys.stderr)
+        return 2
+    if not value.requires_grad:
+        print(f"gradviz render: {args.var!r} does not require grad, so it has no graph to draw", file=sys.stderr)
+        return 2
+    # the script's variable names label the leaves, as torchviz's params would
+    names = {k: v for k, v in tensors.items() if v.requires_grad}
+    trace = _trace_for(value, names, args.show_saved)
+    out = Path(args.output or f"{args.var}.svg")
+    diagram = draw(trace, rankdir="LR" if args.lr else "TB", max_nodes=args.max_nodes,
+                   collapse="scopes" if args.collapse_scopes else None, theme=args.theme,
+                   show_values=not args.no_values)
+    try:
+        diagram.save(out)
+    except (backends.GraphvizNotFoundError, backends.GraphvizRenderError, ValueError) as err:
+        print(f"gradviz render: {err}", file=sys.stderr)
+        return 1
+    print(f"wrote {out} ({len(trace.nodes)} nodes, {len(trace.edges)} edges)")
+    return 0
+
+
+def _write_svg(name: str, diagram, out: Path) -> list:
+    return [diagram.save(out / f"{name}.svg")]
+
+
+def _write_png(name: str, diagram, out: Path) -> list:
+    if backends.render_backend() != "system":
+        return []   # PNG needs the system dot; the SVG is written either way
+    return [diagram.save(out / f"{name}.png")]
+
+
+# writer(name, diagram, folder) -> paths written: one entry per kind of output the demo writes
+DEMO_WRITERS = [_write_svg, _write_png]
+
+
+def cmd_demo(args) -> int:
+    import gradviz
+    from .examples import EXAMPLES
+    from .render import draw
+    from .tracing import record_backward
+    out = Path(args.output)
+    out.mkdir(parents=True, exist_ok=True)
+    wanted = args.only or list(EXAMPLES)
+    unknown = [w for w in wanted if w not in EXAMPLES]
+    if unknown:
+        print(f"gradviz demo: unknown example {unknown[0]!r}; choose from {', '.join(EXAMPLES)}", file=sys.stderr)
+        return 2
+    for name in wanted:
+        gradviz.manual_seed(0)   # the same pictures on every run
+        example = EXAMPLES[name]()
+        trace = record_backward(example.tensors, example.gradient, names=example.names)
+        diagram = draw(trace, rankdir="LR" if args.lr else "TB")
+        written = []
+        for writer in DEMO_WRITERS:
+            written += writer(name, diagram, out)
+        print(f"{example.title}: " + ", ".join(str(p) for p in written))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gradviz", description="See PyTorch-style autograd at work.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    render = sub.add_parser("render", help="draw the backward graph of a tensor a script computes")
+    render.add_argument("script", help="a Python script (run as __main__)")
+    render.add_argument("--var", default="loss", help="the name of the tensor in the script's globals")
+    render.add_argument("-o", "--output", help="the file to write: .svg .png .pdf or .dot (default VAR.svg)")
+    render.add_argument("--lr", action="store_true", help="lay out left to right")
+    render.add_argument("--show-saved", action="store_true", help="draw the tensors saved for backward")
+    render.add_argument("--no-values", action="store_true", help="leave values out of the labels")
+    render.add_argument("--collapse-scopes", action="store_true", help="draw each outermost scope as one box")
+    render.add_argument("--max-nodes", type=int, default=400, help="fold larger graphs (default 400)")
+    render.add_argument("--theme", choices=["light", "dark"], default=None)
+    render.set_defaults(func=cmd_render)
+
+    demo = sub.add_parser("demo", help="render the tutorials' examples into a folder")
+    demo.add_argument("-o", "--output", default=os.path.join("assets", "demo"), help="the folder to write")
+    demo.add_argument("--only", nargs="*", help="some of the examples, by name")
+    demo.add_argument("--lr", action="store_true", help="lay out left to right")
+    demo.set_defaults(func=cmd_demo)
+    return parser
+
+
+def main(argv: list | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except backends.GraphvizNotFoundError as err:
+        print(f"gradviz: {err}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
