@@ -541,6 +541,30 @@ class Tensor:
     def exp_(self):
         return self._inplace_op(F.exp)
 
+    def log_(self):
+        return self._inplace_op(F.log)
+
+    def sqrt_(self):
+        return self._inplace_op(F.sqrt)
+
+    def abs_(self):
+        return self._inplace_op(F.abs)
+
+    def sin_(self):
+        return self._inplace_op(F.sin)
+
+    def cos_(self):
+        return self._inplace_op(F.cos)
+
+    def tanh_(self):
+        return self._inplace_op(F.tanh)
+
+    def sigmoid_(self):
+        return self._inplace_op(F.sigmoid)
+
+    def reciprocal_(self):
+        return self._inplace_op(F.reciprocal)
+
     def zero_(self):
         if self._records():
             return self._inplace_op(lambda s: _apply(ZERO, (s,)))

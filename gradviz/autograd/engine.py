@@ -62,7 +62,7 @@ def _seeds(tensors, grad_tensors, create_graph: bool):
     elif isinstance(grad_tensors, Tensor) or not isinstance(grad_tensors, (list, tuple)):
         grad_tensors = [grad_tensors]
     if len(grad_tensors) != len(tensors):
-        raise RuntimeError(f"got {len(grad_tensors)} tensors and {len(tensors)} gradients")
+        raise RuntimeError(f"got {len(tensors)} tensors and {len(grad_tensors)} gradients")
     roots, seeds = [], []
     for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
         if not t.requires_grad:
@@ -72,7 +72,7 @@ def _seeds(tensors, grad_tensors, create_graph: bool):
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             if not t.dtype.is_floating_point:
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {t.dtype}")
-            g = t._data * 0 + 1
+            g = namespace(t._data).ones_like(t._data)
         else:
             if not isinstance(g, Tensor):
                 g = Tensor(g, dtype=t.dtype)
