@@ -67,6 +67,7 @@ class TraceEdge:
     dst: str                     # the consumer (where the gradient comes from)
     slot: int = 0                # which input of dst
     shape: tuple | None = None   # the shape that flows forward (and the gradient's shape backward)
+    output_nr: int = 0           # which output of src flows (ops like split have several)
 
 
 @dataclass
@@ -145,8 +146,8 @@ def build_trace(roots, names: dict | None = None, show_saved: bool = False, orde
 
     edge_counter = iter(range(10 ** 9))
 
-    def link(src, dst, slot, shape):
-        trace.edges.append(TraceEdge(f"e{next(edge_counter)}", src, dst, slot, shape))
+    def link(src, dst, slot, shape, output_nr=0):
+        trace.edges.append(TraceEdge(f"e{next(edge_counter)}", src, dst, slot, shape, output_nr))
 
     for node in _collect(root_nodes):
         if isinstance(node, AccumulateGrad):
@@ -164,9 +165,9 @@ def build_trace(roots, names: dict | None = None, show_saved: bool = False, orde
                  order=order_of(node) if order_of else 0, engine_id=node.id, ref=node)
         ids[node] = tn.id
     for node in _collect(root_nodes):
-        for slot, (nxt, _) in enumerate(node.next_functions):
+        for slot, (nxt, nr) in enumerate(node.next_functions):
             if nxt is not None:
-                link(ids[nxt], ids[node], slot, tuple(node.input_shape(slot)))
+                link(ids[nxt], ids[node], slot, tuple(node.input_shape(slot)), nr)
         if show_saved and not node.freed and not isinstance(node, AccumulateGrad):
             for slot, arg in enumerate(node.op.arg_names):
                 if arg in node.op.saves and slot < len(node.inputs):
@@ -182,7 +183,7 @@ def build_trace(roots, names: dict | None = None, show_saved: bool = False, orde
             continue
         out = add("output", _tensor_name(t, names) or "", value=Preview.of(t._data),
                   grad=Preview.of(None if t._grad is None else t._grad._data), ref=t)
-        link(ids[rn], out.id, 0, tuple(t.shape))
+        link(ids[rn], out.id, 0, tuple(t.shape), t.output_nr if t.grad_fn is not None else 0)
         root_ids.append(out.id)
     trace.roots = tuple(root_ids)
     trace.forward = [n.id for n in trace.nodes if n.kind in ("op", "accumulate")]

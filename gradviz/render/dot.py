@@ -127,8 +127,12 @@ def label_context(trace: Trace, opts: DrawOptions, theme: Theme) -> labels.Label
         for e in trace.edges:
             if e.dst == root and uses.get(e.src) == 1 and e.src in received:
                 received[root] = received[e.src]
+    outputs_used: dict = {}
+    for e in trace.edges:
+        outputs_used.setdefault(e.src, set()).add(getattr(e, "output_nr", 0))
+    multi = {src for src, nrs in outputs_used.items() if len(nrs) > 1 or nrs != {0}}
     return labels.LabelContext(theme, opts.show_values, opts.show_grads, opts.show_shapes, opts.show_attrs,
-                               opts.max_attr_chars, received, uses, leaf_of, bool(trace.steps))
+                               opts.max_attr_chars, received, uses, leaf_of, bool(trace.steps), multi)
 
 
 # -- the digraph ------------------------------------------------------------------------------

@@ -32,6 +32,7 @@ class LabelContext:
     uses: dict = field(default_factory=dict)        # node id -> number of consumers (fan-out)
     leaf_of: dict = field(default_factory=dict)     # AccumulateGrad node id -> its leaf's name
     has_steps: bool = False
+    multi_output: set = field(default_factory=set)  # node ids whose edges leave from different outputs
 
 
 # -- numbers ---------------------------------------------------------------------------------
@@ -219,6 +220,8 @@ def node_label(node: TraceNode, ctx: LabelContext) -> str:
 def edge_label(edge: TraceEdge, axes, ctx: LabelContext) -> str | None:
     """The shape that flows along an edge, and the Σ mark where broadcasting was undone."""
     parts = []
+    if edge.src in ctx.multi_output:
+        parts.append(html_text(f"output {getattr(edge, 'output_nr', 0)}"))
     if ctx.show_shapes and edge.shape is not None and edge.slot >= 0:
         parts.append(html_text(format_shape(edge.shape)))
     if axes:
