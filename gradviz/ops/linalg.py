@@ -25,12 +25,40 @@ DOT = Op("dot", "DotBackward0", "c = a · b", lambda xp, a, b: a @ b,
 BMM = Op("bmm", "BmmBackward0", "Cᵢ = Aᵢ Bᵢ", lambda xp, a, b: a @ b,
          vjp=(lambda xp, g, c, a, b: g @ _mT(xp, b), lambda xp, g, c, a, b: _mT(xp, a) @ g),
          vjp_formulas=("ḡ Bᵀ", "Aᵀ ḡ"), args=MATS, saves=MATS)
-ADDMM = Op("addmm", "AddmmBackward0", "C = bias + A B", lambda xp, bias, a, b: bias + a @ b,
-           vjp=(lambda xp, g, c, bias, a, b: g, lambda xp, g, c, bias, a, b: g @ b.T,
-                lambda xp, g, c, bias, a, b: a.T @ g),
-           vjp_formulas=("ḡ", "ḡ Bᵀ", "Aᵀ ḡ"), args=("self", "mat1", "mat2"), saves=("mat1", "mat2"))
+# C = β bias + α A B; β = 0 ignores bias (its nan/inf do not reach C), as in PyTorch
+ADDMM = Op("addmm", "AddmmBackward0", "C = β bias + α A B", lambda xp, bias, a, b, beta, alpha: _addmm(bias, a, b, beta, alpha),
+           vjp=(lambda xp, g, c, bias, a, b, beta, alpha: _scaled(xp, g, beta),
+                lambda xp, g, c, bias, a, b, beta, alpha: _scaled(xp, g @ b.T, alpha),
+                lambda xp, g, c, bias, a, b, beta, alpha: _scaled(xp, a.T @ g, alpha)),
+           vjp_formulas=("β ḡ", "α ḡ Bᵀ", "α Aᵀ ḡ"), args=("self", "mat1", "mat2"), params=("beta", "alpha"),
+           saves=("mat1", "mat2"))
+
+
+def _diagonal_view(xp, a, offset, d1, d2):
+    """A writable view, as in PyTorch (NumPy's diagonal view is read-only)."""
+    d = xp.diagonal(a, offset, d1, d2)
+    if a.flags.writeable and not d.flags.writeable and xp.xp is np:
+        d.setflags(write=True)
+    return d
+
+
+def _addmm(bias, a, b, beta, alpha):
+    ab = a @ b
+    if alpha != 1:
+        ab = ab * alpha
+    if beta == 0:
+        return ab
+    return (bias if beta == 1 else bias * beta) + ab
+
+
+def _scaled(xp, g, s):
+    if s == 1:
+        return g
+    return xp.zeros_like(g) if s == 0 else g * s
+
+
 DIAGONAL = Op("diagonal", "DiagonalBackward0", "c = diag(A)",
-              lambda xp, a, offset, d1, d2: xp.diagonal(a, offset, d1, d2).copy(),
+              lambda xp, a, offset, d1, d2: _diagonal_view(xp, a, offset, d1, d2),
               vjp=(lambda xp, g, c, a, offset, d1, d2: xp.diagonal_scatter(g, a.shape, offset, d1, d2),),
               vjp_formulas=("ḡ on the diagonal of zeros",), params=("offset", "dim1", "dim2"))
 TRACE = Op("trace", "TraceBackward0", "c = tr A", lambda xp, a: xp.trace(a),
@@ -179,11 +207,12 @@ def _should_fold(a, b) -> bool:
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
-    if beta != 1 or alpha != 1:
-        return input * beta + mm(mat1, mat2) * alpha
+    if mat1.ndim != 2 or mat2.ndim != 2:
+        raise RuntimeError(f"mat1 must be a matrix, got {mat1.ndim}-D tensor" if mat1.ndim != 2 else
+                           f"mat2 must be a matrix, got {mat2.ndim}-D tensor")
     if mat1.shape[1] != mat2.shape[0]:
         raise _mm_error("addmm", mat1, mat2)
-    return apply(ADDMM, (input,) + _same_dtype(mat1, mat2))
+    return apply(ADDMM, (input,) + _same_dtype(mat1, mat2), (beta, alpha))
 
 
 def outer(input, vec2):

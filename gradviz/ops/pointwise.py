@@ -26,8 +26,20 @@ ADD = Op("add", "AddBackward0", "c = a + b", lambda xp, a, b: a + b,
          vjp=(lambda xp, g, c, a, b: g, lambda xp, g, c, a, b: g), vjp_formulas=("ḡ", "ḡ"), args=BINARY)
 SUB = Op("sub", "SubBackward0", "c = a − b", lambda xp, a, b: a - b,
          vjp=(lambda xp, g, c, a, b: g, lambda xp, g, c, a, b: -g), vjp_formulas=("ḡ", "−ḡ"), args=BINARY)
-RSUB = Op("rsub", "RsubBackward1", "c = b − a", lambda xp, a, b: b - a,
-          vjp=(lambda xp, g, c, a, b: -g, lambda xp, g, c, a, b: g), vjp_formulas=("−ḡ", "ḡ"), args=BINARY)
+# add/sub with alpha ≠ 1 stay one node, as in PyTorch (c = a + α b)
+ADD_ALPHA = Op("add", "AddBackward0", "c = a + α b", lambda xp, a, b, alpha: a + b * alpha,
+               vjp=(lambda xp, g, c, a, b, alpha: g, lambda xp, g, c, a, b, alpha: g * alpha),
+               vjp_formulas=("ḡ", "α ḡ"), args=BINARY, params=("alpha",))
+SUB_ALPHA = Op("sub", "SubBackward0", "c = a − α b", lambda xp, a, b, alpha: a - b * alpha,
+               vjp=(lambda xp, g, c, a, b, alpha: g, lambda xp, g, c, a, b, alpha: g * -alpha),
+               vjp_formulas=("ḡ", "−α ḡ"), args=BINARY, params=("alpha",))
+# torch.rsub(a, b) = b − α a; with a Python number b (what `2 - x` calls) b is no input at all
+RSUB = Op("rsub", "RsubBackward0", "c = b − α a", lambda xp, a, b, alpha: b - a * alpha,
+          vjp=(lambda xp, g, c, a, b, alpha: g * -alpha, lambda xp, g, c, a, b, alpha: g),
+          vjp_formulas=("−α ḡ", "ḡ"), args=BINARY, params=("alpha",))
+RSUB_SCALAR = Op("rsub", "RsubBackward1", "c = s − α a", lambda xp, a, s, alpha: s - a * alpha if alpha != 1 else s - a,
+                 vjp=(lambda xp, g, c, a, s, alpha: -g if alpha == 1 else g * -alpha,),
+                 vjp_formulas=("−α ḡ",), params=("other", "alpha"))
 MUL = Op("mul", "MulBackward0", "c = a ⊙ b", lambda xp, a, b: a * b,
          vjp=(lambda xp, g, c, a, b: g * b, lambda xp, g, c, a, b: g * a),
          vjp_formulas=("ḡ ⊙ b", "ḡ ⊙ a"), args=BINARY, saves=BINARY)
@@ -131,6 +143,50 @@ MINIMUM = Op("minimum", "MinimumBackward0", "c = min(a, b)", lambda xp, a, b: xp
                   lambda xp, g, c, a, b: xp.where(b < a, g, xp.where(a == b, g * 0.5, 0))),
              vjp_formulas=("ḡ ⊙ [a < b]", "ḡ ⊙ [b < a]"), args=BINARY, saves=BINARY)
 
+# rounded division: a step function, so its gradient is zero almost everywhere
+DIV_ROUNDED = Op("div", "DivBackward2", "c = round(a / b)",
+                 quiet(lambda xp, a, b, mode: (xp.floor if mode == "floor" else xp.trunc)(a / b)),
+                 vjp=(lambda xp, g, c, a, b, mode: xp.zeros_like(g), lambda xp, g, c, a, b, mode: xp.zeros_like(g)),
+                 vjp_formulas=("0", "0"), args=BINARY, params=("rounding_mode",), saves=BINARY)
+
+
+def _floor_divide_vjp(xp, g, c, *args):
+    raise RuntimeError("derivative for aten::floor_divide is not implemented")
+
+
+# PyTorch records `a // b` with a node that fails in backward: floor_divide has no derivative
+FLOOR_DIVIDE = Op("floor_divide", "NotImplemented", "c = ⌊a / b⌋", quiet(lambda xp, a, b: xp.floor_divide(a, b)),
+                  vjp=_floor_divide_vjp, vjp_formulas=("not implemented",), args=BINARY)
+FLOOR_DIVIDE_SCALAR = Op("floor_divide", "NotImplemented", "c = ⌊a / s⌋",
+                         quiet(lambda xp, a, s: xp.floor_divide(a, s)), vjp=_floor_divide_vjp,
+                         vjp_formulas=("not implemented",), params=("other",))
+
+
+def _quotient(xp, a, b):
+    """⌊a / b⌋ as a constant (no graph): the slope of remainder in b."""
+    if xp.arrays:
+        return xp.floor_divide(a, b)
+    from ..tensor import Tensor
+    with np.errstate(all="ignore"):
+        return Tensor._make(np.floor_divide(a._data, b._data))
+
+
+REMAINDER = Op("remainder", "RemainderBackward1", "c = a mod b", quiet(lambda xp, a, b: xp.remainder(a, b)),
+               vjp=(lambda xp, g, c, a, b: g, quiet(lambda xp, g, c, a, b: -g * _quotient(xp, a, b))),
+               vjp_formulas=("ḡ", "−ḡ ⊙ ⌊a / b⌋"), args=BINARY, saves=BINARY)
+REMAINDER_SCALAR = Op("remainder", "RemainderBackward0", "c = a mod s", quiet(lambda xp, a, s: xp.remainder(a, s)),
+                      vjp=(lambda xp, g, c, a, s: g,), vjp_formulas=("ḡ",), params=("other",))
+MASKED_FILL = Op("masked_fill", "MaskedFillBackward0", "c = mask ? v : a",
+                 lambda xp, a, mask, v: xp.where(mask, v, a).astype(a.dtype, copy=False),
+                 vjp=(lambda xp, g, c, a, mask, v: xp.where(mask, 0, g),), vjp_formulas=("ḡ ⊙ ¬mask",),
+                 params=("mask", "value"), saves=("mask",))
+MASKED_FILL_TENSOR = Op("masked_fill", "MaskedFillBackward1", "c = mask ? v : a",
+                        lambda xp, a, v, mask: xp.where(mask, v, a),
+                        vjp=(lambda xp, g, c, a, v, mask: xp.where(mask, 0, g),
+                             lambda xp, g, c, a, v, mask: xp.where(mask, g, 0)),
+                        vjp_formulas=("ḡ ⊙ ¬mask", "Σ ḡ ⊙ mask"), args=("self", "value"), params=("mask",),
+                        saves=("mask",))
+
 # comparisons and logic: no gradient (bool results)
 def _nograd(name, fn):
     return Op(name, name, name, fn)
@@ -154,11 +210,17 @@ def binary(op: Op, a, b):
 
 
 def add(input, other, *, alpha=1):
-    return binary(ADD, input, other if alpha == 1 else other * alpha)
+    if alpha == 1:
+        return binary(ADD, input, other)
+    a, b, dtype = coerce_pair(input, other)
+    return apply(ADD_ALPHA, (a, b), (alpha,), dtype)
 
 
 def sub(input, other, *, alpha=1):
-    return binary(SUB, input, other if alpha == 1 else other * alpha)
+    if alpha == 1:
+        return binary(SUB, input, other)
+    a, b, dtype = coerce_pair(input, other)
+    return apply(SUB_ALPHA, (a, b), (alpha,), dtype)
 
 
 def mul(input, other):
@@ -168,24 +230,61 @@ def mul(input, other):
 def div(input, other, *, rounding_mode=None):
     a, b, dtype = coerce_pair(input, other)
     if rounding_mode is not None:
-        out = a._data / b._data
-        out = np.floor(out) if rounding_mode == "floor" else np.trunc(out)
-        from ..tensor import Tensor
-        return Tensor._make(out.astype(dtype or a._data.dtype, copy=False))
+        if rounding_mode not in ("floor", "trunc"):
+            raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                             f"'{rounding_mode}'")
+        return apply(DIV_ROUNDED, (a, b), (rounding_mode,), a._data.dtype if dtype is None else dtype)
     if dtype is None and a._data.dtype.kind in "biu" and b._data.dtype.kind in "biu":
         from ..dtypes import get_default_dtype
         dtype = get_default_dtype().np   # true division of integers gives the default float dtype
     return apply(DIV, (a, b), (), dtype)
 
 
-def rsub(input, other):
-    return binary(RSUB, input, other)
+def rsub(input, other, *, alpha=1):
+    from ..tensor import Tensor
+    if isinstance(other, Tensor):
+        a, b, dtype = coerce_pair(input, other)
+        return apply(RSUB, (a, b), (alpha,), dtype)
+    _, const, dtype = coerce_pair(input, other)
+    return apply(RSUB_SCALAR, (input,), (const._data, alpha), dtype)
+
+
+def floor_divide(input, other):
+    from ..tensor import Tensor
+    if isinstance(other, Tensor):
+        a, b, dtype = coerce_pair(input, other)
+        return apply(FLOOR_DIVIDE, (a, b), (), dtype)
+    _, const, dtype = coerce_pair(input, other)
+    return apply(FLOOR_DIVIDE_SCALAR, (input,), (const._data,), dtype)
+
+
+def remainder(input, other):
+    from ..tensor import Tensor
+    if isinstance(other, Tensor):
+        a, b, dtype = coerce_pair(input, other)
+        return apply(REMAINDER, (a, b), (), dtype)
+    _, const, dtype = coerce_pair(input, other)
+    return apply(REMAINDER_SCALAR, (input,), (const._data,), dtype)
+
+
+def masked_fill(input, mask, value):
+    from ..tensor import Tensor
+    m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
+    if m.dtype != bool:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}")
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                               f"{value.ndim} dimension(s).")
+        return apply(MASKED_FILL_TENSOR, (input, value.to(input.dtype)), (m,))
+    return apply(MASKED_FILL, (input,), (m, value))
 
 
 def pow(input, exponent):
     from ..tensor import Tensor
     if not isinstance(input, Tensor):
-        return apply(RPOW_SCALAR, (exponent,), (input,))
+        _, _, dtype = coerce_pair(exponent, input)   # 2.5 ** int tensor is of the default float dtype
+        return apply(RPOW_SCALAR, (exponent,), (input,), dtype)
     if isinstance(exponent, Tensor):
         return binary(POW, input, exponent)
     if input._data.dtype.kind in "biu" and isinstance(exponent, float):

@@ -46,6 +46,7 @@ def _count(a, dims):
 
 
 DIMS = ("dim", "keepdim")
+_SCALAR_TYPE = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
 
 SUM = Op("sum", "SumBackward0", "c = Σ a", lambda xp, a: a.sum(),
          vjp=(lambda xp, g, c, a: xp.broadcast_to(g, a.shape),), vjp_formulas=("ḡ broadcast to a",))
@@ -193,8 +194,9 @@ SOFTMAX = Op("softmax", "SoftmaxBackward0", "c = eᵃ / Σ eᵃ", quiet(_softmax
 LOG_SOFTMAX = Op("log_softmax", "LogSoftmaxBackward0", "c = a − log Σ eᵃ", quiet(_log_softmax),
                  vjp=(lambda xp, g, c, a, dim: g - xp.exp(c) * g.sum(axis=dim, keepdims=True),),
                  vjp_formulas=("ḡ − eᶜ Σ ḡ",), params=("dim",), saves=("result",))
-CUMSUM = Op("cumsum", "CumsumBackward0", "cᵢ = Σ_{j≤i} aⱼ", lambda xp, a, dim: xp.cumsum(a, axis=dim),
-            vjp=(lambda xp, g, c, a, dim: xp.flip(xp.cumsum(xp.flip(g, axis=dim), axis=dim), axis=dim),),
+CUMSUM = Op("cumsum", "CumsumBackward0", "cᵢ = Σ_{j≤i} aⱼ",
+            lambda xp, a, dim: xp.cumsum(a, axis=dim) if a.ndim else a.copy(),
+            vjp=(lambda xp, g, c, a, dim: xp.flip(xp.cumsum(xp.flip(g, axis=dim), axis=dim), axis=dim) if a.ndim else g,),
             vjp_formulas=("reverse cumulative sum of ḡ",), params=("dim",))
 
 
@@ -219,7 +221,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
         input = input.to(dtype)
     if not input.dtype.is_floating_point:
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
-                           f"complex dtype. Got: {str(input.dtype)[6:].capitalize()}")
+                           f"complex dtype. Got: {_SCALAR_TYPE.get(input.dtype.name, input.dtype.name)}")
     if dim is None and not keepdim:
         return apply(MEAN, (input,))
     return apply(MEAN_DIM, (input,), _dims_keep(input, dim, keepdim))
