@@ -10,7 +10,7 @@ import numpy as np
 
 from . import backend, dtypes
 from .autograd import grad_mode
-from .autograd.graph import AccumulateGrad
+from .autograd.graph import AccumulateGrad, VersionCounter
 
 NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be "
@@ -181,24 +181,26 @@ class Tensor:
         self._grad = None
 
     # -- the version counter: bumped by every in-place write -----------------------------
+    # _vc is 0 for a tensor never written in place (almost all of them, at no cost) and a
+    # VersionCounter from its first in-place write on (shared with its detach()es).
     @property
     def _version(self) -> int:
-        v = self._vc
-        return v if v.__class__ is int else v[0]
+        counter = self._vc
+        return len(counter.stamps) if counter else 0
 
-    def _version_cell(self) -> list:
-        """The counter as a shared one-element list (detach() and saved results share it)."""
-        v = self._vc
-        if v.__class__ is int:
-            v = self._vc = [v]
-        return v
+    def _counter(self) -> VersionCounter:
+        counter = self._vc
+        if not counter:
+            counter = self._vc = VersionCounter()
+            node = self.grad_fn
+            if node is not None and node.result_counter is None and node.op.n_outputs == 1 \
+                    and "result" in node.op.saves:
+                node.result_counter = counter    # the node saved this tensor as its result
+                node.result_version = 0
+        return counter
 
     def _bump(self) -> None:
-        v = self._vc
-        if v.__class__ is int:
-            self._vc = v + 1
-        else:
-            v[0] += 1
+        (self._vc or self._counter()).bump()
 
     @property
     def is_leaf(self) -> bool:
@@ -251,7 +253,7 @@ class Tensor:
     def detach(self) -> "Tensor":
         """Same storage and, as in PyTorch, the same version counter (unlike .data)."""
         t = Tensor._make(self._data)
-        t._vc = self._version_cell()
+        t._vc = self._counter()
         return t
 
     def detach_(self) -> "Tensor":
@@ -436,9 +438,7 @@ class Tensor:
         return any(isinstance(o, Tensor) and o.requires_grad for o in others)
 
     def _snapshot(self) -> "Tensor":
-        t = Tensor._make(self._data, self.grad_fn, self.output_nr)
-        t._vc = self._version
-        return t
+        return Tensor._make(self._data, self.grad_fn, self.output_nr)
 
     def _inplace_op(self, fn, *args, leaf_message: str = LEAF_INPLACE, **kwargs) -> "Tensor":
         """self <- fn(self, *args, **kwargs), in place."""
@@ -472,15 +472,15 @@ class Tensor:
         """Self becomes `result` (its values and its grad_fn): the history is rebased."""
         src = result._data
         self._check_cast(src)
+        self._bump()                              # counted against the old grad_fn's saved result
         old, old_nr = self.grad_fn, self.output_nr
         self._data = src if src.dtype == self._data.dtype else src.astype(self._data.dtype)
         self.grad_fn, self.output_nr = result.grad_fn, result.output_nr
-        self._bump()
         node = self.grad_fn
         if node is not None:
-            if node.result_cell is not None:
-                # the new node saved its result, which is self from now on: share the counter
-                node.result_cell = self._version_cell()
+            if node.op.n_outputs == 1 and "result" in node.op.saves:
+                # the new node saved its result, which is self from now on
+                node.result_counter = self._counter()
                 node.result_version = self._version
             retains = old.hooks.retains if old is not None and old.hooks is not None else None
             if retains and old_nr in retains and retains[old_nr]() is self:

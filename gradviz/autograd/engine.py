@@ -323,7 +323,7 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[list, list]:
     op = node.op
     if node.freed:
         raise RuntimeError(FREED_MESSAGE)
-    if node.versions is not None:
+    if op.saves:
         node.check_versions()
     if create_graph:
         from ..ops.namespace import TENSOR

@@ -26,6 +26,35 @@ _SCALAR_TYPE = {"float16": "Half", "float32": "Float", "float64": "Double", "int
 _saved_inputs_of: dict = {}
 
 
+class _Clock:
+    """Counts in-place writes; Node.epoch is its reading when the node was created."""
+
+    __slots__ = ("now",)
+
+    def __init__(self):
+        self.now = 0
+
+    def tick(self) -> int:
+        self.now += 1
+        return self.now
+
+
+_clock = _Clock()
+
+
+class VersionCounter:
+    """A tensor's in-place history, created at its first in-place write (or detach(), which
+    shares it): the clock stamp of every write, so its length is PyTorch's _version."""
+
+    __slots__ = ("stamps",)
+
+    def __init__(self):
+        self.stamps: list = []
+
+    def bump(self) -> None:
+        self.stamps.append(_clock.tick())
+
+
 def _saved_inputs(op: Op) -> tuple:
     """Indices of the inputs an op saves for its VJP (cached per op)."""
     idx = _saved_inputs_of.get(op)
@@ -75,7 +104,7 @@ class Node:
     """A grad_fn. `next_functions` is PyTorch's tuple of (node or None, output_nr)."""
 
     __slots__ = ("id", "op", "next_functions", "inputs", "params", "out_data", "scope", "freed", "hooks",
-                 "versions", "result_cell", "result_version", "__weakref__")
+                 "epoch", "result_counter", "result_version", "__weakref__")
 
     def __init__(self, op: Op, inputs: tuple, params: tuple, out_data, next_functions: tuple, scope: tuple = ()):
         self.id = next(_ids)
@@ -87,14 +116,11 @@ class Node:
         self.scope = scope
         self.freed = False
         self.hooks = None
-        # Version counters, checked before the VJP reads saved values (only ops that save):
-        # the inputs' versions now, and the counter the output shares when it is saved.
-        if op.saves:
-            self.versions = tuple(v if (v := t._vc).__class__ is int else v[0] for t in inputs)
-            self.result_cell = [0] if "result" in op.saves else None
-        else:
-            self.versions = self.result_cell = None
-        self.result_version = 0
+        # In-place writes are stamped by a clock; a saved input stamped after this node
+        # was created was modified (checked before the VJP reads it). A saved result is
+        # watched through the output's counter, attached only if it is ever written.
+        self.epoch = _clock.now
+        self.result_counter = None
 
     def name(self) -> str:
         return self.op.torch_name
@@ -119,17 +145,17 @@ class Node:
 
     def check_versions(self) -> None:
         """PyTorch's error when a saved tensor was modified in place after it was saved."""
-        versions = self.versions
-        if versions is None:
-            return
+        epoch = self.epoch
+        inputs = self.inputs
         for i in _saved_inputs(self.op):
-            t = self.inputs[i]
-            now = t._version
-            if now != versions[i]:
-                raise RuntimeError(modified_message(t._data, t.grad_fn, t.output_nr, now, versions[i]))
-        cell = self.result_cell
-        if cell is not None and cell[0] != self.result_version and self.out_data is not None:
-            raise RuntimeError(modified_message(self.out_data, self, 0, cell[0], self.result_version))
+            counter = inputs[i]._vc
+            if counter and counter.stamps and counter.stamps[-1] > epoch:
+                t = inputs[i]
+                saved = sum(1 for stamp in counter.stamps if stamp <= epoch)
+                raise RuntimeError(modified_message(t._data, t.grad_fn, t.output_nr, len(counter.stamps), saved))
+        counter = self.result_counter
+        if counter is not None and len(counter.stamps) != self.result_version and self.out_data is not None:
+            raise RuntimeError(modified_message(self.out_data, self, 0, len(counter.stamps), self.result_version))
 
     def free(self) -> None:
         """After a backward without retain_graph: saved values are gone, as in PyTorch.

@@ -126,8 +126,6 @@ def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
     node = Node(op, inputs, params, out, tuple([t._edge() for t in inputs]), _scope_state.path)
     if op.n_outputs == 1:
         result = Tensor._make(out, node, 0)
-        if node.result_cell is not None:
-            result._vc = node.result_cell   # the saved result shares the output's version counter
     else:
         result = tuple(Tensor._make(o, node, i) for i, o in enumerate(out))
     if events._listeners:
