@@ -16,7 +16,7 @@ import numpy as np
 from ..tracing import Trace
 from . import labels
 from .collapse import View, plan, summary
-from .escape import html_label, html_text
+from .escape import dot_text
 from .theme import Theme, resolve_theme
 
 RANKDIRS = ("TB", "LR", "BT", "RL")
@@ -143,19 +143,19 @@ def _node_style(node, theme: Theme) -> dict:
     return {"fillcolor": fill, "style": "filled"}
 
 
-def _group_label(group, trace: Trace, theme: Theme) -> str:
-    rows = [f"<B>{html_text(group.title)}</B>"]
-    what = summary(group, trace)
+def _group_label(group, trace: Trace, index: dict) -> str:
+    rows = [group.title]
     if group.kind == "scope":
-        ops = sum(1 for m in group.members if trace.node(m).kind == "op")
-        rows.append(html_text(f"{ops:,} op{'s' if ops != 1 else ''}"))
+        ops = sum(1 for m in group.members if index[m].kind == "op")
+        rows.append(f"{ops:,} op{'s' if ops != 1 else ''}")
+    what = summary(group, trace)
     if what:
-        rows.append(f'<FONT COLOR="{theme.muted_color}">{html_text(what)}</FONT>')
-    names = group.params({n.id: n for n in trace.nodes})
+        rows.append(what)
+    names = group.params(index)
     if names:
         shown = ", ".join(names[:6]) + (f", … ({len(names)} in all)" if len(names) > 6 else "")
-        rows.append(f'<FONT COLOR="{theme.muted_color}">{html_text("params: " + shown)}</FONT>')
-    return html_label("<BR/>".join(rows))
+        rows.append("params: " + shown)
+    return dot_text("\n".join(rows))
 
 
 def _cluster_tree(entries: list) -> dict:
@@ -198,12 +198,12 @@ def to_digraph(trace: Trace, opts: DrawOptions | None = None, view: View | None 
     def emit(graph, entry) -> None:
         what, item = entry
         if what == "node":
-            graph.node(item.id, label=labels.node_label(item, ctx), id=item.id, _attributes={"class": item.kind},
-                       **_node_style(item, theme))
+            graph.node(item.id, label=labels.node_label(item, ctx, opts.rankdir), id=item.id, shape="record",
+                       _attributes={"class": item.kind}, **_node_style(item, theme))
         else:
             style = "filled,rounded" if item.kind == "scope" else "filled,dashed"
             fill = theme.scope_fill if item.kind == "scope" else theme.hidden_fill
-            graph.node(item.id, label=_group_label(item, trace, theme), id=item.id, style=style, fillcolor=fill,
+            graph.node(item.id, label=_group_label(item, trace, index), id=item.id, style=style, fillcolor=fill,
                        _attributes={"class": f"group {item.kind}"})
 
     clusters = iter(range(10 ** 9))
@@ -216,7 +216,7 @@ def to_digraph(trace: Trace, opts: DrawOptions | None = None, view: View | None 
                 continue
             k = next(clusters)
             with graph.subgraph(name=f"cluster_{k}") as c:
-                c.attr(label=html_label(html_text(name)), id=f"scope{k}", style="rounded,filled",
+                c.attr(label=dot_text(name), id=f"scope{k}", style="rounded,filled",
                        color=theme.cluster_color, fillcolor=theme.cluster_fill, fontcolor=theme.fontcolor,
                        labeljust="l", _attributes={"class": "scope"})
                 emit_tree(c, sub)
@@ -228,7 +228,7 @@ def to_digraph(trace: Trace, opts: DrawOptions | None = None, view: View | None 
         node = index[src]
         title = ctx.leaf_of.get(src) or node.name or node.kind
         for edge_id in edge_ids:
-            g.node(f"ref-{edge_id}", label=html_label(html_text(f"⇢ {title}")), id=f"ref-{edge_id}",
+            g.node(f"ref-{edge_id}", label=dot_text(f"⇢ {title}"), id=f"ref-{edge_id}",
                    style="filled,dashed", fillcolor=_node_style(node, theme)["fillcolor"], fontsize="8",
                    margin="0.04,0.02", height="0.2", _attributes={"class": "ref"})
     stubbed = {edge_id: src for src, ids in stubs.items() for edge_id in ids}
@@ -239,7 +239,7 @@ def to_digraph(trace: Trace, opts: DrawOptions | None = None, view: View | None 
         if src_kind == "saved":
             attrs.update(style="dashed", dir="none", _attributes={"class": "saved"})
         elif len(ve.members) > 1:
-            attrs.update(label=html_label(html_text(f"×{len(ve.members):,}")), style="bold",
+            attrs.update(label=dot_text(f"×{len(ve.members):,}"), style="bold",
                          _attributes={"class": "merged"})
         else:
             edge = edges_by_id[ve.id]
@@ -247,6 +247,7 @@ def to_digraph(trace: Trace, opts: DrawOptions | None = None, view: View | None 
             if label:
                 attrs["label"] = label
             if axes.get(edge.id):
+                attrs["fontcolor"] = theme.sum_color
                 attrs["_attributes"] = {"class": "summed"}
         g.edge(f"ref-{ve.id}" if ve.id in stubbed else ve.src, ve.dst, **attrs)
 
@@ -260,8 +261,7 @@ def to_digraph(trace: Trace, opts: DrawOptions | None = None, view: View | None 
         notes.append("fill by derivative order: " + ", ".join(
             f"{_ORDER_NAMES.get(o, f'order {o}')} {theme.order_fill(o)}" for o in orders))
     if notes:
-        g.attr("graph", label=html_label('<BR ALIGN="LEFT"/>'.join(html_text(n) for n in notes)
-                                         + '<BR ALIGN="LEFT"/>'),
+        g.attr("graph", label=dot_text("\n".join(notes) + "\n", newline="\\l"),
                labelloc="b", labeljust="l", fontsize="9")
     return g
 

@@ -1,50 +1,64 @@
-"""Escaping of user-given text (tensor names, scope names) for DOT and HTML-like labels.
+"""Escaping of user-given text (tensor names, scope names) for DOT labels.
 
-Names come from user code and may hold quotes, `<`, `&`, braces, backslashes,
-newlines or a `<script>` tag; every one of them must be drawn as the text it is,
-never parsed as DOT syntax, as a Graphviz HTML label, or as SVG markup.
+Names come from user code and may hold quotes, `<`, `&`, braces, bars, backslashes,
+newlines or a `<script>` tag; each must be drawn as the text it is, never parsed
+as DOT syntax, as a record field separator, or as SVG markup (Graphviz escapes
+`<` and `&` itself when it writes SVG).
+
+Labels are plain escStrings and record labels, never HTML-like labels: the
+WebAssembly Graphviz is built without expat and would draw an HTML label as the
+bare node name. A label passes three parsers, and each escape here answers one:
+the DOT lexer (`\\"`), the record parser (`\\{ \\} \\| \\< \\>` and `\\ ` for a
+space that must not collapse), and the label formatter (`\\\\` so `\\N` or `\\l` in
+a name is not a substitution or a line break).
 """
 from __future__ import annotations
 
 import graphviz
 
-_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}
+_RECORD_SPECIAL = set("{}|<>")
 
 
-def html_text(text: object) -> str:
-    """Text for the inside of a Graphviz HTML-like label; newlines become line breaks.
-
-    Graphviz turns the entities back into characters and SVG output escapes them
-    again, so `<script>` arrives in the SVG as `&lt;script&gt;`: text, not markup.
-    Control characters other than newline are dropped: XML 1.0 cannot carry them.
-    """
-    out = []
-    for ch in str(text):
-        if ch in _HTML:
-            out.append(_HTML[ch])
-        elif ch == "\n":
-            out.append('<BR ALIGN="LEFT"/>')
-        elif ch in "\r\t":
-            out.append(" ")
-        elif ord(ch) < 32 or ch in "\ufffe\uffff":
-            continue
-        else:
-            out.append(ch)
-    return "".join(out)
+def _clean(text: object) -> str:
+    # XML 1.0 cannot carry most control characters; tabs and carriage returns read as spaces
+    return "".join(" " if ch in "\t\r" else ch for ch in str(text) if ch in "\t\r\n" or ord(ch) >= 32)
 
 
-def dot_text(text: object) -> str:
-    """A plain (non-HTML) DOT label: backslashes, quotes and newlines escaped.
+def dot_text(text: object, newline: str = "\\n") -> str:
+    """A plain DOT label: backslashes, quotes and newlines escaped.
 
-    Returns graphviz's NoHtml string, so a name that happens to look like `<...>`
-    is quoted as a string rather than taken for an HTML label. Backslashes are
-    doubled so that `\\N`, `\\G` or `\\l` in a name are not label escapes.
-    """
-    s = "".join(ch for ch in str(text) if ch == "\n" or ord(ch) >= 32)
-    s = s.replace("\\", "\\\\").replace('"', '\\"').replace("\r", "").replace("\n", "\\n")
+    Returns graphviz's NoHtml string, so a name that looks like `<...>` is quoted as
+    a string rather than taken for an HTML label. `newline` is the line break used
+    ("\\n" centred, "\\l" left-aligned)."""
+    s = _clean(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", newline)
     return graphviz.nohtml(s)
 
 
-def html_label(inner: str) -> str:
-    """Wrap already-escaped HTML-label markup as a DOT HTML string."""
-    return f"<{inner}>"
+def record_text(text: object, newline: str = "\\n") -> str:
+    """Text for one field of a record label: dot_text plus the record parser's specials.
+    Repeated and leading spaces become hard spaces, so the columns of an array stay aligned."""
+    out = []
+    previous = "\n"
+    for ch in _clean(text):
+        if ch == " " and previous in " \n":
+            out.append("\\ ")    # the record parser collapses runs of spaces and drops leading ones
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch == '"':
+            out.append('\\"')
+        elif ch in _RECORD_SPECIAL:
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append(newline)
+        else:
+            out.append(ch)
+        previous = ch
+    return "".join(out)
+
+
+def lines(*parts: str, align: str = "center") -> str:
+    """Already-escaped lines joined with Graphviz line breaks (centred or left-aligned);
+    a left-aligned block ends with a break too, or its last line would be centred."""
+    if align == "left":
+        return "".join(p + "\\l" for p in parts)
+    return "\\n".join(parts)

@@ -3,16 +3,17 @@
 Node labels follow micrograd's "data | grad" layout for small tensors (up to
 tracing.PREVIEW_MAX elements) and a min/mean/max summary for larger ones. A leaf
 whose `.grad` is still None says "grad: not computed yet" rather than zeros.
-Every user-supplied string goes through escape.html_text.
+Every user-supplied string goes through escape.record_text or escape.dot_text.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import graphviz
 import numpy as np
 
 from ..tracing import Preview, TraceEdge, TraceNode
-from .escape import html_label, html_text
+from .escape import dot_text, lines, record_text
 from .theme import Theme
 
 NOT_COMPUTED = "grad: not computed yet"
@@ -132,100 +133,90 @@ def truncate(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-# -- HTML-like labels -------------------------------------------------------------------------
-def _row(content: str, align: str = "CENTER") -> str:
-    return f'<TR><TD COLSPAN="2" ALIGN="{align}" BALIGN="LEFT">{content}</TD></TR>'
+# -- record labels ----------------------------------------------------------------------------
+def _block(title: str, text: str) -> str:
+    """One "data" or "grad" field: a scalar on one line, an array left-aligned under its title."""
+    if "\n" not in text and len(text) <= 12:
+        return record_text(f"{title} {text}")
+    return lines(record_text(title), *[record_text(line) for line in text.split("\n")], align="left")
 
 
-def _muted(text: str, ctx: LabelContext) -> str:
-    return f'<FONT COLOR="{ctx.theme.muted_color}">{html_text(text)}</FONT>'
-
-
-def _table(rows: list) -> str:
-    return html_label('<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="1">' + "".join(rows)
-                      + "</TABLE>")
-
-
-def _data_grad_row(value: Preview | None, grad: Preview | None, grad_note: str | None,
-                   ctx: LabelContext) -> str | None:
-    """micrograd's "data | grad" pair, or whichever half there is."""
-    cells = []
+def _data_grad(value: Preview | None, grad: Preview | None, grad_note: str | None, ctx: LabelContext) -> list:
+    """micrograd's "data | grad" fields, or whichever of the two there is."""
+    fields = []
     if ctx.show_values and value is not None and (value.values is not None or value.stats is not None):
-        cells.append("data " + html_text(values_text(value)) if value.values is not None and value.values.ndim == 0
-                     else "data<BR/>" + html_text(values_text(value)))
+        fields.append(_block("data", values_text(value)))
     if ctx.show_grads:
         if grad is not None:
-            text = values_text(grad)
-            cells.append(("grad " if grad.values is not None and grad.values.ndim == 0 else "grad<BR/>")
-                         + html_text(text))
+            fields.append(_block("grad", values_text(grad)))
         elif grad_note:
-            cells.append(_muted(grad_note, ctx))
-    if not cells:
-        return None
-    if len(cells) == 1:
-        return _row(cells[0], "LEFT")
-    return (f'<TR><TD ALIGN="LEFT" BALIGN="LEFT" VALIGN="TOP">{cells[0]}</TD>'
-            f'<TD ALIGN="LEFT" BALIGN="LEFT" VALIGN="TOP" SIDES="L" BORDER="1">{cells[1]}</TD></TR>')
+            fields.append(record_text(grad_note))
+    return fields
 
 
-def node_label(node: TraceNode, ctx: LabelContext) -> str:
-    """The HTML-like label of one trace node."""
-    rows = []
+def header_lines(node: TraceNode, ctx: LabelContext) -> list:
+    """The plain text lines above a node's data | grad: name, formula, shape, attributes, notes."""
+    out = []
     kind = node.kind
     if kind in ("op", "accumulate"):
-        rows.append(_row(f"<B>{html_text(node.name)}</B>"))
+        out.append(node.name)
         formula = node.formula
         if kind == "accumulate" and ctx.leaf_of.get(node.id):
             formula = formula.replace("x.grad", f"{ctx.leaf_of[node.id]}.grad", 1)
         if formula:
-            rows.append(_row(html_text(formula)))
+            out.append(formula)
         if ctx.show_shapes and kind == "op" and node.value is not None:
-            rows.append(_row(_muted(shape_text(node.value), ctx)))
+            out.append(shape_text(node.value))
         if ctx.show_attrs:
-            for key, val in node_attrs(node).items():
-                rows.append(_row(html_text(f"{key}: {truncate(val, ctx.max_attr_chars)}"), "LEFT"))
+            out.extend(f"{key}: {truncate(val, ctx.max_attr_chars)}" for key, val in node_attrs(node).items())
         if node.order > 0:
-            rows.append(_row(_muted(f"derivative order {node.order}", ctx)))
+            out.append(f"derivative order {node.order}")
         uses = ctx.uses.get(node.id, 0)
         if uses > 1:
             target = f"{ctx.leaf_of[node.id]}.grad" if kind == "accumulate" and ctx.leaf_of.get(node.id) else "ḡ"
-            rows.append(_row(f'<FONT COLOR="{ctx.theme.sum_color}">{html_text(fan_in_formula(uses, target))}'
-                             "</FONT>"))
-        if kind == "op":
-            data_grad = _data_grad_row(node.value, ctx.received.get(node.id), None, ctx)
-            if data_grad:
-                rows.append(data_grad)
-        return _table(rows)
-    title = node.name or {"leaf": "", "output": "output", "saved": "saved"}.get(kind, "")
+            out.append(fan_in_formula(uses, target))
+        return out
+    title = node.name or {"output": "output", "saved": "saved"}.get(kind, "")
     if title:
-        rows.append(_row(f"<B>{html_text(title)}</B>"))
+        out.append(title)
     if ctx.show_shapes and node.value is not None:
-        rows.append(_row(_muted(shape_text(node.value), ctx)))
-    grad = node.grad
-    note = None
-    if kind == "leaf":
-        note = NOT_COMPUTED
-    elif kind == "output" and grad is None:
-        grad = ctx.received.get(node.id)   # the seed ḡ, when the trace holds a backward run
-    elif kind == "saved":
-        grad = None
-    data_grad = _data_grad_row(node.value, grad, note, ctx)
-    if data_grad:
-        rows.append(data_grad)
-    if not rows:
-        rows.append(_row(" "))
-    return _table(rows)
+        out.append(shape_text(node.value))
+    return out
+
+
+def node_label(node: TraceNode, ctx: LabelContext, rankdir: str = "TB") -> str:
+    """The record label of one trace node: the header above, then data | grad side by side."""
+    header = lines(*[record_text(line) for line in header_lines(node, ctx)])
+    grad, note = None, None
+    if node.kind == "op":
+        grad = ctx.received.get(node.id)
+    elif node.kind == "leaf":
+        grad, note = node.grad, NOT_COMPUTED
+    elif node.kind == "output":
+        grad = node.grad if node.grad is not None else ctx.received.get(node.id)   # the seed ḡ of a run
+    fields = _data_grad(node.value if node.kind != "accumulate" else None, grad, note, ctx)
+    parts = [header] if header else []
+    if len(fields) == 2:
+        parts.append("{" + "|".join(fields) + "}")
+    elif fields:
+        parts.append(fields[0])
+    if not parts:
+        parts = ["\\ "]   # a record needs one field, and an empty one collapses
+    body = "|".join(parts)   # no spaces around bars: the record parser would keep them as text
+    # fields stack top to bottom inside braces when ranks run top to bottom, and the other
+    # way round for LR; the data | grad pair is nested once more, so it always sits side by side
+    return graphviz.nohtml("{" + body + "}" if rankdir in ("TB", "BT") else body)
 
 
 def edge_label(edge: TraceEdge, axes, ctx: LabelContext) -> str | None:
     """The shape that flows along an edge, and the Σ mark where broadcasting was undone."""
     parts = []
     if edge.src in ctx.multi_output:
-        parts.append(html_text(f"output {getattr(edge, 'output_nr', 0)}"))
+        parts.append(f"output {getattr(edge, 'output_nr', 0)}")
     if ctx.show_shapes and edge.shape is not None and edge.slot >= 0:
-        parts.append(html_text(format_shape(edge.shape)))
+        parts.append(format_shape(edge.shape))
     if axes:
-        parts.append(f'<FONT COLOR="{ctx.theme.sum_color}">{html_text(sum_mark(axes))}</FONT>')
+        parts.append(sum_mark(axes))
     if not parts:
         return None
-    return html_label("<BR/>".join(parts))
+    return dot_text("\n".join(parts))

@@ -27,7 +27,6 @@ class Theme:
     cluster_fill: str = "gray97"
     scope_fill: str = "lavender"          # a scope collapsed into one box
     sum_color: str = "firebrick"          # the "Σ over axis" mark on an edge
-    muted_color: str = "gray35"           # secondary label text
     # fill per derivative order: order 1 is what a create_graph backward built
     order_fills: tuple = field(default=("lightgray", "plum1", "lightpink", "khaki1", "palegreen"))
 
@@ -43,7 +42,7 @@ DARK = Theme(
     name="dark", bgcolor="#1e1e1e", fontcolor="#e8e8e8", edge_color="#c8c8c8", border_color="#9a9a9a",
     op_fill="#4a4a4a", leaf_fill="#1f5f8b", saved_fill="#a35a00", output_fill="#4f7a28", hidden_fill="#2b2b2b",
     cluster_color="#8a8a8a", cluster_fill="#262626", scope_fill="#3c3563", sum_color="#ff8a80",
-    muted_color="#b0b0b0", order_fills=("#4a4a4a", "#6b3a6b", "#7a3a4a", "#6b6320", "#2f6b3a"),
+    order_fills=("#4a4a4a", "#6b3a6b", "#7a3a4a", "#6b6320", "#2f6b3a"),
 )
 
 THEMES = {"light": LIGHT, "torchviz": LIGHT, "dark": DARK}
