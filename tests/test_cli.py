@@ -1,0 +1,102 @@
+"""The `gradviz` command: render a script's tensor to a file, and the demo of the tutorials' examples."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from test_render import dot_edges, dot_nodes, fill, svg_groups, svg_text, text, titled
+
+from gradviz import cli
+from gradviz.examples import EXAMPLES
+from gradviz.render import backends
+
+SCRIPT = textwrap.dedent("""
+    import gradviz as torch
+    torch.manual_seed(0)
+    w = torch.randn(3, requires_grad=True)
+    b = torch.tensor(0.5, requires_grad=True)
+    x = torch.ones(2, 3)
+    loss = ((x * w).sum(1) + b).pow(2).mean()
+    plain = torch.ones(2)
+""")
+
+
+@pytest.fixture
+def script(tmp_path):
+    path = tmp_path / "model.py"
+    path.write_text(SCRIPT)
+    return path
+
+
+def test_render_writes_an_svg_named_from_the_script(script, tmp_path, capsys):
+    out = tmp_path / "graph.svg"
+    assert cli.main(["render", str(script), "--var", "loss", "-o", str(out)]) == 0
+    svg = out.read_text()
+    groups = svg_groups(svg)
+    # w, b and their AccumulateGrads; Mul, Sum, Add, Pow, Mean; the output loss
+    assert sum(1 for c in groups.values() if c.startswith("node")) == 10
+    words = svg_text(svg).splitlines()
+    assert "w" in words and "b" in words and "loss" in words       # the script's variable names
+    assert "MulBackward0" in words and "MeanBackward0" in words
+    assert "wrote" in capsys.readouterr().out
+
+
+def test_render_options_reach_the_diagram(script, tmp_path):
+    out = tmp_path / "graph.dot"
+    assert cli.main(["render", str(script), "--var", "loss", "-o", str(out), "--lr", "--show-saved"]) == 0
+    source = out.read_text()
+    assert "rankdir=LR" in source
+    nodes = dot_nodes(source)
+    saved = [n for n in nodes if fill(nodes, n) == "orange"]
+    assert saved and all(text(nodes, n).split("\n")[0] in ("self", "other", "result") for n in saved)
+    assert len(titled(nodes, "PowBackward0")) == 1 and len(dot_edges(source)) > len(nodes) - 2
+
+
+def test_render_names_the_tensors_it_could_draw(script, tmp_path, capsys):
+    assert cli.main(["render", str(script), "--var", "missing", "-o", str(tmp_path / "g.svg")]) == 2
+    err = capsys.readouterr().err
+    assert "defines no tensor named 'missing'" in err and "b, loss, w" in err
+    assert cli.main(["render", str(script), "--var", "plain", "-o", str(tmp_path / "g.svg")]) == 2
+    assert "does not require grad" in capsys.readouterr().err
+    assert not (tmp_path / "g.svg").exists()
+    assert cli.main(["render", str(tmp_path / "nope.py")]) == 2
+
+
+def test_render_png_without_system_dot_fails_helpfully(script, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv(backends.ENV_VAR, "wasm")
+    assert cli.main(["render", str(script), "-o", str(tmp_path / "g.png")]) == 1
+    assert "apt-get install graphviz" in capsys.readouterr().err
+    assert not (tmp_path / "g.png").exists()
+
+
+def test_demo_renders_every_example(tmp_path):
+    out = tmp_path / "demo"
+    assert cli.main(["demo", "-o", str(out)]) == 0
+    for name in EXAMPLES:
+        svg = (out / f"{name}.svg").read_text()
+        assert "node leaf" in svg_groups(svg).values()
+        if shutil.which("dot"):
+            assert (out / f"{name}.png").read_bytes()[:4] == b"\x89PNG"
+    words = svg_text((out / "pow.svg").read_text()).splitlines()
+    assert "[ 3., 12., 27.]" in words             # t.grad = 3t², recorded by the demo's backward
+    doubling = svg_text((out / "doubling.svg").read_text())
+    assert doubling.count("MulBackward0") >= 8
+
+
+def test_demo_with_wasm_writes_svg_only(tmp_path, monkeypatch):
+    monkeypatch.setenv(backends.ENV_VAR, "wasm")
+    assert cli.main(["demo", "-o", str(tmp_path), "--only", "mm"]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mm.svg"]
+    assert "MmBackward0" in svg_text((tmp_path / "mm.svg").read_text()).splitlines()
+    assert cli.main(["demo", "-o", str(tmp_path), "--only", "nonsense"]) == 2
+
+
+def test_the_module_runs_as_a_command(script, tmp_path):
+    out = tmp_path / "g.svg"
+    done = subprocess.run([sys.executable, "-m", "gradviz.cli", "render", str(script), "-o", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert svg_groups(out.read_text())["n0"] == "node leaf"
