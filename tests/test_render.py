@@ -439,3 +439,27 @@ def test_make_dot_matches_torchviz():
     assert all("dir=none" in a for s, d, a in edges if d in oranges)
     with pytest.raises(TypeError, match="params must map names to tensors"):
         make_dot(y, params={"x": 3})
+
+
+@pytest.mark.torch
+def test_real_torch_tensors_draw_through_the_bridge():
+    real = pytest.importorskip("torch")
+    x = real.tensor([1.0, 2.0], requires_grad=True)
+    loss = (x * x).sum()
+    nodes = dot_nodes(draw(loss, names={"x": x, "loss": loss}).source)
+    assert sorted(text(nodes, n).split("\n")[0] for n in nodes) == ["AccumulateGrad", "MulBackward0",
+                                                                  "SumBackward0", "loss", "x"]
+    assert "x.grad = ḡ₁ + ḡ₂" in text(nodes, titled(nodes, "AccumulateGrad")[0])
+    classic = dot_nodes(make_dot(loss, params={"x": x}).source)
+    assert attr(classic[titled(classic, "x")[0]], "label") == "x\\n (2)"
+
+
+def test_ipython_displays_the_svg_inline():
+    pytest.importorskip("IPython")
+    from IPython.core.formatters import DisplayFormatter
+    loss, names = _encoder_model()
+    diagram = draw(loss, names=names)
+    data, _ = DisplayFormatter().format(diagram)
+    assert data["image/svg+xml"] == diagram.svg()
+    assert svg_groups(data["image/svg+xml"])["n0"] == "node leaf"
+    assert data["text/plain"] == repr(diagram) == "<gradviz.Diagram: 9 nodes, 8 edges>"

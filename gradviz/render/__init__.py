@@ -29,10 +29,23 @@ def _names(names) -> dict | None:
     return dict(names)
 
 
+def _is_torch(tensor) -> bool:
+    return type(tensor).__module__.split(".")[0] == "torch"
+
+
+def trace_of(tensors: tuple, names: dict | None = None, show_saved: bool = False, order_of=None) -> Trace:
+    """The Trace behind gradviz tensors, or behind real torch tensors (through the torch bridge)."""
+    if tensors and all(_is_torch(t) for t in tensors):
+        from ..torch_bridge import trace_from_torch
+        return trace_from_torch(*tensors, params=names, show_saved=show_saved)
+    return build_trace(tensors, names, show_saved=show_saved, order_of=order_of)
+
+
 def draw(*tensors, names=None, show_values: bool = True, show_grads: bool = True, show_saved: bool = False,
          show_attrs: bool = False, show_shapes: bool = True, rankdir: str = "TB", theme=None,
          max_nodes: int | None = 400, collapse=None, order_of=None) -> Diagram:
-    """The diagram of the backward graph behind `tensors` (or of one Trace).
+    """The diagram of the backward graph behind `tensors` (or of one Trace); gradviz tensors or
+    real torch tensors (drawn through gradviz.torch_bridge).
 
     names: {name: tensor} (like torchviz's params) or a Module; unnamed tensors use `.name`.
     show_values / show_grads: "data | grad" on nodes (values up to 16 elements, else min/mean/max).
@@ -56,7 +69,7 @@ def draw(*tensors, names=None, show_values: bool = True, show_grads: bool = True
         if missing:
             raise ValueError(f"tensor {missing[0]} passed to draw() does not require grad, so it has no graph "
                              "to draw; create its inputs with requires_grad=True")
-        trace = build_trace(tensors, _names(names), show_saved=show_saved, order_of=order_of)
+        trace = trace_of(tensors, _names(names), show_saved=show_saved, order_of=order_of)
     return Diagram(trace, opts)
 
 

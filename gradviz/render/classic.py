@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import graphviz
 
-from ..tracing import build_trace
 from .escape import dot_text
 from .labels import node_attrs, truncate
 
@@ -39,16 +38,16 @@ def _fn_label(node, show_attrs: bool, max_attr_chars: int) -> str:
 
 def make_dot(var, params: dict | None = None, show_attrs: bool = False, show_saved: bool = False,
              max_attr_chars: int = 50) -> graphviz.Digraph:
-    """torchviz.make_dot for gradviz tensors: the Digraph of the graph behind `var` (a tensor or a
-    tuple of tensors); `params` maps names to tensors (e.g. dict(model.named_parameters()))."""
+    """torchviz.make_dot: the Digraph of the graph behind `var` (a gradviz or torch tensor, or a
+    tuple of them); `params` maps names to tensors (e.g. dict(model.named_parameters()))."""
     if params is not None:
-        from ..tensor import Tensor
-        bad = [k for k, v in params.items() if not isinstance(v, Tensor)]
+        bad = [k for k, v in params.items() if not (hasattr(v, "grad_fn") and hasattr(v, "requires_grad"))]
         if bad:
             raise TypeError(f"params must map names to tensors; {bad[0]!r} maps to "
                             f"{type(params[bad[0]]).__name__}")
     roots = tuple(var) if isinstance(var, (tuple, list)) else (var,)
-    trace = build_trace(roots, names=params, show_saved=show_saved)
+    from . import trace_of   # gradviz tensors, or real torch tensors through the torch bridge
+    trace = trace_of(roots, params, show_saved=show_saved)
     dot = graphviz.Digraph(node_attr=_NODE_ATTR, graph_attr=dict(size="12,12"))
     for node in trace.nodes:
         if node.kind in ("op", "accumulate"):
