@@ -445,8 +445,29 @@ class Tensor:
         if self._records(*args):
             if self.grad_fn is None and self._requires_grad:
                 raise RuntimeError(leaf_message)
+            self._check_not_a_view()
             return self._rebase(fn(self._snapshot(), *args, **kwargs))
         return self._write(fn(self, *args, **kwargs)._data)
+
+    def _check_not_a_view(self) -> None:
+        """PyTorch writes through a view into its base and rebases the base's history
+        (CopySlices); gradviz records neither, so it refuses rather than diverge."""
+        node, t = self.grad_fn, self
+        view_op = None
+        while node is not None and node.inputs:
+            base = next((i for i in node.inputs if np.may_share_memory(i._data, t._data)), None)
+            if base is None:
+                break
+            view_op = view_op or node.name()
+            node, t = base.grad_fn, base
+        if view_op is None:
+            return
+        if t.grad_fn is None and t._requires_grad:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
+                               "operation.")
+        raise RuntimeError(f"in-place operation on a view ({view_op}) of a tensor that requires grad: gradviz does "
+                           f"not record writes through views; write it out of place (v = v * 2) or clone() the "
+                           f"view first")
 
     def _check_cast(self, src) -> None:
         if src.shape != self._data.shape:
@@ -493,6 +514,7 @@ class Tensor:
         if result.grad_fn is not None:
             if self.grad_fn is None and self._requires_grad:
                 raise RuntimeError(LEAF_INPLACE)
+            self._check_not_a_view()
             return self._rebase(result)
         return self._write(result._data)
 

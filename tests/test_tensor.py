@@ -587,3 +587,26 @@ def test_in_place_into_a_plain_tensor_from_one_that_requires_grad():
     assert w.grad.tolist() == [1.0, 1.0]
     with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
         gradviz.zeros(2, dtype=gradviz.int64).add_(w)
+
+
+def test_in_place_through_a_view_of_a_leaf_raises_torchs_error():
+    x = gradviz.tensor([1.0, 2.0], requires_grad=True)
+    for write in (lambda: x[0:1].mul_(2), lambda: x.view(2).add_(1), lambda: x.view(2, 1).T.zero_()):
+        with pytest.raises(RuntimeError, match="^a view of a leaf Variable that requires grad is being used in an "
+                                               "in-place operation.$"):
+            write()
+    assert x.tolist() == [1.0, 2.0]
+
+
+def test_in_place_through_a_view_of_a_non_leaf_is_refused_not_diverged():
+    # PyTorch writes into the base and rebases its history (CopySlices); gradviz records neither
+    y = gradviz.tensor([1.0, 2.0], requires_grad=True) * 1
+    with pytest.raises(RuntimeError, match=re.escape("in-place operation on a view (SliceBackward0) of a tensor "
+                                                     "that requires grad")):
+        y[0:1].mul_(2)
+    assert y.tolist() == [1.0, 2.0]
+    y[0] = 5.0                                        # indexing assignment on the tensor itself is recorded
+    assert y.grad_fn.name() == "CopySlices" and y.tolist() == [5.0, 2.0]
+    plain = gradviz.zeros(3)
+    plain[0:2].add_(1)                                # without autograd, views write through as in PyTorch
+    assert plain.tolist() == [1.0, 1.0, 0.0]
