@@ -134,7 +134,9 @@ def build_trace(roots, names: dict | None = None, show_saved: bool = False, orde
     from .autograd.graph import AccumulateGrad
     names = dict(names or {})
     roots = tuple(roots)
-    root_nodes = [t.grad_fn if t.grad_fn is not None else (t._accum if t.requires_grad else None) for t in roots]
+    # a leaf's root is its AccumulateGrad, made on demand as backward() would
+    root_nodes = [t.grad_fn if t.grad_fn is not None else (t._accumulator() if t.requires_grad else None)
+                  for t in roots]
     trace = Trace()
     ids: dict = {}
     counter = iter(range(10 ** 9))

@@ -463,3 +463,10 @@ def test_ipython_displays_the_svg_inline():
     assert data["image/svg+xml"] == diagram.svg()
     assert svg_groups(data["image/svg+xml"])["n0"] == "node leaf"
     assert data["text/plain"] == repr(diagram) == "<gradviz.Diagram: 9 nodes, 8 edges>"
+
+
+def test_a_leaf_alone_draws_itself_and_its_accumulate_grad():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    nodes = dot_nodes(draw(x, names={"x": x}).source)
+    assert sorted(text(nodes, n).split("\n")[0] for n in nodes) == ["AccumulateGrad", "x", "x"]
+    assert sorted(fill(nodes, n) for n in nodes) == ["darkolivegreen1", "lightblue", "lightgray"]
