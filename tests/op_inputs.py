@@ -1,6 +1,8 @@
-"""Input data for the op tests: the shapes every op is checked on, and value domains
-that keep each op where it is smooth (log on positives, abs away from 0, max on distinct values)."""
+"""Shared by the op tests: the shapes every op is checked on, value domains that keep each
+op where it is smooth (log on positives, abs away from 0, max on distinct values), and a
+library-neutral listing of a grad_fn graph (gradviz and torch print the same rows)."""
 import zlib
+from collections import deque
 
 import numpy as np
 
@@ -47,3 +49,25 @@ def sample(spec, rng) -> np.ndarray:
 
 def requires_grad(spec) -> bool:
     return isinstance(spec, np.ndarray) or len(spec) < 3 or bool(spec[2])
+
+
+def graph_of(root, leaves) -> list:
+    """The grad_fn graph reachable from `root`, in breadth-first order: one row per node,
+    (name, ((index of the next node or None, input_nr), ...)). AccumulateGrad rows name the leaf."""
+    if root is None:
+        return []
+    index, order, queue = {id(root): 0}, [root], deque([root])
+    while queue:
+        node = queue.popleft()
+        for nxt, _ in node.next_functions:
+            if nxt is not None and id(nxt) not in index:
+                index[id(nxt)] = len(order)
+                order.append(nxt)
+                queue.append(nxt)
+    rows = []
+    for node in order:
+        name = node.name().replace("torch::autograd::", "")
+        if name == "AccumulateGrad":
+            name += f"[x{next(i for i, x in enumerate(leaves) if x is node.variable)}]"
+        rows.append((name, tuple((None if n is None else index[id(n)], nr) for n, nr in node.next_functions)))
+    return rows

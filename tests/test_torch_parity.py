@@ -7,11 +7,10 @@ input_nr, None where an input needs no grad) and shared nodes, down to the Accum
 of each leaf. Also dtype promotion and a few error messages.
 """
 import warnings
-from collections import deque
 
 import numpy as np
 import pytest
-from op_inputs import PAIRS, SHAPES, requires_grad, rng_for, sample
+from op_inputs import PAIRS, SHAPES, graph_of, requires_grad, rng_for, sample
 
 torch = pytest.importorskip("torch")
 import gradviz  # noqa: E402
@@ -22,28 +21,6 @@ R = "real"
 
 
 # -- running a program in both libraries ------------------------------------------------------
-def graph_of(root, leaves) -> list:
-    """The grad_fn graph reachable from `root`, in breadth-first order: one row per node,
-    (name, ((index of the next node or None, input_nr), ...)). AccumulateGrad rows name the leaf."""
-    if root is None:
-        return []
-    index, order, queue = {id(root): 0}, [root], deque([root])
-    while queue:
-        node = queue.popleft()
-        for nxt, _ in node.next_functions:
-            if nxt is not None and id(nxt) not in index:
-                index[id(nxt)] = len(order)
-                order.append(nxt)
-                queue.append(nxt)
-    rows = []
-    for node in order:
-        name = node.name().replace("torch::autograd::", "")
-        if name == "AccumulateGrad":
-            name += f"[x{next(i for i, x in enumerate(leaves) if x is node.variable)}]"
-        rows.append((name, tuple((None if n is None else index[id(n)], nr) for n, nr in node.next_functions)))
-    return rows
-
-
 def run(t, prog, arrays, flags, weights_rng_text):
     xs = [t.tensor(a, dtype=t.float64, requires_grad=f) for a, f in zip(arrays, flags)]
     out = prog(t, *xs)

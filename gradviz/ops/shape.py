@@ -1,6 +1,8 @@
 """Shape ops: views, permutations, joins and splits. Their VJPs only move ḡ around."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .core import apply
@@ -104,16 +106,32 @@ def _split_vjp(xp, g, c, a, sizes, dim):
     return (xp.concatenate(list(g), axis=dim),)
 
 
+# With a single piece the engine hands the VJP ḡ itself rather than a tuple of one, so
+# those records take and return one array.
+@functools.lru_cache(maxsize=None)
 def split_op(n, torch_name="SplitBackward0"):
+    if n == 1:
+        return Op("split", torch_name, "c₁ = split(a)", lambda xp, a, sizes, dim: a[...],
+                  vjp=lambda xp, g, c, a, sizes, dim: (g,), vjp_formulas=("ḡ₁",), params=("split_sizes", "dim"))
     return Op("split", torch_name, "c₁, c₂, … = split(a)", _split_forward, vjp=_split_vjp,
               vjp_formulas=("concatenate the ḡᵢ",), params=("split_sizes", "dim"), n_outputs=n)
 
 
+@functools.lru_cache(maxsize=None)
 def unbind_op(n):
+    if n == 1:
+        return Op("unbind", "UnbindBackward0", "c₁ = unbind(a)", lambda xp, a, dim: a[(slice(None),) * dim + (0,)],
+                  vjp=lambda xp, g, c, a, dim: (xp.expand_dims(g, dim),), vjp_formulas=("ḡ₁ unsqueezed",),
+                  params=("dim",))
     return Op("unbind", "UnbindBackward0", "c₁, c₂, … = unbind(a)",
               lambda xp, a, dim: tuple(a[(slice(None),) * dim + (i,)] for i in range(a.shape[dim])),
               vjp=lambda xp, g, c, a, dim: (xp.stack(list(g), axis=dim),),
               vjp_formulas=("stack the ḡᵢ",), params=("dim",), n_outputs=n)
+
+
+def _outputs(op, inputs, params) -> tuple:
+    out = apply(op, inputs, params)
+    return (out,) if op.n_outputs == 1 else out
 
 
 # -- public functions ---------------------------------------------------------------
@@ -319,8 +337,8 @@ def split(tensor, split_size_or_sections, dim=0):
         if sum(sizes) != n:
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size "
                                f"at dimension {d}), but got split_sizes={sizes}")
-        return apply(split_op(len(sizes), "SplitWithSizesBackward0"), (tensor,), (tuple(sizes), d))
-    return apply(split_op(len(sizes)), (tensor,), (tuple(sizes), d))
+        return _outputs(split_op(len(sizes), "SplitWithSizesBackward0"), (tensor,), (tuple(sizes), d))
+    return _outputs(split_op(len(sizes)), (tensor,), (tuple(sizes), d))
 
 
 def chunk(input, chunks, dim=0):
@@ -332,4 +350,4 @@ def chunk(input, chunks, dim=0):
 
 def unbind(input, dim=0):
     (d,) = normalize_dims(dim, input.ndim)
-    return apply(unbind_op(input.shape[d]), (input,), (d,))
+    return _outputs(unbind_op(input.shape[d]), (input,), (d,))
