@@ -272,9 +272,10 @@ def _summary(counts: Counter, limit: int = 4) -> str:
     return ", ".join(parts)
 
 
-def summary(group: Group, trace: Trace) -> str:
-    """What a placeholder hides, in one line: the most common op names and their counts."""
-    return _summary(group.counts({n.id: n for n in trace.nodes}))
+def summary(group: Group, index: dict) -> str:
+    """What a placeholder hides, in one line: the most common op names and their counts
+    (`index`: trace node id -> node)."""
+    return _summary(group.counts(index))
 
 
 def plan(trace: Trace, max_nodes: int | None = 400, collapse=None) -> View:

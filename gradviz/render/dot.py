@@ -111,11 +111,9 @@ def label_context(trace: Trace, opts: DrawOptions, theme: Theme) -> labels.Label
     index = {n.id: n for n in trace.nodes}
     uses: dict = {}
     leaf_of: dict = {}
-    feeds: dict = {}
     for e in trace.edges:
         if e.slot >= 0:
             uses[e.src] = uses.get(e.src, 0) + 1
-            feeds.setdefault(e.src, []).append(e.dst)
         if index[e.dst].kind == "accumulate" and index[e.src].kind == "leaf" and index[e.src].name:
             leaf_of[e.dst] = index[e.src].name
     received: dict = {}
@@ -131,8 +129,10 @@ def label_context(trace: Trace, opts: DrawOptions, theme: Theme) -> labels.Label
     for e in trace.edges:
         outputs_used.setdefault(e.src, set()).add(getattr(e, "output_nr", 0))
     multi = {src for src, nrs in outputs_used.items() if len(nrs) > 1 or nrs != {0}}
-    return labels.LabelContext(theme, opts.show_values, opts.show_grads, opts.show_shapes, opts.show_attrs,
-                               opts.max_attr_chars, received, uses, leaf_of, bool(trace.steps), multi)
+    return labels.LabelContext(theme, show_values=opts.show_values, show_grads=opts.show_grads,
+                               show_shapes=opts.show_shapes, show_attrs=opts.show_attrs,
+                               max_attr_chars=opts.max_attr_chars, received=received, uses=uses,
+                               leaf_of=leaf_of, multi_output=multi)
 
 
 # -- the digraph ------------------------------------------------------------------------------
@@ -143,12 +143,12 @@ def _node_style(node, theme: Theme) -> dict:
     return {"fillcolor": fill, "style": "filled"}
 
 
-def _group_label(group, trace: Trace, index: dict) -> str:
+def _group_label(group, index: dict) -> str:
     rows = [group.title]
     if group.kind == "scope":
         ops = sum(1 for m in group.members if index[m].kind == "op")
         rows.append(f"{ops:,} op{'s' if ops != 1 else ''}")
-    what = summary(group, trace)
+    what = summary(group, index)
     if what:
         rows.append(what)
     names = group.params(index)
@@ -203,7 +203,7 @@ def to_digraph(trace: Trace, opts: DrawOptions | None = None, view: View | None 
         else:
             style = "filled,rounded" if item.kind == "scope" else "filled,dashed"
             fill = theme.scope_fill if item.kind == "scope" else theme.hidden_fill
-            graph.node(item.id, label=_group_label(item, trace, index), id=item.id, style=style, fillcolor=fill,
+            graph.node(item.id, label=_group_label(item, index), id=item.id, style=style, fillcolor=fill,
                        _attributes={"class": f"group {item.kind}"})
 
     clusters = iter(range(10 ** 9))

@@ -32,7 +32,6 @@ class LabelContext:
     received: dict = field(default_factory=dict)    # node id -> Preview of the gradient it received
     uses: dict = field(default_factory=dict)        # node id -> number of consumers (fan-out)
     leaf_of: dict = field(default_factory=dict)     # AccumulateGrad node id -> its leaf's name
-    has_steps: bool = False
     multi_output: set = field(default_factory=set)  # node ids whose edges leave from different outputs
 
 
