@@ -153,6 +153,27 @@ def test_hook_errors(m):
 
 
 @both
+def test_hooks_run_with_grad_mode_of_create_graph(m):
+    modes = []
+    x = m.tensor([1.0], requires_grad=True)
+    y = x * 2
+    y.register_hook(lambda g: modes.append((m.is_grad_enabled(), g.requires_grad)))
+    y.backward(retain_graph=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        y.backward(create_graph=True)
+    assert modes == [(False, False), (True, False)] and m.is_grad_enabled()
+
+
+@both
+def test_a_hook_must_return_a_tensor_or_none(m):
+    x = m.tensor([1.0, 2.0], requires_grad=True)
+    x.register_hook(lambda g: [1.0, 2.0])
+    with pytest.raises(TypeError, match="^expected Variable, but hook returned 'list'$"):
+        (x * 2).sum().backward()
+
+
+@both
 def test_node_hooks_and_prehooks(m):
     log = []
     x = m.tensor([1.0, 2.0], requires_grad=True)
@@ -352,6 +373,11 @@ def test_backward_inputs(m):
     assert h.grad.tolist() == [6.0, 16.0] and x.grad.tolist() == [3.0, 4.0]
     with pytest.raises(RuntimeError, match=re.escape("`inputs` argument to `backward()` cannot be empty.")):
         (x * 2).sum().backward(inputs=[])
+    with pytest.raises(RuntimeError, match="can't retain_grad on Tensor that has requires_grad=False"):
+        (x * 2).sum().backward(inputs=[m.tensor([1.0])])
+    unused = m.tensor([1.0], requires_grad=True)
+    (x * 2).sum().backward(inputs=[unused])
+    assert unused.grad is None and x.grad.tolist() == [3.0, 4.0]
 
 
 @both
@@ -484,6 +510,35 @@ def test_set_grad_enabled_as_a_function_and_exceptions_restore_the_mode(m):
     def off():
         return m.is_grad_enabled()
     assert m.is_grad_enabled() and off() is False and m.is_grad_enabled()
+
+
+@both
+def test_grad_mode_decorators_without_parentheses_and_on_generators(m):
+    @m.no_grad
+    def bare():
+        return m.is_grad_enabled()
+
+    @m.no_grad()
+    def steps():
+        yield m.is_grad_enabled()
+        yield m.is_grad_enabled()
+
+    assert bare() is False and m.is_grad_enabled()
+    gen = steps()
+    first = next(gen)
+    between = m.is_grad_enabled()                    # the mode does not leak out between yields
+    second = next(gen)
+    assert (first, between, second) == (False, True, False)
+    with m.inference_mode():
+        assert not m.is_grad_enabled()
+        assert not (m.tensor([1.0], requires_grad=True) * 2).requires_grad
+    with m.inference_mode(False):
+        assert m.is_grad_enabled()
+
+    @m.inference_mode()
+    def infer():
+        return m.is_grad_enabled()
+    assert infer() is False and m.is_grad_enabled()
 
 
 @both
@@ -784,6 +839,32 @@ def test_backward_steps_can_stop_halfway():
     assert x.grad.tolist() == [2.0, 2.0]
     with pytest.raises(StopIteration):
         next(run)
+
+
+def test_an_abandoned_step_run_keeps_what_it_wrote():
+    import gc
+    x = gradviz.tensor([1.0, 2.0], requires_grad=True)
+    w = gradviz.tensor([3.0, 4.0], requires_grad=True)
+    run = backward_steps((x * w).sum())
+    for step in run:
+        if x.grad is not None:
+            break
+    del run, step
+    gc.collect()
+    assert x.grad.tolist() == [3.0, 4.0] and w.grad is None
+    assert gradviz.is_grad_enabled()
+
+
+def test_grad_mode_is_the_callers_between_steps():
+    x = gradviz.tensor([1.0, 2.0], requires_grad=True)
+    run = backward_steps((x * 2).sum())
+    next(run)
+    assert gradviz.is_grad_enabled()
+    with gradviz.no_grad():
+        next(run)
+        assert not gradviz.is_grad_enabled()
+    run.run()
+    assert x.grad.tolist() == [2.0, 2.0]
 
 
 def test_backward_steps_reduced_axes_show_unbroadcasting():

@@ -15,6 +15,7 @@ from .. import events
 from ..dtypes import Size
 from ..ops.core import namespace
 from .graph import FREED_MESSAGE, AccumulateGrad, Node
+from .grad_mode import _state as _grad_state
 from .grad_mode import enable_grad
 
 
@@ -154,51 +155,59 @@ class Backward:
             events.emit(events.BackwardStarted(tuple(self.roots), tuple(self.seeds)))
         touched: list = []   # (tensor, old grad Tensor, old array) to undo on error
         index = 0
+        state = _grad_state
         try:
             while ready:
-                node = heapq.heappop(ready)[1]
-                grads = buffers.pop(node)
-                step = Step(index, node, tuple(grads))
-                hooks = node.hooks
-                if hooks is not None and (hooks.tensor or hooks.pre):
-                    grads = self._run_pre_hooks(node, grads, step, listening)
-                    step.grad_outputs = tuple(grads)
-                if self.capture:
-                    for nr, g in enumerate(grads):
-                        slot = self.capture.get((node, nr))
-                        if slot is not None:
-                            self.captured[slot] = g
-                if hooks is not None and hooks.retains:
-                    self._retain(node, grads, step, touched, listening)
-                if type(node) is AccumulateGrad:
-                    if self.accumulate and (self.only is None or node in self.only):
-                        self._accumulate(node, grads[0], step, touched, listening)
-                else:
-                    g = grads[0] if node.op.n_outputs == 1 else self._multi(node, grads)
-                    sent, axes = node_vjp(node, g, create_graph)
-                    if hooks is not None and hooks.post:
-                        sent = self._run_node_hooks(node, sent, g)
-                    step.grad_inputs = tuple(sent)
-                    step.reduced_axes = tuple(axes)
-                    for (nxt, nr), g in zip(node.next_functions, sent):
-                        if nxt is None:
-                            continue
-                        if g is not None:
-                            self._add(buffers, nxt, nr, g)
-                        remaining = deps[nxt] - 1
-                        deps[nxt] = remaining
-                        if remaining == 0:
-                            if nxt in buffers:
-                                heapq.heappush(ready, self._key(nxt))
-                            else:
-                                self._skip(nxt, buffers, ready)
-                    if not self.retain_graph:
-                        node.free()
+                outer = state.enabled
+                state.enabled = create_graph   # hooks and VJPs run in the mode torch gives them
+                try:
+                    node = heapq.heappop(ready)[1]
+                    grads = buffers.pop(node)
+                    step = Step(index, node, tuple(grads))
+                    hooks = node.hooks
+                    if hooks is not None and (hooks.tensor or hooks.pre):
+                        grads = self._run_pre_hooks(node, grads, step, listening)
+                        step.grad_outputs = tuple(grads)
+                    if self.capture:
+                        for nr, g in enumerate(grads):
+                            slot = self.capture.get((node, nr))
+                            if slot is not None:
+                                self.captured[slot] = g
+                    if hooks is not None and hooks.retains:
+                        self._retain(node, grads, step, touched, listening)
+                    if type(node) is AccumulateGrad:
+                        if self.accumulate and (self.only is None or node in self.only):
+                            self._accumulate(node, grads[0], step, touched, listening)
+                    else:
+                        g = grads[0] if node.op.n_outputs == 1 else self._multi(node, grads)
+                        sent, axes = node_vjp(node, g, create_graph)
+                        if hooks is not None and hooks.post:
+                            sent = self._run_node_hooks(node, sent, g)
+                        step.grad_inputs = tuple(sent)
+                        step.reduced_axes = tuple(axes)
+                        for (nxt, nr), g in zip(node.next_functions, sent):
+                            if nxt is None:
+                                continue
+                            if g is not None:
+                                self._add(buffers, nxt, nr, g)
+                            remaining = deps[nxt] - 1
+                            deps[nxt] = remaining
+                            if remaining == 0:
+                                if nxt in buffers:
+                                    heapq.heappush(ready, self._key(nxt))
+                                else:
+                                    self._skip(nxt, buffers, ready)
+                        if not self.retain_graph:
+                            node.free()
+                finally:
+                    state.enabled = outer
                 if listening:
                     events.emit(events.NodeExecuted(step))
                 index += 1
                 yield step
-        except BaseException:
+        except GeneratorExit:   # a step-by-step run abandoned halfway keeps what it wrote
+            raise
+        except BaseException:   # an error (or Ctrl-C) midway: no .grad is left half-updated
             for tensor, old_grad, old_data in reversed(touched):
                 tensor._grad = old_grad
                 if old_grad is not None:
@@ -376,6 +385,9 @@ def _zeros_like_output(node: Node, i: int, create_graph: bool):
 
 def _check_hook_result(hook, before, after) -> None:
     """PyTorch's checks on what a tensor hook returned."""
+    from ..tensor import Tensor
+    if not isinstance(after, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(after).__name__}'")
     name = getattr(hook, "__name__", type(hook).__name__)
     if tuple(after.shape) != tuple(before.shape):
         raise RuntimeError(f"hook '{name}' has changed the size of value")
@@ -402,6 +414,9 @@ def backward_steps(tensors, grad_tensors=None, retain_graph=None, create_graph=F
         inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
         if not inputs:
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+        for t in inputs:
+            if not t.requires_grad:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         only = {t._accumulator() for t in inputs if t.grad_fn is None}
         capture = [(t.grad_fn, t.output_nr) for t in inputs if t.grad_fn is not None]
         run = Backward(tensors, grad_tensors, retain_graph, create_graph, only=only, capture=capture)

@@ -1,7 +1,8 @@
-"""Grad mode: no_grad, enable_grad, set_grad_enabled; thread-local like PyTorch's."""
+"""Grad mode: no_grad, enable_grad, set_grad_enabled, inference_mode; thread-local like PyTorch's."""
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 
 class _State(threading.local):
@@ -19,10 +20,53 @@ def _set(mode: bool) -> None:
     _state.enabled = bool(mode)
 
 
+def _decorate(fn, make_context):
+    """fn run under a fresh context; a generator function has each of its steps run under it,
+    as torch's decorators do, so the mode never leaks to the caller between yields."""
+    if inspect.isgeneratorfunction(fn):
+        @functools.wraps(fn)
+        def generator(*args, **kwargs):
+            gen = fn(*args, **kwargs)
+            try:
+                with make_context():
+                    request = next(gen)
+                while True:
+                    try:
+                        response = yield request
+                    except GeneratorExit:
+                        with make_context():
+                            gen.close()
+                        raise
+                    except BaseException as error:
+                        with make_context():
+                            request = gen.throw(error)
+                    else:
+                        with make_context():
+                            request = gen.send(response)
+            except StopIteration as stop:
+                return stop.value
+        return generator
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with make_context():
+            return fn(*args, **kwargs)
+    return wrapper
+
+
 class _GradMode:
-    """A context manager that is also a decorator."""
+    """A context manager that is also a decorator, with or without parentheses
+    (@no_grad() and @no_grad both work, as in torch)."""
 
     mode = True
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None or not callable(orig_func):
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+    def __init__(self, orig_func=None):
+        pass
 
     def __enter__(self):
         self._prev = is_grad_enabled()
@@ -34,11 +78,7 @@ class _GradMode:
         return False
 
     def __call__(self, fn):
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with self.__class__():
-                return fn(*args, **kwargs)
-        return wrapper
+        return _decorate(fn, self.__class__)
 
 
 class no_grad(_GradMode):
@@ -49,8 +89,33 @@ class enable_grad(_GradMode):
     mode = True
 
 
+class inference_mode(_GradMode):
+    """torch.inference_mode: here simply no_grad (inference_mode(False) leaves grad mode as it is)."""
+
+    def __new__(cls, mode=True):
+        if callable(mode) and not isinstance(mode, bool):
+            return cls()(mode)
+        return object.__new__(cls)
+
+    def __init__(self, mode=True):
+        self.enabled = bool(mode)
+
+    def __enter__(self):
+        self._prev = is_grad_enabled()
+        if self.enabled:
+            _set(False)
+        return self
+
+    def __call__(self, fn):
+        enabled = self.enabled
+        return _decorate(fn, lambda: inference_mode(enabled))
+
+
 class set_grad_enabled(_GradMode):
     """Sets grad mode at once (like torch) and restores it when used as a context."""
+
+    def __new__(cls, mode: bool):
+        return object.__new__(cls)
 
     def __init__(self, mode: bool):
         self._prev = is_grad_enabled()
@@ -63,9 +128,4 @@ class set_grad_enabled(_GradMode):
     def __call__(self, fn):
         _set(self._prev)
         mode = self.mode
-
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with set_grad_enabled(mode):
-                return fn(*args, **kwargs)
-        return wrapper
+        return _decorate(fn, lambda: set_grad_enabled(mode))
