@@ -116,6 +116,8 @@ BINARY_OPS = [
     ("max_other", lambda a, b: torch.max(a, b), "distinct", "distinct"),
     ("min_other", lambda a, b: torch.min(a, b), "distinct", "distinct"),
     ("where", lambda a, b: torch.where((a + b) > 0, a, b), "away", "away"),
+    ("clamp_tensor_bounds", lambda a, b: torch.clamp(a, min=b, max=b + 1), "real", "real"),
+    ("clamp_tensor_max", lambda a, b: a.clamp(max=b), "real", "real"),
     ("where_fixed_cond", lambda a, b: torch.where(torch.tensor([True, False, False, True]), a, b), "real", "real"),
     ("atan2_like", lambda a, b: (a * b).sin() / (b * b + 1), "real", "real"),
 ]
@@ -125,7 +127,7 @@ BINARY_OPS = [
 @pytest.mark.parametrize("fn, da, db", [pytest.param(f, a, b, id=n) for n, f, a, b in BINARY_OPS])
 def test_binary(fn, da, db, shapes):
     sa, sb = shapes
-    if fn is BINARY_OPS[13][1]:   # the fixed condition is (4,): broadcast with it
+    if fn is dict((n, f) for n, f, *_ in BINARY_OPS)["where_fixed_cond"]:   # the condition is (4,)
         try:
             np.broadcast_shapes(sa, sb, (4,))
         except ValueError:

@@ -90,6 +90,7 @@ UNARY = [
     ("erf", lambda t, a: t.erf(a), "real"),
     ("clamp", lambda t, a: t.clamp(a, -0.5, 0.5), "real"),
     ("clamp_min", lambda t, a: a.clamp(min=0.1), "real"),
+    ("clamp_tensor_min", lambda t, a: a.clamp(min=t.zeros(a.shape, dtype=t.float64)), "away"),
     ("sign", lambda t, a: t.sign(a), "away"),
     ("reciprocal", lambda t, a: t.reciprocal(a), "away"),
     ("pow_2", lambda t, a: a ** 2, "real"),
@@ -121,6 +122,8 @@ BINARY = [
     ("div", lambda t, a, b: a / b, "real", "away"),
     ("pow", lambda t, a, b: a ** b, "pos", "real"),
     ("maximum", lambda t, a, b: t.maximum(a, b), "distinct", "distinct"),
+    ("clamp_by_tensors", lambda t, a, b: t.clamp(a, min=b, max=b + 1), "real", "real"),
+    ("clamp_max_tensor", lambda t, a, b: a.clamp(max=b), "real", "real"),
     ("minimum", lambda t, a, b: t.minimum(a, b), "distinct", "distinct"),
     ("where", lambda t, a, b: t.where(a > b, a, b * 2), "real", "real"),
 ]
@@ -199,6 +202,27 @@ def _reductions():
                                 (f"cumsum-{tag}", lambda t, a, d=dim: a.cumsum(d), [(shape, R)]),
                             ]
     return table
+
+
+MORE_REDUCTIONS = [
+    ("sum_dim_empty_tuple", lambda t, a: a.sum(dim=()), [((2, 3), R)]),
+    ("mean_dim_empty_list", lambda t, a: a.mean(dim=[]), [((2, 3), R)]),
+    ("sum_dim_list", lambda t, a: a.sum(dim=[1, 0], keepdim=True), [((2, 3), R)]),
+    ("norm_p0", lambda t, a: a.norm(p=0) * a, [np.array([1.0, 0.0, -2.0])]),
+    ("std_positional_unbiased", lambda t, a: a.std(0, False), [((2, 3), R)]),
+    ("var_keepdim_all", lambda t, a: a.var(dim=None, keepdim=True), [((2, 3), R)]),
+    ("amax_tuple", lambda t, a: a.amax(dim=(0, 1)), [((2, 3), "distinct")]),
+    ("masked_softmax", lambda t, a: a.masked_fill(t.tensor([[False, True, False]]), float("-inf")).softmax(-1),
+     [((2, 3), R)]),
+    ("masked_log_softmax", lambda t, a: a.masked_fill(t.tensor([False, True, False]), float("-inf")).log_softmax(0),
+     [((3,), R)]),
+    ("softmax_extremes", lambda t, a: t.softmax(a * 1000, -1) + t.log_softmax(a * 1000, -1).exp(), [((3,), R)]),
+]
+
+
+@pytest.mark.parametrize("prog, specs", cases(MORE_REDUCTIONS))
+def test_more_reductions(prog, specs):
+    compare(prog, specs, str(specs))
 
 
 @pytest.mark.parametrize("prog, specs", cases(_reductions()))
@@ -311,6 +335,8 @@ SHAPE_OPS = [
     ("repeat", lambda t, a: a.repeat(2, 1, 2), [((1, 4), R)]),
     ("cat", lambda t, a, b: t.cat([a, b], 1), [((3, 4), R), ((3, 2), R)]),
     ("cat_const", lambda t, a, b: t.cat([a, b, a]), [((4,), R), ((2,), R, False)]),
+    ("cat_mixed_dtypes", lambda t, a, b: t.cat([a.float(), b]), [((4,), R), ((2,), R)]),
+    ("stack_mixed_dtypes", lambda t, a, b: t.stack([a, b.float()], 1), [((4,), R), ((4,), R)]),
     ("stack", lambda t, a, b: t.stack([a, b], -1), [((3, 4), R), ((3, 4), R)]),
     ("split", lambda t, a: a.split(3, 1), [((3, 4), R)]),
     ("split_sizes", lambda t, a: t.split(a, [1, 3], 1), [((3, 4), R)]),
@@ -362,6 +388,11 @@ INDEXING = [
     ("x[list, :, list]", lambda t, a: a[[0, 1], :, [1, 2]], [((2, 3, 4), R)]),
     ("x[idx2d]", lambda t, a: a[t.tensor([[0, 1], [1, 1]])], [((3, 4), R)]),
     ("x[tensor0d]", lambda t, a: a[t.tensor(1)], [((3, 4), R)]),
+    ("x[[]]", lambda t, a: a[[]], [((3, 4), R)]),
+    ("x[:, []]", lambda t, a: a[:, t.tensor([], dtype=t.long)], [((3, 4), R)]),
+    ("x[True]", lambda t, a: a[True], [((3, 4), R)]),
+    ("x[-5:10]", lambda t, a: a[-5:10], [((3, 4), R)]),
+    ("x[2:1]", lambda t, a: a[2:1], [((3, 4), R)]),
     ("x[mask]", lambda t, a: a[t.tensor(MASK)], [((3, 4), R)]),
     ("x[row_mask, 1]", lambda t, a: a[t.tensor([True, False, True]), 1], [((3, 4), R)]),
     ("x[x > 0]", lambda t, a: a[a > 0], [((3, 4), "away")]),
@@ -559,6 +590,10 @@ ERRORS = [
     ("expand", lambda t: t.ones(3).expand(2, 4)),
     ("stack sizes", lambda t: t.stack([t.ones(3), t.ones(4)])),
     ("t of 3-D", lambda t: t.ones(2, 3, 4).t()),
+    ("repeated dim", lambda t: t.ones(2, 3).sum(dim=(0, -2))),
+    ("repeated flip dim", lambda t: t.ones(2, 3).flip(1, -1)),
+    ("softmax dim", lambda t: t.ones(2, 3).softmax(2)),
+    ("cat dims", lambda t: t.cat([t.ones(2, 3), t.ones(3, 3)], 1)),
 ]
 
 

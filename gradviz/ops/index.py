@@ -111,6 +111,8 @@ def _as_index(item):
     from ..tensor import Tensor
     if isinstance(item, Tensor):
         return item._data
+    if isinstance(item, list) and not item:
+        return np.zeros(0, dtype=np.int64)   # x[[]] selects nothing (an empty long index)
     if isinstance(item, (list, np.ndarray)):
         return np.asarray(item)
     return item

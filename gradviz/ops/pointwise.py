@@ -120,6 +120,17 @@ CLAMP = _unary("clamp", "ClampBackward1", "c = clamp(a, lo, hi)", lambda xp, a, 
                params=("min", "max"))
 
 
+# clamp with tensor bounds: the bounds are inputs too (ḡ flows to min where a < min, to max where a > max)
+CLAMP_TENSOR = Op("clamp", "ClampBackward0", "c = clamp(a, lo, hi)",
+                  lambda xp, a, lo, hi, has_lo, has_hi: xp.clip(a, lo if has_lo else None, hi if has_hi else None),
+                  vjp=(lambda xp, g, c, a, lo, hi, has_lo, has_hi:
+                       xp.keep(g, _in_range(a, lo if has_lo else None, hi if has_hi else None)),
+                       lambda xp, g, c, a, lo, hi, has_lo, has_hi: xp.keep(g, a < lo),
+                       lambda xp, g, c, a, lo, hi, has_lo, has_hi: xp.keep(g, a > hi)),
+                  vjp_formulas=("ḡ ⊙ [lo ≤ a ≤ hi]", "ḡ ⊙ [a < lo]", "ḡ ⊙ [a > hi]"), args=("self", "min", "max"),
+                  params=("has_min", "has_max"), saves=("self", "min", "max"))
+
+
 def _in_range(a, lo, hi):
     mask = a == a
     if lo is not None:
@@ -308,8 +319,16 @@ def minimum(input, other):
 
 
 def clamp(input, min=None, max=None):
+    from ..dtypes import result_type
+    from ..tensor import Tensor
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        lo, hi = (b if isinstance(b, Tensor) else Tensor._make(np.asarray(0 if b is None else b, input._data.dtype))
+                  for b in (min, max))
+        dtype = result_type([input._data] + [b._data for b, given in ((lo, min), (hi, max)) if given is not None])
+        return apply(CLAMP_TENSOR, (input, lo, hi), (min is not None, max is not None),
+                     None if dtype == input._data.dtype else dtype)
     return apply(CLAMP, (input,), (min, max))
 
 

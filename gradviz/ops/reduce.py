@@ -20,8 +20,11 @@ def normalize_dims(dim, ndim: int) -> tuple:
         lo, hi = -n, n - 1
         if not lo <= d <= hi:
             raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {d})")
-        out.append(d % n if ndim else 0)
-    return tuple(sorted(set(out)))
+        d = d % n if ndim else 0
+        if d in out:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        out.append(d)
+    return tuple(sorted(out))
 
 
 def restore(xp, g, dims: tuple, keepdim: bool, ndim: int):
@@ -143,6 +146,8 @@ MIN_DIM = Op("min", "MinBackward0", "c = min_dim a", _take, vjp=(_select_vjp,),
 
 
 def _norm_forward(xp, a, p, dims, keep):
+    if p == 0:   # the number of nonzero entries
+        return (a != 0).sum(axis=dims, keepdims=keep).astype(a.dtype)
     if p == 2:
         return xp.sqrt((a * a).sum(axis=dims, keepdims=keep))
     if p == float("inf"):
@@ -152,6 +157,8 @@ def _norm_forward(xp, a, p, dims, keep):
 
 def _norm_vjp(xp, g, c, a, p, dims, keep):
     g, c = restore(xp, g, dims, keep, a.ndim), restore(xp, c, dims, keep, a.ndim)
+    if p == 0:
+        return xp.zeros_like(a)
     if p == 2:
         return xp.where(c == 0, 0, g * a / c)
     if p == 1:
@@ -202,7 +209,9 @@ CUMSUM = Op("cumsum", "CumsumBackward0", "cᵢ = Σ_{j≤i} aⱼ",
 
 # -- public functions ---------------------------------------------------------------
 def _dims_keep(input, dim, keepdim):
-    # a 0-d tensor accepts dim 0 / -1, but there is no axis to reduce
+    # a 0-d tensor accepts dim 0 / -1, but there is no axis to reduce; dim=() reduces all
+    if dim is not None and not isinstance(dim, int) and len(dim) == 0:
+        dim = None
     return (normalize_dims(dim, input.ndim) if input.ndim else ()), bool(keepdim)
 
 

@@ -290,10 +290,13 @@ def to_dtype(input, np_dtype):
     return apply(TO_COPY, (input,), (np_dtype,))
 
 
-def _common(tensors):
+def _common_dtype(tensors):
+    """The promoted dtype when the inputs differ (cat and stack promote inside the one node)."""
     from ..dtypes import result_type
-    dtype = result_type([t._data for t in tensors])
-    return tuple(t if t._data.dtype == dtype else to_dtype(t, dtype) for t in tensors)
+    first = tensors[0]._data.dtype
+    if all(t._data.dtype == first for t in tensors):
+        return None
+    return result_type([t._data for t in tensors])
 
 
 def cat(tensors, dim=0):
@@ -301,14 +304,16 @@ def cat(tensors, dim=0):
     if not tensors:
         raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
     (d,) = normalize_dims(dim, tensors[0].ndim)
+    first = tensors[0]
     for i, t in enumerate(tensors[1:], 1):
-        if t.ndim != tensors[0].ndim or any(a != b for j, (a, b) in enumerate(zip(t.shape, tensors[0].shape))
-                                            if j != d):
-            raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size "
-                               f"{tensors[0].shape[1 - d] if tensors[0].ndim > 1 else tensors[0].shape[0]} but got "
-                               f"size {t.shape[1 - d] if t.ndim > 1 else t.shape[0]} for tensor number {i} in the "
-                               f"list (shapes {[list(x.shape) for x in tensors]}).")
-    return apply(CAT, _common(tensors), (d,))
+        if t.ndim != first.ndim:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {first.ndim} and {t.ndim}")
+        for j, (a, b) in enumerate(zip(first.shape, t.shape)):
+            if j != d and a != b:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size {a} but got "
+                                   f"size {b} for tensor number {i} in the list. (shapes "
+                                   f"{[list(x.shape) for x in tensors]})")
+    return apply(CAT, tuple(tensors), (d,), _common_dtype(tensors))
 
 
 concat = concatenate = cat
@@ -323,7 +328,7 @@ def stack(tensors, dim=0):
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(tensors[0].shape)} at "
                                f"entry 0 and {list(t.shape)} at entry {i}")
     (d,) = normalize_dims(dim, tensors[0].ndim + 1)
-    return apply(STACK, _common(tensors), (d,))
+    return apply(STACK, tuple(tensors), (d,), _common_dtype(tensors))
 
 
 def split(tensor, split_size_or_sections, dim=0):
