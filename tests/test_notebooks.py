@@ -11,6 +11,7 @@ import json
 import os
 import re
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -57,22 +58,26 @@ def jupyter_env(tmp_path_factory):
         yield root
 
 
-_executed: dict = {}
+def execute(path: Path, workdir: Path):
+    """Run every cell of the notebook at `path` in a fresh kernel, with `workdir` as its cwd."""
+    nb = nbformat.read(path, as_version=4)
+    client = nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
+                                     resources={"metadata": {"path": str(workdir)}})
+    client.execute(cwd=str(workdir))
+    return nb
 
 
 @pytest.fixture(scope="module")
 def run_notebook(jupyter_env, tmp_path_factory):
-    """Execute a notebook once per test session; later calls return the executed copy."""
+    """Start every notebook at once (each in its own kernel); a call waits for one to finish
+    and returns the executed copy, or raises the cell error it stopped at."""
+    pool = ThreadPoolExecutor(max_workers=min(len(PATHS), os.cpu_count() or 1, 5) or 1)
+    futures = {path.name: pool.submit(execute, path, tmp_path_factory.mktemp(path.stem)) for path in PATHS}
+
     def run(path: Path):
-        if path.name not in _executed:
-            nb = nbformat.read(path, as_version=4)
-            workdir = tmp_path_factory.mktemp(path.stem)
-            client = nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
-                                             resources={"metadata": {"path": str(workdir)}})
-            client.execute(cwd=str(workdir))
-            _executed[path.name] = (nb, workdir)
-        return _executed[path.name]
-    return run
+        return futures[path.name].result()
+    yield run
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 # -- reading outputs --------------------------------------------------------------------------
@@ -135,7 +140,7 @@ def test_stored_clean(path):
 
 @pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
 def test_runs_top_to_bottom(path, run_notebook):
-    nb, workdir = run_notebook(path)
+    nb = run_notebook(path)
     for cell in code_cells(nb):
         for out in cell.outputs:
             assert out.output_type != "error", f"{path.name}: {out.get('ename')}: {out.get('evalue')}"
@@ -160,7 +165,7 @@ def executed(run_notebook, stem: str):
     path = NOTEBOOKS / f"{stem}.ipynb"
     if not path.exists():
         pytest.fail(f"missing notebook {path.name}")
-    return run_notebook(path)[0]
+    return run_notebook(path)
 
 
 def players(nb) -> list:
@@ -244,18 +249,19 @@ def test_05_pytorch_bridge(run_notebook):
     assert len(players(nb)) == 1
 
 
-def test_05_without_pytorch(jupyter_env, tmp_path, monkeypatch):
+def test_05_without_pytorch(jupyter_env, tmp_path):
     """Where PyTorch is missing, notebook 5 says so in a markdown output and runs on."""
     blocker = tmp_path / "no_torch" / "torch"
     blocker.mkdir(parents=True)
     (blocker / "__init__.py").write_text('raise ImportError("No module named \'torch\'")\n')
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(blocker.parent),
-                                                                   os.environ.get("PYTHONPATH")])))
+    env = dict(os.environ)   # this kernel alone: the other notebooks' kernels keep torch
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(blocker.parent), env.get("PYTHONPATH")]))
     nb = nbformat.read(NOTEBOOKS / "05_pytorch_bridge.ipynb", as_version=4)
     workdir = tmp_path / "work"
     workdir.mkdir()
     nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
-                            resources={"metadata": {"path": str(workdir)}}).execute(cwd=str(workdir))
+                            resources={"metadata": {"path": str(workdir)}}).execute(cwd=str(workdir), env=env)
     assert "PyTorch available: False" in all_text(nb)
     assert any("PyTorch is not installed" in md for md in mime_outputs(nb, "text/markdown"))
     assert not mime_outputs(nb, SVG)
+    assert not [o for c in code_cells(nb) for o in c.outputs if o.output_type == "error"]
