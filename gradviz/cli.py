@@ -1,4 +1,5 @@
-"""The `gradviz` command: `render` a script's tensor to a diagram, `demo` the tutorials' examples."""
+"""The `gradviz` command: `render` a script's tensor to a diagram, `animate` its backward,
+`demo` the tutorials' examples."""
 from __future__ import annotations
 
 import argparse
@@ -37,25 +38,33 @@ def _trace_for(value, names: dict, show_saved: bool):
                        show_saved=show_saved)
 
 
-def cmd_render(args) -> int:
-    from .render import draw
+def _script_tensor(args, command: str):
+    """Run the script and find --var in it: (tensor, names) or an exit code after a message."""
     script = Path(args.script)
     if not script.is_file():
-        print(f"gradviz render: no such script: {script}", file=sys.stderr)
+        print(f"gradviz {command}: no such script: {script}", file=sys.stderr)
         return 2
     scope = _script_globals(script)
     tensors = {k: v for k, v in scope.items() if not k.startswith("_") and _is_tensor(v)}
     value = scope.get(args.var)
     if value is None or not _is_tensor(value):
         found = ", ".join(sorted(k for k, v in tensors.items() if v.requires_grad)) or "none"
-        print(f"gradviz render: {script} defines no tensor named {args.var!r} "
+        print(f"gradviz {command}: {script} defines no tensor named {args.var!r} "
               f"(tensors that require grad: {found})", file=sys.stderr)
         return 2
     if not value.requires_grad:
-        print(f"gradviz render: {args.var!r} does not require grad, so it has no graph to draw", file=sys.stderr)
+        print(f"gradviz {command}: {args.var!r} does not require grad, so it has no graph to draw", file=sys.stderr)
         return 2
     # the script's variable names label the leaves, as torchviz's params would
-    names = {k: v for k, v in tensors.items() if v.requires_grad}
+    return value, {k: v for k, v in tensors.items() if v.requires_grad}
+
+
+def cmd_render(args) -> int:
+    from .render import draw
+    found = _script_tensor(args, "render")
+    if isinstance(found, int):
+        return found
+    value, names = found
     trace = _trace_for(value, names, args.show_saved)
     out = Path(args.output or f"{args.var}.svg")
     diagram = draw(trace, rankdir="LR" if args.lr else "TB", max_nodes=args.max_nodes,
@@ -70,18 +79,47 @@ def cmd_render(args) -> int:
     return 0
 
 
-def _write_svg(name: str, diagram, out: Path) -> list:
+def cmd_animate(args) -> int:
+    from .player import animate
+    found = _script_tensor(args, "animate")
+    if isinstance(found, int):
+        return found
+    value, names = found
+    if type(value).__module__.split(".")[0] == "torch":
+        from .torch_bridge import record_torch_backward
+        target = (record_torch_backward(value, params=names),)
+    else:
+        target = (value,)
+    animation = animate(*target, names=names, rankdir="LR" if args.lr else "TB")
+    out = Path(args.output or f"{args.var}.html")
+    try:
+        animation.save(out)
+    except (backends.GraphvizNotFoundError, backends.GraphvizRenderError, ValueError, RuntimeError) as err:
+        print(f"gradviz animate: {err}", file=sys.stderr)
+        return 1
+    print(f"wrote {out} ({len(animation.steps)} backward steps, {len(animation.frames)} frames)")
+    return 0
+
+
+def _write_svg(name: str, trace, diagram, out: Path) -> list:
     return [diagram.save(out / f"{name}.svg")]
 
 
-def _write_png(name: str, diagram, out: Path) -> list:
+def _write_png(name: str, trace, diagram, out: Path) -> list:
     if backends.render_backend() != "system":
         return []   # PNG needs the system dot; the SVG is written either way
     return [diagram.save(out / f"{name}.png")]
 
 
-# writer(name, diagram, folder) -> paths written: one entry per kind of output the demo writes
-DEMO_WRITERS = [_write_svg, _write_png]
+def _write_html(name: str, trace, diagram, out: Path) -> list:
+    from .player import animate
+    path = out / f"{name}-backward.html"
+    animate(trace).save(path)
+    return [path]
+
+
+# writer(name, trace, diagram, folder) -> paths written: one entry per kind of output the demo writes
+DEMO_WRITERS = [_write_svg, _write_png, _write_html]
 
 
 def cmd_demo(args) -> int:
@@ -103,7 +141,7 @@ def cmd_demo(args) -> int:
         diagram = draw(trace, rankdir="LR" if args.lr else "TB")
         written = []
         for writer in DEMO_WRITERS:
-            written += writer(name, diagram, out)
+            written += writer(name, trace, diagram, out)
         print(f"{example.title}: " + ", ".join(str(p) for p in written))
     return 0
 
@@ -123,6 +161,13 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("--max-nodes", type=int, default=400, help="fold larger graphs (default 400)")
     render.add_argument("--theme", choices=["light", "dark"], default=None)
     render.set_defaults(func=cmd_render)
+
+    anim = sub.add_parser("animate", help="write a step-by-step HTML player (or GIF) of a tensor's backward")
+    anim.add_argument("script", help="a Python script (run as __main__)")
+    anim.add_argument("--var", default="loss", help="the name of the tensor in the script's globals")
+    anim.add_argument("-o", "--output", help="the file to write: .html or .gif (default VAR.html)")
+    anim.add_argument("--lr", action="store_true", help="lay out left to right")
+    anim.set_defaults(func=cmd_animate)
 
     demo = sub.add_parser("demo", help="render the tutorials' examples into a folder")
     demo.add_argument("-o", "--output", default=os.path.join("assets", "demo"), help="the folder to write")

@@ -84,12 +84,22 @@ def test_demo_renders_every_example(tmp_path):
     assert "[ 3., 12., 27.]" in words             # t.grad = 3t², recorded by the demo's backward
     doubling = svg_text((out / "doubling.svg").read_text())
     assert doubling.count("MulBackward0") >= 8
+    player = (out / "mm-backward.html").read_text()
+    assert "MmBackward0" in player and 'id="n0"' in player   # the step-by-step player, one file
 
 
-def test_demo_with_wasm_writes_svg_only(tmp_path, monkeypatch):
+def test_animate_writes_a_player_for_a_scripts_tensor(script, tmp_path):
+    out = tmp_path / "loss.html"
+    assert cli.main(["animate", str(script), "-o", str(out)]) == 0
+    page = out.read_text()
+    assert page.startswith("<!DOCTYPE html>") and "<svg" in page and "http" not in page.split("<svg")[0]
+    assert cli.main(["animate", str(script), "--var", "missing", "-o", str(out)]) == 2
+
+
+def test_demo_with_wasm_writes_svg_and_player_but_no_png(tmp_path, monkeypatch):
     monkeypatch.setenv(backends.ENV_VAR, "wasm")
     assert cli.main(["demo", "-o", str(tmp_path), "--only", "mm"]) == 0
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["mm.svg"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mm-backward.html", "mm.svg"]
     assert "MmBackward0" in svg_text((tmp_path / "mm.svg").read_text()).splitlines()
     assert cli.main(["demo", "-o", str(tmp_path), "--only", "nonsense"]) == 2
 
