@@ -51,7 +51,9 @@ def local_jacobians(node, limit: int = LIMIT) -> list:
         for i in range(n_slots):
             if wanted[i]:
                 gi = sent[i]
-                rows[i].append(np.zeros(in_sizes[i]) if gi is None else backend.to_numpy(gi).astype(np.float64).ravel())
+                # + 0.0: a one-hot row times a negative value gives −0.0, which would print as "-0.0"
+                rows[i].append(np.zeros(in_sizes[i]) if gi is None
+                               else backend.to_numpy(gi).astype(np.float64).ravel() + 0.0)
     return [np.stack(r) if wanted[i] else None for i, r in enumerate(rows)]
 
 
@@ -60,7 +62,7 @@ def _one_hot(outs: tuple, sizes: list, k: int) -> tuple:
     parts = []
     offset = 0
     for out, size in zip(outs, sizes):
-        flat = (out * 0).reshape(-1).copy()
+        flat = backend.namespace_of(out).zeros(size, dtype=out.dtype)
         if offset <= k < offset + size:
             flat[k - offset] = 1
         parts.append(flat.reshape(out.shape))
