@@ -24,10 +24,18 @@ def seed() -> int:
     return s
 
 
-def _size(size) -> tuple:
+def _size(size, keyword=None) -> tuple:
+    if keyword is not None:
+        if size:
+            raise TypeError("size given both as positional arguments and as size=")
+        size = (keyword,)
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        return tuple(size[0])
-    return tuple(int(s) for s in size)
+        size = tuple(size[0])
+    size = tuple(int(s) for s in size)
+    for s in size:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}")
+    return size
 
 
 def _finish(arr, dtype, device, requires_grad):
@@ -65,27 +73,27 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return Tensor._make(array)
 
 
-def _filled(value, size, dtype, device, requires_grad):
+def _filled(value, size: tuple, dtype, device, requires_grad):
     np_dtype = dtypes.as_np(dtype) if dtype is not None else dtypes.get_default_dtype().np
-    return _finish(np.full(_size(size), value, dtype=np_dtype), None, device, requires_grad)
+    return _finish(np.full(size, value, dtype=np_dtype), None, device, requires_grad)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _filled(0, size, dtype, device, requires_grad)
+def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _filled(0, _size(sizes, size), dtype, device, requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _filled(1, size, dtype, device, requires_grad)
+def ones(*sizes, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _filled(1, _size(sizes, size), dtype, device, requires_grad)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _filled(0, size, dtype, device, requires_grad)
+def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _filled(0, _size(sizes, size), dtype, device, requires_grad)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
     if dtype is None:
         dtype = dtypes.from_numpy_dtype(dtypes.result_type((), (fill_value,)))
-    return _filled(fill_value, (tuple(size),), dtype, device, requires_grad)
+    return _filled(fill_value, _size((tuple(size),)), dtype, device, requires_grad)
 
 
 def zeros_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -110,6 +118,10 @@ def full_like(input, fill_value, dtype=None, device=None, requires_grad=False) -
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
     if end is None:
         start, end = 0, start
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
         dtype = dtypes.from_numpy_dtype(dtypes.result_type((), (start, end, step)))
     return _finish(np.arange(start, end, step, dtype=np.float64).astype(dtypes.as_np(dtype)), None, device,
@@ -127,22 +139,26 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _finish(arr, None, device, requires_grad)
 
 
-def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
-    arr = _rng().random(_size(size))
+def rand(*sizes, size=None, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    arr = _rng().random(_size(sizes, size))
     return _finish(arr.astype(dtypes.as_np(dtype) if dtype else dtypes.get_default_dtype().np), None, device,
                    requires_grad)
 
 
-def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
-    arr = _rng().standard_normal(_size(size))
+def randn(*sizes, size=None, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    arr = _rng().standard_normal(_size(sizes, size))
     return _finish(arr.astype(dtypes.as_np(dtype) if dtype else dtypes.get_default_dtype().np), None, device,
                    requires_grad)
 
 
-def randint(low, high=None, size=(), dtype=None, device=None, requires_grad=False) -> Tensor:
+def randint(low, high=None, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    if size is None and isinstance(high, (tuple, list)):
+        high, size = None, high                    # randint(high, size)
     if high is None:
         low, high = 0, low
-    arr = _rng().integers(low, high, size=tuple(size))
+    if size is None:
+        raise TypeError("randint() missing 1 required positional arguments: \"size\"")
+    arr = _rng().integers(low, high, size=_size((tuple(size),)))
     return _finish(arr.astype(dtypes.as_np(dtype) if dtype else np.int64), None, device, requires_grad)
 
 

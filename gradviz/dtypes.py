@@ -65,7 +65,7 @@ def as_np(d) -> np.dtype:
     if isinstance(d, dtype):
         return d.np
     if d is float:
-        return get_default_dtype().np
+        return np.dtype(np.float64)   # as torch: dtype=float is torch.float64
     if d is int:
         return np.dtype(np.int64)
     if d is bool:
@@ -128,6 +128,21 @@ class Size(tuple):
 
     def __repr__(self):
         return f"torch.Size([{', '.join(map(str, self))}])"
+
+    def __getitem__(self, key):
+        item = tuple.__getitem__(self, key)
+        return Size(item) if isinstance(key, slice) else item
+
+    def __add__(self, other):
+        return Size(tuple(self) + tuple(other))
+
+    def __radd__(self, other):
+        return Size(tuple(other) + tuple(self))
+
+    def __mul__(self, n):
+        return Size(tuple(self) * n)
+
+    __rmul__ = __mul__
 
     def numel(self) -> int:
         n = 1

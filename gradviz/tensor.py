@@ -31,14 +31,24 @@ def _to_array(data, dtype=None, device=None):
     if isinstance(data, Tensor):
         data = data._data
     np_dtype = dtypes.as_np(dtype) if dtype is not None else None
-    if isinstance(data, np.ndarray) or (backend._cupy is not None and isinstance(data, backend._cupy.ndarray)):
-        arr = data
+    if isinstance(data, (np.ndarray, np.generic)) or (backend._cupy is not None
+                                                      and isinstance(data, backend._cupy.ndarray)):
+        arr = np.asarray(data) if isinstance(data, np.generic) else data   # NumPy scalars keep their dtype
         if np_dtype is not None:
             arr = arr.astype(np_dtype)
     else:
+        if data is None:
+            raise RuntimeError("Could not infer dtype of NoneType")
         if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
             data = _unwrap_nested(data)
-        arr = np.asarray(data)
+        try:
+            arr = np.asarray(data)
+        except ValueError:
+            raise ValueError(_ragged_message(data)) from None
+        if arr.dtype == object and isinstance(data, (list, tuple)):
+            raise ValueError(_ragged_message(data))
+        if arr.dtype.kind in "iuO" and _too_big(arr):
+            raise ValueError("Overflow when unpacking long long")
         if np_dtype is not None:
             arr = arr.astype(np_dtype)
         elif arr.dtype.kind == "f":
@@ -51,6 +61,29 @@ def _to_array(data, dtype=None, device=None):
     if device is not None:
         arr = backend.to_device(arr, device)
     return arr
+
+
+def _ragged_message(data) -> str:
+    """PyTorch's words for nested lists of uneven lengths."""
+    level = [data]
+    dim = 0
+    while level and all(isinstance(x, (list, tuple)) for x in level):
+        lengths = [len(x) for x in level]
+        for n in lengths:
+            if n != lengths[0]:
+                return f"expected sequence of length {lengths[0]} at dim {dim} (got {n})"
+        level = [y for x in level for y in x]
+        dim += 1
+    return "could not build a tensor from ragged nested sequences"
+
+
+def _too_big(arr) -> bool:
+    """Python ints beyond int64 (NumPy would make uint64 or object arrays of them)."""
+    if arr.dtype.kind == "u":
+        return arr.dtype.itemsize == 8 and arr.size > 0 and int(arr.max()) > np.iinfo(np.int64).max
+    if arr.dtype == object:
+        return any(isinstance(v, int) and not -2 ** 63 <= v < 2 ** 63 for v in arr.reshape(-1))
+    return False
 
 
 def _flat(data):

@@ -610,3 +610,58 @@ def test_in_place_through_a_view_of_a_non_leaf_is_refused_not_diverged():
     plain = gradviz.zeros(3)
     plain[0:2].add_(1)                                # without autograd, views write through as in PyTorch
     assert plain.tolist() == [1.0, 1.0, 0.0]
+
+
+# -- creation ------------------------------------------------------------------------------------------
+def test_tensor_construction_errors_and_inference_like_torch():
+    with pytest.raises(ValueError, match=re.escape("expected sequence of length 2 at dim 1 (got 3)")):
+        gradviz.tensor([[1, 2], [3, 4, 5]])
+    with pytest.raises(ValueError, match=re.escape("expected sequence of length 2 at dim 1 (got 1)")):
+        gradviz.tensor([[[1], [2]], [[3]]])
+    with pytest.raises(RuntimeError, match="Could not infer dtype of NoneType"):
+        gradviz.tensor(None)
+    with pytest.raises(ValueError, match="Overflow when unpacking long long"):
+        gradviz.tensor([2 ** 63])
+    assert gradviz.tensor(np.float64(1.5)).dtype is gradviz.float64   # NumPy scalars keep their dtype
+    assert gradviz.tensor(np.int32(3)).dtype is gradviz.int32
+    assert gradviz.tensor([1, 2], dtype=float).dtype is gradviz.float64   # Python float is double, as in torch
+    assert gradviz.tensor([1.5, 2], dtype=int).tolist() == [1, 2]
+
+
+def test_size_behaves_like_torch_size():
+    s = gradviz.zeros(2, 3, 4).shape
+    assert repr(s[1:]) == "torch.Size([3, 4])" and s[-1] == 4
+    assert repr(s + (5,)) == "torch.Size([2, 3, 4, 5])" and repr((1,) + s) == "torch.Size([1, 2, 3, 4])"
+    assert s == (2, 3, 4) and s.numel() == 24
+
+
+def test_creation_arguments_like_torch():
+    assert gradviz.ones(size=(2,)).shape == (2,) and gradviz.zeros(gradviz.Size([2, 3])).shape == (2, 3)
+    assert gradviz.randn(size=(3, 1)).shape == (3, 1)
+    r = gradviz.randint(5, (3,))
+    assert r.shape == (3,) and r.dtype is gradviz.int64 and 0 <= r.min().item() and r.max().item() < 5
+    assert gradviz.randint(3, 10, (2, 2), dtype=gradviz.int32).dtype is gradviz.int32
+    with pytest.raises(RuntimeError, match="^step must be nonzero$"):
+        gradviz.arange(0, 1, 0.0)
+    with pytest.raises(RuntimeError, match="^upper bound and lower bound inconsistent with step sign$"):
+        gradviz.arange(5, 0, 1)
+    with pytest.raises(RuntimeError, match=re.escape("Trying to create tensor with negative dimension -1: [-1]")):
+        gradviz.ones(-1)
+    assert repr(gradviz.arange(0, 0)) == "tensor([], dtype=torch.int64)"
+    assert gradviz.arange(0, 5.5).dtype is gradviz.float32 and gradviz.arange(5).dtype is gradviz.int64
+
+
+@needs_torch
+@pytest.mark.torch
+def test_creation_matches_torch():
+    def made(m):
+        m.manual_seed(0)
+        return [repr(t) for t in (
+            m.arange(0, 1, 0.1), m.arange(-1, 1, 0.3), m.arange(0, 1, 0.1, dtype=m.float64), m.arange(0, 5.5),
+            m.arange(0, 5, dtype=m.int32), m.linspace(0, 10, 5, dtype=m.int64), m.linspace(0, 1, 0),
+            m.full((2,), 1.0, dtype=m.int64), m.zeros_like(m.tensor([1, 2])), m.full_like(m.tensor([1, 2]), 2.7),
+            m.ones_like(m.tensor([1.0], dtype=m.float64)), m.eye(3, dtype=m.int64), m.tensor([True, 2]),
+            m.tensor(np.float64(1.5)), m.tensor(np.array([1, 2], dtype=np.int32)), m.tensor([[True], [False]]),
+            m.LongTensor([1, 2]), m.tensor([1.5]).half(), m.tensor([1.5]).to("cpu", m.float64),
+            m.tensor([1.5]).to(m.tensor([1], dtype=m.int32)), m.tensor([1, -2], dtype=m.int8))]
+    assert made(gradviz) == made(real_torch)
