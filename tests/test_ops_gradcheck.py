@@ -573,6 +573,8 @@ SECOND_ORDER = [
     ("var", lambda a: a.var(1, keepdim=True) * a, [((3, 4), R)]),
     ("norm", lambda a: a.norm(dim=1), [((3, 4), "away")]),
     ("prod", lambda a: a.prod(1), [((3, 4), R)]),
+    ("prod_with_zeros", lambda a: a.prod(1) + a.prod(), [np.array([[0.0, 2.0, 3.0], [1.0, 0.0, 0.0], [1.5, 2.0, 3.0]])]),
+    ("prod_one_zero", lambda a: a.prod(0) * a, [np.array([2.0, 0.0, 3.0, -1.5])]),
     ("index_int", lambda a: a[1] * a[2], [((3, 4), R)]),
     ("index_slice", lambda a: a[1:, ::2] ** 2, [((3, 4), R)]),
     ("index_tensor", lambda a: a[IDX] ** 2, [((3, 4), R)]),

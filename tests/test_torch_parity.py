@@ -469,6 +469,67 @@ def test_program(prog, specs):
     compare(prog, specs, str(specs))
 
 
+# -- second derivatives: grad of (vᵀ ∂f/∂x)·w, with create_graph=True, in both -------------------------
+def _second(t, prog, arrays, text):
+    xs = [t.tensor(a, dtype=t.float64, requires_grad=True) for a in arrays]
+    out = prog(t, *xs)
+    rng = rng_for(text)
+    v = t.tensor(rng.standard_normal(tuple(out.shape)), dtype=t.float64)
+    gs = t.autograd.grad(out, xs, v, create_graph=True, allow_unused=True)
+    s = sum((g * t.tensor(rng.standard_normal(tuple(g.shape)), dtype=t.float64)).sum() for g in gs if g is not None)
+    hs = t.autograd.grad(s, xs, allow_unused=True) if getattr(s, "requires_grad", False) else [None] * len(xs)
+    return [None if g is None else g.detach().numpy() for g in gs], [
+        np.zeros(np.shape(a)) if h is None else h.detach().numpy() for a, h in zip(arrays, hs)]
+
+
+SECOND = [
+    ("prod_one_zero", lambda t, a: a.prod(), [np.array([0.0, 2.0, 3.0])]),
+    ("prod_two_zeros", lambda t, a: a.prod(), [np.array([0.0, 0.0, 3.0])]),
+    ("prod_dim_zeros", lambda t, a: a.prod(1), [np.array([[0.0, 2.0, 3.0], [1.0, 0.0, 0.0], [1.0, 2.0, 3.0]])]),
+    ("norm_inf", lambda t, a: a.norm(p=float("inf")) * a, [((4,), "distinct")]),
+    ("norm3_dim", lambda t, a: a.norm(p=3, dim=0), [((3, 2), "away")]),
+    ("amax", lambda t, a: a.amax(1) * a.sum(), [((3, 2), "distinct")]),
+    ("max_dim", lambda t, a: a.min(0).values ** 2, [((3, 2), "distinct")]),
+    ("abs_relu_clamp", lambda t, a: a.abs() * a + t.relu(a) ** 2 + a.clamp(-0.5, 0.5) ** 2, [((4,), "away")]),
+    ("clamp_tensor", lambda t, a, b: t.clamp(a, min=b) ** 2, [((4,), R), ((4,), R)]),
+    ("maximum", lambda t, a, b: t.maximum(a, b) ** 2, [((4,), "distinct"), ((4,), R)]),
+    ("tan_rsqrt_reciprocal", lambda t, a: t.tan(a) + t.rsqrt(a) + a.reciprocal() + a.log1p(), [((4,), "pos")]),
+    ("erf_gelu_softplus", lambda t, a: t.erf(a) + F(t).gelu(a, approximate="tanh") + F(t).softplus(a, 2, 1),
+     [((4,), R)]),
+    ("pow_forms", lambda t, a, b: a ** b + 3.0 ** a + a ** -2 + (2 - a) ** 2, [((4,), "pos"), ((4,), R)]),
+    ("div_remainder", lambda t, a, b: a / b + (a % b) ** 2, [((4,), R), ((4,), "pos")]),
+    ("where_masked_fill", lambda t, a, b: t.where(a > 0, a, b) ** 2 + a.masked_fill(a > 0, 1.0) ** 2,
+     [((4,), "away"), ((4,), R)]),
+    ("var_std", lambda t, a: a.var(0) + (a.std(1, keepdim=True) * a).sum(0), [((3, 2), R)]),
+    ("softmax_family", lambda t, a: a.logsumexp(0) + a.softmax(0).sum(1)[:2] + a.log_softmax(1)[0], [((3, 2), R)]),
+    ("cumsum", lambda t, a: a.cumsum(1) ** 2, [((3, 2), R)]),
+    ("addmm", lambda t, b, x, y: t.addmm(b, x, y, beta=0.5, alpha=2) ** 2, [((2,), R), ((3, 4), R), ((4, 2), R)]),
+    ("matmuls", lambda t, x, y, z: ((x @ y) ** 2).sum() + ((y.mT @ x.mT) ** 2).sum() + (z @ y[:, 0]).sum() ** 2,
+     [((2, 3, 4), R), ((4, 2), R), ((3, 4), R)]),
+    ("mv_dot_outer_trace", lambda t, x, y: t.mv(x, y).sum() ** 2 + t.dot(y, y) ** 2 + t.outer(y, y).sum() * t.trace(x),
+     [((3, 4), R), ((4,), R)]),
+    ("shape_ops", lambda t, x: (x.T.reshape(-1) ** 2).sum() + (x.flip(0) * x).sum() + (x.repeat(2, 1) ** 3).sum()
+     + (x.split([1, 3], 1)[1] ** 2).sum() + (x.unbind(1)[2] ** 2).sum() + (x.diagonal(1) ** 2).sum(),
+     [((3, 4), R)]),
+    ("indexing", lambda t, x, v: (lambda b: (b.__setitem__((0, [1, 2]), v), b ** 2)[1])(x * 1).sum()
+     + (x[0, [1, 1]] ** 2).sum() + (x[x > 0] ** 3).sum() + (x[...] * x).sum(), [((3, 4), "away"), ((2,), R)]),
+    ("scatter_gather", lambda t, x, s: (x.scatter_add(1, t.tensor([[0, 0], [3, 1], [2, 2]]), s) ** 2).sum()
+     + (x.gather(1, t.tensor([[1], [1], [0]])) ** 3).sum(), [((3, 4), R), ((3, 2), R)]),
+    ("losses", lambda t, x, y: F(t).cross_entropy(x, t.tensor([1, 0, 3])) + F(t).mse_loss(x, y),
+     [((3, 4), R), ((3, 4), R)]),
+    ("casts", lambda t, x: x.float().double() ** 2, [((4,), R)]),
+]
+
+
+@pytest.mark.parametrize("prog, specs", cases(SECOND))
+def test_second_derivatives(prog, specs):
+    rng = rng_for(str(specs))
+    arrays = [sample(s, rng) for s in specs]
+    ours, theirs = _second(gradviz, prog, arrays, "v"), _second(torch, prog, arrays, "v")
+    for a, b in zip(ours[0] + ours[1], theirs[0] + theirs[1]):
+        np.testing.assert_allclose(a, b, rtol=1e-6 if "float" in str(prog) else 1e-9, atol=1e-10)
+
+
 # -- the names a learner meets first ------------------------------------------------------------------
 NAMED = [
     (".T", lambda t, a: a.T, "PermuteBackward0"),

@@ -15,7 +15,8 @@ def _rows(logp, target):
 
 
 def _weights(logp, target, weight, ignore_index):
-    w = np.ones(target.shape, dtype=logp.dtype) if weight is None else weight[target].astype(logp.dtype)
+    dtype = getattr(logp, "_data", logp).dtype   # logp is a Tensor when the VJP runs with create_graph
+    w = np.ones(target.shape, dtype=dtype) if weight is None else weight[target].astype(dtype)
     return w * (target != ignore_index)
 
 

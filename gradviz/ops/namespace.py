@@ -84,7 +84,8 @@ class TensorNamespace:
 
     @staticmethod
     def astype(a, dtype):
-        return shape.to_dtype(a, dtype)
+        from ..dtypes import as_np
+        return shape.to_dtype(a, as_np(dtype))
 
     @staticmethod
     def index_scatter(g, newshape, idx, accumulate=True):

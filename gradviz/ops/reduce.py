@@ -84,19 +84,22 @@ STD = Op("std", "StdBackward0", "c = √(Σ(a − ā)² / (n − k))",
 
 def _prod_vjp(xp, g, c, a, dims, keep):
     g, c = restore(xp, g, dims, keep, a.ndim), restore(xp, c, dims, keep, a.ndim)
-    if xp.arrays and bool((a == 0).any()):
-        # with zeros, c / a is 0/0: use the product of the other elements instead
-        return g * _prod_of_others(xp.xp, a, dims)
-    return g * c / a
-
-
-def _prod_of_others(xp, a, dims):
-    moved = xp.moveaxis(a, dims, tuple(range(len(dims))))
-    flat = moved.reshape((-1,) + moved.shape[len(dims):])
-    ones = xp.ones_like(flat[:1])
-    left = xp.cumprod(xp.concatenate([ones, flat[:-1]]), axis=0)
-    right = xp.flip(xp.cumprod(xp.concatenate([ones, xp.flip(flat[1:], 0)]), axis=0), 0)
-    return xp.moveaxis((left * right).reshape(moved.shape), tuple(range(len(dims))), dims)
+    zero = (a if xp.arrays else a._data) == 0
+    if not zero.any():
+        return g * c / a
+    # With zeros c / a is 0 / 0. The product of the others is written so that it stays
+    # right when differentiated again (create_graph): p, the product of the nonzero
+    # entries, times the zero entries other than this one (each 0, but not constant).
+    count = zero.sum(axis=dims, keepdims=True)
+    safe = xp.where(zero, 1, a)
+    p = safe.prod(axis=dims, keepdims=True) if xp.arrays else apply(PROD_DIM, (safe,), (dims, True))
+    zeros = xp.sum(xp.where(zero, a, 0), axis=dims, keepdims=True)
+    one, two = count == 1, count == 2
+    others = xp.where(zero & one, p,
+                      xp.where(one, zeros * p / safe,
+                               xp.where(zero & two, (zeros - a) * p,
+                                        xp.where(count == 0, c / safe, 0))))
+    return g * others
 
 
 PROD = Op("prod", "ProdBackward0", "c = Π a", lambda xp, a, dims, keep: a.prod(),
