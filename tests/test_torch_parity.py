@@ -530,6 +530,32 @@ def test_second_derivatives(prog, specs):
         np.testing.assert_allclose(a, b, rtol=1e-6 if "float" in str(prog) else 1e-9, atol=1e-10)
 
 
+# -- float32 (the default dtype): values to float32 precision, dtypes of results and of .grad ----------
+FLOAT32 = ([(n, p, [((3, 4), d)]) for n, p, d in UNARY] + [(n, p, [((3, 4), a), ((4,), b)]) for n, p, a, b in BINARY]
+           + LINALG + PROGRAMS)
+
+
+@pytest.mark.parametrize("prog, specs", cases(FLOAT32))
+def test_float32(prog, specs):
+    rng = rng_for("f32" + str(specs))
+    arrays = [sample(s, rng).astype(np.float32) for s in specs]
+    results = []
+    for t in (torch, gradviz):
+        xs = [t.tensor(a, requires_grad=requires_grad(s)) for a, s in zip(arrays, specs)]
+        out = prog(t, *xs)
+        if out.requires_grad:
+            out.backward(t.ones_like(out))
+        results.append((str(out.dtype), out.detach().numpy(), [None if x.grad is None else x.grad for x in xs]))
+    (dtype, value, grads), (tdtype, tvalue, tgrads) = results
+    assert dtype == tdtype
+    np.testing.assert_allclose(value, tvalue, rtol=1e-4, atol=1e-5)
+    for g, tg in zip(grads, tgrads):
+        assert (g is None) == (tg is None)
+        if g is not None:
+            assert str(g.dtype) == str(tg.dtype) == "torch.float32"   # a leaf's .grad has the leaf's dtype
+            np.testing.assert_allclose(g.numpy(), tg.numpy(), rtol=1e-3, atol=1e-4)
+
+
 # -- the names a learner meets first ------------------------------------------------------------------
 NAMED = [
     (".T", lambda t, a: a.T, "PermuteBackward0"),
