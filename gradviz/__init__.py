@@ -14,6 +14,7 @@ from .dtypes import (Size, bool_ as bool, dtype, float16, float32, float64, get_
                      int16, int32, int64, set_default_dtype, uint8)
 from .functions import *  # noqa: F401,F403
 from .functions import abs, max, min, pow, round, sum  # noqa: F401  (shadow the builtins, as torch does)
+from ._tensor_str import set_printoptions  # noqa: F401
 from .scope import scope  # noqa: F401
 from .tensor import Tensor  # noqa: F401
 

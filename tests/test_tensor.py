@@ -665,3 +665,49 @@ def test_creation_matches_torch():
             m.LongTensor([1, 2]), m.tensor([1.5]).half(), m.tensor([1.5]).to("cpu", m.float64),
             m.tensor([1.5]).to(m.tensor([1], dtype=m.int32)), m.tensor([1, -2], dtype=m.int8))]
     assert made(gradviz) == made(real_torch)
+
+
+# -- print options ----------------------------------------------------------------------------------------
+PRINT_SETTINGS = [dict(precision=2), dict(precision=8), dict(threshold=5), dict(edgeitems=1), dict(edgeitems=0),
+                  dict(linewidth=40), dict(linewidth=200), dict(sci_mode=True), dict(sci_mode=False),
+                  dict(profile="short"), dict(profile="full"), dict(precision=3, sci_mode=False, linewidth=60),
+                  dict(threshold=10, edgeitems=2)]
+PRINT_ARRAYS = [np.arange(5, dtype=f32) * 1.123456, _normal(40, 40, scale=100), _normal(2000),
+                np.array([1e-6, 1.0], f32), np.array([1.0, 2.0], f32), np.arange(30), _normal(3, 30),
+                np.array(3.14159, f32), _normal(8, 9, 10), np.array([np.nan, np.inf], f32), np.zeros((0, 2), f32)]
+
+
+@pytest.fixture
+def default_print_options():
+    yield
+    gradviz.set_printoptions(profile="default")
+    if real_torch is not None:
+        real_torch.set_printoptions(profile="default")
+
+
+def test_set_printoptions(default_print_options):
+    gradviz.set_printoptions(precision=2)
+    assert repr(gradviz.tensor([1.23456, 2.0])) == "tensor([1.23, 2.00])"
+    gradviz.set_printoptions(sci_mode=True)           # precision stays 2
+    assert repr(gradviz.tensor([1.5, 2.0])) == "tensor([1.50e+00, 2.00e+00])"
+    gradviz.set_printoptions(threshold=3, edgeitems=1)
+    assert repr(gradviz.arange(10)) == "tensor([0,  ..., 9])"
+    gradviz.set_printoptions(profile="default")
+    assert repr(gradviz.tensor([1.23456, 2.0])) == "tensor([1.2346, 2.0000])"
+    from gradviz._tensor_str import get_printoptions, printoptions
+    with printoptions(precision=1):
+        assert repr(gradviz.tensor([1.25])) == "tensor([1.2])"
+    assert get_printoptions()["precision"] == 4
+
+
+@needs_torch
+@pytest.mark.torch
+@pytest.mark.parametrize("settings", PRINT_SETTINGS, ids=[str(s) for s in PRINT_SETTINGS])
+def test_print_options_match_torch(settings, default_print_options):
+    for m in (gradviz, real_torch):
+        m.set_printoptions(profile="default")
+        m.set_printoptions(**settings)
+    for array in PRINT_ARRAYS:
+        for requires_grad in ((False, True) if array.dtype.kind == "f" else (False,)):
+            assert repr(gradviz.tensor(array, requires_grad=requires_grad)) == \
+                repr(real_torch.tensor(array, requires_grad=requires_grad))
