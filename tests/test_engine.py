@@ -381,6 +381,36 @@ def test_backward_inputs(m):
 
 
 @both
+def test_only_the_nodes_leading_to_the_inputs_run(m):
+    log = []
+    a = m.tensor([1.0], requires_grad=True)
+    b = m.tensor([2.0], requires_grad=True)
+    c, d = a.exp(), b.exp()
+    e = (c * d).sum()
+    for node in (c.grad_fn, d.grad_fn, e.grad_fn, e.grad_fn.next_functions[0][0]):
+        node.register_prehook(lambda go, node=node: log.append(node.name()))
+    e.backward(inputs=[a], retain_graph=True)
+    assert log == ["SumBackward0", "MulBackward0", "ExpBackward0"] and b.grad is None
+    np.testing.assert_allclose(a.grad.numpy(), [np.e * np.exp(2.0)], rtol=1e-6)
+    log.clear()
+    (gd,) = m.autograd.grad(e, d)                    # the input's own grad_fn does not run
+    assert log == ["SumBackward0", "MulBackward0"]
+    np.testing.assert_allclose(gd.numpy(), [np.e], rtol=1e-6)
+
+
+@both
+def test_grad_leaves_the_graph_below_its_inputs_intact(m):
+    x = m.tensor([1.0, 2.0], requires_grad=True)
+    w = m.tensor([3.0, 4.0], requires_grad=True)
+    h = x * w
+    (gh,) = m.autograd.grad(h.exp().sum(), h)
+    h.sum().backward()                               # h's MulBackward0 never ran, so it was not freed
+    assert x.grad.tolist() == [3.0, 4.0] and w.grad.tolist() == [1.0, 2.0]
+    g1, g2 = m.autograd.grad((x * x).sum(), [x, x])  # the same input twice
+    assert g1.tolist() == g2.tolist() == [2.0, 4.0]
+
+
+@both
 def test_grad_second_derivatives(m):
     x = m.tensor([1.0, 2.0], requires_grad=True)
     y = (x ** 3).sum()

@@ -88,23 +88,55 @@ def _seeds(tensors, grad_tensors, create_graph: bool):
     return roots, seeds
 
 
-def _count_dependencies(roots) -> dict:
-    """How many edges lead into each reachable node (iterative DFS: no recursion limit)."""
+def _count_dependencies(roots, targets=None, run_targets=True) -> tuple[dict, set | None, set]:
+    """How many edges lead into each node that will run (iterative: no recursion limit).
+
+    With `targets` (the inputs of grad() or backward(inputs=...)), only the nodes on a path
+    to a target take part, as PyTorch's exec_info; a target itself runs only if
+    `run_targets` or another target lies below it. Returns (deps, useful, not run)."""
+    start = list(dict.fromkeys(node for node, _ in roots))   # roots may share a node (outputs of split)
+    useful = None
+    halt: set = set()
+    if targets is not None:
+        parents: dict = {}
+        stack, seen = list(start), set(start)
+        while stack:
+            node = stack.pop()
+            for nxt, _ in node.next_functions:
+                if nxt is None:
+                    continue
+                parents.setdefault(nxt, []).append(node)
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+        useful = {t for t in targets if t in seen}
+        stack = list(useful)
+        while stack:
+            for parent in parents.get(stack.pop(), ()):
+                if parent not in useful:
+                    useful.add(parent)
+                    stack.append(parent)
+        if not run_targets:
+            halt = {t for t in useful & set(targets)
+                    if not any(nxt in useful for nxt, _ in t.next_functions)}
+        start = [n for n in start if n in useful]
     deps: dict = {}
-    stack = list(dict.fromkeys(node for node, _ in roots))   # roots may share a node (outputs of split)
+    stack = start
     seen = set(stack)
     while stack:
         node = stack.pop()
+        if node in halt:
+            continue
         if node.freed:
             raise RuntimeError(FREED_MESSAGE)
         for nxt, _ in node.next_functions:
-            if nxt is None:
+            if nxt is None or (useful is not None and nxt not in useful):
                 continue
             deps[nxt] = deps.get(nxt, 0) + 1
             if nxt not in seen:
                 seen.add(nxt)
                 stack.append(nxt)
-    return deps
+    return deps, useful, halt
 
 
 class Backward:
@@ -112,18 +144,20 @@ class Backward:
     are raised at construction, before any gradient is touched."""
 
     def __init__(self, tensors, grad_tensors=None, retain_graph=None, create_graph=False,
-                 accumulate=True, only=None, capture=()):
+                 accumulate=True, only=None, capture=(), targets=None, run_targets=True):
         from ..tensor import Tensor
         if isinstance(tensors, Tensor):
             tensors = (tensors,)
         tensors = tuple(tensors)
         self.roots, self.seeds = _seeds(tensors, grad_tensors, create_graph)
-        self.deps = _count_dependencies(self.roots)
+        self.deps, self.useful, self.halt = _count_dependencies(self.roots, targets, run_targets)
         self.retain_graph = create_graph if retain_graph is None else retain_graph
         self.create_graph = create_graph
         self.accumulate = accumulate
         self.only = only                      # AccumulateGrad nodes allowed to write (None: all)
-        self.capture = {key: i for i, key in enumerate(capture)}  # (node, nr) -> slot
+        self.capture: dict = {}                                  # (node, nr) -> slots (an input may repeat)
+        for i, key in enumerate(capture):
+            self.capture.setdefault(key, []).append(i)
         self.captured = [None] * len(capture)
         self._handed_out = {id(g) for g in self.seeds}   # arrays that must not become a .grad as they are
         self.steps: list[Step] | None = None
@@ -148,8 +182,9 @@ class Backward:
         deps = self.deps
         for (node, nr), g in zip(self.roots, self.seeds):
             self._add(buffers, node, nr, g)
+        useful, halt = self.useful, self.halt
         for node, _ in self.roots:
-            if deps.get(node, 0) == 0 and node not in [e[1] for e in ready]:
+            if deps.get(node, 0) == 0 and node not in [e[1] for e in ready] and (useful is None or node in useful):
                 heapq.heappush(ready, self._key(node))
         if listening:
             events.emit(events.BackwardStarted(tuple(self.roots), tuple(self.seeds)))
@@ -170,14 +205,15 @@ class Backward:
                         step.grad_outputs = tuple(grads)
                     if self.capture:
                         for nr, g in enumerate(grads):
-                            slot = self.capture.get((node, nr))
-                            if slot is not None:
+                            for slot in self.capture.get((node, nr), ()):
                                 self.captured[slot] = g
                     if hooks is not None and hooks.retains:
                         self._retain(node, grads, step, touched, listening)
                     if type(node) is AccumulateGrad:
                         if self.accumulate and (self.only is None or node in self.only):
                             self._accumulate(node, grads[0], step, touched, listening)
+                    elif halt and node in halt:
+                        pass                          # an input of grad(): its gradient is what was asked
                     else:
                         g = grads[0] if node.op.n_outputs == 1 else self._multi(node, grads)
                         sent, axes = node_vjp(node, g, create_graph)
@@ -186,7 +222,7 @@ class Backward:
                         step.grad_inputs = tuple(sent)
                         step.reduced_axes = tuple(axes)
                         for (nxt, nr), g in zip(node.next_functions, sent):
-                            if nxt is None:
+                            if nxt is None or (useful is not None and nxt not in useful):
                                 continue
                             if g is not None:
                                 self._add(buffers, nxt, nr, g)
@@ -234,8 +270,10 @@ class Backward:
         stack = [node]
         while stack:
             n = stack.pop()
+            if n in self.halt:
+                continue
             for nxt, _ in n.next_functions:
-                if nxt is None:
+                if nxt is None or (self.useful is not None and nxt not in self.useful):
                     continue
                 self.deps[nxt] -= 1
                 if self.deps[nxt] == 0:
@@ -267,6 +305,8 @@ class Backward:
                 step.hooks.append((nr, hook, before, after))
                 if listening:
                     events.emit(events.HookFired(node, nr, hook, before, after))
+        if self.halt and node in self.halt:
+            return grads                                 # a grad() input's node does not run: no node hooks
         for hook in tuple(node.hooks.pre):
             result = hook(tuple(_as_tensor(g) for g in grads))
             if result is not None:
@@ -419,7 +459,9 @@ def backward_steps(tensors, grad_tensors=None, retain_graph=None, create_graph=F
                 raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         only = {t._accumulator() for t in inputs if t.grad_fn is None}
         capture = [(t.grad_fn, t.output_nr) for t in inputs if t.grad_fn is not None]
-        run = Backward(tensors, grad_tensors, retain_graph, create_graph, only=only, capture=capture)
+        targets = only | {node for node, _ in capture}
+        run = Backward(tensors, grad_tensors, retain_graph, create_graph, only=only, capture=capture,
+                       targets=targets)
         run._nonleaf_inputs = [t for t in inputs if t.grad_fn is not None]
         return run
     return Backward(tensors, grad_tensors, retain_graph, create_graph)
@@ -447,7 +489,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     capture = [_root_edge(t) for t in inputs]
-    run = Backward(outputs, grad_outputs, retain_graph, create_graph, accumulate=False, capture=capture).run()
+    run = Backward(outputs, grad_outputs, retain_graph, create_graph, accumulate=False, capture=capture,
+                   targets={node for node, _ in capture}, run_targets=False).run()
     result = []
     for i, (t, g) in enumerate(zip(inputs, run.captured)):
         if g is None:
