@@ -309,6 +309,19 @@ SHAPE_OPS = [
     ("reshape_of_flip", lambda t, a: a.flip(0).reshape(-1), [((3, 4), R)]),
     ("reshape_of_clone_of_T", lambda t, a: a.T.clone().reshape(-1), [((3, 4), R)]),
     ("transpose_flatten", lambda t, a: a.transpose(1, 2).flatten(2), [((2, 3, 4, 1), R)]),
+    # whether reshape copies depends on the strides each op leaves behind
+    ("reshape_after_unary_of_T", lambda t, a: (a.T * 2).exp().reshape(-1), [((3, 4), R)]),
+    ("reshape_after_contiguous_plus_T", lambda t, a, b: (b + a.T).reshape(-1), [((3, 4), R), ((4, 3), R)]),
+    ("reshape_after_reduction", lambda t, a: a.reshape(2, 2, 3).permute(2, 0, 1).sum(1).reshape(-1), [((3, 4), R)]),
+    ("reshape_after_softmax_of_T", lambda t, a: a.T.softmax(0).reshape(-1) + a.T.log_softmax(1).reshape(-1),
+     [((3, 4), R)]),
+    ("reshape_after_cumsum_of_T", lambda t, a: a.T.cumsum(0).reshape(-1), [((3, 4), R)]),
+    ("reshape_after_index_of_T", lambda t, a: a.T[:, [0, 1]].reshape(-1) + a.T[[1, 0]].reshape(-1)[:8],
+     [((3, 4), R)]),
+    ("reshape_after_flip_of_T", lambda t, a: a.T.flip(0).reshape(-1), [((3, 4), R)]),
+    ("reshape_after_masked_fill_of_T", lambda t, a: a.T.masked_fill(a.T > 0, 0.0).reshape(-1), [((3, 4), R)]),
+    ("reshape_after_slices_of_T", lambda t, a: a.T[1:].reshape(-1).sum() + a.T[:, 1:].reshape(-1).sum()
+     + a.T.unsqueeze(1).reshape(-1).sum(), [((3, 4), R)]),
     ("attention_heads", lambda t, a: a.view(2, 3, 2, 2).transpose(1, 2).reshape(2, 2, 6).transpose(1, 2)
      .contiguous().view(2, 12), [((2, 3, 4), R)]),
     ("contiguous", lambda t, a: a.T.contiguous() + a.contiguous().T, [((3, 4), R)]),

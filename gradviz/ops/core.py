@@ -89,6 +89,11 @@ def namespace(array) -> ArrayNamespace:
     return _namespaces[xp]
 
 
+def contiguous(a):
+    """a, or a C-ordered copy of it (unlike np.ascontiguousarray, keeps 0-d arrays 0-d)."""
+    return a if a.flags.c_contiguous else a.copy()
+
+
 def as_array(data):
     """numpy scalars (what NumPy returns for 0-d results) become 0-d arrays."""
     if isinstance(data, np.generic):

@@ -7,7 +7,7 @@ import operator
 
 import numpy as np
 
-from .core import apply
+from .core import apply, contiguous
 from .op import Op
 from .reduce import normalize_dims
 from .shape import unsqueeze
@@ -25,7 +25,7 @@ SLICE = Op("slice", "SliceBackward0", "c = a[…, start:end:step]",
            vjp=(lambda xp, g, c, a, dim, start, end, step:
                 xp.index_scatter(g, a.shape, _at(dim, slice(start, end, step)), False),),
            vjp_formulas=("ḡ placed in the slice of zeros",), params=("dim", "start", "end", "step"))
-INDEX = Op("index", "IndexBackward0", "c = a[idx]", lambda xp, a, idx: a[idx],
+INDEX = Op("index", "IndexBackward0", "c = a[idx]", lambda xp, a, idx: contiguous(a[idx]),
            vjp=(lambda xp, g, c, a, idx: xp.index_scatter(g, a.shape, idx, True),),
            vjp_formulas=("ḡ scatter-added at idx (repeats accumulate)",), params=("indices",), saves=("indices",))
 # x[key] = v on a tensor in the graph. With only tensor indices PyTorch records one

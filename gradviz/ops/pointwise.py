@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from .core import apply, coerce_pair
+from .core import apply, coerce_pair, contiguous
 from .op import Op
 
 SQRT_2, SQRT_2PI = math.sqrt(2.0), math.sqrt(2.0 * math.pi)
@@ -188,7 +188,7 @@ REMAINDER = Op("remainder", "RemainderBackward1", "c = a mod b", quiet(lambda xp
 REMAINDER_SCALAR = Op("remainder", "RemainderBackward0", "c = a mod s", quiet(lambda xp, a, s: xp.remainder(a, s)),
                       vjp=(lambda xp, g, c, a, s: g,), vjp_formulas=("ḡ",), params=("other",))
 MASKED_FILL = Op("masked_fill", "MaskedFillBackward0", "c = mask ? v : a",
-                 lambda xp, a, mask, v: xp.where(mask, v, a).astype(a.dtype, copy=False),
+                 lambda xp, a, mask, v: contiguous(xp.where(mask, v, a).astype(a.dtype, copy=False)),
                  vjp=(lambda xp, g, c, a, mask, v: xp.where(mask, 0, g),), vjp_formulas=("ḡ ⊙ ¬mask",),
                  params=("mask", "value"), saves=("mask",))
 MASKED_FILL_TENSOR = Op("masked_fill", "MaskedFillBackward1", "c = mask ? v : a",

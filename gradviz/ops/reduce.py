@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import apply
+from .core import apply, contiguous
 from .op import Op
 from .pointwise import quiet
 
@@ -208,6 +208,18 @@ CUMSUM = Op("cumsum", "CumsumBackward0", "cᵢ = Σ_{j≤i} aⱼ",
             lambda xp, a, dim: xp.cumsum(a, axis=dim) if a.ndim else a.copy(),
             vjp=(lambda xp, g, c, a, dim: xp.flip(xp.cumsum(xp.flip(g, axis=dim), axis=dim), axis=dim) if a.ndim else g,),
             vjp_formulas=("reverse cumulative sum of ḡ",), params=("dim",))
+
+
+def _contiguous_result(forward):
+    """PyTorch's reductions, softmax and cumsum return contiguous tensors whatever the input's
+    strides (NumPy's keep them), and contiguity decides how a later reshape is recorded."""
+    def run(xp, *args):
+        return contiguous(forward(xp, *args))
+    return run
+
+
+for _op in (SUM_DIM, MEAN_DIM, VAR, STD, PROD_DIM, AMAX, AMIN, NORM, LOGSUMEXP, SOFTMAX, LOG_SOFTMAX, CUMSUM):
+    _op.forward = _contiguous_result(_op.forward)
 
 
 # -- public functions ---------------------------------------------------------------

@@ -58,10 +58,16 @@ def _repeat_vjp(xp, g, c, a, reps):
 
 REPEAT = Op("repeat", "RepeatBackward0", "c = repeat(a, reps)", lambda xp, a, reps: xp.tile(a, reps),
             vjp=(_repeat_vjp,), vjp_formulas=("Σ ḡ over the copies",), params=("repeats",))
-# a copy (NumPy's flip is a view with negative strides; PyTorch's is a new contiguous tensor)
-FLIP = Op("flip", "FlipBackward0", "c = flip(a, dims)", lambda xp, a, dims: xp.flip(a, dims).copy(),
+# a copy in a's memory layout (NumPy's flip is a view with negative strides; PyTorch's a new tensor)
+FLIP = Op("flip", "FlipBackward0", "c = flip(a, dims)", lambda xp, a, dims: _flipped(xp, a, dims),
           vjp=(lambda xp, g, c, a, dims: xp.flip(g, dims),), vjp_formulas=("flip(ḡ)",), params=("dims",))
 # clone keeps the memory layout (torch.preserve_format), so x.T.clone() is still not contiguous
+def _flipped(xp, a, dims):
+    out = xp.empty_like(a)   # keeps a's layout, as torch.preserve_format
+    out[...] = xp.flip(a, dims)
+    return out
+
+
 CLONE = Op("clone", "CloneBackward0", "c = a", lambda xp, a: a.copy(order="K"), vjp=(lambda xp, g, c, a: g,),
            vjp_formulas=("ḡ",))
 CLONE_CONTIGUOUS = Op("clone", "CloneBackward0", "c = a (contiguous)", lambda xp, a: xp.ascontiguousarray(a),
