@@ -195,13 +195,21 @@ def test_node_hooks_and_prehooks(m):
 
 
 @both
-def test_accumulate_grad_prehook(m):
+def test_accumulate_grad_hooks(m):
     x = m.tensor([1.0, 2.0], requires_grad=True)
     acc = (x * 2).grad_fn.next_functions[0][0]
     seen = []
-    acc.register_prehook(lambda go: seen.append(go[0].tolist()))
+    acc.register_prehook(lambda go: seen.append(("pre", go[0].tolist())))
+    acc.register_hook(lambda gi, go: seen.append(("post", gi, go[0].tolist(), x.grad.tolist())))
     (x * 3).sum().backward()
-    assert seen == [[3.0, 3.0]] and x.grad.tolist() == [3.0, 3.0]
+    assert seen == [("pre", [3.0, 3.0]), ("post", (), [3.0, 3.0], [3.0, 3.0])] and x.grad.tolist() == [3.0, 3.0]
+
+
+@both
+def test_node_metadata_is_kept(m):
+    y = m.tensor([1.0], requires_grad=True) * 2
+    y.grad_fn.metadata["label"] = "double"
+    assert y.grad_fn.metadata == {"label": "double"}
 
 
 # -- retain_graph and freed buffers -----------------------------------------------------------------

@@ -212,6 +212,9 @@ class Backward:
                     if type(node) is AccumulateGrad:
                         if self.accumulate and (self.only is None or node in self.only):
                             self._accumulate(node, grads[0], step, touched, listening)
+                            if hooks is not None and hooks.post:
+                                for hook in tuple(hooks.post):   # torch calls them with ((), (grad,))
+                                    hook((), (_as_tensor(grads[0]),))
                     elif halt and node in halt:
                         pass                          # an input of grad(): its gradient is what was asked
                     else:

@@ -104,7 +104,7 @@ class Node:
     """A grad_fn. `next_functions` is PyTorch's tuple of (node or None, output_nr)."""
 
     __slots__ = ("id", "op", "next_functions", "inputs", "params", "out_data", "scope", "freed", "hooks",
-                 "epoch", "result_counter", "result_version", "__weakref__")
+                 "epoch", "result_counter", "result_version", "_metadata", "__weakref__")
 
     def __init__(self, op: Op, inputs: tuple, params: tuple, out_data, next_functions: tuple, scope: tuple = ()):
         self.id = next(_ids)
@@ -131,7 +131,12 @@ class Node:
 
     @property
     def metadata(self) -> dict:
-        return {}
+        """A dict kept with the node for the user's own annotations, as torch's."""
+        try:
+            return self._metadata
+        except AttributeError:
+            self._metadata = {}
+            return self._metadata
 
     def __repr__(self):
         return f"<{self.op.torch_name} object at {hex(id(self))}>"
