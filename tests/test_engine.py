@@ -337,6 +337,7 @@ def test_next_functions_and_accumulate_grad(m):
     assert mul.next_functions[0][0] is acc and mul.next_functions[1] == (None, 0)   # w: no grad, no node
     assert isinstance(y.grad_fn.next_functions, tuple) and isinstance(y.grad_fn.next_functions[0], tuple)
     assert mask(repr(y.grad_fn)) == "<SumBackward0 object at 0x…>"
+    assert str(type(y.grad_fn)) == "<class 'SumBackward0'>" and type(mul).__name__ == "MulBackward0"
     assert x.grad_fn is None
 
 

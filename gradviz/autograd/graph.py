@@ -220,6 +220,18 @@ class Node:
         self._hooks().retains[nr] = weakref.ref(tensor)
 
 
+_node_types: dict = {}
+
+
+def node_type(op: Op) -> type:
+    """The Node subclass for `op`, named as PyTorch's (type(y.grad_fn) prints <class 'MulBackward0'>)."""
+    cls = _node_types.get(op)
+    if cls is None:
+        cls = _node_types[op] = type(op.torch_name, (Node,), {"__slots__": (), "__module__": "builtins",
+                                                                "__doc__": f"grad_fn of {op.name}: {op.formula}"})
+    return cls
+
+
 ACCUMULATE_GRAD = Op("accumulate_grad", "AccumulateGrad", "x.grad += ḡ", forward=None,
                      vjp_formulas=("x.grad += ḡ",), args=())
 

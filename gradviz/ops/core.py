@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import backend, events
 from ..autograd.grad_mode import _state as _grad_state
-from ..autograd.graph import Node
+from ..autograd.graph import Node, _node_types, node_type  # noqa: F401
 from ..dtypes import category_of_scalar, result_type
 from ..scope import _state as _scope_state
 from .op import Op
@@ -128,7 +128,8 @@ def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
         out = as_array(out)
     else:
         out = tuple(as_array(o) for o in out)
-    node = Node(op, inputs, params, out, tuple([t._edge() for t in inputs]), _scope_state.path)
+    node_cls = _node_types.get(op) or node_type(op)
+    node = node_cls(op, inputs, params, out, tuple([t._edge() for t in inputs]), _scope_state.path)
     if op.n_outputs == 1:
         result = Tensor._make(out, node, 0)
     else:
