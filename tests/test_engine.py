@@ -442,9 +442,17 @@ def test_backward_with_create_graph(m):
         (x ** 3).sum().backward(create_graph=True)
     g = x.grad
     assert g.requires_grad and g.tolist() == [3.0, 12.0]
+    assert mask(repr(g)) == "tensor([ 3., 12.], grad_fn=<CopyBackwards>)"   # the first .grad is a copy
+    assert g.grad_fn.next_functions[0] == (None, 0) and g.grad_fn.next_functions[1][0].name() == "MulBackward0"
     x.grad = None
     g.sum().backward()
     assert x.grad.tolist() == [6.0, 12.0]
+    h = x * 2
+    h.retain_grad()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        (h ** 2).sum().backward(create_graph=True)
+    assert h.grad.grad_fn.name() == "CloneBackward0"
 
 
 @both

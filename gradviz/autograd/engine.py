@@ -332,7 +332,18 @@ class Backward:
         touched.append((tensor, old, None if old is None else old._data))
         if self.create_graph:
             g = g if isinstance(g, Tensor) else Tensor._make(g)
-            tensor._grad = g if old is None else old + g
+            if old is not None:
+                tensor._grad = old + g
+            else:
+                # a copy that stays in the graph, recorded as torch records it: a leaf's .grad is
+                # CopyBackwards (copied into a fresh tensor), a retained gradient CloneBackward0
+                from ..tensor import COPY, _apply
+                with enable_grad():
+                    if type(node) is AccumulateGrad:
+                        blank = Tensor._make(namespace(g._data).zeros_like(g._data))
+                        tensor._grad = _apply(COPY, (blank, g))
+                    else:
+                        tensor._grad = g.clone()
         elif old is None:
             tensor._grad = Tensor._make(g if self._unshared(g) else g.copy())
         else:
