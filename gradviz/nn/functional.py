@@ -3,19 +3,13 @@ from __future__ import annotations
 
 from ..creation import _rng
 from ..ops.core import apply
-from ..ops.linalg import addmm, matmul
+from ..ops.linalg import linear  # noqa: F401
 from ..ops.loss import mse_loss, nll_loss  # noqa: F401
 from ..ops.op import Op
 from ..ops.pointwise import gelu, leaky_relu, relu, sigmoid, softplus, tanh  # noqa: F401
 from ..ops.reduce import log_softmax, softmax  # noqa: F401
 
 
-def linear(input, weight, bias=None):
-    """y = x Wᵀ + b; a 2-D input with a bias is one AddmmBackward0 node, as in PyTorch."""
-    if input.ndim == 2 and bias is not None:
-        return addmm(bias, input, weight.t())
-    out = matmul(input, weight.t())
-    return out if bias is None else out + bias
 
 
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):

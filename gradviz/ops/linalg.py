@@ -215,6 +215,26 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     return apply(ADDMM, (input,) + _same_dtype(mat1, mat2), (beta, alpha))
 
 
+def linear(input, weight, bias=None):
+    """y = x Wᵀ + b, recorded as PyTorch records it: one AddmmBackward0 for a 2-D input with a
+    bias; a contiguous input of another rank with a 1-D bias flattened to 2-D around that
+    addmm (viewed back); otherwise matmul, then + bias."""
+    from .shape import reshape, view
+    if input.ndim == 0 or weight.ndim == 0:
+        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {input.ndim}D and "
+                           f"{weight.ndim}D")
+    if bias is not None:
+        if input.ndim == 2:
+            return addmm(bias, input, weight.t())
+        if input._data.flags.c_contiguous and bias.ndim == 1:
+            lead = tuple(input.shape[:-1])
+            flat = reshape(input, _prod(lead), input.shape[-1])
+            out = addmm(bias, flat, weight.t())
+            return view(out, *lead, out.shape[1])
+    out = matmul(input, weight.t())
+    return out if bias is None else out + bias
+
+
 def outer(input, vec2):
     return input.reshape(-1, 1) * vec2
 
