@@ -396,7 +396,6 @@ class Tensor:
                 target_device = a
         out = self
         if target_device is not None and backend.device(target_device) != self.device:
-            from .ops.shape import CLONE
             moved = Tensor._make(backend.to_device(self._data, target_device))
             if self.requires_grad and grad_mode.is_grad_enabled():
                 raise RuntimeError("moving a tensor that requires grad between devices is not differentiable in "

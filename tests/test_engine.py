@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import gradviz
-from gradviz.autograd import Backward, Step, backward_steps, grad
+from gradviz.autograd import Backward, Step, backward_steps
 from parity import mask, needs_torch, real_torch
 
 both = pytest.mark.parametrize("m", [

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from typing import Iterable, Iterator
+from typing import Iterator
 
 from .. import events
 from ..dtypes import Size
