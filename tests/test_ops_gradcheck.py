@@ -16,6 +16,10 @@ from op_inputs import PAIRS, SHAPES, rng_for, sample
 import gradviz as torch
 from gradviz.autograd import grad, gradcheck
 
+
+R = "real"
+
+
 def leaf(spec, rng):
     """A float64 leaf from (shape, domain), or from a fixed array."""
     return torch.tensor(sample(spec, rng), dtype=torch.float64, requires_grad=True)
@@ -119,7 +123,7 @@ BINARY_OPS = [
     ("clamp_tensor_bounds", lambda a, b: torch.clamp(a, min=b, max=b + 1), "real", "real"),
     ("clamp_tensor_max", lambda a, b: a.clamp(max=b), "real", "real"),
     ("where_fixed_cond", lambda a, b: torch.where(torch.tensor([True, False, False, True]), a, b), "real", "real"),
-    ("atan2_like", lambda a, b: (a * b).sin() / (b * b + 1), "real", "real"),
+    ("composite", lambda a, b: (a * b).sin() / (b * b + 1), "real", "real"),
 ]
 
 
@@ -199,7 +203,7 @@ def _reduction_cases():
                 table += [
                     (f"sum-{tag}", lambda a, kw=kw: a.sum(**kw), [(shape, "real")]),
                     (f"mean-{tag}", lambda a, kw=kw: a.mean(**kw), [(shape, "real")]),
-                    (f"amax-{tag}", lambda a, kw=kw: a.amax(**({"dim": kw["dim"], "keepdim": kw["keepdim"]} if kw else {})),
+                    (f"amax-{tag}", lambda a, kw=kw: a.amax(**kw),
                      [(shape, "distinct")]),
                     (f"amin-{tag}", lambda a, kw=kw: torch.amin(a, **kw) if kw else a.amin(), [(shape, "distinct")]),
                     (f"logsumexp-{tag}", lambda a, kw=kw: torch.logsumexp(a, kw.get("dim", tuple(range(a.ndim))),
@@ -302,11 +306,11 @@ LINALG = [
     ("addmm_scalar_bias", torch.addmm, [((), "real"), ((3, 4), "real"), ((4, 5), "real")]),
     ("addmm_beta_alpha", lambda b, x, y: torch.addmm(b, x, y, beta=0.5, alpha=2.0),
      [((5,), "real"), ((3, 4), "real"), ((4, 5), "real")]),
-    ("linear", lambda x, w, b: torch.nn.functional.linear(x, w, b), [((3, 4), "real"), ((5, 4), "real"), ((5,), "real")]),
+    ("linear", lambda x, w, b: torch.nn.functional.linear(x, w, b), [((3, 4), R), ((5, 4), R), ((5,), R)]),
     ("linear_nobias", lambda x, w: torch.nn.functional.linear(x, w), [((3, 4), "real"), ((5, 4), "real")]),
     ("linear_3d", lambda x, w, b: torch.nn.functional.linear(x, w, b),
      [((2, 3, 4), "real"), ((5, 4), "real"), ((5,), "real")]),
-    ("linear_1d", lambda x, w, b: torch.nn.functional.linear(x, w, b), [((4,), "real"), ((5, 4), "real"), ((5,), "real")]),
+    ("linear_1d", lambda x, w, b: torch.nn.functional.linear(x, w, b), [((4,), R), ((5, 4), R), ((5,), R)]),
 ]
 for _off in (0, 1, -1, 2, -2, 3):
     LINALG.append((f"diagonal_{_off}", lambda a, o=_off: torch.diagonal(a, o), [((3, 4), "real")]))
@@ -338,7 +342,6 @@ def test_matmul_one_side_requires_grad(shapes, which):
 
 
 # -- shape ops -----------------------------------------------------------------------------
-R = "real"
 
 
 def _reversed_T(a):
@@ -573,7 +576,8 @@ SECOND_ORDER = [
     ("var", lambda a: a.var(1, keepdim=True) * a, [((3, 4), R)]),
     ("norm", lambda a: a.norm(dim=1), [((3, 4), "away")]),
     ("prod", lambda a: a.prod(1), [((3, 4), R)]),
-    ("prod_with_zeros", lambda a: a.prod(1) + a.prod(), [np.array([[0.0, 2.0, 3.0], [1.0, 0.0, 0.0], [1.5, 2.0, 3.0]])]),
+    ("prod_with_zeros", lambda a: a.prod(1) + a.prod(),
+     [np.array([[0.0, 2.0, 3.0], [1.0, 0.0, 0.0], [1.5, 2.0, 3.0]])]),
     ("prod_one_zero", lambda a: a.prod(0) * a, [np.array([2.0, 0.0, 3.0, -1.5])]),
     ("index_int", lambda a: a[1] * a[2], [((3, 4), R)]),
     ("index_slice", lambda a: a[1:, ::2] ** 2, [((3, 4), R)]),

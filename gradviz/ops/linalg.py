@@ -26,7 +26,8 @@ BMM = Op("bmm", "BmmBackward0", "Cᵢ = Aᵢ Bᵢ", lambda xp, a, b: a @ b,
          vjp=(lambda xp, g, c, a, b: g @ _mT(xp, b), lambda xp, g, c, a, b: _mT(xp, a) @ g),
          vjp_formulas=("ḡ Bᵀ", "Aᵀ ḡ"), args=MATS, saves=MATS)
 # C = β bias + α A B; β = 0 ignores bias (its nan/inf do not reach C), as in PyTorch
-ADDMM = Op("addmm", "AddmmBackward0", "C = β bias + α A B", lambda xp, bias, a, b, beta, alpha: _addmm(bias, a, b, beta, alpha),
+ADDMM = Op("addmm", "AddmmBackward0", "C = β bias + α A B",
+           lambda xp, bias, a, b, beta, alpha: _addmm(bias, a, b, beta, alpha),
            vjp=(lambda xp, g, c, bias, a, b, beta, alpha: _scaled(xp, g, beta),
                 lambda xp, g, c, bias, a, b, beta, alpha: _scaled(xp, g @ b.T, alpha),
                 lambda xp, g, c, bias, a, b, beta, alpha: _scaled(xp, a.T @ g, alpha)),

@@ -206,7 +206,8 @@ LOG_SOFTMAX = Op("log_softmax", "LogSoftmaxBackward0", "c = a − log Σ eᵃ", 
                  vjp_formulas=("ḡ − eᶜ Σ ḡ",), params=("dim",), saves=("result",))
 CUMSUM = Op("cumsum", "CumsumBackward0", "cᵢ = Σ_{j≤i} aⱼ",
             lambda xp, a, dim: xp.cumsum(a, axis=dim) if a.ndim else a.copy(),
-            vjp=(lambda xp, g, c, a, dim: xp.flip(xp.cumsum(xp.flip(g, axis=dim), axis=dim), axis=dim) if a.ndim else g,),
+            vjp=(lambda xp, g, c, a, dim:
+                 xp.flip(xp.cumsum(xp.flip(g, axis=dim), axis=dim), axis=dim) if a.ndim else g,),
             vjp_formulas=("reverse cumulative sum of ḡ",), params=("dim",))
 
 
