@@ -31,28 +31,15 @@ def numel(input) -> int:
     return input.numel()
 
 
-def eq(input, other):
-    return compare("eq", input, other)  # noqa: F405
+def _comparison(name: str):
+    def fn(input, other):
+        return compare(name, input, other)  # noqa: F405
+    fn.__name__ = name
+    fn.__doc__ = f"torch.{name}: elementwise comparison, a bool tensor with no grad"
+    return fn
 
 
-def ne(input, other):
-    return compare("ne", input, other)  # noqa: F405
-
-
-def gt(input, other):
-    return compare("gt", input, other)  # noqa: F405
-
-
-def lt(input, other):
-    return compare("lt", input, other)  # noqa: F405
-
-
-def ge(input, other):
-    return compare("ge", input, other)  # noqa: F405
-
-
-def le(input, other):
-    return compare("le", input, other)  # noqa: F405
+eq, ne, gt, lt, ge, le = (_comparison(n) for n in ("eq", "ne", "gt", "lt", "ge", "le"))
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:

@@ -10,6 +10,13 @@ class Optimizer:
         self.defaults = defaults
         self.state: dict = {}
 
+    def _gradients(self, weight_decay: float):
+        """(parameter, gradient array with weight decay added) for each parameter that has a .grad."""
+        for p in self.params:
+            if p.grad is not None:
+                d = p.grad._data
+                yield p, (d + weight_decay * p._data if weight_decay else d)
+
     def zero_grad(self, set_to_none: bool = True) -> None:
         for p in self.params:
             if set_to_none:
@@ -25,18 +32,13 @@ class SGD(Optimizer):
     @no_grad()
     def step(self) -> None:
         lr, momentum, wd = self.defaults["lr"], self.defaults["momentum"], self.defaults["weight_decay"]
-        for p in self.params:
-            if p.grad is None:
-                continue
-            d = p.grad._data
-            if wd:
-                d = d + wd * p._data
+        for p, d in self._gradients(wd):
             if momentum:
                 buf = self.state.get(id(p))
                 buf = d.copy() if buf is None else buf * momentum + d
                 self.state[id(p)] = buf
                 d = buf
-            p._data -= lr * d
+            p.sub_(lr * d)
 
 
 class Adam(Optimizer):
@@ -46,14 +48,9 @@ class Adam(Optimizer):
     @no_grad()
     def step(self) -> None:
         lr, (b1, b2), eps, wd = (self.defaults[k] for k in ("lr", "betas", "eps", "weight_decay"))
-        for p in self.params:
-            if p.grad is None:
-                continue
-            d = p.grad._data
-            if wd:
-                d = d + wd * p._data
+        for p, d in self._gradients(wd):
             t, m, v = self.state.get(id(p), (0, 0.0, 0.0))
             t, m, v = t + 1, b1 * m + (1 - b1) * d, b2 * v + (1 - b2) * d * d
             self.state[id(p)] = (t, m, v)
             m_hat, v_hat = m / (1 - b1 ** t), v / (1 - b2 ** t)
-            p._data -= lr * m_hat / (v_hat ** 0.5 + eps)
+            p.sub_(lr * m_hat / (v_hat ** 0.5 + eps))
