@@ -675,6 +675,10 @@ VERSION_CASES = {
                         MODIFIED.format("[torch.FloatTensor [2]], which is output 0 of Exp, is at version 2", 1)),
     "own_operand": (lambda m, x: _then(x * 1, lambda y: (y, y.add_(x), y.mul_(y))),
                     MODIFIED.format("[torch.FloatTensor [2]], which is output 0 of Mul, is at version 2", 1)),
+    "through_a_view": (lambda m, x: _then(m.ones(2, 2), lambda w: (x @ w.T, w.mul_(2))),
+                       MODIFIED.format("[torch.FloatTensor [2, 2]] is at version 1", 0)),
+    "write_into_a_view": (lambda m, x: _then(x.exp(), lambda y: (y, _no_grad(m, lambda: y[0:1].zero_()))),
+                          MODIFIED.format("[torch.FloatTensor [2]], which is output 0 of Exp, is at version 1", 0)),
     "float64": (lambda m, x: _then(x.double() * 1, lambda y: (y * y, y.add_(1))),
                 MODIFIED.format("[torch.DoubleTensor [2]], which is output 0 of Add, is at version 1", 0)),
 }

@@ -122,8 +122,11 @@ def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
                 break
     if not needs_grad:
         if op.n_outputs == 1:
-            return Tensor._make(out)
-        return tuple(Tensor._make(o) for o in out)
+            result = Tensor._make(out)
+            if getattr(out, "base", None) is not None:
+                share_version(result, inputs)
+            return result
+        return tuple(share_version(Tensor._make(o), inputs) for o in out)
     if op.n_outputs == 1:
         out = as_array(out)
     else:
@@ -132,12 +135,27 @@ def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
     node = node_cls(op, inputs, params, out, tuple([t._edge() for t in inputs]), _scope_state.path)
     if op.n_outputs == 1:
         result = Tensor._make(out, node, 0)
+        if getattr(out, "base", None) is not None:
+            share_version(result, inputs)
     else:
-        result = tuple(Tensor._make(o, node, i) for i, o in enumerate(out))
+        result = tuple(share_version(Tensor._make(o, node, i), inputs) for i, o in enumerate(out))
     if events._listeners:
         outs = (result,) if op.n_outputs == 1 else result
         events.emit(events.NodeCreated(node, tuple(inputs), outs, node.scope))
     return result
+
+
+def share_version(view, inputs):
+    """A view shares its base's version counter, as in PyTorch: an in-place write through
+    either is seen by every node that saved the other."""
+    data = view._data
+    if getattr(data, "base", None) is not None:
+        xp = NUMPY if type(data) is np.ndarray else namespace(data)
+        for t in inputs:
+            if xp.may_share_memory(data, t._data):
+                view._vc = t._counter()
+                break
+    return view
 
 
 def shape_error(op: Op, arrays, exc) -> str:
