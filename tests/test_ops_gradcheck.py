@@ -40,6 +40,25 @@ def cases(table):
     return [pytest.param(fn, specs, id=name) for name, fn, specs in table]
 
 
+def test_gradcheck_catches_a_wrong_vjp():
+    """The harness itself: a rule that is off by a factor fails, with the numbers shown."""
+    from gradviz.ops.core import apply
+    from gradviz.ops.op import Op
+    wrong = Op("twice", "TwiceBackward0", "c = 2a", lambda xp, a: a * 2, vjp=(lambda xp, g, c, a: g * 3,))
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    assert gradcheck(lambda a: apply(wrong, (a,)), (x,), raise_exception=False) is False
+    with pytest.raises(RuntimeError, match="numerical:\\[2. 0.\\]\nanalytical:\\[3. 0.\\]"):
+        gradcheck(lambda a: apply(wrong, (a,)), (x,))
+
+
+def test_gradcheck_on_non_contiguous_and_aliased_inputs():
+    """Finite differences perturb a transposed leaf in place, and outputs that are views of it."""
+    x = torch.tensor(np.arange(12.0).reshape(4, 3), dtype=torch.float64).T.detach().requires_grad_()
+    assert not x.is_contiguous()
+    assert gradcheck(lambda a: a * a, (x,))
+    assert gradcheck(lambda a: a.diagonal() * 1, (x,)) and gradcheck(lambda a: a[1:], (x,))
+
+
 # -- elementwise, one input ----------------------------------------------------------------
 UNARY_OPS = [
     ("neg", lambda a: -a, "real"),
