@@ -183,6 +183,7 @@ class Backward:
         for (node, nr), g in zip(self.roots, self.seeds):
             self._add(buffers, node, nr, g)
         useful, halt = self.useful, self.halt
+        add, key = self._add, self._key
         for node, _ in self.roots:
             if deps.get(node, 0) == 0 and node not in [e[1] for e in ready] and (useful is None or node in useful):
                 heapq.heappush(ready, self._key(node))
@@ -228,12 +229,12 @@ class Backward:
                             if nxt is None or (useful is not None and nxt not in useful):
                                 continue
                             if g is not None:
-                                self._add(buffers, nxt, nr, g)
+                                add(buffers, nxt, nr, g)
                             remaining = deps[nxt] - 1
                             deps[nxt] = remaining
                             if remaining == 0:
                                 if nxt in buffers:
-                                    heapq.heappush(ready, self._key(nxt))
+                                    heapq.heappush(ready, key(nxt))
                                 else:
                                     self._skip(nxt, buffers, ready)
                         if not self.retain_graph:
@@ -397,23 +398,23 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[list, list]:
         first = g if op.n_outputs == 1 else g[0]
         raw = _call_rule(op.vjp, node, namespace(first), g, node.out_data, [t._data for t in node.inputs])
     sent, axes = [], []
+    inputs = node.inputs
     for i, gi in enumerate(raw):
         if gi is None or node.next_functions[i][0] is None:
             sent.append(None)
             axes.append(())
             continue
-        shape = node.input_shape(i)
-        if gi.shape == shape:
+        a = inputs[i]._data   # the input's shape and dtype are what its gradient must have
+        if gi.shape == a.shape:
             summed = ()
         else:
             try:
-                gi, summed = sum_to(gi, shape)
+                gi, summed = sum_to(gi, a.shape)
             except ValueError:
                 raise RuntimeError(f"Function {op.torch_name} returned an invalid gradient at index {i} - got "
-                                   f"{list(gi.shape)} but expected shape compatible with {list(shape)}") from None
-        want = node.input_dtype(i)
-        if not create_graph and gi.dtype != want:
-            gi = gi.astype(want)
+                                   f"{list(gi.shape)} but expected shape compatible with {list(a.shape)}") from None
+        if not create_graph and gi.dtype != a.dtype:
+            gi = gi.astype(a.dtype)
         sent.append(gi)
         axes.append(summed)
     return sent, axes
