@@ -293,7 +293,8 @@ def _leaves(t, arrays):
     return [t.tensor(a, dtype=t.float64, requires_grad=True) for a in arrays]
 
 
-@settings(max_examples=300, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, database=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(programs())
 def test_random_program_gradients_match_finite_differences(program):
     arrays, steps = program
@@ -309,7 +310,8 @@ def test_random_program_gradients_match_finite_differences(program):
 
 @pytest.mark.torch
 @pytest.mark.skipif(torch is None, reason="PyTorch is not installed")
-@settings(max_examples=300, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, database=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(programs())
 def test_random_program_matches_torch(program):
     arrays, steps = program
