@@ -77,6 +77,8 @@ def _seeds(tensors, grad_tensors, create_graph: bool):
         else:
             if not isinstance(g, Tensor):
                 g = Tensor(g, dtype=t.dtype)
+            elif g._data.dtype != t._data.dtype:
+                g = g.to(t.dtype)   # PyTorch casts the seed to the output's dtype
             if tuple(g.shape) != tuple(t.shape):
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g.shape)} and "
                                    f"output[{i}] has a shape of {Size(t.shape)}.")
@@ -160,7 +162,6 @@ class Backward:
             self.capture.setdefault(key, []).append(i)
         self.captured = [None] * len(capture)
         self._handed_out = {id(g) for g in self.seeds}   # arrays that must not become a .grad as they are
-        self.steps: list[Step] | None = None
         self._iter = self._run()
 
     def __iter__(self) -> Iterator[Step]:
