@@ -69,7 +69,8 @@ TRACE = Op("trace", "TraceBackward0", "c = tr A", lambda xp, a: xp.trace(a),
 
 def _mm_error(name, a, b):
     return RuntimeError(f"{name}: mat1 and mat2 shapes cannot be multiplied "
-                        f"({'x'.join(map(str, a.shape))} and {'x'.join(map(str, b.shape))})")
+                        f"({'x'.join(map(str, a.shape))} and {'x'.join(map(str, b.shape))}); the columns of "
+                        f"mat1 must equal the rows of mat2: transpose or reshape one operand (e.g. a @ b.T)")
 
 
 def mm(input, mat2):
