@@ -1,5 +1,6 @@
 """The public functions (gradviz.exp, gradviz.matmul, ...), gathered from the op modules."""
-from .ops.index import gather, getitem, index_put, index_select, scatter_add  # noqa: F401
+from .ops.index import (argsort, gather, getitem, index_put, index_select, scatter_add, sort,  # noqa: F401
+                        topk)
 from .ops.linalg import addmm, bmm, diagonal, dot, matmul, mm, mv, outer, trace  # noqa: F401
 from .ops.pointwise import (abs, add, clamp, compare, cos, div, erf, exp, floor, floor_divide, gelu,  # noqa: F401
                             leaky_relu, log, log1p, logical_not, masked_fill, maximum, minimum, mul, neg, pow,

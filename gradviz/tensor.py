@@ -903,6 +903,15 @@ class Tensor:
     def diagonal(self, offset=0, dim1=0, dim2=1):
         return F.diagonal(self, offset, dim1, dim2)
 
+    def sort(self, dim=-1, descending=False, stable=False):
+        return F.sort(self, dim, descending, stable)
+
+    def argsort(self, dim=-1, descending=False, stable=False):
+        return F.argsort(self, dim, descending, stable)
+
+    def topk(self, k, dim=-1, largest=True, sorted=True):
+        return F.topk(self, k, dim, largest, sorted)
+
     def gather(self, dim, index):
         return F.gather(self, dim, index)
 

@@ -257,3 +257,50 @@ def index_select(input, dim, index):
     if idx.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     return apply(INDEX_SELECT, (input,), (d, idx.reshape(-1)))
+
+
+# -- sorting: values are a gather along dim, so their VJP scatters ḡ back ---------------
+def _gather_op(name: str, torch_name: str, formula: str) -> Op:
+    return Op(name, torch_name, formula, lambda xp, a, dim, index: xp.take_along_axis(a, index, axis=dim),
+              vjp=(lambda xp, g, c, a, dim, index: xp.scatter_add_zeros(a.shape, dim, index, g),),
+              vjp_formulas=("ḡ scattered back to where each value came from",), params=("dim", "indices"),
+              saves=("indices",))
+
+
+SORT = _gather_op("sort", "SortBackward0", "c = sort(a)")
+TOPK = _gather_op("topk", "TopkBackward0", "c = topk(a, k)")
+
+
+def _order(a: np.ndarray, dim: int, descending: bool) -> np.ndarray:
+    """A stable argsort along dim (ties keep their order, as PyTorch's stable sort)."""
+    keys = a.astype(np.int64) if a.dtype.kind in "bu" else a
+    return np.argsort(-keys if descending else keys, axis=dim, kind="stable")
+
+
+def _values_indices(name: str, op: Op, input, dim: int, index: np.ndarray):
+    from ..tensor import Tensor
+    from .reduce import _ValuesIndices
+    result = _ValuesIndices((apply(op, (input,), (dim, index)), Tensor._make(index.astype(np.int64))))
+    result._name = name
+    return result
+
+
+def sort(input, dim=-1, descending=False, stable=False):
+    """torch.sort: (values, indices) along dim."""
+    if input.ndim == 0:
+        return _values_indices("sort", SORT, input.reshape(1), 0, np.zeros(1, dtype=np.int64))
+    (d,) = normalize_dims(dim, input.ndim)
+    return _values_indices("sort", SORT, input, d, _order(input._data, d, descending))
+
+
+def argsort(input, dim=-1, descending=False, stable=False):
+    return sort(input, dim, descending, stable).indices
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True):
+    """torch.topk: the k largest (or smallest) values along dim and their indices."""
+    (d,) = normalize_dims(dim, input.ndim)
+    if not 0 <= k <= (input.shape[d] if input.ndim else 1):
+        raise RuntimeError("selected index k out of range")
+    index = np.take(_order(input._data, d, largest), np.arange(k), axis=d)
+    return _values_indices("topk", TOPK, input, d, index)
