@@ -9,11 +9,12 @@ from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set
 from .backend import device  # noqa: F401
 from .creation import (BoolTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor, arange, as_tensor,  # noqa: F401
                        empty, empty_like, eye, from_numpy, full, full_like, linspace, manual_seed, ones, ones_like,
-                       rand, rand_like, randint, randn, randn_like, seed, tensor, zeros, zeros_like)
+                       rand, rand_like, randint, randn, randn_like, seed, tensor, zeros, zeros_like,
+                       bernoulli, normal, randint_like, randperm)
 from .dtypes import (Size, bool_ as bool, dtype, float16, float32, float64, get_default_dtype, int8,  # noqa: F401
                      int16, int32, int64, set_default_dtype, uint8)
 from .functions import *  # noqa: F401,F403
-from .functions import abs, max, min, pow, round, sum  # noqa: F401  (shadow the builtins, as torch does)
+from .functions import abs, all, any, max, min, pow, round, sum  # noqa: F401  (shadow the builtins, as torch does)
 from ._tensor_str import set_printoptions  # noqa: F401
 from .scope import scope  # noqa: F401
 from .tensor import Tensor  # noqa: F401

@@ -200,3 +200,40 @@ class IntTensor(metaclass=_LegacyTensor):
 
 class BoolTensor(metaclass=_LegacyTensor):
     dtype = dtypes.bool_
+
+
+def randperm(n, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    arr = _rng().permutation(int(n))
+    return _finish(arr.astype(dtypes.as_np(dtype) if dtype else np.int64), None, device, requires_grad)
+
+
+def randint_like(input, low=0, high=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    if high is None:
+        low, high = 0, low
+    arr = _rng().integers(low, high, size=tuple(input.shape))
+    return _finish(arr.astype(dtypes.as_np(dtype or input.dtype)), None, device or input.device, requires_grad)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Samples of N(mean, std²): mean and std may be tensors (broadcast) or numbers (then size is needed)."""
+    m = mean._data if isinstance(mean, Tensor) else None
+    s = std._data if isinstance(std, Tensor) else None
+    if m is None and s is None:
+        if size is None:
+            raise TypeError("normal() received an invalid combination of arguments - got (float, float), but "
+                            "expected a size with two numbers")
+        out_dtype = dtypes.as_np(dtype) if dtype else dtypes.get_default_dtype().np
+        arr = _rng().normal(mean, std, _size((tuple(size),)))
+    else:
+        ref = m if m is not None else s
+        out_dtype = ref.dtype
+        shape = np.broadcast_shapes(*(x.shape for x in (m, s) if x is not None))
+        arr = _rng().normal(np.asarray(mean if m is None else m), np.asarray(std if s is None else s), shape)
+    return _finish(arr.astype(out_dtype), None, device, requires_grad)
+
+
+def bernoulli(input, p=None, *, generator=None) -> Tensor:
+    """1 with probability input (or p), 0 otherwise, in input's dtype."""
+    probs = input._data if p is None else np.full(input.shape, p)
+    arr = (_rng().random(tuple(input.shape)) < probs).astype(input._data.dtype)
+    return Tensor._make(arr)

@@ -974,11 +974,107 @@ class Tensor:
     def leaky_relu(self, negative_slope=0.01):
         return F.leaky_relu(self, negative_slope)
 
-    def all(self):
-        return Tensor._make(np.asarray(self._data.all()))
+    def all(self, dim=None, keepdim=False):
+        return F.all(self, dim, keepdim)
 
-    def any(self):
-        return Tensor._make(np.asarray(self._data.any()))
+    def any(self, dim=None, keepdim=False):
+        return F.any(self, dim, keepdim)
+
+    def count_nonzero(self, dim=None):
+        return F.count_nonzero(self, dim)
+
+    def cumprod(self, dim, *, dtype=None):
+        return F.cumprod(self, dim, dtype=dtype)
+
+    def median(self, dim=None, keepdim=False):
+        return F.median(self, dim, keepdim)
+
+    def aminmax(self, *, dim=None, keepdim=False):
+        return F.aminmax(self, dim=dim, keepdim=keepdim)
+
+    def diff(self, n=1, dim=-1, prepend=None, append=None):
+        return F.diff(self, n, dim, prepend, append)
+
+    def tril(self, diagonal=0):
+        return F.tril(self, diagonal)
+
+    def triu(self, diagonal=0):
+        return F.triu(self, diagonal)
+
+    def diag(self, diagonal=0):
+        return F.diag(self, diagonal)
+
+    def diag_embed(self, offset=0, dim1=-2, dim2=-1):
+        return F.diag_embed(self, offset, dim1, dim2)
+
+    def broadcast_to(self, size):
+        return F.broadcast_to(self, size)
+
+    def movedim(self, source, destination):
+        return F.movedim(self, source, destination)
+
+    moveaxis = movedim
+
+    def swapdims(self, d0, d1):
+        return F.transpose(self, d0, d1)
+
+    def narrow(self, dim, start, length):
+        return F.narrow(self, dim, start, length)
+
+    def select(self, dim, index):
+        return F.select(self, dim, index)
+
+    def take_along_dim(self, indices, dim=None):
+        return F.take_along_dim(self, indices, dim)
+
+    def masked_select(self, mask):
+        return F.masked_select(self, mask)
+
+    def nonzero(self, *, as_tuple=False):
+        return F.nonzero(self, as_tuple=as_tuple)
+
+    def roll(self, shifts, dims=None):
+        return F.roll(self, shifts, dims)
+
+    def tile(self, dims):
+        return F.tile(self, dims)
+
+    def index_add(self, dim, index, source, *, alpha=1):
+        return F.index_add(self, dim, index, source, alpha=alpha)
+
+    def index_fill(self, dim, index, value):
+        return F.index_fill(self, dim, index, value)
+
+    def scatter(self, dim, index, src=None, *, value=None):
+        return F.scatter(self, dim, index, src, value=value)
+
+    def lerp(self, end, weight):
+        return F.lerp(self, end, weight)
+
+    def addcmul(self, tensor1, tensor2, *, value=1):
+        return F.addcmul(self, tensor1, tensor2, value=value)
+
+    def addcdiv(self, tensor1, tensor2, *, value=1):
+        return F.addcdiv(self, tensor1, tensor2, value=value)
+
+    def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
+        return F.nan_to_num(self, nan, posinf, neginf)
+
+    def logit(self, eps=None):
+        return F.logit(self, eps)
+
+    def dist(self, other, p=2):
+        return F.dist(self, other, p)
+
+    def addmv(self, mat, vec, *, beta=1, alpha=1):
+        return F.addmv(self, mat, vec, beta=beta, alpha=alpha)
+
+    def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
+        return F.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+
+    def bernoulli(self, p=None):
+        from .creation import bernoulli
+        return bernoulli(self, p)
 
     def allclose(self, other, rtol=1e-05, atol=1e-08):
         return bool(np.allclose(backend.to_numpy(self._data), np.asarray(other), rtol=rtol, atol=atol))
@@ -1038,7 +1134,10 @@ _core.Tensor = Tensor
 
 for _name in ("matmul", "mm", "bmm", "dot", "mv", "outer", "trace", "exp", "log", "log1p", "sqrt", "rsqrt",
               "reciprocal", "sin", "cos", "tan", "tanh", "sigmoid", "relu", "abs", "sign", "neg", "erf", "floor",
-              "round", "logical_not", "gelu", "softplus"):
+              "round", "logical_not", "gelu", "softplus", "square", "log2", "log10", "exp2", "expm1", "sinh", "cosh",
+              "asin", "acos", "atan", "arcsin", "arccos", "arctan", "atan2", "arctan2", "ceil", "trunc", "fix",
+              "hypot", "isnan", "isinf", "isfinite", "sgn", "positive", "true_divide", "fmod", "float_power",
+              "logcumsumexp", "ravel", "kron", "std_mean", "var_mean"):
     setattr(Tensor, _name, _method(getattr(F, _name)))
 Tensor.negative = Tensor.neg
 Tensor.absolute = Tensor.abs

@@ -304,3 +304,155 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
         raise RuntimeError("selected index k out of range")
     index = np.take(_order(input._data, d, largest), np.arange(k), axis=d)
     return _values_indices("topk", TOPK, input, d, index)
+
+
+# -- more indexing: narrow, take_along_dim, masked_select, index_add/fill, scatter ----------
+MASKED_SELECT = Op("masked_select", "MaskedSelectBackward0", "c = a[mask]",
+                   lambda xp, a, mask: xp.broadcast_to(a, mask.shape)[mask],
+                   vjp=(lambda xp, g, c, a, mask: xp.index_scatter(g, mask.shape, mask, False),),
+                   vjp_formulas=("ḡ placed where mask holds",), params=("mask",), saves=("mask",))
+
+
+def _index_add(xp, a, src, dim, index, alpha):
+    out = a.copy()
+    xp.add.at(out, _at(dim, index), src * alpha if alpha != 1 else src)
+    return out
+
+
+INDEX_ADD = Op("index_add", "IndexAddBackward0", "c = a; c[…, idx] += α src", _index_add,
+               vjp=(lambda xp, g, c, a, src, dim, index, alpha: g,
+                    lambda xp, g, c, a, src, dim, index, alpha: _times(xp.take(g, index, axis=dim) if xp.arrays
+                                                                       else apply(INDEX_SELECT, (g,), (dim, index)),
+                                                                       alpha)),
+               vjp_formulas=("ḡ", "α ḡ[…, idx]"), args=("self", "source"), params=("dim", "index", "alpha"),
+               saves=("index",))
+
+
+def _times(g, alpha):
+    return g if alpha == 1 else g * alpha
+
+
+def _fill_at(a, key, value):
+    out = a.copy()
+    out[key] = value
+    return out
+
+
+# `written` marks the entries replaced by the op: they get no gradient
+INDEX_FILL = Op("index_fill", "IndexFillBackward0", "c = a; c[…, idx] = v",
+                lambda xp, a, key, written, value: _fill_at(a, key, value),
+                vjp=(lambda xp, g, c, a, key, written, value: xp.where(written, 0, g),),
+                vjp_formulas=("ḡ, 0 at idx",), params=("index", "written", "value"))
+SCATTER = Op("scatter", "ScatterBackward0", "c = a; c[idx] = src (along dim)",
+             lambda xp, a, src, dim, index, written: _scattered(xp, a, dim, index, src[_region(index)]),
+             vjp=(lambda xp, g, c, a, src, dim, index, written: xp.where(written, 0, g),
+                  lambda xp, g, c, a, src, dim, index, written:
+                  _pad_to(xp, xp.take_along_axis(g, index, axis=dim), src)),
+             vjp_formulas=("ḡ, 0 at idx", "gather(ḡ, dim, idx)"), args=("self", "src"),
+             params=("dim", "index", "written"), saves=("index",))
+SCATTER_VALUE = Op("scatter", "ScatterBackward1", "c = a; c[idx] = v (along dim)",
+                   lambda xp, a, dim, index, written, value: _scattered(xp, a, dim, index, value),
+                   vjp=(lambda xp, g, c, a, dim, index, written, value: xp.where(written, 0, g),),
+                   vjp_formulas=("ḡ, 0 at idx",), params=("dim", "index", "written", "value"))
+
+
+def _scatter_key(xp, index, dim):
+    key = list(xp.indices(index.shape, sparse=True))
+    key[dim] = index
+    return tuple(key)
+
+
+def _scattered(xp, a, dim, index, src):
+    out = a.copy()
+    out[_scatter_key(xp, index, dim)] = src
+    return out
+
+
+def narrow(input, dim, start, length):
+    (d,) = normalize_dims(dim, input.ndim)
+    size = input.shape[d]
+    start = int(start)
+    if start < 0:
+        start += size
+    if not 0 <= start <= size or length < 0 or start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    return apply(SLICE, (input,), (d, start, start + length, 1))
+
+
+def select(input, dim, index):
+    (d,) = normalize_dims(dim, input.ndim)
+    size = input.shape[d]
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(input.shape)} at "
+                         f"dimension {d}")
+    return apply(SELECT, (input,), (d, index % size))
+
+
+def take_along_dim(input, indices, dim=None):
+    """gather after broadcasting input and indices against each other (all but dim), as PyTorch."""
+    from .shape import expand, reshape
+    idx = indices._data
+    if dim is None:
+        return apply(GATHER, (reshape(input, -1),), (0, idx.reshape(-1)))
+    (d,) = normalize_dims(dim, input.ndim)
+    shape_in, shape_idx = list(input.shape), list(idx.shape)
+    shape_in[d] = shape_idx[d] = 1
+    common = list(np.broadcast_shapes(tuple(shape_in), tuple(shape_idx)))
+    in_shape, idx_shape = list(common), list(common)
+    in_shape[d], idx_shape[d] = input.shape[d], idx.shape[d]
+    return apply(GATHER, (expand(input, *in_shape),), (d, np.broadcast_to(idx, idx_shape)))
+
+
+def masked_select(input, mask):
+    m = mask._data if hasattr(mask, "_data") else np.asarray(mask)
+    if m.dtype != bool:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    shape = np.broadcast_shapes(tuple(input.shape), m.shape)
+    return apply(MASKED_SELECT, (input,), (np.broadcast_to(m, shape),))
+
+
+def nonzero(input, *, as_tuple=False):
+    from ..tensor import Tensor
+    found = np.nonzero(input._data) if input.ndim else np.nonzero(input._data.reshape(1))
+    if as_tuple:
+        return tuple(Tensor._make(i.astype(np.int64)) for i in found)
+    return Tensor._make(np.stack(found, axis=1).astype(np.int64) if input.ndim
+                        else np.zeros((len(found[0]), 0), dtype=np.int64))
+
+
+def _index_vector(index):
+    idx = index._data if hasattr(index, "_data") else np.asarray(index)
+    if idx.ndim > 1:
+        raise IndexError("index_add_(): Index is supposed to be a vector")
+    return idx.reshape(-1)
+
+
+def index_add(input, dim, index, source, *, alpha=1):
+    (d,) = normalize_dims(dim, input.ndim)
+    return apply(INDEX_ADD, (input, source), (d, _index_vector(index), alpha))
+
+
+def index_fill(input, dim, index, value):
+    from ..tensor import Tensor
+    (d,) = normalize_dims(dim, input.ndim)
+    if isinstance(value, Tensor):
+        value = value.item()
+    key = _at(d, _index_vector(index))
+    written = np.zeros(input.shape, dtype=bool)
+    written[key] = True
+    return apply(INDEX_FILL, (input,), (key, written, value))
+
+
+def scatter(input, dim, index, src=None, *, value=None):
+    from ..tensor import Tensor
+    (d,) = normalize_dims(dim, input.ndim)
+    idx = index._data
+    if idx.ndim != input.ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    written = np.zeros(input.shape, dtype=bool)
+    written[_scatter_key(np, idx, d)] = True
+    if src is None:
+        src = value
+    if isinstance(src, Tensor):
+        return apply(SCATTER, (input, src), (d, idx, written))
+    return apply(SCATTER_VALUE, (input,), (d, idx, written, src))

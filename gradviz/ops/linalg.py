@@ -253,3 +253,130 @@ def trace(input):
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
     return apply(TRACE, (input,))
+
+
+# -- more products: addmv, baddbmm, tensordot, kron, einsum ------------------------------
+ADDMV = Op("addmv", "AddmvBackward0", "c = β bias + α A v",
+           lambda xp, bias, a, v, beta, alpha: _addmm(bias, a, v, beta, alpha),
+           vjp=(lambda xp, g, c, bias, a, v, beta, alpha: _scaled(xp, g, beta),
+                lambda xp, g, c, bias, a, v, beta, alpha: _scaled(xp, xp.reshape(g, (-1, 1)) * v, alpha),
+                lambda xp, g, c, bias, a, v, beta, alpha: _scaled(xp, a.T @ g, alpha)),
+           vjp_formulas=("β ḡ", "α ḡ vᵀ", "α Aᵀ ḡ"), args=("self", "mat", "vec"), params=("beta", "alpha"),
+           saves=("mat", "vec"))
+BADDBMM = Op("baddbmm", "BaddbmmBackward0", "Cᵢ = β biasᵢ + α Aᵢ Bᵢ",
+             lambda xp, bias, a, b, beta, alpha: _addmm(bias, a, b, beta, alpha),
+             vjp=(lambda xp, g, c, bias, a, b, beta, alpha: _scaled(xp, g, beta),
+                  lambda xp, g, c, bias, a, b, beta, alpha: _scaled(xp, g @ _mT(xp, b), alpha),
+                  lambda xp, g, c, bias, a, b, beta, alpha: _scaled(xp, _mT(xp, a) @ g, alpha)),
+             vjp_formulas=("β ḡ", "α ḡ Bᵀ", "α Aᵀ ḡ"), args=("self", "batch1", "batch2"), params=("beta", "alpha"),
+             saves=("batch1", "batch2"))
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1):
+    if mat.ndim != 2 or vec.ndim != 1 or mat.shape[1] != vec.shape[0]:
+        raise RuntimeError(f"size mismatch, got input ({input.shape[0] if input.ndim else 1}), mat "
+                           f"({mat.shape[0]}x{mat.shape[1] if mat.ndim > 1 else 1}), vec ({vec.shape[0]})")
+    return apply(ADDMV, (input,) + _same_dtype(mat, vec), (beta, alpha))
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    if batch1.ndim != 3 or batch2.ndim != 3:
+        raise RuntimeError(f"batch1 must be a 3D tensor (got {batch1.ndim}-D and {batch2.ndim}-D)")
+    if batch1.shape[0] != batch2.shape[0] or batch1.shape[2] != batch2.shape[1]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{batch1.shape[0]}, {batch1.shape[2]}] but got: [{batch2.shape[0]}, {batch2.shape[1]}].")
+    return apply(BADDBMM, (input,) + _same_dtype(batch1, batch2), (beta, alpha))
+
+
+def tensordot(a, b, dims=2):
+    """Contract dims of a with dims of b: both permuted and reshaped to matrices, one mm, then
+    viewed back, as PyTorch records it."""
+    from .reduce import normalize_dims
+    from .shape import permute, reshape
+    if isinstance(dims, int):
+        da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    else:
+        da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
+    da = [normalize_dims(d, a.ndim)[0] for d in da]
+    db = [normalize_dims(d, b.ndim)[0] for d in db]
+    for x, y in zip(da, db):
+        if a.shape[x] != b.shape[y]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[x]} in dim {x} "
+                               f"and second has size {b.shape[y]} in dim {y}")
+    free_a = [i for i in range(a.ndim) if i not in da]
+    free_b = [i for i in range(b.ndim) if i not in db]
+    k = _prod([a.shape[d] for d in da])
+    out_shape = [a.shape[i] for i in free_a] + [b.shape[i] for i in free_b]
+    left = reshape(permute(a, free_a + da), _prod([a.shape[i] for i in free_a]), k)
+    right = reshape(permute(b, db + free_b), k, _prod([b.shape[i] for i in free_b]))
+    return reshape(mm(left, right), *out_shape)
+
+
+def kron(input, other):
+    """Kronecker product: a and b interleaved as (a₀, 1, a₁, 1, …) ⊙ (1, b₀, 1, b₁, …), then
+    merged back, as PyTorch records it (views of fresh copies and one mul)."""
+    from .shape import unsafe_view
+    n = max(input.ndim, other.ndim)
+    sa = (1,) * (n - input.ndim) + tuple(input.shape)
+    sb = (1,) * (n - other.ndim) + tuple(other.shape)
+    a = unsafe_view(input, *[s for d in sa for s in (d, 1)])
+    b = unsafe_view(other, *[s for d in sb for s in (1, d)])
+    return unsafe_view(a * b, *[x * y for x, y in zip(sa, sb)])
+
+
+def einsum(equation, *operands):
+    """einsum from gradviz ops: each operand's repeated letters become diagonals and the letters
+    only it carries are summed first; the operands are then permuted and unsqueezed onto one
+    common set of axes, multiplied, the contracted axes summed, and the result permuted to the
+    output's order."""
+    from . import reduce as R
+    from .shape import permute, unsqueeze
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    eq = equation.replace(" ", "")
+    lhs, arrow, out = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(operands):
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation"
+                           if len(operands) > len(terms) else
+                           "einsum(): fewer operands were provided than specified in the equation")
+    if "." in eq:
+        raise RuntimeError("einsum(): ellipsis ('...') is not supported here")
+    if not arrow:
+        counts = {}
+        for c in "".join(terms):
+            counts[c] = counts.get(c, 0) + 1
+        out = "".join(sorted(c for c, k in counts.items() if k == 1))
+    letters = list(out) + sorted({c for t in terms for c in t} - set(out))
+    prepared = []
+    for i, (term, x) in enumerate(zip(terms, operands)):
+        if len(term) != x.ndim:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(term)}) does not match "
+                               f"the number of dimensions ({x.ndim}) for operand {i}")
+        term = list(term)
+        while len(set(term)) < len(term):   # a repeated letter: take the diagonal
+            c = next(c for c in term if term.count(c) > 1)
+            d1 = term.index(c)
+            d2 = term.index(c, d1 + 1)
+            x = diagonal(x, 0, d1, d2)
+            term = [t for j, t in enumerate(term) if j not in (d1, d2)] + [c]
+        others = set(out).union(*(set(t) for j, t in enumerate(terms) if j != i))
+        lone = [j for j, c in enumerate(term) if c not in others]
+        if lone:
+            x = R.sum(x, tuple(lone))
+            term = [c for j, c in enumerate(term) if j not in lone]
+        order = sorted(range(len(term)), key=lambda j: letters.index(term[j]))
+        x = permute(x, [*order])
+        term = [term[j] for j in order]
+        for pos, c in enumerate(letters):
+            if c not in term:
+                x = unsqueeze(x, pos)
+                term.insert(pos, c)
+        prepared.append(x)
+    result = prepared[0]
+    for x in prepared[1:]:
+        result = result * x
+    contracted = tuple(range(len(out), result.ndim))
+    if contracted:
+        result = R.sum(result, contracted)
+    return result

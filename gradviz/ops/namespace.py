@@ -28,6 +28,16 @@ class TensorNamespace:
     diagonal = staticmethod(linalg.diagonal)
     flip = staticmethod(lambda a, axis: shape.flip(a, axis))
     transpose = staticmethod(shape.permute)
+    cosh = staticmethod(pointwise.cosh)
+    sinh = staticmethod(pointwise.sinh)
+
+    @staticmethod
+    def roll(a, shift, axis=None):
+        return shape.roll(a, shift, axis)
+
+    @staticmethod
+    def cumprod(a, axis):
+        return reduce.cumprod(a, axis)
 
     @staticmethod
     def keep(g, mask):

@@ -376,3 +376,215 @@ logical_not = _make_unary(NOT)
 def compare(name: str, a, b):
     a, b, _ = coerce_pair(a, b)
     return apply(COMPARE[name], (a, b))
+
+
+# -- more of the table: logs, exponentials, hyperbolic and inverse trig functions ---------
+LN2, LN10 = math.log(2.0), math.log(10.0)
+LOG2 = _unary("log2", "Log2Backward0", "c = log₂ a", quiet(lambda xp, a: xp.log2(a)),
+              quiet(lambda xp, g, c, a: g / (a * LN2)), "ḡ / (a ln 2)")
+LOG10 = _unary("log10", "Log10Backward0", "c = log₁₀ a", quiet(lambda xp, a: xp.log10(a)),
+               quiet(lambda xp, g, c, a: g / (a * LN10)), "ḡ / (a ln 10)")
+EXP2 = _unary("exp2", "Exp2Backward0", "c = 2ᵃ", quiet(lambda xp, a: xp.exp2(a)), lambda xp, g, c, a: g * c * LN2,
+              "ḡ ⊙ c ln 2", saves=("result",))
+EXPM1 = _unary("expm1", "Expm1Backward0", "c = eᵃ − 1", quiet(lambda xp, a: xp.expm1(a)),
+               lambda xp, g, c, a: g * (c + 1), "ḡ ⊙ (c + 1)", saves=("result",))
+SINH = _unary("sinh", "SinhBackward0", "c = sinh a", quiet(lambda xp, a: xp.sinh(a)),
+              quiet(lambda xp, g, c, a: g * xp.cosh(a)), "ḡ ⊙ cosh a")
+COSH = _unary("cosh", "CoshBackward0", "c = cosh a", quiet(lambda xp, a: xp.cosh(a)),
+              quiet(lambda xp, g, c, a: g * xp.sinh(a)), "ḡ ⊙ sinh a")
+ASIN = _unary("asin", "AsinBackward0", "c = asin a", quiet(lambda xp, a: xp.arcsin(a)),
+              quiet(lambda xp, g, c, a: g / xp.sqrt(1 - a * a)), "ḡ / √(1 − a²)")
+ACOS = _unary("acos", "AcosBackward0", "c = acos a", quiet(lambda xp, a: xp.arccos(a)),
+              quiet(lambda xp, g, c, a: -g / xp.sqrt(1 - a * a)), "−ḡ / √(1 − a²)")
+ATAN = _unary("atan", "AtanBackward0", "c = atan a", lambda xp, a: xp.arctan(a),
+              lambda xp, g, c, a: g / (a * a + 1), "ḡ / (1 + a²)")
+ATAN2 = Op("atan2", "Atan2Backward0", "c = atan2(a, b)", quiet(lambda xp, a, b: xp.arctan2(a, b)),
+           vjp=(quiet(lambda xp, g, c, a, b: g * b / (a * a + b * b)),
+                quiet(lambda xp, g, c, a, b: -g * a / (a * a + b * b))),
+           vjp_formulas=("ḡ ⊙ b / (a² + b²)", "−ḡ ⊙ a / (a² + b²)"), args=BINARY, saves=BINARY)
+HYPOT = Op("hypot", "HypotBackward0", "c = √(a² + b²)", lambda xp, a, b: xp.hypot(a, b),
+           vjp=(quiet(lambda xp, g, c, a, b: g * a / c), quiet(lambda xp, g, c, a, b: g * b / c)),
+           vjp_formulas=("ḡ ⊙ a / c", "ḡ ⊙ b / c"), args=BINARY, saves=("self", "other", "result"))
+# lerp(a, b, w) = a + w (b − a): one node for a number w, another when w is a tensor (an input too)
+LERP = Op("lerp", "LerpBackward0", "c = a + w (b − a)", lambda xp, a, b, w: a + (b - a) * w,
+          vjp=(lambda xp, g, c, a, b, w: g * (1 - w), lambda xp, g, c, a, b, w: g * w),
+          vjp_formulas=("ḡ (1 − w)", "ḡ w"), args=("self", "end"), params=("weight",))
+LERP_TENSOR = Op("lerp", "LerpBackward1", "c = a + w ⊙ (b − a)", lambda xp, a, b, w: a + (b - a) * w,
+                 vjp=(lambda xp, g, c, a, b, w: g * (1 - w), lambda xp, g, c, a, b, w: g * w,
+                      lambda xp, g, c, a, b, w: g * (b - a)),
+                 vjp_formulas=("ḡ ⊙ (1 − w)", "ḡ ⊙ w", "ḡ ⊙ (b − a)"), args=("self", "end", "weight"),
+                 saves=("self", "end", "weight"))
+ADDCMUL = Op("addcmul", "AddcmulBackward0", "c = a + v t₁ ⊙ t₂", lambda xp, a, t1, t2, v: a + t1 * t2 * v,
+             vjp=(lambda xp, g, c, a, t1, t2, v: g, lambda xp, g, c, a, t1, t2, v: g * t2 * v,
+                  lambda xp, g, c, a, t1, t2, v: g * t1 * v),
+             vjp_formulas=("ḡ", "v ḡ ⊙ t₂", "v ḡ ⊙ t₁"), args=("self", "tensor1", "tensor2"), params=("value",),
+             saves=("tensor1", "tensor2"))
+ADDCDIV = Op("addcdiv", "AddcdivBackward0", "c = a + v t₁ / t₂", quiet(lambda xp, a, t1, t2, v: a + t1 / t2 * v),
+             vjp=(lambda xp, g, c, a, t1, t2, v: g, quiet(lambda xp, g, c, a, t1, t2, v: g * v / t2),
+                  quiet(lambda xp, g, c, a, t1, t2, v: -g * v * t1 / (t2 * t2))),
+             vjp_formulas=("ḡ", "v ḡ / t₂", "−v ḡ ⊙ t₁ / t₂²"), args=("self", "tensor1", "tensor2"),
+             params=("value",), saves=("tensor1", "tensor2"))
+# nan_to_num: the replaced entries are constants, so no gradient reaches them
+NAN_TO_NUM = _unary("nan_to_num", "NanToNumBackward0", "c = a, with nan/±inf replaced",
+                    lambda xp, a, nan, posinf, neginf: xp.nan_to_num(a, nan=nan, posinf=posinf, neginf=neginf),
+                    lambda xp, g, c, a, nan, posinf, neginf: xp.where(xp.isfinite(a), g, 0), "ḡ ⊙ [a finite]",
+                    params=("nan", "posinf", "neginf"))
+
+
+def _logit_forward(xp, a, eps):
+    if eps is not None:
+        a = xp.clip(a, eps, 1 - eps)
+    return xp.log(a / (1 - a))
+
+
+def _logit_vjp(xp, g, c, a, eps):
+    slope = g / (a * (1 - a))
+    if eps is None:   # outside [0, 1] the derivative is nan, as in PyTorch
+        return xp.where((a < 0) | (a > 1), a * float("nan"), slope)
+    return xp.where((a < eps) | (a > 1 - eps), 0, slope)
+
+
+LOGIT = _unary("logit", "LogitBackward0", "c = log(a / (1 − a))", quiet(_logit_forward), quiet(_logit_vjp),
+               "ḡ / (a (1 − a))", params=("eps",))
+# the sign of a real number: a step function, its gradient is zero
+SGN = _unary("sgn", "SgnBackward0", "c = sgn a", lambda xp, a: xp.sign(a), lambda xp, g, c, a: xp.zeros_like(g), "0",
+             saves=())
+# fmod: the remainder with the sign of a (trunc division), as C's fmod
+FMOD = Op("fmod", "FmodBackward1", "c = a − trunc(a / b) b", quiet(lambda xp, a, b: xp.fmod(a, b)),
+          vjp=(lambda xp, g, c, a, b: g, quiet(lambda xp, g, c, a, b: -g * _trunc_quotient(xp, a, b))),
+          vjp_formulas=("ḡ", "−ḡ ⊙ trunc(a / b)"), args=BINARY, saves=BINARY)
+FMOD_SCALAR = Op("fmod", "FmodBackward0", "c = a − trunc(a / s) s", quiet(lambda xp, a, s: xp.fmod(a, s)),
+                 vjp=(lambda xp, g, c, a, s: g,), vjp_formulas=("ḡ",), params=("other",))
+
+
+def _trunc_quotient(xp, a, b):
+    """trunc(a / b) as a constant (no graph): the slope of fmod in b."""
+    if xp.arrays:
+        return xp.trunc(a / b)
+    from ..tensor import Tensor
+    with np.errstate(all="ignore"):
+        return Tensor._make(np.trunc(a._data / b._data))
+
+
+CEIL = _nograd("ceil", lambda xp, a: xp.ceil(a))
+TRUNC = _nograd("trunc", lambda xp, a: xp.trunc(a))
+ISNAN = _nograd("isnan", lambda xp, a: xp.isnan(a))
+ISINF = _nograd("isinf", lambda xp, a: xp.isinf(a))
+ISFINITE = _nograd("isfinite", lambda xp, a: xp.isfinite(a))
+
+
+def _floating(input):
+    """Integer inputs of a float function become the default float dtype (log2 of an int tensor)."""
+    if input._data.dtype.kind in "biu":
+        from ..dtypes import get_default_dtype
+        return input.to(get_default_dtype())
+    return input
+
+
+def _make_float_unary(op):
+    def fn(input):
+        return apply(op, (_floating(input),))
+    fn.__name__ = op.name
+    fn.__doc__ = f"{op.formula}  (grad_fn {op.torch_name}; VJP {op.vjp_formulas[0]})"
+    return fn
+
+
+log2 = _make_float_unary(LOG2)
+log10 = _make_float_unary(LOG10)
+exp2 = _make_float_unary(EXP2)
+expm1 = _make_float_unary(EXPM1)
+sinh = _make_float_unary(SINH)
+cosh = _make_float_unary(COSH)
+asin = arcsin = _make_float_unary(ASIN)
+acos = arccos = _make_float_unary(ACOS)
+atan = arctan = _make_float_unary(ATAN)
+sgn = _make_unary(SGN)
+ceil = _make_unary(CEIL)
+trunc = fix = _make_unary(TRUNC)
+isnan = _make_unary(ISNAN)
+isinf = _make_unary(ISINF)
+isfinite = _make_unary(ISFINITE)
+
+
+def square(input):
+    """a², recorded as PyTorch records it: pow(a, 2) (PowBackward0)."""
+    return pow(input, 2)
+
+
+def negative(input):
+    return neg(input)
+
+
+def positive(input):
+    """The tensor itself, as torch.positive returns it."""
+    return input
+
+
+def true_divide(input, other):
+    return div(input, other)
+
+
+def _float_pair(a, b):
+    a, b, dtype = coerce_pair(a, b)
+    if dtype is None and a._data.dtype.kind in "biu":
+        from ..dtypes import get_default_dtype
+        dtype = get_default_dtype().np
+    return a, b, dtype
+
+
+def atan2(input, other):
+    a, b, dtype = _float_pair(input, other)
+    return apply(ATAN2, (a, b), (), dtype)
+
+
+arctan2 = atan2
+
+
+def hypot(input, other):
+    return binary(HYPOT, input, other)
+
+
+def lerp(input, end, weight):
+    from ..tensor import Tensor
+    if isinstance(weight, Tensor):
+        return apply(LERP_TENSOR, (input, end, weight))
+    return apply(LERP, (input, end), (weight,))
+
+
+def addcmul(input, tensor1, tensor2, *, value=1):
+    return apply(ADDCMUL, (input, tensor1, tensor2), (value,))
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    return apply(ADDCDIV, (input, tensor1, tensor2), (value,))
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    return apply(NAN_TO_NUM, (input,), (nan, posinf, neginf))
+
+
+def logit(input, eps=None):
+    return apply(LOGIT, (_floating(input),), (eps,))
+
+
+def fmod(input, other):
+    from ..tensor import Tensor
+    if isinstance(other, Tensor):
+        a, b, dtype = coerce_pair(input, other)
+        return apply(FMOD, (a, b), (), dtype)
+    _, const, dtype = coerce_pair(input, other)
+    return apply(FMOD_SCALAR, (input,), (const._data,), dtype)
+
+
+def float_power(input, exponent):
+    """pow in double precision: both operands are cast to float64 first (ToCopyBackward0)."""
+    from ..dtypes import float64
+    from ..tensor import Tensor
+    if isinstance(input, Tensor) and input._data.dtype != np.float64:
+        input = input.to(float64)
+    if isinstance(exponent, Tensor):
+        if exponent._data.dtype != np.float64:
+            exponent = exponent.to(float64)
+    elif isinstance(input, Tensor):
+        exponent = float(exponent)
+    return pow(input, exponent)

@@ -2,6 +2,8 @@
 (after re-inserting them when keepdim=False)."""
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 from .core import apply, contiguous
@@ -390,3 +392,209 @@ def cumsum(input, dim, *, dtype=None):
         input = input.to(dtype)
     (d,) = normalize_dims(dim, input.ndim)
     return apply(CUMSUM, (input,), (d,))
+
+
+# -- more reductions and scans -------------------------------------------------------------
+def _cumprod_vjp(xp, g, c, a, dim):
+    if a.ndim == 0:
+        return g
+    zero = (a if xp.arrays else a._data) == 0
+    if not zero.any():   # ∂cⱼ/∂aᵢ = cⱼ / aᵢ for j ≥ i
+        return xp.flip(xp.cumsum(xp.flip(g * c, axis=dim), axis=dim), axis=dim) / a
+    # With zeros cⱼ / aᵢ is 0 / 0: take the products of the others directly. Row i of P holds
+    # cumprod(a with aᵢ replaced by 1); ∂cⱼ/∂aᵢ = P[i, j] for j ≥ i, and 0 before i.
+    n = a.shape[dim]
+    a_last, g_last = xp.swapaxes(a, dim, -1), xp.swapaxes(g, dim, -1)
+    eye, upper = np.eye(n, dtype=bool), np.triu(np.ones((n, n), dtype=bool))
+    rows = xp.where(eye, 1, xp.expand_dims(a_last, -2))     # (..., i, k)
+    p = _cumprod_last(xp, rows)
+    out = xp.sum(xp.where(upper, p, 0) * xp.expand_dims(g_last, -2), axis=-1)
+    return xp.swapaxes(out, dim, -1)
+
+
+def _cumprod_last(xp, a):
+    if xp.arrays:
+        return xp.cumprod(a, axis=-1)
+    return cumprod(a, -1)
+
+
+CUMPROD = Op("cumprod", "CumprodBackward0", "cᵢ = Π_{j≤i} aⱼ",
+             lambda xp, a, dim: contiguous(xp.cumprod(a, axis=dim)) if a.ndim else a.copy(),
+             vjp=(quiet(_cumprod_vjp),), vjp_formulas=("Σ_{j≥i} ḡⱼ Π_{k≤j, k≠i} aₖ",), params=("dim",),
+             saves=("self", "result"))
+
+
+def _logcumsumexp(xp, a, dim):
+    if a.ndim == 0:
+        return a.copy()
+    return contiguous(xp.logaddexp.accumulate(a, axis=dim))
+
+
+def _logcumsumexp_vjp(xp, g, c, a, dim):
+    if a.ndim == 0:
+        return g
+    # ∂cⱼ/∂aᵢ = e^(aᵢ − cⱼ) for j ≥ i: a reverse cumulative sum of ḡⱼ e^(m − cⱼ), times e^(aᵢ − m)
+    m = a.max() if xp.arrays else a._data.max()
+    return xp.exp(a - m) * xp.flip(xp.cumsum(xp.flip(g * xp.exp(m - c), axis=dim), axis=dim), axis=dim)
+
+
+LOGCUMSUMEXP = Op("logcumsumexp", "LogcumsumexpBackward0", "cᵢ = log Σ_{j≤i} e^aⱼ", quiet(_logcumsumexp),
+                  vjp=(quiet(_logcumsumexp_vjp),), vjp_formulas=("e^aᵢ Σ_{j≥i} ḡⱼ e^(−cⱼ)",), params=("dim",),
+                  saves=("self", "result"))
+# median() of all entries shares ḡ among tied medians; median(dim) sends it to the index
+MEDIAN = Op("median", "MedianBackward0", "c = median a", lambda xp, a, dims, keep, k: xp.sort(a.reshape(-1))[k],
+            vjp=(lambda xp, g, c, a, dims, keep, k: _evenly(xp, g, c, a, dims, keep),),
+            vjp_formulas=("ḡ to the median (shared among ties)",), params=("dim", "keepdim", "k"),
+            saves=("self", "result"))
+MEDIAN_DIM = Op("median", "MedianBackward1", "c = median_dim a", _take, vjp=(_select_vjp,),
+                vjp_formulas=("ḡ scattered to the indices",), params=("dim", "keepdim", "indices"), saves=("indices",))
+
+
+def _std_mean_forward(xp, a, dims, keep, k):
+    return contiguous(a.std(axis=dims, keepdims=keep, ddof=k)), contiguous(a.mean(axis=dims, keepdims=keep))
+
+
+def _var_mean_forward(xp, a, dims, keep, k):
+    return contiguous(a.var(axis=dims, keepdims=keep, ddof=k)), contiguous(a.mean(axis=dims, keepdims=keep))
+
+
+def _mean_part(xp, gm, a, dims, keep):
+    return restore(xp, gm, dims, keep, a.ndim) / _count(a, dims)
+
+
+STD_MEAN = Op("std_mean", "StdMeanBackward0", "(s, m) = (std a, mean a)", quiet(_std_mean_forward),
+              vjp=(quiet(lambda xp, g, c, a, dims, keep, k:
+                         restore(xp, g[0] / c[0], dims, keep, a.ndim) * _centered(xp, a, dims) / (_count(a, dims) - k)
+                         + _mean_part(xp, g[1], a, dims, keep)),),
+              vjp_formulas=("ḡₛ ⊙ (a − ā)/((n − k) s) + ḡₘ / n",), params=("dim", "keepdim", "correction"),
+              saves=("self", "result"), n_outputs=2)
+VAR_MEAN = Op("var_mean", "VarMeanBackward0", "(v, m) = (var a, mean a)", quiet(_var_mean_forward),
+              vjp=(quiet(lambda xp, g, c, a, dims, keep, k:
+                         restore(xp, g[0], dims, keep, a.ndim) * _centered(xp, a, dims) * (2.0 / (_count(a, dims) - k))
+                         + _mean_part(xp, g[1], a, dims, keep)),),
+              vjp_formulas=("ḡᵥ ⊙ 2(a − ā)/(n − k) + ḡₘ / n",), params=("dim", "keepdim", "correction"),
+              saves=("self",), n_outputs=2)
+
+
+def _aminmax_vjp(xp, g, c, a, dims, keep):
+    return _evenly(xp, g[0], c[0], a, dims, keep) + _evenly(xp, g[1], c[1], a, dims, keep)
+
+
+AMINMAX = Op("aminmax", "AminmaxBackward0", "(lo, hi) = (min a, max a)",
+             lambda xp, a, dims, keep: (contiguous(a.min(axis=dims, keepdims=keep)),
+                                        contiguous(a.max(axis=dims, keepdims=keep))),
+             vjp=(_aminmax_vjp,), vjp_formulas=("ḡ to the extremes (shared among ties)",), params=DIMS,
+             saves=("self", "result"), n_outputs=2)
+DIST = Op("dist", "DistBackward0", "c = ‖a − b‖ₚ", quiet(lambda xp, a, b, p: _norm_forward(xp, a - b, p, None, False)),
+          vjp=(quiet(lambda xp, g, c, a, b, p: _norm_vjp(xp, g, c, a - b, p, tuple(range(builtins.max(a.ndim, b.ndim))), False)),
+               quiet(lambda xp, g, c, a, b, p:
+                     -_norm_vjp(xp, g, c, a - b, p, tuple(range(builtins.max(a.ndim, b.ndim))), False))),
+          vjp_formulas=("∂‖d‖ₚ/∂d at d = a − b", "−∂‖d‖ₚ/∂d at d = a − b"), args=("self", "other"), params=("p",),
+          saves=("self", "other", "result"))
+
+
+def _bool_reduce(name, input, dim, keepdim):
+    from ..tensor import Tensor
+    data = input._data
+    fn = data.all if name == "all" else data.any
+    out = np.asarray(fn()) if dim is None else np.asarray(fn(axis=normalize_dims(dim, input.ndim) if input.ndim
+                                                               else None, keepdims=keepdim))
+    return Tensor._make(out.astype(np.uint8) if data.dtype == np.uint8 else out)
+
+
+def all(input, dim=None, keepdim=False):
+    """True where every entry is nonzero (bool; uint8 for a uint8 input, as in PyTorch)."""
+    return _bool_reduce("all", input, dim, keepdim)
+
+
+def any(input, dim=None, keepdim=False):
+    return _bool_reduce("any", input, dim, keepdim)
+
+
+def count_nonzero(input, dim=None):
+    from ..tensor import Tensor
+    axis = None if dim is None else normalize_dims(dim, input.ndim)
+    return Tensor._make(np.asarray(np.count_nonzero(input._data, axis=axis), dtype=np.int64))
+
+
+def cumprod(input, dim, *, dtype=None):
+    if dtype is not None:
+        input = input.to(dtype)
+    elif input._data.dtype.kind in "bui":
+        input = input.long()
+    (d,) = normalize_dims(dim, input.ndim)
+    return apply(CUMPROD, (input,), (d,))
+
+
+def logcumsumexp(input, dim):
+    (d,) = normalize_dims(dim, input.ndim)
+    return apply(LOGCUMSUMEXP, (input,), (d,))
+
+
+def median(input, dim=None, keepdim=False):
+    """The lower of the two middle values (PyTorch's median, unlike NumPy's, never averages)."""
+    from ..tensor import Tensor
+    if dim is None:
+        dims, _ = _dims_keep(input, None, False)
+        return apply(MEDIAN, (input,), (dims, False, (input.numel() - 1) // 2))
+    (d,) = normalize_dims(dim, input.ndim)
+    if input.ndim == 0:
+        index = np.zeros((), dtype=np.int64)
+    else:
+        order = np.argsort(input._data, axis=d, kind="stable")
+        index = np.take(order, [(input.shape[d] - 1) // 2], axis=d)
+    values = apply(MEDIAN_DIM, (input,), (d, bool(keepdim), index))
+    idx = index if keepdim or not input.ndim else index.squeeze(d)
+    result = _ValuesIndices((values, Tensor._make(idx.astype(np.int64))))
+    result._name = "median"
+    return result
+
+
+def _moments(op, input, dim, unbiased, keepdim, correction):
+    if isinstance(dim, bool):
+        dim, unbiased = None, dim
+    return apply(op, (input,), _dims_keep(input, dim, keepdim) + (_correction(unbiased, correction),))
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return _moments(STD_MEAN, input, dim, unbiased, keepdim, correction)
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return _moments(VAR_MEAN, input, dim, unbiased, keepdim, correction)
+
+
+class _MinMax(tuple):
+    """torch.return_types.aminmax: a (min, max) pair with names."""
+
+    min = property(lambda self: self[0])
+    max = property(lambda self: self[1])
+
+    def __repr__(self):
+        return f"torch.return_types.aminmax(\nmin={self[0]!r},\nmax={self[1]!r})"
+
+
+def aminmax(input, *, dim=None, keepdim=False):
+    return _MinMax(apply(AMINMAX, (input,), _dims_keep(input, dim, keepdim)))
+
+
+def dist(input, other, p=2):
+    from .core import coerce_pair
+    a, b, dtype = coerce_pair(input, other)
+    return apply(DIST, (a, b), (float(p),), dtype)
+
+
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """a[1:] − a[:-1] along dim, n times: slices and a subtraction, as PyTorch records it."""
+    from .index import narrow
+    from .pointwise import sub
+    from .shape import cat
+    if prepend is not None or append is not None:
+        input = cat([t for t in (prepend, input, append) if t is not None], dim)
+    (d,) = normalize_dims(dim, input.ndim)
+    for _ in range(n):
+        size = input.shape[d]
+        if size == 0:
+            break
+        input = sub(narrow(input, d, 1, size - 1), narrow(input, d, 0, size - 1))
+    return input

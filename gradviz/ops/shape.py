@@ -362,3 +362,165 @@ def chunk(input, chunks, dim=0):
 def unbind(input, dim=0):
     (d,) = normalize_dims(dim, input.ndim)
     return _outputs(unbind_op(input.shape[d]), (input,), (d,))
+
+
+# -- more shape ops: triangles, diagonals, rolls and the helpers built from views --------------
+TRIL = Op("tril", "TrilBackward0", "c = lower triangle of a", lambda xp, a, k, keep: a * keep if a.dtype != bool
+          else a & keep, vjp=(lambda xp, g, c, a, k, keep: xp.where(keep, g, 0),),
+          vjp_formulas=("lower triangle of ḡ",), params=("diagonal", "mask"))
+TRIU = Op("triu", "TriuBackward0", "c = upper triangle of a", lambda xp, a, k, keep: a * keep if a.dtype != bool
+          else a & keep, vjp=(lambda xp, g, c, a, k, keep: xp.where(keep, g, 0),),
+          vjp_formulas=("upper triangle of ḡ",), params=("diagonal", "mask"))
+DIAG_EMBED = Op("diag_embed", "DiagEmbedBackward0", "C = diag(a) (a on the diagonal of zeros)",
+                lambda xp, a, shape, offset, d1, d2: xp.diagonal_scatter(a, shape, offset, d1, d2),
+                vjp=(lambda xp, g, c, a, shape, offset, d1, d2: xp.diagonal(g, offset, d1, d2),),
+                vjp_formulas=("the diagonal of ḡ",), params=("size", "offset", "dim1", "dim2"))
+# diag of a matrix is diagonal_copy in PyTorch: a new tensor, not a view
+DIAG_COPY = Op("diag", "DiagonalBackward0_copy", "c = diag(A)",
+               lambda xp, a, offset: xp.diagonal(a, offset, 0, 1).copy(),
+               vjp=(lambda xp, g, c, a, offset: xp.diagonal_scatter(g, a.shape, offset, 0, 1),),
+               vjp_formulas=("ḡ on the diagonal of zeros",), params=("offset",))
+ROLL = Op("roll", "RollBackward0", "c = roll(a, shifts)", lambda xp, a, shifts, dims: xp.roll(a, shifts, dims),
+          vjp=(lambda xp, g, c, a, shifts, dims: xp.roll(g, _negated(shifts), dims),),
+          vjp_formulas=("roll(ḡ, −shifts)",), params=("shifts", "dims"))
+
+
+def _negated(shifts):
+    return tuple(-s for s in shifts) if isinstance(shifts, tuple) else -shifts
+
+
+def _triangle(op, input, diagonal, lower):
+    if input.ndim < 2:
+        raise RuntimeError(f"{op.name}: input tensor must have at least 2 dimensions")
+    n, m = input.shape[-2:]
+    keep = np.tri(n, m, diagonal, dtype=bool) if lower else ~np.tri(n, m, diagonal - 1, dtype=bool)
+    return apply(op, (input,), (diagonal, keep))
+
+
+def tril(input, diagonal=0):
+    return _triangle(TRIL, input, diagonal, True)
+
+
+def triu(input, diagonal=0):
+    return _triangle(TRIU, input, diagonal, False)
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    ndim = input.ndim + 1
+    (d1,), (d2,) = normalize_dims(dim1, ndim), normalize_dims(dim2, ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    n = (input.shape[-1] if input.ndim else 1) + abs(offset)
+    rest = list(input.shape[:-1])
+    shape = []
+    for i in range(ndim):
+        shape.append(n if i in (d1, d2) else rest.pop(0))
+    return apply(DIAG_EMBED, (input,), (tuple(shape), offset, d1, d2))
+
+
+def diag(input, diagonal=0):
+    """A vector to a matrix with it on a diagonal; a matrix to the vector of a diagonal."""
+    if input.ndim == 1:
+        return diag_embed(input, diagonal, 0, 1)
+    if input.ndim != 2:
+        raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " f"{input.ndim}D")
+    return apply(DIAG_COPY, (input,), (diagonal,))
+
+
+def broadcast_to(input, size):
+    return expand(input, *size)
+
+
+def broadcast_shapes(*shapes):
+    from ..dtypes import Size
+    return Size(np.broadcast_shapes(*(tuple(s) if not isinstance(s, int) else (s,) for s in shapes)))
+
+
+def broadcast_tensors(*tensors):
+    """Each tensor expanded to the common shape (a tensor already of that shape is returned as is)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    shape = tuple(np.broadcast_shapes(*(tuple(t.shape) for t in tensors)))
+    return tuple(t if tuple(t.shape) == shape else expand(t, *shape) for t in tensors)
+
+
+def movedim(input, source, destination):
+    src = (source,) if isinstance(source, int) else tuple(source)
+    dst = (destination,) if isinstance(destination, int) else tuple(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} dims) should contain "
+                           f"the same number of dims as destination ({list(dst)} dims)")
+    n = input.ndim
+    src = tuple(normalize_dims(s, n)[0] for s in src)
+    dst = tuple(normalize_dims(d, n)[0] for d in dst)
+    order = [None] * n
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(i for i in range(n) if i not in src)
+    order = tuple(next(rest) if o is None else o for o in order)
+    return apply(PERMUTE, (input,), (order,))
+
+
+moveaxis = movedim
+
+
+def swapaxes(input, axis0, axis1):
+    return transpose(input, axis0, axis1)
+
+
+swapdims = swapaxes
+
+
+def roll(input, shifts, dims=None):
+    if dims is None:
+        return apply(ROLL, (input,), (shifts if isinstance(shifts, int) else tuple(shifts), None))
+    if isinstance(dims, int):
+        dims = (dims,)
+    if isinstance(shifts, int):
+        shifts = (shifts,)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+    dims = tuple(normalize_dims(d, input.ndim)[0] for d in dims)
+    return apply(ROLL, (input,), (tuple(shifts), dims))
+
+
+def tile(input, dims):
+    dims = tuple(dims)
+    return repeat(input, *((1,) * (input.ndim - len(dims)) + dims))
+
+
+def ravel(input):
+    return view(contiguous(input), -1)
+
+
+def atleast_1d(*tensors):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    out = tuple(reshape(t, 1) if t.ndim == 0 else t for t in tensors)
+    return out[0] if len(out) == 1 else out
+
+
+def meshgrid(*tensors, indexing=None):
+    """Each 1-D tensor viewed along its own axis, then expanded to the grid ('xy' swaps the
+    first two axes, as NumPy's meshgrid)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        import warnings
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
+                      UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
+    swap = indexing == "xy" and len(tensors) >= 2
+    order = list(range(len(tensors)))
+    if swap:
+        order[0], order[1] = 1, 0
+    sizes = [tensors[i].numel() for i in order]
+    out = []
+    for i, t in enumerate(tensors):
+        axis = order.index(i)
+        shape = [1] * len(tensors)
+        shape[axis] = -1
+        out.append(expand(view(t, *shape), *sizes))
+    return tuple(out)
