@@ -81,3 +81,134 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
 
 def mse_loss(input, target, reduction="mean"):
     return apply(MSE_LOSS, (input, target), (reduction,))
+
+
+# -- elementwise losses on d = a − b, reduced like mse_loss ------------------------------------
+def _mean_scale(a, b, reduction):
+    return 1.0 / max(int(np.prod(np.broadcast_shapes(a.shape, b.shape))), 1) if reduction == "mean" else 1.0
+
+
+def _reduced(d, reduction):
+    return d if reduction == "none" else (d.sum() if reduction == "sum" else d.mean())
+
+
+def _smooth_l1_forward(xp, a, b, reduction, beta):
+    d = xp.abs(a - b)
+    return _reduced(d if beta == 0 else xp.where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta), reduction)
+
+
+def _smooth_l1_grad(xp, g, a, b, reduction, beta):
+    # clamp((a − b)/β, −1, 1), written with where so that it also runs on Tensors
+    d = a - b
+    inner = xp.sign(d) if beta == 0 else xp.where(d > beta, 1.0, xp.where(d < -beta, -1.0, d / beta))
+    return g * inner * _mean_scale(a, b, reduction)
+
+
+SMOOTH_L1_LOSS = Op("smooth_l1_loss", "SmoothL1LossBackward0", "ℓ = mean(½d²/β if |d| < β else |d| − ½β), d = a − b",
+                    _smooth_l1_forward,
+                    vjp=(lambda xp, g, c, a, b, r, beta: _smooth_l1_grad(xp, g, a, b, r, beta),
+                         lambda xp, g, c, a, b, r, beta: -_smooth_l1_grad(xp, g, a, b, r, beta)),
+                    vjp_formulas=("ḡ ⊙ clamp(d/β, −1, 1)/N", "−ḡ ⊙ clamp(d/β, −1, 1)/N"), args=("self", "target"),
+                    params=("reduction", "beta"), saves=("self", "target"))
+
+
+def _huber_forward(xp, a, b, reduction, delta):
+    d = xp.abs(a - b)
+    return _reduced(xp.where(d < delta, d * d * 0.5, (d - 0.5 * delta) * delta), reduction)
+
+
+def _huber_grad(xp, g, a, b, reduction, delta):
+    d = a - b
+    inner = xp.where(d > delta, delta, xp.where(d < -delta, -delta, d))
+    return g * inner * _mean_scale(a, b, reduction)
+
+
+HUBER_LOSS = Op("huber_loss", "HuberLossBackward0", "ℓ = mean(½d² if |d| < δ else δ(|d| − ½δ)), d = a − b",
+                _huber_forward,
+                vjp=(lambda xp, g, c, a, b, r, delta: _huber_grad(xp, g, a, b, r, delta),
+                     lambda xp, g, c, a, b, r, delta: -_huber_grad(xp, g, a, b, r, delta)),
+                vjp_formulas=("ḡ ⊙ clamp(d, −δ, δ)/N", "−ḡ ⊙ clamp(d, −δ, δ)/N"), args=("self", "target"),
+                params=("reduction", "delta"), saves=("self", "target"))
+
+
+# -- binary cross-entropy on logits: ℓ = (1 − t)x + (1 + (p − 1)t)·softplus(−x), weighted --------
+def _softplus_neg(xp, x):
+    """log(1 + e^(−x)) without overflow."""
+    return xp.maximum(-x, 0) + xp.log1p(xp.exp(-xp.abs(x)))
+
+
+def _sigmoid(xp, x):
+    e = xp.exp(-xp.abs(x))
+    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+def _bce_logits_forward(xp, x, t, weight, pos_weight, reduction):
+    log_weight = 1 if pos_weight is None else (pos_weight - 1) * t + 1
+    losses = (1 - t) * x + log_weight * _softplus_neg(xp, x)
+    if weight is not None:
+        losses = losses * weight
+    return _reduced(losses, reduction)
+
+
+def _bce_logits_dx(xp, g, c, x, t, weight, pos_weight, reduction):
+    if pos_weight is None:
+        inner = _sigmoid(xp, x) - t
+    else:
+        inner = (1 - t) - ((pos_weight - 1) * t + 1) * _sigmoid(xp, -x)
+    if weight is not None:
+        inner = inner * weight
+    return g * inner * _mean_scale(x, t, reduction)
+
+
+def _bce_logits_dt(xp, g, c, x, t, weight, pos_weight, reduction):
+    inner = -x if pos_weight is None else (pos_weight - 1) * _softplus_neg(xp, x) - x
+    if weight is not None:
+        inner = inner * weight
+    return g * inner * _mean_scale(x, t, reduction)
+
+
+BCE_WITH_LOGITS = Op("binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward0",
+                     "ℓ = mean w ⊙ ((1 − t)x + (1 + (p − 1)t) log(1 + e^(−x)))", _bce_logits_forward,
+                     vjp=(_bce_logits_dx, _bce_logits_dt),
+                     vjp_formulas=("ḡ ⊙ w ⊙ (σ(x) − t)/N (p = 1)", "ḡ ⊙ w ⊙ ((p − 1) log(1 + e^(−x)) − x)/N"),
+                     args=("self", "target"), params=("weight", "pos_weight", "reduction"),
+                     saves=("self", "target"))
+
+
+def _check_reduction(reduction):
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _check_same_size(input, target, name):
+    if tuple(input.shape) != tuple(target.shape):
+        import warnings
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+                      "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
+                      "same size.", stacklevel=3)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    _check_reduction(reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    _check_same_size(input, target, "smooth_l1_loss")
+    return apply(SMOOTH_L1_LOSS, (input, target), (reduction, beta))
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    _check_reduction(reduction)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    _check_same_size(input, target, "huber_loss")
+    return apply(HUBER_LOSS, (input, target), (reduction, delta))
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
+                                     pos_weight=None):
+    _check_reduction(reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    w = None if weight is None else weight._data
+    pw = None if pos_weight is None else pos_weight._data
+    return apply(BCE_WITH_LOGITS, (input, target), (w, pw, reduction))

@@ -1,0 +1,301 @@
+"""Layer ops that PyTorch records as one node each: the piecewise activations
+(HardtanhBackward0, EluBackward0, SiluBackward0, ...), the normalizations
+(NativeLayerNormBackward0, NativeBatchNormBackward0), embedding lookup and constant
+padding. Each VJP is written against `xp`, so it also runs on Tensors (create_graph)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .core import apply
+from .op import Op
+from .pointwise import quiet
+from .reduce import NORM, _dims_keep
+
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _sigmoid(xp, a):
+    # σ(a) from e^(−|a|), which never overflows
+    e = xp.exp(-xp.abs(a))
+    return xp.where(a >= 0, 1 / (1 + e), e / (1 + e))
+
+
+def _softplus(xp, a):
+    """log(1 + eᵃ) = max(a, 0) + log1p(e^(−|a|)), finite for every a."""
+    return xp.maximum(a, 0) + xp.log1p(xp.exp(-xp.abs(a)))
+
+
+def _unary(name, torch_name, formula, forward, vjp, vjp_formula, params=()):
+    return Op(name, torch_name, formula, forward, vjp=(vjp,), vjp_formulas=(vjp_formula,), params=params,
+              saves=("self",))
+
+
+# PyTorch's hardtanh passes the gradient only strictly inside (lo, hi)
+HARDTANH = _unary("hardtanh", "HardtanhBackward0", "c = clamp(a, lo, hi)",
+                  lambda xp, a, lo, hi: xp.clip(a, lo, hi),
+                  lambda xp, g, c, a, lo, hi: xp.keep(g, (a > lo) & (a < hi)), "ḡ ⊙ [lo < a < hi]",
+                  params=("min_val", "max_val"))
+ELU = _unary("elu", "EluBackward0", "c = s·a if a > 0 else s·α(e^(κa) − 1)",
+             quiet(lambda xp, a, alpha, scale, kappa: xp.where(a > 0, a * scale,
+                                                                (xp.exp(a * kappa) - 1) * (alpha * scale))),
+             quiet(lambda xp, g, c, a, alpha, scale, kappa: xp.where(a > 0, g * scale,
+                                                                     g * xp.exp(a * kappa) * (kappa * alpha * scale))),
+             "ḡ ⊙ (s if a > 0 else s·α·κ e^(κa))", params=("alpha", "scale", "input_scale"))
+SILU = _unary("silu", "SiluBackward0", "c = a σ(a)", lambda xp, a: a * _sigmoid(xp, a),
+              lambda xp, g, c, a: g * _sigmoid(xp, a) * (a * (1 - _sigmoid(xp, a)) + 1), "ḡ ⊙ σ(a)(1 + a(1 − σ(a)))")
+MISH = _unary("mish", "MishBackward0", "c = a tanh(softplus a)", lambda xp, a: a * xp.tanh(_softplus(xp, a)),
+              lambda xp, g, c, a: g * _mish_grad(xp, a), "ḡ ⊙ (t + a σ(a)(1 − t²)), t = tanh(softplus a)")
+
+
+def _mish_grad(xp, a):
+    t = xp.tanh(_softplus(xp, a))
+    return t + a * _sigmoid(xp, a) * (1 - t * t)
+
+
+# PyTorch's CPU kernel multiplies by 1/6 rounded to float32, even for float64 tensors
+ONE_SIXTH_F32 = float(np.float32(1 / 6))
+HARDSIGMOID = _unary("hardsigmoid", "HardsigmoidBackward0", "c = clamp(a + 3, 0, 6)/6",
+                     lambda xp, a: xp.clip(a + 3, 0, 6) / 6,
+                     lambda xp, g, c, a: xp.keep(g, (a > -3) & (a < 3)) * ONE_SIXTH_F32, "ḡ/6 ⊙ [−3 < a < 3]")
+HARDSWISH = _unary("hardswish", "HardswishBackward0", "c = a · clamp(a + 3, 0, 6)/6",
+                   lambda xp, a: a * xp.clip(a + 3, 0, 6) / 6,
+                   lambda xp, g, c, a: xp.where(a <= -3, 0, xp.where(a < 3, g * (a / 3 + 0.5), g)),
+                   "ḡ ⊙ (0 if a ≤ −3, a/3 + 1/2 if a < 3, else 1)")
+LOGSIGMOID = _unary("log_sigmoid", "LogSigmoidBackward0", "c = log σ(a)", lambda xp, a: -_softplus(xp, -a),
+                    lambda xp, g, c, a: g * _sigmoid(xp, -a), "ḡ ⊙ σ(−a)")
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return apply(HARDTANH, (input,), (min_val, max_val))
+
+
+def relu6(input, inplace=False):
+    return apply(HARDTANH, (input,), (0.0, 6.0))
+
+
+def elu(input, alpha=1.0, inplace=False):
+    return apply(ELU, (input,), (alpha, 1.0, 1.0))
+
+
+def selu(input, inplace=False):
+    return apply(ELU, (input,), (SELU_ALPHA, SELU_SCALE, 1.0))
+
+
+def celu(input, alpha=1.0, inplace=False):
+    return apply(ELU, (input,), (alpha, 1.0, 1.0 / alpha))
+
+
+def silu(input, inplace=False):
+    return apply(SILU, (input,))
+
+
+def mish(input, inplace=False):
+    return apply(MISH, (input,))
+
+
+def hardsigmoid(input, inplace=False):
+    return apply(HARDSIGMOID, (input,))
+
+
+def hardswish(input, inplace=False):
+    return apply(HARDSWISH, (input,))
+
+
+def logsigmoid(input):
+    return apply(LOGSIGMOID, (input,))
+
+
+# -- normalization --------------------------------------------------------------------------------
+# One rule serves layer norm (statistics over the trailing dims) and batch norm (over every dim but
+# the channel dim 1). With x̂ = (a − μ)·r, r = 1/√(var + ε), and ĝ = ḡ ⊙ w:
+#   ∂ℓ/∂a = r ⊙ (ĝ − mean ĝ − x̂ ⊙ mean(ĝ ⊙ x̂))   (means over the statistics' dims)
+#   ∂ℓ/∂w = Σ ḡ ⊙ x̂,  ∂ℓ/∂b = Σ ḡ               (sums over the other dims)
+
+def _stats(xp, a, axes, eps, mean, var):
+    n = 1
+    for d in axes:
+        n *= a.shape[d]
+    if mean is None:
+        mean = xp.sum(a, axis=axes, keepdims=True) / n
+        d = a - mean
+        var = xp.sum(d * d, axis=axes, keepdims=True) / n
+    else:
+        d = a - mean
+    return d, 1 / xp.sqrt(var + eps), n
+
+
+def _norm_forward(xp, a, w, b, axes, pshape, eps, mean, var):
+    d, r, _ = _stats(xp, a, axes, eps, mean, var)
+    return d * r * w.reshape(pshape) + b.reshape(pshape)
+
+
+def _norm_vjp_input(xp, g, c, a, w, b, axes, pshape, eps, mean, var):
+    d, r, n = _stats(xp, a, axes, eps, mean, var)
+    gh = g * xp.reshape(w, pshape)
+    if mean is not None:      # fixed statistics (batch norm in eval mode): an affine map
+        return gh * r
+    xh = d * r
+    return r * (gh - xp.sum(gh, axis=axes, keepdims=True) / n - xh * (xp.sum(gh * xh, axis=axes, keepdims=True) / n))
+
+
+def _sum_to(xp, x, a, pshape, shape):
+    """x summed over the dims that w and b broadcast along, in the parameter's shape."""
+    lead = a.ndim - len(pshape)
+    other = tuple(d for d in range(a.ndim) if d < lead or pshape[d - lead] == 1)
+    return xp.reshape(xp.sum(x, axis=other) if other else x, tuple(shape))
+
+
+def _norm_vjp_weight(xp, g, c, a, w, b, axes, pshape, eps, mean, var):
+    d, r, _ = _stats(xp, a, axes, eps, mean, var)
+    return _sum_to(xp, g * d * r, a, pshape, w.shape)
+
+
+def _norm_vjp_bias(xp, g, c, a, w, b, axes, pshape, eps, mean, var):
+    return _sum_to(xp, g, a, pshape, b.shape)
+
+
+def _norm_op(name, torch_name, formula):
+    return Op(name, torch_name, formula, _norm_forward, vjp=(_norm_vjp_input, _norm_vjp_weight, _norm_vjp_bias),
+              vjp_formulas=("r ⊙ (ĝ − mean ĝ − x̂ ⊙ mean(ĝ ⊙ x̂)), ĝ = ḡ ⊙ w", "Σ ḡ ⊙ x̂", "Σ ḡ"),
+              args=("input", "weight", "bias"), params=("dims", "param_shape", "eps", "running_mean", "running_var"),
+              saves=("input", "weight"))
+
+
+LAYER_NORM = _norm_op("layer_norm", "NativeLayerNormBackward0", "c = (a − μ)/√(σ² + ε) ⊙ w + b")
+BATCH_NORM = _norm_op("batch_norm", "NativeBatchNormBackward0", "c = (a − μ_batch)/√(σ²_batch + ε) ⊙ w + b")
+
+
+def _affine(input, weight, bias, shape):
+    from ..creation import ones, zeros
+    w = weight if weight is not None else ones(*shape, dtype=input.dtype, device=input.device)
+    b = bias if bias is not None else zeros(*shape, dtype=input.dtype, device=input.device)
+    return w, b
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    k = len(shape)
+    if k == 0 or tuple(input.shape[input.ndim - k:]) != shape:
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
+                           f"{', '.join(str(s) for s in shape)}], but got input of size{list(input.shape)}")
+    w, b = _affine(input, weight, bias, shape)
+    axes = tuple(range(input.ndim - k, input.ndim))
+    return apply(LAYER_NORM, (input, w, b), (axes, shape, eps, None, None))
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    if input.ndim < 2:
+        raise ValueError(f"expected 2D or 3D input (got {input.ndim}D input)")
+    c = input.shape[1]
+    w, b = _affine(input, weight, bias, (c,))
+    axes = tuple(d for d in range(input.ndim) if d != 1)
+    stat_shape = tuple(c if d == 1 else 1 for d in range(input.ndim))
+    if training:
+        n = input.numel() // c
+        if n <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                             f"{list(input.shape)}")
+        a = input._data
+        mean = a.mean(axis=axes)
+        var = a.var(axis=axes)
+        if running_mean is not None:
+            running_mean._data[...] = (1 - momentum) * running_mean._data + momentum * mean
+            running_mean._bump()
+        if running_var is not None:
+            running_var._data[...] = (1 - momentum) * running_var._data + momentum * var * n / (n - 1)
+            running_var._bump()
+        return apply(BATCH_NORM, (input, w, b), (axes, stat_shape, eps, None, None))
+    if running_mean is None or running_var is None:
+        raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
+    mean = running_mean._data.reshape(stat_shape).astype(input._data.dtype)
+    var = running_var._data.reshape(stat_shape).astype(input._data.dtype)
+    return apply(BATCH_NORM, (input, w, b), (axes, stat_shape, eps, mean, var))
+
+
+# torch.norm(x, p, dim) (what pairwise_distance calls) is recorded as NormBackward1
+NORM_DIM = Op("norm", "NormBackward1", NORM.formula, NORM.forward, vjp=NORM.vjp, vjp_formulas=NORM.vjp_formulas,
+              params=("p", "dim", "keepdim"), saves=NORM.saves)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    d = x1 - x2 + eps
+    return apply(NORM_DIM, (d,), (float(p),) + _dims_keep(d, -1, keepdim))
+
+
+# -- embedding and padding ------------------------------------------------------------------------
+def _embedding_vjp(xp, g, c, w, idx, padding_idx):
+    if padding_idx is not None:
+        g = xp.keep(g, xp.expand_dims(idx != padding_idx, -1)) if getattr(xp, "arrays", True) else \
+            xp.where(_tensor(np.expand_dims(idx != padding_idx, -1)), g, 0)
+    flat = xp.reshape(g, (-1, w.shape[1]))
+    return xp.index_scatter(flat, tuple(w.shape), (idx.reshape(-1),), True)
+
+
+def _tensor(array):
+    from ..tensor import Tensor
+    return Tensor._make(array)
+
+
+EMBEDDING = Op("embedding", "EmbeddingBackward0", "c = W[idx]", lambda xp, w, idx, padding_idx: w[idx],
+               vjp=(_embedding_vjp,), vjp_formulas=("rows idx of ∂W += ḡ (not the padding row)",),
+               args=("weight",), params=("indices", "padding_idx"), saves=("indices",))
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
+    idx = input._data
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {input.type()} instead (while checking arguments for embedding)")
+    n = weight.shape[0]
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise IndexError("index out of range in self")
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += n
+    return apply(EMBEDDING, (weight,), (idx, padding_idx))
+
+
+def _pad_array(xp, a, pad, value):
+    """Constant padding; a negative amount crops. pad lists (before, after) from the last dim back."""
+    src, dst, shape = [], [], list(a.shape)
+    for i in range(a.ndim):
+        src.append(slice(None))
+        dst.append(slice(None))
+    for k in range(len(pad) // 2):
+        d = a.ndim - 1 - k
+        lo, hi = pad[2 * k], pad[2 * k + 1]
+        n = a.shape[d]
+        shape[d] = n + lo + hi
+        if shape[d] < 0:
+            raise RuntimeError(f"The input size {n}, plus negative padding {lo} and {hi} resulted in a negative "
+                               f"output size, which is invalid. Check dimension {d} of your input.")
+        src[d] = slice(max(-lo, 0), n - max(-hi, 0))
+        dst[d] = slice(max(lo, 0), shape[d] - max(hi, 0))
+    out = xp.full(tuple(shape), value, dtype=a.dtype)
+    out[tuple(dst)] = a[tuple(src)]
+    return out
+
+
+def _pad_vjp(xp, g, c, a, pad, value):
+    neg = tuple(-p for p in pad)
+    if getattr(xp, "arrays", True):
+        return _pad_array(xp, g, neg, 0)
+    return apply(CONSTANT_PAD, (g,), (neg, 0))
+
+
+CONSTANT_PAD = Op("constant_pad_nd", "ConstantPadNdBackward0", "c = pad(a, value)", _pad_array, vjp=(_pad_vjp,),
+                  vjp_formulas=("ḡ with the padding cut off",), params=("pad", "value"), saves=())
+
+
+def pad(input, pad, mode="constant", value=None):
+    if mode != "constant":
+        raise NotImplementedError(f"pad: mode '{mode}' is not supported here; only mode='constant' is")
+    if len(pad) % 2 != 0:
+        raise RuntimeError("Length of pad must be even but instead it equals " + str(len(pad)))
+    if len(pad) // 2 > input.ndim:
+        raise RuntimeError(f"Length of pad should be no more than twice the number of dimensions of the input. "
+                           f"Pad length is {len(pad)} while the input has {input.ndim} dimensions.")
+    return apply(CONSTANT_PAD, (input,), (tuple(int(p) for p in pad), 0.0 if value is None else value))
+
