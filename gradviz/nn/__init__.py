@@ -1,4 +1,7 @@
 """gradviz.nn: modules, parameters and the functional API, named as torch.nn."""
-from . import functional  # noqa: F401
-from .modules import (BCELoss, CrossEntropyLoss, Dropout, Flatten, GELU, LeakyReLU, Linear, LogSoftmax,  # noqa: F401
-                      Module, MSELoss, NLLLoss, Parameter, ReLU, Sequential, Sigmoid, Softmax, Tanh)
+from . import functional, init  # noqa: F401
+from .modules import (BCELoss, BCEWithLogitsLoss, BatchNorm1d, CrossEntropyLoss, Dropout, ELU, Embedding,  # noqa: F401
+                      Flatten, GELU, Hardsigmoid, Hardswish, Hardtanh, HuberLoss, Identity, KLDivLoss, L1Loss,
+                      LayerNorm, LeakyReLU, Linear, LogSigmoid, LogSoftmax, Mish, Module, ModuleDict, ModuleList,
+                      MSELoss, NLLLoss, Parameter, ParameterList, ReLU, ReLU6, SELU, Sequential, SiLU, Sigmoid,
+                      SmoothL1Loss, Softmax, Softmin, Softplus, Softsign, Tanh)

@@ -4,7 +4,10 @@ from __future__ import annotations
 from ..creation import _rng
 from ..ops.core import apply
 from ..ops.linalg import linear  # noqa: F401
-from ..ops.loss import mse_loss, nll_loss  # noqa: F401
+from ..ops.loss import (binary_cross_entropy_with_logits, huber_loss, mse_loss, nll_loss,  # noqa: F401
+                         smooth_l1_loss)
+from ..ops.nnops import (batch_norm, celu, elu, embedding, hardsigmoid, hardswish, hardtanh, layer_norm,  # noqa: F401
+                         logsigmoid, mish, pad, pairwise_distance, relu6, selu, silu)
 from ..ops.op import Op
 from ..ops.pointwise import gelu, leaky_relu, relu, sigmoid, softplus, tanh  # noqa: F401
 from ..ops.reduce import log_softmax, softmax  # noqa: F401
@@ -62,3 +65,45 @@ def one_hot(tensor, num_classes=-1):
     return Tensor._make(np.eye(n, dtype=np.int64)[tensor._data])
 
 
+# -- compositions: PyTorch records these as several nodes too ------------------------------------
+def softsign(input):
+    return input / (input.abs() + 1)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    return softmax(-input, dim, dtype)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    from ..ops.reduce import norm
+    return input / norm(input, p, dim, keepdim=True).clamp(min=eps).expand_as(input)
+
+
+def _reduce_loss(losses, reduction):
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return losses if reduction == "none" else (losses.sum() if reduction == "sum" else losses.mean())
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    return _reduce_loss((input - target).abs(), reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """Pointwise target ⊙ (log target − input), with 0 where target is 0 (the limit of t log t)."""
+    from ..ops.pointwise import where
+    if log_target:
+        losses = target.exp() * (target - input)
+    else:
+        safe = where(target > 0, target, 1)
+        losses = where(target > 0, target * safe.log(), 0) - target * input
+    if reduction == "batchmean":
+        return losses.sum() / (input.shape[0] if input.ndim else 1)
+    return _reduce_loss(losses, reduction)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    from ..ops.reduce import norm
+    n1 = norm(x1, 2, dim, keepdim=True).clamp(min=eps)
+    n2 = norm(x2, 2, dim, keepdim=True).clamp(min=eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
