@@ -354,6 +354,10 @@ def einsum(equation, *operands):
             raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(term)}) does not match "
                                f"the number of dimensions ({x.ndim}) for operand {i}")
         term = list(term)
+        if len(operands) == 1 and len(set(term)) < len(term):   # PyTorch permutes first, then takes diagonals
+            order = sorted(range(len(term)), key=lambda j: letters.index(term[j]))
+            x = permute(x, order)
+            term = [term[j] for j in order]
         while len(set(term)) < len(term):   # a repeated letter: take the diagonal
             c = next(c for c in term if term.count(c) > 1)
             d1 = term.index(c)
@@ -361,7 +365,7 @@ def einsum(equation, *operands):
             x = diagonal(x, 0, d1, d2)
             term = [t for j, t in enumerate(term) if j not in (d1, d2)] + [c]
         others = set(out).union(*(set(t) for j, t in enumerate(terms) if j != i))
-        lone = [j for j, c in enumerate(term) if c not in others]
+        lone = [j for j, c in enumerate(term) if c not in others] if len(operands) > 1 else []
         if lone:
             x = R.sum(x, tuple(lone))
             term = [c for j, c in enumerate(term) if j not in lone]
