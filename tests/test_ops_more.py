@@ -214,9 +214,15 @@ def test_no_grad_functions_match_torch(name):
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
 
 
-def test_step_functions_and_predicates_have_no_graph():
+def test_step_functions_have_zero_gradients_and_predicates_no_graph():
     x = gradviz.tensor([0.5, -1.5], requires_grad=True)
-    for out in (gradviz.ceil(x), gradviz.trunc(x), gradviz.isnan(x), x.isfinite()):
+    for out, name in ((gradviz.ceil(x), "CeilBackward0"), (gradviz.trunc(x), "TruncBackward0"),
+                      (x.floor(), "FloorBackward0"), (x.round(), "RoundBackward0")):
+        assert out.grad_fn.name() == name          # as torch: a node whose gradient is zero
+        (out * 3).sum().backward()
+        assert x.grad.tolist() == [0.0, 0.0]
+        x.grad = None
+    for out in (gradviz.isnan(x), x.isfinite()):
         assert not out.requires_grad
     assert gradviz.positive(x) is x
     assert gradviz.clip is gradviz.clamp

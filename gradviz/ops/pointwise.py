@@ -210,8 +210,13 @@ COMPARE = {name: _nograd(name, fn) for name, fn in {
     "logical_xor": lambda xp, a, b: a ^ b,
 }.items()}
 NOT = _nograd("logical_not", lambda xp, a: ~a if a.dtype == bool else a == 0)
-FLOOR = _nograd("floor", lambda xp, a: xp.floor(a))
-ROUND = _nograd("round", lambda xp, a: xp.round(a))
+def _step_function(name: str, torch_name: str, fn) -> Op:
+    """Rounding: piecewise constant, so PyTorch records a node whose gradient is zero."""
+    return _unary(name, torch_name, f"c = {name}(a)", fn, lambda xp, g, c, a: xp.zeros_like(g), "0", saves=())
+
+
+FLOOR = _step_function("floor", "FloorBackward0", lambda xp, a: xp.floor(a))
+ROUND = _step_function("round", "RoundBackward0", lambda xp, a: xp.round(a))
 
 
 # -- public functions ---------------------------------------------------------------
@@ -466,8 +471,8 @@ def _trunc_quotient(xp, a, b):
         return Tensor._make(np.trunc(a._data / b._data))
 
 
-CEIL = _nograd("ceil", lambda xp, a: xp.ceil(a))
-TRUNC = _nograd("trunc", lambda xp, a: xp.trunc(a))
+CEIL = _step_function("ceil", "CeilBackward0", lambda xp, a: xp.ceil(a))
+TRUNC = _step_function("trunc", "TruncBackward0", lambda xp, a: xp.trunc(a))
 ISNAN = _nograd("isnan", lambda xp, a: xp.isnan(a))
 ISINF = _nograd("isinf", lambda xp, a: xp.isinf(a))
 ISFINITE = _nograd("isfinite", lambda xp, a: xp.isfinite(a))
