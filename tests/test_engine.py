@@ -944,3 +944,14 @@ def test_zero_dim_seed_is_an_array():
     x = gradviz.tensor(2.0, requires_grad=True)
     (step,) = list(backward_steps(x * 1))[:1]
     assert isinstance(step.grad_outputs[0], np.ndarray) and step.grad_outputs[0].shape == ()
+
+
+def test_closing_a_paused_backward_leaves_the_callers_grad_mode_alone():
+    x = gradviz.ones(3, requires_grad=True)
+    run = gradviz.autograd.backward_steps((x * 2).exp().sum())
+    next(run)
+    with gradviz.no_grad():
+        run._iter.close()          # abandoned halfway, inside the caller's no_grad
+        assert not gradviz.is_grad_enabled()
+    assert gradviz.is_grad_enabled()
+    assert x.grad is None          # the first step (SumBackward0) wrote no leaf

@@ -193,59 +193,59 @@ class Backward:
         touched: list = []   # (tensor, old grad Tensor, old array) to undo on error
         index = 0
         state = _grad_state
+        outer, inside = state.enabled, True
+        state.enabled = create_graph   # hooks and VJPs run in the mode torch gives them
         try:
             while ready:
-                outer = state.enabled
-                state.enabled = create_graph   # hooks and VJPs run in the mode torch gives them
-                try:
-                    node = heapq.heappop(ready)[1]
-                    grads = buffers.pop(node)
-                    step = Step(index, node, tuple(grads))
-                    hooks = node.hooks
-                    if hooks is not None and (hooks.tensor or hooks.pre):
-                        grads = self._run_pre_hooks(node, grads, step, listening)
-                        step.grad_outputs = tuple(grads)
-                    if self.capture:
-                        for nr, g in enumerate(grads):
-                            for slot in self.capture.get((node, nr), ()):
-                                self.captured[slot] = g
-                    if hooks is not None and hooks.retains:
-                        self._retain(node, grads, step, touched, listening)
-                    if type(node) is AccumulateGrad:
-                        if self.accumulate and (self.only is None or node in self.only):
-                            self._accumulate(node, grads[0], step, touched, listening)
-                            if hooks is not None and hooks.post:
-                                for hook in tuple(hooks.post):   # torch calls them with ((), (grad,))
-                                    hook((), (_as_tensor(grads[0]),))
-                    elif halt and node in halt:
-                        pass                          # an input of grad(): its gradient is what was asked
-                    else:
-                        g = grads[0] if node.op.n_outputs == 1 else self._multi(node, grads)
-                        sent, axes = node_vjp(node, g, create_graph)
+                node = heapq.heappop(ready)[1]
+                grads = buffers.pop(node)
+                step = Step(index, node, tuple(grads))
+                hooks = node.hooks
+                if hooks is not None and (hooks.tensor or hooks.pre):
+                    grads = self._run_pre_hooks(node, grads, step, listening)
+                    step.grad_outputs = tuple(grads)
+                if self.capture:
+                    for nr, g in enumerate(grads):
+                        for slot in self.capture.get((node, nr), ()):
+                            self.captured[slot] = g
+                if hooks is not None and hooks.retains:
+                    self._retain(node, grads, step, touched, listening)
+                if type(node) is AccumulateGrad:
+                    if self.accumulate and (self.only is None or node in self.only):
+                        self._accumulate(node, grads[0], step, touched, listening)
                         if hooks is not None and hooks.post:
-                            sent = self._run_node_hooks(node, sent, g)
-                        step.grad_inputs = tuple(sent)
-                        step.reduced_axes = tuple(axes)
-                        for (nxt, nr), g in zip(node.next_functions, sent):
-                            if nxt is None or (useful is not None and nxt not in useful):
-                                continue
-                            if g is not None:
-                                add(buffers, nxt, nr, g)
-                            remaining = deps[nxt] - 1
-                            deps[nxt] = remaining
-                            if remaining == 0:
-                                if nxt in buffers:
-                                    heapq.heappush(ready, key(nxt))
-                                else:
-                                    self._skip(nxt, buffers, ready)
-                        if not self.retain_graph:
-                            node.free()
-                finally:
-                    state.enabled = outer
+                            for hook in tuple(hooks.post):   # torch calls them with ((), (grad,))
+                                hook((), (_as_tensor(grads[0]),))
+                elif halt and node in halt:
+                    pass                          # an input of grad(): its gradient is what was asked
+                else:
+                    g = grads[0] if node.op.n_outputs == 1 else self._multi(node, grads)
+                    sent, axes = node_vjp(node, g, create_graph)
+                    if hooks is not None and hooks.post:
+                        sent = self._run_node_hooks(node, sent, g)
+                    step.grad_inputs = tuple(sent)
+                    step.reduced_axes = tuple(axes)
+                    for (nxt, nr), g in zip(node.next_functions, sent):
+                        if nxt is None or (useful is not None and nxt not in useful):
+                            continue
+                        if g is not None:
+                            add(buffers, nxt, nr, g)
+                        remaining = deps[nxt] - 1
+                        deps[nxt] = remaining
+                        if remaining == 0:
+                            if nxt in buffers:
+                                heapq.heappush(ready, key(nxt))
+                            else:
+                                self._skip(nxt, buffers, ready)
+                    if not self.retain_graph:
+                        node.free()
                 if listening:
                     events.emit(events.NodeExecuted(step))
                 index += 1
+                state.enabled, inside = outer, False   # between steps the caller's own mode holds
                 yield step
+                outer, inside = state.enabled, True
+                state.enabled = create_graph
         except GeneratorExit:   # a step-by-step run abandoned halfway keeps what it wrote
             raise
         except BaseException:   # an error (or Ctrl-C) midway: no .grad is left half-updated
@@ -254,6 +254,9 @@ class Backward:
                 if old_grad is not None:
                     old_grad._data = old_data
             raise
+        finally:
+            if inside:
+                state.enabled = outer
         if listening:
             events.emit(events.BackwardFinished(index))
 
