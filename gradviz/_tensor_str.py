@@ -202,7 +202,7 @@ def tensor_repr(t) -> str:
     if a.dtype != default.get(a.dtype.kind) or a.size == 0 and a.dtype != dtypes.get_default_dtype().np:
         suffixes.append(f"dtype={t.dtype}")
     if t.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
+        suffixes.append(f"grad_fn=<{t.grad_fn.op.torch_name}>")   # the type name, as torch
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
     return _add_suffixes(prefix + text, suffixes, indent, force_newline=False)

@@ -490,7 +490,7 @@ class Tensor:
             base = next((i for i in node.inputs if np.may_share_memory(i._data, t._data)), None)
             if base is None:
                 break
-            view_op = view_op or node.name()
+            view_op = view_op or node.op.torch_name
             node, t = base.grad_fn, base
         if view_op is None:
             return

@@ -162,7 +162,7 @@ def build_trace(roots, names: dict | None = None, show_saved: bool = False, orde
             link(leaf.id, acc.id, 0, tuple(var.shape))
             continue
         out = node.out_data if node.op.n_outputs == 1 else None
-        tn = add("op", node.name(), formula=node.op.formula, vjp_formulas=node.op.vjp_formulas,
+        tn = add("op", node.op.torch_name, formula=node.op.formula, vjp_formulas=node.op.vjp_formulas,
                  value=Preview.of(out) if out is not None else None, scope=tuple(node.scope),
                  order=order_of(node) if order_of else 0, engine_id=node.id, ref=node)
         ids[node] = tn.id

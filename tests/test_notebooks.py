@@ -69,9 +69,10 @@ def execute(path: Path, workdir: Path):
 
 @pytest.fixture(scope="module")
 def run_notebook(jupyter_env, tmp_path_factory):
-    """Start every notebook at once (each in its own kernel); a call waits for one to finish
-    and returns the executed copy, or raises the cell error it stopped at."""
-    pool = ThreadPoolExecutor(max_workers=min(len(PATHS), os.cpu_count() or 1, 5) or 1)
+    """Run the notebooks one after another in the background (each in its own kernel); a call
+    waits for one to finish and returns the executed copy, or raises the cell error it stopped
+    at. One kernel at a time: several kernels competing for two cores made runs flaky."""
+    pool = ThreadPoolExecutor(max_workers=1)
     futures = {path.name: pool.submit(execute, path, tmp_path_factory.mktemp(path.stem)) for path in PATHS}
 
     def run(path: Path):

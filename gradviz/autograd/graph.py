@@ -123,7 +123,9 @@ class Node:
         self.result_counter = None
 
     def name(self) -> str:
-        return self.op.torch_name
+        """PyTorch's name(): nodes it implements in C++'s torch::autograd namespace carry it."""
+        name = self.op.torch_name
+        return f"torch::autograd::{name}" if name in CPP_NODES else name
 
     @property
     def formula(self) -> str:
@@ -225,6 +227,10 @@ class Node:
 _node_types: dict = {}
 
 
+# grad_fns that PyTorch writes by hand in C++ rather than generating them (type names stay bare)
+CPP_NODES = frozenset({"AccumulateGrad", "CopySlices", "NotImplemented"})
+
+
 def node_type(op: Op) -> type:
     """The Node subclass for `op`, named as PyTorch's (type(y.grad_fn) prints <class 'MulBackward0'>)."""
     cls = _node_types.get(op)
@@ -246,9 +252,6 @@ class AccumulateGrad(Node):
     def __init__(self, variable):
         super().__init__(ACCUMULATE_GRAD, (), (), None, ())
         self.variable = variable
-
-    def name(self) -> str:
-        return "torch::autograd::AccumulateGrad"   # PyTorch's name(); type(node).__name__ is AccumulateGrad
 
     def input_shape(self, i: int) -> tuple:
         return self.variable._data.shape
