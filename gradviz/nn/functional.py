@@ -4,6 +4,7 @@ from __future__ import annotations
 from ..creation import _rng
 from ..ops.core import apply
 from ..ops.linalg import linear  # noqa: F401
+from ..ops.loss import _reduced
 from ..ops.loss import (binary_cross_entropy_with_logits, huber_loss, mse_loss, nll_loss,  # noqa: F401
                          smooth_l1_loss)
 from ..ops.nnops import (batch_norm, celu, elu, embedding, hardsigmoid, hardswish, hardtanh, layer_norm,  # noqa: F401
@@ -13,19 +14,14 @@ from ..ops.pointwise import gelu, leaky_relu, relu, sigmoid, softplus, tanh  # n
 from ..ops.reduce import log_softmax, softmax  # noqa: F401
 
 
-
-
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
-    logp = log_softmax(input, 1 if input.ndim > 1 else 0)
+    classes = 1 if input.ndim > 1 else 0
+    logp = log_softmax(input, classes)
     if target.is_floating_point():   # class probabilities
-        losses = -(target * logp).sum(1 if input.ndim > 1 else 0)
-        if reduction == "none":
-            return losses
-        return losses.sum() if reduction == "sum" else losses.mean()
+        return _reduced(-(target * logp).sum(classes), reduction)
     loss = nll_loss(logp, target, weight, ignore_index, reduction)
     if label_smoothing:
-        smooth = -logp.mean(1 if input.ndim > 1 else 0)
-        smooth = smooth if reduction == "none" else (smooth.sum() if reduction == "sum" else smooth.mean())
+        smooth = _reduced(-logp.mean(classes), reduction)
         loss = loss * (1 - label_smoothing) + smooth * label_smoothing
     return loss
 
@@ -53,9 +49,7 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean"):
     losses = -(target * clamp(log(input), min=-100) + (1 - target) * clamp(log(1 - input), min=-100))
     if weight is not None:
         losses = losses * weight
-    if reduction == "none":
-        return losses
-    return losses.sum() if reduction == "sum" else losses.mean()
+    return _reduced(losses, reduction)
 
 
 def one_hot(tensor, num_classes=-1):
@@ -82,7 +76,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 def _reduce_loss(losses, reduction):
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
-    return losses if reduction == "none" else (losses.sum() if reduction == "sum" else losses.mean())
+    return _reduced(losses, reduction)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
