@@ -45,11 +45,9 @@ def script_json(data) -> str:
 
 def layout(trace: Trace, draw_options: dict) -> tuple:
     """Lay the trace out once with the renderer; returns (svg, the hidden-id -> placeholder map)."""
-    from ..render import layout_svg, options, plan
-    opts = options(**draw_options)
-    view = plan(trace, opts.max_nodes, opts.collapse)
-    owners = {**view.owner, **view.edge_owner}
-    return layout_svg(trace, **draw_options), owners
+    from ..render import Diagram, options
+    diagram = Diagram(trace, options(**draw_options))   # plans what to draw once, for the SVG and the map
+    return diagram.svg(), {**diagram.view.owner, **diagram.view.edge_owner}
 
 
 def remap(frames: list, owners: dict) -> None:
