@@ -17,7 +17,6 @@ import time
 import numpy as np
 
 import gradviz
-import gradviz.nn.functional as GF
 
 BATCH, SIZES, LR = 256, (784, 512, 512, 10), 0.01
 
@@ -55,27 +54,15 @@ def numpy_step(params, x, y):
     return loss
 
 
-def gradviz_step(params, x, y):
-    w1, b1, w2, b2, w3, b3 = params
-    h = (x @ w1 + b1).relu()
-    h = (h @ w2 + b2).relu()
-    loss = GF.cross_entropy(h @ w3 + b3, y)
-    loss.backward()
-    with gradviz.no_grad():
-        for p in params:
-            p -= LR * p.grad
-            p.grad = None
-    return loss
-
-
-def make_torch_step(torch):
+def make_step(lib):
+    """The MLP step, written once for gradviz and PyTorch (lib is either: they spell it alike)."""
     def step(params, x, y):
         w1, b1, w2, b2, w3, b3 = params
         h = (x @ w1 + b1).relu()
         h = (h @ w2 + b2).relu()
-        loss = torch.nn.functional.cross_entropy(h @ w3 + b3, y)
+        loss = lib.nn.functional.cross_entropy(h @ w3 + b3, y)
         loss.backward()
-        with torch.no_grad():
+        with lib.no_grad():
             for p in params:
                 p -= LR * p.grad
                 p.grad = None
@@ -118,13 +105,13 @@ def bench_mlp(rounds: int) -> dict:
     base = _params(rng)
     contenders = {
         "numpy (by hand)": (numpy_step, [p.copy() for p in base], x, y),
-        "gradviz": (gradviz_step, [gradviz.tensor(p, requires_grad=True) for p in base], gradviz.tensor(x),
+        "gradviz": (make_step(gradviz), [gradviz.tensor(p, requires_grad=True) for p in base], gradviz.tensor(x),
                     gradviz.tensor(y)),
     }
     torch = _optional("torch")
     if torch is not None:
         torch.set_num_threads(1)
-        contenders["torch (CPU)"] = (make_torch_step(torch), [torch.tensor(p, requires_grad=True) for p in base],
+        contenders["torch (CPU)"] = (make_step(torch), [torch.tensor(p, requires_grad=True) for p in base],
                                      torch.tensor(x), torch.tensor(y))
     if _optional("autograd") is not None:
         contenders["autograd (HIPS)"] = (make_autograd_step(), [p.copy() for p in base], x, y)
