@@ -541,19 +541,6 @@ class Tensor:
                 node._retain(self.output_nr, self)
         return self
 
-    def _inplace(self, result: "Tensor") -> "Tensor":
-        """Make `self` hold `result` (computed from self by the caller)."""
-        if result.grad_fn is not None:
-            if self.grad_fn is None and self._requires_grad:
-                raise RuntimeError(LEAF_INPLACE)
-            self._check_not_a_view()
-            return self._rebase(result)
-        return self._write(result._data)
-
-    def _check_inplace_leaf(self):
-        if self.grad_fn is None and self._requires_grad and grad_mode.is_grad_enabled():
-            raise RuntimeError(LEAF_INPLACE)
-
     def _arith_(self, ufunc, fn, other) -> "Tensor":
         """In-place arithmetic: straight into the array (one pass, like NumPy's -=) when no
         graph is being recorded, else through the op so the history is rebased."""
