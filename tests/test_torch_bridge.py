@@ -246,24 +246,18 @@ def mlp_pair():
     w2, b2 = rng.standard_normal((2, 5)), rng.standard_normal(2)
     x, y = rng.standard_normal((4, 3)), np.array([0, 1, 1, 0])
 
-    class MLP(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.fc1, self.act, self.fc2 = torch.nn.Linear(3, 5), torch.nn.ReLU(), torch.nn.Linear(5, 2)
+    def mlp_class(T):
+        # named MLP in both: gradviz scopes a module by its class name, torch models too
+        class MLP(T.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc1, self.act, self.fc2 = T.nn.Linear(3, 5), T.nn.ReLU(), T.nn.Linear(5, 2)
 
-        def forward(self, x):
-            return self.fc2(self.act(self.fc1(x)))
+            def forward(self, x):
+                return self.fc2(self.act(self.fc1(x)))
+        return MLP
 
-    class GMLP(gv.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.fc1, self.act, self.fc2 = gv.nn.Linear(3, 5), gv.nn.ReLU(), gv.nn.Linear(5, 2)
-
-        def forward(self, x):
-            return self.fc2(self.act(self.fc1(x)))
-
-    GMLP.__name__ = "MLP"   # gradviz scopes a module by its class name, torch models too
-    tm, gm = MLP().double(), GMLP()
+    tm, gm = mlp_class(torch)().double(), mlp_class(gv)()
     with torch.no_grad():
         for layer, w, b in ((tm.fc1, w1, b1), (tm.fc2, w2, b2)):
             layer.weight.copy_(torch.tensor(w))
