@@ -85,6 +85,11 @@ def default_for_category(category: int) -> np.dtype:
     return (np.dtype(np.bool_), np.dtype(np.int64), get_default_dtype().np)[category]
 
 
+# PyTorch's ScalarType names, as its error messages print them (torch.FloatTensor, "result type Float")
+SCALAR_TYPE = {"float16": "Half", "float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
+               "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+
+
 def _category(np_dtype: np.dtype) -> int:
     return 0 if np_dtype.kind == "b" else (2 if np_dtype.kind in "fc" else 1)
 

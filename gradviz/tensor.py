@@ -19,9 +19,7 @@ NON_LEAF_GRAD_WARNING = (
     "you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more information."
 )
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
-# PyTorch's names for dtypes in its messages: ScalarType names and C++ type names
-_SCALAR_TYPE = {"float16": "Half", "float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-                "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+# PyTorch's C++ type names for dtypes, as its messages print them
 _C_TYPE = {"float16": "c10::Half", "float32": "float", "float64": "double", "int64": "long int", "int32": "int",
            "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
 
@@ -203,10 +201,11 @@ class Tensor:
             if value._data.dtype != self._data.dtype:
                 raise RuntimeError(
                     f"attempting to assign a gradient with dtype '{_C_TYPE[value._data.dtype.name]}' to a tensor "
-                    f"with grad_dtype '{_SCALAR_TYPE[self._data.dtype.name]}'. The gradient must match the tensor's "
-                    "grad_dtype (defaults to the tensor's dtype). You can set the tensor's grad_dtype attribute "
-                    "with a specific dtype, or None to allow any dtype. Set grad_dtype with caution. Diverging the "
-                    "dtypes of a tensor and its gradient may break downstream systems that assume they match.")
+                    f"with grad_dtype '{dtypes.SCALAR_TYPE[self._data.dtype.name]}'. The gradient must match the "
+                    "tensor's grad_dtype (defaults to the tensor's dtype). You can set the tensor's grad_dtype "
+                    "attribute with a specific dtype, or None to allow any dtype. Set grad_dtype with caution. "
+                    "Diverging the dtypes of a tensor and its gradient may break downstream systems that assume they "
+                    "match.")
         self._grad = value
 
     @grad.deleter
@@ -505,9 +504,9 @@ class Tensor:
         if src.shape != self._data.shape:
             raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
                                f"{list(src.shape)}")
-        if src.dtype != self._data.dtype and _category(src.dtype) > _category(self._data.dtype):
-            raise RuntimeError(f"result type {_SCALAR_TYPE[src.dtype.name]} can't be cast to the desired output "
-                               f"type {_SCALAR_TYPE[self._data.dtype.name]}")
+        if src.dtype != self._data.dtype and dtypes._category(src.dtype) > dtypes._category(self._data.dtype):
+            raise RuntimeError(f"result type {dtypes.SCALAR_TYPE[src.dtype.name]} can't be cast to the desired output "
+                               f"type {dtypes.SCALAR_TYPE[self._data.dtype.name]}")
 
     def _write(self, src) -> "Tensor":
         """Write the array `src` into self's storage (no history) and bump the version."""
@@ -1071,10 +1070,6 @@ class Tensor:
 
     def zero_grad_(self):
         self._grad = None
-
-
-def _category(np_dtype) -> int:
-    return 0 if np_dtype.kind == "b" else (2 if np_dtype.kind in "fc" else 1)
 
 
 def _dim(dim, axis):

@@ -9,6 +9,7 @@ import itertools
 import re
 import weakref
 
+from ..dtypes import SCALAR_TYPE
 from ..ops.op import Op
 
 _ids = itertools.count()
@@ -21,8 +22,6 @@ FREED_MESSAGE = (
 )
 
 
-_SCALAR_TYPE = {"float16": "Half", "float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-                "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
 _saved_inputs_of: dict = {}
 
 
@@ -69,7 +68,7 @@ def modified_message(array, grad_fn, output_nr: int, version: int, expected: int
     if grad_fn is not None:
         where = f", which is output {output_nr} of {re.sub(r'Backward[0-9]*$', '', grad_fn.name())},"
     return ("one of the variables needed for gradient computation has been modified by an inplace operation: "
-            f"[torch.{_SCALAR_TYPE[array.dtype.name]}Tensor [{', '.join(map(str, array.shape))}]]{where} is at "
+            f"[torch.{SCALAR_TYPE[array.dtype.name]}Tensor [{', '.join(map(str, array.shape))}]]{where} is at "
             f"version {version}; expected version {expected} instead. Hint: enable anomaly detection to find the "
             "operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, "
             "check_nan=False).")
