@@ -151,7 +151,8 @@ def build_trace(roots, names: dict | None = None, show_saved: bool = False, orde
     def link(src, dst, slot, shape, output_nr=0):
         trace.edges.append(TraceEdge(f"e{next(edge_counter)}", src, dst, slot, shape, output_nr))
 
-    for node in _collect(root_nodes):
+    collected = _collect(root_nodes)
+    for node in collected:
         if isinstance(node, AccumulateGrad):
             var = node.variable
             leaf = add("leaf", _tensor_name(var, names) or "", value=Preview.of(var._data),
@@ -166,7 +167,7 @@ def build_trace(roots, names: dict | None = None, show_saved: bool = False, orde
                  value=Preview.of(out) if out is not None else None, scope=tuple(node.scope),
                  order=order_of(node) if order_of else 0, engine_id=node.id, ref=node)
         ids[node] = tn.id
-    for node in _collect(root_nodes):
+    for node in collected:
         for slot, (nxt, nr) in enumerate(node.next_functions):
             if nxt is not None:
                 link(ids[nxt], ids[node], slot, tuple(node.input_shape(slot)), nr)
