@@ -46,6 +46,9 @@ def script_json(data) -> str:
 def layout(trace: Trace, draw_options: dict) -> tuple:
     """Lay the trace out once with the renderer; returns (svg, the hidden-id -> placeholder map)."""
     from ..render import Diagram, options
+    # the panel and the edges show gradients as they are computed; a static "grad" column on
+    # the nodes would show the state before the run for the whole animation
+    draw_options.setdefault("show_grads", False)
     diagram = Diagram(trace, options(**draw_options))   # plans what to draw once, for the SVG and the map
     return diagram.svg(), {**diagram.view.owner, **diagram.view.edge_owner}
 
@@ -171,6 +174,16 @@ def _roots(tensors) -> tuple:
     return tuple(tensors)
 
 
+def record_graph(tensors, names, draw_options: dict) -> tuple:
+    """(roots, trace, svg, owners): the graph behind `tensors`, traced and laid out before any
+    backward runs, so the diagram shows .grad as it was when the animation starts."""
+    from ..render import _names
+    roots = _roots(tensors)
+    trace = build_trace(roots, _names(names), show_saved=draw_options.get("show_saved", False))
+    svg, owners = layout(trace, draw_options)
+    return roots, trace, svg, owners
+
+
 def animate(*tensors, gradient=None, names=None, forward: bool = True, retain_graph: bool = True,
             jacobians: bool = True, interval_ms: int = 1200, title: str = "gradviz: backward, step by step",
             **draw_options) -> Animation:
@@ -188,19 +201,12 @@ def animate(*tensors, gradient=None, names=None, forward: bool = True, retain_gr
     The backward really runs: leaf .grad accumulates as with `.backward()`.
     """
     from ..autograd.engine import backward_steps
-    from ..render import _names
-    # the panel and the edges show gradients as they are computed; a static "grad" column on
-    # the nodes would show the state before the run for the whole animation
-    draw_options.setdefault("show_grads", False)
     if len(tensors) == 1 and isinstance(tensors[0], Trace):
         # an already recorded run, e.g. torch_bridge.record_torch_backward(loss) of a real PyTorch graph
         trace = tensors[0]
         svg, owners = layout(trace, draw_options)
     else:
-        roots = _roots(tensors)
-        trace = build_trace(roots, _names(names), show_saved=draw_options.get("show_saved", False))
-        # laid out before the run, so the diagram shows .grad as it was when the animation starts
-        svg, owners = layout(trace, draw_options)
+        roots, trace, svg, owners = record_graph(tensors, names, draw_options)
         before = {n.id: n.grad for n in trace.nodes if n.kind == "leaf"}
         steps = list(backward_steps(roots, gradient, retain_graph=retain_graph))
         add_steps(trace, steps, before)

@@ -17,9 +17,9 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("gradviz.step() needs ipywidgets: pip install 'gradviz[notebook]' (or ipywidgets)") from exc
 
-from ..tracing import add_steps, build_trace
+from ..tracing import add_steps
 from .frames import FrameBuilder
-from .html import layout, remap, stylesheet
+from .html import record_graph, remap, stylesheet
 from .mathtext import esc, preview
 from .stage import Stage
 
@@ -31,15 +31,10 @@ class Stepper(widgets.VBox):
 
     def __init__(self, tensors, gradient=None, names=None, retain_graph: bool = True, jacobians: bool = True,
                  interval_ms: int = 1200, **draw_options):
-        from ..render import _names
-        from .html import _roots
-        self.roots = _roots(tensors)
+        self.roots, self.trace, svg, self._owners = record_graph(tensors, names, draw_options)
         self.gradient = gradient
         self.retain_graph = retain_graph
         self.jacobians = jacobians
-        draw_options.setdefault("show_grads", False)
-        self.trace = build_trace(self.roots, _names(names), show_saved=draw_options.get("show_saved", False))
-        svg, self._owners = layout(self.trace, draw_options)
         self.stage = Stage(svg)
         self._leaves = [n for n in self.trace.nodes if n.kind == "leaf" and n.ref is not None]
         self._initial_grads = {n.id: _copy_grad(n.ref) for n in self._leaves}
