@@ -129,9 +129,7 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
 
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) -> Tensor:
-    arr = np.linspace(start, end, steps)
-    return _finish(arr.astype(dtypes.as_np(dtype) if dtype else dtypes.get_default_dtype().np), None, device,
-                   requires_grad)
+    return _finish(np.linspace(start, end, steps), dtype or dtypes.get_default_dtype(), device, requires_grad)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -140,14 +138,11 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
 
 
 def rand(*sizes, size=None, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
-    arr = _rng().random(_size(sizes, size))
-    return _finish(arr.astype(dtypes.as_np(dtype) if dtype else dtypes.get_default_dtype().np), None, device,
-                   requires_grad)
+    return _finish(_rng().random(_size(sizes, size)), dtype or dtypes.get_default_dtype(), device, requires_grad)
 
 
 def randn(*sizes, size=None, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
-    arr = _rng().standard_normal(_size(sizes, size))
-    return _finish(arr.astype(dtypes.as_np(dtype) if dtype else dtypes.get_default_dtype().np), None, device,
+    return _finish(_rng().standard_normal(_size(sizes, size)), dtype or dtypes.get_default_dtype(), device,
                    requires_grad)
 
 
@@ -158,8 +153,8 @@ def randint(low, high=None, size=None, dtype=None, device=None, requires_grad=Fa
         low, high = 0, low
     if size is None:
         raise TypeError("randint() missing 1 required positional arguments: \"size\"")
-    arr = _rng().integers(low, high, size=_size((tuple(size),)))
-    return _finish(arr.astype(dtypes.as_np(dtype) if dtype else np.int64), None, device, requires_grad)
+    return _finish(_rng().integers(low, high, size=_size((tuple(size),))), dtype or dtypes.int64, device,
+                   requires_grad)
 
 
 def randn_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -203,15 +198,14 @@ class BoolTensor(metaclass=_LegacyTensor):
 
 
 def randperm(n, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
-    arr = _rng().permutation(int(n))
-    return _finish(arr.astype(dtypes.as_np(dtype) if dtype else np.int64), None, device, requires_grad)
+    return _finish(_rng().permutation(int(n)), dtype or dtypes.int64, device, requires_grad)
 
 
 def randint_like(input, low=0, high=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     if high is None:
         low, high = 0, low
-    arr = _rng().integers(low, high, size=tuple(input.shape))
-    return _finish(arr.astype(dtypes.as_np(dtype or input.dtype)), None, device or input.device, requires_grad)
+    return _finish(_rng().integers(low, high, size=tuple(input.shape)), dtype or input.dtype, device or input.device,
+                   requires_grad)
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -222,14 +216,14 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
         if size is None:
             raise TypeError("normal() received an invalid combination of arguments - got (float, float), but "
                             "expected a size with two numbers")
-        out_dtype = dtypes.as_np(dtype) if dtype else dtypes.get_default_dtype().np
+        out_dtype = dtype or dtypes.get_default_dtype()
         arr = _rng().normal(mean, std, _size((tuple(size),)))
     else:
         ref = m if m is not None else s
         out_dtype = ref.dtype
         shape = np.broadcast_shapes(*(x.shape for x in (m, s) if x is not None))
         arr = _rng().normal(np.asarray(mean if m is None else m), np.asarray(std if s is None else s), shape)
-    return _finish(arr.astype(out_dtype), None, device, requires_grad)
+    return _finish(arr, out_dtype, device, requires_grad)
 
 
 def bernoulli(input, p=None, *, generator=None) -> Tensor:
