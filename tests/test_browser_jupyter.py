@@ -97,6 +97,13 @@ def _stepper_state(page) -> dict:
     }""")
 
 
+def _wait_for_panel(page, text: str) -> None:
+    page.wait_for_function("""text => {
+        const p = document.querySelector('.jp-OutputArea-output .gv-stepper-panel');
+        return p && p.innerText.includes(text);
+    }""", arg=text, timeout=30_000)
+
+
 def test_step_in_jupyterlab_runs_backward_one_click_at_a_time(jupyter_lab, tmp_path):
     with chromium() as browser:
         page = browser.new_page()
@@ -106,27 +113,18 @@ def test_step_in_jupyterlab_runs_backward_one_click_at_a_time(jupyter_lab, tmp_p
         page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
         next_button = page.locator(".jp-OutputArea-output .widget-button", has_text="Next")
         next_button.wait_for(timeout=60_000)
-        page.wait_for_function("""() => {
-            const p = document.querySelector('.jp-OutputArea-output .gv-stepper-panel');
-            return p && p.innerText.includes('Press Next');
-        }""", timeout=30_000)
+        _wait_for_panel(page, "Press Next")
         before = _stepper_state(page)
         assert before["active"] == []
 
         next_button.click()
-        page.wait_for_function("""() => {
-            const p = document.querySelector('.jp-OutputArea-output .gv-stepper-panel');
-            return p && p.innerText.includes('backward 1');
-        }""", timeout=30_000)
+        _wait_for_panel(page, "backward 1")
         first = _stepper_state(page)
         assert len(first["active"]) == 1
         assert "SumBackward0" in first["panel"]
 
         next_button.click()
-        page.wait_for_function("""() => {
-            const p = document.querySelector('.jp-OutputArea-output .gv-stepper-panel');
-            return p && p.innerText.includes('backward 2');
-        }""", timeout=30_000)
+        _wait_for_panel(page, "backward 2")
         second = _stepper_state(page)
         page.screenshot(path=str(tmp_path / "jupyter-stepper.png"), full_page=True)
         assert len(second["active"]) == 1 and second["active"] != first["active"]
