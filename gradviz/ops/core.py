@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import backend, events
 from ..autograd.grad_mode import _state as _grad_state
-from ..autograd.graph import Node, _node_types, node_type  # noqa: F401
+from ..autograd.graph import _node_types, node_type
 from ..dtypes import category_of_scalar, result_type
 from ..scope import _state as _scope_state
 from .op import Op
@@ -41,9 +41,7 @@ class ArrayNamespace:
     def scatter_add_zeros(self, shape, dim, index, g):
         """zeros(shape).scatter_add_(dim, index, g) (the adjoint of gather)."""
         out = self.xp.zeros(shape, dtype=g.dtype)
-        idx = list(self.xp.indices(index.shape, sparse=True))
-        idx[dim] = index
-        backend.scatter_add(self.xp, out, tuple(idx), g)
+        backend.scatter_add(self.xp, out, scatter_key(self.xp, index, dim), g)
         return out
 
     def diagonal_scatter(self, g, shape, offset, dim1, dim2):
@@ -64,8 +62,7 @@ class ArrayNamespace:
     def index_fill_zero(self, g, basic, adv=None):
         """g with zeros at g[basic][adv] (the adjoint of overwriting a region)."""
         out = g.copy()
-        view = out[basic] if basic else out
-        view[(...,) if adv is None else adv] = 0
+        write(out, basic, adv, 0)
         return out
 
     def erf(self, a):
@@ -76,6 +73,19 @@ class ArrayNamespace:
 
     def astype(self, a, dtype):
         return a.astype(dtype, copy=False)
+
+
+def write(array, basic, adv, v) -> None:
+    """array[basic][adv] = v, in place (a basic key ending in ... always gives a view)."""
+    view = array[basic] if basic else array
+    view[(...,) if adv is None else adv] = v
+
+
+def scatter_key(xp, index, dim):
+    """The key of scatter/gather along dim: index at dim, every other axis in step with it."""
+    key = list(xp.indices(index.shape, sparse=True))
+    key[dim] = index
+    return tuple(key)
 
 
 NUMPY = ArrayNamespace(np)

@@ -7,7 +7,7 @@ import operator
 
 import numpy as np
 
-from .core import apply, contiguous
+from .core import apply, contiguous, scatter_key, write
 from .op import Op
 from .reduce import normalize_dims
 from .shape import unsqueeze
@@ -61,12 +61,6 @@ def _put(a, v, basic, adv):
     out = a.copy()
     write(out, basic, adv, v)
     return out
-
-
-def write(array, basic, adv, v) -> None:
-    """array[basic][adv] = v, in place (a basic key ending in ... always gives a view)."""
-    view = array[basic] if basic else array
-    view[(...,) if adv is None else adv] = v
 
 
 def _written(x, basic, adv):
@@ -356,15 +350,9 @@ SCATTER_VALUE = Op("scatter", "ScatterBackward1", "c = a; c[idx] = v (along dim)
                    vjp_formulas=("ḡ, 0 at idx",), params=("dim", "index", "written", "value"))
 
 
-def _scatter_key(xp, index, dim):
-    key = list(xp.indices(index.shape, sparse=True))
-    key[dim] = index
-    return tuple(key)
-
-
 def _scattered(xp, a, dim, index, src):
     out = a.copy()
-    out[_scatter_key(xp, index, dim)] = src
+    out[scatter_key(xp, index, dim)] = src
     return out
 
 
@@ -450,7 +438,7 @@ def scatter(input, dim, index, src=None, *, value=None):
     if idx.ndim != input.ndim:
         raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
     written = np.zeros(input.shape, dtype=bool)
-    written[_scatter_key(np, idx, d)] = True
+    written[scatter_key(np, idx, d)] = True
     if src is None:
         src = value
     if isinstance(src, Tensor):
