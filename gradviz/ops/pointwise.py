@@ -220,23 +220,30 @@ ROUND = _step_function("round", "RoundBackward0", lambda xp, a: xp.round(a))
 
 
 # -- public functions ---------------------------------------------------------------
-def binary(op: Op, a, b):
+def binary(op: Op, a, b, *params):
     a, b, dtype = coerce_pair(a, b)
-    return apply(op, (a, b), (), dtype)
+    return apply(op, (a, b), params, dtype)
+
+
+def _tensor_or_scalar(op: Op, scalar_op: Op, input, other, *params):
+    """`op` when other is a Tensor; else `scalar_op`, with other (in the promoted dtype) as a param."""
+    from ..tensor import Tensor
+    if isinstance(other, Tensor):
+        return binary(op, input, other, *params)
+    _, const, dtype = coerce_pair(input, other)
+    return apply(scalar_op, (input,), (const._data, *params), dtype)
 
 
 def add(input, other, *, alpha=1):
     if alpha == 1:
         return binary(ADD, input, other)
-    a, b, dtype = coerce_pair(input, other)
-    return apply(ADD_ALPHA, (a, b), (alpha,), dtype)
+    return binary(ADD_ALPHA, input, other, alpha)
 
 
 def sub(input, other, *, alpha=1):
     if alpha == 1:
         return binary(SUB, input, other)
-    a, b, dtype = coerce_pair(input, other)
-    return apply(SUB_ALPHA, (a, b), (alpha,), dtype)
+    return binary(SUB_ALPHA, input, other, alpha)
 
 
 def mul(input, other):
@@ -257,30 +264,15 @@ def div(input, other, *, rounding_mode=None):
 
 
 def rsub(input, other, *, alpha=1):
-    from ..tensor import Tensor
-    if isinstance(other, Tensor):
-        a, b, dtype = coerce_pair(input, other)
-        return apply(RSUB, (a, b), (alpha,), dtype)
-    _, const, dtype = coerce_pair(input, other)
-    return apply(RSUB_SCALAR, (input,), (const._data, alpha), dtype)
+    return _tensor_or_scalar(RSUB, RSUB_SCALAR, input, other, alpha)
 
 
 def floor_divide(input, other):
-    from ..tensor import Tensor
-    if isinstance(other, Tensor):
-        a, b, dtype = coerce_pair(input, other)
-        return apply(FLOOR_DIVIDE, (a, b), (), dtype)
-    _, const, dtype = coerce_pair(input, other)
-    return apply(FLOOR_DIVIDE_SCALAR, (input,), (const._data,), dtype)
+    return _tensor_or_scalar(FLOOR_DIVIDE, FLOOR_DIVIDE_SCALAR, input, other)
 
 
 def remainder(input, other):
-    from ..tensor import Tensor
-    if isinstance(other, Tensor):
-        a, b, dtype = coerce_pair(input, other)
-        return apply(REMAINDER, (a, b), (), dtype)
-    _, const, dtype = coerce_pair(input, other)
-    return apply(REMAINDER_SCALAR, (input,), (const._data,), dtype)
+    return _tensor_or_scalar(REMAINDER, REMAINDER_SCALAR, input, other)
 
 
 def masked_fill(input, mask, value):
@@ -573,12 +565,7 @@ def logit(input, eps=None):
 
 
 def fmod(input, other):
-    from ..tensor import Tensor
-    if isinstance(other, Tensor):
-        a, b, dtype = coerce_pair(input, other)
-        return apply(FMOD, (a, b), (), dtype)
-    _, const, dtype = coerce_pair(input, other)
-    return apply(FMOD_SCALAR, (input,), (const._data,), dtype)
+    return _tensor_or_scalar(FMOD, FMOD_SCALAR, input, other)
 
 
 def float_power(input, exponent):
