@@ -18,7 +18,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("gradviz.step() needs ipywidgets: pip install 'gradviz[notebook]' (or ipywidgets)") from exc
 
 from ..tracing import add_steps
-from .frames import FrameBuilder
+from .frames import FrameBuilder, state_at
 from .html import record_graph, remap, stylesheet
 from .mathtext import esc, preview
 from .stage import Stage
@@ -160,14 +160,11 @@ class Stepper(widgets.VBox):
 
     # -- drawing -----------------------------------------------------------------------
     def _state(self) -> dict:
-        state = {}
-        for n in self.trace.nodes:
-            state[n.id] = "waiting"
-        for e in self.trace.edges:
-            state[e.id] = "idle"
-        for frame in self.frames[:self.position]:
-            state.update(frame.changes)
-        return state
+        if self.position:
+            return state_at(self.frames, self.position - 1)
+        # before the first step: what the first backward frame starts from
+        return {**dict.fromkeys((n.id for n in self.trace.nodes), "waiting"),
+                **dict.fromkeys((e.id for e in self.trace.edges), "idle")}
 
     def _show(self) -> None:
         frame = self.frames[self.position - 1] if self.position else None
