@@ -251,16 +251,14 @@ def mul(input, other):
 
 
 def div(input, other, *, rounding_mode=None):
+    if rounding_mode is None:   # true division of integers gives the default float dtype
+        a, b, dtype = _float_pair(input, other)
+        return apply(DIV, (a, b), (), dtype)
     a, b, dtype = coerce_pair(input, other)
-    if rounding_mode is not None:
-        if rounding_mode not in ("floor", "trunc"):
-            raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
-                             f"'{rounding_mode}'")
-        return apply(DIV_ROUNDED, (a, b), (rounding_mode,), a._data.dtype if dtype is None else dtype)
-    if dtype is None and a._data.dtype.kind in "biu" and b._data.dtype.kind in "biu":
-        from ..dtypes import get_default_dtype
-        dtype = get_default_dtype().np   # true division of integers gives the default float dtype
-    return apply(DIV, (a, b), (), dtype)
+    if rounding_mode not in ("floor", "trunc"):
+        raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                         f"'{rounding_mode}'")
+    return apply(DIV_ROUNDED, (a, b), (rounding_mode,), a._data.dtype if dtype is None else dtype)
 
 
 def rsub(input, other, *, alpha=1):
@@ -341,9 +339,10 @@ def softplus(input, beta=1.0, threshold=20.0):
     return apply(SOFTPLUS, (input,), (beta, threshold))
 
 
-def _make_unary(op):
+def _make_unary(op, floating=False):
+    """The public function of a one-input op; `floating` casts integer inputs to the default float dtype."""
     def fn(input):
-        return apply(op, (input,))
+        return apply(op, (_floating(input) if floating else input,))
     fn.__name__ = op.name
     fn.__doc__ = f"{op.formula}  (grad_fn {op.torch_name}; VJP {op.vjp_formulas[0] if op.vjp_formulas else '-'})"
     return fn
@@ -478,23 +477,15 @@ def _floating(input):
     return input
 
 
-def _make_float_unary(op):
-    def fn(input):
-        return apply(op, (_floating(input),))
-    fn.__name__ = op.name
-    fn.__doc__ = f"{op.formula}  (grad_fn {op.torch_name}; VJP {op.vjp_formulas[0]})"
-    return fn
-
-
-log2 = _make_float_unary(LOG2)
-log10 = _make_float_unary(LOG10)
-exp2 = _make_float_unary(EXP2)
-expm1 = _make_float_unary(EXPM1)
-sinh = _make_float_unary(SINH)
-cosh = _make_float_unary(COSH)
-asin = arcsin = _make_float_unary(ASIN)
-acos = arccos = _make_float_unary(ACOS)
-atan = arctan = _make_float_unary(ATAN)
+log2 = _make_unary(LOG2, floating=True)
+log10 = _make_unary(LOG10, floating=True)
+exp2 = _make_unary(EXP2, floating=True)
+expm1 = _make_unary(EXPM1, floating=True)
+sinh = _make_unary(SINH, floating=True)
+cosh = _make_unary(COSH, floating=True)
+asin = arcsin = _make_unary(ASIN, floating=True)
+acos = arccos = _make_unary(ACOS, floating=True)
+atan = arctan = _make_unary(ATAN, floating=True)
 sgn = _make_unary(SGN)
 ceil = _make_unary(CEIL)
 trunc = fix = _make_unary(TRUNC)
@@ -522,6 +513,7 @@ def true_divide(input, other):
 
 
 def _float_pair(a, b):
+    """coerce_pair, with integer operands (no dtype given: both are of a's) promoted to the default float dtype."""
     a, b, dtype = coerce_pair(a, b)
     if dtype is None and a._data.dtype.kind in "biu":
         from ..dtypes import get_default_dtype
