@@ -605,22 +605,24 @@ class Tensor:
     def reciprocal_(self):
         return self._inplace_op(F.reciprocal)
 
-    def zero_(self):
-        if self._records():
-            return self._inplace_op(lambda s: _apply(ZERO, (s,)))
-        self._data[...] = 0
+    def _assign(self, values) -> "Tensor":
+        """self[...] = values with no history (no grad recorded), bumping the version."""
+        self._data[...] = values
         self._bump()
         return self
 
+    def zero_(self):
+        if self._records():
+            return self._inplace_op(lambda s: _apply(ZERO, (s,)))
+        return self._assign(0)
+
     def fill_(self, value):
+        raw = value._data if isinstance(value, Tensor) else value
         if self._records(value):
             if isinstance(value, Tensor) and value.requires_grad:
                 return self._inplace_op(lambda s, v: _apply(FILL_TENSOR, (s, v)), value)
-            return self._inplace_op(lambda s: _apply(FILL, (s,), (value._data if isinstance(value, Tensor)
-                                                                 else value,)))
-        self._data[...] = value._data if isinstance(value, Tensor) else value
-        self._bump()
-        return self
+            return self._inplace_op(lambda s: _apply(FILL, (s,), (raw,)))
+        return self._assign(raw)
 
     def copy_(self, src):
         src = src if isinstance(src, Tensor) else Tensor._from_data(src)
@@ -630,16 +632,12 @@ class Tensor:
         if np.broadcast_shapes(arr.shape, self._data.shape) != self._data.shape:
             raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
                                f"{list(np.broadcast_shapes(arr.shape, self._data.shape))}")
-        self._data[...] = arr.astype(self._data.dtype, copy=False)
-        self._bump()
-        return self
+        return self._assign(arr.astype(self._data.dtype, copy=False))
 
     def _random_(self, op, sample) -> "Tensor":
         if self._records():
             return self._inplace_op(lambda s: _apply(op, (s,), (sample().astype(s._data.dtype),)))
-        self._data[...] = sample()
-        self._bump()
-        return self
+        return self._assign(sample())
 
     def uniform_(self, a=0.0, b=1.0):
         from .creation import _rng
