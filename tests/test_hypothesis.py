@@ -14,14 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from op_inputs import graph_of
+from parity import needs_torch, real_torch as torch
 
 import gradviz
 from gradviz.autograd import gradcheck
-
-try:
-    import torch
-except ImportError:  # pragma: no cover - the [torch] extra is not installed
-    torch = None
 
 GAP = 1e-3   # how far from a kink or a tie a value must be (finite differences step 1e-6)
 
@@ -309,7 +305,7 @@ def test_random_program_gradients_match_finite_differences(program):
 
 
 @pytest.mark.torch
-@pytest.mark.skipif(torch is None, reason="PyTorch is not installed")
+@needs_torch
 @settings(max_examples=300, deadline=None, database=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow])
 @given(programs())

@@ -12,18 +12,12 @@ import math
 import numpy as np
 import pytest
 from op_inputs import graph_of
+from parity import needs_torch, real_torch as torch
 
 import gradviz
 import gradviz.nn as nn
 import gradviz.nn.functional as F
 from gradviz.autograd import gradcheck
-
-try:
-    import torch
-except ImportError:   # pragma: no cover - torch is optional
-    torch = None
-
-needs_torch = pytest.mark.skipif(torch is None, reason="PyTorch is not installed")
 
 
 def leaf(t, array, grad=True):
