@@ -18,6 +18,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("gradviz.step() needs ipywidgets: pip install 'gradviz[notebook]' (or ipywidgets)") from exc
 
 from ..tracing import add_steps
+from .explain import tensor_label
 from .frames import FrameBuilder, state_at
 from .html import record_graph, remap, stylesheet
 from .mathtext import esc, preview
@@ -196,8 +197,7 @@ class Stepper(widgets.VBox):
         for n in self._leaves:
             g = n.ref.grad
             value = "None" if g is None else preview(_preview(g))
-            name = esc(n.name) if n.name else f"leaf {esc(n.id)}"
-            rows.append(f"<div><code>{name}.grad</code> = <code class=\"gv-val\">{esc(value)}</code></div>")
+            rows.append(f"<div><code>{tensor_label(n)}.grad</code> = <code class=\"gv-val\">{esc(value)}</code></div>")
         if not rows:
             return ""
         return ('<div class="gv-row gv-now"><span class="gv-k">.grad right now</span>'
