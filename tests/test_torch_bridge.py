@@ -268,13 +268,19 @@ def mlp_pair():
     return tm, gm, x, y
 
 
-def test_mlp_matches_with_scopes_and_values():
+def mlp_traces():
+    """The MLP pair's cross-entropy backward, recorded in each library: (torch's Trace, gradviz's)."""
     tm, gm, x, y = mlp_pair()
     with record_forward(tm) as rec:
         tl = torch.nn.functional.cross_entropy(tm(torch.tensor(x)), torch.tensor(y))
     gl = gv.nn.functional.cross_entropy(gm(gv.tensor(x)), gv.tensor(y))
     t = record_torch_backward(tl, params=dict(tm.named_parameters()), forward=rec)
     g = record_backward([gl], names=dict(gm.named_parameters()))
+    return t, g
+
+
+def test_mlp_matches_with_scopes_and_values():
+    t, g = mlp_traces()
     assert_same_structure(t, g)
     assert_same_steps(t, g)
     assert [n.name for n in t.nodes if n.kind != "accumulate"] == [
@@ -328,12 +334,7 @@ def test_diagram_is_the_one_gradviz_draws():
     hide = dict(show_values=False, show_grads=False)
     torch_dot = gv.draw(trace_from_torch(tl, params=tnames), **hide).source
     assert torch_dot == gv.draw(build_trace([gl], gnames), **hide).source
-    tm, gm, x, y = mlp_pair()
-    with record_forward(tm) as rec:
-        tl = torch.nn.functional.cross_entropy(tm(torch.tensor(x)), torch.tensor(y))
-    gl = gv.nn.functional.cross_entropy(gm(gv.tensor(x)), gv.tensor(y))
-    t = record_torch_backward(tl, params=dict(tm.named_parameters()), forward=rec)
-    g = record_backward([gl], names=dict(gm.named_parameters()))
+    t, g = mlp_traces()
     source = gv.draw(t, **hide).source
     assert source == gv.draw(g, **hide).source
     assert "fc1 (Linear)" in source and "act (ReLU)" in source
