@@ -26,18 +26,6 @@ def _is_tensor(value) -> bool:
     return hasattr(value, "grad_fn") and hasattr(value, "requires_grad")
 
 
-def _trace_for(value, names: dict, show_saved: bool):
-    """The Trace of a gradviz tensor, or of a real torch tensor through the torch bridge."""
-    if type(value).__module__.split(".")[0] == "torch":
-        from .torch_bridge import trace_from_torch
-        return trace_from_torch(value, params={k: v for k, v in names.items()
-                                               if type(v).__module__.split(".")[0] == "torch"},
-                                show_saved=show_saved)
-    from .tracing import build_trace
-    return build_trace((value,), {k: v for k, v in names.items() if type(v).__module__.startswith("gradviz")},
-                       show_saved=show_saved)
-
-
 def _script_tensor(args, command: str):
     """Run the script and find --var in it: (tensor, names) or an exit code after a message."""
     script = Path(args.script)
@@ -60,12 +48,13 @@ def _script_tensor(args, command: str):
 
 
 def cmd_render(args) -> int:
-    from .render import draw
+    from .render import draw, trace_of
     found = _script_tensor(args, "render")
     if isinstance(found, int):
         return found
     value, names = found
-    trace = _trace_for(value, names, args.show_saved)
+    # names match tensors by identity, so the script's tensors of the other library name nothing
+    trace = trace_of((value,), names, show_saved=args.show_saved)
     out = Path(args.output or f"{args.var}.svg")
     diagram = draw(trace, rankdir="LR" if args.lr else "TB", max_nodes=args.max_nodes,
                    collapse="scopes" if args.collapse_scopes else None, theme=args.theme,
@@ -81,11 +70,12 @@ def cmd_render(args) -> int:
 
 def cmd_animate(args) -> int:
     from .player import animate
+    from .render import _is_torch
     found = _script_tensor(args, "animate")
     if isinstance(found, int):
         return found
     value, names = found
-    if type(value).__module__.split(".")[0] == "torch":
+    if _is_torch(value):
         from .torch_bridge import record_torch_backward
         target = (record_torch_backward(value, params=names),)
     else:
