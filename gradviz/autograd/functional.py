@@ -14,6 +14,14 @@ def _prepare(inputs):
     return tuple(t.detach().requires_grad_(True) for t in _as_tuple(inputs))
 
 
+def _one_hot(out, k: int):
+    """A seed of out's shape and dtype: 1 at flat index k, 0 elsewhere (picks out row k of the Jacobian)."""
+    from ..tensor import Tensor
+    seed = np.zeros(out.numel(), dtype=out._data.dtype)
+    seed[k] = 1
+    return Tensor(seed.reshape(out.shape))
+
+
 def vjp(func, inputs, v=None, create_graph=False):
     """(func(inputs), vᵀ J): one backward pass with `v` as the seed."""
     from ..tensor import Tensor
@@ -33,10 +41,8 @@ def jacobian(func, inputs, create_graph=False):
     out = func(*xs)
     rows = [[] for _ in xs]
     for k in range(out.numel()):
-        seed = np.zeros(out.numel(), dtype=out._data.dtype)
-        seed[k] = 1
-        gs = grad(out, xs, Tensor(seed.reshape(out.shape)), retain_graph=True, create_graph=create_graph,
-                  allow_unused=True, materialize_grads=True)
+        gs = grad(out, xs, _one_hot(out, k), retain_graph=True, create_graph=create_graph, allow_unused=True,
+                  materialize_grads=True)
         for i, g in enumerate(gs):
             rows[i].append(g._data)
     jac = tuple(Tensor._make(np.stack(r).reshape(tuple(out.shape) + tuple(x.shape))) for r, x in zip(rows, xs))
@@ -61,7 +67,7 @@ def gradcheck(func, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True
 
     Like torch.autograd.gradcheck, inputs should be float64 tensors with requires_grad=True."""
     from ..tensor import Tensor
-    xs = tuple(x for x in _as_tuple(inputs))
+    xs = _as_tuple(inputs)
     diff = [x for x in xs if isinstance(x, Tensor) and x.requires_grad]
     out = func(*xs)
     outs = _as_tuple(out)
@@ -70,10 +76,7 @@ def gradcheck(func, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True
         if not o.requires_grad:
             continue
         for k in range(o.numel()):
-            seed = np.zeros(o.numel(), dtype=o._data.dtype)
-            seed[k] = 1
-            analytic = grad(o, diff, Tensor(seed.reshape(o.shape)), retain_graph=True, allow_unused=True,
-                            materialize_grads=True)
+            analytic = grad(o, diff, _one_hot(o, k), retain_graph=True, allow_unused=True, materialize_grads=True)
             for x, ga in zip(diff, analytic):
                 if id(x) not in numeric_of:
                     numeric_of[id(x)] = _numeric_jacobian(func, xs, x, eps)
