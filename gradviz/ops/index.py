@@ -9,7 +9,7 @@ import numpy as np
 
 from .core import apply, contiguous, scatter_key, write
 from .op import Op
-from .reduce import normalize_dims
+from .reduce import normalize_dims, values_indices
 from .shape import unsqueeze
 
 
@@ -272,11 +272,7 @@ def _order(a: np.ndarray, dim: int, descending: bool) -> np.ndarray:
 
 
 def _values_indices(name: str, op: Op, input, dim: int, index: np.ndarray):
-    from ..tensor import Tensor
-    from .reduce import _ValuesIndices
-    result = _ValuesIndices((apply(op, (input,), (dim, index)), Tensor._make(index.astype(np.int64))))
-    result._name = name
-    return result
+    return values_indices(name, apply(op, (input,), (dim, index)), index)
 
 
 def sort(input, dim=-1, descending=False, stable=False):

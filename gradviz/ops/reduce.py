@@ -6,9 +6,9 @@ import builtins
 
 import numpy as np
 
-from .core import apply, contiguous
+from .core import apply, coerce_pair, contiguous
 from .op import Op
-from .pointwise import quiet
+from .pointwise import maximum, minimum, quiet, sub
 
 
 def normalize_dims(dim, ndim: int) -> tuple:
@@ -33,14 +33,10 @@ def restore(xp, g, dims: tuple, keepdim: bool, ndim: int):
     """Put back the reduced axes as size-1 axes so ḡ broadcasts against the input."""
     if keepdim or ndim == 0:
         return g
-    return xp.reshape(g, _kept_shape(g.shape, dims, ndim))
-
-
-def _kept_shape(shape, dims, ndim):
-    shape = list(shape)
+    shape = list(g.shape)
     for d in dims:
         shape.insert(d, 1)
-    return tuple(shape)
+    return xp.reshape(g, tuple(shape))
 
 
 def _count(a, dims):
@@ -71,15 +67,19 @@ def _centered(xp, a, dims):
     return a - a.mean(axis=dims, keepdims=True)
 
 
+def _var_vjp(xp, g, c, a, dims, keep, k):
+    return restore(xp, g, dims, keep, a.ndim) * _centered(xp, a, dims) * (2.0 / (_count(a, dims) - k))
+
+
+def _std_vjp(xp, g, c, a, dims, keep, k):
+    return restore(xp, g / c, dims, keep, a.ndim) * _centered(xp, a, dims) / (_count(a, dims) - k)
+
+
 VAR = Op("var", "VarBackward0", "c = Σ(a − ā)² / (n − k)",
-         quiet(lambda xp, a, dims, keep, k: a.var(axis=dims, keepdims=keep, ddof=k)),
-         vjp=(quiet(lambda xp, g, c, a, dims, keep, k:
-                    restore(xp, g, dims, keep, a.ndim) * _centered(xp, a, dims) * (2.0 / (_count(a, dims) - k))),),
+         quiet(lambda xp, a, dims, keep, k: a.var(axis=dims, keepdims=keep, ddof=k)), vjp=(quiet(_var_vjp),),
          vjp_formulas=("ḡ ⊙ 2(a − ā)/(n − k)",), params=("dim", "keepdim", "correction"), saves=("self",))
 STD = Op("std", "StdBackward0", "c = √(Σ(a − ā)² / (n − k))",
-         quiet(lambda xp, a, dims, keep, k: a.std(axis=dims, keepdims=keep, ddof=k)),
-         vjp=(quiet(lambda xp, g, c, a, dims, keep, k:
-                    restore(xp, g / c, dims, keep, a.ndim) * _centered(xp, a, dims) / (_count(a, dims) - k)),),
+         quiet(lambda xp, a, dims, keep, k: a.std(axis=dims, keepdims=keep, ddof=k)), vjp=(quiet(_std_vjp),),
          vjp_formulas=("ḡ ⊙ (a − ā)/((n − k) c)",), params=("dim", "keepdim", "correction"),
          saves=("self", "result"))
 
@@ -260,16 +260,18 @@ def _correction(unbiased, correction):
     return 1 if unbiased is None or unbiased else 0
 
 
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def _moments(op, input, dim, unbiased, keepdim, correction):
     if isinstance(dim, bool):   # var(unbiased) positional form
         dim, unbiased = None, dim
-    return apply(VAR, (input,), _dims_keep(input, dim, keepdim) + (_correction(unbiased, correction),))
+    return apply(op, (input,), _dims_keep(input, dim, keepdim) + (_correction(unbiased, correction),))
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return _moments(VAR, input, dim, unbiased, keepdim, correction)
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    if isinstance(dim, bool):
-        dim, unbiased = None, dim
-    return apply(STD, (input,), _dims_keep(input, dim, keepdim) + (_correction(unbiased, correction),))
+    return _moments(STD, input, dim, unbiased, keepdim, correction)
 
 
 def prod(input, dim=None, keepdim=False, *, dtype=None):
@@ -290,10 +292,17 @@ class _ValuesIndices(tuple):
         return f"torch.return_types.{self._name}(\nvalues={self[0]!r},\nindices={self[1]!r})"
 
 
-def _extreme(input, dim, keepdim, other, full_op, dim_op, arg, name):
+def values_indices(name: str, values, index):
+    """torch.return_types.<name>(values, indices), the indices as an int64 Tensor."""
     from ..tensor import Tensor
+    result = _ValuesIndices((values, Tensor._make(index.astype(np.int64))))
+    result._name = name
+    return result
+
+
+def _extreme(input, dim, keepdim, other, full_op, dim_op, arg, name):
     if other is not None:
-        return (maximum_ if name == "max" else minimum_)(input, other)
+        return (maximum if name == "max" else minimum)(input, other)
     if dim is None:
         if input.numel() == 0:
             raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
@@ -302,10 +311,7 @@ def _extreme(input, dim, keepdim, other, full_op, dim_op, arg, name):
     (d,) = normalize_dims(dim, input.ndim)
     index = np.expand_dims(arg(input._data, axis=d), d) if input.ndim else np.zeros((), dtype=np.int64)
     values = apply(dim_op, (input,), (d, bool(keepdim), index))
-    idx = index if keepdim or not input.ndim else index.squeeze(d)
-    result = _ValuesIndices((values, Tensor._make(idx.astype(np.int64))))
-    result._name = name
-    return result
+    return values_indices(name, values, index if keepdim or not input.ndim else index.squeeze(d))
 
 
 def max(input, dim=None, keepdim=False, *, other=None):
@@ -320,16 +326,6 @@ def min(input, dim=None, keepdim=False, *, other=None):
     if isinstance(dim, Tensor):
         return _extreme(input, None, False, dim, MIN_ALL, MIN_DIM, None, "min")
     return _extreme(input, dim, keepdim, other, MIN_ALL, MIN_DIM, np.argmin, "min")
-
-
-def maximum_(a, b):
-    from .pointwise import maximum
-    return maximum(a, b)
-
-
-def minimum_(a, b):
-    from .pointwise import minimum
-    return minimum(a, b)
 
 
 def amax(input, dim=(), keepdim=False):
@@ -464,14 +460,12 @@ def _mean_part(xp, gm, a, dims, keep):
 
 STD_MEAN = Op("std_mean", "StdMeanBackward0", "(s, m) = (std a, mean a)", quiet(_std_mean_forward),
               vjp=(quiet(lambda xp, g, c, a, dims, keep, k:
-                         restore(xp, g[0] / c[0], dims, keep, a.ndim) * _centered(xp, a, dims) / (_count(a, dims) - k)
-                         + _mean_part(xp, g[1], a, dims, keep)),),
+                         _std_vjp(xp, g[0], c[0], a, dims, keep, k) + _mean_part(xp, g[1], a, dims, keep)),),
               vjp_formulas=("ḡₛ ⊙ (a − ā)/((n − k) s) + ḡₘ / n",), params=("dim", "keepdim", "correction"),
               saves=("self", "result"), n_outputs=2)
 VAR_MEAN = Op("var_mean", "VarMeanBackward0", "(v, m) = (var a, mean a)", quiet(_var_mean_forward),
               vjp=(quiet(lambda xp, g, c, a, dims, keep, k:
-                         restore(xp, g[0], dims, keep, a.ndim) * _centered(xp, a, dims) * (2.0 / (_count(a, dims) - k))
-                         + _mean_part(xp, g[1], a, dims, keep)),),
+                         _var_vjp(xp, g[0], c[0], a, dims, keep, k) + _mean_part(xp, g[1], a, dims, keep)),),
               vjp_formulas=("ḡᵥ ⊙ 2(a − ā)/(n − k) + ḡₘ / n",), params=("dim", "keepdim", "correction"),
               saves=("self",), n_outputs=2)
 
@@ -533,7 +527,6 @@ def logcumsumexp(input, dim):
 
 def median(input, dim=None, keepdim=False):
     """The lower of the two middle values (PyTorch's median, unlike NumPy's, never averages)."""
-    from ..tensor import Tensor
     if dim is None:
         dims, _ = _dims_keep(input, None, False)
         return apply(MEDIAN, (input,), (dims, False, (input.numel() - 1) // 2))
@@ -544,16 +537,7 @@ def median(input, dim=None, keepdim=False):
         order = np.argsort(input._data, axis=d, kind="stable")
         index = np.take(order, [(input.shape[d] - 1) // 2], axis=d)
     values = apply(MEDIAN_DIM, (input,), (d, bool(keepdim), index))
-    idx = index if keepdim or not input.ndim else index.squeeze(d)
-    result = _ValuesIndices((values, Tensor._make(idx.astype(np.int64))))
-    result._name = "median"
-    return result
-
-
-def _moments(op, input, dim, unbiased, keepdim, correction):
-    if isinstance(dim, bool):
-        dim, unbiased = None, dim
-    return apply(op, (input,), _dims_keep(input, dim, keepdim) + (_correction(unbiased, correction),))
+    return values_indices("median", values, index if keepdim or not input.ndim else index.squeeze(d))
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -579,7 +563,6 @@ def aminmax(input, *, dim=None, keepdim=False):
 
 
 def dist(input, other, p=2):
-    from .core import coerce_pair
     a, b, dtype = coerce_pair(input, other)
     return apply(DIST, (a, b), (float(p),), dtype)
 
@@ -587,7 +570,6 @@ def dist(input, other, p=2):
 def diff(input, n=1, dim=-1, prepend=None, append=None):
     """a[1:] − a[:-1] along dim, n times: slices and a subtraction, as PyTorch records it."""
     from .index import narrow
-    from .pointwise import sub
     from .shape import cat
     if prepend is not None or append is not None:
         input = cat([t for t in (prepend, input, append) if t is not None], dim)
