@@ -15,8 +15,6 @@ import numpy as np
 from . import jacobian, mathtext
 from .mathtext import esc, math, partial
 
-short = mathtext.short
-
 _LETTERS = re.compile(r"(?<![A-Za-z])(bias|[A-Za-z])(?![A-Za-z])")
 
 

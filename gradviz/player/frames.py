@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from ..tracing import Trace, TraceStep
 from . import explain
+from .mathtext import short
 
 # Node states: hidden (not created yet), new (created in this frame), built (created
 # earlier), waiting (backward has not reached it), pending (has received part of its
@@ -172,11 +173,11 @@ class FrameBuilder:
                     self._set(e.dst, "done")
                     self._set(e.id, "flowing")
                     if step.grad_in:
-                        labels[e.id] = "seed " + explain.short(step.grad_in[0])
+                        labels[e.id] = "seed " + short(step.grad_in[0])
         for edge_id, grad, axes in step.flows:
             e = g.edges[edge_id]
             self._set(edge_id, "flowing")
-            labels[edge_id] = explain.short(grad) + (" Σ" + ",".join(map(str, axes)) if axes else "")
+            labels[edge_id] = short(grad) + (" Σ" + ",".join(map(str, axes)) if axes else "")
             if self.state.get(e.src) in ("waiting", "pending"):
                 self._set(e.src, "pending")
             self.received.setdefault(e.src, []).append((e, grad))
@@ -185,7 +186,7 @@ class FrameBuilder:
             for e in g.into.get(node_id, ()):
                 if e.src == acc.node:
                     self._set(e.id, "flowing")
-                    labels[e.id] = explain.short(acc.total)
+                    labels[e.id] = short(acc.total)
         title, text, caption = explain.backward(self, step, total)
         return self._emit("backward", step.index, node_id, labels, title, text, caption)
 
