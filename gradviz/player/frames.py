@@ -109,9 +109,7 @@ class FrameBuilder:
         for ident, st in list(self.state.items()):
             if st == "new":
                 self._set(ident, "built")
-            elif st == "active":
-                self._set(ident, "done")
-            elif st == "flowing":
+            elif st in ("active", "flowing"):
                 self._set(ident, "done")
 
     # -- forward --------------------------------------------------------------------
