@@ -330,9 +330,8 @@ def einsum(equation, *operands):
     common set of axes, multiplied, the contracted axes summed, and the result permuted to the
     output's order."""
     from . import reduce as R
-    from .shape import permute, unsqueeze
-    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
-        operands = tuple(operands[0])
+    from .shape import permute, unsqueeze, varargs
+    operands = varargs(operands)
     eq = equation.replace(" ", "")
     lhs, arrow, out = eq.partition("->")
     terms = lhs.split(",")

@@ -9,10 +9,10 @@ from .core import apply
 from .op import Op
 from .reduce import normalize_dims
 
-def _reshaped(name, torch_name, formula, params=("size",)):
+def _reshaped(name, torch_name, formula, params=("size",), vjp_formula="ḡ reshaped to a"):
     """An op whose forward is a reshape to params[0] and whose VJP reshapes ḡ back."""
     return Op(name, torch_name, formula, lambda xp, a, shape, *rest: a.reshape(shape),
-              vjp=(lambda xp, g, c, a, shape, *rest: xp.reshape(g, a.shape),), vjp_formulas=("ḡ reshaped to a",),
+              vjp=(lambda xp, g, c, a, shape, *rest: xp.reshape(g, a.shape),), vjp_formulas=(vjp_formula,),
               params=params)
 
 
@@ -24,12 +24,8 @@ RESHAPE_ALIAS = _reshaped("reshape", "ReshapeAliasBackward0", "c = reshape(a, sh
 UNSAFE_VIEW = _reshaped("reshape", "UnsafeViewBackward0", "c = reshape(a, shape) (of a fresh copy)")
 SQUEEZE_DIMS = _reshaped("squeeze", "SqueezeBackward2", "c = squeeze(a, dims)", ("size", "dim"))
 SQUEEZE_INPLACE = _reshaped("squeeze_", "SqueezeBackward4", "c = squeeze_(a, dim)", ("size", "dim"))
-SQUEEZE = Op("squeeze", "SqueezeBackward0", "c = squeeze(a)", lambda xp, a, shape: a.reshape(shape),
-             vjp=(lambda xp, g, c, a, shape: xp.reshape(g, a.shape),), vjp_formulas=("ḡ unsqueezed",),
-             params=("size",))
-SQUEEZE_DIM = Op("squeeze", "SqueezeBackward1", "c = squeeze(a, dim)", lambda xp, a, shape, dim: a.reshape(shape),
-                 vjp=(lambda xp, g, c, a, shape, dim: xp.reshape(g, a.shape),), vjp_formulas=("ḡ unsqueezed",),
-                 params=("size", "dim"))
+SQUEEZE = _reshaped("squeeze", "SqueezeBackward0", "c = squeeze(a)", vjp_formula="ḡ unsqueezed")
+SQUEEZE_DIM = _reshaped("squeeze", "SqueezeBackward1", "c = squeeze(a, dim)", ("size", "dim"), "ḡ unsqueezed")
 UNSQUEEZE = Op("unsqueeze", "UnsqueezeBackward0", "c = unsqueeze(a, dim)",
                lambda xp, a, dim: xp.expand_dims(a, dim),
                vjp=(lambda xp, g, c, a, dim: xp.reshape(g, a.shape),), vjp_formulas=("ḡ squeezed",),
@@ -141,10 +137,15 @@ def _outputs(op, inputs, params) -> tuple:
 
 
 # -- public functions ---------------------------------------------------------------
-def _resolve_shape(shape, numel: int, name: str = "view") -> tuple:
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = tuple(shape[0])
-    shape = tuple(int(s) for s in shape)
+def varargs(args: tuple) -> tuple:
+    """f(a, b, c) and f((a, b, c)) (or f([a, b, c])) alike: the items as a tuple."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        return tuple(args[0])
+    return args
+
+
+def _resolve_shape(shape, numel: int) -> tuple:
+    shape = tuple(int(s) for s in varargs(shape))
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
     known = 1
@@ -229,8 +230,7 @@ def unsqueeze(input, dim):
 
 
 def permute(input, *dims):
-    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
-        dims = tuple(dims[0])
+    dims = varargs(dims)
     if len(dims) != input.ndim:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
                            f"length of the desired ordering of dimensions i.e. input.dim() = {input.ndim} is not "
@@ -250,8 +250,7 @@ def t(input):
 
 
 def expand(input, *sizes):
-    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
-        sizes = tuple(sizes[0])
+    sizes = varargs(sizes)
     lead = len(sizes) - input.ndim
     if lead < 0:
         raise RuntimeError(f"expand(torch.FloatTensor{{{list(input.shape)}}}, size={list(sizes)}): the number of "
@@ -271,8 +270,7 @@ def expand(input, *sizes):
 
 
 def repeat(input, *reps):
-    if len(reps) == 1 and isinstance(reps[0], (tuple, list)):
-        reps = tuple(reps[0])
+    reps = varargs(reps)
     if len(reps) < input.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
                            "tensor")
@@ -365,12 +363,16 @@ def unbind(input, dim=0):
 
 
 # -- more shape ops: triangles, diagonals, rolls and the helpers built from views --------------
-TRIL = Op("tril", "TrilBackward0", "c = lower triangle of a", lambda xp, a, k, keep: a * keep if a.dtype != bool
-          else a & keep, vjp=(lambda xp, g, c, a, k, keep: xp.where(keep, g, 0),),
-          vjp_formulas=("lower triangle of ḡ",), params=("diagonal", "mask"))
-TRIU = Op("triu", "TriuBackward0", "c = upper triangle of a", lambda xp, a, k, keep: a * keep if a.dtype != bool
-          else a & keep, vjp=(lambda xp, g, c, a, k, keep: xp.where(keep, g, 0),),
-          vjp_formulas=("upper triangle of ḡ",), params=("diagonal", "mask"))
+def _triangle_op(name, torch_name, part):
+    """a masked to one triangle (the mask is a param): ḡ masked the same way."""
+    return Op(name, torch_name, f"c = {part} triangle of a",
+              lambda xp, a, k, keep: a * keep if a.dtype != bool else a & keep,
+              vjp=(lambda xp, g, c, a, k, keep: xp.where(keep, g, 0),), vjp_formulas=(f"{part} triangle of ḡ",),
+              params=("diagonal", "mask"))
+
+
+TRIL = _triangle_op("tril", "TrilBackward0", "lower")
+TRIU = _triangle_op("triu", "TriuBackward0", "upper")
 DIAG_EMBED = Op("diag_embed", "DiagEmbedBackward0", "C = diag(a) (a on the diagonal of zeros)",
                 lambda xp, a, shape, offset, d1, d2: xp.diagonal_scatter(a, shape, offset, d1, d2),
                 vjp=(lambda xp, g, c, a, shape, offset, d1, d2: xp.diagonal(g, offset, d1, d2),),
@@ -438,8 +440,7 @@ def broadcast_shapes(*shapes):
 
 def broadcast_tensors(*tensors):
     """Each tensor expanded to the common shape (a tensor already of that shape is returned as is)."""
-    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
-        tensors = tuple(tensors[0])
+    tensors = varargs(tensors)
     shape = tuple(np.broadcast_shapes(*(tuple(t.shape) for t in tensors)))
     return tuple(t if tuple(t.shape) == shape else expand(t, *shape) for t in tensors)
 
@@ -494,8 +495,7 @@ def ravel(input):
 
 
 def atleast_1d(*tensors):
-    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
-        tensors = tuple(tensors[0])
+    tensors = varargs(tensors)
     out = tuple(reshape(t, 1) if t.ndim == 0 else t for t in tensors)
     return out[0] if len(out) == 1 else out
 
@@ -503,8 +503,7 @@ def atleast_1d(*tensors):
 def meshgrid(*tensors, indexing=None):
     """Each 1-D tensor viewed along its own axis, then expanded to the grid ('xy' swaps the
     first two axes, as NumPy's meshgrid)."""
-    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
-        tensors = tuple(tensors[0])
+    tensors = varargs(tensors)
     if indexing is None:
         import warnings
         warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
