@@ -55,10 +55,6 @@ class Stage:
                     self.midpoints[ident] = mid
         self._pieces.append(self.svg[pos:])
 
-    @property
-    def ids(self) -> list:
-        return list(self.kinds)
-
     def render(self, state: dict, labels: dict | None = None) -> str:
         """The SVG with `gv-<state>` on each id in `state` and `labels` written at edge midpoints."""
         out = []
