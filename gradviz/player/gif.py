@@ -134,7 +134,7 @@ def save_gif(animation, path: str | os.PathLike, duration_ms: int | None = None,
     frames = animation.frames[:max_frames]
     if not frames:
         raise ValueError("this animation has no frames to save")
-    source = to_dot(animation.trace, **getattr(animation, "draw_options", {}))
+    source = to_dot(animation.trace, **animation.draw_options)
     positioned = _run([dot, "-Tdot"], source.encode("utf-8")).decode("utf-8")
     kinds = animation.stage.kinds
     font, title_font = _font(15), _font(17)
@@ -168,7 +168,7 @@ def save_gif(animation, path: str | os.PathLike, duration_ms: int | None = None,
             full.paste(p, (0, 0))
             p = full
         padded.append(p.quantize(colors=128, method=Image.Quantize.MEDIANCUT))
-    duration = duration_ms or getattr(animation, "interval_ms", 1200)
+    duration = duration_ms or animation.interval_ms
     padded[0].save(path, save_all=True, append_images=padded[1:], duration=duration, loop=0, optimize=False)
     return path
 
