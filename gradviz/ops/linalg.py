@@ -1,6 +1,8 @@
 """Linear algebra: products and diagonals, with their adjoints (ḡ Bᵀ, Aᵀ ḡ)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .core import apply
@@ -25,14 +27,21 @@ DOT = Op("dot", "DotBackward0", "c = a · b", lambda xp, a, b: a @ b,
 BMM = Op("bmm", "BmmBackward0", "Cᵢ = Aᵢ Bᵢ", lambda xp, a, b: a @ b,
          vjp=(lambda xp, g, c, a, b: g @ _mT(xp, b), lambda xp, g, c, a, b: _mT(xp, a) @ g),
          vjp_formulas=("ḡ Bᵀ", "Aᵀ ḡ"), args=MATS, saves=MATS)
-# C = β bias + α A B; β = 0 ignores bias (its nan/inf do not reach C), as in PyTorch
-ADDMM = Op("addmm", "AddmmBackward0", "C = β bias + α A B",
-           lambda xp, bias, a, b, beta, alpha: _addmm(bias, a, b, beta, alpha),
-           vjp=(lambda xp, g, c, bias, a, b, beta, alpha: _scaled(xp, g, beta),
-                lambda xp, g, c, bias, a, b, beta, alpha: _scaled(xp, g @ b.T, alpha),
-                lambda xp, g, c, bias, a, b, beta, alpha: _scaled(xp, a.T @ g, alpha)),
-           vjp_formulas=("β ḡ", "α ḡ Bᵀ", "α Aᵀ ḡ"), args=("self", "mat1", "mat2"), params=("beta", "alpha"),
-           saves=("mat1", "mat2"))
+
+
+def _with_bias(product: Op, name: str, torch_name: str, formula: str, args: tuple) -> Op:
+    """C = β bias + α (a ∘ b) as one node; the VJPs for a and b are the product's own, times α.
+    β = 0 ignores bias (its nan/inf do not reach C), as in PyTorch."""
+    grad_a, grad_b = product.vjp
+    return Op(name, torch_name, formula, lambda xp, bias, a, b, beta, alpha: _addmm(bias, a, b, beta, alpha),
+              vjp=(lambda xp, g, c, bias, a, b, beta, alpha: _scaled(xp, g, beta),
+                   lambda xp, g, c, bias, a, b, beta, alpha: _scaled(xp, grad_a(xp, g, c, a, b), alpha),
+                   lambda xp, g, c, bias, a, b, beta, alpha: _scaled(xp, grad_b(xp, g, c, a, b), alpha)),
+              vjp_formulas=("β ḡ",) + tuple("α " + f for f in product.vjp_formulas), args=args,
+              params=("beta", "alpha"), saves=args[1:])
+
+
+ADDMM = _with_bias(MM, "addmm", "AddmmBackward0", "C = β bias + α A B", ("self", "mat1", "mat2"))
 
 
 def _diagonal_view(xp, a, offset, d1, d2):
@@ -142,7 +151,7 @@ def matmul(input, other):
         t1 = other.mT if transpose else input
         t2 = (input.t() if da == 2 else input) if transpose else other
         out_shape = tuple(t1.shape[:-1])
-        folded = reshape(t1, _prod(out_shape), t1.shape[-1])
+        folded = reshape(t1, math.prod(out_shape), t1.shape[-1])
         if t2.ndim == 2:
             out = unsafe_view(mm(folded, t2), *out_shape, t2.shape[1])
             return contiguous(out.mT) if transpose else out
@@ -157,7 +166,7 @@ def matmul(input, other):
         if batch2[0] == 1 and other.requires_grad:
             return matmul(input, other.squeeze(0))
     batch = _broadcast_batch(batch1, batch2, input, other)
-    count = _prod(batch)
+    count = math.prod(batch)
     a = reshape(expand(input, *batch, n, m1), count, n, m1)
     if db == 1:
         b = reshape(expand(other, *batch, m2), count, m2).unsqueeze(2)
@@ -180,13 +189,6 @@ def _broadcast_batch(b1, b2, input, other) -> tuple:
                                f"dimension {i} (matmul of shapes {list(input.shape)} and {list(other.shape)})")
         out.append(max(x, y) if x != 0 and y != 0 else 0)
     return tuple(out)
-
-
-def _prod(shape) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    return n
 
 
 def _should_fold(a, b) -> bool:
@@ -230,7 +232,7 @@ def linear(input, weight, bias=None):
             return addmm(bias, input, weight.t())
         if input._data.flags.c_contiguous and bias.ndim == 1:
             lead = tuple(input.shape[:-1])
-            flat = reshape(input, _prod(lead), input.shape[-1])
+            flat = reshape(input, math.prod(lead), input.shape[-1])
             out = addmm(bias, flat, weight.t())
             return view(out, *lead, out.shape[1])
     out = matmul(input, weight.t())
@@ -256,20 +258,8 @@ def trace(input):
 
 
 # -- more products: addmv, baddbmm, tensordot, kron, einsum ------------------------------
-ADDMV = Op("addmv", "AddmvBackward0", "c = β bias + α A v",
-           lambda xp, bias, a, v, beta, alpha: _addmm(bias, a, v, beta, alpha),
-           vjp=(lambda xp, g, c, bias, a, v, beta, alpha: _scaled(xp, g, beta),
-                lambda xp, g, c, bias, a, v, beta, alpha: _scaled(xp, xp.reshape(g, (-1, 1)) * v, alpha),
-                lambda xp, g, c, bias, a, v, beta, alpha: _scaled(xp, a.T @ g, alpha)),
-           vjp_formulas=("β ḡ", "α ḡ vᵀ", "α Aᵀ ḡ"), args=("self", "mat", "vec"), params=("beta", "alpha"),
-           saves=("mat", "vec"))
-BADDBMM = Op("baddbmm", "BaddbmmBackward0", "Cᵢ = β biasᵢ + α Aᵢ Bᵢ",
-             lambda xp, bias, a, b, beta, alpha: _addmm(bias, a, b, beta, alpha),
-             vjp=(lambda xp, g, c, bias, a, b, beta, alpha: _scaled(xp, g, beta),
-                  lambda xp, g, c, bias, a, b, beta, alpha: _scaled(xp, g @ _mT(xp, b), alpha),
-                  lambda xp, g, c, bias, a, b, beta, alpha: _scaled(xp, _mT(xp, a) @ g, alpha)),
-             vjp_formulas=("β ḡ", "α ḡ Bᵀ", "α Aᵀ ḡ"), args=("self", "batch1", "batch2"), params=("beta", "alpha"),
-             saves=("batch1", "batch2"))
+ADDMV = _with_bias(MV, "addmv", "AddmvBackward0", "c = β bias + α A v", ("self", "mat", "vec"))
+BADDBMM = _with_bias(BMM, "baddbmm", "BaddbmmBackward0", "Cᵢ = β biasᵢ + α Aᵢ Bᵢ", ("self", "batch1", "batch2"))
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1):
@@ -305,10 +295,10 @@ def tensordot(a, b, dims=2):
                                f"and second has size {b.shape[y]} in dim {y}")
     free_a = [i for i in range(a.ndim) if i not in da]
     free_b = [i for i in range(b.ndim) if i not in db]
-    k = _prod([a.shape[d] for d in da])
+    k = math.prod([a.shape[d] for d in da])
     out_shape = [a.shape[i] for i in free_a] + [b.shape[i] for i in free_b]
-    left = reshape(permute(a, free_a + da), _prod([a.shape[i] for i in free_a]), k)
-    right = reshape(permute(b, db + free_b), k, _prod([b.shape[i] for i in free_b]))
+    left = reshape(permute(a, free_a + da), math.prod([a.shape[i] for i in free_a]), k)
+    right = reshape(permute(b, db + free_b), k, math.prod([b.shape[i] for i in free_b]))
     return reshape(mm(left, right), *out_shape)
 
 
