@@ -8,8 +8,8 @@ import numpy as np
 
 from .core import apply
 from .op import Op
-from .pointwise import quiet
-from .reduce import NORM, _dims_keep
+from .pointwise import _unary, quiet
+from .reduce import NORM, _count, _dims_keep
 
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
@@ -24,11 +24,6 @@ def _sigmoid(xp, a):
 def _softplus(xp, a):
     """log(1 + eᵃ) = max(a, 0) + log1p(e^(−|a|)), finite for every a."""
     return xp.maximum(a, 0) + xp.log1p(xp.exp(-xp.abs(a)))
-
-
-def _unary(name, torch_name, formula, forward, vjp, vjp_formula, params=()):
-    return Op(name, torch_name, formula, forward, vjp=(vjp,), vjp_formulas=(vjp_formula,), params=params,
-              saves=("self",))
 
 
 # PyTorch's hardtanh passes the gradient only strictly inside (lo, hi)
@@ -115,9 +110,7 @@ def logsigmoid(input):
 #   ∂ℓ/∂w = Σ ḡ ⊙ x̂,  ∂ℓ/∂b = Σ ḡ               (sums over the other dims)
 
 def _stats(xp, a, axes, eps, mean, var):
-    n = 1
-    for d in axes:
-        n *= a.shape[d]
+    n = _count(a, axes)
     if mean is None:
         mean = xp.sum(a, axis=axes, keepdims=True) / n
         d = a - mean
@@ -228,15 +221,9 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
 # -- embedding and padding ------------------------------------------------------------------------
 def _embedding_vjp(xp, g, c, w, idx, padding_idx):
     if padding_idx is not None:
-        g = xp.keep(g, xp.expand_dims(idx != padding_idx, -1)) if getattr(xp, "arrays", True) else \
-            xp.where(_tensor(np.expand_dims(idx != padding_idx, -1)), g, 0)
+        g = xp.keep(g, np.expand_dims(idx != padding_idx, -1))
     flat = xp.reshape(g, (-1, w.shape[1]))
     return xp.index_scatter(flat, tuple(w.shape), (idx.reshape(-1),), True)
-
-
-def _tensor(array):
-    from ..tensor import Tensor
-    return Tensor._make(array)
 
 
 EMBEDDING = Op("embedding", "EmbeddingBackward0", "c = W[idx]", lambda xp, w, idx, padding_idx: w[idx],
@@ -259,10 +246,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
 
 def _pad_array(xp, a, pad, value):
     """Constant padding; a negative amount crops. pad lists (before, after) from the last dim back."""
-    src, dst, shape = [], [], list(a.shape)
-    for i in range(a.ndim):
-        src.append(slice(None))
-        dst.append(slice(None))
+    src, dst, shape = [slice(None)] * a.ndim, [slice(None)] * a.ndim, list(a.shape)
     for k in range(len(pad) // 2):
         d = a.ndim - 1 - k
         lo, hi = pad[2 * k], pad[2 * k + 1]
@@ -280,7 +264,7 @@ def _pad_array(xp, a, pad, value):
 
 def _pad_vjp(xp, g, c, a, pad, value):
     neg = tuple(-p for p in pad)
-    if getattr(xp, "arrays", True):
+    if xp.arrays:
         return _pad_array(xp, g, neg, 0)
     return apply(CONSTANT_PAD, (g,), (neg, 0))
 
