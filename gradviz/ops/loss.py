@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .core import apply
+from .nnops import _sigmoid
 from .op import Op
 
 
@@ -15,29 +16,22 @@ def _rows(logp, target):
 
 
 def _weights(logp, target, weight, ignore_index):
+    """The targets with ignored ones read as class 0, and each sample's weight (0 where ignored)."""
+    safe = np.where(target == ignore_index, 0, target)
     dtype = getattr(logp, "_data", logp).dtype   # logp is a Tensor when the VJP runs with create_graph
-    w = np.ones(target.shape, dtype=dtype) if weight is None else weight[target].astype(dtype)
-    return w * (target != ignore_index)
-
-
-def _reduce(xp, losses, w, reduction):
-    if reduction == "none":
-        return losses
-    if reduction == "sum":
-        return losses.sum()
-    return losses.sum() / w.sum()
+    w = np.ones(safe.shape, dtype=dtype) if weight is None else weight[safe].astype(dtype)
+    return safe, w * (safe != ignore_index)
 
 
 def _nll_forward(xp, logp, target, weight, reduction, ignore_index):
-    safe = np.where(target == ignore_index, 0, target)
-    w = _weights(logp, safe, weight, ignore_index)
-    return _reduce(xp, -logp[_rows(logp, safe)] * w, w, reduction)
+    safe, w = _weights(logp, target, weight, ignore_index)
+    losses = -logp[_rows(logp, safe)] * w
+    return losses.sum() / w.sum() if reduction == "mean" else _reduced(losses, reduction)
 
 
 def _nll_vjp(xp, g, c, logp, target, weight, reduction, ignore_index):
-    safe = np.where(target == ignore_index, 0, target)
-    w = _weights(logp, safe, weight, ignore_index)
-    per_sample = g if reduction == "none" else (g if reduction == "sum" else g / w.sum())
+    safe, w = _weights(logp, target, weight, ignore_index)
+    per_sample = g / w.sum() if reduction == "mean" else g
     return xp.index_scatter(-per_sample * w, logp.shape, _rows(logp, safe), True)
 
 
@@ -46,20 +40,28 @@ NLL_LOSS = Op("nll_loss", "NllLossBackward0", "ℓ = −mean_i log p[i, yᵢ]", 
               saves=("target",))
 
 
-def _mse_forward(xp, a, b, reduction):
-    d = (a - b) * (a - b)
+# -- elementwise losses on d = a − b, reduced by mean (over N entries), sum or none -------------
+def _mean_scale(a, b, reduction, k=1.0):
+    """k/N for reduction="mean", else k."""
+    return k / max(int(np.prod(np.broadcast_shapes(a.shape, b.shape))), 1) if reduction == "mean" else k
+
+
+def _reduced(d, reduction):
     return d if reduction == "none" else (d.sum() if reduction == "sum" else d.mean())
 
 
-def _mse_grad(xp, g, a, b, reduction):
-    scale = 2.0 if reduction != "mean" else 2.0 / max(int(np.prod(np.broadcast_shapes(a.shape, b.shape))), 1)
-    return g * (a - b) * scale
-
-
-MSE_LOSS = Op("mse_loss", "MseLossBackward0", "ℓ = mean (a − b)²", _mse_forward,
-              vjp=(lambda xp, g, c, a, b, r: _mse_grad(xp, g, a, b, r), lambda xp, g, c, a, b, r: -_mse_grad(xp, g, a, b, r)),
-              vjp_formulas=("2ḡ(a − b)/N", "−2ḡ(a − b)/N"), args=("self", "target"), params=("reduction",),
+def _difference_loss(name, torch_name, formula, forward, grad, grad_formula, params=()):
+    """A loss of d = a − b: the target's gradient is the input's, negated."""
+    return Op(name, torch_name, formula, forward,
+              vjp=(lambda xp, g, c, a, b, *p: grad(xp, g, a, b, *p), lambda xp, g, c, a, b, *p: -grad(xp, g, a, b, *p)),
+              vjp_formulas=(grad_formula, "−" + grad_formula), args=("self", "target"), params=("reduction",) + params,
               saves=("self", "target"))
+
+
+MSE_LOSS = _difference_loss("mse_loss", "MseLossBackward0", "ℓ = mean (a − b)²",
+                            lambda xp, a, b, reduction: _reduced((a - b) * (a - b), reduction),
+                            lambda xp, g, a, b, reduction: g * (a - b) * _mean_scale(a, b, reduction, 2.0),
+                            "2ḡ(a − b)/N")
 
 
 def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
@@ -83,15 +85,6 @@ def mse_loss(input, target, reduction="mean"):
     return apply(MSE_LOSS, (input, target), (reduction,))
 
 
-# -- elementwise losses on d = a − b, reduced like mse_loss ------------------------------------
-def _mean_scale(a, b, reduction):
-    return 1.0 / max(int(np.prod(np.broadcast_shapes(a.shape, b.shape))), 1) if reduction == "mean" else 1.0
-
-
-def _reduced(d, reduction):
-    return d if reduction == "none" else (d.sum() if reduction == "sum" else d.mean())
-
-
 def _smooth_l1_forward(xp, a, b, reduction, beta):
     d = xp.abs(a - b)
     return _reduced(d if beta == 0 else xp.where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta), reduction)
@@ -104,12 +97,9 @@ def _smooth_l1_grad(xp, g, a, b, reduction, beta):
     return g * inner * _mean_scale(a, b, reduction)
 
 
-SMOOTH_L1_LOSS = Op("smooth_l1_loss", "SmoothL1LossBackward0", "ℓ = mean(½d²/β if |d| < β else |d| − ½β), d = a − b",
-                    _smooth_l1_forward,
-                    vjp=(lambda xp, g, c, a, b, r, beta: _smooth_l1_grad(xp, g, a, b, r, beta),
-                         lambda xp, g, c, a, b, r, beta: -_smooth_l1_grad(xp, g, a, b, r, beta)),
-                    vjp_formulas=("ḡ ⊙ clamp(d/β, −1, 1)/N", "−ḡ ⊙ clamp(d/β, −1, 1)/N"), args=("self", "target"),
-                    params=("reduction", "beta"), saves=("self", "target"))
+SMOOTH_L1_LOSS = _difference_loss("smooth_l1_loss", "SmoothL1LossBackward0",
+                                  "ℓ = mean(½d²/β if |d| < β else |d| − ½β), d = a − b", _smooth_l1_forward,
+                                  _smooth_l1_grad, "ḡ ⊙ clamp(d/β, −1, 1)/N", ("beta",))
 
 
 def _huber_forward(xp, a, b, reduction, delta):
@@ -123,23 +113,15 @@ def _huber_grad(xp, g, a, b, reduction, delta):
     return g * inner * _mean_scale(a, b, reduction)
 
 
-HUBER_LOSS = Op("huber_loss", "HuberLossBackward0", "ℓ = mean(½d² if |d| < δ else δ(|d| − ½δ)), d = a − b",
-                _huber_forward,
-                vjp=(lambda xp, g, c, a, b, r, delta: _huber_grad(xp, g, a, b, r, delta),
-                     lambda xp, g, c, a, b, r, delta: -_huber_grad(xp, g, a, b, r, delta)),
-                vjp_formulas=("ḡ ⊙ clamp(d, −δ, δ)/N", "−ḡ ⊙ clamp(d, −δ, δ)/N"), args=("self", "target"),
-                params=("reduction", "delta"), saves=("self", "target"))
+HUBER_LOSS = _difference_loss("huber_loss", "HuberLossBackward0",
+                              "ℓ = mean(½d² if |d| < δ else δ(|d| − ½δ)), d = a − b", _huber_forward, _huber_grad,
+                              "ḡ ⊙ clamp(d, −δ, δ)/N", ("delta",))
 
 
 # -- binary cross-entropy on logits: ℓ = (1 − t)x + (1 + (p − 1)t)·softplus(−x), weighted --------
 def _softplus_neg(xp, x):
     """log(1 + e^(−x)) without overflow."""
     return xp.maximum(-x, 0) + xp.log1p(xp.exp(-xp.abs(x)))
-
-
-def _sigmoid(xp, x):
-    e = xp.exp(-xp.abs(x))
-    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
 
 def _bce_logits_forward(xp, x, t, weight, pos_weight, reduction):
@@ -180,7 +162,7 @@ def _check_reduction(reduction):
         raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
-def _check_same_size(input, target, name):
+def _check_same_size(input, target):
     if tuple(input.shape) != tuple(target.shape):
         import warnings
         warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
@@ -192,7 +174,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     _check_reduction(reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    _check_same_size(input, target, "smooth_l1_loss")
+    _check_same_size(input, target)
     return apply(SMOOTH_L1_LOSS, (input, target), (reduction, beta))
 
 
@@ -200,7 +182,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     _check_reduction(reduction)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    _check_same_size(input, target, "huber_loss")
+    _check_same_size(input, target)
     return apply(HUBER_LOSS, (input, target), (reduction, delta))
 
 
