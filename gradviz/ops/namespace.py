@@ -30,6 +30,7 @@ class TensorNamespace:
     transpose = staticmethod(shape.permute)
     cosh = staticmethod(pointwise.cosh)
     sinh = staticmethod(pointwise.sinh)
+    isfinite = staticmethod(pointwise.isfinite)   # a bool Tensor, no graph
 
     @staticmethod
     def roll(a, shift, axis=None):
@@ -47,12 +48,6 @@ class TensorNamespace:
     def zeros_like(a):
         from ..creation import zeros_like
         return zeros_like(a)
-
-    @staticmethod
-    def isfinite(a):
-        from ..tensor import Tensor
-        import numpy as np
-        return Tensor._make(np.isfinite(a._data))
 
     @staticmethod
     def sum(a, axis=None, keepdims=False):
