@@ -366,8 +366,8 @@ def unbind(input, dim=0):
 def _triangle_op(name, torch_name, part):
     """a masked to one triangle (the mask is a param): ḡ masked the same way."""
     return Op(name, torch_name, f"c = {part} triangle of a",
-              lambda xp, a, k, keep: a * keep if a.dtype != bool else a & keep,
-              vjp=(lambda xp, g, c, a, k, keep: xp.where(keep, g, 0),), vjp_formulas=(f"{part} triangle of ḡ",),
+              lambda xp, a, k, keep: xp.keep(a, keep) if a.dtype != bool else a & keep,
+              vjp=(lambda xp, g, c, a, k, keep: xp.keep(g, keep),), vjp_formulas=(f"{part} triangle of ḡ",),
               params=("diagonal", "mask"))
 
 
