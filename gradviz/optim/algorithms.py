@@ -1,0 +1,249 @@
+"""The update rules: SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta.
+
+Each rule is torch's single-tensor algorithm (the one torch runs on the CPU) written
+on arrays in the same order of operations, so float64 runs agree to the last bits
+and float32 runs to float32 rounding. `x` is the parameter's array, `g` its gradient.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..backend import namespace_of
+from ..tensor import Tensor
+from .optimizer import Optimizer, state_tensor, step_count
+
+
+def _check(condition: bool, message: str) -> None:
+    if not condition:
+        raise ValueError(message)
+
+
+def _lerp_(a, b, w: float) -> None:
+    """a ← a + w (b − a), computed as torch's lerp kernel does on each side of w = 0.5."""
+    if abs(w) < 0.5:
+        a += w * (b - a)
+    else:
+        a[...] = b - (b - a) * (1 - w)
+
+
+def _differentiable(differentiable: bool) -> None:
+    if differentiable:
+        raise NotImplementedError("differentiable=True (an optimizer step recorded in the graph) is not supported")
+
+
+class SGD(Optimizer):
+    """x ← x − lr·g, with optional weight decay, (Nesterov) momentum and dampening."""
+
+    def __init__(self, params, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
+                 weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False, foreach=None,
+                 differentiable: bool = False, fused=None) -> None:
+        _check(lr >= 0.0, f"Invalid learning rate: {lr}")
+        _check(momentum >= 0.0, f"Invalid momentum value: {momentum}")
+        _check(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
+        _differentiable(differentiable)
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+                        nesterov=nesterov, maximize=maximize, foreach=foreach, differentiable=differentiable,
+                        fused=fused)
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, defaults)
+
+    def _update(self, p, x, g, state, group) -> None:
+        wd, momentum = group["weight_decay"], group["momentum"]
+        if wd != 0:
+            g = g + wd * x
+        if momentum != 0:
+            buf = state.get("momentum_buffer")
+            if buf is None:
+                buf = state["momentum_buffer"] = state_tensor(p)
+                buf._data[...] = g
+            else:
+                b = buf._data
+                b *= momentum
+                b += (1 - group["dampening"]) * g
+            g = g + momentum * buf._data if group["nesterov"] else buf._data
+        x += -group["lr"] * g
+
+
+class Adam(Optimizer):
+    """Adaptive moments: m and v are running averages of g and g²; x ← x − lr·m̂/(√v̂ + ε)."""
+
+    _decoupled = False
+
+    def __init__(self, params, lr: float = 1e-3, betas: tuple = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, amsgrad: bool = False, *, foreach=None, maximize: bool = False,
+                 capturable: bool = False, differentiable: bool = False, fused=None,
+                 decoupled_weight_decay: bool | None = None) -> None:
+        _check(lr >= 0.0, f"Invalid learning rate: {lr}")
+        _check(eps >= 0.0, f"Invalid epsilon value: {eps}")
+        _check(0.0 <= betas[0] < 1.0, f"Invalid beta parameter at index 0: {betas[0]}")
+        _check(0.0 <= betas[1] < 1.0, f"Invalid beta parameter at index 1: {betas[1]}")
+        _check(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
+        _differentiable(differentiable)
+        if decoupled_weight_decay is None:
+            decoupled_weight_decay = self._decoupled
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                        maximize=maximize, foreach=foreach, capturable=capturable, differentiable=differentiable,
+                        fused=fused, decoupled_weight_decay=decoupled_weight_decay)
+        super().__init__(params, defaults)
+
+    def _update(self, p, x, g, state, group) -> None:
+        if not state:
+            _init(state, p, "exp_avg", "exp_avg_sq", *(("max_exp_avg_sq",) if group["amsgrad"] else ()))
+        step = step_count(state)
+        lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+        if wd != 0:
+            if group["decoupled_weight_decay"]:
+                x *= 1 - lr * wd
+            else:
+                g = g + wd * x
+        m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
+        _lerp_(m, g, 1 - b1)
+        v *= b2
+        v += (1 - b2) * g * g
+        step_size = lr / (1 - b1 ** step)
+        bc2_sqrt = (1 - b2 ** step) ** 0.5
+        if group["amsgrad"]:
+            vmax = state["max_exp_avg_sq"]._data
+            namespace_of(vmax).maximum(vmax, v, out=vmax)
+            v = vmax
+        denom = _sqrt(v) / bc2_sqrt
+        denom += eps
+        x += -step_size * m / denom
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay: x ← x·(1 − lr·λ) before the Adam step."""
+
+    _decoupled = True
+
+    def __init__(self, params, lr: float = 1e-3, betas: tuple = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False, foreach=None,
+                 capturable: bool = False, differentiable: bool = False, fused=None) -> None:
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
+                         capturable=capturable, differentiable=differentiable, fused=fused,
+                         decoupled_weight_decay=True)
+
+
+class RMSprop(Optimizer):
+    """x ← x − lr·g/(√(running mean of g²) + ε), optionally centered and with momentum."""
+
+    def __init__(self, params, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8, weight_decay: float = 0,
+                 momentum: float = 0, centered: bool = False, capturable: bool = False, foreach=None,
+                 maximize: bool = False, differentiable: bool = False) -> None:
+        _check(lr >= 0.0, f"Invalid learning rate: {lr}")
+        _check(eps >= 0.0, f"Invalid epsilon value: {eps}")
+        _check(momentum >= 0.0, f"Invalid momentum value: {momentum}")
+        _check(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
+        _check(alpha >= 0.0, f"Invalid alpha value: {alpha}")
+        _differentiable(differentiable)
+        defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
+                        weight_decay=weight_decay, capturable=capturable, foreach=foreach, maximize=maximize,
+                        differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def _update(self, p, x, g, state, group) -> None:
+        if not state:
+            _init(state, p, "square_avg", *(("momentum_buffer",) if group["momentum"] > 0 else ()),
+                  *(("grad_avg",) if group["centered"] else ()))
+        step_count(state)
+        alpha, wd, momentum = group["alpha"], group["weight_decay"], group["momentum"]
+        if wd != 0:
+            g = g + wd * x
+        sq = state["square_avg"]._data
+        sq *= alpha
+        sq += (1 - alpha) * g * g
+        if group["centered"]:
+            ga = state["grad_avg"]._data
+            _lerp_(ga, g, 1 - alpha)
+            avg = _sqrt(sq + -1 * ga * ga)
+        else:
+            avg = _sqrt(sq)
+        avg += group["eps"]
+        if momentum > 0:
+            buf = state["momentum_buffer"]._data
+            buf *= momentum
+            buf += g / avg
+            x += -group["lr"] * buf
+        else:
+            x += -group["lr"] * g / avg
+
+
+class Adagrad(Optimizer):
+    """x ← x − lr_t·g/(√(Σ g²) + ε): each coordinate's step shrinks with its gradient history."""
+
+    def __init__(self, params, lr: float = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
+                 initial_accumulator_value: float = 0, eps: float = 1e-10, foreach=None, *, maximize: bool = False,
+                 differentiable: bool = False, fused=None) -> None:
+        _check(lr >= 0.0, f"Invalid learning rate: {lr}")
+        _check(lr_decay >= 0.0, f"Invalid lr_decay value: {lr_decay}")
+        _check(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
+        _check(initial_accumulator_value >= 0.0,
+               f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
+        _check(eps >= 0.0, f"Invalid epsilon value: {eps}")
+        _differentiable(differentiable)
+        defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
+                        initial_accumulator_value=initial_accumulator_value, foreach=foreach, maximize=maximize,
+                        differentiable=differentiable, fused=fused)
+        super().__init__(params, defaults)
+        for group in self.param_groups:   # torch fills Adagrad's state when it is built, not at the first step
+            for p in group["params"]:
+                _init(self.state[p], p)
+                self.state[p]["sum"] = state_tensor(p, group["initial_accumulator_value"])
+
+    def _update(self, p, x, g, state, group) -> None:
+        step = step_count(state)
+        if group["weight_decay"] != 0:
+            g = g + group["weight_decay"] * x
+        clr = group["lr"] / (1 + (step - 1) * group["lr_decay"])
+        s = state["sum"]._data
+        s += 1 * g * g
+        std = _sqrt(s)
+        std += group["eps"]
+        x += -clr * g / std
+
+
+class Adadelta(Optimizer):
+    """Steps scaled by √(running mean of past steps²)/√(running mean of g²): no learning rate needed."""
+
+    def __init__(self, params, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6, weight_decay: float = 0,
+                 foreach=None, *, capturable: bool = False, maximize: bool = False,
+                 differentiable: bool = False) -> None:
+        _check(lr >= 0.0, f"Invalid learning rate: {lr}")
+        _check(0.0 <= rho <= 1.0, f"Invalid rho value: {rho}")
+        _check(eps >= 0.0, f"Invalid epsilon value: {eps}")
+        _check(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
+        _differentiable(differentiable)
+        defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
+                        capturable=capturable, foreach=foreach, differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def _update(self, p, x, g, state, group) -> None:
+        if not state:
+            _init(state, p, "square_avg", "acc_delta")
+        step_count(state)
+        rho, eps = group["rho"], group["eps"]
+        if group["weight_decay"] != 0:
+            g = g + group["weight_decay"] * x
+        sq, acc = state["square_avg"]._data, state["acc_delta"]._data
+        sq *= rho
+        sq += (1 - rho) * g * g
+        std = _sqrt(sq + eps)
+        delta = _sqrt(acc + eps)
+        delta /= std
+        delta *= g
+        acc *= rho
+        acc += (1 - rho) * delta * delta
+        x += -group["lr"] * delta
+
+
+def _sqrt(a):
+    """√a in a's own namespace (NumPy or CuPy)."""
+    return namespace_of(a).sqrt(a)
+
+
+def _init(state: dict, p, *buffers: str) -> None:
+    """A parameter's first state, in torch's key order: 'step' (a float32 zero), then zeroed buffers."""
+    state["step"] = Tensor._make(np.zeros((), dtype=np.float32))
+    for name in buffers:
+        state[name] = state_tensor(p)

@@ -1,0 +1,358 @@
+"""Learning-rate schedules: each step() rewrites every param group's 'lr' (torch's chainable forms).
+
+StepLR, MultiStepLR, ExponentialLR, CosineAnnealingLR, LambdaLR and OneCycleLR compute
+their rates with torch's formulas in the same order, so the float64 rates are identical.
+"""
+from __future__ import annotations
+
+import math
+import types
+import warnings
+from bisect import bisect_right
+from collections import Counter
+from functools import wraps
+from typing import Any, Callable, Iterable
+from weakref import ref
+
+from .optimizer import Optimizer
+
+EPOCH_DEPRECATION_WARNING = (
+    "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where possible. Please use "
+    "`scheduler.step()` to step the scheduler. During the deprecation, if epoch is different from None, the closed "
+    "form is used instead of the new chainable form, where available. Please open an issue if you are unable to "
+    "replicate your use case: https://github.com/pytorch/pytorch/issues/new/choose."
+)
+
+
+class LRScheduler:
+    """Base: remembers each group's initial_lr, counts epochs, writes get_lr() into the groups."""
+
+    _in_step = False
+    _is_initial = False
+
+    def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        if last_epoch == -1:
+            for group in optimizer.param_groups:
+                group.setdefault("initial_lr", group["lr"])
+        else:
+            for i, group in enumerate(optimizer.param_groups):
+                if "initial_lr" not in group:
+                    raise KeyError(
+                        f"param 'initial_lr' is not specified in param_groups[{i}] when resuming scheduler with "
+                        "last_epoch >= 0.\nThis typically happens when:\n1. You're trying to resume training from a "
+                        "checkpoint but haven't properly loaded the optimizer state\n2. You're using last_epoch >= 0 "
+                        "for a fresh training run (not recommended)")
+        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
+        self.last_epoch = last_epoch
+        _track_step_calls(optimizer)
+        self._step_count = 0
+        self._is_initial = True
+        try:
+            self.step()
+        finally:
+            self._is_initial = False
+
+    def state_dict(self) -> dict[str, Any]:
+        return {key: value for key, value in self.__dict__.items() if key != "optimizer"}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self.__dict__.update(state_dict)
+
+    def get_last_lr(self) -> list:
+        return self._last_lr
+
+    def get_lr(self) -> list:
+        raise NotImplementedError
+
+    def _warn_outside_step(self) -> None:
+        if not self._in_step:
+            warnings.warn("To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
+                          UserWarning, stacklevel=3)
+
+    def step(self, epoch: int | None = None) -> None:
+        if self._step_count == 1:
+            if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
+                warnings.warn(
+                    "Seems like `optimizer.step()` has been overridden after learning rate scheduler initialization. "
+                    "Please, make sure to call `optimizer.step()` before `lr_scheduler.step()`. See more details at "
+                    "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate", UserWarning,
+                    stacklevel=2)
+            elif not getattr(self.optimizer, "_opt_called", False):
+                warnings.warn(
+                    "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 and later, "
+                    "you should call them in the opposite order: `optimizer.step()` before `lr_scheduler.step()`.  "
+                    "Failure to do this will result in PyTorch skipping the first value of the learning rate "
+                    "schedule. See more details at "
+                    "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate", UserWarning,
+                    stacklevel=2)
+        self._step_count += 1
+        if epoch is not None:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        self._in_step = True
+        try:
+            if epoch is None:
+                self.last_epoch += 1
+                values = self.get_lr()
+            else:
+                self.last_epoch = epoch
+                closed = getattr(self, "_get_closed_form_lr", None)
+                values = closed() if closed is not None else self.get_lr()
+        finally:
+            self._in_step = False
+        for group, lr in zip(self.optimizer.param_groups, values):
+            group["lr"] = lr
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+    def _group_lrs(self) -> list:
+        return [group["lr"] for group in self.optimizer.param_groups]
+
+
+# torch's later name for the base stays an alias of it
+_LRScheduler = LRScheduler
+
+
+def _track_step_calls(optimizer: Optimizer) -> None:
+    """Wrap optimizer.step once, so the scheduler can warn when it is stepped first."""
+    if hasattr(optimizer.step, "_wrapped_by_lr_sched"):
+        return
+    opt_ref = ref(optimizer)
+    func = optimizer.step.__func__
+
+    @wraps(func)
+    def wrapper(*args, **kwargs):
+        opt = opt_ref()
+        opt._opt_called = True
+        return func.__get__(opt, opt.__class__)(*args, **kwargs)
+
+    wrapper._wrapped_by_lr_sched = True
+    optimizer.step = wrapper
+
+
+class LambdaLR(LRScheduler):
+    """lr = initial_lr · lr_lambda(epoch)."""
+
+    def __init__(self, optimizer: Optimizer, lr_lambda: Callable | list, last_epoch: int = -1) -> None:
+        self.optimizer = optimizer
+        if not isinstance(lr_lambda, (list, tuple)):
+            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
+        else:
+            if len(lr_lambda) != len(optimizer.param_groups):
+                raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}")
+            self.lr_lambdas = list(lr_lambda)
+        super().__init__(optimizer, last_epoch)
+
+    def state_dict(self) -> dict[str, Any]:
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
+        state["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
+                               for fn in self.lr_lambdas]
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        state_dict = dict(state_dict)
+        lr_lambdas = state_dict.pop("lr_lambdas")
+        self.__dict__.update(state_dict)
+        for fn, saved in zip(self.lr_lambdas, lr_lambdas):
+            if saved is not None:
+                fn.__dict__.update(saved)
+
+    def get_lr(self) -> list:
+        self._warn_outside_step()
+        return [base_lr * lmbda(self.last_epoch) for lmbda, base_lr in zip(self.lr_lambdas, self.base_lrs)]
+
+
+class StepLR(LRScheduler):
+    """lr × gamma every step_size epochs."""
+
+    def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1) -> None:
+        self.step_size = step_size
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        self._warn_outside_step()
+        if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
+            return self._group_lrs()
+        return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list:
+        return [base_lr * self.gamma ** (self.last_epoch // self.step_size) for base_lr in self.base_lrs]
+
+
+class MultiStepLR(LRScheduler):
+    """lr × gamma at each milestone epoch."""
+
+    def __init__(self, optimizer: Optimizer, milestones: Iterable[int], gamma: float = 0.1,
+                 last_epoch: int = -1) -> None:
+        self.milestones = Counter(milestones)
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        self._warn_outside_step()
+        if self.last_epoch not in self.milestones:
+            return self._group_lrs()
+        return [group["lr"] * self.gamma ** self.milestones[self.last_epoch] for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list:
+        milestones = sorted(self.milestones.elements())
+        return [base_lr * self.gamma ** bisect_right(milestones, self.last_epoch) for base_lr in self.base_lrs]
+
+
+class ExponentialLR(LRScheduler):
+    """lr × gamma every epoch."""
+
+    def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1) -> None:
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        self._warn_outside_step()
+        if self._is_initial:
+            return self._group_lrs()
+        return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list:
+        return [base_lr * self.gamma ** self.last_epoch for base_lr in self.base_lrs]
+
+
+class CosineAnnealingLR(LRScheduler):
+    """lr follows half a cosine from initial_lr down to eta_min over T_max epochs (then back up)."""
+
+    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0, last_epoch: int = -1) -> None:
+        self.T_max = T_max
+        self.eta_min = eta_min
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        self._warn_outside_step()
+        groups = self.optimizer.param_groups
+        if self._is_initial:
+            return self._group_lrs()
+        if self._step_count == 1 and self.last_epoch > 0:
+            return [self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(self.last_epoch * math.pi / self.T_max))
+                    / 2 for base_lr in self.base_lrs]
+        if (self.last_epoch - 1 - self.T_max) % (2 * self.T_max) == 0:
+            return [group["lr"] + (base_lr - self.eta_min) * (1 - math.cos(math.pi / self.T_max)) / 2
+                    for base_lr, group in zip(self.base_lrs, groups)]
+        return [(1 + math.cos(math.pi * self.last_epoch / self.T_max))
+                / (1 + math.cos(math.pi * (self.last_epoch - 1) / self.T_max))
+                * (group["lr"] - self.eta_min) + self.eta_min for group in groups]
+
+    def _get_closed_form_lr(self) -> list:
+        return [self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+                for base_lr in self.base_lrs]
+
+
+def _format_param(name: str, optimizer: Optimizer, param) -> list:
+    """One value per param group: a list is checked for length, a scalar is repeated."""
+    if isinstance(param, (list, tuple)):
+        if len(param) != len(optimizer.param_groups):
+            raise ValueError(f"{name} must have the same length as optimizer.param_groups. {name} has "
+                             f"{len(param)} values, param_groups has {len(optimizer.param_groups)}.")
+        return list(param)
+    return [param] * len(optimizer.param_groups)
+
+
+class OneCycleLR(LRScheduler):
+    """The 1cycle policy: lr warms up from max_lr/div_factor to max_lr, then anneals far below
+    the start, while momentum (or Adam's beta1) moves the opposite way."""
+
+    def __init__(self, optimizer: Optimizer, max_lr, total_steps: int | None = None, epochs: int | None = None,
+                 steps_per_epoch: int | None = None, pct_start: float = 0.3, anneal_strategy: str = "cos",
+                 cycle_momentum: bool = True, base_momentum=0.85, max_momentum=0.95, div_factor: float = 25.0,
+                 final_div_factor: float = 1e4, three_phase: bool = False, last_epoch: int = -1) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        if total_steps is not None:
+            if total_steps <= 0 or not isinstance(total_steps, int):
+                raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
+            self.total_steps = total_steps
+        elif epochs is not None and steps_per_epoch is not None:
+            if not isinstance(epochs, int) or epochs <= 0:
+                raise ValueError(f"Expected positive integer epochs, but got {epochs}")
+            if not isinstance(steps_per_epoch, int) or steps_per_epoch <= 0:
+                raise ValueError(f"Expected positive integer steps_per_epoch, but got {steps_per_epoch}")
+            self.total_steps = epochs * steps_per_epoch
+        else:
+            raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
+        warm = float(pct_start * self.total_steps) - 1
+        if three_phase:
+            self._schedule_phases = [
+                dict(end_step=warm, start_lr="initial_lr", end_lr="max_lr", start_momentum="max_momentum",
+                     end_momentum="base_momentum"),
+                dict(end_step=float(2 * pct_start * self.total_steps) - 2, start_lr="max_lr", end_lr="initial_lr",
+                     start_momentum="base_momentum", end_momentum="max_momentum"),
+                dict(end_step=self.total_steps - 1, start_lr="initial_lr", end_lr="min_lr",
+                     start_momentum="max_momentum", end_momentum="max_momentum"),
+            ]
+        else:
+            self._schedule_phases = [
+                dict(end_step=warm, start_lr="initial_lr", end_lr="max_lr", start_momentum="max_momentum",
+                     end_momentum="base_momentum"),
+                dict(end_step=self.total_steps - 1, start_lr="max_lr", end_lr="min_lr",
+                     start_momentum="base_momentum", end_momentum="max_momentum"),
+            ]
+        if pct_start < 0 or pct_start > 1 or not isinstance(pct_start, float):
+            raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
+        if anneal_strategy not in ("cos", "linear"):
+            raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}")
+        self._anneal_func_type = anneal_strategy
+        max_lrs = _format_param("max_lr", optimizer, max_lr)
+        if last_epoch == -1:
+            for group, top in zip(optimizer.param_groups, max_lrs):
+                group["initial_lr"] = top / div_factor
+                group["max_lr"] = top
+                group["min_lr"] = group["initial_lr"] / final_div_factor
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+            self.use_beta1 = "betas" in optimizer.defaults
+            max_momentums = _format_param("max_momentum", optimizer, max_momentum)
+            base_momentums = _format_param("base_momentum", optimizer, base_momentum)
+            if last_epoch == -1:
+                for top, base, group in zip(max_momentums, base_momentums, optimizer.param_groups):
+                    if self.use_beta1:
+                        group["betas"] = (top, *group["betas"][1:])
+                    else:
+                        group["momentum"] = top
+                    group["max_momentum"] = top
+                    group["base_momentum"] = base
+        super().__init__(optimizer, last_epoch)
+
+    def _anneal_func(self, start: float, end: float, pct: float) -> float:
+        if self._anneal_func_type == "cos":
+            return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+        return (end - start) * pct + start
+
+    def get_lr(self) -> list:
+        self._warn_outside_step()
+        step_num = self.last_epoch
+        if step_num > self.total_steps:
+            raise ValueError(f"Tried to step {step_num} times. The specified number of total steps is "
+                             f"{self.total_steps}")
+        lrs = []
+        phases = self._schedule_phases
+        for group in self.optimizer.param_groups:
+            start_step = 0.0
+            for i, phase in enumerate(phases):
+                end_step = phase["end_step"]
+                if step_num <= end_step or i == len(phases) - 1:
+                    pct = (step_num - start_step) / (end_step - start_step)
+                    lr = self._anneal_func(group[phase["start_lr"]], group[phase["end_lr"]], pct)
+                    if self.cycle_momentum:
+                        momentum = self._anneal_func(group[phase["start_momentum"]], group[phase["end_momentum"]],
+                                                     pct)
+                    break
+                start_step = phase["end_step"]
+            lrs.append(lr)
+            if self.cycle_momentum:
+                if self.use_beta1:
+                    group["betas"] = (momentum, *group["betas"][1:])
+                else:
+                    group["momentum"] = momentum
+        return lrs

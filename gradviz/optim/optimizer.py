@@ -1,0 +1,204 @@
+"""The Optimizer base: parameter groups, per-parameter state, state_dict and zero_grad.
+
+An optimizer's step reads each parameter's .grad and rewrites the parameter's array in
+place (bumping its version, as torch's in-place step does); no graph is ever recorded.
+"""
+from __future__ import annotations
+
+import copy
+import warnings
+from collections import defaultdict
+from typing import Any, Callable, Iterable
+
+from ..autograd.grad_mode import enable_grad
+from ..tensor import Tensor
+
+
+class _RequiredParameter:
+    """The default of an argument every parameter group must give (SGD's lr in old torch)."""
+
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+_SET_MESSAGE = ("optimizer parameters need to be organized in ordered collections, but the ordering of tensors in "
+                "sets will change between runs. Please use a list instead.")
+
+
+def typename(obj) -> str:
+    """torch.typename: 'torch.FloatTensor' for a tensor, the qualified class name otherwise."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    cls = type(obj)
+    return cls.__qualname__ if cls.__module__ in ("builtins", "__builtin__") else f"{cls.__module__}.{cls.__qualname__}"
+
+
+class Optimizer:
+    """Holds param_groups (dicts of 'params' and hyperparameters) and state[param] (dicts)."""
+
+    def __init__(self, params: Iterable, defaults: dict) -> None:
+        self.defaults = defaults
+        self.state: defaultdict = defaultdict(dict)
+        self.param_groups: list[dict] = []
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
+                            f"but got {typename(params)}")
+        groups = list(params)
+        if len(groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
+
+    def __getstate__(self) -> dict:
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+
+    def __repr__(self) -> str:
+        text = type(self).__name__ + " ("
+        for i, group in enumerate(self.param_groups):
+            text += f"\nParameter Group {i}\n"
+            text += "".join(f"    {key}: {group[key]}\n" for key in sorted(group) if key != "params")
+        return text + ")"
+
+    def add_param_group(self, param_group: dict) -> None:
+        """Append a group; missing hyperparameters take the optimizer's defaults."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            param_group["params"] = [params]
+        elif isinstance(params, set):
+            raise TypeError(_SET_MESSAGE)
+        else:
+            param_group["params"] = list(params)
+        names = []
+        tensors = []
+        for p in param_group["params"]:
+            if isinstance(p, tuple) and len(p) == 2:   # model.named_parameters()
+                names.append(p[0])
+                p = p[1]
+            tensors.append(p)
+        param_group["params"] = tensors
+        if names:
+            if len(names) != len(tensors):
+                raise ValueError("all optimizer params should be with/without names. Some param names are missing")
+            param_group["param_names"] = names
+        for p in tensors:
+            if not isinstance(p, Tensor):
+                raise TypeError("optimizer can only optimize Tensors, but one of the params is " + typename(p))
+            if not (p.is_leaf or p.retains_grad):
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError(f"parameter group didn't specify a value of required optimization parameter {name}")
+            param_group.setdefault(name, default)
+        if len(tensors) != len({id(p) for p in tensors}):
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will "
+                          "cause an error; see github.com/pytorch/pytorch/issues/40967 for more information",
+                          stacklevel=3)
+        seen = {id(p) for group in self.param_groups for p in group["params"]}
+        if any(id(p) in seen for p in tensors):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p._grad is None:
+                    continue
+                if set_to_none:
+                    p._grad = None
+                else:
+                    g = p._grad
+                    if g.grad_fn is not None:
+                        g.detach_()
+                    else:
+                        g.requires_grad_(False)
+                    g.zero_()
+
+    def step(self, closure: Callable | None = None):
+        """One update of every parameter that has a .grad; returns closure()'s loss if given."""
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p._grad is None:
+                    continue
+                g = p._grad._data
+                if group.get("maximize"):
+                    g = -g
+                self._update(p, p._data, g, self.state[p], group)
+                p._bump()
+        return loss
+
+    def _update(self, p: Tensor, x, g, state: dict, group: dict) -> None:
+        """Rewrite the array x (p's data) in place from its gradient g (already negated for maximize)."""
+        raise NotImplementedError
+
+    # -- saving and restoring -------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """{'state': {index: state}, 'param_groups': [group with params as indices]}, as torch numbers them."""
+        index: dict = {}
+        groups = []
+        for group in self.param_groups:
+            packed = {k: v for k, v in group.items() if k != "params"}
+            for p in group["params"]:
+                index.setdefault(id(p), len(index))
+            packed["params"] = [index[id(p)] for p in group["params"]]
+            groups.append(packed)
+        state = {index[id(p)]: s for p, s in self.state.items() if id(p) in index}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        state_dict = copy.deepcopy(state_dict)
+        groups, saved_groups = self.param_groups, state_dict["param_groups"]
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match the size of "
+                             "optimizer's group")
+        by_index = {i: p for g, s in zip(groups, saved_groups) for i, p in zip(s["params"], g["params"])}
+        state: defaultdict = defaultdict(dict)
+        for i, values in state_dict["state"].items():
+            if i not in by_index:
+                continue
+            p = by_index[i]
+            state[p] = {k: _cast_state(k, v, p) for k, v in values.items()}
+        new_groups = []
+        for group, saved in zip(groups, saved_groups):
+            saved = dict(saved)
+            saved["params"] = group["params"]
+            if "param_names" in group and "param_names" not in saved:
+                saved["param_names"] = group["param_names"]
+            new_groups.append(saved)
+        self.state = state
+        self.param_groups = new_groups
+
+
+def _cast_state(key: str, value, param: Tensor):
+    """Loaded state follows its parameter's dtype and device (torch keeps 'step' as it was)."""
+    if isinstance(value, Tensor) and key != "step" and value.is_floating_point():
+        return value.to(dtype=param.dtype, device=param.device)
+    return value
+
+
+def state_tensor(p: Tensor, fill: float = 0.0) -> Tensor:
+    """A buffer of p's shape and dtype filled with `fill` (torch.full_like(p, fill))."""
+    data = p._data.copy()
+    data[...] = fill
+    return Tensor._make(data)
+
+
+def step_count(state: dict) -> float:
+    """Advance state['step'] (a float32 scalar tensor, as torch keeps it) and return its value."""
+    step = state["step"]
+    step._data = step._data + 1
+    return float(step._data)
