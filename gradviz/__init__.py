@@ -72,7 +72,7 @@ _LAZY = {
     "make_dot": "render", "draw": "render", "Diagram": "render", "render_backend": "render",
     "animate": "player", "Animation": "player", "step": "player", "Stepper": "player",
     "jacobian_view": "player",
-    "nn": None, "optim": None, "tracing": None, "torch_bridge": None,
+    "nn": None, "optim": None, "tracing": None, "torch_bridge": None, "utils": None,
 }
 
 

@@ -1,0 +1,2 @@
+"""gradviz.utils: helpers named as torch.utils (data loading)."""
+from . import data  # noqa: F401
