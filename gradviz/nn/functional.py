@@ -2,14 +2,19 @@
 from __future__ import annotations
 
 from ..creation import _rng
+from ..ops.attention import group_norm, scaled_dot_product_attention  # noqa: F401
+from ..ops.conv import conv1d, conv2d  # noqa: F401
 from ..ops.core import apply
 from ..ops.linalg import linear  # noqa: F401
 from ..ops.loss import _reduced
 from ..ops.loss import (binary_cross_entropy_with_logits, huber_loss, mse_loss, nll_loss,  # noqa: F401
                          smooth_l1_loss)
 from ..ops.nnops import (batch_norm, celu, elu, embedding, hardsigmoid, hardswish, hardtanh, layer_norm,  # noqa: F401
-                         logsigmoid, mish, pad, pairwise_distance, relu6, selu, silu)
+                         logsigmoid, mish, pairwise_distance, relu6, selu, silu)
 from ..ops.op import Op
+from ..ops.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool1d,  # noqa: F401
+                        avg_pool2d, fold, interpolate, max_pool1d, max_pool2d, pixel_shuffle, pixel_unshuffle,
+                        unfold)
 from ..ops.pointwise import gelu, leaky_relu, relu, sigmoid, softplus, tanh  # noqa: F401
 from ..ops.reduce import log_softmax, softmax  # noqa: F401
 
@@ -101,3 +106,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     n1 = norm(x1, 2, dim, keepdim=True).clamp(min=eps)
     n2 = norm(x2, 2, dim, keepdim=True).clamp(min=eps)
     return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+from .functional_layers import (dropout1d, dropout2d, gru_cell, instance_norm, lstm_cell,  # noqa: E402,F401
+                                multi_head_attention_forward, pad, rms_norm, rnn_relu_cell, rnn_tanh_cell)

@@ -580,9 +580,12 @@ class BatchNorm1d(Module):
         else:
             self.running_mean = self.running_var = self.num_batches_tracked = None
 
-    def forward(self, input):
+    def _check_input_dim(self, input):
         if input.ndim not in (2, 3):
             raise ValueError(f"expected 2D or 3D input (got {input.ndim}D input)")
+
+    def forward(self, input):
+        self._check_input_dim(input)
         if input.shape[1] != self.num_features:
             raise RuntimeError(f"running_mean should contain {input.shape[1]} elements not {self.num_features}")
         momentum = 0.0 if self.momentum is None else self.momentum

@@ -1,0 +1,213 @@
+"""The layer functionals that PyTorch writes as compositions of other ops, composed the same
+way so the graph has PyTorch's nodes: instance norm (a batch norm on a reshaped view),
+RMS norm, channel dropout, padding modes, the recurrent cells and multi-head attention."""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from ..ops import nnops
+from ..ops.attention import scaled_dot_product_attention
+from ..ops.linalg import linear
+from ..ops.pointwise import sigmoid, tanh
+from ..ops.pool import padding_mode
+from ..ops.reduce import softmax
+from ..ops.shape import _outputs, split_op
+
+
+def pad(input, pad, mode="constant", value=None):
+    if mode == "constant":
+        return nnops.pad(input, pad, mode, value)
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    return padding_mode(input, tuple(int(p) for p in pad), mode)
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    """Each (sample, channel) plane normalized alone: batch norm of x viewed as (1, N·C, *S)."""
+    n, c = input.shape[:2]
+    if use_input_stats and input.numel() // (n * c) <= 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {list(input.shape)}")
+    shaped = input.reshape(1, n * c, *input.shape[2:])
+    w = weight.repeat(n) if weight is not None else None
+    b = bias.repeat(n) if bias is not None else None
+    rm = running_mean.repeat(n) if running_mean is not None else None
+    rv = running_var.repeat(n) if running_var is not None else None
+    out = nnops.batch_norm(shaped, rm, rv, w, b, use_input_stats, momentum, eps)
+    if use_input_stats:
+        # the running statistics are the mean over the batch of the per-sample updates
+        for run, per in ((running_mean, rm), (running_var, rv)):
+            if run is not None:
+                run._data[...] = per._data.reshape(n, c).mean(0)
+                run._bump()
+    return out.view(input.shape)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if tuple(input.shape[input.ndim - len(shape):]) != shape:
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
+                           f"{', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
+    if eps is None:
+        eps = float(np.finfo(input._data.dtype).eps)
+    dims = tuple(range(-len(shape), 0))
+    out = input * (input.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
+    return out * weight if weight is not None else out
+
+
+def _feature_dropout(input, p, training, batched_ndim, name):
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0:
+        return input
+    from ..creation import bernoulli, full
+    batched = input.ndim == batched_ndim
+    lead = input.shape[:2] if batched else input.shape[:1]
+    shape = tuple(lead) + (1,) * (input.ndim - len(lead))
+    if p == 1:
+        return input * full(shape, 0.0, dtype=input.dtype)
+    noise = bernoulli(full(shape, 1 - p, dtype=input.dtype)) / (1 - p)
+    return input * noise
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input. Note that "
+                           "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a "
+                           "channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
+    return _feature_dropout(input, p, training, 3, "dropout1d")
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    if input.ndim not in (3, 4):
+        warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated and will result "
+                      "in an error in a future release. To retain the behavior and silence this warning, please use "
+                      "dropout instead. Note that dropout2d exists to provide channel-wise dropout on inputs with 2 "
+                      "spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 3D or 4D "
+                      "inputs).", stacklevel=2)
+    return _feature_dropout(input, p, training, 4, "dropout2d")
+
+
+# -- recurrent cells, composed as PyTorch's CPU kernels compose them --------------------------------
+def _unsafe_chunk(t, n):
+    size = t.shape[-1] // n
+    return _outputs(split_op(n, "UnsafeSplitBackward0"), (t,), ((size,) * n, t.ndim - 1))
+
+
+def rnn_tanh_cell(x, h, w_ih, w_hh, b_ih=None, b_hh=None):
+    return tanh(linear(x, w_ih, b_ih) + linear(h, w_hh, b_hh))
+
+
+def rnn_relu_cell(x, h, w_ih, w_hh, b_ih=None, b_hh=None):
+    return (linear(x, w_ih, b_ih) + linear(h, w_hh, b_hh)).relu()
+
+
+def lstm_cell(x, state, w_ih, w_hh, b_ih=None, b_hh=None):
+    """i, f, g, o = split(x W_ihᵀ + h W_hhᵀ + b); c' = σ(f) c + σ(i) tanh(g); h' = σ(o) tanh(c')."""
+    h, c = state
+    i, f, g, o = _unsafe_chunk(linear(x, w_ih, b_ih) + linear(h, w_hh, b_hh), 4)
+    c_next = sigmoid(f) * c + sigmoid(i) * tanh(g)
+    return sigmoid(o) * tanh(c_next), c_next
+
+
+def gru_cell(x, h, w_ih, w_hh, b_ih=None, b_hh=None):
+    """r = σ(x_r + h_r), z = σ(x_z + h_z), n = tanh(x_n + r ⊙ h_n); h' = (h − n) ⊙ z + n."""
+    x_r, x_z, x_n = _unsafe_chunk(linear(x, w_ih, b_ih), 3)
+    h_r, h_z, h_n = _unsafe_chunk(linear(h, w_hh, b_hh), 3)
+    r = sigmoid(x_r + h_r)
+    z = sigmoid(x_z + h_z)
+    n = tanh(x_n + h_n * r)
+    return (h - n) * z + n
+
+
+# -- multi-head attention ------------------------------------------------------------------------------
+def _float_mask(mask, dtype, name):
+    """A boolean mask (True: do not attend) as −inf/0 numbers to add to the scores."""
+    from ..tensor import Tensor
+    if mask is None or mask._data.dtype != np.bool_:
+        return mask
+    return Tensor._make(np.where(mask._data, -np.inf, 0.0).astype(dtype))
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
+                                 bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
+                                 training=True, key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None, k_proj_weight=None,
+                                 v_proj_weight=None, static_k=None, static_v=None, average_attn_weights=True,
+                                 is_causal=False):
+    """query (L, N, E), key and value (S, N, E): PyTorch's algorithm, step for step."""
+    from .functional import dropout
+    if bias_k is not None or add_zero_attn or static_k is not None or static_v is not None:
+        raise NotImplementedError("multi_head_attention_forward: bias_k/bias_v, add_zero_attn and static_k/static_v "
+                                  "are not supported here")
+    batched = query.ndim == 3
+    if not batched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len, bsz, embed_dim = query.shape
+    src_len = key.shape[0]
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}")
+    head_dim = embed_dim // num_heads
+    if head_dim * num_heads != embed_dim:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    if use_separate_proj_weight:
+        bq = bk = bv = None
+        if in_proj_bias is not None:
+            bq, bk, bv = in_proj_bias.chunk(3)
+        q, k, v = linear(query, q_proj_weight, bq), linear(key, k_proj_weight, bk), linear(value, v_proj_weight, bv)
+    elif key is value and query is key:
+        proj = linear(query, in_proj_weight, in_proj_bias)
+        proj = proj.view(*proj.shape[:-1], 3, embed_dim).unsqueeze(0).transpose(0, -2).squeeze(-2).contiguous()
+        q, k, v = proj[0], proj[1], proj[2]
+    else:
+        w_q, w_k, w_v = in_proj_weight.chunk(3)
+        b_q, b_k, b_v = in_proj_bias.chunk(3) if in_proj_bias is not None else (None, None, None)
+        q, k, v = linear(query, w_q, b_q), linear(key, w_k, b_k), linear(value, w_v, b_v)
+    mask = _float_mask(attn_mask, query._data.dtype, "attn_mask")
+    if is_causal and mask is None:
+        from ..creation import full
+        from ..ops.shape import triu
+        mask = triu(full((tgt_len, src_len), float("-inf"), dtype=query.dtype), 1)
+    if mask is not None and mask.ndim == 2:
+        mask = mask.unsqueeze(0)
+    q = q.view(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    k = k.view(src_len, bsz * num_heads, head_dim).transpose(0, 1)
+    v = v.view(src_len, bsz * num_heads, head_dim).transpose(0, 1)
+    if key_padding_mask is not None:
+        kpm = _float_mask(key_padding_mask, query._data.dtype, "key_padding_mask")
+        kpm = kpm.view(bsz, 1, 1, src_len).expand(-1, num_heads, -1, -1).reshape(bsz * num_heads, 1, src_len)
+        mask = kpm if mask is None else mask + kpm
+    if not training:
+        dropout_p = 0.0
+    if need_weights:
+        q_scaled = q * math.sqrt(1.0 / head_dim)
+        scores = q_scaled @ k.transpose(-2, -1)
+        if mask is not None:
+            scores = mask + scores
+        weights = softmax(scores, -1)
+        if dropout_p > 0.0:
+            weights = dropout(weights, p=dropout_p)
+        out = (weights @ v).transpose(0, 1).contiguous().view(tgt_len * bsz, embed_dim)
+        out = linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, out.shape[1])
+        weights = weights.view(bsz, num_heads, tgt_len, src_len)
+        if average_attn_weights:
+            weights = weights.mean(1)
+        if not batched:
+            out, weights = out.squeeze(1), weights.squeeze(0)
+        return out, weights
+    if mask is not None:
+        mask = mask.view(bsz, num_heads, -1, src_len) if mask.shape[0] != 1 else mask.unsqueeze(0)
+    q = q.view(bsz, num_heads, tgt_len, head_dim)
+    k = k.view(bsz, num_heads, src_len, head_dim)
+    v = v.view(bsz, num_heads, src_len, head_dim)
+    out = scaled_dot_product_attention(q, k, v, mask, dropout_p, False)
+    out = out.permute(2, 0, 1, 3).contiguous().view(bsz * tgt_len, embed_dim)
+    out = linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, out.shape[1])
+    if not batched:
+        out = out.squeeze(1)
+    return out, None

@@ -1,0 +1,286 @@
+"""Convolution as data: im2col on a strided view, one batched matmul, and its two adjoints.
+
+x (N, C, *S) is padded, seen through a strided window view (N, C, *out, *k) without a
+copy, and the windows meet the kernel in one matmul per call (the copy the matmul makes
+is the im2col matrix). The convolution is bilinear in (x, W), so its VJPs are two more
+bilinear maps, and their VJPs are the convolution and each other: three records close
+under differentiation, so double backward needs nothing else.
+
+  y  = conv(x, W)          y[n,o,p] = Σ_{c,k} W[o,c,k] · x[n, c, s·p + d·k − pad]
+  x̄ = conv_input_grad(ḡ, W): ḡ correlated with the flipped kernel (a transposed convolution),
+       computed as col2im(ḡ Wᵀ): each kernel tap adds its slice of ḡ Wᵀ back where it read
+  W̄ = conv_weight_grad(ḡ, x): ḡ correlated with x, computed as ḡᵀ im2col(x)
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+from .core import apply
+from .op import Op
+
+
+# -- strided views: im2col and its adjoint col2im -----------------------------------------------
+def pad_spatial(xp, a, pads):
+    """Zero-pad the trailing len(pads) dims, pads = ((lo, hi), ...); no copy when all are 0."""
+    if not any(lo or hi for lo, hi in pads):
+        return a
+    return xp.pad(a, ((0, 0),) * (a.ndim - len(pads)) + tuple(pads))
+
+
+def windows(xp, a, k, stride, dilation):
+    """(…, *S) -> (…, *out, *k): every kernel-sized window of the trailing dims, a view."""
+    nd = len(k)
+    span = tuple(d * (kk - 1) + 1 for kk, d in zip(k, dilation))
+    axes = tuple(range(a.ndim - nd, a.ndim))
+    v = xp.lib.stride_tricks.sliding_window_view(a, span, axis=axes)
+    lead = (slice(None),) * (a.ndim - nd)
+    return v[lead + tuple(slice(None, None, s) for s in stride) + tuple(slice(None, None, d) for d in dilation)]
+
+
+def out_size(n, k, s, p, d):
+    return (n + 2 * p - d * (k - 1) - 1) // s + 1
+
+
+def col2im(xp, cols, shape, k, stride, dilation):
+    """The adjoint of `windows`: cols (…, *out, *k) added back into zeros(shape) where each
+    window read. One strided add per kernel tap (never a loop over pixels)."""
+    nd = len(k)
+    out = cols.shape[cols.ndim - 2 * nd: cols.ndim - nd]
+    acc = xp.zeros(shape, dtype=cols.dtype)
+    lead = (slice(None),) * (len(shape) - nd)
+    for tap in itertools.product(*(range(kk) for kk in k)):
+        dst = tuple(slice(t * d, t * d + s * (o - 1) + 1, s) for t, d, s, o in zip(tap, dilation, stride, out))
+        acc[lead + dst] += cols[(Ellipsis,) + tap]
+    return acc
+
+
+def _crop(a, pads):
+    nd = len(pads)
+    key = tuple(slice(lo, a.shape[a.ndim - nd + i] - hi) for i, (lo, hi) in enumerate(pads))
+    return a[(Ellipsis,) + key]
+
+
+# -- the convolution and its two adjoints on arrays ---------------------------------------------
+def _im2col(xp, x, k, stride, padding, dilation, groups):
+    """x -> (G, N·P, Cg·K) and the output's spatial size."""
+    n, c = x.shape[:2]
+    nd = len(k)
+    win = windows(xp, pad_spatial(xp, x, [(p, p) for p in padding]), k, stride, dilation)
+    out = win.shape[2:2 + nd]
+    win = win.reshape((n, groups, c // groups) + win.shape[2:])
+    perm = (1, 0) + tuple(range(3, 3 + nd)) + (2,) + tuple(range(3 + nd, 3 + 2 * nd))
+    return win.transpose(perm).reshape(groups, n * math.prod(out), (c // groups) * math.prod(k)), out
+
+
+def _grad_rows(g, groups):
+    """ḡ (N, O, *out) -> (G, N·P, Og), the layout of the im2col rows."""
+    n, o = g.shape[:2]
+    nd = g.ndim - 2
+    gr = g.reshape((n, groups, o // groups) + g.shape[2:])
+    perm = (1, 0) + tuple(range(3, 3 + nd)) + (2,)
+    return gr.transpose(perm).reshape(groups, -1, o // groups)
+
+
+def conv_arrays(xp, x, w, b, stride, padding, dilation, groups):
+    n = x.shape[0]
+    o, k = w.shape[0], w.shape[2:]
+    cols, out = _im2col(xp, x, k, stride, padding, dilation, groups)
+    y = xp.matmul(cols, w.reshape(groups, o // groups, -1).transpose(0, 2, 1))    # (G, N·P, Og): one BLAS call
+    nd = len(k)
+    y = y.reshape((groups, n) + tuple(out) + (o // groups,))
+    y = y.transpose((1, 0, nd + 2) + tuple(range(2, 2 + nd))).reshape((n, o) + tuple(out))
+    y = xp.ascontiguousarray(y)
+    if b is not None and b.size:
+        y += b.reshape((o,) + (1,) * nd)
+    return y
+
+
+def conv_input_grad_arrays(xp, g, w, xshape, stride, padding, dilation, groups):
+    n, c = xshape[:2]
+    o, k = w.shape[0], w.shape[2:]
+    nd = len(k)
+    gcols = xp.matmul(_grad_rows(g, groups), w.reshape(groups, o // groups, -1))   # (G, N·P, Cg·K)
+    out = g.shape[2:]
+    gcols = gcols.reshape((groups, n) + tuple(out) + (c // groups,) + tuple(k))
+    gcols = gcols.transpose((1, 0, 2 + nd) + tuple(range(2, 2 + nd)) + tuple(range(3 + nd, 3 + 2 * nd)))
+    gcols = gcols.reshape((n, c) + tuple(out) + tuple(k))
+    padded = tuple(s + 2 * p for s, p in zip(xshape[2:], padding))
+    return _crop(col2im(xp, gcols, (n, c) + padded, k, stride, dilation), [(p, p) for p in padding])
+
+
+def conv_weight_grad_arrays(xp, g, x, wshape, stride, padding, dilation, groups):
+    cols, _ = _im2col(xp, x, wshape[2:], stride, padding, dilation, groups)
+    gw = xp.matmul(_grad_rows(g, groups).transpose(0, 2, 1), cols)   # (G, Og, Cg·K)
+    return gw.reshape(wshape)
+
+
+# -- the three records ----------------------------------------------------------------------------
+PARAMS = ("stride", "padding", "dilation", "groups")
+
+
+def _no_bias(like):
+    """An empty, grad-free stand-in for a missing bias: its edge is (None, 0), as in PyTorch."""
+    from ..tensor import Tensor
+    from .core import namespace
+    return Tensor._make(namespace(like._data).zeros(0, dtype=like._data.dtype))
+
+
+def _conv_vjp_input(xp, g, y, x, w, b, *p):
+    if xp.arrays:
+        return conv_input_grad_arrays(xp, g, w, x.shape, *p)
+    return apply(CONV_INPUT_GRAD, (g, w), (tuple(x.shape),) + p)
+
+
+def _conv_vjp_weight(xp, g, y, x, w, b, *p):
+    if xp.arrays:
+        return conv_weight_grad_arrays(xp, g, x, w.shape, *p)
+    return apply(CONV_WEIGHT_GRAD, (g, x), (tuple(w.shape),) + p)
+
+
+def _conv_vjp_bias(xp, g, y, x, w, b, *p):
+    return xp.sum(g, axis=(0,) + tuple(range(2, g.ndim)))
+
+
+CONVOLUTION = Op(
+    "convolution", "ConvolutionBackward0",
+    "y[n,o,p] = b[o] + Σ_{c,k} W[o,c,k] · x[n,c,s·p + d·k − pad]  (cross-correlation: im2col(x) Wᵀ)",
+    conv_arrays, vjp=(_conv_vjp_input, _conv_vjp_weight, _conv_vjp_bias),
+    vjp_formulas=("ḡ ⋆ flip(W): the full correlation of ḡ (spread by the stride) with the flipped kernel, "
+                  "= col2im(ḡ W)",
+                  "ḡ ⋆ x: the correlation of x with ḡ, = ḡᵀ im2col(x)",
+                  "Σ ḡ over the batch and every position"),
+    args=("input", "weight", "bias"), params=PARAMS, saves=("input", "weight"))
+
+
+def _gx_vjp_grad(xp, h, c, g, w, xshape, *p):
+    # x̄ = A(ḡ, W) is linear in ḡ; its adjoint is the convolution itself
+    if xp.arrays:
+        return conv_arrays(xp, h, w, None, *p)
+    return apply(CONVOLUTION, (h, w, _no_bias(h)), p)
+
+
+def _gx_vjp_weight(xp, h, c, g, w, xshape, *p):
+    if xp.arrays:
+        return conv_weight_grad_arrays(xp, g, h, w.shape, *p)
+    return apply(CONV_WEIGHT_GRAD, (g, h), (tuple(w.shape),) + p)
+
+
+def _gw_vjp_grad(xp, h, c, g, x, wshape, *p):
+    if xp.arrays:
+        return conv_arrays(xp, x, h, None, *p)
+    return apply(CONVOLUTION, (x, h, _no_bias(x)), p)
+
+
+def _gw_vjp_input(xp, h, c, g, x, wshape, *p):
+    if xp.arrays:
+        return conv_input_grad_arrays(xp, g, h, x.shape, *p)
+    return apply(CONV_INPUT_GRAD, (g, h), (tuple(x.shape),) + p)
+
+
+CONV_INPUT_GRAD = Op(
+    "convolution_backward_input", "ConvolutionBackwardBackward0", "x̄ = ḡ ⋆ flip(W) (a transposed convolution)",
+    lambda xp, g, w, xshape, *p: conv_input_grad_arrays(xp, g, w, xshape, *p),
+    vjp=(_gx_vjp_grad, _gx_vjp_weight), vjp_formulas=("conv(h̄, W)", "ḡ ⋆ h̄"),
+    args=("grad_output", "weight"), params=("input_size",) + PARAMS, saves=("grad_output", "weight"))
+CONV_WEIGHT_GRAD = Op(
+    "convolution_backward_weight", "ConvolutionBackwardBackward0", "W̄ = ḡ ⋆ x",
+    lambda xp, g, x, wshape, *p: conv_weight_grad_arrays(xp, g, x, wshape, *p),
+    vjp=(_gw_vjp_grad, _gw_vjp_input), vjp_formulas=("conv(x, h̄)", "ḡ ⋆ flip(h̄)"),
+    args=("grad_output", "input"), params=("weight_size",) + PARAMS, saves=("grad_output", "input"))
+
+
+# -- the public functions -------------------------------------------------------------------------
+def _tuple(v, nd, name="value"):
+    if isinstance(v, int):
+        return (v,) * nd
+    v = tuple(int(i) for i in v)
+    if len(v) == 1:
+        return v * nd
+    if len(v) != nd:
+        raise RuntimeError(f"expected {name} to be a single integer value or a list of {nd} values to match the "
+                           f"convolution dimensions, but got {name}={list(v)}")
+    return v
+
+
+def _check_conv(input, weight, bias, nd, stride, padding, dilation, groups):
+    if weight.ndim != nd + 2:
+        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to conv{nd}d, but got "
+                           f"weight of size {list(weight.shape)}")
+    if input.dtype is not weight.dtype:
+        raise RuntimeError(f"Input type ({_cname(input)}) and weight type ({_cname(weight)}) should be the same")
+    if bias is not None and bias.dtype is not weight.dtype:
+        raise RuntimeError(f"Input type ({_cname(input)}) and bias type ({_cname(bias)}) should be the same")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError("dilation should be greater than zero")
+    o, cg = weight.shape[:2]
+    if o % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
+                           f"got weight of size {list(weight.shape)} instead")
+    if input.shape[1] != cg * groups:
+        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
+                           f"{list(input.shape)} to have {cg * groups} channels, but got {input.shape[1]} channels "
+                           "instead")
+    if bias is not None and tuple(bias.shape) != (o,):
+        raise RuntimeError(f"Given weight of size {list(weight.shape)}, expected bias to be 1-dimensional with {o} "
+                           f"elements, but got bias of size {list(bias.shape)} instead")
+    padded = [s + 2 * p for s, p in zip(input.shape[2:], padding)]
+    spans = [d * (k - 1) + 1 for k, d in zip(weight.shape[2:], dilation)]
+    if any(s < k for s, k in zip(padded, spans)):
+        raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). Kernel "
+                           f"size: ({' x '.join(map(str, spans))}). Kernel size can't be greater than actual input "
+                           "size")
+
+
+def _cname(t):
+    from .linalg import _cname as name
+    return name(t.dtype)
+
+
+def convolution(input, weight, bias, stride, padding, dilation, groups, nd):
+    """conv{nd}d: unbatched input is unsqueezed and squeezed back, padding='same'/'valid' resolved
+    (an asymmetric 'same' pads first with constant_pad_nd, as PyTorch does)."""
+    from .nnops import pad as constant_pad
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to conv{nd}d, but got "
+                           f"input of size: {list(input.shape)}")
+    if input.ndim == nd + 1:
+        return convolution(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups, nd).squeeze(0)
+    stride, dilation = _tuple(stride, nd, "stride"), _tuple(dilation, nd, "dilation")
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = (0,) * nd
+        elif padding == "same":
+            if any(s != 1 for s in stride):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+            total = [d * (k - 1) for k, d in zip(weight.shape[2:], dilation)]
+            padding = tuple(t // 2 for t in total)
+            extra = [t - 2 * (t // 2) for t in total]
+            if any(extra):
+                import warnings
+                warnings.warn("Using padding='same' with even kernel lengths and odd dilation may require a "
+                              "zero-padded copy of the input be created", stacklevel=3)
+                pads = []
+                for e in reversed(extra):
+                    pads += [0, e]
+                input = constant_pad(input, pads)
+        else:
+            raise ValueError(f"Invalid padding string '{padding}', should be one of {{'valid', 'same'}}")
+    padding = _tuple(padding, nd, "padding")
+    _check_conv(input, weight, bias, nd, stride, padding, dilation, groups)
+    b = bias if bias is not None else _no_bias(input)
+    return apply(CONVOLUTION, (input, weight, b), (stride, padding, dilation, int(groups)))
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return convolution(input, weight, bias, stride, padding, dilation, groups, 1)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return convolution(input, weight, bias, stride, padding, dilation, groups, 2)
