@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 
 from ..ops import nnops
-from ..ops.attention import scaled_dot_product_attention
+from ..ops.attention import add_scalar, scaled_dot_product_attention
 from ..ops.linalg import linear
 from ..ops.pointwise import sigmoid, tanh
 from ..ops.pool import padding_mode
@@ -54,7 +54,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     if eps is None:
         eps = float(np.finfo(input._data.dtype).eps)
     dims = tuple(range(-len(shape), 0))
-    out = input * (input.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
+    out = input * add_scalar(input.pow(2).mean(dims, keepdim=True), eps).rsqrt()
     return out * weight if weight is not None else out
 
 
@@ -97,30 +97,48 @@ def _unsafe_chunk(t, n):
     return _outputs(split_op(n, "UnsafeSplitBackward0"), (t,), ((size,) * n, t.ndim - 1))
 
 
-def rnn_tanh_cell(x, h, w_ih, w_hh, b_ih=None, b_hh=None):
-    return tanh(linear(x, w_ih, b_ih) + linear(h, w_hh, b_hh))
+# The hidden state's projection comes first and the input's is added to it; a layer projects
+# its whole input sequence at once and hands each step its slice (xw).
+def rnn_tanh_step(xw, h, w_hh, b_hh=None):
+    return tanh(linear(h, w_hh, b_hh) + xw)
 
 
-def rnn_relu_cell(x, h, w_ih, w_hh, b_ih=None, b_hh=None):
-    return (linear(x, w_ih, b_ih) + linear(h, w_hh, b_hh)).relu()
+def rnn_relu_step(xw, h, w_hh, b_hh=None):
+    return (linear(h, w_hh, b_hh) + xw).relu()
 
 
-def lstm_cell(x, state, w_ih, w_hh, b_ih=None, b_hh=None):
-    """i, f, g, o = split(x W_ihᵀ + h W_hhᵀ + b); c' = σ(f) c + σ(i) tanh(g); h' = σ(o) tanh(c')."""
+def lstm_step(xw, state, w_hh, b_hh=None):
+    """i, f, g, o = split(h W_hhᵀ + x W_ihᵀ + b); c' = σ(f) c + σ(i) tanh(g); h' = σ(o) tanh(c')."""
     h, c = state
-    i, f, g, o = _unsafe_chunk(linear(x, w_ih, b_ih) + linear(h, w_hh, b_hh), 4)
+    i, f, g, o = _unsafe_chunk(linear(h, w_hh, b_hh) + xw, 4)
     c_next = sigmoid(f) * c + sigmoid(i) * tanh(g)
     return sigmoid(o) * tanh(c_next), c_next
 
 
-def gru_cell(x, h, w_ih, w_hh, b_ih=None, b_hh=None):
-    """r = σ(x_r + h_r), z = σ(x_z + h_z), n = tanh(x_n + r ⊙ h_n); h' = (h − n) ⊙ z + n."""
-    x_r, x_z, x_n = _unsafe_chunk(linear(x, w_ih, b_ih), 3)
+def gru_step(xw, h, w_hh, b_hh=None):
+    """r = σ(h_r + x_r), z = σ(h_z + x_z), n = tanh(x_n + h_n ⊙ r); h' = (h − n) ⊙ z + n."""
+    x_r, x_z, x_n = _unsafe_chunk(xw, 3)
     h_r, h_z, h_n = _unsafe_chunk(linear(h, w_hh, b_hh), 3)
-    r = sigmoid(x_r + h_r)
-    z = sigmoid(x_z + h_z)
+    r = sigmoid(h_r + x_r)
+    z = sigmoid(h_z + x_z)
     n = tanh(x_n + h_n * r)
     return (h - n) * z + n
+
+
+def rnn_tanh_cell(x, h, w_ih, w_hh, b_ih=None, b_hh=None):
+    return rnn_tanh_step(linear(x, w_ih, b_ih), h, w_hh, b_hh)
+
+
+def rnn_relu_cell(x, h, w_ih, w_hh, b_ih=None, b_hh=None):
+    return rnn_relu_step(linear(x, w_ih, b_ih), h, w_hh, b_hh)
+
+
+def lstm_cell(x, state, w_ih, w_hh, b_ih=None, b_hh=None):
+    return lstm_step(linear(x, w_ih, b_ih), state, w_hh, b_hh)
+
+
+def gru_cell(x, h, w_ih, w_hh, b_ih=None, b_hh=None):
+    return gru_step(linear(x, w_ih, b_ih), h, w_hh, b_hh)
 
 
 # -- multi-head attention ------------------------------------------------------------------------------

@@ -503,12 +503,13 @@ class _RNNBase(Module):
         get = lambda name: getattr(self, name + sfx, None)  # noqa: E731
         return get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh")
 
-    def _step(self, x, state, w):
+    def _step(self, xw, state, w_hh, b_hh):
+        from .functional_layers import gru_step, lstm_step, rnn_relu_step, rnn_tanh_step
         if self._lstm:
-            return F.lstm_cell(x, state, *w)
+            return lstm_step(xw, state, w_hh, b_hh)
         if self._gates == 3:
-            return F.gru_cell(x, state, *w)
-        return (F.rnn_tanh_cell if self.nonlinearity == "tanh" else F.rnn_relu_cell)(x, state, *w)
+            return gru_step(xw, state, w_hh, b_hh)
+        return (rnn_tanh_step if self.nonlinearity == "tanh" else rnn_relu_step)(xw, state, w_hh, b_hh)
 
     def forward(self, input, hx=None):
         from ..ops.shape import cat, stack
@@ -532,15 +533,16 @@ class _RNNBase(Module):
         finals_h, finals_c = [], []
         layer_input = input
         for layer in range(self.num_layers):
-            steps = layer_input.unbind(0)
             outs = []
             for d in range(dirs):
                 k = layer * dirs + d
                 state = (h0[k], c0[k]) if self._lstm else h0[k]
-                w = self._weights(layer, d)
+                w_ih, w_hh, b_ih, b_hh = self._weights(layer, d)
+                # the input's projection for every time step at once, then one slice per step
+                steps = F.linear(layer_input, w_ih, b_ih).unbind(0)
                 seq = []
-                for x in (reversed(steps) if d else steps):
-                    state = self._step(x, state, w)
+                for xw in (reversed(steps) if d else steps):
+                    state = self._step(xw, state, w_hh, b_hh)
                     seq.append(state[0] if self._lstm else state)
                 if d:
                     seq.reverse()

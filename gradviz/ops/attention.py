@@ -70,6 +70,35 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     return apply(GROUP_NORM, (input, w, b), (int(num_groups), eps))
 
 
+# -- what PyTorch's C++ compositions record: a tensor and a Scalar, a softmax safe on masked rows ----
+ADD_SCALAR = Op("add", "AddBackward1", "c = a + s", lambda xp, a, s: a + s, vjp=(lambda xp, g, c, a, s: g,),
+                vjp_formulas=("ḡ",), params=("other",))
+MUL_SCALAR = Op("mul", "MulBackward1", "c = a · s", lambda xp, a, s: a * s, vjp=(lambda xp, g, c, a, s: g * s,),
+                vjp_formulas=("s ḡ",), params=("other",))
+
+
+def _safe_softmax(xp, a, dim):
+    """softmax, with 0 (not nan) on a row that is −inf throughout (a query that may attend nowhere)."""
+    with np.errstate(invalid="ignore"):
+        m = a.max(axis=dim, keepdims=True)
+        e = xp.exp(a - xp.where(xp.isfinite(m), m, 0))
+        total = e.sum(axis=dim, keepdims=True)
+        return xp.where(total > 0, e / xp.where(total > 0, total, 1), 0)
+
+
+SAFE_SOFTMAX = Op("_safe_softmax", "SafeSoftmaxBackward0", "c = softmax(a) (0 on rows masked throughout)",
+                  _safe_softmax, vjp=(lambda xp, g, c, a, dim: c * (g - xp.sum(g * c, axis=dim, keepdims=True)),),
+                  vjp_formulas=("c ⊙ (ḡ − Σ ḡ ⊙ c)",), params=("dim",), saves=("result",))
+
+
+def add_scalar(input, other):
+    return apply(ADD_SCALAR, (input,), (other,))
+
+
+def mul_scalar(input, other):
+    return apply(MUL_SCALAR, (input,), (other,))
+
+
 # -- attention: softmax(q kᵀ · scale + mask) v ------------------------------------------------------
 def _probs(xp, q, k, mask, scale):
     s = xp.matmul(q, xp.swapaxes(k, -1, -2)) * scale
@@ -116,6 +145,12 @@ def _additive_mask(attn_mask, is_causal, l, s, dtype):
     return mask
 
 
+def _fused(q, k, v, dropout_p) -> bool:
+    """When PyTorch's CPU dispatch picks its flash kernel: float32 (B, H, L, E) inputs with one head size."""
+    return (dropout_p == 0 and all(t._data.dtype == np.float32 and t.ndim == 4 for t in (q, k, v))
+            and q.shape[-1] == k.shape[-1] == v.shape[-1])
+
+
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
     if is_causal and attn_mask is not None:
@@ -123,13 +158,17 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     l, s, e = query.shape[-2], key.shape[-2], query.shape[-1]
     scale = 1 / math.sqrt(e) if scale is None else scale
     mask = _additive_mask(attn_mask, is_causal, l, s, query._data.dtype)
+    if _fused(query, key, value, dropout_p):   # PyTorch's fused CPU kernel: one node
+        return apply(SDPA, (query, key, value), (mask, scale))
+    # PyTorch's math path (float64, or dropout): each factor scaled by √scale, a safe softmax
+    from .linalg import matmul
+    root = math.sqrt(scale)
+    scores = matmul(mul_scalar(query, root), mul_scalar(key.transpose(-2, -1), root))
+    if mask is not None:
+        from ..tensor import Tensor
+        scores = scores + Tensor._make(mask)
+    probs = apply(SAFE_SOFTMAX, (scores,), (scores.ndim - 1,))
     if dropout_p > 0:
-        # with dropout PyTorch draws its own mask inside the kernel; this runs the math path in ops
         from ..nn.functional import dropout
-        from .reduce import softmax
-        scores = query @ key.transpose(-2, -1) * scale
-        if mask is not None:
-            from ..tensor import Tensor
-            scores = scores + Tensor._make(mask)
-        return dropout(softmax(scores, -1), dropout_p) @ value
-    return apply(SDPA, (query, key, value), (mask, scale))
+        probs = dropout(probs, dropout_p)
+    return matmul(probs, value)
