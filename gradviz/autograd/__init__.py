@@ -1,7 +1,8 @@
 """gradviz.autograd: the engine's public face, named as torch.autograd."""
-from . import functional  # noqa: F401
+from . import function, functional  # noqa: F401
 from .engine import Backward, Step, backward, backward_steps, grad  # noqa: F401
-from .functional import gradcheck  # noqa: F401
+from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
+from .functional import gradcheck, gradgradcheck  # noqa: F401
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from .graph import AccumulateGrad, Node  # noqa: F401
 

@@ -291,7 +291,10 @@ class Backward:
                         stack.append(nxt)
 
     def _multi(self, node: Node, grads: list) -> tuple:
-        """A multi-output node's upstream gradients, zeros where an output got none."""
+        """A multi-output node's upstream gradients, zeros where an output got none (None
+        for a custom Function that called ctx.set_materialize_grads(False))."""
+        if not node.materialize_grads:
+            return tuple(grads)
         return tuple(gi if gi is not None else _zeros_like_output(node, i, self.create_graph)
                      for i, gi in enumerate(grads))
 
@@ -399,7 +402,7 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[list, list]:
         with enable_grad():
             raw = _call_rule(op.vjp, node, TENSOR, g, outs, node.inputs)
     else:
-        first = g if op.n_outputs == 1 else g[0]
+        first = g if op.n_outputs == 1 else next(gi for gi in g if gi is not None)
         raw = _call_rule(op.vjp, node, namespace(first), g, node.out_data, [t._data for t in node.inputs])
     sent, axes = [], []
     inputs = node.inputs

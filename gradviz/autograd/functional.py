@@ -108,3 +108,27 @@ def _numeric_jacobian(func, xs, x, eps):
             for jac, p, m in zip(jacobians, plus, minus):
                 jac[:, j] = (p - m) / (2 * eps)
     return jacobians
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3,
+                  gen_non_contig_grad_outputs=False, raise_exception=True) -> bool:
+    """Check second derivatives: gradcheck of the map (inputs, ḡ) -> VJP(inputs, ḡ), which
+    is differentiable only when every backward on the way records its own graph."""
+    from ..creation import randn_like
+    from ..tensor import Tensor
+    from .grad_mode import enable_grad
+    xs = _as_tuple(inputs)
+    if grad_outputs is None:
+        outs = [o for o in _as_tuple(func(*xs)) if isinstance(o, Tensor) and o.requires_grad]
+        grad_outputs = tuple(randn_like(o).requires_grad_() for o in outs)
+    grad_outputs = _as_tuple(grad_outputs)
+    n_grads = len(grad_outputs)
+
+    def vjp_of(*args):
+        with enable_grad():   # the finite differences run under no_grad; the VJP needs its graph
+            args_in, seeds = args[:-n_grads], args[-n_grads:]
+            outs = [o for o in _as_tuple(func(*args_in)) if isinstance(o, Tensor) and o.requires_grad]
+            diff = [x for x in args_in if isinstance(x, Tensor) and x.requires_grad]
+            grads = grad(outs, diff, seeds, create_graph=True, allow_unused=True)
+            return tuple(g for g in grads if g is not None)
+    return gradcheck(vjp_of, xs + grad_outputs, eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception)

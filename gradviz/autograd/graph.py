@@ -102,6 +102,8 @@ class NodeHooks:
 class Node:
     """A grad_fn. `next_functions` is PyTorch's tuple of (node or None, output_nr)."""
 
+    materialize_grads = True   # outputs no gradient reached get zeros (a custom Function may say None)
+
     __slots__ = ("id", "op", "next_functions", "inputs", "params", "out_data", "scope", "freed", "hooks",
                  "epoch", "result_counter", "result_version", "_metadata", "__weakref__")
 

@@ -1,0 +1,306 @@
+"""torch.autograd.Function: user-written forward and backward, run by the same engine.
+
+`Exp.apply(x)` runs `Exp.forward(ctx, x)` without recording a graph, then makes one node
+of class `ExpBackward` whose VJP calls `Exp.backward(ctx, ḡ)`. The node *is* the ctx (as in
+torch, `y.grad_fn.saved_tensors` works). Its op record says the node runs user code, so
+diagrams and step panels show `Exp.backward(ctx, ḡ)` where a built-in op shows its formula.
+When the backward itself is differentiable (it uses tensor ops), `create_graph=True`
+records it, so double backward runs through a Function as through any op.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any, Callable
+
+from .. import events
+from ..ops.op import Op
+from ..scope import _state as _scope_state
+from .grad_mode import is_grad_enabled, no_grad
+from .graph import FREED_MESSAGE, Node, modified_message
+
+_ONCE_MESSAGE = "trying to differentiate twice a function that was marked with @once_differentiable"
+
+
+def _tensor_class():
+    from ..tensor import Tensor
+    return Tensor
+
+
+class FunctionCtx:
+    """What forward (or setup_context) may tell backward: saved tensors and output flags."""
+
+    def save_for_backward(self, *tensors) -> None:
+        Tensor = _tensor_class()
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(f"save_for_backward can only save variables, but argument {i} is of type "
+                                f"{type(t).__name__}")
+        self._to_save = tensors
+
+    def mark_non_differentiable(self, *args) -> None:
+        """These outputs will not require grad; backward receives zeros (or None) for them."""
+        self._non_differentiable = {id(t) for t in args}
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """False: backward receives None, not zeros, for outputs no gradient reached."""
+        self.materialize_grads = bool(value)
+
+    @property
+    def saved_tensors(self) -> tuple:
+        """The tensors given to save_for_backward, checked against in-place changes since."""
+        saved = self.__dict__.get("_saved")
+        if saved is None:
+            if self.__dict__.get("_released"):
+                raise RuntimeError(FREED_MESSAGE)
+            return tuple(self.__dict__.get("_to_save") or ())
+        return tuple(self._unpack(entry) for entry in saved)
+
+    def _unpack(self, entry):
+        kind = entry[0]
+        if kind == "none":
+            return None
+        Tensor = _tensor_class()
+        if kind == "output":
+            _, nr, counter, version, differentiable = entry
+            data = self.out_data if self.op.n_outputs == 1 else self.out_data[nr]
+            if len(counter.stamps) != version:
+                raise RuntimeError(modified_message(data, self, nr, len(counter.stamps), version))
+            t = Tensor._make(data, self if differentiable else None, nr if differentiable else 0)
+            t._vc = counter
+            return t
+        _, t, version = entry
+        if t._version != version:
+            raise RuntimeError(modified_message(t._data, t.grad_fn, t.output_nr, t._version, version))
+        return t
+
+    @property
+    def needs_input_grad(self) -> tuple:
+        return self._needs_input_grad
+
+
+class BackwardCFunction(Node, FunctionCtx):
+    """The node of one Function call; subclassed per Function as <Name>Backward."""
+
+    _forward_cls: type = None
+    materialize_grads = True
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        return f"<torch.autograd.function.{type(self).__name__} object at {hex(id(self))}>"
+
+    def free(self) -> None:
+        """After a backward without retain_graph the saved tensors are gone; the node itself
+        can run again (as torch's) if its backward does not read them."""
+        if self.__dict__.get("_saved"):
+            self._saved = None
+            self._released = True
+
+    def _vjp(self, g) -> list:
+        """Call the user's backward and hand the engine one gradient per tensor input."""
+        Tensor = _tensor_class()
+        grads = g if isinstance(g, tuple) else (g,)
+        grads = tuple(x if x is None or isinstance(x, Tensor) else Tensor._make(x) for x in grads)
+        cls = self._forward_cls
+        result = cls.backward(self, *grads)
+        if not isinstance(result, tuple):
+            result = (result,)
+        n_args, name = self._n_args, type(self).__name__
+        if len(result) < n_args or any(r is not None for r in result[n_args:]):
+            raise RuntimeError(f"function {name} returned an incorrect number of gradients (expected {n_args}, "
+                               f"got {len(result)})")
+        tensor_positions = self._tensor_positions
+        for i, r in enumerate(result[:n_args]):
+            if r is not None and i not in tensor_positions:
+                raise RuntimeError(f"function {name} returned a gradient different than None at position {i + 1}, "
+                                   "but the corresponding forward input was not a Variable")
+        create_graph = is_grad_enabled()   # the engine runs VJPs with grad mode = create_graph
+        out = []
+        for i in tensor_positions:
+            r = result[i]
+            if r is not None and not isinstance(r, Tensor):
+                raise TypeError(f"function {name} returned a gradient of type {type(r).__name__} at position "
+                                f"{i + 1}; a backward returns Tensors or None")
+            out.append(r if r is None or create_graph else r._data)
+        return out
+
+
+def _function_vjp(xp, g, out, *args):
+    """The op record's rule: the node (the last argument) runs the user's backward."""
+    return args[-1]._vjp(g)
+
+
+_ops: dict = {}
+
+
+def _op_for(cls: type, names: tuple, n_outputs: int) -> Op:
+    """The op record of a Function called with these tensor inputs and this many outputs:
+    its formulas say that the node runs user code."""
+    key = (cls, names, n_outputs)
+    op = _ops.get(key)
+    if op is None:
+        name = cls.__name__
+        letters = ", ".join("abdefghijk"[i] if i < 10 else f"x{i}" for i in range(len(names)))
+        out = "c" if n_outputs == 1 else "(" + ", ".join(f"c{i}" for i in range(n_outputs)) + ")"
+        op = _ops[key] = Op(name, f"{name}Backward", f"{out} = {name}.forward({letters})  (user code)",
+                            forward=None, vjp=_function_vjp, args=names, n_outputs=n_outputs,
+                            vjp_formulas=tuple(f"{name}.backward(ctx, ḡ)[{i}]  (user code)"
+                                               for i in range(max(len(names), 1))))
+    return op
+
+
+def _arg_names(forward: Callable, new_style: bool, count: int) -> list:
+    """The names forward gives its arguments (after ctx), for display; input0, input1... past them."""
+    try:
+        params = list(inspect.signature(forward).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    if not new_style and params:
+        params = params[1:]
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return [names[i] if i < len(names) else f"input{i}" for i in range(count)]
+
+
+class Function:
+    """Subclass with static forward(ctx, *args) and backward(ctx, *grads); call Sub.apply(*args).
+
+    New style: forward(*args) without ctx, plus setup_context(ctx, inputs, output)."""
+
+    _backward_cls: type = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._backward_cls = type(f"{cls.__name__}Backward", (BackwardCFunction,),
+                                 {"_forward_cls": cls, "__module__": "torch.autograd.function"})
+
+    def __init__(self, *args, **kwargs):
+        import warnings
+        warnings.warn(f"{type(self)} should not be instantiated. Methods on autograd functions are all static, so "
+                      "you should invoke them on the class itself. Instantiating an autograd function will raise "
+                      "an error in a future version of PyTorch.", DeprecationWarning, stacklevel=2)
+
+    @staticmethod
+    def forward(*args, **kwargs) -> Any:
+        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+
+    @staticmethod
+    def setup_context(ctx, inputs: tuple, output) -> None:
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs) -> Any:
+        raise NotImplementedError("You must implement either the backward or vjp method for your custom "
+                                  "autograd.Function to use it with backward mode AD.")
+
+    vjp = backward
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        if cls.forward is Function.forward:
+            raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+        Tensor = _tensor_class()
+        new_style = cls.setup_context is not Function.setup_context
+        if new_style:   # setup_context sees every argument, defaults filled in
+            bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+            bound.apply_defaults()
+            args, kwargs = bound.args, bound.kwargs
+        ctx = object.__new__(cls._backward_cls)
+        grad_on = is_grad_enabled()
+        needs = tuple(bool(grad_on and isinstance(a, Tensor) and a.requires_grad) for a in args)
+        ctx._needs_input_grad = needs
+        with no_grad():
+            if new_style:
+                output = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, output)
+            else:
+                output = cls.forward(ctx, *args, **kwargs)
+        if not any(needs):
+            return output
+        return _attach(cls, ctx, args, output, new_style)
+
+
+def _attach(cls: type, ctx: BackwardCFunction, args: tuple, output, new_style: bool):
+    """Make ctx the grad_fn of forward's tensor outputs and resolve what it saved."""
+    Tensor = _tensor_class()
+    single = not isinstance(output, tuple)
+    outputs = (output,) if single else output
+    positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
+    inputs = tuple(args[i] for i in positions)
+    names = _arg_names(cls.forward, new_style, len(args))
+    tensor_outs = [o for o in outputs if isinstance(o, Tensor)]
+    op = _op_for(cls, tuple(names[i] for i in positions), len(tensor_outs))
+    data = tuple(o._data for o in tensor_outs)
+    Node.__init__(ctx, op, inputs, (ctx,), data[0] if len(data) == 1 else data,
+                  tuple(t._edge() for t in inputs), _scope_state.path)
+    ctx._n_args = len(args)
+    ctx._tensor_positions = positions
+    non_diff = ctx.__dict__.get("_non_differentiable", set())
+    input_ids = {id(a) for a in inputs}
+    wrapped, nr_of, result = {}, {}, []
+    nr = 0
+    for o in outputs:
+        if not isinstance(o, Tensor):
+            result.append(o)
+            continue
+        nr_of[id(o)] = nr
+        if id(o) in non_diff:
+            made = o if id(o) not in input_ids else Tensor._make(o._data)
+        elif id(o) in input_ids or o.grad_fn is not None or o._requires_grad:
+            made = Tensor._make(o._data, ctx, nr)   # an input (or a tensor from outside) returned as is:
+            made._vc = o._counter()                 # a new tensor on the same storage, as torch's view
+        else:
+            o.grad_fn, o.output_nr = ctx, nr
+            made = o
+        wrapped[id(o)] = made
+        result.append(made)
+        nr += 1
+    to_save = ctx.__dict__.pop("_to_save", None)
+    if to_save is not None:
+        saved = []
+        for t in to_save:
+            if t is None:
+                saved.append(("none",))
+            elif id(t) in nr_of and id(t) not in input_ids:
+                made = wrapped[id(t)]
+                counter = made._counter()
+                saved.append(("output", nr_of[id(t)], counter, len(counter.stamps), id(t) not in non_diff))
+            else:
+                saved.append(("tensor", t, t._version))
+        ctx._saved = saved
+    if events._listeners:
+        events.emit(events.NodeCreated(ctx, inputs, tuple(r for r in result if isinstance(r, Tensor)), ctx.scope))
+    return result[0] if single else tuple(result)
+
+
+# -- once_differentiable ---------------------------------------------------------------------------
+_DELAYED_ERROR = Op("delayed_error", "DelayedError", "c = a  (a backward marked @once_differentiable)",
+                    forward=lambda xp, a: a, vjp=lambda xp, g, c, a: _raise_once(),
+                    vjp_formulas=("error: differentiated twice",))
+
+
+def _raise_once():
+    raise RuntimeError(_ONCE_MESSAGE)
+
+
+def once_differentiable(fn: Callable) -> Callable:
+    """Run backward without recording it; a gradient of its result then raises torch's error."""
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        with no_grad():
+            outputs = fn(ctx, *args)
+        if not is_grad_enabled():
+            return outputs
+        Tensor = _tensor_class()
+        if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
+            return outputs
+        from ..ops.core import apply
+        single = not isinstance(outputs, tuple)
+        # each output passes through an error node; its input is made a leaf that requires
+        # grad, as torch does, so that the node is recorded at all
+        wrapped = tuple(apply(_DELAYED_ERROR, (o.detach().requires_grad_(),))
+                        if isinstance(o, Tensor) and o.is_floating_point() else o
+                        for o in ((outputs,) if single else outputs))
+        return wrapped[0] if single else wrapped
+    return wrapper
