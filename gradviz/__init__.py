@@ -11,6 +11,10 @@ from .creation import (BoolTensor, DoubleTensor, FloatTensor, IntTensor, LongTen
                        empty, empty_like, eye, from_numpy, full, full_like, linspace, manual_seed, ones, ones_like,
                        rand, rand_like, randint, randn, randn_like, seed, tensor, zeros, zeros_like,
                        bernoulli, normal, randint_like, randperm)
+from .creation import multinomial  # noqa: F401
+from . import random  # noqa: F401
+from .random import (Generator, default_generator, get_rng_state, initial_seed,  # noqa: F401
+                     set_rng_state)
 from .dtypes import (Size, bool_ as bool, dtype, float16, float32, float64, get_default_dtype, int8,  # noqa: F401
                      int16, int32, int64, set_default_dtype, uint8)
 from .functions import *  # noqa: F401,F403

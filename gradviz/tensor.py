@@ -634,18 +634,85 @@ class Tensor:
                                f"{list(np.broadcast_shapes(arr.shape, self._data.shape))}")
         return self._assign(arr.astype(self._data.dtype, copy=False))
 
-    def _random_(self, op, sample) -> "Tensor":
+    def _random_(self, op, draw) -> "Tensor":
+        """Fill self from draw(n, contiguous) -> n values in torch's order (self's memory order)."""
+        from . import random as _random
+
+        def sample():
+            values = _random.in_memory_order(self._data, draw(self._data.size, _random.is_contiguous(self._data)))
+            return backend.namespace_of(self._data).asarray(values.astype(self._data.dtype, copy=False))
         if self._records():
-            return self._inplace_op(lambda s: _apply(op, (s,), (sample().astype(s._data.dtype),)))
+            return self._inplace_op(lambda s: _apply(op, (s,), (sample(),)))
         return self._assign(sample())
 
-    def uniform_(self, a=0.0, b=1.0):
-        from .creation import _rng
-        return self._random_(UNIFORM, lambda: _rng().uniform(a, b, self._data.shape))
+    def _float_kernel(self, kernel: str) -> None:
+        if not self.dtype.is_floating_point:
+            from .creation import _KERNEL_NAMES
+            raise NotImplementedError(f'"{kernel}" not implemented for \'{_KERNEL_NAMES[self.dtype.name]}\'')
 
-    def normal_(self, mean=0.0, std=1.0):
-        from .creation import _rng
-        return self._random_(NORMAL, lambda: _rng().normal(mean, std, self._data.shape))
+    def uniform_(self, a=0.0, b=1.0, *, generator=None):
+        from . import random as _random
+        self._float_kernel("check_uniform_bounds")
+        if a > b:
+            raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}")
+        g = _random._gen(generator)
+        return self._random_(UNIFORM, lambda n, contiguous: _random.uniform(g, n, self._data.dtype, a, b))
+
+    def normal_(self, mean=0.0, std=1.0, *, generator=None):
+        from . import random as _random
+        self._float_kernel("normal_kernel_cpu")
+        if std < 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        g = _random._gen(generator)
+        return self._random_(NORMAL, lambda n, contiguous: _random.normal(g, n, self._data.dtype, mean, std,
+                                                                          contiguous))
+
+    def bernoulli_(self, p=0.5, *, generator=None):
+        from . import random as _random
+        g = _random._gen(generator)
+        if isinstance(p, Tensor):
+            probs = backend.to_numpy(p._data)
+            if not ((probs >= 0) & (probs <= 1)).all():
+                raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
+                                   "message be improved?  If so, please report an enhancement request to PyTorch.)")
+            expanded = np.broadcast_to(probs, self.shape)
+            order = _random.memory_order(self._data)
+            return self._random_(BERNOULLI_TENSOR, lambda n, contiguous: _random.bernoulli_tensor(
+                g, expanded.transpose(order)))
+        if not 0 <= p <= 1:
+            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+        return self._random_(BERNOULLI, lambda n, contiguous: _random.bernoulli_scalar(g, n, p))
+
+    def exponential_(self, lambd=1.0, *, generator=None):
+        from . import random as _random
+        if not self.dtype.is_floating_point:
+            from .creation import _KERNEL_NAMES
+            raise RuntimeError("Exponential distribution is a continuous probability distribution. dtype must be a "
+                               f"floating point but you specified {_KERNEL_NAMES[self.dtype.name]}")
+        if not lambd > 0:
+            raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+        g = _random._gen(generator)
+        return self._random_(EXPONENTIAL, lambda n, contiguous: _random.exponential(g, n, self._data.dtype, lambd))
+
+    def random_(self, *bounds, generator=None, **named):
+        """random_(to), random_(from, to) or random_(): integers drawn as torch's CPU kernel draws them."""
+        from . import random as _random
+        if set(named) - {"from", "to"}:
+            raise TypeError(f"random_() got an unexpected keyword argument '{next(iter(set(named) - {'from', 'to'}))}'")
+        bounds = bounds + tuple(named[k] for k in ("from", "to") if k in named)
+        g = _random._gen(generator)
+        if not bounds:
+            return self._random_(RANDOM_FULL, lambda n, contiguous: _random.random_bits(g, n, self._data.dtype))
+        low, high = (0, bounds[0]) if len(bounds) == 1 else bounds
+        low, high = int(low), int(high)
+        if not low < high:
+            raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+        return self._random_(RANDOM_TO if len(bounds) == 1 else RANDOM_FROM_TO,
+                             lambda n, contiguous: _random.integers(g, n, low, high))
+
+    def multinomial(self, num_samples, replacement=False, *, generator=None):
+        from .creation import multinomial
+        return multinomial(self, num_samples, replacement, generator=generator)
 
     def __setitem__(self, key, value):
         from .ops.index import index_put, setitem
@@ -1056,9 +1123,9 @@ class Tensor:
     def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
         return F.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha)
 
-    def bernoulli(self, p=None):
+    def bernoulli(self, p=None, *, generator=None):
         from .creation import bernoulli
-        return bernoulli(self, p)
+        return bernoulli(self, p, generator=generator)
 
     def allclose(self, other, rtol=1e-05, atol=1e-08):
         return bool(np.allclose(backend.to_numpy(self._data), np.asarray(other), rtol=rtol, atol=atol))
@@ -1108,6 +1175,18 @@ UNIFORM = Op("uniform_", "UniformBackward0", "c ~ U(a, b)", lambda xp, a, sample
              vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",))
 NORMAL = Op("normal_", "NormalBackward0", "c ~ N(μ, σ²)", lambda xp, a, sample: sample,
             vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",))
+BERNOULLI = Op("bernoulli_", "BernoulliBackward2", "c ~ Bernoulli(p)", lambda xp, a, sample: sample,
+               vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",))
+BERNOULLI_TENSOR = Op("bernoulli_", "BernoulliBackward1", "c ~ Bernoulli(p)", lambda xp, a, sample: sample,
+                      vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",))
+EXPONENTIAL = Op("exponential_", "ExponentialBackward0", "c ~ Exp(λ)", lambda xp, a, sample: sample,
+                 vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",))
+RANDOM_FROM_TO = Op("random_", "RandomBackward0", "c ~ U{from, …, to − 1}", lambda xp, a, sample: sample,
+                    vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",))
+RANDOM_TO = Op("random_", "RandomBackward1", "c ~ U{0, …, to − 1}", lambda xp, a, sample: sample,
+               vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",))
+RANDOM_FULL = Op("random_", "RandomBackward2", "c ~ U{0, …, max}", lambda xp, a, sample: sample,
+                 vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",))
 from .ops import core as _core  # noqa: E402
 
 _core.Tensor = Tensor

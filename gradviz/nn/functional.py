@@ -1,7 +1,6 @@
 """gradviz.nn.functional: the functional layer API, named as torch.nn.functional."""
 from __future__ import annotations
 
-from ..creation import _rng
 from ..ops.attention import group_norm, scaled_dot_product_attention  # noqa: F401
 from ..ops.conv import conv1d, conv2d  # noqa: F401
 from ..ops.core import apply
@@ -11,7 +10,6 @@ from ..ops.loss import (binary_cross_entropy_with_logits, huber_loss, mse_loss, 
                          smooth_l1_loss)
 from ..ops.nnops import (batch_norm, celu, elu, embedding, hardsigmoid, hardswish, hardtanh, layer_norm,  # noqa: F401
                          logsigmoid, mish, pairwise_distance, relu6, selu, silu)
-from ..ops.op import Op
 from ..ops.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool1d,  # noqa: F401
                         avg_pool2d, fold, interpolate, max_pool1d, max_pool2d, pixel_shuffle, pixel_unshuffle,
                         unfold)
@@ -31,21 +29,19 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     return loss
 
 
-DROPOUT = Op("dropout", "NativeDropoutBackward0", "c = a ⊙ mask / (1 − p)",
-             lambda xp, a, mask, p: a * mask / (1 - p),
-             vjp=(lambda xp, g, c, a, mask, p: g * mask / (1 - p),), vjp_formulas=("ḡ ⊙ mask / (1 − p)",),
-             params=("mask", "p"))
-
-
 def dropout(input, p=0.5, training=True, inplace=False):
+    """torch's CPU dropout, step for step: a Bernoulli(1 − p) mask scaled by 1 / (1 − p) in the input's
+    dtype, then a multiply (so the graph shows MulBackward0, as torch's CPU graph does)."""
     if not 0 <= p <= 1:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if not training or p == 0:
+    if not training or p == 0 or input.numel() == 0:
         return input
+    from ..creation import _like, zeros
     if p == 1:
-        return input * 0
-    mask = (_rng().random(input.shape) >= p).astype(input._data.dtype)
-    return apply(DROPOUT, (input,), (mask, p))
+        noise = zeros((), dtype=input.dtype, device=input.device)
+    else:
+        noise = _like(input, None, None, False).bernoulli_(1 - p).div_(1 - p)
+    return input.mul_(noise) if inplace else input * noise
 
 
 def binary_cross_entropy(input, target, weight=None, reduction="mean"):

@@ -63,13 +63,14 @@ def _feature_dropout(input, p, training, batched_ndim, name):
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0:
         return input
-    from ..creation import bernoulli, full
+    from ..creation import empty, full
     batched = input.ndim == batched_ndim
     lead = input.shape[:2] if batched else input.shape[:1]
     shape = tuple(lead) + (1,) * (input.ndim - len(lead))
     if p == 1:
         return input * full(shape, 0.0, dtype=input.dtype)
-    noise = bernoulli(full(shape, 1 - p, dtype=input.dtype)) / (1 - p)
+    # torch's draw: bernoulli_(1 − p) with a float p (one double draw per channel), then div_
+    noise = empty(shape, dtype=input.dtype, device=input.device).bernoulli_(1 - p).div_(1 - p)
     return input * noise
 
 

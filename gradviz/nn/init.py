@@ -6,7 +6,6 @@ import math
 import numpy as np
 
 from ..autograd.grad_mode import no_grad
-from ..creation import _rng
 
 
 def calculate_gain(nonlinearity: str, param=None) -> float:
@@ -65,11 +64,13 @@ def constant_(tensor, val):
 
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
-    return _fill(tensor, _rng().uniform(a, b, tensor.shape))
+    with no_grad():
+        return tensor.uniform_(a, b, generator=generator)
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
-    return _fill(tensor, _rng().normal(mean, std, tensor.shape))
+    with no_grad():
+        return tensor.normal_(mean, std, generator=generator)
 
 
 def eye_(tensor):
@@ -78,26 +79,38 @@ def eye_(tensor):
     return _fill(tensor, np.eye(*tensor.shape))
 
 
+# The bounds below are computed in torch's order of operations, so they agree to the last bit.
 def xavier_uniform_(tensor, gain=1.0, generator=None):
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    bound = math.sqrt(3.0) * gain * math.sqrt(2.0 / float(fan_in + fan_out))
-    return uniform_(tensor, -bound, bound)
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    bound = math.sqrt(3.0) * std
+    return uniform_(tensor, -bound, bound, generator)
 
 
 def xavier_normal_(tensor, gain=1.0, generator=None):
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)))
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    return normal_(tensor, 0.0, std, generator)
+
+
+def _zero_element(tensor) -> bool:
+    if 0 in tensor.shape:
+        import warnings
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=3)
+        return True
+    return False
 
 
 def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
-    if 0 in tensor.shape:
+    if _zero_element(tensor):
         return tensor
     std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
     bound = math.sqrt(3.0) * std
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
 def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
-    if 0 in tensor.shape:
+    if _zero_element(tensor):
         return tensor
-    return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode)))
+    std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
+    return normal_(tensor, 0, std, generator)

@@ -9,6 +9,7 @@ from .. import creation
 from ..scope import scope
 from ..tensor import Tensor
 from . import functional as F
+from . import init
 
 
 class Parameter(Tensor):
@@ -177,8 +178,10 @@ class Linear(Module):
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
         bound = 1 / math.sqrt(in_features) if in_features else 0
-        # PyTorch's default: kaiming_uniform(a=√5) for the weight, which is U(−1/√in, 1/√in)
-        self.weight = Parameter(creation.empty(out_features, in_features, dtype=dtype).uniform_(-bound, bound))
+        # PyTorch's reset_parameters: kaiming_uniform_(a=√5) on the weight (U(−1/√in, 1/√in), its
+        # bound computed as torch does), then U(−1/√in, 1/√in) on the bias
+        self.weight = Parameter(creation.empty(out_features, in_features, dtype=dtype))
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         self.bias = Parameter(creation.empty(out_features, dtype=dtype).uniform_(-bound, bound)) if bias else None
 
     def forward(self, input):
