@@ -1,5 +1,5 @@
 """gradviz.nn: modules, parameters and the functional API, named as torch.nn."""
-from . import functional, init  # noqa: F401
+from . import functional, init, utils  # noqa: F401
 from .modules import (BCELoss, BCEWithLogitsLoss, BatchNorm1d, CrossEntropyLoss, Dropout, ELU, Embedding,  # noqa: F401
                       Flatten, GELU, Hardsigmoid, Hardswish, Hardtanh, HuberLoss, Identity, KLDivLoss, L1Loss,
                       LayerNorm, LeakyReLU, Linear, LogSigmoid, LogSoftmax, Mish, Module, ModuleDict, ModuleList,

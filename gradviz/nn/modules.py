@@ -3,6 +3,7 @@ so diagrams group its nodes in a cluster labelled by the module's name."""
 from __future__ import annotations
 
 import math
+import warnings
 from collections import OrderedDict
 
 from .. import creation
@@ -18,8 +19,11 @@ class Parameter(Tensor):
     __slots__ = ()
 
     def __new__(cls, data=None, requires_grad=True):
-        t = Tensor._make((data if data is not None else creation.tensor([]))._data)
+        data = data if data is not None else creation.tensor([])
+        t = Tensor._make(data._data)
         t.__class__ = cls
+        if data._vc:   # the same storage, so the same version counter (torch's _make_subclass)
+            t._vc = data._vc
         t.requires_grad_(requires_grad)
         return t
 
@@ -31,92 +35,226 @@ class Parameter(Tensor):
 
 
 class Module:
-    """Holds parameters and submodules; calling it runs forward inside its scope."""
+    """Holds parameters, buffers and submodules; calling it runs forward inside its scope,
+    with torch's forward pre-hooks, forward hooks and full backward hooks around it."""
 
     training = True
+    _forward_pre_hooks: dict = {}
+    _forward_hooks: dict = {}
+    _backward_hooks: dict = {}
 
     def __init__(self):
         object.__setattr__(self, "_parameters", OrderedDict())
         object.__setattr__(self, "_modules", OrderedDict())
         object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_non_persistent_buffers_set", set())
         object.__setattr__(self, "_scope_name", type(self).__name__)
         object.__setattr__(self, "training", True)
 
     def __setattr__(self, name, value):
+        params, modules, buffers = self.__dict__.get("_parameters"), self.__dict__.get("_modules"), \
+            self.__dict__.get("_buffers")
         if isinstance(value, Parameter):
-            self._parameters[name] = value
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            modules.pop(name, None)
+            buffers.pop(name, None)
+            params[name] = value
             if value.name is None:
                 value.name = name
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' (torch.nn.Parameter or "
+                                "None expected)")
+            params[name] = None
         elif isinstance(value, Module):
-            self._modules[name] = value
+            if modules is None:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            params.pop(name, None)
+            buffers.pop(name, None)
+            modules[name] = value
             object.__setattr__(value, "_scope_name", f"{name} ({type(value).__name__})")
+        elif modules is not None and name in modules:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' (torch.nn.Module or "
+                                "None expected)")
+            modules[name] = None
+        elif buffers is not None and name in buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' (torch.Tensor or None "
+                                "expected)")
+            buffers[name] = value
         object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        for table in ("_parameters", "_buffers", "_modules"):
+            self.__dict__[table].pop(name, None)
+        self._non_persistent_buffers_set.discard(name)
+        object.__delattr__(self, name)
+
+    def _get_name(self) -> str:
+        return type(self).__name__
 
     def register_buffer(self, name: str, tensor, persistent: bool = True):
         """A tensor that is state but not a parameter (BatchNorm's running statistics)."""
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"buffer name should be a string. Got {_typename(name)}")
+        if "." in name:
+            raise KeyError('buffer name can\'t contain "."')
+        if name == "":
+            raise KeyError('buffer name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' (torch Tensor or None "
+                            "required)")
         self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
         object.__setattr__(self, name, tensor)
 
     def register_parameter(self, name: str, param):
         if param is None:
-            self._parameters.pop(name, None)
+            self._parameters[name] = None
             object.__setattr__(self, name, None)
         else:
+            if not isinstance(param, Parameter):
+                raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' "
+                                "(torch.nn.Parameter or None required)")
             setattr(self, name, param)
 
     def add_module(self, name: str, module):
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
         setattr(self, name, module)
+
+    register_module = add_module
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f"Module [{type(self).__name__}] is missing the required \"forward\" function")
 
     def __call__(self, *args, **kwargs):
+        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks):
+            with scope(self._scope_name):
+                return self.forward(*args, **kwargs)
+        from .hooks import call_with_hooks
         with scope(self._scope_name):
-            return self.forward(*args, **kwargs)
+            return call_with_hooks(self, args, kwargs)
 
-    def named_parameters(self, prefix: str = ""):
-        seen = set()
-        for name, p in self._parameters.items():
-            if id(p) not in seen:
-                seen.add(id(p))
-                yield prefix + name, p
-        for mname, m in self._modules.items():
-            for name, p in m.named_parameters(f"{prefix}{mname}."):
-                if id(p) not in seen:
-                    seen.add(id(p))
-                    yield name, p
+    # -- hooks ----------------------------------------------------------------------------------
+    def _add_hook(self, table: str, hook, prepend: bool, **flags):
+        from .hooks import RemovableHandle
+        hooks = self.__dict__.get(table)
+        if hooks is None:
+            hooks = OrderedDict()
+            object.__setattr__(self, table, hooks)
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = (hook, flags)
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
 
-    def parameters(self):
-        return (p for _, p in self.named_parameters())
+    def register_forward_pre_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False):
+        """hook(module, args) runs before forward and may return new args."""
+        return self._add_hook("_forward_pre_hooks", hook, prepend, with_kwargs=with_kwargs)
 
-    def named_buffers(self, prefix: str = ""):
-        for name, b in self._buffers.items():
-            if b is not None:
-                yield prefix + name, b
-        for mname, m in self._modules.items():
-            yield from m.named_buffers(f"{prefix}{mname}.")
+    def register_forward_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False,
+                              always_call: bool = False):
+        """hook(module, args, output) runs after forward and may return a new output."""
+        return self._add_hook("_forward_hooks", hook, prepend, with_kwargs=with_kwargs, always_call=always_call)
 
-    def buffers(self):
-        return (b for _, b in self.named_buffers())
+    def register_full_backward_hook(self, hook, prepend: bool = False):
+        """hook(module, grad_input, grad_output) runs when the gradients w.r.t. the module's
+        inputs are computed, and may return new grad_input."""
+        return self._add_hook("_backward_hooks", hook, prepend)
 
-    def named_modules(self, prefix: str = ""):
+    # -- traversal ------------------------------------------------------------------------------
+    def _named_members(self, get_members, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+        memo = set()
+        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse \
+            else [(prefix, self)]
+        for module_prefix, module in modules:
+            for k, v in get_members(module):
+                if v is None or (remove_duplicate and id(v) in memo):
+                    continue
+                if remove_duplicate:
+                    memo.add(id(v))
+                yield module_prefix + ("." if module_prefix else "") + k, v
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+        return self._named_members(lambda m: m._parameters.items(), prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse: bool = True):
+        return (p for _, p in self.named_parameters(recurse=recurse))
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+        return self._named_members(lambda m: m._buffers.items(), prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse: bool = True):
+        return (b for _, b in self.named_buffers(recurse=recurse))
+
+    def named_modules(self, memo: set | None = None, prefix: str = "", remove_duplicate: bool = True):
+        """(qualified name, module) for this module and every submodule, each shared one once."""
+        if memo is None:
+            memo = set()
+        if id(self) in memo:
+            return
+        if remove_duplicate:
+            memo.add(id(self))
         yield prefix, self
         for name, m in self._modules.items():
-            yield from m.named_modules(f"{prefix}.{name}" if prefix else name)
+            if m is None:
+                continue
+            yield from m.named_modules(memo, prefix + ("." if prefix else "") + name, remove_duplicate)
+
+    def modules(self):
+        return (m for _, m in self.named_modules())
+
+    def named_children(self):
+        seen = set()
+        for name, m in self._modules.items():
+            if m is not None and id(m) not in seen:
+                seen.add(id(m))
+                yield name, m
 
     def children(self):
-        return iter(self._modules.values())
+        return (m for _, m in self.named_children())
+
+    def apply(self, fn):
+        """fn(module) on every submodule (children first), then on this one; returns self."""
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
+
+    def requires_grad_(self, requires_grad: bool = True):
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
 
     def zero_grad(self, set_to_none: bool = True):
         for p in self.parameters():
+            if p._grad is None:
+                continue
             if set_to_none:
-                p.grad = None
-            elif p.grad is not None:
-                p.grad.zero_()
+                p._grad = None
+            else:
+                g = p._grad
+                if g.grad_fn is not None:
+                    g.detach_()
+                else:
+                    g.requires_grad_(False)
+                g.zero_()
 
     def train(self, mode: bool = True):
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
         object.__setattr__(self, "training", mode)
-        for m in self._modules.values():
+        for m in self.children():
             m.train(mode)
         return self
 
@@ -125,16 +263,20 @@ class Module:
 
     def to(self, *args, **kwargs):
         for owner in [m for _, m in self.named_modules()]:
-            for name, p in list(owner._parameters.items()):
-                moved = Parameter(p.detach().to(*args, **kwargs), p.requires_grad)
-                moved.name = p.name
-                owner.__setattr__(name, moved)
+            for p in owner._parameters.values():
+                # the same Parameter objects (an optimizer built before .to() still holds them),
+                # with new data, as torch's param.data = fn(param)
+                if p is not None:
+                    p._data = p.detach().to(*args, **kwargs)._data
+                    if p._grad is not None:
+                        p._grad._data = p._grad.to(*args, **kwargs)._data
             for name, b in list(owner._buffers.items()):
                 if b is not None:
                     # integer counters keep their dtype when the module changes its float dtype
                     keep = b.is_floating_point() is False and any(getattr(a, "is_floating_point", False)
                                                                  for a in args + tuple(kwargs.values()))
-                    owner.register_buffer(name, b if keep else b.to(*args, **kwargs))
+                    owner.register_buffer(name, b if keep else b.to(*args, **kwargs),
+                                          name not in owner._non_persistent_buffers_set)
         return self
 
     def double(self):
@@ -145,32 +287,54 @@ class Module:
         from .. import dtypes
         return self.to(dtypes.float32)
 
-    def state_dict(self):
-        state = OrderedDict()
-        for prefix, m in self.named_modules():
-            dot = prefix + "." if prefix else ""
-            for n, p in m._parameters.items():
-                if p is not None:
-                    state[dot + n] = p.detach()
-            for n, b in m._buffers.items():
-                if b is not None:
-                    state[dot + n] = b.detach()
-        return state
+    # -- state ----------------------------------------------------------------------------------
+    def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False):
+        """Parameters and persistent buffers by qualified name, this module's first, then each child's."""
+        if destination is None:
+            destination = OrderedDict()
+        for name, p in self._parameters.items():
+            if p is not None:
+                destination[prefix + name] = p if keep_vars else p.detach()
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = b if keep_vars else b.detach()
+        for name, m in self._modules.items():
+            if m is not None:
+                m.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+        return destination
 
-    def load_state_dict(self, state):
-        params = dict(self.named_parameters())
-        params.update(self.named_buffers())
-        for name, value in state.items():
-            params[name]._data[...] = value._data
+    def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
+        """Copy matching entries in place; torch's errors for missing, unexpected and mis-shaped keys."""
+        from .hooks import load_state_dict
+        return load_state_dict(self, state_dict, strict, assign)
 
+    # -- printing -------------------------------------------------------------------------------
     def extra_repr(self) -> str:
         return ""
 
     def __repr__(self):
-        lines = [f"{type(self).__name__}({self.extra_repr()}"]
-        for name, m in self._modules.items():
-            lines.append(f"  ({name}): " + repr(m).replace("\n", "\n  "))
-        return lines[0] + ")" if len(lines) == 1 else "\n".join(lines) + "\n)"
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({key}): " + _addindent(repr(m), 2) for key, m in self._modules.items()]
+        lines = extra_lines + child_lines
+        text = self._get_name() + "("
+        if lines:
+            if len(extra_lines) == 1 and not child_lines:
+                text += extra_lines[0]
+            else:
+                text += "\n  " + "\n  ".join(lines) + "\n"
+        return text + ")"
+
+
+def _addindent(text: str, spaces: int) -> str:
+    lines = text.split("\n")
+    if len(lines) == 1:
+        return text
+    return lines[0] + "\n" + "\n".join(" " * spaces + line for line in lines[1:])
+
+
+def _typename(obj) -> str:
+    return obj.type() if isinstance(obj, Tensor) else type(obj).__name__
 
 
 class Linear(Module):
@@ -219,10 +383,36 @@ def _activation(name, fn, doc):
     return type(name, (Module,), {"forward": forward, "__doc__": doc})
 
 
-ReLU = _activation("ReLU", F.relu, "max(x, 0)")
+
+
+class ReLU(Module):
+    """max(x, 0); inplace=True rewrites the input (relu_), as torch's."""
+
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return input.relu_() if self.inplace else F.relu(input)
+
+    def extra_repr(self):
+        return "inplace=True" if self.inplace else ""
 Sigmoid = _activation("Sigmoid", F.sigmoid, "1 / (1 + e^−x)")
 Tanh = _activation("Tanh", F.tanh, "tanh x")
-GELU = _activation("GELU", F.gelu, "x Φ(x)")
+
+
+class GELU(Module):
+    """x Φ(x) (or its tanh approximation)."""
+
+    def __init__(self, approximate: str = "none"):
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, input):
+        return F.gelu(input, approximate=self.approximate)
+
+    def extra_repr(self):
+        return f"approximate={self.approximate!r}"
 
 
 class LeakyReLU(Module):
@@ -233,6 +423,9 @@ class LeakyReLU(Module):
     def forward(self, input):
         return F.leaky_relu(input, self.negative_slope)
 
+    def extra_repr(self):
+        return f"negative_slope={self.negative_slope}"
+
 
 class Softmax(Module):
     def __init__(self, dim=None):
@@ -241,6 +434,9 @@ class Softmax(Module):
 
     def forward(self, input):
         return F.softmax(input, self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
 
 
 class LogSoftmax(Softmax):
@@ -256,43 +452,77 @@ class Flatten(Module):
     def forward(self, input):
         return input.flatten(self.start_dim, self.end_dim)
 
+    def extra_repr(self):
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
 
 class Dropout(Module):
-    def __init__(self, p: float = 0.5):
+    def __init__(self, p: float = 0.5, inplace: bool = False):
         super().__init__()
-        self.p = p
+        if p < 0 or p > 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p, self.inplace = p, inplace
 
     def forward(self, input):
         return F.dropout(input, self.p, self.training)
 
+    def extra_repr(self):
+        return f"p={self.p}, inplace={self.inplace}"
 
-class MSELoss(Module):
-    def __init__(self, reduction: str = "mean"):
+
+def _legacy_reduction(size_average, reduce) -> str:
+    """The reduction that the deprecated size_average/reduce pair means, with torch's warning."""
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    ret = "mean" if size_average and reduce else ("sum" if reduce else "none")
+    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
+                  UserWarning, stacklevel=4)
+    return ret
+
+
+class _Loss(Module):
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean"):
         super().__init__()
-        self.reduction = reduction
+        if size_average is not None or reduce is not None:
+            self.reduction = _legacy_reduction(size_average, reduce)
+        else:
+            self.reduction = reduction
 
+
+class _WeightedLoss(_Loss):
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction: str = "mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+
+
+class MSELoss(_Loss):
     def forward(self, input, target):
         return F.mse_loss(input, target, self.reduction)
 
 
-class CrossEntropyLoss(Module):
-    def __init__(self, weight=None, ignore_index: int = -100, reduction: str = "mean", label_smoothing: float = 0.0):
-        super().__init__()
-        self.weight, self.ignore_index, self.reduction, self.label_smoothing = (weight, ignore_index, reduction,
-                                                                                label_smoothing)
+class CrossEntropyLoss(_WeightedLoss):
+    def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
+                 reduction: str = "mean", label_smoothing: float = 0.0):
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
 
     def forward(self, input, target):
         return F.cross_entropy(input, target, self.weight, self.ignore_index, self.reduction, self.label_smoothing)
 
 
-class NLLLoss(CrossEntropyLoss):
+class NLLLoss(_WeightedLoss):
+    def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
+                 reduction: str = "mean"):
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index = ignore_index
+
     def forward(self, input, target):
         return F.nll_loss(input, target, self.weight, self.ignore_index, self.reduction)
 
 
-class BCELoss(MSELoss):
+class BCELoss(_WeightedLoss):
     def forward(self, input, target):
-        return F.binary_cross_entropy(input, target, reduction=self.reduction)
+        return F.binary_cross_entropy(input, target, self.weight, reduction=self.reduction)
 
 
 # -- containers: their members are submodules (and parameters) named "0", "1", ... or by key --------
@@ -340,6 +570,20 @@ class ModuleList(Module):
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError("ModuleList is not callable: iterate over it and call each module")
+
+    def __repr__(self):
+        """torch's: runs of identical members print once, as (0-2): 3 x Linear(...)."""
+        reprs = [repr(m) for m in self]
+        if not reprs:
+            return self._get_name() + "()"
+        runs = []   # [start, end, repr]
+        for i, r in enumerate(reprs):
+            if runs and runs[-1][2] == r:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, r])
+        lines = [_addindent(f"({a}): {r}" if a == b else f"({a}-{b}): {b - a + 1} x {r}", 2) for a, b, r in runs]
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
 
 class ModuleDict(Module):
@@ -411,6 +655,10 @@ class ParameterList(Module):
         setattr(self, str(len(self)), value if isinstance(value, Parameter) else Parameter(value))
         return self
 
+    def extra_repr(self):
+        return "\n".join(f"  ({k}): Parameter containing: [{p.dtype} of size {'x'.join(map(str, p.shape))}"
+                         f"{'' if p.device.type == 'cpu' else f' ({p.device})'}]" for k, p in enumerate(self))
+
     def extend(self, values):
         for v in values:
             self.append(v)
@@ -478,33 +726,32 @@ class Softmin(Softmax):
 
 
 # -- losses ---------------------------------------------------------------------------------------
-class L1Loss(MSELoss):
+class L1Loss(_Loss):
     def forward(self, input, target):
         return F.l1_loss(input, target, reduction=self.reduction)
 
 
-class SmoothL1Loss(Module):
-    def __init__(self, reduction: str = "mean", beta: float = 1.0):
-        super().__init__()
-        self.reduction, self.beta = reduction, beta
+class SmoothL1Loss(_Loss):
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean", beta: float = 1.0):
+        super().__init__(size_average, reduce, reduction)
+        self.beta = beta
 
     def forward(self, input, target):
         return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
 
 
-class HuberLoss(Module):
+class HuberLoss(_Loss):
     def __init__(self, reduction: str = "mean", delta: float = 1.0):
-        super().__init__()
-        self.reduction, self.delta = reduction, delta
+        super().__init__(reduction=reduction)
+        self.delta = delta
 
     def forward(self, input, target):
         return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
 
 
-class BCEWithLogitsLoss(Module):
-    def __init__(self, weight=None, reduction: str = "mean", pos_weight=None):
-        super().__init__()
-        self.reduction = reduction
+class BCEWithLogitsLoss(_Loss):
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction: str = "mean", pos_weight=None):
+        super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
         self.register_buffer("pos_weight", pos_weight)
 
@@ -513,10 +760,10 @@ class BCEWithLogitsLoss(Module):
                                                   pos_weight=self.pos_weight)
 
 
-class KLDivLoss(Module):
-    def __init__(self, reduction: str = "mean", log_target: bool = False):
-        super().__init__()
-        self.reduction, self.log_target = reduction, log_target
+class KLDivLoss(_Loss):
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean", log_target: bool = False):
+        super().__init__(size_average, reduce, reduction)
+        self.log_target = log_target
 
     def forward(self, input, target):
         return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
@@ -536,7 +783,8 @@ class LayerNorm(Module):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
-        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
+                f"bias={self.bias is not None}")
 
 
 class Embedding(Module):
@@ -603,4 +851,4 @@ class BatchNorm1d(Module):
 
     def extra_repr(self):
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"track_running_stats={self.track_running_stats}")
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")

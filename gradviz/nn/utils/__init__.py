@@ -1,0 +1,2 @@
+"""gradviz.nn.utils: gradient clipping, named as torch.nn.utils."""
+from .clip_grad import clip_grad_norm_, clip_grad_value_, get_total_norm  # noqa: F401

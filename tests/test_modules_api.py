@@ -1,0 +1,305 @@
+"""The Module API against torch: hooks, traversal, buffers, state_dict, train/eval, zero_grad,
+reprs, legacy loss arguments, gradient clipping and save/load. Most cases are programs that
+print, run once with torch and once with gradviz; the printed text must be the same."""
+import io
+import textwrap
+
+import numpy as np
+import pytest
+
+import gradviz
+
+from parity import gradviz_output, needs_torch, real_torch as torch, torch_output
+
+pytestmark = [pytest.mark.torch, needs_torch]
+
+
+def same_output(*parts: str) -> str:
+    source = "\n".join(textwrap.dedent(part) for part in parts)
+    ours, theirs = gradviz_output(source), torch_output(source)
+    assert ours[0] == theirs[0]
+    assert ours[1] == theirs[1]
+    return ours[0]
+
+
+NET = """
+import numpy as np
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(4, 3)
+        self.act = torch.nn.Tanh()
+        self.fc2 = torch.nn.Linear(3, 2)
+        self.register_buffer("steps", torch.zeros((), dtype=torch.int64))
+        self.register_buffer("scratch", torch.ones(2), persistent=False)
+        with torch.no_grad():
+            for i, p in enumerate(self.parameters()):
+                p.copy_(torch.tensor(np.linspace(-0.5, 0.5, p.numel()).reshape(tuple(p.shape)) * (i + 1),
+                                     dtype=torch.float32))
+
+    def forward(self, x):
+        return self.fc2(self.act(self.fc1(x)))
+
+net = Net().double()
+x = torch.tensor(np.linspace(-2, 2, 8).reshape(2, 4), dtype=torch.float64)
+"""
+
+
+def test_forward_hooks_print_shapes_as_in_the_tutorial():
+    out = same_output(NET, """
+    def print_shapes(module, inputs, output):
+        print(f"{type(module).__name__}: {[tuple(i.shape) for i in inputs]} -> {tuple(output.shape)}")
+    handles = [m.register_forward_hook(print_shapes) for m in net.modules() if not list(m.children())]
+    y = net(x)
+    for h in handles:
+        h.remove()
+    net(x)
+    print("removed")
+    def double_input(module, args):
+        return args[0] * 2
+    def add_one(module, args, output):
+        return output + 1
+    with net.fc1.register_forward_pre_hook(double_input):
+        h = net.register_forward_hook(add_one)
+        print(net(x))
+        h.remove()
+    print(net(x))
+    def kw_pre(module, args, kwargs):
+        return (args[0] * 0,), kwargs
+    h = net.register_forward_pre_hook(kw_pre, with_kwargs=True)
+    print(net(x))
+    h.remove()
+    order = []
+    net.register_forward_hook(lambda m, i, o: order.append("second"))
+    net.register_forward_hook(lambda m, i, o: order.append("first"), prepend=True)
+    net(x)
+    print(order)
+    """)
+    assert "Linear: [(2, 4)] -> (2, 3)" in out and "Tanh: [(2, 3)] -> (2, 3)" in out
+
+
+def test_full_backward_hooks_match_torch():
+    same_output(NET, """
+    seen = []
+    def hook(module, grad_input, grad_output):
+        seen.append(type(module).__name__)
+        print(type(module).__name__, [None if g is None else g for g in grad_input],
+              [g for g in grad_output])
+    net.fc1.register_full_backward_hook(hook)
+    net.act.register_full_backward_hook(hook)
+    xr = x.clone().requires_grad_()
+    y = net(xr)
+    print(y.grad_fn.name(), y.grad_fn.next_functions[0][0].name())
+    y.sum().backward()
+    print(seen, xr.grad)
+    # a hook may replace grad_input: scale what flows into fc2's input by 10
+    net.fc2.register_full_backward_hook(lambda m, gi, go: (gi[0] * 10,))
+    net.zero_grad()
+    xr.grad = None
+    net(xr).sum().backward()
+    print(xr.grad, net.fc1.weight.grad)
+    # a module whose input needs no gradient still reports grad_output (grad_input is (None,))
+    net(x).pow(2).sum().backward()
+    print(seen[-2:])
+    """)
+
+
+def test_traversal_apply_and_requires_grad():
+    same_output(NET, """
+    print([name for name, _ in net.named_modules()])
+    print([type(m).__name__ for m in net.modules()])
+    print([type(m).__name__ for m in net.children()], [n for n, _ in net.named_children()])
+    print([name for name, _ in net.named_parameters()], [name for name, _ in net.named_buffers()])
+    shared = torch.nn.Sequential(net.fc1, net.fc1, torch.nn.ReLU())
+    print([name for name, _ in shared.named_modules()], len(list(shared.parameters())))
+    print(list(shared.state_dict().keys()))
+    def init(m):
+        if isinstance(m, torch.nn.Linear):
+            torch.nn.init.constant_(m.weight, 0.5)
+            torch.nn.init.zeros_(m.bias)
+            print("init", m)
+    print(net.apply(init) is net, net.fc2.weight)
+    print(net.requires_grad_(False) is net, [p.requires_grad for p in net.parameters()])
+    net.requires_grad_()
+    print([p.requires_grad for p in net.parameters()])
+    print(net.training, net.eval() is net, net.training, net.fc1.training, net.train().fc2.training)
+    try:
+        net.train("yes")
+    except ValueError as e:
+        print(e)
+    """)
+
+
+def test_buffers_state_dict_and_load_state_dict():
+    same_output(NET, """
+    sd = net.state_dict()
+    print(list(sd.keys()), type(sd).__name__)
+    print(sd["fc1.bias"].requires_grad, net.state_dict(keep_vars=True)["fc1.bias"].requires_grad)
+    other = Net().double()
+    with torch.no_grad():
+        for p in other.parameters():
+            p.zero_()
+    print(other.load_state_dict(sd))
+    print(other(x))
+    print(other.fc1.weight._version)
+    bad = dict(sd)
+    del bad["fc2.bias"]
+    bad["fc3.weight"] = torch.zeros(1)
+    bad["extra"] = torch.zeros(1)
+    bad["fc1.weight"] = torch.zeros(3, 3)
+    for strict in (True, False):
+        try:
+            print(other.load_state_dict(bad, strict=strict))
+        except RuntimeError as e:
+            print(e)
+    print(other.load_state_dict({k: v for k, v in sd.items() if k != "steps"}, strict=False))
+    net.steps += 1
+    net.scratch = torch.zeros(2)
+    print(net.state_dict()["steps"], net._buffers["scratch"])
+    try:
+        net.register_buffer("fc1", torch.zeros(1))
+    except KeyError as e:
+        print("KeyError", e)
+    try:
+        net.register_buffer("a.b", torch.zeros(1))
+    except KeyError as e:
+        print("KeyError", e)
+    try:
+        net.register_buffer("c", 3)
+    except TypeError as e:
+        print("TypeError", e)
+    try:
+        net.fc1.weight = torch.zeros(3, 4)
+    except TypeError as e:
+        print("TypeError", e)
+    """)
+
+
+def test_zero_grad_set_to_none():
+    same_output(NET, """
+    net(x).sum().backward()
+    g = net.fc1.weight.grad
+    net.zero_grad(set_to_none=False)
+    print(net.fc1.weight.grad is g, g.abs().sum())
+    net.zero_grad()
+    print(net.fc1.weight.grad)
+    """)
+
+
+def test_reprs_match_torch():
+    same_output("""
+    nn = torch.nn
+    for m in [nn.Linear(3, 2), nn.Linear(3, 2, bias=False), nn.ReLU(), nn.ReLU(inplace=True), nn.GELU(),
+              nn.GELU(approximate="tanh"), nn.LeakyReLU(0.2), nn.Softmax(dim=1), nn.LogSoftmax(dim=-1),
+              nn.Flatten(), nn.Flatten(0, 2), nn.Dropout(0.1), nn.MSELoss(), nn.CrossEntropyLoss(), nn.Identity(),
+              nn.ELU(), nn.Hardtanh(), nn.Softplus(), nn.LayerNorm(4), nn.LayerNorm((2, 3), elementwise_affine=False),
+              nn.Embedding(10, 3, padding_idx=0), nn.BatchNorm1d(4), nn.BatchNorm2d(3), nn.Conv2d(1, 6, 5),
+              nn.MaxPool2d(2, 2),
+              nn.Sequential(nn.Linear(2, 2), nn.ReLU(), nn.Sequential(nn.Linear(2, 1), nn.Sigmoid())),
+              nn.ModuleList([nn.Linear(2, 2) for _ in range(3)] + [nn.ReLU(), nn.ReLU(), nn.Tanh()]),
+              nn.ModuleList(), nn.ModuleDict({"a": nn.ReLU(), "b": nn.Linear(1, 1)}),
+              nn.ParameterList([nn.Parameter(torch.zeros(2, 3)), nn.Parameter(torch.zeros(1))])]:
+        print(m)
+    """)
+
+
+def test_legacy_loss_arguments_warn_and_reduce_as_torch():
+    same_output("""
+    import numpy as np
+    a = torch.tensor(np.linspace(-1, 1, 6).reshape(2, 3), dtype=torch.float32)
+    b = torch.tensor(np.linspace(1, 0, 6).reshape(2, 3), dtype=torch.float32)
+    t = torch.tensor([2, 0])
+    for kwargs in (dict(size_average=False), dict(reduce=False), dict(size_average=True, reduce=True),
+                   dict(size_average=False, reduce=False)):
+        mse = torch.nn.MSELoss(**kwargs)
+        print(mse.reduction, mse(a, b))
+        print(torch.nn.L1Loss(**kwargs)(a, b), torch.nn.SmoothL1Loss(**kwargs)(a, b))
+        print(torch.nn.CrossEntropyLoss(**kwargs)(a, t), torch.nn.NLLLoss(**kwargs)(a, t))
+        print(torch.nn.BCEWithLogitsLoss(**kwargs)(a, b), torch.nn.KLDivLoss(**kwargs)(a, b).reduction
+              if False else torch.nn.KLDivLoss(**kwargs).reduction)
+    print(torch.nn.CrossEntropyLoss(weight=torch.tensor([1.0, 2.0, 3.0])).state_dict())
+    """)
+
+
+def test_clip_grad_matches_torch():
+    same_output("""
+    import math
+    import numpy as np
+    for norm_type in (2.0, 1.0, 3.0, math.inf):
+        ps = [torch.nn.Parameter(torch.zeros(3)), torch.nn.Parameter(torch.zeros(2, 2)),
+              torch.nn.Parameter(torch.zeros(1))]
+        ps[0].grad = torch.tensor([3.0, 4.0, 0.5])
+        ps[1].grad = torch.tensor([[1.0, -2.0], [0.25, 7.0]])
+        total = torch.nn.utils.clip_grad_norm_(ps, max_norm=1.5, norm_type=norm_type)
+        print(total, ps[0].grad, ps[1].grad, ps[2].grad)
+        print(torch.nn.utils.clip_grad_norm_(ps[0], 100.0), ps[0].grad)
+    ps[1].grad = torch.tensor([[1.0, float("nan")], [0.0, 1.0]])
+    try:
+        torch.nn.utils.clip_grad_norm_(ps, 1.0, error_if_nonfinite=True)
+    except RuntimeError as e:
+        print(e)
+    ps[1].grad = torch.tensor([[1.0, -2.0], [0.25, 7.0]])
+    print(torch.nn.utils.clip_grad_value_(ps, 0.5), ps[1].grad)
+    print(torch.nn.utils.clip_grad_norm_([torch.nn.Parameter(torch.zeros(2))], 1.0))
+    """)
+
+
+def test_save_and_load_resume_training_exactly(tmp_path):
+    rng = np.random.default_rng(1)
+    x = gradviz.tensor(rng.standard_normal((8, 4)).astype(np.float32))
+    y = gradviz.tensor(rng.standard_normal((8, 2)).astype(np.float32))
+
+    def build():
+        gradviz.manual_seed(5)
+        model = gradviz.nn.Sequential(gradviz.nn.Linear(4, 8), gradviz.nn.BatchNorm1d(8), gradviz.nn.ReLU(),
+                                      gradviz.nn.Linear(8, 2))
+        opt = gradviz.optim.AdamW(model.parameters(), lr=0.01)
+        sched = gradviz.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+        return model, opt, sched
+
+    def step(model, opt, sched):
+        opt.zero_grad()
+        loss = gradviz.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        sched.step()
+        return loss.item()
+
+    model, opt, sched = build()
+    for _ in range(3):
+        step(model, opt, sched)
+    path = tmp_path / "checkpoint.pt"
+    gradviz.save({"model": model.state_dict(), "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
+                  "epoch": 3, "note": "three steps", "shape": x.shape}, path)
+    expected = [step(model, opt, sched) for _ in range(3)]
+
+    checkpoint = gradviz.load(path)
+    assert checkpoint["epoch"] == 3 and checkpoint["note"] == "three steps" and checkpoint["shape"] == (8, 4)
+    model2, opt2, sched2 = build()
+    print(model2.load_state_dict(checkpoint["model"]))
+    opt2.load_state_dict(checkpoint["optimizer"])
+    sched2.load_state_dict(checkpoint["scheduler"])
+    assert [step(model2, opt2, sched2) for _ in range(3)] == expected
+    for p, q in zip(model.parameters(), model2.parameters()):
+        np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
+
+
+def test_save_and_load_tensors_and_refuse_code():
+    buffer = io.BytesIO()
+    w = gradviz.nn.Parameter(gradviz.tensor([[1.0, 2.0]], dtype=gradviz.float64))
+    t = gradviz.arange(6).reshape(2, 3)[:, 1]   # a non-contiguous view
+    gradviz.save([w, t, w, gradviz.tensor(3.5), (1, None, True)], buffer)
+    buffer.seek(0)
+    w2, t2, w3, s, rest = gradviz.load(buffer)
+    assert type(w2) is gradviz.nn.Parameter and w2.requires_grad and w2.dtype == gradviz.float64
+    assert w2 is w3 and t2.tolist() == [1, 4] and t2.dtype == gradviz.int64 and s.shape == () and s.item() == 3.5
+    assert rest == (1, None, True)
+    buffer = io.BytesIO()
+    gradviz.save(gradviz.nn.Linear(2, 1), buffer)
+    buffer.seek(0)
+    with pytest.raises(Exception, match="Weights only load failed"):
+        gradviz.load(buffer)
+    buffer.seek(0)
+    assert isinstance(gradviz.load(buffer, weights_only=False), gradviz.nn.Linear)
+    with pytest.raises(RuntimeError, match="not a file written by gradviz.save"):
+        gradviz.load(io.BytesIO(b"PK\x03\x04 a zip"))
