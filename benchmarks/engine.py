@@ -7,16 +7,27 @@
 2. A chain of 1,000 ops on 4-element tensors, forward + backward, µs per op,
    vs PyTorch eager.
 3. The event bus when nobody listens: the cost of its guard, as a share of (2).
+4. A LeNet-5 training step (batch 64, 1×28×28, SGD) vs PyTorch CPU.
+5. The small GPT of examples/gpt.py, one AdamW training step, vs PyTorch CPU.
+
+Every contender runs on one thread: PyTorch by set_num_threads(1), NumPy's BLAS by the
+thread variables below, set before NumPy loads.
 """
 from __future__ import annotations
 
 import argparse
+import os
+import pathlib
 import statistics
 import time
+import types
 
-import numpy as np
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
-import gradviz
+import numpy as np  # noqa: E402
+
+import gradviz  # noqa: E402
 
 BATCH, SIZES, LR = 256, (784, 512, 512, 10), 0.01
 
@@ -169,6 +180,92 @@ def bench_event_guard(rounds: int) -> float:
     return _race({"guard": (guards,)}, rounds, repeat=5)["guard"]
 
 
+# -- 4. LeNet-5 ---------------------------------------------------------------------------------
+def make_lenet(lib):
+    nn = lib.nn
+    net = nn.Sequential(nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(6, 16, 5), nn.ReLU(),
+                        nn.MaxPool2d(2), nn.Flatten(), nn.Linear(400, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(),
+                        nn.Linear(84, 10))
+    optimizer = lib.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
+
+    def step(x, y):
+        optimizer.zero_grad()
+        loss = lib.nn.functional.cross_entropy(net(x), y)
+        loss.backward()
+        optimizer.step()
+    return step
+
+
+def _torch_one_thread():
+    torch = _optional("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
+    return torch
+
+
+def bench_lenet(rounds: int) -> dict:
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((64, 1, 28, 28)).astype(np.float32)
+    y = rng.integers(0, 10, 64)
+    contenders = {"gradviz": (make_lenet(gradviz), gradviz.tensor(x), gradviz.tensor(y))}
+    torch = _torch_one_thread()
+    if torch is not None:
+        contenders["torch (CPU)"] = (make_lenet(torch), torch.tensor(x), torch.tensor(y))
+    return _race(contenders, rounds)
+
+
+# -- 5. the small GPT -----------------------------------------------------------------------------
+GPT_SOURCE = pathlib.Path(__file__).resolve().parents[1] / "examples" / "gpt.py"
+GPT_SIZES = dict(block_size=32, n_layer=2, n_head=2, n_embd=32)
+
+
+def load_gpt(lib_name: str):
+    """examples/gpt.py as a module; for PyTorch with its three import lines pointed at torch."""
+    source = GPT_SOURCE.read_text()
+    if lib_name == "torch":
+        source = source.replace("import gradviz as torch", "import torch").replace(
+            "import gradviz.nn as nn", "import torch.nn as nn").replace(
+            "from gradviz.nn import functional as F", "from torch.nn import functional as F")
+    module = types.ModuleType(f"gpt_{lib_name}")
+    exec(compile(source, str(GPT_SOURCE), "exec", dont_inherit=True), module.__dict__)
+    return module
+
+
+def make_gpt_step(lib_name: str, lib):
+    mod = load_gpt(lib_name)
+    chars, encode, _ = mod.encoder(mod.TEXT)
+    model = mod.GPT(mod.GPTConfig(vocab_size=len(chars), **GPT_SIZES))
+    optimizer = model.configure_optimizers(weight_decay=0.1, learning_rate=3e-3, betas=(0.9, 0.99))
+    data = np.array(encode(mod.TEXT), dtype=np.int64)
+    ix = np.random.default_rng(0).integers(0, len(data) - GPT_SIZES["block_size"], 16)
+    block = GPT_SIZES["block_size"]
+    x = lib.tensor(np.stack([data[i:i + block] for i in ix]))
+    y = lib.tensor(np.stack([data[i + 1:i + 1 + block] for i in ix]))
+
+    def step():
+        _, loss = model(x, y)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+    return step
+
+
+def bench_gpt(rounds: int) -> dict:
+    contenders = {"gradviz": (make_gpt_step("gradviz", gradviz),)}
+    torch = _torch_one_thread()
+    if torch is not None:
+        contenders["torch (CPU)"] = (make_gpt_step("torch", torch),)
+    return _race(contenders, rounds)
+
+
+def _versus_torch(title: str, times: dict) -> None:
+    print(f"\n{title}")
+    for name, t in times.items():
+        print(f"  {name:18s} {t * 1e3:8.2f} ms")
+    if "torch (CPU)" in times:
+        print(f"  gradviz / torch: {times['gradviz'] / times['torch (CPU)']:.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=15)
@@ -193,6 +290,10 @@ def main() -> None:
     guard = bench_event_guard(args.rounds)
     print(f"\nEvent guard with no listener: {guard * 1e6:.1f} µs per chain = "
           f"{guard / chain['gradviz'] * 100:.2f}% of the chain's time")
+
+    _versus_torch("LeNet-5 training step, batch 64, 1x28x28, float32, SGD with momentum", bench_lenet(args.rounds))
+    sizes = ", ".join(f"{k}={v}" for k, v in GPT_SIZES.items())
+    _versus_torch(f"GPT training step (examples/gpt.py, {sizes}, batch 16), AdamW", bench_gpt(args.rounds))
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ def load(lib):
             assert source.count(ours) == 1
             source = source.replace(ours, theirs)
     module = types.ModuleType(f"gpt_{lib}")
-    exec(compile(source, f"examples/gpt.py ({lib})", "exec"), module.__dict__)
+    exec(compile(source, f"examples/gpt.py ({lib})", "exec", dont_inherit=True), module.__dict__)
     return module
 
 

@@ -62,37 +62,35 @@ def _crop(a, pads):
 
 
 # -- the convolution and its two adjoints on arrays ---------------------------------------------
+# The im2col matrix is laid out transposed, (G, Cg·K, N·P): its copy out of the window view then
+# runs along output rows (long and contiguous) rather than along the few taps of one window.
 def _im2col(xp, x, k, stride, padding, dilation, groups):
-    """x -> (G, N·P, Cg·K) and the output's spatial size."""
+    """x -> (G, Cg·K, N·P) and the output's spatial size."""
     n, c = x.shape[:2]
     nd = len(k)
-    win = windows(xp, pad_spatial(xp, x, [(p, p) for p in padding]), k, stride, dilation)
+    win = windows(xp, pad_spatial(xp, x, [(p, p) for p in padding]), k, stride, dilation)   # (N, C, *out, *k)
     out = win.shape[2:2 + nd]
     win = win.reshape((n, groups, c // groups) + win.shape[2:])
-    perm = (1, 0) + tuple(range(3, 3 + nd)) + (2,) + tuple(range(3 + nd, 3 + 2 * nd))
-    return win.transpose(perm).reshape(groups, n * math.prod(out), (c // groups) * math.prod(k)), out
+    perm = (1, 2) + tuple(range(3 + nd, 3 + 2 * nd)) + (0,) + tuple(range(3, 3 + nd))   # (G, Cg, *k, N, *out)
+    return win.transpose(perm).reshape(groups, (c // groups) * math.prod(k), n * math.prod(out)), out
 
 
 def _grad_rows(g, groups):
-    """ḡ (N, O, *out) -> (G, N·P, Og), the layout of the im2col rows."""
+    """ḡ (N, O, *out) -> (G, Og, N·P), the layout of the im2col columns."""
     n, o = g.shape[:2]
-    nd = g.ndim - 2
-    gr = g.reshape((n, groups, o // groups) + g.shape[2:])
-    perm = (1, 0) + tuple(range(3, 3 + nd)) + (2,)
-    return gr.transpose(perm).reshape(groups, -1, o // groups)
+    gr = g.reshape((n, groups, o // groups, -1)).transpose(1, 2, 0, 3)
+    return gr.reshape(groups, o // groups, -1)
 
 
 def conv_arrays(xp, x, w, b, stride, padding, dilation, groups):
     n = x.shape[0]
     o, k = w.shape[0], w.shape[2:]
     cols, out = _im2col(xp, x, k, stride, padding, dilation, groups)
-    y = xp.matmul(cols, w.reshape(groups, o // groups, -1).transpose(0, 2, 1))    # (G, N·P, Og): one BLAS call
-    nd = len(k)
-    y = y.reshape((groups, n) + tuple(out) + (o // groups,))
-    y = y.transpose((1, 0, nd + 2) + tuple(range(2, 2 + nd))).reshape((n, o) + tuple(out))
+    y = xp.matmul(w.reshape(groups, o // groups, -1), cols)    # (G, Og, N·P): one BLAS call
+    y = y.reshape((o, n) + tuple(out)).swapaxes(0, 1)
     y = xp.ascontiguousarray(y)
     if b is not None and b.size:
-        y += b.reshape((o,) + (1,) * nd)
+        y += b.reshape((o,) + (1,) * len(k))
     return y
 
 
@@ -100,18 +98,18 @@ def conv_input_grad_arrays(xp, g, w, xshape, stride, padding, dilation, groups):
     n, c = xshape[:2]
     o, k = w.shape[0], w.shape[2:]
     nd = len(k)
-    gcols = xp.matmul(_grad_rows(g, groups), w.reshape(groups, o // groups, -1))   # (G, N·P, Cg·K)
-    out = g.shape[2:]
-    gcols = gcols.reshape((groups, n) + tuple(out) + (c // groups,) + tuple(k))
-    gcols = gcols.transpose((1, 0, 2 + nd) + tuple(range(2, 2 + nd)) + tuple(range(3 + nd, 3 + 2 * nd)))
-    gcols = gcols.reshape((n, c) + tuple(out) + tuple(k))
+    wr = w.reshape(groups, o // groups, -1)
+    gcols = xp.matmul(wr.transpose(0, 2, 1), _grad_rows(g, groups))   # (G, Cg·K, N·P)
+    gcols = gcols.reshape((c,) + tuple(k) + (n,) + tuple(g.shape[2:]))   # (C, *k, N, *out)
+    perm = (nd + 1, 0) + tuple(range(nd + 2, 2 * nd + 2)) + tuple(range(1, nd + 1))
+    gcols = gcols.transpose(perm)                                         # (N, C, *out, *k), a view
     padded = tuple(s + 2 * p for s, p in zip(xshape[2:], padding))
     return _crop(col2im(xp, gcols, (n, c) + padded, k, stride, dilation), [(p, p) for p in padding])
 
 
 def conv_weight_grad_arrays(xp, g, x, wshape, stride, padding, dilation, groups):
     cols, _ = _im2col(xp, x, wshape[2:], stride, padding, dilation, groups)
-    gw = xp.matmul(_grad_rows(g, groups).transpose(0, 2, 1), cols)   # (G, Og, Cg·K)
+    gw = xp.matmul(_grad_rows(g, groups), cols.transpose(0, 2, 1))   # (G, Og, Cg·K)
     return gw.reshape(wshape)
 
 

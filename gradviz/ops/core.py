@@ -5,8 +5,6 @@ Python scalars and mixed dtypes with PyTorch's promotion rules.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .. import backend, events
@@ -17,7 +15,6 @@ from ..scope import _state as _scope_state
 from .op import Op
 
 
-_erf = np.frompyfunc(math.erf, 1, 1)
 
 
 class ArrayNamespace:
@@ -67,7 +64,8 @@ class ArrayNamespace:
 
     def erf(self, a):
         if self.xp is np:
-            return np.asarray(_erf(a), dtype=a.dtype)
+            from .special import erf
+            return erf(a)
         from cupyx.scipy.special import erf  # pragma: no cover - GPU only
         return erf(a)
 
