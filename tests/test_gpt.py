@@ -38,6 +38,13 @@ def test_the_example_differs_from_pytorch_only_in_its_imports():
     assert lines == list(IMPORTS)
 
 
+def same_weights(theirs, ours):
+    mine = dict(ours.named_parameters())
+    assert [n for n, _ in theirs.named_parameters()] == list(mine)
+    for name, p in theirs.named_parameters():
+        np.testing.assert_array_equal(mine[name].detach().numpy(), p.detach().numpy(), err_msg=name)
+
+
 def copy_weights(theirs, ours):
     mine = dict(ours.named_parameters())
     names = [n for n, _ in theirs.named_parameters()]
@@ -74,8 +81,9 @@ def test_gpt_trains_as_torch_does(flash):
     kwargs = dict(vocab_size=len(chars), block_size=8, n_layer=2, n_head=2, n_embd=16, flash=flash)
     torch.manual_seed(0)
     theirs = theirs_mod.GPT(theirs_mod.GPTConfig(**kwargs))
+    gradviz.manual_seed(0)
     ours = ours_mod.GPT(ours_mod.GPTConfig(**kwargs))
-    copy_weights(theirs, ours)
+    same_weights(theirs, ours)   # the same seed draws the same initial weights
     assert ours.transformer.wte.weight is ours.lm_head.weight        # tied, as in torch
     theirs_losses = train(theirs_mod, torch, theirs, data)
     ours_losses = train(ours_mod, gradviz, ours, data)
@@ -91,14 +99,19 @@ def test_gpt_trains_as_torch_does(flash):
         np.testing.assert_allclose(a, b, rtol=1e-3, atol=2e-5, err_msg=name)
 
 
-def test_gpt_generates_with_top_k():
-    mod = load("gradviz")
-    chars, encode, decode = mod.encoder(mod.TEXT)
-    model = mod.GPT(mod.GPTConfig(vocab_size=len(chars), block_size=8, n_layer=1, n_head=2, n_embd=16))
-    model.eval()
-    out = model.generate(gradviz.tensor([encode("Fi")]), max_new_tokens=12, top_k=5)
-    assert tuple(out.shape) == (1, 14) and out.grad_fn is None
-    assert decode(out[0].tolist()).startswith("Fi")
+@needs_torch
+def test_gpt_generates_the_same_text_from_the_same_seed():
+    """@torch.no_grad() sampling with topk and multinomial: the same seed gives the same tokens."""
+    texts = []
+    for lib, mod in ((torch, load("torch")), (gradviz, load("gradviz"))):
+        chars, encode, decode = mod.encoder(mod.TEXT)
+        lib.manual_seed(7)
+        model = mod.GPT(mod.GPTConfig(vocab_size=len(chars), block_size=8, n_layer=1, n_head=2, n_embd=16))
+        model.eval()
+        out = model.generate(lib.tensor([encode("Fi")]), max_new_tokens=12, top_k=5)
+        assert tuple(out.shape) == (1, 14) and out.grad_fn is None and not out.requires_grad
+        texts.append(decode(out[0].tolist()))
+    assert texts[0] == texts[1] and texts[1].startswith("Fi")
 
 
 def test_gpt_graph_draws_folded_by_module():

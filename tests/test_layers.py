@@ -340,3 +340,32 @@ def test_erf_on_arrays_matches_math_erf():
     np.testing.assert_array_max_ulp(erf(x), ref, maxulp=4)
     assert np.isnan(erf(np.array([np.nan]))).all()
     assert erf(np.float32([0.5, 2.0])).dtype == np.float32 and erf(np.array(0.25)).shape == ()
+
+
+INITS = [lambda m: m.Conv2d(3, 4, 3), lambda m: m.Conv1d(3, 4, 2, bias=False), lambda m: m.Conv2d(4, 6, (3, 2), groups=2),
+         lambda m: m.RNNCell(3, 4), lambda m: m.LSTMCell(3, 4), lambda m: m.GRUCell(3, 4), lambda m: m.RNN(3, 4, 2),
+         lambda m: m.LSTM(3, 4, bidirectional=True), lambda m: m.GRU(3, 4, batch_first=True),
+         lambda m: m.MultiheadAttention(8, 2), lambda m: m.GroupNorm(2, 4), lambda m: m.RMSNorm(4)]
+
+
+@needs_torch
+@pytest.mark.parametrize("build", INITS, ids=range(len(INITS)))
+def test_initial_weights_match_torch_seed_for_seed(build):
+    torch.manual_seed(3)
+    theirs = build(torch.nn)
+    gradviz.manual_seed(3)
+    ours = build(nn)
+    expected = dict(theirs.named_parameters())
+    assert [n for n, _ in ours.named_parameters()] == list(expected)
+    for name, p in ours.named_parameters():
+        np.testing.assert_array_equal(p.detach().numpy(), expected[name].detach().numpy(), err_msg=name)
+
+
+@needs_torch
+def test_dropout2d_draws_torch_masks():
+    masks = []
+    for lib in (torch, gradviz):
+        lib.manual_seed(5)
+        x = lib.ones(4, 6, 2, 2)
+        masks.append(lib.nn.Dropout2d(0.3)(x).numpy())
+    np.testing.assert_array_equal(masks[1], masks[0])

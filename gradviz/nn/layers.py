@@ -45,10 +45,13 @@ class _ConvNd(Module):
         self.padding_mode = padding_mode
         self.output_padding = (0,) * nd
         self.transposed = False
-        # kaiming_uniform_(a=√5) on the weight, i.e. U(−1/√fan_in, 1/√fan_in); the bias alike
+        # PyTorch's reset_parameters: kaiming_uniform_(a=√5) on the weight (U(−1/√fan_in, 1/√fan_in)),
+        # then U(−1/√fan_in, 1/√fan_in) on the bias
+        from . import init
         fan_in = (in_channels // groups) * math.prod(self.kernel_size)
         bound = 1 / math.sqrt(fan_in) if fan_in else 0
-        self.weight = _uniform((out_channels, in_channels // groups) + self.kernel_size, bound, dtype)
+        self.weight = Parameter(creation.empty(out_channels, in_channels // groups, *self.kernel_size, dtype=dtype))
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         if bias:
             self.bias = _uniform((out_channels,), bound, dtype)
         else:
