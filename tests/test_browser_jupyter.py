@@ -1,8 +1,13 @@
-"""gradviz.step() in a real JupyterLab: run the notebook, click Next twice, watch backward move.
+"""gradviz.step() in a real JupyterLab (Dark theme, 1280×720): Next runs backward, and every step is seen.
 
-The server runs on 127.0.0.1 with no token, a temporary root dir and temporary
-HOME / IPYTHONDIR / JUPYTER_* dirs, and is stopped by its PID at the end.
+The Stepper is the saved player's own script and stylesheet as an anywidget; its Next asks the
+kernel for one more node of the real backward. For the three programs of player_programs, every
+backward step must show its active node inside the graph's viewport, on screen, unobstructed,
+with text of at least 10 px, without the page scrolling sideways, and all text must keep a
+contrast of 4.5:1 on JupyterLab Dark. The server runs on 127.0.0.1 with no token, a temporary root
+dir and temporary HOME / IPYTHONDIR / JUPYTER_* dirs, and is stopped by its PID at the end.
 """
+import json
 import os
 import socket
 import subprocess
@@ -15,6 +20,8 @@ import nbformat
 import pytest
 
 from browser_support import chromium, require_browser
+from player_checks import CONTRAST, SEE_STEP
+from player_programs import PROGRAMS, SOURCE
 
 pytestmark = pytest.mark.browser
 
@@ -48,7 +55,9 @@ def jupyter_lab(tmp_path):
     root = tmp_path / "root"
     root.mkdir()
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(NOTEBOOK), nbformat.v4.new_code_cell(ANIMATION)]
+    programs = [f"torch = gradviz\n{SOURCE[name]}gradviz.step(*args, names=names, gradient=gradient)"
+                for name in PROGRAMS]
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in [NOTEBOOK, ANIMATION, *programs]]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
     nbformat.write(nb, root / "stepper.ipynb")
     env = dict(os.environ)
@@ -56,6 +65,9 @@ def jupyter_lab(tmp_path):
         path = tmp_path / var.lower()
         path.mkdir()
         env[var] = str(path)
+    settings = tmp_path / "jupyter_config_dir" / "lab" / "user-settings" / "@jupyterlab" / "apputils-extension"
+    settings.mkdir(parents=True)
+    (settings / "themes.jupyterlab-settings").write_text(json.dumps({"theme": "JupyterLab Dark"}))
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     port = free_port()
     log = open(tmp_path / "jupyter.log", "wb")
@@ -87,58 +99,89 @@ def jupyter_lab(tmp_path):
         log.close()
 
 
+STEPPERS = ".jp-OutputArea-output .gv-player:not(:has(script.gv-data))"   # the widgets, not animate()'s player
+
+
 def _stepper_state(page) -> dict:
     return page.evaluate("""() => {
-        const out = document.querySelector('.jp-OutputArea-output .gv-stepper');
+        const out = document.querySelector('.jp-OutputArea-output .gv-player');
         if (!out) return null;
         const active = [...out.querySelectorAll('g.node.gv-active')].map(g => g.id);
-        const panel = out.querySelector('.gv-stepper-panel');
-        return {active, panel: panel ? panel.innerText : ''};
+        return {active, panel: out.querySelector('.gv-panel').textContent, count: out.querySelector('.gv-count').textContent};
     }""")
 
 
-def _wait_for_panel(page, text: str) -> None:
-    page.wait_for_function("""text => {
-        const p = document.querySelector('.jp-OutputArea-output .gv-stepper-panel');
-        return p && p.innerText.includes(text);
-    }""", arg=text, timeout=30_000)
+def _wait_for_panel(page, text: str, index: int = 0) -> None:
+    page.wait_for_function("""([text, i]) => {
+        const p = document.querySelectorAll('.jp-OutputArea-output .gv-player')[i];
+        return p && p.querySelector('.gv-panel').textContent.includes(text);
+    }""", arg=[text, index], timeout=30_000)
 
 
 def test_step_in_jupyterlab_runs_backward_one_click_at_a_time(jupyter_lab, tmp_path):
-    with chromium() as browser:
+    with chromium((1280, 720)) as browser:
         page = browser.new_page()
+        errors = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto(f"{jupyter_lab}/lab/tree/stepper.ipynb")
         page.locator(".jp-StatusBar-TextItem", has_text="Python 3 (ipykernel) | Idle").wait_for(timeout=90_000)
+        assert page.evaluate("document.body.dataset.jpThemeLight") == "false"     # JupyterLab Dark
         page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
         page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
-        next_button = page.locator(".jp-OutputArea-output .widget-button", has_text="Next")
+        stepper = page.locator(".jp-OutputArea-output .gv-player").first
+        next_button = stepper.locator(".gv-next")
         next_button.wait_for(timeout=60_000)
         _wait_for_panel(page, "Press Next")
         before = _stepper_state(page)
-        assert before["active"] == []
+        assert before["active"] == [] and before["count"] == "step 0 of 4"
 
         next_button.click()
         _wait_for_panel(page, "backward 1")
         first = _stepper_state(page)
         assert len(first["active"]) == 1
-        assert "SumBackward0" in first["panel"]
+        assert "SumBackward0" in first["panel"] and first["count"] == "step 1 of 4"
 
         next_button.click()
         _wait_for_panel(page, "backward 2")
         second = _stepper_state(page)
-        page.screenshot(path=str(tmp_path / "jupyter-stepper.png"), full_page=True)
         assert len(second["active"]) == 1 and second["active"] != first["active"]
         panel = " ".join(second["panel"].split())
         assert "MulBackward0" in panel
         assert "[3.0, 4.0]" in panel        # grad_a = ḡ ⊙ b flows to a
         assert "[1.0, 2.0]" in panel        # grad_b = ḡ ⊙ a flows to b
         assert "a.grad = None" in panel     # the engine is paused before AccumulateGrad ran
-        assert (tmp_path / "jupyter-stepper.png").stat().st_size > 0
+        page.keyboard.press("ArrowLeft")    # keys reach the player without a click into it
+        _wait_for_panel(page, "backward 1")
+        page.keyboard.press("ArrowRight")
+        _wait_for_panel(page, "backward 2")
 
         # the HTML player of gradviz.animate() runs in the output area on its own script
-        player = page.locator(".jp-OutputArea-output .gv-player")
+        player = page.locator(".jp-OutputArea-output .gv-player:has(script.gv-data)")
         player.wait_for(timeout=30_000)
         assert player.get_attribute("data-frame") == "0"
         player.locator(".gv-next").click()
         assert player.get_attribute("data-frame") == "1"
         assert "MulBackward0" in player.locator(".gv-title").inner_text()
+
+        # the three programs, stepped to the end with Next: every step seen and legible
+        steppers = page.locator(STEPPERS)
+        assert steppers.count() == 1 + len(PROGRAMS)
+        for i, name in enumerate(PROGRAMS, start=1):
+            root = steppers.nth(i)
+            root.scroll_into_view_if_needed()
+            while not root.locator(".gv-next").is_disabled():
+                frame = int(root.get_attribute("data-frame"))
+                root.locator(".gv-next").click()
+                page.wait_for_function("([r, k]) => +r.dataset.frame > k && !r.__gv.camera.moving()",
+                                       arg=[root.element_handle(), frame], timeout=30_000)
+                seen = root.evaluate(SEE_STEP)
+                where = f"{name} frame {frame + 1}: {seen}"
+                assert seen["inStage"] and seen["onScreen"] and seen["unobstructed"], where
+                assert seen["textPx"] >= 10 and not seen["sideways"], where
+            count = root.locator(".gv-count").inner_text()
+            assert count.startswith(f"step {root.get_attribute('data-frame')} of ") and \
+                count.endswith(f" of {root.get_attribute('data-frame')}"), count
+            worst = root.evaluate(CONTRAST)
+            assert worst[0]["ratio"] >= 4.5, (name, worst)
+        page.screenshot(path=str(tmp_path / "jupyter-stepper.png"))
+        assert not errors, errors

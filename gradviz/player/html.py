@@ -12,8 +12,10 @@ import functools
 import itertools
 import json
 import os
+import re
 from pathlib import Path
 
+from ..render.theme import css as theme_css
 from ..tracing import Trace, add_steps, build_trace
 from .frames import Frame, FrameBuilder, state_at
 from .mathtext import esc
@@ -34,13 +36,61 @@ def asset(name: str) -> str:
 
 
 def stylesheet() -> str:
-    return asset("player.css")
+    """The theme's colour variables and the player's rules: the one stylesheet of every player."""
+    return theme_css() + asset("player.css")
 
 
 def script_json(data) -> str:
-    """JSON safe inside <script>: no '</script>' or '<!--' can end or confuse the element."""
+    """JSON safe inside <script>: no '</script>', '<script' or '<!--' can end or confuse the element."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return text.replace("</", "<\\/").replace("<!--", "<\\u0021--")
+    # "<script" could open an element inside the data in some parsers' eyes; "<!" a comment
+    return re.sub(r"<(?=[!sS])", r"\\u003c", text.replace("</", "<\\/"))
+
+
+def frame_json(frame: Frame) -> dict:
+    """A frame as the player script reads it, with its caption for the screen-reader narration."""
+    return {**frame.to_json(), "s": frame.caption}
+
+
+def scalable(svg: str) -> str:
+    """The SVG without its fixed width and height: its viewBox scales it to the player's viewport."""
+    head_end = svg.find(">")
+    head = re.sub(r'\s(?:width|height)="[^"]*"', "", svg[:head_end])
+    return head + svg[head_end:]
+
+
+def markup(uid: str, svg: str, n: int, title: str, text: str, page: bool = False) -> str:
+    """The player's elements, opened but not closed (the caller adds its data and script, then
+    '</div></div>'): the diagram's viewport, the controls, the camera buttons and the step panel."""
+    return (
+        f'<div class="gv-root gv-player{" gv-page" if page else ""}" id="{uid}" data-frame="0">'
+        f"<style>{stylesheet()}</style>"
+        '<div class="gv-frame">'
+        '<div class="gv-stage" role="img" aria-label="the backward graph: drag to pan, wheel or pinch to zoom, '
+        f'double-click a node to focus it">{scalable(svg)}</div>'
+        '<div class="gv-bar" role="toolbar" aria-label="steps">'
+        '<button type="button" class="gv-prev" title="Previous step (←)">◀ Prev</button>'
+        '<button type="button" class="gv-next" title="Next step (→)">Next ▶</button>'
+        '<button type="button" class="gv-play" title="Play / pause (space)">▶ Play</button>'
+        '<button type="button" class="gv-reset" title="Back to the start (Home)">Reset</button>'
+        f'<input type="range" class="gv-slider" min="0" max="{max(n - 1, 0)}" value="0" step="1" aria-label="step">'
+        f'<span class="gv-count" aria-hidden="true">step {1 if n else 0} of {n}</span>'
+        '<label>speed <select class="gv-speed" aria-label="speed">'
+        '<option value="0.5">0.5×</option><option value="1" selected>1×</option>'
+        '<option value="2">2×</option><option value="4">4×</option></select></label>'
+        "</div>"
+        '<div class="gv-cam" role="toolbar" aria-label="camera">view'
+        '<button type="button" class="gv-zoom-out" title="Zoom out" aria-label="zoom out">−</button>'
+        '<button type="button" class="gv-zoom-in" title="Zoom in" aria-label="zoom in">+</button>'
+        '<button type="button" class="gv-fit" title="Show the whole graph">fit</button>'
+        '<button type="button" class="gv-follow" aria-pressed="true" '
+        'title="Follow the running node again">follow</button></div>'
+        '<div class="gv-panel">'
+        f'<div class="gv-title">{title}</div>'
+        f'<div class="gv-text">{text}</div><div class="gv-now"></div></div>'
+        '<div class="gv-live gv-sr" aria-live="polite"></div>'
+        "</div>"
+    )
 
 
 def layout(trace: Trace, draw_options: dict) -> tuple:
@@ -49,6 +99,9 @@ def layout(trace: Trace, draw_options: dict) -> tuple:
     # the panel and the edges show gradients as they are computed; a static "grad" column on
     # the nodes would show the state before the run for the whole animation
     draw_options.setdefault("show_grads", False)
+    # the output on top and the leaves at the bottom: backward, the thing being watched, reads
+    # down the page like text, and the camera follows it downwards
+    draw_options.setdefault("rankdir", "BT")
     diagram = Diagram(trace, options(**draw_options))   # plans what to draw once, for the SVG and the map
     return diagram.svg(), {**diagram.view.owner, **diagram.view.edge_owner}
 
@@ -104,48 +157,29 @@ class Animation:
     def data(self) -> dict:
         """What the player script reads: the frames and the edge midpoints."""
         mid = {k: [round(x, 1), round(y, 1)] for k, (x, y) in self.stage.midpoints.items()}
-        return {"frames": [f.to_json() for f in self.frames], "mid": mid, "interval": self.interval_ms}
+        return {"frames": [frame_json(f) for f in self.frames], "mid": mid, "interval": self.interval_ms}
 
-    def fragment(self) -> str:
+    def fragment(self, page: bool = False) -> str:
         """The player as an HTML fragment: it styles and scripts itself, so it works inside any page."""
         uid = f"gv-player-{os.getpid()}-{next(_uids)}"
-        n = len(self.frames)
         first = self.frames[0] if self.frames else None
         # frame 0 drawn server-side: readers that strip scripts (GitHub previews) still see a diagram
         svg = self.stage.render(self.state(0), first.labels) if first else self.stage.svg
         return (
-            f'<div class="gv-root gv-player" id="{uid}" data-frame="0">'
-            f"<style>{stylesheet()}</style>"
-            '<div class="gv-bar">'
-            '<button type="button" class="gv-first" title="First frame (Home)">|◀</button>'
-            '<button type="button" class="gv-prev" title="Previous step (←)">◀ Prev</button>'
-            '<button type="button" class="gv-play" title="Play / pause (space)">▶ Play</button>'
-            '<button type="button" class="gv-next" title="Next step (→)">Next ▶</button>'
-            f'<input type="range" class="gv-slider" min="0" max="{max(n - 1, 0)}" value="0" step="1" '
-            'aria-label="frame">'
-            f'<span class="gv-count">{1 if n else 0} / {n}</span>'
-            '<label>speed <select class="gv-speed">'
-            '<option value="0.5">0.5×</option><option value="1" selected>1×</option>'
-            '<option value="2">2×</option><option value="4">4×</option></select></label>'
-            "</div>"
-            '<div class="gv-layout">'
-            f'<div class="gv-stage">{svg}</div>'
-            '<div class="gv-panel" aria-live="polite">'
-            f'<div class="gv-title">{first.title if first else ""}</div>'
-            f'<div class="gv-text">{first.text if first else ""}</div></div>'
-            "</div>"
-            f'<script type="application/json" class="gv-data">{script_json(self.data())}</script>'
+            markup(uid, svg, len(self.frames), first.title if first else "", first.text if first else "", page=page)
+            + f'<script type="application/json" class="gv-data">{script_json(self.data())}</script>'
             f"<script>{asset('player.js')}\n"
             "(function(s){window.gradvizPlayer(s&&s.closest?s.closest('.gv-player'):"
             f"document.getElementById('{uid}'));}})(document.currentScript);</script>"
-            "</div>"
+            "</div></div>"
         )
 
     def html(self) -> str:
         """A whole HTML document holding the player (no external resource of any kind)."""
         return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
                 '<meta name="viewport" content="width=device-width, initial-scale=1">'
-                f"<title>{esc(self.title)}</title></head><body>{self.fragment()}</body></html>\n")
+                f"<title>{esc(self.title)}</title><style>body{{margin:8px}}</style></head>"
+                f"<body>{self.fragment(page=True)}</body></html>\n")
 
     def _repr_html_(self) -> str:
         return self.fragment()

@@ -1,77 +1,122 @@
-"""Stepper: an ipywidgets player whose Next runs the engine's own backward, one node at a time.
+"""Stepper: the HTML player as a notebook widget whose Next runs the engine's own backward, one node at a time.
 
-The backward really pauses between clicks: Next calls `next()` on the engine's
-`backward_steps` generator, so `x.grad` holds exactly what has been accumulated so
-far and can be inspected from another cell. Prev (and the slider, going back)
-replays frames already recorded; going forward again replays them too until the
-newest, then resumes the engine. Reset puts every leaf's .grad back as it was and
-starts a fresh backward over the retained graph.
-
-The frames, the panel text and the stylesheet are the ones the HTML player uses;
-the SVG is restyled here (Stage.render), since widget HTML runs no script.
+The Stepper is an anywidget: the browser runs the same script and stylesheet as the saved
+player (assets/player.js, the theme's CSS), and Python drives the engine. When the learner
+steps past the last recorded frame, the script asks Python for it; Python calls `next()` on
+the engine's `backward_steps` generator, so `x.grad` holds exactly what has been accumulated
+so far and can be read from another cell, and sends the new frame. Going back replays frames
+already recorded. Reset puts every leaf's .grad back as it was and starts a fresh backward
+over the retained graph. Frame 0 is the moment before backward starts.
 """
 from __future__ import annotations
 
 try:
-    import ipywidgets as widgets
+    import anywidget
+    import traitlets
 except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError("gradviz.step() needs ipywidgets: pip install 'gradviz[notebook]' (or ipywidgets)") from exc
+    raise ImportError("gradviz.step() needs anywidget: pip install 'gradviz[notebook]' (or anywidget)") from exc
+
+import os
 
 from ..tracing import add_steps
 from .explain import tensor_label
-from .frames import FrameBuilder, state_at
-from .html import record_graph, remap, stylesheet
+from .frames import Frame, FrameBuilder
+from .html import _uids, asset, frame_json, markup, record_graph, remap
 from .mathtext import esc, preview
 from .stage import Stage
 
-SPEEDS = (("0.5×", 0.5), ("1×", 1.0), ("2×", 2.0), ("4×", 4.0))
+# The widget's module: the player script, then anywidget's entry point wiring it to the model.
+_BRIDGE = """
+export default {
+  render({ model, el }) {
+    el.innerHTML = model.get("markup") + "</div></div>";
+    const root = el.querySelector(".gv-player"), now = root.querySelector(".gv-now");
+    let frames = model.get("frames");
+    const api = window.gradvizPlayer(root, {
+      frames, mid: model.get("mid"), interval: model.get("interval"),
+      total: model.get("total"), finished: model.get("finished"), zero: true,
+      remote: {
+        request: (k) => model.send({ go: k }),                 // Python runs the engine up to frame k
+        reset: () => model.send({ reset: true }),
+        moved: (k) => { if (k !== model.get("position")) model.send({ at: k }); },
+      },
+    });
+    function sync() {
+      now.innerHTML = model.get("now");
+      if (model.get("frames") !== frames) {
+        frames = model.get("frames");
+        api.setFrames(frames, model.get("finished"), model.get("total"), model.get("position"));
+      } else if (api.frame() !== model.get("position")) {
+        api.go(model.get("position"));
+      }
+    }
+    ["frames", "position", "now", "finished", "total"].forEach((name) => model.on("change:" + name, sync));
+    api.go(model.get("position"), false);
+    now.innerHTML = model.get("now");
+  },
+};
+"""
 
 
-class Stepper(widgets.VBox):
-    """Prev / Next / Play / speed / a slider over steps / Reset, the diagram and the step panel."""
+class Stepper(anywidget.AnyWidget):
+    """The player over a live backward: Next / Prev / Play / speed / slider / Reset, the camera and the panel."""
+
+    _esm = traitlets.Unicode(asset("player.js") + _BRIDGE).tag(sync=True)
+    markup = traitlets.Unicode("").tag(sync=True)
+    frames = traitlets.List([]).tag(sync=True)
+    mid = traitlets.Dict({}).tag(sync=True)
+    interval = traitlets.Int(1200).tag(sync=True)
+    position = traitlets.Int(0).tag(sync=True)
+    total = traitlets.Int(1).tag(sync=True)
+    finished = traitlets.Bool(False).tag(sync=True)
+    now = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, tensors, gradient=None, names=None, retain_graph: bool = True, jacobians: bool = True,
                  interval_ms: int = 1200, **draw_options):
+        super().__init__()
         self.roots, self.trace, svg, self._owners = record_graph(tensors, names, draw_options)
         self.gradient = gradient
         self.retain_graph = retain_graph
         self.jacobians = jacobians
         self.stage = Stage(svg)
-        self._leaves = [n for n in self.trace.nodes if n.kind == "leaf" and n.ref is not None]
-        self._initial_grads = {n.id: _copy_grad(n.ref) for n in self._leaves}
-        self._interval = int(interval_ms)
-        self._syncing = False
-
-        self.prev_button = widgets.Button(description="◀ Prev", tooltip="replay the previous step")
-        self.next_button = widgets.Button(description="Next ▶", tooltip="run one more node of backward")
-        self.reset_button = widgets.Button(description="Reset", tooltip="restore .grad and start backward again")
-        self.play = widgets.Play(interval=self._interval, min=0, max=1, step=1, description="Play")
-        self.speed = widgets.Dropdown(options=SPEEDS, value=1.0, description="speed",
-                                      layout=widgets.Layout(width="150px"))
-        self.slider = widgets.IntSlider(min=0, max=1, value=0, description="step", continuous_update=False,
-                                        layout=widgets.Layout(width="340px"))
-        self.count = widgets.Label()
-        self.style = widgets.HTML(f"<style>{stylesheet()}</style>")
-        self.diagram = widgets.HTML(layout=widgets.Layout(flex="1 1 420px", overflow="auto"))
-        self.panel = widgets.HTML(layout=widgets.Layout(flex="1 1 340px"))
-        for w in (self.diagram, self.panel):
-            w.add_class("gv-root")
-        self.diagram.add_class("gv-stepper-diagram")
-        self.panel.add_class("gv-stepper-panel")
-
-        self.prev_button.on_click(lambda _: self.prev())
-        self.next_button.on_click(lambda _: self.next())
-        self.reset_button.on_click(lambda _: self.reset())
-        widgets.jslink((self.play, "value"), (self.slider, "value"))
-        self.slider.observe(self._on_slider, names="value")
-        self.speed.observe(lambda ch: setattr(self.play, "interval", int(self._interval / ch["new"])), names="value")
-
-        bar = widgets.HBox([self.prev_button, self.next_button, self.play, self.slider, self.count,
-                            self.speed, self.reset_button], layout=widgets.Layout(flex_flow="row wrap"))
-        body = widgets.HBox([self.diagram, self.panel], layout=widgets.Layout(flex_flow="row wrap"))
-        super().__init__([self.style, bar, body])
-        self.add_class("gv-stepper")
+        # the leaves whose .grad the panel shows as the engine leaves it, and the values Reset restores
+        self._leaves = [n for n in self.trace.nodes if n.kind == "leaf"]
+        self._tensors = self._leaf_tensors()
+        self._initial_grads = [_copy_grad(t) for t in self._tensors]
+        self._start_frame = self._frame_zero()
+        uid = f"gv-stepper-{os.getpid()}-{next(_uids)}"
+        with self.hold_sync():
+            self.markup = markup(uid, self.stage.render(self._start_frame.changes), 1, self._start_frame.title,
+                                 self._start_frame.text)
+            self.mid = {k: [round(x, 1), round(y, 1)] for k, (x, y) in self.stage.midpoints.items()}
+            self.interval = int(interval_ms)
+        self.on_msg(self._on_msg)
         self._start()
+
+    def _leaf_tensors(self) -> list:
+        """The tensors whose .grad this backward writes (the AccumulateGrad nodes' variables):
+        what Reset restores. Found through the roots' graph, since the Trace holds no tensors."""
+        stack, seen, leaves = [r.grad_fn for r in self.roots if r.grad_fn is not None], set(), []
+        while stack:
+            fn = stack.pop()
+            if fn is None or id(fn) in seen:
+                continue
+            seen.add(id(fn))
+            var = getattr(fn, "variable", None)
+            if var is not None:
+                leaves.append(var)
+            stack.extend(f for f, _ in getattr(fn, "next_functions", ()))
+        return leaves
+
+    def _frame_zero(self) -> Frame:
+        state = {**dict.fromkeys((n.id for n in self.trace.nodes), "waiting"),
+                 **dict.fromkeys((e.id for e in self.trace.edges), "idle")}
+        text = ('<div class="gv-step"><p class="gv-say">Press Next to run the first node of backward: the engine '
+                "starts at the output with the seed gradient and runs one vector-Jacobian product per step.</p></div>")
+        frame = Frame(0, "backward", None, None, state, {}, "backward has not started", text,
+                      "Backward has not started. Press Next to run its first node.")
+        remap([frame], self._owners)
+        return frame
 
     # -- the engine --------------------------------------------------------------------
     def _start(self) -> None:
@@ -79,132 +124,120 @@ class Stepper(widgets.VBox):
         self.trace.steps.clear()
         self.run = backward_steps(self.roots, self.gradient, retain_graph=self.retain_graph)
         self.builder = FrameBuilder(self.trace, self.jacobians)
-        self._before = {n.id: n.grad for n in self._leaves}
-        self.position = 0           # steps shown: 0 = backward not started
-        self.finished = False
-        expected = sum(n.kind in ("op", "accumulate") for n in self.trace.nodes)
-        self._set_range(max(expected, 1))
-        self._show()
+        self._before = {n.id: n.grad for n in self._leaves}     # .grad as the engine has left it
+        self._expected = max(sum(n.kind in ("op", "accumulate") for n in self.trace.nodes), 1)
+        self._frames_json = [frame_json(self._start_frame)]
+        self._is_finished = False
+        self._publish(0)
 
     def _advance(self) -> bool:
         """Run one node of the engine's backward; False once it has finished."""
         try:
             step = next(self.run)
         except StopIteration:
-            self.finished = True
-            self._set_range(len(self.frames))
+            self._is_finished = True
             return False
         add_steps(self.trace, [step], self._before)
         recorded = self.trace.steps[-1]
         for acc in recorded.accumulations:
             self._before[acc.node] = acc.total
-        frame = self.builder.add_step(recorded)
+        frame = self.builder.add_step(recorded, self._expected)
         remap([frame], self._owners)
+        self._frames_json.append(frame_json(frame))
+        if len(self.builder.frames) >= self._expected and not self._is_finished:
+            self._peek_end()
         return True
 
-    @property
-    def frames(self) -> list:
-        return self.builder.frames
+    def _peek_end(self) -> None:
+        """After the expected last step, see whether the engine is done (it runs nothing more then)."""
+        try:
+            step = next(self.run)
+        except StopIteration:
+            self._is_finished = True
+            return
+        # more steps than the graph's node count (a hook added work): keep it for the next Next
+        self._expected += 1
+        add_steps(self.trace, [step], self._before)
+        recorded = self.trace.steps[-1]
+        for acc in recorded.accumulations:
+            self._before[acc.node] = acc.total
+        frame = self.builder.add_step(recorded, self._expected)
+        remap([frame], self._owners)
+        self._frames_json.append(frame_json(frame))
+
+    def _publish(self, position: int) -> None:
+        with self.hold_sync():
+            self.frames = list(self._frames_json)
+            self.total = len(self._frames_json) if self._is_finished else self._expected + 1
+            self.finished = self._is_finished
+            self.position = max(0, min(position, len(self._frames_json) - 1))
+            self.now = self._grads_now()
+
+    def _on_msg(self, _widget, content, _buffers) -> None:
+        if "go" in content:
+            self.goto(int(content["go"]))
+        elif "at" in content:
+            self.position = max(0, min(int(content["at"]), len(self._frames_json) - 1))
+        elif content.get("reset"):
+            self.reset()
 
     @property
     def steps(self) -> list:
         return self.trace.steps
 
+    @property
+    def recorded(self) -> list:
+        """The backward frames recorded so far (frame k of the player is recorded[k - 1])."""
+        return self.builder.frames
+
     # -- controls ----------------------------------------------------------------------
     def next(self) -> "Stepper":
         """One step forward: replay a recorded frame, or run the next node of backward."""
-        if self.position < len(self.frames) or (not self.finished and self._advance()):
-            self.position += 1
-        self._show()
-        return self
+        return self.goto(self.position + 1)
 
     def prev(self) -> "Stepper":
         """One step back (replayed: the engine has already run it and .grad keeps its value)."""
-        self.position = max(0, self.position - 1)
-        self._show()
-        return self
+        return self.goto(self.position - 1)
 
     def goto(self, position: int) -> "Stepper":
         position = max(0, int(position))
-        while len(self.frames) < position and not self.finished and self._advance():
+        while len(self._frames_json) <= position and not self._is_finished and self._advance():
             pass
-        self.position = min(position, len(self.frames))
-        self._show()
+        self._publish(position)
         return self
 
     def run_to_end(self) -> "Stepper":
-        while not self.finished and self._advance():
+        while not self._is_finished and self._advance():
             pass
-        return self.goto(len(self.frames))
+        return self.goto(len(self._frames_json) - 1)
 
     def reset(self) -> "Stepper":
         """Put every leaf's .grad back as it was and start a fresh backward over the same graph."""
         from ..tensor import Tensor
-        self.play.playing = False
-        for n in self._leaves:
-            old = self._initial_grads[n.id]
-            n.ref.grad = None if old is None else Tensor(old.copy())
+        for t, old in zip(self._tensors, self._initial_grads):
+            t.grad = None if old is None else Tensor(old.copy())
         self._start()
         return self
 
-    def _on_slider(self, change) -> None:
-        if not self._syncing:
-            self.goto(change["new"])
-
-    def _set_range(self, top: int) -> None:
-        self._syncing = True
-        try:
-            self.slider.max = top
-            self.play.max = top
-        finally:
-            self._syncing = False
-
-    # -- drawing -----------------------------------------------------------------------
-    def _state(self) -> dict:
-        if self.position:
-            return state_at(self.frames, self.position - 1)
-        # before the first step: what the first backward frame starts from
-        return {**dict.fromkeys((n.id for n in self.trace.nodes), "waiting"),
-                **dict.fromkeys((e.id for e in self.trace.edges), "idle")}
-
-    def _show(self) -> None:
-        frame = self.frames[self.position - 1] if self.position else None
-        self.diagram.value = self.stage.render(self._state(), frame.labels if frame else None)
-        if frame is None:
-            title = "backward has not started"
-            text = ('<div class="gv-step"><p class="gv-say">Press Next to run the first node of backward: the engine '
-                    "starts at the output with the seed gradient and runs one vector-Jacobian product per step."
-                    "</p></div>")
-        else:
-            title, text = frame.title, frame.text
-            if self.position < len(self.frames):
-                title += " (replayed)"
-        self.panel.value = (f'<div class="gv-title">{title}</div>{text}{self._grads_now()}')
-        self._syncing = True
-        try:
-            self.slider.value = self.position
-        finally:
-            self._syncing = False
-        total = len(self.frames) if self.finished else f"≤{self.slider.max}"
-        self.count.value = f"step {self.position} / {total}" + (" · done" if self.finished and
-                                                                 self.position == len(self.frames) else "")
-        self.prev_button.disabled = self.position == 0
-        self.next_button.disabled = self.finished and self.position >= len(self.frames)
+    # -- the panel's live part ----------------------------------------------------------
+    def panel(self) -> str:
+        """The step panel as the player shows it now (title, text, and the leaves' .grad right now)."""
+        frame = self._frames_json[self.position]
+        return f'<div class="gv-title">{frame["t"]}</div>{frame["h"]}{self.now}'
 
     def _grads_now(self) -> str:
         """The leaves' .grad as the engine has left them right now (not as of the frame shown)."""
         rows = []
         for n in self._leaves:
-            g = n.ref.grad
-            value = "None" if g is None else preview(_preview(g))
+            g = self._before.get(n.id)
+            value = "None" if g is None else preview(g)
             rows.append(f"<div><code>{tensor_label(n)}.grad</code> = <code class=\"gv-val\">{esc(value)}</code></div>")
         if not rows:
             return ""
-        return ('<div class="gv-row gv-now"><span class="gv-k">.grad right now</span>'
-                f"{''.join(rows)}</div>")
+        return f'<span class="gv-k">.grad right now</span>{"".join(rows)}'
 
-    def _repr_pretty_(self, p, cycle) -> None:
-        p.text(f"<gradviz.Stepper: step {self.position} of {len(self.frames)} recorded>")
+    def __repr__(self) -> str:
+        return f"<gradviz.Stepper: step {self.position} of {len(self._frames_json) - 1} recorded>"
 
 
 def _copy_grad(tensor):
@@ -212,14 +245,9 @@ def _copy_grad(tensor):
     return None if g is None else g.numpy().copy()
 
 
-def _preview(g):
-    from ..tracing import Preview
-    return Preview.of(g._data)
-
-
 def step(*tensors, gradient=None, names=None, retain_graph: bool = True, jacobians: bool = True,
          interval_ms: int = 1200, **draw_options) -> Stepper:
-    """An interactive stepper over the backward of `tensors` (an ipywidgets widget).
+    """An interactive stepper over the backward of `tensors` (a notebook widget, the same player as animate()).
 
     Next runs the next node of the engine's backward (so `x.grad` can be read halfway),
     Prev replays, Play steps on a timer, Reset restores .grad and starts again.

@@ -1,17 +1,135 @@
-/* gradviz player: steps through an animation's frames on an inline SVG.
-   A frame holds only state changes (id -> state, shown as class gv-<state>), texts
-   for the edges gradient flows along, and the step panel's HTML. No network access. */
+/* gradviz player: steps through an animation's frames on an inline SVG, with a camera.
+   One script for the saved HTML player, the notebook player and the Stepper widget.
+   A frame holds only state changes (id -> state, shown as class gv-<state>), texts for the edges
+   gradient flows along, the step panel's HTML and a plain-text caption. No network access.
+
+   The camera is the SVG's viewBox. It fits the whole graph on load; while the animation runs it
+   moves (smoothly) to frame the frame's node with the edges gradient flows along, never zooming out
+   below READABLE (the diagram's 10-unit text at >= 10 CSS px). Wheel/pinch zoom, drag pans,
+   double-click focuses a node; any of these stops following until "follow" is pressed again. */
 (function () {
   "use strict";
   if (window.gradvizPlayer) return;
   var SVGNS = "http://www.w3.org/2000/svg";
+  var READABLE = 1.15, FOLLOW = 1.35, MAX_FOLLOW = 1.6, MAX_ZOOM = 8, PAD = 24;
   var players = [];
+  var reduceMotion = window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches;
 
-  function gradvizPlayer(root) {
+  /* -- the camera: a view (centre cx, cy and scale s in CSS px per SVG unit) written as a viewBox -- */
+  function Camera(stage, svg, onUser) {
+    var box = (svg.getAttribute("viewBox") || "0 0 100 100").split(/[\s,]+/).map(parseFloat);
+    var all = { x: box[0], y: box[1], w: box[2] || 1, h: box[3] || 1 };
+    var view = { cx: all.x + all.w / 2, cy: all.y + all.h / 2, s: 1 }, anim = null;
+    var cam = { all: all, follow: true };
+    svg.removeAttribute("width");
+    svg.removeAttribute("height");
+    svg.setAttribute("preserveAspectRatio", "xMidYMid meet");
+
+    function size() { return { w: stage.clientWidth || 1, h: stage.clientHeight || 1 }; }
+    function write(v) {
+      var z = size();
+      view = v;
+      if (z.w < 10 || z.h < 10 || !(v.s > 0)) return;     // not laid out yet (a hidden notebook output)
+      svg.setAttribute("viewBox", [v.cx - z.w / (2 * v.s), v.cy - z.h / (2 * v.s), z.w / v.s, z.h / v.s]
+        .map(function (n) { return n.toFixed(2); }).join(" "));
+    }
+    function fitScale(r, pad) {
+      var z = size();
+      return Math.max(1e-3, Math.min((z.w - 2 * pad) / Math.max(r.w, 1), (z.h - 2 * pad) / Math.max(r.h, 1)));
+    }
+    function to(v, smooth) {
+      if (anim) cancelAnimationFrame(anim);
+      anim = null;
+      if (!smooth || reduceMotion || !stage.clientWidth) { write(v); return; }
+      var from = view, t0 = performance.now(), ms = 380;
+      function stepAnim(now) {
+        var t = Math.min(1, (now - t0) / ms), e = t < .5 ? 2 * t * t : 1 - Math.pow(-2 * t + 2, 2) / 2;
+        // interpolate the scale geometrically, so zooming feels even
+        write({ cx: from.cx + (v.cx - from.cx) * e, cy: from.cy + (v.cy - from.cy) * e,
+                s: from.s * Math.pow(v.s / from.s, e) });
+        anim = t < 1 ? requestAnimationFrame(stepAnim) : null;
+      }
+      anim = requestAnimationFrame(stepAnim);
+    }
+    cam.view = function () { return view; };
+    cam.moving = function () { return !!anim; };
+    cam.fitAll = function (smooth) {
+      to({ cx: all.x + all.w / 2, cy: all.y + all.h / 2, s: Math.min(fitScale(all, 8), MAX_FOLLOW) }, smooth);
+    };
+    cam.refresh = function () { if (!anim) write(view); };
+    // frame the first of `wants` (most context first, the node itself last) that is readable: the
+    // whole graph when it is readable at once, else the least movement that shows the target
+    cam.frame = function (wants, smooth) {
+      var z = size();
+      if (z.w < 10 || z.h < 10) return;
+      var sAll = Math.min(fitScale(all, 8), MAX_FOLLOW);
+      if (sAll >= READABLE) { to({ cx: all.x + all.w / 2, cy: all.y + all.h / 2, s: sAll }, smooth); return; }
+      var cur = view, s = cur.s, r = wants[wants.length - 1], i;
+      for (i = 0; i < wants.length; i++) if (fitScale(wants[i], PAD) >= READABLE) { r = wants[i]; break; }
+      // keep the learner's scale when it is readable and shows r, else the largest readable one up to FOLLOW
+      if (s < READABLE || s > MAX_FOLLOW * 1.5 || fitScale(r, PAD) < s) s = Math.max(READABLE, Math.min(FOLLOW, fitScale(r, PAD)));
+      var hw = z.w / (2 * s) - PAD / s, hh = z.h / (2 * s) - PAD / s, cx = cur.cx, cy = cur.cy;
+      // pan as little as possible: only far enough that r lies inside the view
+      if (r.w > 2 * hw) cx = r.x + r.w / 2; else cx = Math.min(Math.max(cx, r.x + r.w - hw), r.x + hw);
+      if (r.h > 2 * hh) cy = r.y + r.h / 2; else cy = Math.min(Math.max(cy, r.y + r.h - hh), r.y + hh);
+      if (Math.abs(cx - cur.cx) < .5 && Math.abs(cy - cur.cy) < .5 && s === cur.s) return;
+      to({ cx: cx, cy: cy, s: s }, smooth);
+    };
+    cam.zoomAt = function (factor, px, py) {
+      var z = size(), v = view, s = Math.max(Math.min(fitScale(all, 8), .05), Math.min(MAX_ZOOM, v.s * factor));
+      // keep the point under the pointer where it is
+      var ux = v.cx + (px - z.w / 2) / v.s, uy = v.cy + (py - z.h / 2) / v.s;
+      to({ cx: ux - (px - z.w / 2) / s, cy: uy - (py - z.h / 2) / s, s: s }, false);
+    };
+    cam.panBy = function (dx, dy) { to({ cx: view.cx - dx / view.s, cy: view.cy - dy / view.s, s: view.s }, false); };
+
+    // -- the learner's own camera: wheel, drag, pinch, double-click --
+    var pts = {}, last = null, pinch = null;
+    function local(ev) { var b = stage.getBoundingClientRect(); return [ev.clientX - b.left, ev.clientY - b.top]; }
+    stage.addEventListener("wheel", function (ev) {
+      ev.preventDefault();
+      var p = local(ev), d = ev.deltaMode === 1 ? ev.deltaY * 16 : ev.deltaY;
+      cam.zoomAt(Math.exp(-d * (ev.ctrlKey ? 0.01 : 0.0015)), p[0], p[1]);
+      onUser();
+    }, { passive: false });
+    stage.addEventListener("pointerdown", function (ev) {
+      if (ev.button !== 0) return;
+      pts[ev.pointerId] = local(ev);
+      last = local(ev);
+      try { stage.setPointerCapture(ev.pointerId); } catch (e) { /* not capturable: fine */ }
+      stage.classList.add("gv-dragging");
+    });
+    stage.addEventListener("pointermove", function (ev) {
+      if (!(ev.pointerId in pts)) return;
+      var p = local(ev);
+      pts[ev.pointerId] = p;
+      var ids = Object.keys(pts);
+      if (ids.length >= 2) {
+        var a = pts[ids[0]], b = pts[ids[1]], d = Math.hypot(a[0] - b[0], a[1] - b[1]);
+        if (pinch) cam.zoomAt(d / pinch, (a[0] + b[0]) / 2, (a[1] + b[1]) / 2);
+        pinch = d;
+      } else if (last) {
+        if (Math.abs(p[0] - last[0]) + Math.abs(p[1] - last[1]) > 0) { cam.panBy(p[0] - last[0], p[1] - last[1]); onUser(); }
+      }
+      last = p;
+    });
+    function up(ev) {
+      delete pts[ev.pointerId];
+      if (Object.keys(pts).length < 2) pinch = null;
+      if (!Object.keys(pts).length) { last = null; stage.classList.remove("gv-dragging"); }
+    }
+    stage.addEventListener("pointerup", up);
+    stage.addEventListener("pointercancel", up);
+    if (window.ResizeObserver) new ResizeObserver(function () { cam.refresh(); if (cam.onResize) cam.onResize(); }).observe(stage);
+    return cam;
+  }
+
+  function gradvizPlayer(root, source) {
     if (!root || root.__gv) return root && root.__gv;
-    var data = JSON.parse(root.querySelector("script.gv-data").textContent);
-    var frames = data.frames, mid = data.mid || {}, base = data.interval || 1200;
-    var svg = root.querySelector(".gv-stage svg");
+    var data = source || JSON.parse(root.querySelector("script.gv-data").textContent);
+    var frames = data.frames || [], mid = data.mid || {}, base = data.interval || 1200;
+    var zero = data.zero ? 1 : 0, remote = data.remote || null, finished = remote ? !!data.finished : true, total = data.total || frames.length;
+    var stage = root.querySelector(".gv-stage"), svg = stage.querySelector("svg");
     var els = {};
     Array.prototype.forEach.call(svg.querySelectorAll("g.node[id], g.edge[id]"), function (g) {
       els[g.id] = g;
@@ -24,11 +142,52 @@
     var labels = document.createElementNS(SVGNS, "g");
     labels.setAttribute("class", "gv-labels");
     graph.appendChild(labels);
+    // node and edge boxes are in the graph group's coordinates; Graphviz gives it scale + translate
+    var tf = graph.getAttribute("transform") || "", sc = /scale\(([-\d.e]+)[ ,]*([-\d.e]*)\)/.exec(tf),
+        tr = /translate\(([-\d.e]+)[ ,]+([-\d.e]+)\)/.exec(tf);
+    var gs = sc ? [parseFloat(sc[1]), parseFloat(sc[2] || sc[1])] : [1, 1], gt = tr ? [+tr[1], +tr[2]] : [0, 0];
     var q = function (sel) { return root.querySelector(sel); };
     var slider = q(".gv-slider"), count = q(".gv-count"), title = q(".gv-title"), text = q(".gv-text");
-    var playBtn = q(".gv-play"), speed = q(".gv-speed");
-    slider.max = String(Math.max(frames.length - 1, 0));
-    var shown = {}, current = -1, timer = null;
+    var live = q(".gv-live"), playBtn = q(".gv-play"), speed = q(".gv-speed"), nextBtn = q(".gv-next"),
+        prevBtn = q(".gv-prev"), firstBtn = q(".gv-first"), followBtn = q(".gv-follow");
+    var shown = {}, current = -1, timer = null, wanted = null, started = false, moved = false;   // moved: stepped since load
+    var camera = Camera(stage, svg, function () { setFollow(false); });
+
+    function setFollow(on) {
+      camera.follow = on;
+      if (followBtn) followBtn.setAttribute("aria-pressed", on ? "true" : "false");
+    }
+    function box(el) {
+      var b;
+      try { b = el.getBBox(); } catch (e) { return null; }
+      if (!b || (!b.width && !b.height)) return null;
+      return { x: b.x * gs[0] + gt[0], y: b.y * gs[1] + gt[1], w: b.width * gs[0], h: b.height * gs[1] };
+    }
+    function union(a, b) {
+      if (!a) return b;
+      if (!b) return a;
+      var x = Math.min(a.x, b.x), y = Math.min(a.y, b.y);
+      return { x: x, y: y, w: Math.max(a.x + a.w, b.x + b.w) - x, h: Math.max(a.y + a.h, b.y + b.h) - y };
+    }
+    // what the camera frames at frame k: its node, the edges its gradient comes in on and goes out
+    // along with the values written on them, and the nodes at their other ends (as much as is readable)
+    function ends(edge) {
+      var t = edge.querySelector("title"), m = t ? /^(.*?)->(.*)$/.exec(t.textContent) : null;
+      return m ? [els[m[1]], els[m[2]]] : [];
+    }
+    function aim(k, smooth) {
+      if (!camera.follow || !started) return;
+      var f = frames[k], node = f && f.n && els[f.n] ? box(els[f.n]) : null;
+      if (!node) { camera.fitAll(smooth); return; }
+      var near = node, far, id;
+      for (id in f.c) if (f.c[id] === "flowing" && els[id]) near = union(near, box(els[id]));
+      for (id in f.l) if (els[id]) near = union(near, box(els[id]));
+      if (labels.childNodes.length) near = union(near, box(labels));
+      far = near;
+      for (id in f.c) if (f.c[id] === "flowing" && els[id]) ends(els[id]).forEach(function (g) { if (g) far = union(far, box(g)); });
+      camera.frame([far, near, node], smooth);
+    }
+    camera.onResize = function () { if (camera.follow && moved) aim(current, false); else if (!moved) camera.fitAll(false); };
 
     function setState(id, st) {
       var el = els[id];
@@ -36,20 +195,21 @@
       if (shown[id]) el.classList.remove("gv-" + shown[id]);
       if (st) { el.classList.add("gv-" + st); shown[id] = st; } else { delete shown[id]; }
     }
-    function stateAt(k) {
-      var s = {};
-      for (var i = 0; i <= k; i++) { var c = frames[i].c; for (var id in c) s[id] = c[id]; }
-      return s;
-    }
-    function go(k) {
-      if (!frames.length) return;
-      k = Math.max(0, Math.min(frames.length - 1, k | 0));
-      var state = stateAt(k), id;
+    function apply(k) {
+      var id, c;
+      if (k === current + 1 && current >= 0) {       // the usual step: only what changed
+        c = frames[k].c;
+        for (id in c) if (shown[id] !== c[id]) setState(id, c[id]);
+        return;
+      }
+      var state = {};
+      for (var i = 0; i <= k; i++) { c = frames[i].c; for (id in c) state[id] = c[id]; }
       for (id in shown) if (!(id in state)) setState(id, null);
       for (id in state) if (shown[id] !== state[id]) setState(id, state[id]);
+    }
+    function drawLabels(l) {
       while (labels.firstChild) labels.removeChild(labels.firstChild);
-      var l = frames[k].l;
-      for (id in l) {
+      for (var id in l) {
         var p = mid[id];
         if (!p || !l[id]) continue;
         var t = document.createElementNS(SVGNS, "text");
@@ -60,68 +220,174 @@
         t.textContent = l[id];
         labels.appendChild(t);
       }
-      title.innerHTML = frames[k].t;
-      text.innerHTML = frames[k].h;
-      slider.value = String(k);
-      count.textContent = (k + 1) + " / " + frames.length;
-      root.setAttribute("data-frame", String(k));
-      root.setAttribute("data-node", frames[k].n || "");
-      current = k;
     }
-    function next() { go(current + 1); }
-    function prev() { go(current - 1); }
+    function controls() {
+      var k = current, n = finished ? frames.length : Math.max(total, frames.length);
+      slider.max = String(Math.max(n - 1, 0));
+      slider.value = String(k);
+      // the Stepper's frame 0 is the moment before backward: "step 0 of N"
+      count.textContent = "step " + (k + 1 - zero) + " of " + (n - zero);
+      var atEnd = finished && k >= frames.length - 1;
+      nextBtn.disabled = atEnd;
+      if (playBtn) playBtn.disabled = atEnd && !timer;
+      prevBtn.disabled = k <= 0;
+      if (firstBtn) firstBtn.disabled = k <= 0;
+    }
+    function go(k, smooth) {
+      if (!frames.length) return;
+      k = Math.max(0, k | 0);
+      if (k > frames.length - 1) {
+        if (remote && !finished) { wanted = k; remote.request(k); return; }   // Python runs the engine
+        k = frames.length - 1;
+      }
+      wanted = null;
+      apply(k);
+      var f = frames[k];
+      drawLabels(f.l);
+      title.innerHTML = f.t;
+      text.innerHTML = f.h;
+      if (live) live.textContent = f.s || title.textContent;
+      current = k;
+      root.setAttribute("data-frame", String(k));
+      root.setAttribute("data-node", f.n || "");
+      controls();
+      if (started) { moved = true; aim(k, smooth !== false); }
+      if (remote && remote.moved) remote.moved(k);
+    }
+    // a learner stepping a player that is partly scrolled away (a notebook) brings it into view
+    function reveal() {
+      var r = root.getBoundingClientRect(), top = 0, bottom = window.innerHeight;
+      for (var p = root.parentElement; p && p !== document.body; p = p.parentElement) {
+        var ov = getComputedStyle(p).overflowY;
+        if (ov === "auto" || ov === "scroll" || ov === "hidden") {
+          var pr = p.getBoundingClientRect();
+          top = Math.max(top, pr.top); bottom = Math.min(bottom, pr.bottom);
+        }
+      }
+      if (r.top < top - 1 || r.bottom > bottom + 1) {
+        try { root.scrollIntoView({ block: r.height > window.innerHeight ? "start" : "nearest", inline: "nearest" }); }
+        catch (e) { root.scrollIntoView(); }
+      }
+    }
+    function next() { reveal(); go(current + 1); }
+    function prev() { reveal(); go(current - 1); }
     function pause() {
       if (timer) clearTimeout(timer);
       timer = null;
-      playBtn.textContent = "▶ Play";
+      if (playBtn) playBtn.textContent = "▶ Play";
       root.classList.remove("gv-playing");
+      controls();
     }
     function tick() {
-      if (current >= frames.length - 1) { pause(); return; }
+      if (finished && current >= frames.length - 1) { pause(); return; }
       next();
-      timer = setTimeout(tick, base / parseFloat(speed.value || "1"));
+      timer = setTimeout(tick, base / parseFloat((speed && speed.value) || "1"));
     }
     function play() {
       if (timer) return;
-      if (current >= frames.length - 1) go(0);
-      playBtn.textContent = "❚❚ Pause";
+      if (finished && current >= frames.length - 1) go(0);
+      if (playBtn) playBtn.textContent = "❚❚ Pause";
       root.classList.add("gv-playing");
-      timer = setTimeout(tick, base / parseFloat(speed.value || "1"));
+      timer = setTimeout(tick, base / parseFloat((speed && speed.value) || "1"));
     }
     function toggle() { if (timer) pause(); else play(); }
+    function follow() { setFollow(true); aim(current, true); }
+    function reset() {
+      pause();
+      setFollow(true);
+      if (remote && remote.reset) { remote.reset(); return; }
+      go(0);
+    }
+    function focusNode(g) {
+      var b = box(g);
+      if (!b) return;
+      setFollow(false);
+      camera.frame([b], true);
+    }
 
-    q(".gv-next").addEventListener("click", function () { pause(); next(); });
-    q(".gv-prev").addEventListener("click", function () { pause(); prev(); });
-    q(".gv-first").addEventListener("click", function () { pause(); go(0); });
-    playBtn.addEventListener("click", toggle);
-    slider.addEventListener("input", function () { pause(); go(parseInt(slider.value, 10)); });
+    function on(sel, fn) { var el = q(sel); if (el) el.addEventListener("click", fn); }
+    on(".gv-next", function () { pause(); next(); });
+    on(".gv-prev", function () { pause(); prev(); });
+    on(".gv-first", function () { pause(); go(0); });
+    on(".gv-reset", reset);
+    on(".gv-play", toggle);
+    on(".gv-fit", function () { setFollow(false); camera.fitAll(true); });
+    on(".gv-follow", follow);
+    on(".gv-zoom-in", function () { setFollow(false); camera.zoomAt(1.25, stage.clientWidth / 2, stage.clientHeight / 2); });
+    on(".gv-zoom-out", function () { setFollow(false); camera.zoomAt(0.8, stage.clientWidth / 2, stage.clientHeight / 2); });
+    slider.addEventListener("input", function () { var k = parseInt(slider.value, 10); pause(); go(k); });
+    stage.addEventListener("dblclick", function (ev) {
+      var g = ev.target && ev.target.closest ? ev.target.closest("g.node") : null;
+      if (g) focusNode(g); else { setFollow(false); camera.fitAll(true); }
+    });
+    root.addEventListener("pointerenter", function () { lastUsed = root; });
+    root.addEventListener("pointerdown", function () { lastUsed = root; });
 
-    var api = { go: go, next: next, prev: prev, play: play, pause: pause,
-                frame: function () { return current; }, length: frames.length };
+    var api = {
+      go: go, next: next, prev: prev, play: play, pause: pause, reset: reset, follow: follow,
+      frame: function () { return current; },
+      length: function () { return frames.length; },
+      playing: function () { return !!timer; },
+      camera: camera,
+      // the Stepper: Python appends frames as its engine runs and says when backward has finished
+      setFrames: function (fs, isFinished, n, k) {
+        var reset = fs.length < frames.length;
+        frames = fs; finished = !!isFinished; total = n || fs.length;
+        if (k === undefined) k = wanted !== null ? wanted : current;
+        if (reset || current > frames.length - 1) current = -1;   // a reset: fold from the start
+        go(Math.min(k, frames.length - 1), true);
+      }
+    };
     root.__gv = api;
     players.push(root);
-    go(0);
+    // on load the whole graph; the camera follows from the learner's first step on
+    go(0, false);
+    camera.fitAll(false);
+    started = true;
     return api;
   }
 
-  // One keyboard listener for the page: keys go to the player holding focus, or to the
-  // first player when nothing is focused (a saved HTML file has just one).
-  document.addEventListener("keydown", function (ev) {
-    var el = document.activeElement, root = null;
-    for (var i = 0; i < players.length; i++) if (players[i].contains(el)) root = players[i];
-    if (!root && (!el || el === document.body) && players.length) root = players[0];
-    if (!root || !root.isConnected) return;
-    var tag = ev.target && ev.target.tagName;
-    if (tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA") return;   // the slider moves itself
-    if (tag === "BUTTON" && (ev.key === " " || ev.key === "Enter")) return;  // a button clicks itself
+  /* -- keys: ←/→/space/Home/End work as soon as a player is on screen, no click first -- */
+  var lastUsed = null;
+  function visible(root) {
+    if (!root.isConnected) return 0;
+    var r = root.getBoundingClientRect(), h = window.innerHeight, w = window.innerWidth;
+    var vis = Math.max(0, Math.min(r.bottom, h) - Math.max(r.top, 0)) * Math.max(0, Math.min(r.right, w) - Math.max(r.left, 0));
+    return vis / Math.max(1, r.width * r.height);
+  }
+  function target(el) {
+    var i, best = null, most = 0.25;
+    for (i = 0; i < players.length; i++) if (players[i].contains(el)) return players[i];
+    if (lastUsed && visible(lastUsed) > 0.25) return lastUsed;
+    for (i = 0; i < players.length; i++) {
+      var v = visible(players[i]);
+      if (v > most) { most = v; best = players[i]; }
+    }
+    return best;
+  }
+  function typing(el) {
+    if (!el) return false;
+    var tag = el.tagName;
+    if (tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA" || el.isContentEditable) return true;
+    return !!(el.closest && el.closest(".cm-editor, .CodeMirror, .monaco-editor, [contenteditable=true]"));
+  }
+  window.addEventListener("keydown", function (ev) {
+    if (ev.ctrlKey || ev.metaKey || ev.altKey || ev.defaultPrevented) return;
+    var el = ev.target && ev.target.nodeType === 1 ? ev.target : document.activeElement;
+    if (typing(el)) return;                                               // the slider moves itself
+    if (el && el.tagName === "BUTTON" && (ev.key === " " || ev.key === "Enter")) return;   // a button clicks itself
+    if (["ArrowRight", "ArrowLeft", " ", "Home", "End"].indexOf(ev.key) < 0) return;
+    var root = target(el);
+    if (!root) return;
     var api = root.__gv;
     if (ev.key === "ArrowRight") { api.pause(); api.next(); }
     else if (ev.key === "ArrowLeft") { api.pause(); api.prev(); }
-    else if (ev.key === " ") api.frame() >= 0 && (root.classList.contains("gv-playing") ? api.pause() : api.play());
+    else if (ev.key === " ") { if (api.playing()) api.pause(); else api.play(); }
     else if (ev.key === "Home") { api.pause(); api.go(0); }
-    else if (ev.key === "End") { api.pause(); api.go(api.length - 1); }
-    else return;
+    else if (ev.key === "End") { api.pause(); api.go(api.length() - 1); }
+    lastUsed = root;
     ev.preventDefault();
-  });
+    ev.stopPropagation();      // a notebook's own shortcuts (JupyterLab moves between cells) stay out
+  }, true);
   window.gradvizPlayer = gradvizPlayer;
 })();
