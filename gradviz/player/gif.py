@@ -13,23 +13,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
-# DOT attributes standing for the player's CSS states
-NODE_STYLE = {
-    "hidden": {"style": "invis"},
-    "new": {"color": "#1565c0", "penwidth": "2.5"},
-    "waiting": {"color": "gray70", "fontcolor": "gray50"},
-    "pending": {"color": "#ef6c00", "penwidth": "1.5", "style": "filled,dashed"},
-    "active": {"color": "#e65100", "penwidth": "3.5"},
-    "done": {"color": "#2e7d32", "penwidth": "1.5"},
-    "written": {"color": "#6a1b9a", "penwidth": "3"},
-}
-EDGE_STYLE = {
-    "hidden": {"style": "invis"},
-    "new": {"color": "#1565c0", "penwidth": "2"},
-    "idle": {"color": "gray75", "fontcolor": "gray60"},
-    "flowing": {"color": "#e65100", "penwidth": "3", "style": "dashed", "fontcolor": "#bf360c"},
-    "done": {"color": "#2e7d32"},
-}
+from ..render.theme import LIGHT_PALETTE, resolve_theme, state_styles
+
+# DOT attributes standing for the player's CSS states: the theme's state colours (render/theme.py)
+NODE_STYLE, EDGE_STYLE = state_styles(LIGHT_PALETTE)
 INSTALL = "install Graphviz (Debian/Ubuntu: apt-get install graphviz; macOS: brew install graphviz)"
 
 
@@ -73,11 +60,12 @@ def _dot_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
 
 
-def restyle(positioned: str, state: dict, labels: dict, kinds: dict) -> str:
+def restyle(positioned: str, state: dict, labels: dict, kinds: dict, styles: tuple = (NODE_STYLE, EDGE_STYLE)) -> str:
     """The positioned DOT with each id's state (and flowing edges' labels) as attributes."""
     inserts = []
+    node_style, edge_style = styles
     for ident, st in state.items():
-        style = (EDGE_STYLE if kinds.get(ident) == "edge" else NODE_STYLE).get(st)
+        style = (edge_style if kinds.get(ident) == "edge" else node_style).get(st)
         extra = dict(style or {})
         if ident in labels and labels[ident]:
             extra["xlabel"] = labels[ident]
@@ -137,12 +125,14 @@ def save_gif(animation, path: str | os.PathLike, duration_ms: int | None = None,
     source = to_dot(animation.trace, **animation.draw_options)
     positioned = _run([dot, "-Tdot"], source.encode("utf-8")).decode("utf-8")
     kinds = animation.stage.kinds
+    palette = resolve_theme(animation.draw_options.get("theme")).palette
+    styles = state_styles(palette)
     font, title_font = _font(15), _font(17)
     pictures = []
     state: dict = {}
     for frame in frames:
         state.update(frame.changes)
-        png = _run([neato, "-n2", "-Tpng", "-Gdpi=96"], restyle(positioned, state, frame.labels, kinds).encode())
+        png = _run([neato, "-n2", "-Tpng", "-Gdpi=96"], restyle(positioned, state, frame.labels, kinds, styles).encode())
         graph = Image.open(io.BytesIO(png)).convert("RGB")
         if graph.width > width:
             graph = graph.resize((width, max(1, round(graph.height * width / graph.width))))
@@ -150,21 +140,21 @@ def save_gif(animation, path: str | os.PathLike, duration_ms: int | None = None,
         probe = ImageDraw.Draw(Image.new("RGB", (1, 1)))
         lines = _wrap(probe, frame.caption or "", font, canvas_w - 24)
         text_h = 16 + 24 + 20 * len(lines)
-        canvas = Image.new("RGB", (canvas_w, graph.height + text_h), "white")
+        canvas = Image.new("RGB", (canvas_w, graph.height + text_h), palette.bg)
         canvas.paste(graph, ((canvas_w - graph.width) // 2, 0))
         draw = ImageDraw.Draw(canvas)
         y = graph.height + 8
-        draw.text((12, y), _plain_title(frame.title), fill="#424242", font=title_font)
+        draw.text((12, y), _plain_title(frame.title), fill=palette.fg, font=title_font)
         y += 24
         for line in lines:
-            draw.text((12, y), line, fill="#212121", font=font)
+            draw.text((12, y), line, fill=palette.fg, font=font)
             y += 20
         pictures.append(canvas)
     size = (max(p.width for p in pictures), max(p.height for p in pictures))
     padded = []
     for p in pictures:
         if p.size != size:
-            full = Image.new("RGB", size, "white")
+            full = Image.new("RGB", size, palette.bg)
             full.paste(p, (0, 0))
             p = full
         padded.append(p.quantize(colors=128, method=Image.Quantize.MEDIANCUT))

@@ -199,7 +199,8 @@ def to_digraph(trace: Trace, opts: DrawOptions | None = None, view: View | None 
         what, item = entry
         if what == "node":
             graph.node(item.id, label=labels.node_label(item, ctx, opts.rankdir), id=item.id, shape="record",
-                       _attributes={"class": item.kind}, **_node_style(item, theme))
+                       _attributes={"class": item.kind + (f" o{min(item.order, 4)}" if item.order > 0 else "")},
+                       **_node_style(item, theme))
         else:
             style = "filled,rounded" if item.kind == "scope" else "filled,dashed"
             fill = theme.scope_fill if item.kind == "scope" else theme.hidden_fill

@@ -144,7 +144,7 @@ def state_styles(palette: Palette = LIGHT_PALETTE) -> tuple:
     nodes = {
         "hidden": {"style": "invis"},
         "new": {"color": p.new, "penwidth": "2.5"},
-        "waiting": {"color": p.idle, "fillcolor": p.waiting},
+        "waiting": {"color": p.idle, "fontcolor": p.muted},
         "pending": {"color": p.pending, "penwidth": "2", "style": "filled,dashed"},
         "active": {"color": p.active, "penwidth": "4"},
         "done": {"color": p.done, "penwidth": "1.5"},
