@@ -229,7 +229,6 @@
       count.textContent = "step " + (k + 1 - zero) + " of " + (n - zero);
       var atEnd = finished && k >= frames.length - 1;
       nextBtn.disabled = atEnd;
-      if (playBtn) playBtn.disabled = atEnd && !timer;
       prevBtn.disabled = k <= 0;
       if (firstBtn) firstBtn.disabled = k <= 0;
     }
