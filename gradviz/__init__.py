@@ -6,12 +6,13 @@ animations of backward.
 """
 from . import autograd, events  # noqa: F401
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
-from .backend import device  # noqa: F401
+from .backend import device, get_default_device, set_default_device  # noqa: F401
+from . import accelerator  # noqa: F401
 from .creation import (BoolTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor, arange, as_tensor,  # noqa: F401
                        empty, empty_like, eye, from_numpy, full, full_like, linspace, manual_seed, ones, ones_like,
                        rand, rand_like, randint, randn, randn_like, seed, tensor, zeros, zeros_like,
                        bernoulli, normal, randint_like, randperm)
-from .creation import multinomial  # noqa: F401
+from .creation import logspace, multinomial  # noqa: F401
 from . import random  # noqa: F401
 from .random import (Generator, default_generator, get_rng_state, initial_seed,  # noqa: F401
                      set_rng_state)

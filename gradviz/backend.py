@@ -4,6 +4,8 @@ Everything else asks this module for `namespace_of(array)`, never imports CuPy.
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 _cupy = None
@@ -58,6 +60,44 @@ class device:
     def __repr__(self):
         extra = "" if self.index is None else f", index={self.index}"
         return f"device(type='{self.type}'{extra})"
+
+    def __enter__(self) -> "device":
+        """`with torch.device("cuda"):` makes factories without device= allocate there."""
+        _defaults().append(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _defaults().pop()
+
+
+# The default device of factory functions: a per-thread stack (torch keeps its device contexts
+# per thread), whose bottom entry set_default_device replaces.
+_default = threading.local()
+
+
+def _defaults() -> list:
+    if not hasattr(_default, "stack"):
+        _default.stack = []
+        _default.base = None
+    return _default.stack
+
+
+def default_device():
+    """The device factories use when given none, or None for the plain CPU default."""
+    stack = _defaults()
+    return stack[-1] if stack else _default.base
+
+
+def set_default_device(dev) -> None:
+    _defaults()
+    _default.base = None if dev is None else device(dev)
+
+
+def get_default_device() -> "device":
+    dev = default_device()
+    if dev is None or dev.type == "cpu":
+        return device("cpu") if dev is None else dev
+    return dev if dev.index is not None else device(dev.type, 0)
 
 
 CPU = device("cpu")

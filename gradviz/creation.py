@@ -28,6 +28,8 @@ def _size(size, keyword=None) -> tuple:
 def _finish(arr, dtype, device, requires_grad):
     if dtype is not None:
         arr = arr.astype(dtypes.as_np(dtype), copy=False)
+    if device is None:
+        device = backend.default_device()   # set_default_device / `with torch.device(...)`
     if device is not None and backend.device(device).type != "cpu":
         arr = backend.to_device(arr, device)
     t = Tensor._make(arr)
@@ -102,21 +104,120 @@ def full_like(input, fill_value, dtype=None, device=None, requires_grad=False) -
                 requires_grad=requires_grad)
 
 
-def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
+# -- ranges, computed as torch's CPU kernels compute them (same last bits) ----------------------------
+_GRAIN = 32768            # at::internal::GRAIN_SIZE: parallel_for splits longer ranges across threads
+_LANES = {np.dtype(np.float32): 8, np.dtype(np.float64): 4}     # AVX2 vector lanes
+
+
+def _scalar(x):
+    return x.item() if isinstance(x, Tensor) else x
+
+
+def _threads() -> int:
+    """torch's intra-op thread count (the per-thread chunks of a long arange start new vectors)."""
+    import os
+    env = os.environ.get("OMP_NUM_THREADS", "")
+    return int(env) if env.isdigit() and int(env) > 0 else (os.cpu_count() or 1)
+
+
+def _fma(a, b, c):
+    return _random._fma64(np.asarray(a, dtype=np.float64), b, c)
+
+
+def _arange_float(start: float, step: float, n: int, np_dtype) -> np.ndarray:
+    """start + step * i in doubles, fused as torch's build fuses it. The vectorised loop (two vectors
+    at a time, per thread chunk) computes each vector's base that way, rounds it to the dtype, and
+    adds k * step for lane k; the scalar tail uses the formula directly."""
+    idx = np.arange(n, dtype=np.float64)
+    out = _fma(idx, step, start)
+    lanes = _LANES.get(np.dtype(np_dtype))
+    if lanes and n:
+        size = -(-n // min(_threads(), -(-n // _GRAIN)))
+        for begin in range(0, n, size):
+            end = min(n, begin + size)
+            vec_end = begin + (end - begin) // (2 * lanes) * 2 * lanes
+            lane = (np.arange(vec_end - begin) % lanes).astype(np.float64)
+            base = _fma(idx[begin:vec_end] - lane, step, start).astype(np_dtype).astype(np.float64)
+            out[begin:vec_end] = _fma(lane, step, base)
+    return out.astype(np_dtype)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    start, end, step = _scalar(start), _scalar(end), _scalar(step)
     if end is None:
         start, end = 0, start
-    if step == 0:
-        raise RuntimeError("step must be nonzero")
-    if (end - start) * step < 0:
-        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
         dtype = dtypes.from_numpy_dtype(dtypes.result_type((), (start, end, step)))
-    return _finish(np.arange(start, end, step, dtype=np.float64).astype(dtypes.as_np(dtype)), None, device,
-                   requires_grad)
+    np_dtype = dtypes.as_np(dtype)
+    integral = np_dtype.kind in "iub"
+    if np_dtype == np.int64:          # int64 accumulates in int64: the bounds are truncated first
+        if step != 0 and int(step) == 0:
+            raise ValueError("step must be nonzero")
+        xstart, xend, xstep = int(start), int(end), int(step)
+    else:                             # other dtypes check and size the range in doubles
+        xstart, xend, xstep = float(start), float(end), float(step)
+    if xstep == 0:
+        raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(xstart) and math.isfinite(xend)):
+        raise RuntimeError(f"unsupported range: {xstart:g} -> {xend:g}")
+    if not ((xstep > 0 and xend >= xstart) or (xstep < 0 and xend <= xstart)):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    if np_dtype == np.int64:
+        n = (xend - xstart + xstep - (1 if xstep > 0 else -1)) // xstep
+    else:
+        n = math.ceil((xend - xstart) / xstep)
+    if integral:
+        arr = (int(start) + int(step) * np.arange(n, dtype=np.int64)).astype(np_dtype)
+    else:
+        arr = _arange_float(xstart, xstep, n, np_dtype)
+    return _finish(arr, None, device, requires_grad)
 
 
-def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _finish(np.linspace(start, end, steps), dtype or dtypes.get_default_dtype(), device, requires_grad)
+def _linear_points(start, end, steps: int, np_dtype) -> np.ndarray:
+    """torch's linspace kernel: start + step * i for the first half, end − step * (steps − 1 − i)
+    for the second, in the dtype (doubles for integer dtypes, then truncated), fused."""
+    np_dtype = np.dtype(np_dtype)
+    work = np.dtype(np.float64) if np_dtype.kind in "iub" else np_dtype
+    s, e = (work.type(int(v)) if np_dtype.kind in "iub" else work.type(v) for v in (start, end))
+    if steps == 1:
+        return np.array([s]).astype(np_dtype)
+    step = (e - s) / work.type(steps - 1)
+    half = steps // 2
+    fused = _random._fma64 if work == np.float64 else _random._fma32
+    first = np.arange(half).astype(work)
+    second = (steps - 1 - np.arange(half, steps)).astype(work)
+    out = np.concatenate([fused(first, step, s), fused(second, -step, e)]) if steps else np.empty(0, work)
+    return out.astype(work).astype(np_dtype)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    steps = int(_scalar(steps))
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    np_dtype = dtypes.as_np(dtype or dtypes.get_default_dtype())
+    return _finish(_linear_points(_scalar(start), _scalar(end), steps, np_dtype), None, device, requires_grad)
+
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """torch's logspace (plain C++, no fused steps): ends in the dtype, their difference as a double
+    step, exponents start + step * i (or end − step * (steps − 1 − i) from halfway) in doubles,
+    pow(base, x) in doubles, then the dtype."""
+    steps = int(_scalar(steps))
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    np_dtype = dtypes.as_np(dtype or dtypes.get_default_dtype())
+    start, end = _scalar(start), _scalar(end)
+    if steps == 1:
+        arr = np.array([math.pow(float(base), float(start))]).astype(np_dtype)
+        return _finish(arr, None, device, requires_grad)
+    s, e = (np_dtype.type(int(v) if np_dtype.kind in "iub" else v) for v in (start, end))
+    step = float(e - s) / (steps - 1) if steps else 0.0
+    i = np.arange(steps, dtype=np.float64)
+    half = steps // 2
+    exponents = np.where(i < half, float(s) + step * i, float(e) - step * (steps - i - 1))
+    with np.errstate(invalid="ignore", over="ignore"):   # out-of-range integer casts, as C's
+        arr = np.power(float(base), exponents).astype(np_dtype)
+    return _finish(arr, None, device, requires_grad)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:

@@ -56,6 +56,8 @@ def _to_array(data, dtype=None, device=None):
         elif arr.dtype.kind not in "b":
             raise TypeError(f"Could not infer dtype of {type(data).__name__}")
     dtypes.from_numpy_dtype(arr.dtype)   # raises for unsupported dtypes
+    if device is None:
+        device = backend.default_device()   # set_default_device / `with torch.device(...)`
     if device is not None:
         arr = backend.to_device(arr, device)
     return arr
