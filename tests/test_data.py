@@ -95,21 +95,27 @@ def test_collate_of_numpy_and_namedtuples_matches_torch():
         data.default_collate([[1, 2], [3]])
 
 
-def test_shuffle_draws_randperm_from_the_generator():
-    """shuffle=True is a RandomSampler: randperm(n, generator=g) per pass, so it follows the
-    random stream exactly as torch's does (which draws a second, unused permutation for the
-    num_samples % n tail of each pass)."""
-    ds = data.TensorDataset(gradviz.arange(10))
-    gradviz.manual_seed(3)
-    draws = [gradviz.randperm(10).tolist() for _ in range(4)]
-    expected = draws[0::2]
-    gradviz.manual_seed(3)
-    loader = data.DataLoader(ds, batch_size=4, shuffle=True)
-    for perm in expected:
-        got = [b[0].tolist() for b in loader]
-        assert got == [perm[:4], perm[4:8], perm[8:]]
+@needs_torch
+@pytest.mark.torch
+@pytest.mark.parametrize("with_generator", [False, True])
+def test_shuffled_order_and_random_stream_match_torch(with_generator):
+    """Same seed, same batches: a pass draws a base seed, a shuffling pass without a generator
+    seeds its own from the default stream, then randperm; what is drawn after matches too."""
+    def run(mod):
+        mod.manual_seed(3)
+        g = mod.Generator().manual_seed(11) if with_generator else None
+        ds = mod.utils.data.TensorDataset(mod.arange(10))
+        loader = mod.utils.data.DataLoader(ds, batch_size=4, shuffle=True, generator=g)
+        plain = mod.utils.data.DataLoader(ds, batch_size=5)
+        epochs = [[b[0].tolist() for b in loader] for _ in range(2)] + [[b[0].tolist() for b in plain]]
+        with_replacement = list(mod.utils.data.RandomSampler(ds, replacement=True, num_samples=40, generator=g))
+        split = [list(s.indices) for s in mod.utils.data.random_split(range(10), [0.3, 0.7], generator=g)]
+        return epochs, with_replacement, split, mod.rand(3).tolist()
+    ours, theirs = run(gradviz), run(torch)
+    assert ours == theirs
     with pytest.raises(ValueError, match="sampler option is mutually exclusive with shuffle"):
-        data.DataLoader(ds, shuffle=True, sampler=data.SequentialSampler(ds))
+        data.DataLoader(data.TensorDataset(gradviz.arange(3)), shuffle=True,
+                        sampler=data.SequentialSampler(range(3)))
 
 
 @needs_torch

@@ -193,7 +193,7 @@ def test_reprs_match_torch():
               nn.GELU(approximate="tanh"), nn.LeakyReLU(0.2), nn.Softmax(dim=1), nn.LogSoftmax(dim=-1),
               nn.Flatten(), nn.Flatten(0, 2), nn.Dropout(0.1), nn.MSELoss(), nn.CrossEntropyLoss(), nn.Identity(),
               nn.ELU(), nn.Hardtanh(), nn.Softplus(), nn.LayerNorm(4), nn.LayerNorm((2, 3), elementwise_affine=False),
-              nn.Embedding(10, 3, padding_idx=0), nn.BatchNorm1d(4), nn.BatchNorm2d(3), nn.Conv2d(1, 6, 5),
+              nn.Embedding(10, 3, padding_idx=0), nn.BatchNorm1d(4), nn.BatchNorm1d(4, bias=False), nn.BatchNorm2d(3), nn.Conv2d(1, 6, 5),
               nn.MaxPool2d(2, 2),
               nn.Sequential(nn.Linear(2, 2), nn.ReLU(), nn.Sequential(nn.Linear(2, 1), nn.Sigmoid())),
               nn.ModuleList([nn.Linear(2, 2) for _ in range(3)] + [nn.ReLU(), nn.ReLU(), nn.Tanh()]),

@@ -817,12 +817,12 @@ class BatchNorm1d(Module):
     training, and with the running averages it kept of them in eval mode."""
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum=0.1, affine: bool = True,
-                 track_running_stats: bool = True, dtype=None):
+                 track_running_stats: bool = True, dtype=None, *, bias: bool = True):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         self.weight = Parameter(creation.ones(num_features, dtype=dtype)) if affine else None
-        self.bias = Parameter(creation.zeros(num_features, dtype=dtype)) if affine else None
+        self.bias = Parameter(creation.zeros(num_features, dtype=dtype)) if affine and bias else None
         if track_running_stats:
             self.register_buffer("running_mean", creation.zeros(num_features, dtype=dtype))
             self.register_buffer("running_var", creation.ones(num_features, dtype=dtype))

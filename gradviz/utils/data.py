@@ -1,7 +1,9 @@
 """gradviz.utils.data: datasets, samplers, collation and the DataLoader, named as torch.utils.data.
 
 Loading runs in the calling process (num_workers only names torch's option); the batches,
-their order and their collation are torch's: shuffling draws randperm(n, generator=g).
+their order, their collation and the random numbers drawn are torch's: each pass over a
+loader draws a base seed, and a shuffling pass without a generator seeds its own from the
+default stream, then draws randperm(n, generator=g), so the same seed gives the same order.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import numpy as np
 
 from .. import creation, dtypes
 from ..functions import stack
+from ..random import Generator
 from ..tensor import Tensor
 
 
@@ -114,6 +117,11 @@ def random_split(dataset: Dataset, lengths: Sequence, generator=None) -> list[Su
     return subsets
 
 
+def _draw_seed(generator) -> int:
+    """torch's seed draw: torch.empty((), dtype=torch.int64).random_(generator=generator).item()."""
+    return int(creation.empty((), dtype=dtypes.int64).random_(generator=generator).item())
+
+
 # -- samplers: iterables of indices (or of lists of indices) -----------------------------------------
 class Sampler:
     def __init__(self, data_source=None) -> None:
@@ -153,11 +161,12 @@ class RandomSampler(Sampler):
     def __iter__(self) -> Iterator[int]:
         n = len(self.data_source)
         g = self.generator
+        if g is None:   # torch seeds a private generator from the default stream at each pass
+            g = Generator().manual_seed(_draw_seed(None))
         if self.replacement:
-            gen = {} if g is None else {"generator": g}
             for _ in range(self.num_samples // 32):
-                yield from creation.randint(0, n, (32,), dtype=dtypes.int64, **gen).tolist()
-            yield from creation.randint(0, n, (self.num_samples % 32,), dtype=dtypes.int64, **gen).tolist()
+                yield from creation.randint(0, n, (32,), dtype=dtypes.int64, generator=g).tolist()
+            yield from creation.randint(0, n, (self.num_samples % 32,), dtype=dtypes.int64, generator=g).tolist()
         else:
             for _ in range(self.num_samples // n):
                 yield from creation.randperm(n, generator=g).tolist()
@@ -316,6 +325,12 @@ class DataLoader:
         self.collate_fn = collate_fn
 
     def __iter__(self) -> Iterator:
+        indices = iter(self.batch_sampler if self.batch_sampler is not None else self.sampler) \
+            if not self._iterable else None
+        self._base_seed = _draw_seed(self.generator)   # torch draws it for its workers, even with none
+        return self._batches(indices)
+
+    def _batches(self, indices) -> Iterator:
         dataset, collate = self.dataset, self.collate_fn
         if self._iterable:
             stream = iter(dataset)
@@ -328,11 +343,11 @@ class DataLoader:
                     return
                 yield collate(batch)
         elif self.batch_sampler is None:
-            for index in self.sampler:
+            for index in indices:
                 yield collate(dataset[index])
         else:
-            for indices in self.batch_sampler:
-                yield collate([dataset[i] for i in indices])
+            for batch in indices:
+                yield collate([dataset[i] for i in batch])
 
     def __len__(self) -> int:
         if self._iterable:
