@@ -125,8 +125,7 @@ class GPT(nn.Module):
         self.lm_head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
         self.transformer.wte.weight = self.lm_head.weight   # weight tying
         # init all weights, and a special scaled init of the residual projections, per GPT-2
-        for _, module in self.named_modules():
-            self._init_weights(module)
+        self.apply(self._init_weights)
         for pn, p in self.named_parameters():
             if pn.endswith("c_proj.weight"):
                 torch.nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * config.n_layer))
