@@ -148,7 +148,8 @@ def _float_mask(mask, dtype, name):
     from ..tensor import Tensor
     if mask is None or mask._data.dtype != np.bool_:
         return mask
-    return Tensor._make(np.where(mask._data, -np.inf, 0.0).astype(dtype))
+    from ..ops.core import namespace
+    return Tensor._make(namespace(mask._data).where(mask._data, -np.inf, 0.0).astype(dtype))
 
 
 def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,

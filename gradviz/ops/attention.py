@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from .core import apply
+from .core import apply, namespace
 from .op import Op
 
 
@@ -133,14 +133,14 @@ SDPA = Op("scaled_dot_product_attention", "ScaledDotProductFlashAttentionForCpuB
           args=("query", "key", "value"), params=("attn_mask", "scale"), saves=("query", "key", "value"))
 
 
-def _additive_mask(attn_mask, is_causal, l, s, dtype):
+def _additive_mask(attn_mask, is_causal, l, s, dtype, xp=np):
     """The mask as numbers added to the scores: 0 where attention is allowed, −inf where not."""
     mask = None
     if is_causal:
-        mask = np.where(np.tril(np.ones((l, s), dtype=bool)), 0.0, -np.inf).astype(dtype)
+        mask = xp.where(xp.tril(xp.ones((l, s), dtype=bool)), 0.0, -np.inf).astype(dtype)
     if attn_mask is not None:
         m = attn_mask._data
-        m = np.where(m, 0.0, -np.inf).astype(dtype) if m.dtype == np.bool_ else m.astype(dtype)
+        m = xp.where(m, 0.0, -np.inf).astype(dtype) if m.dtype == np.bool_ else m.astype(dtype)
         mask = m if mask is None else mask + m
     return mask
 
@@ -157,7 +157,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
     l, s, e = query.shape[-2], key.shape[-2], query.shape[-1]
     scale = 1 / math.sqrt(e) if scale is None else scale
-    mask = _additive_mask(attn_mask, is_causal, l, s, query._data.dtype)
+    mask = _additive_mask(attn_mask, is_causal, l, s, query._data.dtype, namespace(query._data))
     if _fused(query, key, value, dropout_p):   # PyTorch's fused CPU kernel: one node
         return apply(SDPA, (query, key, value), (mask, scale))
     # PyTorch's math path (float64, or dropout): each factor scaled by √scale, a safe softmax

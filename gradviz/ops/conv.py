@@ -29,13 +29,15 @@ def pad_spatial(xp, a, pads):
 
 
 def windows(xp, a, k, stride, dilation):
-    """(…, *S) -> (…, *out, *k): every kernel-sized window of the trailing dims, a view."""
+    """(…, *S) -> (…, *out, *k): every kernel-sized window of the trailing dims, as a strided
+    view of a (no copy): window p, tap t reads a[s·p + d·t]."""
     nd = len(k)
-    span = tuple(d * (kk - 1) + 1 for kk, d in zip(k, dilation))
-    axes = tuple(range(a.ndim - nd, a.ndim))
-    v = xp.lib.stride_tricks.sliding_window_view(a, span, axis=axes)
-    lead = (slice(None),) * (a.ndim - nd)
-    return v[lead + tuple(slice(None, None, s) for s in stride) + tuple(slice(None, None, d) for d in dilation)]
+    lead = a.ndim - nd
+    sizes, steps = a.shape[lead:], a.strides[lead:]
+    out = tuple((n - d * (kk - 1) - 1) // s + 1 for n, kk, s, d in zip(sizes, k, stride, dilation))
+    strides = a.strides[:lead] + tuple(t * s for t, s in zip(steps, stride)) + tuple(t * d for t, d in zip(steps,
+                                                                                                           dilation))
+    return xp.lib.stride_tricks.as_strided(a, shape=a.shape[:lead] + out + tuple(k), strides=strides)
 
 
 def out_size(n, k, s, p, d):
