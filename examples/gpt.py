@@ -6,7 +6,7 @@ The PyTorch version of this file differs only in its three import lines
 (`import torch`, `import torch.nn as nn`, `from torch.nn import functional as F`).
 
     python examples/gpt.py            train for a few hundred steps, print samples
-    python examples/gpt.py --draw     also write gpt_graph.svg: the backward graph, folded by module
+    python examples/gpt.py --draw     also write gpt_graph.svg: the backward graph, clustered by module
 """
 import math
 from dataclasses import dataclass
@@ -214,7 +214,9 @@ def main(steps=300, draw=False):
     if draw:
         xb, yb = get_batch(data, config.block_size, 2)
         _, loss = model(xb, yb)
-        torch.draw(loss, names=model, collapse="scopes").save("gpt_graph.svg")
+        # one cluster per module; every block but the first folded into one box
+        folded = [f"{i} (Block)" for i in range(1, config.n_layer)]
+        torch.draw(loss, names=model, collapse=folded).save("gpt_graph.svg")
         print("wrote gpt_graph.svg")
     model.eval()
     context = torch.tensor([encode("F")], dtype=torch.long)
