@@ -58,7 +58,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     return out * weight if weight is not None else out
 
 
-def _feature_dropout(input, p, training, batched_ndim, name):
+def _feature_dropout(input, p, training, batched_ndim):
     if not 0 <= p <= 1:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0:
@@ -79,7 +79,7 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
         raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input. Note that "
                            "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a "
                            "channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
-    return _feature_dropout(input, p, training, 3, "dropout1d")
+    return _feature_dropout(input, p, training, 3)
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
@@ -89,7 +89,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
                       "dropout instead. Note that dropout2d exists to provide channel-wise dropout on inputs with 2 "
                       "spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 3D or 4D "
                       "inputs).", stacklevel=2)
-    return _feature_dropout(input, p, training, 4, "dropout2d")
+    return _feature_dropout(input, p, training, 4)
 
 
 # -- recurrent cells, composed as PyTorch's CPU kernels compose them --------------------------------
@@ -143,7 +143,7 @@ def gru_cell(x, h, w_ih, w_hh, b_ih=None, b_hh=None):
 
 
 # -- multi-head attention ------------------------------------------------------------------------------
-def _float_mask(mask, dtype, name):
+def _float_mask(mask, dtype):
     """A boolean mask (True: do not attend) as −inf/0 numbers to add to the scores."""
     from ..tensor import Tensor
     if mask is None or mask._data.dtype != np.bool_:
@@ -188,7 +188,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         w_q, w_k, w_v = in_proj_weight.chunk(3)
         b_q, b_k, b_v = in_proj_bias.chunk(3) if in_proj_bias is not None else (None, None, None)
         q, k, v = linear(query, w_q, b_q), linear(key, w_k, b_k), linear(value, w_v, b_v)
-    mask = _float_mask(attn_mask, query._data.dtype, "attn_mask")
+    mask = _float_mask(attn_mask, query._data.dtype)
     if is_causal and mask is None:
         from ..creation import full
         from ..ops.shape import triu
@@ -199,7 +199,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     k = k.view(src_len, bsz * num_heads, head_dim).transpose(0, 1)
     v = v.view(src_len, bsz * num_heads, head_dim).transpose(0, 1)
     if key_padding_mask is not None:
-        kpm = _float_mask(key_padding_mask, query._data.dtype, "key_padding_mask")
+        kpm = _float_mask(key_padding_mask, query._data.dtype)
         kpm = kpm.view(bsz, 1, 1, src_len).expand(-1, num_heads, -1, -1).reshape(bsz * num_heads, 1, src_len)
         mask = kpm if mask is None else mask + kpm
     if not training:

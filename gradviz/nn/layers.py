@@ -412,14 +412,6 @@ class _CellBase(Module):
         return s
 
 
-def _batched(cell_fn, input, hx):
-    """Cells take (N, F) or unbatched (F,) input: the latter runs as a batch of one."""
-    if input.ndim == 1:
-        out = cell_fn(input.unsqueeze(0), hx)
-        return tuple(o.squeeze(0) for o in out) if isinstance(out, tuple) else out.squeeze(0)
-    return cell_fn(input, hx)
-
-
 class RNNCell(_CellBase):
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh", device=None,
                  dtype=None):

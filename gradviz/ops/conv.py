@@ -40,10 +40,6 @@ def windows(xp, a, k, stride, dilation):
     return xp.lib.stride_tricks.as_strided(a, shape=a.shape[:lead] + out + tuple(k), strides=strides)
 
 
-def out_size(n, k, s, p, d):
-    return (n + 2 * p - d * (k - 1) - 1) // s + 1
-
-
 def col2im(xp, cols, shape, k, stride, dilation):
     """The adjoint of `windows`: cols (…, *out, *k) added back into zeros(shape) where each
     window read. One strided add per kernel tap (never a loop over pixels)."""
