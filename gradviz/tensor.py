@@ -105,7 +105,7 @@ def _unwrap_nested(data):
 class Tensor:
     """A multi-dimensional array that records the ops applied to it."""
 
-    __slots__ = ("_data", "_grad", "grad_fn", "output_nr", "_requires_grad", "_accum", "name", "_vc",
+    __slots__ = ("_data", "_grad", "_grad_fn", "output_nr", "_requires_grad", "_accum", "name", "_vc", "_view",
                  "__weakref__")
     __array_priority__ = 1000   # numpy scalars defer to Tensor's reflected operators
 
@@ -124,7 +124,8 @@ class Tensor:
                 dtype = dtypes.get_default_dtype()
         self._data = _to_array(data, dtype, device)
         self._grad = None
-        self.grad_fn = None
+        self._grad_fn = None
+        self._view = None
         self.output_nr = 0
         self._requires_grad = False
         self._accum = None
@@ -149,7 +150,8 @@ class Tensor:
             data = np.asarray(data) if isinstance(data, (np.generic, float, int, bool)) else data
         t._data = data
         t._grad = None
-        t.grad_fn = grad_fn
+        t._grad_fn = grad_fn
+        t._view = None
         t.output_nr = output_nr
         t._requires_grad = False
         t._accum = None
@@ -159,8 +161,34 @@ class Tensor:
 
     # -- autograd attributes ----------------------------------------------------------
     @property
+    def grad_fn(self):
+        view = self._view
+        if view is None:
+            return self._grad_fn
+        return _views.view_grad_fn(self, view)   # regenerated if the base was written since
+
+    @grad_fn.setter
+    def grad_fn(self, node) -> None:
+        self._grad_fn = node
+        view = self._view
+        if view is not None:
+            view.version = self._version
+
+    @property
+    def _base(self):
+        """The tensor this one is a view of (the root of a chain of views), else None."""
+        view = self._view
+        return None if view is None else view.base
+
+    def _is_view(self) -> bool:
+        return self._view is not None
+
+    @property
     def requires_grad(self) -> bool:
-        return self._requires_grad or self.grad_fn is not None
+        if self._requires_grad or self._grad_fn is not None:
+            return True
+        view = self._view
+        return view is not None and view.base.requires_grad   # a view of a base that requires grad
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
@@ -220,13 +248,13 @@ class Tensor:
     @property
     def _version(self) -> int:
         counter = self._vc
-        return len(counter.stamps) if counter else 0
+        return counter.version if counter else 0
 
     def _counter(self) -> VersionCounter:
         counter = self._vc
         if not counter:
             counter = self._vc = VersionCounter()
-            node = self.grad_fn
+            node = self._grad_fn
             if node is not None and node.result_counter is None and node.op.n_outputs == 1 \
                     and "result" in node.op.saves:
                 node.result_counter = counter    # the node saved this tensor as its result
@@ -246,8 +274,9 @@ class Tensor:
         return self._accum
 
     def _edge(self) -> tuple:
-        if self.grad_fn is not None:
-            return (self.grad_fn, self.output_nr)
+        node = self._grad_fn if self._view is None else self.grad_fn
+        if node is not None:
+            return (node, self.output_nr)
         if self._requires_grad:
             return (self._accumulator(), 0)
         return (None, 0)
@@ -458,49 +487,53 @@ class Tensor:
         return object.__format__(self, spec)
 
     # -- in-place ops ----------------------------------------------------------------
-    # Without autograd the array is written in place (views, .data and .detach() see it).
-    # With autograd the op runs on a snapshot of self's old state (same array, same
-    # grad_fn), so the new node keeps the values its VJP needs, and self takes the new
-    # history, as PyTorch rebases a tensor modified in place.
+    # The values are always written into self's own memory, so its views, its base,
+    # .data and .detach() all see them. Without autograd that is all. With autograd the op
+    # runs on a snapshot of self's old values (a copy, same grad_fn), so the new node keeps
+    # what its VJP needs, and self takes the new history, as PyTorch rebases a tensor
+    # modified in place; through a view, the base's history is rebased (CopySlices).
     def _records(self, *others) -> bool:
         """Will an in-place op on self, with these operands, be recorded in the graph?"""
         if not grad_mode.is_grad_enabled():
             return False
-        if self.grad_fn is not None or self._requires_grad:
+        if self.requires_grad:
             return True
         return any(isinstance(o, Tensor) and o.requires_grad for o in others)
 
     def _snapshot(self) -> "Tensor":
-        return Tensor._make(self._data, self.grad_fn, self.output_nr)
+        return Tensor._make(self._data.copy(), self.grad_fn, self.output_nr)
 
-    def _inplace_op(self, fn, *args, leaf_message: str = LEAF_INPLACE, **kwargs) -> "Tensor":
-        """self <- fn(self, *args, **kwargs), in place."""
+    def _inplace_op(self, fn, *args, leaf_message: str = LEAF_INPLACE, overlap: bool = False,
+                    **kwargs) -> "Tensor":
+        """self <- fn(self, *args, **kwargs), in place. `overlap`: the op may write into a
+        tensor whose elements share memory (an expand), as fill_ and zero_ may in PyTorch."""
+        if not overlap:
+            self._check_overlap()
         if self._records(*args):
-            if self.grad_fn is None and self._requires_grad:
+            view = self._view
+            if view is not None and _views.shares_memory(view.base, self):
+                _views.check_view_write(self, view)
+                result = fn(self._snapshot(), *args, **kwargs)
+                self._store(result._data)
+                self._bump()
+                node = result._grad_fn
+                if node is not None:
+                    self._keep_result(node)
+                    _views.rebase_base(self, view, node)
+                    if node.result_counter is not None:
+                        node.result_of = self._grad_fn   # the saved result is the view: PyTorch names its grad_fn
+                return self
+            if self._grad_fn is None and self._requires_grad:
                 raise RuntimeError(leaf_message)
-            self._check_not_a_view()
             return self._rebase(fn(self._snapshot(), *args, **kwargs))
         return self._write(fn(self, *args, **kwargs)._data)
 
-    def _check_not_a_view(self) -> None:
-        """PyTorch writes through a view into its base and rebases the base's history
-        (CopySlices); gradviz records neither, so it refuses rather than diverge."""
-        node, t = self.grad_fn, self
-        view_op = None
-        while node is not None and node.inputs:
-            base = next((i for i in node.inputs if np.may_share_memory(i._data, t._data)), None)
-            if base is None:
-                break
-            view_op = view_op or node.op.torch_name
-            node, t = base.grad_fn, base
-        if view_op is None:
-            return
-        if t.grad_fn is None and t._requires_grad:
-            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
-                               "operation.")
-        raise RuntimeError(f"in-place operation on a view ({view_op}) of a tensor that requires grad: gradviz does "
-                           f"not record writes through views; write it out of place (v = v * 2) or clone() the "
-                           f"view first")
+    def _check_overlap(self) -> None:
+        """PyTorch refuses most in-place writes into a tensor whose elements share memory."""
+        a = self._data
+        if a.base is not None and 0 in a.strides and any(s == 0 and n > 1 for s, n in zip(a.strides, a.shape)):
+            raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
+                               "single memory location. Please clone() the tensor before performing the operation.")
 
     def _check_cast(self, src) -> None:
         if src.shape != self._data.shape:
@@ -510,43 +543,54 @@ class Tensor:
             raise RuntimeError(f"result type {dtypes.SCALAR_TYPE[src.dtype.name]} can't be cast to the desired output "
                                f"type {dtypes.SCALAR_TYPE[self._data.dtype.name]}")
 
+    def _store(self, src) -> None:
+        """Write the array `src` into self's memory (checked first: nothing half-written)."""
+        self._check_cast(src)
+        self._writable()[...] = src
+
+    def _writable(self):
+        """self's array, made writable: a read-only NumPy view of writable memory is opened;
+        memory nobody may write (a read-only array from the user) is replaced by a copy."""
+        a = self._data
+        if not getattr(a.flags, "writeable", True):
+            try:
+                a.setflags(write=True)
+            except ValueError:
+                a = self._data = a.copy()
+        return a
+
     def _write(self, src) -> "Tensor":
         """Write the array `src` into self's storage (no history) and bump the version."""
-        self._check_cast(src)
-        if src.dtype != self._data.dtype:
-            src = src.astype(self._data.dtype)
-        if self._data.flags.writeable:
-            self._data[...] = src
-        else:
-            self._data = src.copy()
+        self._store(src)
         self._bump()
         return self
 
     def _rebase(self, result: "Tensor") -> "Tensor":
-        """Self becomes `result` (its values and its grad_fn): the history is rebased."""
-        src = result._data
-        self._check_cast(src)
+        """Self takes `result`'s values (into its memory) and its grad_fn: the history is rebased."""
+        self._store(result._data)
         self._bump()                              # counted against the old grad_fn's saved result
-        old, old_nr = self.grad_fn, self.output_nr
-        self._data = src if src.dtype == self._data.dtype else src.astype(self._data.dtype)
-        self.grad_fn, self.output_nr = result.grad_fn, result.output_nr
-        node = self.grad_fn
+        old, old_nr = self._grad_fn, self.output_nr
+        self._grad_fn, self.output_nr = result._grad_fn, result.output_nr
+        node = self._grad_fn
         if node is not None:
-            if node.op.n_outputs == 1 and "result" in node.op.saves:
-                # the new node saved its result, which is self from now on
-                node.result_counter = self._counter()
-                node.result_version = self._version
-            retains = old.hooks.retains if old is not None and old.hooks is not None else None
-            if retains and old_nr in retains and retains[old_nr]() is self:
-                del retains[old_nr]               # retain_grad() follows the tensor, as in PyTorch
-                node._retain(self.output_nr, self)
+            self._keep_result(node)
+            _views.follow_retain(self, old, old_nr, node)
         return self
+
+    def _keep_result(self, node) -> None:
+        """The new node saved its result, which is self (its memory) from now on."""
+        if node.op.n_outputs == 1 and "result" in node.op.saves:
+            if node.out_data is not None and node.out_data.dtype == self._data.dtype:
+                node.out_data = self._data
+            node.result_counter = self._counter()
+            node.result_version = self._version
 
     def _arith_(self, ufunc, fn, other) -> "Tensor":
         """In-place arithmetic: straight into the array (one pass, like NumPy's -=) when no
         graph is being recorded, else through the op so the history is rebased."""
         if not self._records(other):
             arr = other._data if isinstance(other, Tensor) else other
+            self._check_overlap()
             if self._data.flags.writeable:
                 try:
                     ufunc(self._data, arr, out=self._data, casting="same_kind")
@@ -609,21 +653,21 @@ class Tensor:
 
     def _assign(self, values) -> "Tensor":
         """self[...] = values with no history (no grad recorded), bumping the version."""
-        self._data[...] = values
+        self._writable()[...] = values
         self._bump()
         return self
 
     def zero_(self):
         if self._records():
-            return self._inplace_op(lambda s: _apply(ZERO, (s,)))
+            return self._inplace_op(lambda s: _apply(ZERO, (s,)), overlap=True)
         return self._assign(0)
 
     def fill_(self, value):
         raw = value._data if isinstance(value, Tensor) else value
         if self._records(value):
             if isinstance(value, Tensor) and value.requires_grad:
-                return self._inplace_op(lambda s, v: _apply(FILL_TENSOR, (s, v)), value)
-            return self._inplace_op(lambda s: _apply(FILL, (s,), (raw,)))
+                return self._inplace_op(lambda s, v: _apply(FILL_TENSOR, (s, v)), value, overlap=True)
+            return self._inplace_op(lambda s: _apply(FILL, (s,), (raw,)), overlap=True)
         return self._assign(raw)
 
     def copy_(self, src):
@@ -634,6 +678,7 @@ class Tensor:
         if np.broadcast_shapes(arr.shape, self._data.shape) != self._data.shape:
             raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
                                f"{list(np.broadcast_shapes(arr.shape, self._data.shape))}")
+        self._check_overlap()
         return self._assign(arr.astype(self._data.dtype, copy=False))
 
     def _random_(self, op, draw) -> "Tensor":
@@ -644,7 +689,7 @@ class Tensor:
             values = _random.in_memory_order(self._data, draw(self._data.size, _random.is_contiguous(self._data)))
             return backend.namespace_of(self._data).asarray(values.astype(self._data.dtype, copy=False))
         if self._records():
-            return self._inplace_op(lambda s: _apply(op, (s,), (sample(),)))
+            return self._inplace_op(lambda s: _apply(op, (s,), (sample(),)), overlap=True)
         return self._assign(sample())
 
     def _float_kernel(self, kernel: str) -> None:
@@ -717,14 +762,23 @@ class Tensor:
         return multinomial(self, num_samples, replacement, generator=generator)
 
     def __setitem__(self, key, value):
-        from .ops.index import index_put, setitem
-        if self._records(value):
-            self._inplace_op(index_put, key, value,
-                             leaf_message="a view of a leaf Variable that requires grad is being used in an "
-                                          "in-place operation.")
+        """As PyTorch: ints, slices and None pick a view of self, which is then filled (a
+        0-d value) or copied into; tensor indices then index_put_ into that view."""
+        from .ops.index import index_put, parse_index, setitem
+        if not self._records(value):
+            setitem(self._writable(), key, value._data if isinstance(value, Tensor) else value)
+            self._bump()
             return
-        setitem(self._data, key, value._data if isinstance(value, Tensor) else value)
-        self._bump()
+        steps, basic, adv = parse_index(self._data.shape, key)
+        target = F.getitem(self, basic) if steps else self
+        if not isinstance(value, Tensor):
+            value = Tensor(value, dtype=self.dtype)
+        if adv is not None:
+            target._inplace_op(index_put, adv, value)
+        elif value.ndim == 0:
+            target._inplace_op(lambda s, v: _apply(FILL_TENSOR, (s, v)), value, overlap=True)
+        else:
+            target._inplace_op(lambda s, v: _apply(COPY, (s, v)), value)
 
     def __iadd__(self, other):
         return self.add_(other)
@@ -1155,6 +1209,7 @@ def _method(fn):
 
 
 from . import functions as F  # noqa: E402  (the ops need Tensor defined first)
+from .autograd import views as _views  # noqa: E402
 from .ops.core import apply as _apply  # noqa: E402
 from .ops.op import Op  # noqa: E402
 

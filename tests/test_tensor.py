@@ -598,14 +598,12 @@ def test_in_place_through_a_view_of_a_leaf_raises_torchs_error():
     assert x.tolist() == [1.0, 2.0]
 
 
-def test_in_place_through_a_view_of_a_non_leaf_is_refused_not_diverged():
-    # PyTorch writes into the base and rebases its history (CopySlices); gradviz records neither
+def test_in_place_through_a_view_of_a_non_leaf_rebases_the_base():
+    # PyTorch writes into the base and rebases its history (CopySlices); tests/test_views.py has the rest
     y = gradviz.tensor([1.0, 2.0], requires_grad=True) * 1
-    with pytest.raises(RuntimeError, match=re.escape("in-place operation on a view (SliceBackward0) of a tensor "
-                                                     "that requires grad")):
-        y[0:1].mul_(2)
-    assert y.tolist() == [1.0, 2.0]
-    y[0] = 5.0                                        # indexing assignment on the tensor itself is recorded
+    y[0:1].mul_(2)
+    assert y.tolist() == [2.0, 2.0] and y.grad_fn.name() == "torch::autograd::CopySlices"
+    y[0] = 5.0                                        # indexing assignment is recorded the same way
     assert y.grad_fn.name() == "torch::autograd::CopySlices" and y.tolist() == [5.0, 2.0]
     plain = gradviz.zeros(3)
     plain[0:2].add_(1)                                # without autograd, views write through as in PyTorch

@@ -8,6 +8,7 @@ the ready ones, as PyTorch's CPU engine does.
 from __future__ import annotations
 
 import heapq
+import threading
 from collections import deque
 from typing import Iterator
 
@@ -17,6 +18,10 @@ from ..ops.core import namespace
 from .graph import FREED_MESSAGE, AccumulateGrad, Node
 from .grad_mode import _state as _grad_state
 from .grad_mode import enable_grad
+
+# One lock for every write into a .grad: two threads running backward into one shared leaf
+# must not lose either's contribution (PyTorch's AccumulateGrad holds a mutex likewise).
+_grad_lock = threading.RLock()
 
 
 class Step:
@@ -335,6 +340,14 @@ class Backward:
 
     def _store_grad(self, tensor, node, g, step: Step, touched: list, listening: bool) -> None:
         """tensor.grad += g (or = a copy of g), remembering the old value for rollback."""
+        with _grad_lock:
+            total = self._write_grad(tensor, node, g, touched)
+        step.accumulated.append((tensor, g, total))
+        if listening:
+            events.emit(events.GradAccumulated(tensor, node, g, total))
+
+    def _write_grad(self, tensor, node, g, touched: list):
+        """The read-modify-write of .grad (under the lock); returns the new total."""
         from ..tensor import Tensor
         old = tensor._grad
         touched.append((tensor, old, None if old is None else old._data))
@@ -357,10 +370,7 @@ class Backward:
         else:
             old._data = old._data + g
             old._bump()
-        total = tensor._grad._data
-        step.accumulated.append((tensor, g, total))
-        if listening:
-            events.emit(events.GradAccumulated(tensor, node, g, total))
+        return tensor._grad._data
 
     def _unshared(self, g) -> bool:
         """True when `g` is a fresh array nobody else holds, so .grad may take it without a copy.
@@ -403,7 +413,9 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[list, list]:
             raw = _call_rule(op.vjp, node, TENSOR, g, outs, node.inputs)
     else:
         first = g if op.n_outputs == 1 else next(gi for gi in g if gi is not None)
-        raw = _call_rule(op.vjp, node, namespace(first), g, node.out_data, [t._data for t in node.inputs])
+        out = node.out_data
+        raw = _call_rule(op.vjp, node, namespace(first), g, node.out_meta if out is None else out,
+                         [t._data for t in node.inputs])
     sent, axes = [], []
     inputs = node.inputs
     for i, gi in enumerate(raw):
@@ -437,7 +449,7 @@ def _call_rule(rule, node: Node, xp, g, out, args) -> list:
 
 
 def _zeros_like_output(node: Node, i: int, create_graph: bool):
-    data = node.out_data[i]
+    data = node.output_data()[i]
     z = namespace(data).zeros_like(data)
     if create_graph:
         from ..tensor import Tensor

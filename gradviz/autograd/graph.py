@@ -1,14 +1,19 @@
 """The backward graph: Node (a tensor's grad_fn) and AccumulateGrad (a leaf's sink).
 
 A Node keeps what its VJP needs (inputs, params, output values) until a backward
-without retain_graph frees them; ids come from a counter so diagrams stay stable.
+without retain_graph frees them: then, as in PyTorch, it keeps only the shapes and
+dtypes of its inputs and outputs. Ids come from a counter so diagrams stay stable.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 import weakref
 
+import numpy as _numpy
+
+from .. import backend as _backend
 from ..dtypes import SCALAR_TYPE
 from ..ops.op import Op
 
@@ -26,7 +31,8 @@ _saved_inputs_of: dict = {}
 
 
 class _Clock:
-    """Counts in-place writes; Node.epoch is its reading when the node was created."""
+    """Counts in-place writes anywhere; Node.epoch is its reading when the node was created,
+    so a node with nothing written since skips its version checks."""
 
     __slots__ = ("now",)
 
@@ -42,16 +48,70 @@ _clock = _Clock()
 
 
 class VersionCounter:
-    """A tensor's in-place history, created at its first in-place write (or detach(), which
-    shares it): the clock stamp of every write, so its length is PyTorch's _version."""
+    """A tensor's count of in-place writes (PyTorch's _version), created at its first write
+    or when a view or detach() starts sharing it. One int: bounded however long it lives."""
 
-    __slots__ = ("stamps",)
+    __slots__ = ("version",)
 
     def __init__(self):
-        self.stamps: list = []
+        self.version = 0
 
     def bump(self) -> None:
-        self.stamps.append(_clock.tick())
+        self.version += 1
+        _clock.tick()
+
+
+# How a view was made (PyTorch's CreationMeta): writing into a view made by a function that
+# returns several views, or made in no_grad mode, cannot be recorded, so it is refused.
+DEFAULT, MULTI_OUTPUT, NO_GRAD = 0, 1, 2
+
+
+class ViewMeta:
+    """What a view knows of its base: the base (the root, never a view itself), how it was
+    made, and the version at which its grad_fn was last set (a write to the base or to any
+    view of it since means the grad_fn is regenerated, as PyTorch's AsStridedBackward0)."""
+
+    __slots__ = ("base", "version", "creation")
+
+    def __init__(self, base, version: int, creation: int):
+        self.base = base
+        self.version = version
+        self.creation = creation
+
+
+def ghost(array):
+    """An array of `array`'s shape and dtype that holds one element (a zero-stride
+    broadcast): what a freed node keeps of a tensor. NaN for floats, so a rule that
+    wrongly read freed values would say so. Read-only, so NumPy's are shared."""
+    if type(array) is _numpy.ndarray:
+        return _numpy_ghost(array.shape, array.dtype)
+    xp = _backend.namespace_of(array)
+    return xp.broadcast_to(xp.full((), _fill(array.dtype), dtype=array.dtype), array.shape)
+
+
+def _fill(dtype):
+    return float("nan") if dtype.kind in "fc" else 0
+
+
+@functools.lru_cache(maxsize=1024)
+def _numpy_ghost(shape: tuple, dtype):
+    out = _numpy.broadcast_to(_numpy.full((), _fill(dtype), dtype=dtype), shape)
+    out.flags.writeable = False
+    return out
+
+
+@functools.lru_cache(maxsize=1024)
+def _ghost_tensor(shape: tuple, dtype):
+    from ..tensor import Tensor
+    return Tensor._make(_numpy_ghost(shape, dtype))
+
+
+def ghost_tensor(tensor):
+    """A Tensor over ghost(tensor's array), shared between nodes for NumPy arrays."""
+    a = tensor._data
+    if type(a) is _numpy.ndarray:
+        return _ghost_tensor(a.shape, a.dtype)
+    return type(tensor)._make(ghost(a))
 
 
 def _saved_inputs(op: Op) -> tuple:
@@ -105,7 +165,8 @@ class Node:
     materialize_grads = True   # outputs no gradient reached get zeros (a custom Function may say None)
 
     __slots__ = ("id", "op", "next_functions", "inputs", "params", "out_data", "scope", "freed", "hooks",
-                 "epoch", "result_counter", "result_version", "_metadata", "__weakref__")
+                 "epoch", "saved_versions", "result_counter", "result_version", "result_of", "out_meta", "_metadata",
+                 "__weakref__")
 
     def __init__(self, op: Op, inputs: tuple, params: tuple, out_data, next_functions: tuple, scope: tuple = ()):
         self.id = next(_ids)
@@ -117,11 +178,23 @@ class Node:
         self.scope = scope
         self.freed = False
         self.hooks = None
-        # In-place writes are stamped by a clock; a saved input stamped after this node
-        # was created was modified (checked before the VJP reads it). A saved result is
-        # watched through the output's counter, attached only if it is ever written.
+        # The version of each saved input that has a counter (one never written has none:
+        # version 0), checked before the VJP reads it; the clock's reading lets a node with
+        # no write anywhere since skip that check. A saved result is watched through the
+        # output's counter, attached only if it is ever written.
         self.epoch = _clock.now
+        saved = None
+        if op.saves:
+            for i in _saved_inputs_of.get(op) or _saved_inputs(op):
+                counter = inputs[i]._vc
+                if counter:
+                    if saved is None:
+                        saved = {}
+                    saved[i] = counter.version
+        self.saved_versions = saved
         self.result_counter = None
+        self.result_of = self     # the grad_fn its errors name the saved result by (a view's, if written through one)
+        self.out_meta = None
 
     def name(self) -> str:
         """PyTorch's name(): nodes it implements in C++'s torch::autograd namespace carry it."""
@@ -157,29 +230,44 @@ class Node:
         if epoch == _clock.now:
             return   # no in-place write anywhere since this node was made: nothing to look at
         inputs = self.inputs
+        saved = self.saved_versions
         for i in _saved_inputs(self.op):
             counter = inputs[i]._vc
-            if counter and counter.stamps and counter.stamps[-1] > epoch:
-                t = inputs[i]
-                saved = sum(1 for stamp in counter.stamps if stamp <= epoch)
-                raise RuntimeError(modified_message(t._data, t.grad_fn, t.output_nr, len(counter.stamps), saved))
+            if counter:
+                expected = saved.get(i, 0) if saved else 0
+                if counter.version != expected:
+                    t = inputs[i]
+                    raise RuntimeError(modified_message(t._data, t.grad_fn, t.output_nr, counter.version, expected))
         counter = self.result_counter
-        if counter is not None and len(counter.stamps) != self.result_version and self.out_data is not None:
-            raise RuntimeError(modified_message(self.out_data, self, 0, len(counter.stamps), self.result_version))
+        if counter is not None and counter.version != self.result_version and self.out_data is not None:
+            raise RuntimeError(modified_message(self.out_data, self.result_of, 0, counter.version,
+                                                self.result_version))
 
     def free(self) -> None:
-        """After a backward without retain_graph: saved values are gone, as in PyTorch.
-
-        Only ops that save something are freed (AddBackward0 can run twice, like PyTorch's);
-        the output values are dropped and any later VJP or _saved_ access raises."""
-        if self.op.saves:
+        """After a backward without retain_graph: the node lets go of every tensor and
+        output value, keeping only their shapes and dtypes (ghosts), as PyTorch's nodes keep
+        input metadata. Ops that saved something cannot run again (any later VJP or _saved_
+        access raises); the others (AddBackward0, views) can, like PyTorch's."""
+        self.inputs = tuple(ghost_tensor(t) for t in self.inputs)
+        out = self.out_data
+        if out is not None:
+            self.out_meta = ghost(out) if self.op.n_outputs == 1 else tuple(ghost(o) for o in out)
             self.out_data = None
+        self.result_counter = None
+        self.result_of = self
+        if self.op.saves:
             self.freed = True
+
+    def output_data(self):
+        """The output values, or their ghosts once freed (for rules that only read shapes)."""
+        out = self.out_data
+        return self.out_meta if out is None else out
 
     def output(self, nr: int = 0):
         """The node's output `nr` as a Tensor whose grad_fn is this node (for create_graph)."""
         from ..tensor import Tensor
-        data = self.out_data if self.op.n_outputs == 1 else self.out_data[nr]
+        out = self.output_data()
+        data = out if self.op.n_outputs == 1 else out[nr]
         return Tensor._make(data, self, nr)
 
     def __getattr__(self, name: str):

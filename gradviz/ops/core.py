@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import backend, events
 from ..autograd.grad_mode import _state as _grad_state
-from ..autograd.graph import _node_types, node_type
+from ..autograd.graph import DEFAULT, MULTI_OUTPUT, NO_GRAD, ViewMeta, _node_types, node_type
 from ..dtypes import category_of_scalar, result_type
 from ..scope import _state as _scope_state
 from .op import Op
@@ -127,16 +127,17 @@ def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
     needs_grad = False
     if op.vjp is not None and _grad_state.enabled:
         for t in inputs:
-            if t._requires_grad or t.grad_fn is not None:
+            # a view's grad_fn may be due for regeneration; its requires_grad says so
+            if t._requires_grad or t._grad_fn is not None or (t._view is not None and t.requires_grad):
                 needs_grad = True
                 break
     if not needs_grad:
         if op.n_outputs == 1:
             result = Tensor._make(out)
             if getattr(out, "base", None) is not None:
-                share_version(result, inputs)
+                share_version(result, inputs, op)
             return result
-        return tuple(share_version(Tensor._make(o), inputs) for o in out)
+        return tuple(share_version(Tensor._make(o), inputs, op) for o in out)
     if op.n_outputs == 1:
         out = as_array(out)
     else:
@@ -146,26 +147,43 @@ def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
     if op.n_outputs == 1:
         result = Tensor._make(out, node, 0)
         if getattr(out, "base", None) is not None:
-            share_version(result, inputs)
+            share_version(result, inputs, op)
     else:
-        result = tuple(share_version(Tensor._make(o, node, i), inputs) for i, o in enumerate(out))
+        result = tuple(share_version(Tensor._make(o, node, i), inputs, op) for i, o in enumerate(out))
     if events._listeners:
         outs = (result,) if op.n_outputs == 1 else result
         events.emit(events.NodeCreated(node, tuple(inputs), outs, node.scope))
     return result
 
 
-def share_version(view, inputs):
-    """A view shares its base's version counter, as in PyTorch: an in-place write through
-    either is seen by every node that saved the other."""
+def share_version(view, inputs, op=None):
+    """An output that shares an input's memory is a view of it, as in PyTorch: it shares the
+    base's version counter (an in-place write through either is seen by every node that
+    saved the other) and knows its base (the root), so writes through it are recorded on
+    the base (CopySlices)."""
     data = view._data
     if getattr(data, "base", None) is not None:
         xp = NUMPY if type(data) is np.ndarray else namespace(data)
         for t in inputs:
             if xp.may_share_memory(data, t._data):
-                view._vc = t._counter()
+                counter = view._vc = t._counter()
+                meta = t._view
+                if meta is not None and meta.creation != DEFAULT:
+                    creation = meta.creation            # a view of such a view inherits it
+                elif not _grad_state.enabled:
+                    creation = NO_GRAD
+                elif op is not None and (op.n_outputs > 1 or op.name in _MULTI_VIEW_OPS):
+                    creation = MULTI_OUTPUT
+                else:
+                    creation = DEFAULT
+                view._view = ViewMeta(t if meta is None else meta.base, counter.version, creation)
+                if xp is NUMPY and not data.flags.writeable and t._data.flags.writeable:
+                    data.setflags(write=True)           # NumPy's diagonal/broadcast views are read-only
                 break
     return view
+
+
+_MULTI_VIEW_OPS = frozenset({"split", "unbind"})   # they return a list of views even when it has one
 
 
 def shape_error(op: Op, arrays, exc) -> str:

@@ -17,7 +17,9 @@ def _at(dim, item):
     return (slice(None),) * dim + (item,)
 
 
-SELECT = Op("select", "SelectBackward0", "c = a[…, i]", lambda xp, a, dim, i: a[_at(dim, i)],
+# a[..., i, ...] with a trailing ... is a view even when it picks one element (NumPy would
+# return a copied scalar), so writes into x[0] reach x as in PyTorch
+SELECT = Op("select", "SelectBackward0", "c = a[…, i]", lambda xp, a, dim, i: a[_at(dim, i) + (Ellipsis,)],
             vjp=(lambda xp, g, c, a, dim, i: xp.index_scatter(g, a.shape, _at(dim, i), False),),
             vjp_formulas=("ḡ placed at index i of zeros",), params=("dim", "index"))
 SLICE = Op("slice", "SliceBackward0", "c = a[…, start:end:step]",
@@ -40,7 +42,8 @@ INDEX_PUT = Op("index_put", "IndexPutBackward0", "c = a; c[idx] = v",
                lambda xp, a, v, basic, adv: _put(a, v, basic, adv),
                vjp=_PUT_VJP, vjp_formulas=("ḡ with zeros at idx", "ḡ[idx]"), args=("self", "values"),
                params=("basic", "indices"), saves=("indices",))
-ALIAS = Op("alias", "AliasBackward0", "c = a", lambda xp, a: a, vjp=(lambda xp, g, c, a: g,), vjp_formulas=("ḡ",))
+ALIAS = Op("alias", "AliasBackward0", "c = a", lambda xp, a: a[...], vjp=(lambda xp, g, c, a: g,),
+           vjp_formulas=("ḡ",))
 GATHER = Op("gather", "GatherBackward0", "cᵢⱼ = a[i, idx[i, j]]",
             lambda xp, a, dim, index: xp.take_along_axis(a, index, axis=dim),
             vjp=(lambda xp, g, c, a, dim, index: xp.scatter_add_zeros(a.shape, dim, index, g),),

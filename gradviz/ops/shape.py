@@ -122,11 +122,12 @@ def split_op(n, torch_name="SplitBackward0"):
 @functools.lru_cache(maxsize=None)
 def unbind_op(n):
     if n == 1:
-        return Op("unbind", "UnbindBackward0", "c₁ = unbind(a)", lambda xp, a, dim: a[(slice(None),) * dim + (0,)],
+        return Op("unbind", "UnbindBackward0", "c₁ = unbind(a)",
+                  lambda xp, a, dim: a[(slice(None),) * dim + (0, Ellipsis)],
                   vjp=lambda xp, g, c, a, dim: (xp.expand_dims(g, dim),), vjp_formulas=("ḡ₁ unsqueezed",),
                   params=("dim",))
     return Op("unbind", "UnbindBackward0", "c₁, c₂, … = unbind(a)",
-              lambda xp, a, dim: tuple(a[(slice(None),) * dim + (i,)] for i in range(a.shape[dim])),
+              lambda xp, a, dim: tuple(a[(slice(None),) * dim + (i, Ellipsis)] for i in range(a.shape[dim])),
               vjp=lambda xp, g, c, a, dim: (xp.stack(list(g), axis=dim),),
               vjp_formulas=("stack the ḡᵢ",), params=("dim",), n_outputs=n)
 
