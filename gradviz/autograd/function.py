@@ -64,8 +64,8 @@ class FunctionCtx:
         if kind == "output":
             _, nr, counter, version, differentiable = entry
             data = self.out_data if self.op.n_outputs == 1 else self.out_data[nr]
-            if len(counter.stamps) != version:
-                raise RuntimeError(modified_message(data, self, nr, len(counter.stamps), version))
+            if counter.version != version:
+                raise RuntimeError(modified_message(data, self, nr, counter.version, version))
             t = Tensor._make(data, self if differentiable else None, nr if differentiable else 0)
             t._vc = counter
             return t
@@ -265,7 +265,7 @@ def _attach(cls: type, ctx: BackwardCFunction, args: tuple, output, new_style: b
             elif id(t) in nr_of and id(t) not in input_ids:
                 made = wrapped[id(t)]
                 counter = made._counter()
-                saved.append(("output", nr_of[id(t)], counter, len(counter.stamps), id(t) not in non_diff))
+                saved.append(("output", nr_of[id(t)], counter, counter.version, id(t) not in non_diff))
             else:
                 saved.append(("tensor", t, t._version))
         ctx._saved = saved
