@@ -521,7 +521,7 @@ class Tensor:
                     self._keep_result(node)
                     _views.rebase_base(self, view, node)
                     if node.result_counter is not None:
-                        node.result_of = self._grad_fn   # the saved result is the view: PyTorch names its grad_fn
+                        node.result_of = self._grad_fn.name()   # the saved result is the view: errors name its grad_fn
                 return self
             if self._grad_fn is None and self._requires_grad:
                 raise RuntimeError(leaf_message)

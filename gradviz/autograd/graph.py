@@ -6,7 +6,6 @@ dtypes of its inputs and outputs. Ids come from a counter so diagrams stay stabl
 """
 from __future__ import annotations
 
-import functools
 import itertools
 import re
 import weakref
@@ -84,7 +83,7 @@ def ghost(array):
     broadcast): what a freed node keeps of a tensor. NaN for floats, so a rule that
     wrongly read freed values would say so. Read-only, so NumPy's are shared."""
     if type(array) is _numpy.ndarray:
-        return _numpy_ghost(array.shape, array.dtype)
+        return ghost_tensor_of(array)._data
     xp = _backend.namespace_of(array)
     return xp.broadcast_to(xp.full((), _fill(array.dtype), dtype=array.dtype), array.shape)
 
@@ -93,25 +92,27 @@ def _fill(dtype):
     return float("nan") if dtype.kind in "fc" else 0
 
 
-@functools.lru_cache(maxsize=1024)
-def _numpy_ghost(shape: tuple, dtype):
-    out = _numpy.broadcast_to(_numpy.full((), _fill(dtype), dtype=dtype), shape)
-    out.flags.writeable = False
-    return out
+_ghosts: dict = {}   # (shape, dtype) -> ghost Tensor: a handful of shapes per model, reused by every node
 
 
-@functools.lru_cache(maxsize=1024)
-def _ghost_tensor(shape: tuple, dtype):
-    from ..tensor import Tensor
-    return Tensor._make(_numpy_ghost(shape, dtype))
+def ghost_tensor_of(array):
+    """A Tensor over a ghost of `array` (NumPy: one shared per shape and dtype)."""
+    if type(array) is not _numpy.ndarray:
+        from ..tensor import Tensor
+        return Tensor._make(ghost(array))
+    key = (array.shape, array.dtype)
+    t = _ghosts.get(key)
+    if t is None:
+        from ..tensor import Tensor
+        if len(_ghosts) > 4096:
+            _ghosts.clear()
+        data = _numpy.broadcast_to(_numpy.full((), _fill(array.dtype), dtype=array.dtype), array.shape)
+        t = _ghosts[key] = Tensor._make(data)
+    return t
 
 
 def ghost_tensor(tensor):
-    """A Tensor over ghost(tensor's array), shared between nodes for NumPy arrays."""
-    a = tensor._data
-    if type(a) is _numpy.ndarray:
-        return _ghost_tensor(a.shape, a.dtype)
-    return type(tensor)._make(ghost(a))
+    return ghost_tensor_of(tensor._data)
 
 
 def _saved_inputs(op: Op) -> tuple:
@@ -126,7 +127,8 @@ def modified_message(array, grad_fn, output_nr: int, version: int, expected: int
     """PyTorch's words for a saved tensor modified in place ("output 0 of Mul" names its grad_fn)."""
     where = ""
     if grad_fn is not None:
-        where = f", which is output {output_nr} of {re.sub(r'Backward[0-9]*$', '', grad_fn.name())},"
+        name = grad_fn if isinstance(grad_fn, str) else grad_fn.name()
+        where = f", which is output {output_nr} of {re.sub(r'Backward[0-9]*$', '', name)},"
     return ("one of the variables needed for gradient computation has been modified by an inplace operation: "
             f"[torch.{SCALAR_TYPE[array.dtype.name]}Tensor [{', '.join(map(str, array.shape))}]]{where} is at "
             f"version {version}; expected version {expected} instead. Hint: enable anomaly detection to find the "
@@ -185,7 +187,8 @@ class Node:
         self.epoch = _clock.now
         saved = None
         if op.saves:
-            for i in _saved_inputs_of.get(op) or _saved_inputs(op):
+            idx = _saved_inputs_of.get(op)
+            for i in _saved_inputs(op) if idx is None else idx:
                 counter = inputs[i]._vc
                 if counter:
                     if saved is None:
@@ -193,7 +196,7 @@ class Node:
                     saved[i] = counter.version
         self.saved_versions = saved
         self.result_counter = None
-        self.result_of = self     # the grad_fn its errors name the saved result by (a view's, if written through one)
+        self.result_of = None     # the name of a view's grad_fn, when the saved result was written through one
         self.out_meta = None
 
     def name(self) -> str:
@@ -240,7 +243,7 @@ class Node:
                     raise RuntimeError(modified_message(t._data, t.grad_fn, t.output_nr, counter.version, expected))
         counter = self.result_counter
         if counter is not None and counter.version != self.result_version and self.out_data is not None:
-            raise RuntimeError(modified_message(self.out_data, self.result_of, 0, counter.version,
+            raise RuntimeError(modified_message(self.out_data, self.result_of or self, 0, counter.version,
                                                 self.result_version))
 
     def free(self) -> None:
@@ -248,13 +251,22 @@ class Node:
         output value, keeping only their shapes and dtypes (ghosts), as PyTorch's nodes keep
         input metadata. Ops that saved something cannot run again (any later VJP or _saved_
         access raises); the others (AddBackward0, views) can, like PyTorch's."""
-        self.inputs = tuple(ghost_tensor(t) for t in self.inputs)
+        ghosts, kept = _ghosts, []
+        for t in self.inputs:   # inlined lookups: every node of every backward passes here
+            a = t._data
+            g = ghosts.get((a.shape, a.dtype)) if type(a) is _numpy.ndarray else None
+            kept.append(ghost_tensor_of(a) if g is None else g)
+        self.inputs = tuple(kept)
         out = self.out_data
         if out is not None:
-            self.out_meta = ghost(out) if self.op.n_outputs == 1 else tuple(ghost(o) for o in out)
+            if type(out) is _numpy.ndarray:
+                g = ghosts.get((out.shape, out.dtype))
+                self.out_meta = (ghost_tensor_of(out) if g is None else g)._data
+            else:
+                self.out_meta = ghost(out) if type(out) is not tuple else tuple([ghost(o) for o in out])
             self.out_data = None
         self.result_counter = None
-        self.result_of = self
+        self.result_of = None
         if self.op.saves:
             self.freed = True
 
