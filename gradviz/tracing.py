@@ -163,8 +163,9 @@ def build_trace(roots, names: dict | None = None, show_saved: bool = False, orde
             link(leaf.id, acc.id, 0, tuple(var.shape))
             continue
         out = node.out_data if node.op.n_outputs == 1 else None
+        value = Preview.of(out) if out is not None else _freed_preview(node)
         tn = add("op", node.op.torch_name, formula=node.op.formula, vjp_formulas=node.op.vjp_formulas,
-                 value=Preview.of(out) if out is not None else None, scope=tuple(node.scope),
+                 value=value, scope=tuple(node.scope),
                  order=order_of(node) if order_of else 0, engine_id=node.id, ref=node)
         ids[node] = tn.id
     for node in collected:
@@ -192,6 +193,14 @@ def build_trace(roots, names: dict | None = None, show_saved: bool = False, orde
     trace.forward = [n.id for n in trace.nodes if n.kind in ("op", "accumulate")]
     trace._by_engine = ids
     return trace
+
+
+def _freed_preview(node) -> Preview | None:
+    """A node freed by backward keeps its output's shape and dtype, not its values."""
+    meta = getattr(node, "out_meta", None)
+    if meta is None or node.op.n_outputs != 1:
+        return None
+    return Preview(tuple(meta.shape), str(meta.dtype), str(backend.device_of(meta)))
 
 
 def add_steps(trace: Trace, steps, before_grads: dict | None = None) -> Trace:
