@@ -423,3 +423,40 @@ def test_function_node_draws_and_animates_as_user_code():
     # the animation ran the user's backward: x.grad = P3'(2eˣ)·2eˣ
     e = np.exp([0.5, 1.0])
     np.testing.assert_allclose(x.grad.numpy(), 1.5 * (5 * (2 * e) ** 2 - 1) * 2 * e, rtol=1e-6)
+
+
+def test_mark_dirty_rebases_the_input_as_torch():
+    results = []
+    for mod in (gradviz, torch):
+        class AddOne(mod.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                x.add_(1)
+                ctx.mark_dirty(x)
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+        class Forgets(mod.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.mark_dirty(x)
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+        a = mod.tensor([1.0, 2.0], requires_grad=True)
+        b = a * 3
+        c = AddOne.apply(b)
+        row = [c is b, c.tolist(), c.grad_fn.name(), b._version, c.grad_fn.next_functions[0][0].name()]
+        c.sum().backward()
+        row.append(a.grad.tolist())
+        row.append(_error(lambda: AddOne.apply(a)))
+        row.append(_error(lambda: Forgets.apply(a * 1)))
+        d = a.detach().clone()
+        row.append((AddOne.apply(d) is d, d.tolist(), d._version))
+        results.append(row)
+    assert results[0] == results[1]

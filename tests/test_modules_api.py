@@ -127,6 +127,12 @@ def test_traversal_apply_and_requires_grad():
         net.train("yes")
     except ValueError as e:
         print(e)
+    print(shared.get_submodule("0"), net.get_submodule(""), net.cpu() is net)
+    for target in ("fc9", "fc1.weight"):
+        try:
+            net.get_submodule(target)
+        except AttributeError as e:
+            print(e)
     """)
 
 

@@ -38,6 +38,10 @@ class FunctionCtx:
                                 f"{type(t).__name__}")
         self._to_save = tensors
 
+    def mark_dirty(self, *args) -> None:
+        """These inputs were modified in place by forward (and are returned): they become outputs."""
+        self._dirty = {id(t) for t in args}
+
     def mark_non_differentiable(self, *args) -> None:
         """These outputs will not require grad; backward receives zeros (or None) for them."""
         self._non_differentiable = {id(t) for t in args}
@@ -216,9 +220,23 @@ class Function:
                 cls.setup_context(ctx, args, output)
             else:
                 output = cls.forward(ctx, *args, **kwargs)
+        _mark_dirty(ctx, output)
         if not any(needs):
             return output
         return _attach(cls, ctx, args, output, new_style)
+
+
+def _mark_dirty(ctx, output) -> None:
+    """The inputs forward wrote in place: each must be returned, and its version moves on."""
+    dirty = ctx.__dict__.get("_dirty")
+    if not dirty:
+        return
+    returned = {id(o): o for o in (output if isinstance(output, tuple) else (output,))}
+    if any(d not in returned for d in dirty):
+        raise RuntimeError("Some elements marked as dirty during the forward method were not returned as output. "
+                           "The inputs that are modified inplace must all be outputs of the Function.")
+    for d in dirty:
+        returned[d]._bump()
 
 
 def _attach(cls: type, ctx: BackwardCFunction, args: tuple, output, new_style: bool):
@@ -237,6 +255,10 @@ def _attach(cls: type, ctx: BackwardCFunction, args: tuple, output, new_style: b
     ctx._n_args = len(args)
     ctx._tensor_positions = positions
     non_diff = ctx.__dict__.get("_non_differentiable", set())
+    dirty = ctx.__dict__.get("_dirty", set())
+    for t in inputs:
+        if id(t) in dirty and t.grad_fn is None and t._requires_grad:
+            raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
     input_ids = {id(a) for a in inputs}
     wrapped, nr_of, result = {}, {}, []
     nr = 0
@@ -245,7 +267,10 @@ def _attach(cls: type, ctx: BackwardCFunction, args: tuple, output, new_style: b
             result.append(o)
             continue
         nr_of[id(o)] = nr
-        if id(o) in non_diff:
+        if id(o) in dirty:   # an input written in place: its history now ends in this node
+            o.grad_fn, o.output_nr = ctx, nr
+            made = o
+        elif id(o) in non_diff:
             made = o if id(o) not in input_ids else Tensor._make(o._data)
         elif id(o) in input_ids or o.grad_fn is not None or o._requires_grad:
             made = Tensor._make(o._data, ctx, nr)   # an input (or a tensor from outside) returned as is:

@@ -283,6 +283,27 @@ class Module:
         from .. import dtypes
         return self.to(dtypes.float64)
 
+    def half(self):
+        from .. import dtypes
+        return self.to(dtypes.float16)
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def cuda(self, device=None):
+        return self.to("cuda" if device is None else device)
+
+    def get_submodule(self, target: str):
+        """The submodule at a dotted path ('blocks.0.attn'), with torch's errors."""
+        module = self
+        for item in target.split(".") if target else ():
+            if not hasattr(module, item):
+                raise AttributeError(f"{module._get_name()} has no attribute `{item}`")
+            module = getattr(module, item)
+            if not isinstance(module, Module):
+                raise AttributeError(f"`{item}` is not an nn.Module")
+        return module
+
     def float(self):
         from .. import dtypes
         return self.to(dtypes.float32)
