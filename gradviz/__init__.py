@@ -72,6 +72,18 @@ def cuda_is_available() -> bool:
 class cuda:  # noqa: N801  (torch.cuda.is_available())
     is_available = staticmethod(cuda_is_available)
 
+    @staticmethod
+    def manual_seed(seed) -> None:
+        """Seeds torch's CUDA generators, which never touch the CPU stream. gradviz draws CUDA
+        tensors from the CPU generator, so there is nothing to seed here."""
+
+    manual_seed_all = manual_seed
+
+    @staticmethod
+    def device_count() -> int:
+        from . import accelerator as _accelerator
+        return _accelerator.device_count()
+
 
 # The visual layers load on first use, so `import gradviz` stays as light as the engine.
 _LAZY = {

@@ -261,7 +261,7 @@ def _check_from_to(low, high) -> None:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
 
 
-def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     if size is None and isinstance(high, (tuple, list)):
         high, size = None, high                    # randint(high, size)
     if high is None:

@@ -244,6 +244,13 @@ def uniform(g: Generator, n: int, np_dtype, low: float = 0.0, high: float = 1.0)
 _TWO_PI = 2.0 * math.pi
 
 
+def _narrow(values: np.ndarray, np_dtype) -> np.ndarray:
+    """static_cast from double: c10::Half converts through float, so half rounds twice."""
+    if np.dtype(np_dtype) == np.float16:
+        values = values.astype(np.float32)
+    return values.astype(np_dtype)
+
+
 def _normal_scalar(g: Generator, n: int, mean: float, std: float) -> np.ndarray:
     """normal_distribution<double>, one value at a time: Box-Muller pairs, the sine cached."""
     vals = []
@@ -389,7 +396,7 @@ def normal(g: Generator, n: int, np_dtype, mean: float = 0.0, std: float = 1.0, 
     """normal_(mean, std): the 16-wide fill for 16+ contiguous elements, else the scalar path."""
     np_dtype = np.dtype(np_dtype)
     if n < 16 or not contiguous:
-        return _normal_scalar(g, n, mean, std).astype(np_dtype)
+        return _narrow(_normal_scalar(g, n, mean, std), np_dtype)
     tail = n % 16
     full = n - tail
     work = _opmath(np_dtype)
@@ -451,7 +458,7 @@ def bernoulli_scalar(g: Generator, n: int, p: float) -> np.ndarray:
 
 def exponential(g: Generator, n: int, np_dtype, lambd: float = 1.0) -> np.ndarray:
     """exponential_(lambd): -1/lambd * log1p(-u) in doubles, then the tensor's dtype."""
-    return (-1.0 / lambd * np.log1p(-_unit(g, n, np.float64))).astype(np_dtype)
+    return _narrow(-1.0 / lambd * np.log1p(-_unit(g, n, np.float64)), np_dtype)
 
 
 def multinomial(g: Generator, probs: np.ndarray, num_samples: int, replacement: bool) -> np.ndarray:
@@ -466,12 +473,11 @@ def multinomial(g: Generator, probs: np.ndarray, num_samples: int, replacement: 
         order = np.argsort(-q, axis=-1, kind="stable")
         return order[:, :num_samples].astype(np.int64)
     out = np.empty((rows, num_samples), dtype=np.int64)
-    dt = probs.dtype.type
+    acc = np.float32 if probs.dtype == np.float16 else probs.dtype.type    # half accumulates in float
     for i in range(rows):
-        cum = np.cumsum(probs[i], dtype=probs.dtype)       # sequential sums, as torch's loop
-        total = cum[-1]
-        cum = (cum / total).astype(probs.dtype)
-        cum[-1] = dt(1)
+        cum = np.cumsum(probs[i], dtype=acc)               # sequential sums, as torch's loop
+        cum = (cum / cum[-1]).astype(acc)
+        cum[-1] = acc(1)
         u = _unit(g, num_samples, np.float64)
         out[i] = np.searchsorted(cum.astype(np.float64), u, side="left")
     return out
@@ -525,3 +531,21 @@ class fork_rng:
     def __exit__(self, *exc) -> None:
         if self.enabled:
             default_generator.set_state(self._saved)
+
+
+def cauchy(g: Generator, n: int, np_dtype, median: float = 0.0, sigma: float = 1.0) -> np.ndarray:
+    """cauchy_(median, sigma): median + sigma * tan(pi * (u - 1/2)) in doubles, u kept off 0 and 1."""
+    eps = np.finfo(np.float64).eps
+    u = np.clip(_unit(g, n, np.float64), eps, 1 - eps)
+    return _narrow(_fma64(np.tan(math.pi * (u - 0.5)), sigma, median), np_dtype)
+
+
+def log_normal(g: Generator, n: int, np_dtype, mean: float = 1.0, std: float = 2.0) -> np.ndarray:
+    """log_normal_(mean, std): exp of the scalar Box-Muller normal (its cache included)."""
+    return _narrow(np.exp(_normal_scalar(g, n, mean, std)), np_dtype)
+
+
+def geometric(g: Generator, n: int, np_dtype, p: float) -> np.ndarray:
+    """geometric_(p): ceil(log(u) / log1p(-p)) in doubles."""
+    with np.errstate(divide="ignore"):
+        return _narrow(np.ceil(np.log(_unit(g, n, np.float64)) / math.log1p(-p)), np_dtype)

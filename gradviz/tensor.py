@@ -741,6 +741,32 @@ class Tensor:
         g = _random._gen(generator)
         return self._random_(EXPONENTIAL, lambda n, contiguous: _random.exponential(g, n, self._data.dtype, lambd))
 
+    def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+        from . import random as _random
+        if not self.dtype.is_floating_point:
+            raise RuntimeError("Cauchy distribution is a continuous probability distribution. dtype must be a "
+                               f"floating point but you specified {self._data.dtype.name}")
+        if not sigma > 0:
+            raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
+        g = _random._gen(generator)
+        return self._random_(CAUCHY, lambda n, contiguous: _random.cauchy(g, n, self._data.dtype, median, sigma))
+
+    def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+        from . import random as _random
+        self._float_kernel("log_normal_cpu")
+        if not std > 0:
+            raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
+        g = _random._gen(generator)
+        return self._random_(LOG_NORMAL, lambda n, contiguous: _random.log_normal(g, n, self._data.dtype, mean,
+                                                                                  std))
+
+    def geometric_(self, p, *, generator=None):
+        from . import random as _random
+        if not 0 < p < 1:
+            raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+        g = _random._gen(generator)
+        return self._random_(GEOMETRIC, lambda n, contiguous: _random.geometric(g, n, self._data.dtype, p))
+
     def random_(self, *bounds, generator=None, **named):
         """random_(to), random_(from, to) or random_(): integers drawn as torch's CPU kernel draws them."""
         from . import random as _random
@@ -1238,6 +1264,12 @@ BERNOULLI_TENSOR = Op("bernoulli_", "BernoulliBackward1", "c ~ Bernoulli(p)", la
                       vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",))
 EXPONENTIAL = Op("exponential_", "ExponentialBackward0", "c ~ Exp(λ)", lambda xp, a, sample: sample,
                  vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",))
+CAUCHY = Op("cauchy_", "CauchyBackward0", "c ~ Cauchy(median, σ)", lambda xp, a, sample: sample,
+            vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",))
+LOG_NORMAL = Op("log_normal_", "LogNormalBackward0", "c ~ exp N(μ, σ²)", lambda xp, a, sample: sample,
+                vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",))
+GEOMETRIC = Op("geometric_", "GeometricBackward0", "c ~ Geometric(p)", lambda xp, a, sample: sample,
+               vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",))
 RANDOM_FROM_TO = Op("random_", "RandomBackward0", "c ~ U{from, …, to − 1}", lambda xp, a, sample: sample,
                     vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",))
 RANDOM_TO = Op("random_", "RandomBackward1", "c ~ U{0, …, to − 1}", lambda xp, a, sample: sample,

@@ -296,3 +296,28 @@ def test_dropout_graph_is_torchs_cpu_graph():
     y.sum().backward()
     ty.sum().backward()
     assert bits_equal(x.grad, tx.grad)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_other_distributions_match_torch(dtype):
+    torch = pytest.importorskip("torch")
+    gdt, tdt = getattr(gv, dtype), getattr(torch, dtype)
+    for seed in range(3):
+        gv.manual_seed(seed)
+        torch.manual_seed(seed)
+        for n in (1, 5, 17, 1000):
+            for name, args in (("cauchy_", (0.5, 2.0)), ("log_normal_", (0.1, 0.5)), ("log_normal_", ()),
+                               ("geometric_", (0.3,)), ("uniform_", (-1.0, 3.0)), ("exponential_", (0.5,))):
+                mine = getattr(gv.empty(n, dtype=gdt), name)(*args)
+                assert bits_equal(mine, getattr(torch.empty(n, dtype=tdt), name)(*args)), (name, n)
+        assert bits_equal(gv.empty(9, dtype=gv.int64).geometric_(0.2), torch.empty(9, dtype=torch.int64).geometric_(0.2))
+        assert bits_equal(gv.get_rng_state(), torch.get_rng_state())
+
+
+def test_cuda_seeding_leaves_the_cpu_stream_alone():
+    gv.manual_seed(1)
+    before = gv.get_rng_state()
+    gv.cuda.manual_seed(5)
+    gv.cuda.manual_seed_all(5)
+    assert bits_equal(gv.get_rng_state(), before)
