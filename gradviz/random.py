@@ -6,8 +6,10 @@ low word of the seed, 53-bit doubles from two draws), `Generator` and the defaul
 `torch.get_rng_state()`, so states round-trip between the two), and the sampling algorithms of
 torch's CPU kernels: uniform, normal (scalar Box-Muller with a cached second value below 16
 elements; a 16-wide Box-Muller fill at 16 and above, in float32 with the AVX2 polynomials
-torch's x86 build uses), integers, permutations, Bernoulli, exponential and multinomial.
-Everything draws blocks of 624 words with array operations; only randperm's swaps loop.
+torch's x86 build uses, and the fused multiply-adds its compiler emits), integers,
+permutations, Bernoulli, exponential, Cauchy, log-normal, geometric and multinomial.
+The words come from NumPy's MT19937 (the same recurrence, in C) and every transformation is an
+array operation; only randperm's swaps and multinomial's rows loop in Python.
 """
 from __future__ import annotations
 
@@ -57,10 +59,6 @@ def _seeded_state(seed: int) -> np.ndarray:
         prev = state[-1]
         state.append((1812433253 * (prev ^ (prev >> 30)) + j) & 0xFFFFFFFF)
     return np.array(state, dtype=np.uint32)
-
-
-def _device_type(device) -> str:
-    return str(getattr(device, "type", device) or "cpu").partition(":")[0]
 
 
 class Generator:
