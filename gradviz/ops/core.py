@@ -41,6 +41,10 @@ class ArrayNamespace:
         backend.scatter_add(self.xp, out, scatter_key(self.xp, index, dim), g)
         return out
 
+    def gather_along(self, a, index, dim):
+        """a.gather(dim, index): unlike take_along_axis, index may be smaller than a in every dim."""
+        return a[scatter_key(self.xp, index, dim)]
+
     def diagonal_scatter(self, g, shape, offset, dim1, dim2):
         """zeros(shape) with g written on the diagonal (the adjoint of diagonal)."""
         out = self.xp.zeros(shape, dtype=g.dtype)

@@ -7,6 +7,7 @@ import operator
 
 import numpy as np
 
+from .. import backend
 from .core import apply, contiguous, scatter_key, write
 from .op import Op
 from .reduce import normalize_dims, values_indices
@@ -45,13 +46,13 @@ INDEX_PUT = Op("index_put", "IndexPutBackward0", "c = a; c[idx] = v",
 ALIAS = Op("alias", "AliasBackward0", "c = a", lambda xp, a: a[...], vjp=(lambda xp, g, c, a: g,),
            vjp_formulas=("ḡ",))
 GATHER = Op("gather", "GatherBackward0", "cᵢⱼ = a[i, idx[i, j]]",
-            lambda xp, a, dim, index: xp.take_along_axis(a, index, axis=dim),
+            lambda xp, a, dim, index: xp.gather_along(a, index, dim),
             vjp=(lambda xp, g, c, a, dim, index: xp.scatter_add_zeros(a.shape, dim, index, g),),
             vjp_formulas=("ḡ scatter-added back along dim",), params=("dim", "index"), saves=("index",))
 SCATTER_ADD = Op("scatter_add", "ScatterAddBackward0", "c = a; c[idx] += src",
                  lambda xp, a, src, dim, index: a + xp.scatter_add_zeros(a.shape, dim, index, src[_region(index)]),
                  vjp=(lambda xp, g, c, a, src, dim, index: g,
-                      lambda xp, g, c, a, src, dim, index: _pad_to(xp, xp.take_along_axis(g, index, axis=dim), src)),
+                      lambda xp, g, c, a, src, dim, index: _pad_to(xp, xp.gather_along(g, index, dim), src)),
                  vjp_formulas=("ḡ", "gather(ḡ, dim, idx)"), args=("self", "src"), params=("dim", "index"),
                  saves=("index",))
 INDEX_SELECT = Op("index_select", "IndexSelectBackward0", "c = a.index_select(dim, idx)",
@@ -91,7 +92,7 @@ INDEX_SCATTER = Op("index_scatter", "IndexPutBackward0", "c = zeros; c[idx] += g
                    params=("shape", "indices", "accumulate"))
 SCATTER_ADD_ZEROS = Op("scatter_add", "ScatterAddBackward0", "c = zeros; c[idx] += g",
                        lambda xp, g, shape, dim, index: xp.scatter_add_zeros(shape, dim, index, g),
-                       vjp=(lambda xp, gg, c, g, shape, dim, index: xp.take_along_axis(gg, index, axis=dim),),
+                       vjp=(lambda xp, gg, c, g, shape, dim, index: xp.gather_along(gg, index, dim),),
                        vjp_formulas=("gather(ḡ)",), params=("shape", "dim", "index"))
 DIAGONAL_SCATTER = Op("diagonal_scatter", "DiagonalScatterBackward0", "c = zeros; diag(c) = g",
                       lambda xp, g, shape, offset, d1, d2: xp.diagonal_scatter(g, shape, offset, d1, d2),
@@ -225,34 +226,99 @@ def setitem(array, key, value) -> None:
     write(array, basic, adv, value)
 
 
-def index_put(tensor, key, values):
-    """The out-of-place result of tensor[key] = values (CopySlices or IndexPutBackward0)."""
+def index_put(tensor, key, values, accumulate=False):
+    """The out-of-place result of tensor[key] = values (CopySlices or IndexPutBackward0);
+    with accumulate=True, tensor[key] += values with repeated indices adding up."""
     from ..tensor import Tensor
+    if isinstance(key, list) and key and all(isinstance(k, Tensor) for k in key):
+        key = tuple(key)   # torch.index_put's list of index tensors, one per dim
     steps, basic, adv = parse_index(tensor.shape, key)
     if not isinstance(values, Tensor):
         values = Tensor(values, dtype=tensor.dtype)
+    if accumulate:
+        return apply(INDEX_PUT_ACC, (tensor, values), (basic, adv))
     op = INDEX_PUT if adv is not None and not steps else COPY_SLICES
     return apply(op, (tensor, values), (basic, adv))
 
 
+def _put_add(xp, a, v, basic, adv):
+    out = a.copy()
+    view = out[basic] if basic else out
+    key = (...,) if adv is None else adv
+    backend.scatter_add(xp.xp, view, key, xp.broadcast_to(v, view[key].shape))
+    return out
+
+
+INDEX_PUT_ACC = Op("index_put", "IndexPutBackward0", "c = a; c[idx] += v", _put_add,
+                   vjp=(lambda xp, g, c, a, v, basic, adv: g,
+                        lambda xp, g, c, a, v, basic, adv: _written(g, basic, adv)),
+                   vjp_formulas=("ḡ", "ḡ[idx]"), args=("self", "values"), params=("basic", "indices"),
+                   saves=("indices",))
+
+
+def _int_index(index, message: str, exc=RuntimeError) -> np.ndarray:
+    """The array of an index tensor, which must be of an integer dtype (PyTorch's check)."""
+    idx = index._data if hasattr(index, "_data") else np.asarray(index)
+    if idx.dtype.kind not in "iu":
+        raise exc(message)
+    return idx
+
+
+def _check_along(name: str, input, d: int, idx, src=None) -> None:
+    """gather/scatter's checks: index no larger than input (and src) apart from dim, in range."""
+    shape, ishape = tuple(input.shape) or (1,), tuple(idx.shape) or (1,)
+    if len(ishape) != len(shape):
+        raise RuntimeError(f"Index tensor must have the same number of dimensions as "
+                           f"{'input' if name == 'gather' else 'self'} tensor")
+    bad = [k for k, (i, s) in enumerate(zip(ishape, shape)) if k != d and i > s]
+    if src is not None and src.ndim:
+        bad += [k for k, (i, s) in enumerate(zip(ishape, src.shape)) if i > s]
+    if bad:
+        what = f"expected index {list(ishape)} to be no larger than self {list(shape)} apart from dimension {d}"
+        if name == "gather":
+            raise RuntimeError(f"Size does not match at dimension {bad[0]} {what}")
+        raise RuntimeError(f"E{what[1:]} and to be no larger size than src {list(src.shape)}")
+    if idx.size:
+        lo, hi = int(idx.min()), int(idx.max())
+        if lo < 0 or hi >= shape[d]:
+            raise RuntimeError(f"index {lo if lo < 0 else hi} is out of bounds for dimension {d} with size "
+                               f"{shape[d]}")
+
+
+def _in_range(idx, size: int) -> None:
+    if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= size):
+        raise IndexError("index out of range in self")
+
+
 def gather(input, dim, index):
     (d,) = normalize_dims(dim, input.ndim)
-    idx = index._data
-    if idx.ndim != input.ndim:
-        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    idx = _int_index(index, "gather(): Expected dtype int32/int64 for index")
+    if idx.size == 0 and idx.ndim != max(input.ndim, 1):   # PyTorch takes any empty index
+        return input.reshape(-1)[:0].reshape(idx.shape)
+    _check_along("gather", input, d, idx)
+    if input.ndim == 0:   # a 0-d input takes a 0-d (or one-element) index, as PyTorch
+        return apply(GATHER, (input.reshape(1),), (0, idx.reshape(1))).reshape(idx.shape)
     return apply(GATHER, (input,), (d, idx))
 
 
 def scatter_add(input, dim, index, src):
     (d,) = normalize_dims(dim, input.ndim)
-    return apply(SCATTER_ADD, (input, src), (d, index._data))
+    idx = _int_index(index, "scatter(): Expected dtype int32/int64 for index")
+    _check_along("scatter_add", input, d, idx, src)
+    if input.ndim == 0:
+        return apply(SCATTER_ADD, (input.reshape(1), src.reshape(1)), (0, idx.reshape(1))).reshape(())
+    return apply(SCATTER_ADD, (input, src), (d, idx))
 
 
 def index_select(input, dim, index):
     (d,) = normalize_dims(dim, input.ndim)
-    idx = index._data if hasattr(index, "_data") else np.asarray(index)
+    idx = _int_index(index, "index_select(): Expected dtype int32 or int64 for index")
     if idx.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
+    if input.ndim == 0:
+        _in_range(idx, 1)
+        return apply(INDEX_SELECT, (input.reshape(1),), (0, idx.reshape(-1))).reshape(())
+    _in_range(idx, input.shape[d])
     return apply(INDEX_SELECT, (input,), (d, idx.reshape(-1)))
 
 
@@ -278,11 +344,18 @@ def _values_indices(name: str, op: Op, input, dim: int, index: np.ndarray):
     return values_indices(name, apply(op, (input,), (dim, index)), index)
 
 
+def _scalar_values_indices(name: str, op: Op, input, k: int):
+    """sort/topk of a 0-d tensor: itself (or nothing, k = 0), index 0, as 0-d tensors."""
+    index = np.zeros(k, dtype=np.int64)
+    values = apply(op, (input.reshape(1),), (0, index))
+    return values_indices(name, values.reshape(()) if k else values, index.reshape(()) if k else index)
+
+
 def sort(input, dim=-1, descending=False, stable=False):
     """torch.sort: (values, indices) along dim."""
-    if input.ndim == 0:
-        return _values_indices("sort", SORT, input.reshape(1), 0, np.zeros(1, dtype=np.int64))
     (d,) = normalize_dims(dim, input.ndim)
+    if input.ndim == 0:   # a 0-d tensor sorts to itself, index 0
+        return _scalar_values_indices("sort", SORT, input, 1)
     return _values_indices("sort", SORT, input, d, _order(input._data, d, descending))
 
 
@@ -295,6 +368,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     (d,) = normalize_dims(dim, input.ndim)
     if not 0 <= k <= (input.shape[d] if input.ndim else 1):
         raise RuntimeError("selected index k out of range")
+    if input.ndim == 0:
+        return _scalar_values_indices("topk", TOPK, input, k)
     index = np.take(_order(input._data, d, largest), np.arange(k), axis=d)
     return _values_indices("topk", TOPK, input, d, index)
 
@@ -340,7 +415,7 @@ SCATTER = Op("scatter", "ScatterBackward0", "c = a; c[idx] = src (along dim)",
              lambda xp, a, src, dim, index, written: _scattered(xp, a, dim, index, src[_region(index)]),
              vjp=(lambda xp, g, c, a, src, dim, index, written: xp.where(written, 0, g),
                   lambda xp, g, c, a, src, dim, index, written:
-                  _pad_to(xp, xp.take_along_axis(g, index, axis=dim), src)),
+                  _pad_to(xp, xp.gather_along(g, index, dim), src)),
              vjp_formulas=("ḡ, 0 at idx", "gather(ḡ, dim, idx)"), args=("self", "src"),
              params=("dim", "index", "written"), saves=("index",))
 SCATTER_VALUE = Op("scatter", "ScatterBackward1", "c = a; c[idx] = v (along dim)",
@@ -407,39 +482,76 @@ def nonzero(input, *, as_tuple=False):
                         else np.zeros((len(found[0]), 0), dtype=np.int64))
 
 
-def _index_vector(index):
+def _index_vector(index, name: str = "index_add_"):
     idx = index._data if hasattr(index, "_data") else np.asarray(index)
+    if idx.dtype.kind not in "iu":
+        if name == "index_fill_":
+            raise IndexError("index_fill_(): Expected dtype int64 for index.")
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index but got: "
+                           f"{str(idx.dtype).capitalize().replace('64', '').replace('32', '')}")
     if idx.ndim > 1:
-        raise IndexError("index_add_(): Index is supposed to be a vector")
+        raise IndexError(f"{name}(): Index is supposed to be a vector")
     return idx.reshape(-1)
+
+
+def _as_vector(input):
+    """A 0-d tensor as a one-element vector: index_add/index_fill/scatter accept dim 0 of it."""
+    return input.reshape(1) if input.ndim == 0 else input
+
+
+def _as_input(result, input):
+    return result.reshape(()) if input.ndim == 0 else result
 
 
 def index_add(input, dim, index, source, *, alpha=1):
     (d,) = normalize_dims(dim, input.ndim)
-    return apply(INDEX_ADD, (input, source), (d, _index_vector(index), alpha))
+    idx = _index_vector(index)
+    _in_range(idx, input.shape[d] if input.ndim else 1)
+    return _as_input(apply(INDEX_ADD, (_as_vector(input), _as_vector(source)), (d, idx, alpha)), input)
 
 
 def index_fill(input, dim, index, value):
     from ..tensor import Tensor
     (d,) = normalize_dims(dim, input.ndim)
-    if isinstance(value, Tensor):
-        value = value.item()
-    key = _at(d, _index_vector(index))
-    written = np.zeros(input.shape, dtype=bool)
+    idx = _index_vector(index, "index_fill_")
+    size = input.shape[d] if input.ndim else 1
+    if idx.size and (int(idx.min()) < -size or int(idx.max()) >= size):
+        bad = int(idx.min()) if int(idx.min()) < -size else int(idx.max())
+        raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {size}")
+    vector = _as_vector(input)
+    key = _at(d, idx)
+    written = np.zeros(vector.shape, dtype=bool)
     written[key] = True
-    return apply(INDEX_FILL, (input,), (key, written, value))
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                               f"{value.ndim} dimension(s).")
+        if value.requires_grad:   # the value's gradient is the sum of ḡ over the filled entries
+            return _as_input(apply(INDEX_FILL_TENSOR, (vector, value.to(input.dtype)), (key, written)), input)
+        value = value.item()
+    return _as_input(apply(INDEX_FILL, (vector,), (key, written, value)), input)
 
 
-def scatter(input, dim, index, src=None, *, value=None):
+INDEX_FILL_TENSOR = Op("index_fill", "IndexFillBackward1", "c = a; c[…, idx] = v",
+                       lambda xp, a, v, key, written: _fill_at(a, key, v),
+                       vjp=(lambda xp, g, c, a, v, key, written: xp.where(written, 0, g),
+                            lambda xp, g, c, a, v, key, written: xp.sum(xp.where(written, g, 0))),
+                       vjp_formulas=("ḡ, 0 at idx", "Σ ḡ at idx"), args=("self", "value"),
+                       params=("index", "written"))
+
+
+def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     from ..tensor import Tensor
+    if reduce is not None:
+        raise NotImplementedError("scatter(reduce=...) is not supported here; use scatter_add or scatter_reduce")
     (d,) = normalize_dims(dim, input.ndim)
-    idx = index._data
-    if idx.ndim != input.ndim:
-        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
-    written = np.zeros(input.shape, dtype=bool)
-    written[scatter_key(np, idx, d)] = True
+    idx = _int_index(index, "scatter(): Expected dtype int32/int64 for index")
     if src is None:
         src = value
+    _check_along("scatter", input, d, idx, src if isinstance(src, Tensor) else None)
+    vector, idx = _as_vector(input), (idx.reshape(1) if idx.ndim == 0 else idx)
+    written = np.zeros(vector.shape, dtype=bool)
+    written[scatter_key(np, idx, d)] = True
     if isinstance(src, Tensor):
-        return apply(SCATTER, (input, src), (d, idx, written))
-    return apply(SCATTER_VALUE, (input,), (d, idx, written, src))
+        return _as_input(apply(SCATTER, (vector, _as_vector(src)), (d, idx, written)), input)
+    return _as_input(apply(SCATTER_VALUE, (vector,), (d, idx, written, src)), input)

@@ -87,6 +87,8 @@ class TensorNamespace:
     def take_along_axis(a, index, axis):
         return apply(index_ops.GATHER, (a,), (axis % a.ndim, index))
 
+    gather_along = take_along_axis
+
     @staticmethod
     def astype(a, dtype):
         from ..dtypes import as_np

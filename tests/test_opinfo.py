@@ -1,0 +1,186 @@
+"""PyTorch's own sample inputs (its OpInfo database) run through every op gradviz exposes.
+
+Each entry of torch's `op_db` whose name gradviz exposes (gradviz.NAME, gradviz.nn.functional.NAME
+or a Tensor method) is run on a bounded, evenly spread subset of its float64 CPU samples: the
+outputs must match torch's (values, shapes, dtypes) and so must the gradients of every input
+that requires grad, for a fixed random cotangent. Ops that gradviz adds later are picked up by
+name, with no change here. What does not pass is listed in KNOWN, each with its reason.
+"""
+from __future__ import annotations
+
+import types
+import zlib
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("expecttest")   # torch's testing package imports it
+
+import gradviz  # noqa: E402
+import gradviz.nn.functional as gF  # noqa: E402
+from torch.testing._internal.common_methods_invocations import op_db  # noqa: E402
+
+pytestmark = pytest.mark.torch
+
+MAX_SAMPLES = int(__import__("os").environ.get("OPINFO_MAX", 12))      # per op: keeps the whole run to a few seconds per hundred ops
+RTOL = ATOL = 1e-7
+
+# Ops whose values are random or uninitialised: only shape and dtype can match torch's.
+RANDOM = {"bernoulli", "normal", "rand_like", "randn_like", "randint_like", "empty", "empty_like",
+          "nn.functional.dropout", "randint", "randn", "rand", "new_empty", "empty_strided", "multinomial"}
+
+# name or name.variant -> why gradviz does not match torch on (some of) its samples
+KNOWN: dict[str, str] = {
+}
+
+
+def resolve(info):
+    """The gradviz function an OpInfo entry names, as f(input, *args, **kwargs); None if not exposed."""
+    name = info.name
+    if name.startswith("nn.functional."):
+        fn = getattr(gF, name[len("nn.functional."):], None)
+        return fn if callable(fn) else None
+    if "." in name:   # linalg., special., fft., ...: gradviz.linalg.norm if it ever exists
+        obj = gradviz
+        for part in name.split("."):
+            obj = getattr(obj, part, None)
+            if obj is None:
+                return None
+        return obj if callable(obj) else None
+    fn = getattr(gradviz, name, None) if not name.startswith("_") else None
+    if callable(fn) and not isinstance(fn, type):
+        return fn
+    method = getattr(gradviz.Tensor, name, None)
+    if callable(method):
+        return lambda input, *args, **kwargs: getattr(input, name)(*args, **kwargs)
+    return None
+
+
+def _rebind(fn):
+    """torch's own lambda (lambda self, cond, other: torch.where(cond, self, other)) with `torch`
+    meaning gradviz: the argument order stays torch's, the ops become gradviz's."""
+    return types.FunctionType(fn.__code__, {**fn.__globals__, "torch": gradviz}, fn.__name__,
+                              fn.__defaults__, fn.__closure__)
+
+
+def gradviz_op(info):
+    fn = resolve(info)
+    if fn is not None and getattr(info.op, "__name__", "") == "<lambda>":
+        return _rebind(info.op)
+    return fn
+
+
+def _id(info) -> str:
+    return info.name + (f".{info.variant_test_name}" if info.variant_test_name else "")
+
+
+CASES = [(info, fn) for info in op_db if (fn := gradviz_op(info)) is not None
+         and torch.float64 in info.supported_dtypes("cpu")]
+
+
+def _convert(obj, leaves):
+    """torch values in a sample -> gradviz values; leaves collects (torch leaf, gradviz leaf) pairs."""
+    if isinstance(obj, torch.Tensor):
+        t = gradviz.from_numpy(obj.detach().numpy().copy()) if obj.ndim else gradviz.tensor(obj.item(), dtype=getattr(gradviz, str(obj.dtype)[6:]))
+        if obj.requires_grad:
+            t.requires_grad_(True)
+            leaves.append((obj, t))
+        return t
+    if isinstance(obj, torch.dtype):
+        return getattr(gradviz, str(obj)[6:])
+    if isinstance(obj, torch.Size):
+        return tuple(obj)
+    if isinstance(obj, torch.memory_format):
+        return getattr(gradviz, str(obj)[6:])
+    if isinstance(obj, (list, tuple)) and type(obj) in (list, tuple):
+        return type(obj)(_convert(o, leaves) for o in obj)
+    if isinstance(obj, dict):
+        return {k: _convert(v, leaves) for k, v in obj.items()}
+    return obj
+
+
+def _flat(out):
+    if isinstance(out, (list, tuple)):
+        return [y for x in out for y in _flat(x)]
+    return [out]
+
+
+def _array(x):
+    if isinstance(x, torch.Tensor):
+        return x.detach().numpy(force=True)   # force: a ZeroTensor gradient too
+    if isinstance(x, gradviz.Tensor):
+        return x.detach().numpy()
+    return np.asarray(x)
+
+
+def _compare(what, expected, actual):
+    e, a = _flat(expected), _flat(actual)
+    assert len(e) == len(a), f"{what}: torch gives {len(e)} outputs, gradviz {len(a)}"
+    for i, (x, y) in enumerate(zip(e, a)):
+        if x is None or y is None:
+            assert x is None or not _array(x).any(), f"{what}[{i}]: gradviz gives no gradient"
+            assert y is None or not _array(y).any(), f"{what}[{i}]: torch gives no gradient"
+            continue
+        if isinstance(x, torch.Tensor):
+            assert isinstance(y, gradviz.Tensor), f"{what}[{i}]: gradviz gives {type(y).__name__}, not a Tensor"
+            assert str(x.dtype) == str(y.dtype), f"{what}[{i}]: dtype {y.dtype}, torch {x.dtype}"
+        xa, ya = _array(x), _array(y)
+        assert xa.shape == ya.shape, f"{what}[{i}]: shape {ya.shape}, torch {xa.shape}"
+        if xa.dtype.kind in "fc":
+            np.testing.assert_allclose(ya, xa, rtol=RTOL, atol=ATOL, equal_nan=True, err_msg=f"{what}[{i}]")
+        else:
+            np.testing.assert_array_equal(ya, xa, err_msg=f"{what}[{i}]")
+
+
+def _samples(info):
+    samples = list(info.sample_inputs("cpu", torch.float64, requires_grad=info.supports_autograd))
+    if len(samples) > MAX_SAMPLES:   # evenly spread: the first and the last sample always run
+        picks = np.linspace(0, len(samples) - 1, MAX_SAMPLES).round().astype(int)
+        samples = [samples[i] for i in sorted(set(picks))]
+    return samples
+
+
+def run_sample(info, fn, sample, random: bool) -> None:
+    """One sample: torch and gradviz forward, then both backward with the same cotangent."""
+    expected = info.op(sample.input, *sample.args, **sample.kwargs)
+    leaves = []
+    g_input = _convert(sample.input, leaves)
+    g_args = _convert(tuple(sample.args), leaves)
+    g_kwargs = _convert(dict(sample.kwargs), leaves)
+    actual = fn(g_input, *g_args, **g_kwargs)
+    if random:
+        e, a = _flat(expected), _flat(actual)
+        assert [tuple(x.shape) for x in e] == [tuple(y.shape) for y in a]
+        assert [str(x.dtype) for x in e] == [str(y.dtype) for y in a]
+        return
+    _compare("output", expected, actual)
+    if not leaves:
+        return
+    outs = [(x, y) for x, y in zip(_flat(expected), _flat(actual))
+            if isinstance(x, torch.Tensor) and x.requires_grad and x.dtype.is_floating_point]
+    if not outs:
+        return
+    rng = np.random.default_rng(zlib.crc32(repr(sample).encode()))
+    cotangents = [rng.standard_normal(tuple(x.shape)) for x, _ in outs]
+    t_grads = torch.autograd.grad([x for x, _ in outs], [t for t, _ in leaves],
+                                  [torch.from_numpy(c) for c in cotangents], allow_unused=True)
+    for _, y in outs:
+        assert y.requires_grad, "gradviz's output does not require grad"
+    g_grads = gradviz.autograd.grad([y for _, y in outs], [g for _, g in leaves],
+                                    [gradviz.from_numpy(c.copy()) for c in cotangents], allow_unused=True)
+    _compare("grad", t_grads, g_grads)
+
+
+@pytest.mark.parametrize("info,fn", CASES, ids=[_id(info) for info, _ in CASES])
+def test_opinfo_samples(info, fn):
+    if _id(info) in KNOWN or info.name in KNOWN:
+        pytest.xfail(KNOWN.get(_id(info)) or KNOWN[info.name])
+    failures = []
+    for sample in _samples(info):
+        try:
+            run_sample(info, fn, sample, info.name in RANDOM)
+        except Exception as exc:   # collect every failing sample: one op, one report
+            failures.append(f"{sample.summary() if hasattr(sample, 'summary') else sample!r}\n  "
+                            f"{type(exc).__name__}: {str(exc)[:400]}")
+    assert not failures, f"{len(failures)} sample(s) fail:\n" + "\n".join(failures[:4])
