@@ -16,6 +16,7 @@ from .creation import logspace, multinomial  # noqa: F401
 from . import random  # noqa: F401
 from .random import (Generator, default_generator, get_rng_state, initial_seed,  # noqa: F401
                      set_rng_state)
+from .dtypes import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format  # noqa: F401
 from .dtypes import (Size, bool_ as bool, dtype, float16, float32, float64, get_default_dtype, int8,  # noqa: F401
                      int16, int32, int64, set_default_dtype, uint8)
 from .functions import *  # noqa: F401,F403
@@ -59,9 +60,9 @@ def equal(input, other) -> bool:
     return input.equal(other)
 
 
-def isclose(input, other, rtol=1e-05, atol=1e-08):
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     import numpy as np
-    return Tensor._make(np.isclose(input.__array__(), other.__array__(), rtol=rtol, atol=atol))
+    return Tensor._make(np.isclose(input.__array__(), other.__array__(), rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 def cuda_is_available() -> bool:

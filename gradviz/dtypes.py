@@ -128,6 +128,35 @@ def result_type(arrays, scalars=()) -> np.dtype:
     return result
 
 
+class memory_format:  # noqa: N801  (torch.memory_format)
+    """How a tensor's elements are laid out in memory. gradviz keeps every result row-major, so a
+    layout changes no value: the formats are accepted (and checked) where PyTorch takes them."""
+
+    __slots__ = ("name", "rank")
+
+    def __init__(self, name: str, rank: int | None = None):
+        self.name, self.rank = name, rank
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+
+contiguous_format = memory_format("contiguous_format")
+preserve_format = memory_format("preserve_format")
+channels_last = memory_format("channels_last", 4)
+channels_last_3d = memory_format("channels_last_3d", 5)
+
+
+def check_memory_format(fmt, ndim: int) -> None:
+    """PyTorch's errors for a memory_format= argument; every format leaves the values as they are."""
+    if fmt is None:
+        return
+    if not isinstance(fmt, memory_format):
+        raise TypeError(f"memory_format must be torch.memory_format, not {type(fmt).__name__}")
+    if fmt.rank is not None and ndim != fmt.rank:
+        raise RuntimeError(f"required rank {fmt.rank} tensor to use {fmt.name} format")
+
+
 class Size(tuple):
     """A tensor's shape; a tuple that prints as torch.Size([3, 4])."""
 

@@ -417,7 +417,12 @@ class Tensor:
     def to(self, *args, **kwargs) -> "Tensor":
         """.to(dtype), .to(device), .to(other tensor)."""
         target_dtype, target_device = kwargs.get("dtype"), kwargs.get("device")
+        flags = [a for a in args if isinstance(a, bool)]   # .to(dtype, non_blocking, copy)
+        copy = kwargs.get("copy", len(flags) > 1 and flags[1])
+        dtypes.check_memory_format(kwargs.get("memory_format"), self.ndim)
         for a in args:
+            if isinstance(a, bool):
+                continue
             if isinstance(a, dtypes.dtype):
                 target_dtype = a
             elif isinstance(a, Tensor):
@@ -438,6 +443,8 @@ class Tensor:
             if np_dtype.kind not in "fc" and np_dtype != out._data.dtype:
                 out = out.detach()   # integer and bool results are not differentiable
             out = to_dtype(out, np_dtype)
+        if copy and out is self:
+            out = F.clone(self)
         return out
 
     def cpu(self):
@@ -446,23 +453,23 @@ class Tensor:
     def cuda(self, device=None):
         return self.to("cuda" if device is None else f"cuda:{device}")
 
-    def float(self):
-        return self.to(dtypes.float32)
+    def float(self, memory_format=None):
+        return self.to(dtypes.float32, memory_format=memory_format)
 
-    def double(self):
-        return self.to(dtypes.float64)
+    def double(self, memory_format=None):
+        return self.to(dtypes.float64, memory_format=memory_format)
 
-    def half(self):
-        return self.to(dtypes.float16)
+    def half(self, memory_format=None):
+        return self.to(dtypes.float16, memory_format=memory_format)
 
-    def long(self):
-        return self.to(dtypes.int64)
+    def long(self, memory_format=None):
+        return self.to(dtypes.int64, memory_format=memory_format)
 
-    def int(self):
-        return self.to(dtypes.int32)
+    def int(self, memory_format=None):
+        return self.to(dtypes.int32, memory_format=memory_format)
 
-    def bool(self):
-        return self.to(dtypes.bool_)
+    def bool(self, memory_format=None):
+        return self.to(dtypes.bool_, memory_format=memory_format)
 
     def type(self, dtype=None):
         if dtype is None:
@@ -470,7 +477,8 @@ class Tensor:
                     "int32": "torch.IntTensor", "bool": "torch.BoolTensor"}.get(self.dtype.name, "torch.Tensor")
         return self.to(dtype)
 
-    def contiguous(self):
+    def contiguous(self, memory_format=None):
+        dtypes.check_memory_format(memory_format, self.ndim)
         return F.contiguous(self)
 
     def is_contiguous(self) -> bool:
@@ -859,7 +867,7 @@ class Tensor:
         return F.matmul(self, other)
 
     def __rmatmul__(self, other):
-        return F.matmul(Tensor(other), self)
+        return F.matmul(other if isinstance(other, Tensor) else Tensor(other), self)
 
     def __neg__(self):
         return F.neg(self)
@@ -1030,8 +1038,8 @@ class Tensor:
     def unbind(self, dim=0):
         return F.unbind(self, dim)
 
-    def clone(self):
-        return F.clone(self)
+    def clone(self, *, memory_format=None):
+        return F.clone(self, memory_format=memory_format)
 
     def diagonal(self, offset=0, dim1=0, dim2=1):
         return F.diagonal(self, offset, dim1, dim2)

@@ -18,15 +18,40 @@ from ..ops.reduce import log_softmax, softmax  # noqa: F401
 
 
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+    """log_softmax over the class dim (dim 1, or 0 for one sample), then nll_loss for class
+    indices or −Σ target ⊙ log p for class probabilities, with PyTorch's label smoothing."""
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     classes = 1 if input.ndim > 1 else 0
+    n_classes = input.shape[classes] if input.ndim else 1
     logp = log_softmax(input, classes)
-    if target.is_floating_point():   # class probabilities
-        return _reduced(-(target * logp).sum(classes), reduction)
+    # weight viewed along the class dim, to broadcast against (N, C, d1, ...)
+    w = None if weight is None else weight.reshape(*[n_classes if d == classes else 1 for d in range(input.ndim)])
+    if target.is_floating_point() and tuple(target.shape) == tuple(input.shape):   # class probabilities
+        if label_smoothing:
+            target = target * (1 - label_smoothing) + label_smoothing / n_classes
+        terms = -(logp * target) if w is None else -(logp * target * w)
+        if reduction == "none":
+            return terms.sum(classes)
+        total = terms.sum()
+        return total if reduction == "sum" else total / (input.numel() // n_classes)
+    if target.is_floating_point():
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {str(target.dtype)[6:].capitalize()}"
+                           if target.ndim <= 1 else "0D or 1D target tensor expected, multi-target not supported")
     loss = nll_loss(logp, target, weight, ignore_index, reduction)
-    if label_smoothing:
-        smooth = _reduced(-logp.mean(classes), reduction)
-        loss = loss * (1 - label_smoothing) + smooth * label_smoothing
-    return loss
+    if not label_smoothing:
+        return loss
+    from ..ops.pointwise import where
+    kept = target != ignore_index
+    smooth = where(kept, -(logp if w is None else logp * w).sum(classes), 0.0)
+    if reduction == "mean":
+        denom = kept.sum() if weight is None else weight[where(kept, target, 0)][kept].sum()
+        smooth = smooth.sum() / denom
+    elif reduction == "sum":
+        smooth = smooth.sum()
+    return loss * (1 - label_smoothing) + smooth * (label_smoothing / n_classes)
 
 
 def dropout(input, p=0.5, training=True, inplace=False):
@@ -99,6 +124,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     from ..ops.reduce import norm
+    from ..ops.shape import broadcast_tensors
+    x1, x2 = broadcast_tensors(x1, x2)   # as PyTorch: broadcast first, then norms along dim
     n1 = norm(x1, 2, dim, keepdim=True).clamp(min=eps)
     n2 = norm(x2, 2, dim, keepdim=True).clamp(min=eps)
     return ((x1 / n1) * (x2 / n2)).sum(dim)

@@ -289,7 +289,14 @@ def tensordot(a, b, dims=2):
         da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
     da = [normalize_dims(d, a.ndim)[0] for d in da]
     db = [normalize_dims(d, b.ndim)[0] for d in db]
+    if len(da) != len(db):
+        raise RuntimeError("both dimension lists should have same length")
     for x, y in zip(da, db):
+        # PyTorch broadcasts a contracted dim of size 1: the other side's dim is summed first
+        if b.shape[y] == 1 and a.shape[x] != 1:
+            a = a.sum(x, keepdim=True)
+        elif a.shape[x] == 1 and b.shape[y] != 1:
+            b = b.sum(y, keepdim=True)
         if a.shape[x] != b.shape[y]:
             raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[x]} in dim {x} "
                                f"and second has size {b.shape[y]} in dim {y}")
@@ -314,6 +321,32 @@ def kron(input, other):
     return unsafe_view(a * b, *[x * y for x, y in zip(sa, sb)])
 
 
+def _expand_ellipsis(terms, out, arrow, operands):
+    """'...' as letters of its own: each operand's ellipsis covers its dims that no letter names,
+    right-aligned with the others' (they broadcast); without '->' they lead the output."""
+    used = set("".join(terms) + out)
+    spare = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in used]
+    width = 0
+    for i, (term, x) in enumerate(zip(terms, operands)):
+        if "..." in term:
+            width = max(width, x.ndim - len(term.replace("...", "")))
+    letters = "".join(spare[:width])
+    expanded = []
+    for term, x in zip(terms, operands):
+        if term.count("...") > 1 or (term.count(".") != 3 * term.count("...")):
+            raise RuntimeError("einsum(): found '.' for operand that is not part of any ellipsis")
+        k = max(x.ndim - len(term.replace("...", "")), 0)
+        expanded.append(term.replace("...", letters[width - k:]))
+    if arrow:
+        out = out.replace("...", letters)
+    else:
+        counts = {}
+        for c in "".join(expanded):
+            counts[c] = counts.get(c, 0) + 1
+        out = letters + "".join(sorted(c for c, k in counts.items() if k == 1 and c not in letters))
+    return expanded, out, "->"
+
+
 def einsum(equation, *operands):
     """einsum from gradviz ops: each operand's repeated letters become diagonals and the letters
     only it carries are summed first; the operands are then permuted and unsqueezed onto one
@@ -330,7 +363,7 @@ def einsum(equation, *operands):
                            if len(operands) > len(terms) else
                            "einsum(): fewer operands were provided than specified in the equation")
     if "." in eq:
-        raise RuntimeError("einsum(): ellipsis ('...') is not supported here")
+        terms, out, arrow = _expand_ellipsis(terms, out, arrow, operands)
     if not arrow:
         counts = {}
         for c in "".join(terms):

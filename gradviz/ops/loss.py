@@ -20,7 +20,7 @@ def _weights(logp, target, weight, ignore_index):
     safe = np.where(target == ignore_index, 0, target)
     dtype = getattr(logp, "_data", logp).dtype   # logp is a Tensor when the VJP runs with create_graph
     w = np.ones(safe.shape, dtype=dtype) if weight is None else weight[safe].astype(dtype)
-    return safe, w * (safe != ignore_index)
+    return safe, w * (target != ignore_index)
 
 
 def _nll_forward(xp, logp, target, weight, reduction, ignore_index):
@@ -66,9 +66,18 @@ MSE_LOSS = _difference_loss("mse_loss", "MseLossBackward0", "ℓ = mean (a − b
 
 def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     t = target._data
-    if input.ndim not in (1, 2):
-        raise ValueError(f"nll_loss: expected input of shape (N, C) or (C,), got {list(input.shape)}; flatten the "
-                         "extra dimensions into the batch first")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if input.ndim > 2:   # (N, C, d1, ...): the class dim moved last, every position one sample
+        n, c = input.shape[0], input.shape[1]
+        if t.ndim >= 1 and t.shape[0] != n:
+            raise ValueError(f"Expected input batch_size ({n}) to match target batch_size ({t.shape[0]}).")
+        if t.shape != (n,) + tuple(input.shape[2:]):
+            raise RuntimeError(f"Expected target size {[n] + list(input.shape[2:])}, got {list(t.shape)}")
+        flat = nll_loss(input.movedim(1, -1).reshape(-1, c), target.reshape(-1), weight, ignore_index, reduction)
+        return flat.reshape(t.shape) if reduction == "none" else flat
+    if input.ndim == 0:
+        raise ValueError("Expected 1 or more dimensions (got 0)")
     if t.dtype.kind not in "iu":
         raise RuntimeError(f"expected scalar type Long but found {target.dtype}")
     if input.ndim == 2 and t.shape != (input.shape[0],):

@@ -120,13 +120,14 @@ CLAMP = _unary("clamp", "ClampBackward1", "c = clamp(a, lo, hi)", lambda xp, a, 
                params=("min", "max"))
 
 
-# clamp with tensor bounds: the bounds are inputs too (ḡ flows to min where a < min, to max where a > max)
+# clamp with tensor bounds: the bounds are inputs too (ḡ flows to min where a < min, to max where a > max;
+# where min > max the result is max, so max gets ḡ and min gets none)
 CLAMP_TENSOR = Op("clamp", "ClampBackward0", "c = clamp(a, lo, hi)",
                   lambda xp, a, lo, hi, has_lo, has_hi: xp.clip(a, lo if has_lo else None, hi if has_hi else None),
                   vjp=(lambda xp, g, c, a, lo, hi, has_lo, has_hi:
                        xp.keep(g, _in_range(a, lo if has_lo else None, hi if has_hi else None)),
-                       lambda xp, g, c, a, lo, hi, has_lo, has_hi: xp.keep(g, a < lo),
-                       lambda xp, g, c, a, lo, hi, has_lo, has_hi: xp.keep(g, a > hi)),
+                       lambda xp, g, c, a, lo, hi, has_lo, has_hi: xp.keep(g, (a < lo) & (lo < hi) if has_hi else a < lo),
+                       lambda xp, g, c, a, lo, hi, has_lo, has_hi: xp.keep(g, (a > hi) | (hi < lo) if has_lo else a > hi)),
                   vjp_formulas=("ḡ ⊙ [lo ≤ a ≤ hi]", "ḡ ⊙ [a < lo]", "ḡ ⊙ [a > hi]"), args=("self", "min", "max"),
                   params=("has_min", "has_max"), saves=("self", "min", "max"))
 
@@ -217,6 +218,9 @@ def _step_function(name: str, torch_name: str, fn) -> Op:
 
 FLOOR = _step_function("floor", "FloorBackward0", lambda xp, a: xp.floor(a))
 ROUND = _step_function("round", "RoundBackward0", lambda xp, a: xp.round(a))
+ROUND_DECIMALS = Op("round", "RoundBackward1", "c = round(a · 10ᵈ) / 10ᵈ",
+                    lambda xp, a, decimals: xp.round(a, decimals), vjp=(lambda xp, g, c, a, decimals: xp.zeros_like(g),),
+                    vjp_formulas=("0",), params=("decimals",))
 
 
 # -- public functions ---------------------------------------------------------------
@@ -365,7 +369,12 @@ erf = _make_unary(ERF)
 abs = _make_unary(ABS)
 sign = _make_unary(SIGN)
 floor = _make_unary(FLOOR)
-round = _make_unary(ROUND)
+_round = _make_unary(ROUND)
+
+
+def round(input, *, decimals=0):
+    """Half to even, as PyTorch; decimals=d rounds a · 10ᵈ."""
+    return _round(input) if decimals == 0 else apply(ROUND_DECIMALS, (input,), (int(decimals),))
 logical_not = _make_unary(NOT)
 
 

@@ -157,6 +157,8 @@ def _norm_forward(xp, a, p, dims, keep):
         return xp.sqrt((a * a).sum(axis=dims, keepdims=keep))
     if p == float("inf"):
         return xp.abs(a).max(axis=dims, keepdims=keep)
+    if p == -float("inf"):
+        return xp.abs(a).min(axis=dims, keepdims=keep)
     return (xp.abs(a) ** p).sum(axis=dims, keepdims=keep) ** (1.0 / p)
 
 
@@ -168,7 +170,7 @@ def _norm_vjp(xp, g, c, a, p, dims, keep):
         return xp.where(c == 0, 0, g * a / c)
     if p == 1:
         return g * xp.sign(a)
-    if p == float("inf"):
+    if p in (float("inf"), -float("inf")):   # ḡ shared among the entries whose |a| is the norm
         return _evenly(xp, g, c, xp.abs(a), dims, True) * xp.sign(a)
     return xp.where(c == 0, 0, g * a * xp.abs(a) ** (p - 2) / c ** (p - 1))
 
@@ -177,9 +179,18 @@ NORM = Op("norm", "LinalgVectorNormBackward0", "c = ‖a‖ₚ", quiet(_norm_for
           vjp_formulas=("ḡ ⊙ a |a|ᵖ⁻² / cᵖ⁻¹",), params=("ord", "dim", "keepdim"), saves=("self", "result"))
 
 
+def _shift(xp, a, axis):
+    """The max along axis (kept) that softmax and logsumexp subtract; 0 for empty rows, which
+    have no max (their sums are then 0, so logsumexp gives −inf as PyTorch does)."""
+    if a.size == 0:
+        return xp.zeros(tuple(1 if i in ((axis,) if isinstance(axis, int) else axis) else s
+                              for i, s in enumerate(a.shape)), dtype=a.dtype)
+    return a.max(axis=axis, keepdims=True)
+
+
 def _logsumexp(xp, a, dims, keep):
-    m = a.max(axis=dims, keepdims=True)
-    m = xp.where(xp.isfinite(m), m, m * 0)   # all -inf rows stay -inf, not nan
+    m = _shift(xp, a, dims)
+    m = xp.where(xp.isfinite(m), m, 0)   # rows of ±inf stay ±inf, not nan
     out = xp.log(xp.exp(a - m).sum(axis=dims, keepdims=True)) + m
     return out if keep else out.reshape(tuple(s for i, s in enumerate(out.shape) if i not in dims))
 
@@ -191,12 +202,12 @@ LOGSUMEXP = Op("logsumexp", "LogsumexpBackward0", "c = log Σ eᵃ", quiet(_logs
 
 
 def _softmax(xp, a, dim):
-    e = xp.exp(a - a.max(axis=dim, keepdims=True))
+    e = xp.exp(a - _shift(xp, a, dim))
     return e / e.sum(axis=dim, keepdims=True)
 
 
 def _log_softmax(xp, a, dim):
-    shifted = a - a.max(axis=dim, keepdims=True)
+    shifted = a - _shift(xp, a, dim)
     return shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
 
 
@@ -353,6 +364,8 @@ def argmin(input, dim=None, keepdim=False):
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     if p in ("fro", None):
         p = 2
+    if isinstance(p, str):
+        raise RuntimeError(f"norm: ord {p!r} is not supported here; use a number, inf, -inf or 'fro'")
     return apply(NORM, (input,), (float(p),) + _dims_keep(input, dim, keepdim))
 
 
@@ -429,8 +442,16 @@ def _logcumsumexp(xp, a, dim):
 def _logcumsumexp_vjp(xp, g, c, a, dim):
     if a.ndim == 0:
         return g
-    # ∂cⱼ/∂aᵢ = e^(aᵢ − cⱼ) for j ≥ i: a reverse cumulative sum of ḡⱼ e^(m − cⱼ), times e^(aᵢ − m)
-    m = a.max() if xp.arrays else a._data.max()
+    # ∂cⱼ/∂aᵢ = e^(aᵢ − cⱼ) for j ≥ i: a reverse cumulative sum of ḡⱼ e^(−cⱼ), times e^aᵢ
+    if xp.arrays:   # in log space, positive and negative ḡ apart (as PyTorch): no overflow for |a| ≫ 1
+        def reverse_lcse(x):
+            return xp.flip(xp.logaddexp.accumulate(xp.flip(x, axis=dim), axis=dim), axis=dim)
+        lowest = xp.finfo(g.dtype).min
+        log_abs = xp.log(xp.abs(g))
+        pos = xp.exp(reverse_lcse(xp.where(g > 0, log_abs, lowest) - c) + a)
+        neg = xp.exp(reverse_lcse(xp.where(g < 0, log_abs, lowest) - c) + a)
+        return pos - neg
+    m = a._data.max()
     return xp.exp(a - m) * xp.flip(xp.cumsum(xp.flip(g * xp.exp(m - c), axis=dim), axis=dim), axis=dim)
 
 
@@ -508,6 +529,8 @@ def any(input, dim=None, keepdim=False):
 def count_nonzero(input, dim=None):
     from ..tensor import Tensor
     axis = None if dim is None else normalize_dims(dim, input.ndim)
+    if input.ndim == 0:   # dim 0 / -1 of a 0-d tensor: nothing to reduce
+        axis = None
     return Tensor._make(np.asarray(np.count_nonzero(input._data, axis=axis), dtype=np.int64))
 
 
@@ -571,6 +594,10 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     """a[1:] − a[:-1] along dim, n times: slices and a subtraction, as PyTorch records it."""
     from .index import narrow
     from .shape import cat
+    if n == 0:   # PyTorch returns the input itself, ignoring prepend and append
+        return input
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
     if prepend is not None or append is not None:
         input = cat([t for t in (prepend, input, append) if t is not None], dim)
     (d,) = normalize_dims(dim, input.ndim)

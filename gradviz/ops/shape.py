@@ -34,8 +34,8 @@ PERMUTE = Op("permute", "PermuteBackward0", "c = permute(a, dims)", lambda xp, a
              vjp=(lambda xp, g, c, a, dims: xp.transpose(g, tuple(np.argsort(dims))),),
              vjp_formulas=("ḡ permuted back",), params=("dims",))
 TRANSPOSE = Op("transpose", "TransposeBackward0", "c = aᵀ (dim0 ↔ dim1)",
-               lambda xp, a, d0, d1: xp.swapaxes(a, d0, d1),
-               vjp=(lambda xp, g, c, a, d0, d1: xp.swapaxes(g, d0, d1),), vjp_formulas=("ḡᵀ",),
+               lambda xp, a, d0, d1: xp.swapaxes(a, d0, d1) if a.ndim else a.view(),   # 0-d: transpose(0, 0)
+               vjp=(lambda xp, g, c, a, d0, d1: xp.swapaxes(g, d0, d1) if g.ndim else g,), vjp_formulas=("ḡᵀ",),
                params=("dim0", "dim1"))
 T = Op("t", "TBackward0", "c = aᵀ", lambda xp, a: a.T, vjp=(lambda xp, g, c, a: g.T,), vjp_formulas=("ḡᵀ",))
 # the engine sums ḡ over the expanded axes (the same unbroadcast as for + and ⊙)
@@ -283,7 +283,9 @@ def flip(input, dims):
     return apply(FLIP, (input,), (normalize_dims(dims, input.ndim),))
 
 
-def clone(input, *, contiguous=False):
+def clone(input, *, contiguous=False, memory_format=None):
+    from ..dtypes import check_memory_format
+    check_memory_format(memory_format, input.ndim)
     if contiguous and not input._data.flags.c_contiguous:   # clone(memory_format=torch.contiguous_format)
         return apply(CLONE_CONTIGUOUS, (input,))
     return apply(CLONE, (input,))
