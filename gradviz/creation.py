@@ -18,6 +18,10 @@ def _size(size, keyword=None) -> tuple:
         size = (keyword,)
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
+    for s in size:
+        if not isinstance(s, int) and not (hasattr(s, "__index__") and not isinstance(s, float)):
+            raise TypeError(f"argument 'size' must be tuple of ints, but found element of type "
+                            f"{type(s).__name__} at pos {size.index(s)}")
     size = tuple(int(s) for s in size)
     for s in size:
         if s < 0:
@@ -58,6 +62,8 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
 
 def from_numpy(array: np.ndarray) -> Tensor:
     """Shares memory with `array`, as torch.from_numpy does."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
     dtypes.from_numpy_dtype(array.dtype)
     return Tensor._make(array)
 

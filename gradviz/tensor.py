@@ -37,8 +37,14 @@ def _to_array(data, dtype=None, device=None):
     else:
         if data is None:
             raise RuntimeError("Could not infer dtype of NoneType")
+        if isinstance(data, str):
+            raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+        if isinstance(data, (list, tuple)) and any(isinstance(x, str) for x in _flat(data)):
+            raise ValueError("too many dimensions 'str'")
         if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
             data = _unwrap_nested(data)
+        if isinstance(data, (list, tuple)) and any(x is None for x in _flat(data)):
+            raise RuntimeError("Could not infer dtype of NoneType")
         try:
             arr = np.asarray(data)
         except ValueError:
@@ -48,6 +54,8 @@ def _to_array(data, dtype=None, device=None):
         if arr.dtype.kind in "iuO" and _too_big(arr):
             raise ValueError("Overflow when unpacking long long")
         if np_dtype is not None:
+            if np_dtype.kind in "iub" and arr.dtype.kind == "f" and not np.isfinite(arr).all():
+                raise RuntimeError(f"value cannot be converted to type {np_dtype} without overflow")
             arr = arr.astype(np_dtype)
         elif arr.dtype.kind == "f":
             arr = arr.astype(dtypes.get_default_dtype().np)   # Python floats: the default dtype
@@ -395,9 +403,13 @@ class Tensor:
         return backend.to_numpy(self._data).tolist()
 
     def __float__(self):
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return float(self.item())
 
     def __int__(self):
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return int(self.item())
 
     def __index__(self):
@@ -407,7 +419,8 @@ class Tensor:
 
     def __bool__(self):
         if self._data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError(f"Boolean value of Tensor with {'no' if self._data.size == 0 else 'more than one'} "
+                               f"value{'s' if self._data.size == 0 else ''} is ambiguous")
         return bool(self.item())
 
     def __array__(self, dtype=None, copy=None):
@@ -879,6 +892,11 @@ class Tensor:
         return F.abs(self)
 
     def __invert__(self):
+        kind = self._data.dtype.kind
+        if kind in "iu":   # bitwise not of integers, as PyTorch (no gradient)
+            return Tensor._make(~self._data)
+        if kind != "b":
+            raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
         return F.logical_not(self)
 
     def __eq__(self, other):
@@ -1297,3 +1315,21 @@ for _name in ("matmul", "mm", "bmm", "dot", "mv", "outer", "trace", "exp", "log"
     setattr(Tensor, _name, _method(getattr(F, _name)))
 Tensor.negative = Tensor.neg
 Tensor.absolute = Tensor.abs
+
+
+def _operands_only(method):
+    """An operator dunder that leaves operands PyTorch does not take (None, str, list, ...) to Python,
+    which then raises its TypeError ("unsupported operand type(s)"), as it does for torch.Tensor."""
+    def dunder(self, other):
+        if not isinstance(other, (Tensor, int, float, np.ndarray, np.generic)):
+            return NotImplemented
+        return method(self, other)
+    dunder.__name__ = method.__name__
+    return dunder
+
+
+for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
+              "__floordiv__", "__mod__", "__pow__", "__rpow__", "__matmul__", "__rmatmul__", "__eq__", "__ne__",
+              "__lt__", "__le__", "__gt__", "__ge__", "__and__", "__or__", "__xor__", "__rand__", "__ror__",
+              "__rxor__", "__iadd__", "__isub__", "__imul__", "__itruediv__"):
+    setattr(Tensor, _name, _operands_only(getattr(Tensor, _name)))

@@ -317,6 +317,8 @@ class Backward:
                 if result is not None:
                     _check_hook_result(hook, wrapped, result)
                     after = result if self.create_graph else result._data
+                    if not self.create_graph:
+                        self._handed_out.add(id(after))   # the hook's tensor is the user's: .grad copies it
                     grads[nr] = after
                 step.hooks.append((nr, hook, before, after))
                 if listening:

@@ -71,6 +71,14 @@ def dropout(input, p=0.5, training=True, inplace=False):
 
 def binary_cross_entropy(input, target, weight=None, reduction="mean"):
     from ..ops.pointwise import clamp, log
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}) "
+                         "is deprecated. Please ensure they have the same size.")
+    a, t = input._data, target._data
+    if ((a < 0) | (a > 1)).any():   # a NaN loss would hide the bug: PyTorch refuses such inputs
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    if ((t < 0) | (t > 1)).any():
+        raise RuntimeError("all elements of target should be between 0 and 1")
     # PyTorch clamps the logs at -100 so that p = 0 or 1 gives a finite loss
     losses = -(target * clamp(log(input), min=-100) + (1 - target) * clamp(log(1 - input), min=-100))
     if weight is not None:
@@ -81,7 +89,13 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean"):
 def one_hot(tensor, num_classes=-1):
     import numpy as np
     from ..tensor import Tensor
+    if tensor._data.dtype != np.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if tensor._data.size and int(tensor._data.min()) < 0:
+        raise RuntimeError("Class values must be non-negative.")
     n = int(tensor._data.max()) + 1 if num_classes == -1 else num_classes
+    if tensor._data.size and int(tensor._data.max()) >= n:
+        raise RuntimeError("Class values must be smaller than num_classes.")
     return Tensor._make(np.eye(n, dtype=np.int64)[tensor._data])
 
 

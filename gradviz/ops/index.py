@@ -141,6 +141,9 @@ def parse_index(shape: tuple, key, single_slice: bool = False):
 
     ndim = len(shape)
     specified = sum(width(k) for k in items)
+    if ndim == 0 and specified and any(isinstance(k, (int, np.integer)) and not isinstance(k, bool) for k in items):
+        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in "
+                         "C++ to convert a 0-dim tensor to a number")
     if specified > ndim:
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
     if sum(k is Ellipsis for k in items) > 1:
@@ -176,11 +179,19 @@ def parse_index(shape: tuple, key, single_slice: bool = False):
                                      f"shape of the indexed tensor {cur} at index {dim + bad}")
             elif k.dtype.kind not in "iu":
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            elif k.size and (int(k.min()) < -cur[dim] or int(k.max()) >= cur[dim]):
+                bad = int(k.min()) if int(k.min()) < -cur[dim] else int(k.max())
+                raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {cur[dim]}")
             adv[dim] = k
             n = k.ndim if k.dtype == bool else 1
             basic += [slice(None)] * n
             dim += n
         else:
+            if isinstance(k, str):
+                raise TypeError("new(): invalid data type 'str'")
+            if isinstance(k, float):
+                raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
+                                 f"are valid indices (got {type(k).__name__})")
             i = operator.index(k)
             size = cur[dim]
             if not -size <= i < size:
@@ -337,6 +348,9 @@ TOPK = _gather_op("topk", "TopkBackward0", "c = topk(a, k)")
 def _order(a: np.ndarray, dim: int, descending: bool) -> np.ndarray:
     """A stable argsort along dim (ties keep their order, as PyTorch's stable sort)."""
     keys = a.astype(np.int64) if a.dtype.kind in "bu" else a
+    if descending and keys.dtype.kind == "f" and np.isnan(keys).any():   # NaN is the largest: first
+        nan = np.isnan(keys)
+        return np.lexsort((np.where(nan, 0, -keys), ~nan), axis=dim)
     return np.argsort(-keys if descending else keys, axis=dim, kind="stable")
 
 

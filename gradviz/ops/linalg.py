@@ -240,6 +240,9 @@ def linear(input, weight, bias=None):
 
 
 def outer(input, vec2):
+    for name, v in (("self", input), ("vec2", vec2)):
+        if v.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {v.ndim}-D")
     return input.reshape(-1, 1) * vec2
 
 
@@ -364,6 +367,17 @@ def einsum(equation, *operands):
                            "einsum(): fewer operands were provided than specified in the equation")
     if "." in eq:
         terms, out, arrow = _expand_ellipsis(terms, out, arrow, operands)
+    for c in out:
+        if c not in lhs and not ("." in eq and c not in eq):
+            raise RuntimeError(f"einsum(): output subscript {c} does not appear in the equation for any input "
+                               "operand")
+    sizes = {}
+    for i, (term, x) in enumerate(zip(terms, operands)):
+        for c, n in zip(term, x.shape):
+            if sizes.get(c, n) != n and 1 not in (n, sizes[c]):
+                raise RuntimeError(f"einsum(): subscript {c} has size {n} for operand {i} which does not "
+                                   f"broadcast with previously seen size {sizes[c]}")
+            sizes[c] = n if sizes.get(c, 1) == 1 else sizes[c]
     if not arrow:
         counts = {}
         for c in "".join(terms):

@@ -78,8 +78,10 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
         return flat.reshape(t.shape) if reduction == "none" else flat
     if input.ndim == 0:
         raise ValueError("Expected 1 or more dimensions (got 0)")
-    if t.dtype.kind not in "iu":
-        raise RuntimeError(f"expected scalar type Long but found {target.dtype}")
+    if t.dtype not in (np.int64, np.uint8):
+        names = {"float32": "Float", "float64": "Double", "float16": "Half", "int32": "Int", "int16": "Short",
+                 "int8": "Char", "bool": "Bool"}
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {names.get(t.dtype.name, t.dtype.name)}")
     if input.ndim == 2 and t.shape != (input.shape[0],):
         raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
                          f"({t.shape[0] if t.ndim else 0}).")
@@ -91,6 +93,8 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
 
 
 def mse_loss(input, target, reduction="mean"):
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
     return apply(MSE_LOSS, (input, target), (reduction,))
 
 

@@ -30,7 +30,8 @@ class TensorNamespace:
     transpose = staticmethod(shape.permute)
     cosh = staticmethod(pointwise.cosh)
     sinh = staticmethod(pointwise.sinh)
-    isfinite = staticmethod(pointwise.isfinite)   # a bool Tensor, no graph
+    isfinite = staticmethod(pointwise.isfinite)
+    isnan = staticmethod(pointwise.isnan)   # a bool Tensor, no graph
 
     @staticmethod
     def roll(a, shift, axis=None):

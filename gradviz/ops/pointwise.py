@@ -87,7 +87,7 @@ TANH = _unary("tanh", "TanhBackward0", "c = tanh a", lambda xp, a: xp.tanh(a),
 SIGMOID = _unary("sigmoid", "SigmoidBackward0", "c = σ(a)", quiet(lambda xp, a: 1 / (1 + xp.exp(-a))),
                  lambda xp, g, c, a: g * c * (1 - c), "ḡ ⊙ c ⊙ (1 − c)", saves=("result",))
 RELU = _unary("relu", "ReluBackward0", "c = max(a, 0)", lambda xp, a: xp.maximum(a, 0),
-              lambda xp, g, c, a: xp.keep(g, c > 0), "ḡ ⊙ [c > 0]", saves=("result",))
+              lambda xp, g, c, a: xp.keep(g, (c > 0) | (c != c)), "ḡ ⊙ [c > 0]", saves=("result",))   # NaN passes ḡ
 LEAKY_RELU = _unary("leaky_relu", "LeakyReluBackward0", "c = a if a > 0 else s·a",
                     lambda xp, a, s: xp.where(a > 0, a, a * s),
                     lambda xp, g, c, a, s: xp.where(a > 0, g, g * s), "ḡ ⊙ (a > 0 ? 1 : s)", params=("negative_slope",))
@@ -113,7 +113,9 @@ SOFTPLUS = _unary("softplus", "SoftplusBackward0", "c = log(1 + e^(βa))/β",
                   "ḡ ⊙ σ(βa)", params=("beta", "threshold"))
 ABS = _unary("abs", "AbsBackward0", "c = |a|", lambda xp, a: xp.abs(a), lambda xp, g, c, a: g * xp.sign(a),
              "ḡ ⊙ sign a")
-SIGN = _unary("sign", "SignBackward0", "c = sign a", lambda xp, a: xp.sign(a), lambda xp, g, c, a: xp.zeros_like(g), "0",
+# sign(NaN) is 0 in PyTorch
+SIGN = _unary("sign", "SignBackward0", "c = sign a", lambda xp, a: xp.where(a != a, 0, xp.sign(a)),
+              lambda xp, g, c, a: xp.zeros_like(g), "0",
               saves=())
 CLAMP = _unary("clamp", "ClampBackward1", "c = clamp(a, lo, hi)", lambda xp, a, lo, hi: xp.clip(a, lo, hi),
                lambda xp, g, c, a, lo, hi: xp.keep(g, _in_range(a, lo, hi)), "ḡ ⊙ [lo ≤ a ≤ hi]",
@@ -147,12 +149,13 @@ WHERE = Op("where", "WhereBackward0", "c = cond ? a : b", lambda xp, a, b, cond:
            vjp_formulas=("ḡ ⊙ cond", "ḡ ⊙ ¬cond"), args=BINARY, params=("condition",), saves=("condition",))
 # ties split the gradient evenly, as PyTorch does
 MAXIMUM = Op("maximum", "MaximumBackward0", "c = max(a, b)", lambda xp, a, b: xp.maximum(a, b),
-             vjp=(lambda xp, g, c, a, b: xp.where(a > b, g, xp.where(a == b, g * 0.5, 0)),
-                  lambda xp, g, c, a, b: xp.where(b > a, g, xp.where(a == b, g * 0.5, 0))),
+             vjp=(lambda xp, g, c, a, b: xp.where(a < b, 0, xp.where(a == b, g * 0.5, g)),
+                  lambda xp, g, c, a, b: xp.where(a > b, 0, xp.where(a == b, g * 0.5, g))),
              vjp_formulas=("ḡ ⊙ [a > b]", "ḡ ⊙ [b > a]"), args=BINARY, saves=BINARY)
+# (written as "ḡ except where the other is larger", so a NaN, which compares false, gets ḡ as in PyTorch)
 MINIMUM = Op("minimum", "MinimumBackward0", "c = min(a, b)", lambda xp, a, b: xp.minimum(a, b),
-             vjp=(lambda xp, g, c, a, b: xp.where(a < b, g, xp.where(a == b, g * 0.5, 0)),
-                  lambda xp, g, c, a, b: xp.where(b < a, g, xp.where(a == b, g * 0.5, 0))),
+             vjp=(lambda xp, g, c, a, b: xp.where(a > b, 0, xp.where(a == b, g * 0.5, g)),
+                  lambda xp, g, c, a, b: xp.where(a < b, 0, xp.where(a == b, g * 0.5, g))),
              vjp_formulas=("ḡ ⊙ [a < b]", "ḡ ⊙ [b < a]"), args=BINARY, saves=BINARY)
 
 # rounded division: a step function, so its gradient is zero almost everywhere
@@ -238,13 +241,25 @@ def _tensor_or_scalar(op: Op, scalar_op: Op, input, other, *params):
     return apply(scalar_op, (input,), (const._data, *params), dtype)
 
 
+def _check_alpha(input, other, alpha) -> None:
+    from ..tensor import Tensor
+    ints = [t for t in (input, other) if isinstance(t, Tensor) and t._data.dtype.kind in "iub"]
+    if isinstance(alpha, float) and len(ints) == 2:
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+
+
 def add(input, other, *, alpha=1):
+    _check_alpha(input, other, alpha)
     if alpha == 1:
         return binary(ADD, input, other)
     return binary(ADD_ALPHA, input, other, alpha)
 
 
 def sub(input, other, *, alpha=1):
+    from ..tensor import Tensor
+    if len([t for t in (input, other) if isinstance(t, Tensor) and t._data.dtype == bool]) == 2:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                           "`logical_xor()` operator instead.")
     if alpha == 1:
         return binary(SUB, input, other)
     return binary(SUB_ALPHA, input, other, alpha)
@@ -260,8 +275,9 @@ def div(input, other, *, rounding_mode=None):
         return apply(DIV, (a, b), (), dtype)
     a, b, dtype = coerce_pair(input, other)
     if rounding_mode not in ("floor", "trunc"):
-        raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
                          f"'{rounding_mode}'")
+    _int_divisor(a, b)
     return apply(DIV_ROUNDED, (a, b), (rounding_mode,), a._data.dtype if dtype is None else dtype)
 
 
@@ -269,11 +285,22 @@ def rsub(input, other, *, alpha=1):
     return _tensor_or_scalar(RSUB, RSUB_SCALAR, input, other, alpha)
 
 
+def _int_divisor(input, other) -> None:
+    """Integer division by zero has no value: PyTorch raises where NumPy would quietly give 0."""
+    from ..tensor import Tensor
+    a = input._data if isinstance(input, Tensor) else np.asarray(input)
+    b = other._data if isinstance(other, Tensor) else np.asarray(other)
+    if a.dtype.kind in "iub" and b.dtype.kind in "iub" and not b.all():
+        raise RuntimeError("ZeroDivisionError")
+
+
 def floor_divide(input, other):
+    _int_divisor(input, other)
     return _tensor_or_scalar(FLOOR_DIVIDE, FLOOR_DIVIDE_SCALAR, input, other)
 
 
 def remainder(input, other):
+    _int_divisor(input, other)
     return _tensor_or_scalar(REMAINDER, REMAINDER_SCALAR, input, other)
 
 
@@ -302,9 +329,18 @@ def pow(input, exponent):
     return apply(POW_SCALAR, (input,), (exponent,))
 
 
-def where(condition, input, other):
+def where(condition, input=None, other=None):
     from ..tensor import Tensor
+    if input is None and other is None:   # where(condition) is nonzero(condition, as_tuple=True)
+        from .index import nonzero
+        return nonzero(condition, as_tuple=True)
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):   # two scalars: a tensor of the first
+        from ..creation import tensor
+        input = tensor(input)
     cond = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
+    if cond.dtype != bool:
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+                           f"{str(cond.dtype).capitalize().replace('Int64', 'Long').replace('Float32', 'Float')}")
     a, b, dtype = coerce_pair(input, other)
     return apply(WHERE, (a, b), (cond,), dtype)
 
@@ -336,6 +372,8 @@ def leaky_relu(input, negative_slope=0.01):
 
 
 def gelu(input, approximate="none"):
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
     return apply(GELU_TANH if approximate == "tanh" else GELU, (input,))
 
 
@@ -352,20 +390,29 @@ def _make_unary(op, floating=False):
     return fn
 
 
-neg = _make_unary(NEG)
-exp = _make_unary(EXP)
-log = _make_unary(LOG)
-log1p = _make_unary(LOG1P)
-sqrt = _make_unary(SQRT)
-rsqrt = _make_unary(RSQRT)
-reciprocal = _make_unary(RECIPROCAL)
-sin = _make_unary(SIN)
-cos = _make_unary(COS)
-tan = _make_unary(TAN)
-tanh = _make_unary(TANH)
-sigmoid = _make_unary(SIGMOID)
+_neg = _make_unary(NEG)
+
+
+def neg(input):
+    if input._data.dtype == bool:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+                           "invert a mask, use the `~` or `logical_not()` operator instead.")
+    return _neg(input)
+
+
+exp = _make_unary(EXP, floating=True)
+log = _make_unary(LOG, floating=True)
+log1p = _make_unary(LOG1P, floating=True)
+sqrt = _make_unary(SQRT, floating=True)
+rsqrt = _make_unary(RSQRT, floating=True)
+reciprocal = _make_unary(RECIPROCAL, floating=True)
+sin = _make_unary(SIN, floating=True)
+cos = _make_unary(COS, floating=True)
+tan = _make_unary(TAN, floating=True)
+tanh = _make_unary(TANH, floating=True)
+sigmoid = _make_unary(SIGMOID, floating=True)
 relu = _make_unary(RELU)
-erf = _make_unary(ERF)
+erf = _make_unary(ERF, floating=True)
 abs = _make_unary(ABS)
 sign = _make_unary(SIGN)
 floor = _make_unary(FLOOR)
@@ -375,6 +422,8 @@ _round = _make_unary(ROUND)
 def round(input, *, decimals=0):
     """Half to even, as PyTorch; decimals=d rounds a · 10ᵈ."""
     return _round(input) if decimals == 0 else apply(ROUND_DECIMALS, (input,), (int(decimals),))
+
+
 logical_not = _make_unary(NOT)
 
 
@@ -566,6 +615,7 @@ def logit(input, eps=None):
 
 
 def fmod(input, other):
+    _int_divisor(input, other)
     return _tensor_or_scalar(FMOD, FMOD_SCALAR, input, other)
 
 

@@ -15,6 +15,10 @@ def normalize_dims(dim, ndim: int) -> tuple:
     """dim (int, tuple or None) -> sorted tuple of non-negative axes, with PyTorch's range error."""
     if dim is None:
         return tuple(range(ndim))
+    ints = (dim,) if isinstance(dim, int) else dim if isinstance(dim, (tuple, list)) else (None,)
+    if isinstance(dim, bool) or [d for d in ints if not isinstance(d, int) or isinstance(d, bool)]:
+        raise TypeError(f"received an invalid combination of arguments - got dim={dim!r} "
+                        f"({type(dim).__name__}), but expected an int or a tuple of ints")
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
     out = []
     for d in dims:
@@ -72,7 +76,8 @@ def _var_vjp(xp, g, c, a, dims, keep, k):
 
 
 def _std_vjp(xp, g, c, a, dims, keep, k):
-    return restore(xp, g / c, dims, keep, a.ndim) * _centered(xp, a, dims) / (_count(a, dims) - k)
+    # a constant slice (c = 0) gets gradient 0, not 0/0: PyTorch masks it
+    return restore(xp, xp.where(c == 0, 0, g / c), dims, keep, a.ndim) * _centered(xp, a, dims) / (_count(a, dims) - k)
 
 
 VAR = Op("var", "VarBackward0", "c = Σ(a − ā)² / (n − k)",
@@ -110,6 +115,22 @@ PROD_DIM = Op("prod", "ProdBackward1", "c = Π_dim a", lambda xp, a, dims, keep:
               vjp=(quiet(_prod_vjp),), vjp_formulas=("ḡ ⊙ c / a",), params=DIMS, saves=("self", "result"))
 
 
+def _evenly_nan(xp, g, c, a, dims, keep):
+    """max()/min() of all entries: as _evenly, but a NaN result is where the NaNs are (PyTorch)."""
+    g, c = restore(xp, g, dims, keep, a.ndim), restore(xp, c, dims, keep, a.ndim)
+    mask = (a == c) | (xp.isnan(a) & xp.isnan(c))
+    count = xp.sum(xp.where(mask, g * 0 + 1, g * 0), axis=dims, keepdims=True)
+    return xp.where(mask, g / count, 0)
+
+
+def _scaled_by_count(xp, g, c, a, dims, keep):
+    """amax()/amin(): ḡ / count at the extremes, as PyTorch (a NaN extreme has no match: NaN)."""
+    g, c = restore(xp, g, dims, keep, a.ndim), restore(xp, c, dims, keep, a.ndim)
+    mask = a == c
+    count = xp.sum(xp.where(mask, g * 0 + 1, g * 0), axis=dims, keepdims=True)
+    return xp.keep(g / count, mask)
+
+
 def _evenly(xp, g, c, a, dims, keep):
     """max()/amax(): the gradient is shared evenly among tied extremes."""
     g, c = restore(xp, g, dims, keep, a.ndim), restore(xp, c, dims, keep, a.ndim)
@@ -119,15 +140,15 @@ def _evenly(xp, g, c, a, dims, keep):
 
 
 MAX_ALL = Op("max", "MaxBackward1", "c = max a", lambda xp, a, dims, keep: a.max(),
-             vjp=(_evenly,), vjp_formulas=("ḡ to the argmax (shared among ties)",), params=DIMS,
+             vjp=(_evenly_nan,), vjp_formulas=("ḡ to the argmax (shared among ties)",), params=DIMS,
              saves=("self", "result"))
 MIN_ALL = Op("min", "MinBackward1", "c = min a", lambda xp, a, dims, keep: a.min(),
-             vjp=(_evenly,), vjp_formulas=("ḡ to the argmin (shared among ties)",), params=DIMS,
+             vjp=(_evenly_nan,), vjp_formulas=("ḡ to the argmin (shared among ties)",), params=DIMS,
              saves=("self", "result"))
 AMAX = Op("amax", "AmaxBackward0", "c = max_dim a", lambda xp, a, dims, keep: a.max(axis=dims, keepdims=keep),
-          vjp=(_evenly,), vjp_formulas=("ḡ to the maxima (shared among ties)",), params=DIMS, saves=("self", "result"))
+          vjp=(quiet(_scaled_by_count),), vjp_formulas=("ḡ to the maxima (shared among ties)",), params=DIMS, saves=("self", "result"))
 AMIN = Op("amin", "AminBackward0", "c = min_dim a", lambda xp, a, dims, keep: a.min(axis=dims, keepdims=keep),
-          vjp=(_evenly,), vjp_formulas=("ḡ to the minima (shared among ties)",), params=DIMS, saves=("self", "result"))
+          vjp=(quiet(_scaled_by_count),), vjp_formulas=("ḡ to the minima (shared among ties)",), params=DIMS, saves=("self", "result"))
 
 
 def _select_vjp(xp, g, c, a, dim, keep, index):
@@ -239,9 +260,21 @@ for _op in (SUM_DIM, MEAN_DIM, VAR, STD, PROD_DIM, AMAX, AMIN, NORM, LOGSUMEXP, 
 # -- public functions ---------------------------------------------------------------
 def _dims_keep(input, dim, keepdim):
     # a 0-d tensor accepts dim 0 / -1, but there is no axis to reduce; dim=() reduces all
-    if dim is not None and not isinstance(dim, int) and len(dim) == 0:
+    if isinstance(dim, (tuple, list)) and len(dim) == 0:
         dim = None
-    return (normalize_dims(dim, input.ndim) if input.ndim else ()), bool(keepdim)
+    dims = normalize_dims(dim, input.ndim)   # checks dim even on a 0-d tensor (its range is [-1, 0])
+    return (dims if input.ndim else ()), bool(keepdim)
+
+
+def _nonempty(name: str, input, dim) -> None:
+    """max/argmax-like reductions have no value over an empty dim: PyTorch's IndexError."""
+    if input.numel():
+        return
+    if dim is None:
+        raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+    for d in normalize_dims(dim, input.ndim):
+        if input.ndim and input.shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
 
 def sum(input, dim=None, keepdim=False, *, dtype=None):
@@ -255,6 +288,9 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None):
+    if dtype is not None and dtypes_np_kind(dtype) not in "fc":
+        raise RuntimeError("mean(): could not infer output dtype. Optional dtype must be either a floating point "
+                           f"or complex dtype. Got: {_SCALAR_TYPE.get(str(dtype)[6:], str(dtype)[6:])}")
     if dtype is not None:
         input = input.to(dtype)
     if not input.dtype.is_floating_point:
@@ -272,6 +308,8 @@ def _correction(unbiased, correction):
 
 
 def _moments(op, input, dim, unbiased, keepdim, correction):
+    if input._data.dtype.kind not in "fc":
+        raise RuntimeError("std and var only support floating point and complex dtypes")
     if isinstance(dim, bool):   # var(unbiased) positional form
         dim, unbiased = None, dim
     return apply(op, (input,), _dims_keep(input, dim, keepdim) + (_correction(unbiased, correction),))
@@ -285,9 +323,16 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return _moments(STD, input, dim, unbiased, keepdim, correction)
 
 
+def dtypes_np_kind(dtype) -> str:
+    from ..dtypes import as_np
+    return as_np(dtype).kind
+
+
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         input = input.to(dtype)
+    elif input._data.dtype.kind in "bui":
+        input = input.long()   # PyTorch multiplies integers and bools as int64
     if dim is None:
         return apply(PROD, (input,), _dims_keep(input, None, False))
     return apply(PROD_DIM, (input,), _dims_keep(input, dim, keepdim))
@@ -320,6 +365,7 @@ def _extreme(input, dim, keepdim, other, full_op, dim_op, arg, name):
                                "Specify the reduction dim with the 'dim' argument.")
         return apply(full_op, (input,), _dims_keep(input, None, False))
     (d,) = normalize_dims(dim, input.ndim)
+    _nonempty(name, input, d)
     index = np.expand_dims(arg(input._data, axis=d), d) if input.ndim else np.zeros((), dtype=np.int64)
     values = apply(dim_op, (input,), (d, bool(keepdim), index))
     return values_indices(name, values, index if keepdim or not input.ndim else index.squeeze(d))
@@ -340,28 +386,41 @@ def min(input, dim=None, keepdim=False, *, other=None):
 
 
 def amax(input, dim=(), keepdim=False):
+    _nonempty("amax", input, None if dim == () else dim) if dim != () else None
     return apply(AMAX, (input,), _dims_keep(input, None if dim == () else dim, keepdim))
 
 
 def amin(input, dim=(), keepdim=False):
+    _nonempty("amin", input, None if dim == () else dim) if dim != () else None
     return apply(AMIN, (input,), _dims_keep(input, None if dim == () else dim, keepdim))
 
 
 def argmax(input, dim=None, keepdim=False):
     from ..tensor import Tensor
+    _nonempty("argmax", input, dim)
     if dim is None:
         return Tensor._make(np.asarray(np.argmax(input._data), dtype=np.int64))
-    return Tensor._make(np.argmax(input._data, axis=dim, keepdims=keepdim).astype(np.int64))
+    (d,) = normalize_dims(dim, input.ndim)
+    if input.ndim == 0:
+        return Tensor._make(np.zeros((), dtype=np.int64))
+    return Tensor._make(np.argmax(input._data, axis=d, keepdims=keepdim).astype(np.int64))
 
 
 def argmin(input, dim=None, keepdim=False):
     from ..tensor import Tensor
+    _nonempty("argmin", input, dim)
     if dim is None:
         return Tensor._make(np.asarray(np.argmin(input._data), dtype=np.int64))
-    return Tensor._make(np.argmin(input._data, axis=dim, keepdims=keepdim).astype(np.int64))
+    (d,) = normalize_dims(dim, input.ndim)
+    if input.ndim == 0:
+        return Tensor._make(np.zeros((), dtype=np.int64))
+    return Tensor._make(np.argmin(input._data, axis=d, keepdims=keepdim).astype(np.int64))
 
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    if input._data.dtype.kind not in "fc":
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. "
+                           f"Got {str(input.dtype)[6:].capitalize().replace('Int64', 'Long')}")
     if p in ("fro", None):
         p = 2
     if isinstance(p, str):
@@ -463,6 +522,9 @@ MEDIAN = Op("median", "MedianBackward0", "c = median a", lambda xp, a, dims, kee
             vjp=(lambda xp, g, c, a, dims, keep, k: _evenly(xp, g, c, a, dims, keep),),
             vjp_formulas=("ḡ to the median (shared among ties)",), params=("dim", "keepdim", "k"),
             saves=("self", "result"))
+MEDIAN_NAN = Op("median", "MedianBackward0", "c = median a", lambda xp, a, dims, keep, k: xp.asarray(np.nan, a.dtype),
+                 vjp=(lambda xp, g, c, a, dims, keep, k: _evenly_nan(xp, g, c, a, dims, keep),),
+                 vjp_formulas=("ḡ to the NaNs (shared)",), params=("dim", "keepdim", "k"), saves=("self", "result"))
 MEDIAN_DIM = Op("median", "MedianBackward1", "c = median_dim a", _take, vjp=(_select_vjp,),
                 vjp_formulas=("ḡ scattered to the indices",), params=("dim", "keepdim", "indices"), saves=("indices",))
 
@@ -552,6 +614,8 @@ def median(input, dim=None, keepdim=False):
     """The lower of the two middle values (PyTorch's median, unlike NumPy's, never averages)."""
     if dim is None:
         dims, _ = _dims_keep(input, None, False)
+        if input.numel() == 0 or np.isnan(input._data).any():   # PyTorch: NaN (the NaNs share ḡ)
+            return apply(MEDIAN_NAN, (input,), (dims, False, 0))
         return apply(MEDIAN, (input,), (dims, False, (input.numel() - 1) // 2))
     (d,) = normalize_dims(dim, input.ndim)
     if input.ndim == 0:

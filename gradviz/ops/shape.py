@@ -203,6 +203,8 @@ def flatten(input, start_dim=0, end_dim=-1):
     if input.ndim == 0:
         return reshape(input, 1)
     s, e = normalize_dims(start_dim, input.ndim)[0], normalize_dims(end_dim, input.ndim)[0]
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if s == e:
         return input
     shape = tuple(input.shape[:s]) + (-1,) + tuple(input.shape[e + 1:])
@@ -213,7 +215,7 @@ def squeeze(input, dim=None):
     if dim is None:
         shape = tuple(s for s in input.shape if s != 1)
         return apply(SQUEEZE, (input,), (shape,))
-    dims = normalize_dims(dim, input.ndim) if input.ndim else ()
+    dims = normalize_dims(dim, input.ndim)
     shape = tuple(s for i, s in enumerate(input.shape) if not (i in dims and s == 1))
     return apply(SQUEEZE_DIM if isinstance(dim, int) else SQUEEZE_DIMS, (input,), (shape, dim))
 
@@ -236,7 +238,10 @@ def permute(input, *dims):
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
                            f"length of the desired ordering of dimensions i.e. input.dim() = {input.ndim} is not "
                            f"equal to len(dims) = {len(dims)}")
-    return apply(PERMUTE, (input,), (tuple(d % input.ndim for d in dims),))
+    dims = tuple(normalize_dims(d, input.ndim)[0] for d in dims)
+    if len(set(dims)) != len(dims):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return apply(PERMUTE, (input,), (dims,))
 
 
 def transpose(input, dim0, dim1):
@@ -280,7 +285,8 @@ def repeat(input, *reps):
 
 def flip(input, dims):
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
-    return apply(FLIP, (input,), (normalize_dims(dims, input.ndim),))
+    dims = normalize_dims(dims, input.ndim)
+    return apply(FLIP, (input,), (dims if input.ndim else (),))   # a 0-d tensor flips to itself
 
 
 def clone(input, *, contiguous=False, memory_format=None):
@@ -307,6 +313,14 @@ def _common_dtype(tensors):
 
 
 def cat(tensors, dim=0):
+    from ..tensor import Tensor
+    if isinstance(tensors, Tensor):
+        raise TypeError("cat(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor")
+    if not list(tensors):
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    for i, t in enumerate(tensors):
+        if isinstance(t, Tensor) and t.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
     tensors = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or list(tensors)[:1]
     if not tensors:
         raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
@@ -343,6 +357,11 @@ def split(tensor, split_size_or_sections, dim=0):
     n = tensor.shape[d]
     if isinstance(split_size_or_sections, int):
         step = split_size_or_sections
+        if step < 0:
+            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
+        if step == 0 and n:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
+        step = step or 1
         sizes = [min(step, n - i) for i in range(0, n, step)] or [0]
     else:
         sizes = list(split_size_or_sections)
@@ -355,12 +374,16 @@ def split(tensor, split_size_or_sections, dim=0):
 
 def chunk(input, chunks, dim=0):
     (d,) = normalize_dims(dim, input.ndim)
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     n = input.shape[d]
     step = -(-n // chunks)
     return split(input, step, d)
 
 
 def unbind(input, dim=0):
+    if input.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     (d,) = normalize_dims(dim, input.ndim)
     return _outputs(unbind_op(input.shape[d]), (input,), (d,))
 
@@ -441,10 +464,23 @@ def broadcast_shapes(*shapes):
     return Size(np.broadcast_shapes(*(tuple(s) if not isinstance(s, int) else (s,) for s in shapes)))
 
 
+def _broadcastable(a: tuple, b: tuple) -> bool:
+    return all(x == y or 1 in (x, y) for x, y in zip(reversed(a), reversed(b)))
+
+
 def broadcast_tensors(*tensors):
     """Each tensor expanded to the common shape (a tensor already of that shape is returned as is)."""
     tensors = varargs(tensors)
-    shape = tuple(np.broadcast_shapes(*(tuple(t.shape) for t in tensors)))
+    try:
+        shape = tuple(np.broadcast_shapes(*(tuple(t.shape) for t in tensors)))
+    except ValueError:
+        a, b = next((x, y) for i, x in enumerate(tensors) for y in tensors[i + 1:]
+                    if not _broadcastable(tuple(x.shape), tuple(y.shape)))
+        n = max(a.ndim, b.ndim)
+        da, db = (1,) * (n - a.ndim) + tuple(a.shape), (1,) * (n - b.ndim) + tuple(b.shape)
+        d = next(i for i in reversed(range(n)) if da[i] != db[i] and 1 not in (da[i], db[i]))
+        raise RuntimeError(f"The size of tensor a ({da[d]}) must match the size of tensor b ({db[d]}) at "
+                           f"non-singleton dimension {d}") from None
     return tuple(t if tuple(t.shape) == shape else expand(t, *shape) for t in tensors)
 
 
@@ -489,7 +525,7 @@ def roll(input, shifts, dims=None):
 
 
 def tile(input, dims):
-    dims = tuple(dims)
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
     return repeat(input, *((1,) * (input.ndim - len(dims)) + dims))
 
 
