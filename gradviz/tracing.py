@@ -123,10 +123,11 @@ def _collect(root_nodes) -> list:
 
 
 def _tensor_name(tensor, names: dict) -> str | None:
+    """The name to show for tensor, as a string (names={123: x} and x.name = 42 are allowed)."""
     for name, t in names.items():
         if t is tensor:
-            return name
-    return tensor.name
+            return str(name)
+    return None if tensor.name is None else str(tensor.name)
 
 
 def build_trace(roots, names: dict | None = None, show_saved: bool = False, order_of=None) -> Trace:
