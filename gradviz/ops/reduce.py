@@ -15,11 +15,13 @@ def normalize_dims(dim, ndim: int) -> tuple:
     """dim (int, tuple or None) -> sorted tuple of non-negative axes, with PyTorch's range error."""
     if dim is None:
         return tuple(range(ndim))
+    if isinstance(dim, np.integer):
+        dim = int(dim)
     ints = (dim,) if isinstance(dim, int) else dim if isinstance(dim, (tuple, list)) else (None,)
-    if isinstance(dim, bool) or [d for d in ints if not isinstance(d, int) or isinstance(d, bool)]:
+    if isinstance(dim, bool) or [d for d in ints if not isinstance(d, (int, np.integer)) or isinstance(d, bool)]:
         raise TypeError(f"received an invalid combination of arguments - got dim={dim!r} "
                         f"({type(dim).__name__}), but expected an int or a tuple of ints")
-    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    dims = (dim,) if isinstance(dim, int) else tuple(int(d) for d in dim)
     out = []
     for d in dims:
         n = ndim if ndim else 1   # builtins max/min are shadowed below
