@@ -67,3 +67,14 @@ def test_animate_takes_non_string_names_as_draw_does(naming):
     assert len(animation) > 0
     assert shown in animation.svg
     assert shown in animation.html()
+
+
+def test_palette_colours_that_could_break_out_of_the_css_are_refused():
+    from dataclasses import replace
+
+    from gradviz.render.theme import LIGHT_PALETTE
+    with pytest.raises(ValueError, match="theme bg="):
+        replace(LIGHT_PALETTE, bg="red}body{background:url(x)")
+    with pytest.raises(ValueError, match="theme orders="):
+        replace(LIGHT_PALETTE, orders=("#fff", "red;x"))
+    assert replace(LIGHT_PALETTE, bg="#123456").bg == "#123456"

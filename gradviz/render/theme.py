@@ -20,7 +20,32 @@ the fills they sit on (`contrast()`; tests check every pair).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field, replace
+
+# Theme values reach Graphviz attributes and, through them, SVG attributes and the player's CSS:
+# only plain names, numbers and colours are let through, so no value can break out of its quotes.
+# A colour: a name (X11 or /scheme/name), #rgb[a] hex, or "H,S,V" / "H S V" numbers.
+_COLOUR = (re.compile(r"#[0-9A-Fa-f]{3,8}|/?[A-Za-z0-9]+(/[A-Za-z0-9]+)?|[0-9.]+[, ]+[0-9.]+[, ]+[0-9.]+"),
+           "a colour (a name, #rrggbb or 'h,s,v')")
+_FIELD_CHECKS = {
+    "name": (re.compile(r"[A-Za-z0-9_-]+"), "a name of letters, digits, '_' and '-'"),
+    "fontname": (re.compile(r"[A-Za-z0-9 ,._-]+"), "a font name (letters, digits, spaces, ',', '.', '_', '-')"),
+    "fontsize": (re.compile(r"[0-9]+(\.[0-9]+)?"), "a number"),
+}
+
+
+def _check_values(obj) -> None:
+    """ValueError for a theme or palette value that is not a plain name, number or colour."""
+    for key, value in vars(obj).items():
+        if key == "palette":
+            if not isinstance(value, Palette):
+                raise ValueError(f"theme palette={value!r} is not a Palette")
+            continue
+        check = _FIELD_CHECKS.get(key, _COLOUR)
+        for v in (value if key in ("order_fills", "orders") else (value,)):
+            if not isinstance(v, str) or not check[0].fullmatch(v):
+                raise ValueError(f"theme {key}={v!r} is not {check[1]}")
 
 
 @dataclass(frozen=True)
@@ -50,6 +75,9 @@ class Palette:
     label: str            # the gradient written next to a flowing edge
     sum: str              # the "Σ over axis" mark on an edge
     orders: tuple = ()    # fills by derivative order 1, 2, ... (create_graph=True)
+
+    def __post_init__(self) -> None:
+        _check_values(self)
 
 
 LIGHT_PALETTE = Palette(
@@ -93,6 +121,9 @@ class Theme:
     # fill per derivative order: order 1 is what a create_graph backward built
     order_fills: tuple = field(default=("lightgray", "plum1", "lightpink", "khaki1", "palegreen"))
     palette: Palette = LIGHT_PALETTE      # the state colours (GIF) of this theme
+
+    def __post_init__(self) -> None:
+        _check_values(self)
 
     def order_fill(self, order: int) -> str:
         if order <= 0:
