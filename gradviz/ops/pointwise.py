@@ -86,8 +86,9 @@ TANH = _unary("tanh", "TanhBackward0", "c = tanh a", lambda xp, a: xp.tanh(a),
               lambda xp, g, c, a: g * (1 - c * c), "ḡ ⊙ (1 − c²)", saves=("result",))
 SIGMOID = _unary("sigmoid", "SigmoidBackward0", "c = σ(a)", quiet(lambda xp, a: 1 / (1 + xp.exp(-a))),
                  lambda xp, g, c, a: g * c * (1 - c), "ḡ ⊙ c ⊙ (1 − c)", saves=("result",))
+# relu's ḡ passes where c > 0 and where c is NaN, as PyTorch's threshold_backward
 RELU = _unary("relu", "ReluBackward0", "c = max(a, 0)", lambda xp, a: xp.maximum(a, 0),
-              lambda xp, g, c, a: xp.keep(g, (c > 0) | (c != c)), "ḡ ⊙ [c > 0]", saves=("result",))   # NaN passes ḡ
+              lambda xp, g, c, a: xp.keep(g, (c > 0) | (c != c)), "ḡ ⊙ [c > 0]", saves=("result",))
 LEAKY_RELU = _unary("leaky_relu", "LeakyReluBackward0", "c = a if a > 0 else s·a",
                     lambda xp, a, s: xp.where(a > 0, a, a * s),
                     lambda xp, g, c, a, s: xp.where(a > 0, g, g * s), "ḡ ⊙ (a > 0 ? 1 : s)", params=("negative_slope",))
