@@ -304,7 +304,7 @@ def test_conversions_and_errors():
     with pytest.raises(RuntimeError, match=re.escape(
             "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")):
         gradviz.tensor([1.0], requires_grad=True).numpy()
-    with pytest.raises(TypeError, match="new\(\): invalid data type 'str'"):
+    with pytest.raises(TypeError, match=r"new\(\): invalid data type 'str'"):
         gradviz.tensor("a")
     assert float(gradviz.tensor([2.5])) == 2.5 and int(gradviz.tensor(2.7)) == 2
     assert [10, 20, 30][gradviz.tensor(1)] == 20
