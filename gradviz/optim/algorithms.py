@@ -1,8 +1,9 @@
 """The update rules: SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta.
 
 Each rule is torch's single-tensor algorithm (the one torch runs on the CPU) written
-on arrays in the same order of operations, so float64 runs agree to the last bits
-and float32 runs to float32 rounding. `x` is the parameter's array, `g` its gradient.
+on arrays in the same order of operations, so runs agree with torch's to a few units in
+the last place (torch's vectorised kernels fuse multiply-adds where NumPy rounds twice).
+`x` is the parameter's array, `g` its gradient.
 """
 from __future__ import annotations
 
