@@ -812,6 +812,7 @@ class Tensor:
         """As PyTorch: ints, slices and None pick a view of self, which is then filled (a
         0-d value) or copied into; tensor indices then index_put_ into that view."""
         from .ops.index import index_put, parse_index, setitem
+        _check_assignable(self, key, value)
         if not self._records(value):
             setitem(self._writable(), key, value._data if isinstance(value, Tensor) else value)
             self._bump()
@@ -1333,3 +1334,26 @@ for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__
               "__lt__", "__le__", "__gt__", "__ge__", "__and__", "__or__", "__xor__", "__rand__", "__ror__",
               "__rxor__", "__iadd__", "__isub__", "__imul__", "__itruediv__"):
     setattr(Tensor, _name, _operands_only(getattr(Tensor, _name)))
+
+
+def _check_assignable(tensor: Tensor, key, value) -> None:
+    """PyTorch's errors for x[key] = value, raised before anything is written: a str, or a value
+    that does not expand to the indexed region."""
+    if isinstance(value, str):
+        raise TypeError(f"can't assign a str to a torch.{dtypes.SCALAR_TYPE.get(tensor._data.dtype.name, '')}Tensor")
+    shape = getattr(value, "shape", None)
+    if shape is None:
+        return
+    from .ops.core import expand_error
+    from .ops.index import parse_index
+    _, basic, adv = parse_index(tensor._data.shape, key)
+    region = np.broadcast_to(np.empty((), dtype=bool), tensor._data.shape)   # no copy: only its shape is read
+    region = region[basic] if basic else region
+    region = region[adv] if adv is not None else region
+    shape = tuple(shape)
+    while shape and shape[0] == 1:   # PyTorch drops a value's leading 1-dims before it expands it
+        shape = shape[1:]
+    value_type = f"torch.{dtypes.SCALAR_TYPE.get(str(value.dtype).replace('torch.', ''), '')}Tensor"
+    message = expand_error(shape, tuple(region.shape), value_type)
+    if message:
+        raise RuntimeError(message)

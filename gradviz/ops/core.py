@@ -205,6 +205,19 @@ def shape_error(op: Op, arrays, exc) -> str:
     return f"{op.name}: {exc} (input shapes {', '.join(str(list(s)) for s in shapes)})"
 
 
+def expand_error(src: tuple, target: tuple, type_name: str) -> str | None:
+    """PyTorch's words when a tensor of shape src cannot expand to target (None when it can)."""
+    if len(src) > len(target):
+        return (f"expand({type_name}{{{list(src)}}}, size={list(target)}): the number of sizes provided "
+                f"({len(target)}) must be greater or equal to the number of dimensions in the tensor ({len(src)})")
+    for i in range(1, len(src) + 1):
+        s, t = src[-i], target[-i]
+        if s != t and s != 1:
+            return (f"The expanded size of the tensor ({t}) must match the existing size ({s}) at non-singleton "
+                    f"dimension {len(target) - i}.  Target sizes: {list(target)}.  Tensor sizes: {list(src)}")
+    return None
+
+
 def coerce_pair(a, b):
     """Two operands (Tensors or Python scalars) -> two Tensors and the result dtype (None: no cast).
 
