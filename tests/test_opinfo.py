@@ -105,7 +105,7 @@ CASES = [(info, fn) for info in op_db if (fn := gradviz_op(info)) is not None
 def _convert(obj, leaves):
     """torch values in a sample -> gradviz values; leaves collects (torch leaf, gradviz leaf) pairs."""
     if isinstance(obj, torch.Tensor):
-        t = gradviz.from_numpy(obj.detach().numpy().copy()) if obj.ndim else gradviz.tensor(obj.item(), dtype=getattr(gradviz, str(obj.dtype)[6:]))
+        t = gradviz.from_numpy(np.array(obj.detach().numpy()))   # a copy, 0-d arrays included
         if obj.requires_grad:
             t.requires_grad_(True)
             leaves.append((obj, t))
