@@ -1167,8 +1167,6 @@ KNOWN = {
     "torch.ones(2, 3).repeat(-1, 1)": "negative repeats are worded differently",
     "torch.ones(2, 3).view(torch.long)": "view(dtype) is not implemented",
     "torch.ones(3)[..., ...]": "two ellipses raise IndexError; PyTorch accepts them",
-    "torch.arange(6.).view(2, 3)[[0, 1], [2, 0, 1]]": "NumPy's words for index arrays that do not broadcast",
-    "torch.zeros(3).masked_fill(torch.tensor([True, False]), 2.)": "a mask that does not broadcast gets NumPy's words",
     "torch.ones(3).dot(torch.ones(3, dtype=torch.long))": "mixed dtypes in dot are worded as in mm",
     "torch.addmm(torch.ones(3), torch.ones(2, 3), torch.ones(3, 2))": "a bias that does not broadcast gets NumPy's "
                                                                       "words",

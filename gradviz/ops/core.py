@@ -205,6 +205,17 @@ def shape_error(op: Op, arrays, exc) -> str:
     return f"{op.name}: {exc} (input shapes {', '.join(str(list(s)) for s in shapes)})"
 
 
+def broadcast_error(a: tuple, b: tuple) -> str | None:
+    """PyTorch's words when shapes a and b do not broadcast (None when they do)."""
+    n = max(len(a), len(b))
+    pa, pb = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
+    for d in reversed(range(n)):
+        if pa[d] != pb[d] and 1 not in (pa[d], pb[d]):
+            return (f"The size of tensor a ({pa[d]}) must match the size of tensor b ({pb[d]}) at non-singleton "
+                    f"dimension {d}")
+    return None
+
+
 def expand_error(src: tuple, target: tuple, type_name: str) -> str | None:
     """PyTorch's words when a tensor of shape src cannot expand to target (None when it can)."""
     if len(src) > len(target):

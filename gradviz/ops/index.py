@@ -205,6 +205,13 @@ def parse_index(shape: tuple, key, single_slice: bool = False):
         basic.append(Ellipsis)   # so that even a 0-d result is a view, not a NumPy scalar
     adv_key = None
     if adv:
+        # the index tensors must broadcast together (a bool mask counts as its nonzero indices)
+        shapes = [(int(k.sum()),) if k.dtype == bool else k.shape for k in adv.values()]
+        try:
+            np.broadcast_shapes(*shapes)
+        except ValueError:
+            raise IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes "
+                             + ", ".join(str(list(s)) for s in shapes)) from None
         adv_key, d = [], 0
         for pos in sorted(adv):
             adv_key += [slice(None)] * (pos - d)

@@ -310,6 +310,10 @@ def masked_fill(input, mask, value):
     m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
     if m.dtype != bool:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}")
+    from .core import broadcast_error
+    message = broadcast_error(m.shape, tuple(input.shape))
+    if message:
+        raise RuntimeError(message)
     if isinstance(value, Tensor):
         if value.ndim:
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
