@@ -290,6 +290,8 @@ def _to_odd(s, err):
 def _fma64(a, b, c) -> np.ndarray:
     """std::fma in doubles: an exact product (Dekker) and sum, rounded once."""
     a, b, c = (np.asarray(v, dtype=np.float64) for v in (a, b, c))
+    if c.ndim == 0 and c == 0:
+        return a * b + c            # one rounding; adding the zero gives fma's sign for a zero product
     p = a * b
     split = 134217729.0
     ah = a * split; ah = ah - (ah - a); al = a - ah
@@ -305,17 +307,16 @@ def _fma32(a, b, c, tiny: bool = True) -> np.ndarray:
     float32 is the fused result unless it sits exactly on a float32 tie (or, when `tiny`, below
     float32's normal range); those few are rounded to odd in doubles first, which settles them."""
     if np.ndim(c) == 0 and c == 0:
-        return np.multiply(a, b, dtype=np.float32)
+        return np.multiply(a, b, dtype=np.float32) + np.float32(c)   # as above: fma's sign for a zero product
     s = np.multiply(a, b, dtype=np.float64)
-    p = s.copy()
     s += c
     out = s.astype(np.float32)
     suspect = (s.view(np.int64) & 0x1FFFFFFF) == 0x10000000
     if tiny:
         suspect |= np.abs(s) < 2.0 ** -125
     if suspect.any():
-        ps = p[suspect]
-        ss, t = _two_sum(ps, np.broadcast_to(np.asarray(c, dtype=np.float64), p.shape)[suspect])
+        pick = [np.broadcast_to(np.asarray(v, dtype=np.float64), s.shape)[suspect] for v in (a, b, c)]
+        ss, t = _two_sum(pick[0] * pick[1], pick[2])
         out[suspect] = _to_odd(ss, t).astype(np.float32)
     return out
 
