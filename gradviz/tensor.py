@@ -328,6 +328,8 @@ class Tensor:
         return t
 
     def detach_(self) -> "Tensor":
+        if self._view is not None:
+            raise RuntimeError(_views.DETACH_VIEW)
         self.grad_fn = None
         self._requires_grad = False
         return self

@@ -171,6 +171,16 @@ SNIPPETS = {
         x = torch.ones(3, requires_grad=True); y = x * 2; y.retain_grad()
         y[0].mul_(3); (y * torch.tensor([1., 2., 3.])).sum().backward(); print(y.grad, x.grad, y.retains_grad)
     """,
+    "retain_grad_and_hooks_of_a_view": """
+        x = torch.ones(3, requires_grad=True); y = x * 2; v = y[1:]; v.retain_grad(); v.mul_(3)
+        (y * torch.tensor([1., 2., 3.])).sum().backward(); print(v.grad, v.retains_grad, x.grad)
+        x = torch.ones(3, requires_grad=True); y = x * 2; v = y[1:]; v.retain_grad(); y.mul_(3)
+        (v * torch.tensor([2., 3.])).sum().backward(); print(v.grad, x.grad)
+        x = torch.ones(3, requires_grad=True); y = x * 2; v = y[1:]; seen = []
+        v.register_hook(lambda g: seen.append(g)); v.mul_(3)
+        (y * torch.tensor([1., 2., 3.])).sum().backward(); print(seen, x.grad)
+        attempt(lambda: v.detach_()); attempt(lambda: torch.zeros(3)[1:].detach_())
+    """,
     "double_backward_through_copy_slices": """
         x = torch.tensor([1., 2., 3.], requires_grad=True)
         y = x * x; y[1:].mul_(x[:2])

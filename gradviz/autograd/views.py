@@ -26,6 +26,12 @@ from ..scope import _state as _scope_state
 from .graph import DEFAULT, MULTI_OUTPUT, Node, ViewMeta, ghost_tensor, node_type
 
 
+DETACH_VIEW = ("Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel (DDP) for "
+               "training, and gradient_as_bucket_view is set as True, gradients are views of DDP buckets, and hence "
+               "detach_() cannot be called on these gradients. To fix this error, please refer to the "
+               "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
+
+
 class Geometry(NamedTuple):
     """A view's elements within its base, in elements: the base's own layout, then the
     view's sizes, strides and offset from the base's first element (as_strided's terms)."""
@@ -164,9 +170,11 @@ def view_grad_fn(view, meta: ViewMeta):
             raise creation_error(view, meta, indirect=True)
         if not shares_memory(base, view):
             return node                         # the base's storage was replaced (x.data = ...)
+        old, old_nr = node, view.output_nr
         node = view._grad_fn = as_strided_node(base, view)
         view.output_nr = 0
         meta.version = version
+        follow_retain(view, old, old_nr, node)
     return node
 
 
@@ -195,9 +203,11 @@ def rebase_base(view, meta: ViewMeta, fn: Node) -> None:
     follow_retain(base, old, old_nr, node)
     if events._listeners:
         events.emit(events.NodeCreated(node, (base,) + tuple(fn.inputs[1:]), (base,), node.scope))
+    old, old_nr = view._grad_fn, view.output_nr
     view._grad_fn = as_strided_node(base, view)
     view.output_nr = 0
     meta.version = view._vc.version
+    follow_retain(view, old, old_nr, view._grad_fn)
 
 
 def follow_retain(tensor, old, old_nr: int, node) -> None:
