@@ -247,23 +247,31 @@ class Node:
                                                 self.result_version))
 
     def free(self) -> None:
-        """After a backward without retain_graph: the node lets go of every tensor and
-        output value, keeping only their shapes and dtypes (ghosts), as PyTorch's nodes keep
+        """After a backward without retain_graph: the node lets go of its tensors and
+        output values, keeping only their shapes and dtypes (ghosts), as PyTorch's nodes keep
         input metadata. Ops that saved something cannot run again (any later VJP or _saved_
         access raises); the others (AddBackward0, views) can, like PyTorch's."""
-        ghosts, kept = _ghosts, []
-        for t in self.inputs:   # inlined lookups: every node of every backward passes here
-            a = t._data
-            g = ghosts.get((a.shape, a.dtype)) if type(a) is _numpy.ndarray else None
-            kept.append(ghost_tensor_of(a) if g is None else g)
-        self.inputs = tuple(kept)
-        out = self.out_data
-        if out is not None:
+        inputs, out = self.inputs, self.out_data
+        # Every node of every backward passes here: one dict lookup per array when the
+        # shapes were seen before (one op's arrays all live on one device). A leaf that
+        # requires grad is kept (its AccumulateGrad keeps it alive anyway), and so is a
+        # 0-d tensor (a scalar operand, which PyTorch's nodes keep as a Scalar).
+        try:
+            if inputs and type(inputs[0]._data) is not _numpy.ndarray:
+                raise KeyError
+            ghosts = _ghosts
+            self.inputs = tuple([t if t._requires_grad or not t._data.ndim else
+                                 ghosts[(t._data.shape, t._data.dtype)] for t in inputs])
             if type(out) is _numpy.ndarray:
-                g = ghosts.get((out.shape, out.dtype))
-                self.out_meta = (ghost_tensor_of(out) if g is None else g)._data
-            else:
-                self.out_meta = ghost(out) if type(out) is not tuple else tuple([ghost(o) for o in out])
+                self.out_meta = ghosts[(out.shape, out.dtype)]._data
+        except KeyError:
+            self.inputs = tuple([t if t._requires_grad or not t._data.ndim else ghost_tensor_of(t._data)
+                                 for t in inputs])
+            if type(out) is _numpy.ndarray:
+                self.out_meta = ghost(out)
+        if out is not None:
+            if type(out) is not _numpy.ndarray:
+                self.out_meta = tuple([ghost(o) for o in out]) if type(out) is tuple else ghost(out)
             self.out_data = None
         self.result_counter = None
         self.result_of = None
