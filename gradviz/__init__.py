@@ -24,6 +24,7 @@ from .functions import abs, all, any, max, min, pow, round, sum  # noqa: F401  (
 from ._tensor_str import set_printoptions  # noqa: F401
 from .scope import scope  # noqa: F401
 from .serialization import load, save  # noqa: F401
+from .events import set_source_tracking  # noqa: F401
 from .tensor import Tensor  # noqa: F401
 
 half, float, double, short, int, long = float16, float32, float64, int16, int32, int64  # noqa: A001

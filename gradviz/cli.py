@@ -48,7 +48,8 @@ def _script_tensor(args, command: str):
 
 
 def cmd_render(args) -> int:
-    from .render import draw, trace_of
+    from .render import draw
+    from .sources import trace_of
     found = _script_tensor(args, "render")
     if isinstance(found, int):
         return found
@@ -70,14 +71,33 @@ def cmd_render(args) -> int:
 
 def cmd_animate(args) -> int:
     from .player import animate
-    from .render import _is_torch
-    found = _script_tensor(args, "animate")
+    from .sources import is_torch
+    from .tracing import Recorder, graph_freed, leaf_keys, outputs_of
+    # listen while the script runs: if it calls backward itself (freeing the graph), the
+    # forward and that backward are already recorded
+    recorder = Recorder(jacobians=True)
+    with recorder:
+        found = _script_tensor(args, "animate")
     if isinstance(found, int):
         return found
     value, names = found
-    if _is_torch(value):
+    if is_torch(value):
         from .torch_bridge import record_torch_backward
-        target = (record_torch_backward(value, params=names),)
+        try:
+            target = (record_torch_backward(value, params=names),)
+        except RuntimeError as err:
+            print(f"gradviz animate: {err}\n(the script already ran a backward through {args.var!r}, which freed "
+                  f"its graph: call {args.var}.backward(retain_graph=True) in the script, or leave the call out "
+                  "and let gradviz animate run it)", file=sys.stderr)
+            return 1
+    elif graph_freed([value]):
+        trace = recorder.trace(outputs_of([value], names), leaf_names=leaf_keys(names))
+        if not trace.steps:
+            print(f"gradviz animate: the graph behind {args.var!r} was freed before any recorded backward ran "
+                  f"through it; call {args.var}.backward(retain_graph=True) in the script, or leave the call out",
+                  file=sys.stderr)
+            return 1
+        target = (trace,)   # the script's own backward, recorded as it ran
     else:
         target = (value,)
     animation = animate(*target, names=names, rankdir="LR" if args.lr else "TB")

@@ -1,15 +1,34 @@
-"""Graph events and the bus that carries them.
+"""Graph events, the bus that carries them, and the plain values they carry.
 
-The engine and every op call `emit(...)` only after checking `listening()`, so an
-engine with no listener builds no event at all.
+The engine and `apply` emit an event only after checking `listening()` (one flag), so
+an engine with no listener builds no event at all. Every event keeps the live objects
+it is about (`node`, `tensor`, `step`) for listeners in the same program, and an
+`info` field of plain values turned into Previews when the event is emitted: what a
+Recorder reads to build a Trace (later in-place writes cannot change a preview).
+
+Listeners are called on the thread that emits; a listener subscribed with
+`thread=threading.get_ident()` hears only its own thread's events. A listener that
+raises is reported with a warning and never breaks the user's forward or backward.
 """
 from __future__ import annotations
 
+import linecache
+import os
+import sys
+import threading
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable
 
-_listeners: list[Callable[[Any], None]] = []
+import numpy as np
+
+from . import backend
+
+PREVIEW_MAX = 16   # tensors up to this many elements show their values
+
+_lock = threading.Lock()
+_listeners: tuple = ()     # (listener, thread ident or None); truthy exactly when someone listens
 
 
 def listening() -> bool:
@@ -17,25 +36,213 @@ def listening() -> bool:
 
 
 def emit(event) -> None:
-    for listener in tuple(_listeners):
-        listener(event)
+    me = None
+    for listener, thread in _listeners:
+        if thread is not None:
+            me = threading.get_ident() if me is None else me
+            if thread != me:
+                continue
+        try:
+            listener(event)
+        except Exception as exc:   # a broken view must not break the user's computation
+            warnings.warn(f"gradviz event listener {getattr(listener, '__qualname__', listener)!r} raised "
+                          f"{type(exc).__name__}: {exc} (while handling {type(event).__name__}); the event was "
+                          "skipped", RuntimeWarning, stacklevel=2)
 
 
-def subscribe(listener: Callable[[Any], None]) -> Callable[[], None]:
-    """Add a listener; returns a function that removes it."""
-    _listeners.append(listener)
-    return lambda: _listeners.remove(listener) if listener in _listeners else None
+_jacobians = [0]   # listeners that asked for local Jacobians in NodeExecuted
+
+
+def jacobians_wanted() -> bool:
+    return _jacobians[0] > 0
 
 
 @contextmanager
-def listen(listener: Callable[[Any], None]):
-    unsubscribe = subscribe(listener)
+def want_jacobians():
+    """While active, the engine adds each node's local Jacobian (when small) to NodeExecuted."""
+    with _lock:
+        _jacobians[0] += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _jacobians[0] -= 1
+
+
+def subscribe(listener: Callable[[Any], None], thread: int | None = None) -> Callable[[], None]:
+    """Add a listener (for one thread's events only when `thread` is given); returns a
+    function that removes it."""
+    global _listeners
+    entry = (listener, thread)
+    with _lock:
+        _listeners = _listeners + (entry,)
+
+    def unsubscribe() -> None:
+        global _listeners
+        with _lock:
+            if entry in _listeners:
+                items = list(_listeners)
+                items.remove(entry)
+                _listeners = tuple(items)
+    return unsubscribe
+
+
+@contextmanager
+def listen(listener: Callable[[Any], None], thread: int | None = None):
+    unsubscribe = subscribe(listener, thread)
     try:
         yield listener
     finally:
         unsubscribe()
 
 
+# -- what a view may know about a tensor -------------------------------------------------
+@dataclass
+class Preview:
+    """What a label can say about a tensor: shape, dtype, and its values or a summary."""
+    shape: tuple
+    dtype: str
+    device: str = "cpu"
+    values: np.ndarray | None = None     # a copy, when numel <= PREVIEW_MAX
+    stats: tuple | None = None           # (min, mean, max) otherwise
+
+    @classmethod
+    def of(cls, array, limit: int = PREVIEW_MAX) -> "Preview | None":
+        if array is None:
+            return None
+        array = getattr(array, "_data", array)   # a gradviz Tensor (a gradient under create_graph)
+        if not hasattr(array, "shape"):
+            array = np.asarray(array)
+        dev = str(backend.device_of(array))
+        a = backend.to_numpy(array)
+        shape = tuple(int(s) for s in a.shape)
+        dtype = str(a.dtype)
+        if a.size <= limit:
+            return cls(shape, dtype, dev, values=np.array(a, copy=True))
+        if a.size and a.dtype.kind in "fiub":
+            af = a.astype(np.float64)
+            return cls(shape, dtype, dev, stats=(float(af.min()), float(af.mean()), float(af.max())))
+        return cls(shape, dtype, dev)
+
+    def to_json(self) -> dict:
+        out: dict = {"shape": list(self.shape), "dtype": self.dtype, "device": self.device}
+        if self.values is not None:
+            out["values"] = _json_values(self.values)
+        if self.stats is not None:
+            out["stats"] = list(self.stats)
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict | None) -> "Preview | None":
+        if data is None:
+            return None
+        values = None
+        if "values" in data:
+            dtype = data["dtype"] if data["dtype"] in _NUMPY_DTYPES else "float64"
+            raw = data["values"]
+            values = np.array(_from_json_values(raw), dtype=dtype).reshape(tuple(data["shape"]))
+        stats = tuple(data["stats"]) if data.get("stats") is not None else None
+        return cls(tuple(data["shape"]), data["dtype"], data.get("device", "cpu"), values, stats)
+
+
+_NUMPY_DTYPES = {"float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                 "uint64", "bool", "complex64", "complex128"}
+
+
+def _json_values(values: np.ndarray):
+    """Nested lists JSON can hold: non-finite floats as strings, complex as [re, im] pairs."""
+    a = np.asarray(values)
+    if a.dtype.kind == "c":
+        return [[float(v.real), float(v.imag)] for v in a.ravel()]
+    if a.dtype.kind == "f":
+        return [_json_float(float(v)) for v in a.ravel()]
+    return [v.item() for v in a.ravel()]
+
+
+def _json_float(v: float):
+    return v if np.isfinite(v) else str(v)
+
+
+def _from_json_values(raw: list) -> list:
+    return [complex(*v) if isinstance(v, list) else (float(v) if isinstance(v, str) else v) for v in raw]
+
+
+# -- plain records the events carry --------------------------------------------------------
+@dataclass
+class TensorInfo:
+    """A leaf or an output tensor, as a view sees it."""
+    name: str
+    value: Preview | None
+    grad: Preview | None
+    shape: tuple
+
+
+@dataclass
+class InputInfo:
+    """One input slot of a node: where its gradient goes (next_functions) and what flowed in."""
+    source: Any              # the producing node's key, or None (a constant / no grad)
+    output_nr: int
+    shape: tuple | None
+    leaf: TensorInfo | None = None      # when `source` is a leaf's AccumulateGrad
+    constant: Preview | None = None     # a small input that needs no gradient (the 2 in x * 2)
+
+
+@dataclass
+class NodeInfo:
+    """Everything the Trace keeps of one grad_fn, in plain values."""
+    key: Any                 # the source's stable node key (gradviz: the node counter)
+    name: str                # PyTorch's node name: MulBackward0
+    formula: str = ""
+    vjp_formulas: tuple = ()
+    symbols: tuple = ()      # this node's input symbols, one per input slot
+    out_symbol: str = "c"
+    latex: str = ""
+    vjp_latex: tuple = ()
+    broadcasts: tuple | None = ()   # input slots whose gradient may be summed (None: every slot)
+    constants: tuple = ()    # (name, text) the node used: the 2 in x * 2, dim, keepdim, alpha
+    attrs: tuple = ()        # (name, text) for show_attrs: params and saved tensors
+    value: Preview | None = None
+    scope: tuple = ()
+    inputs: tuple = ()       # InputInfo per input slot
+    saved: tuple = ()        # (name, Preview) the node saved for its backward
+    n_outputs: int = 1
+    source: tuple | None = None   # (file, line, text) of the user code that created it
+
+
+@dataclass
+class FlowInfo:
+    slot: int                # which input of the node the gradient went to
+    grad: Preview
+    axes: tuple = ()         # axes summed to undo broadcasting
+
+
+@dataclass
+class AccumulationInfo:
+    target: Any              # ("leaf", AccumulateGrad key) or ("output", grad_fn key, output_nr)
+    contribution: Preview
+    total: Preview
+    before: Preview | None
+
+
+@dataclass
+class HookInfo:
+    name: str
+    output_nr: int | None
+    before: Preview | None
+    after: Preview | None     # None: the hook returned None (gradient unchanged)
+
+
+@dataclass
+class StepInfo:
+    node: Any                # the node key that ran
+    grad_in: tuple           # Preview per output of the node
+    flows: tuple = ()        # FlowInfo per edge gradient was sent along
+    accumulations: tuple = ()
+    hooks: tuple = ()
+    jacobians: tuple | None = None   # the node's local Jacobian per input slot (arrays), when small
+
+
+# -- the events ----------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class NodeCreated:
     """An op ran with grad enabled: `node` (its grad_fn) now exists."""
@@ -43,6 +250,7 @@ class NodeCreated:
     inputs: tuple
     outputs: tuple
     scope: tuple
+    info: NodeInfo | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +263,7 @@ class BackwardStarted:
 class NodeExecuted:
     """One VJP ran; `step` is the engine's Step (grads in, grads out per edge)."""
     step: Any
+    info: StepInfo | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +272,7 @@ class GradAccumulated:
     node: Any             # the node that wrote it (AccumulateGrad, or the grad_fn for retain_grad)
     contribution: Any     # array added
     total: Any            # array now in .grad
+    before: Any = None    # array in .grad before (None: it was None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,3 +287,31 @@ class HookFired:
 @dataclass(frozen=True, slots=True)
 class BackwardFinished:
     steps: int
+
+
+# -- source tracking ---------------------------------------------------------------------------
+_source = threading.local()
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def set_source_tracking(enabled: bool) -> None:
+    """Record, in each NodeCreated, the line of user code that created the node (this thread).
+
+    Off by default in scripts: the frame walk costs a little on every op while recording."""
+    _source.enabled = bool(enabled)
+
+
+def source_tracking() -> bool:
+    return getattr(_source, "enabled", False)
+
+
+def user_source(skip: int = 1) -> tuple | None:
+    """(file, line, text) of the innermost frame outside gradviz, or None."""
+    frame = sys._getframe(skip)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    filename, line = frame.f_code.co_filename, frame.f_lineno
+    return filename, line, linecache.getline(filename, line).strip()
+

@@ -1,52 +1,44 @@
-"""The torch bridge: a real PyTorch autograd graph -> the same Trace gradviz builds for its own.
+"""The torch bridge: a real PyTorch autograd graph as a second source of gradviz's events.
 
 Owns three things, all optional and all importing torch lazily:
 
 - `trace_from_torch(*tensors)`: walks `grad_fn`, `next_functions`, `AccumulateGrad.variable`
-  and the `_saved_*` attributes (as torchviz does) and returns a `tracing.Trace` whose nodes,
-  kinds, edges and slots are those `tracing.build_trace` gives for the same program written
-  with gradviz, so the renderer and the player draw a PyTorch model exactly as their own.
+  and the `_saved_*` attributes (as torchviz does) and feeds one NodeCreated per node, in
+  creation order, to the same `tracing.Recorder` that gradviz's own graphs go through, so
+  the renderer and the player draw a PyTorch model exactly as their own.
 - `record_torch_backward(*tensors)`: runs torch's own backward with hooks on every node of
-  the graph, so each node torch's engine executes becomes a TraceStep (the gradient it
-  received, the gradient it sent along each edge, the `.grad` it wrote), in torch's order.
+  the graph, so each node torch's engine executes becomes a NodeExecuted event (the gradient
+  it received, the gradient it sent along each edge, the `.grad` it wrote), in torch's order;
+  afterwards every `.grad` is as it was before.
 - `record_forward(module=None)`: a context manager that watches a forward pass for what the
   finished graph no longer says: which `nn.Module` created each node (diagram clusters, named
   as gradviz.nn names its scopes) and the value each op produced (node labels).
 
-Torch knows nothing of gradviz; nothing in gradviz imports this module.
+Torch knows nothing of gradviz; only the public entry points that take torch tensors
+(draw, make_dot, the CLI) import this module.
 """
 from __future__ import annotations
 
 import heapq
 import importlib
+import math
 import pkgutil
 from contextlib import contextmanager
 from functools import lru_cache
 
 import numpy as np
 
-from .tracing import PREVIEW_MAX, Accumulation, Preview, Trace, TraceEdge, TraceNode, TraceStep
+from .autograd.engine import broadcast_axes
+from .events import (PREVIEW_MAX, AccumulationInfo, FlowInfo, InputInfo, NodeCreated, NodeExecuted, NodeInfo,
+                     Preview, StepInfo, TensorInfo)
+from .formatting import shape as shape_text
+from .tracing import Output, Recorder, Trace
 
 TORCH_REQUIREMENT = "torch==2.13.0"
 
 # torch gives AccumulateGrad the largest sequence number (so its ready queue runs it first);
 # it says nothing about when the node was created.
 _NO_SEQUENCE = 2 ** 64 - 1
-
-# Nodes whose derivative formula returns the gradient in the output's (broadcast) shape and
-# leaves the sum back to the input's shape to the engine (torch's validate_outputs), or that
-# sum over expanded axes themselves (ExpandBackward0): the edges where gradviz marks
-# "Σ over axis ...". None: every input slot; otherwise only the listed slots (addmm's bias).
-_BROADCASTING = {
-    "AddBackward0": None, "SubBackward0": None, "RsubBackward0": None, "MulBackward0": None,
-    "DivBackward0": None, "PowBackward1": None, "WhereBackward0": None, "MaximumBackward0": None,
-    "MinimumBackward0": None, "FmaxBackward0": None, "FminBackward0": None, "Atan2Backward0": None,
-    "HypotBackward0": None, "LerpBackward0": None, "LerpBackward1": None, "AddcmulBackward0": None,
-    "AddcdivBackward0": None, "XlogyBackward0": None, "CopysignBackward0": None, "ClampBackward0": None,
-    "ExpandBackward0": (0,), "AddmmBackward0": (0,), "AddmvBackward0": (0,), "AddrBackward0": (0,),
-    "BaddbmmBackward0": (0,), "AddbmmBackward0": (0,),
-}
-
 
 def _torch():
     try:
@@ -266,63 +258,96 @@ def _tensor_name(tensor, names: dict) -> str:
     return ""
 
 
-def _build(roots: tuple, params, show_saved: bool, forward) -> tuple:
-    """The Trace of the graph behind `roots`, with torch node -> trace node id and tensor bookkeeping."""
-    names = dict(params or {})
-    table = _op_table()
-    scopes = forward.scopes if forward is not None else {}
-    values = forward.values if forward is not None else {}
-    root_nodes = [_root_node(t) for t in roots]
-    trace = Trace()
-    ids: dict = {}
-    leaf_of: dict = {}   # AccumulateGrad node -> the leaf node id whose .grad it writes
-    counter = iter(range(10 ** 12))
-    edge_counter = iter(range(10 ** 12))
+def _tensor_info(tensor, names: dict) -> TensorInfo:
+    return TensorInfo(_tensor_name(tensor, names), _preview(tensor), _preview(_grad_of(tensor)), tuple(tensor.shape))
 
-    def add(kind, name, **kw):
-        node = TraceNode(f"n{next(counter)}", kind, name, **kw)
-        trace.nodes.append(node)
-        return node
 
-    def link(src, dst, slot, shape):
-        trace.edges.append(TraceEdge(f"e{next(edge_counter)}", src, dst, slot, shape))
-
-    order = _creation_order(root_nodes)
-    for fn in order:
-        name = _node_name(fn)
-        op = table.get(name)
-        formula = op.formula if op is not None else ""
-        vjp_formulas = op.vjp_formulas if op is not None else ()
-        if _is_accumulate(fn):
-            var = fn.variable
-            leaf = add("leaf", _tensor_name(var, names), value=_preview(var), grad=_preview(var.grad), ref=var)
-            acc = add("accumulate", name, formula=formula, vjp_formulas=vjp_formulas, ref=fn)
-            ids[fn] = acc.id
-            leaf_of[fn] = leaf.id
-            link(leaf.id, acc.id, 0, tuple(var.shape))
+def _attrs(fn) -> tuple:
+    """(name, text) of a torch grad_fn's _saved_* fields, as torchviz's show_attrs lists them."""
+    out = []
+    for name in dir(fn):
+        if not name.startswith("_saved_"):
             continue
-        tn = add("op", name, formula=formula, vjp_formulas=vjp_formulas, value=_op_value(fn, values),
-                 scope=tuple(scopes.get(fn, ())), engine_id=_sequence_nr(fn), ref=fn)
-        ids[fn] = tn.id
-    for fn in order:
-        for slot, (nxt, nr) in enumerate(fn.next_functions):
-            if nxt is not None:
-                link(ids[nxt], ids[fn], slot, _output_shape(nxt, nr))
-        if show_saved and not _is_accumulate(fn):
-            for name, tensor in _saved_tensors(fn, table.get(_node_name(fn))):
-                saved = add("saved", name, value=_preview(tensor), ref=tensor)
-                link(saved.id, ids[fn], -1, tuple(tensor.shape))
-    root_ids, outputs = [], []
-    for t, rn in zip(roots, root_nodes):
-        if rn is None:
-            continue
-        out = add("output", _tensor_name(t, names), value=_preview(t), grad=_preview(_grad_of(t)), ref=t)
-        link(ids[rn], out.id, 0, tuple(t.shape))
-        root_ids.append(out.id)
-        outputs.append((t, out.id))
-    trace.roots = tuple(root_ids)
-    trace.forward = [n.id for n in trace.nodes if n.kind in ("op", "accumulate")]
-    return trace, ids, leaf_of, outputs
+        try:
+            value = getattr(fn, name)
+        except Exception:   # freed after backward: the name is still worth showing
+            value = "[freed]"
+        out.append((name[len("_saved_"):], _attr_text(value)))
+    return tuple(out)
+
+
+def _attr_text(value) -> str:
+    if hasattr(value, "shape") and hasattr(value, "dtype") and getattr(value, "ndim", 0) > 0:
+        kind = "saved tensor" if type(value).__name__ == "Tensor" else "array"
+        return f"[{kind} {shape_text(value.shape)}]"
+    if isinstance(value, tuple) and any(type(v).__name__ == "Tensor" for v in value):
+        return "[saved tensors]"
+    return str(value)
+
+
+class _Source:
+    """The torch graph behind some roots as a source of events: one NodeCreated per node, in
+    creation order (node keys are positions in that order), fed to a Recorder."""
+
+    def __init__(self, roots: tuple, params, show_saved: bool, forward):
+        self.names = dict(params or {})
+        self.roots = roots
+        self.root_nodes = [_root_node(t) for t in roots]
+        self.order = _creation_order(self.root_nodes)
+        self.keys = {fn: i for i, fn in enumerate(self.order)}
+        self.show_saved = show_saved
+        self.scopes = forward.scopes if forward is not None else {}
+        self.values = forward.values if forward is not None else {}
+
+    def replay(self, recorder: Recorder) -> None:
+        table = _op_table()
+        for fn in self.order:
+            if _is_accumulate(fn):
+                continue
+            recorder.feed(NodeCreated(fn, (), (), tuple(self.scopes.get(fn, ())),
+                                      self._info(fn, table.get(_node_name(fn)))))
+
+    def _info(self, fn, op) -> NodeInfo:
+        inputs = []
+        for nxt, nr in fn.next_functions:
+            if nxt is None:
+                inputs.append(InputInfo(None, nr, None))
+                continue
+            leaf = _tensor_info(nxt.variable, self.names) if _is_accumulate(nxt) else None
+            inputs.append(InputInfo(self.keys[nxt], nr, _output_shape(nxt, nr), leaf))
+        n = len(inputs)
+        saved = ()
+        if self.show_saved:
+            saved = tuple((name, _preview(t)) for name, t in _saved_tensors(fn, op))
+        return NodeInfo(
+            key=self.keys[fn], name=_node_name(fn), formula=op.formula if op else "",
+            vjp_formulas=tuple(op.vjp_formulas) if op else (),
+            symbols=op.input_symbols(n) if op else tuple(f"x{_sub(i)}" for i in range(n)),
+            out_symbol=op.out_symbol if op else "c", latex=op.latex if op else "",
+            vjp_latex=op.vjp_latex if op else (), broadcasts=op.broadcasts if op else (),
+            attrs=_attrs(fn), value=_op_value(fn, self.values), scope=tuple(self.scopes.get(fn, ())),
+            inputs=tuple(inputs), saved=saved, n_outputs=_n_outputs(fn))
+
+    def outputs(self) -> list:
+        outs = []
+        for t, rn in zip(self.roots, self.root_nodes):
+            if rn is None:
+                continue
+            leaf = _tensor_info(t, self.names) if _is_accumulate(rn) else None
+            edge = InputInfo(self.keys[rn], t.output_nr if t.grad_fn is not None else 0, tuple(t.shape), leaf)
+            outs.append(Output(_tensor_info(t, self.names), edge))
+        return outs
+
+
+def _sub(k: int) -> str:
+    return "".join("₀₁₂₃₄₅₆₇₈₉"[int(d)] for d in str(k))
+
+
+def _n_outputs(fn) -> int:
+    try:
+        return len(fn._input_metadata)
+    except (AttributeError, RuntimeError):
+        return 1
 
 
 def _op_value(fn, values: dict) -> Preview | None:
@@ -360,21 +385,21 @@ def trace_from_torch(*tensors, params: dict | None = None, show_saved: bool = Fa
     forward: a `record_forward` record of the forward pass, for module scopes and op values.
     """
     _torch()
-    trace, _, _, _ = _build(_flatten(tensors), params, show_saved, forward)
-    return trace
+    source = _Source(_flatten(tensors), params, show_saved, forward)
+    recorder = Recorder()
+    source.replay(recorder)
+    return recorder.trace(source.outputs(), show_saved)
 
 
 # -- backward, step by step ------------------------------------------------------------
-def _broadcast_axes(name: str, slot: int, out_shape: tuple, in_shape: tuple) -> tuple:
-    """Axes of the node's output gradient summed to give the input's (smaller) shape, as
-    gradviz's engine reports them; () where the op does not broadcast that input."""
-    slots = _BROADCASTING.get(name, ())
-    if name not in _BROADCASTING or (slots is not None and slot not in slots) or out_shape == in_shape:
+def _flow_axes(op, slot: int, out_shape, in_shape: tuple) -> tuple:
+    """Axes of the node's output gradient summed to give the input's (smaller) shape, by the
+    engine's rule, for the input slots the op record declares as broadcasting."""
+    if op is None or out_shape is None or (op.broadcasts is not None and slot not in op.broadcasts):
         return ()
-    lead = len(out_shape) - len(in_shape)
-    if lead < 0 or any(s != 1 and s != o for s, o in zip(in_shape, out_shape[lead:])):
+    if math.prod(in_shape) >= math.prod(out_shape):
         return ()
-    return tuple(range(lead)) + tuple(i + lead for i, s in enumerate(in_shape) if s == 1 and out_shape[i + lead] != 1)
+    return broadcast_axes(in_shape, out_shape) or ()
 
 
 def record_torch_backward(*tensors, gradient=None, params: dict | None = None, retain_graph: bool = True,
@@ -384,21 +409,28 @@ def record_torch_backward(*tensors, gradient=None, params: dict | None = None, r
     Hooks on every node of the graph see what torch's engine does, in the order it does it:
     a node's post hook gets the gradient it received and the gradient it sent along each of
     its next_functions edges (already summed to the input's shape); an AccumulateGrad's pre
-    hook sees `.grad` before the write and its post hook after. The hooks change nothing and
-    are removed afterwards. `gradient` is torch.autograd.backward's grad_tensors.
+    hook sees `.grad` before the write and its post hook after. Each becomes a NodeExecuted
+    event for the same Recorder gradviz's own engine feeds. The hooks are removed afterwards
+    and every `.grad` is put back as it was: recording changes nothing the user can see, and
+    with retain_graph (the default) the graph stays retainable. `gradient` is
+    torch.autograd.backward's grad_tensors.
     """
     torch = _torch()
     roots = _flatten(tensors)
-    trace, ids, leaf_of, outputs = _build(roots, params, show_saved, forward)
-    edge_of = {(e.dst, e.slot): e.id for e in trace.edges}
+    source = _Source(roots, params, show_saved, forward)
+    recorder = Recorder()
+    source.replay(recorder)
+    outputs = source.outputs()
+    table = _op_table()
+    keys = source.keys
     # outputs that retain_grad(): torch writes their .grad when their grad_fn is reached
     retained: dict = {}
-    for t, out_id in outputs:
+    for t in roots:
         if t.grad_fn is not None and t.retains_grad:
-            retained.setdefault(t.grad_fn, []).append((t, out_id))
-    totals = {out_id: trace.node(out_id).grad for _, out_id in outputs}
+            retained.setdefault(t.grad_fn, []).append(t)
     before_write: dict = {}
-    steps: list = []
+    written = _written(roots, source.order)
+    saved_grads = [(t, t.grad, None if t.grad is None else t.grad.detach().clone()) for t in written]
 
     def before_accumulate(fn):
         def hook(grad_outputs):
@@ -406,44 +438,60 @@ def record_torch_backward(*tensors, gradient=None, params: dict | None = None, r
         return hook
 
     def after_node(fn):
-        name, nid = _node_name(fn), ids[fn]
+        op, key = table.get(_node_name(fn)), keys[fn]
 
         def hook(grad_inputs, grad_outputs):
-            flows = []
             out_shape = tuple(grad_outputs[0].shape) if len(grad_outputs) == 1 and grad_outputs[0] is not None else None
-            for slot, g in enumerate(grad_inputs):
-                if g is not None and (nid, slot) in edge_of:
-                    axes = _broadcast_axes(name, slot, out_shape, tuple(g.shape)) if out_shape is not None else ()
-                    flows.append((edge_of[(nid, slot)], _preview(g), axes))
+            flows = tuple(FlowInfo(slot, _preview(g), _flow_axes(op, slot, out_shape, tuple(g.shape)))
+                          for slot, g in enumerate(grad_inputs) if g is not None)
             accumulations = []
-            if fn in leaf_of and grad_outputs[0] is not None:
-                accumulations.append(Accumulation(leaf_of[fn], _preview(grad_outputs[0]),
-                                                  _preview(fn.variable.grad), before_write.pop(fn, None)))
-            for t, out_id in retained.get(fn, ()):
+            if _is_accumulate(fn) and grad_outputs[0] is not None:
+                accumulations.append(AccumulationInfo(("leaf", key), _preview(grad_outputs[0]),
+                                                      _preview(fn.variable.grad), before_write.pop(fn, None)))
+            for t in retained.get(fn, ()):
                 g = grad_outputs[t.output_nr]
                 if g is not None:
                     total = _preview(t.grad)
-                    accumulations.append(Accumulation(out_id, _preview(g), total, totals[out_id]))
-                    totals[out_id] = total
-            steps.append(TraceStep(len(steps), nid, tuple(_preview(g) for g in grad_outputs),
-                                   tuple(flows), tuple(accumulations)))
+                    before = recorded_totals.get(id(t), _preview(_grad_of_before(t, saved_grads)))
+                    accumulations.append(AccumulationInfo(("output", key, t.output_nr), _preview(g), total, before))
+                    recorded_totals[id(t)] = total
+            recorder.feed(NodeExecuted(fn, StepInfo(key, tuple(_preview(g) for g in grad_outputs), flows,
+                                                    tuple(accumulations))))
         return hook
 
+    recorded_totals: dict = {}
     handles = []
     try:
-        for fn in ids:
-            if fn in leaf_of:
+        for fn in source.order:
+            if _is_accumulate(fn):
                 handles.append(fn.register_prehook(before_accumulate(fn)))
             handles.append(fn.register_hook(after_node(fn)))
         torch.autograd.backward(roots, grad_tensors=gradient, retain_graph=retain_graph)
     finally:
         for handle in handles:
             handle.remove()
-    trace.steps = steps
-    for n in trace.nodes:
-        if n.kind in ("leaf", "output") and n.ref is not None:
-            n.grad = _preview(_grad_of(n.ref))
-    return trace
+        with torch.no_grad():
+            for t, grad, value in saved_grads:
+                if grad is not None:
+                    grad.copy_(value)
+                t.grad = grad
+    return recorder.trace(outputs, show_saved)
+
+
+def _grad_of_before(t, saved_grads) -> "object":
+    for tensor, _, value in saved_grads:
+        if tensor is t:
+            return value
+    return None
+
+
+def _written(roots, order) -> list:
+    """Every tensor a backward from `roots` may write .grad into: the leaves and retained roots."""
+    found = {id(fn.variable): fn.variable for fn in order if _is_accumulate(fn)}
+    for t in roots:
+        if t.is_leaf or t.retains_grad:
+            found[id(t)] = t
+    return list(found.values())
 
 
 # -- forward: module scopes and op values -------------------------------------------------

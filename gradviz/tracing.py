@@ -1,48 +1,31 @@
-"""Trace: a plain, engine-free snapshot of a graph and of a backward run (module named
-`tracing` because `gradviz.trace` is torch.trace, the matrix trace).
+"""Trace: a plain, engine-free snapshot of a graph and of a backward run, and the one
+Recorder that builds it from events (module named `tracing` because `gradviz.trace`
+is torch.trace, the matrix trace).
 
-Nodes and edges get stable ids (n0, n1, ... / e0, e1, ...) in creation order, so
-every frame of an animation, the diagram, the HTML player and the widget all
-speak of the same ids. The Recorder listens to the engine's events; `build_trace`
-walks grad_fn from the roots. The torch bridge produces the same Trace.
+Every view (diagrams, frames, the step panel, the Jacobian view, the GIF) reads only
+a Trace. It holds plain values — Previews, symbols, constants, source lines — and no
+engine object, so `Trace.to_json()` / `Trace.from_json()` round-trip and a saved run
+can be reloaded and replayed. Nodes and edges get stable ids (n0, n1, ... / e0, e1,
+...) in creation order, so every frame of an animation speaks of the same ids.
+
+Events reach a Recorder two ways: live, while it listens to the bus (`with Recorder()`),
+or replayed: `build_trace` walks an existing graph and feeds the Recorder one
+NodeCreated per grad_fn, so a graph made before anyone listened is drawn by the same
+code. The torch bridge is a third source of the same events.
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
-from typing import Any
-
 import numpy as np
 
-from . import backend, events
+from . import events
+from .autograd.describe import describe_node, edge_info, tensor_info
+from .autograd.engine import backward_steps, broadcast_axes
+from .autograd.graph import ACCUMULATE_GRAD, AccumulateGrad
+from .events import PREVIEW_MAX, InputInfo, NodeInfo, Preview, StepInfo, TensorInfo  # noqa: F401
 
-PREVIEW_MAX = 16   # tensors up to this many elements show their values
-
-
-@dataclass
-class Preview:
-    """What a label can say about a tensor: shape, dtype, and its values or a summary."""
-    shape: tuple
-    dtype: str
-    device: str = "cpu"
-    values: np.ndarray | None = None     # a copy, when numel <= PREVIEW_MAX
-    stats: tuple | None = None           # (min, mean, max) otherwise
-
-    @classmethod
-    def of(cls, array, limit: int = PREVIEW_MAX) -> "Preview | None":
-        if array is None:
-            return None
-        if not hasattr(array, "shape"):
-            array = np.asarray(array)
-        dev = str(backend.device_of(array))
-        a = backend.to_numpy(array)
-        shape = tuple(a.shape)
-        dtype = str(a.dtype)
-        if a.size <= limit:
-            return cls(shape, dtype, dev, values=np.array(a, copy=True))
-        if a.size and a.dtype.kind in "fiub":
-            af = a.astype(np.float64)
-            return cls(shape, dtype, dev, stats=(float(af.min()), float(af.mean()), float(af.max())))
-        return cls(shape, dtype, dev)
+FORMAT_VERSION = 1
 
 
 @dataclass
@@ -56,8 +39,22 @@ class TraceNode:
     grad: Preview | None = None   # a leaf's .grad after the run; None: not computed yet
     scope: tuple = ()
     order: int = 0               # derivative order: 1 for nodes built by a create_graph backward
-    engine_id: int | None = None  # the engine's node counter (not drawn)
-    ref: Any = field(default=None, repr=False, compare=False)  # the live grad_fn / tensor, when known
+    symbols: tuple = ()          # the symbols of this node's inputs, one per input slot
+    out_symbol: str = "c"
+    latex: str = ""
+    vjp_latex: tuple = ()
+    constants: tuple = ()        # (name, value): the 2 of x * 2, the 3 of pow(3), dim, keepdim, alpha
+    attrs: tuple = ()            # (name, text): the grad_fn's arguments and saved tensors (show_attrs)
+    source: tuple | None = None  # (file, line, text) of the user code that created it
+
+    def vjp_formula(self, slot: int) -> str:
+        """The VJP formula for input `slot` (ops over a list of tensors share one formula)."""
+        if not self.vjp_formulas:
+            return "ḡ · J"
+        return self.vjp_formulas[min(slot, len(self.vjp_formulas) - 1)]
+
+    def symbol(self, slot: int) -> str:
+        return self.symbols[slot] if 0 <= slot < len(self.symbols) else f"x{slot}"
 
 
 @dataclass
@@ -65,9 +62,10 @@ class TraceEdge:
     id: str                      # stable: e0, e1, ...
     src: str                     # the input side (where the gradient ends up)
     dst: str                     # the consumer (where the gradient comes from)
-    slot: int = 0                # which input of dst
+    slot: int = 0                # which input of dst (-1: a saved tensor)
     shape: tuple | None = None   # the shape that flows forward (and the gradient's shape backward)
     output_nr: int = 0           # which output of src flows (ops like split have several)
+    axes: tuple = ()             # axes a gradient along it is summed over to undo broadcasting
 
 
 @dataclass
@@ -79,14 +77,22 @@ class Accumulation:
 
 
 @dataclass
+class Hook:
+    name: str
+    output_nr: int | None
+    before: Preview | None
+    after: Preview | None        # None: the hook left the gradient as it was
+
+
+@dataclass
 class TraceStep:
     index: int
     node: str                    # the node that ran
     grad_in: tuple               # Preview per output of the node (ḡ received)
     flows: tuple                 # (edge id, Preview of the gradient sent, axes summed for broadcasting)
     accumulations: tuple = ()
-    hooks: tuple = ()            # hook names that fired
-    ref: Any = field(default=None, repr=False, compare=False)   # the engine Step
+    hooks: tuple = ()            # Hook per hook that fired
+    jacobians: tuple | None = None   # per input slot: the local Jacobian (nested lists) or None
 
 
 @dataclass
@@ -98,16 +104,301 @@ class Trace:
     roots: tuple = ()                              # output node ids
 
     def node(self, node_id: str) -> TraceNode:
-        return self._index()[node_id]
-
-    def _index(self) -> dict:
-        return {n.id: n for n in self.nodes}
+        for n in self.nodes:
+            if n.id == node_id:
+                return n
+        raise KeyError(node_id)
 
     def edges_into(self, node_id: str) -> list:
         return sorted((e for e in self.edges if e.dst == node_id), key=lambda e: e.slot)
 
+    # -- JSON ---------------------------------------------------------------------------
+    def to_json(self) -> dict:
+        """Plain JSON-able data (json.dumps takes it as is)."""
+        return {"version": FORMAT_VERSION,
+                "nodes": [_node_json(n) for n in self.nodes],
+                "edges": [{"id": e.id, "src": e.src, "dst": e.dst, "slot": e.slot,
+                           "shape": None if e.shape is None else list(e.shape), "output_nr": e.output_nr,
+                           "axes": list(e.axes)} for e in self.edges],
+                "steps": [_step_json(s) for s in self.steps],
+                "forward": list(self.forward), "roots": list(self.roots)}
 
-# -- walking a graph ----------------------------------------------------------------
+    @classmethod
+    def from_json(cls, data: dict) -> "Trace":
+        if data.get("version") != FORMAT_VERSION:
+            raise ValueError(f"cannot read a gradviz trace of format version {data.get('version')!r} "
+                             f"(this gradviz reads version {FORMAT_VERSION})")
+        nodes = [_node_from_json(n) for n in data["nodes"]]
+        edges = [TraceEdge(e["id"], e["src"], e["dst"], e["slot"], None if e["shape"] is None else tuple(e["shape"]),
+                           e["output_nr"], tuple(e["axes"])) for e in data["edges"]]
+        steps = [_step_from_json(s) for s in data["steps"]]
+        return cls(nodes, edges, steps, list(data["forward"]), tuple(data["roots"]))
+
+
+def _pj(p):
+    return None if p is None else p.to_json()
+
+
+def _pl(d):
+    return Preview.from_json(d)
+
+
+def _node_json(n: TraceNode) -> dict:
+    return {"id": n.id, "kind": n.kind, "name": n.name, "formula": n.formula, "vjp_formulas": list(n.vjp_formulas),
+            "value": _pj(n.value), "grad": _pj(n.grad), "scope": list(n.scope), "order": n.order,
+            "symbols": list(n.symbols), "out_symbol": n.out_symbol, "latex": n.latex, "vjp_latex": list(n.vjp_latex),
+            "constants": [[k, v] for k, v in n.constants], "attrs": [[k, v] for k, v in n.attrs],
+            "source": None if n.source is None else list(n.source)}
+
+
+def _node_from_json(d: dict) -> TraceNode:
+    return TraceNode(d["id"], d["kind"], d["name"], d["formula"], tuple(d["vjp_formulas"]), _pl(d["value"]),
+                     _pl(d["grad"]), tuple(d["scope"]), d["order"], tuple(d["symbols"]), d["out_symbol"], d["latex"],
+                     tuple(d["vjp_latex"]), tuple((k, v) for k, v in d["constants"]),
+                     tuple((k, v) for k, v in d["attrs"]), None if d["source"] is None else tuple(d["source"]))
+
+
+def _step_json(s: TraceStep) -> dict:
+    return {"index": s.index, "node": s.node, "grad_in": [_pj(p) for p in s.grad_in],
+            "flows": [[e, _pj(p), list(axes)] for e, p, axes in s.flows],
+            "accumulations": [{"node": a.node, "contribution": _pj(a.contribution), "total": _pj(a.total),
+                               "before": _pj(a.before)} for a in s.accumulations],
+            "hooks": [{"name": h.name, "output_nr": h.output_nr, "before": _pj(h.before), "after": _pj(h.after)}
+                      for h in s.hooks],
+            "jacobians": None if s.jacobians is None else list(s.jacobians)}
+
+
+def _step_from_json(d: dict) -> TraceStep:
+    return TraceStep(d["index"], d["node"], tuple(_pl(p) for p in d["grad_in"]),
+                     tuple((e, _pl(p), tuple(axes)) for e, p, axes in d["flows"]),
+                     tuple(Accumulation(a["node"], _pl(a["contribution"]), _pl(a["total"]), _pl(a["before"]))
+                           for a in d["accumulations"]),
+                     tuple(Hook(h["name"], h["output_nr"], _pl(h["before"]), _pl(h["after"])) for h in d["hooks"]),
+                     None if d["jacobians"] is None else tuple(d["jacobians"]))
+
+
+# -- the Recorder -------------------------------------------------------------------------------
+@dataclass
+class Output:
+    """A tensor a trace is drawn from: how it looks and which node produced it."""
+    tensor: TensorInfo
+    edge: InputInfo
+
+
+class Recorder:
+    """Turns events into a Trace: the one place a Trace is built.
+
+    As a context manager it listens to the bus for events emitted on its own thread
+    (jacobians=True asks the engine for each step's local Jacobian); `feed(event)`
+    hands it events from another source (a replayed graph, the torch bridge).
+    `trace(outputs)` builds the Trace of the graph behind the outputs; steps that
+    arrive after that are appended to it, so a stepper can grow it one step at a time.
+    """
+
+    def __init__(self, jacobians: bool = False):
+        self.nodes: dict = {}       # node key -> NodeInfo, in creation order
+        self.step_infos: list = []  # StepInfo in execution order
+        self.orders: dict = {}      # node key -> derivative order, for nodes a backward built
+        self.jacobians = jacobians
+        self.current: Trace | None = None
+        self._ids: dict = {}        # node key -> trace node id (of the current trace)
+        self._edge_of: dict = {}    # (trace node id, slot) -> edge id
+        self._written: dict = {}    # accumulation target -> trace node id
+        self._nodes: dict = {}      # trace node id -> TraceNode (of the current trace)
+        self._open = 0              # backward passes started and not finished
+        self._pending: list = []    # nodes created since the last step of an open backward
+        self._unsubscribe = None
+        self._stack: list = []
+
+    def __enter__(self):
+        self._unsubscribe = events.subscribe(self.feed, thread=threading.get_ident())
+        if self.jacobians:
+            jac = events.want_jacobians()
+            jac.__enter__()
+            self._stack.append(jac)
+        return self
+
+    def __exit__(self, *exc):
+        self._unsubscribe()
+        while self._stack:
+            self._stack.pop().__exit__(None, None, None)
+        return False
+
+    def order_of(self, node) -> int:
+        """The derivative order of a node (a live node or its key): 0 for the forward."""
+        return self.orders.get(getattr(node, "id", node), 0)
+
+    # -- events ------------------------------------------------------------------------------
+    def feed(self, event) -> None:
+        kind = type(event)
+        if kind is events.NodeCreated:
+            info = event.info
+            if info is None:
+                return
+            self.nodes[info.key] = info
+            if self._open:
+                self._pending.append(info.key)
+        elif kind is events.NodeExecuted:
+            info = event.info
+            if info is None:
+                return
+            # a node built while a step ran comes from that node's VJP: one order higher
+            order = self.orders.get(info.node, 0) + 1
+            for key in self._pending:
+                self.orders[key] = order
+            self._pending.clear()
+            self.step_infos.append(info)
+            if self.current is not None:
+                self._add_step(self.current, info)
+        elif kind is events.BackwardStarted:
+            self._open += 1
+        elif kind is events.BackwardFinished:
+            self._open = max(0, self._open - 1)
+            self._pending.clear()
+
+    # -- building the Trace -------------------------------------------------------------------
+    def trace(self, outputs=(), show_saved: bool = False, leaf_names: dict | None = None) -> Trace:
+        """The Trace of the graph behind `outputs` (Output records; none: every node recorded),
+        with the steps recorded so far. leaf_names: AccumulateGrad key -> a name for its leaf,
+        for leaves named only after they were recorded."""
+        outputs = list(outputs)
+        leaf_names = leaf_names or {}
+        leaves: dict = {}          # AccumulateGrad key -> TensorInfo of its leaf
+        for info in self.nodes.values():
+            for inp in info.inputs:
+                if inp.leaf is not None:
+                    leaves.setdefault(inp.source, inp.leaf)
+        for out in outputs:
+            if out.edge.leaf is not None:
+                leaves.setdefault(out.edge.source, out.edge.leaf)
+        keys = self._reachable([o.edge.source for o in outputs]) if outputs else set(self.nodes) | set(leaves)
+        trace = Trace()
+        ids: dict = {}
+        edge_ids = iter(range(10 ** 12))
+        node_ids = iter(range(10 ** 12))
+
+        def add(kind, name, **kw) -> TraceNode:
+            node = TraceNode(f"n{next(node_ids)}", kind, name, **kw)
+            trace.nodes.append(node)
+            return node
+
+        def link(src, dst, slot, shape, output_nr=0, axes=()):
+            trace.edges.append(TraceEdge(f"e{next(edge_ids)}", src, dst, slot, shape, output_nr, axes))
+
+        written: dict = {}
+        ordered = sorted(keys, key=_sort_key)
+        for key in ordered:
+            if key in leaves and key not in self.nodes:
+                var = leaves[key]
+                leaf = add("leaf", leaf_names.get(key, var.name), value=var.value, grad=var.grad)
+                acc = add("accumulate", ACCUMULATE_GRAD.torch_name, formula=ACCUMULATE_GRAD.formula,
+                          vjp_formulas=tuple(ACCUMULATE_GRAD.vjp_formulas), symbols=("x",), out_symbol="x")
+                ids[key] = acc.id
+                written[("leaf", key)] = leaf.id
+                link(leaf.id, acc.id, 0, tuple(var.shape))
+                continue
+            info = self.nodes[key]
+            node = add("op", info.name, formula=info.formula, vjp_formulas=info.vjp_formulas, value=info.value,
+                       scope=tuple(info.scope), order=self.orders.get(key, 0), symbols=info.symbols,
+                       out_symbol=info.out_symbol, latex=info.latex, vjp_latex=info.vjp_latex,
+                       constants=info.constants, attrs=info.attrs, source=info.source)
+            ids[key] = node.id
+        for key in ordered:
+            info = self.nodes.get(key)
+            if info is None:
+                continue
+            out_shape = None if info.value is None else tuple(info.value.shape)
+            for slot, inp in enumerate(info.inputs):
+                if inp.source is not None and inp.source in ids:
+                    link(ids[inp.source], ids[key], slot, inp.shape, inp.output_nr,
+                         _static_axes(info, slot, inp.shape, out_shape))
+            if show_saved:
+                for name, preview in info.saved:
+                    saved = add("saved", name, value=preview)
+                    link(saved.id, ids[key], -1, None if preview is None else tuple(preview.shape))
+        roots = []
+        for out in outputs:
+            src = out.edge.source
+            if src not in ids:
+                continue
+            node = add("output", out.tensor.name, value=out.tensor.value, grad=out.tensor.grad)
+            link(ids[src], node.id, 0, tuple(out.tensor.shape), out.edge.output_nr)
+            roots.append(node.id)
+            if src in self.nodes:
+                written.setdefault(("output", src, out.edge.output_nr), node.id)
+        trace.roots = tuple(roots)
+        trace.forward = [n.id for n in trace.nodes if n.kind in ("op", "accumulate")]
+        self.current = trace
+        self._ids = ids
+        self._edge_of = {(e.dst, e.slot): e.id for e in trace.edges if e.slot >= 0}
+        self._written = written
+        self._nodes = {n.id: n for n in trace.nodes}
+        for info in self.step_infos:
+            self._add_step(trace, info)
+        return trace
+
+    def tensor_node(self, key) -> str | None:
+        """The trace node id of a live tensor's key from replay(): ("leaf", AccumulateGrad key)
+        or ("output", grad_fn key, output_nr)."""
+        return self._written.get(tuple(key))
+
+    def _reachable(self, starts) -> set:
+        seen, stack = set(), [s for s in starts if s is not None]
+        while stack:
+            key = stack.pop()
+            if key in seen:
+                continue
+            seen.add(key)
+            info = self.nodes.get(key)
+            if info is not None:
+                stack.extend(inp.source for inp in info.inputs if inp.source is not None)
+        return seen
+
+    def _add_step(self, trace: Trace, info: StepInfo) -> None:
+        node_id = self._ids.get(info.node)
+        if node_id is None:
+            return
+        flows = tuple((self._edge_of[(node_id, f.slot)], f.grad, tuple(f.axes)) for f in info.flows
+                      if (node_id, f.slot) in self._edge_of)
+        accs = []
+        for a in info.accumulations:
+            target = self._written.get(tuple(a.target))
+            if target is None:
+                continue
+            accs.append(Accumulation(target, a.contribution, a.total, a.before))
+            self._nodes[target].grad = a.total
+        hooks = tuple(Hook(h.name, h.output_nr, h.before, h.after) for h in info.hooks)
+        jac = None
+        if info.jacobians is not None:
+            jac = tuple(None if J is None else np.asarray(J).tolist() for J in info.jacobians)
+        trace.steps.append(TraceStep(len(trace.steps), node_id, tuple(info.grad_in), flows, tuple(accs), hooks, jac))
+
+
+def _sort_key(key):
+    return key if isinstance(key, tuple) else (key,)
+
+
+def _static_axes(info: NodeInfo, slot: int, in_shape, out_shape) -> tuple:
+    """The Σ a diagram marks before any backward ran: the engine's broadcast rule applied to
+    the input slots the op declares as broadcasting, where the input is smaller than the
+    output and the inputs broadcast together to exactly the output's shape."""
+    if in_shape is None or out_shape is None:
+        return ()
+    if info.broadcasts is not None and slot not in info.broadcasts:
+        return ()
+    if int(np.prod(in_shape, dtype=np.int64)) >= int(np.prod(out_shape, dtype=np.int64)):
+        return ()
+    shapes = [tuple(i.shape) for i in info.inputs if i.shape is not None]
+    if len(shapes) > 1:
+        try:
+            if tuple(np.broadcast_shapes(*shapes)) != tuple(out_shape):
+                return ()
+        except ValueError:
+            return ()
+    return broadcast_axes(in_shape, out_shape) or ()
+
+
+# -- replaying a live graph ---------------------------------------------------------------------
 def _collect(root_nodes) -> list:
     """Every grad_fn reachable from the roots, oldest first (iterative: deep graphs are fine)."""
     seen, stack = set(), list(root_nodes)
@@ -122,172 +413,114 @@ def _collect(root_nodes) -> list:
     return sorted(found, key=lambda n: n.id)
 
 
-def _tensor_name(tensor, names: dict) -> str | None:
-    """The name to show for tensor, as a string (names={123: x} and x.name = 42 are allowed)."""
-    for name, t in names.items():
-        if t is tensor:
-            return str(name)
-    return None if tensor.name is None else str(tensor.name)
+def _names_by_id(names: dict | None) -> dict:
+    by_id: dict = {}
+    for name, t in (names or {}).items():
+        by_id.setdefault(id(t), str(name))   # names={123: x} is shown as text
+    return by_id
+
+
+def outputs_of(roots, names: dict | None = None) -> list:
+    """Output records for gradviz tensors (taken now: their value and .grad as they are)."""
+    by_id = _names_by_id(names)
+    outs = []
+    for t in roots:
+        if t.grad_fn is not None:
+            edge = InputInfo(t.grad_fn.id, t.output_nr, tuple(t.shape))
+        elif t.requires_grad:
+            edge = edge_info(t._accumulator(), 0, tuple(t.shape), by_id)
+        else:
+            continue
+        outs.append(Output(tensor_info(t, by_id.get(id(t))), edge))
+    return outs
+
+
+def replay(roots, recorder: Recorder, names: dict | None = None, order_of=None) -> dict:
+    """Feed `recorder` one NodeCreated per grad_fn behind `roots` (gradviz tensors), oldest
+    first, as if it had listened while they were made. Returns {node key: live tensor}
+    for the leaves and roots (kept beside the Trace, never in it)."""
+    by_id = _names_by_id(names)
+    root_nodes = [t.grad_fn if t.grad_fn is not None else (t._accumulator() if t.requires_grad else None)
+                  for t in roots]
+    live: dict = {}
+    for node in _collect(root_nodes):
+        if type(node) is AccumulateGrad:
+            live[("leaf", node.id)] = node.variable
+            continue
+        info = describe_node(node, by_id)
+        recorder.feed(events.NodeCreated(node, (), (), tuple(node.scope), info))
+        if order_of is not None and order_of(node):
+            recorder.orders[node.id] = order_of(node)
+    for t in roots:
+        if t.grad_fn is not None:
+            live[("output", t.grad_fn.id, t.output_nr)] = t
+    return live
+
+
+def graph_freed(roots) -> bool:
+    """True when a backward without retain_graph has freed part of the graph behind `roots`."""
+    return any(node.freed for node in _collect([t.grad_fn for t in roots if t.grad_fn is not None]))
+
+
+def leaf_keys(names: dict) -> dict:
+    """AccumulateGrad key -> name, for the leaves among `names` ({name: tensor})."""
+    return {t._accumulator().id: name for name, t in names.items()
+            if t.grad_fn is None and t.requires_grad}
 
 
 def build_trace(roots, names: dict | None = None, show_saved: bool = False, order_of=None) -> Trace:
-    """The Trace of the graph behind `roots` (tensors), walking grad_fn."""
-    from .autograd.graph import AccumulateGrad
-    names = dict(names or {})
+    """The Trace of the graph behind `roots` (gradviz tensors): the graph replayed into a Recorder."""
     roots = tuple(roots)
-    # a leaf's root is its AccumulateGrad, made on demand as backward() would
-    root_nodes = [t.grad_fn if t.grad_fn is not None else (t._accumulator() if t.requires_grad else None)
-                  for t in roots]
-    trace = Trace()
-    ids: dict = {}
-    counter = iter(range(10 ** 9))
-
-    def add(kind, name, **kw):
-        node = TraceNode(f"n{next(counter)}", kind, name, **kw)
-        trace.nodes.append(node)
-        return node
-
-    edge_counter = iter(range(10 ** 9))
-
-    def link(src, dst, slot, shape, output_nr=0):
-        trace.edges.append(TraceEdge(f"e{next(edge_counter)}", src, dst, slot, shape, output_nr))
-
-    collected = _collect(root_nodes)
-    for node in collected:
-        if isinstance(node, AccumulateGrad):
-            var = node.variable
-            leaf = add("leaf", _tensor_name(var, names) or "", value=Preview.of(var._data),
-                       grad=Preview.of(None if var.grad is None else var.grad._data), ref=var)
-            acc = add("accumulate", "AccumulateGrad", formula=node.op.formula, vjp_formulas=node.op.vjp_formulas,
-                      engine_id=node.id, ref=node)
-            ids[node] = acc.id
-            link(leaf.id, acc.id, 0, tuple(var.shape))
-            continue
-        out = node.out_data if node.op.n_outputs == 1 else None
-        value = Preview.of(out) if out is not None else _freed_preview(node)
-        tn = add("op", node.op.torch_name, formula=node.op.formula, vjp_formulas=node.op.vjp_formulas,
-                 value=value, scope=tuple(node.scope),
-                 order=order_of(node) if order_of else 0, engine_id=node.id, ref=node)
-        ids[node] = tn.id
-    for node in collected:
-        for slot, (nxt, nr) in enumerate(node.next_functions):
-            if nxt is not None:
-                link(ids[nxt], ids[node], slot, tuple(node.input_shape(slot)), nr)
-        if show_saved and not node.freed and not isinstance(node, AccumulateGrad):
-            for slot, arg in enumerate(node.op.arg_names):
-                if arg in node.op.saves and slot < len(node.inputs):
-                    t = node.inputs[slot]
-                    saved = add("saved", f"{arg}", value=Preview.of(t._data), ref=t)
-                    link(saved.id, ids[node], -1, tuple(t.shape))
-            if "result" in node.op.saves:
-                saved = add("saved", "result", value=Preview.of(node.out_data))
-                link(saved.id, ids[node], -1, tuple(node.out_data.shape) if node.op.n_outputs == 1 else None)
-    root_ids = []
-    for t, rn in zip(roots, root_nodes):
-        if rn is None:
-            continue
-        out = add("output", _tensor_name(t, names) or "", value=Preview.of(t._data),
-                  grad=Preview.of(None if t._grad is None else t._grad._data), ref=t)
-        link(ids[rn], out.id, 0, tuple(t.shape), t.output_nr if t.grad_fn is not None else 0)
-        root_ids.append(out.id)
-    trace.roots = tuple(root_ids)
-    trace.forward = [n.id for n in trace.nodes if n.kind in ("op", "accumulate")]
-    trace._by_engine = ids
-    return trace
+    recorder = Recorder()
+    replay(roots, recorder, names, order_of)
+    return recorder.trace(outputs_of(roots, names), show_saved)
 
 
-def _freed_preview(node) -> Preview | None:
-    """A node freed by backward keeps its output's shape and dtype, not its values."""
-    meta = getattr(node, "out_meta", None)
-    if meta is None or node.op.n_outputs != 1:
-        return None
-    return Preview(tuple(meta.shape), str(meta.dtype), str(backend.device_of(meta)))
+class GradSnapshot:
+    """.grad of the given tensors, put back exactly (the same Tensor objects, the same values)."""
+
+    def __init__(self, tensors):
+        self.saved = [(t, t._grad, None if t._grad is None else t._grad._data) for t in tensors]
+
+    def restore(self) -> None:
+        for t, grad, data in self.saved:
+            t._grad = grad
+            if grad is not None:
+                grad._data = data
 
 
-def add_steps(trace: Trace, steps, before_grads: dict | None = None) -> Trace:
-    """Attach recorded engine Steps (from backward_steps) to a Trace of the same graph."""
-    ids = trace._by_engine
-    edge_of = {(e.dst, e.slot): e.id for e in trace.edges}
-    tensor_node = {id(n.ref): n.id for n in trace.nodes if n.kind in ("leaf", "output") and n.ref is not None}
-    before = dict(before_grads or {})
-    for step in steps:
-        nid = ids.get(step.node)
-        if nid is None:
-            continue
-        flows = []
-        for slot, g in enumerate(step.grad_inputs):
-            if g is not None and (nid, slot) in edge_of:
-                axes = step.reduced_axes[slot] if slot < len(step.reduced_axes) else ()
-                flows.append((edge_of[(nid, slot)], Preview.of(_raw(g)), tuple(axes)))
-        accs = []
-        for tensor, contribution, total in step.accumulated:
-            key = tensor_node.get(id(tensor))
-            if key is None:
-                continue
-            accs.append(Accumulation(key, Preview.of(_raw(contribution)), Preview.of(_raw(total)),
-                                     before.get(key)))
-            before[key] = Preview.of(_raw(total))
-        hooks = tuple(getattr(h, "__name__", "hook") for _, h, _, _ in step.hooks)
-        trace.steps.append(TraceStep(len(trace.steps), nid, tuple(Preview.of(_raw(g)) for g in step.grad_outputs),
-                                     tuple(flows), tuple(accs), hooks, ref=step))
-    for n in trace.nodes:
-        if n.kind in ("leaf", "output") and n.ref is not None and n.ref._grad is not None:
-            n.grad = Preview.of(n.ref._grad._data)
-    return trace
+def record_backward(roots, gradient=None, names=None, retain_graph=True, show_saved=False,
+                    jacobians: bool = False, keep_grads: bool = False) -> Trace:
+    """Run backward over `roots` step by step and return the Trace with every step.
 
-
-def _raw(g):
-    return getattr(g, "_data", g)
-
-
-class Recorder:
-    """Listens to the engine's events while active: forward node order, backward steps, and
-    the derivative order of nodes built by a create_graph backward (pass `order_of` to
-    build_trace or draw to colour them)."""
-
-    def __init__(self):
-        self.created: list = []     # engine Nodes in creation order
-        self.steps: list = []       # engine Steps in execution order
-        self.orders: dict = {}      # engine Node -> derivative order, for nodes a backward built
-        self._open = 0              # backward passes started and not finished
-        self._pending: list = []    # nodes created since the last step of an open backward
-        self._unsubscribe = None
-
-    def __enter__(self):
-        self._unsubscribe = events.subscribe(self._on_event)
-        return self
-
-    def __exit__(self, *exc):
-        self._unsubscribe()
-        return False
-
-    def order_of(self, node) -> int:
-        return self.orders.get(node, 0)
-
-    def _on_event(self, event) -> None:
-        if isinstance(event, events.NodeCreated):
-            self.created.append(event.node)
-            if self._open:
-                self._pending.append(event.node)
-        elif isinstance(event, events.NodeExecuted):
-            self.steps.append(event.step)
-            # a node built while a step ran comes from that node's VJP: one order higher
-            order = self.order_of(event.step.node) + 1
-            for node in self._pending:
-                self.orders[node] = order
-            self._pending.clear()
-        elif isinstance(event, events.BackwardStarted):
-            self._open += 1
-        elif isinstance(event, events.BackwardFinished):
-            self._open = max(0, self._open - 1)
-            self._pending.clear()
-
-
-def record_backward(roots, gradient=None, names=None, retain_graph=True, show_saved=False) -> Trace:
-    """Run backward over `roots` step by step and return the Trace with every step."""
-    from .autograd.engine import backward_steps
+    The backward is a real one: .grad accumulates as with `.backward()`, unless keep_grads
+    puts every .grad back as it was afterwards (what animate() does)."""
     roots = tuple(roots)
-    trace = build_trace(roots, names, show_saved)
-    before = {n.id: n.grad for n in trace.nodes if n.kind == "leaf"}
-    run = backward_steps(roots, gradient, retain_graph=retain_graph)
-    return add_steps(trace, list(run), before)
+    recorder = Recorder(jacobians=jacobians)
+    live = replay(roots, recorder, names)
+    outputs = outputs_of(roots, names)
+    snapshot = GradSnapshot(written_tensors(roots, live)) if keep_grads else None
+    try:
+        with recorder:
+            backward_steps(roots, gradient, retain_graph=retain_graph).run()
+    finally:
+        if snapshot is not None:
+            snapshot.restore()
+    return recorder.trace(outputs, show_saved)
+
+
+def written_tensors(roots, live: dict) -> list:
+    """Every tensor a backward from `roots` may write .grad into: the leaves and any
+    tensor that called retain_grad() on the way."""
+    found = {id(t): t for t in live.values()}
+    for node in _collect([t.grad_fn for t in roots if t.grad_fn is not None]):
+        hooks = getattr(node, "hooks", None)
+        if hooks is not None and hooks.retains:
+            for ref in hooks.retains.values():
+                t = ref()
+                if t is not None:
+                    found[id(t)] = t
+    for t in roots:
+        found[id(t)] = t
+    return list(found.values())
+

@@ -81,7 +81,7 @@ def test_demo_renders_every_example(tmp_path):
         if shutil.which("dot"):
             assert (out / f"{name}.png").read_bytes()[:4] == b"\x89PNG"
     words = svg_text((out / "pow.svg").read_text()).splitlines()
-    assert "[ 3., 12., 27.]" in words             # t.grad = 3t², recorded by the demo's backward
+    assert "[3.0, 12.0, 27.0]" in words            # t.grad = 3t², recorded by the demo's backward
     doubling = svg_text((out / "doubling.svg").read_text())
     assert doubling.count("MulBackward0") >= 8
     player = (out / "mm-backward.html").read_text()

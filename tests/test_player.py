@@ -107,25 +107,31 @@ def test_accumulation_sums_equal_the_final_grad():
     a, b, loss = broadcast()
     c = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
     loss = loss + (a * c).sum() + (c * c).sum()
-    anim = animate(loss)
+    leaves = {"a": a, "b": b, "c": c}
+    anim = animate(loss, names=leaves)
+    assert all(t.grad is None for t in leaves.values())   # recording leaves .grad alone
+    loss.backward()                                        # the graph stayed retainable
     for node in anim.trace.nodes:
         if node.kind != "leaf":
             continue
+        grad = leaves[node.name].grad.numpy()
         accs = [acc for step in anim.steps for acc in step.accumulations if acc.node == node.id]
         assert len(accs) == 1
         total = sum(np.asarray(acc.contribution.values, dtype=np.float64) for acc in accs)
-        np.testing.assert_allclose(total, node.ref.grad.numpy(), rtol=1e-6)
-        np.testing.assert_allclose(accs[-1].total.values, node.ref.grad.numpy(), rtol=1e-6)
+        np.testing.assert_allclose(total, grad, rtol=1e-6)
+        np.testing.assert_allclose(accs[-1].total.values, grad, rtol=1e-6)
         # and the fan-in as the frames recorded it: the contributions that reached the leaf sum to .grad
         acc_node = next(e.dst for e in anim.trace.edges if e.src == node.id)
         sent = [g.values for step in anim.steps for eid, g, _ in step.flows
                 if next(e for e in anim.trace.edges if e.id == eid).src == acc_node]
-        np.testing.assert_allclose(np.sum(sent, axis=0), node.ref.grad.numpy(), rtol=1e-6)
+        np.testing.assert_allclose(np.sum(sent, axis=0), grad, rtol=1e-6)
 
 
 def test_running_sum_text_for_fan_out():
     a, loss = fan_out()
     anim = animate(loss)
+    assert a.grad is None                 # recording changes no .grad
+    loss.backward()
     assert a.grad.item() == 5.0
     acc_frame = next(f for f in anim.frames if f.phase == "backward" and "AccumulateGrad" in f.title)
     text = plain(acc_frame.text)
@@ -145,6 +151,8 @@ def test_accumulating_into_an_existing_grad_shows_the_old_value():
     text = plain(next(f for f in anim.frames if "AccumulateGrad" in f.title).text)
     assert re.search(r"a\.grad = 1\.0 \+ (2\.0 \+ 3\.0|3\.0 \+ 2\.0) = 6\.0", text), text
     assert "already there" in text
+    assert a.grad.item() == 1.0           # put back as it was
+    loss.backward()
     assert a.grad.item() == 6.0
 
 
@@ -156,6 +164,8 @@ def test_broadcast_sum_text_and_edge_label():
     assert "summed over axis 0" in text
     assert "(3,)" in text
     assert any(label.endswith("Σ0") for label in mul.labels.values())
+    assert a.grad is None
+    loss.backward()
     np.testing.assert_allclose(a.grad.numpy(), [3.0, 3.0, 3.0])
 
 
@@ -186,7 +196,7 @@ def test_hooks_fired_are_named():
     anim = animate(y.sum(), forward=False)
     hooked = [f for f in anim.frames if "double_it" in plain(f.text)]
     assert len(hooked) == 1 and "hooks fired" in plain(hooked[0].text)
-    np.testing.assert_allclose(x.grad.numpy(), [4.0, 4.0])
+    assert x.grad is None
 
 
 def test_user_names_are_escaped_everywhere():
@@ -440,4 +450,6 @@ def test_a_real_pytorch_backward_animates_through_the_torch_bridge():
     texts = [plain(f.text) for f in anim.frames]
     assert any(re.search(r"a\.grad = (\[1\.0, 1\.0\] \+ \[3\.0, 4\.0\]|\[3\.0, 4\.0\] \+ \[1\.0, 1\.0\]) = "
                          r"\[4\.0, 5\.0\]", t) for t in texts), texts
+    assert a.grad is None                 # the recorded backward left .grad as it was
+    loss.backward()                       # and the graph retainable
     np.testing.assert_allclose(a.grad.numpy(), [4.0, 5.0])

@@ -110,15 +110,15 @@ def test_pow_example_before_and_after_backward():
     assert fill(nodes, leaf) == "lightblue" and fill(nodes, root) == "darkolivegreen1"
     assert fill(nodes, acc) == fill(nodes, pw) == fill(nodes, sm) == "lightgray"
     assert [(s, d) for s, d, _ in edges] == [(leaf, acc), (acc, pw), (pw, sm), (sm, root)]
-    assert text(nodes, leaf) == "t\n(3,) float32\ndata [1., 2., 3.]\ngrad: not computed yet"
-    assert text(nodes, pw) == "PowBackward0\nc = aᵖ\n(3,) float32\ndata\n[ 1.,  8., 27.]"
+    assert text(nodes, leaf) == "t\n(3,) float32\ndata [1.0, 2.0, 3.0]\ngrad: not computed yet"
+    assert text(nodes, pw) == "PowBackward0\nc = aᵖ\n(3,) float32\ndata [1.0, 8.0, 27.0]"
     assert text(nodes, acc) == "AccumulateGrad\nt.grad += ḡ"
     # micrograd's layout: the data and grad fields sit side by side under the header
-    assert attr(nodes[leaf], "label").endswith("|{data [1., 2., 3.]|grad: not computed yet}}")
+    assert attr(nodes[leaf], "label").endswith("|{data [1.0, 2.0, 3.0]|grad: not computed yet}}")
 
     out.backward()
     after = dot_nodes(draw(out, names={"t": t, "out": out}).source)
-    assert text(after, leaf) == "t\n(3,) float32\ndata [1., 2., 3.]\ngrad\n[ 3., 12., 27.]"  # d/dt Σ t³ = 3t²
+    assert text(after, leaf) == "t\n(3,) float32\ndata [1.0, 2.0, 3.0]\ngrad\n[3.0, 12.0, 27.0]"  # d/dt Σ t³ = 3t²
 
 
 def test_barlow_example_counts_names_and_broadcast_marks():

@@ -415,7 +415,7 @@ def test_batched_matmul_is_torch_decomposition():
         "PermuteBackward0", "ViewBackward0", "MmBackward0", "UnsafeViewBackward0", "SumBackward0"]
     assert [e.shape for e in t.edges_into(t.nodes[-2].id)] == [(2, 3, 5)]
     expected = (torch.ones(2, 3, 5) @ w).detach().numpy()
-    assert np.allclose(c.grad.numpy(), expected)
+    assert c.grad is None                     # recording leaves .grad as it was
     assert [n.name for n in t.nodes if n.kind == "leaf"] == ["w", "c"]   # w.T ran before the product
     leaf_c = next(n for n in t.nodes if n.name == "c")
     assert np.allclose(leaf_c.grad.stats, (expected.min(), expected.mean(), expected.max()))

@@ -8,11 +8,14 @@ the ready ones, as PyTorch's CPU engine does.
 from __future__ import annotations
 
 import heapq
+import math
 import threading
 from collections import deque
 from typing import Iterator
 
-from .. import events
+import numpy as np
+
+from .. import backend, events
 from ..dtypes import Size
 from ..ops.core import namespace
 from .graph import FREED_MESSAGE, AccumulateGrad, Node
@@ -27,7 +30,8 @@ _grad_lock = threading.RLock()
 class Step:
     """One executed node: what it received, what it sent along each edge, what it wrote."""
 
-    __slots__ = ("index", "node", "grad_outputs", "grad_inputs", "reduced_axes", "accumulated", "hooks")
+    __slots__ = ("index", "node", "grad_outputs", "grad_inputs", "reduced_axes", "accumulated", "hooks",
+                 "written_before", "jacobians")
 
     def __init__(self, index: int, node: Node, grad_outputs: tuple):
         self.index = index
@@ -37,9 +41,22 @@ class Step:
         self.reduced_axes = ()             # per edge: axes summed to undo broadcasting
         self.accumulated = []              # (tensor, contribution, new total) for each .grad written
         self.hooks = []                    # (output_nr, hook, before, after)
+        self.written_before = None         # while listened to: per accumulated entry, the .grad before
+        self.jacobians = None              # the node's local Jacobians, when a listener asked for them
 
     def __repr__(self):
         return f"<Step {self.index}: {self.node.op.torch_name}>"
+
+
+def broadcast_axes(shape: tuple, big: tuple) -> tuple | None:
+    """The axes of `big` a gradient is summed over to return to `shape` after broadcasting
+    (None when `shape` does not broadcast to `big`). The one rule: the engine's sum_to, the
+    diagrams' Σ marks and the torch bridge all use it."""
+    shape, big = tuple(shape), tuple(big)
+    lead = len(big) - len(shape)
+    if lead < 0 or any(s != 1 and s != b for s, b in zip(shape, big[lead:])):
+        return None
+    return tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and big[i + lead] != 1)
 
 
 def sum_to(g, shape: tuple):
@@ -48,10 +65,9 @@ def sum_to(g, shape: tuple):
     shape = tuple(shape)
     if gshape == shape:
         return g, ()
-    lead = len(gshape) - len(shape)
-    if lead < 0 or any(s != 1 and s != gs for s, gs in zip(shape, gshape[lead:])):
+    axes = broadcast_axes(shape, gshape)
+    if axes is None:
         raise ValueError(f"gradient of shape {list(gshape)} cannot be summed to shape {list(shape)}")
-    axes = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1)
     if axes:
         g = g.sum(axis=axes, keepdims=True)
     return g.reshape(shape), axes
@@ -225,6 +241,8 @@ class Backward:
                     pass                          # an input of grad(): its gradient is what was asked
                 else:
                     g = grads[0] if node.op.n_outputs == 1 else self._multi(node, grads)
+                    if listening and events.jacobians_wanted() and not create_graph:
+                        step.jacobians = local_jacobians(node)
                     sent, axes = node_vjp(node, g, create_graph)
                     if hooks is not None and hooks.post:
                         sent = self._run_node_hooks(node, sent, g)
@@ -245,7 +263,7 @@ class Backward:
                     if not self.retain_graph:
                         node.free()
                 if listening:
-                    events.emit(events.NodeExecuted(step))
+                    events.emit(events.NodeExecuted(step, step_info(step)))
                 index += 1
                 state.enabled, inside = outer, False   # between steps the caller's own mode holds
                 yield step
@@ -343,10 +361,15 @@ class Backward:
     def _store_grad(self, tensor, node, g, step: Step, touched: list, listening: bool) -> None:
         """tensor.grad += g (or = a copy of g), remembering the old value for rollback."""
         with _grad_lock:
+            old = tensor._grad
+            before = None if old is None else old._data   # replaced, never written in place
             total = self._write_grad(tensor, node, g, touched)
         step.accumulated.append((tensor, g, total))
         if listening:
-            events.emit(events.GradAccumulated(tensor, node, g, total))
+            if step.written_before is None:
+                step.written_before = []
+            step.written_before.append(before)
+            events.emit(events.GradAccumulated(tensor, node, g, total, before))
 
     def _write_grad(self, tensor, node, g, touched: list):
         """The read-modify-write of .grad (under the lock); returns the new total."""
@@ -439,6 +462,88 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[list, list]:
         sent.append(gi)
         axes.append(summed)
     return sent, axes
+
+
+def local_jacobians(node: Node, limit: int = 64) -> list:
+    """J of a grad_fn with respect to each of its inputs: one (m, nᵢ) array per next_functions
+    slot, or None where nothing flows, the graph was freed or a side exceeds `limit` elements.
+
+    Row k is the node's VJP applied to the one-hot vector e_k over its (flattened) outputs:
+    reverse mode never builds J, but one-hot seeds read it row by row."""
+    n_slots = len(node.next_functions)
+    if type(node) is AccumulateGrad or node.freed or node.out_data is None or node.op.vjp is None:
+        return [None] * n_slots
+    multi = node.op.n_outputs > 1
+    outs = tuple(node.out_data) if multi else (node.out_data,)
+    if any(o is None or getattr(o, "dtype", None) is None or o.dtype.kind not in "fc" for o in outs):
+        return [None] * n_slots
+    sizes = [int(math.prod(o.shape)) for o in outs]
+    m = sum(sizes)
+    if m == 0 or m > limit:
+        return [None] * n_slots
+    in_sizes = [int(math.prod(node.input_shape(i))) if nxt is not None else 0
+                for i, (nxt, _) in enumerate(node.next_functions)]
+    wanted = [nxt is not None and 0 < n <= limit for (nxt, _), n in zip(node.next_functions, in_sizes)]
+    if not any(wanted):
+        return [None] * n_slots
+    rows: list = [[] for _ in range(n_slots)]
+    try:
+        for k in range(m):
+            g = _one_hot(outs, sizes, k)
+            sent, _ = node_vjp(node, g if multi else g[0])
+            for i in range(n_slots):
+                if wanted[i]:
+                    gi = sent[i]
+                    # + 0.0: a one-hot row times a negative value gives −0.0, which would print as "-0.0"
+                    rows[i].append(np.zeros(in_sizes[i]) if gi is None
+                                   else backend.to_numpy(gi).astype(np.float64).ravel() + 0.0)
+    except Exception:   # an op whose VJP cannot take a one-hot seed: no Jacobian to show
+        return [None] * n_slots
+    return [np.stack(r) if wanted[i] else None for i, r in enumerate(rows)]
+
+
+def _one_hot(outs: tuple, sizes: list, k: int) -> tuple:
+    """e_k over the concatenation of every output, in each output's own shape and array type."""
+    parts = []
+    offset = 0
+    for out, size in zip(outs, sizes):
+        flat = backend.namespace_of(out).zeros(size, dtype=out.dtype)
+        if offset <= k < offset + size:
+            flat[k - offset] = 1
+        parts.append(flat.reshape(out.shape))
+        offset += size
+    return tuple(parts)
+
+
+def _leaf_key(tensor, node: Node) -> tuple:
+    """Which tensor a .grad write went to, in plain values: a leaf by its AccumulateGrad, a
+    retained non-leaf by its grad_fn and output number."""
+    if type(node) is AccumulateGrad:
+        return ("leaf", node.id)
+    return ("output", node.id, tensor.output_nr)
+
+
+def _grad_preview(g):
+    # a node pre-hook's result is a tuple of gradients: the step panel shows tensor hooks' values only
+    return None if g is None or isinstance(g, (tuple, list)) else events.Preview.of(g)
+
+
+def step_info(step: Step) -> events.StepInfo:
+    """A Step in plain values (Previews taken now): what NodeExecuted carries to recorders."""
+    preview = events.Preview.of
+    flows = []
+    for slot, g in enumerate(step.grad_inputs):
+        if g is not None:
+            axes = step.reduced_axes[slot] if slot < len(step.reduced_axes) else ()
+            flows.append(events.FlowInfo(slot, preview(g), tuple(axes)))
+    accs = tuple(events.AccumulationInfo(_leaf_key(tensor, step.node), preview(contribution), preview(total),
+                                         preview(before))
+                 for (tensor, contribution, total), before in zip(step.accumulated, step.written_before or ()))
+    hooks = tuple(events.HookInfo(getattr(h, "__name__", "hook"), nr, _grad_preview(before), _grad_preview(after))
+                  for nr, h, before, after in step.hooks)
+    jacobians = None if step.jacobians is None else tuple(step.jacobians)
+    return events.StepInfo(step.node.id, tuple(preview(g) for g in step.grad_outputs), tuple(flows), accs, hooks,
+                           jacobians)
 
 
 def _call_rule(rule, node: Node, xp, g, out, args) -> list:

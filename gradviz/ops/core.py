@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import backend, events
 from ..autograd.grad_mode import _state as _grad_state
+from ..autograd.describe import describe_node
 from ..autograd.graph import DEFAULT, MULTI_OUTPUT, NO_GRAD, ViewMeta, _node_types, node_type
 from ..dtypes import category_of_scalar, result_type
 from ..scope import _state as _scope_state
@@ -156,7 +157,9 @@ def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
         result = tuple(share_version(Tensor._make(o, node, i), inputs, op) for i, o in enumerate(out))
     if events._listeners:
         outs = (result,) if op.n_outputs == 1 else result
-        events.emit(events.NodeCreated(node, tuple(inputs), outs, node.scope))
+        source = events.user_source(2) if events.source_tracking() else None
+        info = describe_node(node, source=source)
+        events.emit(events.NodeCreated(node, tuple(inputs), outs, node.scope, info))
     return result
 
 

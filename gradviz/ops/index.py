@@ -38,11 +38,11 @@ _PUT_VJP = (lambda xp, g, c, a, v, basic, adv: xp.index_fill_zero(g, basic, adv)
             lambda xp, g, c, a, v, basic, adv: _written(g, basic, adv))
 COPY_SLICES = Op("index_put", "CopySlices", "c = a; c[idx] = v", lambda xp, a, v, basic, adv: _put(a, v, basic, adv),
                  vjp=_PUT_VJP, vjp_formulas=("ḡ with zeros at idx", "ḡ[idx]"), args=("self", "values"),
-                 params=("basic", "indices"))
+                 params=("basic", "indices"), symbols=("a", "v"), broadcasts=())
 INDEX_PUT = Op("index_put", "IndexPutBackward0", "c = a; c[idx] = v",
                lambda xp, a, v, basic, adv: _put(a, v, basic, adv),
                vjp=_PUT_VJP, vjp_formulas=("ḡ with zeros at idx", "ḡ[idx]"), args=("self", "values"),
-               params=("basic", "indices"), saves=("indices",))
+               params=("basic", "indices"), saves=("indices",), symbols=("a", "v"), broadcasts=())
 ALIAS = Op("alias", "AliasBackward0", "c = a", lambda xp, a: a[...], vjp=(lambda xp, g, c, a: g,),
            vjp_formulas=("ḡ",))
 GATHER = Op("gather", "GatherBackward0", "cᵢⱼ = a[i, idx[i, j]]",
@@ -54,7 +54,7 @@ SCATTER_ADD = Op("scatter_add", "ScatterAddBackward0", "c = a; c[idx] += src",
                  vjp=(lambda xp, g, c, a, src, dim, index: g,
                       lambda xp, g, c, a, src, dim, index: _pad_to(xp, xp.gather_along(g, index, dim), src)),
                  vjp_formulas=("ḡ", "gather(ḡ, dim, idx)"), args=("self", "src"), params=("dim", "index"),
-                 saves=("index",))
+                 saves=("index",), symbols=("a", "src"), broadcasts=())
 INDEX_SELECT = Op("index_select", "IndexSelectBackward0", "c = a.index_select(dim, idx)",
                   lambda xp, a, dim, index: xp.take(a, index, axis=dim),
                   vjp=(lambda xp, g, c, a, dim, index: xp.index_scatter(g, a.shape, _at(dim, index), True),),
@@ -89,11 +89,11 @@ def _pad_to(xp, g, src):
 INDEX_SCATTER = Op("index_scatter", "IndexPutBackward0", "c = zeros; c[idx] += g",
                    lambda xp, g, shape, idx, acc: xp.index_scatter(g, shape, idx, acc),
                    vjp=(lambda xp, gg, c, g, shape, idx, acc: gg[idx],), vjp_formulas=("ḡ[idx]",),
-                   params=("shape", "indices", "accumulate"))
+                   params=("shape", "indices", "accumulate"), symbols=("g",))
 SCATTER_ADD_ZEROS = Op("scatter_add", "ScatterAddBackward0", "c = zeros; c[idx] += g",
                        lambda xp, g, shape, dim, index: xp.scatter_add_zeros(shape, dim, index, g),
                        vjp=(lambda xp, gg, c, g, shape, dim, index: xp.gather_along(gg, index, dim),),
-                       vjp_formulas=("gather(ḡ)",), params=("shape", "dim", "index"))
+                       vjp_formulas=("gather(ḡ)",), params=("shape", "dim", "index"), symbols=("g",))
 DIAGONAL_SCATTER = Op("diagonal_scatter", "DiagonalScatterBackward0", "c = zeros; diag(c) = g",
                       lambda xp, g, shape, offset, d1, d2: xp.diagonal_scatter(g, shape, offset, d1, d2),
                       vjp=(lambda xp, gg, c, g, shape, offset, d1, d2: xp.diagonal(gg, offset, d1, d2),),
@@ -414,7 +414,7 @@ INDEX_ADD = Op("index_add", "IndexAddBackward0", "c = a; c[…, idx] += α src",
                                                                        else apply(INDEX_SELECT, (g,), (dim, index)),
                                                                        alpha)),
                vjp_formulas=("ḡ", "α ḡ[…, idx]"), args=("self", "source"), params=("dim", "index", "alpha"),
-               saves=("index",))
+               saves=("index",), symbols=("a", "src"), broadcasts=())
 
 
 def _times(g, alpha):
@@ -438,7 +438,7 @@ SCATTER = Op("scatter", "ScatterBackward0", "c = a; c[idx] = src (along dim)",
                   lambda xp, g, c, a, src, dim, index, written:
                   _pad_to(xp, xp.gather_along(g, index, dim), src)),
              vjp_formulas=("ḡ, 0 at idx", "gather(ḡ, dim, idx)"), args=("self", "src"),
-             params=("dim", "index", "written"), saves=("index",))
+             params=("dim", "index", "written"), saves=("index",), symbols=("a", "src"), broadcasts=())
 SCATTER_VALUE = Op("scatter", "ScatterBackward1", "c = a; c[idx] = v (along dim)",
                    lambda xp, a, dim, index, written, value: _scattered(xp, a, dim, index, value),
                    vjp=(lambda xp, g, c, a, dim, index, written, value: xp.where(written, 0, g),),

@@ -20,7 +20,7 @@ MM = Op("mm", "MmBackward0", "C = A B", lambda xp, a, b: a @ b,
         vjp_formulas=("ḡ Bᵀ", "Aᵀ ḡ"), args=MATS, saves=MATS)
 MV = Op("mv", "MvBackward0", "c = A v", lambda xp, a, b: a @ b,
         vjp=(lambda xp, g, c, a, b: xp.reshape(g, (-1, 1)) * b, lambda xp, g, c, a, b: a.T @ g),
-        vjp_formulas=("ḡ vᵀ", "Aᵀ ḡ"), args=("self", "vec"), saves=("self", "vec"))
+        vjp_formulas=("ḡ vᵀ", "Aᵀ ḡ"), args=("self", "vec"), saves=("self", "vec"), symbols=("A", "v"))
 DOT = Op("dot", "DotBackward0", "c = a · b", lambda xp, a, b: a @ b,
          vjp=(lambda xp, g, c, a, b: g * b, lambda xp, g, c, a, b: g * a),
          vjp_formulas=("ḡ b", "ḡ a"), args=("self", "tensor"), saves=("self", "tensor"))
@@ -29,7 +29,7 @@ BMM = Op("bmm", "BmmBackward0", "Cᵢ = Aᵢ Bᵢ", lambda xp, a, b: a @ b,
          vjp_formulas=("ḡ Bᵀ", "Aᵀ ḡ"), args=MATS, saves=MATS)
 
 
-def _with_bias(product: Op, name: str, torch_name: str, formula: str, args: tuple) -> Op:
+def _with_bias(product: Op, name: str, torch_name: str, formula: str, args: tuple, symbols: tuple) -> Op:
     """C = β bias + α (a ∘ b) as one node; the VJPs for a and b are the product's own, times α.
     β = 0 ignores bias (its nan/inf do not reach C), as in PyTorch."""
     grad_a, grad_b = product.vjp
@@ -38,10 +38,11 @@ def _with_bias(product: Op, name: str, torch_name: str, formula: str, args: tupl
                    lambda xp, g, c, bias, a, b, beta, alpha: _scaled(xp, grad_a(xp, g, c, a, b), alpha),
                    lambda xp, g, c, bias, a, b, beta, alpha: _scaled(xp, grad_b(xp, g, c, a, b), alpha)),
               vjp_formulas=("β ḡ",) + tuple("α " + f for f in product.vjp_formulas), args=args,
-              params=("beta", "alpha"), saves=args[1:])
+              params=("beta", "alpha"), saves=args[1:], symbols=symbols, broadcasts=(0,))
 
 
-ADDMM = _with_bias(MM, "addmm", "AddmmBackward0", "C = β bias + α A B", ("self", "mat1", "mat2"))
+ADDMM = _with_bias(MM, "addmm", "AddmmBackward0", "C = β bias + α A B", ("self", "mat1", "mat2"),
+                   ("bias", "A", "B"))
 
 
 def _diagonal_view(xp, a, offset, d1, d2):
@@ -70,10 +71,10 @@ def _scaled(xp, g, s):
 DIAGONAL = Op("diagonal", "DiagonalBackward0", "c = diag(A)",
               lambda xp, a, offset, d1, d2: _diagonal_view(xp, a, offset, d1, d2),
               vjp=(lambda xp, g, c, a, offset, d1, d2: xp.diagonal_scatter(g, a.shape, offset, d1, d2),),
-              vjp_formulas=("ḡ on the diagonal of zeros",), params=("offset", "dim1", "dim2"))
+              vjp_formulas=("ḡ on the diagonal of zeros",), params=("offset", "dim1", "dim2"), symbols=("A",))
 TRACE = Op("trace", "TraceBackward0", "c = tr A", lambda xp, a: xp.trace(a),
            vjp=(lambda xp, g, c, a: xp.diagonal_scatter(xp.broadcast_to(g, (min(a.shape),)), a.shape, 0, 0, 1),),
-           vjp_formulas=("ḡ I",))
+           vjp_formulas=("ḡ I",), symbols=("A",))
 
 
 def _mm_error(name, a, b):
@@ -261,8 +262,10 @@ def trace(input):
 
 
 # -- more products: addmv, baddbmm, tensordot, kron, einsum ------------------------------
-ADDMV = _with_bias(MV, "addmv", "AddmvBackward0", "c = β bias + α A v", ("self", "mat", "vec"))
-BADDBMM = _with_bias(BMM, "baddbmm", "BaddbmmBackward0", "Cᵢ = β biasᵢ + α Aᵢ Bᵢ", ("self", "batch1", "batch2"))
+ADDMV = _with_bias(MV, "addmv", "AddmvBackward0", "c = β bias + α A v", ("self", "mat", "vec"),
+                   ("bias", "A", "v"))
+BADDBMM = _with_bias(BMM, "baddbmm", "BaddbmmBackward0", "Cᵢ = β biasᵢ + α Aᵢ Bᵢ", ("self", "batch1", "batch2"),
+                     ("bias", "A", "B"))
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1):

@@ -37,7 +37,7 @@ def _nll_vjp(xp, g, c, logp, target, weight, reduction, ignore_index):
 
 NLL_LOSS = Op("nll_loss", "NllLossBackward0", "ℓ = −mean_i log p[i, yᵢ]", _nll_forward, vjp=(_nll_vjp,),
               vjp_formulas=("−ḡ/N at each target class",), params=("target", "weight", "reduction", "ignore_index"),
-              saves=("target",))
+              saves=("target",), symbols=("p",))
 
 
 # -- elementwise losses on d = a − b, reduced by mean (over N entries), sum or none -------------
@@ -167,7 +167,7 @@ BCE_WITH_LOGITS = Op("binary_cross_entropy_with_logits", "BinaryCrossEntropyWith
                      vjp=(_bce_logits_dx, _bce_logits_dt),
                      vjp_formulas=("ḡ ⊙ w ⊙ (σ(x) − t)/N (p = 1)", "ḡ ⊙ w ⊙ ((p − 1) log(1 + e^(−x)) − x)/N"),
                      args=("self", "target"), params=("weight", "pos_weight", "reduction"),
-                     saves=("self", "target"))
+                     saves=("self", "target"), symbols=("x", "t"))
 
 
 def _check_reduction(reduction):

@@ -154,7 +154,7 @@ def _norm_op(name, torch_name, formula):
     return Op(name, torch_name, formula, _norm_forward, vjp=(_norm_vjp_input, _norm_vjp_weight, _norm_vjp_bias),
               vjp_formulas=("r ⊙ (ĝ − mean ĝ − x̂ ⊙ mean(ĝ ⊙ x̂)), ĝ = ḡ ⊙ w", "Σ ḡ ⊙ x̂", "Σ ḡ"),
               args=("input", "weight", "bias"), params=("dims", "param_shape", "eps", "running_mean", "running_var"),
-              saves=("input", "weight"))
+              saves=("input", "weight"), symbols=("a", "w", "b"), broadcasts=(), shown=("eps",))
 
 
 LAYER_NORM = _norm_op("layer_norm", "NativeLayerNormBackward0", "c = (a − μ)/√(σ² + ε) ⊙ w + b")
@@ -228,7 +228,8 @@ def _embedding_vjp(xp, g, c, w, idx, padding_idx):
 
 EMBEDDING = Op("embedding", "EmbeddingBackward0", "c = W[idx]", lambda xp, w, idx, padding_idx: w[idx],
                vjp=(_embedding_vjp,), vjp_formulas=("rows idx of ∂W += ḡ (not the padding row)",),
-               args=("weight",), params=("indices", "padding_idx"), saves=("indices",))
+               args=("weight",), params=("indices", "padding_idx"), saves=("indices",),
+               symbols=("W",), broadcasts=())
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):

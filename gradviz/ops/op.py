@@ -1,7 +1,31 @@
-"""The Op record: one op's forward, VJP and display strings, side by side."""
+"""The Op record: one op's forward, VJP and display strings, side by side.
+
+Besides the math, a record says how views show it: the input symbols (one per input
+slot, in the order of `args`), the output symbol, which inputs broadcast, the
+formulas in Unicode (diagram labels) and optionally in LaTeX, and which parameters
+are worth showing as constants. Every display field has a default, so a new op
+works with only its math; `tests/test_op_registry.py` says what is still missing.
+"""
 from __future__ import annotations
 
 from typing import Callable
+
+_LETTERS = "abdefghijk"   # c is the output's letter
+_EVERY = None
+
+# Which inputs broadcast, for records that do not say: the ops whose VJP returns the gradient
+# in the output's (broadcast) shape and leaves the sum back to the input's shape to the
+# engine (PyTorch's validate_outputs), by PyTorch node name. None: every input slot.
+BROADCASTING = {
+    "AddBackward0": _EVERY, "SubBackward0": _EVERY, "RsubBackward0": _EVERY, "MulBackward0": _EVERY,
+    "DivBackward0": _EVERY, "PowBackward1": _EVERY, "WhereBackward0": _EVERY, "MaximumBackward0": _EVERY,
+    "MinimumBackward0": _EVERY, "FmaxBackward0": _EVERY, "FminBackward0": _EVERY, "Atan2Backward0": _EVERY,
+    "HypotBackward0": _EVERY, "LerpBackward0": _EVERY, "LerpBackward1": _EVERY, "AddcmulBackward0": _EVERY,
+    "AddcdivBackward0": _EVERY, "XlogyBackward0": _EVERY, "CopysignBackward0": _EVERY,
+    "ClampBackward0": _EVERY, "RemainderBackward1": _EVERY, "FmodBackward1": _EVERY,
+    "ExpandBackward0": (0,), "AddmmBackward0": (0,), "AddmvBackward0": (0,), "AddrBackward0": (0,),
+    "BaddbmmBackward0": (0,), "AddbmmBackward0": (0,),
+}
 
 
 class Op:
@@ -12,14 +36,24 @@ class Op:
         *broadcast* shape; the engine sums it down to the input's shape.
     `xp` is an array namespace (NumPy/CuPy) or, with create_graph=True, the Tensor
     namespace, so one rule serves first and higher-order gradients.
+
+    Display fields: `symbols` (default a, b, d, ... or A, B, ... when the output symbol
+    is upper case; a₁, a₂, ... for a list of tensors), `out_symbol` (the formula's left
+    side), `broadcasts` (input slots whose gradient the engine may sum to undo
+    broadcasting; None: every slot; default from BROADCASTING by torch name, else none), `latex` / `vjp_latex` (LaTeX of the formulas; ""
+    falls back to the Unicode ones), `shown` (params shown as constants; default every
+    param whose value is a number, a bool or a tuple of ints).
     """
 
     __slots__ = ("name", "torch_name", "formula", "forward", "vjp", "vjp_formulas",
-                 "arg_names", "param_names", "saves", "n_outputs")
+                 "arg_names", "param_names", "saves", "n_outputs",
+                 "symbols", "out_symbol", "broadcasts", "latex", "vjp_latex", "shown")
 
     def __init__(self, name: str, torch_name: str, formula: str, forward: Callable,
                  vjp: Callable | None = None, vjp_formulas: tuple = (),
-                 args: tuple = ("self",), params: tuple = (), saves: tuple = (), n_outputs: int = 1):
+                 args: tuple = ("self",), params: tuple = (), saves: tuple = (), n_outputs: int = 1,
+                 symbols: tuple | None = None, broadcasts: tuple | None | str = "default", latex: str = "",
+                 vjp_latex: tuple = (), shown: tuple | None = None):
         self.name = name
         self.torch_name = torch_name
         self.formula = formula
@@ -30,6 +64,36 @@ class Op:
         self.param_names = params      # names of the non-tensor arguments (dim, keepdim, ...)
         self.saves = saves             # what the VJP reads: input names and/or "result"
         self.n_outputs = n_outputs
+        lhs, eq, _ = formula.partition("=")
+        lhs = lhs.strip()
+        self.out_symbol = lhs if eq and lhs and len(lhs) <= 4 and " " not in lhs else "c"
+        self.symbols = tuple(symbols) if symbols is not None else None
+        self.broadcasts = BROADCASTING.get(torch_name, ()) if broadcasts == "default" else broadcasts
+        self.latex = latex
+        self.vjp_latex = tuple(vjp_latex)
+        self.shown = shown
+
+    def input_symbols(self, n: int) -> tuple:
+        """The symbols of a node of this op with `n` input slots."""
+        if self.symbols is not None and len(self.symbols) >= n:
+            return self.symbols[:n]
+        if self.arg_names == ("tensors",):
+            return tuple(f"a{_subscript(i + 1)}" for i in range(n))
+        upper = self.out_symbol[:1].isupper()
+        letters = [ch.upper() if upper else ch for ch in _LETTERS]
+        if n > len(letters):
+            letters += [f"x{_subscript(i)}" for i in range(len(letters), n)]
+        return tuple(letters[:n])
+
+    def vjp_formula(self, slot: int) -> str:
+        """The VJP formula for input `slot` (ops over a list of tensors share one formula)."""
+        if not self.vjp_formulas:
+            return "ḡ · J"
+        return self.vjp_formulas[min(slot, len(self.vjp_formulas) - 1)]
 
     def __repr__(self):
         return f"Op({self.name!r}, {self.torch_name})"
+
+
+def _subscript(k: int) -> str:
+    return "".join("₀₁₂₃₄₅₆₇₈₉"[int(d)] for d in str(k))

@@ -49,13 +49,14 @@ DIV = Op("div", "DivBackward0", "c = a / b", quiet(lambda xp, a, b: a / b),
 POW = Op("pow", "PowBackward1", "c = aᵇ", quiet(lambda xp, a, b: a ** b),
          vjp=(quiet(lambda xp, g, c, a, b: xp.where(b == 0, 0, g * b * a ** (b - 1))),
               quiet(lambda xp, g, c, a, b: xp.where((a == 0) & (b >= 0), 0, g * c * xp.log(a)))),
-         vjp_formulas=("ḡ ⊙ b ⊙ aᵇ⁻¹", "ḡ ⊙ c ⊙ log a"), args=("self", "exponent"), saves=("self", "exponent", "result"))
+         vjp_formulas=("ḡ ⊙ b ⊙ aᵇ⁻¹", "ḡ ⊙ c ⊙ log a"), args=("self", "exponent"), saves=("self", "exponent", "result"),
+         symbols=("a", "b"))
 POW_SCALAR = Op("pow", "PowBackward0", "c = aᵖ", quiet(lambda xp, a, p: a ** p),
                 vjp=(quiet(lambda xp, g, c, a, p: xp.zeros_like(g) if p == 0 else g * p * a ** (p - 1)),),
                 vjp_formulas=("ḡ ⊙ p ⊙ aᵖ⁻¹",), params=("exponent",), saves=("self",))
 RPOW_SCALAR = Op("pow", "PowBackward2", "c = sᵃ", quiet(lambda xp, a, s: s ** a),
                  vjp=(quiet(lambda xp, g, c, a, s: g * c * math.log(s) if s > 0 else xp.where(a >= 0, 0, g * c * math.log(s))),),
-                 vjp_formulas=("ḡ ⊙ c ⊙ log s",), args=("exponent",), params=("self",), saves=("result",))
+                 vjp_formulas=("ḡ ⊙ c ⊙ log s",), args=("exponent",), params=("self",), saves=("result",), shown=("self",))
 
 
 def _unary(name, torch_name, formula, forward, vjp, vjp_formula, saves=("self",), params=()):
@@ -132,6 +133,7 @@ CLAMP_TENSOR = Op("clamp", "ClampBackward0", "c = clamp(a, lo, hi)",
                        lambda xp, g, c, a, lo, hi, has_lo, has_hi: xp.keep(g, (a < lo) & (lo < hi) if has_hi else a < lo),
                        lambda xp, g, c, a, lo, hi, has_lo, has_hi: xp.keep(g, (a > hi) | (hi < lo) if has_lo else a > hi)),
                   vjp_formulas=("ḡ ⊙ [lo ≤ a ≤ hi]", "ḡ ⊙ [a < lo]", "ḡ ⊙ [a > hi]"), args=("self", "min", "max"),
+                  symbols=("a", "lo", "hi"),
                   params=("has_min", "has_max"), saves=("self", "min", "max"))
 
 
@@ -147,7 +149,8 @@ def _in_range(a, lo, hi):
 WHERE = Op("where", "WhereBackward0", "c = cond ? a : b", lambda xp, a, b, cond: xp.where(cond, a, b),
            vjp=(lambda xp, g, c, a, b, cond: xp.where(cond, g, 0),
                 lambda xp, g, c, a, b, cond: xp.where(cond, 0, g)),
-           vjp_formulas=("ḡ ⊙ cond", "ḡ ⊙ ¬cond"), args=BINARY, params=("condition",), saves=("condition",))
+           vjp_formulas=("ḡ ⊙ cond", "ḡ ⊙ ¬cond"), args=BINARY, params=("condition",), saves=("condition",),
+           shown=())
 # ties split the gradient evenly, as PyTorch does
 MAXIMUM = Op("maximum", "MaximumBackward0", "c = max(a, b)", lambda xp, a, b: xp.maximum(a, b),
              vjp=(lambda xp, g, c, a, b: xp.where(a < b, 0, xp.where(a == b, g * 0.5, g)),
@@ -200,7 +203,7 @@ MASKED_FILL_TENSOR = Op("masked_fill", "MaskedFillBackward1", "c = mask ? v : a"
                         lambda xp, a, v, mask: xp.where(mask, v, a),
                         vjp=(lambda xp, g, c, a, v, mask: xp.where(mask, 0, g),
                              lambda xp, g, c, a, v, mask: xp.where(mask, g, 0)),
-                        vjp_formulas=("ḡ ⊙ ¬mask", "Σ ḡ ⊙ mask"), args=("self", "value"), params=("mask",),
+                        vjp_formulas=("ḡ ⊙ ¬mask", "Σ ḡ ⊙ mask"), args=("self", "value"), params=("mask",), symbols=("a", "v"),
                         saves=("mask",))
 
 # comparisons and logic: no gradient (bool results)
@@ -467,21 +470,23 @@ HYPOT = Op("hypot", "HypotBackward0", "c = √(a² + b²)", lambda xp, a, b: xp.
 # lerp(a, b, w) = a + w (b − a): one node for a number w, another when w is a tensor (an input too)
 LERP = Op("lerp", "LerpBackward0", "c = a + w (b − a)", lambda xp, a, b, w: a + (b - a) * w,
           vjp=(lambda xp, g, c, a, b, w: g * (1 - w), lambda xp, g, c, a, b, w: g * w),
-          vjp_formulas=("ḡ (1 − w)", "ḡ w"), args=("self", "end"), params=("weight",))
+          vjp_formulas=("ḡ (1 − w)", "ḡ w"), args=("self", "end"), params=("weight",), symbols=("a", "b"))
 LERP_TENSOR = Op("lerp", "LerpBackward1", "c = a + w ⊙ (b − a)", lambda xp, a, b, w: a + (b - a) * w,
                  vjp=(lambda xp, g, c, a, b, w: g * (1 - w), lambda xp, g, c, a, b, w: g * w,
                       lambda xp, g, c, a, b, w: g * (b - a)),
-                 vjp_formulas=("ḡ ⊙ (1 − w)", "ḡ ⊙ w", "ḡ ⊙ (b − a)"), args=("self", "end", "weight"),
+                 vjp_formulas=("ḡ ⊙ (1 − w)", "ḡ ⊙ w", "ḡ ⊙ (b − a)"), args=("self", "end", "weight"), symbols=("a", "b", "w"),
                  saves=("self", "end", "weight"))
 ADDCMUL = Op("addcmul", "AddcmulBackward0", "c = a + v t₁ ⊙ t₂", lambda xp, a, t1, t2, v: a + t1 * t2 * v,
              vjp=(lambda xp, g, c, a, t1, t2, v: g, lambda xp, g, c, a, t1, t2, v: g * t2 * v,
                   lambda xp, g, c, a, t1, t2, v: g * t1 * v),
              vjp_formulas=("ḡ", "v ḡ ⊙ t₂", "v ḡ ⊙ t₁"), args=("self", "tensor1", "tensor2"), params=("value",),
+             symbols=("a", "t₁", "t₂"),
              saves=("tensor1", "tensor2"))
 ADDCDIV = Op("addcdiv", "AddcdivBackward0", "c = a + v t₁ / t₂", quiet(lambda xp, a, t1, t2, v: a + t1 / t2 * v),
              vjp=(lambda xp, g, c, a, t1, t2, v: g, quiet(lambda xp, g, c, a, t1, t2, v: g * v / t2),
                   quiet(lambda xp, g, c, a, t1, t2, v: -g * v * t1 / (t2 * t2))),
              vjp_formulas=("ḡ", "v ḡ / t₂", "−v ḡ ⊙ t₁ / t₂²"), args=("self", "tensor1", "tensor2"),
+             symbols=("a", "t₁", "t₂"),
              params=("value",), saves=("tensor1", "tensor2"))
 # nan_to_num: the replaced entries are constants, so no gradient reaches them
 NAN_TO_NUM = _unary("nan_to_num", "NanToNumBackward0", "c = a, with nan/±inf replaced",

@@ -402,12 +402,13 @@ TRIU = _triangle_op("triu", "TriuBackward0", "upper")
 DIAG_EMBED = Op("diag_embed", "DiagEmbedBackward0", "C = diag(a) (a on the diagonal of zeros)",
                 lambda xp, a, shape, offset, d1, d2: xp.diagonal_scatter(a, shape, offset, d1, d2),
                 vjp=(lambda xp, g, c, a, shape, offset, d1, d2: xp.diagonal(g, offset, d1, d2),),
-                vjp_formulas=("the diagonal of ḡ",), params=("size", "offset", "dim1", "dim2"))
+                vjp_formulas=("the diagonal of ḡ",), params=("size", "offset", "dim1", "dim2"),
+                symbols=("a",))
 # diag of a matrix is diagonal_copy in PyTorch: a new tensor, not a view
 DIAG_COPY = Op("diag", "DiagonalBackward0_copy", "c = diag(A)",
                lambda xp, a, offset: xp.diagonal(a, offset, 0, 1).copy(),
                vjp=(lambda xp, g, c, a, offset: xp.diagonal_scatter(g, a.shape, offset, 0, 1),),
-               vjp_formulas=("ḡ on the diagonal of zeros",), params=("offset",))
+               vjp_formulas=("ḡ on the diagonal of zeros",), params=("offset",), symbols=("A",))
 ROLL = Op("roll", "RollBackward0", "c = roll(a, shifts)", lambda xp, a, shifts, dims: xp.roll(a, shifts, dims),
           vjp=(lambda xp, g, c, a, shifts, dims: xp.roll(g, _negated(shifts), dims),),
           vjp_formulas=("roll(ḡ, −shifts)",), params=("shifts", "dims"))

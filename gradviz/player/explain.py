@@ -8,67 +8,16 @@ AccumulateGrad wrote into a leaf's .grad, and the hooks that fired.
 """
 from __future__ import annotations
 
-import re
+import html
 
 import numpy as np
 
+from ..tracing import Preview
 from . import jacobian, mathtext
 from .mathtext import esc, math, partial
 
-_LETTERS = re.compile(r"(?<![A-Za-z])(bias|[A-Za-z])(?![A-Za-z])")
-
 
 # -- names ---------------------------------------------------------------------------
-def out_symbol(node) -> str:
-    lhs, eq, _ = node.formula.partition("=")
-    lhs = lhs.strip()
-    return lhs if eq and lhs and len(lhs) <= 4 else "c"
-
-
-def input_symbols(node, n: int) -> list:
-    """The letters the op's formula uses for its inputs (c = a ⊙ b -> a, b; C = bias + A B ->
-    bias, A, B); a, b, c... when the formula does not name them one per input."""
-    _, _, rhs = node.formula.partition("=")
-    out = out_symbol(node)
-    ref = node.ref
-    args = tuple(getattr(getattr(ref, "op", None), "arg_names", ()) or ())
-    if n > 1 and args == ("tensors",):
-        return [f"a{mathtext.subscript(i + 1)}" for i in range(n)]
-    found = []
-    for m in _LETTERS.finditer(rhs):
-        tok = m.group(1)
-        if tok not in found and tok != out and tok != "e":
-            found.append(tok)
-    if n == 1:
-        return ["A" if "A" in found else "a"]
-    found.sort(key=lambda t: (len(t) == 1, t.lower()))
-    if len(found) == n:
-        return found
-    upper = out[:1].isupper()
-    letters = [ch.upper() if upper else ch for ch in "abdefghijk"]   # c is the output's letter
-    return letters[:n]
-
-
-def input_count(graph, node) -> int:
-    """How many inputs an op node has (its next_functions, or the edges drawn into it)."""
-    ref = node.ref
-    if ref is not None and getattr(ref, "next_functions", None):
-        return len(ref.next_functions)
-    slots = [e.slot + 1 for e in graph.into.get(node.id, ()) if e.slot >= 0]
-    return max(slots + [len(node.vjp_formulas), 1])
-
-
-def vjp_formula(node, slot: int) -> str:
-    """The VJP formula for input `slot` (ops over a list of tensors share one formula)."""
-    if not node.vjp_formulas:
-        return "ḡ · J"
-    return node.vjp_formulas[min(slot, len(node.vjp_formulas) - 1)]
-
-
-def symbol(symbols: list, slot: int) -> str:
-    return symbols[slot] if slot < len(symbols) else f"x{slot}"
-
-
 def node_label(graph, node_id: str) -> str:
     """How the panel names a node, escaped: a leaf's name, an op's PyTorch name."""
     node = graph.nodes[node_id]
@@ -102,7 +51,6 @@ def _sum_line(parts: list, total) -> str:
 
 def _sum_previews(previews: list):
     """A Preview of the elementwise sum of Previews, when their values are known."""
-    from ..tracing import Preview
     if not previews or any(p is None or p.values is None for p in previews):
         return None
     try:
@@ -160,8 +108,8 @@ def backward(builder, step, total: int | None) -> tuple:
         body = _op(builder, step, node)
     caption = "; ".join(_caption_lines(builder, step, node))
     if step.hooks:
-        caption += "; hooks: " + ", ".join(step.hooks)
-        names = ", ".join(f"<code>{esc(h)}</code>" for h in step.hooks)
+        caption += "; hooks: " + ", ".join(h.name for h in step.hooks)
+        names = ", ".join(f"<code>{esc(h.name)}</code>" for h in step.hooks)
         body += f'<div class="gv-row gv-hooks"><span class="gv-k">hooks fired</span> {names} (a hook may replace the gradient)</div>'
     return title, f'<div class="gv-step gv-backward">{body}</div>', caption
 
@@ -176,14 +124,14 @@ def _caption_lines(builder, step, node) -> list:
             who = graph.nodes[acc.node]
             lines.append(f"{who.name or who.id}.grad = {mathtext.preview(acc.total)}")
         return lines or [f"AccumulateGrad for {leaf.name if leaf is not None else node.id}: nothing written"]
-    syms = input_symbols(node, input_count(graph, node))
     received = ", ".join(mathtext.preview(g) for g in step.grad_in) or "—"
     lines = [f"{node.name}: received {received}"]
     for eid, grad, axes in step.flows:
-        slot = graph.edges[eid].slot
-        sym, formula = symbol(syms, slot), vjp_formula(node, slot)
+        edge = graph.edges[eid]
+        sym, formula = node.symbol(edge.slot), node.vjp_formula(edge.slot)
         summed = f" (Σ over axis {', '.join(map(str, axes))})" if axes else ""
-        lines.append(f"grad_{sym} = {formula} = {mathtext.preview(grad)}{summed}")
+        target = html.unescape(node_label(graph, edge.src))
+        lines.append(f"→ {target}: grad_{sym} = {formula} = {mathtext.preview(grad)}{summed}")
     return lines
 
 
@@ -207,8 +155,7 @@ def _received(builder, step, node, symbol: str) -> str:
 
 def _op(builder, step, node) -> str:
     graph = builder.graph
-    syms = input_symbols(node, input_count(graph, node))
-    out = out_symbol(node)
+    out = node.out_symbol
     flows = {graph.edges[eid].slot: (eid, grad, axes) for eid, grad, axes in step.flows}
     targets = [node_label(graph, graph.edges[eid].src) for eid, _, _ in step.flows]
     dl_out = f"<math>{partial('L', out)}</math>"
@@ -233,7 +180,7 @@ def _op(builder, step, node) -> str:
     for slot in sorted(flows):
         eid, grad, axes = flows[slot]
         edge = graph.edges[eid]
-        sym, formula = symbol(syms, slot), vjp_formula(node, slot)
+        sym, formula = node.symbol(slot), node.vjp_formula(slot)
         target = node_label(graph, edge.src)
         row = (f'<tr data-edge="{esc(eid)}"><td class="gv-to">→ {target}</td>'
                f'<td>{math(f"grad_{sym} = {formula}")} = {_values(grad)}</td></tr>')
@@ -243,14 +190,21 @@ def _op(builder, step, node) -> str:
             row += (f'<tr class="gv-broadcast"><td></td><td><math><munder><mo>Σ</mo><mtext>{many} {axes_txt}'
                     f"</mtext></munder></math> {target} was broadcast in the forward pass, so its gradient is "
                     f"summed over {many} {axes_txt} to return to its shape {tuple(grad.shape)}.</td></tr>")
-        running = _running(builder, edge, grad)
+        shared = [s for s in sorted(flows) if graph.edges[flows[s][0]].src == edge.src
+                  and graph.edges[flows[s][0]].output_nr == edge.output_nr]
+        if len(shared) > 1 and slot == shared[-1]:
+            names = _join([node.symbol(s) for s in shared])
+            row += (f'<tr class="gv-shared"><td></td><td>{target} is the input {names} of this op at once, '
+                    f"so it receives {_join([f'grad_{node.symbol(s)}' for s in shared])}, one term per use."
+                    "</td></tr>")
+        running = _running(builder, edge, grad) if slot == shared[-1] else ""
         if running:
             row += f'<tr class="gv-running"><td></td><td>{running}</td></tr>'
         rows.append(row)
     if rows:
         parts.append('<table class="gv-vjps">' + "".join(rows) + "</table>")
     if builder.jacobians:
-        parts.append(_jacobians(node, syms, out))
+        parts.append(_jacobians(step, node, out))
     return "".join(parts)
 
 
@@ -275,22 +229,16 @@ def _running(builder, edge, grad) -> str:
     return f'<span class="gv-k">running sum</span> {name} ← {shown} <span class="gv-note">({state})</span>'
 
 
-def _jacobians(node, syms: list, out: str) -> str:
-    ref = node.ref
-    if ref is None or not hasattr(ref, "next_functions"):
+def _jacobians(step, node, out: str) -> str:
+    """The local Jacobians recorded with the step (the engine ran the node's VJP on one-hot seeds)."""
+    if step.jacobians is None:
         return ""
-    if getattr(ref, "freed", False):
-        return ('<p class="gv-note">Local Jacobian: not available, the graph was freed by a backward without '
-                "retain_graph=True.</p>")
-    try:
-        mats = jacobian.local_jacobians(ref)
-    except Exception:   # an op whose VJP cannot take a one-hot seed: show the rest of the step
-        return ""
+    mats = [None if J is None else np.asarray(J, dtype=np.float64) for J in step.jacobians]
     shown = []
     for slot, J in enumerate(mats):
         if J is None:
             continue
-        sym = symbol(syms, slot)
+        sym = node.symbol(slot)
         cap = f"{math(f'∂{out}/∂{sym}')} ({J.shape[0]}×{J.shape[1]}): row k is the VJP of the one-hot e_k"
         shown.append(jacobian.heatmap(J, caption=cap))
     if not shown:

@@ -66,13 +66,10 @@ class Graph:
                 return self.nodes[e.src]
         return None
 
-    def output_nr(self, edge) -> int:
+    @staticmethod
+    def output_nr(edge) -> int:
         """Which output of edge.src the edge reads (multi-output ops such as split)."""
-        dst = self.nodes[edge.dst].ref
-        try:
-            return int(dst.next_functions[edge.slot][1])
-        except (AttributeError, IndexError, TypeError):
-            return 0
+        return edge.output_nr
 
     def gradient_edges_out(self, node_id: str) -> list:
         """Edges along which gradient can reach `node_id` (its consumers, not saved tensors)."""

@@ -16,7 +16,8 @@ import re
 from pathlib import Path
 
 from ..render.theme import css as theme_css
-from ..tracing import Trace, add_steps, build_trace
+from ..autograd.engine import backward_steps
+from ..tracing import GradSnapshot, Recorder, Trace, outputs_of, replay, written_tensors
 from .frames import Frame, FrameBuilder, state_at
 from .mathtext import esc
 from .stage import Stage
@@ -208,14 +209,19 @@ def _roots(tensors) -> tuple:
     return tuple(tensors)
 
 
-def record_graph(tensors, names, draw_options: dict) -> tuple:
-    """(roots, trace, svg, owners): the graph behind `tensors`, traced and laid out before any
-    backward runs, so the diagram shows .grad as it was when the animation starts."""
+def record_graph(tensors, names, draw_options: dict, jacobians: bool = False) -> tuple:
+    """(roots, recorder, trace, svg, owners, live): the graph behind `tensors`, replayed into a
+    Recorder and laid out before any backward runs, so the diagram shows .grad as it was when
+    the animation starts. `live` maps node keys to the live leaf and root tensors (kept beside
+    the Trace, for the stepper's reset); steps the recorder hears are appended to `trace`."""
     from ..render import _names
     roots = _roots(tensors)
-    trace = build_trace(roots, _names(names), show_saved=draw_options.get("show_saved", False))
+    names = _names(names)
+    recorder = Recorder(jacobians=jacobians)
+    live = replay(roots, recorder, names)
+    trace = recorder.trace(outputs_of(roots, names), show_saved=draw_options.get("show_saved", False))
     svg, owners = layout(trace, draw_options)
-    return roots, trace, svg, owners
+    return roots, recorder, trace, svg, owners, live
 
 
 def animate(*tensors, gradient=None, names=None, forward: bool = True, retain_graph: bool = True,
@@ -232,18 +238,22 @@ def animate(*tensors, gradient=None, names=None, forward: bool = True, retain_gr
     (the default) so the caller can backward again and local Jacobians can be shown.
     jacobians: show each step's local Jacobian (for tensors of up to 64 elements).
     Other keyword arguments are drawing options of `gradviz.draw` (rankdir, theme, ...).
-    The backward really runs: leaf .grad accumulates as with `.backward()`.
+    The backward really runs, and afterwards every .grad is put back as it was: recording
+    changes nothing the user can see, so `animate(loss)` then `loss.backward()` gives the
+    plain gradient.
     """
-    from ..autograd.engine import backward_steps
     if len(tensors) == 1 and isinstance(tensors[0], Trace):
         # an already recorded run, e.g. torch_bridge.record_torch_backward(loss) of a real PyTorch graph
         trace = tensors[0]
         svg, owners = layout(trace, draw_options)
     else:
-        roots, trace, svg, owners = record_graph(tensors, names, draw_options)
-        before = {n.id: n.grad for n in trace.nodes if n.kind == "leaf"}
-        steps = list(backward_steps(roots, gradient, retain_graph=retain_graph))
-        add_steps(trace, steps, before)
+        roots, recorder, trace, svg, owners, live = record_graph(tensors, names, draw_options, jacobians)
+        snapshot = GradSnapshot(written_tensors(roots, live))
+        try:
+            with recorder:
+                backward_steps(roots, gradient, retain_graph=retain_graph).run()
+        finally:
+            snapshot.restore()   # recording changes no .grad the user can see
     frames = FrameBuilder(trace, jacobians).build(forward)
     remap(frames, owners)
     return Animation(trace, frames, svg, interval_ms, title, draw_options)

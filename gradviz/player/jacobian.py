@@ -2,8 +2,9 @@
 
 Reverse mode never builds a Jacobian; it computes vᵀJ. Feeding it the one-hot
 vectors e₁, e₂, ... returns J's rows one by one, so the same code serves every
-op: `local_jacobians` runs a node's own VJP (`node_vjp`, which touches no state)
-and `jacobian_view` runs whole backward passes of a small function.
+op: the engine's `local_jacobians` runs a node's own VJP (`node_vjp`, which touches
+no state) while a recorder asks for it, and `jacobian_view` runs whole backward
+passes of a small function. `heatmap` draws either.
 """
 from __future__ import annotations
 
@@ -12,62 +13,12 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .. import backend
+from ..autograd.engine import local_jacobians  # noqa: F401  (re-exported: gradviz.player.local_jacobians)
 from . import mathtext
 from .mathtext import esc
 
 LIMIT = 64          # materialize a Jacobian only when both sides have at most this many elements
 TEXT_CELLS = 64     # heatmaps up to this many cells print their values; larger ones are colour only
-
-
-def local_jacobians(node, limit: int = LIMIT) -> list:
-    """J of a grad_fn with respect to each of its inputs: one (m, nᵢ) array per next_functions
-    slot, or None where nothing flows, the graph was freed or a side exceeds `limit` elements.
-
-    Row k is the node's VJP applied to the one-hot vector e_k over its (flattened) outputs.
-    """
-    from ..autograd.engine import node_vjp
-    from ..autograd.graph import AccumulateGrad
-    n_slots = len(node.next_functions)
-    if isinstance(node, AccumulateGrad) or node.freed or node.out_data is None or node.op.vjp is None:
-        return [None] * n_slots
-    multi = node.op.n_outputs > 1
-    outs = tuple(node.out_data) if multi else (node.out_data,)
-    if any(o is None or getattr(o, "dtype", None) is None or o.dtype.kind not in "fc" for o in outs):
-        return [None] * n_slots
-    sizes = [int(np.prod(o.shape)) for o in outs]
-    m = sum(sizes)
-    if m == 0 or m > limit:
-        return [None] * n_slots
-    in_sizes = [int(np.prod(node.input_shape(i))) if nxt is not None else 0
-                for i, (nxt, _) in enumerate(node.next_functions)]
-    wanted = [nxt is not None and 0 < n <= limit for (nxt, _), n in zip(node.next_functions, in_sizes)]
-    if not any(wanted):
-        return [None] * n_slots
-    rows: list = [[] for _ in range(n_slots)]
-    for k in range(m):
-        g = _one_hot(outs, sizes, k)
-        sent, _ = node_vjp(node, g if multi else g[0])
-        for i in range(n_slots):
-            if wanted[i]:
-                gi = sent[i]
-                # + 0.0: a one-hot row times a negative value gives −0.0, which would print as "-0.0"
-                rows[i].append(np.zeros(in_sizes[i]) if gi is None
-                               else backend.to_numpy(gi).astype(np.float64).ravel() + 0.0)
-    return [np.stack(r) if wanted[i] else None for i, r in enumerate(rows)]
-
-
-def _one_hot(outs: tuple, sizes: list, k: int) -> tuple:
-    """e_k over the concatenation of every output, in each output's own shape and array type."""
-    parts = []
-    offset = 0
-    for out, size in zip(outs, sizes):
-        flat = backend.namespace_of(out).zeros(size, dtype=out.dtype)
-        if offset <= k < offset + size:
-            flat[k - offset] = 1
-        parts.append(flat.reshape(out.shape))
-        offset += size
-    return tuple(parts)
 
 
 # -- drawing a matrix ----------------------------------------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 import re
 
-import numpy as np
+from .. import formatting
 
 esc = html.escape   # quote=True: safe in text and in attribute values
 
@@ -136,44 +136,5 @@ def subscript(k: int) -> str:
     return "".join("₀₁₂₃₄₅₆₇₈₉"[int(d)] for d in str(k))
 
 
-# -- values -------------------------------------------------------------------------
-def number(v) -> str:
-    """2.0, -0.5, 0.3333, 1.2e-05: short, and integral floats keep their '.0' as PyTorch prints them."""
-    v = float(v)
-    if np.isnan(v) or np.isinf(v):
-        return str(v)
-    if v == int(v) and abs(v) < 1e6:
-        return f"{v:.1f}"
-    return f"{v:.4g}"
-
-
-def array(values: np.ndarray) -> str:
-    """Nested brackets like a list: [[1.0, 2.0], [3.0, 4.0]]."""
-    a = np.asarray(values)
-    if a.dtype.kind == "b":
-        a = a.astype(int)
-    if a.ndim == 0:
-        return number(a)
-    return "[" + ", ".join(array(x) if a.ndim > 1 else number(x) for x in a) + "]"
-
-
-def preview(p, limit: int | None = None) -> str:
-    """A tracing.Preview as plain text: its values, or shape and min/mean/max."""
-    if p is None:
-        return "—"
-    if p.values is not None and (limit is None or p.values.size <= limit):
-        return array(p.values)
-    shape = "×".join(str(s) for s in p.shape) or "scalar"
-    if p.stats is not None:
-        lo, mean, hi = p.stats
-        return f"{shape} (min {number(lo)}, mean {number(mean)}, max {number(hi)})"
-    return f"shape {tuple(p.shape)} (values not recorded)"
-
-
-def short(p) -> str:
-    """An edge label: values for up to 4 elements, the shape otherwise."""
-    if p is None:
-        return ""
-    if p.values is not None and p.values.size <= 4:
-        return array(p.values)
-    return "(" + "×".join(str(s) for s in p.shape) + ")"
+# -- values: the one formatter (gradviz.formatting), re-exported for the panel's callers --
+number, array, preview, short = formatting.number, formatting.array, formatting.preview, formatting.short

@@ -18,7 +18,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 import os
 
-from ..tracing import add_steps
+from ..tracing import GradSnapshot, written_tensors
 from .explain import tensor_label
 from .frames import Frame, FrameBuilder
 from .html import _uids, asset, frame_json, markup, record_graph, remap
@@ -74,15 +74,17 @@ class Stepper(anywidget.AnyWidget):
     def __init__(self, tensors, gradient=None, names=None, retain_graph: bool = True, jacobians: bool = True,
                  interval_ms: int = 1200, **draw_options):
         super().__init__()
-        self.roots, self.trace, svg, self._owners = record_graph(tensors, names, draw_options)
+        self.roots, self.recorder, self.trace, svg, self._owners, live = record_graph(tensors, names, draw_options,
+                                                                                      jacobians)
         self.gradient = gradient
         self.retain_graph = retain_graph
         self.jacobians = jacobians
         self.stage = Stage(svg)
         # the leaves whose .grad the panel shows as the engine leaves it, and the values Reset restores
         self._leaves = [n for n in self.trace.nodes if n.kind == "leaf"]
-        self._tensors = self._leaf_tensors()
-        self._initial_grads = [_copy_grad(t) for t in self._tensors]
+        self._initial_before = {n.id: n.grad for n in self._leaves}
+        # the live tensors stay beside the Trace (which holds none): Reset puts their .grad back exactly
+        self._initial = GradSnapshot(written_tensors(self.roots, live))
         self._start_frame = self._frame_zero()
         uid = f"gv-stepper-{os.getpid()}-{next(_uids)}"
         with self.hold_sync():
@@ -92,21 +94,6 @@ class Stepper(anywidget.AnyWidget):
             self.interval = int(interval_ms)
         self.on_msg(self._on_msg)
         self._start()
-
-    def _leaf_tensors(self) -> list:
-        """The tensors whose .grad this backward writes (the AccumulateGrad nodes' variables):
-        what Reset restores. Found through the roots' graph, since the Trace holds no tensors."""
-        stack, seen, leaves = [r.grad_fn for r in self.roots if r.grad_fn is not None], set(), []
-        while stack:
-            fn = stack.pop()
-            if fn is None or id(fn) in seen:
-                continue
-            seen.add(id(fn))
-            var = getattr(fn, "variable", None)
-            if var is not None:
-                leaves.append(var)
-            stack.extend(f for f, _ in getattr(fn, "next_functions", ()))
-        return leaves
 
     def _frame_zero(self) -> Frame:
         state = {**dict.fromkeys((n.id for n in self.trace.nodes), "waiting"),
@@ -124,7 +111,7 @@ class Stepper(anywidget.AnyWidget):
         self.trace.steps.clear()
         self.run = backward_steps(self.roots, self.gradient, retain_graph=self.retain_graph)
         self.builder = FrameBuilder(self.trace, self.jacobians)
-        self._before = {n.id: n.grad for n in self._leaves}     # .grad as the engine has left it
+        self._before = dict(self._initial_before)     # .grad as the engine has left it
         self._expected = max(sum(n.kind in ("op", "accumulate") for n in self.trace.nodes), 1)
         self._frames_json = [frame_json(self._start_frame)]
         self._is_finished = False
@@ -133,11 +120,11 @@ class Stepper(anywidget.AnyWidget):
     def _advance(self) -> bool:
         """Run one node of the engine's backward; False once it has finished."""
         try:
-            step = next(self.run)
+            with self.recorder:   # the recorder appends the step to self.trace
+                next(self.run)
         except StopIteration:
             self._is_finished = True
             return False
-        add_steps(self.trace, [step], self._before)
         recorded = self.trace.steps[-1]
         for acc in recorded.accumulations:
             self._before[acc.node] = acc.total
@@ -151,13 +138,13 @@ class Stepper(anywidget.AnyWidget):
     def _peek_end(self) -> None:
         """After the expected last step, see whether the engine is done (it runs nothing more then)."""
         try:
-            step = next(self.run)
+            with self.recorder:
+                next(self.run)
         except StopIteration:
             self._is_finished = True
             return
         # more steps than the graph's node count (a hook added work): keep it for the next Next
         self._expected += 1
-        add_steps(self.trace, [step], self._before)
         recorded = self.trace.steps[-1]
         for acc in recorded.accumulations:
             self._before[acc.node] = acc.total
@@ -213,9 +200,7 @@ class Stepper(anywidget.AnyWidget):
 
     def reset(self) -> "Stepper":
         """Put every leaf's .grad back as it was and start a fresh backward over the same graph."""
-        from ..tensor import Tensor
-        for t, old in zip(self._tensors, self._initial_grads):
-            t.grad = None if old is None else Tensor(old.copy())
+        self._initial.restore()
         self._start()
         return self
 
@@ -238,11 +223,6 @@ class Stepper(anywidget.AnyWidget):
 
     def __repr__(self) -> str:
         return f"<gradviz.Stepper: step {self.position} of {len(self._frames_json) - 1} recorded>"
-
-
-def _copy_grad(tensor):
-    g = tensor.grad
-    return None if g is None else g.numpy().copy()
 
 
 def step(*tensors, gradient=None, names=None, retain_graph: bool = True, jacobians: bool = True,

@@ -9,7 +9,8 @@ Public API:
 """
 from __future__ import annotations
 
-from ..tracing import Trace, build_trace
+from ..sources import trace_of
+from ..tracing import Trace
 from .backends import GraphvizNotFoundError, GraphvizRenderError, render_backend
 from .classic import make_dot
 from .collapse import View, plan
@@ -29,18 +30,6 @@ def _names(names) -> dict | None:
     return dict(names)
 
 
-def _is_torch(tensor) -> bool:
-    return type(tensor).__module__.split(".")[0] == "torch"
-
-
-def trace_of(tensors: tuple, names: dict | None = None, show_saved: bool = False, order_of=None) -> Trace:
-    """The Trace behind gradviz tensors, or behind real torch tensors (through the torch bridge)."""
-    if tensors and all(_is_torch(t) for t in tensors):
-        from ..torch_bridge import trace_from_torch
-        return trace_from_torch(*tensors, params=names, show_saved=show_saved)
-    return build_trace(tensors, names, show_saved=show_saved, order_of=order_of)
-
-
 def draw(*tensors, names=None, show_values: bool = True, show_grads: bool = True, show_saved: bool = False,
          show_attrs: bool = False, show_shapes: bool = True, rankdir: str = "TB", theme=None,
          max_nodes: int | None = 400, collapse=None, order_of=None) -> Diagram:
@@ -55,6 +44,8 @@ def draw(*tensors, names=None, show_values: bool = True, show_grads: bool = True
     max_nodes: above this, chains, scopes and deep repeated blocks fold into placeholder nodes.
     collapse: "scopes" draws every outermost scope as one box; or a scope name / list of names.
     order_of: node -> derivative order (e.g. tracing.Recorder().order_of) to colour create_graph graphs.
+    Real torch tensors become a Trace through gradviz.sources (the torch bridge); the renderer
+    itself only reads Traces.
     """
     opts = options(show_values=show_values, show_grads=show_grads, show_saved=show_saved, show_attrs=show_attrs,
                    show_shapes=show_shapes, rankdir=rankdir, theme=theme, max_nodes=max_nodes, collapse=collapse)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import graphviz
 
+from ..sources import trace_of
 from .escape import dot_text
 from .labels import node_attrs, truncate
 
@@ -46,8 +47,7 @@ def make_dot(var, params: dict | None = None, show_attrs: bool = False, show_sav
             raise TypeError(f"params must map names to tensors; {bad[0]!r} maps to "
                             f"{type(params[bad[0]]).__name__}")
     roots = tuple(var) if isinstance(var, (tuple, list)) else (var,)
-    from . import trace_of   # gradviz tensors, or real torch tensors through the torch bridge
-    trace = trace_of(roots, params, show_saved=show_saved)
+    trace = trace_of(roots, params, show_saved=show_saved)   # gradviz tensors, or real torch tensors
     dot = graphviz.Digraph(node_attr=_NODE_ATTR, graph_attr=dict(size="12,12"))
     for node in trace.nodes:
         if node.kind in ("op", "accumulate"):

@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import graphviz
-import numpy as np
 
 from ..tracing import Trace
 from . import labels
@@ -59,52 +58,15 @@ def options(**kwargs) -> DrawOptions:
 
 
 # -- facts gathered from the whole trace ------------------------------------------------------
-def broadcast_axes(in_shape: tuple, out_shape: tuple) -> tuple:
-    """The axes of `out_shape` a gradient is summed over to get back to `in_shape` (none if it
-    does not broadcast to a larger shape)."""
-    in_shape, out_shape = tuple(in_shape), tuple(out_shape)
-    lead = len(out_shape) - len(in_shape)
-    if lead < 0 or any(i != 1 and i != o for i, o in zip(in_shape, out_shape[lead:])):
-        return ()
-    return tuple(range(lead)) + tuple(k + lead for k, i in enumerate(in_shape)
-                                      if i == 1 and out_shape[k + lead] != 1)
-
-
 def summed_axes(trace: Trace) -> dict:
     """edge id -> axes summed to undo broadcasting.
 
     From the recorded steps when the trace holds a backward run (exact: the engine's own
-    sum_to). Without steps, inferred from shapes where an op's inputs broadcast together
-    to exactly its output shape (elementwise ops, expand, batched matmul)."""
-    axes: dict = {}
+    sum_to); without steps, what the Recorder inferred for each edge from the op's record
+    (which inputs broadcast) and the engine's broadcast rule."""
     if trace.steps:
-        for step in trace.steps:
-            for edge_id, _, summed in step.flows:
-                if summed:
-                    axes[edge_id] = tuple(summed)
-        return axes
-    index = {n.id: n for n in trace.nodes}
-    by_dst: dict = {}
-    for e in trace.edges:
-        if e.slot >= 0:
-            by_dst.setdefault(e.dst, []).append(e)
-    for dst, edges in by_dst.items():
-        node = index[dst]
-        if node.kind != "op" or node.value is None or any(e.shape is None for e in edges):
-            continue
-        out_shape = tuple(node.value.shape)
-        try:
-            joint = tuple(np.broadcast_shapes(*[tuple(e.shape) for e in edges]))
-        except ValueError:
-            continue
-        if len(edges) > 1 and joint != out_shape:
-            continue
-        for e in edges:
-            if int(np.prod(e.shape, dtype=np.int64)) < int(np.prod(out_shape, dtype=np.int64)):
-                found = broadcast_axes(e.shape, out_shape)
-                if found:
-                    axes[e.id] = found
-    return axes
+        return {edge_id: tuple(summed) for step in trace.steps for edge_id, _, summed in step.flows if summed}
+    return {e.id: tuple(e.axes) for e in trace.edges if e.axes}
 
 
 def label_context(trace: Trace, opts: DrawOptions, theme: Theme) -> labels.LabelContext:

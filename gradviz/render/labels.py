@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import graphviz
-import numpy as np
 
+from .. import formatting
 from ..tracing import Preview, TraceEdge, TraceNode
 from .escape import dot_text, lines, record_text
 from .theme import Theme
@@ -36,31 +36,14 @@ class LabelContext:
 
 
 # -- numbers ---------------------------------------------------------------------------------
-def format_shape(shape) -> str:
-    if shape is None:
-        return "?"
-    dims = [str(int(s)) for s in shape]
-    return "(" + dims[0] + ",)" if len(dims) == 1 else "(" + ", ".join(dims) + ")"
-
-
-def format_number(x) -> str:
-    if isinstance(x, (bool, np.bool_)):
-        return str(bool(x))
-    if isinstance(x, (int, np.integer)):
-        return str(int(x))
-    return f"{float(x):.4g}"
+format_shape = formatting.shape    # the one shape notation: (3, 4)
+format_number = formatting.number  # the one number format: 2.0, 0.3333
 
 
 def values_text(preview: Preview) -> str:
     """The values of a small tensor as text (may span lines), or its min/mean/max summary."""
     if preview.values is not None:
-        v = preview.values
-        if v.ndim == 0:
-            return format_number(v.item())
-        if v.dtype.kind in "fc":
-            return np.array2string(v, precision=4, separator=", ", max_line_width=48, suppress_small=True,
-                                   floatmode="maxprec")
-        return np.array2string(v, separator=", ", max_line_width=48)
+        return formatting.wrapped(preview.values)
     if preview.stats is not None:
         lo, mean, hi = preview.stats
         return f"min {lo:.3g}\nmean {mean:.3g}\nmax {hi:.3g}"
@@ -95,36 +78,9 @@ def fan_in_formula(uses: int, target: str = "ḡ") -> str:
 
 # -- attributes (torchviz's show_attrs) -------------------------------------------------------
 def node_attrs(node: TraceNode) -> dict:
-    """A grad_fn's non-tensor arguments and saved tensors, as torchviz lists its _saved_* fields."""
-    ref = node.ref
-    if ref is None:
-        return {}
-    op = getattr(ref, "op", None)
-    attrs: dict = {}
-    if op is not None and hasattr(op, "param_names"):
-        for name, value in zip(op.param_names, getattr(ref, "params", ()) or ()):
-            attrs[name] = _attr_value(value)
-        for name in op.saves:
-            attrs[name] = "[saved tensor]"
-        return attrs
-    for name in dir(ref):   # a real torch grad_fn (from the torch bridge)
-        if not name.startswith("_saved_"):
-            continue
-        try:
-            value = getattr(ref, name)
-        except Exception:   # freed after backward: the name is still worth showing
-            value = "[freed]"
-        attrs[name[len("_saved_"):]] = _attr_value(value)
-    return attrs
-
-
-def _attr_value(value) -> str:
-    if hasattr(value, "shape") and hasattr(value, "dtype") and getattr(value, "ndim", 0) > 0:
-        kind = "saved tensor" if type(value).__name__ == "Tensor" else "array"
-        return f"[{kind} {format_shape(value.shape)}]"
-    if isinstance(value, tuple) and any(type(v).__name__ == "Tensor" for v in value):
-        return "[saved tensors]"
-    return str(value)
+    """A grad_fn's non-tensor arguments and saved tensors, as torchviz lists its _saved_* fields
+    (recorded into the Trace when the node was created)."""
+    return dict(node.attrs)
 
 
 def truncate(text: str, limit: int) -> str:
@@ -135,7 +91,7 @@ def truncate(text: str, limit: int) -> str:
 # -- record labels ----------------------------------------------------------------------------
 def _block(title: str, text: str) -> str:
     """One "data" or "grad" field: a scalar on one line, an array left-aligned under its title."""
-    if "\n" not in text and len(text) <= 12:
+    if "\n" not in text and len(text) <= 16:
         return record_text(f"{title} {text}")
     return lines(record_text(title), *[record_text(line) for line in text.split("\n")], align="left")
 

@@ -1,0 +1,132 @@
+"""The live graph as plain values: what NodeCreated carries and what `draw()` replays.
+
+`describe_node` turns a grad_fn into an events.NodeInfo (previews, the symbols of this
+node's inputs, the constants it used, where each input's gradient goes), so a
+Recorder builds its Trace without touching an engine object.
+"""
+from __future__ import annotations
+
+from .. import backend
+from ..formatting import shape
+from ..events import InputInfo, NodeInfo, Preview, TensorInfo
+from .graph import AccumulateGrad, Node
+
+# how a parameter shows as a constant when the op's formula writes it with a symbol
+PARAM_SYMBOLS = {"alpha": "α", "beta": "β", "value": "v", "eps": "ε", "exponent": "p", "weight": "w",
+                 "negative_slope": "α", "min": "lo", "max": "hi"}
+
+
+def tensor_info(tensor, name: str | None = None) -> TensorInfo:
+    """A leaf or output tensor: its name (the given one, else .name), value and .grad."""
+    grad = tensor._grad
+    if name is None:
+        name = "" if tensor.name is None else str(tensor.name)   # x.name = 42 is shown as text
+    return TensorInfo(str(name), Preview.of(tensor._data),
+                      None if grad is None else Preview.of(grad._data), tuple(tensor._data.shape))
+
+
+def edge_info(nxt, nr: int, shape, names: dict | None) -> InputInfo:
+    """Where a gradient goes: an op node, or a leaf's AccumulateGrad (which carries the leaf)."""
+    if nxt is None:
+        return InputInfo(None, nr, shape)
+    leaf = None
+    if type(nxt) is AccumulateGrad:
+        var = nxt.variable
+        leaf = tensor_info(var, (names or {}).get(id(var)))
+    return InputInfo(nxt.id, nr, shape, leaf)
+
+
+def _is_constant(value) -> bool:
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return value is not None
+    if isinstance(value, tuple):
+        return all(isinstance(v, (bool, int, float)) for v in value)
+    return False
+
+
+def _plain(value):
+    return list(value) if isinstance(value, tuple) else value
+
+
+def constants(node: Node, symbols: tuple, inputs: tuple) -> tuple:
+    """(name, plain value) of the numbers this node used: its shown params (dim, keepdim,
+    alpha, the 3 of pow(3)) and its small inputs that need no gradient (the 2 of x * 2)."""
+    op = node.op
+    found = []
+    shown = op.shown if op.shown is not None else op.param_names
+    for name, value in zip(op.param_names, node.params):
+        if name in shown and _is_constant(value):
+            found.append((PARAM_SYMBOLS.get(name, name), _plain(value)))
+    if released(node):
+        return tuple(found)   # the inputs are ghosts now: their values are gone
+    for slot, info in enumerate(inputs):
+        if info.source is None and slot < len(node.inputs):
+            data = node.inputs[slot]._data
+            if getattr(data, "size", 2) == 1 and data.dtype.kind in "fiub":
+                found.append((symbols[slot] if slot < len(symbols) else f"x{slot}", data.reshape(()).item()))
+    return tuple(found)
+
+
+def released(node: Node) -> bool:
+    """True once a backward without retain_graph let go of the node's values (it keeps ghosts)."""
+    return node.out_data is None and getattr(node, "out_meta", None) is not None
+
+
+def value(node: Node) -> Preview | None:
+    """The node's output: its values, or only shape, dtype and device once released."""
+    if node.op.n_outputs != 1:
+        return None
+    if node.out_data is not None:
+        return Preview.of(node.out_data)
+    meta = getattr(node, "out_meta", None)
+    if meta is None:
+        return None
+    return Preview(tuple(meta.shape), str(meta.dtype), str(backend.device_of(meta)))
+
+
+def attrs(node: Node) -> tuple:
+    """(name, text) of a grad_fn's arguments and saved tensors, as torchviz's show_attrs lists them."""
+    op = node.op
+    out = []
+    for name, value in zip(op.param_names, node.params):
+        if hasattr(value, "shape") and hasattr(value, "dtype") and getattr(value, "ndim", 0) > 0:
+            out.append((name, f"[array {shape(value.shape)}]"))
+        else:
+            out.append((name, str(value)))
+    out.extend((name, "[saved tensor]") for name in op.saves)
+    return tuple(out)
+
+
+def saved(node: Node) -> tuple:
+    """(name, Preview) of what the node saved for backward; () once a backward freed it."""
+    op = node.op
+    if node.freed or released(node):
+        return ()
+    out = []
+    for slot, arg in enumerate(op.arg_names):
+        if arg in op.saves and slot < len(node.inputs):
+            out.append((arg, Preview.of(node.inputs[slot]._data)))
+    if "result" in op.saves and node.out_data is not None:
+        out.append(("result", Preview.of(node.out_data) if op.n_outputs == 1 else None))
+    return tuple(out)
+
+
+def describe_node(node: Node, names: dict | None = None, source=None, with_saved: bool = True) -> NodeInfo:
+    """The NodeInfo of an op node (not an AccumulateGrad: leaves travel with their consumers)."""
+    op = node.op
+    n = len(node.next_functions)
+    symbols = op.input_symbols(n)
+    inputs = []
+    for slot, (nxt, nr) in enumerate(node.next_functions):
+        try:
+            dims = tuple(node.input_shape(slot))
+        except (AttributeError, IndexError, TypeError):
+            dims = None
+        inputs.append(edge_info(nxt, nr, dims, names))
+    inputs = tuple(inputs)
+    return NodeInfo(
+        key=node.id, name=op.torch_name, formula=op.formula, vjp_formulas=tuple(op.vjp_formulas),
+        symbols=symbols, out_symbol=op.out_symbol, latex=op.latex, vjp_latex=op.vjp_latex,
+        broadcasts=op.broadcasts, constants=constants(node, symbols, inputs), attrs=attrs(node),
+        value=value(node), scope=tuple(node.scope), inputs=inputs,
+        saved=saved(node) if with_saved else (), n_outputs=op.n_outputs, source=source)
