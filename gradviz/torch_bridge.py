@@ -20,9 +20,7 @@ Torch knows nothing of gradviz; only the public entry points that take torch ten
 from __future__ import annotations
 
 import heapq
-import importlib
 import math
-import pkgutil
 from contextlib import contextmanager
 from functools import lru_cache
 
@@ -51,21 +49,16 @@ def _torch():
 
 @lru_cache(maxsize=None)
 def _op_table() -> dict:
-    """gradviz's op records by PyTorch node name, so a torch node gets gradviz's formulas."""
-    from . import ops
+    """gradviz's op records by PyTorch node name (the ops registry, then the records of
+    gradviz.nn.functional), so a torch node gets gradviz's formulas and symbols."""
     from .autograd.graph import ACCUMULATE_GRAD
+    from .nn import functional
+    from .ops import registry
     from .ops.op import Op
-    table = {"AccumulateGrad": ACCUMULATE_GRAD}
-    modules = [f"{ops.__name__}.{m.name}" for m in pkgutil.iter_modules(ops.__path__)]
-    for name in sorted(modules) + [f"{__package__}.nn.functional"]:
-        try:
-            module = importlib.import_module(name)
-        except ImportError:   # a layer another part of gradviz has not shipped yet: no formulas from it
-            continue
-        for value in vars(module).values():
-            # the first record wins: the user-facing op comes before the helpers its VJP uses
-            if isinstance(value, Op) and value.vjp is not None:
-                table.setdefault(value.torch_name, value)
+    table = {"AccumulateGrad": ACCUMULATE_GRAD, **registry.by_torch_name()}
+    for value in vars(functional).values():
+        if isinstance(value, Op) and value.vjp is not None:
+            table.setdefault(value.torch_name, value)
     return table
 
 

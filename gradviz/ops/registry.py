@@ -1,0 +1,38 @@
+"""OPS: the one table of op records, read by the torch bridge, the docs and the coverage test.
+
+A record is an `Op` bound to a module-level name in one of gradviz.ops' modules; the
+table is built by walking those modules once, so adding an op is adding its record (and
+one test row: see tests/test_op_registry.py).
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from functools import lru_cache
+
+from .op import Op
+
+
+@lru_cache(maxsize=None)
+def ops() -> dict:
+    """{"module.NAME": Op} for every record in gradviz.ops, in module then definition order."""
+    package = importlib.import_module(__package__)
+    table: dict = {}
+    seen: set = set()
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{__package__}.{info.name}")
+        for name, value in vars(module).items():
+            if isinstance(value, Op) and id(value) not in seen:
+                seen.add(id(value))
+                table[f"{info.name}.{name}"] = value
+    return table
+
+
+def by_torch_name() -> dict:
+    """PyTorch node name -> the first differentiable record with that name (the user-facing op
+    comes before the helpers its VJP uses)."""
+    table: dict = {}
+    for op in ops().values():
+        if op.vjp is not None:
+            table.setdefault(op.torch_name, op)
+    return table
