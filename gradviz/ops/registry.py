@@ -22,7 +22,7 @@ def ops() -> dict:
     for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
         module = importlib.import_module(f"{__package__}.{info.name}")
         for name, value in vars(module).items():
-            if isinstance(value, Op) and id(value) not in seen:
+            if isinstance(value, Op) and id(value) not in seen and name != "_":   # `_`: a discarded pair member
                 seen.add(id(value))
                 table[f"{info.name}.{name}"] = value
     return table
