@@ -32,6 +32,8 @@ KNOWN_GAPS = {
     "pool.AVG_POOL2D_BACKWARD": "a pooling VJP's own record (double backward)",
     "pool.COL2IM_OF_IM2COL": "an unfold/fold VJP's own record (double backward)",
     "pool.IM2COL_OF_COL2IM": "an unfold/fold VJP's own record (double backward)",
+    "index.COPY_SLICES": "index_put with slices among its keys; x[key] = v through a view records "
+                         "autograd.views' CopySlices instead",
 }
 
 
