@@ -32,6 +32,7 @@ KNOWN_GAPS = {
     "pool.AVG_POOL2D_BACKWARD": "a pooling VJP's own record (double backward)",
     "pool.COL2IM_OF_IM2COL": "an unfold/fold VJP's own record (double backward)",
     "pool.IM2COL_OF_COL2IM": "an unfold/fold VJP's own record (double backward)",
+    "reduce.MEDIAN_NAN": "median of an input holding NaN: no finite differences through NaN",
     "index.COPY_SLICES": "index_put with slices among its keys; x[key] = v through a view records "
                          "autograd.views' CopySlices instead",
 }
@@ -216,6 +217,10 @@ EXTRA = [
     ("sub_alpha", lambda t, x, y: t.sub(x, y, alpha=0.5), [V, W]),
     ("to_copy", lambda t, x: x.to(t.float32).to(t.float64) * 1.0, [V]),
     ("squeeze_", lambda t, x, y: t.matmul(x[0], y.T), [V, W]),   # vector @ matrix squeezes in place
+    ("index_fill_tensor", lambda t, x, v: x.index_fill(1, t.tensor([0, 2]), v.sum()), [V, W]),
+    ("index_put_accumulate", lambda t, x, y: t.index_put(x, (t.tensor([1, 0, 1]),), y[0, :4] * 1.0,
+                                                         accumulate=True), [V, W]),
+    ("round_decimals", lambda t, x: t.round(x + 0.013, decimals=1) * x, [V]),   # away from .x5 ties
 ]
 
 
