@@ -8,9 +8,10 @@ Dark's colours. The page makes no request beyond its own file.
 """
 import pytest
 
+import gradviz as torch
 from browser_support import chromium
 from player_checks import CONTRAST, JUPYTERLAB_DARK, SEE_STEP, SEE_STEPS, settle
-from player_programs import PROGRAMS, animation
+from player_programs import PROGRAMS, animation, program
 
 pytestmark = pytest.mark.browser
 
@@ -117,3 +118,35 @@ def test_text_contrast_is_at_least_4_5_in_light_dark_and_jupyterlab_dark(players
                 assert root.evaluate("r => getComputedStyle(r).backgroundColor") == "rgb(17, 17, 17)"
             assert not errors, errors
             page.close()
+
+
+def test_a_diagram_inline_fits_its_container_and_zooms_with_ctrl_wheel(tmp_path):
+    tensors, names, _ = program("doubling")
+    wide = torch.draw(*tensors, names=names, rankdir="LR")     # the doubling loop laid out sideways: wide
+    path = tmp_path / "diagram.html"
+    path.write_text("<!DOCTYPE html><html><head><meta charset='utf-8'></head><body style='margin:0'>"
+                    f"<div style='width:600px'>{wide._repr_html_()}</div></body></html>", encoding="utf-8")
+    with chromium((1280, 720)) as context:
+        page = context.new_page()
+        errors = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.emulate_media(color_scheme="dark", reduced_motion="reduce")
+        page.goto(path.as_uri())
+        root = page.locator(".gv-diagram")
+        sizes = root.evaluate("r => { const s = r.querySelector('svg').getBoundingClientRect();"
+                              " const d = document.scrollingElement; return [s.width, d.scrollWidth, d.clientWidth]; }")
+        assert sizes[0] <= 600 and sizes[1] <= sizes[2], sizes
+        assert root.evaluate("r => { const v = r.__gv.camera.view(), a = r.__gv.camera.all, s = r.querySelector('.gv-stage');"
+                             " return a.w * v.s <= s.clientWidth + 1 && a.h * v.s <= s.clientHeight + 1; }")
+        before = root.evaluate("r => r.__gv.camera.view().s")
+        box = root.locator(".gv-stage").bounding_box()
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.mouse.wheel(0, -300)                         # a plain wheel scrolls the page, not the diagram
+        assert root.evaluate("r => r.__gv.camera.view().s") == before
+        page.keyboard.down("Control")
+        page.mouse.wheel(0, -300)
+        page.keyboard.up("Control")
+        assert root.evaluate("r => r.__gv.camera.view().s") > before
+        # drawn with the default theme it follows the dark scheme
+        assert root.evaluate("r => getComputedStyle(r.querySelector('g.graph > polygon')).fill") == "rgb(30, 30, 30)"
+        assert not errors, errors

@@ -263,8 +263,8 @@ def test_stepper_answers_the_players_messages():
     np.testing.assert_allclose(a.grad.numpy(), [10.0, 10.0])
     assert s.position == 0
     # the widget runs the saved player's own script and stylesheet
-    from gradviz.player.html import asset, stylesheet
-    assert asset("player.js") in s._esm and stylesheet() in s.markup
+    from gradviz.player.html import script, stylesheet
+    assert script() in s._esm and stylesheet() in s.markup
 
 
 # -- Jacobians ------------------------------------------------------------------------------

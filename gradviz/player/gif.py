@@ -10,9 +10,9 @@ from __future__ import annotations
 import io
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
+from ..render.backends import run_limited
 from ..render.theme import LIGHT_PALETTE, resolve_theme, state_styles
 
 # DOT attributes standing for the player's CSS states: the theme's state colours (render/theme.py)
@@ -169,7 +169,7 @@ def _plain_title(title: str) -> str:
 
 
 def _run(cmd: list, data: bytes) -> bytes:
-    done = subprocess.run(cmd, input=data, capture_output=True)
+    done = run_limited(cmd, data, data.decode("utf-8", "replace"))
     if done.returncode != 0:
         raise RuntimeError(f"Graphviz's {Path(cmd[0]).name} failed ({done.returncode}): "
                            f"{done.stderr.decode('utf-8', 'replace').strip()}")

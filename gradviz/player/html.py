@@ -41,6 +41,11 @@ def stylesheet() -> str:
     return theme_css() + asset("player.css")
 
 
+def script() -> str:
+    """The player's script: the camera, then the player (one text, shared by every front end)."""
+    return asset("camera.js") + asset("player.js")
+
+
 def script_json(data) -> str:
     """JSON safe inside <script>: no '</script>', '<script' or '<!--' can end or confuse the element."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
@@ -169,7 +174,7 @@ class Animation:
         return (
             markup(uid, svg, len(self.frames), first.title if first else "", first.text if first else "", page=page)
             + f'<script type="application/json" class="gv-data">{script_json(self.data())}</script>'
-            f"<script>{asset('player.js')}\n"
+            f"<script>{script()}\n"
             "(function(s){window.gradvizPlayer(s&&s.closest?s.closest('.gv-player'):"
             f"document.getElementById('{uid}'));}})(document.currentScript);</script>"
             "</div></div>"

@@ -21,7 +21,7 @@ import os
 from ..tracing import GradSnapshot, written_tensors
 from .explain import tensor_label
 from .frames import Frame, FrameBuilder
-from .html import _uids, asset, frame_json, markup, record_graph, remap
+from .html import _uids, frame_json, markup, record_graph, remap, script
 from .mathtext import esc, preview
 from .stage import Stage
 
@@ -61,7 +61,7 @@ export default {
 class Stepper(anywidget.AnyWidget):
     """The player over a live backward: Next / Prev / Play / speed / slider / Reset, the camera and the panel."""
 
-    _esm = traitlets.Unicode(asset("player.js") + _BRIDGE).tag(sync=True)
+    _esm = traitlets.Unicode(script() + _BRIDGE).tag(sync=True)
     markup = traitlets.Unicode("").tag(sync=True)
     frames = traitlets.List([]).tag(sync=True)
     mid = traitlets.Dict({}).tag(sync=True)

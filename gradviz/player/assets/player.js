@@ -3,126 +3,17 @@
    A frame holds only state changes (id -> state, shown as class gv-<state>), texts for the edges
    gradient flows along, the step panel's HTML and a plain-text caption. No network access.
 
-   The camera is the SVG's viewBox. It fits the whole graph on load; while the animation runs it
-   moves (smoothly) to frame the frame's node with the edges gradient flows along, never zooming out
-   below READABLE (the diagram's 10-unit text at >= 10 CSS px). Wheel/pinch zoom, drag pans,
-   double-click focuses a node; any of these stops following until "follow" is pressed again. */
+   The camera (camera.js) fits the whole graph on load; while the animation runs it moves to frame
+   the frame's node with the edges gradient flows along and the nodes at their ends. Wheel/pinch
+   zoom, drag pans, double-click focuses a node; any of these stops following until "follow" is
+   pressed again. */
 (function () {
   "use strict";
   if (window.gradvizPlayer) return;
   var SVGNS = "http://www.w3.org/2000/svg";
-  var READABLE = 1.15, FOLLOW = 1.35, MAX_FOLLOW = 1.6, MAX_ZOOM = 8, PAD = 24;
   var players = [];
-  var reduceMotion = window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches;
 
-  /* -- the camera: a view (centre cx, cy and scale s in CSS px per SVG unit) written as a viewBox -- */
-  function Camera(stage, svg, onUser) {
-    var box = (svg.getAttribute("viewBox") || "0 0 100 100").split(/[\s,]+/).map(parseFloat);
-    var all = { x: box[0], y: box[1], w: box[2] || 1, h: box[3] || 1 };
-    var view = { cx: all.x + all.w / 2, cy: all.y + all.h / 2, s: 1 }, anim = null;
-    var cam = { all: all, follow: true };
-    svg.removeAttribute("width");
-    svg.removeAttribute("height");
-    svg.setAttribute("preserveAspectRatio", "xMidYMid meet");
-
-    function size() { return { w: stage.clientWidth || 1, h: stage.clientHeight || 1 }; }
-    function write(v) {
-      var z = size();
-      view = v;
-      if (z.w < 10 || z.h < 10 || !(v.s > 0)) return;     // not laid out yet (a hidden notebook output)
-      svg.setAttribute("viewBox", [v.cx - z.w / (2 * v.s), v.cy - z.h / (2 * v.s), z.w / v.s, z.h / v.s]
-        .map(function (n) { return n.toFixed(2); }).join(" "));
-    }
-    function fitScale(r, pad) {
-      var z = size();
-      return Math.max(1e-3, Math.min((z.w - 2 * pad) / Math.max(r.w, 1), (z.h - 2 * pad) / Math.max(r.h, 1)));
-    }
-    function to(v, smooth) {
-      if (anim) cancelAnimationFrame(anim);
-      anim = null;
-      if (!smooth || reduceMotion || !stage.clientWidth) { write(v); return; }
-      var from = view, t0 = performance.now(), ms = 380;
-      function stepAnim(now) {
-        var t = Math.min(1, (now - t0) / ms), e = t < .5 ? 2 * t * t : 1 - Math.pow(-2 * t + 2, 2) / 2;
-        // interpolate the scale geometrically, so zooming feels even
-        write({ cx: from.cx + (v.cx - from.cx) * e, cy: from.cy + (v.cy - from.cy) * e,
-                s: from.s * Math.pow(v.s / from.s, e) });
-        anim = t < 1 ? requestAnimationFrame(stepAnim) : null;
-      }
-      anim = requestAnimationFrame(stepAnim);
-    }
-    cam.view = function () { return view; };
-    cam.moving = function () { return !!anim; };
-    cam.fitAll = function (smooth) {
-      to({ cx: all.x + all.w / 2, cy: all.y + all.h / 2, s: Math.min(fitScale(all, 8), MAX_FOLLOW) }, smooth);
-    };
-    cam.refresh = function () { if (!anim) write(view); };
-    // frame the first of `wants` (most context first, the node itself last) that is readable: the
-    // whole graph when it is readable at once, else the least movement that shows the target
-    cam.frame = function (wants, smooth) {
-      var z = size();
-      if (z.w < 10 || z.h < 10) return;
-      var sAll = Math.min(fitScale(all, 8), MAX_FOLLOW);
-      if (sAll >= READABLE) { to({ cx: all.x + all.w / 2, cy: all.y + all.h / 2, s: sAll }, smooth); return; }
-      var cur = view, s = cur.s, r = wants[wants.length - 1], i;
-      for (i = 0; i < wants.length; i++) if (fitScale(wants[i], PAD) >= READABLE) { r = wants[i]; break; }
-      // keep the learner's scale when it is readable and shows r, else the largest readable one up to FOLLOW
-      if (s < READABLE || s > MAX_FOLLOW * 1.5 || fitScale(r, PAD) < s) s = Math.max(READABLE, Math.min(FOLLOW, fitScale(r, PAD)));
-      var hw = z.w / (2 * s) - PAD / s, hh = z.h / (2 * s) - PAD / s, cx = cur.cx, cy = cur.cy;
-      // pan as little as possible: only far enough that r lies inside the view
-      if (r.w > 2 * hw) cx = r.x + r.w / 2; else cx = Math.min(Math.max(cx, r.x + r.w - hw), r.x + hw);
-      if (r.h > 2 * hh) cy = r.y + r.h / 2; else cy = Math.min(Math.max(cy, r.y + r.h - hh), r.y + hh);
-      if (Math.abs(cx - cur.cx) < .5 && Math.abs(cy - cur.cy) < .5 && s === cur.s) return;
-      to({ cx: cx, cy: cy, s: s }, smooth);
-    };
-    cam.zoomAt = function (factor, px, py) {
-      var z = size(), v = view, s = Math.max(Math.min(fitScale(all, 8), .05), Math.min(MAX_ZOOM, v.s * factor));
-      // keep the point under the pointer where it is
-      var ux = v.cx + (px - z.w / 2) / v.s, uy = v.cy + (py - z.h / 2) / v.s;
-      to({ cx: ux - (px - z.w / 2) / s, cy: uy - (py - z.h / 2) / s, s: s }, false);
-    };
-    cam.panBy = function (dx, dy) { to({ cx: view.cx - dx / view.s, cy: view.cy - dy / view.s, s: view.s }, false); };
-
-    // -- the learner's own camera: wheel, drag, pinch, double-click --
-    var pts = {}, last = null, pinch = null;
-    function local(ev) { var b = stage.getBoundingClientRect(); return [ev.clientX - b.left, ev.clientY - b.top]; }
-    stage.addEventListener("wheel", function (ev) {
-      ev.preventDefault();
-      var p = local(ev), d = ev.deltaMode === 1 ? ev.deltaY * 16 : ev.deltaY;
-      cam.zoomAt(Math.exp(-d * (ev.ctrlKey ? 0.01 : 0.0015)), p[0], p[1]);
-      onUser();
-    }, { passive: false });
-    stage.addEventListener("pointerdown", function (ev) {
-      if (ev.button !== 0) return;
-      pts[ev.pointerId] = local(ev);
-      last = local(ev);
-      try { stage.setPointerCapture(ev.pointerId); } catch (e) { /* not capturable: fine */ }
-      stage.classList.add("gv-dragging");
-    });
-    stage.addEventListener("pointermove", function (ev) {
-      if (!(ev.pointerId in pts)) return;
-      var p = local(ev);
-      pts[ev.pointerId] = p;
-      var ids = Object.keys(pts);
-      if (ids.length >= 2) {
-        var a = pts[ids[0]], b = pts[ids[1]], d = Math.hypot(a[0] - b[0], a[1] - b[1]);
-        if (pinch) cam.zoomAt(d / pinch, (a[0] + b[0]) / 2, (a[1] + b[1]) / 2);
-        pinch = d;
-      } else if (last) {
-        if (Math.abs(p[0] - last[0]) + Math.abs(p[1] - last[1]) > 0) { cam.panBy(p[0] - last[0], p[1] - last[1]); onUser(); }
-      }
-      last = p;
-    });
-    function up(ev) {
-      delete pts[ev.pointerId];
-      if (Object.keys(pts).length < 2) pinch = null;
-      if (!Object.keys(pts).length) { last = null; stage.classList.remove("gv-dragging"); }
-    }
-    stage.addEventListener("pointerup", up);
-    stage.addEventListener("pointercancel", up);
-    if (window.ResizeObserver) new ResizeObserver(function () { cam.refresh(); if (cam.onResize) cam.onResize(); }).observe(stage);
-    return cam;
-  }
+  var Camera = window.gradvizCamera;   // camera.js, which comes first
 
   function gradvizPlayer(root, source) {
     if (!root || root.__gv) return root && root.__gv;
