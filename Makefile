@@ -1,12 +1,13 @@
 # Two commands do all set-up on a fresh Debian/Ubuntu machine:
 #   make demo   renders the tutorials' examples into assets/demo
 #   make test   installs what the tests need (Graphviz, Chromium, torch CPU, ...) and runs them
+#   make assets regenerates the README's screenshots of the player into assets/
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 SUDO   := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 APT    := DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get
 
-.PHONY: demo test bench system-graphviz system-chromium clean
+.PHONY: demo test bench assets system-graphviz system-chromium clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -32,6 +33,10 @@ demo: system-graphviz $(VENV)/.installed
 
 test: system-graphviz system-chromium $(VENV)/.installed-test
 	$(PY) -m pytest -q
+
+# screenshots of the player (three steps, light and dark) for the README
+assets: system-graphviz system-chromium $(VENV)/.installed-test
+	PYTHONPATH=tests:. $(PY) tests/player_screenshots.py assets
 
 bench: $(VENV)/.installed-test
 	$(PY) benchmarks/engine.py

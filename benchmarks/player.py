@@ -1,12 +1,17 @@
-"""The HTML player's build time and size: 200 backward steps over a 300-node graph.
+"""The HTML player's build time and size, and its step changes in Chromium.
 
-  python benchmarks/player.py [--rounds N]
+  python benchmarks/player.py [--rounds N] [--browser-steps N]
+
+Part 1: 200 backward steps over a 300-node graph.
 
 The graph: 100 leaves of 4 elements (each with its AccumulateGrad), 99 alternating
 add/mul ops, a sum and the output: 301 nodes, 200 backward steps. Each round times
 `animate()` (trace, one Graphviz layout, the backward, frames with local Jacobians)
 and `.html()`, separately and together. Targets: under 2 s and under 2 MB.
 Medians of the rounds are printed.
+Part 2: a 2,001-node chain with 1,999 backward steps (drawn unfolded, max_nodes=None): the saved
+HTML's size, and in Chromium (Playwright, /usr/bin/chromium, 1280x720) the time of one step
+change, synchronously (script, style and layout) and frame to frame (two animation frames).
 """
 from __future__ import annotations
 
@@ -44,6 +49,8 @@ def one_round(forward: bool) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--browser-steps", type=int, default=100,
+                        help="step changes to time in Chromium on the 2,000-node player (0: skip)")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     gradviz.manual_seed(0)
@@ -59,6 +66,72 @@ def main() -> None:
               f"animate {med['animate'] * 1e3:7.1f} ms  html {med['html'] * 1e3:6.1f} ms  "
               f"total {med['total'] * 1e3:7.1f} ms (target < {TARGET_SECONDS:.0f} s) | "
               f"{med['bytes'] / 1e6:.2f} MB (target < {TARGET_BYTES / 1e6:.0f} MB) | {'ok' if ok else 'MISSED'}")
+    if args.browser_steps:
+        browser_round(args.browser_steps)
+
+
+
+
+# -- the player in Chromium: a 2,000-node graph, 2,000 backward steps ------------------------------
+STEP_JS = """async ([k, n]) => {
+  const root = document.querySelector('.gv-player'), api = root.__gv;
+  const frame = () => new Promise(r => requestAnimationFrame(() => r(performance.now())));
+  const sync = [], painted = [];
+  api.go(k);
+  await frame(); await frame();
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    api.next();
+    root.getBoundingClientRect(); document.body.offsetHeight;   // force style and layout now
+    const t1 = performance.now();
+    sync.push(t1 - t0);
+    const start = await frame();      // the frame after the change: its paint happens after this callback
+    painted.push((await frame()) - start);
+  }
+  const med = a => a.slice().sort((x, y) => x - y)[a.length >> 1];
+  const p95 = a => a.slice().sort((x, y) => x - y)[Math.floor(a.length * .95)];
+  return {sync_med: med(sync), sync_p95: p95(sync), frame_med: med(painted), frame_p95: p95(painted)};
+}"""
+
+
+def chain(n_ops: int = 1997):
+    """x -> n_ops multiplications -> sum: n_ops + 4 nodes (leaf, AccumulateGrad, ops, sum, output),
+    n_ops + 2 backward steps."""
+    x = gradviz.randn(4, requires_grad=True)
+    y = x
+    for _ in range(n_ops):
+        y = y * 1.001
+    return y.sum()
+
+
+def browser_round(steps: int) -> None:
+    import os
+    import sys
+    import tempfile
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+    from browser_support import chromium
+    loss = chain()
+    t0 = time.perf_counter()
+    anim = animate(loss, forward=False, max_nodes=None)
+    t1 = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = anim.save(os.path.join(tmp, "big.html"))
+        size = path.stat().st_size
+        print(f"player of {len(anim.trace.nodes):,} nodes x {len(anim.steps):,} steps: animate {t1 - t0:.1f} s, "
+              f"HTML {size / 1e6:.1f} MB")
+        with chromium((1280, 720)) as context:
+            page = context.new_page()
+            t2 = time.perf_counter()
+            page.goto(path.as_uri())
+            page.locator(".gv-player").wait_for()
+            print(f"  Chromium: page loaded and the player started in {time.perf_counter() - t2:.2f} s")
+            for motion in ("reduce", "no-preference"):
+                page.emulate_media(reduced_motion=motion)
+                r = page.evaluate(STEP_JS, [len(anim.frames) // 2, steps])
+                print(f"  step change ({'camera jumps' if motion == 'reduce' else 'camera glides'}, {steps} steps): "
+                      f"script+style+layout median {r['sync_med']:.1f} ms (p95 {r['sync_p95']:.1f}); "
+                      f"frame to frame median {r['frame_med']:.1f} ms (p95 {r['frame_p95']:.1f}; "
+                      "target < 16 ms)")
 
 
 if __name__ == "__main__":

@@ -88,7 +88,6 @@ class Diagram:
             f'width:min(100%,{w:.0f}px);aspect-ratio:{w:.0f}/{h:.0f};max-height:85vh">{body}</div>'
             '<div class="gv-hint">drag to pan · ctrl+wheel or pinch to zoom · double-click to fit</div>'
             f"<script>{_front_end('camera.js')}\n(function(){{var r=document.getElementById('{uid}');"
-            "var s=r.querySelector('svg');s.style.display='block';s.style.width='100%';s.style.height='100%';"
             "window.gradvizDiagram(r);})();</script></div>"
         )
 

@@ -69,6 +69,7 @@ class Palette:
     new: str              # forward: just created
     pending: str          # has received part of its gradient
     active: str           # running its VJP now
+    active_fill: str      # the running node's fill (holds text in fg)
     flowing: str          # gradient moves along this edge now
     done: str
     written: str          # a leaf's .grad was written
@@ -85,7 +86,7 @@ LIGHT_PALETTE = Palette(
     edge="#1a1a1a", idle="#b3b3b3",
     op="#d3d3d3", leaf="#add8e6", saved="#ffa500", output="#caff70", hidden="#ffffff", scope="#e6e6fa",
     cluster="#f7f7f7", waiting="#efefef",
-    new="#0072b2", pending="#e69f00", active="#d55e00", flowing="#d55e00", done="#009e73", written="#cc79a7",
+    new="#0072b2", pending="#e69f00", active="#d55e00", active_fill="#ffd9c2", flowing="#d55e00", done="#009e73", written="#cc79a7",
     label="#a33d00", sum="#b22222", orders=("#e3c6f0", "#ffd6de", "#fff3a8", "#c8f5c8"),
 )
 
@@ -94,7 +95,7 @@ DARK_PALETTE = Palette(
     edge="#c8c8c8", idle="#5c5c5c",
     op="#3a3a3a", leaf="#1f4e6b", saved="#7a4a00", output="#3f5f1f", hidden="#2b2b2b", scope="#3c3563",
     cluster="#262626", waiting="#2a2a2a",
-    new="#56b4e9", pending="#f0b840", active="#ff8c42", flowing="#ff8c42", done="#2bc49a", written="#e9a3c9",
+    new="#56b4e9", pending="#f0b840", active="#ff8c42", active_fill="#5a2a10", flowing="#ff8c42", done="#2bc49a", written="#e9a3c9",
     label="#ff9a57", sum="#ff9a57", orders=("#6b3a6b", "#7a3a4a", "#6b6320", "#2f6b3a"),
 )
 
@@ -194,6 +195,7 @@ def state_styles(palette: Palette = LIGHT_PALETTE) -> tuple:
 # -- CSS variables (the player) ---------------------------------------------------------------
 def _variables(p: Palette, page_from_jupyter: bool) -> str:
     values = asdict(p)
+    values["active-fill"] = values.pop("active_fill")
     for k, fill in enumerate(values.pop("orders"), 1):
         values[f"o{k}"] = fill
     if page_from_jupyter:
@@ -237,6 +239,6 @@ def text_pairs(p: Palette) -> list:
     pairs = [("text", p.fg, p.bg), ("muted", p.muted, p.bg), ("code", p.fg, p.surface), ("edge label", p.label, p.bg),
              ("sum mark", p.sum, p.bg)]
     pairs += [(f"node text on {k}", p.fg, getattr(p, k))
-              for k in ("op", "leaf", "saved", "output", "hidden", "scope", "cluster", "waiting")]
+              for k in ("op", "leaf", "saved", "output", "hidden", "scope", "cluster", "waiting", "active_fill")]
     pairs += [(f"node text on order {k}", p.fg, fill) for k, fill in enumerate(p.orders, 1)]
     return pairs

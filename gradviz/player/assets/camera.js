@@ -14,17 +14,27 @@
     var all = { x: box[0], y: box[1], w: box[2] || 1, h: box[3] || 1 };
     var view = { cx: all.x + all.w / 2, cy: all.y + all.h / 2, s: 1 }, anim = null;
     var cam = { all: all, follow: true };
-    svg.removeAttribute("width");
-    svg.removeAttribute("height");
-    svg.setAttribute("preserveAspectRatio", "xMidYMid meet");
+    // the SVG keeps its own size on a canvas that the camera moves with a CSS transform: moving the
+    // camera then lays nothing out again (a viewBox change re-lays out every text of a big graph)
+    var canvas = document.createElement("div");
+    canvas.className = "gv-canvas";
+    canvas.style.width = all.w + "px";
+    canvas.style.height = all.h + "px";
+    svg.parentNode.insertBefore(canvas, svg);
+    canvas.appendChild(svg);
+    svg.setAttribute("width", all.w + "px");
+    svg.setAttribute("height", all.h + "px");
+    svg.style.width = all.w + "px";
+    svg.style.height = all.h + "px";
+    cam.canvas = canvas;
 
     function size() { return { w: stage.clientWidth || 1, h: stage.clientHeight || 1 }; }
     function write(v) {
       var z = size();
       view = v;
       if (z.w < 10 || z.h < 10 || !(v.s > 0)) return;     // not laid out yet (a hidden notebook output)
-      svg.setAttribute("viewBox", [v.cx - z.w / (2 * v.s), v.cy - z.h / (2 * v.s), z.w / v.s, z.h / v.s]
-        .map(function (n) { return n.toFixed(2); }).join(" "));
+      var tx = z.w / 2 - (v.cx - all.x) * v.s, ty = z.h / 2 - (v.cy - all.y) * v.s;
+      canvas.style.transform = "translate(" + tx.toFixed(2) + "px," + ty.toFixed(2) + "px) scale(" + v.s.toFixed(4) + ")";
     }
     function fitScale(r, pad) {
       var z = size();

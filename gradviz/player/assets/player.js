@@ -30,9 +30,6 @@
     var graph = svg.querySelector("g.graph") || svg;
     var old = graph.querySelector("g.gv-labels");
     if (old) old.parentNode.removeChild(old);
-    var labels = document.createElementNS(SVGNS, "g");
-    labels.setAttribute("class", "gv-labels");
-    graph.appendChild(labels);
     // node and edge boxes are in the graph group's coordinates; Graphviz gives it scale + translate
     var tf = graph.getAttribute("transform") || "", sc = /scale\(([-\d.e]+)[ ,]*([-\d.e]*)\)/.exec(tf),
         tr = /translate\(([-\d.e]+)[ ,]+([-\d.e]+)\)/.exec(tf);
@@ -43,6 +40,17 @@
         prevBtn = q(".gv-prev"), firstBtn = q(".gv-first"), followBtn = q(".gv-follow");
     var shown = {}, current = -1, timer = null, wanted = null, started = false, moved = false;   // moved: stepped since load
     var camera = Camera(stage, svg, function () { setFollow(false); });
+    // the gradient labels live in an overlay SVG of the same geometry: adding them leaves the big
+    // SVG's layout alone
+    var overlay = document.createElementNS(SVGNS, "svg");
+    overlay.setAttribute("class", "gv-overlay");
+    ["viewBox", "width", "height"].forEach(function (a) { overlay.setAttribute(a, svg.getAttribute(a)); });
+    overlay.style.width = svg.style.width; overlay.style.height = svg.style.height;
+    var labels = document.createElementNS(SVGNS, "g");
+    labels.setAttribute("class", "gv-labels");
+    labels.setAttribute("transform", graph.getAttribute("transform") || "");
+    overlay.appendChild(labels);
+    camera.canvas.appendChild(overlay);
 
     function setFollow(on) {
       camera.follow = on;
