@@ -4,13 +4,14 @@ Public API:
   animate(*tensors, gradient=None, names=None, forward=True, ...) -> Animation
       a recorded run as a self-contained HTML player (.save("x.html"), .save("x.gif"), inline in notebooks)
   step(*tensors, gradient=None, ...) -> Stepper
-      an ipywidgets stepper whose Next runs the engine's own backward one node at a time
+      a notebook widget (the same player) whose Next runs the engine's own backward one node at a time
   jacobian_view(f, x, vs=None) -> JacobianView
       the Jacobian of a small function, row by row from one-hot backward passes, and vᵀJ = backward(v)
 
 Modules: frames (Trace -> frames), explain (the step panel), mathtext (values and MathML),
 jacobian (one-hot VJPs), stage (restyling the laid-out SVG by id), html (Animation),
-gif (GIF export), widget (Stepper); assets/ holds the CSS and script both players share.
+gif (GIF export), widget (Stepper); assets/ holds the stylesheet, the camera and the player script that
+the saved player, the notebook player and the Stepper share (colours come from render/theme.py).
 """
 from .frames import Frame, build_frames, state_at  # noqa: F401
 from .html import Animation, animate  # noqa: F401
@@ -21,7 +22,7 @@ __all__ = ["animate", "Animation", "step", "Stepper", "jacobian_view", "Jacobian
 
 
 def __getattr__(name):
-    # the widget needs ipywidgets; importing it only on use keeps animate() free of that dependency
+    # the widget needs anywidget; importing it only on use keeps animate() free of that dependency
     if name in ("step", "Stepper"):
         from . import widget
         return getattr(widget, name)

