@@ -85,7 +85,7 @@ class Diagram:
         return (
             f'<div class="gv-root gv-diagram" id="{uid}">{style}'
             f'<div class="gv-stage" style="position:relative;overflow:hidden;touch-action:none;'
-            f'width:min(100%,{w:.0f}px);aspect-ratio:{w:.0f}/{h:.0f};max-height:85vh">{body}</div>'
+            f'width:min(100%,{w:.0f}px);aspect-ratio:{w:.0f}/{h:.0f}">{body}</div>'
             '<div class="gv-hint">drag to pan · ctrl+wheel or pinch to zoom · double-click to fit</div>'
             f"<script>{_front_end('camera.js')}\n(function(){{var r=document.getElementById('{uid}');"
             "window.gradvizDiagram(r);})();</script></div>"
