@@ -31,9 +31,11 @@ def _poly(x, coefs, monic=False):
 
 
 def erf(a):
-    """erf(a) in a's dtype (computed in float64; erf(±inf) = ±1, nan stays nan). Each branch
-    runs only on the elements that take it."""
-    x = a.astype(np.float64) if a.dtype != np.float64 else a
+    """erf(a) in a's dtype (erf(±inf) = ±1, nan stays nan). Each branch runs only on the elements
+    that take it."""
+    # float32 is evaluated in float32 (within 2 units in its last place, as PyTorch's own float32 erf
+    # is within 1): half the memory traffic; every other dtype in float64
+    x = a if a.dtype in (np.float32, np.float64) else a.astype(np.float64)
     ax = np.abs(x)
     inner = ax <= 1
     if inner.all():
@@ -46,7 +48,7 @@ def erf(a):
         out[inner] = xi * _poly(z, _T) / _poly(z, _U, monic=True)
         outer = ~inner
         xo = x[outer]
-        ao = np.minimum(ax[outer], 10.0)   # erf is ±1 to double precision beyond 6 (and inf stays finite)
+        ao = np.minimum(ax[outer], x.dtype.type(10))   # erf is ±1 to double precision beyond 6 (inf stays finite)
         e = np.exp(-(ao * ao))
         erfc = e * _poly(ao, _P) / _poly(ao, _Q, monic=True)
         far = ao >= 8
