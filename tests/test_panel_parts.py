@@ -1,0 +1,113 @@
+"""The step panel's parts: tensors as grids and heatmaps, LaTeX as MathML, the caller's names."""
+import re
+
+import numpy as np
+import pytest
+
+import gradviz as torch
+from gradviz import naming
+from gradviz.player import grids, latex
+
+
+def cells(html: str) -> list:
+    return re.findall(r'<td class="gv-j(-?\d)[^"]*">([^<]*)</td>', html)
+
+
+# -- grids ---------------------------------------------------------------------------
+def test_small_matrix_is_a_grid_of_its_numbers():
+    g = np.array([[1.0, -2.0, 0.0], [0.5, 4.0, -4.0]])
+    html = grids.tensor(g)
+    found = cells(html)
+    assert [v for _, v in found] == ["1.0", "-2.0", "0.0", "0.5", "4.0", "-4.0"]
+    assert html.count("<tr>") == 2                      # two rows, as the tensor has
+    levels = [int(k) for k, _ in found]
+    assert levels == [1, -2, 0, 0 + 1, 4, -4]           # one diverging scale: ±4 at ±max|g|
+
+
+def test_levels_share_the_scale_given():
+    html = grids.tensor(np.array([1.0, 2.0]), scale=8.0)
+    assert [int(k) for k, _ in cells(html)] == [1, 1]   # small next to a larger tensor of the step
+    assert grids.level(-8.0, 8.0) == -4 and grids.level(0.0, 8.0) == 0 and grids.level(np.nan, 1.0) == 0
+
+
+def test_scalar_and_vector_shapes():
+    assert len(cells(grids.tensor(np.array(3.0)))) == 1
+    v = grids.tensor(np.arange(6.0))
+    assert v.count("<tr>") == 1 and len(cells(v)) == 6
+    cube = grids.tensor(np.arange(24.0).reshape(2, 3, 4))      # 6 rows of 4: leading dims stacked
+    assert "<details" not in cube and cube.count("<tr>") == 6
+
+
+def test_large_tensor_is_a_heatmap_with_shape_and_range_and_expands_to_the_grid():
+    a = np.linspace(-3, 5, 6 * 40).reshape(6, 40)
+    html = grids.tensor(a)
+    assert html.startswith('<details class="gv-tensor gv-big">')
+    assert "(6, 40) from -3.0 to 5.0" in html
+    svg = re.search(r'<svg class="gv-thumb" viewBox="0 0 (\d+) (\d+)"', html)
+    assert (int(svg.group(1)), int(svg.group(2))) == (16, 6)   # at most 16 blocks a side
+    assert len(cells(html)) == a.size                          # the expanded grid holds every value
+    # the heatmap's blocks run from blue (negative) to red (positive)
+    assert 'class="gv-j-2"' in html and 'class="gv-j4"' in html
+
+
+def test_values_not_recorded_show_shape_and_summary():
+    html = grids.tensor(shape=(300, 2), stats=(-1.0, 0.25, 2.0))
+    assert "(300, 2): min -1.0, mean 0.25, max 2.0" in html
+    assert grids.shape_text(()) == "()" and grids.shape_text((4,)) == "(4,)"
+
+
+def test_running_sum_is_tensors_added_together():
+    t1, t2 = np.array([[1.0, 2.0]]), np.array([[3.0, -1.0]])
+    html = grids.equation([t1, t2], t1 + t2)
+    assert html.count('class="gv-op">+<') == 1 and html.count('class="gv-op">=<') == 1
+    assert [v for _, v in cells(html)] == ["1.0", "2.0", "3.0", "-1.0", "4.0", "1.0"]
+
+
+def test_highlighted_row_of_a_jacobian():
+    html = grids.grid(np.eye(3), highlight_row=1)
+    rows = html.split("<tr>")[1:]
+    assert rows[1].count("gv-hl") == 3 and rows[0].count("gv-hl") == 0
+
+
+# -- LaTeX -> MathML ------------------------------------------------------------------
+def test_latex_becomes_mathml_without_raw_latex():
+    out = latex.mathml(r"\bar{g} \odot b \odot a^{b-1}")
+    assert out.startswith("<math") and "<msup>" in out and "\\" not in out and "xmlns" not in out
+
+
+def test_names_are_inserted_escaped_after_conversion():
+    out = latex.mathml(r"\operatorname{grad}_{" + latex.name(0) + "} = 2 " + latex.name(1),
+                       names=("z_1", "<img src=x onerror=alert(1)>"))
+    assert "<mi>z_1</mi>" in out
+    assert "<img" not in out and "&lt;img" in out
+
+
+def test_unreadable_latex_is_escaped_text():
+    out = latex.mathml(r"\left( a < b")
+    assert out == '<span class="gv-math-fallback">\\left( a &lt; b</span>'
+
+
+# -- the caller's names ------------------------------------------------------------------
+def test_caller_names_finds_unambiguous_tensors():
+    z1 = torch.ones(2, requires_grad=True)
+    loss = (z1 * 2).sum()
+    alias_a = alias_b = torch.zeros(1)  # noqa: F841  (two names: ambiguous, left out)
+    _hidden = torch.ones(1)  # noqa: F841
+    found = naming.caller_names(lambda v: isinstance(v, torch.Tensor))
+    assert found["z1"] is z1 and found["loss"] is loss
+    assert "alias_a" not in found and "alias_b" not in found and "_hidden" not in found
+
+
+def test_given_names_win():
+    x = torch.ones(1)
+    assert naming.with_caller_names({"mine": x}, lambda v: isinstance(v, torch.Tensor)) == {"mine": x}
+
+
+@pytest.mark.parametrize("shape", [(), (4,), (3, 4), (1, 4), (8, 8), (9, 2)])
+def test_every_value_appears_once_in_small_grids(shape):
+    a = np.random.default_rng(0).standard_normal(shape)
+    html = grids.tensor(a)
+    if grids.fits_grid(shape):
+        assert len(cells(html)) == max(a.size, 1)
+    else:
+        assert "<details" in html
