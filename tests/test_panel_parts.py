@@ -111,3 +111,38 @@ def test_every_value_appears_once_in_small_grids(shape):
         assert len(cells(html)) == max(a.size, 1)
     else:
         assert "<details" in html
+
+
+# -- the code listing ---------------------------------------------------------------------
+def _fake_trace(code=None):
+    from types import SimpleNamespace as NS
+    nodes = [NS(id="n0", source=None), NS(id="n1", source=("/home/me/train.py", 12, "h = x @ w")),
+             NS(id="n2", source=("/home/me/train.py", 14, "loss = h.sum()  # <done>")),
+             NS(id="n3", source=("<ipython-input-3-abc>", 2, "y = x * 2"))]
+    return NS(nodes=nodes, code=code)
+
+
+def test_listing_keys_each_node_to_its_line():
+    from gradviz.player import codeview
+    trace = _fake_trace()
+    keys = codeview.line_keys(trace)
+    assert keys == {"n1": "0:12", "n2": "0:14", "n3": "1:2"}
+    html = codeview.listing(trace)
+    assert 'data-line="0:12"' in html and 'data-line="1:2"' in html
+    assert "⋮" in html                          # lines 12 and 14 are not neighbours
+    assert "&lt;done&gt;" in html and "<done>" not in html
+    assert "train.py" in html and "/home/me" not in html
+
+
+def test_listing_shows_the_recorded_block_around_the_lines():
+    from gradviz.player import codeview
+    code = {"/home/me/train.py": (11, ["x = randn(3)", "h = x @ w", "print(h)", "loss = h.sum()"])}
+    html = codeview.listing(_fake_trace(code))
+    assert html.count('class="gv-line') == 4 + 1 and "⋮" not in html.split("<ipython")[0]
+    assert html.count("gv-made") == 3           # the three lines that made nodes stand out
+
+
+def test_no_sources_no_listing():
+    from types import SimpleNamespace as NS
+    from gradviz.player import codeview
+    assert codeview.listing(NS(nodes=[NS(id="n0", source=None)], code=None)) == ""

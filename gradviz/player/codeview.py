@@ -1,0 +1,67 @@
+"""The learner's code beside the graph: a listing of the lines that built it.
+
+Each Trace node may carry `source = (file, line, text)`, the line of user code that
+created it, and the Trace may carry `code = {file: (first_line, lines)}`, the block
+around those lines as it was when the graph was recorded. The listing shows that
+block (or, without it, just the recorded lines, with ⋮ where lines were skipped);
+every line gets a key "k:line" that the player highlights when the node it made is
+active, in forward and in backward.
+"""
+from __future__ import annotations
+
+from .mathtext import esc
+
+
+def _blocks(trace) -> list:
+    """[(file, [(line number, text)])] in the order files first appear among the nodes."""
+    files: dict = {}
+    for node in trace.nodes:
+        if node.source is not None:
+            file, line, text = node.source
+            files.setdefault(file, {})[int(line)] = text
+    code = getattr(trace, "code", None) or {}
+    blocks = []
+    for file, recorded in files.items():
+        if file in code:
+            first, lines = code[file]
+            numbered = list(enumerate(lines, start=int(first)))
+        else:
+            numbered = sorted(recorded.items())
+        blocks.append((file, numbered))
+    return blocks
+
+
+def line_keys(trace) -> dict:
+    """node id -> the key of the line that created it (only nodes with a source)."""
+    order = {file: k for k, (file, _) in enumerate(_blocks(trace))}
+    return {n.id: f"{order[n.source[0]]}:{int(n.source[1])}" for n in trace.nodes if n.source is not None}
+
+
+def _display_name(file: str) -> str:
+    """A short name for a file: a notebook cell stays as IPython names it, a path keeps its last part."""
+    if file.startswith("<"):
+        return file
+    return file.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def listing(trace) -> str:
+    """The code listing as HTML ('' when no node recorded its source)."""
+    blocks = _blocks(trace)
+    if not blocks:
+        return ""
+    used = set(line_keys(trace).values())
+    out = ['<div class="gv-code" aria-label="your code">']
+    for k, (file, numbered) in enumerate(blocks):
+        out.append(f'<div class="gv-file">{esc(_display_name(file))}</div><pre>')
+        previous = None
+        for number, text in numbered:
+            if previous is not None and number != previous + 1:
+                out.append('<span class="gv-gap">⋮</span>\n')
+            key = f"{k}:{number}"
+            made = " gv-made" if key in used else ""
+            out.append(f'<span class="gv-line{made}" data-line="{key}"><span class="gv-ln">{number}</span>'
+                       f"{esc(text.rstrip())}</span>\n")
+            previous = number
+        out.append("</pre>")
+    out.append("</div>")
+    return "".join(out)
