@@ -72,7 +72,7 @@ def cmd_render(args) -> int:
 def cmd_animate(args) -> int:
     from .player import animate
     from .sources import is_torch
-    from .tracing import Recorder, graph_freed, leaf_keys, outputs_of
+    from .tracing import Recorder, graph_freed, leaf_keys, name_intermediates, outputs_of
     # listen while the script runs: if it calls backward itself (freeing the graph), the
     # forward and that backward are already recorded
     recorder = Recorder(jacobians=True)
@@ -91,6 +91,7 @@ def cmd_animate(args) -> int:
                   "and let gradviz animate run it)", file=sys.stderr)
             return 1
     elif graph_freed([value]):
+        name_intermediates(recorder, names)
         trace = recorder.trace(outputs_of([value], names), leaf_names=leaf_keys(names))
         if not trace.steps:
             print(f"gradviz animate: the graph behind {args.var!r} was freed before any recorded backward ran "

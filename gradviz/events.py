@@ -25,7 +25,8 @@ import numpy as np
 
 from . import backend
 
-PREVIEW_MAX = 16   # tensors up to this many elements show their values
+PREVIEW_MAX = 64   # tensors up to this many elements keep their values (an 8×8 grid in the step panel)
+THUMB_CELLS = 16   # larger ones keep a heatmap of at most 16×16 block means
 
 _lock = threading.Lock()
 _listeners: tuple = ()     # (listener, thread ident or None); truthy exactly when someone listens
@@ -104,7 +105,8 @@ class Preview:
     dtype: str
     device: str = "cpu"
     values: np.ndarray | None = None     # a copy, when numel <= PREVIEW_MAX
-    stats: tuple | None = None           # (min, mean, max) otherwise
+    stats: tuple | None = None           # (min, mean, max) of any numeric tensor
+    thumb: np.ndarray | None = None      # block means (at most THUMB_CELLS a side), when values are not kept
 
     @classmethod
     def of(cls, array, limit: int = PREVIEW_MAX) -> "Preview | None":
@@ -117,12 +119,14 @@ class Preview:
         a = backend.to_numpy(array)
         shape = tuple(int(s) for s in a.shape)
         dtype = str(a.dtype)
+        if not a.size or a.dtype.kind not in "fiub":
+            return cls(shape, dtype, dev, values=np.array(a, copy=True) if a.size <= limit else None)
+        af = a.astype(np.float64)
+        with np.errstate(all="ignore"):
+            stats = (float(af.min()), float(af.mean()), float(af.max()))
         if a.size <= limit:
-            return cls(shape, dtype, dev, values=np.array(a, copy=True))
-        if a.size and a.dtype.kind in "fiub":
-            af = a.astype(np.float64)
-            return cls(shape, dtype, dev, stats=(float(af.min()), float(af.mean()), float(af.max())))
-        return cls(shape, dtype, dev)
+            return cls(shape, dtype, dev, values=np.array(a, copy=True), stats=stats)
+        return cls(shape, dtype, dev, stats=stats, thumb=block_means(af))
 
     def to_json(self) -> dict:
         out: dict = {"shape": list(self.shape), "dtype": self.dtype, "device": self.device}
@@ -130,6 +134,8 @@ class Preview:
             out["values"] = _json_values(self.values)
         if self.stats is not None:
             out["stats"] = list(self.stats)
+        if self.thumb is not None:
+            out["thumb"] = {"shape": list(self.thumb.shape), "values": _json_values(self.thumb)}
         return out
 
     @classmethod
@@ -142,7 +148,34 @@ class Preview:
             raw = data["values"]
             values = np.array(_from_json_values(raw), dtype=dtype).reshape(tuple(data["shape"]))
         stats = tuple(data["stats"]) if data.get("stats") is not None else None
-        return cls(tuple(data["shape"]), data["dtype"], data.get("device", "cpu"), values, stats)
+        thumb = data.get("thumb")
+        if thumb is not None:
+            thumb = np.array(_from_json_values(thumb["values"]), dtype=np.float64).reshape(tuple(thumb["shape"]))
+        return cls(tuple(data["shape"]), data["dtype"], data.get("device", "cpu"), values, stats, thumb)
+
+
+def as_matrix(a: np.ndarray) -> np.ndarray:
+    """A tensor as the 2-D array a grid or heatmap draws: () -> 1×1, (n,) -> 1×n, (..., c) -> (rows, c)."""
+    if a.ndim == 0:
+        return a.reshape(1, 1)
+    if a.ndim == 1:
+        return a.reshape(1, -1)
+    return a.reshape(-1, a.shape[-1])
+
+
+def block_means(a: np.ndarray, cells: int = THUMB_CELLS) -> np.ndarray:
+    """The matrix of `a` cut into at most cells×cells blocks, each its mean over finite values."""
+    m = as_matrix(a)
+    rows = np.array_split(np.arange(m.shape[0]), min(cells, m.shape[0]))
+    cols = np.array_split(np.arange(m.shape[1]), min(cells, m.shape[1]))
+    out = np.zeros((len(rows), len(cols)))
+    finite = np.isfinite(m)
+    clean = np.where(finite, m, 0.0)
+    for i, r in enumerate(rows):
+        for j, c in enumerate(cols):
+            n = finite[r[0]:r[-1] + 1, c[0]:c[-1] + 1].sum()
+            out[i, j] = clean[r[0]:r[-1] + 1, c[0]:c[-1] + 1].sum() / n if n else 0.0
+    return out
 
 
 _NUMPY_DTYPES = {"float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
@@ -257,6 +290,7 @@ class NodeCreated:
 class BackwardStarted:
     roots: tuple          # (node, output_nr) per root tensor
     seeds: tuple          # the seed gradient (array) per root
+    implicit: tuple = ()  # per root: True when backward() made the seed itself (a scalar's 1)
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,8 +42,14 @@ def caller_names(is_tensor: Callable[[object], bool], frame=None) -> dict:
     return {found[0][0]: found[0][1] for found in holders.values() if len(found) == 1}
 
 
-def with_caller_names(names: dict | None, is_tensor: Callable[[object], bool], frame=None) -> dict:
-    """`names` as given, or the caller's variable names when none were given."""
-    if names:
-        return dict(names)
+def is_tensor(value) -> bool:
+    """A gradviz Tensor or a real torch tensor (checked without importing torch)."""
+    kind = type(value)
+    return kind.__name__ in ("Tensor", "Parameter") and kind.__module__.split(".")[0] in ("gradviz", "torch")
+
+
+def with_caller_names(names, frame=None):
+    """`names` as given, or {variable name: tensor} from the calling code when none were given."""
+    if names is not None:
+        return names
     return caller_names(is_tensor, frame if frame is not None else sys._getframe(1))

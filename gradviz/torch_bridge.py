@@ -28,7 +28,7 @@ import numpy as np
 
 from .autograd.engine import broadcast_axes
 from .events import (PREVIEW_MAX, AccumulationInfo, FlowInfo, InputInfo, NodeCreated, NodeExecuted, NodeInfo,
-                     Preview, StepInfo, TensorInfo)
+                     Preview, StepInfo, TensorInfo, block_means)
 from .formatting import shape as shape_text
 from .tracing import Output, Recorder, Trace
 
@@ -88,7 +88,8 @@ def _preview(tensor, limit: int = PREVIEW_MAX) -> Preview | None:
             x = t.to(torch.float64)
         except (RuntimeError, TypeError):   # devices without float64 (MPS)
             x = t.to(torch.float32)
-        return Preview(shape, dtype, device, stats=(float(x.min()), float(x.mean()), float(x.max())))
+        return Preview(shape, dtype, device, stats=(float(x.min()), float(x.mean()), float(x.max())),
+                       thumb=block_means(x.cpu().numpy()))
     except (RuntimeError, TypeError):   # a tensor subclass with no data to read (fake, functional)
         return Preview(shape, dtype, device)
 
@@ -454,6 +455,8 @@ def record_torch_backward(*tensors, gradient=None, params: dict | None = None, r
 
     recorded_totals: dict = {}
     handles = []
+    recorder.implicit_seed = gradient is None or (isinstance(gradient, (list, tuple))
+                                                  and all(g is None for g in gradient))
     try:
         for fn in source.order:
             if _is_accumulate(fn):

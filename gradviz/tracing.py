@@ -46,6 +46,7 @@ class TraceNode:
     constants: tuple = ()        # (name, value): the 2 of x * 2, the 3 of pow(3), dim, keepdim, alpha
     attrs: tuple = ()            # (name, text): the grad_fn's arguments and saved tensors (show_attrs)
     source: tuple | None = None  # (file, line, text) of the user code that created it
+    tensor_name: str = ""        # an op node: the name of the tensor it made (names=, or the caller's variable)
 
     def vjp_formula(self, slot: int) -> str:
         """The VJP formula for input `slot` (ops over a list of tensors share one formula)."""
@@ -102,6 +103,7 @@ class Trace:
     steps: list = field(default_factory=list)
     forward: list = field(default_factory=list)   # op node ids in the order the forward created them
     roots: tuple = ()                              # output node ids
+    implicit_seed: bool | None = None              # backward() made the seed (no gradient given); None: no backward
 
     def node(self, node_id: str) -> TraceNode:
         for n in self.nodes:
@@ -121,7 +123,7 @@ class Trace:
                            "shape": None if e.shape is None else list(e.shape), "output_nr": e.output_nr,
                            "axes": list(e.axes)} for e in self.edges],
                 "steps": [_step_json(s) for s in self.steps],
-                "forward": list(self.forward), "roots": list(self.roots)}
+                "forward": list(self.forward), "roots": list(self.roots), "implicit_seed": self.implicit_seed}
 
     @classmethod
     def from_json(cls, data: dict) -> "Trace":
@@ -132,7 +134,7 @@ class Trace:
         edges = [TraceEdge(e["id"], e["src"], e["dst"], e["slot"], None if e["shape"] is None else tuple(e["shape"]),
                            e["output_nr"], tuple(e["axes"])) for e in data["edges"]]
         steps = [_step_from_json(s) for s in data["steps"]]
-        return cls(nodes, edges, steps, list(data["forward"]), tuple(data["roots"]))
+        return cls(nodes, edges, steps, list(data["forward"]), tuple(data["roots"]), data.get("implicit_seed"))
 
 
 def _pj(p):
@@ -148,14 +150,15 @@ def _node_json(n: TraceNode) -> dict:
             "value": _pj(n.value), "grad": _pj(n.grad), "scope": list(n.scope), "order": n.order,
             "symbols": list(n.symbols), "out_symbol": n.out_symbol, "latex": n.latex, "vjp_latex": list(n.vjp_latex),
             "constants": [[k, v] for k, v in n.constants], "attrs": [[k, v] for k, v in n.attrs],
-            "source": None if n.source is None else list(n.source)}
+            "source": None if n.source is None else list(n.source), "tensor_name": n.tensor_name}
 
 
 def _node_from_json(d: dict) -> TraceNode:
     return TraceNode(d["id"], d["kind"], d["name"], d["formula"], tuple(d["vjp_formulas"]), _pl(d["value"]),
                      _pl(d["grad"]), tuple(d["scope"]), d["order"], tuple(d["symbols"]), d["out_symbol"], d["latex"],
                      tuple(d["vjp_latex"]), tuple((k, v) for k, v in d["constants"]),
-                     tuple((k, v) for k, v in d["attrs"]), None if d["source"] is None else tuple(d["source"]))
+                     tuple((k, v) for k, v in d["attrs"]), None if d["source"] is None else tuple(d["source"]),
+                     d.get("tensor_name", ""))
 
 
 def _step_json(s: TraceStep) -> dict:
@@ -209,6 +212,8 @@ class Recorder:
         self._pending: list = []    # nodes created since the last step of an open backward
         self._unsubscribe = None
         self._stack: list = []
+        self.implicit_seed: bool | None = None   # of the last backward heard
+        self.tensor_names: dict = {}              # node key -> the name of the tensor it made
 
     def __enter__(self):
         self._unsubscribe = events.subscribe(self.feed, thread=threading.get_ident())
@@ -252,6 +257,9 @@ class Recorder:
                 self._add_step(self.current, info)
         elif kind is events.BackwardStarted:
             self._open += 1
+            self.implicit_seed = all(event.implicit) if event.implicit else None
+            if self.current is not None:
+                self.current.implicit_seed = self.implicit_seed
         elif kind is events.BackwardFinished:
             self._open = max(0, self._open - 1)
             self._pending.clear()
@@ -272,7 +280,7 @@ class Recorder:
             if out.edge.leaf is not None:
                 leaves.setdefault(out.edge.source, out.edge.leaf)
         keys = self._reachable([o.edge.source for o in outputs]) if outputs else set(self.nodes) | set(leaves)
-        trace = Trace()
+        trace = Trace(implicit_seed=self.implicit_seed)
         ids: dict = {}
         edge_ids = iter(range(10 ** 12))
         node_ids = iter(range(10 ** 12))
@@ -301,7 +309,8 @@ class Recorder:
             node = add("op", info.name, formula=info.formula, vjp_formulas=info.vjp_formulas, value=info.value,
                        scope=tuple(info.scope), order=self.orders.get(key, 0), symbols=info.symbols,
                        out_symbol=info.out_symbol, latex=info.latex, vjp_latex=info.vjp_latex,
-                       constants=info.constants, attrs=info.attrs, source=info.source)
+                       constants=info.constants, attrs=info.attrs, source=info.source,
+                       tensor_name=self.tensor_names.get(key, ""))
             ids[key] = node.id
         for key in ordered:
             info = self.nodes.get(key)
@@ -440,6 +449,7 @@ def replay(roots, recorder: Recorder, names: dict | None = None, order_of=None) 
     first, as if it had listened while they were made. Returns {node key: live tensor}
     for the leaves and roots (kept beside the Trace, never in it)."""
     by_id = _names_by_id(names)
+    name_intermediates(recorder, names)
     root_nodes = [t.grad_fn if t.grad_fn is not None else (t._accumulator() if t.requires_grad else None)
                   for t in roots]
     live: dict = {}
@@ -455,6 +465,13 @@ def replay(roots, recorder: Recorder, names: dict | None = None, order_of=None) 
         if t.grad_fn is not None:
             live[("output", t.grad_fn.id, t.output_nr)] = t
     return live
+
+
+def name_intermediates(recorder: Recorder, names: dict | None) -> None:
+    """Tell the recorder the names of the non-leaf tensors among `names` ({name: tensor})."""
+    for name, t in (names or {}).items():
+        if getattr(t, "grad_fn", None) is not None and t.output_nr == 0:
+            recorder.tensor_names.setdefault(t.grad_fn.id, str(name))
 
 
 def graph_freed(roots) -> bool:

@@ -50,10 +50,15 @@ def test_large_tensor_is_a_heatmap_with_shape_and_range_and_expands_to_the_grid(
     assert 'class="gv-j-2"' in html and 'class="gv-j4"' in html
 
 
-def test_values_not_recorded_show_shape_and_summary():
-    html = grids.tensor(shape=(300, 2), stats=(-1.0, 0.25, 2.0))
-    assert "(300, 2): min -1.0, mean 0.25, max 2.0" in html
-    assert grids.shape_text(()) == "()" and grids.shape_text((4,)) == "(4,)"
+def test_a_preview_of_a_large_tensor_is_its_heatmap_and_range():
+    from gradviz.events import Preview
+    a = np.linspace(-1.0, 2.0, 600).reshape(300, 2)
+    p = Preview.of(a)
+    assert p.values is None and p.thumb.shape == (16, 2)
+    html = grids.tensor(p)
+    assert "(300, 2) from -1.0 to 2.0, mean 0.5" in html and "<svg" in html and "<details" not in html
+    back = Preview.from_json(p.to_json())                       # the heatmap survives a saved Trace
+    assert np.allclose(back.thumb, p.thumb)
 
 
 def test_running_sum_is_tensors_added_together():
@@ -64,9 +69,9 @@ def test_running_sum_is_tensors_added_together():
 
 
 def test_highlighted_row_of_a_jacobian():
-    html = grids.grid(np.eye(3), highlight_row=1)
-    rows = html.split("<tr>")[1:]
-    assert rows[1].count("gv-hl") == 3 and rows[0].count("gv-hl") == 0
+    html = grids.grid(np.eye(3), highlight_rows=(1,))
+    rows = html.split("<tr")[1:]
+    assert [r.startswith(' class="gv-hl"') for r in rows] == [False, True, False]
 
 
 # -- LaTeX -> MathML ------------------------------------------------------------------
@@ -93,14 +98,15 @@ def test_caller_names_finds_unambiguous_tensors():
     loss = (z1 * 2).sum()
     alias_a = alias_b = torch.zeros(1)  # noqa: F841  (two names: ambiguous, left out)
     _hidden = torch.ones(1)  # noqa: F841
-    found = naming.caller_names(lambda v: isinstance(v, torch.Tensor))
+    found = naming.caller_names(naming.is_tensor)
     assert found["z1"] is z1 and found["loss"] is loss
     assert "alias_a" not in found and "alias_b" not in found and "_hidden" not in found
 
 
 def test_given_names_win():
     x = torch.ones(1)
-    assert naming.with_caller_names({"mine": x}, lambda v: isinstance(v, torch.Tensor)) == {"mine": x}
+    assert naming.with_caller_names({"mine": x}) == {"mine": x}
+    assert naming.with_caller_names(None)["x"] is x
 
 
 @pytest.mark.parametrize("shape", [(), (4,), (3, 4), (1, 4), (8, 8), (9, 2)])
@@ -146,3 +152,58 @@ def test_no_sources_no_listing():
     from types import SimpleNamespace as NS
     from gradviz.player import codeview
     assert codeview.listing(NS(nodes=[NS(id="n0", source=None)], code=None)) == ""
+
+
+# -- every record's LaTeX ----------------------------------------------------------------
+def _inputs_of(op) -> int:
+    return len(op.vjp_formulas) if op.arg_names == ("tensors",) else len(op.arg_names)
+
+
+def test_every_differentiable_record_has_latex_that_converts():
+    from gradviz.ops.registry import ops
+    missing, bad = [], []
+    for key, op in ops().items():
+        if op.vjp is None:
+            continue
+        if not op.latex:
+            missing.append(key)
+            continue
+        allowed = {"c"} | {str(i) for i in range(_inputs_of(op))} | set(op.param_names)
+        for template in (op.latex,) + op.vjp_latex:
+            unknown = latex.markers(template) - allowed
+            out = latex.mathml(latex.fill(template, [latex.name(i) for i in range(_inputs_of(op))], "c", {}),
+                               names=tuple("abcdefgh"))
+            if unknown or "gv-math-fallback" in out or "$" in out:
+                bad.append((key, template, unknown))
+        if len(op.vjp_latex) != len(op.vjp_formulas):
+            bad.append((key, "one LaTeX VJP per input", len(op.vjp_latex), len(op.vjp_formulas)))
+    assert not bad, bad
+    # records added before their LaTeX was written (their panels show the Unicode formula as text)
+    assert set(missing) <= LATEX_TO_WRITE, sorted(set(missing) - LATEX_TO_WRITE)
+
+
+LATEX_TO_WRITE = {
+    "attention.GROUP_NORM", "attention.ADD_SCALAR", "attention.MUL_SCALAR", "attention.SAFE_SOFTMAX", "attention.SDPA",
+    "conv.CONVOLUTION", "conv.CONV_INPUT_GRAD", "conv.CONV_WEIGHT_GRAD", "pool.AVG_POOL2D", "pool.AVG_POOL2D_BACKWARD",
+    "pool.ADAPTIVE_AVG_POOL2D", "pool.ADAPTIVE_AVG_POOL2D_BACKWARD", "pool.MAX_POOL2D", "pool.ADAPTIVE_MAX_POOL2D",
+    "pool.IM2COL", "pool.COL2IM_OF_IM2COL", "pool.COL2IM", "pool.IM2COL_OF_COL2IM", "pool.PIXEL_SHUFFLE",
+    "pool.PIXEL_UNSHUFFLE",
+}
+
+
+def test_formulas_show_the_learners_names_and_constants():
+    from gradviz.player.frames import build_frames
+    from gradviz.tracing import record_backward
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    h = x * 2
+    y = h.pow(3)
+    loss = y.sum()
+    trace = record_backward([loss], names={"x": x, "h": h, "y": y, "loss": loss})
+    texts = {f.node: f.text for f in build_frames(trace)}
+    by_name = {n.name: n.id for n in trace.nodes if n.kind == "op"}
+    mul = texts[by_name["MulBackward0"]]
+    assert "<mi>h</mi><mo>&#x0003D;</mo><mrow><mi>x</mi></mrow><mo>&#x02299;</mo><mrow><mn>2</mn>" in \
+        mul.replace("<mrow><mi>h</mi></mrow>", "<mi>h</mi>")          # h = x ⊙ 2
+    pow_ = texts[by_name["PowBackward0"]]
+    assert "<msup><mrow><mi>h</mi></mrow><mrow><mrow><mn>3</mn></mrow></mrow></msup>" in pow_   # y = h³
+    assert "\\" not in re.sub(r"<[^>]+>", "", pow_)                     # no raw LaTeX reaches the page

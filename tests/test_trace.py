@@ -122,8 +122,8 @@ def test_constants_are_recorded():
     y = ((x * 2) ** 3).sum(dim=0, keepdim=True)
     trace = build_trace([y])
     by_name = {n.name: dict(n.constants) for n in trace.nodes if n.kind == "op"}
-    assert by_name["MulBackward0"] == {"b": 2.0}
-    assert by_name["PowBackward0"] == {"p": 3}
+    assert by_name["MulBackward0"] == {"1": 2.0}          # input slot 1 is the constant 2
+    assert by_name["PowBackward0"] == {"exponent": 3}
     assert by_name["SumBackward1"]["keepdim"] is True
 
 
@@ -274,7 +274,8 @@ def test_panel_a_plus_a_sends_both_gradients_to_a():
     caption, text = _caption(b.sum(), "AddBackward0", {"a": a, "b": b})
     assert "→ a: grad_a = ḡ = [1.0, 1.0]" in caption and "→ a: grad_b = ḡ = [1.0, 1.0]" in caption
     plain = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", text))
-    assert "a is the input a and b of this op at once" in plain
+    assert "a is used 2 times by this op (as a and a)" in plain
+    assert "b &#x0003D; a &#x0002B; a" in plain                    # the formula reads b = a + a
     assert plain.count("running sum") == 1
 
 

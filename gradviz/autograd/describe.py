@@ -11,10 +11,6 @@ from ..formatting import shape
 from ..events import InputInfo, NodeInfo, Preview, TensorInfo
 from .graph import AccumulateGrad, Node
 
-# how a parameter shows as a constant when the op's formula writes it with a symbol
-PARAM_SYMBOLS = {"alpha": "α", "beta": "β", "value": "v", "eps": "ε", "exponent": "p", "weight": "w",
-                 "negative_slope": "α", "min": "lo", "max": "hi"}
-
 
 def tensor_info(tensor, name: str | None = None) -> TensorInfo:
     """A leaf or output tensor: its name (the given one, else .name), value and .grad."""
@@ -49,21 +45,22 @@ def _plain(value):
 
 
 def constants(node: Node, symbols: tuple, inputs: tuple) -> tuple:
-    """(name, plain value) of the numbers this node used: its shown params (dim, keepdim,
-    alpha, the 3 of pow(3)) and its small inputs that need no gradient (the 2 of x * 2)."""
+    """(key, plain value) of the numbers this node used: its shown params by name (dim, keepdim,
+    alpha, the 3 of pow(3)) and, by input slot ("0", "1", ...), its one-element inputs that are
+    constants (the 2 of x * 2); the keys are the markers of the record's LaTeX."""
     op = node.op
     found = []
     shown = op.shown if op.shown is not None else op.param_names
     for name, value in zip(op.param_names, node.params):
         if name in shown and _is_constant(value):
-            found.append((PARAM_SYMBOLS.get(name, name), _plain(value)))
+            found.append((name, _plain(value)))
     if released(node):
         return tuple(found)   # the inputs are ghosts now: their values are gone
     for slot, info in enumerate(inputs):
         if info.source is None and slot < len(node.inputs):
             data = node.inputs[slot]._data
             if getattr(data, "size", 2) == 1 and data.dtype.kind in "fiub":
-                found.append((symbols[slot] if slot < len(symbols) else f"x{slot}", data.reshape(()).item()))
+                found.append((str(slot), data.reshape(()).item()))
     return tuple(found)
 
 

@@ -111,6 +111,15 @@ def _seeds(tensors, grad_tensors, create_graph: bool):
     return roots, seeds
 
 
+def _implicit(grad_tensors, n: int) -> tuple:
+    """Per root: whether its seed was made implicitly (no gradient given: a scalar's 1)."""
+    if grad_tensors is None:
+        return (True,) * n
+    if not isinstance(grad_tensors, (list, tuple)):
+        return (False,) * n
+    return tuple(g is None for g in grad_tensors)
+
+
 def _count_dependencies(roots, targets=None, run_targets=True) -> tuple[dict, set | None, set]:
     """How many edges lead into each node that will run (iterative: no recursion limit).
 
@@ -173,6 +182,7 @@ class Backward:
             tensors = (tensors,)
         tensors = tuple(tensors)
         self.roots, self.seeds = _seeds(tensors, grad_tensors, create_graph)
+        self.grad_tensors = grad_tensors
         self.deps, self.useful, self.halt = _count_dependencies(self.roots, targets, run_targets)
         self.retain_graph = create_graph if retain_graph is None else retain_graph
         self.create_graph = create_graph
@@ -210,7 +220,8 @@ class Backward:
             if deps.get(node, 0) == 0 and node not in [e[1] for e in ready] and (useful is None or node in useful):
                 heapq.heappush(ready, self._key(node))
         if listening:
-            events.emit(events.BackwardStarted(tuple(self.roots), tuple(self.seeds)))
+            events.emit(events.BackwardStarted(tuple(self.roots), tuple(self.seeds), _implicit(self.grad_tensors,
+                                                                                               len(self.seeds))))
         touched: list = []   # (tensor, old grad Tensor, old array) to undo on error
         index = 0
         state = _grad_state

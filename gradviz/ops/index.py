@@ -22,15 +22,21 @@ def _at(dim, item):
 # return a copied scalar), so writes into x[0] reach x as in PyTorch
 SELECT = Op("select", "SelectBackward0", "c = a[…, i]", lambda xp, a, dim, i: a[_at(dim, i) + (Ellipsis,)],
             vjp=(lambda xp, g, c, a, dim, i: xp.index_scatter(g, a.shape, _at(dim, i), False),),
-            vjp_formulas=("ḡ placed at index i of zeros",), params=("dim", "index"))
+            vjp_formulas=("ḡ placed at index i of zeros",), params=("dim", "index"),
+            latex=r"$c = $0_{[\dots,\, i]}",
+            vjp_latex=(r"\bar{g}\text{ placed at index } i \text{ of zeros}",))
 SLICE = Op("slice", "SliceBackward0", "c = a[…, start:end:step]",
            lambda xp, a, dim, start, end, step: a[_at(dim, slice(start, end, step))],
            vjp=(lambda xp, g, c, a, dim, start, end, step:
                 xp.index_scatter(g, a.shape, _at(dim, slice(start, end, step)), False),),
-           vjp_formulas=("ḡ placed in the slice of zeros",), params=("dim", "start", "end", "step"))
+           vjp_formulas=("ḡ placed in the slice of zeros",), params=("dim", "start", "end", "step"),
+           latex=r"$c = $0_{[\dots,\, \mathrm{start}:\mathrm{end}:\mathrm{step}]}",
+           vjp_latex=(r"\bar{g}\text{ placed in the slice of zeros}",))
 INDEX = Op("index", "IndexBackward0", "c = a[idx]", lambda xp, a, idx: contiguous(a[idx]),
            vjp=(lambda xp, g, c, a, idx: xp.index_scatter(g, a.shape, idx, True),),
-           vjp_formulas=("ḡ scatter-added at idx (repeats accumulate)",), params=("indices",), saves=("indices",))
+           vjp_formulas=("ḡ scatter-added at idx (repeats accumulate)",), params=("indices",), saves=("indices",),
+           latex=r"$c = $0[\mathrm{idx}]",
+           vjp_latex=(r"\bar{g}\text{ scatter-added at idx (repeats accumulate)}",))
 # x[key] = v on a tensor in the graph. With only tensor indices PyTorch records one
 # IndexPutBackward0; with ints/slices/None it writes into a view, recorded as CopySlices.
 # `basic` is a NumPy basic key (a view), `adv` the tensor indices applied to that view.
@@ -38,27 +44,39 @@ _PUT_VJP = (lambda xp, g, c, a, v, basic, adv: xp.index_fill_zero(g, basic, adv)
             lambda xp, g, c, a, v, basic, adv: _written(g, basic, adv))
 COPY_SLICES = Op("index_put", "CopySlices", "c = a; c[idx] = v", lambda xp, a, v, basic, adv: _put(a, v, basic, adv),
                  vjp=_PUT_VJP, vjp_formulas=("ḡ with zeros at idx", "ḡ[idx]"), args=("self", "values"),
-                 params=("basic", "indices"), symbols=("a", "v"), broadcasts=())
+                 params=("basic", "indices"), symbols=("a", "v"), broadcasts=(),
+                 latex=r"$c = $0;\; $c[\mathrm{idx}] = $1",
+                 vjp_latex=(r"\bar{g}\text{ with zeros at idx}", r"\bar{g}[\mathrm{idx}]",))
 INDEX_PUT = Op("index_put", "IndexPutBackward0", "c = a; c[idx] = v",
                lambda xp, a, v, basic, adv: _put(a, v, basic, adv),
                vjp=_PUT_VJP, vjp_formulas=("ḡ with zeros at idx", "ḡ[idx]"), args=("self", "values"),
-               params=("basic", "indices"), saves=("indices",), symbols=("a", "v"), broadcasts=())
+               params=("basic", "indices"), saves=("indices",), symbols=("a", "v"), broadcasts=(),
+               latex=r"$c = $0;\; $c[\mathrm{idx}] = $1",
+               vjp_latex=(r"\bar{g}\text{ with zeros at idx}", r"\bar{g}[\mathrm{idx}]",))
 ALIAS = Op("alias", "AliasBackward0", "c = a", lambda xp, a: a[...], vjp=(lambda xp, g, c, a: g,),
-           vjp_formulas=("ḡ",))
+           vjp_formulas=("ḡ",),
+           latex=r"$c = $0",
+           vjp_latex=(r"\bar{g}",))
 GATHER = Op("gather", "GatherBackward0", "cᵢⱼ = a[i, idx[i, j]]",
             lambda xp, a, dim, index: xp.gather_along(a, index, dim),
             vjp=(lambda xp, g, c, a, dim, index: xp.scatter_add_zeros(a.shape, dim, index, g),),
-            vjp_formulas=("ḡ scatter-added back along dim",), params=("dim", "index"), saves=("index",))
+            vjp_formulas=("ḡ scatter-added back along dim",), params=("dim", "index"), saves=("index",),
+            latex=r"{$c}_{ij} = $0[i,\, \mathrm{idx}_{ij}]",
+            vjp_latex=(r"\bar{g}\text{ scatter-added back along dim } $dim",))
 SCATTER_ADD = Op("scatter_add", "ScatterAddBackward0", "c = a; c[idx] += src",
                  lambda xp, a, src, dim, index: a + xp.scatter_add_zeros(a.shape, dim, index, src[_region(index)]),
                  vjp=(lambda xp, g, c, a, src, dim, index: g,
                       lambda xp, g, c, a, src, dim, index: _pad_to(xp, xp.gather_along(g, index, dim), src)),
                  vjp_formulas=("ḡ", "gather(ḡ, dim, idx)"), args=("self", "src"), params=("dim", "index"),
-                 saves=("index",), symbols=("a", "src"), broadcasts=())
+                 saves=("index",), symbols=("a", "src"), broadcasts=(),
+                 latex=r"$c = $0;\; $c[\mathrm{idx}] \mathrel{+}= $1",
+                 vjp_latex=(r"\bar{g}", r"\operatorname{gather}(\bar{g},\, $dim,\, \mathrm{idx})",))
 INDEX_SELECT = Op("index_select", "IndexSelectBackward0", "c = a.index_select(dim, idx)",
                   lambda xp, a, dim, index: xp.take(a, index, axis=dim),
                   vjp=(lambda xp, g, c, a, dim, index: xp.index_scatter(g, a.shape, _at(dim, index), True),),
-                  vjp_formulas=("ḡ scatter-added at idx",), params=("dim", "index"), saves=("index",))
+                  vjp_formulas=("ḡ scatter-added at idx",), params=("dim", "index"), saves=("index",),
+                  latex=r"$c = \operatorname{index\_select}($0,\, $dim,\, \mathrm{idx})",
+                  vjp_latex=(r"\bar{g}\text{ scatter-added at idx}",))
 
 
 def _put(a, v, basic, adv):
@@ -89,19 +107,27 @@ def _pad_to(xp, g, src):
 INDEX_SCATTER = Op("index_scatter", "IndexPutBackward0", "c = zeros; c[idx] += g",
                    lambda xp, g, shape, idx, acc: xp.index_scatter(g, shape, idx, acc),
                    vjp=(lambda xp, gg, c, g, shape, idx, acc: gg[idx],), vjp_formulas=("ḡ[idx]",),
-                   params=("shape", "indices", "accumulate"), symbols=("g",))
+                   params=("shape", "indices", "accumulate"), symbols=("g",),
+                   latex=r"$c = 0;\; $c[\mathrm{idx}] \mathrel{+}= $0",
+                   vjp_latex=(r"\bar{g}[\mathrm{idx}]",))
 SCATTER_ADD_ZEROS = Op("scatter_add", "ScatterAddBackward0", "c = zeros; c[idx] += g",
                        lambda xp, g, shape, dim, index: xp.scatter_add_zeros(shape, dim, index, g),
                        vjp=(lambda xp, gg, c, g, shape, dim, index: xp.gather_along(gg, index, dim),),
-                       vjp_formulas=("gather(ḡ)",), params=("shape", "dim", "index"), symbols=("g",))
+                       vjp_formulas=("gather(ḡ)",), params=("shape", "dim", "index"), symbols=("g",),
+                       latex=r"$c = 0;\; $c[\mathrm{idx}] \mathrel{+}= $0",
+                       vjp_latex=(r"\operatorname{gather}(\bar{g})",))
 DIAGONAL_SCATTER = Op("diagonal_scatter", "DiagonalScatterBackward0", "c = zeros; diag(c) = g",
                       lambda xp, g, shape, offset, d1, d2: xp.diagonal_scatter(g, shape, offset, d1, d2),
                       vjp=(lambda xp, gg, c, g, shape, offset, d1, d2: xp.diagonal(gg, offset, d1, d2),),
-                      vjp_formulas=("diag(ḡ)",), params=("shape", "offset", "dim1", "dim2"))
+                      vjp_formulas=("diag(ḡ)",), params=("shape", "offset", "dim1", "dim2"),
+                      latex=r"$c = 0;\; \operatorname{diag}($c) = $0",
+                      vjp_latex=(r"\operatorname{diag}(\bar{g})",))
 INDEX_FILL_ZERO = Op("index_fill", "IndexFillBackward0", "c = g; c[idx] = 0",
                      lambda xp, g, basic, adv: xp.index_fill_zero(g, basic, adv),
                      vjp=(lambda xp, gg, c, g, basic, adv: xp.index_fill_zero(gg, basic, adv),),
-                     vjp_formulas=("ḡ, 0 at idx",), params=("basic", "indices"))
+                     vjp_formulas=("ḡ, 0 at idx",), params=("basic", "indices"),
+                     latex=r"$c = $0;\; $c[\mathrm{idx}] = 0",
+                     vjp_latex=(r"\bar{g}\text{, 0 at idx}",))
 
 
 # -- public functions ---------------------------------------------------------------
@@ -341,15 +367,19 @@ def index_select(input, dim, index):
 
 
 # -- sorting: values are a gather along dim, so their VJP scatters ḡ back ---------------
-def _gather_op(name: str, torch_name: str, formula: str) -> Op:
+def _gather_op(name: str, torch_name: str, formula: str, **display) -> Op:
     return Op(name, torch_name, formula, lambda xp, a, dim, index: xp.take_along_axis(a, index, axis=dim),
               vjp=(lambda xp, g, c, a, dim, index: xp.scatter_add_zeros(a.shape, dim, index, g),),
               vjp_formulas=("ḡ scattered back to where each value came from",), params=("dim", "indices"),
-              saves=("indices",))
+              saves=("indices",), **display)
 
 
-SORT = _gather_op("sort", "SortBackward0", "c = sort(a)")
-TOPK = _gather_op("topk", "TopkBackward0", "c = topk(a, k)")
+SORT = _gather_op("sort", "SortBackward0", "c = sort(a)",
+                  latex=r"$c = \operatorname{sort}($0)",
+                  vjp_latex=(r"\bar{g}\text{ scattered back to where each value came from}",))
+TOPK = _gather_op("topk", "TopkBackward0", "c = topk(a, k)",
+                  latex=r"$c = \operatorname{topk}($0,\, k)",
+                  vjp_latex=(r"\bar{g}\text{ scattered back to where each value came from}",))
 
 
 def _order(a: np.ndarray, dim: int, descending: bool) -> np.ndarray:
@@ -399,7 +429,9 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
 MASKED_SELECT = Op("masked_select", "MaskedSelectBackward0", "c = a[mask]",
                    lambda xp, a, mask: xp.broadcast_to(a, mask.shape)[mask],
                    vjp=(lambda xp, g, c, a, mask: xp.index_scatter(g, mask.shape, mask, False),),
-                   vjp_formulas=("ḡ placed where mask holds",), params=("mask",), saves=("mask",))
+                   vjp_formulas=("ḡ placed where mask holds",), params=("mask",), saves=("mask",),
+                   latex=r"$c = $0[\mathrm{mask}]",
+                   vjp_latex=(r"\bar{g}\text{ placed where mask holds}",))
 
 
 def _index_add(xp, a, src, dim, index, alpha):
@@ -414,7 +446,9 @@ INDEX_ADD = Op("index_add", "IndexAddBackward0", "c = a; c[…, idx] += α src",
                                                                        else apply(INDEX_SELECT, (g,), (dim, index)),
                                                                        alpha)),
                vjp_formulas=("ḡ", "α ḡ[…, idx]"), args=("self", "source"), params=("dim", "index", "alpha"),
-               saves=("index",), symbols=("a", "src"), broadcasts=())
+               saves=("index",), symbols=("a", "src"), broadcasts=(),
+               latex=r"$c = $0;\; $c[\dots,\, \mathrm{idx}] \mathrel{+}= $alpha\, $1",
+               vjp_latex=(r"\bar{g}", r"$alpha\, \bar{g}[\dots,\, \mathrm{idx}]",))
 
 
 def _times(g, alpha):
@@ -431,18 +465,24 @@ def _fill_at(a, key, value):
 INDEX_FILL = Op("index_fill", "IndexFillBackward0", "c = a; c[…, idx] = v",
                 lambda xp, a, key, written, value: _fill_at(a, key, value),
                 vjp=(lambda xp, g, c, a, key, written, value: xp.where(written, 0, g),),
-                vjp_formulas=("ḡ, 0 at idx",), params=("index", "written", "value"))
+                vjp_formulas=("ḡ, 0 at idx",), params=("index", "written", "value"),
+                latex=r"$c = $0;\; $c[\dots,\, \mathrm{idx}] = $value",
+                vjp_latex=(r"\bar{g}\text{, 0 at idx}",))
 SCATTER = Op("scatter", "ScatterBackward0", "c = a; c[idx] = src (along dim)",
              lambda xp, a, src, dim, index, written: _scattered(xp, a, dim, index, src[_region(index)]),
              vjp=(lambda xp, g, c, a, src, dim, index, written: xp.where(written, 0, g),
                   lambda xp, g, c, a, src, dim, index, written:
                   _pad_to(xp, xp.gather_along(g, index, dim), src)),
              vjp_formulas=("ḡ, 0 at idx", "gather(ḡ, dim, idx)"), args=("self", "src"),
-             params=("dim", "index", "written"), saves=("index",), symbols=("a", "src"), broadcasts=())
+             params=("dim", "index", "written"), saves=("index",), symbols=("a", "src"), broadcasts=(),
+             latex=r"$c = $0;\; $c[\mathrm{idx}] = $1 \text{ (along dim } $dim\text{)}",
+             vjp_latex=(r"\bar{g}\text{, 0 at idx}", r"\operatorname{gather}(\bar{g},\, $dim,\, \mathrm{idx})",))
 SCATTER_VALUE = Op("scatter", "ScatterBackward1", "c = a; c[idx] = v (along dim)",
                    lambda xp, a, dim, index, written, value: _scattered(xp, a, dim, index, value),
                    vjp=(lambda xp, g, c, a, dim, index, written, value: xp.where(written, 0, g),),
-                   vjp_formulas=("ḡ, 0 at idx",), params=("dim", "index", "written", "value"))
+                   vjp_formulas=("ḡ, 0 at idx",), params=("dim", "index", "written", "value"),
+                   latex=r"$c = $0;\; $c[\mathrm{idx}] = $value \text{ (along dim } $dim\text{)}",
+                   vjp_latex=(r"\bar{g}\text{, 0 at idx}",))
 
 
 def _scattered(xp, a, dim, index, src):

@@ -17,19 +17,27 @@ def _mT(xp, a):
 
 MM = Op("mm", "MmBackward0", "C = A B", lambda xp, a, b: a @ b,
         vjp=(lambda xp, g, c, a, b: g @ b.T, lambda xp, g, c, a, b: a.T @ g),
-        vjp_formulas=("ḡ Bᵀ", "Aᵀ ḡ"), args=MATS, saves=MATS)
+        vjp_formulas=("ḡ Bᵀ", "Aᵀ ḡ"), args=MATS, saves=MATS,
+        latex=r"$c = $0\, $1",
+        vjp_latex=(r"\bar{g}\, $1^{\top}", r"$0^{\top} \bar{g}",))
 MV = Op("mv", "MvBackward0", "c = A v", lambda xp, a, b: a @ b,
         vjp=(lambda xp, g, c, a, b: xp.reshape(g, (-1, 1)) * b, lambda xp, g, c, a, b: a.T @ g),
-        vjp_formulas=("ḡ vᵀ", "Aᵀ ḡ"), args=("self", "vec"), saves=("self", "vec"), symbols=("A", "v"))
+        vjp_formulas=("ḡ vᵀ", "Aᵀ ḡ"), args=("self", "vec"), saves=("self", "vec"), symbols=("A", "v"),
+        latex=r"$c = $0\, $1",
+        vjp_latex=(r"\bar{g}\, $1^{\top}", r"$0^{\top} \bar{g}",))
 DOT = Op("dot", "DotBackward0", "c = a · b", lambda xp, a, b: a @ b,
          vjp=(lambda xp, g, c, a, b: g * b, lambda xp, g, c, a, b: g * a),
-         vjp_formulas=("ḡ b", "ḡ a"), args=("self", "tensor"), saves=("self", "tensor"))
+         vjp_formulas=("ḡ b", "ḡ a"), args=("self", "tensor"), saves=("self", "tensor"),
+         latex=r"$c = $0 \cdot $1",
+         vjp_latex=(r"\bar{g}\, $1", r"\bar{g}\, $0",))
 BMM = Op("bmm", "BmmBackward0", "Cᵢ = Aᵢ Bᵢ", lambda xp, a, b: a @ b,
          vjp=(lambda xp, g, c, a, b: g @ _mT(xp, b), lambda xp, g, c, a, b: _mT(xp, a) @ g),
-         vjp_formulas=("ḡ Bᵀ", "Aᵀ ḡ"), args=MATS, saves=MATS)
+         vjp_formulas=("ḡ Bᵀ", "Aᵀ ḡ"), args=MATS, saves=MATS,
+         latex=r"{$c}_i = $0_i\, $1_i",
+         vjp_latex=(r"\bar{g}_i\, $1_i^{\top}", r"$0_i^{\top} \bar{g}_i",))
 
 
-def _with_bias(product: Op, name: str, torch_name: str, formula: str, args: tuple, symbols: tuple) -> Op:
+def _with_bias(product: Op, name: str, torch_name: str, formula: str, args: tuple, symbols: tuple, **display) -> Op:
     """C = β bias + α (a ∘ b) as one node; the VJPs for a and b are the product's own, times α.
     β = 0 ignores bias (its nan/inf do not reach C), as in PyTorch."""
     grad_a, grad_b = product.vjp
@@ -38,11 +46,13 @@ def _with_bias(product: Op, name: str, torch_name: str, formula: str, args: tupl
                    lambda xp, g, c, bias, a, b, beta, alpha: _scaled(xp, grad_a(xp, g, c, a, b), alpha),
                    lambda xp, g, c, bias, a, b, beta, alpha: _scaled(xp, grad_b(xp, g, c, a, b), alpha)),
               vjp_formulas=("β ḡ",) + tuple("α " + f for f in product.vjp_formulas), args=args,
-              params=("beta", "alpha"), saves=args[1:], symbols=symbols, broadcasts=(0,))
+              params=("beta", "alpha"), saves=args[1:], symbols=symbols, broadcasts=(0,), **display)
 
 
 ADDMM = _with_bias(MM, "addmm", "AddmmBackward0", "C = β bias + α A B", ("self", "mat1", "mat2"),
-                   ("bias", "A", "B"))
+                   ("bias", "A", "B"),
+                   latex=r"$c = $beta\, $0 + $alpha\, $1\, $2",
+                   vjp_latex=(r"$beta\, \bar{g}", r"$alpha\, \bar{g}\, $2^{\top}", r"$alpha\, $1^{\top} \bar{g}",))
 
 
 def _diagonal_view(xp, a, offset, d1, d2):
@@ -71,10 +81,14 @@ def _scaled(xp, g, s):
 DIAGONAL = Op("diagonal", "DiagonalBackward0", "c = diag(A)",
               lambda xp, a, offset, d1, d2: _diagonal_view(xp, a, offset, d1, d2),
               vjp=(lambda xp, g, c, a, offset, d1, d2: xp.diagonal_scatter(g, a.shape, offset, d1, d2),),
-              vjp_formulas=("ḡ on the diagonal of zeros",), params=("offset", "dim1", "dim2"), symbols=("A",))
+              vjp_formulas=("ḡ on the diagonal of zeros",), params=("offset", "dim1", "dim2"), symbols=("A",),
+              latex=r"$c = \operatorname{diag}($0)",
+              vjp_latex=(r"\bar{g}\text{ on the diagonal of zeros}",))
 TRACE = Op("trace", "TraceBackward0", "c = tr A", lambda xp, a: xp.trace(a),
            vjp=(lambda xp, g, c, a: xp.diagonal_scatter(xp.broadcast_to(g, (min(a.shape),)), a.shape, 0, 0, 1),),
-           vjp_formulas=("ḡ I",), symbols=("A",))
+           vjp_formulas=("ḡ I",), symbols=("A",),
+           latex=r"$c = \operatorname{tr} $0",
+           vjp_latex=(r"\bar{g}\, I",))
 
 
 def _mm_error(name, a, b):
@@ -263,9 +277,13 @@ def trace(input):
 
 # -- more products: addmv, baddbmm, tensordot, kron, einsum ------------------------------
 ADDMV = _with_bias(MV, "addmv", "AddmvBackward0", "c = β bias + α A v", ("self", "mat", "vec"),
-                   ("bias", "A", "v"))
+                   ("bias", "A", "v"),
+                   latex=r"$c = $beta\, $0 + $alpha\, $1\, $2",
+                   vjp_latex=(r"$beta\, \bar{g}", r"$alpha\, \bar{g}\, $2^{\top}", r"$alpha\, $1^{\top} \bar{g}",))
 BADDBMM = _with_bias(BMM, "baddbmm", "BaddbmmBackward0", "Cᵢ = β biasᵢ + α Aᵢ Bᵢ", ("self", "batch1", "batch2"),
-                     ("bias", "A", "B"))
+                     ("bias", "A", "B"),
+                     latex=r"{$c}_i = $beta\, $0_i + $alpha\, $1_i\, $2_i",
+                     vjp_latex=(r"$beta\, \bar{g}", r"$alpha\, \bar{g}_i\, $2_i^{\top}", r"$alpha\, $1_i^{\top} \bar{g}_i",))
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1):

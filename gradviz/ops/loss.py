@@ -37,7 +37,9 @@ def _nll_vjp(xp, g, c, logp, target, weight, reduction, ignore_index):
 
 NLL_LOSS = Op("nll_loss", "NllLossBackward0", "ℓ = −mean_i log p[i, yᵢ]", _nll_forward, vjp=(_nll_vjp,),
               vjp_formulas=("−ḡ/N at each target class",), params=("target", "weight", "reduction", "ignore_index"),
-              saves=("target",), symbols=("p",))
+              saves=("target",), symbols=("p",),
+              latex=r"$c = -\frac{1}{N} \sum_i \log p_{i,\, y_i}",
+              vjp_latex=(r"-\frac{\bar{g}}{N} \text{ at each target class}",))
 
 
 # -- elementwise losses on d = a − b, reduced by mean (over N entries), sum or none -------------
@@ -50,18 +52,20 @@ def _reduced(d, reduction):
     return d if reduction == "none" else (d.sum() if reduction == "sum" else d.mean())
 
 
-def _difference_loss(name, torch_name, formula, forward, grad, grad_formula, params=()):
+def _difference_loss(name, torch_name, formula, forward, grad, grad_formula, params=(), **display):
     """A loss of d = a − b: the target's gradient is the input's, negated."""
     return Op(name, torch_name, formula, forward,
               vjp=(lambda xp, g, c, a, b, *p: grad(xp, g, a, b, *p), lambda xp, g, c, a, b, *p: -grad(xp, g, a, b, *p)),
               vjp_formulas=(grad_formula, "−" + grad_formula), args=("self", "target"), params=("reduction",) + params,
-              saves=("self", "target"))
+              saves=("self", "target"), **display)
 
 
 MSE_LOSS = _difference_loss("mse_loss", "MseLossBackward0", "ℓ = mean (a − b)²",
                             lambda xp, a, b, reduction: _reduced((a - b) * (a - b), reduction),
                             lambda xp, g, a, b, reduction: g * (a - b) * _mean_scale(a, b, reduction, 2.0),
-                            "2ḡ(a − b)/N")
+                            "2ḡ(a − b)/N",
+                            latex=r"$c = \frac{1}{N} \sum ($0 - $1)^2",
+                            vjp_latex=(r"\frac{2 \bar{g}\, ($0 - $1)}{N}", r"-\frac{2 \bar{g}\, ($0 - $1)}{N}",))
 
 
 def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
@@ -112,7 +116,9 @@ def _smooth_l1_grad(xp, g, a, b, reduction, beta):
 
 SMOOTH_L1_LOSS = _difference_loss("smooth_l1_loss", "SmoothL1LossBackward0",
                                   "ℓ = mean(½d²/β if |d| < β else |d| − ½β), d = a − b", _smooth_l1_forward,
-                                  _smooth_l1_grad, "ḡ ⊙ clamp(d/β, −1, 1)/N", ("beta",))
+                                  _smooth_l1_grad, "ḡ ⊙ clamp(d/β, −1, 1)/N", ("beta",),
+                                  latex=r"$c = \frac{1}{N} \sum \begin{cases} \frac{d^2}{2\beta} & |d| < \beta \\ |d| - \frac{\beta}{2} & \text{otherwise} \end{cases},\; d = $0 - $1",
+                                  vjp_latex=(r"\bar{g} \odot \frac{\operatorname{clamp}(d / \beta,\, -1,\, 1)}{N}", r"-\bar{g} \odot \frac{\operatorname{clamp}(d / \beta,\, -1,\, 1)}{N}",))
 
 
 def _huber_forward(xp, a, b, reduction, delta):
@@ -128,7 +134,9 @@ def _huber_grad(xp, g, a, b, reduction, delta):
 
 HUBER_LOSS = _difference_loss("huber_loss", "HuberLossBackward0",
                               "ℓ = mean(½d² if |d| < δ else δ(|d| − ½δ)), d = a − b", _huber_forward, _huber_grad,
-                              "ḡ ⊙ clamp(d, −δ, δ)/N", ("delta",))
+                              "ḡ ⊙ clamp(d, −δ, δ)/N", ("delta",),
+                              latex=r"$c = \frac{1}{N} \sum \begin{cases} \frac{d^2}{2} & |d| < \delta \\ \delta (|d| - \frac{\delta}{2}) & \text{otherwise} \end{cases},\; d = $0 - $1",
+                              vjp_latex=(r"\bar{g} \odot \frac{\operatorname{clamp}(d,\, -\delta,\, \delta)}{N}", r"-\bar{g} \odot \frac{\operatorname{clamp}(d,\, -\delta,\, \delta)}{N}",))
 
 
 # -- binary cross-entropy on logits: ℓ = (1 − t)x + (1 + (p − 1)t)·softplus(−x), weighted --------
@@ -167,7 +175,9 @@ BCE_WITH_LOGITS = Op("binary_cross_entropy_with_logits", "BinaryCrossEntropyWith
                      vjp=(_bce_logits_dx, _bce_logits_dt),
                      vjp_formulas=("ḡ ⊙ w ⊙ (σ(x) − t)/N (p = 1)", "ḡ ⊙ w ⊙ ((p − 1) log(1 + e^(−x)) − x)/N"),
                      args=("self", "target"), params=("weight", "pos_weight", "reduction"),
-                     saves=("self", "target"), symbols=("x", "t"))
+                     saves=("self", "target"), symbols=("x", "t"),
+                     latex=r"$c = \frac{1}{N} \sum w \odot \left((1 - t)\, x + (1 + (p - 1)\, t) \log(1 + e^{-x})\right)",
+                     vjp_latex=(r"\bar{g} \odot w \odot \frac{\sigma(x) - t}{N} \text{ (for } p = 1\text{)}", r"\bar{g} \odot w \odot \frac{(p - 1) \log(1 + e^{-x}) - x}{N}",))
 
 
 def _check_reduction(reduction):

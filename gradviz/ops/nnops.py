@@ -30,17 +30,25 @@ def _softplus(xp, a):
 HARDTANH = _unary("hardtanh", "HardtanhBackward0", "c = clamp(a, lo, hi)",
                   lambda xp, a, lo, hi: xp.clip(a, lo, hi),
                   lambda xp, g, c, a, lo, hi: xp.keep(g, (a > lo) & (a < hi)), "ḡ ⊙ [lo < a < hi]",
-                  params=("min_val", "max_val"))
+                  params=("min_val", "max_val"),
+                  latex=r"$c = \operatorname{clamp}($0,\, \mathrm{lo},\, \mathrm{hi})",
+                  vjp_latex=(r"\bar{g} \odot [\mathrm{lo} < $0 < \mathrm{hi}]",))
 ELU = _unary("elu", "EluBackward0", "c = s·a if a > 0 else s·α(e^(κa) − 1)",
              quiet(lambda xp, a, alpha, scale, kappa: xp.where(a > 0, a * scale,
                                                                 (xp.exp(a * kappa) - 1) * (alpha * scale))),
              quiet(lambda xp, g, c, a, alpha, scale, kappa: xp.where(a > 0, g * scale,
                                                                      g * xp.exp(a * kappa) * (kappa * alpha * scale))),
-             "ḡ ⊙ (s if a > 0 else s·α·κ e^(κa))", params=("alpha", "scale", "input_scale"))
+             "ḡ ⊙ (s if a > 0 else s·α·κ e^(κa))", params=("alpha", "scale", "input_scale"),
+             latex=r"$c = \begin{cases} s\, $0 & $0 > 0 \\ s\, \alpha\, (e^{\kappa $0} - 1) & \text{otherwise} \end{cases}",
+             vjp_latex=(r"\bar{g} \odot \begin{cases} s & $0 > 0 \\ s\, \alpha\, \kappa\, e^{\kappa $0} & \text{otherwise} \end{cases}",))
 SILU = _unary("silu", "SiluBackward0", "c = a σ(a)", lambda xp, a: a * _sigmoid(xp, a),
-              lambda xp, g, c, a: g * _sigmoid(xp, a) * (a * (1 - _sigmoid(xp, a)) + 1), "ḡ ⊙ σ(a)(1 + a(1 − σ(a)))")
+              lambda xp, g, c, a: g * _sigmoid(xp, a) * (a * (1 - _sigmoid(xp, a)) + 1), "ḡ ⊙ σ(a)(1 + a(1 − σ(a)))",
+              latex=r"$c = $0\, \sigma($0)",
+              vjp_latex=(r"\bar{g} \odot \sigma($0) \left(1 + $0 (1 - \sigma($0))\right)",))
 MISH = _unary("mish", "MishBackward0", "c = a tanh(softplus a)", lambda xp, a: a * xp.tanh(_softplus(xp, a)),
-              lambda xp, g, c, a: g * _mish_grad(xp, a), "ḡ ⊙ (t + a σ(a)(1 − t²)), t = tanh(softplus a)")
+              lambda xp, g, c, a: g * _mish_grad(xp, a), "ḡ ⊙ (t + a σ(a)(1 − t²)), t = tanh(softplus a)",
+              latex=r"$c = $0 \tanh(\operatorname{softplus} $0)",
+              vjp_latex=(r"\bar{g} \odot \left(t + $0\, \sigma($0) (1 - t^2)\right),\; t = \tanh(\operatorname{softplus} $0)",))
 
 
 def _mish_grad(xp, a):
@@ -52,13 +60,19 @@ def _mish_grad(xp, a):
 ONE_SIXTH_F32 = float(np.float32(1 / 6))
 HARDSIGMOID = _unary("hardsigmoid", "HardsigmoidBackward0", "c = clamp(a + 3, 0, 6)/6",
                      lambda xp, a: xp.clip(a + 3, 0, 6) / 6,
-                     lambda xp, g, c, a: xp.keep(g, (a > -3) & (a < 3)) * ONE_SIXTH_F32, "ḡ/6 ⊙ [−3 < a < 3]")
+                     lambda xp, g, c, a: xp.keep(g, (a > -3) & (a < 3)) * ONE_SIXTH_F32, "ḡ/6 ⊙ [−3 < a < 3]",
+                     latex=r"$c = \frac{\operatorname{clamp}($0 + 3,\, 0,\, 6)}{6}",
+                     vjp_latex=(r"\frac{\bar{g}}{6} \odot [-3 < $0 < 3]",))
 HARDSWISH = _unary("hardswish", "HardswishBackward0", "c = a · clamp(a + 3, 0, 6)/6",
                    lambda xp, a: a * xp.clip(a + 3, 0, 6) / 6,
                    lambda xp, g, c, a: xp.where(a <= -3, 0, xp.where(a < 3, g * (a / 3 + 0.5), g)),
-                   "ḡ ⊙ (0 if a ≤ −3, a/3 + 1/2 if a < 3, else 1)")
+                   "ḡ ⊙ (0 if a ≤ −3, a/3 + 1/2 if a < 3, else 1)",
+                   latex=r"$c = $0\, \frac{\operatorname{clamp}($0 + 3,\, 0,\, 6)}{6}",
+                   vjp_latex=(r"\bar{g} \odot \begin{cases} 0 & $0 \le -3 \\ \frac{$0}{3} + \frac{1}{2} & $0 < 3 \\ 1 & \text{otherwise} \end{cases}",))
 LOGSIGMOID = _unary("log_sigmoid", "LogSigmoidBackward0", "c = log σ(a)", lambda xp, a: -_softplus(xp, -a),
-                    lambda xp, g, c, a: g * _sigmoid(xp, -a), "ḡ ⊙ σ(−a)")
+                    lambda xp, g, c, a: g * _sigmoid(xp, -a), "ḡ ⊙ σ(−a)",
+                    latex=r"$c = \log \sigma($0)",
+                    vjp_latex=(r"\bar{g} \odot \sigma(-$0)",))
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
@@ -150,15 +164,19 @@ def _norm_vjp_bias(xp, g, c, a, w, b, axes, pshape, eps, mean, var):
     return _sum_to(xp, g, a, pshape, b.shape)
 
 
-def _norm_op(name, torch_name, formula):
+def _norm_op(name, torch_name, formula, **display):
     return Op(name, torch_name, formula, _norm_forward, vjp=(_norm_vjp_input, _norm_vjp_weight, _norm_vjp_bias),
               vjp_formulas=("r ⊙ (ĝ − mean ĝ − x̂ ⊙ mean(ĝ ⊙ x̂)), ĝ = ḡ ⊙ w", "Σ ḡ ⊙ x̂", "Σ ḡ"),
               args=("input", "weight", "bias"), params=("dims", "param_shape", "eps", "running_mean", "running_var"),
-              saves=("input", "weight"), symbols=("a", "w", "b"), broadcasts=(), shown=("eps",))
+              saves=("input", "weight"), symbols=("a", "w", "b"), broadcasts=(), shown=("eps",), **display)
 
 
-LAYER_NORM = _norm_op("layer_norm", "NativeLayerNormBackward0", "c = (a − μ)/√(σ² + ε) ⊙ w + b")
-BATCH_NORM = _norm_op("batch_norm", "NativeBatchNormBackward0", "c = (a − μ_batch)/√(σ²_batch + ε) ⊙ w + b")
+LAYER_NORM = _norm_op("layer_norm", "NativeLayerNormBackward0", "c = (a − μ)/√(σ² + ε) ⊙ w + b",
+                      latex=r"$c = \frac{$0 - \mu}{\sqrt{\sigma^2 + \varepsilon}} \odot $1 + $2",
+                      vjp_latex=(r"r \odot \left(\hat{g} - \operatorname{mean} \hat{g} - \hat{x} \odot \operatorname{mean}(\hat{g} \odot \hat{x})\right),\; \hat{g} = \bar{g} \odot $1", r"\sum \bar{g} \odot \hat{x}", r"\sum \bar{g}",))
+BATCH_NORM = _norm_op("batch_norm", "NativeBatchNormBackward0", "c = (a − μ_batch)/√(σ²_batch + ε) ⊙ w + b",
+                      latex=r"$c = \frac{$0 - \mu_{\text{batch}}}{\sqrt{\sigma^2_{\text{batch}} + \varepsilon}} \odot $1 + $2",
+                      vjp_latex=(r"r \odot \left(\hat{g} - \operatorname{mean} \hat{g} - \hat{x} \odot \operatorname{mean}(\hat{g} \odot \hat{x})\right),\; \hat{g} = \bar{g} \odot $1", r"\sum \bar{g} \odot \hat{x}", r"\sum \bar{g}",))
 
 
 def _affine(input, weight, bias, shape):
@@ -210,7 +228,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 # torch.norm(x, p, dim) (what pairwise_distance calls) is recorded as NormBackward1
 NORM_DIM = Op("norm", "NormBackward1", NORM.formula, NORM.forward, vjp=NORM.vjp, vjp_formulas=NORM.vjp_formulas,
-              params=("p", "dim", "keepdim"), saves=NORM.saves)
+              params=("p", "dim", "keepdim"), saves=NORM.saves,
+              latex=r"$c = \lVert $0 \rVert_{p}",
+              vjp_latex=(r"\bar{g} \odot \frac{$0\, |$0|^{p - 2}}{$c^{p - 1}}",))
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
@@ -229,7 +249,9 @@ def _embedding_vjp(xp, g, c, w, idx, padding_idx):
 EMBEDDING = Op("embedding", "EmbeddingBackward0", "c = W[idx]", lambda xp, w, idx, padding_idx: w[idx],
                vjp=(_embedding_vjp,), vjp_formulas=("rows idx of ∂W += ḡ (not the padding row)",),
                args=("weight",), params=("indices", "padding_idx"), saves=("indices",),
-               symbols=("W",), broadcasts=())
+               symbols=("W",), broadcasts=(),
+               latex=r"$c = $0[\mathrm{idx}]",
+               vjp_latex=(r"\text{rows idx of } \partial $0 \mathrel{+}= \bar{g} \text{ (not the padding row)}",))
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
@@ -271,7 +293,9 @@ def _pad_vjp(xp, g, c, a, pad, value):
 
 
 CONSTANT_PAD = Op("constant_pad_nd", "ConstantPadNdBackward0", "c = pad(a, value)", _pad_array, vjp=(_pad_vjp,),
-                  vjp_formulas=("ḡ with the padding cut off",), params=("pad", "value"), saves=())
+                  vjp_formulas=("ḡ with the padding cut off",), params=("pad", "value"), saves=(),
+                  latex=r"$c = \operatorname{pad}($0,\, $value)",
+                  vjp_latex=(r"\bar{g}\text{ with the padding cut off}",))
 
 
 def pad(input, pad, mode="constant", value=None):

@@ -23,84 +23,140 @@ def quiet(fn):
 BINARY = ("self", "other")
 
 ADD = Op("add", "AddBackward0", "c = a + b", lambda xp, a, b: a + b,
-         vjp=(lambda xp, g, c, a, b: g, lambda xp, g, c, a, b: g), vjp_formulas=("ḡ", "ḡ"), args=BINARY)
+         vjp=(lambda xp, g, c, a, b: g, lambda xp, g, c, a, b: g), vjp_formulas=("ḡ", "ḡ"), args=BINARY,
+         latex=r"$c = $0 + $1",
+         vjp_latex=(r"\bar{g}", r"\bar{g}",))
 SUB = Op("sub", "SubBackward0", "c = a − b", lambda xp, a, b: a - b,
-         vjp=(lambda xp, g, c, a, b: g, lambda xp, g, c, a, b: -g), vjp_formulas=("ḡ", "−ḡ"), args=BINARY)
+         vjp=(lambda xp, g, c, a, b: g, lambda xp, g, c, a, b: -g), vjp_formulas=("ḡ", "−ḡ"), args=BINARY,
+         latex=r"$c = $0 - $1",
+         vjp_latex=(r"\bar{g}", r"-\bar{g}",))
 # add/sub with alpha ≠ 1 stay one node, as in PyTorch (c = a + α b)
 ADD_ALPHA = Op("add", "AddBackward0", "c = a + α b", lambda xp, a, b, alpha: a + b * alpha,
                vjp=(lambda xp, g, c, a, b, alpha: g, lambda xp, g, c, a, b, alpha: g * alpha),
-               vjp_formulas=("ḡ", "α ḡ"), args=BINARY, params=("alpha",))
+               vjp_formulas=("ḡ", "α ḡ"), args=BINARY, params=("alpha",),
+               latex=r"$c = $0 + $alpha\, $1",
+               vjp_latex=(r"\bar{g}", r"$alpha\, \bar{g}",))
 SUB_ALPHA = Op("sub", "SubBackward0", "c = a − α b", lambda xp, a, b, alpha: a - b * alpha,
                vjp=(lambda xp, g, c, a, b, alpha: g, lambda xp, g, c, a, b, alpha: g * -alpha),
-               vjp_formulas=("ḡ", "−α ḡ"), args=BINARY, params=("alpha",))
+               vjp_formulas=("ḡ", "−α ḡ"), args=BINARY, params=("alpha",),
+               latex=r"$c = $0 - $alpha\, $1",
+               vjp_latex=(r"\bar{g}", r"-$alpha\, \bar{g}",))
 # torch.rsub(a, b) = b − α a; with a Python number b (what `2 - x` calls) b is no input at all
 RSUB = Op("rsub", "RsubBackward0", "c = b − α a", lambda xp, a, b, alpha: b - a * alpha,
           vjp=(lambda xp, g, c, a, b, alpha: g * -alpha, lambda xp, g, c, a, b, alpha: g),
-          vjp_formulas=("−α ḡ", "ḡ"), args=BINARY, params=("alpha",))
+          vjp_formulas=("−α ḡ", "ḡ"), args=BINARY, params=("alpha",),
+          latex=r"$c = $1 - $alpha\, $0",
+          vjp_latex=(r"-$alpha\, \bar{g}", r"\bar{g}",))
 RSUB_SCALAR = Op("rsub", "RsubBackward1", "c = s − α a", lambda xp, a, s, alpha: s - a * alpha if alpha != 1 else s - a,
                  vjp=(lambda xp, g, c, a, s, alpha: -g if alpha == 1 else g * -alpha,),
-                 vjp_formulas=("−α ḡ",), params=("other", "alpha"))
+                 vjp_formulas=("−α ḡ",), params=("other", "alpha"),
+                 latex=r"$c = $other - $alpha\, $0",
+                 vjp_latex=(r"-$alpha\, \bar{g}",))
 MUL = Op("mul", "MulBackward0", "c = a ⊙ b", lambda xp, a, b: a * b,
          vjp=(lambda xp, g, c, a, b: g * b, lambda xp, g, c, a, b: g * a),
-         vjp_formulas=("ḡ ⊙ b", "ḡ ⊙ a"), args=BINARY, saves=BINARY)
+         vjp_formulas=("ḡ ⊙ b", "ḡ ⊙ a"), args=BINARY, saves=BINARY,
+         latex=r"$c = $0 \odot $1",
+         vjp_latex=(r"\bar{g} \odot $1", r"\bar{g} \odot $0",))
 DIV = Op("div", "DivBackward0", "c = a / b", quiet(lambda xp, a, b: a / b),
          vjp=(quiet(lambda xp, g, c, a, b: g / b), quiet(lambda xp, g, c, a, b: -g * a / (b * b))),
-         vjp_formulas=("ḡ / b", "−ḡ ⊙ a / b²"), args=BINARY, saves=BINARY)
+         vjp_formulas=("ḡ / b", "−ḡ ⊙ a / b²"), args=BINARY, saves=BINARY,
+         latex=r"$c = \frac{$0}{$1}",
+         vjp_latex=(r"\frac{\bar{g}}{$1}", r"-\frac{\bar{g} \odot $0}{$1^2}",))
 POW = Op("pow", "PowBackward1", "c = aᵇ", quiet(lambda xp, a, b: a ** b),
          vjp=(quiet(lambda xp, g, c, a, b: xp.where(b == 0, 0, g * b * a ** (b - 1))),
               quiet(lambda xp, g, c, a, b: xp.where((a == 0) & (b >= 0), 0, g * c * xp.log(a)))),
          vjp_formulas=("ḡ ⊙ b ⊙ aᵇ⁻¹", "ḡ ⊙ c ⊙ log a"), args=("self", "exponent"), saves=("self", "exponent", "result"),
-         symbols=("a", "b"))
+         symbols=("a", "b"),
+         latex=r"$c = $0^{$1}",
+         vjp_latex=(r"\bar{g} \odot $1 \odot $0^{$1 - 1}", r"\bar{g} \odot $c \odot \log $0",))
 POW_SCALAR = Op("pow", "PowBackward0", "c = aᵖ", quiet(lambda xp, a, p: a ** p),
                 vjp=(quiet(lambda xp, g, c, a, p: xp.zeros_like(g) if p == 0 else g * p * a ** (p - 1)),),
-                vjp_formulas=("ḡ ⊙ p ⊙ aᵖ⁻¹",), params=("exponent",), saves=("self",))
+                vjp_formulas=("ḡ ⊙ p ⊙ aᵖ⁻¹",), params=("exponent",), saves=("self",),
+                latex=r"$c = $0^{$exponent}",
+                vjp_latex=(r"\bar{g} \odot $exponent\, $0^{$exponent - 1}",))
 RPOW_SCALAR = Op("pow", "PowBackward2", "c = sᵃ", quiet(lambda xp, a, s: s ** a),
                  vjp=(quiet(lambda xp, g, c, a, s: g * c * math.log(s) if s > 0 else xp.where(a >= 0, 0, g * c * math.log(s))),),
-                 vjp_formulas=("ḡ ⊙ c ⊙ log s",), args=("exponent",), params=("self",), saves=("result",), shown=("self",))
+                 vjp_formulas=("ḡ ⊙ c ⊙ log s",), args=("exponent",), params=("self",), saves=("result",), shown=("self",),
+                 latex=r"$c = $self^{$0}",
+                 vjp_latex=(r"\bar{g} \odot $c \log $self",))
 
 
-def _unary(name, torch_name, formula, forward, vjp, vjp_formula, saves=("self",), params=()):
+def _unary(name, torch_name, formula, forward, vjp, vjp_formula, saves=("self",), params=(), **display):
     return Op(name, torch_name, formula, forward, vjp=(vjp,), vjp_formulas=(vjp_formula,),
-              params=params, saves=saves)
+              params=params, saves=saves, **display)
 
 
-NEG = _unary("neg", "NegBackward0", "c = −a", lambda xp, a: -a, lambda xp, g, c, a: -g, "−ḡ", saves=())
+NEG = _unary("neg", "NegBackward0", "c = −a", lambda xp, a: -a, lambda xp, g, c, a: -g, "−ḡ", saves=(),
+             latex=r"$c = -$0",
+             vjp_latex=(r"-\bar{g}",))
 EXP = _unary("exp", "ExpBackward0", "c = eᵃ", quiet(lambda xp, a: xp.exp(a)), lambda xp, g, c, a: g * c,
-             "ḡ ⊙ c", saves=("result",))
+             "ḡ ⊙ c", saves=("result",),
+             latex=r"$c = e^{$0}",
+             vjp_latex=(r"\bar{g} \odot $c",))
 LOG = _unary("log", "LogBackward0", "c = log a", quiet(lambda xp, a: xp.log(a)), quiet(lambda xp, g, c, a: g / a),
-             "ḡ / a")
+             "ḡ / a",
+             latex=r"$c = \log $0",
+             vjp_latex=(r"\frac{\bar{g}}{$0}",))
 LOG1P = _unary("log1p", "Log1PBackward0", "c = log(1 + a)", quiet(lambda xp, a: xp.log1p(a)),
-               quiet(lambda xp, g, c, a: g / (a + 1)), "ḡ / (1 + a)")
+               quiet(lambda xp, g, c, a: g / (a + 1)), "ḡ / (1 + a)",
+               latex=r"$c = \log(1 + $0)",
+               vjp_latex=(r"\frac{\bar{g}}{1 + $0}",))
 SQRT = _unary("sqrt", "SqrtBackward0", "c = √a", quiet(lambda xp, a: xp.sqrt(a)),
-              quiet(lambda xp, g, c, a: g / (c * 2)), "ḡ / (2c)", saves=("result",))
+              quiet(lambda xp, g, c, a: g / (c * 2)), "ḡ / (2c)", saves=("result",),
+              latex=r"$c = \sqrt{$0}",
+              vjp_latex=(r"\frac{\bar{g}}{2 $c}",))
 RSQRT = _unary("rsqrt", "RsqrtBackward0", "c = 1/√a", quiet(lambda xp, a: 1 / xp.sqrt(a)),
-               lambda xp, g, c, a: g * c * c * c * -0.5, "−ḡ ⊙ c³ / 2", saves=("result",))
+               lambda xp, g, c, a: g * c * c * c * -0.5, "−ḡ ⊙ c³ / 2", saves=("result",),
+               latex=r"$c = \frac{1}{\sqrt{$0}}",
+               vjp_latex=(r"-\frac{\bar{g} \odot $c^3}{2}",))
 RECIPROCAL = _unary("reciprocal", "ReciprocalBackward0", "c = 1/a", quiet(lambda xp, a: 1 / a),
-                    lambda xp, g, c, a: -g * c * c, "−ḡ ⊙ c²", saves=("result",))
+                    lambda xp, g, c, a: -g * c * c, "−ḡ ⊙ c²", saves=("result",),
+                    latex=r"$c = \frac{1}{$0}",
+                    vjp_latex=(r"-\bar{g} \odot $c^2",))
 SIN = _unary("sin", "SinBackward0", "c = sin a", lambda xp, a: xp.sin(a), lambda xp, g, c, a: g * xp.cos(a),
-             "ḡ ⊙ cos a")
+             "ḡ ⊙ cos a",
+             latex=r"$c = \sin $0",
+             vjp_latex=(r"\bar{g} \odot \cos $0",))
 COS = _unary("cos", "CosBackward0", "c = cos a", lambda xp, a: xp.cos(a), lambda xp, g, c, a: -g * xp.sin(a),
-             "−ḡ ⊙ sin a")
+             "−ḡ ⊙ sin a",
+             latex=r"$c = \cos $0",
+             vjp_latex=(r"-\bar{g} \odot \sin $0",))
 TAN = _unary("tan", "TanBackward0", "c = tan a", lambda xp, a: xp.tan(a), lambda xp, g, c, a: g * (c * c + 1),
-             "ḡ ⊙ (1 + c²)", saves=("result",))
+             "ḡ ⊙ (1 + c²)", saves=("result",),
+             latex=r"$c = \tan $0",
+             vjp_latex=(r"\bar{g} \odot (1 + $c^2)",))
 TANH = _unary("tanh", "TanhBackward0", "c = tanh a", lambda xp, a: xp.tanh(a),
-              lambda xp, g, c, a: g * (1 - c * c), "ḡ ⊙ (1 − c²)", saves=("result",))
+              lambda xp, g, c, a: g * (1 - c * c), "ḡ ⊙ (1 − c²)", saves=("result",),
+              latex=r"$c = \tanh $0",
+              vjp_latex=(r"\bar{g} \odot (1 - $c^2)",))
 SIGMOID = _unary("sigmoid", "SigmoidBackward0", "c = σ(a)", quiet(lambda xp, a: 1 / (1 + xp.exp(-a))),
-                 lambda xp, g, c, a: g * c * (1 - c), "ḡ ⊙ c ⊙ (1 − c)", saves=("result",))
+                 lambda xp, g, c, a: g * c * (1 - c), "ḡ ⊙ c ⊙ (1 − c)", saves=("result",),
+                 latex=r"$c = \sigma($0) = \frac{1}{1 + e^{-$0}}",
+                 vjp_latex=(r"\bar{g} \odot $c \odot (1 - $c)",))
 # relu's ḡ passes where c > 0 and where c is NaN, as PyTorch's threshold_backward
 RELU = _unary("relu", "ReluBackward0", "c = max(a, 0)", lambda xp, a: xp.maximum(a, 0),
-              lambda xp, g, c, a: xp.keep(g, (c > 0) | (c != c)), "ḡ ⊙ [c > 0]", saves=("result",))
+              lambda xp, g, c, a: xp.keep(g, (c > 0) | (c != c)), "ḡ ⊙ [c > 0]", saves=("result",),
+              latex=r"$c = \max($0,\, 0)",
+              vjp_latex=(r"\bar{g} \odot [$c > 0]",))
 LEAKY_RELU = _unary("leaky_relu", "LeakyReluBackward0", "c = a if a > 0 else s·a",
                     lambda xp, a, s: xp.where(a > 0, a, a * s),
-                    lambda xp, g, c, a, s: xp.where(a > 0, g, g * s), "ḡ ⊙ (a > 0 ? 1 : s)", params=("negative_slope",))
+                    lambda xp, g, c, a, s: xp.where(a > 0, g, g * s), "ḡ ⊙ (a > 0 ? 1 : s)", params=("negative_slope",),
+                    latex=r"$c = \begin{cases} $0 & $0 > 0 \\ $negative_slope\, $0 & \text{otherwise} \end{cases}",
+                    vjp_latex=(r"\bar{g} \odot \begin{cases} 1 & $0 > 0 \\ $negative_slope & \text{otherwise} \end{cases}",))
 ERF = _unary("erf", "ErfBackward0", "c = erf a", lambda xp, a: xp.erf(a),
-             lambda xp, g, c, a: g * xp.exp(-(a * a)) * (2 / math.sqrt(math.pi)), "ḡ ⊙ 2/√π e^(−a²)")
+             lambda xp, g, c, a: g * xp.exp(-(a * a)) * (2 / math.sqrt(math.pi)), "ḡ ⊙ 2/√π e^(−a²)",
+             latex=r"$c = \operatorname{erf} $0",
+             vjp_latex=(r"\bar{g} \odot \frac{2}{\sqrt{\pi}} e^{-$0^2}",))
 GELU = _unary("gelu", "GeluBackward0", "c = a Φ(a)", lambda xp, a: a * (xp.erf(a / SQRT_2) + 1) * 0.5,
               lambda xp, g, c, a: g * ((xp.erf(a / SQRT_2) + 1) * 0.5 + a * xp.exp(a * a * -0.5) / SQRT_2PI),
-              "ḡ ⊙ (Φ(a) + a φ(a))")
+              "ḡ ⊙ (Φ(a) + a φ(a))",
+              latex=r"$c = $0\, \Phi($0)",
+              vjp_latex=(r"\bar{g} \odot \left(\Phi($0) + $0\, \varphi($0)\right)",))
 GELU_TANH = _unary("gelu", "GeluBackward0", "c = a Φ̃(a) (tanh)",
                    lambda xp, a: a * 0.5 * (1 + xp.tanh(math.sqrt(2 / math.pi) * (a + 0.044715 * a * a * a))),
-                   lambda xp, g, c, a: g * _gelu_tanh_grad(xp, a), "ḡ ⊙ Φ̃′(a)")
+                   lambda xp, g, c, a: g * _gelu_tanh_grad(xp, a), "ḡ ⊙ Φ̃′(a)",
+                   latex=r"$c = $0\, \tilde{\Phi}($0) \text{ (tanh approximation)}",
+                   vjp_latex=(r"\bar{g} \odot \tilde{\Phi}'($0)",))
 
 
 def _gelu_tanh_grad(xp, a):
@@ -112,16 +168,24 @@ def _gelu_tanh_grad(xp, a):
 SOFTPLUS = _unary("softplus", "SoftplusBackward0", "c = log(1 + e^(βa))/β",
                   quiet(lambda xp, a, beta, threshold: xp.where(a * beta > threshold, a, xp.log1p(xp.exp(a * beta)) / beta)),
                   quiet(lambda xp, g, c, a, beta, threshold: xp.where(a * beta > threshold, g, g / (1 + xp.exp(-(a * beta))))),
-                  "ḡ ⊙ σ(βa)", params=("beta", "threshold"))
+                  "ḡ ⊙ σ(βa)", params=("beta", "threshold"),
+                  latex=r"$c = \frac{\log(1 + e^{$beta $0})}{$beta}",
+                  vjp_latex=(r"\bar{g} \odot \sigma($beta $0)",))
 ABS = _unary("abs", "AbsBackward0", "c = |a|", lambda xp, a: xp.abs(a), lambda xp, g, c, a: g * xp.sign(a),
-             "ḡ ⊙ sign a")
+             "ḡ ⊙ sign a",
+             latex=r"$c = |$0|",
+             vjp_latex=(r"\bar{g} \odot \operatorname{sign} $0",))
 # sign(NaN) is 0 in PyTorch
 SIGN = _unary("sign", "SignBackward0", "c = sign a", lambda xp, a: xp.where(a != a, 0, xp.sign(a)),
               lambda xp, g, c, a: xp.zeros_like(g), "0",
-              saves=())
+              saves=(),
+              latex=r"$c = \operatorname{sign} $0",
+              vjp_latex=(r"0",))
 CLAMP = _unary("clamp", "ClampBackward1", "c = clamp(a, lo, hi)", lambda xp, a, lo, hi: xp.clip(a, lo, hi),
                lambda xp, g, c, a, lo, hi: xp.keep(g, _in_range(a, lo, hi)), "ḡ ⊙ [lo ≤ a ≤ hi]",
-               params=("min", "max"))
+               params=("min", "max"),
+               latex=r"$c = \operatorname{clamp}($0,\, $min,\, $max)",
+               vjp_latex=(r"\bar{g} \odot [$min \le $0 \le $max]",))
 
 
 # clamp with tensor bounds: the bounds are inputs too (ḡ flows to min where a < min, to max where a > max;
@@ -134,7 +198,9 @@ CLAMP_TENSOR = Op("clamp", "ClampBackward0", "c = clamp(a, lo, hi)",
                        lambda xp, g, c, a, lo, hi, has_lo, has_hi: xp.keep(g, (a > hi) | (hi < lo) if has_lo else a > hi)),
                   vjp_formulas=("ḡ ⊙ [lo ≤ a ≤ hi]", "ḡ ⊙ [a < lo]", "ḡ ⊙ [a > hi]"), args=("self", "min", "max"),
                   symbols=("a", "lo", "hi"),
-                  params=("has_min", "has_max"), saves=("self", "min", "max"))
+                  params=("has_min", "has_max"), saves=("self", "min", "max"),
+                  latex=r"$c = \operatorname{clamp}($0,\, $1,\, $2)",
+                  vjp_latex=(r"\bar{g} \odot [$1 \le $0 \le $2]", r"\bar{g} \odot [$0 < $1]", r"\bar{g} \odot [$0 > $2]",))
 
 
 def _in_range(a, lo, hi):
@@ -150,23 +216,31 @@ WHERE = Op("where", "WhereBackward0", "c = cond ? a : b", lambda xp, a, b, cond:
            vjp=(lambda xp, g, c, a, b, cond: xp.where(cond, g, 0),
                 lambda xp, g, c, a, b, cond: xp.where(cond, 0, g)),
            vjp_formulas=("ḡ ⊙ cond", "ḡ ⊙ ¬cond"), args=BINARY, params=("condition",), saves=("condition",),
-           shown=())
+           shown=(),
+           latex=r"$c = \begin{cases} $0 & \mathrm{cond} \\ $1 & \text{otherwise} \end{cases}",
+           vjp_latex=(r"\bar{g} \odot \mathrm{cond}", r"\bar{g} \odot \neg \mathrm{cond}",))
 # ties split the gradient evenly, as PyTorch does
 MAXIMUM = Op("maximum", "MaximumBackward0", "c = max(a, b)", lambda xp, a, b: xp.maximum(a, b),
              vjp=(lambda xp, g, c, a, b: xp.where(a < b, 0, xp.where(a == b, g * 0.5, g)),
                   lambda xp, g, c, a, b: xp.where(a > b, 0, xp.where(a == b, g * 0.5, g))),
-             vjp_formulas=("ḡ ⊙ [a > b]", "ḡ ⊙ [b > a]"), args=BINARY, saves=BINARY)
+             vjp_formulas=("ḡ ⊙ [a > b]", "ḡ ⊙ [b > a]"), args=BINARY, saves=BINARY,
+             latex=r"$c = \max($0,\, $1)",
+             vjp_latex=(r"\bar{g} \odot [$0 > $1]", r"\bar{g} \odot [$1 > $0]",))
 # (written as "ḡ except where the other is larger", so a NaN, which compares false, gets ḡ as in PyTorch)
 MINIMUM = Op("minimum", "MinimumBackward0", "c = min(a, b)", lambda xp, a, b: xp.minimum(a, b),
              vjp=(lambda xp, g, c, a, b: xp.where(a > b, 0, xp.where(a == b, g * 0.5, g)),
                   lambda xp, g, c, a, b: xp.where(a < b, 0, xp.where(a == b, g * 0.5, g))),
-             vjp_formulas=("ḡ ⊙ [a < b]", "ḡ ⊙ [b < a]"), args=BINARY, saves=BINARY)
+             vjp_formulas=("ḡ ⊙ [a < b]", "ḡ ⊙ [b < a]"), args=BINARY, saves=BINARY,
+             latex=r"$c = \min($0,\, $1)",
+             vjp_latex=(r"\bar{g} \odot [$0 < $1]", r"\bar{g} \odot [$1 < $0]",))
 
 # rounded division: a step function, so its gradient is zero almost everywhere
 DIV_ROUNDED = Op("div", "DivBackward2", "c = round(a / b)",
                  quiet(lambda xp, a, b, mode: (xp.floor if mode == "floor" else xp.trunc)(a / b)),
                  vjp=(lambda xp, g, c, a, b, mode: xp.zeros_like(g), lambda xp, g, c, a, b, mode: xp.zeros_like(g)),
-                 vjp_formulas=("0", "0"), args=BINARY, params=("rounding_mode",), saves=BINARY)
+                 vjp_formulas=("0", "0"), args=BINARY, params=("rounding_mode",), saves=BINARY,
+                 latex=r"$c = \operatorname{round}\left(\frac{$0}{$1}\right)",
+                 vjp_latex=(r"0", r"0",))
 
 
 def _floor_divide_vjp(xp, g, c, *args):
@@ -175,10 +249,14 @@ def _floor_divide_vjp(xp, g, c, *args):
 
 # PyTorch records `a // b` with a node that fails in backward: floor_divide has no derivative
 FLOOR_DIVIDE = Op("floor_divide", "NotImplemented", "c = ⌊a / b⌋", quiet(lambda xp, a, b: xp.floor_divide(a, b)),
-                  vjp=_floor_divide_vjp, vjp_formulas=("not implemented",), args=BINARY)
+                  vjp=_floor_divide_vjp, vjp_formulas=("not implemented",), args=BINARY,
+                  latex=r"$c = \left\lfloor \frac{$0}{$1} \right\rfloor",
+                  vjp_latex=(r"\text{not implemented}",))
 FLOOR_DIVIDE_SCALAR = Op("floor_divide", "NotImplemented", "c = ⌊a / s⌋",
                          quiet(lambda xp, a, s: xp.floor_divide(a, s)), vjp=_floor_divide_vjp,
-                         vjp_formulas=("not implemented",), params=("other",))
+                         vjp_formulas=("not implemented",), params=("other",),
+                         latex=r"$c = \left\lfloor \frac{$0}{$other} \right\rfloor",
+                         vjp_latex=(r"\text{not implemented}",))
 
 
 def _quotient(xp, a, b):
@@ -192,19 +270,27 @@ def _quotient(xp, a, b):
 
 REMAINDER = Op("remainder", "RemainderBackward1", "c = a mod b", quiet(lambda xp, a, b: xp.remainder(a, b)),
                vjp=(lambda xp, g, c, a, b: g, quiet(lambda xp, g, c, a, b: -g * _quotient(xp, a, b))),
-               vjp_formulas=("ḡ", "−ḡ ⊙ ⌊a / b⌋"), args=BINARY, saves=BINARY)
+               vjp_formulas=("ḡ", "−ḡ ⊙ ⌊a / b⌋"), args=BINARY, saves=BINARY,
+               latex=r"$c = $0 \bmod $1",
+               vjp_latex=(r"\bar{g}", r"-\bar{g} \odot \left\lfloor \frac{$0}{$1} \right\rfloor",))
 REMAINDER_SCALAR = Op("remainder", "RemainderBackward0", "c = a mod s", quiet(lambda xp, a, s: xp.remainder(a, s)),
-                      vjp=(lambda xp, g, c, a, s: g,), vjp_formulas=("ḡ",), params=("other",))
+                      vjp=(lambda xp, g, c, a, s: g,), vjp_formulas=("ḡ",), params=("other",),
+                      latex=r"$c = $0 \bmod $other",
+                      vjp_latex=(r"\bar{g}",))
 MASKED_FILL = Op("masked_fill", "MaskedFillBackward0", "c = mask ? v : a",
                  lambda xp, a, mask, v: contiguous(xp.where(mask, v, a).astype(a.dtype, copy=False)),
                  vjp=(lambda xp, g, c, a, mask, v: xp.where(mask, 0, g),), vjp_formulas=("ḡ ⊙ ¬mask",),
-                 params=("mask", "value"), saves=("mask",))
+                 params=("mask", "value"), saves=("mask",),
+                 latex=r"$c = \begin{cases} $value & \mathrm{mask} \\ $0 & \text{otherwise} \end{cases}",
+                 vjp_latex=(r"\bar{g} \odot \neg \mathrm{mask}",))
 MASKED_FILL_TENSOR = Op("masked_fill", "MaskedFillBackward1", "c = mask ? v : a",
                         lambda xp, a, v, mask: xp.where(mask, v, a),
                         vjp=(lambda xp, g, c, a, v, mask: xp.where(mask, 0, g),
                              lambda xp, g, c, a, v, mask: xp.where(mask, g, 0)),
                         vjp_formulas=("ḡ ⊙ ¬mask", "Σ ḡ ⊙ mask"), args=("self", "value"), params=("mask",), symbols=("a", "v"),
-                        saves=("mask",))
+                        saves=("mask",),
+                        latex=r"$c = \begin{cases} $1 & \mathrm{mask} \\ $0 & \text{otherwise} \end{cases}",
+                        vjp_latex=(r"\bar{g} \odot \neg \mathrm{mask}", r"\sum \bar{g} \odot \mathrm{mask}",))
 
 # comparisons and logic: no gradient (bool results)
 def _nograd(name, fn):
@@ -218,16 +304,22 @@ COMPARE = {name: _nograd(name, fn) for name, fn in {
     "logical_xor": lambda xp, a, b: a ^ b,
 }.items()}
 NOT = _nograd("logical_not", lambda xp, a: ~a if a.dtype == bool else a == 0)
-def _step_function(name: str, torch_name: str, fn) -> Op:
+def _step_function(name: str, torch_name: str, fn, **display) -> Op:
     """Rounding: piecewise constant, so PyTorch records a node whose gradient is zero."""
-    return _unary(name, torch_name, f"c = {name}(a)", fn, lambda xp, g, c, a: xp.zeros_like(g), "0", saves=())
+    return _unary(name, torch_name, f"c = {name}(a)", fn, lambda xp, g, c, a: xp.zeros_like(g), "0", saves=(), **display)
 
 
-FLOOR = _step_function("floor", "FloorBackward0", lambda xp, a: xp.floor(a))
-ROUND = _step_function("round", "RoundBackward0", lambda xp, a: xp.round(a))
+FLOOR = _step_function("floor", "FloorBackward0", lambda xp, a: xp.floor(a),
+                       latex=r"$c = \lfloor $0 \rfloor",
+                       vjp_latex=(r"0",))
+ROUND = _step_function("round", "RoundBackward0", lambda xp, a: xp.round(a),
+                       latex=r"$c = \operatorname{round}($0)",
+                       vjp_latex=(r"0",))
 ROUND_DECIMALS = Op("round", "RoundBackward1", "c = round(a · 10ᵈ) / 10ᵈ",
                     lambda xp, a, decimals: xp.round(a, decimals), vjp=(lambda xp, g, c, a, decimals: xp.zeros_like(g),),
-                    vjp_formulas=("0",), params=("decimals",))
+                    vjp_formulas=("0",), params=("decimals",),
+                    latex=r"$c = \frac{\operatorname{round}($0 \cdot 10^{$decimals})}{10^{$decimals}}",
+                    vjp_latex=(r"0",))
 
 
 # -- public functions ---------------------------------------------------------------
@@ -443,56 +535,88 @@ def compare(name: str, a, b):
 # -- more of the table: logs, exponentials, hyperbolic and inverse trig functions ---------
 LN2, LN10 = math.log(2.0), math.log(10.0)
 LOG2 = _unary("log2", "Log2Backward0", "c = log₂ a", quiet(lambda xp, a: xp.log2(a)),
-              quiet(lambda xp, g, c, a: g / (a * LN2)), "ḡ / (a ln 2)")
+              quiet(lambda xp, g, c, a: g / (a * LN2)), "ḡ / (a ln 2)",
+              latex=r"$c = \log_2 $0",
+              vjp_latex=(r"\frac{\bar{g}}{$0 \ln 2}",))
 LOG10 = _unary("log10", "Log10Backward0", "c = log₁₀ a", quiet(lambda xp, a: xp.log10(a)),
-               quiet(lambda xp, g, c, a: g / (a * LN10)), "ḡ / (a ln 10)")
+               quiet(lambda xp, g, c, a: g / (a * LN10)), "ḡ / (a ln 10)",
+               latex=r"$c = \log_{10} $0",
+               vjp_latex=(r"\frac{\bar{g}}{$0 \ln 10}",))
 EXP2 = _unary("exp2", "Exp2Backward0", "c = 2ᵃ", quiet(lambda xp, a: xp.exp2(a)), lambda xp, g, c, a: g * c * LN2,
-              "ḡ ⊙ c ln 2", saves=("result",))
+              "ḡ ⊙ c ln 2", saves=("result",),
+              latex=r"$c = 2^{$0}",
+              vjp_latex=(r"\bar{g} \odot $c \ln 2",))
 EXPM1 = _unary("expm1", "Expm1Backward0", "c = eᵃ − 1", quiet(lambda xp, a: xp.expm1(a)),
-               lambda xp, g, c, a: g * (c + 1), "ḡ ⊙ (c + 1)", saves=("result",))
+               lambda xp, g, c, a: g * (c + 1), "ḡ ⊙ (c + 1)", saves=("result",),
+               latex=r"$c = e^{$0} - 1",
+               vjp_latex=(r"\bar{g} \odot ($c + 1)",))
 SINH = _unary("sinh", "SinhBackward0", "c = sinh a", quiet(lambda xp, a: xp.sinh(a)),
-              quiet(lambda xp, g, c, a: g * xp.cosh(a)), "ḡ ⊙ cosh a")
+              quiet(lambda xp, g, c, a: g * xp.cosh(a)), "ḡ ⊙ cosh a",
+              latex=r"$c = \sinh $0",
+              vjp_latex=(r"\bar{g} \odot \cosh $0",))
 COSH = _unary("cosh", "CoshBackward0", "c = cosh a", quiet(lambda xp, a: xp.cosh(a)),
-              quiet(lambda xp, g, c, a: g * xp.sinh(a)), "ḡ ⊙ sinh a")
+              quiet(lambda xp, g, c, a: g * xp.sinh(a)), "ḡ ⊙ sinh a",
+              latex=r"$c = \cosh $0",
+              vjp_latex=(r"\bar{g} \odot \sinh $0",))
 ASIN = _unary("asin", "AsinBackward0", "c = asin a", quiet(lambda xp, a: xp.arcsin(a)),
-              quiet(lambda xp, g, c, a: g / xp.sqrt(1 - a * a)), "ḡ / √(1 − a²)")
+              quiet(lambda xp, g, c, a: g / xp.sqrt(1 - a * a)), "ḡ / √(1 − a²)",
+              latex=r"$c = \arcsin $0",
+              vjp_latex=(r"\frac{\bar{g}}{\sqrt{1 - $0^2}}",))
 ACOS = _unary("acos", "AcosBackward0", "c = acos a", quiet(lambda xp, a: xp.arccos(a)),
-              quiet(lambda xp, g, c, a: -g / xp.sqrt(1 - a * a)), "−ḡ / √(1 − a²)")
+              quiet(lambda xp, g, c, a: -g / xp.sqrt(1 - a * a)), "−ḡ / √(1 − a²)",
+              latex=r"$c = \arccos $0",
+              vjp_latex=(r"-\frac{\bar{g}}{\sqrt{1 - $0^2}}",))
 ATAN = _unary("atan", "AtanBackward0", "c = atan a", lambda xp, a: xp.arctan(a),
-              lambda xp, g, c, a: g / (a * a + 1), "ḡ / (1 + a²)")
+              lambda xp, g, c, a: g / (a * a + 1), "ḡ / (1 + a²)",
+              latex=r"$c = \arctan $0",
+              vjp_latex=(r"\frac{\bar{g}}{1 + $0^2}",))
 ATAN2 = Op("atan2", "Atan2Backward0", "c = atan2(a, b)", quiet(lambda xp, a, b: xp.arctan2(a, b)),
            vjp=(quiet(lambda xp, g, c, a, b: g * b / (a * a + b * b)),
                 quiet(lambda xp, g, c, a, b: -g * a / (a * a + b * b))),
-           vjp_formulas=("ḡ ⊙ b / (a² + b²)", "−ḡ ⊙ a / (a² + b²)"), args=BINARY, saves=BINARY)
+           vjp_formulas=("ḡ ⊙ b / (a² + b²)", "−ḡ ⊙ a / (a² + b²)"), args=BINARY, saves=BINARY,
+           latex=r"$c = \operatorname{atan2}($0,\, $1)",
+           vjp_latex=(r"\frac{\bar{g} \odot $1}{$0^2 + $1^2}", r"-\frac{\bar{g} \odot $0}{$0^2 + $1^2}",))
 HYPOT = Op("hypot", "HypotBackward0", "c = √(a² + b²)", lambda xp, a, b: xp.hypot(a, b),
            vjp=(quiet(lambda xp, g, c, a, b: g * a / c), quiet(lambda xp, g, c, a, b: g * b / c)),
-           vjp_formulas=("ḡ ⊙ a / c", "ḡ ⊙ b / c"), args=BINARY, saves=("self", "other", "result"))
+           vjp_formulas=("ḡ ⊙ a / c", "ḡ ⊙ b / c"), args=BINARY, saves=("self", "other", "result"),
+           latex=r"$c = \sqrt{$0^2 + $1^2}",
+           vjp_latex=(r"\frac{\bar{g} \odot $0}{$c}", r"\frac{\bar{g} \odot $1}{$c}",))
 # lerp(a, b, w) = a + w (b − a): one node for a number w, another when w is a tensor (an input too)
 LERP = Op("lerp", "LerpBackward0", "c = a + w (b − a)", lambda xp, a, b, w: a + (b - a) * w,
           vjp=(lambda xp, g, c, a, b, w: g * (1 - w), lambda xp, g, c, a, b, w: g * w),
-          vjp_formulas=("ḡ (1 − w)", "ḡ w"), args=("self", "end"), params=("weight",), symbols=("a", "b"))
+          vjp_formulas=("ḡ (1 − w)", "ḡ w"), args=("self", "end"), params=("weight",), symbols=("a", "b"),
+          latex=r"$c = $0 + $weight\, ($1 - $0)",
+          vjp_latex=(r"\bar{g}\, (1 - $weight)", r"\bar{g}\, $weight",))
 LERP_TENSOR = Op("lerp", "LerpBackward1", "c = a + w ⊙ (b − a)", lambda xp, a, b, w: a + (b - a) * w,
                  vjp=(lambda xp, g, c, a, b, w: g * (1 - w), lambda xp, g, c, a, b, w: g * w,
                       lambda xp, g, c, a, b, w: g * (b - a)),
                  vjp_formulas=("ḡ ⊙ (1 − w)", "ḡ ⊙ w", "ḡ ⊙ (b − a)"), args=("self", "end", "weight"), symbols=("a", "b", "w"),
-                 saves=("self", "end", "weight"))
+                 saves=("self", "end", "weight"),
+                 latex=r"$c = $0 + $2 \odot ($1 - $0)",
+                 vjp_latex=(r"\bar{g} \odot (1 - $2)", r"\bar{g} \odot $2", r"\bar{g} \odot ($1 - $0)",))
 ADDCMUL = Op("addcmul", "AddcmulBackward0", "c = a + v t₁ ⊙ t₂", lambda xp, a, t1, t2, v: a + t1 * t2 * v,
              vjp=(lambda xp, g, c, a, t1, t2, v: g, lambda xp, g, c, a, t1, t2, v: g * t2 * v,
                   lambda xp, g, c, a, t1, t2, v: g * t1 * v),
              vjp_formulas=("ḡ", "v ḡ ⊙ t₂", "v ḡ ⊙ t₁"), args=("self", "tensor1", "tensor2"), params=("value",),
              symbols=("a", "t₁", "t₂"),
-             saves=("tensor1", "tensor2"))
+             saves=("tensor1", "tensor2"),
+             latex=r"$c = $0 + $value\, $1 \odot $2",
+             vjp_latex=(r"\bar{g}", r"$value\, \bar{g} \odot $2", r"$value\, \bar{g} \odot $1",))
 ADDCDIV = Op("addcdiv", "AddcdivBackward0", "c = a + v t₁ / t₂", quiet(lambda xp, a, t1, t2, v: a + t1 / t2 * v),
              vjp=(lambda xp, g, c, a, t1, t2, v: g, quiet(lambda xp, g, c, a, t1, t2, v: g * v / t2),
                   quiet(lambda xp, g, c, a, t1, t2, v: -g * v * t1 / (t2 * t2))),
              vjp_formulas=("ḡ", "v ḡ / t₂", "−v ḡ ⊙ t₁ / t₂²"), args=("self", "tensor1", "tensor2"),
              symbols=("a", "t₁", "t₂"),
-             params=("value",), saves=("tensor1", "tensor2"))
+             params=("value",), saves=("tensor1", "tensor2"),
+             latex=r"$c = $0 + $value\, \frac{$1}{$2}",
+             vjp_latex=(r"\bar{g}", r"$value\, \frac{\bar{g}}{$2}", r"-$value\, \frac{\bar{g} \odot $1}{$2^2}",))
 # nan_to_num: the replaced entries are constants, so no gradient reaches them
 NAN_TO_NUM = _unary("nan_to_num", "NanToNumBackward0", "c = a, with nan/±inf replaced",
                     lambda xp, a, nan, posinf, neginf: xp.nan_to_num(a, nan=nan, posinf=posinf, neginf=neginf),
                     lambda xp, g, c, a, nan, posinf, neginf: xp.where(xp.isfinite(a), g, 0), "ḡ ⊙ [a finite]",
-                    params=("nan", "posinf", "neginf"))
+                    params=("nan", "posinf", "neginf"),
+                    latex=r"$c = $0 \text{ with nan and } \pm\infty \text{ replaced}",
+                    vjp_latex=(r"\bar{g} \odot [$0 \text{ finite}]",))
 
 
 def _logit_forward(xp, a, eps):
@@ -509,16 +633,24 @@ def _logit_vjp(xp, g, c, a, eps):
 
 
 LOGIT = _unary("logit", "LogitBackward0", "c = log(a / (1 − a))", quiet(_logit_forward), quiet(_logit_vjp),
-               "ḡ / (a (1 − a))", params=("eps",))
+               "ḡ / (a (1 − a))", params=("eps",),
+               latex=r"$c = \log \frac{$0}{1 - $0}",
+               vjp_latex=(r"\frac{\bar{g}}{$0\, (1 - $0)}",))
 # the sign of a real number: a step function, its gradient is zero
 SGN = _unary("sgn", "SgnBackward0", "c = sgn a", lambda xp, a: xp.sign(a), lambda xp, g, c, a: xp.zeros_like(g), "0",
-             saves=())
+             saves=(),
+             latex=r"$c = \operatorname{sgn} $0",
+             vjp_latex=(r"0",))
 # fmod: the remainder with the sign of a (trunc division), as C's fmod
 FMOD = Op("fmod", "FmodBackward1", "c = a − trunc(a / b) b", quiet(lambda xp, a, b: xp.fmod(a, b)),
           vjp=(lambda xp, g, c, a, b: g, quiet(lambda xp, g, c, a, b: -g * _trunc_quotient(xp, a, b))),
-          vjp_formulas=("ḡ", "−ḡ ⊙ trunc(a / b)"), args=BINARY, saves=BINARY)
+          vjp_formulas=("ḡ", "−ḡ ⊙ trunc(a / b)"), args=BINARY, saves=BINARY,
+          latex=r"$c = $0 - \operatorname{trunc}\left(\frac{$0}{$1}\right) $1",
+          vjp_latex=(r"\bar{g}", r"-\bar{g} \odot \operatorname{trunc}\left(\frac{$0}{$1}\right)",))
 FMOD_SCALAR = Op("fmod", "FmodBackward0", "c = a − trunc(a / s) s", quiet(lambda xp, a, s: xp.fmod(a, s)),
-                 vjp=(lambda xp, g, c, a, s: g,), vjp_formulas=("ḡ",), params=("other",))
+                 vjp=(lambda xp, g, c, a, s: g,), vjp_formulas=("ḡ",), params=("other",),
+                 latex=r"$c = $0 - \operatorname{trunc}\left(\frac{$0}{$other}\right) $other",
+                 vjp_latex=(r"\bar{g}",))
 
 
 def _trunc_quotient(xp, a, b):
@@ -530,8 +662,12 @@ def _trunc_quotient(xp, a, b):
         return Tensor._make(np.trunc(a._data / b._data))
 
 
-CEIL = _step_function("ceil", "CeilBackward0", lambda xp, a: xp.ceil(a))
-TRUNC = _step_function("trunc", "TruncBackward0", lambda xp, a: xp.trunc(a))
+CEIL = _step_function("ceil", "CeilBackward0", lambda xp, a: xp.ceil(a),
+                      latex=r"$c = \lceil $0 \rceil",
+                      vjp_latex=(r"0",))
+TRUNC = _step_function("trunc", "TruncBackward0", lambda xp, a: xp.trunc(a),
+                       latex=r"$c = \operatorname{trunc}($0)",
+                       vjp_latex=(r"0",))
 ISNAN = _nograd("isnan", lambda xp, a: xp.isnan(a))
 ISINF = _nograd("isinf", lambda xp, a: xp.isinf(a))
 ISFINITE = _nograd("isfinite", lambda xp, a: xp.isfinite(a))

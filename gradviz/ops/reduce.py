@@ -56,17 +56,25 @@ DIMS = ("dim", "keepdim")
 _SCALAR_TYPE = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
 
 SUM = Op("sum", "SumBackward0", "c = Σ a", lambda xp, a: a.sum(),
-         vjp=(lambda xp, g, c, a: xp.broadcast_to(g, a.shape),), vjp_formulas=("ḡ broadcast to a",))
+         vjp=(lambda xp, g, c, a: xp.broadcast_to(g, a.shape),), vjp_formulas=("ḡ broadcast to a",),
+         latex=r"$c = \sum $0",
+         vjp_latex=(r"\bar{g}\text{ broadcast to the shape of } $0",))
 SUM_DIM = Op("sum", "SumBackward1", "c = Σ_dim a", lambda xp, a, dims, keep: a.sum(axis=dims, keepdims=keep),
              vjp=(lambda xp, g, c, a, dims, keep: xp.broadcast_to(restore(xp, g, dims, keep, a.ndim), a.shape),),
-             vjp_formulas=("ḡ broadcast over dim",), params=DIMS)
+             vjp_formulas=("ḡ broadcast over dim",), params=DIMS,
+             latex=r"$c = \sum_{\text{dim } $dim} $0",
+             vjp_latex=(r"\bar{g}\text{ broadcast over dim } $dim",))
 MEAN = Op("mean", "MeanBackward0", "c = mean a", lambda xp, a: a.mean(),
           vjp=(lambda xp, g, c, a: xp.broadcast_to(g / (_count(a, range(a.ndim)) or 1), a.shape),),
-          vjp_formulas=("ḡ / n broadcast to a",))
+          vjp_formulas=("ḡ / n broadcast to a",),
+          latex=r"$c = \frac{1}{n} \sum $0",
+          vjp_latex=(r"\frac{\bar{g}}{n} \text{ broadcast to the shape of } $0",))
 MEAN_DIM = Op("mean", "MeanBackward1", "c = mean_dim a", lambda xp, a, dims, keep: a.mean(axis=dims, keepdims=keep),
               vjp=(lambda xp, g, c, a, dims, keep:
                    xp.broadcast_to(restore(xp, g, dims, keep, a.ndim) / _count(a, dims), a.shape),),
-              vjp_formulas=("ḡ / n broadcast over dim",), params=DIMS)
+              vjp_formulas=("ḡ / n broadcast over dim",), params=DIMS,
+              latex=r"$c = \operatorname{mean}_{\text{dim } $dim} $0",
+              vjp_latex=(r"\frac{\bar{g}}{n} \text{ broadcast over dim } $dim",))
 
 
 def _centered(xp, a, dims):
@@ -84,11 +92,15 @@ def _std_vjp(xp, g, c, a, dims, keep, k):
 
 VAR = Op("var", "VarBackward0", "c = Σ(a − ā)² / (n − k)",
          quiet(lambda xp, a, dims, keep, k: a.var(axis=dims, keepdims=keep, ddof=k)), vjp=(quiet(_var_vjp),),
-         vjp_formulas=("ḡ ⊙ 2(a − ā)/(n − k)",), params=("dim", "keepdim", "correction"), saves=("self",))
+         vjp_formulas=("ḡ ⊙ 2(a − ā)/(n − k)",), params=("dim", "keepdim", "correction"), saves=("self",),
+         latex=r"$c = \frac{\sum ($0 - \bar{$0})^2}{n - k}",
+         vjp_latex=(r"\bar{g} \odot \frac{2 ($0 - \bar{$0})}{n - k}",))
 STD = Op("std", "StdBackward0", "c = √(Σ(a − ā)² / (n − k))",
          quiet(lambda xp, a, dims, keep, k: a.std(axis=dims, keepdims=keep, ddof=k)), vjp=(quiet(_std_vjp),),
          vjp_formulas=("ḡ ⊙ (a − ā)/((n − k) c)",), params=("dim", "keepdim", "correction"),
-         saves=("self", "result"))
+         saves=("self", "result"),
+         latex=r"$c = \sqrt{\frac{\sum ($0 - \bar{$0})^2}{n - k}}",
+         vjp_latex=(r"\bar{g} \odot \frac{$0 - \bar{$0}}{(n - k)\, $c}",))
 
 
 def _prod_vjp(xp, g, c, a, dims, keep):
@@ -112,9 +124,13 @@ def _prod_vjp(xp, g, c, a, dims, keep):
 
 
 PROD = Op("prod", "ProdBackward0", "c = Π a", lambda xp, a, dims, keep: a.prod(),
-          vjp=(quiet(_prod_vjp),), vjp_formulas=("ḡ ⊙ c / a",), params=DIMS, saves=("self", "result"))
+          vjp=(quiet(_prod_vjp),), vjp_formulas=("ḡ ⊙ c / a",), params=DIMS, saves=("self", "result"),
+          latex=r"$c = \prod $0",
+          vjp_latex=(r"\bar{g} \odot \frac{$c}{$0}",))
 PROD_DIM = Op("prod", "ProdBackward1", "c = Π_dim a", lambda xp, a, dims, keep: a.prod(axis=dims, keepdims=keep),
-              vjp=(quiet(_prod_vjp),), vjp_formulas=("ḡ ⊙ c / a",), params=DIMS, saves=("self", "result"))
+              vjp=(quiet(_prod_vjp),), vjp_formulas=("ḡ ⊙ c / a",), params=DIMS, saves=("self", "result"),
+              latex=r"$c = \prod_{\text{dim } $dim} $0",
+              vjp_latex=(r"\bar{g} \odot \frac{$c}{$0}",))
 
 
 def _evenly_nan(xp, g, c, a, dims, keep):
@@ -143,14 +159,22 @@ def _evenly(xp, g, c, a, dims, keep):
 
 MAX_ALL = Op("max", "MaxBackward1", "c = max a", lambda xp, a, dims, keep: a.max(),
              vjp=(_evenly_nan,), vjp_formulas=("ḡ to the argmax (shared among ties)",), params=DIMS,
-             saves=("self", "result"))
+             saves=("self", "result"),
+             latex=r"$c = \max $0",
+             vjp_latex=(r"\bar{g}\text{ to the argmax (shared among ties)}",))
 MIN_ALL = Op("min", "MinBackward1", "c = min a", lambda xp, a, dims, keep: a.min(),
              vjp=(_evenly_nan,), vjp_formulas=("ḡ to the argmin (shared among ties)",), params=DIMS,
-             saves=("self", "result"))
+             saves=("self", "result"),
+             latex=r"$c = \min $0",
+             vjp_latex=(r"\bar{g}\text{ to the argmin (shared among ties)}",))
 AMAX = Op("amax", "AmaxBackward0", "c = max_dim a", lambda xp, a, dims, keep: a.max(axis=dims, keepdims=keep),
-          vjp=(quiet(_scaled_by_count),), vjp_formulas=("ḡ to the maxima (shared among ties)",), params=DIMS, saves=("self", "result"))
+          vjp=(quiet(_scaled_by_count),), vjp_formulas=("ḡ to the maxima (shared among ties)",), params=DIMS, saves=("self", "result"),
+          latex=r"$c = \max_{\text{dim } $dim} $0",
+          vjp_latex=(r"\bar{g}\text{ to the maxima (shared among ties)}",))
 AMIN = Op("amin", "AminBackward0", "c = min_dim a", lambda xp, a, dims, keep: a.min(axis=dims, keepdims=keep),
-          vjp=(quiet(_scaled_by_count),), vjp_formulas=("ḡ to the minima (shared among ties)",), params=DIMS, saves=("self", "result"))
+          vjp=(quiet(_scaled_by_count),), vjp_formulas=("ḡ to the minima (shared among ties)",), params=DIMS, saves=("self", "result"),
+          latex=r"$c = \min_{\text{dim } $dim} $0",
+          vjp_latex=(r"\bar{g}\text{ to the minima (shared among ties)}",))
 
 
 def _select_vjp(xp, g, c, a, dim, keep, index):
@@ -168,9 +192,13 @@ def _take(xp, a, dim, keep, index):
 
 
 MAX_DIM = Op("max", "MaxBackward0", "c = max_dim a", _take, vjp=(_select_vjp,),
-             vjp_formulas=("ḡ scattered to the indices",), params=("dim", "keepdim", "indices"), saves=("indices",))
+             vjp_formulas=("ḡ scattered to the indices",), params=("dim", "keepdim", "indices"), saves=("indices",),
+             latex=r"$c = \max_{\text{dim } $dim} $0",
+             vjp_latex=(r"\bar{g}\text{ scattered to the indices}",))
 MIN_DIM = Op("min", "MinBackward0", "c = min_dim a", _take, vjp=(_select_vjp,),
-             vjp_formulas=("ḡ scattered to the indices",), params=("dim", "keepdim", "indices"), saves=("indices",))
+             vjp_formulas=("ḡ scattered to the indices",), params=("dim", "keepdim", "indices"), saves=("indices",),
+             latex=r"$c = \min_{\text{dim } $dim} $0",
+             vjp_latex=(r"\bar{g}\text{ scattered to the indices}",))
 
 
 def _norm_forward(xp, a, p, dims, keep):
@@ -199,7 +227,9 @@ def _norm_vjp(xp, g, c, a, p, dims, keep):
 
 
 NORM = Op("norm", "LinalgVectorNormBackward0", "c = ‖a‖ₚ", quiet(_norm_forward), vjp=(quiet(_norm_vjp),),
-          vjp_formulas=("ḡ ⊙ a |a|ᵖ⁻² / cᵖ⁻¹",), params=("ord", "dim", "keepdim"), saves=("self", "result"))
+          vjp_formulas=("ḡ ⊙ a |a|ᵖ⁻² / cᵖ⁻¹",), params=("ord", "dim", "keepdim"), saves=("self", "result"),
+          latex=r"$c = \lVert $0 \rVert_{p}",
+          vjp_latex=(r"\bar{g} \odot \frac{$0\, |$0|^{p - 2}}{$c^{p - 1}}",))
 
 
 def _shift(xp, a, axis):
@@ -221,7 +251,9 @@ def _logsumexp(xp, a, dims, keep):
 LOGSUMEXP = Op("logsumexp", "LogsumexpBackward0", "c = log Σ eᵃ", quiet(_logsumexp),
                vjp=(lambda xp, g, c, a, dims, keep:
                     restore(xp, g, dims, keep, a.ndim) * xp.exp(a - restore(xp, c, dims, keep, a.ndim)),),
-               vjp_formulas=("ḡ ⊙ e^(a − c)",), params=DIMS, saves=("self", "result"))
+               vjp_formulas=("ḡ ⊙ e^(a − c)",), params=DIMS, saves=("self", "result"),
+               latex=r"$c = \log \sum e^{$0}",
+               vjp_latex=(r"\bar{g} \odot e^{$0 - $c}",))
 
 
 def _softmax(xp, a, dim):
@@ -236,15 +268,21 @@ def _log_softmax(xp, a, dim):
 
 SOFTMAX = Op("softmax", "SoftmaxBackward0", "c = eᵃ / Σ eᵃ", quiet(_softmax),
              vjp=(lambda xp, g, c, a, dim: c * (g - (g * c).sum(axis=dim, keepdims=True)),),
-             vjp_formulas=("c ⊙ (ḡ − Σ ḡ ⊙ c)",), params=("dim",), saves=("result",))
+             vjp_formulas=("c ⊙ (ḡ − Σ ḡ ⊙ c)",), params=("dim",), saves=("result",),
+             latex=r"$c = \frac{e^{$0}}{\sum e^{$0}}",
+             vjp_latex=(r"$c \odot \left(\bar{g} - \sum \bar{g} \odot $c\right)",))
 LOG_SOFTMAX = Op("log_softmax", "LogSoftmaxBackward0", "c = a − log Σ eᵃ", quiet(_log_softmax),
                  vjp=(lambda xp, g, c, a, dim: g - xp.exp(c) * g.sum(axis=dim, keepdims=True),),
-                 vjp_formulas=("ḡ − eᶜ Σ ḡ",), params=("dim",), saves=("result",))
+                 vjp_formulas=("ḡ − eᶜ Σ ḡ",), params=("dim",), saves=("result",),
+                 latex=r"$c = $0 - \log \sum e^{$0}",
+                 vjp_latex=(r"\bar{g} - e^{$c} \sum \bar{g}",))
 CUMSUM = Op("cumsum", "CumsumBackward0", "cᵢ = Σ_{j≤i} aⱼ",
             lambda xp, a, dim: xp.cumsum(a, axis=dim) if a.ndim else a.copy(),
             vjp=(lambda xp, g, c, a, dim:
                  xp.flip(xp.cumsum(xp.flip(g, axis=dim), axis=dim), axis=dim) if a.ndim else g,),
-            vjp_formulas=("reverse cumulative sum of ḡ",), params=("dim",))
+            vjp_formulas=("reverse cumulative sum of ḡ",), params=("dim",),
+            latex=r"{$c}_i = \sum_{j \le i} $0_j",
+            vjp_latex=(r"\text{reverse cumulative sum of } \bar{g}",))
 
 
 def _contiguous_result(forward):
@@ -491,7 +529,9 @@ def _cumprod_last(xp, a):
 CUMPROD = Op("cumprod", "CumprodBackward0", "cᵢ = Π_{j≤i} aⱼ",
              lambda xp, a, dim: contiguous(xp.cumprod(a, axis=dim)) if a.ndim else a.copy(),
              vjp=(quiet(_cumprod_vjp),), vjp_formulas=("Σ_{j≥i} ḡⱼ Π_{k≤j, k≠i} aₖ",), params=("dim",),
-             saves=("self", "result"))
+             saves=("self", "result"),
+             latex=r"{$c}_i = \prod_{j \le i} $0_j",
+             vjp_latex=(r"\sum_{j \ge i} \bar{g}_j \prod_{k \le j,\, k \ne i} $0_k",))
 
 
 def _logcumsumexp(xp, a, dim):
@@ -518,17 +558,25 @@ def _logcumsumexp_vjp(xp, g, c, a, dim):
 
 LOGCUMSUMEXP = Op("logcumsumexp", "LogcumsumexpBackward0", "cᵢ = log Σ_{j≤i} e^aⱼ", quiet(_logcumsumexp),
                   vjp=(quiet(_logcumsumexp_vjp),), vjp_formulas=("e^aᵢ Σ_{j≥i} ḡⱼ e^(−cⱼ)",), params=("dim",),
-                  saves=("self", "result"))
+                  saves=("self", "result"),
+                  latex=r"{$c}_i = \log \sum_{j \le i} e^{$0_j}",
+                  vjp_latex=(r"e^{$0_i} \sum_{j \ge i} \bar{g}_j\, e^{-{$c}_j}",))
 # median() of all entries shares ḡ among tied medians; median(dim) sends it to the index
 MEDIAN = Op("median", "MedianBackward0", "c = median a", lambda xp, a, dims, keep, k: xp.sort(a.reshape(-1))[k],
             vjp=(lambda xp, g, c, a, dims, keep, k: _evenly(xp, g, c, a, dims, keep),),
             vjp_formulas=("ḡ to the median (shared among ties)",), params=("dim", "keepdim", "k"),
-            saves=("self", "result"))
+            saves=("self", "result"),
+            latex=r"$c = \operatorname{median} $0",
+            vjp_latex=(r"\bar{g}\text{ to the median (shared among ties)}",))
 MEDIAN_NAN = Op("median", "MedianBackward0", "c = median a", lambda xp, a, dims, keep, k: xp.asarray(np.nan, a.dtype),
                  vjp=(lambda xp, g, c, a, dims, keep, k: _evenly_nan(xp, g, c, a, dims, keep),),
-                 vjp_formulas=("ḡ to the NaNs (shared)",), params=("dim", "keepdim", "k"), saves=("self", "result"))
+                 vjp_formulas=("ḡ to the NaNs (shared)",), params=("dim", "keepdim", "k"), saves=("self", "result"),
+                latex=r"$c = \operatorname{median} $0",
+                vjp_latex=(r"\bar{g}\text{ to the NaNs (shared)}",))
 MEDIAN_DIM = Op("median", "MedianBackward1", "c = median_dim a", _take, vjp=(_select_vjp,),
-                vjp_formulas=("ḡ scattered to the indices",), params=("dim", "keepdim", "indices"), saves=("indices",))
+                vjp_formulas=("ḡ scattered to the indices",), params=("dim", "keepdim", "indices"), saves=("indices",),
+                latex=r"$c = \operatorname{median}_{\text{dim } $dim} $0",
+                vjp_latex=(r"\bar{g}\text{ scattered to the indices}",))
 
 
 def _std_mean_forward(xp, a, dims, keep, k):
@@ -547,12 +595,16 @@ STD_MEAN = Op("std_mean", "StdMeanBackward0", "(s, m) = (std a, mean a)", quiet(
               vjp=(quiet(lambda xp, g, c, a, dims, keep, k:
                          _std_vjp(xp, g[0], c[0], a, dims, keep, k) + _mean_part(xp, g[1], a, dims, keep)),),
               vjp_formulas=("ḡₛ ⊙ (a − ā)/((n − k) s) + ḡₘ / n",), params=("dim", "keepdim", "correction"),
-              saves=("self", "result"), n_outputs=2)
+              saves=("self", "result"), n_outputs=2,
+              latex=r"(s,\, m) = (\operatorname{std} $0,\, \operatorname{mean} $0)",
+              vjp_latex=(r"\bar{g}_s \odot \frac{$0 - \bar{$0}}{(n - k)\, s} + \frac{\bar{g}_m}{n}",))
 VAR_MEAN = Op("var_mean", "VarMeanBackward0", "(v, m) = (var a, mean a)", quiet(_var_mean_forward),
               vjp=(quiet(lambda xp, g, c, a, dims, keep, k:
                          _var_vjp(xp, g[0], c[0], a, dims, keep, k) + _mean_part(xp, g[1], a, dims, keep)),),
               vjp_formulas=("ḡᵥ ⊙ 2(a − ā)/(n − k) + ḡₘ / n",), params=("dim", "keepdim", "correction"),
-              saves=("self",), n_outputs=2)
+              saves=("self",), n_outputs=2,
+              latex=r"(v,\, m) = (\operatorname{var} $0,\, \operatorname{mean} $0)",
+              vjp_latex=(r"\bar{g}_v \odot \frac{2 ($0 - \bar{$0})}{n - k} + \frac{\bar{g}_m}{n}",))
 
 
 def _aminmax_vjp(xp, g, c, a, dims, keep):
@@ -563,13 +615,17 @@ AMINMAX = Op("aminmax", "AminmaxBackward0", "(lo, hi) = (min a, max a)",
              lambda xp, a, dims, keep: (contiguous(a.min(axis=dims, keepdims=keep)),
                                         contiguous(a.max(axis=dims, keepdims=keep))),
              vjp=(_aminmax_vjp,), vjp_formulas=("ḡ to the extremes (shared among ties)",), params=DIMS,
-             saves=("self", "result"), n_outputs=2)
+             saves=("self", "result"), n_outputs=2,
+             latex=r"(\mathrm{lo},\, \mathrm{hi}) = (\min $0,\, \max $0)",
+             vjp_latex=(r"\bar{g}\text{ to the extremes (shared among ties)}",))
 DIST = Op("dist", "DistBackward0", "c = ‖a − b‖ₚ", quiet(lambda xp, a, b, p: _norm_forward(xp, a - b, p, None, False)),
           vjp=(quiet(lambda xp, g, c, a, b, p: _norm_vjp(xp, g, c, a - b, p, tuple(range(builtins.max(a.ndim, b.ndim))), False)),
                quiet(lambda xp, g, c, a, b, p:
                      -_norm_vjp(xp, g, c, a - b, p, tuple(range(builtins.max(a.ndim, b.ndim))), False))),
           vjp_formulas=("∂‖d‖ₚ/∂d at d = a − b", "−∂‖d‖ₚ/∂d at d = a − b"), args=("self", "other"), params=("p",),
-          saves=("self", "other", "result"))
+          saves=("self", "other", "result"),
+          latex=r"$c = \lVert $0 - $1 \rVert_p",
+          vjp_latex=(r"\frac{\partial \lVert d \rVert_p}{\partial d} \text{ at } d = $0 - $1", r"-\frac{\partial \lVert d \rVert_p}{\partial d} \text{ at } d = $0 - $1",))
 
 
 def _bool_reduce(name, input, dim, keepdim):

@@ -4,7 +4,12 @@ A backward step says, in one plain sentence, which chain-rule step runs; then th
 gradient received (∂L/∂out, and the sum it came from when several consumers
 contributed), the VJP sent along each input edge with its formula and values, any
 sum that undoes broadcasting, the node's local Jacobian (from one-hot VJPs), what
-AccumulateGrad wrote into a leaf's .grad, and the hooks that fired.
+AccumulateGrad wrote into a leaf's .grad, and the hooks that fired, with the gradient
+before and after each.
+
+Everything comes from the Trace. Formulas are the op records' LaTeX with this node's
+own names and constants put in (`c = 2a`, `b = a + a`), typeset as MathML; tensors
+are grids coloured on one scale per step.
 """
 from __future__ import annotations
 
@@ -12,9 +17,11 @@ import html
 
 import numpy as np
 
+from ..formatting import preview as preview_text
+from ..formatting import shape
 from ..tracing import Preview
-from . import jacobian, mathtext
-from .mathtext import esc, math, partial
+from . import grids, jacobian, latex
+from .mathtext import esc
 
 
 # -- names ---------------------------------------------------------------------------
@@ -39,14 +46,89 @@ def grad_name(node) -> str:
     return f"{esc(node.name) if node.name else esc(node.id)}.grad"
 
 
-def _values(p) -> str:
-    return f'<code class="gv-val">{esc(mathtext.preview(p))}</code>'
+def _values(p, scale: float | None = None) -> str:
+    return grids.tensor(p, scale)
 
 
-def _sum_line(parts: list, total) -> str:
-    """'2.0 + 3.0 = 5.0': the terms' values (or shapes) and the total."""
-    terms = " + ".join(esc(mathtext.preview(p)) for p in parts)
-    return f'<code class="gv-val">{terms} = {esc(mathtext.preview(total))}</code>'
+def _sum_line(parts: list, total, scale: float | None = None) -> str:
+    """The terms drawn as tensors added together, and their total."""
+    return grids.equation(parts, total, scale)
+
+
+# -- formulas ------------------------------------------------------------------------
+class Formula:
+    """A node's formulas with its own names and constants: the output's name (or the record's
+    symbol), each input's name (a named tensor), value (a constant) or symbol."""
+
+    def __init__(self, graph, node):
+        self.node = node
+        self.names: list = []
+        consts = dict(node.constants)
+        self.params = {k: latex.number(v) for k, v in consts.items() if not k.isdigit()}
+        n = max(len(node.symbols), max((e.slot + 1 for e in graph.into.get(node.id, ())), default=0))
+        by_slot = {e.slot: e for e in graph.into.get(node.id, ()) if e.slot >= 0}
+        self.inputs = []
+        for slot in range(n):
+            if str(slot) in consts:
+                self.inputs.append(latex.number(consts[str(slot)]))
+                continue
+            name = _tensor_name(graph, by_slot[slot].src) if slot in by_slot else ""
+            self.inputs.append(self._name(name or _free(graph, node.symbol(slot))))
+        self.out_text = _tensor_name(graph, node.id) or _free(graph, node.out_symbol)
+        self.out = self._name(self.out_text)
+
+    def _name(self, text: str) -> str:
+        self.names.append(text)
+        return latex.name(len(self.names) - 1)
+
+    def input_text(self, slot: int) -> str:
+        """The plain name of input `slot` (for ∂L/∂name)."""
+        k = latex.name_index(self.inputs[slot]) if slot < len(self.inputs) else None
+        return self.names[k] if k is not None else self.node.symbol(slot)
+
+    def render(self, template: str) -> str:
+        return latex.mathml(latex.fill(template, self.inputs, self.out, self.params), tuple(self.names))
+
+    def forward(self) -> str:
+        """The op's formula as MathML (its Unicode formula as text when the record has no LaTeX)."""
+        if self.node.latex:
+            return self.render(self.node.latex)
+        return f'<span class="gv-formula">{esc(self.node.formula)}</span>'
+
+    def vjp(self, slot: int) -> str:
+        """∂L/∂input = the record's VJP for that input slot, as MathML."""
+        node = self.node
+        lhs = r"\frac{\partial L}{\partial " + (self.inputs[slot] if slot < len(self.inputs) else "x") + "} = "
+        if node.vjp_latex:
+            return self.render(lhs + node.vjp_latex[min(slot, len(node.vjp_latex) - 1)])
+        return self.render(lhs) + f' <span class="gv-formula">{esc(node.vjp_formula(slot))}</span>'
+
+    def partial(self) -> str:
+        """∂L/∂out as MathML."""
+        return self.render(r"\frac{\partial L}{\partial " + self.out + "}")
+
+
+def _free(graph, symbol: str) -> str:
+    """A record's symbol, primed when one of the learner's tensors has that name (an unnamed
+    intermediate must not read as the leaf `a`)."""
+    while symbol in graph.tensor_names:
+        symbol += "′"
+    return symbol
+
+
+def _tensor_name(graph, node_id: str) -> str:
+    """The name of the tensor a node stands for: a leaf (or its AccumulateGrad), a named output."""
+    node = graph.nodes[node_id]
+    if node.kind == "accumulate":
+        leaf = graph.leaf_of(node_id)
+        return leaf.name if leaf is not None else ""
+    if node.kind in ("leaf", "output"):
+        return node.name
+    if node.tensor_name:
+        return node.tensor_name
+    named = [graph.nodes[e.dst].name for e in graph.out_of.get(node_id, ())
+             if graph.nodes[e.dst].kind == "output" and graph.nodes[e.dst].name]
+    return named[0] if len(named) == 1 else ""
 
 
 def _sum_previews(previews: list):
@@ -82,13 +164,14 @@ def forward(builder, node_id: str, k: int, count: int) -> tuple:
                       else f"the output of {node_label(graph, e.src)}")
     ins = _join(inputs) if inputs else "its inputs"
     title = f"forward {k + 1}/{count} · {esc(node.name)}"
-    value = f", giving {_values(node.value)}" if node.value is not None else ""
-    text = (f'<div class="gv-step gv-forward"><div class="gv-head"><b>{esc(node.name)}</b> {math(node.formula)}'
-            f'</div><p class="gv-say">The forward pass computes {math(node.formula)} from {ins}{value}; autograd '
+    value = f'<div class="gv-row"><span class="gv-k">gives</span> {_values(node.value)}</div>' \
+        if node.value is not None else ""
+    formula = Formula(graph, node).forward()
+    text = (f'<div class="gv-step gv-forward"><div class="gv-head"><b>{esc(node.name)}</b> {formula}</div>'
+            f'<p class="gv-say">The forward pass computes {formula} from {ins}; autograd '
             f"records the node {esc(node.name)} so that backward can later run its vector-Jacobian product.</p>"
-            "<p class=\"gv-note\">What you run is what you differentiate: the graph is built as the code runs.</p>"
-            "</div>")
-    value_txt = f" = {mathtext.preview(node.value)}" if node.value is not None else ""
+            f"{value}</div>")
+    value_txt = f" = {preview_text(node.value)}" if node.value is not None else ""
     return title, text, f"forward: {node.name}  {node.formula}{value_txt}"
 
 
@@ -109,9 +192,23 @@ def backward(builder, step, total: int | None) -> tuple:
     caption = "; ".join(_caption_lines(builder, step, node))
     if step.hooks:
         caption += "; hooks: " + ", ".join(h.name for h in step.hooks)
-        names = ", ".join(f"<code>{esc(h.name)}</code>" for h in step.hooks)
-        body += f'<div class="gv-row gv-hooks"><span class="gv-k">hooks fired</span> {names} (a hook may replace the gradient)</div>'
+        body += _hooks(step)
     return title, f'<div class="gv-step gv-backward">{body}</div>', caption
+
+
+def _hooks(step) -> str:
+    """Each hook that fired, with the gradient before it and what it returned."""
+    scale = grids.scale_of(*[p for h in step.hooks for p in (h.before, h.after)])
+    rows = []
+    for h in step.hooks:
+        before = _values(h.before, scale) if h.before is not None else "—"
+        if h.after is None:
+            after = '<span class="gv-note">returned None: the gradient goes on unchanged</span>'
+        else:
+            after = f"returned {_values(h.after, scale)}, which replaces it"
+        rows.append(f'<div class="gv-row gv-hook"><span class="gv-k">hook</span> <code>{esc(h.name)}</code> '
+                    f"got {before} and {after}</div>")
+    return "".join(rows)
 
 
 def _caption_lines(builder, step, node) -> list:
@@ -122,81 +219,90 @@ def _caption_lines(builder, step, node) -> list:
         lines = []
         for acc in step.accumulations:
             who = graph.nodes[acc.node]
-            lines.append(f"{who.name or who.id}.grad = {mathtext.preview(acc.total)}")
+            lines.append(f"{who.name or who.id}.grad = {preview_text(acc.total)}")
         return lines or [f"AccumulateGrad for {leaf.name if leaf is not None else node.id}: nothing written"]
-    received = ", ".join(mathtext.preview(g) for g in step.grad_in) or "—"
+    received = ", ".join(preview_text(g) for g in step.grad_in) or "—"
     lines = [f"{node.name}: received {received}"]
     for eid, grad, axes in step.flows:
         edge = graph.edges[eid]
         sym, formula = node.symbol(edge.slot), node.vjp_formula(edge.slot)
         summed = f" (Σ over axis {', '.join(map(str, axes))})" if axes else ""
         target = html.unescape(node_label(graph, edge.src))
-        lines.append(f"→ {target}: grad_{sym} = {formula} = {mathtext.preview(grad)}{summed}")
+        lines.append(f"→ {target}: grad_{sym} = {formula} = {preview_text(grad)}{summed}")
     return lines
 
 
-def _received(builder, step, node, symbol: str) -> str:
+def _received(builder, step, node, formula: Formula, scale: float) -> str:
     """The ḡ line: ∂L/∂c = values, with the sum it came from when several consumers sent gradient."""
     rows = []
     groups = _grouped(builder, node.id)
     for nr, grad in enumerate(step.grad_in):
-        sym = symbol if len(step.grad_in) == 1 else f"{symbol}{mathtext.subscript(nr)}"
-        lhs = f'<math>{partial("L", sym)}<mo>=</mo><mover><mi>g</mi><mo>‾</mo></mover></math>'
+        lhs = formula.partial() if len(step.grad_in) == 1 else \
+            latex.mathml(r"\frac{\partial L}{\partial " + latex.name(0) + "_{" + str(nr) + "}}", (formula.out_text,))
         parts = [g for _, g in groups.get(nr, ())]
         if len(parts) > 1:
             senders = ", ".join(node_label(builder.graph, e.dst) for e, _ in groups[nr])
-            rows.append(f'<div class="gv-row"><span class="gv-k">received</span> {lhs} = {_sum_line(parts, grad)}'
+            rows.append(f'<div class="gv-row"><span class="gv-k">received</span> {lhs} = '
+                        f"{_sum_line(parts, grad, scale)}"
                         f' <span class="gv-note">one term from each consumer ({senders}): gradients add up where '
                         "a tensor is used more than once</span></div>")
         else:
-            rows.append(f'<div class="gv-row"><span class="gv-k">received</span> {lhs} = {_values(grad)}</div>')
+            rows.append(f'<div class="gv-row"><span class="gv-k">received</span> {lhs} = '
+                        f"{_values(grad, scale)}</div>")
     return "".join(rows)
+
+
+def _start(builder, step, node, formula: Formula) -> str:
+    """What the first step says about the seed: the implicit 1 of a scalar, or the gradient passed."""
+    graph = builder.graph
+    if step.index != 0 or not any(graph.nodes[e.dst].kind == "output" for e in graph.out_of.get(node.id, ())):
+        return ""
+    dl_out = formula.partial()
+    if builder.trace.implicit_seed:
+        return (f"Backward starts here: backward() was called with no gradient on a scalar, so it seeds "
+                f"{dl_out} = 1 (the loss changes one-for-one with itself); ")
+    return f"Backward starts here with the gradient you passed to backward() as {dl_out}; "
 
 
 def _op(builder, step, node) -> str:
     graph = builder.graph
-    out = node.out_symbol
+    formula = Formula(graph, node)
     flows = {graph.edges[eid].slot: (eid, grad, axes) for eid, grad, axes in step.flows}
     targets = [node_label(graph, graph.edges[eid].src) for eid, _, _ in step.flows]
-    dl_out = f"<math>{partial('L', out)}</math>"
-    if step.index == 0 and any(graph.nodes[e.dst].kind == "output" for e in graph.out_of.get(node.id, ())):
-        seed = step.grad_in[0] if step.grad_in else None
-        ones = seed is not None and seed.values is not None and np.all(seed.values == 1)
-        start = ("Backward starts here with the seed " + dl_out + " = 1 (the loss changes one-for-one with itself); "
-                 if ones else "Backward starts here with the gradient you passed to backward() as " + dl_out + "; ")
-    else:
-        start = ""
+    scale = grids.scale_of(*step.grad_in, *(grad for _, grad, _ in step.flows))
+    dl_out = formula.partial()
+    start = _start(builder, step, node, formula)
     if flows:
-        chain = (f"<math>{partial('L', 'x')}<mo>=</mo>{partial('L', out)}<mo>·</mo>{partial(out, 'x')}</math>")
+        chain = latex.mathml(r"\frac{\partial L}{\partial x} = \frac{\partial L}{\partial " + latex.name(0)
+                             + r"} \cdot \frac{\partial " + latex.name(0) + r"}{\partial x}", (formula.out_text,))
         lead = f"{start}by the chain rule," if start else "By the chain rule,"
         say = (f"{lead} {esc(node.name)} multiplies the gradient it received, {dl_out}, by its local derivative "
                f"to send {chain} back to each input that needs it ({_join(targets)}).")
     else:
         say = (f"{start}{esc(node.name)} received {dl_out}, but none of its inputs requires grad, "
                "so no gradient flows further along this path.")
-    parts = [f'<div class="gv-head"><b>{esc(node.name)}</b> {math(node.formula)}</div>',
-             f'<p class="gv-say">{say}</p>', _received(builder, step, node, out)]
+    parts = [f'<div class="gv-head"><b>{esc(node.name)}</b> {formula.forward()}</div>',
+             f'<p class="gv-say">{say}</p>', _received(builder, step, node, formula, scale)]
     rows = []
     for slot in sorted(flows):
         eid, grad, axes = flows[slot]
         edge = graph.edges[eid]
-        sym, formula = node.symbol(slot), node.vjp_formula(slot)
         target = node_label(graph, edge.src)
         row = (f'<tr data-edge="{esc(eid)}"><td class="gv-to">→ {target}</td>'
-               f'<td>{math(f"grad_{sym} = {formula}")} = {_values(grad)}</td></tr>')
+               f"<td>{formula.vjp(slot)} = {_values(grad, scale)}</td></tr>")
         if axes:
             axes_txt = ", ".join(str(a) for a in axes)
             many = "axes" if len(axes) > 1 else "axis"
-            row += (f'<tr class="gv-broadcast"><td></td><td><math><munder><mo>Σ</mo><mtext>{many} {axes_txt}'
-                    f"</mtext></munder></math> {target} was broadcast in the forward pass, so its gradient is "
-                    f"summed over {many} {axes_txt} to return to its shape {tuple(grad.shape)}.</td></tr>")
+            sigma = latex.mathml(r"\sum_{\text{" + many + " " + axes_txt + "}}")
+            row += (f'<tr class="gv-broadcast"><td></td><td>{sigma}'
+                    f" {target} was broadcast in the forward pass, so its gradient is "
+                    f"summed over {many} {axes_txt} to return to its shape {esc(shape(grad.shape))}.</td></tr>")
         shared = [s for s in sorted(flows) if graph.edges[flows[s][0]].src == edge.src
                   and graph.edges[flows[s][0]].output_nr == edge.output_nr]
         if len(shared) > 1 and slot == shared[-1]:
-            names = _join([node.symbol(s) for s in shared])
-            row += (f'<tr class="gv-shared"><td></td><td>{target} is the input {names} of this op at once, '
-                    f"so it receives {_join([f'grad_{node.symbol(s)}' for s in shared])}, one term per use."
-                    "</td></tr>")
+            names = _join([esc(formula.input_text(s)) for s in shared])
+            row += (f'<tr class="gv-shared"><td></td><td>{target} is used {len(shared)} times by this op '
+                    f"(as {names}), so one gradient flows back along each use and they add up.</td></tr>")
         running = _running(builder, edge, grad) if slot == shared[-1] else ""
         if running:
             row += f'<tr class="gv-running"><td></td><td>{running}</td></tr>'
@@ -204,7 +310,7 @@ def _op(builder, step, node) -> str:
     if rows:
         parts.append('<table class="gv-vjps">' + "".join(rows) + "</table>")
     if builder.jacobians:
-        parts.append(_jacobians(step, node, out))
+        parts.append(_jacobians(step, node, formula))
     return "".join(parts)
 
 
@@ -219,7 +325,7 @@ def _running(builder, edge, grad) -> str:
         return ""
     who = graph.nodes[receiver]
     leaf = graph.leaf_of(receiver)
-    name = grad_name(leaf) if leaf is not None else f"∂L/∂(output of {esc(who.name)})"
+    name = f"∂L/∂{esc(leaf.name)}" if leaf is not None and leaf.name else f"∂L/∂(output of {esc(who.name)})"
     parts = [g for _, g in got]
     total = _sum_previews(parts)
     done = len(got) >= len(expected)
@@ -229,21 +335,33 @@ def _running(builder, edge, grad) -> str:
     return f'<span class="gv-k">running sum</span> {name} ← {shown} <span class="gv-note">({state})</span>'
 
 
-def _jacobians(step, node, out: str) -> str:
-    """The local Jacobians recorded with the step (the engine ran the node's VJP on one-hot seeds)."""
+def _jacobians(step, node, formula: Formula) -> str:
+    """The local Jacobians recorded with the step (the engine ran the node's VJP on one-hot seeds).
+    Row k is the VJP of the one-hot e_k; the rows this step's gradient weighs are outlined."""
     if step.jacobians is None:
         return ""
-    mats = [None if J is None else np.asarray(J, dtype=np.float64) for J in step.jacobians]
+    g = step.grad_in[0] if len(step.grad_in) == 1 else None
+    weighed = ()
+    if g is not None and g.values is not None:
+        nonzero = np.flatnonzero(np.asarray(g.values, dtype=np.float64).ravel())
+        if 0 < nonzero.size < g.values.size:
+            weighed = tuple(int(k) for k in nonzero)
     shown = []
-    for slot, J in enumerate(mats):
+    for slot, J in enumerate(step.jacobians):
         if J is None:
             continue
-        sym = node.symbol(slot)
-        cap = f"{math(f'∂{out}/∂{sym}')} ({J.shape[0]}×{J.shape[1]}): row k is the VJP of the one-hot e_k"
-        shown.append(jacobian.heatmap(J, caption=cap))
+        J = np.asarray(J, dtype=np.float64)
+        if J.ndim == 1:
+            J = J[None, :]
+        wrt = formula.inputs[slot] if slot < len(formula.inputs) else "x"
+        cap = latex.mathml(r"\frac{\partial " + formula.out + r"}{\partial " + wrt + "}", tuple(formula.names))
+        note = "; the outlined rows are the ones this step's gradient weighs" if weighed else ""
+        shown.append(f'<div class="gv-jcap">{cap} ({J.shape[0]}×{J.shape[1]}): row k is the VJP of the '
+                     f"one-hot e_k{note}</div>"
+                     + grids.grid(J, highlight_rows=weighed, numbers=J.size <= jacobian.TEXT_CELLS))
     if not shown:
         return ""
-    cells = sum(J.size for J in mats if J is not None)
+    cells = sum(np.asarray(J).size for J in step.jacobians if J is not None)
     opened = " open" if cells <= 32 else ""
     return (f'<details class="gv-jacs"{opened}><summary>local Jacobian, materialized by running '
             f"{esc(node.name)}'s own VJP on one-hot vectors</summary>{''.join(shown)}</details>")
@@ -257,35 +375,32 @@ def _accumulate(builder, step, node) -> str:
     acc = next((a for a in step.accumulations if leaf is not None and a.node == leaf.id), None)
     groups = _grouped(builder, node.id).get(0, [])
     contributions = [g for _, g in groups]
-    formula = node.formula.replace("x.grad", f"{_plain(leaf)}.grad", 1) if leaf is not None and leaf.name \
-        else node.formula
+    leaf_name = leaf.name if leaf is not None and leaf.name else "x"
+    head = latex.mathml(latex.name(0) + r".\mathrm{grad} \mathrel{+}= \bar{g}", (leaf_name,))
     if acc is None:
         say = (f"AccumulateGrad for {label} received its gradient but did not write it "
                "(backward(inputs=...) left this leaf out).")
-        return (f'<div class="gv-head"><b>AccumulateGrad</b> {math(formula)}</div>'
-                f'<p class="gv-say">{say}</p>')
+        return f'<div class="gv-head"><b>AccumulateGrad</b> {head}</div><p class="gv-say">{say}</p>'
+    dl = latex.mathml(r"\frac{\partial L}{\partial " + latex.name(0) + "}", (leaf_name,))
     if acc.before is not None:
-        say = (f"AccumulateGrad ends this path: it adds {math(f'∂L/∂{_plain(leaf)}')}, the gradient that reached "
-               f"{label}, to the {gname} already there, because gradients accumulate until you zero them.")
+        say = (f"AccumulateGrad ends this path: it adds {dl}, the gradient that reached "
+               f"{label}, to the {gname} that was already there (from an earlier backward), because gradients "
+               "accumulate until you zero them.")
     else:
-        say = (f"AccumulateGrad ends this path: it writes {math(f'∂L/∂{_plain(leaf)}')}, the sum over every path "
+        say = (f"AccumulateGrad ends this path: {gname} was None, so it writes {dl}, the sum over every path "
                f"from the loss to {label}, into {gname}, which you can read now.")
     terms = ([acc.before] if acc.before is not None else []) + (contributions if len(contributions) > 1
                                                                 else [acc.contribution])
+    scale = grids.scale_of(*terms, acc.total)
     if len(terms) > 1:
-        line = f"{gname} = {_sum_line(terms, acc.total)}"
+        line = f"{gname} = {_sum_line(terms, acc.total, scale)}"
     else:
-        line = f"{gname} = {_values(acc.total)}"
+        line = f"{gname} = {_values(acc.total, scale)}"
     note = ""
     if len(contributions) > 1:
         senders = ", ".join(node_label(graph, e.dst) for e, _ in groups)
         note = (f'<div class="gv-row gv-note">{label} is used {len(contributions)} times ({senders}); '
                 "the engine added those gradients before this step, one term per edge.</div>")
-    return (f'<div class="gv-head"><b>AccumulateGrad</b> {math(formula)}</div>'
+    return (f'<div class="gv-head"><b>AccumulateGrad</b> {head}</div>'
             f'<p class="gv-say">{say}</p>'
             f'<div class="gv-row gv-write"><span class="gv-k">writes</span> {line}</div>{note}')
-
-
-def _plain(leaf) -> str:
-    """A name fit for a formula string (math() escapes it)."""
-    return leaf.name if leaf is not None and leaf.name else "x"

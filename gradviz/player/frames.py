@@ -55,6 +55,9 @@ class Graph:
             self.out_of.setdefault(e.src, []).append(e)
         for lst in self.into.values():
             lst.sort(key=lambda e: e.slot)
+        # the learner's names in this graph (leaves, outputs, named intermediates)
+        self.tensor_names = {n.name for n in trace.nodes if n.kind in ("leaf", "output") and n.name} | \
+            {n.tensor_name for n in trace.nodes if n.tensor_name}
 
     def leaf_of(self, node_id: str):
         """The leaf tensor node behind an AccumulateGrad node (None for other nodes)."""

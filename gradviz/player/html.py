@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..render.theme import css as theme_css
 from ..autograd.engine import backward_steps
+from ..naming import with_caller_names
 from ..tracing import GradSnapshot, Recorder, Trace, outputs_of, replay, written_tensors
 from .frames import Frame, FrameBuilder, state_at
 from .mathtext import esc
@@ -238,7 +239,8 @@ def animate(*tensors, gradient=None, names=None, forward: bool = True, retain_gr
     `torch_bridge.record_torch_backward(loss)`, a real PyTorch backward): it is animated as is.
 
     gradient: the `gradient` of `tensor.backward(gradient)` (needed for non-scalar outputs).
-    names: {name: tensor} for the diagram and the panel. forward: start with frames in which
+    names: {name: tensor} for the diagram and the panel (leaves or intermediates); by default the
+    calling code's variable names, where a tensor has exactly one. forward: start with frames in which
     the graph grows op by op, in the order the code created it. retain_graph: keep the graph
     (the default) so the caller can backward again and local Jacobians can be shown.
     jacobians: show each step's local Jacobian (for tensors of up to 64 elements).
@@ -252,6 +254,7 @@ def animate(*tensors, gradient=None, names=None, forward: bool = True, retain_gr
         trace = tensors[0]
         svg, owners = layout(trace, draw_options)
     else:
+        names = with_caller_names(names)
         roots, recorder, trace, svg, owners, live = record_graph(tensors, names, draw_options, jacobians)
         snapshot = GradSnapshot(written_tensors(roots, live))
         try:

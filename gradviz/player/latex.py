@@ -10,6 +10,7 @@ unescaped): a formula names a user's tensor with `name(k)`, a placeholder that
 """
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from .mathtext import esc
@@ -39,3 +40,58 @@ def mathml(latex: str, names: tuple = (), display: bool = False) -> str:
     for k, text in enumerate(names):
         out = out.replace(f"<mtext>{_MARK}{k}{_MARK}</mtext>", f"<mi>{esc(str(text), quote=False)}</mi>")
     return out
+
+
+# -- the op records' formulas -----------------------------------------------------------
+# A record's LaTeX names its output `$c`, its inputs `$0`, `$1`, ... and its parameters
+# `$alpha`, `$dim`, ...; `fill` puts in what this node had: the learner's names, the
+# constants it used, or the record's symbols.
+_MARKER = re.compile(r"\$([A-Za-z_]\w*|\d+)")
+
+# how a parameter is written when its value is not shown
+PARAM_LATEX = {"alpha": r"\alpha", "beta": r"\beta", "value": "v", "eps": r"\varepsilon", "exponent": "p",
+               "weight": "w", "negative_slope": "s", "min": r"\mathrm{lo}", "max": r"\mathrm{hi}"}
+
+
+def markers(template: str) -> set:
+    """The markers a record's LaTeX uses: 'c', '0', '1', ... and parameter names."""
+    return set(_MARKER.findall(template))
+
+
+def fill(template: str, inputs: list, out: str, params: dict) -> str:
+    """The record's LaTeX with `$c` -> out, `$k` -> inputs[k], `$param` -> params[param] (each
+    already LaTeX); a parameter without a value keeps its symbol."""
+    def put(m):
+        key = m.group(1)
+        if key == "c":
+            return "{" + out + "}"
+        if key.isdigit():
+            return "{" + (inputs[int(key)] if int(key) < len(inputs) else "x_{" + key + "}") + "}"
+        if key in params:
+            return "{" + params[key] + "}"
+        return "{" + PARAM_LATEX.get(key, r"\mathrm{" + key.replace("_", r"\_") + "}") + "}"
+    return _MARKER.sub(put, template)
+
+
+def number(v) -> str:
+    """A constant inside a formula: 2 for 2.0, 0.5, 1e-05; tuples as (0, 1)."""
+    if isinstance(v, bool):
+        return r"\text{" + str(v) + "}"
+    if isinstance(v, (list, tuple)):
+        return "(" + ",\\, ".join(number(x) for x in v) + ")"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if v != v or v in (float("inf"), float("-inf")):
+            return {"nan": r"\text{nan}", "inf": r"\infty", "-inf": r"-\infty"}[str(v)]
+        if v == int(v) and abs(v) < 1e6:
+            return str(int(v))
+        return f"{v:.4g}".replace("e", r"\times 10^{") + ("}" if "e" in f"{v:.4g}" else "")
+    return r"\text{" + str(v).replace("\\", "").replace("{", "").replace("}", "") + "}"
+
+
+def name_index(text: str) -> int | None:
+    """k when `text` is the placeholder name(k), else None."""
+    if text.startswith(r"\text{" + _MARK) and text.endswith(_MARK + "}"):
+        return int(text[len(r"\text{" + _MARK):-len(_MARK + "}")])
+    return None

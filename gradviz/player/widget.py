@@ -18,6 +18,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 import os
 
+from ..naming import with_caller_names
 from ..tracing import GradSnapshot, written_tensors
 from .explain import tensor_label
 from .frames import Frame, FrameBuilder
@@ -233,5 +234,6 @@ def step(*tensors, gradient=None, names=None, retain_graph: bool = True, jacobia
     Prev replays, Play steps on a timer, Reset restores .grad and starts again.
     gradient: as in `tensor.backward(gradient)`. Drawing options are those of `gradviz.draw`.
     """
-    return Stepper(tensors, gradient=gradient, names=names, retain_graph=retain_graph, jacobians=jacobians,
+    return Stepper(tensors, gradient=gradient, names=with_caller_names(names), retain_graph=retain_graph,
+                   jacobians=jacobians,
                    interval_ms=interval_ms, **draw_options)

@@ -10,6 +10,7 @@ Public API:
 from __future__ import annotations
 
 from ..sources import trace_of
+from ..naming import with_caller_names
 from ..tracing import Trace
 from .backends import GraphvizNotFoundError, GraphvizRenderError, GraphvizTimeoutError, render_backend
 from .classic import make_dot
@@ -37,7 +38,8 @@ def draw(*tensors, names=None, show_values: bool = True, show_grads: bool = True
     """The diagram of the backward graph behind `tensors` (or of one Trace); gradviz tensors or
     real torch tensors (drawn through gradviz.torch_bridge).
 
-    names: {name: tensor} (like torchviz's params) or a Module; unnamed tensors use `.name`.
+    names: {name: tensor} (like torchviz's params) or a Module; by default the calling code's variable
+    names (a tensor held by exactly one variable); unnamed tensors use `.name`.
     show_values / show_grads: "data | grad" on nodes (values up to 16 elements, else min/mean/max).
     show_saved: the tensors each grad_fn saved for backward, in orange.
     show_attrs: each grad_fn's arguments (dim, keepdim, ...).
@@ -61,7 +63,7 @@ def draw(*tensors, names=None, show_values: bool = True, show_grads: bool = True
         if missing:
             raise ValueError(f"tensor {missing[0]} passed to draw() does not require grad, so it has no graph "
                              "to draw; create its inputs with requires_grad=True")
-        trace = trace_of(tensors, _names(names), show_saved=show_saved, order_of=order_of)
+        trace = trace_of(tensors, _names(with_caller_names(names)), show_saved=show_saved, order_of=order_of)
     return Diagram(trace, opts)
 
 

@@ -1,7 +1,7 @@
 """The text on nodes and edges: names, formulas, shapes, values and gradients.
 
 Node labels follow micrograd's "data | grad" layout for small tensors (up to
-tracing.PREVIEW_MAX elements) and a min/mean/max summary for larger ones. A leaf
+LABEL_VALUES elements) and a min/mean/max summary for larger ones. A leaf
 whose `.grad` is still None says "grad: not computed yet" rather than zeros.
 Every user-supplied string goes through escape.record_text or escape.dot_text.
 """
@@ -36,13 +36,14 @@ class LabelContext:
 
 
 # -- numbers ---------------------------------------------------------------------------------
+LABEL_VALUES = 16                  # a node label prints up to this many values, a summary beyond
 format_shape = formatting.shape    # the one shape notation: (3, 4)
 format_number = formatting.number  # the one number format: 2.0, 0.3333
 
 
 def values_text(preview: Preview) -> str:
     """The values of a small tensor as text (may span lines), or its min/mean/max summary."""
-    if preview.values is not None:
+    if preview.values is not None and preview.values.size <= LABEL_VALUES:
         return formatting.wrapped(preview.values)
     if preview.stats is not None:
         lo, mean, hi = preview.stats
