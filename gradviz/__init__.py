@@ -31,6 +31,9 @@ half, float, double, short, int, long = float16, float32, float64, int16, int32,
 
 __version__ = "0.1.0"
 
+if events.in_notebook():   # in a notebook, every node remembers the line of the cell that made it
+    set_source_tracking(True)
+
 
 def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)

@@ -12,14 +12,18 @@ from .render import backends
 
 
 def _script_globals(path: Path) -> dict:
-    """Run a script as __main__ (argv and sys.path as if run directly) and return its globals."""
-    old_argv, old_path = sys.argv, list(sys.path)
+    """Run a script as __main__ (argv and sys.path as if run directly) and return its globals.
+    Source tracking is on while it runs, so each node knows the line of the script that made it."""
+    from .events import set_source_tracking, source_tracking
+    old_argv, old_path, old_tracking = sys.argv, list(sys.path), source_tracking()
     sys.argv = [str(path)]
     sys.path.insert(0, str(path.parent.resolve()))
+    set_source_tracking(True)
     try:
         return runpy.run_path(str(path), run_name="__main__")
     finally:
         sys.argv, sys.path[:] = old_argv, old_path
+        set_source_tracking(old_tracking)
 
 
 def _is_tensor(value) -> bool:

@@ -104,6 +104,7 @@ class Trace:
     forward: list = field(default_factory=list)   # op node ids in the order the forward created them
     roots: tuple = ()                              # output node ids
     implicit_seed: bool | None = None              # backward() made the seed (no gradient given); None: no backward
+    code: dict = field(default_factory=dict)       # file -> (first line, lines): the code that made the nodes
 
     def node(self, node_id: str) -> TraceNode:
         for n in self.nodes:
@@ -123,7 +124,8 @@ class Trace:
                            "shape": None if e.shape is None else list(e.shape), "output_nr": e.output_nr,
                            "axes": list(e.axes)} for e in self.edges],
                 "steps": [_step_json(s) for s in self.steps],
-                "forward": list(self.forward), "roots": list(self.roots), "implicit_seed": self.implicit_seed}
+                "forward": list(self.forward), "roots": list(self.roots), "implicit_seed": self.implicit_seed,
+                "code": {f: [first, list(lines)] for f, (first, lines) in self.code.items()}}
 
     @classmethod
     def from_json(cls, data: dict) -> "Trace":
@@ -134,7 +136,8 @@ class Trace:
         edges = [TraceEdge(e["id"], e["src"], e["dst"], e["slot"], None if e["shape"] is None else tuple(e["shape"]),
                            e["output_nr"], tuple(e["axes"])) for e in data["edges"]]
         steps = [_step_from_json(s) for s in data["steps"]]
-        return cls(nodes, edges, steps, list(data["forward"]), tuple(data["roots"]), data.get("implicit_seed"))
+        code = {f: (first, list(lines)) for f, (first, lines) in data.get("code", {}).items()}
+        return cls(nodes, edges, steps, list(data["forward"]), tuple(data["roots"]), data.get("implicit_seed"), code)
 
 
 def _pj(p):
@@ -337,6 +340,7 @@ class Recorder:
                 written.setdefault(("output", src, out.edge.output_nr), node.id)
         trace.roots = tuple(roots)
         trace.forward = [n.id for n in trace.nodes if n.kind in ("op", "accumulate")]
+        trace.code = events.code_around([n.source for n in trace.nodes if n.source is not None])
         self.current = trace
         self._ids = ids
         self._edge_of = {(e.dst, e.slot): e.id for e in trace.edges if e.slot >= 0}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .. import backend
 from ..formatting import shape
-from ..events import InputInfo, NodeInfo, Preview, TensorInfo
+from ..events import InputInfo, NodeInfo, Preview, TensorInfo, source_of
 from .graph import AccumulateGrad, Node
 
 
@@ -112,6 +112,8 @@ def describe_node(node: Node, names: dict | None = None, source=None, with_saved
     """The NodeInfo of an op node (not an AccumulateGrad: leaves travel with their consumers)."""
     op = node.op
     n = len(node.next_functions)
+    if source is None:
+        source = source_of(node)
     symbols = op.input_symbols(n)
     inputs = []
     for slot, (nxt, nr) in enumerate(node.next_functions):

@@ -155,10 +155,11 @@ def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
             share_version(result, inputs, op)
     else:
         result = tuple(share_version(Tensor._make(o, node, i), inputs, op) for i, o in enumerate(out))
+    if events.tracking_sources:
+        events.remember_source(node, 2)
     if events._listeners:
         outs = (result,) if op.n_outputs == 1 else result
-        source = events.user_source(2) if events.source_tracking() else None
-        info = describe_node(node, source=source)
+        info = describe_node(node)
         events.emit(events.NodeCreated(node, tuple(inputs), outs, node.scope, info))
     return result
 
