@@ -266,6 +266,22 @@ def _versus_torch(title: str, times: dict) -> None:
         print(f"  gradviz / torch: {times['gradviz'] / times['torch (CPU)']:.2f}x")
 
 
+# -- the cost of source tracking (on in notebooks and in `gradviz render|animate`) ---------------
+def bench_source_tracking(rounds: int) -> dict:
+    """The chain with source tracking off and on: each op then walks to the user's frame."""
+    from gradviz import events
+    run = make_chain(gradviz)
+
+    def tracked(x):
+        events.set_source_tracking(True)
+        try:
+            run(x)
+        finally:
+            events.set_source_tracking(False)
+    x = gradviz.ones(4, requires_grad=True)
+    return _race({"off": (run, x), "on": (tracked, x)}, rounds)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=15)
@@ -290,6 +306,10 @@ def main() -> None:
     guard = bench_event_guard(args.rounds)
     print(f"\nEvent guard with no listener: {guard * 1e6:.1f} µs per chain = "
           f"{guard / chain['gradviz'] * 100:.2f}% of the chain's time")
+
+    tracking = bench_source_tracking(args.rounds)
+    print(f"\nSource tracking: {(tracking['on'] - tracking['off']) / CHAIN * 1e6:.2f} µs per op "
+          f"({tracking['on'] / tracking['off']:.2f}x the chain with it off)")
 
     _versus_torch("LeNet-5 training step, batch 64, 1x28x28, float32, SGD with momentum", bench_lenet(args.rounds))
     sizes = ", ".join(f"{k}={v}" for k, v in GPT_SIZES.items())
