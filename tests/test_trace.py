@@ -35,6 +35,11 @@ def _plain_values(obj, path="trace"):
         for i, v in enumerate(obj):
             _plain_values(v, f"{path}[{i}]")
         return
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            _plain_values(k, f"{path} key")
+            _plain_values(v, f"{path}[{k!r}]")
+        return
     if hasattr(obj, "__dataclass_fields__"):
         for name in obj.__dataclass_fields__:
             _plain_values(getattr(obj, name), f"{path}.{name}")
