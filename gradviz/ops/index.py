@@ -69,7 +69,7 @@ SCATTER_ADD = Op("scatter_add", "ScatterAddBackward0", "c = a; c[idx] += src",
                       lambda xp, g, c, a, src, dim, index: _pad_to(xp, xp.gather_along(g, index, dim), src)),
                  vjp_formulas=("ḡ", "gather(ḡ, dim, idx)"), args=("self", "src"), params=("dim", "index"),
                  saves=("index",), symbols=("a", "src"), broadcasts=(),
-                 latex=r"$c = $0;\; $c[\mathrm{idx}] \mathrel{+}= $1",
+                 latex=r"$c = $0;\; $c[\mathrm{idx}] \text{ += } $1",
                  vjp_latex=(r"\bar{g}", r"\operatorname{gather}(\bar{g},\, $dim,\, \mathrm{idx})",))
 INDEX_SELECT = Op("index_select", "IndexSelectBackward0", "c = a.index_select(dim, idx)",
                   lambda xp, a, dim, index: xp.take(a, index, axis=dim),
@@ -108,13 +108,13 @@ INDEX_SCATTER = Op("index_scatter", "IndexPutBackward0", "c = zeros; c[idx] += g
                    lambda xp, g, shape, idx, acc: xp.index_scatter(g, shape, idx, acc),
                    vjp=(lambda xp, gg, c, g, shape, idx, acc: gg[idx],), vjp_formulas=("ḡ[idx]",),
                    params=("shape", "indices", "accumulate"), symbols=("g",),
-                   latex=r"$c = 0;\; $c[\mathrm{idx}] \mathrel{+}= $0",
+                   latex=r"$c = 0;\; $c[\mathrm{idx}] \text{ += } $0",
                    vjp_latex=(r"\bar{g}[\mathrm{idx}]",))
 SCATTER_ADD_ZEROS = Op("scatter_add", "ScatterAddBackward0", "c = zeros; c[idx] += g",
                        lambda xp, g, shape, dim, index: xp.scatter_add_zeros(shape, dim, index, g),
                        vjp=(lambda xp, gg, c, g, shape, dim, index: xp.gather_along(gg, index, dim),),
                        vjp_formulas=("gather(ḡ)",), params=("shape", "dim", "index"), symbols=("g",),
-                       latex=r"$c = 0;\; $c[\mathrm{idx}] \mathrel{+}= $0",
+                       latex=r"$c = 0;\; $c[\mathrm{idx}] \text{ += } $0",
                        vjp_latex=(r"\operatorname{gather}(\bar{g})",))
 DIAGONAL_SCATTER = Op("diagonal_scatter", "DiagonalScatterBackward0", "c = zeros; diag(c) = g",
                       lambda xp, g, shape, offset, d1, d2: xp.diagonal_scatter(g, shape, offset, d1, d2),
@@ -447,7 +447,7 @@ INDEX_ADD = Op("index_add", "IndexAddBackward0", "c = a; c[…, idx] += α src",
                                                                        alpha)),
                vjp_formulas=("ḡ", "α ḡ[…, idx]"), args=("self", "source"), params=("dim", "index", "alpha"),
                saves=("index",), symbols=("a", "src"), broadcasts=(),
-               latex=r"$c = $0;\; $c[\dots,\, \mathrm{idx}] \mathrel{+}= $alpha\, $1",
+               latex=r"$c = $0;\; $c[\dots,\, \mathrm{idx}] \text{ += } $alpha\, $1",
                vjp_latex=(r"\bar{g}", r"$alpha\, \bar{g}[\dots,\, \mathrm{idx}]",))
 
 

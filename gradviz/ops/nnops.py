@@ -251,7 +251,7 @@ EMBEDDING = Op("embedding", "EmbeddingBackward0", "c = W[idx]", lambda xp, w, id
                args=("weight",), params=("indices", "padding_idx"), saves=("indices",),
                symbols=("W",), broadcasts=(),
                latex=r"$c = $0[\mathrm{idx}]",
-               vjp_latex=(r"\text{rows idx of } \partial $0 \mathrel{+}= \bar{g} \text{ (not the padding row)}",))
+               vjp_latex=(r"\text{rows idx of } \partial $0 \text{ += } \bar{g} \text{ (not the padding row)}",))
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):

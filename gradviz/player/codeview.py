@@ -56,11 +56,11 @@ def listing(trace) -> str:
         previous = None
         for number, text in numbered:
             if previous is not None and number != previous + 1:
-                out.append('<span class="gv-gap">⋮</span>\n')
+                out.append('<span class="gv-gap">⋮</span>')
             key = f"{k}:{number}"
             made = " gv-made" if key in used else ""
             out.append(f'<span class="gv-line{made}" data-line="{key}"><span class="gv-ln">{number}</span>'
-                       f"{esc(text.rstrip())}</span>\n")
+                       f"{esc(text.rstrip())}</span>")
             previous = number
         out.append("</pre>")
     out.append("</div>")

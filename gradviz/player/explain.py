@@ -376,7 +376,7 @@ def _accumulate(builder, step, node) -> str:
     groups = _grouped(builder, node.id).get(0, [])
     contributions = [g for _, g in groups]
     leaf_name = leaf.name if leaf is not None and leaf.name else "x"
-    head = latex.mathml(latex.name(0) + r".\mathrm{grad} \mathrel{+}= \bar{g}", (leaf_name,))
+    head = latex.mathml(latex.name(0) + r" \text{ += } \bar{g}", (f"{leaf_name}.grad",))
     if acc is None:
         say = (f"AccumulateGrad for {label} received its gradient but did not write it "
                "(backward(inputs=...) left this leaf out).")

@@ -19,6 +19,7 @@ from ..render.theme import css as theme_css
 from ..autograd.engine import backward_steps
 from ..naming import with_caller_names
 from ..tracing import GradSnapshot, Recorder, Trace, outputs_of, replay, written_tensors
+from . import codeview
 from .frames import Frame, FrameBuilder, state_at
 from .mathtext import esc
 from .stage import Stage
@@ -66,7 +67,7 @@ def scalable(svg: str) -> str:
     return head + svg[head_end:]
 
 
-def markup(uid: str, svg: str, n: int, title: str, text: str, page: bool = False) -> str:
+def markup(uid: str, svg: str, n: int, title: str, text: str, page: bool = False, code: str = "") -> str:
     """The player's elements, opened but not closed (the caller adds its data and script, then
     '</div></div>'): the diagram's viewport, the controls, the camera buttons and the step panel."""
     return (
@@ -92,6 +93,7 @@ def markup(uid: str, svg: str, n: int, title: str, text: str, page: bool = False
         '<button type="button" class="gv-fit" title="Show the whole graph">fit</button>'
         '<button type="button" class="gv-follow" aria-pressed="true" '
         'title="Follow the running node again">follow</button></div>'
+        f'<div class="gv-codebox">{code}</div>'
         '<div class="gv-panel">'
         f'<div class="gv-title">{title}</div>'
         f'<div class="gv-text">{text}</div><div class="gv-now"></div></div>'
@@ -164,7 +166,8 @@ class Animation:
     def data(self) -> dict:
         """What the player script reads: the frames and the edge midpoints."""
         mid = {k: [round(x, 1), round(y, 1)] for k, (x, y) in self.stage.midpoints.items()}
-        return {"frames": [frame_json(f) for f in self.frames], "mid": mid, "interval": self.interval_ms}
+        return {"frames": [frame_json(f) for f in self.frames], "mid": mid, "interval": self.interval_ms,
+                "lines": codeview.line_keys(self.trace)}
 
     def fragment(self, page: bool = False) -> str:
         """The player as an HTML fragment: it styles and scripts itself, so it works inside any page."""
@@ -173,7 +176,8 @@ class Animation:
         # frame 0 drawn server-side: readers that strip scripts (GitHub previews) still see a diagram
         svg = self.stage.render(self.state(0), first.labels) if first else self.stage.svg
         return (
-            markup(uid, svg, len(self.frames), first.title if first else "", first.text if first else "", page=page)
+            markup(uid, svg, len(self.frames), first.title if first else "", first.text if first else "", page=page,
+                   code=codeview.listing(self.trace))
             + f'<script type="application/json" class="gv-data">{script_json(self.data())}</script>'
             f"<script>{script()}\n"
             "(function(s){window.gradvizPlayer(s&&s.closest?s.closest('.gv-player'):"

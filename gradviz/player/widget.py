@@ -22,6 +22,7 @@ from ..naming import with_caller_names
 from ..tracing import GradSnapshot, written_tensors
 from .explain import tensor_label
 from .frames import Frame, FrameBuilder
+from . import codeview
 from .html import _uids, frame_json, markup, record_graph, remap, script
 from .mathtext import esc, preview
 from .stage import Stage
@@ -34,7 +35,7 @@ export default {
     const root = el.querySelector(".gv-player"), now = root.querySelector(".gv-now");
     let frames = model.get("frames");
     const api = window.gradvizPlayer(root, {
-      frames, mid: model.get("mid"), interval: model.get("interval"),
+      frames, mid: model.get("mid"), interval: model.get("interval"), lines: model.get("lines"),
       total: model.get("total"), finished: model.get("finished"), zero: true,
       remote: {
         request: (k) => model.send({ go: k }),                 // Python runs the engine up to frame k
@@ -66,6 +67,7 @@ class Stepper(anywidget.AnyWidget):
     markup = traitlets.Unicode("").tag(sync=True)
     frames = traitlets.List([]).tag(sync=True)
     mid = traitlets.Dict({}).tag(sync=True)
+    lines = traitlets.Dict({}).tag(sync=True)   # node id -> the key of the code line that made it
     interval = traitlets.Int(1200).tag(sync=True)
     position = traitlets.Int(0).tag(sync=True)
     total = traitlets.Int(1).tag(sync=True)
@@ -90,7 +92,8 @@ class Stepper(anywidget.AnyWidget):
         uid = f"gv-stepper-{os.getpid()}-{next(_uids)}"
         with self.hold_sync():
             self.markup = markup(uid, self.stage.render(self._start_frame.changes), 1, self._start_frame.title,
-                                 self._start_frame.text)
+                                 self._start_frame.text, code=codeview.listing(self.trace))
+            self.lines = codeview.line_keys(self.trace)
             self.mid = {k: [round(x, 1), round(y, 1)] for k, (x, y) in self.stage.midpoints.items()}
             self.interval = int(interval_ms)
         self.on_msg(self._on_msg)

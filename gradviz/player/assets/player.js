@@ -38,6 +38,7 @@
     var slider = q(".gv-slider"), count = q(".gv-count"), title = q(".gv-title"), text = q(".gv-text");
     var live = q(".gv-live"), playBtn = q(".gv-play"), speed = q(".gv-speed"), nextBtn = q(".gv-next"),
         prevBtn = q(".gv-prev"), firstBtn = q(".gv-first"), followBtn = q(".gv-follow");
+    var code = q(".gv-code"), lines = data.lines || {}, lit = null;
     var shown = {}, current = -1, timer = null, wanted = null, started = false, moved = false;   // moved: stepped since load
     var camera = Camera(stage, svg, function () { setFollow(false); });
     // the gradient labels live in an overlay SVG of the same geometry: adding them leaves the big
@@ -94,6 +95,18 @@
       if (shown[id]) el.classList.remove("gv-" + shown[id]);
       if (st) { el.classList.add("gv-" + st); shown[id] = st; } else { delete shown[id]; }
     }
+    // the learner's line that made the node at work: highlighted, and scrolled into the code box
+    // (never the page) when it is out of sight
+    function markLine(id) {
+      if (!code) return;
+      var key = id && lines[id], el = key ? code.querySelector('[data-line="' + key + '"]') : null;
+      if (lit && lit !== el) lit.classList.remove("gv-current");
+      lit = el;
+      if (!el) return;
+      el.classList.add("gv-current");
+      var top = el.offsetTop, h = code.clientHeight;
+      if (top < code.scrollTop || top + el.offsetHeight > code.scrollTop + h) code.scrollTop = Math.max(0, top - h / 2);
+    }
     function apply(k) {
       var id, c;
       if (k === current + 1 && current >= 0) {       // the usual step: only what changed
@@ -144,6 +157,7 @@
       drawLabels(f.l);
       title.innerHTML = f.t;
       text.innerHTML = f.h;
+      markLine(f.n);
       if (live) live.textContent = f.s || title.textContent;
       current = k;
       root.setAttribute("data-frame", String(k));
