@@ -37,7 +37,8 @@ def caller_names(is_tensor: Callable[[object], bool], frame=None) -> dict:
     namespace.update(frame.f_locals)
     holders: dict = {}
     for name, value in namespace.items():
-        if _public(name) and is_tensor(value):
+        # a tensor the learner named itself (x.name = "...") keeps that name
+        if _public(name) and is_tensor(value) and getattr(value, "name", None) is None:
             holders.setdefault(id(value), []).append((name, value))
     return {found[0][0]: found[0][1] for found in holders.values() if len(found) == 1}
 

@@ -297,7 +297,9 @@ INDEX_PUT_ACC = Op("index_put", "IndexPutBackward0", "c = a; c[idx] += v", _put_
                    vjp=(lambda xp, g, c, a, v, basic, adv: g,
                         lambda xp, g, c, a, v, basic, adv: _written(g, basic, adv)),
                    vjp_formulas=("ḡ", "ḡ[idx]"), args=("self", "values"), params=("basic", "indices"),
-                   saves=("indices",))
+                   saves=("indices",),
+                   latex=r"$c = $0;\; $c[\mathrm{idx}] \text{ += } $1",
+                   vjp_latex=(r"\bar{g}", r"\bar{g}[\mathrm{idx}]",))
 
 
 def _int_index(index, message: str, exc=RuntimeError) -> np.ndarray:
@@ -598,7 +600,9 @@ INDEX_FILL_TENSOR = Op("index_fill", "IndexFillBackward1", "c = a; c[…, idx] =
                        vjp=(lambda xp, g, c, a, v, key, written: xp.where(written, 0, g),
                             lambda xp, g, c, a, v, key, written: xp.sum(xp.where(written, g, 0))),
                        vjp_formulas=("ḡ, 0 at idx", "Σ ḡ at idx"), args=("self", "value"),
-                       params=("index", "written"))
+                       params=("index", "written"),
+                       latex=r"$c = $0;\; $c[\dots,\, \mathrm{idx}] = $1",
+                       vjp_latex=(r"\bar{g}\text{, 0 at idx}", r"\sum \bar{g}\text{ at idx}",))
 
 
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):

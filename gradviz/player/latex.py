@@ -38,7 +38,7 @@ def mathml(latex: str, names: tuple = (), display: bool = False) -> str:
     except Exception:   # latex2mathml raises its own exception types for input it cannot parse
         return f'<span class="gv-math-fallback">{esc(latex)}</span>'
     for k, text in enumerate(names):
-        out = out.replace(f"<mtext>{_MARK}{k}{_MARK}</mtext>", f"<mi>{esc(str(text), quote=False)}</mi>")
+        out = out.replace(f"<mtext>{_MARK}{k}{_MARK}</mtext>", f"<mi>{esc(str(text))}</mi>")
     return out
 
 
