@@ -147,8 +147,11 @@ def test_step_in_jupyterlab_runs_backward_one_click_at_a_time(jupyter_lab, tmp_p
         assert len(second["active"]) == 1 and second["active"] != first["active"]
         panel = " ".join(second["panel"].split())
         assert "MulBackward0" in panel
-        assert "[3.0, 4.0]" in panel        # grad_a = ḡ ⊙ b flows to a
-        assert "[1.0, 2.0]" in panel        # grad_b = ḡ ⊙ a flows to b
+        grids = page.eval_on_selector_all(
+            ".jp-OutputArea-output .gv-player .gv-panel table.gv-grid",
+            "ts => ts.map(t => Array.from(t.querySelectorAll('td')).map(td => td.textContent).join(' '))")
+        assert "3.0 4.0" in grids           # ∂L/∂a = ḡ ⊙ b flows to a, drawn as a grid
+        assert "1.0 2.0" in grids           # ∂L/∂b = ḡ ⊙ a flows to b
         assert "a.grad = None" in panel     # the engine is paused before AccumulateGrad ran
         page.keyboard.press("ArrowLeft")    # keys reach the player without a click into it
         _wait_for_panel(page, "backward 1")
