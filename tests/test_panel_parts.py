@@ -124,7 +124,7 @@ def _fake_trace(code=None):
     from types import SimpleNamespace as NS
     nodes = [NS(id="n0", source=None), NS(id="n1", source=("/home/me/train.py", 12, "h = x @ w")),
              NS(id="n2", source=("/home/me/train.py", 14, "loss = h.sum()  # <done>")),
-             NS(id="n3", source=("<ipython-input-3-abc>", 2, "y = x * 2"))]
+             NS(id="n3", source=("/tmp/ipykernel_81/3158.py", 2, "y = x * 2"))]
     return NS(nodes=nodes, code=code)
 
 
@@ -138,13 +138,14 @@ def test_listing_keys_each_node_to_its_line():
     assert "⋮" in html                          # lines 12 and 14 are not neighbours
     assert "&lt;done&gt;" in html and "<done>" not in html
     assert "train.py" in html and "/home/me" not in html
+    assert "notebook cell" in html and "3158" not in html
 
 
 def test_listing_shows_the_recorded_block_around_the_lines():
     from gradviz.player import codeview
     code = {"/home/me/train.py": (11, ["x = randn(3)", "h = x @ w", "print(h)", "loss = h.sum()"])}
     html = codeview.listing(_fake_trace(code))
-    assert html.count('class="gv-line') == 4 + 1 and "⋮" not in html.split("<ipython")[0]
+    assert html.count('class="gv-line') == 4 + 1 and "⋮" not in html.split("notebook cell")[0]
     assert html.count("gv-made") == 3           # the three lines that made nodes stand out
 
 

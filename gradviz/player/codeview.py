@@ -38,7 +38,9 @@ def line_keys(trace) -> dict:
 
 
 def _display_name(file: str) -> str:
-    """A short name for a file: a notebook cell stays as IPython names it, a path keeps its last part."""
+    """A short name for a file: "notebook cell" for a Jupyter cell, else the path's last part."""
+    if file.startswith("<ipython-input") or "ipykernel_" in file:
+        return "notebook cell"
     if file.startswith("<"):
         return file
     return file.replace("\\", "/").rsplit("/", 1)[-1]
