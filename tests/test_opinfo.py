@@ -48,8 +48,8 @@ KNOWN: dict[str, tuple] = {
     "nn.functional.interpolate.bicubic": ("mode='bicubic' raises NotImplementedError", None),
     "nn.functional.interpolate.area": ("mode='area' raises NotImplementedError", None),
     "nn.functional.scaled_dot_product_attention": (
-        "dropout_p > 0 draws a random mask (values differ); a float attn_mask gets no gradient",
-        lambda s, e: s.kwargs.get("dropout_p", 0) > 0 or getattr(s.kwargs.get("attn_mask"), "requires_grad", False)),
+        "dropout_p > 0 draws a random mask (values differ)",
+        lambda s, e: s.kwargs.get("dropout_p", 0) > 0),
     "nn.functional.pad.circular": ("negative circular padding (cropping) raises",
                                    lambda s, e: min(s.args[0]) < 0),
     "nn.functional.multi_head_attention_forward": (

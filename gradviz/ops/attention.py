@@ -158,13 +158,18 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     l, s, e = query.shape[-2], key.shape[-2], query.shape[-1]
     scale = 1 / math.sqrt(e) if scale is None else scale
     mask = _additive_mask(attn_mask, is_causal, l, s, query._data.dtype, namespace(query._data))
-    if _fused(query, key, value, dropout_p):   # PyTorch's fused CPU kernel: one node
+    # a float mask that requires grad is an input of the graph: PyTorch then takes its math path,
+    # and so does gradviz, so the mask gets its gradient (the fused record treats it as a constant)
+    learned = attn_mask if getattr(attn_mask, "requires_grad", False) else None
+    if learned is None and _fused(query, key, value, dropout_p):   # PyTorch's fused CPU kernel: one node
         return apply(SDPA, (query, key, value), (mask, scale))
     # PyTorch's math path (float64, or dropout): each factor scaled by √scale, a safe softmax
     from .linalg import matmul
     root = math.sqrt(scale)
     scores = matmul(mul_scalar(query, root), mul_scalar(key.transpose(-2, -1), root))
-    if mask is not None:
+    if learned is not None:
+        scores = scores + learned
+    elif mask is not None:
         from ..tensor import Tensor
         scores = scores + Tensor._make(mask)
     probs = apply(SAFE_SOFTMAX, (scores,), (scores.ndim - 1,))
