@@ -324,6 +324,17 @@ class BackwardFinished:
     steps: int
 
 
+@dataclass(frozen=True, slots=True)
+class TangentComputed:
+    """Forward mode: an op pushed its inputs' tangents to its output(s) (J·t)."""
+    op: Any               # the Op record
+    inputs: tuple         # the primal inputs (Tensors)
+    outputs: tuple        # the primal outputs
+    tangents_in: tuple    # one tangent (Tensor) or None per input
+    tangents_out: tuple   # one tangent per output
+    rule: str             # 'explicit', 'pointwise', 'linear', 'bilinear' or 'transpose' (derived from the VJP)
+
+
 # -- source tracking ---------------------------------------------------------------------------
 # Off in plain scripts (the frame walk costs about a microsecond per op); on by default in a
 # notebook kernel and in `gradviz render|animate`. The line is kept beside the node, so a
@@ -386,4 +397,3 @@ def user_source(skip: int = 1) -> tuple | None:
         return None
     filename, line = frame.f_code.co_filename, frame.f_lineno
     return filename, line, linecache.getline(filename, line).strip()
-

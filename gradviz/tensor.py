@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 
 from . import backend, dtypes
+from .autograd import forward_ad as _forward_ad
 from .autograd import grad_mode
 from .autograd.graph import AccumulateGrad, VersionCounter
 
@@ -549,7 +550,10 @@ class Tensor:
             if self._grad_fn is None and self._requires_grad:
                 raise RuntimeError(leaf_message)
             return self._rebase(fn(self._snapshot(), *args, **kwargs))
-        return self._write(fn(self, *args, **kwargs)._data)
+        out = fn(self, *args, **kwargs)
+        if _forward_ad._state.level is not None:
+            _forward_ad.carry(out, self)   # the written tensor takes the result's tangent
+        return self._write(out._data)
 
     def _check_overlap(self) -> None:
         """PyTorch refuses most in-place writes into a tensor whose elements share memory."""
@@ -816,6 +820,9 @@ class Tensor:
         from .ops.index import index_put, parse_index, setitem
         _check_assignable(self, key, value)
         if not self._records(value):
+            if _forward_ad._state.level is not None and _forward_ad.is_dual(self, value):
+                self._inplace_op(index_put, key, value)   # out of place, then written: the tangent follows
+                return
             setitem(self._writable(), key, value._data if isinstance(value, Tensor) else value)
             self._bump()
             return

@@ -1,76 +1,420 @@
-"""Higher-level autograd: vjp, jacobian, hessian, and gradcheck by central differences."""
+"""torch.autograd.functional: vjp, jvp, jacobian, hessian, vhp, hvp; and gradcheck by central differences.
+
+Reverse-mode products run the engine with a seed; jvp, hvp and the forward-mode
+jacobian run real forward mode (autograd.forward_ad), one tangent per pass. vectorize=True
+is accepted and computes the same values by the same loop (one pass per basis vector).
+"""
 from __future__ import annotations
 
 import numpy as np
 
+from . import forward_ad
 from .engine import grad
+from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
+
+_STRATEGIES = ("forward-mode", "reverse-mode")
 
 
-def _as_tuple(x):
-    return x if isinstance(x, tuple) else (x,)
-
-
-def _prepare(inputs):
-    return tuple(t.detach().requires_grad_(True) for t in _as_tuple(inputs))
-
-
-def _one_hot(out, k: int):
-    """A seed of out's shape and dtype: 1 at flat index k, 0 elsewhere (picks out row k of the Jacobian)."""
+def _tensor_cls():
     from ..tensor import Tensor
-    seed = np.zeros(out.numel(), dtype=out._data.dtype)
-    seed[k] = 1
-    return Tensor(seed.reshape(out.shape))
+    return Tensor
 
 
-def vjp(func, inputs, v=None, create_graph=False):
+def _as_tuple(inp, arg_name=None, fn_name=None):
+    """(was it a tuple, the tuple), with torch's TypeError for anything but Tensors."""
+    if arg_name is None:
+        return isinstance(inp, tuple), inp if isinstance(inp, tuple) else (inp,)
+    is_tuple = isinstance(inp, tuple)
+    items = inp if is_tuple else (inp,)
+    for i, el in enumerate(items):
+        if not isinstance(el, _tensor_cls()):
+            where = f" value at index {i} has type {type(el)}." if is_tuple else \
+                f" given {arg_name} has type {type(el)}."
+            raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of Tensors but "
+                            f"the{where}")
+    return is_tuple, items
+
+
+def _tuple_postprocess(res, to_unpack):
+    """Unwrap the tuple levels the user did not ask for (a Tensor in, a Tensor out)."""
+    if isinstance(to_unpack, tuple):
+        if not to_unpack[1]:
+            res = tuple(r[0] for r in res)
+        if not to_unpack[0]:
+            res = res[0]
+    elif not to_unpack:
+        res = res[0]
+    return res
+
+
+def _grad_preprocess(inputs, create_graph: bool, need_graph: bool) -> tuple:
+    """Fresh handles on the inputs: detached leaves, or (create_graph) views still in the graph."""
+    out = []
+    for t in inputs:
+        if create_graph and t.requires_grad:
+            out.append(t.view_as(t))
+        else:
+            out.append(t.detach().requires_grad_(need_graph))
+    return tuple(out)
+
+
+def _grad_postprocess(inputs, create_graph: bool):
+    if isinstance(inputs[0], _tensor_cls()):
+        return inputs if create_graph else tuple(t.detach() for t in inputs)
+    return tuple(_grad_postprocess(t, create_graph) for t in inputs)
+
+
+def _validate_v(v, other, is_other_tuple: bool) -> None:
+    if len(other) != len(v):
+        if is_other_tuple:
+            raise RuntimeError(f"v is a tuple of invalid length: should be {len(other)} but got {len(v)}.")
+        raise RuntimeError("The given v should contain a single Tensor.")
+    for idx, (el_v, el_other) in enumerate(zip(v, other)):
+        if el_v.size() != el_other.size():
+            prepend = f"Entry {idx} in " if is_other_tuple else ""
+            raise RuntimeError(f"{prepend}v has invalid size: should be {el_other.size()} but got {el_v.size()}.")
+
+
+def _check_requires_grad(inputs, input_type: str, strict: bool) -> None:
+    """strict=True: torch's errors for an output (or a derivative) independent of an input."""
+    if not strict:
+        return
+    for i, inp in enumerate(inputs):
+        if inp is None:
+            raise RuntimeError(f"The output of the user-provided function is independent of input {i}. This is "
+                               "not allowed in strict mode.")
+        if not inp.requires_grad:
+            if input_type == "hessian":
+                raise RuntimeError(f"The hessian of the user-provided function with respect to input {i} is "
+                                   "independent of the input. This is not allowed in strict mode. You should ensure "
+                                   "that your function is thrice differentiable and that the hessian depends on the "
+                                   "inputs.")
+            if input_type == "jacobian":
+                raise RuntimeError("While computing the hessian, found that the jacobian of the user-provided "
+                                   f"function with respect to input {i} is independent of the input. This is not "
+                                   "allowed in strict mode. You should ensure that your function is twice "
+                                   "differentiable and that the jacobian depends on the inputs (this would be "
+                                   "violated by a linear function for example).")
+            if input_type == "grad_inputs":
+                raise RuntimeError(f"The gradient with respect to input {i} is independent of the inputs of the "
+                                   "user-provided function. This is not allowed in strict mode.")
+            raise RuntimeError(f"Output {i} of the user-provided function does not require gradients. The outputs "
+                               "must be computed in a differentiable manner from the input when running in strict "
+                               "mode.")
+
+
+def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None) -> tuple:
+    """grad() that skips outputs needing no grad and returns None for unused inputs."""
+    if grad_outputs is None:
+        grad_outputs = (None,) * len(outputs)
+    pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o is not None and o.requires_grad]
+    if not pairs:
+        return (None,) * len(inputs)
+    return grad([o for o, _ in pairs], inputs, [g for _, g in pairs], retain_graph=retain_graph,
+                create_graph=create_graph, allow_unused=True)
+
+
+_STAGE_MESSAGES = {
+    "back": "The output of the user-provided function is independent of input {i}. This is not allowed in strict "
+            "mode.",
+    "back_trick": "The gradient with respect to the input is independent of entry {i} in the grad_outputs when using "
+                  "the double backward trick to compute forward mode gradients. This is not allowed in strict mode.",
+    "double_back": "The jacobian of the user-provided function is independent of input {i}. This is not allowed in "
+                   "strict mode.",
+    "double_back_trick": "The hessian of the user-provided function is independent of entry {i} in the "
+                         "grad_jacobian. This is not allowed in strict mode as it prevents from using the double "
+                         "backward trick to replace forward mode AD.",
+}
+
+
+def _fill_in_zeros(grads, refs, strict: bool, create_graph: bool, stage: str) -> tuple:
+    from ..creation import zeros_like
+    res = []
+    for i, g in enumerate(grads):
+        if g is None:
+            if strict:
+                raise RuntimeError(_STAGE_MESSAGES[stage].format(i=i))
+            g = zeros_like(refs[i])
+        elif strict and create_graph and not g.requires_grad:
+            what = "hessian" if "double" in stage else "jacobian"
+            raise RuntimeError(f"The {what} of the user-provided function is independent of input {i}. This is not "
+                               "allowed in strict mode when create_graph=True.")
+        res.append(g)
+    return tuple(res)
+
+
+def _outputs_of(func, inputs, fn_name: str, strict: bool):
+    outputs = func(*inputs)
+    is_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", fn_name)
+    _check_requires_grad(outputs, "outputs", strict=strict)
+    return is_tuple, outputs
+
+
+def _prepare_v(v, refs, is_refs_tuple: bool, create_graph: bool, fn_name: str, what: str):
+    if v is not None:
+        _, v = _as_tuple(v, "v", fn_name)
+        v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
+        _validate_v(v, refs, is_refs_tuple)
+        return v
+    if len(refs) != 1 or refs[0].nelement() != 1:
+        raise RuntimeError(f"The vector v can only be None if the {what} a single Tensor with a single element.")
+    return None
+
+
+# -- products --------------------------------------------------------------------------------
+def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """(func(inputs), vᵀ J): one backward pass with `v` as the seed."""
-    from ..tensor import Tensor
-    single = isinstance(inputs, Tensor)
-    xs = _prepare(inputs)
-    out = func(*xs)
-    grads = grad(out, xs, v, create_graph=create_graph, allow_unused=True, materialize_grads=True)
-    out = out if create_graph else out.detach()
-    return out, (grads[0] if single else grads)
+    with enable_grad():
+        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
+        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+        is_outputs_tuple, outputs = _outputs_of(func, inputs, "vjp", strict)
+        v = _prepare_v(v, outputs, is_outputs_tuple, create_graph, "vjp",
+                       "user-provided function returns")
+    with set_grad_enabled(True if create_graph else is_grad_enabled()):
+        grads = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
+        result = _fill_in_zeros(grads, inputs, strict, create_graph, "back")
+    return (_tuple_postprocess(_grad_postprocess(outputs, create_graph), is_outputs_tuple),
+            _tuple_postprocess(_grad_postprocess(result, create_graph), is_inputs_tuple))
 
 
-def jacobian(func, inputs, create_graph=False):
-    """The full Jacobian, one backward pass per output element (a one-hot seed each time)."""
-    from ..tensor import Tensor
-    single = isinstance(inputs, Tensor)
-    xs = _prepare(inputs)
-    out = func(*xs)
-    rows = [[] for _ in xs]
-    for k in range(out.numel()):
-        gs = grad(out, xs, _one_hot(out, k), retain_graph=True, create_graph=create_graph, allow_unused=True,
-                  materialize_grads=True)
-        for i, g in enumerate(gs):
-            rows[i].append(g._data)
-    jac = tuple(Tensor._make(np.stack(r).reshape(tuple(out.shape) + tuple(x.shape))) for r, x in zip(rows, xs))
-    return jac[0] if single else jac
+def _forward(func, inputs, tangents):
+    """func(*inputs) with `tangents` pushed forward: (outputs, is tuple, output tangents).
+
+    Real forward mode when no level is open; inside one (forward mode does not nest) the
+    double-backward trick: J·t = ∂/∂u ⟨u, J ...⟩ — the VJP is linear in its seed u."""
+    from ..creation import zeros_like
+    if forward_ad._state.level is None:
+        with forward_ad.dual_level():
+            duals = tuple(x if t is None else forward_ad.make_dual(x, t) for x, t in zip(inputs, tangents))
+            is_tuple, outputs = _as_tuple(func(*duals), "outputs of the user-provided function", "jvp")
+            unpacked = [forward_ad.unpack_dual(o) for o in outputs]
+        return tuple(u.primal for u in unpacked), is_tuple, tuple(
+            u.tangent if u.tangent is not None else zeros_like(u.primal) for u in unpacked)
+    inputs = tuple(track(x) for x in inputs)
+    is_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", "jvp")
+    seeds = tuple(zeros_like(o).requires_grad_() for o in outputs)
+    grads = _autograd_grad(outputs, inputs, seeds, create_graph=True)
+    pairs = [(g, t) for g, t in zip(grads, tangents) if g is not None and t is not None and g.requires_grad]
+    found = _autograd_grad(tuple(g for g, _ in pairs), seeds, tuple(t for _, t in pairs), create_graph=True) \
+        if pairs else (None,) * len(seeds)
+    return outputs, is_tuple, tuple(f if f is not None else zeros_like(o) for f, o in zip(found, outputs))
 
 
-def hessian(func, inputs):
-    """Jacobian of the gradient (create_graph=True under the hood)."""
-    from ..tensor import Tensor
-    single = isinstance(inputs, Tensor)
-
-    def gradient(*xs):
-        (g,) = grad(func(*xs), xs[0], create_graph=True)
-        return g
-    if not single:
-        raise NotImplementedError("hessian of several inputs: call it once per input")
-    return jacobian(gradient, inputs)
+def track(x):
+    """A handle on x that requires grad and is still connected to x's graph and its tangent."""
+    if x.requires_grad:
+        return x.view_as(x)
+    tangent = forward_ad.tangent_of(x)
+    handle = x.detach().requires_grad_()
+    if tangent is not None:
+        forward_ad._attach(handle, tangent)
+    return handle
 
 
+def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """(func(inputs), J v), by forward mode: the tangent v pushed through func."""
+    from ..creation import ones_like
+    with enable_grad():
+        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
+        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+        v = _prepare_v(v, inputs, is_inputs_tuple, create_graph, "jvp",
+                       "input to the user-provided function is")
+        v = v if v is not None else (ones_like(inputs[0]),)
+        outputs, is_outputs_tuple, tangents = _forward(func, inputs, v)
+        _check_requires_grad(outputs, "outputs", strict=strict)
+    return (_tuple_postprocess(_grad_postprocess(outputs, create_graph), is_outputs_tuple),
+            _tuple_postprocess(_grad_postprocess(tangents, create_graph), is_outputs_tuple))
+
+
+def _one_hot(like, k: int):
+    """A seed of like's shape and dtype: 1 at flat index k, 0 elsewhere."""
+    seed = np.zeros(like.numel(), dtype=like._data.dtype)
+    seed[k] = 1
+    return _tensor_cls()._make(seed.reshape(tuple(like.shape)))
+
+
+def _stack_rows(rows: list, out_shape: tuple, in_shape: tuple, create_graph: bool, columns: bool = False):
+    """Rows (reverse mode) or columns (forward mode) of one Jacobian block, as one tensor
+    of shape out_shape + in_shape; with create_graph the stacking is recorded too."""
+    Tensor = _tensor_cls()
+    n_out = int(np.prod(out_shape, dtype=int))
+    n_in = int(np.prod(in_shape, dtype=int))
+    if create_graph:
+        from ..ops.shape import stack
+        flat = [r.reshape(-1) for r in rows]
+        jac = stack(flat, 1 if columns else 0) if flat else None
+        if jac is None:
+            from ..creation import zeros
+            return zeros(tuple(out_shape) + tuple(in_shape))
+        return jac.reshape(*(tuple(out_shape) + tuple(in_shape)))
+    data = [np.asarray(r._data).reshape(-1) for r in rows]
+    block = np.stack(data, axis=1 if columns else 0) if data else np.zeros((n_out, n_in))
+    return Tensor._make(block.reshape(tuple(out_shape) + tuple(in_shape)))
+
+
+def jacobian(func, inputs, create_graph: bool = False, strict: bool = False, vectorize: bool = False,
+             strategy: str = "reverse-mode"):
+    """The Jacobian of func at inputs: one backward pass per output element (reverse mode)
+    or one forward pass per input element (strategy="forward-mode", which torch allows
+    only with vectorize=True)."""
+    if strategy not in _STRATEGIES:
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your function '
+                             'has more outputs than inputs, "forward-mode" tends to be more performant. Otherwise, '
+                             'prefer to use "reverse-mode".')
+    if strategy == "forward-mode":
+        if create_graph:
+            raise NotImplementedError('torch.autograd.functional.jacobian: `create_graph=True` and `strategy="forward-'
+                                      'mode"` are not supported together (yet). Please either set `create_graph=False` '
+                                      'or `strategy="reverse-mode"`.')
+        return _jacfwd(func, inputs, strict, vectorize)
+    with enable_grad():
+        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
+        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+        is_outputs_tuple, outputs = _outputs_of(func, inputs, "jacobian", strict)
+        if vectorize and strict:
+            raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not "
+                               "supported together. Please either set `strict=False` or `vectorize=False`.")
+        blocks = []
+        for i, out in enumerate(outputs):
+            rows: list = [[] for _ in inputs]
+            for k in range(out.nelement()):
+                grads = _autograd_grad((out,), inputs, (_one_hot(out, k),), retain_graph=True,
+                                       create_graph=create_graph)
+                for j, g in enumerate(grads):
+                    if g is None:
+                        if strict:
+                            raise RuntimeError(f"Output {i} of the user-provided function is independent of input "
+                                               f"{j}. This is not allowed in strict mode.")
+                        from ..creation import zeros_like
+                        g = zeros_like(inputs[j])
+                    rows[j].append(g)
+            blocks.append(tuple(_stack_rows(rows[j], tuple(out.shape), tuple(x.shape), create_graph)
+                                for j, x in enumerate(inputs)))
+        return _tuple_postprocess(_grad_postprocess(tuple(blocks), create_graph) if blocks else (),
+                                  (is_outputs_tuple, is_inputs_tuple))
+
+
+def _jacfwd(func, inputs, strict: bool, vectorize: bool):
+    if strict:
+        raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and `strategy=\"forward-mode\"` are not "
+                           "supported together (yet). Please either set `strict=False` or `strategy=\"reverse-mode\"`.")
+    if not vectorize:
+        raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse Hessian isonly "
+                                  "implemented for `vectorize=True`.")
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
+    columns: list = []     # columns[j][i]: the tangents of output i for each basis vector of input j
+    is_outputs_tuple, outputs = False, ()
+    for j, x in enumerate(inputs):
+        per_output = None
+        for k in range(x.nelement()):
+            tangents = tuple(_one_hot(x, k) if jj == j else None for jj in range(len(inputs)))
+            outputs, is_outputs_tuple, tans = _forward(func, inputs, tangents)
+            if per_output is None:
+                per_output = [[] for _ in outputs]
+            for i, t in enumerate(tans):
+                per_output[i].append(t)
+        columns.append(per_output)
+    if not columns or columns[0] is None:   # an input with no elements: run once for the output shapes
+        is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", "jacobian")
+    # lists, not tuples: torch's forward-mode jacobian returns them (a list of lists for tuples in and out)
+    blocks = [[_stack_rows(columns[j][i] if columns[j] is not None else [], tuple(out.shape), tuple(x.shape), False,
+                           columns=True) for j, x in enumerate(inputs)] for i, out in enumerate(outputs)]
+    return _tuple_postprocess(blocks, (is_outputs_tuple, is_inputs_tuple))
+
+
+def hessian(func, inputs, create_graph: bool = False, strict: bool = False, vectorize: bool = False,
+            outer_jacobian_strategy: str = "reverse-mode"):
+    """The Jacobian of the gradient of a scalar function (the inner gradient with create_graph=True)."""
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
+    if outer_jacobian_strategy not in _STRATEGIES:
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
+
+    def single_output(*inp):
+        out = func(*inp)
+        is_out_tuple, t_out = _as_tuple(out, "outputs of the user-provided function", "hessian")
+        _check_requires_grad(t_out, "outputs", strict=strict)
+        if is_out_tuple:
+            raise RuntimeError("The function given to hessian should return a single Tensor")
+        if out.nelement() != 1:
+            raise RuntimeError("The Tensor returned by the function given to hessian should contain a single element")
+        return out.squeeze()
+
+    def jac_func(*inp):
+        if outer_jacobian_strategy == "forward-mode":
+            inp = tuple(t.requires_grad_(True) if t.is_leaf else t for t in inp)
+        jac = jacobian(single_output, inp, create_graph=True)
+        _check_requires_grad(jac if isinstance(jac, tuple) else (jac,), "jacobian", strict=strict)
+        return jac
+
+    res = jacobian(jac_func, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize,
+                   strategy=outer_jacobian_strategy)
+    return _tuple_postprocess(res, (is_inputs_tuple, is_inputs_tuple))
+
+
+def _scalar_function(func, inputs, fn_name: str, strict: bool):
+    is_outputs_tuple, outputs = _outputs_of(func, inputs, fn_name, strict)
+    if is_outputs_tuple:
+        raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
+    if outputs[0].nelement() != 1:
+        raise RuntimeError(f"The Tensor returned by the function given to {fn_name} should contain a single element")
+    return outputs
+
+
+def vhp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """(func(inputs), vᵀ H): reverse over reverse."""
+    with enable_grad():
+        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vhp")
+        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+        v = _prepare_v(v, inputs, is_inputs_tuple, create_graph, "vhp", "input to the user-provided function is")
+        outputs = _scalar_function(func, inputs, "vhp", strict)
+        jac = _autograd_grad(outputs, inputs, create_graph=True)
+        _check_requires_grad(jac, "jacobian", strict=strict)
+    with set_grad_enabled(True if create_graph else is_grad_enabled()):
+        grads = _autograd_grad(jac, inputs, v, create_graph=create_graph)
+        result = _fill_in_zeros(grads, inputs, strict, create_graph, "double_back")
+    return (_tuple_postprocess(_grad_postprocess(outputs, create_graph), False),
+            _tuple_postprocess(_grad_postprocess(result, create_graph), is_inputs_tuple))
+
+
+def hvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """(func(inputs), H v): forward over reverse, the tangent v pushed through the gradient."""
+    from ..creation import ones_like
+    with enable_grad():
+        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
+        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+        v = _prepare_v(v, inputs, is_inputs_tuple, create_graph, "hvp", "input to the user-provided function is")
+        v = v if v is not None else (ones_like(inputs[0]),)
+        holder = {}
+
+        def gradient(*xs):
+            outputs = _scalar_function(func, xs, "hvp", strict)
+            holder["outputs"] = outputs
+            jac = _autograd_grad(outputs, xs, create_graph=True)
+            _check_requires_grad(jac, "jacobian", strict=strict)
+            return _fill_in_zeros(jac, xs, False, True, "back")
+
+        _, _, result = _forward(gradient, inputs, v)
+        outputs = tuple(forward_ad.unpack_dual(o).primal if forward_ad._state.level is not None else o
+                        for o in holder["outputs"])
+        if strict:
+            for i, r in enumerate(result):
+                if create_graph and not r.requires_grad:
+                    raise RuntimeError(f"The hessian of the user-provided function is independent of input {i}. "
+                                       "This is not allowed in strict mode when create_graph=True.")
+    return (_tuple_postprocess(_grad_postprocess(outputs, create_graph), False),
+            _tuple_postprocess(_grad_postprocess(result, create_graph), is_inputs_tuple))
+
+
+# -- gradcheck --------------------------------------------------------------------------------
 def gradcheck(func, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True) -> bool:
     """Compare the engine's vector-Jacobian products with central finite differences.
 
     Like torch.autograd.gradcheck, inputs should be float64 tensors with requires_grad=True."""
-    from ..tensor import Tensor
-    xs = _as_tuple(inputs)
+    Tensor = _tensor_cls()
+    xs = inputs if isinstance(inputs, tuple) else (inputs,)
     diff = [x for x in xs if isinstance(x, Tensor) and x.requires_grad]
     out = func(*xs)
-    outs = _as_tuple(out)
+    outs = out if isinstance(out, tuple) else (out,)
     numeric_of = {}   # id(x) -> numerical Jacobian of every output w.r.t. x, computed once
     for oi, o in enumerate(outs):
         if not o.requires_grad:
@@ -96,14 +440,14 @@ def _numeric_jacobian(func, xs, x, eps):
     from .grad_mode import no_grad
     data = x._data
     with no_grad():
-        sizes = [o.numel() for o in _as_tuple(func(*xs))]
+        sizes = [o.numel() for o in _as_tuple(func(*xs))[1]]
         jacobians = [np.zeros((n, data.size)) for n in sizes]
         for j, idx in enumerate(np.ndindex(data.shape)):
             orig = data[idx]
             data[idx] = orig + eps   # np.array copies: an output may be a view of x
-            plus = [np.array(o._data, dtype=np.float64).reshape(-1) for o in _as_tuple(func(*xs))]
+            plus = [np.array(o._data, dtype=np.float64).reshape(-1) for o in _as_tuple(func(*xs))[1]]
             data[idx] = orig - eps
-            minus = [np.array(o._data, dtype=np.float64).reshape(-1) for o in _as_tuple(func(*xs))]
+            minus = [np.array(o._data, dtype=np.float64).reshape(-1) for o in _as_tuple(func(*xs))[1]]
             data[idx] = orig
             for jac, p, m in zip(jacobians, plus, minus):
                 jac[:, j] = (p - m) / (2 * eps)
@@ -117,17 +461,17 @@ def gradgradcheck(func, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-
     from ..creation import randn_like
     from ..tensor import Tensor
     from .grad_mode import enable_grad
-    xs = _as_tuple(inputs)
+    xs = _as_tuple(inputs)[1]
     if grad_outputs is None:
-        outs = [o for o in _as_tuple(func(*xs)) if isinstance(o, Tensor) and o.requires_grad]
+        outs = [o for o in _as_tuple(func(*xs))[1] if isinstance(o, Tensor) and o.requires_grad]
         grad_outputs = tuple(randn_like(o).requires_grad_() for o in outs)
-    grad_outputs = _as_tuple(grad_outputs)
+    grad_outputs = _as_tuple(grad_outputs)[1]
     n_grads = len(grad_outputs)
 
     def vjp_of(*args):
         with enable_grad():   # the finite differences run under no_grad; the VJP needs its graph
             args_in, seeds = args[:-n_grads], args[-n_grads:]
-            outs = [o for o in _as_tuple(func(*args_in)) if isinstance(o, Tensor) and o.requires_grad]
+            outs = [o for o in _as_tuple(func(*args_in))[1] if isinstance(o, Tensor) and o.requires_grad]
             diff = [x for x in args_in if isinstance(x, Tensor) and x.requires_grad]
             grads = grad(outs, diff, seeds, create_graph=True, allow_unused=True)
             return tuple(g for g in grads if g is not None)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import backend, events
+from ..autograd import forward_ad as _forward_ad
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.describe import describe_node
 from ..autograd.graph import DEFAULT, MULTI_OUTPUT, NO_GRAD, ViewMeta, _node_types, node_type
@@ -121,6 +122,8 @@ Tensor = None   # gradviz.tensor sets this once the class exists (the class itse
 
 def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
     """Run `op` on Tensors. Builds a Node only when grad mode is on and an input requires grad."""
+    if _forward_ad._state.level is not None and not _forward_ad._state.busy:
+        return _forward_ad.apply_dual(apply, op, inputs, params, dtype)   # tangents flow forward too
     arrays = [t._data for t in inputs]
     first = arrays[0]
     try:

@@ -620,3 +620,11 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     if isinstance(src, Tensor):
         return _as_input(apply(SCATTER, (vector, _as_vector(src)), (d, idx, written)), input)
     return _as_input(apply(SCATTER_VALUE, (vector,), (d, idx, written, src)), input)
+
+
+# -- forward mode (autograd.forward_ad): selecting, gathering and scattering are linear --------
+# (the ops that overwrite part of a tensor are affine in it; their JVP comes from the VJP)
+from ..autograd.forward_ad import defjvp as _defjvp, linear as _linear  # noqa: E402
+
+_defjvp(_linear, SELECT, SLICE, INDEX, ALIAS, GATHER, SCATTER_ADD, INDEX_SELECT, INDEX_SCATTER, SCATTER_ADD_ZEROS,
+        DIAGONAL_SCATTER, INDEX_FILL_ZERO, MASKED_SELECT, INDEX_ADD, COPY_SLICES, INDEX_PUT)

@@ -441,3 +441,10 @@ def einsum(equation, *operands):
     if contracted:
         result = R.sum(result, contracted)
     return result
+
+
+# -- forward mode (autograd.forward_ad): products are bilinear, diagonal and trace linear ------
+from ..autograd.forward_ad import bilinear as _bilinear, defjvp as _defjvp, linear as _linear  # noqa: E402
+
+_defjvp(_bilinear, MM, MV, DOT, BMM)
+_defjvp(_linear, DIAGONAL, TRACE)

@@ -43,17 +43,21 @@ class Op:
     broadcasting; None: every slot; default from BROADCASTING by torch name, else none), `latex` / `vjp_latex` (LaTeX of the formulas; ""
     falls back to the Unicode ones), `shown` (params shown as constants; default every
     param whose value is a number, a bool or a tuple of ints).
+    jvp(op, tangents, out, inputs, params) -> the output's tangent J·t (a tuple for
+    multi-output ops), on Tensors, `tangents` holding one Tensor or None per input;
+    None means forward mode derives it from the VJP (see autograd.forward_ad).
     """
 
     __slots__ = ("name", "torch_name", "formula", "forward", "vjp", "vjp_formulas",
                  "arg_names", "param_names", "saves", "n_outputs",
-                 "symbols", "out_symbol", "broadcasts", "latex", "vjp_latex", "shown")
+                 "symbols", "out_symbol", "broadcasts", "latex", "vjp_latex", "shown", "jvp")
 
     def __init__(self, name: str, torch_name: str, formula: str, forward: Callable,
                  vjp: Callable | None = None, vjp_formulas: tuple = (),
                  args: tuple = ("self",), params: tuple = (), saves: tuple = (), n_outputs: int = 1,
                  symbols: tuple | None = None, broadcasts: tuple | None | str = "default", latex: str = "",
-                 vjp_latex: tuple = (), shown: tuple | None = None):
+                 vjp_latex: tuple = (), shown: tuple | None = None,
+                 jvp: Callable | None = None):
         self.name = name
         self.torch_name = torch_name
         self.formula = formula
@@ -72,6 +76,7 @@ class Op:
         self.latex = latex
         self.vjp_latex = tuple(vjp_latex)
         self.shown = shown
+        self.jvp = jvp
 
     def input_symbols(self, n: int) -> tuple:
         """The symbols of a node of this op with `n` input slots."""

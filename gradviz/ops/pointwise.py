@@ -777,3 +777,18 @@ def float_power(input, exponent):
     elif isinstance(input, Tensor):
         exponent = float(exponent)
     return pow(input, exponent)
+
+
+# -- forward mode (autograd.forward_ad): JVPs derived from the VJPs above ---------------------
+# An elementwise op's Jacobian is diagonal, so J·t is its own VJP applied to t; sums and
+# differences are linear and a product is bilinear, so those map tangents as they map values.
+from ..autograd.forward_ad import bilinear as _bilinear, defjvp as _defjvp, linear as _linear  # noqa: E402
+from ..autograd.forward_ad import pointwise as _diagonal  # noqa: E402
+
+_defjvp(_linear, ADD, SUB, ADD_ALPHA, SUB_ALPHA, NEG)
+_defjvp(_bilinear, MUL)
+_defjvp(_diagonal, RSUB, RSUB_SCALAR, DIV, POW, POW_SCALAR, RPOW_SCALAR, EXP, LOG, LOG1P, SQRT, RSQRT, RECIPROCAL,
+        SIN, COS, TAN, TANH, SIGMOID, RELU, LEAKY_RELU, ERF, GELU, GELU_TANH, SOFTPLUS, ABS, SIGN, CLAMP,
+        CLAMP_TENSOR, WHERE, MAXIMUM, MINIMUM, DIV_ROUNDED, REMAINDER, REMAINDER_SCALAR, MASKED_FILL,
+        MASKED_FILL_TENSOR, FLOOR, ROUND, LOG2, LOG10, EXP2, EXPM1, SINH, COSH, ASIN, ACOS, ATAN, ATAN2, HYPOT,
+        LERP, LERP_TENSOR, ADDCMUL, ADDCDIV, NAN_TO_NUM, LOGIT, SGN, FMOD, FMOD_SCALAR, CEIL, TRUNC)

@@ -729,3 +729,12 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
             break
         input = sub(narrow(input, d, 1, size - 1), narrow(input, d, 0, size - 1))
     return input
+
+
+# -- forward mode (autograd.forward_ad) ------------------------------------------------------
+# sums, means and cumulative sums are linear; softmax's Jacobian diag(c) − c cᵀ is symmetric,
+# so, as for an elementwise op, J·t is its VJP of t. The rest use the transpose of the VJP.
+from ..autograd.forward_ad import defjvp as _defjvp, linear as _linear, pointwise as _symmetric  # noqa: E402
+
+_defjvp(_linear, SUM, SUM_DIM, MEAN, MEAN_DIM, CUMSUM)
+_defjvp(_symmetric, SOFTMAX)

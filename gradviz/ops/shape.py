@@ -611,3 +611,11 @@ def meshgrid(*tensors, indexing=None):
         shape[axis] = -1
         out.append(expand(view(t, *shape), *sizes))
     return tuple(out)
+
+
+# -- forward mode (autograd.forward_ad): every op here is linear, so it maps tangents as values --
+from ..autograd.forward_ad import defjvp as _defjvp, linear as _linear  # noqa: E402
+
+_defjvp(_linear, VIEW, RESHAPE_ALIAS, UNSAFE_VIEW, SQUEEZE_DIMS, SQUEEZE_INPLACE, SQUEEZE, SQUEEZE_DIM, UNSQUEEZE,
+        PERMUTE, TRANSPOSE, T, EXPAND, REPEAT, FLIP, CLONE, CLONE_CONTIGUOUS, TO_COPY, CAT, STACK, TRIL, TRIU,
+        DIAG_EMBED, DIAG_COPY, ROLL)
