@@ -318,6 +318,17 @@ class Tensor:
         node = self.grad_fn if self.grad_fn is not None else self._accumulator()
         return node._add_tensor_hook(self.output_nr, hook)
 
+    def register_post_accumulate_grad_hook(self, hook):
+        """hook(tensor) runs after backward has accumulated into this leaf's .grad."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        from .autograd.graph import RemovableHandle
+        hooks = self._accumulator()._hooks().post_accumulate
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
+
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
         from .autograd.engine import backward
         backward((self,), None if gradient is None else (gradient,), retain_graph, create_graph, inputs)

@@ -4,7 +4,9 @@ from .engine import Backward, Step, backward, backward_steps, grad  # noqa: F401
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from .functional import gradcheck, gradgradcheck  # noqa: F401
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
+from .grad_mode import is_inference_mode_enabled  # noqa: F401
 from .graph import AccumulateGrad, Node  # noqa: F401
+from .graph import detect_anomaly, set_detect_anomaly  # noqa: F401
 
 
 def Variable(data, requires_grad=False, volatile=False):

@@ -18,7 +18,7 @@ import numpy as np
 from .. import backend, events
 from ..dtypes import Size
 from ..ops.core import namespace
-from .graph import FREED_MESSAGE, AccumulateGrad, Node
+from .graph import FREED_MESSAGE, AccumulateGrad, Node, _anomaly, _formula, anomaly_warning
 from .grad_mode import _state as _grad_state
 from .grad_mode import enable_grad
 
@@ -223,6 +223,7 @@ class Backward:
             events.emit(events.BackwardStarted(tuple(self.roots), tuple(self.seeds), _implicit(self.grad_tensors,
                                                                                                len(self.seeds))))
         touched: list = []   # (tensor, old grad Tensor, old array) to undo on error
+        previous_run, _running.run = _running.run, self
         index = 0
         state = _grad_state
         outer, inside = state.enabled, True
@@ -248,13 +249,19 @@ class Backward:
                         if hooks is not None and hooks.post:
                             for hook in tuple(hooks.post):   # torch calls them with ((), (grad,))
                                 hook((), (_as_tensor(grads[0]),))
+                        if hooks is not None and hooks.post_accumulate:
+                            for hook in tuple(hooks.post_accumulate):
+                                hook(node.variable)
                 elif halt and node in halt:
                     pass                          # an input of grad(): its gradient is what was asked
                 else:
                     g = grads[0] if node.op.n_outputs == 1 else self._multi(node, grads)
                     if listening and events.jacobians_wanted() and not create_graph:
                         step.jacobians = local_jacobians(node)
-                    sent, axes = node_vjp(node, g, create_graph)
+                    if _anomaly.enabled:
+                        sent, axes = _anomaly_vjp(node, g, create_graph)
+                    else:
+                        sent, axes = node_vjp(node, g, create_graph)
                     if hooks is not None and hooks.post:
                         sent = self._run_node_hooks(node, sent, g)
                     step.grad_inputs = tuple(sent)
@@ -291,8 +298,16 @@ class Backward:
         finally:
             if inside:
                 state.enabled = outer
+            _running.run = previous_run
         if listening:
             events.emit(events.BackwardFinished(index))
+
+    def will_reach(self, tensor) -> bool:
+        """Does this backward send a gradient towards `tensor` (its node takes part)?"""
+        node = tensor.grad_fn if tensor.grad_fn is not None else tensor._accum
+        if node is None:
+            return False
+        return node in self.deps or any(node is root for root, _ in self.roots)
 
     @staticmethod
     def _key(node: Node):
@@ -442,16 +457,26 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[list, list]:
         raise RuntimeError(FREED_MESSAGE)
     if op.saves:
         node.check_versions()
+    saved_inputs, saved_out = node.inputs, node.out_data
+    if node.saved is not None:   # saved-tensor hooks: the VJP reads what unpack gives back
+        saved_inputs, saved_out = node.unpacked()
     if create_graph:
         from ..ops.namespace import TENSOR
         outs = node.output(0) if op.n_outputs == 1 else tuple(node.output(i) for i in range(op.n_outputs))
-        with enable_grad():
-            raw = _call_rule(op.vjp, node, TENSOR, g, outs, node.inputs)
+        if saved_out is not node.out_data and op.n_outputs == 1:
+            from ..tensor import Tensor
+            outs = Tensor._make(saved_out, node, 0)
+        outer, _formula.active = _formula.active, True   # the gradient's graph names nodes as torch's formulas
+        try:
+            with enable_grad():
+                raw = _call_rule(op.vjp, node, TENSOR, g, outs, saved_inputs)
+        finally:
+            _formula.active = outer
     else:
         first = g if op.n_outputs == 1 else next(gi for gi in g if gi is not None)
-        out = node.out_data
+        out = saved_out
         raw = _call_rule(op.vjp, node, namespace(first), g, node.out_meta if out is None else out,
-                         [t._data for t in node.inputs])
+                         [t._data for t in saved_inputs])
     sent, axes = [], []
     inputs = node.inputs
     for i, gi in enumerate(raw):
@@ -555,6 +580,34 @@ def step_info(step: Step) -> events.StepInfo:
     jacobians = None if step.jacobians is None else tuple(step.jacobians)
     return events.StepInfo(step.node.id, tuple(preview(g) for g in step.grad_outputs), tuple(flows), accs, hooks,
                            jacobians)
+
+
+def _anomaly_vjp(node: Node, g, create_graph: bool):
+    """node_vjp under anomaly mode: a failing (or, with check_nan, nan-returning) VJP first
+    warns with the forward line that created the node."""
+    try:
+        sent, axes = node_vjp(node, g, create_graph)
+        if _anomaly.check_nan:
+            for i, gi in enumerate(sent):
+                data = gi._data if hasattr(gi, "_data") else gi
+                if data is not None and data.dtype.kind == "f" and namespace(data).isnan(data).any():
+                    raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
+    except Exception:
+        anomaly_warning(node)
+        raise
+    return sent, axes
+
+
+class _Running(threading.local):
+    run = None
+
+
+_running = _Running()
+
+
+def current_backward():
+    """The backward pass running on this thread (the latest one started), or None."""
+    return _running.run
 
 
 def _call_rule(rule, node: Node, xp, g, out, args) -> list:

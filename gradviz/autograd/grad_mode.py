@@ -7,6 +7,7 @@ import threading
 
 class _State(threading.local):
     enabled = True   # the class default is what every new thread sees
+    inference = False
 
 
 _state = _State()
@@ -14,6 +15,11 @@ _state = _State()
 
 def is_grad_enabled() -> bool:
     return _state.enabled
+
+
+def is_inference_mode_enabled() -> bool:
+    """True inside inference_mode() (which also turns grad mode off)."""
+    return _state.inference
 
 
 def _set(mode: bool) -> None:
@@ -90,7 +96,8 @@ class enable_grad(_GradMode):
 
 
 class inference_mode(_GradMode):
-    """torch.inference_mode: here simply no_grad (inference_mode(False) leaves grad mode as it is)."""
+    """torch.inference_mode: no_grad that is_inference_mode_enabled() reports; inference_mode(False)
+    turns grad mode on, as torch's guard does. Tensors made inside are ordinary tensors."""
 
     def __new__(cls, mode=True):
         if callable(mode) and not isinstance(mode, bool):
@@ -101,10 +108,15 @@ class inference_mode(_GradMode):
         self.enabled = bool(mode)
 
     def __enter__(self):
-        self._prev = is_grad_enabled()
-        if self.enabled:
-            _set(False)
+        self._prev, self._prev_inference = is_grad_enabled(), _state.inference
+        _set(not self.enabled)   # torch's guard: inference_mode(False) turns grad mode on
+        _state.inference = self.enabled
         return self
+
+    def __exit__(self, *exc):
+        _set(self._prev)
+        _state.inference = self._prev_inference
+        return False
 
     def __call__(self, fn):
         enabled = self.enabled

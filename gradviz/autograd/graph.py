@@ -3,11 +3,19 @@
 A Node keeps what its VJP needs (inputs, params, output values) until a backward
 without retain_graph frees them: then, as in PyTorch, it keeps only the shapes and
 dtypes of its inputs and outputs. Ids come from a counter so diagrams stay stable.
+Also the hooks torch.autograd.graph offers around them: saved_tensors_hooks and
+save_on_cpu (pack a saved tensor when the node is made, unpack it when the VJP reads it),
+_raw_saved_* (SavedTensor) with register_hooks, register_multi_grad_hook, and anomaly
+mode (each node remembers the forward line that made it).
 """
 from __future__ import annotations
 
 import itertools
+import os
 import re
+import threading
+import traceback
+import warnings
 import weakref
 
 import numpy as _numpy
@@ -131,9 +139,11 @@ def modified_message(array, grad_fn, output_nr: int, version: int, expected: int
         where = f", which is output {output_nr} of {re.sub(r'Backward[0-9]*$', '', name)},"
     return ("one of the variables needed for gradient computation has been modified by an inplace operation: "
             f"[torch.{SCALAR_TYPE[array.dtype.name]}Tensor [{', '.join(map(str, array.shape))}]]{where} is at "
-            f"version {version}; expected version {expected} instead. Hint: enable anomaly detection to find the "
-            "operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, "
-            "check_nan=False).")
+            f"version {version}; expected version {expected} instead. Hint: " + (
+                "the backtrace further above shows the operation that failed to compute its gradient. The variable "
+                "in question was changed in there or anywhere later. Good luck!" if _anomaly.enabled else
+                "enable anomaly detection to find the operation that failed to compute its gradient, with "
+                "torch.autograd.set_detect_anomaly(True, check_nan=False)."))
 
 
 class RemovableHandle:
@@ -152,13 +162,14 @@ class RemovableHandle:
 class NodeHooks:
     """Everything hooked onto one node; a node without hooks keeps None (checked once per step)."""
 
-    __slots__ = ("tensor", "retains", "pre", "post")
+    __slots__ = ("tensor", "retains", "pre", "post", "post_accumulate")
 
     def __init__(self):
         self.tensor: dict = {}    # output_nr -> [hook(grad)] registered on the output tensor
         self.retains: dict = {}   # output_nr -> weakref to a tensor that called retain_grad()
         self.pre: list = []       # fn(grad_outputs), before the VJP
         self.post: list = []      # fn(grad_inputs, grad_outputs), after the VJP
+        self.post_accumulate: list = []   # fn(tensor), after AccumulateGrad wrote tensor.grad
 
 
 class Node:
@@ -168,7 +179,7 @@ class Node:
 
     __slots__ = ("id", "op", "next_functions", "inputs", "params", "out_data", "scope", "freed", "hooks",
                  "epoch", "saved_versions", "result_counter", "result_version", "result_of", "out_meta", "_metadata",
-                 "__weakref__")
+                 "saved", "__weakref__")
 
     def __init__(self, op: Op, inputs: tuple, params: tuple, out_data, next_functions: tuple, scope: tuple = ()):
         self.id = next(_ids)
@@ -198,6 +209,11 @@ class Node:
         self.result_counter = None
         self.result_of = None     # the name of a view's grad_fn, when the saved result was written through one
         self.out_meta = None
+        self.saved = None        # name -> SavedTensor, once saved-tensor hooks are involved
+        if _hook_state.stack and op.saves:
+            self._pack_all(*_hook_state.stack[-1])
+        if _anomaly.enabled:
+            self.metadata["traceback_"] = _forward_stack()   # the key torch's anomaly mode uses
 
     def name(self) -> str:
         """PyTorch's name(): nodes it implements in C++'s torch::autograd namespace carry it."""
@@ -290,21 +306,84 @@ class Node:
         data = out if self.op.n_outputs == 1 else out[nr]
         return Tensor._make(data, self, nr)
 
+    def __dir__(self):
+        names = self._kept_names()
+        return sorted(set(super().__dir__()) | {f"_saved_{k}" for k in self.op.saves} |
+                      {f"_raw_saved_{k}" for k in names})
+
     def __getattr__(self, name: str):
         # PyTorch exposes saved values as _saved_self, _saved_other, _saved_result, _saved_dim...
+        if name.startswith("_raw_saved_"):
+            key = name[len("_raw_saved_"):]
+            if key in self._kept_names():
+                return self._kept(key)
         if name.startswith("_saved_"):
             key = name[len("_saved_"):]
             op = object.__getattribute__(self, "op")
             if key in op.saves and key not in op.param_names:
+                if key not in self._kept_names():
+                    return None   # torch saves it only when another input's gradient needs it
                 if self.freed:
                     raise RuntimeError(FREED_MESSAGE)
                 self.check_versions()
+                if self.saved is not None and key in self.saved:
+                    return self.saved[key].unpack()
                 if key == "result":
                     return self.output(0)
                 return self.inputs[op.arg_names.index(key)]
             if key in op.param_names:
                 return self.params[op.param_names.index(key)]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    # -- saved tensors ----------------------------------------------------------------
+    def _kept_names(self) -> tuple:
+        """The tensors this node saves, as torch chooses them: an input another input's
+        gradient needs is saved only when that input requires grad (_saved_mat2 is None
+        when self needs no gradient)."""
+        op = self.op
+        needs = _SAVED_FOR.get(op.torch_name)
+        names = []
+        for key in op.saves:
+            if key in op.param_names:
+                continue
+            if key != "result" and key not in op.arg_names:
+                continue
+            if needs is not None and key in needs:
+                wanted = needs[key]
+                if not any(self.next_functions[op.arg_names.index(k)][0] is not None for k in wanted):
+                    continue
+            names.append(key)
+        return tuple(names)
+
+    def _kept_value(self, key: str):
+        return self.output(0) if key == "result" else self.inputs[self.op.arg_names.index(key)]
+
+    def _kept(self, key: str) -> "SavedTensor":
+        if self.saved is None:
+            self.saved = {}
+        if key not in self.saved:
+            self.saved[key] = SavedTensor(self, key)
+        return self.saved[key]
+
+    def _pack_all(self, pack, unpack) -> None:
+        for key in self._kept_names():
+            if self.op.n_outputs != 1 and key == "result":
+                continue
+            self._kept(key)._set_hooks(pack, unpack)
+
+    def unpacked(self) -> tuple:
+        """(inputs, output data) for the VJP, with every hooked saved tensor unpacked."""
+        inputs = list(self.inputs)
+        out = self.out_data
+        for key, saved in self.saved.items():
+            if saved.pack is None:
+                continue
+            value = saved.unpack()
+            if key == "result":
+                out = value._data
+            else:
+                inputs[self.op.arg_names.index(key)] = value
+        return tuple(inputs), out
 
     # -- hooks ----------------------------------------------------------------------
     def _hooks(self) -> NodeHooks:
@@ -367,3 +446,245 @@ class AccumulateGrad(Node):
 
     def input_dtype(self, i: int):
         return self.variable._data.dtype
+
+
+# Which inputs need each saved input, for the ops where torch saves an input only when the
+# other input's gradient is wanted (a product's gradient for a reads b, and vice versa).
+_SAVED_FOR = {
+    "MulBackward0": {"self": ("other",), "other": ("self",)},
+    "DivBackward0": {"self": ("other",)},
+    "MmBackward0": {"self": ("mat2",), "mat2": ("self",)},
+    "BmmBackward0": {"self": ("mat2",), "mat2": ("self",)},
+    "MvBackward0": {"self": ("vec",), "vec": ("self",)},
+    "DotBackward0": {"self": ("tensor",), "tensor": ("self",)},
+}
+
+
+class _Formula(threading.local):
+    active = False   # a VJP rule is being recorded (create_graph): scalars multiply as torch's formulas do
+
+
+_formula = _Formula()
+
+
+# -- saved tensors and their hooks ------------------------------------------------------------
+class _HookState(threading.local):
+    stack: list = []
+
+
+_hook_state = _HookState()
+
+
+class SavedTensor:
+    """One tensor a node saved for its VJP (torch's _raw_saved_* objects). With hooks,
+    pack(tensor) ran when the node was made and unpack(packed) gives it back to the VJP."""
+
+    __slots__ = ("node", "key", "pack", "unpack_hook", "packed")
+
+    def __init__(self, node: Node, key: str):
+        self.node, self.key = node, key
+        self.pack = self.unpack_hook = self.packed = None
+
+    def _set_hooks(self, pack, unpack) -> None:
+        self.pack, self.unpack_hook = pack, unpack
+        self.packed = pack(self.node._kept_value(self.key))
+
+    def register_hooks(self, pack_hook, unpack_hook) -> None:
+        """Pack this saved tensor now, unpack it when it is used; one pair at a time."""
+        if not callable(pack_hook) or not callable(unpack_hook):
+            raise TypeError("register_hooks(): incompatible function arguments. The following argument types are "
+                            "supported:\n    1. (self: torch._C._autograd.SavedTensor, arg0: collections.abc.Callable, "
+                            "arg1: collections.abc.Callable) -> None")
+        if self.node.freed:
+            raise RuntimeError("Calling register_hooks on a saved tensor after it has been freed. Saved intermediate "
+                               "values of the graph are freed when you call .backward() or autograd.grad(). Specify "
+                               "retain_graph=True if you need to backward through the graph a second time or if you "
+                               "need to access saved variables after calling backward.")
+        if self.pack is not None:
+            raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have already been set. Hint: only "
+                               "one pair of hooks is allowed at a time.")
+        self._set_hooks(pack_hook, unpack_hook)
+
+    def unpack(self):
+        if self.node.freed:
+            raise RuntimeError(FREED_MESSAGE)
+        if self.pack is None:
+            return self.node._kept_value(self.key)
+        value = self.unpack_hook(self.packed)
+        from ..tensor import Tensor
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
+                            f"{type(value).__name__}")
+        if self.key == "result":   # as in torch, the unpacked output is again the node's output
+            return Tensor._make(value._data, self.node, 0)
+        return value
+
+    @property
+    def data(self):
+        return self.unpack().detach()
+
+    def __repr__(self):
+        return f"<torch._C._autograd.SavedTensor object at {hex(id(self))}>"
+
+
+class saved_tensors_hooks:
+    """Inside the context every saved tensor is packed with pack_hook(tensor) when its node is
+    made and given back by unpack_hook(packed) when the VJP (or _saved_*) reads it."""
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook, self.unpack_hook = pack_hook, unpack_hook
+
+    def __enter__(self):
+        _hook_state.stack = _hook_state.stack + [(self.pack_hook, self.unpack_hook)]
+        return self
+
+    def __exit__(self, *exc):
+        _hook_state.stack = _hook_state.stack[:-1]
+        return False
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Saved tensors are kept as copies in CPU memory and go back to their device when used."""
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda"):
+        def pack(tensor):
+            return tensor.device, tensor.detach().cpu().clone()
+
+        def unpack(packed):
+            device, tensor = packed
+            return tensor.to(device)
+
+        super().__init__(pack, unpack)
+
+
+def disable_saved_tensors_hooks(error_message: str):
+    """A context in which creating a node that saves tensors under hooks raises error_message."""
+    import contextlib
+
+    @contextlib.contextmanager
+    def ctx():
+        def refuse(_):
+            raise RuntimeError(error_message)
+        with saved_tensors_hooks(refuse, refuse):
+            yield
+    return ctx()
+
+
+# -- hooks over several tensors -----------------------------------------------------------------
+class _MultiHandle:
+    def __init__(self, handles):
+        self.handles = handles
+
+    def remove(self) -> None:
+        for h in self.handles:
+            h.remove()
+
+
+def register_multi_grad_hook(tensors, fn, *, mode: str = "all"):
+    """mode='all': fn(grads) once per backward, when every tensor's gradient that this backward
+    computes is known (None for the others); mode='any': fn(grad) for the first one."""
+    if mode not in ("all", "any"):
+        raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
+    tensors = tuple(tensors)
+    state = {"run": None, "grads": None, "count": 0, "expected": 0}
+
+    def reset(run):
+        state["run"], state["grads"], state["count"] = run, [None] * len(tensors), 0
+        state["expected"] = sum(1 for t in tensors if run is None or run.will_reach(t))
+
+    def make(i):
+        def hook(grad):
+            from .engine import current_backward
+            run = current_backward()
+            if state["run"] is not run or run is None:
+                reset(run)
+            if mode == "any":
+                if state["count"] == 0:
+                    state["count"] = 1
+                    fn(grad)
+                return None
+            state["grads"][i] = grad
+            state["count"] += 1
+            if state["count"] == state["expected"]:
+                fn(tuple(state["grads"]))
+            return None
+        return hook
+    return _MultiHandle([t.register_hook(make(i)) for i, t in enumerate(tensors) if t.requires_grad])
+
+
+# -- anomaly mode --------------------------------------------------------------------------
+class _Anomaly:
+    enabled = False
+    check_nan = True
+
+
+_anomaly = _Anomaly()
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _forward_stack() -> list:
+    """The caller's stack as traceback lines, without gradviz's own frames."""
+    frames = [f for f in traceback.extract_stack()[:-1] if not os.path.abspath(f.filename).startswith(_PACKAGE_DIR)]
+    return traceback.format_list(frames)
+
+
+def is_anomaly_enabled() -> bool:
+    return _anomaly.enabled
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    return _anomaly.check_nan
+
+
+class set_detect_anomaly:
+    """Turns anomaly detection on or off at once (and back when used as a context)."""
+
+    def __init__(self, mode: bool, check_nan: bool = True):
+        self.prev, self.prev_check_nan = _anomaly.enabled, _anomaly.check_nan
+        _anomaly.enabled, _anomaly.check_nan = bool(mode), bool(check_nan)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _anomaly.enabled, _anomaly.check_nan = self.prev, self.prev_check_nan
+        return False
+
+
+class detect_anomaly:
+    """While on, each node remembers the forward line that made it; an error in its VJP (or a
+    nan it returns, with check_nan) warns with that line before the error is raised."""
+
+    def __init__(self, check_nan: bool = True):
+        self.check_nan = check_nan
+        warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime and should only be "
+                      "enabled for debugging.", UserWarning, stacklevel=2)
+
+    def __enter__(self):
+        self.prev, self.prev_check_nan = _anomaly.enabled, _anomaly.check_nan
+        _anomaly.enabled, _anomaly.check_nan = True, self.check_nan
+        return self
+
+    def __exit__(self, *exc):
+        _anomaly.enabled, _anomaly.check_nan = self.prev, self.prev_check_nan
+        return False
+
+    def __call__(self, fn):
+        import functools
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self.__class__(self.check_nan):
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+def anomaly_warning(node: Node) -> None:
+    """torch's warning naming the forward line of the node whose VJP failed."""
+    stack = node.metadata.get("traceback_")
+    if stack is None:
+        warnings.warn(f"Error detected in {node.name()}. No forward pass information available. Enable detect "
+                      "anomaly during forward pass for more information.", UserWarning, stacklevel=4)
+        return
+    warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n"
+                  + "".join(stack), UserWarning, stacklevel=4)

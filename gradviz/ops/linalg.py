@@ -448,3 +448,13 @@ from ..autograd.forward_ad import bilinear as _bilinear, defjvp as _defjvp, line
 
 _defjvp(_bilinear, MM, MV, DOT, BMM)
 _defjvp(_linear, DIAGONAL, TRACE)
+
+# recorded (create_graph=True) as torch's mm backward: grad.mm(mat2.t()) and mat1.t().mm(grad)
+_grad_self, _grad_mat2 = MM.vjp
+MM.vjp = (lambda xp, g, c, a, b: _grad_self(xp, g, c, a, b) if xp.arrays else mm(g, _t(b)),
+          lambda xp, g, c, a, b: _grad_mat2(xp, g, c, a, b) if xp.arrays else mm(_t(a), g))
+
+
+def _t(a):
+    from .shape import t
+    return t(a)

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from ..autograd.graph import _formula
 from .core import apply, coerce_pair, contiguous
 from .op import Op
 
@@ -362,6 +363,8 @@ def sub(input, other, *, alpha=1):
 
 
 def mul(input, other):
+    if _formula.active and isinstance(other, (int, float)) and not isinstance(other, bool):
+        return _tensor_or_scalar(MUL, MUL_SCALAR, input, other)   # at::mul(Tensor, Scalar) in a VJP formula
     return binary(MUL, input, other)
 
 
@@ -792,3 +795,44 @@ _defjvp(_diagonal, RSUB, RSUB_SCALAR, DIV, POW, POW_SCALAR, RPOW_SCALAR, EXP, LO
         CLAMP_TENSOR, WHERE, MAXIMUM, MINIMUM, DIV_ROUNDED, REMAINDER, REMAINDER_SCALAR, MASKED_FILL,
         MASKED_FILL_TENSOR, FLOOR, ROUND, LOG2, LOG10, EXP2, EXPM1, SINH, COSH, ASIN, ACOS, ATAN, ATAN2, HYPOT,
         LERP, LERP_TENSOR, ADDCMUL, ADDCDIV, NAN_TO_NUM, LOGIT, SGN, FMOD, FMOD_SCALAR, CEIL, TRUNC)
+
+
+# -- the nodes a recorded VJP makes (create_graph=True), named as torch's -------------------------
+# torch's backward formulas multiply by a Python number with the Scalar overload (MulBackward1)
+# and compute some first derivatives as one op (tanh_backward, ...), so its second-order graph
+# shows TanhBackwardBackward0. These ops are those first derivatives, with their own VJPs.
+MUL_SCALAR = Op("mul", "MulBackward1", "c = a · s", lambda xp, a, s: a * s, vjp=(lambda xp, g, c, a, s: g * s,),
+                vjp_formulas=("s ḡ",), params=("other",))
+TANH_BACKWARD = Op("tanh_backward", "TanhBackwardBackward0", "c = ḡ ⊙ (1 − y²)", lambda xp, g, y: g * (1 - y * y),
+                   vjp=(lambda xp, gg, c, g, y: gg * (1 - y * y), lambda xp, gg, c, g, y: gg * g * y * -2),
+                   vjp_formulas=("ḡ₂ ⊙ (1 − y²)", "−2 ḡ₂ ⊙ ḡ ⊙ y"), args=("grad_output", "output"),
+                   saves=("grad_output", "output"))
+SIGMOID_BACKWARD = Op("sigmoid_backward", "SigmoidBackwardBackward0", "c = ḡ ⊙ y ⊙ (1 − y)",
+                      lambda xp, g, y: g * y * (1 - y),
+                      vjp=(lambda xp, gg, c, g, y: gg * y * (1 - y), lambda xp, gg, c, g, y: gg * g * (1 - y * 2)),
+                      vjp_formulas=("ḡ₂ ⊙ y ⊙ (1 − y)", "ḡ₂ ⊙ ḡ ⊙ (1 − 2y)"), args=("grad_output", "output"),
+                      saves=("grad_output", "output"))
+THRESHOLD_BACKWARD = Op("threshold_backward", "ThresholdBackwardBackward0", "c = ḡ ⊙ [y > 0]",
+                        lambda xp, g, y: xp.keep(g, y > 0),
+                        vjp=(lambda xp, gg, c, g, y: xp.keep(gg, y > 0), lambda xp, gg, c, g, y: xp.zeros_like(gg)),
+                        vjp_formulas=("ḡ₂ ⊙ [y > 0]", "0"), args=("grad_output", "self"), saves=("self",))
+
+
+def _recorded_as(op: Op, tensor_rule) -> None:
+    """Keep op's array VJP; on Tensors (create_graph=True) record `tensor_rule` instead."""
+    array_rule = op.vjp[0]
+    op.vjp = (lambda xp, *args: array_rule(xp, *args) if xp.arrays else tensor_rule(*args),)
+
+
+_recorded_as(TANH, lambda g, c, a: apply(TANH_BACKWARD, (g, c)))
+_recorded_as(SIGMOID, lambda g, c, a: apply(SIGMOID_BACKWARD, (g, c)))
+_recorded_as(RELU, lambda g, c, a: apply(THRESHOLD_BACKWARD, (g, c)))
+# grad * (p * a^(p−1)), grouped as torch's pow_backward: MulBackward0(grad, MulBackward1(PowBackward0))
+_recorded_as(POW_SCALAR, lambda g, c, a, p: _zeros_like(g) if p == 0 else g * (a ** (p - 1) * p))
+
+
+def _zeros_like(g):
+    from ..creation import zeros_like
+    return zeros_like(g)
+_defjvp(_diagonal, TANH_BACKWARD, SIGMOID_BACKWARD, THRESHOLD_BACKWARD)
+_defjvp(_linear, MUL_SCALAR)
