@@ -110,3 +110,10 @@ def __getattr__(name):
             return importlib.import_module(f"{__name__}.{name}")
         return getattr(importlib.import_module(f"{__name__}.{module}"), name)
     raise AttributeError(f"module 'gradviz' has no attribute '{name}'")
+
+
+# torch's argument parser gives every function NumPy's names (axis=, keepdims=) and out=
+from ._api import install as _install, install_methods as _install_methods  # noqa: E402
+
+_install(globals())
+_install_methods(Tensor)

@@ -19,3 +19,4 @@ from .ops.shape import (atleast_1d, broadcast_shapes, broadcast_tensors, broadca
                         t, tile, transpose, tril, triu, unbind, unsqueeze, view)
 
 clip = clamp
+from .ops.counting import bincount, histc, histogram  # noqa: E402,F401

@@ -1377,3 +1377,7 @@ def _check_assignable(tensor: Tensor, key, value) -> None:
     message = expand_error(shape, tuple(region.shape), value_type)
     if message:
         raise RuntimeError(message)
+
+
+for _name in ("histc", "bincount", "histogram"):
+    setattr(Tensor, _name, _method(getattr(F, _name)))

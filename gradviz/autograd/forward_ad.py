@@ -17,7 +17,6 @@ tangent requires grad the tangent is itself differentiable (reverse over forward
 """
 from __future__ import annotations
 
-import threading
 import weakref
 from collections import namedtuple
 from typing import Callable
@@ -28,7 +27,8 @@ UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
 UnpackedDualTensor.__module__ = "torch.autograd.forward_ad"
 
 
-class _State(threading.local):
+class _State:
+    """Forward-AD levels are process-wide, as torch's; a plain object keeps the per-op check cheap."""
     level = None      # the open level (0) or None: ops check this one attribute
     busy = False      # inside a JVP rule: its own ops carry no tangents
     tangents: dict = {}

@@ -210,10 +210,11 @@ class Node:
         self.result_of = None     # the name of a view's grad_fn, when the saved result was written through one
         self.out_meta = None
         self.saved = None        # name -> SavedTensor, once saved-tensor hooks are involved
-        if _hook_state.stack and op.saves:
-            self._pack_all(*_hook_state.stack[-1])
-        if _anomaly.enabled:
-            self.metadata["traceback_"] = _forward_stack()   # the key torch's anomaly mode uses
+        if _watch.on:   # saved-tensor hooks or anomaly mode somewhere: one check per node otherwise
+            if _hook_state.stack and op.saves:
+                self._pack_all(*_hook_state.stack[-1])
+            if _anomaly.enabled:
+                self.metadata["traceback_"] = _forward_stack()   # the key torch's anomaly mode uses
 
     def name(self) -> str:
         """PyTorch's name(): nodes it implements in C++'s torch::autograd namespace carry it."""
@@ -475,6 +476,18 @@ class _HookState(threading.local):
 _hook_state = _HookState()
 
 
+class _Watch:
+    """Process-wide: is any thread inside saved_tensors_hooks, or anomaly mode on?"""
+    hooks = 0
+    on = False
+
+    def update(self) -> None:
+        self.on = self.hooks > 0 or _anomaly.enabled
+
+
+_watch = _Watch()
+
+
 class SavedTensor:
     """One tensor a node saved for its VJP (torch's _raw_saved_* objects). With hooks,
     pack(tensor) ran when the node was made and unpack(packed) gives it back to the VJP."""
@@ -536,10 +549,14 @@ class saved_tensors_hooks:
 
     def __enter__(self):
         _hook_state.stack = _hook_state.stack + [(self.pack_hook, self.unpack_hook)]
+        _watch.hooks += 1
+        _watch.update()
         return self
 
     def __exit__(self, *exc):
         _hook_state.stack = _hook_state.stack[:-1]
+        _watch.hooks -= 1
+        _watch.update()
         return False
 
 
@@ -642,12 +659,14 @@ class set_detect_anomaly:
     def __init__(self, mode: bool, check_nan: bool = True):
         self.prev, self.prev_check_nan = _anomaly.enabled, _anomaly.check_nan
         _anomaly.enabled, _anomaly.check_nan = bool(mode), bool(check_nan)
+        _watch.update()
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         _anomaly.enabled, _anomaly.check_nan = self.prev, self.prev_check_nan
+        _watch.update()
         return False
 
 
@@ -663,10 +682,12 @@ class detect_anomaly:
     def __enter__(self):
         self.prev, self.prev_check_nan = _anomaly.enabled, _anomaly.check_nan
         _anomaly.enabled, _anomaly.check_nan = True, self.check_nan
+        _watch.update()
         return self
 
     def __exit__(self, *exc):
         _anomaly.enabled, _anomaly.check_nan = self.prev, self.prev_check_nan
+        _watch.update()
         return False
 
     def __call__(self, fn):

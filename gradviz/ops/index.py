@@ -137,6 +137,8 @@ def _as_index(item):
         return item._data
     if isinstance(item, list) and not item:
         return np.zeros(0, dtype=np.int64)   # x[[]] selects nothing (an empty long index)
+    if isinstance(item, range):
+        return np.arange(item.start, item.stop, item.step, dtype=np.int64)   # a sequence of ints, as in torch
     if isinstance(item, (list, np.ndarray)):
         return np.asarray(item)
     return item
@@ -176,10 +178,12 @@ def parse_index(shape: tuple, key, single_slice: bool = False):
         raise IndexError("an index can only have a single ellipsis ('...')")
     cur = list(shape)
     steps, basic, adv, dim = [], [], {}, 0
+    src = 0   # the dimension of the indexed tensor that k reads (torch's messages count these)
     for k in items:
         if k is Ellipsis:
             basic.append(k)
             dim += ndim - specified
+            src += ndim - specified
         elif k is None or _is_bool_scalar(k):
             steps.append(("unsqueeze", dim, None))
             basic.append(None)
@@ -197,6 +201,7 @@ def parse_index(shape: tuple, key, single_slice: bool = False):
             basic.append(k)
             cur[dim] = len(range(start, stop, step))
             dim += 1
+            src += 1
         elif isinstance(k, np.ndarray) and (k.ndim or k.dtype.kind not in "iu"):
             if k.dtype == bool:
                 if tuple(k.shape) != tuple(cur[dim:dim + k.ndim]):
@@ -205,23 +210,24 @@ def parse_index(shape: tuple, key, single_slice: bool = False):
                                      f"shape of the indexed tensor {cur} at index {dim + bad}")
             elif k.dtype.kind not in "iu":
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-            elif k.size and (int(k.min()) < -cur[dim] or int(k.max()) >= cur[dim]):
-                bad = int(k.min()) if int(k.min()) < -cur[dim] else int(k.max())
-                raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {cur[dim]}")
+            elif k.size:   # torch's advanced indexing counts only the tensor-indexed dims
+                _check_bounds(k, cur[dim], sum(a.ndim if a.dtype == bool else 1 for a in adv.values()))
             adv[dim] = k
             n = k.ndim if k.dtype == bool else 1
             basic += [slice(None)] * n
             dim += n
+            src += n
         else:
             if isinstance(k, str):
                 raise TypeError("new(): invalid data type 'str'")
-            if isinstance(k, float):
-                raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
-                                 f"are valid indices (got {type(k).__name__})")
+            if not _is_int(k):
+                raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
+                                 f"valid indices (got {type(k).__name__})")
             i = operator.index(k)
             size = cur[dim]
             if not -size <= i < size:
-                raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {size}")
+                raise IndexError(f"index {i} is out of bounds for dimension {src} with size {size}")
+            src += 1
             steps.append(("select", dim, i % size))
             basic.append(i)
             del cur[dim]
@@ -245,6 +251,22 @@ def parse_index(shape: tuple, key, single_slice: bool = False):
             d = pos + (adv[pos].ndim if adv[pos].dtype == bool else 1)
         adv_key = tuple(adv_key)
     return steps, tuple(basic), adv_key
+
+
+def _is_int(k) -> bool:
+    try:
+        operator.index(k)
+    except TypeError:
+        return False
+    return not _is_bool_scalar(k)
+
+
+def _check_bounds(index, size: int, dim: int) -> None:
+    """torch's words for an integer index array reaching past the dimension it indexes."""
+    bad = (index >= size) | (index < -size)
+    if bad.any():
+        first = int(index.reshape(-1)[np.argmax(bad.reshape(-1))])
+        raise IndexError(f"index {first} is out of bounds for dimension {dim} with size {size}")
 
 
 def getitem(tensor, key):

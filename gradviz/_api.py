@@ -1,0 +1,126 @@
+"""Calling conventions torch's argument parser adds to every function: NumPy's argument names
+(axis for dim, keepdims for keepdim, x/a/x1 for input, x2 for other) and `out=`.
+
+`install` wraps the public functions once, at import; a call without these keywords goes
+straight through.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import warnings
+
+import numpy as np
+
+# torch's numpy_compatibility_arg_names (python_arg_parser.cpp)
+_ALIASES = {"axis": "dim", "keepdims": "keepdim", "x": "input", "a": "input", "x1": "input", "x2": "other"}
+
+# the public functions torch gives an out= argument
+OUT_FUNCTIONS = (
+    "abs", "acos", "add", "addcdiv", "addcmul", "addmm", "addmv", "amax", "amin", "arccos", "arcsin", "arctan",
+    "arctan2", "argmax", "argmin", "asin", "atan", "atan2", "baddbmm", "bmm", "cat", "ceil", "clamp", "clip",
+    "concat", "cos", "cosh", "cumprod", "cumsum", "diag", "div", "dot", "erf", "exp", "exp2", "expm1", "fix",
+    "float_power", "floor", "floor_divide", "fmod", "gather", "histc", "hypot", "index_select", "kron", "lerp",
+    "log", "log10", "log1p", "log2", "logcumsumexp", "logical_not", "logit", "logsumexp", "masked_select",
+    "matmul", "max", "maximum", "mean", "median", "min", "minimum", "mm", "mul", "mv", "nan_to_num", "neg",
+    "negative", "nonzero", "outer", "pow", "prod", "reciprocal", "remainder", "round", "rsqrt", "sgn", "sigmoid",
+    "sign", "sin", "sinh", "sort", "sqrt", "square", "stack", "std", "sub", "sum", "tan", "tanh", "topk",
+    "tril", "triu", "true_divide", "trunc", "var", "where", "eq", "ne", "lt", "le", "gt", "ge", "isclose",
+    "histogram", "bincount", "take_along_dim", "diff", "dist", "trace", "narrow", "tensordot",
+)
+
+
+# functions torch writes in Python, outside its argument parser: they take no NumPy names
+_PYTHON_DEFINED = frozenset({"norm", "split", "tensordot", "unique", "einsum", "meshgrid", "broadcast_shapes",
+                             "broadcast_tensors", "cdist", "atleast_1d", "atleast_2d", "atleast_3d"})
+
+
+def _parameters(fn) -> set:
+    try:
+        return set(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return set()
+
+
+def _category(dtype) -> int:
+    return 0 if dtype.kind == "b" else (2 if dtype.kind in "fc" else 1)
+
+
+def write_out(name: str, result, out):
+    """Copy `result` into the caller's `out` tensor(s) as torch does: same dtype category or
+    higher, resized (with torch's warning when it held elements) to the result's shape."""
+    from .dtypes import SCALAR_TYPE
+    from .tensor import Tensor
+    if isinstance(result, tuple):
+        if not isinstance(out, (tuple, list)) or len(out) != len(result):
+            raise TypeError(f"{name}(): argument 'out' must be tuple of Tensors of length {len(result)}")
+        for r, o in zip(result, out):
+            write_out(name, r, o)
+        if hasattr(result, "_name"):   # torch.return_types.max -> torch.return_types.max_out
+            named = type(result)(tuple(out))
+            named._name = result._name + "_out"
+            return named
+        return type(result)(*out) if hasattr(result, "_fields") else tuple(out)
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if result.requires_grad or out.requires_grad:
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
+                           "but one of the arguments requires grad.")
+    src, dst = result._data, out._data
+    if _category(src.dtype) > _category(dst.dtype):
+        raise RuntimeError(f"result type {SCALAR_TYPE[src.dtype.name]} can't be cast to the desired output type "
+                           f"{SCALAR_TYPE[dst.dtype.name]}")
+    if src.shape != dst.shape:
+        if dst.size:
+            warnings.warn(f"An output with one or more elements was resized since it had shape {list(dst.shape)}, "
+                          f"which does not match the required output shape {list(src.shape)}. This behavior is "
+                          "deprecated, and in a future PyTorch release outputs will not be resized unless they have "
+                          "zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero "
+                          "elements with t.resize_(0).", UserWarning, stacklevel=3)
+        out._data = src.astype(dst.dtype, copy=True)
+    else:
+        np.copyto(dst, src, casting="unsafe") if isinstance(dst, np.ndarray) else dst.__setitem__(..., src)
+    out._bump()
+    return out
+
+
+def wrap(fn, name: str, takes_out: bool):
+    """fn accepting torch's NumPy-style names and (when torch has it) out=; unchanged if neither applies."""
+    params = _parameters(fn) if name not in _PYTHON_DEFINED else set()
+    aliases = {a: c for a, c in _ALIASES.items() if c in params and a not in params}
+    takes_out = takes_out and "out" not in params
+    if not aliases and not takes_out:
+        return fn
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        if kwargs:
+            for alias, canonical in aliases.items():
+                if alias in kwargs:
+                    if canonical in kwargs:
+                        raise TypeError(f"{name}() got multiple values for argument '{canonical}'")
+                    kwargs[canonical] = kwargs.pop(alias)
+            out = kwargs.pop("out", None) if takes_out else None
+            if out is not None:
+                return write_out(name, fn(*args, **kwargs), out)
+        return fn(*args, **kwargs)
+    return call
+
+
+def install(namespace: dict) -> None:
+    """Wrap the public functions in `namespace` (gradviz's own)."""
+    out_names = set(OUT_FUNCTIONS)
+    for name, fn in list(namespace.items()):
+        if name.startswith("_") or not inspect.isfunction(fn) or not fn.__module__.startswith("gradviz"):
+            continue
+        namespace[name] = wrap(fn, name, name in out_names)
+
+
+def install_methods(cls) -> None:
+    """Tensor methods take the same NumPy-style names (x.cumsum(axis=0)); methods have no out=."""
+    for name, fn in list(vars(cls).items()):
+        if name.startswith("_") or not inspect.isfunction(fn):
+            continue
+        wrapped = wrap(fn, name, False)
+        if wrapped is not fn:
+            setattr(cls, name, wrapped)
