@@ -110,10 +110,13 @@ def wrap(fn, name: str, takes_out: bool):
 def install(namespace: dict) -> None:
     """Wrap the public functions in `namespace` (gradviz's own)."""
     out_names = set(OUT_FUNCTIONS)
+    done: dict = {}   # one wrapper per function, so aliases stay one object (clip is clamp)
     for name, fn in list(namespace.items()):
         if name.startswith("_") or not inspect.isfunction(fn) or not fn.__module__.startswith("gradviz"):
             continue
-        namespace[name] = wrap(fn, name, name in out_names)
+        if id(fn) not in done:
+            done[id(fn)] = wrap(fn, name, name in out_names)
+        namespace[name] = done[id(fn)]
 
 
 def install_methods(cls) -> None:
