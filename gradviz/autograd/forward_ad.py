@@ -260,8 +260,8 @@ def _transpose_jvp(op, tangents, out, inputs, params):
     from .grad_mode import enable_grad
     outs = out if op.n_outputs != 1 else (out,)
     seeds = [_zeros(o).requires_grad_() if o.is_floating_point() else None for o in outs]
-    paused = events._listeners[:]
-    events._listeners.clear()
+    with events._lock:
+        paused, events._listeners = events._listeners, ()
     try:
         with enable_grad():
             g = seeds[0] if op.n_outputs == 1 else tuple(s if s is not None else _zeros(o)
@@ -281,7 +281,8 @@ def _transpose_jvp(op, tangents, out, inputs, params):
                 t is not None and t.requires_grad for t in tangents)
             found = list(grad(inner, live, create_graph=differentiable, allow_unused=True))
     finally:
-        events._listeners[:] = paused + events._listeners
+        with events._lock:
+            events._listeners = paused + events._listeners
     it = iter(found)
     result = [None if s is None else next(it) for s in seeds]
     result = [r if r is not None or s is None else _zeros(o) for r, s, o in zip(result, seeds, outs)]
