@@ -21,14 +21,18 @@ def _tensor(data):
     return Tensor._make(data)
 
 
-def _counts(values: np.ndarray, edges: np.ndarray, weights=None) -> np.ndarray:
+def _counts(values: np.ndarray, edges: np.ndarray, weights=None, uniform: bool = True) -> np.ndarray:
     """Values falling in [edges[i], edges[i+1]) (the last bin closed), as torch counts them:
-    the bin from the linear position, corrected by one where rounding put it off."""
+    for equal bins the bin from the linear position, corrected by one where rounding put it
+    off; for given edges a binary search."""
     lo, hi = edges[0], edges[-1]
     n = len(edges) - 1
     keep = (values >= lo) & (values <= hi)   # nan fails both
     v = values[keep]
     w = None if weights is None else weights[keep]
+    if not uniform:
+        pos = np.clip(np.searchsorted(edges, v, side="right") - 1, 0, n - 1)
+        return np.bincount(pos, weights=w, minlength=n)[:n]
     if hi > lo:
         pos = np.floor((v - lo) / (hi - lo) * n).astype(np.int64)
     else:
@@ -85,14 +89,14 @@ def histogram(input, bins=100, *, range=None, weight=None, density: bool = False
         if range is not None:
             lo, hi = float(range[0]), float(range[1])
         else:
-            lo, hi = (float(a.min()), float(a.max())) if a.size else (0.0, 0.0)
+            lo, hi = (float(a.min()), float(a.max())) if a.size else (0.0, 1.0)   # torch's range for no data
         if lo > hi:
             raise ValueError(f"torch.histogram(): min should not exceed max, but got min {lo} max {hi}")
         if lo == hi:
             lo, hi = lo - 0.5, hi + 0.5
         edges = _linear_edges(lo, hi, int(bins), a.dtype)
     w = None if weight is None else backend.to_numpy(weight._data).reshape(-1).astype(np.float64)
-    hist = _counts(a.reshape(-1), edges, w).astype(a.dtype)
+    hist = _counts(a.reshape(-1), edges, w, uniform=not isinstance(bins, Tensor)).astype(a.dtype)
     if density:
         widths = np.diff(edges)
         total = hist.sum()
