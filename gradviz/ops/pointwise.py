@@ -802,20 +802,27 @@ _defjvp(_diagonal, RSUB, RSUB_SCALAR, DIV, POW, POW_SCALAR, RPOW_SCALAR, EXP, LO
 # and compute some first derivatives as one op (tanh_backward, ...), so its second-order graph
 # shows TanhBackwardBackward0. These ops are those first derivatives, with their own VJPs.
 MUL_SCALAR = Op("mul", "MulBackward1", "c = a · s", lambda xp, a, s: a * s, vjp=(lambda xp, g, c, a, s: g * s,),
-                vjp_formulas=("s ḡ",), params=("other",))
+                vjp_formulas=("s ḡ",), params=("other",),
+                latex=r"$c = $0 \cdot $other", vjp_latex=(r"$other\, \bar{g}",))
 TANH_BACKWARD = Op("tanh_backward", "TanhBackwardBackward0", "c = ḡ ⊙ (1 − y²)", lambda xp, g, y: g * (1 - y * y),
                    vjp=(lambda xp, gg, c, g, y: gg * (1 - y * y), lambda xp, gg, c, g, y: gg * g * y * -2),
                    vjp_formulas=("ḡ₂ ⊙ (1 − y²)", "−2 ḡ₂ ⊙ ḡ ⊙ y"), args=("grad_output", "output"),
-                   saves=("grad_output", "output"))
+                   saves=("grad_output", "output"), symbols=("ḡ", "y"),
+                   latex=r"$c = $0 \odot (1 - $1^2)",
+                   vjp_latex=(r"\bar{g} \odot (1 - $1^2)", r"-2\, \bar{g} \odot $0 \odot $1"))
 SIGMOID_BACKWARD = Op("sigmoid_backward", "SigmoidBackwardBackward0", "c = ḡ ⊙ y ⊙ (1 − y)",
                       lambda xp, g, y: g * y * (1 - y),
                       vjp=(lambda xp, gg, c, g, y: gg * y * (1 - y), lambda xp, gg, c, g, y: gg * g * (1 - y * 2)),
                       vjp_formulas=("ḡ₂ ⊙ y ⊙ (1 − y)", "ḡ₂ ⊙ ḡ ⊙ (1 − 2y)"), args=("grad_output", "output"),
-                      saves=("grad_output", "output"))
+                      saves=("grad_output", "output"), symbols=("ḡ", "y"),
+                      latex=r"$c = $0 \odot $1 \odot (1 - $1)",
+                      vjp_latex=(r"\bar{g} \odot $1 \odot (1 - $1)", r"\bar{g} \odot $0 \odot (1 - 2 $1)"))
 THRESHOLD_BACKWARD = Op("threshold_backward", "ThresholdBackwardBackward0", "c = ḡ ⊙ [y > 0]",
                         lambda xp, g, y: xp.keep(g, y > 0),
                         vjp=(lambda xp, gg, c, g, y: xp.keep(gg, y > 0), lambda xp, gg, c, g, y: xp.zeros_like(gg)),
-                        vjp_formulas=("ḡ₂ ⊙ [y > 0]", "0"), args=("grad_output", "self"), saves=("self",))
+                        vjp_formulas=("ḡ₂ ⊙ [y > 0]", "0"), args=("grad_output", "self"), saves=("self",),
+                        symbols=("ḡ", "y"), latex=r"$c = $0 \odot [$1 > 0]",
+                        vjp_latex=(r"\bar{g} \odot [$1 > 0]", r"0"))
 
 
 def _recorded_as(op: Op, tensor_rule) -> None:
