@@ -252,7 +252,8 @@ def test_stepper_pauses_the_engine_between_clicks():
 
 
 def test_stepper_answers_the_players_messages():
-    """The browser asks for frames by message: 'go' runs the engine, 'at' only moves, 'reset' restarts."""
+    """The browser asks for frames by message ('go' runs the engine, 'reset' restarts); replaying a
+    frame already run only moves, as synced state (position)."""
     pytest.importorskip("anywidget")
     a = torch.tensor([1.0, 2.0], requires_grad=True)
     a.grad = torch.tensor([10.0, 10.0])
@@ -261,7 +262,7 @@ def test_stepper_answers_the_players_messages():
     s._on_msg(s, {"go": 2}, [])
     assert s.position == 2 and s.finished is False
     np.testing.assert_allclose(a.grad.numpy(), [10.0, 10.0])    # AccumulateGrad has not run yet
-    s._on_msg(s, {"at": 1}, [])
+    s.position = 1                                             # what the browser's replay sets
     assert s.position == 1 and len(s.recorded) == 2
     s._on_msg(s, {"go": 3}, [])
     assert s.position == 3 and s.finished               # the last node ran: Next is disabled in the player

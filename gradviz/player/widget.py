@@ -40,7 +40,8 @@ export default {
       remote: {
         request: (k) => model.send({ go: k }),                 // Python runs the engine up to frame k
         reset: () => model.send({ reset: true }),
-        moved: (k) => { if (k !== model.get("position")) model.send({ at: k }); },
+        // a replayed frame is synced state, not a message: no stale echo can pull the player back
+        moved: (k) => { if (k !== model.get("position")) { model.set("position", k); model.save_changes(); } },
       },
     });
     function sync() {
@@ -167,8 +168,6 @@ class Stepper(anywidget.AnyWidget):
     def _on_msg(self, _widget, content, _buffers) -> None:
         if "go" in content:
             self.goto(int(content["go"]))
-        elif "at" in content:
-            self.position = max(0, min(int(content["at"]), len(self._frames_json) - 1))
         elif content.get("reset"):
             self.reset()
 
