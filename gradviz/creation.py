@@ -11,7 +11,19 @@ from .random import Generator, default_generator, get_rng_state, initial_seed, m
 from .tensor import Tensor
 
 
-def _size(size, keyword=None) -> tuple:
+def _dtype_arg(fn: str, dtype) -> None:
+    """PyTorch's TypeError for a dtype= that is not a torch dtype (a string, a NumPy type, ...);
+    Python's float, int, bool and complex stand for float64, int64, bool and complex128, as in torch."""
+    if dtype is not None and not isinstance(dtype, dtypes.dtype) and dtype not in (float, int, bool, complex):
+        raise TypeError(f"{fn}(): argument 'dtype' must be torch.dtype, not {type(dtype).__name__}")
+
+
+def _tensor_arg(fn: str, input) -> None:
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{fn}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+
+
+def _size(size, keyword=None, negative: str | None = None) -> tuple:
     if keyword is not None:
         if size:
             raise TypeError("size given both as positional arguments and as size=")
@@ -25,7 +37,7 @@ def _size(size, keyword=None) -> tuple:
     size = tuple(int(s) for s in size)
     for s in size:
         if s < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}")
+            raise RuntimeError(negative or f"Trying to create tensor with negative dimension {s}: {list(size)}")
     return size
 
 
@@ -43,6 +55,7 @@ def _finish(arr, dtype, device, requires_grad):
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False) -> Tensor:
+    _dtype_arg("tensor", dtype)
     if isinstance(data, Tensor):
         import warnings
         warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.clone().detach() or "
@@ -73,39 +86,58 @@ def _filled(value, size: tuple, dtype, device, requires_grad):
     return _finish(np.full(size, value, dtype=np_dtype), None, device, requires_grad)
 
 
+def new_filled(fn: str, value, sizes: tuple, dtype, device, requires_grad) -> Tensor:
+    """Tensor.new_zeros/new_ones/new_empty/new_full: dtype and device default to the tensor's."""
+    _dtype_arg(fn, dtype)
+    return _filled(value, _size(sizes), dtype, device, requires_grad)
+
+
 def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _filled(0, _size(sizes, size), dtype, device, requires_grad)
+    _dtype_arg("zeros", dtype)
+    # ATen's zeros checks the sizes itself, in its own words, before empty() would
+    return _filled(0, _size(sizes, size, negative="zeros: Dimension size must be non-negative."), dtype, device,
+                   requires_grad)
 
 
 def ones(*sizes, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    _dtype_arg("ones", dtype)
     return _filled(1, _size(sizes, size), dtype, device, requires_grad)
 
 
 def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    _dtype_arg("empty", dtype)
     return _filled(0, _size(sizes, size), dtype, device, requires_grad)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+    _dtype_arg("full", dtype)
     if dtype is None:
         dtype = dtypes.from_numpy_dtype(dtypes.result_type((), (fill_value,)))
     return _filled(fill_value, _size((tuple(size),)), dtype, device, requires_grad)
 
 
 def zeros_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+    _tensor_arg("zeros_like", input)
+    _dtype_arg("zeros_like", dtype)
     return zeros(tuple(input.shape), dtype=dtype or input.dtype, device=device or input.device,
                  requires_grad=requires_grad)
 
 
 def ones_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+    _tensor_arg("ones_like", input)
+    _dtype_arg("ones_like", dtype)
     return ones(tuple(input.shape), dtype=dtype or input.dtype, device=device or input.device,
                 requires_grad=requires_grad)
 
 
 def empty_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+    _tensor_arg("empty_like", input)
     return zeros_like(input, dtype, device, requires_grad)
 
 
 def full_like(input, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+    _tensor_arg("full_like", input)
+    _dtype_arg("full_like", dtype)
     return full(tuple(input.shape), fill_value, dtype=dtype or input.dtype, device=device or input.device,
                 requires_grad=requires_grad)
 
@@ -227,6 +259,10 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    _dtype_arg("eye", dtype)
+    for name, v in (("n", n), ("m", m)):
+        if v is not None and v < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
     arr = np.eye(n, m, dtype=dtypes.as_np(dtype) if dtype else dtypes.get_default_dtype().np)
     return _finish(arr, None, device, requires_grad)
 

@@ -73,6 +73,16 @@ def as_np(d) -> np.dtype:
     return np.dtype(d)
 
 
+def wrapped_int(value: int, np_dtype: np.dtype) -> int:
+    """A Python int as an integer tensor's dtype holds it: torch converts out-of-range values as C
+    does, wrapping them around (uint8 + 300 adds 44); beyond 64 bits it refuses."""
+    if not -2 ** 63 <= value < 2 ** 64:
+        raise OverflowError("int too big to convert")
+    bits = np_dtype.itemsize * 8
+    value %= 2 ** bits
+    return value - 2 ** bits if np_dtype.kind == "i" and value >= 2 ** (bits - 1) else value
+
+
 def category_of_scalar(value) -> int:
     if isinstance(value, (bool, np.bool_)):
         return 0

@@ -49,9 +49,9 @@ def _to_array(data, dtype=None, device=None):
         try:
             arr = np.asarray(data)
         except ValueError:
-            raise ValueError(_ragged_message(data)) from None
+            _raise_ragged(data)
         if arr.dtype == object and isinstance(data, (list, tuple)):
-            raise ValueError(_ragged_message(data))
+            _raise_ragged(data)
         if arr.dtype.kind in "iuO" and _too_big(arr):
             raise ValueError("Overflow when unpacking long long")
         if np_dtype is not None:
@@ -72,18 +72,24 @@ def _to_array(data, dtype=None, device=None):
     return arr
 
 
-def _ragged_message(data) -> str:
-    """PyTorch's words for nested lists of uneven lengths."""
+def _raise_ragged(data):
+    """PyTorch's errors for nested lists of uneven lengths or of sequences mixed with numbers."""
     level = [data]
     dim = 0
     while level and all(isinstance(x, (list, tuple)) for x in level):
         lengths = [len(x) for x in level]
         for n in lengths:
             if n != lengths[0]:
-                return f"expected sequence of length {lengths[0]} at dim {dim} (got {n})"
+                raise ValueError(f"expected sequence of length {lengths[0]} at dim {dim} (got {n})") from None
         level = [y for x in level for y in x]
         dim += 1
-    return "could not build a tensor from ragged nested sequences"
+    nested = [isinstance(x, (list, tuple)) for x in level]
+    if any(nested):   # torch reads the first element's kind, then fails on the first that differs
+        if nested[0]:
+            raise TypeError("not a sequence") from None
+        raise TypeError(f"'{type(level[nested.index(True)]).__name__}' object cannot be interpreted as an "
+                        "integer") from None
+    raise ValueError("could not build a tensor from ragged nested sequences") from None
 
 
 def _too_big(arr) -> bool:
@@ -939,13 +945,13 @@ class Tensor:
         return F.compare("ge", self, other)
 
     def __and__(self, other):
-        return F.compare("logical_and", self, other)
+        return F.compare("bitwise_and", self, other)
 
     def __or__(self, other):
-        return F.compare("logical_or", self, other)
+        return F.compare("bitwise_or", self, other)
 
     def __xor__(self, other):
-        return F.compare("logical_xor", self, other)
+        return F.compare("bitwise_xor", self, other)
 
     __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
 
@@ -973,7 +979,31 @@ class Tensor:
         return F.transpose(self, -2, -1)
 
     # -- methods that are the functions ------------------------------------------------------
+    # -- new tensors with this one's dtype and device unless told otherwise (torch.Tensor.new_*) --
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+        from .creation import tensor
+        return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+        from .creation import new_filled
+        return new_filled("new_full", fill_value, (tuple(size),), dtype or self.dtype, device or self.device,
+                          requires_grad)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        from .creation import new_filled
+        return new_filled("new_zeros", 0, size, dtype or self.dtype, device or self.device, requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        from .creation import new_filled
+        return new_filled("new_ones", 1, size, dtype or self.dtype, device or self.device, requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+        from .creation import new_filled
+        return new_filled("new_empty", 0, size, dtype or self.dtype, device or self.device, requires_grad)
+
     def view(self, *shape):
+        if len(shape) == 1 and isinstance(shape[0], dtypes.dtype):
+            return _view_as_dtype(self, shape[0])
         return F.view(self, *shape)
 
     def reshape(self, *shape):
@@ -1017,11 +1047,19 @@ class Tensor:
     def prod(self, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None):
         return F.prod(self, _dim(dim, axis), _keep(keepdim, keepdims), dtype=dtype)
 
-    def max(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
-        return F.max(self, _dim(dim, axis), _keep(keepdim, keepdims))
+    def max(self, *args, axis=None, keepdims=None, **kwargs):
+        if axis is not None:
+            kwargs["dim"] = axis
+        if keepdims is not None:
+            kwargs["keepdim"] = keepdims
+        return F.max(self, *args, **kwargs)
 
-    def min(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
-        return F.min(self, _dim(dim, axis), _keep(keepdim, keepdims))
+    def min(self, *args, axis=None, keepdims=None, **kwargs):
+        if axis is not None:
+            kwargs["dim"] = axis
+        if keepdims is not None:
+            kwargs["keepdim"] = keepdims
+        return F.min(self, *args, **kwargs)
 
     def amax(self, dim=(), keepdim=False):
         return F.amax(self, dim, keepdim)
@@ -1266,6 +1304,28 @@ class Tensor:
         self._grad = None
 
 
+def _view_as_dtype(t: Tensor, dtype) -> Tensor:
+    """x.view(dtype): the same bytes read as another dtype (the last dim rescaled when the element
+    sizes differ), sharing memory; torch records no gradient through it."""
+    a, old = t._data, t._data.dtype
+    names = f"{dtypes.SCALAR_TYPE[old.name]} as {dtypes.SCALAR_TYPE[dtype.np.name]}"
+    if old.itemsize != dtype.np.itemsize:
+        if a.ndim == 0:
+            raise RuntimeError(f"self.dim() cannot be 0 to view {names} (different element sizes)")
+        stride = a.strides[-1] // old.itemsize if a.shape[-1] > 1 else 1
+        if stride != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 to view {names} (different element sizes), but got "
+                               f"{stride}")
+        ratio = dtype.np.itemsize // old.itemsize
+        if ratio > 1 and a.shape[-1] % ratio:
+            raise RuntimeError(f"self.size(-1) must be divisible by {ratio} to view {names} (different element "
+                               f"sizes), but got {a.shape[-1]}")
+        if not a.flags.c_contiguous:   # NumPy reinterprets only a contiguous last axis of a contiguous array
+            raise RuntimeError(f"view {names} (different element sizes) of a non-contiguous tensor is not "
+                               "supported; call .contiguous() first")
+    return Tensor._make(a.view(dtype.np))
+
+
 def _dim(dim, axis):
     return axis if dim is None else dim
 
@@ -1379,5 +1439,5 @@ def _check_assignable(tensor: Tensor, key, value) -> None:
         raise RuntimeError(message)
 
 
-for _name in ("histc", "bincount", "histogram"):
+for _name in ("histc", "bincount", "histogram", "addmm", "floor_divide", "index_put", "remainder"):
     setattr(Tensor, _name, _method(getattr(F, _name)))

@@ -189,7 +189,7 @@ def test_errors_are_pytorchs():
         F.layer_norm(x, (3,))
     with pytest.raises(IndexError, match="index out of range in self"):
         F.embedding(gradviz.tensor([5]), x)
-    with pytest.raises(RuntimeError, match="Length of pad must be even"):
+    with pytest.raises(RuntimeError, match="Padding length must be divisible by 2"):
         F.pad(x, (1, 2, 3))
     with pytest.raises(ValueError, match="Expected more than 1 value per channel"):
         nn.BatchNorm1d(4)(gradviz.randn(1, 4))

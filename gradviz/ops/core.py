@@ -12,7 +12,7 @@ from ..autograd import forward_ad as _forward_ad
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.describe import describe_node
 from ..autograd.graph import DEFAULT, MULTI_OUTPUT, NO_GRAD, ViewMeta, _node_types, node_type
-from ..dtypes import category_of_scalar, result_type
+from ..dtypes import category_of_scalar, result_type, wrapped_int
 from ..scope import _state as _scope_state
 from .op import Op
 
@@ -257,6 +257,8 @@ def coerce_pair(a, b):
     cat = category_of_scalar(s)
     tcat = 0 if tdt.kind == "b" else (2 if tdt.kind == "f" else 1)
     rt = tdt if cat <= tcat else result_type((t._data,), (s,))
+    if cat == 1 and rt.kind in "iu" and isinstance(s, int):
+        s = wrapped_int(s, rt)
     xp = backend.namespace_of(t._data)
     const = Tensor._make(xp.asarray(s, dtype=rt))
     out_dtype = None if rt == tdt else rt

@@ -174,6 +174,8 @@ def parse_index(shape: tuple, key, single_slice: bool = False):
                          "C++ to convert a 0-dim tensor to a number")
     if specified > ndim:
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    while sum(k is Ellipsis for k in items) > 1 and items[-1] is Ellipsis:
+        items = items[:-1]   # torch lets a later ellipsis run past the last dimension, where it selects nothing
     if sum(k is Ellipsis for k in items) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     cur = list(shape)

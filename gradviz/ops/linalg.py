@@ -5,7 +5,8 @@ import math
 
 import numpy as np
 
-from .core import apply
+from ..dtypes import SCALAR_TYPE
+from .core import apply, expand_error
 from .op import Op
 
 MATS = ("self", "mat2")
@@ -133,7 +134,10 @@ def dot(input, tensor):
         raise RuntimeError("inconsistent tensor size, expected tensor [%d] and src [%d] to have the same number "
                            "of elements, but got %d and %d elements respectively"
                            % (input.shape[0], tensor.shape[0], input.shape[0], tensor.shape[0]))
-    return apply(DOT, _same_dtype(input, tensor))
+    if input.dtype is not tensor.dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                           f"{SCALAR_TYPE[input.dtype.name]} and {SCALAR_TYPE[tensor.dtype.name]}")
+    return apply(DOT, (input, tensor))
 
 
 def mv(input, vec):
@@ -231,6 +235,11 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
                            f"mat2 must be a matrix, got {mat2.ndim}-D tensor")
     if mat1.shape[1] != mat2.shape[0]:
         raise _mm_error("addmm", mat1, mat2)
+    # the bias expands to the product's shape: torch's words when it cannot
+    message = expand_error(tuple(input.shape), (mat1.shape[0], mat2.shape[1]),
+                           f"torch.{SCALAR_TYPE[input.dtype.name]}Tensor")
+    if message:
+        raise RuntimeError(message)
     return apply(ADDMM, (input,) + _same_dtype(mat1, mat2), (beta, alpha))
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..dtypes import from_numpy_dtype, result_type
 from .core import apply
 from .nnops import _sigmoid
 from .op import Op
@@ -96,10 +97,19 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     return apply(NLL_LOSS, (input,), (t, w, reduction, ignore_index))
 
 
+def _promoted(input, target):
+    """The target in the dtype torch computes a pointwise loss in: an integer target with a
+    float32 input makes a float32 loss (NumPy alone would widen it to float64)."""
+    rt = result_type((input._data, target._data))
+    if target._data.dtype != rt and rt == input._data.dtype:   # a lower-category target: no grad to keep
+        target = target.to(from_numpy_dtype(rt))
+    return input, target
+
+
 def mse_loss(input, target, reduction="mean"):
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
-    return apply(MSE_LOSS, (input, target), (reduction,))
+    return apply(MSE_LOSS, _promoted(input, target), (reduction,))
 
 
 def _smooth_l1_forward(xp, a, b, reduction, beta):
@@ -198,7 +208,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     _check_same_size(input, target)
-    return apply(SMOOTH_L1_LOSS, (input, target), (reduction, beta))
+    return apply(SMOOTH_L1_LOSS, _promoted(input, target), (reduction, beta))
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
@@ -206,7 +216,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     _check_same_size(input, target)
-    return apply(HUBER_LOSS, (input, target), (reduction, delta))
+    return apply(HUBER_LOSS, _promoted(input, target), (reduction, delta))
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",

@@ -302,9 +302,9 @@ def pad(input, pad, mode="constant", value=None):
     if mode != "constant":
         raise NotImplementedError(f"pad: mode '{mode}' is not supported here; only mode='constant' is")
     if len(pad) % 2 != 0:
-        raise RuntimeError("Length of pad must be even but instead it equals " + str(len(pad)))
+        raise RuntimeError("Padding length must be divisible by 2")
     if len(pad) // 2 > input.ndim:
-        raise RuntimeError(f"Length of pad should be no more than twice the number of dimensions of the input. "
-                           f"Pad length is {len(pad)} while the input has {input.ndim} dimensions.")
+        raise RuntimeError(f"Padding length should be less than or equal to two times the input dimension but got "
+                           f"padding length {len(pad)} and input of dimension {input.ndim}")
     return apply(CONSTANT_PAD, (input,), (tuple(int(p) for p in pad), 0.0 if value is None else value))
 

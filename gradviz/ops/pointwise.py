@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from ..autograd.graph import _formula
+from ..dtypes import SCALAR_TYPE
 from .core import apply, coerce_pair, contiguous
 from .op import Op
 
@@ -301,8 +302,8 @@ def _nograd(name, fn):
 COMPARE = {name: _nograd(name, fn) for name, fn in {
     "eq": lambda xp, a, b: a == b, "ne": lambda xp, a, b: a != b, "lt": lambda xp, a, b: a < b,
     "le": lambda xp, a, b: a <= b, "gt": lambda xp, a, b: a > b, "ge": lambda xp, a, b: a >= b,
-    "logical_and": lambda xp, a, b: a & b, "logical_or": lambda xp, a, b: a | b,
-    "logical_xor": lambda xp, a, b: a ^ b,
+    "bitwise_and": lambda xp, a, b: a & b, "bitwise_or": lambda xp, a, b: a | b,
+    "bitwise_xor": lambda xp, a, b: a ^ b,
 }.items()}
 NOT = _nograd("logical_not", lambda xp, a: ~a if a.dtype == bool else a == 0)
 def _step_function(name: str, torch_name: str, fn, **display) -> Op:
@@ -467,7 +468,8 @@ def clamp(input, min=None, max=None):
         dtype = result_type([input._data] + [b._data for b, given in ((lo, min), (hi, max)) if given is not None])
         return apply(CLAMP_TENSOR, (input, lo, hi), (min is not None, max is not None),
                      None if dtype == input._data.dtype else dtype)
-    return apply(CLAMP, (input,), (min, max))
+    dtype = result_type((input._data,), tuple(b for b in (min, max) if b is not None))
+    return apply(CLAMP, (input,), (min, max), None if dtype == input._data.dtype else dtype)
 
 
 def leaky_relu(input, negative_slope=0.01):
@@ -531,7 +533,11 @@ logical_not = _make_unary(NOT)
 
 
 def compare(name: str, a, b):
-    a, b, _ = coerce_pair(a, b)
+    a, b, common = coerce_pair(a, b)
+    if name.startswith("bitwise_"):
+        common = common or a._data.dtype
+        if common.kind in "fc":   # & | ^ are integer and bool operations in torch
+            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{SCALAR_TYPE[common.name]}\'')
     return apply(COMPARE[name], (a, b))
 
 

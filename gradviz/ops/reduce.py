@@ -411,14 +411,28 @@ def _extreme(input, dim, keepdim, other, full_op, dim_op, arg, name):
     return values_indices(name, values, index if keepdim or not input.ndim else index.squeeze(d))
 
 
-def max(input, dim=None, keepdim=False, *, other=None):
+_ALL = object()   # max()/min() without dim= (an explicit dim=None is an error in torch)
+
+
+def _extreme_signature(name: str) -> str:
+    return (f"{name}() received an invalid combination of arguments - got (dim=NoneType, ), but expected one of:\n"
+            " * ()\n * (Tensor other)\n * (int dim, bool keepdim)\n * (name dim, bool keepdim)")
+
+
+def max(input, dim=_ALL, keepdim=False, *, other=None):
+    if dim is None:
+        raise TypeError(_extreme_signature("max"))
+    dim = None if dim is _ALL else dim
     from ..tensor import Tensor
     if isinstance(dim, Tensor):
         return _extreme(input, None, False, dim, MAX_ALL, MAX_DIM, None, "max")
     return _extreme(input, dim, keepdim, other, MAX_ALL, MAX_DIM, np.argmax, "max")
 
 
-def min(input, dim=None, keepdim=False, *, other=None):
+def min(input, dim=_ALL, keepdim=False, *, other=None):
+    if dim is None:
+        raise TypeError(_extreme_signature("min"))
+    dim = None if dim is _ALL else dim
     from ..tensor import Tensor
     if isinstance(dim, Tensor):
         return _extreme(input, None, False, dim, MIN_ALL, MIN_DIM, None, "min")

@@ -187,11 +187,17 @@ def _resolve_shape(shape, numel: int) -> tuple:
     shape = tuple(int(s) for s in varargs(shape))
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
+    for i, s in enumerate(shape):
+        if s < -1:
+            raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape {list(shape)}")
     known = 1
     for s in shape:
         if s != -1:
             known *= s
     if -1 in shape:
+        if known == 0 and numel == 0:
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} because the "
+                               "unspecified dimension size -1 can be any value and is ambiguous")
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
         shape = tuple(numel // known if s == -1 else s for s in shape)
@@ -318,6 +324,11 @@ def repeat(input, *reps):
     if len(reps) < input.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
                            "tensor")
+    sizes = (1,) * (len(reps) - input.ndim) + tuple(input.shape)
+    out = [n * r for n, r in zip(sizes, reps)]
+    for n in out:
+        if n < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {out}")
     return apply(REPEAT, (input,), (tuple(reps),))
 
 
