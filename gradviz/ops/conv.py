@@ -122,6 +122,10 @@ def _no_bias(like):
     return Tensor._make(namespace(like._data).zeros(0, dtype=like._data.dtype))
 
 
+# the constants a convolution was called with, after its formula (s, d, q in the index formula)
+_CONSTANTS = r",\quad s = $stride,\ q = $padding,\ d = $dilation,\ \text{groups} = $groups"
+
+
 def _conv_vjp_input(xp, g, y, x, w, b, *p):
     if xp.arrays:
         return conv_input_grad_arrays(xp, g, w, x.shape, *p)
@@ -146,7 +150,14 @@ CONVOLUTION = Op(
                   "= col2im(ḡ W)",
                   "ḡ ⋆ x: the correlation of x with ḡ, = ḡᵀ im2col(x)",
                   "Σ ḡ over the batch and every position"),
-    args=("input", "weight", "bias"), params=PARAMS, saves=("input", "weight"))
+    args=("input", "weight", "bias"), params=PARAMS, saves=("input", "weight"), symbols=("x", "W", "b"),
+    latex=(r"$c = $0 \star $1 + $2:\; $c[n, o, p] = $2[o] + \sum_{i,\, k} $1[o, i, k]\, $0[n,\, i,\, s p + d k - q]"
+           + _CONSTANTS),
+    vjp_latex=(r"\operatorname{conv}^{\top}(\bar{g},\, $1) = \bar{g} \star \operatorname{flip}($1)"
+               r"\text{ (a transposed convolution: } \bar{g} \text{ spread out by the stride)}",
+               r"\textstyle\sum_{n} $0_{n} \star \bar{g}_{n}:\; \sum_{n,\, p} \bar{g}[n, o, p]\, "
+               r"$0[n,\, i,\, s p + d k - q] \text{ at } [o, i, k]",
+               r"\textstyle\sum_{n,\, p} \bar{g}[n, o, p] \text{ at } [o]"))
 
 
 def _gx_vjp_grad(xp, h, c, g, w, xshape, *p):
@@ -178,12 +189,18 @@ CONV_INPUT_GRAD = Op(
     "convolution_backward_input", "ConvolutionBackwardBackward0", "x̄ = ḡ ⋆ flip(W) (a transposed convolution)",
     lambda xp, g, w, xshape, *p: conv_input_grad_arrays(xp, g, w, xshape, *p),
     vjp=(_gx_vjp_grad, _gx_vjp_weight), vjp_formulas=("conv(h̄, W)", "ḡ ⋆ h̄"),
-    args=("grad_output", "weight"), params=("input_size",) + PARAMS, saves=("grad_output", "weight"))
+    args=("grad_output", "weight"), params=("input_size",) + PARAMS, saves=("grad_output", "weight"),
+    symbols=("g", "W"),
+    latex=r"$c = $0 \star \operatorname{flip}($1) = \operatorname{conv}^{\top}($0,\, $1)" + _CONSTANTS,
+    vjp_latex=(r"\bar{g} \star $1", r"\textstyle\sum_{n} \bar{g}_{n} \star $0_{n}"))
 CONV_WEIGHT_GRAD = Op(
     "convolution_backward_weight", "ConvolutionBackwardBackward0", "W̄ = ḡ ⋆ x",
     lambda xp, g, x, wshape, *p: conv_weight_grad_arrays(xp, g, x, wshape, *p),
     vjp=(_gw_vjp_grad, _gw_vjp_input), vjp_formulas=("conv(x, h̄)", "ḡ ⋆ flip(h̄)"),
-    args=("grad_output", "input"), params=("weight_size",) + PARAMS, saves=("grad_output", "input"))
+    args=("grad_output", "input"), params=("weight_size",) + PARAMS, saves=("grad_output", "input"),
+    symbols=("g", "x"),
+    latex=r"$c = \textstyle\sum_{n} $1_{n} \star $0_{n}" + _CONSTANTS,
+    vjp_latex=(r"$1 \star \bar{g}", r"$0 \star \operatorname{flip}(\bar{g})"))
 
 
 # -- the public functions -------------------------------------------------------------------------

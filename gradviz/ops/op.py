@@ -69,7 +69,7 @@ class Op:
         self.saves = saves             # what the VJP reads: input names and/or "result"
         self.n_outputs = n_outputs
         lhs, eq, _ = formula.partition("=")
-        lhs = lhs.strip()
+        lhs = lhs.split("[", 1)[0].strip().rstrip("ᵢⱼₖₚ")   # the tensor, not its element: y of y[p], C of Cᵢ
         self.out_symbol = lhs if eq and lhs and len(lhs) <= 4 and " " not in lhs else "c"
         self.symbols = tuple(symbols) if symbols is not None else None
         self.broadcasts = BROADCASTING.get(torch_name, ()) if broadcasts == "default" else broadcasts

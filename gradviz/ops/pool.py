@@ -19,9 +19,11 @@ from .op import Op
 
 
 # -- a linear map and its adjoint, as two records ------------------------------------------------
-def linear_pair(name, torch_name, formula, forward, adjoint, vjp_formula, params, adj_name, adj_formula):
+def linear_pair(name, torch_name, formula, forward, adjoint, vjp_formula, params, adj_name, adj_formula,
+                latex=("", ""), adj_latex=("", "")):
     """forward(xp, a, *params) is linear in a, adjoint(xp, g, in_shape, *params) is its transpose.
-    Returns (OP, ADJOINT): OP's VJP is ADJOINT, and ADJOINT's VJP is OP."""
+    Returns (OP, ADJOINT): OP's VJP is ADJOINT, and ADJOINT's VJP is OP. latex, adj_latex:
+    (formula, VJP) of each record in LaTeX."""
     def vjp(xp, g, c, a, *p):
         if xp.arrays:
             return adjoint(xp, g, a.shape, *p)
@@ -32,10 +34,12 @@ def linear_pair(name, torch_name, formula, forward, adjoint, vjp_formula, params
             return forward(xp, h, *p)
         return apply(op, (h,), p)
 
-    op = Op(name, torch_name, formula, forward, vjp=(vjp,), vjp_formulas=(vjp_formula,), params=params, saves=())
+    op = Op(name, torch_name, formula, forward, vjp=(vjp,), vjp_formulas=(vjp_formula,), params=params, saves=(),
+            latex=latex[0], vjp_latex=latex[1:] if latex[1] else ())
     adj = Op(name + "_backward", adj_name, adj_formula, lambda xp, g, shape, *p: adjoint(xp, g, shape, *p),
              vjp=(adj_vjp,), vjp_formulas=(formula.split("=", 1)[-1].strip() + " applied to h̄",),
-             args=("grad_output",), params=("input_size",) + params, saves=())
+             args=("grad_output",), params=("input_size",) + params, saves=(),
+             latex=adj_latex[0], vjp_latex=adj_latex[1:] if adj_latex[1] else ())
     return op, adj
 
 
@@ -52,19 +56,31 @@ def _apply_mats(xp, a, mats, transpose=False):
     return xp.ascontiguousarray(a)
 
 
-def _sep_forward(xp, a, mats, divisor):
+def _sep_forward(xp, a, mats, divisor, *shown):
+    # shown: the learner's arguments (kernel size, stride, ...), kept for the formulas only
     y = _apply_mats(xp, a, mats)
     return y / divisor if divisor else y
 
 
-def _sep_adjoint(xp, g, shape, mats, divisor):
+def _sep_adjoint(xp, g, shape, mats, divisor, *shown):
     x = _apply_mats(xp, g, mats, transpose=True)
     return x / divisor if divisor else x
 
 
-def _separable(name, torch_name, formula, vjp_formula, adj_name):
-    return linear_pair(name, torch_name, formula, _sep_forward, _sep_adjoint, vjp_formula, ("matrices", "divisor"),
-                       adj_name, vjp_formula)
+def _separable(name, torch_name, formula, vjp_formula, adj_name, shown=(), latex=("", ""), adj_latex=("", "")):
+    return linear_pair(name, torch_name, formula, _sep_forward, _sep_adjoint, vjp_formula,
+                       ("matrices", "divisor") + shown, adj_name, vjp_formula, latex, adj_latex)
+
+
+# -- the formulas of the pools: window i of the input is w_i, holding N_i inputs ------------------
+_AVG = r"$c[i] = \frac{1}{N_i} \sum_{j \in w_i} $0[j]"
+_AVG_BACK = r"\textstyle\sum_{i \,:\, j \in w_i} \frac{\bar{g}[i]}{N_i} \text{ at } [j]"
+_SPREAD = r"$c[j] = \sum_{i \,:\, j \in w_i} \frac{$0[i]}{N_i}"     # the adjoint: each value spread over its window
+_AVG_OF_G = r"\frac{1}{N_i} \sum_{j \in w_i} \bar{g}[j] \text{ at } [i]"
+_WINDOWS = r",\quad w_i\text{: kernel } $kernel_size,\ \text{stride } $stride,\ \text{padding } $padding"
+_ADAPTIVE = (r",\quad \text{output size } $output_size,\ w_i \text{ along an axis of } n \text{ to } m\text{: }"
+             r"\left\lfloor \frac{i\, n}{m} \right\rfloor \le j < \left\lceil \frac{(i + 1)\, n}{m} \right\rceil")
+_ARGMAX = r"\textstyle\sum_{i \,:\, j^{*}_i = j} \bar{g}[i] \text{ at } [j],\; j^{*}_i = \operatorname{argmax}_{j \in w_i} $0[j]"
 
 
 def _pool_matrix(n, k, s, p, d, ceil_mode, count_include_pad):
@@ -92,24 +108,55 @@ def _pool_out(n, k, s, p, d, ceil_mode):
 
 AVG_POOL2D, AVG_POOL2D_BACKWARD = _separable(
     "avg_pool2d", "AvgPool2DBackward0", "y[p] = mean of x over window p", "ḡ spread evenly over each window",
-    "AvgPool2DBackwardBackward0")
+    "AvgPool2DBackwardBackward0", ("kernel_size", "stride", "padding"),
+    (_AVG + _WINDOWS, _AVG_BACK),
+    (_SPREAD + _WINDOWS, _AVG_OF_G))
 ADAPTIVE_AVG_POOL2D, ADAPTIVE_AVG_POOL2D_BACKWARD = _separable(
     "adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0", "y[i,j] = mean of x over rows ⌊iH/h⌋…⌈(i+1)H/h⌉, cols "
-    "likewise", "ḡ spread evenly over each window", "AdaptiveAvgPool2DBackwardBackward0")
+    "likewise", "ḡ spread evenly over each window", "AdaptiveAvgPool2DBackwardBackward0", ("output_size",),
+    (_AVG + _ADAPTIVE, _AVG_BACK),
+    (_SPREAD + _ADAPTIVE, _AVG_OF_G))
+
+
+def _moved(src, consts):
+    """LaTeX of a map c[i] = a[src(i)] and of its adjoint (each value added back where it came from)."""
+    sent = r"\textstyle\sum_{i \,:\, " + src + " = j}"
+    return ((f"$c[i] = $0[{src}]" + consts, sent + r" \bar{g}[i] \text{ at } [j]"),
+            (f"$c[j] = {sent} $0[i]" + consts, rf"\bar{{g}}[{src}] \text{{ at }} [i]"))
+
+
+# t_i: where output i reads the input (scale σ per axis); linear modes mix its two neighbours
+_LERP = (r"$c[i] = (1 - \lambda_i)\, $0[\lfloor t_i \rfloor] + \lambda_i\, $0[\lfloor t_i \rfloor + 1],\;"
+         r" \lambda_i = t_i - \lfloor t_i \rfloor",
+         r"\bar{g}[i] \text{ split: } (1 - \lambda_i) \text{ to } [\lfloor t_i \rfloor],\ \lambda_i"
+         r" \text{ to } [\lfloor t_i \rfloor + 1]")
+_LERP_BACK = (r"$c[j] = \textstyle\sum_i \left((1 - \lambda_i) [\lfloor t_i \rfloor = j] + \lambda_i"
+              r" [\lfloor t_i \rfloor + 1 = j]\right) $0[i]", r"(1 - \lambda_i)\, \bar{g}[\lfloor t_i \rfloor] + "
+              r"\lambda_i\, \bar{g}[\lfloor t_i \rfloor + 1] \text{ at } [i]")
+_SIZES = r",\quad \text{output size } $output_size,\ \sigma = $scale"
+_AXES = r"\text{ along each axis}"
+_PADS = r",\quad \text{pad } $pad \text{ (} l \text{: the pad before, } n \text{: the size of an axis)}"
 UPSAMPLE_NEAREST = {nd: _separable(f"upsample_nearest{nd}d", f"UpsampleNearest{nd}DBackward0",
                                    "y[i] = x[⌊i·in/out⌋]", "ḡ summed over the copies of each input",
-                                   f"UpsampleNearest{nd}DBackwardBackward0") for nd in (1, 2)}
+                                   f"UpsampleNearest{nd}DBackwardBackward0", ("output_size", "scale"),
+                                   *_moved(r"\lfloor i \sigma \rfloor", _SIZES)) for nd in (1, 2)}
 UPSAMPLE_LINEAR = {1: _separable("upsample_linear1d", "UpsampleLinear1DBackward0", "y[i] = (1 − λ) x[i₀] + λ x[i₁]",
-                                 "ḡ split between the two neighbours by the weights", "UpsampleLinear1DBackwardBackward0"),
+                                 "ḡ split between the two neighbours by the weights", "UpsampleLinear1DBackwardBackward0",
+                                 ("output_size", "scale"), (_LERP[0] + _SIZES, _LERP[1]),
+                                 (_LERP_BACK[0] + _SIZES, _LERP_BACK[1])),
                    2: _separable("upsample_bilinear2d", "UpsampleBilinear2DBackward0",
                                  "y[i,j] = Σ bilinear weights · the 4 neighbours", "ḡ split between the 4 neighbours "
-                                 "by the weights", "UpsampleBilinear2DBackwardBackward0")}
+                                 "by the weights", "UpsampleBilinear2DBackwardBackward0", ("output_size", "scale"),
+                                 (_LERP[0] + _AXES + _SIZES, _LERP[1] + _AXES),
+                                 (_LERP_BACK[0] + _AXES + _SIZES, _LERP_BACK[1] + _AXES))}
 REFLECTION_PAD = {nd: _separable(f"reflection_pad{nd}d", f"ReflectionPad{nd}DBackward0",
                                  "y = x mirrored at the edges", "ḡ folded back onto the mirrored inputs",
-                                 f"ReflectionPad{nd}DBackwardBackward0") for nd in (1, 2, 3)}
+                                 f"ReflectionPad{nd}DBackwardBackward0", ("pad",),
+                                 *_moved(r"\operatorname{mirror}_n(i - l)", _PADS)) for nd in (1, 2, 3)}
 REPLICATION_PAD = {nd: _separable(f"replication_pad{nd}d", f"ReplicationPad{nd}DBackward0",
                                   "y = x with its edge values repeated", "ḡ of the repeats added onto the edges",
-                                  f"ReplicationPad{nd}DBackwardBackward0") for nd in (1, 2, 3)}
+                                  f"ReplicationPad{nd}DBackwardBackward0", ("pad",),
+                                  *_moved(r"\operatorname{clamp}(i - l,\, 0,\, n - 1)", _PADS)) for nd in (1, 2, 3)}
 
 
 def _as_4d(input, nd, fn):
@@ -147,7 +194,7 @@ def avg_pool(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_
         for n, kk, ss, pp in zip(x.shape[-2:], k2, s2, p2):
             m, counts = _pool_matrix(n, kk, ss, pp, 1, ceil_mode, count_include_pad)
             mats.append(m if divisor_override else m / counts[:, None])
-        return apply(AVG_POOL2D, (x,), (tuple(mats), divisor_override))
+        return apply(AVG_POOL2D, (x,), (tuple(mats), divisor_override, k, s, p))
     return _as_4d(input, nd, pool)
 
 
@@ -187,7 +234,7 @@ def adaptive_avg_pool(input, output_size, nd):
 
     def pool(x):
         mats = tuple(_adaptive_matrix(n, o) for n, o in zip(x.shape[-2:], size2))
-        return apply(ADAPTIVE_AVG_POOL2D, (x,), (mats, None))
+        return apply(ADAPTIVE_AVG_POOL2D, (x,), (mats, None, size))
     return _as_4d(input, nd, pool)
 
 
@@ -200,7 +247,7 @@ def adaptive_avg_pool2d(input, output_size):
 
 
 # -- max pooling: indices picked once, then a gather and its scatter -----------------------------
-def _gather_forward(xp, a, index):
+def _gather_forward(xp, a, index, *shown):
     """y = x[index] per plane; index holds flat positions in each trailing H·W plane."""
     lead = a.shape[:-2]
     out = xp.take_along_axis(a.reshape(lead + (-1,)), index.reshape(lead + (-1,)), -1)
@@ -221,19 +268,21 @@ def _scatter_back(xp, g, shape, index):
     return xp.reshape(xp.scatter_add_zeros((planes, size), 1, index.reshape(planes, -1), flat), tuple(shape))
 
 
-def _max_vjp(xp, g, c, a, index):
+def _max_vjp(xp, g, c, a, index, *shown):
     return _scatter_back(xp, g, a.shape, index)
 
 
-def _max_op(name, torch_name, formula):
+def _max_op(name, torch_name, formula, shown, windows):
     return Op(name, torch_name, formula, _gather_forward, vjp=(_max_vjp,),
               vjp_formulas=("ḡ sent to the position that won each window (added where windows overlap)",),
-              params=("indices",), saves=("self",))
+              params=("indices",) + shown, saves=("self",),
+              latex=r"$c[i] = \max_{j \in w_i} $0[j]" + windows, vjp_latex=(_ARGMAX,))
 
 
-MAX_POOL2D = _max_op("max_pool2d", "MaxPool2DWithIndicesBackward0", "y[p] = max of x over window p")
+MAX_POOL2D = _max_op("max_pool2d", "MaxPool2DWithIndicesBackward0", "y[p] = max of x over window p",
+                     ("kernel_size", "stride", "padding", "dilation"), _WINDOWS + r",\ \text{dilation } $dilation")
 ADAPTIVE_MAX_POOL2D = _max_op("adaptive_max_pool2d", "AdaptiveMaxPool2DBackward0",
-                              "y[i,j] = max of x over the adaptive window (i, j)")
+                              "y[i,j] = max of x over the adaptive window (i, j)", ("output_size",), _ADAPTIVE)
 
 
 def _flat_index(rows, cols, width):
@@ -272,13 +321,14 @@ def _max_pool_indices(a, k, s, p, d, ceil_mode):
 def max_pool(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False, nd=2):
     _check_pool_input(input, nd, f"max_pool{nd}d")
     k, s, p, d = _pool_args(kernel_size, stride, padding, dilation, nd)
+    shown = (k, s, p, d)   # as the learner gave them (the node runs the 2-d kernel)
     k, s, p, d = ((1,) * (2 - nd) + k, (1,) * (2 - nd) + s, (0,) * (2 - nd) + p, (1,) * (2 - nd) + d)
     found = []
 
     def pool(x):
         index = _max_pool_indices(x._data, k, s, p, d, ceil_mode)
         found.append(index)
-        return apply(MAX_POOL2D, (x,), (index,))
+        return apply(MAX_POOL2D, (x,), (index,) + shown)
     out = _as_4d(input, nd, pool)
     if not return_indices:
         return out
@@ -313,7 +363,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     vals = flat[..., xp.asarray(idx)]
     arg = xp.argmax(vals, axis=-1)
     index = xp.take_along_axis(xp.broadcast_to(xp.asarray(idx), vals.shape), arg[..., None], -1)[..., 0]
-    out = apply(ADAPTIVE_MAX_POOL2D, (input,), (index.astype(np.int64),))
+    out = apply(ADAPTIVE_MAX_POOL2D, (input,), (index.astype(np.int64), (oh, ow)))
     if not return_indices:
         return out
     from ..tensor import Tensor
@@ -365,10 +415,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear "
                              "| bicubic | trilinear")
         mats = tuple(_nearest_matrix(n, o, sc) for n, o, sc in zip(spatial, out, scales))
-        return apply(UPSAMPLE_NEAREST[nd][0], (input,), (mats, None))
+        return apply(UPSAMPLE_NEAREST[nd][0], (input,), (mats, None, out, tuple(scales)))
     if (mode, nd) in (("linear", 1), ("bilinear", 2)):
         mats = tuple(_linear_matrix(n, o, sc, bool(align_corners)) for n, o, sc in zip(spatial, out, scales))
-        return apply(UPSAMPLE_LINEAR[nd][0], (input,), (mats, None))
+        return apply(UPSAMPLE_LINEAR[nd][0], (input,), (mats, None, out, tuple(scales)))
     raise NotImplementedError(f"interpolate: mode '{mode}' for {input.ndim}D input is not supported here; "
                               "use 'nearest', 'linear' (3D) or 'bilinear' (4D)")
 
@@ -424,10 +474,15 @@ def padding_mode(input, pad, mode):
             raise NotImplementedError(f"Unrecognised padding mode {mode}")
         mats.append(_gather_matrix(i, n))
     table = REFLECTION_PAD if mode == "reflect" else REPLICATION_PAD
-    return apply(table[nd][0], (input,), (tuple(mats), None))
+    return apply(table[nd][0], (input,), (tuple(mats), None, tuple(pad)))
 
 
 # -- unfold / fold: the window view and its adjoint ----------------------------------------------
+# window p of the (padded) input reads x[s p + d k − q] at kernel tap k; a column holds one window
+_UNFOLD = r",\quad \text{kernel } $kernel_size,\ s = $stride,\ q = $padding,\ d = $dilation"
+_COLUMNS = r"$c[n,\, (i, k),\, p] = $0[n,\, i,\, s p + d k - q]"
+_COL2IM = r"\textstyle\sum_{(k,\, p) \,:\, s p + d k - q = j} \bar{g}[n,\, (i, k),\, p] \text{ at } [n,\, i,\, j]"
+_IM2COL = r"\bar{g}[n,\, i,\, s p + d k - q] \text{ at } [n,\, (i, k),\, p]"
 def _unfold_forward(xp, a, k, d, p, s):
     win = windows(xp, pad_spatial(xp, a, [(pp, pp) for pp in p]), k, s, d)   # (N, C, oh, ow, kh, kw)
     n, c, oh, ow = win.shape[:4]
@@ -445,7 +500,9 @@ def _unfold_adjoint(xp, g, shape, k, d, p, s):
 IM2COL, COL2IM_OF_IM2COL = linear_pair(
     "im2col", "Im2ColBackward0", "y[n, (c,k), p] = x[n, c, s·p + d·k − pad] (every window as a column)",
     _unfold_forward, _unfold_adjoint, "col2im(ḡ): each column added back where its window read",
-    ("kernel_size", "dilation", "padding", "stride"), "Col2ImBackward0", "col2im(ḡ)")
+    ("kernel_size", "dilation", "padding", "stride"), "Col2ImBackward0", "col2im(ḡ)",
+    (_COLUMNS + _UNFOLD, _COL2IM), (r"$c = \operatorname{col2im}($0)\!:\; " + _COL2IM.replace(r"\bar{g}", "$0")
+                                    + _UNFOLD, r"\operatorname{im2col}(\bar{g})"))
 
 
 def _fold_forward(xp, a, out_size, k, d, p, s):
@@ -461,7 +518,10 @@ def _fold_adjoint(xp, g, shape, out_size, k, d, p, s):
 COL2IM, IM2COL_OF_COL2IM = linear_pair(
     "col2im", "Col2ImBackward0", "y = Σ over windows of each column put back in place (overlaps add)",
     _fold_forward, _fold_adjoint, "im2col(ḡ): each window of ḡ read out as a column",
-    ("output_size", "kernel_size", "dilation", "padding", "stride"), "Im2ColBackward0", "im2col(ḡ)")
+    ("output_size", "kernel_size", "dilation", "padding", "stride"), "Im2ColBackward0", "im2col(ḡ)",
+    (r"$c[n,\, i,\, j] = \textstyle\sum_{(k,\, p) \,:\, s p + d k - q = j} $0[n,\, (i, k),\, p]"
+     r",\quad \text{output size } $output_size" + _UNFOLD, _IM2COL),
+    (r"$c = \operatorname{im2col}($0)" + _UNFOLD, r"\operatorname{col2im}(\bar{g})"))
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
@@ -504,13 +564,21 @@ def _unshuffle(xp, a, r):
     return xp.ascontiguousarray(b.reshape(lead + (c * r * r, h, w)))
 
 
+# channel i r² + u r + v at (h, w) <-> channel i at (h r + u, w r + v)
+_DEEP, _WIDE = r"[i r^2 + u r + v,\, h,\, w]", r"[i,\, h r + u,\, w r + v]"
 PIXEL_SHUFFLE, _ = linear_pair("pixel_shuffle", "PixelShuffleBackward0", "y[c, h·r + i, w·r + j] = x[c·r² + i·r + j, h, w]",
                                _shuffle, lambda xp, g, shape, r: _unshuffle(xp, g, r), "pixel_unshuffle(ḡ)",
-                               ("upscale_factor",), "PixelUnshuffleBackward0", "pixel_unshuffle(ḡ)")
+                               ("upscale_factor",), "PixelUnshuffleBackward0", "pixel_unshuffle(ḡ)",
+                               (f"$c{_WIDE} = $0{_DEEP},\\quad r = $upscale_factor", rf"\bar{{g}}{_WIDE} \text{{ at }} {_DEEP}"),
+                               (f"$c{_DEEP} = $0{_WIDE},\\quad r = $upscale_factor", rf"\bar{{g}}{_DEEP} \text{{ at }} {_WIDE}"))
 PIXEL_UNSHUFFLE, _ = linear_pair("pixel_unshuffle", "PixelUnshuffleBackward0",
                                  "y[c·r² + i·r + j, h, w] = x[c, h·r + i, w·r + j]",
                                  _unshuffle, lambda xp, g, shape, r: _shuffle(xp, g, r), "pixel_shuffle(ḡ)",
-                                 ("downscale_factor",), "PixelShuffleBackward0", "pixel_shuffle(ḡ)")
+                                 ("downscale_factor",), "PixelShuffleBackward0", "pixel_shuffle(ḡ)",
+                                 (f"$c{_DEEP} = $0{_WIDE},\\quad r = $downscale_factor",
+                                  rf"\bar{{g}}{_DEEP} \text{{ at }} {_WIDE}"),
+                                 (f"$c{_WIDE} = $0{_DEEP},\\quad r = $downscale_factor",
+                                  rf"\bar{{g}}{_WIDE} \text{{ at }} {_DEEP}"))
 
 
 def pixel_shuffle(input, upscale_factor):

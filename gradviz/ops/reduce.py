@@ -269,13 +269,13 @@ def _log_softmax(xp, a, dim):
 SOFTMAX = Op("softmax", "SoftmaxBackward0", "c = eᵃ / Σ eᵃ", quiet(_softmax),
              vjp=(lambda xp, g, c, a, dim: c * (g - (g * c).sum(axis=dim, keepdims=True)),),
              vjp_formulas=("c ⊙ (ḡ − Σ ḡ ⊙ c)",), params=("dim",), saves=("result",),
-             latex=r"$c = \frac{e^{$0}}{\sum e^{$0}}",
-             vjp_latex=(r"$c \odot \left(\bar{g} - \sum \bar{g} \odot $c\right)",))
+             latex=r"$c = \frac{e^{$0}}{\sum_{\text{dim } $dim} e^{$0}}",
+             vjp_latex=(r"$c \odot \left(\bar{g} - \sum_{\text{dim } $dim} \bar{g} \odot $c\right)",))
 LOG_SOFTMAX = Op("log_softmax", "LogSoftmaxBackward0", "c = a − log Σ eᵃ", quiet(_log_softmax),
                  vjp=(lambda xp, g, c, a, dim: g - xp.exp(c) * g.sum(axis=dim, keepdims=True),),
                  vjp_formulas=("ḡ − eᶜ Σ ḡ",), params=("dim",), saves=("result",),
-                 latex=r"$c = $0 - \log \sum e^{$0}",
-                 vjp_latex=(r"\bar{g} - e^{$c} \sum \bar{g}",))
+                 latex=r"$c = $0 - \log \sum_{\text{dim } $dim} e^{$0}",
+                 vjp_latex=(r"\bar{g} - e^{$c} \sum_{\text{dim } $dim} \bar{g}",))
 CUMSUM = Op("cumsum", "CumsumBackward0", "cᵢ = Σ_{j≤i} aⱼ",
             lambda xp, a, dim: xp.cumsum(a, axis=dim) if a.ndim else a.copy(),
             vjp=(lambda xp, g, c, a, dim:
