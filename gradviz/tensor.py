@@ -1343,7 +1343,7 @@ def _method(fn):
 
 from . import functions as F  # noqa: E402  (the ops need Tensor defined first)
 from .autograd import views as _views  # noqa: E402
-from .ops.core import apply as _apply  # noqa: E402
+from .autograd.apply import apply as _apply  # noqa: E402
 from .ops.op import Op  # noqa: E402
 
 
@@ -1383,9 +1383,6 @@ RANDOM_TO = Op("random_", "RandomBackward1", "c ~ U{0, …, to − 1}", lambda x
                vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",))
 RANDOM_FULL = Op("random_", "RandomBackward2", "c ~ U{0, …, max}", lambda xp, a, sample: sample,
                  vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",))
-from .ops import core as _core  # noqa: E402
-
-_core.Tensor = Tensor
 
 for _name in ("matmul", "mm", "bmm", "dot", "mv", "outer", "trace", "exp", "log", "log1p", "sqrt", "rsqrt",
               "reciprocal", "sin", "cos", "tan", "tanh", "sigmoid", "relu", "abs", "sign", "neg", "erf", "floor",

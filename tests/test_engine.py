@@ -505,7 +505,7 @@ def test_functional_jacobian_hessian_vjp_gradcheck():
                                                                                   requires_grad=True)))
     with pytest.raises(RuntimeError, match="Jacobian mismatch"):
         from gradviz.ops.op import Op
-        from gradviz.ops.core import apply
+        from gradviz.autograd.apply import apply
         wrong = Op("wrong", "WrongBackward0", "c = a²", lambda xp, a: a * a, vjp=(lambda xp, g, c, a: g * a,),
                    saves=("self",))
         gradviz.autograd.gradcheck(lambda a: apply(wrong, (a,)), (x.clone().requires_grad_(),))

@@ -42,7 +42,7 @@ def cases(table):
 
 def test_gradcheck_catches_a_wrong_vjp():
     """The harness itself: a rule that is off by a factor fails, with the numbers shown."""
-    from gradviz.ops.core import apply
+    from gradviz.autograd.apply import apply
     from gradviz.ops.op import Op
     wrong = Op("twice", "TwiceBackward0", "c = 2a", lambda xp, a: a * 2, vjp=(lambda xp, g, c, a: g * 3,))
     x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)

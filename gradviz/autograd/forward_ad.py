@@ -140,7 +140,7 @@ def make_dual(tensor, tangent, *, level: int | None = None):
 
 def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
     """(primal, tangent): a view of `tensor` without its tangent, and the tangent (or None)."""
-    from ..ops.core import apply
+    from .apply import apply
     from ..ops.index import ALIAS
     tangent = tangent_of(tensor)
     if tangent is None:
@@ -155,7 +155,7 @@ def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
 
 # -- propagation through an op ---------------------------------------------------------------
 def apply_dual(run: Callable, op, inputs: tuple, params: tuple, dtype):
-    """core.apply with a level open: run the op, then give its output(s) their tangent."""
+    """apply with a level open: run the op, then give its output(s) their tangent."""
     tangents = tuple(tangent_of(t) for t in inputs)
     _state.busy = True
     try:
@@ -229,7 +229,7 @@ def pointwise(op, tangents, out, inputs, params):
 @_derived("linear")
 def linear(op, tangents, out, inputs, params):
     """An op linear in its tensors maps tangents as it maps values (zeros where none)."""
-    from ..ops.core import apply
+    from .apply import apply
     if all(t is None for t in tangents):
         return None
     return apply(op, tuple(t if t is not None else _zeros(x) for t, x in zip(tangents, inputs)), params)
@@ -238,7 +238,7 @@ def linear(op, tangents, out, inputs, params):
 @_derived("bilinear")
 def bilinear(op, tangents, out, inputs, params):
     """Product rule: J·(ta, tb) = op(ta, b) + op(a, tb)."""
-    from ..ops.core import apply
+    from .apply import apply
     (ta, tb), (a, b) = tangents, inputs
     left = apply(op, (ta, b), params) if ta is not None else None
     right = apply(op, (a, tb), params) if tb is not None else None

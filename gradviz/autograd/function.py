@@ -320,7 +320,7 @@ def once_differentiable(fn: Callable) -> Callable:
         Tensor = _tensor_class()
         if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
             return outputs
-        from ..ops.core import apply
+        from .apply import apply
         single = not isinstance(outputs, tuple)
         # each output passes through an error node; its input is made a leaf that requires
         # grad, as torch does, so that the node is recorded at all

@@ -1,7 +1,7 @@
 """Writes through views, recorded as PyTorch records them.
 
 A view (x[0], x[:2], x.T, x.view(...), x.expand(...)) shares its base's memory and
-version counter (gradviz.ops.core.share_version). An in-place op on a view of a tensor
+version counter (gradviz.autograd.apply.share_version). An in-place op on a view of a tensor
 in the graph writes into the base and rebases the *base's* history: its new grad_fn is
 CopySlices, which hands the base's gradient on unchanged except in the view's region,
 where the in-place op's own VJP runs. The view's grad_fn becomes AsStridedBackward0 of

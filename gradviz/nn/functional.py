@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..ops.attention import group_norm, scaled_dot_product_attention  # noqa: F401
 from ..ops.conv import conv1d, conv2d  # noqa: F401
-from ..ops.core import apply
+from ..autograd.apply import apply
 from ..ops.linalg import linear  # noqa: F401
 from ..ops.loss import _reduced
 from ..ops.loss import (binary_cross_entropy_with_logits, huber_loss, mse_loss, nll_loss,  # noqa: F401

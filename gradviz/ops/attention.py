@@ -6,8 +6,10 @@ import math
 
 import numpy as np
 
-from .core import apply, namespace
+from ..autograd.apply import apply
+from .core import namespace
 from .op import Op
+from ..tensor import Tensor
 
 
 # -- group norm: layer norm over each group of channels, then a per-channel affine map ---------------
@@ -190,7 +192,6 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if learned is not None:
         scores = scores + learned
     elif mask is not None:
-        from ..tensor import Tensor
         scores = scores + Tensor._make(mask)
     probs = apply(SAFE_SOFTMAX, (scores,), (scores.ndim - 1,))
     if dropout_p > 0:

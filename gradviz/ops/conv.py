@@ -16,8 +16,9 @@ from __future__ import annotations
 import itertools
 import math
 
-from .core import apply
+from ..autograd.apply import apply
 from .op import Op
+from ..tensor import Tensor
 
 
 # -- strided views: im2col and its adjoint col2im -----------------------------------------------
@@ -117,7 +118,6 @@ PARAMS = ("stride", "padding", "dilation", "groups")
 
 def _no_bias(like):
     """An empty, grad-free stand-in for a missing bias: its edge is (None, 0), as in PyTorch."""
-    from ..tensor import Tensor
     from .core import namespace
     return Tensor._make(namespace(like._data).zeros(0, dtype=like._data.dtype))
 

@@ -1,19 +1,13 @@
-"""Running an op: forward on arrays, then (when grad is needed) one Node in the graph.
+"""The array side of running an op: the array namespaces the rules are written against,
+the array helpers VJP rules share, and PyTorch's words for shape errors.
 
-Also the array namespaces the rules are written against, and the coercion of
-Python scalars and mixed dtypes with PyTorch's promotion rules.
+Running an op on Tensors (grad mode, the Node, events) is autograd's: gradviz.autograd.apply.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .. import backend, events
-from ..autograd import forward_ad as _forward_ad
-from ..autograd.grad_mode import _state as _grad_state
-from ..autograd.describe import describe_node
-from ..autograd.graph import DEFAULT, MULTI_OUTPUT, NO_GRAD, ViewMeta, _node_types, node_type
-from ..dtypes import category_of_scalar, result_type, wrapped_int
-from ..scope import _state as _scope_state
+from .. import backend
 from .op import Op
 
 
@@ -117,86 +111,6 @@ def as_array(data):
     return data
 
 
-Tensor = None   # gradviz.tensor sets this once the class exists (the class itself imports the ops)
-
-
-def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
-    """Run `op` on Tensors. Builds a Node only when grad mode is on and an input requires grad."""
-    if _forward_ad._state.level is not None and not _forward_ad._state.busy:
-        return _forward_ad.apply_dual(apply, op, inputs, params, dtype)   # tangents flow forward too
-    arrays = [t._data for t in inputs]
-    first = arrays[0]
-    try:
-        out = op.forward(NUMPY if type(first) is np.ndarray else namespace(first), *arrays, *params)
-    except ValueError as exc:
-        raise RuntimeError(shape_error(op, arrays, exc)) from None
-    if dtype is not None:
-        out = out.astype(dtype, copy=False)
-    needs_grad = False
-    if op.vjp is not None and _grad_state.enabled:
-        for t in inputs:
-            # a view's grad_fn may be due for regeneration; its requires_grad says so
-            if t._requires_grad or t._grad_fn is not None or (t._view is not None and t.requires_grad):
-                needs_grad = True
-                break
-    if not needs_grad:
-        if op.n_outputs == 1:
-            result = Tensor._make(out)
-            if getattr(out, "base", None) is not None:
-                share_version(result, inputs, op)
-            return result
-        return tuple(share_version(Tensor._make(o), inputs, op) for o in out)
-    if op.n_outputs == 1:
-        out = as_array(out)
-    else:
-        out = tuple(as_array(o) for o in out)
-    node_cls = _node_types.get(op) or node_type(op)
-    node = node_cls(op, inputs, params, out, tuple([t._edge() for t in inputs]), _scope_state.path)
-    if op.n_outputs == 1:
-        result = Tensor._make(out, node, 0)
-        if getattr(out, "base", None) is not None:
-            share_version(result, inputs, op)
-    else:
-        result = tuple(share_version(Tensor._make(o, node, i), inputs, op) for i, o in enumerate(out))
-    if events.tracking_sources:
-        events.remember_source(node, 2)
-    if events._listeners:
-        outs = (result,) if op.n_outputs == 1 else result
-        info = describe_node(node)
-        events.emit(events.NodeCreated(node, tuple(inputs), outs, node.scope, info))
-    return result
-
-
-def share_version(view, inputs, op=None):
-    """An output that shares an input's memory is a view of it, as in PyTorch: it shares the
-    base's version counter (an in-place write through either is seen by every node that
-    saved the other) and knows its base (the root), so writes through it are recorded on
-    the base (CopySlices)."""
-    data = view._data
-    if getattr(data, "base", None) is not None:
-        xp = NUMPY if type(data) is np.ndarray else namespace(data)
-        for t in inputs:
-            if xp.may_share_memory(data, t._data):
-                counter = view._vc = t._counter()
-                meta = t._view
-                if meta is not None and meta.creation != DEFAULT:
-                    creation = meta.creation            # a view of such a view inherits it
-                elif not _grad_state.enabled:
-                    creation = NO_GRAD
-                elif op is not None and (op.n_outputs > 1 or op.name in _MULTI_VIEW_OPS):
-                    creation = MULTI_OUTPUT
-                else:
-                    creation = DEFAULT
-                view._view = ViewMeta(t if meta is None else meta.base, counter.version, creation)
-                if xp is NUMPY and not data.flags.writeable and t._data.flags.writeable:
-                    data.setflags(write=True)           # NumPy's diagonal/broadcast views are read-only
-                break
-    return view
-
-
-_MULTI_VIEW_OPS = frozenset({"split", "unbind"})   # they return a list of views even when it has one
-
-
 def shape_error(op: Op, arrays, exc) -> str:
     """PyTorch's words for a broadcast failure, naming the op and both shapes."""
     shapes = [tuple(a.shape) for a in arrays]
@@ -234,32 +148,3 @@ def expand_error(src: tuple, target: tuple, type_name: str) -> str | None:
             return (f"The expanded size of the tensor ({t}) must match the existing size ({s}) at non-singleton "
                     f"dimension {len(target) - i}.  Target sizes: {list(target)}.  Tensor sizes: {list(src)}")
     return None
-
-
-def coerce_pair(a, b):
-    """Two operands (Tensors or Python scalars) -> two Tensors and the result dtype (None: no cast).
-
-    PyTorch's promotion: a Python scalar takes the tensor's dtype unless it is of a
-    higher category (1.5 * int tensor -> default float dtype)."""
-    a_is_t, b_is_t = isinstance(a, Tensor), isinstance(b, Tensor)
-    if a_is_t and b_is_t:
-        if a._data.dtype == b._data.dtype:
-            return a, b, None
-        return a, b, result_type((a._data, b._data))
-    t, s = (a, b) if a_is_t else (b, a)
-    if not isinstance(t, Tensor):
-        raise TypeError(f"expected a Tensor, got {type(a).__name__} and {type(b).__name__}")
-    tdt = t._data.dtype
-    if isinstance(s, np.ndarray):
-        s = Tensor._make(s)
-        rt = result_type((t._data, s._data))
-        return (t, s, rt) if a_is_t else (s, t, rt)
-    cat = category_of_scalar(s)
-    tcat = 0 if tdt.kind == "b" else (2 if tdt.kind == "f" else 1)
-    rt = tdt if cat <= tcat else result_type((t._data,), (s,))
-    if cat == 1 and rt.kind in "iu" and isinstance(s, int):
-        s = wrapped_int(s, rt)
-    xp = backend.namespace_of(t._data)
-    const = Tensor._make(xp.asarray(s, dtype=rt))
-    out_dtype = None if rt == tdt else rt
-    return (t, const, out_dtype) if a_is_t else (const, t, out_dtype)

@@ -6,6 +6,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import backend
+from ..tensor import Tensor
 
 histogram_result = namedtuple("histogram", ["hist", "bin_edges"])
 histogram_result.__module__ = "torch.return_types"
@@ -17,7 +18,6 @@ _SCALAR = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": 
 
 
 def _tensor(data):
-    from ..tensor import Tensor
     return Tensor._make(data)
 
 
@@ -79,7 +79,6 @@ def histc(input, bins: int = 100, min: float = 0, max: float = 0):
 
 def histogram(input, bins=100, *, range=None, weight=None, density: bool = False):
     """(hist, bin_edges): counts (or weights, or a density) per bin; `bins` is a count or the edges."""
-    from ..tensor import Tensor
     a = _float_input(input, "histogramdd")
     if isinstance(bins, Tensor):
         edges = backend.to_numpy(bins._data).astype(a.dtype)

@@ -8,10 +8,12 @@ import operator
 import numpy as np
 
 from .. import backend
-from .core import apply, contiguous, scatter_key, write
+from ..autograd.apply import apply
+from .core import contiguous, scatter_key, write
 from .op import Op
 from .reduce import normalize_dims, values_indices
 from .shape import unsqueeze
+from ..tensor import Tensor
 
 
 def _at(dim, item):
@@ -132,7 +134,6 @@ INDEX_FILL_ZERO = Op("index_fill", "IndexFillBackward0", "c = g; c[idx] = 0",
 
 # -- public functions ---------------------------------------------------------------
 def _as_index(item):
-    from ..tensor import Tensor
     if isinstance(item, Tensor):
         return item._data
     if isinstance(item, list) and not item:
@@ -297,7 +298,6 @@ def setitem(array, key, value) -> None:
 def index_put(tensor, key, values, accumulate=False):
     """The out-of-place result of tensor[key] = values (CopySlices or IndexPutBackward0);
     with accumulate=True, tensor[key] += values with repeated indices adding up."""
-    from ..tensor import Tensor
     if isinstance(key, list) and key and all(isinstance(k, Tensor) for k in key):
         key = tuple(key)   # torch.index_put's list of index tensors, one per dim
     steps, basic, adv = parse_index(tensor.shape, key)
@@ -561,7 +561,6 @@ def masked_select(input, mask):
 
 
 def nonzero(input, *, as_tuple=False):
-    from ..tensor import Tensor
     found = np.nonzero(input._data) if input.ndim else np.nonzero(input._data.reshape(1))
     if as_tuple:
         return tuple(Tensor._make(i.astype(np.int64)) for i in found)
@@ -598,7 +597,6 @@ def index_add(input, dim, index, source, *, alpha=1):
 
 
 def index_fill(input, dim, index, value):
-    from ..tensor import Tensor
     (d,) = normalize_dims(dim, input.ndim)
     idx = _index_vector(index, "index_fill_")
     size = input.shape[d] if input.ndim else 1
@@ -630,7 +628,6 @@ INDEX_FILL_TENSOR = Op("index_fill", "IndexFillBackward1", "c = a; c[…, idx] =
 
 
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
-    from ..tensor import Tensor
     if reduce is not None:
         raise NotImplementedError("scatter(reduce=...) is not supported here; use scatter_add or scatter_reduce")
     (d,) = normalize_dims(dim, input.ndim)

@@ -6,7 +6,8 @@ import math
 import numpy as np
 
 from ..dtypes import SCALAR_TYPE
-from .core import apply, expand_error
+from ..autograd.apply import apply
+from .core import expand_error
 from .op import Op
 
 MATS = ("self", "mat2")

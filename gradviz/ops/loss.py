@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..dtypes import from_numpy_dtype, result_type
-from .core import apply
+from ..autograd.apply import apply
 from .nnops import _sigmoid
 from .op import Op
 

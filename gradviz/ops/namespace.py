@@ -6,7 +6,7 @@ NumPy's, so the gradient computation is itself recorded and can be differentiate
 from __future__ import annotations
 
 from . import index, linalg, pointwise, reduce, shape
-from .core import apply
+from ..autograd.apply import apply
 
 
 class TensorNamespace:

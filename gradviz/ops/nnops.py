@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import apply
+from ..autograd.apply import apply
 from .op import Op
 from .pointwise import _unary, quiet
 from .reduce import NORM, _count, _dims_keep

@@ -8,8 +8,10 @@ import numpy as np
 
 from ..autograd.graph import _formula
 from ..dtypes import SCALAR_TYPE
-from .core import apply, coerce_pair, contiguous
+from ..autograd.apply import apply, coerce_pair
+from .core import contiguous
 from .op import Op
+from ..tensor import Tensor
 
 SQRT_2, SQRT_2PI = math.sqrt(2.0), math.sqrt(2.0 * math.pi)
 
@@ -265,7 +267,6 @@ def _quotient(xp, a, b):
     """⌊a / b⌋ as a constant (no graph): the slope of remainder in b."""
     if xp.arrays:
         return xp.floor_divide(a, b)
-    from ..tensor import Tensor
     with np.errstate(all="ignore"):
         return Tensor._make(np.floor_divide(a._data, b._data))
 
@@ -332,7 +333,6 @@ def binary(op: Op, a, b, *params):
 
 def _tensor_or_scalar(op: Op, scalar_op: Op, input, other, *params):
     """`op` when other is a Tensor; else `scalar_op`, with other (in the promoted dtype) as a param."""
-    from ..tensor import Tensor
     if isinstance(other, Tensor):
         return binary(op, input, other, *params)
     _, const, dtype = coerce_pair(input, other)
@@ -340,7 +340,6 @@ def _tensor_or_scalar(op: Op, scalar_op: Op, input, other, *params):
 
 
 def _check_alpha(input, other, alpha) -> None:
-    from ..tensor import Tensor
     ints = [t for t in (input, other) if isinstance(t, Tensor) and t._data.dtype.kind in "iub"]
     if isinstance(alpha, float) and len(ints) == 2:
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
@@ -354,7 +353,6 @@ def add(input, other, *, alpha=1):
 
 
 def sub(input, other, *, alpha=1):
-    from ..tensor import Tensor
     if len([t for t in (input, other) if isinstance(t, Tensor) and t._data.dtype == bool]) == 2:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
                            "`logical_xor()` operator instead.")
@@ -387,7 +385,6 @@ def rsub(input, other, *, alpha=1):
 
 def _int_divisor(input, other) -> None:
     """Integer division by zero has no value: PyTorch raises where NumPy would quietly give 0."""
-    from ..tensor import Tensor
     a = input._data if isinstance(input, Tensor) else np.asarray(input)
     b = other._data if isinstance(other, Tensor) else np.asarray(other)
     if a.dtype.kind in "iub" and b.dtype.kind in "iub" and not b.all():
@@ -405,7 +402,6 @@ def remainder(input, other):
 
 
 def masked_fill(input, mask, value):
-    from ..tensor import Tensor
     m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
     if m.dtype != bool:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}")
@@ -422,7 +418,6 @@ def masked_fill(input, mask, value):
 
 
 def pow(input, exponent):
-    from ..tensor import Tensor
     if not isinstance(input, Tensor):
         _, _, dtype = coerce_pair(exponent, input)   # 2.5 ** int tensor is of the default float dtype
         return apply(RPOW_SCALAR, (exponent,), (input,), dtype)
@@ -434,7 +429,6 @@ def pow(input, exponent):
 
 
 def where(condition, input=None, other=None):
-    from ..tensor import Tensor
     if input is None and other is None:   # where(condition) is nonzero(condition, as_tuple=True)
         from .index import nonzero
         return nonzero(condition, as_tuple=True)
@@ -459,7 +453,6 @@ def minimum(input, other):
 
 def clamp(input, min=None, max=None):
     from ..dtypes import result_type
-    from ..tensor import Tensor
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
@@ -666,7 +659,6 @@ def _trunc_quotient(xp, a, b):
     """trunc(a / b) as a constant (no graph): the slope of fmod in b."""
     if xp.arrays:
         return xp.trunc(a / b)
-    from ..tensor import Tensor
     with np.errstate(all="ignore"):
         return Tensor._make(np.trunc(a._data / b._data))
 
@@ -747,7 +739,6 @@ def hypot(input, other):
 
 
 def lerp(input, end, weight):
-    from ..tensor import Tensor
     if isinstance(weight, Tensor):
         return apply(LERP_TENSOR, (input, end, weight))
     return apply(LERP, (input, end), (weight,))
@@ -777,7 +768,6 @@ def fmod(input, other):
 def float_power(input, exponent):
     """pow in double precision: both operands are cast to float64 first (ToCopyBackward0)."""
     from ..dtypes import float64
-    from ..tensor import Tensor
     if isinstance(input, Tensor) and input._data.dtype != np.float64:
         input = input.to(float64)
     if isinstance(exponent, Tensor):

@@ -14,8 +14,10 @@ import math
 import numpy as np
 
 from .conv import _tuple, col2im, pad_spatial, windows
-from .core import apply, namespace
+from ..autograd.apply import apply
+from .core import namespace
 from .op import Op
+from ..tensor import Tensor
 
 
 # -- a linear map and its adjoint, as two records ------------------------------------------------
@@ -332,7 +334,6 @@ def max_pool(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=F
     out = _as_4d(input, nd, pool)
     if not return_indices:
         return out
-    from ..tensor import Tensor
     index = found[0]
     return out, Tensor._make(index.reshape(out.shape))
 
@@ -366,7 +367,6 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     out = apply(ADAPTIVE_MAX_POOL2D, (input,), (index.astype(np.int64), (oh, ow)))
     if not return_indices:
         return out
-    from ..tensor import Tensor
     return out, Tensor._make(index.astype(np.int64))
 
 

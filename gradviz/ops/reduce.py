@@ -6,9 +6,11 @@ import builtins
 
 import numpy as np
 
-from .core import apply, coerce_pair, contiguous
+from ..autograd.apply import apply, coerce_pair
+from .core import contiguous
 from .op import Op
 from .pointwise import maximum, minimum, quiet, sub
+from ..tensor import Tensor
 
 
 def normalize_dims(dim, ndim: int) -> tuple:
@@ -390,7 +392,6 @@ class _ValuesIndices(tuple):
 
 def values_indices(name: str, values, index):
     """torch.return_types.<name>(values, indices), the indices as an int64 Tensor."""
-    from ..tensor import Tensor
     result = _ValuesIndices((values, Tensor._make(index.astype(np.int64))))
     result._name = name
     return result
@@ -423,7 +424,6 @@ def max(input, dim=_ALL, keepdim=False, *, other=None):
     if dim is None:
         raise TypeError(_extreme_signature("max"))
     dim = None if dim is _ALL else dim
-    from ..tensor import Tensor
     if isinstance(dim, Tensor):
         return _extreme(input, None, False, dim, MAX_ALL, MAX_DIM, None, "max")
     return _extreme(input, dim, keepdim, other, MAX_ALL, MAX_DIM, np.argmax, "max")
@@ -433,7 +433,6 @@ def min(input, dim=_ALL, keepdim=False, *, other=None):
     if dim is None:
         raise TypeError(_extreme_signature("min"))
     dim = None if dim is _ALL else dim
-    from ..tensor import Tensor
     if isinstance(dim, Tensor):
         return _extreme(input, None, False, dim, MIN_ALL, MIN_DIM, None, "min")
     return _extreme(input, dim, keepdim, other, MIN_ALL, MIN_DIM, np.argmin, "min")
@@ -450,7 +449,6 @@ def amin(input, dim=(), keepdim=False):
 
 
 def argmax(input, dim=None, keepdim=False):
-    from ..tensor import Tensor
     _nonempty("argmax", input, dim)
     if dim is None:
         return Tensor._make(np.asarray(np.argmax(input._data), dtype=np.int64))
@@ -461,7 +459,6 @@ def argmax(input, dim=None, keepdim=False):
 
 
 def argmin(input, dim=None, keepdim=False):
-    from ..tensor import Tensor
     _nonempty("argmin", input, dim)
     if dim is None:
         return Tensor._make(np.asarray(np.argmin(input._data), dtype=np.int64))
@@ -643,7 +640,6 @@ DIST = Op("dist", "DistBackward0", "c = ‖a − b‖ₚ", quiet(lambda xp, a, b
 
 
 def _bool_reduce(name, input, dim, keepdim):
-    from ..tensor import Tensor
     data = input._data
     fn = data.all if name == "all" else data.any
     out = np.asarray(fn()) if dim is None else np.asarray(fn(axis=normalize_dims(dim, input.ndim) if input.ndim
@@ -661,7 +657,6 @@ def any(input, dim=None, keepdim=False):
 
 
 def count_nonzero(input, dim=None):
-    from ..tensor import Tensor
     axis = None if dim is None else normalize_dims(dim, input.ndim)
     if input.ndim == 0:   # dim 0 / -1 of a 0-d tensor: nothing to reduce
         axis = None

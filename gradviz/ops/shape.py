@@ -5,9 +5,10 @@ import functools
 
 import numpy as np
 
-from .core import apply
+from ..autograd.apply import apply
 from .op import Op
 from .reduce import normalize_dims
+from ..tensor import Tensor
 
 def _reshaped(name, torch_name, formula, params=("size",), vjp_formula="ḡ reshaped to a", **display):
     """An op whose forward is a reshape to params[0] and whose VJP reshapes ḡ back."""
@@ -362,7 +363,6 @@ def _common_dtype(tensors):
 
 
 def cat(tensors, dim=0):
-    from ..tensor import Tensor
     if isinstance(tensors, Tensor):
         raise TypeError("cat(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor")
     if not list(tensors):

@@ -1,0 +1,126 @@
+"""Running an op on Tensors: forward on arrays, then (when grad is needed) one Node in the graph.
+
+This is autograd's `Function.apply` for the op records of `gradviz.ops`: the records hold the
+math on arrays; this module runs them on Tensors (grad mode, forward-mode tangents, the
+Node and its events, views sharing their base's version counter, PyTorch's scalar promotion).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import backend, events
+from ..dtypes import category_of_scalar, result_type, wrapped_int
+from ..ops.core import NUMPY, as_array, namespace, shape_error
+from ..ops.op import Op
+from ..scope import _state as _scope_state
+from ..tensor import Tensor
+from . import forward_ad as _forward_ad
+from .describe import describe_node
+from .grad_mode import _state as _grad_state
+from .graph import DEFAULT, MULTI_OUTPUT, NO_GRAD, ViewMeta, _node_types, node_type
+
+
+def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
+    """Run `op` on Tensors. Builds a Node only when grad mode is on and an input requires grad."""
+    if _forward_ad._state.level is not None and not _forward_ad._state.busy:
+        return _forward_ad.apply_dual(apply, op, inputs, params, dtype)   # tangents flow forward too
+    arrays = [t._data for t in inputs]
+    first = arrays[0]
+    try:
+        out = op.forward(NUMPY if type(first) is np.ndarray else namespace(first), *arrays, *params)
+    except ValueError as exc:
+        raise RuntimeError(shape_error(op, arrays, exc)) from None
+    if dtype is not None:
+        out = out.astype(dtype, copy=False)
+    needs_grad = False
+    if op.vjp is not None and _grad_state.enabled:
+        for t in inputs:
+            # a view's grad_fn may be due for regeneration; its requires_grad says so
+            if t._requires_grad or t._grad_fn is not None or (t._view is not None and t.requires_grad):
+                needs_grad = True
+                break
+    if not needs_grad:
+        if op.n_outputs == 1:
+            result = Tensor._make(out)
+            if getattr(out, "base", None) is not None:
+                share_version(result, inputs, op)
+            return result
+        return tuple(share_version(Tensor._make(o), inputs, op) for o in out)
+    if op.n_outputs == 1:
+        out = as_array(out)
+    else:
+        out = tuple(as_array(o) for o in out)
+    node_cls = _node_types.get(op) or node_type(op)
+    node = node_cls(op, inputs, params, out, tuple([t._edge() for t in inputs]), _scope_state.path)
+    if op.n_outputs == 1:
+        result = Tensor._make(out, node, 0)
+        if getattr(out, "base", None) is not None:
+            share_version(result, inputs, op)
+    else:
+        result = tuple(share_version(Tensor._make(o, node, i), inputs, op) for i, o in enumerate(out))
+    if events.tracking_sources:
+        events.remember_source(node, 2)
+    if events._listeners:
+        outs = (result,) if op.n_outputs == 1 else result
+        info = describe_node(node)
+        events.emit(events.NodeCreated(node, tuple(inputs), outs, node.scope, info))
+    return result
+
+
+def share_version(view, inputs, op=None):
+    """An output that shares an input's memory is a view of it, as in PyTorch: it shares the
+    base's version counter (an in-place write through either is seen by every node that
+    saved the other) and knows its base (the root), so writes through it are recorded on
+    the base (CopySlices)."""
+    data = view._data
+    if getattr(data, "base", None) is not None:
+        xp = NUMPY if type(data) is np.ndarray else namespace(data)
+        for t in inputs:
+            if xp.may_share_memory(data, t._data):
+                counter = view._vc = t._counter()
+                meta = t._view
+                if meta is not None and meta.creation != DEFAULT:
+                    creation = meta.creation            # a view of such a view inherits it
+                elif not _grad_state.enabled:
+                    creation = NO_GRAD
+                elif op is not None and (op.n_outputs > 1 or op.name in _MULTI_VIEW_OPS):
+                    creation = MULTI_OUTPUT
+                else:
+                    creation = DEFAULT
+                view._view = ViewMeta(t if meta is None else meta.base, counter.version, creation)
+                if xp is NUMPY and not data.flags.writeable and t._data.flags.writeable:
+                    data.setflags(write=True)           # NumPy's diagonal/broadcast views are read-only
+                break
+    return view
+
+
+_MULTI_VIEW_OPS = frozenset({"split", "unbind"})   # they return a list of views even when it has one
+
+
+def coerce_pair(a, b):
+    """Two operands (Tensors or Python scalars) -> two Tensors and the result dtype (None: no cast).
+
+    PyTorch's promotion: a Python scalar takes the tensor's dtype unless it is of a
+    higher category (1.5 * int tensor -> default float dtype)."""
+    a_is_t, b_is_t = isinstance(a, Tensor), isinstance(b, Tensor)
+    if a_is_t and b_is_t:
+        if a._data.dtype == b._data.dtype:
+            return a, b, None
+        return a, b, result_type((a._data, b._data))
+    t, s = (a, b) if a_is_t else (b, a)
+    if not isinstance(t, Tensor):
+        raise TypeError(f"expected a Tensor, got {type(a).__name__} and {type(b).__name__}")
+    tdt = t._data.dtype
+    if isinstance(s, np.ndarray):
+        s = Tensor._make(s)
+        rt = result_type((t._data, s._data))
+        return (t, s, rt) if a_is_t else (s, t, rt)
+    cat = category_of_scalar(s)
+    tcat = 0 if tdt.kind == "b" else (2 if tdt.kind == "f" else 1)
+    rt = tdt if cat <= tcat else result_type((t._data,), (s,))
+    if cat == 1 and rt.kind in "iu" and isinstance(s, int):
+        s = wrapped_int(s, rt)
+    xp = backend.namespace_of(t._data)
+    const = Tensor._make(xp.asarray(s, dtype=rt))
+    out_dtype = None if rt == tdt else rt
+    return (t, const, out_dtype) if a_is_t else (const, t, out_dtype)

@@ -1,0 +1,175 @@
+"""The layers import downward only (DESIGN.md): checked on the source, import by import.
+
+LAYERS is the one list of the layers, lowest first; a module may import from its own
+layer and the layers below it. Every `import` counts, at the top of a module or inside a
+function (an import inside a function is still a dependency, only a hidden one).
+"""
+from __future__ import annotations
+
+import ast
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent / "gradviz"
+
+# Lowest first. A prefix names a module and everything under it; the longest prefix wins.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    # The array namespace and what every layer shares. events.py is the bus: the engine emits
+    # into it, so it imports nothing above the arrays (data flows up, imports point down).
+    ("backend", ("gradviz.backend", "gradviz.dtypes", "gradviz.accelerator", "gradviz.formatting",
+                 "gradviz.naming", "gradviz.scope", "gradviz.events")),
+    # The math: op records (forward, VJP, display formulas) and the array helpers of the rules.
+    ("ops", ("gradviz.ops",)),
+    # The graph, the backward loop, Tensor, and `apply` (an op record run on Tensors).
+    ("tensor/autograd", ("gradviz.autograd", "gradviz.tensor", "gradviz._tensor_str", "gradviz.creation",
+                         "gradviz.random", "gradviz.functions", "gradviz.func", "gradviz._api")),
+    # The library a model is written with, built on Tensors.
+    ("nn", ("gradviz.nn", "gradviz.optim", "gradviz.utils", "gradviz.serialization")),
+    # Events -> a plain Trace (the torch bridge is a second source of the same Trace).
+    # sources.py picks the Trace's source at the public entry points (a gradviz or a torch tensor).
+    ("tracing", ("gradviz.tracing", "gradviz.torch_bridge", "gradviz.sources")),
+    ("render", ("gradviz.render",)),
+    ("player", ("gradviz.player", "gradviz.cli", "gradviz.examples", "gradviz")),
+)
+
+# Upward imports that remain, each a (module, imported module) pair. The test fails when one is
+# added and when one listed here is gone, so this list only shrinks. The ops modules still hold
+# the Tensor-level functions next to their records (they call `apply` and build Tensors); moving
+# those functions into the tensor/autograd layer empties most of this list.
+KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset({
+    ("gradviz.ops.attention", "gradviz.autograd.apply"),
+    ("gradviz.ops.attention", "gradviz.nn.functional"),
+    ("gradviz.ops.attention", "gradviz.tensor"),
+    ("gradviz.ops.conv", "gradviz.autograd.apply"),
+    ("gradviz.ops.conv", "gradviz.tensor"),
+    ("gradviz.ops.counting", "gradviz.creation"),
+    ("gradviz.ops.counting", "gradviz.tensor"),
+    ("gradviz.ops.index", "gradviz.autograd.apply"),
+    ("gradviz.ops.index", "gradviz.autograd.forward_ad"),
+    ("gradviz.ops.index", "gradviz.tensor"),
+    ("gradviz.ops.linalg", "gradviz.autograd.apply"),
+    ("gradviz.ops.linalg", "gradviz.autograd.forward_ad"),
+    ("gradviz.ops.loss", "gradviz.autograd.apply"),
+    ("gradviz.ops.namespace", "gradviz.autograd.apply"),
+    ("gradviz.ops.namespace", "gradviz.creation"),
+    ("gradviz.ops.nnops", "gradviz.autograd.apply"),
+    ("gradviz.ops.nnops", "gradviz.creation"),
+    ("gradviz.ops.pointwise", "gradviz.autograd.apply"),
+    ("gradviz.ops.pointwise", "gradviz.autograd.forward_ad"),
+    ("gradviz.ops.pointwise", "gradviz.autograd.graph"),
+    ("gradviz.ops.pointwise", "gradviz.creation"),
+    ("gradviz.ops.pointwise", "gradviz.tensor"),
+    ("gradviz.ops.pool", "gradviz.autograd.apply"),
+    ("gradviz.ops.pool", "gradviz.tensor"),
+    ("gradviz.ops.reduce", "gradviz.autograd.apply"),
+    ("gradviz.ops.reduce", "gradviz.autograd.forward_ad"),
+    ("gradviz.ops.reduce", "gradviz.tensor"),
+    ("gradviz.ops.shape", "gradviz.autograd.apply"),
+    ("gradviz.ops.shape", "gradviz.autograd.forward_ad"),
+    ("gradviz.ops.shape", "gradviz.tensor"),
+})
+
+
+def layer_of(module: str) -> int:
+    best, best_len = None, -1
+    for index, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best_len:
+                best, best_len = index, len(prefix)
+    if best is None:
+        raise AssertionError(f"{module} is in no layer: add it to LAYERS")
+    return best
+
+
+def module_name(path: pathlib.Path) -> str:
+    parts = path.relative_to(ROOT.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: pathlib.Path) -> set[str]:
+    """Every gradviz module `path` imports (`from . import x` counts as the module x)."""
+    module = module_name(path)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.split(".")[0] == "gradviz")
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[:len(package.split(".")) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.split(".")[0] != "gradviz":
+                continue
+            for alias in node.names:   # `from . import tensor` imports the module gradviz.tensor
+                sub = f"{target}.{alias.name}"
+                found.add(sub if (ROOT.parent / (sub.replace(".", "/") + ".py")).exists()
+                          or (ROOT.parent / sub.replace(".", "/")).is_dir() else target)
+    return found
+
+
+def upward_imports() -> set[tuple[str, str]]:
+    found = set()
+    for path in sorted(ROOT.rglob("*.py")):
+        module = module_name(path)
+        own = layer_of(module)
+        for target in imports_of(path):
+            if layer_of(target) > own:
+                found.add((module, target))
+    return found
+
+
+def test_every_module_is_in_a_layer():
+    for path in ROOT.rglob("*.py"):
+        layer_of(module_name(path))
+
+
+def test_no_new_upward_import():
+    new = sorted(upward_imports() - KNOWN_UPWARD)
+    assert not new, "imports from a higher layer:\n" + "\n".join(
+        f"  {m} ({LAYERS[layer_of(m)][0]}) imports {t} ({LAYERS[layer_of(t)][0]})" for m, t in new)
+
+
+def test_known_upward_imports_still_exist():
+    gone = sorted(KNOWN_UPWARD - upward_imports())
+    assert not gone, "fixed, so remove from KNOWN_UPWARD:\n" + "\n".join(f"  {m} -> {t}" for m, t in gone)
+
+
+def test_ops_do_not_hide_imports_of_tensor_in_functions():
+    """No function-local `from ..tensor import Tensor` (an import moved into a function to dodge a cycle)."""
+    hidden = []
+    for path in sorted((ROOT / "ops").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for inner in ast.walk(node):
+                    if isinstance(inner, ast.ImportFrom) and inner.level and inner.module == "tensor":
+                        hidden.append(f"{module_name(path)}:{inner.lineno}")
+    assert not hidden, hidden
+
+
+def test_no_module_patches_a_global_into_ops():
+    """`ops` reads nothing that a higher layer writes into it at import time (such as a Tensor class)."""
+    patched = []
+    for path in sorted(ROOT.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        aliases = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                   and (n.module or "").split(".")[-1] in ("ops", "core") for a in n.names}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                            and target.value.id in aliases and target.value.id != "self":
+                        patched.append(f"{module_name(path)}:{node.lineno} {target.value.id}.{target.attr}")
+    assert not patched, patched
+
+
+@pytest.mark.parametrize("module, target, expected", [
+    ("gradviz.ops.pointwise", "gradviz.backend", False),
+    ("gradviz.ops.core", "gradviz.autograd.apply", True),
+    ("gradviz.render.dot", "gradviz.player.html", True),
+    ("gradviz.player.html", "gradviz.render.dot", False),
+])
+def test_layer_order(module, target, expected):
+    assert (layer_of(target) > layer_of(module)) is expected
