@@ -56,8 +56,10 @@
     }
     cam.view = function () { return view; };
     cam.moving = function () { return !!anim; };
-    cam.fitAll = function (smooth) {
-      to({ cx: all.x + all.w / 2, cy: all.y + all.h / 2, s: Math.min(fitScale(all, 8), MAX_FOLLOW) }, smooth);
+    // the whole of r in view (r: a box in SVG units, the whole drawing when absent)
+    cam.fitAll = function (smooth, r) {
+      r = r || all;
+      to({ cx: r.x + r.w / 2, cy: r.y + r.h / 2, s: Math.min(fitScale(r, 8), MAX_FOLLOW) }, smooth);
     };
     cam.refresh = function () { if (!anim) write(view); };
     // frame the first of `wants` (most context first, the node itself last) that is readable: the

@@ -75,10 +75,18 @@
       var t = edge.querySelector("title"), m = t ? /^(.*?)->(.*)$/.exec(t.textContent) : null;
       return m ? [els[m[1]], els[m[2]]] : [];
     }
+    // the overview: the whole graph, or while forward is still building it, the part drawn so far
+    // (fitting nodes that are not there yet would shrink the drawn ones out of reading)
+    function overview(smooth) {
+      var id, r = null, hidden = false;
+      for (id in shown) if (shown[id] === "hidden") { hidden = true; break; }
+      if (hidden) for (id in els) if (shown[id] !== "hidden") r = union(r, box(els[id]));
+      camera.fitAll(smooth, r);
+    }
     function aim(k, smooth) {
       if (!camera.follow || !started) return;
       var f = frames[k], node = f && f.n && els[f.n] ? box(els[f.n]) : null;
-      if (!node) { camera.fitAll(smooth); return; }
+      if (!node) { overview(smooth); return; }
       var near = node, far, id;
       for (id in f.c) if (f.c[id] === "flowing" && els[id]) near = union(near, box(els[id]));
       for (id in f.l) if (els[id]) near = union(near, box(els[id]));
@@ -87,7 +95,7 @@
       for (id in f.c) if (f.c[id] === "flowing" && els[id]) ends(els[id]).forEach(function (g) { if (g) far = union(far, box(g)); });
       camera.frame([far, near, node], smooth);
     }
-    camera.onResize = function () { if (camera.follow && moved) aim(current, false); else if (!moved) camera.fitAll(false); };
+    camera.onResize = function () { if (camera.follow && moved) aim(current, false); else if (!moved) overview(false); };
 
     function setState(id, st) {
       var el = els[id];
@@ -223,14 +231,14 @@
     on(".gv-first", function () { pause(); go(0); });
     on(".gv-reset", reset);
     on(".gv-play", toggle);
-    on(".gv-fit", function () { setFollow(false); camera.fitAll(true); });
+    on(".gv-fit", function () { setFollow(false); overview(true); });
     on(".gv-follow", follow);
     on(".gv-zoom-in", function () { setFollow(false); camera.zoomAt(1.25, stage.clientWidth / 2, stage.clientHeight / 2); });
     on(".gv-zoom-out", function () { setFollow(false); camera.zoomAt(0.8, stage.clientWidth / 2, stage.clientHeight / 2); });
     slider.addEventListener("input", function () { var k = parseInt(slider.value, 10); pause(); go(k); });
     stage.addEventListener("dblclick", function (ev) {
       var g = ev.target && ev.target.closest ? ev.target.closest("g.node") : null;
-      if (g) focusNode(g); else { setFollow(false); camera.fitAll(true); }
+      if (g) focusNode(g); else { setFollow(false); overview(true); }
     });
     root.addEventListener("pointerenter", function () { lastUsed = root; });
     root.addEventListener("pointerdown", function () { lastUsed = root; });
@@ -254,7 +262,7 @@
     players.push(root);
     // on load the whole graph; the camera follows from the learner's first step on
     go(0, false);
-    camera.fitAll(false);
+    overview(false);
     started = true;
     return api;
   }
