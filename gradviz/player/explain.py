@@ -357,7 +357,7 @@ def _jacobians(step, node, formula: Formula) -> str:
         cap = latex.mathml(r"\frac{\partial " + formula.out + r"}{\partial " + wrt + "}", tuple(formula.names))
         note = "; the outlined rows are the ones this step's gradient weighs" if weighed else ""
         shown.append(f'<div class="gv-jcap">{cap} ({J.shape[0]}×{J.shape[1]}): row k is the VJP of the '
-                     f"one-hot e_k{note}</div>"
+                     f"one-hot {latex.mathml('e_k')}{note}</div>"
                      + grids.grid(J, highlight_rows=weighed, numbers=J.size <= jacobian.TEXT_CELLS))
     if not shown:
         return ""

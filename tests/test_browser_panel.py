@@ -1,0 +1,171 @@
+"""The step panel as Chromium draws it: the math is typeset (MathML with a size, never raw LaTeX
+or underscore identifiers), the learner's line is highlighted in the code panel, and tensors
+are grids with the Trace's numbers in rows and columns."""
+import re
+import runpy
+
+import numpy as np
+import pytest
+
+import gradviz as torch
+from gradviz import events, formatting
+from gradviz.events import as_matrix
+
+from browser_support import chromium
+from player_programs import PROGRAMS, SOURCE
+
+pytestmark = pytest.mark.browser
+
+# LaTeX that leaked into the page: a command, a braced sub/superscript, or an identifier such as
+# grad_a / mean_dim / e_k (names made for code, not for a learner reading math)
+RAW = re.compile(r"\\[A-Za-z]+|\^\{|_\{|\b[A-Za-z]\w*_\w+\b")
+
+
+def tracked_animation(name: str, tmp_path):
+    """One of player_programs' programs run from a file with source tracking on, animated forward and
+    backward (the code panel then lists that file)."""
+    path = tmp_path / f"{name}.py"
+    path.write_text("import gradviz as torch\ntorch.manual_seed(0)\n" + SOURCE[name])
+    events.set_source_tracking(True)
+    try:
+        scope = runpy.run_path(str(path))
+    finally:
+        events.set_source_tracking(False)
+    return torch.animate(*scope["args"], names=scope["names"], gradient=scope["gradient"])
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with chromium() as context:
+        yield context
+
+
+def open_player(browser, anim, tmp_path, name="player"):
+    page = browser.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.emulate_media(reduced_motion="reduce")
+    page.goto(anim.save(tmp_path / f"{name}.html").as_uri())
+    root = page.locator(".gv-player")
+    root.wait_for()
+    return page, root, errors
+
+
+# Every frame: go there, open every <details> of the panel, and report its <math> elements (how
+# each is displayed, its size) and the panel's visible text.
+PANEL_AT = """([root, k]) => {
+  root.__gv.go(k, false);
+  const panel = root.querySelector('.gv-panel');
+  panel.querySelectorAll('details').forEach(d => { d.open = true; });
+  const maths = [...panel.querySelectorAll('math')].map(m => {
+    const r = m.getBoundingClientRect();
+    return {display: getComputedStyle(m).display, w: r.width, h: r.height, text: m.textContent};
+  });
+  return {frame: k, maths, text: panel.innerText, hidden: panel.querySelectorAll('.gv-math-fallback').length};
+}"""
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_every_formula_is_typeset_math_with_a_size(name, tmp_path, browser):
+    anim = tracked_animation(name, tmp_path)
+    page, root, errors = open_player(browser, anim, tmp_path, name)
+    handle = root.element_handle()
+    with_math = 0
+    for k in range(len(anim.frames)):
+        seen = page.evaluate(PANEL_AT, [handle, k])
+        assert seen["hidden"] == 0, seen                       # no formula fell back to plain text
+        leaked = RAW.findall(seen["text"])
+        assert not leaked, (k, leaked, seen["text"][:400])
+        for m in seen["maths"]:
+            assert "math" in m["display"], m                  # Chromium typesets it as MathML
+            assert m["w"] > 0 and m["h"] > 0, (k, m)
+        with_math += bool(seen["maths"])
+    assert with_math == len(anim.frames)                       # every step shows its formula
+    assert not errors
+    page.close()
+
+
+def current_line(page, root, k: int) -> dict:
+    return page.evaluate("""([root, k]) => {
+      root.__gv.go(k, false);
+      const lit = root.querySelectorAll('.gv-code .gv-current');
+      const el = lit[0], box = root.querySelector('.gv-code');
+      if (!el) return {count: 0};
+      const r = el.getBoundingClientRect(), b = box.getBoundingClientRect();
+      const number = el.querySelector('.gv-ln').textContent;
+      return {count: lit.length, number: Number(number), text: el.textContent.slice(number.length),
+              visible: r.top >= b.top - 1 && r.bottom <= b.bottom + 1,
+              tint: getComputedStyle(el).backgroundColor !== getComputedStyle(el.parentElement).backgroundColor};
+    }""", [root.element_handle(), k])
+
+
+def test_the_code_panel_highlights_the_line_that_made_the_node(tmp_path, browser):
+    anim = tracked_animation("barlow", tmp_path)
+    page, root, errors = open_player(browser, anim, tmp_path)
+    forward = [f for f in anim.frames if f.phase == "forward"]
+    backward = [f for f in anim.frames if f.phase == "backward"]
+    # a forward step, the first backward step (the loss line) and one late in backward (the line of a)
+    late = next(f for f in reversed(backward) if anim.trace.node(f.node).source is not None
+                and "a = " in anim.trace.node(f.node).source[2])
+    picks = [forward[len(forward) // 2], backward[0], late]
+    lines = {anim.trace.node(f.node).source[1] for f in picks}
+    assert len(lines) == 3, lines                               # three different lines
+    for f in picks:
+        _, line, text = anim.trace.node(f.node).source
+        seen = current_line(page, root, f.index)
+        assert seen["count"] == 1, (f.index, seen)
+        assert seen["number"] == line and seen["text"].strip() == text, (f.index, seen, line, text)
+        assert seen["visible"] and seen["tint"], seen           # scrolled into the code box, and marked
+    assert not errors
+    page.close()
+
+
+GRID_AT = """([root, k, edge]) => {
+  root.__gv.go(k, false);
+  const row = root.querySelector('.gv-panel tr[data-edge="' + edge + '"]');
+  const tables = row ? row.querySelectorAll('table.gv-grid') : [];
+  const table = tables[tables.length - 1];
+  if (!table) return null;
+  const rows = [...table.querySelectorAll('tr')].map(tr => [...tr.querySelectorAll('td')].map(td => {
+    const r = td.getBoundingClientRect();
+    return {text: td.innerText.trim(), x: Math.round(r.left), y: Math.round(r.top), w: r.width, h: r.height,
+            bg: getComputedStyle(td).backgroundColor};
+  }));
+  return rows;
+}"""
+
+
+def test_a_matrix_gradient_is_a_grid_of_the_traces_numbers(tmp_path, browser):
+    anim = tracked_animation("mlp", tmp_path)
+    page, root, errors = open_player(browser, anim, tmp_path)
+    steps = {s.index: s for s in anim.trace.steps}
+    checked = 0
+    for f in anim.frames:
+        if f.phase != "backward":
+            continue
+        for eid, grad, _ in steps[f.step].flows:
+            m = as_matrix(np.asarray(grad.values, dtype=np.float64))
+            if m.shape[0] < 2 or m.shape[1] < 2:
+                continue                                       # a matrix, not a vector or a scalar
+            rows = page.evaluate(GRID_AT, [root.element_handle(), f.index, eid])
+            assert rows is not None, (f.index, eid)
+            assert [len(r) for r in rows] == [m.shape[1]] * m.shape[0], (f.index, eid, m.shape)
+            assert [[c["text"] for c in r] for r in rows] == [[formatting.number(v) for v in r] for r in m]
+            # laid out as a grid: a row's cells side by side at one height, a column's cells one above the other
+            for r in rows:
+                assert len({c["y"] for c in r}) == 1 and [c["x"] for c in r] == sorted({c["x"] for c in r})
+            for j in range(m.shape[1]):
+                column = [r[j] for r in rows]
+                assert len({c["x"] for c in column}) == 1 and [c["y"] for c in column] == sorted({c["y"] for c in column})
+            assert all(c["w"] > 0 and c["h"] > 0 for r in rows for c in r)
+            # coloured on one diverging scale: opposite signs never share a colour
+            signs = {}
+            for r, values in zip(rows, m):
+                for c, v in zip(r, values):
+                    if v:
+                        signs.setdefault(c["bg"], set()).add(v > 0)
+            assert all(len(s) == 1 for s in signs.values()), signs
+            checked += 1
+    assert checked >= 3, checked                               # the MLP's weight gradients (and more)
+    assert not errors
+    page.close()
