@@ -498,29 +498,39 @@ def build_trace(roots, names: dict | None = None, show_saved: bool = False, orde
 
 
 class GradSnapshot:
-    """.grad of the given tensors, put back exactly (the same Tensor objects, the same values)."""
+    """.grad of the given tensors, put back exactly: the same Tensor objects, the same values and
+    the same version (accumulating bumps a .grad's version; its old data is valid again)."""
 
     def __init__(self, tensors):
-        self.saved = [(t, t._grad, None if t._grad is None else t._grad._data) for t in tensors]
+        self.saved = [(t, t._grad, None if t._grad is None else t._grad._data,
+                       None if t._grad is None or not t._grad._vc else t._grad._vc.version) for t in tensors]
 
     def restore(self) -> None:
-        for t, grad, data in self.saved:
+        for t, grad, data, version in self.saved:
             t._grad = grad
             if grad is not None:
                 grad._data = data
+                if version is not None:
+                    grad._vc.version = version
+                elif grad._vc:
+                    grad._vc.version = 0   # the counter was created by the write being undone
 
 
 def record_backward(roots, gradient=None, names=None, retain_graph=True, show_saved=False,
-                    jacobians: bool = False, keep_grads: bool = False) -> Trace:
+                    jacobians: bool = False, write_grads: bool = False) -> Trace:
     """Run backward over `roots` step by step and return the Trace with every step.
 
-    The backward is a real one: .grad accumulates as with `.backward()`, unless keep_grads
-    puts every .grad back as it was afterwards (what animate() does)."""
+    Recording changes nothing the user can see: afterwards every .grad (leaves and retained
+    non-leaves) is the same object with the same values and version as before, and the graph
+    is kept (retain_graph=True), so a later `.backward()` gives the plain gradient. Hooks run
+    during the recorded backward (the Trace shows them) and stay registered.
+    write_grads=True leaves the .grad the recorded backward wrote, as `.backward()` would;
+    retain_graph=False frees the graph as `.backward()` does."""
     roots = tuple(roots)
     recorder = Recorder(jacobians=jacobians)
     live = replay(roots, recorder, names)
     outputs = outputs_of(roots, names)
-    snapshot = GradSnapshot(written_tensors(roots, live)) if keep_grads else None
+    snapshot = None if write_grads else GradSnapshot(written_tensors(roots, live))
     try:
         with recorder:
             backward_steps(roots, gradient, retain_graph=retain_graph).run()

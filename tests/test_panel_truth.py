@@ -30,7 +30,7 @@ def section(html: str, css: str) -> list:
 
 
 def frames_of(roots, gradient=None, names=None):
-    trace = record_backward(roots, gradient=gradient, names=names, keep_grads=True)
+    trace = record_backward(roots, gradient=gradient, names=names)
     return trace, F.build_frames(trace)
 
 

@@ -184,6 +184,7 @@ def test_fan_out_draws_two_edges_and_their_gradients_sum():
     assert "a.grad = ḡ₁ + ḡ₂" in text(nodes, acc)
     flows = {edge_id: p.values for step in trace.steps for edge_id, p, _ in step.flows}
     total = sum(flows[i] for _, _, i in fan)
+    loss.backward()   # recording left a.grad alone; the real backward gives the reference
     np.testing.assert_allclose(total, a.grad.numpy())
     assert svg_groups(layout_svg(trace)).keys() >= {i for _, _, i in fan}
 
