@@ -74,6 +74,11 @@ class Module:
             buffers.pop(name, None)
             modules[name] = value
             object.__setattr__(value, "_scope_name", f"{name} ({type(value).__name__})")
+            # its parameters' own names become qualified as named_parameters() gives them ("0.bias",
+            # "fc1.weight"), so two layers' biases are told apart in a picture; a name the learner gave stays
+            for qualified, p in value.named_parameters():
+                if p.name == qualified:
+                    p.name = f"{name}.{qualified}"
         elif modules is not None and name in modules:
             if value is not None:
                 raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' (torch.nn.Module or "
