@@ -28,7 +28,15 @@
     svg.style.height = all.h + "px";
     cam.canvas = canvas;
 
-    function size() { return { w: stage.clientWidth || 1, h: stage.clientHeight || 1 }; }
+    // the stage's size, kept between resizes: reading clientWidth in the middle of a step would lay
+    // the page out there and then
+    var dims = null, observed = !!window.ResizeObserver;
+    function size() {
+      if (dims) return dims;
+      var z = { w: stage.clientWidth || 1, h: stage.clientHeight || 1 };
+      if (observed && z.w >= 10 && z.h >= 10) dims = z;
+      return z;
+    }
     function write(v) {
       var z = size();
       view = v;
@@ -43,7 +51,7 @@
     function to(v, smooth) {
       if (anim) cancelAnimationFrame(anim);
       anim = null;
-      if (!smooth || reduceMotion || !stage.clientWidth) { write(v); return; }
+      if (!smooth || reduceMotion || size().w < 10) { write(v); return; }
       var from = view, t0 = performance.now(), ms = 380;
       function stepAnim(now) {
         var t = Math.min(1, (now - t0) / ms), e = t < .5 ? 2 * t * t : 1 - Math.pow(-2 * t + 2, 2) / 2;
@@ -126,7 +134,7 @@
     }
     stage.addEventListener("pointerup", up);
     stage.addEventListener("pointercancel", up);
-    if (window.ResizeObserver) new ResizeObserver(function () { cam.refresh(); if (cam.onResize) cam.onResize(); }).observe(stage);
+    if (observed) new ResizeObserver(function () { dims = null; cam.refresh(); if (cam.onResize) cam.onResize(); }).observe(stage);
     return cam;
   }
 

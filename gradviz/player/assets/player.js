@@ -15,6 +15,53 @@
 
   var Camera = window.gradvizCamera;   // camera.js, which comes first
 
+  // Chromium re-lays out and repaints a whole <svg> when any element in it changes: on a 2,000-node
+  // graph that costs tens of ms a step. The nodes and edges move into tiles, each its own <svg> of
+  // the same geometry on the same canvas, in drawing order: a step repaints only the tiles it touches.
+  var TILE = 96;
+  function tiles(svg, graph, els) {
+    var run = [], c, i, tile, g, transform = graph === svg ? "" : graph.getAttribute("transform") || "";
+    for (c = graph.firstElementChild; c; c = c.nextElementSibling) if (c.id && els[c.id] === c) run.push(c);
+    for (i = run.length - (run.length % TILE || TILE); i >= 0; i -= TILE) {   // last tile first: each goes right after svg
+      tile = document.createElementNS(SVGNS, "svg");
+      tile.setAttribute("class", "gv-tile");
+      ["viewBox", "width", "height"].forEach(function (a) { if (svg.hasAttribute(a)) tile.setAttribute(a, svg.getAttribute(a)); });
+      tile.style.width = svg.style.width; tile.style.height = svg.style.height;
+      g = document.createElementNS(SVGNS, "g");
+      if (transform) g.setAttribute("transform", transform);
+      run.slice(i, i + TILE).forEach(function (el) { g.appendChild(el); });
+      tile.appendChild(g);
+      svg.parentNode.insertBefore(tile, svg.nextSibling);
+    }
+  }
+  // the step panel changes in place: only what differs from the previous step's DOM is touched.
+  // Much is shared between steps, and re-inserting a <details> element makes Chromium walk the
+  // whole document (about 10 ms beside a 2,000-node graph); an unchanged one stays put.
+  var parser = document.createElement("template");
+  function same(a, b) { return a.nodeType === b.nodeType && a.nodeName === b.nodeName && a.namespaceURI === b.namespaceURI; }
+  function update(old, neu) {
+    var o = old.firstChild, n = neu.firstChild, nx, i, at;
+    for (; n; n = nx) {
+      nx = n.nextSibling;
+      if (!o) { old.appendChild(n); continue; }
+      if (!same(o, n)) { old.replaceChild(n, o); o = n.nextSibling; continue; }
+      if (o.nodeType === 1) {
+        for (i = o.attributes.length - 1; i >= 0; i--) if (!n.hasAttribute(o.attributes[i].name)) o.removeAttribute(o.attributes[i].name);
+        for (i = 0; i < n.attributes.length; i++) {
+          at = n.attributes[i];
+          if (o.getAttribute(at.name) !== at.value) o.setAttribute(at.name, at.value);
+        }
+        update(o, n);
+      } else if (o.nodeValue !== n.nodeValue) o.nodeValue = n.nodeValue;
+      o = o.nextSibling;
+    }
+    while (o) { nx = o.nextSibling; old.removeChild(o); o = nx; }
+  }
+  function morph(el, html) {
+    parser.innerHTML = html;
+    update(el, parser.content);
+  }
+
   function gradvizPlayer(root, source) {
     if (!root || root.__gv) return root && root.__gv;
     var data = source || JSON.parse(root.querySelector("script.gv-data").textContent);
@@ -41,6 +88,7 @@
     var code = q(".gv-code"), lines = data.lines || {}, lit = null;
     var shown = {}, current = -1, timer = null, wanted = null, started = false, moved = false;   // moved: stepped since load
     var camera = Camera(stage, svg, function () { setFollow(false); });
+    tiles(svg, graph, els);
     // the gradient labels live in an overlay SVG of the same geometry: adding them leaves the big
     // SVG's layout alone
     var overlay = document.createElementNS(SVGNS, "svg");
@@ -57,11 +105,35 @@
       camera.follow = on;
       if (followBtn) followBtn.setAttribute("aria-pressed", on ? "true" : "false");
     }
+    // a node's or edge's box, read from its shapes' coordinates (no getBBox: that would lay the SVG
+    // out in the middle of a step), in the graph group's coordinates; kept, since the layout never moves
+    var boxes = {};
     function box(el) {
-      var b;
-      try { b = el.getBBox(); } catch (e) { return null; }
-      if (!b || (!b.width && !b.height)) return null;
-      return { x: b.x * gs[0] + gt[0], y: b.y * gs[1] + gt[1], w: b.width * gs[0], h: b.height * gs[1] };
+      if (el.id && boxes[el.id] !== undefined) return boxes[el.id];
+      var b = scan(el);
+      if (b) b = { x: b.x * gs[0] + gt[0], y: b.y * gs[1] + gt[1], w: b.w * gs[0], h: b.h * gs[1] };
+      if (el.id) boxes[el.id] = b;
+      return b;
+    }
+    function scan(el) {
+      var x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity, shapes = el.querySelectorAll("polygon, polyline, path, ellipse, text");
+      function add(x, y) { if (x < x0) x0 = x; if (x > x1) x1 = x; if (y < y0) y0 = y; if (y > y1) y1 = y; }
+      for (var i = 0; i < shapes.length; i++) {
+        var s = shapes[i], tag = s.localName, num = function (a) { return parseFloat(s.getAttribute(a)) || 0; };
+        if (tag === "ellipse") { add(num("cx") - num("rx"), num("cy") - num("ry")); add(num("cx") + num("rx"), num("cy") + num("ry")); }
+        else if (tag === "text") {
+          // monospace text: about 0.6 em a character, from the anchor; baseline to 0.8 em above
+          var fs = num("font-size") || 14, w = 0.6 * fs * (s.textContent || "").length, x = num("x"), y = num("y"),
+              anchor = s.getAttribute("text-anchor");
+          x -= anchor === "middle" ? w / 2 : anchor === "end" ? w : 0;
+          add(x, y - 0.8 * fs); add(x + w, y + 0.2 * fs);
+        } else {
+          // Graphviz writes absolute coordinates: points="x,y x,y" and paths of M and C commands
+          var v = (s.getAttribute(tag === "path" ? "d" : "points") || "").match(/-?\d*\.?\d+(?:e[-+]?\d+)?/gi) || [];
+          for (var j = 0; j + 1 < v.length; j += 2) add(+v[j], +v[j + 1]);
+        }
+      }
+      return x0 <= x1 ? { x: x0, y: y0, w: x1 - x0, h: y1 - y0 } : null;
     }
     function union(a, b) {
       if (!a) return b;
@@ -90,7 +162,7 @@
       var near = node, far, id;
       for (id in f.c) if (f.c[id] === "flowing" && els[id]) near = union(near, box(els[id]));
       for (id in f.l) if (els[id]) near = union(near, box(els[id]));
-      if (labels.childNodes.length) near = union(near, box(labels));
+      if (labelBox) near = union(near, labelBox);
       far = near;
       for (id in f.c) if (f.c[id] === "flowing" && els[id]) ends(els[id]).forEach(function (g) { if (g) far = union(far, box(g)); });
       camera.frame([far, near, node], smooth);
@@ -127,14 +199,17 @@
       for (id in shown) if (!(id in state)) setState(id, null);
       for (id in state) if (shown[id] !== state[id]) setState(id, state[id]);
     }
+    var labelBox = null;       // where the labels are, for the camera (in the same terms as box())
     function drawLabels(l) {
       while (labels.firstChild) labels.removeChild(labels.firstChild);
+      labelBox = null;
       for (var id in l) {
         var p = mid[id];
         if (!p || !l[id]) continue;
         var t = document.createElementNS(SVGNS, "text");
         // left of the edge, unless the text would leave the drawing there (stage.label_anchor)
-        var left = p[0] - 6 - 6.7 * l[id].length >= 0;
+        var w = 6.7 * l[id].length, left = p[0] - 6 - w >= 0, x = left ? p[0] - 6 - w : p[0] + 6;
+        labelBox = union(labelBox, { x: x * gs[0] + gt[0], y: (p[1] - 11) * gs[1] + gt[1], w: w * gs[0], h: 14 * gs[1] });
         t.setAttribute("x", String(left ? p[0] - 6 : p[0] + 6)); t.setAttribute("y", String(p[1]));
         t.setAttribute("text-anchor", left ? "end" : "start");
         t.textContent = l[id];
@@ -164,7 +239,7 @@
       var f = frames[k];
       drawLabels(f.l);
       title.innerHTML = f.t;
-      text.innerHTML = f.h;
+      morph(text, f.h);
       markLine(f.n);
       if (live) live.textContent = f.s || title.textContent;
       current = k;
