@@ -52,6 +52,11 @@ def constants(node: Node, symbols: tuple, inputs: tuple) -> tuple:
     found = []
     shown = op.shown if op.shown is not None else op.param_names
     for name, value in zip(op.param_names, node.params):
+        if getattr(value, "shape", None) == () and getattr(value, "dtype", None) is not None and \
+                value.dtype.kind in "fiub":
+            value = value.item()            # a Python number kept as a 0-d array (the 3 of 3 - x)
+        elif value is None and name in ("min", "max"):
+            value = float("-inf") if name == "min" else float("inf")   # clamp(min=0): no upper bound
         if name in shown and _is_constant(value):
             found.append((name, _plain(value)))
     if released(node):

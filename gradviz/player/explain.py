@@ -86,8 +86,27 @@ class Formula:
         k = latex.name_index(self.inputs[slot]) if slot < len(self.inputs) else None
         return self.names[k] if k is not None else self.node.symbol(slot)
 
+    def latex(self, template: str) -> str:
+        """The record's LaTeX with this node's names (as placeholders) and constants put in."""
+        return latex.exponents(latex.coefficients(latex.fill(template, self.inputs, self.out, self.params)))
+
     def render(self, template: str) -> str:
-        return latex.mathml(latex.fill(template, self.inputs, self.out, self.params), tuple(self.names))
+        return latex.mathml(self.latex(template), tuple(self.names))
+
+    def text(self, template: str) -> str:
+        """The same formula as plain Unicode (c = 2a, ∂L/∂a = ḡ ⊙ 3a²), for Graphviz labels and captions."""
+        return latex.unicode(self.latex(template), tuple(self.names))
+
+    def forward_text(self) -> str:
+        """The op's formula as Unicode (its record's Unicode formula when it has no LaTeX)."""
+        return self.text(self.node.latex) if self.node.latex else self.node.formula
+
+    def vjp_text(self, slot: int) -> str:
+        """∂L/∂input = the VJP for input `slot`, as Unicode."""
+        if not self.node.vjp_latex:
+            return f"∂L/∂{self.input_text(slot)} = {self.node.vjp_formula(slot)}"
+        lhs = r"\frac{\partial L}{\partial " + (self.inputs[slot] if slot < len(self.inputs) else "x") + "} = "
+        return self.text(lhs + self.node.vjp_latex[min(slot, len(self.node.vjp_latex) - 1)])
 
     def forward(self) -> str:
         """The op's formula as MathML (its Unicode formula as text when the record has no LaTeX)."""

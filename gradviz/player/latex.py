@@ -11,6 +11,7 @@ unescaped): a formula names a user's tensor with `name(k)`, a placeholder that
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 
 from .mathtext import esc
@@ -78,6 +79,8 @@ def number(v) -> str:
     if isinstance(v, bool):
         return r"\text{" + str(v) + "}"
     if isinstance(v, (list, tuple)):
+        if len(v) == 1:
+            return number(v[0])               # dim=(0,) reads dim 0
         return "(" + ",\\, ".join(number(x) for x in v) + ")"
     if isinstance(v, int):
         return str(v)
@@ -95,3 +98,227 @@ def name_index(text: str) -> int | None:
     if text.startswith(r"\text{" + _MARK) and text.endswith(_MARK + "}"):
         return int(text[len(r"\text{" + _MARK):-len(_MARK + "}")])
     return None
+
+
+# -- the learner's constants, written as a reader expects them ----------------------------
+# After `fill`, a constant stands in braces ({2}). A product with a scalar number reads as a
+# coefficient (2a, not a ⊙ 2), and an exponent such as {3} - 1 is worked out (a², not a^{3 − 1}).
+_NUMBER = re.compile(r"\{(-?\d+(?:\.\d+)?)\}$")
+_PRODUCT = re.compile(r" \\(?:odot|cdot) |(?<=\})\\, ")
+_ENDS = (")", ",", "+", "-", "=", r"\right", r"\quad", ";", r"\;", "}", "&", "\\\\", r"\text")
+
+
+def _group_before(s: str, end: int) -> int:
+    """Where the brace group (or \\bar{g}-like command with its group) ending at `end` starts; -1: none."""
+    if end == 0 or s[end - 1] != "}":
+        return -1
+    depth = 0
+    for i in range(end - 1, -1, -1):
+        depth += {"}": 1, "{": -1}.get(s[i], 0)
+        if depth == 0:
+            m = re.search(r"\\[A-Za-z]+$", s[:i])     # \bar{g}, \sqrt{...}: the command goes with its group
+            return m.start() if m else i
+    return -1
+
+
+def _group_after(s: str, start: int) -> int:
+    """The end of the brace group (or \\bar{g}-like command with its group) starting at `start`; -1: none."""
+    command = re.match(r"\\[A-Za-z]+(?=\{)", s[start:])
+    if command:
+        start += command.end()
+    if start >= len(s) or s[start] != "{":
+        return -1
+    depth = 0
+    for i in range(start, len(s)):
+        depth += {"{": 1, "}": -1}.get(s[i], 0)
+        if depth == 0:
+            return i + 1
+    return -1
+
+
+def coefficients(latex: str) -> str:
+    """`X \\odot {2}` and `{2} \\odot X` (or \\cdot) as `{2}\\, X` when the number is a whole factor."""
+    pos = 0
+    while True:
+        m = _PRODUCT.search(latex, pos)
+        if m is None:
+            return latex
+        lo = _group_before(latex, m.start())
+        hi = _group_after(latex, m.end())
+        pos = m.end()
+        if lo < 0 or hi < 0:
+            continue
+        left, right = latex[lo:m.start()], latex[m.end():hi]
+        before = latex[:lo].rstrip()
+        after = latex[hi:].lstrip()
+        if _NUMBER.match(right) and (not after or after.startswith(_ENDS)) and not before.endswith(("^", "_")):
+            left, right = right, left
+        elif not (_NUMBER.match(left) and not before.endswith(("^", "_", r"\,"))) or (
+                m.group(0) == r"\, " and left not in ("{1}", "{-1}")):
+            continue
+        if left == "{1}":                                   # 1 a is a
+            joined = right
+        elif left == "{-1}":
+            joined = "-" + right
+        else:
+            joined = left + r"\, " + right
+        latex = latex[:lo] + joined + latex[hi:]
+        pos = lo + len(joined) - len(right)
+
+
+_EXPONENT = re.compile(r"\^\{\{(-?\d+)\} - 1\}")
+
+
+def exponents(latex: str) -> str:
+    """x^{{3} - 1} as x^{2}, x^{{2} - 1} as x (integer exponents the learner passed)."""
+    def work(m):
+        k = int(m.group(1)) - 1
+        return "" if k == 1 else "^{" + str(k) + "}"
+    return _EXPONENT.sub(work, latex)
+
+
+# -- MathML as plain Unicode (Graphviz labels, captions, tests) -----------------------------
+# A row is read left to right; two operands side by side are a product, written with a space
+# (ḡ Mᵀ) or, after a number, without one (2x); operators get spaces around them (a + b).
+_SUP = dict(zip("0123456789+-−=()abcdefghijklmnoprstuvwxyzABDEGHIJKLMNOPRTUVW⊤⁻′*",
+               "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁻⁼⁽⁾ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻᴬᴮᴰᴱᴳᴴᴵᴶᴷᴸᴹᴺᴼᴾᴿᵀᵁⱽᵂᵀ⁻′*"))
+_SUB = dict(zip("0123456789+-−=()aeijklmnoprstuvx", "₀₁₂₃₄₅₆₇₈₉₊₋₋₌₍₎ₐₑᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ"))
+_ACCENTS = {"¯": "\u0304", "‾": "\u0304", "^": "\u0302", "ˆ": "\u0302", "~": "\u0303", "˜": "\u0303"}
+_SPACED = {"=", "+", "−", "⊙", "·", "⋆", "≤", "≥", "<", ">", "∈", "←", "→", "≠", "×", "↔", "≈"}
+_LARGE = {"∑": "Σ", "∏": "Π", "max": "max", "min": "min", "mean": "mean", "argmax": "argmax", "argmin": "argmin"}
+_UNARY_AFTER = {"=", "(", "[", ",", "+", "−", "⊙", "·", "≤", "≥", "<", ">", "{", "|", ":"}
+_OPEN, _CLOSE = set("([{|‖⌊⌈"), set(")]}|‖⌋⌉")
+
+
+def _script(text: str, table: dict) -> str | None:
+    return "".join(table[ch] for ch in text) if text and all(ch in table for ch in text) else None
+
+
+def _compound(text: str) -> bool:
+    """Needs parentheses as a numerator or denominator: a + b, 2y, a, b."""
+    return any(ch in text for ch in " +−-/,") or bool(re.match(r"\d", text) and re.search(r"[^\W\d_]", text))
+
+
+def _kind(el) -> str:
+    """num, word (an operator written as a word: log, clamp), op, open, close, space, text or atom."""
+    tag = el.tag
+    if tag == "mrow" and len(el) == 1:
+        return _kind(el[0])
+    if tag == "mn":
+        return "num"
+    if tag == "mi" and (el.text or "") in (":", "¬", ";", "!"):
+        return "op"                         # punctuation the converter wrote as an identifier
+    if tag == "mi" and el.get("mathvariant") == "normal" and len(el.text or "") == 1:
+        return "letter"                     # \mathrm{cond}: one letter per <mi>, one word
+    if tag in ("msub", "msup", "msubsup") and len(el) and el[0].tag == "mo" and el[0].text in ("|", "‖"):
+        return "op"                         # the closing bar of |a|ₚ
+    if tag == "mo":
+        t = el.text or ""
+        if t in _LARGE or (t.isalpha() and len(t) > 1):
+            return "word"
+        if t in ("|", "‖"):
+            return "op"                     # a bar opens or closes: no space either side
+        return "open" if t in _OPEN and el.get("form") != "postfix" else "close" if t in _CLOSE else "op"
+    if tag == "mspace":
+        return "space"
+    if tag == "mtext":
+        return "text"
+    return "atom"
+
+
+def _row(kids) -> str:
+    out, previous = "", None
+    for k in kids:
+        kind, piece = _kind(k), None
+        if k.tag == "mo" and k.text in ("−", "+") and (previous is None or (
+                previous[0] in ("op", "open", "word") and previous[1] in _UNARY_AFTER | _OPEN | {""}
+                or previous[0] == "word")):
+            piece = k.text                                  # a sign, not a binary operator
+        else:
+            piece = _plain(k)
+        if kind == "space":
+            if previous is not None and previous[0] == "num":
+                continue                                    # 2\,x is 2x: the number is a coefficient
+            out += " "
+            continue
+        if previous is not None and (kind in ("atom", "num", "word") or kind == "letter" != previous[0]) and \
+                previous[0] in ("atom", "close", "letter") and not out.endswith(" "):
+            out += " "                                      # ḡ Mᵀ: a product of two operands
+        out += piece
+        previous = (kind, (k.text or "") if k.tag == "mo" else "")
+    return out
+
+
+def _plain(el) -> str:
+    tag = el.tag
+    kids = list(el)
+    if tag in ("mi", "mn", "mtext"):
+        return (el.text or "").replace("\u00a0", " ")
+    if tag == "mo":
+        t = el.text or ""
+        if el.get("fence") == "true" and t == "{":
+            return ""                       # the brace of cases: the rows say enough
+        if t in _LARGE:
+            return " " + _LARGE[t] + " "
+        if t.isalpha() and len(t) > 1:
+            return t + " "                  # log x, sign x; log(x) loses the space below
+        return f" {t} " if t in _SPACED else ", " if t == "," else t
+    if tag == "mspace":
+        return " "
+    if tag in ("msup", "msub", "munder", "mover", "munderover", "msubsup"):
+        base = _plain(kids[0]).strip()
+        first = _plain(kids[1]).strip() if len(kids) > 1 else ""
+        if tag == "mover" and first in _ACCENTS:
+            return base + _ACCENTS[first]
+        if tag == "msup":
+            sup = _script(first, _SUP)
+            return base + (sup if sup is not None else "^" + (f"({first})" if len(first) > 1 else first))
+        if base in _LARGE.values() and first:
+            out = f" {base} over {first}" if tag != "mover" else base
+            return out + (f" to {_plain(kids[2]).strip()}" if len(kids) > 2 else "") + " of "
+        if tag in ("msub", "munder", "msubsup"):
+            sub = _script(first, _SUB)
+            out = base + (sub if sub is not None else "_" + (f"({first})" if len(first) > 1 else first))
+            if tag == "msubsup":
+                second = _plain(kids[2]).strip()
+                sup = _script(second, _SUP)
+                out = base + (sup if sup is not None else "^" + second) + out[len(base):]
+            return out
+        return base + "".join(_plain(k) for k in kids[1:])
+    if tag == "mfrac":
+        num, den = (_plain(k).strip() for k in kids[:2])
+        return (f"({num})" if _compound(num) else num) + "/" + (f"({den})" if _compound(den) else den)
+    if tag in ("msqrt", "mroot"):
+        inner = _plain(kids[0]).strip() if len(kids) == 1 else _row(kids).strip()
+        return "√" + (f"({inner})" if _compound(inner) or len(inner) > 1 else inner)
+    if tag == "mtable":
+        rows = []
+        for tr in kids:
+            cells = [_plain(td).strip() for td in tr]
+            if len(cells) == 2:
+                cond = cells[1]
+                rows.append(f"{cells[0]} {cond}" if cond.startswith(("otherwise", "if ")) else f"{cells[0]} if {cond}")
+            else:
+                rows.append(" ".join(cells))
+        return "{ " + "; ".join(rows) + " }"
+    return (el.text or "") + _row(kids)
+
+
+def text(markup: str) -> str:
+    """The Unicode a reader sees in a <math> element: 2x², ∂L/∂a, Σ over dim 0 of a, ḡ ⊙ b."""
+    import xml.etree.ElementTree as ET
+    try:
+        root = ET.fromstring(markup)
+    except ET.ParseError:
+        return re.sub(r"<[^>]+>", "", markup)
+    out = re.sub(r"\s+", " ", _plain(root)).strip()
+    out = re.sub(r"\( | \)", lambda m: m.group(0).strip(), out)
+    out = re.sub(r"\[ | \]", lambda m: m.group(0).strip(), out)
+    out = re.sub(r"\b(log|exp|sin|cos|tan|tanh|clamp|view|expand|permute|unsqueeze|squeeze|flip|diag|softmax|"
+                 r"rowsum|conv|mean|sign|gather|reshape|round|max|min) (?=[(ᵀ⊤])", r"\1", out)   # log(a), convᵀ(…)
+    return unicodedata.normalize("NFC", re.sub(r" ([,;])", r"\1", out))   # g + ̄ as the one letter ḡ
+
+
+def unicode(latex: str, names: tuple = ()) -> str:
+    """A formula (with placeholders `name(k)`) as plain Unicode: `mathml`'s text."""
+    return text(mathml(latex, names))
