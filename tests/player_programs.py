@@ -37,6 +37,15 @@ while y.norm() < 1000:
     y = y * 2
 args, names, gradient = (y,), {"x": x, "y": y}, torch.tensor([0.1, 1.0, 0.0001])
 """,
+    # not one of PROGRAMS: the README's picture of a running sum (x feeds three ops, its .grad adds three terms)
+    "fanout": """\
+x = torch.tensor([[1.0, -2.0, 0.5], [3.0, 0.0, -1.0]], requires_grad=True)
+w = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+y = x * w
+z = torch.tanh(x)
+loss = (y + z * x).sum()
+args, names, gradient = (loss,), {"x": x, "w": w, "y": y, "z": z, "loss": loss}, None
+""",
 }
 
 
@@ -46,6 +55,24 @@ def program(name: str) -> tuple:
     scope: dict = {"torch": torch}
     exec(SOURCE[name], scope)
     return scope["args"], scope["names"], scope["gradient"]
+
+
+def tracked_animation(name: str, folder, **options):
+    """One of PROGRAMS run from a file in `folder` with source tracking on (as in a notebook), so the
+    player lists its code and highlights the line of each node."""
+    import runpy
+    from pathlib import Path
+
+    from gradviz import events
+    path = Path(folder) / f"{name}.py"
+    path.write_text("import gradviz as torch\ntorch.manual_seed(0)\n" + SOURCE[name])
+    was = events.source_tracking()
+    events.set_source_tracking(True)
+    try:
+        scope = runpy.run_path(str(path))
+    finally:
+        events.set_source_tracking(was)
+    return torch.animate(*scope["args"], names=scope["names"], gradient=scope["gradient"], **options)
 
 
 def animation(name: str, **options):

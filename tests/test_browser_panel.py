@@ -2,17 +2,16 @@
 or underscore identifiers), the learner's line is highlighted in the code panel, and tensors
 are grids with the Trace's numbers in rows and columns."""
 import re
-import runpy
 
 import numpy as np
 import pytest
 
-import gradviz as torch
-from gradviz import events, formatting
+from gradviz import formatting
 from gradviz.events import as_matrix
 
 from browser_support import chromium
-from player_programs import PROGRAMS, SOURCE
+import player_programs
+from player_programs import PROGRAMS
 
 pytestmark = pytest.mark.browser
 
@@ -22,16 +21,7 @@ RAW = re.compile(r"\\[A-Za-z]+|\^\{|_\{|\b[A-Za-z]\w*_\w+\b")
 
 
 def tracked_animation(name: str, tmp_path):
-    """One of player_programs' programs run from a file with source tracking on, animated forward and
-    backward (the code panel then lists that file)."""
-    path = tmp_path / f"{name}.py"
-    path.write_text("import gradviz as torch\ntorch.manual_seed(0)\n" + SOURCE[name])
-    events.set_source_tracking(True)
-    try:
-        scope = runpy.run_path(str(path))
-    finally:
-        events.set_source_tracking(False)
-    return torch.animate(*scope["args"], names=scope["names"], gradient=scope["gradient"])
+    return player_programs.tracked_animation(name, tmp_path)
 
 
 @pytest.fixture(scope="module")
