@@ -20,3 +20,8 @@ from .ops.shape import (atleast_1d, broadcast_shapes, broadcast_tensors, broadca
 
 clip = clamp
 from .ops.counting import bincount, histc, histogram  # noqa: E402,F401
+from .ops.pointwise import (acosh, arccosh, arcsinh, arctanh, asinh, atanh, bitwise_and, bitwise_not,  # noqa: E402,F401
+                            bitwise_or, bitwise_xor, clamp_max, clamp_min, copysign, deg2rad, digamma, erfc, erfinv,
+                            fmax, fmin, frac, heaviside, isneginf, isposinf, isreal, ldexp, lgamma, logaddexp,
+                            logaddexp2, logical_and, logical_or, logical_xor, mvlgamma, polygamma, rad2deg, signbit,
+                            sinc, xlogy)

@@ -1438,3 +1438,11 @@ def _check_assignable(tensor: Tensor, key, value) -> None:
 
 for _name in ("histc", "bincount", "histogram", "addmm", "floor_divide", "index_put", "remainder"):
     setattr(Tensor, _name, _method(getattr(F, _name)))
+
+# torch's op table, continued: the Tensor methods of the functions gradviz.functions gained
+for _name in ("acosh", "arccosh", "asinh", "arcsinh", "atanh", "arctanh", "erfc", "erfinv", "lgamma", "digamma",
+              "mvlgamma", "xlogy", "logaddexp", "logaddexp2", "copysign", "deg2rad", "rad2deg", "frac", "heaviside",
+              "fmax", "fmin", "sinc", "signbit", "isneginf", "isposinf", "isreal", "clamp_max", "clamp_min", "ldexp",
+              "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"):
+    setattr(Tensor, _name, _method(getattr(F, _name)))
+Tensor.polygamma = lambda self, n: F.polygamma(n, self)

@@ -21,6 +21,7 @@ from gradviz.ops.registry import by_torch_name, ops
 UNREACHABLE = {
     "pointwise.FLOOR_DIVIDE": "floor_divide has no derivative in PyTorch either (NotImplemented)",
     "pointwise.FLOOR_DIVIDE_SCALAR": "floor_divide has no derivative in PyTorch either (NotImplemented)",
+    "pointwise.HEAVISIDE": "heaviside has no derivative in PyTorch either (NotImplemented)",
 }
 
 
@@ -162,9 +163,9 @@ def _reached(module) -> set:
 
 # the test modules whose tables hold gradient cases (finite differences and PyTorch parity); a new
 # test module with a table of (name, fn, inputs) rows joins by being listed here
-GRADCHECK_MODULES = ["test_ops_gradcheck", "test_ops_more", "test_nn", "test_conv", "test_layers", "test_sort",
+GRADCHECK_MODULES = ["test_ops_gradcheck", "test_ops_more", "test_nn", "test_conv", "test_layers", "test_sort", "test_op_table",
                      "test_op_registry"]
-PARITY_MODULES = ["test_torch_parity", "test_ops_more", "test_nn", "test_conv", "test_layers", "test_sort",
+PARITY_MODULES = ["test_torch_parity", "test_ops_more", "test_nn", "test_conv", "test_layers", "test_sort", "test_op_table",
                   "test_op_registry"]
 
 

@@ -839,3 +839,370 @@ def _zeros_like(g):
     return zeros_like(g)
 _defjvp(_diagonal, TANH_BACKWARD, SIGMOID_BACKWARD, THRESHOLD_BACKWARD)
 _defjvp(_linear, MUL_SCALAR)
+
+
+# -- more of torch's op table: inverse hyperbolic and special functions, two-input ops, predicates ----
+from . import special as _special  # noqa: E402
+
+
+def _special_fn(name: str, public):
+    """The special function `name` on arrays (NumPy), or the public op on Tensors (create_graph=True),
+    so a VJP that needs it records the node torch records (ḡ ⊙ ψ(a) makes a DigammaBackward0)."""
+    def fn(xp, a, *args):
+        if xp.arrays:
+            return getattr(_special, name)(*args, a) if args else getattr(_special, name)(a)
+        return public()(a, *args)
+    return fn
+
+
+_digamma_of = _special_fn("digamma", lambda: digamma)
+_polygamma_of = _special_fn("polygamma", lambda: lambda a, n: polygamma(n, a))
+TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
+
+ACOSH = _unary("acosh", "AcoshBackward0", "c = acosh a", quiet(lambda xp, a: xp.arccosh(a)),
+               quiet(lambda xp, g, c, a: g / xp.sqrt(a * a - 1)), "ḡ / √(a² − 1)",
+               latex=r"$c = \operatorname{arcosh} $0", vjp_latex=(r"\frac{\bar{g}}{\sqrt{$0^2 - 1}}",))
+ASINH = _unary("asinh", "AsinhBackward0", "c = asinh a", quiet(lambda xp, a: xp.arcsinh(a)),
+               quiet(lambda xp, g, c, a: g / xp.sqrt(a * a + 1)), "ḡ / √(a² + 1)",
+               latex=r"$c = \operatorname{arsinh} $0", vjp_latex=(r"\frac{\bar{g}}{\sqrt{$0^2 + 1}}",))
+ATANH = _unary("atanh", "AtanhBackward0", "c = atanh a", quiet(lambda xp, a: xp.arctanh(a)),
+               quiet(lambda xp, g, c, a: g / (1 - a * a)), "ḡ / (1 − a²)",
+               latex=r"$c = \operatorname{artanh} $0", vjp_latex=(r"\frac{\bar{g}}{1 - $0^2}",))
+ERFC = _unary("erfc", "ErfcBackward0", "c = erfc a = 1 − erf a",
+              lambda xp, a: _special.erfc(a).astype(a.dtype, copy=False),
+              lambda xp, g, c, a: g * xp.exp(-(a * a)) * -TWO_OVER_SQRT_PI, "−ḡ ⊙ 2/√π e^(−a²)",
+              latex=r"$c = \operatorname{erfc} $0 = 1 - \operatorname{erf} $0",
+              vjp_latex=(r"-\bar{g} \odot \frac{2}{\sqrt{\pi}} e^{-$0^2}",))
+# torch saves the input and recomputes erfinv in its backward; the slope is √π/2 e^(c²) either way
+ERFINV = _unary("erfinv", "ErfinvBackward0", "c = erf⁻¹ a", lambda xp, a: _special.erfinv(a).astype(a.dtype, copy=False),
+                quiet(lambda xp, g, c, a: g * xp.exp(c * c) * (math.sqrt(math.pi) / 2)), "ḡ ⊙ √π/2 e^(c²)",
+                saves=("self", "result"),
+                latex=r"$c = \operatorname{erf}^{-1} $0", vjp_latex=(r"\bar{g} \odot \frac{\sqrt{\pi}}{2} e^{$c^2}",))
+LGAMMA = _unary("lgamma", "LgammaBackward0", "c = log |Γ(a)|", lambda xp, a: _special.lgamma(a).astype(a.dtype, copy=False),
+                lambda xp, g, c, a: g * _digamma_of(xp, a), "ḡ ⊙ ψ(a)",
+                latex=r"$c = \log \left|\Gamma($0)\right|", vjp_latex=(r"\bar{g} \odot \psi($0)",))
+DIGAMMA = _unary("digamma", "DigammaBackward0", "c = ψ(a) = Γ′(a) / Γ(a)",
+                 lambda xp, a: _special.digamma(a).astype(a.dtype, copy=False),
+                 lambda xp, g, c, a: g * _polygamma_of(xp, a, 1), "ḡ ⊙ ψ′(a)",
+                 latex=r"$c = \psi($0) = \frac{\Gamma'($0)}{\Gamma($0)}", vjp_latex=(r"\bar{g} \odot \psi^{(1)}($0)",))
+POLYGAMMA = _unary("polygamma", "PolygammaBackward0", "c = ψ⁽ⁿ⁾(a)",
+                   lambda xp, a, n: _special.polygamma(n, a).astype(a.dtype, copy=False),
+                   lambda xp, g, c, a, n: g * _polygamma_of(xp, a, n + 1), "ḡ ⊙ ψ⁽ⁿ⁺¹⁾(a)", params=("n",),
+                   latex=r"$c = \psi^{($n)}($0)", vjp_latex=(r"\bar{g} \odot \psi^{($n + 1)}($0)",))
+
+
+def _mvlgamma_forward(xp, a, p):
+    out = _special.lgamma(a[..., None] - np.arange(p) / 2).sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
+    return out.astype(a.dtype, copy=False)
+
+
+def _mvlgamma_vjp(xp, g, c, a, p):
+    if xp.arrays:
+        return g * _special.digamma(a[..., None] - np.arange(p) / 2).sum(-1)
+    return g * sum(digamma(a - j / 2) for j in range(p))
+
+
+MVLGAMMA = _unary("mvlgamma", "MvlgammaBackward0", "c = p(p−1)/4 log π + Σⱼ log Γ(a − j/2)", _mvlgamma_forward,
+                  _mvlgamma_vjp, "ḡ ⊙ Σⱼ ψ(a − j/2)", params=("p",),
+                  latex=r"$c = \frac{$p($p - 1)}{4} \log \pi + \sum_{j=0}^{$p - 1} \log \Gamma\left($0 - \tfrac{j}{2}\right)",
+                  vjp_latex=(r"\bar{g} \odot \sum_{j=0}^{$p - 1} \psi\left($0 - \tfrac{j}{2}\right)",))
+DEG2RAD = _unary("deg2rad", "Deg2RadBackward0", "c = a · π/180", lambda xp, a: a * (math.pi / 180),
+                 lambda xp, g, c, a: g * (math.pi / 180), "ḡ π/180", saves=(),
+                 latex=r"$c = $0 \cdot \frac{\pi}{180}", vjp_latex=(r"\bar{g}\, \frac{\pi}{180}",))
+RAD2DEG = _unary("rad2deg", "Rad2DegBackward0", "c = a · 180/π", lambda xp, a: a * (180 / math.pi),
+                 lambda xp, g, c, a: g * (180 / math.pi), "ḡ 180/π", saves=(),
+                 latex=r"$c = $0 \cdot \frac{180}{\pi}", vjp_latex=(r"\bar{g}\, \frac{180}{\pi}",))
+FRAC = _unary("frac", "FracBackward0", "c = a − trunc(a)", lambda xp, a: a - xp.trunc(a), lambda xp, g, c, a: g, "ḡ",
+              saves=(), latex=r"$c = $0 - \operatorname{trunc}($0)", vjp_latex=(r"\bar{g}",))
+
+
+def _sinc_forward(xp, a):
+    pa = a * math.pi
+    return xp.where(a == 0, 1.0, xp.sin(pa) / xp.where(a == 0, 1.0, pa)).astype(a.dtype, copy=False)
+
+
+def _sinc_vjp(xp, g, c, a):
+    pa = a * math.pi
+    slope = (pa * xp.cos(pa) - xp.sin(pa)) / (pa * a)
+    return g * xp.where(a == 0, 0.0, slope)
+
+
+SINC = _unary("sinc", "SincBackward0", "c = sin(πa) / (πa)", quiet(_sinc_forward), quiet(_sinc_vjp),
+              "ḡ ⊙ (πa cos πa − sin πa) / (πa²)",
+              latex=r"$c = \frac{\sin(\pi $0)}{\pi $0}",
+              vjp_latex=(r"\bar{g} \odot \frac{\pi $0 \cos(\pi $0) - \sin(\pi $0)}{\pi $0^2}",))
+CLAMP_MAX = _unary("clamp_max", "ClampMaxBackward0", "c = min(a, hi)", lambda xp, a, hi: xp.minimum(a, hi),
+                   lambda xp, g, c, a, hi: xp.keep(g, a <= hi), "ḡ ⊙ [a ≤ hi]", params=("max",),
+                   latex=r"$c = \min($0,\, $max)", vjp_latex=(r"\bar{g} \odot [$0 \le $max]",))
+CLAMP_MIN = _unary("clamp_min", "ClampMinBackward0", "c = max(a, lo)", lambda xp, a, lo: xp.maximum(a, lo),
+                   lambda xp, g, c, a, lo: xp.keep(g, a >= lo), "ḡ ⊙ [a ≥ lo]", params=("min",),
+                   latex=r"$c = \max($0,\, $min)", vjp_latex=(r"\bar{g} \odot [$0 \ge $min]",))
+CLAMP_MAX_TENSOR = Op("clamp_max", "ClampMaxBackward1", "c = min(a, hi)", lambda xp, a, hi: xp.minimum(a, hi),
+                      vjp=(lambda xp, g, c, a, hi: xp.keep(g, a <= hi), lambda xp, g, c, a, hi: xp.keep(g, a > hi)),
+                      vjp_formulas=("ḡ ⊙ [a ≤ hi]", "ḡ ⊙ [a > hi]"), args=("self", "max"), saves=("self", "max"),
+                      symbols=("a", "hi"), broadcasts=None,
+                      latex=r"$c = \min($0,\, $1)", vjp_latex=(r"\bar{g} \odot [$0 \le $1]", r"\bar{g} \odot [$0 > $1]"))
+CLAMP_MIN_TENSOR = Op("clamp_min", "ClampMinBackward1", "c = max(a, lo)", lambda xp, a, lo: xp.maximum(a, lo),
+                      vjp=(lambda xp, g, c, a, lo: xp.keep(g, a >= lo), lambda xp, g, c, a, lo: xp.keep(g, a < lo)),
+                      vjp_formulas=("ḡ ⊙ [a ≥ lo]", "ḡ ⊙ [a < lo]"), args=("self", "min"), saves=("self", "min"),
+                      symbols=("a", "lo"), broadcasts=None,
+                      latex=r"$c = \max($0,\, $1)", vjp_latex=(r"\bar{g} \odot [$0 \ge $1]", r"\bar{g} \odot [$0 < $1]"))
+
+
+def _xlogy_forward(xp, a, b):
+    return xp.where(b != b, b, xp.where(a == 0, 0.0, a * xp.log(b))).astype(np.result_type(a, b), copy=False)
+
+
+def _xlogy_self(xp, g, c, a, b):   # torch: ḡ ⊙ xlogy(a ≠ 0, b)
+    return g * xp.where(b != b, b, xp.where(a == 0, 0.0, xp.log(b)))
+
+
+XLOGY = Op("xlogy", "XlogyBackward0", "c = a log b", quiet(_xlogy_forward),
+           vjp=(quiet(_xlogy_self), quiet(lambda xp, g, c, a, b: g * a / b)),
+           vjp_formulas=("ḡ ⊙ log b", "ḡ ⊙ a / b"), args=BINARY, saves=BINARY,
+           latex=r"$c = $0 \log $1", vjp_latex=(r"\bar{g} \odot \log $1", r"\frac{\bar{g} \odot $0}{$1}"))
+XLOGY_SCALAR_SELF = Op("xlogy", "XlogyBackward1", "c = s log b", quiet(lambda xp, b, s: _xlogy_forward(xp, np.asarray(s, b.dtype), b)),
+                       vjp=(quiet(lambda xp, g, c, b, s: g * s / b),), vjp_formulas=("ḡ ⊙ s / b",), args=("other",),
+                       params=("self",), saves=("other",), symbols=("b",),
+                       latex=r"$c = $self \log $0", vjp_latex=(r"\frac{$self\, \bar{g}}{$0}",))
+XLOGY_SCALAR_OTHER = Op("xlogy", "XlogyBackward2", "c = a log s", quiet(lambda xp, a, s: _xlogy_forward(xp, a, np.asarray(s, a.dtype))),
+                        vjp=(lambda xp, g, c, a, s: g * xp.where(a == 0, 0.0, _log_or_nan(s)),),
+                        vjp_formulas=("ḡ log s",), params=("other",),
+                        latex=r"$c = $0 \log $other", vjp_latex=(r"\bar{g} \log $other",))
+
+
+def _log_or_nan(s: float) -> float:
+    return math.log(s) if s > 0 else (-math.inf if s == 0 else math.nan)
+
+
+def _logaddexp_forward(base_log1p_exp):
+    def forward(xp, a, b):
+        out = xp.maximum(a, b) + base_log1p_exp(xp, -xp.abs(a - b))
+        return xp.where(xp.isinf(a) & (a == b), a, out)
+    return quiet(forward)
+
+
+LOGADDEXP = Op("logaddexp", "LogaddexpBackward0", "c = log(eᵃ + eᵇ)",
+               _logaddexp_forward(lambda xp, d: xp.log1p(xp.exp(d))),
+               vjp=(quiet(lambda xp, g, c, a, b: g / (xp.exp(b - a) + 1)),
+                    quiet(lambda xp, g, c, a, b: g / (xp.exp(a - b) + 1))),
+               vjp_formulas=("ḡ / (1 + eᵇ⁻ᵃ)", "ḡ / (1 + eᵃ⁻ᵇ)"), args=BINARY, saves=BINARY, broadcasts=None,
+               latex=r"$c = \log\left(e^{$0} + e^{$1}\right)",
+               vjp_latex=(r"\frac{\bar{g}}{1 + e^{$1 - $0}}", r"\frac{\bar{g}}{1 + e^{$0 - $1}}"))
+LOGADDEXP2 = Op("logaddexp2", "Logaddexp2Backward0", "c = log₂(2ᵃ + 2ᵇ)",
+                _logaddexp_forward(lambda xp, d: xp.log1p(xp.exp(d * LN2)) / LN2),
+                vjp=(quiet(lambda xp, g, c, a, b: g / (xp.exp((b - a) * LN2) + 1)),
+                     quiet(lambda xp, g, c, a, b: g / (xp.exp((a - b) * LN2) + 1))),
+                vjp_formulas=("ḡ / (1 + 2ᵇ⁻ᵃ)", "ḡ / (1 + 2ᵃ⁻ᵇ)"), args=BINARY, saves=BINARY, broadcasts=None,
+                latex=r"$c = \log_2\left(2^{$0} + 2^{$1}\right)",
+                vjp_latex=(r"\frac{\bar{g}}{1 + 2^{$1 - $0}}", r"\frac{\bar{g}}{1 + 2^{$0 - $1}}"))
+
+
+def _copysign_self(xp, g, c, a, *_):   # torch: ḡ ⊙ c / a, 0 where a = 0
+    return g * xp.where(a == 0, 0.0, c / xp.where(a == 0, 1.0, a))
+
+
+COPYSIGN = Op("copysign", "CopysignBackward0", "c = |a| sign(b)", lambda xp, a, b: xp.copysign(a, b),
+              vjp=(quiet(_copysign_self), lambda xp, g, c, a, b: xp.zeros_like(g)),
+              vjp_formulas=("ḡ ⊙ c / a", "0"), args=BINARY, saves=("self", "result"),
+              latex=r"$c = |$0| \operatorname{sign} $1", vjp_latex=(r"\bar{g} \odot \frac{$c}{$0}", r"0"))
+COPYSIGN_SCALAR = Op("copysign", "CopysignBackward1", "c = |a| sign(s)", lambda xp, a, s: xp.copysign(a, s),
+                     vjp=(quiet(_copysign_self),), vjp_formulas=("ḡ ⊙ c / a",), params=("other",),
+                     saves=("self", "result"),
+                     latex=r"$c = |$0| \operatorname{sign}($other)", vjp_latex=(r"\bar{g} \odot \frac{$c}{$0}",))
+# fmax/fmin ignore a NaN operand; unlike maximum, ties send ḡ to the first input only
+FMAX = Op("fmax", "FmaxBackward0", "c = fmax(a, b)", lambda xp, a, b: xp.fmax(a, b),
+          vjp=(lambda xp, g, c, a, b: xp.keep(g, (a >= b) | (b != b)),
+               lambda xp, g, c, a, b: xp.keep(g, ~((a >= b) | (b != b)))),
+          vjp_formulas=("ḡ ⊙ [a ≥ b or b is nan]", "ḡ ⊙ [a < b or a is nan]"), args=BINARY, saves=BINARY,
+          latex=r"$c = \operatorname{fmax}($0,\, $1)",
+          vjp_latex=(r"\bar{g} \odot [$0 \ge $1 \lor $1 = \mathrm{nan}]", r"\bar{g} \odot [$0 < $1 \lor $0 = \mathrm{nan}]"))
+FMIN = Op("fmin", "FminBackward0", "c = fmin(a, b)", lambda xp, a, b: xp.fmin(a, b),
+          vjp=(lambda xp, g, c, a, b: xp.keep(g, (a <= b) | (b != b)),
+               lambda xp, g, c, a, b: xp.keep(g, ~((a <= b) | (b != b)))),
+          vjp_formulas=("ḡ ⊙ [a ≤ b or b is nan]", "ḡ ⊙ [a > b or a is nan]"), args=BINARY, saves=BINARY,
+          latex=r"$c = \operatorname{fmin}($0,\, $1)",
+          vjp_latex=(r"\bar{g} \odot [$0 \le $1 \lor $1 = \mathrm{nan}]", r"\bar{g} \odot [$0 > $1 \lor $0 = \mathrm{nan}]"))
+LDEXP = Op("ldexp", "LdexpBackward0", "c = a · 2ᵇ", quiet(lambda xp, a, b: a * xp.exp2(b)),
+           vjp=(quiet(lambda xp, g, c, a, b: g * xp.exp2(b)), quiet(lambda xp, g, c, a, b: g * c * LN2)),
+           vjp_formulas=("ḡ ⊙ 2ᵇ", "ḡ ⊙ c ln 2"), args=BINARY, saves=("other", "result"), broadcasts=None,
+           latex=r"$c = $0 \cdot 2^{$1}", vjp_latex=(r"\bar{g} \odot 2^{$1}", r"\bar{g} \odot $c \ln 2"))
+
+
+def _heaviside_vjp(xp, g, c, *args):
+    raise RuntimeError("derivative for aten::heaviside is not implemented")
+
+
+# PyTorch records heaviside with a node that fails in backward, as floor_divide
+HEAVISIDE = Op("heaviside", "NotImplemented", "c = a > 0 ? 1 : (a = 0 ? b : 0)",
+               lambda xp, a, b: xp.where(a == 0, b, (a > 0).astype(np.result_type(a, b))),
+               vjp=_heaviside_vjp, vjp_formulas=("not implemented", "not implemented"), args=("self", "values"),
+               latex=r"$c = \begin{cases} 1 & $0 > 0 \\ $1 & $0 = 0 \\ 0 & $0 < 0 \end{cases}",
+               vjp_latex=(r"\text{not implemented}", r"\text{not implemented}"))
+LOGIC = {name: _nograd(name, fn) for name, fn in {
+    "logical_and": lambda xp, a, b: (a != 0) & (b != 0), "logical_or": lambda xp, a, b: (a != 0) | (b != 0),
+    "logical_xor": lambda xp, a, b: (a != 0) ^ (b != 0),
+}.items()}
+SIGNBIT = _nograd("signbit", lambda xp, a: xp.signbit(a))
+ISPOSINF = _nograd("isposinf", lambda xp, a: xp.isposinf(a) if a.dtype.kind == "f" else xp.zeros(a.shape, bool))
+ISNEGINF = _nograd("isneginf", lambda xp, a: xp.isneginf(a) if a.dtype.kind == "f" else xp.zeros(a.shape, bool))
+ISREAL = _nograd("isreal", lambda xp, a: xp.imag(a) == 0 if a.dtype.kind == "c" else xp.ones(a.shape, bool))
+BITWISE_NOT = _nograd("bitwise_not", lambda xp, a: ~a)
+
+acosh = arccosh = _make_unary(ACOSH, floating=True)
+asinh = arcsinh = _make_unary(ASINH, floating=True)
+atanh = arctanh = _make_unary(ATANH, floating=True)
+erfc = _make_unary(ERFC, floating=True)
+erfinv = _make_unary(ERFINV, floating=True)
+lgamma = _make_unary(LGAMMA, floating=True)
+digamma = _make_unary(DIGAMMA, floating=True)
+deg2rad = _make_unary(DEG2RAD, floating=True)
+rad2deg = _make_unary(RAD2DEG, floating=True)
+sinc = _make_unary(SINC, floating=True)
+signbit = _make_unary(SIGNBIT)
+isreal = _make_unary(ISREAL)
+
+
+def frac(input):
+    if input._data.dtype.kind in "biu":
+        raise RuntimeError(f"\"frac_cpu\" not implemented for '{SCALAR_TYPE[input._data.dtype.name]}'")
+    return apply(FRAC, (input,))
+
+
+def polygamma(n: int, input):
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    return apply(POLYGAMMA, (_floating(input),), (int(n),))
+
+
+def mvlgamma(input, p: int):
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    return apply(MVLGAMMA, (_floating(input),), (int(p),))
+
+
+def _complex_check(name, input):
+    if input._data.dtype.kind == "c":
+        raise RuntimeError(f"{name} does not support complex inputs.")
+
+
+def isposinf(input):
+    _complex_check("isposinf", input)
+    return apply(ISPOSINF, (input,))
+
+
+def isneginf(input):
+    _complex_check("isneginf", input)
+    return apply(ISNEGINF, (input,))
+
+
+def _scalar_tensor(x) -> bool:
+    return not isinstance(x, Tensor)
+
+
+def xlogy(input, other):
+    if _scalar_tensor(input):
+        b = _floating(other)
+        return apply(XLOGY_SCALAR_SELF, (b,), (input,))
+    if _scalar_tensor(other):
+        a = _floating(input)
+        return apply(XLOGY_SCALAR_OTHER, (a,), (other,))
+    a, b, dtype = _float_pair(input, other)
+    return apply(XLOGY, (a, b), (), dtype)
+
+
+def _float_only(name, input, other):
+    """logaddexp of integers: PyTorch has no integer kernel."""
+    for t in (input, other):
+        if isinstance(t, Tensor) and t._data.dtype.kind in "biu":
+            raise RuntimeError(f"\"{name}_cpu\" not implemented for '{SCALAR_TYPE[t._data.dtype.name]}'")
+
+
+def logaddexp(input, other):
+    _float_only("logaddexp", input, other)
+    return binary(LOGADDEXP, input, other)
+
+
+def logaddexp2(input, other):
+    _float_only("logaddexp2", input, other)
+    return binary(LOGADDEXP2, input, other)
+
+
+def copysign(input, other):
+    if _scalar_tensor(other):
+        a = _floating(input)
+        return apply(COPYSIGN_SCALAR, (a,), (float(other),))
+    a, b, dtype = _float_pair(input, other)
+    return apply(COPYSIGN, (a, b), (), dtype)
+
+
+def fmax(input, other):
+    return binary(FMAX, input, other)
+
+
+def fmin(input, other):
+    return binary(FMIN, input, other)
+
+
+def ldexp(input, other):
+    a, b, dtype = _float_pair(input, other)
+    return apply(LDEXP, (a, b), (), dtype)
+
+
+def heaviside(input, values):
+    if input.dtype != values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    return apply(HEAVISIDE, (input, values))
+
+
+def clamp_max(input, max):
+    if isinstance(max, Tensor):
+        a, b, dtype = coerce_pair(input, max)
+        return apply(CLAMP_MAX_TENSOR, (a, b), (), dtype)
+    from ..dtypes import result_type
+    dtype = result_type((input._data,), (max,))
+    return apply(CLAMP_MAX, (input,), (max,), None if dtype == input._data.dtype else dtype)
+
+
+def clamp_min(input, min):
+    if isinstance(min, Tensor):
+        a, b, dtype = coerce_pair(input, min)
+        return apply(CLAMP_MIN_TENSOR, (a, b), (), dtype)
+    from ..dtypes import result_type
+    dtype = result_type((input._data,), (min,))
+    return apply(CLAMP_MIN, (input,), (min,), None if dtype == input._data.dtype else dtype)
+
+
+def _logical(name: str):
+    def fn(input, other):
+        a, b, _ = coerce_pair(input, other)
+        return apply(LOGIC[name], (a, b))
+    fn.__name__ = name
+    fn.__doc__ = f"torch.{name}: elementwise logic on nonzero entries, a bool tensor with no grad"
+    return fn
+
+
+logical_and, logical_or, logical_xor = (_logical(n) for n in ("logical_and", "logical_or", "logical_xor"))
+
+
+def _bitwise(name: str):
+    def fn(input, other):
+        return compare(name, input, other)
+    fn.__name__ = name
+    fn.__doc__ = f"torch.{name}: elementwise on integer and bool tensors, no grad"
+    return fn
+
+
+bitwise_and, bitwise_or, bitwise_xor = (_bitwise(n) for n in ("bitwise_and", "bitwise_or", "bitwise_xor"))
+
+
+def bitwise_not(input):
+    if input._data.dtype.kind in "fc":
+        raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for '{SCALAR_TYPE[input._data.dtype.name]}'")
+    return apply(BITWISE_NOT, (input,))
+
+
+_defjvp(_diagonal, ACOSH, ASINH, ATANH, ERFC, ERFINV, LGAMMA, DIGAMMA, POLYGAMMA, MVLGAMMA, FRAC, SINC, CLAMP_MAX,
+        CLAMP_MIN, CLAMP_MAX_TENSOR, CLAMP_MIN_TENSOR, XLOGY, XLOGY_SCALAR_SELF, XLOGY_SCALAR_OTHER, LOGADDEXP,
+        LOGADDEXP2, COPYSIGN, COPYSIGN_SCALAR, FMAX, FMIN, LDEXP)
+_defjvp(_linear, DEG2RAD, RAD2DEG)

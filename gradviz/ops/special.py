@@ -3,6 +3,8 @@ units in the last place of float64, so that GELU runs at NumPy speed and not one
 per element."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 # erf(x) = x T(x²)/U(x²) for |x| ≤ 1; erfc(x) = e^(−x²) P(|x|)/Q(|x|) below 8, e^(−x²) R/S above
@@ -56,3 +58,109 @@ def erf(a):
             erfc[far] = (e * _poly(ao, _R) / _poly(ao, _S, monic=True))[far]
         out[outer] = np.where(np.isnan(xo), xo, np.copysign(1 - erfc, xo))
     return out.astype(a.dtype, copy=False) if a.dtype.kind == "f" else out
+
+
+# -- more special functions on whole arrays (float64 inside; the caller casts back) --------------
+def erfc(a):
+    """1 − erf(a), accurate where erf(a) is near 1: Cephes' e^(−a²) P(|a|)/Q(|a|) (R/S from 8 on)."""
+    x = np.asarray(a, dtype=np.float64)
+    ax = np.abs(x)
+    out = np.empty_like(x)
+    inner = ax < 1
+    out[inner] = 1 - erf(x[inner])
+    outer = ~inner
+    xo, ao = x[outer], np.minimum(ax[outer], 30.0)   # beyond 27 erfc underflows to 0
+    with np.errstate(all="ignore"):
+        e = np.exp(-(ao * ao))
+        tail = np.where(ao < 8, e * _poly(ao, _P) / _poly(ao, _Q, monic=True),
+                        e * _poly(ao, _R) / _poly(ao, _S, monic=True))
+    out[outer] = np.where(np.isnan(xo), xo, np.where(xo < 0, 2 - tail, tail))
+    return out
+
+
+def erfinv(y):
+    """The inverse of erf: Giles' single-precision start, then Newton steps on erf (on erfc in the
+    tails, where 1 − |y| is exact and erf(x) − |y| would cancel)."""
+    y = np.asarray(y, dtype=np.float64)
+    ay = np.abs(y)
+    with np.errstate(all="ignore"):
+        w = -np.log((1 - ay) * (1 + ay))
+        lo = w - 2.5
+        p_lo = _poly(lo, (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+                          -0.00125372503, -0.00417768164, 0.246640727, 1.50140941))
+        hi = np.sqrt(w) - 3
+        p_hi = _poly(hi, (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+                          -0.0076224613, 0.00943887047, 1.00167406, 2.83297682))
+        x = np.where(w < 5, p_lo, p_hi) * ay
+        for _ in range(4):   # the tails: Newton on log erfc(x) = log(1 − |y|), well scaled there
+            slope = 2 / np.sqrt(np.pi) * np.exp(-(x * x))
+            tail = erfc(x)
+            x = x - np.where(ay < 0.5, (erf(x) - ay) / slope, (np.log(1 - ay) - np.log(tail)) * tail / slope)
+        x = np.where(ay == 1, np.inf, np.where(ay > 1, np.nan, x))
+    return np.copysign(x, y)
+
+
+def _lgamma1(v: float) -> float:
+    try:
+        return math.lgamma(v)
+    except (ValueError, OverflowError):   # the poles 0, −1, −2, ...
+        return math.inf
+
+
+_lgamma_u = np.frompyfunc(_lgamma1, 1, 1)
+
+
+def lgamma(a):
+    """log |Γ(a)|, +inf at the poles (as PyTorch)."""
+    return np.asarray(_lgamma_u(np.asarray(a, dtype=np.float64)), dtype=np.float64)
+
+
+def digamma(a):
+    """ψ(a) = Γ′(a)/Γ(a): shifted up to 10 by ψ(x) = ψ(x + 1) − 1/x, then the asymptotic series;
+    below 0 the reflection ψ(x) = ψ(1 − x) − π / tan(πx); ψ(±0) = ∓inf, nan at negative integers."""
+    x = np.array(a, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        neg = x < 0
+        reflect = np.where(neg, -np.pi / np.tan(np.pi * np.fmod(x, 1.0)), 0.0)
+        reflect = np.where(neg & (x == np.trunc(x)), np.nan, reflect)
+        x = np.where(neg, 1 - x, x)
+        shift = np.zeros_like(x)
+        for _ in range(10):
+            small = x < 10
+            if not small.any():
+                break
+            shift -= np.where(small, 1 / x, 0.0)
+            x = np.where(small, x + 1, x)
+        z = 1 / (x * x)
+        series = z * _poly(z, (-1 / 12, 691 / 32760, -1 / 132, 1 / 240, -1 / 252, 1 / 120, -1 / 12))
+        out = np.log(x) - 0.5 / x + series + shift + reflect
+        zero = np.asarray(a, dtype=np.float64) == 0
+        out = np.where(zero, np.copysign(np.inf, -np.asarray(a, dtype=np.float64)), out)
+    return out
+
+
+_BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510, 43867 / 798)
+
+
+def polygamma(n: int, a):
+    """ψ⁽ⁿ⁾(a) = (−1)ⁿ⁺¹ n! ζ(n + 1, a) for n ≥ 1 (ψ⁽⁰⁾ is digamma): the Hurwitz zeta summed
+    directly until the argument passes 20, then its Euler–Maclaurin tail."""
+    if n == 0:
+        return digamma(a)
+    x = np.array(a, dtype=np.float64) + 0.0   # −0 is a pole like +0
+    s = n + 1
+    with np.errstate(all="ignore"):
+        total = np.zeros_like(x)
+        steps = int(np.clip(np.ceil(20 - np.nanmin(x, initial=20.0)), 0, 10_000)) if x.size else 0
+        for _ in range(steps):
+            small = x < 20
+            total += np.where(small, x ** -s, 0.0)
+            x = np.where(small, x + 1, x)
+        tail = x ** (1 - s) / (s - 1) + 0.5 * x ** -s
+        rising, fact = float(s), 2.0   # s (s+1) ... (s+2j−2) and (2j)!
+        for j, b in enumerate(_BERNOULLI, start=1):
+            tail += b / fact * rising * x ** (-s - 2 * j + 1)
+            rising *= (s + 2 * j - 1) * (s + 2 * j)
+            fact *= (2 * j + 1) * (2 * j + 2)
+        zeta = total + tail
+    return (-1) ** (n + 1) * math.factorial(n) * zeta

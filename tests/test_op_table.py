@@ -1,0 +1,109 @@
+"""The ops gradviz serves from torch's own op table (tests/test_opinfo.py runs torch's samples
+through them): one row each here, checked against finite differences and against PyTorch
+(values, gradients and the grad_fn's name). tests/test_op_registry.py reads ROWS to know that
+every record has both cases."""
+import numpy as np
+import pytest
+
+import gradviz
+
+V = np.array([[0.3, 1.6, -0.7, 2.2], [-1.4, 0.45, 3.1, -2.6]])   # away from integers and from ties
+W = np.array([[1.5, -0.7, 2.5, 1.2], [0.65, 1.9, -1.1, 0.6]])
+P = np.array([[0.35, 1.6, 0.7, 2.2], [1.4, 0.45, 3.1, 2.6]])       # positive
+U = np.array([[0.3, -0.6, 0.1, 0.8], [-0.45, 0.25, -0.9, 0.55]])  # inside (-1, 1)
+BIG = P + 1.2                                                       # above 1 (acosh) and above 2 (mvlgamma)
+
+ROWS = [
+    ("acosh", lambda t, x: t.acosh(x), [BIG]),
+    ("asinh", lambda t, x: t.asinh(x), [V]),
+    ("atanh", lambda t, x: t.atanh(x), [U]),
+    ("erfc", lambda t, x: t.erfc(x), [V]),
+    ("erfinv", lambda t, x: t.erfinv(x), [U]),
+    ("lgamma", lambda t, x: t.lgamma(x), [V]),
+    ("digamma", lambda t, x: t.digamma(x), [V]),
+    ("polygamma", lambda t, x: t.polygamma(2, x), [V]),
+    ("mvlgamma", lambda t, x: t.mvlgamma(x, 3), [BIG]),
+    ("deg2rad", lambda t, x: t.deg2rad(x), [V]),
+    ("rad2deg", lambda t, x: t.rad2deg(x), [V]),
+    ("frac", lambda t, x: t.frac(x), [V]),
+    ("sinc", lambda t, x: t.sinc(x), [V]),
+    ("clamp_max", lambda t, x: t.clamp_max(x, 0.5), [V]),
+    ("clamp_min", lambda t, x: t.clamp_min(x, 0.5), [V]),
+    ("clamp_max_tensor", lambda t, x, y: t.clamp_max(x, y), [V, W]),
+    ("clamp_min_tensor", lambda t, x, y: t.clamp_min(x, y), [V, W]),
+    ("xlogy", lambda t, x, y: t.xlogy(x, y), [V, P]),
+    ("xlogy_scalar_self", lambda t, y: t.xlogy(2.5, y), [P]),
+    ("xlogy_scalar_other", lambda t, x: t.xlogy(x, 2.5), [V]),
+    ("logaddexp", lambda t, x, y: t.logaddexp(x, y), [V, W]),
+    ("logaddexp2", lambda t, x, y: t.logaddexp2(x, y[:1]), [V, W]),
+    ("copysign", lambda t, x, y: t.copysign(x, y), [V, W]),
+    ("copysign_scalar", lambda t, x: t.copysign(x, -1.5), [V]),
+    ("fmax", lambda t, x, y: t.fmax(x, y), [V, W]),
+    ("fmin", lambda t, x, y: t.fmin(x, y), [V, W]),
+    ("ldexp", lambda t, x, y: t.ldexp(x, y), [V, W]),
+]
+
+
+@pytest.mark.parametrize("name, prog, arrays", ROWS, ids=[row[0] for row in ROWS])
+def test_gradcheck(name, prog, arrays):
+    xs = tuple(gradviz.tensor(a, dtype=gradviz.float64, requires_grad=True) for a in arrays)
+    assert gradviz.autograd.gradcheck(lambda *a: prog(gradviz, *a), xs, eps=1e-6, atol=1e-5)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name, prog, arrays", ROWS, ids=[row[0] for row in ROWS])
+def test_parity(name, prog, arrays):
+    real = pytest.importorskip("torch")
+    results = []
+    for lib in (gradviz, real):
+        xs = [lib.tensor(a, dtype=lib.float64, requires_grad=True) for a in arrays]
+        out = prog(lib, *xs)
+        outs = [o for o in (out if isinstance(out, (tuple, list)) else [out]) if o.requires_grad]
+        cot = [lib.tensor(np.cos(np.arange(o.numel()) + 0.5).reshape(tuple(o.shape))) for o in outs]
+        grads = lib.autograd.grad(outs, xs, cot, allow_unused=True)
+        results.append(([o.detach().numpy() for o in outs], [None if g is None else g.numpy() for g in grads],
+                        [type(o.grad_fn).__name__ for o in outs]))
+    (ours, our_grads, our_names), (theirs, their_grads, their_names) = results
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+    for a, b in zip(our_grads, their_grads):
+        if a is None or b is None:
+            assert a is None or not a.any()
+            assert b is None or not b.any()
+            continue
+        np.testing.assert_allclose(a, b, rtol=1e-8, atol=1e-12)
+    assert our_names == their_names
+
+
+def test_torch_error_words():
+    x = gradviz.tensor([1.0, 2.0])
+    with pytest.raises(RuntimeError, match="polygamma\\(n, x\\) does not support negative n."):
+        gradviz.polygamma(-1, x)
+    with pytest.raises(RuntimeError, match="p has to be greater than or equal to 1"):
+        gradviz.mvlgamma(x, 0)
+    with pytest.raises(RuntimeError, match="\"frac_cpu\" not implemented for 'Long'"):
+        gradviz.frac(gradviz.tensor([1, 2]))
+    with pytest.raises(RuntimeError, match="\"logaddexp_cpu\" not implemented for 'Long'"):
+        gradviz.logaddexp(gradviz.tensor([1, 2]), gradviz.tensor([1, 2]))
+    with pytest.raises(RuntimeError, match="heaviside is not yet implemented for tensors with different dtypes."):
+        gradviz.heaviside(x, gradviz.tensor(1))
+    with pytest.raises(NotImplementedError, match="\"bitwise_not_cpu\" not implemented for 'Float'"):
+        gradviz.bitwise_not(x)
+    h = gradviz.heaviside(gradviz.tensor([0.0, 2.0], requires_grad=True), gradviz.tensor([0.5, 0.5]))
+    assert h.tolist() == [0.5, 1.0]
+    with pytest.raises(RuntimeError, match="derivative for aten::heaviside is not implemented"):
+        h.sum().backward()
+
+
+def test_predicates_and_logic_give_bools_as_torch():
+    x = gradviz.tensor([-0.0, 0.0, float("inf"), -float("inf"), 1.0])
+    assert gradviz.signbit(x).tolist() == [True, False, False, True, False]
+    assert gradviz.isposinf(x).tolist() == [False, False, True, False, False]
+    assert gradviz.isneginf(x).tolist() == [False, False, False, True, False]
+    assert gradviz.isreal(x).tolist() == [True] * 5
+    a, b = gradviz.tensor([0, 1, 2, 0]), gradviz.tensor([0.0, 0.0, 3.0, 1.0])
+    assert gradviz.logical_and(a, b).tolist() == [False, False, True, False]
+    assert gradviz.logical_or(a, b).tolist() == [False, True, True, True]
+    assert gradviz.logical_xor(a, b).tolist() == [False, True, False, True]
+    assert gradviz.bitwise_not(gradviz.tensor([0, 5])).tolist() == [-1, -6]
+    assert gradviz.bitwise_xor(gradviz.tensor([6]), gradviz.tensor([3])).tolist() == [5]
