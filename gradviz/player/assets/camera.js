@@ -43,6 +43,7 @@
       if (z.w < 10 || z.h < 10 || !(v.s > 0)) return;     // not laid out yet (a hidden notebook output)
       var tx = z.w / 2 - (v.cx - all.x) * v.s, ty = z.h / 2 - (v.cy - all.y) * v.s;
       canvas.style.transform = "translate(" + tx.toFixed(2) + "px," + ty.toFixed(2) + "px) scale(" + v.s.toFixed(4) + ")";
+      if (cam.onView) cam.onView(v, z);
     }
     function fitScale(r, pad) {
       var z = size();

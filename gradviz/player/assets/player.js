@@ -20,7 +20,7 @@
   // the same geometry on the same canvas, in drawing order: a step repaints only the tiles it touches.
   var TILE = 96;
   function tiles(svg, graph, els) {
-    var run = [], c, i, tile, g, transform = graph === svg ? "" : graph.getAttribute("transform") || "";
+    var run = [], made = [], c, i, tile, g, transform = graph === svg ? "" : graph.getAttribute("transform") || "";
     for (c = graph.firstElementChild; c; c = c.nextElementSibling) if (c.id && els[c.id] === c) run.push(c);
     for (i = run.length - (run.length % TILE || TILE); i >= 0; i -= TILE) {   // last tile first: each goes right after svg
       tile = document.createElementNS(SVGNS, "svg");
@@ -32,7 +32,9 @@
       run.slice(i, i + TILE).forEach(function (el) { g.appendChild(el); });
       tile.appendChild(g);
       svg.parentNode.insertBefore(tile, svg.nextSibling);
+      made.push({ el: tile, members: run.slice(i, i + TILE), r: undefined, shown: true });
     }
+    return made;
   }
   // the step panel changes in place: only what differs from the previous step's DOM is touched.
   // Much is shared between steps, and re-inserting a <details> element makes Chromium walk the
@@ -88,7 +90,7 @@
     var code = q(".gv-code"), lines = data.lines || {}, lit = null;
     var shown = {}, current = -1, timer = null, wanted = null, started = false, moved = false;   // moved: stepped since load
     var camera = Camera(stage, svg, function () { setFollow(false); });
-    tiles(svg, graph, els);
+    var tiled = tiles(svg, graph, els);
     // the gradient labels live in an overlay SVG of the same geometry: adding them leaves the big
     // SVG's layout alone
     var overlay = document.createElementNS(SVGNS, "svg");
@@ -141,6 +143,18 @@
       var x = Math.min(a.x, b.x), y = Math.min(a.y, b.y);
       return { x: x, y: y, w: Math.max(a.x + a.w, b.x + b.w) - x, h: Math.max(a.y + a.h, b.y + b.h) - y };
     }
+    // only the tiles in and near the view are laid out and painted (a step then costs what the
+    // view shows, not what the graph holds); the others wait with display: none
+    function cull(v, z) {
+      var hw = z.w / v.s, hh = z.h / v.s, x0 = v.cx - hw, x1 = v.cx + hw, y0 = v.cy - hh, y1 = v.cy + hh;
+      for (var i = 0; i < tiled.length; i++) {
+        var t = tiled[i];
+        if (t.r === undefined) t.r = t.members.reduce(function (r, el) { return union(r, box(el)); }, null);
+        var show = !t.r || (t.r.x <= x1 && t.r.x + t.r.w >= x0 && t.r.y <= y1 && t.r.y + t.r.h >= y0);
+        if (show !== t.shown) { t.el.style.display = show ? "" : "none"; t.shown = show; }
+      }
+    }
+    camera.onView = cull;
     // what the camera frames at frame k: its node, the edges its gradient comes in on and goes out
     // along with the values written on them, and the nodes at their other ends (as much as is readable)
     function ends(edge) {
