@@ -6,7 +6,8 @@ The PyTorch version of this file differs only in its three import lines
 (`import torch`, `import torch.nn as nn`, `from torch.nn import functional as F`).
 
     python examples/gpt.py            train for a few hundred steps, print samples
-    python examples/gpt.py --draw     also write gpt_graph.svg: the backward graph, clustered by module
+    python examples/gpt.py --draw     also write gpt_graph.svg (the backward graph, clustered by module) and
+                                      two players: backward module by module, and block 0 node by node
 """
 import math
 from dataclasses import dataclass
@@ -218,6 +219,12 @@ def main(steps=300, draw=False):
         folded = [f"{i} (Block)" for i in range(1, config.n_layer)]
         torch.draw(loss, names=model, collapse=folded).save("gpt_graph.svg")
         print("wrote gpt_graph.svg")
+        # backward module by module, then the first block node by node with everything else folded
+        torch.animate(loss, names=model, collapse="scopes", forward=False).save("gpt_modules.html")
+        others = [f"{i} (Block)" for i in range(1, config.n_layer)] + [
+            "wte (Embedding)", "wpe (Embedding)", "ln_f (LayerNorm)", "lm_head (Linear)"]
+        torch.animate(loss, names=model, collapse=others, forward=False).save("gpt_block0.html")
+        print("wrote gpt_modules.html and gpt_block0.html")
     model.eval()
     context = torch.tensor([encode("F")], dtype=torch.long)
     print(decode(model.generate(context, max_new_tokens=120, top_k=10)[0].tolist()))

@@ -21,6 +21,7 @@ from ..naming import with_caller_names
 from ..tracing import GradSnapshot, Recorder, Trace, outputs_of, replay, written_tensors
 from . import codeview
 from .frames import Frame, FrameBuilder, state_at
+from .folded import fold_runs
 from .mathtext import esc
 from .stage import Stage
 
@@ -103,7 +104,8 @@ def markup(uid: str, svg: str, n: int, title: str, text: str, page: bool = False
 
 
 def layout(trace: Trace, draw_options: dict) -> tuple:
-    """Lay the trace out once with the renderer; returns (svg, the hidden-id -> placeholder map)."""
+    """Lay the trace out once with the renderer; returns (svg, the hidden-id -> placeholder map,
+    placeholder id -> its title)."""
     from ..render import Diagram, options
     # the panel and the edges show gradients as they are computed; a static "grad" column on
     # the nodes would show the state before the run for the whole animation
@@ -112,7 +114,8 @@ def layout(trace: Trace, draw_options: dict) -> tuple:
     # down the page like text, and the camera follows it downwards
     draw_options.setdefault("rankdir", "BT")
     diagram = Diagram(trace, options(**draw_options))   # plans what to draw once, for the SVG and the map
-    return diagram.svg(), {**diagram.view.owner, **diagram.view.edge_owner}
+    return (diagram.svg(), {**diagram.view.owner, **diagram.view.edge_owner},
+            {g.id: g.title for g in diagram.view.groups})
 
 
 def remap(frames: list, owners: dict) -> None:
@@ -220,7 +223,7 @@ def _roots(tensors) -> tuple:
 
 
 def record_graph(tensors, names, draw_options: dict, jacobians: bool = False) -> tuple:
-    """(roots, recorder, trace, svg, owners, live): the graph behind `tensors`, replayed into a
+    """(roots, recorder, trace, svg, owners, live, titles): the graph behind `tensors`, replayed into a
     Recorder and laid out before any backward runs, so the diagram shows .grad as it was when
     the animation starts. `live` maps node keys to the live leaf and root tensors (kept beside
     the Trace, for the stepper's reset); steps the recorder hears are appended to `trace`."""
@@ -230,8 +233,8 @@ def record_graph(tensors, names, draw_options: dict, jacobians: bool = False) ->
     recorder = Recorder(jacobians=jacobians)
     live = replay(roots, recorder, names)
     trace = recorder.trace(outputs_of(roots, names), show_saved=draw_options.get("show_saved", False))
-    svg, owners = layout(trace, draw_options)
-    return roots, recorder, trace, svg, owners, live
+    svg, owners, titles = layout(trace, draw_options)
+    return roots, recorder, trace, svg, owners, live, titles
 
 
 def animate(*tensors, gradient=None, names=None, forward: bool = True, retain_graph: bool = True,
@@ -256,10 +259,10 @@ def animate(*tensors, gradient=None, names=None, forward: bool = True, retain_gr
     if len(tensors) == 1 and isinstance(tensors[0], Trace):
         # an already recorded run, e.g. torch_bridge.record_torch_backward(loss) of a real PyTorch graph
         trace = tensors[0]
-        svg, owners = layout(trace, draw_options)
+        svg, owners, titles = layout(trace, draw_options)
     else:
         names = with_caller_names(names)
-        roots, recorder, trace, svg, owners, live = record_graph(tensors, names, draw_options, jacobians)
+        roots, recorder, trace, svg, owners, live, titles = record_graph(tensors, names, draw_options, jacobians)
         snapshot = GradSnapshot(written_tensors(roots, live))
         try:
             with recorder:
@@ -268,4 +271,5 @@ def animate(*tensors, gradient=None, names=None, forward: bool = True, retain_gr
             snapshot.restore()   # recording changes no .grad the user can see
     frames = FrameBuilder(trace, jacobians).build(forward)
     remap(frames, owners)
+    frames = fold_runs(frames, owners, titles, trace)   # backward through a folded box: one frame per run
     return Animation(trace, frames, svg, interval_ms, title, draw_options)

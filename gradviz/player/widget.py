@@ -78,7 +78,7 @@ class Stepper(anywidget.AnyWidget):
     def __init__(self, tensors, gradient=None, names=None, retain_graph: bool = True, jacobians: bool = True,
                  interval_ms: int = 1200, **draw_options):
         super().__init__()
-        self.roots, self.recorder, self.trace, svg, self._owners, live = record_graph(tensors, names, draw_options,
+        self.roots, self.recorder, self.trace, svg, self._owners, live, _ = record_graph(tensors, names, draw_options,
                                                                                       jacobians)
         self.gradient = gradient
         self.retain_graph = retain_graph

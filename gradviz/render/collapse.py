@@ -4,7 +4,8 @@ The plan never changes the Trace; it maps hidden node ids to the placeholder
 (group) that stands for them, so the player can still find where a hidden node
 went. Reductions, applied in order until the graph fits:
 
-1. scopes named by `collapse` (or all outermost ones with collapse="scopes");
+1. scopes named by `collapse` (or, with collapse="scopes", the model's modules: the outermost
+   scopes, or one level in when a single scope holds all the others);
 2. long chains (each node one input, one consumer): the middle becomes one node;
 3. the largest outermost scopes, one by one;
 4. a band: nodes are ranked by their distance from the outputs and the
@@ -134,16 +135,30 @@ class _Planner:
         hidden = sum(len([m for m in self.by_scope.get(p, ()) if m not in self.owner]) for p in paths)
         return self.visible_count() - hidden + len(paths) <= budget
 
+    def module_depth(self) -> int:
+        """How deep "scopes" folds: the first level at which the graph divides into more than one
+        scope. A model whose forward holds everything is one outermost scope: folding it would
+        draw one box, so its own modules (layers, blocks) are folded instead."""
+        scopes = [tuple(n.scope) for n in self.trace.nodes if n.kind == "op"]
+        depth = 1
+        # one level in while every op sits inside the same scope and some sit deeper
+        while all(len(s) >= depth for s in scopes) and len({s[:depth] for s in scopes}) == 1 and \
+                any(len(s) > depth for s in scopes):
+            depth += 1
+        return depth
+
     def scope_paths(self, wanted) -> list:
-        """The scope paths `collapse` names: "scopes" (every outermost one), names or paths."""
+        """The scope paths `collapse` names: "scopes" (the model's modules, see module_depth),
+        names or paths."""
         paths = []
         seen = set()
+        depth = self.module_depth() if wanted == "scopes" else 0
         for n in self.trace.nodes:
             if n.kind != "op" or not n.scope:
                 continue
             scope = tuple(n.scope)
             if wanted == "scopes":
-                hit = scope[:1]
+                hit = scope[:depth] if len(scope) >= depth else None
             else:
                 hit = None
                 for want in wanted:

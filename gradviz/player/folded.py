@@ -1,0 +1,114 @@
+"""Backward through a folded box as one step.
+
+When a diagram folds a module (or a chain) into one box, the engine still runs every node
+inside it. Stepping through those runs one engine step at a time would light the same box
+again and again; instead a run of consecutive steps inside one box becomes a single frame:
+the box is active, every edge gradient left it along is flowing, and the panel says what went
+in, what came out and which .grad were written, all read from the Trace.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+from ..formatting import preview as preview_text
+from ..formatting import shape
+from . import grids
+from .explain import node_label
+from .mathtext import esc
+from .frames import Frame, Graph
+
+
+def fold_runs(frames: list, owners: dict, titles: dict, trace) -> list:
+    """`frames` (already remapped onto the drawn ids) with each run of backward frames inside one
+    folded box merged into one frame. owners: hidden id -> box id; titles: box id -> its title."""
+    runs = _runs(frames, titles)
+    if not any(len(r) > 1 for r in runs):
+        return frames
+    graph = Graph(trace)
+    members: dict = {}
+    for ident, box in owners.items():
+        if ident in graph.nodes:
+            members.setdefault(box, set()).add(ident)
+    steps = {s.index: s for s in trace.steps}
+    total = len(trace.steps)
+    # every frame as a full state, so that merging can change a frame and the next ones still agree
+    full, state = [], {}
+    for f in frames:
+        state = {**state, **f.changes}
+        full.append(state)
+    out, states = [], []
+    for run in runs:
+        first, last = frames[run[0]], frames[run[-1]]
+        if len(run) == 1 or first.node not in titles:
+            merged = Frame(0, first.phase, first.step, first.node, {}, dict(first.labels), first.title,
+                           first.text, first.caption)
+            states.append(full[run[0]])
+        else:
+            flowing = {i for k in run for i, st in frames[k].changes.items() if st == "flowing" and i not in titles}
+            labels = {}
+            for k in run:
+                labels.update({i: t for i, t in frames[k].labels.items() if i not in titles})
+            run_steps = [steps[frames[k].step] for k in run]
+            title, text, caption = _panel(graph, titles[first.node], members.get(first.node, set()), run_steps,
+                                          total, lambda i: esc(titles[owners[i]]) if owners.get(i) in titles
+                                          else node_label(graph, i))
+            merged = Frame(0, "backward", first.step, first.node, {}, labels, title, text, caption)
+            states.append({**full[run[-1]], **{i: "flowing" for i in flowing}})
+        out.append(merged)
+    previous: dict = {}
+    for k, (frame, st) in enumerate(zip(out, states)):
+        frame.index = k
+        frame.changes = {i: s for i, s in st.items() if previous.get(i) != s}
+        previous = st
+    return out
+
+
+def _runs(frames: list, titles: dict) -> list:
+    """Frame indices grouped: consecutive backward frames on the same folded box form one run."""
+    runs: list = []
+    for k, f in enumerate(frames):
+        if runs and f.phase == "backward" and f.node in titles and frames[runs[-1][-1]].phase == "backward" \
+                and frames[runs[-1][-1]].node == f.node:
+            runs[-1].append(k)
+        else:
+            runs.append([k])
+    return runs
+
+
+def _panel(graph: Graph, title: str, inside: set, run_steps: list, total: int, drawn_as) -> tuple:
+    """(title, panel HTML, caption) for a run of engine steps inside one folded box; drawn_as names
+    a node as the diagram shows it (its own label, or the box it is folded into)."""
+    ran = set(s.node for s in run_steps)
+    came_in = []                                    # (edge, gradient) that reached the box from outside
+    for s in graph.trace.steps:
+        if s.index >= run_steps[0].index:
+            break
+        for eid, grad, _ in s.flows:
+            e = graph.edges[eid]
+            if e.src in ran and s.node not in inside:
+                came_in.append((e, grad))
+    went_out = [(graph.edges[eid], grad) for s in run_steps for eid, grad, _ in s.flows
+                if graph.edges[eid].src not in inside]
+    written = [acc for s in run_steps for acc in s.accumulations]
+    kinds = Counter(graph.nodes[s.node].name if graph.nodes[s.node].kind != "accumulate" else "AccumulateGrad"
+                    for s in run_steps)
+    scale = grids.scale_of(*[g for _, g in came_in + went_out])
+    first, last = run_steps[0].index + 1, run_steps[-1].index + 1
+    head = f"backward {first}–{last}/{total} · {esc(title)}"
+    ran_text = ", ".join(f"{esc(name)} ×{n}" for name, n in kinds.most_common())
+    body = [f'<div class="gv-row">Backward runs through <b>{esc(title)}</b>, folded into one box: '
+            f"{len(run_steps)} engine steps ({ran_text}), each the vector-Jacobian product of one node inside. "
+            "Unfold it (collapse=) to step through them one by one.</div>"]
+    for label, pairs, where in (("CAME IN", came_in, "from"), ("WENT OUT", went_out, "to")):
+        for e, grad in pairs:
+            other = e.dst if label == "CAME IN" else e.src
+            body.append(f'<div class="gv-row"><span class="gv-k">{label}</span> {where} '
+                        f"{drawn_as(other)} {grids.tensor(grad, scale)}</div>")
+    if written:
+        names = ", ".join(f"{esc(graph.nodes[a.node].name or a.node)}.grad {esc(shape(a.total.shape))}"
+                          for a in written)
+        body.append(f'<div class="gv-row"><span class="gv-k">WROTE</span> {names}</div>')
+    caption = "; ".join([f"{title}: {len(run_steps)} steps"] +
+                        [f"→ {graph.nodes[e.src].name or e.src}: {preview_text(g)}" for e, g in went_out] +
+                        [f"{graph.nodes[a.node].name or a.node}.grad = {preview_text(a.total)}" for a in written])
+    return head, f'<div class="gv-step gv-backward gv-folded">{"".join(body)}</div>', caption
