@@ -282,6 +282,22 @@ def bench_source_tracking(rounds: int) -> dict:
     return _race({"off": (run, x), "on": (tracked, x)}, rounds)
 
 
+def bench_leaf_tracking(rounds: int) -> dict:
+    """CHAIN leaves made with requires_grad=True, source tracking off and on (each keeps its line)."""
+    from gradviz import events
+
+    def make():
+        return [gradviz.ones(4, requires_grad=True) for _ in range(CHAIN)]
+
+    def tracked():
+        events.set_source_tracking(True)
+        try:
+            return make()
+        finally:
+            events.set_source_tracking(False)
+    return _race({"off": (make,), "on": (tracked,)}, rounds)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=15)
@@ -310,6 +326,9 @@ def main() -> None:
     tracking = bench_source_tracking(args.rounds)
     print(f"\nSource tracking: {(tracking['on'] - tracking['off']) / CHAIN * 1e6:.2f} µs per op "
           f"({tracking['on'] / tracking['off']:.2f}x the chain with it off)")
+    leaves = bench_leaf_tracking(args.rounds)
+    print(f"  and {(leaves['on'] - leaves['off']) / CHAIN * 1e6:.2f} µs per leaf made with requires_grad=True "
+          f"({leaves['off'] / CHAIN * 1e6:.2f} µs with it off)")
 
     _versus_torch("LeNet-5 training step, batch 64, 1x28x28, float32, SGD with momentum", bench_lenet(args.rounds))
     sizes = ", ".join(f"{k}={v}" for k, v in GPT_SIZES.items())

@@ -209,6 +209,7 @@ class TensorInfo:
     value: Preview | None
     grad: Preview | None
     shape: tuple
+    source: tuple | None = None   # (file, line, text) of the user code that made it require grad (a leaf)
 
 
 @dataclass
@@ -359,6 +360,28 @@ def remember_source(node, skip: int = 1) -> None:
     found = user_source(skip + 1)
     if found is not None:
         _sources[node] = found
+
+
+# Leaves by id: a tensor compares elementwise, so it cannot be a WeakKeyDictionary key; the weak
+# reference's callback drops the entry when the tensor goes.
+_leaf_sources: dict = {}
+
+
+def remember_leaf_source(tensor, skip: int = 1) -> None:
+    """Keep the user line that made `tensor` a leaf that requires grad (the first such line)."""
+    key = id(tensor)
+    entry = _leaf_sources.get(key)
+    if entry is not None and entry[0]() is tensor:
+        return
+    found = user_source(skip + 1)
+    if found is not None:
+        _leaf_sources[key] = (weakref.ref(tensor, lambda _, key=key: _leaf_sources.pop(key, None)), found)
+
+
+def leaf_source_of(tensor) -> tuple | None:
+    """(file, line, text) of the user code that made a leaf tensor require grad, when it was recorded."""
+    entry = _leaf_sources.get(id(tensor))
+    return entry[1] if entry is not None and entry[0]() is tensor else None
 
 
 def source_of(node) -> tuple | None:

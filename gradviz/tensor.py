@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 
 from . import backend, dtypes
+from . import events as _events
 from .autograd import forward_ad as _forward_ad
 from .autograd import grad_mode
 from .autograd.graph import AccumulateGrad, VersionCounter
@@ -224,6 +225,8 @@ class Tensor:
         if requires_grad and self._data.dtype.kind not in "fc":
             raise RuntimeError(int_message)
         self._requires_grad = bool(requires_grad)
+        if requires_grad and _events.tracking_sources:
+            _events.remember_leaf_source(self, 2)   # the line that made this leaf: its AccumulateGrad's line
         return self
 
     @property

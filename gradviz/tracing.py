@@ -301,9 +301,10 @@ class Recorder:
         for key in ordered:
             if key in leaves and key not in self.nodes:
                 var = leaves[key]
-                leaf = add("leaf", leaf_names.get(key, var.name), value=var.value, grad=var.grad)
+                leaf = add("leaf", leaf_names.get(key, var.name), value=var.value, grad=var.grad, source=var.source)
                 acc = add("accumulate", ACCUMULATE_GRAD.torch_name, formula=ACCUMULATE_GRAD.formula,
-                          vjp_formulas=tuple(ACCUMULATE_GRAD.vjp_formulas), symbols=("x",), out_symbol="x")
+                          vjp_formulas=tuple(ACCUMULATE_GRAD.vjp_formulas), symbols=("x",), out_symbol="x",
+                          source=var.source)   # its step shows the line that created the leaf
                 ids[key] = acc.id
                 written[("leaf", key)] = leaf.id
                 link(leaf.id, acc.id, 0, tuple(var.shape))

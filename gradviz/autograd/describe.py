@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .. import backend
 from ..formatting import shape
-from ..events import InputInfo, NodeInfo, Preview, TensorInfo, source_of
+from ..events import InputInfo, NodeInfo, Preview, TensorInfo, leaf_source_of, source_of
 from .graph import AccumulateGrad, Node
 
 
@@ -18,7 +18,8 @@ def tensor_info(tensor, name: str | None = None) -> TensorInfo:
     if name is None:
         name = "" if tensor.name is None else str(tensor.name)   # x.name = 42 is shown as text
     return TensorInfo(str(name), Preview.of(tensor._data),
-                      None if grad is None else Preview.of(grad._data), tuple(tensor._data.shape))
+                      None if grad is None else Preview.of(grad._data), tuple(tensor._data.shape),
+                      leaf_source_of(tensor))
 
 
 def edge_info(nxt, nr: int, shape, names: dict | None) -> InputInfo:
