@@ -127,6 +127,19 @@ CASES = [
     ("avg_pool2d(2)", lambda t: F.avg_pool2d(t["img"], 2), "y", "AvgPool2DBackward0",
      "y[i] = 1/Nᵢ Σ over j ∈ wᵢ of img[j], wᵢ: kernel (2, 2), stride (2, 2), padding (0, 0)",
      ["∂L/∂img = Σ over i : j ∈ wᵢ of ḡ[i]/Nᵢ at [j]"], ["1", "2", "2", "2", "2", "0", "0"]),
+    # a constant 1 vanishes from a product and a negative one is a sign
+    ("x * 1", lambda t: t["x"] * 1, "y", "MulBackward0", "y = x", ["∂L/∂x = ḡ"], []),
+    ("a * -1", lambda t: t["a"] * -1, "y", "MulBackward0", "y = −a", ["∂L/∂a = −ḡ"], []),
+    ("pow(1)", lambda t: t["x"].pow(1), "y", "PowBackward0", "y = x", ["∂L/∂x = ḡ"], []),
+    ("add(alpha=1)", lambda t: torch.add(t["a"], t["b"], alpha=1), "c", "AddBackward0", "c = a + b",
+     ["∂L/∂a = ḡ", "∂L/∂b = ḡ"], []),
+    ("sub(alpha=-1)", lambda t: torch.sub(t["a"], t["b"], alpha=-1), "c", "SubBackward0", "c = a + b",
+     ["∂L/∂a = ḡ", "∂L/∂b = ḡ"], []),
+    ("a - (-2)", lambda t: t["a"] - (-2), "y", "SubBackward0", "y = a + 2", ["∂L/∂a = ḡ"], ["2"]),
+    ("addmm, beta = alpha = 1", lambda t: torch.addmm(t["b"], t["a"].unsqueeze(0), t["M"][:2]), "C",
+     "AddmmBackward0", "C = b + A B", ["∂L/∂b = ḡ", "∂L/∂A = ḡ Bᵀ", "∂L/∂B = Aᵀ ḡ"], []),
+    ("addmm(beta=0.5, alpha=2)", lambda t: torch.addmm(t["b"], t["a"].unsqueeze(0), t["M"][:2], beta=0.5, alpha=2),
+     "C", "AddmmBackward0", "C = 0.5b + 2A B", ["∂L/∂b = 0.5ḡ", "∂L/∂A = 2ḡ Bᵀ", "∂L/∂B = 2Aᵀ ḡ"], ["0.5", "2"]),
     ("pixel_shuffle(2)", lambda t: F.pixel_shuffle(t["img"].reshape(1, 8, 3, 3), 2), "y", "PixelShuffleBackward0",
      "y[i, h r + u, w r + v] = a[i r² + u r + v, h, w], r = 2",
      ["∂L/∂a = ḡ[i, h r + u, w r + v] at [i r² + u r + v, h, w]"], ["2", "2"]),
@@ -216,11 +229,15 @@ def test_caller_variables_name_the_formula_without_names():
     (r"{a}^{{2} - 1}", r"{a}"),
     (r"{c} = {1}\, {a}", r"{c} = {a}"),
     (r"-{1}\, \bar{g}", r"-\bar{g}"),
+    (r"-{-1}\, \bar{g}", r"\bar{g}"),
+    (r"{c} = {a} - {-2}\, {b}", r"{c} = {a} +{2}\, {b}"),
+    (r"{c} = {a}^{{1}}", r"{c} = {a}"),
+    (r"\bar{g} \odot {1}\, {a}^{{1} - 1}", r"\bar{g}"),
     (r"{c} = {a}^{{2}} \odot {b}", r"{c} = {a}^{{2}} \odot {b}"),   # an exponent is not a factor
     (r"\operatorname{clamp}({a},\, {1},\, {2})", r"\operatorname{clamp}({a},\, {1},\, {2})"),
 ])
 def test_constants_are_written_as_a_reader_expects(template, expected):
-    assert latex.exponents(latex.coefficients(template)) == expected
+    assert latex.signs(latex.coefficients(latex.exponents(template))) == expected
 
 
 def test_unicode_of_typeset_math():

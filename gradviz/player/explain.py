@@ -88,7 +88,8 @@ class Formula:
 
     def latex(self, template: str) -> str:
         """The record's LaTeX with this node's names (as placeholders) and constants put in."""
-        return latex.exponents(latex.coefficients(latex.fill(template, self.inputs, self.out, self.params)))
+        filled = latex.fill(template, self.inputs, self.out, self.params)
+        return latex.signs(latex.coefficients(latex.exponents(filled)))
 
     def render(self, template: str) -> str:
         return latex.mathml(self.latex(template), tuple(self.names))

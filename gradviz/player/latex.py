@@ -167,14 +167,28 @@ def coefficients(latex: str) -> str:
 
 
 _EXPONENT = re.compile(r"\^\{\{(-?\d+)\} - 1\}")
+_ZEROTH = re.compile(r"\\, (\{[^{}]*\}|\{\\text\{[^{}]*\}\})\^\{0\}")
 
 
 def exponents(latex: str) -> str:
-    """x^{{3} - 1} as x^{2}, x^{{2} - 1} as x (integer exponents the learner passed)."""
+    """x^{{3} - 1} as x^{2}, x^{{2} - 1} as x, x^{{1}} as x, and a factor x^{{1} - 1} dropped (integer
+    exponents the learner passed)."""
     def work(m):
         k = int(m.group(1)) - 1
         return "" if k == 1 else "^{" + str(k) + "}"
-    return _EXPONENT.sub(work, latex)
+    latex = _EXPONENT.sub(work, latex).replace("^{{1}}", "")
+    return _ZEROTH.sub("", latex)
+
+
+_SIGNS = ((re.compile(r"-\s*\{-"), "+{"), (re.compile(r"\+\s*\{-"), "-{"), (re.compile(r"-\s*-"), "+"),
+          (re.compile(r"\+\s*-"), "-"), (re.compile(r"(^|= )\+\s*"), r"\1"))
+
+
+def signs(latex: str) -> str:
+    """a − −2b as a + 2b, −−ḡ as ḡ (a negative constant after a minus)."""
+    for pattern, repl in _SIGNS:
+        latex = pattern.sub(repl, latex)
+    return latex
 
 
 # -- MathML as plain Unicode (Graphviz labels, captions, tests) -----------------------------
