@@ -165,6 +165,29 @@ def test_formula_reads_with_the_learners_names_and_constants(case, program, out,
             assert name in shown, (name, markup)             # each name the formula uses is one <mi>
 
 
+def test_records_outside_the_op_table_have_latex_too():
+    """In-place, random, view and pooling-family records held outside gradviz.ops' table (tensor.py,
+    autograd/, dicts of records) are typeset like the rest; user Functions keep their Unicode text."""
+    import gc
+
+    from gradviz.ops.op import Op
+    missing, bad = [], []
+    for op in (o for o in gc.get_objects() if isinstance(o, Op) and o.vjp is not None):
+        if op.formula.endswith("(user code)"):
+            continue
+        if not op.latex:
+            missing.append(op)
+            continue
+        n = max(len(op.arg_names), len(op.vjp_formulas))
+        allowed = {"c"} | {str(i) for i in range(n)} | set(op.param_names)
+        for template in (op.latex,) + op.vjp_latex:
+            out = latex.mathml(latex.fill(template, [latex.name(i) for i in range(n)], "c", {}), tuple("abdefgh"))
+            if latex.markers(template) - allowed or "gv-math-fallback" in out or "$" in out or "\\" in \
+                    latex.text(out):
+                bad.append((op, template))
+    assert not missing and not bad, (missing, bad)
+
+
 def test_at_least_thirty_ops_are_covered():
     assert len({c[3] for c in CASES}) >= 30
 

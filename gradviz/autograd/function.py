@@ -302,7 +302,9 @@ def _attach(cls: type, ctx: BackwardCFunction, args: tuple, output, new_style: b
 # -- once_differentiable ---------------------------------------------------------------------------
 _DELAYED_ERROR = Op("delayed_error", "DelayedError", "c = a  (a backward marked @once_differentiable)",
                     forward=lambda xp, a: a, vjp=lambda xp, g, c, a: _raise_once(),
-                    vjp_formulas=("error: differentiated twice",))
+                    vjp_formulas=("error: differentiated twice",),
+                    latex=r"$c = $0 \text{ (its backward may run once only)}",
+                    vjp_latex=(r"\text{an error: it may not be differentiated twice}",))
 
 
 def _raise_once():
