@@ -185,6 +185,24 @@ def panel_text(player: str) -> str:
     return " ".join(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", f["h"])) for f in data["frames"])
 
 
+def player_data(player: str) -> dict:
+    """The frames and code-line keys a saved player reads."""
+    return json.loads(re.search(r'<script type="application/json" class="gv-data">(.*?)</script>', player, re.S).group(1))
+
+
+def code_lines(player: str) -> dict:
+    """The code panel of a saved player: line key -> the line's text."""
+    return {k: re.sub(r"<[^>]+>", "", t).strip() for k, t in
+            re.findall(r'<span class="gv-line[^"]*" data-line="([^"]+)"><span class="gv-ln">\d+</span>(.*?)</span>',
+                       player)}
+
+
+def highlighted(player: str) -> list:
+    """(frame title, the code line highlighted at that frame or None) for every frame."""
+    data, lines = player_data(player), code_lines(player)
+    return [(f["t"], lines.get(data["lines"].get(f["n"] or ""))) for f in data["frames"]]
+
+
 def players(nb) -> list:
     return [h for h in mime_outputs(nb, HTML) if "gv-player" in h and "<svg" in h and "gv-next" in h]
 
@@ -231,6 +249,19 @@ def test_03_watching_backward(run_notebook):
     assert "DiagonalBackward0" in players(nb)[0]
     assert "3.0 + 2.0 = 5.0" in panel_text(players(nb)[1]), "the running sum of a fan-out, as tensors added up"
     assert "halve" in players(nb)[2], "the hook that fired"
+    # what the markdown says the learner sees in the animations
+    barlow, fan_out, hooked = (player_data(p)["frames"] for p in players(nb))
+    assert "<math" in barlow[0]["h"], "formulas typeset as MathML"
+    lit = dict(highlighted(players(nb)[0]))
+    assert any(line == "loss = -torch.diagonal(c).sum()" for line in lit.values()), "the code panel highlights the cell's line"
+    div = next(f["h"] for f in barlow if "DivBackward0" in f["t"] and f["t"].startswith("backward"))
+    assert "<mn>4</mn>" in div, "the constant of `/ N` in the formula"
+    z1 = next(f["h"] for f in barlow if "AccumulateGrad" in f["t"] and "z1.grad" in f["h"])
+    writes = z1[z1.index("gv-write"):]
+    assert writes.count('<table class="gv-grid">') == 4, "z1.grad drawn as three gradients added together, and the total"
+    assert any(s == "pending" for f in barlow for s in f["c"].values()), "amber: received gradient, not yet run"
+    assert [f["t"] for f in fan_out if "running sum" in f["h"]] == ["backward 2/4 · MulBackward0", "backward 3/4 · MulBackward0"]
+    assert [f["t"] for f in hooked if "halve" in f["h"]] == ["backward 2/5 · AddBackward0"]
     widgets = mime_outputs(nb, WIDGET)
     assert widgets and widgets[0].get("model_id"), "the stepper widget is displayed"
     assert text.count("matches autograd.grad: True") == 3
@@ -249,6 +280,13 @@ def test_04_models_and_scopes(run_notebook):
     assert "nodes hidden" in svgs[2] and "sum of 60 gradients" in svgs[2]
     assert len(players(nb)) == 1
     assert "loss went down: True" in all_text(nb)
+    player = players(nb)[0]
+    hidden = next(f["h"] for f in player_data(player)["frames"] if "AddmmBackward0" in f["t"] and "hidden.bias" in f["h"])
+    assert "summed over axis 0" in re.sub(r"<[^>]+>", " ", hidden), "the bias gradient summed over the batch axis"
+    lit = highlighted(player)
+    assert [line for title, line in lit if "NllLoss" in title or "LogSoftmax" in title] == ["loss = F.cross_entropy(logits, y)"] * 2
+    assert [line for title, line in lit if "Relu" in title] == ["return self.out(torch.relu(self.hidden(x)))"]
+    assert [line for title, line in lit if "Addmm" in title or "TBackward" in title] == [None] * 4, "folded layers"
 
 
 def test_05_pytorch_bridge(run_notebook):
