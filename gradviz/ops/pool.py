@@ -82,7 +82,8 @@ _AVG_OF_G = r"\frac{1}{N_i} \sum_{j \in w_i} \bar{g}[j] \text{ at } [i]"
 _WINDOWS = r",\quad w_i\text{: kernel } $kernel_size,\ \text{stride } $stride,\ \text{padding } $padding"
 _ADAPTIVE = (r",\quad \text{output size } $output_size,\ w_i \text{ along an axis of } n \text{ to } m\text{: }"
              r"\left\lfloor \frac{i\, n}{m} \right\rfloor \le j < \left\lceil \frac{(i + 1)\, n}{m} \right\rceil")
-_ARGMAX = r"\textstyle\sum_{i \,:\, j^{*}_i = j} \bar{g}[i] \text{ at } [j],\; j^{*}_i = \operatorname{argmax}_{j \in w_i} $0[j]"
+_ARGMAX = (r"\textstyle\sum_{i \,:\, j^{*}_i = j} \bar{g}[i] \text{ at } [j],\; "
+           r"j^{*}_i = \operatorname{argmax}_{j \in w_i} $0[j]")
 
 
 def _pool_matrix(n, k, s, p, d, ceil_mode, count_include_pad):
@@ -143,7 +144,8 @@ UPSAMPLE_NEAREST = {nd: _separable(f"upsample_nearest{nd}d", f"UpsampleNearest{n
                                    f"UpsampleNearest{nd}DBackwardBackward0", ("output_size", "scale"),
                                    *_moved(r"\lfloor i \sigma \rfloor", _SIZES)) for nd in (1, 2)}
 UPSAMPLE_LINEAR = {1: _separable("upsample_linear1d", "UpsampleLinear1DBackward0", "y[i] = (1 − λ) x[i₀] + λ x[i₁]",
-                                 "ḡ split between the two neighbours by the weights", "UpsampleLinear1DBackwardBackward0",
+                                 "ḡ split between the two neighbours by the weights",
+                                 "UpsampleLinear1DBackwardBackward0",
                                  ("output_size", "scale"), (_LERP[0] + _SIZES, _LERP[1]),
                                  (_LERP_BACK[0] + _SIZES, _LERP_BACK[1])),
                    2: _separable("upsample_bilinear2d", "UpsampleBilinear2DBackward0",
@@ -569,8 +571,10 @@ _DEEP, _WIDE = r"[i r^2 + u r + v,\, h,\, w]", r"[i,\, h r + u,\, w r + v]"
 PIXEL_SHUFFLE, _ = linear_pair("pixel_shuffle", "PixelShuffleBackward0", "y[c, h·r + i, w·r + j] = x[c·r² + i·r + j, h, w]",
                                _shuffle, lambda xp, g, shape, r: _unshuffle(xp, g, r), "pixel_unshuffle(ḡ)",
                                ("upscale_factor",), "PixelUnshuffleBackward0", "pixel_unshuffle(ḡ)",
-                               (f"$c{_WIDE} = $0{_DEEP},\\quad r = $upscale_factor", rf"\bar{{g}}{_WIDE} \text{{ at }} {_DEEP}"),
-                               (f"$c{_DEEP} = $0{_WIDE},\\quad r = $upscale_factor", rf"\bar{{g}}{_DEEP} \text{{ at }} {_WIDE}"))
+                               (f"$c{_WIDE} = $0{_DEEP},\\quad r = $upscale_factor",
+                                rf"\bar{{g}}{_WIDE} \text{{ at }} {_DEEP}"),
+                               (f"$c{_DEEP} = $0{_WIDE},\\quad r = $upscale_factor",
+                                rf"\bar{{g}}{_DEEP} \text{{ at }} {_WIDE}"))
 PIXEL_UNSHUFFLE, _ = linear_pair("pixel_unshuffle", "PixelUnshuffleBackward0",
                                  "y[c·r² + i·r + j, h, w] = x[c, h·r + i, w·r + j]",
                                  _unshuffle, lambda xp, g, shape, r: _shuffle(xp, g, r), "pixel_shuffle(ḡ)",
