@@ -25,3 +25,7 @@ from .ops.pointwise import (acosh, arccosh, arcsinh, arctanh, asinh, atanh, bitw
                             fmax, fmin, frac, heaviside, isneginf, isposinf, isreal, ldexp, lgamma, logaddexp,
                             logaddexp2, logical_and, logical_or, logical_xor, mvlgamma, polygamma, rad2deg, signbit,
                             sinc, xlogy)
+from .ops.shape import (atleast_2d, atleast_3d, block_diag, cartesian_prod, column_stack, diagflat,  # noqa: E402,F401
+                        dsplit, dstack, fliplr, flipud, hsplit, hstack, msort, repeat_interleave, rot90, row_stack,
+                        tensor_split, unflatten, vsplit, vstack)
+from .ops.index import diagonal_scatter, select_scatter, slice_scatter, take  # noqa: E402,F401

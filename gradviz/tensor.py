@@ -1464,3 +1464,6 @@ for _name in ("acosh", "arccosh", "asinh", "arcsinh", "atanh", "arctanh", "erfc"
               "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"):
     setattr(Tensor, _name, _method(getattr(F, _name)))
 Tensor.polygamma = lambda self, n: F.polygamma(n, self)
+for _name in ("take", "rot90", "fliplr", "flipud", "tensor_split", "hsplit", "vsplit", "dsplit", "unflatten",
+              "diagflat", "repeat_interleave", "msort", "select_scatter", "slice_scatter", "diagonal_scatter"):
+    setattr(Tensor, _name, _method(getattr(F, _name)))

@@ -41,6 +41,15 @@ ROWS = [
     ("fmax", lambda t, x, y: t.fmax(x, y), [V, W]),
     ("fmin", lambda t, x, y: t.fmin(x, y), [V, W]),
     ("ldexp", lambda t, x, y: t.ldexp(x, y), [V, W]),
+    ("rot90", lambda t, x: t.rot90(x, 3, (1, 0)), [V]),
+    ("block_diag", lambda t, x, y: t.block_diag(x, y[0], y[1, 0]), [V, W]),
+    ("take", lambda t, x: t.take(x, t.tensor([[0, 5], [5, -1]])), [V]),
+    ("select_scatter", lambda t, x, y: t.select_scatter(x, y[0], 0, 1), [V, W]),
+    ("slice_scatter", lambda t, x, y: t.slice_scatter(x, y[:, :2], 1, 1, 4, 2), [V, W]),
+    ("diagonal_scatter", lambda t, x, y: t.diagonal_scatter(x, y[0, :2], 1), [V, W]),
+    ("repeat_interleave", lambda t, x: t.repeat_interleave(x, t.tensor([2, 0, 1, 3]), dim=1), [V]),
+    ("tensor_split", lambda t, x: t.tensor_split(x, 3, 1)[1] * t.hsplit(x, [1, 3])[2].sum(), [V]),
+    ("stacks", lambda t, x, y: t.dstack([x, y]).sum(2) + t.vstack([x[0], y[1]]) * t.column_stack([x[:, 0], y[:, 1]]).sum(), [V, W]),
 ]
 
 
@@ -107,3 +116,28 @@ def test_predicates_and_logic_give_bools_as_torch():
     assert gradviz.logical_xor(a, b).tolist() == [False, True, False, True]
     assert gradviz.bitwise_not(gradviz.tensor([0, 5])).tolist() == [-1, -6]
     assert gradviz.bitwise_xor(gradviz.tensor([6]), gradviz.tensor([3])).tolist() == [5]
+
+
+def test_shape_errors_in_torch_words():
+    x = gradviz.zeros(4, 6)
+    with pytest.raises(RuntimeError, match="torch.hsplit attempted to split along dimension 1, but the size of the "
+                                           "dimension 6 is not divisible by the split_size 4!"):
+        gradviz.hsplit(x, 4)
+    with pytest.raises(RuntimeError, match="torch.dsplit requires a tensor with at least 3 dimension, but got a "
+                                           "tensor with 2 dimensions!"):
+        gradviz.dsplit(x, 2)
+    with pytest.raises(RuntimeError, match="expected rotation dims to be different, but got dim0 = 1 and dim1 = -1"):
+        gradviz.rot90(x, 1, (1, -1))
+    with pytest.raises(RuntimeError, match="Input must be >= 2-d."):
+        gradviz.fliplr(gradviz.zeros(3))
+    with pytest.raises(RuntimeError, match=r"unflatten: Provided sizes \[4, 2\] don't multiply up to the size of "
+                                           r"dim 1 \(6\) in the input tensor"):
+        gradviz.unflatten(x, 1, (4, 2))
+    with pytest.raises(IndexError, match="out of range: tried to access index 24 on a tensor of 24 elements."):
+        gradviz.take(x, gradviz.tensor([24]))
+    with pytest.raises(RuntimeError, match=r"expected src to have a size equal to the slice of self. src size = "
+                                           r"\[6\], slice size = \[4\]"):
+        gradviz.select_scatter(x, gradviz.zeros(6), 1, 0)
+    with pytest.raises(RuntimeError, match="repeats must have the same size as input along dim, but got "
+                                           r"repeats.size\(0\) = 2 and input.size\(0\) = 4"):
+        gradviz.repeat_interleave(x, gradviz.tensor([1, 2]), dim=0)

@@ -649,3 +649,123 @@ from ..autograd.forward_ad import defjvp as _defjvp, linear as _linear  # noqa: 
 
 _defjvp(_linear, SELECT, SLICE, INDEX, ALIAS, GATHER, SCATTER_ADD, INDEX_SELECT, INDEX_SCATTER, SCATTER_ADD_ZEROS,
         DIAGONAL_SCATTER, INDEX_FILL_ZERO, MASKED_SELECT, INDEX_ADD, COPY_SLICES, INDEX_PUT)
+
+
+# -- more of torch's op table: take and the scatters that write one tensor into a region of another --
+def _take_vjp(xp, g, c, a, idx):
+    n = int(np.prod(a.shape))
+    flat = xp.index_scatter(xp.reshape(g, (-1,)), (n,), (idx.reshape(-1),), True)
+    return xp.reshape(flat, tuple(a.shape))
+
+
+TAKE = Op("take", "TakeBackward0", "c = flat(a)[idx]", lambda xp, a, idx: a.reshape(-1)[idx],
+          vjp=(_take_vjp,), vjp_formulas=("ḡ scatter-added into flat(a) at idx",), params=("index",),
+          saves=("index",), shown=(),
+          latex=r"$c = \operatorname{flat}($0)[\mathrm{idx}]",
+          vjp_latex=(r"\bar{g}\text{ scatter-added into } \operatorname{flat}($0) \text{ at idx}",))
+
+
+def take(input, index):
+    idx = _int_index(index, "take(): Expected a long tensor for index, but got " + str(getattr(index, "dtype", "")))
+    n = input.numel()
+    bad = idx[(idx >= n) | (idx < -n)]
+    if bad.size:
+        raise IndexError(f"out of range: tried to access index {int(bad.reshape(-1)[0])} on a tensor of {n} elements.")
+    return apply(TAKE, (input,), (np.where(idx < 0, idx + n, idx),))
+
+
+def _region_of(g, key):
+    return g[key]
+
+
+def _scatter_op(name: str, torch_name: str, formula: str, region: str, key, **display) -> Op:
+    """c = a with src written into a region (a select, a slice, a diagonal): ḡ outside the region
+    goes to a, ḡ inside it to src."""
+    def forward(xp, a, src, *params):
+        out = a.copy()
+        view = key(xp, out, *params)
+        view[...] = src
+        return out
+
+    def vjp_self(xp, g, c, a, src, *params):
+        if xp.arrays:
+            out = g.copy()
+            key(xp, out, *params)[...] = 0
+            return out
+        return apply(OPS_BY_NAME[torch_name], (g, _zeros_of(key(xp, g, *params))), params)
+
+    def vjp_src(xp, g, c, a, src, *params):
+        part = key(xp, g, *params)
+        return part.copy() if xp.arrays else part
+
+    return Op(name, torch_name, formula, forward, vjp=(vjp_self, vjp_src),
+              vjp_formulas=(f"ḡ with zeros in the {region}", f"ḡ in the {region}"), args=("self", "src"),
+              symbols=("a", "s"), **display)
+
+
+def _zeros_of(t):
+    from ..creation import zeros_like
+    return zeros_like(t)
+
+
+def _diagonal_view(xp, a, offset, d1, d2):
+    if xp.arrays:
+        view = np.diagonal(a, offset, d1, d2)
+        view.setflags(write=True)
+        return view
+    from .linalg import diagonal
+    return diagonal(a, offset, d1, d2)
+
+
+SELECT_SCATTER = _scatter_op("select_scatter", "SelectScatterBackward0", "c = a; c[…, i] = s", "selected slice",
+                             lambda xp, a, dim, i: a[_at(dim, i) + (Ellipsis,)], params=("dim", "index"),
+                             latex=r"$c = $0;\; {$c}_{[\dots,\, $index]} = $1",
+                             vjp_latex=(r"\bar{g}\text{ with zeros at index } $index", r"\bar{g}_{[\dots,\, $index]}"))
+SLICE_SCATTER = _scatter_op("slice_scatter", "SliceScatterBackward0", "c = a; c[…, start:end:step] = s", "slice",
+                            lambda xp, a, dim, start, end, step: a[_at(dim, slice(start, end, step))],
+                            params=("dim", "start", "end", "step"),
+                            latex=r"$c = $0;\; {$c}_{[\dots,\, $start:$end:$step]} = $1",
+                            vjp_latex=(r"\bar{g}\text{ with zeros in the slice}", r"\bar{g}_{[\dots,\, $start:$end:$step]}"))
+DIAGONAL_SCATTER_SRC = _scatter_op("diagonal_scatter", "DiagonalScatterBackward0", "c = a; diag(c) = s", "diagonal",
+                                   _diagonal_view, params=("offset", "dim1", "dim2"),
+                                   latex=r"$c = $0;\; \operatorname{diag}_{$offset}($c) = $1",
+                                   vjp_latex=(r"\bar{g}\text{ with zeros on the diagonal}",
+                                              r"\operatorname{diag}_{$offset}(\bar{g})"))
+OPS_BY_NAME = {op.torch_name: op for op in (SELECT_SCATTER, SLICE_SCATTER, DIAGONAL_SCATTER_SRC)}
+
+
+def _check_src(name: str, region_shape: tuple, src) -> None:
+    if tuple(src.shape) != tuple(region_shape):
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
+                           f"slice size = {list(region_shape)}")
+
+
+def select_scatter(input, src, dim, index):
+    (d,) = normalize_dims(dim, input.ndim)
+    size = input.shape[d]
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(input.shape)} at "
+                         f"dimension {d}")
+    region = input._data[_at(d, index % size)]
+    _check_src("select_scatter", region.shape, src)
+    return apply(SELECT_SCATTER, (input, src.to(input.dtype)), (d, index % size))
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    (d,) = normalize_dims(dim, input.ndim)
+    s, e, st = slice(start, end, step).indices(input.shape[d])
+    region = input._data[_at(d, slice(s, e, st))]
+    _check_src("slice_scatter", region.shape, src)
+    return apply(SLICE_SCATTER, (input, src.to(input.dtype)), (d, s, e, st))
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    (d1,), (d2,) = normalize_dims(dim1, input.ndim), normalize_dims(dim2, input.ndim)
+    region = np.diagonal(input._data, offset, d1, d2)
+    _check_src("diagonal_scatter", region.shape, src)
+    return apply(DIAGONAL_SCATTER_SRC, (input, src.to(input.dtype)), (offset, d1, d2))
+
+
+from ..autograd.forward_ad import defjvp as _defjvp_more, linear as _linear_more  # noqa: E402
+
+_defjvp_more(_linear_more, TAKE, SELECT_SCATTER, SLICE_SCATTER, DIAGONAL_SCATTER_SRC)

@@ -630,3 +630,265 @@ from ..autograd.forward_ad import defjvp as _defjvp, linear as _linear  # noqa: 
 _defjvp(_linear, VIEW, RESHAPE_ALIAS, UNSAFE_VIEW, SQUEEZE_DIMS, SQUEEZE_INPLACE, SQUEEZE, SQUEEZE_DIM, UNSQUEEZE,
         PERMUTE, TRANSPOSE, T, EXPAND, REPEAT, FLIP, CLONE, CLONE_CONTIGUOUS, TO_COPY, CAT, STACK, TRIL, TRIU,
         DIAG_EMBED, DIAG_COPY, ROLL)
+
+
+# -- more of torch's op table: stacking and splitting by axis name, rotations, block diagonals -------
+def _each(fn, tensors):
+    """f(t) for one tensor, a tuple of f(t) for several (or for a list), as torch.atleast_2d."""
+    if len(tensors) == 1 and isinstance(tensors[0], Tensor):
+        return fn(tensors[0])
+    return tuple(fn(t) for t in varargs(tensors))
+
+
+def _to_2d(t):
+    return reshape(t, 1, 1) if t.ndim == 0 else unsqueeze(t, 0) if t.ndim == 1 else t
+
+
+def _to_3d(t):
+    if t.ndim == 0:
+        return reshape(t, 1, 1, 1)
+    if t.ndim == 1:
+        return unsqueeze(unsqueeze(t, 0), -1)
+    return unsqueeze(t, -1) if t.ndim == 2 else t
+
+
+def atleast_2d(*tensors):
+    return _each(_to_2d, tensors)
+
+
+def atleast_3d(*tensors):
+    return _each(_to_3d, tensors)
+
+
+def _nonempty(name: str, tensors) -> tuple:
+    tensors = tuple(tensors)
+    if not tensors:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+    return tensors
+
+
+def hstack(tensors):
+    tensors = tuple(atleast_1d(t) for t in _nonempty("hstack", tensors))
+    return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
+
+
+def vstack(tensors):
+    return cat(tuple(_to_2d(t) for t in _nonempty("vstack", tensors)), 0)
+
+
+row_stack = vstack
+
+
+def dstack(tensors):
+    return cat(tuple(_to_3d(t) for t in _nonempty("dstack", tensors)), 2)
+
+
+def column_stack(tensors):
+    tensors = _nonempty("column_stack", tensors)
+    return cat(tuple(reshape(t, t.numel(), 1) if t.ndim <= 1 else t for t in tensors), 1)
+
+
+def tensor_split(input, indices_or_sections, dim=0):
+    """Views of input along dim: n nearly equal sections (the first n mod k one longer) for an int,
+    the pieces between the given indices for a list, as torch.tensor_split."""
+    from .index import SLICE
+    if input.ndim == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
+    (d,) = normalize_dims(dim, input.ndim)
+    n = input.shape[d]
+    spec = indices_or_sections
+    if isinstance(spec, Tensor):
+        if spec._data.dtype != np.int64:
+            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to have dtype of long, but got "
+                               f"{spec.dtype}")
+        if spec.ndim > 1:
+            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                               f"one-dimensional tensor, but got a tensor with {spec.ndim} dims")
+        spec = int(spec._data) if spec.ndim == 0 else [int(i) for i in spec._data]
+    if isinstance(spec, (int, np.integer)):
+        k = int(spec)
+        if k <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {k}")
+        size, extra = divmod(n, k)
+        bounds = [i * size + min(i, extra) for i in range(k + 1)]
+        pieces = list(zip(bounds[:-1], bounds[1:]))
+    else:
+        cuts = [int(i) for i in spec]
+        pieces = []
+        for start, end in zip([0] + cuts, cuts + [n]):
+            s, e, _ = slice(start, end).indices(n)
+            pieces.append((s, max(s, e)))
+    return tuple(apply(SLICE, (input,), (d, s, e, 1)) for s, e in pieces)
+
+
+def _split_by_axis(name: str, input, sections, dim: int, least: int):
+    if input.ndim < least:
+        raise RuntimeError(f"torch.{name} requires a tensor with at least {least} dimension, but got a tensor with "
+                           f"{input.ndim} dimensions!")
+    if isinstance(sections, (int, np.integer)):
+        size = input.shape[dim]
+        if sections == 0 or size % sections:
+            raise RuntimeError(f"torch.{name} attempted to split along dimension {dim}, but the size of the dimension "
+                               f"{size} is not divisible by the split_size {sections}!")
+    return tensor_split(input, sections, dim)
+
+
+def hsplit(input, indices_or_sections):
+    return _split_by_axis("hsplit", input, indices_or_sections, 0 if input.ndim == 1 else 1, 1)
+
+
+def vsplit(input, indices_or_sections):
+    return _split_by_axis("vsplit", input, indices_or_sections, 0, 2)
+
+
+def dsplit(input, indices_or_sections):
+    return _split_by_axis("dsplit", input, indices_or_sections, 2, 3)
+
+
+def unflatten(input, dim, sizes):
+    """dim split into `sizes` (one may be −1), a view as torch records it."""
+    sizes = tuple(int(s) for s in sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    (d,) = normalize_dims(dim, input.ndim)
+    n = input.shape[d]
+    inner = _resolve_shape(sizes, n) if -1 in sizes or int(np.prod(sizes)) == n else None
+    if inner is None:
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} "
+                           f"({n}) in the input tensor")
+    return reshape(input, *(tuple(input.shape[:d]) + inner + tuple(input.shape[d + 1:])))
+
+
+def fliplr(input):
+    if input.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip(input, (1,))
+
+
+def flipud(input):
+    if input.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(input, (0,))
+
+
+def _rot90_forward(xp, a, k, dims):
+    return xp.ascontiguousarray(xp.rot90(a, k, axes=dims))
+
+
+def _rot90_vjp(xp, g, c, a, k, dims):
+    if xp.arrays:
+        return _rot90_forward(xp, g, -k, dims)
+    return rot90(g, -k, dims)
+
+
+ROT90 = Op("rot90", "Rot90Backward0", "c = a rotated k·90° in the plane (d₀, d₁)", _rot90_forward,
+           vjp=(_rot90_vjp,), vjp_formulas=("ḡ rotated −k·90°",), params=("k", "dims"), saves=(),
+           latex=r"$c = \operatorname{rot90}($0,\, $k)", vjp_latex=(r"\operatorname{rot90}(\bar{g},\, -$k)",))
+
+
+def rot90(input, k=1, dims=(0, 1)):
+    dims = tuple(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.ndim}")
+    d0, d1 = (normalize_dims(d, input.ndim)[0] for d in dims)
+    if d0 == d1:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} and dim1 = {dims[1]}")
+    return apply(ROT90, (input,), (int(k) % 4, (d0, d1)))
+
+
+def diagflat(input, offset=0):
+    return diag_embed(reshape(input, -1), offset, 0, 1)
+
+
+def _block_shape(a):
+    return (1, 1) if a.ndim == 0 else (1, a.shape[0]) if a.ndim == 1 else a.shape
+
+
+def _block_diag_forward(xp, *arrays):
+    shapes = [_block_shape(a) for a in arrays]
+    out = xp.zeros((sum(s[0] for s in shapes), sum(s[1] for s in shapes)), dtype=np.result_type(*arrays))
+    r = c = 0
+    for a, (n, m) in zip(arrays, shapes):
+        out[r:r + n, c:c + m] = a.reshape(n, m)
+        r, c = r + n, c + m
+    return out
+
+
+def _block_diag_vjp(xp, g, c, *inputs):
+    out, r, col = [], 0, 0
+    for a in inputs:
+        n, m = _block_shape(a)
+        out.append(xp.reshape(g[r:r + n, col:col + m], tuple(a.shape)))
+        r, col = r + n, col + m
+    return out
+
+
+BLOCK_DIAG = Op("block_diag", "BlockDiagBackward0", "C = diag(A₁, A₂, …) (blocks on the diagonal)",
+                _block_diag_forward, vjp=_block_diag_vjp, vjp_formulas=("the block of ḡ for each input",),
+                args=("tensors",), symbols=("A₁", "A₂", "A₃"),
+                latex=r"C = \operatorname{diag}(A_1,\, A_2,\, \dots)",
+                vjp_latex=(r"\text{the block of } \bar{g} \text{ for each input}",))
+
+
+def block_diag(*tensors):
+    tensors = varargs(tensors) if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
+    for i, t in enumerate(tensors):
+        if t.ndim > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
+                               f"{t.ndim} dimensions")
+    if not tensors:
+        from ..creation import zeros
+        return zeros(1, 0)
+    return apply(BLOCK_DIAG, tuple(tensors), (), _common_dtype(tensors))
+
+
+def cartesian_prod(*tensors):
+    """Every combination of the 1-D inputs' elements, one per row: meshgrid, flattened, stacked."""
+    tensors = varargs(tensors)
+    for t in tensors:
+        if t.ndim != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = meshgrid(*tensors, indexing="ij")
+    return stack([reshape(g, -1) for g in grids], 1)
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """Each slice along dim repeated repeats[i] times: an index_select with the repeated indices
+    (with no repeats, input holds the counts and the result is those indices)."""
+    from .index import index_select
+    if repeats is None:   # torch.repeat_interleave(counts)
+        counts = input._data
+        if counts.ndim != 1 or counts.dtype.kind not in "iu":
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        if (counts < 0).any():
+            raise RuntimeError("repeats can not be negative")
+        return Tensor._make(np.repeat(np.arange(len(counts)), counts))
+    if dim is None:
+        input, d = reshape(input, -1), 0
+    else:
+        (d,) = normalize_dims(dim, input.ndim)
+    n = input.shape[d] if input.ndim else 1
+    counts = repeats._data.reshape(-1) if isinstance(repeats, Tensor) else np.array([int(repeats)])
+    if counts.size == 1:
+        counts = np.full(n, int(counts[0]))
+    if counts.ndim != 1 or len(counts) != n:
+        raise RuntimeError(f"repeats must have the same size as input along dim, but got repeats.size(0) = "
+                           f"{len(counts)} and input.size({d}) = {n}")
+    if (counts < 0).any():
+        raise RuntimeError("repeats can not be negative")
+    index = np.repeat(np.arange(n), counts)
+    if output_size is not None and len(index) != output_size:
+        raise RuntimeError("allocated size does not match required size")
+    return index_select(input, d, Tensor._make(index))
+
+
+def msort(input):
+    from .index import sort
+    return sort(input, 0)[0]
+
+
+_defjvp(_linear, ROT90, BLOCK_DIAG)
