@@ -24,8 +24,18 @@ def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
     """Run `op` on Tensors. Builds a Node only when grad mode is on and an input requires grad."""
     if _forward_ad._state.level is not None and not _forward_ad._state.busy:
         return _forward_ad.apply_dual(apply, op, inputs, params, dtype)   # tangents flow forward too
-    arrays = [t._data for t in inputs]
-    first = arrays[0]
+    # This runs once per op: the common one- and two-input cases avoid building lists.
+    n_inputs = len(inputs)
+    if n_inputs == 2:
+        a, b = inputs
+        first = a._data
+        arrays = (first, b._data)
+    elif n_inputs == 1:
+        first = inputs[0]._data
+        arrays = (first,)
+    else:
+        arrays = [t._data for t in inputs]
+        first = arrays[0]
     try:
         out = op.forward(NUMPY if type(first) is np.ndarray else namespace(first), *arrays, *params)
     except ValueError as exc:
@@ -39,29 +49,37 @@ def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
             if t._requires_grad or t._grad_fn is not None or (t._view is not None and t.requires_grad):
                 needs_grad = True
                 break
+    single = op.n_outputs == 1
     if not needs_grad:
-        if op.n_outputs == 1:
+        if single:
             result = Tensor._make(out)
             if getattr(out, "base", None) is not None:
                 share_version(result, inputs, op)
             return result
         return tuple(share_version(Tensor._make(o), inputs, op) for o in out)
-    if op.n_outputs == 1:
-        out = as_array(out)
+    if single:
+        if type(out) is not np.ndarray:
+            out = as_array(out)
     else:
         out = tuple(as_array(o) for o in out)
     node_cls = _node_types.get(op) or node_type(op)
-    node = node_cls(op, inputs, params, out, tuple([t._edge() for t in inputs]), _scope_state.path)
-    if op.n_outputs == 1:
+    if n_inputs == 2:
+        edges = (a._edge(), b._edge())
+    elif n_inputs == 1:
+        edges = (inputs[0]._edge(),)
+    else:
+        edges = tuple([t._edge() for t in inputs])
+    node = node_cls(op, inputs, params, out, edges, _scope_state.path)
+    if single:
         result = Tensor._make(out, node, 0)
-        if getattr(out, "base", None) is not None:
+        if out.base is not None if type(out) is np.ndarray else getattr(out, "base", None) is not None:
             share_version(result, inputs, op)
     else:
         result = tuple(share_version(Tensor._make(o, node, i), inputs, op) for i, o in enumerate(out))
     if events.tracking_sources:
         events.remember_source(node, 2)
     if events._listeners:
-        outs = (result,) if op.n_outputs == 1 else result
+        outs = (result,) if single else result
         info = describe_node(node)
         events.emit(events.NodeCreated(node, tuple(inputs), outs, node.scope, info))
     return result
@@ -104,7 +122,7 @@ def coerce_pair(a, b):
     higher category (1.5 * int tensor -> default float dtype)."""
     a_is_t, b_is_t = isinstance(a, Tensor), isinstance(b, Tensor)
     if a_is_t and b_is_t:
-        if a._data.dtype == b._data.dtype:
+        if a._data.dtype is b._data.dtype or a._data.dtype == b._data.dtype:
             return a, b, None
         return a, b, result_type((a._data, b._data))
     t, s = (a, b) if a_is_t else (b, a)

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import backend, events
 from ..dtypes import Size
-from ..ops.core import namespace
+from ..ops.core import NUMPY, namespace
 from .graph import FREED_MESSAGE, AccumulateGrad, Node, _anomaly, _formula, anomaly_warning
 from .grad_mode import _state as _grad_state
 from .grad_mode import enable_grad
@@ -157,7 +157,7 @@ def _count_dependencies(roots, targets=None, run_targets=True) -> tuple[dict, se
     seen = set(stack)
     while stack:
         node = stack.pop()
-        if node in halt:
+        if halt and node in halt:
             continue
         if node.freed:
             raise RuntimeError(FREED_MESSAGE)
@@ -193,6 +193,7 @@ class Backward:
             self.capture.setdefault(key, []).append(i)
         self.captured = [None] * len(capture)
         self._handed_out = {id(g) for g in self.seeds}   # arrays that must not become a .grad as they are
+        self._straight = False                # run() to the end: no one sees the steps in between
         self._iter = self._run()
 
     def __iter__(self) -> Iterator[Step]:
@@ -202,6 +203,7 @@ class Backward:
         return next(self._iter)
 
     def run(self) -> "Backward":
+        self._straight = True
         deque(self._iter, maxlen=0)
         return self
 
@@ -223,6 +225,10 @@ class Backward:
             events.emit(events.BackwardStarted(tuple(self.roots), tuple(self.seeds), _implicit(self.grad_tensors,
                                                                                                len(self.seeds))))
         touched: list = []   # (tensor, old grad Tensor, old array) to undo on error
+        # Read once: run() drives the loop straight through (no yield, no mode switch between
+        # steps, since no caller code runs between them); the stepper pauses after each step.
+        straight = self._straight
+        capture, retain_graph, accumulate, only = self.capture, self.retain_graph, self.accumulate, self.only
         previous_run, _running.run = _running.run, self
         index = 0
         state = _grad_state
@@ -237,14 +243,14 @@ class Backward:
                 if hooks is not None and (hooks.tensor or hooks.pre):
                     grads = self._run_pre_hooks(node, grads, step, listening)
                     step.grad_outputs = tuple(grads)
-                if self.capture:
+                if capture:
                     for nr, g in enumerate(grads):
                         for slot in self.capture.get((node, nr), ()):
                             self.captured[slot] = g
                 if hooks is not None and hooks.retains:
                     self._retain(node, grads, step, touched, listening)
                 if type(node) is AccumulateGrad:
-                    if self.accumulate and (self.only is None or node in self.only):
+                    if accumulate and (only is None or node in only):
                         self._accumulate(node, grads[0], step, touched, listening)
                         if hooks is not None and hooks.post:
                             for hook in tuple(hooks.post):   # torch calls them with ((), (grad,))
@@ -278,11 +284,13 @@ class Backward:
                                 heapq.heappush(ready, key(nxt))
                             else:
                                 self._skip(nxt, buffers, ready)
-                    if not self.retain_graph:
+                    if not retain_graph:
                         node.free()
                 if listening:
                     events.emit(events.NodeExecuted(step, step_info(step)))
                 index += 1
+                if straight:
+                    continue
                 state.enabled, inside = outer, False   # between steps the caller's own mode holds
                 yield step
                 outer, inside = state.enabled, True
@@ -475,12 +483,22 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[list, list]:
     else:
         first = g if op.n_outputs == 1 else next(gi for gi in g if gi is not None)
         out = saved_out
-        raw = _call_rule(op.vjp, node, namespace(first), g, node.out_meta if out is None else out,
-                         [t._data for t in saved_inputs])
+        xp = NUMPY if type(first) is np.ndarray else namespace(first)
+        if out is None:
+            out = node.out_meta
+        rule, params, edges = op.vjp, node.params, node.next_functions
+        if type(rule) is tuple and len(rule) == 2 == len(saved_inputs):   # the common case, no lists built
+            a, b = saved_inputs[0]._data, saved_inputs[1]._data
+            f0, f1 = rule
+            raw = (None if f0 is None or edges[0][0] is None else f0(xp, g, out, a, b, *params),
+                   None if f1 is None or edges[1][0] is None else f1(xp, g, out, a, b, *params))
+        else:
+            raw = _call_rule(rule, node, xp, g, out, [t._data for t in saved_inputs])
     sent, axes = [], []
     inputs = node.inputs
+    edges = node.next_functions
     for i, gi in enumerate(raw):
-        if gi is None or node.next_functions[i][0] is None:
+        if gi is None or edges[i][0] is None:
             sent.append(None)
             axes.append(())
             continue
@@ -493,7 +511,7 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[list, list]:
             except ValueError:
                 raise RuntimeError(f"Function {op.torch_name} returned an invalid gradient at index {i} - got "
                                    f"{list(gi.shape)} but expected shape compatible with {list(a.shape)}") from None
-        if not create_graph and gi.dtype != a.dtype:
+        if not create_graph and gi.dtype is not a.dtype and gi.dtype != a.dtype:   # dtypes are mostly singletons
             gi = gi.astype(a.dtype)
         sent.append(gi)
         axes.append(summed)

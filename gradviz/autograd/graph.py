@@ -277,8 +277,14 @@ class Node:
             if inputs and type(inputs[0]._data) is not _numpy.ndarray:
                 raise KeyError
             ghosts = _ghosts
-            self.inputs = tuple([t if t._requires_grad or not t._data.ndim else
-                                 ghosts[(t._data.shape, t._data.dtype)] for t in inputs])
+            if len(inputs) == 2:   # most nodes: no list built
+                a, b = inputs
+                da, db = a._data, b._data
+                self.inputs = (a if a._requires_grad or not da.ndim else ghosts[(da.shape, da.dtype)],
+                               b if b._requires_grad or not db.ndim else ghosts[(db.shape, db.dtype)])
+            else:
+                self.inputs = tuple([t if t._requires_grad or not t._data.ndim else
+                                     ghosts[(t._data.shape, t._data.dtype)] for t in inputs])
             if type(out) is _numpy.ndarray:
                 self.out_meta = ghosts[(out.shape, out.dtype)]._data
         except KeyError:

@@ -340,12 +340,14 @@ def _tensor_or_scalar(op: Op, scalar_op: Op, input, other, *params):
 
 
 def _check_alpha(input, other, alpha) -> None:
-    ints = [t for t in (input, other) if isinstance(t, Tensor) and t._data.dtype.kind in "iub"]
-    if isinstance(alpha, float) and len(ints) == 2:
+    if isinstance(alpha, float) and all(isinstance(t, Tensor) and t._data.dtype.kind in "iub" for t in (input, other)):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
 
 
 def add(input, other, *, alpha=1):
+    if type(input) is type(other) is Tensor and type(alpha) is int and alpha == 1 \
+            and input._data.dtype is other._data.dtype:
+        return apply(ADD, (input, other))   # two Tensors of one dtype: nothing to coerce or check
     _check_alpha(input, other, alpha)
     if alpha == 1:
         return binary(ADD, input, other)
@@ -362,6 +364,8 @@ def sub(input, other, *, alpha=1):
 
 
 def mul(input, other):
+    if type(input) is type(other) is Tensor and input._data.dtype is other._data.dtype:
+        return apply(MUL, (input, other))   # two Tensors of one dtype: nothing to coerce
     if _formula.active and isinstance(other, (int, float)) and not isinstance(other, bool):
         return _tensor_or_scalar(MUL, MUL_SCALAR, input, other)   # at::mul(Tensor, Scalar) in a VJP formula
     return binary(MUL, input, other)
