@@ -18,7 +18,7 @@ import numpy as np
 from .. import backend, events
 from ..dtypes import Size
 from ..ops.core import NUMPY, namespace
-from .graph import FREED_MESSAGE, AccumulateGrad, Node, _anomaly, _formula, anomaly_warning
+from .graph import FREED_MESSAGE, AccumulateGrad, Node, _anomaly, _clock, _formula, anomaly_warning
 from .grad_mode import _state as _grad_state
 from .grad_mode import enable_grad
 
@@ -217,7 +217,7 @@ class Backward:
         for (node, nr), g in zip(self.roots, self.seeds):
             self._add(buffers, node, nr, g)
         useful, halt = self.useful, self.halt
-        add, key = self._add, self._key
+        add, key, heappush = self._add, self._key, heapq.heappush
         for node, _ in self.roots:
             if deps.get(node, 0) == 0 and node not in [e[1] for e in ready] and (useful is None or node in useful):
                 heapq.heappush(ready, self._key(node))
@@ -276,12 +276,17 @@ class Backward:
                         if nxt is None or (useful is not None and nxt not in useful):
                             continue
                         if g is not None:
-                            add(buffers, nxt, nr, g)
+                            buf = buffers.get(nxt)
+                            if buf is None:   # the first gradient to reach nxt: no sum (as _add)
+                                buf = buffers[nxt] = [None] * max(nxt.op.n_outputs, 1)
+                                buf[nr] = g
+                            else:
+                                add(buffers, nxt, nr, g)
                         remaining = deps[nxt] - 1
                         deps[nxt] = remaining
                         if remaining == 0:
                             if nxt in buffers:
-                                heapq.heappush(ready, key(nxt))
+                                heappush(ready, key(nxt))
                             else:
                                 self._skip(nxt, buffers, ready)
                     if not retain_graph:
@@ -463,7 +468,7 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[list, list]:
     op = node.op
     if node.freed:
         raise RuntimeError(FREED_MESSAGE)
-    if op.saves:
+    if op.saves and node.epoch != _clock.now:   # no in-place write anywhere since: nothing to check
         node.check_versions()
     saved_inputs, saved_out = node.inputs, node.out_data
     if node.saved is not None:   # saved-tensor hooks: the VJP reads what unpack gives back
