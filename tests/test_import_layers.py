@@ -57,7 +57,6 @@ KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset({
     ("gradviz.ops.nnops", "gradviz.creation"),
     ("gradviz.ops.pointwise", "gradviz.autograd.apply"),
     ("gradviz.ops.pointwise", "gradviz.autograd.forward_ad"),
-    ("gradviz.ops.pointwise", "gradviz.autograd.graph"),
     ("gradviz.ops.pointwise", "gradviz.creation"),
     ("gradviz.ops.pointwise", "gradviz.tensor"),
     ("gradviz.ops.pool", "gradviz.autograd.apply"),

@@ -22,6 +22,7 @@ import numpy as _numpy
 
 from .. import backend as _backend
 from ..dtypes import SCALAR_TYPE
+from ..ops.core import _formula  # noqa: F401  (the engine switches it while a rule records)
 from ..ops.op import Op
 
 _ids = itertools.count()
@@ -465,13 +466,6 @@ _SAVED_FOR = {
     "MvBackward0": {"self": ("vec",), "vec": ("self",)},
     "DotBackward0": {"self": ("tensor",), "tensor": ("self",)},
 }
-
-
-class _Formula(threading.local):
-    active = False   # a VJP rule is being recorded (create_graph): scalars multiply as torch's formulas do
-
-
-_formula = _Formula()
 
 
 # -- saved tensors and their hooks ------------------------------------------------------------

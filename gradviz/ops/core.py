@@ -5,6 +5,8 @@ Running an op on Tensors (grad mode, the Node, events) is autograd's: gradviz.au
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from .. import backend
@@ -148,3 +150,12 @@ def expand_error(src: tuple, target: tuple, type_name: str) -> str | None:
             return (f"The expanded size of the tensor ({t}) must match the existing size ({s}) at non-singleton "
                     f"dimension {len(target) - i}.  Target sizes: {list(target)}.  Tensor sizes: {list(src)}")
     return None
+
+
+class _Formula(threading.local):
+    """Per thread: are VJP rules running on Tensors (create_graph=True)? The engine sets it."""
+
+    active = False   # a VJP rule is being recorded (create_graph): scalars multiply as torch's formulas do
+
+
+_formula = _Formula()

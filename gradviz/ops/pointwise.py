@@ -6,10 +6,9 @@ import math
 
 import numpy as np
 
-from ..autograd.graph import _formula
 from ..dtypes import SCALAR_TYPE
 from ..autograd.apply import apply, coerce_pair
-from .core import contiguous
+from .core import _formula, contiguous
 from .op import Op
 from ..tensor import Tensor
 
