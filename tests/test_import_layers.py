@@ -47,6 +47,7 @@ KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset({
     ("gradviz.ops.counting", "gradviz.tensor"),
     ("gradviz.ops.index", "gradviz.autograd.apply"),
     ("gradviz.ops.index", "gradviz.autograd.forward_ad"),
+    ("gradviz.ops.index", "gradviz.creation"),
     ("gradviz.ops.index", "gradviz.tensor"),
     ("gradviz.ops.linalg", "gradviz.autograd.apply"),
     ("gradviz.ops.linalg", "gradviz.autograd.forward_ad"),
@@ -66,6 +67,7 @@ KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset({
     ("gradviz.ops.reduce", "gradviz.tensor"),
     ("gradviz.ops.shape", "gradviz.autograd.apply"),
     ("gradviz.ops.shape", "gradviz.autograd.forward_ad"),
+    ("gradviz.ops.shape", "gradviz.creation"),
     ("gradviz.ops.shape", "gradviz.tensor"),
 })
 
