@@ -182,7 +182,8 @@ def executed(run_notebook, stem: str):
 def panel_text(player: str) -> str:
     """The words and numbers of every step panel of a saved player (its frames' HTML, tags removed)."""
     data = json.loads(re.search(r'<script type="application/json" class="gv-data">(.*?)</script>', player, re.S).group(1))
-    return " ".join(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", f["h"])) for f in data["frames"])
+    from gradviz.player.pack import unpack     # the saved frames are packed: rebuild the panels
+    return " ".join(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", f["h"])) for f in unpack(data["frames"]))
 
 
 def player_data(player: str) -> dict:

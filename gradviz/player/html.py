@@ -23,6 +23,7 @@ from . import codeview
 from .frames import Frame, FrameBuilder, state_at
 from .folded import fold_runs
 from .mathtext import esc
+from .pack import pack
 from .stage import Stage
 
 ASSETS = Path(__file__).with_name("assets")
@@ -167,9 +168,9 @@ class Animation:
         return state_at(self.frames, index)
 
     def data(self) -> dict:
-        """What the player script reads: the frames and the edge midpoints."""
+        """What the player script reads: the frames (packed: pack.py) and the edge midpoints."""
         mid = {k: [round(x, 1), round(y, 1)] for k, (x, y) in self.stage.midpoints.items()}
-        return {"frames": [frame_json(f) for f in self.frames], "mid": mid, "interval": self.interval_ms,
+        return {"frames": pack([frame_json(f) for f in self.frames]), "mid": mid, "interval": self.interval_ms,
                 "lines": codeview.line_keys(self.trace)}
 
     def fragment(self, page: bool = False) -> str:

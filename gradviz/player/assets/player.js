@@ -18,7 +18,7 @@
   // Chromium re-lays out and repaints a whole <svg> when any element in it changes: on a 2,000-node
   // graph that costs tens of ms a step. The nodes and edges move into tiles, each its own <svg> of
   // the same geometry on the same canvas, in drawing order: a step repaints only the tiles it touches.
-  var TILE = 96;
+  var TILE = 96, FAR = 0.25, NUM = /-?\d*\.?\d+(?:e[-+]?\d+)?/gi;
   function tiles(svg, graph, els) {
     var run = [], made = [], c, i, tile, g, transform = graph === svg ? "" : graph.getAttribute("transform") || "";
     for (c = graph.firstElementChild; c; c = c.nextElementSibling) if (c.id && els[c.id] === c) run.push(c);
@@ -64,10 +64,24 @@
     update(el, parser.content);
   }
 
+  // frames packed by gradviz/player/pack.py: a panel "H" is pieces of new text and (start, length)
+  // stretches of the panel of frame "b", an earlier one; rebuilt once, in order, on load
+  function unpack(frames) {
+    for (var k = 0; k < frames.length; k++) {
+      var f = frames[k], H = f.H;
+      if (!H) continue;
+      var base = frames[f.b].h, out = "";
+      for (var i = 0; i < H.length; i++) out += typeof H[i] === "string" ? H[i] : base.substr(H[i], H[++i]);
+      f.h = out;
+      delete f.H; delete f.b;
+    }
+    return frames;
+  }
+
   function gradvizPlayer(root, source) {
     if (!root || root.__gv) return root && root.__gv;
     var data = source || JSON.parse(root.querySelector("script.gv-data").textContent);
-    var frames = data.frames || [], mid = data.mid || {}, base = data.interval || 1200;
+    var frames = unpack(data.frames || []), mid = data.mid || {}, base = data.interval || 1200;
     var zero = data.zero ? 1 : 0, remote = data.remote || null, finished = remote ? !!data.finished : true, total = data.total || frames.length;
     var stage = root.querySelector(".gv-stage"), svg = stage.querySelector("svg");
     var els = {};
@@ -117,6 +131,16 @@
       if (el.id) boxes[el.id] = b;
       return b;
     }
+    function outline(el) {
+      var s = el.querySelector("polygon, path"), v = s ? (s.getAttribute(s.localName === "path" ? "d" : "points") || "").match(NUM) : null;
+      if (!v) return box(el);
+      var x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+      for (var j = 0; j + 1 < v.length; j += 2) {
+        var x = +v[j], y = +v[j + 1];
+        if (x < x0) x0 = x; if (x > x1) x1 = x; if (y < y0) y0 = y; if (y > y1) y1 = y;
+      }
+      return { x: x0 * gs[0] + gt[0], y: y0 * gs[1] + gt[1], w: (x1 - x0) * gs[0], h: (y1 - y0) * gs[1] };
+    }
     function scan(el) {
       var x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity, shapes = el.querySelectorAll("polygon, polyline, path, ellipse, text");
       function add(x, y) { if (x < x0) x0 = x; if (x > x1) x1 = x; if (y < y0) y0 = y; if (y > y1) y1 = y; }
@@ -131,7 +155,7 @@
           add(x, y - 0.8 * fs); add(x + w, y + 0.2 * fs);
         } else {
           // Graphviz writes absolute coordinates: points="x,y x,y" and paths of M and C commands
-          var v = (s.getAttribute(tag === "path" ? "d" : "points") || "").match(/-?\d*\.?\d+(?:e[-+]?\d+)?/gi) || [];
+          var v = (s.getAttribute(tag === "path" ? "d" : "points") || "").match(NUM) || [];
           for (var j = 0; j + 1 < v.length; j += 2) add(+v[j], +v[j + 1]);
         }
       }
@@ -146,15 +170,24 @@
     // only the tiles in and near the view are laid out and painted (a step then costs what the
     // view shows, not what the graph holds); the others wait with display: none
     function cull(v, z) {
-      var hw = z.w / v.s, hh = z.h / v.s, x0 = v.cx - hw, x1 = v.cx + hw, y0 = v.cy - hh, y1 = v.cy + hh;
+      var hw = z.w / v.s, hh = z.h / v.s, x0 = v.cx - hw, x1 = v.cx + hw, y0 = v.cy - hh, y1 = v.cy + hh,
+          all = camera.all, whole = x0 <= all.x && y0 <= all.y && x1 >= all.x + all.w && y1 >= all.y + all.h;
       for (var i = 0; i < tiled.length; i++) {
         var t = tiled[i];
-        if (t.r === undefined) t.r = t.members.reduce(function (r, el) { return union(r, box(el)); }, null);
-        var show = !t.r || (t.r.x <= x1 && t.r.x + t.r.w >= x0 && t.r.y <= y1 && t.r.y + t.r.h >= y0);
+        // a tile's extent: its shapes' outlines (text sits inside them; the half view around is margin)
+        if (t.r === undefined && !whole) t.r = t.members.reduce(function (r, el) { return union(r, outline(el)); }, null);
+        var show = whole || !t.r || (t.r.x <= x1 && t.r.x + t.r.w >= x0 && t.r.y <= y1 && t.r.y + t.r.h >= y0);
         if (show !== t.shown) { t.el.style.display = show ? "" : "none"; t.shown = show; }
       }
     }
-    camera.onView = cull;
+    // text too small to read (under 2.5 px at the view's scale: the overview of a big graph) is not
+    // laid out at all; hidden from the start, so opening a big graph never lays out its text
+    var far = true;
+    camera.canvas.classList.add("gv-far");
+    camera.onView = function (v, z) {
+      if ((v.s < FAR) !== far) { far = !far; camera.canvas.classList.toggle("gv-far", far); }
+      cull(v, z);
+    };
     // what the camera frames at frame k: its node, the edges its gradient comes in on and goes out
     // along with the values written on them, and the nodes at their other ends (as much as is readable)
     function ends(edge) {
@@ -336,12 +369,13 @@
       go: go, next: next, prev: prev, play: play, pause: pause, reset: reset, follow: follow,
       frame: function () { return current; },
       length: function () { return frames.length; },
+      frames: function () { return frames; },       // as the player reads them (panels unpacked)
       playing: function () { return !!timer; },
       camera: camera,
       // the Stepper: Python appends frames as its engine runs and says when backward has finished
       setFrames: function (fs, isFinished, n, k) {
         var reset = fs.length < frames.length;
-        frames = fs; finished = !!isFinished; total = n || fs.length;
+        frames = unpack(fs); finished = !!isFinished; total = n || fs.length;
         if (k === undefined) k = wanted !== null ? wanted : current;
         if (reset || current > frames.length - 1) current = -1;   // a reset: fold from the start
         go(Math.min(k, frames.length - 1), true);

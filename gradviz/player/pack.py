@@ -1,0 +1,124 @@
+"""The saved player's frames, packed: each step panel written as copies from an earlier frame's panel
+plus what is new.
+
+A long backward repeats one panel over and over: the same op, the same formulas and tables, other
+numbers. A 2,000-step chain's panels are 5.6 MB of HTML that differ in a few numbers a step. A packed
+frame keeps everything but its panel ("h") as is and carries instead "b" (the index of an earlier
+frame, its base) and "H": the panel as a list of pieces, each either a string (new text) or two
+numbers (start, length: a stretch of the base's panel). The player's script (assets/player.js,
+`unpack`) rebuilds every panel on load; `unpack` here does the same in Python, so a test can check
+that the round trip gives back exactly the frames it started from.
+"""
+from __future__ import annotations
+
+import re
+
+# tags, runs of word characters (names, numbers), and the rest: the units a panel is compared in
+_TOKEN = re.compile(r"<[^>]*>|[\w.\-+]+|[^<\w.\-+]+")
+_GRAM = 2           # a copy starts where 2 tokens in a row match
+_MIN_COPY = 12      # characters: a shorter copy costs more than it saves ("1234,56," against the text)
+_CANDIDATES = 8     # base positions tried per start (the most recent first)
+
+
+def _tokens(text: str) -> list:
+    return _TOKEN.findall(text)
+
+
+def encode(text: str, base: str) -> list:
+    """`text` as pieces against `base`: strings are new text, a pair of ints (start, length) copies base."""
+    b, t = _tokens(base), _tokens(text)
+    starts = [0]                # where each base token starts, in UTF-16 code units (what JavaScript counts)
+    for tok in b:
+        starts.append(starts[-1] + _units(tok))
+    index: dict = {}
+    for i in range(len(b) - _GRAM + 1):
+        index.setdefault(tuple(b[i:i + _GRAM]), []).append(i)
+    out: list = []
+    literal: list = []
+    j, follow = 0, 0            # follow: where the last copy ended in base (panels line up, so try it first)
+    while j < len(t):
+        best, best_len = -1, 0
+        tried = index.get(tuple(t[j:j + _GRAM]), [])
+        for i in ([follow] if follow < len(b) and b[follow] == t[j] else []) + tried[-_CANDIDATES:]:
+            n = 0
+            while j + n < len(t) and i + n < len(b) and b[i + n] == t[j + n]:
+                n += 1
+            if n > best_len:
+                best, best_len = i, n
+        if best >= 0 and starts[best + best_len] - starts[best] >= _MIN_COPY:
+            if literal:
+                out.append("".join(literal))
+                literal = []
+            out += [starts[best], starts[best + best_len] - starts[best]]
+            j += best_len
+            follow = best + best_len
+        else:
+            literal.append(t[j])
+            j += 1
+    if literal:
+        out.append("".join(literal))
+    return out
+
+
+def decode(pieces: list, base: str) -> str:
+    """The text that `encode` turned into `pieces` (what the player's `unpack` does in JavaScript)."""
+    units = base.encode("utf-16-le")
+    out, i = [], 0
+    while i < len(pieces):
+        p = pieces[i]
+        if isinstance(p, str):
+            out.append(p)
+            i += 1
+        else:
+            out.append(units[2 * p:2 * (p + pieces[i + 1])].decode("utf-16-le"))
+            i += 2
+    return "".join(out)
+
+
+def _units(text: str) -> int:
+    """The length of `text` in UTF-16 code units: a character beyond U+FFFF counts two."""
+    return len(text) + sum(ord(c) > 0xFFFF for c in text)
+
+
+def _kind(frame: dict) -> str:
+    """What a panel looks like: its title without the step number (the op, the phase)."""
+    return re.sub(r"\d+", "", frame.get("t", ""))
+
+
+def pack(frames: list) -> list:
+    """The frames (dicts as the player reads them) with each panel packed against an earlier one:
+    the previous frame's, or the last frame of the same kind (the same op) when that is shorter."""
+    out: list = []
+    last_of_kind: dict = {}
+    for k, frame in enumerate(frames):
+        text = frame.get("h", "")
+        kind = _kind(frame)
+        best = None
+        for b in dict.fromkeys(x for x in (k - 1, last_of_kind.get(kind)) if x is not None and x >= 0):
+            pieces = encode(text, frames[b].get("h", ""))
+            if best is None or _size(pieces) < _size(best[1]):
+                best = (b, pieces)
+        last_of_kind[kind] = k
+        packed = {key: value for key, value in frame.items() if key != "h"}
+        if best is not None and _size(best[1]) < len(text):
+            packed["b"], packed["H"] = best
+        else:
+            packed["h"] = text
+        out.append(packed)
+    return out
+
+
+def unpack(frames: list) -> list:
+    """The frames `pack` was given (what the player's script rebuilds on load)."""
+    out: list = []
+    for frame in frames:
+        if "H" in frame:
+            plain = {key: value for key, value in frame.items() if key not in ("b", "H")}
+            plain["h"] = decode(frame["H"], out[frame["b"]]["h"])
+            frame = plain
+        out.append(frame)
+    return out
+
+
+def _size(pieces: list) -> int:
+    return sum(len(p) + 3 if isinstance(p, str) else len(str(p)) + 1 for p in pieces)
