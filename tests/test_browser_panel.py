@@ -92,19 +92,26 @@ def current_line(page, root, k: int) -> dict:
 def test_the_code_panel_highlights_the_line_that_made_the_node(tmp_path, browser):
     anim = tracked_animation("barlow", tmp_path)
     page, root, errors = open_player(browser, anim, tmp_path)
-    forward = [f for f in anim.frames if f.phase == "forward"]
-    backward = [f for f in anim.frames if f.phase == "backward"]
-    # a forward step, the first backward step (the loss line) and one late in backward (the line of a)
-    late = next(f for f in reversed(backward) if anim.trace.node(f.node).source is not None
-                and "a = " in anim.trace.node(f.node).source[2])
-    picks = [forward[len(forward) // 2], backward[0], late]
-    lines = {anim.trace.node(f.node).source[1] for f in picks}
+
+    def line(f):
+        source = anim.trace.node(f.node).source if f.node else None
+        return source[1] if source else None
+
+    # steps where the line changes from the step before (so a highlight one step late would show):
+    # one in forward, one in backward on another line, and the last backward one on a third line
+    changes = [f for prev, f in zip(anim.frames, anim.frames[1:]) if line(f) and line(f) != line(prev)]
+    first_forward = next(f for f in changes if f.phase == "forward")
+    first_backward = next(f for f in changes if f.phase == "backward" and line(f) != line(first_forward))
+    late = next(f for f in reversed(changes) if f.phase == "backward"
+                and line(f) not in (line(first_forward), line(first_backward)))
+    picks = [first_forward, first_backward, late]
+    lines = {line(f) for f in picks}
     assert len(lines) == 3, lines                               # three different lines
     for f in picks:
-        _, line, text = anim.trace.node(f.node).source
+        _, number, text = anim.trace.node(f.node).source
         seen = current_line(page, root, f.index)
         assert seen["count"] == 1, (f.index, seen)
-        assert seen["number"] == line and seen["text"].strip() == text, (f.index, seen, line, text)
+        assert seen["number"] == number and seen["text"].strip() == text, (f.index, seen, number, text)
         assert seen["visible"] and seen["tint"], seen           # scrolled into the code box, and marked
     assert not errors
     page.close()
