@@ -187,8 +187,10 @@ def panel_text(player: str) -> str:
 
 
 def player_data(player: str) -> dict:
-    """The frames and code-line keys a saved player reads."""
-    return json.loads(re.search(r'<script type="application/json" class="gv-data">(.*?)</script>', player, re.S).group(1))
+    """The frames (panels unpacked, as the player's script rebuilds them) and code-line keys a saved player reads."""
+    from gradviz.player.pack import unpack
+    data = json.loads(re.search(r'<script type="application/json" class="gv-data">(.*?)</script>', player, re.S).group(1))
+    return {**data, "frames": unpack(data["frames"])}
 
 
 def code_lines(player: str) -> dict:
