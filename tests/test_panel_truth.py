@@ -13,7 +13,7 @@ from gradviz.tracing import record_backward
 def grids(html: str) -> list:
     """Every tensor grid in a piece of panel HTML, as an array (in order of appearance)."""
     out = []
-    for table in re.findall(r'<table class="gv-grid">(.*?)</table>', html):
+    for table in re.findall(r'<table class="gv-grid[^"]*">(.*?)</table>', html):
         rows = [[float(v) for v in re.findall(r"<td[^>]*>([^<]*)</td>", row)]
                 for row in re.findall(r"<tr[^>]*>(.*?)</tr>", table)]
         out.append(np.array(rows))

@@ -14,7 +14,7 @@ from gradviz.player.stage import Stage
 
 def grids_in(html: str) -> list:
     """The numbers of every tensor grid in a panel, as lists of rows."""
-    tables = re.findall(r'<table class="gv-grid">(.*?)</table>', html)
+    tables = re.findall(r'<table class="gv-grid[^"]*">(.*?)</table>', html)
     return [[[float(v) for v in re.findall(r"<td[^>]*>([^<]*)</td>", row)]
              for row in re.findall(r"<tr[^>]*>(.*?)</tr>", t)] for t in tables]
 

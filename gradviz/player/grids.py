@@ -60,7 +60,8 @@ def grid(values, scale: float | None = None, highlight_rows=(), row_labels=None,
     m = as_matrix(a.astype(np.int64) if a.dtype.kind == "b" else a).astype(np.float64)
     if scale is None:
         scale = scale_of(m)
-    out = ['<table class="gv-grid">']
+    # five columns and more set smaller, so an 8-wide grid still fits the panel at 1280 px
+    out = [f'<table class="gv-grid{" gv-wide" if m.shape[1] >= 5 else ""}">']
     if col_labels is not None:
         out.append("<tr><th></th>" + "".join(f"<th>{esc(str(c))}</th>" for c in col_labels) + "</tr>")
     for r, row in enumerate(m):
