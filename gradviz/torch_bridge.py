@@ -270,6 +270,58 @@ def _attrs(fn) -> tuple:
     return tuple(out)
 
 
+def _variant(fn, op):
+    """The record of the form torch ran where one node name has two: add/sub with an alpha other
+    than 1, gelu with the tanh approximation (read from the node's _saved_* fields)."""
+    if op is None:
+        return None
+    from .ops import pointwise
+    if op is pointwise.ADD or op is pointwise.SUB:
+        if _saved_plain(fn, "alpha") not in (None, 1):
+            return pointwise.ADD_ALPHA if op is pointwise.ADD else pointwise.SUB_ALPHA
+    if op is pointwise.GELU and getattr(fn, "_saved_approximate", "none") == "tanh":
+        return pointwise.GELU_TANH
+    return op
+
+
+def _constants(fn, op, inputs) -> tuple:
+    """(key, value) of the numbers a torch node used, read from its _saved_* fields under the
+    record's names: params by name (stride, dim, exponent, alpha) and, by input slot, a wrapped
+    number (the 2 of x * 2); the keys are the markers of the record's LaTeX."""
+    if op is None:
+        return ()
+    found = []
+    for name in op.param_names:
+        value = _saved_plain(fn, name)
+        if value is None and name in ("min", "max") and hasattr(fn, f"_saved_{name}"):
+            value = float("-inf") if name == "min" else float("inf")   # clamp(min=0): no upper bound
+        if name == "stride" and value is None and dict(found).get("kernel_size") is not None:
+            value = dict(found)["kernel_size"]   # a pool's stride=None is saved as []: the kernel size
+        if value is not None:
+            found.append((name, value))
+    for slot, (arg, info) in enumerate(zip(op.arg_names, inputs)):
+        if info.source is None:
+            value = _saved_plain(fn, arg)
+            if value is not None:
+                found.append((str(slot), value))
+    return tuple(found)
+
+
+def _saved_plain(fn, name):
+    """fn._saved_<name> as a plain number, bool or tuple of numbers; None when it is not one."""
+    try:
+        value = getattr(fn, f"_saved_{name}")
+    except Exception:   # absent, or freed after backward
+        return None
+    if type(value).__name__ == "Tensor":
+        return value.item() if value.dim() == 0 and not value.requires_grad else None
+    if isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, (tuple, list)) and value and all(isinstance(v, (bool, int, float)) for v in value):
+        return list(value)
+    return None
+
+
 def _attr_text(value) -> str:
     if hasattr(value, "shape") and hasattr(value, "dtype") and getattr(value, "ndim", 0) > 0:
         kind = "saved tensor" if type(value).__name__ == "Tensor" else "array"
@@ -302,6 +354,7 @@ class _Source:
                                       self._info(fn, table.get(_node_name(fn)))))
 
     def _info(self, fn, op) -> NodeInfo:
+        op = _variant(fn, op)
         inputs = []
         for nxt, nr in fn.next_functions:
             if nxt is None:
@@ -319,6 +372,7 @@ class _Source:
             symbols=op.input_symbols(n) if op else tuple(f"x{_sub(i)}" for i in range(n)),
             out_symbol=op.out_symbol if op else "c", latex=op.latex if op else "",
             vjp_latex=op.vjp_latex if op else (), broadcasts=op.broadcasts if op else (),
+            constants=_constants(fn, op, inputs),
             attrs=_attrs(fn), value=_op_value(fn, self.values), scope=tuple(self.scopes.get(fn, ())),
             inputs=tuple(inputs), saved=saved, n_outputs=_n_outputs(fn))
 

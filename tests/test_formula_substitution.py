@@ -268,3 +268,41 @@ def test_unicode_of_typeset_math():
     assert latex.unicode(r"\frac{\partial L}{\partial x} = \bar{g} \odot (1 - y^2)") == "∂L/∂x = ḡ ⊙ (1 − y²)"
     assert latex.unicode(r"\sqrt{\frac{a}{n - 1}}") == "√(a/(n − 1))"
     assert latex.unicode(r"\hat{x} = \tilde{y}_{i}") == "x̂ = ỹᵢ"
+
+
+# -- a real PyTorch graph: the constants come from the nodes' _saved_* fields ------------------------
+@pytest.mark.torch
+def test_a_torch_graph_shows_the_constants_torch_saved():
+    real = pytest.importorskip("torch")
+    from gradviz.torch_bridge import trace_from_torch
+    x = real.randn(1, 2, 6, 6, requires_grad=True)
+    w = real.randn(3, 2, 3, 3, requires_grad=True)
+    a = real.tensor([1.0, 2.0], requires_grad=True)
+    y = real.nn.functional.max_pool2d(real.nn.functional.conv2d(x, w, stride=2, padding=1), 2)
+    z = (a * 2).pow(3).softmax(0).clamp(min=0.1)
+    loss = y.sum() + real.add(z, z, alpha=3).sum() + real.nn.functional.gelu(a, approximate="tanh").sum()
+    trace = trace_from_torch(loss, params={"x": x, "w": w, "a": a})
+    graph = Graph(trace)
+    texts = {}
+    for node in trace.nodes:
+        if node.kind == "op":
+            texts.setdefault(node.name, Formula(graph, node).forward_text())
+    assert texts["ConvolutionBackward0"].endswith("s = (2, 2), q = (1, 1), d = (1, 1), groups = 1")
+    assert texts["MaxPool2DWithIndicesBackward0"].endswith(   # torch saves stride=None as []: the kernel's
+        "kernel (2, 2), stride (2, 2), padding (0, 0), dilation (1, 1)")
+    assert texts["MulBackward0"] == "c = 2a"
+    assert texts["PowBackward0"] == "c = a′³"                 # an intermediate, not the leaf a
+    assert texts["SoftmaxBackward0"] == "c = eᵃ′/(Σ over dim 0 of eᵃ′)"
+    assert texts["ClampBackward1"] == "c = clamp(a′, 0.1, ∞)"
+    # one tensor in both slots keeps one symbol
+    assert "c = a′ + 3a′" in [Formula(graph, n).forward_text() for n in trace.nodes if n.name == "AddBackward0"]
+    assert texts["GeluBackward0"] == "c = a Φ̃(a) (tanh approximation)"
+
+
+def test_an_unnamed_tensor_used_twice_keeps_one_symbol():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * 2) * (x * 2).sin()
+    h = x.exp()
+    z = h * h
+    assert formula(z, {"x": x, "z": z}).forward_text() == "z = a ⊙ a"    # h unnamed: one letter, twice
+    assert formula(y, {"x": x}).forward_text() == "c = a ⊙ b"           # two different tensors

@@ -503,8 +503,8 @@ IM2COL, COL2IM_OF_IM2COL = linear_pair(
     "im2col", "Im2ColBackward0", "y[n, (c,k), p] = x[n, c, s·p + d·k − pad] (every window as a column)",
     _unfold_forward, _unfold_adjoint, "col2im(ḡ): each column added back where its window read",
     ("kernel_size", "dilation", "padding", "stride"), "Col2ImBackward0", "col2im(ḡ)",
-    (_COLUMNS + _UNFOLD, _COL2IM), (r"$c = \operatorname{col2im}($0)\!:\; " + _COL2IM.replace(r"\bar{g}", "$0")
-                                    + _UNFOLD, r"\operatorname{im2col}(\bar{g})"))
+    (_COLUMNS + _UNFOLD, _COL2IM), (r"$c = \text{col2im}($0)\!:\; " + _COL2IM.replace(r"\bar{g}", "$0")
+                                    + _UNFOLD, r"\text{im2col}(\bar{g})"))
 
 
 def _fold_forward(xp, a, out_size, k, d, p, s):
@@ -523,7 +523,7 @@ COL2IM, IM2COL_OF_COL2IM = linear_pair(
     ("output_size", "kernel_size", "dilation", "padding", "stride"), "Im2ColBackward0", "im2col(ḡ)",
     (r"$c[n,\, i,\, j] = \textstyle\sum_{(k,\, p) \,:\, s p + d k - q = j} $0[n,\, (i, k),\, p]"
      r",\quad \text{output size } $output_size" + _UNFOLD, _IM2COL),
-    (r"$c = \operatorname{im2col}($0)" + _UNFOLD, r"\operatorname{col2im}(\bar{g})"))
+    (r"$c = \text{im2col}($0)" + _UNFOLD, r"\text{col2im}(\bar{g})"))
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):

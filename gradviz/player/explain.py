@@ -68,12 +68,20 @@ class Formula:
         n = max(len(node.symbols), max((e.slot + 1 for e in graph.into.get(node.id, ())), default=0))
         by_slot = {e.slot: e for e in graph.into.get(node.id, ()) if e.slot >= 0}
         self.inputs = []
+        seen: dict = {}   # (source node, output) -> its symbol: one tensor used twice reads a′ + a′
         for slot in range(n):
             if str(slot) in consts:
                 self.inputs.append(latex.number(consts[str(slot)]))
                 continue
-            name = _tensor_name(graph, by_slot[slot].src) if slot in by_slot else ""
+            edge = by_slot.get(slot)
+            source = (edge.src, edge.output_nr) if edge is not None else None
+            if source in seen:
+                self.inputs.append(seen[source])
+                continue
+            name = _tensor_name(graph, edge.src) if edge is not None else ""
             self.inputs.append(self._name(name or _free(graph, node.symbol(slot))))
+            if source is not None:
+                seen[source] = self.inputs[-1]
         self.out_text = _tensor_name(graph, node.id) or _free(graph, node.out_symbol)
         self.out = self._name(self.out_text)
 

@@ -70,7 +70,7 @@ def fill(template: str, inputs: list, out: str, params: dict) -> str:
             return "{" + (inputs[int(key)] if int(key) < len(inputs) else "x_{" + key + "}") + "}"
         if key in params:
             return "{" + params[key] + "}"
-        return "{" + PARAM_LATEX.get(key, r"\mathrm{" + key.replace("_", r"\_") + "}") + "}"
+        return "{" + PARAM_LATEX.get(key, r"\text{" + key.replace("_", " ") + "}") + "}"   # kernel size, not kernel_size
     return _MARKER.sub(put, template)
 
 
