@@ -6,7 +6,7 @@ import pytest
 
 import gradviz as torch
 import gradviz.nn.functional as F
-from gradviz.player import latex
+from gradviz.render import latex
 from gradviz.player.explain import Formula
 from gradviz.player.frames import Graph, build_frames
 from gradviz.tracing import build_trace, record_backward

@@ -6,7 +6,8 @@ import pytest
 
 import gradviz as torch
 from gradviz import naming
-from gradviz.player import grids, latex
+from gradviz.player import grids
+from gradviz.render import latex
 
 
 def cells(html: str) -> list:

@@ -9,6 +9,7 @@ active, in forward and in backward.
 """
 from __future__ import annotations
 
+from ..render.labels import file_name as _display_name
 from .mathtext import esc
 
 
@@ -35,15 +36,6 @@ def line_keys(trace) -> dict:
     """node id -> the key of the line that created it (only nodes with a source)."""
     order = {file: k for k, (file, _) in enumerate(_blocks(trace))}
     return {n.id: f"{order[n.source[0]]}:{int(n.source[1])}" for n in trace.nodes if n.source is not None}
-
-
-def _display_name(file: str) -> str:
-    """A short name for a file: "notebook cell" for a Jupyter cell, else the path's last part."""
-    if file.startswith("<ipython-input") or "ipykernel_" in file:
-        return "notebook cell"
-    if file.startswith("<"):
-        return file
-    return file.replace("\\", "/").rsplit("/", 1)[-1]
 
 
 def listing(trace) -> str:

@@ -20,7 +20,9 @@ import numpy as np
 from ..formatting import preview as preview_text
 from ..formatting import shape
 from ..tracing import Preview
-from . import grids, jacobian, latex
+from ..render import latex
+from ..render.formula import Formula
+from . import grids, jacobian
 from .mathtext import esc
 
 
@@ -53,110 +55,6 @@ def _values(p, scale: float | None = None) -> str:
 def _sum_line(parts: list, total, scale: float | None = None) -> str:
     """The terms drawn as tensors added together, and their total."""
     return grids.equation(parts, total, scale)
-
-
-# -- formulas ------------------------------------------------------------------------
-class Formula:
-    """A node's formulas with its own names and constants: the output's name (or the record's
-    symbol), each input's name (a named tensor), value (a constant) or symbol."""
-
-    def __init__(self, graph, node):
-        self.node = node
-        self.names: list = []
-        consts = dict(node.constants)
-        self.params = {k: latex.number(v) for k, v in consts.items() if not k.isdigit()}
-        n = max(len(node.symbols), max((e.slot + 1 for e in graph.into.get(node.id, ())), default=0))
-        by_slot = {e.slot: e for e in graph.into.get(node.id, ()) if e.slot >= 0}
-        self.inputs = []
-        seen: dict = {}   # (source node, output) -> its symbol: one tensor used twice reads a′ + a′
-        for slot in range(n):
-            if str(slot) in consts:
-                self.inputs.append(latex.number(consts[str(slot)]))
-                continue
-            edge = by_slot.get(slot)
-            source = (edge.src, edge.output_nr) if edge is not None else None
-            if source in seen:
-                self.inputs.append(seen[source])
-                continue
-            name = _tensor_name(graph, edge.src) if edge is not None else ""
-            self.inputs.append(self._name(name or _free(graph, node.symbol(slot))))
-            if source is not None:
-                seen[source] = self.inputs[-1]
-        self.out_text = _tensor_name(graph, node.id) or _free(graph, node.out_symbol)
-        self.out = self._name(self.out_text)
-
-    def _name(self, text: str) -> str:
-        self.names.append(text)
-        return latex.name(len(self.names) - 1)
-
-    def input_text(self, slot: int) -> str:
-        """The plain name of input `slot` (for ∂L/∂name)."""
-        k = latex.name_index(self.inputs[slot]) if slot < len(self.inputs) else None
-        return self.names[k] if k is not None else self.node.symbol(slot)
-
-    def latex(self, template: str) -> str:
-        """The record's LaTeX with this node's names (as placeholders) and constants put in."""
-        filled = latex.fill(template, self.inputs, self.out, self.params)
-        return latex.signs(latex.coefficients(latex.exponents(filled)))
-
-    def render(self, template: str) -> str:
-        return latex.mathml(self.latex(template), tuple(self.names))
-
-    def text(self, template: str) -> str:
-        """The same formula as plain Unicode (c = 2a, ∂L/∂a = ḡ ⊙ 3a²), for Graphviz labels and captions."""
-        return latex.unicode(self.latex(template), tuple(self.names))
-
-    def forward_text(self) -> str:
-        """The op's formula as Unicode (its record's Unicode formula when it has no LaTeX)."""
-        return self.text(self.node.latex) if self.node.latex else self.node.formula
-
-    def vjp_text(self, slot: int) -> str:
-        """∂L/∂input = the VJP for input `slot`, as Unicode."""
-        if not self.node.vjp_latex:
-            return f"∂L/∂{self.input_text(slot)} = {self.node.vjp_formula(slot)}"
-        lhs = r"\frac{\partial L}{\partial " + (self.inputs[slot] if slot < len(self.inputs) else "x") + "} = "
-        return self.text(lhs + self.node.vjp_latex[min(slot, len(self.node.vjp_latex) - 1)])
-
-    def forward(self) -> str:
-        """The op's formula as MathML (its Unicode formula as text when the record has no LaTeX)."""
-        if self.node.latex:
-            return self.render(self.node.latex)
-        return f'<span class="gv-formula">{esc(self.node.formula)}</span>'
-
-    def vjp(self, slot: int) -> str:
-        """∂L/∂input = the record's VJP for that input slot, as MathML."""
-        node = self.node
-        lhs = r"\frac{\partial L}{\partial " + (self.inputs[slot] if slot < len(self.inputs) else "x") + "} = "
-        if node.vjp_latex:
-            return self.render(lhs + node.vjp_latex[min(slot, len(node.vjp_latex) - 1)])
-        return self.render(lhs) + f' <span class="gv-formula">{esc(node.vjp_formula(slot))}</span>'
-
-    def partial(self) -> str:
-        """∂L/∂out as MathML."""
-        return self.render(r"\frac{\partial L}{\partial " + self.out + "}")
-
-
-def _free(graph, symbol: str) -> str:
-    """A record's symbol, primed when one of the learner's tensors has that name (an unnamed
-    intermediate must not read as the leaf `a`)."""
-    while symbol in graph.tensor_names:
-        symbol += "′"
-    return symbol
-
-
-def _tensor_name(graph, node_id: str) -> str:
-    """The name of the tensor a node stands for: a leaf (or its AccumulateGrad), a named output."""
-    node = graph.nodes[node_id]
-    if node.kind == "accumulate":
-        leaf = graph.leaf_of(node_id)
-        return leaf.name if leaf is not None else ""
-    if node.kind in ("leaf", "output"):
-        return node.name
-    if node.tensor_name:
-        return node.tensor_name
-    named = [graph.nodes[e.dst].name for e in graph.out_of.get(node_id, ())
-             if graph.nodes[e.dst].kind == "output" and graph.nodes[e.dst].name]
-    return named[0] if len(named) == 1 else ""
 
 
 def _sum_previews(previews: list):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..render.formula import Graph
 from ..tracing import Trace, TraceStep
 from . import explain
 from .mathtext import short
@@ -39,44 +40,6 @@ class Frame:
 
     def to_json(self) -> dict:
         return {"c": self.changes, "l": self.labels, "t": self.title, "h": self.text, "n": self.node}
-
-
-class Graph:
-    """Look-ups over a Trace that frames and the panel text need."""
-
-    def __init__(self, trace: Trace):
-        self.trace = trace
-        self.nodes = {n.id: n for n in trace.nodes}
-        self.edges = {e.id: e for e in trace.edges}
-        self.into: dict = {}
-        self.out_of: dict = {}
-        for e in trace.edges:
-            self.into.setdefault(e.dst, []).append(e)
-            self.out_of.setdefault(e.src, []).append(e)
-        for lst in self.into.values():
-            lst.sort(key=lambda e: e.slot)
-        # the learner's names in this graph (leaves, outputs, named intermediates)
-        self.tensor_names = {n.name for n in trace.nodes if n.kind in ("leaf", "output") and n.name} | \
-            {n.tensor_name for n in trace.nodes if n.tensor_name}
-
-    def leaf_of(self, node_id: str):
-        """The leaf tensor node behind an AccumulateGrad node (None for other nodes)."""
-        node = self.nodes[node_id]
-        if node.kind != "accumulate":
-            return None
-        for e in self.into.get(node_id, ()):
-            if self.nodes[e.src].kind == "leaf":
-                return self.nodes[e.src]
-        return None
-
-    @staticmethod
-    def output_nr(edge) -> int:
-        """Which output of edge.src the edge reads (multi-output ops such as split)."""
-        return edge.output_nr
-
-    def gradient_edges_out(self, node_id: str) -> list:
-        """Edges along which gradient can reach `node_id` (its consumers, not saved tensors)."""
-        return [e for e in self.out_of.get(node_id, ()) if e.slot >= 0 and self.nodes[e.dst].kind != "output"]
 
 
 class FrameBuilder:

@@ -7,6 +7,7 @@ Saved, it is Graphviz's plain SVG.
 """
 from __future__ import annotations
 
+import html
 import itertools
 import os
 import re
@@ -14,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..tracing import Trace
-from . import backends
+from . import backends, labels
 from .collapse import View, plan
 from .dot import DrawOptions, to_digraph
 from .theme import css
@@ -25,6 +26,7 @@ FORMATS = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".dot": "dot", ".gv": "d
 FRONT_END = Path(__file__).resolve().parents[1] / "player" / "assets"
 _ids = itertools.count()
 _SIZE = re.compile(r'viewBox="[-\d.]+ [-\d.]+ ([\d.]+) ([\d.]+)"')
+_NODE_TITLE = re.compile(r'(<g\b[^>]*\bid="(?P<id>[^"]+)"[^>]*\bclass="node[^"]*"[^>]*>\s*<title>)[^<]*(</title>)')
 
 
 @lru_cache(maxsize=None)
@@ -46,8 +48,21 @@ class Diagram:
     def svg(self) -> str:
         """The laid-out diagram as an SVG document (a string)."""
         if self._svg is None:
-            self._svg = backends.render_svg(self.source)
+            self._svg = self._with_tooltips(backends.render_svg(self.source))
         return self._svg
+
+    def _with_tooltips(self, svg: str) -> str:
+        """Each node's <title> (what a browser shows on hover) says what the node is and, with source
+        tracking on, the file:line and code that made it; Graphviz's own `tooltip=` would wrap the
+        node's shapes in an <a>, which the player's styles and the stage do not expect."""
+        index = {n.id: n for n in self.trace.nodes}
+
+        def put(m):
+            node = index.get(m.group("id"))
+            if node is None:
+                return m.group(0)
+            return m.group(1) + html.escape(labels.tooltip(node), quote=False) + m.group(3)
+        return _NODE_TITLE.sub(put, svg)
 
     def pipe(self, format: str = "svg") -> bytes:
         if format == "svg":

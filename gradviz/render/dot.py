@@ -16,6 +16,7 @@ from ..tracing import Trace
 from . import labels
 from .collapse import View, plan, summary
 from .escape import dot_text
+from .formula import Graph
 from .theme import Theme, resolve_theme
 
 RANKDIRS = ("TB", "LR", "BT", "RL")
@@ -94,7 +95,7 @@ def label_context(trace: Trace, opts: DrawOptions, theme: Theme) -> labels.Label
     return labels.LabelContext(theme, show_values=opts.show_values, show_grads=opts.show_grads,
                                show_shapes=opts.show_shapes, show_attrs=opts.show_attrs,
                                max_attr_chars=opts.max_attr_chars, received=received, uses=uses,
-                               leaf_of=leaf_of, multi_output=multi)
+                               leaf_of=leaf_of, multi_output=multi, graph=Graph(trace))
 
 
 # -- the digraph ------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import graphviz
 from .. import formatting
 from ..tracing import Preview, TraceEdge, TraceNode
 from .escape import dot_text, lines, record_text
+from .formula import Formula, Graph
 from .theme import Theme
 
 NOT_COMPUTED = "grad: not computed yet"
@@ -33,6 +34,7 @@ class LabelContext:
     uses: dict = field(default_factory=dict)        # node id -> number of consumers (fan-out)
     leaf_of: dict = field(default_factory=dict)     # AccumulateGrad node id -> its leaf's name
     multi_output: set = field(default_factory=set)  # node ids whose edges leave from different outputs
+    graph: Graph | None = None                      # the trace's look-ups, for formulas in the learner's names
 
 
 # -- numbers ---------------------------------------------------------------------------------
@@ -77,6 +79,26 @@ def fan_in_formula(uses: int, target: str = "ḡ") -> str:
     return f"{target} = sum of {uses} gradients"
 
 
+# -- tooltips: the line of the learner's code that made a node ----------------------------------
+def file_name(file: str) -> str:
+    """A short name for a source file: "notebook cell" for a Jupyter cell, else the path's last part."""
+    if file.startswith("<ipython-input") or "ipykernel_" in file:
+        return "notebook cell"
+    if file.startswith("<"):
+        return file
+    return file.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def tooltip(node: TraceNode) -> str:
+    """What hovering a node says: its name, and with source tracking on the file:line and the code
+    that created it ("MulBackward0 · train.py:12: y = x * 2")."""
+    title = node.name or node.kind
+    if node.source is None:
+        return title
+    file, line, text = node.source
+    return f"{title} · {file_name(str(file))}:{int(line)}: {str(text).strip()}"
+
+
 # -- attributes (torchviz's show_attrs) -------------------------------------------------------
 def node_attrs(node: TraceNode) -> dict:
     """A grad_fn's non-tensor arguments and saved tensors, as torchviz lists its _saved_* fields
@@ -117,6 +139,9 @@ def header_lines(node: TraceNode, ctx: LabelContext) -> list:
     if kind in ("op", "accumulate"):
         out.append(node.name)
         formula = node.formula
+        if kind == "op" and ctx.graph is not None:
+            # the step panel's formula with this node's own names and constants (b = a + a, y = 2x)
+            formula = Formula(ctx.graph, node).forward_text()
         if kind == "accumulate" and ctx.leaf_of.get(node.id):
             formula = formula.replace("x.grad", f"{ctx.leaf_of[node.id]}.grad", 1)
         if formula:

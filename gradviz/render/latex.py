@@ -2,7 +2,8 @@
 
 The op records write their formulas in LaTeX; the step panel shows them through here
 (one math typeface, correct spacing, no web font and no script). Graphviz labels,
-which cannot hold MathML, keep the records' Unicode formulas.
+which cannot hold MathML, show the same formulas as plain Unicode (`unicode`, read
+from the MathML), so a diagram and the panel never disagree.
 
 User text never passes through the converter (it copies \\text{...} into the page
 unescaped): a formula names a user's tensor with `name(k)`, a placeholder that
@@ -14,7 +15,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from .mathtext import esc
+from html import escape as esc
 
 _MARK = "\u2063"   # an invisible separator: never typed in a formula, survives the converter as text
 
