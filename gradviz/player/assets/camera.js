@@ -73,6 +73,16 @@
     cam.refresh = function () { if (!anim) write(view); };
     // frame the first of `wants` (most context first, the node itself last) that is readable: the
     // whole graph when it is readable at once, else the least movement that shows the target
+    // the view's centre on one axis: pan as little as possible from c so that [at, at + len] (the
+    // target) is inside a view of half-width `half`, and with it the whole context [cAt, cAt + cLen]
+    // when that fits too; a context too big to fit is cut evenly on both sides, not all on one
+    function place(c, at, len, cAt, cLen, half) {
+      if (len > 2 * half) return at + len / 2;
+      var lo = at + len - half, hi = at + half;
+      if (cLen <= 2 * half) { lo = Math.max(lo, cAt + cLen - half); hi = Math.min(hi, cAt + half); }
+      else lo = hi = Math.min(Math.max(cAt + cLen / 2, lo), hi);
+      return lo > hi ? (lo + hi) / 2 : Math.min(Math.max(c, lo), hi);
+    }
     cam.frame = function (wants, smooth) {
       var z = size();
       if (z.w < 10 || z.h < 10) return;
@@ -82,10 +92,8 @@
       for (i = 0; i < wants.length; i++) if (fitScale(wants[i], PAD) >= READABLE) { r = wants[i]; break; }
       // keep the learner's scale when it is readable and shows r, else the largest readable one up to FOLLOW
       if (s < READABLE || s > MAX_FOLLOW * 1.5 || fitScale(r, PAD) < s) s = Math.max(READABLE, Math.min(FOLLOW, fitScale(r, PAD)));
-      var hw = z.w / (2 * s) - PAD / s, hh = z.h / (2 * s) - PAD / s, cx = cur.cx, cy = cur.cy;
-      // pan as little as possible: only far enough that r lies inside the view
-      if (r.w > 2 * hw) cx = r.x + r.w / 2; else cx = Math.min(Math.max(cx, r.x + r.w - hw), r.x + hw);
-      if (r.h > 2 * hh) cy = r.y + r.h / 2; else cy = Math.min(Math.max(cy, r.y + r.h - hh), r.y + hh);
+      var hw = z.w / (2 * s) - PAD / s, hh = z.h / (2 * s) - PAD / s, ctx = wants[0];
+      var cx = place(cur.cx, r.x, r.w, ctx.x, ctx.w, hw), cy = place(cur.cy, r.y, r.h, ctx.y, ctx.h, hh);
       if (Math.abs(cx - cur.cx) < .5 && Math.abs(cy - cur.cy) < .5 && s === cur.s) return;
       to({ cx: cx, cy: cy, s: s }, smooth);
     };
