@@ -29,3 +29,5 @@ from .ops.shape import (atleast_2d, atleast_3d, block_diag, cartesian_prod, colu
                         dsplit, dstack, fliplr, flipud, hsplit, hstack, msort, repeat_interleave, rot90, row_stack,
                         tensor_split, unflatten, vsplit, vstack)
 from .ops.index import diagonal_scatter, select_scatter, slice_scatter, take  # noqa: E402,F401
+from .ops.reduce import (cummax, cummin, cumulative_trapezoid, kthvalue, nanmean, nansum, trapezoid,  # noqa: E402,F401
+                         trapz)

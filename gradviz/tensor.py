@@ -1467,3 +1467,5 @@ Tensor.polygamma = lambda self, n: F.polygamma(n, self)
 for _name in ("take", "rot90", "fliplr", "flipud", "tensor_split", "hsplit", "vsplit", "dsplit", "unflatten",
               "diagflat", "repeat_interleave", "msort", "select_scatter", "slice_scatter", "diagonal_scatter"):
     setattr(Tensor, _name, _method(getattr(F, _name)))
+for _name in ("nansum", "nanmean", "cummax", "cummin", "kthvalue"):
+    setattr(Tensor, _name, _method(getattr(F, _name)))

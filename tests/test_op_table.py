@@ -49,6 +49,17 @@ ROWS = [
     ("diagonal_scatter", lambda t, x, y: t.diagonal_scatter(x, y[0, :2], 1), [V, W]),
     ("repeat_interleave", lambda t, x: t.repeat_interleave(x, t.tensor([2, 0, 1, 3]), dim=1), [V]),
     ("tensor_split", lambda t, x: t.tensor_split(x, 3, 1)[1] * t.hsplit(x, [1, 3])[2].sum(), [V]),
+    ("hardshrink", lambda t, x: t.nn.functional.hardshrink(x, 0.5), [V]),
+    ("softshrink", lambda t, x: t.nn.functional.softshrink(x, 0.5), [V]),
+    ("threshold", lambda t, x: t.nn.functional.threshold(x, 0.4, -2.0), [V]),
+    ("glu", lambda t, x: t.nn.functional.glu(x, 1), [V]),
+    ("prelu", lambda t, x, w: t.nn.functional.prelu(x.reshape(1, 2, 4), w[:, 0] * 0.3), [V, W]),
+    ("pdist", lambda t, x: t.nn.functional.pdist(x.reshape(4, 2), 3.0), [V]),
+    ("soft_margin_loss", lambda t, x, y: t.nn.functional.soft_margin_loss(x, y.detach().sign()), [V, W]),
+    ("nansum", lambda t, x: t.nansum(x, 1), [V]),
+    ("cummax", lambda t, x: t.cummax(x, 1)[0], [V]),
+    ("cummin", lambda t, x: t.cummin(x, 0)[0], [V]),
+    ("kthvalue", lambda t, x: t.kthvalue(x, 3, 1)[0], [V]),
     ("stacks", lambda t, x, y: t.dstack([x, y]).sum(2) + t.vstack([x[0], y[1]]) * t.column_stack([x[:, 0], y[:, 1]]).sum(), [V, W]),
 ]
 
@@ -141,3 +152,45 @@ def test_shape_errors_in_torch_words():
     with pytest.raises(RuntimeError, match="repeats must have the same size as input along dim, but got "
                                            r"repeats.size\(0\) = 2 and input.size\(0\) = 4"):
         gradviz.repeat_interleave(x, gradviz.tensor([1, 2]), dim=0)
+
+
+@pytest.mark.torch
+def test_indices_of_running_extremes_and_kth_values_follow_torch():
+    real = pytest.importorskip("torch")
+    a = np.array([[1.0, 3.0, 3.0, 2.0, np.nan, 5.0], [2.0, 2.0, 1.0, 1.0, 0.0, 0.0]])
+    for name, call in [("cummax", lambda t, x: t.cummax(x, 1)), ("cummin", lambda t, x: t.cummin(x, 1)),
+                       ("kthvalue", lambda t, x: t.kthvalue(x[1:], 2, 1, True))]:
+        ours, theirs = call(gradviz, gradviz.tensor(a)), call(real, real.tensor(a))
+        np.testing.assert_array_equal(ours.values.numpy(), theirs.values.numpy(), err_msg=name)
+        if name != "kthvalue":   # torch does not promise which of tied k-th values it names
+            np.testing.assert_array_equal(ours.indices.numpy(), theirs.indices.numpy(), err_msg=name)
+
+
+@pytest.mark.torch
+def test_composed_losses_match_torch():
+    real = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    x, y, z = (rng.standard_normal((4, 5)) for _ in range(3))
+    sign = np.where(rng.standard_normal(4) > 0, 1.0, -1.0)
+    cases = [
+        ("margin_ranking_loss", lambda t, F, a, b, c: F.margin_ranking_loss(a[:, 0], b[:, 0], t.tensor(sign), 0.3)),
+        ("hinge_embedding_loss", lambda t, F, a, b, c: F.hinge_embedding_loss(a[:, 0], t.tensor(sign), 0.5)),
+        ("poisson_nll_loss", lambda t, F, a, b, c: F.poisson_nll_loss(a, b.abs() * 3, full=True)),
+        ("gaussian_nll_loss", lambda t, F, a, b, c: F.gaussian_nll_loss(a, b, c.abs() + 0.1, full=True)),
+        ("cosine_embedding_loss", lambda t, F, a, b, c: F.cosine_embedding_loss(a, b, t.tensor(sign), 0.2)),
+        ("triplet_margin_loss", lambda t, F, a, b, c: F.triplet_margin_loss(a, b, c, swap=True)),
+        ("multilabel_soft_margin_loss", lambda t, F, a, b, c: F.multilabel_soft_margin_loss(a, (b > 0) * 1.0)),
+        ("tanhshrink", lambda t, F, a, b, c: F.tanhshrink(a).sum()),
+        ("bilinear", lambda t, F, a, b, c: F.bilinear(a[:, :2], b[:, :3], c[:, :, None].expand(4, 5, 3)[:, :2],
+                                                      c[:, 0]).sum()),
+    ]
+    for name, call in cases:
+        results = []
+        for lib in (gradviz, real):
+            leaves = [lib.tensor(v, requires_grad=True) for v in (x, y, z)]
+            out = call(lib, lib.nn.functional, *leaves)
+            out.backward()
+            results.append([out.detach().numpy()] + [leaf.grad.numpy() if leaf.grad is not None else np.zeros(1)
+                                                     for leaf in leaves])
+        for ours, theirs in zip(*results):
+            np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-12, err_msg=name)

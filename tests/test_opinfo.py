@@ -44,6 +44,8 @@ KNOWN: dict[str, tuple] = {
     "nn.functional.interpolate.nearest": ("5-D (volumetric) inputs raise NotImplementedError",
                                           lambda s, e: s.input.ndim == 5),
     "nn.functional.interpolate.trilinear": ("5-D (volumetric) inputs raise NotImplementedError", None),
+    "nn.functional.upsample_nearest": ("5-D (volumetric) inputs raise NotImplementedError",
+                                       lambda s, e: s.input.ndim == 5),
     "nn.functional.interpolate.nearest-exact": ("mode='nearest-exact' raises NotImplementedError", None),
     "nn.functional.interpolate.bicubic": ("mode='bicubic' raises NotImplementedError", None),
     "nn.functional.interpolate.area": ("mode='area' raises NotImplementedError", None),

@@ -147,3 +147,8 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 
 from .functional_layers import (dropout1d, dropout2d, gru_cell, instance_norm, lstm_cell,  # noqa: E402,F401
                                 multi_head_attention_forward, pad, rms_norm, rnn_relu_cell, rnn_tanh_cell)
+from ..ops.loss import (cosine_embedding_loss, gaussian_nll_loss, hinge_embedding_loss,  # noqa: E402,F401
+                        margin_ranking_loss, multilabel_soft_margin_loss, poisson_nll_loss, soft_margin_loss,
+                        triplet_margin_loss)
+from ..ops.nnops import (bilinear, glu, hardshrink, pdist, prelu, softshrink, tanhshrink, threshold,  # noqa: E402,F401
+                         upsample_bilinear, upsample_nearest)

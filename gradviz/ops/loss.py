@@ -227,3 +227,140 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     w = None if weight is None else weight._data
     pw = None if pos_weight is None else pos_weight._data
     return apply(BCE_WITH_LOGITS, (input, target), (w, pw, reduction))
+
+
+# -- more of torch's op table: margin and likelihood losses ------------------------------------------
+def _soft_margin_slope(xp, g, x, y, reduction):
+    z = xp.exp(-(x * y))
+    return g * -y * z / (z + 1) * _mean_scale(x, y, reduction)
+
+
+# torch differentiates only the input (a target that requires grad is an error)
+SOFT_MARGIN_LOSS = Op("soft_margin_loss", "SoftMarginLossBackward0", "ℓ = mean log(1 + e^(−y a))",
+                      lambda xp, x, y, reduction: _reduced(xp.log1p(xp.exp(-(x * y))), reduction),
+                      vjp=(lambda xp, g, c, x, y, reduction: _soft_margin_slope(xp, g, x, y, reduction),),
+                      vjp_formulas=("−ḡ y e^(−ya) / (1 + e^(−ya)) / N",), params=("target", "reduction"),
+                      saves=("self", "target"), shown=("reduction",),
+                      latex=r"$c = \frac{1}{N} \sum \log\left(1 + e^{-y $0}\right)",
+                      vjp_latex=(r"-\frac{\bar{g}\, y\, e^{-y $0}}{N\, (1 + e^{-y $0})}",))
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    from ..autograd import is_grad_enabled
+    _check_reduction(reduction)
+    if target.requires_grad and is_grad_enabled():
+        raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect to argument 'target'. "
+                           "This input cannot have requires_grad True.")
+    a, b = _promoted(input, target)
+    if tuple(a.shape) != tuple(b.shape):
+        from .shape import broadcast_tensors
+        a, b = broadcast_tensors(a, b)
+    return apply(SOFT_MARGIN_LOSS, (a,), (b._data, reduction))
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+    """mean max(0, −y (a₁ − a₂) + margin), as torch composes it."""
+    _check_reduction(reduction)
+    if not input1.ndim == input2.ndim == target.ndim:
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+                           f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} ")
+    return _reduced((-target * (input1 - input2) + margin).clamp_min(0), reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    """a where y = 1, max(0, margin − a) where y = −1, as torch composes it."""
+    from .pointwise import where
+    _check_reduction(reduction)
+    zeros = input * 0
+    out = where(target != 1, (margin - input).clamp_min(0), zeros) + where(target != -1, input, zeros)
+    return _reduced(out, reduction)
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                     reduction="mean"):
+    """eᵃ − y a (log_input) or a − y log(a + ε), plus Stirling's term for y > 1 when full."""
+    import math
+    from .pointwise import where
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    loss = input.exp() - target * input if log_input else input - target * (input + eps).log()
+    if full:
+        stirling = target * target.log() - target + (target * (2 * math.pi)).log() * 0.5
+        loss = loss + where(target <= 1, 0.0, stirling)
+    return _reduced(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """½ (log v + (a − y)² / v), v clamped below at ε without stopping its gradient (as torch's in-place clamp
+    under no_grad)."""
+    import math
+    from ..autograd import no_grad
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = input * 0 + var
+    elif bool((var._data < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif not (input.ndim == var.ndim and
+                  sum(y for x, y in zip(input.shape, var.shape) if x != y) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    var = var.clone()
+    with no_grad():
+        var.clamp_(min=eps)
+    loss = 0.5 * (var.log() + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduced(loss, reduction)
+
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+    """1 − cos(a₁, a₂) where y = 1, max(0, cos − margin) where y = −1, as torch composes it."""
+    from .pointwise import where
+    _check_reduction(reduction)
+    d = target.ndim
+    if d > 1 or input1.ndim != d + 1 or input2.ndim != d + 1:
+        raise RuntimeError(f"{d}D target tensor expects {d + 1}D input tensors, but found inputs with sizes "
+                           f"{list(input1.shape)} and {list(input2.shape)}.")
+    prod = (input1 * input2).sum(d)
+    mag1 = (input1 * input1).sum(d) + 1e-12
+    mag2 = (input2 * input2).sum(d) + 1e-12
+    cos = prod / (mag1 * mag2).sqrt()
+    zeros = cos * 0
+    out = where(target == 1, 1 - cos, zeros) + where(target == -1, (cos - margin).clamp_min(0), zeros)
+    return _reduced(out, reduction)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
+                        reduce=None, reduction="mean"):
+    from .nnops import pairwise_distance
+    from .pointwise import minimum
+    _check_reduction(reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and negative "
+                           f"{negative.ndim}D inputs")
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+    return _reduced((d_pos - d_neg + margin).clamp_min(0), reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    from .nnops import logsigmoid
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    d = input.ndim - 1
+    loss = loss.sum(d) / input.shape[d]
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    return _reduced(loss, reduction)

@@ -308,3 +308,156 @@ def pad(input, pad, mode="constant", value=None):
                            f"padding length {len(pad)} and input of dimension {input.ndim}")
     return apply(CONSTANT_PAD, (input,), (tuple(int(p) for p in pad), 0.0 if value is None else value))
 
+
+
+# -- more of torch's op table: shrinkage, thresholds, gated and parametric units, pairwise distances ----
+def _outside(a, lambd):
+    """Where |a| > λ (or a is NaN): the entries the shrink functions keep."""
+    return ~((a >= -lambd) & (a <= lambd))
+
+
+HARDSHRINK = _unary("hardshrink", "HardshrinkBackward0", "c = a if |a| > λ else 0",
+                    lambda xp, a, lambd: xp.where(_outside(a, lambd), a, 0).astype(a.dtype, copy=False),
+                    lambda xp, g, c, a, lambd: xp.keep(g, _outside(a, lambd)), "ḡ ⊙ [|a| > λ]", params=("lambd",),
+                    latex=r"$c = \begin{cases} $0 & |$0| > $lambd \\ 0 & \text{otherwise} \end{cases}",
+                    vjp_latex=(r"\bar{g} \odot [|$0| > $lambd]",))
+SOFTSHRINK = _unary("softshrink", "SoftshrinkBackward0", "c = a − λ sign(a) if |a| > λ else 0",
+                    lambda xp, a, lambd: xp.where(a > lambd, a - lambd, xp.where(a < -lambd, a + lambd, a * 0)),
+                    lambda xp, g, c, a, lambd: xp.keep(g, _outside(a, lambd)), "ḡ ⊙ [|a| > λ]", params=("lambd",),
+                    latex=r"$c = \begin{cases} $0 - $lambd \operatorname{sign} $0 & |$0| > $lambd \\ 0 & "
+                          r"\text{otherwise} \end{cases}",
+                    vjp_latex=(r"\bar{g} \odot [|$0| > $lambd]",))
+THRESHOLD = _unary("threshold", "ThresholdBackward0", "c = a if a > θ else v",
+                   lambda xp, a, th, value: xp.where(a > th, a, value).astype(a.dtype, copy=False),
+                   lambda xp, g, c, a, th, value: xp.keep(g, ~(a <= th)), "ḡ ⊙ [a > θ]", params=("threshold", "value"),
+                   latex=r"$c = \begin{cases} $0 & $0 > $threshold \\ $value & \text{otherwise} \end{cases}",
+                   vjp_latex=(r"\bar{g} \odot [$0 > $threshold]",))
+
+
+def _halves(a, d):
+    h = a.shape[d] // 2
+    front = (slice(None),) * d
+    return a[front + (slice(0, h),)], a[front + (slice(h, None),)]
+
+
+def _glu_vjp(xp, g, c, a, d):
+    x, gate = _halves(a, d)
+    s = _sigmoid(xp, gate)
+    return xp.concatenate([g * s, g * x * s * (1 - s)], axis=d)
+
+
+GLU = _unary("glu", "GluBackward0", "c = a₁ ⊙ σ(a₂), a = [a₁, a₂] halved along dim",
+             lambda xp, a, d: _halves(a, d)[0] * _sigmoid(xp, _halves(a, d)[1]), _glu_vjp,
+             "[ḡ ⊙ σ(a₂), ḡ ⊙ a₁ ⊙ σ(a₂)(1 − σ(a₂))]", params=("dim",),
+             latex=r"$c = a_1 \odot \sigma(a_2),\; $0 = [a_1,\, a_2]",
+             vjp_latex=(r"\left[\bar{g} \odot \sigma(a_2),\; \bar{g} \odot a_1 \odot \sigma(a_2)(1 - \sigma(a_2))\right]",))
+PRELU = Op("prelu", "PreluKernelBackward0", "c = a if a > 0 else w ⊙ a", lambda xp, a, w: xp.where(a > 0, a, w * a),
+           vjp=(lambda xp, g, c, a, w: xp.where(a > 0, g, w * g), lambda xp, g, c, a, w: xp.where(a > 0, 0.0, a * g)),
+           vjp_formulas=("ḡ ⊙ (a > 0 ? 1 : w)", "Σ ḡ ⊙ a ⊙ [a ≤ 0]"), args=("self", "weight"), saves=("self", "weight"),
+           symbols=("a", "w"), broadcasts=None,
+           latex=r"$c = \begin{cases} $0 & $0 > 0 \\ $1 \odot $0 & \text{otherwise} \end{cases}",
+           vjp_latex=(r"\bar{g} \odot \begin{cases} 1 & $0 > 0 \\ $1 & \text{otherwise} \end{cases}",
+                      r"\sum \bar{g} \odot $0 \odot [$0 \le 0]"))
+
+
+def _pdist_forward(xp, a, p, i, j):
+    from .reduce import _norm_forward
+    return _norm_forward(xp, a[i] - a[j], p, (1,), False)
+
+
+def _pdist_vjp(xp, g, c, a, p, i, j):
+    from .reduce import _norm_vjp
+    gd = _norm_vjp(xp, g, c, a[i] - a[j], p, (1,), False)
+    return xp.index_scatter(gd, tuple(a.shape), (i,), True) - xp.index_scatter(gd, tuple(a.shape), (j,), True)
+
+
+PDIST = Op("pdist", "PdistBackward0", "c = (‖aᵢ − aⱼ‖ₚ for i < j)", quiet(_pdist_forward), vjp=(quiet(_pdist_vjp),),
+           vjp_formulas=("±ḡ ⊙ ∂‖aᵢ − aⱼ‖ₚ added to rows i and j",), params=("p", "rows", "cols"), saves=("self", "result"),
+           shown=("p",), symbols=("A",),
+           latex=r"$c = \left(\lVert $0_i - $0_j \rVert_{$p}\right)_{i < j}",
+           vjp_latex=(r"\pm \bar{g} \odot \partial \lVert $0_i - $0_j \rVert_{$p} \text{ added to rows } i, j",))
+
+
+def hardshrink(input, lambd=0.5):
+    return apply(HARDSHRINK, (input,), (lambd,))
+
+
+def softshrink(input, lambd=0.5):
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    return apply(SOFTSHRINK, (input,), (lambd,))
+
+
+def tanhshrink(input):
+    """a − tanh a, as torch composes it (SubBackward0)."""
+    return input - input.tanh()
+
+
+def threshold(input, threshold, value, inplace=False):
+    return apply(THRESHOLD, (input,), (threshold, value))
+
+
+def glu(input, dim=-1):
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    from .reduce import normalize_dims
+    (d,) = normalize_dims(dim, input.ndim)
+    if input.shape[d] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {input.shape[d]}")
+    return apply(GLU, (input,), (d,))
+
+
+def prelu(input, weight):
+    """PReLU with one slope, or one per channel (dim 1), broadcast as torch reshapes it."""
+    n = weight.numel()
+    if n != 1:
+        channels = input.shape[1] if input.ndim > 1 else 1
+        if channels != n:
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                               f"{n} and channel size = {channels}.")
+    if weight.ndim > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.ndim}")
+    shape = [n if i == 1 else 1 for i in range(input.ndim)]   # () for a 0-d input
+    return apply(PRELU, (input, weight.reshape(*shape)))
+
+
+def pdist(input, p=2):
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    i, j = np.triu_indices(input.shape[0], 1)
+    return apply(PDIST, (input,), (float(p), i, j))
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """yₒ = x₁ᵀ Wₒ x₂ + bₒ over the leading (batch) dims, as an einsum."""
+    from .linalg import einsum
+    if input1.ndim != input2.ndim:
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.ndim} and {input2.ndim}")
+    if weight.ndim != 3:
+        raise RuntimeError(f"bilinear(): weight must be three-dimensional, but got {weight.ndim} dimension(s)")
+    out = einsum("...i,oij,...j->...o", input1, weight, input2)
+    return out if bias is None else out + bias
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    import warnings
+    from .pool import interpolate
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    import warnings
+    from .pool import interpolate
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+from ..autograd.forward_ad import defjvp as _defjvp_nn  # noqa: E402
+from ..autograd.forward_ad import pointwise as _diagonal_nn  # noqa: E402
+
+_defjvp_nn(_diagonal_nn, HARDSHRINK, SOFTSHRINK, THRESHOLD, PRELU)

@@ -747,3 +747,140 @@ from ..autograd.forward_ad import defjvp as _defjvp, linear as _linear, pointwis
 
 _defjvp(_linear, SUM, SUM_DIM, MEAN, MEAN_DIM, CUMSUM)
 _defjvp(_symmetric, SOFTMAX)
+
+
+# -- more of torch's op table: sums that skip NaN, running extremes, k-th values, the trapezoid rule --
+NANSUM = Op("nansum", "NansumBackward0", "c = Σ a (NaN as 0)",
+            lambda xp, a, dims, keep: xp.asarray(xp.nansum(a, axis=dims, keepdims=keep)),
+            vjp=(lambda xp, g, c, a, dims, keep: xp.where(a != a, 0.0, restore(xp, g, dims, keep, a.ndim)),),
+            vjp_formulas=("ḡ where a is not NaN",), params=DIMS,
+            latex=r"$c = \sum_{$0 \ne \mathrm{nan}} $0", vjp_latex=(r"\bar{g} \odot [$0 \ne \mathrm{nan}]",))
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    if dtype is not None:
+        input = input.to(dtype)
+    elif input._data.dtype.kind in "bui":
+        input = input.long()
+    return apply(NANSUM, (input,), _dims_keep(input, dim, keepdim))
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    """nansum / the count of non-NaN entries, as torch composes it (DivBackward0)."""
+    if input._data.dtype.kind not in "fc":
+        raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
+                           f"{_SCALAR_TYPE.get(input._data.dtype.name, input._data.dtype.name)}")
+    from .pointwise import isnan, logical_not
+    count = sum(logical_not(isnan(input)), dim, keepdim)
+    return nansum(input, dim, keepdim, dtype=dtype) / count
+
+
+def _running(name: str, better):
+    def forward_indices(a: np.ndarray, d: int):
+        """Running extreme along d and where it was reached (a later tie moves the index, NaN sticks)."""
+        x = np.moveaxis(a, d, -1)
+        values, index = np.empty_like(x), np.zeros(x.shape, dtype=np.int64)
+        if x.shape[-1]:
+            best, at = x[..., 0].copy(), np.zeros(x.shape[:-1], dtype=np.int64)
+            for i in range(x.shape[-1]):
+                v = x[..., i]
+                take = (v != v) | ((best == best) & better(v, best))
+                best, at = np.where(take, v, best), np.where(take, i, at)
+                values[..., i], index[..., i] = best, at
+        return np.moveaxis(values, -1, d), np.moveaxis(index, -1, d)
+    return forward_indices
+
+
+_CUMMAX, _CUMMIN = _running("cummax", lambda v, best: v >= best), _running("cummin", lambda v, best: v <= best)
+
+
+def _scan_vjp(xp, g, c, a, dim, index):
+    return xp.scatter_add_zeros(a.shape, dim, index, g) if a.ndim else g
+
+
+CUMMAX = Op("cummax", "CummaxBackward0", "cᵢ = max_{j≤i} aⱼ", lambda xp, a, dim, index: xp.take_along_axis(a, index, dim)
+            if a.ndim else a.copy(), vjp=(_scan_vjp,), vjp_formulas=("ḡ scatter-added to where each max was",),
+            params=("dim", "indices"), saves=("indices",),
+            latex=r"{$c}_i = \max_{j \le i} {$0}_j", vjp_latex=(r"\bar{g}\text{ scatter-added to where each max was}",))
+CUMMIN = Op("cummin", "CumminBackward0", "cᵢ = min_{j≤i} aⱼ", CUMMAX.forward, vjp=(_scan_vjp,),
+            vjp_formulas=("ḡ scatter-added to where each min was",), params=("dim", "indices"), saves=("indices",),
+            latex=r"{$c}_i = \min_{j \le i} {$0}_j", vjp_latex=(r"\bar{g}\text{ scatter-added to where each min was}",))
+
+
+def _cumulative_extreme(name: str, op: Op, scan, input, dim):
+    (d,) = normalize_dims(dim, input.ndim)
+    if not input.ndim:
+        index = np.zeros((), dtype=np.int64)
+    else:
+        _, index = scan(input._data, d)
+    return values_indices(name, apply(op, (input,), (d if input.ndim else 0, index)), index)
+
+
+def cummax(input, dim):
+    return _cumulative_extreme("cummax", CUMMAX, _CUMMAX, input, dim)
+
+
+def cummin(input, dim):
+    return _cumulative_extreme("cummin", CUMMIN, _CUMMIN, input, dim)
+
+
+KTHVALUE = Op("kthvalue", "KthvalueBackward0", "c = k-th smallest along dim", _take, vjp=(_select_vjp,),
+              vjp_formulas=("ḡ scattered to the indices",), params=("dim", "keepdim", "indices"), saves=("indices",),
+              latex=r"$c = \text{the } k\text{-th smallest of } $0 \text{ along dim } $dim",
+              vjp_latex=(r"\bar{g}\text{ scattered to the indices}",))
+
+
+def kthvalue(input, k, dim=-1, keepdim=False):
+    (d,) = normalize_dims(dim, input.ndim)
+    n = input.shape[d] if input.ndim else 1
+    if not 1 <= k <= n:
+        raise IndexError(f"kthvalue(): selected number k out of range for dimension {d}")
+    if not input.ndim:
+        index = np.zeros((), dtype=np.int64)
+        return values_indices("kthvalue", apply(KTHVALUE, (input,), (0, bool(keepdim), index)), index)
+    order = np.argsort(input._data, axis=d, kind="stable")   # NaN sorts last, as in torch
+    index = np.take(order, [k - 1], axis=d)
+    values = apply(KTHVALUE, (input,), (d, bool(keepdim), index))
+    return values_indices("kthvalue", values, index if keepdim else index.squeeze(d))
+
+
+def _trapezoid_parts(y, x, dx, dim, name):
+    """(d, left + right, spacing) for the trapezoid rule along d; spacing a Tensor or a number."""
+    from .shape import reshape
+    from .index import narrow
+    (d,) = normalize_dims(dim, y.ndim)
+    n = y.shape[d]
+    if x is not None and dx is not None:
+        raise RuntimeError(f"{name}: received both x and dx, but only one may be passed")
+    k = n - 1 if n else 0   # (max and min are this module's reductions)
+    left, right = narrow(y, d, 0, k), narrow(y, d, 1 if n else 0, k)
+    if x is None or not isinstance(x, Tensor):
+        return d, left + right, (1.0 if dx is None else dx) if x is None else x
+    if x.ndim == 1:
+        if x.shape[0] != n:
+            raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
+        x = reshape(x, *[n if i == d else 1 for i in range(y.ndim)])
+    m = x.shape[d] - 1 if x.shape[d] else 0
+    return d, left + right, narrow(x, d, 1 if m else 0, m) - narrow(x, d, 0, m)
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """∫ y by the trapezoid rule along dim: Σ spacing ⊙ (yᵢ + yᵢ₊₁) / 2."""
+    d, pairs, spacing = _trapezoid_parts(y, x, dx, dim, "trapezoid")
+    if isinstance(spacing, Tensor):
+        return sum(spacing * pairs, d) / 2.0
+    return sum(pairs, d) * (spacing / 2.0)
+
+
+def trapz(y, x=None, *, dx=None, dim=-1):
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    d, pairs, spacing = _trapezoid_parts(y, x, dx, dim, "cumulative_trapezoid")
+    if isinstance(spacing, Tensor):
+        return cumsum(spacing * pairs, d) / 2.0
+    return cumsum(pairs * (spacing / 2.0), d)
+
+
+_defjvp(_linear, NANSUM)
