@@ -1,6 +1,6 @@
 """Engine overhead, measured side by side in one run (medians of interleaved rounds).
 
-  python benchmarks/engine.py [--rounds N]
+  python benchmarks/engine.py [--rounds N] [--clock cpu|wall]
 
 1. An MLP training step (batch 256, 784-512-512-10, float32): gradviz vs the same
    step written by hand in NumPy, vs PyTorch CPU and HIPS autograd when installed.
@@ -11,7 +11,9 @@
 5. The small GPT of examples/gpt.py, one AdamW training step, vs PyTorch CPU.
 
 Every contender runs on one thread: PyTorch by set_num_threads(1), NumPy's BLAS by the
-thread variables below, set before NumPy loads.
+thread variables below, set before NumPy loads. Times are the CPU time of that thread
+(--clock cpu, the default), so other processes on a shared machine do not count; --clock
+wall measures elapsed time.
 """
 from __future__ import annotations
 
@@ -129,6 +131,10 @@ def bench_mlp(rounds: int) -> dict:
     return _race(contenders, rounds)
 
 
+CLOCK = {"cpu": time.thread_time, "wall": time.perf_counter}
+_clock = CLOCK["cpu"]
+
+
 def _race(contenders: dict, rounds: int, repeat: int = 1) -> dict:
     """Interleave the contenders round by round so machine noise hits them alike."""
     times = {name: [] for name in contenders}
@@ -136,10 +142,10 @@ def _race(contenders: dict, rounds: int, repeat: int = 1) -> dict:
         fn(*args)   # warm up
     for _ in range(rounds):
         for name, (fn, *args) in contenders.items():
-            start = time.perf_counter()
+            start = _clock()
             for _ in range(repeat):
                 fn(*args)
-            times[name].append((time.perf_counter() - start) / repeat)
+            times[name].append((_clock() - start) / repeat)
     return {name: statistics.median(ts) for name, ts in times.items()}
 
 
@@ -301,7 +307,11 @@ def bench_leaf_tracking(rounds: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--clock", choices=sorted(CLOCK), default="cpu",
+                        help="cpu: this thread's CPU time (default); wall: elapsed time")
     args = parser.parse_args()
+    global _clock
+    _clock = CLOCK[args.clock]
 
     mlp = bench_mlp(args.rounds)
     ref = mlp["numpy (by hand)"]
