@@ -306,3 +306,23 @@ def test_an_unnamed_tensor_used_twice_keeps_one_symbol():
     z = h * h
     assert formula(z, {"x": x, "z": z}).forward_text() == "z = a ⊙ a"    # h unnamed: one letter, twice
     assert formula(y, {"x": x}).forward_text() == "c = a ⊙ b"           # two different tensors
+
+
+def test_no_record_reads_as_code():
+    """Every record's formulas, with every constant put in, read as math: no underscore identifier
+    (index_select), no function name spelt letter by letter (a t a n 2), no LaTeX left over."""
+    import gc
+
+    from gradviz.ops.op import Op
+    bad = []
+    for op in {id(o): o for o in gc.get_objects() if type(o) is Op and o.vjp is not None and o.latex}.values():
+        n = max(len(op.arg_names), len(op.vjp_formulas))
+        filled = [latex.fill(t, [latex.name(i) for i in range(n)], latex.name(n),
+                             {p: latex.number(2) for p in op.param_names}) for t in (op.latex,) + op.vjp_latex]
+        for t in filled:
+            markup = latex.mathml(t, tuple("abdefghijk"[:n]) + ("c",))
+            text = latex.text(markup)
+            if re.search(r"\b[A-Za-z]\w*_\w+\b|\\", text) or "<mo />" in markup or re.search(r"<mi>\w</mi><mi>\w</mi>"
+                                                                                               r"<mi>\w</mi>", markup):
+                bad.append((op.torch_name, t, text))
+    assert not bad, bad

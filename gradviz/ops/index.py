@@ -77,7 +77,7 @@ INDEX_SELECT = Op("index_select", "IndexSelectBackward0", "c = a.index_select(di
                   lambda xp, a, dim, index: xp.take(a, index, axis=dim),
                   vjp=(lambda xp, g, c, a, dim, index: xp.index_scatter(g, a.shape, _at(dim, index), True),),
                   vjp_formulas=("ḡ scatter-added at idx",), params=("dim", "index"), saves=("index",),
-                  latex=r"$c = \operatorname{index\_select}($0,\, $dim,\, \mathrm{idx})",
+                  latex=r"$c = $0[\mathrm{idx}] \text{ along dim } $dim",
                   vjp_latex=(r"\bar{g}\text{ scatter-added at idx}",))
 
 

@@ -579,7 +579,7 @@ ATAN2 = Op("atan2", "Atan2Backward0", "c = atan2(a, b)", quiet(lambda xp, a, b: 
            vjp=(quiet(lambda xp, g, c, a, b: g * b / (a * a + b * b)),
                 quiet(lambda xp, g, c, a, b: -g * a / (a * a + b * b))),
            vjp_formulas=("ḡ ⊙ b / (a² + b²)", "−ḡ ⊙ a / (a² + b²)"), args=BINARY, saves=BINARY,
-           latex=r"$c = \operatorname{atan2}($0,\, $1)",
+           latex=r"$c = \text{atan2}($0,\, $1)",
            vjp_latex=(r"\frac{\bar{g} \odot $1}{$0^2 + $1^2}", r"-\frac{\bar{g} \odot $0}{$0^2 + $1^2}",))
 HYPOT = Op("hypot", "HypotBackward0", "c = √(a² + b²)", lambda xp, a, b: xp.hypot(a, b),
            vjp=(quiet(lambda xp, g, c, a, b: g * a / c), quiet(lambda xp, g, c, a, b: g * b / c)),

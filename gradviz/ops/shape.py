@@ -33,7 +33,7 @@ SQUEEZE_DIMS = _reshaped("squeeze", "SqueezeBackward2", "c = squeeze(a, dims)", 
                          latex=r"$c = \operatorname{squeeze}($0,\, $dim)",
                          vjp_latex=(r"\bar{g}\text{ reshaped to the shape of } $0",))
 SQUEEZE_INPLACE = _reshaped("squeeze_", "SqueezeBackward4", "c = squeeze_(a, dim)", ("size", "dim"),
-                            latex=r"$c = \operatorname{squeeze\_}($0,\, $dim)",
+                            latex=r"$c = \operatorname{squeeze}($0,\, $dim) \text{ (in place)}",
                             vjp_latex=(r"\bar{g}\text{ reshaped to the shape of } $0",))
 SQUEEZE = _reshaped("squeeze", "SqueezeBackward0", "c = squeeze(a)", vjp_formula="ḡ unsqueezed",
                     latex=r"$c = \operatorname{squeeze}($0)",
@@ -783,7 +783,7 @@ def _rot90_vjp(xp, g, c, a, k, dims):
 
 ROT90 = Op("rot90", "Rot90Backward0", "c = a rotated k·90° in the plane (d₀, d₁)", _rot90_forward,
            vjp=(_rot90_vjp,), vjp_formulas=("ḡ rotated −k·90°",), params=("k", "dims"), saves=(),
-           latex=r"$c = \operatorname{rot90}($0,\, $k)", vjp_latex=(r"\operatorname{rot90}(\bar{g},\, -$k)",))
+           latex=r"$c = \text{rot90}($0,\, $k)", vjp_latex=(r"\text{rot90}(\bar{g},\, -$k)",))
 
 
 def rot90(input, k=1, dims=(0, 1)):

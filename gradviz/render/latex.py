@@ -200,7 +200,8 @@ _SUP = dict(zip("0123456789+-−=()abcdefghijklmnoprstuvwxyzABDEGHIJKLMNOPRTUVW�
 _SUB = dict(zip("0123456789+-−=()aeijklmnoprstuvx", "₀₁₂₃₄₅₆₇₈₉₊₋₋₌₍₎ₐₑᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ"))
 _ACCENTS = {"¯": "\u0304", "‾": "\u0304", "^": "\u0302", "ˆ": "\u0302", "~": "\u0303", "˜": "\u0303"}
 _SPACED = {"=", "+", "−", "⊙", "·", "⋆", "≤", "≥", "<", ">", "∈", "←", "→", "≠", "×", "↔", "≈"}
-_LARGE = {"∑": "Σ", "∏": "Π", "max": "max", "min": "min", "mean": "mean", "argmax": "argmax", "argmin": "argmin"}
+_LARGE = {"∑": "Σ", "∏": "Π", "max": "max", "min": "min", "mean": "mean", "median": "median", "argmax": "argmax",
+          "argmin": "argmin"}
 _UNARY_AFTER = {"=", "(", "[", ",", "+", "−", "⊙", "·", "≤", "≥", "<", ">", "{", "|", ":"}
 _OPEN, _CLOSE = set("([{|‖⌊⌈"), set(")]}|‖⌋⌉")
 
@@ -292,7 +293,9 @@ def _plain(el) -> str:
             out = f" {base} over {first}" if tag != "mover" else base
             return out + (f" to {_plain(kids[2]).strip()}" if len(kids) > 2 else "") + " of "
         if tag in ("msub", "munder", "msubsup"):
-            sub = _script(first, _SUB)
+            if first.startswith("["):
+                return base + first             # a_{[…, i]}: an index, written a[…, i]
+            sub = _script(first.replace(" ", ""), _SUB)
             out = base + (sub if sub is not None else "_" + (f"({first})" if len(first) > 1 else first))
             if tag == "msubsup":
                 second = _plain(kids[2]).strip()
