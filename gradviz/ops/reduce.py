@@ -64,7 +64,7 @@ SUM = Op("sum", "SumBackward0", "c = Σ a", lambda xp, a: a.sum(),
 SUM_DIM = Op("sum", "SumBackward1", "c = Σ_dim a", lambda xp, a, dims, keep: a.sum(axis=dims, keepdims=keep),
              vjp=(lambda xp, g, c, a, dims, keep: xp.broadcast_to(restore(xp, g, dims, keep, a.ndim), a.shape),),
              vjp_formulas=("ḡ broadcast over dim",), params=DIMS,
-             latex=r"$c = \sum_{\text{dim } $dim} $0",
+             latex=r"$c = \sum_{\text{dim } $dim} $0$?keepdim{\text{ (keepdim)}}",
              vjp_latex=(r"\bar{g}\text{ broadcast over dim } $dim",))
 MEAN = Op("mean", "MeanBackward0", "c = mean a", lambda xp, a: a.mean(),
           vjp=(lambda xp, g, c, a: xp.broadcast_to(g / (_count(a, range(a.ndim)) or 1), a.shape),),
@@ -75,7 +75,7 @@ MEAN_DIM = Op("mean", "MeanBackward1", "c = mean_dim a", lambda xp, a, dims, kee
               vjp=(lambda xp, g, c, a, dims, keep:
                    xp.broadcast_to(restore(xp, g, dims, keep, a.ndim) / _count(a, dims), a.shape),),
               vjp_formulas=("ḡ / n broadcast over dim",), params=DIMS,
-              latex=r"$c = \operatorname{mean}_{\text{dim } $dim} $0",
+              latex=r"$c = \operatorname{mean}_{\text{dim } $dim} $0$?keepdim{\text{ (keepdim)}}",
               vjp_latex=(r"\frac{\bar{g}}{n} \text{ broadcast over dim } $dim",))
 
 

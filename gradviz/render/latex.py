@@ -55,9 +55,13 @@ PARAM_LATEX = {"alpha": r"\alpha", "beta": r"\beta", "value": "v", "eps": r"\var
                "weight": "w", "negative_slope": "s", "min": r"\mathrm{lo}", "max": r"\mathrm{hi}"}
 
 
+# `$?flag{...}`: the braces' LaTeX only when the boolean parameter `flag` was True (keepdim)
+_WHEN = re.compile(r"\$\?([A-Za-z_]\w*)\{([^{}]*(?:\{[^{}]*\}[^{}]*)*)\}")
+
+
 def markers(template: str) -> set:
     """The markers a record's LaTeX uses: 'c', '0', '1', ... and parameter names."""
-    return set(_MARKER.findall(template))
+    return set(_MARKER.findall(template)) | {flag for flag, _ in _WHEN.findall(template)}
 
 
 def fill(template: str, inputs: list, out: str, params: dict) -> str:
@@ -72,6 +76,7 @@ def fill(template: str, inputs: list, out: str, params: dict) -> str:
         if key in params:
             return "{" + params[key] + "}"
         return "{" + PARAM_LATEX.get(key, r"\text{" + key.replace("_", " ") + "}") + "}"   # kernel size, not kernel_size
+    template = _WHEN.sub(lambda m: m.group(2) if params.get(m.group(1)) == number(True) else "", template)
     return _MARKER.sub(put, template)
 
 
