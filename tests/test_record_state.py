@@ -94,6 +94,15 @@ def test_grads_are_restored_when_the_recorded_backward_fails():
     assert a.grad.tolist() == [5., 5.]
 
 
+def test_jacobian_view_leaves_the_tensors_f_uses_alone():
+    from gradviz.player.jacobian import jacobian_view
+    m = gv.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+    x = gv.tensor([[1., 1.]], requires_grad=True)
+    view = jacobian_view(lambda x: gv.mm(x, m), x)
+    assert m.grad is None and x.grad is None
+    np.testing.assert_allclose(view.products[-1][1], [[3., 7.]])   # backward(ones) gives ones @ Mᵀ
+
+
 @pytest.mark.torch
 def test_torch_bridge_recording_leaves_torch_grads_alone():
     torch = pytest.importorskip("torch")

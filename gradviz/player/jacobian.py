@@ -131,9 +131,10 @@ def jacobian_view(f: Callable, x, vs: Sequence | None = None, limit: int = 256) 
         vs = [*seeds, np.ones(tuple(y.shape))]
     for v in vs:
         v = np.asarray(v.numpy() if isinstance(v, Tensor) else v, dtype=np.float64).reshape(tuple(y.shape))
-        # a real backward(v), accumulating into .grad, as the tutorial does it
+        # a real backward(v), accumulating into .grad, as the tutorial does it; inputs= keeps it to
+        # this private leaf, so tensors f closes over (M in x @ M) keep their .grad
         leaf.grad = None
-        y.backward(Tensor(v, dtype=y.dtype), retain_graph=True)
+        y.backward(Tensor(v, dtype=y.dtype), retain_graph=True, inputs=[leaf])
         got = np.zeros(leaf.shape) if leaf.grad is None else leaf.grad.numpy().astype(np.float64)
         view.products.append((v, got, view.vjp(v)))
     return view
