@@ -201,7 +201,7 @@ def test_names_are_one_identifier_each_and_escaped():
     f = formula(y, {"w_1": w_1, "<y>": y})
     markup = f.forward()
     assert "<mi>w_1</mi>" in markup and "<mi>&lt;y&gt;</mi>" in markup and "<y>" not in markup
-    assert f.forward_text() == "<y> = 3w_1"
+    assert f.forward_text() == "<y> = 3 w_1"
 
 
 def test_an_unnamed_intermediate_does_not_take_a_learners_name():
@@ -328,3 +328,16 @@ def test_no_record_reads_as_code():
                                                                                                r"<mi>\w</mi>", markup):
                 bad.append((op.torch_name, t, text))
     assert not bad, bad
+
+
+def test_a_diagram_label_is_the_formulas_first_clause_when_long():
+    img = torch.randn(1, 2, 6, 6, requires_grad=True)
+    w = torch.randn(3, 2, 3, 3, requires_grad=True)
+    y = F.conv2d(img, w, stride=2)
+    f = formula(y, {"img": img, "w": w, "y": y})
+    assert f.headline() == "y = img ⋆ w + b"                        # the panel spells out the rest
+    assert f.forward_text().startswith("y = img ⋆ w + b: y[n, o, p] = ")
+    g = F.group_norm(img, 2, eps=1e-5)
+    assert formula(g, {"img": img, "g": g}).headline() == "g = (img − μ_G)/√(σ²_G + 10⁻⁵) ⊙ w + b"
+    h = img * 2
+    assert formula(h, {"img": img, "h": h}).headline() == "h = 2 img"  # short: all of it

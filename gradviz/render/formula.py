@@ -5,6 +5,8 @@ them as MathML and the diagram's labels as Unicode (`Formula.text`): one impleme
 """
 from __future__ import annotations
 
+import re
+
 from ..tracing import Trace
 from . import latex
 from .latex import esc
@@ -102,6 +104,15 @@ class Formula:
     def forward_text(self) -> str:
         """The op's formula as Unicode (its record's Unicode formula when it has no LaTeX)."""
         return self.text(self.node.latex) if self.node.latex else self.node.formula
+
+    def headline(self, limit: int = 48) -> str:
+        """The formula for a diagram label: all of it when short, else its first clause, before the
+        index form and the constants the panel spells out (y = x ⋆ w + b for a convolution)."""
+        full = self.forward_text()
+        if len(full) <= limit or not self.node.latex:
+            return full
+        head = re.split(r":\\;|,\\quad", self.node.latex, maxsplit=1)[0]
+        return self.text(head) if head != self.node.latex else full
 
     def vjp_text(self, slot: int) -> str:
         """∂L/∂input = the VJP for input `slot`, as Unicode."""

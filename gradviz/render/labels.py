@@ -141,7 +141,7 @@ def header_lines(node: TraceNode, ctx: LabelContext) -> list:
         formula = node.formula
         if kind == "op" and ctx.graph is not None:
             # the step panel's formula with this node's own names and constants (b = a + a, y = 2x)
-            formula = Formula(ctx.graph, node).forward_text()
+            formula = Formula(ctx.graph, node).headline()
         if kind == "accumulate" and ctx.leaf_of.get(node.id):
             formula = formula.replace("x.grad", f"{ctx.leaf_of[node.id]}.grad", 1)
         if formula:

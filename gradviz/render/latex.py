@@ -95,7 +95,13 @@ def number(v) -> str:
             return {"nan": r"\text{nan}", "inf": r"\infty", "-inf": r"-\infty"}[str(v)]
         if v == int(v) and abs(v) < 1e6:
             return str(int(v))
-        return f"{v:.4g}".replace("e", r"\times 10^{") + ("}" if "e" in f"{v:.4g}" else "")
+        mantissa, _, exponent = f"{v:.4g}".partition("e")
+        if not exponent:
+            return mantissa
+        power = "10^{" + str(int(exponent)) + "}"                # 1e-05 reads 10⁻⁵, 2.5e-07 reads 2.5 × 10⁻⁷
+        if mantissa in ("1", "-1"):
+            return mantissa[:-1] + power
+        return mantissa + r" \times " + power
     return r"\text{" + str(v).replace("\\", "").replace("{", "").replace("}", "") + "}"
 
 
@@ -216,8 +222,23 @@ def _script(text: str, table: dict) -> str | None:
 
 
 def _compound(text: str) -> bool:
-    """Needs parentheses as a numerator or denominator: a + b, 2y, a, b."""
+    """Needs parentheses as a numerator or denominator: a + b, 2y, a, b (not (a + b) or √(a + b))."""
+    if _wrapped(text):
+        return False
     return any(ch in text for ch in " +−-/,") or bool(re.match(r"\d", text) and re.search(r"[^\W\d_]", text))
+
+
+def _wrapped(text: str) -> bool:
+    """One parenthesised group, possibly under a root: (a + b), √(σ² + ε)."""
+    inner = text[1:] if text.startswith("√") else text
+    if not (inner.startswith("(") and inner.endswith(")")):
+        return False
+    depth = 0
+    for k, ch in enumerate(inner):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth == 0 and k < len(inner) - 1:
+            return False
+    return True
 
 
 def _kind(el) -> str:
@@ -247,6 +268,13 @@ def _kind(el) -> str:
     return "atom"
 
 
+def _long_name(el) -> bool:
+    """A name of more than one letter (a learner's img, fc.weight), written apart from its coefficient."""
+    while el.tag == "mrow" and len(el) == 1:
+        el = el[0]
+    return el.tag == "mi" and len((el.text or "").rstrip("′")) > 1   # a′ is one letter
+
+
 def _row(kids) -> str:
     out, previous = "", None
     for k in kids:
@@ -265,6 +293,8 @@ def _row(kids) -> str:
         if previous is not None and (kind in ("atom", "num", "word") or kind == "letter" != previous[0]) and \
                 previous[0] in ("atom", "close", "letter") and not out.endswith(" "):
             out += " "                                      # ḡ Mᵀ: a product of two operands
+        elif previous is not None and previous[0] == "num" and kind == "atom" and _long_name(k):
+            out += " "                                      # 2 img, but 2x
         out += piece
         previous = (kind, (k.text or "") if k.tag == "mo" else "")
     return out
