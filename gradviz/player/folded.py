@@ -32,12 +32,15 @@ def fold_runs(frames: list, owners: dict, titles: dict, trace) -> list:
     steps = {s.index: s for s in trace.steps}
     total = len(trace.steps)
     # every frame as a full state, so that merging can change a frame and the next ones still agree
-    full, state = [], {}
+    full, state, full_widths, widths = [], {}, [], {}
     for f in frames:
         state = {**state, **f.changes}
         full.append(state)
-    out, states = [], []
+        widths = {**widths, **f.widths}
+        full_widths.append(widths)
+    out, states, run_widths = [], [], []
     for run in runs:
+        run_widths.append(full_widths[run[-1]])
         first, last = frames[run[0]], frames[run[-1]]
         if len(run) == 1 or first.node not in titles:
             merged = Frame(0, first.phase, first.step, first.node, {}, dict(first.labels), first.title,
@@ -56,10 +59,12 @@ def fold_runs(frames: list, owners: dict, titles: dict, trace) -> list:
             states.append({**full[run[-1]], **{i: "flowing" for i in flowing}})
         out.append(merged)
     previous: dict = {}
-    for k, (frame, st) in enumerate(zip(out, states)):
+    previous_widths: dict = {}
+    for k, (frame, st, wd) in enumerate(zip(out, states, run_widths)):
         frame.index = k
         frame.changes = {i: s for i, s in st.items() if previous.get(i) != s}
-        previous = st
+        frame.widths = {i: w for i, w in wd.items() if previous_widths.get(i) != w}
+        previous, previous_widths = st, wd
     return out
 
 

@@ -11,6 +11,7 @@ frame per backward step (one VJP, or one AccumulateGrad write).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from ..render.formula import Graph
@@ -25,6 +26,31 @@ NODE_STATES = ("hidden", "new", "built", "waiting", "pending", "active", "done",
 # Edge states: hidden, new, built (forward); idle, flowing (gradient moves along it now), done.
 EDGE_STATES = ("hidden", "new", "built", "idle", "flowing", "done")
 
+# An edge that has carried gradient in backward is drawn as thick as that gradient is large: its
+# width level (class gv-w<level>) is set by the largest |entry| of the gradient it carried last,
+# one level per factor of 10 on an absolute scale, so a scalar loss's seed (1) is level 5 and a
+# vanishing gradient reads thin in any graph. Absolute, not relative to the largest gradient of the
+# run: the Stepper draws each step before the later ones exist, and must agree with the player.
+WIDTH_LEVELS = (1e-3, 1e-2, 1e-1, 1.0, 10.0)   # level 1 below the first bound, level 6 from the last
+
+
+def width_level(grad) -> int | None:
+    """The width level of an edge carrying the gradient Preview `grad`: 0 for an all-zero gradient,
+    1 to 6 by decades of max |g| (see WIDTH_LEVELS); None when the Preview holds no numbers."""
+    if grad is None:
+        return None
+    if grad.stats is not None:
+        biggest = max(abs(grad.stats[0]), abs(grad.stats[2]))
+    elif grad.values is not None and getattr(grad.values, "size", 0) and grad.values.dtype.kind in "fiub":
+        biggest = float(abs(grad.values.astype(float)).max())
+    else:
+        return None
+    if math.isnan(biggest) or biggest >= WIDTH_LEVELS[-1]:
+        return len(WIDTH_LEVELS) + 1
+    if biggest == 0:
+        return 0
+    return 1 + sum(biggest >= bound for bound in WIDTH_LEVELS)
+
 
 @dataclass
 class Frame:
@@ -37,9 +63,13 @@ class Frame:
     title: str = ""
     text: str = ""                               # the step panel (HTML)
     caption: str = ""                            # the step's results as plain text (GIF, alt text)
+    widths: dict = field(default_factory=dict)   # edge id -> width level (width_level), only what changed
 
     def to_json(self) -> dict:
-        return {"c": self.changes, "l": self.labels, "t": self.title, "h": self.text, "n": self.node}
+        out = {"c": self.changes, "l": self.labels, "t": self.title, "h": self.text, "n": self.node}
+        if self.widths:
+            out["w"] = self.widths
+        return out
 
 
 class FrameBuilder:
@@ -52,6 +82,8 @@ class FrameBuilder:
         self.frames: list = []
         self.state: dict = {}        # id -> state after the last frame
         self._pending: dict = {}     # changes of the frame being built
+        self.widths: dict = {}       # edge id -> width level after the last frame
+        self._pending_widths: dict = {}
         self.received: dict = {}     # node id -> [(edge, Preview)] gradient contributions so far
         self._backward_started = False
 
@@ -61,9 +93,16 @@ class FrameBuilder:
             self._pending[ident] = state
             self.state[ident] = state
 
+    def _width(self, edge_id: str, grad) -> None:
+        level = width_level(grad)
+        if level is not None and self.widths.get(edge_id) != level:
+            self.widths[edge_id] = self._pending_widths[edge_id] = level
+
     def _emit(self, phase: str, step, node, labels, title, text, caption) -> "Frame":
-        frame = Frame(len(self.frames), phase, step, node, dict(self._pending), labels, title, text, caption)
+        frame = Frame(len(self.frames), phase, step, node, dict(self._pending), labels, title, text, caption,
+                      dict(self._pending_widths))
         self._pending = {}
+        self._pending_widths = {}
         self.frames.append(frame)
         return frame
 
@@ -135,9 +174,11 @@ class FrameBuilder:
                     self._set(e.id, "flowing")
                     if step.grad_in:
                         labels[e.id] = "seed " + short(step.grad_in[0])
+                        self._width(e.id, step.grad_in[0])
         for edge_id, grad, axes in step.flows:
             e = g.edges[edge_id]
             self._set(edge_id, "flowing")
+            self._width(edge_id, grad)
             labels[edge_id] = short(grad) + (" Σ" + ",".join(map(str, axes)) if axes else "")
             if self.state.get(e.src) in ("waiting", "pending"):
                 self._set(e.src, "pending")
@@ -147,6 +188,7 @@ class FrameBuilder:
             for e in g.into.get(node_id, ()):
                 if e.src == acc.node:
                     self._set(e.id, "flowing")
+                    self._width(e.id, acc.contribution)
                     labels[e.id] = short(acc.total)
         title, text, caption = explain.backward(self, step, total)
         return self._emit("backward", step.index, node_id, labels, title, text, caption)
@@ -162,6 +204,14 @@ class FrameBuilder:
 def build_frames(trace: Trace, forward: bool = True, jacobians: bool = True) -> list:
     """Every frame of an animation of `trace`: forward frames (optional), then one per step."""
     return FrameBuilder(trace, jacobians).build(forward)
+
+
+def widths_at(frames: list, index: int) -> dict:
+    """The full edge id -> width level map after frame `index`."""
+    widths: dict = {}
+    for frame in frames[:index + 1]:
+        widths.update(frame.widths)
+    return widths
 
 
 def state_at(frames: list, index: int) -> dict:

@@ -94,7 +94,11 @@ def markup(uid: str, svg: str, n: int, title: str, text: str, page: bool = False
         '<button type="button" class="gv-zoom-in" title="Zoom in" aria-label="zoom in">+</button>'
         '<button type="button" class="gv-fit" title="Show the whole graph">fit</button>'
         '<button type="button" class="gv-follow" aria-pressed="true" '
-        'title="Follow the running node again">follow</button></div>'
+        'title="Follow the running node again">follow</button>'
+        '<span class="gv-key" title="From the first backward step on, arrowheads point the way the gradient '
+        'flows (to the input). An edge that has carried gradient is drawn one step thicker for every factor of '
+        '10 in its largest |entry|: below 0.001, 0.001, 0.01, 0.1, 1, 10 and up; a hairline when it is all '
+        'zero.">backward: arrows follow ḡ · each width step ×10 |ḡ|</span></div>'
         f'<div class="gv-codebox">{code}</div>'
         '<div class="gv-panel">'
         f'<div class="gv-title">{title}</div>'
@@ -131,6 +135,11 @@ def remap(frames: list, owners: dict) -> None:
                 changes[target] = st
         frame.changes = changes
         frame.labels = {owners.get(k, k): v for k, v in frame.labels.items()}
+        widths: dict = {}
+        for ident, level in frame.widths.items():   # a merged edge is as thick as its thickest member
+            target = owners.get(ident, ident)
+            widths[target] = max(level, widths.get(target, level))
+        frame.widths = widths
         if frame.node in owners:
             frame.node = owners[frame.node]
 

@@ -30,11 +30,55 @@ def clean_svg(svg: str) -> str:
     return _COMMENT.sub("", svg[start:]).strip()
 
 
+_EDGE = re.compile(r'<g\b[^>]*\bclass="edge[^"]*"[^>]*>.*?</g>', re.DOTALL)
+_POLYGON = re.compile(r'<polygon\b[^>]*?\bpoints="([^"]*)"')
+
+
+def _points(text: str) -> list:
+    nums = [float(v) for v in _NUMBER.findall(text)]
+    return list(zip(nums[0::2], nums[1::2]))
+
+
+def backward_arrows(svg: str) -> str:
+    """Each edge with an arrowhead also gets, hidden until backward, the arrowhead turned round at
+    its input end (`gv-back`: gradient flows from the consumer to the input) and the stretch of line
+    the forward head covered (`gv-tip`), so the player's stylesheet can point every arrow the way
+    gradient flows once backward starts, on the same layout."""
+    def add(m):
+        group = m.group(0)
+        path, poly = _PATH_D.search(group), _POLYGON.search(group)
+        if path is None or poly is None:
+            return group                     # a saved tensor's edge: no arrowhead
+        line, head = _points(path.group(1)), _points(poly.group(1))
+        if len(line) < 2 or len(head) < 3:
+            return group
+        (ex, ey), (sx, sy) = line[-1], line[0]
+        tx, ty = max(head, key=lambda p: (p[0] - ex) ** 2 + (p[1] - ey) ** 2)
+        length = ((tx - ex) ** 2 + (ty - ey) ** 2) ** 0.5
+        if length == 0:
+            return group
+        ux, uy = (tx - ex) / length, (ty - ey) / length
+        half = max(abs((px - ex) * uy - (py - ey) * ux) for px, py in head)
+        nxt = next(((x, y) for x, y in line[1:] if abs(x - sx) + abs(y - sy) > 1e-6), None)
+        if nxt is None:
+            return group
+        dx, dy = nxt[0] - sx, nxt[1] - sy
+        norm = (dx * dx + dy * dy) ** 0.5
+        dx, dy = dx / norm, dy / norm
+        bx, by = sx + dx * length, sy + dy * length
+        corners = [(bx - dy * half, by + dx * half), (sx, sy), (bx + dy * half, by - dx * half)]
+        points = " ".join(f"{x:.2f},{y:.2f}" for x, y in corners + corners[:1])
+        extra = (f'<path class="gv-tip" fill="none" visibility="hidden" d="M{ex:.2f},{ey:.2f}L{tx:.2f},{ty:.2f}"/>'
+                 f'<polygon class="gv-back" visibility="hidden" points="{points}"/>')
+        return group[:-len("</g>")] + extra + "</g>"
+    return _EDGE.sub(add, svg)
+
+
 class Stage:
     """An SVG whose node and edge groups can be given state classes and edge labels."""
 
     def __init__(self, svg: str):
-        self.svg = clean_svg(svg)
+        self.svg = backward_arrows(clean_svg(svg))
         self.kinds: dict = {}           # id -> "node" | "edge"
         self.midpoints: dict = {}       # edge id -> (x, y) in the graph group's coordinates
         self._pieces: list = []         # text, then id, alternating: text id text id ... text

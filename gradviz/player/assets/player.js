@@ -234,17 +234,32 @@
       var top = el.offsetTop, h = code.clientHeight;
       if (top < code.scrollTop || top + el.offsetHeight > code.scrollTop + h) code.scrollTop = Math.max(0, top - h / 2);
     }
+    // an edge that has carried gradient is as thick as that gradient is large (frames.width_level)
+    var thick = {};
+    function setWidth(id, w) {
+      var el = els[id];
+      if (!el || thick[id] === w) return;
+      if (thick[id] !== undefined) el.classList.remove("gv-w" + thick[id]);
+      if (w === undefined) delete thick[id]; else { el.classList.add("gv-w" + w); thick[id] = w; }
+    }
     function apply(k) {
-      var id, c;
+      var id, c, w;
       if (k === current + 1 && current >= 0) {       // the usual step: only what changed
         c = frames[k].c;
         for (id in c) if (shown[id] !== c[id]) setState(id, c[id]);
+        w = frames[k].w;
+        if (w) for (id in w) setWidth(id, w[id]);
         return;
       }
-      var state = {};
-      for (var i = 0; i <= k; i++) { c = frames[i].c; for (id in c) state[id] = c[id]; }
+      var state = {}, width = {};
+      for (var i = 0; i <= k; i++) {
+        c = frames[i].c; for (id in c) state[id] = c[id];
+        w = frames[i].w; if (w) for (id in w) width[id] = w[id];
+      }
       for (id in shown) if (!(id in state)) setState(id, null);
       for (id in state) if (shown[id] !== state[id]) setState(id, state[id]);
+      for (id in thick) if (!(id in width)) setWidth(id, undefined);
+      for (id in width) setWidth(id, width[id]);
     }
     var labelBox = null;       // where the labels are, for the camera (in the same terms as box())
     function drawLabels(l) {

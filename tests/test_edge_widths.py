@@ -1,0 +1,204 @@
+"""Edges as thick as the gradient they carry, and arrows that point the way gradient flows.
+
+The width level of every edge in every frame of the saved player (its JSON, folded as the script
+folds it) is checked against the gradients the engine computed: the largest |entry| of the last
+gradient the edge carried, one level per factor of 10. The reversed arrowheads the stage adds are
+checked against the layout's own geometry, and in Chromium, against what is painted."""
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import numpy as np
+import pytest
+
+import gradviz as torch
+import gradviz.nn as nn
+import gradviz.nn.functional as F
+from gradviz import animate
+from gradviz.player.pack import unpack
+from gradviz.player.stage import _points, backward_arrows
+
+from browser_support import chromium
+
+
+def expected_level(values) -> int:
+    """What the width should say for a gradient (written here from the rule, not from the code)."""
+    biggest = float(np.max(np.abs(np.asarray(values, dtype=np.float64)))) if np.size(values) else 0.0
+    if biggest == 0:
+        return 0
+    if not math.isfinite(biggest):
+        return 6
+    return min(6, max(1, math.floor(math.log10(biggest)) + 5))
+
+
+def barlow():
+    torch.manual_seed(0)
+    z1 = torch.randn(4, 3, requires_grad=True)
+    z2 = torch.randn(4, 3, requires_grad=True)
+    z1n = (z1 - z1.mean(0)) / z1.std(0)
+    c = z1n.T @ z2 / 4
+    return -torch.diagonal(c).sum()
+
+
+def mlp():
+    torch.manual_seed(1)
+    model = nn.Sequential(nn.Linear(3, 5), nn.ReLU(), nn.Linear(5, 3))
+    return F.cross_entropy(model(torch.randn(4, 3)), torch.tensor([0, 2, 1, 0]))
+
+
+def scales():
+    """Gradients from 0 to 1000s: a dead ReLU, a tiny and a huge factor, a fan-out b = a + a."""
+    a = torch.tensor([0.5, -2.0, 3.0], requires_grad=True)
+    b = a + a
+    dead = F.relu(-b.abs() - 1)                     # all zero gradient past it
+    return (b * 1e-4).sum() + (b * 2000.0).sum() + dead.sum() + (a * a).sum()
+
+
+PROGRAMS = {"barlow": barlow, "mlp": mlp, "scales": scales}
+
+
+def player_frames(anim) -> list:
+    """The frames as the saved page carries them (packed JSON), unpacked as the script does."""
+    html = anim.html()
+    data = json.loads(re.search(r'<script type="application/json" class="gv-data">(.*?)</script>', html, re.S)
+                      .group(1).replace("<\\/", "</"))
+    return unpack(data["frames"])
+
+
+def carried(trace) -> list:
+    """Per backward step: {edge id: the gradient values it carried in that step}, from the Trace."""
+    index = {e.id: e for e in trace.edges}
+    kinds = {n.id: n.kind for n in trace.nodes}
+    out = []
+    for step in trace.steps:
+        got = {}
+        for e in trace.edges:     # the seed, along the edge from the root output to its grad_fn
+            if e.src == step.node and e.dst in trace.roots and kinds[e.dst] == "output" and step.grad_in:
+                got.setdefault(e.id, step.grad_in[0].values)
+        for edge_id, grad, _ in step.flows:
+            got[edge_id] = grad.values
+        for acc in step.accumulations:
+            for e in trace.edges:
+                if e.dst == step.node and e.src == acc.node:
+                    got[e.id] = acc.contribution.values
+        assert all(v is not None for v in got.values())
+        assert all(i in index for i in got)
+        out.append(got)
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_every_edge_width_in_every_frame_is_the_gradient_it_carried(name):
+    anim = animate(PROGRAMS[name]())
+    frames = player_frames(anim)
+    backward = [k for k, f in enumerate(anim.frames) if f.phase == "backward"]
+    assert len(backward) == len(anim.trace.steps) and backward == list(range(backward[0], len(frames)))
+    flows = carried(anim.trace)
+    shown: dict = {}
+    expected: dict = {}
+    levels_seen = set()
+    for k, frame in enumerate(frames):
+        shown.update(frame.get("w", {}))
+        if k >= backward[0]:
+            for edge_id, values in flows[k - backward[0]].items():
+                expected[edge_id] = expected_level(values)
+        assert shown == expected, (name, k)
+        levels_seen |= set(shown.values())
+    if name == "scales":
+        assert {0, 6} <= levels_seen and len(levels_seen) >= 4       # the scale is used end to end
+    assert set(expected) >= {e.id for e in anim.trace.edges if e.slot >= 0
+                             and anim.trace.node(e.dst).kind != "output"}   # every gradient edge is drawn
+
+
+def test_going_back_to_forward_clears_the_widths_and_a_frame_only_carries_changes():
+    anim = animate(barlow())
+    frames = player_frames(anim)
+    assert all("w" not in f for f, mine in zip(frames, anim.frames) if mine.phase == "forward")
+    seen: dict = {}
+    for f in frames:
+        for edge_id, level in f.get("w", {}).items():
+            assert seen.get(edge_id) != level          # only what changed travels
+            seen[edge_id] = level
+
+
+def edge_groups(svg: str) -> dict:
+    return {m.group(1): m.group(0) for m in re.finditer(r'<g\b[^>]*\bid="(e\d+)"[^>]*class="edge[^"]*"[^>]*>.*?</g>',
+                                                         svg, re.S)}
+
+
+def test_each_arrow_also_has_its_backward_head_at_the_input_end():
+    anim = animate(barlow())
+    groups = edge_groups(anim.svg)
+    assert groups and len(groups) == len(anim.trace.edges)
+    for edge_id, group in groups.items():
+        path = _points(re.search(r'<path\b[^>]*?\bd="([^"]*)"', group).group(1))
+        head = _points(re.search(r'<polygon\b(?![^>]*gv-back)[^>]*?\bpoints="([^"]*)"', group).group(1))
+        back = _points(re.search(r'<polygon class="gv-back"[^>]*points="([^"]*)"', group).group(1))
+        tip = _points(re.search(r'<path class="gv-tip"[^>]*d="([^"]*)"', group).group(1))
+        start, end = np.array(path[0]), np.array(path[-1])
+        far = max(head, key=lambda p: np.hypot(*(np.array(p) - end)))
+        assert np.allclose(back[1], start, atol=0.01)            # the backward head's point is at the input
+        assert np.allclose(tip, [end, far], atol=0.01)           # the line reaches the consumer again
+        # the same size as the forward head, pointing away from the line (at the input node)
+        length = np.hypot(*(np.array(far) - end))
+        base = (np.array(back[0]) + np.array(back[2])) / 2
+        assert abs(np.hypot(*(base - start)) - length) < 0.05
+        along = np.array(path[1]) - start
+        assert np.dot(base - start, along) > 0
+
+
+def test_a_saved_tensors_edge_has_no_arrow_to_turn():
+    svg = ('<svg><g id="e0" class="edge saved"><title>n0->n1</title>'
+           '<path fill="none" stroke="black" d="M0,0C1,1 2,2 3,3"/></g></svg>')
+    assert backward_arrows(svg) == svg
+
+
+@pytest.mark.browser
+def test_chromium_paints_widths_and_turns_the_arrows_in_backward(tmp_path):
+    anim = animate(barlow())
+    path = anim.save(tmp_path / "barlow.html")
+    first_back = next(k for k, f in enumerate(anim.frames) if f.phase == "backward")
+    with chromium((1280, 720)) as browser:
+        page = browser.new_page()
+        errors = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(path.as_uri())
+        page.locator(".gv-player").wait_for()
+        probe = """() => [...document.querySelectorAll('.gv-canvas g.edge:not(.gv-hidden)')].map(g => {
+            const vis = el => el ? getComputedStyle(el).visibility : null;
+            return [g.id, [...g.classList].filter(c => /^gv-w\\d$/.test(c)).join(''),
+                    parseFloat(getComputedStyle(g.querySelector('path')).strokeWidth),
+                    vis(g.querySelector('polygon:not(.gv-back)')), vis(g.querySelector('polygon.gv-back')),
+                    vis(g.querySelector('path.gv-tip'))];
+        })"""
+        page.keyboard.press("ArrowRight")
+        forward = page.evaluate(probe)         # the first op's edges, just drawn
+        assert forward and all(w == "" and head == "visible" and back == "hidden" and tip == "hidden"
+                               for _, w, _, head, back, tip in forward if head is not None)
+        for _ in range(len(anim.frames) - 2):
+            page.keyboard.press("ArrowRight")
+        assert page.locator(".gv-player").get_attribute("data-frame") == str(len(anim.frames) - 1)
+        final = page.evaluate(probe)
+        widths = {}
+        for f in anim.frames:
+            widths.update(f.widths)
+        css = {0: 1, 1: 1.5, 2: 2.25, 3: 3, 4: 4, 5: 5.5, 6: 7}
+        for edge_id, cls, stroke, head, back, tip in final:
+            if head is None:
+                continue
+            assert head == "hidden" and back == "visible" and tip == "visible", edge_id
+            level = widths.get(edge_id)
+            assert cls == (f"gv-w{level}" if level is not None else ""), edge_id
+            if level is not None:
+                assert stroke == css[level], (edge_id, level, stroke)
+        # back to the first backward step and to forward: the widths go as the frames say
+        page.keyboard.press("Home")
+        for _ in range(first_back):
+            page.keyboard.press("ArrowRight")
+        early = {i: c for i, c, *_ in page.evaluate(probe) if c}
+        assert early == {i: f"gv-w{w}" for i, w in anim.frames[first_back].widths.items()}
+        page.keyboard.press("ArrowLeft")
+        assert not any(c for _, c, *_ in page.evaluate(probe))
+        assert not errors, errors
