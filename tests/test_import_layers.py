@@ -53,8 +53,6 @@ KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset({
     ("gradviz.ops.linalg", "gradviz.autograd.forward_ad"),
     ("gradviz.ops.loss", "gradviz.autograd"),
     ("gradviz.ops.loss", "gradviz.autograd.apply"),
-    ("gradviz.ops.namespace", "gradviz.autograd.apply"),
-    ("gradviz.ops.namespace", "gradviz.creation"),
     ("gradviz.ops.nnops", "gradviz.autograd.apply"),
     ("gradviz.ops.nnops", "gradviz.autograd.forward_ad"),
     ("gradviz.ops.nnops", "gradviz.creation"),

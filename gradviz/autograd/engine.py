@@ -474,7 +474,7 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[list, list]:
     if node.saved is not None:   # saved-tensor hooks: the VJP reads what unpack gives back
         saved_inputs, saved_out = node.unpacked()
     if create_graph:
-        from ..ops.namespace import TENSOR
+        from .tensor_namespace import TENSOR
         outs = node.output(0) if op.n_outputs == 1 else tuple(node.output(i) for i in range(op.n_outputs))
         if saved_out is not node.out_data and op.n_outputs == 1:
             from ..tensor import Tensor

@@ -213,7 +213,7 @@ def _vjp_parts(op, xp, g, out, inputs, params):
 @_derived("pointwise")
 def pointwise(op, tangents, out, inputs, params):
     """A diagonal (or symmetric) Jacobian is its own transpose: J·t is the VJP of t."""
-    from ..ops.namespace import TENSOR
+    from .tensor_namespace import TENSOR
     total = None
     for i, t in enumerate(tangents):
         if t is None:
@@ -255,7 +255,7 @@ def _transpose_jvp(op, tangents, out, inputs, params):
     (recorded with the Tensor namespace) transposes it. Events of that inner pass are
     not the user's computation, so listeners are paused while it runs."""
     from .. import events
-    from ..ops.namespace import TENSOR
+    from .tensor_namespace import TENSOR
     from .engine import grad
     from .grad_mode import enable_grad
     outs = out if op.n_outputs != 1 else (out,)

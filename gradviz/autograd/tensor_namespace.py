@@ -5,8 +5,8 @@ NumPy's, so the gradient computation is itself recorded and can be differentiate
 """
 from __future__ import annotations
 
-from . import index, linalg, pointwise, reduce, shape
-from ..autograd.apply import apply
+from ..ops import index, linalg, pointwise, reduce, shape
+from .apply import apply
 
 
 class TensorNamespace:
