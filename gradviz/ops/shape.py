@@ -153,9 +153,12 @@ def _split_vjp(xp, g, c, a, sizes, dim):
 def split_op(n, torch_name="SplitBackward0"):
     if n == 1:
         return Op("split", torch_name, "c₁ = split(a)", lambda xp, a, sizes, dim: a[...],
-                  vjp=lambda xp, g, c, a, sizes, dim: (g,), vjp_formulas=("ḡ₁",), params=("split_sizes", "dim"))
+                  vjp=lambda xp, g, c, a, sizes, dim: (g,), vjp_formulas=("ḡ₁",), params=("split_sizes", "dim"),
+                  latex=r"{$c}_1 = \operatorname{split}($0,\, $split_sizes)", vjp_latex=(r"\bar{g}_1",))
     return Op("split", torch_name, "c₁, c₂, … = split(a)", _split_forward, vjp=_split_vjp,
-              vjp_formulas=("concatenate the ḡᵢ",), params=("split_sizes", "dim"), n_outputs=n)
+              vjp_formulas=("concatenate the ḡᵢ",), params=("split_sizes", "dim"), n_outputs=n,
+              latex=r"{$c}_1, {$c}_2, \ldots = \operatorname{split}($0,\, $split_sizes)",
+              vjp_latex=(r"\operatorname{cat}(\bar{g}_1, \bar{g}_2, \ldots)\text{ along dim } $dim",))
 
 
 @functools.lru_cache(maxsize=None)
@@ -164,11 +167,14 @@ def unbind_op(n):
         return Op("unbind", "UnbindBackward0", "c₁ = unbind(a)",
                   lambda xp, a, dim: a[(slice(None),) * dim + (0, Ellipsis)],
                   vjp=lambda xp, g, c, a, dim: (xp.expand_dims(g, dim),), vjp_formulas=("ḡ₁ unsqueezed",),
-                  params=("dim",))
+                  params=("dim",), latex=r"{$c}_1 = \operatorname{unbind}($0,\, $dim)",
+                  vjp_latex=(r"\bar{g}_1\text{ unsqueezed at dim } $dim",))
     return Op("unbind", "UnbindBackward0", "c₁, c₂, … = unbind(a)",
               lambda xp, a, dim: tuple(a[(slice(None),) * dim + (i, Ellipsis)] for i in range(a.shape[dim])),
               vjp=lambda xp, g, c, a, dim: (xp.stack(list(g), axis=dim),),
-              vjp_formulas=("stack the ḡᵢ",), params=("dim",), n_outputs=n)
+              vjp_formulas=("stack the ḡᵢ",), params=("dim",), n_outputs=n,
+              latex=r"{$c}_1, {$c}_2, \ldots = \operatorname{unbind}($0,\, $dim)",
+              vjp_latex=(r"\operatorname{stack}(\bar{g}_1, \bar{g}_2, \ldots)\text{ along dim } $dim",))
 
 
 def _outputs(op, inputs, params) -> tuple:
