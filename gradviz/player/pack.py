@@ -17,7 +17,8 @@ import re
 _TOKEN = re.compile(r"<[^>]*>|[\w.\-+]+|[^<\w.\-+]+")
 _GRAM = 2           # a copy starts where 2 tokens in a row match
 _MIN_COPY = 12      # characters: a shorter copy costs more than it saves ("1234,56," against the text)
-_CANDIDATES = 8     # base positions tried per start (the most recent first)
+_CANDIDATES = 4     # base positions tried per start (the most recent first)
+_ASTRAL = re.compile("[\U00010000-\U0010FFFF]")   # characters JavaScript counts as two
 
 
 def _tokens(text: str) -> list:
@@ -28,8 +29,9 @@ def encode(text: str, base: str) -> list:
     """`text` as pieces against `base`: strings are new text, a pair of ints (start, length) copies base."""
     b, t = _tokens(base), _tokens(text)
     starts = [0]                # where each base token starts, in UTF-16 code units (what JavaScript counts)
+    size = _units if _ASTRAL.search(base) else len
     for tok in b:
-        starts.append(starts[-1] + _units(tok))
+        starts.append(starts[-1] + size(tok))
     index: dict = {}
     for i in range(len(b) - _GRAM + 1):
         index.setdefault(tuple(b[i:i + _GRAM]), []).append(i)
@@ -87,17 +89,15 @@ def _kind(frame: dict) -> str:
 
 def pack(frames: list) -> list:
     """The frames (dicts as the player reads them) with each panel packed against an earlier one:
-    the previous frame's, or the last frame of the same kind (the same op) when that is shorter."""
+    the last frame of the same kind (the same op, so the same panel but for its numbers), else the
+    previous frame."""
     out: list = []
     last_of_kind: dict = {}
     for k, frame in enumerate(frames):
         text = frame.get("h", "")
         kind = _kind(frame)
-        best = None
-        for b in dict.fromkeys(x for x in (k - 1, last_of_kind.get(kind)) if x is not None and x >= 0):
-            pieces = encode(text, frames[b].get("h", ""))
-            if best is None or _size(pieces) < _size(best[1]):
-                best = (b, pieces)
+        b = last_of_kind.get(kind, k - 1)
+        best = (b, encode(text, frames[b].get("h", ""))) if b >= 0 else None
         last_of_kind[kind] = k
         packed = {key: value for key, value in frame.items() if key != "h"}
         if best is not None and _size(best[1]) < len(text):
