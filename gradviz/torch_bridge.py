@@ -477,8 +477,9 @@ def record_torch_backward(*tensors, gradient=None, params: dict | None = None, r
         if t.grad_fn is not None and t.retains_grad:
             retained.setdefault(t.grad_fn, []).append(t)
     before_write: dict = {}
-    written = _written(roots, source.order)
+    written = _written(roots, source.order, params)
     saved_grads = [(t, t.grad, None if t.grad is None else t.grad.detach().clone()) for t in written]
+    versions = [None if t.grad is None else t.grad._version for t in written]
 
     def before_accumulate(fn):
         def hook(grad_outputs):
@@ -521,11 +522,24 @@ def record_torch_backward(*tensors, gradient=None, params: dict | None = None, r
         for handle in handles:
             handle.remove()
         with torch.no_grad():
-            for t, grad, value in saved_grads:
+            for (t, grad, value), version in zip(saved_grads, versions):
                 if grad is not None:
                     grad.copy_(value)
+                    _set_version(grad, version)
                 t.grad = grad
     return recorder.trace(outputs, show_saved)
+
+
+def _set_version(tensor, version: int) -> None:
+    """Put a restored .grad's version counter back (torch's accumulation and the copy bumped it;
+    its values are the old ones again). Where torch lacks the setter, the version stays bumped."""
+    setter = getattr(_torch()._C._autograd, "_unsafe_set_version_counter", None)
+    if setter is None:
+        return
+    try:
+        setter((tensor,), (version,))
+    except TypeError:   # older torch: one tensor and one int
+        setter(tensor, version)
 
 
 def _grad_of_before(t, saved_grads) -> "object":
@@ -535,11 +549,13 @@ def _grad_of_before(t, saved_grads) -> "object":
     return None
 
 
-def _written(roots, order) -> list:
-    """Every tensor a backward from `roots` may write .grad into: the leaves and retained roots."""
+def _written(roots, order, params: dict | None = None) -> list:
+    """Every tensor a backward from `roots` may write .grad into that the bridge can see: the
+    leaves, and the roots and named tensors (`params`) that retain_grad(). A retained non-leaf
+    it is not given cannot be found from torch's graph, so its .grad is not put back."""
     found = {id(fn.variable): fn.variable for fn in order if _is_accumulate(fn)}
-    for t in roots:
-        if t.is_leaf or t.retains_grad:
+    for t in (*roots, *(params or {}).values()):
+        if getattr(t, "is_leaf", False) or getattr(t, "retains_grad", False):
             found[id(t)] = t
     return list(found.values())
 

@@ -112,3 +112,18 @@ def test_torch_bridge_recording_leaves_torch_grads_alone():
     record_torch_backward(q, gradient=torch.ones(2))
     q.backward(torch.ones(2))
     assert a.grad.tolist() == [36., 81.]
+
+
+@pytest.mark.torch
+def test_torch_bridge_puts_back_named_retained_grads_and_versions():
+    torch = pytest.importorskip("torch")
+    from gradviz.torch_bridge import record_torch_backward
+    a = torch.tensor([2., 3.], requires_grad=True)
+    h = a * 2
+    h.retain_grad()
+    loss = (h * h).sum()
+    loss.backward(retain_graph=True)
+    grad, h_grad, version = a.grad, h.grad, a.grad._version
+    record_torch_backward(loss, params={"a": a, "h": h})
+    assert a.grad is grad and a.grad.tolist() == [16., 24.] and a.grad._version == version
+    assert h.grad is h_grad and h.grad.tolist() == [8., 12.]
