@@ -118,7 +118,7 @@ CASES = [
      "ConvolutionBackward0",
      "y = img ⋆ w + b: y[n, o, p] = b[o] + Σ over i, k of w[o, i, k] img[n, i, s p + d k − q], "
      "s = (2, 2), q = (1, 1), d = (1, 1), groups = 1",
-     ["∂L/∂img = convᵀ(ḡ, w) = ḡ ⋆ flip(w) (a transposed convolution: ḡ spread out by the stride)",
+     ["∂L/∂img = convᵀ(ḡ, w) = ḡ ⋆ flip(w), a transposed convolution, ḡ spread out by the stride",
       "∂L/∂w = Σ over n of imgₙ ⋆ ḡₙ: Σ over n, p of ḡ[n, o, p] img[n, i, s p + d k − q] at [o, i, k]"],
      ["2", "2", "1", "1", "1", "1", "1"]),
     ("max_pool2d(3, 2, 1)", lambda t: F.max_pool2d(t["img"], 3, stride=2, padding=1), "y",
@@ -342,3 +342,17 @@ def test_a_diagram_label_is_the_formulas_first_clause_when_long():
     assert formula(g, {"img": img, "g": g}).headline() == "g = (img − μ_G)/√(σ²_G + 10⁻⁵) ⊙ w + b"
     h = img * 2
     assert formula(h, {"img": img, "h": h}).headline() == "h = 2 img"  # short: all of it
+
+
+def test_a_long_formula_is_one_math_element_per_clause():
+    img = torch.randn(1, 2, 6, 6, requires_grad=True)
+    w = torch.randn(3, 2, 3, 3, requires_grad=True)
+    y = F.conv2d(img, w, stride=2, padding=1)
+    f = formula(y, {"img": img, "w": w, "y": y})
+    markup = f.forward()
+    maths = re.findall(r"<math.*?</math>", markup)
+    assert len(maths) == 6                      # the operation, its index form, then s, q, d and groups
+    assert latex.text(maths[0]) == "y = img ⋆ w + b" and latex.text(maths[2]) == "s = (2, 2)"
+    assert latex.text(markup) == f.forward_text()                # the punctuation between them is kept
+    short = formula(img * 2, {"img": img}).forward()
+    assert short.count("<math") == 1

@@ -154,7 +154,7 @@ CONVOLUTION = Op(
     latex=(r"$c = $0 \star $1 + $2:\; $c[n, o, p] = $2[o] + \sum_{i,\, k} $1[o, i, k]\, $0[n,\, i,\, s p + d k - q]"
            + _CONSTANTS),
     vjp_latex=(r"\operatorname{conv}^{\top}(\bar{g},\, $1) = \bar{g} \star \operatorname{flip}($1)"
-               r"\text{ (a transposed convolution: } \bar{g} \text{ spread out by the stride)}",
+               r",\ \text{a transposed convolution},\ \bar{g} \text{ spread out by the stride}",
                r"\textstyle\sum_{n} $0_{n} \star \bar{g}_{n}:\; \sum_{n,\, p} \bar{g}[n, o, p]\, "
                r"$0[n,\, i,\, s p + d k - q] \text{ at } [o, i, k]",
                r"\textstyle\sum_{n,\, p} \bar{g}[n, o, p] \text{ at } [o]"))

@@ -95,7 +95,9 @@ class Formula:
         return latex.signs(latex.coefficients(latex.exponents(filled)))
 
     def render(self, template: str) -> str:
-        return latex.mathml(self.latex(template), tuple(self.names))
+        """MathML, one <math> per top-level clause (y = x ⋆ w + b: …, s = (2, 2), …) so a long
+        formula wraps between its clauses in a narrow panel instead of running off its edge."""
+        return latex.mathml_clauses(self.latex(template), tuple(self.names))
 
     def text(self, template: str) -> str:
         """The same formula as plain Unicode (c = 2a, ∂L/∂a = ḡ ⊙ 3a²), for Graphviz labels and captions."""

@@ -16,6 +16,7 @@ import unicodedata
 from functools import lru_cache
 
 from html import escape as esc
+from html import unescape
 
 _MARK = "\u2063"   # an invisible separator: never typed in a formula, survives the converter as text
 
@@ -42,6 +43,43 @@ def mathml(latex: str, names: tuple = (), display: bool = False) -> str:
     for k, text in enumerate(names):
         out = out.replace(f"<mtext>{_MARK}{k}{_MARK}</mtext>", f"<mi>{esc(str(text))}</mi>")
     return out
+
+
+# A long formula's clauses (`A:\; B,\quad s = 2,\ q = 1`) become one <math> each, with the
+# punctuation between them as text, so the line can wrap there (MathML does not break lines).
+_CLAUSE = re.compile(r":\\; |,\\quad |,\\ ")
+
+
+def clauses(latex: str) -> list:
+    """[(LaTeX, the punctuation after it)] split at the top-level clause breaks."""
+    out, depth, start, k = [], 0, 0, 0
+    while k < len(latex):
+        ch = latex[k]
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+        elif latex.startswith((r"\left", r"\begin"), k):
+            depth += 1
+        elif latex.startswith((r"\right", r"\end"), k):
+            depth -= 1
+        elif ch in ":," and depth == 0:
+            m = _CLAUSE.match(latex, k)
+            if m:
+                out.append((latex[start:k], ch))
+                start = k = m.end()
+                continue
+        k += 1
+    out.append((latex[start:], ""))
+    return [(piece, sep) for piece, sep in out if piece.strip()] or [(latex, "")]
+
+
+def mathml_clauses(latex: str, names: tuple = ()) -> str:
+    """`mathml` of each clause, joined by their punctuation (one <math> when there is one clause)."""
+    parts = clauses(latex)
+    if len(parts) == 1:
+        return mathml(latex, names)
+    return " ".join(mathml(piece, names) + sep for piece, sep in parts)
 
 
 # -- the op records' formulas -----------------------------------------------------------
@@ -358,7 +396,15 @@ def _plain(el) -> str:
 
 
 def text(markup: str) -> str:
-    """The Unicode a reader sees in a <math> element: 2x², ∂L/∂a, Σ over dim 0 of a, ḡ ⊙ b."""
+    """The Unicode a reader sees in a <math> element (or in clauses of them, with their punctuation):
+    2x², ∂L/∂a, Σ over dim 0 of a, ḡ ⊙ b."""
+    pieces = re.split(r"(<math.*?</math>)", markup, flags=re.S)
+    if len(pieces) > 3:
+        return "".join(_one_text(p) if p.startswith("<math") else unescape(p) for p in pieces)
+    return _one_text(markup)
+
+
+def _one_text(markup: str) -> str:
     import xml.etree.ElementTree as ET
     try:
         root = ET.fromstring(markup)
