@@ -61,7 +61,7 @@ def cmd_render(args) -> int:
     # names match tensors by identity, so the script's tensors of the other library name nothing
     trace = trace_of((value,), names, show_saved=args.show_saved)
     out = Path(args.output or f"{args.var}.svg")
-    diagram = draw(trace, rankdir="LR" if args.lr else "TB", max_nodes=args.max_nodes,
+    diagram = draw(trace, rankdir="LR" if args.lr else "TB", max_nodes="auto" if args.max_nodes is None else args.max_nodes,
                    collapse="scopes" if args.collapse_scopes else None, theme=args.theme,
                    show_values=not args.no_values)
     try:
@@ -173,7 +173,9 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("--show-saved", action="store_true", help="draw the tensors saved for backward")
     render.add_argument("--no-values", action="store_true", help="leave values out of the labels")
     render.add_argument("--collapse-scopes", action="store_true", help="draw each outermost scope as one box")
-    render.add_argument("--max-nodes", type=int, default=400, help="fold larger graphs (default 400)")
+    render.add_argument("--max-nodes", type=int, default=None,
+                        help="fold to at most this many nodes (0: fold nothing); by default a graph folds "
+                             "when its drawing would exceed a few screens")
     render.add_argument("--theme", choices=["light", "dark"], default=None)
     render.set_defaults(func=cmd_render)
 

@@ -262,7 +262,7 @@ def test_collapse_scopes_draws_one_box_with_its_parameters():
     assert label.startswith("encoder\n3 ops\n")
     assert not titled(nodes, "MmBackward0") and not titled(nodes, "ReluBackward0")
     # x and w feed only ops inside the scope, so they (and their AccumulateGrads) go into the box
-    assert "params: w, x" in label and not titled(nodes, "x") and not titled(nodes, "AccumulateGrad")
+    assert "params: x, w" in label and not titled(nodes, "x") and not titled(nodes, "AccumulateGrad")
     assert sorted(n for n in nodes if n != box) == [titled(nodes, "SumBackward0")[0], titled(nodes, "loss")[0]]
     trace = diagram.trace
     hidden = sorted(n.name for n in trace.nodes if diagram.view.owner.get(n.id) == box)

@@ -34,7 +34,7 @@ def _names(names) -> dict | None:
 
 def draw(*tensors, names=None, show_values: bool = True, show_grads: bool = True, show_saved: bool = False,
          show_attrs: bool = False, show_shapes: bool = True, rankdir: str = "TB", theme=None,
-         max_nodes: int | None = 400, collapse=None, order_of=None) -> Diagram:
+         max_nodes: int | str | None = "auto", collapse=None, order_of=None) -> Diagram:
     """The diagram of the backward graph behind `tensors` (or of one Trace); gradviz tensors or
     real torch tensors (drawn through gradviz.torch_bridge).
 
@@ -44,8 +44,11 @@ def draw(*tensors, names=None, show_values: bool = True, show_grads: bool = True
     show_saved: the tensors each grad_fn saved for backward, in orange.
     show_attrs: each grad_fn's arguments (dim, keepdim, ...).
     rankdir: "TB" (leaves on top) or "LR". theme: "light", "dark", a Theme or a dict of overrides.
-    max_nodes: above this, chains, scopes and deep repeated blocks fold into placeholder nodes.
-    collapse: "scopes" draws every outermost scope as one box; or a scope name / list of names.
+    max_nodes: "auto" folds chains, modules and deep repeated blocks into boxes when the drawing
+    would exceed a few screens (render/size.py); a number folds to that many drawn nodes; None
+    folds nothing by itself.
+    collapse: "scopes" draws every outermost scope as one box; or a scope name / list of names;
+    False folds nothing.
     order_of: node -> derivative order (e.g. tracing.Recorder().order_of) to colour create_graph graphs.
     Real torch tensors become a Trace through gradviz.sources (the torch bridge); the renderer
     itself only reads Traces.

@@ -1,4 +1,10 @@
-"""Which nodes a diagram draws: scopes folded into boxes, and big graphs cut to `max_nodes`.
+"""Which nodes a diagram draws: scopes folded into boxes, and big graphs folded to fit.
+
+By default (max_nodes="auto", no collapse=) a graph whose drawing would exceed a few screens
+(render/size.py says how big and why) is folded until the estimate fits; an explicit
+`max_nodes=N` folds to N drawn nodes instead, `collapse=` folds the scopes it names (and then
+at most 400 nodes are drawn, as without it), and `max_nodes=None` or `collapse=False` folds
+nothing by itself.
 
 The plan never changes the Trace; it maps hidden node ids to the placeholder
 (group) that stands for them, so the player can still find where a hidden node
@@ -7,7 +13,7 @@ went. Reductions, applied in order until the graph fits:
 1. scopes named by `collapse` (or, with collapse="scopes", the model's modules: the outermost
    scopes, or one level in when a single scope holds all the others);
 2. long chains (each node one input, one consumer): the middle becomes one node;
-3. the largest outermost scopes, one by one;
+3. the largest of the model's modules, one by one;
 4. a band: nodes are ranked by their distance from the outputs and the
    nodes farthest from both the outputs and the inputs are hidden together,
    which folds long runs of repeated blocks into one note.
@@ -16,12 +22,16 @@ in one group are hidden with it, so a folded layer takes its parameters along.
 """
 from __future__ import annotations
 
-import itertools
 from collections import Counter, deque
 from dataclasses import dataclass, field
 
 from ..tracing import Trace
+from .size import Budget, estimate, text_box
 
+AUTO = "auto"           # max_nodes default: fold to fit the screen budget of render/size.py
+COLLAPSE_CAP = 400      # drawn nodes at most with an explicit collapse= and max_nodes="auto"
+LABEL_WIDTH = 50        # characters per line of a folded box's label
+PARAM_LINES = 3         # lines of parameter names on a folded box
 CHAIN_KEEP = 2          # nodes kept visible at each end of a folded chain
 TOP_SHARE = 0.6         # share of the budget that goes to the nodes nearest the outputs
 SATELLITES = ("accumulate", "saved", "leaf")
@@ -41,7 +51,25 @@ class Group:
                        if trace_index[m].kind in ("op", "accumulate"))
 
     def params(self, trace_index: dict) -> list:
-        return [trace_index[m].name for m in self.members if trace_index[m].kind == "leaf" and trace_index[m].name]
+        names = [m for m in self.members if trace_index[m].kind == "leaf" and trace_index[m].name]
+        return [trace_index[m].name for m in sorted(names, key=_trace_order)]
+
+    def label_lines(self, trace_index: dict) -> list:
+        """The box's label, line by line: title, op count, what it hides, its parameters (wrapped at
+        LABEL_WIDTH characters, named inside the box's own module where that is unambiguous)."""
+        rows = [self.title]
+        if self.kind == "scope":
+            ops = sum(1 for m in self.members if trace_index[m].kind == "op")
+            rows.append(f"{ops:,} op{'s' if ops != 1 else ''}")
+        counts = self.counts(trace_index)
+        if counts:
+            parts = [f"{name} ×{count:,}" for name, count in counts.most_common()]
+            rows.extend(wrap_items(parts, "", 2, "kinds"))
+        names = self.params(trace_index)
+        if names:
+            rows.extend(wrap_items(relative_names(names, self.title if self.kind == "scope" else ""),
+                                   "params: ", PARAM_LINES))
+        return rows
 
 
 @dataclass
@@ -63,6 +91,8 @@ class View:
     edge_owner: dict                  # trace edge id not drawn under its own id -> the id that draws it
     notes: list                       # one line per reduction, for the diagram's footnote
     total_nodes: int = 0
+    fitted: bool = False              # folded by default, to fit the screen budget
+    size: tuple = ()                  # the estimated (width, height) in points, when estimated
 
     @property
     def hidden(self) -> int:
@@ -76,7 +106,8 @@ class _Planner:
         self.owner: dict = {}
         self.groups: dict = {}
         self.notes: list = []
-        self._ids = itertools.count()
+        self._next = 0
+        self._boxes: dict = {}      # (group id, member count) -> its box, for the estimates
         self.consumers: dict = {}
         self.inputs: dict = {}
         for e in trace.edges:
@@ -96,7 +127,8 @@ class _Planner:
         return len(self.trace.nodes) - len(self.owner) + len(self.groups)
 
     def new_group(self, kind: str, title: str, members, scope: tuple = ()) -> Group:
-        group = Group(f"g{next(self._ids)}", kind, title, [], scope)
+        group = Group(f"g{self._next}", kind, title, [], scope)
+        self._next += 1
         self.groups[group.id] = group
         for m in members:
             self.assign(m, group)
@@ -122,6 +154,35 @@ class _Planner:
                 self.assign(node_id, group)
                 frontier.extend(self.inputs.get(node_id, ()))   # a leaf behind its AccumulateGrad
 
+    def snapshot(self) -> tuple:
+        return (dict(self.owner), {k: Group(g.id, g.kind, g.title, list(g.members), g.scope)
+                                   for k, g in self.groups.items()}, list(self.notes), self._next)
+
+    def restore(self, state: tuple) -> None:
+        owner, groups, notes, nxt = state
+        self.owner, self.notes, self._next = dict(owner), list(notes), nxt
+        self.groups = {k: Group(g.id, g.kind, g.title, list(g.members), g.scope) for k, g in groups.items()}
+
+    # -- the drawn size -----------------------------------------------------------------------
+    def estimate(self, sizes: dict, rankdir: str, labelled: bool) -> tuple:
+        """(width, height) in points of the drawing as folded so far (render/size.py)."""
+        vertices = [n.id for n in self.trace.nodes if n.id not in self.owner]
+        boxes = dict(sizes)
+        for g in self.groups.values():
+            if g.members:
+                vertices.append(g.id)
+                key = (g.id, len(g.members))
+                if key not in self._boxes:
+                    self._boxes[key] = text_box(g.label_lines(self.index))
+                boxes[g.id] = self._boxes[key]
+        edges = [(self.rep(e.src), self.rep(e.dst)) for e in self.trace.edges]
+        return estimate(vertices, edges, boxes, rankdir, labelled)
+
+    def widest_rank(self, budget: Budget, sizes: dict) -> int:
+        """How many nodes of the usual width fit side by side in the budget's width."""
+        widths = sorted(sizes[n] [0] for n in sizes if n not in self.owner) or [60.0]
+        return max(2, int(budget.width // (widths[len(widths) // 2] + 18.0)))
+
     # -- 1 and 3: scopes -------------------------------------------------------------------
     def collapse_scope(self, path: tuple) -> Group | None:
         members = [m for m in self.by_scope.get(path, ()) if m not in self.owner]
@@ -146,6 +207,17 @@ class _Planner:
                 any(len(s) > depth for s in scopes):
             depth += 1
         return depth
+
+    def modules(self) -> list:
+        """The scopes default folding folds: the outermost ones, or one level in while a single
+        scope holds every scoped op (a model's forward, with the loss computed outside it)."""
+        scopes = [tuple(n.scope) for n in self.trace.nodes if n.kind == "op" and n.scope]
+        depth = 1
+        while len({s[:depth] for s in scopes}) == 1 and any(len(s) > depth for s in scopes):
+            depth += 1
+        paths = list(dict.fromkeys(s[:depth] for s in scopes if len(s) >= depth))   # in trace order
+        # a module of one op (a ReLU) would be a box as big as its node: nothing to gain
+        return sorted((s for s in paths if len(self.by_scope[s]) > 1), key=lambda s: -len(self.by_scope[s]))
 
     def scope_paths(self, wanted) -> list:
         """The scope paths `collapse` names: "scopes" (the model's modules, see module_depth),
@@ -175,7 +247,9 @@ class _Planner:
         return paths
 
     # -- 2: chains -------------------------------------------------------------------------------
-    def collapse_chains(self, budget: int) -> None:
+    def collapse_chains(self, fits, collect: list | None = None) -> None:
+        """Fold long chains (each node one input, one consumer), longest first, until fits();
+        with `collect`, only list them there."""
         ins: dict = {}
         outs: dict = {}
         for e in self.trace.edges:
@@ -202,17 +276,30 @@ class _Planner:
                 run.append(outs[run[-1]][0])
             if len(run) > 2 * CHAIN_KEEP + 2:
                 runs.append(run)
+        if collect is not None:
+            collect.extend(sorted(runs, key=len, reverse=True))
+            return
         for run in sorted(runs, key=len, reverse=True):
-            if self.visible_count() <= budget:
+            if fits():
                 break
-            middle = run[CHAIN_KEEP:-CHAIN_KEEP]
-            scope = _common_prefix([tuple(self.index[m].scope) for m in middle])
-            group = self.new_group("chain", f"{len(middle):,} nodes in a chain", middle, scope=scope)
-            self.notes.append(f"{group.id}: a chain of {len(middle):,} nodes folded "
-                              f"({_summary(group.counts(self.index))})")
+            self.fold_chain(run)
+
+    def chain_runs(self) -> list:
+        """The foldable chains, longest first (see collapse_chains)."""
+        runs: list = []
+        self.collapse_chains(lambda: False, runs)
+        return runs
+
+    def fold_chain(self, run: list) -> None:
+        """Fold the middle of one chain into a box, CHAIN_KEEP nodes staying at each end."""
+        middle = run[CHAIN_KEEP:-CHAIN_KEEP]
+        scope = _common_prefix([tuple(self.index[m].scope) for m in middle])
+        group = self.new_group("chain", f"{len(middle):,} nodes in a chain", middle, scope=scope)
+        self.notes.append(f"{group.id}: a chain of {len(middle):,} nodes folded "
+                          f"({_summary(group.counts(self.index))})")
 
     # -- 4: band --------------------------------------------------------------------------------
-    def collapse_band(self, budget: int) -> None:
+    def collapse_band(self, budget: int, per_level: int | None = None) -> None:
         preds: dict = {}
         for e in self.trace.edges:
             s, d = self.rep(e.src), self.rep(e.dst)
@@ -239,13 +326,16 @@ class _Planner:
         keep: set = set()
         room = budget - 1    # one placeholder for everything hidden
         top_room = int(room * TOP_SHARE)
+        # per_level: at most this many kept side by side at one depth (a wide fan-in keeps a few
+        # of its inputs; the others go with the hidden band)
+        per_level = per_level or room
         for lv in levels:
-            for v in sorted(by_level[lv], key=order.get):
+            for v in sorted(by_level[lv], key=order.get)[:per_level]:
                 if len(keep) >= top_room:
                     break
                 keep.add(v)
         for lv in reversed(levels):
-            for v in sorted(by_level[lv], key=order.get):
+            for v in sorted(by_level[lv], key=order.get)[:per_level]:
                 if len(keep) >= room:
                     break
                 keep.add(v)
@@ -266,6 +356,61 @@ class _Planner:
         group.title = f"{len(group.members):,} nodes hidden"
         self.notes.append(f"{group.id}: {len(group.members):,} nodes between depth {kept_levels[0]} and "
                           f"{kept_levels[-1]} from the output folded ({_summary(group.counts(self.index))})")
+
+
+def _trace_order(node_id: str):
+    return (len(node_id), node_id)     # n2 before n10: the order the trace made them
+
+
+def relative_names(names: list, title: str = "") -> list:
+    """Parameter names as seen from inside a module's box: "transformer.h.0.mlp.c_proj.weight" in
+    the box "0 (Block)" is "mlp.c_proj.weight". The module is found by its attribute name (the
+    title's first word) in every name, else the names' common dotted prefix is dropped; names stay
+    whole where the short ones would be ambiguous."""
+    split = [n.split(".") for n in names]
+    attr = title.split(" ")[0] if title else ""
+    cut = None
+    if attr and all(attr in parts[:-1] for parts in split):
+        cut = [len(parts) - parts[::-1].index(attr) for parts in split]   # after its last occurrence
+    elif len(split) > 1:
+        common = 0
+        while all(len(p) > common + 1 and p[common] == split[0][common] for p in split):
+            common += 1
+        cut = [common] * len(split) if common else None
+    if cut is None:
+        return list(names)
+    short = [".".join(parts[c:]) for parts, c in zip(split, cut)]
+    return short if len(set(short)) == len(set(names)) else list(names)
+
+
+def wrap_items(items: list, head: str = "", max_lines: int = 2, what: str = "more", width: int = LABEL_WIDTH) -> list:
+    """`items` joined by commas into at most `max_lines` lines of about `width` characters, the
+    first starting with `head`; what does not fit is counted at the end ("+ 9 more")."""
+    lines: list = [[]]
+    for item in items:
+        line = lines[-1]
+        length = len(head if len(lines) == 1 else "  ") + sum(len(x) + 2 for x in line) + len(item) + 1
+        if line and length > width:
+            if len(lines) == max_lines:
+                break
+            lines.append([item])
+        else:
+            line.append(item)
+    shown = sum(len(line) for line in lines)
+    last = lines[-1]
+
+    def text(k: int, line: list, rest: int) -> str:
+        lead = head if k == 0 else "  "
+        tail = f"+ {rest:,} {'more' if what == 'more' else 'more ' + what}" if rest else ""
+        body = ", ".join(line)
+        return lead + body + (("," if body else "") + " " + tail if tail else "")
+
+    rest = len(items) - shown
+    while rest and len(last) > 1 and len(text(len(lines) - 1, last, rest)) > width:
+        last.pop()
+        rest += 1
+    return [text(k, line, rest if k == len(lines) - 1 else 0) + ("," if k < len(lines) - 1 else "")
+            for k, line in enumerate(lines)]
 
 
 def _common_prefix(paths: list) -> tuple:
@@ -293,9 +438,15 @@ def summary(group: Group, index: dict) -> str:
     return _summary(group.counts(index))
 
 
-def plan(trace: Trace, max_nodes: int | None = 400, collapse=None) -> View:
-    """Decide what to draw. `collapse`: None, "scopes", or scope names/paths to fold into boxes."""
+def plan(trace: Trace, max_nodes: int | str | None = AUTO, collapse=None, sizes: dict | None = None,
+         rankdir: str = "TB", labelled: bool = False, budget: Budget | None = None) -> View:
+    """Decide what to draw (see the module). `collapse`: None, False (fold nothing), "scopes", or
+    scope names/paths to fold into boxes. max_nodes: "auto", a number of drawn nodes, or None.
+    sizes (node id -> (width, height) in points, from size.node_sizes), rankdir and labelled (edges
+    carry labels) feed the size estimate of "auto"."""
     p = _Planner(trace)
+    if collapse is False:
+        return _view(p, trace)
     if collapse:
         wanted = "scopes" if collapse == "scopes" else [collapse] if isinstance(collapse, str) else list(collapse)
         for path in p.scope_paths(wanted):
@@ -303,20 +454,95 @@ def plan(trace: Trace, max_nodes: int | None = 400, collapse=None) -> View:
             if group is not None:
                 p.notes.append(f"{group.id}: scope '{'/'.join(path)}' drawn as one box "
                                f"({len(group.members):,} nodes)")
+        if max_nodes == AUTO:
+            max_nodes = COLLAPSE_CAP     # the boxes asked for decide; the old cap keeps it drawable
+    if max_nodes == AUTO:
+        return _fit(p, trace, sizes if sizes is not None else {}, rankdir, labelled, budget or Budget())
     if max_nodes is not None and max_nodes > 0 and p.visible_count() > max_nodes:
-        p.collapse_chains(max_nodes)
+        def fits() -> bool:
+            return p.visible_count() <= max_nodes
+        p.collapse_chains(fits)
         outermost = p.scope_paths("scopes")
-        if p.visible_count() > max_nodes and outermost and p.scopes_would_fit(outermost, max_nodes):
+        if not fits() and outermost and p.scopes_would_fit(outermost, max_nodes):
             for path in sorted(outermost, key=lambda s: -len(p.by_scope[s])):
-                if p.visible_count() <= max_nodes:
+                if fits():
                     break
                 group = p.collapse_scope(path)
                 if group is not None:
                     p.notes.append(f"{group.id}: scope '{'/'.join(path)}' folded into one box "
                                    f"({len(group.members):,} nodes)")
-        if p.visible_count() > max_nodes:
+        if not fits():
             p.collapse_band(max_nodes)
     return _view(p, trace)
+
+
+def _fit(p: _Planner, trace: Trace, sizes: dict, rankdir: str, labelled: bool, budget: Budget) -> View:
+    """max_nodes="auto": fold chains, then the model's modules, then a band of repeated blocks,
+    each only as far as needed, until the estimated drawing fits the budget."""
+    size = p.estimate(sizes, rankdir, labelled)
+    if p.visible_count() <= budget.small or budget.fits(size):
+        view = _view(p, trace)
+        view.size = size
+        return view
+
+    def fits() -> bool:
+        return budget.fits(p.estimate(sizes, rankdir, labelled))
+
+    _fold_fewest(p, p.chain_runs(), p.fold_chain, fits)
+    if not fits():
+        _fold_fewest(p, p.modules(), p.collapse_scope, fits)
+    if not fits():
+        # the most drawn nodes a band leaves that still fit: a binary search over the band's room
+        before = p.snapshot()
+        per_level = p.widest_rank(budget, sizes)
+        lo, hi = 2, p.visible_count()
+        while lo < hi:
+            room = (lo + hi + 1) // 2
+            p.restore(before)
+            p.collapse_band(room, per_level)
+            if fits():
+                lo = room
+            else:
+                hi = room - 1
+        p.restore(before)
+        p.collapse_band(lo, per_level)
+    view = _view(p, trace)
+    view.fitted = bool(view.groups)
+    boxes = [g for g in view.groups if g.kind == "scope"]
+    kinds = Counter(g.title.split(" (")[-1].rstrip(")") if " (" in g.title else g.title for g in boxes)
+    if boxes:
+        view.notes.insert(0, f"{len(boxes):,} module{'s' if len(boxes) != 1 else ''} folded into boxes "
+                             f"({_summary(kinds)})")
+    view.size = p.estimate(sizes, rankdir, labelled)
+    if view.fitted:
+        view.notes.append(f"folded to fit {budget.describe()}: max_nodes=None (or collapse=False) "
+                          "draws every node")
+    return view
+
+
+def _fold_fewest(p: _Planner, items: list, fold, fits) -> None:
+    """Fold the fewest of `items` (in their order) that make the drawing fit, or all of them; a
+    binary search, so a model of 500 modules is estimated a dozen times, not 500."""
+    if not items:
+        return
+    before = p.snapshot()
+    for item in items:
+        fold(item)
+    if not fits():
+        return
+    lo, hi = 1, len(items)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        p.restore(before)
+        for item in items[:mid]:
+            fold(item)
+        if fits():
+            hi = mid
+        else:
+            lo = mid + 1
+    p.restore(before)
+    for item in items[:lo]:
+        fold(item)
 
 
 def _view(p: _Planner, trace: Trace) -> View:

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from ..tracing import Trace
 from . import backends, labels
-from .collapse import View, plan
-from .dot import DrawOptions, to_digraph
+from .collapse import View
+from .dot import DrawOptions, plan_for, to_digraph
 from .theme import css
 
 FORMATS = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".dot": "dot", ".gv": "dot"}
@@ -40,7 +40,7 @@ class Diagram:
     def __init__(self, trace: Trace, opts: DrawOptions | None = None):
         self.trace = trace
         self.options = opts or DrawOptions()
-        self.view: View = plan(trace, self.options.max_nodes, self.options.collapse)
+        self.view: View = plan_for(trace, self.options)
         self.digraph = to_digraph(trace, self.options, self.view)
         self.source: str = self.digraph.source
         self._svg: str | None = None
@@ -110,6 +110,9 @@ class Diagram:
         return {"text/html": self._repr_html_(), "image/svg+xml": self.svg(), "text/plain": repr(self)}
 
     def __repr__(self) -> str:
-        hidden = f", {self.view.hidden} hidden" if self.view.hidden else ""
+        boxes = len(self.view.groups)
+        hidden = f", {self.view.hidden:,} hidden in {boxes} box{'es' if boxes != 1 else ''}" if self.view.hidden else ""
+        if self.view.fitted:
+            hidden += " (folded to fit a few screens; max_nodes=None or collapse=False draws every node)"
         return f"<gradviz.Diagram: {len(self.view.nodes) + len(self.view.groups)} nodes, " \
                f"{len(self.view.edges)} edges{hidden}>"

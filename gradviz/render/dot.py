@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import graphviz
 
 from ..tracing import Trace
-from . import labels
-from .collapse import View, plan, summary
+from . import labels, size
+from .collapse import View, plan
 from .escape import dot_text
 from .formula import Graph
 from .theme import Theme, resolve_theme
@@ -38,15 +38,18 @@ class DrawOptions:
     show_shapes: bool = True
     rankdir: str = "TB"
     theme: object = None
-    max_nodes: int | None = 400
+    max_nodes: int | str | None = "auto"
     collapse: object = None
     max_attr_chars: int = 50
 
     def __post_init__(self):
         if self.rankdir not in RANKDIRS:
             raise ValueError(f"rankdir must be one of {RANKDIRS}, not {self.rankdir!r}")
-        if self.collapse not in (None, "scopes") and not isinstance(self.collapse, (str, list, tuple, set)):
-            raise ValueError(f"collapse must be None, 'scopes' or scope names, not {self.collapse!r}")
+        if self.collapse not in (None, False, "scopes") and not isinstance(self.collapse, (str, list, tuple, set)):
+            raise ValueError(f"collapse must be None, False, 'scopes' or scope names, not {self.collapse!r}")
+        if self.max_nodes not in (None, "auto") and (isinstance(self.max_nodes, (bool, str)) or
+                                                      not isinstance(self.max_nodes, int)):
+            raise ValueError(f"max_nodes must be 'auto', a number of nodes or None, not {self.max_nodes!r}")
 
 
 def options(**kwargs) -> DrawOptions:
@@ -98,6 +101,16 @@ def label_context(trace: Trace, opts: DrawOptions, theme: Theme) -> labels.Label
                                leaf_of=leaf_of, multi_output=multi, graph=Graph(trace))
 
 
+def plan_for(trace: Trace, opts: DrawOptions) -> View:
+    """What to draw of `trace` with these options (collapse.plan, with the label sizes its
+    default folding estimates the drawing from)."""
+    sizes = None
+    if opts.max_nodes == "auto" and opts.collapse is None:
+        sizes = size.node_sizes(trace, label_context(trace, opts, resolve_theme(opts.theme)))
+    return plan(trace, opts.max_nodes, opts.collapse, sizes=sizes, rankdir=opts.rankdir,
+                labelled=opts.show_shapes)
+
+
 # -- the digraph ------------------------------------------------------------------------------
 def _node_style(node, theme: Theme) -> dict:
     if node.kind in ("op", "accumulate"):
@@ -107,18 +120,7 @@ def _node_style(node, theme: Theme) -> dict:
 
 
 def _group_label(group, index: dict) -> str:
-    rows = [group.title]
-    if group.kind == "scope":
-        ops = sum(1 for m in group.members if index[m].kind == "op")
-        rows.append(f"{ops:,} op{'s' if ops != 1 else ''}")
-    what = summary(group, index)
-    if what:
-        rows.append(what)
-    names = group.params(index)
-    if names:
-        shown = ", ".join(names[:6]) + (f", … ({len(names)} in all)" if len(names) > 6 else "")
-        rows.append("params: " + shown)
-    return dot_text("\n".join(rows))
+    return dot_text("\n".join(group.label_lines(index)))
 
 
 def _cluster_tree(entries: list) -> dict:
@@ -136,7 +138,7 @@ def to_digraph(trace: Trace, opts: DrawOptions | None = None, view: View | None 
     """The graphviz.Digraph of a trace, drawn with `opts` (or the defaults)."""
     opts = opts or DrawOptions()
     theme = resolve_theme(opts.theme)
-    view = view or plan(trace, opts.max_nodes, opts.collapse)
+    view = view or plan_for(trace, opts)
     ctx = label_context(trace, opts, theme)
     axes = summed_axes(trace)
     index = {n.id: n for n in trace.nodes}
