@@ -202,3 +202,31 @@ def test_chromium_paints_widths_and_turns_the_arrows_in_backward(tmp_path):
         page.keyboard.press("ArrowLeft")
         assert not any(c for _, c, *_ in page.evaluate(probe))
         assert not errors, errors
+
+
+@pytest.mark.parametrize("name", ["barlow", "mlp"])
+def test_gradient_labels_sit_clear_of_every_node(name):
+    """The value written beside a flowing edge never covers a node: the player's anchor for each edge
+    (the saved page's `mid`) leaves room for the longest text that edge carries."""
+    from gradviz.player.stage import CHAR_WIDTH, LABEL_GAP
+    anim = animate(PROGRAMS[name]())
+    html = anim.html()
+    data = json.loads(re.search(r'<script type="application/json" class="gv-data">(.*?)</script>', html, re.S)
+                      .group(1).replace("<\\/", "</"))
+    nodes = re.findall(r'<g\b[^>]*class="node[^"]*"[^>]*>.*?</g>', anim.svg, re.S)
+    boxes = []
+    for group in nodes:
+        pts = [p for m in re.finditer(r'\b(?:points|d)="([^"]*)"', group) for p in _points(m.group(1))]
+        xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+        boxes.append((min(xs), min(ys), max(xs), max(ys)))
+    assert len(boxes) == len(anim.trace.nodes)
+    checked = 0
+    for frame in unpack(data["frames"]):
+        for edge_id, text in frame["l"].items():
+            x, y, left = data["mid"][edge_id]
+            w = CHAR_WIDTH * len(text)
+            x0, x1 = (x - LABEL_GAP - w, x - LABEL_GAP) if left else (x + LABEL_GAP, x + LABEL_GAP + w)
+            for b in boxes:
+                assert not (x0 < b[2] and x1 > b[0] and y - 11 < b[3] and y + 3 > b[1]), (edge_id, text, b)
+            checked += 1
+    assert checked >= len(anim.trace.steps)

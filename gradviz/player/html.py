@@ -178,7 +178,12 @@ class Animation:
 
     def data(self) -> dict:
         """What the player script reads: the frames (packed: pack.py) and the edge midpoints."""
-        mid = {k: [round(x, 1), round(y, 1)] for k, (x, y) in self.stage.midpoints.items()}
+        lengths: dict = {}
+        for f in self.frames:       # each edge's label goes where its longest text is clear of the nodes
+            for k, text in f.labels.items():
+                lengths[k] = max(lengths.get(k, 0), len(text))
+        mid = {k: [round(x, 1), round(y, 1), 1 if left else 0]
+               for k, (x, y, left) in self.stage.place(lengths).items()}
         return {"frames": pack([frame_json(f) for f in self.frames]), "mid": mid, "interval": self.interval_ms,
                 "lines": codeview.line_keys(self.trace)}
 

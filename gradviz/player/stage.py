@@ -3,9 +3,9 @@
 The renderer lays the Trace out once (`gradviz.render.layout_svg`); every node
 `<g>` carries the trace node id and every edge `<g>` the trace edge id. The Stage
 splits that SVG once at those ids, so applying a frame's state (a `gv-<state>`
-class per id) is a join, and it measures where each edge's midpoint is, so the
-gradient flowing along an edge can be written next to it. The HTML player receives
-the same midpoints; it never measures the SVG in the browser.
+class per id) is a join, and it finds where beside each edge the gradient flowing
+along it can be written clear of every node (`place`). The HTML player receives the
+same spots; it never measures the SVG in the browser.
 """
 from __future__ import annotations
 
@@ -98,6 +98,19 @@ class Stage:
                 if mid is not None:
                     self.midpoints[ident] = mid
         self._pieces.append(self.svg[pos:])
+        self.node_boxes = [b for b in (_box(m.group(0)) for m in _NODE.finditer(self.svg)) if b is not None]
+        self.curves = {m.group("id"): _curve(m.group(0)) for m in _EDGE_ID.finditer(self.svg)}
+
+    def place(self, lengths: dict | None = None, default: int = 28) -> dict:
+        """edge id -> (x, y, left): where a gradient label of lengths[edge id] characters (default
+        when not given) sits beside its edge, clear of every node: the point of the edge nearest its
+        middle where the text fits left of the line, else right of it (the middle when none does)."""
+        lengths = lengths or {}
+        out = {}
+        for edge_id, mid in self.midpoints.items():
+            width = CHAR_WIDTH * lengths.get(edge_id, default)
+            out[edge_id] = _free_spot(self.curves.get(edge_id) or [mid], mid, width, self.node_boxes)
+        return out
 
     def render(self, state: dict, labels: dict | None = None) -> str:
         """The SVG with `gv-<state>` on each id in `state` and `labels` written at edge midpoints."""
@@ -115,21 +128,16 @@ class Stage:
         return svg
 
     def label_markup(self, labels: dict) -> str:
+        spots = self.place({k: len(v) for k, v in labels.items() if v})
         texts = []
         for edge_id, text in labels.items():
-            mid = self.midpoints.get(edge_id)
-            if mid is None or not text:
+            spot = spots.get(edge_id)
+            if spot is None or not text:
                 continue
-            x, anchor = label_anchor(mid[0], text)
-            texts.append(f'<text x="{x:.1f}" y="{mid[1]:.1f}" text-anchor="{anchor}">{esc(text)}</text>')
+            x, y, left = spot
+            x, anchor = (x - LABEL_GAP, "end") if left else (x + LABEL_GAP, "start")
+            texts.append(f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}">{esc(text)}</text>')
         return f'<g class="gv-labels">{"".join(texts)}</g>'
-
-
-def label_anchor(x: float, text: str) -> tuple:
-    """Left of the edge, unless the text would leave the drawing there (player.js does the same)."""
-    if x - LABEL_GAP - CHAR_WIDTH * len(text) < 0:
-        return x + LABEL_GAP, "start"
-    return x - LABEL_GAP, "end"
 
 
 def insert_labels(svg: str, markup: str) -> str:
@@ -140,6 +148,65 @@ def insert_labels(svg: str, markup: str) -> str:
     if close < 0:
         return svg[:end] + markup + svg[end:]
     return svg[:close] + markup + svg[close:]
+
+
+_NODE = re.compile(r'<g\b[^>]*\bclass="node[^"]*"[^>]*>.*?</g>', re.DOTALL)
+_EDGE_ID = re.compile(r'<g\b[^>]*\bid="(?P<id>[^"]*)"[^>]*\bclass="edge[^"]*"[^>]*>.*?</g>', re.DOTALL)
+_SHAPE_POINTS = re.compile(r'\b(?:points|d)="([^"]*)"')
+_TEXT_TOP, _TEXT_BOTTOM = 11.0, 3.0     # the 11px label font around its baseline
+_MARGIN = 2.0
+
+
+def _box(group: str):
+    """(x0, y0, x1, y1) of a node's outline (its polygons and paths), or None."""
+    points = [p for m in _SHAPE_POINTS.finditer(group) for p in _points(m.group(1))]
+    if not points:
+        return None
+    xs, ys = [p[0] for p in points], [p[1] for p in points]
+    return min(xs), min(ys), max(xs), max(ys)
+
+
+def _curve(group: str) -> list:
+    """Points along an edge's first path, from its input end to its consumer end: each cubic piece
+    sampled at quarters."""
+    m = _PATH_D.search(group)
+    points = _points(m.group(1)) if m else []
+    if len(points) < 4 or (len(points) - 1) % 3:
+        return points
+    out = []
+    for k in range(0, len(points) - 3, 3):
+        p0, c1, c2, p1 = points[k:k + 4]
+        for t in (0.0, 0.25, 0.5, 0.75):
+            u = 1 - t
+            out.append(tuple(u ** 3 * a + 3 * u * u * t * b + 3 * u * t * t * c + t ** 3 * d
+                             for a, b, c, d in zip(p0, c1, c2, p1)))
+    out.append(points[-1])
+    return out
+
+
+def _clear(x0: float, y0: float, x1: float, y1: float, boxes: list, inside: bool = True) -> bool:
+    return (x0 >= 0 or not inside) and not any(x0 < b[2] + _MARGIN and x1 > b[0] - _MARGIN and y0 < b[3] + _MARGIN
+                               and y1 > b[1] - _MARGIN for b in boxes)
+
+
+def _free_spot(curve: list, mid: tuple, width: float, boxes: list) -> tuple:
+    """(x, y, left) for a label `width` wide beside the edge drawn through `curve`: at the points
+    nearest the edge's middle first, then nearer its ends, then a line above or below those."""
+    n = len(curve)
+    inner = curve[max(1, n // 6): n - max(1, n // 6)] or list(curve)
+    middle = (len(inner) - 1) / 2
+    nearest_middle = [p for _, p in sorted(enumerate(inner), key=lambda kp: abs(kp[0] - middle))]
+    points = [tuple(mid)] + nearest_middle + [p for p in curve if p not in inner]
+    # inside the drawing first; past its left side (the camera frames the labels too) only if need be
+    for inside in (True, False):
+        for dy in (0.0, -14.0, 14.0, -28.0, 28.0):
+            for x, y in points:
+                y += dy
+                if _clear(x - LABEL_GAP - width, y - _TEXT_TOP, x - LABEL_GAP, y + _TEXT_BOTTOM, boxes, inside):
+                    return x, y, True
+                if _clear(x + LABEL_GAP, y - _TEXT_TOP, x + LABEL_GAP + width, y + _TEXT_BOTTOM, boxes, inside):
+                    return x, y, False
+    return mid[0], mid[1], mid[0] - LABEL_GAP - width >= 0
 
 
 def _midpoint(svg: str, start: int):

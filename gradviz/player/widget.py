@@ -95,7 +95,8 @@ class Stepper(anywidget.AnyWidget):
             self.markup = markup(uid, self.stage.render(self._start_frame.changes), 1, self._start_frame.title,
                                  self._start_frame.text, code=codeview.listing(self.trace))
             self.lines = codeview.line_keys(self.trace)
-            self.mid = {k: [round(x, 1), round(y, 1)] for k, (x, y) in self.stage.midpoints.items()}
+            self.mid = {k: [round(x, 1), round(y, 1), 1 if left else 0]
+                        for k, (x, y, left) in self.stage.place().items()}
             self.interval = int(interval_ms)
         self.on_msg(self._on_msg)
         self._start()

@@ -269,8 +269,9 @@
         var p = mid[id];
         if (!p || !l[id]) continue;
         var t = document.createElementNS(SVGNS, "text");
-        // left of the edge, unless the text would leave the drawing there (stage.label_anchor)
-        var w = 6.7 * l[id].length, left = p[0] - 6 - w >= 0, x = left ? p[0] - 6 - w : p[0] + 6;
+        // beside the edge where Python found room clear of the nodes (stage.place: p[2] 1 = left)
+        var w = 6.7 * l[id].length, left = p.length > 2 ? p[2] === 1 : p[0] - 6 - w >= 0,
+            x = left ? p[0] - 6 - w : p[0] + 6;
         labelBox = union(labelBox, { x: x * gs[0] + gt[0], y: (p[1] - 11) * gs[1] + gt[1], w: w * gs[0], h: 14 * gs[1] });
         t.setAttribute("x", String(left ? p[0] - 6 : p[0] + 6)); t.setAttribute("y", String(p[1]));
         t.setAttribute("text-anchor", left ? "end" : "start");
