@@ -117,3 +117,5 @@ from ._api import install as _install, install_methods as _install_methods  # no
 
 _install(globals())
 _install_methods(Tensor)
+
+from . import linalg  # noqa: E402,F401  (torch.linalg)

@@ -31,3 +31,5 @@ from .ops.shape import (atleast_2d, atleast_3d, block_diag, cartesian_prod, colu
 from .ops.index import diagonal_scatter, select_scatter, slice_scatter, take  # noqa: E402,F401
 from .ops.reduce import (cummax, cummin, cumulative_trapezoid, kthvalue, nanmean, nansum, trapezoid,  # noqa: E402,F401
                          trapz)
+from .ops.linalg import (addbmm, addr, cdist, cholesky, corrcoef, cov, cross, det, inner, inverse,  # noqa: E402,F401
+                             logdet, matrix_power, slogdet, vdot)

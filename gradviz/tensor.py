@@ -1469,3 +1469,6 @@ for _name in ("take", "rot90", "fliplr", "flipud", "tensor_split", "hsplit", "vs
     setattr(Tensor, _name, _method(getattr(F, _name)))
 for _name in ("nansum", "nanmean", "cummax", "cummin", "kthvalue"):
     setattr(Tensor, _name, _method(getattr(F, _name)))
+for _name in ("det", "slogdet", "logdet", "inverse", "cholesky", "cross", "vdot", "inner", "addr", "addbmm",
+              "matrix_power"):
+    setattr(Tensor, _name, _method(getattr(F, _name)))

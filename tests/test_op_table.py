@@ -12,6 +12,8 @@ W = np.array([[1.5, -0.7, 2.5, 1.2], [0.65, 1.9, -1.1, 0.6]])
 P = np.array([[0.35, 1.6, 0.7, 2.2], [1.4, 0.45, 3.1, 2.6]])       # positive
 U = np.array([[0.3, -0.6, 0.1, 0.8], [-0.45, 0.25, -0.9, 0.55]])  # inside (-1, 1)
 BIG = P + 1.2                                                       # above 1 (acosh) and above 2 (mvlgamma)
+S = np.array([[2.0, 0.3, -0.5], [0.4, 1.5, 0.2], [-0.3, 0.6, 1.8]])  # well-conditioned square matrices
+R = np.array([[0.7, -1.2, 0.4], [1.1, 0.2, -0.8], [0.5, 0.9, 1.3]])
 
 ROWS = [
     ("acosh", lambda t, x: t.acosh(x), [BIG]),
@@ -60,6 +62,19 @@ ROWS = [
     ("cummax", lambda t, x: t.cummax(x, 1)[0], [V]),
     ("cummin", lambda t, x: t.cummin(x, 0)[0], [V]),
     ("kthvalue", lambda t, x: t.kthvalue(x, 3, 1)[0], [V]),
+    ("det", lambda t, a: t.linalg.det(a), [S]),
+    ("slogdet", lambda t, a: t.linalg.slogdet(a)[1], [S]),
+    ("inv", lambda t, a: t.linalg.inv(a), [S]),
+    ("solve", lambda t, a, b: t.linalg.solve(a, b), [S, R]),
+    ("cholesky", lambda t, a: t.linalg.cholesky(a @ a.mT + t.eye(3, dtype=t.float64), upper=True), [S]),
+    ("cholesky_legacy", lambda t, a: t.cholesky(a @ a.mT + t.eye(3, dtype=t.float64)), [S]),
+    ("svdvals", lambda t, a: t.linalg.svdvals(a), [V]),
+    ("eigvalsh", lambda t, a: t.linalg.eigvalsh(a + a.mT), [S]),
+    ("cross", lambda t, a, b: t.linalg.cross(a, b, dim=0), [S, R]),
+    ("addr", lambda t, m, u, v: t.addr(m, u[0], v[1], beta=0.5, alpha=2.0), [S, R, S]),
+    ("addbmm", lambda t, m, a, b: t.addbmm(m, a.reshape(2, 2, 2), b.reshape(2, 2, 2), beta=2.0, alpha=0.5),
+     [S[:2, :2], V, W]),
+    ("cdist", lambda t, a, b: t.cdist(a.reshape(4, 2), b.reshape(4, 2), 1.5), [V, W]),
     ("stacks", lambda t, x, y: t.dstack([x, y]).sum(2) + t.vstack([x[0], y[1]]) * t.column_stack([x[:, 0], y[:, 1]]).sum(), [V, W]),
 ]
 
@@ -194,3 +209,24 @@ def test_composed_losses_match_torch():
                                                      for leaf in leaves])
         for ours, theirs in zip(*results):
             np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-12, err_msg=name)
+
+
+def test_linalg_errors_in_torch_words():
+    singular = gradviz.tensor([[1.0, 2.0], [2.0, 4.0]])
+    with pytest.raises(RuntimeError, match="linalg.inv: The diagonal element 2 is zero, the inversion could not be "
+                                           "completed because the input matrix is singular."):
+        gradviz.linalg.inv(singular)
+    with pytest.raises(RuntimeError, match=r"linalg.cholesky: The factorization could not be completed because the "
+                                           r"input is not positive-definite \(the leading minor of order 2 is not "
+                                           r"positive-definite\)."):
+        gradviz.linalg.cholesky(singular)
+    with pytest.raises(RuntimeError, match="linalg.det: A must be batches of square matrices, but they are 2 by 3 "
+                                           "matrices"):
+        gradviz.linalg.det(gradviz.zeros(2, 3))
+    with pytest.raises(RuntimeError, match="multi_dot\\(\\): expected at least 2 tensors but got 1"):
+        gradviz.linalg.multi_dot([singular])
+    with pytest.raises(RuntimeError, match="N must be greater than 1."):
+        gradviz.linalg.vander(gradviz.ones(3), N=1)
+    with pytest.raises(NotImplementedError, match="create_graph"):
+        a = gradviz.tensor([[2.0, 1.0], [0.5, 3.0]], requires_grad=True)
+        gradviz.autograd.grad(gradviz.linalg.svdvals(a).sum(), a, create_graph=True)

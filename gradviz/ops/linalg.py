@@ -468,3 +468,632 @@ MM.vjp = (lambda xp, g, c, a, b: _grad_self(xp, g, c, a, b) if xp.arrays else mm
 def _t(a):
     from .shape import t
     return t(a)
+
+
+# -- torch.linalg: determinants, inverses, solves, Cholesky, singular and symmetric eigen values, and
+# the products and distances torch keeps beside them (cross, addr, addbmm, cdist). Each VJP runs on
+# arrays and, with create_graph=True, on Tensors through the public functions below, so a gradient's
+# gradient is recorded too; where that would need the derivative of singular or eigen vectors
+# (svdvals, eigvalsh) the Tensor path raises rather than build a wrong graph.
+from ..autograd.forward_ad import bilinear as _bilinear_ext  # noqa: E402
+MATRIX = ("self",)
+
+
+def _inv(xp, a):
+    if xp.arrays:
+        return np.linalg.inv(a)
+    return inv(a)
+
+
+def _no_second_order(name: str):
+    raise NotImplementedError(f"the derivative of {name}'s gradient (create_graph=True) is not implemented: it needs "
+                              "the derivative of the singular or eigen vectors")
+
+
+class LinAlgFailure(Exception):
+    """LAPACK found the matrix singular or not positive-definite (not a ValueError, which apply reads as a
+    shape error)."""
+
+
+def _lapack(forward):
+    def run(xp, *args):
+        try:
+            return forward(xp, *args)
+        except np.linalg.LinAlgError as exc:
+            raise LinAlgFailure(str(exc)) from None
+    return run
+
+
+def _empty(a) -> bool:
+    return 0 in a.shape[-2:] or a.size == 0
+
+
+# -- determinants ------------------------------------------------------------------------------
+def _adjugate_t(a):
+    """adj(A)ᵀ (= det(A) A⁻ᵀ when A is invertible), from the SVD, so singular A has its gradient too."""
+    u, s, vh = np.linalg.svd(a)
+    n = s.shape[-1]
+    others = np.stack([np.prod(np.delete(s, i, axis=-1), axis=-1) for i in range(n)], axis=-1) if n else s
+    sign = np.linalg.det(u) * np.linalg.det(vh)
+    adj = (np.swapaxes(vh, -1, -2) * others[..., None, :]) @ np.swapaxes(u, -1, -2) * sign[..., None, None]
+    return np.swapaxes(adj, -1, -2)
+
+
+def _det_vjp(xp, g, c, a):
+    if xp.arrays:
+        if _empty(a):
+            return np.zeros_like(a)
+        return g[..., None, None] * _adjugate_t(a)
+    return (g * c)[..., None, None] * _mT(xp, inv(a))
+
+
+DET = Op("linalg_det", "LinalgDetBackward0", "c = det A", lambda xp, a: np.asarray(np.linalg.det(a)),
+         vjp=(_det_vjp,), vjp_formulas=("ḡ adj(A)ᵀ = ḡ c A⁻ᵀ",), args=MATRIX, saves=("self", "result"), symbols=("A",),
+         latex=r"$c = \det $0", vjp_latex=(r"\bar{g}\, $c\, $0^{-\top}",))
+
+
+def _slogdet_forward(xp, a):
+    sign, logabs = np.linalg.slogdet(a)
+    return np.asarray(sign), np.asarray(logabs)
+
+
+def _slogdet_vjp(xp, g, c, a):
+    g_log = g[1]
+    if xp.arrays:
+        if _empty(a):
+            return np.zeros_like(a)
+        return g_log[..., None, None] * np.swapaxes(np.linalg.inv(a), -1, -2)
+    return g_log[..., None, None] * _mT(xp, inv(a))
+
+
+SLOGDET = Op("linalg_slogdet", "LinalgSlogdetBackward0", "(s, c) = (sign det A, log |det A|)", _slogdet_forward,
+             vjp=(_slogdet_vjp,), vjp_formulas=("ḡ_c A⁻ᵀ",), args=MATRIX, saves=("self",), n_outputs=2, symbols=("A",),
+             latex=r"(s,\, $c) = (\operatorname{sign} \det $0,\, \log |\det $0|)",
+             vjp_latex=(r"\bar{g}_c\, $0^{-\top}",))
+
+
+# -- inverse and solve ---------------------------------------------------------------------------
+INV = Op("linalg_inv", "LinalgInvExBackward0", "C = A⁻¹", _lapack(lambda xp, a: np.linalg.inv(a)),
+         vjp=(lambda xp, g, c, a: -(_mT(xp, c) @ g @ _mT(xp, c)),), vjp_formulas=("−Cᵀ ḡ Cᵀ",), args=MATRIX,
+         saves=("result",), symbols=("A",),
+         latex=r"$c = $0^{-1}", vjp_latex=(r"-$c^{\top} \bar{g}\, $c^{\top}",))
+
+
+def _solve_b(xp, g, c, a, b):
+    if xp.arrays:
+        return np.linalg.solve(np.swapaxes(a, -1, -2), g)
+    return solve(_mT(xp, a), g)
+
+
+SOLVE = Op("linalg_solve", "LinalgSolveExBackward0", "X = A⁻¹ B", _lapack(lambda xp, a, b: np.linalg.solve(a, b)),
+           vjp=(lambda xp, g, c, a, b: -(_solve_b(xp, g, c, a, b) @ _mT(xp, c)), _solve_b),
+           vjp_formulas=("−A⁻ᵀ ḡ Xᵀ", "A⁻ᵀ ḡ"), args=("A", "B"), saves=("A", "result"), symbols=("A", "B"),
+           broadcasts=None,
+           latex=r"$c = $0^{-1} $1", vjp_latex=(r"-$0^{-\top} \bar{g}\, $c^{\top}", r"$0^{-\top} \bar{g}"))
+
+
+# -- Cholesky -------------------------------------------------------------------------------------
+def _cholesky_vjp(xp, g, c, a, upper):
+    """gA = sym(L⁻ᵀ Φ(Lᵀ ḡ) L⁻¹), Φ: the lower triangle with the diagonal halved (torch's cholesky_backward)."""
+    L, gL = (_mT(xp, c), _mT(xp, g)) if upper else (c, g)
+    if xp.arrays:
+        if _empty(a):
+            return np.zeros_like(a)
+        phi = np.tril(np.swapaxes(L, -1, -2) @ gL)
+        phi = phi - 0.5 * (np.eye(phi.shape[-1]) * phi)
+        L_inv = np.linalg.inv(L)
+        ga = np.swapaxes(L_inv, -1, -2) @ phi @ L_inv
+        return (ga + np.swapaxes(ga, -1, -2)) * 0.5
+    from .shape import diag_embed, tril
+    phi = tril(_mT(xp, L) @ gL)
+    phi = phi - diag_embed(diagonal(phi, 0, -2, -1)) * 0.5
+    L_inv = inv(L)
+    ga = _mT(xp, L_inv) @ phi @ L_inv
+    return (ga + _mT(xp, ga)) * 0.5
+
+
+def _cholesky_forward(xp, a, upper):
+    L = np.linalg.cholesky(a) if not _empty(a) else a.copy()
+    return np.ascontiguousarray(np.swapaxes(L, -1, -2)) if upper else L
+
+
+_cholesky_forward = _lapack(_cholesky_forward)
+CHOLESKY = Op("linalg_cholesky", "LinalgCholeskyExBackward0", "L = chol(A): A = L Lᵀ", _cholesky_forward, vjp=(_cholesky_vjp,),
+              vjp_formulas=("sym(L⁻ᵀ Φ(Lᵀ ḡ) L⁻¹)",), args=MATRIX, params=("upper",), saves=("result",),
+              symbols=("A",),
+              latex=r"$c = \operatorname{chol}($0):\; $0 = $c\, $c^{\top}",
+              vjp_latex=(r"\operatorname{sym}\left($c^{-\top} \Phi($c^{\top} \bar{g})\, $c^{-1}\right)",))
+CHOLESKY_LEGACY = Op("cholesky", "CholeskyBackward0", CHOLESKY.formula, _cholesky_forward, vjp=(_cholesky_vjp,),
+                     vjp_formulas=CHOLESKY.vjp_formulas, args=MATRIX, params=("upper",), saves=("result",),
+                     symbols=("A",), latex=CHOLESKY.latex, vjp_latex=CHOLESKY.vjp_latex)
+
+
+# -- singular values and symmetric eigenvalues (their vectors are only a constant of the VJP) -------
+def _svdvals_vjp(xp, g, c, a):
+    if not xp.arrays:
+        _no_second_order("svdvals")
+    if _empty(a):
+        return np.zeros_like(a)
+    u, _, vh = np.linalg.svd(a, full_matrices=False)
+    return (u * g[..., None, :]) @ vh
+
+
+SVDVALS = Op("linalg_svdvals", "LinalgSvdBackward0", "s = σ(A) (singular values)",
+             lambda xp, a: np.linalg.svd(a, compute_uv=False) if not _empty(a) else
+             np.zeros(a.shape[:-2] + (min(a.shape[-2:]),), a.dtype),
+             vjp=(_svdvals_vjp,), vjp_formulas=("U diag(ḡ) Vᵀ",), args=MATRIX, saves=("self",), symbols=("A",),
+             latex=r"$c = \sigma($0)", vjp_latex=(r"U \operatorname{diag}(\bar{g})\, V^{\top}",))
+
+
+def _eigvalsh_vjp(xp, g, c, a, uplo):
+    if not xp.arrays:
+        _no_second_order("eigvalsh")
+    if _empty(a):
+        return np.zeros_like(a)
+    _, v = np.linalg.eigh(a, UPLO=uplo)
+    return (v * g[..., None, :]) @ np.swapaxes(v, -1, -2)
+
+
+EIGVALSH = Op("linalg_eigvalsh", "LinalgEighBackward0", "λ = eigenvalues of symmetric A",
+              lambda xp, a, uplo: np.linalg.eigvalsh(a, UPLO=uplo) if not _empty(a) else np.zeros(a.shape[:-1], a.dtype),
+              vjp=(_eigvalsh_vjp,), vjp_formulas=("V diag(ḡ) Vᵀ",), args=MATRIX, params=("UPLO",), saves=("self",),
+              symbols=("A",),
+              latex=r"$c = \lambda($0)", vjp_latex=(r"V \operatorname{diag}(\bar{g})\, V^{\top}",))
+
+
+# -- products and distances -----------------------------------------------------------------------
+def _cross(xp, a, b, d):
+    if xp.arrays:
+        return np.cross(a, b, axis=d)
+    return linalg_cross(a, b, dim=d)
+
+
+CROSS = Op("linalg_cross", "LinalgCrossBackward0", "c = a × b", lambda xp, a, b, d: np.cross(a, b, axis=d),
+           vjp=(lambda xp, g, c, a, b, d: _cross(xp, b, g, d), lambda xp, g, c, a, b, d: _cross(xp, g, a, d)),
+           vjp_formulas=("b × ḡ", "ḡ × a"), args=("self", "other"), params=("dim",), saves=("self", "other"),
+           broadcasts=None,
+           latex=r"$c = $0 \times $1", vjp_latex=(r"$1 \times \bar{g}", r"\bar{g} \times $0"))
+
+
+def _beta_part(xp, g, beta):
+    return g * beta if beta != 1 else g
+
+
+ADDR = Op("addr", "AddrBackward0", "C = β M + α u vᵀ",
+          lambda xp, m, u, v, beta, alpha: (m * beta if beta != 0 else np.zeros_like(m)) + np.outer(u, v) * alpha,
+          vjp=(lambda xp, g, c, m, u, v, beta, alpha: _beta_part(xp, g, beta),
+               lambda xp, g, c, m, u, v, beta, alpha: (g @ v) * alpha,
+               lambda xp, g, c, m, u, v, beta, alpha: (_mT(xp, g) @ u) * alpha),
+          vjp_formulas=("β ḡ", "α ḡ v", "α ḡᵀ u"), args=("self", "vec1", "vec2"), params=("beta", "alpha"),
+          saves=("vec1", "vec2"), symbols=("M", "u", "v"),
+          latex=r"$c = $beta\, $0 + $alpha\, $1\, $2^{\top}",
+          vjp_latex=(r"$beta\, \bar{g}", r"$alpha\, \bar{g}\, $2", r"$alpha\, \bar{g}^{\top} $1"))
+ADDBMM = Op("addbmm", "AddbmmBackward0", "C = β M + α Σᵢ Aᵢ Bᵢ",
+            lambda xp, m, a, b, beta, alpha: (m * beta if beta != 0 else np.zeros_like(m)) + (a @ b).sum(0) * alpha,
+            vjp=(lambda xp, g, c, m, a, b, beta, alpha: _beta_part(xp, g, beta),
+                 lambda xp, g, c, m, a, b, beta, alpha: (xp.expand_dims(g, 0) @ _mT(xp, b)) * alpha,
+                 lambda xp, g, c, m, a, b, beta, alpha: (_mT(xp, a) @ xp.expand_dims(g, 0)) * alpha),
+            vjp_formulas=("β ḡ", "α ḡ Bᵢᵀ", "α Aᵢᵀ ḡ"), args=("self", "batch1", "batch2"), params=("beta", "alpha"),
+            saves=("batch1", "batch2"), symbols=("M", "A", "B"),
+            latex=r"$c = $beta\, $0 + $alpha \sum_i $1_i\, $2_i",
+            vjp_latex=(r"$beta\, \bar{g}", r"$alpha\, \bar{g}\, $2_i^{\top}", r"$alpha\, $1_i^{\top} \bar{g}"))
+
+
+def _cdist_diff(a, b):
+    return a[..., :, None, :] - b[..., None, :, :]
+
+
+def _cdist_forward(xp, a, b, p):
+    from .reduce import _norm_forward
+    with np.errstate(all="ignore"):
+        return _norm_forward(xp, _cdist_diff(a, b), p, (-1,), False)
+
+
+def _cdist_parts(xp, g, c, a, b, p):
+    from .reduce import _norm_vjp
+    d = _cdist_diff(a, b)
+    with np.errstate(all="ignore"):
+        gd = _norm_vjp(xp, g, c, d, p, (d.ndim - 1,), False)
+    return gd
+
+
+CDIST = Op("cdist", "CdistBackward0", "Cᵢⱼ = ‖aᵢ − bⱼ‖ₚ", _cdist_forward,
+           vjp=(lambda xp, g, c, a, b, p: xp.sum(_cdist_parts(xp, g, c, a, b, p), axis=-2),
+                lambda xp, g, c, a, b, p: -xp.sum(_cdist_parts(xp, g, c, a, b, p), axis=-3)),
+           vjp_formulas=("Σⱼ ḡᵢⱼ ∂‖aᵢ − bⱼ‖ₚ/∂aᵢ", "−Σᵢ ḡᵢⱼ ∂‖aᵢ − bⱼ‖ₚ/∂aᵢ"), args=("x1", "x2"), params=("p",),
+           saves=("x1", "x2", "result"), symbols=("A", "B"), broadcasts=None,
+           latex=r"{$c}_{ij} = \lVert $0_i - $1_j \rVert_{$p}",
+           vjp_latex=(r"\sum_j \bar{g}_{ij}\, \partial \lVert $0_i - $1_j \rVert_{$p} / \partial $0_i",
+                      r"-\sum_i \bar{g}_{ij}\, \partial \lVert $0_i - $1_j \rVert_{$p} / \partial $0_i"))
+
+
+# -- public functions -----------------------------------------------------------------------------
+def _square(name: str, a) -> None:
+    if a.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if a.shape[-1] != a.shape[-2]:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are {a.shape[-2]} by "
+                           f"{a.shape[-1]} matrices")
+    if a._data.dtype.kind not in "fc":
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
+                           f"{str(a.dtype)[6:].capitalize().replace('Int64', 'Long')}")
+
+
+def det(A):
+    _square("linalg.det", A)
+    return apply(DET, (A,))
+
+
+def slogdet(A):
+    from .reduce import values_indices  # noqa: F401  (the (sign, logabsdet) pair is a named tuple in torch)
+    _square("linalg.slogdet", A)
+    sign, logabsdet = apply(SLOGDET, (A,))
+    return _SlogdetResult((sign, logabsdet))
+
+
+class _SlogdetResult(tuple):
+    """torch.return_types.linalg_slogdet(sign, logabsdet)."""
+
+    @property
+    def sign(self):
+        return self[0]
+
+    @property
+    def logabsdet(self):
+        return self[1]
+
+    def __repr__(self):
+        return f"torch.return_types.linalg_slogdet(\nsign={self[0]!r},\nlogabsdet={self[1]!r})"
+
+
+def logdet(A):
+    """log det A: nan where det A < 0, −inf where it is 0 (torch: a where over slogdet)."""
+    from .pointwise import where
+    sign, logabsdet = slogdet(A)
+    return where(sign < 0, float("nan"), logabsdet)
+
+
+def _singular_at(a: np.ndarray) -> int:
+    """The 1-based index of the first zero pivot of A's LU factorization (as LAPACK's getrf reports)."""
+    for batch in a.reshape(-1, *a.shape[-2:]):
+        m = np.array(batch, dtype=np.float64)
+        n = m.shape[0]
+        for k in range(n):
+            p = k + int(np.argmax(np.abs(m[k:, k])))
+            if m[p, k] == 0:
+                return k + 1
+            m[[k, p]] = m[[p, k]]
+            m[k + 1:] -= np.outer(m[k + 1:, k] / m[k, k], m[k])
+    return a.shape[-1]
+
+
+def inv(A):
+    _square("linalg.inv", A)
+    try:
+        return apply(INV, (A,))
+    except LinAlgFailure:
+        raise RuntimeError(f"linalg.inv: The diagonal element {_singular_at(A._data)} is zero, the inversion could "
+                           "not be completed because the input matrix is singular.") from None
+
+
+inverse = inv
+
+
+def solve(A, B, *, left=True):
+    from .shape import unsqueeze, squeeze
+    _square("linalg.solve", A)
+    if not left:   # X A = B  ⇔  Aᵀ Xᵀ = Bᵀ
+        return solve(A.mT, B.mT).mT
+    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+    b = unsqueeze(B, -1) if vector else B
+    if b.shape[-2] != A.shape[-1]:
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation AX = B "
+                           f"({A.shape[-2]}x{A.shape[-1]} and {b.shape[-2]}x{b.shape[-1]})")
+    batch = np.broadcast_shapes(tuple(A.shape[:-2]), tuple(b.shape[:-2]))
+    a2 = A if tuple(A.shape[:-2]) == batch else A.expand(*batch, *A.shape[-2:])
+    b2 = b if tuple(b.shape[:-2]) == batch else b.expand(*batch, *b.shape[-2:])
+    try:
+        x = apply(SOLVE, (a2, b2))
+    except LinAlgFailure:
+        raise RuntimeError("torch.linalg.solve: The solver failed because the input matrix is singular.") from None
+    return squeeze(x, -1) if vector else x
+
+
+def _cholesky(op: Op, name: str, A, upper: bool):
+    _square(name, A)
+    try:
+        return apply(op, (A,), (bool(upper),))
+    except LinAlgFailure:
+        order = _not_positive_at(A._data)
+        raise RuntimeError(f"{name}: The factorization could not be completed because the input is not "
+                           f"positive-definite (the leading minor of order {order} is not positive-definite).") from None
+
+
+def _not_positive_at(a: np.ndarray) -> int:
+    for batch in a.reshape(-1, *a.shape[-2:]):
+        for k in range(1, batch.shape[-1] + 1):
+            try:
+                np.linalg.cholesky(batch[:k, :k])
+            except np.linalg.LinAlgError:
+                return k
+    return a.shape[-1]
+
+
+def cholesky_ex_free(A, *, upper=False):
+    return _cholesky(CHOLESKY, "linalg.cholesky", A, upper)
+
+
+def cholesky(A, upper=False):
+    """torch.cholesky (deprecated in torch for torch.linalg.cholesky), recorded as CholeskyBackward0."""
+    import warnings
+    warnings.warn("torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a future "
+                  "PyTorch release.", UserWarning, stacklevel=2)
+    return _cholesky(CHOLESKY_LEGACY, "cholesky", A, upper)
+
+
+def svdvals(A):
+    if A.ndim < 2:
+        raise RuntimeError("linalg.svd: The input tensor A must have at least 2 dimensions.")
+    return apply(SVDVALS, (A,))
+
+
+def eigvalsh(A, UPLO="L"):
+    _square("linalg.eigh", A)
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    return apply(EIGVALSH, (A,), (UPLO,))
+
+
+def linalg_cross(input, other, *, dim=-1):
+    from .reduce import normalize_dims
+    if input.ndim != other.ndim:
+        raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions.")
+    shape = np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
+    (d,) = normalize_dims(dim, len(shape))
+    if input.shape[d] != 3 or other.shape[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[d]} and "
+                           f"{other.shape[d]}")
+    from ..autograd.apply import coerce_pair
+    a, b, dtype = coerce_pair(input, other)
+    return apply(CROSS, (a, b), (d,), dtype)
+
+
+def cross(input, other, dim=None):
+    if dim is None:   # torch: the first dimension of size 3 (deprecated default)
+        import warnings
+        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
+                      "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
+                      "with that of linalg.cross in a future release.", UserWarning, stacklevel=2)
+        shape = np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
+        dim = next((i for i, s in enumerate(shape) if s == 3), -1)
+    return linalg_cross(input, other, dim=dim)
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    if vec1.ndim != 1 or vec2.ndim != 1:
+        raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1.ndim}-D" if vec1.ndim != 1 else
+                           f"addr: Expected 1-D argument vec2, but got {vec2.ndim}-D")
+    return apply(ADDR, (input, vec1, vec2), (beta, alpha))
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    if batch1.ndim != 3 or batch2.ndim != 3:
+        raise RuntimeError(f"batch1 must be a 3D tensor")
+    if batch1.shape[0] != batch2.shape[0] or batch1.shape[2] != batch2.shape[1]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{batch1.shape[0]}, {batch1.shape[2]}] but got: [{batch2.shape[0]}, {batch2.shape[1]}].")
+    return apply(ADDBMM, (input, batch1, batch2), (beta, alpha))
+
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    if x1.ndim < 2 or x2.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D" if x1.ndim < 2 else
+                           f"cdist only supports at least 2D tensors, X2 got: {x2.ndim}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    batch = np.broadcast_shapes(tuple(x1.shape[:-2]), tuple(x2.shape[:-2]))
+    a = x1 if tuple(x1.shape[:-2]) == batch else x1.expand(*batch, *x1.shape[-2:])
+    b = x2 if tuple(x2.shape[:-2]) == batch else x2.expand(*batch, *x2.shape[-2:])
+    return apply(CDIST, (a, b), (float(p),))
+
+
+_defjvp(_bilinear_ext, CROSS)
+
+
+# -- compositions: torch records these as several nodes too ---------------------------------------
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    from .reduce import norm
+    if dtype is not None:
+        x = x.to(dtype)
+    if isinstance(dim, int):
+        dim = (dim,)
+    if x.numel() == 0 and ord in (float("inf"), -float("inf")) and (
+            dim is None or builtin_any(x.shape[d] == 0 for d in dim)):
+        raise RuntimeError("linalg.vector_norm cannot compute the inf norm on an empty tensor because the operation "
+                           "does not have an identity")
+    return norm(x, ord, dim, keepdim)
+
+
+builtin_any = any
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+    from .reduce import amax, amin, normalize_dims
+    from .shape import movedim, unsqueeze
+    if dtype is not None:
+        A = A.to(dtype)
+    if A.ndim < 2:
+        raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+    d0, d1 = (normalize_dims(d, A.ndim)[0] for d in dim)
+    if ord == "fro":
+        return vector_norm(A, 2, (d0, d1), keepdim)
+    if ord == "nuc" or ord in (2, -2):
+        s = svdvals(movedim(A, (d0, d1), (-2, -1)))
+        r = s.sum(-1) if ord == "nuc" else (amax if ord == 2 else amin)(s, -1)
+        if keepdim:
+            r = movedim(unsqueeze(unsqueeze(r, -1), -1), (-2, -1), (d0, d1))
+        return r
+    if ord not in (1, -1, float("inf"), -float("inf")):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    first, second = (d1, d0) if abs(ord) == float("inf") else (d0, d1)
+    if not keepdim and first < second:
+        second -= 1
+    sums = vector_norm(A, 1, first, keepdim)
+    return (amax if ord > 0 else amin)(sums, second, keepdim)
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
+    if isinstance(dim, int):
+        dim = (dim,)
+    if dim is not None and len(dim) == 2 or (dim is None and ord is not None and A.ndim == 2) or isinstance(ord, str):
+        if dim is None and A.ndim != 2:
+            raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got "
+                               f"{A.ndim}D.")
+        return matrix_norm(A, "fro" if ord is None else ord, (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
+    if dim is None and ord is not None and A.ndim != 1:
+        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got "
+                           f"{A.ndim}D.")
+    return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+
+
+def multi_dot(tensors):
+    from .shape import unsqueeze, squeeze
+    tensors = list(tensors)
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    first, last = tensors[0].ndim == 1, tensors[-1].ndim == 1
+    if first:
+        tensors[0] = unsqueeze(tensors[0], 0)
+    if last:
+        tensors[-1] = unsqueeze(tensors[-1], -1)
+    for i, t in enumerate(tensors):
+        if t.ndim != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.ndim}D")
+    out = tensors[0]
+    for t in tensors[1:]:
+        out = mm(out, t)
+    if first:
+        out = squeeze(out, 0)
+    if last:
+        out = squeeze(out, -1)
+    return out
+
+
+def vecdot(x, y, *, dim=-1):
+    return (x * y).sum(dim)
+
+
+def matrix_power(A, n):
+    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+        raise RuntimeError("linalg.matrix_power: A must be batches of square matrices, but they are "
+                           f"{A.shape[-2] if A.ndim > 1 else 1} by {A.shape[-1] if A.ndim else 1} matrices")
+    if n == 0:   # the identity, with a zero gradient
+        from .shape import diag_embed
+        return A * 0 + diag_embed(diagonal(A, 0, -2, -1) * 0 + 1)
+    z = inv(A) if n < 0 else A
+    n = abs(n)
+    result = None
+    while n:
+        if n & 1:
+            result = z if result is None else matmul(result, z)
+        n >>= 1
+        if n:
+            z = matmul(z, z)
+    return result
+
+
+def linalg_diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    return diagonal(A, offset, dim1, dim2)
+
+
+def vander(x, N=None):
+    from .reduce import cumprod
+    from .shape import cat, unsqueeze
+    if x.ndim == 0:   # a number is a vector of one
+        x = x.reshape(1)
+    n = x.shape[-1] if N is None else N
+    if n <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    column = unsqueeze(x, -1)
+    ones = column * 0 + 1
+    return cumprod(cat([ones, column.expand(*x.shape, n - 1)], -1), -1)
+
+
+def vdot(input, other):
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
+    return dot(input, other)
+
+
+def inner(input, other):
+    if input.ndim == 0 or other.ndim == 0:
+        return input * other
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
+                           f"{list(input.shape)} and {list(other.shape)}")
+    return tensordot(input, other, ([-1], [-1]))
+
+
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    """torch.cov's steps: a (weighted) mean per variable, then (x − x̄) w (x − x̄)ᵀ / (Σw − correction ...)."""
+    import warnings
+    if input.ndim > 2:
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with "
+                           f"{input.ndim} dimensions")
+    x = input.reshape(1, -1) if input.ndim < 2 else input
+    n = x.shape[1]
+    w = None
+    if fweights is not None:
+        if fweights.ndim > 1:
+            raise RuntimeError(f"cov(): expected fweights to have one or fewer dimensions but got fweights with "
+                               f"{fweights.ndim} dimensions")
+        if fweights._data.dtype.kind not in "iu":
+            raise RuntimeError(f"cov(): expected fweights to have integral dtype but got fweights with "
+                               f"{str(fweights.dtype)[6:].capitalize()} dtype")
+        if (fweights._data < 0).any():
+            raise RuntimeError(f"cov(): fweights cannot be negative")
+        w = fweights
+    if aweights is not None:
+        if aweights.ndim > 1:
+            raise RuntimeError(f"cov(): expected aweights to have one or fewer dimensions but got aweights with "
+                               f"{aweights.ndim} dimensions")
+        if aweights._data.dtype.kind != "f":
+            raise RuntimeError(f"cov(): expected aweights to have floating point dtype but got aweights with "
+                               f"{str(aweights.dtype)[6:].capitalize()} dtype")
+        if (aweights._data < 0).any():
+            raise RuntimeError("cov(): aweights cannot be negative")
+        w = aweights if w is None else w * aweights
+    if w is not None:
+        w_sum = w.sum()
+        if not bool(w_sum._data != 0):
+            raise RuntimeError("cov(): weights sum to zero, can't be normalized")
+        avg = (x * w).sum(1) / w_sum
+        if correction != 0 and aweights is not None:
+            norm_factor = w_sum - (w * aweights).sum() * correction / w_sum
+        else:
+            norm_factor = w_sum - correction
+    else:
+        avg = x.sum(1) / n
+        norm_factor = n - correction
+    if np.asarray(getattr(norm_factor, "_data", norm_factor)) <= 0:
+        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
+                      "observations.", UserWarning, stacklevel=2)
+        norm_factor = norm_factor * 0
+    centered = x - avg.unsqueeze(1)
+    c = mm(centered, (centered * w if w is not None else centered).t())
+    return (c / norm_factor).squeeze()
+
+
+def corrcoef(input):
+    if input.ndim > 2:
+        raise RuntimeError(f"corrcoef(): expected input to have two or fewer dimensions but got an input with "
+                           f"{input.ndim} dimensions")
+    c = cov(input)
+    if c.ndim == 0:
+        return c / c
+    std = c.diagonal().sqrt()
+    c = c / std.reshape(-1, 1)
+    c = c / std.reshape(1, -1)
+    return c.clip(-1, 1)

@@ -246,9 +246,9 @@ SOFT_MARGIN_LOSS = Op("soft_margin_loss", "SoftMarginLossBackward0", "ℓ = mean
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    from ..autograd import is_grad_enabled
+    from ..autograd.apply import _grad_state
     _check_reduction(reduction)
-    if target.requires_grad and is_grad_enabled():
+    if target.requires_grad and _grad_state.enabled:
         raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect to argument 'target'. "
                            "This input cannot have requires_grad True.")
     a, b = _promoted(input, target)
@@ -294,7 +294,6 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     """½ (log v + (a − y)² / v), v clamped below at ε without stopping its gradient (as torch's in-place clamp
     under no_grad)."""
     import math
-    from ..autograd import no_grad
     if isinstance(var, float):
         if var < 0:
             raise ValueError("var has negative entry/entries")
@@ -309,9 +308,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
             raise ValueError("var is of incorrect size")
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not valid")
-    var = var.clone()
-    with no_grad():
-        var.clamp_(min=eps)
+    var = var + (var.clamp(min=eps) - var).detach()   # torch clamps a clone in place under no_grad
     loss = 0.5 * (var.log() + (input - target) ** 2 / var)
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)

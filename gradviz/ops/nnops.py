@@ -455,9 +455,3 @@ def upsample_bilinear(input, size=None, scale_factor=None):
     warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
                   stacklevel=2)
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
-
-
-from ..autograd.forward_ad import defjvp as _defjvp_nn  # noqa: E402
-from ..autograd.forward_ad import pointwise as _diagonal_nn  # noqa: E402
-
-_defjvp_nn(_diagonal_nn, HARDSHRINK, SOFTSHRINK, THRESHOLD, PRELU)
