@@ -92,13 +92,14 @@ def forward(builder, node_id: str, k: int, count: int) -> tuple:
     title = f"forward {k + 1}/{count} · {esc(node.name)}"
     value = f'<div class="gv-row"><span class="gv-k">gives</span> {_values(node.value)}</div>' \
         if node.value is not None else ""
-    formula = Formula(graph, node).forward()
+    said = Formula(graph, node)
+    formula = said.forward()
     text = (f'<div class="gv-step gv-forward"><div class="gv-head"><b>{esc(node.name)}</b> {formula}</div>'
             f'<p class="gv-say">The forward pass computes {formula} from {ins}; autograd '
             f"records the node {esc(node.name)} so that backward can later run its vector-Jacobian product.</p>"
             f"{value}</div>")
     value_txt = f" = {preview_text(node.value)}" if node.value is not None else ""
-    return title, text, f"forward: {node.name}  {node.formula}{value_txt}"
+    return title, text, f"forward: {node.name}  {said.forward_text()}{value_txt}"   # what the panel says
 
 
 def _join(words: list) -> str:
@@ -149,12 +150,12 @@ def _caption_lines(builder, step, node) -> list:
         return lines or [f"AccumulateGrad for {leaf.name if leaf is not None else node.id}: nothing written"]
     received = ", ".join(preview_text(g) for g in step.grad_in) or "—"
     lines = [f"{node.name}: received {received}"]
+    said = Formula(graph, node)          # the panel's formulas, in Unicode: the caption says what it says
     for eid, grad, axes in step.flows:
         edge = graph.edges[eid]
-        sym, formula = node.symbol(edge.slot), node.vjp_formula(edge.slot)
         summed = f" (Σ over axis {', '.join(map(str, axes))})" if axes else ""
         target = html.unescape(node_label(graph, edge.src))
-        lines.append(f"→ {target}: grad_{sym} = {formula} = {preview_text(grad)}{summed}")
+        lines.append(f"→ {target}: {said.vjp_text(edge.slot)} = {preview_text(grad)}{summed}")
     return lines
 
 
