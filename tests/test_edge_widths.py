@@ -220,6 +220,11 @@ def test_gradient_labels_sit_clear_of_every_node(name):
         xs, ys = [p[0] for p in pts], [p[1] for p in pts]
         boxes.append((min(xs), min(ys), max(xs), max(ys)))
     assert len(boxes) == len(anim.trace.nodes)
+    for m in re.finditer(r'<g\b[^>]*class="cluster[^"]*"[^>]*>.*?<text\b[^>]*x="([-\d.]+)" y="([-\d.]+)"[^>]*>'
+                         r'([^<]*)</text>', anim.svg, re.S):     # a module's name on its cluster, too
+        x, y, w = float(m.group(1)), float(m.group(2)), 6.0 * len(m.group(3))
+        boxes.append((x - w / 2, y - 8, x + w / 2, y + 2))
+    assert len(boxes) > len(anim.trace.nodes) or name != "mlp"
     checked = 0
     for frame in unpack(data["frames"]):
         for edge_id, text in frame["l"].items():
@@ -230,3 +235,24 @@ def test_gradient_labels_sit_clear_of_every_node(name):
                 assert not (x0 < b[2] and x1 > b[0] and y - 11 < b[3] and y + 3 > b[1]), (edge_id, text, b)
             checked += 1
     assert checked >= len(anim.trace.steps)
+
+
+def test_a_label_keeps_off_a_clusters_name_and_other_edges_texts():
+    from gradviz.player.stage import CHAR_WIDTH, LABEL_GAP, Stage
+    svg = ('<svg viewBox="0 0 400 400"><g id="graph0" class="graph">'
+           '<g id="scope0" class="cluster"><title>cluster_0</title><path d="M100,-390L390,-390L390,-10L100,-10Z"/>'
+           '<text text-anchor="middle" x="150" y="-198" font-size="10.00">1 (ReLU)</text></g>'
+           '<g id="n0" class="node op"><title>n0</title><polygon points="150,-100 250,-100 250,-60 150,-60"/></g>'
+           '<g id="n1" class="node op"><title>n1</title><polygon points="150,-340 250,-340 250,-300 150,-300"/></g>'
+           '<g id="e0" class="edge"><title>n0->n1</title><path d="M200,-100C200,-160 200,-240 200,-293"/>'
+           '<polygon points="197,-293 200,-300 203,-293 197,-293"/></g>'
+           '<g id="e1" class="edge"><title>n0->n1</title><path d="M240,-100C300,-160 300,-240 240,-300"/>'
+           '<polygon points="237,-293 240,-300 243,-293 237,-293"/>'
+           '<text text-anchor="middle" x="320" y="-200" font-size="9.00">(4, 5)</text></g></g></svg>')
+    stage = Stage(svg)
+    x, y, left = stage.place({"e0": 20})["e0"]
+    w = CHAR_WIDTH * 20
+    x0, x1 = (x - LABEL_GAP - w, x - LABEL_GAP) if left else (x + LABEL_GAP, x + LABEL_GAP + w)
+    for b in stage.text_boxes + [(None, n) for n in stage.node_boxes]:
+        b = b[1]
+        assert not (x0 < b[2] and x1 > b[0] and y - 11 < b[3] and y + 3 > b[1]), (x, y, left, b)

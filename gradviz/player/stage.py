@@ -100,6 +100,9 @@ class Stage:
         self._pieces.append(self.svg[pos:])
         self.node_boxes = [b for b in (_box(m.group(0)) for m in _NODE.finditer(self.svg)) if b is not None]
         self.curves = {m.group("id"): _curve(m.group(0)) for m in _EDGE_ID.finditer(self.svg)}
+        # Graphviz's own texts beside edges (shapes, Σ marks) and on clusters: labels keep off them too
+        self.text_boxes = [(m.group("id"), box) for m in _TEXT_OWNER.finditer(self.svg)
+                           for box in _text_boxes(m.group(0))]
 
     def place(self, lengths: dict | None = None, default: int = 28) -> dict:
         """edge id -> (x, y, left): where a gradient label of lengths[edge id] characters (default
@@ -109,7 +112,9 @@ class Stage:
         out = {}
         for edge_id, mid in self.midpoints.items():
             width = CHAR_WIDTH * lengths.get(edge_id, default)
-            out[edge_id] = _free_spot(self.curves.get(edge_id) or [mid], mid, width, self.node_boxes)
+            # the edge's own shape text is hidden while its gradient is written (player.css)
+            boxes = self.node_boxes + [b for owner, b in self.text_boxes if owner != edge_id]
+            out[edge_id] = _free_spot(self.curves.get(edge_id) or [mid], mid, width, boxes)
         return out
 
     def render(self, state: dict, labels: dict | None = None) -> str:
@@ -152,6 +157,9 @@ def insert_labels(svg: str, markup: str) -> str:
 
 _NODE = re.compile(r'<g\b[^>]*\bclass="node[^"]*"[^>]*>.*?</g>', re.DOTALL)
 _EDGE_ID = re.compile(r'<g\b[^>]*\bid="(?P<id>[^"]*)"[^>]*\bclass="edge[^"]*"[^>]*>.*?</g>', re.DOTALL)
+_TEXT_OWNER = re.compile(r'<g\b[^>]*\bid="(?P<id>[^"]*)"[^>]*\bclass="(?:edge|cluster)[^"]*"[^>]*>.*?</g>', re.DOTALL)
+_TEXT = re.compile(r'<text\b([^>]*)>([^<]*)</text>')
+_ATTR = re.compile(r'([\w-]+)="([^"]*)"')
 _SHAPE_POINTS = re.compile(r'\b(?:points|d)="([^"]*)"')
 _TEXT_TOP, _TEXT_BOTTOM = 11.0, 3.0     # the 11px label font around its baseline
 _MARGIN = 2.0
@@ -164,6 +172,21 @@ def _box(group: str):
         return None
     xs, ys = [p[0] for p in points], [p[1] for p in points]
     return min(xs), min(ys), max(xs), max(ys)
+
+
+def _text_boxes(group: str) -> list:
+    """(x0, y0, x1, y1) of each text in a group (monospace: 0.6 em a character, anchored as drawn)."""
+    out = []
+    for m in _TEXT.finditer(group):
+        attrs = dict(_ATTR.findall(m.group(1)))
+        try:
+            x, y, size = float(attrs["x"]), float(attrs["y"]), float(attrs.get("font-size", 14))
+        except (KeyError, ValueError):
+            continue
+        width = 0.6 * size * len(m.group(2))
+        x -= {"middle": width / 2, "end": width}.get(attrs.get("text-anchor", "start"), 0)
+        out.append((x, y - 0.8 * size, x + width, y + 0.2 * size))
+    return out
 
 
 def _curve(group: str) -> list:
