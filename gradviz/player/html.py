@@ -77,7 +77,10 @@ def markup(uid: str, svg: str, n: int, title: str, text: str, page: bool = False
         f"<style>{stylesheet()}</style>"
         '<div class="gv-frame">'
         '<div class="gv-stage" role="img" aria-label="the backward graph: drag to pan, wheel or pinch to zoom, '
-        f'double-click a node to focus it">{scalable(svg)}</div>'
+        # with script, the drawing's text waits until the player knows its scale: the browser then
+        # never lays out a big graph's text while it is still reading the page (without script: shown)
+        f'double-click a node to focus it"><script>document.currentScript.parentNode.classList.add("gv-far")</script>'
+        f'{scalable(svg)}</div>'
         '<div class="gv-bar" role="toolbar" aria-label="steps">'
         '<button type="button" class="gv-prev" title="Previous step (←)">◀ Prev</button>'
         '<button type="button" class="gv-next" title="Next step (→)">Next ▶</button>'

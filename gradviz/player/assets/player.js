@@ -181,11 +181,12 @@
       }
     }
     // text too small to read (under 2.5 px at the view's scale: the overview of a big graph) is not
-    // laid out at all; hidden from the start, so opening a big graph never lays out its text
+    // laid out at all; hidden from the start (html.py hides it while the page is still being read), so
+    // opening a big graph never lays out its text
     var far = true;
-    camera.canvas.classList.add("gv-far");
+    stage.classList.add("gv-far");
     camera.onView = function (v, z) {
-      if ((v.s < FAR) !== far) { far = !far; camera.canvas.classList.toggle("gv-far", far); }
+      if ((v.s < FAR) !== far) { far = !far; stage.classList.toggle("gv-far", far); }
       cull(v, z);
     };
     // what the camera frames at frame k: its node, the edges its gradient comes in on and goes out
