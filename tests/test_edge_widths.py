@@ -256,3 +256,27 @@ def test_a_label_keeps_off_a_clusters_name_and_other_edges_texts():
     for b in stage.text_boxes + [(None, n) for n in stage.node_boxes]:
         b = b[1]
         assert not (x0 < b[2] and x1 > b[0] and y - 11 < b[3] and y + 3 > b[1]), (x, y, left, b)
+
+
+def test_the_stepper_sends_the_same_widths_as_it_runs_and_again_after_reset():
+    pytest.importorskip("anywidget")
+    loss = barlow()
+    s = torch.step(loss)
+    while not s.finished:
+        s.next()
+    flows = carried(s.trace)
+
+    def check():
+        shown, expected = {}, {}
+        sent = s.frames[1:]                 # frame 0: the moment before backward
+        assert len(sent) == len(flows)
+        for frame, got in zip(sent, flows):
+            shown.update(frame.get("w", {}))
+            expected.update({edge_id: expected_level(v) for edge_id, v in got.items()})
+            assert shown == expected
+    check()
+    s.reset()
+    assert not any("w" in f for f in s.frames)
+    while not s.finished:
+        s.next()
+    check()
