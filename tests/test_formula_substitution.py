@@ -356,3 +356,15 @@ def test_a_long_formula_is_one_math_element_per_clause():
     assert latex.text(markup) == f.forward_text()                # the punctuation between them is kept
     short = formula(img * 2, {"img": img}).forward()
     assert short.count("<math") == 1
+
+
+def test_a_bar_over_a_name_of_several_characters_reads_as_its_mean():
+    """A combining bar would sit over the last character only (off to one side over a digit)."""
+    import re
+    z2 = torch.randn(4, 3, requires_grad=True)
+    s = z2.std(0)
+    labels = re.findall(r">([^<]*)</text>", torch.draw(s, names={"z2": z2, "s": s}).svg())
+    assert "s = √((Σ (z2 − mean(z2))²)/(n − k))" in labels
+    x = torch.randn(3, requires_grad=True)
+    labels = re.findall(r">([^<]*)</text>", torch.draw(x.var(), names={"x": x}).svg())
+    assert any("(x − x̄)²" in t for t in labels)

@@ -358,6 +358,10 @@ def _plain(el) -> str:
         base = _plain(kids[0]).strip()
         first = _plain(kids[1]).strip() if len(kids) > 1 else ""
         if tag == "mover" and first in _ACCENTS:
+            if len(base) > 1 and _ACCENTS[first] == "\u0304":
+                # a combining bar lands on the last character only (over a digit, off to one side); the
+                # records put a bar over an input only to mean its mean, so say that: mean(z2)
+                return f"mean({base})"
             return base + _ACCENTS[first]
         if tag == "msup":
             sup = _script(first, _SUP)
