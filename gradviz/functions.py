@@ -33,3 +33,4 @@ from .ops.reduce import (cummax, cummin, cumulative_trapezoid, kthvalue, nanmean
                          trapz)
 from .ops.linalg import (addbmm, addr, cdist, cholesky, corrcoef, cov, cross, det, inner, inverse,  # noqa: E402,F401
                              logdet, matrix_power, slogdet, vdot)
+from .ops.shape import tril_indices, triu_indices  # noqa: E402,F401

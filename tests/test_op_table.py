@@ -230,3 +230,13 @@ def test_linalg_errors_in_torch_words():
     with pytest.raises(NotImplementedError, match="create_graph"):
         a = gradviz.tensor([[2.0, 1.0], [0.5, 3.0]], requires_grad=True)
         gradviz.autograd.grad(gradviz.linalg.svdvals(a).sum(), a, create_graph=True)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("row, col, offset", [(3, 3, 0), (4, 3, 1), (3, 5, -1), (0, 3, 0), (3, 3, -5), (3, 3, 5)])
+def test_triangle_indices_match_torch(row, col, offset):
+    real = pytest.importorskip("torch")
+    for name in ("tril_indices", "triu_indices"):
+        ours, theirs = getattr(gradviz, name)(row, col, offset), getattr(real, name)(row, col, offset)
+        assert ours.dtype == gradviz.int64
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())

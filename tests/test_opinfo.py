@@ -33,7 +33,6 @@ RANDOM = {"bernoulli", "normal", "rand_like", "randn_like", "randint_like", "emp
 # name or name.variant -> (why gradviz does not match torch, which samples: a predicate of the sample and
 # the exception gradviz raised, or None for all samples)
 KNOWN: dict[str, tuple] = {
-    "norm.nuc": ("the nuclear norm (ord='nuc', a sum of singular values) is not implemented; gradviz raises", None),
     "zero_": ("torch.zero_ as a function is not exposed (the Tensor.zero_ method is, and is tested elsewhere)",
               None),
     "nn.functional.batch_norm": ("batch_norm takes (N, C, ...) inputs; a 1-D input raises",

@@ -474,6 +474,9 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
                            f"Got {str(input.dtype)[6:].capitalize().replace('Int64', 'Long')}")
     if p in ("fro", None):
         p = 2
+    if p == "nuc":   # the sum of singular values, as torch.linalg.matrix_norm
+        from .linalg import matrix_norm
+        return matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim)
     if isinstance(p, str):
         raise RuntimeError(f"norm: ord {p!r} is not supported here; use a number, inf, -inf or 'fro'")
     return apply(NORM, (input,), (float(p),) + _dims_keep(input, dim, keepdim))

@@ -898,3 +898,19 @@ def msort(input):
 
 
 _defjvp(_linear, ROT90, BLOCK_DIAG)
+
+
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None):
+    """The (2, N) row and column indices of the lower triangle of a row × col matrix, row by row."""
+    return _triangle_indices(np.tril_indices(row, offset, col), dtype)
+
+
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None):
+    return _triangle_indices(np.triu_indices(row, offset, col), dtype)
+
+
+def _triangle_indices(pair, dtype):
+    from ..dtypes import as_np
+    out = np.stack(pair).astype(np.int64 if dtype is None else as_np(dtype)) if pair[0].size else \
+        np.zeros((2, 0), dtype=np.int64 if dtype is None else as_np(dtype))
+    return Tensor._make(out)
