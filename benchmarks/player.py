@@ -39,7 +39,7 @@ def graph(n_params: int = 100, size: int = 4):
 def one_round(forward: bool) -> dict:
     loss = graph()
     t0 = time.perf_counter()
-    anim = animate(loss, forward=forward)
+    anim = animate(loss, forward=forward, max_nodes=None)   # unfolded: 200 steps, as stated
     t1 = time.perf_counter()
     page = anim.html()
     t2 = time.perf_counter()
