@@ -1,10 +1,12 @@
-"""gradviz.step() in a real JupyterLab (Dark theme, 1280×720): Next runs backward, and every step is seen.
+"""gradviz.step() in a real JupyterLab and a real Jupyter Notebook 7 (Dark theme, 1280×720): Next runs
+backward, and every step is seen.
 
 The Stepper is the saved player's own script and stylesheet as an anywidget; its Next asks the
 kernel for one more node of the real backward. For the three programs of player_programs, every
 backward step must show its active node inside the graph's viewport, on screen, unobstructed,
 with text of at least 10 px, without the page scrolling sideways, and all text must keep a
-contrast of 4.5:1 on JupyterLab Dark. The server runs on 127.0.0.1 with no token, a temporary root
+contrast of 4.5:1 on JupyterLab Dark. Notebook 7 is the same front end (Lumino, the same output area
+and theme settings) in a different shell, so the same checks run there. Each server runs on 127.0.0.1 with no token, a temporary root
 dir and temporary HOME / IPYTHONDIR / JUPYTER_* dirs, and is stopped by its PID at the end.
 """
 import json
@@ -47,10 +49,17 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def jupyter_lab(tmp_path):
+APPS = {   # app -> (module that serves it, the notebook's address under the server)
+    "lab": ("jupyterlab", "lab/tree/stepper.ipynb"),
+    "notebook": ("notebook", "notebooks/stepper.ipynb"),
+}
+
+
+@pytest.fixture(params=list(APPS))
+def jupyter_lab(request, tmp_path):
     require_browser()
-    pytest.importorskip("jupyterlab")
+    module, page_path = APPS[request.param]
+    pytest.importorskip(module)
     pytest.importorskip("ipywidgets")
     root = tmp_path / "root"
     root.mkdir()
@@ -71,10 +80,11 @@ def jupyter_lab(tmp_path):
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     port = free_port()
     log = open(tmp_path / "jupyter.log", "wb")
+    quiet = (["--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+             if module == "jupyterlab" else [])
     server = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip", "127.0.0.1", f"--port={port}",
-         "--ServerApp.token=", "--ServerApp.password=", "--allow-root", f"--ServerApp.root_dir={root}",
-         "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
+        [sys.executable, "-m", module, "--no-browser", "--ip", "127.0.0.1", f"--port={port}",
+         "--ServerApp.token=", "--ServerApp.password=", "--allow-root", f"--ServerApp.root_dir={root}", *quiet],
         env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -86,9 +96,9 @@ def jupyter_lab(tmp_path):
             except OSError:
                 if server.poll() is not None or time.monotonic() > deadline:
                     log.flush()
-                    pytest.fail("jupyter lab did not start:\n" + (tmp_path / "jupyter.log").read_text()[-3000:])
+                    pytest.fail(f"jupyter {request.param} did not start:\n" + (tmp_path / "jupyter.log").read_text()[-3000:])
                 time.sleep(0.3)
-        yield url
+        yield request.param, f"{url}/{page_path}"
     finally:
         server.terminate()             # by its own PID; it shuts its kernels down on the way out
         try:
@@ -122,9 +132,13 @@ def test_step_in_jupyterlab_runs_backward_one_click_at_a_time(jupyter_lab, tmp_p
     with chromium((1280, 720)) as browser:
         page = browser.new_page()
         errors = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(f"{jupyter_lab}/lab/tree/stepper.ipynb")
-        page.locator(".jp-StatusBar-TextItem", has_text="Python 3 (ipykernel) | Idle").wait_for(timeout=90_000)
+        page.on("pageerror", lambda e: errors.append((str(e), e.stack or "")))
+        app, address = jupyter_lab
+        page.goto(address)
+        if app == "lab":
+            page.locator(".jp-StatusBar-TextItem", has_text="Python 3 (ipykernel) | Idle").wait_for(timeout=90_000)
+        else:   # Notebook 7 has no status bar; its toolbar's kernel indicator says idle
+            page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(state="attached", timeout=90_000)
         assert page.evaluate("document.body.dataset.jpThemeLight") == "false"     # JupyterLab Dark
         page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
         page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
@@ -186,5 +200,13 @@ def test_step_in_jupyterlab_runs_backward_one_click_at_a_time(jupyter_lab, tmp_p
                 count.endswith(f" of {root.get_attribute('data-frame')}"), count
             worst = root.evaluate(CONTRAST)
             assert worst[0]["ratio"] >= 4.5, (name, worst)
-        page.screenshot(path=str(tmp_path / "jupyter-stepper.png"))
-        assert not errors, errors
+        page.screenshot(path=str(tmp_path / f"jupyter-{app}-stepper.png"))
+        assert not [e for e in errors if not _the_apps_own(app, *e)], errors
+
+
+def _the_apps_own(app: str, message: str, stack: str) -> bool:
+    """Notebook 7.6.5 throws this while loading its settings, on any notebook (one holding only
+    `1 + 1` too), from its own bundle: not an error of the page under test."""
+    top = stack.split("\n    at ")[1:2]
+    return (app == "notebook" and "reading 'schema'" in message and bool(top)
+            and "/static/notebook/notebook_core." in top[0])
