@@ -280,3 +280,15 @@ def test_the_stepper_sends_the_same_widths_as_it_runs_and_again_after_reset():
     while not s.finished:
         s.next()
     check()
+
+
+def test_the_gif_points_backward_edges_at_their_input_and_draws_their_width():
+    from gradviz.player.gif import PENWIDTHS, backward_pos, restyle
+    back = backward_pos("e,27,36 27,72 27,64 27,54 27,46")
+    assert back == "s,27,72 27,62 27,64 27,54 27,36"     # head at the input; the line runs on to the old tip
+    assert backward_pos("27,72 27,64 27,54 27,46") is None  # no arrowhead to turn
+    positioned = 'digraph {\n\tn0 -> n1\t[id=e0, pos="e,27,36 27,72 27,64 27,54 27,46"];\n}\n'
+    out = restyle(positioned, {"e0": "done"}, {}, {"e0": "edge"}, widths={"e0": 5})
+    assert f'dir="back"' in out and f'pos="{back}"' in out and f'penwidth="{PENWIDTHS[5]}"' in out
+    forward = restyle(positioned, {"e0": "new"}, {}, {"e0": "edge"}, widths={})
+    assert "dir=" not in forward and "penwidth=\"3" not in forward

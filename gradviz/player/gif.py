@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -60,13 +61,61 @@ def _dot_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
 
 
-def restyle(positioned: str, state: dict, labels: dict, kinds: dict, styles: tuple = (NODE_STYLE, EDGE_STYLE)) -> str:
-    """The positioned DOT with each id's state (and flowing edges' labels) as attributes."""
+# the player's edge widths (player.css gv-w0..gv-w6) as pen widths, and its backward states, in which
+# arrowheads point at the input
+PENWIDTHS = {0: "0.75", 1: "1", 2: "1.5", 3: "2", 4: "2.75", 5: "3.75", 6: "5"}
+BACKWARD_EDGE_STATES = ("idle", "flowing", "done")
+
+
+def backward_pos(pos: str) -> str | None:
+    """A positioned edge's `pos` ("e,tip p0 ... pn": the head at the consumer) with the arrowhead
+    moved to the input end ("s,p0 ..."): the line starts an arrow's length in and runs on to the tip."""
+    parts = pos.replace("\\\n", "").split()
+    if not parts or not parts[0].startswith("e,"):
+        return None
+    try:
+        tip = tuple(float(v) for v in parts[0][2:].split(","))
+        points = [tuple(float(v) for v in p.split(",")) for p in parts[1:]]
+    except ValueError:
+        return None
+    if len(points) < 2:
+        return None
+    (ex, ey), (sx, sy) = points[-1], points[0]
+    length = ((tip[0] - ex) ** 2 + (tip[1] - ey) ** 2) ** 0.5
+    nx, ny = next(((x, y) for x, y in points[1:] if abs(x - sx) + abs(y - sy) > 1e-6), points[-1])
+    norm = ((nx - sx) ** 2 + (ny - sy) ** 2) ** 0.5 or 1.0
+    start = (sx + (nx - sx) / norm * length, sy + (ny - sy) / norm * length)
+    moved = [start] + points[1:-1] + [tip]
+    return f"s,{sx:g},{sy:g} " + " ".join(f"{x:g},{y:g}" for x, y in moved)
+
+
+def _edge_pos(positioned: str, ident: str) -> str | None:
+    for key in (f"id={ident},", f"id={ident}]", f"id={ident}\n", f'id="{ident}"'):
+        at = positioned.find(key)
+        if at >= 0:
+            start = positioned.rfind("[", 0, at)
+            end = _statement_end(positioned, at)
+            m = re.search(r'\bpos="([^"]*)"', positioned[start:end])
+            return m.group(1) if m else None
+    return None
+
+
+def restyle(positioned: str, state: dict, labels: dict, kinds: dict, styles: tuple = (NODE_STYLE, EDGE_STYLE),
+            widths: dict | None = None) -> str:
+    """The positioned DOT with each id's state (and flowing edges' labels) as attributes; edges in a
+    backward state point at their input, as thick as `widths` (edge id -> width level) says."""
     inserts = []
     node_style, edge_style = styles
+    widths = widths or {}
     for ident, st in state.items():
         style = (edge_style if kinds.get(ident) == "edge" else node_style).get(st)
         extra = dict(style or {})
+        if kinds.get(ident) == "edge" and st in BACKWARD_EDGE_STATES:
+            back = backward_pos(_edge_pos(positioned, ident) or "")
+            if back is not None:
+                extra.update(dir="back", pos=back)
+            if ident in widths:
+                extra["penwidth"] = PENWIDTHS[widths[ident]]
         if ident in labels and labels[ident]:
             extra["xlabel"] = labels[ident]
         if not extra:
@@ -130,9 +179,12 @@ def save_gif(animation, path: str | os.PathLike, duration_ms: int | None = None,
     font, title_font = _font(15), _font(17)
     pictures = []
     state: dict = {}
+    widths: dict = {}
     for frame in frames:
         state.update(frame.changes)
-        png = _run([neato, "-n2", "-Tpng", "-Gdpi=96"], restyle(positioned, state, frame.labels, kinds, styles).encode())
+        widths.update(frame.widths)
+        png = _run([neato, "-n2", "-Tpng", "-Gdpi=96"],
+                   restyle(positioned, state, frame.labels, kinds, styles, widths).encode())
         graph = Image.open(io.BytesIO(png)).convert("RGB")
         if graph.width > width:
             graph = graph.resize((width, max(1, round(graph.height * width / graph.width))))
