@@ -75,7 +75,8 @@ ROWS = [
     ("addbmm", lambda t, m, a, b: t.addbmm(m, a.reshape(2, 2, 2), b.reshape(2, 2, 2), beta=2.0, alpha=0.5),
      [S[:2, :2], V, W]),
     ("cdist", lambda t, a, b: t.cdist(a.reshape(4, 2), b.reshape(4, 2), 1.5), [V, W]),
-    ("stacks", lambda t, x, y: t.dstack([x, y]).sum(2) + t.vstack([x[0], y[1]]) * t.column_stack([x[:, 0], y[:, 1]]).sum(), [V, W]),
+    ("stacks", lambda t, x, y: t.dstack([x, y]).sum(2) + t.vstack([x[0], y[1]])
+     * t.column_stack([x[:, 0], y[:, 1]]).sum(), [V, W]),
 ]
 
 

@@ -725,7 +725,8 @@ SLICE_SCATTER = _scatter_op("slice_scatter", "SliceScatterBackward0", "c = a; c[
                             lambda xp, a, dim, start, end, step: a[_at(dim, slice(start, end, step))],
                             params=("dim", "start", "end", "step"),
                             latex=r"$c = $0;\; {$c}_{[\dots,\, $start:$end:$step]} = $1",
-                            vjp_latex=(r"\bar{g}\text{ with zeros in the slice}", r"\bar{g}_{[\dots,\, $start:$end:$step]}"))
+                            vjp_latex=(r"\bar{g}\text{ with zeros in the slice}",
+                                       r"\bar{g}_{[\dots,\, $start:$end:$step]}"))
 DIAGONAL_SCATTER_SRC = _scatter_op("diagonal_scatter", "DiagonalScatterBackward0", "c = a; diag(c) = s", "diagonal",
                                    _diagonal_view, params=("offset", "dim1", "dim2"),
                                    latex=r"$c = $0;\; \operatorname{diag}_{$offset}($c) = $1",

@@ -598,7 +598,8 @@ def _cholesky_forward(xp, a, upper):
 
 
 _cholesky_forward = _lapack(_cholesky_forward)
-CHOLESKY = Op("linalg_cholesky", "LinalgCholeskyExBackward0", "L = chol(A): A = L Lᵀ", _cholesky_forward, vjp=(_cholesky_vjp,),
+CHOLESKY = Op("linalg_cholesky", "LinalgCholeskyExBackward0", "L = chol(A): A = L Lᵀ", _cholesky_forward,
+              vjp=(_cholesky_vjp,),
               vjp_formulas=("sym(L⁻ᵀ Φ(Lᵀ ḡ) L⁻¹)",), args=MATRIX, params=("upper",), saves=("result",),
               symbols=("A",),
               latex=r"$c = \operatorname{chol}($0):\; $0 = $c\, $c^{\top}",
@@ -635,7 +636,8 @@ def _eigvalsh_vjp(xp, g, c, a, uplo):
 
 
 EIGVALSH = Op("linalg_eigvalsh", "LinalgEighBackward0", "λ = eigenvalues of symmetric A",
-              lambda xp, a, uplo: np.linalg.eigvalsh(a, UPLO=uplo) if not _empty(a) else np.zeros(a.shape[:-1], a.dtype),
+              lambda xp, a, uplo: np.linalg.eigvalsh(a, UPLO=uplo) if not _empty(a) else
+              np.zeros(a.shape[:-1], a.dtype),
               vjp=(_eigvalsh_vjp,), vjp_formulas=("V diag(ḡ) Vᵀ",), args=MATRIX, params=("UPLO",), saves=("self",),
               symbols=("A",),
               latex=r"$c = \lambda($0)", vjp_latex=(r"V \operatorname{diag}(\bar{g})\, V^{\top}",))
@@ -806,7 +808,8 @@ def _cholesky(op: Op, name: str, A, upper: bool):
     except LinAlgFailure:
         order = _not_positive_at(A._data)
         raise RuntimeError(f"{name}: The factorization could not be completed because the input is not "
-                           f"positive-definite (the leading minor of order {order} is not positive-definite).") from None
+                           f"positive-definite (the leading minor of order {order} is not "
+                           "positive-definite).") from None
 
 
 def _not_positive_at(a: np.ndarray) -> int:
@@ -847,7 +850,7 @@ def eigvalsh(A, UPLO="L"):
 def linalg_cross(input, other, *, dim=-1):
     from .reduce import normalize_dims
     if input.ndim != other.ndim:
-        raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions.")
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     shape = np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
     (d,) = normalize_dims(dim, len(shape))
     if input.shape[d] != 3 or other.shape[d] != 3:
@@ -878,7 +881,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     if batch1.ndim != 3 or batch2.ndim != 3:
-        raise RuntimeError(f"batch1 must be a 3D tensor")
+        raise RuntimeError("batch1 must be a 3D tensor")
     if batch1.shape[0] != batch2.shape[0] or batch1.shape[2] != batch2.shape[1]:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{batch1.shape[0]}, {batch1.shape[2]}] but got: [{batch2.shape[0]}, {batch2.shape[1]}].")
@@ -925,7 +928,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     if dtype is not None:
         A = A.to(dtype)
     if A.ndim < 2:
-        raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
     d0, d1 = (normalize_dims(d, A.ndim)[0] for d in dim)
     if ord == "fro":
         return vector_norm(A, 2, (d0, d1), keepdim)
@@ -1053,7 +1056,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
             raise RuntimeError(f"cov(): expected fweights to have integral dtype but got fweights with "
                                f"{str(fweights.dtype)[6:].capitalize()} dtype")
         if (fweights._data < 0).any():
-            raise RuntimeError(f"cov(): fweights cannot be negative")
+            raise RuntimeError("cov(): fweights cannot be negative")
         w = fweights
     if aweights is not None:
         if aweights.ndim > 1:

@@ -350,7 +350,8 @@ GLU = _unary("glu", "GluBackward0", "c = a₁ ⊙ σ(a₂), a = [a₁, a₂] hal
              lambda xp, a, d: _halves(a, d)[0] * _sigmoid(xp, _halves(a, d)[1]), _glu_vjp,
              "[ḡ ⊙ σ(a₂), ḡ ⊙ a₁ ⊙ σ(a₂)(1 − σ(a₂))]", params=("dim",),
              latex=r"$c = a_1 \odot \sigma(a_2),\; $0 = [a_1,\, a_2]",
-             vjp_latex=(r"\left[\bar{g} \odot \sigma(a_2),\; \bar{g} \odot a_1 \odot \sigma(a_2)(1 - \sigma(a_2))\right]",))
+             vjp_latex=(r"\left[\bar{g} \odot \sigma(a_2),\; "
+                        r"\bar{g} \odot a_1 \odot \sigma(a_2)(1 - \sigma(a_2))\right]",))
 PRELU = Op("prelu", "PreluKernelBackward0", "c = a if a > 0 else w ⊙ a", lambda xp, a, w: xp.where(a > 0, a, w * a),
            vjp=(lambda xp, g, c, a, w: xp.where(a > 0, g, w * g), lambda xp, g, c, a, w: xp.where(a > 0, 0.0, a * g)),
            vjp_formulas=("ḡ ⊙ (a > 0 ? 1 : w)", "Σ ḡ ⊙ a ⊙ [a ≤ 0]"), args=("self", "weight"), saves=("self", "weight"),
@@ -372,7 +373,8 @@ def _pdist_vjp(xp, g, c, a, p, i, j):
 
 
 PDIST = Op("pdist", "PdistBackward0", "c = (‖aᵢ − aⱼ‖ₚ for i < j)", quiet(_pdist_forward), vjp=(quiet(_pdist_vjp),),
-           vjp_formulas=("±ḡ ⊙ ∂‖aᵢ − aⱼ‖ₚ added to rows i and j",), params=("p", "rows", "cols"), saves=("self", "result"),
+           vjp_formulas=("±ḡ ⊙ ∂‖aᵢ − aⱼ‖ₚ added to rows i and j",), params=("p", "rows", "cols"),
+           saves=("self", "result"),
            shown=("p",), symbols=("A",),
            latex=r"$c = \left(\lVert $0_i - $0_j \rVert_{$p}\right)_{i < j}",
            vjp_latex=(r"\pm \bar{g} \odot \partial \lVert $0_i - $0_j \rVert_{$p} \text{ added to rows } i, j",))

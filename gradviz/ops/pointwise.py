@@ -877,11 +877,13 @@ ERFC = _unary("erfc", "ErfcBackward0", "c = erfc a = 1 − erf a",
               latex=r"$c = \operatorname{erfc} $0 = 1 - \operatorname{erf} $0",
               vjp_latex=(r"-\bar{g} \odot \frac{2}{\sqrt{\pi}} e^{-$0^2}",))
 # torch saves the input and recomputes erfinv in its backward; the slope is √π/2 e^(c²) either way
-ERFINV = _unary("erfinv", "ErfinvBackward0", "c = erf⁻¹ a", lambda xp, a: _special.erfinv(a).astype(a.dtype, copy=False),
+ERFINV = _unary("erfinv", "ErfinvBackward0", "c = erf⁻¹ a",
+                lambda xp, a: _special.erfinv(a).astype(a.dtype, copy=False),
                 quiet(lambda xp, g, c, a: g * xp.exp(c * c) * (math.sqrt(math.pi) / 2)), "ḡ ⊙ √π/2 e^(c²)",
                 saves=("self", "result"),
                 latex=r"$c = \operatorname{erf}^{-1} $0", vjp_latex=(r"\bar{g} \odot \frac{\sqrt{\pi}}{2} e^{$c^2}",))
-LGAMMA = _unary("lgamma", "LgammaBackward0", "c = log |Γ(a)|", lambda xp, a: _special.lgamma(a).astype(a.dtype, copy=False),
+LGAMMA = _unary("lgamma", "LgammaBackward0", "c = log |Γ(a)|",
+                lambda xp, a: _special.lgamma(a).astype(a.dtype, copy=False),
                 lambda xp, g, c, a: g * _digamma_of(xp, a), "ḡ ⊙ ψ(a)",
                 latex=r"$c = \log \left|\Gamma($0)\right|", vjp_latex=(r"\bar{g} \odot \psi($0)",))
 DIGAMMA = _unary("digamma", "DigammaBackward0", "c = ψ(a) = Γ′(a) / Γ(a)",
@@ -907,7 +909,8 @@ def _mvlgamma_vjp(xp, g, c, a, p):
 
 MVLGAMMA = _unary("mvlgamma", "MvlgammaBackward0", "c = p(p−1)/4 log π + Σⱼ log Γ(a − j/2)", _mvlgamma_forward,
                   _mvlgamma_vjp, "ḡ ⊙ Σⱼ ψ(a − j/2)", params=("p",),
-                  latex=r"$c = \frac{$p($p - 1)}{4} \log \pi + \sum_{j=0}^{$p - 1} \log \Gamma\left($0 - \tfrac{j}{2}\right)",
+                  latex=r"$c = \frac{$p($p - 1)}{4} \log \pi + "
+                        r"\sum_{j=0}^{$p - 1} \log \Gamma\left($0 - \tfrac{j}{2}\right)",
                   vjp_latex=(r"\bar{g} \odot \sum_{j=0}^{$p - 1} \psi\left($0 - \tfrac{j}{2}\right)",))
 DEG2RAD = _unary("deg2rad", "Deg2RadBackward0", "c = a · π/180", lambda xp, a: a * (math.pi / 180),
                  lambda xp, g, c, a: g * (math.pi / 180), "ḡ π/180", saves=(),
@@ -944,12 +947,14 @@ CLAMP_MAX_TENSOR = Op("clamp_max", "ClampMaxBackward1", "c = min(a, hi)", lambda
                       vjp=(lambda xp, g, c, a, hi: xp.keep(g, a <= hi), lambda xp, g, c, a, hi: xp.keep(g, a > hi)),
                       vjp_formulas=("ḡ ⊙ [a ≤ hi]", "ḡ ⊙ [a > hi]"), args=("self", "max"), saves=("self", "max"),
                       symbols=("a", "hi"), broadcasts=None,
-                      latex=r"$c = \min($0,\, $1)", vjp_latex=(r"\bar{g} \odot [$0 \le $1]", r"\bar{g} \odot [$0 > $1]"))
+                      latex=r"$c = \min($0,\, $1)",
+                      vjp_latex=(r"\bar{g} \odot [$0 \le $1]", r"\bar{g} \odot [$0 > $1]"))
 CLAMP_MIN_TENSOR = Op("clamp_min", "ClampMinBackward1", "c = max(a, lo)", lambda xp, a, lo: xp.maximum(a, lo),
                       vjp=(lambda xp, g, c, a, lo: xp.keep(g, a >= lo), lambda xp, g, c, a, lo: xp.keep(g, a < lo)),
                       vjp_formulas=("ḡ ⊙ [a ≥ lo]", "ḡ ⊙ [a < lo]"), args=("self", "min"), saves=("self", "min"),
                       symbols=("a", "lo"), broadcasts=None,
-                      latex=r"$c = \max($0,\, $1)", vjp_latex=(r"\bar{g} \odot [$0 \ge $1]", r"\bar{g} \odot [$0 < $1]"))
+                      latex=r"$c = \max($0,\, $1)",
+                      vjp_latex=(r"\bar{g} \odot [$0 \ge $1]", r"\bar{g} \odot [$0 < $1]"))
 
 
 def _xlogy_forward(xp, a, b):
@@ -964,11 +969,13 @@ XLOGY = Op("xlogy", "XlogyBackward0", "c = a log b", quiet(_xlogy_forward),
            vjp=(quiet(_xlogy_self), quiet(lambda xp, g, c, a, b: g * a / b)),
            vjp_formulas=("ḡ ⊙ log b", "ḡ ⊙ a / b"), args=BINARY, saves=BINARY,
            latex=r"$c = $0 \log $1", vjp_latex=(r"\bar{g} \odot \log $1", r"\frac{\bar{g} \odot $0}{$1}"))
-XLOGY_SCALAR_SELF = Op("xlogy", "XlogyBackward1", "c = s log b", quiet(lambda xp, b, s: _xlogy_forward(xp, np.asarray(s, b.dtype), b)),
+XLOGY_SCALAR_SELF = Op("xlogy", "XlogyBackward1", "c = s log b",
+                       quiet(lambda xp, b, s: _xlogy_forward(xp, np.asarray(s, b.dtype), b)),
                        vjp=(quiet(lambda xp, g, c, b, s: g * s / b),), vjp_formulas=("ḡ ⊙ s / b",), args=("other",),
                        params=("self",), saves=("other",), symbols=("b",),
                        latex=r"$c = $self \log $0", vjp_latex=(r"\frac{$self\, \bar{g}}{$0}",))
-XLOGY_SCALAR_OTHER = Op("xlogy", "XlogyBackward2", "c = a log s", quiet(lambda xp, a, s: _xlogy_forward(xp, a, np.asarray(s, a.dtype))),
+XLOGY_SCALAR_OTHER = Op("xlogy", "XlogyBackward2", "c = a log s",
+                        quiet(lambda xp, a, s: _xlogy_forward(xp, a, np.asarray(s, a.dtype))),
                         vjp=(lambda xp, g, c, a, s: g * xp.where(a == 0, 0.0, _log_or_nan(s)),),
                         vjp_formulas=("ḡ log s",), params=("other",),
                         latex=r"$c = $0 \log $other", vjp_latex=(r"\bar{g} \log $other",))
@@ -1019,13 +1026,15 @@ FMAX = Op("fmax", "FmaxBackward0", "c = fmax(a, b)", lambda xp, a, b: xp.fmax(a,
                lambda xp, g, c, a, b: xp.keep(g, ~((a >= b) | (b != b)))),
           vjp_formulas=("ḡ ⊙ [a ≥ b or b is nan]", "ḡ ⊙ [a < b or a is nan]"), args=BINARY, saves=BINARY,
           latex=r"$c = \operatorname{fmax}($0,\, $1)",
-          vjp_latex=(r"\bar{g} \odot [$0 \ge $1 \lor $1 = \mathrm{nan}]", r"\bar{g} \odot [$0 < $1 \lor $0 = \mathrm{nan}]"))
+          vjp_latex=(r"\bar{g} \odot [$0 \ge $1 \lor $1 = \mathrm{nan}]",
+                     r"\bar{g} \odot [$0 < $1 \lor $0 = \mathrm{nan}]"))
 FMIN = Op("fmin", "FminBackward0", "c = fmin(a, b)", lambda xp, a, b: xp.fmin(a, b),
           vjp=(lambda xp, g, c, a, b: xp.keep(g, (a <= b) | (b != b)),
                lambda xp, g, c, a, b: xp.keep(g, ~((a <= b) | (b != b)))),
           vjp_formulas=("ḡ ⊙ [a ≤ b or b is nan]", "ḡ ⊙ [a > b or a is nan]"), args=BINARY, saves=BINARY,
           latex=r"$c = \operatorname{fmin}($0,\, $1)",
-          vjp_latex=(r"\bar{g} \odot [$0 \le $1 \lor $1 = \mathrm{nan}]", r"\bar{g} \odot [$0 > $1 \lor $0 = \mathrm{nan}]"))
+          vjp_latex=(r"\bar{g} \odot [$0 \le $1 \lor $1 = \mathrm{nan}]",
+                     r"\bar{g} \odot [$0 > $1 \lor $0 = \mathrm{nan}]"))
 LDEXP = Op("ldexp", "LdexpBackward0", "c = a · 2ᵇ", quiet(lambda xp, a, b: a * xp.exp2(b)),
            vjp=(quiet(lambda xp, g, c, a, b: g * xp.exp2(b)), quiet(lambda xp, g, c, a, b: g * c * LN2)),
            vjp_formulas=("ḡ ⊙ 2ᵇ", "ḡ ⊙ c ln 2"), args=BINARY, saves=("other", "result"), broadcasts=None,

@@ -801,8 +801,8 @@ def _scan_vjp(xp, g, c, a, dim, index):
     return xp.scatter_add_zeros(a.shape, dim, index, g) if a.ndim else g
 
 
-CUMMAX = Op("cummax", "CummaxBackward0", "cᵢ = max_{j≤i} aⱼ", lambda xp, a, dim, index: xp.take_along_axis(a, index, dim)
-            if a.ndim else a.copy(), vjp=(_scan_vjp,), vjp_formulas=("ḡ scatter-added to where each max was",),
+CUMMAX = Op("cummax", "CummaxBackward0", "cᵢ = max_{j≤i} aⱼ",
+            lambda xp, a, dim, index: xp.take_along_axis(a, index, dim) if a.ndim else a.copy(), vjp=(_scan_vjp,), vjp_formulas=("ḡ scatter-added to where each max was",),
             params=("dim", "indices"), saves=("indices",),
             latex=r"{$c}_i = \max_{j \le i} {$0}_j", vjp_latex=(r"\bar{g}\text{ scatter-added to where each max was}",))
 CUMMIN = Op("cummin", "CumminBackward0", "cᵢ = min_{j≤i} aⱼ", CUMMAX.forward, vjp=(_scan_vjp,),
