@@ -61,7 +61,7 @@ class Diagram:
             node = index.get(m.group("id"))
             if node is None:
                 return m.group(0)
-            return m.group(1) + html.escape(labels.tooltip(node), quote=False) + m.group(3)
+            return m.group(1) + html.escape(labels.tooltip(node)) + m.group(3)
         return _NODE_TITLE.sub(put, svg)
 
     def pipe(self, format: str = "svg") -> bytes:
