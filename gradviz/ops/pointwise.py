@@ -1167,22 +1167,23 @@ def heaviside(input, values):
     return apply(HEAVISIDE, (input, values))
 
 
-def clamp_max(input, max):
-    if isinstance(max, Tensor):
-        a, b, dtype = coerce_pair(input, max)
-        return apply(CLAMP_MAX_TENSOR, (a, b), (), dtype)
+def _clamp_one(input, bound, tensor_op, scalar_op):
+    """clamp_min / clamp_max: a tensor bound is a second input, a number a parameter; the result
+    takes torch's promoted dtype either way."""
+    if isinstance(bound, Tensor):
+        a, b, dtype = coerce_pair(input, bound)
+        return apply(tensor_op, (a, b), (), dtype)
     from ..dtypes import result_type
-    dtype = result_type((input._data,), (max,))
-    return apply(CLAMP_MAX, (input,), (max,), None if dtype == input._data.dtype else dtype)
+    dtype = result_type((input._data,), (bound,))
+    return apply(scalar_op, (input,), (bound,), None if dtype == input._data.dtype else dtype)
+
+
+def clamp_max(input, max):
+    return _clamp_one(input, max, CLAMP_MAX_TENSOR, CLAMP_MAX)
 
 
 def clamp_min(input, min):
-    if isinstance(min, Tensor):
-        a, b, dtype = coerce_pair(input, min)
-        return apply(CLAMP_MIN_TENSOR, (a, b), (), dtype)
-    from ..dtypes import result_type
-    dtype = result_type((input._data,), (min,))
-    return apply(CLAMP_MIN, (input,), (min,), None if dtype == input._data.dtype else dtype)
+    return _clamp_one(input, min, CLAMP_MIN_TENSOR, CLAMP_MIN)
 
 
 def _logical(name: str):
