@@ -32,6 +32,7 @@ AUTO = "auto"           # max_nodes default: fold to fit the screen budget of re
 COLLAPSE_CAP = 400      # drawn nodes at most with an explicit collapse= and max_nodes="auto"
 LABEL_WIDTH = 50        # characters per line of a folded box's label
 PARAM_LINES = 3         # lines of parameter names on a folded box
+NOTE_CHAR_W, NOTE_LINE_H = 5.4, 11.0   # the footnote's 9 pt monospace
 CHAIN_KEEP = 2          # nodes kept visible at each end of a folded chain
 TOP_SHARE = 0.6         # share of the budget that goes to the nodes nearest the outputs
 SATELLITES = ("accumulate", "saved", "leaf")
@@ -176,7 +177,14 @@ class _Planner:
                     self._boxes[key] = text_box(g.label_lines(self.index))
                 boxes[g.id] = self._boxes[key]
         edges = [(self.rep(e.src), self.rep(e.dst)) for e in self.trace.edges]
-        return estimate(vertices, edges, boxes, rankdir, labelled)
+        w, h = estimate(vertices, edges, boxes, rankdir, labelled)
+        if self.owner:
+            # the notes under a folded drawing (9 pt text): one per fold so far, a line summing up
+            # the modules and the one naming max_nodes=None
+            notes = self.notes + ["x" * 110] * 2
+            w = max(w, max(len(n) for n in notes) * NOTE_CHAR_W + 16.0)
+            h += len(notes) * NOTE_LINE_H
+        return w, h
 
     def widest_rank(self, budget: Budget, sizes: dict) -> int:
         """How many nodes of the usual width fit side by side in the budget's width."""
