@@ -73,3 +73,24 @@ def test_unfolded_animation_is_unchanged():
     anim = torch.animate(loss, forward=False)
     assert len(anim.frames) == len(anim.trace.steps)
     assert not any("gv-folded" in f.text for f in anim.frames)
+
+
+def test_forward_through_a_box_is_one_frame_too():
+    loss, x, w1, w2, h = _model()
+    anim = torch.animate(loss, names={"x": x, "w1": w1, "w2": w2}, collapse="scopes", forward=True)
+    forward = [f for f in anim.frames if f.phase == "forward"]
+    nodes = [f.node for f in forward]
+    folded = [f for f in forward if "gv-folded" in f.text]
+    assert folded and all(a != b for a, b in zip(nodes, nodes[1:]))
+    # every op the forward made is counted once, in a box's run or in its own frame
+    made = 0
+    for f in forward:
+        m = re.match(r"forward (\d+)(?:–(\d+))?/(\d+)", f.title)
+        made += int(m.group(2) or m.group(1)) - int(m.group(1)) + 1
+    assert made == sum(n.kind == "op" for n in anim.trace.nodes)
+    hidden = next(f for f in folded if "hidden (Linear)" in f.title)
+    assert "TanhBackward0" in hidden.text and "MmBackward0" in hidden.text
+    # what leaves the box is tanh's value, h
+    tanh = next(n for n in anim.trace.nodes if n.name == "TanhBackward0")
+    assert np.allclose(np.asarray(tanh.value.values, dtype=float), h.detach().numpy(), atol=1e-6)
+    assert "forward: hidden (Linear): 2 nodes; TanhBackward0" in hidden.caption

@@ -1,10 +1,11 @@
-"""Backward through a folded box as one step.
+"""Forward and backward through a folded box as one step each.
 
-When a diagram folds a module (or a chain) into one box, the engine still runs every node
-inside it. Stepping through those runs one engine step at a time would light the same box
-again and again; instead a run of consecutive steps inside one box becomes a single frame:
-the box is active, every edge gradient left it along is flowing, and the panel says what went
-in, what came out and which .grad were written, all read from the Trace.
+When a diagram folds a module (or a chain) into one box, the engine still creates and runs
+every node inside it. Stepping through those one at a time would light the same box again and
+again; instead a run of consecutive forward or backward steps inside one box becomes a single
+frame. Forward: the box is created, and the panel names the nodes recorded and what leaves the
+box. Backward: the box is active, every edge gradient left it along is flowing, and the panel
+says what went in, what came out and which .grad were written, all read from the Trace.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from ..formatting import shape
 from . import grids
 from .explain import node_label
 from .mathtext import esc
-from .frames import Frame, Graph
+from .frames import Frame, FrameBuilder, Graph
 
 
 def fold_runs(frames: list, owners: dict, titles: dict, trace) -> list:
@@ -31,6 +32,11 @@ def fold_runs(frames: list, owners: dict, titles: dict, trace) -> list:
             members.setdefault(box, set()).add(ident)
     steps = {s.index: s for s in trace.steps}
     total = len(trace.steps)
+    created = FrameBuilder(trace).forward_order()      # forward frame k made created[k]
+
+    def drawn_as(i):
+        """A node as the diagram shows it: its own label, or the box it is folded into."""
+        return esc(titles[owners[i]]) if owners.get(i) in titles else node_label(graph, i)
     # every frame as a full state, so that merging can change a frame and the next ones still agree
     full, state, full_widths, widths = [], {}, [], {}
     for f in frames:
@@ -46,6 +52,11 @@ def fold_runs(frames: list, owners: dict, titles: dict, trace) -> list:
             merged = Frame(0, first.phase, first.step, first.node, {}, dict(first.labels), first.title,
                            first.text, first.caption)
             states.append(full[run[0]])
+        elif first.phase == "forward":
+            made = [graph.nodes[created[k]] for k in run]
+            title, text, caption = _forward_panel(titles[first.node], made, run[0], len(created))
+            merged = Frame(0, "forward", None, first.node, {}, {}, title, text, caption)
+            states.append(full[run[-1]])
         else:
             flowing = {i for k in run for i, st in frames[k].changes.items() if st == "flowing" and i not in titles}
             labels = {}
@@ -53,8 +64,7 @@ def fold_runs(frames: list, owners: dict, titles: dict, trace) -> list:
                 labels.update({i: t for i, t in frames[k].labels.items() if i not in titles})
             run_steps = [steps[frames[k].step] for k in run]
             title, text, caption = _panel(graph, titles[first.node], members.get(first.node, set()), run_steps,
-                                          total, lambda i: esc(titles[owners[i]]) if owners.get(i) in titles
-                                          else node_label(graph, i))
+                                          total, drawn_as)
             merged = Frame(0, "backward", first.step, first.node, {}, labels, title, text, caption)
             states.append({**full[run[-1]], **{i: "flowing" for i in flowing}})
         out.append(merged)
@@ -69,15 +79,30 @@ def fold_runs(frames: list, owners: dict, titles: dict, trace) -> list:
 
 
 def _runs(frames: list, titles: dict) -> list:
-    """Frame indices grouped: consecutive backward frames on the same folded box form one run."""
+    """Frame indices grouped: consecutive frames of one phase on the same folded box form one run."""
     runs: list = []
     for k, f in enumerate(frames):
-        if runs and f.phase == "backward" and f.node in titles and frames[runs[-1][-1]].phase == "backward" \
+        if runs and f.node in titles and frames[runs[-1][-1]].phase == f.phase \
                 and frames[runs[-1][-1]].node == f.node:
             runs[-1].append(k)
         else:
             runs.append([k])
     return runs
+
+
+def _forward_panel(title: str, made: list, first: int, count: int) -> tuple:
+    """(title, panel HTML, caption) for a run of forward steps that create nodes inside one folded box."""
+    kinds = Counter(n.name for n in made)
+    last = made[-1]
+    head = f"forward {first + 1}–{first + len(made)}/{count} · {esc(title)}"
+    made_text = ", ".join(f"{esc(name)} ×{n}" for name, n in kinds.most_common())
+    gives = f'<div class="gv-row"><span class="gv-k">gives</span> {grids.tensor(last.value)}</div>' \
+        if last.value is not None else ""
+    text = (f'<div class="gv-step gv-forward gv-folded"><p class="gv-say">The forward pass runs through '
+            f"<b>{esc(title)}</b>, folded into one box: autograd records {len(made)} nodes ({made_text}); the "
+            f"last, {esc(last.name)}, makes what leaves the box.</p>{gives}</div>")
+    value = f" = {preview_text(last.value)}" if last.value is not None else ""
+    return head, text, f"forward: {title}: {len(made)} nodes; {last.name}{value}"
 
 
 def _panel(graph: Graph, title: str, inside: set, run_steps: list, total: int, drawn_as) -> tuple:
