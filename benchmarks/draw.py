@@ -7,7 +7,7 @@ Three shapes of graph, each at three sizes (counted in ops, not nodes):
   mlp    (x @ W_i + b_i).tanh() per layer, each layer in its own scope, fresh weights
   rnn    h = (h @ W + x).tanh() with one W and x shared by every step
 For each: the time to walk the graph into a Trace, to build the DOT (plan what to
-fold under max_nodes=400, labels, clusters), and to lay it out to SVG. Medians of
+fold by default to fit a few screens, labels, clusters), and to lay it out to SVG. Medians of
 the rounds are printed; the layout is run on a fresh DOT each round.
 """
 from __future__ import annotations
@@ -85,7 +85,7 @@ def main() -> None:
         which = ["wasm"]
     if "wasm" in which:
         backends.render_svg("digraph { a }", "wasm")   # compile the module once, outside the timings
-    print(f"medians of {args.rounds} rounds; times in seconds; max_nodes=400")
+    print(f"medians of {args.rounds} rounds; times in seconds; folded by default (max_nodes=\"auto\")")
     header = f"{'graph':<6} {'ops':>6} {'nodes':>6} {'drawn':>6} {'backend':<7} {'trace':>7} {'dot':>7} " \
              f"{'svg':>7} {'dot+svg':>8}"
     print(header)

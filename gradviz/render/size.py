@@ -87,14 +87,21 @@ def estimate(vertices: list, edges: list, sizes: dict, rankdir: str = "TB", labe
         heights[r] = max(heights.get(r, 0.0), h)
     # what edges add to the ranks they pass: a label (dot puts it halfway), a thin virtual node
     extra = EDGE_LABEL[0] + NODESEP if labelled else 0.0
+    passing = [0] * (max(rank.values(), default=0) + 2)    # a difference array: O(edges + ranks)
     for d, inputs in consumers.items():
         for s in inputs:
             lo, hi = rank[d], rank[s]
             if extra:
                 mid = (lo + hi) // 2
                 widths[mid] = widths.get(mid, 0.0) + extra
-            for r in range(lo + 1, hi):
-                widths[r] = widths.get(r, 0.0) + VIRTUAL_W + NODESEP
+            if hi > lo + 1:
+                passing[lo + 1] += 1
+                passing[hi] -= 1
+    count = 0
+    for r in range(len(passing)):
+        count += passing[r]
+        if count:
+            widths[r] = widths.get(r, 0.0) + count * (VIRTUAL_W + NODESEP)
     ranks = len(heights)
     gap = RANKSEP + (EDGE_LABEL[1] if labelled else 0.0)
     # clusters (scopes) add margins and titles that the ranks above do not see
