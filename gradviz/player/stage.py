@@ -108,18 +108,42 @@ class Stage:
         # Graphviz's own texts beside edges (shapes, Σ marks) and on clusters: labels keep off them too
         self.text_boxes = [(m.group("id"), box) for m in _TEXT_OWNER.finditer(self.svg)
                            for box in _text_boxes(m.group(0))]
+        self._grid: dict | None = None       # cell -> [(owner, box)]: what a label could hit, by place
 
-    def place(self, lengths: dict | None = None, default: int = 28) -> dict:
+    def _near(self, x0: float, y0: float, x1: float, y1: float, skip: str) -> list:
+        """The node and text boxes that may overlap the region (those of edge `skip` left out):
+        a grid of cells, so placing every label of a big graph is not every label times every node."""
+        if self._grid is None:
+            self._grid = {}
+            for owner, b in [(None, b) for b in self.node_boxes] + self.text_boxes:
+                for cx in range(int(b[0] // _CELL), int(b[2] // _CELL) + 1):
+                    for cy in range(int(b[1] // _CELL), int(b[3] // _CELL) + 1):
+                        self._grid.setdefault((cx, cy), []).append((owner, b))
+        found: dict = {}
+        for cx in range(int(x0 // _CELL), int(x1 // _CELL) + 1):
+            for cy in range(int(y0 // _CELL), int(y1 // _CELL) + 1):
+                for owner, b in self._grid.get((cx, cy), ()):
+                    if owner != skip:
+                        found[id(b)] = b
+        return list(found.values())
+
+    def place(self, lengths: dict | None = None, default: int = 28, only=None) -> dict:
         """edge id -> (x, y, left): where a gradient label of lengths[edge id] characters (default
         when not given) sits beside its edge, clear of every node: the point of the edge nearest its
-        middle where the text fits left of the line, else right of it (the middle when none does)."""
+        middle where the text fits left of the line, else right of it (the middle when none does).
+        `only`: the edges to place (every edge by default)."""
         lengths = lengths or {}
         out = {}
         for edge_id, mid in self.midpoints.items():
+            if only is not None and edge_id not in only:
+                continue
             width = CHAR_WIDTH * lengths.get(edge_id, default)
+            curve = self.curves.get(edge_id) or [mid]
+            xs, ys = [p[0] for p in curve] + [mid[0]], [p[1] for p in curve] + [mid[1]]
+            reach, rise = LABEL_GAP + width + _MARGIN, _SHIFT + _TEXT_TOP + _TEXT_BOTTOM + _MARGIN
             # the edge's own shape text is hidden while its gradient is written (player.css)
-            boxes = self.node_boxes + [b for owner, b in self.text_boxes if owner != edge_id]
-            out[edge_id] = _free_spot(self.curves.get(edge_id) or [mid], mid, width, boxes)
+            boxes = self._near(min(xs) - reach, min(ys) - rise, max(xs) + reach, max(ys) + rise, edge_id)
+            out[edge_id] = _free_spot(curve, mid, width, boxes)
         return out
 
     def render(self, state: dict, labels: dict | None = None) -> str:
@@ -138,7 +162,7 @@ class Stage:
         return svg
 
     def label_markup(self, labels: dict) -> str:
-        spots = self.place({k: len(v) for k, v in labels.items() if v})
+        spots = self.place({k: len(v) for k, v in labels.items() if v}, only=labels)
         texts = []
         for edge_id, text in labels.items():
             spot = spots.get(edge_id)
@@ -168,6 +192,8 @@ _ATTR = re.compile(r'([\w-]+)="([^"]*)"')
 _SHAPE_POINTS = re.compile(r'\b(?:points|d)="([^"]*)"')
 _TEXT_TOP, _TEXT_BOTTOM = 11.0, 3.0     # the 11px label font around its baseline
 _MARGIN = 2.0
+_SHIFT = 28.0      # the farthest a label moves up or down off its edge (_free_spot's line shifts)
+_CELL = 160.0      # the grid cell of Stage._near, in SVG units
 
 
 def _box(group: str):
@@ -227,7 +253,7 @@ def _free_spot(curve: list, mid: tuple, width: float, boxes: list) -> tuple:
     points = [tuple(mid)] + nearest_middle + [p for p in curve if p not in inner]
     # inside the drawing first; past its left side (the camera frames the labels too) only if need be
     for inside in (True, False):
-        for dy in (0.0, -14.0, 14.0, -28.0, 28.0):
+        for dy in (0.0, -_SHIFT / 2, _SHIFT / 2, -_SHIFT, _SHIFT):
             for x, y in points:
                 y += dy
                 if _clear(x - LABEL_GAP - width, y - _TEXT_TOP, x - LABEL_GAP, y + _TEXT_BOTTOM, boxes, inside):
