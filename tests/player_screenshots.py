@@ -9,10 +9,12 @@ notebook), so the learner's code is listed beside the graph:
   matrix               the MLP's MmBackward0 step that sends (6, 3) and (5, 6) gradients: grids
   running              a tensor used three times: its running sum drawn as grids added together
   code                 a forward step: the line that made the node is highlighted in the code panel
-(assets/player-<scheme>-<name>.png). The README shows them.
+(assets/player-<scheme>-<name>.png). The README shows them, and the diagram under its first
+code block (assets/barlow.svg), drawn by running that block as the README prints it.
 """
 from __future__ import annotations
 
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -42,9 +44,21 @@ def picks(folder: Path) -> list:
             ("matrix", mlp, matrix), ("running", fanout, running), ("code", fanout, code)]
 
 
+def readme_diagram(out: Path) -> Path:
+    """assets/barlow.svg: the README's first code block run up to its draw() line, then drawn."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"```python\n(.*?)```", readme, re.DOTALL).group(1)
+    code = block[:block.index("torch.draw(")]
+    scope: dict = {}
+    exec(compile(code, "README.md", "exec"), scope)
+    target = out / "barlow.svg"
+    scope["torch"].draw(scope["loss"], names=scope["names"]).save(target)
+    return target
+
+
 def main(out: Path = OUT) -> list:
     out.mkdir(parents=True, exist_ok=True)
-    written = []
+    written = [readme_diagram(out)]
     with tempfile.TemporaryDirectory() as tmp, chromium((1280, 720)) as context:
         shots = picks(Path(tmp))
         pages = {}
