@@ -368,3 +368,12 @@ def test_a_bar_over_a_name_of_several_characters_reads_as_its_mean():
     x = torch.randn(3, requires_grad=True)
     labels = re.findall(r">([^<]*)</text>", torch.draw(x.var(), names={"x": x}).svg())
     assert any("(x − x̄)²" in t for t in labels)
+
+
+def test_a_record_letter_the_listed_code_assigns_is_primed(tmp_path):
+    """Beside code that says `b = ...`, an unnamed input drawn as "b" would read as the learner's b."""
+    from player_programs import tracked_animation
+    anim = tracked_animation("barlow", tmp_path, forward=False)
+    assert any("b = (z2 - z2.mean(0))" in line for _, lines in anim.trace.code.values() for line in lines)
+    sub = next(f for f in anim.frames if "SubBackward0" in f.title and "z2" in f.caption)
+    assert "∂L/∂b′" in sub.caption and "∂L/∂b " not in sub.caption

@@ -12,6 +12,21 @@ from . import latex
 from .latex import esc
 
 
+_ASSIGNMENT = re.compile(r"\s*([A-Za-z_][\w\s,]*?)\s*(?:\+|-|\*|/|@)?=(?!=)")
+
+
+def _assigned(code: dict) -> set:
+    """The names the listed code assigns (`b = ...`, `a, b = ...`): a record's letter equal to one
+    would read, beside that code, as the learner's variable, so those count as taken too."""
+    names = set()
+    for _, lines in code.values():
+        for line in lines:
+            m = _ASSIGNMENT.match(line)
+            if m:
+                names.update(n.strip() for n in m.group(1).split(",") if n.strip().isidentifier())
+    return names
+
+
 class Graph:
     """Look-ups over a Trace that frames and the panel text need."""
 
@@ -28,7 +43,7 @@ class Graph:
             lst.sort(key=lambda e: e.slot)
         # the learner's names in this graph (leaves, outputs, named intermediates)
         self.tensor_names = {n.name for n in trace.nodes if n.kind in ("leaf", "output") and n.name} | \
-            {n.tensor_name for n in trace.nodes if n.tensor_name}
+            {n.tensor_name for n in trace.nodes if n.tensor_name} | _assigned(trace.code)
 
     def leaf_of(self, node_id: str):
         """The leaf tensor node behind an AccumulateGrad node (None for other nodes)."""
