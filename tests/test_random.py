@@ -328,3 +328,30 @@ def test_cuda_seeding_leaves_the_cpu_stream_alone():
     gv.cuda.manual_seed(5)
     gv.cuda.manual_seed_all(5)
     assert bits_equal(gv.get_rng_state(), before)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape,args", [((10,), ()), ((64, 9), (0.0, 0.02)), ((37,), (0.0, 1.0, -1.0, 3.0)),
+                                        ((500,), (0.0, 1.0, 2.0, 4.0)), ((1000,), (0.5, 0.02, -0.04, 0.04))])
+def test_trunc_normal_draws_torchs_values_and_leaves_the_stream_in_step(dtype, shape, args):
+    """Both of torch's samplers: normal draws redrawn outside [a, b] (wide bounds), and uniform
+    proposals with a density test (narrow bounds or bounds off the mean)."""
+    import warnings
+    torch = pytest.importorskip("torch")
+    for seed in (0, 3, 17):
+        gv.manual_seed(seed)
+        torch.manual_seed(seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ours = gnn.init.trunc_normal_(gv.empty(*shape, dtype=getattr(gv, dtype)), *args)
+            theirs = torch.nn.init.trunc_normal_(torch.empty(*shape, dtype=getattr(torch, dtype)), *args)
+        assert np.array_equal(ours.numpy(), theirs.numpy())
+        assert np.array_equal(gv.randn(5).numpy(), torch.randn(5).numpy())
+
+
+def test_trunc_normal_stays_inside_its_bounds_and_warns_far_from_the_mean():
+    x = gnn.init.trunc_normal_(gv.empty(2000), mean=0.0, std=1.0, a=-0.5, b=1.5)
+    assert float(x.min()) >= -0.5 and float(x.max()) <= 1.5 and x.grad_fn is None
+    with pytest.warns(UserWarning, match="mean is more than 2 std from"):
+        gnn.init.trunc_normal_(gv.empty(10), mean=5.0, std=1.0, a=-1.0, b=1.0)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -71,6 +72,50 @@ def uniform_(tensor, a=0.0, b=1.0, generator=None):
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
     with no_grad():
         return tensor.normal_(mean, std, generator=generator)
+
+
+def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
+    """torch's sampler, step for step (so the same seed gives the same values): when [a, b] holds
+    more than 30% of the normal's mass, normal draws with the ones outside redrawn; else uniform
+    proposals on [a, b] accepted with the normal's density relative to its peak in [a, b]."""
+    from ..creation import empty_like
+    from ..ops.pointwise import where
+
+    def norm_cdf(x):
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+    if mean < a - 2 * std or mean > b + 2 * std:
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values "
+                      "may be incorrect.", stacklevel=2)
+    with no_grad():
+        if norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std) > 0.3:
+            lo, hi = tensor.new_tensor(a).item(), tensor.new_tensor(b).item()   # the bounds as the dtype holds them
+            result = tensor.normal_(mean, std, generator=generator)
+            while True:
+                outside = (result < lo) | (result > hi)
+                if not outside.any():
+                    break
+                result = where(outside, empty_like(result).normal_(mean, std, generator=generator), result)
+            if result is not tensor:
+                tensor.copy_(result)
+            return tensor
+        mode = max(a, min(mean, b))
+        log_peak = -0.5 * ((mode - mean) / std) ** 2
+        candidates, accept = empty_like(tensor), empty_like(tensor)
+
+        def rejected(c):   # log u > log p(c) − log p(mode): this proposal is drawn again
+            c.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+            return accept.uniform_(generator=generator).log_().gt(c)
+        tensor.uniform_(a, b, generator=generator)
+        candidates.copy_(tensor)
+        pending = rejected(candidates)
+        result = tensor
+        while pending.any():
+            candidates.uniform_(a, b, generator=generator)
+            result = where(pending, candidates, result)
+            pending = where(pending, rejected(candidates), pending)
+        if result is not tensor:
+            tensor.copy_(result)
+        return tensor
 
 
 def eye_(tensor):
