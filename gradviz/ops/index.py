@@ -394,6 +394,7 @@ def index_select(input, dim, index):
 
 # -- sorting: values are a gather along dim, so their VJP scatters ḡ back ---------------
 def _gather_op(name: str, torch_name: str, formula: str, **display) -> Op:
+    display.setdefault("vjp_latex", (r"\bar{g}\text{ scattered back to where each value came from}",))
     return Op(name, torch_name, formula, lambda xp, a, dim, index: xp.take_along_axis(a, index, axis=dim),
               vjp=(lambda xp, g, c, a, dim, index: xp.scatter_add_zeros(a.shape, dim, index, g),),
               vjp_formulas=("ḡ scattered back to where each value came from",), params=("dim", "indices"),
@@ -401,11 +402,9 @@ def _gather_op(name: str, torch_name: str, formula: str, **display) -> Op:
 
 
 SORT = _gather_op("sort", "SortBackward0", "c = sort(a)",
-                  latex=r"$c = \operatorname{sort}($0)",
-                  vjp_latex=(r"\bar{g}\text{ scattered back to where each value came from}",))
+                  latex=r"$c = \operatorname{sort}($0)")
 TOPK = _gather_op("topk", "TopkBackward0", "c = topk(a, k)",
-                  latex=r"$c = \operatorname{topk}($0,\, k)",
-                  vjp_latex=(r"\bar{g}\text{ scattered back to where each value came from}",))
+                  latex=r"$c = \operatorname{topk}($0,\, k)")
 
 
 def _order(a: np.ndarray, dim: int, descending: bool) -> np.ndarray:

@@ -303,12 +303,17 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
     return apply(ADDMV, (input,) + _same_dtype(mat, vec), (beta, alpha))
 
 
-def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    if batch1.ndim != 3 or batch2.ndim != 3:
-        raise RuntimeError(f"batch1 must be a 3D tensor (got {batch1.ndim}-D and {batch2.ndim}-D)")
+def _check_batches(batch1, batch2) -> None:
+    """baddbmm's and addbmm's words when the batches do not pair up."""
     if batch1.shape[0] != batch2.shape[0] or batch1.shape[2] != batch2.shape[1]:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{batch1.shape[0]}, {batch1.shape[2]}] but got: [{batch2.shape[0]}, {batch2.shape[1]}].")
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    if batch1.ndim != 3 or batch2.ndim != 3:
+        raise RuntimeError(f"batch1 must be a 3D tensor (got {batch1.ndim}-D and {batch2.ndim}-D)")
+    _check_batches(batch1, batch2)
     return apply(BADDBMM, (input,) + _same_dtype(batch1, batch2), (beta, alpha))
 
 
@@ -882,9 +887,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     if batch1.ndim != 3 or batch2.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
-    if batch1.shape[0] != batch2.shape[0] or batch1.shape[2] != batch2.shape[1]:
-        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
-                           f"[{batch1.shape[0]}, {batch1.shape[2]}] but got: [{batch2.shape[0]}, {batch2.shape[1]}].")
+    _check_batches(batch1, batch2)
     return apply(ADDBMM, (input, batch1, batch2), (beta, alpha))
 
 

@@ -74,7 +74,9 @@ class Op:
         self.symbols = tuple(symbols) if symbols is not None else None
         self.broadcasts = BROADCASTING.get(torch_name, ()) if broadcasts == "default" else broadcasts
         self.latex = latex
-        self.vjp_latex = tuple(vjp_latex)
+        # a gradient that is zero reads "0" in any notation: no record has to spell it out twice
+        self.vjp_latex = tuple(vjp_latex) or (("0",) * len(vjp_formulas) if vjp_formulas and
+                                              all(f == "0" for f in vjp_formulas) else ())
         self.shown = shown
         self.jvp = jvp
 

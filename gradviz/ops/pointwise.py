@@ -182,8 +182,7 @@ ABS = _unary("abs", "AbsBackward0", "c = |a|", lambda xp, a: xp.abs(a), lambda x
 SIGN = _unary("sign", "SignBackward0", "c = sign a", lambda xp, a: xp.where(a != a, 0, xp.sign(a)),
               lambda xp, g, c, a: xp.zeros_like(g), "0",
               saves=(),
-              latex=r"$c = \operatorname{sign} $0",
-              vjp_latex=(r"0",))
+              latex=r"$c = \operatorname{sign} $0")
 CLAMP = _unary("clamp", "ClampBackward1", "c = clamp(a, lo, hi)", lambda xp, a, lo, hi: xp.clip(a, lo, hi),
                lambda xp, g, c, a, lo, hi: xp.keep(g, _in_range(a, lo, hi)), "ḡ ⊙ [lo ≤ a ≤ hi]",
                params=("min", "max"),
@@ -312,16 +311,13 @@ def _step_function(name: str, torch_name: str, fn, **display) -> Op:
 
 
 FLOOR = _step_function("floor", "FloorBackward0", lambda xp, a: xp.floor(a),
-                       latex=r"$c = \lfloor $0 \rfloor",
-                       vjp_latex=(r"0",))
+                       latex=r"$c = \lfloor $0 \rfloor")
 ROUND = _step_function("round", "RoundBackward0", lambda xp, a: xp.round(a),
-                       latex=r"$c = \operatorname{round}($0)",
-                       vjp_latex=(r"0",))
+                       latex=r"$c = \operatorname{round}($0)")
 ROUND_DECIMALS = Op("round", "RoundBackward1", "c = round(a · 10ᵈ) / 10ᵈ",
                     lambda xp, a, decimals: xp.round(a, decimals), vjp=(lambda xp, g, c, a, decimals: xp.zeros_like(g),),
                     vjp_formulas=("0",), params=("decimals",),
-                    latex=r"$c = \frac{\operatorname{round}($0 \cdot 10^{$decimals})}{10^{$decimals}}",
-                    vjp_latex=(r"0",))
+                    latex=r"$c = \frac{\operatorname{round}($0 \cdot 10^{$decimals})}{10^{$decimals}}")
 
 
 # -- public functions ---------------------------------------------------------------
@@ -644,8 +640,7 @@ LOGIT = _unary("logit", "LogitBackward0", "c = log(a / (1 − a))", quiet(_logit
 # the sign of a real number: a step function, its gradient is zero
 SGN = _unary("sgn", "SgnBackward0", "c = sgn a", lambda xp, a: xp.sign(a), lambda xp, g, c, a: xp.zeros_like(g), "0",
              saves=(),
-             latex=r"$c = \operatorname{sgn} $0",
-             vjp_latex=(r"0",))
+             latex=r"$c = \operatorname{sgn} $0")
 # fmod: the remainder with the sign of a (trunc division), as C's fmod
 FMOD = Op("fmod", "FmodBackward1", "c = a − trunc(a / b) b", quiet(lambda xp, a, b: xp.fmod(a, b)),
           vjp=(lambda xp, g, c, a, b: g, quiet(lambda xp, g, c, a, b: -g * _trunc_quotient(xp, a, b))),
@@ -667,11 +662,9 @@ def _trunc_quotient(xp, a, b):
 
 
 CEIL = _step_function("ceil", "CeilBackward0", lambda xp, a: xp.ceil(a),
-                      latex=r"$c = \lceil $0 \rceil",
-                      vjp_latex=(r"0",))
+                      latex=r"$c = \lceil $0 \rceil")
 TRUNC = _step_function("trunc", "TruncBackward0", lambda xp, a: xp.trunc(a),
-                       latex=r"$c = \operatorname{trunc}($0)",
-                       vjp_latex=(r"0",))
+                       latex=r"$c = \operatorname{trunc}($0)")
 ISNAN = _nograd("isnan", lambda xp, a: xp.isnan(a))
 ISINF = _nograd("isinf", lambda xp, a: xp.isinf(a))
 ISFINITE = _nograd("isfinite", lambda xp, a: xp.isfinite(a))

@@ -12,6 +12,7 @@ from ..tensor import Tensor
 
 def _reshaped(name, torch_name, formula, params=("size",), vjp_formula="ḡ reshaped to a", **display):
     """An op whose forward is a reshape to params[0] and whose VJP reshapes ḡ back."""
+    display.setdefault("vjp_latex", (r"\bar{g}\text{ reshaped to the shape of } $0",))
     return Op(name, torch_name, formula, lambda xp, a, shape, *rest: a.reshape(shape),
               vjp=(lambda xp, g, c, a, shape, *rest: xp.reshape(g, a.shape),), vjp_formulas=(vjp_formula,),
               params=params, **display)
@@ -21,20 +22,15 @@ def _reshaped(name, torch_name, formula, params=("size",), vjp_formula="ḡ resh
 # those allow it (ReshapeAliasBackward0), and otherwise a copy (CloneBackward0, then
 # UnsafeViewBackward0): as in PyTorch, the graph shows when reshape copies.
 VIEW = _reshaped("view", "ViewBackward0", "c = view(a, shape)",
-                 latex=r"$c = \operatorname{view}($0,\, $size)",
-                 vjp_latex=(r"\bar{g}\text{ reshaped to the shape of } $0",))
+                 latex=r"$c = \operatorname{view}($0,\, $size)")
 RESHAPE_ALIAS = _reshaped("reshape", "ReshapeAliasBackward0", "c = reshape(a, shape) (a view)",
-                          latex=r"$c = \operatorname{reshape}($0,\, $size) \text{ (a view)}",
-                          vjp_latex=(r"\bar{g}\text{ reshaped to the shape of } $0",))
+                          latex=r"$c = \operatorname{reshape}($0,\, $size) \text{ (a view)}")
 UNSAFE_VIEW = _reshaped("reshape", "UnsafeViewBackward0", "c = reshape(a, shape) (of a fresh copy)",
-                        latex=r"$c = \operatorname{reshape}($0,\, $size) \text{ (of a fresh copy)}",
-                        vjp_latex=(r"\bar{g}\text{ reshaped to the shape of } $0",))
+                        latex=r"$c = \operatorname{reshape}($0,\, $size) \text{ (of a fresh copy)}")
 SQUEEZE_DIMS = _reshaped("squeeze", "SqueezeBackward2", "c = squeeze(a, dims)", ("size", "dim"),
-                         latex=r"$c = \operatorname{squeeze}($0,\, $dim)",
-                         vjp_latex=(r"\bar{g}\text{ reshaped to the shape of } $0",))
+                         latex=r"$c = \operatorname{squeeze}($0,\, $dim)")
 SQUEEZE_INPLACE = _reshaped("squeeze_", "SqueezeBackward4", "c = squeeze_(a, dim)", ("size", "dim"),
-                            latex=r"$c = \operatorname{squeeze}($0,\, $dim) \text{ (in place)}",
-                            vjp_latex=(r"\bar{g}\text{ reshaped to the shape of } $0",))
+                            latex=r"$c = \operatorname{squeeze}($0,\, $dim) \text{ (in place)}")
 SQUEEZE = _reshaped("squeeze", "SqueezeBackward0", "c = squeeze(a)", vjp_formula="ḡ unsqueezed",
                     latex=r"$c = \operatorname{squeeze}($0)",
                     vjp_latex=(r"\bar{g}\text{ unsqueezed}",))
@@ -444,20 +440,17 @@ def unbind(input, dim=0):
 
 
 # -- more shape ops: triangles, diagonals, rolls and the helpers built from views --------------
-def _triangle_op(name, torch_name, part, **display):
+def _triangle_op(name, torch_name, part):
     """a masked to one triangle (the mask is a param): ḡ masked the same way."""
     return Op(name, torch_name, f"c = {part} triangle of a",
               lambda xp, a, k, keep: xp.keep(a, keep) if a.dtype != bool else a & keep,
               vjp=(lambda xp, g, c, a, k, keep: xp.keep(g, keep),), vjp_formulas=(f"{part} triangle of ḡ",),
-              params=("diagonal", "mask"), **display)
+              params=("diagonal", "mask"), latex=rf"$c = \text{{{part} triangle of }} $0",
+              vjp_latex=(rf"\text{{{part} triangle of }} \bar{{g}}",))
 
 
-TRIL = _triangle_op("tril", "TrilBackward0", "lower",
-                    latex=r"$c = \text{lower triangle of } $0",
-                    vjp_latex=(r"\text{lower triangle of } \bar{g}",))
-TRIU = _triangle_op("triu", "TriuBackward0", "upper",
-                    latex=r"$c = \text{upper triangle of } $0",
-                    vjp_latex=(r"\text{upper triangle of } \bar{g}",))
+TRIL = _triangle_op("tril", "TrilBackward0", "lower")
+TRIU = _triangle_op("triu", "TriuBackward0", "upper")
 DIAG_EMBED = Op("diag_embed", "DiagEmbedBackward0", "C = diag(a) (a on the diagonal of zeros)",
                 lambda xp, a, shape, offset, d1, d2: xp.diagonal_scatter(a, shape, offset, d1, d2),
                 vjp=(lambda xp, g, c, a, shape, offset, d1, d2: xp.diagonal(g, offset, d1, d2),),
