@@ -1303,8 +1303,22 @@ class Tensor:
     def equal(self, other) -> bool:
         return self.shape == other.shape and bool((self._data == other._data).all())
 
-    def zero_grad_(self):
-        self._grad = None
+
+def zero_grads(tensors, set_to_none: bool = True) -> None:
+    """What Module.zero_grad and Optimizer.zero_grad do to each tensor's .grad: drop it, or
+    detach it from any graph it has and fill it with zeros in place."""
+    for t in tensors:
+        g = t._grad
+        if g is None:
+            continue
+        if set_to_none:
+            t._grad = None
+        else:
+            if g.grad_fn is not None:
+                g.detach_()
+            else:
+                g.requires_grad_(False)
+            g.zero_()
 
 
 def _view_as_dtype(t: Tensor, dtype) -> Tensor:

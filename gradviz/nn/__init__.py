@@ -6,6 +6,7 @@ from .modules import (BCELoss, BCEWithLogitsLoss, BatchNorm1d, CrossEntropyLoss,
                       MSELoss, NLLLoss, Parameter, ParameterList, ReLU, ReLU6, SELU, Sequential, SiLU, Sigmoid,
                       SmoothL1Loss, Softmax, Softmin, Softplus, Softsign, Tanh)
 from .layers import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool1d, AvgPool2d,  # noqa: F401
-                     BatchNorm2d, Conv1d, Conv2d, Dropout1d, Dropout2d, Fold, GRU, GRUCell, GroupNorm, InstanceNorm2d,
+                     BatchNorm2d, BatchNorm3d, Conv1d, Conv2d, Dropout1d, Dropout2d, Fold, GRU, GRUCell, GroupNorm,
+                     InstanceNorm1d, InstanceNorm2d, InstanceNorm3d,
                      LSTM, LSTMCell, MaxPool1d, MaxPool2d, MultiheadAttention, PixelShuffle, PixelUnshuffle, RMSNorm,
                      RNN, RNNCell, Unfold, Upsample, ZeroPad2d)

@@ -8,7 +8,7 @@ import math
 from .. import creation
 from ..ops.conv import _tuple
 from . import functional as F
-from .modules import BatchNorm1d, Linear, Module, Parameter
+from .modules import BatchNorm1d, Linear, Module, Parameter, _NormBase
 
 
 def _uniform(shape, bound, dtype=None):
@@ -199,9 +199,13 @@ class BatchNorm2d(BatchNorm1d):
         if input.ndim != 4:
             raise ValueError(f"expected 4D input (got {input.ndim}D input)")
 
-    def extra_repr(self):
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
+
+class BatchNorm3d(BatchNorm1d):
+    """Batch norm over (N, C, D, H, W)."""
+
+    def _check_input_dim(self, input):
+        if input.ndim != 5:
+            raise ValueError(f"expected 5D input (got {input.ndim}D input)")
 
 
 class GroupNorm(Module):
@@ -222,34 +226,36 @@ class GroupNorm(Module):
                 f"bias={self.bias is not None}")
 
 
-class InstanceNorm2d(Module):
+class _InstanceNorm(_NormBase):
+    """Each (sample, channel) normalized with its own statistics; an input without the batch
+    dimension is one sample. Off by default: the scale and shift, and running statistics."""
+    spatial_dims = 2
+
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1, affine: bool = False,
                  track_running_stats: bool = False, device=None, dtype=None, *, bias: bool = True):
-        super().__init__()
-        self.num_features, self.eps, self.momentum = num_features, eps, momentum
-        self.affine, self.track_running_stats = affine, track_running_stats
-        self.weight = Parameter(creation.ones(num_features, dtype=dtype)) if affine else None
-        self.bias = Parameter(creation.zeros(num_features, dtype=dtype)) if affine and bias else None
-        if track_running_stats:
-            from .. import dtypes
-            self.register_buffer("running_mean", creation.zeros(num_features, dtype=dtype))
-            self.register_buffer("running_var", creation.ones(num_features, dtype=dtype))
-            self.register_buffer("num_batches_tracked", creation.tensor(0, dtype=dtypes.int64))
-        else:
-            self.running_mean = self.running_var = self.num_batches_tracked = None
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
 
     def forward(self, input):
-        if input.ndim not in (3, 4):
-            raise ValueError(f"expected 3D or 4D input (got {input.ndim}D input)")
-        if input.ndim == 3:
+        batched = self.spatial_dims + 2
+        if input.ndim not in (batched - 1, batched):
+            raise ValueError(f"expected {batched - 1}D or {batched}D input (got {input.ndim}D input)")
+        if input.ndim == batched - 1:
             return self.forward(input.unsqueeze(0)).squeeze(0)
         use_stats = self.training or not self.track_running_stats
         return F.instance_norm(input, self.running_mean, self.running_var, self.weight, self.bias, use_stats,
                                self.momentum if self.momentum is not None else 0.1, self.eps)
 
-    def extra_repr(self):
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
+
+class InstanceNorm1d(_InstanceNorm):
+    spatial_dims = 1
+
+
+class InstanceNorm2d(_InstanceNorm):
+    spatial_dims = 2
+
+
+class InstanceNorm3d(_InstanceNorm):
+    spatial_dims = 3
 
 
 class RMSNorm(Module):

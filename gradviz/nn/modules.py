@@ -6,9 +6,9 @@ import math
 import warnings
 from collections import OrderedDict
 
-from .. import creation
+from .. import creation, dtypes
 from ..scope import scope
-from ..tensor import Tensor
+from ..tensor import Tensor, zero_grads
 from . import functional as F
 from . import init
 
@@ -242,18 +242,7 @@ class Module:
         return self
 
     def zero_grad(self, set_to_none: bool = True):
-        for p in self.parameters():
-            if p._grad is None:
-                continue
-            if set_to_none:
-                p._grad = None
-            else:
-                g = p._grad
-                if g.grad_fn is not None:
-                    g.detach_()
-                else:
-                    g.requires_grad_(False)
-                g.zero_()
+        zero_grads(self.parameters(), set_to_none)
 
     def train(self, mode: bool = True):
         if not isinstance(mode, bool):
@@ -838,12 +827,12 @@ class Embedding(Module):
         return f"{self.num_embeddings}, {self.embedding_dim}{pad}"
 
 
-class BatchNorm1d(Module):
-    """Normalizes each channel (dim 1 of (N, C) or (N, C, L)) with the batch's statistics while
-    training, and with the running averages it kept of them in eval mode."""
+class _NormBase(Module):
+    """What batch and instance norms share: one scale and shift per channel, and running
+    statistics when `track_running_stats` (torch.nn.modules.batchnorm._NormBase)."""
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum=0.1, affine: bool = True,
-                 track_running_stats: bool = True, dtype=None, *, bias: bool = True):
+                 track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
@@ -852,10 +841,18 @@ class BatchNorm1d(Module):
         if track_running_stats:
             self.register_buffer("running_mean", creation.zeros(num_features, dtype=dtype))
             self.register_buffer("running_var", creation.ones(num_features, dtype=dtype))
-            from .. import dtypes
             self.register_buffer("num_batches_tracked", creation.tensor(0, dtype=dtypes.int64))
         else:
             self.running_mean = self.running_var = self.num_batches_tracked = None
+
+    def extra_repr(self):
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
+
+
+class BatchNorm1d(_NormBase):
+    """Normalizes each channel (dim 1 of (N, C) or (N, C, L)) with the batch's statistics while
+    training, and with the running averages it kept of them in eval mode."""
 
     def _check_input_dim(self, input):
         if input.ndim not in (2, 3):
@@ -874,7 +871,3 @@ class BatchNorm1d(Module):
         return F.batch_norm(input, self.running_mean if not use_batch or self.track_running_stats else None,
                             self.running_var if not use_batch or self.track_running_stats else None,
                             self.weight, self.bias, use_batch, momentum, self.eps)
-
-    def extra_repr(self):
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")

@@ -11,7 +11,7 @@ from collections import defaultdict
 from typing import Any, Callable, Iterable
 
 from ..autograd.grad_mode import enable_grad
-from ..tensor import Tensor
+from ..tensor import Tensor, zero_grads
 
 
 class _RequiredParameter:
@@ -108,19 +108,7 @@ class Optimizer:
         self.param_groups.append(param_group)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                if set_to_none:
-                    p._grad = None
-                else:
-                    g = p._grad
-                    if g.grad_fn is not None:
-                        g.detach_()
-                    else:
-                        g.requires_grad_(False)
-                    g.zero_()
+        zero_grads((p for group in self.param_groups for p in group["params"]), set_to_none)
 
     def step(self, closure: Callable | None = None):
         """One update of every parameter that has a .grad; returns closure()'s loss if given."""
