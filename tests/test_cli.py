@@ -104,9 +104,10 @@ def test_demo_with_wasm_writes_svg_and_player_but_no_png(tmp_path, monkeypatch):
     assert cli.main(["demo", "-o", str(tmp_path), "--only", "nonsense"]) == 2
 
 
-def test_the_module_runs_as_a_command(script, tmp_path):
+@pytest.mark.parametrize("module", ["gradviz", "gradviz.cli"])
+def test_the_module_runs_as_a_command(script, tmp_path, module):
     out = tmp_path / "g.svg"
-    done = subprocess.run([sys.executable, "-m", "gradviz.cli", "render", str(script), "-o", str(out)],
+    done = subprocess.run([sys.executable, "-m", module, "render", str(script), "-o", str(out)],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert svg_groups(out.read_text())["n0"] == "node leaf"
