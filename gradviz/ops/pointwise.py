@@ -23,6 +23,49 @@ def quiet(fn):
     return run
 
 
+def fused_one_minus_square(xp, y):
+    """1 − y² rounded once, as the fused multiply-add in torch's kernels for tanh's and asin's
+    derivatives computes it, so those gradients have torch's bits. Float64 by an exact split of
+    y² (Dekker's product and a two-sum); narrower types through float64, then float32 as torch.
+    On Tensors (create_graph) it is 1 − y·y, so the recorded graph is torch's."""
+    if not xp.arrays:
+        return 1 - y * y
+    if y.dtype == xp.float64:
+        p = y * y
+        t = y * 134217729.0                      # 2^27 + 1: y = hi + lo with half the bits each
+        hi = t - (t - y)
+        lo = y - hi
+        e = ((hi * hi - p) + 2 * hi * lo) + lo * lo   # y² = p + e exactly
+        s = 1 - p
+        b = s - 1
+        return s + (((1 - (s - b)) + (-p - b)) - e)   # (1 − p exactly as s + err) − e, one rounding
+    wide = y.astype(xp.float64)
+    return (1 - wide * wide).astype(xp.float32)
+
+
+def tanh_grad(xp, g, y):
+    """g ⊙ (1 − y²) as torch's tanh_backward: a fused 1 − y², and half precision computed in float32."""
+    if not xp.arrays:
+        return g * (1 - y * y)
+    product = g.astype(xp.float32, copy=False) * fused_one_minus_square(xp, y) if y.dtype.itemsize <= 4 else \
+        g * fused_one_minus_square(xp, y)
+    return product.astype(y.dtype, copy=False)
+
+
+def torch_pow(xp, a, p):
+    """a ** p for a number p as torch computes it: exact products for 2, 3 and −2, 1/√a for −½
+    (NumPy's own fast paths already give torch's ½, −1 and 2)."""
+    if not xp.arrays or a.dtype.kind != "f":
+        return a ** p
+    if p == 3:
+        return a * a * a
+    if p == -2:
+        return 1 / (a * a)
+    if p == -0.5:
+        return 1 / xp.sqrt(a)
+    return a ** p
+
+
 BINARY = ("self", "other")
 
 ADD = Op("add", "AddBackward0", "c = a + b", lambda xp, a, b: a + b,
@@ -61,7 +104,7 @@ MUL = Op("mul", "MulBackward0", "c = a ⊙ b", lambda xp, a, b: a * b,
          latex=r"$c = $0 \odot $1",
          vjp_latex=(r"\bar{g} \odot $1", r"\bar{g} \odot $0",))
 DIV = Op("div", "DivBackward0", "c = a / b", quiet(lambda xp, a, b: a / b),
-         vjp=(quiet(lambda xp, g, c, a, b: g / b), quiet(lambda xp, g, c, a, b: -g * a / (b * b))),
+         vjp=(quiet(lambda xp, g, c, a, b: g / b), quiet(lambda xp, g, c, a, b: -g * ((a / b) / b))),   # torch's order
          vjp_formulas=("ḡ / b", "−ḡ ⊙ a / b²"), args=BINARY, saves=BINARY,
          latex=r"$c = \frac{$0}{$1}",
          vjp_latex=(r"\frac{\bar{g}}{$1}", r"-\frac{\bar{g} \odot $0}{$1^2}",))
@@ -72,8 +115,8 @@ POW = Op("pow", "PowBackward1", "c = aᵇ", quiet(lambda xp, a, b: a ** b),
          symbols=("a", "b"),
          latex=r"$c = $0^{$1}",
          vjp_latex=(r"\bar{g} \odot $1 \odot $0^{$1 - 1}", r"\bar{g} \odot $c \odot \log $0",))
-POW_SCALAR = Op("pow", "PowBackward0", "c = aᵖ", quiet(lambda xp, a, p: a ** p),
-                vjp=(quiet(lambda xp, g, c, a, p: xp.zeros_like(g) if p == 0 else g * p * a ** (p - 1)),),
+POW_SCALAR = Op("pow", "PowBackward0", "c = aᵖ", quiet(torch_pow),
+                vjp=(quiet(lambda xp, g, c, a, p: xp.zeros_like(g) if p == 0 else g * (p * torch_pow(xp, a, p - 1))),),
                 vjp_formulas=("ḡ ⊙ p ⊙ aᵖ⁻¹",), params=("exponent",), saves=("self",),
                 latex=r"$c = $0^{$exponent}",
                 vjp_latex=(r"\bar{g} \odot $exponent\, $0^{$exponent - 1}",))
@@ -109,11 +152,11 @@ SQRT = _unary("sqrt", "SqrtBackward0", "c = √a", quiet(lambda xp, a: xp.sqrt(a
               latex=r"$c = \sqrt{$0}",
               vjp_latex=(r"\frac{\bar{g}}{2 $c}",))
 RSQRT = _unary("rsqrt", "RsqrtBackward0", "c = 1/√a", quiet(lambda xp, a: 1 / xp.sqrt(a)),
-               lambda xp, g, c, a: g * c * c * c * -0.5, "−ḡ ⊙ c³ / 2", saves=("result",),
+               lambda xp, g, c, a: g * (-0.5 * c * c * c), "−ḡ ⊙ c³ / 2", saves=("result",),
                latex=r"$c = \frac{1}{\sqrt{$0}}",
                vjp_latex=(r"-\frac{\bar{g} \odot $c^3}{2}",))
 RECIPROCAL = _unary("reciprocal", "ReciprocalBackward0", "c = 1/a", quiet(lambda xp, a: 1 / a),
-                    lambda xp, g, c, a: -g * c * c, "−ḡ ⊙ c²", saves=("result",),
+                    lambda xp, g, c, a: -g * (c * c), "−ḡ ⊙ c²", saves=("result",),
                     latex=r"$c = \frac{1}{$0}",
                     vjp_latex=(r"-\bar{g} \odot $c^2",))
 SIN = _unary("sin", "SinBackward0", "c = sin a", lambda xp, a: xp.sin(a), lambda xp, g, c, a: g * xp.cos(a),
@@ -129,11 +172,11 @@ TAN = _unary("tan", "TanBackward0", "c = tan a", lambda xp, a: xp.tan(a), lambda
              latex=r"$c = \tan $0",
              vjp_latex=(r"\bar{g} \odot (1 + $c^2)",))
 TANH = _unary("tanh", "TanhBackward0", "c = tanh a", lambda xp, a: xp.tanh(a),
-              lambda xp, g, c, a: g * (1 - c * c), "ḡ ⊙ (1 − c²)", saves=("result",),
+              lambda xp, g, c, a: tanh_grad(xp, g, c), "ḡ ⊙ (1 − c²)", saves=("result",),
               latex=r"$c = \tanh $0",
               vjp_latex=(r"\bar{g} \odot (1 - $c^2)",))
 SIGMOID = _unary("sigmoid", "SigmoidBackward0", "c = σ(a)", quiet(lambda xp, a: 1 / (1 + xp.exp(-a))),
-                 lambda xp, g, c, a: g * c * (1 - c), "ḡ ⊙ c ⊙ (1 − c)", saves=("result",),
+                 lambda xp, g, c, a: g * (1 - c) * c, "ḡ ⊙ c ⊙ (1 − c)", saves=("result",),
                  latex=r"$c = \sigma($0) = \frac{1}{1 + e^{-$0}}",
                  vjp_latex=(r"\bar{g} \odot $c \odot (1 - $c)",))
 # relu's ḡ passes where c > 0 and where c is NaN, as PyTorch's threshold_backward
@@ -560,11 +603,15 @@ COSH = _unary("cosh", "CoshBackward0", "c = cosh a", quiet(lambda xp, a: xp.cosh
               latex=r"$c = \cosh $0",
               vjp_latex=(r"\bar{g} \odot \sinh $0",))
 ASIN = _unary("asin", "AsinBackward0", "c = asin a", quiet(lambda xp, a: xp.arcsin(a)),
-              quiet(lambda xp, g, c, a: g / xp.sqrt(1 - a * a)), "ḡ / √(1 − a²)",
+              quiet(lambda xp, g, c, a: g * (1 / xp.sqrt(fused_one_minus_square(xp, a))).astype(a.dtype)
+                    if xp.arrays else g / xp.sqrt(1 - a * a)),
+              "ḡ / √(1 − a²)",
               latex=r"$c = \arcsin $0",
               vjp_latex=(r"\frac{\bar{g}}{\sqrt{1 - $0^2}}",))
 ACOS = _unary("acos", "AcosBackward0", "c = acos a", quiet(lambda xp, a: xp.arccos(a)),
-              quiet(lambda xp, g, c, a: -g / xp.sqrt(1 - a * a)), "−ḡ / √(1 − a²)",
+              quiet(lambda xp, g, c, a: -g * (1 / xp.sqrt(fused_one_minus_square(xp, a))).astype(a.dtype)
+                    if xp.arrays else -g / xp.sqrt(1 - a * a)),
+              "−ḡ / √(1 − a²)",
               latex=r"$c = \arccos $0",
               vjp_latex=(r"-\frac{\bar{g}}{\sqrt{1 - $0^2}}",))
 ATAN = _unary("atan", "AtanBackward0", "c = atan a", lambda xp, a: xp.arctan(a),
@@ -796,15 +843,15 @@ _defjvp(_diagonal, RSUB, RSUB_SCALAR, DIV, POW, POW_SCALAR, RPOW_SCALAR, EXP, LO
 MUL_SCALAR = Op("mul", "MulBackward1", "c = a · s", lambda xp, a, s: a * s, vjp=(lambda xp, g, c, a, s: g * s,),
                 vjp_formulas=("s ḡ",), params=("other",),
                 latex=r"$c = $0 \cdot $other", vjp_latex=(r"$other\, \bar{g}",))
-TANH_BACKWARD = Op("tanh_backward", "TanhBackwardBackward0", "c = ḡ ⊙ (1 − y²)", lambda xp, g, y: g * (1 - y * y),
-                   vjp=(lambda xp, gg, c, g, y: gg * (1 - y * y), lambda xp, gg, c, g, y: gg * g * y * -2),
+TANH_BACKWARD = Op("tanh_backward", "TanhBackwardBackward0", "c = ḡ ⊙ (1 − y²)", tanh_grad,
+                   vjp=(lambda xp, gg, c, g, y: tanh_grad(xp, gg, y), lambda xp, gg, c, g, y: gg * g * y * -2),
                    vjp_formulas=("ḡ₂ ⊙ (1 − y²)", "−2 ḡ₂ ⊙ ḡ ⊙ y"), args=("grad_output", "output"),
                    saves=("grad_output", "output"), symbols=("ḡ", "y"),
                    latex=r"$c = $0 \odot (1 - $1^2)",
                    vjp_latex=(r"\bar{g} \odot (1 - $1^2)", r"-2\, \bar{g} \odot $0 \odot $1"))
 SIGMOID_BACKWARD = Op("sigmoid_backward", "SigmoidBackwardBackward0", "c = ḡ ⊙ y ⊙ (1 − y)",
-                      lambda xp, g, y: g * y * (1 - y),
-                      vjp=(lambda xp, gg, c, g, y: gg * y * (1 - y), lambda xp, gg, c, g, y: gg * g * (1 - y * 2)),
+                      lambda xp, g, y: g * (1 - y) * y,
+                      vjp=(lambda xp, gg, c, g, y: gg * (1 - y) * y, lambda xp, gg, c, g, y: gg * g * (1 - y * 2)),
                       vjp_formulas=("ḡ₂ ⊙ y ⊙ (1 − y)", "ḡ₂ ⊙ ḡ ⊙ (1 − 2y)"), args=("grad_output", "output"),
                       saves=("grad_output", "output"), symbols=("ḡ", "y"),
                       latex=r"$c = $0 \odot $1 \odot (1 - $1)",
