@@ -218,6 +218,10 @@ class Recorder:
         self.implicit_seed: bool | None = None   # of the last backward heard
         self.tensor_names: dict = {}              # node key -> the name of the tensor it made
 
+    def trace_id(self, key):
+        """The current Trace's id of the node with this key (None for a node it does not hold)."""
+        return self._ids.get(key)
+
     def __enter__(self):
         self._unsubscribe = events.subscribe(self.feed, thread=threading.get_ident())
         if self.jacobians:

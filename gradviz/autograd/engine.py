@@ -194,6 +194,7 @@ class Backward:
         self.captured = [None] * len(capture)
         self._handed_out = {id(g) for g in self.seeds}   # arrays that must not become a .grad as they are
         self._straight = False                # run() to the end: no one sees the steps in between
+        self._ready: list = []                # the heap of nodes ready to run (filled once running)
         self._iter = self._run()
 
     def __iter__(self) -> Iterator[Step]:
@@ -201,6 +202,11 @@ class Backward:
 
     def __next__(self) -> Step:
         return next(self._iter)
+
+    def upcoming(self):
+        """The node the next step will run; None before the first step and once none is ready
+        (the next step then finishes the pass). A stepper reads it to keep a run of steps together."""
+        return self._ready[0][1] if self._ready else None
 
     def run(self) -> "Backward":
         self._straight = True
@@ -212,7 +218,7 @@ class Backward:
         create_graph = self.create_graph
         listening = events.listening()
         buffers: dict = {}
-        ready: list = []
+        ready: list = self._ready
         deps = self.deps
         for (node, nr), g in zip(self.roots, self.seeds):
             self._add(buffers, node, nr, g)

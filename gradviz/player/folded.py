@@ -19,9 +19,10 @@ from .mathtext import esc
 from .frames import Frame, FrameBuilder, Graph
 
 
-def fold_runs(frames: list, owners: dict, titles: dict, trace) -> list:
+def fold_runs(frames: list, owners: dict, titles: dict, trace, total_steps: int | None = None) -> list:
     """`frames` (already remapped onto the drawn ids) with each run of backward frames inside one
-    folded box merged into one frame. owners: hidden id -> box id; titles: box id -> its title."""
+    folded box merged into one frame. owners: hidden id -> box id; titles: box id -> its title.
+    total_steps: the steps of the whole backward (by default the Trace's; a stepper knows fewer yet)."""
     runs = _runs(frames, titles)
     if not any(len(r) > 1 for r in runs):
         return frames
@@ -31,7 +32,7 @@ def fold_runs(frames: list, owners: dict, titles: dict, trace) -> list:
         if ident in graph.nodes:
             members.setdefault(box, set()).add(ident)
     steps = {s.index: s for s in trace.steps}
-    total = len(trace.steps)
+    total = total_steps or len(trace.steps)
     created = FrameBuilder(trace).forward_order()      # forward frame k made created[k]
 
     def drawn_as(i):

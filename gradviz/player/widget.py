@@ -1,4 +1,5 @@
-"""Stepper: the HTML player as a notebook widget whose Next runs the engine's own backward, one node at a time.
+"""Stepper: the HTML player as a notebook widget whose Next runs the engine's own backward, one node at a time
+(or, inside a box the diagram folded, the whole run of nodes in it: one frame, as the saved player shows it).
 
 The Stepper is an anywidget: the browser runs the same script and stylesheet as the saved
 player (assets/player.js, the theme's CSS), and Python drives the engine. When the learner
@@ -21,6 +22,7 @@ import os
 from ..naming import with_caller_names
 from ..tracing import GradSnapshot, written_tensors
 from .explain import tensor_label
+from .folded import fold_runs
 from .frames import Frame, FrameBuilder
 from . import codeview
 from .html import _uids, frame_json, markup, record_graph, remap, script
@@ -78,8 +80,8 @@ class Stepper(anywidget.AnyWidget):
     def __init__(self, tensors, gradient=None, names=None, retain_graph: bool = True, jacobians: bool = True,
                  interval_ms: int = 1200, **draw_options):
         super().__init__()
-        self.roots, self.recorder, self.trace, svg, self._owners, live, _ = record_graph(tensors, names, draw_options,
-                                                                                      jacobians)
+        self.roots, self.recorder, self.trace, svg, self._owners, live, self._titles = record_graph(
+            tensors, names, draw_options, jacobians)
         self.gradient = gradient
         self.retain_graph = retain_graph
         self.jacobians = jacobians
@@ -118,13 +120,31 @@ class Stepper(anywidget.AnyWidget):
         self.run = backward_steps(self.roots, self.gradient, retain_graph=self.retain_graph)
         self.builder = FrameBuilder(self.trace, self.jacobians)
         self._before = dict(self._initial_before)     # .grad as the engine has left it
-        self._expected = max(sum(n.kind in ("op", "accumulate") for n in self.trace.nodes), 1)
+        self._steps_expected = max(sum(n.kind in ("op", "accumulate") for n in self.trace.nodes), 1)
+        self._expected = self._frames_expected()
         self._frames_json = [frame_json(self._start_frame)]
         self._is_finished = False
         self._publish(0)
 
-    def _advance(self) -> bool:
-        """Run one node of the engine's backward; False once it has finished."""
+    def _frames_expected(self) -> int:
+        """Backward frames to come: one per node the engine runs, one per folded box it runs nodes in
+        (exact unless a hook adds work or a box's nodes do not run back to back; corrected as they run)."""
+        boxes, alone = set(), 0
+        for n in self.trace.nodes:
+            if n.kind in ("op", "accumulate"):
+                box = self._owners.get(n.id)
+                if box in self._titles:
+                    boxes.add(box)
+                else:
+                    alone += 1
+        return max(alone + len(boxes), 1)
+
+    def _box_of(self, trace_id):
+        box = self._owners.get(trace_id)
+        return box if box in self._titles else None
+
+    def _run_step(self) -> bool:
+        """Run one node of the engine's backward and keep its raw frame; False once it has finished."""
         try:
             with self.recorder:   # the recorder appends the step to self.trace
                 next(self.run)
@@ -134,29 +154,27 @@ class Stepper(anywidget.AnyWidget):
         recorded = self.trace.steps[-1]
         for acc in recorded.accumulations:
             self._before[acc.node] = acc.total
-        frame = self.builder.add_step(recorded, self._expected)
-        remap([frame], self._owners)
-        self._frames_json.append(frame_json(frame))
-        if len(self.builder.frames) >= self._expected and not self._is_finished:
-            self._peek_end()
+        self._steps_expected = max(self._steps_expected, len(self.trace.steps))   # a hook can add work
+        remap([self.builder.add_step(recorded, self._steps_expected)], self._owners)
         return True
 
-    def _peek_end(self) -> None:
-        """After the expected last step, see whether the engine is done (it runs nothing more then)."""
-        try:
-            with self.recorder:
-                next(self.run)
-        except StopIteration:
-            self._is_finished = True
-            return
-        # more steps than the graph's node count (a hook added work): keep it for the next Next
-        self._expected += 1
-        recorded = self.trace.steps[-1]
-        for acc in recorded.accumulations:
-            self._before[acc.node] = acc.total
-        frame = self.builder.add_step(recorded, self._expected)
-        remap([frame], self._owners)
-        self._frames_json.append(frame_json(frame))
+    def _advance(self) -> bool:
+        """One more frame: run the next node of backward, and when it lies inside a folded box, every
+        node after it in that box that the engine runs next (one frame, as the saved player folds it)."""
+        if not self._run_step():
+            return False
+        box = self._box_of(self.trace.steps[-1].node)
+        while box is not None and self.run.upcoming() is not None \
+                and self._box_of(self.recorder.trace_id(self.run.upcoming().id)) == box:
+            self._run_step()
+        frames = fold_runs([self._start_frame, *self.builder.frames], self._owners, self._titles, self.trace,
+                           self._steps_expected)
+        self._frames_json = [frame_json(f) for f in frames]
+        if self.run.upcoming() is None:   # nothing is ready: the engine has run its last node
+            self._run_step()
+        if not self._is_finished:
+            self._expected = max(self._expected, len(self._frames_json) - 1)
+        return True
 
     def _publish(self, position: int) -> None:
         with self.hold_sync():
