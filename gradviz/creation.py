@@ -7,7 +7,8 @@ import numpy as np
 
 from . import backend, dtypes
 from . import random as _random
-from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: F401
+from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed,  # noqa: F401
+                     set_rng_state)
 from .tensor import Tensor
 
 

@@ -291,7 +291,7 @@ def hessian(func: Callable, argnums=0) -> Callable:
 # -- batching -------------------------------------------------------------------------------
 def vmap(func: Callable, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=None) -> Callable:
     """func mapped over a dimension of its inputs (a loop over that dimension, results stacked)."""
-    from .ops.shape import stack
+    from .functions.shape import stack
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):

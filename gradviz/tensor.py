@@ -474,7 +474,7 @@ class Tensor:
             out = moved
             out._requires_grad = self._requires_grad
         if target_dtype is not None:
-            from .ops.shape import to_dtype
+            from .functions.shape import to_dtype
             np_dtype = dtypes.as_np(target_dtype)
             if np_dtype.kind not in "fc" and np_dtype != out._data.dtype:
                 out = out.detach()   # integer and bool results are not differentiable
@@ -837,7 +837,7 @@ class Tensor:
     def __setitem__(self, key, value):
         """As PyTorch: ints, slices and None pick a view of self, which is then filled (a
         0-d value) or copied into; tensor indices then index_put_ into that view."""
-        from .ops.index import index_put, parse_index, setitem
+        from .functions.index import index_put, parse_index, setitem
         _check_assignable(self, key, value)
         if not self._records(value):
             if _forward_ad._state.level is not None and _forward_ad.is_dual(self, value):
@@ -1454,7 +1454,7 @@ def _check_assignable(tensor: Tensor, key, value) -> None:
     if shape is None:
         return
     from .ops.core import expand_error
-    from .ops.index import parse_index
+    from .functions.index import parse_index
     _, basic, adv = parse_index(tensor._data.shape, key)
     region = np.broadcast_to(np.empty((), dtype=bool), tensor._data.shape)   # no copy: only its shape is read
     region = region[basic] if basic else region

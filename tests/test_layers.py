@@ -305,7 +305,8 @@ def test_rnn_errors():
 @pytest.mark.parametrize("mask", [None, "causal", MASK4], ids=["none", "causal", "bool"])
 def test_fused_attention_record_gradcheck(mask):
     """The one-node kernel (what float32 runs) checked in float64 by calling its record directly."""
-    from gradviz.ops.attention import SDPA, _additive_mask
+    from gradviz.ops.attention import SDPA
+    from gradviz.functions.attention import _additive_mask
     from gradviz.autograd.apply import apply
     q, k, v = (leaf(gradviz, a) for a in (QS[:1], QS[:1] * 0.7, QS[:1, :, :, :3]))   # a value head size of 3
     causal = isinstance(mask, str)

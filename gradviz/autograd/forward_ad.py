@@ -115,7 +115,7 @@ class dual_level:
 
 def make_dual(tensor, tangent, *, level: int | None = None):
     """A view of `tensor` that carries `tangent` (the direction of the derivative)."""
-    from ..ops.shape import view
+    from ..functions.shape import view
     if _state.level is None:
         raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, make sure to "
                            "enter_dual_level() first.")

@@ -240,7 +240,7 @@ def _stack_rows(rows: list, out_shape: tuple, in_shape: tuple, create_graph: boo
     n_out = int(np.prod(out_shape, dtype=int))
     n_in = int(np.prod(in_shape, dtype=int))
     if create_graph:
-        from ..ops.shape import stack
+        from ..functions.shape import stack
         flat = [r.reshape(-1) for r in rows]
         jac = stack(flat, 1 if columns else 0) if flat else None
         if jac is None:

@@ -5,12 +5,15 @@ NumPy's, so the gradient computation is itself recorded and can be differentiate
 """
 from __future__ import annotations
 
-from ..ops import index, linalg, pointwise, reduce, shape
+from ..functions import conv, index, linalg, pointwise, reduce, shape
+from ..ops import index as index_ops
 from .apply import apply
 
 
 class TensorNamespace:
     arrays = False
+
+    apply = staticmethod(apply)   # an op record run on Tensors: a rule's graph-mode node
 
     exp = staticmethod(pointwise.exp)
     log = staticmethod(pointwise.log)
@@ -32,6 +35,25 @@ class TensorNamespace:
     sinh = staticmethod(pointwise.sinh)
     isfinite = staticmethod(pointwise.isfinite)
     isnan = staticmethod(pointwise.isnan)   # a bool Tensor, no graph
+    # the public functions a rule calls on Tensors, so its gradient records torch's nodes
+    mm = staticmethod(linalg.mm)
+    t = staticmethod(shape.t)
+    inv = staticmethod(linalg.inv)
+    solve = staticmethod(linalg.solve)
+    linalg_cross = staticmethod(linalg.linalg_cross)
+    tril = staticmethod(shape.tril)
+    diag_embed = staticmethod(shape.diag_embed)
+    rot90 = staticmethod(shape.rot90)
+    softmax = staticmethod(reduce.softmax)
+    digamma = staticmethod(pointwise.digamma)
+    polygamma = staticmethod(pointwise.polygamma)
+    no_input = staticmethod(conv._no_bias)   # an empty, grad-free stand-in for a missing input
+
+    @staticmethod
+    def constant(array):
+        """An array as a Tensor outside the graph (a constant of a rule, such as ⌊a / b⌋)."""
+        from ..tensor import Tensor
+        return Tensor._make(array)
 
     @staticmethod
     def roll(a, shift, axis=None):
@@ -112,5 +134,4 @@ class TensorNamespace:
         return apply(index_ops.INDEX_FILL_ZERO, (g,), (basic, adv))
 
 
-index_ops = index
 TENSOR = TensorNamespace()

@@ -1,20 +1,18 @@
 """gradviz.nn.functional: the functional layer API, named as torch.nn.functional."""
 from __future__ import annotations
 
-from ..ops.attention import group_norm, scaled_dot_product_attention  # noqa: F401
-from ..ops.conv import conv1d, conv2d  # noqa: F401
+from ..functions.attention import group_norm, scaled_dot_product_attention  # noqa: F401
+from ..functions.conv import conv1d, conv2d  # noqa: F401
 from ..autograd.apply import apply
-from ..ops.linalg import linear  # noqa: F401
+from ..functions.linalg import linear  # noqa: F401
 from ..ops.loss import _reduced
-from ..ops.loss import (binary_cross_entropy_with_logits, huber_loss, mse_loss, nll_loss,  # noqa: F401
-                         smooth_l1_loss)
-from ..ops.nnops import (batch_norm, celu, elu, embedding, hardsigmoid, hardswish, hardtanh, layer_norm,  # noqa: F401
-                         logsigmoid, mish, pairwise_distance, relu6, selu, silu)
-from ..ops.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool1d,  # noqa: F401
-                        avg_pool2d, fold, interpolate, max_pool1d, max_pool2d, pixel_shuffle, pixel_unshuffle,
-                        unfold)
-from ..ops.pointwise import gelu, leaky_relu, relu, sigmoid, softplus, tanh  # noqa: F401
-from ..ops.reduce import log_softmax, softmax  # noqa: F401
+from ..functions.loss import binary_cross_entropy_with_logits, huber_loss, mse_loss, nll_loss, smooth_l1_loss
+from ..functions.nnops import (batch_norm, celu, dropout, elu, embedding, hardsigmoid, hardswish, hardtanh,
+                               layer_norm, logsigmoid, mish, pairwise_distance, relu6, selu, silu)
+from ..functions.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool1d, avg_pool2d,
+                              fold, interpolate, max_pool1d, max_pool2d, pixel_shuffle, pixel_unshuffle, unfold)
+from ..functions.pointwise import gelu, leaky_relu, relu, sigmoid, softplus, tanh  # noqa: F401
+from ..functions.reduce import log_softmax, softmax  # noqa: F401
 
 
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
@@ -43,7 +41,7 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     loss = nll_loss(logp, target, weight, ignore_index, reduction)
     if not label_smoothing:
         return loss
-    from ..ops.pointwise import where
+    from ..functions.pointwise import where
     kept = target != ignore_index
     smooth = where(kept, -(logp if w is None else logp * w).sum(classes), 0.0)
     if reduction == "mean":
@@ -54,23 +52,8 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     return loss * (1 - label_smoothing) + smooth * (label_smoothing / n_classes)
 
 
-def dropout(input, p=0.5, training=True, inplace=False):
-    """torch's CPU dropout, step for step: a Bernoulli(1 − p) mask scaled by 1 / (1 − p) in the input's
-    dtype, then a multiply (so the graph shows MulBackward0, as torch's CPU graph does)."""
-    if not 0 <= p <= 1:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if not training or p == 0 or input.numel() == 0:
-        return input
-    from ..creation import _like, zeros
-    if p == 1:
-        noise = zeros((), dtype=input.dtype, device=input.device)
-    else:
-        noise = _like(input, None, None, False).bernoulli_(1 - p).div_(1 - p)
-    return input.mul_(noise) if inplace else input * noise
-
-
 def binary_cross_entropy(input, target, weight=None, reduction="mean"):
-    from ..ops.pointwise import clamp, log
+    from ..functions.pointwise import clamp, log
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}) "
                          "is deprecated. Please ensure they have the same size.")
@@ -109,7 +92,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
-    from ..ops.reduce import norm
+    from ..functions.reduce import norm
     return input / norm(input, p, dim, keepdim=True).clamp(min=eps).expand_as(input)
 
 
@@ -125,7 +108,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """Pointwise target ⊙ (log target − input), with 0 where target is 0 (the limit of t log t)."""
-    from ..ops.pointwise import where
+    from ..functions.pointwise import where
     if log_target:
         losses = target.exp() * (target - input)
     else:
@@ -137,8 +120,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    from ..ops.reduce import norm
-    from ..ops.shape import broadcast_tensors
+    from ..functions.reduce import norm
+    from ..functions.shape import broadcast_tensors
     x1, x2 = broadcast_tensors(x1, x2)   # as PyTorch: broadcast first, then norms along dim
     n1 = norm(x1, 2, dim, keepdim=True).clamp(min=eps)
     n2 = norm(x2, 2, dim, keepdim=True).clamp(min=eps)
@@ -147,8 +130,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 
 from .functional_layers import (dropout1d, dropout2d, gru_cell, instance_norm, lstm_cell,  # noqa: E402,F401
                                 multi_head_attention_forward, pad, rms_norm, rnn_relu_cell, rnn_tanh_cell)
-from ..ops.loss import (cosine_embedding_loss, gaussian_nll_loss, hinge_embedding_loss,  # noqa: E402,F401
-                        margin_ranking_loss, multilabel_soft_margin_loss, poisson_nll_loss, soft_margin_loss,
-                        triplet_margin_loss)
-from ..ops.nnops import (bilinear, glu, hardshrink, pdist, prelu, softshrink, tanhshrink, threshold,  # noqa: E402,F401
-                         upsample_bilinear, upsample_nearest)
+from ..functions.loss import (cosine_embedding_loss, gaussian_nll_loss, hinge_embedding_loss, margin_ranking_loss,
+                              multilabel_soft_margin_loss, poisson_nll_loss, soft_margin_loss, triplet_margin_loss)
+from ..functions.nnops import (bilinear, glu, hardshrink, pdist, prelu, softshrink, tanhshrink, threshold,
+                               upsample_bilinear, upsample_nearest)

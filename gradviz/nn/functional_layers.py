@@ -8,13 +8,13 @@ import warnings
 
 import numpy as np
 
-from ..ops import nnops
-from ..ops.attention import add_scalar, scaled_dot_product_attention
-from ..ops.linalg import linear
-from ..ops.pointwise import sigmoid, tanh
-from ..ops.pool import padding_mode
-from ..ops.reduce import softmax
-from ..ops.shape import _outputs, split_op
+from ..functions import nnops
+from ..functions.attention import add_scalar, scaled_dot_product_attention
+from ..functions.linalg import linear
+from ..functions.pointwise import sigmoid, tanh
+from ..functions.pool import padding_mode
+from ..functions.reduce import softmax
+from ..functions.shape import _outputs, split_op
 
 
 def pad(input, pad, mode="constant", value=None):
@@ -191,7 +191,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     mask = _float_mask(attn_mask, query._data.dtype)
     if is_causal and mask is None:
         from ..creation import full
-        from ..ops.shape import triu
+        from ..functions.shape import triu
         mask = triu(full((tgt_len, src_len), float("-inf"), dtype=query.dtype), 1)
     if mask is not None and mask.ndim == 2:
         mask = mask.unsqueeze(0)

@@ -79,7 +79,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     more than 30% of the normal's mass, normal draws with the ones outside redrawn; else uniform
     proposals on [a, b] accepted with the normal's density relative to its peak in [a, b]."""
     from ..creation import empty_like
-    from ..ops.pointwise import where
+    from ..functions.pointwise import where
 
     def norm_cdf(x):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from .. import creation
-from ..ops.conv import _tuple
+from ..functions.conv import _tuple
 from . import functional as F
 from .modules import BatchNorm1d, Linear, Module, Parameter, _NormBase
 
@@ -513,7 +513,7 @@ class _RNNBase(Module):
         return (rnn_tanh_step if self.nonlinearity == "tanh" else rnn_relu_step)(xw, state, w_hh, b_hh)
 
     def forward(self, input, hx=None):
-        from ..ops.shape import cat, stack
+        from ..functions.shape import cat, stack
         batched = input.ndim == 3
         if not batched:
             input = input.unsqueeze(1)

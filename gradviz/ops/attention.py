@@ -2,14 +2,9 @@
 (NativeGroupNormBackward0, ScaledDotProductFlashAttentionForCpuBackward0)."""
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from ..autograd.apply import apply
-from .core import namespace
 from .op import Op
-from ..tensor import Tensor
 
 
 # -- group norm: layer norm over each group of channels, then a per-channel affine map ---------------
@@ -68,18 +63,6 @@ GROUP_NORM = Op("group_norm", "NativeGroupNormBackward0",
                            r"\textstyle\sum_{\text{batch, positions}} \bar{g}"))
 
 
-def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
-    from .nnops import _affine
-    if input.ndim < 2:
-        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")
-    c = input.shape[1]
-    if c % num_groups:
-        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
-                           f"shape {list(input.shape)} and num_groups={num_groups}")
-    w, b = _affine(input, weight, bias, (c,))
-    return apply(GROUP_NORM, (input, w, b), (int(num_groups), eps))
-
-
 # -- what PyTorch's C++ compositions record: a tensor and a Scalar, a softmax safe on masked rows ----
 ADD_SCALAR = Op("add", "AddBackward1", "c = a + s", lambda xp, a, s: a + s, vjp=(lambda xp, g, c, a, s: g,),
                 vjp_formulas=("ḡ",), params=("other",),
@@ -106,14 +89,6 @@ SAFE_SOFTMAX = Op("_safe_softmax", "SafeSoftmaxBackward0", "c = softmax(a) (0 on
                   vjp_latex=(r"$c \odot \left(\bar{g} - \sum_{\text{dim } $dim} \bar{g} \odot $c\right)",))
 
 
-def add_scalar(input, other):
-    return apply(ADD_SCALAR, (input,), (other,))
-
-
-def mul_scalar(input, other):
-    return apply(MUL_SCALAR, (input,), (other,))
-
-
 # -- attention: softmax(q kᵀ · scale + mask) v ------------------------------------------------------
 def _probs(xp, q, k, mask, scale):
     s = xp.matmul(q, xp.swapaxes(k, -1, -2)) * scale
@@ -123,8 +98,7 @@ def _probs(xp, q, k, mask, scale):
         with np.errstate(invalid="ignore"):
             e = xp.exp(s - s.max(axis=-1, keepdims=True))
             return e / e.sum(axis=-1, keepdims=True)
-    from .reduce import softmax
-    return softmax(s, -1)
+    return xp.softmax(s, -1)
 
 
 def _sdpa_forward(xp, q, k, v, mask, scale):
@@ -153,48 +127,3 @@ SDPA = Op("scaled_dot_product_attention", "ScaledDotProductFlashAttentionForCpuB
                      r"$scale\, \bar{S}^{\top} $0,\quad \bar{S} = P \odot \left(\bar{g}\, $2^{\top} - "
                      r"\operatorname{rowsum}(\bar{g}\, $2^{\top} \odot P)\right)",
                      r"P^{\top} \bar{g}"))
-
-
-def _additive_mask(attn_mask, is_causal, l, s, dtype, xp=np):
-    """The mask as numbers added to the scores: 0 where attention is allowed, −inf where not."""
-    mask = None
-    if is_causal:
-        mask = xp.where(xp.tril(xp.ones((l, s), dtype=bool)), 0.0, -np.inf).astype(dtype)
-    if attn_mask is not None:
-        m = attn_mask._data
-        m = xp.where(m, 0.0, -np.inf).astype(dtype) if m.dtype == np.bool_ else m.astype(dtype)
-        mask = m if mask is None else mask + m
-    return mask
-
-
-def _fused(q, k, v, dropout_p) -> bool:
-    """When PyTorch's CPU dispatch picks its flash kernel: float32 (B, H, L, E) inputs with one head size."""
-    return (dropout_p == 0 and all(t._data.dtype == np.float32 and t.ndim == 4 for t in (q, k, v))
-            and q.shape[-1] == k.shape[-1] == v.shape[-1])
-
-
-def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
-                                 enable_gqa=False):
-    if is_causal and attn_mask is not None:
-        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
-    l, s, e = query.shape[-2], key.shape[-2], query.shape[-1]
-    scale = 1 / math.sqrt(e) if scale is None else scale
-    mask = _additive_mask(attn_mask, is_causal, l, s, query._data.dtype, namespace(query._data))
-    # a float mask that requires grad is an input of the graph: PyTorch then takes its math path,
-    # and so does gradviz, so the mask gets its gradient (the fused record treats it as a constant)
-    learned = attn_mask if getattr(attn_mask, "requires_grad", False) else None
-    if learned is None and _fused(query, key, value, dropout_p):   # PyTorch's fused CPU kernel: one node
-        return apply(SDPA, (query, key, value), (mask, scale))
-    # PyTorch's math path (float64, or dropout): each factor scaled by √scale, a safe softmax
-    from .linalg import matmul
-    root = math.sqrt(scale)
-    scores = matmul(mul_scalar(query, root), mul_scalar(key.transpose(-2, -1), root))
-    if learned is not None:
-        scores = scores + learned
-    elif mask is not None:
-        scores = scores + Tensor._make(mask)
-    probs = apply(SAFE_SOFTMAX, (scores,), (scores.ndim - 1,))
-    if dropout_p > 0:
-        from ..nn.functional import dropout
-        probs = dropout(probs, dropout_p)
-    return matmul(probs, value)

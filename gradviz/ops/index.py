@@ -3,17 +3,11 @@ records it), advanced indexing as one IndexBackward0 whose VJP scatter-adds ḡ,
 repeated indices accumulate."""
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 
 from .. import backend
-from ..autograd.apply import apply
 from .core import contiguous, scatter_key, write
 from .op import Op
-from .reduce import normalize_dims, values_indices
-from .shape import unsqueeze
-from ..tensor import Tensor
 
 
 def _at(dim, item):
@@ -132,183 +126,6 @@ INDEX_FILL_ZERO = Op("index_fill", "IndexFillBackward0", "c = g; c[idx] = 0",
                      vjp_latex=(r"\bar{g}\text{, 0 at idx}",))
 
 
-# -- public functions ---------------------------------------------------------------
-def _as_index(item):
-    if isinstance(item, Tensor):
-        return item._data
-    if isinstance(item, list) and not item:
-        return np.zeros(0, dtype=np.int64)   # x[[]] selects nothing (an empty long index)
-    if isinstance(item, range):
-        return np.arange(item.start, item.stop, item.step, dtype=np.int64)   # a sequence of ints, as in torch
-    if isinstance(item, (list, np.ndarray)):
-        return np.asarray(item)
-    return item
-
-
-def _is_bool_scalar(k) -> bool:
-    return isinstance(k, (bool, np.bool_)) or (isinstance(k, np.ndarray) and k.ndim == 0 and k.dtype == bool)
-
-
-def parse_index(shape: tuple, key, single_slice: bool = False):
-    """PyTorch's reading of `x[key]`: ints, slices and None apply first, left to right, as
-    views (SelectBackward0, SliceBackward0, UnsqueezeBackward0); the tensor indices then index
-    that view at the dims they landed on (one IndexBackward0). NumPy would instead count ints
-    as advanced indices, which moves the result's dims when an int and a tensor are apart.
-
-    Returns (steps, basic, adv): the views to record [(kind, dim, arg)], the same view as a
-    NumPy basic key (() when it is the whole tensor), and the key of slices and integer/bool
-    arrays for that view (None when there is none). A full slice records nothing, except
-    for a bare `x[:]`, which PyTorch always records."""
-    items = [_as_index(k) for k in (key if isinstance(key, tuple) else (key,))]
-
-    def width(k):
-        if k is None or k is Ellipsis or _is_bool_scalar(k):
-            return 0
-        if isinstance(k, np.ndarray) and k.dtype == bool:
-            return k.ndim
-        return 1
-
-    ndim = len(shape)
-    specified = sum(width(k) for k in items)
-    if ndim == 0 and specified and any(isinstance(k, (int, np.integer)) and not isinstance(k, bool) for k in items):
-        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in "
-                         "C++ to convert a 0-dim tensor to a number")
-    if specified > ndim:
-        raise IndexError(f"too many indices for tensor of dimension {ndim}")
-    while sum(k is Ellipsis for k in items) > 1 and items[-1] is Ellipsis:
-        items = items[:-1]   # torch lets a later ellipsis run past the last dimension, where it selects nothing
-    if sum(k is Ellipsis for k in items) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
-    cur = list(shape)
-    steps, basic, adv, dim = [], [], {}, 0
-    src = 0   # the dimension of the indexed tensor that k reads (torch's messages count these)
-    for k in items:
-        if k is Ellipsis:
-            basic.append(k)
-            dim += ndim - specified
-            src += ndim - specified
-        elif k is None or _is_bool_scalar(k):
-            steps.append(("unsqueeze", dim, None))
-            basic.append(None)
-            cur.insert(dim, 1)
-            if k is not None:   # x[True] is x[None][[0]]; x[False] selects nothing
-                adv[dim] = np.zeros(1 if k else 0, dtype=np.int64)
-            dim += 1
-        elif isinstance(k, slice):
-            start, stop, step = k.indices(cur[dim])
-            if step <= 0:
-                raise ValueError("step must be greater than zero")
-            stop = max(stop, start)
-            if single_slice or (start, stop, step) != (0, cur[dim], 1):
-                steps.append(("slice", dim, (start, stop, step)))
-            basic.append(k)
-            cur[dim] = len(range(start, stop, step))
-            dim += 1
-            src += 1
-        elif isinstance(k, np.ndarray) and (k.ndim or k.dtype.kind not in "iu"):
-            if k.dtype == bool:
-                if tuple(k.shape) != tuple(cur[dim:dim + k.ndim]):
-                    bad = next(i for i, (m, s) in enumerate(zip(k.shape, cur[dim:])) if m != s)
-                    raise IndexError(f"The shape of the mask {list(k.shape)} at index {bad} does not match the "
-                                     f"shape of the indexed tensor {cur} at index {dim + bad}")
-            elif k.dtype.kind not in "iu":
-                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-            elif k.size:   # torch's advanced indexing counts only the tensor-indexed dims
-                _check_bounds(k, cur[dim], sum(a.ndim if a.dtype == bool else 1 for a in adv.values()))
-            adv[dim] = k
-            n = k.ndim if k.dtype == bool else 1
-            basic += [slice(None)] * n
-            dim += n
-            src += n
-        else:
-            if isinstance(k, str):
-                raise TypeError("new(): invalid data type 'str'")
-            if not _is_int(k):
-                raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
-                                 f"valid indices (got {type(k).__name__})")
-            i = operator.index(k)
-            size = cur[dim]
-            if not -size <= i < size:
-                raise IndexError(f"index {i} is out of bounds for dimension {src} with size {size}")
-            src += 1
-            steps.append(("select", dim, i % size))
-            basic.append(i)
-            del cur[dim]
-    if not steps:
-        basic = ()
-    elif not any(k is Ellipsis for k in basic):
-        basic.append(Ellipsis)   # so that even a 0-d result is a view, not a NumPy scalar
-    adv_key = None
-    if adv:
-        # the index tensors must broadcast together (a bool mask counts as its nonzero indices)
-        shapes = [(int(k.sum()),) if k.dtype == bool else k.shape for k in adv.values()]
-        try:
-            np.broadcast_shapes(*shapes)
-        except ValueError:
-            raise IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes "
-                             + ", ".join(str(list(s)) for s in shapes)) from None
-        adv_key, d = [], 0
-        for pos in sorted(adv):
-            adv_key += [slice(None)] * (pos - d)
-            adv_key.append(adv[pos])
-            d = pos + (adv[pos].ndim if adv[pos].dtype == bool else 1)
-        adv_key = tuple(adv_key)
-    return steps, tuple(basic), adv_key
-
-
-def _is_int(k) -> bool:
-    try:
-        operator.index(k)
-    except TypeError:
-        return False
-    return not _is_bool_scalar(k)
-
-
-def _check_bounds(index, size: int, dim: int) -> None:
-    """torch's words for an integer index array reaching past the dimension it indexes."""
-    bad = (index >= size) | (index < -size)
-    if bad.any():
-        first = int(index.reshape(-1)[np.argmax(bad.reshape(-1))])
-        raise IndexError(f"index {first} is out of bounds for dimension {dim} with size {size}")
-
-
-def getitem(tensor, key):
-    steps, _, adv = parse_index(tensor.shape, key, isinstance(key, slice))
-    out = tensor
-    for kind, dim, arg in steps:
-        if kind == "unsqueeze":
-            out = unsqueeze(out, dim)
-        elif kind == "slice":
-            out = apply(SLICE, (out,), (dim,) + arg)
-        else:
-            out = apply(SELECT, (out,), (dim, arg))
-    if adv is not None:
-        return apply(INDEX, (out,), (adv,))
-    if out is tensor:   # x[...] and x[:, :] are still a new node in PyTorch's graph
-        return apply(ALIAS, (tensor,))
-    return out
-
-
-def setitem(array, key, value) -> None:
-    """array[key] = value with PyTorch's reading of key (no graph)."""
-    _, basic, adv = parse_index(array.shape, key)
-    write(array, basic, adv, value)
-
-
-def index_put(tensor, key, values, accumulate=False):
-    """The out-of-place result of tensor[key] = values (CopySlices or IndexPutBackward0);
-    with accumulate=True, tensor[key] += values with repeated indices adding up."""
-    if isinstance(key, list) and key and all(isinstance(k, Tensor) for k in key):
-        key = tuple(key)   # torch.index_put's list of index tensors, one per dim
-    steps, basic, adv = parse_index(tensor.shape, key)
-    if not isinstance(values, Tensor):
-        values = Tensor(values, dtype=tensor.dtype)
-    if accumulate:
-        return apply(INDEX_PUT_ACC, (tensor, values), (basic, adv))
-    op = INDEX_PUT if adv is not None and not steps else COPY_SLICES
-    return apply(op, (tensor, values), (basic, adv))
-
-
 def _put_add(xp, a, v, basic, adv):
     out = a.copy()
     view = out[basic] if basic else out
@@ -326,72 +143,6 @@ INDEX_PUT_ACC = Op("index_put", "IndexPutBackward0", "c = a; c[idx] += v", _put_
                    vjp_latex=(r"\bar{g}", r"\bar{g}[\mathrm{idx}]",))
 
 
-def _int_index(index, message: str, exc=RuntimeError) -> np.ndarray:
-    """The array of an index tensor, which must be of an integer dtype (PyTorch's check)."""
-    idx = index._data if hasattr(index, "_data") else np.asarray(index)
-    if idx.dtype.kind not in "iu":
-        raise exc(message)
-    return idx
-
-
-def _check_along(name: str, input, d: int, idx, src=None) -> None:
-    """gather/scatter's checks: index no larger than input (and src) apart from dim, in range."""
-    shape, ishape = tuple(input.shape) or (1,), tuple(idx.shape) or (1,)
-    if len(ishape) != len(shape):
-        raise RuntimeError(f"Index tensor must have the same number of dimensions as "
-                           f"{'input' if name == 'gather' else 'self'} tensor")
-    bad = [k for k, (i, s) in enumerate(zip(ishape, shape)) if k != d and i > s]
-    if src is not None and src.ndim:
-        bad += [k for k, (i, s) in enumerate(zip(ishape, src.shape)) if i > s]
-    if bad:
-        what = f"expected index {list(ishape)} to be no larger than self {list(shape)} apart from dimension {d}"
-        if name == "gather":
-            raise RuntimeError(f"Size does not match at dimension {bad[0]} {what}")
-        raise RuntimeError(f"E{what[1:]} and to be no larger size than src {list(src.shape)}")
-    if idx.size:
-        lo, hi = int(idx.min()), int(idx.max())
-        if lo < 0 or hi >= shape[d]:
-            raise RuntimeError(f"index {lo if lo < 0 else hi} is out of bounds for dimension {d} with size "
-                               f"{shape[d]}")
-
-
-def _in_range(idx, size: int) -> None:
-    if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= size):
-        raise IndexError("index out of range in self")
-
-
-def gather(input, dim, index):
-    (d,) = normalize_dims(dim, input.ndim)
-    idx = _int_index(index, "gather(): Expected dtype int32/int64 for index")
-    if idx.size == 0 and idx.ndim != max(input.ndim, 1):   # PyTorch takes any empty index
-        return input.reshape(-1)[:0].reshape(idx.shape)
-    _check_along("gather", input, d, idx)
-    if input.ndim == 0:   # a 0-d input takes a 0-d (or one-element) index, as PyTorch
-        return apply(GATHER, (input.reshape(1),), (0, idx.reshape(1))).reshape(idx.shape)
-    return apply(GATHER, (input,), (d, idx))
-
-
-def scatter_add(input, dim, index, src):
-    (d,) = normalize_dims(dim, input.ndim)
-    idx = _int_index(index, "scatter(): Expected dtype int32/int64 for index")
-    _check_along("scatter_add", input, d, idx, src)
-    if input.ndim == 0:
-        return apply(SCATTER_ADD, (input.reshape(1), src.reshape(1)), (0, idx.reshape(1))).reshape(())
-    return apply(SCATTER_ADD, (input, src), (d, idx))
-
-
-def index_select(input, dim, index):
-    (d,) = normalize_dims(dim, input.ndim)
-    idx = _int_index(index, "index_select(): Expected dtype int32 or int64 for index")
-    if idx.ndim > 1:
-        raise IndexError("index_select(): Index is supposed to be a vector")
-    if input.ndim == 0:
-        _in_range(idx, 1)
-        return apply(INDEX_SELECT, (input.reshape(1),), (0, idx.reshape(-1))).reshape(())
-    _in_range(idx, input.shape[d])
-    return apply(INDEX_SELECT, (input,), (d, idx.reshape(-1)))
-
-
 # -- sorting: values are a gather along dim, so their VJP scatters ḡ back ---------------
 def _gather_op(name: str, torch_name: str, formula: str, **display) -> Op:
     display.setdefault("vjp_latex", (r"\bar{g}\text{ scattered back to where each value came from}",))
@@ -405,49 +156,6 @@ SORT = _gather_op("sort", "SortBackward0", "c = sort(a)",
                   latex=r"$c = \operatorname{sort}($0)")
 TOPK = _gather_op("topk", "TopkBackward0", "c = topk(a, k)",
                   latex=r"$c = \operatorname{topk}($0,\, k)")
-
-
-def _order(a: np.ndarray, dim: int, descending: bool) -> np.ndarray:
-    """A stable argsort along dim (ties keep their order, as PyTorch's stable sort)."""
-    keys = a.astype(np.int64) if a.dtype.kind in "bu" else a
-    if descending and keys.dtype.kind == "f" and np.isnan(keys).any():   # NaN is the largest: first
-        nan = np.isnan(keys)
-        return np.lexsort((np.where(nan, 0, -keys), ~nan), axis=dim)
-    return np.argsort(-keys if descending else keys, axis=dim, kind="stable")
-
-
-def _values_indices(name: str, op: Op, input, dim: int, index: np.ndarray):
-    return values_indices(name, apply(op, (input,), (dim, index)), index)
-
-
-def _scalar_values_indices(name: str, op: Op, input, k: int):
-    """sort/topk of a 0-d tensor: itself (or nothing, k = 0), index 0, as 0-d tensors."""
-    index = np.zeros(k, dtype=np.int64)
-    values = apply(op, (input.reshape(1),), (0, index))
-    return values_indices(name, values.reshape(()) if k else values, index.reshape(()) if k else index)
-
-
-def sort(input, dim=-1, descending=False, stable=False):
-    """torch.sort: (values, indices) along dim."""
-    (d,) = normalize_dims(dim, input.ndim)
-    if input.ndim == 0:   # a 0-d tensor sorts to itself, index 0
-        return _scalar_values_indices("sort", SORT, input, 1)
-    return _values_indices("sort", SORT, input, d, _order(input._data, d, descending))
-
-
-def argsort(input, dim=-1, descending=False, stable=False):
-    return sort(input, dim, descending, stable).indices
-
-
-def topk(input, k, dim=-1, largest=True, sorted=True):
-    """torch.topk: the k largest (or smallest) values along dim and their indices."""
-    (d,) = normalize_dims(dim, input.ndim)
-    if not 0 <= k <= (input.shape[d] if input.ndim else 1):
-        raise RuntimeError("selected index k out of range")
-    if input.ndim == 0:
-        return _scalar_values_indices("topk", TOPK, input, k)
-    index = np.take(_order(input._data, d, largest), np.arange(k), axis=d)
-    return _values_indices("topk", TOPK, input, d, index)
 
 
 # -- more indexing: narrow, take_along_dim, masked_select, index_add/fill, scatter ----------
@@ -468,7 +176,7 @@ def _index_add(xp, a, src, dim, index, alpha):
 INDEX_ADD = Op("index_add", "IndexAddBackward0", "c = a; c[…, idx] += α src", _index_add,
                vjp=(lambda xp, g, c, a, src, dim, index, alpha: g,
                     lambda xp, g, c, a, src, dim, index, alpha: _times(xp.take(g, index, axis=dim) if xp.arrays
-                                                                       else apply(INDEX_SELECT, (g,), (dim, index)),
+                                                                       else xp.apply(INDEX_SELECT, (g,), (dim, index)),
                                                                        alpha)),
                vjp_formulas=("ḡ", "α ḡ[…, idx]"), args=("self", "source"), params=("dim", "index", "alpha"),
                saves=("index",), symbols=("a", "src"), broadcasts=(),
@@ -516,106 +224,6 @@ def _scattered(xp, a, dim, index, src):
     return out
 
 
-def narrow(input, dim, start, length):
-    (d,) = normalize_dims(dim, input.ndim)
-    size = input.shape[d]
-    start = int(start)
-    if start < 0:
-        start += size
-    if not 0 <= start <= size or length < 0 or start + length > size:
-        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
-    return apply(SLICE, (input,), (d, start, start + length, 1))
-
-
-def select(input, dim, index):
-    (d,) = normalize_dims(dim, input.ndim)
-    size = input.shape[d]
-    if not -size <= index < size:
-        raise IndexError(f"select(): index {index} out of range for tensor of size {list(input.shape)} at "
-                         f"dimension {d}")
-    return apply(SELECT, (input,), (d, index % size))
-
-
-def take_along_dim(input, indices, dim=None):
-    """gather after broadcasting input and indices against each other (all but dim), as PyTorch."""
-    from .shape import expand, reshape
-    idx = indices._data
-    if dim is None:
-        return apply(GATHER, (reshape(input, -1),), (0, idx.reshape(-1)))
-    (d,) = normalize_dims(dim, input.ndim)
-    shape_in, shape_idx = list(input.shape), list(idx.shape)
-    shape_in[d] = shape_idx[d] = 1
-    common = list(np.broadcast_shapes(tuple(shape_in), tuple(shape_idx)))
-    in_shape, idx_shape = list(common), list(common)
-    in_shape[d], idx_shape[d] = input.shape[d], idx.shape[d]
-    return apply(GATHER, (expand(input, *in_shape),), (d, np.broadcast_to(idx, idx_shape)))
-
-
-def masked_select(input, mask):
-    m = mask._data if hasattr(mask, "_data") else np.asarray(mask)
-    if m.dtype != bool:
-        raise RuntimeError("masked_select: expected BoolTensor for mask")
-    shape = np.broadcast_shapes(tuple(input.shape), m.shape)
-    return apply(MASKED_SELECT, (input,), (np.broadcast_to(m, shape),))
-
-
-def nonzero(input, *, as_tuple=False):
-    found = np.nonzero(input._data) if input.ndim else np.nonzero(input._data.reshape(1))
-    if as_tuple:
-        return tuple(Tensor._make(i.astype(np.int64)) for i in found)
-    return Tensor._make(np.stack(found, axis=1).astype(np.int64) if input.ndim
-                        else np.zeros((len(found[0]), 0), dtype=np.int64))
-
-
-def _index_vector(index, name: str = "index_add_"):
-    idx = index._data if hasattr(index, "_data") else np.asarray(index)
-    if idx.dtype.kind not in "iu":
-        if name == "index_fill_":
-            raise IndexError("index_fill_(): Expected dtype int64 for index.")
-        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index but got: "
-                           f"{str(idx.dtype).capitalize().replace('64', '').replace('32', '')}")
-    if idx.ndim > 1:
-        raise IndexError(f"{name}(): Index is supposed to be a vector")
-    return idx.reshape(-1)
-
-
-def _as_vector(input):
-    """A 0-d tensor as a one-element vector: index_add/index_fill/scatter accept dim 0 of it."""
-    return input.reshape(1) if input.ndim == 0 else input
-
-
-def _as_input(result, input):
-    return result.reshape(()) if input.ndim == 0 else result
-
-
-def index_add(input, dim, index, source, *, alpha=1):
-    (d,) = normalize_dims(dim, input.ndim)
-    idx = _index_vector(index)
-    _in_range(idx, input.shape[d] if input.ndim else 1)
-    return _as_input(apply(INDEX_ADD, (_as_vector(input), _as_vector(source)), (d, idx, alpha)), input)
-
-
-def index_fill(input, dim, index, value):
-    (d,) = normalize_dims(dim, input.ndim)
-    idx = _index_vector(index, "index_fill_")
-    size = input.shape[d] if input.ndim else 1
-    if idx.size and (int(idx.min()) < -size or int(idx.max()) >= size):
-        bad = int(idx.min()) if int(idx.min()) < -size else int(idx.max())
-        raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {size}")
-    vector = _as_vector(input)
-    key = _at(d, idx)
-    written = np.zeros(vector.shape, dtype=bool)
-    written[key] = True
-    if isinstance(value, Tensor):
-        if value.ndim:
-            raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
-                               f"{value.ndim} dimension(s).")
-        if value.requires_grad:   # the value's gradient is the sum of ḡ over the filled entries
-            return _as_input(apply(INDEX_FILL_TENSOR, (vector, value.to(input.dtype)), (key, written)), input)
-        value = value.item()
-    return _as_input(apply(INDEX_FILL, (vector,), (key, written, value)), input)
-
-
 INDEX_FILL_TENSOR = Op("index_fill", "IndexFillBackward1", "c = a; c[…, idx] = v",
                        lambda xp, a, v, key, written: _fill_at(a, key, v),
                        vjp=(lambda xp, g, c, a, v, key, written: xp.where(written, 0, g),
@@ -624,30 +232,6 @@ INDEX_FILL_TENSOR = Op("index_fill", "IndexFillBackward1", "c = a; c[…, idx] =
                        params=("index", "written"),
                        latex=r"$c = $0;\; $c[\dots,\, \mathrm{idx}] = $1",
                        vjp_latex=(r"\bar{g}\text{, 0 at idx}", r"\sum \bar{g}\text{ at idx}",))
-
-
-def scatter(input, dim, index, src=None, *, value=None, reduce=None):
-    if reduce is not None:
-        raise NotImplementedError("scatter(reduce=...) is not supported here; use scatter_add or scatter_reduce")
-    (d,) = normalize_dims(dim, input.ndim)
-    idx = _int_index(index, "scatter(): Expected dtype int32/int64 for index")
-    if src is None:
-        src = value
-    _check_along("scatter", input, d, idx, src if isinstance(src, Tensor) else None)
-    vector, idx = _as_vector(input), (idx.reshape(1) if idx.ndim == 0 else idx)
-    written = np.zeros(vector.shape, dtype=bool)
-    written[scatter_key(np, idx, d)] = True
-    if isinstance(src, Tensor):
-        return _as_input(apply(SCATTER, (vector, _as_vector(src)), (d, idx, written)), input)
-    return _as_input(apply(SCATTER_VALUE, (vector,), (d, idx, written, src)), input)
-
-
-# -- forward mode (autograd.forward_ad): selecting, gathering and scattering are linear --------
-# (the ops that overwrite part of a tensor are affine in it; their JVP comes from the VJP)
-from ..autograd.forward_ad import defjvp as _defjvp, linear as _linear  # noqa: E402
-
-_defjvp(_linear, SELECT, SLICE, INDEX, ALIAS, GATHER, SCATTER_ADD, INDEX_SELECT, INDEX_SCATTER, SCATTER_ADD_ZEROS,
-        DIAGONAL_SCATTER, INDEX_FILL_ZERO, MASKED_SELECT, INDEX_ADD, COPY_SLICES, INDEX_PUT)
 
 
 # -- more of torch's op table: take and the scatters that write one tensor into a region of another --
@@ -664,19 +248,6 @@ TAKE = Op("take", "TakeBackward0", "c = flat(a)[idx]", lambda xp, a, idx: a.resh
           vjp_latex=(r"\bar{g}\text{ scatter-added into } \operatorname{flat}($0) \text{ at idx}",))
 
 
-def take(input, index):
-    idx = _int_index(index, "take(): Expected a long tensor for index, but got " + str(getattr(index, "dtype", "")))
-    n = input.numel()
-    bad = idx[(idx >= n) | (idx < -n)]
-    if bad.size:
-        raise IndexError(f"out of range: tried to access index {int(bad.reshape(-1)[0])} on a tensor of {n} elements.")
-    return apply(TAKE, (input,), (np.where(idx < 0, idx + n, idx),))
-
-
-def _region_of(g, key):
-    return g[key]
-
-
 def _scatter_op(name: str, torch_name: str, formula: str, region: str, key, **display) -> Op:
     """c = a with src written into a region (a select, a slice, a diagonal): ḡ outside the region
     goes to a, ḡ inside it to src."""
@@ -691,7 +262,7 @@ def _scatter_op(name: str, torch_name: str, formula: str, region: str, key, **di
             out = g.copy()
             key(xp, out, *params)[...] = 0
             return out
-        return apply(OPS_BY_NAME[torch_name], (g, _zeros_of(key(xp, g, *params))), params)
+        return xp.apply(OPS_BY_NAME[torch_name], (g, xp.zeros_like(key(xp, g, *params))), params)
 
     def vjp_src(xp, g, c, a, src, *params):
         part = key(xp, g, *params)
@@ -702,18 +273,12 @@ def _scatter_op(name: str, torch_name: str, formula: str, region: str, key, **di
               symbols=("a", "s"), **display)
 
 
-def _zeros_of(t):
-    from ..creation import zeros_like
-    return zeros_like(t)
-
-
 def _diagonal_view(xp, a, offset, d1, d2):
     if xp.arrays:
         view = np.diagonal(a, offset, d1, d2)
         view.setflags(write=True)
         return view
-    from .linalg import diagonal
-    return diagonal(a, offset, d1, d2)
+    return xp.diagonal(a, offset, d1, d2)
 
 
 SELECT_SCATTER = _scatter_op("select_scatter", "SelectScatterBackward0", "c = a; c[…, i] = s", "selected slice",
@@ -732,40 +297,3 @@ DIAGONAL_SCATTER_SRC = _scatter_op("diagonal_scatter", "DiagonalScatterBackward0
                                    vjp_latex=(r"\bar{g}\text{ with zeros on the diagonal}",
                                               r"\operatorname{diag}_{$offset}(\bar{g})"))
 OPS_BY_NAME = {op.torch_name: op for op in (SELECT_SCATTER, SLICE_SCATTER, DIAGONAL_SCATTER_SRC)}
-
-
-def _check_src(name: str, region_shape: tuple, src) -> None:
-    if tuple(src.shape) != tuple(region_shape):
-        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
-                           f"slice size = {list(region_shape)}")
-
-
-def select_scatter(input, src, dim, index):
-    (d,) = normalize_dims(dim, input.ndim)
-    size = input.shape[d]
-    if not -size <= index < size:
-        raise IndexError(f"select(): index {index} out of range for tensor of size {list(input.shape)} at "
-                         f"dimension {d}")
-    region = input._data[_at(d, index % size)]
-    _check_src("select_scatter", region.shape, src)
-    return apply(SELECT_SCATTER, (input, src.to(input.dtype)), (d, index % size))
-
-
-def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
-    (d,) = normalize_dims(dim, input.ndim)
-    s, e, st = slice(start, end, step).indices(input.shape[d])
-    region = input._data[_at(d, slice(s, e, st))]
-    _check_src("slice_scatter", region.shape, src)
-    return apply(SLICE_SCATTER, (input, src.to(input.dtype)), (d, s, e, st))
-
-
-def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
-    (d1,), (d2,) = normalize_dims(dim1, input.ndim), normalize_dims(dim2, input.ndim)
-    region = np.diagonal(input._data, offset, d1, d2)
-    _check_src("diagonal_scatter", region.shape, src)
-    return apply(DIAGONAL_SCATTER_SRC, (input, src.to(input.dtype)), (offset, d1, d2))
-
-
-from ..autograd.forward_ad import defjvp as _defjvp_more, linear as _linear_more  # noqa: E402
-
-_defjvp_more(_linear_more, TAKE, SELECT_SCATTER, SLICE_SCATTER, DIAGONAL_SCATTER_SRC)

@@ -1,14 +1,10 @@
 """Linear algebra: products and diagonals, with their adjoints (ḡ Bᵀ, Aᵀ ḡ)."""
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from ..dtypes import SCALAR_TYPE
-from ..autograd.apply import apply
-from .core import expand_error
 from .op import Op
+
 
 MATS = ("self", "mat2")
 
@@ -93,198 +89,6 @@ TRACE = Op("trace", "TraceBackward0", "c = tr A", lambda xp, a: xp.trace(a),
            vjp_latex=(r"\bar{g}\, I",))
 
 
-def _mm_error(name, a, b):
-    return RuntimeError(f"{name}: mat1 and mat2 shapes cannot be multiplied "
-                        f"({'x'.join(map(str, a.shape))} and {'x'.join(map(str, b.shape))}); the columns of "
-                        f"mat1 must equal the rows of mat2: transpose or reshape one operand (e.g. a @ b.T)")
-
-
-def mm(input, mat2):
-    if input.ndim != 2 or mat2.ndim != 2:
-        raise RuntimeError(f"mm: self must be a matrix and mat2 must be a matrix (got {input.ndim}-D and "
-                           f"{mat2.ndim}-D tensors)")
-    if input.shape[1] != mat2.shape[0]:
-        raise _mm_error("mm", input, mat2)
-    return apply(MM, _same_dtype(input, mat2))
-
-
-def _same_dtype(a, b):
-    if a.dtype is not b.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_cname(a.dtype)} != "
-                           f"{_cname(b.dtype)}")
-    return (a, b)
-
-
-def _cname(dtype):
-    return {"float32": "float", "float64": "double", "int64": "long int", "int32": "int"}.get(dtype.name, dtype.name)
-
-
-def bmm(input, mat2):
-    if input.ndim != 3 or mat2.ndim != 3:
-        raise RuntimeError(f"batch1 must be a 3D tensor (got {input.ndim}-D and {mat2.ndim}-D)")
-    if input.shape[0] != mat2.shape[0] or input.shape[2] != mat2.shape[1]:
-        raise RuntimeError(f"bmm: Expected size for first two dimensions of batch2 tensor to be: "
-                           f"[{input.shape[0]}, {input.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
-    return apply(BMM, _same_dtype(input, mat2))
-
-
-def dot(input, tensor):
-    if input.ndim != 1 or tensor.ndim != 1:
-        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {tensor.ndim}D tensors")
-    if input.shape[0] != tensor.shape[0]:
-        raise RuntimeError("inconsistent tensor size, expected tensor [%d] and src [%d] to have the same number "
-                           "of elements, but got %d and %d elements respectively"
-                           % (input.shape[0], tensor.shape[0], input.shape[0], tensor.shape[0]))
-    if input.dtype is not tensor.dtype:
-        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
-                           f"{SCALAR_TYPE[input.dtype.name]} and {SCALAR_TYPE[tensor.dtype.name]}")
-    return apply(DOT, (input, tensor))
-
-
-def mv(input, vec):
-    if input.ndim != 2 or vec.ndim != 1 or input.shape[1] != vec.shape[0]:
-        raise RuntimeError(f"size mismatch, got input ({input.shape[0]}), mat ({input.shape[0]}x"
-                           f"{input.shape[1] if input.ndim > 1 else 1}), vec ({vec.shape[0]})")
-    return apply(MV, _same_dtype(input, vec))
-
-
-def matmul(input, other):
-    """torch.matmul, decomposed as PyTorch's own matmul is, so the graph has the same nodes:
-    dot, mv, mm (with unsqueeze / squeeze_ around a 1-D operand); a batch times a matrix
-    folded into one mm or mv (reshape, then _unsafe_view back); broadcast batches expanded,
-    flattened and multiplied by one bmm."""
-    from .shape import contiguous, expand, reshape, squeeze, squeeze_, unsafe_view
-    da, db = input.ndim, other.ndim
-    if da == 0 or db == 0:
-        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {da}D and {db}D")
-    if da == 1 and db == 1:
-        return dot(input, other)
-    if da == 2 and db == 1:
-        return mv(input, other)
-    if da == 1 and db == 2:
-        return squeeze_(mm(input.unsqueeze(0), other), 0)
-    if da == 2 and db == 2:
-        return mm(input, other)
-    if _should_fold(input, other):
-        # the larger operand becomes one tall matrix: (b, n, m) @ (m, p) = ((b·n), m) @ (m, p)
-        transpose = db > da
-        t1 = other.mT if transpose else input
-        t2 = (input.t() if da == 2 else input) if transpose else other
-        out_shape = tuple(t1.shape[:-1])
-        folded = reshape(t1, math.prod(out_shape), t1.shape[-1])
-        if t2.ndim == 2:
-            out = unsafe_view(mm(folded, t2), *out_shape, t2.shape[1])
-            return contiguous(out.mT) if transpose else out
-        return unsafe_view(mv(folded, t2), *out_shape)
-    n = input.shape[-2] if da > 1 else 1
-    m1, p = input.shape[-1], other.shape[-1] if db > 1 else 1
-    m2 = other.shape[-2] if db > 1 else other.shape[0]
-    batch1, batch2 = tuple(input.shape[:-2]), tuple(other.shape[:-2])
-    if da == 3 and db == 3 and batch1[0] != batch2[0]:
-        if batch1[0] == 1 and input.requires_grad:
-            return matmul(input.squeeze(0), other)
-        if batch2[0] == 1 and other.requires_grad:
-            return matmul(input, other.squeeze(0))
-    batch = _broadcast_batch(batch1, batch2, input, other)
-    count = math.prod(batch)
-    a = reshape(expand(input, *batch, n, m1), count, n, m1)
-    if db == 1:
-        b = reshape(expand(other, *batch, m2), count, m2).unsqueeze(2)
-    else:
-        b = reshape(expand(other, *batch, m2, p), count, m2, p)
-    out = bmm(a, b)
-    if db == 1:
-        out = squeeze(out, -1)
-    return unsafe_view(out, *batch, *((n,) if da > 1 else ()), *((p,) if db > 1 else ()))
-
-
-def _broadcast_batch(b1, b2, input, other) -> tuple:
-    n = max(len(b1), len(b2))
-    out = []
-    for i in range(n):
-        x = b1[i - n + len(b1)] if i >= n - len(b1) else 1
-        y = b2[i - n + len(b2)] if i >= n - len(b2) else 1
-        if x != y and x != 1 and y != 1:
-            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton "
-                               f"dimension {i} (matmul of shapes {list(input.shape)} and {list(other.shape)})")
-        out.append(max(x, y) if x != 0 and y != 0 else 0)
-    return tuple(out)
-
-
-def _should_fold(a, b) -> bool:
-    """PyTorch's should_fold: fold the batch of the larger operand into mm/mv when the other
-    operand requires grad (its gradient is then one mm, not a batch to sum), or when the
-    larger one's batch dims can be merged without a copy."""
-    a_larger = a.ndim >= b.ndim
-    big = a._data if a_larger else np.swapaxes(b._data, -1, -2)
-    small = b if a_larger else a
-    if not (big.ndim >= 3 and small.ndim <= 2):
-        return False
-    if small.requires_grad:
-        return True
-    if a.ndim == 2:
-        return False
-    if big.size == 0:
-        return True
-    strides = [s // big.itemsize for s in big.strides]
-    return all(strides[i] == strides[i + 1] * big.shape[i + 1] for i in range(big.ndim - 2))
-
-
-def addmm(input, mat1, mat2, *, beta=1, alpha=1):
-    if mat1.ndim != 2 or mat2.ndim != 2:
-        raise RuntimeError(f"mat1 must be a matrix, got {mat1.ndim}-D tensor" if mat1.ndim != 2 else
-                           f"mat2 must be a matrix, got {mat2.ndim}-D tensor")
-    if mat1.shape[1] != mat2.shape[0]:
-        raise _mm_error("addmm", mat1, mat2)
-    # the bias expands to the product's shape: torch's words when it cannot
-    message = expand_error(tuple(input.shape), (mat1.shape[0], mat2.shape[1]),
-                           f"torch.{SCALAR_TYPE[input.dtype.name]}Tensor")
-    if message:
-        raise RuntimeError(message)
-    return apply(ADDMM, (input,) + _same_dtype(mat1, mat2), (beta, alpha))
-
-
-def linear(input, weight, bias=None):
-    """y = x Wᵀ + b, recorded as PyTorch records it: one AddmmBackward0 for a 2-D input with a
-    bias; a contiguous input of another rank with a 1-D bias flattened to 2-D around that
-    addmm (viewed back); otherwise matmul, then + bias."""
-    from .shape import reshape, view
-    if input.ndim == 0 or weight.ndim == 0:
-        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {input.ndim}D and "
-                           f"{weight.ndim}D")
-    if bias is not None:
-        if input.ndim == 2:
-            return addmm(bias, input, weight.t())
-        if input._data.flags.c_contiguous and bias.ndim == 1:
-            lead = tuple(input.shape[:-1])
-            flat = reshape(input, math.prod(lead), input.shape[-1])
-            out = addmm(bias, flat, weight.t())
-            return view(out, *lead, out.shape[1])
-    out = matmul(input, weight.t())
-    return out if bias is None else out + bias
-
-
-def outer(input, vec2):
-    for name, v in (("self", input), ("vec2", vec2)):
-        if v.ndim != 1:
-            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {v.ndim}-D")
-    return input.reshape(-1, 1) * vec2
-
-
-def diagonal(input, offset=0, dim1=0, dim2=1):
-    from .reduce import normalize_dims
-    (d1,), (d2,) = normalize_dims(dim1, input.ndim), normalize_dims(dim2, input.ndim)
-    if d1 == d2:
-        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    return apply(DIAGONAL, (input,), (offset, d1, d2))
-
-
-def trace(input):
-    if input.ndim != 2:
-        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
-    return apply(TRACE, (input,))
-
-
 # -- more products: addmv, baddbmm, tensordot, kron, einsum ------------------------------
 ADDMV = _with_bias(MV, "addmv", "AddmvBackward0", "c = β bias + α A v", ("self", "mat", "vec"),
                    ("bias", "A", "v"),
@@ -296,198 +100,24 @@ BADDBMM = _with_bias(BMM, "baddbmm", "BaddbmmBackward0", "Cᵢ = β biasᵢ + α
                      vjp_latex=(r"$beta\, \bar{g}", r"$alpha\, \bar{g}_i\, $2_i^{\top}", r"$alpha\, $1_i^{\top} \bar{g}_i",))
 
 
-def addmv(input, mat, vec, *, beta=1, alpha=1):
-    if mat.ndim != 2 or vec.ndim != 1 or mat.shape[1] != vec.shape[0]:
-        raise RuntimeError(f"size mismatch, got input ({input.shape[0] if input.ndim else 1}), mat "
-                           f"({mat.shape[0]}x{mat.shape[1] if mat.ndim > 1 else 1}), vec ({vec.shape[0]})")
-    return apply(ADDMV, (input,) + _same_dtype(mat, vec), (beta, alpha))
-
-
-def _check_batches(batch1, batch2) -> None:
-    """baddbmm's and addbmm's words when the batches do not pair up."""
-    if batch1.shape[0] != batch2.shape[0] or batch1.shape[2] != batch2.shape[1]:
-        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
-                           f"[{batch1.shape[0]}, {batch1.shape[2]}] but got: [{batch2.shape[0]}, {batch2.shape[1]}].")
-
-
-def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    if batch1.ndim != 3 or batch2.ndim != 3:
-        raise RuntimeError(f"batch1 must be a 3D tensor (got {batch1.ndim}-D and {batch2.ndim}-D)")
-    _check_batches(batch1, batch2)
-    return apply(BADDBMM, (input,) + _same_dtype(batch1, batch2), (beta, alpha))
-
-
-def tensordot(a, b, dims=2):
-    """Contract dims of a with dims of b: both permuted and reshaped to matrices, one mm, then
-    viewed back, as PyTorch records it."""
-    from .reduce import normalize_dims
-    from .shape import permute, reshape
-    if isinstance(dims, int):
-        da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
-    else:
-        da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
-    da = [normalize_dims(d, a.ndim)[0] for d in da]
-    db = [normalize_dims(d, b.ndim)[0] for d in db]
-    if len(da) != len(db):
-        raise RuntimeError("both dimension lists should have same length")
-    for x, y in zip(da, db):
-        # PyTorch broadcasts a contracted dim of size 1: the other side's dim is summed first
-        if b.shape[y] == 1 and a.shape[x] != 1:
-            a = a.sum(x, keepdim=True)
-        elif a.shape[x] == 1 and b.shape[y] != 1:
-            b = b.sum(y, keepdim=True)
-        if a.shape[x] != b.shape[y]:
-            raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[x]} in dim {x} "
-                               f"and second has size {b.shape[y]} in dim {y}")
-    free_a = [i for i in range(a.ndim) if i not in da]
-    free_b = [i for i in range(b.ndim) if i not in db]
-    k = math.prod([a.shape[d] for d in da])
-    out_shape = [a.shape[i] for i in free_a] + [b.shape[i] for i in free_b]
-    left = reshape(permute(a, free_a + da), math.prod([a.shape[i] for i in free_a]), k)
-    right = reshape(permute(b, db + free_b), k, math.prod([b.shape[i] for i in free_b]))
-    return reshape(mm(left, right), *out_shape)
-
-
-def kron(input, other):
-    """Kronecker product: a and b interleaved as (a₀, 1, a₁, 1, …) ⊙ (1, b₀, 1, b₁, …), then
-    merged back, as PyTorch records it (views of fresh copies and one mul)."""
-    from .shape import unsafe_view
-    n = max(input.ndim, other.ndim)
-    sa = (1,) * (n - input.ndim) + tuple(input.shape)
-    sb = (1,) * (n - other.ndim) + tuple(other.shape)
-    a = unsafe_view(input, *[s for d in sa for s in (d, 1)])
-    b = unsafe_view(other, *[s for d in sb for s in (1, d)])
-    return unsafe_view(a * b, *[x * y for x, y in zip(sa, sb)])
-
-
-def _expand_ellipsis(terms, out, arrow, operands):
-    """'...' as letters of its own: each operand's ellipsis covers its dims that no letter names,
-    right-aligned with the others' (they broadcast); without '->' they lead the output."""
-    used = set("".join(terms) + out)
-    spare = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in used]
-    width = 0
-    for i, (term, x) in enumerate(zip(terms, operands)):
-        if "..." in term:
-            width = max(width, x.ndim - len(term.replace("...", "")))
-    letters = "".join(spare[:width])
-    expanded = []
-    for term, x in zip(terms, operands):
-        if term.count("...") > 1 or (term.count(".") != 3 * term.count("...")):
-            raise RuntimeError("einsum(): found '.' for operand that is not part of any ellipsis")
-        k = max(x.ndim - len(term.replace("...", "")), 0)
-        expanded.append(term.replace("...", letters[width - k:]))
-    if arrow:
-        out = out.replace("...", letters)
-    else:
-        counts = {}
-        for c in "".join(expanded):
-            counts[c] = counts.get(c, 0) + 1
-        out = letters + "".join(sorted(c for c, k in counts.items() if k == 1 and c not in letters))
-    return expanded, out, "->"
-
-
-def einsum(equation, *operands):
-    """einsum from gradviz ops: each operand's repeated letters become diagonals and the letters
-    only it carries are summed first; the operands are then permuted and unsqueezed onto one
-    common set of axes, multiplied, the contracted axes summed, and the result permuted to the
-    output's order."""
-    from . import reduce as R
-    from .shape import permute, unsqueeze, varargs
-    operands = varargs(operands)
-    eq = equation.replace(" ", "")
-    lhs, arrow, out = eq.partition("->")
-    terms = lhs.split(",")
-    if len(terms) != len(operands):
-        raise RuntimeError("einsum(): more operands were provided than specified in the equation"
-                           if len(operands) > len(terms) else
-                           "einsum(): fewer operands were provided than specified in the equation")
-    if "." in eq:
-        terms, out, arrow = _expand_ellipsis(terms, out, arrow, operands)
-    for c in out:
-        if c not in lhs and not ("." in eq and c not in eq):
-            raise RuntimeError(f"einsum(): output subscript {c} does not appear in the equation for any input "
-                               "operand")
-    sizes = {}
-    for i, (term, x) in enumerate(zip(terms, operands)):
-        for c, n in zip(term, x.shape):
-            if sizes.get(c, n) != n and 1 not in (n, sizes[c]):
-                raise RuntimeError(f"einsum(): subscript {c} has size {n} for operand {i} which does not "
-                                   f"broadcast with previously seen size {sizes[c]}")
-            sizes[c] = n if sizes.get(c, 1) == 1 else sizes[c]
-    if not arrow:
-        counts = {}
-        for c in "".join(terms):
-            counts[c] = counts.get(c, 0) + 1
-        out = "".join(sorted(c for c, k in counts.items() if k == 1))
-    letters = list(out) + sorted({c for t in terms for c in t} - set(out))
-    prepared = []
-    for i, (term, x) in enumerate(zip(terms, operands)):
-        if len(term) != x.ndim:
-            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(term)}) does not match "
-                               f"the number of dimensions ({x.ndim}) for operand {i}")
-        term = list(term)
-        if len(operands) == 1 and len(set(term)) < len(term):   # PyTorch permutes first, then takes diagonals
-            order = sorted(range(len(term)), key=lambda j: letters.index(term[j]))
-            x = permute(x, order)
-            term = [term[j] for j in order]
-        while len(set(term)) < len(term):   # a repeated letter: take the diagonal
-            c = next(c for c in term if term.count(c) > 1)
-            d1 = term.index(c)
-            d2 = term.index(c, d1 + 1)
-            x = diagonal(x, 0, d1, d2)
-            term = [t for j, t in enumerate(term) if j not in (d1, d2)] + [c]
-        others = set(out).union(*(set(t) for j, t in enumerate(terms) if j != i))
-        lone = [j for j, c in enumerate(term) if c not in others] if len(operands) > 1 else []
-        if lone:
-            x = R.sum(x, tuple(lone))
-            term = [c for j, c in enumerate(term) if j not in lone]
-        order = sorted(range(len(term)), key=lambda j: letters.index(term[j]))
-        x = permute(x, [*order])
-        term = [term[j] for j in order]
-        for pos, c in enumerate(letters):
-            if c not in term:
-                x = unsqueeze(x, pos)
-                term.insert(pos, c)
-        prepared.append(x)
-    result = prepared[0]
-    for x in prepared[1:]:
-        result = result * x
-    contracted = tuple(range(len(out), result.ndim))
-    if contracted:
-        result = R.sum(result, contracted)
-    return result
-
-
-# -- forward mode (autograd.forward_ad): products are bilinear, diagonal and trace linear ------
-from ..autograd.forward_ad import bilinear as _bilinear, defjvp as _defjvp, linear as _linear  # noqa: E402
-
-_defjvp(_bilinear, MM, MV, DOT, BMM)
-_defjvp(_linear, DIAGONAL, TRACE)
-
 # recorded (create_graph=True) as torch's mm backward: grad.mm(mat2.t()) and mat1.t().mm(grad)
-_grad_self, _grad_mat2 = MM.vjp
-MM.vjp = (lambda xp, g, c, a, b: _grad_self(xp, g, c, a, b) if xp.arrays else mm(g, _t(b)),
-          lambda xp, g, c, a, b: _grad_mat2(xp, g, c, a, b) if xp.arrays else mm(_t(a), g))
-
-
-def _t(a):
-    from .shape import t
-    return t(a)
+_MM_ARRAY_VJP = MM.vjp
+MM.vjp = (lambda xp, g, c, a, b: _MM_ARRAY_VJP[0](xp, g, c, a, b) if xp.arrays else xp.mm(g, xp.t(b)),
+          lambda xp, g, c, a, b: _MM_ARRAY_VJP[1](xp, g, c, a, b) if xp.arrays else xp.mm(xp.t(a), g))
 
 
 # -- torch.linalg: determinants, inverses, solves, Cholesky, singular and symmetric eigen values, and
 # the products and distances torch keeps beside them (cross, addr, addbmm, cdist). Each VJP runs on
-# arrays and, with create_graph=True, on Tensors through the public functions below, so a gradient's
+# arrays and, with create_graph=True, on Tensors through the Tensor namespace (xp.inv, ...), so a gradient's
 # gradient is recorded too; where that would need the derivative of singular or eigen vectors
 # (svdvals, eigvalsh) the Tensor path raises rather than build a wrong graph.
-from ..autograd.forward_ad import bilinear as _bilinear_ext  # noqa: E402
 MATRIX = ("self",)
 
 
 def _inv(xp, a):
     if xp.arrays:
         return np.linalg.inv(a)
-    return inv(a)
+    return xp.inv(a)
 
 
 def _no_second_order(name: str):
@@ -529,7 +159,7 @@ def _det_vjp(xp, g, c, a):
         if _empty(a):
             return np.zeros_like(a)
         return g[..., None, None] * _adjugate_t(a)
-    return (g * c)[..., None, None] * _mT(xp, inv(a))
+    return (g * c)[..., None, None] * _mT(xp, xp.inv(a))
 
 
 DET = Op("linalg_det", "LinalgDetBackward0", "c = det A", lambda xp, a: np.asarray(np.linalg.det(a)),
@@ -548,7 +178,7 @@ def _slogdet_vjp(xp, g, c, a):
         if _empty(a):
             return np.zeros_like(a)
         return g_log[..., None, None] * np.swapaxes(np.linalg.inv(a), -1, -2)
-    return g_log[..., None, None] * _mT(xp, inv(a))
+    return g_log[..., None, None] * _mT(xp, xp.inv(a))
 
 
 SLOGDET = Op("linalg_slogdet", "LinalgSlogdetBackward0", "(s, c) = (sign det A, log |det A|)", _slogdet_forward,
@@ -567,7 +197,7 @@ INV = Op("linalg_inv", "LinalgInvExBackward0", "C = A⁻¹", _lapack(lambda xp, 
 def _solve_b(xp, g, c, a, b):
     if xp.arrays:
         return np.linalg.solve(np.swapaxes(a, -1, -2), g)
-    return solve(_mT(xp, a), g)
+    return xp.solve(_mT(xp, a), g)
 
 
 SOLVE = Op("linalg_solve", "LinalgSolveExBackward0", "X = A⁻¹ B", _lapack(lambda xp, a, b: np.linalg.solve(a, b)),
@@ -589,10 +219,9 @@ def _cholesky_vjp(xp, g, c, a, upper):
         L_inv = np.linalg.inv(L)
         ga = np.swapaxes(L_inv, -1, -2) @ phi @ L_inv
         return (ga + np.swapaxes(ga, -1, -2)) * 0.5
-    from .shape import diag_embed, tril
-    phi = tril(_mT(xp, L) @ gL)
-    phi = phi - diag_embed(diagonal(phi, 0, -2, -1)) * 0.5
-    L_inv = inv(L)
+    phi = xp.tril(_mT(xp, L) @ gL)
+    phi = phi - xp.diag_embed(xp.diagonal(phi, 0, -2, -1)) * 0.5
+    L_inv = xp.inv(L)
     ga = _mT(xp, L_inv) @ phi @ L_inv
     return (ga + _mT(xp, ga)) * 0.5
 
@@ -652,7 +281,7 @@ EIGVALSH = Op("linalg_eigvalsh", "LinalgEighBackward0", "λ = eigenvalues of sym
 def _cross(xp, a, b, d):
     if xp.arrays:
         return np.cross(a, b, axis=d)
-    return linalg_cross(a, b, dim=d)
+    return xp.linalg_cross(a, b, dim=d)
 
 
 CROSS = Op("linalg_cross", "LinalgCrossBackward0", "c = a × b", lambda xp, a, b, d: np.cross(a, b, axis=d),
@@ -712,394 +341,3 @@ CDIST = Op("cdist", "CdistBackward0", "Cᵢⱼ = ‖aᵢ − bⱼ‖ₚ", _cdist
            latex=r"{$c}_{ij} = \lVert $0_i - $1_j \rVert_{$p}",
            vjp_latex=(r"\sum_j \bar{g}_{ij}\, \partial \lVert $0_i - $1_j \rVert_{$p} / \partial $0_i",
                       r"-\sum_i \bar{g}_{ij}\, \partial \lVert $0_i - $1_j \rVert_{$p} / \partial $0_i"))
-
-
-# -- public functions -----------------------------------------------------------------------------
-def _square(name: str, a) -> None:
-    if a.ndim < 2:
-        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
-    if a.shape[-1] != a.shape[-2]:
-        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are {a.shape[-2]} by "
-                           f"{a.shape[-1]} matrices")
-    if a._data.dtype.kind not in "fc":
-        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
-                           f"{str(a.dtype)[6:].capitalize().replace('Int64', 'Long')}")
-
-
-def det(A):
-    _square("linalg.det", A)
-    return apply(DET, (A,))
-
-
-def slogdet(A):
-    from .reduce import values_indices  # noqa: F401  (the (sign, logabsdet) pair is a named tuple in torch)
-    _square("linalg.slogdet", A)
-    sign, logabsdet = apply(SLOGDET, (A,))
-    return _SlogdetResult((sign, logabsdet))
-
-
-class _SlogdetResult(tuple):
-    """torch.return_types.linalg_slogdet(sign, logabsdet)."""
-
-    @property
-    def sign(self):
-        return self[0]
-
-    @property
-    def logabsdet(self):
-        return self[1]
-
-    def __repr__(self):
-        return f"torch.return_types.linalg_slogdet(\nsign={self[0]!r},\nlogabsdet={self[1]!r})"
-
-
-def logdet(A):
-    """log det A: nan where det A < 0, −inf where it is 0 (torch: a where over slogdet)."""
-    from .pointwise import where
-    sign, logabsdet = slogdet(A)
-    return where(sign < 0, float("nan"), logabsdet)
-
-
-def _singular_at(a: np.ndarray) -> int:
-    """The 1-based index of the first zero pivot of A's LU factorization (as LAPACK's getrf reports)."""
-    for batch in a.reshape(-1, *a.shape[-2:]):
-        m = np.array(batch, dtype=np.float64)
-        n = m.shape[0]
-        for k in range(n):
-            p = k + int(np.argmax(np.abs(m[k:, k])))
-            if m[p, k] == 0:
-                return k + 1
-            m[[k, p]] = m[[p, k]]
-            m[k + 1:] -= np.outer(m[k + 1:, k] / m[k, k], m[k])
-    return a.shape[-1]
-
-
-def inv(A):
-    _square("linalg.inv", A)
-    try:
-        return apply(INV, (A,))
-    except LinAlgFailure:
-        raise RuntimeError(f"linalg.inv: The diagonal element {_singular_at(A._data)} is zero, the inversion could "
-                           "not be completed because the input matrix is singular.") from None
-
-
-inverse = inv
-
-
-def solve(A, B, *, left=True):
-    from .shape import unsqueeze, squeeze
-    _square("linalg.solve", A)
-    if not left:   # X A = B  ⇔  Aᵀ Xᵀ = Bᵀ
-        return solve(A.mT, B.mT).mT
-    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
-    b = unsqueeze(B, -1) if vector else B
-    if b.shape[-2] != A.shape[-1]:
-        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation AX = B "
-                           f"({A.shape[-2]}x{A.shape[-1]} and {b.shape[-2]}x{b.shape[-1]})")
-    batch = np.broadcast_shapes(tuple(A.shape[:-2]), tuple(b.shape[:-2]))
-    a2 = A if tuple(A.shape[:-2]) == batch else A.expand(*batch, *A.shape[-2:])
-    b2 = b if tuple(b.shape[:-2]) == batch else b.expand(*batch, *b.shape[-2:])
-    try:
-        x = apply(SOLVE, (a2, b2))
-    except LinAlgFailure:
-        raise RuntimeError("torch.linalg.solve: The solver failed because the input matrix is singular.") from None
-    return squeeze(x, -1) if vector else x
-
-
-def _cholesky(op: Op, name: str, A, upper: bool):
-    _square(name, A)
-    try:
-        return apply(op, (A,), (bool(upper),))
-    except LinAlgFailure:
-        order = _not_positive_at(A._data)
-        raise RuntimeError(f"{name}: The factorization could not be completed because the input is not "
-                           f"positive-definite (the leading minor of order {order} is not "
-                           "positive-definite).") from None
-
-
-def _not_positive_at(a: np.ndarray) -> int:
-    for batch in a.reshape(-1, *a.shape[-2:]):
-        for k in range(1, batch.shape[-1] + 1):
-            try:
-                np.linalg.cholesky(batch[:k, :k])
-            except np.linalg.LinAlgError:
-                return k
-    return a.shape[-1]
-
-
-def cholesky_ex_free(A, *, upper=False):
-    return _cholesky(CHOLESKY, "linalg.cholesky", A, upper)
-
-
-def cholesky(A, upper=False):
-    """torch.cholesky (deprecated in torch for torch.linalg.cholesky), recorded as CholeskyBackward0."""
-    import warnings
-    warnings.warn("torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a future "
-                  "PyTorch release.", UserWarning, stacklevel=2)
-    return _cholesky(CHOLESKY_LEGACY, "cholesky", A, upper)
-
-
-def svdvals(A):
-    if A.ndim < 2:
-        raise RuntimeError("linalg.svd: The input tensor A must have at least 2 dimensions.")
-    return apply(SVDVALS, (A,))
-
-
-def eigvalsh(A, UPLO="L"):
-    _square("linalg.eigh", A)
-    if UPLO not in ("L", "U"):
-        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
-    return apply(EIGVALSH, (A,), (UPLO,))
-
-
-def linalg_cross(input, other, *, dim=-1):
-    from .reduce import normalize_dims
-    if input.ndim != other.ndim:
-        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
-    shape = np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
-    (d,) = normalize_dims(dim, len(shape))
-    if input.shape[d] != 3 or other.shape[d] != 3:
-        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[d]} and "
-                           f"{other.shape[d]}")
-    from ..autograd.apply import coerce_pair
-    a, b, dtype = coerce_pair(input, other)
-    return apply(CROSS, (a, b), (d,), dtype)
-
-
-def cross(input, other, dim=None):
-    if dim is None:   # torch: the first dimension of size 3 (deprecated default)
-        import warnings
-        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
-                      "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
-                      "with that of linalg.cross in a future release.", UserWarning, stacklevel=2)
-        shape = np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
-        dim = next((i for i, s in enumerate(shape) if s == 3), -1)
-    return linalg_cross(input, other, dim=dim)
-
-
-def addr(input, vec1, vec2, *, beta=1, alpha=1):
-    if vec1.ndim != 1 or vec2.ndim != 1:
-        raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1.ndim}-D" if vec1.ndim != 1 else
-                           f"addr: Expected 1-D argument vec2, but got {vec2.ndim}-D")
-    return apply(ADDR, (input, vec1, vec2), (beta, alpha))
-
-
-def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    if batch1.ndim != 3 or batch2.ndim != 3:
-        raise RuntimeError("batch1 must be a 3D tensor")
-    _check_batches(batch1, batch2)
-    return apply(ADDBMM, (input, batch1, batch2), (beta, alpha))
-
-
-def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
-    if x1.ndim < 2 or x2.ndim < 2:
-        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D" if x1.ndim < 2 else
-                           f"cdist only supports at least 2D tensors, X2 got: {x2.ndim}D")
-    if x1.shape[-1] != x2.shape[-1]:
-        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
-    if p < 0:
-        raise RuntimeError("cdist only supports non-negative p values")
-    batch = np.broadcast_shapes(tuple(x1.shape[:-2]), tuple(x2.shape[:-2]))
-    a = x1 if tuple(x1.shape[:-2]) == batch else x1.expand(*batch, *x1.shape[-2:])
-    b = x2 if tuple(x2.shape[:-2]) == batch else x2.expand(*batch, *x2.shape[-2:])
-    return apply(CDIST, (a, b), (float(p),))
-
-
-_defjvp(_bilinear_ext, CROSS)
-
-
-# -- compositions: torch records these as several nodes too ---------------------------------------
-def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
-    from .reduce import norm
-    if dtype is not None:
-        x = x.to(dtype)
-    if isinstance(dim, int):
-        dim = (dim,)
-    if x.numel() == 0 and ord in (float("inf"), -float("inf")) and (
-            dim is None or builtin_any(x.shape[d] == 0 for d in dim)):
-        raise RuntimeError("linalg.vector_norm cannot compute the inf norm on an empty tensor because the operation "
-                           "does not have an identity")
-    return norm(x, ord, dim, keepdim)
-
-
-builtin_any = any
-
-
-def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
-    from .reduce import amax, amin, normalize_dims
-    from .shape import movedim, unsqueeze
-    if dtype is not None:
-        A = A.to(dtype)
-    if A.ndim < 2:
-        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
-    d0, d1 = (normalize_dims(d, A.ndim)[0] for d in dim)
-    if ord == "fro":
-        return vector_norm(A, 2, (d0, d1), keepdim)
-    if ord == "nuc" or ord in (2, -2):
-        s = svdvals(movedim(A, (d0, d1), (-2, -1)))
-        r = s.sum(-1) if ord == "nuc" else (amax if ord == 2 else amin)(s, -1)
-        if keepdim:
-            r = movedim(unsqueeze(unsqueeze(r, -1), -1), (-2, -1), (d0, d1))
-        return r
-    if ord not in (1, -1, float("inf"), -float("inf")):
-        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
-    first, second = (d1, d0) if abs(ord) == float("inf") else (d0, d1)
-    if not keepdim and first < second:
-        second -= 1
-    sums = vector_norm(A, 1, first, keepdim)
-    return (amax if ord > 0 else amin)(sums, second, keepdim)
-
-
-def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
-    if isinstance(dim, int):
-        dim = (dim,)
-    if dim is not None and len(dim) == 2 or (dim is None and ord is not None and A.ndim == 2) or isinstance(ord, str):
-        if dim is None and A.ndim != 2:
-            raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got "
-                               f"{A.ndim}D.")
-        return matrix_norm(A, "fro" if ord is None else ord, (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
-    if dim is None and ord is not None and A.ndim != 1:
-        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got "
-                           f"{A.ndim}D.")
-    return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
-
-
-def multi_dot(tensors):
-    from .shape import unsqueeze, squeeze
-    tensors = list(tensors)
-    if len(tensors) < 2:
-        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
-    first, last = tensors[0].ndim == 1, tensors[-1].ndim == 1
-    if first:
-        tensors[0] = unsqueeze(tensors[0], 0)
-    if last:
-        tensors[-1] = unsqueeze(tensors[-1], -1)
-    for i, t in enumerate(tensors):
-        if t.ndim != 2:
-            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.ndim}D")
-    out = tensors[0]
-    for t in tensors[1:]:
-        out = mm(out, t)
-    if first:
-        out = squeeze(out, 0)
-    if last:
-        out = squeeze(out, -1)
-    return out
-
-
-def vecdot(x, y, *, dim=-1):
-    return (x * y).sum(dim)
-
-
-def matrix_power(A, n):
-    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
-        raise RuntimeError("linalg.matrix_power: A must be batches of square matrices, but they are "
-                           f"{A.shape[-2] if A.ndim > 1 else 1} by {A.shape[-1] if A.ndim else 1} matrices")
-    if n == 0:   # the identity, with a zero gradient
-        from .shape import diag_embed
-        return A * 0 + diag_embed(diagonal(A, 0, -2, -1) * 0 + 1)
-    z = inv(A) if n < 0 else A
-    n = abs(n)
-    result = None
-    while n:
-        if n & 1:
-            result = z if result is None else matmul(result, z)
-        n >>= 1
-        if n:
-            z = matmul(z, z)
-    return result
-
-
-def linalg_diagonal(A, *, offset=0, dim1=-2, dim2=-1):
-    return diagonal(A, offset, dim1, dim2)
-
-
-def vander(x, N=None):
-    from .reduce import cumprod
-    from .shape import cat, unsqueeze
-    if x.ndim == 0:   # a number is a vector of one
-        x = x.reshape(1)
-    n = x.shape[-1] if N is None else N
-    if n <= 1:
-        raise RuntimeError("N must be greater than 1.")
-    column = unsqueeze(x, -1)
-    ones = column * 0 + 1
-    return cumprod(cat([ones, column.expand(*x.shape, n - 1)], -1), -1)
-
-
-def vdot(input, other):
-    if input.ndim != 1 or other.ndim != 1:
-        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
-    return dot(input, other)
-
-
-def inner(input, other):
-    if input.ndim == 0 or other.ndim == 0:
-        return input * other
-    if input.shape[-1] != other.shape[-1]:
-        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
-                           f"{list(input.shape)} and {list(other.shape)}")
-    return tensordot(input, other, ([-1], [-1]))
-
-
-def cov(input, *, correction=1, fweights=None, aweights=None):
-    """torch.cov's steps: a (weighted) mean per variable, then (x − x̄) w (x − x̄)ᵀ / (Σw − correction ...)."""
-    import warnings
-    if input.ndim > 2:
-        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with "
-                           f"{input.ndim} dimensions")
-    x = input.reshape(1, -1) if input.ndim < 2 else input
-    n = x.shape[1]
-    w = None
-    if fweights is not None:
-        if fweights.ndim > 1:
-            raise RuntimeError(f"cov(): expected fweights to have one or fewer dimensions but got fweights with "
-                               f"{fweights.ndim} dimensions")
-        if fweights._data.dtype.kind not in "iu":
-            raise RuntimeError(f"cov(): expected fweights to have integral dtype but got fweights with "
-                               f"{str(fweights.dtype)[6:].capitalize()} dtype")
-        if (fweights._data < 0).any():
-            raise RuntimeError("cov(): fweights cannot be negative")
-        w = fweights
-    if aweights is not None:
-        if aweights.ndim > 1:
-            raise RuntimeError(f"cov(): expected aweights to have one or fewer dimensions but got aweights with "
-                               f"{aweights.ndim} dimensions")
-        if aweights._data.dtype.kind != "f":
-            raise RuntimeError(f"cov(): expected aweights to have floating point dtype but got aweights with "
-                               f"{str(aweights.dtype)[6:].capitalize()} dtype")
-        if (aweights._data < 0).any():
-            raise RuntimeError("cov(): aweights cannot be negative")
-        w = aweights if w is None else w * aweights
-    if w is not None:
-        w_sum = w.sum()
-        if not bool(w_sum._data != 0):
-            raise RuntimeError("cov(): weights sum to zero, can't be normalized")
-        avg = (x * w).sum(1) / w_sum
-        if correction != 0 and aweights is not None:
-            norm_factor = w_sum - (w * aweights).sum() * correction / w_sum
-        else:
-            norm_factor = w_sum - correction
-    else:
-        avg = x.sum(1) / n
-        norm_factor = n - correction
-    if np.asarray(getattr(norm_factor, "_data", norm_factor)) <= 0:
-        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
-                      "observations.", UserWarning, stacklevel=2)
-        norm_factor = norm_factor * 0
-    centered = x - avg.unsqueeze(1)
-    c = mm(centered, (centered * w if w is not None else centered).t())
-    return (c / norm_factor).squeeze()
-
-
-def corrcoef(input):
-    if input.ndim > 2:
-        raise RuntimeError(f"corrcoef(): expected input to have two or fewer dimensions but got an input with "
-                           f"{input.ndim} dimensions")
-    c = cov(input)
-    if c.ndim == 0:
-        return c / c
-    std = c.diagonal().sqrt()
-    c = c / std.reshape(-1, 1)
-    c = c / std.reshape(1, -1)
-    return c.clip(-1, 1)

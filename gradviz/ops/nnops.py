@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.apply import apply
 from .op import Op
 from .pointwise import _unary, quiet
-from .reduce import NORM, _count, _dims_keep
+from .reduce import NORM, _count
+
 
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
@@ -75,54 +75,11 @@ LOGSIGMOID = _unary("log_sigmoid", "LogSigmoidBackward0", "c = log σ(a)", lambd
                     vjp_latex=(r"\bar{g} \odot \sigma(-$0)",))
 
 
-def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    if min_val > max_val:
-        raise ValueError("min_val cannot be greater than max_val")
-    return apply(HARDTANH, (input,), (min_val, max_val))
-
-
-def relu6(input, inplace=False):
-    return apply(HARDTANH, (input,), (0.0, 6.0))
-
-
-def elu(input, alpha=1.0, inplace=False):
-    return apply(ELU, (input,), (alpha, 1.0, 1.0))
-
-
-def selu(input, inplace=False):
-    return apply(ELU, (input,), (SELU_ALPHA, SELU_SCALE, 1.0))
-
-
-def celu(input, alpha=1.0, inplace=False):
-    return apply(ELU, (input,), (alpha, 1.0, 1.0 / alpha))
-
-
-def silu(input, inplace=False):
-    return apply(SILU, (input,))
-
-
-def mish(input, inplace=False):
-    return apply(MISH, (input,))
-
-
-def hardsigmoid(input, inplace=False):
-    return apply(HARDSIGMOID, (input,))
-
-
-def hardswish(input, inplace=False):
-    return apply(HARDSWISH, (input,))
-
-
-def logsigmoid(input):
-    return apply(LOGSIGMOID, (input,))
-
-
 # -- normalization --------------------------------------------------------------------------------
 # One rule serves layer norm (statistics over the trailing dims) and batch norm (over every dim but
 # the channel dim 1). With x̂ = (a − μ)·r, r = 1/√(var + ε), and ĝ = ḡ ⊙ w:
 #   ∂ℓ/∂a = r ⊙ (ĝ − mean ĝ − x̂ ⊙ mean(ĝ ⊙ x̂))   (means over the statistics' dims)
 #   ∂ℓ/∂w = Σ ḡ ⊙ x̂,  ∂ℓ/∂b = Σ ḡ               (sums over the other dims)
-
 def _stats(xp, a, axes, eps, mean, var):
     n = _count(a, axes)
     if mean is None:
@@ -179,63 +136,11 @@ BATCH_NORM = _norm_op("batch_norm", "NativeBatchNormBackward0", "c = (a − μ_b
                       vjp_latex=(r"r \odot \left(\hat{g} - \operatorname{mean} \hat{g} - \hat{x} \odot \operatorname{mean}(\hat{g} \odot \hat{x})\right),\; \hat{g} = \bar{g} \odot $1", r"\sum \bar{g} \odot \hat{x}", r"\sum \bar{g}",))
 
 
-def _affine(input, weight, bias, shape):
-    from ..creation import ones, zeros
-    w = weight if weight is not None else ones(*shape, dtype=input.dtype, device=input.device)
-    b = bias if bias is not None else zeros(*shape, dtype=input.dtype, device=input.device)
-    return w, b
-
-
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
-    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    k = len(shape)
-    if k == 0 or tuple(input.shape[input.ndim - k:]) != shape:
-        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
-                           f"{', '.join(str(s) for s in shape)}], but got input of size{list(input.shape)}")
-    w, b = _affine(input, weight, bias, shape)
-    axes = tuple(range(input.ndim - k, input.ndim))
-    return apply(LAYER_NORM, (input, w, b), (axes, shape, eps, None, None))
-
-
-def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
-    if input.ndim < 2:
-        raise ValueError(f"expected 2D or 3D input (got {input.ndim}D input)")
-    c = input.shape[1]
-    w, b = _affine(input, weight, bias, (c,))
-    axes = tuple(d for d in range(input.ndim) if d != 1)
-    stat_shape = tuple(c if d == 1 else 1 for d in range(input.ndim))
-    if training:
-        n = input.numel() // c
-        if n <= 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got input size "
-                             f"{list(input.shape)}")
-        a = input._data
-        mean = a.mean(axis=axes)
-        var = a.var(axis=axes)
-        if running_mean is not None:
-            running_mean._data[...] = (1 - momentum) * running_mean._data + momentum * mean
-            running_mean._bump()
-        if running_var is not None:
-            running_var._data[...] = (1 - momentum) * running_var._data + momentum * var * n / (n - 1)
-            running_var._bump()
-        return apply(BATCH_NORM, (input, w, b), (axes, stat_shape, eps, None, None))
-    if running_mean is None or running_var is None:
-        raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
-    mean = running_mean._data.reshape(stat_shape).astype(input._data.dtype)
-    var = running_var._data.reshape(stat_shape).astype(input._data.dtype)
-    return apply(BATCH_NORM, (input, w, b), (axes, stat_shape, eps, mean, var))
-
-
 # torch.norm(x, p, dim) (what pairwise_distance calls) is recorded as NormBackward1
 NORM_DIM = Op("norm", "NormBackward1", NORM.formula, NORM.forward, vjp=NORM.vjp, vjp_formulas=NORM.vjp_formulas,
               params=("p", "dim", "keepdim"), saves=NORM.saves,
               latex=r"$c = \lVert $0 \rVert_{p}",
               vjp_latex=(r"\bar{g} \odot \frac{$0\, |$0|^{p - 2}}{$c^{p - 1}}",))
-
-
-def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
-    d = x1 - x2 + eps
-    return apply(NORM_DIM, (d,), (float(p),) + _dims_keep(d, -1, keepdim))
 
 
 # -- embedding and padding ------------------------------------------------------------------------
@@ -252,19 +157,6 @@ EMBEDDING = Op("embedding", "EmbeddingBackward0", "c = W[idx]", lambda xp, w, id
                symbols=("W",), broadcasts=(),
                latex=r"$c = $0[\mathrm{idx}]",
                vjp_latex=(r"\text{rows idx of } \partial $0 \text{ += } \bar{g} \text{ (not the padding row)}",))
-
-
-def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
-    idx = input._data
-    if idx.dtype.kind not in "iu":
-        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-                           f"Long, Int; but got {input.type()} instead (while checking arguments for embedding)")
-    n = weight.shape[0]
-    if idx.size and (idx.min() < -n or idx.max() >= n):
-        raise IndexError("index out of range in self")
-    if padding_idx is not None and padding_idx < 0:
-        padding_idx += n
-    return apply(EMBEDDING, (weight,), (idx, padding_idx))
 
 
 def _pad_array(xp, a, pad, value):
@@ -289,25 +181,13 @@ def _pad_vjp(xp, g, c, a, pad, value):
     neg = tuple(-p for p in pad)
     if xp.arrays:
         return _pad_array(xp, g, neg, 0)
-    return apply(CONSTANT_PAD, (g,), (neg, 0))
+    return xp.apply(CONSTANT_PAD, (g,), (neg, 0))
 
 
 CONSTANT_PAD = Op("constant_pad_nd", "ConstantPadNdBackward0", "c = pad(a, value)", _pad_array, vjp=(_pad_vjp,),
                   vjp_formulas=("ḡ with the padding cut off",), params=("pad", "value"), saves=(),
                   latex=r"$c = \operatorname{pad}($0,\, $value)",
                   vjp_latex=(r"\bar{g}\text{ with the padding cut off}",))
-
-
-def pad(input, pad, mode="constant", value=None):
-    if mode != "constant":
-        raise NotImplementedError(f"pad: mode '{mode}' is not supported here; only mode='constant' is")
-    if len(pad) % 2 != 0:
-        raise RuntimeError("Padding length must be divisible by 2")
-    if len(pad) // 2 > input.ndim:
-        raise RuntimeError(f"Padding length should be less than or equal to two times the input dimension but got "
-                           f"padding length {len(pad)} and input of dimension {input.ndim}")
-    return apply(CONSTANT_PAD, (input,), (tuple(int(p) for p in pad), 0.0 if value is None else value))
-
 
 
 # -- more of torch's op table: shrinkage, thresholds, gated and parametric units, pairwise distances ----
@@ -378,82 +258,3 @@ PDIST = Op("pdist", "PdistBackward0", "c = (‖aᵢ − aⱼ‖ₚ for i < j)", 
            shown=("p",), symbols=("A",),
            latex=r"$c = \left(\lVert $0_i - $0_j \rVert_{$p}\right)_{i < j}",
            vjp_latex=(r"\pm \bar{g} \odot \partial \lVert $0_i - $0_j \rVert_{$p} \text{ added to rows } i, j",))
-
-
-def hardshrink(input, lambd=0.5):
-    return apply(HARDSHRINK, (input,), (lambd,))
-
-
-def softshrink(input, lambd=0.5):
-    if lambd < 0:
-        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
-    return apply(SOFTSHRINK, (input,), (lambd,))
-
-
-def tanhshrink(input):
-    """a − tanh a, as torch composes it (SubBackward0)."""
-    return input - input.tanh()
-
-
-def threshold(input, threshold, value, inplace=False):
-    return apply(THRESHOLD, (input,), (threshold, value))
-
-
-def glu(input, dim=-1):
-    if input.ndim == 0:
-        raise RuntimeError("glu does not support scalars because halving size must be even")
-    from .reduce import normalize_dims
-    (d,) = normalize_dims(dim, input.ndim)
-    if input.shape[d] % 2:
-        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {input.shape[d]}")
-    return apply(GLU, (input,), (d,))
-
-
-def prelu(input, weight):
-    """PReLU with one slope, or one per channel (dim 1), broadcast as torch reshapes it."""
-    n = weight.numel()
-    if n != 1:
-        channels = input.shape[1] if input.ndim > 1 else 1
-        if channels != n:
-            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
-                               f"{n} and channel size = {channels}.")
-    if weight.ndim > 1:
-        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.ndim}")
-    shape = [n if i == 1 else 1 for i in range(input.ndim)]   # () for a 0-d input
-    return apply(PRELU, (input, weight.reshape(*shape)))
-
-
-def pdist(input, p=2):
-    if input.ndim != 2:
-        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
-    if p < 0:
-        raise RuntimeError("pdist only supports non-negative p values")
-    i, j = np.triu_indices(input.shape[0], 1)
-    return apply(PDIST, (input,), (float(p), i, j))
-
-
-def bilinear(input1, input2, weight, bias=None):
-    """yₒ = x₁ᵀ Wₒ x₂ + bₒ over the leading (batch) dims, as an einsum."""
-    from .linalg import einsum
-    if input1.ndim != input2.ndim:
-        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.ndim} and {input2.ndim}")
-    if weight.ndim != 3:
-        raise RuntimeError(f"bilinear(): weight must be three-dimensional, but got {weight.ndim} dimension(s)")
-    out = einsum("...i,oij,...j->...o", input1, weight, input2)
-    return out if bias is None else out + bias
-
-
-def upsample_nearest(input, size=None, scale_factor=None):
-    import warnings
-    from .pool import interpolate
-    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
-                  stacklevel=2)
-    return interpolate(input, size, scale_factor, mode="nearest")
-
-
-def upsample_bilinear(input, size=None, scale_factor=None):
-    import warnings
-    from .pool import interpolate
-    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
-                  stacklevel=2)
-    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)

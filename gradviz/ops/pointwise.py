@@ -6,11 +6,10 @@ import math
 
 import numpy as np
 
-from ..dtypes import SCALAR_TYPE
-from ..autograd.apply import apply, coerce_pair
-from .core import _formula, contiguous
+from .core import contiguous
 from .op import Op
-from ..tensor import Tensor
+from . import special as _special
+
 
 SQRT_2, SQRT_2PI = math.sqrt(2.0), math.sqrt(2.0 * math.pi)
 
@@ -309,7 +308,7 @@ def _quotient(xp, a, b):
     if xp.arrays:
         return xp.floor_divide(a, b)
     with np.errstate(all="ignore"):
-        return Tensor._make(np.floor_divide(a._data, b._data))
+        return xp.constant(np.floor_divide(a._data, b._data))
 
 
 REMAINDER = Op("remainder", "RemainderBackward1", "c = a mod b", quiet(lambda xp, a, b: xp.remainder(a, b)),
@@ -361,219 +360,6 @@ ROUND_DECIMALS = Op("round", "RoundBackward1", "c = round(a · 10ᵈ) / 10ᵈ",
                     lambda xp, a, decimals: xp.round(a, decimals), vjp=(lambda xp, g, c, a, decimals: xp.zeros_like(g),),
                     vjp_formulas=("0",), params=("decimals",),
                     latex=r"$c = \frac{\operatorname{round}($0 \cdot 10^{$decimals})}{10^{$decimals}}")
-
-
-# -- public functions ---------------------------------------------------------------
-def binary(op: Op, a, b, *params):
-    a, b, dtype = coerce_pair(a, b)
-    return apply(op, (a, b), params, dtype)
-
-
-def _tensor_or_scalar(op: Op, scalar_op: Op, input, other, *params):
-    """`op` when other is a Tensor; else `scalar_op`, with other (in the promoted dtype) as a param."""
-    if isinstance(other, Tensor):
-        return binary(op, input, other, *params)
-    _, const, dtype = coerce_pair(input, other)
-    return apply(scalar_op, (input,), (const._data, *params), dtype)
-
-
-def _check_alpha(input, other, alpha) -> None:
-    if isinstance(alpha, float) and all(isinstance(t, Tensor) and t._data.dtype.kind in "iub" for t in (input, other)):
-        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
-
-
-def add(input, other, *, alpha=1):
-    if type(input) is type(other) is Tensor and type(alpha) is int and alpha == 1 \
-            and input._data.dtype is other._data.dtype:
-        return apply(ADD, (input, other))   # two Tensors of one dtype: nothing to coerce or check
-    _check_alpha(input, other, alpha)
-    if alpha == 1:
-        return binary(ADD, input, other)
-    return binary(ADD_ALPHA, input, other, alpha)
-
-
-def sub(input, other, *, alpha=1):
-    if len([t for t in (input, other) if isinstance(t, Tensor) and t._data.dtype == bool]) == 2:
-        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
-                           "`logical_xor()` operator instead.")
-    if alpha == 1:
-        return binary(SUB, input, other)
-    return binary(SUB_ALPHA, input, other, alpha)
-
-
-def mul(input, other):
-    if type(input) is type(other) is Tensor and input._data.dtype is other._data.dtype:
-        return apply(MUL, (input, other))   # two Tensors of one dtype: nothing to coerce
-    if _formula.active and isinstance(other, (int, float)) and not isinstance(other, bool):
-        return _tensor_or_scalar(MUL, MUL_SCALAR, input, other)   # at::mul(Tensor, Scalar) in a VJP formula
-    return binary(MUL, input, other)
-
-
-def div(input, other, *, rounding_mode=None):
-    if rounding_mode is None:   # true division of integers gives the default float dtype
-        a, b, dtype = _float_pair(input, other)
-        return apply(DIV, (a, b), (), dtype)
-    a, b, dtype = coerce_pair(input, other)
-    if rounding_mode not in ("floor", "trunc"):
-        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
-                         f"'{rounding_mode}'")
-    _int_divisor(a, b)
-    return apply(DIV_ROUNDED, (a, b), (rounding_mode,), a._data.dtype if dtype is None else dtype)
-
-
-def rsub(input, other, *, alpha=1):
-    return _tensor_or_scalar(RSUB, RSUB_SCALAR, input, other, alpha)
-
-
-def _int_divisor(input, other) -> None:
-    """Integer division by zero has no value: PyTorch raises where NumPy would quietly give 0."""
-    a = input._data if isinstance(input, Tensor) else np.asarray(input)
-    b = other._data if isinstance(other, Tensor) else np.asarray(other)
-    if a.dtype.kind in "iub" and b.dtype.kind in "iub" and not b.all():
-        raise RuntimeError("ZeroDivisionError")
-
-
-def floor_divide(input, other):
-    _int_divisor(input, other)
-    return _tensor_or_scalar(FLOOR_DIVIDE, FLOOR_DIVIDE_SCALAR, input, other)
-
-
-def remainder(input, other):
-    _int_divisor(input, other)
-    return _tensor_or_scalar(REMAINDER, REMAINDER_SCALAR, input, other)
-
-
-def masked_fill(input, mask, value):
-    m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
-    if m.dtype != bool:
-        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}")
-    from .core import broadcast_error
-    message = broadcast_error(m.shape, tuple(input.shape))
-    if message:
-        raise RuntimeError(message)
-    if isinstance(value, Tensor):
-        if value.ndim:
-            raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
-                               f"{value.ndim} dimension(s).")
-        return apply(MASKED_FILL_TENSOR, (input, value.to(input.dtype)), (m,))
-    return apply(MASKED_FILL, (input,), (m, value))
-
-
-def pow(input, exponent):
-    if not isinstance(input, Tensor):
-        _, _, dtype = coerce_pair(exponent, input)   # 2.5 ** int tensor is of the default float dtype
-        return apply(RPOW_SCALAR, (exponent,), (input,), dtype)
-    if isinstance(exponent, Tensor):
-        return binary(POW, input, exponent)
-    if input._data.dtype.kind in "biu" and isinstance(exponent, float):
-        input = input.float()
-    return apply(POW_SCALAR, (input,), (exponent,))
-
-
-def where(condition, input=None, other=None):
-    if input is None and other is None:   # where(condition) is nonzero(condition, as_tuple=True)
-        from .index import nonzero
-        return nonzero(condition, as_tuple=True)
-    if not isinstance(input, Tensor) and not isinstance(other, Tensor):   # two scalars: a tensor of the first
-        from ..creation import tensor
-        input = tensor(input)
-    cond = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
-    if cond.dtype != bool:
-        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
-                           f"{str(cond.dtype).capitalize().replace('Int64', 'Long').replace('Float32', 'Float')}")
-    a, b, dtype = coerce_pair(input, other)
-    return apply(WHERE, (a, b), (cond,), dtype)
-
-
-def maximum(input, other):
-    return binary(MAXIMUM, input, other)
-
-
-def minimum(input, other):
-    return binary(MINIMUM, input, other)
-
-
-def clamp(input, min=None, max=None):
-    from ..dtypes import result_type
-    if min is None and max is None:
-        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    if isinstance(min, Tensor) or isinstance(max, Tensor):
-        lo, hi = (b if isinstance(b, Tensor) else Tensor._make(np.asarray(0 if b is None else b, input._data.dtype))
-                  for b in (min, max))
-        dtype = result_type([input._data] + [b._data for b, given in ((lo, min), (hi, max)) if given is not None])
-        return apply(CLAMP_TENSOR, (input, lo, hi), (min is not None, max is not None),
-                     None if dtype == input._data.dtype else dtype)
-    dtype = result_type((input._data,), tuple(b for b in (min, max) if b is not None))
-    return apply(CLAMP, (input,), (min, max), None if dtype == input._data.dtype else dtype)
-
-
-def leaky_relu(input, negative_slope=0.01):
-    return apply(LEAKY_RELU, (input,), (negative_slope,))
-
-
-def gelu(input, approximate="none"):
-    if approximate not in ("none", "tanh"):
-        raise RuntimeError("approximate argument must be either none or tanh.")
-    return apply(GELU_TANH if approximate == "tanh" else GELU, (input,))
-
-
-def softplus(input, beta=1.0, threshold=20.0):
-    return apply(SOFTPLUS, (input,), (beta, threshold))
-
-
-def _make_unary(op, floating=False):
-    """The public function of a one-input op; `floating` casts integer inputs to the default float dtype."""
-    def fn(input):
-        return apply(op, (_floating(input) if floating else input,))
-    fn.__name__ = op.name
-    fn.__doc__ = f"{op.formula}  (grad_fn {op.torch_name}; VJP {op.vjp_formulas[0] if op.vjp_formulas else '-'})"
-    return fn
-
-
-_neg = _make_unary(NEG)
-
-
-def neg(input):
-    if input._data.dtype == bool:
-        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
-                           "invert a mask, use the `~` or `logical_not()` operator instead.")
-    return _neg(input)
-
-
-exp = _make_unary(EXP, floating=True)
-log = _make_unary(LOG, floating=True)
-log1p = _make_unary(LOG1P, floating=True)
-sqrt = _make_unary(SQRT, floating=True)
-rsqrt = _make_unary(RSQRT, floating=True)
-reciprocal = _make_unary(RECIPROCAL, floating=True)
-sin = _make_unary(SIN, floating=True)
-cos = _make_unary(COS, floating=True)
-tan = _make_unary(TAN, floating=True)
-tanh = _make_unary(TANH, floating=True)
-sigmoid = _make_unary(SIGMOID, floating=True)
-relu = _make_unary(RELU)
-erf = _make_unary(ERF, floating=True)
-abs = _make_unary(ABS)
-sign = _make_unary(SIGN)
-floor = _make_unary(FLOOR)
-_round = _make_unary(ROUND)
-
-
-def round(input, *, decimals=0):
-    """Half to even, as PyTorch; decimals=d rounds a · 10ᵈ."""
-    return _round(input) if decimals == 0 else apply(ROUND_DECIMALS, (input,), (int(decimals),))
-
-
-logical_not = _make_unary(NOT)
-
-
-def compare(name: str, a, b):
-    a, b, common = coerce_pair(a, b)
-    if name.startswith("bitwise_"):
-        common = common or a._data.dtype
-        if common.kind in "fc":   # & | ^ are integer and bool operations in torch
-            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{SCALAR_TYPE[common.name]}\'')
-    return apply(COMPARE[name], (a, b))
 
 
 # -- more of the table: logs, exponentials, hyperbolic and inverse trig functions ---------
@@ -705,7 +491,7 @@ def _trunc_quotient(xp, a, b):
     if xp.arrays:
         return xp.trunc(a / b)
     with np.errstate(all="ignore"):
-        return Tensor._make(np.trunc(a._data / b._data))
+        return xp.constant(np.trunc(a._data / b._data))
 
 
 CEIL = _step_function("ceil", "CeilBackward0", lambda xp, a: xp.ceil(a),
@@ -715,125 +501,6 @@ TRUNC = _step_function("trunc", "TruncBackward0", lambda xp, a: xp.trunc(a),
 ISNAN = _nograd("isnan", lambda xp, a: xp.isnan(a))
 ISINF = _nograd("isinf", lambda xp, a: xp.isinf(a))
 ISFINITE = _nograd("isfinite", lambda xp, a: xp.isfinite(a))
-
-
-def _floating(input):
-    """Integer inputs of a float function become the default float dtype (log2 of an int tensor)."""
-    if input._data.dtype.kind in "biu":
-        from ..dtypes import get_default_dtype
-        return input.to(get_default_dtype())
-    return input
-
-
-log2 = _make_unary(LOG2, floating=True)
-log10 = _make_unary(LOG10, floating=True)
-exp2 = _make_unary(EXP2, floating=True)
-expm1 = _make_unary(EXPM1, floating=True)
-sinh = _make_unary(SINH, floating=True)
-cosh = _make_unary(COSH, floating=True)
-asin = arcsin = _make_unary(ASIN, floating=True)
-acos = arccos = _make_unary(ACOS, floating=True)
-atan = arctan = _make_unary(ATAN, floating=True)
-sgn = _make_unary(SGN)
-ceil = _make_unary(CEIL)
-trunc = fix = _make_unary(TRUNC)
-isnan = _make_unary(ISNAN)
-isinf = _make_unary(ISINF)
-isfinite = _make_unary(ISFINITE)
-
-
-def square(input):
-    """a², recorded as PyTorch records it: pow(a, 2) (PowBackward0)."""
-    return pow(input, 2)
-
-
-def negative(input):
-    return neg(input)
-
-
-def positive(input):
-    """The tensor itself, as torch.positive returns it."""
-    return input
-
-
-def true_divide(input, other):
-    return div(input, other)
-
-
-def _float_pair(a, b):
-    """coerce_pair, with integer operands (no dtype given: both are of a's) promoted to the default float dtype."""
-    a, b, dtype = coerce_pair(a, b)
-    if dtype is None and a._data.dtype.kind in "biu":
-        from ..dtypes import get_default_dtype
-        dtype = get_default_dtype().np
-    return a, b, dtype
-
-
-def atan2(input, other):
-    a, b, dtype = _float_pair(input, other)
-    return apply(ATAN2, (a, b), (), dtype)
-
-
-arctan2 = atan2
-
-
-def hypot(input, other):
-    return binary(HYPOT, input, other)
-
-
-def lerp(input, end, weight):
-    if isinstance(weight, Tensor):
-        return apply(LERP_TENSOR, (input, end, weight))
-    return apply(LERP, (input, end), (weight,))
-
-
-def addcmul(input, tensor1, tensor2, *, value=1):
-    return apply(ADDCMUL, (input, tensor1, tensor2), (value,))
-
-
-def addcdiv(input, tensor1, tensor2, *, value=1):
-    return apply(ADDCDIV, (input, tensor1, tensor2), (value,))
-
-
-def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
-    return apply(NAN_TO_NUM, (input,), (nan, posinf, neginf))
-
-
-def logit(input, eps=None):
-    return apply(LOGIT, (_floating(input),), (eps,))
-
-
-def fmod(input, other):
-    _int_divisor(input, other)
-    return _tensor_or_scalar(FMOD, FMOD_SCALAR, input, other)
-
-
-def float_power(input, exponent):
-    """pow in double precision: both operands are cast to float64 first (ToCopyBackward0)."""
-    from ..dtypes import float64
-    if isinstance(input, Tensor) and input._data.dtype != np.float64:
-        input = input.to(float64)
-    if isinstance(exponent, Tensor):
-        if exponent._data.dtype != np.float64:
-            exponent = exponent.to(float64)
-    elif isinstance(input, Tensor):
-        exponent = float(exponent)
-    return pow(input, exponent)
-
-
-# -- forward mode (autograd.forward_ad): JVPs derived from the VJPs above ---------------------
-# An elementwise op's Jacobian is diagonal, so J·t is its own VJP applied to t; sums and
-# differences are linear and a product is bilinear, so those map tangents as they map values.
-from ..autograd.forward_ad import bilinear as _bilinear, defjvp as _defjvp, linear as _linear  # noqa: E402
-from ..autograd.forward_ad import pointwise as _diagonal  # noqa: E402
-
-_defjvp(_linear, ADD, SUB, ADD_ALPHA, SUB_ALPHA, NEG)
-_defjvp(_bilinear, MUL)
-_defjvp(_diagonal, RSUB, RSUB_SCALAR, DIV, POW, POW_SCALAR, RPOW_SCALAR, EXP, LOG, LOG1P, SQRT, RSQRT, RECIPROCAL,
-        SIN, COS, TAN, TANH, SIGMOID, RELU, LEAKY_RELU, ERF, GELU, GELU_TANH, SOFTPLUS, ABS, SIGN, CLAMP,
-        CLAMP_TENSOR, WHERE, MAXIMUM, MINIMUM, DIV_ROUNDED, REMAINDER, REMAINDER_SCALAR, MASKED_FILL,
-        MASKED_FILL_TENSOR, FLOOR, ROUND, LOG2, LOG10, EXP2, EXPM1, SINH, COSH, ASIN, ACOS, ATAN, ATAN2, HYPOT,
-        LERP, LERP_TENSOR, ADDCMUL, ADDCDIV, NAN_TO_NUM, LOGIT, SGN, FMOD, FMOD_SCALAR, CEIL, TRUNC)
 
 
 # -- the nodes a recorded VJP makes (create_graph=True), named as torch's -------------------------
@@ -864,42 +531,19 @@ THRESHOLD_BACKWARD = Op("threshold_backward", "ThresholdBackwardBackward0", "c =
                         vjp_latex=(r"\bar{g} \odot [$1 > 0]", r"0"))
 
 
-def _recorded_as(op: Op, tensor_rule) -> None:
-    """Keep op's array VJP; on Tensors (create_graph=True) record `tensor_rule` instead."""
-    array_rule = op.vjp[0]
-    op.vjp = (lambda xp, *args: array_rule(xp, *args) if xp.arrays else tensor_rule(*args),)
-
-
-_recorded_as(TANH, lambda g, c, a: apply(TANH_BACKWARD, (g, c)))
-_recorded_as(SIGMOID, lambda g, c, a: apply(SIGMOID_BACKWARD, (g, c)))
-_recorded_as(RELU, lambda g, c, a: apply(THRESHOLD_BACKWARD, (g, c)))
-# grad * (p * a^(p−1)), grouped as torch's pow_backward: MulBackward0(grad, MulBackward1(PowBackward0))
-_recorded_as(POW_SCALAR, lambda g, c, a, p: _zeros_like(g) if p == 0 else g * (a ** (p - 1) * p))
-
-
-def _zeros_like(g):
-    from ..creation import zeros_like
-    return zeros_like(g)
-_defjvp(_diagonal, TANH_BACKWARD, SIGMOID_BACKWARD, THRESHOLD_BACKWARD)
-_defjvp(_linear, MUL_SCALAR)
-
-
 # -- more of torch's op table: inverse hyperbolic and special functions, two-input ops, predicates ----
-from . import special as _special  # noqa: E402
-
-
-def _special_fn(name: str, public):
+def _special_fn(name: str):
     """The special function `name` on arrays (NumPy), or the public op on Tensors (create_graph=True),
     so a VJP that needs it records the node torch records (ḡ ⊙ ψ(a) makes a DigammaBackward0)."""
     def fn(xp, a, *args):
         if xp.arrays:
             return getattr(_special, name)(*args, a) if args else getattr(_special, name)(a)
-        return public()(a, *args)
+        return getattr(xp, name)(*args, a)
     return fn
 
 
-_digamma_of = _special_fn("digamma", lambda: digamma)
-_polygamma_of = _special_fn("polygamma", lambda: lambda a, n: polygamma(n, a))
+_digamma_of = _special_fn("digamma")
+_polygamma_of = _special_fn("polygamma")
 TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 
 ACOSH = _unary("acosh", "AcoshBackward0", "c = acosh a", quiet(lambda xp, a: xp.arccosh(a)),
@@ -944,7 +588,7 @@ def _mvlgamma_forward(xp, a, p):
 def _mvlgamma_vjp(xp, g, c, a, p):
     if xp.arrays:
         return g * _special.digamma(a[..., None] - np.arange(p) / 2).sum(-1)
-    return g * sum(digamma(a - j / 2) for j in range(p))
+    return g * sum(xp.digamma(a - j / 2) for j in range(p))
 
 
 MVLGAMMA = _unary("mvlgamma", "MvlgammaBackward0", "c = p(p−1)/4 log π + Σⱼ log Γ(a − j/2)", _mvlgamma_forward,
@@ -1100,162 +744,3 @@ ISPOSINF = _nograd("isposinf", lambda xp, a: xp.isposinf(a) if a.dtype.kind == "
 ISNEGINF = _nograd("isneginf", lambda xp, a: xp.isneginf(a) if a.dtype.kind == "f" else xp.zeros(a.shape, bool))
 ISREAL = _nograd("isreal", lambda xp, a: xp.imag(a) == 0 if a.dtype.kind == "c" else xp.ones(a.shape, bool))
 BITWISE_NOT = _nograd("bitwise_not", lambda xp, a: ~a)
-
-acosh = arccosh = _make_unary(ACOSH, floating=True)
-asinh = arcsinh = _make_unary(ASINH, floating=True)
-atanh = arctanh = _make_unary(ATANH, floating=True)
-erfc = _make_unary(ERFC, floating=True)
-erfinv = _make_unary(ERFINV, floating=True)
-lgamma = _make_unary(LGAMMA, floating=True)
-digamma = _make_unary(DIGAMMA, floating=True)
-deg2rad = _make_unary(DEG2RAD, floating=True)
-rad2deg = _make_unary(RAD2DEG, floating=True)
-sinc = _make_unary(SINC, floating=True)
-signbit = _make_unary(SIGNBIT)
-isreal = _make_unary(ISREAL)
-
-
-def frac(input):
-    if input._data.dtype.kind in "biu":
-        raise RuntimeError(f"\"frac_cpu\" not implemented for '{SCALAR_TYPE[input._data.dtype.name]}'")
-    return apply(FRAC, (input,))
-
-
-def polygamma(n: int, input):
-    if n < 0:
-        raise RuntimeError("polygamma(n, x) does not support negative n.")
-    return apply(POLYGAMMA, (_floating(input),), (int(n),))
-
-
-def mvlgamma(input, p: int):
-    if p < 1:
-        raise RuntimeError("p has to be greater than or equal to 1")
-    return apply(MVLGAMMA, (_floating(input),), (int(p),))
-
-
-def _complex_check(name, input):
-    if input._data.dtype.kind == "c":
-        raise RuntimeError(f"{name} does not support complex inputs.")
-
-
-def isposinf(input):
-    _complex_check("isposinf", input)
-    return apply(ISPOSINF, (input,))
-
-
-def isneginf(input):
-    _complex_check("isneginf", input)
-    return apply(ISNEGINF, (input,))
-
-
-def _scalar_tensor(x) -> bool:
-    return not isinstance(x, Tensor)
-
-
-def xlogy(input, other):
-    if _scalar_tensor(input):
-        b = _floating(other)
-        return apply(XLOGY_SCALAR_SELF, (b,), (input,))
-    if _scalar_tensor(other):
-        a = _floating(input)
-        return apply(XLOGY_SCALAR_OTHER, (a,), (other,))
-    a, b, dtype = _float_pair(input, other)
-    return apply(XLOGY, (a, b), (), dtype)
-
-
-def _float_only(name, input, other):
-    """logaddexp of integers: PyTorch has no integer kernel."""
-    for t in (input, other):
-        if isinstance(t, Tensor) and t._data.dtype.kind in "biu":
-            raise RuntimeError(f"\"{name}_cpu\" not implemented for '{SCALAR_TYPE[t._data.dtype.name]}'")
-
-
-def logaddexp(input, other):
-    _float_only("logaddexp", input, other)
-    return binary(LOGADDEXP, input, other)
-
-
-def logaddexp2(input, other):
-    _float_only("logaddexp2", input, other)
-    return binary(LOGADDEXP2, input, other)
-
-
-def copysign(input, other):
-    if _scalar_tensor(other):
-        a = _floating(input)
-        return apply(COPYSIGN_SCALAR, (a,), (float(other),))
-    a, b, dtype = _float_pair(input, other)
-    return apply(COPYSIGN, (a, b), (), dtype)
-
-
-def fmax(input, other):
-    return binary(FMAX, input, other)
-
-
-def fmin(input, other):
-    return binary(FMIN, input, other)
-
-
-def ldexp(input, other):
-    a, b, dtype = _float_pair(input, other)
-    return apply(LDEXP, (a, b), (), dtype)
-
-
-def heaviside(input, values):
-    if input.dtype != values.dtype:
-        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
-    return apply(HEAVISIDE, (input, values))
-
-
-def _clamp_one(input, bound, tensor_op, scalar_op):
-    """clamp_min / clamp_max: a tensor bound is a second input, a number a parameter; the result
-    takes torch's promoted dtype either way."""
-    if isinstance(bound, Tensor):
-        a, b, dtype = coerce_pair(input, bound)
-        return apply(tensor_op, (a, b), (), dtype)
-    from ..dtypes import result_type
-    dtype = result_type((input._data,), (bound,))
-    return apply(scalar_op, (input,), (bound,), None if dtype == input._data.dtype else dtype)
-
-
-def clamp_max(input, max):
-    return _clamp_one(input, max, CLAMP_MAX_TENSOR, CLAMP_MAX)
-
-
-def clamp_min(input, min):
-    return _clamp_one(input, min, CLAMP_MIN_TENSOR, CLAMP_MIN)
-
-
-def _logical(name: str):
-    def fn(input, other):
-        a, b, _ = coerce_pair(input, other)
-        return apply(LOGIC[name], (a, b))
-    fn.__name__ = name
-    fn.__doc__ = f"torch.{name}: elementwise logic on nonzero entries, a bool tensor with no grad"
-    return fn
-
-
-logical_and, logical_or, logical_xor = (_logical(n) for n in ("logical_and", "logical_or", "logical_xor"))
-
-
-def _bitwise(name: str):
-    def fn(input, other):
-        return compare(name, input, other)
-    fn.__name__ = name
-    fn.__doc__ = f"torch.{name}: elementwise on integer and bool tensors, no grad"
-    return fn
-
-
-bitwise_and, bitwise_or, bitwise_xor = (_bitwise(n) for n in ("bitwise_and", "bitwise_or", "bitwise_xor"))
-
-
-def bitwise_not(input):
-    if input._data.dtype.kind in "fc":
-        raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for '{SCALAR_TYPE[input._data.dtype.name]}'")
-    return apply(BITWISE_NOT, (input,))
-
-
-_defjvp(_diagonal, ACOSH, ASINH, ATANH, ERFC, ERFINV, LGAMMA, DIGAMMA, POLYGAMMA, MVLGAMMA, FRAC, SINC, CLAMP_MAX,
-        CLAMP_MIN, CLAMP_MAX_TENSOR, CLAMP_MIN_TENSOR, XLOGY, XLOGY_SCALAR_SELF, XLOGY_SCALAR_OTHER, LOGADDEXP,
-        LOGADDEXP2, COPYSIGN, COPYSIGN_SCALAR, FMAX, FMIN, LDEXP)
-_defjvp(_linear, DEG2RAD, RAD2DEG)

@@ -11,13 +11,8 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
-from .conv import _tuple, col2im, pad_spatial, windows
-from ..autograd.apply import apply
-from .core import namespace
+from .conv import col2im, pad_spatial, windows
 from .op import Op
-from ..tensor import Tensor
 
 
 # -- a linear map and its adjoint, as two records ------------------------------------------------
@@ -29,12 +24,12 @@ def linear_pair(name, torch_name, formula, forward, adjoint, vjp_formula, params
     def vjp(xp, g, c, a, *p):
         if xp.arrays:
             return adjoint(xp, g, a.shape, *p)
-        return apply(adj, (g,), (tuple(a.shape),) + p)
+        return xp.apply(adj, (g,), (tuple(a.shape),) + p)
 
     def adj_vjp(xp, h, c, g, shape, *p):
         if xp.arrays:
             return forward(xp, h, *p)
-        return apply(op, (h,), p)
+        return xp.apply(op, (h,), p)
 
     op = Op(name, torch_name, formula, forward, vjp=(vjp,), vjp_formulas=(vjp_formula,), params=params, saves=(),
             latex=latex[0], vjp_latex=latex[1:] if latex[1] else ())
@@ -84,21 +79,6 @@ _ADAPTIVE = (r",\quad \text{output size } $output_size,\ w_i \text{ along an axi
              r"\left\lfloor \frac{i\, n}{m} \right\rfloor \le j < \left\lceil \frac{(i + 1)\, n}{m} \right\rceil")
 _ARGMAX = (r"\textstyle\sum_{i \,:\, j^{*}_i = j} \bar{g}[i] \text{ at } [j],\; "
            r"j^{*}_i = \operatorname{argmax}_{j \in w_i} $0[j]")
-
-
-def _pool_matrix(n, k, s, p, d, ceil_mode, count_include_pad):
-    """Rows: output positions; A[i, j] = 1/count when input j is in window i (and not padding)."""
-    out = _pool_out(n, k, s, p, d, ceil_mode)
-    m = np.zeros((out, n))
-    counts = np.zeros(out)
-    for i in range(out):   # one row per output position of one axis: O(out) work to build
-        start = i * s - p
-        taps = [start + t * d for t in range(k)]
-        inside = [j for j in taps if 0 <= j < n]
-        m[i, inside] = 1
-        end = min(start + (k - 1) * d + 1, n + p)
-        counts[i] = len(inside) if not count_include_pad else len(range(start, end, d))
-    return m, counts
 
 
 def _pool_out(n, k, s, p, d, ceil_mode):
@@ -163,93 +143,6 @@ REPLICATION_PAD = {nd: _separable(f"replication_pad{nd}d", f"ReplicationPad{nd}D
                                   *_moved(r"\operatorname{clamp}(i - l,\, 0,\, n - 1)", _PADS)) for nd in (1, 2, 3)}
 
 
-def _as_4d(input, nd, fn):
-    """PyTorch's 1-d pools run the 2-d kernel on x.unsqueeze(-2) and squeeze the result."""
-    if nd == 1:
-        return fn(input.unsqueeze(-2)).squeeze(-2)
-    return fn(input)
-
-
-def _check_pool_input(input, nd, name):
-    if input.ndim not in (nd + 1, nd + 2):
-        raise RuntimeError(f"{name}: Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with optional 0 dim batch "
-                           f"size for input, but got: {list(input.shape)}")
-
-
-def _pool_args(kernel_size, stride, padding, dilation, nd):
-    k = _tuple(kernel_size, nd)
-    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _tuple(stride, nd)
-    p, d = _tuple(padding, nd), _tuple(dilation, nd)
-    for kk, pp in zip(k, p):
-        if pp > kk // 2:
-            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={pp}, "
-                               f"kernel_size={kk} and dilation={d[0]}")
-    return k, s, p, d
-
-
-def avg_pool(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
-             divisor_override=None, nd=2):
-    _check_pool_input(input, nd, f"avg_pool{nd}d")
-    k, s, p, d = _pool_args(kernel_size, stride, padding, 1, nd)
-    k2, s2, p2 = (1,) * (2 - nd) + k, (1,) * (2 - nd) + s, (0,) * (2 - nd) + p
-
-    def pool(x):
-        mats = []
-        for n, kk, ss, pp in zip(x.shape[-2:], k2, s2, p2):
-            m, counts = _pool_matrix(n, kk, ss, pp, 1, ceil_mode, count_include_pad)
-            mats.append(m if divisor_override else m / counts[:, None])
-        return apply(AVG_POOL2D, (x,), (tuple(mats), divisor_override, k, s, p))
-    return _as_4d(input, nd, pool)
-
-
-def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
-    return avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, None, 1)
-
-
-def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
-               divisor_override=None):
-    return avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 2)
-
-
-def _adaptive_bounds(n, out):
-    i = np.arange(out)
-    return (i * n) // out, -((-(i + 1) * n) // out)
-
-
-def _adaptive_matrix(n, out):
-    starts, ends = _adaptive_bounds(n, out)
-    j = np.arange(n)
-    inside = (j >= starts[:, None]) & (j < ends[:, None])
-    return inside / (ends - starts)[:, None]
-
-
-def _output_size(output_size, shape, nd):
-    size = _tuple(output_size, nd) if not isinstance(output_size, (tuple, list)) or None not in output_size else \
-        tuple(n if o is None else o for o, n in zip(output_size, shape))
-    return tuple(size)
-
-
-def adaptive_avg_pool(input, output_size, nd):
-    _check_pool_input(input, nd, f"adaptive_avg_pool{nd}d")
-    size = _output_size(output_size, input.shape[-nd:], nd)
-    if nd == 2 and all(o == 1 for o in size):   # PyTorch takes the mean here (MeanBackward1)
-        return input.mean((-2, -1), keepdim=True)
-    size2 = (1,) * (2 - nd) + size
-
-    def pool(x):
-        mats = tuple(_adaptive_matrix(n, o) for n, o in zip(x.shape[-2:], size2))
-        return apply(ADAPTIVE_AVG_POOL2D, (x,), (mats, None, size))
-    return _as_4d(input, nd, pool)
-
-
-def adaptive_avg_pool1d(input, output_size):
-    return adaptive_avg_pool(input, output_size, 1)
-
-
-def adaptive_avg_pool2d(input, output_size):
-    return adaptive_avg_pool(input, output_size, 2)
-
-
 # -- max pooling: indices picked once, then a gather and its scatter -----------------------------
 def _gather_forward(xp, a, index, *shown):
     """y = x[index] per plane; index holds flat positions in each trailing H·W plane."""
@@ -287,196 +180,6 @@ MAX_POOL2D = _max_op("max_pool2d", "MaxPool2DWithIndicesBackward0", "y[p] = max 
                      ("kernel_size", "stride", "padding", "dilation"), _WINDOWS + r",\ \text{dilation } $dilation")
 ADAPTIVE_MAX_POOL2D = _max_op("adaptive_max_pool2d", "AdaptiveMaxPool2DBackward0",
                               "y[i,j] = max of x over the adaptive window (i, j)", ("output_size",), _ADAPTIVE)
-
-
-def _flat_index(rows, cols, width):
-    return rows * width + cols
-
-
-def _max_pool_indices(a, k, s, p, d, ceil_mode):
-    """Flat indices (into each H·W plane) of every window's maximum (the first one on ties)."""
-    xp = namespace(a)
-    h, w = a.shape[-2:]
-    outs = [_pool_out(n, kk, ss, pp, dd, ceil_mode) for n, kk, ss, pp, dd in zip((h, w), k, s, p, d)]
-    # pad with −inf, and on the right far enough for ceil_mode's last window
-    pads = []
-    for n, o, kk, ss, pp, dd in zip((h, w), outs, k, s, p, d):
-        need = (o - 1) * ss + dd * (kk - 1) + 1 - (n + 2 * pp)
-        pads.append((pp, pp + max(need, 0)))
-    if a.dtype.kind == "f":
-        padded = xp.pad(a, ((0, 0),) * (a.ndim - 2) + tuple(pads), constant_values=-np.inf) if any(
-            lo or hi for lo, hi in pads) else a
-    else:
-        padded = pad_spatial(xp, a, pads)
-    win = windows(xp, padded, k, s, d)[..., :outs[0], :outs[1], :, :]
-    flat = win.reshape(win.shape[:-2] + (-1,))
-    # NaN wins, as in PyTorch: argmax over (isnan, value) picks the first NaN if any
-    arg = xp.argmax(flat, axis=-1)
-    if a.dtype.kind == "f":
-        nan = xp.isnan(flat)
-        if nan.any():
-            arg = xp.where(nan.any(-1), xp.argmax(nan, axis=-1), arg)
-    ki, kj = arg // k[1], arg % k[1]
-    rows = xp.arange(outs[0]).reshape(-1, 1) * s[0] - p[0] + ki * d[0]
-    cols = xp.arange(outs[1]) * s[1] - p[1] + kj * d[1]
-    return _flat_index(rows, cols, w).astype(np.int64)
-
-
-def max_pool(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False, nd=2):
-    _check_pool_input(input, nd, f"max_pool{nd}d")
-    k, s, p, d = _pool_args(kernel_size, stride, padding, dilation, nd)
-    shown = (k, s, p, d)   # as the learner gave them (the node runs the 2-d kernel)
-    k, s, p, d = ((1,) * (2 - nd) + k, (1,) * (2 - nd) + s, (0,) * (2 - nd) + p, (1,) * (2 - nd) + d)
-    found = []
-
-    def pool(x):
-        index = _max_pool_indices(x._data, k, s, p, d, ceil_mode)
-        found.append(index)
-        return apply(MAX_POOL2D, (x,), (index,) + shown)
-    out = _as_4d(input, nd, pool)
-    if not return_indices:
-        return out
-    index = found[0]
-    return out, Tensor._make(index.reshape(out.shape))
-
-
-def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    return max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 1)
-
-
-def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    return max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 2)
-
-
-def adaptive_max_pool2d(input, output_size, return_indices=False):
-    _check_pool_input(input, 2, "adaptive_max_pool2d")
-    a = input._data
-    xp = namespace(a)
-    h, w = a.shape[-2:]
-    oh, ow = _output_size(output_size, (h, w), 2)
-    # every window padded to the widest by repeating its last index (a repeat never changes the max)
-    taps = []
-    for n, o in ((h, oh), (w, ow)):
-        starts, ends = _adaptive_bounds(n, o)
-        width = int((ends - starts).max())
-        taps.append(np.minimum(starts[:, None] + np.arange(width), ends[:, None] - 1))
-    rows, cols = taps
-    idx = (rows[:, None, :, None] * w + cols[None, :, None, :]).reshape(oh, ow, -1)   # (oh, ow, kh·kw)
-    flat = a.reshape(a.shape[:-2] + (-1,))
-    vals = flat[..., xp.asarray(idx)]
-    arg = xp.argmax(vals, axis=-1)
-    index = xp.take_along_axis(xp.broadcast_to(xp.asarray(idx), vals.shape), arg[..., None], -1)[..., 0]
-    out = apply(ADAPTIVE_MAX_POOL2D, (input,), (index.astype(np.int64), (oh, ow)))
-    if not return_indices:
-        return out
-    return out, Tensor._make(index.astype(np.int64))
-
-
-# -- upsampling -----------------------------------------------------------------------------------
-def _nearest_matrix(n, out, scale):
-    src = np.minimum(np.floor(np.arange(out, dtype=np.float32) * np.float32(scale)).astype(np.int64), n - 1)
-    m = np.zeros((out, n))
-    m[np.arange(out), src] = 1
-    return m
-
-
-def _linear_matrix(n, out, scale, align_corners):
-    i = np.arange(out, dtype=np.float64)
-    if align_corners:
-        src = i * ((n - 1) / (out - 1) if out > 1 else 0.0)
-    else:
-        src = np.maximum((i + 0.5) * scale - 0.5, 0.0)
-    i0 = np.minimum(np.floor(src).astype(np.int64), n - 1)
-    i1 = np.minimum(i0 + 1, n - 1)
-    lam = src - i0
-    m = np.zeros((out, n))
-    np.add.at(m, (np.arange(out), i0), 1 - lam)
-    np.add.at(m, (np.arange(out), i1), lam)
-    return m
-
-
-def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
-                recompute_scale_factor=None, antialias=False):
-    nd = input.ndim - 2
-    if nd not in (1, 2):
-        raise NotImplementedError(f"Input Error: Only 3D and 4D input Tensors supported (got {input.ndim}D) for the "
-                                  f"modes: nearest | linear | bilinear (got {mode})")
-    if (size is None) == (scale_factor is None):
-        raise ValueError("only one of size or scale_factor should be defined" if size is not None else
-                         "either size or scale_factor should be defined")
-    spatial = tuple(input.shape[2:])
-    if size is not None:
-        out = _tuple(size, nd)
-        scales = [n / o for n, o in zip(spatial, out)]
-    else:
-        factors = _tuple_float(scale_factor, nd)
-        out = tuple(int(math.floor(n * f)) for n, f in zip(spatial, factors))
-        scales = [1 / f for f in factors] if not recompute_scale_factor else [n / o for n, o in zip(spatial, out)]
-    if mode == "nearest":
-        if align_corners is not None:
-            raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear "
-                             "| bicubic | trilinear")
-        mats = tuple(_nearest_matrix(n, o, sc) for n, o, sc in zip(spatial, out, scales))
-        return apply(UPSAMPLE_NEAREST[nd][0], (input,), (mats, None, out, tuple(scales)))
-    if (mode, nd) in (("linear", 1), ("bilinear", 2)):
-        mats = tuple(_linear_matrix(n, o, sc, bool(align_corners)) for n, o, sc in zip(spatial, out, scales))
-        return apply(UPSAMPLE_LINEAR[nd][0], (input,), (mats, None, out, tuple(scales)))
-    raise NotImplementedError(f"interpolate: mode '{mode}' for {input.ndim}D input is not supported here; "
-                              "use 'nearest', 'linear' (3D) or 'bilinear' (4D)")
-
-
-def _tuple_float(v, nd):
-    if isinstance(v, (int, float)):
-        return (float(v),) * nd
-    return tuple(float(f) for f in v)
-
-
-# -- reflect / replicate padding --------------------------------------------------------------------
-def _gather_matrix(src, n):
-    m = np.zeros((len(src), n))
-    m[np.arange(len(src)), src] = 1
-    return m
-
-
-def padding_mode(input, pad, mode):
-    nd = len(pad) // 2
-    if mode == "circular":
-        from .shape import cat
-        x = input
-        for k in range(nd):
-            dim = input.ndim - 1 - k
-            lo, hi = pad[2 * k], pad[2 * k + 1]
-            n = x.shape[dim]
-            parts = []
-            if lo:
-                parts.append(x.narrow(dim, n - lo, lo))
-            parts.append(x)
-            if hi:
-                parts.append(x.narrow(dim, 0, hi))
-            x = cat(parts, dim) if len(parts) > 1 else x
-        return x
-    if input.ndim not in (nd + 1, nd + 2):
-        raise NotImplementedError(f"Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now")
-    mats = []
-    for k in reversed(range(nd)):
-        dim = input.ndim - 1 - k
-        lo, hi = pad[2 * k], pad[2 * k + 1]
-        n = input.shape[dim]
-        i = np.arange(-lo, n + hi)
-        if mode == "reflect":
-            if lo >= n or hi >= n:
-                raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input dimension, "
-                                   f"but got: padding ({lo}, {hi}) at dimension {dim} of input {list(input.shape)}")
-            period = 2 * (n - 1)
-            i = np.abs(i) % period if period else np.zeros_like(i)
-            i = np.where(i >= n, period - i, i)
-        elif mode == "replicate":
-            i = np.clip(i, 0, n - 1)
-        else:
-            raise NotImplementedError(f"Unrecognised padding mode {mode}")
-        mats.append(_gather_matrix(i, n))
-    table = REFLECTION_PAD if mode == "reflect" else REPLICATION_PAD
-    return apply(table[nd][0], (input,), (tuple(mats), None, tuple(pad)))
 
 
 # -- unfold / fold: the window view and its adjoint ----------------------------------------------
@@ -526,27 +229,6 @@ COL2IM, IM2COL_OF_COL2IM = linear_pair(
     (r"$c = \text{im2col}($0)" + _UNFOLD, r"\text{col2im}(\bar{g})"))
 
 
-def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
-    if input.ndim != 4:
-        raise NotImplementedError(f"Input Error: Only 4D input Tensors are supported (got {input.ndim}D)")
-    return apply(IM2COL, (input,), (_tuple(kernel_size, 2), _tuple(dilation, 2), _tuple(padding, 2),
-                                    _tuple(stride, 2)))
-
-
-def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
-    if input.ndim != 3:
-        raise NotImplementedError(f"Input Error: Only unbatched (2D) or batched (3D) input Tensors are supported "
-                                  f"(got {input.ndim}D)")
-    k, d, p, s = _tuple(kernel_size, 2), _tuple(dilation, 2), _tuple(padding, 2), _tuple(stride, 2)
-    size = _tuple(output_size, 2)
-    blocks = math.prod(_pool_out(n, kk, ss, pp, dd, False) for n, kk, ss, pp, dd in zip(size, k, s, p, d))
-    if input.shape[1] % (k[0] * k[1]) or input.shape[2] != blocks:
-        raise RuntimeError(f"Given output_size={list(size)}, kernel_size={list(k)}, dilation={list(d)}, "
-                           f"padding={list(p)}, stride={list(s)}, expected size of input's dimension 2 to match the "
-                           f"calculated number of sliding blocks {blocks}, but got input.size(2)={input.shape[2]}.")
-    return apply(COL2IM, (input,), (size, k, d, p, s))
-
-
 # -- pixel shuffle: a permutation of (C·r², H, W) into (C, H·r, W·r) ------------------------------
 def _shuffle(xp, a, r):
     lead = a.shape[:-3]
@@ -568,34 +250,3 @@ def _unshuffle(xp, a, r):
 
 # channel i r² + u r + v at (h, w) <-> channel i at (h r + u, w r + v)
 _DEEP, _WIDE = r"[i r^2 + u r + v,\, h,\, w]", r"[i,\, h r + u,\, w r + v]"
-PIXEL_SHUFFLE, _ = linear_pair("pixel_shuffle", "PixelShuffleBackward0", "y[c, h·r + i, w·r + j] = x[c·r² + i·r + j, h, w]",
-                               _shuffle, lambda xp, g, shape, r: _unshuffle(xp, g, r), "pixel_unshuffle(ḡ)",
-                               ("upscale_factor",), "PixelUnshuffleBackward0", "pixel_unshuffle(ḡ)",
-                               (f"$c{_WIDE} = $0{_DEEP},\\quad r = $upscale_factor",
-                                rf"\bar{{g}}{_WIDE} \text{{ at }} {_DEEP}"),
-                               (f"$c{_DEEP} = $0{_WIDE},\\quad r = $upscale_factor",
-                                rf"\bar{{g}}{_DEEP} \text{{ at }} {_WIDE}"))
-PIXEL_UNSHUFFLE, _ = linear_pair("pixel_unshuffle", "PixelUnshuffleBackward0",
-                                 "y[c·r² + i·r + j, h, w] = x[c, h·r + i, w·r + j]",
-                                 _unshuffle, lambda xp, g, shape, r: _shuffle(xp, g, r), "pixel_shuffle(ḡ)",
-                                 ("downscale_factor",), "PixelShuffleBackward0", "pixel_shuffle(ḡ)",
-                                 (f"$c{_DEEP} = $0{_WIDE},\\quad r = $downscale_factor",
-                                  rf"\bar{{g}}{_DEEP} \text{{ at }} {_WIDE}"),
-                                 (f"$c{_WIDE} = $0{_DEEP},\\quad r = $downscale_factor",
-                                  rf"\bar{{g}}{_WIDE} \text{{ at }} {_DEEP}"))
-
-
-def pixel_shuffle(input, upscale_factor):
-    if input.ndim < 3 or input.shape[-3] % (upscale_factor * upscale_factor):
-        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
-                           f"upscale_factor, but input.size(-3)={input.shape[-3] if input.ndim >= 3 else 0} is not "
-                           f"divisible by {upscale_factor * upscale_factor}")
-    return apply(PIXEL_SHUFFLE, (input,), (upscale_factor,))
-
-
-def pixel_unshuffle(input, downscale_factor):
-    r = downscale_factor
-    if input.ndim < 3 or input.shape[-1] % r or input.shape[-2] % r:
-        raise RuntimeError(f"pixel_unshuffle expects height and width to be divisible by downscale_factor, but got "
-                           f"{list(input.shape)} and downscale_factor={r}")
-    return apply(PIXEL_UNSHUFFLE, (input,), (r,))

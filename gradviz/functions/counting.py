@@ -1,4 +1,5 @@
-"""Counting: histc, histogram and bincount. Counts have no gradient, so these record no node."""
+"""histc, histogram and bincount on Tensors. Counts have no gradient, so these record no node
+(and gradviz.ops has no record of them)."""
 from __future__ import annotations
 
 from collections import namedtuple
@@ -8,13 +9,14 @@ import numpy as np
 from .. import backend
 from ..tensor import Tensor
 
+
+_SCALAR = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+           "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+
 histogram_result = namedtuple("histogram", ["hist", "bin_edges"])
 histogram_result.__module__ = "torch.return_types"
 histogram_result.__repr__ = lambda self: (f"torch.return_types.histogram(\nhist={self.hist!r},\n"
                                           f"bin_edges={self.bin_edges!r})")
-
-_SCALAR = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-           "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
 
 
 def _tensor(data):

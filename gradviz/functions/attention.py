@@ -1,0 +1,77 @@
+"""group_norm and scaled_dot_product_attention on Tensors: torch's argument checks, its fused
+or math path, then the records of gradviz.ops.attention."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..autograd.apply import apply
+from ..ops.core import namespace
+from ..tensor import Tensor
+from ..ops.attention import ADD_SCALAR, GROUP_NORM, MUL_SCALAR, SAFE_SOFTMAX, SDPA
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    from .nnops import _affine
+    if input.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")
+    c = input.shape[1]
+    if c % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {list(input.shape)} and num_groups={num_groups}")
+    w, b = _affine(input, weight, bias, (c,))
+    return apply(GROUP_NORM, (input, w, b), (int(num_groups), eps))
+
+
+def add_scalar(input, other):
+    return apply(ADD_SCALAR, (input,), (other,))
+
+
+def mul_scalar(input, other):
+    return apply(MUL_SCALAR, (input,), (other,))
+
+
+def _additive_mask(attn_mask, is_causal, l, s, dtype, xp=np):
+    """The mask as numbers added to the scores: 0 where attention is allowed, −inf where not."""
+    mask = None
+    if is_causal:
+        mask = xp.where(xp.tril(xp.ones((l, s), dtype=bool)), 0.0, -np.inf).astype(dtype)
+    if attn_mask is not None:
+        m = attn_mask._data
+        m = xp.where(m, 0.0, -np.inf).astype(dtype) if m.dtype == np.bool_ else m.astype(dtype)
+        mask = m if mask is None else mask + m
+    return mask
+
+
+def _fused(q, k, v, dropout_p) -> bool:
+    """When PyTorch's CPU dispatch picks its flash kernel: float32 (B, H, L, E) inputs with one head size."""
+    return (dropout_p == 0 and all(t._data.dtype == np.float32 and t.ndim == 4 for t in (q, k, v))
+            and q.shape[-1] == k.shape[-1] == v.shape[-1])
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False):
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
+    l, s, e = query.shape[-2], key.shape[-2], query.shape[-1]
+    scale = 1 / math.sqrt(e) if scale is None else scale
+    mask = _additive_mask(attn_mask, is_causal, l, s, query._data.dtype, namespace(query._data))
+    # a float mask that requires grad is an input of the graph: PyTorch then takes its math path,
+    # and so does gradviz, so the mask gets its gradient (the fused record treats it as a constant)
+    learned = attn_mask if getattr(attn_mask, "requires_grad", False) else None
+    if learned is None and _fused(query, key, value, dropout_p):   # PyTorch's fused CPU kernel: one node
+        return apply(SDPA, (query, key, value), (mask, scale))
+    # PyTorch's math path (float64, or dropout): each factor scaled by √scale, a safe softmax
+    from .linalg import matmul
+    root = math.sqrt(scale)
+    scores = matmul(mul_scalar(query, root), mul_scalar(key.transpose(-2, -1), root))
+    if learned is not None:
+        scores = scores + learned
+    elif mask is not None:
+        scores = scores + Tensor._make(mask)
+    probs = apply(SAFE_SOFTMAX, (scores,), (scores.ndim - 1,))
+    if dropout_p > 0:
+        from .nnops import dropout
+        probs = dropout(probs, dropout_p)
+    return matmul(probs, value)

@@ -1,0 +1,223 @@
+"""Activations, normalizations, embedding, padding and dropout on Tensors: torch's checks,
+then one record of gradviz.ops.nnops each (or a composition, where torch records several)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd.apply import apply
+from .reduce import _dims_keep
+from ..ops.nnops import (BATCH_NORM, CONSTANT_PAD, ELU, EMBEDDING, GLU, HARDSHRINK, HARDSIGMOID, HARDSWISH, HARDTANH,
+                         LAYER_NORM, LOGSIGMOID, MISH, NORM_DIM, PDIST, PRELU, SELU_ALPHA, SELU_SCALE, SILU,
+                         SOFTSHRINK, THRESHOLD)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return apply(HARDTANH, (input,), (min_val, max_val))
+
+
+def relu6(input, inplace=False):
+    return apply(HARDTANH, (input,), (0.0, 6.0))
+
+
+def elu(input, alpha=1.0, inplace=False):
+    return apply(ELU, (input,), (alpha, 1.0, 1.0))
+
+
+def selu(input, inplace=False):
+    return apply(ELU, (input,), (SELU_ALPHA, SELU_SCALE, 1.0))
+
+
+def celu(input, alpha=1.0, inplace=False):
+    return apply(ELU, (input,), (alpha, 1.0, 1.0 / alpha))
+
+
+def silu(input, inplace=False):
+    return apply(SILU, (input,))
+
+
+def mish(input, inplace=False):
+    return apply(MISH, (input,))
+
+
+def hardsigmoid(input, inplace=False):
+    return apply(HARDSIGMOID, (input,))
+
+
+def hardswish(input, inplace=False):
+    return apply(HARDSWISH, (input,))
+
+
+def logsigmoid(input):
+    return apply(LOGSIGMOID, (input,))
+
+
+def _affine(input, weight, bias, shape):
+    from ..creation import ones, zeros
+    w = weight if weight is not None else ones(*shape, dtype=input.dtype, device=input.device)
+    b = bias if bias is not None else zeros(*shape, dtype=input.dtype, device=input.device)
+    return w, b
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    k = len(shape)
+    if k == 0 or tuple(input.shape[input.ndim - k:]) != shape:
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
+                           f"{', '.join(str(s) for s in shape)}], but got input of size{list(input.shape)}")
+    w, b = _affine(input, weight, bias, shape)
+    axes = tuple(range(input.ndim - k, input.ndim))
+    return apply(LAYER_NORM, (input, w, b), (axes, shape, eps, None, None))
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    if input.ndim < 2:
+        raise ValueError(f"expected 2D or 3D input (got {input.ndim}D input)")
+    c = input.shape[1]
+    w, b = _affine(input, weight, bias, (c,))
+    axes = tuple(d for d in range(input.ndim) if d != 1)
+    stat_shape = tuple(c if d == 1 else 1 for d in range(input.ndim))
+    if training:
+        n = input.numel() // c
+        if n <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                             f"{list(input.shape)}")
+        a = input._data
+        mean = a.mean(axis=axes)
+        var = a.var(axis=axes)
+        if running_mean is not None:
+            running_mean._data[...] = (1 - momentum) * running_mean._data + momentum * mean
+            running_mean._bump()
+        if running_var is not None:
+            running_var._data[...] = (1 - momentum) * running_var._data + momentum * var * n / (n - 1)
+            running_var._bump()
+        return apply(BATCH_NORM, (input, w, b), (axes, stat_shape, eps, None, None))
+    if running_mean is None or running_var is None:
+        raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
+    mean = running_mean._data.reshape(stat_shape).astype(input._data.dtype)
+    var = running_var._data.reshape(stat_shape).astype(input._data.dtype)
+    return apply(BATCH_NORM, (input, w, b), (axes, stat_shape, eps, mean, var))
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    d = x1 - x2 + eps
+    return apply(NORM_DIM, (d,), (float(p),) + _dims_keep(d, -1, keepdim))
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
+    idx = input._data
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {input.type()} instead (while checking arguments for embedding)")
+    n = weight.shape[0]
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise IndexError("index out of range in self")
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += n
+    return apply(EMBEDDING, (weight,), (idx, padding_idx))
+
+
+def pad(input, pad, mode="constant", value=None):
+    if mode != "constant":
+        raise NotImplementedError(f"pad: mode '{mode}' is not supported here; only mode='constant' is")
+    if len(pad) % 2 != 0:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input.ndim:
+        raise RuntimeError(f"Padding length should be less than or equal to two times the input dimension but got "
+                           f"padding length {len(pad)} and input of dimension {input.ndim}")
+    return apply(CONSTANT_PAD, (input,), (tuple(int(p) for p in pad), 0.0 if value is None else value))
+
+
+def hardshrink(input, lambd=0.5):
+    return apply(HARDSHRINK, (input,), (lambd,))
+
+
+def softshrink(input, lambd=0.5):
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    return apply(SOFTSHRINK, (input,), (lambd,))
+
+
+def tanhshrink(input):
+    """a − tanh a, as torch composes it (SubBackward0)."""
+    return input - input.tanh()
+
+
+def threshold(input, threshold, value, inplace=False):
+    return apply(THRESHOLD, (input,), (threshold, value))
+
+
+def glu(input, dim=-1):
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    from .reduce import normalize_dims
+    (d,) = normalize_dims(dim, input.ndim)
+    if input.shape[d] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {input.shape[d]}")
+    return apply(GLU, (input,), (d,))
+
+
+def prelu(input, weight):
+    """PReLU with one slope, or one per channel (dim 1), broadcast as torch reshapes it."""
+    n = weight.numel()
+    if n != 1:
+        channels = input.shape[1] if input.ndim > 1 else 1
+        if channels != n:
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                               f"{n} and channel size = {channels}.")
+    if weight.ndim > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.ndim}")
+    shape = [n if i == 1 else 1 for i in range(input.ndim)]   # () for a 0-d input
+    return apply(PRELU, (input, weight.reshape(*shape)))
+
+
+def pdist(input, p=2):
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    i, j = np.triu_indices(input.shape[0], 1)
+    return apply(PDIST, (input,), (float(p), i, j))
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """yₒ = x₁ᵀ Wₒ x₂ + bₒ over the leading (batch) dims, as an einsum."""
+    from .linalg import einsum
+    if input1.ndim != input2.ndim:
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.ndim} and {input2.ndim}")
+    if weight.ndim != 3:
+        raise RuntimeError(f"bilinear(): weight must be three-dimensional, but got {weight.ndim} dimension(s)")
+    out = einsum("...i,oij,...j->...o", input1, weight, input2)
+    return out if bias is None else out + bias
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    import warnings
+    from .pool import interpolate
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    import warnings
+    from .pool import interpolate
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """torch's CPU dropout, step for step: a Bernoulli(1 − p) mask scaled by 1 / (1 − p) in the input's
+    dtype, then a multiply (so the graph shows MulBackward0, as torch's CPU graph does)."""
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0 or input.numel() == 0:
+        return input
+    from ..creation import _like, zeros
+    if p == 1:
+        noise = zeros((), dtype=input.dtype, device=input.device)
+    else:
+        noise = _like(input, None, None, False).bernoulli_(1 - p).div_(1 - p)
+    return input.mul_(noise) if inplace else input * noise

@@ -1,0 +1,699 @@
+"""Views, permutations, joins and splits on Tensors: torch's size arguments and errors, then
+the records of gradviz.ops.shape."""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ..autograd.apply import apply
+from ..ops.op import Op
+from .reduce import normalize_dims
+from ..tensor import Tensor
+from ..autograd.forward_ad import defjvp as _defjvp, linear as _linear
+from ..ops.shape import (BLOCK_DIAG, CAT, CLONE, CLONE_CONTIGUOUS, DIAG_COPY, DIAG_EMBED, EXPAND, FLIP, PERMUTE,
+                         REPEAT, RESHAPE_ALIAS, ROLL, ROT90, SQUEEZE, SQUEEZE_DIM, SQUEEZE_DIMS, SQUEEZE_INPLACE,
+                         STACK, T, TO_COPY, TRANSPOSE, TRIL, TRIU, UNSAFE_VIEW, UNSQUEEZE, VIEW, _split_forward,
+                         _split_vjp)
+
+
+# With a single piece the engine hands the VJP ḡ itself rather than a tuple of one, so
+# those records take and return one array.
+@functools.lru_cache(maxsize=None)
+def split_op(n, torch_name="SplitBackward0"):
+    if n == 1:
+        return Op("split", torch_name, "c₁ = split(a)", lambda xp, a, sizes, dim: a[...],
+                  vjp=lambda xp, g, c, a, sizes, dim: (g,), vjp_formulas=("ḡ₁",), params=("split_sizes", "dim"),
+                  latex=r"{$c}_1 = \operatorname{split}($0,\, $split_sizes)", vjp_latex=(r"\bar{g}_1",))
+    return Op("split", torch_name, "c₁, c₂, … = split(a)", _split_forward, vjp=_split_vjp,
+              vjp_formulas=("concatenate the ḡᵢ",), params=("split_sizes", "dim"), n_outputs=n,
+              latex=r"{$c}_1, {$c}_2, \ldots = \operatorname{split}($0,\, $split_sizes)",
+              vjp_latex=(r"\operatorname{cat}(\bar{g}_1, \bar{g}_2, \ldots)\text{ along dim } $dim",))
+
+
+@functools.lru_cache(maxsize=None)
+def unbind_op(n):
+    if n == 1:
+        return Op("unbind", "UnbindBackward0", "c₁ = unbind(a)",
+                  lambda xp, a, dim: a[(slice(None),) * dim + (0, Ellipsis)],
+                  vjp=lambda xp, g, c, a, dim: (xp.expand_dims(g, dim),), vjp_formulas=("ḡ₁ unsqueezed",),
+                  params=("dim",), latex=r"{$c}_1 = \operatorname{unbind}($0,\, $dim)",
+                  vjp_latex=(r"\bar{g}_1\text{ unsqueezed at dim } $dim",))
+    return Op("unbind", "UnbindBackward0", "c₁, c₂, … = unbind(a)",
+              lambda xp, a, dim: tuple(a[(slice(None),) * dim + (i, Ellipsis)] for i in range(a.shape[dim])),
+              vjp=lambda xp, g, c, a, dim: (xp.stack(list(g), axis=dim),),
+              vjp_formulas=("stack the ḡᵢ",), params=("dim",), n_outputs=n,
+              latex=r"{$c}_1, {$c}_2, \ldots = \operatorname{unbind}($0,\, $dim)",
+              vjp_latex=(r"\operatorname{stack}(\bar{g}_1, \bar{g}_2, \ldots)\text{ along dim } $dim",))
+
+
+def _outputs(op, inputs, params) -> tuple:
+    out = apply(op, inputs, params)
+    return (out,) if op.n_outputs == 1 else out
+
+
+# -- public functions ---------------------------------------------------------------
+def varargs(args: tuple) -> tuple:
+    """f(a, b, c) and f((a, b, c)) (or f([a, b, c])) alike: the items as a tuple."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        return tuple(args[0])
+    return args
+
+
+def _resolve_shape(shape, numel: int) -> tuple:
+    shape = tuple(int(s) for s in varargs(shape))
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    for i, s in enumerate(shape):
+        if s < -1:
+            raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape {list(shape)}")
+    known = 1
+    for s in shape:
+        if s != -1:
+            known *= s
+    if -1 in shape:
+        if known == 0 and numel == 0:
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} because the "
+                               "unspecified dimension size -1 can be any value and is ambiguous")
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape = tuple(numel // known if s == -1 else s for s in shape)
+    elif known != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return shape
+
+
+def _viewable(a, shape) -> bool:
+    """Can `a` take `shape` without a copy (its strides allow it)?"""
+    v = a.view()
+    try:
+        v.shape = shape
+    except AttributeError:
+        return False
+    return True
+
+
+def reshape(input, *shape):
+    shape = _resolve_shape(shape, input.numel())
+    a = input._data
+    if a.flags.c_contiguous:
+        return apply(VIEW, (input,), (shape,))
+    if _viewable(a, shape):
+        return apply(RESHAPE_ALIAS, (input,), (shape,))
+    return apply(UNSAFE_VIEW, (clone(input, contiguous=True),), (shape,))
+
+
+def view(input, *shape):
+    shape = _resolve_shape(shape, input.numel())
+    if not input._data.flags.c_contiguous and not _viewable(input._data, shape):
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one dimension "
+                           "spans across two contiguous subspaces). Use .reshape(...) instead.")
+    return apply(VIEW, (input,), (shape,))
+
+
+def unsafe_view(input, *shape):
+    """at::_unsafe_view: the reshape of a tensor known to be a fresh contiguous copy."""
+    return apply(UNSAFE_VIEW, (input,), (_resolve_shape(shape, input.numel()),))
+
+
+def contiguous(input):
+    return input if input._data.flags.c_contiguous else clone(input, contiguous=True)
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    if input.ndim == 0:
+        return reshape(input, 1)
+    s, e = normalize_dims(start_dim, input.ndim)[0], normalize_dims(end_dim, input.ndim)[0]
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return input
+    shape = tuple(input.shape[:s]) + (-1,) + tuple(input.shape[e + 1:])
+    return reshape(input, *shape)
+
+
+def squeeze(input, dim=None):
+    if dim is None:
+        shape = tuple(s for s in input.shape if s != 1)
+        return apply(SQUEEZE, (input,), (shape,))
+    dims = normalize_dims(dim, input.ndim)
+    shape = tuple(s for i, s in enumerate(input.shape) if not (i in dims and s == 1))
+    return apply(SQUEEZE_DIM if isinstance(dim, int) else SQUEEZE_DIMS, (input,), (shape, dim))
+
+
+def squeeze_(input, dim):
+    """The in-place squeeze_(dim) that matmul applies to its result (SqueezeBackward4)."""
+    (d,) = normalize_dims(dim, input.ndim)
+    shape = tuple(s for i, s in enumerate(input.shape) if not (i == d and s == 1))
+    return apply(SQUEEZE_INPLACE, (input,), (shape, dim))
+
+
+def unsqueeze(input, dim):
+    (d,) = normalize_dims(dim, input.ndim + 1)
+    return apply(UNSQUEEZE, (input,), (d,))
+
+
+def permute(input, *dims):
+    dims = varargs(dims)
+    if len(dims) != input.ndim:
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
+                           f"length of the desired ordering of dimensions i.e. input.dim() = {input.ndim} is not "
+                           f"equal to len(dims) = {len(dims)}")
+    dims = tuple(normalize_dims(d, input.ndim)[0] for d in dims)
+    if len(set(dims)) != len(dims):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return apply(PERMUTE, (input,), (dims,))
+
+
+def transpose(input, dim0, dim1):
+    (d0,), (d1,) = normalize_dims(dim0, input.ndim), normalize_dims(dim1, input.ndim)
+    return apply(TRANSPOSE, (input,), (d0, d1))
+
+
+def t(input):
+    if input.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
+    return apply(T, (input,))
+
+
+def expand(input, *sizes):
+    sizes = varargs(sizes)
+    lead = len(sizes) - input.ndim
+    if lead < 0:
+        raise RuntimeError(f"expand(torch.FloatTensor{{{list(input.shape)}}}, size={list(sizes)}): the number of "
+                           f"sizes provided ({len(sizes)}) must be greater or equal to the number of dimensions in "
+                           f"the tensor ({input.ndim})")
+    shape = []
+    for i, s in enumerate(sizes):
+        own = input.shape[i - lead] if i >= lead else 1
+        if s == -1:
+            s = own
+        elif own != 1 and own != s:
+            raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size ({own}) at "
+                               f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
+                               f"{list(input.shape)}")
+        shape.append(s)
+    return apply(EXPAND, (input,), (tuple(shape),))
+
+
+def repeat(input, *reps):
+    reps = varargs(reps)
+    if len(reps) < input.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
+                           "tensor")
+    sizes = (1,) * (len(reps) - input.ndim) + tuple(input.shape)
+    out = [n * r for n, r in zip(sizes, reps)]
+    for n in out:
+        if n < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {out}")
+    return apply(REPEAT, (input,), (tuple(reps),))
+
+
+def flip(input, dims):
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    dims = normalize_dims(dims, input.ndim)
+    return apply(FLIP, (input,), (dims if input.ndim else (),))   # a 0-d tensor flips to itself
+
+
+def clone(input, *, contiguous=False, memory_format=None):
+    from ..dtypes import check_memory_format
+    check_memory_format(memory_format, input.ndim)
+    if contiguous and not input._data.flags.c_contiguous:   # clone(memory_format=torch.contiguous_format)
+        return apply(CLONE_CONTIGUOUS, (input,))
+    return apply(CLONE, (input,))
+
+
+def to_dtype(input, np_dtype):
+    if input._data.dtype == np_dtype:
+        return input
+    return apply(TO_COPY, (input,), (np_dtype,))
+
+
+def _common_dtype(tensors):
+    """The promoted dtype when the inputs differ (cat and stack promote inside the one node)."""
+    from ..dtypes import result_type
+    first = tensors[0]._data.dtype
+    if all(t._data.dtype == first for t in tensors):
+        return None
+    return result_type([t._data for t in tensors])
+
+
+def cat(tensors, dim=0):
+    if isinstance(tensors, Tensor):
+        raise TypeError("cat(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor")
+    if not list(tensors):
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    for i, t in enumerate(tensors):
+        if isinstance(t, Tensor) and t.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
+    tensors = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or list(tensors)[:1]
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    (d,) = normalize_dims(dim, tensors[0].ndim)
+    first = tensors[0]
+    for i, t in enumerate(tensors[1:], 1):
+        if t.ndim != first.ndim:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {first.ndim} and {t.ndim}")
+        for j, (a, b) in enumerate(zip(first.shape, t.shape)):
+            if j != d and a != b:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size {a} but got "
+                                   f"size {b} for tensor number {i} in the list. (shapes "
+                                   f"{[list(x.shape) for x in tensors]})")
+    return apply(CAT, tuple(tensors), (d,), _common_dtype(tensors))
+
+
+concat = concatenate = cat
+
+
+def stack(tensors, dim=0):
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    for i, t in enumerate(tensors[1:], 1):
+        if t.shape != tensors[0].shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(tensors[0].shape)} at "
+                               f"entry 0 and {list(t.shape)} at entry {i}")
+    (d,) = normalize_dims(dim, tensors[0].ndim + 1)
+    return apply(STACK, tuple(tensors), (d,), _common_dtype(tensors))
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    (d,) = normalize_dims(dim, tensor.ndim)
+    n = tensor.shape[d]
+    if isinstance(split_size_or_sections, int):
+        step = split_size_or_sections
+        if step < 0:
+            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
+        if step == 0 and n:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
+        step = step or 1
+        sizes = [min(step, n - i) for i in range(0, n, step)] or [0]
+    else:
+        sizes = list(split_size_or_sections)
+        if sum(sizes) != n:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size "
+                               f"at dimension {d}), but got split_sizes={sizes}")
+        return _outputs(split_op(len(sizes), "SplitWithSizesBackward0"), (tensor,), (tuple(sizes), d))
+    return _outputs(split_op(len(sizes)), (tensor,), (tuple(sizes), d))
+
+
+def chunk(input, chunks, dim=0):
+    (d,) = normalize_dims(dim, input.ndim)
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    n = input.shape[d]
+    step = -(-n // chunks)
+    return split(input, step, d)
+
+
+def unbind(input, dim=0):
+    if input.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    (d,) = normalize_dims(dim, input.ndim)
+    return _outputs(unbind_op(input.shape[d]), (input,), (d,))
+
+
+def _triangle(op, input, diagonal, lower):
+    if input.ndim < 2:
+        raise RuntimeError(f"{op.name}: input tensor must have at least 2 dimensions")
+    n, m = input.shape[-2:]
+    keep = np.tri(n, m, diagonal, dtype=bool) if lower else ~np.tri(n, m, diagonal - 1, dtype=bool)
+    return apply(op, (input,), (diagonal, keep))
+
+
+def tril(input, diagonal=0):
+    return _triangle(TRIL, input, diagonal, True)
+
+
+def triu(input, diagonal=0):
+    return _triangle(TRIU, input, diagonal, False)
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    ndim = input.ndim + 1
+    (d1,), (d2,) = normalize_dims(dim1, ndim), normalize_dims(dim2, ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    n = (input.shape[-1] if input.ndim else 1) + abs(offset)
+    rest = list(input.shape[:-1])
+    shape = []
+    for i in range(ndim):
+        shape.append(n if i in (d1, d2) else rest.pop(0))
+    return apply(DIAG_EMBED, (input,), (tuple(shape), offset, d1, d2))
+
+
+def diag(input, diagonal=0):
+    """A vector to a matrix with it on a diagonal; a matrix to the vector of a diagonal."""
+    if input.ndim == 1:
+        return diag_embed(input, diagonal, 0, 1)
+    if input.ndim != 2:
+        raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " f"{input.ndim}D")
+    return apply(DIAG_COPY, (input,), (diagonal,))
+
+
+def broadcast_to(input, size):
+    return expand(input, *size)
+
+
+def broadcast_shapes(*shapes):
+    from ..dtypes import Size
+    return Size(np.broadcast_shapes(*(tuple(s) if not isinstance(s, int) else (s,) for s in shapes)))
+
+
+def _broadcastable(a: tuple, b: tuple) -> bool:
+    return all(x == y or 1 in (x, y) for x, y in zip(reversed(a), reversed(b)))
+
+
+def broadcast_tensors(*tensors):
+    """Each tensor expanded to the common shape (a tensor already of that shape is returned as is)."""
+    tensors = varargs(tensors)
+    try:
+        shape = tuple(np.broadcast_shapes(*(tuple(t.shape) for t in tensors)))
+    except ValueError:
+        a, b = next((x, y) for i, x in enumerate(tensors) for y in tensors[i + 1:]
+                    if not _broadcastable(tuple(x.shape), tuple(y.shape)))
+        n = max(a.ndim, b.ndim)
+        da, db = (1,) * (n - a.ndim) + tuple(a.shape), (1,) * (n - b.ndim) + tuple(b.shape)
+        d = next(i for i in reversed(range(n)) if da[i] != db[i] and 1 not in (da[i], db[i]))
+        raise RuntimeError(f"The size of tensor a ({da[d]}) must match the size of tensor b ({db[d]}) at "
+                           f"non-singleton dimension {d}") from None
+    return tuple(t if tuple(t.shape) == shape else expand(t, *shape) for t in tensors)
+
+
+def movedim(input, source, destination):
+    src = (source,) if isinstance(source, int) else tuple(source)
+    dst = (destination,) if isinstance(destination, int) else tuple(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} dims) should contain "
+                           f"the same number of dims as destination ({list(dst)} dims)")
+    n = input.ndim
+    src = tuple(normalize_dims(s, n)[0] for s in src)
+    dst = tuple(normalize_dims(d, n)[0] for d in dst)
+    order = [None] * n
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(i for i in range(n) if i not in src)
+    order = tuple(next(rest) if o is None else o for o in order)
+    return apply(PERMUTE, (input,), (order,))
+
+
+moveaxis = movedim
+
+
+def swapaxes(input, axis0, axis1):
+    return transpose(input, axis0, axis1)
+
+
+swapdims = swapaxes
+
+
+def roll(input, shifts, dims=None):
+    if dims is None:
+        return apply(ROLL, (input,), (shifts if isinstance(shifts, int) else tuple(shifts), None))
+    if isinstance(dims, int):
+        dims = (dims,)
+    if isinstance(shifts, int):
+        shifts = (shifts,)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+    dims = tuple(normalize_dims(d, input.ndim)[0] for d in dims)
+    return apply(ROLL, (input,), (tuple(shifts), dims))
+
+
+def tile(input, dims):
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    return repeat(input, *((1,) * (input.ndim - len(dims)) + dims))
+
+
+def ravel(input):
+    return view(contiguous(input), -1)
+
+
+def atleast_1d(*tensors):
+    tensors = varargs(tensors)
+    out = tuple(reshape(t, 1) if t.ndim == 0 else t for t in tensors)
+    return out[0] if len(out) == 1 else out
+
+
+def meshgrid(*tensors, indexing=None):
+    """Each 1-D tensor viewed along its own axis, then expanded to the grid ('xy' swaps the
+    first two axes, as NumPy's meshgrid)."""
+    tensors = varargs(tensors)
+    if indexing is None:
+        import warnings
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
+                      UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
+    swap = indexing == "xy" and len(tensors) >= 2
+    order = list(range(len(tensors)))
+    if swap:
+        order[0], order[1] = 1, 0
+    sizes = [tensors[i].numel() for i in order]
+    out = []
+    for i, t in enumerate(tensors):
+        axis = order.index(i)
+        shape = [1] * len(tensors)
+        shape[axis] = -1
+        out.append(expand(view(t, *shape), *sizes))
+    return tuple(out)
+
+
+# -- forward mode (autograd.forward_ad): every op here is linear, so it maps tangents as values --
+_defjvp(_linear, VIEW, RESHAPE_ALIAS, UNSAFE_VIEW, SQUEEZE_DIMS, SQUEEZE_INPLACE, SQUEEZE, SQUEEZE_DIM, UNSQUEEZE,
+        PERMUTE, TRANSPOSE, T, EXPAND, REPEAT, FLIP, CLONE, CLONE_CONTIGUOUS, TO_COPY, CAT, STACK, TRIL, TRIU,
+        DIAG_EMBED, DIAG_COPY, ROLL)
+
+
+# -- more of torch's op table: stacking and splitting by axis name, rotations, block diagonals -------
+def _each(fn, tensors):
+    """f(t) for one tensor, a tuple of f(t) for several (or for a list), as torch.atleast_2d."""
+    if len(tensors) == 1 and isinstance(tensors[0], Tensor):
+        return fn(tensors[0])
+    return tuple(fn(t) for t in varargs(tensors))
+
+
+def _to_2d(t):
+    return reshape(t, 1, 1) if t.ndim == 0 else unsqueeze(t, 0) if t.ndim == 1 else t
+
+
+def _to_3d(t):
+    if t.ndim == 0:
+        return reshape(t, 1, 1, 1)
+    if t.ndim == 1:
+        return unsqueeze(unsqueeze(t, 0), -1)
+    return unsqueeze(t, -1) if t.ndim == 2 else t
+
+
+def atleast_2d(*tensors):
+    return _each(_to_2d, tensors)
+
+
+def atleast_3d(*tensors):
+    return _each(_to_3d, tensors)
+
+
+def _nonempty(name: str, tensors) -> tuple:
+    tensors = tuple(tensors)
+    if not tensors:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+    return tensors
+
+
+def hstack(tensors):
+    tensors = tuple(atleast_1d(t) for t in _nonempty("hstack", tensors))
+    return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
+
+
+def vstack(tensors):
+    return cat(tuple(_to_2d(t) for t in _nonempty("vstack", tensors)), 0)
+
+
+row_stack = vstack
+
+
+def dstack(tensors):
+    return cat(tuple(_to_3d(t) for t in _nonempty("dstack", tensors)), 2)
+
+
+def column_stack(tensors):
+    tensors = _nonempty("column_stack", tensors)
+    return cat(tuple(reshape(t, t.numel(), 1) if t.ndim <= 1 else t for t in tensors), 1)
+
+
+def tensor_split(input, indices_or_sections, dim=0):
+    """Views of input along dim: n nearly equal sections (the first n mod k one longer) for an int,
+    the pieces between the given indices for a list, as torch.tensor_split."""
+    from .index import SLICE
+    if input.ndim == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
+    (d,) = normalize_dims(dim, input.ndim)
+    n = input.shape[d]
+    spec = indices_or_sections
+    if isinstance(spec, Tensor):
+        if spec._data.dtype != np.int64:
+            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to have dtype of long, but got "
+                               f"{spec.dtype}")
+        if spec.ndim > 1:
+            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                               f"one-dimensional tensor, but got a tensor with {spec.ndim} dims")
+        spec = int(spec._data) if spec.ndim == 0 else [int(i) for i in spec._data]
+    if isinstance(spec, (int, np.integer)):
+        k = int(spec)
+        if k <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {k}")
+        size, extra = divmod(n, k)
+        bounds = [i * size + min(i, extra) for i in range(k + 1)]
+        pieces = list(zip(bounds[:-1], bounds[1:]))
+    else:
+        cuts = [int(i) for i in spec]
+        pieces = []
+        for start, end in zip([0] + cuts, cuts + [n]):
+            s, e, _ = slice(start, end).indices(n)
+            pieces.append((s, max(s, e)))
+    return tuple(apply(SLICE, (input,), (d, s, e, 1)) for s, e in pieces)
+
+
+def _split_by_axis(name: str, input, sections, dim: int, least: int):
+    if input.ndim < least:
+        raise RuntimeError(f"torch.{name} requires a tensor with at least {least} dimension, but got a tensor with "
+                           f"{input.ndim} dimensions!")
+    if isinstance(sections, (int, np.integer)):
+        size = input.shape[dim]
+        if sections == 0 or size % sections:
+            raise RuntimeError(f"torch.{name} attempted to split along dimension {dim}, but the size of the dimension "
+                               f"{size} is not divisible by the split_size {sections}!")
+    return tensor_split(input, sections, dim)
+
+
+def hsplit(input, indices_or_sections):
+    return _split_by_axis("hsplit", input, indices_or_sections, 0 if input.ndim == 1 else 1, 1)
+
+
+def vsplit(input, indices_or_sections):
+    return _split_by_axis("vsplit", input, indices_or_sections, 0, 2)
+
+
+def dsplit(input, indices_or_sections):
+    return _split_by_axis("dsplit", input, indices_or_sections, 2, 3)
+
+
+def unflatten(input, dim, sizes):
+    """dim split into `sizes` (one may be −1), a view as torch records it."""
+    sizes = tuple(int(s) for s in sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    (d,) = normalize_dims(dim, input.ndim)
+    n = input.shape[d]
+    inner = _resolve_shape(sizes, n) if -1 in sizes or int(np.prod(sizes)) == n else None
+    if inner is None:
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} "
+                           f"({n}) in the input tensor")
+    return reshape(input, *(tuple(input.shape[:d]) + inner + tuple(input.shape[d + 1:])))
+
+
+def fliplr(input):
+    if input.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip(input, (1,))
+
+
+def flipud(input):
+    if input.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(input, (0,))
+
+
+def rot90(input, k=1, dims=(0, 1)):
+    dims = tuple(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.ndim}")
+    d0, d1 = (normalize_dims(d, input.ndim)[0] for d in dims)
+    if d0 == d1:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} and dim1 = {dims[1]}")
+    return apply(ROT90, (input,), (int(k) % 4, (d0, d1)))
+
+
+def diagflat(input, offset=0):
+    return diag_embed(reshape(input, -1), offset, 0, 1)
+
+
+def block_diag(*tensors):
+    tensors = varargs(tensors) if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
+    for i, t in enumerate(tensors):
+        if t.ndim > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
+                               f"{t.ndim} dimensions")
+    if not tensors:
+        from ..creation import zeros
+        return zeros(1, 0)
+    return apply(BLOCK_DIAG, tuple(tensors), (), _common_dtype(tensors))
+
+
+def cartesian_prod(*tensors):
+    """Every combination of the 1-D inputs' elements, one per row: meshgrid, flattened, stacked."""
+    tensors = varargs(tensors)
+    for t in tensors:
+        if t.ndim != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = meshgrid(*tensors, indexing="ij")
+    return stack([reshape(g, -1) for g in grids], 1)
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """Each slice along dim repeated repeats[i] times: an index_select with the repeated indices
+    (with no repeats, input holds the counts and the result is those indices)."""
+    from .index import index_select
+    if repeats is None:   # torch.repeat_interleave(counts)
+        counts = input._data
+        if counts.ndim != 1 or counts.dtype.kind not in "iu":
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        if (counts < 0).any():
+            raise RuntimeError("repeats can not be negative")
+        return Tensor._make(np.repeat(np.arange(len(counts)), counts))
+    if dim is None:
+        input, d = reshape(input, -1), 0
+    else:
+        (d,) = normalize_dims(dim, input.ndim)
+    n = input.shape[d] if input.ndim else 1
+    counts = repeats._data.reshape(-1) if isinstance(repeats, Tensor) else np.array([int(repeats)])
+    if counts.size == 1:
+        counts = np.full(n, int(counts[0]))
+    if counts.ndim != 1 or len(counts) != n:
+        raise RuntimeError(f"repeats must have the same size as input along dim, but got repeats.size(0) = "
+                           f"{len(counts)} and input.size({d}) = {n}")
+    if (counts < 0).any():
+        raise RuntimeError("repeats can not be negative")
+    index = np.repeat(np.arange(n), counts)
+    if output_size is not None and len(index) != output_size:
+        raise RuntimeError("allocated size does not match required size")
+    return index_select(input, d, Tensor._make(index))
+
+
+def msort(input):
+    from .index import sort
+    return sort(input, 0)[0]
+
+
+_defjvp(_linear, ROT90, BLOCK_DIAG)
+
+
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None):
+    """The (2, N) row and column indices of the lower triangle of a row × col matrix, row by row."""
+    return _triangle_indices(np.tril_indices(row, offset, col), dtype)
+
+
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None):
+    return _triangle_indices(np.triu_indices(row, offset, col), dtype)
+
+
+def _triangle_indices(pair, dtype):
+    from ..dtypes import as_np
+    out = np.stack(pair).astype(np.int64 if dtype is None else as_np(dtype)) if pair[0].size else \
+        np.zeros((2, 0), dtype=np.int64 if dtype is None else as_np(dtype))
+    return Tensor._make(out)
