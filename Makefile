@@ -2,12 +2,13 @@
 #   make demo   renders the tutorials' examples into assets/demo
 #   make test   installs what the tests need (Graphviz, Chromium, torch CPU, ...) and runs them
 #   make assets regenerates the README's screenshots of the player into assets/
+#   make docs   regenerates docs/ops.md, the op reference, from the op registry
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 SUDO   := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 APT    := DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get
 
-.PHONY: demo test bench assets system-graphviz system-chromium clean
+.PHONY: demo test bench assets docs system-graphviz system-chromium clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -37,6 +38,10 @@ test: system-graphviz system-chromium $(VENV)/.installed-test
 # screenshots of the player (three steps, light and dark) for the README
 assets: system-graphviz system-chromium $(VENV)/.installed-test
 	PYTHONPATH=tests:. $(PY) tests/player_screenshots.py assets
+
+# the op reference: every record, its PyTorch node, formula, VJPs and the functions that record it
+docs: $(VENV)/.installed
+	$(PY) -m gradviz.reference > docs/ops.md
 
 bench: $(VENV)/.installed-test
 	$(PY) benchmarks/engine.py

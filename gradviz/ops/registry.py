@@ -1,4 +1,5 @@
-"""OPS: the one table of op records, read by the torch bridge, the docs and the coverage test.
+"""OPS: the one table of op records, read by the torch bridge, the op reference (gradviz.reference,
+docs/ops.md) and the coverage tests.
 
 A record is an `Op` bound to a module-level name in one of gradviz.ops' modules; the
 table is built by walking those modules once, so adding an op is adding its record (and
