@@ -54,11 +54,11 @@ KNOWN: dict[str, tuple] = {
     "nn.functional.scaled_dot_product_attention": (
         "dropout_p > 0 draws a random mask (values differ)",
         lambda s, e: s.kwargs.get("dropout_p", 0) > 0),
+    "nn.functional.multi_head_attention_forward": (
+        "dropout_p > 0 while training draws a random mask (values differ)",
+        lambda s, e: s.args[9] > 0 and s.kwargs.get("training", True)),
     "nn.functional.pad.circular": ("negative circular padding (cropping) raises",
                                    lambda s, e: min(s.args[0]) < 0),
-    "nn.functional.multi_head_attention_forward": (
-        "bias_k/bias_v, add_zero_attn and static_k/static_v raise NotImplementedError",
-        lambda s, e: isinstance(e, NotImplementedError)),
 }
 
 

@@ -14,7 +14,7 @@ from ..functions.linalg import linear
 from ..functions.pointwise import sigmoid, tanh
 from ..functions.pool import padding_mode
 from ..functions.reduce import softmax
-from ..functions.shape import _outputs, split_op
+from ..functions.shape import _outputs, cat, split_op
 
 
 def pad(input, pad, mode="constant", value=None):
@@ -152,6 +152,15 @@ def _float_mask(mask, dtype):
     return Tensor._make(namespace(mask._data).where(mask._data, -np.inf, 0.0).astype(dtype))
 
 
+def _static(t, name: str, rows: int, head_dim: int):
+    """A key or value given already projected and split into heads: (N·heads, S, head_dim)."""
+    if t.shape[0] != rows:
+        raise AssertionError(f"expecting {name}.size(0) of {rows}, but got {t.shape[0]}")
+    if t.shape[2] != head_dim:
+        raise AssertionError(f"expecting {name}.size(2) of {head_dim}, but got {t.shape[2]}")
+    return t
+
+
 def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
                                  bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
                                  training=True, key_padding_mask=None, need_weights=True, attn_mask=None,
@@ -159,10 +168,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
                                  v_proj_weight=None, static_k=None, static_v=None, average_attn_weights=True,
                                  is_causal=False):
     """query (L, N, E), key and value (S, N, E): PyTorch's algorithm, step for step."""
-    from .functional import dropout
-    if bias_k is not None or add_zero_attn or static_k is not None or static_v is not None:
-        raise NotImplementedError("multi_head_attention_forward: bias_k/bias_v, add_zero_attn and static_k/static_v "
-                                  "are not supported here")
+    from .functional import dropout, pad
     batched = query.ndim == 3
     if not batched:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
@@ -195,9 +201,30 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         mask = triu(full((tgt_len, src_len), float("-inf"), dtype=query.dtype), 1)
     if mask is not None and mask.ndim == 2:
         mask = mask.unsqueeze(0)
+    if bias_k is not None and bias_v is not None:   # one more key and value, learned, for every sequence
+        if static_k is not None:
+            raise AssertionError("bias cannot be added to static key.")
+        if static_v is not None:
+            raise AssertionError("bias cannot be added to static value.")
+        k, v = cat([k, bias_k.repeat(1, bsz, 1)]), cat([v, bias_v.repeat(1, bsz, 1)])
+        mask = pad(mask, (0, 1)) if mask is not None else None
+        key_padding_mask = pad(key_padding_mask, (0, 1)) if key_padding_mask is not None else None
+    elif bias_k is not None:
+        raise AssertionError("bias_k is set but bias_v is None")
+    elif bias_v is not None:
+        raise AssertionError("bias_v is set but bias_k is None")
     q = q.view(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
-    k = k.view(src_len, bsz * num_heads, head_dim).transpose(0, 1)
-    v = v.view(src_len, bsz * num_heads, head_dim).transpose(0, 1)
+    k = _static(static_k, "static_k", bsz * num_heads, head_dim) if static_k is not None else \
+        k.view(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    v = _static(static_v, "static_v", bsz * num_heads, head_dim) if static_v is not None else \
+        v.view(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    if add_zero_attn:   # one more key and value of zeros, along the (now first) batch dim
+        from ..creation import zeros
+        k = cat([k, zeros((bsz * num_heads, 1, head_dim), dtype=k.dtype)], dim=1)
+        v = cat([v, zeros((bsz * num_heads, 1, head_dim), dtype=v.dtype)], dim=1)
+        mask = pad(mask, (0, 1)) if mask is not None else None
+        key_padding_mask = pad(key_padding_mask, (0, 1)) if key_padding_mask is not None else None
+    src_len = k.shape[1]
     if key_padding_mask is not None:
         kpm = _float_mask(key_padding_mask, query._data.dtype)
         kpm = kpm.view(bsz, 1, 1, src_len).expand(-1, num_heads, -1, -1).reshape(bsz * num_heads, 1, src_len)
