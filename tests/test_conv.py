@@ -21,6 +21,7 @@ RNG = np.random.default_rng(11)
 X2 = RNG.standard_normal((2, 4, 7, 6))
 X2S = RNG.standard_normal((1, 2, 5, 5))          # small: gradcheck costs one backward per output
 X1 = RNG.standard_normal((2, 4, 9))
+X3S = RNG.standard_normal((1, 1, 2, 3, 3))        # volumetric (N, C, D, H, W)
 W2 = RNG.standard_normal((6, 4, 3, 2))
 W2G = RNG.standard_normal((6, 2, 3, 3))          # groups=2
 W2S = RNG.standard_normal((3, 2, 3, 3))
@@ -94,6 +95,17 @@ RESAMPLE = [
     ("upsample_bilinear_corners", lambda t, Ft, x: Ft.interpolate(x, size=(9, 7), mode="bilinear",
                                                                   align_corners=True), [X2S], True),
     ("upsample_linear1d", lambda t, Ft, x: Ft.interpolate(x, size=13, mode="linear"), [X1], True),
+    ("upsample_bicubic", lambda t, Ft, x: Ft.interpolate(x, scale_factor=1.6, mode="bicubic"), [X2S], True),
+    ("upsample_bicubic_corners", lambda t, Ft, x: Ft.interpolate(x, size=(7, 3), mode="bicubic",
+                                                                 align_corners=True), [X2S], True),
+    ("upsample_trilinear", lambda t, Ft, x: Ft.interpolate(x, size=(3, 4, 2), mode="trilinear"), [X3S], True),
+    ("upsample_nearest3d", lambda t, Ft, x: Ft.interpolate(x, scale_factor=(2, 1, 1.5)), [X3S], True),
+    ("upsample_nearest_exact", lambda t, Ft, x: Ft.interpolate(x, size=(7, 3), mode="nearest-exact"), [X2S], True),
+    ("upsample_nearest_exact1d", lambda t, Ft, x: Ft.interpolate(x, size=5, mode="nearest-exact"), [X1], True),
+    ("interpolate_area", lambda t, Ft, x: Ft.interpolate(x, size=(3, 2), mode="area"), [X2S], True),
+    ("adaptive_avg_pool3d", lambda t, Ft, x: Ft.adaptive_avg_pool3d(x, (1, 3, 2)), [X3S], True),
+    # squared, so the gradient's own graph records the adjoint (AdaptiveAvgPool3DBackwardBackward0)
+    ("adaptive_avg_pool3d_squared", lambda t, Ft, x: Ft.adaptive_avg_pool3d(x, (1, 3, 2)) ** 2, [X3S], True),
     ("pad_reflect", lambda t, Ft, x: Ft.pad(x, (1, 2, 2, 1), mode="reflect"), [X2], True),
     ("pad_reflect1d", lambda t, Ft, x: Ft.pad(x, (3, 1), mode="reflect"), [X1], True),
     ("pad_replicate", lambda t, Ft, x: Ft.pad(x, (2, 0, 1, 3), mode="replicate"), [X2], True),

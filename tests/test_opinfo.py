@@ -40,17 +40,9 @@ KNOWN: dict[str, tuple] = {
     "normal.number_mean": ("layout= is not accepted: gradviz has strided tensors only",
                            lambda s, e: "layout" in s.kwargs),
     "nn.functional.group_norm": ("an empty batch (N = 0) raises", lambda s, e: s.input.numel() == 0),
-    "nn.functional.interpolate.nearest": ("5-D (volumetric) inputs raise NotImplementedError",
-                                          lambda s, e: s.input.ndim == 5),
-    "nn.functional.interpolate.trilinear": ("5-D (volumetric) inputs raise NotImplementedError", None),
     "cov": ("a float32 aweights' gradient differs from torch's in the last float32 bits (3e-7 relative): the "
             "float64 paths into it are summed in another order", lambda s, e: s.kwargs.get("aweights") is not None
             and s.kwargs["aweights"].dtype == torch.float32 and isinstance(e, AssertionError)),
-    "nn.functional.upsample_nearest": ("5-D (volumetric) inputs raise NotImplementedError",
-                                       lambda s, e: s.input.ndim == 5),
-    "nn.functional.interpolate.nearest-exact": ("mode='nearest-exact' raises NotImplementedError", None),
-    "nn.functional.interpolate.bicubic": ("mode='bicubic' raises NotImplementedError", None),
-    "nn.functional.interpolate.area": ("mode='area' raises NotImplementedError", None),
     "nn.functional.scaled_dot_product_attention": (
         "dropout_p > 0 draws a random mask (values differ)",
         lambda s, e: s.kwargs.get("dropout_p", 0) > 0),

@@ -11,9 +11,10 @@ from ..ops.conv import pad_spatial, windows
 from ..autograd.apply import apply
 from ..ops.core import namespace
 from ..tensor import Tensor
-from ..ops.pool import (ADAPTIVE_AVG_POOL2D, ADAPTIVE_MAX_POOL2D, AVG_POOL2D, COL2IM, IM2COL, MAX_POOL2D,
-                        REFLECTION_PAD, REPLICATION_PAD, UPSAMPLE_LINEAR, UPSAMPLE_NEAREST, _DEEP, _WIDE, _pool_out,
-                        _shuffle, _unshuffle, linear_pair)
+from ..ops.pool import (ADAPTIVE_AVG_POOL2D, ADAPTIVE_AVG_POOL3D, ADAPTIVE_MAX_POOL2D, AVG_POOL2D, COL2IM, IM2COL,
+                        MAX_POOL2D, REFLECTION_PAD, REPLICATION_PAD, UPSAMPLE_BICUBIC, UPSAMPLE_LINEAR,
+                        UPSAMPLE_NEAREST, UPSAMPLE_NEAREST_EXACT, _DEEP, _WIDE, _pool_out, _shuffle, _unshuffle,
+                        linear_pair)
 
 
 def _pool_matrix(n, k, s, p, d, ceil_mode, count_include_pad):
@@ -100,6 +101,9 @@ def _output_size(output_size, shape, nd):
 def adaptive_avg_pool(input, output_size, nd):
     _check_pool_input(input, nd, f"adaptive_avg_pool{nd}d")
     size = _output_size(output_size, input.shape[-nd:], nd)
+    if nd == 3:
+        mats = tuple(_adaptive_matrix(n, o) for n, o in zip(input.shape[-3:], size))
+        return apply(ADAPTIVE_AVG_POOL3D, (input,), (mats, None, size))
     if nd == 2 and all(o == 1 for o in size):   # PyTorch takes the mean here (MeanBackward1)
         return input.mean((-2, -1), keepdim=True)
     size2 = (1,) * (2 - nd) + size
@@ -116,6 +120,10 @@ def adaptive_avg_pool1d(input, output_size):
 
 def adaptive_avg_pool2d(input, output_size):
     return adaptive_avg_pool(input, output_size, 2)
+
+
+def adaptive_avg_pool3d(input, output_size):
+    return adaptive_avg_pool(input, output_size, 3)
 
 
 def _flat_index(rows, cols, width):
@@ -224,12 +232,53 @@ def _linear_matrix(n, out, scale, align_corners):
     return m
 
 
+def _nearest_exact_matrix(n, out, scale):
+    src = np.minimum(np.floor((np.arange(out, dtype=np.float32) + np.float32(0.5)) * np.float32(scale))
+                     .astype(np.int64), n - 1)
+    m = np.zeros((out, n))
+    m[np.arange(out), src] = 1
+    return m
+
+
+def _cubic_matrix(n, out, scale, align_corners):
+    """Keys' cubic convolution as torch's upsample_bicubic2d computes it: A = −0.75, source positions
+    not clamped at 0, the four taps clamped to the edge (a repeated edge pixel takes their weights)."""
+    a = -0.75
+    i = np.arange(out, dtype=np.float64)
+    if align_corners:
+        src = i * ((n - 1) / (out - 1) if out > 1 else 0.0)
+    else:
+        src = (i + 0.5) * scale - 0.5
+    base = np.floor(src)
+    t = src - base
+
+    def near(x):   # |x| ≤ 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):    # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    weights = (far(t + 1), near(t), near(1 - t), far(2 - t))
+    m = np.zeros((out, n))
+    for k, w in enumerate(weights):
+        np.add.at(m, (np.arange(out), np.clip(base.astype(np.int64) - 1 + k, 0, n - 1)), w)
+    return m
+
+
+_MODES = "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact"
+
+
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     nd = input.ndim - 2
-    if nd not in (1, 2):
-        raise NotImplementedError(f"Input Error: Only 3D and 4D input Tensors supported (got {input.ndim}D) for the "
-                                  f"modes: nearest | linear | bilinear (got {mode})")
+    if mode in ("nearest", "area", "nearest-exact") and align_corners is not None:
+        raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear "
+                         "| bicubic | trilinear")
+    needs = {"linear": 1, "bilinear": 2, "trilinear": 3}.get(mode)
+    if needs is not None and nd != needs:
+        raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {needs + 2}D input")
+    if nd not in (1, 2, 3) or (mode == "bicubic" and nd != 2) or mode not in _MODES.split(" | "):
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
+                                  f"the modes: {_MODES} (got {mode})")
     if (size is None) == (scale_factor is None):
         raise ValueError("only one of size or scale_factor should be defined" if size is not None else
                          "either size or scale_factor should be defined")
@@ -241,17 +290,18 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         factors = _tuple_float(scale_factor, nd)
         out = tuple(int(math.floor(n * f)) for n, f in zip(spatial, factors))
         scales = [1 / f for f in factors] if not recompute_scale_factor else [n / o for n, o in zip(spatial, out)]
-    if mode == "nearest":
-        if align_corners is not None:
-            raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear "
-                             "| bicubic | trilinear")
-        mats = tuple(_nearest_matrix(n, o, sc) for n, o, sc in zip(spatial, out, scales))
-        return apply(UPSAMPLE_NEAREST[nd][0], (input,), (mats, None, out, tuple(scales)))
-    if (mode, nd) in (("linear", 1), ("bilinear", 2)):
-        mats = tuple(_linear_matrix(n, o, sc, bool(align_corners)) for n, o, sc in zip(spatial, out, scales))
-        return apply(UPSAMPLE_LINEAR[nd][0], (input,), (mats, None, out, tuple(scales)))
-    raise NotImplementedError(f"interpolate: mode '{mode}' for {input.ndim}D input is not supported here; "
-                              "use 'nearest', 'linear' (3D) or 'bilinear' (4D)")
+    if mode == "area":     # torch: the adaptive average pool to the output size
+        return adaptive_avg_pool(input, out, nd)
+    if mode == "lanczos":
+        raise NotImplementedError("interpolate: mode 'lanczos' is not supported here")
+    if mode in ("nearest", "nearest-exact"):
+        matrix, records = (_nearest_matrix, UPSAMPLE_NEAREST) if mode == "nearest" else \
+            (_nearest_exact_matrix, UPSAMPLE_NEAREST_EXACT)
+        mats = tuple(matrix(n, o, sc) for n, o, sc in zip(spatial, out, scales))
+        return apply(records[nd][0], (input,), (mats, None, out, tuple(scales)))
+    matrix, records = (_cubic_matrix, UPSAMPLE_BICUBIC) if mode == "bicubic" else (_linear_matrix, UPSAMPLE_LINEAR)
+    mats = tuple(matrix(n, o, sc, bool(align_corners)) for n, o, sc in zip(spatial, out, scales))
+    return apply(records[nd][0], (input,), (mats, None, out, tuple(scales)))
 
 
 def _tuple_float(v, nd):

@@ -9,8 +9,9 @@ from ..ops.loss import _reduced
 from ..functions.loss import binary_cross_entropy_with_logits, huber_loss, mse_loss, nll_loss, smooth_l1_loss
 from ..functions.nnops import (batch_norm, celu, dropout, elu, embedding, hardsigmoid, hardswish, hardtanh,
                                layer_norm, logsigmoid, mish, pairwise_distance, relu6, selu, silu)
-from ..functions.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool1d, avg_pool2d,
-                              fold, interpolate, max_pool1d, max_pool2d, pixel_shuffle, pixel_unshuffle, unfold)
+from ..functions.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool2d,
+                              avg_pool1d, avg_pool2d, fold, interpolate, max_pool1d, max_pool2d, pixel_shuffle,
+                              pixel_unshuffle, unfold)
 from ..functions.pointwise import gelu, leaky_relu, relu, sigmoid, softplus, tanh  # noqa: F401
 from ..functions.reduce import log_softmax, softmax  # noqa: F401
 

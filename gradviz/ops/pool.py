@@ -99,6 +99,11 @@ ADAPTIVE_AVG_POOL2D, ADAPTIVE_AVG_POOL2D_BACKWARD = _separable(
     "likewise", "ḡ spread evenly over each window", "AdaptiveAvgPool2DBackwardBackward0", ("output_size",),
     (_AVG + _ADAPTIVE, _AVG_BACK),
     (_SPREAD + _ADAPTIVE, _AVG_OF_G))
+ADAPTIVE_AVG_POOL3D, ADAPTIVE_AVG_POOL3D_BACKWARD = _separable(
+    "adaptive_avg_pool3d", "AdaptiveAvgPool3DBackward0", "y[i,j,k] = mean of x over the window of (i, j, k) along "
+    "each of the 3 axes", "ḡ spread evenly over each window", "AdaptiveAvgPool3DBackwardBackward0", ("output_size",),
+    (_AVG + _ADAPTIVE, _AVG_BACK),
+    (_SPREAD + _ADAPTIVE, _AVG_OF_G))
 
 
 def _moved(src, consts):
@@ -122,7 +127,13 @@ _PADS = r",\quad \text{pad } $pad \text{ (} l \text{: the pad before, } n \text{
 UPSAMPLE_NEAREST = {nd: _separable(f"upsample_nearest{nd}d", f"UpsampleNearest{nd}DBackward0",
                                    "y[i] = x[⌊i·in/out⌋]", "ḡ summed over the copies of each input",
                                    f"UpsampleNearest{nd}DBackwardBackward0", ("output_size", "scale"),
-                                   *_moved(r"\lfloor i \sigma \rfloor", _SIZES)) for nd in (1, 2)}
+                                   *_moved(r"\lfloor i \sigma \rfloor", _SIZES)) for nd in (1, 2, 3)}
+# nearest-exact reads the input pixel whose centre is nearest: ⌊(i + ½)σ⌋ (torch's fix of nearest)
+UPSAMPLE_NEAREST_EXACT = {nd: _separable(f"_upsample_nearest_exact{nd}d", f"UpsampleNearestExact{nd}DBackward0",
+                                         "y[i] = x[⌊(i + ½)·in/out⌋]", "ḡ summed over the copies of each input",
+                                         f"UpsampleNearestExact{nd}DBackwardBackward0", ("output_size", "scale"),
+                                         *_moved(r"\lfloor (i + \tfrac{1}{2}) \sigma \rfloor", _SIZES))
+                          for nd in (1, 2, 3)}
 UPSAMPLE_LINEAR = {1: _separable("upsample_linear1d", "UpsampleLinear1DBackward0", "y[i] = (1 − λ) x[i₀] + λ x[i₁]",
                                  "ḡ split between the two neighbours by the weights",
                                  "UpsampleLinear1DBackwardBackward0",
@@ -132,7 +143,24 @@ UPSAMPLE_LINEAR = {1: _separable("upsample_linear1d", "UpsampleLinear1DBackward0
                                  "y[i,j] = Σ bilinear weights · the 4 neighbours", "ḡ split between the 4 neighbours "
                                  "by the weights", "UpsampleBilinear2DBackwardBackward0", ("output_size", "scale"),
                                  (_LERP[0] + _AXES + _SIZES, _LERP[1] + _AXES),
+                                 (_LERP_BACK[0] + _AXES + _SIZES, _LERP_BACK[1] + _AXES)),
+                   3: _separable("upsample_trilinear3d", "UpsampleTrilinear3DBackward0",
+                                 "y[i,j,k] = Σ trilinear weights · the 8 neighbours", "ḡ split between the 8 "
+                                 "neighbours by the weights", "UpsampleTrilinear3DBackwardBackward0",
+                                 ("output_size", "scale"), (_LERP[0] + _AXES + _SIZES, _LERP[1] + _AXES),
                                  (_LERP_BACK[0] + _AXES + _SIZES, _LERP_BACK[1] + _AXES))}
+# bicubic: Keys' cubic convolution (A = −¾, as torch) of the 4 neighbours along each axis, clamped at the edges
+_CUBIC = (r"$c[i] = \textstyle\sum_{k=-1}^{2} w_k(\lambda_i)\, $0[\lfloor t_i \rfloor + k]"
+          r"\text{ along each axis},\; w: \text{the cubic convolution kernel},\ A = -\tfrac{3}{4}",
+          r"\bar{g}[i] \text{ split among } [\lfloor t_i \rfloor - 1 \dots \lfloor t_i \rfloor + 2] "
+          r"\text{ by } w_k(\lambda_i)")
+UPSAMPLE_BICUBIC = {2: _separable("upsample_bicubic2d", "UpsampleBicubic2DBackward0",
+                                  "y[i,j] = Σ cubic weights · the 16 neighbours",
+                                  "ḡ split between the 16 neighbours by the cubic weights",
+                                  "UpsampleBicubic2DBackwardBackward0", ("output_size", "scale"),
+                                  (_CUBIC[0] + _SIZES, _CUBIC[1]),
+                                  (r"$c[j] = \textstyle\sum_i w(i, j)\, $0[i]" + _SIZES,
+                                   r"\textstyle\sum_k w_k(\lambda_i)\, \bar{g}[\lfloor t_i \rfloor + k]"))}
 REFLECTION_PAD = {nd: _separable(f"reflection_pad{nd}d", f"ReflectionPad{nd}DBackward0",
                                  "y = x mirrored at the edges", "ḡ folded back onto the mirrored inputs",
                                  f"ReflectionPad{nd}DBackwardBackward0", ("pad",),
