@@ -30,3 +30,18 @@ def test_the_reference_names_torchs_nodes_and_the_functions_that_record_them():
     assert "`gradviz.linalg.multi_dot`" in rows["MM"]
     assert "the gradient of another op" in rows["TANH_BACKWARD"]
     assert text.count("\n## `gradviz.ops.") == len({key.split(".")[0] for key in registry.ops()})
+
+
+def test_every_record_lives_in_ops():
+    """The functions only run records: a record bound in gradviz.functions would be missing from the
+    registry (and so from the torch bridge and this reference)."""
+    import importlib
+    import pkgutil
+
+    import gradviz.functions
+    from gradviz.ops.op import Op
+    known = {id(op) for op in registry.ops().values()}
+    stray = [f"{info.name}.{name}" for info in pkgutil.iter_modules(gradviz.functions.__path__)
+             for name, value in vars(importlib.import_module(f"gradviz.functions.{info.name}")).items()
+             if isinstance(value, Op) and id(value) not in known]
+    assert not stray, stray

@@ -13,8 +13,7 @@ from ..ops.core import namespace
 from ..tensor import Tensor
 from ..ops.pool import (ADAPTIVE_AVG_POOL2D, ADAPTIVE_AVG_POOL3D, ADAPTIVE_MAX_POOL2D, AVG_POOL2D, COL2IM, IM2COL,
                         MAX_POOL2D, REFLECTION_PAD, REPLICATION_PAD, UPSAMPLE_BICUBIC, UPSAMPLE_LINEAR,
-                        UPSAMPLE_NEAREST, UPSAMPLE_NEAREST_EXACT, _DEEP, _WIDE, _pool_out, _shuffle, _unshuffle,
-                        linear_pair)
+                        UPSAMPLE_NEAREST, UPSAMPLE_NEAREST_EXACT, PIXEL_SHUFFLE, PIXEL_UNSHUFFLE, _pool_out)
 
 
 def _pool_matrix(n, k, s, p, d, ceil_mode, count_include_pad):
@@ -379,21 +378,6 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     return apply(COL2IM, (input,), (size, k, d, p, s))
 
 
-PIXEL_SHUFFLE, _ = linear_pair("pixel_shuffle", "PixelShuffleBackward0", "y[c, h·r + i, w·r + j] = x[c·r² + i·r + j, h, w]",
-                               _shuffle, lambda xp, g, shape, r: _unshuffle(xp, g, r), "pixel_unshuffle(ḡ)",
-                               ("upscale_factor",), "PixelUnshuffleBackward0", "pixel_unshuffle(ḡ)",
-                               (f"$c{_WIDE} = $0{_DEEP},\\quad r = $upscale_factor",
-                                rf"\bar{{g}}{_WIDE} \text{{ at }} {_DEEP}"),
-                               (f"$c{_DEEP} = $0{_WIDE},\\quad r = $upscale_factor",
-                                rf"\bar{{g}}{_DEEP} \text{{ at }} {_WIDE}"))
-PIXEL_UNSHUFFLE, _ = linear_pair("pixel_unshuffle", "PixelUnshuffleBackward0",
-                                 "y[c·r² + i·r + j, h, w] = x[c, h·r + i, w·r + j]",
-                                 _unshuffle, lambda xp, g, shape, r: _shuffle(xp, g, r), "pixel_shuffle(ḡ)",
-                                 ("downscale_factor",), "PixelShuffleBackward0", "pixel_shuffle(ḡ)",
-                                 (f"$c{_DEEP} = $0{_WIDE},\\quad r = $downscale_factor",
-                                  rf"\bar{{g}}{_DEEP} \text{{ at }} {_WIDE}"),
-                                 (f"$c{_WIDE} = $0{_DEEP},\\quad r = $downscale_factor",
-                                  rf"\bar{{g}}{_WIDE} \text{{ at }} {_DEEP}"))
 
 
 def pixel_shuffle(input, upscale_factor):

@@ -2,49 +2,16 @@
 the records of gradviz.ops.shape."""
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from ..autograd.apply import apply
-from ..ops.op import Op
 from .reduce import normalize_dims
 from ..tensor import Tensor
 from ..autograd.forward_ad import defjvp as _defjvp, linear as _linear
 from ..ops.shape import (BLOCK_DIAG, CAT, CLONE, CLONE_CONTIGUOUS, DIAG_COPY, DIAG_EMBED, EXPAND, FLIP, PERMUTE,
                          REPEAT, RESHAPE_ALIAS, ROLL, ROT90, SQUEEZE, SQUEEZE_DIM, SQUEEZE_DIMS, SQUEEZE_INPLACE,
-                         STACK, T, TO_COPY, TRANSPOSE, TRIL, TRIU, UNSAFE_VIEW, UNSQUEEZE, VIEW, _split_forward,
-                         _split_vjp)
-
-
-# With a single piece the engine hands the VJP ḡ itself rather than a tuple of one, so
-# those records take and return one array.
-@functools.lru_cache(maxsize=None)
-def split_op(n, torch_name="SplitBackward0"):
-    if n == 1:
-        return Op("split", torch_name, "c₁ = split(a)", lambda xp, a, sizes, dim: a[...],
-                  vjp=lambda xp, g, c, a, sizes, dim: (g,), vjp_formulas=("ḡ₁",), params=("split_sizes", "dim"),
-                  latex=r"{$c}_1 = \operatorname{split}($0,\, $split_sizes)", vjp_latex=(r"\bar{g}_1",))
-    return Op("split", torch_name, "c₁, c₂, … = split(a)", _split_forward, vjp=_split_vjp,
-              vjp_formulas=("concatenate the ḡᵢ",), params=("split_sizes", "dim"), n_outputs=n,
-              latex=r"{$c}_1, {$c}_2, \ldots = \operatorname{split}($0,\, $split_sizes)",
-              vjp_latex=(r"\operatorname{cat}(\bar{g}_1, \bar{g}_2, \ldots)\text{ along dim } $dim",))
-
-
-@functools.lru_cache(maxsize=None)
-def unbind_op(n):
-    if n == 1:
-        return Op("unbind", "UnbindBackward0", "c₁ = unbind(a)",
-                  lambda xp, a, dim: a[(slice(None),) * dim + (0, Ellipsis)],
-                  vjp=lambda xp, g, c, a, dim: (xp.expand_dims(g, dim),), vjp_formulas=("ḡ₁ unsqueezed",),
-                  params=("dim",), latex=r"{$c}_1 = \operatorname{unbind}($0,\, $dim)",
-                  vjp_latex=(r"\bar{g}_1\text{ unsqueezed at dim } $dim",))
-    return Op("unbind", "UnbindBackward0", "c₁, c₂, … = unbind(a)",
-              lambda xp, a, dim: tuple(a[(slice(None),) * dim + (i, Ellipsis)] for i in range(a.shape[dim])),
-              vjp=lambda xp, g, c, a, dim: (xp.stack(list(g), axis=dim),),
-              vjp_formulas=("stack the ḡᵢ",), params=("dim",), n_outputs=n,
-              latex=r"{$c}_1, {$c}_2, \ldots = \operatorname{unbind}($0,\, $dim)",
-              vjp_latex=(r"\operatorname{stack}(\bar{g}_1, \bar{g}_2, \ldots)\text{ along dim } $dim",))
+                         STACK, T, TO_COPY, TRANSPOSE, TRIL, TRIU, UNSAFE_VIEW, UNSQUEEZE, VIEW, split_op,
+                         unbind_op)
 
 
 def _outputs(op, inputs, params) -> tuple:

@@ -14,7 +14,8 @@ from ..functions.linalg import linear
 from ..functions.pointwise import sigmoid, tanh
 from ..functions.pool import padding_mode
 from ..functions.reduce import softmax
-from ..functions.shape import _outputs, cat, split_op
+from ..functions.shape import _outputs, cat
+from ..ops.shape import split_op
 
 
 def pad(input, pad, mode="constant", value=None):

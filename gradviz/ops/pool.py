@@ -278,3 +278,19 @@ def _unshuffle(xp, a, r):
 
 # channel i r² + u r + v at (h, w) <-> channel i at (h r + u, w r + v)
 _DEEP, _WIDE = r"[i r^2 + u r + v,\, h,\, w]", r"[i,\, h r + u,\, w r + v]"
+PIXEL_SHUFFLE, _ = linear_pair("pixel_shuffle", "PixelShuffleBackward0", "y[c, h·r + i, w·r + j] = x[c·r² + i·r + j, h, w]",
+                               _shuffle, lambda xp, g, shape, r: _unshuffle(xp, g, r), "pixel_unshuffle(ḡ)",
+                               ("upscale_factor",), "PixelUnshuffleBackward0", "pixel_unshuffle(ḡ)",
+                               (f"$c{_WIDE} = $0{_DEEP},\\quad r = $upscale_factor",
+                                rf"\bar{{g}}{_WIDE} \text{{ at }} {_DEEP}"),
+                               (f"$c{_DEEP} = $0{_WIDE},\\quad r = $upscale_factor",
+                                rf"\bar{{g}}{_DEEP} \text{{ at }} {_WIDE}"))
+PIXEL_UNSHUFFLE, _ = linear_pair("pixel_unshuffle", "PixelUnshuffleBackward0",
+                                 "y[c·r² + i·r + j, h, w] = x[c, h·r + i, w·r + j]",
+                                 _unshuffle, lambda xp, g, shape, r: _shuffle(xp, g, r), "pixel_shuffle(ḡ)",
+                                 ("downscale_factor",), "PixelShuffleBackward0", "pixel_shuffle(ḡ)",
+                                 (f"$c{_DEEP} = $0{_WIDE},\\quad r = $downscale_factor",
+                                  rf"\bar{{g}}{_DEEP} \text{{ at }} {_WIDE}"),
+                                 (f"$c{_WIDE} = $0{_DEEP},\\quad r = $downscale_factor",
+                                  rf"\bar{{g}}{_WIDE} \text{{ at }} {_DEEP}"))
+

@@ -1,6 +1,8 @@
 """Shape ops: views, permutations, joins and splits. Their VJPs only move ḡ around."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .op import Op
@@ -137,6 +139,36 @@ def _split_forward(xp, a, sizes, dim):
 
 def _split_vjp(xp, g, c, a, sizes, dim):
     return (xp.concatenate(list(g), axis=dim),)
+
+
+# With a single piece the engine hands the VJP ḡ itself rather than a tuple of one, so
+# those records take and return one array.
+@functools.lru_cache(maxsize=None)
+def split_op(n, torch_name="SplitBackward0"):
+    if n == 1:
+        return Op("split", torch_name, "c₁ = split(a)", lambda xp, a, sizes, dim: a[...],
+                  vjp=lambda xp, g, c, a, sizes, dim: (g,), vjp_formulas=("ḡ₁",), params=("split_sizes", "dim"),
+                  latex=r"{$c}_1 = \operatorname{split}($0,\, $split_sizes)", vjp_latex=(r"\bar{g}_1",))
+    return Op("split", torch_name, "c₁, c₂, … = split(a)", _split_forward, vjp=_split_vjp,
+              vjp_formulas=("concatenate the ḡᵢ",), params=("split_sizes", "dim"), n_outputs=n,
+              latex=r"{$c}_1, {$c}_2, \ldots = \operatorname{split}($0,\, $split_sizes)",
+              vjp_latex=(r"\operatorname{cat}(\bar{g}_1, \bar{g}_2, \ldots)\text{ along dim } $dim",))
+
+
+@functools.lru_cache(maxsize=None)
+def unbind_op(n):
+    if n == 1:
+        return Op("unbind", "UnbindBackward0", "c₁ = unbind(a)",
+                  lambda xp, a, dim: a[(slice(None),) * dim + (0, Ellipsis)],
+                  vjp=lambda xp, g, c, a, dim: (xp.expand_dims(g, dim),), vjp_formulas=("ḡ₁ unsqueezed",),
+                  params=("dim",), latex=r"{$c}_1 = \operatorname{unbind}($0,\, $dim)",
+                  vjp_latex=(r"\bar{g}_1\text{ unsqueezed at dim } $dim",))
+    return Op("unbind", "UnbindBackward0", "c₁, c₂, … = unbind(a)",
+              lambda xp, a, dim: tuple(a[(slice(None),) * dim + (i, Ellipsis)] for i in range(a.shape[dim])),
+              vjp=lambda xp, g, c, a, dim: (xp.stack(list(g), axis=dim),),
+              vjp_formulas=("stack the ḡᵢ",), params=("dim",), n_outputs=n,
+              latex=r"{$c}_1, {$c}_2, \ldots = \operatorname{unbind}($0,\, $dim)",
+              vjp_latex=(r"\operatorname{stack}(\bar{g}_1, \bar{g}_2, \ldots)\text{ along dim } $dim",))
 
 
 # -- more shape ops: triangles, diagonals, rolls and the helpers built from views --------------
