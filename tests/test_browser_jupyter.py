@@ -140,11 +140,20 @@ def test_step_in_jupyterlab_runs_backward_one_click_at_a_time(jupyter_lab, tmp_p
         else:   # Notebook 7 has no status bar; its toolbar's kernel indicator says idle
             page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(state="attached", timeout=90_000)
         assert page.evaluate("document.body.dataset.jpThemeLight") == "false"     # JupyterLab Dark
-        page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-        page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
         stepper = page.locator(".jp-OutputArea-output .gv-player").first
         next_button = stepper.locator(".gv-next")
-        next_button.wait_for(timeout=60_000)
+        # Notebook 7 shows its kernel as idle before the kernel's connection is up: a Run All clicked
+        # then can be dropped, so one that shows nothing within a minute is clicked again (a slow
+        # machine only; the widget's own checks below are unchanged)
+        for attempt in range(2):
+            page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+            page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+            try:
+                next_button.wait_for(timeout=60_000 if attempt == 0 else 90_000)
+                break
+            except Exception:   # noqa: BLE001 - playwright's TimeoutError: try the menu once more
+                if attempt == 1 or page.locator(".jp-OutputArea-output .gv-player").count():
+                    raise
         _wait_for_panel(page, "Press Next")
         before = _stepper_state(page)
         assert before["active"] == [] and before["count"] == "step 0 of 4"
