@@ -15,6 +15,7 @@ import os
 import re
 from pathlib import Path
 
+from ..render.diagram import camera_script
 from ..render.theme import css as theme_css
 from ..autograd.engine import backward_steps
 from ..naming import with_caller_names
@@ -46,8 +47,9 @@ def stylesheet() -> str:
 
 
 def script() -> str:
-    """The player's script: the camera, then the player (one text, shared by every front end)."""
-    return asset("camera.js") + asset("player.js")
+    """The player's script: the camera (with its pan/zoom library), then the player (one text, shared
+    by every front end)."""
+    return camera_script() + asset("player.js")
 
 
 def script_json(data) -> str:

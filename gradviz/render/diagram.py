@@ -34,6 +34,15 @@ def _front_end(name: str) -> str:
     return (FRONT_END / name).read_text(encoding="utf-8")
 
 
+@lru_cache(maxsize=None)
+def camera_script() -> str:
+    """The camera (camera.js) and the pan/zoom library it drives (panzoom, vendored, MIT). panzoom is
+    run as a CommonJS module, so it neither needs nor touches a page's AMD loader or its own
+    window.panzoom; the camera finds it as window.gradvizPanzoom."""
+    return ("(function(){var module={exports:{}},exports=module.exports,define;\n" + _front_end("panzoom.min.js")
+            + "\n;if(!window.gradvizPanzoom)window.gradvizPanzoom=module.exports;})();\n" + _front_end("camera.js"))
+
+
 class Diagram:
     """The diagram of a Trace. `.source` is the DOT text; `.svg()` lays it out (once)."""
 
@@ -102,7 +111,7 @@ class Diagram:
             f'<div class="gv-stage" style="position:relative;overflow:hidden;touch-action:none;'
             f'width:min(100%,{w:.0f}px);aspect-ratio:{w:.0f}/{h:.0f}">{body}</div>'
             '<div class="gv-hint">drag to pan · ctrl+wheel or pinch to zoom · double-click to fit</div>'
-            f"<script>{_front_end('camera.js')}\n(function(){{var r=document.getElementById('{uid}');"
+            f"<script>{camera_script()}\n(function(){{var r=document.getElementById('{uid}');"
             "window.gradvizDiagram(r);})();</script></div>"
         )
 

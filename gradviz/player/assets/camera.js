@@ -1,4 +1,7 @@
-/* gradviz camera: pan and zoom an inline SVG by rewriting its viewBox (no library, no network).
+/* gradviz camera: what to show of an inline SVG, and when. The learner's own pan and zoom (wheel,
+   drag, pinch) are panzoom's (vendored beside this file, loaded before it, no network); this file
+   decides the framing: the whole drawing on load, then the active node with the edges its gradient
+   comes in on and goes out along, at a readable scale, gliding there. Both move one CSS transform.
    Used by the player (player.js) and by static diagrams shown inline in a notebook.
 
    A view is a centre (cx, cy) and a scale s in CSS px per SVG unit. READABLE is the smallest scale
@@ -27,6 +30,15 @@
     svg.style.width = all.w + "px";
     svg.style.height = all.h + "px";
     cam.canvas = canvas;
+    // panzoom owns the pointer: it moves `canvas` by a transform matrix it keeps in `model`; the
+    // camera's own moves write the same matrix (and the model), so either can take over at any time
+    var pz = window.gradvizPanzoom(canvas, {
+      maxZoom: MAX_ZOOM, minZoom: 0.02, smoothScroll: false, zoomDoubleClickSpeed: 1,
+      disableKeyboardInteraction: true,   // the arrow keys step the animation
+      beforeWheel: function (ev) { return ctrlWheel && !ev.ctrlKey && !ev.metaKey; }   // a plain wheel scrolls the page
+    });
+    var model = pz.getTransform();
+    cam.panzoom = pz;
 
     // the stage's size, kept between resizes: reading clientWidth in the middle of a step would lay
     // the page out there and then
@@ -41,8 +53,11 @@
       var z = size();
       view = v;
       if (z.w < 10 || z.h < 10 || !(v.s > 0)) return;     // not laid out yet (a hidden notebook output)
-      var tx = z.w / 2 - (v.cx - all.x) * v.s, ty = z.h / 2 - (v.cy - all.y) * v.s;
-      canvas.style.transform = "translate(" + tx.toFixed(2) + "px," + ty.toFixed(2) + "px) scale(" + v.s.toFixed(4) + ")";
+      model.x = z.w / 2 - (v.cx - all.x) * v.s;
+      model.y = z.h / 2 - (v.cy - all.y) * v.s;
+      model.scale = v.s;
+      canvas.style.transform = "matrix(" + v.s.toFixed(4) + ",0,0," + v.s.toFixed(4) + "," + model.x.toFixed(2) + ","
+        + model.y.toFixed(2) + ")";
       if (cam.onView) cam.onView(v, z);
     }
     function fitScale(r, pad) {
@@ -103,46 +118,23 @@
       var ux = v.cx + (px - z.w / 2) / v.s, uy = v.cy + (py - z.h / 2) / v.s;
       to({ cx: ux - (px - z.w / 2) / s, cy: uy - (py - z.h / 2) / s, s: s }, false);
     };
-    cam.panBy = function (dx, dy) { to({ cx: view.cx - dx / view.s, cy: view.cy - dy / view.s, s: view.s }, false); };
-
-    // -- the learner's own camera: wheel, drag, pinch, double-click --
-    var pts = {}, last = null, pinch = null;
-    function local(ev) { var b = stage.getBoundingClientRect(); return [ev.clientX - b.left, ev.clientY - b.top]; }
-    stage.addEventListener("wheel", function (ev) {
-      if (ctrlWheel && !ev.ctrlKey && !ev.metaKey) return;    // a diagram in a page: plain wheel scrolls the page
-      ev.preventDefault();
-      var p = local(ev), d = ev.deltaMode === 1 ? ev.deltaY * 16 : ev.deltaY;
-      cam.zoomAt(Math.exp(-d * (ev.ctrlKey ? 0.01 : 0.0015)), p[0], p[1]);
+    // -- the learner's own camera: panzoom moved the drawing (wheel, drag, pinch); read the view back --
+    // (only after a pan or zoom of the learner's: panzoom also applies its model once when it starts)
+    var byUser = false;
+    pz.on("pan", function () { byUser = true; });
+    pz.on("zoom", function () { byUser = true; });
+    pz.on("transform", function () {
+      if (!byUser) return;
+      byUser = false;
+      var z = size();
+      if (anim) { cancelAnimationFrame(anim); anim = null; }
+      view = { cx: all.x + (z.w / 2 - model.x) / model.scale, cy: all.y + (z.h / 2 - model.y) / model.scale,
+               s: model.scale };
+      if (cam.onView) cam.onView(view, z);
       onUser();
-    }, { passive: false });
-    stage.addEventListener("pointerdown", function (ev) {
-      if (ev.button !== 0) return;
-      pts[ev.pointerId] = local(ev);
-      last = local(ev);
-      try { stage.setPointerCapture(ev.pointerId); } catch (e) { /* not capturable: fine */ }
-      stage.classList.add("gv-dragging");
     });
-    stage.addEventListener("pointermove", function (ev) {
-      if (!(ev.pointerId in pts)) return;
-      var p = local(ev);
-      pts[ev.pointerId] = p;
-      var ids = Object.keys(pts);
-      if (ids.length >= 2) {
-        var a = pts[ids[0]], b = pts[ids[1]], d = Math.hypot(a[0] - b[0], a[1] - b[1]);
-        if (pinch) cam.zoomAt(d / pinch, (a[0] + b[0]) / 2, (a[1] + b[1]) / 2);
-        pinch = d;
-      } else if (last) {
-        if (Math.abs(p[0] - last[0]) + Math.abs(p[1] - last[1]) > 0) { cam.panBy(p[0] - last[0], p[1] - last[1]); onUser(); }
-      }
-      last = p;
-    });
-    function up(ev) {
-      delete pts[ev.pointerId];
-      if (Object.keys(pts).length < 2) pinch = null;
-      if (!Object.keys(pts).length) { last = null; stage.classList.remove("gv-dragging"); }
-    }
-    stage.addEventListener("pointerup", up);
-    stage.addEventListener("pointercancel", up);
+    pz.on("panstart", function () { stage.classList.add("gv-dragging"); });
+    pz.on("panend", function () { stage.classList.remove("gv-dragging"); });
     if (observed) new ResizeObserver(function () { dims = null; cam.refresh(); if (cam.onResize) cam.onResize(); }).observe(stage);
     return cam;
   }
