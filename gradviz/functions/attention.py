@@ -10,10 +10,11 @@ from ..autograd.apply import apply
 from ..ops.core import namespace
 from ..tensor import Tensor
 from ..ops.attention import ADD_SCALAR, GROUP_NORM, MUL_SCALAR, SAFE_SOFTMAX, SDPA
+from .nnops import _affine, dropout
+from .linalg import matmul
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
-    from .nnops import _affine
     if input.ndim < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")
     c = input.shape[1]
@@ -63,7 +64,6 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if learned is None and _fused(query, key, value, dropout_p):   # PyTorch's fused CPU kernel: one node
         return apply(SDPA, (query, key, value), (mask, scale))
     # PyTorch's math path (float64, or dropout): each factor scaled by √scale, a safe softmax
-    from .linalg import matmul
     root = math.sqrt(scale)
     scores = matmul(mul_scalar(query, root), mul_scalar(key.transpose(-2, -1), root))
     if learned is not None:
@@ -72,6 +72,5 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         scores = scores + Tensor._make(mask)
     probs = apply(SAFE_SOFTMAX, (scores,), (scores.ndim - 1,))
     if dropout_p > 0:
-        from .nnops import dropout
         probs = dropout(probs, dropout_p)
     return matmul(probs, value)

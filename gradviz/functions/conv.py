@@ -2,14 +2,18 @@
 'same' padding, then one ConvolutionBackward0 record of gradviz.ops.conv."""
 from __future__ import annotations
 
+import warnings
+
 from ..autograd.apply import apply
 from ..tensor import Tensor
 from ..ops.conv import CONVOLUTION
+from ..ops.core import namespace
+from .linalg import _cname as _dtype_name
+from .nnops import pad as constant_pad
 
 
 def _no_bias(like):
     """An empty, grad-free stand-in for a missing bias: its edge is (None, 0), as in PyTorch."""
-    from ..ops.core import namespace
     return Tensor._make(namespace(like._data).zeros(0, dtype=like._data.dtype))
 
 
@@ -62,14 +66,12 @@ def _check_conv(input, weight, bias, nd, stride, padding, dilation, groups):
 
 
 def _cname(t):
-    from .linalg import _cname as name
-    return name(t.dtype)
+    return _dtype_name(t.dtype)
 
 
 def convolution(input, weight, bias, stride, padding, dilation, groups, nd):
     """conv{nd}d: unbatched input is unsqueezed and squeezed back, padding='same'/'valid' resolved
     (an asymmetric 'same' pads first with constant_pad_nd, as PyTorch does)."""
-    from .nnops import pad as constant_pad
     if input.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to conv{nd}d, but got "
                            f"input of size: {list(input.shape)}")
@@ -86,7 +88,6 @@ def convolution(input, weight, bias, stride, padding, dilation, groups, nd):
             padding = tuple(t // 2 for t in total)
             extra = [t - 2 * (t // 2) for t in total]
             if any(extra):
-                import warnings
                 warnings.warn("Using padding='same' with even kernel lengths and odd dilation may require a "
                               "zero-padded copy of the input be created", stacklevel=3)
                 pads = []

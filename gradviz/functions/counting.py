@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import backend
 from ..tensor import Tensor
+from ..dtypes import from_numpy_dtype
 
 
 _SCALAR = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
@@ -51,7 +52,6 @@ def _linear_edges(lo: float, hi: float, bins: int, dtype) -> np.ndarray:
 
 
 def _torch_dtype(np_dtype):
-    from ..dtypes import from_numpy_dtype
     return from_numpy_dtype(np_dtype)
 
 

@@ -10,7 +10,7 @@ from ..autograd.apply import apply
 from ..ops.core import scatter_key, write
 from ..ops.op import Op
 from .reduce import normalize_dims, values_indices
-from .shape import unsqueeze
+from .shape import expand, reshape, unsqueeze
 from ..tensor import Tensor
 from ..autograd.forward_ad import defjvp as _defjvp, linear as _linear
 from ..autograd.forward_ad import defjvp as _defjvp_more, linear as _linear_more
@@ -328,7 +328,6 @@ def select(input, dim, index):
 
 def take_along_dim(input, indices, dim=None):
     """gather after broadcasting input and indices against each other (all but dim), as PyTorch."""
-    from .shape import expand, reshape
     idx = indices._data
     if dim is None:
         return apply(GATHER, (reshape(input, -1),), (0, idx.reshape(-1)))

@@ -3,6 +3,7 @@ then the records of gradviz.ops.linalg."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -14,6 +15,12 @@ from ..autograd.forward_ad import bilinear as _bilinear, defjvp as _defjvp, line
 from ..autograd.forward_ad import bilinear as _bilinear_ext
 from ..ops.linalg import (ADDBMM, ADDMM, ADDMV, ADDR, BADDBMM, BMM, CDIST, CHOLESKY, CHOLESKY_LEGACY, CROSS, DET,
                           DIAGONAL, DOT, EIGVALSH, INV, LinAlgFailure, MM, MV, SLOGDET, SOLVE, SVDVALS, TRACE)
+from ..autograd.apply import coerce_pair
+from . import reduce as R
+from .pointwise import where
+from .reduce import amax, amin, cumprod, normalize_dims
+from .shape import (cat, contiguous, diag_embed, expand, movedim, permute, reshape, squeeze, squeeze_, t, unsafe_view,
+                    unsqueeze, varargs, view)
 
 
 def _mm_error(name, a, b):
@@ -76,7 +83,6 @@ def matmul(input, other):
     dot, mv, mm (with unsqueeze / squeeze_ around a 1-D operand); a batch times a matrix
     folded into one mm or mv (reshape, then _unsafe_view back); broadcast batches expanded,
     flattened and multiplied by one bmm."""
-    from .shape import contiguous, expand, reshape, squeeze, squeeze_, unsafe_view
     da, db = input.ndim, other.ndim
     if da == 0 or db == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {da}D and {db}D")
@@ -171,7 +177,6 @@ def linear(input, weight, bias=None):
     """y = x Wᵀ + b, recorded as PyTorch records it: one AddmmBackward0 for a 2-D input with a
     bias; a contiguous input of another rank with a 1-D bias flattened to 2-D around that
     addmm (viewed back); otherwise matmul, then + bias."""
-    from .shape import reshape, view
     if input.ndim == 0 or weight.ndim == 0:
         raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {input.ndim}D and "
                            f"{weight.ndim}D")
@@ -195,7 +200,6 @@ def outer(input, vec2):
 
 
 def diagonal(input, offset=0, dim1=0, dim2=1):
-    from .reduce import normalize_dims
     (d1,), (d2,) = normalize_dims(dim1, input.ndim), normalize_dims(dim2, input.ndim)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
@@ -232,8 +236,6 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
 def tensordot(a, b, dims=2):
     """Contract dims of a with dims of b: both permuted and reshaped to matrices, one mm, then
     viewed back, as PyTorch records it."""
-    from .reduce import normalize_dims
-    from .shape import permute, reshape
     if isinstance(dims, int):
         da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
     else:
@@ -263,7 +265,6 @@ def tensordot(a, b, dims=2):
 def kron(input, other):
     """Kronecker product: a and b interleaved as (a₀, 1, a₁, 1, …) ⊙ (1, b₀, 1, b₁, …), then
     merged back, as PyTorch records it (views of fresh copies and one mul)."""
-    from .shape import unsafe_view
     n = max(input.ndim, other.ndim)
     sa = (1,) * (n - input.ndim) + tuple(input.shape)
     sb = (1,) * (n - other.ndim) + tuple(other.shape)
@@ -303,8 +304,6 @@ def einsum(equation, *operands):
     only it carries are summed first; the operands are then permuted and unsqueezed onto one
     common set of axes, multiplied, the contracted axes summed, and the result permuted to the
     output's order."""
-    from . import reduce as R
-    from .shape import permute, unsqueeze, varargs
     operands = varargs(operands)
     eq = equation.replace(" ", "")
     lhs, arrow, out = eq.partition("->")
@@ -376,7 +375,6 @@ _defjvp(_linear, DIAGONAL, TRACE)
 
 
 def _t(a):
-    from .shape import t
     return t(a)
 
 
@@ -398,7 +396,6 @@ def det(A):
 
 
 def slogdet(A):
-    from .reduce import values_indices  # noqa: F401  (the (sign, logabsdet) pair is a named tuple in torch)
     _square("linalg.slogdet", A)
     sign, logabsdet = apply(SLOGDET, (A,))
     return _SlogdetResult((sign, logabsdet))
@@ -421,7 +418,6 @@ class _SlogdetResult(tuple):
 
 def logdet(A):
     """log det A: nan where det A < 0, −inf where it is 0 (torch: a where over slogdet)."""
-    from .pointwise import where
     sign, logabsdet = slogdet(A)
     return where(sign < 0, float("nan"), logabsdet)
 
@@ -453,7 +449,6 @@ inverse = inv
 
 
 def solve(A, B, *, left=True):
-    from .shape import unsqueeze, squeeze
     _square("linalg.solve", A)
     if not left:   # X A = B  ⇔  Aᵀ Xᵀ = Bᵀ
         return solve(A.mT, B.mT).mT
@@ -499,7 +494,6 @@ def cholesky_ex_free(A, *, upper=False):
 
 def cholesky(A, upper=False):
     """torch.cholesky (deprecated in torch for torch.linalg.cholesky), recorded as CholeskyBackward0."""
-    import warnings
     warnings.warn("torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a future "
                   "PyTorch release.", UserWarning, stacklevel=2)
     return _cholesky(CHOLESKY_LEGACY, "cholesky", A, upper)
@@ -519,7 +513,6 @@ def eigvalsh(A, UPLO="L"):
 
 
 def linalg_cross(input, other, *, dim=-1):
-    from .reduce import normalize_dims
     if input.ndim != other.ndim:
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     shape = np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
@@ -527,14 +520,12 @@ def linalg_cross(input, other, *, dim=-1):
     if input.shape[d] != 3 or other.shape[d] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[d]} and "
                            f"{other.shape[d]}")
-    from ..autograd.apply import coerce_pair
     a, b, dtype = coerce_pair(input, other)
     return apply(CROSS, (a, b), (d,), dtype)
 
 
 def cross(input, other, dim=None):
     if dim is None:   # torch: the first dimension of size 3 (deprecated default)
-        import warnings
         warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
                       "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
                       "with that of linalg.cross in a future release.", UserWarning, stacklevel=2)
@@ -576,7 +567,6 @@ _defjvp(_bilinear_ext, CROSS)
 
 # -- compositions: torch records these as several nodes too ---------------------------------------
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
-    from .reduce import norm
     if dtype is not None:
         x = x.to(dtype)
     if isinstance(dim, int):
@@ -585,15 +575,13 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
             dim is None or builtin_any(x.shape[d] == 0 for d in dim)):
         raise RuntimeError("linalg.vector_norm cannot compute the inf norm on an empty tensor because the operation "
                            "does not have an identity")
-    return norm(x, ord, dim, keepdim)
+    return R.norm(x, ord, dim, keepdim)
 
 
 builtin_any = any
 
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
-    from .reduce import amax, amin, normalize_dims
-    from .shape import movedim, unsqueeze
     if dtype is not None:
         A = A.to(dtype)
     if A.ndim < 2:
@@ -631,7 +619,6 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
 
 
 def multi_dot(tensors):
-    from .shape import unsqueeze, squeeze
     tensors = list(tensors)
     if len(tensors) < 2:
         raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
@@ -662,7 +649,6 @@ def matrix_power(A, n):
         raise RuntimeError("linalg.matrix_power: A must be batches of square matrices, but they are "
                            f"{A.shape[-2] if A.ndim > 1 else 1} by {A.shape[-1] if A.ndim else 1} matrices")
     if n == 0:   # the identity, with a zero gradient
-        from .shape import diag_embed
         return A * 0 + diag_embed(diagonal(A, 0, -2, -1) * 0 + 1)
     z = inv(A) if n < 0 else A
     n = abs(n)
@@ -681,8 +667,6 @@ def linalg_diagonal(A, *, offset=0, dim1=-2, dim2=-1):
 
 
 def vander(x, N=None):
-    from .reduce import cumprod
-    from .shape import cat, unsqueeze
     if x.ndim == 0:   # a number is a vector of one
         x = x.reshape(1)
     n = x.shape[-1] if N is None else N
@@ -710,7 +694,6 @@ def inner(input, other):
 
 def cov(input, *, correction=1, fweights=None, aweights=None):
     """torch.cov's steps: a (weighted) mean per variable, then (x − x̄) w (x − x̄)ᵀ / (Σw − correction ...)."""
-    import warnings
     if input.ndim > 2:
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with "
                            f"{input.ndim} dimensions")

@@ -2,11 +2,17 @@
 target checks, then the records of gradviz.ops.loss or a composition of public functions."""
 from __future__ import annotations
 
+import math
+import warnings
+
 import numpy as np
 
 from ..dtypes import from_numpy_dtype, result_type
-from ..autograd.apply import apply
+from ..autograd.apply import _grad_state, apply
 from ..ops.loss import BCE_WITH_LOGITS, HUBER_LOSS, MSE_LOSS, NLL_LOSS, SMOOTH_L1_LOSS, SOFT_MARGIN_LOSS, _reduced
+from .shape import broadcast_tensors
+from .pointwise import minimum, where
+from .nnops import logsigmoid, pairwise_distance
 
 
 def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
@@ -59,7 +65,6 @@ def _check_reduction(reduction):
 
 def _check_same_size(input, target):
     if tuple(input.shape) != tuple(target.shape):
-        import warnings
         warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
                       "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
                       "same size.", stacklevel=3)
@@ -92,14 +97,12 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    from ..autograd.apply import _grad_state
     _check_reduction(reduction)
     if target.requires_grad and _grad_state.enabled:
         raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect to argument 'target'. "
                            "This input cannot have requires_grad True.")
     a, b = _promoted(input, target)
     if tuple(a.shape) != tuple(b.shape):
-        from .shape import broadcast_tensors
         a, b = broadcast_tensors(a, b)
     return apply(SOFT_MARGIN_LOSS, (a,), (b._data, reduction))
 
@@ -115,7 +118,6 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, r
 
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
     """a where y = 1, max(0, margin − a) where y = −1, as torch composes it."""
-    from .pointwise import where
     _check_reduction(reduction)
     zeros = input * 0
     out = where(target != 1, (margin - input).clamp_min(0), zeros) + where(target != -1, input, zeros)
@@ -125,8 +127,6 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                      reduction="mean"):
     """eᵃ − y a (log_input) or a − y log(a + ε), plus Stirling's term for y > 1 when full."""
-    import math
-    from .pointwise import where
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
     loss = input.exp() - target * input if log_input else input - target * (input + eps).log()
@@ -139,7 +139,6 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
     """½ (log v + (a − y)² / v), v clamped below at ε without stopping its gradient (as torch's in-place clamp
     under no_grad)."""
-    import math
     if isinstance(var, float):
         if var < 0:
             raise ValueError("var has negative entry/entries")
@@ -163,7 +162,6 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
 
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
     """1 − cos(a₁, a₂) where y = 1, max(0, cos − margin) where y = −1, as torch composes it."""
-    from .pointwise import where
     _check_reduction(reduction)
     d = target.ndim
     if d > 1 or input1.ndim != d + 1 or input2.ndim != d + 1:
@@ -180,8 +178,6 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction="mean"):
-    from .nnops import pairwise_distance
-    from .pointwise import minimum
     _check_reduction(reduction)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
@@ -197,7 +193,6 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
-    from .nnops import logsigmoid
     loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
     if weight is not None:
         loss = loss * weight

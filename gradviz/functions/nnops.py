@@ -2,13 +2,16 @@
 then one record of gradviz.ops.nnops each (or a composition, where torch records several)."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ..autograd.apply import apply
-from .reduce import _dims_keep
+from .reduce import _dims_keep, normalize_dims
 from ..ops.nnops import (BATCH_NORM, CONSTANT_PAD, ELU, EMBEDDING, GLU, HARDSHRINK, HARDSIGMOID, HARDSWISH, HARDTANH,
                          LAYER_NORM, LOGSIGMOID, MISH, NORM_DIM, PDIST, PRELU, SELU_ALPHA, SELU_SCALE, SILU,
                          SOFTSHRINK, THRESHOLD)
+from .linalg import einsum
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
@@ -151,7 +154,6 @@ def threshold(input, threshold, value, inplace=False):
 def glu(input, dim=-1):
     if input.ndim == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
-    from .reduce import normalize_dims
     (d,) = normalize_dims(dim, input.ndim)
     if input.shape[d] % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {input.shape[d]}")
@@ -183,7 +185,6 @@ def pdist(input, p=2):
 
 def bilinear(input1, input2, weight, bias=None):
     """yₒ = x₁ᵀ Wₒ x₂ + bₒ over the leading (batch) dims, as an einsum."""
-    from .linalg import einsum
     if input1.ndim != input2.ndim:
         raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.ndim} and {input2.ndim}")
     if weight.ndim != 3:
@@ -193,7 +194,6 @@ def bilinear(input1, input2, weight, bias=None):
 
 
 def upsample_nearest(input, size=None, scale_factor=None):
-    import warnings
     from .pool import interpolate
     warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
                   stacklevel=2)
@@ -201,7 +201,6 @@ def upsample_nearest(input, size=None, scale_factor=None):
 
 
 def upsample_bilinear(input, size=None, scale_factor=None):
-    import warnings
     from .pool import interpolate
     warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
                   stacklevel=2)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dtypes import SCALAR_TYPE
+from ..dtypes import SCALAR_TYPE, float64, get_default_dtype, result_type
 from ..autograd.apply import apply, coerce_pair
-from ..ops.core import _formula
+from ..ops.core import _formula, broadcast_error
 from ..ops.op import Op
 from ..tensor import Tensor
 from ..autograd.forward_ad import bilinear as _bilinear, defjvp as _defjvp, linear as _linear
@@ -110,7 +110,6 @@ def masked_fill(input, mask, value):
     m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
     if m.dtype != bool:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}")
-    from ..ops.core import broadcast_error
     message = broadcast_error(m.shape, tuple(input.shape))
     if message:
         raise RuntimeError(message)
@@ -157,7 +156,6 @@ def minimum(input, other):
 
 
 def clamp(input, min=None, max=None):
-    from ..dtypes import result_type
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
@@ -242,7 +240,6 @@ def compare(name: str, a, b):
 def _floating(input):
     """Integer inputs of a float function become the default float dtype (log2 of an int tensor)."""
     if input._data.dtype.kind in "biu":
-        from ..dtypes import get_default_dtype
         return input.to(get_default_dtype())
     return input
 
@@ -286,7 +283,6 @@ def _float_pair(a, b):
     """coerce_pair, with integer operands (no dtype given: both are of a's) promoted to the default float dtype."""
     a, b, dtype = coerce_pair(a, b)
     if dtype is None and a._data.dtype.kind in "biu":
-        from ..dtypes import get_default_dtype
         dtype = get_default_dtype().np
     return a, b, dtype
 
@@ -332,7 +328,6 @@ def fmod(input, other):
 
 def float_power(input, exponent):
     """pow in double precision: both operands are cast to float64 first (ToCopyBackward0)."""
-    from ..dtypes import float64
     if isinstance(input, Tensor) and input._data.dtype != np.float64:
         input = input.to(float64)
     if isinstance(exponent, Tensor):
@@ -487,7 +482,6 @@ def _clamp_one(input, bound, tensor_op, scalar_op):
     if isinstance(bound, Tensor):
         a, b, dtype = coerce_pair(input, bound)
         return apply(tensor_op, (a, b), (), dtype)
-    from ..dtypes import result_type
     dtype = result_type((input._data,), (bound,))
     return apply(scalar_op, (input,), (bound,), None if dtype == input._data.dtype else dtype)
 

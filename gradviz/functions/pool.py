@@ -14,6 +14,7 @@ from ..tensor import Tensor
 from ..ops.pool import (ADAPTIVE_AVG_POOL2D, ADAPTIVE_AVG_POOL3D, ADAPTIVE_MAX_POOL2D, AVG_POOL2D, COL2IM, IM2COL,
                         MAX_POOL2D, REFLECTION_PAD, REPLICATION_PAD, UPSAMPLE_BICUBIC, UPSAMPLE_LINEAR,
                         UPSAMPLE_NEAREST, UPSAMPLE_NEAREST_EXACT, PIXEL_SHUFFLE, PIXEL_UNSHUFFLE, _pool_out)
+from .shape import cat
 
 
 def _pool_matrix(n, k, s, p, d, ceil_mode, count_include_pad):
@@ -319,7 +320,6 @@ def _gather_matrix(src, n):
 def padding_mode(input, pad, mode):
     nd = len(pad) // 2
     if mode == "circular":
-        from .shape import cat
         x = input
         for k in range(nd):
             dim = input.ndim - 1 - k

@@ -2,12 +2,15 @@
 torch has them, then the records of gradviz.ops.reduce."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ..autograd.apply import apply, coerce_pair
 from ..ops.core import contiguous
 from ..ops.op import Op
-from .pointwise import maximum, minimum, sub
+from ..dtypes import as_np
+from .pointwise import isnan, logical_not, maximum, minimum, sub
 from ..tensor import Tensor
 from ..autograd.forward_ad import defjvp as _defjvp, linear as _linear, pointwise as _symmetric
 from ..ops.reduce import (AMAX, AMIN, AMINMAX, CUMMAX, CUMMIN, CUMPROD, CUMSUM, DIST, KTHVALUE, LOGCUMSUMEXP,
@@ -119,7 +122,6 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 def dtypes_np_kind(dtype) -> str:
-    from ..dtypes import as_np
     return as_np(dtype).kind
 
 
@@ -253,7 +255,6 @@ def log_softmax(input, dim=None, dtype=None):
 def _implicit_dim(input, dim):
     if dim is not None:
         return dim
-    import warnings
     warnings.warn("Implicit dimension choice for softmax has been deprecated. Change the call to include dim=X "
                   "as an argument.", stacklevel=3)
     return 0 if input.ndim in (0, 1, 3) else 1
@@ -387,7 +388,6 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     if input._data.dtype.kind not in "fc":
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
                            f"{_SCALAR_TYPE.get(input._data.dtype.name, input._data.dtype.name)}")
-    from .pointwise import isnan, logical_not
     count = sum(logical_not(isnan(input)), dim, keepdim)
     return nansum(input, dim, keepdim, dtype=dtype) / count
 

@@ -2,6 +2,8 @@
 the records of gradviz.ops.shape."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ..autograd.apply import apply
@@ -12,6 +14,8 @@ from ..ops.shape import (BLOCK_DIAG, CAT, CLONE, CLONE_CONTIGUOUS, DIAG_COPY, DI
                          REPEAT, RESHAPE_ALIAS, ROLL, ROT90, SQUEEZE, SQUEEZE_DIM, SQUEEZE_DIMS, SQUEEZE_INPLACE,
                          STACK, T, TO_COPY, TRANSPOSE, TRIL, TRIU, UNSAFE_VIEW, UNSQUEEZE, VIEW, split_op,
                          unbind_op)
+from ..dtypes import Size, as_np, check_memory_format, result_type
+from ..ops.index import SLICE
 
 
 def _outputs(op, inputs, params) -> tuple:
@@ -183,7 +187,6 @@ def flip(input, dims):
 
 
 def clone(input, *, contiguous=False, memory_format=None):
-    from ..dtypes import check_memory_format
     check_memory_format(memory_format, input.ndim)
     if contiguous and not input._data.flags.c_contiguous:   # clone(memory_format=torch.contiguous_format)
         return apply(CLONE_CONTIGUOUS, (input,))
@@ -198,7 +201,6 @@ def to_dtype(input, np_dtype):
 
 def _common_dtype(tensors):
     """The promoted dtype when the inputs differ (cat and stack promote inside the one node)."""
-    from ..dtypes import result_type
     first = tensors[0]._data.dtype
     if all(t._data.dtype == first for t in tensors):
         return None
@@ -323,7 +325,6 @@ def broadcast_to(input, size):
 
 
 def broadcast_shapes(*shapes):
-    from ..dtypes import Size
     return Size(np.broadcast_shapes(*(tuple(s) if not isinstance(s, int) else (s,) for s in shapes)))
 
 
@@ -407,7 +408,6 @@ def meshgrid(*tensors, indexing=None):
     first two axes, as NumPy's meshgrid)."""
     tensors = varargs(tensors)
     if indexing is None:
-        import warnings
         warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
                       UserWarning, stacklevel=2)
         indexing = "ij"
@@ -492,7 +492,6 @@ def column_stack(tensors):
 def tensor_split(input, indices_or_sections, dim=0):
     """Views of input along dim: n nearly equal sections (the first n mod k one longer) for an int,
     the pieces between the given indices for a list, as torch.tensor_split."""
-    from .index import SLICE
     if input.ndim == 0:
         raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
     (d,) = normalize_dims(dim, input.ndim)
@@ -660,7 +659,6 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None
 
 
 def _triangle_indices(pair, dtype):
-    from ..dtypes import as_np
     out = np.stack(pair).astype(np.int64 if dtype is None else as_np(dtype)) if pair[0].size else \
         np.zeros((2, 0), dtype=np.int64 if dtype is None else as_np(dtype))
     return Tensor._make(out)
