@@ -32,9 +32,9 @@ from .pointwise import (acosh, arccosh, arcsinh, arctanh, asinh, atanh, bitwise_
                         logaddexp2, logical_and, logical_or, logical_xor, mvlgamma, polygamma, rad2deg, signbit,
                         sinc, xlogy)
 from .shape import (atleast_2d, atleast_3d, block_diag, cartesian_prod, column_stack, diagflat,  # noqa: E402,F401
-                    dsplit, dstack, fliplr, flipud, hsplit, hstack, msort, repeat_interleave, rot90, row_stack,
+                    dsplit, dstack, fliplr, flipud, hsplit, hstack, rot90, row_stack,
                     tensor_split, unflatten, vsplit, vstack)
-from .index import diagonal_scatter, select_scatter, slice_scatter, take  # noqa: E402,F401
+from .index import diagonal_scatter, msort, repeat_interleave, select_scatter, slice_scatter, take  # noqa: E402,F401
 from .reduce import (cummax, cummin, cumulative_trapezoid, kthvalue, nanmean, nansum, trapezoid,  # noqa: E402,F401
                      trapz)
 from .linalg import (addbmm, addr, cdist, cholesky, corrcoef, cov, cross, det, inner, inverse,  # noqa: E402,F401

@@ -1,5 +1,7 @@
 """Indexing on Tensors: x[key] parsed as torch parses it, gather/scatter/index_* with torch's
-checks and errors, each running the records of gradviz.ops.index."""
+checks and errors, each running the records of gradviz.ops.index; sort/topk/msort and the
+(values, indices) pairs torch returns (reduce's max/min/median use them too), repeat_interleave
+(an index_select)."""
 from __future__ import annotations
 
 import operator
@@ -9,7 +11,7 @@ import numpy as np
 from ..autograd.apply import apply
 from ..ops.core import scatter_key, write
 from ..ops.op import Op
-from .reduce import normalize_dims, values_indices
+from ..ops.reduce import normalize_dims
 from .shape import expand, reshape, unsqueeze
 from ..tensor import Tensor
 from ..autograd.forward_ad import defjvp as _defjvp, linear as _linear
@@ -473,3 +475,53 @@ def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
 
 
 _defjvp_more(_linear_more, TAKE, SELECT_SCATTER, SLICE_SCATTER, DIAGONAL_SCATTER_SRC)
+
+
+class _ValuesIndices(tuple):
+    """torch.return_types.max: a (values, indices) pair with names."""
+
+    values = property(lambda self: self[0])
+    indices = property(lambda self: self[1])
+
+    def __repr__(self):
+        return f"torch.return_types.{self._name}(\nvalues={self[0]!r},\nindices={self[1]!r})"
+
+
+def values_indices(name: str, values, index):
+    """torch.return_types.<name>(values, indices), the indices as an int64 Tensor."""
+    result = _ValuesIndices((values, Tensor._make(index.astype(np.int64))))
+    result._name = name
+    return result
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """Each slice along dim repeated repeats[i] times: an index_select with the repeated indices
+    (with no repeats, input holds the counts and the result is those indices)."""
+    if repeats is None:   # torch.repeat_interleave(counts)
+        counts = input._data
+        if counts.ndim != 1 or counts.dtype.kind not in "iu":
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        if (counts < 0).any():
+            raise RuntimeError("repeats can not be negative")
+        return Tensor._make(np.repeat(np.arange(len(counts)), counts))
+    if dim is None:
+        input, d = reshape(input, -1), 0
+    else:
+        (d,) = normalize_dims(dim, input.ndim)
+    n = input.shape[d] if input.ndim else 1
+    counts = repeats._data.reshape(-1) if isinstance(repeats, Tensor) else np.array([int(repeats)])
+    if counts.size == 1:
+        counts = np.full(n, int(counts[0]))
+    if counts.ndim != 1 or len(counts) != n:
+        raise RuntimeError(f"repeats must have the same size as input along dim, but got repeats.size(0) = "
+                           f"{len(counts)} and input.size({d}) = {n}")
+    if (counts < 0).any():
+        raise RuntimeError("repeats can not be negative")
+    index = np.repeat(np.arange(n), counts)
+    if output_size is not None and len(index) != output_size:
+        raise RuntimeError("allocated size does not match required size")
+    return index_select(input, d, Tensor._make(index))
+
+
+def msort(input):
+    return sort(input, 0)[0]

@@ -9,6 +9,7 @@ from ..autograd.apply import apply, coerce_pair
 from ..ops.core import _formula, broadcast_error
 from ..ops.op import Op
 from ..tensor import Tensor
+from .index import nonzero
 from ..autograd.forward_ad import bilinear as _bilinear, defjvp as _defjvp, linear as _linear
 from ..autograd.forward_ad import pointwise as _diagonal
 from ..ops.pointwise import (ABS, ACOS, ACOSH, ADD, ADDCDIV, ADDCMUL, ADD_ALPHA, ASIN, ASINH, ATAN, ATAN2, ATANH,
@@ -134,7 +135,6 @@ def pow(input, exponent):
 
 def where(condition, input=None, other=None):
     if input is None and other is None:   # where(condition) is nonzero(condition, as_tuple=True)
-        from .index import nonzero
         return nonzero(condition, as_tuple=True)
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):   # two scalars: a tensor of the first
         from ..creation import tensor

@@ -10,37 +10,15 @@ from ..autograd.apply import apply, coerce_pair
 from ..ops.core import contiguous
 from ..ops.op import Op
 from ..dtypes import as_np
+from .index import narrow, values_indices
 from .pointwise import isnan, logical_not, maximum, minimum, sub
+from .shape import cat, reshape
 from ..tensor import Tensor
 from ..autograd.forward_ad import defjvp as _defjvp, linear as _linear, pointwise as _symmetric
 from ..ops.reduce import (AMAX, AMIN, AMINMAX, CUMMAX, CUMMIN, CUMPROD, CUMSUM, DIST, KTHVALUE, LOGCUMSUMEXP,
                           LOGSUMEXP, LOG_SOFTMAX, MAX_ALL, MAX_DIM, MEAN, MEAN_DIM, MEDIAN, MEDIAN_DIM, MEDIAN_NAN,
                           MIN_ALL, MIN_DIM, NANSUM, NORM, PROD, PROD_DIM, SOFTMAX, STD, STD_MEAN, SUM, SUM_DIM, VAR,
-                          VAR_MEAN, _ALL, _CUMMAX, _CUMMIN, _SCALAR_TYPE)
-
-
-def normalize_dims(dim, ndim: int) -> tuple:
-    """dim (int, tuple or None) -> sorted tuple of non-negative axes, with PyTorch's range error."""
-    if dim is None:
-        return tuple(range(ndim))
-    if isinstance(dim, np.integer):
-        dim = int(dim)
-    ints = (dim,) if isinstance(dim, int) else dim if isinstance(dim, (tuple, list)) else (None,)
-    if isinstance(dim, bool) or [d for d in ints if not isinstance(d, (int, np.integer)) or isinstance(d, bool)]:
-        raise TypeError(f"received an invalid combination of arguments - got dim={dim!r} "
-                        f"({type(dim).__name__}), but expected an int or a tuple of ints")
-    dims = (dim,) if isinstance(dim, int) else tuple(int(d) for d in dim)
-    out = []
-    for d in dims:
-        n = ndim if ndim else 1   # builtins max/min are shadowed below
-        lo, hi = -n, n - 1
-        if not lo <= d <= hi:
-            raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {d})")
-        d = d % n if ndim else 0
-        if d in out:
-            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
-        out.append(d)
-    return tuple(sorted(out))
+                          VAR_MEAN, _ALL, _CUMMAX, _CUMMIN, _SCALAR_TYPE, _dims_keep, normalize_dims)
 
 
 def _contiguous_result(forward):
@@ -56,14 +34,6 @@ for _op in (SUM_DIM, MEAN_DIM, VAR, STD, PROD_DIM, AMAX, AMIN, NORM, LOGSUMEXP, 
 
 
 # -- public functions ---------------------------------------------------------------
-def _dims_keep(input, dim, keepdim):
-    # a 0-d tensor accepts dim 0 / -1, but there is no axis to reduce; dim=() reduces all
-    if isinstance(dim, (tuple, list)) and len(dim) == 0:
-        dim = None
-    dims = normalize_dims(dim, input.ndim)   # checks dim even on a 0-d tensor (its range is [-1, 0])
-    return (dims if input.ndim else ()), bool(keepdim)
-
-
 def _nonempty(name: str, input, dim) -> None:
     """max/argmax-like reductions have no value over an empty dim: PyTorch's IndexError."""
     if input.numel():
@@ -133,23 +103,6 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
     if dim is None:
         return apply(PROD, (input,), _dims_keep(input, None, False))
     return apply(PROD_DIM, (input,), _dims_keep(input, dim, keepdim))
-
-
-class _ValuesIndices(tuple):
-    """torch.return_types.max: a (values, indices) pair with names."""
-
-    values = property(lambda self: self[0])
-    indices = property(lambda self: self[1])
-
-    def __repr__(self):
-        return f"torch.return_types.{self._name}(\nvalues={self[0]!r},\nindices={self[1]!r})"
-
-
-def values_indices(name: str, values, index):
-    """torch.return_types.<name>(values, indices), the indices as an int64 Tensor."""
-    result = _ValuesIndices((values, Tensor._make(index.astype(np.int64))))
-    result._name = name
-    return result
 
 
 def _extreme(input, dim, keepdim, other, full_op, dim_op, arg, name):
@@ -351,8 +304,6 @@ def dist(input, other, p=2):
 
 def diff(input, n=1, dim=-1, prepend=None, append=None):
     """a[1:] − a[:-1] along dim, n times: slices and a subtraction, as PyTorch records it."""
-    from .index import narrow
-    from .shape import cat
     if n == 0:   # PyTorch returns the input itself, ignoring prepend and append
         return input
     if n < 0:
@@ -425,8 +376,6 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 
 def _trapezoid_parts(y, x, dx, dim, name):
     """(d, left + right, spacing) for the trapezoid rule along d; spacing a Tensor or a number."""
-    from .shape import reshape
-    from .index import narrow
     (d,) = normalize_dims(dim, y.ndim)
     n = y.shape[d]
     if x is not None and dx is not None:

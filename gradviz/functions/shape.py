@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 
 from ..autograd.apply import apply
-from .reduce import normalize_dims
+from ..ops.reduce import normalize_dims
 from ..tensor import Tensor
 from ..autograd.forward_ad import defjvp as _defjvp, linear as _linear
 from ..ops.shape import (BLOCK_DIAG, CAT, CLONE, CLONE_CONTIGUOUS, DIAG_COPY, DIAG_EMBED, EXPAND, FLIP, PERMUTE,
@@ -609,41 +609,6 @@ def cartesian_prod(*tensors):
         return tensors[0]
     grids = meshgrid(*tensors, indexing="ij")
     return stack([reshape(g, -1) for g in grids], 1)
-
-
-def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
-    """Each slice along dim repeated repeats[i] times: an index_select with the repeated indices
-    (with no repeats, input holds the counts and the result is those indices)."""
-    from .index import index_select
-    if repeats is None:   # torch.repeat_interleave(counts)
-        counts = input._data
-        if counts.ndim != 1 or counts.dtype.kind not in "iu":
-            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
-        if (counts < 0).any():
-            raise RuntimeError("repeats can not be negative")
-        return Tensor._make(np.repeat(np.arange(len(counts)), counts))
-    if dim is None:
-        input, d = reshape(input, -1), 0
-    else:
-        (d,) = normalize_dims(dim, input.ndim)
-    n = input.shape[d] if input.ndim else 1
-    counts = repeats._data.reshape(-1) if isinstance(repeats, Tensor) else np.array([int(repeats)])
-    if counts.size == 1:
-        counts = np.full(n, int(counts[0]))
-    if counts.ndim != 1 or len(counts) != n:
-        raise RuntimeError(f"repeats must have the same size as input along dim, but got repeats.size(0) = "
-                           f"{len(counts)} and input.size({d}) = {n}")
-    if (counts < 0).any():
-        raise RuntimeError("repeats can not be negative")
-    index = np.repeat(np.arange(n), counts)
-    if output_size is not None and len(index) != output_size:
-        raise RuntimeError("allocated size does not match required size")
-    return index_select(input, d, Tensor._make(index))
-
-
-def msort(input):
-    from .index import sort
-    return sort(input, 0)[0]
 
 
 _defjvp(_linear, ROT90, BLOCK_DIAG)

@@ -1,5 +1,6 @@
 """Reductions. The VJP of a reduction broadcasts ḡ back over the reduced axes
-(after re-inserting them when keepdim=False)."""
+(after re-inserting them when keepdim=False). normalize_dims: a dim argument checked as torch's
+reductions check it (the functions of every module read it)."""
 from __future__ import annotations
 
 import builtins
@@ -434,3 +435,36 @@ KTHVALUE = Op("kthvalue", "KthvalueBackward0", "c = k-th smallest along dim", _t
               vjp_formulas=("ḡ scattered to the indices",), params=("dim", "keepdim", "indices"), saves=("indices",),
               latex=r"$c = \text{the } k\text{-th smallest of } $0 \text{ along dim } $dim",
               vjp_latex=(r"\bar{g}\text{ scattered to the indices}",))
+
+
+# -- dims, as torch's reductions check them (the functions read these too) ----------
+def normalize_dims(dim, ndim: int) -> tuple:
+    """dim (int, tuple or None) -> sorted tuple of non-negative axes, with PyTorch's range error."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, np.integer):
+        dim = int(dim)
+    ints = (dim,) if isinstance(dim, int) else dim if isinstance(dim, (tuple, list)) else (None,)
+    if isinstance(dim, bool) or [d for d in ints if not isinstance(d, (int, np.integer)) or isinstance(d, bool)]:
+        raise TypeError(f"received an invalid combination of arguments - got dim={dim!r} "
+                        f"({type(dim).__name__}), but expected an int or a tuple of ints")
+    dims = (dim,) if isinstance(dim, int) else tuple(int(d) for d in dim)
+    out = []
+    for d in dims:
+        n = ndim if ndim else 1   # builtins max/min are shadowed below
+        lo, hi = -n, n - 1
+        if not lo <= d <= hi:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {d})")
+        d = d % n if ndim else 0
+        if d in out:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        out.append(d)
+    return tuple(sorted(out))
+
+
+def _dims_keep(input, dim, keepdim):
+    # a 0-d tensor accepts dim 0 / -1, but there is no axis to reduce; dim=() reduces all
+    if isinstance(dim, (tuple, list)) and len(dim) == 0:
+        dim = None
+    dims = normalize_dims(dim, input.ndim)   # checks dim even on a 0-d tensor (its range is [-1, 0])
+    return (dims if input.ndim else ()), bool(keepdim)
