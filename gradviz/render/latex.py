@@ -384,6 +384,13 @@ def _plain(el) -> str:
         num, den = (_plain(k).strip() for k in kids[:2])
         return (f"({num})" if _compound(num) else num) + "/" + (f"({den})" if _compound(den) else den)
     if tag in ("msqrt", "mroot"):
+        only = kids[0] if len(kids) == 1 else None
+        while only is not None and only.tag == "mrow" and len(only) == 1:
+            only = only[0]
+        if only is not None and only.tag == "mfrac":   # √ of a fraction: its parentheses are the root's
+            num, den = (_plain(k).strip() for k in list(only)[:2])
+            den = f"({den})" if _compound(den) else den
+            return f"√({num} / {den})" if " " in num else f"√({num}/{den})"
         inner = _plain(kids[0]).strip() if len(kids) == 1 else _row(kids).strip()
         return "√" + (f"({inner})" if _compound(inner) or len(inner) > 1 else inner)
     if tag == "mtable":
