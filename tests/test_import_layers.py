@@ -135,13 +135,11 @@ def test_layer_order(module, target, expected):
 
 # The function-local imports left in gradviz.functions, each one that would close an import cycle if
 # written at the top: creation -> tensor -> functions (tensor.py imports the functions once Tensor
-# exists), reduce <-> linalg (torch.norm's matrix forms are linalg.matrix_norm, which reduces) and
-# nnops -> pool -> conv -> nnops (the deprecated upsample_* call interpolate; conv pads with nnops.pad).
+# exists) and reduce <-> linalg (torch.norm's matrix forms are linalg.matrix_norm, which reduces).
 # The list only shrinks: a new import goes at the top of its module.
 CYCLE_BREAKING_LOCAL_IMPORTS = {
     ("gradviz.functions.counting", "gradviz.creation"),
     ("gradviz.functions.nnops", "gradviz.creation"),
-    ("gradviz.functions.nnops", "gradviz.functions.pool"),
     ("gradviz.functions.pointwise", "gradviz.creation"),
     ("gradviz.functions.reduce", "gradviz.functions.linalg"),
     ("gradviz.functions.shape", "gradviz.creation"),

@@ -2,8 +2,6 @@
 then one record of gradviz.ops.nnops each (or a composition, where torch records several)."""
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from ..autograd.apply import apply
@@ -191,20 +189,6 @@ def bilinear(input1, input2, weight, bias=None):
         raise RuntimeError(f"bilinear(): weight must be three-dimensional, but got {weight.ndim} dimension(s)")
     out = einsum("...i,oij,...j->...o", input1, weight, input2)
     return out if bias is None else out + bias
-
-
-def upsample_nearest(input, size=None, scale_factor=None):
-    from .pool import interpolate
-    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
-                  stacklevel=2)
-    return interpolate(input, size, scale_factor, mode="nearest")
-
-
-def upsample_bilinear(input, size=None, scale_factor=None):
-    from .pool import interpolate
-    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
-                  stacklevel=2)
-    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
 def dropout(input, p=0.5, training=True, inplace=False):

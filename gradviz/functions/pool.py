@@ -1,8 +1,10 @@
-"""Pooling, interpolation, window views and pixel shuffle on Tensors: torch's output sizes and
-errors, then the records of gradviz.ops.pool."""
+"""Pooling, interpolation (and the deprecated upsample_nearest/upsample_bilinear that call it),
+window views and pixel shuffle on Tensors: torch's output sizes and errors, then the records of
+gradviz.ops.pool."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -394,3 +396,15 @@ def pixel_unshuffle(input, downscale_factor):
         raise RuntimeError(f"pixel_unshuffle expects height and width to be divisible by downscale_factor, but got "
                            f"{list(input.shape)} and downscale_factor={r}")
     return apply(PIXEL_UNSHUFFLE, (input,), (r,))
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)

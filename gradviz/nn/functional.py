@@ -133,5 +133,6 @@ from .functional_layers import (dropout1d, dropout2d, gru_cell, instance_norm, l
                                 multi_head_attention_forward, pad, rms_norm, rnn_relu_cell, rnn_tanh_cell)
 from ..functions.loss import (cosine_embedding_loss, gaussian_nll_loss, hinge_embedding_loss, margin_ranking_loss,
                               multilabel_soft_margin_loss, poisson_nll_loss, soft_margin_loss, triplet_margin_loss)
-from ..functions.nnops import (bilinear, glu, hardshrink, pdist, prelu, softshrink, tanhshrink, threshold,
-                               upsample_bilinear, upsample_nearest)
+from ..functions.nnops import (bilinear, glu, hardshrink, pdist, prelu, softshrink, tanhshrink,
+                               threshold)
+from ..functions.pool import upsample_bilinear, upsample_nearest
