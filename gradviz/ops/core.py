@@ -10,6 +10,7 @@ import threading
 import numpy as np
 
 from .. import backend
+from . import special as _special
 from .op import Op
 
 
@@ -66,8 +67,7 @@ class ArrayNamespace:
 
     def erf(self, a):
         if self.xp is np:
-            from .special import erf
-            return erf(a)
+            return _special.erf(a)
         from cupyx.scipy.special import erf  # pragma: no cover - GPU only
         return erf(a)
 

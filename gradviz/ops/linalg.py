@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .op import Op
+from .reduce import _norm_forward, _norm_vjp
 
 
 MATS = ("self", "mat2")
@@ -320,13 +321,11 @@ def _cdist_diff(a, b):
 
 
 def _cdist_forward(xp, a, b, p):
-    from .reduce import _norm_forward
     with np.errstate(all="ignore"):
         return _norm_forward(xp, _cdist_diff(a, b), p, (-1,), False)
 
 
 def _cdist_parts(xp, g, c, a, b, p):
-    from .reduce import _norm_vjp
     d = _cdist_diff(a, b)
     with np.errstate(all="ignore"):
         gd = _norm_vjp(xp, g, c, d, p, (d.ndim - 1,), False)

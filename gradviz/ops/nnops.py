@@ -8,7 +8,7 @@ import numpy as np
 
 from .op import Op
 from .pointwise import _unary, quiet
-from .reduce import NORM, _count
+from .reduce import NORM, _count, _norm_forward as _p_norm_forward, _norm_vjp as _p_norm_vjp   # p-norms (pdist)
 
 
 SELU_ALPHA = 1.6732632423543772848170429916717
@@ -242,13 +242,11 @@ PRELU = Op("prelu", "PreluKernelBackward0", "c = a if a > 0 else w ⊙ a", lambd
 
 
 def _pdist_forward(xp, a, p, i, j):
-    from .reduce import _norm_forward
-    return _norm_forward(xp, a[i] - a[j], p, (1,), False)
+    return _p_norm_forward(xp, a[i] - a[j], p, (1,), False)
 
 
 def _pdist_vjp(xp, g, c, a, p, i, j):
-    from .reduce import _norm_vjp
-    gd = _norm_vjp(xp, g, c, a[i] - a[j], p, (1,), False)
+    gd = _p_norm_vjp(xp, g, c, a[i] - a[j], p, (1,), False)
     return xp.index_scatter(gd, tuple(a.shape), (i,), True) - xp.index_scatter(gd, tuple(a.shape), (j,), True)
 
 
