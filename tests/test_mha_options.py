@@ -125,3 +125,29 @@ def test_errors_are_torchs(bad):
             return type(e).__name__, str(e)
         return None
     assert call(gradviz) == call(torch) is not None
+
+
+SHAPE_ERRORS = {
+    "a 4-D query": lambda L, m: m(L.zeros(2, 3, 1, 8), L.zeros(2, 3, 1, 8), L.zeros(2, 3, 1, 8)),
+    "a 2-D mask of the wrong size": lambda L, m: m(L.zeros(3, 1, 8), L.zeros(3, 1, 8), L.zeros(3, 1, 8),
+                                                   attn_mask=L.zeros(2, 2)),
+    "a 3-D mask of the wrong size": lambda L, m: m(L.zeros(3, 1, 8), L.zeros(3, 1, 8), L.zeros(3, 1, 8),
+                                                   attn_mask=L.zeros(3, 3, 3)),
+    "a 4-D mask": lambda L, m: m(L.zeros(3, 1, 8), L.zeros(3, 1, 8), L.zeros(3, 1, 8), attn_mask=L.zeros(1, 1, 3, 3)),
+    "is_causal without a mask": lambda L, m: m(L.zeros(3, 1, 8), L.zeros(3, 1, 8), L.zeros(3, 1, 8), is_causal=True),
+    "a 2-D key for a 3-D query": lambda L, m: m(L.zeros(3, 1, 8), L.zeros(3, 8), L.zeros(3, 8)),
+    "a 3-D key_padding_mask": lambda L, m: m(L.zeros(3, 1, 8), L.zeros(3, 1, 8), L.zeros(3, 1, 8),
+                                             key_padding_mask=L.zeros(1, 1, 3, dtype=L.bool)),
+}
+
+
+@pytest.mark.parametrize("case", SHAPE_ERRORS)
+def test_shape_errors_are_torchs(case):
+    def call(lib):
+        lib.manual_seed(0)
+        try:
+            SHAPE_ERRORS[case](lib, lib.nn.MultiheadAttention(E, H))
+        except Exception as e:  # noqa: BLE001 - the comparison is the point
+            return type(e).__name__, str(e)
+        return None
+    assert call(gradviz) == call(torch) is not None

@@ -153,6 +153,29 @@ def _float_mask(mask, dtype):
     return Tensor._make(namespace(mask._data).where(mask._data, -np.inf, 0.0).astype(dtype))
 
 
+def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads) -> bool:
+    """torch's checks of the ranks and shapes multi_head_attention_forward takes; True when batched."""
+    if query.ndim not in (2, 3):
+        raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received {query.ndim}-D query "
+                             "tensor")
+    batched = query.ndim == 3
+    kind = "batched (3-D)" if batched else "unbatched (2-D)"
+    if key.ndim != query.ndim or value.ndim != query.ndim:
+        raise AssertionError(f"For {kind} `query`, expected `key` and `value` to be {query.ndim}-D but found "
+                             f"{key.ndim}-D and {value.ndim}-D tensors respectively")
+    if key_padding_mask is not None and key_padding_mask.ndim != query.ndim - 1:
+        raise AssertionError(f"For {kind} `query`, expected `key_padding_mask` to be `None` or {query.ndim - 1}-D "
+                             f"but found {key_padding_mask.ndim}-D tensor instead")
+    if attn_mask is not None:
+        if attn_mask.ndim not in (2, 3):
+            raise AssertionError(f"For {kind} `query`, expected `attn_mask` to be `None`, 2-D or 3-D but found "
+                                 f"{attn_mask.ndim}-D tensor instead")
+        expected = (num_heads, query.shape[0], key.shape[0])
+        if not batched and attn_mask.ndim == 3 and tuple(attn_mask.shape) != expected:
+            raise AssertionError(f"Expected `attn_mask` shape to be {expected} but got {attn_mask.shape}")
+    return batched
+
+
 def _static(t, name: str, rows: int, head_dim: int):
     """A key or value given already projected and split into heads: (N·heads, S, head_dim)."""
     if t.shape[0] != rows:
@@ -170,13 +193,16 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
                                  is_causal=False):
     """query (L, N, E), key and value (S, N, E): PyTorch's algorithm, step for step."""
     from .functional import dropout, pad
-    batched = query.ndim == 3
+    batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
     if not batched:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
         if key_padding_mask is not None:
             key_padding_mask = key_padding_mask.unsqueeze(0)
     tgt_len, bsz, embed_dim = query.shape
     src_len = key.shape[0]
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
+                           "method `generate_square_subsequent_mask` to create this mask.")
     if embed_dim != embed_dim_to_check:
         raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}")
     head_dim = embed_dim // num_heads
@@ -195,13 +221,13 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         w_q, w_k, w_v = in_proj_weight.chunk(3)
         b_q, b_k, b_v = in_proj_bias.chunk(3) if in_proj_bias is not None else (None, None, None)
         q, k, v = linear(query, w_q, b_q), linear(key, w_k, b_k), linear(value, w_v, b_v)
-    mask = _float_mask(attn_mask, query._data.dtype)
-    if is_causal and mask is None:
-        from ..creation import full
-        from ..functions.shape import triu
-        mask = triu(full((tgt_len, src_len), float("-inf"), dtype=query.dtype), 1)
-    if mask is not None and mask.ndim == 2:
-        mask = mask.unsqueeze(0)
+    mask = _float_mask(attn_mask, query._data.dtype)   # is_causal is only a hint that this mask is causal
+    if mask is not None:
+        want = (tgt_len, src_len) if mask.ndim == 2 else (bsz * num_heads, tgt_len, src_len)
+        if tuple(mask.shape) != want:
+            raise RuntimeError(f"The shape of the {mask.ndim}D attn_mask is {mask.shape}, but should be {want}.")
+        if mask.ndim == 2:
+            mask = mask.unsqueeze(0)
     if bias_k is not None and bias_v is not None:   # one more key and value, learned, for every sequence
         if static_k is not None:
             raise AssertionError("bias cannot be added to static key.")
