@@ -7,7 +7,6 @@ import warnings
 import numpy as np
 
 from ..autograd.apply import apply, coerce_pair
-from ..ops.core import contiguous
 from ..ops.op import Op
 from ..dtypes import as_np
 from .index import narrow, values_indices
@@ -19,18 +18,6 @@ from ..ops.reduce import (AMAX, AMIN, AMINMAX, CUMMAX, CUMMIN, CUMPROD, CUMSUM, 
                           LOGSUMEXP, LOG_SOFTMAX, MAX_ALL, MAX_DIM, MEAN, MEAN_DIM, MEDIAN, MEDIAN_DIM, MEDIAN_NAN,
                           MIN_ALL, MIN_DIM, NANSUM, NORM, PROD, PROD_DIM, SOFTMAX, STD, STD_MEAN, SUM, SUM_DIM, VAR,
                           VAR_MEAN, _ALL, _CUMMAX, _CUMMIN, _SCALAR_TYPE, _dims_keep, normalize_dims)
-
-
-def _contiguous_result(forward):
-    """PyTorch's reductions, softmax and cumsum return contiguous tensors whatever the input's
-    strides (NumPy's keep them), and contiguity decides how a later reshape is recorded."""
-    def run(xp, *args):
-        return contiguous(forward(xp, *args))
-    return run
-
-
-for _op in (SUM_DIM, MEAN_DIM, VAR, STD, PROD_DIM, AMAX, AMIN, NORM, LOGSUMEXP, SOFTMAX, LOG_SOFTMAX, CUMSUM):
-    _op.forward = _contiguous_result(_op.forward)
 
 
 # -- public functions ---------------------------------------------------------------

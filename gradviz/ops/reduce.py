@@ -468,3 +468,15 @@ def _dims_keep(input, dim, keepdim):
         dim = None
     dims = normalize_dims(dim, input.ndim)   # checks dim even on a 0-d tensor (its range is [-1, 0])
     return (dims if input.ndim else ()), bool(keepdim)
+
+
+def _contiguous_result(forward):
+    """PyTorch's reductions, softmax and cumsum return contiguous tensors whatever the input's
+    strides (NumPy's keep them), and contiguity decides how a later reshape is recorded."""
+    def run(xp, *args):
+        return contiguous(forward(xp, *args))
+    return run
+
+
+for _op in (SUM_DIM, MEAN_DIM, VAR, STD, PROD_DIM, AMAX, AMIN, NORM, LOGSUMEXP, SOFTMAX, LOG_SOFTMAX, CUMSUM):
+    _op.forward = _contiguous_result(_op.forward)
