@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from . import backend, dtypes
+from . import backend, dtypes, libm
 from . import random as _random
 from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed,  # noqa: F401
                      set_rng_state)
@@ -255,7 +255,7 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
     half = steps // 2
     exponents = np.where(i < half, float(s) + step * i, float(e) - step * (steps - i - 1))
     with np.errstate(invalid="ignore", over="ignore"):   # out-of-range integer casts, as C's
-        arr = np.power(float(base), exponents).astype(np_dtype)
+        arr = libm.power(float(base), exponents).astype(np_dtype)
     return _finish(arr, None, device, requires_grad)
 
 

@@ -18,6 +18,8 @@ import os
 
 import numpy as np
 
+from . import libm
+
 DEFAULT_SEED = 67280421310721       # torch.Generator()'s seed (c10's default_rng_seed_val)
 _N, _M = 624, 397
 _MATRIX_A = np.uint32(0x9908B0DF)
@@ -260,10 +262,10 @@ def _normal_scalar(g: Generator, n: int, mean: float, std: float) -> np.ndarray:
         pairs = (rest + 1) // 2
         u = _unit(g, 2 * pairs, np.float64)
         u1, u2 = u[0::2], u[1::2]
-        r = np.sqrt(-2.0 * np.log1p(-u2))
+        r = np.sqrt(-2.0 * libm.log1p(-u2))
         theta = _TWO_PI * u1
         both = np.empty(2 * pairs)
-        both[0::2], both[1::2] = r * np.cos(theta), r * np.sin(theta)
+        both[0::2], both[1::2] = r * libm.cos(theta), r * libm.sin(theta)
         if rest % 2:
             g._double_cache = float(both[-1])
         vals.append(both[:rest])
@@ -323,9 +325,9 @@ def _fma32(a, b, c, tiny: bool = True) -> np.ndarray:
 
 def _box_muller16_f64(d: np.ndarray, mean: float, std: float) -> np.ndarray:
     u1, u2 = 1.0 - d[:, :8], d[:, 8:]
-    radius = np.sqrt(-2.0 * np.log(u1))
+    radius = np.sqrt(-2.0 * libm.log(u1))
     theta = _TWO_PI * u2
-    return np.concatenate([_fma64(radius * np.cos(theta), std, mean), _fma64(radius * np.sin(theta), std, mean)],
+    return np.concatenate([_fma64(radius * libm.cos(theta), std, mean), _fma64(radius * libm.sin(theta), std, mean)],
                           axis=1)
 
 
@@ -457,7 +459,7 @@ def bernoulli_scalar(g: Generator, n: int, p: float) -> np.ndarray:
 
 def exponential(g: Generator, n: int, np_dtype, lambd: float = 1.0) -> np.ndarray:
     """exponential_(lambd): -1/lambd * log1p(-u) in doubles, then the tensor's dtype."""
-    return _narrow(-1.0 / lambd * np.log1p(-_unit(g, n, np.float64)), np_dtype)
+    return _narrow(-1.0 / lambd * libm.log1p(-_unit(g, n, np.float64)), np_dtype)
 
 
 def multinomial(g: Generator, probs: np.ndarray, num_samples: int, replacement: bool) -> np.ndarray:
@@ -536,15 +538,15 @@ def cauchy(g: Generator, n: int, np_dtype, median: float = 0.0, sigma: float = 1
     """cauchy_(median, sigma): median + sigma * tan(pi * (u - 1/2)) in doubles, u kept off 0 and 1."""
     eps = np.finfo(np.float64).eps
     u = np.clip(_unit(g, n, np.float64), eps, 1 - eps)
-    return _narrow(_fma64(np.tan(math.pi * (u - 0.5)), sigma, median), np_dtype)
+    return _narrow(_fma64(libm.tan(math.pi * (u - 0.5)), sigma, median), np_dtype)
 
 
 def log_normal(g: Generator, n: int, np_dtype, mean: float = 1.0, std: float = 2.0) -> np.ndarray:
     """log_normal_(mean, std): exp of the scalar Box-Muller normal (its cache included)."""
-    return _narrow(np.exp(_normal_scalar(g, n, mean, std)), np_dtype)
+    return _narrow(libm.exp(_normal_scalar(g, n, mean, std)), np_dtype)
 
 
 def geometric(g: Generator, n: int, np_dtype, p: float) -> np.ndarray:
     """geometric_(p): ceil(log(u) / log1p(-p)) in doubles."""
     with np.errstate(divide="ignore"):
-        return _narrow(np.ceil(np.log(_unit(g, n, np.float64)) / math.log1p(-p)), np_dtype)
+        return _narrow(np.ceil(libm.log(_unit(g, n, np.float64)) / math.log1p(-p)), np_dtype)
