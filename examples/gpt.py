@@ -143,7 +143,7 @@ class GPT(nn.Module):
         b, t = idx.size()
         assert t <= self.config.block_size, f"Cannot forward sequence of length {t}, block size is only " \
                                             f"{self.config.block_size}"
-        pos = torch.arange(0, t, dtype=torch.long)   # shape (t)
+        pos = torch.arange(0, t, dtype=torch.long, device=idx.device)   # shape (t)
         tok_emb = self.transformer.wte(idx)   # token embeddings of shape (b, t, n_embd)
         pos_emb = self.transformer.wpe(pos)   # position embeddings of shape (t, n_embd)
         x = self.transformer.drop(tok_emb + pos_emb)

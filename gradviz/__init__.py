@@ -57,9 +57,7 @@ eq, ne, gt, lt, ge, le = (_comparison(n) for n in ("eq", "ne", "gt", "lt", "ge",
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
-    import numpy as np
-    return np.bool_(np.allclose(input.__array__(), other.__array__(), rtol=rtol, atol=atol,
-                                equal_nan=equal_nan)).item()
+    return isclose(input, other, rtol, atol, equal_nan).all().item()
 
 
 def equal(input, other) -> bool:
@@ -67,8 +65,9 @@ def equal(input, other) -> bool:
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    import numpy as np
-    return Tensor._make(np.isclose(input.__array__(), other.__array__(), rtol=rtol, atol=atol, equal_nan=equal_nan))
+    from .backend import namespace_of
+    xp = namespace_of(input._data)
+    return Tensor._make(xp.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 def cuda_is_available() -> bool:
@@ -90,6 +89,12 @@ class cuda:  # noqa: N801  (torch.cuda.is_available())
     def device_count() -> int:
         from . import accelerator as _accelerator
         return _accelerator.device_count()
+
+    @staticmethod
+    def synchronize(device=None) -> None:
+        """Wait for every kernel queued on the GPU (torch.cuda.synchronize)."""
+        from . import accelerator as _accelerator
+        _accelerator.synchronize(device)
 
 
 # The visual layers load on first use, so `import gradviz` stays as light as the engine.

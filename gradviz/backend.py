@@ -9,6 +9,7 @@ import threading
 import numpy as np
 
 _cupy = None
+_cupy_special = None
 
 
 def cupy():
@@ -23,6 +24,25 @@ def cupy():
             ) from exc
         _cupy = cp
     return _cupy
+
+
+def gpu_special():
+    """cupyx.scipy.special: the special functions (erf, digamma, ...) on GPU arrays."""
+    global _cupy_special
+    if _cupy_special is None:
+        cupy()
+        import cupyx.scipy.special as special
+        _cupy_special = special
+    return _cupy_special
+
+
+def on_cpu(array) -> bool:
+    return type(array) is np.ndarray or _cupy is None or not isinstance(array, _cupy.ndarray)
+
+
+def is_array(obj) -> bool:
+    """A NumPy or a CuPy array."""
+    return isinstance(obj, np.ndarray) or (_cupy is not None and isinstance(obj, _cupy.ndarray))
 
 
 def cuda_is_available() -> bool:
@@ -136,14 +156,3 @@ def to_numpy(array):
     if _cupy is not None and isinstance(array, _cupy.ndarray):
         return _cupy.asnumpy(array)
     return np.asarray(array)
-
-
-def scatter_add(xp, out, index, values):
-    """out[index] += values with repeated indices accumulating (np.add.at)."""
-    if xp is np:
-        np.add.at(out, index, values)
-    else:  # pragma: no cover - GPU only
-        import cupyx
-
-        cupyx.scatter_add(out, index, values)
-    return out

@@ -467,12 +467,12 @@ class Tensor:
                 target_device = a
         out = self
         if target_device is not None and backend.device(target_device) != self.device:
-            moved = Tensor._make(backend.to_device(self._data, target_device))
             if self.requires_grad and grad_mode.is_grad_enabled():
-                raise RuntimeError("moving a tensor that requires grad between devices is not differentiable in "
-                                   "gradviz; move leaves before building the graph (x = x.to(device))")
-            out = moved
-            out._requires_grad = self._requires_grad
+                from .functions.shape import to_device
+                out = to_device(self, target_device)
+            else:
+                out = Tensor._make(backend.to_device(self._data, target_device))
+                out._requires_grad = self._requires_grad
         if target_dtype is not None:
             from .functions.shape import to_dtype
             np_dtype = dtypes.as_np(target_dtype)
@@ -638,7 +638,7 @@ class Tensor:
         if not self._records(other):
             arr = other._data if isinstance(other, Tensor) else other
             self._check_overlap()
-            if self._data.flags.writeable:
+            if getattr(self._data.flags, "writeable", True):   # CuPy's arrays have no read-only flag
                 try:
                     ufunc(self._data, arr, out=self._data, casting="same_kind")
                 except (TypeError, ValueError):   # casting or broadcasting: let the op say it

@@ -15,3 +15,25 @@ def _seed():
     import gradviz
     gradviz.manual_seed(0)
     yield
+
+
+@pytest.fixture(params=["strict", "cupy"])
+def cuda_namespace(request):
+    """Device "cuda" backed by the strict stand-in for CuPy (tests/strict_namespace.py, on any
+    machine) or by CuPy itself (marked gpu: where CuPy sees a CUDA GPU). The backend is restored after."""
+    import gradviz
+    from gradviz import backend
+    if request.param == "cupy":
+        request.applymarker(pytest.mark.gpu)
+        pytest.importorskip("cupy", reason="CuPy is not installed (pip install 'gradviz[gpu]' on a CUDA machine)")
+        if not gradviz.cuda.is_available():
+            pytest.skip("no CUDA device visible to CuPy")
+        yield backend.cupy()
+        return
+    import strict_namespace
+    saved = backend._cupy, backend._cupy_special
+    backend._cupy, backend._cupy_special = strict_namespace.cupy, strict_namespace.special
+    try:
+        yield strict_namespace.cupy
+    finally:
+        backend._cupy, backend._cupy_special = saved

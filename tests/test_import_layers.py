@@ -17,7 +17,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent / "gradviz"
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # The array namespace and what every layer shares. events.py is the bus: the engine emits
     # into it, so it imports nothing above the arrays (data flows up, imports point down).
-    ("backend", ("gradviz.backend", "gradviz.dtypes", "gradviz.accelerator", "gradviz.formatting",
+    ("backend", ("gradviz.backend", "gradviz.libm", "gradviz.dtypes", "gradviz.accelerator", "gradviz.formatting",
                  "gradviz.naming", "gradviz.scope", "gradviz.events")),
     # The math: op records (forward, VJP, display formulas) and the array helpers of the rules.
     ("ops", ("gradviz.ops",)),

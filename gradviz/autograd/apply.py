@@ -20,6 +20,18 @@ from .grad_mode import _state as _grad_state
 from .graph import DEFAULT, MULTI_OUTPUT, NO_GRAD, ViewMeta, _node_types, node_type
 
 
+def _check_one_device(arrays, params) -> None:
+    """torch's error when an op's tensors (index arrays included) live on different devices."""
+    devices = []
+    for a in (*arrays, *params):
+        if backend.is_array(a) and (device := backend.device_of(a)) not in devices:
+            devices.append(device)
+    if len(devices) > 1:
+        names = [f"{d.type}:{d.index or 0}" if d.type == "cuda" else d.type for d in devices]
+        raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
+                           f"{names[0]} and {names[1]}!")
+
+
 def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
     """Run `op` on Tensors. Builds a Node only when grad mode is on and an input requires grad."""
     if _forward_ad._state.level is not None and not _forward_ad._state.busy:
@@ -40,6 +52,9 @@ def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
         out = op.forward(NUMPY if type(first) is np.ndarray else namespace(first), *arrays, *params)
     except ValueError as exc:
         raise RuntimeError(shape_error(op, arrays, exc)) from None
+    except TypeError:   # NumPy and CuPy arrays do not mix: say so as torch does
+        _check_one_device(arrays, params)
+        raise
     if dtype is not None:
         out = out.astype(dtype, copy=False)
     needs_grad = False

@@ -56,6 +56,10 @@ class TensorNamespace:
         return Tensor._make(array)
 
     @staticmethod
+    def to_device(a, device):
+        return shape.to_device(a, device)
+
+    @staticmethod
     def roll(a, shift, axis=None):
         return shape.roll(a, shift, axis)
 

@@ -1,5 +1,6 @@
 """histc, histogram and bincount on Tensors. Counts have no gradient, so these record no node
-(and gradviz.ops has no record of them)."""
+(and gradviz.ops has no record of them). They count on the host, in NumPy, and hand the counts
+back on the input's device."""
 from __future__ import annotations
 
 from collections import namedtuple
@@ -20,8 +21,9 @@ histogram_result.__repr__ = lambda self: (f"torch.return_types.histogram(\nhist=
                                           f"bin_edges={self.bin_edges!r})")
 
 
-def _tensor(data):
-    return Tensor._make(data)
+def _tensor(data, like):
+    """Counts as a Tensor on the device of `like`."""
+    return Tensor._make(backend.to_device(data, like.device))
 
 
 def _counts(values: np.ndarray, edges: np.ndarray, weights=None, uniform: bool = True) -> np.ndarray:
@@ -48,7 +50,7 @@ def _counts(values: np.ndarray, edges: np.ndarray, weights=None, uniform: bool =
 
 def _linear_edges(lo: float, hi: float, bins: int, dtype) -> np.ndarray:
     from ..creation import linspace
-    return linspace(lo, hi, bins + 1, dtype=_torch_dtype(dtype))._data
+    return linspace(lo, hi, bins + 1, dtype=_torch_dtype(dtype), device="cpu")._data
 
 
 def _torch_dtype(np_dtype):
@@ -76,7 +78,7 @@ def histc(input, bins: int = 100, min: float = 0, max: float = 0):
     if lo > hi:
         raise RuntimeError("torch.histc: max must be larger than min")
     edges = _linear_edges(lo, hi, bins, a.dtype)
-    return _tensor(_counts(a.reshape(-1), edges).astype(a.dtype))
+    return _tensor(_counts(a.reshape(-1), edges).astype(a.dtype), input)
 
 
 def histogram(input, bins=100, *, range=None, weight=None, density: bool = False):
@@ -102,7 +104,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density: bool = False
         widths = np.diff(edges)
         total = hist.sum()
         hist = (hist / (total * widths)).astype(a.dtype)
-    return histogram_result(_tensor(hist), _tensor(edges.copy()))
+    return histogram_result(_tensor(hist, input), _tensor(edges.copy(), input))
 
 
 def bincount(input, weights=None, minlength: int = 0):
@@ -115,8 +117,8 @@ def bincount(input, weights=None, minlength: int = 0):
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
     if weights is None:
-        return _tensor(np.bincount(a.astype(np.int64), minlength=minlength).astype(np.int64))
+        return _tensor(np.bincount(a.astype(np.int64), minlength=minlength).astype(np.int64), input)
     w = backend.to_numpy(weights._data)
     dtype = np.float32 if w.dtype == np.float32 else np.float64   # torch: float weights keep float, others double
     counts = np.bincount(a.astype(np.int64), weights=w.astype(np.float64), minlength=minlength)
-    return _tensor(counts.astype(dtype))
+    return _tensor(counts.astype(dtype), input)

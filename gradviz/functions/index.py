@@ -8,6 +8,7 @@ import operator
 
 import numpy as np
 
+from .. import backend
 from ..autograd.apply import apply
 from ..ops.core import scatter_key, write
 from ..ops.op import Op
@@ -25,7 +26,8 @@ from ..ops.index import (ALIAS, COPY_SLICES, DIAGONAL_SCATTER, DIAGONAL_SCATTER_
 # -- public functions ---------------------------------------------------------------
 def _as_index(item):
     if isinstance(item, Tensor):
-        return item._data
+        data = item._data   # a 0-d integer tensor indexes as its int (torch selects with it)
+        return int(data) if data.ndim == 0 and data.dtype.kind in "iu" else data
     if isinstance(item, list) and not item:
         return np.zeros(0, dtype=np.int64)   # x[[]] selects nothing (an empty long index)
     if isinstance(item, range):
@@ -36,7 +38,7 @@ def _as_index(item):
 
 
 def _is_bool_scalar(k) -> bool:
-    return isinstance(k, (bool, np.bool_)) or (isinstance(k, np.ndarray) and k.ndim == 0 and k.dtype == bool)
+    return isinstance(k, (bool, np.bool_)) or (backend.is_array(k) and k.ndim == 0 and k.dtype == bool)
 
 
 def parse_index(shape: tuple, key, single_slice: bool = False):
@@ -54,7 +56,7 @@ def parse_index(shape: tuple, key, single_slice: bool = False):
     def width(k):
         if k is None or k is Ellipsis or _is_bool_scalar(k):
             return 0
-        if isinstance(k, np.ndarray) and k.dtype == bool:
+        if backend.is_array(k) and k.dtype == bool:
             return k.ndim
         return 1
 
@@ -95,7 +97,7 @@ def parse_index(shape: tuple, key, single_slice: bool = False):
             cur[dim] = len(range(start, stop, step))
             dim += 1
             src += 1
-        elif isinstance(k, np.ndarray) and (k.ndim or k.dtype.kind not in "iu"):
+        elif backend.is_array(k) and (k.ndim or k.dtype.kind not in "iu"):
             if k.dtype == bool:
                 if tuple(k.shape) != tuple(cur[dim:dim + k.ndim]):
                     bad = next(i for i, (m, s) in enumerate(zip(k.shape, cur[dim:])) if m != s)
@@ -162,8 +164,17 @@ def _check_bounds(index, size: int, dim: int) -> None:
         raise IndexError(f"index {first} is out of bounds for dimension {dim} with size {size}")
 
 
+def _keys_beside(adv, array):
+    """The index arrays of an advanced key, moved to array's device (torch takes CPU indices for any
+    device; CuPy wants its own arrays)."""
+    if adv is None or backend.on_cpu(array):
+        return adv
+    return tuple(backend.to_device(k, backend.device_of(array)) if isinstance(k, np.ndarray) else k for k in adv)
+
+
 def getitem(tensor, key):
     steps, _, adv = parse_index(tensor.shape, key, isinstance(key, slice))
+    adv = _keys_beside(adv, tensor._data)
     out = tensor
     for kind, dim, arg in steps:
         if kind == "unsqueeze":
@@ -182,7 +193,7 @@ def getitem(tensor, key):
 def setitem(array, key, value) -> None:
     """array[key] = value with PyTorch's reading of key (no graph)."""
     _, basic, adv = parse_index(array.shape, key)
-    write(array, basic, adv, value)
+    write(array, basic, _keys_beside(adv, array), value)
 
 
 def index_put(tensor, key, values, accumulate=False):
@@ -191,8 +202,9 @@ def index_put(tensor, key, values, accumulate=False):
     if isinstance(key, list) and key and all(isinstance(k, Tensor) for k in key):
         key = tuple(key)   # torch.index_put's list of index tensors, one per dim
     steps, basic, adv = parse_index(tensor.shape, key)
+    adv = _keys_beside(adv, tensor._data)
     if not isinstance(values, Tensor):
-        values = Tensor(values, dtype=tensor.dtype)
+        values = Tensor(values, dtype=tensor.dtype).to(tensor.device)
     if accumulate:
         return apply(INDEX_PUT_ACC, (tensor, values), (basic, adv))
     op = INDEX_PUT if adv is not None and not steps else COPY_SLICES
@@ -265,13 +277,16 @@ def index_select(input, dim, index):
     return apply(INDEX_SELECT, (input,), (d, idx.reshape(-1)))
 
 
-def _order(a: np.ndarray, dim: int, descending: bool) -> np.ndarray:
+def _order(a, dim: int, descending: bool):
     """A stable argsort along dim (ties keep their order, as PyTorch's stable sort)."""
+    xp = backend.namespace_of(a)
     keys = a.astype(np.int64) if a.dtype.kind in "bu" else a
-    if descending and keys.dtype.kind == "f" and np.isnan(keys).any():   # NaN is the largest: first
-        nan = np.isnan(keys)
-        return np.lexsort((np.where(nan, 0, -keys), ~nan), axis=dim)
-    return np.argsort(-keys if descending else keys, axis=dim, kind="stable")
+    if descending and keys.dtype.kind == "f" and xp.isnan(keys).any():   # NaN is the largest: first
+        nan = xp.isnan(keys)   # sort by value, then (stably) NaN first: a lexsort along dim
+        by_value = xp.argsort(xp.where(nan, 0, -keys), axis=dim, kind="stable")
+        nan_first = xp.argsort(~xp.take_along_axis(nan, by_value, axis=dim), axis=dim, kind="stable")
+        return xp.take_along_axis(by_value, nan_first, axis=dim)
+    return xp.argsort(-keys if descending else keys, axis=dim, kind="stable")
 
 
 def _values_indices(name: str, op: Op, input, dim: int, index: np.ndarray):
@@ -280,7 +295,7 @@ def _values_indices(name: str, op: Op, input, dim: int, index: np.ndarray):
 
 def _scalar_values_indices(name: str, op: Op, input, k: int):
     """sort/topk of a 0-d tensor: itself (or nothing, k = 0), index 0, as 0-d tensors."""
-    index = np.zeros(k, dtype=np.int64)
+    index = backend.namespace_of(input._data).zeros(k, dtype=np.int64)
     values = apply(op, (input.reshape(1),), (0, index))
     return values_indices(name, values.reshape(()) if k else values, index.reshape(()) if k else index)
 
@@ -304,7 +319,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
         raise RuntimeError("selected index k out of range")
     if input.ndim == 0:
         return _scalar_values_indices("topk", TOPK, input, k)
-    index = np.take(_order(input._data, d, largest), np.arange(k), axis=d)
+    index = _order(input._data, d, largest)[(slice(None),) * d + (slice(0, k),)]
     return _values_indices("topk", TOPK, input, d, index)
 
 
@@ -351,11 +366,12 @@ def masked_select(input, mask):
 
 
 def nonzero(input, *, as_tuple=False):
-    found = np.nonzero(input._data) if input.ndim else np.nonzero(input._data.reshape(1))
+    xp = backend.namespace_of(input._data)
+    found = xp.nonzero(input._data) if input.ndim else xp.nonzero(input._data.reshape(1))
     if as_tuple:
         return tuple(Tensor._make(i.astype(np.int64)) for i in found)
-    return Tensor._make(np.stack(found, axis=1).astype(np.int64) if input.ndim
-                        else np.zeros((len(found[0]), 0), dtype=np.int64))
+    return Tensor._make(xp.stack(found, axis=1).astype(np.int64) if input.ndim
+                        else xp.zeros((len(found[0]), 0), dtype=np.int64))
 
 
 def _index_vector(index, name: str = "index_add_"):
@@ -395,7 +411,7 @@ def index_fill(input, dim, index, value):
         raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {size}")
     vector = _as_vector(input)
     key = _at(d, idx)
-    written = np.zeros(vector.shape, dtype=bool)
+    written = backend.namespace_of(vector._data).zeros(vector.shape, dtype=bool)
     written[key] = True
     if isinstance(value, Tensor):
         if value.ndim:
@@ -416,8 +432,9 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
         src = value
     _check_along("scatter", input, d, idx, src if isinstance(src, Tensor) else None)
     vector, idx = _as_vector(input), (idx.reshape(1) if idx.ndim == 0 else idx)
-    written = np.zeros(vector.shape, dtype=bool)
-    written[scatter_key(np, idx, d)] = True
+    xp = backend.namespace_of(vector._data)
+    written = xp.zeros(vector.shape, dtype=bool)
+    written[scatter_key(xp, idx, d)] = True
     if isinstance(src, Tensor):
         return _as_input(apply(SCATTER, (vector, _as_vector(src)), (d, idx, written)), input)
     return _as_input(apply(SCATTER_VALUE, (vector,), (d, idx, written, src)), input)
@@ -509,7 +526,8 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     else:
         (d,) = normalize_dims(dim, input.ndim)
     n = input.shape[d] if input.ndim else 1
-    counts = repeats._data.reshape(-1) if isinstance(repeats, Tensor) else np.array([int(repeats)])
+    # the index is worked out on the host: its length depends on the counts' values
+    counts = backend.to_numpy(repeats._data).reshape(-1) if isinstance(repeats, Tensor) else np.array([int(repeats)])
     if counts.size == 1:
         counts = np.full(n, int(counts[0]))
     if counts.ndim != 1 or len(counts) != n:
@@ -520,7 +538,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     index = np.repeat(np.arange(n), counts)
     if output_size is not None and len(index) != output_size:
         raise RuntimeError("allocated size does not match required size")
-    return index_select(input, d, Tensor._make(index))
+    return index_select(input, d, Tensor._make(backend.to_device(index, input.device)))
 
 
 def msort(input):

@@ -732,7 +732,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     else:
         avg = x.sum(1) / n
         norm_factor = n - correction
-    if np.asarray(getattr(norm_factor, "_data", norm_factor)) <= 0:
+    if float(getattr(norm_factor, "_data", norm_factor)) <= 0:
         warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
                       "observations.", UserWarning, stacklevel=2)
         norm_factor = norm_factor * 0

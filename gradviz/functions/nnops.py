@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import backend
 from ..autograd.apply import apply
 from .reduce import _dims_keep, normalize_dims
 from ..ops.nnops import (BATCH_NORM, CONSTANT_PAD, ELU, EMBEDDING, GLU, HARDSHRINK, HARDSIGMOID, HARDSWISH, HARDTANH,
@@ -177,7 +178,7 @@ def pdist(input, p=2):
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
-    i, j = np.triu_indices(input.shape[0], 1)
+    i, j = backend.namespace_of(input._data).triu_indices(input.shape[0], 1)
     return apply(PDIST, (input,), (float(p), i, j))
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import backend
 from ..dtypes import SCALAR_TYPE, float64, get_default_dtype, result_type
 from ..autograd.apply import apply, coerce_pair
 from ..ops.core import _formula, broadcast_error
@@ -159,7 +160,8 @@ def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
-        lo, hi = (b if isinstance(b, Tensor) else Tensor._make(np.asarray(0 if b is None else b, input._data.dtype))
+        xp = backend.namespace_of(input._data)
+        lo, hi = (b if isinstance(b, Tensor) else Tensor._make(xp.asarray(0 if b is None else b, input._data.dtype))
                   for b in (min, max))
         dtype = result_type([input._data] + [b._data for b, given in ((lo, min), (hi, max)) if given is not None])
         return apply(CLAMP_TENSOR, (input, lo, hi), (min is not None, max is not None),

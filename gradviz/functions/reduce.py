@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 
+from .. import backend
 from ..autograd.apply import apply, coerce_pair
 from ..ops.op import Op
 from ..dtypes import as_np
@@ -102,7 +103,8 @@ def _extreme(input, dim, keepdim, other, full_op, dim_op, arg, name):
         return apply(full_op, (input,), _dims_keep(input, None, False))
     (d,) = normalize_dims(dim, input.ndim)
     _nonempty(name, input, d)
-    index = np.expand_dims(arg(input._data, axis=d), d) if input.ndim else np.zeros((), dtype=np.int64)
+    xp = backend.namespace_of(input._data)
+    index = xp.expand_dims(arg(input._data, axis=d), d) if input.ndim else xp.zeros((), dtype=np.int64)
     values = apply(dim_op, (input,), (d, bool(keepdim), index))
     return values_indices(name, values, index if keepdim or not input.ndim else index.squeeze(d))
 
@@ -142,22 +144,24 @@ def amin(input, dim=(), keepdim=False):
 
 def argmax(input, dim=None, keepdim=False):
     _nonempty("argmax", input, dim)
+    xp = backend.namespace_of(input._data)
     if dim is None:
-        return Tensor._make(np.asarray(np.argmax(input._data), dtype=np.int64))
+        return Tensor._make(xp.asarray(xp.argmax(input._data), dtype=np.int64))
     (d,) = normalize_dims(dim, input.ndim)
     if input.ndim == 0:
-        return Tensor._make(np.zeros((), dtype=np.int64))
-    return Tensor._make(np.argmax(input._data, axis=d, keepdims=keepdim).astype(np.int64))
+        return Tensor._make(xp.zeros((), dtype=np.int64))
+    return Tensor._make(xp.argmax(input._data, axis=d, keepdims=keepdim).astype(np.int64))
 
 
 def argmin(input, dim=None, keepdim=False):
     _nonempty("argmin", input, dim)
+    xp = backend.namespace_of(input._data)
     if dim is None:
-        return Tensor._make(np.asarray(np.argmin(input._data), dtype=np.int64))
+        return Tensor._make(xp.asarray(xp.argmin(input._data), dtype=np.int64))
     (d,) = normalize_dims(dim, input.ndim)
     if input.ndim == 0:
-        return Tensor._make(np.zeros((), dtype=np.int64))
-    return Tensor._make(np.argmin(input._data, axis=d, keepdims=keepdim).astype(np.int64))
+        return Tensor._make(xp.zeros((), dtype=np.int64))
+    return Tensor._make(xp.argmin(input._data, axis=d, keepdims=keepdim).astype(np.int64))
 
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
@@ -210,7 +214,8 @@ def cumsum(input, dim, *, dtype=None):
 def _bool_reduce(name, input, dim, keepdim):
     data = input._data
     fn = data.all if name == "all" else data.any
-    out = np.asarray(fn()) if dim is None else np.asarray(fn(axis=normalize_dims(dim, input.ndim) if input.ndim
+    xp = backend.namespace_of(data)
+    out = xp.asarray(fn()) if dim is None else xp.asarray(fn(axis=normalize_dims(dim, input.ndim) if input.ndim
                                                                else None, keepdims=keepdim))
     return Tensor._make(out.astype(np.uint8) if data.dtype == np.uint8 else out)
 
@@ -228,7 +233,8 @@ def count_nonzero(input, dim=None):
     axis = None if dim is None else normalize_dims(dim, input.ndim)
     if input.ndim == 0:   # dim 0 / -1 of a 0-d tensor: nothing to reduce
         axis = None
-    return Tensor._make(np.asarray(np.count_nonzero(input._data, axis=axis), dtype=np.int64))
+    xp = backend.namespace_of(input._data)
+    return Tensor._make(xp.asarray(xp.count_nonzero(input._data, axis=axis), dtype=np.int64))
 
 
 def cumprod(input, dim, *, dtype=None):
@@ -249,15 +255,16 @@ def median(input, dim=None, keepdim=False):
     """The lower of the two middle values (PyTorch's median, unlike NumPy's, never averages)."""
     if dim is None:
         dims, _ = _dims_keep(input, None, False)
-        if input.numel() == 0 or np.isnan(input._data).any():   # PyTorch: NaN (the NaNs share ḡ)
+        if input.numel() == 0 or bool(backend.namespace_of(input._data).isnan(input._data).any()):   # NaN, as torch
             return apply(MEDIAN_NAN, (input,), (dims, False, 0))
         return apply(MEDIAN, (input,), (dims, False, (input.numel() - 1) // 2))
     (d,) = normalize_dims(dim, input.ndim)
+    xp = backend.namespace_of(input._data)
     if input.ndim == 0:
-        index = np.zeros((), dtype=np.int64)
+        index = xp.zeros((), dtype=np.int64)
     else:
-        order = np.argsort(input._data, axis=d, kind="stable")
-        index = np.take(order, [(input.shape[d] - 1) // 2], axis=d)
+        order = xp.argsort(input._data, axis=d, kind="stable")
+        index = _take_one(order, (input.shape[d] - 1) // 2, d)
     values = apply(MEDIAN_DIM, (input,), (d, bool(keepdim), index))
     return values_indices("median", values, index if keepdim or not input.ndim else index.squeeze(d))
 
@@ -333,7 +340,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
 def _cumulative_extreme(name: str, op: Op, scan, input, dim):
     (d,) = normalize_dims(dim, input.ndim)
     if not input.ndim:
-        index = np.zeros((), dtype=np.int64)
+        index = backend.namespace_of(input._data).zeros((), dtype=np.int64)
     else:
         _, index = scan(input._data, d)
     return values_indices(name, apply(op, (input,), (d if input.ndim else 0, index)), index)
@@ -347,16 +354,22 @@ def cummin(input, dim):
     return _cumulative_extreme("cummin", CUMMIN, _CUMMIN, input, dim)
 
 
+def _take_one(a, i: int, dim: int):
+    """a's entry i along dim, that dim kept (np.take(a, [i], axis=dim))."""
+    return a[(slice(None),) * dim + (slice(i, i + 1),)]
+
+
 def kthvalue(input, k, dim=-1, keepdim=False):
     (d,) = normalize_dims(dim, input.ndim)
     n = input.shape[d] if input.ndim else 1
     if not 1 <= k <= n:
         raise IndexError(f"kthvalue(): selected number k out of range for dimension {d}")
+    xp = backend.namespace_of(input._data)
     if not input.ndim:
-        index = np.zeros((), dtype=np.int64)
+        index = xp.zeros((), dtype=np.int64)
         return values_indices("kthvalue", apply(KTHVALUE, (input,), (0, bool(keepdim), index)), index)
-    order = np.argsort(input._data, axis=d, kind="stable")   # NaN sorts last, as in torch
-    index = np.take(order, [k - 1], axis=d)
+    order = xp.argsort(input._data, axis=d, kind="stable")   # NaN sorts last, as in torch
+    index = _take_one(order, k - 1, d)
     values = apply(KTHVALUE, (input,), (d, bool(keepdim), index))
     return values_indices("kthvalue", values, index if keepdim else index.squeeze(d))
 

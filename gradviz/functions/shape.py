@@ -2,17 +2,19 @@
 the records of gradviz.ops.shape."""
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
 
+from .. import backend
 from ..autograd.apply import apply
 from ..ops.reduce import normalize_dims
 from ..tensor import Tensor
 from ..autograd.forward_ad import defjvp as _defjvp, linear as _linear
 from ..ops.shape import (BLOCK_DIAG, CAT, CLONE, CLONE_CONTIGUOUS, DIAG_COPY, DIAG_EMBED, EXPAND, FLIP, PERMUTE,
                          REPEAT, RESHAPE_ALIAS, ROLL, ROT90, SQUEEZE, SQUEEZE_DIM, SQUEEZE_DIMS, SQUEEZE_INPLACE,
-                         STACK, T, TO_COPY, TRANSPOSE, TRIL, TRIU, UNSAFE_VIEW, UNSQUEEZE, VIEW, split_op,
+                         STACK, T, TO_COPY, TO_DEVICE, TRANSPOSE, TRIL, TRIU, UNSAFE_VIEW, UNSQUEEZE, VIEW, split_op,
                          unbind_op)
 from ..dtypes import Size, as_np, check_memory_format, result_type
 from ..ops.index import SLICE
@@ -54,14 +56,36 @@ def _resolve_shape(shape, numel: int) -> tuple:
     return shape
 
 
+def _view_strides(old_shape, old_strides, shape):
+    """The strides (in elements) that show an array of old_shape and old_strides as `shape` without
+    a copy, or None where no strides can (ATen's computeStride, which decides torch's view())."""
+    if not old_shape:
+        return (1,) * len(shape)
+    if math.prod(old_shape) == 0:
+        return None if tuple(old_shape) != tuple(shape) else tuple(old_strides)
+    strides = [0] * len(shape)
+    view_d, base = len(shape) - 1, old_strides[-1]
+    tensor_numel = view_numel = 1
+    for d in range(len(old_shape) - 1, -1, -1):
+        tensor_numel *= old_shape[d]
+        # a chunk ends where the next dim out is not laid right after this one
+        if d == 0 or (old_shape[d - 1] != 1 and old_strides[d - 1] != tensor_numel * base):
+            while view_d >= 0 and (view_numel < tensor_numel or shape[view_d] == 1):
+                strides[view_d] = view_numel * base
+                view_numel *= shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if d > 0:
+                base, tensor_numel, view_numel = old_strides[d - 1], 1, 1
+    return tuple(strides) if view_d == -1 else None
+
+
 def _viewable(a, shape) -> bool:
     """Can `a` take `shape` without a copy (its strides allow it)?"""
-    v = a.view()
-    try:
-        v.shape = shape
-    except AttributeError:
-        return False
-    return True
+    if math.prod(a.shape) == 0:
+        return True
+    return _view_strides(a.shape, [s // a.itemsize for s in a.strides], tuple(shape)) is not None
 
 
 def reshape(input, *shape):
@@ -193,6 +217,11 @@ def clone(input, *, contiguous=False, memory_format=None):
     return apply(CLONE, (input,))
 
 
+def to_device(input, device):
+    """input on `device`, recorded (ToCopyBackward0: the gradient moves back)."""
+    return apply(TO_DEVICE, (input,), (backend.device(device), input.device))
+
+
 def to_dtype(input, np_dtype):
     if input._data.dtype == np_dtype:
         return input
@@ -286,7 +315,8 @@ def _triangle(op, input, diagonal, lower):
     if input.ndim < 2:
         raise RuntimeError(f"{op.name}: input tensor must have at least 2 dimensions")
     n, m = input.shape[-2:]
-    keep = np.tri(n, m, diagonal, dtype=bool) if lower else ~np.tri(n, m, diagonal - 1, dtype=bool)
+    xp = backend.namespace_of(input._data)
+    keep = xp.tri(n, m, diagonal, dtype=bool) if lower else ~xp.tri(n, m, diagonal - 1, dtype=bool)
     return apply(op, (input,), (diagonal, keep))
 
 
@@ -429,7 +459,7 @@ def meshgrid(*tensors, indexing=None):
 
 # -- forward mode (autograd.forward_ad): every op here is linear, so it maps tangents as values --
 _defjvp(_linear, VIEW, RESHAPE_ALIAS, UNSAFE_VIEW, SQUEEZE_DIMS, SQUEEZE_INPLACE, SQUEEZE, SQUEEZE_DIM, UNSQUEEZE,
-        PERMUTE, TRANSPOSE, T, EXPAND, REPEAT, FLIP, CLONE, CLONE_CONTIGUOUS, TO_COPY, CAT, STACK, TRIL, TRIU,
+        PERMUTE, TRANSPOSE, T, EXPAND, REPEAT, FLIP, CLONE, CLONE_CONTIGUOUS, TO_COPY, TO_DEVICE, CAT, STACK, TRIL, TRIU,
         DIAG_EMBED, DIAG_COPY, ROLL)
 
 
@@ -616,14 +646,14 @@ _defjvp(_linear, ROT90, BLOCK_DIAG)
 
 def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None):
     """The (2, N) row and column indices of the lower triangle of a row × col matrix, row by row."""
-    return _triangle_indices(np.tril_indices(row, offset, col), dtype)
+    return _triangle_indices(np.tril_indices(row, offset, col), dtype, device)
 
 
 def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None):
-    return _triangle_indices(np.triu_indices(row, offset, col), dtype)
+    return _triangle_indices(np.triu_indices(row, offset, col), dtype, device)
 
 
-def _triangle_indices(pair, dtype):
+def _triangle_indices(pair, dtype, device):
     out = np.stack(pair).astype(np.int64 if dtype is None else as_np(dtype)) if pair[0].size else \
         np.zeros((2, 0), dtype=np.int64 if dtype is None else as_np(dtype))
-    return Tensor._make(out)
+    return Tensor._make(out if device is None else backend.to_device(out, device))

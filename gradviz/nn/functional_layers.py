@@ -69,7 +69,7 @@ def _feature_dropout(input, p, training, batched_ndim):
     lead = input.shape[:2] if batched else input.shape[:1]
     shape = tuple(lead) + (1,) * (input.ndim - len(lead))
     if p == 1:
-        return input * full(shape, 0.0, dtype=input.dtype)
+        return input * full(shape, 0.0, dtype=input.dtype, device=input.device)
     # torch's draw: bernoulli_(1 − p) with a float p (one double draw per channel), then div_
     noise = empty(shape, dtype=input.dtype, device=input.device).bernoulli_(1 - p).div_(1 - p)
     return input * noise
@@ -247,8 +247,8 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         v.view(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
     if add_zero_attn:   # one more key and value of zeros, along the (now first) batch dim
         from ..creation import zeros
-        k = cat([k, zeros((bsz * num_heads, 1, head_dim), dtype=k.dtype)], dim=1)
-        v = cat([v, zeros((bsz * num_heads, 1, head_dim), dtype=v.dtype)], dim=1)
+        k = cat([k, zeros((bsz * num_heads, 1, head_dim), dtype=k.dtype, device=k.device)], dim=1)
+        v = cat([v, zeros((bsz * num_heads, 1, head_dim), dtype=v.dtype, device=v.device)], dim=1)
         mask = pad(mask, (0, 1)) if mask is not None else None
         key_padding_mask = pad(key_padding_mask, (0, 1)) if key_padding_mask is not None else None
     src_len = k.shape[1]

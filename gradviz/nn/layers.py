@@ -401,7 +401,7 @@ class _CellBase(Module):
 
     def _zeros(self, input):
         shape = (input.shape[0], self.hidden_size) if input.ndim == 2 else (self.hidden_size,)
-        return creation.zeros(*shape, dtype=input.dtype)
+        return creation.zeros(*shape, dtype=input.dtype, device=input.device)
 
     def _check(self, input):
         if input.ndim not in (1, 2):
@@ -527,7 +527,7 @@ class _RNNBase(Module):
         dirs = 2 if self.bidirectional else 1
         n = input.shape[1]
         if hx is None:
-            zeros = creation.zeros(self.num_layers * dirs, n, self.hidden_size, dtype=input.dtype)
+            zeros = creation.zeros(self.num_layers * dirs, n, self.hidden_size, dtype=input.dtype, device=input.device)
             hx = (zeros, zeros) if self._lstm else zeros
         h0 = hx[0].unbind(0) if self._lstm else hx.unbind(0)
         c0 = hx[1].unbind(0) if self._lstm else None

@@ -2,11 +2,13 @@
 so diagrams group its nodes in a cluster labelled by the module's name."""
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import warnings
 from collections import OrderedDict
 
-from .. import creation, dtypes
+from .. import backend, creation, dtypes
 from ..scope import scope
 from ..tensor import Tensor, zero_grads
 from . import functional as F
@@ -42,6 +44,23 @@ class Module:
     _forward_pre_hooks: dict = {}
     _forward_hooks: dict = {}
     _backward_hooks: dict = {}
+
+    def __init_subclass__(cls, **kwargs):
+        """A layer built with device= makes its parameters and buffers there (torch's factory_kwargs):
+        its __init__ runs with that device as the factories' default."""
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is not None and "device" in inspect.signature(init).parameters:
+            signature = inspect.signature(init)
+
+            @functools.wraps(init)
+            def on_device(self, *args, **kw):
+                device = signature.bind(self, *args, **kw).arguments.get("device")
+                if device is None:
+                    return init(self, *args, **kw)
+                with backend.device(device):
+                    return init(self, *args, **kw)
+            cls.__init__ = on_device
 
     def __init__(self):
         object.__setattr__(self, "_parameters", OrderedDict())
@@ -353,7 +372,7 @@ def _typename(obj) -> str:
 
 
 class Linear(Module):
-    def __init__(self, in_features: int, out_features: int, bias: bool = True, dtype=None):
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None):
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
         bound = 1 / math.sqrt(in_features) if in_features else 0
@@ -787,7 +806,7 @@ class KLDivLoss(_Loss):
 # -- layers with state ------------------------------------------------------------------------------
 class LayerNorm(Module):
     def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True,
-                 dtype=None):
+                 device=None, dtype=None):
         super().__init__()
         shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
         self.normalized_shape, self.eps, self.elementwise_affine = shape, eps, elementwise_affine
@@ -803,7 +822,8 @@ class LayerNorm(Module):
 
 
 class Embedding(Module):
-    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx=None, _weight=None, dtype=None):
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx=None, _weight=None, device=None,
+                 dtype=None):
         super().__init__()
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         if padding_idx is not None:

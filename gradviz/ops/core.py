@@ -25,11 +25,14 @@ class ArrayNamespace:
         self.xp = xp
         self.__dict__.update({k: v for k, v in vars(xp).items() if not k.startswith("_")})
 
+    def __getattr__(self, name):   # a namespace that makes its names on first use
+        return getattr(self.xp, name)
+
     def index_scatter(self, g, shape, index, accumulate=True):
         """zeros(shape) with g added at `index` (the adjoint of indexing)."""
         out = self.xp.zeros(shape, dtype=g.dtype)
         if accumulate:
-            backend.scatter_add(self.xp, out, index, g)
+            self.xp.add.at(out, index, g)
         else:
             out[index] = g
         return out
@@ -37,7 +40,7 @@ class ArrayNamespace:
     def scatter_add_zeros(self, shape, dim, index, g):
         """zeros(shape).scatter_add_(dim, index, g) (the adjoint of gather)."""
         out = self.xp.zeros(shape, dtype=g.dtype)
-        backend.scatter_add(self.xp, out, scatter_key(self.xp, index, dim), g)
+        self.xp.add.at(out, scatter_key(self.xp, index, dim), g)
         return out
 
     def gather_along(self, a, index, dim):
@@ -66,13 +69,22 @@ class ArrayNamespace:
         return out
 
     def erf(self, a):
-        if self.xp is np:
-            return _special.erf(a)
-        from cupyx.scipy.special import erf  # pragma: no cover - GPU only
-        return erf(a)
+        return _special.erf(a)
+
+    def to_device(self, a, device):
+        return backend.to_device(a, device)
 
     def astype(self, a, dtype):
         return a.astype(dtype, copy=False)
+
+
+def diagonal_view(xp, a, offset, d1, d2):
+    """A writable view of a's diagonal, as in PyTorch (NumPy's diagonal view is read-only; CuPy's
+    and the Tensor namespace's are not)."""
+    d = xp.diagonal(a, offset, d1, d2)
+    if type(d) is np.ndarray and not d.flags.writeable and a.flags.writeable:
+        d.setflags(write=True)
+    return d
 
 
 def write(array, basic, adv, v) -> None:
@@ -83,7 +95,8 @@ def write(array, basic, adv, v) -> None:
 
 def scatter_key(xp, index, dim):
     """The key of scatter/gather along dim: index at dim, every other axis in step with it."""
-    key = list(xp.indices(index.shape, sparse=True))
+    n = index.ndim
+    key = [xp.arange(s).reshape((1,) * i + (s,) + (1,) * (n - i - 1)) for i, s in enumerate(index.shape)]
     key[dim] = index
     return tuple(key)
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import backend
-from .core import contiguous, scatter_key, write
+from .core import contiguous, diagonal_view, scatter_key, write
 from .op import Op
 
 
@@ -130,7 +129,7 @@ def _put_add(xp, a, v, basic, adv):
     out = a.copy()
     view = out[basic] if basic else out
     key = (...,) if adv is None else adv
-    backend.scatter_add(xp.xp, view, key, xp.broadcast_to(v, view[key].shape))
+    xp.xp.add.at(view, key, xp.broadcast_to(v, view[key].shape))
     return out
 
 
@@ -273,14 +272,6 @@ def _scatter_op(name: str, torch_name: str, formula: str, region: str, key, **di
               symbols=("a", "s"), **display)
 
 
-def _diagonal_view(xp, a, offset, d1, d2):
-    if xp.arrays:
-        view = np.diagonal(a, offset, d1, d2)
-        view.setflags(write=True)
-        return view
-    return xp.diagonal(a, offset, d1, d2)
-
-
 SELECT_SCATTER = _scatter_op("select_scatter", "SelectScatterBackward0", "c = a; c[…, i] = s", "selected slice",
                              lambda xp, a, dim, i: a[_at(dim, i) + (Ellipsis,)], params=("dim", "index"),
                              latex=r"$c = $0;\; {$c}_{[\dots,\, $index]} = $1",
@@ -292,7 +283,7 @@ SLICE_SCATTER = _scatter_op("slice_scatter", "SliceScatterBackward0", "c = a; c[
                             vjp_latex=(r"\bar{g}\text{ with zeros in the slice}",
                                        r"\bar{g}_{[\dots,\, $start:$end:$step]}"))
 DIAGONAL_SCATTER_SRC = _scatter_op("diagonal_scatter", "DiagonalScatterBackward0", "c = a; diag(c) = s", "diagonal",
-                                   _diagonal_view, params=("offset", "dim1", "dim2"),
+                                   diagonal_view, params=("offset", "dim1", "dim2"),
                                    latex=r"$c = $0;\; \operatorname{diag}_{$offset}($c) = $1",
                                    vjp_latex=(r"\bar{g}\text{ with zeros on the diagonal}",
                                               r"\operatorname{diag}_{$offset}(\bar{g})"))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .core import diagonal_view
 from .op import Op
 from .reduce import _norm_forward, _norm_vjp
 
@@ -54,14 +55,6 @@ ADDMM = _with_bias(MM, "addmm", "AddmmBackward0", "C = β bias + α A B", ("self
                    vjp_latex=(r"$beta\, \bar{g}", r"$alpha\, \bar{g}\, $2^{\top}", r"$alpha\, $1^{\top} \bar{g}",))
 
 
-def _diagonal_view(xp, a, offset, d1, d2):
-    """A writable view, as in PyTorch (NumPy's diagonal view is read-only)."""
-    d = xp.diagonal(a, offset, d1, d2)
-    if a.flags.writeable and not d.flags.writeable and xp.xp is np:
-        d.setflags(write=True)
-    return d
-
-
 def _addmm(bias, a, b, beta, alpha):
     ab = a @ b
     if alpha != 1:
@@ -78,7 +71,7 @@ def _scaled(xp, g, s):
 
 
 DIAGONAL = Op("diagonal", "DiagonalBackward0", "c = diag(A)",
-              lambda xp, a, offset, d1, d2: _diagonal_view(xp, a, offset, d1, d2),
+              lambda xp, a, offset, d1, d2: diagonal_view(xp, a, offset, d1, d2),
               vjp=(lambda xp, g, c, a, offset, d1, d2: xp.diagonal_scatter(g, a.shape, offset, d1, d2),),
               vjp_formulas=("ḡ on the diagonal of zeros",), params=("offset", "dim1", "dim2"), symbols=("A",),
               latex=r"$c = \operatorname{diag}($0)",
@@ -117,7 +110,7 @@ MATRIX = ("self",)
 
 def _inv(xp, a):
     if xp.arrays:
-        return np.linalg.inv(a)
+        return xp.linalg.inv(a)
     return xp.inv(a)
 
 
@@ -145,40 +138,40 @@ def _empty(a) -> bool:
 
 
 # -- determinants ------------------------------------------------------------------------------
-def _adjugate_t(a):
+def _adjugate_t(xp, a):
     """adj(A)ᵀ (= det(A) A⁻ᵀ when A is invertible), from the SVD, so singular A has its gradient too."""
-    u, s, vh = np.linalg.svd(a)
+    u, s, vh = xp.linalg.svd(a)
     n = s.shape[-1]
-    others = np.stack([np.prod(np.delete(s, i, axis=-1), axis=-1) for i in range(n)], axis=-1) if n else s
-    sign = np.linalg.det(u) * np.linalg.det(vh)
-    adj = (np.swapaxes(vh, -1, -2) * others[..., None, :]) @ np.swapaxes(u, -1, -2) * sign[..., None, None]
-    return np.swapaxes(adj, -1, -2)
+    others = xp.stack([xp.prod(xp.delete(s, i, axis=-1), axis=-1) for i in range(n)], axis=-1) if n else s
+    sign = xp.linalg.det(u) * xp.linalg.det(vh)
+    adj = (xp.swapaxes(vh, -1, -2) * others[..., None, :]) @ xp.swapaxes(u, -1, -2) * sign[..., None, None]
+    return xp.swapaxes(adj, -1, -2)
 
 
 def _det_vjp(xp, g, c, a):
     if xp.arrays:
         if _empty(a):
-            return np.zeros_like(a)
-        return g[..., None, None] * _adjugate_t(a)
+            return xp.zeros_like(a)
+        return g[..., None, None] * _adjugate_t(xp, a)
     return (g * c)[..., None, None] * _mT(xp, xp.inv(a))
 
 
-DET = Op("linalg_det", "LinalgDetBackward0", "c = det A", lambda xp, a: np.asarray(np.linalg.det(a)),
+DET = Op("linalg_det", "LinalgDetBackward0", "c = det A", lambda xp, a: xp.asarray(xp.linalg.det(a)),
          vjp=(_det_vjp,), vjp_formulas=("ḡ adj(A)ᵀ = ḡ c A⁻ᵀ",), args=MATRIX, saves=("self", "result"), symbols=("A",),
          latex=r"$c = \det $0", vjp_latex=(r"\bar{g}\, $c\, $0^{-\top}",))
 
 
 def _slogdet_forward(xp, a):
-    sign, logabs = np.linalg.slogdet(a)
-    return np.asarray(sign), np.asarray(logabs)
+    sign, logabs = xp.linalg.slogdet(a)
+    return xp.asarray(sign), xp.asarray(logabs)
 
 
 def _slogdet_vjp(xp, g, c, a):
     g_log = g[1]
     if xp.arrays:
         if _empty(a):
-            return np.zeros_like(a)
-        return g_log[..., None, None] * np.swapaxes(np.linalg.inv(a), -1, -2)
+            return xp.zeros_like(a)
+        return g_log[..., None, None] * xp.swapaxes(xp.linalg.inv(a), -1, -2)
     return g_log[..., None, None] * _mT(xp, xp.inv(a))
 
 
@@ -189,7 +182,7 @@ SLOGDET = Op("linalg_slogdet", "LinalgSlogdetBackward0", "(s, c) = (sign det A, 
 
 
 # -- inverse and solve ---------------------------------------------------------------------------
-INV = Op("linalg_inv", "LinalgInvExBackward0", "C = A⁻¹", _lapack(lambda xp, a: np.linalg.inv(a)),
+INV = Op("linalg_inv", "LinalgInvExBackward0", "C = A⁻¹", _lapack(lambda xp, a: xp.linalg.inv(a)),
          vjp=(lambda xp, g, c, a: -(_mT(xp, c) @ g @ _mT(xp, c)),), vjp_formulas=("−Cᵀ ḡ Cᵀ",), args=MATRIX,
          saves=("result",), symbols=("A",),
          latex=r"$c = $0^{-1}", vjp_latex=(r"-$c^{\top} \bar{g}\, $c^{\top}",))
@@ -197,11 +190,11 @@ INV = Op("linalg_inv", "LinalgInvExBackward0", "C = A⁻¹", _lapack(lambda xp, 
 
 def _solve_b(xp, g, c, a, b):
     if xp.arrays:
-        return np.linalg.solve(np.swapaxes(a, -1, -2), g)
+        return xp.linalg.solve(xp.swapaxes(a, -1, -2), g)
     return xp.solve(_mT(xp, a), g)
 
 
-SOLVE = Op("linalg_solve", "LinalgSolveExBackward0", "X = A⁻¹ B", _lapack(lambda xp, a, b: np.linalg.solve(a, b)),
+SOLVE = Op("linalg_solve", "LinalgSolveExBackward0", "X = A⁻¹ B", _lapack(lambda xp, a, b: xp.linalg.solve(a, b)),
            vjp=(lambda xp, g, c, a, b: -(_solve_b(xp, g, c, a, b) @ _mT(xp, c)), _solve_b),
            vjp_formulas=("−A⁻ᵀ ḡ Xᵀ", "A⁻ᵀ ḡ"), args=("A", "B"), saves=("A", "result"), symbols=("A", "B"),
            broadcasts=None,
@@ -214,12 +207,12 @@ def _cholesky_vjp(xp, g, c, a, upper):
     L, gL = (_mT(xp, c), _mT(xp, g)) if upper else (c, g)
     if xp.arrays:
         if _empty(a):
-            return np.zeros_like(a)
-        phi = np.tril(np.swapaxes(L, -1, -2) @ gL)
-        phi = phi - 0.5 * (np.eye(phi.shape[-1]) * phi)
-        L_inv = np.linalg.inv(L)
-        ga = np.swapaxes(L_inv, -1, -2) @ phi @ L_inv
-        return (ga + np.swapaxes(ga, -1, -2)) * 0.5
+            return xp.zeros_like(a)
+        phi = xp.tril(xp.swapaxes(L, -1, -2) @ gL)
+        phi = phi - 0.5 * (xp.eye(phi.shape[-1]) * phi)
+        L_inv = xp.linalg.inv(L)
+        ga = xp.swapaxes(L_inv, -1, -2) @ phi @ L_inv
+        return (ga + xp.swapaxes(ga, -1, -2)) * 0.5
     phi = xp.tril(_mT(xp, L) @ gL)
     phi = phi - xp.diag_embed(xp.diagonal(phi, 0, -2, -1)) * 0.5
     L_inv = xp.inv(L)
@@ -228,8 +221,8 @@ def _cholesky_vjp(xp, g, c, a, upper):
 
 
 def _cholesky_forward(xp, a, upper):
-    L = np.linalg.cholesky(a) if not _empty(a) else a.copy()
-    return np.ascontiguousarray(np.swapaxes(L, -1, -2)) if upper else L
+    L = xp.linalg.cholesky(a) if not _empty(a) else a.copy()
+    return xp.ascontiguousarray(xp.swapaxes(L, -1, -2)) if upper else L
 
 
 _cholesky_forward = _lapack(_cholesky_forward)
@@ -249,14 +242,14 @@ def _svdvals_vjp(xp, g, c, a):
     if not xp.arrays:
         _no_second_order("svdvals")
     if _empty(a):
-        return np.zeros_like(a)
-    u, _, vh = np.linalg.svd(a, full_matrices=False)
+        return xp.zeros_like(a)
+    u, _, vh = xp.linalg.svd(a, full_matrices=False)
     return (u * g[..., None, :]) @ vh
 
 
 SVDVALS = Op("linalg_svdvals", "LinalgSvdBackward0", "s = σ(A) (singular values)",
-             lambda xp, a: np.linalg.svd(a, compute_uv=False) if not _empty(a) else
-             np.zeros(a.shape[:-2] + (min(a.shape[-2:]),), a.dtype),
+             lambda xp, a: xp.linalg.svd(a, compute_uv=False) if not _empty(a) else
+             xp.zeros(a.shape[:-2] + (min(a.shape[-2:]),), a.dtype),
              vjp=(_svdvals_vjp,), vjp_formulas=("U diag(ḡ) Vᵀ",), args=MATRIX, saves=("self",), symbols=("A",),
              latex=r"$c = \sigma($0)", vjp_latex=(r"U \operatorname{diag}(\bar{g})\, V^{\top}",))
 
@@ -265,14 +258,14 @@ def _eigvalsh_vjp(xp, g, c, a, uplo):
     if not xp.arrays:
         _no_second_order("eigvalsh")
     if _empty(a):
-        return np.zeros_like(a)
-    _, v = np.linalg.eigh(a, UPLO=uplo)
-    return (v * g[..., None, :]) @ np.swapaxes(v, -1, -2)
+        return xp.zeros_like(a)
+    _, v = xp.linalg.eigh(a, UPLO=uplo)
+    return (v * g[..., None, :]) @ xp.swapaxes(v, -1, -2)
 
 
 EIGVALSH = Op("linalg_eigvalsh", "LinalgEighBackward0", "λ = eigenvalues of symmetric A",
-              lambda xp, a, uplo: np.linalg.eigvalsh(a, UPLO=uplo) if not _empty(a) else
-              np.zeros(a.shape[:-1], a.dtype),
+              lambda xp, a, uplo: xp.linalg.eigvalsh(a, UPLO=uplo) if not _empty(a) else
+              xp.zeros(a.shape[:-1], a.dtype),
               vjp=(_eigvalsh_vjp,), vjp_formulas=("V diag(ḡ) Vᵀ",), args=MATRIX, params=("UPLO",), saves=("self",),
               symbols=("A",),
               latex=r"$c = \lambda($0)", vjp_latex=(r"V \operatorname{diag}(\bar{g})\, V^{\top}",))
@@ -281,11 +274,11 @@ EIGVALSH = Op("linalg_eigvalsh", "LinalgEighBackward0", "λ = eigenvalues of sym
 # -- products and distances -----------------------------------------------------------------------
 def _cross(xp, a, b, d):
     if xp.arrays:
-        return np.cross(a, b, axis=d)
+        return xp.cross(a, b, axis=d)
     return xp.linalg_cross(a, b, dim=d)
 
 
-CROSS = Op("linalg_cross", "LinalgCrossBackward0", "c = a × b", lambda xp, a, b, d: np.cross(a, b, axis=d),
+CROSS = Op("linalg_cross", "LinalgCrossBackward0", "c = a × b", lambda xp, a, b, d: xp.cross(a, b, axis=d),
            vjp=(lambda xp, g, c, a, b, d: _cross(xp, b, g, d), lambda xp, g, c, a, b, d: _cross(xp, g, a, d)),
            vjp_formulas=("b × ḡ", "ḡ × a"), args=("self", "other"), params=("dim",), saves=("self", "other"),
            broadcasts=None,
@@ -297,7 +290,7 @@ def _beta_part(xp, g, beta):
 
 
 ADDR = Op("addr", "AddrBackward0", "C = β M + α u vᵀ",
-          lambda xp, m, u, v, beta, alpha: (m * beta if beta != 0 else np.zeros_like(m)) + np.outer(u, v) * alpha,
+          lambda xp, m, u, v, beta, alpha: (m * beta if beta != 0 else xp.zeros_like(m)) + xp.outer(u, v) * alpha,
           vjp=(lambda xp, g, c, m, u, v, beta, alpha: _beta_part(xp, g, beta),
                lambda xp, g, c, m, u, v, beta, alpha: (g @ v) * alpha,
                lambda xp, g, c, m, u, v, beta, alpha: (_mT(xp, g) @ u) * alpha),
@@ -306,7 +299,7 @@ ADDR = Op("addr", "AddrBackward0", "C = β M + α u vᵀ",
           latex=r"$c = $beta\, $0 + $alpha\, $1\, $2^{\top}",
           vjp_latex=(r"$beta\, \bar{g}", r"$alpha\, \bar{g}\, $2", r"$alpha\, \bar{g}^{\top} $1"))
 ADDBMM = Op("addbmm", "AddbmmBackward0", "C = β M + α Σᵢ Aᵢ Bᵢ",
-            lambda xp, m, a, b, beta, alpha: (m * beta if beta != 0 else np.zeros_like(m)) + (a @ b).sum(0) * alpha,
+            lambda xp, m, a, b, beta, alpha: (m * beta if beta != 0 else xp.zeros_like(m)) + (a @ b).sum(0) * alpha,
             vjp=(lambda xp, g, c, m, a, b, beta, alpha: _beta_part(xp, g, beta),
                  lambda xp, g, c, m, a, b, beta, alpha: (xp.expand_dims(g, 0) @ _mT(xp, b)) * alpha,
                  lambda xp, g, c, m, a, b, beta, alpha: (_mT(xp, a) @ xp.expand_dims(g, 0)) * alpha),

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import backend
 from .nnops import _sigmoid
 from .op import Op
 
@@ -11,14 +12,15 @@ def _rows(logp, target):
     """Index of each sample's target class: (arange(N), target), or (target,) for one sample."""
     if logp.ndim == 1:
         return (target,)
-    return (np.arange(logp.shape[0]), target)
+    return (backend.namespace_of(target).arange(logp.shape[0]), target)
 
 
 def _weights(logp, target, weight, ignore_index):
     """The targets with ignored ones read as class 0, and each sample's weight (0 where ignored)."""
-    safe = np.where(target == ignore_index, 0, target)
+    xp = backend.namespace_of(target)
+    safe = xp.where(target == ignore_index, 0, target)
     dtype = getattr(logp, "_data", logp).dtype   # logp is a Tensor when the VJP runs with create_graph
-    w = np.ones(safe.shape, dtype=dtype) if weight is None else weight[safe].astype(dtype)
+    w = xp.ones(safe.shape, dtype=dtype) if weight is None else weight[safe].astype(dtype)
     return safe, w * (target != ignore_index)
 
 

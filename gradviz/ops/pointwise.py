@@ -581,13 +581,13 @@ POLYGAMMA = _unary("polygamma", "PolygammaBackward0", "c = ψ⁽ⁿ⁾(a)",
 
 
 def _mvlgamma_forward(xp, a, p):
-    out = _special.lgamma(a[..., None] - np.arange(p) / 2).sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
+    out = _special.lgamma(a[..., None] - xp.arange(p) / 2).sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
     return out.astype(a.dtype, copy=False)
 
 
 def _mvlgamma_vjp(xp, g, c, a, p):
     if xp.arrays:
-        return g * _special.digamma(a[..., None] - np.arange(p) / 2).sum(-1)
+        return g * _special.digamma(a[..., None] - xp.arange(p) / 2).sum(-1)
     return g * sum(xp.digamma(a - j / 2) for j in range(p))
 
 
@@ -654,12 +654,12 @@ XLOGY = Op("xlogy", "XlogyBackward0", "c = a log b", quiet(_xlogy_forward),
            vjp_formulas=("ḡ ⊙ log b", "ḡ ⊙ a / b"), args=BINARY, saves=BINARY,
            latex=r"$c = $0 \log $1", vjp_latex=(r"\bar{g} \odot \log $1", r"\frac{\bar{g} \odot $0}{$1}"))
 XLOGY_SCALAR_SELF = Op("xlogy", "XlogyBackward1", "c = s log b",
-                       quiet(lambda xp, b, s: _xlogy_forward(xp, np.asarray(s, b.dtype), b)),
+                       quiet(lambda xp, b, s: _xlogy_forward(xp, xp.asarray(s, b.dtype), b)),
                        vjp=(quiet(lambda xp, g, c, b, s: g * s / b),), vjp_formulas=("ḡ ⊙ s / b",), args=("other",),
                        params=("self",), saves=("other",), symbols=("b",),
                        latex=r"$c = $self \log $0", vjp_latex=(r"\frac{$self\, \bar{g}}{$0}",))
 XLOGY_SCALAR_OTHER = Op("xlogy", "XlogyBackward2", "c = a log s",
-                        quiet(lambda xp, a, s: _xlogy_forward(xp, a, np.asarray(s, a.dtype))),
+                        quiet(lambda xp, a, s: _xlogy_forward(xp, a, xp.asarray(s, a.dtype))),
                         vjp=(lambda xp, g, c, a, s: g * xp.where(a == 0, 0.0, _log_or_nan(s)),),
                         vjp_formulas=("ḡ log s",), params=("other",),
                         latex=r"$c = $0 \log $other", vjp_latex=(r"\bar{g} \log $other",))

@@ -7,6 +7,7 @@ import builtins
 
 import numpy as np
 
+from .. import backend
 from .core import contiguous
 from .op import Op
 from .pointwise import quiet
@@ -233,23 +234,28 @@ LOGSUMEXP = Op("logsumexp", "LogsumexpBackward0", "c = log Σ eᵃ", quiet(_logs
                vjp_latex=(r"\bar{g} \odot e^{$0 - $c}",))
 
 
+def _axis(a, dim):
+    """dim as a reduction axis of a; None for a 0-d a (CuPy refuses axis 0 there, NumPy allows it)."""
+    return dim if a.ndim else None
+
+
 def _softmax(xp, a, dim):
-    e = xp.exp(a - _shift(xp, a, dim))
-    return e / e.sum(axis=dim, keepdims=True)
+    e = xp.exp(a - _shift(xp, a, _axis(a, dim)))
+    return e / e.sum(axis=_axis(a, dim), keepdims=True)
 
 
 def _log_softmax(xp, a, dim):
-    shifted = a - _shift(xp, a, dim)
-    return shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
+    shifted = a - _shift(xp, a, _axis(a, dim))
+    return shifted - xp.log(xp.exp(shifted).sum(axis=_axis(a, dim), keepdims=True))
 
 
 SOFTMAX = Op("softmax", "SoftmaxBackward0", "c = eᵃ / Σ eᵃ", quiet(_softmax),
-             vjp=(lambda xp, g, c, a, dim: c * (g - (g * c).sum(axis=dim, keepdims=True)),),
+             vjp=(lambda xp, g, c, a, dim: c * (g - (g * c).sum(axis=_axis(g, dim), keepdims=True)),),
              vjp_formulas=("c ⊙ (ḡ − Σ ḡ ⊙ c)",), params=("dim",), saves=("result",),
              latex=r"$c = \frac{e^{$0}}{\sum_{\text{dim } $dim} e^{$0}}",
              vjp_latex=(r"$c \odot \left(\bar{g} - \sum_{\text{dim } $dim} \bar{g} \odot $c\right)",))
 LOG_SOFTMAX = Op("log_softmax", "LogSoftmaxBackward0", "c = a − log Σ eᵃ", quiet(_log_softmax),
-                 vjp=(lambda xp, g, c, a, dim: g - xp.exp(c) * g.sum(axis=dim, keepdims=True),),
+                 vjp=(lambda xp, g, c, a, dim: g - xp.exp(c) * g.sum(axis=_axis(g, dim), keepdims=True),),
                  vjp_formulas=("ḡ − eᶜ Σ ḡ",), params=("dim",), saves=("result",),
                  latex=r"$c = $0 - \log \sum_{\text{dim } $dim} e^{$0}",
                  vjp_latex=(r"\bar{g} - e^{$c} \sum_{\text{dim } $dim} \bar{g}",))
@@ -276,7 +282,8 @@ def _cumprod_vjp(xp, g, c, a, dim):
     # cumprod(a with aᵢ replaced by 1); ∂cⱼ/∂aᵢ = P[i, j] for j ≥ i, and 0 before i.
     n = a.shape[dim]
     a_last, g_last = xp.swapaxes(a, dim, -1), xp.swapaxes(g, dim, -1)
-    eye, upper = np.eye(n, dtype=bool), np.triu(np.ones((n, n), dtype=bool))
+    lib = xp if xp.arrays else np   # the Tensor namespace takes NumPy masks as constants
+    eye, upper = lib.eye(n, dtype=bool), lib.triu(lib.ones((n, n), dtype=bool))
     rows = xp.where(eye, 1, xp.expand_dims(a_last, -2))     # (..., i, k)
     p = _cumprod_last(xp, rows)
     out = xp.sum(xp.where(upper, p, 0) * xp.expand_dims(g_last, -2), axis=-1)
@@ -297,10 +304,24 @@ CUMPROD = Op("cumprod", "CumprodBackward0", "cᵢ = Π_{j≤i} aⱼ",
              vjp_latex=(r"\sum_{j \ge i} \bar{g}_j \prod_{k \le j,\, k \ne i} $0_k",))
 
 
+def _log_cumsum_exp(xp, a, dim):
+    """log Σ_{j≤i} e^aⱼ along dim: NumPy's logaddexp.accumulate, and where a namespace lacks it
+    (CuPy) a scan in log₂ n steps of logaddexp over shifted copies (Hillis and Steele)."""
+    if xp.xp is np:
+        return xp.logaddexp.accumulate(a, axis=dim)
+    out, n, shift = a.copy(), a.shape[dim], 1
+    while shift < n:
+        later = (slice(None),) * dim + (slice(shift, None),)
+        earlier = (slice(None),) * dim + (slice(None, n - shift),)
+        out[later] = xp.logaddexp(out[later], out[earlier])   # the right side is computed before the write
+        shift *= 2
+    return out
+
+
 def _logcumsumexp(xp, a, dim):
     if a.ndim == 0:
         return a.copy()
-    return contiguous(xp.logaddexp.accumulate(a, axis=dim))
+    return contiguous(_log_cumsum_exp(xp, a, dim))
 
 
 def _logcumsumexp_vjp(xp, g, c, a, dim):
@@ -309,7 +330,7 @@ def _logcumsumexp_vjp(xp, g, c, a, dim):
     # ∂cⱼ/∂aᵢ = e^(aᵢ − cⱼ) for j ≥ i: a reverse cumulative sum of ḡⱼ e^(−cⱼ), times e^aᵢ
     if xp.arrays:   # in log space, positive and negative ḡ apart (as PyTorch): no overflow for |a| ≫ 1
         def reverse_lcse(x):
-            return xp.flip(xp.logaddexp.accumulate(xp.flip(x, axis=dim), axis=dim), axis=dim)
+            return xp.flip(_log_cumsum_exp(xp, xp.flip(x, axis=dim), dim), axis=dim)
         lowest = xp.finfo(g.dtype).min
         log_abs = xp.log(xp.abs(g))
         pos = xp.exp(reverse_lcse(xp.where(g > 0, log_abs, lowest) - c) + a)
@@ -400,18 +421,19 @@ NANSUM = Op("nansum", "NansumBackward0", "c = Σ a (NaN as 0)",
 
 
 def _running(name: str, better):
-    def forward_indices(a: np.ndarray, d: int):
+    def forward_indices(a, d: int):
         """Running extreme along d and where it was reached (a later tie moves the index, NaN sticks)."""
-        x = np.moveaxis(a, d, -1)
-        values, index = np.empty_like(x), np.zeros(x.shape, dtype=np.int64)
+        xp = backend.namespace_of(a)
+        x = xp.moveaxis(a, d, -1)
+        values, index = xp.empty_like(x), xp.zeros(x.shape, dtype=np.int64)
         if x.shape[-1]:
-            best, at = x[..., 0].copy(), np.zeros(x.shape[:-1], dtype=np.int64)
+            best, at = x[..., 0].copy(), xp.zeros(x.shape[:-1], dtype=np.int64)
             for i in range(x.shape[-1]):
                 v = x[..., i]
                 take = (v != v) | ((best == best) & better(v, best))
-                best, at = np.where(take, v, best), np.where(take, i, at)
+                best, at = xp.where(take, v, best), xp.where(take, i, at)
                 values[..., i], index[..., i] = best, at
-        return np.moveaxis(values, -1, d), np.moveaxis(index, -1, d)
+        return xp.moveaxis(values, -1, d), xp.moveaxis(index, -1, d)
     return forward_indices
 
 

@@ -100,6 +100,12 @@ TO_COPY = Op("to", "ToCopyBackward0", "c = a.to(dtype)", lambda xp, a, dtype: a.
              params=("dtype",),
              latex=r"$c = $0 \text{ cast to } $dtype",
              vjp_latex=(r"\bar{g}\text{ cast back}",))
+# a.to(device): the gradient moves back to the device a came from
+TO_DEVICE = Op("to_device", "ToCopyBackward0", "c = a.to(device)", lambda xp, a, device, source: xp.to_device(a, device),
+               vjp=(lambda xp, g, c, a, device, source: xp.to_device(g, source),), vjp_formulas=("ḡ moved back",),
+               params=("device", "source"), saves=(),
+               latex=r"$c = $0 \text{ on } $device",
+               vjp_latex=(r"\bar{g}\text{ moved back}",))
 
 
 def _cat_forward(xp, *args):
@@ -133,7 +139,7 @@ STACK = Op("stack", "StackBackward0", "c = stack(a₁, a₂, …)", lambda xp, *
 
 
 def _split_forward(xp, a, sizes, dim):
-    bounds = np.cumsum(sizes)[:-1]
+    bounds = np.cumsum(sizes)[:-1].tolist()
     return tuple(xp.split(a, bounds, axis=dim))
 
 

@@ -1,11 +1,29 @@
-"""erf on whole arrays: Cephes' rational approximations (W. J. Cody's forms), accurate to a few
-units in the last place of float64, so that GELU runs at NumPy speed and not one Python call
-per element."""
+"""Special functions on whole arrays: erf, erfc, erfinv, lgamma, digamma, polygamma.
+
+On the CPU, erf is Cephes' rational approximations (W. J. Cody's forms), accurate to a few units in
+the last place of float64, so that GELU runs at NumPy speed and not one Python call per element;
+the others are built on it and on NumPy. On a GPU each is cupyx.scipy.special's.
+"""
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
+
+from .. import backend
+
+
+def _gpu_name(name: str):
+    """Run cupyx.scipy.special.`name` when the (last) argument lives on a GPU."""
+    def wrap(fn):
+        @functools.wraps(fn)
+        def run(*args):
+            if backend.on_cpu(args[-1]):
+                return fn(*args)
+            return getattr(backend.gpu_special(), name)(*args)
+        return run
+    return wrap
 
 # erf(x) = x T(x²)/U(x²) for |x| ≤ 1; erfc(x) = e^(−x²) P(|x|)/Q(|x|) below 8, e^(−x²) R/S above
 _T = (9.60497373987051638749E0, 9.00260197203842689217E1, 2.23200534594684319226E3, 7.00332514112805075473E3,
@@ -32,6 +50,7 @@ def _poly(x, coefs, monic=False):
     return r
 
 
+@_gpu_name("erf")
 def erf(a):
     """erf(a) in a's dtype (erf(±inf) = ±1, nan stays nan). Each branch runs only on the elements
     that take it."""
@@ -61,6 +80,7 @@ def erf(a):
 
 
 # -- more special functions on whole arrays (float64 inside; the caller casts back) --------------
+@_gpu_name("erfc")
 def erfc(a):
     """1 − erf(a), accurate where erf(a) is near 1: Cephes' e^(−a²) P(|a|)/Q(|a|) (R/S from 8 on)."""
     x = np.asarray(a, dtype=np.float64)
@@ -78,6 +98,7 @@ def erfc(a):
     return out
 
 
+@_gpu_name("erfinv")
 def erfinv(y):
     """The inverse of erf: Giles' single-precision start, then Newton steps on erf (on erfc in the
     tails, where 1 − |y| is exact and erf(x) − |y| would cancel)."""
@@ -110,11 +131,13 @@ def _lgamma1(v: float) -> float:
 _lgamma_u = np.frompyfunc(_lgamma1, 1, 1)
 
 
+@_gpu_name("gammaln")
 def lgamma(a):
     """log |Γ(a)|, +inf at the poles (as PyTorch)."""
     return np.asarray(_lgamma_u(np.asarray(a, dtype=np.float64)), dtype=np.float64)
 
 
+@_gpu_name("digamma")
 def digamma(a):
     """ψ(a) = Γ′(a)/Γ(a): shifted up to 10 by ψ(x) = ψ(x + 1) − 1/x, then the asymptotic series;
     below 0 the reflection ψ(x) = ψ(1 − x) − π / tan(πx); ψ(±0) = ∓inf, nan at negative integers."""
@@ -142,6 +165,7 @@ def digamma(a):
 _BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510, 43867 / 798)
 
 
+@_gpu_name("polygamma")
 def polygamma(n: int, a):
     """ψ⁽ⁿ⁾(a) = (−1)ⁿ⁺¹ n! ζ(n + 1, a) for n ≥ 1 (ψ⁽⁰⁾ is digamma): the Hurwitz zeta summed
     directly until the argument passes 20, then its Euler–Maclaurin tail."""

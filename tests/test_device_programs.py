@@ -1,12 +1,12 @@
-"""The same programs on CuPy and NumPy give the same gradients (runs only where a CUDA GPU and CuPy exist)."""
+"""Whole programs on device "cuda" give what they give on the CPU: losses, gradients, layers,
+optimizers and the GPT example. "cuda" is the strict stand-in for CuPy on every machine and CuPy
+itself where it sees a GPU (the cuda_namespace fixture in conftest.py)."""
 import numpy as np
 import pytest
 
 import gradviz as torch
 
-cupy = pytest.importorskip("cupy", reason="CuPy is not installed (pip install 'gradviz[gpu]' on a CUDA machine)")
-pytestmark = [pytest.mark.gpu,
-              pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device visible to CuPy")]
+pytestmark = pytest.mark.usefixtures("cuda_namespace")
 
 
 def _barlow(z1, z2):
@@ -95,3 +95,60 @@ def test_gpu_gpt_step_matches_cpu():
             trace.append(loss.item())
         losses[device] = trace
     np.testing.assert_allclose(losses["cuda"], losses["cpu"], rtol=1e-5)
+
+
+# -- layers with parameters, built on the device (device=) or moved there (.to) ----------------------
+def _layers(device):
+    nn = torch.nn
+    torch.manual_seed(0)
+    return nn.ModuleDict({
+        "lstm": nn.LSTM(4, 5, num_layers=2, batch_first=True, bidirectional=True, device=device),
+        "gru": nn.GRU(4, 5, device=device),
+        "rnn": nn.RNNCell(4, 5, device=device),
+        "attention": nn.MultiheadAttention(4, 2, add_bias_kv=True, add_zero_attn=True, batch_first=True,
+                                           device=device),
+        "norm": nn.BatchNorm1d(4, device=device),
+        "embed": nn.Embedding(7, 4, padding_idx=0, device=device),
+        "head": nn.Linear(10, 7, device=device),
+    })
+
+
+def _layers_loss(layers, tokens, targets):
+    F = torch.nn.functional
+    x = layers["embed"](tokens)                                     # (2, 3, 4)
+    x = layers["norm"](x.transpose(1, 2)).transpose(1, 2)
+    a, _ = layers["attention"](x, x, x, need_weights=False)
+    h, _ = layers["lstm"](x + a)                                    # (2, 3, 10)
+    g, _ = layers["gru"](x.transpose(0, 1))
+    c = layers["rnn"](x[:, -1])
+    logits = layers["head"](h) + (g.transpose(0, 1).sum() + c.sum()) * 0.01
+    return F.cross_entropy(logits.reshape(-1, 7), targets.reshape(-1), ignore_index=0)
+
+
+def test_layers_and_an_optimizer_on_the_device_match_the_cpu():
+    tokens, targets = np.array([[1, 2, 3], [4, 5, 0]]), np.array([[2, 3, 4], [5, 0, 6]])
+    results = {}
+    for device in ("cpu", "cuda"):
+        layers = _layers(device)
+        assert {p.device.type for p in layers.parameters()} == {device}
+        optimizer = torch.optim.AdamW(layers.parameters(), lr=1e-2)
+        losses = []
+        for _ in range(3):
+            loss = _layers_loss(layers, torch.tensor(tokens, device=device), torch.tensor(targets, device=device))
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(layers.parameters(), 1.0)
+            optimizer.step()
+            losses.append(loss.item())
+        results[device] = losses, [p.detach().cpu().numpy() for p in layers.parameters()]
+    np.testing.assert_allclose(results["cuda"][0], results["cpu"][0], rtol=1e-5)
+    for gpu, cpu in zip(results["cuda"][1], results["cpu"][1]):
+        np.testing.assert_allclose(gpu, cpu, rtol=1e-4, atol=1e-6)
+
+
+def test_tensors_on_two_devices_are_torchs_error():
+    on_gpu, on_cpu = torch.ones(3, device="cuda", requires_grad=True), torch.ones(3)
+    for op in (lambda: on_gpu + on_cpu, lambda: on_cpu * on_gpu, lambda: torch.mm(on_cpu[None], on_gpu[:, None])):
+        with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device, but found at least "
+                                               "two devices, (cuda:0 and cpu|cpu and cuda:0)!"):
+            op()
