@@ -14,8 +14,6 @@ import operator
 import pathlib
 import sys
 
-import cupy as cp
-import cupyx.scipy.special
 import numpy as np
 
 
@@ -23,7 +21,7 @@ def _public(module) -> list[str]:
     return sorted(n for n in dir(module) if not n.startswith("_"))
 
 
-def _ufunc_methods(name: str, ufunc) -> list[str]:
+def _ufunc_methods(cp, ufunc) -> list[str]:
     """Which of reduce/accumulate/outer/at this CuPy ufunc supports on float64 (int64 for integer-only ufuncs)."""
     def arrays():
         for dtype in ("float64", "int64", "bool"):
@@ -52,7 +50,7 @@ def _ufunc_methods(name: str, ufunc) -> list[str]:
     return works
 
 
-def _keywords(module, names) -> dict:
+def _keywords(cp, module, names) -> dict:
     """Each function's parameter names, where Python can read its signature (Cython ones often not)."""
     found = {}
     for name in names:
@@ -68,48 +66,51 @@ def _keywords(module, names) -> dict:
     return found
 
 
-def _outcome(call) -> str:
+def outcome(call, cp) -> str:
+    """'ok module.Type' or 'error Type: message' for call(cp)."""
     try:
-        value = call()
+        value = call(cp)
     except Exception as exc:
         return f"error {type(exc).__name__}: {str(exc)[:200]}"
     return f"ok {type(value).__module__}.{type(value).__name__}"
 
 
-MANNERS = {   # how CuPy treats NumPy values and Python conversions
-    "cupy + numpy array": lambda: cp.arange(3) + np.arange(3),
-    "numpy array + cupy": lambda: np.arange(3) + cp.arange(3),
-    "cupy + 0-d numpy array": lambda: cp.arange(3) + np.array(1),
-    "0-d numpy array + cupy": lambda: np.array(1) + cp.arange(3),
-    "cupy + numpy scalar": lambda: cp.arange(3.0) * np.float64(2),
-    "numpy scalar + cupy": lambda: np.float64(2) * cp.arange(3.0),
-    "cupy function of a numpy array": lambda: cp.sum(np.arange(3)),
-    "cupy function of a list": lambda: cp.sum([1, 2]),
-    "numpy function of a cupy array": lambda: np.sum(cp.arange(3)),
-    "numpy ufunc of a cupy array": lambda: np.exp(cp.arange(3.0)),
-    "np.asarray of a cupy array": lambda: np.asarray(cp.arange(3)),
-    "cupy indexed by a numpy int array": lambda: cp.arange(5)[np.array([1, 2])],
-    "cupy indexed by a numpy bool array": lambda: cp.arange(3)[np.array([True, False, True])],
-    "cupy indexed by a list": lambda: cp.arange(5)[[1, 2]],
-    "cupy indexed by a 0-d cupy array": lambda: cp.arange(5)[cp.array(1)],
-    "setitem of a numpy array": lambda: cp.zeros(3).__setitem__(slice(None), np.ones(3)),
-    "concatenate with a numpy array": lambda: cp.concatenate([cp.zeros(2), np.zeros(2)]),
-    "asarray of a list of 0-d cupy arrays": lambda: cp.asarray([cp.array(1.0), cp.array(2.0)]),
-    "float of a 0-d cupy array": lambda: float(cp.array(1.5)),
-    "int of a 0-d cupy array": lambda: int(cp.array(2)),
-    "operator.index of a 0-d cupy array": lambda: operator.index(cp.array(2)),
-    "bool of a 0-d cupy array": lambda: bool(cp.array(True)),
-    "sum of a cupy array": lambda: cp.arange(3).sum(),
-    "element of a cupy array": lambda: cp.arange(3)[0],
-    "iterating a cupy array": lambda: next(iter(cp.arange(3))),
-    "reshape by a numpy int": lambda: cp.arange(6).reshape(np.int64(2), 3),
-    "full with a 0-d cupy fill": lambda: cp.full((2,), cp.array(1.0)),
-    "tolist": lambda: cp.arange(3).tolist(),
+MANNERS = {   # how CuPy treats NumPy values and Python conversions (cp: CuPy or a stand-in for it)
+    "cupy + numpy array": lambda cp: cp.arange(3) + np.arange(3),
+    "numpy array + cupy": lambda cp: np.arange(3) + cp.arange(3),
+    "cupy + 0-d numpy array": lambda cp: cp.arange(3) + np.array(1),
+    "0-d numpy array + cupy": lambda cp: np.array(1) + cp.arange(3),
+    "cupy + numpy scalar": lambda cp: cp.arange(3.0) * np.float64(2),
+    "numpy scalar + cupy": lambda cp: np.float64(2) * cp.arange(3.0),
+    "cupy function of a numpy array": lambda cp: cp.sum(np.arange(3)),
+    "cupy function of a list": lambda cp: cp.sum([1, 2]),
+    "numpy function of a cupy array": lambda cp: np.sum(cp.arange(3)),
+    "numpy ufunc of a cupy array": lambda cp: np.exp(cp.arange(3.0)),
+    "np.asarray of a cupy array": lambda cp: np.asarray(cp.arange(3)),
+    "cupy indexed by a numpy int array": lambda cp: cp.arange(5)[np.array([1, 2])],
+    "cupy indexed by a numpy bool array": lambda cp: cp.arange(3)[np.array([True, False, True])],
+    "cupy indexed by a list": lambda cp: cp.arange(5)[[1, 2]],
+    "cupy indexed by a 0-d cupy array": lambda cp: cp.arange(5)[cp.array(1)],
+    "setitem of a numpy array": lambda cp: cp.zeros(3).__setitem__(slice(None), np.ones(3)),
+    "concatenate with a numpy array": lambda cp: cp.concatenate([cp.zeros(2), np.zeros(2)]),
+    "asarray of a list of 0-d cupy arrays": lambda cp: cp.asarray([cp.array(1.0), cp.array(2.0)]),
+    "float of a 0-d cupy array": lambda cp: float(cp.array(1.5)),
+    "int of a 0-d cupy array": lambda cp: int(cp.array(2)),
+    "operator.index of a 0-d cupy array": lambda cp: operator.index(cp.array(2)),
+    "bool of a 0-d cupy array": lambda cp: bool(cp.array(True)),
+    "sum of a cupy array": lambda cp: cp.arange(3).sum(),
+    "element of a cupy array": lambda cp: cp.arange(3)[0],
+    "iterating a cupy array": lambda cp: next(iter(cp.arange(3))),
+    "reshape by a numpy int": lambda cp: cp.arange(6).reshape(np.int64(2), 3),
+    "full with a 0-d cupy fill": lambda cp: cp.full((2,), cp.array(1.0)),
+    "tolist": lambda cp: cp.arange(3).tolist(),
 }
 
 
 def surface() -> dict:
-    ufuncs = {n: _ufunc_methods(n, getattr(cp, n)) for n in _public(cp) if isinstance(getattr(cp, n), cp.ufunc)}
+    import cupy as cp
+    import cupyx.scipy.special
+    ufuncs = {n: _ufunc_methods(cp, getattr(cp, n)) for n in _public(cp) if isinstance(getattr(cp, n), cp.ufunc)}
     return {
         "cupy": cp.__version__,
         "numpy": np.__version__,
@@ -121,9 +122,9 @@ def surface() -> dict:
         "cupyx.scipy.special": _public(cupyx.scipy.special),
         "ndarray": sorted(dir(cp.ndarray)),
         "ufunc_methods": ufuncs,
-        "keywords": _keywords(cp, _public(cp)),
-        "linalg_keywords": _keywords(cp.linalg, _public(cp.linalg)),
-        "manners": {what: _outcome(call) for what, call in MANNERS.items()},
+        "keywords": _keywords(cp, cp, _public(cp)),
+        "linalg_keywords": _keywords(cp, cp.linalg, _public(cp.linalg)),
+        "manners": {what: outcome(call, cp) for what, call in MANNERS.items()},
     }
 
 

@@ -29,8 +29,6 @@ IMPLICIT = ("Implicit conversion to a NumPy array is not allowed. "
 _ARRAY_ATTRIBUTES = frozenset(SURFACE["ndarray"])
 _UFUNC_METHODS = {name: frozenset(methods) for name, methods in SURFACE["ufunc_methods"].items()}
 _SCALARS = (bool, int, float, complex, np.generic)
-# keywords NumPy's function takes and CuPy's does not (seen on CuPy 14)
-_MISSING_KEYWORDS = {"indices": {"sparse"}}
 # reductions whose first positional parameter is the axis; CuPy refuses an axis on a 0-d array
 _REDUCTIONS = {"all", "any", "argmax", "argmin", "max", "min", "mean", "prod", "std", "sum", "var", "cumsum",
                "cumprod", "nansum", "nanmax", "nanmin", "amax", "amin", "count_nonzero"}
@@ -78,15 +76,17 @@ def _check_axis(name: str, array, args: tuple, kwargs: dict, axis_at: int) -> No
         raise np.exceptions.AxisError(f"axis {axis} is out of bounds for array of dimension 0")
 
 
-def _function(fn, numpy_ok: bool = False, method_of=None):
-    """fn with CuPy's manners; method_of: the array fn is a method of (its axis is then args[0])."""
+def _function(fn, numpy_ok: bool = False, method_of=None, keywords=None):
+    """fn with CuPy's manners; method_of: the array fn is a method of (its axis is then args[0]);
+    keywords: the parameter names of CuPy's function, where its signature is known."""
     name = getattr(fn, "__name__", "function")
-    missing = _MISSING_KEYWORDS.get(name, ())
 
     def call(*args, **kwargs):
-        for keyword in missing:
-            if keyword in kwargs:
+        for keyword in kwargs:
+            if keywords is not None and keyword not in keywords:
                 raise TypeError(f"{name}() got an unexpected keyword argument '{keyword}'")
+        if method_of is None and name in _REDUCTIONS and args and isinstance(args[0], (list, tuple)):
+            raise AttributeError(f"'{type(args[0]).__name__}' object has no attribute '{name}'")   # CuPy's a.sum()
         args, kwargs = _unwrap(args, numpy_ok), {k: _unwrap(v, numpy_ok) for k, v in kwargs.items()}
         if method_of is not None:
             _check_axis(name, method_of, args, kwargs, 0)
@@ -109,6 +109,9 @@ class ufunc:
         self.nin, self.nout = self._np.nin, self._np.nout
 
     def __call__(self, *args, **kwargs):
+        for a in args:
+            if isinstance(a, (list, tuple)):
+                _refuse(a)
         return _function(self._np)(*args, **kwargs)
 
     def _method(self, method):
@@ -125,9 +128,9 @@ class ufunc:
 class _Namespace(types.ModuleType):
     """A module offering `source`'s names that CuPy also has, each wrapped to CuPy's manners."""
 
-    def __init__(self, name: str, source, allowed):
+    def __init__(self, name: str, source, allowed, keywords=None):
         super().__init__(name)
-        self._source, self._allowed = source, frozenset(allowed)
+        self._source, self._allowed, self._keywords = source, frozenset(allowed), keywords or {}
 
     def __getattr__(self, name):
         if name.startswith("__") or name not in self._allowed or not hasattr(self._source, name):
@@ -136,7 +139,7 @@ class _Namespace(types.ModuleType):
         if isinstance(value, np.ufunc):
             value = ufunc(name)
         elif callable(value) and not isinstance(value, type):
-            value = _function(value)
+            value = _function(value, keywords=self._keywords.get(name))
         setattr(self, name, value)
         return value
 
@@ -303,7 +306,7 @@ class _StrideTricks(types.ModuleType):
         self.sliding_window_view = _function(np.lib.stride_tricks.sliding_window_view)
 
 
-cupy = _Namespace("cupy", np, SURFACE["names"])
+cupy = _Namespace("cupy", np, SURFACE["names"], SURFACE["keywords"])
 cupy.ndarray = ndarray
 cupy.ufunc = ufunc
 cupy.asarray = _function(np.asarray, numpy_ok=True)
@@ -311,7 +314,7 @@ cupy.array = _function(np.array, numpy_ok=True)
 cupy.asnumpy = lambda a: a.get() if type(a) is ndarray else np.asarray(a)
 cupy.get_array_module = lambda *arrays: cupy if any(type(a) is ndarray for a in arrays) else np
 cupy.cuda = _Cuda("cupy.cuda")
-cupy.linalg = _Namespace("cupy.linalg", np.linalg, SURFACE["linalg"])
+cupy.linalg = _Namespace("cupy.linalg", np.linalg, SURFACE["linalg"], SURFACE["linalg_keywords"])
 cupy.fft = _Namespace("cupy.fft", np.fft, SURFACE["fft"])
 cupy.random = _Namespace("cupy.random", np.random, SURFACE["random"])
 cupy.lib = types.ModuleType("cupy.lib")

@@ -128,22 +128,28 @@ def _layers_loss(layers, tokens, targets):
 def test_layers_and_an_optimizer_on_the_device_match_the_cpu():
     tokens, targets = np.array([[1, 2, 3], [4, 5, 0]]), np.array([[2, 3, 4], [5, 0, 6]])
     results = {}
-    for device in ("cpu", "cuda"):
-        layers = _layers(device)
-        assert {p.device.type for p in layers.parameters()} == {device}
-        optimizer = torch.optim.AdamW(layers.parameters(), lr=1e-2)
-        losses = []
-        for _ in range(3):
-            loss = _layers_loss(layers, torch.tensor(tokens, device=device), torch.tensor(targets, device=device))
-            optimizer.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(layers.parameters(), 1.0)
-            optimizer.step()
-            losses.append(loss.item())
-        results[device] = losses, [p.detach().cpu().numpy() for p in layers.parameters()]
-    np.testing.assert_allclose(results["cuda"][0], results["cpu"][0], rtol=1e-5)
+    saved = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)   # float32 sums in another order would part Adam's paths
+    try:
+        for device in ("cpu", "cuda"):
+            layers = _layers(device)
+            assert {p.device.type for p in layers.parameters()} == {device}
+            optimizer = torch.optim.AdamW(layers.parameters(), lr=1e-2)
+            losses = []
+            for _ in range(3):
+                x, y = torch.tensor(tokens, device=device), torch.tensor(targets, device=device)
+                loss = _layers_loss(layers, x, y)
+                optimizer.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(layers.parameters(), 1.0)
+                optimizer.step()
+                losses.append(loss.item())
+            results[device] = losses, [p.detach().cpu().numpy() for p in layers.parameters()]
+    finally:
+        torch.set_default_dtype(saved)
+    np.testing.assert_allclose(results["cuda"][0], results["cpu"][0], rtol=1e-10)
     for gpu, cpu in zip(results["cuda"][1], results["cpu"][1]):
-        np.testing.assert_allclose(gpu, cpu, rtol=1e-4, atol=1e-6)
+        np.testing.assert_allclose(gpu, cpu, rtol=1e-8, atol=1e-10)
 
 
 def test_tensors_on_two_devices_are_torchs_error():

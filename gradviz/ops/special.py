@@ -15,13 +15,16 @@ from .. import backend
 
 
 def _gpu_name(name: str):
-    """Run cupyx.scipy.special.`name` when the (last) argument lives on a GPU."""
+    """Run cupyx.scipy.special.`name` when the (last) argument lives on a GPU; the arguments before
+    it (polygamma's order n) go in as arrays there, which cupyx's kernels need."""
     def wrap(fn):
         @functools.wraps(fn)
         def run(*args):
-            if backend.on_cpu(args[-1]):
+            *orders, a = args
+            if backend.on_cpu(a):
                 return fn(*args)
-            return getattr(backend.gpu_special(), name)(*args)
+            xp = backend.namespace_of(a)
+            return getattr(backend.gpu_special(), name)(*(xp.asarray(n) for n in orders), a)
         return run
     return wrap
 
