@@ -158,3 +158,46 @@ def test_tensors_on_two_devices_are_torchs_error():
         with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device, but found at least "
                                                "two devices, (cuda:0 and cpu|cpu and cuda:0)!"):
             op()
+
+
+# -- the pictures of a run on the device: the same recorded numbers as on the CPU --------------------
+def _same_record(cpu, gpu, path="trace"):
+    """Two Trace JSONs alike but for the device's name, and numbers to rounding."""
+    if isinstance(cpu, dict):
+        assert cpu.keys() == gpu.keys(), path
+        for k in cpu:
+            _same_record(cpu[k], gpu[k], f"{path}.{k}")
+    elif isinstance(cpu, list):
+        assert len(cpu) == len(gpu), path
+        for i, (c, g) in enumerate(zip(cpu, gpu)):
+            _same_record(c, g, f"{path}[{i}]")
+    elif isinstance(cpu, float) and isinstance(gpu, float):
+        assert np.isclose(cpu, gpu, rtol=1e-6, atol=1e-9, equal_nan=True), (path, cpu, gpu)
+    elif isinstance(cpu, str) and isinstance(gpu, str):
+        assert cpu == gpu.replace("cuda:0", "cpu").replace("cuda", "cpu"), (path, cpu, gpu)
+    else:
+        assert cpu == gpu, (path, cpu, gpu)
+
+
+def test_the_pictures_of_a_device_run_show_the_cpu_run():
+    rng = np.random.default_rng(2)
+    arrays = [rng.standard_normal((8, 4)) for _ in range(2)]
+    traces, jacobians = {}, {}
+    for device in ("cpu", "cuda"):
+        z1, z2 = (torch.tensor(a, device=device, requires_grad=True) for a in arrays)
+        loss = _barlow(z1, z2)
+        traces[device] = torch.animate(loss, names={"z1": z1, "z2": z2, "loss": loss}).trace.to_json()
+        assert z1.grad is None   # recording leaves .grad alone on every device
+        assert "<svg" in torch.draw(loss).svg()
+        view = torch.jacobian_view(lambda z: (z * z).sum(0), z1)
+        jacobians[device] = view.matrix, [got for _, got, _ in view.products]
+    _same_record(traces["cpu"], traces["cuda"])
+    np.testing.assert_allclose(jacobians["cuda"][0], jacobians["cpu"][0], rtol=1e-12)
+    for gpu, cpu in zip(jacobians["cuda"][1], jacobians["cpu"][1]):   # the real backward(v) beside vᵀJ
+        np.testing.assert_allclose(gpu, cpu, rtol=1e-12)
+
+
+def test_a_seed_on_another_device_is_torchs_error():
+    x = torch.ones(3, device="cuda", requires_grad=True)
+    with pytest.raises(RuntimeError, match="invalid gradient at index 0 - expected device cuda:0 but got cpu"):
+        (x * 2).backward(torch.ones(3))

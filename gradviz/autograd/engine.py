@@ -97,12 +97,14 @@ def _seeds(tensors, grad_tensors, create_graph: bool):
             g = namespace(t._data).ones_like(t._data)
         else:
             if not isinstance(g, Tensor):
-                g = Tensor(g, dtype=t.dtype)
+                g = Tensor(g, dtype=t.dtype).to(t.device)
             elif g._data.dtype != t._data.dtype:
                 g = g.to(t.dtype)   # PyTorch casts the seed to the output's dtype
             if tuple(g.shape) != tuple(t.shape):
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g.shape)} and "
                                    f"output[{i}] has a shape of {Size(t.shape)}.")
+            if g.device != t.device:
+                raise RuntimeError(f"invalid gradient at index {i} - expected device {t.device} but got {g.device}")
             g = g if create_graph else g._data
         if create_graph and not isinstance(g, Tensor):
             g = Tensor._make(g)
