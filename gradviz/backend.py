@@ -37,6 +37,7 @@ def gpu_special():
 
 
 def on_cpu(array) -> bool:
+    """Is `array` a host array (not CuPy's)?"""
     return type(array) is np.ndarray or _cupy is None or not isinstance(array, _cupy.ndarray)
 
 

@@ -27,9 +27,8 @@ def _check_one_device(arrays, params) -> None:
         if backend.is_array(a) and (device := backend.device_of(a)) not in devices:
             devices.append(device)
     if len(devices) > 1:
-        names = [f"{d.type}:{d.index or 0}" if d.type == "cuda" else d.type for d in devices]
         raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
-                           f"{names[0]} and {names[1]}!")
+                           f"{devices[0]} and {devices[1]}!")
 
 
 def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):

@@ -319,7 +319,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
         raise RuntimeError("selected index k out of range")
     if input.ndim == 0:
         return _scalar_values_indices("topk", TOPK, input, k)
-    index = _order(input._data, d, largest)[(slice(None),) * d + (slice(0, k),)]
+    index = _order(input._data, d, largest)[(slice(None),) * d + (slice(0, k),)].copy()   # the first k, contiguous
     return _values_indices("topk", TOPK, input, d, index)
 
 

@@ -255,7 +255,8 @@ def median(input, dim=None, keepdim=False):
     """The lower of the two middle values (PyTorch's median, unlike NumPy's, never averages)."""
     if dim is None:
         dims, _ = _dims_keep(input, None, False)
-        if input.numel() == 0 or bool(backend.namespace_of(input._data).isnan(input._data).any()):   # NaN, as torch
+        has_nan = bool(backend.namespace_of(input._data).isnan(input._data).any())
+        if input.numel() == 0 or has_nan:   # PyTorch: NaN (the NaNs share ḡ)
             return apply(MEDIAN_NAN, (input,), (dims, False, 0))
         return apply(MEDIAN, (input,), (dims, False, (input.numel() - 1) // 2))
     (d,) = normalize_dims(dim, input.ndim)
@@ -355,8 +356,8 @@ def cummin(input, dim):
 
 
 def _take_one(a, i: int, dim: int):
-    """a's entry i along dim, that dim kept (np.take(a, [i], axis=dim))."""
-    return a[(slice(None),) * dim + (slice(i, i + 1),)]
+    """a's entry i along dim, that dim kept, as a new contiguous array (np.take(a, [i], axis=dim))."""
+    return a[(slice(None),) * dim + (slice(i, i + 1),)].copy()
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
