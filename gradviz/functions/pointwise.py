@@ -140,7 +140,8 @@ def where(condition, input=None, other=None):
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):   # two scalars: a tensor of the first
         from ..creation import tensor
         input = tensor(input)
-    cond = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
+    cond = condition._data if isinstance(condition, Tensor) else \
+        condition if backend.is_array(condition) else np.asarray(condition)
     if cond.dtype != bool:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
                            f"{str(cond.dtype).capitalize().replace('Int64', 'Long').replace('Float32', 'Float')}")

@@ -61,8 +61,10 @@ def _view_strides(old_shape, old_strides, shape):
     a copy, or None where no strides can (ATen's computeStride, which decides torch's view())."""
     if not old_shape:
         return (1,) * len(shape)
-    if math.prod(old_shape) == 0:
-        return None if tuple(old_shape) != tuple(shape) else tuple(old_strides)
+    if math.prod(old_shape) == 0:   # nothing to lay out: any shape of no elements is a view
+        if tuple(old_shape) == tuple(shape):
+            return tuple(old_strides)
+        return tuple(math.prod(max(s, 1) for s in shape[d + 1:]) for d in range(len(shape)))
     strides = [0] * len(shape)
     view_d, base = len(shape) - 1, old_strides[-1]
     tensor_numel = view_numel = 1
@@ -83,8 +85,6 @@ def _view_strides(old_shape, old_strides, shape):
 
 def _viewable(a, shape) -> bool:
     """Can `a` take `shape` without a copy (its strides allow it)?"""
-    if math.prod(a.shape) == 0:
-        return True
     return _view_strides(a.shape, [s // a.itemsize for s in a.strides], tuple(shape)) is not None
 
 

@@ -282,7 +282,7 @@ def _cumprod_vjp(xp, g, c, a, dim):
     # cumprod(a with aᵢ replaced by 1); ∂cⱼ/∂aᵢ = P[i, j] for j ≥ i, and 0 before i.
     n = a.shape[dim]
     a_last, g_last = xp.swapaxes(a, dim, -1), xp.swapaxes(g, dim, -1)
-    lib = xp if xp.arrays else np   # the Tensor namespace takes NumPy masks as constants
+    lib = xp if xp.arrays else backend.namespace_of(a._data)   # the Tensor namespace takes arrays as constants
     eye, upper = lib.eye(n, dtype=bool), lib.triu(lib.ones((n, n), dtype=bool))
     rows = xp.where(eye, 1, xp.expand_dims(a_last, -2))     # (..., i, k)
     p = _cumprod_last(xp, rows)
