@@ -156,7 +156,7 @@ def _count_dependencies(roots, targets=None, run_targets=True) -> tuple[dict, se
         start = [n for n in start if n in useful]
     deps: dict = {}
     stack = start
-    seen = set(stack)
+    roots = set(stack)
     while stack:
         node = stack.pop()
         if halt and node in halt:
@@ -166,10 +166,13 @@ def _count_dependencies(roots, targets=None, run_targets=True) -> tuple[dict, se
         for nxt, _ in node.next_functions:
             if nxt is None or (useful is not None and nxt not in useful):
                 continue
-            deps[nxt] = deps.get(nxt, 0) + 1
-            if nxt not in seen:
-                seen.add(nxt)
-                stack.append(nxt)
+            count = deps.get(nxt)
+            if count is None:   # first reached: visit it (a root is visited already)
+                deps[nxt] = 1
+                if nxt not in roots:
+                    stack.append(nxt)
+            else:
+                deps[nxt] = count + 1
     return deps, useful, halt
 
 
