@@ -869,45 +869,15 @@ class Tensor:
     def __itruediv__(self, other):
         return self.div_(other)
 
-    # -- operators -------------------------------------------------------------------
-    def __add__(self, other):
-        return F.add(self, other)
-
-    def __radd__(self, other):
-        return F.add(self, other)   # as torch: 2 + x is x.add(2), so x is input 0 of AddBackward0
-
-    def __sub__(self, other):
-        return F.sub(self, other)
-
+    # -- operators (those that are a function of (self, other) are set below the class) ------
     def __rsub__(self, other):
         return F.rsub(self, other)
-
-    def __mul__(self, other):
-        return F.mul(self, other)
-
-    def __rmul__(self, other):
-        return F.mul(self, other)
-
-    def __truediv__(self, other):
-        return F.div(self, other)
 
     def __rtruediv__(self, other):
         return F.mul(F.reciprocal(self if self.is_floating_point() else self.float()), other)
 
-    def __floordiv__(self, other):
-        return F.floor_divide(self, other)
-
-    def __mod__(self, other):
-        return F.remainder(self, other)
-
-    def __pow__(self, exponent):
-        return F.pow(self, exponent)
-
     def __rpow__(self, base):
         return F.pow(base, self)
-
-    def __matmul__(self, other):
-        return F.matmul(self, other)
 
     def __rmatmul__(self, other):
         return F.matmul(other if isinstance(other, Tensor) else Tensor(other), self)
@@ -1427,22 +1397,27 @@ Tensor.negative = Tensor.neg
 Tensor.absolute = Tensor.abs
 
 
-def _operands_only(method):
+def _operands_only(method, name: str):
     """An operator dunder that leaves operands PyTorch does not take (None, str, list, ...) to Python,
     which then raises its TypeError ("unsupported operand type(s)"), as it does for torch.Tensor."""
     def dunder(self, other):
         if not isinstance(other, (Tensor, int, float, np.ndarray, np.generic)):
             return NotImplemented
         return method(self, other)
-    dunder.__name__ = method.__name__
+    dunder.__name__ = name
     return dunder
 
 
+# The operators that are a function of (self, other), wrapped directly: one call per op fewer.
+# As in torch, 2 + x is x.add(2), so x is input 0 of AddBackward0.
+_FUNCTION_OPERATORS = {"__add__": F.add, "__radd__": F.add, "__sub__": F.sub, "__mul__": F.mul, "__rmul__": F.mul,
+                       "__truediv__": F.div, "__floordiv__": F.floor_divide, "__mod__": F.remainder,
+                       "__pow__": F.pow, "__matmul__": F.matmul}
 for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
               "__floordiv__", "__mod__", "__pow__", "__rpow__", "__matmul__", "__rmatmul__", "__eq__", "__ne__",
               "__lt__", "__le__", "__gt__", "__ge__", "__and__", "__or__", "__xor__", "__rand__", "__ror__",
               "__rxor__", "__iadd__", "__isub__", "__imul__", "__itruediv__"):
-    setattr(Tensor, _name, _operands_only(getattr(Tensor, _name)))
+    setattr(Tensor, _name, _operands_only(_FUNCTION_OPERATORS.get(_name) or getattr(Tensor, _name), _name))
 
 
 def _check_assignable(tensor: Tensor, key, value) -> None:

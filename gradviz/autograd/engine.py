@@ -156,7 +156,7 @@ def _count_dependencies(roots, targets=None, run_targets=True) -> tuple[dict, se
         start = [n for n in start if n in useful]
     deps: dict = {}
     stack = start
-    seen = set(stack)
+    roots = set(stack)
     while stack:
         node = stack.pop()
         if halt and node in halt:
@@ -166,10 +166,13 @@ def _count_dependencies(roots, targets=None, run_targets=True) -> tuple[dict, se
         for nxt, _ in node.next_functions:
             if nxt is None or (useful is not None and nxt not in useful):
                 continue
-            deps[nxt] = deps.get(nxt, 0) + 1
-            if nxt not in seen:
-                seen.add(nxt)
-                stack.append(nxt)
+            count = deps.get(nxt)
+            if count is None:   # first reached: visit it (a root is visited already)
+                deps[nxt] = 1
+                if nxt not in roots:
+                    stack.append(nxt)
+            else:
+                deps[nxt] = count + 1
     return deps, useful, halt
 
 
@@ -225,7 +228,7 @@ class Backward:
         for (node, nr), g in zip(self.roots, self.seeds):
             self._add(buffers, node, nr, g)
         useful, halt = self.useful, self.halt
-        add, key, heappush = self._add, self._key, heapq.heappush
+        add, key, heappush, heappop = self._add, self._key, heapq.heappush, heapq.heappop
         for node, _ in self.roots:
             if deps.get(node, 0) == 0 and node not in [e[1] for e in ready] and (useful is None or node in useful):
                 heapq.heappush(ready, self._key(node))
@@ -236,6 +239,9 @@ class Backward:
         # Read once: run() drives the loop straight through (no yield, no mode switch between
         # steps, since no caller code runs between them); the stepper pauses after each step.
         straight = self._straight
+        # A Step is made for the stepper and for listeners; a straight run that nobody watches
+        # makes one only where hooks or a .grad write record into it.
+        watched = listening or not straight
         capture, retain_graph, accumulate, only = self.capture, self.retain_graph, self.accumulate, self.only
         previous_run, _running.run = _running.run, self
         index = 0
@@ -244,10 +250,11 @@ class Backward:
         state.enabled = create_graph   # hooks and VJPs run in the mode torch gives them
         try:
             while ready:
-                node = heapq.heappop(ready)[1]
+                node = heappop(ready)[1]
                 grads = buffers.pop(node)
-                step = Step(index, node, tuple(grads))
                 hooks = node.hooks
+                step = Step(index, node, tuple(grads)) if watched or hooks is not None or type(node) is AccumulateGrad \
+                    else None
                 if hooks is not None and (hooks.tensor or hooks.pre):
                     grads = self._run_pre_hooks(node, grads, step, listening)
                     step.grad_outputs = tuple(grads)
@@ -278,15 +285,16 @@ class Backward:
                         sent, axes = node_vjp(node, g, create_graph)
                     if hooks is not None and hooks.post:
                         sent = self._run_node_hooks(node, sent, g)
-                    step.grad_inputs = tuple(sent)
-                    step.reduced_axes = tuple(axes)
+                    if step is not None:
+                        step.grad_inputs = tuple(sent)
+                        step.reduced_axes = axes
                     for (nxt, nr), g in zip(node.next_functions, sent):
                         if nxt is None or (useful is not None and nxt not in useful):
                             continue
                         if g is not None:
                             buf = buffers.get(nxt)
                             if buf is None:   # the first gradient to reach nxt: no sum (as _add)
-                                buf = buffers[nxt] = [None] * max(nxt.op.n_outputs, 1)
+                                buf = buffers[nxt] = [None] * (nxt.op.n_outputs or 1)
                                 buf[nr] = g
                             else:
                                 add(buffers, nxt, nr, g)
@@ -340,7 +348,7 @@ class Backward:
     def _add(buffers: dict, node: Node, nr: int, g) -> None:
         buf = buffers.get(node)
         if buf is None:
-            buf = buffers[node] = [None] * max(node.op.n_outputs, 1)
+            buf = buffers[node] = [None] * (node.op.n_outputs or 1)   # max(n, 1), without the cost of a call
         buf[nr] = g if buf[nr] is None else buf[nr] + g   # out of place: gradients may alias
 
     def _skip(self, node: Node, buffers: dict, ready: list) -> None:
@@ -467,7 +475,7 @@ class Backward:
                 self._store_grad(tensor, node, grads[nr], step, touched, listening)
 
 
-def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[list, list]:
+def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[tuple, tuple]:
     """Run `node`'s VJP on the upstream gradient `g` without touching any state.
 
     Returns the gradient for each next_functions edge (None where nothing flows), summed
@@ -501,34 +509,37 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[list, list]:
             out = node.out_meta
         rule, params, edges = op.vjp, node.params, node.next_functions
         if type(rule) is tuple and len(rule) == 2 == len(saved_inputs):   # the common case, no lists built
-            a, b = saved_inputs[0]._data, saved_inputs[1]._data
             f0, f1 = rule
-            raw = (None if f0 is None or edges[0][0] is None else f0(xp, g, out, a, b, *params),
-                   None if f1 is None or edges[1][0] is None else f1(xp, g, out, a, b, *params))
+            args = (xp, g, out, saved_inputs[0]._data, saved_inputs[1]._data)
+            if params:   # f(*args) with a ready tuple is much cheaper than f(xp, g, ..., *params)
+                args += params
+            raw = (None if f0 is None or edges[0][0] is None else f0(*args),
+                   None if f1 is None or edges[1][0] is None else f1(*args))
         else:
             raw = _call_rule(rule, node, xp, g, out, [t._data for t in saved_inputs])
-    sent, axes = [], []
-    inputs = node.inputs
-    edges = node.next_functions
-    for i, gi in enumerate(raw):
-        if gi is None or edges[i][0] is None:
-            sent.append(None)
-            axes.append(())
+    inputs, edges = node.inputs, node.next_functions
+    sent = list(raw)
+    axes = None   # made only when a gradient is summed to undo broadcasting
+    for i, gi in enumerate(sent):
+        if gi is None:
+            continue
+        if edges[i][0] is None:
+            sent[i] = None
             continue
         a = inputs[i]._data   # the input's shape and dtype are what its gradient must have
-        if gi.shape == a.shape:
-            summed = ()
-        else:
+        if gi.shape != a.shape:
             try:
                 gi, summed = sum_to(gi, a.shape)
             except ValueError:
                 raise RuntimeError(f"Function {op.torch_name} returned an invalid gradient at index {i} - got "
                                    f"{list(gi.shape)} but expected shape compatible with {list(a.shape)}") from None
+            if axes is None:
+                axes = [()] * len(sent)
+            axes[i] = summed
         if not create_graph and gi.dtype is not a.dtype and gi.dtype != a.dtype:   # dtypes are mostly singletons
             gi = gi.astype(a.dtype)
-        sent.append(gi)
-        axes.append(summed)
-    return sent, axes
+        sent[i] = gi
+    return tuple(sent), ((),) * len(sent) if axes is None else tuple(axes)
 
 
 def local_jacobians(node: Node, limit: int = 64) -> list:

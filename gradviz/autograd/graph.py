@@ -101,7 +101,9 @@ def _fill(dtype):
     return float("nan") if dtype.kind in "fc" else 0
 
 
-_ghosts: dict = {}   # (shape, dtype) -> ghost Tensor: a handful of shapes per model, reused by every node
+# dtype -> shape -> ghost Tensor: a handful of shapes per model, reused by every node (two
+# lookups are cheaper than one keyed by a (shape, dtype) pair, whose hash NumPy recomputes)
+_ghosts: dict = {}
 
 
 def ghost_tensor_of(array):
@@ -109,14 +111,16 @@ def ghost_tensor_of(array):
     if type(array) is not _numpy.ndarray:
         from ..tensor import Tensor
         return Tensor._make(ghost(array))
-    key = (array.shape, array.dtype)
-    t = _ghosts.get(key)
+    by_shape = _ghosts.get(array.dtype)
+    if by_shape is None:
+        by_shape = _ghosts[array.dtype] = {}
+    t = by_shape.get(array.shape)
     if t is None:
         from ..tensor import Tensor
-        if len(_ghosts) > 4096:
-            _ghosts.clear()
+        if len(by_shape) > 4096:
+            by_shape.clear()
         data = _numpy.broadcast_to(_numpy.full((), _fill(array.dtype), dtype=array.dtype), array.shape)
-        t = _ghosts[key] = Tensor._make(data)
+        t = by_shape[array.shape] = Tensor._make(data)
     return t
 
 
@@ -281,13 +285,13 @@ class Node:
             if len(inputs) == 2:   # most nodes: no list built
                 a, b = inputs
                 da, db = a._data, b._data
-                self.inputs = (a if a._requires_grad or not da.ndim else ghosts[(da.shape, da.dtype)],
-                               b if b._requires_grad or not db.ndim else ghosts[(db.shape, db.dtype)])
+                self.inputs = (a if a._requires_grad or not da.ndim else ghosts[da.dtype][da.shape],
+                               b if b._requires_grad or not db.ndim else ghosts[db.dtype][db.shape])
             else:
                 self.inputs = tuple([t if t._requires_grad or not t._data.ndim else
-                                     ghosts[(t._data.shape, t._data.dtype)] for t in inputs])
+                                     ghosts[t._data.dtype][t._data.shape] for t in inputs])
             if type(out) is _numpy.ndarray:
-                self.out_meta = ghosts[(out.shape, out.dtype)]._data
+                self.out_meta = ghosts[out.dtype][out.shape]._data
         except KeyError:
             self.inputs = tuple([t if t._requires_grad or not t._data.ndim else ghost_tensor_of(t._data)
                                  for t in inputs])
