@@ -459,8 +459,8 @@ def meshgrid(*tensors, indexing=None):
 
 # -- forward mode (autograd.forward_ad): every op here is linear, so it maps tangents as values --
 _defjvp(_linear, VIEW, RESHAPE_ALIAS, UNSAFE_VIEW, SQUEEZE_DIMS, SQUEEZE_INPLACE, SQUEEZE, SQUEEZE_DIM, UNSQUEEZE,
-        PERMUTE, TRANSPOSE, T, EXPAND, REPEAT, FLIP, CLONE, CLONE_CONTIGUOUS, TO_COPY, TO_DEVICE, CAT, STACK, TRIL, TRIU,
-        DIAG_EMBED, DIAG_COPY, ROLL)
+        PERMUTE, TRANSPOSE, T, EXPAND, REPEAT, FLIP, CLONE, CLONE_CONTIGUOUS, TO_COPY, TO_DEVICE, CAT, STACK, TRIL,
+        TRIU, DIAG_EMBED, DIAG_COPY, ROLL)
 
 
 # -- more of torch's op table: stacking and splitting by axis name, rotations, block diagonals -------

@@ -46,11 +46,13 @@ class Module:
     _backward_hooks: dict = {}
 
     def __init_subclass__(cls, **kwargs):
-        """A layer built with device= makes its parameters and buffers there (torch's factory_kwargs):
-        its __init__ runs with that device as the factories' default."""
+        """A gradviz layer built with device= makes its parameters and buffers there (torch's
+        factory_kwargs): its __init__ runs with that device as the factories' default. A user's own
+        Module subclass is left as written."""
         super().__init_subclass__(**kwargs)
         init = cls.__dict__.get("__init__")
-        if init is not None and "device" in inspect.signature(init).parameters:
+        ours = cls.__module__.startswith("gradviz.")
+        if ours and init is not None and "device" in inspect.signature(init).parameters:
             signature = inspect.signature(init)
 
             @functools.wraps(init)
