@@ -18,54 +18,30 @@ _PROBE = np.concatenate([np.linspace(1e-6, 1 - 1e-6, 2049), np.linspace(0.0, 2 *
                          np.linspace(-40.0, 40.0, 2049)])
 
 
-@functools.cache
-def _agrees(name: str) -> bool:
-    ours, theirs = getattr(np, name), getattr(math, name)
-    with np.errstate(all="ignore"):
-        values = ours(_PROBE)
-    for v, x in zip(values.tolist(), _PROBE.tolist()):
-        try:
-            if v != theirs(x):
-                return False
-        except (ValueError, OverflowError):   # outside the C function's domain: NumPy gives nan or inf
-            continue
-    return True
-
-
-def _guarded(ours, theirs):
-    """The C function on one value; NumPy's -inf, inf or nan where the C one raises (log(0), exp(800))."""
-    def one(*args):
+def _c_library(ours, theirs, n_args: int, probe: tuple):
+    """theirs (a math function) on whole arrays where it differs from ours (its NumPy ufunc) on `probe`."""
+    def one(*args):   # NumPy's -inf, inf or nan where the C function raises (log(0), exp(800))
         try:
             return theirs(*args)
         except (ValueError, OverflowError):
             with np.errstate(all="ignore"):
                 return float(ours(*args))
-    return one
+    elementwise = np.frompyfunc(one, n_args, 1)
 
+    def exact(*args):
+        return np.asarray(elementwise(*args), dtype=np.float64)
 
-def _unary(name: str):
-    elementwise = np.frompyfunc(_guarded(getattr(np, name), getattr(math, name)), 1, 1)
+    @functools.cache
+    def agrees() -> bool:
+        with np.errstate(all="ignore"):
+            return bool(np.array_equal(ours(*probe), exact(*probe), equal_nan=True))
 
-    def fn(x: np.ndarray) -> np.ndarray:
-        if _agrees(name):
-            return getattr(np, name)(x)
-        return np.asarray(elementwise(np.asarray(x, dtype=np.float64)), dtype=np.float64)
-    fn.__name__ = name
+    def fn(*args):
+        return ours(*args) if agrees() else exact(*args)
+    fn.__name__ = theirs.__name__
     return fn
 
 
-log, log1p, exp, cos, sin, tan = (_unary(n) for n in ("log", "log1p", "exp", "cos", "sin", "tan"))
-
-_pow = np.frompyfunc(_guarded(np.power, math.pow), 2, 1)
-
-
-@functools.cache
-def _pow_agrees() -> bool:
-    return all(v == math.pow(10.0, x) for v, x in zip(np.power(10.0, _PROBE[-2049:]).tolist(), _PROBE[-2049:].tolist()))
-
-
-def power(base: float, x: np.ndarray) -> np.ndarray:
-    """base ** x for a float base: NumPy's, or the C library's pow where they differ."""
-    if _pow_agrees():
-        return np.power(base, x)
-    return np.asarray(_pow(base, np.asarray(x, dtype=np.float64)), dtype=np.float64)
+log, log1p, exp, cos, sin, tan = (_c_library(getattr(np, n), getattr(math, n), 1, (_PROBE,))
+                                  for n in ("log", "log1p", "exp", "cos", "sin", "tan"))
+power = _c_library(np.power, math.pow, 2, (10.0, _PROBE))   # base ** x, for logspace
