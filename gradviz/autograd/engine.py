@@ -156,7 +156,7 @@ def _count_dependencies(roots, targets=None, run_targets=True) -> tuple[dict, se
         start = [n for n in start if n in useful]
     deps: dict = {}
     stack = start
-    roots = set(stack)
+    starts = set(stack)
     while stack:
         node = stack.pop()
         if halt and node in halt:
@@ -169,7 +169,7 @@ def _count_dependencies(roots, targets=None, run_targets=True) -> tuple[dict, se
             count = deps.get(nxt)
             if count is None:   # first reached: visit it (a root is visited already)
                 deps[nxt] = 1
-                if nxt not in roots:
+                if nxt not in starts:
                     stack.append(nxt)
             else:
                 deps[nxt] = count + 1
@@ -253,8 +253,8 @@ class Backward:
                 node = heappop(ready)[1]
                 grads = buffers.pop(node)
                 hooks = node.hooks
-                step = Step(index, node, tuple(grads)) if watched or hooks is not None or type(node) is AccumulateGrad \
-                    else None
+                recorded = watched or hooks is not None or type(node) is AccumulateGrad
+                step = Step(index, node, tuple(grads)) if recorded else None
                 if hooks is not None and (hooks.tensor or hooks.pre):
                     grads = self._run_pre_hooks(node, grads, step, listening)
                     step.grad_outputs = tuple(grads)
