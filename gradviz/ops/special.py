@@ -14,7 +14,7 @@ import numpy as np
 from .. import backend
 
 
-def _gpu_name(name: str):
+def _cupyx_on_gpu(name: str):
     """Run cupyx.scipy.special.`name` when the (last) argument lives on a GPU; the arguments before
     it (polygamma's order n) go in as arrays there, which cupyx's kernels need."""
     def wrap(fn):
@@ -53,7 +53,7 @@ def _poly(x, coefs, monic=False):
     return r
 
 
-@_gpu_name("erf")
+@_cupyx_on_gpu("erf")
 def erf(a):
     """erf(a) in a's dtype (erf(±inf) = ±1, nan stays nan). Each branch runs only on the elements
     that take it."""
@@ -83,7 +83,7 @@ def erf(a):
 
 
 # -- more special functions on whole arrays (float64 inside; the caller casts back) --------------
-@_gpu_name("erfc")
+@_cupyx_on_gpu("erfc")
 def erfc(a):
     """1 − erf(a), accurate where erf(a) is near 1: Cephes' e^(−a²) P(|a|)/Q(|a|) (R/S from 8 on)."""
     x = np.asarray(a, dtype=np.float64)
@@ -101,7 +101,7 @@ def erfc(a):
     return out
 
 
-@_gpu_name("erfinv")
+@_cupyx_on_gpu("erfinv")
 def erfinv(y):
     """The inverse of erf: Giles' single-precision start, then Newton steps on erf (on erfc in the
     tails, where 1 − |y| is exact and erf(x) − |y| would cancel)."""
@@ -134,13 +134,13 @@ def _lgamma1(v: float) -> float:
 _lgamma_u = np.frompyfunc(_lgamma1, 1, 1)
 
 
-@_gpu_name("gammaln")
+@_cupyx_on_gpu("gammaln")
 def lgamma(a):
     """log |Γ(a)|, +inf at the poles (as PyTorch)."""
     return np.asarray(_lgamma_u(np.asarray(a, dtype=np.float64)), dtype=np.float64)
 
 
-@_gpu_name("digamma")
+@_cupyx_on_gpu("digamma")
 def digamma(a):
     """ψ(a) = Γ′(a)/Γ(a): shifted up to 10 by ψ(x) = ψ(x + 1) − 1/x, then the asymptotic series;
     below 0 the reflection ψ(x) = ψ(1 − x) − π / tan(πx); ψ(±0) = ∓inf, nan at negative integers."""
@@ -168,7 +168,7 @@ def digamma(a):
 _BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510, 43867 / 798)
 
 
-@_gpu_name("polygamma")
+@_cupyx_on_gpu("polygamma")
 def polygamma(n: int, a):
     """ψ⁽ⁿ⁾(a) = (−1)ⁿ⁺¹ n! ζ(n + 1, a) for n ≥ 1 (ψ⁽⁰⁾ is digamma): the Hurwitz zeta summed
     directly until the argument passes 20, then its Euler–Maclaurin tail."""
