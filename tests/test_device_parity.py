@@ -24,7 +24,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("expecttest")
 
 import gradviz  # noqa: E402
-from test_opinfo import CASES, _flat, _id, _samples  # noqa: E402
+from test_opinfo import CASES, _convert, _flat, _id, _samples  # noqa: E402
 
 pytestmark = pytest.mark.torch
 
@@ -32,34 +32,14 @@ MAX_SAMPLES = 12      # per op: the strict run covers every op on every push, so
 RTOL = ATOL = 1e-7
 
 
-def _convert(obj, leaves, device):
-    """torch values in a sample -> gradviz values on `device`."""
-    if isinstance(obj, torch.Tensor):
-        t = gradviz.from_numpy(np.array(obj.detach().numpy())).to(device)
-        if obj.requires_grad:
-            t.requires_grad_(True)
-            leaves.append(t)
-        return t
-    if isinstance(obj, (torch.dtype, torch.memory_format)):
-        return getattr(gradviz, str(obj)[6:])
-    if isinstance(obj, torch.Size):
-        return tuple(obj)
-    if isinstance(obj, torch.device) or (isinstance(obj, str) and obj == "cpu"):   # the sample's device
-        return gradviz.device(device)
-    if isinstance(obj, (list, tuple)) and type(obj) in (list, tuple):
-        return type(obj)(_convert(o, leaves, device) for o in obj)
-    if isinstance(obj, dict):
-        return {k: (device if k == "device" else _convert(v, leaves, device)) for k, v in obj.items()}
-    return obj
-
-
 def _run(fn, sample, device):
     """Forward, then backward with a cotangent fixed by the sample: (outputs, gradients) as gradviz values."""
     gradviz.manual_seed(0)   # random ops draw the same values on every device
-    leaves = []
-    args = _convert(tuple(sample.args), leaves, device)
-    kwargs = _convert(dict(sample.kwargs), leaves, device)
-    out = fn(_convert(sample.input, leaves, device), *args, **kwargs)
+    pairs = []   # (torch leaf, gradviz leaf)
+    args = _convert(tuple(sample.args), pairs, device)
+    kwargs = _convert(dict(sample.kwargs), pairs, device)
+    out = fn(_convert(sample.input, pairs, device), *args, **kwargs)
+    leaves = [leaf for _, leaf in pairs]
     outs = [y for y in _flat(out) if isinstance(y, gradviz.Tensor) and y.requires_grad and y.is_floating_point()]
     if not leaves or not outs:
         return out, []

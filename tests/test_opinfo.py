@@ -98,10 +98,15 @@ CASES = [(info, fn) for info in op_db if (fn := gradviz_op(info)) is not None
          and torch.float64 in info.supported_dtypes("cpu")]
 
 
-def _convert(obj, leaves):
-    """torch values in a sample -> gradviz values; leaves collects (torch leaf, gradviz leaf) pairs."""
+def _convert(obj, leaves, device=None):
+    """torch values in a sample -> gradviz values; leaves collects (torch leaf, gradviz leaf) pairs.
+    With a device, tensors go there and so does every mention of the sample's own device."""
+    if device is not None and (isinstance(obj, torch.device) or (isinstance(obj, str) and obj == "cpu")):
+        return gradviz.device(device)
     if isinstance(obj, torch.Tensor):
         t = gradviz.from_numpy(np.array(obj.detach().numpy()))   # a copy, 0-d arrays included
+        if device is not None:
+            t = t.to(device)
         if obj.requires_grad:
             t.requires_grad_(True)
             leaves.append((obj, t))
@@ -113,9 +118,10 @@ def _convert(obj, leaves):
     if isinstance(obj, torch.memory_format):
         return getattr(gradviz, str(obj)[6:])
     if isinstance(obj, (list, tuple)) and type(obj) in (list, tuple):
-        return type(obj)(_convert(o, leaves) for o in obj)
+        return type(obj)(_convert(o, leaves, device) for o in obj)
     if isinstance(obj, dict):
-        return {k: _convert(v, leaves) for k, v in obj.items()}
+        return {k: (gradviz.device(device) if device is not None and k == "device" else _convert(v, leaves, device))
+                for k, v in obj.items()}
     return obj
 
 
