@@ -197,6 +197,10 @@ def _unary(dunder: str):
     return lambda self: _wrap(getattr(self._a, dunder)())
 
 
+def _plain(dunder: str):
+    return lambda self: getattr(self._a, dunder)()
+
+
 class ndarray:
     """cupy.ndarray's manners over a NumPy array."""
 
@@ -245,29 +249,8 @@ class ndarray:
             raise ValueError("non-scalar numpy.ndarray cannot be used for fill")
         self._a[_unwrap(key, numpy_ok=True)] = _unwrap(value, numpy_ok=True)
 
-    def __len__(self):
-        return len(self._a)
-
     def __iter__(self):
         return (_wrap(row) for row in self._a)
-
-    def __bool__(self):
-        return bool(self._a)
-
-    def __float__(self):
-        return float(self._a)
-
-    def __int__(self):
-        return int(self._a)
-
-    def __complex__(self):
-        return complex(self._a)
-
-    def __repr__(self):
-        return repr(self._a)
-
-    def __str__(self):
-        return str(self._a)
 
     def __copy__(self):
         return _box(self._a.copy())
@@ -287,6 +270,8 @@ class ndarray:
             locals()[f"__i{_name}__"] = _inplace(f"__i{_name}__")
     for _name in ("neg", "pos", "abs", "invert"):
         locals()[f"__{_name}__"] = _unary(f"__{_name}__")
+    for _name in ("len", "bool", "float", "int", "complex", "repr", "str"):   # plain Python values, as CuPy's
+        locals()[f"__{_name}__"] = _plain(f"__{_name}__")
     del _name
 
 
