@@ -35,24 +35,27 @@ def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
     """Run `op` on Tensors. Builds a Node only when grad mode is on and an input requires grad."""
     if _forward_ad._state.level is not None and not _forward_ad._state.busy:
         return _forward_ad.apply_dual(apply, op, inputs, params, dtype)   # tangents flow forward too
-    # This runs once per op: the common one- and two-input cases avoid building lists.
+    # This runs once per op: the common one- and two-input cases build no lists and call
+    # the forward with plain arguments (a call with *args costs a tuple and a list).
     n_inputs = len(inputs)
-    if n_inputs == 2:
-        a, b = inputs
-        first = a._data
-        arrays = (first, b._data)
-    elif n_inputs == 1:
-        first = inputs[0]._data
-        arrays = (first,)
-    else:
-        arrays = [t._data for t in inputs]
-        first = arrays[0]
     try:
-        out = op.forward(NUMPY if type(first) is np.ndarray else namespace(first), *arrays, *params)
+        if n_inputs == 2:
+            a, b = inputs
+            first = a._data
+            xp = NUMPY if type(first) is np.ndarray else namespace(first)
+            out = op.forward(xp, first, b._data, *params) if params else op.forward(xp, first, b._data)
+        elif n_inputs == 1:
+            first = inputs[0]._data
+            xp = NUMPY if type(first) is np.ndarray else namespace(first)
+            out = op.forward(xp, first, *params) if params else op.forward(xp, first)
+        else:
+            arrays = [t._data for t in inputs]
+            first = arrays[0]
+            out = op.forward(NUMPY if type(first) is np.ndarray else namespace(first), *arrays, *params)
     except ValueError as exc:
-        raise RuntimeError(shape_error(op, arrays, exc)) from None
+        raise RuntimeError(shape_error(op, [t._data for t in inputs], exc)) from None
     except TypeError:   # NumPy and CuPy arrays do not mix: say so as torch does
-        _check_one_device(arrays, params)
+        _check_one_device([t._data for t in inputs], params)
         raise
     if dtype is not None:
         out = out.astype(dtype, copy=False)

@@ -507,10 +507,11 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[tuple, tuple]:
         xp = NUMPY if type(first) is np.ndarray else namespace(first)
         if out is None:
             out = node.out_meta
-        rule, params, edges = op.vjp, node.params, node.next_functions
+        rule, edges = op.vjp, node.next_functions
         if type(rule) is tuple and len(rule) == 2 == len(saved_inputs):   # the common case, no lists built
             f0, f1 = rule
             args = (xp, g, out, saved_inputs[0]._data, saved_inputs[1]._data)
+            params = node.params
             if params:   # f(*args) with a ready tuple is much cheaper than f(xp, g, ..., *params)
                 args += params
             raw = (None if f0 is None or edges[0][0] is None else f0(*args),
@@ -518,28 +519,36 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[tuple, tuple]:
         else:
             raw = _call_rule(rule, node, xp, g, out, [t._data for t in saved_inputs])
     inputs, edges = node.inputs, node.next_functions
-    sent = list(raw)
     axes = None   # made only when a gradient is summed to undo broadcasting
-    for i, gi in enumerate(sent):
+    for i, gi in enumerate(raw):
         if gi is None:
             continue
-        if edges[i][0] is None:
-            sent[i] = None
-            continue
         a = inputs[i]._data   # the input's shape and dtype are what its gradient must have
-        if gi.shape != a.shape:
-            try:
-                gi, summed = sum_to(gi, a.shape)
-            except ValueError:
-                raise RuntimeError(f"Function {op.torch_name} returned an invalid gradient at index {i} - got "
-                                   f"{list(gi.shape)} but expected shape compatible with {list(a.shape)}") from None
+        if edges[i][0] is None or gi.shape != a.shape or gi.dtype is not a.dtype:
             if axes is None:
-                axes = [()] * len(sent)
-            axes[i] = summed
-        if not create_graph and gi.dtype is not a.dtype and gi.dtype != a.dtype:   # dtypes are mostly singletons
-            gi = gi.astype(a.dtype)
-        sent[i] = gi
-    return tuple(sent), ((),) * len(sent) if axes is None else tuple(axes)
+                raw, axes = list(raw), [()] * len(raw)
+            raw[i], axes[i] = _fit(gi, a, i, edges[i][0] is None, op, create_graph)
+    if axes is None:
+        return raw if type(raw) is tuple else tuple(raw), ((),) * len(raw)
+    return tuple(raw), tuple(axes)
+
+
+
+def _fit(gi, a, i: int, unused: bool, op, create_graph: bool):
+    """Gradient `gi` for input `a` as the edge takes it: None where the edge leads nowhere, else
+    summed to undo broadcasting and cast to the input's dtype. Returns it and the axes summed."""
+    if unused:
+        return None, ()
+    summed = ()
+    if gi.shape != a.shape:
+        try:
+            gi, summed = sum_to(gi, a.shape)
+        except ValueError:
+            raise RuntimeError(f"Function {op.torch_name} returned an invalid gradient at index {i} - got "
+                               f"{list(gi.shape)} but expected shape compatible with {list(a.shape)}") from None
+    if not create_graph and gi.dtype != a.dtype:
+        gi = gi.astype(a.dtype)
+    return gi, summed
 
 
 def local_jacobians(node: Node, limit: int = 64) -> list:
