@@ -294,8 +294,12 @@ class Backward:
                         if g is not None:
                             buf = buffers.get(nxt)
                             if buf is None:   # the first gradient to reach nxt: no sum (as _add)
-                                buf = buffers[nxt] = [None] * (nxt.op.n_outputs or 1)
-                                buf[nr] = g
+                                n = nxt.op.n_outputs
+                                if n == 1:
+                                    buffers[nxt] = [g]
+                                else:
+                                    buf = buffers[nxt] = [None] * n
+                                    buf[nr] = g
                             else:
                                 add(buffers, nxt, nr, g)
                         remaining = deps[nxt] - 1
@@ -348,7 +352,7 @@ class Backward:
     def _add(buffers: dict, node: Node, nr: int, g) -> None:
         buf = buffers.get(node)
         if buf is None:
-            buf = buffers[node] = [None] * (node.op.n_outputs or 1)   # max(n, 1), without the cost of a call
+            buf = buffers[node] = [None] * node.op.n_outputs
         buf[nr] = g if buf[nr] is None else buf[nr] + g   # out of place: gradients may alias
 
     def _skip(self, node: Node, buffers: dict, ready: list) -> None:
@@ -519,6 +523,13 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[tuple, tuple]:
         else:
             raw = _call_rule(rule, node, xp, g, out, [t._data for t in saved_inputs])
     inputs, edges = node.inputs, node.next_functions
+    if len(raw) == 2:   # the common case, unrolled: both gradients already fit their inputs
+        g0, g1 = raw
+        if (g0 is None or (edges[0][0] is not None and g0.shape == (a := inputs[0]._data).shape and
+                           g0.dtype is a.dtype)) and \
+                (g1 is None or (edges[1][0] is not None and g1.shape == (a := inputs[1]._data).shape and
+                                g1.dtype is a.dtype)):
+            return raw if type(raw) is tuple else tuple(raw), _NO_AXES_2
     axes = None   # made only when a gradient is summed to undo broadcasting
     for i, gi in enumerate(raw):
         if gi is None:
@@ -532,6 +543,9 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[tuple, tuple]:
         return raw if type(raw) is tuple else tuple(raw), ((),) * len(raw)
     return tuple(raw), tuple(axes)
 
+
+
+_NO_AXES_2 = ((), ())
 
 
 def _fit(gi, a, i: int, unused: bool, op, create_graph: bool):
