@@ -255,15 +255,16 @@ class Backward:
                 hooks = node.hooks
                 recorded = watched or hooks is not None or type(node) is AccumulateGrad
                 step = Step(index, node, tuple(grads)) if recorded else None
-                if hooks is not None and (hooks.tensor or hooks.pre):
-                    grads = self._run_pre_hooks(node, grads, step, listening)
-                    step.grad_outputs = tuple(grads)
+                if hooks is not None:
+                    if hooks.tensor or hooks.pre:
+                        grads = self._run_pre_hooks(node, grads, step, listening)
+                        step.grad_outputs = tuple(grads)
+                    if hooks.retains:
+                        self._retain(node, grads, step, touched, listening)
                 if capture:
                     for nr, g in enumerate(grads):
                         for slot in self.capture.get((node, nr), ()):
                             self.captured[slot] = g
-                if hooks is not None and hooks.retains:
-                    self._retain(node, grads, step, touched, listening)
                 if type(node) is AccumulateGrad:
                     if accumulate and (only is None or node in only):
                         self._accumulate(node, grads[0], step, touched, listening)

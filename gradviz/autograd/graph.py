@@ -301,8 +301,9 @@ class Node:
             if type(out) is not _numpy.ndarray:
                 self.out_meta = tuple([ghost(o) for o in out]) if type(out) is tuple else ghost(out)
             self.out_data = None
-        self.result_counter = None
-        self.result_of = None
+        if self.result_counter is not None:   # set only when the output was written in place
+            self.result_counter = None
+            self.result_of = None
         if self.op.saves:
             self.freed = True
 
