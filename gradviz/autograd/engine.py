@@ -507,13 +507,13 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[tuple, tuple]:
         finally:
             _formula.active = outer
     else:
-        first = g if op.n_outputs == 1 else next(gi for gi in g if gi is not None)
-        out = saved_out
-        xp = NUMPY if type(first) is np.ndarray else namespace(first)
-        if out is None:
-            out = node.out_meta
+        if type(g) is np.ndarray:
+            xp = NUMPY
+        else:   # a CuPy array, or one gradient per output of a multi-output node
+            xp = namespace(g if op.n_outputs == 1 else next(gi for gi in g if gi is not None))
+        out = saved_out if saved_out is not None else node.out_meta
         rule, edges = op.vjp, node.next_functions
-        if type(rule) is tuple and len(rule) == 2 == len(saved_inputs):   # the common case, no lists built
+        if type(rule) is tuple and len(rule) == 2 and len(saved_inputs) == 2:   # the common case, no lists built
             f0, f1 = rule
             args = (xp, g, out, saved_inputs[0]._data, saved_inputs[1]._data)
             params = node.params
