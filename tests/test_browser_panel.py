@@ -30,8 +30,10 @@ def browser():
         yield context
 
 
-def open_player(browser, anim, tmp_path, name="player"):
+def open_player(browser, anim, tmp_path, name="player", viewport=None):
     page = browser.new_page()
+    if viewport:
+        page.set_viewport_size({"width": viewport[0], "height": viewport[1]})
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.emulate_media(reduced_motion="reduce")
@@ -113,6 +115,38 @@ def test_the_code_panel_highlights_the_line_that_made_the_node(tmp_path, browser
         assert seen["count"] == 1, (f.index, seen)
         assert seen["number"] == number and seen["text"].strip() == text, (f.index, seen, number, text)
         assert seen["visible"] and seen["tint"], seen           # scrolled into the code box, and marked
+    assert not errors
+    page.close()
+
+
+def test_a_long_code_line_wraps_in_view_at_1280_px(tmp_path, browser):
+    """The MLP's `loss = torch.nn.functional.cross_entropy(h @ W2 + b2, target)` is wider than the
+    code box at 1280×720: it wraps under its own text, so the whole lit line is in the box and the
+    box never scrolls sideways."""
+    anim = tracked_animation("mlp", tmp_path)
+    longest = max(len(line) for line in player_programs.SOURCE["mlp"].splitlines())
+    page, root, errors = open_player(browser, anim, tmp_path, viewport=(1280, 720))
+    wrapped = 0
+    for f in anim.frames:
+        seen = page.evaluate("""([root, k]) => {
+          root.__gv.go(k, false);
+          const box = root.querySelector('.gv-code'), el = box.querySelector('.gv-current');
+          if (!el) return null;
+          const r = el.getBoundingClientRect(), b = box.getBoundingClientRect();
+          const number = el.querySelector('.gv-ln').getBoundingClientRect();
+          const text = document.createRange();
+          text.setStart(el.lastChild, 0); text.setEnd(el.lastChild, el.lastChild.length);
+          const rows = [...text.getClientRects()];
+          return {sideways: box.scrollWidth > box.clientWidth + 1,
+                  inBox: r.left >= b.left - 1 && r.right <= b.right + 1 && r.top >= b.top - 1 && r.bottom <= b.bottom + 1,
+                  rows: rows.length, textLeft: Math.min(...rows.map(q => q.left)), numberRight: number.right};
+        }""", [root.element_handle(), f.index])
+        if seen is None:
+            continue
+        assert not seen["sideways"] and seen["inBox"], (f.index, seen)
+        assert seen["textLeft"] >= seen["numberRight"] - 1, (f.index, seen)   # wrapped text clears the numbers
+        wrapped += seen["rows"] > 1
+    assert wrapped, f"no lit line wrapped (longest line {longest} characters): the test no longer tests wrapping"
     assert not errors
     page.close()
 
