@@ -545,7 +545,6 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[tuple, tuple]:
     return tuple(raw), tuple(axes)
 
 
-
 _NO_AXES_2 = ((), ())
 
 
