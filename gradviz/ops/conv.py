@@ -23,14 +23,15 @@ from .op import Op
 
 
 # -- strided views: im2col and its adjoint col2im -----------------------------------------------
-def pad_spatial(xp, a, pads):
-    """Zero-pad the trailing len(pads) dims, pads = ((lo, hi), ...); no copy when all are 0."""
+def pad_spatial(xp, a, pads, value=0):
+    """Pad the trailing len(pads) dims with value, pads = ((lo, hi), ...); no copy when all are 0."""
     if not any(lo or hi for lo, hi in pads):
         return a
-    # zeros and one slice assignment: a fraction of xp.pad's cost on small arrays
+    # a filled array and one slice assignment: a fraction of xp.pad's cost on small arrays
     lead = a.ndim - len(pads)
-    out = xp.zeros(a.shape[:lead] + tuple(n + lo + hi for n, (lo, hi) in zip(a.shape[lead:], pads)), dtype=a.dtype)
-    out[(Ellipsis,) + tuple(slice(lo, lo + n) for n, (lo, _) in zip(a.shape[lead:], pads))] = a
+    sizes = a.shape[lead:]
+    out = xp.full(a.shape[:lead] + tuple(n + lo + hi for n, (lo, hi) in zip(sizes, pads)), value, dtype=a.dtype)
+    out[(Ellipsis,) + tuple(slice(lo, lo + n) for n, (lo, _) in zip(sizes, pads))] = a
     return out
 
 
