@@ -239,3 +239,17 @@ def test_conv_float32_stays_float32():
     y = F.conv2d(x, w, padding=1)
     y.sum().backward()
     assert y.dtype == x.grad.dtype == w.grad.dtype == gradviz.float32
+
+
+@needs_torch
+@pytest.mark.parametrize("padding", [0, 1])
+def test_conv_on_an_empty_batch(padding):
+    x, w = np.zeros((0, 4, 5, 6)), RNG.standard_normal((6, 2, 3, 3))
+    ours, theirs = [(leaf(t, x), leaf(t, w)) for t in (gradviz, torch)]
+    y = F.conv2d(*ours, padding=padding, groups=2)
+    t_y = torch.nn.functional.conv2d(*theirs, padding=padding, groups=2)
+    assert tuple(y.shape) == tuple(t_y.shape)
+    y.sum().backward()
+    t_y.sum().backward()
+    for a, b in zip(ours, theirs):
+        np.testing.assert_array_equal(a.grad.numpy(), b.grad.numpy())

@@ -93,11 +93,12 @@ def _wide_cols(xp, x, k, padding, dilation, groups):
     n, c = x.shape[:2]
     a = pad_spatial(xp, x, [(p, p) for p in padding])
     flat, out, length = _wide_geometry(a.shape[2:], k, dilation)
-    a = a.reshape(n, c, -1)
+    a = a.reshape(n, c, math.prod(a.shape[2:]))   # sizes spelled out: -1 is ambiguous for an empty batch
     step = a.strides[-1]
     runs = xp.lib.stride_tricks.as_strided(a, shape=(n, c) + tuple(k) + (length,), strides=a.strides[:2] + tuple(
         d * f * step for d, f in zip(dilation, flat)) + (step,))   # (N, C, *k, L), a view
-    return xp.ascontiguousarray(runs).reshape(n, groups, -1, length), (flat, out, length)
+    cols = xp.ascontiguousarray(runs).reshape(n, groups, c // groups * math.prod(k), length)
+    return cols, (flat, out, length)
 
 
 def _grid(xp, wide, out, flat):
@@ -120,7 +121,8 @@ def _widen(xp, g, geometry):
 def _conv_wide(xp, x, w, b, padding, dilation, groups):
     n, o = x.shape[0], w.shape[0]
     cols, (flat, out, length) = _wide_cols(xp, x, w.shape[2:], padding, dilation, groups)
-    y = xp.matmul(w.reshape(groups, o // groups, -1), cols).reshape(n, o, length)   # (N, G, Og, L): N BLAS calls
+    y = xp.matmul(w.reshape(groups, o // groups, -1), cols)   # (N, G, Og, L): one BLAS call per sample and group
+    y = y.reshape(n, o, length)
     y = _grid(xp, y, out, flat)
     if b is not None and b.size:
         return xp.ascontiguousarray(y + b.reshape((o,) + (1,) * len(out)))   # the bias added as y is cropped
@@ -134,7 +136,7 @@ def _input_grad_wide(xp, g, w, xshape, padding, dilation, groups):
     geometry = flat, _, length = _wide_geometry(padded, k, dilation)
     gw = _widen(xp, g, geometry).reshape(n, groups, o // groups, length)
     wt = w.reshape(groups, o // groups, -1).swapaxes(1, 2)                     # (G, Cg·K, Og)
-    cols = xp.matmul(wt, gw).reshape(n, c, -1, length)                         # (N, C, K, L)
+    cols = xp.matmul(wt, gw).reshape(n, c, math.prod(k), length)               # (N, C, K, L)
     acc = xp.zeros((n, c, math.prod(padded)), dtype=cols.dtype)
     for t, start in enumerate(_tap_offsets(k, dilation, flat)):   # col2im: each tap adds its run back
         acc[:, :, start:start + length] += cols[:, :, t]
@@ -144,7 +146,7 @@ def _input_grad_wide(xp, g, w, xshape, padding, dilation, groups):
 def _weight_grad_wide(xp, g, x, wshape, padding, dilation, groups):
     n, o = g.shape[:2]
     cols, geometry = _wide_cols(xp, x, wshape[2:], padding, dilation, groups)
-    gw = _widen(xp, g, geometry).reshape(n, groups, o // groups, -1)
+    gw = _widen(xp, g, geometry).reshape(n, groups, o // groups, geometry[2])
     # one (Cg·K, L) x (L, Og) product per sample, summed: faster in BLAS than one product over N·L
     gwt = xp.matmul(cols, gw.swapaxes(2, 3)).sum(0)                            # (G, Cg·K, Og)
     return xp.ascontiguousarray(gwt.swapaxes(1, 2)).reshape(wshape)
