@@ -239,3 +239,34 @@ def test_conv_float32_stays_float32():
     y = F.conv2d(x, w, padding=1)
     y.sum().backward()
     assert y.dtype == x.grad.dtype == w.grad.dtype == gradviz.float32
+
+
+@needs_torch
+@pytest.mark.parametrize("args", [(2,), (3, 2, 1), ((2, 3), 1, 0, (1, 2))], ids=["tiles", "pad", "overlap_dilation"])
+def test_max_pool_ties_pick_the_first_window_position_as_torch(args):
+    """Ties (ReLU's zeros, repeated values) go to the first position of the window in row-major
+    order: its index and so its gradient."""
+    x = np.random.default_rng(5).integers(-1, 3, (2, 3, 7, 8)).astype(np.float32)
+    ours = gradviz.tensor(x, requires_grad=True)
+    theirs = torch.tensor(x, requires_grad=True)
+    out, idx = F.max_pool2d(ours.relu(), *args, return_indices=True)
+    t_out, t_idx = torch.nn.functional.max_pool2d(theirs.relu(), *args, return_indices=True)
+    np.testing.assert_array_equal(idx.numpy(), t_idx.numpy())
+    g = np.random.default_rng(6).standard_normal(t_out.shape).astype(np.float32)
+    out.backward(gradviz.tensor(g))
+    t_out.backward(torch.tensor(g))
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-6)   # overlaps add
+
+
+@needs_torch
+@pytest.mark.parametrize("padding", [0, 1])
+def test_conv_on_an_empty_batch(padding):
+    x, w = np.zeros((0, 4, 5, 6)), RNG.standard_normal((6, 2, 3, 3))
+    ours, theirs = [(leaf(t, x), leaf(t, w)) for t in (gradviz, torch)]
+    y = F.conv2d(*ours, padding=padding, groups=2)
+    t_y = torch.nn.functional.conv2d(*theirs, padding=padding, groups=2)
+    assert tuple(y.shape) == tuple(t_y.shape)
+    y.sum().backward()
+    t_y.sum().backward()
+    for a, b in zip(ours, theirs):
+        np.testing.assert_array_equal(a.grad.numpy(), b.grad.numpy())

@@ -128,12 +128,22 @@ def adaptive_avg_pool3d(input, output_size):
     return adaptive_avg_pool(input, output_size, 3)
 
 
-def _flat_index(rows, cols, width):
-    return rows * width + cols
+def _first_max(xp, planes):
+    """Elementwise over the leading axis: the max, and the index of the first plane holding it
+    (strict > keeps the first on ties, as PyTorch). Where a plane holds NaN the max is NaN and
+    the index is meaningless: the caller decides."""
+    small = np.min_scalar_type(len(planes) - 1)
+    best, at = planes[0], xp.zeros(planes.shape[1:], dtype=small)
+    for i in range(1, len(planes)):
+        wins = planes[i] > best
+        at = xp.maximum(at, wins * small.type(i))   # i exceeds every earlier index: a later winner replaces it
+        best = xp.maximum(best, planes[i])
+    return best, at
 
 
 def _max_pool_indices(a, k, s, p, d, ceil_mode):
-    """Flat indices (into each H·W plane) of every window's maximum (the first one on ties)."""
+    """Flat indices (into each H·W plane) of every window's maximum (the first one on ties, the
+    first NaN where a window holds one, as PyTorch)."""
     xp = namespace(a)
     h, w = a.shape[-2:]
     outs = [_pool_out(n, kk, ss, pp, dd, ceil_mode) for n, kk, ss, pp, dd in zip((h, w), k, s, p, d)]
@@ -142,23 +152,21 @@ def _max_pool_indices(a, k, s, p, d, ceil_mode):
     for n, o, kk, ss, pp, dd in zip((h, w), outs, k, s, p, d):
         need = (o - 1) * ss + dd * (kk - 1) + 1 - (n + 2 * pp)
         pads.append((pp, pp + max(need, 0)))
-    if a.dtype.kind == "f":
-        padded = xp.pad(a, ((0, 0),) * (a.ndim - 2) + tuple(pads), constant_values=-np.inf) if any(
-            lo or hi for lo, hi in pads) else a
-    else:
-        padded = pad_spatial(xp, a, pads)
+    padded = pad_spatial(xp, a, pads, -np.inf if a.dtype.kind == "f" else 0)
     win = windows(xp, padded, k, s, d)[..., :outs[0], :outs[1], :, :]
-    flat = win.reshape(win.shape[:-2] + (-1,))
-    # NaN wins, as in PyTorch: argmax over (isnan, value) picks the first NaN if any
-    arg = xp.argmax(flat, axis=-1)
-    if a.dtype.kind == "f":
-        nan = xp.isnan(flat)
-        if nan.any():
-            arg = xp.where(nan.any(-1), xp.argmax(nan, axis=-1), arg)
-    ki, kj = arg // k[1], arg % k[1]
-    rows = xp.arange(outs[0]).reshape(-1, 1) * s[0] - p[0] + ki * d[0]
-    cols = xp.arange(outs[1]) * s[1] - p[1] + kj * d[1]
-    return _flat_index(rows, cols, w).astype(np.int64)
+    # one contiguous plane per kernel tap, (kh·kw, …, oh, ow): elementwise passes over whole planes
+    # are several times faster than an argmax along a short last axis, or passes over strided views
+    lead = win.ndim - 4
+    planes = xp.ascontiguousarray(win.transpose((lead + 2, lead + 3) + tuple(range(lead + 2))))
+    planes = planes.reshape((k[0] * k[1],) + planes.shape[2:])
+    best, tap = _first_max(xp, planes)
+    if a.dtype.kind == "f" and xp.isnan(best).any():   # NaN wins: the first NaN of the window
+        has_nan, first_nan = _first_max(xp, xp.isnan(planes))
+        tap = xp.where(has_nan, first_nan, tap)
+    # the winning tap's offset from its window's top-left corner, then the corner's flat position
+    offsets = xp.asarray([ki * d[0] * w + kj * d[1] for ki in range(k[0]) for kj in range(k[1])], dtype=np.int64)
+    corner = (xp.arange(outs[0]) * s[0] - p[0]).reshape(-1, 1) * w + xp.arange(outs[1]) * s[1] - p[1]
+    return (corner + xp.take(offsets, tap)).astype(np.int64, copy=False)
 
 
 def max_pool(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False, nd=2):

@@ -10,6 +10,9 @@ under differentiation, so double backward needs nothing else.
   x̄ = conv_input_grad(ḡ, W): ḡ correlated with the flipped kernel (a transposed convolution),
        computed as col2im(ḡ Wᵀ): each kernel tap adds its slice of ḡ Wᵀ back where it read
   W̄ = conv_weight_grad(ḡ, x): ḡ correlated with x, computed as ḡᵀ im2col(x)
+
+With stride 1 (the common case) all three run on the "wide" layout below instead, where
+im2col and col2im move long contiguous runs rather than one short output row at a time.
 """
 from __future__ import annotations
 
@@ -20,11 +23,16 @@ from .op import Op
 
 
 # -- strided views: im2col and its adjoint col2im -----------------------------------------------
-def pad_spatial(xp, a, pads):
-    """Zero-pad the trailing len(pads) dims, pads = ((lo, hi), ...); no copy when all are 0."""
+def pad_spatial(xp, a, pads, value=0):
+    """Pad the trailing len(pads) dims with value, pads = ((lo, hi), ...); no copy when all are 0."""
     if not any(lo or hi for lo, hi in pads):
         return a
-    return xp.pad(a, ((0, 0),) * (a.ndim - len(pads)) + tuple(pads))
+    # a filled array and one slice assignment: a fraction of xp.pad's cost on small arrays
+    lead = a.ndim - len(pads)
+    sizes = a.shape[lead:]
+    out = xp.full(a.shape[:lead] + tuple(n + lo + hi for n, (lo, hi) in zip(sizes, pads)), value, dtype=a.dtype)
+    out[(Ellipsis,) + tuple(slice(lo, lo + n) for n, (lo, _) in zip(sizes, pads))] = a
+    return out
 
 
 def windows(xp, a, k, stride, dilation):
@@ -58,6 +66,92 @@ def _crop(a, pads):
     return a[(Ellipsis,) + key]
 
 
+# -- stride 1: the wide layout --------------------------------------------------------------------
+# Flatten each padded plane (row-major strides F). With stride 1, output position p reads the flat
+# input at Σ pᵢ Fᵢ + Σ tᵢ dᵢ Fᵢ for kernel tap t: every tap reads one contiguous run of the plane,
+# of length L = 1 + Σ (outᵢ − 1) Fᵢ, if the output is computed on that flat ("wide") grid. The
+# grid also holds the positions between output rows (the last d·(k − 1) columns of each padded
+# row): computed and thrown away in the forward, zero in ḡ. That waste is small next to what it
+# saves: im2col becomes a copy of long runs, col2im one slice-add of a long run per tap.
+def _wide_geometry(padded, k, dilation):
+    """The padded plane's row-major strides F, the output's spatial size and the wide length L."""
+    flat = [1] * len(padded)
+    for i in reversed(range(len(padded) - 1)):
+        flat[i] = flat[i + 1] * padded[i + 1]
+    out = tuple(n - d * (kk - 1) for n, kk, d in zip(padded, k, dilation))
+    return flat, out, 1 + sum((o - 1) * f for o, f in zip(out, flat))
+
+
+def _tap_offsets(k, dilation, flat):
+    """Where each kernel tap (row-major order) starts reading in the flat padded plane."""
+    return [sum(t * d * f for t, d, f in zip(tap, dilation, flat))
+            for tap in itertools.product(*(range(kk) for kk in k))]
+
+
+def _wide_cols(xp, x, k, padding, dilation, groups):
+    """x (N, C, *S) -> the wide im2col matrix (N, G, Cg·K, L), its geometry (F, out, L)."""
+    n, c = x.shape[:2]
+    a = pad_spatial(xp, x, [(p, p) for p in padding])
+    flat, out, length = _wide_geometry(a.shape[2:], k, dilation)
+    a = a.reshape(n, c, math.prod(a.shape[2:]))   # sizes spelled out: -1 is ambiguous for an empty batch
+    step = a.strides[-1]
+    runs = xp.lib.stride_tricks.as_strided(a, shape=(n, c) + tuple(k) + (length,), strides=a.strides[:2] + tuple(
+        d * f * step for d, f in zip(dilation, flat)) + (step,))   # (N, C, *k, L), a view
+    cols = xp.ascontiguousarray(runs).reshape(n, groups, c // groups * math.prod(k), length)
+    return cols, (flat, out, length)
+
+
+def _grid(xp, wide, out, flat):
+    """(…, L) on the wide grid -> (…, *out): the view of the real output positions."""
+    step = wide.strides[-1]
+    return xp.lib.stride_tricks.as_strided(wide, shape=wide.shape[:-1] + tuple(out),
+                                           strides=wide.strides[:-1] + tuple(f * step for f in flat))
+
+
+def _widen(xp, g, geometry):
+    """ḡ (N, O, *out) -> (N, O, L): ḡ on the wide grid, zeros between the output rows."""
+    flat, out, length = geometry
+    if length == math.prod(out):   # no gaps (1-d, or a kernel as wide as the padded input)
+        return g.reshape(g.shape[:2] + (length,))
+    wide = xp.zeros(g.shape[:2] + (length,), dtype=g.dtype)
+    _grid(xp, wide, out, flat)[...] = g
+    return wide
+
+
+def _conv_wide(xp, x, w, b, padding, dilation, groups):
+    n, o = x.shape[0], w.shape[0]
+    cols, (flat, out, length) = _wide_cols(xp, x, w.shape[2:], padding, dilation, groups)
+    y = xp.matmul(w.reshape(groups, o // groups, -1), cols)   # (N, G, Og, L): one BLAS call per sample and group
+    y = y.reshape(n, o, length)
+    y = _grid(xp, y, out, flat)
+    if b is not None and b.size:
+        return xp.ascontiguousarray(y + b.reshape((o,) + (1,) * len(out)))   # the bias added as y is cropped
+    return xp.ascontiguousarray(y)
+
+
+def _input_grad_wide(xp, g, w, xshape, padding, dilation, groups):
+    n, c = xshape[:2]
+    o, k = w.shape[0], w.shape[2:]
+    padded = tuple(s + 2 * p for s, p in zip(xshape[2:], padding))
+    geometry = flat, _, length = _wide_geometry(padded, k, dilation)
+    gw = _widen(xp, g, geometry).reshape(n, groups, o // groups, length)
+    wt = w.reshape(groups, o // groups, -1).swapaxes(1, 2)                     # (G, Cg·K, Og)
+    cols = xp.matmul(wt, gw).reshape(n, c, math.prod(k), length)               # (N, C, K, L)
+    acc = xp.zeros((n, c, math.prod(padded)), dtype=cols.dtype)
+    for t, start in enumerate(_tap_offsets(k, dilation, flat)):   # col2im: each tap adds its run back
+        acc[:, :, start:start + length] += cols[:, :, t]
+    return _crop(acc.reshape((n, c) + padded), [(p, p) for p in padding])
+
+
+def _weight_grad_wide(xp, g, x, wshape, padding, dilation, groups):
+    n, o = g.shape[:2]
+    cols, geometry = _wide_cols(xp, x, wshape[2:], padding, dilation, groups)
+    gw = _widen(xp, g, geometry).reshape(n, groups, o // groups, geometry[2])
+    # one (Cg·K, L) x (L, Og) product per sample, summed: faster in BLAS than one product over N·L
+    gwt = xp.matmul(cols, gw.swapaxes(2, 3)).sum(0)                            # (G, Cg·K, Og)
+    return xp.ascontiguousarray(gwt.swapaxes(1, 2)).reshape(wshape)
+
+
 # -- the convolution and its two adjoints on arrays ---------------------------------------------
 # The im2col matrix is laid out transposed, (G, Cg·K, N·P): its copy out of the window view then
 # runs along output rows (long and contiguous) rather than along the few taps of one window.
@@ -80,6 +174,8 @@ def _grad_rows(g, groups):
 
 
 def conv_arrays(xp, x, w, b, stride, padding, dilation, groups):
+    if all(s == 1 for s in stride):
+        return _conv_wide(xp, x, w, b, padding, dilation, groups)
     n = x.shape[0]
     o, k = w.shape[0], w.shape[2:]
     cols, out = _im2col(xp, x, k, stride, padding, dilation, groups)
@@ -92,6 +188,8 @@ def conv_arrays(xp, x, w, b, stride, padding, dilation, groups):
 
 
 def conv_input_grad_arrays(xp, g, w, xshape, stride, padding, dilation, groups):
+    if all(s == 1 for s in stride):
+        return _input_grad_wide(xp, g, w, xshape, padding, dilation, groups)
     n, c = xshape[:2]
     o, k = w.shape[0], w.shape[2:]
     nd = len(k)
@@ -105,6 +203,8 @@ def conv_input_grad_arrays(xp, g, w, xshape, stride, padding, dilation, groups):
 
 
 def conv_weight_grad_arrays(xp, g, x, wshape, stride, padding, dilation, groups):
+    if all(s == 1 for s in stride):
+        return _weight_grad_wide(xp, g, x, wshape, padding, dilation, groups)
     cols, _ = _im2col(xp, x, wshape[2:], stride, padding, dilation, groups)
     gw = xp.matmul(_grad_rows(g, groups), cols.transpose(0, 2, 1))   # (G, Og, Cg·K)
     return gw.reshape(wshape)

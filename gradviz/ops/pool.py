@@ -172,21 +172,32 @@ REPLICATION_PAD = {nd: _separable(f"replication_pad{nd}d", f"ReplicationPad{nd}D
 
 
 # -- max pooling: indices picked once, then a gather and its scatter -----------------------------
+def _positions(xp, index, shape):
+    """index (flat positions in each trailing H·W plane of an array of `shape`) -> positions in
+    the whole flattened array: one flat take or write instead of an indexing per plane."""
+    lead = len(shape) - 2
+    planes = math.prod(shape[:lead])
+    size = math.prod(shape[lead:])
+    return (index.reshape(planes, -1) + (xp.arange(planes) * size).reshape(planes, 1)).reshape(-1)
+
+
 def _gather_forward(xp, a, index, *shown):
     """y = x[index] per plane; index holds flat positions in each trailing H·W plane."""
-    lead = a.shape[:-2]
-    out = xp.take_along_axis(a.reshape(lead + (-1,)), index.reshape(lead + (-1,)), -1)
-    return out.reshape(index.shape)
+    return xp.take(a.reshape(-1), _positions(xp, index, a.shape)).reshape(index.shape)
 
 
-def _scatter_back(xp, g, shape, index):
-    """zeros(shape) with ḡ added at the flat positions index (windows may overlap: they add)."""
+def _scatter_back(xp, g, shape, index, disjoint=False):
+    """zeros(shape) with ḡ added at the flat positions index (windows may overlap: they add).
+    disjoint: no two positions coincide, so ḡ is written, not summed."""
     lead = len(shape) - 2
     planes = math.prod(shape[:lead])
     size = math.prod(shape[lead:])
     if xp.arrays:
-        offsets = (xp.arange(planes) * size).reshape((planes, 1))
-        pos = (index.reshape(planes, -1) + offsets).reshape(-1)
+        pos = _positions(xp, index, shape)
+        if disjoint:
+            out = xp.zeros(planes * size, dtype=g.dtype)
+            out[pos] = g.reshape(-1)
+            return out.reshape(shape)
         out = xp.bincount(pos, weights=g.reshape(-1), minlength=planes * size)
         return out.astype(g.dtype, copy=False).reshape(shape)
     flat = xp.reshape(g, (planes, -1))
@@ -197,15 +208,26 @@ def _max_vjp(xp, g, c, a, index, *shown):
     return _scatter_back(xp, g, a.shape, index)
 
 
-def _max_op(name, torch_name, formula, shown, windows):
-    return Op(name, torch_name, formula, _gather_forward, vjp=(_max_vjp,),
+def _windows_disjoint(k, s, p, d):
+    """Whether max-pool windows share no input and, unpadded, each picks a distinct input (the
+    first tap of a window is always inside, so a padding position never wins)."""
+    return not any(p) and all(ss > dd * (kk - 1) for kk, ss, dd in zip(k, s, d))
+
+
+def _max_pool_vjp(xp, g, c, a, index, *shown):
+    return _scatter_back(xp, g, a.shape, index, disjoint=_windows_disjoint(*shown))
+
+
+def _max_op(name, torch_name, formula, shown, windows, vjp=_max_vjp):
+    return Op(name, torch_name, formula, _gather_forward, vjp=(vjp,),
               vjp_formulas=("ḡ sent to the position that won each window (added where windows overlap)",),
               params=("indices",) + shown, saves=("self",),
               latex=r"$c[i] = \max_{j \in w_i} $0[j]" + windows, vjp_latex=(_ARGMAX,))
 
 
 MAX_POOL2D = _max_op("max_pool2d", "MaxPool2DWithIndicesBackward0", "y[p] = max of x over window p",
-                     ("kernel_size", "stride", "padding", "dilation"), _WINDOWS + r",\ \text{dilation } $dilation")
+                     ("kernel_size", "stride", "padding", "dilation"), _WINDOWS + r",\ \text{dilation } $dilation",
+                     _max_pool_vjp)
 ADAPTIVE_MAX_POOL2D = _max_op("adaptive_max_pool2d", "AdaptiveMaxPool2DBackward0",
                               "y[i,j] = max of x over the adaptive window (i, j)", ("output_size",), _ADAPTIVE)
 
