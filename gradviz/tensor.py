@@ -1402,18 +1402,14 @@ def _operands_only(method, name: str):
     """An operator dunder that leaves operands PyTorch does not take (None, str, list, ...) to Python,
     which then raises its TypeError ("unsupported operand type(s)"), as it does for torch.Tensor."""
     record = _SAME_DTYPE_RECORDS.get(name)
-    if record is None:
-        def dunder(self, other):
-            if not isinstance(other, (Tensor, int, float, np.ndarray, np.generic)):
-                return NotImplemented
-            return method(self, other)
-    else:
-        def dunder(self, other):
-            if type(other) is Tensor and (dtype := self._data.dtype) is other._data.dtype and dtype.kind == "f":
-                return _apply(record, (self, other))
-            if not isinstance(other, (Tensor, int, float, np.ndarray, np.generic)):
-                return NotImplemented
-            return method(self, other)
+
+    def dunder(self, other):
+        if record is not None and type(other) is Tensor and (dtype := self._data.dtype) is other._data.dtype \
+                and dtype.kind == "f":
+            return _apply(record, (self, other))
+        if not isinstance(other, (Tensor, int, float, np.ndarray, np.generic)):
+            return NotImplemented
+        return method(self, other)
     dunder.__name__ = name
     return dunder
 
