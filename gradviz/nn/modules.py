@@ -51,10 +51,8 @@ class Module:
         Module subclass is left as written."""
         super().__init_subclass__(**kwargs)
         init = cls.__dict__.get("__init__")
-        ours = cls.__module__.startswith("gradviz.")
-        if ours and init is not None and "device" in inspect.signature(init).parameters:
-            signature = inspect.signature(init)
-
+        signature = inspect.signature(init) if init is not None and cls.__module__.startswith("gradviz.") else None
+        if signature is not None and "device" in signature.parameters:
             @functools.wraps(init)
             def on_device(self, *args, **kw):
                 device = signature.bind(self, *args, **kw).arguments.get("device")
