@@ -97,7 +97,7 @@ def _seeds(tensors, grad_tensors, create_graph: bool):
             g = namespace(t._data).ones_like(t._data)
         else:
             if not isinstance(g, Tensor):
-                g = Tensor(g, dtype=t.dtype).to(t.device)
+                g = Tensor(g, dtype=t.dtype, device=t.device)
             elif g._data.dtype != t._data.dtype:
                 g = g.to(t.dtype)   # PyTorch casts the seed to the output's dtype
             if tuple(g.shape) != tuple(t.shape):

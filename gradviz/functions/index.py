@@ -204,7 +204,7 @@ def index_put(tensor, key, values, accumulate=False):
     steps, basic, adv = parse_index(tensor.shape, key)
     adv = _keys_beside(adv, tensor._data)
     if not isinstance(values, Tensor):
-        values = Tensor(values, dtype=tensor.dtype).to(tensor.device)
+        values = Tensor(values, dtype=tensor.dtype, device=tensor.device)
     if accumulate:
         return apply(INDEX_PUT_ACC, (tensor, values), (basic, adv))
     op = INDEX_PUT if adv is not None and not steps else COPY_SLICES

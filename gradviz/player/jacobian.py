@@ -124,7 +124,7 @@ def jacobian_view(f: Callable, x, vs: Sequence | None = None, limit: int = 256) 
         seed[k] = 1
         seed = seed.reshape(tuple(y.shape))
         seeds.append(seed)
-        (gk,) = grad(y, leaf, grad_outputs=Tensor(seed, dtype=y.dtype).to(y.device), retain_graph=True,
+        (gk,) = grad(y, leaf, grad_outputs=Tensor(seed, dtype=y.dtype, device=y.device), retain_graph=True,
                      allow_unused=True)
         rows.append(np.zeros(n) if gk is None else gk.cpu().numpy().astype(np.float64).ravel())
     view = JacobianView(np.stack(rows), tuple(y.shape), tuple(leaf.shape), seeds)
@@ -135,7 +135,7 @@ def jacobian_view(f: Callable, x, vs: Sequence | None = None, limit: int = 256) 
         # a real backward(v), accumulating into .grad, as the tutorial does it; inputs= keeps it to
         # this private leaf, so tensors f closes over (M in x @ M) keep their .grad
         leaf.grad = None
-        y.backward(Tensor(v, dtype=y.dtype).to(y.device), retain_graph=True, inputs=[leaf])
+        y.backward(Tensor(v, dtype=y.dtype, device=y.device), retain_graph=True, inputs=[leaf])
         got = np.zeros(leaf.shape) if leaf.grad is None else leaf.grad.cpu().numpy().astype(np.float64)
         view.products.append((v, got, view.vjp(v)))
     return view
