@@ -289,6 +289,12 @@ def _order(a, dim: int, descending: bool):
     return xp.argsort(-keys if descending else keys, axis=dim, kind="stable")
 
 
+def entries_along(a, start: int, stop: int, dim: int):
+    """a's entries start:stop along dim, as a new contiguous array (np.take(a, range(start, stop), dim)
+    in any array namespace)."""
+    return a[(slice(None),) * dim + (slice(start, stop),)].copy()
+
+
 def _values_indices(name: str, op: Op, input, dim: int, index: np.ndarray):
     return values_indices(name, apply(op, (input,), (dim, index)), index)
 
@@ -319,7 +325,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
         raise RuntimeError("selected index k out of range")
     if input.ndim == 0:
         return _scalar_values_indices("topk", TOPK, input, k)
-    index = _order(input._data, d, largest)[(slice(None),) * d + (slice(0, k),)].copy()   # the first k, contiguous
+    index = entries_along(_order(input._data, d, largest), 0, k, d)
     return _values_indices("topk", TOPK, input, d, index)
 
 

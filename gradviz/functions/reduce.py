@@ -10,7 +10,7 @@ from .. import backend
 from ..autograd.apply import apply, coerce_pair
 from ..ops.op import Op
 from ..dtypes import as_np
-from .index import narrow, values_indices
+from .index import entries_along, narrow, values_indices
 from .pointwise import isnan, logical_not, maximum, minimum, sub
 from .shape import cat, reshape
 from ..tensor import Tensor
@@ -265,7 +265,8 @@ def median(input, dim=None, keepdim=False):
         index = xp.zeros((), dtype=np.int64)
     else:
         order = xp.argsort(input._data, axis=d, kind="stable")
-        index = _take_one(order, (input.shape[d] - 1) // 2, d)
+        middle = (input.shape[d] - 1) // 2
+        index = entries_along(order, middle, middle + 1, d)
     values = apply(MEDIAN_DIM, (input,), (d, bool(keepdim), index))
     return values_indices("median", values, index if keepdim or not input.ndim else index.squeeze(d))
 
@@ -355,11 +356,6 @@ def cummin(input, dim):
     return _cumulative_extreme("cummin", CUMMIN, _CUMMIN, input, dim)
 
 
-def _take_one(a, i: int, dim: int):
-    """a's entry i along dim, that dim kept, as a new contiguous array (np.take(a, [i], axis=dim))."""
-    return a[(slice(None),) * dim + (slice(i, i + 1),)].copy()
-
-
 def kthvalue(input, k, dim=-1, keepdim=False):
     (d,) = normalize_dims(dim, input.ndim)
     n = input.shape[d] if input.ndim else 1
@@ -370,7 +366,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
         index = xp.zeros((), dtype=np.int64)
         return values_indices("kthvalue", apply(KTHVALUE, (input,), (0, bool(keepdim), index)), index)
     order = xp.argsort(input._data, axis=d, kind="stable")   # NaN sorts last, as in torch
-    index = _take_one(order, k - 1, d)
+    index = entries_along(order, k - 1, k, d)
     values = apply(KTHVALUE, (input,), (d, bool(keepdim), index))
     return values_indices("kthvalue", values, index if keepdim else index.squeeze(d))
 
