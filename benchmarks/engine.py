@@ -135,17 +135,19 @@ CLOCK = {"cpu": time.thread_time, "wall": time.perf_counter}
 _clock = CLOCK["cpu"]
 
 
-def _race(contenders: dict, rounds: int, repeat: int = 1) -> dict:
-    """Interleave the contenders round by round so machine noise hits them alike."""
+def _race(contenders: dict, rounds: int, repeat: int = 1, clock=None) -> dict:
+    """Interleave the contenders round by round so machine noise hits them alike (timed by `clock`,
+    default the --clock chosen)."""
+    clock = clock or _clock
     times = {name: [] for name in contenders}
     for fn, *args in contenders.values():
         fn(*args)   # warm up
     for _ in range(rounds):
         for name, (fn, *args) in contenders.items():
-            start = _clock()
+            start = clock()
             for _ in range(repeat):
                 fn(*args)
-            times[name].append((_clock() - start) / repeat)
+            times[name].append((clock() - start) / repeat)
     return {name: statistics.median(ts) for name, ts in times.items()}
 
 

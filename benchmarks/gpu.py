@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 import gradviz
-from engine import BATCH, SIZES, _optional, _params, make_gpt_step, make_step
+from engine import BATCH, SIZES, _optional, _params, _race, make_gpt_step, make_step
 
 
 def _synced(step, sync):
@@ -24,18 +24,6 @@ def _synced(step, sync):
         step(*args)
         sync()
     return run
-
-
-def _race(contenders: dict, rounds: int) -> dict:
-    times = {name: [] for name in contenders}
-    for fn, *args in contenders.values():
-        fn(*args)   # warm up: CuPy compiles its kernels on first use
-    for _ in range(rounds):
-        for name, (fn, *args) in contenders.items():
-            start = time.perf_counter()
-            fn(*args)
-            times[name].append(time.perf_counter() - start)
-    return {name: float(np.median(ts)) for name, ts in times.items()}
 
 
 def _mlp(batch: int, torch) -> dict:
@@ -92,8 +80,9 @@ def main() -> None:
     torch = _optional("torch")
     for batch in (BATCH, 8192):
         _report(f"MLP training step, batch {batch}, {'-'.join(map(str, SIZES))}, float32",
-                _race(_mlp(batch, torch), args.rounds))
-    _report("GPT training step (examples/gpt.py, batch 16), AdamW", _race(_gpt(torch), args.rounds))
+                _race(_mlp(batch, torch), args.rounds, clock=time.perf_counter))
+    _report("GPT training step (examples/gpt.py, batch 16), AdamW",
+            _race(_gpt(torch), args.rounds, clock=time.perf_counter))
 
 
 if __name__ == "__main__":
