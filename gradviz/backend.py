@@ -41,6 +41,11 @@ def on_cpu(array) -> bool:
     return type(array) is np.ndarray or _cupy is None or not isinstance(array, _cupy.ndarray)
 
 
+def writeable(array) -> bool:
+    """Can `array` be written in place? (CuPy's arrays have no read-only flag: always.)"""
+    return getattr(array.flags, "writeable", True)
+
+
 def is_array(obj) -> bool:
     """A NumPy or a CuPy array."""
     return isinstance(obj, np.ndarray) or (_cupy is not None and isinstance(obj, _cupy.ndarray))

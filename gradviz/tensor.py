@@ -599,7 +599,7 @@ class Tensor:
         """self's array, made writable: a read-only NumPy view of writable memory is opened;
         memory nobody may write (a read-only array from the user) is replaced by a copy."""
         a = self._data
-        if not getattr(a.flags, "writeable", True):
+        if not backend.writeable(a):
             try:
                 a.setflags(write=True)
             except ValueError:
@@ -638,7 +638,7 @@ class Tensor:
         if not self._records(other):
             arr = other._data if isinstance(other, Tensor) else other
             self._check_overlap()
-            if getattr(self._data.flags, "writeable", True):   # CuPy's arrays have no read-only flag
+            if backend.writeable(self._data):
                 try:
                     ufunc(self._data, arr, out=self._data, casting="same_kind")
                 except (TypeError, ValueError):   # casting or broadcasting: let the op say it

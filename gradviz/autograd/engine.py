@@ -462,7 +462,7 @@ class Backward:
 
         Pass-through rules (add, view, expand) hand on the very array they received, and
         the seed is the caller's; a .grad that aliased them would change when they do."""
-        fresh = getattr(g, "flags", None) is not None and g.flags.owndata and getattr(g.flags, "writeable", True) \
+        fresh = getattr(g, "flags", None) is not None and g.flags.owndata and backend.writeable(g) \
             and id(g) not in self._handed_out
         self._handed_out.add(id(g))
         return fresh
