@@ -228,7 +228,8 @@ class Backward:
         for (node, nr), g in zip(self.roots, self.seeds):
             self._add(buffers, node, nr, g)
         useful, halt = self.useful, self.halt
-        add, key, heappush, heappop = self._add, self._key, heapq.heappush, heapq.heappop
+        add, key = self._add, self._key
+        heappush, heappop, heappushpop = heapq.heappush, heapq.heappop, heapq.heappushpop
         for node, _ in self.roots:
             if deps.get(node, 0) == 0 and node not in [e[1] for e in ready] and (useful is None or node in useful):
                 heapq.heappush(ready, self._key(node))
@@ -249,12 +250,19 @@ class Backward:
         outer, inside = state.enabled, True
         state.enabled = create_graph   # hooks and VJPs run in the mode torch gives them
         try:
-            while ready:
-                node = heappop(ready)[1]
+            # The one node the last step made ready waits outside the heap: if no other is ready
+            # it runs next without a push and a pop (a chain of ops never touches the heap).
+            pending = None
+            while ready or pending is not None:
+                if pending is None:
+                    node = heappop(ready)[1]
+                else:
+                    node = heappushpop(ready, key(pending))[1] if ready else pending
+                    pending = None
                 grads = buffers.pop(node)
                 hooks = node.hooks
-                recorded = watched or hooks is not None or type(node) is AccumulateGrad
-                step = Step(index, node, tuple(grads)) if recorded else None
+                step = Step(index, node, tuple(grads)) if watched or hooks is not None or \
+                    type(node) is AccumulateGrad else None
                 if hooks is not None:
                     if hooks.tensor or hooks.pre:
                         grads = self._run_pre_hooks(node, grads, step, listening)
@@ -306,10 +314,12 @@ class Backward:
                         remaining = deps[nxt] - 1
                         deps[nxt] = remaining
                         if remaining == 0:
-                            if nxt in buffers:
-                                heappush(ready, key(nxt))
-                            else:
+                            if g is None and nxt not in buffers:   # (a gradient sent is in buffers)
                                 self._skip(nxt, buffers, ready)
+                            elif pending is None:
+                                pending = nxt
+                            else:
+                                heappush(ready, key(nxt))
                     if not retain_graph:
                         node.free()
                 if listening:
@@ -317,6 +327,9 @@ class Backward:
                 index += 1
                 if straight:
                     continue
+                if pending is not None:   # the stepper reads the heap between steps (upcoming())
+                    heappush(ready, key(pending))
+                    pending = None
                 state.enabled, inside = outer, False   # between steps the caller's own mode holds
                 yield step
                 outer, inside = state.enabled, True
@@ -519,18 +532,16 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[tuple, tuple]:
             params = node.params
             if params:   # f(*args) with a ready tuple is much cheaper than f(xp, g, ..., *params)
                 args += params
-            raw = (None if f0 is None or edges[0][0] is None else f0(*args),
-                   None if f1 is None or edges[1][0] is None else f1(*args))
+            g0 = None if f0 is None or edges[0][0] is None else f0(*args)
+            g1 = None if f1 is None or edges[1][0] is None else f1(*args)
+            inputs = node.inputs
+            if (g0 is None or (g0.shape == (a := inputs[0]._data).shape and g0.dtype is a.dtype)) and \
+                    (g1 is None or (g1.shape == (a := inputs[1]._data).shape and g1.dtype is a.dtype)):
+                return (g0, g1), _NO_AXES_2   # both already fit their inputs: nothing to sum or cast
+            raw = (g0, g1)
         else:
             raw = _call_rule(rule, node, xp, g, out, [t._data for t in saved_inputs])
     inputs, edges = node.inputs, node.next_functions
-    if len(raw) == 2:   # the common case, unrolled: both gradients already fit their inputs
-        g0, g1 = raw
-        if (g0 is None or (edges[0][0] is not None and g0.shape == (a := inputs[0]._data).shape and
-                           g0.dtype is a.dtype)) and \
-                (g1 is None or (edges[1][0] is not None and g1.shape == (a := inputs[1]._data).shape and
-                                g1.dtype is a.dtype)):
-            return raw if type(raw) is tuple else tuple(raw), _NO_AXES_2
     axes = None   # made only when a gradient is summed to undo broadcasting
     for i, gi in enumerate(raw):
         if gi is None:

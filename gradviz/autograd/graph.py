@@ -35,9 +35,6 @@ FREED_MESSAGE = (
 )
 
 
-_saved_inputs_of: dict = {}
-
-
 class _Clock:
     """Counts in-place writes anywhere; Node.epoch is its reading when the node was created,
     so a node with nothing written since skips its version checks."""
@@ -128,14 +125,6 @@ def ghost_tensor(tensor):
     return ghost_tensor_of(tensor._data)
 
 
-def _saved_inputs(op: Op) -> tuple:
-    """Indices of the inputs an op saves for its VJP (cached per op)."""
-    idx = _saved_inputs_of.get(op)
-    if idx is None:
-        idx = _saved_inputs_of[op] = tuple(i for i, name in enumerate(op.arg_names) if name in op.saves)
-    return idx
-
-
 def modified_message(array, grad_fn, output_nr: int, version: int, expected: int) -> str:
     """PyTorch's words for a saved tensor modified in place ("output 0 of Mul" names its grad_fn)."""
     where = ""
@@ -203,8 +192,7 @@ class Node:
         self.epoch = _clock.now
         saved = None
         if op.saves:
-            idx = _saved_inputs_of.get(op)
-            for i in _saved_inputs(op) if idx is None else idx:
+            for i in op.saved_inputs:
                 counter = inputs[i]._vc
                 if counter:
                     if saved is None:
@@ -256,7 +244,7 @@ class Node:
             return   # no in-place write anywhere since this node was made: nothing to look at
         inputs = self.inputs
         saved = self.saved_versions
-        for i in _saved_inputs(self.op):
+        for i in self.op.saved_inputs:
             counter = inputs[i]._vc
             if counter:
                 expected = saved.get(i, 0) if saved else 0

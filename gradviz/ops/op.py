@@ -49,7 +49,7 @@ class Op:
     """
 
     __slots__ = ("name", "torch_name", "formula", "forward", "vjp", "vjp_formulas",
-                 "arg_names", "param_names", "saves", "n_outputs",
+                 "arg_names", "param_names", "saves", "saved_inputs", "n_outputs",
                  "symbols", "out_symbol", "broadcasts", "latex", "vjp_latex", "shown", "jvp")
 
     def __init__(self, name: str, torch_name: str, formula: str, forward: Callable,
@@ -67,6 +67,7 @@ class Op:
         self.arg_names = args          # names PyTorch gives the inputs (_saved_self, _saved_other)
         self.param_names = params      # names of the non-tensor arguments (dim, keepdim, ...)
         self.saves = saves             # what the VJP reads: input names and/or "result"
+        self.saved_inputs = tuple(i for i, name in enumerate(args) if name in saves)   # their slots
         self.n_outputs = n_outputs
         lhs, eq, _ = formula.partition("=")
         lhs = lhs.split("[", 1)[0].strip().rstrip("ᵢⱼₖₚ")   # the tensor, not its element: y of y[p], C of Cᵢ
