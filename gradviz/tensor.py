@@ -7,6 +7,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+from numpy import ndarray   # one global load where np.ndarray is two, on the per-op path
 
 from . import backend, dtypes
 from . import events as _events
@@ -162,7 +163,7 @@ class Tensor:
     def _make(cls, data, grad_fn=None, output_nr=0):
         """The fast constructor used by ops: no inference, no checks."""
         t = object.__new__(cls)
-        if type(data) is not np.ndarray:
+        if type(data) is not ndarray:
             data = np.asarray(data) if isinstance(data, (np.generic, float, int, bool)) else data
         t._data = data
         t._grad = None

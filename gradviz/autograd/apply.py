@@ -7,6 +7,7 @@ Node and its events, views sharing their base's version counter, PyTorch's scala
 from __future__ import annotations
 
 import numpy as np
+from numpy import ndarray   # one global load where np.ndarray is two, on the per-op path
 
 from .. import backend, events
 from ..dtypes import category_of_scalar, result_type, wrapped_int
@@ -42,16 +43,16 @@ def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
         if n_inputs == 2:
             a, b = inputs
             first = a._data
-            xp = NUMPY if type(first) is np.ndarray else namespace(first)
+            xp = NUMPY if type(first) is ndarray else namespace(first)
             out = op.forward(xp, first, b._data, *params) if params else op.forward(xp, first, b._data)
         elif n_inputs == 1:
             first = inputs[0]._data
-            xp = NUMPY if type(first) is np.ndarray else namespace(first)
+            xp = NUMPY if type(first) is ndarray else namespace(first)
             out = op.forward(xp, first, *params) if params else op.forward(xp, first)
         else:
             arrays = [t._data for t in inputs]
             first = arrays[0]
-            out = op.forward(NUMPY if type(first) is np.ndarray else namespace(first), *arrays, *params)
+            out = op.forward(NUMPY if type(first) is ndarray else namespace(first), *arrays, *params)
     except ValueError as exc:
         raise RuntimeError(shape_error(op, [t._data for t in inputs], exc)) from None
     except TypeError:   # NumPy and CuPy arrays do not mix: say so as torch does
@@ -59,47 +60,51 @@ def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
         raise
     if dtype is not None:
         out = out.astype(dtype, copy=False)
-    needs_grad = False
-    if op.vjp is not None and _grad_state.enabled:
-        for t in inputs:
-            # a view's grad_fn may be due for regeneration; its requires_grad says so
-            if t._requires_grad or t._grad_fn is not None or (t._view is not None and t.requires_grad):
-                needs_grad = True
-                break
-    single = op.n_outputs == 1
-    if not needs_grad:
-        if single:
-            result = Tensor._make(out)
-            if getattr(out, "base", None) is not None:
-                share_version(result, inputs, op)
-            return result
-        return tuple(share_version(Tensor._make(o), inputs, op) for o in out)
-    if single:
-        if type(out) is not np.ndarray:
-            out = as_array(out)
+    if op.vjp is None or not _grad_state.enabled:
+        return _untracked(op, inputs, out)
+    for t in inputs:
+        # a view's grad_fn may be due for regeneration; its requires_grad says so
+        if t._requires_grad or t._grad_fn is not None or (t._view is not None and t.requires_grad):
+            break
     else:
-        out = tuple(as_array(o) for o in out)
-    node_cls = _node_types.get(op) or node_type(op)
+        return _untracked(op, inputs, out)
     if n_inputs == 2:
         edges = (a._edge(), b._edge())
     elif n_inputs == 1:
         edges = (inputs[0]._edge(),)
     else:
         edges = tuple([t._edge() for t in inputs])
-    node = node_cls(op, inputs, params, out, edges, _scope_state.path)
-    if single:
+    node_cls = _node_types.get(op) or node_type(op)
+    if op.n_outputs == 1:
+        if type(out) is not ndarray:
+            out = as_array(out)
+        node = node_cls(op, inputs, params, out, edges, _scope_state.path)
         result = Tensor._make(out, node, 0)
-        if out.base is not None if type(out) is np.ndarray else getattr(out, "base", None) is not None:
+        if out.base is not None:
             share_version(result, inputs, op)
+        outs = None
     else:
-        result = tuple(share_version(Tensor._make(o, node, i), inputs, op) for i, o in enumerate(out))
+        outs = tuple(as_array(o) for o in out)
+        node = node_cls(op, inputs, params, outs, edges, _scope_state.path)
+        result = outs = tuple(share_version(Tensor._make(o, node, i), inputs, op) for i, o in enumerate(outs))
     if events.tracking_sources:
         events.remember_source(node, 2)
     if events._listeners:
-        outs = (result,) if single else result
+        outs = (result,) if outs is None else outs
         info = describe_node(node)
         events.emit(events.NodeCreated(node, tuple(inputs), outs, node.scope, info))
     return result
+
+
+def _untracked(op: Op, inputs: tuple, out):
+    """The result of an op no gradient flows through: Tensors without a grad_fn (still views
+    of an input when they share its memory)."""
+    if op.n_outputs == 1:
+        result = Tensor._make(out)
+        if getattr(out, "base", None) is not None:
+            share_version(result, inputs, op)
+        return result
+    return tuple(share_version(Tensor._make(o), inputs, op) for o in out)
 
 
 def share_version(view, inputs, op=None):
@@ -109,7 +114,7 @@ def share_version(view, inputs, op=None):
     the base (CopySlices)."""
     data = view._data
     if getattr(data, "base", None) is not None:
-        xp = NUMPY if type(data) is np.ndarray else namespace(data)
+        xp = NUMPY if type(data) is ndarray else namespace(data)
         for t in inputs:
             if xp.may_share_memory(data, t._data):
                 counter = view._vc = t._counter()

@@ -14,6 +14,7 @@ from collections import deque
 from typing import Iterator
 
 import numpy as np
+from numpy import ndarray   # one global load where np.ndarray is two, on the per-op path
 
 from .. import backend, events
 from ..dtypes import Size
@@ -520,7 +521,7 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[tuple, tuple]:
         finally:
             _formula.active = outer
     else:
-        if type(g) is np.ndarray:
+        if type(g) is ndarray:
             xp = NUMPY
         else:   # a CuPy array, or one gradient per output of a multi-output node
             xp = namespace(g if op.n_outputs == 1 else next(gi for gi in g if gi is not None))

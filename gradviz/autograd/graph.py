@@ -19,6 +19,7 @@ import warnings
 import weakref
 
 import numpy as _numpy
+from numpy import ndarray   # one global load where np.ndarray is two, on the per-op path
 
 from .. import backend as _backend
 from ..dtypes import SCALAR_TYPE
@@ -88,7 +89,7 @@ def ghost(array):
     """An array of `array`'s shape and dtype that holds one element (a zero-stride
     broadcast): what a freed node keeps of a tensor. NaN for floats, so a rule that
     wrongly read freed values would say so. Read-only, so NumPy's are shared."""
-    if type(array) is _numpy.ndarray:
+    if type(array) is ndarray:
         return ghost_tensor_of(array)._data
     xp = _backend.namespace_of(array)
     return xp.broadcast_to(xp.full((), _fill(array.dtype), dtype=array.dtype), array.shape)
@@ -105,7 +106,7 @@ _ghosts: dict = {}
 
 def ghost_tensor_of(array):
     """A Tensor over a ghost of `array` (NumPy: one shared per shape and dtype)."""
-    if type(array) is not _numpy.ndarray:
+    if type(array) is not ndarray:
         from ..tensor import Tensor
         return Tensor._make(ghost(array))
     by_shape = _ghosts.get(array.dtype)
@@ -267,7 +268,7 @@ class Node:
         # requires grad is kept (its AccumulateGrad keeps it alive anyway), and so is a
         # 0-d tensor (a scalar operand, which PyTorch's nodes keep as a Scalar).
         try:
-            if inputs and type(inputs[0]._data) is not _numpy.ndarray:
+            if inputs and type(inputs[0]._data) is not ndarray:
                 raise KeyError
             ghosts = _ghosts
             if len(inputs) == 2:   # most nodes: no list built
@@ -278,15 +279,15 @@ class Node:
             else:
                 self.inputs = tuple([t if t._requires_grad or not t._data.ndim else
                                      ghosts[t._data.dtype][t._data.shape] for t in inputs])
-            if type(out) is _numpy.ndarray:
+            if type(out) is ndarray:
                 self.out_meta = ghosts[out.dtype][out.shape]._data
         except KeyError:
             self.inputs = tuple([t if t._requires_grad or not t._data.ndim else ghost_tensor_of(t._data)
                                  for t in inputs])
-            if type(out) is _numpy.ndarray:
+            if type(out) is ndarray:
                 self.out_meta = ghost(out)
         if out is not None:
-            if type(out) is not _numpy.ndarray:
+            if type(out) is not ndarray:
                 self.out_meta = tuple([ghost(o) for o in out]) if type(out) is tuple else ghost(out)
             self.out_data = None
         if self.result_counter is not None:   # set only when the output was written in place
