@@ -119,6 +119,9 @@ def _unwrap_nested(data):
     return data
 
 
+_new_object = object.__new__   # bound once: Tensor._make runs once per op
+
+
 class Tensor:
     """A multi-dimensional array that records the ops applied to it."""
 
@@ -162,7 +165,7 @@ class Tensor:
     @classmethod
     def _make(cls, data, grad_fn=None, output_nr=0):
         """The fast constructor used by ops: no inference, no checks."""
-        t = object.__new__(cls)
+        t = _new_object(cls)
         if type(data) is not ndarray:
             data = np.asarray(data) if isinstance(data, (np.generic, float, int, bool)) else data
         t._data = data
