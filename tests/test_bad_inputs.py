@@ -1141,6 +1141,19 @@ CASES = [
      None),
     ('autograd', 'x = torch.ones(2, requires_grad=True);',
      None),
+    # an input torch does not keep (y of y * 3: only the other operand's gradient would read it)
+    # may be written after the op; one it keeps may not, and the error names its grad_fn
+    ('autograd', 'x = torch.ones(2, requires_grad=True); y = x + 1; z = y * 3; y.mul_(2); z.sum().backward(); x.grad',
+     ('T', 'float32', (2,), [3.0, 3.0])),
+    ('autograd', 'x = torch.ones(2, requires_grad=True); y = x + 1; z = y / 4; y.mul_(2); z.sum().backward(); x.grad',
+     ('T', 'float32', (2,), [0.25, 0.25])),
+    ('autograd', 'x = torch.ones(2, 2, requires_grad=True); y = x + 1; z = torch.ones(2, 2) @ y; y.mul_(2); '
+                 'z.sum().backward(); x.grad',
+     ('T', 'float32', (2, 2), [2.0, 2.0, 2.0, 2.0])),
+    ('autograd', 'x = torch.ones(2, requires_grad=True); y = x + 1; z = y * y; y.mul_(2); z.sum().backward(); x.grad',
+     ('E', 'RuntimeError', 'one of the variables needed for gradient computation has been modified by an inplace operation: [torch.FloatTensor [2]], which is output 0 of Mul, is at version 1; expected version 0 instead')),
+    ('autograd', 's = torch.ones(2, requires_grad=True); t = s.sigmoid(); u = t * 3; t.mul_(2); u.sum().backward()',
+     ('E', 'RuntimeError', 'one of the variables needed for gradient computation has been modified by an inplace operation: [torch.FloatTensor [2]], which is output 0 of Sigmoid, is at version 1; expected version 0 instead')),
     ('create', 'torch.tensor([1.]).new_zeros(-1)',
      ('E', 'RuntimeError', 'Trying to create tensor with negative dimension -1: [-1]')),
     ('create', "torch.ones(2).new_zeros(2, dtype='float32')",
