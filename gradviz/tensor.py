@@ -1314,7 +1314,9 @@ def _view_as_dtype(t: Tensor, dtype) -> Tensor:
         if not a.flags.c_contiguous:   # NumPy reinterprets only a contiguous last axis of a contiguous array
             raise RuntimeError(f"view {names} (different element sizes) of a non-contiguous tensor is not "
                                "supported; call .contiguous() first")
-    return Tensor._make(a.view(dtype.np))
+    view = Tensor._make(a.view(dtype.np))
+    view._vc = t._counter()   # one storage, one version counter: a write through either is seen by both
+    return view
 
 
 def _dim(dim, axis):

@@ -1154,6 +1154,14 @@ CASES = [
      ('E', 'RuntimeError', 'one of the variables needed for gradient computation has been modified by an inplace operation: [torch.FloatTensor [2]], which is output 0 of Mul, is at version 1; expected version 0 instead')),
     ('autograd', 's = torch.ones(2, requires_grad=True); t = s.sigmoid(); u = t * 3; t.mul_(2); u.sum().backward()',
      ('E', 'RuntimeError', 'one of the variables needed for gradient computation has been modified by an inplace operation: [torch.FloatTensor [2]], which is output 0 of Sigmoid, is at version 1; expected version 0 instead')),
+    # x.view(dtype) shares x's storage and so its version counter: a write through it is seen
+    ('autograd', 'x = torch.ones(2); v = x.view(torch.int32); v.add_(1); x._version',
+     1),
+    ('autograd', 'x = torch.ones(2, requires_grad=True); y = x * 1; z = y * y; y.detach().view(torch.int32).add_(1); '
+                 'z.sum().backward()',
+     ('E', 'RuntimeError', 'one of the variables needed for gradient computation has been modified by an inplace '
+                           'operation: [torch.FloatTensor [2]], which is output 0 of Mul, is at version 1; expected '
+                           'version 0 instead')),
     ('create', 'torch.tensor([1.]).new_zeros(-1)',
      ('E', 'RuntimeError', 'Trying to create tensor with negative dimension -1: [-1]')),
     ('create', "torch.ones(2).new_zeros(2, dtype='float32')",
