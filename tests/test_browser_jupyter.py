@@ -121,6 +121,16 @@ def _stepper_state(page) -> dict:
     }""")
 
 
+def _accept_dialog(page) -> None:
+    """On a loaded machine the front end may open a dialog (a kernel to choose, a slow server)
+    before the notebook is ready; it would swallow the menu clicks, so its default is taken."""
+    accept = page.locator(".jp-Dialog .jp-mod-accept")
+    if accept.count():
+        print("jupyter dialog:", page.locator(".jp-Dialog").first.inner_text().replace("\n", " | "))
+        accept.first.click()
+        page.locator(".jp-Dialog").first.wait_for(state="detached", timeout=30_000)
+
+
 def _wait_for_panel(page, text: str, index: int = 0) -> None:
     page.wait_for_function("""([text, i]) => {
         const p = document.querySelectorAll('.jp-OutputArea-output .gv-player')[i];
@@ -146,6 +156,7 @@ def test_step_in_jupyterlab_runs_backward_one_click_at_a_time(jupyter_lab, tmp_p
         # then can be dropped, so one that shows nothing within a minute is clicked again (a slow
         # machine only; the widget's own checks below are unchanged)
         for attempt in range(2):
+            _accept_dialog(page)
             page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
             page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
             try:
