@@ -35,14 +35,26 @@ def mm(input, mat2):
                            f"{mat2.ndim}-D tensors)")
     if input.shape[1] != mat2.shape[0]:
         raise _mm_error("mm", input, mat2)
-    return apply(MM, _same_dtype(input, mat2))
+    return apply(MM, _same_dtype(_MM, input, mat2))
 
 
-def _same_dtype(a, b):
-    if a.dtype is not b.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_cname(a.dtype)} != "
-                           f"{_cname(b.dtype)}")
-    return (a, b)
+def _same_dtype(words: str, *tensors, names=None) -> tuple:
+    """The operands of a product, once they share one dtype; else torch's `words` for that op,
+    which differ op by op ({} for each dtype named, in the order torch names them: `names`
+    when that is not the operands' own order). mm and baddbmm name dtypes as C does."""
+    if any(t.dtype is not tensors[0].dtype for t in tensors[1:]):
+        c_named = words.startswith(("expected m1", "Input dtypes"))
+        raise RuntimeError(words.format(*[_cname(t.dtype) if c_named else SCALAR_TYPE[t.dtype.name]
+                                          for t in (names or tensors)]))
+    return tensors
+
+
+_MM = "expected m1 and m2 to have the same dtype, but got: {} != {}"
+_BMM = "expected scalar type {} but found {}"
+_ADDMM = "mat1 and mat2 must have the same dtype, but got {} and {}"
+_ADDMM_SELF = "self and mat2 must have the same dtype, but got {} and {}"
+_ADDMV = "addmv input tensors must have the same dtype, but got {}, {}, and {}"
+_BADDBMM = "Input dtypes must be the same, got: input {}, batch1: {}, batch2: {}"
 
 
 def _cname(dtype):
@@ -55,7 +67,7 @@ def bmm(input, mat2):
     if input.shape[0] != mat2.shape[0] or input.shape[2] != mat2.shape[1]:
         raise RuntimeError(f"bmm: Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{input.shape[0]}, {input.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
-    return apply(BMM, _same_dtype(input, mat2))
+    return apply(BMM, _same_dtype(_BMM, input, mat2))
 
 
 def dot(input, tensor):
@@ -75,7 +87,7 @@ def mv(input, vec):
     if input.ndim != 2 or vec.ndim != 1 or input.shape[1] != vec.shape[0]:
         raise RuntimeError(f"size mismatch, got input ({input.shape[0]}), mat ({input.shape[0]}x"
                            f"{input.shape[1] if input.ndim > 1 else 1}), vec ({vec.shape[0]})")
-    return apply(MV, _same_dtype(input, vec))
+    return apply(MV, _same_dtype(_ADDMV, input, vec, names=(vec, input, vec)))   # as addmv into vec's dtype
 
 
 def matmul(input, other):
@@ -170,7 +182,8 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
                            f"torch.{SCALAR_TYPE[input.dtype.name]}Tensor")
     if message:
         raise RuntimeError(message)
-    return apply(ADDMM, (input,) + _same_dtype(mat1, mat2), (beta, alpha))
+    _same_dtype(_ADDMM_SELF, input, mat2)   # torch checks the bias first
+    return apply(ADDMM, (input,) + _same_dtype(_ADDMM, mat1, mat2), (beta, alpha))
 
 
 def linear(input, weight, bias=None):
@@ -216,7 +229,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
     if mat.ndim != 2 or vec.ndim != 1 or mat.shape[1] != vec.shape[0]:
         raise RuntimeError(f"size mismatch, got input ({input.shape[0] if input.ndim else 1}), mat "
                            f"({mat.shape[0]}x{mat.shape[1] if mat.ndim > 1 else 1}), vec ({vec.shape[0]})")
-    return apply(ADDMV, (input,) + _same_dtype(mat, vec), (beta, alpha))
+    return apply(ADDMV, _same_dtype(_ADDMV, input, mat, vec), (beta, alpha))
 
 
 def _check_batches(batch1, batch2) -> None:
@@ -230,7 +243,8 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     if batch1.ndim != 3 or batch2.ndim != 3:
         raise RuntimeError(f"batch1 must be a 3D tensor (got {batch1.ndim}-D and {batch2.ndim}-D)")
     _check_batches(batch1, batch2)
-    return apply(BADDBMM, (input,) + _same_dtype(batch1, batch2), (beta, alpha))
+    _same_dtype(_BADDBMM, input, batch1, names=(input, batch1, batch2))
+    return apply(BADDBMM, (input,) + _same_dtype(_BMM, batch1, batch2), (beta, alpha))
 
 
 def tensordot(a, b, dims=2):
@@ -545,7 +559,8 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     if batch1.ndim != 3 or batch2.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
     _check_batches(batch1, batch2)
-    return apply(ADDBMM, (input, batch1, batch2), (beta, alpha))
+    _same_dtype(_ADDMM_SELF, input, batch2)
+    return apply(ADDBMM, (input,) + _same_dtype(_ADDMM, batch1, batch2), (beta, alpha))
 
 
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):

@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from ..dtypes import from_numpy_dtype, result_type
+from ..dtypes import SCALAR_TYPE, from_numpy_dtype, result_type
 from ..autograd.apply import _grad_state, apply
 from ..ops.loss import BCE_WITH_LOGITS, HUBER_LOSS, MSE_LOSS, NLL_LOSS, SMOOTH_L1_LOSS, SOFT_MARGIN_LOSS, _reduced
 from .shape import broadcast_tensors
@@ -30,9 +30,7 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     if input.ndim == 0:
         raise ValueError("Expected 1 or more dimensions (got 0)")
     if t.dtype not in (np.int64, np.uint8):
-        names = {"float32": "Float", "float64": "Double", "float16": "Half", "int32": "Int", "int16": "Short",
-                 "int8": "Char", "bool": "Bool"}
-        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {names.get(t.dtype.name, t.dtype.name)}")
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {SCALAR_TYPE[t.dtype.name]}")
     if input.ndim == 2 and t.shape != (input.shape[0],):
         raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
                          f"({t.shape[0] if t.ndim else 0}).")

@@ -4,6 +4,7 @@ from __future__ import annotations
 from ..functions.attention import group_norm, scaled_dot_product_attention  # noqa: F401
 from ..functions.conv import conv1d, conv2d  # noqa: F401
 from ..autograd.apply import apply
+from ..dtypes import SCALAR_TYPE
 from ..functions.linalg import linear  # noqa: F401
 from ..ops.loss import _reduced
 from ..functions.loss import binary_cross_entropy_with_logits, huber_loss, mse_loss, nll_loss, smooth_l1_loss
@@ -37,7 +38,7 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
         total = terms.sum()
         return total if reduction == "sum" else total / (input.numel() // n_classes)
     if target.is_floating_point():
-        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {str(target.dtype)[6:].capitalize()}"
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {SCALAR_TYPE[target._data.dtype.name]}"
                            if target.ndim <= 1 else "0D or 1D target tensor expected, multi-target not supported")
     loss = nll_loss(logp, target, weight, ignore_index, reduction)
     if not label_smoothing:
