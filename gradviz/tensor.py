@@ -432,6 +432,9 @@ class Tensor:
     def __float__(self):
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
+        if self.requires_grad:   # torch warns on float() only (not item(), int() or formatting)
+            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+                          "Consider using tensor.detach() first.", UserWarning, stacklevel=2)
         return float(self.item())
 
     def __int__(self):

@@ -709,3 +709,19 @@ def test_print_options_match_torch(settings, default_print_options):
         for requires_grad in ((False, True) if array.dtype.kind == "f" else (False,)):
             assert repr(gradviz.tensor(array, requires_grad=requires_grad)) == \
                 repr(real_torch.tensor(array, requires_grad=requires_grad))
+
+
+@pytest.mark.parametrize("lib", [gradviz, pytest.param(real_torch, marks=needs_torch)], ids=["gradviz", "torch"])
+def test_float_of_a_tensor_that_requires_grad_warns_as_torch_does(lib):
+    x = lib.ones(2, requires_grad=True)
+    conversions = {"float": lambda: float(x.sum()), "item": lambda: x.sum().item(), "int": lambda: int(x.sum()),
+                   "format": lambda: f"{x.sum():.2f}", "detached": lambda: float(x.sum().detach())}
+    warned = {}
+    for name, convert in conversions.items():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            convert()
+        warned[name] = [str(w.message).split(" (Triggered")[0] for w in caught]
+    assert warned == {"float": ["Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
+                                "behavior.\nConsider using tensor.detach() first."],
+                      "item": [], "int": [], "format": [], "detached": []}
