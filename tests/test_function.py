@@ -462,3 +462,41 @@ def test_mark_dirty_rebases_the_input_as_torch():
         row.append((AddOne.apply(d) is d, d.tolist(), d._version))
         results.append(row)
     assert results[0] == results[1]
+
+
+def _gradcheck_failures(mod) -> list:
+    """What gradcheck says about a Function whose backward doubles one gradient."""
+    class WrongOtherGrad(mod.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            ctx.save_for_backward(x, y)
+            return x * y
+
+        @staticmethod
+        def backward(ctx, g):
+            x, y = ctx.saved_tensors
+            return g * y, g * x * 2
+
+    free = mod.tensor([1., 2.], dtype=mod.float64)
+    x = mod.tensor([1., 2.], dtype=mod.float64, requires_grad=True)
+    y = mod.tensor([3., 4.], dtype=mod.float64, requires_grad=True)
+    said = []
+    for inputs in ((free, y), (x, y)):
+        with pytest.raises(RuntimeError) as caught:
+            mod.autograd.gradcheck(WrongOtherGrad.apply, inputs)
+        said.append((type(caught.value).__name__, str(caught.value)))
+    said.append(mod.autograd.gradcheck(WrongOtherGrad.apply, (x, y), raise_exception=False))
+    with pytest.warns(UserWarning, match=r"Input #0 requires gradient and is not a double precision"):
+        said.append(mod.autograd.gradcheck(lambda t: t * 2, (mod.ones(2, requires_grad=True),), eps=1e-3, atol=1e-2))
+    return said
+
+
+def test_gradcheck_reports_the_jacobians_as_torch_does():
+    said = _gradcheck_failures(gradviz)
+    jacobians = ("numerical:tensor([[1.0000, 0.0000],\n        [0.0000, 2.0000]], dtype=torch.float64)\n"
+                 "analytical:tensor([[2., 0.],\n        [0., 4.]], dtype=torch.float64)\n")
+    assert said == [("GradcheckError", "Jacobian mismatch for output 0 with respect to input 0,\n" + jacobians),
+                    ("GradcheckError", "Jacobian mismatch for output 0 with respect to input 1,\n" + jacobians),
+                    False, True]
+    if torch is not None:
+        assert _gradcheck_failures(torch) == said

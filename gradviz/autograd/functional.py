@@ -6,6 +6,8 @@ is accepted and computes the same values by the same loop (one pass per basis ve
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from . import forward_ad
@@ -406,12 +408,22 @@ def hvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
 
 
 # -- gradcheck --------------------------------------------------------------------------------
+class GradcheckError(RuntimeError):
+    """gradcheck's failure, named as torch's (torch.autograd.gradcheck.GradcheckError)."""
+
+
 def gradcheck(func, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True) -> bool:
     """Compare the engine's vector-Jacobian products with central finite differences.
 
-    Like torch.autograd.gradcheck, inputs should be float64 tensors with requires_grad=True."""
+    Like torch.autograd.gradcheck, inputs should be float64 tensors with requires_grad=True
+    (others are warned about); a mismatch shows both Jacobians of one output and one input."""
     Tensor = _tensor_cls()
     xs = inputs if isinstance(inputs, tuple) else (inputs,)
+    for idx, x in enumerate(xs):
+        if isinstance(x, Tensor) and x.requires_grad and x._data.dtype.name not in ("float64", "complex128"):
+            warnings.warn(f"Input #{idx} requires gradient and is not a double precision floating point or complex. "
+                          "This check will likely fail if all the inputs are not of double precision floating point "
+                          "or complex. ", stacklevel=2)
     diff = [x for x in xs if isinstance(x, Tensor) and x.requires_grad]
     out = func(*xs)
     outs = out if isinstance(out, tuple) else (out,)
@@ -419,18 +431,21 @@ def gradcheck(func, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True
     for oi, o in enumerate(outs):
         if not o.requires_grad:
             continue
-        for k in range(o.numel()):
-            analytic = grad(o, diff, _one_hot(o, k), retain_graph=True, allow_unused=True, materialize_grads=True)
-            for x, ga in zip(diff, analytic):
-                if id(x) not in numeric_of:
-                    numeric_of[id(x)] = _numeric_jacobian(func, xs, x, eps)
-                numeric = numeric_of[id(x)][oi][k]
-                if not np.allclose(ga._data.reshape(-1), numeric, atol=atol, rtol=rtol):
-                    if raise_exception:
-                        raise RuntimeError(
-                            f"Jacobian mismatch for output {oi} element {k} with respect to input of shape "
-                            f"{list(x.shape)},\nnumerical:{numeric}\nanalytical:{ga._data.reshape(-1)}")
-                    return False
+        # row k of each input's Jacobian comes from one backward of the one-hot e_k
+        rows = [grad(o, diff, _one_hot(o, k), retain_graph=True, allow_unused=True, materialize_grads=True)
+                for k in range(o.numel())]
+        for xi, x in enumerate(diff):
+            analytic = np.zeros((x.numel(), o.numel()))   # torch's layout: input elements by output elements
+            for k, row in enumerate(rows):
+                analytic[:, k] = row[xi]._data.reshape(-1)
+            if id(x) not in numeric_of:
+                numeric_of[id(x)] = _numeric_jacobian(func, xs, x, eps)
+            numeric = numeric_of[id(x)][oi].T
+            if not np.allclose(analytic, numeric, atol=atol, rtol=rtol):
+                if raise_exception:
+                    raise GradcheckError(f"Jacobian mismatch for output {oi} with respect to input {xi},\n"
+                                         f"numerical:{Tensor._make(numeric)!r}\nanalytical:{Tensor._make(analytic)!r}\n")
+                return False
     return True
 
 
