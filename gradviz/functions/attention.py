@@ -9,7 +9,8 @@ import numpy as np
 from ..autograd.apply import apply
 from ..ops.core import namespace
 from ..tensor import Tensor
-from ..ops.attention import ADD_SCALAR, GROUP_NORM, MUL_SCALAR, SAFE_SOFTMAX, SDPA
+from ..ops.attention import ADD_SCALAR, GROUP_NORM, SAFE_SOFTMAX, SDPA
+from ..ops.pointwise import MUL_SCALAR
 from .nnops import _affine, dropout
 from .linalg import matmul
 

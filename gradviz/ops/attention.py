@@ -67,9 +67,6 @@ GROUP_NORM = Op("group_norm", "NativeGroupNormBackward0",
 ADD_SCALAR = Op("add", "AddBackward1", "c = a + s", lambda xp, a, s: a + s, vjp=(lambda xp, g, c, a, s: g,),
                 vjp_formulas=("ḡ",), params=("other",),
                 latex=r"$c = $0 + $other", vjp_latex=(r"\bar{g}",))
-MUL_SCALAR = Op("mul", "MulBackward1", "c = a · s", lambda xp, a, s: a * s, vjp=(lambda xp, g, c, a, s: g * s,),
-                vjp_formulas=("s ḡ",), params=("other",),
-                latex=r"$c = $0 \cdot $other", vjp_latex=(r"$other\, \bar{g}",))
 
 
 def _safe_softmax(xp, a, dim):
