@@ -461,3 +461,31 @@ def test_init_is_seeded():
     gradviz.manual_seed(42)
     b = nn.init.kaiming_normal_(gradviz.empty(3, 4)).numpy()
     assert np.array_equal(a, b)
+
+
+CROSS_ENTROPY_FORMS = [dict(), dict(reduction="sum"), dict(reduction="none"), dict(label_smoothing=0.1),
+                       dict(label_smoothing=0.1, reduction="sum"), dict(label_smoothing=0.1, reduction="none"),
+                       dict(label_smoothing=0.1, weight=[1., 2., 3., 4.])]
+
+
+@needs_torch
+@pytest.mark.torch
+@pytest.mark.parametrize("form", CROSS_ENTROPY_FORMS, ids=[str(f) for f in CROSS_ENTROPY_FORMS])
+@pytest.mark.parametrize("targets", ["probabilities", "indices"])
+def test_cross_entropy_records_torchs_graph(form, targets):
+    """Class probabilities: −Σ(log p ⊙ t), then a DivBackward1 for the mean; label smoothing with
+    indices: (1 − ε)·nll + ε/C·smooth, two MulBackward1 nodes; values and gradients as torch's."""
+    rng = np.random.default_rng(3)
+    x, probs = rng.standard_normal((3, 4)), rng.dirichlet(np.ones(4), 3)
+    ends = []
+    for lib in (gradviz, torch):
+        leaf = lib.tensor(x, requires_grad=True)
+        target = lib.tensor(probs) if targets == "probabilities" else lib.tensor([1, 0, 3])
+        kw = {k: (lib.tensor(v, dtype=lib.float64) if k == "weight" else v) for k, v in form.items()}
+        loss = lib.nn.functional.cross_entropy(leaf, target, **kw)
+        loss.sum().backward()
+        ends.append((graph_of(loss.grad_fn, [leaf]), loss.detach().numpy(), leaf.grad.numpy()))
+    (graph, value, grad), (torch_graph, torch_value, torch_grad) = ends
+    assert graph == torch_graph
+    np.testing.assert_allclose(value, torch_value, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(grad, torch_grad, rtol=1e-12, atol=1e-12)

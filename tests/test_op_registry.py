@@ -226,6 +226,7 @@ EXTRA = [
     ("index_put_accumulate", lambda t, x, y: t.index_put(x, (t.tensor([1, 0, 1]),), y[0, :4] * 1.0,
                                                          accumulate=True), [V, W]),
     ("round_decimals", lambda t, x: t.round(x + 0.013, decimals=1) * x, [V]),   # away from .x5 ties
+    ("cross_entropy_probabilities", lambda t, x, y: t.nn.functional.cross_entropy(x, t.softmax(y, 1)), [V, W]),
 ]
 
 

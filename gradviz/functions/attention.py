@@ -10,7 +10,7 @@ from ..autograd.apply import apply
 from ..ops.core import namespace
 from ..tensor import Tensor
 from ..ops.attention import ADD_SCALAR, GROUP_NORM, SAFE_SOFTMAX, SDPA
-from ..ops.pointwise import MUL_SCALAR
+from .pointwise import mul_scalar
 from .nnops import _affine, dropout
 from .linalg import matmul
 
@@ -28,10 +28,6 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 
 def add_scalar(input, other):
     return apply(ADD_SCALAR, (input,), (other,))
-
-
-def mul_scalar(input, other):
-    return apply(MUL_SCALAR, (input,), (other,))
 
 
 def _additive_mask(attn_mask, is_causal, l, s, dtype, xp=np):

@@ -16,7 +16,7 @@ from ..autograd.forward_ad import pointwise as _diagonal
 from ..ops.pointwise import (ABS, ACOS, ACOSH, ADD, ADDCDIV, ADDCMUL, ADD_ALPHA, ASIN, ASINH, ATAN, ATAN2, ATANH,
                              BITWISE_NOT, CEIL, CLAMP, CLAMP_MAX, CLAMP_MAX_TENSOR, CLAMP_MIN, CLAMP_MIN_TENSOR,
                              CLAMP_TENSOR, COMPARE, COPYSIGN, COPYSIGN_SCALAR, COS, COSH, DEG2RAD, DIGAMMA, DIV,
-                             DIV_ROUNDED, ERF, ERFC, ERFINV, EXP, EXP2, EXPM1, FLOOR, FLOOR_DIVIDE,
+                             DIV_ROUNDED, DIV_SCALAR, ERF, ERFC, ERFINV, EXP, EXP2, EXPM1, FLOOR, FLOOR_DIVIDE,
                              FLOOR_DIVIDE_SCALAR, FMAX, FMIN, FMOD, FMOD_SCALAR, FRAC, GELU, GELU_TANH, HEAVISIDE,
                              HYPOT, ISFINITE, ISINF, ISNAN, ISNEGINF, ISPOSINF, ISREAL, LDEXP, LEAKY_RELU, LERP,
                              LERP_TENSOR, LGAMMA, LOG, LOG10, LOG1P, LOG2, LOGADDEXP, LOGADDEXP2, LOGIC, LOGIT,
@@ -370,7 +370,17 @@ def _zeros_like(g):
     from ..creation import zeros_like
     return zeros_like(g)
 _defjvp(_diagonal, TANH_BACKWARD, SIGMOID_BACKWARD, THRESHOLD_BACKWARD)
-_defjvp(_linear, MUL_SCALAR)
+def mul_scalar(input, other):
+    """input · other for a Python number, recorded as torch's C++ compositions record it (MulBackward1)."""
+    return apply(MUL_SCALAR, (input,), (other,))
+
+
+def div_scalar(input, other):
+    """input / other for a Python number, as torch's C++ compositions record it (DivBackward1)."""
+    return apply(DIV_SCALAR, (input,), (other,))
+
+
+_defjvp(_linear, MUL_SCALAR, DIV_SCALAR)
 
 
 acosh = arccosh = _make_unary(ACOSH, floating=True)

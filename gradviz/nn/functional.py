@@ -13,6 +13,7 @@ from ..functions.nnops import (batch_norm, celu, dropout, elu, embedding, hardsi
 from ..functions.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool2d,
                               avg_pool1d, avg_pool2d, fold, interpolate, max_pool1d, max_pool2d, pixel_shuffle,
                               pixel_unshuffle, unfold)
+from ..functions.pointwise import div_scalar, mul_scalar
 from ..functions.pointwise import gelu, leaky_relu, relu, sigmoid, softplus, tanh  # noqa: F401
 from ..functions.reduce import log_softmax, softmax  # noqa: F401
 
@@ -32,26 +33,26 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     if target.is_floating_point() and tuple(target.shape) == tuple(input.shape):   # class probabilities
         if label_smoothing:
             target = target * (1 - label_smoothing) + label_smoothing / n_classes
-        terms = -(logp * target) if w is None else -(logp * target * w)
+        terms = logp * target if w is None else logp * target * w   # then summed and negated, as torch does
         if reduction == "none":
-            return terms.sum(classes)
-        total = terms.sum()
-        return total if reduction == "sum" else total / (input.numel() // n_classes)
+            return -terms.sum(classes)
+        total = -terms.sum()
+        return total if reduction == "sum" else div_scalar(total, input.numel() // n_classes)
     if target.is_floating_point():
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {SCALAR_TYPE[target._data.dtype.name]}"
                            if target.ndim <= 1 else "0D or 1D target tensor expected, multi-target not supported")
     loss = nll_loss(logp, target, weight, ignore_index, reduction)
     if not label_smoothing:
         return loss
-    from ..functions.pointwise import where
+    from ..functions.pointwise import masked_fill, where
     kept = target != ignore_index
-    smooth = where(kept, -(logp if w is None else logp * w).sum(classes), 0.0)
+    smooth = masked_fill(-(logp if w is None else logp * w).sum(classes), ~kept, 0.0)
     if reduction == "mean":
         denom = kept.sum() if weight is None else weight[where(kept, target, 0)][kept].sum()
         smooth = smooth.sum() / denom
     elif reduction == "sum":
         smooth = smooth.sum()
-    return loss * (1 - label_smoothing) + smooth * (label_smoothing / n_classes)
+    return mul_scalar(loss, 1 - label_smoothing) + mul_scalar(smooth, label_smoothing / n_classes)
 
 
 def binary_cross_entropy(input, target, weight=None, reduction="mean"):

@@ -510,6 +510,10 @@ ISFINITE = _nograd("isfinite", lambda xp, a: xp.isfinite(a))
 MUL_SCALAR = Op("mul", "MulBackward1", "c = a · s", lambda xp, a, s: a * s, vjp=(lambda xp, g, c, a, s: g * s,),
                 vjp_formulas=("s ḡ",), params=("other",),
                 latex=r"$c = $0 \cdot $other", vjp_latex=(r"$other\, \bar{g}",))
+# ... and divide by one (DivBackward1), as cross_entropy's mean over class probabilities does
+DIV_SCALAR = Op("div", "DivBackward1", "c = a / s", quiet(lambda xp, a, s: a / s),
+                vjp=(quiet(lambda xp, g, c, a, s: g / s),), vjp_formulas=("ḡ / s",), params=("other",),
+                latex=r"$c = \frac{$0}{$other}", vjp_latex=(r"\frac{\bar{g}}{$other}",))
 TANH_BACKWARD = Op("tanh_backward", "TanhBackwardBackward0", "c = ḡ ⊙ (1 − y²)", tanh_grad,
                    vjp=(lambda xp, gg, c, g, y: tanh_grad(xp, gg, y), lambda xp, gg, c, g, y: gg * g * y * -2),
                    vjp_formulas=("ḡ₂ ⊙ (1 − y²)", "−2 ḡ₂ ⊙ ḡ ⊙ y"), args=("grad_output", "output"),
