@@ -460,3 +460,94 @@ def test_sequential_edits_rename_the_diagram_scopes_and_parameters():
     del m[:2]
     assert [p.name for p in m.parameters()] == ["1.weight", "1.bias"]
     assert [c._scope_name for c in m] == ["0 (ReLU)", "1 (Linear)"]
+
+
+
+def test_backends_flags_and_global_switches_as_torch():
+    """The flags tutorials set (cudnn.benchmark, matmul.allow_tf32, ...): torch's defaults, type
+    checks and messages; each snippet puts back what it changed."""
+    same_output("""
+    import numpy as np
+    b = torch.backends
+    print(b.mps.is_available(), b.mps.is_built(), b.cudnn.is_available(), b.cudnn.version())
+    print(b.cudnn.benchmark, b.cudnn.deterministic, b.cudnn.enabled, b.cudnn.allow_tf32)
+    print(b.cuda.matmul.allow_tf32, b.cuda.matmul.allow_fp16_reduced_precision_reduction,
+          b.cuda.matmul.allow_bf16_reduced_precision_reduction, b.cuda.matmul.allow_fp16_accumulation,
+          b.cuda.matmul.allow_fp16_reduced_precision_reduction_split_k)
+    def attempt(f):
+        try:
+            f()
+            print("ok")
+        except Exception as e:
+            print(type(e).__name__, e)
+    for name in ("benchmark", "deterministic", "enabled", "allow_tf32"):
+        old = getattr(b.cudnn, name)
+        setattr(b.cudnn, name, not old)
+        print(name, getattr(b.cudnn, name))
+        for bad in (1, "yes", None):
+            attempt(lambda: setattr(b.cudnn, name, bad))
+        setattr(b.cudnn, name, old)
+        print(name, getattr(b.cudnn, name))
+    m = b.cuda.matmul
+    m.allow_tf32 = True
+    print(m.allow_tf32)
+    for bad in (1, None):
+        attempt(lambda: setattr(m, "allow_tf32", bad))
+    m.allow_tf32 = False
+    attempt(lambda: setattr(m, "allow_fp16_accumulation", 1))
+    for v in [(True, 1), (), (1,), (True, True, True), [False], (False, False), 0]:
+        attempt(lambda: setattr(m, "allow_fp16_reduced_precision_reduction", v))
+        print(m.allow_fp16_reduced_precision_reduction, m.allow_fp16_reduced_precision_reduction_split_k)
+    m.allow_fp16_reduced_precision_reduction = True
+    attempt(lambda: m.no_such_flag)
+    attempt(lambda: setattr(m, "no_such_flag", True))
+    x = torch.tensor(np.linspace(-1, 1, 6).reshape(2, 3), dtype=torch.float32)
+    b.cudnn.benchmark = True
+    print(x @ x.T)
+    b.cudnn.benchmark = False
+    print(torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled())
+    torch.use_deterministic_algorithms(True)
+    print(torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled())
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    print(torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled())
+    torch.use_deterministic_algorithms(False)
+    print(torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled())
+    for args, kw in [((1,), {}), ((None,), {}), (("a",), {}), ((True,), dict(warn_only=1))]:
+        attempt(lambda: torch.use_deterministic_algorithms(*args, **kw))
+    print(torch.are_deterministic_algorithms_enabled())
+    n = torch.get_num_threads()
+    print(isinstance(n, int) and n >= 1)
+    torch.set_num_threads(1)
+    print(torch.get_num_threads())
+    torch.set_num_threads(np.int64(3))
+    print(torch.get_num_threads())
+    for bad in (0, -1, "a", 1.5, True, 2 ** 31, np.float64(2)):
+        attempt(lambda: torch.set_num_threads(bad))
+    print(torch.get_num_threads())
+    torch.set_num_threads(n)
+    print(type(torch.backends.cuda.matmul).__name__)
+    """)
+
+
+def test_backends_say_what_gradviz_has_and_change_nothing():
+    import importlib
+    backends = importlib.import_module("gradviz.backends.cudnn")
+    assert backends is gradviz.backends.cudnn and gradviz.backends.mps.is_available() is False
+    with pytest.raises(AttributeError, match="module 'gradviz.backends.cudnn' has no attribute 'nope'"):
+        gradviz.backends.cudnn.nope
+    x = gradviz.tensor(np.linspace(-1, 1, 24).reshape(1, 2, 3, 4), dtype=gradviz.float32)
+    conv = gradviz.nn.Conv2d(2, 3, 2)
+    before, threads = conv(x).detach().numpy(), gradviz.get_num_threads()
+    try:
+        gradviz.backends.cudnn.benchmark = gradviz.backends.cudnn.deterministic = True
+        gradviz.backends.cudnn.enabled = False
+        gradviz.backends.cuda.matmul.allow_tf32 = True
+        gradviz.use_deterministic_algorithms(True)
+        gradviz.set_num_threads(1)
+        np.testing.assert_array_equal(conv(x).detach().numpy(), before)
+    finally:
+        gradviz.backends.cudnn.benchmark = gradviz.backends.cudnn.deterministic = False
+        gradviz.backends.cudnn.enabled = True
+        gradviz.backends.cuda.matmul.allow_tf32 = False
+        gradviz.use_deterministic_algorithms(False)
+        gradviz.set_num_threads(threads)
