@@ -521,6 +521,54 @@ class Tensor:
     def is_contiguous(self) -> bool:
         return bool(self._data.flags.c_contiguous)
 
+    def stride(self, dim=None):
+        """torch's strides, in elements: the array's byte strides over its item size. Where NumPy's
+        strides carry no information, torch's rule gives them: an empty tensor has contiguous strides,
+        and a dim of size 1 that NumPy gives stride 0 (a broadcast) has the size times the stride of
+        the dim after it (1 for the last), as torch's unsqueeze and expand give it."""
+        a = self._data
+        shape = a.shape
+        if a.size == 0:
+            strides, step = [], 1
+            for n in reversed(shape):
+                strides.append(step)
+                step *= n if n > 1 else 1
+            strides = tuple(reversed(strides))
+        else:
+            strides = [s // a.itemsize for s in a.strides]
+            for d in range(len(shape) - 1, -1, -1):
+                if shape[d] == 1 and strides[d] == 0:
+                    strides[d] = shape[d + 1] * strides[d + 1] if d + 1 < len(shape) else 1
+            strides = tuple(strides)
+        if dim is None:
+            return strides
+        if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+            raise TypeError(f"stride(): argument 'dim' (position 1) must be int, not {type(dim).__name__}")
+        if a.ndim == 0:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+        if not -a.ndim <= dim < a.ndim:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-a.ndim}, {a.ndim - 1}], but "
+                             f"got {dim})")
+        return strides[dim]
+
+    def storage_offset(self) -> int:
+        """Where this tensor's first element lies in its storage, in elements: 0 for a tensor that owns
+        its memory, the distance from the base's first element for a view (x[1:], x[:, 2])."""
+        view = self._view
+        if view is None:
+            return 0
+        return (_views._address(self._data) - _views._address(view.base._data)) // self._data.itemsize
+
+    def element_size(self) -> int:
+        """Bytes per element (4 for float32)."""
+        return self._data.itemsize
+
+    def type_as(self, other) -> "Tensor":
+        """self converted to other's dtype and device (self itself when they match already)."""
+        if not isinstance(other, Tensor):
+            raise TypeError(f"type_as(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
+        return self.to(device=other.device, dtype=other.dtype)
+
     # -- printing --------------------------------------------------------------------
     def __repr__(self):
         from ._tensor_str import tensor_repr

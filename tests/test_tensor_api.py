@@ -79,6 +79,59 @@ for call in [lambda: torch.bincount(torch.tensor([1.0])), lambda: torch.histc(to
     except NotImplementedError as e:
         print(e)
 """,
+    "strides_and_type_as": """
+x = torch.arange(24.).reshape(2, 3, 4)
+cases = {
+ "x": lambda: x, "x.t-ish": lambda: x.transpose(0, 2), "permute": lambda: x.permute(2, 0, 1),
+ "slice": lambda: x[1:], "slice step": lambda: x[:, ::2], "select": lambda: x[:, 1], "select last": lambda: x[..., 2],
+ "narrow": lambda: x.narrow(2, 1, 2), "unsqueeze0": lambda: x.unsqueeze(0), "unsqueeze1": lambda: x.unsqueeze(1),
+ "unsqueeze-1": lambda: x.unsqueeze(-1), "None idx": lambda: x[:, None], "T unsqueeze": lambda: x.transpose(0, 2).unsqueeze(1),
+ "expand": lambda: x[:, :1].expand(2, 5, 4), "expand new": lambda: torch.arange(3.).expand(2, 3),
+ "expand new1": lambda: torch.arange(3.).expand(1, 3),
+ "view": lambda: x.view(6, 4), "view1": lambda: x.view(2, 1, 12), "reshape T": lambda: x.transpose(0, 1).reshape(3, 8),
+ "diagonal": lambda: torch.arange(9.).view(3, 3).diagonal(), "diagonal1": lambda: torch.arange(9.).view(3, 3).diagonal(1),
+ "flip": lambda: x.flip(0), "squeeze": lambda: x[:, :1].squeeze(1), "squeeze all": lambda: torch.zeros(1, 3, 1).squeeze(),
+ "split": lambda: x.split(1, 1)[2], "chunk": lambda: x.chunk(2, 2)[1], "unbind": lambda: x.unbind(1)[1],
+ "contig": lambda: x.transpose(0, 1).contiguous(), "clone T": lambda: x.transpose(0, 1).clone(),
+ "mT": lambda: x.mT, "0d": lambda: torch.tensor(3.), "x[1,2,3]": lambda: x[1, 2, 3], "empty": lambda: torch.zeros(0, 3),
+ "size1": lambda: torch.zeros(3, 1), "ones 1": lambda: torch.ones(1, 4), "sum keep": lambda: x.sum(1, keepdim=True),
+ "mm": lambda: x[0] @ x[0].T, "T of 2d": lambda: x[0].t(), "int": lambda: torch.arange(6).view(2, 3)[:, 1:],
+ "view of slice": lambda: x[1].view(12)[3:], "movedim": lambda: x.movedim(0, -1), "unflatten": lambda: x.unflatten(2, (2, 2)),
+ "flatten": lambda: x.flatten(), "index": lambda: x[[0, 1]], "bool idx": lambda: x[x > 3],
+ "as T view": lambda: x.T,
+}
+for name, f in cases.items():
+    try:
+        t = f()
+        print(name, tuple(t.shape), t.stride(), t.storage_offset(), t.is_contiguous(), t.element_size())
+    except Exception as e:
+        print(name, "!!", type(e).__name__, e)
+print(x.stride(0), x.stride(-1), x.transpose(0, 1).stride(1))
+for a in (5, -4, "a", 1.0):
+    try:
+        x.stride(a)
+    except Exception as e:
+        print(type(e).__name__, e)
+for a in (0, -1):
+    try:
+        torch.tensor(1.).stride(a)
+    except Exception as e:
+        print(type(e).__name__, e)
+print(torch.tensor(1.).stride(), torch.ones(2, dtype=torch.bool).element_size(), torch.ones(2, dtype=torch.float64).element_size(),
+      torch.ones(2, dtype=torch.int8).element_size(), torch.ones(2, dtype=torch.int16).element_size(), torch.ones(2, dtype=torch.float16).element_size())
+a = torch.ones(2, 3, requires_grad=True)
+b = torch.tensor([1, 2], dtype=torch.float64)
+c = a.type_as(b)
+print(c, c.dtype, c.grad_fn, a.type_as(a) is a, torch.tensor([1.7, -2.2]).type_as(torch.tensor([1])))
+c.sum().backward()
+print(a.grad)
+try:
+    a.type_as(3)
+except TypeError as e:
+    print(e)
+for t in (torch.zeros(0, 3), torch.ones(2, 0), torch.zeros(2, 0, 3), torch.zeros(4, 1).expand(4, 1), torch.zeros(3).expand(1, 1, 3)):
+    print(tuple(t.shape), t.stride())
+""",
 }
 
 
@@ -127,3 +180,12 @@ def test_range_index_has_a_gradient():
     x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
     x[range(0, 3, 2)].sum().backward()
     assert x.grad.tolist() == [1.0, 0.0, 1.0]
+
+
+def test_stride_and_storage_offset_of_views():
+    x = torch.arange(24.0).reshape(2, 3, 4)
+    assert x.stride() == (12, 4, 1) and x.transpose(0, 2).stride() == (1, 4, 12) and x.stride(-2) == 4
+    assert x[1, 1:, ::2].stride() == (4, 2) and x[1, 1:, ::2].storage_offset() == 16
+    assert x[:, None].stride() == (12, 12, 4, 1) and torch.arange(3.0).expand(2, 3).stride() == (0, 1)
+    assert torch.zeros(0, 3).stride() == (3, 1) and x.element_size() == 4
+    assert torch.ones(2, dtype=torch.float64).type_as(torch.tensor([1])).dtype == torch.int64
