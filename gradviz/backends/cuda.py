@@ -7,9 +7,10 @@ in float32 (TF32 only if CuPy's own CUPY_TF32=1 is set in the environment)."""
 def is_built() -> bool:
     """Can gradviz run on CUDA at all (is CuPy installed)? A GPU may still be missing: see
     gradviz.cuda.is_available()."""
+    from .. import backend
     try:
-        import cupy  # noqa: F401
-    except Exception:
+        backend.cupy()
+    except RuntimeError:
         return False
     return True
 
