@@ -226,6 +226,12 @@ EXTRA = [
     ("index_put_accumulate", lambda t, x, y: t.index_put(x, (t.tensor([1, 0, 1]),), y[0, :4] * 1.0,
                                                          accumulate=True), [V, W]),
     ("round_decimals", lambda t, x: t.round(x + 0.013, decimals=1) * x, [V]),   # away from .x5 ties
+    # the in-place view ops, on a non-leaf (a leaf that requires grad refuses them)
+    ("unsqueeze_", lambda t, x: (x * x).unsqueeze_(1), [V]),
+    ("squeeze_all", lambda t, x: (x * x)[None].squeeze_(), [V]),
+    ("squeeze_dims", lambda t, x: (x * x)[:, None, :, None].squeeze_((1, 3)), [V]),
+    ("transpose_", lambda t, x, y: (x * y).transpose_(0, 1) @ y, [V, W]),
+    ("t_", lambda t, x, y: (x * y).t_() @ y, [V, W]),
 ]
 
 
