@@ -27,6 +27,9 @@ from .functions import abs, all, any, max, min, pow, round, sum  # noqa: F401  (
 from ._tensor_str import set_printoptions  # noqa: F401
 from .scope import scope  # noqa: F401
 from .serialization import load, save  # noqa: F401
+from .settings import (are_deterministic_algorithms_enabled, get_num_threads,  # noqa: F401
+                       is_deterministic_algorithms_warn_only_enabled, set_num_threads,
+                       use_deterministic_algorithms)
 from .events import set_source_tracking  # noqa: F401
 from .tensor import Tensor  # noqa: F401
 
@@ -103,7 +106,7 @@ _LAZY = {
     "animate": "player", "Animation": "player", "step": "player", "Stepper": "player",
     "jacobian_view": "player",
     "nn": None, "optim": None, "tracing": None, "torch_bridge": None, "utils": None,
-    "func": None,
+    "func": None, "backends": None,
 }
 
 

@@ -527,6 +527,54 @@ class Tensor:
     def is_contiguous(self) -> bool:
         return bool(self._data.flags.c_contiguous)
 
+    def stride(self, dim=None):
+        """torch's strides, in elements: the array's byte strides over its item size. Where NumPy's
+        strides carry no information, torch's rule gives them: an empty tensor has contiguous strides,
+        and a dim of size 1 that NumPy gives stride 0 (a broadcast) has the size times the stride of
+        the dim after it (1 for the last), as torch's unsqueeze and expand give it."""
+        a = self._data
+        shape = a.shape
+        if a.size == 0:
+            strides, step = [], 1
+            for n in reversed(shape):
+                strides.append(step)
+                step *= n if n > 1 else 1
+            strides = tuple(reversed(strides))
+        else:
+            strides = [s // a.itemsize for s in a.strides]
+            for d in range(len(shape) - 1, -1, -1):
+                if shape[d] == 1 and strides[d] == 0:
+                    strides[d] = shape[d + 1] * strides[d + 1] if d + 1 < len(shape) else 1
+            strides = tuple(strides)
+        if dim is None:
+            return strides
+        if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+            raise TypeError(f"stride(): argument 'dim' (position 1) must be int, not {type(dim).__name__}")
+        if a.ndim == 0:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+        if not -a.ndim <= dim < a.ndim:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-a.ndim}, {a.ndim - 1}], but "
+                             f"got {dim})")
+        return strides[dim]
+
+    def storage_offset(self) -> int:
+        """Where this tensor's first element lies in its storage, in elements: 0 for a tensor that owns
+        its memory, the distance from the base's first element for a view (x[1:], x[:, 2])."""
+        view = self._view
+        if view is None:
+            return 0
+        return (_views._address(self._data) - _views._address(view.base._data)) // self._data.itemsize
+
+    def element_size(self) -> int:
+        """Bytes per element (4 for float32)."""
+        return self._data.itemsize
+
+    def type_as(self, other) -> "Tensor":
+        """self converted to other's dtype and device (self itself when they match already)."""
+        if not isinstance(other, Tensor):
+            raise TypeError(f"type_as(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
+        return self.to(device=other.device, dtype=other.dtype)
+
     # -- printing --------------------------------------------------------------------
     def __repr__(self):
         from ._tensor_str import tensor_repr
@@ -582,10 +630,14 @@ class Tensor:
             _forward_ad.carry(out, self)   # the written tensor takes the result's tangent
         return self._write(out._data)
 
+    def _overlaps(self) -> bool:
+        """Do some of self's elements share memory (an expand)?"""
+        a = self._data
+        return a.base is not None and 0 in a.strides and any(s == 0 and n > 1 for s, n in zip(a.strides, a.shape))
+
     def _check_overlap(self) -> None:
         """PyTorch refuses most in-place writes into a tensor whose elements share memory."""
-        a = self._data
-        if a.base is not None and 0 in a.strides and any(s == 0 and n > 1 for s, n in zip(a.strides, a.shape)):
+        if self._overlaps():
             raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
                                "single memory location. Please clone() the tensor before performing the operation.")
 
@@ -704,6 +756,89 @@ class Tensor:
 
     def reciprocal_(self):
         return self._inplace_op(F.reciprocal)
+
+    def masked_fill_(self, mask, value):
+        if self._overlaps():   # torch still writes into an expanded tensor here, with a warning
+            warnings.warn("Use of masked_fill_ on expanded tensors is deprecated. Please clone() the tensor before "
+                          "performing this operation. This also applies to advanced indexing e.g. tensor[mask] = "
+                          "scalar", UserWarning, stacklevel=2)
+        return self._inplace_op(F.masked_fill, mask, value, overlap=True)
+
+    def index_add_(self, dim, index, source, *, alpha=1):
+        return self._inplace_op(F.index_add, dim, index, source, alpha=alpha)
+
+    def index_fill_(self, dim, index, value):
+        return self._inplace_op(F.index_fill, dim, index, value)
+
+    def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+        return self._inplace_op(F.scatter, dim, index, src, value=value, reduce=reduce)
+
+    def scatter_add_(self, dim, index, src):
+        return self._inplace_op(F.scatter_add, dim, index, src)
+
+    def fill_diagonal_(self, fill_value, wrap=False):
+        """torch's: the elements whose indices are all equal, filled through a diagonal view of self
+        (so recorded as CopySlices); with wrap, a tall matrix's diagonal starts again every
+        columns + 1 rows (for a contiguous one, through one strided view of its memory, as torch)."""
+        shape = self._data.shape
+        if len(shape) < 2:
+            raise RuntimeError("dimensions must larger than 1")
+        if len(shape) > 2 and any(n != shape[0] for n in shape[1:]):
+            raise RuntimeError("all dimensions of input must be of equal length")
+        value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
+        diagonal = F.diagonal(self, 0, 0, 1)
+        for _ in range(len(shape) - 2):   # pair each further dim with the diagonal so far: x[i, i, ..., i]
+            diagonal = F.diagonal(diagonal, 0, 0, -1)
+        diagonal.fill_(value)
+        height, width = shape[0], shape[1]
+        if wrap and len(shape) == 2 and height > width + 1:
+            if self._data.flags.c_contiguous:   # torch's: every (width + 1)-th element of memory from there
+                F.view(self, -1)[width * (width + 1)::width + 1].fill_(value)
+            else:
+                for start in range(width + 1, height, width + 1):
+                    F.diagonal(self[start:], 0, 0, 1).fill_(value)
+        return self
+
+    # the in-place view ops change self's shape and strides, never a value
+    def unsqueeze_(self, dim):
+        return self._inplace_view(_shape.unsqueeze_, dim)
+
+    def squeeze_(self, dim=None):
+        return self._inplace_view(_shape.squeeze_, dim)
+
+    def transpose_(self, dim0, dim1):
+        return self._inplace_view(_shape.transpose_, dim0, dim1)
+
+    swapdims_ = swapaxes_ = transpose_
+
+    def t_(self):
+        return self._inplace_view(_shape.t_)
+
+    def _inplace_view(self, fn, *args) -> "Tensor":
+        """self <- fn(self, *args), a view of self with another shape or strides (unsqueeze_,
+        transpose_): nothing is written, so self takes the view's array and, when recorded, its node
+        (UnsqueezeBackward1 over self's old history), and the version is bumped, as in torch. The
+        leaf and view checks are _inplace_op's; a view's base keeps its history."""
+        view = self._view
+        if self._records():
+            if view is not None:
+                _views.check_view_write(self, view)
+            elif self._grad_fn is None and self._requires_grad:
+                raise RuntimeError(LEAF_INPLACE)
+            # the node's input: self as it was (its shape, for the VJP), the same memory and version counter
+            before = Tensor._make(self._data, self.grad_fn, self.output_nr)
+            before._vc = self._counter()
+            out = fn(before, *args)
+        else:
+            out = fn(self, *args)
+            if _forward_ad._state.level is not None:
+                _forward_ad.carry(out, self)
+        self._data = out._data
+        self._bump()
+        node = out._grad_fn
+        if node is not None:   # (retain_grad stays with the old node, as in torch: no value changed)
+            self.grad_fn, self.output_nr = node, out.output_nr   # the setter keeps a view's version current
+        return self
 
     def _assign(self, values) -> "Tensor":
         """self[...] = values with no history (no grad recorded), bumping the version."""
@@ -1339,6 +1474,7 @@ def _method(fn):
 
 from . import functions as F  # noqa: E402  (the ops need Tensor defined first)
 from .autograd import views as _views  # noqa: E402
+from .functions import shape as _shape  # noqa: E402
 from .autograd.apply import apply as _apply  # noqa: E402
 from .ops import pointwise as _pointwise  # noqa: E402
 from .ops.op import Op  # noqa: E402

@@ -309,3 +309,245 @@ def test_save_and_load_tensors_and_refuse_code():
     assert isinstance(gradviz.load(buffer, weights_only=False), gradviz.nn.Linear)
     with pytest.raises(RuntimeError, match="not a file written by gradviz.save"):
         gradviz.load(io.BytesIO(b"PK\x03\x04 a zip"))
+
+
+SEQUENTIAL = """
+from collections import OrderedDict
+import numpy as np
+nn = torch.nn
+def build():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2), nn.Tanh())
+def show(m):
+    print(m)
+    print(list(m.state_dict()), [tuple(p.shape) for p in m.parameters()], len(m), [type(c).__name__ for c in m])
+    print([n for n, _ in m.named_modules()], [n for n, _ in m.named_children()])
+def attempt(f):
+    try:
+        print("ok", type(f()).__name__)
+    except Exception as e:
+        print(type(e).__name__, e)
+x = torch.tensor(np.linspace(-1, 1, 6).reshape(2, 3), dtype=torch.float32)
+"""
+
+
+def test_sequential_indexing_and_slicing_as_torch():
+    same_output(SEQUENTIAL, """
+    m = build()
+    print(m[:1](x), m[1:](m[0](x)), m[:-1](x))
+    for part in (m[:1], m[1:], m[::2], m[-1:], m[5:], m[1:3]):
+        show(part)
+    print(m[-1], m[0], m[-4], m[3])
+    for i in (4, -5, 5, "1", None, 1.0):
+        attempt(lambda: m[i])
+    print([k for k in dir(m) if k.isdigit()], getattr(m, "2"))
+    od = nn.Sequential(OrderedDict([("fc", nn.Linear(3, 2)), ("act", nn.ReLU()), ("out", nn.Linear(2, 1))]))
+    show(od[1:])
+    print(od[-1], od(x))
+    """)
+
+
+def test_sequential_edits_keep_parameters_state_dict_and_repr_as_torch():
+    same_output(SEQUENTIAL, """
+    m = build()
+    m[2] = nn.Linear(4, 5)
+    show(m)
+    attempt(lambda: m.__setitem__(7, nn.ReLU()))
+    attempt(lambda: m.__setitem__(1, 3))
+    attempt(lambda: m.__setitem__(1, torch.zeros(2)))
+    del m[1]
+    show(m)
+    print(getattr(m, "1"), getattr(m, "2"), hasattr(m, "3"))
+    del m[1:]
+    show(m)
+    for edit in (lambda m: m.__delitem__(-1), lambda m: m.__delitem__(slice(None, None, 2)),
+                 lambda m: m.__delitem__(slice(7, 9)), lambda m: attempt(lambda: m.__delitem__(9))):
+        m = build()
+        edit(m)
+        show(m)
+    m = build()
+    print(m.pop(1), m.pop(-1))
+    show(m)
+    print(m.pop(slice(0, 1)))
+    show(m)
+    m = build()
+    print(m.append(nn.Sigmoid()) is m, m.insert(1, nn.Identity()) is m)
+    m.insert(-1, nn.Dropout())
+    m.insert(len(m), nn.ReLU())
+    show(m)
+    print(getattr(m, "1"), getattr(m, "7"))
+    for i in (20, -20):
+        attempt(lambda: m.insert(i, nn.ReLU()))
+    m = build()
+    print(m.extend(nn.Sequential(nn.ReLU(), nn.Linear(2, 2))) is m)
+    m.extend([nn.Tanh()])
+    show(m)
+    print(m(x))
+    named = nn.Sequential(OrderedDict([("fc", nn.Linear(3, 2)), ("act", nn.ReLU())]))
+    attempt(lambda: named.insert(0, nn.ReLU()))
+    named.insert(2, nn.Tanh())
+    show(named)
+    del named[0]
+    show(named)
+    """)
+
+
+def test_sequential_arithmetic_and_construction_as_torch():
+    same_output(SEQUENTIAL, """
+    a, b = build(), nn.Sequential(nn.Linear(2, 2))
+    c = a + b
+    show(c)
+    print(c(x), c[4] is b[0])
+    attempt(lambda: a + 3)
+    a += b
+    show(a)
+    attempt(lambda: a.__iadd__([]))
+    for d in (b * 3, 2 * b):
+        show(d)
+    b *= 2
+    show(b)
+    print(b(torch.ones(1, 2)).shape)
+    attempt(lambda: nn.Sequential(3))
+    for key in ("a.b", "", "forward"):
+        attempt(lambda: nn.Sequential(OrderedDict([(key, nn.ReLU())])))
+    e = nn.Sequential()
+    print(e, len(e), e(x) is x, list(e))
+    n = nn.Sequential(None, nn.ReLU())
+    print(n, len(n), list(n._modules))
+    """)
+
+
+def test_sequential_transfer_learning_replaces_the_head_and_trains_it():
+    same_output(SEQUENTIAL, """
+    torch.manual_seed(0)
+    classifier = nn.Sequential(nn.Dropout(), nn.Linear(3, 8), nn.ReLU(), nn.Linear(8, 4))
+    for p in classifier.parameters():
+        p.requires_grad = False
+    classifier[3] = nn.Linear(8, 10)
+    classifier.eval()
+    print(classifier, [name for name, p in classifier.named_parameters() if p.requires_grad])
+    loss = classifier(x).pow(2).sum()
+    loss.backward()
+    print(loss, classifier[-1].weight.grad, classifier[1].weight.grad)
+    head = classifier.pop(-1)
+    print(classifier(x).shape, head.weight.shape, list(classifier.state_dict()))
+    """)
+
+
+def test_sequential_messages_that_name_a_class_name_gradvizs():
+    """torch's messages print torch.nn's class paths; gradviz's print its own (the rest of each is torch's)."""
+    nn = gradviz.nn
+    seq = nn.Sequential(nn.ReLU())
+    with pytest.raises(ValueError, match=r"^add operator supports only objects of Sequential class, but "
+                                         r"<class 'gradviz.nn.modules.ModuleList'> is given.$"):
+        seq + nn.ModuleList()
+    with pytest.raises(ValueError, match=r"^Non-positive multiplication factor 0 for "
+                                         r"<class 'gradviz.nn.modules.Sequential'>$"):
+        seq * 0
+    with pytest.raises(TypeError, match=r"^unsupported operand type\(s\) for \*: <class 'gradviz.nn.modules.Sequential'> "
+                                        r"and <class 'float'>$"):
+        seq * 1.5
+    with pytest.raises(AssertionError, match=r"^module should be of type: <class 'gradviz.nn.modules.Module'>$"):
+        seq.insert(0, 3)
+
+
+def test_sequential_edits_rename_the_diagram_scopes_and_parameters():
+    nn = gradviz.nn
+    m = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    m.insert(0, nn.Linear(3, 3))
+    assert [p.name for p in m.parameters()] == ["0.weight", "0.bias", "1.weight", "1.bias", "3.weight", "3.bias"]
+    assert [c._scope_name for c in m] == ["0 (Linear)", "1 (Linear)", "2 (ReLU)", "3 (Linear)"]
+    del m[:2]
+    assert [p.name for p in m.parameters()] == ["1.weight", "1.bias"]
+    assert [c._scope_name for c in m] == ["0 (ReLU)", "1 (Linear)"]
+
+
+
+def test_backends_flags_and_global_switches_as_torch():
+    """The flags tutorials set (cudnn.benchmark, matmul.allow_tf32, ...): torch's defaults, type
+    checks and messages; each snippet puts back what it changed."""
+    same_output("""
+    import numpy as np
+    b = torch.backends
+    print(b.mps.is_available(), b.mps.is_built(), b.cudnn.is_available(), b.cudnn.version())
+    print(b.cudnn.benchmark, b.cudnn.deterministic, b.cudnn.enabled, b.cudnn.allow_tf32)
+    print(b.cuda.matmul.allow_tf32, b.cuda.matmul.allow_fp16_reduced_precision_reduction,
+          b.cuda.matmul.allow_bf16_reduced_precision_reduction, b.cuda.matmul.allow_fp16_accumulation,
+          b.cuda.matmul.allow_fp16_reduced_precision_reduction_split_k)
+    def attempt(f):
+        try:
+            f()
+            print("ok")
+        except Exception as e:
+            print(type(e).__name__, e)
+    for name in ("benchmark", "deterministic", "enabled", "allow_tf32"):
+        old = getattr(b.cudnn, name)
+        setattr(b.cudnn, name, not old)
+        print(name, getattr(b.cudnn, name))
+        for bad in (1, "yes", None):
+            attempt(lambda: setattr(b.cudnn, name, bad))
+        setattr(b.cudnn, name, old)
+        print(name, getattr(b.cudnn, name))
+    m = b.cuda.matmul
+    m.allow_tf32 = True
+    print(m.allow_tf32)
+    for bad in (1, None):
+        attempt(lambda: setattr(m, "allow_tf32", bad))
+    m.allow_tf32 = False
+    attempt(lambda: setattr(m, "allow_fp16_accumulation", 1))
+    for v in [(True, 1), (), (1,), (True, True, True), [False], (False, False), 0]:
+        attempt(lambda: setattr(m, "allow_fp16_reduced_precision_reduction", v))
+        print(m.allow_fp16_reduced_precision_reduction, m.allow_fp16_reduced_precision_reduction_split_k)
+    m.allow_fp16_reduced_precision_reduction = True
+    attempt(lambda: m.no_such_flag)
+    attempt(lambda: setattr(m, "no_such_flag", True))
+    x = torch.tensor(np.linspace(-1, 1, 6).reshape(2, 3), dtype=torch.float32)
+    b.cudnn.benchmark = True
+    print(x @ x.T)
+    b.cudnn.benchmark = False
+    print(torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled())
+    torch.use_deterministic_algorithms(True)
+    print(torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled())
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    print(torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled())
+    torch.use_deterministic_algorithms(False)
+    print(torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled())
+    for args, kw in [((1,), {}), ((None,), {}), (("a",), {}), ((True,), dict(warn_only=1))]:
+        attempt(lambda: torch.use_deterministic_algorithms(*args, **kw))
+    print(torch.are_deterministic_algorithms_enabled())
+    n = torch.get_num_threads()
+    print(isinstance(n, int) and n >= 1)
+    torch.set_num_threads(1)
+    print(torch.get_num_threads())
+    torch.set_num_threads(np.int64(3))
+    print(torch.get_num_threads())
+    for bad in (0, -1, "a", 1.5, True, 2 ** 31, np.float64(2)):
+        attempt(lambda: torch.set_num_threads(bad))
+    print(torch.get_num_threads())
+    torch.set_num_threads(n)
+    print(type(torch.backends.cuda.matmul).__name__)
+    """)
+
+
+def test_backends_say_what_gradviz_has_and_change_nothing():
+    import importlib
+    backends = importlib.import_module("gradviz.backends.cudnn")
+    assert backends is gradviz.backends.cudnn and gradviz.backends.mps.is_available() is False
+    with pytest.raises(AttributeError, match="module 'gradviz.backends.cudnn' has no attribute 'nope'"):
+        gradviz.backends.cudnn.nope
+    x = gradviz.tensor(np.linspace(-1, 1, 24).reshape(1, 2, 3, 4), dtype=gradviz.float32)
+    conv = gradviz.nn.Conv2d(2, 3, 2)
+    before, threads = conv(x).detach().numpy(), gradviz.get_num_threads()
+    try:
+        gradviz.backends.cudnn.benchmark = gradviz.backends.cudnn.deterministic = True
+        gradviz.backends.cudnn.enabled = False
+        gradviz.backends.cuda.matmul.allow_tf32 = True
+        gradviz.use_deterministic_algorithms(True)
+        gradviz.set_num_threads(1)
+        np.testing.assert_array_equal(conv(x).detach().numpy(), before)
+    finally:
+        gradviz.backends.cudnn.benchmark = gradviz.backends.cudnn.deterministic = False
+        gradviz.backends.cudnn.enabled = True
+        gradviz.backends.cuda.matmul.allow_tf32 = False
+        gradviz.use_deterministic_algorithms(False)
+        gradviz.set_num_threads(threads)

@@ -227,6 +227,12 @@ EXTRA = [
                                                          accumulate=True), [V, W]),
     ("round_decimals", lambda t, x: t.round(x + 0.013, decimals=1) * x, [V]),   # away from .x5 ties
     ("cross_entropy_probabilities", lambda t, x, y: t.nn.functional.cross_entropy(x, t.softmax(y, 1)), [V, W]),
+    # the in-place view ops, on a non-leaf (a leaf that requires grad refuses them)
+    ("unsqueeze_", lambda t, x: (x * x).unsqueeze_(1), [V]),
+    ("squeeze_all", lambda t, x: (x * x)[None].squeeze_(), [V]),
+    ("squeeze_dims", lambda t, x: (x * x)[:, None, :, None].squeeze_((1, 3)), [V]),
+    ("transpose_", lambda t, x, y: (x * y).transpose_(0, 1) @ y, [V, W]),
+    ("t_", lambda t, x, y: (x * y).t_() @ y, [V, W]),
 ]
 
 

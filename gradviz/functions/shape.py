@@ -13,8 +13,9 @@ from ..ops.reduce import normalize_dims
 from ..tensor import Tensor
 from ..autograd.forward_ad import defjvp as _defjvp, linear as _linear
 from ..ops.shape import (BLOCK_DIAG, CAT, CLONE, CLONE_CONTIGUOUS, DIAG_COPY, DIAG_EMBED, EXPAND, FLIP, PERMUTE,
-                         REPEAT, RESHAPE_ALIAS, ROLL, ROT90, SQUEEZE, SQUEEZE_DIM, SQUEEZE_DIMS, SQUEEZE_INPLACE,
-                         STACK, T, TO_COPY, TO_DEVICE, TRANSPOSE, TRIL, TRIU, UNSAFE_VIEW, UNSQUEEZE, VIEW, split_op,
+                         REPEAT, RESHAPE_ALIAS, ROLL, ROT90, SQUEEZE, SQUEEZE_ALL_INPLACE, SQUEEZE_DIM, SQUEEZE_DIMS,
+                         SQUEEZE_DIMS_INPLACE, SQUEEZE_INPLACE, STACK, T, T_INPLACE, TO_COPY, TO_DEVICE, TRANSPOSE,
+                         TRANSPOSE_INPLACE, TRIL, TRIU, UNSAFE_VIEW, UNSQUEEZE, UNSQUEEZE_INPLACE, VIEW, split_op,
                          unbind_op)
 from ..dtypes import Size, as_np, check_memory_format, result_type
 from ..ops.index import SLICE
@@ -136,11 +137,32 @@ def squeeze(input, dim=None):
     return apply(SQUEEZE_DIM if isinstance(dim, int) else SQUEEZE_DIMS, (input,), (shape, dim))
 
 
-def squeeze_(input, dim):
-    """The in-place squeeze_(dim) that matmul applies to its result (SqueezeBackward4)."""
-    (d,) = normalize_dims(dim, input.ndim)
-    shape = tuple(s for i, s in enumerate(input.shape) if not (i == d and s == 1))
-    return apply(SQUEEZE_INPLACE, (input,), (shape, dim))
+# -- the in-place view ops, as views of their input recorded under torch's in-place node names:
+# Tensor.squeeze_ (and the others) makes the tensor take the result; matmul squeezes its result so
+def squeeze_(input, dim=None):
+    """squeeze_() (SqueezeBackward3), squeeze_(dim) (SqueezeBackward4), squeeze_(dims) (SqueezeBackward5)."""
+    if dim is None:
+        return apply(SQUEEZE_ALL_INPLACE, (input,), (tuple(s for s in input.shape if s != 1),))
+    dims = normalize_dims(dim, input.ndim)
+    shape = tuple(s for i, s in enumerate(input.shape) if not (i in dims and s == 1))
+    return apply(SQUEEZE_INPLACE if isinstance(dim, (int, np.integer)) else SQUEEZE_DIMS_INPLACE, (input,),
+                 (shape, dim))
+
+
+def unsqueeze_(input, dim):
+    (d,) = normalize_dims(dim, input.ndim + 1)
+    return apply(UNSQUEEZE_INPLACE, (input,), (d,))
+
+
+def transpose_(input, dim0, dim1):
+    (d0,), (d1,) = normalize_dims(dim0, input.ndim), normalize_dims(dim1, input.ndim)
+    return apply(TRANSPOSE_INPLACE, (input,), (d0, d1))
+
+
+def t_(input):
+    if input.ndim > 2:
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
+    return apply(T_INPLACE, (input,))
 
 
 def unsqueeze(input, dim):
@@ -460,7 +482,8 @@ def meshgrid(*tensors, indexing=None):
 # -- forward mode (autograd.forward_ad): every op here is linear, so it maps tangents as values --
 _defjvp(_linear, VIEW, RESHAPE_ALIAS, UNSAFE_VIEW, SQUEEZE_DIMS, SQUEEZE_INPLACE, SQUEEZE, SQUEEZE_DIM, UNSQUEEZE,
         PERMUTE, TRANSPOSE, T, EXPAND, REPEAT, FLIP, CLONE, CLONE_CONTIGUOUS, TO_COPY, TO_DEVICE, CAT, STACK, TRIL,
-        TRIU, DIAG_EMBED, DIAG_COPY, ROLL)
+        TRIU, DIAG_EMBED, DIAG_COPY, ROLL, SQUEEZE_ALL_INPLACE, SQUEEZE_DIMS_INPLACE, UNSQUEEZE_INPLACE,
+        TRANSPOSE_INPLACE, T_INPLACE)
 
 
 # -- more of torch's op table: stacking and splitting by axis name, rotations, block diagonals -------

@@ -5,8 +5,10 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import operator
 import warnings
 from collections import OrderedDict
+from itertools import islice
 
 from .. import backend, creation, dtypes
 from ..scope import scope
@@ -92,12 +94,7 @@ class Module:
             params.pop(name, None)
             buffers.pop(name, None)
             modules[name] = value
-            object.__setattr__(value, "_scope_name", f"{name} ({type(value).__name__})")
-            # its parameters' own names become qualified as named_parameters() gives them ("0.bias",
-            # "fc1.weight"), so two layers' biases are told apart in a picture; a name the learner gave stays
-            for qualified, p in value.named_parameters():
-                if p.name == qualified:
-                    p.name = f"{name}.{qualified}"
+            _adopt(value, name)
         elif modules is not None and name in modules:
             if value is not None:
                 raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' (torch.nn.Module or "
@@ -154,7 +151,19 @@ class Module:
     def add_module(self, name: str, module):
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{_typename(module)} is not a Module subclass")
-        setattr(self, name, module)
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {_typename(name)}")
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        if "." in name:
+            raise KeyError(f'module name can\'t contain ".", got: {name}')
+        if name == "":
+            raise KeyError('module name can\'t be empty string ""')
+        if module is None:   # registered as an empty slot, as torch does
+            self._modules[name] = None
+            object.__setattr__(self, name, None)
+        else:
+            setattr(self, name, module)
 
     register_module = add_module
 
@@ -371,6 +380,17 @@ def _typename(obj) -> str:
     return obj.type() if isinstance(obj, Tensor) else type(obj).__name__
 
 
+def _adopt(module: Module, name: str, old: str | None = None) -> None:
+    """`module` is now its parent's member `name` (before: `old`, when it moved): its scope is named
+    after it, and its parameters' own names become qualified as named_parameters() gives them
+    ("0.bias", "fc1.weight"), so two layers' biases are told apart in a picture; a name the learner
+    gave stays."""
+    object.__setattr__(module, "_scope_name", f"{name} ({type(module).__name__})")
+    for qualified, p in module.named_parameters():
+        if p.name == qualified or (old is not None and p.name == f"{old}.{qualified}"):
+            p.name = f"{name}.{qualified}"
+
+
 class Linear(Module):
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None):
         super().__init__()
@@ -390,25 +410,149 @@ class Linear(Module):
 
 
 class Sequential(Module):
-    def __init__(self, *modules):
+    """Modules run one after another, each on the output of the one before; as torch's, a list of
+    them too: indexing, slicing (a Sequential keeping the members' names), item assignment and
+    deletion (the rest renumbered), append, insert, extend, pop, + and *."""
+
+    def __init__(self, *args):
         super().__init__()
-        if len(modules) == 1 and isinstance(modules[0], OrderedDict):
-            modules = modules[0].items()
+        if len(args) == 1 and isinstance(args[0], OrderedDict):
+            for key, module in args[0].items():
+                self.add_module(key, module)
         else:
-            modules = ((str(i), m) for i, m in enumerate(modules))
-        for name, m in modules:
-            setattr(self, name, m)
+            for idx, module in enumerate(args):
+                self.add_module(str(idx), module)
+
+    def _key(self, idx) -> str:
+        """The key of member `idx` (an int, negative from the end): torch's _get_item_by_idx."""
+        size = len(self)
+        idx = operator.index(idx)
+        if not -size <= idx < size:
+            raise IndexError(f"index {idx} is out of range")
+        return next(islice(self._modules.keys(), idx % size, None))
+
+    def _members(self, pairs) -> None:
+        """self's members become exactly `pairs` of (key, module), in order, as torch's del and insert
+        leave _modules. gradviz keeps each member as an attribute too, so those are rebound; a member
+        that moved takes its new key in its scope and in its parameters' names."""
+        old = {id(m): k for k, m in reversed(list(self._modules.items()))}   # a shared module: its first key
+        for key in self._modules:
+            self.__dict__.pop(key, None)
+        self._modules.clear()
+        for key, module in pairs:
+            self._modules[key] = module
+            object.__setattr__(self, key, module)
+            if module is not None and old.get(id(module)) != key:
+                _adopt(module, key, old.get(id(module)))
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return self.__class__(OrderedDict(list(self._modules.items())[idx]))
+        return self._modules[self._key(idx)]
+
+    def __setitem__(self, idx, module) -> None:
+        setattr(self, self._key(idx), module)
+
+    def __delitem__(self, idx) -> None:
+        if isinstance(idx, slice):
+            for key in list(self._modules.keys())[idx]:
+                delattr(self, key)
+        else:
+            delattr(self, self._key(idx))
+        # the rest renumbered "0", "1", ... (a name an OrderedDict gave is lost, as in torch)
+        self._members(zip((str(i) for i in range(len(self._modules))), list(self._modules.values())))
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def __dir__(self):
+        return [key for key in super().__dir__() if not key.isdigit()]
+
+    def __add__(self, other):
+        if isinstance(other, Sequential):
+            ret = Sequential()
+            for layer in self:
+                ret.append(layer)
+            for layer in other:
+                ret.append(layer)
+            return ret
+        raise ValueError(f"add operator supports only objects of Sequential class, but {str(type(other))} is given.")
+
+    def __iadd__(self, other):
+        if isinstance(other, Sequential):
+            offset = len(self)
+            for i, module in enumerate(other):
+                self.add_module(str(i + offset), module)
+            return self
+        raise ValueError(f"add operator supports only objects of Sequential class, but {str(type(other))} is given.")
+
+    def __mul__(self, other: int):
+        if not isinstance(other, int):
+            raise TypeError(f"unsupported operand type(s) for *: {type(self)} and {type(other)}")
+        if other <= 0:
+            raise ValueError(f"Non-positive multiplication factor {other} for {type(self)}")
+        combined = Sequential()
+        offset = 0
+        for _ in range(other):
+            for module in self:
+                combined.add_module(str(offset), module)
+                offset += 1
+        return combined
+
+    def __rmul__(self, other: int):
+        return self.__mul__(other)
+
+    def __imul__(self, other: int):
+        if not isinstance(other, int):
+            raise TypeError(f"unsupported operand type(s) for *: {type(self)} and {type(other)}")
+        if other <= 0:
+            raise ValueError(f"Non-positive multiplication factor {other} for {type(self)}")
+        len_original = offset = len(self)
+        for _ in range(other - 1):
+            for i in range(len_original):
+                self.add_module(str(i + offset), self._modules[str(i)])
+            offset += len_original
+        return self
+
+    def pop(self, key):
+        """Remove member `key` (an int or a slice) and return it (a Sequential for a slice)."""
+        v = self[key]
+        del self[key]
+        return v
 
     def forward(self, input):
-        for m in self._modules.values():
-            input = m(input)
+        for module in self:
+            input = module(input)
         return input
 
-    def __getitem__(self, i):
-        return list(self._modules.values())[i]
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
 
-    def __len__(self):
-        return len(self._modules)
+    def insert(self, index: int, module):
+        """Put `module` at `index`, the members from there on shifted one key up (torch's steps: the
+        keys "index".."n-1" are read, so a Sequential with named members raises KeyError)."""
+        if not isinstance(module, Module):
+            raise AssertionError(f"module should be of type: {Module}")
+        n = len(self._modules)
+        if not -n <= index <= n:
+            raise IndexError(f"Index out of range: {index}")
+        if index < 0:
+            index += n
+        members = OrderedDict(self._modules)
+        for i in range(n, index, -1):
+            members[str(i)] = members[str(i - 1)]
+        members[str(index)] = module
+        self._members(members.items())
+        return self
+
+    def extend(self, sequential):
+        for layer in sequential:
+            self.append(layer)
+        return self
 
 
 def _activation(name, fn, doc):

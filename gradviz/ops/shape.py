@@ -55,6 +55,28 @@ TRANSPOSE = Op("transpose", "TransposeBackward0", "c = aᵀ (dim0 ↔ dim1)",
 T = Op("t", "TBackward0", "c = aᵀ", lambda xp, a: a.T, vjp=(lambda xp, g, c, a: g.T,), vjp_formulas=("ḡᵀ",),
        latex=r"$c = $0^{\top}",
        vjp_latex=(r"\bar{g}^{\top}",))
+# The in-place forms (x.unsqueeze_(0), x.t_()): the same views, that torch records under other node names
+SQUEEZE_ALL_INPLACE = _reshaped("squeeze_", "SqueezeBackward3", "c = squeeze_(a)", vjp_formula="ḡ unsqueezed",
+                                latex=r"$c = \operatorname{squeeze}($0) \text{ (in place)}",
+                                vjp_latex=(r"\bar{g}\text{ unsqueezed}",))
+SQUEEZE_DIMS_INPLACE = _reshaped("squeeze_", "SqueezeBackward5", "c = squeeze_(a, dims)", ("size", "dim"),
+                                 latex=r"$c = \operatorname{squeeze}($0,\, $dim) \text{ (in place)}")
+UNSQUEEZE_INPLACE = Op("unsqueeze_", "UnsqueezeBackward1", "c = unsqueeze_(a, dim)",
+                       lambda xp, a, dim: xp.expand_dims(a, dim),
+                       vjp=(lambda xp, g, c, a, dim: xp.reshape(g, a.shape),), vjp_formulas=("ḡ squeezed",),
+                       params=("dim",),
+                       latex=r"$c = \operatorname{unsqueeze}($0,\, $dim) \text{ (in place)}",
+                       vjp_latex=(r"\bar{g}\text{ squeezed}",))
+TRANSPOSE_INPLACE = Op("transpose_", "TransposeBackward1", "c = aᵀ (dim0 ↔ dim1, in place)",
+                       lambda xp, a, d0, d1: xp.swapaxes(a, d0, d1) if a.ndim else a.view(),
+                       vjp=(lambda xp, g, c, a, d0, d1: xp.swapaxes(g, d0, d1) if g.ndim else g,),
+                       vjp_formulas=("ḡᵀ",), params=("dim0", "dim1"),
+                       latex=r"$c = $0^{\top} \text{ (dim } $dim0 \leftrightarrow $dim1\text{, in place)}",
+                       vjp_latex=(r"\bar{g}^{\top}",))
+T_INPLACE = Op("t_", "TBackward1", "c = aᵀ (in place)", lambda xp, a: a.T, vjp=(lambda xp, g, c, a: g.T,),
+               vjp_formulas=("ḡᵀ",),
+               latex=r"$c = $0^{\top} \text{ (in place)}",
+               vjp_latex=(r"\bar{g}^{\top}",))
 # the engine sums ḡ over the expanded axes (the same unbroadcast as for + and ⊙)
 EXPAND = Op("expand", "ExpandBackward0", "c = expand(a, size)", lambda xp, a, shape: xp.broadcast_to(a, shape),
             vjp=(lambda xp, g, c, a, shape: g,), vjp_formulas=("Σ ḡ over the expanded axes",), params=("size",),
