@@ -98,6 +98,9 @@ def default_for_category(category: int) -> np.dtype:
 # PyTorch's ScalarType names, as its error messages print them (torch.FloatTensor, "result type Float")
 SCALAR_TYPE = {"float16": "Half", "float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
                "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+# and its C++ type names, as other messages print them
+C_TYPE = {"float16": "c10::Half", "float32": "float", "float64": "double", "int64": "long int", "int32": "int",
+          "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
 
 
 def _category(np_dtype: np.dtype) -> int:

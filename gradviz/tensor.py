@@ -22,9 +22,6 @@ NON_LEAF_GRAD_WARNING = (
     "you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more information."
 )
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
-# PyTorch's C++ type names for dtypes, as its messages print them
-_C_TYPE = {"float16": "c10::Half", "float32": "float", "float64": "double", "int64": "long int", "int32": "int",
-           "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
 
 
 def _to_array(data, dtype=None, device=None):
@@ -249,7 +246,7 @@ class Tensor:
                                    f"the same size")
             if value._data.dtype != self._data.dtype:
                 raise RuntimeError(
-                    f"attempting to assign a gradient with dtype '{_C_TYPE[value._data.dtype.name]}' to a tensor "
+                    f"attempting to assign a gradient with dtype '{dtypes.C_TYPE[value._data.dtype.name]}' to a tensor "
                     f"with grad_dtype '{dtypes.SCALAR_TYPE[self._data.dtype.name]}'. The gradient must match the "
                     "tensor's grad_dtype (defaults to the tensor's dtype). You can set the tensor's grad_dtype "
                     "attribute with a specific dtype, or None to allow any dtype. Set grad_dtype with caution. "
@@ -1434,16 +1431,17 @@ for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__
 
 
 def _check_assignable(tensor: Tensor, key, value) -> None:
-    """PyTorch's errors for x[key] = value, raised before anything is written: a str, or a value
-    that does not expand to the indexed region."""
+    """PyTorch's errors for x[key] = value, raised before anything is written: a str, one value
+    for a lone byte mask (see parse_index), or a value that does not expand to the indexed region."""
     if isinstance(value, str):
         raise TypeError(f"can't assign a str to a torch.{dtypes.SCALAR_TYPE.get(tensor._data.dtype.name, '')}Tensor")
+    from .ops.core import expand_error
+    from .functions.index import parse_index
+    _, basic, adv = parse_index(tensor._data.shape, key, fill=(value.numel() if isinstance(value, Tensor)
+                                                                else np.size(value)) == 1)
     shape = getattr(value, "shape", None)
     if shape is None:
         return
-    from .ops.core import expand_error
-    from .functions.index import parse_index
-    _, basic, adv = parse_index(tensor._data.shape, key)
     region = np.broadcast_to(np.empty((), dtype=bool), tensor._data.shape)   # no copy: only its shape is read
     region = region[basic] if basic else region
     region = region[adv] if adv is not None else region
