@@ -1,7 +1,12 @@
 """dtypes, torch.Size and the default dtype, with PyTorch's names and promotion rules."""
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
+
+# the scalars torch's argument parser takes as a Number: Python's and NumPy's
+NUMBERS = (numbers.Number, np.number, np.bool_)
 
 
 class dtype:

@@ -708,6 +708,12 @@ class Tensor:
         return self._assign(0)
 
     def fill_(self, value):
+        if not isinstance(value, (Tensor,) + dtypes.NUMBERS):
+            got = type(value).__name__
+            raise TypeError(f"fill_() received an invalid combination of arguments - got ({got}), but expected one "
+                            f"of:\n * (Tensor value)\n      didn't match because some of the arguments have invalid "
+                            f"types: (!{got}!)\n * (Number value)\n      didn't match because some of the arguments "
+                            f"have invalid types: (!{got}!)")
         raw = value._data if isinstance(value, Tensor) else value
         if self._records(value):
             if isinstance(value, Tensor) and value.requires_grad:
@@ -1431,10 +1437,12 @@ for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__
 
 
 def _check_assignable(tensor: Tensor, key, value) -> None:
-    """PyTorch's errors for x[key] = value, raised before anything is written: a str, one value
-    for a lone byte mask (see parse_index), or a value that does not expand to the indexed region."""
-    if isinstance(value, str):
-        raise TypeError(f"can't assign a str to a torch.{dtypes.SCALAR_TYPE.get(tensor._data.dtype.name, '')}Tensor")
+    """PyTorch's errors for x[key] = value, raised before anything is written: a value that is not
+    a tensor or a number (None, a str, ...), one value for a lone byte mask (see parse_index), or a
+    value that does not expand to the indexed region."""
+    if not (isinstance(value, (Tensor, list, tuple) + dtypes.NUMBERS) or backend.is_array(value)):
+        raise TypeError(f"can't assign a {type(value).__name__} to a "
+                        f"torch.{dtypes.SCALAR_TYPE.get(tensor._data.dtype.name, '')}Tensor")
     from .ops.core import expand_error
     from .functions.index import parse_index
     _, basic, adv = parse_index(tensor._data.shape, key, fill=(value.numel() if isinstance(value, Tensor)
