@@ -4,6 +4,7 @@ Operators and methods call the ops; this module holds no math of its own.
 """
 from __future__ import annotations
 
+import operator
 import warnings
 
 import numpy as np
@@ -22,6 +23,19 @@ NON_LEAF_GRAD_WARNING = (
     "you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more information."
 )
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+
+
+def _dim_arg(fn: str, dim, ndim: int) -> int:
+    """A method's one dim argument, with torch's errors: an int (or what indexes as one) in
+    [-ndim, ndim), and none on a 0-d tensor."""
+    if isinstance(dim, (bool, np.bool_)) or not hasattr(dim, "__index__"):
+        raise TypeError(f"{fn}(): argument 'dim' (position 1) must be int, not {type(dim).__name__}")
+    dim = operator.index(dim)
+    if ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    if not -ndim <= dim < ndim:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {dim})")
+    return dim
 
 
 def _to_array(data, dtype=None, device=None):
@@ -359,9 +373,12 @@ class Tensor:
         return dtypes.Size(self._data.shape)
 
     def size(self, dim=None):
+        shape = self._data.shape
         if dim is None:
-            return dtypes.Size(self._data.shape)
-        return self._data.shape[dim]
+            return dtypes.Size(shape)
+        if type(dim) is not int or not -len(shape) <= dim < len(shape):
+            dim = _dim_arg("size", dim, len(shape))
+        return shape[dim]
 
     @property
     def ndim(self) -> int:
