@@ -1343,13 +1343,22 @@ def _keep(keepdim, keepdims):
 
 
 def _method(fn):
+    name = fn.__name__
+
     def method(self, *args, **kwargs):
-        return fn(self, *args, **kwargs)
-    method.__name__ = fn.__name__
+        try:
+            return fn(self, *args, **kwargs)
+        except TypeError as error:   # torch counts a method's arguments after self
+            shifted = _method_error(error, name)
+            if shifted is error:
+                raise
+            raise shifted from None
+    method.__name__ = name
     return method
 
 
 from . import functions as F  # noqa: E402  (the ops need Tensor defined first)
+from ._api import method_error as _method_error  # noqa: E402
 from .autograd import views as _views  # noqa: E402
 from .autograd.apply import apply as _apply  # noqa: E402
 from .ops import pointwise as _pointwise  # noqa: E402
@@ -1489,8 +1498,9 @@ for _name in ("acosh", "arccosh", "asinh", "arcsinh", "atanh", "arctanh", "erfc"
               "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"):
     setattr(Tensor, _name, _method(getattr(F, _name)))
 Tensor.polygamma = lambda self, n: F.polygamma(n, self)
-for _name in ("take", "rot90", "fliplr", "flipud", "tensor_split", "hsplit", "vsplit", "dsplit", "unflatten",
-              "diagflat", "repeat_interleave", "msort", "select_scatter", "slice_scatter", "diagonal_scatter"):
+for _name in ("take", "rot90", "fliplr", "flipud", "tensor_split", "split_with_sizes", "hsplit", "vsplit", "dsplit",
+              "unflatten", "diagflat", "repeat_interleave", "msort", "select_scatter", "slice_scatter",
+              "diagonal_scatter"):
     setattr(Tensor, _name, _method(getattr(F, _name)))
 for _name in ("nansum", "nanmean", "cummax", "cummin", "kthvalue"):
     setattr(Tensor, _name, _method(getattr(F, _name)))

@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd.apply import apply
+from .._api import argument_error, type_name
 from ..ops.reduce import normalize_dims
 from ..tensor import Tensor
 from ..autograd.forward_ad import defjvp as _defjvp, linear as _linear
@@ -287,12 +288,22 @@ def split(tensor, split_size_or_sections, dim=0):
         step = step or 1
         sizes = [min(step, n - i) for i in range(0, n, step)] or [0]
     else:
-        sizes = list(split_size_or_sections)
+        sizes = [int(s) for s in split_size_or_sections]
+        if any(s < 0 for s in sizes):
+            raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative entries, but got "
+                               f"split_sizes={sizes}")
         if sum(sizes) != n:
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size "
                                f"at dimension {d}), but got split_sizes={sizes}")
         return _outputs(split_op(len(sizes), "SplitWithSizesBackward0"), (tensor,), (tuple(sizes), d))
     return _outputs(split_op(len(sizes)), (tensor,), (tuple(sizes), d))
+
+
+def split_with_sizes(input, split_sizes, dim=0):
+    """torch.split_with_sizes: split by a list of sizes (an int is refused)."""
+    if not isinstance(split_sizes, (list, tuple)):
+        raise argument_error("split_with_sizes", "split_sizes", 2, "tuple of ints", type_name(split_sizes))
+    return split(input, split_sizes, dim)
 
 
 def chunk(input, chunks, dim=0):
