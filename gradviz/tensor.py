@@ -901,7 +901,7 @@ class Tensor:
         return F.pow(base, self)
 
     def __rmatmul__(self, other):
-        return F.matmul(other if isinstance(other, Tensor) else Tensor(other), self)
+        return F.matmul(other, self)
 
     def __neg__(self):
         return F.neg(self)
@@ -1432,12 +1432,14 @@ def _operands_only(method, name: str):
     """An operator dunder that leaves operands PyTorch does not take (None, str, list, ...) to Python,
     which then raises its TypeError ("unsupported operand type(s)"), as it does for torch.Tensor."""
     record = _SAME_DTYPE_RECORDS.get(name)
+    # @ takes tensors only: torch's matmul raises TypeError for anything else, which its @ turns into NotImplemented
+    operands = Tensor if name in ("__matmul__", "__rmatmul__") else (Tensor, int, float, np.ndarray, np.generic)
 
     def dunder(self, other):
         if record is not None and type(other) is Tensor and (dtype := self._data.dtype) is other._data.dtype \
                 and dtype.kind == "f":
             return _apply(record, (self, other))
-        if not isinstance(other, (Tensor, int, float, np.ndarray, np.generic)):
+        if not isinstance(other, operands):
             return NotImplemented
         return method(self, other)
     dunder.__name__ = name

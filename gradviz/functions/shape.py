@@ -237,13 +237,22 @@ def _common_dtype(tensors):
     return result_type([t._data for t in tensors])
 
 
+def _tensor_list(fn: str, tensors) -> tuple:
+    """torch's parser's check of a list of tensors (cat, stack, hstack, ...): a list or tuple of Tensors."""
+    if not isinstance(tensors, (list, tuple)):
+        raise argument_error(fn, "tensors", 1, "tuple of Tensors", type_name(tensors))
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type_name(t)}")
+    return tuple(tensors)
+
+
 def cat(tensors, dim=0):
-    if isinstance(tensors, Tensor):
-        raise TypeError("cat(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor")
-    if not list(tensors):
+    tensors = _tensor_list("cat", tensors)
+    if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     for i, t in enumerate(tensors):
-        if isinstance(t, Tensor) and t.ndim == 0:
+        if t.ndim == 0:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
     tensors = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or list(tensors)[:1]
     if not tensors:
@@ -265,7 +274,7 @@ concat = concatenate = cat
 
 
 def stack(tensors, dim=0):
-    tensors = list(tensors)
+    tensors = _tensor_list("stack", tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     for i, t in enumerate(tensors[1:], 1):
@@ -503,7 +512,7 @@ def atleast_3d(*tensors):
 
 
 def _nonempty(name: str, tensors) -> tuple:
-    tensors = tuple(tensors)
+    tensors = _tensor_list(name, tensors)
     if not tensors:
         raise RuntimeError(f"{name} expects a non-empty TensorList")
     return tensors
