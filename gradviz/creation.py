@@ -19,6 +19,12 @@ def _dtype_arg(fn: str, dtype) -> None:
         raise TypeError(f"{fn}(): argument 'dtype' must be torch.dtype, not {type(dtype).__name__}")
 
 
+def _fill_value_arg(fn: str, value) -> None:
+    """PyTorch's TypeError for a fill_value that is not a number (None, a str, a list; a 0-d tensor is one)."""
+    if not (isinstance(value, dtypes.NUMBERS) or (isinstance(value, Tensor) and value.ndim == 0)):
+        raise TypeError(f"{fn}(): argument 'fill_value' (position 2) must be Number, not {type(value).__name__}")
+
+
 def _tensor_arg(fn: str, input) -> None:
     if not isinstance(input, Tensor):
         raise TypeError(f"{fn}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
@@ -90,6 +96,7 @@ def _filled(value, size: tuple, dtype, device, requires_grad):
 def new_filled(fn: str, value, sizes: tuple, dtype, device, requires_grad) -> Tensor:
     """Tensor.new_zeros/new_ones/new_empty/new_full: dtype and device default to the tensor's."""
     _dtype_arg(fn, dtype)
+    _fill_value_arg(fn, value)
     return _filled(value, _size(sizes), dtype, device, requires_grad)
 
 
@@ -112,6 +119,7 @@ def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False) -> Te
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
     _dtype_arg("full", dtype)
+    _fill_value_arg("full", fill_value)
     if dtype is None:
         dtype = dtypes.from_numpy_dtype(dtypes.result_type((), (fill_value,)))
     return _filled(fill_value, _size((tuple(size),)), dtype, device, requires_grad)
@@ -139,6 +147,7 @@ def empty_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
 def full_like(input, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
     _tensor_arg("full_like", input)
     _dtype_arg("full_like", dtype)
+    _fill_value_arg("full_like", fill_value)
     return full(tuple(input.shape), fill_value, dtype=dtype or input.dtype, device=device or input.device,
                 requires_grad=requires_grad)
 

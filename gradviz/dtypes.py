@@ -1,7 +1,12 @@
 """dtypes, torch.Size and the default dtype, with PyTorch's names and promotion rules."""
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
+
+# the scalars torch's argument parser takes as a Number: Python's and NumPy's
+NUMBERS = (numbers.Number, np.number, np.bool_)
 
 
 class dtype:
@@ -98,6 +103,9 @@ def default_for_category(category: int) -> np.dtype:
 # PyTorch's ScalarType names, as its error messages print them (torch.FloatTensor, "result type Float")
 SCALAR_TYPE = {"float16": "Half", "float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
                "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+# and its C++ type names, as other messages print them
+C_TYPE = {"float16": "c10::Half", "float32": "float", "float64": "double", "int64": "long int", "int32": "int",
+          "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
 
 
 def _category(np_dtype: np.dtype) -> int:

@@ -4,6 +4,7 @@ Operators and methods call the ops; this module holds no math of its own.
 """
 from __future__ import annotations
 
+import operator
 import warnings
 
 import numpy as np
@@ -22,9 +23,19 @@ NON_LEAF_GRAD_WARNING = (
     "you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more information."
 )
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
-# PyTorch's C++ type names for dtypes, as its messages print them
-_C_TYPE = {"float16": "c10::Half", "float32": "float", "float64": "double", "int64": "long int", "int32": "int",
-           "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
+
+
+def _dim_arg(fn: str, dim, ndim: int) -> int:
+    """A method's one dim argument, with torch's errors: an int (or what indexes as one) in
+    [-ndim, ndim), and none on a 0-d tensor."""
+    if isinstance(dim, (bool, np.bool_)) or not hasattr(dim, "__index__"):
+        raise TypeError(f"{fn}(): argument 'dim' (position 1) must be int, not {type(dim).__name__}")
+    dim = operator.index(dim)
+    if ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    if not -ndim <= dim < ndim:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {dim})")
+    return dim
 
 
 def _to_array(data, dtype=None, device=None):
@@ -252,7 +263,7 @@ class Tensor:
                                    f"the same size")
             if value._data.dtype != self._data.dtype:
                 raise RuntimeError(
-                    f"attempting to assign a gradient with dtype '{_C_TYPE[value._data.dtype.name]}' to a tensor "
+                    f"attempting to assign a gradient with dtype '{dtypes.C_TYPE[value._data.dtype.name]}' to a tensor "
                     f"with grad_dtype '{dtypes.SCALAR_TYPE[self._data.dtype.name]}'. The gradient must match the "
                     "tensor's grad_dtype (defaults to the tensor's dtype). You can set the tensor's grad_dtype "
                     "attribute with a specific dtype, or None to allow any dtype. Set grad_dtype with caution. "
@@ -365,9 +376,12 @@ class Tensor:
         return dtypes.Size(self._data.shape)
 
     def size(self, dim=None):
+        shape = self._data.shape
         if dim is None:
-            return dtypes.Size(self._data.shape)
-        return self._data.shape[dim]
+            return dtypes.Size(shape)
+        if type(dim) is not int or not -len(shape) <= dim < len(shape):
+            dim = _dim_arg("size", dim, len(shape))
+        return shape[dim]
 
     @property
     def ndim(self) -> int:
@@ -852,6 +866,12 @@ class Tensor:
         return self._assign(0)
 
     def fill_(self, value):
+        if not isinstance(value, (Tensor,) + dtypes.NUMBERS):
+            got = type(value).__name__
+            raise TypeError(f"fill_() received an invalid combination of arguments - got ({got}), but expected one "
+                            f"of:\n * (Tensor value)\n      didn't match because some of the arguments have invalid "
+                            f"types: (!{got}!)\n * (Number value)\n      didn't match because some of the arguments "
+                            f"have invalid types: (!{got}!)")
         raw = value._data if isinstance(value, Tensor) else value
         if self._records(value):
             if isinstance(value, Tensor) and value.requires_grad:
@@ -1022,7 +1042,7 @@ class Tensor:
         return F.pow(base, self)
 
     def __rmatmul__(self, other):
-        return F.matmul(other if isinstance(other, Tensor) else Tensor(other), self)
+        return F.matmul(other, self)
 
     def __neg__(self):
         return F.neg(self)
@@ -1466,13 +1486,22 @@ def _keep(keepdim, keepdims):
 
 
 def _method(fn):
+    name = fn.__name__
+
     def method(self, *args, **kwargs):
-        return fn(self, *args, **kwargs)
-    method.__name__ = fn.__name__
+        try:
+            return fn(self, *args, **kwargs)
+        except TypeError as error:   # torch counts a method's arguments after self
+            shifted = _method_error(error, name)
+            if shifted is error:
+                raise
+            raise shifted from None
+    method.__name__ = name
     return method
 
 
 from . import functions as F  # noqa: E402  (the ops need Tensor defined first)
+from ._api import method_error as _method_error  # noqa: E402
 from .autograd import views as _views  # noqa: E402
 from .functions import shape as _shape  # noqa: E402
 from .autograd.apply import apply as _apply  # noqa: E402
@@ -1547,12 +1576,14 @@ def _operands_only(method, name: str):
     """An operator dunder that leaves operands PyTorch does not take (None, str, list, ...) to Python,
     which then raises its TypeError ("unsupported operand type(s)"), as it does for torch.Tensor."""
     record = _SAME_DTYPE_RECORDS.get(name)
+    # @ takes tensors only: torch's matmul raises TypeError for anything else, which its @ turns into NotImplemented
+    operands = Tensor if name in ("__matmul__", "__rmatmul__") else (Tensor, int, float, np.ndarray, np.generic)
 
     def dunder(self, other):
         if record is not None and type(other) is Tensor and (dtype := self._data.dtype) is other._data.dtype \
                 and dtype.kind == "f":
             return _apply(record, (self, other))
-        if not isinstance(other, (Tensor, int, float, np.ndarray, np.generic)):
+        if not isinstance(other, operands):
             return NotImplemented
         return method(self, other)
     dunder.__name__ = name
@@ -1578,16 +1609,19 @@ for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__
 
 
 def _check_assignable(tensor: Tensor, key, value) -> None:
-    """PyTorch's errors for x[key] = value, raised before anything is written: a str, or a value
-    that does not expand to the indexed region."""
-    if isinstance(value, str):
-        raise TypeError(f"can't assign a str to a torch.{dtypes.SCALAR_TYPE.get(tensor._data.dtype.name, '')}Tensor")
+    """PyTorch's errors for x[key] = value, raised before anything is written: a value that is not
+    a tensor or a number (None, a str, ...), one value for a lone byte mask (see parse_index), or a
+    value that does not expand to the indexed region."""
+    if not (isinstance(value, (Tensor, list, tuple) + dtypes.NUMBERS) or backend.is_array(value)):
+        raise TypeError(f"can't assign a {type(value).__name__} to a "
+                        f"torch.{dtypes.SCALAR_TYPE.get(tensor._data.dtype.name, '')}Tensor")
+    from .ops.core import expand_error
+    from .functions.index import parse_index
+    _, basic, adv = parse_index(tensor._data.shape, key, fill=(value.numel() if isinstance(value, Tensor)
+                                                                else np.size(value)) == 1)
     shape = getattr(value, "shape", None)
     if shape is None:
         return
-    from .ops.core import expand_error
-    from .functions.index import parse_index
-    _, basic, adv = parse_index(tensor._data.shape, key)
     region = np.broadcast_to(np.empty((), dtype=bool), tensor._data.shape)   # no copy: only its shape is read
     region = region[basic] if basic else region
     region = region[adv] if adv is not None else region
@@ -1610,8 +1644,9 @@ for _name in ("acosh", "arccosh", "asinh", "arcsinh", "atanh", "arctanh", "erfc"
               "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"):
     setattr(Tensor, _name, _method(getattr(F, _name)))
 Tensor.polygamma = lambda self, n: F.polygamma(n, self)
-for _name in ("take", "rot90", "fliplr", "flipud", "tensor_split", "hsplit", "vsplit", "dsplit", "unflatten",
-              "diagflat", "repeat_interleave", "msort", "select_scatter", "slice_scatter", "diagonal_scatter"):
+for _name in ("take", "rot90", "fliplr", "flipud", "tensor_split", "split_with_sizes", "hsplit", "vsplit", "dsplit",
+              "unflatten", "diagflat", "repeat_interleave", "msort", "select_scatter", "slice_scatter",
+              "diagonal_scatter"):
     setattr(Tensor, _name, _method(getattr(F, _name)))
 for _name in ("nansum", "nanmean", "cummax", "cummin", "kthvalue"):
     setattr(Tensor, _name, _method(getattr(F, _name)))

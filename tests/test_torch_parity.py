@@ -401,6 +401,8 @@ INDEXING = [
     ("x[list]", lambda t, a: a[[2, 2, 1]], [((3, 4), R)]),
     ("x[:, list]", lambda t, a: a[:, [3, 1, 3]], [((3, 4), R)]),
     ("x[list, list]", lambda t, a: a[[0, 2, 0], [1, 3, 1]], [((3, 4), R)]),
+    ("x[[list, list]]", lambda t, a: a[[[0, 2, 0], [1, 3, 1]]], [((3, 4), R)]),   # a list of lists is a tuple
+    ("x[[list]]", lambda t, a: a[[[2, 0]]], [((3, 4), R)]),
     ("x[0, list]", lambda t, a: a[0, [1, 1, 3]], [((3, 4), R)]),
     ("x[list, 1:]", lambda t, a: a[[1, 0], 1:], [((3, 4), R)]),
     ("x[0, :, list]", lambda t, a: a[0, :, [1, 2]], [((2, 3, 4), R)]),
@@ -413,6 +415,7 @@ INDEXING = [
     ("x[-5:10]", lambda t, a: a[-5:10], [((3, 4), R)]),
     ("x[2:1]", lambda t, a: a[2:1], [((3, 4), R)]),
     ("x[mask]", lambda t, a: a[t.tensor(MASK)], [((3, 4), R)]),
+    ("x[byte_mask]", lambda t, a: a[t.tensor(MASK, dtype=t.uint8)], [((3, 4), R)]),
     ("x[row_mask, 1]", lambda t, a: a[t.tensor([True, False, True]), 1], [((3, 4), R)]),
     ("x[x > 0]", lambda t, a: a[a > 0], [((3, 4), "away")]),
     ("gather", lambda t, a: a.gather(1, t.tensor([[0, 0], [3, 1], [2, 2]])), [((3, 4), R)]),
@@ -425,6 +428,8 @@ INDEXING = [
     ("b[::2] = v0d", _set(slice(None, None, 2)), [((3, 4), R), ((), R)]),
     ("b[idx] = v", _set(lambda t: t.tensor([0, 2])), [((3, 4), R), ((4,), R)]),
     ("b[mask] = 0", _set(lambda t: t.tensor(MASK), 0.0), [((3, 4), R)]),
+    ("b[[list, list]] = v", _set([[0, 2], [1, 3]]), [((3, 4), R), ((2,), R)]),
+    ("b[byte_mask] = v", _set(lambda t: t.tensor(MASK, dtype=t.uint8)), [((3, 4), R), ((5,), R)]),
     ("b[0, list] = v", _set((0, [1, 3])), [((3, 4), R), ((2,), R)]),
     ("b[1] = const", _set(1), [((3, 4), R), ((4,), R, False)]),
 ]

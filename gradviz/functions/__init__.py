@@ -33,7 +33,7 @@ from .pointwise import (acosh, arccosh, arcsinh, arctanh, asinh, atanh, bitwise_
                         sinc, xlogy)
 from .shape import (atleast_2d, atleast_3d, block_diag, cartesian_prod, column_stack, diagflat,  # noqa: E402,F401
                     dsplit, dstack, fliplr, flipud, hsplit, hstack, rot90, row_stack,
-                    tensor_split, unflatten, vsplit, vstack)
+                    split_with_sizes, tensor_split, unflatten, vsplit, vstack)
 from .index import diagonal_scatter, msort, repeat_interleave, select_scatter, slice_scatter, take  # noqa: E402,F401
 from .reduce import (cummax, cummin, cumulative_trapezoid, kthvalue, nanmean, nansum, trapezoid,  # noqa: E402,F401
                      trapz)

@@ -8,7 +8,7 @@ from ..autograd.apply import apply
 from ..tensor import Tensor
 from ..ops.conv import CONVOLUTION
 from ..ops.core import namespace
-from .linalg import _cname as _dtype_name
+from ..dtypes import C_TYPE
 from .nnops import pad as constant_pad
 
 
@@ -66,7 +66,7 @@ def _check_conv(input, weight, bias, nd, stride, padding, dilation, groups):
 
 
 def _cname(t):
-    return _dtype_name(t.dtype)
+    return C_TYPE[t.dtype.name]
 
 
 def convolution(input, weight, bias, stride, padding, dilation, groups, nd):

@@ -5,6 +5,8 @@ checks and errors, each running the records of gradviz.ops.index; sort/topk/msor
 from __future__ import annotations
 
 import operator
+import warnings
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -24,24 +26,48 @@ from ..ops.index import (ALIAS, COPY_SLICES, DIAGONAL_SCATTER, DIAGONAL_SCATTER_
 
 
 # -- public functions ---------------------------------------------------------------
+def _index_items(key) -> tuple:
+    """The indices in x[key], as torch reads a key (its treatSequenceAsTuple): a tuple's items; a
+    short non-tuple sequence (a list) holding a sequence, tensor, slice, None or Ellipsis is taken
+    as that tuple, with torch's deprecation warning; anything else (an int, a tensor, a list of
+    ints) is one index."""
+    if isinstance(key, tuple):
+        return key
+    if isinstance(key, Tensor) or backend.is_array(key) or not isinstance(key, Sequence) or len(key) >= 32:
+        return (key,)
+    if not any(k is None or k is Ellipsis or isinstance(k, (slice, Tensor, Sequence)) or backend.is_array(k)
+               for k in key):
+        return (key,)
+    warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed in "
+                  "pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as "
+                  "tensor index, x[torch.tensor(seq)], which will result either in an error or a different result",
+                  UserWarning, stacklevel=5)
+    return tuple(key)
+
+
 def _as_index(item):
     if isinstance(item, Tensor):
-        data = item._data   # a 0-d integer tensor indexes as its int (torch selects with it)
-        return int(data) if data.ndim == 0 and data.dtype.kind in "iu" else data
-    if isinstance(item, list) and not item:
+        data = item._data   # a 0-d integer tensor indexes as its int (torch selects with it), a byte one as a bool
+        return int(data) if data.ndim == 0 and data.dtype.kind in "iu" and data.dtype != np.uint8 else data
+    if isinstance(item, (list, tuple)) and not item:
         return np.zeros(0, dtype=np.int64)   # x[[]] selects nothing (an empty long index)
     if isinstance(item, range):
         return np.arange(item.start, item.stop, item.step, dtype=np.int64)   # a sequence of ints, as in torch
-    if isinstance(item, (list, np.ndarray)):
+    if isinstance(item, (list, tuple, np.ndarray)):   # (a tuple only inside the key's tuple)
         return np.asarray(item)
     return item
 
 
 def _is_bool_scalar(k) -> bool:
-    return isinstance(k, (bool, np.bool_)) or (backend.is_array(k) and k.ndim == 0 and k.dtype == bool)
+    """True, False, or a 0-d bool or byte array (torch reads a 0-d byte index as a bool)."""
+    return isinstance(k, (bool, np.bool_)) or (backend.is_array(k) and k.ndim == 0 and k.dtype in (bool, np.uint8))
 
 
-def parse_index(shape: tuple, key, single_slice: bool = False):
+def _is_byte_mask(k) -> bool:
+    return backend.is_array(k) and k.ndim > 0 and k.dtype == np.uint8
+
+
+def parse_index(shape: tuple, key, single_slice: bool = False, fill: bool = False):
     """PyTorch's reading of `x[key]`: ints, slices and None apply first, left to right, as
     views (SelectBackward0, SliceBackward0, UnsqueezeBackward0); the tensor indices then index
     that view at the dims they landed on (one IndexBackward0). NumPy would instead count ints
@@ -50,8 +76,15 @@ def parse_index(shape: tuple, key, single_slice: bool = False):
     Returns (steps, basic, adv): the views to record [(kind, dim, arg)], the same view as a
     NumPy basic key (() when it is the whole tensor), and the key of slices and integer/bool
     arrays for that view (None when there is none). A full slice records nothing, except
-    for a bare `x[:]`, which PyTorch always records."""
-    items = [_as_index(k) for k in (key if isinstance(key, tuple) else (key,))]
+    for a bare `x[:]`, which PyTorch always records.
+
+    A byte (uint8) index is a bool mask, with torch's deprecation warning. fill says the caller
+    writes one value there (torch's index_put_ then hands a lone mask to masked_fill_, which
+    refuses a byte mask)."""
+    items = [_as_index(k) for k in _index_items(key)]
+    byte_mask = any(_is_byte_mask(k) for k in items)
+    if byte_mask:
+        items = [k.astype(bool) if _is_byte_mask(k) else k for k in items]
 
     def width(k):
         if k is None or k is Ellipsis or _is_bool_scalar(k):
@@ -103,7 +136,7 @@ def parse_index(shape: tuple, key, single_slice: bool = False):
                     bad = next(i for i, (m, s) in enumerate(zip(k.shape, cur[dim:])) if m != s)
                     raise IndexError(f"The shape of the mask {list(k.shape)} at index {bad} does not match the "
                                      f"shape of the indexed tensor {cur} at index {dim + bad}")
-            elif k.dtype.kind not in "iu":
+            elif k.dtype not in (np.int64, np.int32):
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             elif k.size:   # torch's advanced indexing counts only the tensor-indexed dims
                 _check_bounds(k, cur[dim], sum(a.ndim if a.dtype == bool else 1 for a in adv.values()))
@@ -130,6 +163,11 @@ def parse_index(shape: tuple, key, single_slice: bool = False):
         basic = ()
     elif not any(k is Ellipsis for k in basic):
         basic.append(Ellipsis)   # so that even a 0-d result is a view, not a NumPy scalar
+    if byte_mask:
+        if fill and len(adv) == 1:
+            raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
+        warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.",
+                      UserWarning, stacklevel=4)
     adv_key = None
     if adv:
         # the index tensors must broadcast together (a bool mask counts as its nonzero indices)
@@ -201,10 +239,10 @@ def index_put(tensor, key, values, accumulate=False):
     with accumulate=True, tensor[key] += values with repeated indices adding up."""
     if isinstance(key, list) and key and all(isinstance(k, Tensor) for k in key):
         key = tuple(key)   # torch.index_put's list of index tensors, one per dim
-    steps, basic, adv = parse_index(tensor.shape, key)
-    adv = _keys_beside(adv, tensor._data)
     if not isinstance(values, Tensor):
         values = Tensor(values, dtype=tensor.dtype, device=tensor.device)
+    steps, basic, adv = parse_index(tensor.shape, key, fill=not accumulate and values.numel() == 1)
+    adv = _keys_beside(adv, tensor._data)
     if accumulate:
         return apply(INDEX_PUT_ACC, (tensor, values), (basic, adv))
     op = INDEX_PUT if adv is not None and not steps else COPY_SLICES

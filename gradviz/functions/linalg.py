@@ -7,7 +7,9 @@ import warnings
 
 import numpy as np
 
-from ..dtypes import SCALAR_TYPE
+from .._api import argument_error, type_name
+from ..dtypes import C_TYPE, SCALAR_TYPE
+from ..tensor import Tensor
 from ..autograd.apply import apply
 from ..ops.core import expand_error
 from ..ops.op import Op
@@ -23,6 +25,14 @@ from .shape import (cat, contiguous, diag_embed, expand, movedim, permute, resha
                     unsqueeze, varargs, view)
 
 
+def _tensors(fn: str, **params) -> None:
+    """torch's TypeError for an argument that must be a Tensor (mm(x, [[1.]]), kron(x, 3)), in the
+    order of the function's parameters."""
+    for position, (param, value) in enumerate(params.items(), 1):
+        if not isinstance(value, Tensor):
+            raise argument_error(fn, param, position, "Tensor", type_name(value))
+
+
 def _mm_error(name, a, b):
     return RuntimeError(f"{name}: mat1 and mat2 shapes cannot be multiplied "
                         f"({'x'.join(map(str, a.shape))} and {'x'.join(map(str, b.shape))}); the columns of "
@@ -30,6 +40,7 @@ def _mm_error(name, a, b):
 
 
 def mm(input, mat2):
+    _tensors("mm", input=input, mat2=mat2)
     if input.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"mm: self must be a matrix and mat2 must be a matrix (got {input.ndim}-D and "
                            f"{mat2.ndim}-D tensors)")
@@ -44,7 +55,7 @@ def _same_dtype(words: str, *tensors, names=None) -> tuple:
     when that is not the operands' own order). mm and baddbmm name dtypes as C does."""
     if any(t.dtype is not tensors[0].dtype for t in tensors[1:]):
         c_named = words.startswith(("expected m1", "Input dtypes"))
-        raise RuntimeError(words.format(*[_cname(t.dtype) if c_named else SCALAR_TYPE[t.dtype.name]
+        raise RuntimeError(words.format(*[C_TYPE[t.dtype.name] if c_named else SCALAR_TYPE[t.dtype.name]
                                           for t in (names or tensors)]))
     return tensors
 
@@ -57,11 +68,8 @@ _ADDMV = "addmv input tensors must have the same dtype, but got {}, {}, and {}"
 _BADDBMM = "Input dtypes must be the same, got: input {}, batch1: {}, batch2: {}"
 
 
-def _cname(dtype):
-    return {"float32": "float", "float64": "double", "int64": "long int", "int32": "int"}.get(dtype.name, dtype.name)
-
-
 def bmm(input, mat2):
+    _tensors("bmm", input=input, mat2=mat2)
     if input.ndim != 3 or mat2.ndim != 3:
         raise RuntimeError(f"batch1 must be a 3D tensor (got {input.ndim}-D and {mat2.ndim}-D)")
     if input.shape[0] != mat2.shape[0] or input.shape[2] != mat2.shape[1]:
@@ -71,6 +79,7 @@ def bmm(input, mat2):
 
 
 def dot(input, tensor):
+    _tensors("dot", input=input, tensor=tensor)
     if input.ndim != 1 or tensor.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {tensor.ndim}D tensors")
     if input.shape[0] != tensor.shape[0]:
@@ -84,6 +93,7 @@ def dot(input, tensor):
 
 
 def mv(input, vec):
+    _tensors("mv", input=input, vec=vec)
     if input.ndim != 2 or vec.ndim != 1 or input.shape[1] != vec.shape[0]:
         raise RuntimeError(f"size mismatch, got input ({input.shape[0]}), mat ({input.shape[0]}x"
                            f"{input.shape[1] if input.ndim > 1 else 1}), vec ({vec.shape[0]})")
@@ -95,6 +105,7 @@ def matmul(input, other):
     dot, mv, mm (with unsqueeze / squeeze_ around a 1-D operand); a batch times a matrix
     folded into one mm or mv (reshape, then _unsafe_view back); broadcast batches expanded,
     flattened and multiplied by one bmm."""
+    _tensors("matmul", input=input, other=other)
     da, db = input.ndim, other.ndim
     if da == 0 or db == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {da}D and {db}D")
@@ -206,6 +217,7 @@ def linear(input, weight, bias=None):
 
 
 def outer(input, vec2):
+    _tensors("outer", input=input, vec2=vec2)
     for name, v in (("self", input), ("vec2", vec2)):
         if v.ndim != 1:
             raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {v.ndim}-D")
@@ -279,6 +291,7 @@ def tensordot(a, b, dims=2):
 def kron(input, other):
     """Kronecker product: a and b interleaved as (a₀, 1, a₁, 1, …) ⊙ (1, b₀, 1, b₁, …), then
     merged back, as PyTorch records it (views of fresh copies and one mul)."""
+    _tensors("kron", input=input, other=other)
     n = max(input.ndim, other.ndim)
     sa = (1,) * (n - input.ndim) + tuple(input.shape)
     sb = (1,) * (n - other.ndim) + tuple(other.shape)

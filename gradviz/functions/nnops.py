@@ -10,6 +10,7 @@ from .reduce import _dims_keep, normalize_dims
 from ..ops.nnops import (BATCH_NORM, CONSTANT_PAD, ELU, EMBEDDING, GLU, HARDSHRINK, HARDSIGMOID, HARDSWISH, HARDTANH,
                          LAYER_NORM, LOGSIGMOID, MISH, NORM_DIM, PDIST, PRELU, SELU_ALPHA, SELU_SCALE, SILU,
                          SOFTSHRINK, THRESHOLD)
+from .index import _in_range
 from .linalg import einsum
 
 
@@ -113,8 +114,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got {input.type()} instead (while checking arguments for embedding)")
     n = weight.shape[0]
-    if idx.size and (idx.min() < -n or idx.max() >= n):
-        raise IndexError("index out of range in self")
+    _in_range(idx, n)   # a negative id is out of range too (NumPy would count it from the end)
     if padding_idx is not None and padding_idx < 0:
         padding_idx += n
     return apply(EMBEDDING, (weight,), (idx, padding_idx))

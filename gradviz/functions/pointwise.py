@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import backend
-from ..dtypes import SCALAR_TYPE, float64, get_default_dtype, result_type
+from ..dtypes import C_TYPE, SCALAR_TYPE, float64, get_default_dtype, result_type
 from ..autograd.apply import apply, coerce_pair
 from ..ops.core import _formula, broadcast_error
 from ..ops.op import Op
-from ..tensor import _C_TYPE, Tensor
+from ..tensor import Tensor
 from .index import nonzero
 from ..autograd.forward_ad import bilinear as _bilinear, defjvp as _defjvp, linear as _linear
 from ..autograd.forward_ad import pointwise as _diagonal
@@ -112,7 +112,7 @@ def masked_fill(input, mask, value):
     m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
     if m.dtype != bool:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{_C_TYPE.get(m.dtype.name, m.dtype.name)}")
+                           f"{C_TYPE.get(m.dtype.name, m.dtype.name)}")
     message = broadcast_error(m.shape, tuple(input.shape))
     if message:
         raise RuntimeError(message)

@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd.apply import apply
+from .._api import argument_error, type_name
 from ..ops.reduce import normalize_dims
 from ..tensor import Tensor
 from ..autograd.forward_ad import defjvp as _defjvp, linear as _linear
@@ -258,13 +259,22 @@ def _common_dtype(tensors):
     return result_type([t._data for t in tensors])
 
 
+def _tensor_list(fn: str, tensors) -> tuple:
+    """torch's parser's check of a list of tensors (cat, stack, hstack, ...): a list or tuple of Tensors."""
+    if not isinstance(tensors, (list, tuple)):
+        raise argument_error(fn, "tensors", 1, "tuple of Tensors", type_name(tensors))
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type_name(t)}")
+    return tuple(tensors)
+
+
 def cat(tensors, dim=0):
-    if isinstance(tensors, Tensor):
-        raise TypeError("cat(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor")
-    if not list(tensors):
+    tensors = _tensor_list("cat", tensors)
+    if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     for i, t in enumerate(tensors):
-        if isinstance(t, Tensor) and t.ndim == 0:
+        if t.ndim == 0:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
     tensors = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or list(tensors)[:1]
     if not tensors:
@@ -286,7 +296,7 @@ concat = concatenate = cat
 
 
 def stack(tensors, dim=0):
-    tensors = list(tensors)
+    tensors = _tensor_list("stack", tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     for i, t in enumerate(tensors[1:], 1):
@@ -309,12 +319,22 @@ def split(tensor, split_size_or_sections, dim=0):
         step = step or 1
         sizes = [min(step, n - i) for i in range(0, n, step)] or [0]
     else:
-        sizes = list(split_size_or_sections)
+        sizes = [int(s) for s in split_size_or_sections]
+        if any(s < 0 for s in sizes):
+            raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative entries, but got "
+                               f"split_sizes={sizes}")
         if sum(sizes) != n:
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size "
                                f"at dimension {d}), but got split_sizes={sizes}")
         return _outputs(split_op(len(sizes), "SplitWithSizesBackward0"), (tensor,), (tuple(sizes), d))
     return _outputs(split_op(len(sizes)), (tensor,), (tuple(sizes), d))
+
+
+def split_with_sizes(input, split_sizes, dim=0):
+    """torch.split_with_sizes: split by a list of sizes (an int is refused)."""
+    if not isinstance(split_sizes, (list, tuple)):
+        raise argument_error("split_with_sizes", "split_sizes", 2, "tuple of ints", type_name(split_sizes))
+    return split(input, split_sizes, dim)
 
 
 def chunk(input, chunks, dim=0):
@@ -515,7 +535,7 @@ def atleast_3d(*tensors):
 
 
 def _nonempty(name: str, tensors) -> tuple:
-    tensors = tuple(tensors)
+    tensors = _tensor_list(name, tensors)
     if not tensors:
         raise RuntimeError(f"{name} expects a non-empty TensorList")
     return tensors
