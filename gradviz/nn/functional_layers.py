@@ -127,19 +127,36 @@ def gru_step(xw, h, w_hh, b_hh=None):
     return (h - n) * z + n
 
 
+def _check_cell(x, hidden: tuple, w_ih, w_hh) -> None:
+    """PyTorch's checks of a cell's input and hidden states against its weights."""
+    if x.size(1) != w_ih.size(1):
+        raise RuntimeError(f"input has inconsistent input_size: got {x.size(1)} expected {w_ih.size(1)}")
+    for i, h in enumerate(hidden):
+        if x.size(0) != h.size(0):
+            raise RuntimeError(f"Input batch size {x.size(0)} doesn't match hidden{i} batch size {h.size(0)}")
+        if h.size(1) != w_hh.size(1):
+            raise RuntimeError(f"hidden{i} has inconsistent hidden_size: got {h.size(1)}, expected {w_hh.size(1)}")
+
+
 def rnn_tanh_cell(x, h, w_ih, w_hh, b_ih=None, b_hh=None):
+    _check_cell(x, (h,), w_ih, w_hh)
     return rnn_tanh_step(linear(x, w_ih, b_ih), h, w_hh, b_hh)
 
 
 def rnn_relu_cell(x, h, w_ih, w_hh, b_ih=None, b_hh=None):
+    _check_cell(x, (h,), w_ih, w_hh)
     return rnn_relu_step(linear(x, w_ih, b_ih), h, w_hh, b_hh)
 
 
 def lstm_cell(x, state, w_ih, w_hh, b_ih=None, b_hh=None):
+    if len(state) != 2:
+        raise RuntimeError("lstm_cell expects two hidden states")
+    _check_cell(x, state, w_ih, w_hh)
     return lstm_step(linear(x, w_ih, b_ih), state, w_hh, b_hh)
 
 
 def gru_cell(x, h, w_ih, w_hh, b_ih=None, b_hh=None):
+    _check_cell(x, (h,), w_ih, w_hh)
     return gru_step(linear(x, w_ih, b_ih), h, w_hh, b_hh)
 
 
