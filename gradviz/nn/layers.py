@@ -9,6 +9,7 @@ import numbers
 from .. import creation
 from ..functions.conv import _tuple
 from . import functional as F
+from .functional_layers import _canonical_mask
 from .modules import BatchNorm1d, Linear, Module, Parameter, _NormBase
 
 
@@ -699,6 +700,8 @@ class MultiheadAttention(Module):
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights: bool = True, attn_mask=None,
                 average_attn_weights: bool = True, is_causal: bool = False):
+        key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", query._data.dtype, attn_mask)
+        attn_mask = _canonical_mask(attn_mask, "attn_mask", query._data.dtype)
         if self.batch_first and query.ndim == 3:
             # keep self-attention recognizable (query is key is value) after the transpose
             if key is value:
