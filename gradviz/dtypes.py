@@ -108,6 +108,12 @@ C_TYPE = {"float16": "c10::Half", "float32": "float", "float64": "double", "int6
           "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
 
 
+def floating_kernel(kernel: str, np_dtype: np.dtype) -> None:
+    """PyTorch's error when a kernel that has only floating-point versions meets a bool or integer dtype."""
+    if np_dtype.kind in "biu":
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{SCALAR_TYPE[np_dtype.name]}\'')
+
+
 def _category(np_dtype: np.dtype) -> int:
     return 0 if np_dtype.kind == "b" else (2 if np_dtype.kind in "fc" else 1)
 

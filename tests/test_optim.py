@@ -167,6 +167,58 @@ def test_type_errors_match_torch():
             mod.SGD([ps[0] * 2], lr=0.1)
 
 
+def _break_params(opt, ps):
+    opt.param_groups[-1]["params"].append(5)
+
+
+def _break_decay(opt, ps):
+    opt.param_groups[-1]["weight_decay"] = "a"
+
+
+def _break_lr(opt, ps):
+    opt.param_groups[-1]["lr"] = None
+
+
+def _break_state(opt, ps):
+    state = opt.state[ps[-1]]
+    for key in state:
+        if key != "step":
+            state[key] = state[key].new_zeros(5)
+
+
+@pytest.mark.parametrize("name,kwargs", [
+    ("SGD", dict(lr=0.05, momentum=0.9)),
+    ("Adam", dict(lr=0.01, amsgrad=True)),
+    ("AdamW", dict(lr=0.01)),
+    ("RMSprop", dict(lr=0.01, centered=True, momentum=0.5)),
+    ("Adagrad", dict(lr=0.1)),
+    ("Adadelta", dict()),
+])
+@pytest.mark.parametrize("breaking", [_break_params, _break_decay, _break_lr, _break_state])
+def test_failing_step_changes_nothing(name, kwargs, breaking):
+    """A step that raises has written nothing: every parameter keeps its values and _version, and
+    every state its values (PyTorch may have updated the parameters before the one that failed)."""
+    messages = []
+    for mod in (gradviz, torch):
+        ps = [mod.tensor([[1.0, -2.0], [0.5, 3.0]], requires_grad=True), mod.tensor([2.0, -1.0], requires_grad=True),
+              mod.tensor(0.5, requires_grad=True)]
+        opt = getattr(mod.optim, name)([{"params": ps[:2]}, {"params": ps[2:]}], **kwargs)
+        for _ in range(2):
+            opt.zero_grad()
+            (ps[0].sum() * ps[1].prod() + ps[2] ** 3).backward()
+            opt.step()
+        breaking(opt, ps)
+        before = [(p.tolist(), p._version) for p in ps]
+        state = {i: {k: v.tolist() for k, v in opt.state[p].items()} for i, p in enumerate(ps)}
+        with pytest.raises(Exception) as err:
+            opt.step()
+        messages.append((type(err.value).__name__, str(err.value)))
+        if mod is gradviz:
+            assert [(p.tolist(), p._version) for p in ps] == before
+            assert {i: {k: v.tolist() for k, v in opt.state[p].items()} for i, p in enumerate(ps)} == state
+    assert messages[0] == messages[1]
+
+
 def test_zero_grad_and_closure():
     p = gradviz.nn.Parameter(gradviz.tensor([1.0, 2.0]))
     opt = optim.SGD([p], lr=0.1)

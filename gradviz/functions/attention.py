@@ -8,6 +8,7 @@ import numpy as np
 
 from ..autograd.apply import apply
 from ..ops.core import namespace
+from ..dtypes import C_TYPE
 from ..tensor import Tensor
 from ..ops.attention import ADD_SCALAR, GROUP_NORM, SAFE_SOFTMAX, SDPA
 from .pointwise import mul_scalar
@@ -48,8 +49,20 @@ def _fused(q, k, v, dropout_p) -> bool:
             and q.shape[-1] == k.shape[-1] == v.shape[-1])
 
 
+def _check_sdpa_dtypes(query, key, value, attn_mask) -> None:
+    """PyTorch's checks of the dtypes: query, key and value alike; a mask bool, float or query's dtype."""
+    q, k, v = (C_TYPE[t._data.dtype.name] for t in (query, key, value))
+    if not q == k == v:
+        raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got query.dtype: {q} "
+                           f"key.dtype: {k} and value.dtype: {v} instead.")
+    if attn_mask is not None and attn_mask._data.dtype not in (np.bool_, np.float32, query._data.dtype):
+        raise RuntimeError("Expected attn_mask dtype to be bool or float or to match query dtype, but got "
+                           f"attn_mask.dtype: {C_TYPE[attn_mask._data.dtype.name]} and  query.dtype: {q} instead.")
+
+
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
+    _check_sdpa_dtypes(query, key, value, attn_mask)
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
     l, s, e = query.shape[-2], key.shape[-2], query.shape[-1]

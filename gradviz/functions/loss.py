@@ -7,7 +7,8 @@ import warnings
 
 import numpy as np
 
-from ..dtypes import SCALAR_TYPE, from_numpy_dtype, result_type
+from ..dtypes import SCALAR_TYPE, floating_kernel, from_numpy_dtype, result_type
+from ..ops.core import broadcast_error
 from ..autograd.apply import _grad_state, apply
 from ..ops.loss import BCE_WITH_LOGITS, HUBER_LOSS, MSE_LOSS, NLL_LOSS, SMOOTH_L1_LOSS, SOFT_MARGIN_LOSS, _reduced
 from .shape import broadcast_tensors
@@ -37,23 +38,33 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     bad = (t != ignore_index) & ((t < 0) | (t >= input.shape[-1]))
     if bad.any():
         raise IndexError(f"Target {int(t[bad].reshape(-1)[0])} is out of bounds.")
+    floating_kernel("nll_loss_out_frame", input._data.dtype)
     w = None if weight is None else weight._data
     return apply(NLL_LOSS, (input,), (t, w, reduction, ignore_index))
 
 
-def _promoted(input, target):
-    """The target in the dtype torch computes a pointwise loss in: an integer target with a
-    float32 input makes a float32 loss (NumPy alone would widen it to float64)."""
+def _promoted(kernel: str | None, input, target):
+    """Input and target, of shapes that broadcast, in the dtype torch computes a pointwise loss in,
+    which must be floating point (the kernel's error otherwise): an integer target with a float32
+    input, or an integer input with a float32 target, makes a float32 loss (NumPy alone would widen
+    it to float64)."""
+    message = broadcast_error(tuple(input.shape), tuple(target.shape))   # torch checks shapes first
+    if message:
+        raise RuntimeError(message)
     rt = result_type((input._data, target._data))
+    if kernel is not None:
+        floating_kernel(kernel, rt)
     if target._data.dtype != rt and rt == input._data.dtype:   # a lower-category target: no grad to keep
         target = target.to(from_numpy_dtype(rt))
+    elif input._data.dtype.kind in "biu":   # an integer input never requires grad
+        input = input.to(from_numpy_dtype(rt))
     return input, target
 
 
 def mse_loss(input, target, reduction="mean"):
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
-    return apply(MSE_LOSS, _promoted(input, target), (reduction,))
+    return apply(MSE_LOSS, _promoted("mse_cpu", input, target), (reduction,))
 
 
 def _check_reduction(reduction):
@@ -73,7 +84,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     _check_same_size(input, target)
-    return apply(SMOOTH_L1_LOSS, _promoted(input, target), (reduction, beta))
+    return apply(SMOOTH_L1_LOSS, _promoted("smooth_l1_cpu", input, target), (reduction, beta))
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
@@ -81,7 +92,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     _check_same_size(input, target)
-    return apply(HUBER_LOSS, _promoted(input, target), (reduction, delta))
+    return apply(HUBER_LOSS, _promoted("huber_cpu", input, target), (reduction, delta))
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
@@ -99,7 +110,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     if target.requires_grad and _grad_state.enabled:
         raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect to argument 'target'. "
                            "This input cannot have requires_grad True.")
-    a, b = _promoted(input, target)
+    a, b = _promoted(None, input, target)
     if tuple(a.shape) != tuple(b.shape):
         a, b = broadcast_tensors(a, b)
     return apply(SOFT_MARGIN_LOSS, (a,), (b._data, reduction))

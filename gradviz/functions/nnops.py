@@ -6,6 +6,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd.apply import apply
+from ..dtypes import SCALAR_TYPE, floating_kernel
 from .reduce import _dims_keep, normalize_dims
 from ..ops.nnops import (BATCH_NORM, CONSTANT_PAD, ELU, EMBEDDING, GLU, HARDSHRINK, HARDSIGMOID, HARDSWISH, HARDTANH,
                          LAYER_NORM, LOGSIGMOID, MISH, NORM_DIM, PDIST, PRELU, SELU_ALPHA, SELU_SCALE, SILU,
@@ -24,36 +25,42 @@ def relu6(input, inplace=False):
     return apply(HARDTANH, (input,), (0.0, 6.0))
 
 
+def _float_op(op, kernel: str, input, *params):
+    """An activation PyTorch computes on floating-point tensors only (its kernel's error for others)."""
+    floating_kernel(kernel, input._data.dtype)
+    return apply(op, (input,), params)
+
+
 def elu(input, alpha=1.0, inplace=False):
-    return apply(ELU, (input,), (alpha, 1.0, 1.0))
+    return _float_op(ELU, "elu_cpu", input, alpha, 1.0, 1.0)
 
 
 def selu(input, inplace=False):
-    return apply(ELU, (input,), (SELU_ALPHA, SELU_SCALE, 1.0))
+    return _float_op(ELU, "elu_cpu", input, SELU_ALPHA, SELU_SCALE, 1.0)
 
 
 def celu(input, alpha=1.0, inplace=False):
-    return apply(ELU, (input,), (alpha, 1.0, 1.0 / alpha))
+    return _float_op(ELU, "elu_cpu", input, alpha, 1.0, 1.0 / alpha)
 
 
 def silu(input, inplace=False):
-    return apply(SILU, (input,))
+    return _float_op(SILU, "silu_cpu", input)
 
 
 def mish(input, inplace=False):
-    return apply(MISH, (input,))
+    return _float_op(MISH, "mish_cpu", input)
 
 
 def hardsigmoid(input, inplace=False):
-    return apply(HARDSIGMOID, (input,))
+    return _float_op(HARDSIGMOID, "hardsigmoid_cpu", input)
 
 
 def hardswish(input, inplace=False):
-    return apply(HARDSWISH, (input,))
+    return _float_op(HARDSWISH, "hardswish_cpu", input)
 
 
 def logsigmoid(input):
-    return apply(LOGSIGMOID, (input,))
+    return _float_op(LOGSIGMOID, "log_sigmoid_cpu", input)
 
 
 def _affine(input, weight, bias, shape):
@@ -63,12 +70,29 @@ def _affine(input, weight, bias, shape):
     return w, b
 
 
+def _check_param_dtypes(input, *params) -> None:
+    """PyTorch's CPU norms take parameters of the input's dtype, or ("mixed") float32 ones with a
+    float16 input; the first parameter given decides which."""
+    x, given = input._data.dtype, [p._data.dtype for p in params if p is not None]
+    if given and given[0] != x:
+        if any(d != np.float32 for d in given):
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+        if x != np.float16:
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+        return
+    for d in given:
+        if d != x:
+            raise RuntimeError(f"expected scalar type {SCALAR_TYPE[x.name]} but found {SCALAR_TYPE[d.name]}")
+
+
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     k = len(shape)
+    _check_param_dtypes(input, weight, bias)
     if k == 0 or tuple(input.shape[input.ndim - k:]) != shape:
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
                            f"{', '.join(str(s) for s in shape)}], but got input of size{list(input.shape)}")
+    floating_kernel("LayerNormKernelImpl", input._data.dtype)
     w, b = _affine(input, weight, bias, shape)
     axes = tuple(range(input.ndim - k, input.ndim))
     return apply(LAYER_NORM, (input, w, b), (axes, shape, eps, None, None))
@@ -78,14 +102,15 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if input.ndim < 2:
         raise ValueError(f"expected 2D or 3D input (got {input.ndim}D input)")
     c = input.shape[1]
+    n = input.numel() // c
+    if training and n <= 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
+    floating_kernel("batch_norm", input._data.dtype)
+    _check_param_dtypes(input, weight, bias, running_mean, running_var)
     w, b = _affine(input, weight, bias, (c,))
     axes = tuple(d for d in range(input.ndim) if d != 1)
     stat_shape = tuple(c if d == 1 else 1 for d in range(input.ndim))
     if training:
-        n = input.numel() // c
-        if n <= 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got input size "
-                             f"{list(input.shape)}")
         a = input._data
         mean = a.mean(axis=axes)
         var = a.var(axis=axes)

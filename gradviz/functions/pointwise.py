@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import backend
-from ..dtypes import C_TYPE, SCALAR_TYPE, float64, get_default_dtype, result_type
+from ..dtypes import C_TYPE, SCALAR_TYPE, float64, floating_kernel, get_default_dtype, result_type
 from ..autograd.apply import apply, coerce_pair
 from ..ops.core import _formula, broadcast_error
 from ..ops.op import Op
@@ -173,16 +173,19 @@ def clamp(input, min=None, max=None):
 
 
 def leaky_relu(input, negative_slope=0.01):
+    floating_kernel("leaky_relu_cpu", input._data.dtype)
     return apply(LEAKY_RELU, (input,), (negative_slope,))
 
 
 def gelu(input, approximate="none"):
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
+    floating_kernel("GeluKernelImpl", input._data.dtype)
     return apply(GELU_TANH if approximate == "tanh" else GELU, (input,))
 
 
 def softplus(input, beta=1.0, threshold=20.0):
+    floating_kernel("softplus_cpu", input._data.dtype)
     return apply(SOFTPLUS, (input,), (beta, threshold))
 
 

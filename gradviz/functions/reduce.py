@@ -9,7 +9,7 @@ import numpy as np
 from .. import backend
 from ..autograd.apply import apply, coerce_pair
 from ..ops.op import Op
-from ..dtypes import as_np
+from ..dtypes import as_np, floating_kernel
 from .index import entries_along, narrow, values_indices
 from .pointwise import isnan, logical_not, maximum, minimum, sub
 from .shape import cat, reshape
@@ -183,24 +183,30 @@ def logsumexp(input, dim, keepdim=False):
 
 
 def softmax(input, dim=None, dtype=None):
-    if dtype is not None:
-        input = input.to(dtype)
-    (d,) = normalize_dims(_implicit_dim(input, dim), input.ndim)
+    input, d = _softmax_args("softmax", input, dim, dtype)
     return apply(SOFTMAX, (input,), (d,))
 
 
 def log_softmax(input, dim=None, dtype=None):
+    input, d = _softmax_args("log_softmax", input, dim, dtype)
+    return apply(LOG_SOFTMAX, (input,), (d,))
+
+
+def _softmax_args(name: str, input, dim, dtype):
+    """The input in dtype and the dim, normalized; PyTorch's kernels (one for the last dim) take floats only."""
     if dtype is not None:
         input = input.to(dtype)
     (d,) = normalize_dims(_implicit_dim(input, dim), input.ndim)
-    return apply(LOG_SOFTMAX, (input,), (d,))
+    floating_kernel(f"{name}_lastdim_kernel_impl" if d >= input.ndim - 1 else f"{name}_kernel_impl",
+                    input._data.dtype)
+    return input, d
 
 
 def _implicit_dim(input, dim):
     if dim is not None:
         return dim
     warnings.warn("Implicit dimension choice for softmax has been deprecated. Change the call to include dim=X "
-                  "as an argument.", stacklevel=3)
+                  "as an argument.", stacklevel=4)
     return 0 if input.ndim in (0, 1, 3) else 1
 
 

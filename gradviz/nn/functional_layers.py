@@ -15,7 +15,10 @@ from ..functions.pointwise import sigmoid, tanh
 from ..functions.pool import padding_mode
 from ..functions.reduce import softmax
 from ..functions.shape import _outputs, cat
+from ..ops.core import namespace
 from ..ops.shape import split_op
+from ..dtypes import C_TYPE
+from ..tensor import Tensor
 
 
 def pad(input, pad, mode="constant", value=None):
@@ -127,29 +130,54 @@ def gru_step(xw, h, w_hh, b_hh=None):
     return (h - n) * z + n
 
 
+def _check_cell(x, hidden: tuple, w_ih, w_hh) -> None:
+    """PyTorch's checks of a cell's input and hidden states against its weights."""
+    if x.size(1) != w_ih.size(1):
+        raise RuntimeError(f"input has inconsistent input_size: got {x.size(1)} expected {w_ih.size(1)}")
+    for i, h in enumerate(hidden):
+        if x.size(0) != h.size(0):
+            raise RuntimeError(f"Input batch size {x.size(0)} doesn't match hidden{i} batch size {h.size(0)}")
+        if h.size(1) != w_hh.size(1):
+            raise RuntimeError(f"hidden{i} has inconsistent hidden_size: got {h.size(1)}, expected {w_hh.size(1)}")
+
+
 def rnn_tanh_cell(x, h, w_ih, w_hh, b_ih=None, b_hh=None):
+    _check_cell(x, (h,), w_ih, w_hh)
     return rnn_tanh_step(linear(x, w_ih, b_ih), h, w_hh, b_hh)
 
 
 def rnn_relu_cell(x, h, w_ih, w_hh, b_ih=None, b_hh=None):
+    _check_cell(x, (h,), w_ih, w_hh)
     return rnn_relu_step(linear(x, w_ih, b_ih), h, w_hh, b_hh)
 
 
 def lstm_cell(x, state, w_ih, w_hh, b_ih=None, b_hh=None):
+    if len(state) != 2:
+        raise RuntimeError("lstm_cell expects two hidden states")
+    _check_cell(x, state, w_ih, w_hh)
     return lstm_step(linear(x, w_ih, b_ih), state, w_hh, b_hh)
 
 
 def gru_cell(x, h, w_ih, w_hh, b_ih=None, b_hh=None):
+    _check_cell(x, (h,), w_ih, w_hh)
     return gru_step(linear(x, w_ih, b_ih), h, w_hh, b_hh)
 
 
 # -- multi-head attention ------------------------------------------------------------------------------
-def _float_mask(mask, dtype):
-    """A boolean mask (True: do not attend) as −inf/0 numbers to add to the scores."""
-    from ..tensor import Tensor
-    if mask is None or mask._data.dtype != np.bool_:
+def _canonical_mask(mask, name: str, dtype, other=None):
+    """torch's _canonical_mask: a bool mask (True: do not attend) as −inf/0 numbers of dtype to add to
+    the scores, a float mask as it is, other dtypes refused; a key_padding_mask whose attn_mask (other)
+    has another dtype is warned of."""
+    if mask is None:
+        return None
+    boolean = mask._data.dtype == np.bool_
+    if not boolean and not mask.is_floating_point():
+        raise AssertionError(f"only bool and floating types of {name} are supported")
+    if other is not None and other.dtype != mask.dtype:
+        warnings.warn(f"Support for mismatched {name} and attn_mask is deprecated. Use same type for both instead.",
+                      stacklevel=2)
+    if not boolean:
         return mask
-    from ..ops.core import namespace
     return Tensor._make(namespace(mask._data).where(mask._data, -np.inf, 0.0).astype(dtype))
 
 
@@ -200,14 +228,22 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
             key_padding_mask = key_padding_mask.unsqueeze(0)
     tgt_len, bsz, embed_dim = query.shape
     src_len = key.shape[0]
+    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", query._data.dtype, attn_mask)
     if is_causal and attn_mask is None:
         raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
                            "method `generate_square_subsequent_mask` to create this mask.")
+    mask = _canonical_mask(attn_mask, "attn_mask", query._data.dtype)   # is_causal: a hint this mask is causal
     if embed_dim != embed_dim_to_check:
         raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}")
     head_dim = embed_dim // num_heads
     if head_dim * num_heads != embed_dim:
         raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    if use_separate_proj_weight:
+        if key.shape[:2] != value.shape[:2]:
+            raise AssertionError(f"key's sequence and batch dims {key.shape[:2]} do not match value's "
+                                 f"{value.shape[:2]}")
+    elif key.shape != value.shape:
+        raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
     if use_separate_proj_weight:
         bq = bk = bv = None
         if in_proj_bias is not None:
@@ -221,7 +257,6 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         w_q, w_k, w_v = in_proj_weight.chunk(3)
         b_q, b_k, b_v = in_proj_bias.chunk(3) if in_proj_bias is not None else (None, None, None)
         q, k, v = linear(query, w_q, b_q), linear(key, w_k, b_k), linear(value, w_v, b_v)
-    mask = _float_mask(attn_mask, query._data.dtype)   # is_causal is only a hint that this mask is causal
     if mask is not None:
         want = (tgt_len, src_len) if mask.ndim == 2 else (bsz * num_heads, tgt_len, src_len)
         if tuple(mask.shape) != want:
@@ -253,8 +288,12 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         key_padding_mask = pad(key_padding_mask, (0, 1)) if key_padding_mask is not None else None
     src_len = k.shape[1]
     if key_padding_mask is not None:
-        kpm = _float_mask(key_padding_mask, query._data.dtype)
-        kpm = kpm.view(bsz, 1, 1, src_len).expand(-1, num_heads, -1, -1).reshape(bsz * num_heads, 1, src_len)
+        for d, size in enumerate((bsz, src_len)):
+            if key_padding_mask.shape[d] != size:
+                raise AssertionError(f"Expected key_padded_mask.shape[{d}] to be {size}, but got "
+                                     f"{key_padding_mask.shape[d]}")
+        kpm = key_padding_mask.view(bsz, 1, 1, src_len).expand(-1, num_heads, -1, -1)
+        kpm = kpm.reshape(bsz * num_heads, 1, src_len)
         mask = kpm if mask is None else mask + kpm
     if not training:
         dropout_p = 0.0
@@ -262,6 +301,9 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         q_scaled = q * math.sqrt(1.0 / head_dim)
         scores = q_scaled @ k.transpose(-2, -1)
         if mask is not None:
+            if mask.dtype != scores.dtype:   # torch adds the mask in baddbmm, which takes one dtype
+                raise RuntimeError(f"Input dtypes must be the same, got: input {C_TYPE[mask._data.dtype.name]}, "
+                                   f"batch1: {C_TYPE[q._data.dtype.name]}, batch2: {C_TYPE[k._data.dtype.name]}")
             scores = mask + scores
         weights = softmax(scores, -1)
         if dropout_p > 0.0:

@@ -4,10 +4,12 @@ Parameters are initialized as PyTorch's, and reprs print as torch's."""
 from __future__ import annotations
 
 import math
+import numbers
 
 from .. import creation
 from ..functions.conv import _tuple
 from . import functional as F
+from .functional_layers import _canonical_mask
 from .modules import BatchNorm1d, Linear, Module, Parameter, _NormBase
 
 
@@ -376,7 +378,7 @@ class ZeroPad2d(Module):
 
 # -- recurrent cells -------------------------------------------------------------------------------------
 class _CellBase(Module):
-    _gates = 1
+    _gates, _kind = 1, "RNNCell"
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None):
         super().__init__()
@@ -399,15 +401,24 @@ class _CellBase(Module):
             p.uniform_(-bound, bound)
             p.requires_grad_(True)
 
-    def _zeros(self, input):
-        shape = (input.shape[0], self.hidden_size) if input.ndim == 2 else (self.hidden_size,)
-        return creation.zeros(*shape, dtype=input.dtype, device=input.device)
-
-    def _check(self, input):
+    def _batched(self, input, hx):
+        """PyTorch's checks of the input's and the hidden state's dims, then both with a batch dim
+        (the hidden state zeros when not given); the cell function checks their sizes."""
+        lstm = self._gates == 4
         if input.ndim not in (1, 2):
-            raise ValueError(f"{type(self).__name__}: Expected input to be 1D or 2D, got {input.ndim}D instead")
-        if input.shape[-1] != self.input_size:
-            raise RuntimeError(f"input has inconsistent input_size: got {input.shape[-1]} expected {self.input_size}")
+            raise ValueError(f"{self._kind}: Expected input to be 1D or 2D, got {input.ndim}D instead")
+        for i, h in enumerate(() if hx is None else hx if lstm else (hx,)):
+            if h.ndim not in (1, 2):
+                raise ValueError(f"{self._kind}: Expected {f'hx[{i}]' if lstm else 'hidden'} to be 1D or 2D, got "
+                                 f"{h.ndim}D instead")
+        if input.ndim == 1:
+            input = input.unsqueeze(0)
+            if hx is not None:
+                hx = (hx[0].unsqueeze(0), hx[1].unsqueeze(0)) if lstm else hx.unsqueeze(0)
+        if hx is None:
+            zeros = creation.zeros(input.shape[0], self.hidden_size, dtype=input.dtype, device=input.device)
+            hx = (zeros, zeros) if lstm else zeros
+        return input, hx
 
     def extra_repr(self):
         s = f"{self.input_size}, {self.hidden_size}"
@@ -422,56 +433,47 @@ class RNNCell(_CellBase):
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh", device=None,
                  dtype=None):
         super().__init__(input_size, hidden_size, bias, device, dtype)
-        if nonlinearity not in ("tanh", "relu"):
-            raise ValueError(f"Unknown nonlinearity: {nonlinearity}")
         self.nonlinearity = nonlinearity
 
     def forward(self, input, hx=None):
-        self._check(input)
-        h = hx if hx is not None else self._zeros(input)
+        x, h = self._batched(input, hx)
+        if self.nonlinearity not in ("tanh", "relu"):
+            raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
         cell = F.rnn_tanh_cell if self.nonlinearity == "tanh" else F.rnn_relu_cell
-        if input.ndim == 1:
-            return cell(input.unsqueeze(0), h.unsqueeze(0), self.weight_ih, self.weight_hh, self.bias_ih,
-                        self.bias_hh).squeeze(0)
-        return cell(input, h, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+        out = cell(x, h, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+        return out if input.ndim == 2 else out.squeeze(0)
 
 
 class LSTMCell(_CellBase):
-    _gates = 4
+    _gates, _kind = 4, "LSTMCell"
 
     def forward(self, input, hx=None):
-        self._check(input)
-        if hx is None:
-            hx = (self._zeros(input), self._zeros(input))
-        h, c = hx
-        if input.ndim == 1:
-            h, c = F.lstm_cell(input.unsqueeze(0), (h.unsqueeze(0), c.unsqueeze(0)), self.weight_ih, self.weight_hh,
-                               self.bias_ih, self.bias_hh)
-            return h.squeeze(0), c.squeeze(0)
-        return F.lstm_cell(input, (h, c), self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+        x, hx = self._batched(input, hx)
+        h, c = F.lstm_cell(x, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+        return (h, c) if input.ndim == 2 else (h.squeeze(0), c.squeeze(0))
 
 
 class GRUCell(_CellBase):
-    _gates = 3
+    _gates, _kind = 3, "GRUCell"
 
     def forward(self, input, hx=None):
-        self._check(input)
-        h = hx if hx is not None else self._zeros(input)
-        if input.ndim == 1:
-            return F.gru_cell(input.unsqueeze(0), h.unsqueeze(0), self.weight_ih, self.weight_hh, self.bias_ih,
-                              self.bias_hh).squeeze(0)
-        return F.gru_cell(input, h, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+        x, h = self._batched(input, hx)
+        out = F.gru_cell(x, h, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+        return out if input.ndim == 2 else out.squeeze(0)
 
 
 # -- recurrent layers: the cell unrolled over time, per layer and direction --------------------------------
 class _RNNBase(Module):
-    _gates, _lstm = 1, False
+    _gates, _lstm, _kind = 1, False, "RNN"
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
-                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, device=None,
-                 dtype=None, nonlinearity: str = "tanh"):
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
+                 device=None, dtype=None, nonlinearity: str = "tanh"):
         super().__init__()
-        if not 0 <= dropout <= 1:
+        if self._kind == "RNN" and nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'.")
+        rate = float(dropout)   # torch converts it first: its error for what is no number
+        if not isinstance(dropout, numbers.Number) or isinstance(dropout, bool) or not 0 <= dropout <= 1:
             raise ValueError("dropout should be a number in range [0, 1] representing the probability of an element "
                              "being zeroed")
         if dropout > 0 and num_layers == 1:
@@ -479,9 +481,23 @@ class _RNNBase(Module):
             warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout "
                           f"expects num_layers greater than 1, but got dropout={dropout} and num_layers={num_layers}",
                           stacklevel=3)
+        for name, value, kind in (("bias", bias, bool), ("batch_first", batch_first, bool),
+                                  ("input_size", input_size, int), ("hidden_size", hidden_size, int)):
+            if not isinstance(value, kind):
+                raise TypeError(f"{name} should be of type {kind.__name__}, got: {type(value).__name__}")
+            if kind is int and value <= 0:
+                raise ValueError(f"{name} must be greater than zero")
+        if num_layers <= 0:
+            raise ValueError("num_layers must be greater than zero")
+        if proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
+        if proj_size:
+            raise NotImplementedError("LSTM with projections (proj_size > 0) is not supported")
         self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
-        self.bias, self.batch_first, self.dropout = bias, batch_first, float(dropout)
-        self.bidirectional, self.nonlinearity = bidirectional, nonlinearity
+        self.bias, self.batch_first, self.dropout = bias, batch_first, rate
+        self.bidirectional, self.nonlinearity, self.proj_size = bidirectional, nonlinearity, proj_size
         dirs = 2 if bidirectional else 1
         rows = self._gates * hidden_size
         for layer in range(num_layers):
@@ -493,7 +509,7 @@ class _RNNBase(Module):
                 if bias:
                     setattr(self, "bias_ih" + sfx, Parameter(creation.empty(rows, dtype=dtype)))
                     setattr(self, "bias_hh" + sfx, Parameter(creation.empty(rows, dtype=dtype)))
-        bound = 1.0 / math.sqrt(hidden_size) if hidden_size > 0 else 0
+        bound = 1.0 / math.sqrt(hidden_size)
         for p in self.parameters():
             p.requires_grad_(False)
             p.uniform_(-bound, bound)
@@ -512,23 +528,44 @@ class _RNNBase(Module):
             return gru_step(xw, state, w_hh, b_hh)
         return (rnn_tanh_step if self.nonlinearity == "tanh" else rnn_relu_step)(xw, state, w_hh, b_hh)
 
-    def forward(self, input, hx=None):
-        from ..functions.shape import cat, stack
+    def _checked(self, input, hx):
+        """PyTorch's checks of the input and hidden state, then both as (seq, batch, features) and
+        (layers · directions, batch, hidden), the hidden state zeros when not given."""
+        lstm, kind = self._lstm, self._kind
+        if input.ndim not in (2, 3):
+            raise ValueError(f"{kind}: Expected input to be 2D or 3D, got {input.ndim}D{' tensor' * (kind == 'RNN')} "
+                             "instead")
         batched = input.ndim == 3
-        if not batched:
-            input = input.unsqueeze(1)
-            if hx is not None:
-                hx = tuple(h.unsqueeze(1) for h in hx) if self._lstm else hx.unsqueeze(1)
-        elif self.batch_first:
-            input = input.transpose(0, 1)
+        if hx is not None:
+            dims = (hx[0].ndim, hx[1].ndim) if lstm else (hx.ndim,)
+            if any(d != input.ndim for d in dims):
+                got = f"({dims[0]}-D, {dims[1]}-D) tensors" if lstm else f"{dims[0]}-D tensor"
+                raise RuntimeError(f"For {'batched 3-D' if batched else 'unbatched 2-D'} input, "
+                                   f"{'hx and cx' if lstm else 'hx'} should also be {input.ndim}-D but got {got}")
+            if not batched:
+                hx = (hx[0].unsqueeze(1), hx[1].unsqueeze(1)) if lstm else hx.unsqueeze(1)
+        input = input.unsqueeze(1) if not batched else input.transpose(0, 1) if self.batch_first else input
+        weight = self.weight_ih_l0
+        if input.dtype != weight.dtype:
+            raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype ({weight.dtype}). Convert "
+                             f"input: input.to({weight.dtype}), or convert model: model.to({input.dtype})")
         if input.shape[-1] != self.input_size:
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, got "
                                f"{input.shape[-1]}")
-        dirs = 2 if self.bidirectional else 1
-        n = input.shape[1]
+        size = (self.num_layers * (2 if self.bidirectional else 1), input.shape[1], self.hidden_size)
         if hx is None:
-            zeros = creation.zeros(self.num_layers * dirs, n, self.hidden_size, dtype=input.dtype, device=input.device)
-            hx = (zeros, zeros) if self._lstm else zeros
+            zeros = creation.zeros(*size, dtype=input.dtype, device=input.device)
+            return input, (zeros, zeros) if lstm else zeros
+        for i, h in enumerate(hx if lstm else (hx,)):
+            if tuple(h.shape) != size:
+                raise RuntimeError(f"Expected hidden{f'[{i}]' if lstm else ''} size {size}, got {list(h.shape)}")
+        return input, hx
+
+    def forward(self, input, hx=None):
+        from ..functions.shape import cat, stack
+        batched = input.ndim == 3
+        input, hx = self._checked(input, hx)
+        dirs = 2 if self.bidirectional else 1
         h0 = hx[0].unbind(0) if self._lstm else hx.unbind(0)
         c0 = hx[1].unbind(0) if self._lstm else None
         finals_h, finals_c = [], []
@@ -580,20 +617,30 @@ class _RNNBase(Module):
         return s
 
 
+def _no_projections(kwargs: dict) -> None:
+    if "proj_size" in kwargs:
+        raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+
+
 class RNN(_RNNBase):
     def __init__(self, *args, **kwargs):
-        nonlinearity = kwargs.get("nonlinearity", "tanh")
-        if nonlinearity not in ("tanh", "relu"):
-            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'.")
+        _no_projections(kwargs)
+        if len(args) > 3:   # torch's RNN takes nonlinearity fourth, before bias
+            kwargs["nonlinearity"] = args[3]
+            args = args[:3] + args[4:]
         super().__init__(*args, **kwargs)
 
 
 class LSTM(_RNNBase):
-    _gates, _lstm = 4, True
+    _gates, _lstm, _kind = 4, True, "LSTM"
 
 
 class GRU(_RNNBase):
-    _gates = 3
+    _gates, _kind = 3, "GRU"
+
+    def __init__(self, *args, **kwargs):
+        _no_projections(kwargs)
+        super().__init__(*args, **kwargs)
 
 
 # -- attention ---------------------------------------------------------------------------------------------
@@ -653,6 +700,8 @@ class MultiheadAttention(Module):
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights: bool = True, attn_mask=None,
                 average_attn_weights: bool = True, is_causal: bool = False):
+        key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", query._data.dtype, attn_mask)
+        attn_mask = _canonical_mask(attn_mask, "attn_mask", query._data.dtype)
         if self.batch_first and query.ndim == 3:
             # keep self-attention recognizable (query is key is value) after the transpose
             if key is value:

@@ -7,6 +7,8 @@ the last place (torch's vectorised kernels fuse multiply-adds where NumPy rounds
 """
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from ..backend import namespace_of
@@ -17,6 +19,24 @@ from .optimizer import Optimizer, state_tensor, step_count
 def _check(condition: bool, message: str) -> None:
     if not condition:
         raise ValueError(message)
+
+
+def _number(value, where: str, kind: str = "Tensor"):
+    """A hyperparameter that meets an array must be a number; PyTorch's words name the tensor op's argument."""
+    if isinstance(value, numbers.Number) or (kind == "Tensor" and isinstance(value, Tensor)):
+        return value
+    raise TypeError(f"{where} must be {kind}, not {type(value).__name__}")
+
+
+def _decay(g, x, weight_decay):
+    """g + weight_decay·x (torch's grad.add(param, alpha=weight_decay)), or g itself when there is no decay."""
+    if weight_decay == 0:
+        return g
+    return g + _number(weight_decay, "add(): argument 'alpha'", "Number") * x
+
+
+def _other(op: str) -> str:
+    return f"{op}(): argument 'other' (position 1)"
 
 
 def _lerp_(a, b, w: float) -> None:
@@ -50,9 +70,8 @@ class SGD(Optimizer):
         super().__init__(params, defaults)
 
     def _update(self, p, x, g, state, group) -> None:
-        wd, momentum = group["weight_decay"], group["momentum"]
-        if wd != 0:
-            g = g + wd * x
+        momentum = group["momentum"]
+        g = _decay(g, x, group["weight_decay"])
         if momentum != 0:
             buf = state.get("momentum_buffer")
             if buf is None:
@@ -93,11 +112,11 @@ class Adam(Optimizer):
             _init(state, p, "exp_avg", "exp_avg_sq", *(("max_exp_avg_sq",) if group["amsgrad"] else ()))
         step = step_count(state)
         lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-        if wd != 0:
-            if group["decoupled_weight_decay"]:
+        if group["decoupled_weight_decay"]:
+            if wd != 0:
                 x *= 1 - lr * wd
-            else:
-                g = g + wd * x
+        else:
+            g = _decay(g, x, wd)
         m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
         _lerp_(m, g, 1 - b1)
         v *= b2
@@ -109,7 +128,7 @@ class Adam(Optimizer):
             namespace_of(vmax).maximum(vmax, v, out=vmax)
             v = vmax
         denom = _sqrt(v) / bc2_sqrt
-        denom += eps
+        denom += _number(eps, _other("add_"))
         x += -step_size * m / denom
 
 
@@ -148,11 +167,10 @@ class RMSprop(Optimizer):
             _init(state, p, "square_avg", *(("momentum_buffer",) if group["momentum"] > 0 else ()),
                   *(("grad_avg",) if group["centered"] else ()))
         step_count(state)
-        alpha, wd, momentum = group["alpha"], group["weight_decay"], group["momentum"]
-        if wd != 0:
-            g = g + wd * x
+        alpha, momentum = group["alpha"], group["momentum"]
+        g = _decay(g, x, group["weight_decay"])
         sq = state["square_avg"]._data
-        sq *= alpha
+        sq *= _number(alpha, _other("mul_"))
         sq += (1 - alpha) * g * g
         if group["centered"]:
             ga = state["grad_avg"]._data
@@ -160,7 +178,7 @@ class RMSprop(Optimizer):
             avg = _sqrt(sq + -1 * ga * ga)
         else:
             avg = _sqrt(sq)
-        avg += group["eps"]
+        avg += _number(group["eps"], _other("add_"))
         if momentum > 0:
             buf = state["momentum_buffer"]._data
             buf *= momentum
@@ -194,13 +212,12 @@ class Adagrad(Optimizer):
 
     def _update(self, p, x, g, state, group) -> None:
         step = step_count(state)
-        if group["weight_decay"] != 0:
-            g = g + group["weight_decay"] * x
+        g = _decay(g, x, group["weight_decay"])
         clr = group["lr"] / (1 + (step - 1) * group["lr_decay"])
         s = state["sum"]._data
         s += 1 * g * g
         std = _sqrt(s)
-        std += group["eps"]
+        std += _number(group["eps"], _other("add_"))
         x += -clr * g / std
 
 
@@ -224,12 +241,11 @@ class Adadelta(Optimizer):
             _init(state, p, "square_avg", "acc_delta")
         step_count(state)
         rho, eps = group["rho"], group["eps"]
-        if group["weight_decay"] != 0:
-            g = g + group["weight_decay"] * x
+        g = _decay(g, x, group["weight_decay"])
         sq, acc = state["square_avg"]._data, state["acc_delta"]._data
-        sq *= rho
+        sq *= _number(rho, _other("mul_"))
         sq += (1 - rho) * g * g
-        std = _sqrt(sq + eps)
+        std = _sqrt(sq + _number(eps, _other("add")))
         delta = _sqrt(acc + eps)
         delta /= std
         delta *= g

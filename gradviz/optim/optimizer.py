@@ -1,7 +1,8 @@
 """The Optimizer base: parameter groups, per-parameter state, state_dict and zero_grad.
 
-An optimizer's step reads each parameter's .grad and rewrites the parameter's array in
-place (bumping its version, as torch's in-place step does); no graph is ever recorded.
+An optimizer's step reads each parameter's .grad, works out every parameter's new array and
+state, then writes them into the parameters' memory (bumping their versions, as torch's
+in-place step does); no graph is ever recorded.
 """
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ import warnings
 from collections import defaultdict
 from typing import Any, Callable, Iterable
 
+import numpy as np
+
 from ..autograd.grad_mode import enable_grad
+from ..ops.core import broadcast_error
 from ..tensor import Tensor, zero_grads
 
 
@@ -111,21 +115,42 @@ class Optimizer:
         zero_grads((p for group in self.param_groups for p in group["params"]), set_to_none)
 
     def step(self, closure: Callable | None = None):
-        """One update of every parameter that has a .grad; returns closure()'s loss if given."""
+        """One update of every parameter that has a .grad; returns closure()'s loss if given.
+
+        Every update is worked out on copies of the parameters and their state, and written only
+        once all of them have succeeded: a step that raises (on a bad parameter, hyperparameter or
+        state) leaves every parameter and its state as they were."""
         loss = None
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                g = p._grad._data
-                if group.get("maximize"):
-                    g = -g
-                self._update(p, p._data, g, self.state[p], group)
-                p._bump()
+        copies: dict = {}
+        staged = [self._stage(p, group, copies) for group in self.param_groups for p in group["params"]
+                  if p.grad is not None]
+        for p, x, state, new in staged:
+            p._write(x)
+            for key, value in new.items():
+                old = state.get(key)
+                if isinstance(old, Tensor) and isinstance(value, Tensor):
+                    old._data = value._data   # the state tensor keeps its identity (state_dict() holds it)
+                else:
+                    state[key] = value
         return loss
+
+    def _stage(self, p: Tensor, group: dict, copies: dict) -> tuple:
+        """p's update on copies: (p, its new array, its state, its new state); nothing of p's is written.
+        A parameter listed twice is updated twice, the second time from its first update's copies."""
+        g = p._grad._data
+        if group.get("maximize"):
+            g = -g
+        state = self.state[p]
+        if id(p) not in copies:
+            _check_state(p, state)
+            copies[id(p)] = (p._data.copy(), {key: Tensor._make(value._data.copy()) if isinstance(value, Tensor)
+                                              else value for key, value in state.items()})
+        x, new = copies[id(p)]
+        self._update(p, x, g, new, group)
+        return p, x, state, new
 
     def _update(self, p: Tensor, x, g, state: dict, group: dict) -> None:
         """Rewrite the array x (p's data) in place from its gradient g (already negated for maximize)."""
@@ -169,6 +194,20 @@ class Optimizer:
             new_groups.append(saved)
         self.state = state
         self.param_groups = new_groups
+
+
+def _check_state(p: Tensor, state: dict) -> None:
+    """A state buffer must have its parameter's shape; PyTorch's words for the in-place op that meets it."""
+    for key, value in state.items():
+        if key == "step" or not isinstance(value, Tensor) or value.shape == p.shape:
+            continue
+        shape, full = tuple(value.shape), tuple(p.shape)
+        message = broadcast_error(shape, full)
+        if message is None:
+            full = tuple(np.broadcast_shapes(shape, full))
+            message = (f"output with shape {list(p.shape if shape == full else shape)} doesn't match the broadcast "
+                       f"shape {list(full)}")
+        raise RuntimeError(message)
 
 
 def _cast_state(key: str, value, param: Tensor):
