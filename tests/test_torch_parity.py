@@ -679,6 +679,20 @@ def test_gradient_dtype_follows_the_leaf():
         assert str(z.grad.dtype) == "torch.float32"
 
 
+def test_gradient_dtype_follows_the_leaf_with_create_graph():
+    """With create_graph the engine's cast to the input's dtype is recorded (ToCopyBackward0)."""
+    found = []
+    for t in (torch, gradviz):
+        x = t.tensor([1.0, 2.0], requires_grad=True)
+        w = t.tensor([3.0, 4.0], dtype=t.float64, requires_grad=True)
+        (g,) = t.autograd.grad((x * w).sum(), x, create_graph=True)
+        (gw,) = t.autograd.grad(g.sum(), w)
+        found.append((str(g.dtype), g.grad_fn.name(), g.grad_fn.next_functions[0][0].name(), g.tolist(),
+                      str(gw.dtype), gw.tolist()))
+    assert found[1] == found[0] == ("torch.float32", "ToCopyBackward0", "MulBackward0", [3.0, 4.0],
+                                    "torch.float64", [1.0, 1.0])
+
+
 # -- errors: gradviz's message contains PyTorch's --------------------------------------------------------
 ERRORS = [
     ("broadcast", lambda t: t.ones(3) + t.ones(4)),
