@@ -225,6 +225,29 @@ def test_more_reductions(prog, specs):
     compare(prog, specs, str(specs))
 
 
+# dtype= casts the input before the reduction runs: the node is the reduction's own (torch records
+# no ToCopyBackward0 for sum, mean, prod, nansum, cumsum, cumprod; softmax does), ḡ goes back in the leaf's dtype
+DTYPE_REDUCTIONS = [
+    ("sum_dtype", lambda t, a: a.sum(dtype=t.float32), [((3, 4), R)]),
+    ("sum_dim_dtype", lambda t, a: t.sum(a, 1, dtype=t.float32) ** 2, [((3, 4), R)]),
+    ("mean_keepdim_dtype", lambda t, a: a.mean(0, keepdim=True, dtype=t.float32) ** 2, [((3, 4), R)]),
+    ("prod_dtype", lambda t, a: a.prod(dtype=t.float32), [((2, 3), R)]),
+    ("prod_dim_dtype", lambda t, a: a.prod(1, dtype=t.float32), [np.array([[2.0, 0.0, 3.0], [1.5, -2.0, 0.5]])]),
+    ("nansum_dtype", lambda t, a: a.nansum(1, dtype=t.float32), [((3, 4), R)]),
+    ("cumsum_dtype", lambda t, a: a.cumsum(1, dtype=t.float32) ** 2, [((3, 4), R)]),
+    ("cumprod_dtype", lambda t, a: a.cumprod(0, dtype=t.float32), [((3, 4), R)]),
+    ("softmax_dtype", lambda t, a: t.softmax(a, 1, dtype=t.float32), [((3, 4), R)]),
+    ("log_softmax_dtype", lambda t, a: F(t).log_softmax(a, 0, dtype=t.float32), [((3, 4), R)]),
+]
+
+
+@pytest.mark.parametrize("prog, specs", cases(DTYPE_REDUCTIONS))
+def test_reduction_with_dtype(prog, specs):
+    ours = compare(prog, specs, str(specs), rtol=1e-5, atol=1e-6)
+    assert ours["dtypes"] == ["torch.float32"]
+    assert all(g is None or g.dtype == np.float64 for g in ours["grads"])
+
+
 @pytest.mark.parametrize("prog, specs", cases(_reductions()))
 def test_reduction(prog, specs):
     compare(prog, specs, str(specs))

@@ -9,7 +9,8 @@ import numpy as np
 from .. import backend
 from ..autograd.apply import apply, coerce_pair
 from ..ops.op import Op
-from ..dtypes import as_np
+from ..autograd.grad_mode import is_grad_enabled
+from ..dtypes import SCALAR_TYPE, as_np
 from .index import entries_along, narrow, values_indices
 from .pointwise import isnan, logical_not, maximum, minimum, sub
 from .shape import cat, reshape
@@ -18,7 +19,7 @@ from ..autograd.forward_ad import defjvp as _defjvp, linear as _linear, pointwis
 from ..ops.reduce import (AMAX, AMIN, AMINMAX, CUMMAX, CUMMIN, CUMPROD, CUMSUM, DIST, KTHVALUE, LOGCUMSUMEXP,
                           LOGSUMEXP, LOG_SOFTMAX, MAX_ALL, MAX_DIM, MEAN, MEAN_DIM, MEDIAN, MEDIAN_DIM, MEDIAN_NAN,
                           MIN_ALL, MIN_DIM, NANSUM, NORM, PROD, PROD_DIM, SOFTMAX, STD, STD_MEAN, SUM, SUM_DIM, VAR,
-                          VAR_MEAN, _ALL, _CUMMAX, _CUMMIN, _SCALAR_TYPE, _dims_keep, normalize_dims)
+                          VAR_MEAN, _ALL, _CUMMAX, _CUMMIN, _dims_keep, normalize_dims)
 
 
 # -- public functions ---------------------------------------------------------------
@@ -33,28 +34,45 @@ def _nonempty(name: str, input, dim) -> None:
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
 
+def _accumulated(input, dtype):
+    """dtype= of a sum, mean or product as its op takes it: a NumPy dtype the op casts the input to
+    before it runs, or None for torch's default (int64 for bool and integers). A result that is not
+    floating has no gradient, which torch refuses for an input that requires one."""
+    if dtype is None:
+        return None
+    dtype = as_np(dtype)
+    if dtype.kind not in "fc" and input.requires_grad and is_grad_enabled():
+        raise RuntimeError(f"Autograd not support dtype: {SCALAR_TYPE[dtype.name]}")
+    return dtype
+
+
+def _no_kernel(kernel: str, dtype) -> NotImplementedError:
+    return NotImplementedError(f'"{kernel}" not implemented for \'{SCALAR_TYPE[np.dtype(dtype).name]}\'')
+
+
 def sum(input, dim=None, keepdim=False, *, dtype=None):
-    if dtype is not None:
-        input = input.to(dtype)
-    elif input._data.dtype.kind in "bui":
-        input = input.long()   # PyTorch sums integers and bools as int64
-    if dim is None:
-        return apply(SUM, (input,)) if not keepdim else apply(SUM_DIM, (input,), _dims_keep(input, None, True))
-    return apply(SUM_DIM, (input,), _dims_keep(input, dim, keepdim))
+    dtype = _accumulated(input, dtype)
+    if dim is None and not keepdim:
+        return apply(SUM, (input,), (dtype,))
+    return apply(SUM_DIM, (input,), _dims_keep(input, dim, keepdim) + (dtype,))
+
+
+def _float_dtype(name: str, dtype) -> None:
+    """mean's and nanmean's dtype=: floating point only."""
+    if dtype is not None and as_np(dtype).kind not in "fc":
+        raise RuntimeError(f"{name}(): could not infer output dtype. Optional dtype must be either a floating point "
+                           f"or complex dtype. Got: {SCALAR_TYPE[as_np(dtype).name]}")
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None):
-    if dtype is not None and dtypes_np_kind(dtype) not in "fc":
-        raise RuntimeError("mean(): could not infer output dtype. Optional dtype must be either a floating point "
-                           f"or complex dtype. Got: {_SCALAR_TYPE.get(str(dtype)[6:], str(dtype)[6:])}")
-    if dtype is not None:
-        input = input.to(dtype)
-    if not input.dtype.is_floating_point:
+    _float_dtype("mean", dtype)
+    if dtype is None and not input.dtype.is_floating_point:
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
-                           f"complex dtype. Got: {_SCALAR_TYPE.get(input.dtype.name, input.dtype.name)}")
+                           f"complex dtype. Got: {SCALAR_TYPE[input.dtype.name]}")
+    dtype = _accumulated(input, dtype)
     if dim is None and not keepdim:
-        return apply(MEAN, (input,))
-    return apply(MEAN_DIM, (input,), _dims_keep(input, dim, keepdim))
+        return apply(MEAN, (input,), (dtype,))
+    return apply(MEAN_DIM, (input,), _dims_keep(input, dim, keepdim) + (dtype,))
 
 
 def _correction(unbiased, correction):
@@ -79,18 +97,11 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return _moments(STD, input, dim, unbiased, keepdim, correction)
 
 
-def dtypes_np_kind(dtype) -> str:
-    return as_np(dtype).kind
-
-
 def prod(input, dim=None, keepdim=False, *, dtype=None):
-    if dtype is not None:
-        input = input.to(dtype)
-    elif input._data.dtype.kind in "bui":
-        input = input.long()   # PyTorch multiplies integers and bools as int64
+    dtype = _accumulated(input, dtype)
     if dim is None:
-        return apply(PROD, (input,), _dims_keep(input, None, False))
-    return apply(PROD_DIM, (input,), _dims_keep(input, dim, keepdim))
+        return apply(PROD, (input,), _dims_keep(input, None, False) + (dtype,))
+    return apply(PROD_DIM, (input,), _dims_keep(input, dim, keepdim) + (dtype,))
 
 
 def _extreme(input, dim, keepdim, other, full_op, dim_op, arg, name):
@@ -182,18 +193,23 @@ def logsumexp(input, dim, keepdim=False):
     return apply(LOGSUMEXP, (input,), _dims_keep(input, dim, keepdim))
 
 
-def softmax(input, dim=None, dtype=None):
+def _softmax(op: Op, input, dim, dtype):
+    """softmax or log_softmax: the input cast to dtype= first (ToCopyBackward0, as torch records it)."""
     if dtype is not None:
         input = input.to(dtype)
     (d,) = normalize_dims(_implicit_dim(input, dim), input.ndim)
-    return apply(SOFTMAX, (input,), (d,))
+    if input._data.dtype.kind not in "fc" and input.numel():
+        lastdim = "_lastdim" if d == input.ndim - 1 or not input.ndim else ""
+        raise _no_kernel(f"{op.name}{lastdim}_kernel_impl", input._data.dtype)
+    return apply(op, (input,), (d,))
+
+
+def softmax(input, dim=None, dtype=None):
+    return _softmax(SOFTMAX, input, dim, dtype)
 
 
 def log_softmax(input, dim=None, dtype=None):
-    if dtype is not None:
-        input = input.to(dtype)
-    (d,) = normalize_dims(_implicit_dim(input, dim), input.ndim)
-    return apply(LOG_SOFTMAX, (input,), (d,))
+    return _softmax(LOG_SOFTMAX, input, dim, dtype)
 
 
 def _implicit_dim(input, dim):
@@ -204,11 +220,16 @@ def _implicit_dim(input, dim):
     return 0 if input.ndim in (0, 1, 3) else 1
 
 
-def cumsum(input, dim, *, dtype=None):
-    if dtype is not None:
-        input = input.to(dtype)
+def _scan(op: Op, input, dim, dtype):
+    """cumsum or cumprod, in dtype= (cast first) or torch's default (int64 for bool and integers)."""
     (d,) = normalize_dims(dim, input.ndim)
-    return apply(CUMSUM, (input,), (d,))
+    if dtype is not None and as_np(dtype).kind == "b" and input.ndim and input.numel():
+        raise _no_kernel(f"{op.name}_out_cpu", np.bool_)
+    return apply(op, (input,), (d, _accumulated(input, dtype)))
+
+
+def cumsum(input, dim, *, dtype=None):
+    return _scan(CUMSUM, input, dim, dtype)
 
 
 def _bool_reduce(name, input, dim, keepdim):
@@ -238,12 +259,7 @@ def count_nonzero(input, dim=None):
 
 
 def cumprod(input, dim, *, dtype=None):
-    if dtype is not None:
-        input = input.to(dtype)
-    elif input._data.dtype.kind in "bui":
-        input = input.long()
-    (d,) = normalize_dims(dim, input.ndim)
-    return apply(CUMPROD, (input,), (d,))
+    return _scan(CUMPROD, input, dim, dtype)
 
 
 def logcumsumexp(input, dim):
@@ -323,18 +339,15 @@ _defjvp(_symmetric, SOFTMAX)
 
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
-    if dtype is not None:
-        input = input.to(dtype)
-    elif input._data.dtype.kind in "bui":
-        input = input.long()
-    return apply(NANSUM, (input,), _dims_keep(input, dim, keepdim))
+    return apply(NANSUM, (input,), _dims_keep(input, dim, keepdim) + (_accumulated(input, dtype),))
 
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """nansum / the count of non-NaN entries, as torch composes it (DivBackward0)."""
     if input._data.dtype.kind not in "fc":
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
-                           f"{_SCALAR_TYPE.get(input._data.dtype.name, input._data.dtype.name)}")
+                           f"{SCALAR_TYPE[input._data.dtype.name]}")
+    _float_dtype("nanmean", dtype)
     count = sum(logical_not(isnan(input)), dim, keepdim)
     return nansum(input, dim, keepdim, dtype=dtype) / count
 
