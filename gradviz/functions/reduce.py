@@ -34,6 +34,30 @@ def _nonempty(name: str, input, dim) -> None:
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
 
+def _invalid_combination(name: str, got: str, overloads: tuple) -> TypeError:
+    """torch's argument parser refusing a method call that fits none of its overloads."""
+    return TypeError(f"{name}() received an invalid combination of arguments - got ({got}, ), but expected one "
+                     "of:\n" + "".join(f" * {overload}\n" for overload in overloads))
+
+
+# the overloads of the reductions whose dim may be left out, as torch's argument parser lists them
+_OVERLOADS = {name: ("(*, torch.dtype dtype = None)",
+                     f"({kind} dim, bool keepdim = False, *, torch.dtype dtype = None)")
+              for name, kind in (("sum", "tuple of ints"), ("mean", "tuple of ints"), ("prod", "int"))}
+
+
+def _all_dims(name: str, dim, keepdim, dtype):
+    """dim of sum, mean or prod: None (every dim) when left out. keepdim= without dim= fits none of
+    torch's overloads (a dim=None given does)."""
+    if dim is not _ALL:
+        return dim
+    if keepdim is not None:
+        if dtype is not None:
+            raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
+        raise _invalid_combination(name, f"keepdim={type(keepdim).__name__}", _OVERLOADS[name])
+    return None
+
+
 def _accumulated(input, dtype):
     """dtype= of a sum, mean or product as its op takes it: a NumPy dtype the op casts the input to
     before it runs, or None for torch's default (int64 for bool and integers). A result that is not
@@ -50,7 +74,8 @@ def _no_kernel(kernel: str, dtype) -> NotImplementedError:
     return NotImplementedError(f'"{kernel}" not implemented for \'{SCALAR_TYPE[np.dtype(dtype).name]}\'')
 
 
-def sum(input, dim=None, keepdim=False, *, dtype=None):
+def sum(input, dim=_ALL, keepdim=None, *, dtype=None):
+    dim = _all_dims("sum", dim, keepdim, dtype)
     dtype = _accumulated(input, dtype)
     if dim is None and not keepdim:
         return apply(SUM, (input,), (dtype,))
@@ -64,7 +89,8 @@ def _float_dtype(name: str, dtype) -> None:
                            f"or complex dtype. Got: {SCALAR_TYPE[as_np(dtype).name]}")
 
 
-def mean(input, dim=None, keepdim=False, *, dtype=None):
+def mean(input, dim=_ALL, keepdim=None, *, dtype=None):
+    dim = _all_dims("mean", dim, keepdim, dtype)
     _float_dtype("mean", dtype)
     if dtype is None and not input.dtype.is_floating_point:
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
@@ -97,7 +123,10 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return _moments(STD, input, dim, unbiased, keepdim, correction)
 
 
-def prod(input, dim=None, keepdim=False, *, dtype=None):
+def prod(input, dim=_ALL, keepdim=None, *, dtype=None):
+    if dim is None:   # prod's dim is one int: None fits none of its overloads
+        raise _invalid_combination("prod", "dim=NoneType", _OVERLOADS["prod"])
+    dim = _all_dims("prod", dim, keepdim, dtype)
     dtype = _accumulated(input, dtype)
     if dim is None:
         return apply(PROD, (input,), _dims_keep(input, None, False) + (dtype,))
@@ -120,24 +149,26 @@ def _extreme(input, dim, keepdim, other, full_op, dim_op, arg, name):
     return values_indices(name, values, index if keepdim or not input.ndim else index.squeeze(d))
 
 
-def _extreme_signature(name: str) -> str:
-    return (f"{name}() received an invalid combination of arguments - got (dim=NoneType, ), but expected one of:\n"
-            " * ()\n * (Tensor other)\n * (int dim, bool keepdim)\n * (name dim, bool keepdim)")
+def _extreme_dim(name: str, dim, keepdim):
+    """dim of max or min: None (every entry) when left out; a dim=None given, or keepdim= without
+    dim=, fits none of torch's overloads."""
+    if dim is None or (dim is _ALL and keepdim is not None):
+        wrong, value = ("dim", dim) if dim is None else ("keepdim", keepdim)
+        note = f"\n      didn't match because some of the keywords were incorrect: {wrong}"
+        raise _invalid_combination(name, f"{wrong}={type(value).__name__}",
+                                   (f"(){note}", f"(Tensor other){note}", "(int dim, bool keepdim = False)"))
+    return None if dim is _ALL else dim
 
 
-def max(input, dim=_ALL, keepdim=False, *, other=None):
-    if dim is None:
-        raise TypeError(_extreme_signature("max"))
-    dim = None if dim is _ALL else dim
+def max(input, dim=_ALL, keepdim=None, *, other=None):
+    dim = _extreme_dim("max", dim, keepdim)
     if isinstance(dim, Tensor):
         return _extreme(input, None, False, dim, MAX_ALL, MAX_DIM, None, "max")
     return _extreme(input, dim, keepdim, other, MAX_ALL, MAX_DIM, np.argmax, "max")
 
 
-def min(input, dim=_ALL, keepdim=False, *, other=None):
-    if dim is None:
-        raise TypeError(_extreme_signature("min"))
-    dim = None if dim is _ALL else dim
+def min(input, dim=_ALL, keepdim=None, *, other=None):
+    dim = _extreme_dim("min", dim, keepdim)
     if isinstance(dim, Tensor):
         return _extreme(input, None, False, dim, MIN_ALL, MIN_DIM, None, "min")
     return _extreme(input, dim, keepdim, other, MIN_ALL, MIN_DIM, np.argmin, "min")
@@ -153,26 +184,27 @@ def amin(input, dim=(), keepdim=False):
     return apply(AMIN, (input,), _dims_keep(input, None if dim == () else dim, keepdim))
 
 
-def argmax(input, dim=None, keepdim=False):
-    _nonempty("argmax", input, dim)
+def _arg_extreme(name: str, input, dim, keepdim):
+    """argmax/argmin: the flat index over every entry when dim is None (each dim kept as size 1
+    with keepdim), else the index along dim."""
+    _nonempty(name, input, dim)
     xp = backend.namespace_of(input._data)
+    find = xp.argmax if name == "argmax" else xp.argmin
     if dim is None:
-        return Tensor._make(xp.asarray(xp.argmax(input._data), dtype=np.int64))
+        shape = (1,) * input.ndim if keepdim else ()
+        return Tensor._make(xp.asarray(find(input._data), dtype=np.int64).reshape(shape))
     (d,) = normalize_dims(dim, input.ndim)
     if input.ndim == 0:
         return Tensor._make(xp.zeros((), dtype=np.int64))
-    return Tensor._make(xp.argmax(input._data, axis=d, keepdims=keepdim).astype(np.int64))
+    return Tensor._make(find(input._data, axis=d, keepdims=keepdim).astype(np.int64))
+
+
+def argmax(input, dim=None, keepdim=False):
+    return _arg_extreme("argmax", input, dim, keepdim)
 
 
 def argmin(input, dim=None, keepdim=False):
-    _nonempty("argmin", input, dim)
-    xp = backend.namespace_of(input._data)
-    if dim is None:
-        return Tensor._make(xp.asarray(xp.argmin(input._data), dtype=np.int64))
-    (d,) = normalize_dims(dim, input.ndim)
-    if input.ndim == 0:
-        return Tensor._make(xp.zeros((), dtype=np.int64))
-    return Tensor._make(xp.argmin(input._data, axis=d, keepdims=keepdim).astype(np.int64))
+    return _arg_extreme("argmin", input, dim, keepdim)
 
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
@@ -236,8 +268,8 @@ def _bool_reduce(name, input, dim, keepdim):
     data = input._data
     fn = data.all if name == "all" else data.any
     xp = backend.namespace_of(data)
-    out = xp.asarray(fn()) if dim is None else xp.asarray(fn(axis=normalize_dims(dim, input.ndim) if input.ndim
-                                                               else None, keepdims=keepdim))
+    axis = normalize_dims(dim, input.ndim) if dim is not None and input.ndim else None
+    out = xp.asarray(fn(axis=axis, keepdims=bool(keepdim)))
     return Tensor._make(out.astype(np.uint8) if data.dtype == np.uint8 else out)
 
 

@@ -290,7 +290,7 @@ CUMSUM = Op("cumsum", "CumsumBackward0", "cᵢ = Σ_{j≤i} aⱼ",
             vjp_latex=(r"\text{reverse cumulative sum of } \bar{g}",))
 
 
-_ALL = object()   # max()/min() without dim= (an explicit dim=None is an error in torch)
+_ALL = object()   # sum, mean, prod, max, min without dim=: torch tells it from dim=None given
 
 
 # -- more reductions and scans -------------------------------------------------------------
