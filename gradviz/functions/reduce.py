@@ -10,7 +10,7 @@ from .. import backend
 from ..autograd.apply import apply, coerce_pair
 from ..ops.op import Op
 from ..autograd.grad_mode import is_grad_enabled
-from ..dtypes import SCALAR_TYPE, as_np
+from ..dtypes import SCALAR_TYPE, as_np, get_default_dtype
 from .index import entries_along, narrow, values_indices
 from .pointwise import isnan, logical_not, maximum, minimum, sub
 from .shape import cat, reshape
@@ -109,7 +109,8 @@ def _correction(unbiased, correction):
 
 def _moments(op, input, dim, unbiased, keepdim, correction):
     if input._data.dtype.kind not in "fc":
-        raise RuntimeError("std and var only support floating point and complex dtypes")
+        name = op.name if op in (STD_MEAN, VAR_MEAN) else "std and var"
+        raise RuntimeError(f"{name} only support floating point and complex dtypes")
     if isinstance(dim, bool):   # var(unbiased) positional form
         dim, unbiased = None, dim
     return apply(op, (input,), _dims_keep(input, dim, keepdim) + (_correction(unbiased, correction),))
@@ -187,6 +188,8 @@ def amin(input, dim=(), keepdim=False):
 def _arg_extreme(name: str, input, dim, keepdim):
     """argmax/argmin: the flat index over every entry when dim is None (each dim kept as size 1
     with keepdim), else the index along dim."""
+    if input._data.dtype == np.bool_:
+        raise RuntimeError(f"{name}(): does not support bool input")
     _nonempty(name, input, dim)
     xp = backend.namespace_of(input._data)
     find = xp.argmax if name == "argmax" else xp.argmin
@@ -210,7 +213,7 @@ def argmin(input, dim=None, keepdim=False):
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     if input._data.dtype.kind not in "fc":
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. "
-                           f"Got {str(input.dtype)[6:].capitalize().replace('Int64', 'Long')}")
+                           f"Got {SCALAR_TYPE[input._data.dtype.name]}")
     if p in ("fro", None):
         p = 2
     if p == "nuc":   # the sum of singular values, as torch.linalg.matrix_norm
@@ -222,6 +225,8 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
 
 
 def logsumexp(input, dim, keepdim=False):
+    if input._data.dtype.kind in "bui":   # torch promotes bool and integers to the default float dtype
+        input = input.to(get_default_dtype())
     return apply(LOGSUMEXP, (input,), _dims_keep(input, dim, keepdim))
 
 
@@ -295,6 +300,8 @@ def cumprod(input, dim, *, dtype=None):
 
 
 def logcumsumexp(input, dim):
+    if input._data.dtype.kind not in "fc":
+        raise _no_kernel("logcumsumexp_out_cpu", input._data.dtype)
     (d,) = normalize_dims(dim, input.ndim)
     return apply(LOGCUMSUMEXP, (input,), (d,))
 
@@ -343,6 +350,9 @@ def aminmax(input, *, dim=None, keepdim=False):
 
 def dist(input, other, p=2):
     a, b, dtype = coerce_pair(input, other)
+    if (dtype or a._data.dtype).kind in "iu":
+        raise RuntimeError("norm(): input dtype should be either floating point or complex. "
+                           f"Got {SCALAR_TYPE[(dtype or a._data.dtype).name]} instead.")
     return apply(DIST, (a, b), (float(p),), dtype)
 
 
