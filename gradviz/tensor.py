@@ -15,6 +15,7 @@ from . import events as _events
 from .autograd import forward_ad as _forward_ad
 from .autograd import grad_mode
 from .autograd.graph import AccumulateGrad, VersionCounter
+from .ops.reduce import _ALL
 
 NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be "
@@ -1165,11 +1166,11 @@ class Tensor:
     def swapaxes(self, d0, d1):
         return F.transpose(self, d0, d1)
 
-    def sum(self, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None):
-        return F.sum(self, _dim(dim, axis), _keep(keepdim, keepdims), dtype=dtype)
+    def sum(self, dim=_ALL, keepdim=None, *, dtype=None):   # dim left out is not dim=None (F.sum)
+        return F.sum(self, dim, keepdim, dtype=dtype)
 
-    def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None):
-        return F.mean(self, _dim(dim, axis), _keep(keepdim, keepdims), dtype=dtype)
+    def mean(self, dim=_ALL, keepdim=None, *, dtype=None):
+        return F.mean(self, dim, keepdim, dtype=dtype)
 
     def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None, ddof=None):
         return F.var(self, _dim(dim, axis), unbiased, _keep(keepdim, keepdims),
@@ -1179,8 +1180,8 @@ class Tensor:
         return F.std(self, _dim(dim, axis), unbiased, _keep(keepdim, keepdims),
                      correction=correction if ddof is None else ddof)
 
-    def prod(self, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None):
-        return F.prod(self, _dim(dim, axis), _keep(keepdim, keepdims), dtype=dtype)
+    def prod(self, dim=_ALL, keepdim=None, *, dtype=None):
+        return F.prod(self, dim, keepdim, dtype=dtype)
 
     def max(self, *args, axis=None, keepdims=None, **kwargs):
         if axis is not None:

@@ -225,6 +225,29 @@ def test_more_reductions(prog, specs):
     compare(prog, specs, str(specs))
 
 
+# dtype= casts the input before the reduction runs: the node is the reduction's own (torch records
+# no ToCopyBackward0 for sum, mean, prod, nansum, cumsum, cumprod; softmax does), ḡ goes back in the leaf's dtype
+DTYPE_REDUCTIONS = [
+    ("sum_dtype", lambda t, a: a.sum(dtype=t.float32), [((3, 4), R)]),
+    ("sum_dim_dtype", lambda t, a: t.sum(a, 1, dtype=t.float32) ** 2, [((3, 4), R)]),
+    ("mean_keepdim_dtype", lambda t, a: a.mean(0, keepdim=True, dtype=t.float32) ** 2, [((3, 4), R)]),
+    ("prod_dtype", lambda t, a: a.prod(dtype=t.float32), [((2, 3), R)]),
+    ("prod_dim_dtype", lambda t, a: a.prod(1, dtype=t.float32), [np.array([[2.0, 0.0, 3.0], [1.5, -2.0, 0.5]])]),
+    ("nansum_dtype", lambda t, a: a.nansum(1, dtype=t.float32), [((3, 4), R)]),
+    ("cumsum_dtype", lambda t, a: a.cumsum(1, dtype=t.float32) ** 2, [((3, 4), R)]),
+    ("cumprod_dtype", lambda t, a: a.cumprod(0, dtype=t.float32), [((3, 4), R)]),
+    ("softmax_dtype", lambda t, a: t.softmax(a, 1, dtype=t.float32), [((3, 4), R)]),
+    ("log_softmax_dtype", lambda t, a: F(t).log_softmax(a, 0, dtype=t.float32), [((3, 4), R)]),
+]
+
+
+@pytest.mark.parametrize("prog, specs", cases(DTYPE_REDUCTIONS))
+def test_reduction_with_dtype(prog, specs):
+    ours = compare(prog, specs, str(specs), rtol=1e-5, atol=1e-6)
+    assert ours["dtypes"] == ["torch.float32"]
+    assert all(g is None or g.dtype == np.float64 for g in ours["grads"])
+
+
 @pytest.mark.parametrize("prog, specs", cases(_reductions()))
 def test_reduction(prog, specs):
     compare(prog, specs, str(specs))
@@ -682,6 +705,20 @@ def test_gradient_dtype_follows_the_leaf():
         z = t.ones(3, requires_grad=True)
         (z * t.tensor(2.0, dtype=t.float64)).sum().backward()
         assert str(z.grad.dtype) == "torch.float32"
+
+
+def test_gradient_dtype_follows_the_leaf_with_create_graph():
+    """With create_graph the engine's cast to the input's dtype is recorded (ToCopyBackward0)."""
+    found = []
+    for t in (torch, gradviz):
+        x = t.tensor([1.0, 2.0], requires_grad=True)
+        w = t.tensor([3.0, 4.0], dtype=t.float64, requires_grad=True)
+        (g,) = t.autograd.grad((x * w).sum(), x, create_graph=True)
+        (gw,) = t.autograd.grad(g.sum(), w)
+        found.append((str(g.dtype), g.grad_fn.name(), g.grad_fn.next_functions[0][0].name(), g.tolist(),
+                      str(gw.dtype), gw.tolist()))
+    assert found[1] == found[0] == ("torch.float32", "ToCopyBackward0", "MulBackward0", [3.0, 4.0],
+                                    "torch.float64", [1.0, 1.0])
 
 
 # -- errors: gradviz's message contains PyTorch's --------------------------------------------------------

@@ -572,7 +572,11 @@ def _fit(gi, a, i: int, unused: bool, op, create_graph: bool):
         except ValueError:
             raise RuntimeError(f"Function {op.torch_name} returned an invalid gradient at index {i} - got "
                                f"{list(gi.shape)} but expected shape compatible with {list(a.shape)}") from None
-    if not create_graph and gi.dtype != a.dtype:
+    if create_graph:   # a Tensor: the cast is recorded (ToCopyBackward0), as torch's validate_outputs does
+        if gi._data.dtype != a.dtype:
+            from .tensor_namespace import TENSOR
+            gi = TENSOR.astype(gi, a.dtype)
+    elif gi.dtype != a.dtype:
         gi = gi.astype(a.dtype)
     return gi, summed
 

@@ -234,6 +234,8 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
 def trace(input):
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
+    if input._data.dtype.kind == "b":
+        raise NotImplementedError("\"trace\" not implemented for 'Bool'")
     return apply(TRACE, (input,))
 
 

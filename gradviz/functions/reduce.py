@@ -9,7 +9,8 @@ import numpy as np
 from .. import backend
 from ..autograd.apply import apply, coerce_pair
 from ..ops.op import Op
-from ..dtypes import as_np, floating_kernel
+from ..autograd.grad_mode import is_grad_enabled
+from ..dtypes import SCALAR_TYPE, as_np, floating_kernel, get_default_dtype
 from .index import entries_along, narrow, values_indices
 from .pointwise import isnan, logical_not, maximum, minimum, sub
 from .shape import cat, reshape
@@ -18,7 +19,7 @@ from ..autograd.forward_ad import defjvp as _defjvp, linear as _linear, pointwis
 from ..ops.reduce import (AMAX, AMIN, AMINMAX, CUMMAX, CUMMIN, CUMPROD, CUMSUM, DIST, KTHVALUE, LOGCUMSUMEXP,
                           LOGSUMEXP, LOG_SOFTMAX, MAX_ALL, MAX_DIM, MEAN, MEAN_DIM, MEDIAN, MEDIAN_DIM, MEDIAN_NAN,
                           MIN_ALL, MIN_DIM, NANSUM, NORM, PROD, PROD_DIM, SOFTMAX, STD, STD_MEAN, SUM, SUM_DIM, VAR,
-                          VAR_MEAN, _ALL, _CUMMAX, _CUMMIN, _SCALAR_TYPE, _dims_keep, normalize_dims)
+                          VAR_MEAN, _ALL, _CUMMAX, _CUMMIN, _dims_keep, normalize_dims)
 
 
 # -- public functions ---------------------------------------------------------------
@@ -33,28 +34,67 @@ def _nonempty(name: str, input, dim) -> None:
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
 
-def sum(input, dim=None, keepdim=False, *, dtype=None):
-    if dtype is not None:
-        input = input.to(dtype)
-    elif input._data.dtype.kind in "bui":
-        input = input.long()   # PyTorch sums integers and bools as int64
-    if dim is None:
-        return apply(SUM, (input,)) if not keepdim else apply(SUM_DIM, (input,), _dims_keep(input, None, True))
-    return apply(SUM_DIM, (input,), _dims_keep(input, dim, keepdim))
+def _invalid_combination(name: str, got: str, overloads: tuple) -> TypeError:
+    """torch's argument parser refusing a method call that fits none of its overloads."""
+    return TypeError(f"{name}() received an invalid combination of arguments - got ({got}, ), but expected one "
+                     "of:\n" + "".join(f" * {overload}\n" for overload in overloads))
 
 
-def mean(input, dim=None, keepdim=False, *, dtype=None):
-    if dtype is not None and dtypes_np_kind(dtype) not in "fc":
-        raise RuntimeError("mean(): could not infer output dtype. Optional dtype must be either a floating point "
-                           f"or complex dtype. Got: {_SCALAR_TYPE.get(str(dtype)[6:], str(dtype)[6:])}")
-    if dtype is not None:
-        input = input.to(dtype)
-    if not input.dtype.is_floating_point:
-        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
-                           f"complex dtype. Got: {_SCALAR_TYPE.get(input.dtype.name, input.dtype.name)}")
+# the overloads of the reductions whose dim may be left out, as torch's argument parser lists them
+_OVERLOADS = {name: ("(*, torch.dtype dtype = None)",
+                     f"({kind} dim, bool keepdim = False, *, torch.dtype dtype = None)")
+              for name, kind in (("sum", "tuple of ints"), ("mean", "tuple of ints"), ("prod", "int"))}
+
+
+def _all_dims(name: str, dim, keepdim, dtype):
+    """dim of sum, mean or prod: None (every dim) when left out. keepdim= without dim= fits none of
+    torch's overloads (a dim=None given does)."""
+    if dim is not _ALL:
+        return dim
+    if keepdim is not None:
+        if dtype is not None:
+            raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
+        raise _invalid_combination(name, f"keepdim={type(keepdim).__name__}", _OVERLOADS[name])
+    return None
+
+
+def _accumulated(input, dtype):
+    """dtype= of a sum, mean or product as its op takes it: a NumPy dtype the op casts the input to
+    before it runs, or None for torch's default (int64 for bool and integers). A result that is not
+    floating has no gradient, which torch refuses for an input that requires one."""
+    if dtype is None:
+        return None
+    dtype = as_np(dtype)
+    if dtype.kind not in "fc" and input.requires_grad and is_grad_enabled():
+        raise RuntimeError(f"Autograd not support dtype: {SCALAR_TYPE[dtype.name]}")
+    return dtype
+
+
+def sum(input, dim=_ALL, keepdim=None, *, dtype=None):
+    dim = _all_dims("sum", dim, keepdim, dtype)
+    dtype = _accumulated(input, dtype)
     if dim is None and not keepdim:
-        return apply(MEAN, (input,))
-    return apply(MEAN_DIM, (input,), _dims_keep(input, dim, keepdim))
+        return apply(SUM, (input,), (dtype,))
+    return apply(SUM_DIM, (input,), _dims_keep(input, dim, keepdim) + (dtype,))
+
+
+def _float_dtype(name: str, dtype) -> None:
+    """mean's and nanmean's dtype=: floating point only."""
+    if dtype is not None and as_np(dtype).kind not in "fc":
+        raise RuntimeError(f"{name}(): could not infer output dtype. Optional dtype must be either a floating point "
+                           f"or complex dtype. Got: {SCALAR_TYPE[as_np(dtype).name]}")
+
+
+def mean(input, dim=_ALL, keepdim=None, *, dtype=None):
+    dim = _all_dims("mean", dim, keepdim, dtype)
+    _float_dtype("mean", dtype)
+    if dtype is None and not input.dtype.is_floating_point:
+        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
+                           f"complex dtype. Got: {SCALAR_TYPE[input.dtype.name]}")
+    dtype = _accumulated(input, dtype)
+    if dim is None and not keepdim:
+        return apply(MEAN, (input,), (dtype,))
+    return apply(MEAN_DIM, (input,), _dims_keep(input, dim, keepdim) + (dtype,))
 
 
 def _correction(unbiased, correction):
@@ -65,7 +105,8 @@ def _correction(unbiased, correction):
 
 def _moments(op, input, dim, unbiased, keepdim, correction):
     if input._data.dtype.kind not in "fc":
-        raise RuntimeError("std and var only support floating point and complex dtypes")
+        name = op.name if op in (STD_MEAN, VAR_MEAN) else "std and var"
+        raise RuntimeError(f"{name} only support floating point and complex dtypes")
     if isinstance(dim, bool):   # var(unbiased) positional form
         dim, unbiased = None, dim
     return apply(op, (input,), _dims_keep(input, dim, keepdim) + (_correction(unbiased, correction),))
@@ -79,18 +120,14 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return _moments(STD, input, dim, unbiased, keepdim, correction)
 
 
-def dtypes_np_kind(dtype) -> str:
-    return as_np(dtype).kind
-
-
-def prod(input, dim=None, keepdim=False, *, dtype=None):
-    if dtype is not None:
-        input = input.to(dtype)
-    elif input._data.dtype.kind in "bui":
-        input = input.long()   # PyTorch multiplies integers and bools as int64
+def prod(input, dim=_ALL, keepdim=None, *, dtype=None):
+    if dim is None:   # prod's dim is one int: None fits none of its overloads
+        raise _invalid_combination("prod", "dim=NoneType", _OVERLOADS["prod"])
+    dim = _all_dims("prod", dim, keepdim, dtype)
+    dtype = _accumulated(input, dtype)
     if dim is None:
-        return apply(PROD, (input,), _dims_keep(input, None, False))
-    return apply(PROD_DIM, (input,), _dims_keep(input, dim, keepdim))
+        return apply(PROD, (input,), _dims_keep(input, None, False) + (dtype,))
+    return apply(PROD_DIM, (input,), _dims_keep(input, dim, keepdim) + (dtype,))
 
 
 def _extreme(input, dim, keepdim, other, full_op, dim_op, arg, name):
@@ -109,24 +146,26 @@ def _extreme(input, dim, keepdim, other, full_op, dim_op, arg, name):
     return values_indices(name, values, index if keepdim or not input.ndim else index.squeeze(d))
 
 
-def _extreme_signature(name: str) -> str:
-    return (f"{name}() received an invalid combination of arguments - got (dim=NoneType, ), but expected one of:\n"
-            " * ()\n * (Tensor other)\n * (int dim, bool keepdim)\n * (name dim, bool keepdim)")
+def _extreme_dim(name: str, dim, keepdim):
+    """dim of max or min: None (every entry) when left out; a dim=None given, or keepdim= without
+    dim=, fits none of torch's overloads."""
+    if dim is None or (dim is _ALL and keepdim is not None):
+        wrong, value = ("dim", dim) if dim is None else ("keepdim", keepdim)
+        note = f"\n      didn't match because some of the keywords were incorrect: {wrong}"
+        raise _invalid_combination(name, f"{wrong}={type(value).__name__}",
+                                   (f"(){note}", f"(Tensor other){note}", "(int dim, bool keepdim = False)"))
+    return None if dim is _ALL else dim
 
 
-def max(input, dim=_ALL, keepdim=False, *, other=None):
-    if dim is None:
-        raise TypeError(_extreme_signature("max"))
-    dim = None if dim is _ALL else dim
+def max(input, dim=_ALL, keepdim=None, *, other=None):
+    dim = _extreme_dim("max", dim, keepdim)
     if isinstance(dim, Tensor):
         return _extreme(input, None, False, dim, MAX_ALL, MAX_DIM, None, "max")
     return _extreme(input, dim, keepdim, other, MAX_ALL, MAX_DIM, np.argmax, "max")
 
 
-def min(input, dim=_ALL, keepdim=False, *, other=None):
-    if dim is None:
-        raise TypeError(_extreme_signature("min"))
-    dim = None if dim is _ALL else dim
+def min(input, dim=_ALL, keepdim=None, *, other=None):
+    dim = _extreme_dim("min", dim, keepdim)
     if isinstance(dim, Tensor):
         return _extreme(input, None, False, dim, MIN_ALL, MIN_DIM, None, "min")
     return _extreme(input, dim, keepdim, other, MIN_ALL, MIN_DIM, np.argmin, "min")
@@ -142,32 +181,35 @@ def amin(input, dim=(), keepdim=False):
     return apply(AMIN, (input,), _dims_keep(input, None if dim == () else dim, keepdim))
 
 
-def argmax(input, dim=None, keepdim=False):
-    _nonempty("argmax", input, dim)
+def _arg_extreme(name: str, input, dim, keepdim):
+    """argmax/argmin: the flat index over every entry when dim is None (each dim kept as size 1
+    with keepdim), else the index along dim."""
+    if input._data.dtype == np.bool_:
+        raise RuntimeError(f"{name}(): does not support bool input")
+    _nonempty(name, input, dim)
     xp = backend.namespace_of(input._data)
+    find = xp.argmax if name == "argmax" else xp.argmin
     if dim is None:
-        return Tensor._make(xp.asarray(xp.argmax(input._data), dtype=np.int64))
+        shape = (1,) * input.ndim if keepdim else ()
+        return Tensor._make(xp.asarray(find(input._data), dtype=np.int64).reshape(shape))
     (d,) = normalize_dims(dim, input.ndim)
     if input.ndim == 0:
         return Tensor._make(xp.zeros((), dtype=np.int64))
-    return Tensor._make(xp.argmax(input._data, axis=d, keepdims=keepdim).astype(np.int64))
+    return Tensor._make(find(input._data, axis=d, keepdims=keepdim).astype(np.int64))
+
+
+def argmax(input, dim=None, keepdim=False):
+    return _arg_extreme("argmax", input, dim, keepdim)
 
 
 def argmin(input, dim=None, keepdim=False):
-    _nonempty("argmin", input, dim)
-    xp = backend.namespace_of(input._data)
-    if dim is None:
-        return Tensor._make(xp.asarray(xp.argmin(input._data), dtype=np.int64))
-    (d,) = normalize_dims(dim, input.ndim)
-    if input.ndim == 0:
-        return Tensor._make(xp.zeros((), dtype=np.int64))
-    return Tensor._make(xp.argmin(input._data, axis=d, keepdims=keepdim).astype(np.int64))
+    return _arg_extreme("argmin", input, dim, keepdim)
 
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     if input._data.dtype.kind not in "fc":
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. "
-                           f"Got {str(input.dtype)[6:].capitalize().replace('Int64', 'Long')}")
+                           f"Got {SCALAR_TYPE[input._data.dtype.name]}")
     if p in ("fro", None):
         p = 2
     if p == "nuc":   # the sum of singular values, as torch.linalg.matrix_norm
@@ -179,27 +221,28 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
 
 
 def logsumexp(input, dim, keepdim=False):
+    if input._data.dtype.kind in "bui":   # torch promotes bool and integers to the default float dtype
+        input = input.to(get_default_dtype())
     return apply(LOGSUMEXP, (input,), _dims_keep(input, dim, keepdim))
 
 
-def softmax(input, dim=None, dtype=None):
-    input, d = _softmax_args("softmax", input, dim, dtype)
-    return apply(SOFTMAX, (input,), (d,))
-
-
-def log_softmax(input, dim=None, dtype=None):
-    input, d = _softmax_args("log_softmax", input, dim, dtype)
-    return apply(LOG_SOFTMAX, (input,), (d,))
-
-
-def _softmax_args(name: str, input, dim, dtype):
-    """The input in dtype and the dim, normalized; PyTorch's kernels (one for the last dim) take floats only."""
+def _softmax(op: Op, input, dim, dtype):
+    """softmax or log_softmax: the input cast to dtype= first (ToCopyBackward0, as torch records it)."""
     if dtype is not None:
         input = input.to(dtype)
     (d,) = normalize_dims(_implicit_dim(input, dim), input.ndim)
-    floating_kernel(f"{name}_lastdim_kernel_impl" if d >= input.ndim - 1 else f"{name}_kernel_impl",
-                    input._data.dtype)
-    return input, d
+    if input.numel():   # an empty tensor of any dtype passes through, as in torch
+        lastdim = "_lastdim" if d == input.ndim - 1 or not input.ndim else ""
+        floating_kernel(f"{op.name}{lastdim}_kernel_impl", input._data.dtype)
+    return apply(op, (input,), (d,))
+
+
+def softmax(input, dim=None, dtype=None):
+    return _softmax(SOFTMAX, input, dim, dtype)
+
+
+def log_softmax(input, dim=None, dtype=None):
+    return _softmax(LOG_SOFTMAX, input, dim, dtype)
 
 
 def _implicit_dim(input, dim):
@@ -210,19 +253,24 @@ def _implicit_dim(input, dim):
     return 0 if input.ndim in (0, 1, 3) else 1
 
 
-def cumsum(input, dim, *, dtype=None):
-    if dtype is not None:
-        input = input.to(dtype)
+def _scan(op: Op, input, dim, dtype):
+    """cumsum or cumprod, in dtype= (cast first) or torch's default (int64 for bool and integers)."""
     (d,) = normalize_dims(dim, input.ndim)
-    return apply(CUMSUM, (input,), (d,))
+    if dtype is not None and as_np(dtype).kind == "b" and input.ndim and input.numel():
+        floating_kernel(f"{op.name}_out_cpu", np.dtype(np.bool_))
+    return apply(op, (input,), (d, _accumulated(input, dtype)))
+
+
+def cumsum(input, dim, *, dtype=None):
+    return _scan(CUMSUM, input, dim, dtype)
 
 
 def _bool_reduce(name, input, dim, keepdim):
     data = input._data
     fn = data.all if name == "all" else data.any
     xp = backend.namespace_of(data)
-    out = xp.asarray(fn()) if dim is None else xp.asarray(fn(axis=normalize_dims(dim, input.ndim) if input.ndim
-                                                               else None, keepdims=keepdim))
+    axis = normalize_dims(dim, input.ndim) if dim is not None and input.ndim else None
+    out = xp.asarray(fn(axis=axis, keepdims=bool(keepdim)))
     return Tensor._make(out.astype(np.uint8) if data.dtype == np.uint8 else out)
 
 
@@ -244,15 +292,11 @@ def count_nonzero(input, dim=None):
 
 
 def cumprod(input, dim, *, dtype=None):
-    if dtype is not None:
-        input = input.to(dtype)
-    elif input._data.dtype.kind in "bui":
-        input = input.long()
-    (d,) = normalize_dims(dim, input.ndim)
-    return apply(CUMPROD, (input,), (d,))
+    return _scan(CUMPROD, input, dim, dtype)
 
 
 def logcumsumexp(input, dim):
+    floating_kernel("logcumsumexp_out_cpu", input._data.dtype)
     (d,) = normalize_dims(dim, input.ndim)
     return apply(LOGCUMSUMEXP, (input,), (d,))
 
@@ -301,6 +345,9 @@ def aminmax(input, *, dim=None, keepdim=False):
 
 def dist(input, other, p=2):
     a, b, dtype = coerce_pair(input, other)
+    if (dtype or a._data.dtype).kind in "iu":
+        raise RuntimeError("norm(): input dtype should be either floating point or complex. "
+                           f"Got {SCALAR_TYPE[(dtype or a._data.dtype).name]} instead.")
     return apply(DIST, (a, b), (float(p),), dtype)
 
 
@@ -329,18 +376,15 @@ _defjvp(_symmetric, SOFTMAX)
 
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
-    if dtype is not None:
-        input = input.to(dtype)
-    elif input._data.dtype.kind in "bui":
-        input = input.long()
-    return apply(NANSUM, (input,), _dims_keep(input, dim, keepdim))
+    return apply(NANSUM, (input,), _dims_keep(input, dim, keepdim) + (_accumulated(input, dtype),))
 
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """nansum / the count of non-NaN entries, as torch composes it (DivBackward0)."""
     if input._data.dtype.kind not in "fc":
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
-                           f"{_SCALAR_TYPE.get(input._data.dtype.name, input._data.dtype.name)}")
+                           f"{SCALAR_TYPE[input._data.dtype.name]}")
+    _float_dtype("nanmean", dtype)
     count = sum(logical_not(isnan(input)), dim, keepdim)
     return nansum(input, dim, keepdim, dtype=dtype) / count
 

@@ -5,7 +5,7 @@ import numpy as np
 
 from .core import diagonal_view
 from .op import Op
-from .reduce import _norm_forward, _norm_vjp
+from .reduce import _cast, _norm_forward, _norm_vjp
 
 
 MATS = ("self", "mat2")
@@ -76,7 +76,7 @@ DIAGONAL = Op("diagonal", "DiagonalBackward0", "c = diag(A)",
               vjp_formulas=("ḡ on the diagonal of zeros",), params=("offset", "dim1", "dim2"), symbols=("A",),
               latex=r"$c = \operatorname{diag}($0)",
               vjp_latex=(r"\bar{g}\text{ on the diagonal of zeros}",))
-TRACE = Op("trace", "TraceBackward0", "c = tr A", lambda xp, a: xp.trace(a),
+TRACE = Op("trace", "TraceBackward0", "c = tr A", lambda xp, a: xp.trace(_cast(a, None)),   # a sum: int64 for integers
            vjp=(lambda xp, g, c, a: xp.diagonal_scatter(xp.broadcast_to(g, (min(a.shape),)), a.shape, 0, 0, 1),),
            vjp_formulas=("ḡ I",), symbols=("A",),
            latex=r"$c = \operatorname{tr} $0",

@@ -30,25 +30,46 @@ def _count(a, dims):
     return n
 
 
-DIMS = ("dim", "keepdim")
-_SCALAR_TYPE = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+def _cast(a, dtype):
+    """a as torch's sums and products read it: cast to their dtype= before they run; without one,
+    bool and integers as int64 (NumPy would choose uint64 for unsigned ones) and floats as they are."""
+    if dtype is None:
+        dtype = _INT64 if a.dtype.kind in "bui" else a.dtype
+    return a.astype(dtype, copy=False)
 
-SUM = Op("sum", "SumBackward0", "c = Σ a", lambda xp, a: a.sum(),
-         vjp=(lambda xp, g, c, a: xp.broadcast_to(g, a.shape),), vjp_formulas=("ḡ broadcast to a",),
+
+def _accumulate(fn, a, dtype, **axes):
+    """fn (sum, prod, nansum, cumsum, cumprod) of a cast as _cast says, in that dtype (NumPy's
+    default would widen int8 to int64, where torch's int8 sum wraps around)."""
+    a = _cast(a, dtype)
+    return fn(a, dtype=a.dtype, **axes)
+
+
+_INT64 = np.dtype(np.int64)
+# The sums, means and products below take their dtype= as a last param that param_names leaves out:
+# the forward casts to it, the engine casts ḡ back to the input's dtype, and torch's nodes keep no
+# dtype (SumBackward1 has _saved_dim and _saved_keepdim only).
+DIMS = ("dim", "keepdim")
+
+SUM = Op("sum", "SumBackward0", "c = Σ a", lambda xp, a, dtype: _accumulate(xp.sum, a, dtype),
+         vjp=(lambda xp, g, c, a, dtype: xp.broadcast_to(g, a.shape),), vjp_formulas=("ḡ broadcast to a",),
          latex=r"$c = \sum $0",
          vjp_latex=(r"\bar{g}\text{ broadcast to the shape of } $0",))
-SUM_DIM = Op("sum", "SumBackward1", "c = Σ_dim a", lambda xp, a, dims, keep: a.sum(axis=dims, keepdims=keep),
-             vjp=(lambda xp, g, c, a, dims, keep: xp.broadcast_to(restore(xp, g, dims, keep, a.ndim), a.shape),),
+SUM_DIM = Op("sum", "SumBackward1", "c = Σ_dim a",
+             lambda xp, a, dims, keep, dtype: _accumulate(xp.sum, a, dtype, axis=dims, keepdims=keep),
+             vjp=(lambda xp, g, c, a, dims, keep, dtype:
+                  xp.broadcast_to(restore(xp, g, dims, keep, a.ndim), a.shape),),
              vjp_formulas=("ḡ broadcast over dim",), params=DIMS,
              latex=r"$c = \sum_{\text{dim } $dim} $0$?keepdim{\text{ (keepdim)}}",
              vjp_latex=(r"\bar{g}\text{ broadcast over dim } $dim",))
-MEAN = Op("mean", "MeanBackward0", "c = mean a", lambda xp, a: a.mean(),
-          vjp=(lambda xp, g, c, a: xp.broadcast_to(g / (_count(a, range(a.ndim)) or 1), a.shape),),
+MEAN = Op("mean", "MeanBackward0", "c = mean a", lambda xp, a, dtype: _cast(a, dtype).mean(),
+          vjp=(lambda xp, g, c, a, dtype: xp.broadcast_to(g / (_count(a, range(a.ndim)) or 1), a.shape),),
           vjp_formulas=("ḡ / n broadcast to a",),
           latex=r"$c = \frac{1}{n} \sum $0",
           vjp_latex=(r"\frac{\bar{g}}{n} \text{ broadcast to the shape of } $0",))
-MEAN_DIM = Op("mean", "MeanBackward1", "c = mean_dim a", lambda xp, a, dims, keep: a.mean(axis=dims, keepdims=keep),
-              vjp=(lambda xp, g, c, a, dims, keep:
+MEAN_DIM = Op("mean", "MeanBackward1", "c = mean_dim a",
+              lambda xp, a, dims, keep, dtype: _cast(a, dtype).mean(axis=dims, keepdims=keep),
+              vjp=(lambda xp, g, c, a, dims, keep, dtype:
                    xp.broadcast_to(restore(xp, g, dims, keep, a.ndim) / _count(a, dims), a.shape),),
               vjp_formulas=("ḡ / n broadcast over dim",), params=DIMS,
               latex=r"$c = \operatorname{mean}_{\text{dim } $dim} $0$?keepdim{\text{ (keepdim)}}",
@@ -81,7 +102,7 @@ STD = Op("std", "StdBackward0", "c = √(Σ(a − ā)² / (n − k))",
          vjp_latex=(r"\bar{g} \odot \frac{$0 - \bar{$0}}{(n - k)\, $c}",))
 
 
-def _prod_vjp(xp, g, c, a, dims, keep):
+def _prod_vjp(xp, g, c, a, dims, keep, dtype):
     g, c = restore(xp, g, dims, keep, a.ndim), restore(xp, c, dims, keep, a.ndim)
     zero = (a if xp.arrays else a._data) == 0
     if not zero.any():
@@ -91,7 +112,7 @@ def _prod_vjp(xp, g, c, a, dims, keep):
     # entries, times the zero entries other than this one (each 0, but not constant).
     count = zero.sum(axis=dims, keepdims=True)
     safe = xp.where(zero, 1, a)
-    p = safe.prod(axis=dims, keepdims=True) if xp.arrays else xp.apply(PROD_DIM, (safe,), (dims, True))
+    p = safe.prod(axis=dims, keepdims=True) if xp.arrays else xp.apply(PROD_DIM, (safe,), (dims, True, None))
     zeros = xp.sum(xp.where(zero, a, 0), axis=dims, keepdims=True)
     one, two = count == 1, count == 2
     others = xp.where(zero & one, p,
@@ -101,11 +122,12 @@ def _prod_vjp(xp, g, c, a, dims, keep):
     return g * others
 
 
-PROD = Op("prod", "ProdBackward0", "c = Π a", lambda xp, a, dims, keep: a.prod(),
+PROD = Op("prod", "ProdBackward0", "c = Π a", lambda xp, a, dims, keep, dtype: _accumulate(xp.prod, a, dtype),
           vjp=(quiet(_prod_vjp),), vjp_formulas=("ḡ ⊙ c / a",), params=DIMS, saves=("self", "result"),
           latex=r"$c = \prod $0",
           vjp_latex=(r"\bar{g} \odot \frac{$c}{$0}",))
-PROD_DIM = Op("prod", "ProdBackward1", "c = Π_dim a", lambda xp, a, dims, keep: a.prod(axis=dims, keepdims=keep),
+PROD_DIM = Op("prod", "ProdBackward1", "c = Π_dim a",
+              lambda xp, a, dims, keep, dtype: _accumulate(xp.prod, a, dtype, axis=dims, keepdims=keep),
               vjp=(quiet(_prod_vjp),), vjp_formulas=("ḡ ⊙ c / a",), params=DIMS, saves=("self", "result"),
               latex=r"$c = \prod_{\text{dim } $dim} $0",
               vjp_latex=(r"\bar{g} \odot \frac{$c}{$0}",))
@@ -260,19 +282,19 @@ LOG_SOFTMAX = Op("log_softmax", "LogSoftmaxBackward0", "c = a − log Σ eᵃ", 
                  latex=r"$c = $0 - \log \sum_{\text{dim } $dim} e^{$0}",
                  vjp_latex=(r"\bar{g} - e^{$c} \sum_{\text{dim } $dim} \bar{g}",))
 CUMSUM = Op("cumsum", "CumsumBackward0", "cᵢ = Σ_{j≤i} aⱼ",
-            lambda xp, a, dim: xp.cumsum(a, axis=dim) if a.ndim else a.copy(),
-            vjp=(lambda xp, g, c, a, dim:
+            lambda xp, a, dim, dtype: _accumulate(xp.cumsum, a, dtype, axis=dim) if a.ndim else _cast(a, dtype).copy(),
+            vjp=(lambda xp, g, c, a, dim, dtype:
                  xp.flip(xp.cumsum(xp.flip(g, axis=dim), axis=dim), axis=dim) if a.ndim else g,),
             vjp_formulas=("reverse cumulative sum of ḡ",), params=("dim",),
             latex=r"{$c}_i = \sum_{j \le i} $0_j",
             vjp_latex=(r"\text{reverse cumulative sum of } \bar{g}",))
 
 
-_ALL = object()   # max()/min() without dim= (an explicit dim=None is an error in torch)
+_ALL = object()   # sum, mean, prod, max, min without dim=: torch tells it from dim=None given
 
 
 # -- more reductions and scans -------------------------------------------------------------
-def _cumprod_vjp(xp, g, c, a, dim):
+def _cumprod_vjp(xp, g, c, a, dim, dtype):
     if a.ndim == 0:
         return g
     zero = (a if xp.arrays else a._data) == 0
@@ -297,7 +319,8 @@ def _cumprod_last(xp, a):
 
 
 CUMPROD = Op("cumprod", "CumprodBackward0", "cᵢ = Π_{j≤i} aⱼ",
-             lambda xp, a, dim: contiguous(xp.cumprod(a, axis=dim)) if a.ndim else a.copy(),
+             lambda xp, a, dim, dtype:
+             contiguous(_accumulate(xp.cumprod, a, dtype, axis=dim)) if a.ndim else _cast(a, dtype).copy(),
              vjp=(quiet(_cumprod_vjp),), vjp_formulas=("Σ_{j≥i} ḡⱼ Π_{k≤j, k≠i} aₖ",), params=("dim",),
              saves=("self", "result"),
              latex=r"{$c}_i = \prod_{j \le i} $0_j",
@@ -414,8 +437,8 @@ DIST = Op("dist", "DistBackward0", "c = ‖a − b‖ₚ", quiet(lambda xp, a, b
 
 # -- more of torch's op table: sums that skip NaN, running extremes, k-th values, the trapezoid rule --
 NANSUM = Op("nansum", "NansumBackward0", "c = Σ a (NaN as 0)",
-            lambda xp, a, dims, keep: xp.asarray(xp.nansum(a, axis=dims, keepdims=keep)),
-            vjp=(lambda xp, g, c, a, dims, keep: xp.where(a != a, 0.0, restore(xp, g, dims, keep, a.ndim)),),
+            lambda xp, a, dims, keep, dtype: xp.asarray(_accumulate(xp.nansum, a, dtype, axis=dims, keepdims=keep)),
+            vjp=(lambda xp, g, c, a, dims, keep, dtype: xp.where(a != a, 0.0, restore(xp, g, dims, keep, a.ndim)),),
             vjp_formulas=("ḡ where a is not NaN",), params=DIMS,
             latex=r"$c = \sum_{$0 \ne \mathrm{nan}} $0", vjp_latex=(r"\bar{g} \odot [$0 \ne \mathrm{nan}]",))
 
