@@ -263,3 +263,29 @@ def test_random_creation_matches_torch_dtypes_and_shapes():
     assert gradviz.tensor(like).bernoulli(1.0).tolist() == [[1.0] * 3] * 2
     draws = gradviz.randint_like(gradviz.zeros(100), 3, 9)
     assert 3 <= draws.min().item() and draws.max().item() < 9
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_atan2_gradient_at_the_origin_matches_torch(dtype):
+    """PyTorch masks 1/(a² + b²) where a² + b² is 0 (the origin, or a sum that underflowed), so atan2(0, 0)
+    passes back 0 with PyTorch's signed zeros, not 0/0; a subnormal sum still gives inf, and inf inputs nan."""
+    real = pytest.importorskip("torch")
+    inf = float("inf")
+    a = [0.0, -0.0, 0.0, -0.0, 0.0, 1e-30, 3e-20, 3.0, inf, 1.0, 1e30]
+    b = [0.0, 0.0, -0.0, -0.0, 0.0, 1e-30, 0.0, 4.0, 1.0, inf, 1e30]
+    g = [1.0, 1.0, 1.0, 1.0, -1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 2.0]
+    results = []
+    for lib in (gradviz, real):
+        x = lib.tensor(a, dtype=getattr(lib, dtype), requires_grad=True)
+        y = lib.tensor(b, dtype=getattr(lib, dtype), requires_grad=True)
+        out = lib.atan2(x, y)
+        out.backward(lib.tensor(g, dtype=getattr(lib, dtype)))
+        assert out.grad_fn.name() == "Atan2Backward0"
+        results.append((x.grad.numpy(), y.grad.numpy()))
+    for ours, theirs in zip(*results):
+        np.testing.assert_array_equal(ours, theirs)
+        np.testing.assert_array_equal(np.signbit(ours), np.signbit(theirs))
+    x = gradviz.tensor([0.0], requires_grad=True)
+    x.atan2(gradviz.tensor([0.0])).backward()
+    assert x.grad.tolist() == [0.0]
