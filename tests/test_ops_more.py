@@ -289,3 +289,34 @@ def test_atan2_gradient_at_the_origin_matches_torch(dtype):
     x = gradviz.tensor([0.0], requires_grad=True)
     x.atan2(gradviz.tensor([0.0])).backward()
     assert x.grad.tolist() == [0.0]
+
+
+NO_DEGREES_OF_FREEDOM = """
+print(torch.tensor([1.]).std(), torch.tensor([1.]).var(), torch.std(torch.tensor([1.])), torch.ones(3, 1).var(1))
+print(torch.tensor([1.]).var(correction=0), torch.ones(3, 1).var(0), torch.ones(2, 3).std((0, 1), correction=5.5))
+print(torch.std_mean(torch.tensor([1.])), torch.var_mean(torch.tensor([1.]), correction=2))
+print(torch.ones(0, 3).var(1), torch.ones(3, 0).var(1), torch.tensor(2.5).var())
+for correction, values, dim in [(1, [1.], None), (1, [1.], 0), (2, [1., 2.], 0), (3, [1., 2.], 0), (2, [1., 1.], None)]:
+    for fn in (torch.var, torch.std):
+        x = torch.tensor(values, requires_grad=True)
+        (fn(x, correction=correction) if dim is None else fn(x, dim, correction=correction)).backward()
+        print(x.grad)
+x = torch.tensor([[float('-inf'), float('-inf')], [0., 1.], [float('inf'), 1.]], requires_grad=True)
+y = torch.logsumexp(x, 1)
+y.backward(torch.ones(3))
+print(y, x.grad)
+"""
+
+
+@pytest.mark.torch
+def test_no_degrees_of_freedom_warns_as_torch_and_logsumexp_of_minus_inf_is_silent():
+    """std()/var() with correction ≥ n warn PyTorch's UserWarning (not NumPy's RuntimeWarning) and their
+    gradients are PyTorch's nan/inf (no ZeroDivisionError); logsumexp's VJP on a row of −inf is nan, unwarned."""
+    pytest.importorskip("torch")
+    from parity import gradviz_output, torch_output
+    ours, our_warnings = gradviz_output(NO_DEGREES_OF_FREEDOM)
+    theirs, their_warnings = torch_output(NO_DEGREES_OF_FREEDOM)
+    assert ours == theirs
+    assert our_warnings == their_warnings
+    assert our_warnings[0] == ("std(): degrees of freedom is <= 0. Correction should be strictly less than the "
+                               "reduction factor (input numel divided by output numel).")
