@@ -6,6 +6,7 @@ import numpy as np
 from .. import backend
 from .nnops import _sigmoid
 from .op import Op
+from .pointwise import quiet
 
 
 def _rows(logp, target):
@@ -106,7 +107,66 @@ HUBER_LOSS = _difference_loss("huber_loss", "HuberLossBackward0",
                               vjp_latex=(r"\bar{g} \odot \frac{\operatorname{clamp}(d,\, -\delta,\, \delta)}{N}", r"-\bar{g} \odot \frac{\operatorname{clamp}(d,\, -\delta,\, \delta)}{N}",))
 
 
-# -- binary cross-entropy on logits: ℓ = (1 − t)x + (1 + (p − 1)t)·softplus(−x), weighted --------
+# -- binary cross-entropy: PyTorch's kernels, each product in its order, the mean a division by N ---------
+def _weighted(xp, x, weight):
+    """x ⊙ w in x's dtype: PyTorch multiplies by the weight in place (loss.mul_(weight))."""
+    if weight is None:
+        return x
+    if xp.arrays:
+        return (x * weight).astype(x.dtype, copy=False)
+    return x * weight.astype(x._data.dtype, copy=False)
+
+
+def _per_mean(x, reduction, n):
+    """x / N for reduction="mean" (PyTorch divides the gradient by the input's numel), else x."""
+    return x / n if reduction == "mean" else x
+
+
+def _numel(a):
+    return int(np.prod(a.shape))
+
+
+def _reduced_losses(xp, losses, reduction):
+    """_reduced, with PyTorch's silent NaN for the mean of no losses."""
+    if reduction == "mean" and losses.size == 0:
+        return xp.full((), np.nan, dtype=losses.dtype)
+    return _reduced(losses, reduction)
+
+
+# on probabilities: ℓ = −w ⊙ (t max(log p, −100) + (1 − t) max(log(1 − p), −100))
+_BCE_EPSILON = float(np.float32(1e-12))   # ATen's `constexpr float EPSILON = 1e-12`, as a double sees it
+
+
+def _bce_forward(xp, p, t, weight, reduction):
+    # ATen's kernel: (t − 1)·max(log1p(−p), −100) − t·max(log p, −100); its order gives its signed zeros
+    losses = (t - 1) * xp.maximum(xp.log1p(-p), -100) - t * xp.maximum(xp.log(p), -100)
+    return _reduced_losses(xp, _weighted(xp, losses, weight), reduction)
+
+
+def _bce_dp(xp, g, c, p, t, weight, reduction):
+    # ḡ (p − t) / max((1 − p) p, ε): finite at p = 0 and p = 1, where the clamped loss is flat or 100·w
+    grad = g * (p - t) / xp.maximum((1 - p) * p, _BCE_EPSILON)
+    return _per_mean(_weighted(xp, grad, weight), reduction, _numel(p))
+
+
+def _bce_dt(xp, g, c, p, t, weight, reduction):
+    # −logit(p) ḡ: the unclamped derivative, ±inf at p = 0 and p = 1 as in PyTorch
+    grad = -xp.log(p / (1 - p)) * g
+    return _per_mean(_weighted(xp, grad, weight), reduction, _numel(t))
+
+
+BINARY_CROSS_ENTROPY = Op("binary_cross_entropy", "BinaryCrossEntropyBackward0",
+                          "ℓ = −mean w ⊙ (t max(log p, −100) + (1 − t) max(log(1 − p), −100))",
+                          quiet(_bce_forward), vjp=(quiet(_bce_dp), quiet(_bce_dt)),
+                          vjp_formulas=("ḡ ⊙ w ⊙ (p − t) / max(p(1 − p), ε) / N", "ḡ ⊙ w ⊙ (log(1 − p) − log p) / N"),
+                          args=("self", "target"), params=("weight", "reduction"),
+                          saves=("self", "target"), symbols=("p", "t"),
+                          latex=r"$c = -\frac{1}{N} \sum w \odot \left($1 \max(\log $0,\, -100) + (1 - $1) \max(\log(1 - $0),\, -100)\right)",
+                          vjp_latex=(r"\bar{g} \odot w \odot \frac{$0 - $1}{N \max\left($0 (1 - $0),\, \varepsilon\right)}",
+                                     r"\bar{g} \odot w \odot \frac{\log(1 - $0) - \log $0}{N}",))
+
+
+# on logits: ℓ = (1 − t)x + (1 + (p − 1)t)·softplus(−x), weighted
 def _softplus_neg(xp, x):
     """log(1 + e^(−x)) without overflow."""
     return xp.maximum(-x, 0) + xp.log1p(xp.exp(-xp.abs(x)))
