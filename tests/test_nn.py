@@ -242,6 +242,31 @@ print(torch.nn.BCELoss(weight=T([1., 2.]), reduction='sum')(T([0.3, 0.4]), T([1.
 with torch.no_grad():
     print(F.binary_cross_entropy(T([0.3]), T([1.]), weight=T([1.], requires_grad=True)))
 """,
+    "bce_with_logits_saturated": """
+F = torch.nn.functional
+x = torch.tensor([100., -100.], requires_grad=True)
+l = F.binary_cross_entropy_with_logits(x, torch.tensor([1., 0.]))
+l.backward()
+print(l, x.grad)
+for dtype in (torch.float32, torch.float64):
+    for pos_weight in (None, torch.tensor([2., 0.5, 1., 3.], dtype=dtype)):
+        x = torch.tensor([100., -100., 1000., -1000.], dtype=dtype, requires_grad=True)
+        t = torch.tensor([0., 1., 0., 1.], dtype=dtype, requires_grad=True)
+        l = F.binary_cross_entropy_with_logits(x, t, pos_weight=pos_weight, reduction='none')
+        l.sum().backward()
+        print(l, x.grad, t.grad)
+        x = torch.tensor([100., -100., 3., -2.], dtype=dtype, requires_grad=True)
+        t = torch.tensor([1., 0., 0.25, 1.], dtype=dtype, requires_grad=True)
+        l = F.binary_cross_entropy_with_logits(x, t, weight=torch.tensor([1., 2., 0.5, 1.], dtype=dtype),
+                                               pos_weight=pos_weight)
+        l.backward()
+        print(x.grad, t.grad)
+x, t = torch.tensor([0.3, -2.]), torch.tensor([1., 0.])
+print(F.binary_cross_entropy_with_logits(x, t, weight=torch.tensor([1., 2.], dtype=torch.float64)),
+      F.binary_cross_entropy_with_logits(x, t, pos_weight=torch.tensor([1., 2.], dtype=torch.float64)),
+      F.binary_cross_entropy_with_logits(x, t.double()), F.binary_cross_entropy_with_logits(x.double(), t))
+print(F.binary_cross_entropy_with_logits(x, t, size_average=False))
+""",
 }
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import backend
-from .nnops import _sigmoid
+# the modules, not their records: the registry files a record under the module that binds it
+from . import nnops, pointwise
+from .nnops import _softplus
 from .op import Op
 from .pointwise import quiet
 
@@ -108,6 +110,12 @@ HUBER_LOSS = _difference_loss("huber_loss", "HuberLossBackward0",
 
 
 # -- binary cross-entropy: PyTorch's kernels, each product in its order, the mean a division by N ---------
+def _of(xp, op, x):
+    """op's value at x: its forward on arrays; on Tensors (create_graph) its node, as PyTorch's
+    backward formula records it (SigmoidBackward0, LogSigmoidBackward0)."""
+    return op.forward(xp, x) if xp.arrays else xp.apply(op, (x,))
+
+
 def _weighted(xp, x, weight):
     """x ⊙ w in x's dtype: PyTorch multiplies by the weight in place (loss.mul_(weight))."""
     if weight is None:
@@ -166,45 +174,41 @@ BINARY_CROSS_ENTROPY = Op("binary_cross_entropy", "BinaryCrossEntropyBackward0",
                                      r"\bar{g} \odot w \odot \frac{\log(1 - $0) - \log $0}{N}",))
 
 
-# on logits: ℓ = (1 − t)x + (1 + (p − 1)t)·softplus(−x), weighted
-def _softplus_neg(xp, x):
-    """log(1 + e^(−x)) without overflow."""
-    return xp.maximum(-x, 0) + xp.log1p(xp.exp(-xp.abs(x)))
-
-
+# on logits: ℓ = (1 − t)x − (1 + (p − 1)t) log σ(x), weighted
 def _bce_logits_forward(xp, x, t, weight, pos_weight, reduction):
+    # ATen: (1 − t).mul_(x).sub_(log σ(x) ⊙ log_weight), then .mul_(w): in place, so the loss keeps the
+    # dtype of 1 − t whatever the dtypes of x, w and p
     log_weight = 1 if pos_weight is None else (pos_weight - 1) * t + 1
-    losses = (1 - t) * x + log_weight * _softplus_neg(xp, x)
-    if weight is not None:
-        losses = losses * weight
-    return _reduced(losses, reduction)
+    losses = (1 - t) * x + log_weight * _softplus(xp, -x)
+    losses = losses.astype((1 - t).dtype, copy=False)
+    return _reduced(_weighted(xp, losses, weight), reduction)
 
 
 def _bce_logits_dx(xp, g, c, x, t, weight, pos_weight, reduction):
+    # ATen's σ(x) (1/(1 + e^(−x)), 0 once e^(−x) overflows), so a saturated logit passes back exactly 0
+    s = _of(xp, pointwise.SIGMOID, x)
     if pos_weight is None:
-        inner = _sigmoid(xp, x) - t
+        inner = s - t
     else:
-        inner = (1 - t) - ((pos_weight - 1) * t + 1) * _sigmoid(xp, -x)
-    if weight is not None:
-        inner = inner * weight
-    return g * inner * _mean_scale(x, t, reduction)
+        pt = pos_weight * t
+        inner = (pt + 1 - t) * s - pt
+    return _per_mean(_weighted(xp, inner * g, weight), reduction, _numel(x))
 
 
 def _bce_logits_dt(xp, g, c, x, t, weight, pos_weight, reduction):
-    inner = -x if pos_weight is None else (pos_weight - 1) * _softplus_neg(xp, x) - x
-    if weight is not None:
-        inner = inner * weight
-    return g * inner * _mean_scale(x, t, reduction)
+    inner = -x if pos_weight is None else _of(xp, nnops.LOGSIGMOID, -x) - pos_weight * _of(xp, nnops.LOGSIGMOID, x)
+    return _per_mean(_weighted(xp, inner * g, weight), reduction, _numel(t))
 
 
 BCE_WITH_LOGITS = Op("binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward0",
                      "ℓ = mean w ⊙ ((1 − t)x + (1 + (p − 1)t) log(1 + e^(−x)))", _bce_logits_forward,
-                     vjp=(_bce_logits_dx, _bce_logits_dt),
-                     vjp_formulas=("ḡ ⊙ w ⊙ (σ(x) − t)/N (p = 1)", "ḡ ⊙ w ⊙ ((p − 1) log(1 + e^(−x)) − x)/N"),
+                     vjp=(quiet(_bce_logits_dx), quiet(_bce_logits_dt)),
+                     vjp_formulas=("ḡ ⊙ w ⊙ ((1 + (p − 1)t) σ(x) − pt)/N", "ḡ ⊙ w ⊙ (log σ(−x) − p log σ(x))/N"),
                      args=("self", "target"), params=("weight", "pos_weight", "reduction"),
                      saves=("self", "target"), symbols=("x", "t"),
-                     latex=r"$c = \frac{1}{N} \sum w \odot \left((1 - t)\, x + (1 + (p - 1)\, t) \log(1 + e^{-x})\right)",
-                     vjp_latex=(r"\bar{g} \odot w \odot \frac{\sigma(x) - t}{N} \text{ (for } p = 1\text{)}", r"\bar{g} \odot w \odot \frac{(p - 1) \log(1 + e^{-x}) - x}{N}",))
+                     latex=r"$c = \frac{1}{N} \sum w \odot \left((1 - $1)\, $0 + (1 + (p - 1)\, $1) \log(1 + e^{-$0})\right)",
+                     vjp_latex=(r"\bar{g} \odot w \odot \frac{(1 + (p - 1)\, $1)\, \sigma($0) - p\, $1}{N}",
+                                r"\bar{g} \odot w \odot \frac{\log \sigma(-$0) - p \log \sigma($0)}{N}",))
 
 
 # -- more of torch's op table: margin and likelihood losses ------------------------------------------
