@@ -267,6 +267,16 @@ print(F.binary_cross_entropy_with_logits(x, t, weight=torch.tensor([1., 2.], dty
       F.binary_cross_entropy_with_logits(x, t.double()), F.binary_cross_entropy_with_logits(x.double(), t))
 print(F.binary_cross_entropy_with_logits(x, t, size_average=False))
 """,
+    "target_size_warnings": """
+F = torch.nn.functional
+print(F.mse_loss(torch.zeros(3, 1), torch.zeros(3)), torch.nn.MSELoss()(torch.zeros(3, 1), torch.zeros(3)))
+print(F.l1_loss(torch.zeros(3, 1), torch.zeros(3)), torch.nn.L1Loss()(torch.zeros(3, 1), torch.zeros(3)))
+print(F.smooth_l1_loss(torch.zeros(3, 1), torch.zeros(3)), F.mse_loss(torch.zeros(3), torch.zeros(3)))
+try:
+    F.mse_loss(torch.zeros(3), torch.zeros(2, 3), reduction='bad')
+except ValueError as e:
+    print(e)
+""",
 }
 
 

@@ -71,6 +71,8 @@ def _legacy_reduction(size_average, reduce, reduction):
 
 
 def _check_same_size(input, target):
+    """The warning of torch's pointwise losses (mse, l1, smooth_l1, huber) whose target broadcasts
+    against an input of another size; stacklevel 3 names the code that called the loss."""
     if tuple(input.shape) != tuple(target.shape):
         warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
                       "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
@@ -78,8 +80,8 @@ def _check_same_size(input, target):
 
 
 def mse_loss(input, target, reduction="mean"):
-    if reduction not in ("none", "mean", "sum"):
-        raise ValueError(f"{reduction} is not a valid value for reduction")
+    _check_same_size(input, target)
+    _check_reduction(reduction)
     return apply(MSE_LOSS, _promoted(input, target), (reduction,))
 
 

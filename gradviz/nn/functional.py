@@ -6,8 +6,8 @@ from ..functions.conv import conv1d, conv2d  # noqa: F401
 from ..autograd.apply import apply
 from ..functions.linalg import linear  # noqa: F401
 from ..ops.loss import _reduced
-from ..functions.loss import (binary_cross_entropy, binary_cross_entropy_with_logits, huber_loss,  # noqa: F401
-                              mse_loss, nll_loss, smooth_l1_loss)
+from ..functions.loss import (_check_same_size, binary_cross_entropy, binary_cross_entropy_with_logits,  # noqa: F401
+                              huber_loss, mse_loss, nll_loss, smooth_l1_loss)
 from ..functions.nnops import (batch_norm, celu, dropout, elu, embedding, hardsigmoid, hardswish, hardtanh,
                                layer_norm, logsigmoid, mish, pairwise_distance, relu6, selu, silu)
 from ..functions.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool2d,
@@ -88,6 +88,7 @@ def _reduce_loss(losses, reduction):
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    _check_same_size(input, target)
     return _reduce_loss((input - target).abs(), reduction)
 
 
