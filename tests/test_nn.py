@@ -266,6 +266,12 @@ print(F.binary_cross_entropy_with_logits(x, t, weight=torch.tensor([1., 2.], dty
       F.binary_cross_entropy_with_logits(x, t, pos_weight=torch.tensor([1., 2.], dtype=torch.float64)),
       F.binary_cross_entropy_with_logits(x, t.double()), F.binary_cross_entropy_with_logits(x.double(), t))
 print(F.binary_cross_entropy_with_logits(x, t, size_average=False))
+print(F.binary_cross_entropy_with_logits(x.half(), t), F.binary_cross_entropy_with_logits(x, t.half()))
+for target in (torch.tensor([1, 0]), torch.tensor([True, False])):
+    try:
+        F.binary_cross_entropy_with_logits(x, target)
+    except RuntimeError as e:
+        print(e)
 """,
     "target_size_warnings": """
 F = torch.nn.functional

@@ -155,6 +155,14 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    t = target._data
+    if t.dtype == np.bool_:   # ATen's 1 − target
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                           "`logical_xor()` operator instead.")
+    if t.dtype.kind != "f":   # ATen's (1 − target).mul_(input): the loss is computed in place, in the target's dtype
+        rt = result_type((input._data, t)).name
+        raise RuntimeError(f"result type {SCALAR_TYPE.get(rt, rt)} can't be cast to the desired output type "
+                           f"{SCALAR_TYPE.get(t.dtype.name, t.dtype.name)}")
     w = None if weight is None else weight._data
     pw = None if pos_weight is None else pos_weight._data
     return apply(BCE_WITH_LOGITS, (input, target), (w, pw, reduction))
