@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 from op_inputs import graph_of
-from parity import needs_torch, real_torch as torch
+from parity import gradviz_output, needs_torch, real_torch as torch, torch_output
 
 import gradviz
 import gradviz.nn as nn
@@ -36,6 +36,7 @@ def away_from(points, shape, seed):
 X = away_from((-3, -1, 0, 1, 3, 6), (3, 4), 1)
 Y = away_from((), (3, 4), 2)
 P = np.random.default_rng(3).uniform(0.05, 1, (3, 4))   # probabilities / positive targets
+Q = np.random.default_rng(4).uniform(0.05, 0.95, (3, 4))   # probabilities inside (0, 1), away from BCE's clamp
 
 # name, program over (module t, functional Ft, *inputs), inputs, one node in torch
 CASES = [
@@ -67,6 +68,10 @@ CASES = [
     ("bce_with_logits_weights", lambda t, Ft, x, y: Ft.binary_cross_entropy_with_logits(
         x, y, weight=t.tensor([1.0, 2.0, 0.5, 3.0], dtype=t.float64),
         pos_weight=t.tensor([0.5, 1.0, 2.0, 4.0], dtype=t.float64), reduction="sum"), [X, P], True),
+    ("bce", lambda t, Ft, p, y: Ft.binary_cross_entropy(p, y), [Q, P], True),
+    ("bce_sum", lambda t, Ft, p, y: Ft.binary_cross_entropy(p, y, reduction="sum"), [Q, P], True),
+    ("bce_weight_none", lambda t, Ft, p, y: Ft.binary_cross_entropy(
+        p, y, weight=t.tensor([1.0, 2.0, 0.5, 3.0], dtype=t.float64), reduction="none"), [Q, P], True),
     ("kl_div", lambda t, Ft, x, y: Ft.kl_div(Ft.log_softmax(x, 1), y, reduction="batchmean"), [X, P], False),
     ("kl_div_sum", lambda t, Ft, x, y: Ft.kl_div(x, y, reduction="sum"), [X, P], False),
     ("kl_div_log_target", lambda t, Ft, x, y: Ft.kl_div(x, y, reduction="none", log_target=True), [X, Y], False),
@@ -131,7 +136,8 @@ def test_torch_parity(name, prog, arrays, single):
 
 
 SECOND_ORDER = ["elu", "selu", "silu", "mish", "logsigmoid", "hardswish", "layer_norm", "layer_norm_affine",
-                "batch_norm_train", "smooth_l1_loss", "huber_loss", "bce_with_logits", "bce_with_logits_weights", "normalize", "cosine_similarity"]
+                "batch_norm_train", "smooth_l1_loss", "huber_loss", "bce_with_logits", "bce_with_logits_weights", "normalize", "cosine_similarity",
+                "bce", "bce_weight_none"]
 
 
 @pytest.mark.parametrize("name", SECOND_ORDER)
@@ -177,6 +183,141 @@ def test_extreme_logits_stay_finite():
         assert np.isfinite(x.grad.numpy()).all(), fn.__name__
     loss = F.binary_cross_entropy_with_logits(x, gradviz.tensor([0.0, 1.0, 0.5, 0.0, 1.0], dtype=gradviz.float64))
     assert np.isfinite(loss.item())
+
+
+# programs printing what both libraries compute at the edges: values, gradients, grad_fn names, errors, warnings
+EDGE_SNIPPETS = {
+    "bce_saturated": """
+F = torch.nn.functional
+for t in ([1., 0.], [0., 1.]):
+    p = torch.tensor([1., 0.], requires_grad=True)
+    l = torch.nn.BCELoss()(p, torch.tensor(t))
+    l.backward()
+    print(l, p.grad)
+x = torch.tensor([20.], requires_grad=True)
+l = F.binary_cross_entropy(torch.sigmoid(x), torch.ones(1))
+l.backward()
+print(l, x.grad)
+print(F.binary_cross_entropy(torch.tensor([1., 0.]), torch.tensor([1., 0.]), reduction='none'))
+for dtype in (torch.float32, torch.float64):
+    for reduction in ('mean', 'sum', 'none'):
+        p = torch.tensor([0., 1., 0., 1., 0.25, 1e-30], dtype=dtype, requires_grad=True)
+        t = torch.tensor([0., 1., 1., 0., 0.5, 0.], dtype=dtype, requires_grad=True)
+        l = F.binary_cross_entropy(p, t, weight=torch.tensor([1., 2., 0.5, 3., 1.5, 1.], dtype=dtype),
+                                   reduction=reduction)
+        l.sum().backward()
+        print(l, p.grad, t.grad)
+        print(l.grad_fn.name(), [f if f is None else f.name() for f, _ in l.grad_fn.next_functions])
+""",
+    "bce_checks": """
+F = torch.nn.functional
+T = torch.tensor
+calls = [
+    lambda: F.binary_cross_entropy(T([0.5]), T([1.]), reduction='bad'),
+    lambda: F.binary_cross_entropy(T([0.5]), T([1., 0.]), reduction='bad'),
+    lambda: F.binary_cross_entropy(T([0.5]), T([1., 0.])),
+    lambda: F.binary_cross_entropy(T([float('nan')]), T([1.])),
+    lambda: F.binary_cross_entropy(T([0.5]), T([float('nan')])),
+    lambda: F.binary_cross_entropy(T([0.5, 1.5]), T([2., 1.])),
+    lambda: F.binary_cross_entropy(T([1.5, 0.5]), T([1., 2.])),
+    lambda: F.binary_cross_entropy(T([0.5, 0.2, 0.3]), T([1., 0., 1.]), weight=T([1., 2.])),
+    lambda: F.binary_cross_entropy(T([0.5, 0.2, 0.3]), T([1., 0., 1.]), weight=T([[1., 2., 3.], [1., 1., 1.]])),
+    lambda: F.binary_cross_entropy(T([1.5]), T([1.]), weight=T([[1.], [2.]])),
+    lambda: F.binary_cross_entropy(T([0.5], dtype=torch.float64), T([1.])),
+    lambda: F.binary_cross_entropy(T([1.5]), T([1.], dtype=torch.float64)),
+    lambda: F.binary_cross_entropy(T([0.5]), T([1])),
+    lambda: F.binary_cross_entropy(T([1]), T([1])),
+    lambda: F.binary_cross_entropy(T([0.3]), T([1.]), weight=T([1.], requires_grad=True)),
+]
+for call in calls:
+    try:
+        print(call())
+    except (RuntimeError, ValueError, NotImplementedError) as e:
+        print(type(e).__name__, e)
+print(F.binary_cross_entropy(T([[0.5, 0.2, 0.3]]), T([[1., 0., 1.]]), weight=T([1., 2., 3.]), reduction='none'))
+print(F.binary_cross_entropy(T([0.5, 0.25]), T([1., 0.]), weight=T([2., 3.], dtype=torch.float64), reduction='none'))
+print(F.binary_cross_entropy(torch.zeros(0), torch.zeros(0)), F.binary_cross_entropy(torch.zeros(0), torch.zeros(0), reduction='sum'))
+print(F.binary_cross_entropy(T([0.3, 0.4]), T([1., 0.]), None, None, False))
+print(torch.nn.BCELoss(weight=T([1., 2.]), reduction='sum')(T([0.3, 0.4]), T([1., 0.])))
+with torch.no_grad():
+    print(F.binary_cross_entropy(T([0.3]), T([1.]), weight=T([1.], requires_grad=True)))
+""",
+    "bce_with_logits_saturated": """
+F = torch.nn.functional
+x = torch.tensor([100., -100.], requires_grad=True)
+l = F.binary_cross_entropy_with_logits(x, torch.tensor([1., 0.]))
+l.backward()
+print(l, x.grad)
+for dtype in (torch.float32, torch.float64):
+    for pos_weight in (None, torch.tensor([2., 0.5, 1., 3.], dtype=dtype)):
+        x = torch.tensor([100., -100., 1000., -1000.], dtype=dtype, requires_grad=True)
+        t = torch.tensor([0., 1., 0., 1.], dtype=dtype, requires_grad=True)
+        l = F.binary_cross_entropy_with_logits(x, t, pos_weight=pos_weight, reduction='none')
+        l.sum().backward()
+        print(l, x.grad, t.grad)
+        x = torch.tensor([100., -100., 3., -2.], dtype=dtype, requires_grad=True)
+        t = torch.tensor([1., 0., 0.25, 1.], dtype=dtype, requires_grad=True)
+        l = F.binary_cross_entropy_with_logits(x, t, weight=torch.tensor([1., 2., 0.5, 1.], dtype=dtype),
+                                               pos_weight=pos_weight)
+        l.backward()
+        print(x.grad, t.grad)
+x, t = torch.tensor([0.3, -2.]), torch.tensor([1., 0.])
+print(F.binary_cross_entropy_with_logits(x, t, weight=torch.tensor([1., 2.], dtype=torch.float64)),
+      F.binary_cross_entropy_with_logits(x, t, pos_weight=torch.tensor([1., 2.], dtype=torch.float64)),
+      F.binary_cross_entropy_with_logits(x, t.double()), F.binary_cross_entropy_with_logits(x.double(), t))
+print(F.binary_cross_entropy_with_logits(x, t, size_average=False))
+print(F.binary_cross_entropy_with_logits(x.half(), t), F.binary_cross_entropy_with_logits(x, t.half()))
+for target in (torch.tensor([1, 0]), torch.tensor([True, False])):
+    try:
+        F.binary_cross_entropy_with_logits(x, target)
+    except RuntimeError as e:
+        print(e)
+""",
+    "target_size_warnings": """
+F = torch.nn.functional
+print(F.mse_loss(torch.zeros(3, 1), torch.zeros(3)), torch.nn.MSELoss()(torch.zeros(3, 1), torch.zeros(3)))
+print(F.l1_loss(torch.zeros(3, 1), torch.zeros(3)), torch.nn.L1Loss()(torch.zeros(3, 1), torch.zeros(3)))
+print(F.smooth_l1_loss(torch.zeros(3, 1), torch.zeros(3)), F.mse_loss(torch.zeros(3), torch.zeros(3)))
+try:
+    F.mse_loss(torch.zeros(3), torch.zeros(2, 3), reduction='bad')
+except ValueError as e:
+    print(e)
+""",
+}
+
+
+@needs_torch
+@pytest.mark.torch
+@pytest.mark.parametrize("name", EDGE_SNIPPETS)
+def test_loss_edges_print_what_torch_prints(name):
+    ours, our_warnings = gradviz_output(EDGE_SNIPPETS[name])
+    theirs, their_warnings = torch_output(EDGE_SNIPPETS[name])
+    assert ours == theirs
+    assert our_warnings == their_warnings
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_bce_gradients_at_the_clamp_are_torchs_bits(dtype):
+    """At p = 0 and p = 1 the input gradient is ḡ (p − t) / max(p(1 − p), ε) with ATen's float ε, the target
+    gradient −logit(p) = ±inf; both bit for bit, signed zeros too, beside the finite ones."""
+    p = [0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 1e-30, 0.5, 0.75]
+    t = [0.0, 1.0, 1.0, 0.0, 0.5, 0.5, 0.0, 0.5, 0.25]
+    results = []
+    for lib, Ft in ((gradviz, F), (torch, torch.nn.functional)):
+        a = lib.tensor(p, dtype=getattr(lib, dtype), requires_grad=True)
+        b = lib.tensor(t, dtype=getattr(lib, dtype), requires_grad=True)
+        out = Ft.binary_cross_entropy(a, b, reduction="none")
+        out.backward(lib.ones_like(out))
+        results.append((out.detach().numpy(), a.grad.numpy(), b.grad.numpy(), out.grad_fn.name()))
+    (*ours, our_name), (*theirs, their_name) = results
+    assert our_name == their_name == "BinaryCrossEntropyBackward0"
+    for name, a, b in zip(("loss", "p.grad", "t.grad"), ours, theirs):
+        close = np.isclose(a, b, rtol=1e-6 if dtype == "float32" else 1e-15, atol=0)
+        assert np.array_equal(np.isfinite(a), np.isfinite(b)) and close[np.isfinite(b)].all(), (name, a, b)
+        assert np.array_equal(a[~np.isfinite(a)], b[~np.isfinite(b)]), name
+        np.testing.assert_array_equal(np.signbit(a), np.signbit(b), err_msg=name)
+    np.testing.assert_array_equal(ours[1], theirs[1])   # the input gradient's division is exact in both
 
 
 def test_errors_are_pytorchs():

@@ -263,3 +263,60 @@ def test_random_creation_matches_torch_dtypes_and_shapes():
     assert gradviz.tensor(like).bernoulli(1.0).tolist() == [[1.0] * 3] * 2
     draws = gradviz.randint_like(gradviz.zeros(100), 3, 9)
     assert 3 <= draws.min().item() and draws.max().item() < 9
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_atan2_gradient_at_the_origin_matches_torch(dtype):
+    """PyTorch masks 1/(a² + b²) where a² + b² is 0 (the origin, or a sum that underflowed), so atan2(0, 0)
+    passes back 0 with PyTorch's signed zeros, not 0/0; a subnormal sum still gives inf, and inf inputs nan."""
+    real = pytest.importorskip("torch")
+    inf = float("inf")
+    a = [0.0, -0.0, 0.0, -0.0, 0.0, 1e-30, 3e-20, 3.0, inf, 1.0, 1e30]
+    b = [0.0, 0.0, -0.0, -0.0, 0.0, 1e-30, 0.0, 4.0, 1.0, inf, 1e30]
+    g = [1.0, 1.0, 1.0, 1.0, -1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 2.0]
+    results = []
+    for lib in (gradviz, real):
+        x = lib.tensor(a, dtype=getattr(lib, dtype), requires_grad=True)
+        y = lib.tensor(b, dtype=getattr(lib, dtype), requires_grad=True)
+        out = lib.atan2(x, y)
+        out.backward(lib.tensor(g, dtype=getattr(lib, dtype)))
+        assert out.grad_fn.name() == "Atan2Backward0"
+        results.append((x.grad.numpy(), y.grad.numpy()))
+    for ours, theirs in zip(*results):
+        np.testing.assert_array_equal(ours, theirs)
+        np.testing.assert_array_equal(np.signbit(ours), np.signbit(theirs))
+    x = gradviz.tensor([0.0], requires_grad=True)
+    x.atan2(gradviz.tensor([0.0])).backward()
+    assert x.grad.tolist() == [0.0]
+
+
+NO_DEGREES_OF_FREEDOM = """
+print(torch.tensor([1.]).std(), torch.tensor([1.]).var(), torch.std(torch.tensor([1.])), torch.ones(3, 1).var(1))
+print(torch.tensor([1.]).var(correction=0), torch.ones(3, 1).var(0), torch.ones(2, 3).std((0, 1), correction=5.5))
+print(torch.std_mean(torch.tensor([1.])), torch.var_mean(torch.tensor([1.]), correction=2))
+print(torch.ones(0, 3).var(1), torch.ones(3, 0).var(1), torch.tensor(2.5).var())
+for correction, values, dim in [(1, [1.], None), (1, [1.], 0), (2, [1., 2.], 0), (3, [1., 2.], 0), (2, [1., 1.], None)]:
+    for fn in (torch.var, torch.std):
+        x = torch.tensor(values, requires_grad=True)
+        (fn(x, correction=correction) if dim is None else fn(x, dim, correction=correction)).backward()
+        print(x.grad)
+x = torch.tensor([[float('-inf'), float('-inf')], [0., 1.], [float('inf'), 1.]], requires_grad=True)
+y = torch.logsumexp(x, 1)
+y.backward(torch.ones(3))
+print(y, x.grad)
+"""
+
+
+@pytest.mark.torch
+def test_no_degrees_of_freedom_warns_as_torch_and_logsumexp_of_minus_inf_is_silent():
+    """std()/var() with correction ≥ n warn PyTorch's UserWarning (not NumPy's RuntimeWarning) and their
+    gradients are PyTorch's nan/inf (no ZeroDivisionError); logsumexp's VJP on a row of −inf is nan, unwarned."""
+    pytest.importorskip("torch")
+    from parity import gradviz_output, torch_output
+    ours, our_warnings = gradviz_output(NO_DEGREES_OF_FREEDOM)
+    theirs, their_warnings = torch_output(NO_DEGREES_OF_FREEDOM)
+    assert ours == theirs
+    assert our_warnings == their_warnings
+    assert our_warnings[0] == ("std(): degrees of freedom is <= 0. Correction should be strictly less than the "
+                               "reduction factor (input numel divided by output numel).")

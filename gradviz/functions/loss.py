@@ -10,7 +10,8 @@ import numpy as np
 from ..dtypes import SCALAR_TYPE, floating_kernel, from_numpy_dtype, result_type
 from ..ops.core import broadcast_error
 from ..autograd.apply import _grad_state, apply
-from ..ops.loss import BCE_WITH_LOGITS, HUBER_LOSS, MSE_LOSS, NLL_LOSS, SMOOTH_L1_LOSS, SOFT_MARGIN_LOSS, _reduced
+from ..ops.loss import (BCE_WITH_LOGITS, BINARY_CROSS_ENTROPY, HUBER_LOSS, MSE_LOSS, NLL_LOSS, SMOOTH_L1_LOSS,
+                        SOFT_MARGIN_LOSS, _reduced)
 from .shape import broadcast_tensors
 from .pointwise import minimum, where
 from .nnops import logsigmoid, pairwise_distance
@@ -61,22 +62,36 @@ def _promoted(kernel: str | None, input, target):
     return input, target
 
 
-def mse_loss(input, target, reduction="mean"):
-    if reduction not in ("none", "mean", "sum"):
-        raise ValueError(f"{reduction} is not a valid value for reduction")
-    return apply(MSE_LOSS, _promoted("mse_cpu", input, target), (reduction,))
-
-
 def _check_reduction(reduction):
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
+def _legacy_reduction(size_average, reduce, reduction):
+    """The reduction, or what the deprecated size_average/reduce pair means (with torch's warning)."""
+    if size_average is not None or reduce is not None:
+        size_average = True if size_average is None else size_average
+        reduce = True if reduce is None else reduce
+        reduction = "mean" if size_average and reduce else ("sum" if reduce else "none")
+        warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{reduction}' "
+                      "instead.", UserWarning, stacklevel=3)
+    _check_reduction(reduction)
+    return reduction
+
+
 def _check_same_size(input, target):
+    """The warning of torch's pointwise losses (mse, l1, smooth_l1, huber) whose target broadcasts
+    against an input of another size; stacklevel 3 names the code that called the loss."""
     if tuple(input.shape) != tuple(target.shape):
         warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
                       "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
                       "same size.", stacklevel=3)
+
+
+def mse_loss(input, target, reduction="mean"):
+    _check_same_size(input, target)
+    _check_reduction(reduction)
+    return apply(MSE_LOSS, _promoted("mse_cpu", input, target), (reduction,))
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
@@ -95,11 +110,68 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     return apply(HUBER_LOSS, _promoted("huber_cpu", input, target), (reduction, delta))
 
 
+def _broadcast_weight(target, weight):
+    """The shape torch.broadcast_shapes(target.size(), weight.size()) gives, or its error."""
+    shapes = (tuple(target.shape), tuple(weight.shape))
+    common = [1] * max(len(s) for s in shapes)
+    for index, shape in enumerate(shapes):
+        for d in range(-1, -1 - len(shape), -1):
+            if common[d] == 1:
+                common[d] = shape[d]
+            elif shape[d] not in (1, common[d]):
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {shape[d]} at {d}! Mismatching "
+                                   f"argument at index {index} had {(target, weight)[index].shape}; but expected shape "
+                                   f"should be broadcastable to {common}")
+    return tuple(common)
+
+
+def _check_probabilities(p, t):
+    """ATen's kernel checks each element's input, then its target, lying in [0, 1] (NaN does not)."""
+    bad_p, bad_t = ~((p >= 0) & (p <= 1)), ~((t >= 0) & (t <= 1))
+    bad = (bad_p | bad_t).reshape(-1)
+    if bool(bad.any()):
+        first = int(bad.argmax())
+        which = "input" if bool(bad_p.reshape(-1)[first]) else "target"
+        raise RuntimeError(f"all elements of {which} should be between 0 and 1")
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """−w (t log p + (1 − t) log(1 − p)), each log clamped at −100: one BinaryCrossEntropyBackward0
+    node, with torch's checks in torch's order."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}) "
+                         "is deprecated. Please ensure they have the same size.")
+    shape = None if weight is None else _broadcast_weight(target, weight)
+    if weight is not None and weight.requires_grad and _grad_state.enabled:
+        raise RuntimeError("The function 'binary_cross_entropy' is not differentiable with respect to argument "
+                           "'weight'. This input cannot have requires_grad True.")
+    p, t = input._data, target._data
+    if t.dtype != p.dtype:
+        raise RuntimeError(f"Found dtype {SCALAR_TYPE.get(t.dtype.name, t.dtype.name)} but expected "
+                           f"{SCALAR_TYPE.get(p.dtype.name, p.dtype.name)}")
+    if p.dtype.kind != "f":
+        raise NotImplementedError(f"\"binary_cross_entropy\" not implemented for "
+                                  f"'{SCALAR_TYPE.get(p.dtype.name, p.dtype.name)}'")
+    _check_probabilities(p, t)
+    if shape is not None and shape != tuple(input.shape):   # the kernel's loss.mul_(weight), in place
+        raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the broadcast shape {list(shape)}")
+    return apply(BINARY_CROSS_ENTROPY, (input, target), (None if weight is None else weight._data, reduction))
+
+
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
                                      pos_weight=None):
-    _check_reduction(reduction)
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    t = target._data
+    if t.dtype == np.bool_:   # ATen's 1 − target
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                           "`logical_xor()` operator instead.")
+    if t.dtype.kind != "f":   # ATen's (1 − target).mul_(input): the loss is computed in place, in the target's dtype
+        rt = result_type((input._data, t)).name
+        raise RuntimeError(f"result type {SCALAR_TYPE.get(rt, rt)} can't be cast to the desired output type "
+                           f"{SCALAR_TYPE.get(t.dtype.name, t.dtype.name)}")
     w = None if weight is None else weight._data
     pw = None if pos_weight is None else pos_weight._data
     return apply(BCE_WITH_LOGITS, (input, target), (w, pw, reduction))

@@ -7,7 +7,8 @@ from ..autograd.apply import apply
 from ..dtypes import SCALAR_TYPE
 from ..functions.linalg import linear  # noqa: F401
 from ..ops.loss import _reduced
-from ..functions.loss import binary_cross_entropy_with_logits, huber_loss, mse_loss, nll_loss, smooth_l1_loss
+from ..functions.loss import (_check_same_size, binary_cross_entropy, binary_cross_entropy_with_logits,  # noqa: F401
+                              huber_loss, mse_loss, nll_loss, smooth_l1_loss)
 from ..functions.nnops import (batch_norm, celu, dropout, elu, embedding, hardsigmoid, hardswish, hardtanh,
                                layer_norm, logsigmoid, mish, pairwise_distance, relu6, selu, silu)
 from ..functions.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool2d,
@@ -55,23 +56,6 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     return mul_scalar(loss, 1 - label_smoothing) + mul_scalar(smooth, label_smoothing / n_classes)
 
 
-def binary_cross_entropy(input, target, weight=None, reduction="mean"):
-    from ..functions.pointwise import clamp, log
-    if tuple(target.shape) != tuple(input.shape):
-        raise ValueError(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}) "
-                         "is deprecated. Please ensure they have the same size.")
-    a, t = input._data, target._data
-    if ((a < 0) | (a > 1)).any():   # a NaN loss would hide the bug: PyTorch refuses such inputs
-        raise RuntimeError("all elements of input should be between 0 and 1")
-    if ((t < 0) | (t > 1)).any():
-        raise RuntimeError("all elements of target should be between 0 and 1")
-    # PyTorch clamps the logs at -100 so that p = 0 or 1 gives a finite loss
-    losses = -(target * clamp(log(input), min=-100) + (1 - target) * clamp(log(1 - input), min=-100))
-    if weight is not None:
-        losses = losses * weight
-    return _reduced(losses, reduction)
-
-
 def one_hot(tensor, num_classes=-1):
     import numpy as np
     from ..tensor import Tensor
@@ -106,6 +90,7 @@ def _reduce_loss(losses, reduction):
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    _check_same_size(input, target)
     return _reduce_loss((input - target).abs(), reduction)
 
 

@@ -4,8 +4,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import backend
-from .nnops import _sigmoid
+# the modules, not their records: the registry files a record under the module that binds it
+from . import nnops, pointwise
+from .nnops import _softplus
 from .op import Op
+from .pointwise import quiet
 
 
 def _rows(logp, target):
@@ -106,45 +109,106 @@ HUBER_LOSS = _difference_loss("huber_loss", "HuberLossBackward0",
                               vjp_latex=(r"\bar{g} \odot \frac{\operatorname{clamp}(d,\, -\delta,\, \delta)}{N}", r"-\bar{g} \odot \frac{\operatorname{clamp}(d,\, -\delta,\, \delta)}{N}",))
 
 
-# -- binary cross-entropy on logits: ℓ = (1 − t)x + (1 + (p − 1)t)·softplus(−x), weighted --------
-def _softplus_neg(xp, x):
-    """log(1 + e^(−x)) without overflow."""
-    return xp.maximum(-x, 0) + xp.log1p(xp.exp(-xp.abs(x)))
+# -- binary cross-entropy: PyTorch's kernels, each product in its order, the mean a division by N ---------
+def _of(xp, op, x):
+    """op's value at x: its forward on arrays; on Tensors (create_graph) its node, as PyTorch's
+    backward formula records it (SigmoidBackward0, LogSigmoidBackward0)."""
+    return op.forward(xp, x) if xp.arrays else xp.apply(op, (x,))
 
 
-def _bce_logits_forward(xp, x, t, weight, pos_weight, reduction):
-    log_weight = 1 if pos_weight is None else (pos_weight - 1) * t + 1
-    losses = (1 - t) * x + log_weight * _softplus_neg(xp, x)
-    if weight is not None:
-        losses = losses * weight
+def _weighted(xp, x, weight):
+    """x ⊙ w in x's dtype: PyTorch multiplies by the weight in place (loss.mul_(weight))."""
+    if weight is None:
+        return x
+    if xp.arrays:
+        return (x * weight).astype(x.dtype, copy=False)
+    return x * weight.astype(x._data.dtype, copy=False)
+
+
+def _per_mean(x, reduction, n):
+    """x / N for reduction="mean" (PyTorch divides the gradient by the input's numel), else x."""
+    return x / n if reduction == "mean" else x
+
+
+def _numel(a):
+    return int(np.prod(a.shape))
+
+
+def _reduced_losses(xp, losses, reduction):
+    """_reduced, with PyTorch's silent NaN for the mean of no losses."""
+    if reduction == "mean" and losses.size == 0:
+        return xp.full((), np.nan, dtype=losses.dtype)
     return _reduced(losses, reduction)
 
 
+# on probabilities: ℓ = −w ⊙ (t max(log p, −100) + (1 − t) max(log(1 − p), −100))
+_BCE_EPSILON = float(np.float32(1e-12))   # ATen's `constexpr float EPSILON = 1e-12`, as a double sees it
+
+
+def _bce_forward(xp, p, t, weight, reduction):
+    # ATen's kernel: (t − 1)·max(log1p(−p), −100) − t·max(log p, −100); its order gives its signed zeros
+    losses = (t - 1) * xp.maximum(xp.log1p(-p), -100) - t * xp.maximum(xp.log(p), -100)
+    return _reduced_losses(xp, _weighted(xp, losses, weight), reduction)
+
+
+def _bce_dp(xp, g, c, p, t, weight, reduction):
+    # ḡ (p − t) / max((1 − p) p, ε): finite at p = 0 and p = 1, where the clamped loss is flat or 100·w
+    grad = g * (p - t) / xp.maximum((1 - p) * p, _BCE_EPSILON)
+    return _per_mean(_weighted(xp, grad, weight), reduction, _numel(p))
+
+
+def _bce_dt(xp, g, c, p, t, weight, reduction):
+    # −logit(p) ḡ: the unclamped derivative, ±inf at p = 0 and p = 1 as in PyTorch
+    grad = -xp.log(p / (1 - p)) * g
+    return _per_mean(_weighted(xp, grad, weight), reduction, _numel(t))
+
+
+BINARY_CROSS_ENTROPY = Op("binary_cross_entropy", "BinaryCrossEntropyBackward0",
+                          "ℓ = −mean w ⊙ (t max(log p, −100) + (1 − t) max(log(1 − p), −100))",
+                          quiet(_bce_forward), vjp=(quiet(_bce_dp), quiet(_bce_dt)),
+                          vjp_formulas=("ḡ ⊙ w ⊙ (p − t) / max(p(1 − p), ε) / N", "ḡ ⊙ w ⊙ (log(1 − p) − log p) / N"),
+                          args=("self", "target"), params=("weight", "reduction"),
+                          saves=("self", "target"), symbols=("p", "t"),
+                          latex=r"$c = -\frac{1}{N} \sum w \odot \left($1 \max(\log $0,\, -100) + (1 - $1) \max(\log(1 - $0),\, -100)\right)",
+                          vjp_latex=(r"\bar{g} \odot w \odot \frac{$0 - $1}{N \max\left($0 (1 - $0),\, \varepsilon\right)}",
+                                     r"\bar{g} \odot w \odot \frac{\log(1 - $0) - \log $0}{N}",))
+
+
+# on logits: ℓ = (1 − t)x − (1 + (p − 1)t) log σ(x), weighted
+def _bce_logits_forward(xp, x, t, weight, pos_weight, reduction):
+    # ATen: (1 − t).mul_(x).sub_(log σ(x) ⊙ log_weight), then .mul_(w): in place, so the loss keeps the
+    # dtype of 1 − t whatever the dtypes of x, w and p
+    log_weight = 1 if pos_weight is None else (pos_weight - 1) * t + 1
+    losses = (1 - t) * x + log_weight * _softplus(xp, -x)
+    losses = losses.astype((1 - t).dtype, copy=False)
+    return _reduced(_weighted(xp, losses, weight), reduction)
+
+
 def _bce_logits_dx(xp, g, c, x, t, weight, pos_weight, reduction):
+    # ATen's σ(x) (1/(1 + e^(−x)), 0 once e^(−x) overflows), so a saturated logit passes back exactly 0
+    s = _of(xp, pointwise.SIGMOID, x)
     if pos_weight is None:
-        inner = _sigmoid(xp, x) - t
+        inner = s - t
     else:
-        inner = (1 - t) - ((pos_weight - 1) * t + 1) * _sigmoid(xp, -x)
-    if weight is not None:
-        inner = inner * weight
-    return g * inner * _mean_scale(x, t, reduction)
+        pt = pos_weight * t
+        inner = (pt + 1 - t) * s - pt
+    return _per_mean(_weighted(xp, inner * g, weight), reduction, _numel(x))
 
 
 def _bce_logits_dt(xp, g, c, x, t, weight, pos_weight, reduction):
-    inner = -x if pos_weight is None else (pos_weight - 1) * _softplus_neg(xp, x) - x
-    if weight is not None:
-        inner = inner * weight
-    return g * inner * _mean_scale(x, t, reduction)
+    inner = -x if pos_weight is None else _of(xp, nnops.LOGSIGMOID, -x) - pos_weight * _of(xp, nnops.LOGSIGMOID, x)
+    return _per_mean(_weighted(xp, inner * g, weight), reduction, _numel(t))
 
 
 BCE_WITH_LOGITS = Op("binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward0",
                      "ℓ = mean w ⊙ ((1 − t)x + (1 + (p − 1)t) log(1 + e^(−x)))", _bce_logits_forward,
-                     vjp=(_bce_logits_dx, _bce_logits_dt),
-                     vjp_formulas=("ḡ ⊙ w ⊙ (σ(x) − t)/N (p = 1)", "ḡ ⊙ w ⊙ ((p − 1) log(1 + e^(−x)) − x)/N"),
+                     vjp=(quiet(_bce_logits_dx), quiet(_bce_logits_dt)),
+                     vjp_formulas=("ḡ ⊙ w ⊙ ((1 + (p − 1)t) σ(x) − pt)/N", "ḡ ⊙ w ⊙ (log σ(−x) − p log σ(x))/N"),
                      args=("self", "target"), params=("weight", "pos_weight", "reduction"),
                      saves=("self", "target"), symbols=("x", "t"),
-                     latex=r"$c = \frac{1}{N} \sum w \odot \left((1 - t)\, x + (1 + (p - 1)\, t) \log(1 + e^{-x})\right)",
-                     vjp_latex=(r"\bar{g} \odot w \odot \frac{\sigma(x) - t}{N} \text{ (for } p = 1\text{)}", r"\bar{g} \odot w \odot \frac{(p - 1) \log(1 + e^{-x}) - x}{N}",))
+                     latex=r"$c = \frac{1}{N} \sum w \odot \left((1 - $1)\, $0 + (1 + (p - 1)\, $1) \log(1 + e^{-$0})\right)",
+                     vjp_latex=(r"\bar{g} \odot w \odot \frac{(1 + (p - 1)\, $1)\, \sigma($0) - p\, $1}{N}",
+                                r"\bar{g} \odot w \odot \frac{\log \sigma(-$0) - p \log \sigma($0)}{N}",))
 
 
 # -- more of torch's op table: margin and likelihood losses ------------------------------------------

@@ -404,9 +404,19 @@ ATAN = _unary("atan", "AtanBackward0", "c = atan a", lambda xp, a: xp.arctan(a),
               lambda xp, g, c, a: g / (a * a + 1), "ḡ / (1 + a²)",
               latex=r"$c = \arctan $0",
               vjp_latex=(r"\frac{\bar{g}}{1 + $0^2}",))
+
+
+def _atan2_reciprocal(xp, a, b):
+    """1/(a² + b²), with 0 where a² + b² is 0: PyTorch's atan2 gradient masks the origin (and an
+    underflowed a² + b²), so atan2(0, 0) passes 0 back, not 0/0."""
+    d = a * a + b * b
+    return xp.where(d == 0, 0, 1 / d)
+
+
+# PyTorch's order: ḡ·b·r and ḡ·(−a)·r with r the masked reciprocal (which gives its signed zeros)
 ATAN2 = Op("atan2", "Atan2Backward0", "c = atan2(a, b)", quiet(lambda xp, a, b: xp.arctan2(a, b)),
-           vjp=(quiet(lambda xp, g, c, a, b: g * b / (a * a + b * b)),
-                quiet(lambda xp, g, c, a, b: -g * a / (a * a + b * b))),
+           vjp=(quiet(lambda xp, g, c, a, b: g * b * _atan2_reciprocal(xp, a, b)),
+                quiet(lambda xp, g, c, a, b: g * -a * _atan2_reciprocal(xp, a, b))),
            vjp_formulas=("ḡ ⊙ b / (a² + b²)", "−ḡ ⊙ a / (a² + b²)"), args=BINARY, saves=BINARY,
            latex=r"$c = \text{atan2}($0,\, $1)",
            vjp_latex=(r"\frac{\bar{g} \odot $1}{$0^2 + $1^2}", r"-\frac{\bar{g} \odot $0}{$0^2 + $1^2}",))

@@ -4,6 +4,7 @@ reductions check it (the functions of every module read it)."""
 from __future__ import annotations
 
 import builtins
+import warnings
 
 import numpy as np
 
@@ -80,8 +81,19 @@ def _centered(xp, a, dims):
     return a - a.mean(axis=dims, keepdims=True)
 
 
+def _spread(a, kind, dims, keep, k):
+    """a.var() or a.std() over dims with correction k. Where n − k ≤ 0 NumPy warns "Degrees of
+    freedom <= 0 for slice"; the public function has warned in PyTorch's words, so NumPy's is silenced."""
+    if _count(a, dims) - k > 0:
+        return getattr(a, kind)(axis=dims, keepdims=keep, ddof=k)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return getattr(a, kind)(axis=dims, keepdims=keep, ddof=k)
+
+
 def _var_vjp(xp, g, c, a, dims, keep, k):
-    return restore(xp, g, dims, keep, a.ndim) * _centered(xp, a, dims) * (2.0 / (_count(a, dims) - k))
+    # 2/(n − k) as a float64 division, inf when n = k (PyTorch's double arithmetic), not ZeroDivisionError
+    return restore(xp, g, dims, keep, a.ndim) * _centered(xp, a, dims) * (np.float64(2.0) / (_count(a, dims) - k))
 
 
 def _std_vjp(xp, g, c, a, dims, keep, k):
@@ -90,12 +102,12 @@ def _std_vjp(xp, g, c, a, dims, keep, k):
 
 
 VAR = Op("var", "VarBackward0", "c = Σ(a − ā)² / (n − k)",
-         quiet(lambda xp, a, dims, keep, k: a.var(axis=dims, keepdims=keep, ddof=k)), vjp=(quiet(_var_vjp),),
+         quiet(lambda xp, a, dims, keep, k: _spread(a, "var", dims, keep, k)), vjp=(quiet(_var_vjp),),
          vjp_formulas=("ḡ ⊙ 2(a − ā)/(n − k)",), params=("dim", "keepdim", "correction"), saves=("self",),
          latex=r"$c = \frac{\sum ($0 - \bar{$0})^2}{n - k}",
          vjp_latex=(r"\bar{g} \odot \frac{2 ($0 - \bar{$0})}{n - k}",))
 STD = Op("std", "StdBackward0", "c = √(Σ(a − ā)² / (n − k))",
-         quiet(lambda xp, a, dims, keep, k: a.std(axis=dims, keepdims=keep, ddof=k)), vjp=(quiet(_std_vjp),),
+         quiet(lambda xp, a, dims, keep, k: _spread(a, "std", dims, keep, k)), vjp=(quiet(_std_vjp),),
          vjp_formulas=("ḡ ⊙ (a − ā)/((n − k) c)",), params=("dim", "keepdim", "correction"),
          saves=("self", "result"),
          latex=r"$c = \sqrt{\frac{\sum ($0 - \bar{$0})^2}{n - k}}",
@@ -249,8 +261,9 @@ def _logsumexp(xp, a, dims, keep):
 
 
 LOGSUMEXP = Op("logsumexp", "LogsumexpBackward0", "c = log Σ eᵃ", quiet(_logsumexp),
-               vjp=(lambda xp, g, c, a, dims, keep:
-                    restore(xp, g, dims, keep, a.ndim) * xp.exp(a - restore(xp, c, dims, keep, a.ndim)),),
+               # a row of −inf (c = −inf) gives a − c = NaN, PyTorch's value, without NumPy's warning
+               vjp=(quiet(lambda xp, g, c, a, dims, keep:
+                          restore(xp, g, dims, keep, a.ndim) * xp.exp(a - restore(xp, c, dims, keep, a.ndim))),),
                vjp_formulas=("ḡ ⊙ e^(a − c)",), params=DIMS, saves=("self", "result"),
                latex=r"$c = \log \sum e^{$0}",
                vjp_latex=(r"\bar{g} \odot e^{$0 - $c}",))
@@ -387,11 +400,11 @@ MEDIAN_DIM = Op("median", "MedianBackward1", "c = median_dim a", _take, vjp=(_se
 
 
 def _std_mean_forward(xp, a, dims, keep, k):
-    return contiguous(a.std(axis=dims, keepdims=keep, ddof=k)), contiguous(a.mean(axis=dims, keepdims=keep))
+    return contiguous(_spread(a, "std", dims, keep, k)), contiguous(a.mean(axis=dims, keepdims=keep))
 
 
 def _var_mean_forward(xp, a, dims, keep, k):
-    return contiguous(a.var(axis=dims, keepdims=keep, ddof=k)), contiguous(a.mean(axis=dims, keepdims=keep))
+    return contiguous(_spread(a, "var", dims, keep, k)), contiguous(a.mean(axis=dims, keepdims=keep))
 
 
 def _mean_part(xp, gm, a, dims, keep):
