@@ -47,7 +47,8 @@ def test_gradcheck_catches_a_wrong_vjp():
     wrong = Op("twice", "TwiceBackward0", "c = 2a", lambda xp, a: a * 2, vjp=(lambda xp, g, c, a: g * 3,))
     x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
     assert gradcheck(lambda a: apply(wrong, (a,)), (x,), raise_exception=False) is False
-    with pytest.raises(RuntimeError, match="numerical:\\[2. 0.\\]\nanalytical:\\[3. 0.\\]"):
+    with pytest.raises(RuntimeError, match=r"numerical:tensor\(\[\[2\.0000, 0\.0000\],\n +\[0\.0000, 2\.0000\]\], "
+                                           r"dtype=torch\.float64\)\nanalytical:tensor\(\[\[3\., 0\.\],"):
         gradcheck(lambda a: apply(wrong, (a,)), (x,))
 
 
