@@ -67,14 +67,15 @@ def _check_reduction(reduction):
         raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
-def _legacy_reduction(size_average, reduce, reduction):
-    """The reduction, or what the deprecated size_average/reduce pair means (with torch's warning)."""
+def _legacy_reduction(size_average, reduce, reduction, stacklevel: int = 3):
+    """The reduction, or what the deprecated size_average/reduce pair means (with torch's warning,
+    `stacklevel` naming the user's line)."""
     if size_average is not None or reduce is not None:
         size_average = True if size_average is None else size_average
         reduce = True if reduce is None else reduce
         reduction = "mean" if size_average and reduce else ("sum" if reduce else "none")
         warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{reduction}' "
-                      "instead.", UserWarning, stacklevel=3)
+                      "instead.", UserWarning, stacklevel=stacklevel)
     _check_reduction(reduction)
     return reduction
 

@@ -11,6 +11,7 @@ from collections import OrderedDict
 from itertools import islice
 
 from .. import backend, creation, dtypes
+from ..functions.loss import _legacy_reduction
 from ..scope import scope
 from ..tensor import Tensor, zero_grads
 from . import functional as F
@@ -648,21 +649,11 @@ class Dropout(Module):
         return f"p={self.p}, inplace={self.inplace}"
 
 
-def _legacy_reduction(size_average, reduce) -> str:
-    """The reduction that the deprecated size_average/reduce pair means, with torch's warning."""
-    size_average = True if size_average is None else size_average
-    reduce = True if reduce is None else reduce
-    ret = "mean" if size_average and reduce else ("sum" if reduce else "none")
-    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
-                  UserWarning, stacklevel=4)
-    return ret
-
-
 class _Loss(Module):
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean"):
         super().__init__()
         if size_average is not None or reduce is not None:
-            self.reduction = _legacy_reduction(size_average, reduce)
+            self.reduction = _legacy_reduction(size_average, reduce, reduction, stacklevel=4)
         else:
             self.reduction = reduction
 
