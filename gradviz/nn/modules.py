@@ -6,7 +6,6 @@ import functools
 import inspect
 import math
 import operator
-import warnings
 from collections import OrderedDict
 from itertools import islice
 
