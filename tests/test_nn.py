@@ -630,3 +630,32 @@ def test_cross_entropy_records_torchs_graph(form, targets):
     assert graph == torch_graph
     np.testing.assert_allclose(value, torch_value, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(grad, torch_grad, rtol=1e-12, atol=1e-12)
+
+
+SPATIAL = [((2, 3, 4), "mean"), ((2, 3, 2, 3), "mean"), ((2, 3, 2, 3), "none"), ((2, 3, 2, 3), "sum"),
+           ((2, 3, 2, 1, 2), "none"), ((2, 3, 2, 1, 2), "mean"), ((0, 3, 2, 2), "mean"), ((2, 3, 0, 2), "none")]
+
+
+@needs_torch
+@pytest.mark.torch
+@pytest.mark.parametrize("shape, reduction", SPATIAL, ids=[f"{s}-{r}" for s, r in SPATIAL])
+@pytest.mark.parametrize("loss", ["nll_loss", "cross_entropy"])
+def test_a_map_of_scores_records_torchs_nll_loss2d(shape, reduction, loss):
+    """(N, C, H, W) is one NllLoss2DBackward0; other ranks are viewed to (N, C, 1, ·) around it, as
+    torch does; weights and an ignored position included, values and gradients as torch's."""
+    rng = np.random.default_rng(5)
+    x, c = rng.standard_normal(shape), shape[1]
+    target = rng.integers(0, c, (shape[0],) + shape[2:])
+    if target.size:
+        target.flat[0] = -100
+    weight = rng.random(c)
+    ends = []
+    for lib in (gradviz, torch):
+        leaf = lib.tensor(x, requires_grad=True)
+        out = getattr(lib.nn.functional, loss)(leaf, lib.tensor(target), weight=lib.tensor(weight), reduction=reduction)
+        out.sum().backward()
+        ends.append((graph_of(out.grad_fn, [leaf]), out.detach().numpy(), leaf.grad.numpy()))
+    (graph, value, grad), (torch_graph, torch_value, torch_grad) = ends
+    assert graph == torch_graph
+    np.testing.assert_allclose(value, torch_value, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(grad, torch_grad, rtol=1e-12, atol=1e-12)

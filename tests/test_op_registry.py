@@ -227,6 +227,8 @@ EXTRA = [
                                                          accumulate=True), [V, W]),
     ("round_decimals", lambda t, x: t.round(x + 0.013, decimals=1) * x, [V]),   # away from .x5 ties
     ("cross_entropy_probabilities", lambda t, x, y: t.nn.functional.cross_entropy(x, t.softmax(y, 1)), [V, W]),
+    ("nll_loss2d", lambda t, x: t.nn.functional.nll_loss(t.log_softmax(x.reshape(2, 2, 2, 1), 1),
+                                                         t.tensor(LABELS.reshape(2, 1, 1) % 2).expand(2, 2, 1)), [V]),
     # the in-place view ops, on a non-leaf (a leaf that requires grad refuses them)
     ("unsqueeze_", lambda t, x: (x * x).unsqueeze_(1), [V]),
     ("squeeze_all", lambda t, x: (x * x)[None].squeeze_(), [V]),

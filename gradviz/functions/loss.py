@@ -10,7 +10,7 @@ import numpy as np
 from ..dtypes import SCALAR_TYPE, floating_kernel, from_numpy_dtype, result_type
 from ..ops.core import broadcast_error
 from ..autograd.apply import _grad_state, apply
-from ..ops.loss import (BCE_WITH_LOGITS, BINARY_CROSS_ENTROPY, HUBER_LOSS, MSE_LOSS, NLL_LOSS, SMOOTH_L1_LOSS,
+from ..ops.loss import (BCE_WITH_LOGITS, BINARY_CROSS_ENTROPY, HUBER_LOSS, MSE_LOSS, NLL_LOSS, NLL_LOSS2D, SMOOTH_L1_LOSS,
                         SOFT_MARGIN_LOSS, _reduced)
 from .shape import broadcast_tensors
 from .pointwise import minimum, where
@@ -21,14 +21,18 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     t = target._data
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
-    if input.ndim > 2:   # (N, C, d1, ...): the class dim moved last, every position one sample
+    if input.ndim > 2:   # (N, C, d1, ...): every position one sample
         n, c = input.shape[0], input.shape[1]
         if t.ndim >= 1 and t.shape[0] != n:
             raise ValueError(f"Expected input batch_size ({n}) to match target batch_size ({t.shape[0]}).")
         if t.shape != (n,) + tuple(input.shape[2:]):
             raise RuntimeError(f"Expected target size {[n] + list(input.shape[2:])}, got {list(t.shape)}")
-        flat = nll_loss(input.movedim(1, -1).reshape(-1, c), target.reshape(-1), weight, ignore_index, reduction)
-        return flat.reshape(t.shape) if reduction == "none" else flat
+        if input.ndim != 4:   # as torch: viewed as (N, C, 1, d1·d2·…), one NllLoss2DBackward0, viewed back
+            empty = input.numel() == 0
+            flat = input.contiguous().view(n, c, 0, 0) if empty else input.contiguous().view(n, c, 1, -1)
+            targets = target.contiguous().view(n, 0, 0) if empty else target.contiguous().view(n, 1, -1)
+            out = nll_loss(flat, targets, weight, ignore_index, reduction)
+            return out.view(t.shape) if reduction == "none" else out
     if input.ndim == 0:
         raise ValueError("Expected 1 or more dimensions (got 0)")
     if t.dtype not in (np.int64, np.uint8):
@@ -36,12 +40,13 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     if input.ndim == 2 and t.shape != (input.shape[0],):
         raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
                          f"({t.shape[0] if t.ndim else 0}).")
-    bad = (t != ignore_index) & ((t < 0) | (t >= input.shape[-1]))
+    spatial = input.ndim == 4
+    bad = (t != ignore_index) & ((t < 0) | (t >= input.shape[1 if spatial else -1]))
     if bad.any():
         raise IndexError(f"Target {int(t[bad].reshape(-1)[0])} is out of bounds.")
-    floating_kernel("nll_loss_out_frame", input._data.dtype)
+    floating_kernel("nll_loss2d_forward_out_frame" if spatial else "nll_loss_out_frame", input._data.dtype)
     w = None if weight is None else weight._data
-    return apply(NLL_LOSS, (input,), (t, w, reduction, ignore_index))
+    return apply(NLL_LOSS2D if spatial else NLL_LOSS, (input,), (t, w, reduction, ignore_index))
 
 
 def _promoted(kernel: str | None, input, target):

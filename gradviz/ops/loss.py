@@ -12,10 +12,14 @@ from .pointwise import quiet
 
 
 def _rows(logp, target):
-    """Index of each sample's target class: (arange(N), target), or (target,) for one sample."""
+    """Where each sample's target class is: (target,) for one sample, (arange(N), target) for a
+    batch, and (n, target, h, w) with broadcasting index grids for a map of (N, C, H, W) scores."""
     if logp.ndim == 1:
         return (target,)
-    return (backend.namespace_of(target).arange(logp.shape[0]), target)
+    xp = backend.namespace_of(target)
+    ones = (1,) * (logp.ndim - 2)
+    grids = [xp.arange(size).reshape(ones[:k] + (size,) + ones[k + 1:]) for k, size in enumerate(logp.shape[2:])]
+    return (xp.arange(logp.shape[0]).reshape((-1,) + ones), target, *grids)
 
 
 def _weights(logp, target, weight, ignore_index):
@@ -27,12 +31,14 @@ def _weights(logp, target, weight, ignore_index):
     return safe, w * (target != ignore_index)
 
 
+@quiet   # an empty or all-ignored batch's mean is 0/0: NaN, silently, as in torch
 def _nll_forward(xp, logp, target, weight, reduction, ignore_index):
     safe, w = _weights(logp, target, weight, ignore_index)
     losses = -logp[_rows(logp, safe)] * w
     return losses.sum() / w.sum() if reduction == "mean" else _reduced(losses, reduction)
 
 
+@quiet
 def _nll_vjp(xp, g, c, logp, target, weight, reduction, ignore_index):
     safe, w = _weights(logp, target, weight, ignore_index)
     per_sample = g / w.sum() if reduction == "mean" else g
@@ -44,6 +50,12 @@ NLL_LOSS = Op("nll_loss", "NllLossBackward0", "ℓ = −mean_i log p[i, yᵢ]", 
               saves=("target",), symbols=("p",),
               latex=r"$c = -\frac{1}{N} \sum_i \log p_{i,\, y_i}",
               vjp_latex=(r"-\frac{\bar{g}}{N} \text{ at each target class}",))
+# the same loss over a map of scores (N, C, H, W), every position a sample (segmentation)
+NLL_LOSS2D = Op("nll_loss2d", "NllLoss2DBackward0", "ℓ = −mean_(i,h,w) log p[i, y_ihw, h, w]", _nll_forward,
+                vjp=(_nll_vjp,), vjp_formulas=("−ḡ/N at each position's target class",),
+                params=("target", "weight", "reduction", "ignore_index"), saves=("target",), symbols=("p",),
+                latex=r"$c = -\frac{1}{N} \sum_{i,h,w} \log p_{i,\, y_{ihw},\, h,\, w}",
+                vjp_latex=(r"-\frac{\bar{g}}{N} \text{ at each position's target class}",))
 
 
 # -- elementwise losses on d = a − b, reduced by mean (over N entries), sum or none -------------
