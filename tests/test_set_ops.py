@@ -1,5 +1,5 @@
 """What sorting finds: unique / unique_consecutive, argwhere, searchsorted / bucketize, quantile /
-nanquantile, diff, cartesian_prod, combinations.
+nanquantile, diff, cartesian_prod, combinations, and torch.testing.assert_close.
 
 ROWS are the differentiable ones, checked against finite differences and against PyTorch (values,
 gradients, the grad_fn's name); tests/test_op_registry.py reads them too. SNIPPETS run on gradviz
@@ -193,3 +193,73 @@ def test_searches_and_quantiles():
     assert q.grad_fn.next_functions[0][0].name() == "LerpBackward1"
     q.backward()
     assert x.grad.tolist() == [0.0, 0.0, 0.0, 1.0, 0.0]
+
+
+def test_assert_close_messages():
+    close = gradviz.testing.assert_close
+    t = gradviz.tensor
+    close(t([1.0, 2.0, 3.0]), t([1.0, 2.0, 3.00001]))
+    cases = [
+        ((t([1.0, 2.0, 3.0]), t([1.0, 2.5, 3.0])), AssertionError,
+         "Tensor-likes are not close!\n\nMismatched elements: 1 / 3 (33.3%)\nGreatest absolute difference: 0.5 at "
+         "index (1,) (up to 1e-05 allowed)\nGreatest relative difference: 0.20000000298023224 at index (1,) (up to "
+         "1.3e-06 allowed)"),
+        ((t([1.0, 2.0, 3.0]), t([1.0, 2.0])), AssertionError,
+         "The values for attribute 'shape' do not match: torch.Size([3]) != torch.Size([2])."),
+        ((t([1.0]), t([1.0], dtype=gradviz.float64)), AssertionError,
+         "The values for attribute 'dtype' do not match: torch.float32 != torch.float64."),
+        ((1.0, 1.1), AssertionError,
+         "Scalars are not close!\n\nExpected 1.1 but got 1.0.\nAbsolute difference: 0.10000000000000009 (up to 1e-07 "
+         "allowed)\nRelative difference: 0.09090909090909098 (up to 1e-07 allowed)"),
+        (([1, 2], [1, 3]), AssertionError,
+         "Scalars are not equal!\n\nExpected 3 but got 2.\nAbsolute difference: 1\nRelative difference: "
+         "0.3333333333333333\n\nThe failure occurred for item [1]"),
+        ((t([1.0, 2.0]), [1.0, 2.0]), TypeError,
+         "No comparison pair was able to handle inputs of type <class 'torch.Tensor'> and <class 'list'>."),
+    ]
+    for args, error, message in cases:
+        with pytest.raises(error) as caught:
+            close(*args)
+        assert str(caught.value) == message
+
+
+ASSERT_CLOSE = [
+    "torch.testing.assert_close(torch.tensor([1., 2., 3.]), torch.tensor([1., 2.5, 3.]))",
+    "torch.testing.assert_close(torch.tensor([[1., 2.], [3., 4.]]), torch.tensor([[1., 2.], [3.5, 4.2]]))",
+    "torch.testing.assert_close(torch.tensor([1., 2., 3.]), torch.tensor([1., 2., 3.5], dtype=torch.float64), "
+    "check_dtype=False)",
+    "torch.testing.assert_close(torch.tensor(1.), torch.tensor(1.1))",
+    "torch.testing.assert_close(torch.tensor([1, 2, 3]), torch.tensor([1, 3, 5]))",
+    "torch.testing.assert_close(torch.tensor([True, False]), torch.tensor([True, True]))",
+    "torch.testing.assert_close(torch.tensor([float('nan'), 1.]), torch.tensor([float('nan'), 1.]))",
+    "torch.testing.assert_close(torch.tensor([float('nan'), 1.]), torch.tensor([float('nan'), 1.]), equal_nan=True)",
+    "torch.testing.assert_close(torch.tensor([float('inf'), 1.]), torch.tensor([float('-inf'), 1.]))",
+    "torch.testing.assert_close(torch.tensor([0., 2.]), torch.tensor([1., 0.]))",
+    "torch.testing.assert_close(torch.tensor([1., 2.]), torch.tensor([1.1, 2.]), rtol=0, atol=0)",
+    "torch.testing.assert_close(torch.tensor([1., 2.]), torch.tensor([1.1, 2.]), rtol=0.2)",
+    "torch.testing.assert_close(torch.tensor([1., 2.]), torch.tensor([1., 3.]), msg=lambda m: 'H ' + m)",
+    "torch.testing.assert_close(torch.tensor([1., 2.]), torch.tensor([1., 3.]), msg='custom')",
+    "torch.testing.assert_close(torch.tensor([1, 2]), torch.tensor([1., 2.5]), check_dtype=False)",
+    "torch.testing.assert_close(torch.ones(2, 3), torch.ones(3, 2))",
+    "torch.testing.assert_close(1.0, 1)",
+    "torch.testing.assert_close(1.0, 1, check_dtype=False)",
+    "torch.testing.assert_close(True, False)",
+    "torch.testing.assert_close(None, 1.)",
+    "torch.testing.assert_close([torch.tensor(1.), torch.tensor([1., 2.])], "
+    "[torch.tensor(1.), torch.tensor([1., 2.1])])",
+    "torch.testing.assert_close({'a': 1.0, 'b': torch.tensor([1.])}, {'a': 1.0, 'b': torch.tensor([2.])})",
+    "torch.testing.assert_close({'a': 1.0}, {'b': 1.0})",
+    "torch.testing.assert_close([1., 2.], [1., 2., 3.])",
+    "torch.testing.assert_close(torch.tensor([1., 2.]), 1.)",
+    "torch.testing.assert_close(torch.Size([2]), torch.Size([3]))",
+    "torch.testing.assert_close(torch.tensor([1., 2.]).numpy(), torch.tensor([1., 2.5]).numpy())",
+    "torch.testing.assert_close(torch.nn.Parameter(torch.tensor([1., 2.])), torch.tensor([1., 2.]), "
+    "allow_subclasses=False)",
+]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("snippet", ASSERT_CLOSE)
+def test_assert_close_ends_as_pytorch(snippet):
+    real = pytest.importorskip("torch")
+    assert outcome(snippet, gradviz) == outcome(snippet, real)
