@@ -106,7 +106,7 @@ _LAZY = {
     "animate": "player", "Animation": "player", "step": "player", "Stepper": "player",
     "jacobian_view": "player",
     "nn": None, "optim": None, "tracing": None, "torch_bridge": None, "utils": None,
-    "func": None, "backends": None,
+    "func": None, "backends": None, "testing": None,
 }
 
 

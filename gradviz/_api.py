@@ -28,11 +28,13 @@ OUT_FUNCTIONS = (
     "tril", "triu", "true_divide", "trunc", "var", "where", "eq", "ne", "lt", "le", "gt", "ge", "isclose",
     "histogram", "bincount", "take_along_dim", "diff", "dist", "trace", "narrow", "tensordot",
 )
+OUT_FUNCTIONS += ("quantile", "nanquantile", "searchsorted", "bucketize")
 
 
 # functions torch writes in Python, outside its argument parser: they take no NumPy names
 _PYTHON_DEFINED = frozenset({"norm", "split", "tensordot", "unique", "einsum", "meshgrid", "broadcast_shapes",
                              "broadcast_tensors", "cdist", "atleast_1d", "atleast_2d", "atleast_3d"})
+_PYTHON_DEFINED |= {"unique_consecutive"}
 
 
 def type_name(value) -> str:

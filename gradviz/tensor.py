@@ -1654,3 +1654,5 @@ for _name in ("nansum", "nanmean", "cummax", "cummin", "kthvalue"):
 for _name in ("det", "slogdet", "logdet", "inverse", "cholesky", "cross", "vdot", "inner", "addr", "addbmm",
               "matrix_power"):
     setattr(Tensor, _name, _method(getattr(F, _name)))
+for _name in ("unique", "unique_consecutive", "argwhere", "quantile", "nanquantile"):
+    setattr(Tensor, _name, _method(getattr(F, _name)))

@@ -26,7 +26,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("tensor/autograd", ("gradviz.autograd", "gradviz.tensor", "gradviz._tensor_str", "gradviz.creation",
                          "gradviz.random", "gradviz.functions", "gradviz.func", "gradviz._api")),
     # The library a model is written with, built on Tensors.
-    ("nn", ("gradviz.nn", "gradviz.optim", "gradviz.utils", "gradviz.serialization")),
+    ("nn", ("gradviz.nn", "gradviz.optim", "gradviz.utils", "gradviz.serialization", "gradviz.testing")),
     # Events -> a plain Trace (the torch bridge is a second source of the same Trace).
     # sources.py picks the Trace's source at the public entry points (a gradviz or a torch tensor).
     ("tracing", ("gradviz.tracing", "gradviz.torch_bridge", "gradviz.sources")),

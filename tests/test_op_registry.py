@@ -22,6 +22,9 @@ UNREACHABLE = {
     "pointwise.FLOOR_DIVIDE": "floor_divide has no derivative in PyTorch either (NotImplemented)",
     "pointwise.FLOOR_DIVIDE_SCALAR": "floor_divide has no derivative in PyTorch either (NotImplemented)",
     "pointwise.HEAVISIDE": "heaviside has no derivative in PyTorch either (NotImplemented)",
+    "search.UNIQUE": "unique has no derivative in PyTorch either (Unique2Backward0 raises)",
+    "search.UNIQUE_DIM": "unique(dim=) has no derivative in PyTorch either (UniqueDimBackward0 raises)",
+    "search.UNIQUE_CONSECUTIVE": "unique_consecutive has no derivative in PyTorch either (its node raises)",
 }
 
 
@@ -164,9 +167,9 @@ def _reached(module) -> set:
 # the test modules whose tables hold gradient cases (finite differences and PyTorch parity); a new
 # test module with a table of (name, fn, inputs) rows joins by being listed here
 GRADCHECK_MODULES = ["test_ops_gradcheck", "test_ops_more", "test_nn", "test_conv", "test_layers", "test_sort", "test_op_table",
-                     "test_op_registry"]
+                     "test_op_registry", "test_set_ops"]
 PARITY_MODULES = ["test_torch_parity", "test_ops_more", "test_nn", "test_conv", "test_layers", "test_sort", "test_op_table",
-                  "test_op_registry"]
+                  "test_op_registry", "test_set_ops"]
 
 
 # records that need a second device, whose cases run on the strict stand-in for CuPy instead

@@ -40,6 +40,8 @@ from .reduce import (cummax, cummin, cumulative_trapezoid, kthvalue, nanmean, na
 from .linalg import (addbmm, addr, cdist, cholesky, corrcoef, cov, cross, det, inner, inverse,  # noqa: E402,F401
                          logdet, matrix_power, slogdet, vdot)
 from .shape import tril_indices, triu_indices  # noqa: E402,F401
+from .search import (argwhere, bucketize, combinations, nanquantile, quantile, searchsorted,  # noqa: E402,F401
+                     unique, unique_consecutive)
 
 # `from .functions import *` (gradviz/__init__.py) takes the functions, never the modules here,
 # whose names (linalg, ...) are also gradviz's own namespaces

@@ -14,7 +14,7 @@ from ..ops.op import Op
 from ..autograd.grad_mode import is_grad_enabled
 from ..dtypes import SCALAR_TYPE, as_np, floating_kernel, get_default_dtype
 from .index import entries_along, narrow, values_indices
-from .pointwise import isnan, logical_not, maximum, minimum, sub
+from .pointwise import isnan, logical_not, logical_xor, maximum, minimum, sub
 from .shape import cat, reshape
 from ..tensor import Tensor
 from ..naming import _PACKAGE_DIR
@@ -370,19 +370,33 @@ def dist(input, other, p=2):
 
 
 def diff(input, n=1, dim=-1, prepend=None, append=None):
-    """a[1:] − a[:-1] along dim, n times: slices and a subtraction, as PyTorch records it."""
-    if n == 0:   # PyTorch returns the input itself, ignoring prepend and append
-        return input
+    """a[1:] − a[:-1] along dim, n times: slices and a subtraction, as PyTorch records it (bools
+    differ by logical_xor, as there)."""
+    if input.ndim < 1:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
+    for other in (prepend, append):
+        if other is not None:
+            (d,) = normalize_dims(dim, input.ndim)
+            if other.ndim != input.ndim:
+                raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+            for i in range(other.ndim):
+                if i != d and other.shape[i] != input.shape[i]:
+                    raise RuntimeError("diff expects the shape of tensor to prepend or append to match that of input "
+                                       f"except along the differencing dimension; input.size({i}) = {input.shape[i]}, "
+                                       f"but got tensor.size({i}) = {other.shape[i]}")
+    if n == 0:   # PyTorch copies the input (CopyBackwards), ignoring prepend and append
+        return input.new_empty(tuple(input.shape)).copy_(input)
     if prepend is not None or append is not None:
         input = cat([t for t in (prepend, input, append) if t is not None], dim)
     (d,) = normalize_dims(dim, input.ndim)
+    step = logical_xor if input._data.dtype == np.bool_ else sub
     for _ in range(n):
         size = input.shape[d]
         if size == 0:
             break
-        input = sub(narrow(input, d, 1, size - 1), narrow(input, d, 0, size - 1))
+        input = step(narrow(input, d, 1, size - 1), narrow(input, d, 0, size - 1))
     return input
 
 

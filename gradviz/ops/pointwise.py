@@ -425,13 +425,30 @@ HYPOT = Op("hypot", "HypotBackward0", "c = √(a² + b²)", lambda xp, a, b: xp.
            vjp_formulas=("ḡ ⊙ a / c", "ḡ ⊙ b / c"), args=BINARY, saves=("self", "other", "result"),
            latex=r"$c = \sqrt{$0^2 + $1^2}",
            vjp_latex=(r"\frac{\bar{g} \odot $0}{$c}", r"\frac{\bar{g} \odot $1}{$c}",))
+
+
+def _lerp(xp, a, b, w):
+    """lerp as torch's kernels compute it: a + w (b − a) for |w| < 0.5, else b − (1 − w)(b − a),
+    each a fused multiply-add (one rounding), emulated in a wider type (exact for float32)."""
+    dtype = xp.result_type(a, b, w)
+    if dtype.kind != "f":
+        return a + (b - a) * w
+    op = np.dtype(np.float32) if dtype == np.float16 else dtype   # torch computes half in float
+    wide = np.float64 if op == np.float32 else (np.longdouble if xp.xp is np else np.float64)
+    a, b, w = a.astype(op, copy=False), b.astype(op, copy=False), xp.asarray(w, dtype=op)
+    small = xp.abs(w) < 0.5
+    coeff, base = xp.where(small, w, w - op.type(1)), xp.where(small, a, b)
+    out = coeff.astype(wide) * (b - a).astype(wide) + base.astype(wide)
+    return out.astype(op).astype(dtype, copy=False)
+
+
 # lerp(a, b, w) = a + w (b − a): one node for a number w, another when w is a tensor (an input too)
-LERP = Op("lerp", "LerpBackward0", "c = a + w (b − a)", lambda xp, a, b, w: a + (b - a) * w,
+LERP = Op("lerp", "LerpBackward0", "c = a + w (b − a)", _lerp,
           vjp=(lambda xp, g, c, a, b, w: g * (1 - w), lambda xp, g, c, a, b, w: g * w),
           vjp_formulas=("ḡ (1 − w)", "ḡ w"), args=("self", "end"), params=("weight",), symbols=("a", "b"),
           latex=r"$c = $0 + $weight\, ($1 - $0)",
           vjp_latex=(r"\bar{g}\, (1 - $weight)", r"\bar{g}\, $weight",))
-LERP_TENSOR = Op("lerp", "LerpBackward1", "c = a + w ⊙ (b − a)", lambda xp, a, b, w: a + (b - a) * w,
+LERP_TENSOR = Op("lerp", "LerpBackward1", "c = a + w ⊙ (b − a)", _lerp,
                  vjp=(lambda xp, g, c, a, b, w: g * (1 - w), lambda xp, g, c, a, b, w: g * w,
                       lambda xp, g, c, a, b, w: g * (b - a)),
                  vjp_formulas=("ḡ ⊙ (1 − w)", "ḡ ⊙ w", "ḡ ⊙ (b − a)"), args=("self", "end", "weight"), symbols=("a", "b", "w"),

@@ -1,0 +1,30 @@
+"""unique and unique_consecutive: PyTorch records a node for them when the input requires grad
+(Unique2Backward0, UniqueDimBackward0, UniqueConsecutiveBackward0), but none has a derivative, so
+backward through one fails as it does in PyTorch. The values are found by the function (it also
+returns the inverse and the counts, which are not differentiable); the record carries them."""
+from __future__ import annotations
+
+from .op import Op
+
+
+def _not_implemented(name: str):
+    def vjp(xp, g, c, *args):
+        raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
+    return vjp
+
+
+def _found(xp, a, values):
+    return values
+
+
+UNIQUE = Op("unique", "Unique2Backward0", "c = unique(a)", _found, vjp=_not_implemented("_unique2"),
+            vjp_formulas=("not implemented",), params=("values",),
+            latex=r"$c = \operatorname{unique}($0)", vjp_latex=(r"\text{not implemented}",))
+UNIQUE_DIM = Op("unique", "UniqueDimBackward0", "c = unique_dim(a)", _found, vjp=_not_implemented("unique_dim"),
+                vjp_formulas=("not implemented",), params=("values",),
+                latex=r"$c = \operatorname{unique}_{\text{dim}}($0)", vjp_latex=(r"\text{not implemented}",))
+UNIQUE_CONSECUTIVE = Op("unique_consecutive", "UniqueConsecutiveBackward0", "c = unique_consecutive(a)", _found,
+                        vjp=_not_implemented("unique_consecutive"), vjp_formulas=("not implemented",),
+                        params=("values",),
+                        latex=r"$c = \operatorname{unique\_consecutive}($0)",
+                        vjp_latex=(r"\text{not implemented}",))
