@@ -54,7 +54,7 @@ NLL_LOSS = Op("nll_loss", "NllLossBackward0", "ℓ = −mean_i log p[i, yᵢ]", 
 NLL_LOSS2D = Op("nll_loss2d", "NllLoss2DBackward0", "ℓ = −mean_(i,h,w) log p[i, y_ihw, h, w]", _nll_forward,
                 vjp=(_nll_vjp,), vjp_formulas=("−ḡ/N at each position's target class",),
                 params=("target", "weight", "reduction", "ignore_index"), saves=("target",), symbols=("p",),
-                latex=r"$c = -\frac{1}{N} \sum_{i,h,w} \log p_{i,\, y_{ihw},\, h,\, w}",
+                latex=r"$c = -\frac{1}{N} \sum_{i,h,w} \log p_{i,\, y_{i,h,w},\, h,\, w}",
                 vjp_latex=(r"-\frac{\bar{g}}{N} \text{ at each position's target class}",))
 
 

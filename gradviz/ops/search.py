@@ -26,5 +26,5 @@ UNIQUE_DIM = Op("unique", "UniqueDimBackward0", "c = unique_dim(a)", _found, vjp
 UNIQUE_CONSECUTIVE = Op("unique_consecutive", "UniqueConsecutiveBackward0", "c = unique_consecutive(a)", _found,
                         vjp=_not_implemented("unique_consecutive"), vjp_formulas=("not implemented",),
                         params=("values",),
-                        latex=r"$c = \operatorname{unique\_consecutive}($0)",
+                        latex=r"$c = \operatorname{unique}_{\text{consecutive}}($0)",
                         vjp_latex=(r"\text{not implemented}",))
