@@ -717,18 +717,15 @@ class Tensor:
         raw = value._data if isinstance(value, Tensor) else value
         if self._records(value):
             if isinstance(value, Tensor) and value.requires_grad:
-                return self._inplace_op(lambda s, v: _apply(FILL_TENSOR, (s, v)), value, overlap=True)
-            return self._inplace_op(lambda s: _apply(FILL, (s,), (raw,)), overlap=True)
-        return self._assign(raw)
+                return self._inplace_op(lambda s, v: _apply(FILL_TENSOR, (s, _checked_fill(v, v))), value, overlap=True)
+            return self._inplace_op(lambda s: _apply(FILL, (s,), (_checked_fill(value, raw),)), overlap=True)
+        return self._assign(_checked_fill(value, raw))
 
     def copy_(self, src):
         src = src if isinstance(src, Tensor) else Tensor._from_data(src)
         if self._records(src):
-            return self._inplace_op(lambda s, v: _apply(COPY, (s, v)), src)
-        arr = backend.to_device(src._data, self.device)
-        if np.broadcast_shapes(arr.shape, self._data.shape) != self._data.shape:
-            raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
-                               f"{list(np.broadcast_shapes(arr.shape, self._data.shape))}")
+            return self._inplace_op(lambda s, v: _apply(COPY, (s, _copy_source(s, v))), src)
+        arr = backend.to_device(_copy_source(self, src)._data, self.device)
         self._check_overlap()
         return self._assign(arr.astype(self._data.dtype, copy=False))
 
@@ -1271,11 +1268,32 @@ class Tensor:
         from .creation import bernoulli
         return bernoulli(self, p, generator=generator)
 
-    def allclose(self, other, rtol=1e-05, atol=1e-08):
-        return bool(np.allclose(backend.to_numpy(self._data), np.asarray(other), rtol=rtol, atol=atol))
+    def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        from .ops.core import broadcast_shape
+        broadcast_shape(self._data.shape, other._data.shape)
+        xp = backend.namespace_of(self._data)
+        return bool(xp.allclose(self._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
     def equal(self, other) -> bool:
         return self.shape == other.shape and bool((self._data == other._data).all())
+
+
+def _copy_source(dst, src):
+    """copy_'s source, once the write is known to be allowed: it must broadcast to the destination."""
+    from .ops.core import broadcast_shape
+    if (shape := broadcast_shape(dst._data.shape, src._data.shape)) != dst._data.shape:
+        raise RuntimeError(f"output with shape {list(dst._data.shape)} doesn't match the broadcast shape "
+                           f"{list(shape)}")
+    return src
+
+
+def _checked_fill(value, result):
+    """result, once fill_'s value (checked after the write is known to be allowed) is not a tensor of
+    one or more dimensions."""
+    if isinstance(value, Tensor) and value.ndim:
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} "
+                           "dimensions.")
+    return result
 
 
 def zero_grads(tensors, set_to_none: bool = True) -> None:

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd.apply import apply
-from ..ops.core import scatter_key, write
+from ..ops.core import broadcast_shape, scatter_key, write
 from ..ops.op import Op
 from ..ops.reduce import normalize_dims
 from .shape import expand, reshape, unsqueeze
@@ -367,7 +367,7 @@ def masked_select(input, mask):
     m = mask._data if hasattr(mask, "_data") else np.asarray(mask)
     if m.dtype != bool:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
-    shape = np.broadcast_shapes(tuple(input.shape), m.shape)
+    shape = broadcast_shape(m.shape, tuple(input.shape))
     return apply(MASKED_SELECT, (input,), (np.broadcast_to(m, shape),))
 
 

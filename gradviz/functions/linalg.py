@@ -9,7 +9,7 @@ import numpy as np
 
 from ..dtypes import SCALAR_TYPE
 from ..autograd.apply import apply
-from ..ops.core import expand_error
+from ..ops.core import broadcast_shape, expand_error
 from ..ops.op import Op
 from ..autograd.forward_ad import bilinear as _bilinear, defjvp as _defjvp, linear as _linear
 from ..autograd.forward_ad import bilinear as _bilinear_ext
@@ -457,7 +457,7 @@ def solve(A, B, *, left=True):
     if b.shape[-2] != A.shape[-1]:
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation AX = B "
                            f"({A.shape[-2]}x{A.shape[-1]} and {b.shape[-2]}x{b.shape[-1]})")
-    batch = np.broadcast_shapes(tuple(A.shape[:-2]), tuple(b.shape[:-2]))
+    batch = broadcast_shape(tuple(b.shape[:-2]), tuple(A.shape[:-2]))
     a2 = A if tuple(A.shape[:-2]) == batch else A.expand(*batch, *A.shape[-2:])
     b2 = b if tuple(b.shape[:-2]) == batch else b.expand(*batch, *b.shape[-2:])
     try:
@@ -515,11 +515,11 @@ def eigvalsh(A, UPLO="L"):
 def linalg_cross(input, other, *, dim=-1):
     if input.ndim != other.ndim:
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
-    shape = np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
-    (d,) = normalize_dims(dim, len(shape))
+    (d,) = normalize_dims(dim, input.ndim)
     if input.shape[d] != 3 or other.shape[d] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[d]} and "
                            f"{other.shape[d]}")
+    broadcast_shape(tuple(input.shape), tuple(other.shape))
     a, b, dtype = coerce_pair(input, other)
     return apply(CROSS, (a, b), (d,), dtype)
 
@@ -529,7 +529,7 @@ def cross(input, other, dim=None):
         warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
                       "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
                       "with that of linalg.cross in a future release.", UserWarning, stacklevel=2)
-        shape = np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
+        shape = broadcast_shape(tuple(input.shape), tuple(other.shape))
         dim = next((i for i, s in enumerate(shape) if s == 3), -1)
     return linalg_cross(input, other, dim=dim)
 
@@ -556,7 +556,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
-    batch = np.broadcast_shapes(tuple(x1.shape[:-2]), tuple(x2.shape[:-2]))
+    batch = broadcast_shape(tuple(x1.shape[:-2]), tuple(x2.shape[:-2]))
     a = x1 if tuple(x1.shape[:-2]) == batch else x1.expand(*batch, *x1.shape[-2:])
     b = x2 if tuple(x2.shape[:-2]) == batch else x2.expand(*batch, *x2.shape[-2:])
     return apply(CDIST, (a, b), (float(p),))

@@ -146,7 +146,12 @@ def where(condition, input=None, other=None):
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
                            f"{str(cond.dtype).capitalize().replace('Int64', 'Long').replace('Float32', 'Float')}")
     a, b, dtype = coerce_pair(input, other)
-    return apply(WHERE, (a, b), (cond,), dtype)
+    try:
+        return apply(WHERE, (a, b), (cond,), dtype)
+    except RuntimeError:   # the condition broadcasts too: torch's words name it first
+        if message := broadcast_error(cond.shape, a._data.shape, b._data.shape):
+            raise RuntimeError(message) from None
+        raise
 
 
 def maximum(input, other):

@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd.apply import apply
+from ..ops.core import broadcast_shape
 from ..ops.reduce import normalize_dims
 from ..tensor import Tensor
 from ..autograd.forward_ad import defjvp as _defjvp, linear as _linear
@@ -355,26 +356,31 @@ def broadcast_to(input, size):
 
 
 def broadcast_shapes(*shapes):
-    return Size(np.broadcast_shapes(*(tuple(s) if not isinstance(s, int) else (s,) for s in shapes)))
-
-
-def _broadcastable(a: tuple, b: tuple) -> bool:
-    return all(x == y or 1 in (x, y) for x, y in zip(reversed(a), reversed(b)))
+    """The shape the shapes broadcast to, checked with torch's words (torch._refs._broadcast_shapes)."""
+    shapes = [(s,) if isinstance(s, int) else s for s in shapes if s is not None]
+    for s in shapes:
+        if not isinstance(s, (tuple, list)):
+            raise RuntimeError(f"Input shapes should be of type ints, a tuple of ints, or a list of ints, got {s}")
+    common = [1] * max((len(s) for s in shapes), default=0)
+    for i, s in enumerate(shapes):
+        for d in range(-1, -1 - len(s), -1):
+            if s[d] == common[d]:
+                continue
+            if common[d] == 1:
+                if s[d] < 0:
+                    raise ValueError("Attempting to broadcast a dimension with negative length!")
+                common[d] = s[d]
+            elif s[d] != 1:
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {s[d]} at {d}! Mismatching "
+                                   f"argument at index {i} had {s}; but expected shape should be broadcastable to "
+                                   f"{common}")
+    return Size(common)
 
 
 def broadcast_tensors(*tensors):
     """Each tensor expanded to the common shape (a tensor already of that shape is returned as is)."""
     tensors = varargs(tensors)
-    try:
-        shape = tuple(np.broadcast_shapes(*(tuple(t.shape) for t in tensors)))
-    except ValueError:
-        a, b = next((x, y) for i, x in enumerate(tensors) for y in tensors[i + 1:]
-                    if not _broadcastable(tuple(x.shape), tuple(y.shape)))
-        n = max(a.ndim, b.ndim)
-        da, db = (1,) * (n - a.ndim) + tuple(a.shape), (1,) * (n - b.ndim) + tuple(b.shape)
-        d = next(i for i in reversed(range(n)) if da[i] != db[i] and 1 not in (da[i], db[i]))
-        raise RuntimeError(f"The size of tensor a ({da[d]}) must match the size of tensor b ({db[d]}) at "
-                           f"non-singleton dimension {d}") from None
+    shape = broadcast_shape(*(tuple(t.shape) for t in tensors))
     return tuple(t if tuple(t.shape) == shape else expand(t, *shape) for t in tensors)
 
 
