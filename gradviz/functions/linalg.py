@@ -422,18 +422,28 @@ def logdet(A):
     return where(sign < 0, float("nan"), logabsdet)
 
 
-def _singular_at(a: np.ndarray) -> int:
-    """The 1-based index of the first zero pivot of A's LU factorization (as LAPACK's getrf reports)."""
-    for batch in a.reshape(-1, *a.shape[-2:]):
+class _LinAlgError(RuntimeError):
+    """torch.linalg.LinAlgError (torch._C._LinAlgError): the matrix is singular or not positive-definite."""
+
+
+def _batch_element(a: np.ndarray, i: int) -> str:
+    """torch's "(Batch element i): " before a failure in a batch of matrices."""
+    return f"(Batch element {i}): " if a.ndim > 2 else ""
+
+
+def _singular_at(a: np.ndarray) -> tuple[int, int]:
+    """The first singular matrix of the batch and the 1-based index of its first zero pivot in the LU
+    factorization (as LAPACK's getrf reports)."""
+    for i, batch in enumerate(a.reshape(-1, *a.shape[-2:])):
         m = np.array(batch, dtype=np.float64)
         n = m.shape[0]
         for k in range(n):
             p = k + int(np.argmax(np.abs(m[k:, k])))
             if m[p, k] == 0:
-                return k + 1
+                return i, k + 1
             m[[k, p]] = m[[p, k]]
             m[k + 1:] -= np.outer(m[k + 1:, k] / m[k, k], m[k])
-    return a.shape[-1]
+    return 0, a.shape[-1]
 
 
 def inv(A):
@@ -441,8 +451,9 @@ def inv(A):
     try:
         return apply(INV, (A,))
     except LinAlgFailure:
-        raise RuntimeError(f"linalg.inv: The diagonal element {_singular_at(A._data)} is zero, the inversion could "
-                           "not be completed because the input matrix is singular.") from None
+        i, k = _singular_at(A._data)
+        raise _LinAlgError(f"linalg.inv: {_batch_element(A._data, i)}The diagonal element {k} is zero, the inversion "
+                           "could not be completed because the input matrix is singular.") from None
 
 
 inverse = inv
@@ -463,7 +474,9 @@ def solve(A, B, *, left=True):
     try:
         x = apply(SOLVE, (a2, b2))
     except LinAlgFailure:
-        raise RuntimeError("torch.linalg.solve: The solver failed because the input matrix is singular.") from None
+        at = _batch_element(a2._data, _singular_at(a2._data)[0])
+        raise _LinAlgError(f"torch.linalg.solve: {at}The solver failed because the input matrix is "
+                           "singular.") from None
     return squeeze(x, -1) if vector else x
 
 
@@ -472,20 +485,21 @@ def _cholesky(op: Op, name: str, A, upper: bool):
     try:
         return apply(op, (A,), (bool(upper),))
     except LinAlgFailure:
-        order = _not_positive_at(A._data)
-        raise RuntimeError(f"{name}: The factorization could not be completed because the input is not "
-                           f"positive-definite (the leading minor of order {order} is not "
+        i, order = _not_positive_at(A._data)
+        raise _LinAlgError(f"{name}: {_batch_element(A._data, i)}The factorization could not be completed because "
+                           f"the input is not positive-definite (the leading minor of order {order} is not "
                            "positive-definite).") from None
 
 
-def _not_positive_at(a: np.ndarray) -> int:
-    for batch in a.reshape(-1, *a.shape[-2:]):
+def _not_positive_at(a: np.ndarray) -> tuple[int, int]:
+    """The first matrix of the batch that is not positive-definite and the order of its first such minor."""
+    for i, batch in enumerate(a.reshape(-1, *a.shape[-2:])):
         for k in range(1, batch.shape[-1] + 1):
             try:
                 np.linalg.cholesky(batch[:k, :k])
             except np.linalg.LinAlgError:
-                return k
-    return a.shape[-1]
+                return i, k
+    return 0, a.shape[-1]
 
 
 def cholesky_ex_free(A, *, upper=False):
