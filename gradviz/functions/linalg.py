@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 
+from .._args import check_number, check_tensor, invalid_arguments, is_number
 from ..dtypes import SCALAR_TYPE
 from ..autograd.apply import apply
 from ..ops.core import broadcast_shape, expand_error
@@ -159,18 +160,37 @@ def _should_fold(a, b) -> bool:
     return all(strides[i] == strides[i + 1] * big.shape[i + 1] for i in range(big.ndim - 2))
 
 
+def _scalars(fn: str, inputs: tuple, beta, alpha) -> tuple:
+    """beta and alpha as Python numbers (a 0-d tensor read as its value), or torch's TypeError (addmm and
+    baddbmm have a second signature, with out_dtype, so torch lists both)."""
+    for name, value in (("beta", beta), ("alpha", alpha)):
+        if is_number(value):
+            continue
+        if fn not in ("addmm", "baddbmm"):
+            check_number(fn, name, value)
+        m1, m2 = ("mat1", "mat2") if fn == "addmm" else ("batch1", "batch2")
+        raise invalid_arguments(fn, inputs, {name: value}, tuple(
+            f"Tensor input, Tensor {m1}, Tensor {m2}, {extra}*, Number beta = 1, Number alpha = 1, Tensor out = None"
+            for extra in ("", "torch.dtype out_dtype, ")))
+    return tuple(v.item() if hasattr(v, "item") else v for v in (beta, alpha))
+
+
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    beta, alpha = _scalars("addmm", (input, mat1, mat2), beta, alpha)
     if mat1.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"mat1 must be a matrix, got {mat1.ndim}-D tensor" if mat1.ndim != 2 else
                            f"mat2 must be a matrix, got {mat2.ndim}-D tensor")
     if mat1.shape[1] != mat2.shape[0]:
         raise _mm_error("addmm", mat1, mat2)
-    # the bias expands to the product's shape: torch's words when it cannot
-    message = expand_error(tuple(input.shape), (mat1.shape[0], mat2.shape[1]),
-                           f"torch.{SCALAR_TYPE[input.dtype.name]}Tensor")
+    _check_expand(input, (mat1.shape[0], mat2.shape[1]))
+    return apply(ADDMM, (input,) + _same_dtype(mat1, mat2), (beta, alpha))
+
+
+def _check_expand(input, shape: tuple) -> None:
+    """The added input expands to the product's shape: torch's words when it cannot."""
+    message = expand_error(tuple(input.shape), shape, f"torch.{SCALAR_TYPE[input.dtype.name]}Tensor")
     if message:
         raise RuntimeError(message)
-    return apply(ADDMM, (input,) + _same_dtype(mat1, mat2), (beta, alpha))
 
 
 def linear(input, weight, bias=None):
@@ -213,9 +233,12 @@ def trace(input):
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1):
-    if mat.ndim != 2 or vec.ndim != 1 or mat.shape[1] != vec.shape[0]:
+    beta, alpha = _scalars("addmv", (input, mat, vec), beta, alpha)
+    if mat.ndim != 2 or vec.ndim != 1 or input.ndim > 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, {vec.ndim}")
+    if mat.shape[1] != vec.shape[0] or input.numel() not in (1, mat.shape[0]):
         raise RuntimeError(f"size mismatch, got input ({input.shape[0] if input.ndim else 1}), mat "
-                           f"({mat.shape[0]}x{mat.shape[1] if mat.ndim > 1 else 1}), vec ({vec.shape[0]})")
+                           f"({mat.shape[0]}x{mat.shape[1]}), vec ({vec.shape[0]})")
     return apply(ADDMV, (input,) + _same_dtype(mat, vec), (beta, alpha))
 
 
@@ -227,9 +250,11 @@ def _check_batches(batch1, batch2) -> None:
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    beta, alpha = _scalars("baddbmm", (input, batch1, batch2), beta, alpha)
     if batch1.ndim != 3 or batch2.ndim != 3:
         raise RuntimeError(f"batch1 must be a 3D tensor (got {batch1.ndim}-D and {batch2.ndim}-D)")
     _check_batches(batch1, batch2)
+    _check_expand(input, (batch1.shape[0], batch1.shape[1], batch2.shape[2]))
     return apply(BADDBMM, (input,) + _same_dtype(batch1, batch2), (beta, alpha))
 
 
@@ -549,16 +574,26 @@ def cross(input, other, dim=None):
 
 
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    beta, alpha = _scalars("addr", (input, vec1, vec2), beta, alpha)
     if vec1.ndim != 1 or vec2.ndim != 1:
         raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1.ndim}-D" if vec1.ndim != 1 else
                            f"addr: Expected 1-D argument vec2, but got {vec2.ndim}-D")
+    _check_expand(input, (vec1.shape[0], vec2.shape[0]))
     return apply(ADDR, (input, vec1, vec2), (beta, alpha))
 
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    if batch1.ndim != 3 or batch2.ndim != 3:
-        raise RuntimeError("batch1 must be a 3D tensor")
-    _check_batches(batch1, batch2)
+    beta, alpha = _scalars("addbmm", (input, batch1, batch2), beta, alpha)
+    for name, b in (("batch1", batch1), ("batch2", batch2)):
+        if b.ndim != 3:
+            raise RuntimeError(f"{name} must be a 3D tensor")
+    if batch1.shape[0] != batch2.shape[0]:
+        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got {batch1.shape[0]} and "
+                           f"{batch2.shape[0]}")
+    if batch1.shape[2] != batch2.shape[1]:
+        raise RuntimeError(f"Incompatible matrix sizes for bmm ({batch1.shape[1]}x{batch1.shape[2]} and "
+                           f"{batch2.shape[1]}x{batch2.shape[2]})")
+    _check_expand(input, (batch1.shape[1], batch2.shape[2]))
     return apply(ADDBMM, (input, batch1, batch2), (beta, alpha))
 
 
