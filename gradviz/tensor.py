@@ -10,6 +10,7 @@ import numpy as np
 from numpy import ndarray   # one global load where np.ndarray is two, on the per-op path
 
 from . import backend, dtypes
+from ._args import invalid_arguments, is_number
 from . import events as _events
 from .autograd import forward_ad as _forward_ad
 from .autograd import grad_mode
@@ -667,6 +668,7 @@ class Tensor:
         return self._inplace_op(F.pow, exponent)
 
     def clamp_(self, min=None, max=None):
+        _check_bounds("clamp_", min, max)
         return self._inplace_op(F.clamp, min, max)
 
     def relu_(self):
@@ -714,6 +716,8 @@ class Tensor:
         return self._assign(0)
 
     def fill_(self, value):
+        if not isinstance(value, Tensor) and not is_number(value):
+            raise invalid_arguments("fill_", (value,), {}, ("Tensor value", "Number value"))
         raw = value._data if isinstance(value, Tensor) else value
         if self._records(value):
             if isinstance(value, Tensor) and value.requires_grad:
@@ -1117,6 +1121,7 @@ class Tensor:
         return F.pow(self, exponent)
 
     def clamp(self, min=None, max=None):
+        _check_bounds("clamp", min, max)
         return F.clamp(self, min, max)
 
     clip = clamp
@@ -1353,6 +1358,7 @@ def _method(fn):
 
 
 from . import functions as F  # noqa: E402  (the ops need Tensor defined first)
+from .functions.pointwise import check_bounds as _check_bounds  # noqa: E402
 from .autograd import views as _views  # noqa: E402
 from .autograd.apply import apply as _apply  # noqa: E402
 from .ops import pointwise as _pointwise  # noqa: E402

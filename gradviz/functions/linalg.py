@@ -12,6 +12,7 @@ from ..dtypes import SCALAR_TYPE
 from ..autograd.apply import apply
 from ..ops.core import broadcast_shape, expand_error
 from ..ops.op import Op
+from ..tensor import Tensor
 from ..autograd.forward_ad import bilinear as _bilinear, defjvp as _defjvp, linear as _linear
 from ..autograd.forward_ad import bilinear as _bilinear_ext
 from ..ops.linalg import (ADDBMM, ADDMM, ADDMV, ADDR, BADDBMM, BMM, CDIST, CHOLESKY, CHOLESKY_LEGACY, CROSS, DET,
@@ -197,6 +198,9 @@ def linear(input, weight, bias=None):
     """y = x Wᵀ + b, recorded as PyTorch records it: one AddmmBackward0 for a 2-D input with a
     bias; a contiguous input of another rank with a 1-D bias flattened to 2-D around that
     addmm (viewed back); otherwise matmul, then + bias."""
+    for i, (name, t) in enumerate((("input", input), ("weight", weight), ("bias", bias))):
+        if not isinstance(t, Tensor) and (t is not None or i < 2):
+            check_tensor("linear", name, t, i + 1)
     if input.ndim == 0 or weight.ndim == 0:
         raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {input.ndim}D and "
                            f"{weight.ndim}D")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import backend
+from .._args import check_tensor
 from ..autograd.apply import apply
 from .reduce import _dims_keep, normalize_dims
 from ..ops.nnops import (BATCH_NORM, CONSTANT_PAD, ELU, EMBEDDING, GLU, HARDSHRINK, HARDSIGMOID, HARDSWISH, HARDTANH,
@@ -108,6 +109,8 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
+    check_tensor("embedding", "indices", input, 2)   # torch.embedding(weight, indices)
+    check_tensor("embedding", "weight", weight, 1)
     idx = input._data
     if idx.dtype.kind not in "iu":
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
