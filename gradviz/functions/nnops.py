@@ -78,6 +78,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if input.ndim < 2:
         raise ValueError(f"expected 2D or 3D input (got {input.ndim}D input)")
     c = input.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
+        if t is not None and t.numel() != c:
+            raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
     w, b = _affine(input, weight, bias, (c,))
     axes = tuple(d for d in range(input.ndim) if d != 1)
     stat_shape = tuple(c if d == 1 else 1 for d in range(input.ndim))
