@@ -10,7 +10,7 @@ import numpy as np
 from numpy import ndarray   # one global load where np.ndarray is two, on the per-op path
 
 from . import backend, dtypes
-from ._args import invalid_arguments, is_number
+from ._args import invalid_arguments, is_number, type_name
 from . import events as _events
 from .autograd import forward_ad as _forward_ad
 from .autograd import grad_mode
@@ -66,7 +66,7 @@ def _to_array(data, dtype=None, device=None):
         elif arr.dtype.kind in "iu":
             arr = arr.astype(np.int64)
         elif arr.dtype.kind not in "b":
-            raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+            raise RuntimeError(f"Could not infer dtype of {type_name(data)}")
     dtypes.from_numpy_dtype(arr.dtype)   # raises for unsupported dtypes
     if device is None:
         device = backend.default_device()   # set_default_device / `with torch.device(...)`
@@ -92,6 +92,9 @@ def _raise_ragged(data):
             raise TypeError("not a sequence") from None
         raise TypeError(f"'{type(level[nested.index(True)]).__name__}' object cannot be interpreted as an "
                         "integer") from None
+    for x in level:   # an element that is no number (a dict, an object)
+        if not is_number(x):
+            raise RuntimeError(f"Could not infer dtype of {type_name(x)}") from None
     raise ValueError("could not build a tensor from ragged nested sequences") from None
 
 
