@@ -358,9 +358,10 @@ def cummin(input, dim):
 
 def kthvalue(input, k, dim=-1, keepdim=False):
     (d,) = normalize_dims(dim, input.ndim)
+    _nonempty("kthvalue", input, d)
     n = input.shape[d] if input.ndim else 1
     if not 1 <= k <= n:
-        raise IndexError(f"kthvalue(): selected number k out of range for dimension {d}")
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     xp = backend.namespace_of(input._data)
     if not input.ndim:
         index = xp.zeros((), dtype=np.int64)
