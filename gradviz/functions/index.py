@@ -73,12 +73,10 @@ def parse_index(shape: tuple, key, single_slice: bool = False):
         raise IndexError("an index can only have a single ellipsis ('...')")
     cur = list(shape)
     steps, basic, adv, dim = [], [], {}, 0
-    src = 0   # the dimension of the indexed tensor that k reads (torch's messages count these)
-    for k in items:
+    for position, k in enumerate(items):   # torch's range error names the position in the key
         if k is Ellipsis:
             basic.append(k)
             dim += ndim - specified
-            src += ndim - specified
         elif k is None or _is_bool_scalar(k):
             steps.append(("unsqueeze", dim, None))
             basic.append(None)
@@ -96,7 +94,6 @@ def parse_index(shape: tuple, key, single_slice: bool = False):
             basic.append(k)
             cur[dim] = len(range(start, stop, step))
             dim += 1
-            src += 1
         elif backend.is_array(k) and (k.ndim or k.dtype.kind not in "iu"):
             if k.dtype == bool:
                 if tuple(k.shape) != tuple(cur[dim:dim + k.ndim]):
@@ -111,7 +108,6 @@ def parse_index(shape: tuple, key, single_slice: bool = False):
             n = k.ndim if k.dtype == bool else 1
             basic += [slice(None)] * n
             dim += n
-            src += n
         else:
             if isinstance(k, str):
                 raise TypeError("new(): invalid data type 'str'")
@@ -121,8 +117,7 @@ def parse_index(shape: tuple, key, single_slice: bool = False):
             i = operator.index(k)
             size = cur[dim]
             if not -size <= i < size:
-                raise IndexError(f"index {i} is out of bounds for dimension {src} with size {size}")
-            src += 1
+                raise IndexError(f"index {i} is out of bounds for dimension {position} with size {size}")
             steps.append(("select", dim, i % size))
             basic.append(i)
             del cur[dim]
