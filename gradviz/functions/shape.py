@@ -179,16 +179,18 @@ def expand(input, *sizes):
         raise RuntimeError(f"expand(torch.FloatTensor{{{list(input.shape)}}}, size={list(sizes)}): the number of "
                            f"sizes provided ({len(sizes)}) must be greater or equal to the number of dimensions in "
                            f"the tensor ({input.ndim})")
-    shape = []
-    for i, s in enumerate(sizes):
-        own = input.shape[i - lead] if i >= lead else 1
+    shape = list(sizes)
+    for i in reversed(range(len(sizes))):   # torch checks from the last dim
+        s, own = sizes[i], input.shape[i - lead] if i >= lead else 1
         if s == -1:
-            s = own
+            if i < lead:
+                raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a leading, non-existing "
+                                   f"dimension {i}")
+            shape[i] = own
         elif own != 1 and own != s:
             raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size ({own}) at "
                                f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
                                f"{list(input.shape)}")
-        shape.append(s)
     return apply(EXPAND, (input,), (tuple(shape),))
 
 
