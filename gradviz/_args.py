@@ -45,3 +45,9 @@ def check_tensor(fn: str, name: str, value, position: int) -> None:
     """torch's TypeError when a Tensor parameter gets something else (a list, an array, None)."""
     if not is_tensor(value):
         raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, not {type_name(value)}")
+
+
+def check_bool(fn: str, name: str, value) -> None:
+    """torch's TypeError when a bool parameter gets anything but a bool (1, None, numpy.bool, a tensor)."""
+    if type(value) is not bool:
+        raise TypeError(f"{fn}(): argument '{name}' must be bool, not {type_name(value)}")

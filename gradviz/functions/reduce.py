@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 
 from .. import backend
+from .._args import check_bool
 from ..autograd.apply import apply, coerce_pair
 from ..ops.op import Op
 from ..dtypes import as_np
@@ -34,6 +35,7 @@ def _nonempty(name: str, input, dim) -> None:
 
 
 def sum(input, dim=None, keepdim=False, *, dtype=None):
+    check_bool("sum", "keepdim", keepdim)
     if dtype is not None:
         input = input.to(dtype)
     elif input._data.dtype.kind in "bui":
@@ -44,6 +46,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None):
+    check_bool("mean", "keepdim", keepdim)
     if dtype is not None and dtypes_np_kind(dtype) not in "fc":
         raise RuntimeError("mean(): could not infer output dtype. Optional dtype must be either a floating point "
                            f"or complex dtype. Got: {_SCALAR_TYPE.get(str(dtype)[6:], str(dtype)[6:])}")
@@ -64,6 +67,7 @@ def _correction(unbiased, correction):
 
 
 def _moments(op, input, dim, unbiased, keepdim, correction):
+    check_bool(op.name, "keepdim", keepdim)
     if input._data.dtype.kind not in "fc":
         raise RuntimeError("std and var only support floating point and complex dtypes")
     if isinstance(dim, bool):   # var(unbiased) positional form
@@ -84,6 +88,7 @@ def dtypes_np_kind(dtype) -> str:
 
 
 def prod(input, dim=None, keepdim=False, *, dtype=None):
+    check_bool("prod", "keepdim", keepdim)
     if dtype is not None:
         input = input.to(dtype)
     elif input._data.dtype.kind in "bui":
@@ -94,6 +99,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
 
 
 def _extreme(input, dim, keepdim, other, full_op, dim_op, arg, name):
+    check_bool(name, "keepdim", keepdim)
     if other is not None:
         return (maximum if name == "max" else minimum)(input, other)
     if dim is None:
@@ -133,16 +139,19 @@ def min(input, dim=_ALL, keepdim=False, *, other=None):
 
 
 def amax(input, dim=(), keepdim=False):
+    check_bool("amax", "keepdim", keepdim)
     _nonempty("amax", input, None if dim == () else dim) if dim != () else None
     return apply(AMAX, (input,), _dims_keep(input, None if dim == () else dim, keepdim))
 
 
 def amin(input, dim=(), keepdim=False):
+    check_bool("amin", "keepdim", keepdim)
     _nonempty("amin", input, None if dim == () else dim) if dim != () else None
     return apply(AMIN, (input,), _dims_keep(input, None if dim == () else dim, keepdim))
 
 
 def argmax(input, dim=None, keepdim=False):
+    check_bool("argmax", "keepdim", keepdim)
     _nonempty("argmax", input, dim)
     xp = backend.namespace_of(input._data)
     if dim is None:
@@ -154,6 +163,7 @@ def argmax(input, dim=None, keepdim=False):
 
 
 def argmin(input, dim=None, keepdim=False):
+    check_bool("argmin", "keepdim", keepdim)
     _nonempty("argmin", input, dim)
     xp = backend.namespace_of(input._data)
     if dim is None:
@@ -165,6 +175,7 @@ def argmin(input, dim=None, keepdim=False):
 
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    check_bool("norm", "keepdim", keepdim)
     if input._data.dtype.kind not in "fc":
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. "
                            f"Got {str(input.dtype)[6:].capitalize().replace('Int64', 'Long')}")
@@ -179,6 +190,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
 
 
 def logsumexp(input, dim, keepdim=False):
+    check_bool("logsumexp", "keepdim", keepdim)
     return apply(LOGSUMEXP, (input,), _dims_keep(input, dim, keepdim))
 
 
@@ -212,6 +224,7 @@ def cumsum(input, dim, *, dtype=None):
 
 
 def _bool_reduce(name, input, dim, keepdim):
+    check_bool(name, "keepdim", keepdim)
     data = input._data
     fn = data.all if name == "all" else data.any
     xp = backend.namespace_of(data)
@@ -253,6 +266,7 @@ def logcumsumexp(input, dim):
 
 def median(input, dim=None, keepdim=False):
     """The lower of the two middle values (PyTorch's median, unlike NumPy's, never averages)."""
+    check_bool("median", "keepdim", keepdim)
     if dim is None:
         dims, _ = _dims_keep(input, None, False)
         has_nan = bool(backend.namespace_of(input._data).isnan(input._data).any())
@@ -290,6 +304,7 @@ class _MinMax(tuple):
 
 
 def aminmax(input, *, dim=None, keepdim=False):
+    check_bool("aminmax", "keepdim", keepdim)
     return _MinMax(apply(AMINMAX, (input,), _dims_keep(input, dim, keepdim)))
 
 
@@ -323,6 +338,7 @@ _defjvp(_symmetric, SOFTMAX)
 
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    check_bool("nansum", "keepdim", keepdim)
     if dtype is not None:
         input = input.to(dtype)
     elif input._data.dtype.kind in "bui":
@@ -332,6 +348,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """nansum / the count of non-NaN entries, as torch composes it (DivBackward0)."""
+    check_bool("nanmean", "keepdim", keepdim)
     if input._data.dtype.kind not in "fc":
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
                            f"{_SCALAR_TYPE.get(input._data.dtype.name, input._data.dtype.name)}")
@@ -357,6 +374,7 @@ def cummin(input, dim):
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
+    check_bool("kthvalue", "keepdim", keepdim)
     (d,) = normalize_dims(dim, input.ndim)
     _nonempty("kthvalue", input, d)
     n = input.shape[d] if input.ndim else 1
