@@ -17,6 +17,7 @@ from ..ops.shape import (BLOCK_DIAG, CAT, CLONE, CLONE_CONTIGUOUS, DIAG_COPY, DI
                          REPEAT, RESHAPE_ALIAS, ROLL, ROT90, SQUEEZE, SQUEEZE_DIM, SQUEEZE_DIMS, SQUEEZE_INPLACE,
                          STACK, T, TO_COPY, TO_DEVICE, TRANSPOSE, TRIL, TRIU, UNSAFE_VIEW, UNSQUEEZE, VIEW, split_op,
                          unbind_op)
+from .._args import type_name
 from ..dtypes import Size, as_np, check_memory_format, result_type
 from ..ops.index import SLICE
 
@@ -34,8 +35,28 @@ def varargs(args: tuple) -> tuple:
     return args
 
 
-def _resolve_shape(shape, numel: int) -> tuple:
-    shape = tuple(int(s) for s in varargs(shape))
+def _int_sizes(fn: str, arg: str, sizes: tuple) -> tuple:
+    """sizes (given as f(2, 3) or f((2, 3))) as ints; torch's TypeError for one that is not an int
+    (a float, a bool, None), worded as its parser words the two forms."""
+    packed = len(sizes) == 1 and isinstance(sizes[0], (tuple, list))
+    items = tuple(sizes[0]) if packed else sizes
+    for i, s in enumerate(items):
+        if type(s) is not int and (isinstance(s, bool) or not hasattr(type(s), "__index__")):
+            what = type_name(s)
+            if packed:
+                raise TypeError(f"{fn}(): argument '{arg}' (position 1) must be tuple of ints, but found element of "
+                                f"type {what} at pos {i}")
+            if i == 0 and len(items) > 1:   # torch then reads the first size as the whole argument
+                raise TypeError(f"{fn}() takes 1 positional argument but {len(items)} were given")
+            if i == 0:
+                raise TypeError(f"{fn}(): argument '{arg}' (position 1) must be tuple of ints, not {what}")
+            raise TypeError(f"{fn}(): argument '{arg}' failed to unpack the object at pos {i + 1} with error "
+                            f"\"type must be tuple of ints,but got {what}\"")
+    return tuple(int(s) for s in items)
+
+
+def _resolve_shape(shape, numel: int, fn: str = "reshape", arg: str = "shape") -> tuple:
+    shape = _int_sizes(fn, arg, shape)
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
     for i, s in enumerate(shape):
@@ -100,7 +121,7 @@ def reshape(input, *shape):
 
 
 def view(input, *shape):
-    shape = _resolve_shape(shape, input.numel())
+    shape = _resolve_shape(shape, input.numel(), "view", "size")
     if not input._data.flags.c_contiguous and not _viewable(input._data, shape):
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one dimension "
                            "spans across two contiguous subspaces). Use .reshape(...) instead.")
