@@ -515,10 +515,27 @@ class Tensor:
     def bool(self, memory_format=None):
         return self.to(dtypes.bool_, memory_format=memory_format)
 
-    def type(self, dtype=None):
+    def type(self, dtype=None, non_blocking=False):
+        """The legacy type name ('torch.FloatTensor'), or self converted to a dtype, to a legacy type by
+        name ('torch.DoubleTensor', 'torch.cuda.FloatTensor') or to a legacy class (torch.LongTensor)."""
+        cuda = "cuda." if self.device.type == "cuda" else ""
         if dtype is None:
-            return {"float32": "torch.FloatTensor", "float64": "torch.DoubleTensor", "int64": "torch.LongTensor",
-                    "int32": "torch.IntTensor", "bool": "torch.BoolTensor"}.get(self.dtype.name, "torch.Tensor")
+            return f"torch.{cuda}{dtypes.SCALAR_TYPE[self.dtype.name]}Tensor"
+        if isinstance(dtype, str):
+            name = dtype.replace("torch.cuda.", "torch.", 1)
+            by_name = {f"torch.{t}Tensor": n for n, t in dtypes.SCALAR_TYPE.items()}
+            by_name["torch.Tensor"] = dtypes.get_default_dtype().name
+            if name not in by_name:
+                raise ValueError(f"invalid type: '{dtype}'")
+            target = dtypes.from_numpy_dtype(np.dtype(by_name[name]))
+            device = "cuda" if dtype.startswith("torch.cuda.") else self.device
+            return self if target is self.dtype and device == self.device else self.to(device, target)
+        if isinstance(dtype, type) and isinstance(getattr(dtype, "dtype", None), dtypes.dtype):   # torch.LongTensor
+            dtype = dtype.dtype
+        elif isinstance(dtype, type):
+            raise ValueError(f"invalid type: '{dtype.__name__}'")
+        elif not isinstance(dtype, dtypes.dtype):
+            raise TypeError("dtype must be a type, str, or dtype object")
         return self.to(dtype)
 
     def contiguous(self, memory_format=None):
