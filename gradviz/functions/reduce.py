@@ -6,8 +6,8 @@ import warnings
 
 import numpy as np
 
-from .. import backend
-from .._args import check_bool
+from .. import backend, dtypes
+from .._args import check_bool, invalid_arguments, type_name
 from ..autograd.apply import apply, coerce_pair
 from ..ops.op import Op
 from ..dtypes import as_np
@@ -36,6 +36,11 @@ def _nonempty(name: str, input, dim) -> None:
 
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     check_bool("sum", "keepdim", keepdim)
+    if dtype is not None and not isinstance(dtype, dtypes.dtype) and dtype not in (float, int, bool, complex):
+        if dim is not None:
+            raise TypeError(f"sum(): argument 'dtype' must be torch.dtype, not {type_name(dtype)}")
+        raise invalid_arguments("sum", (), {"dtype": dtype}, (
+            "*, torch.dtype dtype = None", "tuple of ints dim, bool keepdim = False, *, torch.dtype dtype = None"))
     if dtype is not None:
         input = input.to(dtype)
     elif input._data.dtype.kind in "bui":
