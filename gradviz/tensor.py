@@ -455,8 +455,8 @@ class Tensor:
         return bool(self.item())
 
     def __array__(self, dtype=None, copy=None):
-        arr = backend.to_numpy(self._data)
-        return arr if dtype is None else arr.astype(dtype)
+        arr = self.numpy()   # as torch: a tensor that requires grad (or lives on a GPU) is refused
+        return arr if dtype is None else arr.astype(dtype, copy=False)
 
     def to(self, *args, **kwargs) -> "Tensor":
         """.to(dtype), .to(device), .to(other tensor)."""
