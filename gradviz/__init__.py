@@ -69,6 +69,8 @@ def equal(input, other) -> bool:
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    from .ops.core import broadcast_shape
+    broadcast_shape(tuple(input.shape), tuple(other.shape))
     xp = _namespace_of(input._data)
     return Tensor._make(xp.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 

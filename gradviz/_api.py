@@ -37,32 +37,6 @@ _PYTHON_DEFINED = frozenset({"norm", "split", "tensordot", "unique", "einsum", "
 _PYTHON_DEFINED |= {"unique_consecutive"}
 
 
-def type_name(value) -> str:
-    """A value's type as torch's messages name it (CPython's tp_name): list, Tensor, numpy.ndarray."""
-    cls = type(value)
-    heap = cls.__flags__ & (1 << 9)   # Py_TPFLAGS_HEAPTYPE: a class written in Python
-    return cls.__name__ if heap or cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
-
-
-def argument_error(fn: str, param: str, position: int, expected: str, got: str) -> TypeError:
-    """torch's parser's TypeError for an argument of the wrong type ("mm(): argument 'mat2'
-    (position 2) must be Tensor, not list"), its parts kept in .argument: the Tensor method
-    counts positions after self (see method_error)."""
-    error = TypeError(f"{fn}(): argument '{param}' (position {position}) must be {expected}, not {got}")
-    error.argument = (fn, param, position, expected, got)
-    return error
-
-
-def method_error(error: TypeError, name: str) -> TypeError:
-    """The error a Tensor method `name` raises for one its function raised: an argument's position
-    one less (self is not counted); any other error as it is."""
-    argument = getattr(error, "argument", None)
-    if argument is None or argument[0] != name:
-        return error
-    fn, param, position, expected, got = argument
-    return argument_error(fn, param, position - 1, expected, got)
-
-
 def _parameters(fn) -> set:
     try:
         return set(inspect.signature(fn).parameters)

@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from . import backend, dtypes, libm
+from ._args import check_number
 from . import random as _random
 from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed,  # noqa: F401
                      set_rng_state)
@@ -118,6 +119,7 @@ def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False) -> Te
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+    check_number("full", "fill_value", fill_value, 2)
     _dtype_arg("full", dtype)
     _fill_value_arg("full", fill_value)
     if dtype is None:

@@ -3,4 +3,4 @@ inverses, solves, Cholesky, singular and symmetric eigen values, products), name
 from .functions.linalg import (cholesky_ex_free as cholesky, det, eigvalsh, inv, linalg_cross as cross,
                                linalg_diagonal as diagonal, matrix_norm, matrix_power, multi_dot, norm, slogdet,
                                solve, svdvals, vander, vecdot, vector_norm)
-from .functions.linalg import matmul  # noqa: F401
+from .functions.linalg import _LinAlgError as LinAlgError, matmul  # noqa: F401

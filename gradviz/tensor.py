@@ -11,6 +11,7 @@ import numpy as np
 from numpy import ndarray   # one global load where np.ndarray is two, on the per-op path
 
 from . import backend, dtypes
+from ._args import invalid_arguments, is_number, method_error as _method_error, type_name
 from . import events as _events
 from .autograd import forward_ad as _forward_ad
 from .autograd import grad_mode
@@ -77,7 +78,7 @@ def _to_array(data, dtype=None, device=None):
         elif arr.dtype.kind in "iu":
             arr = arr.astype(np.int64)
         elif arr.dtype.kind not in "b":
-            raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+            raise RuntimeError(f"Could not infer dtype of {type_name(data)}")
     dtypes.from_numpy_dtype(arr.dtype)   # raises for unsupported dtypes
     if device is None:
         device = backend.default_device()   # set_default_device / `with torch.device(...)`
@@ -103,6 +104,9 @@ def _raise_ragged(data):
             raise TypeError("not a sequence") from None
         raise TypeError(f"'{type(level[nested.index(True)]).__name__}' object cannot be interpreted as an "
                         "integer") from None
+    for x in level:   # an element that is no number (a dict, an object)
+        if not is_number(x):
+            raise RuntimeError(f"Could not infer dtype of {type_name(x)}") from None
     raise ValueError("could not build a tensor from ragged nested sequences") from None
 
 
@@ -469,8 +473,8 @@ class Tensor:
         return bool(self.item())
 
     def __array__(self, dtype=None, copy=None):
-        arr = backend.to_numpy(self._data)
-        return arr if dtype is None else arr.astype(dtype)
+        arr = self.numpy()   # as torch: a tensor that requires grad (or lives on a GPU) is refused
+        return arr if dtype is None else arr.astype(dtype, copy=False)
 
     def to(self, *args, **kwargs) -> "Tensor":
         """.to(dtype), .to(device), .to(other tensor)."""
@@ -529,10 +533,27 @@ class Tensor:
     def bool(self, memory_format=None):
         return self.to(dtypes.bool_, memory_format=memory_format)
 
-    def type(self, dtype=None):
+    def type(self, dtype=None, non_blocking=False):
+        """The legacy type name ('torch.FloatTensor'), or self converted to a dtype, to a legacy type by
+        name ('torch.DoubleTensor', 'torch.cuda.FloatTensor') or to a legacy class (torch.LongTensor)."""
+        cuda = "cuda." if self.device.type == "cuda" else ""
         if dtype is None:
-            return {"float32": "torch.FloatTensor", "float64": "torch.DoubleTensor", "int64": "torch.LongTensor",
-                    "int32": "torch.IntTensor", "bool": "torch.BoolTensor"}.get(self.dtype.name, "torch.Tensor")
+            return f"torch.{cuda}{dtypes.SCALAR_TYPE[self.dtype.name]}Tensor"
+        if isinstance(dtype, str):
+            name = dtype.replace("torch.cuda.", "torch.", 1)
+            by_name = {f"torch.{t}Tensor": n for n, t in dtypes.SCALAR_TYPE.items()}
+            by_name["torch.Tensor"] = dtypes.get_default_dtype().name
+            if name not in by_name:
+                raise ValueError(f"invalid type: '{dtype}'")
+            target = dtypes.from_numpy_dtype(np.dtype(by_name[name]))
+            device = "cuda" if dtype.startswith("torch.cuda.") else self.device
+            return self if target is self.dtype and device == self.device else self.to(device, target)
+        if isinstance(dtype, type) and isinstance(getattr(dtype, "dtype", None), dtypes.dtype):   # torch.LongTensor
+            dtype = dtype.dtype
+        elif isinstance(dtype, type):
+            raise ValueError(f"invalid type: '{dtype.__name__}'")
+        elif not isinstance(dtype, dtypes.dtype):
+            raise TypeError("dtype must be a type, str, or dtype object")
         return self.to(dtype)
 
     def contiguous(self, memory_format=None):
@@ -737,6 +758,7 @@ class Tensor:
         return self._inplace_op(F.pow, exponent)
 
     def clamp_(self, min=None, max=None):
+        _check_bounds("clamp_", min, max)
         return self._inplace_op(F.clamp, min, max)
 
     def relu_(self):
@@ -876,18 +898,15 @@ class Tensor:
         raw = value._data if isinstance(value, Tensor) else value
         if self._records(value):
             if isinstance(value, Tensor) and value.requires_grad:
-                return self._inplace_op(lambda s, v: _apply(FILL_TENSOR, (s, v)), value, overlap=True)
-            return self._inplace_op(lambda s: _apply(FILL, (s,), (raw,)), overlap=True)
-        return self._assign(raw)
+                return self._inplace_op(lambda s, v: _apply(FILL_TENSOR, (s, _checked_fill(v, v))), value, overlap=True)
+            return self._inplace_op(lambda s: _apply(FILL, (s,), (_checked_fill(value, raw),)), overlap=True)
+        return self._assign(_checked_fill(value, raw))
 
     def copy_(self, src):
         src = src if isinstance(src, Tensor) else Tensor._from_data(src)
         if self._records(src):
-            return self._inplace_op(lambda s, v: _apply(COPY, (s, v)), src)
-        arr = backend.to_device(src._data, self.device)
-        if np.broadcast_shapes(arr.shape, self._data.shape) != self._data.shape:
-            raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
-                               f"{list(np.broadcast_shapes(arr.shape, self._data.shape))}")
+            return self._inplace_op(lambda s, v: _apply(COPY, (s, _copy_source(s, v))), src)
+        arr = backend.to_device(_copy_source(self, src)._data, self.device)
         self._check_overlap()
         return self._assign(arr.astype(self._data.dtype, copy=False))
 
@@ -1279,6 +1298,7 @@ class Tensor:
         return F.pow(self, exponent)
 
     def clamp(self, min=None, max=None):
+        _check_bounds("clamp", min, max)
         return F.clamp(self, min, max)
 
     clip = clamp
@@ -1430,11 +1450,32 @@ class Tensor:
         from .creation import bernoulli
         return bernoulli(self, p, generator=generator)
 
-    def allclose(self, other, rtol=1e-05, atol=1e-08):
-        return bool(np.allclose(backend.to_numpy(self._data), np.asarray(other), rtol=rtol, atol=atol))
+    def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        from .ops.core import broadcast_shape
+        broadcast_shape(self._data.shape, other._data.shape)
+        xp = backend.namespace_of(self._data)
+        return bool(xp.allclose(self._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
     def equal(self, other) -> bool:
         return self.shape == other.shape and bool((self._data == other._data).all())
+
+
+def _copy_source(dst, src):
+    """copy_'s source, once the write is known to be allowed: it must broadcast to the destination."""
+    from .ops.core import broadcast_shape
+    if (shape := broadcast_shape(dst._data.shape, src._data.shape)) != dst._data.shape:
+        raise RuntimeError(f"output with shape {list(dst._data.shape)} doesn't match the broadcast shape "
+                           f"{list(shape)}")
+    return src
+
+
+def _checked_fill(value, result):
+    """result, once fill_'s value (checked after the write is known to be allowed) is not a tensor of
+    one or more dimensions."""
+    if isinstance(value, Tensor) and value.ndim:
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} "
+                           "dimensions.")
+    return result
 
 
 def zero_grads(tensors, set_to_none: bool = True) -> None:
@@ -1502,7 +1543,7 @@ def _method(fn):
 
 
 from . import functions as F  # noqa: E402  (the ops need Tensor defined first)
-from ._api import method_error as _method_error  # noqa: E402
+from .functions.pointwise import check_bounds as _check_bounds  # noqa: E402
 from .autograd import views as _views  # noqa: E402
 from .functions import shape as _shape  # noqa: E402
 from .autograd.apply import apply as _apply  # noqa: E402

@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd.apply import apply
-from ..ops.core import scatter_key, write
+from ..ops.core import broadcast_shape, scatter_key, write
 from ..ops.op import Op
 from ..ops.reduce import normalize_dims
 from .shape import expand, reshape, unsqueeze
@@ -106,12 +106,10 @@ def parse_index(shape: tuple, key, single_slice: bool = False, fill: bool = Fals
         raise IndexError("an index can only have a single ellipsis ('...')")
     cur = list(shape)
     steps, basic, adv, dim = [], [], {}, 0
-    src = 0   # the dimension of the indexed tensor that k reads (torch's messages count these)
-    for k in items:
+    for position, k in enumerate(items):   # torch's range error names the position in the key
         if k is Ellipsis:
             basic.append(k)
             dim += ndim - specified
-            src += ndim - specified
         elif k is None or _is_bool_scalar(k):
             steps.append(("unsqueeze", dim, None))
             basic.append(None)
@@ -129,7 +127,6 @@ def parse_index(shape: tuple, key, single_slice: bool = False, fill: bool = Fals
             basic.append(k)
             cur[dim] = len(range(start, stop, step))
             dim += 1
-            src += 1
         elif backend.is_array(k) and (k.ndim or k.dtype.kind not in "iu"):
             if k.dtype == bool:
                 if tuple(k.shape) != tuple(cur[dim:dim + k.ndim]):
@@ -144,7 +141,6 @@ def parse_index(shape: tuple, key, single_slice: bool = False, fill: bool = Fals
             n = k.ndim if k.dtype == bool else 1
             basic += [slice(None)] * n
             dim += n
-            src += n
         else:
             if isinstance(k, str):
                 raise TypeError("new(): invalid data type 'str'")
@@ -154,8 +150,7 @@ def parse_index(shape: tuple, key, single_slice: bool = False, fill: bool = Fals
             i = operator.index(k)
             size = cur[dim]
             if not -size <= i < size:
-                raise IndexError(f"index {i} is out of bounds for dimension {src} with size {size}")
-            src += 1
+                raise IndexError(f"index {i} is out of bounds for dimension {position} with size {size}")
             steps.append(("select", dim, i % size))
             basic.append(i)
             del cur[dim]
@@ -405,7 +400,7 @@ def masked_select(input, mask):
     m = mask._data if hasattr(mask, "_data") else np.asarray(mask)
     if m.dtype != bool:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
-    shape = np.broadcast_shapes(tuple(input.shape), m.shape)
+    shape = broadcast_shape(m.shape, tuple(input.shape))
     return apply(MASKED_SELECT, (input,), (np.broadcast_to(m, shape),))
 
 

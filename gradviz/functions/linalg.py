@@ -7,12 +7,12 @@ import warnings
 
 import numpy as np
 
-from .._api import argument_error, type_name
+from .._args import argument_error, check_number, check_tensor, invalid_arguments, is_number, type_name
 from ..dtypes import C_TYPE, SCALAR_TYPE
-from ..tensor import Tensor
 from ..autograd.apply import apply
-from ..ops.core import expand_error
+from ..ops.core import broadcast_shape, expand_error
 from ..ops.op import Op
+from ..tensor import Tensor
 from ..autograd.forward_ad import bilinear as _bilinear, defjvp as _defjvp, linear as _linear
 from ..autograd.forward_ad import bilinear as _bilinear_ext
 from ..ops.linalg import (ADDBMM, ADDMM, ADDMV, ADDR, BADDBMM, BMM, CDIST, CHOLESKY, CHOLESKY_LEGACY, CROSS, DET,
@@ -182,25 +182,47 @@ def _should_fold(a, b) -> bool:
     return all(strides[i] == strides[i + 1] * big.shape[i + 1] for i in range(big.ndim - 2))
 
 
+def _scalars(fn: str, inputs: tuple, beta, alpha) -> tuple:
+    """beta and alpha as Python numbers (a 0-d tensor read as its value), or torch's TypeError (addmm and
+    baddbmm have a second signature, with out_dtype, so torch lists both)."""
+    for name, value in (("beta", beta), ("alpha", alpha)):
+        if is_number(value):
+            continue
+        if fn not in ("addmm", "baddbmm"):
+            check_number(fn, name, value)
+        m1, m2 = ("mat1", "mat2") if fn == "addmm" else ("batch1", "batch2")
+        raise invalid_arguments(fn, inputs, {name: value}, tuple(
+            f"Tensor input, Tensor {m1}, Tensor {m2}, {extra}*, Number beta = 1, Number alpha = 1, Tensor out = None"
+            for extra in ("", "torch.dtype out_dtype, ")))
+    return tuple(v.item() if hasattr(v, "item") else v for v in (beta, alpha))
+
+
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    beta, alpha = _scalars("addmm", (input, mat1, mat2), beta, alpha)
     if mat1.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"mat1 must be a matrix, got {mat1.ndim}-D tensor" if mat1.ndim != 2 else
                            f"mat2 must be a matrix, got {mat2.ndim}-D tensor")
     if mat1.shape[1] != mat2.shape[0]:
         raise _mm_error("addmm", mat1, mat2)
-    # the bias expands to the product's shape: torch's words when it cannot
-    message = expand_error(tuple(input.shape), (mat1.shape[0], mat2.shape[1]),
-                           f"torch.{SCALAR_TYPE[input.dtype.name]}Tensor")
-    if message:
-        raise RuntimeError(message)
+    _check_expand(input, (mat1.shape[0], mat2.shape[1]))
     _same_dtype(_ADDMM_SELF, input, mat2)   # torch checks the bias first
     return apply(ADDMM, (input,) + _same_dtype(_ADDMM, mat1, mat2), (beta, alpha))
+
+
+def _check_expand(input, shape: tuple) -> None:
+    """The added input expands to the product's shape: torch's words when it cannot."""
+    message = expand_error(tuple(input.shape), shape, f"torch.{SCALAR_TYPE[input.dtype.name]}Tensor")
+    if message:
+        raise RuntimeError(message)
 
 
 def linear(input, weight, bias=None):
     """y = x Wᵀ + b, recorded as PyTorch records it: one AddmmBackward0 for a 2-D input with a
     bias; a contiguous input of another rank with a 1-D bias flattened to 2-D around that
     addmm (viewed back); otherwise matmul, then + bias."""
+    for i, (name, t) in enumerate((("input", input), ("weight", weight), ("bias", bias))):
+        if not isinstance(t, Tensor) and (t is not None or i < 2):
+            check_tensor("linear", name, t, i + 1)
     if input.ndim == 0 or weight.ndim == 0:
         raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {input.ndim}D and "
                            f"{weight.ndim}D")
@@ -240,9 +262,12 @@ def trace(input):
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1):
-    if mat.ndim != 2 or vec.ndim != 1 or mat.shape[1] != vec.shape[0]:
+    beta, alpha = _scalars("addmv", (input, mat, vec), beta, alpha)
+    if mat.ndim != 2 or vec.ndim != 1 or input.ndim > 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, {vec.ndim}")
+    if mat.shape[1] != vec.shape[0] or input.numel() not in (1, mat.shape[0]):
         raise RuntimeError(f"size mismatch, got input ({input.shape[0] if input.ndim else 1}), mat "
-                           f"({mat.shape[0]}x{mat.shape[1] if mat.ndim > 1 else 1}), vec ({vec.shape[0]})")
+                           f"({mat.shape[0]}x{mat.shape[1]}), vec ({vec.shape[0]})")
     return apply(ADDMV, _same_dtype(_ADDMV, input, mat, vec), (beta, alpha))
 
 
@@ -254,9 +279,11 @@ def _check_batches(batch1, batch2) -> None:
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    beta, alpha = _scalars("baddbmm", (input, batch1, batch2), beta, alpha)
     if batch1.ndim != 3 or batch2.ndim != 3:
         raise RuntimeError(f"batch1 must be a 3D tensor (got {batch1.ndim}-D and {batch2.ndim}-D)")
     _check_batches(batch1, batch2)
+    _check_expand(input, (batch1.shape[0], batch1.shape[1], batch2.shape[2]))
     _same_dtype(_BADDBMM, input, batch1, names=(input, batch1, batch2))
     return apply(BADDBMM, (input,) + _same_dtype(_BMM, batch1, batch2), (beta, alpha))
 
@@ -451,18 +478,28 @@ def logdet(A):
     return where(sign < 0, float("nan"), logabsdet)
 
 
-def _singular_at(a: np.ndarray) -> int:
-    """The 1-based index of the first zero pivot of A's LU factorization (as LAPACK's getrf reports)."""
-    for batch in a.reshape(-1, *a.shape[-2:]):
+class _LinAlgError(RuntimeError):
+    """torch.linalg.LinAlgError (torch._C._LinAlgError): the matrix is singular or not positive-definite."""
+
+
+def _batch_element(a: np.ndarray, i: int) -> str:
+    """torch's "(Batch element i): " before a failure in a batch of matrices."""
+    return f"(Batch element {i}): " if a.ndim > 2 else ""
+
+
+def _singular_at(a: np.ndarray) -> tuple[int, int]:
+    """The first singular matrix of the batch and the 1-based index of its first zero pivot in the LU
+    factorization (as LAPACK's getrf reports)."""
+    for i, batch in enumerate(a.reshape(-1, *a.shape[-2:])):
         m = np.array(batch, dtype=np.float64)
         n = m.shape[0]
         for k in range(n):
             p = k + int(np.argmax(np.abs(m[k:, k])))
             if m[p, k] == 0:
-                return k + 1
+                return i, k + 1
             m[[k, p]] = m[[p, k]]
             m[k + 1:] -= np.outer(m[k + 1:, k] / m[k, k], m[k])
-    return a.shape[-1]
+    return 0, a.shape[-1]
 
 
 def inv(A):
@@ -470,8 +507,9 @@ def inv(A):
     try:
         return apply(INV, (A,))
     except LinAlgFailure:
-        raise RuntimeError(f"linalg.inv: The diagonal element {_singular_at(A._data)} is zero, the inversion could "
-                           "not be completed because the input matrix is singular.") from None
+        i, k = _singular_at(A._data)
+        raise _LinAlgError(f"linalg.inv: {_batch_element(A._data, i)}The diagonal element {k} is zero, the inversion "
+                           "could not be completed because the input matrix is singular.") from None
 
 
 inverse = inv
@@ -486,13 +524,15 @@ def solve(A, B, *, left=True):
     if b.shape[-2] != A.shape[-1]:
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation AX = B "
                            f"({A.shape[-2]}x{A.shape[-1]} and {b.shape[-2]}x{b.shape[-1]})")
-    batch = np.broadcast_shapes(tuple(A.shape[:-2]), tuple(b.shape[:-2]))
+    batch = broadcast_shape(tuple(b.shape[:-2]), tuple(A.shape[:-2]))
     a2 = A if tuple(A.shape[:-2]) == batch else A.expand(*batch, *A.shape[-2:])
     b2 = b if tuple(b.shape[:-2]) == batch else b.expand(*batch, *b.shape[-2:])
     try:
         x = apply(SOLVE, (a2, b2))
     except LinAlgFailure:
-        raise RuntimeError("torch.linalg.solve: The solver failed because the input matrix is singular.") from None
+        at = _batch_element(a2._data, _singular_at(a2._data)[0])
+        raise _LinAlgError(f"torch.linalg.solve: {at}The solver failed because the input matrix is "
+                           "singular.") from None
     return squeeze(x, -1) if vector else x
 
 
@@ -501,20 +541,21 @@ def _cholesky(op: Op, name: str, A, upper: bool):
     try:
         return apply(op, (A,), (bool(upper),))
     except LinAlgFailure:
-        order = _not_positive_at(A._data)
-        raise RuntimeError(f"{name}: The factorization could not be completed because the input is not "
-                           f"positive-definite (the leading minor of order {order} is not "
+        i, order = _not_positive_at(A._data)
+        raise _LinAlgError(f"{name}: {_batch_element(A._data, i)}The factorization could not be completed because "
+                           f"the input is not positive-definite (the leading minor of order {order} is not "
                            "positive-definite).") from None
 
 
-def _not_positive_at(a: np.ndarray) -> int:
-    for batch in a.reshape(-1, *a.shape[-2:]):
+def _not_positive_at(a: np.ndarray) -> tuple[int, int]:
+    """The first matrix of the batch that is not positive-definite and the order of its first such minor."""
+    for i, batch in enumerate(a.reshape(-1, *a.shape[-2:])):
         for k in range(1, batch.shape[-1] + 1):
             try:
                 np.linalg.cholesky(batch[:k, :k])
             except np.linalg.LinAlgError:
-                return k
-    return a.shape[-1]
+                return i, k
+    return 0, a.shape[-1]
 
 
 def cholesky_ex_free(A, *, upper=False):
@@ -544,11 +585,11 @@ def eigvalsh(A, UPLO="L"):
 def linalg_cross(input, other, *, dim=-1):
     if input.ndim != other.ndim:
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
-    shape = np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
-    (d,) = normalize_dims(dim, len(shape))
+    (d,) = normalize_dims(dim, input.ndim)
     if input.shape[d] != 3 or other.shape[d] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[d]} and "
                            f"{other.shape[d]}")
+    broadcast_shape(tuple(input.shape), tuple(other.shape))
     a, b, dtype = coerce_pair(input, other)
     return apply(CROSS, (a, b), (d,), dtype)
 
@@ -558,22 +599,32 @@ def cross(input, other, dim=None):
         warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
                       "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
                       "with that of linalg.cross in a future release.", UserWarning, stacklevel=2)
-        shape = np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
+        shape = broadcast_shape(tuple(input.shape), tuple(other.shape))
         dim = next((i for i, s in enumerate(shape) if s == 3), -1)
     return linalg_cross(input, other, dim=dim)
 
 
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    beta, alpha = _scalars("addr", (input, vec1, vec2), beta, alpha)
     if vec1.ndim != 1 or vec2.ndim != 1:
         raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1.ndim}-D" if vec1.ndim != 1 else
                            f"addr: Expected 1-D argument vec2, but got {vec2.ndim}-D")
+    _check_expand(input, (vec1.shape[0], vec2.shape[0]))
     return apply(ADDR, (input, vec1, vec2), (beta, alpha))
 
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    if batch1.ndim != 3 or batch2.ndim != 3:
-        raise RuntimeError("batch1 must be a 3D tensor")
-    _check_batches(batch1, batch2)
+    beta, alpha = _scalars("addbmm", (input, batch1, batch2), beta, alpha)
+    for name, b in (("batch1", batch1), ("batch2", batch2)):
+        if b.ndim != 3:
+            raise RuntimeError(f"{name} must be a 3D tensor")
+    if batch1.shape[0] != batch2.shape[0]:
+        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got {batch1.shape[0]} and "
+                           f"{batch2.shape[0]}")
+    if batch1.shape[2] != batch2.shape[1]:
+        raise RuntimeError(f"Incompatible matrix sizes for bmm ({batch1.shape[1]}x{batch1.shape[2]} and "
+                           f"{batch2.shape[1]}x{batch2.shape[2]})")
+    _check_expand(input, (batch1.shape[1], batch2.shape[2]))
     _same_dtype(_ADDMM_SELF, input, batch2)
     return apply(ADDBMM, (input,) + _same_dtype(_ADDMM, batch1, batch2), (beta, alpha))
 
@@ -586,7 +637,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
-    batch = np.broadcast_shapes(tuple(x1.shape[:-2]), tuple(x2.shape[:-2]))
+    batch = broadcast_shape(tuple(x1.shape[:-2]), tuple(x2.shape[:-2]))
     a = x1 if tuple(x1.shape[:-2]) == batch else x1.expand(*batch, *x1.shape[-2:])
     b = x2 if tuple(x2.shape[:-2]) == batch else x2.expand(*batch, *x2.shape[-2:])
     return apply(CDIST, (a, b), (float(p),))

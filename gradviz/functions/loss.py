@@ -10,11 +10,19 @@ import numpy as np
 from ..dtypes import SCALAR_TYPE, floating_kernel, from_numpy_dtype, result_type
 from ..ops.core import broadcast_error
 from ..autograd.apply import _grad_state, apply
+from ..ops.core import broadcast_shape
 from ..ops.loss import (BCE_WITH_LOGITS, BINARY_CROSS_ENTROPY, HUBER_LOSS, MSE_LOSS, NLL_LOSS, NLL_LOSS2D, SMOOTH_L1_LOSS,
                         SOFT_MARGIN_LOSS, _reduced)
 from .shape import broadcast_tensors
 from .pointwise import minimum, where
 from .nnops import logsigmoid, pairwise_distance
+
+
+def check_class_weight(weight, n_classes: int, prefix: str = "") -> None:
+    """A class weight is a vector with one entry per class, as torch checks it."""
+    if weight is not None and (weight.ndim != 1 or weight.shape[0] != n_classes):
+        raise RuntimeError(f"{prefix}weight tensor should be defined either for all {n_classes} classes or no classes "
+                           f"but got weight tensor of shape: {list(weight.shape)}")
 
 
 def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
@@ -27,6 +35,9 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
             raise ValueError(f"Expected input batch_size ({n}) to match target batch_size ({t.shape[0]}).")
         if t.shape != (n,) + tuple(input.shape[2:]):
             raise RuntimeError(f"Expected target size {[n] + list(input.shape[2:])}, got {list(t.shape)}")
+        if weight is not None and weight.numel() != c:   # torch's nll_loss2d counts the weight's elements only
+            raise RuntimeError("weight tensor should be defined either for all or no classes")
+        weight = None if weight is None else weight.reshape(-1)
         if input.ndim != 4:   # as torch: viewed as (N, C, 1, d1·d2·…), one NllLoss2DBackward0, viewed back
             empty = input.numel() == 0
             flat = input.contiguous().view(n, c, 0, 0) if empty else input.contiguous().view(n, c, 1, -1)
@@ -44,6 +55,8 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     bad = (t != ignore_index) & ((t < 0) | (t >= input.shape[1 if spatial else -1]))
     if bad.any():
         raise IndexError(f"Target {int(t[bad].reshape(-1)[0])} is out of bounds.")
+    if not spatial:
+        check_class_weight(weight, input.shape[-1])
     floating_kernel("nll_loss2d_forward_out_frame" if spatial else "nll_loss_out_frame", input._data.dtype)
     w = None if weight is None else weight._data
     return apply(NLL_LOSS2D if spatial else NLL_LOSS, (input,), (t, w, reduction, ignore_index))
@@ -178,6 +191,12 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         rt = result_type((input._data, t)).name
         raise RuntimeError(f"result type {SCALAR_TYPE.get(rt, rt)} can't be cast to the desired output type "
                            f"{SCALAR_TYPE.get(t.dtype.name, t.dtype.name)}")
+    for w, first in ((pos_weight, True), (weight, False)):   # torch multiplies them into the loss in place
+        if w is not None:
+            shapes = (tuple(w.shape), tuple(input.shape))
+            if (shape := broadcast_shape(*(shapes if first else shapes[::-1]))) != shapes[1]:
+                raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the broadcast shape "
+                                   f"{list(shape)}")
     w = None if weight is None else weight._data
     pw = None if pos_weight is None else pos_weight._data
     return apply(BCE_WITH_LOGITS, (input, target), (w, pw, reduction))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import backend
+from .._args import check_tensor
 from ..autograd.apply import apply
 from ..dtypes import SCALAR_TYPE, floating_kernel
 from .reduce import _dims_keep, normalize_dims
@@ -105,6 +106,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     n = input.numel() // c
     if training and n <= 1:
         raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
+        if t is not None and t.numel() != c:
+            raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
     floating_kernel("batch_norm", input._data.dtype)
     _check_param_dtypes(input, weight, bias, running_mean, running_var)
     w, b = _affine(input, weight, bias, (c,))
@@ -134,6 +138,8 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
+    check_tensor("embedding", "indices", input, 2)   # torch.embedding(weight, indices)
+    check_tensor("embedding", "weight", weight, 1)
     idx = input._data
     if idx.dtype.kind not in "iu":
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "

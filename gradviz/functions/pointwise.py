@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import backend
+from .._args import invalid_arguments, is_number
 from ..dtypes import C_TYPE, SCALAR_TYPE, float64, floating_kernel, get_default_dtype, result_type
 from ..autograd.apply import apply, coerce_pair
 from ..ops.core import _formula, broadcast_error
@@ -147,7 +148,12 @@ def where(condition, input=None, other=None):
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
                            f"{str(cond.dtype).capitalize().replace('Int64', 'Long').replace('Float32', 'Float')}")
     a, b, dtype = coerce_pair(input, other)
-    return apply(WHERE, (a, b), (cond,), dtype)
+    try:
+        return apply(WHERE, (a, b), (cond,), dtype)
+    except RuntimeError:   # the condition broadcasts too: torch's words name it first
+        if message := broadcast_error(cond.shape, a._data.shape, b._data.shape):
+            raise RuntimeError(message) from None
+        raise
 
 
 def maximum(input, other):
@@ -158,7 +164,19 @@ def minimum(input, other):
     return binary(MINIMUM, input, other)
 
 
+def check_bounds(fn: str, min, max, input=None) -> None:
+    """torch's TypeError for a clamp bound that is neither a tensor nor a number (input given: the
+    function's signatures, else the method's)."""
+    if all(b is None or isinstance(b, Tensor) or is_number(b) for b in (min, max)):
+        return
+    given = {k: v for k, v in (("min", min), ("max", max)) if v is not None}
+    head, tail = ("Tensor input, ", ", *, Tensor out = None") if input is not None else ("", "")
+    raise invalid_arguments(fn, (input,) if input is not None else (), given,
+                            tuple(f"{head}{t} min = None, {t} max = None{tail}" for t in ("Tensor", "Number")))
+
+
 def clamp(input, min=None, max=None):
+    check_bounds("clamp", min, max, input)
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if isinstance(min, Tensor) or isinstance(max, Tensor):

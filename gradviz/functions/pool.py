@@ -47,10 +47,20 @@ def _check_pool_input(input, nd, name):
                            f"size for input, but got: {list(input.shape)}")
 
 
-def _pool_args(kernel_size, stride, padding, dilation, nd):
+def _pool_args(kernel_size, stride, padding, dilation, nd, own_1d_checks=False):
     k = _tuple(kernel_size, nd)
     s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _tuple(stride, nd)
     p, d = _tuple(padding, nd), _tuple(dilation, nd)
+    if own_1d_checks:   # torch's own 1-d kernel (max_pool1d without indices) checks its arguments first
+        for what, v in (("kernel_size", k), ("stride", s), ("dilation", d)):
+            if v[0] <= 0:
+                raise RuntimeError(f"max_pool1d() {what} must be greater than zero, but got {v[0]}")
+    if 0 in s:
+        raise RuntimeError("stride should not be zero")
+    for what, v, h, w in (("kernel size", k, "kH", "kW"), ("stride", s, "dH", "dW"),
+                          ("dilation", d, "dilationH", "dilationW")):
+        if min(v) <= 0:   # the 2-d kernel's words: a 1-d pool's height is 1
+            raise RuntimeError(f"{what} should be greater than zero, but got {h}: {v[0] if nd > 1 else 1} {w}: {v[-1]}")
     for kk, pp in zip(k, p):
         if pp > kk // 2:
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={pp}, "
@@ -171,7 +181,7 @@ def _max_pool_indices(a, k, s, p, d, ceil_mode):
 
 def max_pool(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False, nd=2):
     _check_pool_input(input, nd, f"max_pool{nd}d")
-    k, s, p, d = _pool_args(kernel_size, stride, padding, dilation, nd)
+    k, s, p, d = _pool_args(kernel_size, stride, padding, dilation, nd, nd == 1 and not return_indices)
     shown = (k, s, p, d)   # as the learner gave them (the node runs the 2-d kernel)
     k, s, p, d = ((1,) * (2 - nd) + k, (1,) * (2 - nd) + s, (0,) * (2 - nd) + p, (1,) * (2 - nd) + d)
     found = []

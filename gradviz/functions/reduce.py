@@ -8,7 +8,8 @@ import warnings
 
 import numpy as np
 
-from .. import backend
+from .. import backend, dtypes
+from .._args import check_bool, invalid_arguments, type_name
 from ..autograd.apply import apply, coerce_pair
 from ..ops.op import Op
 from ..autograd.grad_mode import is_grad_enabled
@@ -52,6 +53,8 @@ _OVERLOADS = {name: ("(*, torch.dtype dtype = None)",
 def _all_dims(name: str, dim, keepdim, dtype):
     """dim of sum, mean or prod: None (every dim) when left out. keepdim= without dim= fits none of
     torch's overloads (a dim=None given does)."""
+    if keepdim is not None:
+        check_bool(name, "keepdim", keepdim)
     if dim is not _ALL:
         return dim
     if keepdim is not None:
@@ -74,6 +77,11 @@ def _accumulated(input, dtype):
 
 
 def sum(input, dim=_ALL, keepdim=None, *, dtype=None):
+    if dtype is not None and not isinstance(dtype, dtypes.dtype) and dtype not in (float, int, bool, complex):
+        if dim is not _ALL:
+            raise TypeError(f"sum(): argument 'dtype' must be torch.dtype, not {type_name(dtype)}")
+        raise invalid_arguments("sum", (), {"dtype": dtype}, (
+            "*, torch.dtype dtype = None", "tuple of ints dim, bool keepdim = False, *, torch.dtype dtype = None"))
     dim = _all_dims("sum", dim, keepdim, dtype)
     dtype = _accumulated(input, dtype)
     if dim is None and not keepdim:
@@ -116,6 +124,7 @@ def _warn_from_caller(message: str) -> None:
 
 
 def _moments(op, input, dim, unbiased, keepdim, correction):
+    check_bool(op.name, "keepdim", keepdim)
     if input._data.dtype.kind not in "fc":
         name = op.name if op in (STD_MEAN, VAR_MEAN) else "std and var"
         raise RuntimeError(f"{name} only support floating point and complex dtypes")
@@ -149,6 +158,7 @@ def prod(input, dim=_ALL, keepdim=None, *, dtype=None):
 
 
 def _extreme(input, dim, keepdim, other, full_op, dim_op, arg, name):
+    check_bool(name, "keepdim", keepdim)
     if other is not None:
         return (maximum if name == "max" else minimum)(input, other)
     if dim is None:
@@ -179,6 +189,7 @@ def max(input, dim=_ALL, keepdim=None, *, other=None):
     dim = _extreme_dim("max", dim, keepdim)
     if isinstance(dim, Tensor):
         return _extreme(input, None, False, dim, MAX_ALL, MAX_DIM, None, "max")
+    keepdim = False if keepdim is None else keepdim
     return _extreme(input, dim, keepdim, other, MAX_ALL, MAX_DIM, np.argmax, "max")
 
 
@@ -186,15 +197,18 @@ def min(input, dim=_ALL, keepdim=None, *, other=None):
     dim = _extreme_dim("min", dim, keepdim)
     if isinstance(dim, Tensor):
         return _extreme(input, None, False, dim, MIN_ALL, MIN_DIM, None, "min")
+    keepdim = False if keepdim is None else keepdim
     return _extreme(input, dim, keepdim, other, MIN_ALL, MIN_DIM, np.argmin, "min")
 
 
 def amax(input, dim=(), keepdim=False):
+    check_bool("amax", "keepdim", keepdim)
     _nonempty("amax", input, None if dim == () else dim) if dim != () else None
     return apply(AMAX, (input,), _dims_keep(input, None if dim == () else dim, keepdim))
 
 
 def amin(input, dim=(), keepdim=False):
+    check_bool("amin", "keepdim", keepdim)
     _nonempty("amin", input, None if dim == () else dim) if dim != () else None
     return apply(AMIN, (input,), _dims_keep(input, None if dim == () else dim, keepdim))
 
@@ -202,6 +216,7 @@ def amin(input, dim=(), keepdim=False):
 def _arg_extreme(name: str, input, dim, keepdim):
     """argmax/argmin: the flat index over every entry when dim is None (each dim kept as size 1
     with keepdim), else the index along dim."""
+    check_bool(name, "keepdim", keepdim)
     if input._data.dtype == np.bool_:
         raise RuntimeError(f"{name}(): does not support bool input")
     _nonempty(name, input, dim)
@@ -225,6 +240,7 @@ def argmin(input, dim=None, keepdim=False):
 
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    check_bool("norm", "keepdim", keepdim)
     if input._data.dtype.kind not in "fc":
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. "
                            f"Got {SCALAR_TYPE[input._data.dtype.name]}")
@@ -239,6 +255,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
 
 
 def logsumexp(input, dim, keepdim=False):
+    check_bool("logsumexp", "keepdim", keepdim)
     if input._data.dtype.kind in "bui":   # torch promotes bool and integers to the default float dtype
         input = input.to(get_default_dtype())
     return apply(LOGSUMEXP, (input,), _dims_keep(input, dim, keepdim))
@@ -284,6 +301,7 @@ def cumsum(input, dim, *, dtype=None):
 
 
 def _bool_reduce(name, input, dim, keepdim):
+    check_bool(name, "keepdim", keepdim)
     data = input._data
     fn = data.all if name == "all" else data.any
     xp = backend.namespace_of(data)
@@ -321,6 +339,7 @@ def logcumsumexp(input, dim):
 
 def median(input, dim=None, keepdim=False):
     """The lower of the two middle values (PyTorch's median, unlike NumPy's, never averages)."""
+    check_bool("median", "keepdim", keepdim)
     if dim is None:
         dims, _ = _dims_keep(input, None, False)
         has_nan = bool(backend.namespace_of(input._data).isnan(input._data).any())
@@ -358,6 +377,7 @@ class _MinMax(tuple):
 
 
 def aminmax(input, *, dim=None, keepdim=False):
+    check_bool("aminmax", "keepdim", keepdim)
     return _MinMax(apply(AMINMAX, (input,), _dims_keep(input, dim, keepdim)))
 
 
@@ -408,11 +428,13 @@ _defjvp(_symmetric, SOFTMAX)
 
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    check_bool("nansum", "keepdim", keepdim)
     return apply(NANSUM, (input,), _dims_keep(input, dim, keepdim) + (_accumulated(input, dtype),))
 
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """nansum / the count of non-NaN entries, as torch composes it (DivBackward0)."""
+    check_bool("nanmean", "keepdim", keepdim)
     if input._data.dtype.kind not in "fc":
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
                            f"{SCALAR_TYPE[input._data.dtype.name]}")
@@ -439,10 +461,12 @@ def cummin(input, dim):
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
+    check_bool("kthvalue", "keepdim", keepdim)
     (d,) = normalize_dims(dim, input.ndim)
+    _nonempty("kthvalue", input, d)
     n = input.shape[d] if input.ndim else 1
     if not 1 <= k <= n:
-        raise IndexError(f"kthvalue(): selected number k out of range for dimension {d}")
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     xp = backend.namespace_of(input._data)
     if not input.ndim:
         index = xp.zeros((), dtype=np.int64)

@@ -9,7 +9,8 @@ import numpy as np
 
 from .. import backend
 from ..autograd.apply import apply
-from .._api import argument_error, type_name
+from .._args import argument_error, type_name
+from ..ops.core import broadcast_shape
 from ..ops.reduce import normalize_dims
 from ..tensor import Tensor
 from ..autograd.forward_ad import defjvp as _defjvp, linear as _linear
@@ -35,8 +36,28 @@ def varargs(args: tuple) -> tuple:
     return args
 
 
-def _resolve_shape(shape, numel: int) -> tuple:
-    shape = tuple(int(s) for s in varargs(shape))
+def _int_sizes(fn: str, arg: str, sizes: tuple) -> tuple:
+    """sizes (given as f(2, 3) or f((2, 3))) as ints; torch's TypeError for one that is not an int
+    (a float, a bool, None), worded as its parser words the two forms."""
+    packed = len(sizes) == 1 and isinstance(sizes[0], (tuple, list))
+    items = tuple(sizes[0]) if packed else sizes
+    for i, s in enumerate(items):
+        if type(s) is not int and (isinstance(s, bool) or not hasattr(type(s), "__index__")):
+            what = type_name(s)
+            if packed:
+                raise TypeError(f"{fn}(): argument '{arg}' (position 1) must be tuple of ints, but found element of "
+                                f"type {what} at pos {i}")
+            if i == 0 and len(items) > 1:   # torch then reads the first size as the whole argument
+                raise TypeError(f"{fn}() takes 1 positional argument but {len(items)} were given")
+            if i == 0:
+                raise TypeError(f"{fn}(): argument '{arg}' (position 1) must be tuple of ints, not {what}")
+            raise TypeError(f"{fn}(): argument '{arg}' failed to unpack the object at pos {i + 1} with error "
+                            f"\"type must be tuple of ints,but got {what}\"")
+    return tuple(int(s) for s in items)
+
+
+def _resolve_shape(shape, numel: int, fn: str = "reshape", arg: str = "shape") -> tuple:
+    shape = _int_sizes(fn, arg, shape)
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
     for i, s in enumerate(shape):
@@ -101,7 +122,7 @@ def reshape(input, *shape):
 
 
 def view(input, *shape):
-    shape = _resolve_shape(shape, input.numel())
+    shape = _resolve_shape(shape, input.numel(), "view", "size")
     if not input._data.flags.c_contiguous and not _viewable(input._data, shape):
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one dimension "
                            "spans across two contiguous subspaces). Use .reshape(...) instead.")
@@ -201,16 +222,18 @@ def expand(input, *sizes):
         raise RuntimeError(f"expand(torch.FloatTensor{{{list(input.shape)}}}, size={list(sizes)}): the number of "
                            f"sizes provided ({len(sizes)}) must be greater or equal to the number of dimensions in "
                            f"the tensor ({input.ndim})")
-    shape = []
-    for i, s in enumerate(sizes):
-        own = input.shape[i - lead] if i >= lead else 1
+    shape = list(sizes)
+    for i in reversed(range(len(sizes))):   # torch checks from the last dim
+        s, own = sizes[i], input.shape[i - lead] if i >= lead else 1
         if s == -1:
-            s = own
+            if i < lead:
+                raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a leading, non-existing "
+                                   f"dimension {i}")
+            shape[i] = own
         elif own != 1 and own != s:
             raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size ({own}) at "
                                f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
                                f"{list(input.shape)}")
-        shape.append(s)
     return apply(EXPAND, (input,), (tuple(shape),))
 
 
@@ -397,26 +420,31 @@ def broadcast_to(input, size):
 
 
 def broadcast_shapes(*shapes):
-    return Size(np.broadcast_shapes(*(tuple(s) if not isinstance(s, int) else (s,) for s in shapes)))
-
-
-def _broadcastable(a: tuple, b: tuple) -> bool:
-    return all(x == y or 1 in (x, y) for x, y in zip(reversed(a), reversed(b)))
+    """The shape the shapes broadcast to, checked with torch's words (torch._refs._broadcast_shapes)."""
+    shapes = [(s,) if isinstance(s, int) else s for s in shapes if s is not None]
+    for s in shapes:
+        if not isinstance(s, (tuple, list)):
+            raise RuntimeError(f"Input shapes should be of type ints, a tuple of ints, or a list of ints, got {s}")
+    common = [1] * max((len(s) for s in shapes), default=0)
+    for i, s in enumerate(shapes):
+        for d in range(-1, -1 - len(s), -1):
+            if s[d] == common[d]:
+                continue
+            if common[d] == 1:
+                if s[d] < 0:
+                    raise ValueError("Attempting to broadcast a dimension with negative length!")
+                common[d] = s[d]
+            elif s[d] != 1:
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {s[d]} at {d}! Mismatching "
+                                   f"argument at index {i} had {s}; but expected shape should be broadcastable to "
+                                   f"{common}")
+    return Size(common)
 
 
 def broadcast_tensors(*tensors):
     """Each tensor expanded to the common shape (a tensor already of that shape is returned as is)."""
     tensors = varargs(tensors)
-    try:
-        shape = tuple(np.broadcast_shapes(*(tuple(t.shape) for t in tensors)))
-    except ValueError:
-        a, b = next((x, y) for i, x in enumerate(tensors) for y in tensors[i + 1:]
-                    if not _broadcastable(tuple(x.shape), tuple(y.shape)))
-        n = max(a.ndim, b.ndim)
-        da, db = (1,) * (n - a.ndim) + tuple(a.shape), (1,) * (n - b.ndim) + tuple(b.shape)
-        d = next(i for i in reversed(range(n)) if da[i] != db[i] and 1 not in (da[i], db[i]))
-        raise RuntimeError(f"The size of tensor a ({da[d]}) must match the size of tensor b ({db[d]}) at "
-                           f"non-singleton dimension {d}") from None
+    shape = broadcast_shape(*(tuple(t.shape) for t in tensors))
     return tuple(t if tuple(t.shape) == shape else expand(t, *shape) for t in tensors)
 
 

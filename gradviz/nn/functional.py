@@ -8,7 +8,7 @@ from ..dtypes import SCALAR_TYPE
 from ..functions.linalg import linear  # noqa: F401
 from ..ops.loss import _reduced
 from ..functions.loss import (_check_same_size, binary_cross_entropy, binary_cross_entropy_with_logits,  # noqa: F401
-                              huber_loss, mse_loss, nll_loss, smooth_l1_loss)
+                              check_class_weight, huber_loss, mse_loss, nll_loss, smooth_l1_loss)
 from ..functions.nnops import (batch_norm, celu, dropout, elu, embedding, hardsigmoid, hardswish, hardtanh,
                                layer_norm, logsigmoid, mish, pairwise_distance, relu6, selu, silu)
 from ..functions.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool2d,
@@ -29,9 +29,10 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     classes = 1 if input.ndim > 1 else 0
     n_classes = input.shape[classes] if input.ndim else 1
     logp = log_softmax(input, classes)
-    # weight viewed along the class dim, to broadcast against (N, C, d1, ...)
-    w = None if weight is None else weight.reshape(*[n_classes if d == classes else 1 for d in range(input.ndim)])
+    along_classes = [n_classes if d == classes else 1 for d in range(input.ndim)]   # weight's view against (N, C, ...)
     if target.is_floating_point() and tuple(target.shape) == tuple(input.shape):   # class probabilities
+        check_class_weight(weight, n_classes, "cross_entropy: ")
+        w = None if weight is None else weight.reshape(*along_classes)
         if label_smoothing:
             target = target * (1 - label_smoothing) + label_smoothing / n_classes
         terms = logp * target if w is None else logp * target * w   # then summed and negated, as torch does
@@ -45,6 +46,7 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     loss = nll_loss(logp, target, weight, ignore_index, reduction)
     if not label_smoothing:
         return loss
+    w = None if weight is None else weight.reshape(*along_classes)   # nll_loss has checked it
     from ..functions.pointwise import masked_fill, where
     kept = target != ignore_index
     smooth = masked_fill(-(logp if w is None else logp * w).sum(classes), ~kept, 0.0)

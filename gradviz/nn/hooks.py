@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import warnings
 from collections import namedtuple
+from collections.abc import Mapping
 
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled, no_grad
@@ -176,6 +177,8 @@ def load_state_dict(module, state_dict, strict: bool, assign: bool) -> _Incompat
     """Module.load_state_dict: walk the modules as state_dict does, copy each entry in place
     under no_grad, and collect torch's complaints before raising them all at once."""
     from .modules import Parameter
+    if not isinstance(state_dict, Mapping):
+        raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
     missing, unexpected, errors = [], [], []
 
     def load(m, prefix: str) -> None:

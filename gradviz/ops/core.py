@@ -127,29 +127,35 @@ def as_array(data):
 
 
 def shape_error(op: Op, arrays, exc) -> str:
-    """PyTorch's words for a broadcast failure, naming the op and both shapes."""
+    """PyTorch's words for a broadcast failure, naming the op and the shapes."""
     shapes = [tuple(a.shape) for a in arrays]
-    if len(shapes) == 2 and "broadcast" in str(exc):
-        a, b = shapes
-        for i in range(1, max(len(a), len(b)) + 1):
-            da = a[-i] if i <= len(a) else 1
-            db = b[-i] if i <= len(b) else 1
-            if da != db and da != 1 and db != 1:
-                return (f"The size of tensor a ({da}) must match the size of tensor b ({db}) at non-singleton "
-                        f"dimension {max(len(a), len(b)) - i} (in {op.torch_name[:-9] or op.name}: shapes "
-                        f"{list(a)} and {list(b)}; make the shapes broadcastable, e.g. with unsqueeze or reshape)")
+    if "broadcast" in str(exc) and (message := broadcast_error(*shapes)):
+        return (f"{message} (in {op.torch_name[:-9] or op.name}: shapes {' and '.join(str(list(s)) for s in shapes)}; "
+                f"make the shapes broadcastable, e.g. with unsqueeze or reshape)")
     return f"{op.name}: {exc} (input shapes {', '.join(str(list(s)) for s in shapes)})"
 
 
-def broadcast_error(a: tuple, b: tuple) -> str | None:
-    """PyTorch's words when shapes a and b do not broadcast (None when they do)."""
-    n = max(len(a), len(b))
-    pa, pb = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
-    for d in reversed(range(n)):
-        if pa[d] != pb[d] and 1 not in (pa[d], pb[d]):
-            return (f"The size of tensor a ({pa[d]}) must match the size of tensor b ({pb[d]}) at non-singleton "
-                    f"dimension {d}")
+def broadcast_error(*shapes) -> str | None:
+    """PyTorch's words when the shapes do not broadcast (None when they do): as its TensorIterator,
+    the shape broadcast so far (tensor a) against the next one (tensor b)."""
+    a = ()
+    for b in shapes:
+        n = max(len(a), len(b))
+        pa, pb = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
+        for d in reversed(range(n)):
+            if pa[d] != pb[d] and 1 not in (pa[d], pb[d]):
+                return (f"The size of tensor a ({pa[d]}) must match the size of tensor b ({pb[d]}) at "
+                        f"non-singleton dimension {d}")
+        a = tuple(x if y == 1 else y for x, y in zip(pa, pb))
     return None
+
+
+def broadcast_shape(*shapes) -> tuple:
+    """The shape the shapes broadcast to, or PyTorch's RuntimeError when they do not."""
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError as exc:
+        raise RuntimeError(broadcast_error(*shapes) or str(exc)) from None
 
 
 def expand_error(src: tuple, target: tuple, type_name: str) -> str | None:

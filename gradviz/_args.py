@@ -1,0 +1,71 @@
+"""torch's argument parser's words for an argument of the wrong type (python_arg_parser.cpp)."""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+
+def is_tensor(value) -> bool:
+    """A gradviz Tensor or a subclass of it (Parameter), told without importing gradviz.tensor."""
+    return any(c.__name__ == "Tensor" and c.__module__ == "gradviz.tensor" for c in type(value).__mro__)
+
+
+def type_name(value) -> str:
+    """A value's type as torch's messages name it (CPython's tp_name): list, Tensor, numpy.ndarray."""
+    cls = type(value)
+    heap = cls.__flags__ & (1 << 9)   # Py_TPFLAGS_HEAPTYPE: a class written in Python
+    return cls.__name__ if heap or cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
+
+
+def argument_error(fn: str, param: str, position: int, expected: str, got: str) -> TypeError:
+    """torch's parser's TypeError for an argument of the wrong type ("mm(): argument 'mat2'
+    (position 2) must be Tensor, not list"), its parts kept in .argument: the Tensor method
+    counts positions after self (see method_error)."""
+    error = TypeError(f"{fn}(): argument '{param}' (position {position}) must be {expected}, not {got}")
+    error.argument = (fn, param, position, expected, got)
+    return error
+
+
+def method_error(error: TypeError, name: str) -> TypeError:
+    """The error a Tensor method `name` raises for one its function raised: an argument's position
+    one less (self is not counted); any other error as it is."""
+    argument = getattr(error, "argument", None)
+    if argument is None or argument[0] != name:
+        return error
+    fn, param, position, expected, got = argument
+    return argument_error(fn, param, position - 1, expected, got)
+
+
+def is_number(value) -> bool:
+    """What a Number parameter takes: a Python or NumPy scalar, or a 0-d tensor."""
+    if type(value) in (int, float) or isinstance(value, (numbers.Number, np.bool_)):
+        return True
+    return is_tensor(value) and value.ndim == 0
+
+
+def check_number(fn: str, name: str, value, position: int | None = None) -> None:
+    """torch's TypeError when a Number parameter (of a function with one signature) gets something else."""
+    if not is_number(value):
+        where = f" (position {position})" if position is not None else ""
+        raise TypeError(f"{fn}(): argument '{name}'{where} must be Number, not {type_name(value)}")
+
+
+def invalid_arguments(fn: str, args: tuple, kwargs: dict, signatures: tuple) -> TypeError:
+    """torch's TypeError when no signature of a function with several takes the arguments given."""
+    got = [type_name(a) for a in args] + [f"{k}={type_name(v)}" for k, v in sorted(kwargs.items())]
+    listed = ", ".join(got) + (", " if kwargs and not args else "")
+    return TypeError(f"{fn}() received an invalid combination of arguments - got ({listed}), but expected one of:\n"
+                     + "\n".join(f" * ({s})" for s in signatures))
+
+
+def check_tensor(fn: str, name: str, value, position: int) -> None:
+    """torch's TypeError when a Tensor parameter gets something else (a list, an array, None)."""
+    if not is_tensor(value):
+        raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, not {type_name(value)}")
+
+
+def check_bool(fn: str, name: str, value) -> None:
+    """torch's TypeError when a bool parameter gets anything but a bool (1, None, numpy.bool, a tensor)."""
+    if type(value) is not bool:
+        raise TypeError(f"{fn}(): argument '{name}' must be bool, not {type_name(value)}")
