@@ -15,15 +15,15 @@ import warnings
 import numpy as np
 
 from .. import backend
+from .._args import type_name
 from ..autograd.apply import apply
 from ..dtypes import SCALAR_TYPE, result_type
 from ..autograd.grad_mode import is_grad_enabled
-from ..ops.pointwise import MUL_SCALAR
 from ..ops.reduce import normalize_dims
 from ..ops.search import UNIQUE, UNIQUE_CONSECUTIVE, UNIQUE_DIM
 from ..tensor import Tensor
 from .index import gather, masked_select, nonzero, sort
-from .pointwise import lerp, masked_fill, mul, sub
+from .pointwise import lerp, masked_fill, mul, mul_scalar, sub
 from .shape import expand, flatten, meshgrid, stack, transpose, unsqueeze, view
 
 
@@ -165,10 +165,6 @@ _BUCKETIZE_SIGNATURES = (
     " * (Number self, Tensor boundaries, *, bool out_int32 = False, bool right = False)")
 
 
-def _type_name(value) -> str:
-    return "Tensor" if isinstance(value, Tensor) else type(value).__name__
-
-
 def _is_number(value) -> bool:
     return isinstance(value, (numbers.Number, np.number)) and not isinstance(value, Tensor)
 
@@ -267,7 +263,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     first such place, or the last with right=True / side='right'); int64 indices (int32 on request)."""
     if not isinstance(sorted_sequence, Tensor) or not (isinstance(input, Tensor) or _is_number(input)):
         raise TypeError(f"searchsorted() received an invalid combination of arguments - got "
-                        f"({_type_name(sorted_sequence)}, {_type_name(input)}), but expected one of:\n"
+                        f"({type_name(sorted_sequence)}, {type_name(input)}), but expected one of:\n"
                         f"{_SEARCHSORTED_SIGNATURES}")
     return _search(sorted_sequence, input, out_int32, right, side, sorter)
 
@@ -277,7 +273,7 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
     (boundaries[i-1] <= x < boundaries[i] with right=True)."""
     if not isinstance(boundaries, Tensor) or not (isinstance(input, Tensor) or _is_number(input)):
         raise TypeError(f"bucketize() received an invalid combination of arguments - got "
-                        f"({_type_name(input)}, {_type_name(boundaries)}), but expected one of:\n"
+                        f"({type_name(input)}, {type_name(boundaries)}), but expected one of:\n"
                         f"{_BUCKETIZE_SIGNATURES}")
     if boundaries.ndim != 1:
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.ndim})")
@@ -294,7 +290,7 @@ def _cpp_double(value: float) -> str:
 
 
 def _quantile_signatures(name: str, input, q) -> str:
-    return (f"{name}() received an invalid combination of arguments - got ({_type_name(input)}, {_type_name(q)}), "
+    return (f"{name}() received an invalid combination of arguments - got ({type_name(input)}, {type_name(q)}), "
             "but expected one of:\n"
             " * (Tensor input, Tensor q, int dim = None, bool keepdim = False, *, str interpolation = \"linear\", "
             "Tensor out = None)\n"
@@ -330,7 +326,7 @@ def _weights_of_q(q, data, below, ignore_nan: bool):
         ranks = mul(q, Tensor._make((~xp.isnan(data)).sum(axis=-1, keepdims=True) - 1))
         ranks = masked_fill(ranks, Tensor._make(ranks._data < 0), 0)
     else:
-        ranks = apply(MUL_SCALAR, (q,), (n - 1,))
+        ranks = mul_scalar(q, n - 1)
         has_nan = xp.isnan(data).any(axis=-1, keepdims=True)
         shape = np.broadcast_shapes(tuple(ranks.shape), has_nan.shape)
         if tuple(ranks.shape) != shape:
