@@ -200,3 +200,39 @@ def test_a_matrix_gradient_is_a_grid_of_the_traces_numbers(tmp_path, browser):
     assert checked >= 3, checked                               # the MLP's weight gradients (and more)
     assert not errors
     page.close()
+
+
+PANEL_FITS = """([root, k]) => {
+  root.__gv.go(k, false);
+  const panel = root.querySelector('.gv-panel'), p = panel.getBoundingClientRect();
+  const boxes = [...panel.querySelectorAll('.gv-tensor')].map(t => t.getBoundingClientRect())
+    .filter(r => r.width > 0);
+  return {sideways: panel.scrollWidth > panel.clientWidth + 1,
+          outside: boxes.filter(r => r.left < p.left - 1 || r.right > p.right + 1).length,
+          blocks: [...panel.querySelectorAll('.gv-jcols')].map(e => e.textContent),
+          cut: [...panel.querySelectorAll('.gv-jacs .gv-tensor')].filter(t => t.scrollWidth > t.clientWidth + 1).length};
+}"""
+
+
+@pytest.mark.parametrize("viewport", [(1024, 768), (800, 600)], ids=["1024x768", "800x600"])
+def test_the_panel_fits_a_small_window_and_a_long_jacobian_row_comes_in_blocks(tmp_path, browser, viewport):
+    """In a small window the step panel never scrolls sideways: each tensor stays in the panel (a
+    grid wider than it scrolls in its own box), and a 1×32 Jacobian (a mean over 32 entries) is
+    shown as labelled blocks of 4 columns that wrap, none of them cut."""
+    import gradviz as torch
+    x = torch.linspace(-1, 1, 32, requires_grad=True).reshape(4, 8)
+    loss = x.pow(2).mean()
+    anims = {"mean of 32": torch.animate(loss, names={"x": x, "loss": loss}),
+             "mlp": tracked_animation("mlp", tmp_path)}
+    for name, anim in anims.items():
+        page, root, errors = open_player(browser, anim, tmp_path, name.replace(" ", "_"), viewport=viewport)
+        seen_blocks = []
+        for f in anim.frames:
+            seen = page.evaluate(PANEL_FITS, [root.element_handle(), f.index])
+            assert not seen["sideways"] and not seen["outside"], (name, f.index, seen)
+            assert not seen["cut"], (name, f.index, seen)
+            seen_blocks += seen["blocks"]
+        if name == "mean of 32":
+            assert seen_blocks[:8] == [f"columns {k}–{k + 3}" for k in range(0, 32, 4)]
+        assert not errors
+        page.close()

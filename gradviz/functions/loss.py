@@ -11,8 +11,8 @@ from ..dtypes import SCALAR_TYPE, floating_kernel, from_numpy_dtype, result_type
 from ..ops.core import broadcast_error
 from ..autograd.apply import _grad_state, apply
 from ..ops.core import broadcast_shape
-from ..ops.loss import (BCE_WITH_LOGITS, BINARY_CROSS_ENTROPY, HUBER_LOSS, MSE_LOSS, NLL_LOSS, NLL_LOSS2D, SMOOTH_L1_LOSS,
-                        SOFT_MARGIN_LOSS, _reduced)
+from ..ops.loss import (BCE_WITH_LOGITS, BINARY_CROSS_ENTROPY, HUBER_LOSS, MSE_LOSS, NLL_LOSS, NLL_LOSS2D,
+                        SMOOTH_L1_LOSS, SOFT_MARGIN_LOSS, _reduced)
 from .shape import broadcast_tensors
 from .pointwise import minimum, where
 from .nnops import logsigmoid, pairwise_distance

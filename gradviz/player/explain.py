@@ -285,13 +285,30 @@ def _jacobians(step, node, formula: Formula) -> str:
         note = "; the outlined rows are the ones this step's gradient weighs" if weighed else ""
         shown.append(f'<div class="gv-jcap">{cap} ({J.shape[0]}×{J.shape[1]}): row k is the VJP of the '
                      f"one-hot {latex.mathml('e_k')}{note}</div>"
-                     + grids.grid(J, highlight_rows=weighed, numbers=J.size <= jacobian.TEXT_CELLS))
+                     + _column_blocks(J, weighed, numbers=J.size <= jacobian.TEXT_CELLS))
     if not shown:
         return ""
     cells = sum(np.asarray(J).size for J in step.jacobians if J is not None)
     opened = " open" if cells <= 32 else ""
     return (f'<details class="gv-jacs"{opened}><summary>local Jacobian, materialized by running '
             f"{esc(node.name)}'s own VJP on one-hot vectors</summary>{''.join(shown)}</details>")
+
+
+def _column_blocks(J: np.ndarray, weighed: tuple, numbers: bool) -> str:
+    """A Jacobian wider than a few columns as labelled blocks of columns, coloured on the one scale
+    of the whole matrix; the blocks sit side by side and wrap, so a 1×32 row fits any panel."""
+    longest = max((len(grids.number(v)) for v in J.ravel()), default=1) if numbers else 1
+    width = grids.GRID_COLS if longest <= 4 else grids.GRID_COLS // 2   # about 40 characters a block
+    if J.shape[1] <= width:
+        return f'<span class="gv-tensor">{grids.grid(J, highlight_rows=weighed, numbers=numbers)}</span>'
+    scale = grids.scale_of(J)
+    blocks = []
+    for start in range(0, J.shape[1], width):
+        stop = min(start + width, J.shape[1])
+        block = grids.grid(J[:, start:stop], scale, highlight_rows=weighed, numbers=numbers)
+        blocks.append(f'<div class="gv-jblock"><div class="gv-jcols">columns {start}–{stop - 1}</div>'
+                      f'<span class="gv-tensor">{block}</span></div>')
+    return f'<div class="gv-jblocks">{"".join(blocks)}</div>'
 
 
 def _accumulate(builder, step, node) -> str:
