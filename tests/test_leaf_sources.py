@@ -127,3 +127,20 @@ def test_a_tensor_that_never_requires_grad_keeps_nothing(tracking):
     d = torch.ones(2)
     e = d * 2
     assert events.leaf_source_of(d) is None and events.leaf_source_of(e) is None
+
+
+def test_a_custom_functions_node_keeps_the_line_that_called_apply(tracking):
+    class Cube(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 3 * x ** 2 * g
+
+    w = torch.ones(2, requires_grad=True)
+    y = Cube.apply(w)
+    assert events.source_of(y.grad_fn)[1] == line_of("y = Cube.apply(w)")
