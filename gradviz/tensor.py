@@ -476,6 +476,12 @@ class Tensor:
         arr = self.numpy()   # as torch: a tensor that requires grad (or lives on a GPU) is refused
         return arr if dtype is None else arr.astype(dtype, copy=False)
 
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        """What NumPy hands back from a ufunc on a tensor (np.exp(t), np.maximum(t, 0)): a tensor, as
+        torch gives; a bool result comes as uint8, as torch's does."""
+        array = np.asarray(array)
+        return Tensor._make(array.astype(np.uint8) if array.dtype == np.bool_ else array)
+
     def to(self, *args, **kwargs) -> "Tensor":
         """.to(dtype), .to(device), .to(other tensor)."""
         target_dtype, target_device = kwargs.get("dtype"), kwargs.get("device")

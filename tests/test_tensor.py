@@ -725,3 +725,21 @@ def test_float_of_a_tensor_that_requires_grad_warns_as_torch_does(lib):
     assert warned == {"float": ["Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
                                 "behavior.\nConsider using tensor.detach() first."],
                       "item": [], "int": [], "format": [], "detached": []}
+
+
+@pytest.mark.parametrize("lib", [gradviz, pytest.param(real_torch, marks=needs_torch)], ids=["gradviz", "torch"])
+def test_numpy_ufuncs_on_a_tensor_give_a_tensor_as_torch_does(lib):
+    x = lib.tensor([[1.0, -2.0], [3.0, 0.5]])
+    ends = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)   # torch's own __array_wrap__ signature is the old one
+        for name, f in {"exp": lambda: np.exp(x), "maximum": lambda: np.maximum(x, 0), "greater": lambda: np.greater(x, 0),
+                        "matmul": lambda: x @ np.eye(2)}.items():
+            r = f()
+            ends[name] = (type(r).__name__, str(r.dtype).replace("torch.", ""), np.asarray(r).tolist())
+    assert ends == {"exp": ("Tensor", "float32", np.exp(np.array([[1.0, -2.0], [3.0, 0.5]], np.float32)).tolist()),
+                    "maximum": ("Tensor", "float32", [[1.0, 0.0], [3.0, 0.5]]),
+                    "greater": ("Tensor", "uint8", [[1, 0], [1, 1]]),
+                    "matmul": ("Tensor", "float64", [[1.0, -2.0], [3.0, 0.5]])}
+    with pytest.raises(RuntimeError, match=r"Can't call numpy\(\) on Tensor that requires grad"):
+        np.exp(lib.ones(2, requires_grad=True))
