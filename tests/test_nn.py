@@ -618,14 +618,22 @@ def test_cross_entropy_records_torchs_graph(form, targets):
     indices: (1 − ε)·nll + ε/C·smooth, two MulBackward1 nodes; values and gradients as torch's."""
     rng = np.random.default_rng(3)
     x, probs = rng.standard_normal((3, 4)), rng.dirichlet(np.ones(4), 3)
+
+    def loss(lib, leaf):
+        target = lib.tensor(probs) if targets == "probabilities" else lib.tensor([1, 0, 3])
+        kw = {k: (lib.tensor(v, dtype=lib.float64) if k == "weight" else v) for k, v in form.items()}
+        return lib.nn.functional.cross_entropy(leaf, target, **kw)
+    _same_loss_graph_as_torch(loss, x)
+
+
+def _same_loss_graph_as_torch(loss, x):
+    """loss(lib, leaf) on gradviz and torch: the same grad_fn graph, values and gradients."""
     ends = []
     for lib in (gradviz, torch):
         leaf = lib.tensor(x, requires_grad=True)
-        target = lib.tensor(probs) if targets == "probabilities" else lib.tensor([1, 0, 3])
-        kw = {k: (lib.tensor(v, dtype=lib.float64) if k == "weight" else v) for k, v in form.items()}
-        loss = lib.nn.functional.cross_entropy(leaf, target, **kw)
-        loss.sum().backward()
-        ends.append((graph_of(loss.grad_fn, [leaf]), loss.detach().numpy(), leaf.grad.numpy()))
+        out = loss(lib, leaf)
+        out.sum().backward()
+        ends.append((graph_of(out.grad_fn, [leaf]), out.detach().numpy(), leaf.grad.numpy()))
     (graph, value, grad), (torch_graph, torch_value, torch_grad) = ends
     assert graph == torch_graph
     np.testing.assert_allclose(value, torch_value, rtol=1e-12, atol=1e-12)
@@ -649,13 +657,5 @@ def test_a_map_of_scores_records_torchs_nll_loss2d(shape, reduction, loss):
     if target.size:
         target.flat[0] = -100
     weight = rng.random(c)
-    ends = []
-    for lib in (gradviz, torch):
-        leaf = lib.tensor(x, requires_grad=True)
-        out = getattr(lib.nn.functional, loss)(leaf, lib.tensor(target), weight=lib.tensor(weight), reduction=reduction)
-        out.sum().backward()
-        ends.append((graph_of(out.grad_fn, [leaf]), out.detach().numpy(), leaf.grad.numpy()))
-    (graph, value, grad), (torch_graph, torch_value, torch_grad) = ends
-    assert graph == torch_graph
-    np.testing.assert_allclose(value, torch_value, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(grad, torch_grad, rtol=1e-12, atol=1e-12)
+    _same_loss_graph_as_torch(lambda lib, leaf: getattr(lib.nn.functional, loss)(
+        leaf, lib.tensor(target), weight=lib.tensor(weight), reduction=reduction), x)

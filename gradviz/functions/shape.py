@@ -172,24 +172,25 @@ def squeeze_(input, dim=None):
 
 
 def unsqueeze_(input, dim):
-    (d,) = normalize_dims(dim, input.ndim + 1)
-    return apply(UNSQUEEZE_INPLACE, (input,), (d,))
+    return _unsqueeze(UNSQUEEZE_INPLACE, input, dim)
 
 
 def transpose_(input, dim0, dim1):
-    (d0,), (d1,) = normalize_dims(dim0, input.ndim), normalize_dims(dim1, input.ndim)
-    return apply(TRANSPOSE_INPLACE, (input,), (d0, d1))
+    return _transpose(TRANSPOSE_INPLACE, input, dim0, dim1)
 
 
 def t_(input):
-    if input.ndim > 2:
-        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
-    return apply(T_INPLACE, (input,))
+    return _t(T_INPLACE, "t_", input)
 
 
 def unsqueeze(input, dim):
+    return _unsqueeze(UNSQUEEZE, input, dim)
+
+
+def _unsqueeze(op, input, dim):
+    """unsqueeze or unsqueeze_ (the record says which)."""
     (d,) = normalize_dims(dim, input.ndim + 1)
-    return apply(UNSQUEEZE, (input,), (d,))
+    return apply(op, (input,), (d,))
 
 
 def permute(input, *dims):
@@ -205,14 +206,22 @@ def permute(input, *dims):
 
 
 def transpose(input, dim0, dim1):
+    return _transpose(TRANSPOSE, input, dim0, dim1)
+
+
+def _transpose(op, input, dim0, dim1):
     (d0,), (d1,) = normalize_dims(dim0, input.ndim), normalize_dims(dim1, input.ndim)
-    return apply(TRANSPOSE, (input,), (d0, d1))
+    return apply(op, (input,), (d0, d1))
 
 
 def t(input):
+    return _t(T, "t", input)
+
+
+def _t(op, name: str, input):
     if input.ndim > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
-    return apply(T, (input,))
+        raise RuntimeError(f"{name}() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
+    return apply(op, (input,))
 
 
 def expand(input, *sizes):
