@@ -465,3 +465,11 @@ def test_a_real_pytorch_backward_animates_through_the_torch_bridge():
     assert a.grad is None                 # the recorded backward left .grad as it was
     loss.backward()                       # and the graph retainable
     np.testing.assert_allclose(a.grad.numpy(), [4.0, 5.0])
+
+
+def test_a_jacobian_with_an_infinite_entry_is_drawn():
+    """sqrt at 0 has an infinite derivative: the view colours the finite entries on their own scale
+    and shows inf in a neutral cell (it used to fail on the NaN scale)."""
+    x = torch.tensor([0.0, 4.0], requires_grad=True)
+    html = torch.jacobian_view(torch.sqrt, x).html()
+    assert '<td class="gv-j0">inf</td>' in html and '<td class="gv-j4">0.25</td>' in html

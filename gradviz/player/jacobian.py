@@ -15,6 +15,7 @@ import numpy as np
 
 from ..autograd.engine import local_jacobians  # noqa: F401  (re-exported: gradviz.player.local_jacobians)
 from . import mathtext
+from .grids import level, scale_of
 from .mathtext import esc
 
 LIMIT = 64          # materialize a Jacobian only when both sides have at most this many elements
@@ -22,12 +23,6 @@ TEXT_CELLS = 64     # heatmaps up to this many cells print their values; larger 
 
 
 # -- drawing a matrix ----------------------------------------------------------------
-def _level(v: float, scale: float) -> int:
-    if scale == 0 or v == 0:
-        return 0
-    return int(np.clip(np.round(4 * v / scale), -4, 4)) or (1 if v > 0 else -1)
-
-
 def heatmap(matrix: np.ndarray, row_labels: Sequence[str] | None = None,
             col_labels: Sequence[str] | None = None, caption: str = "") -> str:
     """A matrix as an HTML table whose cells are coloured by sign and size (CSS classes
@@ -35,14 +30,14 @@ def heatmap(matrix: np.ndarray, row_labels: Sequence[str] | None = None,
     J = np.asarray(matrix, dtype=np.float64)
     if J.ndim == 1:
         J = J[None, :]
-    scale = float(np.abs(J).max()) if J.size else 0.0
+    scale = scale_of(J)   # of the finite entries: an inf or NaN one (sqrt at 0) is left neutral
     text = J.size <= TEXT_CELLS
     out = [f'<div class="gv-jcap">{caption}</div>' if caption else "", '<table class="gv-jac">']
     if col_labels is not None:
         out.append("<tr><th></th>" + "".join(f"<th>{esc(c)}</th>" for c in col_labels) + "</tr>")
     for r, row in enumerate(J):
         head = f"<th>{esc(row_labels[r])}</th>" if row_labels is not None else ""
-        cells = "".join(f'<td class="gv-j{_level(v, scale)}">{mathtext.number(v) if text else ""}</td>'
+        cells = "".join(f'<td class="gv-j{level(v, scale)}">{mathtext.number(v) if text else ""}</td>'
                         for v in row)
         out.append(f"<tr>{head}{cells}</tr>")
     out.append("</table>")
