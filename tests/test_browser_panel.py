@@ -236,3 +236,26 @@ def test_the_panel_fits_a_small_window_and_a_long_jacobian_row_comes_in_blocks(t
             assert seen_blocks[:8] == [f"columns {k}–{k + 3}" for k in range(0, 32, 4)]
         assert not errors
         page.close()
+
+
+def test_on_a_phone_the_controls_stay_in_reach_while_the_panel_is_read(tmp_path, browser):
+    """Stacked at 390×844 the player is taller than the screen: a learner who scrolls down to the
+    step panel can press Next (the controls stick to the top) and stepping leaves the page where
+    they scrolled it."""
+    anim = tracked_animation("barlow", tmp_path)
+    page, root, errors = open_player(browser, anim, tmp_path, viewport=(390, 844))
+    handle = root.element_handle()
+    page.evaluate("r => r.__gv.go(20, false)", handle)
+    page.evaluate("() => window.scrollTo(0, document.documentElement.scrollHeight)")
+    where = """r => { const n = r.querySelector('.gv-next').getBoundingClientRect(), p = r.querySelector('.gv-panel');
+      const hit = document.elementFromPoint(n.left + n.width / 2, n.top + n.height / 2);
+      return {scrollY: Math.round(scrollY), next: !!hit && r.querySelector('.gv-next').contains(hit),
+              panel: p.getBoundingClientRect().top < innerHeight, frame: r.__gv.frame()}; }"""
+    before = page.evaluate(where, handle)
+    assert before["scrollY"] > 0 and before["next"] and before["panel"], before
+    for k in range(1, 4):
+        page.locator(".gv-next").first.click()
+        after = page.evaluate(where, handle)
+        assert after == dict(before, frame=before["frame"] + k), (k, after)
+    assert not errors
+    page.close()

@@ -324,6 +324,9 @@
         }
       }
       if (r.top < top - 1 || r.bottom > bottom + 1) {
+        // a player taller than the view (stacked on a phone) that is partly in it stays put: the
+        // learner has scrolled to the part they are reading, and the controls stick to the top
+        if (r.height > bottom - top && r.bottom > top && r.top < bottom) return;
         try { root.scrollIntoView({ block: r.height > window.innerHeight ? "start" : "nearest", inline: "nearest" }); }
         catch (e) { root.scrollIntoView(); }
       }
