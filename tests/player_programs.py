@@ -37,6 +37,13 @@ while y.norm() < 1000:
     y = y * 2
 args, names, gradient = (y,), {"x": x, "y": y}, torch.tensor([0.1, 1.0, 0.0001])
 """,
+    # not one of PROGRAMS: a line that wraps to several rows in a small window's code box
+    "long_line": """\
+a = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+weights = torch.tensor([0.5, -1.0, 2.0])
+loss = (torch.tanh(a * weights) + torch.sigmoid(a * weights) * torch.exp(-a * weights) - torch.log1p(a * a * weights * weights)).sum()
+args, names, gradient = (loss,), {"a": a, "loss": loss}, None
+""",
     # not one of PROGRAMS: the README's picture of a running sum (x feeds three ops, its .grad adds three terms)
     "fanout": """\
 x = torch.tensor([[1.0, -2.0, 0.5], [3.0, 0.0, -1.0]], requires_grad=True)

@@ -119,13 +119,16 @@ def test_the_code_panel_highlights_the_line_that_made_the_node(tmp_path, browser
     page.close()
 
 
-def test_a_long_code_line_wraps_in_view_in_a_small_window(tmp_path, browser):
+@pytest.mark.parametrize("viewport", [(1024, 768), (800, 600)], ids=["1024x768", "800x600"])
+@pytest.mark.parametrize("name", ["mlp", "long_line"])
+def test_a_long_code_line_wraps_in_view_in_a_small_window(tmp_path, browser, viewport, name):
     """The MLP's `loss = torch.nn.functional.cross_entropy(h @ W2 + b2, target)` is wider than the
-    code box at 1024×768: it wraps under its own text, so the whole lit line is in the box and the
-    box never scrolls sideways."""
-    anim = tracked_animation("mlp", tmp_path)
-    longest = max(len(line) for line in player_programs.SOURCE["mlp"].splitlines())
-    page, root, errors = open_player(browser, anim, tmp_path, viewport=(1024, 768))
+    code box in a small window, and long_line's loss is four times wider: each wraps under its own
+    text and the box centres the whole line, so the lit line is in the box and the box never
+    scrolls sideways."""
+    anim = tracked_animation(name, tmp_path)
+    longest = max(len(line) for line in player_programs.SOURCE[name].splitlines())
+    page, root, errors = open_player(browser, anim, tmp_path, name, viewport=viewport)
     wrapped = 0
     for f in anim.frames:
         seen = page.evaluate("""([root, k]) => {

@@ -232,8 +232,10 @@
       lit = el;
       if (!el) return;
       el.classList.add("gv-current");
-      var top = el.offsetTop, h = code.clientHeight;
-      if (top < code.scrollTop || top + el.offsetHeight > code.scrollTop + h) code.scrollTop = Math.max(0, top - h / 2);
+      var top = el.offsetTop, h = code.clientHeight, lh = el.offsetHeight;
+      // the whole line centred in the box (a wrapped line is several rows tall; one taller than
+      // the box shows its start)
+      if (top < code.scrollTop || top + lh > code.scrollTop + h) code.scrollTop = Math.max(0, top - Math.max(0, (h - lh) / 2));
     }
     // an edge that has carried gradient is as thick as that gradient is large (frames.width_level)
     var thick = {};
