@@ -6,6 +6,8 @@ import os
 
 import numpy as np
 
+from ._args import type_name
+
 _state = {"threads": None, "deterministic": False, "warn_only": False}
 
 
@@ -27,9 +29,7 @@ def set_num_threads(num: int) -> None:
     threadpoolctl set it), so gradviz only checks `num` as torch does and remembers it for
     get_num_threads; no computation changes."""
     if isinstance(num, bool) or not isinstance(num, (int, np.integer)):
-        kind = type(num)
-        name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
-        raise RuntimeError(f"set_num_threads expects an int, but got {name}")
+        raise RuntimeError(f"set_num_threads expects an int, but got {type_name(num)}")
     num = int(num)
     if not -2 ** 31 <= num < 2 ** 31:
         raise ValueError("Overflow when unpacking long")
