@@ -324,3 +324,51 @@ def test_scheduler_state_dict_resumes():
     sched2.step()
     assert sched2.get_last_lr() == sched.get_last_lr()
     assert sched.get_last_lr()[0] == pytest.approx((1 + math.cos(math.pi * 4 / 10)) / 2)
+
+
+@pytest.mark.parametrize("default", ["float32", "float64"])
+@pytest.mark.parametrize("name,kwargs", [c for c in CONFIGS if c[0] != "SGD"])
+def test_step_counter_dtype_follows_the_default_dtype(default, name, kwargs):
+    """torch keeps state['step'] in float64 while the default dtype is float64 (float32 otherwise)."""
+    saved = gradviz.get_default_dtype(), torch.get_default_dtype()
+    gradviz.set_default_dtype(getattr(gradviz, default))
+    torch.set_default_dtype(getattr(torch, default))
+    try:
+        for _, _, opt, ref in _run(name, kwargs, np.float64, steps=2):
+            mine, torchs = opt.state_dict()["state"], ref.state_dict()["state"]
+            assert list(mine) == list(torchs)
+            for i in torchs:
+                assert str(mine[i]["step"].dtype) == str(torchs[i]["step"].dtype) == f"torch.{default}"
+                assert float(mine[i]["step"]) == float(torchs[i]["step"])
+    finally:
+        gradviz.set_default_dtype(saved[0])
+        torch.set_default_dtype(saved[1])
+
+
+@pytest.mark.parametrize("kwargs", [dict(lr=0.1), dict(lr=0.1, momentum=0.9), dict(lr=0.1, maximize=True)])
+def test_optimizer_state_dict_lists_only_parameters_with_state(kwargs):
+    """Plain SGD keeps no per-parameter state, so torch's state_dict()['state'] stays empty."""
+    for _, _, opt, ref in _run("SGD", kwargs, np.float64, steps=3):
+        mine, torchs = opt.state_dict()["state"], ref.state_dict()["state"]
+        assert list(mine) == list(torchs)
+        assert len(opt.state) == len(ref.state)
+        for i in torchs:
+            assert list(mine[i]) == list(torchs[i])
+
+
+@pytest.mark.parametrize("name,kwargs", [
+    ("StepLR", dict(step_size=2)), ("MultiStepLR", dict(milestones=[1, 3])), ("ExponentialLR", dict(gamma=0.9)),
+    ("CosineAnnealingLR", dict(T_max=4)), ("LambdaLR", dict(lr_lambda=lambda e: 0.5 ** e)),
+    ("OneCycleLR", dict(max_lr=0.1, total_steps=5)),
+])
+def test_scheduler_state_dict_has_torchs_keys(name, kwargs):
+    """A scheduler's state_dict() names the same attributes, in the same order, as torch's."""
+    ours = getattr(lr_scheduler, name)(optim.SGD([gradviz.nn.Parameter(gradviz.ones(2))], lr=0.1, momentum=0.9),
+                                       **kwargs)
+    theirs = getattr(torch.optim.lr_scheduler, name)(
+        torch.optim.SGD([torch.nn.Parameter(torch.ones(2))], lr=0.1, momentum=0.9), **kwargs)
+    for _ in range(2):
+        ours.optimizer.step(), theirs.optimizer.step()
+        ours.step(), theirs.step()
+        assert list(ours.state_dict()) == list(theirs.state_dict())
+        assert ours.state_dict()["_get_lr_called_within_step"] is False

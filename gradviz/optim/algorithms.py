@@ -12,6 +12,7 @@ import numbers
 import numpy as np
 
 from ..backend import namespace_of
+from ..dtypes import float64, get_default_dtype
 from ..tensor import Tensor
 from .optimizer import Optimizer, state_tensor, step_count
 
@@ -260,7 +261,9 @@ def _sqrt(a):
 
 
 def _init(state: dict, p, *buffers: str) -> None:
-    """A parameter's first state, in torch's key order: 'step' (a float32 zero), then zeroed buffers."""
-    state["step"] = Tensor._make(np.zeros((), dtype=np.float32))
+    """A parameter's first state, in torch's key order: 'step' (a zero of torch's scalar dtype:
+    float64 while the default dtype is float64, float32 otherwise), then zeroed buffers."""
+    scalar = np.float64 if get_default_dtype() == float64 else np.float32
+    state["step"] = Tensor._make(np.zeros((), dtype=scalar))
     for name in buffers:
         state[name] = state_tensor(p)

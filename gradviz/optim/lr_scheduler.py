@@ -27,7 +27,7 @@ EPOCH_DEPRECATION_WARNING = (
 class LRScheduler:
     """Base: remembers each group's initial_lr, counts epochs, writes get_lr() into the groups."""
 
-    _in_step = False
+    _get_lr_called_within_step = False
     _is_initial = False
 
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
@@ -68,7 +68,7 @@ class LRScheduler:
         raise NotImplementedError
 
     def _warn_outside_step(self) -> None:
-        if not self._in_step:
+        if not self._get_lr_called_within_step:
             warnings.warn("To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
                           UserWarning, stacklevel=3)
 
@@ -91,7 +91,7 @@ class LRScheduler:
         self._step_count += 1
         if epoch is not None:
             warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
-        self._in_step = True
+        self._get_lr_called_within_step = True
         try:
             if epoch is None:
                 self.last_epoch += 1
@@ -101,7 +101,7 @@ class LRScheduler:
                 closed = getattr(self, "_get_closed_form_lr", None)
                 values = closed() if closed is not None else self.get_lr()
         finally:
-            self._in_step = False
+            self._get_lr_called_within_step = False
         for group, lr in zip(self.optimizer.param_groups, values):
             group["lr"] = lr
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]

@@ -129,6 +129,8 @@ class Optimizer:
                   if p.grad is not None]
         for p, x, state, new in staged:
             p._write(x)
+            if new and p not in self.state:   # torch keeps no entry for a parameter with no state (plain SGD)
+                self.state[p] = state
             for key, value in new.items():
                 old = state.get(key)
                 if isinstance(old, Tensor) and isinstance(value, Tensor):
@@ -143,12 +145,12 @@ class Optimizer:
         g = p._grad._data
         if group.get("maximize"):
             g = -g
-        state = self.state[p]
         if id(p) not in copies:
+            state = self.state.get(p, {})   # not self.state[p]: a parameter that keeps no state gets no entry
             _check_state(p, state)
             copies[id(p)] = (p._data.copy(), {key: Tensor._make(value._data.copy()) if isinstance(value, Tensor)
-                                              else value for key, value in state.items()})
-        x, new = copies[id(p)]
+                                              else value for key, value in state.items()}, state)
+        x, new, state = copies[id(p)]
         self._update(p, x, g, new, group)
         return p, x, state, new
 
@@ -225,7 +227,7 @@ def state_tensor(p: Tensor, fill: float = 0.0) -> Tensor:
 
 
 def step_count(state: dict) -> float:
-    """Advance state['step'] (a float32 scalar tensor, as torch keeps it) and return its value."""
+    """Advance state['step'] (a scalar tensor, as torch keeps it) and return its value."""
     step = state["step"]
     step._data = step._data + 1
     return float(step._data)
