@@ -578,6 +578,8 @@ SECOND_ORDER = [
     ("sin_cos", lambda a: a.sin() * a.cos(), [((4,), R)]),
     ("gelu", lambda a: torch.nn.functional.gelu(a), [((4,), R)]),
     ("softplus", lambda a: torch.nn.functional.softplus(a), [((4,), R)]),
+    ("leaky_relu", lambda a: torch.nn.functional.leaky_relu(a, 0.2) * a, [((3, 4), "away")]),
+    ("hardtanh", lambda a: torch.nn.functional.hardtanh(a * 3, -0.5, 0.5) * a, [((3, 4), "away")]),
     ("matmul_2d", lambda a, b: (a @ b) ** 2, [((3, 4), R), ((4, 5), R)]),
     ("matmul_batched", lambda a, b: (a @ b) ** 2, [((2, 3, 4), R), ((4, 2), R)]),
     ("matmul_bmm", lambda a, b: (a @ b).tanh(), [((2, 3, 4), R), ((2, 4, 2), R)]),
