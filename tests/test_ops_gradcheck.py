@@ -576,6 +576,7 @@ SECOND_ORDER = [
     ("tanh", torch.tanh, [((3, 4), R)]),
     ("sigmoid", torch.sigmoid, [((3, 4), R)]),
     ("sin_cos", lambda a: a.sin() * a.cos(), [((4,), R)]),
+    ("cos", lambda a: a.cos(), [((3, 4), R)]),
     ("gelu", lambda a: torch.nn.functional.gelu(a), [((4,), R)]),
     ("softplus", lambda a: torch.nn.functional.softplus(a), [((4,), R)]),
     ("leaky_relu", lambda a: torch.nn.functional.leaky_relu(a, 0.2) * a, [((3, 4), "away")]),

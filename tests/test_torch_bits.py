@@ -134,3 +134,15 @@ def test_piecewise_linear_gradients_keep_a_graph_as_torchs(fn):
     assert ours[:2] == theirs[:2]
     np.testing.assert_array_equal(ours[2], theirs[2])
     np.testing.assert_array_equal(ours[3], theirs[3])
+
+
+@needs_torch
+def test_cos_gradient_negates_sin_as_torch():
+    """torch's cos rule is grad * -sin(a): under create_graph the gradient is MulBackward0 over NegBackward0."""
+    x = np.array([-0.9, -0.3, 0.2, 0.7, 0.95])
+    v = np.array([0.5, -1.0, 2.0, 0.25, -0.75])
+    fn = lambda lib, x: lib.cos(x)
+    ours, theirs = _second_order(gradviz, fn, x, v), _second_order(torch, fn, x, v)
+    assert ours[:2] == theirs[:2] == ("MulBackward0", ["NegBackward0"])
+    np.testing.assert_array_equal(ours[2], theirs[2])
+    np.testing.assert_array_equal(ours[3], theirs[3])

@@ -162,7 +162,8 @@ SIN = _unary("sin", "SinBackward0", "c = sin a", lambda xp, a: xp.sin(a), lambda
              "ḡ ⊙ cos a",
              latex=r"$c = \sin $0",
              vjp_latex=(r"\bar{g} \odot \cos $0",))
-COS = _unary("cos", "CosBackward0", "c = cos a", lambda xp, a: xp.cos(a), lambda xp, g, c, a: -g * xp.sin(a),
+# torch's rule is grad * -self.sin(): the negation is on sin a (NegBackward0 under create_graph)
+COS = _unary("cos", "CosBackward0", "c = cos a", lambda xp, a: xp.cos(a), lambda xp, g, c, a: g * -xp.sin(a),
              "−ḡ ⊙ sin a",
              latex=r"$c = \cos $0",
              vjp_latex=(r"-\bar{g} \odot \sin $0",))
