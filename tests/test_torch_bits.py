@@ -104,3 +104,45 @@ def test_graphs_of_gradients_keep_torchs_nodes():
     (t,) = gradviz.autograd.grad(gradviz.tanh(x).sum(), x, create_graph=True)
     assert t.grad_fn.name() == "TanhBackwardBackward0"
     np.testing.assert_allclose(t.detach().numpy(), 1 - np.tanh(x.detach().numpy()) ** 2)
+
+
+def _second_order(lib, fn, x, v):
+    """The gradient of fn at x with create_graph=True, its grad_fn and next nodes, and ∂(gradient · v)/∂x."""
+    x = lib.tensor(x, dtype=lib.float64, requires_grad=True)
+    (g,) = lib.autograd.grad(fn(lib, x).sum(), x, create_graph=True)
+    fn_ = g.grad_fn
+    name = fn_.name() if lib is gradviz else type(fn_).__name__
+    nexts = sorted((type(f).__name__ if lib is not gradviz else f.name()).replace("torch::autograd::", "")
+                   for f, _ in fn_.next_functions if f is not None)
+    (gg,) = lib.autograd.grad((g * lib.tensor(v, dtype=lib.float64)).sum(), x, allow_unused=True,
+                              materialize_grads=True)
+    return name, nexts, g.detach().numpy(), gg.detach().numpy()
+
+
+@needs_torch
+@pytest.mark.parametrize("fn", [lambda lib, x: lib.nn.functional.leaky_relu(x, 0.1),
+                                lambda lib, x: lib.nn.functional.hardtanh(x, -0.5, 0.5),
+                                lambda lib, x: lib.nn.functional.relu6(x * 8)],
+                         ids=["leaky_relu", "hardtanh", "relu6"])
+def test_piecewise_linear_gradients_keep_a_graph_as_torchs(fn):
+    """torch records leaky_relu's and hardtanh's first derivative as one node (LeakyReluBackwardBackward0,
+    HardtanhBackwardBackward0) that depends on the input, so the gradient requires grad and can be
+    differentiated again (to zeros)."""
+    x = np.array([-0.9, -0.3, 0.2, 0.7, 0.95])
+    v = np.array([0.5, -1.0, 2.0, 0.25, -0.75])
+    ours, theirs = _second_order(gradviz, fn, x, v), _second_order(torch, fn, x, v)
+    assert ours[:2] == theirs[:2]
+    np.testing.assert_array_equal(ours[2], theirs[2])
+    np.testing.assert_array_equal(ours[3], theirs[3])
+
+
+@needs_torch
+def test_cos_gradient_negates_sin_as_torch():
+    """torch's cos rule is grad * -sin(a): under create_graph the gradient is MulBackward0 over NegBackward0."""
+    x = np.array([-0.9, -0.3, 0.2, 0.7, 0.95])
+    v = np.array([0.5, -1.0, 2.0, 0.25, -0.75])
+    fn = lambda lib, x: lib.cos(x)
+    ours, theirs = _second_order(gradviz, fn, x, v), _second_order(torch, fn, x, v)
+    assert ours[:2] == theirs[:2] == ("MulBackward0", ["NegBackward0"])
+    np.testing.assert_array_equal(ours[2], theirs[2])
+    np.testing.assert_array_equal(ours[3], theirs[3])

@@ -10,9 +10,11 @@ from ..autograd.apply import apply
 from ..dtypes import SCALAR_TYPE, floating_kernel
 from .reduce import _dims_keep, normalize_dims
 from ..ops.nnops import (BATCH_NORM, CONSTANT_PAD, ELU, EMBEDDING, GLU, HARDSHRINK, HARDSIGMOID, HARDSWISH, HARDTANH,
+                         HARDTANH_BACKWARD,
                          LAYER_NORM, LOGSIGMOID, MISH, NORM_DIM, PDIST, PRELU, SELU_ALPHA, SELU_SCALE, SILU,
                          SOFTSHRINK, THRESHOLD)
 from .index import _in_range
+from .pointwise import _defjvp, _diagonal, _recorded_as
 from .linalg import einsum
 
 
@@ -20,6 +22,11 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     return apply(HARDTANH, (input,), (min_val, max_val))
+
+
+# with create_graph=True, hardtanh's gradient is one node, as torch's hardtanh_backward
+_recorded_as(HARDTANH, lambda g, c, a, lo, hi: apply(HARDTANH_BACKWARD, (g, a), (lo, hi)))
+_defjvp(_diagonal, HARDTANH_BACKWARD)
 
 
 def relu6(input, inplace=False):

@@ -25,7 +25,7 @@ from ..ops.pointwise import (ABS, ACOS, ACOSH, ADD, ADDCDIV, ADDCMUL, ADD_ALPHA,
                              NEG, NOT, POLYGAMMA, POW, POW_SCALAR, RAD2DEG, RECIPROCAL, RELU, REMAINDER,
                              REMAINDER_SCALAR, ROUND, ROUND_DECIMALS, RPOW_SCALAR, RSQRT, RSUB, RSUB_SCALAR, SGN,
                              SIGMOID, SIGMOID_BACKWARD, SIGN, SIGNBIT, SIN, SINC, SINH, SOFTPLUS, SQRT, SUB,
-                             SUB_ALPHA, TAN, TANH, TANH_BACKWARD, THRESHOLD_BACKWARD, TRUNC, WHERE, XLOGY,
+                             SUB_ALPHA, TAN, TANH, TANH_BACKWARD, THRESHOLD_BACKWARD, LEAKY_RELU_BACKWARD, TRUNC, WHERE, XLOGY,
                              XLOGY_SCALAR_OTHER, XLOGY_SCALAR_SELF)
 
 
@@ -384,6 +384,7 @@ def _recorded_as(op: Op, tensor_rule) -> None:
 _recorded_as(TANH, lambda g, c, a: apply(TANH_BACKWARD, (g, c)))
 _recorded_as(SIGMOID, lambda g, c, a: apply(SIGMOID_BACKWARD, (g, c)))
 _recorded_as(RELU, lambda g, c, a: apply(THRESHOLD_BACKWARD, (g, c)))
+_recorded_as(LEAKY_RELU, lambda g, c, a, s: apply(LEAKY_RELU_BACKWARD, (g, a), (s,)))
 # grad * (p * a^(p−1)), grouped as torch's pow_backward: MulBackward0(grad, MulBackward1(PowBackward0))
 _recorded_as(POW_SCALAR, lambda g, c, a, p: _zeros_like(g) if p == 0 else g * (a ** (p - 1) * p))
 
@@ -391,7 +392,7 @@ _recorded_as(POW_SCALAR, lambda g, c, a, p: _zeros_like(g) if p == 0 else g * (a
 def _zeros_like(g):
     from ..creation import zeros_like
     return zeros_like(g)
-_defjvp(_diagonal, TANH_BACKWARD, SIGMOID_BACKWARD, THRESHOLD_BACKWARD)
+_defjvp(_diagonal, TANH_BACKWARD, SIGMOID_BACKWARD, THRESHOLD_BACKWARD, LEAKY_RELU_BACKWARD)
 def mul_scalar(input, other):
     """input · other for a Python number, recorded as torch's C++ compositions record it (MulBackward1)."""
     return apply(MUL_SCALAR, (input,), (other,))

@@ -33,6 +33,15 @@ HARDTANH = _unary("hardtanh", "HardtanhBackward0", "c = clamp(a, lo, hi)",
                   params=("min_val", "max_val"),
                   latex=r"$c = \operatorname{clamp}($0,\, \mathrm{lo},\, \mathrm{hi})",
                   vjp_latex=(r"\bar{g} \odot [\mathrm{lo} < $0 < \mathrm{hi}]",))
+# hardtanh's first derivative as one op (torch's hardtanh_backward), the node create_graph records
+HARDTANH_BACKWARD = Op("hardtanh_backward", "HardtanhBackwardBackward0", "c = ḡ ⊙ [lo < a < hi]",
+                       lambda xp, g, a, lo, hi: xp.keep(g, (a > lo) & (a < hi)),
+                       vjp=(lambda xp, gg, c, g, a, lo, hi: xp.keep(gg, (a > lo) & (a < hi)),
+                            lambda xp, gg, c, g, a, lo, hi: xp.zeros_like(gg)),
+                       vjp_formulas=("ḡ₂ ⊙ [lo < a < hi]", "0"), args=("grad_output", "self"),
+                       params=("min_val", "max_val"), saves=("self",), symbols=("ḡ", "a"),
+                       latex=r"$c = $0 \odot [\mathrm{lo} < $1 < \mathrm{hi}]",
+                       vjp_latex=(r"\bar{g} \odot [\mathrm{lo} < $1 < \mathrm{hi}]", r"0"))
 ELU = _unary("elu", "EluBackward0", "c = s·a if a > 0 else s·α(e^(κa) − 1)",
              quiet(lambda xp, a, alpha, scale, kappa: xp.where(a > 0, a * scale,
                                                                 (xp.exp(a * kappa) - 1) * (alpha * scale))),

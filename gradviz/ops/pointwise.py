@@ -162,7 +162,8 @@ SIN = _unary("sin", "SinBackward0", "c = sin a", lambda xp, a: xp.sin(a), lambda
              "ḡ ⊙ cos a",
              latex=r"$c = \sin $0",
              vjp_latex=(r"\bar{g} \odot \cos $0",))
-COS = _unary("cos", "CosBackward0", "c = cos a", lambda xp, a: xp.cos(a), lambda xp, g, c, a: -g * xp.sin(a),
+# torch's rule is grad * -self.sin(): the negation is on sin a (NegBackward0 under create_graph)
+COS = _unary("cos", "CosBackward0", "c = cos a", lambda xp, a: xp.cos(a), lambda xp, g, c, a: g * -xp.sin(a),
              "−ḡ ⊙ sin a",
              latex=r"$c = \cos $0",
              vjp_latex=(r"-\bar{g} \odot \sin $0",))
@@ -560,6 +561,15 @@ THRESHOLD_BACKWARD = Op("threshold_backward", "ThresholdBackwardBackward0", "c =
                         vjp_formulas=("ḡ₂ ⊙ [y > 0]", "0"), args=("grad_output", "self"), saves=("self",),
                         symbols=("ḡ", "y"), latex=r"$c = $0 \odot [$1 > 0]",
                         vjp_latex=(r"\bar{g} \odot [$1 > 0]", r"0"))
+LEAKY_RELU_BACKWARD = Op("leaky_relu_backward", "LeakyReluBackwardBackward0", "c = ḡ ⊙ (a > 0 ? 1 : s)",
+                         lambda xp, g, a, s: xp.where(a > 0, g, g * s),
+                         vjp=(lambda xp, gg, c, g, a, s: xp.where(a > 0, gg, gg * s),
+                              lambda xp, gg, c, g, a, s: xp.zeros_like(gg)),
+                         vjp_formulas=("ḡ₂ ⊙ (a > 0 ? 1 : s)", "0"), args=("grad_output", "self"),
+                         params=("negative_slope",), saves=("self",), symbols=("ḡ", "a"),
+                         latex=r"$c = $0 \odot \begin{cases} 1 & $1 > 0 \\ $negative_slope & \text{otherwise} \end{cases}",
+                         vjp_latex=(r"\bar{g} \odot \begin{cases} 1 & $1 > 0 \\ $negative_slope & \text{otherwise} \end{cases}",
+                                    r"0"))
 
 
 # -- more of torch's op table: inverse hyperbolic and special functions, two-input ops, predicates ----
