@@ -8,6 +8,44 @@ from parity import gradviz_output, needs_torch, torch_output
 
 import gradviz as torch
 
+# the in-place methods both in-place snippets call, on one table of arguments
+INPLACE_CALLS = """
+import numpy as np
+def attempt(f):
+    try:
+        r = f()
+        print("ok", r)
+    except Exception as e:
+        print(type(e).__name__, str(e).splitlines()[0])
+base = np.linspace(-1.5, 2.0, 12).reshape(3, 4)
+idx = torch.tensor([2, 0, 2])
+src = torch.tensor(np.linspace(0.5, 3.0, 12).reshape(3, 4))
+scatter_index = torch.tensor([[1, 0, 2, 1], [0, 2, 1, 0]])
+calls = {
+    "masked_fill_": lambda t: t.masked_fill_(t > 0.3, -2.5),
+    "masked_fill_row": lambda t: t.masked_fill_(torch.tensor([True, False, True, False]), 7.0),
+    "index_add_": lambda t: t.index_add_(0, idx, src, alpha=2.0),
+    "index_add_1": lambda t: t.index_add_(1, torch.tensor([3, 3]), src[:t.shape[0], :2]),
+    "index_fill_": lambda t: t.index_fill_(1, torch.tensor([0, 3]), 9.0),
+    "scatter_": lambda t: t.scatter_(0, scatter_index, src[:2] * 10),
+    "scatter_value": lambda t: t.scatter_(1, scatter_index, 4.5),
+    "scatter_value_kw": lambda t: t.scatter_(1, scatter_index, value=4.5),
+    "scatter_add_": lambda t: t.scatter_add_(0, scatter_index, src[:2]),
+    "fill_diagonal_": lambda t: t.fill_diagonal_(5.0),
+    "unsqueeze_": lambda t: t.unsqueeze_(1),
+    "unsqueeze_-1": lambda t: t.unsqueeze_(-1),
+    "squeeze_": lambda t: t.unsqueeze_(0).squeeze_(),
+    "squeeze_dim": lambda t: t.unsqueeze_(2).squeeze_(2),
+    "squeeze_dims": lambda t: t.unsqueeze_(0).squeeze_((0, 1)),
+    "squeeze_noop": lambda t: t.squeeze_(0),
+    "transpose_": lambda t: t.transpose_(0, 1),
+    "swapdims_": lambda t: t.swapdims_(1, 0),
+    "swapaxes_": lambda t: t.swapaxes_(-1, 0),
+    "t_": lambda t: t.t_(),
+}
+"""
+
+
 SNIPPETS = {
     "indexing": """
 x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
@@ -132,40 +170,7 @@ except TypeError as e:
 for t in (torch.zeros(0, 3), torch.ones(2, 0), torch.zeros(2, 0, 3), torch.zeros(4, 1).expand(4, 1), torch.zeros(3).expand(1, 1, 3)):
     print(tuple(t.shape), t.stride())
 """,
-    "inplace_methods_record_autograd": """
-import numpy as np
-def attempt(f):
-    try:
-        r = f()
-        print("ok", r)
-    except Exception as e:
-        print(type(e).__name__, str(e).splitlines()[0])
-base = np.linspace(-1.5, 2.0, 12).reshape(3, 4)
-idx = torch.tensor([2, 0, 2])
-src = torch.tensor(np.linspace(0.5, 3.0, 12).reshape(3, 4))
-scatter_index = torch.tensor([[1, 0, 2, 1], [0, 2, 1, 0]])
-calls = {
-    "masked_fill_": lambda t: t.masked_fill_(t > 0.3, -2.5),
-    "masked_fill_row": lambda t: t.masked_fill_(torch.tensor([True, False, True, False]), 7.0),
-    "index_add_": lambda t: t.index_add_(0, idx, src, alpha=2.0),
-    "index_add_1": lambda t: t.index_add_(1, torch.tensor([3, 3]), src[:t.shape[0], :2]),
-    "index_fill_": lambda t: t.index_fill_(1, torch.tensor([0, 3]), 9.0),
-    "scatter_": lambda t: t.scatter_(0, scatter_index, src[:2] * 10),
-    "scatter_value": lambda t: t.scatter_(1, scatter_index, 4.5),
-    "scatter_value_kw": lambda t: t.scatter_(1, scatter_index, value=4.5),
-    "scatter_add_": lambda t: t.scatter_add_(0, scatter_index, src[:2]),
-    "fill_diagonal_": lambda t: t.fill_diagonal_(5.0),
-    "unsqueeze_": lambda t: t.unsqueeze_(1),
-    "unsqueeze_-1": lambda t: t.unsqueeze_(-1),
-    "squeeze_": lambda t: t.unsqueeze_(0).squeeze_(),
-    "squeeze_dim": lambda t: t.unsqueeze_(2).squeeze_(2),
-    "squeeze_dims": lambda t: t.unsqueeze_(0).squeeze_((0, 1)),
-    "squeeze_noop": lambda t: t.squeeze_(0),
-    "transpose_": lambda t: t.transpose_(0, 1),
-    "swapdims_": lambda t: t.swapdims_(1, 0),
-    "swapaxes_": lambda t: t.swapaxes_(-1, 0),
-    "t_": lambda t: t.t_(),
-}
+    "inplace_methods_record_autograd": INPLACE_CALLS + """
 weights = torch.tensor(np.linspace(0.1, 1.2, 12), dtype=torch.float64)
 for name, call in calls.items():
     print("==", name)
@@ -193,40 +198,7 @@ for name, call in calls.items():
         call(q)
         print(q.grad_fn, q.requires_grad)
 """,
-    "inplace_sources_and_saved_tensors": """
-import numpy as np
-def attempt(f):
-    try:
-        r = f()
-        print("ok", r)
-    except Exception as e:
-        print(type(e).__name__, str(e).splitlines()[0])
-base = np.linspace(-1.5, 2.0, 12).reshape(3, 4)
-idx = torch.tensor([2, 0, 2])
-src = torch.tensor(np.linspace(0.5, 3.0, 12).reshape(3, 4))
-scatter_index = torch.tensor([[1, 0, 2, 1], [0, 2, 1, 0]])
-calls = {
-    "masked_fill_": lambda t: t.masked_fill_(t > 0.3, -2.5),
-    "masked_fill_row": lambda t: t.masked_fill_(torch.tensor([True, False, True, False]), 7.0),
-    "index_add_": lambda t: t.index_add_(0, idx, src, alpha=2.0),
-    "index_add_1": lambda t: t.index_add_(1, torch.tensor([3, 3]), src[:t.shape[0], :2]),
-    "index_fill_": lambda t: t.index_fill_(1, torch.tensor([0, 3]), 9.0),
-    "scatter_": lambda t: t.scatter_(0, scatter_index, src[:2] * 10),
-    "scatter_value": lambda t: t.scatter_(1, scatter_index, 4.5),
-    "scatter_value_kw": lambda t: t.scatter_(1, scatter_index, value=4.5),
-    "scatter_add_": lambda t: t.scatter_add_(0, scatter_index, src[:2]),
-    "fill_diagonal_": lambda t: t.fill_diagonal_(5.0),
-    "unsqueeze_": lambda t: t.unsqueeze_(1),
-    "unsqueeze_-1": lambda t: t.unsqueeze_(-1),
-    "squeeze_": lambda t: t.unsqueeze_(0).squeeze_(),
-    "squeeze_dim": lambda t: t.unsqueeze_(2).squeeze_(2),
-    "squeeze_dims": lambda t: t.unsqueeze_(0).squeeze_((0, 1)),
-    "squeeze_noop": lambda t: t.squeeze_(0),
-    "transpose_": lambda t: t.transpose_(0, 1),
-    "swapdims_": lambda t: t.swapdims_(1, 0),
-    "swapaxes_": lambda t: t.swapaxes_(-1, 0),
-    "t_": lambda t: t.t_(),
-}
+    "inplace_sources_and_saved_tensors": INPLACE_CALLS + """
 weights = torch.tensor(np.linspace(0.1, 1.2, 12), dtype=torch.float64)
 x = torch.tensor(base, requires_grad=True)
 s = src.clone().requires_grad_()
