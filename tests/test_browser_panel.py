@@ -220,13 +220,23 @@ PANEL_FITS = """([root, k]) => {
 @pytest.mark.parametrize("viewport", [(1024, 768), (800, 600)], ids=["1024x768", "800x600"])
 def test_the_panel_fits_a_small_window_and_a_long_jacobian_row_comes_in_blocks(tmp_path, browser, viewport):
     """In a small window the step panel never scrolls sideways: each tensor stays in the panel (a
-    grid wider than it scrolls in its own box), and a 1×32 Jacobian (a mean over 32 entries) is
-    shown as labelled blocks of 4 columns that wrap, none of them cut."""
+    grid wider than it scrolls in its own box, as does a formula clause too long for it), and a 1×32
+    Jacobian (a mean over 32 entries) is shown as labelled blocks of 4 columns that wrap, none cut."""
     import gradviz as torch
     x = torch.linspace(-1, 1, 32, requires_grad=True).reshape(4, 8)
     loss = x.pow(2).mean()
+
+    class Net(torch.nn.Module):   # its formula names conv.weight and conv.bias: one clause ~500 px wide
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(1, 2, 3, padding=1)
+
+        def forward(self, image):
+            return self.conv(image).sum()
+    net = Net()
     anims = {"mean of 32": torch.animate(loss, names={"x": x, "loss": loss}),
-             "mlp": tracked_animation("mlp", tmp_path)}
+             "mlp": tracked_animation("mlp", tmp_path),
+             "conv": torch.animate(net(torch.randn(1, 1, 8, 8)), names=net)}
     for name, anim in anims.items():
         page, root, errors = open_player(browser, anim, tmp_path, name.replace(" ", "_"), viewport=viewport)
         seen_blocks = []

@@ -74,12 +74,17 @@ def clauses(latex: str) -> list:
     return [(piece, sep) for piece, sep in out if piece.strip()] or [(latex, "")]
 
 
+# a clause longer than this (as text) may be wider than a narrow panel: it gets a box of its own that
+# scrolls sideways, as a wide grid does, instead of widening the panel
+WIDE_CLAUSE = 48
+
+
 def mathml_clauses(latex: str, names: tuple = ()) -> str:
     """`mathml` of each clause, joined by their punctuation (one <math> when there is one clause)."""
-    parts = clauses(latex)
-    if len(parts) == 1:
-        return mathml(latex, names)
-    return " ".join(mathml(piece, names) + sep for piece, sep in parts)
+    def clause(piece: str, sep: str) -> str:   # a wide one keeps its punctuation in its box
+        math = mathml(piece, names) + sep
+        return math if len(unicode(piece, names)) <= WIDE_CLAUSE else f'<span class="gv-mathwide">{math}</span>'
+    return " ".join(clause(piece, sep) for piece, sep in clauses(latex))
 
 
 # -- the op records' formulas -----------------------------------------------------------
@@ -411,7 +416,8 @@ def text(markup: str) -> str:
     2x², ∂L/∂a, Σ over dim 0 of a, ḡ ⊙ b."""
     pieces = re.split(r"(<math.*?</math>)", markup, flags=re.S)
     if len(pieces) > 3:
-        return "".join(_one_text(p) if p.startswith("<math") else unescape(p) for p in pieces)
+        return "".join(_one_text(p) if p.startswith("<math") else unescape(re.sub(r"<[^>]+>", "", p))
+                       for p in pieces)   # between the clauses: their punctuation (a wide one's box is markup)
     return _one_text(markup)
 
 
