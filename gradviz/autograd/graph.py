@@ -245,12 +245,10 @@ class Node:
             return   # no in-place write anywhere since this node was made: nothing to look at
         inputs = self.inputs
         saved = self.saved_versions
-        op = self.op
-        slots = op.saved_inputs
-        if op.torch_name in _SAVED_FOR:   # an input torch did not keep (y of y * 3) may be written freely
-            kept = self._kept_names()
-            slots = [i for i in slots if op.arg_names[i] in kept]
-        for i in slots:
+        op, kept = self.op, self._kept_names()   # an input torch did not keep (y of y * 3) may be written
+        for i in op.saved_inputs:
+            if op.arg_names[i] not in kept:
+                continue
             counter = inputs[i]._vc
             if counter:
                 expected = saved.get(i, 0) if saved else 0
