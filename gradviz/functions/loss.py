@@ -13,7 +13,7 @@ from ..autograd.apply import _grad_state, apply
 from ..ops.core import broadcast_shape
 from ..ops.loss import (BCE_WITH_LOGITS, BINARY_CROSS_ENTROPY, HUBER_LOSS, MSE_LOSS, NLL_LOSS, NLL_LOSS2D,
                         SMOOTH_L1_LOSS, SOFT_MARGIN_LOSS, _reduced)
-from .shape import broadcast_tensors
+from .shape import broadcast_shapes, broadcast_tensors
 from .pointwise import minimum, where
 from .nnops import logsigmoid, pairwise_distance
 
@@ -129,21 +129,6 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     return apply(HUBER_LOSS, _promoted("huber_cpu", input, target), (reduction, delta))
 
 
-def _broadcast_weight(target, weight):
-    """The shape torch.broadcast_shapes(target.size(), weight.size()) gives, or its error."""
-    shapes = (tuple(target.shape), tuple(weight.shape))
-    common = [1] * max(len(s) for s in shapes)
-    for index, shape in enumerate(shapes):
-        for d in range(-1, -1 - len(shape), -1):
-            if common[d] == 1:
-                common[d] = shape[d]
-            elif shape[d] not in (1, common[d]):
-                raise RuntimeError(f"Attempting to broadcast a dimension of length {shape[d]} at {d}! Mismatching "
-                                   f"argument at index {index} had {(target, weight)[index].shape}; but expected shape "
-                                   f"should be broadcastable to {common}")
-    return tuple(common)
-
-
 def _check_probabilities(p, t):
     """ATen's kernel checks each element's input, then its target, lying in [0, 1] (NaN does not)."""
     bad_p, bad_t = ~((p >= 0) & (p <= 1)), ~((t >= 0) & (t <= 1))
@@ -161,7 +146,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}) "
                          "is deprecated. Please ensure they have the same size.")
-    shape = None if weight is None else _broadcast_weight(target, weight)
+    shape = None if weight is None else tuple(broadcast_shapes(target.shape, weight.shape))   # or its error
     if weight is not None and weight.requires_grad and _grad_state.enabled:
         raise RuntimeError("The function 'binary_cross_entropy' is not differentiable with respect to argument "
                            "'weight'. This input cannot have requires_grad True.")
@@ -169,9 +154,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if t.dtype != p.dtype:
         raise RuntimeError(f"Found dtype {SCALAR_TYPE.get(t.dtype.name, t.dtype.name)} but expected "
                            f"{SCALAR_TYPE.get(p.dtype.name, p.dtype.name)}")
-    if p.dtype.kind != "f":
-        raise NotImplementedError(f"\"binary_cross_entropy\" not implemented for "
-                                  f"'{SCALAR_TYPE.get(p.dtype.name, p.dtype.name)}'")
+    floating_kernel("binary_cross_entropy", p.dtype)
     _check_probabilities(p, t)
     if shape is not None and shape != tuple(input.shape):   # the kernel's loss.mul_(weight), in place
         raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the broadcast shape {list(shape)}")
