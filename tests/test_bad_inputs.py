@@ -1279,6 +1279,13 @@ CASES = [
      ('E', 'RuntimeError', 'one of the variables needed for gradient computation has been modified by an inplace operation: [torch.FloatTensor [2]], which is output 0 of Mul, is at version 1; expected version 0 instead')),
     ('autograd', 's = torch.ones(2, requires_grad=True); t = s.sigmoid(); u = t * 3; t.mul_(2); u.sum().backward()',
      ('E', 'RuntimeError', 'one of the variables needed for gradient computation has been modified by an inplace operation: [torch.FloatTensor [2]], which is output 0 of Sigmoid, is at version 1; expected version 0 instead')),
+    # the legacy size_average/reduce pair, read by every loss that takes it
+    ('nn', 'torch.nn.functional.l1_loss(torch.tensor([1., 2.]), torch.tensor([0., 5.]), size_average=False)',
+     ('T', 'float32', (), [4.0])),
+    ('nn', 'torch.nn.functional.l1_loss(torch.tensor([1., 2.]), torch.tensor([0., 5.]), reduce=False)',
+     ('T', 'float32', (2,), [1.0, 3.0])),
+    ('nn', 'torch.nn.functional.kl_div(torch.tensor([-1., -2.]), torch.tensor([.5, .5]), reduce=False)',
+     ('T', 'float32', (2,), [0.1534264, 0.6534264])),
     # operands of a product in two dtypes: torch's words, which differ op by op (none is promoted)
     ('linalg', 'torch.nn.Linear(3, 2)(torch.tensor([[1, 2, 3]]))',
      ('E', 'RuntimeError', 'mat1 and mat2 must have the same dtype, but got Long and Float')),

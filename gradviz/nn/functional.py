@@ -7,8 +7,9 @@ from ..autograd.apply import apply
 from ..dtypes import SCALAR_TYPE
 from ..functions.linalg import linear  # noqa: F401
 from ..ops.loss import _reduced
-from ..functions.loss import (_check_same_size, binary_cross_entropy, binary_cross_entropy_with_logits,  # noqa: F401
-                              check_class_weight, huber_loss, mse_loss, nll_loss, smooth_l1_loss)
+from ..functions.loss import (_check_same_size, _legacy_reduction, binary_cross_entropy,  # noqa: F401
+                              binary_cross_entropy_with_logits, check_class_weight, huber_loss, mse_loss, nll_loss,
+                              smooth_l1_loss)
 from ..functions.nnops import (batch_norm, celu, dropout, elu, embedding, hardsigmoid, hardswish, hardtanh,
                                layer_norm, logsigmoid, mish, pairwise_distance, relu6, selu, silu)
 from ..functions.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool2d,
@@ -85,20 +86,17 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     return input / norm(input, p, dim, keepdim=True).clamp(min=eps).expand_as(input)
 
 
-def _reduce_loss(losses, reduction):
-    if reduction not in ("none", "mean", "sum"):
-        raise ValueError(f"{reduction} is not a valid value for reduction")
-    return _reduced(losses, reduction)
-
-
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_same_size(input, target)
-    return _reduce_loss((input - target).abs(), reduction)
+    return _reduced((input - target).abs(), reduction)
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """Pointwise target ⊙ (log target − input), with 0 where target is 0 (the limit of t log t)."""
     from ..functions.pointwise import where
+    if reduction != "batchmean" or size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce, reduction)
     if log_target:
         losses = target.exp() * (target - input)
     else:
@@ -106,7 +104,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         losses = where(target > 0, target * safe.log(), 0) - target * input
     if reduction == "batchmean":
         return losses.sum() / (input.shape[0] if input.ndim else 1)
-    return _reduce_loss(losses, reduction)
+    return _reduced(losses, reduction)
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
