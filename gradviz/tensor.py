@@ -11,7 +11,7 @@ import numpy as np
 from numpy import ndarray   # one global load where np.ndarray is two, on the per-op path
 
 from . import backend, dtypes
-from ._args import invalid_arguments, is_number, method_error as _method_error, type_name
+from ._args import is_number, method_error as _method_error, type_name
 from . import events as _events
 from .autograd import forward_ad as _forward_ad
 from .autograd import grad_mode
@@ -588,16 +588,7 @@ class Tensor:
                 if shape[d] == 1 and strides[d] == 0:
                     strides[d] = shape[d + 1] * strides[d + 1] if d + 1 < len(shape) else 1
             strides = tuple(strides)
-        if dim is None:
-            return strides
-        if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
-            raise TypeError(f"stride(): argument 'dim' (position 1) must be int, not {type(dim).__name__}")
-        if a.ndim == 0:
-            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-        if not -a.ndim <= dim < a.ndim:
-            raise IndexError(f"Dimension out of range (expected to be in range of [{-a.ndim}, {a.ndim - 1}], but "
-                             f"got {dim})")
-        return strides[dim]
+        return strides if dim is None else strides[_dim_arg("stride", dim, a.ndim)]
 
     def storage_offset(self) -> int:
         """Where this tensor's first element lies in its storage, in elements: 0 for a tensor that owns
