@@ -473,49 +473,31 @@ class Sequential(Module):
 
     def __add__(self, other):
         if isinstance(other, Sequential):
-            ret = Sequential()
-            for layer in self:
-                ret.append(layer)
-            for layer in other:
-                ret.append(layer)
-            return ret
+            return Sequential().extend(self).extend(other)
         raise ValueError(f"add operator supports only objects of Sequential class, but {str(type(other))} is given.")
 
     def __iadd__(self, other):
         if isinstance(other, Sequential):
-            offset = len(self)
-            for i, module in enumerate(other):
-                self.add_module(str(i + offset), module)
-            return self
+            return self.extend(other)
         raise ValueError(f"add operator supports only objects of Sequential class, but {str(type(other))} is given.")
 
     def __mul__(self, other: int):
-        if not isinstance(other, int):
-            raise TypeError(f"unsupported operand type(s) for *: {type(self)} and {type(other)}")
-        if other <= 0:
-            raise ValueError(f"Non-positive multiplication factor {other} for {type(self)}")
-        combined = Sequential()
-        offset = 0
-        for _ in range(other):
-            for module in self:
-                combined.add_module(str(offset), module)
-                offset += 1
-        return combined
+        self._check_factor(other)
+        return Sequential().extend(list(self) * other)
 
     def __rmul__(self, other: int):
         return self.__mul__(other)
 
     def __imul__(self, other: int):
+        self._check_factor(other)
+        return self.extend(list(self) * (other - 1))
+
+    def _check_factor(self, other) -> None:
+        """torch's errors for a Sequential repeated by something other than a positive int."""
         if not isinstance(other, int):
             raise TypeError(f"unsupported operand type(s) for *: {type(self)} and {type(other)}")
         if other <= 0:
             raise ValueError(f"Non-positive multiplication factor {other} for {type(self)}")
-        len_original = offset = len(self)
-        for _ in range(other - 1):
-            for i in range(len_original):
-                self.add_module(str(i + offset), self._modules[str(i)])
-            offset += len_original
-        return self
 
     def pop(self, key):
         """Remove member `key` (an int or a slice) and return it (a Sequential for a slice)."""
