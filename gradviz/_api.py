@@ -27,14 +27,14 @@ OUT_FUNCTIONS = (
     "sign", "sin", "sinh", "sort", "sqrt", "square", "stack", "std", "sub", "sum", "tan", "tanh", "topk",
     "tril", "triu", "true_divide", "trunc", "var", "where", "eq", "ne", "lt", "le", "gt", "ge", "isclose",
     "histogram", "bincount", "take_along_dim", "diff", "dist", "trace", "narrow", "tensordot",
+    "quantile", "nanquantile", "searchsorted", "bucketize",
 )
-OUT_FUNCTIONS += ("quantile", "nanquantile", "searchsorted", "bucketize")
 
 
 # functions torch writes in Python, outside its argument parser: they take no NumPy names
 _PYTHON_DEFINED = frozenset({"norm", "split", "tensordot", "unique", "einsum", "meshgrid", "broadcast_shapes",
-                             "broadcast_tensors", "cdist", "atleast_1d", "atleast_2d", "atleast_3d"})
-_PYTHON_DEFINED |= {"unique_consecutive"}
+                             "broadcast_tensors", "cdist", "atleast_1d", "atleast_2d", "atleast_3d",
+                             "unique_consecutive"})
 
 
 def _parameters(fn) -> set:

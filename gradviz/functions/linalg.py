@@ -49,23 +49,22 @@ def mm(input, mat2):
     return apply(MM, _same_dtype(_MM, input, mat2))
 
 
-def _same_dtype(words: str, *tensors, names=None) -> tuple:
-    """The operands of a product, once they share one dtype; else torch's `words` for that op,
-    which differ op by op ({} for each dtype named, in the order torch names them: `names`
-    when that is not the operands' own order). mm and baddbmm name dtypes as C does."""
+def _same_dtype(message: tuple, *tensors, names=None) -> tuple:
+    """The operands of a product, once they share one dtype; else torch's words for that op, which
+    differ op by op: `message` is (words with {} for each dtype named, the table that names them),
+    the dtypes in the order torch names them (`names` when that is not the operands' own order)."""
     if any(t.dtype is not tensors[0].dtype for t in tensors[1:]):
-        c_named = words.startswith(("expected m1", "Input dtypes"))
-        raise RuntimeError(words.format(*[C_TYPE[t.dtype.name] if c_named else SCALAR_TYPE[t.dtype.name]
-                                          for t in (names or tensors)]))
+        words, table = message
+        raise RuntimeError(words.format(*[table[t.dtype.name] for t in (names or tensors)]))
     return tensors
 
 
-_MM = "expected m1 and m2 to have the same dtype, but got: {} != {}"
-_BMM = "expected scalar type {} but found {}"
-_ADDMM = "mat1 and mat2 must have the same dtype, but got {} and {}"
-_ADDMM_SELF = "self and mat2 must have the same dtype, but got {} and {}"
-_ADDMV = "addmv input tensors must have the same dtype, but got {}, {}, and {}"
-_BADDBMM = "Input dtypes must be the same, got: input {}, batch1: {}, batch2: {}"
+_MM = ("expected m1 and m2 to have the same dtype, but got: {} != {}", C_TYPE)
+_BMM = ("expected scalar type {} but found {}", SCALAR_TYPE)
+_ADDMM = ("mat1 and mat2 must have the same dtype, but got {} and {}", SCALAR_TYPE)
+_ADDMM_SELF = ("self and mat2 must have the same dtype, but got {} and {}", SCALAR_TYPE)
+_ADDMV = ("addmv input tensors must have the same dtype, but got {}, {}, and {}", SCALAR_TYPE)
+_BADDBMM = ("Input dtypes must be the same, got: input {}, batch1: {}, batch2: {}", C_TYPE)
 
 
 def bmm(input, mat2):
