@@ -62,7 +62,7 @@ def invalid_arguments(fn: str, args: tuple, kwargs: dict, signatures: tuple) -> 
 def check_tensor(fn: str, name: str, value, position: int) -> None:
     """torch's TypeError when a Tensor parameter gets something else (a list, an array, None)."""
     if not is_tensor(value):
-        raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, not {type_name(value)}")
+        raise argument_error(fn, name, position, "Tensor", type_name(value))
 
 
 def check_bool(fn: str, name: str, value) -> None:

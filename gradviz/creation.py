@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from . import backend, dtypes, libm
-from ._args import check_number
+from ._args import check_number, check_tensor
 from . import random as _random
 from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed,  # noqa: F401
                      set_rng_state)
@@ -18,17 +18,6 @@ def _dtype_arg(fn: str, dtype) -> None:
     Python's float, int, bool and complex stand for float64, int64, bool and complex128, as in torch."""
     if dtype is not None and not isinstance(dtype, dtypes.dtype) and dtype not in (float, int, bool, complex):
         raise TypeError(f"{fn}(): argument 'dtype' must be torch.dtype, not {type(dtype).__name__}")
-
-
-def _fill_value_arg(fn: str, value) -> None:
-    """PyTorch's TypeError for a fill_value that is not a number (None, a str, a list; a 0-d tensor is one)."""
-    if not (isinstance(value, dtypes.NUMBERS) or (isinstance(value, Tensor) and value.ndim == 0)):
-        raise TypeError(f"{fn}(): argument 'fill_value' (position 2) must be Number, not {type(value).__name__}")
-
-
-def _tensor_arg(fn: str, input) -> None:
-    if not isinstance(input, Tensor):
-        raise TypeError(f"{fn}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
 
 
 def _size(size, keyword=None, negative: str | None = None) -> tuple:
@@ -97,7 +86,7 @@ def _filled(value, size: tuple, dtype, device, requires_grad):
 def new_filled(fn: str, value, sizes: tuple, dtype, device, requires_grad) -> Tensor:
     """Tensor.new_zeros/new_ones/new_empty/new_full: dtype and device default to the tensor's."""
     _dtype_arg(fn, dtype)
-    _fill_value_arg(fn, value)
+    check_number(fn, "fill_value", value, 2)
     return _filled(value, _size(sizes), dtype, device, requires_grad)
 
 
@@ -121,35 +110,34 @@ def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False) -> Te
 def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
     check_number("full", "fill_value", fill_value, 2)
     _dtype_arg("full", dtype)
-    _fill_value_arg("full", fill_value)
     if dtype is None:
         dtype = dtypes.from_numpy_dtype(dtypes.result_type((), (fill_value,)))
     return _filled(fill_value, _size((tuple(size),)), dtype, device, requires_grad)
 
 
 def zeros_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
-    _tensor_arg("zeros_like", input)
+    check_tensor("zeros_like", "input", input, 1)
     _dtype_arg("zeros_like", dtype)
     return zeros(tuple(input.shape), dtype=dtype or input.dtype, device=device or input.device,
                  requires_grad=requires_grad)
 
 
 def ones_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
-    _tensor_arg("ones_like", input)
+    check_tensor("ones_like", "input", input, 1)
     _dtype_arg("ones_like", dtype)
     return ones(tuple(input.shape), dtype=dtype or input.dtype, device=device or input.device,
                 requires_grad=requires_grad)
 
 
 def empty_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
-    _tensor_arg("empty_like", input)
+    check_tensor("empty_like", "input", input, 1)
     return zeros_like(input, dtype, device, requires_grad)
 
 
 def full_like(input, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
-    _tensor_arg("full_like", input)
+    check_tensor("full_like", "input", input, 1)
     _dtype_arg("full_like", dtype)
-    _fill_value_arg("full_like", fill_value)
+    check_number("full_like", "fill_value", fill_value, 2)
     return full(tuple(input.shape), fill_value, dtype=dtype or input.dtype, device=device or input.device,
                 requires_grad=requires_grad)
 

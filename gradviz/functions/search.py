@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from .. import backend
-from .._args import type_name
+from .._args import check_tensor, type_name
 from ..autograd.apply import apply
 from ..dtypes import SCALAR_TYPE, result_type
 from ..autograd.grad_mode import is_grad_enabled
@@ -29,11 +29,6 @@ from .shape import expand, flatten, meshgrid, stack, transpose, unsqueeze, view
 
 def _on_device_of(array, like: Tensor) -> Tensor:
     return Tensor._make(backend.to_device(array, like.device))
-
-
-def _check_tensor(name: str, input) -> None:
-    if not isinstance(input, Tensor):
-        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
 
 
 def _unique_dim_of(input, dim) -> int:
@@ -125,7 +120,7 @@ def _unique_arrays(a: np.ndarray, d, consecutive: bool) -> tuple:
 
 
 def _unique(name: str, op, input, consecutive: bool, return_inverse: bool, return_counts: bool, dim):
-    _check_tensor(("_unique2" if dim is None else "unique_dim") if name == "unique" else name, input)
+    check_tensor(("_unique2" if dim is None else "unique_dim") if name == "unique" else name, "input", input, 1)
     d = None if dim is None else _unique_dim_of(input, dim)
     values, inverse, counts = _unique_arrays(backend.to_numpy(input._data), d, consecutive)
     out = [apply(op, (input,), (backend.to_device(values, input.device),))]
@@ -150,7 +145,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
 
 def argwhere(input):
     """The indices of the nonzero entries, one row each: torch's nonzero(input)."""
-    _check_tensor("argwhere", input)
+    check_tensor("argwhere", "input", input, 1)
     return nonzero(input)
 
 
@@ -411,7 +406,7 @@ def combinations(input, r=2, with_replacement=False):
     """The r-element combinations of a 1-D tensor's entries, one per row, as torch builds them:
     r views of input in a meshgrid, each masked to i < j < ... (i <= j <= ... with replacement)
     and the r selections stacked."""
-    _check_tensor("combinations", input)
+    check_tensor("combinations", "input", input, 1)
     if input.ndim != 1:
         raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
     if r < 0:
