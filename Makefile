@@ -37,7 +37,7 @@ test: system-graphviz system-chromium $(VENV)/.installed-test
 
 # screenshots of the player (three steps, light and dark) for the README
 assets: system-graphviz system-chromium $(VENV)/.installed-test
-	PYTHONPATH=tests:. $(PY) tests/player_screenshots.py assets
+	$(PY) -m tests.support.player_screenshots assets
 
 # the op reference: every record, its PyTorch node, formula, VJPs and the functions that record it
 docs: $(VENV)/.installed

@@ -19,7 +19,7 @@ def _seed():
 
 @pytest.fixture(params=["strict", "cupy"])
 def cuda_namespace(request):
-    """Device "cuda" backed by the strict stand-in for CuPy (tests/strict_namespace.py, on any
+    """Device "cuda" backed by the strict stand-in for CuPy (tests/support/strict_namespace.py, on any
     machine) or by CuPy itself (marked gpu: where CuPy sees a CUDA GPU). The backend is restored after."""
     import gradviz
     from gradviz import backend
@@ -30,7 +30,7 @@ def cuda_namespace(request):
             pytest.skip("no CUDA device visible to CuPy")
         yield backend.cupy()
         return
-    import strict_namespace
+    from tests.support import strict_namespace
     saved = backend._cupy, backend._cupy_special
     backend._cupy, backend._cupy_special = strict_namespace.cupy, strict_namespace.special
     try:

@@ -7,7 +7,7 @@ import sys
 import textwrap
 
 import pytest
-from test_render import dot_edges, dot_nodes, fill, svg_groups, svg_text, text, titled
+from tests.render.test_render import dot_edges, dot_nodes, fill, svg_groups, svg_text, text, titled
 
 from gradviz import cli
 from gradviz.examples import EXAMPLES

@@ -4,7 +4,7 @@ Besides the math, a record says how views show it: the input symbols (one per in
 slot, in the order of `args`), the output symbol, which inputs broadcast, the
 formulas in Unicode (diagram labels) and optionally in LaTeX, and which parameters
 are worth showing as constants. Every display field has a default, so a new op
-works with only its math; `tests/test_op_registry.py` says what is still missing.
+works with only its math; `tests/ops/test_registry.py` says what is still missing.
 """
 from __future__ import annotations
 

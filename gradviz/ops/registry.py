@@ -3,7 +3,7 @@ docs/ops.md) and the coverage tests.
 
 A record is an `Op` bound to a module-level name in one of gradviz.ops' modules; the
 table is built by walking those modules once, so adding an op is adding its record (and
-one test row: see tests/test_op_registry.py).
+one test row: see tests/ops/test_registry.py).
 """
 from __future__ import annotations
 

@@ -1,0 +1,148 @@
+"""Where torch's gradient kernels round differently from the textbook formula, gradviz rounds as
+torch does, bit for bit: tanh's and asin's 1 − y² is one fused multiply-add, and sigmoid, rsqrt,
+reciprocal, division and pow group their products as torch's kernels do. This is what makes the
+"exact" column of a manual-backprop exercise (compare `dt == t.grad`) read as it does in torch.
+Each rule is fed torch's own forward values, so only the gradient's rounding is compared."""
+import numpy as np
+import pytest
+from tests.support.parity import needs_torch, real_torch as torch
+
+import gradviz
+from gradviz.ops import pointwise
+from gradviz.ops.core import NUMPY
+
+RNG = np.random.default_rng(7)
+N = 50_000
+
+
+def _values(kind, dtype):
+    x = RNG.standard_normal(N) * 3
+    x = {"any": x, "positive": np.abs(x) + 0.1, "unit": np.clip(x / 12, -0.95, 0.95)}[kind]
+    return x.astype(dtype), RNG.standard_normal(N).astype(dtype)
+
+
+def _torch_grad(fn, a, g):
+    t = torch.tensor(a, requires_grad=True)
+    out = fn(t)
+    out.backward(torch.tensor(g))
+    return out.detach().numpy(), t.grad.numpy()
+
+
+CASES = [  # (record, torch function, inputs, params)
+    ("TANH", torch.tanh if torch else None, "any", ()),
+    ("SIGMOID", torch.sigmoid if torch else None, "any", ()),
+    ("RSQRT", torch.rsqrt if torch else None, "positive", ()),
+    ("RECIPROCAL", torch.reciprocal if torch else None, "positive", ()),
+    ("ASIN", torch.asin if torch else None, "unit", ()),
+    ("ACOS", torch.acos if torch else None, "unit", ()),
+    ("POW_SCALAR", (lambda t: t ** 3), "any", (3,)),
+    ("POW_SCALAR", (lambda t: t ** -1), "positive", (-1,)),
+    ("POW_SCALAR", (lambda t: t ** 2), "any", (2,)),
+]
+
+
+@needs_torch
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name,fn,kind,params", CASES, ids=lambda c: c if isinstance(c, str) else "")
+def test_gradient_rounds_as_torch(name, fn, kind, params, dtype):
+    a, g = _values(kind, dtype)
+    out, expected = _torch_grad(fn, a, g)
+    ours = getattr(pointwise, name).vjp[0](NUMPY, g, out, a, *params)
+    same = np.mean(ours == expected)
+    # asin/acos end in 1/√·, which torch computes with a vectorized square root: a few ulps apart
+    assert same >= (0.97 if name in ("ASIN", "ACOS") else 1.0), same
+
+
+@needs_torch
+@pytest.mark.torch
+def test_half_precision_tanh_gradient_is_computed_in_float32_as_torch():
+    a, g = _values("any", np.float16)
+    out, expected = _torch_grad(torch.tanh, a, g)
+    assert np.array_equal(pointwise.TANH.vjp[0](NUMPY, g, out, a), expected)
+
+
+@needs_torch
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_division_gradient_of_the_denominator_rounds_as_torch(dtype):
+    a, _ = _values("any", dtype)
+    b, g = _values("positive", dtype)
+    ta, tb = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    out = ta / tb
+    out.backward(torch.tensor(g))
+    for slot, expected in enumerate((ta.grad.numpy(), tb.grad.numpy())):
+        assert np.array_equal(pointwise.DIV.vjp[slot](NUMPY, g, out.detach().numpy(), a, b), expected)
+
+
+@needs_torch
+@pytest.mark.torch
+@pytest.mark.parametrize("exponent", [3, -2, -0.5, 2, -1])
+def test_pow_with_torchs_special_exponents_has_torchs_bits(exponent):
+    a, _ = _values("positive", np.float32)
+    assert np.array_equal(gradviz.tensor(a).pow(exponent).numpy(), torch.tensor(a).pow(exponent).numpy())
+
+
+def test_the_fused_square_is_one_rounding_of_the_exact_value():
+    """Checked without torch: 1 − y² from exact rational arithmetic, rounded once."""
+    from fractions import Fraction
+    y = np.concatenate([RNG.standard_normal(2000), RNG.standard_normal(2000) * 1e-4, [0.0, 1.0, -1.0]])
+    ours = pointwise.fused_one_minus_square(NUMPY, y)
+    exact = np.array([float(1 - Fraction(v) * Fraction(v)) for v in y])   # float() rounds to nearest
+    assert np.array_equal(ours, exact)
+    y32 = y.astype(np.float32)
+    exact32 = np.array([np.float32(float(1 - Fraction(float(v)) ** 2)) for v in y32])
+    assert np.array_equal(pointwise.fused_one_minus_square(NUMPY, y32), exact32)
+
+
+def test_graphs_of_gradients_keep_torchs_nodes():
+    """With create_graph the rules run on Tensors: the same formulas, recorded as torch records them."""
+    x = gradviz.tensor([0.3, -0.2], dtype=gradviz.float64, requires_grad=True)
+    (g,) = gradviz.autograd.grad(gradviz.asin(x).sum(), x, create_graph=True)
+    assert g.grad_fn.name() in ("DivBackward0", "MulBackward0")
+    np.testing.assert_allclose(g.detach().numpy(), 1 / np.sqrt(1 - x.detach().numpy() ** 2))
+    (t,) = gradviz.autograd.grad(gradviz.tanh(x).sum(), x, create_graph=True)
+    assert t.grad_fn.name() == "TanhBackwardBackward0"
+    np.testing.assert_allclose(t.detach().numpy(), 1 - np.tanh(x.detach().numpy()) ** 2)
+
+
+def _second_order(lib, fn, x, v):
+    """The gradient of fn at x with create_graph=True, its grad_fn and next nodes, and ∂(gradient · v)/∂x."""
+    x = lib.tensor(x, dtype=lib.float64, requires_grad=True)
+    (g,) = lib.autograd.grad(fn(lib, x).sum(), x, create_graph=True)
+    fn_ = g.grad_fn
+    name = fn_.name() if lib is gradviz else type(fn_).__name__
+    nexts = sorted((type(f).__name__ if lib is not gradviz else f.name()).replace("torch::autograd::", "")
+                   for f, _ in fn_.next_functions if f is not None)
+    (gg,) = lib.autograd.grad((g * lib.tensor(v, dtype=lib.float64)).sum(), x, allow_unused=True,
+                              materialize_grads=True)
+    return name, nexts, g.detach().numpy(), gg.detach().numpy()
+
+
+@needs_torch
+@pytest.mark.parametrize("fn", [lambda lib, x: lib.nn.functional.leaky_relu(x, 0.1),
+                                lambda lib, x: lib.nn.functional.hardtanh(x, -0.5, 0.5),
+                                lambda lib, x: lib.nn.functional.relu6(x * 8)],
+                         ids=["leaky_relu", "hardtanh", "relu6"])
+def test_piecewise_linear_gradients_keep_a_graph_as_torchs(fn):
+    """torch records leaky_relu's and hardtanh's first derivative as one node (LeakyReluBackwardBackward0,
+    HardtanhBackwardBackward0) that depends on the input, so the gradient requires grad and can be
+    differentiated again (to zeros)."""
+    x = np.array([-0.9, -0.3, 0.2, 0.7, 0.95])
+    v = np.array([0.5, -1.0, 2.0, 0.25, -0.75])
+    ours, theirs = _second_order(gradviz, fn, x, v), _second_order(torch, fn, x, v)
+    assert ours[:2] == theirs[:2]
+    np.testing.assert_array_equal(ours[2], theirs[2])
+    np.testing.assert_array_equal(ours[3], theirs[3])
+
+
+@needs_torch
+def test_cos_gradient_negates_sin_as_torch():
+    """torch's cos rule is grad * -sin(a): under create_graph the gradient is MulBackward0 over NegBackward0."""
+    x = np.array([-0.9, -0.3, 0.2, 0.7, 0.95])
+    v = np.array([0.5, -1.0, 2.0, 0.25, -0.75])
+    fn = lambda lib, x: lib.cos(x)
+    ours, theirs = _second_order(gradviz, fn, x, v), _second_order(torch, fn, x, v)
+    assert ours[:2] == theirs[:2] == ("MulBackward0", ["NegBackward0"])
+    np.testing.assert_array_equal(ours[2], theirs[2])
+    np.testing.assert_array_equal(ours[3], theirs[3])
