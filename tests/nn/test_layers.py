@@ -6,8 +6,7 @@ input and parameter gradients, buffers and reprs compared.
 """
 import numpy as np
 import pytest
-from tests.support.op_inputs import graph_of
-from tests.support.parity import needs_torch, real_torch as torch
+from tests.support.parity import assert_program_matches_torch, case_ids, leaf, needs_torch, real_torch as torch
 
 import gradviz
 import gradviz.nn as nn
@@ -66,39 +65,17 @@ def torch_cell(t, name):
     return getattr(t, name) if t is torch else getattr(F, name)
 
 
-def leaf(t, array):
-    return t.tensor(array, dtype=t.float64, requires_grad=True)
-
-
-def ids(cases):
-    return [c[0] for c in cases]
-
-
-@pytest.mark.parametrize("name,prog,arrays,single", CASES, ids=ids(CASES))
+@pytest.mark.parametrize("name,prog,arrays,single", CASES, ids=case_ids(CASES))
 def test_gradcheck(name, prog, arrays, single):
     xs = tuple(leaf(gradviz, a) for a in arrays)
     assert prog(gradviz, F, *xs).grad_fn is not None
     assert gradcheck(lambda *a: prog(gradviz, F, *a), xs)
 
 
-def _run(t, Ft, prog, arrays):
-    xs = [leaf(t, a) for a in arrays]
-    out = prog(t, Ft, *xs)
-    seed = np.random.default_rng(7).standard_normal(tuple(out.shape))
-    out.backward(t.tensor(seed, dtype=t.float64))
-    return out, xs
-
-
 @needs_torch
-@pytest.mark.parametrize("name,prog,arrays,single", CASES, ids=ids(CASES))
+@pytest.mark.parametrize("name,prog,arrays,single", CASES, ids=case_ids(CASES))
 def test_torch_parity(name, prog, arrays, single):
-    theirs, txs = _run(torch, torch.nn.functional, prog, arrays)
-    ours, gxs = _run(gradviz, F, prog, arrays)
-    assert tuple(ours.shape) == tuple(theirs.shape)
-    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-10, atol=1e-12)
-    for i, (a, b) in enumerate(zip(gxs, txs)):
-        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-9, atol=1e-12, err_msg=f"x{i}.grad")
-    assert graph_of(ours.grad_fn, gxs) == graph_of(theirs.grad_fn, txs)
+    assert_program_matches_torch(prog, arrays)
 
 
 @pytest.mark.parametrize("name", ["group_norm_affine", "sdpa_causal", "sdpa_bool_mask"])
@@ -195,7 +172,7 @@ def _causal_mask(m, n):
 
 @needs_torch
 @pytest.mark.filterwarnings("ignore:dropout option adds dropout")
-@pytest.mark.parametrize("name,build,arrays,pick", MODULES, ids=ids(MODULES))
+@pytest.mark.parametrize("name,build,arrays,pick", MODULES, ids=case_ids(MODULES))
 def test_module_parity(name, build, arrays, pick):
     ours, theirs = _pair(build)
     pick = pick or (lambda out: out)

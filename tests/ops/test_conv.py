@@ -10,8 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
-from tests.support.op_inputs import graph_of
-from tests.support.parity import needs_torch, real_torch as torch
+from tests.support.parity import assert_program_matches_torch, case_ids, leaf, needs_torch, real_torch as torch
 
 import gradviz
 import gradviz.nn.functional as F
@@ -116,14 +115,6 @@ RESAMPLE = [
 CASES = CONV + POOL + RESAMPLE
 
 
-def leaf(t, array):
-    return t.tensor(array, dtype=t.float64, requires_grad=True)
-
-
-def ids(cases):
-    return [c[0] for c in cases]
-
-
 # gradcheck is one backward per output element: run it on the cases with small outputs
 def _out_size(case) -> int:
     with warnings.catch_warnings():
@@ -135,34 +126,18 @@ SMALL = [c for c in CASES if _out_size(c) <= 200]
 
 
 @pytest.mark.filterwarnings("ignore:Using padding='same'")
-@pytest.mark.parametrize("name,prog,arrays,single", SMALL, ids=ids(SMALL))
+@pytest.mark.parametrize("name,prog,arrays,single", SMALL, ids=case_ids(SMALL))
 def test_gradcheck(name, prog, arrays, single):
     xs = tuple(leaf(gradviz, a) for a in arrays)
     assert prog(gradviz, F, *xs).grad_fn is not None
     assert gradcheck(lambda *a: prog(gradviz, F, *a), xs)
 
 
-def _run(t, Ft, prog, arrays):
-    xs = [leaf(t, a) for a in arrays]
-    out = prog(t, Ft, *xs)
-    seed = np.random.default_rng(7).standard_normal(tuple(out.shape))
-    out.backward(t.tensor(seed, dtype=t.float64))
-    return out, xs
-
-
 @needs_torch
 @pytest.mark.filterwarnings("ignore:Using padding='same'")
-@pytest.mark.parametrize("name,prog,arrays,single", CASES, ids=ids(CASES))
+@pytest.mark.parametrize("name,prog,arrays,single", CASES, ids=case_ids(CASES))
 def test_torch_parity(name, prog, arrays, single):
-    theirs, txs = _run(torch, torch.nn.functional, prog, arrays)
-    ours, gxs = _run(gradviz, F, prog, arrays)
-    assert tuple(ours.shape) == tuple(theirs.shape)
-    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-10, atol=1e-12)
-    for i, (a, b) in enumerate(zip(gxs, txs)):
-        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-9, atol=1e-12, err_msg=f"x{i}.grad")
-    if name in OTHER_GRAPH:
-        return
-    assert graph_of(ours.grad_fn, gxs) == graph_of(theirs.grad_fn, txs)
+    assert_program_matches_torch(prog, arrays, graph="none" if name in OTHER_GRAPH else "whole")
 
 
 # PyTorch builds circular padding from in-place slice copies (a chain of CopySlices); here it is one cat

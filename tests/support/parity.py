@@ -11,7 +11,11 @@ import io
 import re
 import warnings
 
+import numpy as np
+
 import gradviz
+import gradviz.nn.functional as F
+from tests.support.op_inputs import graph_of
 
 try:
     import torch as real_torch
@@ -46,3 +50,40 @@ def gradviz_output(source: str) -> tuple[str, list[str]]:
 
 def torch_output(source: str) -> tuple[str, list[str]]:
     return run_snippet(source, real_torch)
+
+
+# -- one program, both libraries ----------------------------------------------------------------
+# A case table's row is (name, prog, arrays, single): prog(t, Ft, *leaves) builds the output with
+# library t and its functional namespace Ft; single says torch records it as one node.
+
+def leaf(t, array, grad=True):
+    """A float64 leaf of library t."""
+    return t.tensor(array, dtype=t.float64, requires_grad=grad)
+
+
+def case_ids(cases) -> list:
+    return [c[0] for c in cases]
+
+
+def run_program(t, Ft, prog, arrays):
+    """Run prog on fresh float64 leaves and backward from a fixed random seed gradient."""
+    xs = [leaf(t, a) for a in arrays]
+    out = prog(t, Ft, *xs)
+    seed = np.random.default_rng(7).standard_normal(tuple(out.shape))
+    out.backward(t.tensor(seed, dtype=t.float64))
+    return out, xs
+
+
+def assert_program_matches_torch(prog, arrays, graph: str = "whole") -> None:
+    """Value, every leaf's gradient and the graph agree with PyTorch's. graph: "whole" compares
+    every node and edge, "root" the output's grad_fn name only, "none" nothing of the graph."""
+    theirs, txs = run_program(real_torch, real_torch.nn.functional, prog, arrays)
+    ours, gxs = run_program(gradviz, F, prog, arrays)
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-10, atol=1e-12)
+    for i, (a, b) in enumerate(zip(gxs, txs)):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-9, atol=1e-12, err_msg=f"x{i}.grad")
+    if graph == "root":
+        assert ours.grad_fn.name() == theirs.grad_fn.name()
+    elif graph == "whole":
+        assert graph_of(ours.grad_fn, gxs) == graph_of(theirs.grad_fn, txs)
