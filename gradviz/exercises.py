@@ -15,7 +15,11 @@ learner's formula under `no_grad`, so checking changes no tensor, gradient or gr
     check_vjp(answer, recording, node, input=0)
                                              what a recorded step sent to one input; `answer` may
                                              be a function g -> gradient (the VJP written in code)
+    check_vjps({(node, input): answer, ...}, recording)
+                                             several steps at once, node by node
     check_choice(answer, right, choices)     one of several options
+
+An answer left as `...` (the placeholder of an exercise cell) is reported as not answered yet.
 """
 from __future__ import annotations
 
@@ -75,6 +79,24 @@ class Check:
         return "".join(parts)
 
 
+class Checks(list):
+    """Several checks shown together (node by node); truthy when every one is right."""
+
+    def __bool__(self) -> bool:
+        return all(self)
+
+    def __str__(self) -> str:
+        right = sum(bool(c) for c in self)
+        return "\n".join([f"{right} of {len(self)} right"] + [str(c) for c in self])
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_html_(self) -> str:
+        right = sum(bool(c) for c in self)
+        return f"<div><p>{right} of {len(self)} right</p>" + "".join(c._repr_html_() for c in self) + "</div>"
+
+
 # -- values -----------------------------------------------------------------------------------
 def _array(value) -> np.ndarray:
     """A prediction or an engine value as a NumPy array (Tensors detached, torch tensors too)."""
@@ -92,6 +114,8 @@ def _where(index: tuple) -> str:
 def check(answer, expected, name: str = "answer", rtol: float = RTOL, atol: float = ATOL) -> Check:
     """Compare a prediction with the engine's value: strings and booleans exactly, numbers and
     arrays elementwise within rtol/atol (as `torch.allclose`); shapes must match exactly."""
+    if answer is Ellipsis:
+        return Check(name, False, "no answer yet: replace ... with your prediction")
     if isinstance(expected, (str, bool, np.bool_)) or isinstance(answer, str):
         ok = answer == expected and type(answer) is type(expected)
         return Check(name, ok, "right" if ok else f"you wrote {answer!r}; the engine says {expected!r}")
@@ -147,6 +171,8 @@ def check_grad(answer, tensor, name: str | None = None, rtol: float = RTOL, atol
 
 def check_choice(answer, right, choices: Sequence, name: str = "your choice") -> Check:
     """One of several options: says when the answer is not among them at all."""
+    if answer is Ellipsis:
+        return check(answer, right, name)
     if answer not in choices:
         return Check(name, False, f"{answer!r} is not one of the choices {list(choices)!r}")
     ok = answer == right
@@ -223,8 +249,13 @@ def check_vjp(answer, recording, node: str, input: int | str = 0, rtol: float = 
         raise ValueError(f"{label}: the recording kept only a summary of this {flow.shape} gradient "
                          f"(values are kept up to {PREVIEW_MAX} elements); check a smaller example")
     if callable(answer):
-        answer = _apply(answer, step.grad_in)
+        answer = _apply(answer, step.grad_in)   # a formula left as `return ...` gives Ellipsis: not answered
     return check(answer, flow.values, f"the VJP of {label}", rtol, atol)
+
+
+def check_vjps(answers: dict, recording, rtol: float = RTOL, atol: float = ATOL) -> Checks:
+    """check_vjp for each (node, input) -> answer of `answers`, in order: a backward written node by node."""
+    return Checks(check_vjp(answer, recording, node, input, rtol, atol) for (node, input), answer in answers.items())
 
 
 def _apply(formula: Callable, received: tuple):

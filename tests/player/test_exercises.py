@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import gradviz as torch
-from gradviz.exercises import Check, check, check_choice, check_grad, check_vjp, find_node
+from gradviz.exercises import Check, Checks, check, check_choice, check_grad, check_vjp, check_vjps, find_node
 from gradviz.tracing import record_backward
 
 
@@ -186,3 +186,22 @@ def test_check_vjp_of_a_large_gradient_says_why():
 def test_check_is_a_dataclass_with_truth():
     c = Check("n", False, "why")
     assert not c and str(c) == "✗ n: why" and repr(c) == str(c)
+
+
+def test_placeholder_is_not_answered_yet(recorded):
+    *_, trace = recorded
+    assert str(check(..., 1.0, "v")) == "✗ v: no answer yet: replace ... with your prediction"
+    assert not check_choice(..., "a", ["a", "b"]) and "no answer yet" in check_choice(..., "a", ["a"]).summary
+    assert "no answer yet" in check_vjp(lambda g: ..., trace, "h", "x").summary
+
+
+def test_check_vjps_node_by_node(recorded):
+    x, b, h, loss, trace = recorded
+    right = {("loss", 0): lambda g: g * torch.ones(2, 3), ("h", "x"): lambda g: g * b, ("h", "b"): lambda g: (g * x).sum(0)}
+    checks = check_vjps(right, trace)
+    assert isinstance(checks, Checks) and len(checks) == 3 and checks
+    assert str(checks).splitlines()[0] == "3 of 3 right"
+    one_wrong = check_vjps({**right, ("h", "x"): lambda g: g * x}, trace)
+    assert not one_wrong and [bool(c) for c in one_wrong] == [True, False, True]
+    html = one_wrong._repr_html_()
+    assert "2 of 3 right" in html and html.count("your answer") == 1, "grids only for the wrong one"
