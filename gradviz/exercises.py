@@ -238,7 +238,8 @@ def check_vjp(answer, recording, node: str, input: int | str = 0, rtol: float = 
     node_id = find_node(trace, node)
     edge = _input_edge(trace, node_id, input)
     step = next((s for s in trace.steps if s.node == node_id), None)
-    label = f"{trace.node(node_id).name} ({_label(trace, node_id)}) → {_label(trace, edge.src)}"
+    name, made = trace.node(node_id).name, _label(trace, node_id)
+    label = f"{name if made == name else f'{name} ({made})'} → {_label(trace, edge.src)}"
     if step is None:
         raise ValueError(f"the recording has no step of {label} yet: backward has not run that node "
                          "(with a Stepper, press Next until it has)")
