@@ -7,6 +7,7 @@ Nothing is written outside tmp dirs. The notebooks are stored without outputs.
 """
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -59,8 +60,9 @@ def jupyter_env(tmp_path_factory):
 
 
 def execute(path: Path, workdir: Path):
-    """Run every cell of the notebook at `path` in a fresh kernel, with `workdir` as its cwd."""
-    nb = nbformat.read(path, as_version=4)
+    """Run every cell of the notebook at `path` in a fresh kernel, with `workdir` as its cwd,
+    with a probe after each exercise's solution (see `with_probes`)."""
+    nb = with_probes(nbformat.read(path, as_version=4))
     client = nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
                                      resources={"metadata": {"path": str(workdir)}})
     client.execute(cwd=str(workdir))
@@ -79,6 +81,68 @@ def run_notebook(jupyter_env, tmp_path_factory):
         return futures[path.name].result()
     yield run
     pool.shutdown(wait=True, cancel_futures=True)
+
+
+# -- exercises: tagged cells, and a probe that tries each checker on a wrong answer ------------
+def tags(cell) -> list:
+    return cell.get("metadata", {}).get("tags", [])
+
+
+def exercise_pairs(nb) -> list:
+    """(exercise cell, the cell right after it) for every cell tagged `exercise`."""
+    return [(cell, nb.cells[i + 1] if i + 1 < len(nb.cells) else None)
+            for i, cell in enumerate(nb.cells) if "exercise" in tags(cell)]
+
+
+def check_call(cell) -> ast.Call:
+    """The check a cell ends with: its last statement, a call of a gradviz.exercises checker."""
+    last = ast.parse(cell.source).body[-1]
+    if not (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)
+            and isinstance(last.value.func, ast.Name) and last.value.func.id.startswith("check")):
+        raise AssertionError(f"an exercise cell must end with a check(...) call:\n{cell.source}")
+    return last.value
+
+
+# Defined in the kernel before the first cell: an answer made wrong (one number moved, a string
+# or choice changed, a formula's result moved, the first formula of a dict of them changed).
+WRONG = """
+def _gradviz_wrong(answer):
+    import numpy as _np
+    if isinstance(answer, dict):
+        first = next(iter(answer))
+        return {**answer, first: _gradviz_wrong(answer[first])}
+    if callable(answer):
+        return lambda *args, _f=answer: _gradviz_wrong(_f(*args))
+    if isinstance(answer, str):
+        return answer + "?"
+    if isinstance(answer, bool):
+        return not answer
+    moved = _np.array(answer.detach().cpu().numpy() if hasattr(answer, "detach") else answer, dtype=float)
+    moved.flat[0] += 1 + abs(moved.flat[0])
+    return moved
+"""
+PROBE = re.compile(r"exercise-probe (\d+): right=(\w+) wrong=(\w+)")
+
+
+def with_probes(nb):
+    """The notebook with, after each solution cell, a cell that runs the solution's check again on
+    the right answer and on a wrong one and prints both verdicts (checking changes no state)."""
+    cells, k = [nbformat.v4.new_code_cell(WRONG)], 0
+    for cell in nb.cells:
+        cells.append(cell)
+        if "solution" in tags(cell):
+            call = check_call(cell)
+            wrong = ast.Call(call.func, [ast.Call(ast.Name("_gradviz_wrong"), call.args[:1], [])] + call.args[1:],
+                             call.keywords)
+            cells.append(nbformat.v4.new_code_cell(
+                f"print('exercise-probe {k}: right=' + str(bool({ast.unparse(call)})) + "
+                f"' wrong=' + str(bool({ast.unparse(wrong)})))"))
+            k += 1
+    for cell in cells:
+        cell.pop("id", None)
+    nb.cells = cells
+    nb.nbformat_minor = 4     # cells without ids
+    return nb
 
 
 # -- reading outputs --------------------------------------------------------------------------
@@ -108,6 +172,10 @@ def all_text(nb) -> str:
     return "\n".join(cells)
 
 
+def cell_text(cell) -> str:
+    return all_text(nbformat.from_dict({"cells": [cell]}))
+
+
 def mime_outputs(nb, mime: str) -> list:
     return [o["data"][mime] for c in code_cells(nb) for o in c.outputs
             if o.output_type in ("execute_result", "display_data") and mime in o.get("data", {})]
@@ -134,7 +202,7 @@ EXPECTED_STDERR = {
 
 # -- every notebook ---------------------------------------------------------------------------
 def test_there_are_tutorials():
-    assert len(PATHS) >= 4, f"expected the tutorial notebooks in {NOTEBOOKS}"
+    assert len(PATHS) >= 12, f"expected the course's notebooks in {NOTEBOOKS}"
 
 
 @pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
@@ -169,6 +237,40 @@ def test_runs_top_to_bottom(path, run_notebook):
         assert has_mime(cell, HTML), f"{path.name}: no HTML player from\n{cell.source}"
     # The notebook wrote nothing next to itself.
     assert not list(NOTEBOOKS.glob("*.svg")) and not list(NOTEBOOKS.glob("*.html"))
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
+def test_exercises_are_tagged(path):
+    """At least two exercises, each followed by its collapsed solution, both ending with the same
+    check; the exercise leaves its answer as `...` for the learner."""
+    nb = nbformat.read(path, as_version=4)
+    pairs = exercise_pairs(nb)
+    assert len(pairs) >= 2, f"{path.name}: {len(pairs)} exercise cells"
+    for exercise, solution in pairs:
+        assert exercise.cell_type == "code" and "..." in exercise.source, exercise.source
+        assert solution is not None and solution.cell_type == "code" and "solution" in tags(solution), \
+            f"{path.name}: no solution cell right after\n{exercise.source}"
+        assert solution.metadata.get("jupyter", {}).get("source_hidden") is True, "solutions are collapsed"
+        assert "..." not in solution.source
+        assert ast.dump(check_call(exercise)) == ast.dump(check_call(solution)), \
+            f"{path.name}: the exercise and its solution check different things\n{exercise.source}"
+    solutions = [c for c in nb.cells if "solution" in tags(c)]
+    assert len(solutions) == len(pairs), f"{path.name}: a solution cell without its exercise"
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
+def test_exercise_checkers_tell_wrong_from_right(path, run_notebook):
+    """Run top to bottom: each exercise, left as `...`, says it has no answer yet; its solution is
+    confirmed; and its checker, run again on a wrong answer, rejects it."""
+    nb = run_notebook(path)
+    for exercise, solution in exercise_pairs(nb):
+        asked = cell_text(exercise)
+        assert "✗" in asked and "no answer yet" in asked, f"{path.name}: {asked}"
+        shown = cell_text(solution)
+        assert "✓" in shown and "✗" not in shown, f"{path.name}: the solution is not confirmed\n{solution.source}"
+    probes = PROBE.findall(all_text(nb))
+    assert len(probes) == len(exercise_pairs(nb))
+    assert all(right == "True" and wrong == "False" for _, right, wrong in probes), probes
 
 
 # -- what each notebook must show -------------------------------------------------------------
