@@ -65,7 +65,7 @@ class Check:
         mark = "✓" if self.ok else "✗"
         colour = "var(--gv-done, #2a7)" if self.ok else "var(--gv-active, #d62)"
         parts = ['<div class="gv-root gv-check">',
-                 f'<p><b style="color:{colour}">{mark} {esc(self.name)}</b>: {esc(self.summary)}</p>']
+                 f'<p style="margin:0.25em 0"><b style="color:{colour}">{mark} {esc(self.name)}</b>: {esc(self.summary)}</p>']
         if not self.ok and self.wrong is not None:
             parts.insert(1, f"<style>{stylesheet()}</style>")   # the grids' colours
             scale = grids.scale_of(self.answer, self.expected)
@@ -94,7 +94,8 @@ class Checks(list):
 
     def _repr_html_(self) -> str:
         right = sum(bool(c) for c in self)
-        return f"<div><p>{right} of {len(self)} right</p>" + "".join(c._repr_html_() for c in self) + "</div>"
+        return (f'<div><p style="margin:0.25em 0">{right} of {len(self)} right</p>'
+                + "".join(c._repr_html_() for c in self) + "</div>")
 
 
 # -- values -----------------------------------------------------------------------------------

@@ -429,3 +429,103 @@ def test_05_without_pytorch(jupyter_env, tmp_path):
     assert any("PyTorch is not installed" in md for md in mime_outputs(nb, "text/markdown"))
     assert not mime_outputs(nb, SVG)
     assert not [o for c in code_cells(nb) for o in c.outputs if o.output_type == "error"]
+
+
+# -- the lessons after the first five: what their text says the outputs show -------------------
+def test_06_softmax_cross_entropy(run_notebook):
+    nb = executed(run_notebook, "06_softmax_cross_entropy")
+    text = all_text(nb)
+    assert "= -log p[0, 2]: True" in text
+    assert "✗ p − y, without the 1/N: 12 of 12 values differ" in text, "the mistake the text shows"
+    assert "✓ (p − y) / N: right (all 12 values)" in text
+    assert "same gradient as the fused node: True" in text
+    player = players(nb)[0]
+    assert "NllLossBackward0" in player and "LogSoftmaxBackward0" in player
+    assert "gv-grid" in next(h for h in mime_outputs(nb, HTML) if "without the 1/N" in h), "the grid of differences"
+
+
+def test_07_backprop_by_hand(run_notebook):
+    nb = executed(run_notebook, "07_backprop_by_hand")
+    text = all_text(nb)
+    for line in ("4 of 4 right", "5 of 5 right", "9 of 9 right", "3 of 3 right"):
+        assert line in text, line
+    assert "the same output as the op-by-op version: True" in text
+    b1 = re.search(r"b1\.grad = tensor\(\[([^\]]*)\]\)", text).group(1)
+    assert all(abs(float(v)) < 1e-6 for v in b1.split(",")), "b1.grad is zero up to rounding"
+    assert "NativeBatchNormBackward0" in players(nb)[1]
+
+
+def test_08_convolution_backward(run_notebook):
+    nb = executed(run_notebook, "08_convolution_backward")
+    text = all_text(nb)
+    assert "input gradient, full correlation with the flipped kernel: True" in text
+    assert "weight gradient, input correlated with the gradient: True" in text
+    assert "ConvolutionBackward0" in players(nb)[0]
+
+
+def test_09_recurrence_through_time(run_notebook):
+    nb = executed(run_notebook, "09_recurrence_through_time")
+    text = all_text(nb)
+    grads = [float(g) for g in re.findall(r"step \d: dL/dx_\d = (\S+)", text)]
+    assert len(grads) == 8 and grads == sorted(grads), "the gradient shrinks going back in time"
+    assert grads[-1] / grads[0] > 1e5, "over a hundred thousand times less at the first step"
+    assert "first / last = 1.5**7: True" in text
+    vanishing, exploding = (player_data(p) for p in players(nb))
+    widths = [w for f in vanishing["frames"] for w in f.get("w", {}).values()]
+    assert min(widths) < max(widths), "edge widths tell the sizes apart"
+    w_panel = next(f["h"] for f in vanishing["frames"] if "w.grad" in f["h"] and "AccumulateGrad" in f["t"])
+    assert "w is used 8 times" in re.sub(r"<[^>]+>", "", w_panel)
+
+
+def test_10_attention_and_gpt(run_notebook):
+    nb = executed(run_notebook, "10_attention_and_gpt")
+    text = all_text(nb)
+    assert "parameters: 1872" in text
+    head, modules, block0 = players(nb)
+    titles = [f["t"] for f in player_data(modules)["frames"]]
+    order = [next(i for i, t in enumerate(titles) if name in t)
+             for name in ("lm_head (Linear)", "ln_f (LayerNorm)", "1 (Block)", "0 (Block)", "wpe (Embedding)")]
+    assert order == sorted(order), "the modules run in reverse"
+    for name in ("MaskedFillBackward0", "SoftmaxBackward0", "BmmBackward0", "TransposeBackward0"):
+        assert name in block0, name
+    norms = re.search(r"row norms: tensor\(\[([^\]]*)\]\)", text).group(1).split(",")
+    assert [float(v) for v in norms[4:]] == [0.0, 0.0] and all(float(v) > 0 for v in norms[:4])
+
+
+def test_11_forward_and_reverse_mode(run_notebook):
+    text = all_text(executed(run_notebook, "11_forward_and_reverse_mode"))
+    assert "forward mode: 3 JVP passes" in text and "reverse mode: 2 VJP passes" in text
+    assert "the same Jacobian: True" in text and "jacfwd and jacrev agree: True" in text
+    assert "J e0 = tensor([2., 9.])" in text
+
+
+def test_12_higher_order_gradients(run_notebook):
+    nb = executed(run_notebook, "12_higher_order_gradients")
+    text = all_text(nb)
+    assert "dy/dx = tensor(12., grad_fn=<MulBackward0>)" in text
+    assert "requires_grad: False" in text
+    assert "the same as hessian(f) @ v: True" in text and "the same as autograd.functional.hvp: True" in text
+    svg = mime_outputs(nb, SVG)[0]
+    assert all(name in svg for name in ("PowBackward0", "MulBackward1", "MulBackward0"))
+
+
+def test_13_custom_function_and_gradcheck(run_notebook):
+    nb = executed(run_notebook, "13_custom_function_and_gradcheck")
+    text = all_text(nb)
+    assert "grad_fn=<MySoftplusBackward>" in text and "gradcheck: True" in text
+    assert "GradcheckError: Jacobian mismatch for output 0 with respect to input 0" in text
+    assert "MySoftplusBackward" in players(nb)[1]
+
+
+def test_14_views_inplace_and_versions(run_notebook):
+    nb = executed(run_notebook, "14_views_inplace_and_versions")
+    text = all_text(nb)
+    assert "a._version = 1" in text
+    assert ("one of the variables needed for gradient computation has been modified by an inplace operation: "
+            "[torch.FloatTensor [3]], which is output 0 of Mul, is at version 1; expected version 0 instead.") in text
+    assert "a leaf Variable that requires grad is being used in an in-place operation." in text
+    assert "versions, shared by the view and its base: 1 1" in text
+    saved = mime_outputs(nb, SVG)[:2]
+    assert all("result" in s and "self" in s for s in saved), "the saved tensors drawn"
+    assert "[0.7311, 0.8808, 0.9526]" in saved[0] and "[1.462, 1.762, 1.905]" in saved[1], "a's saved values, then doubled"
+    assert "CopySlices" in mime_outputs(nb, SVG)[2]
