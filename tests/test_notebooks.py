@@ -439,6 +439,7 @@ def test_06_softmax_cross_entropy(run_notebook):
     assert "✗ p − y, without the 1/N: 12 of 12 values differ" in text, "the mistake the text shows"
     assert "✓ (p − y) / N: right (all 12 values)" in text
     assert "same gradient as the fused node: True" in text
+    assert mime_outputs(nb, WIDGET), "the stepper the exercises step"
     player = players(nb)[0]
     assert "NllLossBackward0" in player and "LogSoftmaxBackward0" in player
     assert "gv-grid" in next(h for h in mime_outputs(nb, HTML) if "without the 1/N" in h), "the grid of differences"
