@@ -250,9 +250,13 @@ def check_vjp(answer, recording, node: str, input: int | str = 0, rtol: float = 
     if flow.values is None:
         raise ValueError(f"{label}: the recording kept only a summary of this {flow.shape} gradient "
                          f"(values are kept up to {PREVIEW_MAX} elements); check a smaller example")
+    name = f"the VJP of {label}"
     if callable(answer):
-        answer = _apply(answer, step.grad_in)   # a formula left as `return ...` gives Ellipsis: not answered
-    return check(answer, flow.values, f"the VJP of {label}", rtol, atol)
+        try:
+            answer = _apply(answer, step.grad_in)   # a formula left as `return ...` gives Ellipsis: not answered
+        except Exception as exc:   # the learner's formula failed: say so here, and let the other checks run
+            return Check(name, False, f"your formula raised {type(exc).__name__}: {exc}")
+    return check(answer, flow.values, name, rtol, atol)
 
 
 def check_vjps(answers: dict, recording, rtol: float = RTOL, atol: float = ATOL) -> Checks:

@@ -205,3 +205,13 @@ def test_check_vjps_node_by_node(recorded):
     assert not one_wrong and [bool(c) for c in one_wrong] == [True, False, True]
     html = one_wrong._repr_html_()
     assert "2 of 3 right" in html and html.count("your answer") == 1, "grids only for the wrong one"
+
+
+def test_a_formula_that_raises_is_a_wrong_answer(recorded):
+    x, b, h, loss, trace = recorded
+    c = check_vjp(lambda g: g @ b, trace, "h", "x")      # (2, 3) @ (3,) gives (2,): a shape slip, not an error
+    assert not c and "shape (2,)" in c.summary
+    c = check_vjp(lambda g: g @ x, trace, "h", "x")
+    assert not c and c.summary.startswith("your formula raised RuntimeError: ")
+    checks = check_vjps({("h", "x"): lambda g: g @ x, ("h", "b"): lambda g: (g * x).sum(0)}, trace)
+    assert [bool(c) for c in checks] == [False, True], "the other checks still run"
