@@ -7,6 +7,7 @@ Nothing is written outside tmp dirs. The notebooks are stored without outputs.
 """
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -59,8 +60,9 @@ def jupyter_env(tmp_path_factory):
 
 
 def execute(path: Path, workdir: Path):
-    """Run every cell of the notebook at `path` in a fresh kernel, with `workdir` as its cwd."""
-    nb = nbformat.read(path, as_version=4)
+    """Run every cell of the notebook at `path` in a fresh kernel, with `workdir` as its cwd,
+    with a probe after each exercise's solution (see `with_probes`)."""
+    nb = with_probes(nbformat.read(path, as_version=4))
     client = nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
                                      resources={"metadata": {"path": str(workdir)}})
     client.execute(cwd=str(workdir))
@@ -79,6 +81,68 @@ def run_notebook(jupyter_env, tmp_path_factory):
         return futures[path.name].result()
     yield run
     pool.shutdown(wait=True, cancel_futures=True)
+
+
+# -- exercises: tagged cells, and a probe that tries each checker on a wrong answer ------------
+def tags(cell) -> list:
+    return cell.get("metadata", {}).get("tags", [])
+
+
+def exercise_pairs(nb) -> list:
+    """(exercise cell, the cell right after it) for every cell tagged `exercise`."""
+    return [(cell, nb.cells[i + 1] if i + 1 < len(nb.cells) else None)
+            for i, cell in enumerate(nb.cells) if "exercise" in tags(cell)]
+
+
+def check_call(cell) -> ast.Call:
+    """The check a cell ends with: its last statement, a call of a gradviz.exercises checker."""
+    last = ast.parse(cell.source).body[-1]
+    if not (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)
+            and isinstance(last.value.func, ast.Name) and last.value.func.id.startswith("check")):
+        raise AssertionError(f"an exercise cell must end with a check(...) call:\n{cell.source}")
+    return last.value
+
+
+# Defined in the kernel before the first cell: an answer made wrong (one number moved, a string
+# or choice changed, a formula's result moved, the first formula of a dict of them changed).
+WRONG = """
+def _gradviz_wrong(answer):
+    import numpy as _np
+    if isinstance(answer, dict):
+        first = next(iter(answer))
+        return {**answer, first: _gradviz_wrong(answer[first])}
+    if callable(answer):
+        return lambda *args, _f=answer: _gradviz_wrong(_f(*args))
+    if isinstance(answer, str):
+        return answer + "?"
+    if isinstance(answer, bool):
+        return not answer
+    moved = _np.array(answer.detach().cpu().numpy() if hasattr(answer, "detach") else answer, dtype=float)
+    moved.flat[0] += 1 + abs(moved.flat[0])
+    return moved
+"""
+PROBE = re.compile(r"exercise-probe (\d+): right=(\w+) wrong=(\w+)")
+
+
+def with_probes(nb):
+    """The notebook with, after each solution cell, a cell that runs the solution's check again on
+    the right answer and on a wrong one and prints both verdicts (checking changes no state)."""
+    cells, k = [nbformat.v4.new_code_cell(WRONG)], 0
+    for cell in nb.cells:
+        cells.append(cell)
+        if "solution" in tags(cell):
+            call = check_call(cell)
+            wrong = ast.Call(call.func, [ast.Call(ast.Name("_gradviz_wrong"), call.args[:1], [])] + call.args[1:],
+                             call.keywords)
+            cells.append(nbformat.v4.new_code_cell(
+                f"print('exercise-probe {k}: right=' + str(bool({ast.unparse(call)})) + "
+                f"' wrong=' + str(bool({ast.unparse(wrong)})))"))
+            k += 1
+    for cell in cells:
+        cell.pop("id", None)
+    nb.cells = cells
+    nb.nbformat_minor = 4     # cells without ids
+    return nb
 
 
 # -- reading outputs --------------------------------------------------------------------------
@@ -108,6 +172,10 @@ def all_text(nb) -> str:
     return "\n".join(cells)
 
 
+def cell_text(cell) -> str:
+    return all_text(nbformat.from_dict({"cells": [cell]}))
+
+
 def mime_outputs(nb, mime: str) -> list:
     return [o["data"][mime] for c in code_cells(nb) for o in c.outputs
             if o.output_type in ("execute_result", "display_data") and mime in o.get("data", {})]
@@ -134,7 +202,7 @@ EXPECTED_STDERR = {
 
 # -- every notebook ---------------------------------------------------------------------------
 def test_there_are_tutorials():
-    assert len(PATHS) >= 4, f"expected the tutorial notebooks in {NOTEBOOKS}"
+    assert len(PATHS) >= 12, f"expected the course's notebooks in {NOTEBOOKS}"
 
 
 @pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
@@ -169,6 +237,40 @@ def test_runs_top_to_bottom(path, run_notebook):
         assert has_mime(cell, HTML), f"{path.name}: no HTML player from\n{cell.source}"
     # The notebook wrote nothing next to itself.
     assert not list(NOTEBOOKS.glob("*.svg")) and not list(NOTEBOOKS.glob("*.html"))
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
+def test_exercises_are_tagged(path):
+    """At least two exercises, each followed by its collapsed solution, both ending with the same
+    check; the exercise leaves its answer as `...` for the learner."""
+    nb = nbformat.read(path, as_version=4)
+    pairs = exercise_pairs(nb)
+    assert len(pairs) >= 2, f"{path.name}: {len(pairs)} exercise cells"
+    for exercise, solution in pairs:
+        assert exercise.cell_type == "code" and "..." in exercise.source, exercise.source
+        assert solution is not None and solution.cell_type == "code" and "solution" in tags(solution), \
+            f"{path.name}: no solution cell right after\n{exercise.source}"
+        assert solution.metadata.get("jupyter", {}).get("source_hidden") is True, "solutions are collapsed"
+        assert "..." not in solution.source
+        assert ast.dump(check_call(exercise)) == ast.dump(check_call(solution)), \
+            f"{path.name}: the exercise and its solution check different things\n{exercise.source}"
+    solutions = [c for c in nb.cells if "solution" in tags(c)]
+    assert len(solutions) == len(pairs), f"{path.name}: a solution cell without its exercise"
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
+def test_exercise_checkers_tell_wrong_from_right(path, run_notebook):
+    """Run top to bottom: each exercise, left as `...`, says it has no answer yet; its solution is
+    confirmed; and its checker, run again on a wrong answer, rejects it."""
+    nb = run_notebook(path)
+    for exercise, solution in exercise_pairs(nb):
+        asked = cell_text(exercise)
+        assert "✗" in asked and "no answer yet" in asked, f"{path.name}: {asked}"
+        shown = cell_text(solution)
+        assert "✓" in shown and "✗" not in shown, f"{path.name}: the solution is not confirmed\n{solution.source}"
+    probes = PROBE.findall(all_text(nb))
+    assert len(probes) == len(exercise_pairs(nb))
+    assert all(right == "True" and wrong == "False" for _, right, wrong in probes), probes
 
 
 # -- what each notebook must show -------------------------------------------------------------
@@ -327,3 +429,104 @@ def test_05_without_pytorch(jupyter_env, tmp_path):
     assert any("PyTorch is not installed" in md for md in mime_outputs(nb, "text/markdown"))
     assert not mime_outputs(nb, SVG)
     assert not [o for c in code_cells(nb) for o in c.outputs if o.output_type == "error"]
+
+
+# -- the lessons after the first five: what their text says the outputs show -------------------
+def test_06_softmax_cross_entropy(run_notebook):
+    nb = executed(run_notebook, "06_softmax_cross_entropy")
+    text = all_text(nb)
+    assert "= -log p[0, 2]: True" in text
+    assert "✗ p − y, without the 1/N: 12 of 12 values differ" in text, "the mistake the text shows"
+    assert "✓ (p − y) / N: right (all 12 values)" in text
+    assert "same gradient as the fused node: True" in text
+    assert mime_outputs(nb, WIDGET), "the stepper the exercises step"
+    player = players(nb)[0]
+    assert "NllLossBackward0" in player and "LogSoftmaxBackward0" in player
+    assert "gv-grid" in next(h for h in mime_outputs(nb, HTML) if "without the 1/N" in h), "the grid of differences"
+
+
+def test_07_backprop_by_hand(run_notebook):
+    nb = executed(run_notebook, "07_backprop_by_hand")
+    text = all_text(nb)
+    for line in ("4 of 4 right", "5 of 5 right", "9 of 9 right", "3 of 3 right"):
+        assert line in text, line
+    assert "the same output as the op-by-op version: True" in text
+    b1 = re.search(r"b1\.grad = tensor\(\[([^\]]*)\]\)", text).group(1)
+    assert all(abs(float(v)) < 1e-6 for v in b1.split(",")), "b1.grad is zero up to rounding"
+    assert "NativeBatchNormBackward0" in players(nb)[1]
+
+
+def test_08_convolution_backward(run_notebook):
+    nb = executed(run_notebook, "08_convolution_backward")
+    text = all_text(nb)
+    assert "input gradient, full correlation with the flipped kernel: True" in text
+    assert "weight gradient, input correlated with the gradient: True" in text
+    assert "ConvolutionBackward0" in players(nb)[0]
+
+
+def test_09_recurrence_through_time(run_notebook):
+    nb = executed(run_notebook, "09_recurrence_through_time")
+    text = all_text(nb)
+    grads = [float(g) for g in re.findall(r"step \d: dL/dx_\d = (\S+)", text)]
+    assert len(grads) == 8 and grads == sorted(grads), "the gradient shrinks going back in time"
+    assert grads[-1] / grads[0] > 1e5, "over a hundred thousand times less at the first step"
+    assert "first / last = 1.5**7: True" in text
+    vanishing, exploding = (player_data(p) for p in players(nb))
+    widths = [w for f in vanishing["frames"] for w in f.get("w", {}).values()]
+    assert min(widths) < max(widths), "edge widths tell the sizes apart"
+    w_panel = next(f["h"] for f in vanishing["frames"] if "w.grad" in f["h"] and "AccumulateGrad" in f["t"])
+    assert "w is used 8 times" in re.sub(r"<[^>]+>", "", w_panel)
+
+
+def test_10_attention_and_gpt(run_notebook):
+    nb = executed(run_notebook, "10_attention_and_gpt")
+    text = all_text(nb)
+    assert "parameters: 1872" in text
+    head, modules, block0 = players(nb)
+    titles = [f["t"] for f in player_data(modules)["frames"]]
+    order = [next(i for i, t in enumerate(titles) if name in t)
+             for name in ("lm_head (Linear)", "ln_f (LayerNorm)", "1 (Block)", "0 (Block)", "wpe (Embedding)")]
+    assert order == sorted(order), "the modules run in reverse"
+    for name in ("MaskedFillBackward0", "SoftmaxBackward0", "BmmBackward0", "TransposeBackward0"):
+        assert name in block0, name
+    norms = re.search(r"row norms: tensor\(\[([^\]]*)\]\)", text).group(1).split(",")
+    assert [float(v) for v in norms[4:]] == [0.0, 0.0] and all(float(v) > 0 for v in norms[:4])
+
+
+def test_11_forward_and_reverse_mode(run_notebook):
+    text = all_text(executed(run_notebook, "11_forward_and_reverse_mode"))
+    assert "forward mode: 3 JVP passes" in text and "reverse mode: 2 VJP passes" in text
+    assert "the same Jacobian: True" in text and "jacfwd and jacrev agree: True" in text
+    assert "J e0 = tensor([2., 9.])" in text
+
+
+def test_12_higher_order_gradients(run_notebook):
+    nb = executed(run_notebook, "12_higher_order_gradients")
+    text = all_text(nb)
+    assert "dy/dx = tensor(12., grad_fn=<MulBackward0>)" in text
+    assert "requires_grad: False" in text
+    assert "the same as hessian(f) @ v: True" in text and "the same as autograd.functional.hvp: True" in text
+    svg = mime_outputs(nb, SVG)[0]
+    assert all(name in svg for name in ("PowBackward0", "MulBackward1", "MulBackward0"))
+
+
+def test_13_custom_function_and_gradcheck(run_notebook):
+    nb = executed(run_notebook, "13_custom_function_and_gradcheck")
+    text = all_text(nb)
+    assert "grad_fn=<MySoftplusBackward>" in text and "gradcheck: True" in text
+    assert "GradcheckError: Jacobian mismatch for output 0 with respect to input 0" in text
+    assert "MySoftplusBackward" in players(nb)[1]
+
+
+def test_14_views_inplace_and_versions(run_notebook):
+    nb = executed(run_notebook, "14_views_inplace_and_versions")
+    text = all_text(nb)
+    assert "a._version = 1" in text
+    assert ("one of the variables needed for gradient computation has been modified by an inplace operation: "
+            "[torch.FloatTensor [3]], which is output 0 of Mul, is at version 1; expected version 0 instead.") in text
+    assert "a leaf Variable that requires grad is being used in an in-place operation." in text
+    assert "versions, shared by the view and its base: 1 1" in text
+    saved = mime_outputs(nb, SVG)[:2]
+    assert all("result" in s and "self" in s for s in saved), "the saved tensors drawn"
+    assert "[0.7311, 0.8808, 0.9526]" in saved[0] and "[1.462, 1.762, 1.905]" in saved[1], "a's saved values, then doubled"
+    assert "CopySlices" in mime_outputs(nb, SVG)[2]

@@ -1,0 +1,272 @@
+"""Exercise checks: a learner's prediction compared with what the engine computed.
+
+A prediction is a number, an array or tensor, a string or choice, or (for a VJP) a function of
+the gradient the step received, written by the learner as a formula in code. Each check returns
+a `Check`: true or false, and, when it is wrong, where: a grid of the answer, the engine's value
+and their difference (HTML in Jupyter, plain text elsewhere), the wrong cells the only coloured
+ones in the difference.
+
+The expected values come from a recorded Trace (an Animation's, a Stepper's, or one from
+`tracing.record_backward`) or from a tensor's `.grad`; a check only reads them, and runs a
+learner's formula under `no_grad`, so checking changes no tensor, gradient or graph.
+
+    check(answer, expected, name)            a value: numbers and arrays closely, strings exactly
+    check_grad(answer, tensor)               tensor.grad after a backward
+    check_vjp(answer, recording, node, input=0)
+                                             what a recorded step sent to one input; `answer` may
+                                             be a function g -> gradient (the VJP written in code)
+    check_vjps({(node, input): answer, ...}, recording)
+                                             several steps at once, node by node
+    check_choice(answer, right, choices)     one of several options
+
+An answer left as `...` (the placeholder of an exercise cell) is reported as not answered yet.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .events import PREVIEW_MAX, as_matrix
+from .formatting import number
+from .tracing import Trace
+
+RTOL, ATOL = 1e-4, 1e-5    # float32 arithmetic done in another order than the engine's stays within these
+TEXT_CELLS = 64            # larger arrays print as a list of the wrong places, not as a grid
+
+
+@dataclass
+class Check:
+    """The verdict on one prediction. Truthy when right; shows itself as HTML or text."""
+    name: str
+    ok: bool
+    summary: str                       # one line: what was right, or what differs and by how much
+    answer: np.ndarray | None = None   # numeric predictions keep both arrays, for the grids
+    expected: np.ndarray | None = None
+    wrong: np.ndarray | None = None    # bool mask: where the answer is not close to the engine's
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    def __str__(self) -> str:
+        lines = [f"{'✓' if self.ok else '✗'} {self.name}: {self.summary}"]
+        if not self.ok and self.wrong is not None:
+            lines.append(_text_grids(self))
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_html_(self) -> str:
+        from .player import grids
+        from .player.html import stylesheet
+        from .player.mathtext import esc
+        mark = "✓" if self.ok else "✗"
+        colour = "var(--gv-done, #2a7)" if self.ok else "var(--gv-active, #d62)"
+        parts = ['<div class="gv-root gv-check">',
+                 f'<p style="margin:0.25em 0"><b style="color:{colour}">{mark} {esc(self.name)}</b>: {esc(self.summary)}</p>']
+        if not self.ok and self.wrong is not None:
+            parts.insert(1, f"<style>{stylesheet()}</style>")   # the grids' colours
+            scale = grids.scale_of(self.answer, self.expected)
+            shown = np.where(self.wrong, self.answer - self.expected, 0.0)
+            cells = [("your answer", grids.tensor(self.answer, scale)),
+                     ("the engine", grids.tensor(self.expected, scale)),
+                     ("difference (0 where right)", grids.tensor(shown, scale))]
+            parts.append('<table class="gv-vjp-table"><tr>' + "".join(f"<th>{t}</th>" for t, _ in cells)
+                         + "</tr><tr>" + "".join(f"<td>{g}</td>" for _, g in cells) + "</tr></table>")
+        parts.append("</div>")
+        return "".join(parts)
+
+
+class Checks(list):
+    """Several checks shown together (node by node); truthy when every one is right."""
+
+    def __bool__(self) -> bool:
+        return all(self)
+
+    def __str__(self) -> str:
+        right = sum(bool(c) for c in self)
+        return "\n".join([f"{right} of {len(self)} right"] + [str(c) for c in self])
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_html_(self) -> str:
+        right = sum(bool(c) for c in self)
+        return (f'<div><p style="margin:0.25em 0">{right} of {len(self)} right</p>'
+                + "".join(c._repr_html_() for c in self) + "</div>")
+
+
+# -- values -----------------------------------------------------------------------------------
+def _array(value) -> np.ndarray:
+    """A prediction or an engine value as a NumPy array (Tensors detached, torch tensors too)."""
+    if hasattr(value, "detach"):
+        value = value.detach()
+    if hasattr(value, "cpu") and hasattr(value, "numpy"):
+        value = value.cpu().numpy()
+    return np.asarray(value)
+
+
+def _where(index: tuple) -> str:
+    return "[" + ", ".join(str(int(i)) for i in index) + "]"
+
+
+def check(answer, expected, name: str = "answer", rtol: float = RTOL, atol: float = ATOL) -> Check:
+    """Compare a prediction with the engine's value: strings and booleans exactly, numbers and
+    arrays elementwise within rtol/atol (as `torch.allclose`); shapes must match exactly."""
+    if answer is Ellipsis:
+        return Check(name, False, "no answer yet: replace ... with your prediction")
+    if isinstance(expected, (str, bool, np.bool_)) or isinstance(answer, str):
+        ok = answer == expected and type(answer) is type(expected)
+        return Check(name, ok, "right" if ok else f"you wrote {answer!r}; the engine says {expected!r}")
+    want = _array(expected).astype(np.float64)
+    try:
+        got = _array(answer).astype(np.float64)
+    except (TypeError, ValueError) as exc:
+        return Check(name, False, f"cannot read the answer as numbers ({exc})")
+    if got.shape != want.shape:
+        return Check(name, False, f"your answer has shape {tuple(got.shape)}, the engine's has shape "
+                                  f"{tuple(want.shape)} (a gradient always has the shape of its tensor)")
+    wrong = ~np.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
+    if not wrong.any():
+        size = f"all {want.size} values" if want.size > 1 else number(want.item())
+        return Check(name, True, f"right ({size})", got, want, wrong)
+    diff = np.abs(np.where(np.isfinite(got - want), got - want, np.inf))
+    worst = np.unravel_index(int(np.argmax(np.where(wrong, diff, -1))), want.shape) if want.ndim else ()
+    count = int(wrong.sum())
+    summary = (f"{count} of {want.size} values differ" if want.size > 1 else "differs") + \
+              f"; the largest difference is {number(float(diff[worst]))}" + \
+              (f" at {_where(worst)} (you: {number(float(got[worst]))}, engine: {number(float(want[worst]))})"
+               if want.ndim else f" (you: {number(float(got))}, engine: {number(float(want))})")
+    return Check(name, False, summary, got, want, wrong)
+
+
+def _text_grids(c: Check) -> str:
+    """The answer, the engine's value and the difference as aligned text grids (✗ marks a wrong cell)."""
+    if c.expected.size > TEXT_CELLS:
+        places = [_where(i) for i in zip(*np.nonzero(c.wrong))][:8]
+        return "  wrong at " + ", ".join(places) + (" …" if c.wrong.sum() > 8 else "")
+    blocks = [("your answer", as_matrix(c.answer), None), ("the engine", as_matrix(c.expected), None),
+              ("difference", as_matrix(np.where(c.wrong, c.answer - c.expected, 0.0)), as_matrix(c.wrong))]
+    columns = []
+    for title, m, marks in blocks:
+        cells = [[number(v) + (" ✗" if marks is not None and marks[r, k] else "") for k, v in enumerate(row)]
+                 for r, row in enumerate(m)]
+        width = max(len(s) for row in cells for s in row)
+        rows = ["  ".join(s.rjust(width) for s in row) for row in cells]
+        columns.append([title.ljust(len(rows[0]))] + [r.ljust(max(len(title), len(r))) for r in rows])
+    widths = [max(len(line) for line in col) for col in columns]
+    lines = ["    ".join(col[i].ljust(w) for col, w in zip(columns, widths)).rstrip() for i in range(len(columns[0]))]
+    return "\n".join("  " + line for line in lines)
+
+
+def check_grad(answer, tensor, name: str | None = None, rtol: float = RTOL, atol: float = ATOL) -> Check:
+    """Compare a prediction with `tensor.grad` (run the backward first)."""
+    name = name or "the gradient"
+    if tensor.grad is None:
+        raise ValueError(f"{name} is None: the tensor has no .grad yet (call .backward() first, and check "
+                         "that the tensor requires grad and is a leaf or called retain_grad())")
+    return check(answer, tensor.grad, name, rtol, atol)
+
+
+def check_choice(answer, right, choices: Sequence, name: str = "your choice") -> Check:
+    """One of several options: says when the answer is not among them at all."""
+    if answer is Ellipsis:
+        return check(answer, right, name)
+    if answer not in choices:
+        return Check(name, False, f"{answer!r} is not one of the choices {list(choices)!r}")
+    ok = answer == right
+    return Check(name, ok, f"{answer!r} is right" if ok else f"you chose {answer!r}; the answer is {right!r}")
+
+
+# -- recorded steps ---------------------------------------------------------------------------
+def _trace(recording) -> Trace:
+    trace = recording if isinstance(recording, Trace) else getattr(recording, "trace", None)
+    if not isinstance(trace, Trace):
+        raise TypeError("expected a recorded run: a Trace, an Animation (gradviz.animate) or a Stepper "
+                        f"(gradviz.step), not {type(recording).__name__}")
+    return trace
+
+
+def _label(trace: Trace, node_id: str) -> str:
+    """How a learner calls a node: the tensor it made, or the leaf an AccumulateGrad writes."""
+    n = trace.node(node_id)
+    if n.kind == "accumulate":
+        leaf = next((e.src for e in trace.edges_into(node_id)), None)
+        return trace.node(leaf).name if leaf is not None else n.name
+    return n.tensor_name or n.name
+
+
+def find_node(recording, node: str) -> str:
+    """The id of a node, named by its id ('n4'), the tensor it made ('h'), or its grad_fn's name
+    ('MulBackward0') where only one node has it."""
+    trace = _trace(recording)
+    ops = [n for n in trace.nodes if n.kind in ("op", "accumulate")]
+    for match in (lambda n: n.id == node, lambda n: n.kind == "op" and n.tensor_name == node,
+                  lambda n: n.name == node):
+        found = [n.id for n in ops if match(n)]
+        if len(found) == 1:
+            return found[0]
+        if len(found) > 1:
+            raise ValueError(f"{len(found)} nodes are called {node!r} ({', '.join(found)}): name one by the tensor it "
+                             f"made ({', '.join(repr(_label(trace, i)) for i in found)}) or by its id")
+    known = sorted({n.tensor_name for n in ops if n.tensor_name} | {n.name for n in ops})
+    raise ValueError(f"no node called {node!r} in this recording; its nodes: {', '.join(known)}")
+
+
+def _input_edge(trace: Trace, node_id: str, input) -> object:
+    edges = trace.edges_into(node_id)
+    if isinstance(input, int):
+        found = [e for e in edges if e.slot == input]
+    else:
+        found = [e for e in edges if _label(trace, e.src) == input or trace.node(e.src).name == input]
+    if len(found) != 1:
+        names = ", ".join(f"{e.slot} ({_label(trace, e.src)})" for e in edges)
+        what = "no input" if not found else f"{len(found)} inputs"
+        raise ValueError(f"{trace.node(node_id).name} has {what} {input!r}; its inputs: {names or 'none'}")
+    return found[0]
+
+
+def check_vjp(answer, recording, node: str, input: int | str = 0, rtol: float = RTOL, atol: float = ATOL) -> Check:
+    """Compare a prediction with the gradient a recorded backward step sent to one of its inputs.
+
+    node: the node's id, the tensor it made, or its grad_fn name (when unique). input: the input's
+    position or the name of the tensor it reads. answer: the gradient itself, or the VJP as a
+    function of the gradient(s) the step received (one argument per output of the node), called
+    with gradviz tensors under no_grad, e.g. `lambda g: g @ W.T`."""
+    trace = _trace(recording)
+    node_id = find_node(trace, node)
+    edge = _input_edge(trace, node_id, input)
+    step = next((s for s in trace.steps if s.node == node_id), None)
+    name, made = trace.node(node_id).name, _label(trace, node_id)
+    label = f"{name if made == name else f'{name} ({made})'} → {_label(trace, edge.src)}"
+    if step is None:
+        raise ValueError(f"the recording has no step of {label} yet: backward has not run that node "
+                         "(with a Stepper, press Next until it has)")
+    flow = next((p for e, p, *_ in step.flows if e == edge.id), None)
+    if flow is None:
+        raise ValueError(f"{label}: the step sent no gradient to that input (it does not require grad)")
+    if flow.values is None:
+        raise ValueError(f"{label}: the recording kept only a summary of this {flow.shape} gradient "
+                         f"(values are kept up to {PREVIEW_MAX} elements); check a smaller example")
+    name = f"the VJP of {label}"
+    if callable(answer):
+        try:
+            answer = _apply(answer, step.grad_in)   # a formula left as `return ...` gives Ellipsis: not answered
+        except Exception as exc:   # the learner's formula failed: say so here, and let the other checks run
+            return Check(name, False, f"your formula raised {type(exc).__name__}: {exc}")
+    return check(answer, flow.values, name, rtol, atol)
+
+
+def check_vjps(answers: dict, recording, rtol: float = RTOL, atol: float = ATOL) -> Checks:
+    """check_vjp for each (node, input) -> answer of `answers`, in order: a backward written node by node."""
+    return Checks(check_vjp(answer, recording, node, input, rtol, atol) for (node, input), answer in answers.items())
+
+
+def _apply(formula: Callable, received: tuple):
+    """The learner's VJP formula applied to what the step received, without recording a graph."""
+    from .autograd import no_grad
+    from .creation import tensor
+    with no_grad():
+        return formula(*(tensor(p.values) for p in received))
