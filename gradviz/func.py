@@ -47,7 +47,8 @@ def _flatten(tree) -> tuple[list, Callable]:
             for (_, fn), n in zip(parts, sizes):
                 out.append(fn(new[i:i + n]))
                 i += n
-            return kind(out) if kind in (tuple, list) else kind(*out)
+            # a namedtuple takes its fields; tuple, list and torch.return_types-like tuples one sequence
+            return kind(*out) if hasattr(kind, "_fields") else kind(out)
         return leaves, rebuild
     if isinstance(tree, dict):
         keys = list(tree)

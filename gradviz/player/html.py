@@ -43,7 +43,7 @@ def asset(name: str) -> str:
 
 def stylesheet() -> str:
     """The theme's colour variables and the player's rules: the one stylesheet of every player."""
-    return theme_css() + asset("player.css")
+    return theme_css() + asset("player.css") + asset("forward.css")
 
 
 def script() -> str:
