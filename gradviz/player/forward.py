@@ -181,13 +181,15 @@ def _jacobian_product(step, slots, formula, out_t, scale) -> str:
 
 
 # -- the Animation -----------------------------------------------------------------------
-def with_key(markup: str) -> str:
-    """The player's markup with the legend of forward mode in place of backward's."""
-    return _KEY.sub(lambda _: f'<span class="gv-key" title="{esc(KEY[1])}">{esc(KEY[0])}</span>', markup, count=1)
+def with_key(markup: str, key: tuple = KEY) -> str:
+    """The player's markup with another legend (text, tooltip) in place of backward's."""
+    return _KEY.sub(lambda _: f'<span class="gv-key" title="{esc(key[1])}">{esc(key[0])}</span>', markup, count=1)
 
 
 class ForwardAnimation(Animation):
     """An Animation of forward mode: `.trace` is a ForwardTrace, `.result` what the recorded call returned."""
+
+    legend = KEY
 
     def __init__(self, *args, result=None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -198,7 +200,7 @@ class ForwardAnimation(Animation):
         return self.trace.tangents
 
     def fragment(self, page: bool = False) -> str:
-        return with_key(super().fragment(page))
+        return with_key(super().fragment(page), self.legend)
 
     def __repr__(self) -> str:
         return (f"<gradviz.Animation: {len(self.frames)} frames (forward mode: {len(self.trace.tangents)} "
