@@ -21,6 +21,7 @@ import numpy as np
 from . import events
 from .autograd import forward_ad
 from .autograd.describe import op_constants
+from .autograd.graph import _building
 from .autograd.grad_mode import no_grad
 from .events import InputInfo, Preview
 from .tracing import Trace, TraceEdge, TraceNode
@@ -80,6 +81,7 @@ class _Record:
     jacobians: tuple | None
     source: tuple | None
     scope: tuple
+    order: int                   # derivative order: 1 for an op a create_graph backward ran (hvp's gradient)
 
 
 class ForwardRecorder:
@@ -122,7 +124,7 @@ class ForwardRecorder:
             Preview.of(outputs[0]._data) if len(outputs) == 1 else None,
             tuple(tuple(x.shape) for x in inputs), op_constants(op, event.params, inputs, in_info), event.rule,
             self._local_jacobians(event) if self.jacobians else None,
-            events.user_source(2) if self.sources else None, ()))
+            events.user_source(2) if self.sources else None, (), _building.now))
 
     @staticmethod
     def _local_jacobians(event) -> tuple | None:
@@ -151,13 +153,27 @@ class ForwardRecorder:
                 found.append((np.stack(columns, axis=1) + 0.0).tolist() if columns else None)   # no -0.0
         return tuple(found)
 
+    def _key_of(self, tensor, producer: dict):
+        """The key of the recorded output that `tensor` is, or a detached copy of (sharing its memory):
+        jvp and hvp hand back their results detached."""
+        key = forward_ad._key(tensor)
+        if key in producer:
+            return key
+        for event, rec in zip(reversed(self._keep), reversed(self.records)):
+            for out, out_key in zip(event.outputs, rec.out_keys):
+                if tuple(out.shape) == tuple(tensor.shape) and np.may_share_memory(out._data, tensor._data):
+                    return out_key
+        return key
+
     # -- the Trace ---------------------------------------------------------------------------
-    def trace(self, outputs=(), leaf_names: dict | None = None, tensor_names: dict | None = None) -> ForwardTrace:
+    def trace(self, outputs=(), leaf_names: dict | None = None, tensor_names: dict | None = None,
+              end_names: tuple = ()) -> ForwardTrace:
         """The ForwardTrace of what was recorded. outputs: (name, tensor) for the results to draw
         (none: every tensor no recorded op consumed); leaf_names: (name, tensor) pairs: an input is drawn
         with the name of the tensor that is its primal or its tangent or shares their memory (how a dual
         tensor made inside jvp() is known by the learner's name);
-        tensor_names: forward_ad key -> the learner's name of that tensor (an input or an op's result)."""
+        tensor_names: forward_ad key -> the learner's name of that tensor (an input or an op's result);
+        end_names: without outputs, the names of the unconsumed tensors drawn as results, in order."""
         leaf_names = list(leaf_names or ())
         tensor_names = tensor_names or {}
         trace = ForwardTrace()
@@ -193,7 +209,7 @@ class ForwardRecorder:
             op = rec.op
             node = add("op", op.name, formula=op.formula, vjp_formulas=tuple(op.vjp_formulas), value=rec.value,
                        symbols=op.input_symbols(len(rec.in_keys)), out_symbol=op.out_symbol, latex=op.latex,
-                       vjp_latex=op.vjp_latex, constants=rec.constants, source=rec.source,
+                       vjp_latex=op.vjp_latex, constants=rec.constants, source=rec.source, order=rec.order,
                        tensor_name=tensor_names.get(rec.out_keys[0], "") if len(rec.out_keys) == 1 else "")
             for slot, src, nr in slots:
                 link(src, node.id, slot, rec.shapes_in[slot], nr)
@@ -203,9 +219,10 @@ class ForwardRecorder:
             trace.tangents.append(TangentStep(k, node.id, rec.tangents_in, rec.tangents_out, rec.rule,
                                               rec.jacobians))
         if outputs:
-            ends = [(name, forward_ad._key(t), t) for name, t in outputs]
+            ends = [(name, self._key_of(t, producer), t) for name, t in outputs]
         else:
-            ends = [("", key, None) for key in producer if key not in consumed]
+            ends = [(name, key, None) for key, name in zip([k for k in producer if k not in consumed],
+                                                          [*end_names, *[""] * len(producer)])]
         roots = []
         for name, key, tensor in ends:
             if key not in producer:

@@ -28,6 +28,7 @@ from .folded import fold_runs
 from .frames import FrameBuilder
 from .html import Animation, layout, remap
 from .mathtext import esc, short
+from .orders import separate_orders
 
 _KEY = re.compile(r'<span class="gv-key" title="[^"]*">[^<]*</span>')
 
@@ -210,7 +211,7 @@ class ForwardAnimation(Animation):
 def animation_of(trace: ForwardTrace, result=None, interval_ms: int = 1200,
                  title: str = "gradviz: forward mode, step by step", **draw_options) -> ForwardAnimation:
     """The player of a recorded ForwardTrace (also one reloaded from JSON)."""
-    svg, owners, titles = layout(trace, draw_options)
+    svg, owners, titles = layout(separate_orders(trace), draw_options)
     frames = TangentFrames(trace).build()
     remap(frames, owners)
     frames = fold_runs(frames, owners, titles, trace)
@@ -223,12 +224,14 @@ class Recording:
     def __init__(self, recorder: ForwardRecorder, names: dict):
         self.recorder = recorder
         self.names = names
+        self.local_names: dict = {}
         self.trace: ForwardTrace | None = None
 
     def animation(self, outputs=None, result=None, **options) -> ForwardAnimation:
         """The player of what the block recorded; outputs: {name: tensor} to draw as results (default:
         every tensor no recorded op consumed)."""
-        trace = self.trace if outputs is None else self.recorder.trace(list(outputs.items()), self.names)
+        trace = self.trace if outputs is None else self.recorder.trace(list(outputs.items()), self.names,
+                                                                       self.local_names)
         return animation_of(trace, result, **options)
 
 
@@ -293,6 +296,23 @@ def _locals_of(func):
     finally:
         if code is not None:
             sys.setprofile(previous)
+
+
+def animate_hvp(func, inputs, v, *, names=None, interval_ms: int = 1200,
+                title: str = "gradviz: a Hessian-vector product, forward over reverse", **draw_options) -> ForwardAnimation:
+    """`autograd.functional.hvp(func, inputs, v)` animated end to end: the tangent v pushed forward through
+    func's ops and then through the ops of its gradient (the backward, run with create_graph=True, drawn
+    in a box of its own), so the tangent of the gradient, `grad`, is H v. `.result` is what hvp returns,
+    (func(inputs), H v)."""
+    from ..autograd.functional import hvp
+    primals = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    labels = list(names) if names is not None else _parameter_names(func, len(primals))
+    recorder = ForwardRecorder()
+    with recorder, _locals_of(func) as local_names:
+        result = hvp(func, inputs, v)
+    # what no op consumed: func's output, and the gradient the backward built, whose tangent is H v
+    trace = recorder.trace((), list(zip(labels, primals)), local_names, end_names=("out", "grad"))
+    return animation_of(trace, result, interval_ms, title, **draw_options)
 
 
 def animate_jvp(func, primals, tangents, *, names=None, jacobians: bool = True, interval_ms: int = 1200,
