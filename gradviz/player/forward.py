@@ -203,6 +203,11 @@ class ForwardAnimation(Animation):
     def fragment(self, page: bool = False) -> str:
         return with_key(super().fragment(page), self.legend)
 
+    def stepper(self):
+        """The notebook Stepper over these frames (needs anywidget): Next, Prev, Play, Reset."""
+        from .forward_widget import ForwardStepper
+        return ForwardStepper(self)
+
     def __repr__(self) -> str:
         return (f"<gradviz.Animation: {len(self.frames)} frames (forward mode: {len(self.trace.tangents)} "
                 f"JVPs) over {len(self.trace.nodes)} nodes>")
