@@ -38,11 +38,27 @@ def race_view():
     return gradviz.forward_vs_reverse(f, gradviz.tensor([0.5, -1.0, 2.0]))
 
 
+def hvp_player():
+    def f(x):
+        h = x.sin().tanh()
+        return h.sum()
+    return gradviz.animate_hvp(f, gradviz.tensor([0.5, -1.0]), gradviz.tensor([1.0, 0.0]))
+
+
+def double_backward():
+    x = gradviz.tensor([0.5, -1.0], requires_grad=True)
+    (g,) = gradviz.autograd.grad(x.sin().tanh().sum(), x, create_graph=True)
+    return gradviz.animate(g.sum())
+
+
+BUILDS = (("jvp", jvp_player), ("race", race_view), ("hvp", hvp_player), ("double", double_backward))
+FRAMES = {"jvp": 7, "race": 5, "hvp": 7, "double": 13}   # the seed and 6 ops; 3 + 2 passes; 6 ops; 6 + 7 steps
+
+
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory):
     out = tmp_path_factory.mktemp("forward")
-    return {name: (build().save(out / f"{name}.html"), len(build().frames))
-            for name, build in (("jvp", jvp_player), ("race", race_view))}
+    return {name: (build().save(out / f"{name}.html"), len(build().frames)) for name, build in BUILDS}
 
 
 @pytest.mark.parametrize("viewport", [(1280, 720), (1400, 900)], ids=["1280x720", "1400x900"])
@@ -51,7 +67,7 @@ def test_every_frame_is_on_screen_and_legible(pages, viewport):
         for name, (path, frames) in pages.items():
             page, root, requests, errors = open_player(context, path)
             n = root.evaluate("r => r.__gv.length()")
-            assert n == frames == (7 if name == "jvp" else 5), name   # the seed and 6 ops; 3 + 2 passes
+            assert n == frames == FRAMES[name], name
             for seen in page.evaluate(SEE_STEPS, [root.element_handle(), list(range(n))]):
                 where = f"{name} at {viewport}: {seen}"
                 assert seen["node"], where
@@ -59,11 +75,11 @@ def test_every_frame_is_on_screen_and_legible(pages, viewport):
                 assert seen["unobstructed"], where
                 assert seen["textPx"] >= 10, where
                 assert not seen["sideways"], where
-            # the tangent is written on the edges it runs along
-            root.evaluate("r => r.__gv.go(2)")
+            # the tangent (the gradient) is written on the edges it runs along
+            root.evaluate(f"r => r.__gv.go({n - 1})")
             labels = root.evaluate("r => [...r.querySelectorAll('.gv-stage g.gv-labels text')].map(t => t.textContent)")
             assert labels and all(t.startswith("[") or t.startswith("seed") or t[0] in "-0123456789" for t in labels)
-            assert root.locator(".gv-key").inner_text().startswith("forward")
+            assert root.locator(".gv-key").inner_text().startswith("backward" if name == "double" else "forward")
             assert not errors, errors
             assert [u for u in requests if not u.startswith(("file:", "data:"))] == []
             page.close()
@@ -85,7 +101,7 @@ def test_next_steps_and_narrates(pages):
 
 
 def test_text_contrast_is_at_least_4_5_in_light_dark_and_jupyterlab_dark(pages, tmp_path):
-    for name, build in (("jvp", jvp_player), ("race", race_view)):
+    for name, build in BUILDS:
         lab = tmp_path / f"lab-dark-{name}.html"
         lab.write_text(f"<!DOCTYPE html><html><head><meta charset='utf-8'><style>{JUPYTERLAB_DARK}</style>"
                        f"</head><body data-jp-theme-light='false'>{build()._repr_html_()}</body></html>",
