@@ -80,7 +80,6 @@ class _Record:
     rule: str
     jacobians: tuple | None
     source: tuple | None
-    scope: tuple
     order: int                   # derivative order: 1 for an op a create_graph backward ran (hvp's gradient)
 
 
@@ -124,7 +123,7 @@ class ForwardRecorder:
             Preview.of(outputs[0]._data) if len(outputs) == 1 else None,
             tuple(tuple(x.shape) for x in inputs), op_constants(op, event.params, inputs, in_info), event.rule,
             self._local_jacobians(event) if self.jacobians else None,
-            events.user_source(2) if self.sources else None, (), _building.now))
+            events.user_source(2) if self.sources else None, _building.now))
 
     @staticmethod
     def _local_jacobians(event) -> tuple | None:

@@ -48,7 +48,10 @@ def _flatten(tree) -> tuple[list, Callable]:
                 out.append(fn(new[i:i + n]))
                 i += n
             # a namedtuple takes its fields; tuple, list and torch.return_types-like tuples one sequence
-            return kind(*out) if hasattr(kind, "_fields") else kind(out)
+            made = kind(*out) if hasattr(kind, "_fields") else kind(out)
+            if getattr(tree, "__dict__", None):   # what such a tuple carries besides its items (its _name)
+                made.__dict__.update(tree.__dict__)
+            return made
         return leaves, rebuild
     if isinstance(tree, dict):
         keys = list(tree)

@@ -20,7 +20,6 @@ from contextlib import contextmanager
 import numpy as np
 
 from ..forward_trace import ForwardRecorder, ForwardTrace
-from ..render import latex
 from ..render.formula import Formula
 from . import grids
 from .explain import _join, node_label
@@ -276,7 +275,7 @@ def _parameter_names(func, count: int) -> list:
 
 
 @contextmanager
-def _locals_of(func):
+def locals_of(func):
     """Yields a dict that, after the block, maps the forward_ad key of each tensor `func` held in a local
     variable when it returned to that variable's name (its first name, in the order they were assigned):
     the learner's names for the intermediate tensors."""
@@ -313,7 +312,7 @@ def animate_hvp(func, inputs, v, *, names=None, interval_ms: int = 1200,
     primals = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
     labels = list(names) if names is not None else _parameter_names(func, len(primals))
     recorder = ForwardRecorder()
-    with recorder, _locals_of(func) as local_names:
+    with recorder, locals_of(func) as local_names:
         result = hvp(func, inputs, v)
     # what no op consumed: func's output, and the gradient the backward built, whose tangent is H v
     trace = recorder.trace((), list(zip(labels, primals)), local_names, end_names=("out", "grad"))
@@ -338,7 +337,7 @@ def animate_jvp(func, primals, tangents, *, names=None, jacobians: bool = True, 
         return out
 
     recorder = ForwardRecorder(jacobians=jacobians)
-    with recorder, _locals_of(func) as local_names:
+    with recorder, locals_of(func) as local_names:
         result = jvp(traced, primals, tangents)
     count = len(primals)
     labels = list(names) if names is not None else _parameter_names(func, count)

@@ -16,12 +16,12 @@ import numpy as np
 
 from ..forward_trace import ForwardRecorder, ForwardTrace
 from ..tracing import record_backward
-from .forward import ForwardAnimation, _locals_of, dot
+from .forward import ForwardAnimation, locals_of, dot
 from .frames import Frame, width_level
 from .grids import level
 from .html import layout, remap
 from .jacobian import element_labels
-from .mathtext import esc, number, short
+from .mathtext import esc, number, short, subscript
 
 LIMIT = 16   # elements of x and of f(x): a pass per element, and a matrix that fits the panel
 KEY = ("forward passes: arrows follow ṫ · backward passes: arrows follow ḡ · width ×10 per step",
@@ -75,11 +75,11 @@ def _panel(J, kind: str, k: int, n: int, m: int, rows: list, cols: list) -> str:
     left = _partial(J, filled_f, rows, cols, col=k if kind == "forward" else -1)
     right = _partial(J, filled_r, rows, cols, row=k if kind == "reverse" else -1)
     if kind == "forward":
-        say = (f"Forward pass {k + 1} of {n}: the tangent is the one-hot e{_sub(k)} on input {esc(cols[k])}; "
+        say = (f"Forward pass {k + 1} of {n}: the tangent is the one-hot e{subscript(k)} on input {esc(cols[k])}; "
                f"pushed through every op, it comes out as column {k} of J, the derivative of every output "
                f"along that one input.")
     else:
-        say = (f"Backward pass {k + 1} of {m}: the seed is the one-hot e{_sub(k)} on output {esc(rows[k])}; "
+        say = (f"Backward pass {k + 1} of {m}: the seed is the one-hot e{subscript(k)} on output {esc(rows[k])}; "
                f"pulled back through every op, it lands in x.grad as row {k} of J, the gradient of that one "
                f"output with respect to every input.")
     rule = (f"f has n = {n} input element{'s' if n != 1 else ''} and m = {m} output element{'s' if m != 1 else ''}: "
@@ -92,11 +92,6 @@ def _panel(J, kind: str, k: int, n: int, m: int, rows: list, cols: list) -> str:
             f'<div><div class="gv-k">forward mode · {done_f} of {n} passes · columns</div>{left}</div>'
             f'<div><div class="gv-k">reverse mode · {done_r} of {m} passes · rows</div>{right}</div></div>'
             f'<p class="gv-say">{rule}</p></div>')
-
-
-def _sub(k: int) -> str:
-    from .mathtext import subscript
-    return subscript(k)
 
 
 def _edge_map(fw: ForwardTrace, bw) -> dict:
@@ -135,7 +130,7 @@ def forward_vs_reverse(f: Callable, x, names: tuple = ("x", "y"), interval_ms: i
         e._data.reshape(-1)[j] = 1
         returned = []
         recorder = ForwardRecorder(jacobians=False)
-        with recorder, _locals_of(f) as local_names:
+        with recorder, locals_of(f) as local_names:
             _, col = jvp(lambda t: returned.append(f(t)) or returned[-1], (x,), (e,))
         if not isinstance(returned[0], Tensor):
             raise ValueError("forward_vs_reverse: f(x) must return one Tensor computed from x")
@@ -177,7 +172,7 @@ def forward_vs_reverse(f: Callable, x, names: tuple = ("x", "y"), interval_ms: i
         changes = {**dict.fromkeys(nodes, "done"), **dict.fromkeys(edges, "carrying")}
         changes.update((leaf_id, "active") for leaf_id, _ in graph.seeds)
         text = _panel(J_cols, "forward", j, n, m, row_labels, col_labels)
-        caption = (f"forward pass {j + 1} of {n}: {dot(in_name)} = e{_sub(j)} gives column {j} of J = "
+        caption = (f"forward pass {j + 1} of {n}: {dot(in_name)} = e{subscript(j)} gives column {j} of J = "
                    f"{', '.join(number(v) for v in J_cols[:, j])}")
         frames.append(Frame(len(frames), "forward", None, graph.seeds[0][0] if graph.seeds else None, changes, labels,
                             f"forward pass {j + 1}/{n} · column {j}", text, caption,
@@ -193,12 +188,12 @@ def forward_vs_reverse(f: Callable, x, names: tuple = ("x", "y"), interval_ms: i
         for root in graph.roots:
             into = [e for e in graph.edges if e.dst == root]
             if into:
-                labels[into[0].id] = f"seed e{_sub(i)}"
+                labels[into[0].id] = f"seed e{subscript(i)}"
                 widths[into[0].id] = width_level(bw.steps[0].grad_in[0]) if bw.steps else None
         changes = {**dict.fromkeys(nodes, "done"), **dict.fromkeys(edges, "flowing")}
         changes.update((root, "active") for root in graph.roots)
         text = _panel(J_rows, "reverse", i, n, m, row_labels, col_labels)
-        caption = (f"backward pass {i + 1} of {m}: seed e{_sub(i)} on {row_labels[i]} gives row {i} of J = "
+        caption = (f"backward pass {i + 1} of {m}: seed e{subscript(i)} on {row_labels[i]} gives row {i} of J = "
                    f"{', '.join(number(v) for v in J_rows[i])}")
         frames.append(Frame(len(frames), "backward", i, graph.roots[0] if graph.roots else None, changes, labels,
                             f"backward pass {i + 1}/{m} · row {i}", text, caption,
