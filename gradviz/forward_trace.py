@@ -234,6 +234,7 @@ class ForwardRecorder:
             roots.append(out.id)
         trace.roots = tuple(roots)
         trace.seeds = tuple(seeds)
+        _name_intermediates(trace)
         trace.forward = [s.node for s in trace.tangents]
         trace.code = events.code_around([n.source for n in trace.nodes if n.source is not None])
         return trace
@@ -250,3 +251,23 @@ def _name_of(named: list, primal, tangent) -> str:
                     np.may_share_memory(getattr(mine, "_data", None), getattr(t, "_data", None)):
                 return str(name)
     return ""
+
+
+_SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+
+
+def _name_intermediates(trace: ForwardTrace) -> None:
+    """Give each op's result that has no name of the learner's one symbol, v₁, v₂, ... in the order the
+    ops ran (the evaluation trace of the forward-mode literature: v̇ₖ is vₖ's tangent), so what one op
+    sends is written as the next one receives it. An op whose result is a named output keeps that name."""
+    taken = {n.name for n in trace.nodes if n.kind in ("leaf", "output") and n.name} | \
+        {n.tensor_name for n in trace.nodes if n.tensor_name}
+    named_out = {e.src for e in trace.edges for n in trace.nodes if n.id == e.dst and n.kind == "output" and n.name}
+    k = 0
+    for node in trace.nodes:
+        if node.kind != "op" or node.tensor_name or node.id in named_out:
+            continue
+        k += 1
+        while f"v{k}".translate(_SUBSCRIPTS) in taken:
+            k += 1
+        node.tensor_name = f"v{k}".translate(_SUBSCRIPTS)

@@ -84,6 +84,10 @@ def test_learner_names_and_symbols(inputs):
     anim = gradviz.animate_jvp(f, primals, tangents)
     mul = anim.trace.node(anim.trace.tangents[1].node)
     assert mul.tensor_name == "h"            # the local variable of f that held it
+    # an unnamed result gets one symbol, v₁, that the op making it and the op reading it both write
+    sin = anim.trace.node(anim.trace.tangents[0].node)
+    assert sin.tensor_name == "v₁"
+    assert "v̇₁ = " in anim.frames[1].caption and anim.frames[2].caption.split("; ")[1].startswith("v̇₁ = ")
     assert "ḣ" in anim.frames[2].caption      # ṫ_out written with the learner's name
     assert [n.name for n in anim.trace.nodes if n.kind == "output"] == ["out"]
     # the last frame writes the output's tangent on its edge
