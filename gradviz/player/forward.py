@@ -31,7 +31,7 @@ from .orders import separate_orders
 
 _KEY = re.compile(r'<span class="gv-key" title="[^"]*">[^<]*</span>')
 
-KEY = ("forward mode: the tangent ṫ runs the way the arrows point · each width step ×10 |ṫ|",
+KEY = ("forward: arrows follow ṫ · each width step ×10 |ṫ|",
        "Forward mode pushes a tangent (a direction) through the graph with the values, in the order the ops ran. "
        "An edge that has carried a tangent is drawn one step thicker for every factor of 10 in its largest "
        "|entry|, as in backward.")

@@ -110,7 +110,7 @@ def test_saves_one_offline_file_and_shows_inline(inputs, tmp_path):
     primals, tangents = inputs
     anim = gradviz.animate_jvp(f, primals, tangents)
     page = anim.save(tmp_path / "jvp.html").read_text(encoding="utf-8")
-    assert "forward mode: the tangent" in page
+    assert "forward: arrows follow ṫ" in page
     assert not re.search(r'(?:src|href)="(?!#|data:)', page)   # nothing to fetch: no src or href but its own
     assert "gv-carrying" in page                 # the stylesheet knows the forward edge states
     assert 'class="gv-key"' in anim._repr_html_() and "backward: arrows" not in anim._repr_html_()
