@@ -141,7 +141,8 @@ def tangent_panel(builder, step, total: int) -> tuple:
         rows.append(f'<tr data-edge="{esc(e.id)}"><td class="gv-to">from {node_label(graph, e.src)}</td><td>{tin} = '
                     f"{grids.tensor(step.tangents_in[e.slot], scale)}</td></tr>")
     for nr, t in enumerate(step.tangents_out):
-        rows.append(f'<tr><td class="gv-to">sends</td><td>{formula.render(out_dot)} = {grids.tensor(t, scale)}</td></tr>')
+        rows.append(f'<tr><td class="gv-to">sends</td><td>{formula.render(out_dot)} = '
+                    f"{grids.tensor(t, scale)}</td></tr>")
     parts.append('<table class="gv-vjps">' + "".join(rows) + "</table>")
     parts.append(_jacobian_product(step, slots, formula, out_t, scale))
     title = f"forward mode {step.index + 1}/{total} · {esc(node.name)}"
@@ -303,7 +304,8 @@ def locals_of(func):
 
 
 def animate_hvp(func, inputs, v, *, names=None, interval_ms: int = 1200,
-                title: str = "gradviz: a Hessian-vector product, forward over reverse", **draw_options) -> ForwardAnimation:
+                title: str = "gradviz: a Hessian-vector product, forward over reverse",
+                **draw_options) -> ForwardAnimation:
     """`autograd.functional.hvp(func, inputs, v)` animated end to end: the tangent v pushed forward through
     func's ops and then through the ops of its gradient (the backward, run with create_graph=True, drawn
     in a box of its own), so the tangent of the gradient, `grad`, is H v. `.result` is what hvp returns,

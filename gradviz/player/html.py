@@ -254,7 +254,8 @@ def record_graph(tensors, names, draw_options: dict, jacobians: bool = False) ->
     names = _names(names)
     recorder = Recorder(jacobians=jacobians)
     live = replay(roots, recorder, names, order_of=node_order)   # a create_graph gradient's own graph is order 1
-    trace = separate_orders(recorder.trace(outputs_of(roots, names), show_saved=draw_options.get("show_saved", False)))
+    trace = separate_orders(recorder.trace(outputs_of(roots, names),
+                                           show_saved=draw_options.get("show_saved", False)))
     svg, owners, titles = layout(trace, draw_options)
     return roots, recorder, trace, svg, owners, live, titles
 

@@ -9,7 +9,8 @@ from tests.support.parity import needs_torch, real_torch
 def test_jvp_of_a_values_indices_result_keeps_its_type():
     torch = real_torch
     data = np.array([[0.3, -1.0, 2.0, 0.5], [1.5, 0.2, -0.7, 3.0]])
-    want = torch.func.jvp(lambda x: torch.cummax(x, 1), (torch.from_numpy(data),), (torch.ones(2, 4, dtype=torch.float64),))
+    want = torch.func.jvp(lambda x: torch.cummax(x, 1), (torch.from_numpy(data),),
+                          (torch.ones(2, 4, dtype=torch.float64),))
     got = gradviz.func.jvp(lambda x: gradviz.cummax(x, 1), (gradviz.from_numpy(data.copy()),),
                            (gradviz.ones(2, 4, dtype=gradviz.float64),))
     plain = gradviz.cummax(gradviz.from_numpy(data.copy()), 1)

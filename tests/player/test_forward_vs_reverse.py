@@ -33,11 +33,13 @@ def test_both_ways_give_torchs_jacobian_one_pass_per_column_and_per_row():
     # the panel fills J: after forward pass k, k + 1 columns; after backward pass i, i + 1 rows
     assert race.frames[1].text.count('class="gv-unfilled"') == 2 + 6
     assert race.frames[3].text.count('class="gv-unfilled"') == 3
-    assert "forward mode · 3 of 3 passes" in race.frames[4].text and "reverse mode · 2 of 2 passes" in race.frames[4].text
+    last = race.frames[4].text
+    assert "forward mode · 3 of 3 passes" in last and "reverse mode · 2 of 2 passes" in last
     # the edge into x in a backward pass carries row i of J; in forward pass j, the input's tangent is e_j
     into_mv = next(e for e in race.trace.edges if race.trace.node(e.src).kind == "leaf")
     assert race.frames[0].labels[into_mv.id] == "[1.0, 0.0, 0.0]"
-    assert race.frames[4].labels[into_mv.id] == "[" + ", ".join(gradviz.formatting.number(v) for v in race.rows[1]) + "]"
+    row = ", ".join(gradviz.formatting.number(v) for v in race.rows[1])
+    assert race.frames[4].labels[into_mv.id] == f"[{row}]"
     assert "reverse mode is cheaper" in race.frames[0].text
     # intermediate tensors keep the learner's names
     assert any(n.tensor_name == "h" for n in race.trace.nodes)

@@ -37,7 +37,8 @@ def test_animate_steps_the_double_backward_with_torchs_node_names():
     ops = {n.name: n for n in anim.trace.nodes if n.kind == "op"}
     assert set(ops) | {"AccumulateGrad"} == _torch_names(double_backward(real_torch)[1])
     # the gradient's own graph is order 1 and boxed apart; the forward graph it reads stays order 0
-    assert {name for name, n in ops.items() if n.order == 1} == {"TanhBackwardBackward0", "CosBackward0", "MulBackward0"}
+    order_1 = {name for name, n in ops.items() if n.order == 1}
+    assert order_1 == {"TanhBackwardBackward0", "CosBackward0", "MulBackward0"}
     assert all(n.scope[:1] == (box_title(1),) for n in ops.values() if n.order == 1)
     assert all(n.scope == () for n in ops.values() if n.order == 0)
     assert html.escape(box_title(1)) in anim.svg.replace("&#39;", "&#x27;")   # the box is drawn, titled
