@@ -321,11 +321,13 @@ def animate_hvp(func, inputs, v, *, names=None, interval_ms: int = 1200,
     return animation_of(trace, result, interval_ms, title, **draw_options)
 
 
-def animate_jvp(func, primals, tangents, *, names=None, jacobians: bool = True, interval_ms: int = 1200,
-                title: str = "gradviz: forward mode, step by step", **draw_options) -> ForwardAnimation:
+def animate_jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False, names=None,
+                jacobians: bool = True, interval_ms: int = 1200, title: str = "gradviz: forward mode, step by step",
+                **draw_options) -> ForwardAnimation:
     """`torch.func.jvp(func, primals, tangents)` run in forward mode and animated op by op.
 
-    `.result` is exactly what `gradviz.func.jvp` returns, `(output, jvp_out)`. The inputs are drawn
+    `.result` is exactly what `gradviz.func.jvp` returns, `(output, jvp_out)` (and `aux` with has_aux,
+    whose tensors are not drawn as results). The inputs are drawn
     with `func`'s parameter names (or `names`, one per primal); the frames show the tangent flowing
     forward along the edges, each op's value and the JVP it applied. Other keyword arguments are
     drawing options of `gradviz.draw`."""
@@ -340,11 +342,12 @@ def animate_jvp(func, primals, tangents, *, names=None, jacobians: bool = True, 
 
     recorder = ForwardRecorder(jacobians=jacobians)
     with recorder, locals_of(func) as local_names:
-        result = jvp(traced, primals, tangents)
+        result = jvp(traced, primals, tangents, strict=strict, has_aux=has_aux)
     count = len(primals)
     labels = list(names) if names is not None else _parameter_names(func, count)
     leaf_names = [(str(n), t) for t, n in zip(tangents, labels) if isinstance(t, Tensor)]
-    outs = [t for t in _flatten(returned[0]) if isinstance(t, Tensor)] if returned else []
+    drawn = returned[0][0] if returned and has_aux else (returned[0] if returned else ())
+    outs = [t for t in _flatten(drawn) if isinstance(t, Tensor)]
     out_names = ["out"] if len(outs) == 1 else [f"out{k}" for k in range(len(outs))]
     trace = recorder.trace(list(zip(out_names, outs)), leaf_names, local_names)
     return animation_of(trace, result, interval_ms, title, **draw_options)

@@ -137,6 +137,21 @@ def test_record_forward_records_functional_jvp_and_dual_tensors():
     assert [n.kind for n in rec.trace.nodes].count("output") == 1   # the end no op consumed
 
 
+def test_has_aux_returns_what_jvp_returns(inputs):
+    primals, tangents = inputs
+
+    def g(x, w):
+        h = x.sin() * w
+        return h.sum(), {"h": h}
+
+    anim = gradviz.animate_jvp(g, primals, tangents, has_aux=True)
+    want = gradviz.func.jvp(g, primals, tangents, has_aux=True)
+    assert len(anim.result) == 3 and set(anim.result[2]) == {"h"}
+    for got, exp in zip((anim.result[0], anim.result[1], anim.result[2]["h"]), (want[0], want[1], want[2]["h"])):
+        np.testing.assert_array_equal(got.numpy(), exp.numpy())
+    assert [n.name for n in anim.trace.nodes if n.kind == "output"] == ["out"]   # aux is not a result
+
+
 def test_bad_input_raises_jvp_errors(inputs):
     primals, _ = inputs
     with pytest.raises(RuntimeError, match="Expected primals and tangents to have the same shape"):
