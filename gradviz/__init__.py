@@ -106,7 +106,8 @@ class cuda:  # noqa: N801  (torch.cuda.is_available())
 _LAZY = {
     "make_dot": "render", "draw": "render", "Diagram": "render", "render_backend": "render",
     "animate": "player", "Animation": "player", "step": "player", "Stepper": "player",
-    "jacobian_view": "player",
+    "jacobian_view": "player", "animate_jvp": "player", "record_forward": "player",
+    "forward_vs_reverse": "player", "animate_hvp": "player",
     "nn": None, "optim": None, "tracing": None, "torch_bridge": None, "utils": None,
     "func": None, "backends": None, "testing": None,
 }

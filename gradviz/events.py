@@ -161,7 +161,7 @@ def as_matrix(a: np.ndarray) -> np.ndarray:
         return a.reshape(1, 1)
     if a.ndim == 1:
         return a.reshape(1, -1)
-    return a.reshape(-1, a.shape[-1])
+    return a.reshape(int(np.prod(a.shape[:-1])), a.shape[-1])   # not -1: a (5, 0) tensor has 0 elements
 
 
 def block_means(a: np.ndarray, cells: int = THUMB_CELLS) -> np.ndarray:
@@ -334,6 +334,7 @@ class TangentComputed:
     tangents_in: tuple    # one tangent (Tensor) or None per input
     tangents_out: tuple   # one tangent per output
     rule: str             # 'explicit', 'pointwise', 'linear', 'bilinear' or 'transpose' (derived from the VJP)
+    params: tuple = ()    # the op's non-tensor arguments (dim, the 2 of x * 2), as the forward got them
 
 
 # -- source tracking ---------------------------------------------------------------------------

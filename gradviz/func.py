@@ -47,7 +47,11 @@ def _flatten(tree) -> tuple[list, Callable]:
             for (_, fn), n in zip(parts, sizes):
                 out.append(fn(new[i:i + n]))
                 i += n
-            return kind(out) if kind in (tuple, list) else kind(*out)
+            # a namedtuple takes its fields; tuple, list and torch.return_types-like tuples one sequence
+            made = kind(*out) if hasattr(kind, "_fields") else kind(out)
+            if getattr(tree, "__dict__", None):   # what such a tuple carries besides its items (its _name)
+                made.__dict__.update(tree.__dict__)
+            return made
         return leaves, rebuild
     if isinstance(tree, dict):
         keys = list(tree)

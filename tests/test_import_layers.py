@@ -29,7 +29,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("nn", ("gradviz.nn", "gradviz.optim", "gradviz.utils", "gradviz.serialization", "gradviz.testing")),
     # Events -> a plain Trace (the torch bridge is a second source of the same Trace).
     # sources.py picks the Trace's source at the public entry points (a gradviz or a torch tensor).
-    ("tracing", ("gradviz.tracing", "gradviz.torch_bridge", "gradviz.sources")),
+    ("tracing", ("gradviz.tracing", "gradviz.forward_trace", "gradviz.torch_bridge", "gradviz.sources")),
     ("render", ("gradviz.render",)),
     ("player", ("gradviz.player", "gradviz.cli", "gradviz.examples", "gradviz")),
 )

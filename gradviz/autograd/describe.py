@@ -49,10 +49,16 @@ def constants(node: Node, symbols: tuple, inputs: tuple) -> tuple:
     """(key, plain value) of the numbers this node used: its shown params by name (dim, keepdim,
     alpha, the 3 of pow(3)) and, by input slot ("0", "1", ...), its one-element inputs that are
     constants (the 2 of x * 2); the keys are the markers of the record's LaTeX."""
-    op = node.op
+    # once released the inputs are ghosts: their values are gone
+    return op_constants(node.op, node.params, () if released(node) else node.inputs, inputs)
+
+
+def op_constants(op, params: tuple, tensors: tuple, inputs: tuple) -> tuple:
+    """The constants of one call of `op` (see `constants`): `tensors` are its input Tensors (none:
+    params only) and `inputs` their InputInfo, whose `source` None marks a constant slot."""
     found = []
     shown = op.shown if op.shown is not None else op.param_names
-    for name, value in zip(op.param_names, node.params):
+    for name, value in zip(op.param_names, params):
         if getattr(value, "shape", None) == () and getattr(value, "dtype", None) is not None and \
                 value.dtype.kind in "fiub":
             value = value.item()            # a Python number kept as a 0-d array (the 3 of 3 - x)
@@ -60,11 +66,9 @@ def constants(node: Node, symbols: tuple, inputs: tuple) -> tuple:
             value = float("-inf") if name == "min" else float("inf")   # clamp(min=0): no upper bound
         if name in shown and _is_constant(value):
             found.append((name, _plain(value)))
-    if released(node):
-        return tuple(found)   # the inputs are ghosts now: their values are gone
     for slot, info in enumerate(inputs):
-        if info.source is None and slot < len(node.inputs):
-            data = node.inputs[slot]._data
+        if info.source is None and slot < len(tensors):
+            data = tensors[slot]._data
             if getattr(data, "size", 2) == 1 and data.dtype.kind in "fiub":
                 found.append((str(slot), data.reshape(()).item()))
     return tuple(found)

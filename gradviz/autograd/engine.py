@@ -19,7 +19,7 @@ from numpy import ndarray   # one global load where np.ndarray is two, on the pe
 from .. import backend, events
 from ..dtypes import Size
 from ..ops.core import NUMPY, namespace
-from .graph import FREED_MESSAGE, AccumulateGrad, Node, _anomaly, _clock, _formula, anomaly_warning
+from .graph import FREED_MESSAGE, AccumulateGrad, Node, _anomaly, _building, _clock, _formula, anomaly_warning
 from .grad_mode import _state as _grad_state
 from .grad_mode import enable_grad
 
@@ -250,6 +250,7 @@ class Backward:
         state = _grad_state
         outer, inside = state.enabled, True
         state.enabled = create_graph   # hooks and VJPs run in the mode torch gives them
+        base = _building.now              # the order of nodes made outside the steps (and after the run)
         try:
             # The one node the last step made ready waits outside the heap: if no other is ready
             # it runs next without a push and a pop (a chain of ops never touches the heap).
@@ -262,6 +263,8 @@ class Backward:
                     pending = None
                 grads = buffers.pop(node)
                 hooks = node.hooks
+                if create_graph:   # what this step builds (its VJP, the sums of what it sends) is one order up
+                    _building.now = node.order + 1
                 step = Step(index, node, tuple(grads)) if watched or hooks is not None or \
                     type(node) is AccumulateGrad else None
                 if hooks is not None:
@@ -332,6 +335,7 @@ class Backward:
                     heappush(ready, key(pending))
                     pending = None
                 state.enabled, inside = outer, False   # between steps the caller's own mode holds
+                _building.now = base
                 yield step
                 outer, inside = state.enabled, True
                 state.enabled = create_graph
@@ -344,6 +348,7 @@ class Backward:
                     old_grad._data = old_data
             raise
         finally:
+            _building.now = base
             if inside:
                 state.enabled = outer
             _running.run = previous_run
@@ -515,11 +520,13 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[tuple, tuple]:
             from ..tensor import Tensor
             outs = Tensor._make(saved_out, node, 0)
         outer, _formula.active = _formula.active, True   # the gradient's graph names nodes as torch's formulas
+        order, _building.now = _building.now, node.order + 1   # the nodes the rule makes: one order higher
         try:
             with enable_grad():
                 raw = _call_rule(op.vjp, node, TENSOR, g, outs, saved_inputs)
         finally:
             _formula.active = outer
+            _building.now = order
     else:
         if type(g) is ndarray:
             xp = NUMPY

@@ -171,17 +171,17 @@ def apply_dual(run: Callable, op, inputs: tuple, params: tuple, dtype):
                     if tuple(t.shape) != tuple(o.shape):
                         t = t.expand(*o.shape)
                     _attach(o, t)
-            _emit(op, inputs, outs, tangents, out_tangents)
+            _emit(op, inputs, outs, tangents, out_tangents, params)
     finally:
         _state.busy = False
     return result
 
 
-def _emit(op, inputs, outs, tangents, out_tangents) -> None:
+def _emit(op, inputs, outs, tangents, out_tangents, params=()) -> None:
     from .. import events
     if events._listeners:
         events.emit(events.TangentComputed(op, tuple(inputs), tuple(outs), tuple(tangents), tuple(out_tangents),
-                                           rule_kind(op)))
+                                           rule_kind(op), tuple(params)))
 
 
 def rule_kind(op) -> str:

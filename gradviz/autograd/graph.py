@@ -53,6 +53,24 @@ class _Clock:
 _clock = _Clock()
 
 
+class _BuildOrder:
+    """The derivative order of the nodes being created: 0 in the forward, k + 1 while a create_graph
+    backward runs the VJP of a node of order k (the gradient's own graph, a double backward's)."""
+
+    __slots__ = ("now",)
+
+    def __init__(self):
+        self.now = 0
+
+
+_building = _BuildOrder()
+
+
+def node_order(node) -> int:
+    """A node's derivative order: 0 for the forward's nodes, 1 for a gradient's own graph, ..."""
+    return node.order
+
+
 class VersionCounter:
     """A tensor's count of in-place writes (PyTorch's _version), created at its first write
     or when a view or detach() starts sharing it. One int: bounded however long it lives."""
@@ -174,10 +192,11 @@ class Node:
 
     __slots__ = ("id", "op", "next_functions", "inputs", "params", "out_data", "scope", "freed", "hooks",
                  "epoch", "saved_versions", "result_counter", "result_version", "result_of", "out_meta", "_metadata",
-                 "saved", "__weakref__")
+                 "saved", "order", "__weakref__")
 
     def __init__(self, op: Op, inputs: tuple, params: tuple, out_data, next_functions: tuple, scope: tuple = ()):
         self.id = next(_ids)
+        self.order = _building.now
         self.op = op
         self.inputs = inputs
         self.params = params

@@ -96,8 +96,8 @@ def tensor(p, scale: float | None = None) -> str:
         values, dims, stats, thumb = a, tuple(a.shape), None, None
     else:
         values, dims, stats, thumb = p.values, tuple(p.shape), p.stats, p.thumb
-    if values is not None and np.asarray(values).dtype.kind not in "fiub":
-        return f'<span class="gv-tensor gv-shape">{esc(shape(dims))}</span>'
+    if values is not None and (np.asarray(values).dtype.kind not in "fiub" or not np.asarray(values).size):
+        return f'<span class="gv-tensor gv-shape">{esc(shape(dims))}</span>'   # no numbers to draw
     if scale is None:
         scale = scale_of(p)
     if values is not None and fits_grid(dims):

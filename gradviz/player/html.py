@@ -18,12 +18,14 @@ from pathlib import Path
 from ..render.diagram import camera_script
 from ..render.theme import css as theme_css
 from ..autograd.engine import backward_steps
+from ..autograd.graph import node_order
 from ..naming import with_caller_names
 from ..tracing import GradSnapshot, Recorder, Trace, outputs_of, replay, written_tensors
 from . import codeview
 from .frames import Frame, FrameBuilder, state_at
 from .folded import fold_runs
 from .mathtext import esc
+from .orders import separate_orders
 from .pack import pack
 from .stage import Stage
 
@@ -43,7 +45,7 @@ def asset(name: str) -> str:
 
 def stylesheet() -> str:
     """The theme's colour variables and the player's rules: the one stylesheet of every player."""
-    return theme_css() + asset("player.css")
+    return theme_css() + asset("player.css") + asset("forward.css")
 
 
 def script() -> str:
@@ -251,8 +253,9 @@ def record_graph(tensors, names, draw_options: dict, jacobians: bool = False) ->
     roots = _roots(tensors)
     names = _names(names)
     recorder = Recorder(jacobians=jacobians)
-    live = replay(roots, recorder, names)
-    trace = recorder.trace(outputs_of(roots, names), show_saved=draw_options.get("show_saved", False))
+    live = replay(roots, recorder, names, order_of=node_order)   # a create_graph gradient's own graph is order 1
+    trace = separate_orders(recorder.trace(outputs_of(roots, names),
+                                           show_saved=draw_options.get("show_saved", False)))
     svg, owners, titles = layout(trace, draw_options)
     return roots, recorder, trace, svg, owners, live, titles
 

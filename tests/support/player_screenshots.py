@@ -9,6 +9,8 @@ notebook), so the learner's code is listed beside the graph:
   matrix               the MLP's MmBackward0 step that sends (6, 3) and (5, 6) gradients: grids
   running              a tensor used three times: its running sum drawn as grids added together
   code                 a forward step: the line that made the node is highlighted in the code panel
+  jvp                  forward mode (animate_jvp): a layer's tanh pushing its tangent, ḣ = J ȧ with numbers
+  race                 forward versus reverse: the first backward pass filling row 0 after 3 forward passes
 (assets/player-<scheme>-<name>.png). The README shows them, and the diagram under its first
 code block (assets/barlow.svg), drawn by running that block as the README prints it.
 """
@@ -40,8 +42,47 @@ def picks(folder: Path) -> list:
     running = next(f.index for f in fanout.frames if "gv-running" in f.text and "all its consumers" in f.text)
     code = next(f.index for f in fanout.frames if f.phase == "forward"
                 and node(fanout, f).source[2].startswith("loss"))
+    jvp, race = forward_programs(folder)
+    tanh = next(f.index for f in jvp.frames if f.node and jvp.trace.node(f.node).name == "tanh")
     return [("first", barlow, 0), ("middle", barlow, n // 2), ("last", barlow, n - 1),
-            ("matrix", mlp, matrix), ("running", fanout, running), ("code", fanout, code)]
+            ("matrix", mlp, matrix), ("running", fanout, running), ("code", fanout, code),
+            ("jvp", jvp, tanh), ("race", race, 3)]
+
+
+FORWARD = """import gradviz as torch
+
+
+def layer(x, w, b):
+    h = (x @ w + b).tanh()
+    s = h.sigmoid() * h
+    return s.sum(dim=1)
+
+
+x = torch.tensor([[0.5, -1.0, 2.0], [0.1, 0.3, -0.2]])
+w = torch.tensor([[0.2, -0.5], [0.4, 0.1], [-0.3, 0.6]])
+b = torch.tensor([0.1, -0.2])
+jvp = torch.animate_jvp(layer, (x, w, b), (torch.ones_like(x), torch.zeros_like(w), torch.tensor([1.0, 0.0])))
+
+W = torch.tensor([[0.5, 0.3, -0.4], [0.2, 0.0, 0.6]])
+
+
+def f(x):
+    h = (W @ x).tanh()
+    return h * 2
+
+
+race = torch.forward_vs_reverse(f, torch.tensor([0.5, -1.0, 2.0]))
+"""
+
+
+def forward_programs(folder: Path) -> tuple:
+    """(the animate_jvp player, the forward_vs_reverse view) of FORWARD, run from a file so the code
+    panel lists it."""
+    import runpy
+    path = Path(folder) / "forward.py"
+    path.write_text(FORWARD, encoding="utf-8")
+    scope = runpy.run_path(str(path))
+    return scope["jvp"], scope["race"]
 
 
 def readme_diagram(out: Path) -> Path:

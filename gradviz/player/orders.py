@@ -1,0 +1,27 @@
+"""A create_graph gradient's own graph, drawn apart: its nodes boxed by derivative order.
+
+A gradient made with `create_graph=True` is a tensor with a graph of its own (TanhBackwardBackward0,
+...), built by the backward from the forward graph it differentiates and linked to it by the values
+it reads. Every node of order k ≥ 1 is put in a box named for its order (the Trace's scope path, which
+the renderer draws as a cluster), so the forward graph and the gradient's graph read as two graphs
+with the edges between them in plain view.
+"""
+from __future__ import annotations
+
+from ..tracing import Trace
+
+_NAMES = {1: "the gradient's graph (built by backward, create_graph=True)",
+          2: "the second derivative's graph (order 2)"}
+
+
+def box_title(order: int) -> str:
+    return _NAMES.get(order, f"the graph of derivative order {order}")
+
+
+def separate_orders(trace: Trace) -> Trace:
+    """Put each node of derivative order k ≥ 1 (and a leaf's AccumulateGrad is never one) in the box of
+    order k, in front of its own scope path; nothing changes in a trace of order 0 only."""
+    for node in trace.nodes:
+        if node.order > 0 and node.kind == "op":
+            node.scope = (box_title(node.order), *node.scope)
+    return trace
