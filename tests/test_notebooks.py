@@ -494,10 +494,18 @@ def test_10_attention_and_gpt(run_notebook):
 
 
 def test_11_forward_and_reverse_mode(run_notebook):
-    text = all_text(executed(run_notebook, "11_forward_and_reverse_mode"))
+    nb = executed(run_notebook, "11_forward_and_reverse_mode")
+    text = all_text(nb)
     assert "forward mode: 3 JVP passes" in text and "reverse mode: 2 VJP passes" in text
     assert "the same Jacobian: True" in text and "jacfwd and jacrev agree: True" in text
     assert "J e0 = tensor([2., 9.])" in text
+    assert "animate_jvp's result, (f(x), J e0): (tensor([2.1411, 9.0000]), tensor([2., 9.]))" in text
+    jvp_player, race = players(nb)
+    steps = [f["t"] for f in player_data(jvp_player)["frames"]]
+    assert steps[0] == "forward mode: the tangents" and steps[-1] == "forward mode 11/11 · stack"
+    passes = [f["t"] for f in player_data(race)["frames"]]
+    assert [t.split(" · ")[0] for t in passes] == ["forward pass 1/3", "forward pass 2/3", "forward pass 3/3",
+                                                   "backward pass 1/2", "backward pass 2/2"]
 
 
 def test_12_higher_order_gradients(run_notebook):
@@ -506,6 +514,7 @@ def test_12_higher_order_gradients(run_notebook):
     assert "dy/dx = tensor(12., grad_fn=<MulBackward0>)" in text
     assert "requires_grad: False" in text
     assert "the same as hessian(f) @ v: True" in text and "the same as autograd.functional.hvp: True" in text
+    assert "H v (forward over reverse) = tensor([5., 8.])" in text
     svg = mime_outputs(nb, SVG)[0]
     assert all(name in svg for name in ("PowBackward0", "MulBackward1", "MulBackward0"))
 
