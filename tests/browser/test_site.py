@@ -1,0 +1,134 @@
+"""The site `make site` builds, opened in Chromium: every page loads with no script error and no
+request leaving it, every notebook has its page, and every player on it steps without a kernel.
+
+The site is built once per test run into a temporary folder, by the same Sphinx command as
+`make site`; the notebooks' outputs are cached in build/site-cache, so a second run (or a run
+after `make site`) executes only the notebooks, or the gradviz code, that changed.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.browser_support import chromium, require_browser
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+LOCAL = ("file:", "data:", "blob:", "about:")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    pytest.importorskip("sphinx")
+    pytest.importorskip("myst_nb")
+    pytest.importorskip("sphinx_book_theme")
+    require_browser()
+    tmp = tmp_path_factory.mktemp("site")
+    home = tmp / "home"
+    home.mkdir()
+    env = dict(os.environ, HOME=str(home), IPYTHONDIR=str(tmp / "ipython"), JUPYTER_PLATFORM_DIRS="1",
+               JUPYTER_CONFIG_DIR=str(tmp / "jupyter-config"), JUPYTER_DATA_DIR=str(tmp / "jupyter-data"),
+               JUPYTER_RUNTIME_DIR=str(tmp / "jupyter-runtime"), PYDEVD_DISABLE_FILE_VALIDATION="1",
+               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    out = tmp / "html" / "site"
+    build = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-b", "html", "-c", "docs", "-d", str(tmp / "doctrees"), "-q",
+         ".", str(out)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
+    return out
+
+
+def pages(site: Path) -> list:
+    return sorted(p for p in site.rglob("*.html") if not {"_static", "_sources"} & set(p.parts))
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with chromium((1280, 720)) as context:
+        yield context
+
+
+def open_page(browser, path: Path, scheme: str = "light"):
+    """The page, loaded, with the requests that left it and its script errors."""
+    page = browser.new_page()
+    page.emulate_media(color_scheme=scheme)
+    outside, errors = [], []
+    page.on("request", lambda r: None if r.url.startswith(LOCAL) else outside.append(r.url))
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(path.as_uri(), wait_until="load")
+    page.wait_for_load_state("networkidle")
+    return page, outside, errors
+
+
+def test_every_notebook_has_a_page_named_after_it(site):
+    assert (site / "index.html").is_file()
+    built = {p.name for p in pages(site)}
+    assert NOTEBOOKS
+    missing = [nb.name for nb in NOTEBOOKS if f"{nb.stem}.html" not in built]
+    assert missing == []
+
+
+def test_every_page_opens_with_no_error_and_no_request_leaving_it(site, browser):
+    found = pages(site)
+    assert len(found) >= len(NOTEBOOKS) + 4        # home, API, ops, the notebooks' index, ...
+    problems = {}
+    for path in found:
+        page, outside, errors = open_page(browser, path)
+        if outside or errors:
+            problems[str(path.relative_to(site))] = (outside, errors)
+        page.close()
+    assert problems == {}
+
+
+def test_the_home_page_leads_to_the_course_and_the_references(site, browser):
+    page, _, _ = open_page(browser, site / "index.html")
+    assert page.url.endswith("/docs/index.html")       # site/index.html leads to the home page
+    nav = page.eval_on_selector_all(".bd-sidenav a", "els => els.map(a => a.getAttribute('href'))")
+    for nb in NOTEBOOKS:
+        assert any(href.endswith(f"{nb.stem}.html") for href in nav), nb.stem
+    for name in ("api.html", "ops.html"):
+        assert any(href.endswith(name) for href in nav), name
+    page.close()
+
+
+def test_the_api_reference_is_generated_from_the_docstrings(site):
+    import gradviz.render
+    html = (site / "docs" / "api.html").read_text(encoding="utf-8")
+    assert 'id="gradviz.render.draw"' in html
+    first_line = gradviz.render.draw.__doc__.strip().splitlines()[0]
+    assert first_line.split()[0] in html
+
+
+def test_the_theme_follows_the_readers_colour_scheme(site, browser):
+    for scheme in ("light", "dark"):
+        page, _, _ = open_page(browser, site / "docs" / "index.html", scheme)
+        assert page.evaluate("document.documentElement.dataset.theme") == scheme
+        page.close()
+
+
+def test_every_player_on_the_site_steps_without_a_kernel(site, browser):
+    stepped = 0
+    for path in pages(site):
+        if 'class="gv-root gv-player' not in path.read_text(encoding="utf-8"):
+            continue
+        page, _, errors = open_page(browser, path)
+        players = page.locator(".gv-player")
+        assert players.count() > 0, path.name
+        for i in range(players.count()):
+            player = players.nth(i)
+            player.scroll_into_view_if_needed()
+            count = player.locator(".gv-count")
+            before, frame = count.text_content(), player.get_attribute("data-frame")
+            player.locator(".gv-next").click()
+            assert count.text_content() != before, (path.name, i)
+            assert int(player.get_attribute("data-frame")) == int(frame) + 1
+            stepped += 1
+        assert errors == [], path.name
+        page.close()
+    assert stepped > 0
