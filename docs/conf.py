@@ -28,12 +28,10 @@ include_patterns = ["docs/**", "notebooks/*.md", "notebooks/*.ipynb"]
 exclude_patterns = ["docs/_*", "**.ipynb_checkpoints"]
 templates_path = ["_templates"]
 html_additional_pages = {"index": "redirect.html"}
-suppress_warnings = ["myst.header"]    # moved pages keep their heading levels as on GitHub
 
 # MyST: GitHub-flavoured Markdown as the README and docs/ are written, with $math$ in notebooks
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3
-
 
 
 def _code_version() -> str:
@@ -61,6 +59,7 @@ nb_mime_priority_overrides = [         # a widget's view is shown as its text; t
     ("html", "application/vnd.jupyter.widget-state+json", None),
 ]
 
+default_role = "py:obj"               # docstrings write names `like_this`: code, linked where documented
 autodoc_member_order = "bysource"
 autodoc_default_options = {"members": True, "undoc-members": False}
 autodoc_typehints = "description"
