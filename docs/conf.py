@@ -21,7 +21,7 @@ project = "gradviz"
 author = "the gradviz authors"
 copyright = "gradviz authors, MIT licence"
 
-extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "mathml"]
+extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "mathml", "live_widgets"]
 html_math_renderer = "mathml"
 root_doc = "docs/index"
 include_patterns = ["docs/**", "notebooks/*.md", "notebooks/*.ipynb"]
@@ -53,11 +53,9 @@ for _stale in CACHES.glob("*"):
         shutil.rmtree(_stale, ignore_errors=True)
 nb_execution_timeout = 300
 nb_execution_raise_on_error = True
-nb_ipywidgets_js = {}                  # no widget manager from a CDN: the Stepper needs a kernel anyway
-nb_mime_priority_overrides = [         # a widget's view is shown as its text; the HTML player plays
-    ("html", "application/vnd.jupyter.widget-view+json", None),
-    ("html", "application/vnd.jupyter.widget-state+json", None),
-]
+nb_merge_streams = True                # one print() is one block of output, as in Jupyter
+nb_ipywidgets_js = {}                  # no widget manager from a CDN: a widget needs its kernel anyway
+                                       # (docs/_ext/live_widgets.py puts a note in its place)
 
 default_role = "py:obj"               # docstrings write names `like_this`: code, linked where documented
 autodoc_member_order = "bysource"
@@ -74,6 +72,9 @@ html_theme_options = {
     "use_download_button": True,
     "show_toc_level": 2,
     "navigation_with_keys": False,
+    # a notebook's players and diagrams get the width of the page's table of contents, which the
+    # header's contents button still shows
+    "secondary_sidebar_items": {"docs/*": ["page-toc"], "notebooks/*": []},
 }
 html_context = {"default_mode": "auto"}   # light or dark, as the reader's system prefers
 html_show_sourcelink = False

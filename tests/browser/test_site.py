@@ -7,7 +7,10 @@ after `make site`) executes only the notebooks, or the gradviz code, that change
 """
 from __future__ import annotations
 
+import importlib
+import inspect
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -98,11 +101,16 @@ def test_the_home_page_leads_to_the_course_and_the_references(site, browser):
 
 
 def test_the_api_reference_is_generated_from_the_docstrings(site):
-    import gradviz.render
     html = (site / "docs" / "api.html").read_text(encoding="utf-8")
-    assert 'id="gradviz.render.draw"' in html
-    first_line = gradviz.render.draw.__doc__.strip().splitlines()[0]
-    assert first_line.split()[0] in html
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", html))
+    documented = re.findall(r"\.\. auto(?:function|class):: (\S+)", (ROOT / "docs" / "api.md").read_text())
+    assert "gradviz.draw" in documented and "gradviz.animate" in documented
+    for name in documented:
+        assert f'id="{name}"' in html, name
+        module, _, attr = name.rpartition(".")
+        doc = inspect.getdoc(getattr(importlib.import_module(module), attr))
+        words = re.findall(r"\w+", doc)[:5]                 # its first words, whatever markup is between
+        assert re.search(r"\W+".join(words), text), (name, words)
 
 
 def test_the_theme_follows_the_readers_colour_scheme(site, browser):
@@ -132,3 +140,16 @@ def test_every_player_on_the_site_steps_without_a_kernel(site, browser):
         assert errors == [], path.name
         page.close()
     assert stepped > 0
+
+
+def test_a_widget_that_needs_a_kernel_is_replaced_by_a_note(site):
+    with_widget = [nb for nb in NOTEBOOKS if re.search(r"\b(torch|gradviz)\.step\(", nb.read_text(encoding="utf-8"))]
+    for path in pages(site):
+        html = path.read_text(encoding="utf-8")
+        assert "&lt;gradviz.Stepper" not in html, path.name      # not the widget's Python repr
+        assert "application/vnd.jupyter.widget-state+json" not in html, path.name
+    if not with_widget:
+        pytest.skip("no notebook shows the Stepper")
+    for nb in with_widget:
+        page = next(p for p in pages(site) if p.name == f"{nb.stem}.html")
+        assert 'class="live-widget' in page.read_text(encoding="utf-8"), nb.stem
