@@ -72,9 +72,9 @@ html_theme_options = {
     "use_download_button": True,
     "show_toc_level": 2,
     "navigation_with_keys": False,
-    # a notebook's players and diagrams get the width of the page's table of contents, which the
-    # header's contents button still shows
-    "secondary_sidebar_items": {"docs/*": ["page-toc"], "notebooks/*": []},
+    # a notebook's players and diagrams, and the op reference's wide tables, take the width of the
+    # page's table of contents (docs/_static/site.css lets the article use it)
+    "secondary_sidebar_items": {"docs/*": ["page-toc"], "docs/ops": [], "notebooks/*": []},
 }
 html_context = {"default_mode": "auto"}   # light or dark, as the reader's system prefers
 html_show_sourcelink = False
