@@ -153,3 +153,14 @@ def test_a_widget_that_needs_a_kernel_is_replaced_by_a_note(site):
     for nb in with_widget:
         page = next(p for p in pages(site) if p.name == f"{nb.stem}.html")
         assert 'class="live-widget' in page.read_text(encoding="utf-8"), nb.stem
+
+
+def test_every_link_between_pages_leads_to_a_file_of_the_site(site):
+    broken = []
+    for path in pages(site):
+        for href in re.findall(r'(?:href|src)="([^"#?]+)[^"]*"', path.read_text(encoding="utf-8")):
+            if href.startswith(("http:", "https:", "mailto:", "data:")):
+                continue
+            if not (path.parent / href).exists():
+                broken.append((str(path.relative_to(site)), href))
+    assert broken == []
