@@ -72,6 +72,7 @@ html_theme_options = {
     "use_download_button": True,
     "show_toc_level": 2,
     "navigation_with_keys": False,
+    "navbar_persistent": [],           # the search field is in the sidebar; none twice in a header
     # a notebook's players and diagrams, and the op reference's wide tables, take the width of the
     # page's table of contents (docs/_static/site.css lets the article use it)
     "secondary_sidebar_items": {"docs/*": ["page-toc"], "docs/ops": [], "notebooks/*": []},
