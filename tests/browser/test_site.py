@@ -44,6 +44,7 @@ def site(tmp_path_factory) -> Path:
         [sys.executable, "-m", "sphinx", "-b", "html", "-c", "docs", "-d", str(tmp / "doctrees"), "-q",
          ".", str(out)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
+    (out.parent / "build-warnings.txt").write_text(build.stderr)
     return out
 
 
@@ -153,6 +154,15 @@ def test_a_widget_that_needs_a_kernel_is_replaced_by_a_note(site):
     for nb in with_widget:
         page = next(p for p in pages(site) if p.name == f"{nb.stem}.html")
         assert 'class="live-widget' in page.read_text(encoding="utf-8"), nb.stem
+
+
+def test_every_link_in_the_sources_resolves(site):
+    """A link in the README, docs/ or a notebook to a page or file that is not there (Sphinx warns and
+    drops the link, so no page shows it broken)."""
+    warnings = (site.parent / "build-warnings.txt").read_text()
+    unresolved = [line for line in warnings.splitlines()
+                  if re.search(r"xref_missing|undefined label|unknown document|Unknown source document", line)]
+    assert unresolved == []
 
 
 def test_every_link_between_pages_leads_to_a_file_of_the_site(site):
