@@ -1,5 +1,6 @@
 """The site `make site` builds, opened in Chromium: every page loads with no script error and no
-request leaving it, every notebook has its page, and every player on it steps without a kernel.
+request leaving it, every notebook has its page, every player on it steps without a kernel, and
+exercises' solutions come folded.
 
 The site is built once per test run into a temporary folder, by the same Sphinx command as
 `make site`; the notebooks' outputs are cached in build/site-cache, so a second run (or a run
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import json
 import os
 import re
 import subprocess
@@ -174,3 +176,16 @@ def test_every_link_between_pages_leads_to_a_file_of_the_site(site):
             if not (path.parent / href).exists():
                 broken.append((str(path.relative_to(site)), href))
     assert broken == []
+
+
+def test_solutions_come_folded_under_their_exercises(site):
+    folded = 0
+    for nb in NOTEBOOKS:
+        cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
+        solutions = sum(1 for c in cells if c["cell_type"] == "code" and "".join(c["source"]).strip()
+                        and "solution" in c.get("metadata", {}).get("tags", []))
+        page = next(p for p in pages(site) if p.name == f"{nb.stem}.html").read_text(encoding="utf-8")
+        assert page.count(">Show the solution</p>") == solutions, nb.stem
+        folded += solutions
+    if not folded:
+        pytest.skip("no notebook has a code cell tagged `solution` yet")
