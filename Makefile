@@ -3,12 +3,13 @@
 #   make test   installs what the tests need (Graphviz, Chromium, torch CPU, ...) and runs them
 #   make assets regenerates the README's screenshots of the player into assets/
 #   make docs   regenerates docs/ops.md, the op reference, from the op registry
+#   make site   builds the static site into site/ (site/index.html): the notebooks executed, docs/, the API
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 SUDO   := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 APT    := DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get
 
-.PHONY: demo test bench assets docs system-graphviz system-chromium clean
+.PHONY: demo test bench assets docs site system-graphviz system-chromium clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -43,10 +44,18 @@ assets: system-graphviz system-chromium $(VENV)/.installed-test
 docs: $(VENV)/.installed
 	$(PY) -m gradviz.reference > docs/ops.md
 
+$(VENV)/.installed-site: pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e '.[site,notebook]'
+	touch $@
+
+# the site: Sphinx and MyST-NB over docs/ and notebooks/ (notebooks run at build time, cached in build/)
+site: system-graphviz $(VENV)/.installed-site
+	$(PY) -m sphinx -b html -c docs -d build/site-doctrees -q . site
+
 bench: $(VENV)/.installed-test
 	$(PY) benchmarks/engine.py
 	$(PY) benchmarks/draw.py
 	$(PY) benchmarks/player.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info site jupyter_execute

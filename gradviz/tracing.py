@@ -98,6 +98,12 @@ class TraceStep:
 
 @dataclass
 class Trace:
+    """A recorded graph and its backward, as plain values: what every view draws.
+
+    `nodes` and `edges` (stable ids n0, e0, ...), the backward `steps` in the order they ran, the
+    `forward` order of the op nodes, the output `roots`, and the `code` that made the nodes. It holds
+    no engine object, so it round-trips through `to_json()` / `Trace.from_json()`.
+    """
     nodes: list = field(default_factory=list)
     edges: list = field(default_factory=list)
     steps: list = field(default_factory=list)

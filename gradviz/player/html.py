@@ -74,8 +74,8 @@ def scalable(svg: str) -> str:
 
 
 def markup(uid: str, svg: str, n: int, title: str, text: str, page: bool = False, code: str = "") -> str:
-    """The player's elements, opened but not closed (the caller adds its data and script, then
-    '</div></div>'): the diagram's viewport, the controls, the camera buttons and the step panel."""
+    """The player's elements, its outer box left open (the caller adds its data and script, then
+    '</div>'): the diagram's viewport, the controls, the camera buttons and the step panel."""
     return (
         f'<div class="gv-root gv-player{" gv-page" if page else ""}" id="{uid}" data-frame="0">'
         f"<style>{stylesheet()}</style>"
@@ -207,7 +207,7 @@ class Animation:
             f"<script>{script()}\n"
             "(function(s){window.gradvizPlayer(s&&s.closest?s.closest('.gv-player'):"
             f"document.getElementById('{uid}'));}})(document.currentScript);</script>"
-            "</div></div>"
+            "</div>"
         )
 
     def html(self) -> str:

@@ -33,7 +33,7 @@ from .stage import Stage
 _BRIDGE = """
 export default {
   render({ model, el }) {
-    el.innerHTML = model.get("markup") + "</div></div>";
+    el.innerHTML = model.get("markup") + "</div>";
     const root = el.querySelector(".gv-player"), now = root.querySelector(".gv-now");
     let frames = model.get("frames");
     const api = window.gradvizPlayer(root, {
