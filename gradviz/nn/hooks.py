@@ -176,7 +176,7 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
 def load_state_dict(module, state_dict, strict: bool, assign: bool) -> _IncompatibleKeys:
     """Module.load_state_dict: walk the modules as state_dict does, copy each entry in place
     under no_grad, and collect torch's complaints before raising them all at once."""
-    from .modules import Parameter
+    from .parameter import Parameter
     if not isinstance(state_dict, Mapping):
         raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
     missing, unexpected, errors = [], [], []

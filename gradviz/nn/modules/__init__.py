@@ -1,0 +1,27 @@
+"""torch.nn.modules: the layers, one module per family as torch lays them out, so a class's
+__module__ (what a model saved whole records) is torch's path under gradviz."""
+from ..parameter import Parameter  # noqa: F401  (imported from here by older code)
+from .module import Module  # noqa: F401
+from .linear import Identity, Linear, NonDynamicallyQuantizableLinear  # noqa: F401
+from .activation import (ELU, GELU, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid,  # noqa: F401
+    LogSoftmax, Mish, MultiheadAttention, ReLU, ReLU6, SELU, Sigmoid, SiLU, Softmax, Softmin,
+    Softplus, Softsign, Tanh)
+from .container import ModuleDict, ModuleList, ParameterList, Sequential  # noqa: F401
+from .conv import Conv1d, Conv2d  # noqa: F401
+from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool1d,  # noqa: F401
+    AvgPool2d, MaxPool1d, MaxPool2d)
+from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d  # noqa: F401
+from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: F401
+from .normalization import GroupNorm, LayerNorm, RMSNorm  # noqa: F401
+from .dropout import Dropout, Dropout1d, Dropout2d  # noqa: F401
+from .sparse import Embedding  # noqa: F401
+from .rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNCell  # noqa: F401
+from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,  # noqa: F401
+    MSELoss, NLLLoss, SmoothL1Loss)
+from .flatten import Flatten  # noqa: F401
+from .fold import Fold, Unfold  # noqa: F401
+from .pixelshuffle import PixelShuffle, PixelUnshuffle  # noqa: F401
+from .upsampling import Upsample  # noqa: F401
+from .padding import ZeroPad2d  # noqa: F401
+
+__all__ = [name for name in dir() if name[0].isupper() and name not in ("Parameter", "NonDynamicallyQuantizableLinear")]

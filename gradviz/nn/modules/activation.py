@@ -1,0 +1,220 @@
+"""torch.nn.modules.activation: the activation modules, and MultiheadAttention (which torch
+files with them)."""
+from __future__ import annotations
+
+from ... import creation
+from .. import functional as F
+from ..functional_layers import _canonical_mask
+from ..parameter import Parameter
+from .linear import NonDynamicallyQuantizableLinear
+from .module import Module
+
+
+def _activation(name, fn, doc):
+    def forward(self, input):
+        return fn(input)
+    return type(name, (Module,), {"forward": forward, "__doc__": doc})
+
+
+class ReLU(Module):
+    """max(x, 0); inplace=True rewrites the input (relu_), as torch's."""
+
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return input.relu_() if self.inplace else F.relu(input)
+
+    def extra_repr(self):
+        return "inplace=True" if self.inplace else ""
+
+
+Sigmoid = _activation("Sigmoid", F.sigmoid, "1 / (1 + e^−x)")
+
+
+Tanh = _activation("Tanh", F.tanh, "tanh x")
+
+
+class GELU(Module):
+    """x Φ(x) (or its tanh approximation)."""
+
+    def __init__(self, approximate: str = "none"):
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, input):
+        return F.gelu(input, approximate=self.approximate)
+
+    def extra_repr(self):
+        return f"approximate={self.approximate!r}"
+
+
+class LeakyReLU(Module):
+    def __init__(self, negative_slope: float = 0.01):
+        super().__init__()
+        self.negative_slope = negative_slope
+
+    def forward(self, input):
+        return F.leaky_relu(input, self.negative_slope)
+
+    def extra_repr(self):
+        return f"negative_slope={self.negative_slope}"
+
+
+class Softmax(Module):
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.softmax(input, self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class LogSoftmax(Softmax):
+    def forward(self, input):
+        return F.log_softmax(input, self.dim)
+
+
+SiLU = _activation("SiLU", F.silu, "x σ(x)")
+
+
+Mish = _activation("Mish", F.mish, "x tanh(softplus x)")
+
+
+SELU = _activation("SELU", F.selu, "λ·elu(x, α) with the self-normalizing constants")
+
+
+Softsign = _activation("Softsign", F.softsign, "x / (1 + |x|)")
+
+
+Hardsigmoid = _activation("Hardsigmoid", F.hardsigmoid, "clamp(x/6 + 1/2, 0, 1)")
+
+
+Hardswish = _activation("Hardswish", F.hardswish, "x · clamp(x + 3, 0, 6)/6")
+
+
+LogSigmoid = _activation("LogSigmoid", F.logsigmoid, "log σ(x)")
+
+
+ReLU6 = _activation("ReLU6", F.relu6, "min(max(x, 0), 6)")
+
+
+class ELU(Module):
+    def __init__(self, alpha: float = 1.0, inplace: bool = False):
+        super().__init__()
+        self.alpha = alpha
+
+    def forward(self, input):
+        return F.elu(input, self.alpha)
+
+    def extra_repr(self):
+        return f"alpha={self.alpha}"
+
+
+class Hardtanh(Module):
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
+        super().__init__()
+        self.min_val, self.max_val = min_val, max_val
+
+    def forward(self, input):
+        return F.hardtanh(input, self.min_val, self.max_val)
+
+    def extra_repr(self):
+        return f"min_val={self.min_val}, max_val={self.max_val}"
+
+
+class Softplus(Module):
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0):
+        super().__init__()
+        self.beta, self.threshold = beta, threshold
+
+    def forward(self, input):
+        return F.softplus(input, self.beta, self.threshold)
+
+    def extra_repr(self):
+        return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class Softmin(Softmax):
+    def forward(self, input):
+        return F.softmin(input, self.dim)
+
+
+class MultiheadAttention(Module):
+    def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
+                 add_bias_kv: bool = False, add_zero_attn: bool = False, kdim=None, vdim=None,
+                 batch_first: bool = False, device=None, dtype=None):
+        super().__init__()
+        if embed_dim <= 0 or num_heads <= 0:
+            raise ValueError(f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} and "
+                             f"num_heads={num_heads} instead")
+        self.embed_dim, self.num_heads, self.dropout, self.batch_first = embed_dim, num_heads, dropout, batch_first
+        self.kdim = kdim if kdim is not None else embed_dim
+        self.vdim = vdim if vdim is not None else embed_dim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        self.head_dim = embed_dim // num_heads
+        if self.head_dim * num_heads != embed_dim:
+            raise AssertionError("embed_dim must be divisible by num_heads")
+        from .. import init
+        if self._qkv_same_embed_dim:
+            self.in_proj_weight = Parameter(creation.empty(3 * embed_dim, embed_dim, dtype=dtype))
+            self.register_parameter("q_proj_weight", None)
+            self.register_parameter("k_proj_weight", None)
+            self.register_parameter("v_proj_weight", None)
+        else:
+            self.q_proj_weight = Parameter(creation.empty(embed_dim, embed_dim, dtype=dtype))
+            self.k_proj_weight = Parameter(creation.empty(embed_dim, self.kdim, dtype=dtype))
+            self.v_proj_weight = Parameter(creation.empty(embed_dim, self.vdim, dtype=dtype))
+            self.register_parameter("in_proj_weight", None)
+        if bias:
+            self.in_proj_bias = Parameter(creation.empty(3 * embed_dim, dtype=dtype))
+        else:
+            self.register_parameter("in_proj_bias", None)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, dtype=dtype)
+        if add_bias_kv:   # one learned key and value appended to every sequence
+            self.bias_k = Parameter(creation.empty(1, 1, embed_dim, dtype=dtype))
+            self.bias_v = Parameter(creation.empty(1, 1, embed_dim, dtype=dtype))
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = add_zero_attn
+        # PyTorch's _reset_parameters: xavier_uniform_ on the projections, zero biases
+        if self._qkv_same_embed_dim:
+            init.xavier_uniform_(self.in_proj_weight)
+        else:
+            for w in (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight):
+                init.xavier_uniform_(w)
+        if bias:
+            init.constant_(self.in_proj_bias, 0.0)
+            init.constant_(self.out_proj.bias, 0.0)
+        if add_bias_kv:
+            init.xavier_normal_(self.bias_k)
+            init.xavier_normal_(self.bias_v)
+
+    def forward(self, query, key, value, key_padding_mask=None, need_weights: bool = True, attn_mask=None,
+                average_attn_weights: bool = True, is_causal: bool = False):
+        key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", query._data.dtype, attn_mask)
+        attn_mask = _canonical_mask(attn_mask, "attn_mask", query._data.dtype)
+        if self.batch_first and query.ndim == 3:
+            # keep self-attention recognizable (query is key is value) after the transpose
+            if key is value:
+                if query is key:
+                    query = key = value = query.transpose(1, 0)
+                else:
+                    query, key = query.transpose(1, 0), key.transpose(1, 0)
+                    value = key
+            else:
+                query, key, value = (t.transpose(1, 0) for t in (query, key, value))
+        out, weights = F.multi_head_attention_forward(
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias, self.bias_k,
+            self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias, training=self.training,
+            key_padding_mask=key_padding_mask, need_weights=need_weights, attn_mask=attn_mask,
+            use_separate_proj_weight=not self._qkv_same_embed_dim, q_proj_weight=self.q_proj_weight,
+            k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight,
+            average_attn_weights=average_attn_weights, is_causal=is_causal)
+        if self.batch_first and query.ndim == 3:
+            out = out.transpose(1, 0)
+        return out, weights
