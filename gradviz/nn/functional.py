@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from ..functions.attention import group_norm, scaled_dot_product_attention  # noqa: F401
-from ..functions.conv import conv1d, conv2d  # noqa: F401
+from ..functions.conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d,  # noqa: F401
+                              conv_transpose3d)
 from ..autograd.apply import apply
 from ..dtypes import SCALAR_TYPE
 from ..functions.linalg import linear  # noqa: F401

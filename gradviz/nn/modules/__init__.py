@@ -7,7 +7,7 @@ from .activation import (ELU, GELU, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU,
     LogSoftmax, Mish, MultiheadAttention, ReLU, ReLU6, SELU, Sigmoid, SiLU, Softmax, Softmin,
     Softplus, Softsign, Tanh)
 from .container import ModuleDict, ModuleList, ParameterList, Sequential  # noqa: F401
-from .conv import Conv1d, Conv2d  # noqa: F401
+from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d  # noqa: F401
 from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool1d,  # noqa: F401
     AvgPool2d, MaxPool1d, MaxPool2d)
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d  # noqa: F401

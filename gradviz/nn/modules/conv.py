@@ -1,4 +1,4 @@
-"""torch.nn.modules.conv: the convolution layers, initialized as PyTorch's."""
+"""torch.nn.modules.conv: the convolution layers and the transposed ones, initialized as PyTorch's."""
 from __future__ import annotations
 
 import math
@@ -6,19 +6,20 @@ import math
 from ... import creation
 from ...functions.conv import _tuple
 from .. import functional as F
+from .. import init
 from ..parameter import Parameter
 from .module import Module
 
 
-def _uniform(shape, bound, dtype=None):
-    return Parameter(creation.empty(*shape, dtype=dtype).uniform_(-bound, bound))
-
-
 class _ConvNd(Module):
+    """What every convolution layer shares: its hyperparameters, a weight of (out, in / groups, *k)
+    ((in, out / groups, *k) when transposed) and a bias, initialized by reset_parameters."""
     _nd = 2
+    transposed = False
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
-                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None):
+                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None,
+                 output_padding=0):
         super().__init__()
         nd = self._nd
         if groups <= 0:
@@ -41,19 +42,23 @@ class _ConvNd(Module):
         else:
             self.padding = _tuple(padding, nd)
         self.padding_mode = padding_mode
-        self.output_padding = (0,) * nd
-        self.transposed = False
-        # PyTorch's reset_parameters: kaiming_uniform_(a=√5) on the weight (U(−1/√fan_in, 1/√fan_in)),
-        # then U(−1/√fan_in, 1/√fan_in) on the bias
-        from .. import init
-        fan_in = (in_channels // groups) * math.prod(self.kernel_size)
-        bound = 1 / math.sqrt(fan_in) if fan_in else 0
-        self.weight = Parameter(creation.empty(out_channels, in_channels // groups, *self.kernel_size, dtype=dtype))
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        self.output_padding = _tuple(output_padding, nd)
+        rows, cols = (in_channels, out_channels // groups) if self.transposed else (out_channels, in_channels // groups)
+        self.weight = Parameter(creation.empty(rows, cols, *self.kernel_size, dtype=dtype))
         if bias:
-            self.bias = _uniform((out_channels,), bound, dtype)
+            self.bias = Parameter(creation.empty(out_channels, dtype=dtype))
         else:
             self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """PyTorch's: kaiming_uniform_(a=√5) on the weight (U(−1/√fan_in, 1/√fan_in), fan_in read off
+        the weight's shape), then U(−1/√fan_in, 1/√fan_in) on the bias."""
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in else 0
+            init.uniform_(self.bias, -bound, bound)
 
     def _pads(self):
         """The explicit padding for a non-zeros padding_mode, as F.pad lists it (last dim first)."""
@@ -67,7 +72,7 @@ class _ConvNd(Module):
         return [v for lo_hi in reversed(per) for v in lo_hi]
 
     def forward(self, input):
-        conv = F.conv1d if self._nd == 1 else F.conv2d
+        conv = (F.conv1d, F.conv2d, F.conv3d)[self._nd - 1]
         if self.padding_mode != "zeros":
             padded = F.pad(input, self._pads(), mode=self.padding_mode)
             return conv(padded, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
@@ -79,6 +84,8 @@ class _ConvNd(Module):
             s += f", padding={self.padding}"
         if self.dilation != (1,) * self._nd:
             s += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * self._nd:
+            s += f", output_padding={self.output_padding}"
         if self.groups != 1:
             s += f", groups={self.groups}"
         if self.bias is None:
@@ -94,3 +101,59 @@ class Conv1d(_ConvNd):
 
 class Conv2d(_ConvNd):
     _nd = 2
+
+
+class Conv3d(_ConvNd):
+    _nd = 3
+
+
+class _ConvTransposeNd(_ConvNd):
+    """A transposed convolution ("deconvolution"): each input pixel scatters the kernel into the
+    output; forward(input, output_size) picks the output_padding that gives that size."""
+    transposed = True
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None,
+                 dtype=None):
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, device, dtype, output_padding=output_padding)
+
+    def _output_padding(self, input, output_size):
+        """torch's: the output_padding that makes the output `output_size` (its spatial sizes, or
+        with the batch and channel dims), checked against the sizes the stride allows."""
+        if output_size is None:
+            return self.output_padding
+        nd = self._nd
+        lead = 2 if input.ndim == nd + 2 else 1
+        output_size = list(output_size)
+        if len(output_size) == lead + nd:
+            output_size = output_size[lead:]
+        if len(output_size) != nd:
+            raise ValueError(f"ConvTranspose{nd}D: for {input.ndim}D input, output_size must have {nd} or "
+                             f"{lead + nd} elements (got {len(output_size)})")
+        min_sizes = [(input.shape[lead + i] - 1) * self.stride[i] - 2 * self.padding[i]
+                     + self.dilation[i] * (self.kernel_size[i] - 1) + 1 for i in range(nd)]
+        max_sizes = [m + s - 1 for m, s in zip(min_sizes, self.stride)]
+        if any(not lo <= n <= hi for n, lo, hi in zip(output_size, min_sizes, max_sizes)):
+            raise ValueError(f"requested an output size of {output_size}, but valid sizes range from {min_sizes} to "
+                             f"{max_sizes} (for an input of {input.shape[lead:]!r})")
+        return tuple(n - lo for n, lo in zip(output_size, min_sizes))
+
+    def forward(self, input, output_size=None):
+        conv = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[self._nd - 1]
+        return conv(input, self.weight, self.bias, self.stride, self.padding, self._output_padding(input, output_size),
+                    self.groups, self.dilation)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    _nd = 1
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    _nd = 2
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    _nd = 3
