@@ -164,7 +164,7 @@ def gru_cell(x, h, w_ih, w_hh, b_ih=None, b_hh=None):
 
 
 # -- multi-head attention ------------------------------------------------------------------------------
-def _canonical_mask(mask, name: str, dtype, other=None):
+def _canonical_mask(mask, name: str, dtype, other=None, other_name: str = "attn_mask"):
     """torch's _canonical_mask: a bool mask (True: do not attend) as −inf/0 numbers of dtype to add to
     the scores, a float mask as it is, other dtypes refused; a key_padding_mask whose attn_mask (other)
     has another dtype is warned of."""
@@ -174,7 +174,8 @@ def _canonical_mask(mask, name: str, dtype, other=None):
     if not boolean and not mask.is_floating_point():
         raise AssertionError(f"only bool and floating types of {name} are supported")
     if other is not None and other.dtype != mask.dtype:
-        warnings.warn(f"Support for mismatched {name} and attn_mask is deprecated. Use same type for both instead.",
+        warnings.warn(f"Support for mismatched {name} and {other_name} is deprecated. Use same type for both "
+                      "instead.",
                       stacklevel=2)
     if not boolean:
         return mask

@@ -23,5 +23,7 @@ from .fold import Fold, Unfold  # noqa: F401
 from .pixelshuffle import PixelShuffle, PixelUnshuffle  # noqa: F401
 from .upsampling import Upsample  # noqa: F401
 from .padding import ZeroPad2d  # noqa: F401
+from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,  # noqa: F401
+    TransformerEncoder, TransformerEncoderLayer)
 
 __all__ = [name for name in dir() if name[0].isupper() and name not in ("Parameter", "NonDynamicallyQuantizableLinear")]
