@@ -3,3 +3,4 @@ from . import functional, init, utils  # noqa: F401
 from .parameter import Parameter  # noqa: F401
 from .modules import *  # noqa: F401,F403  (every layer, as torch.nn exports them)
 from . import modules  # noqa: F401
+from .parameter import UninitializedBuffer, UninitializedParameter  # noqa: F401,E402

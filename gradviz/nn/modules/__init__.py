@@ -2,16 +2,21 @@
 __module__ (what a model saved whole records) is torch's path under gradviz."""
 from ..parameter import Parameter  # noqa: F401  (imported from here by older code)
 from .module import Module  # noqa: F401
-from .linear import Identity, Linear, NonDynamicallyQuantizableLinear  # noqa: F401
+from .lazy import LazyModuleMixin  # noqa: F401
+from .linear import Identity, LazyLinear, Linear, NonDynamicallyQuantizableLinear  # noqa: F401
 from .activation import (ELU, GELU, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid,  # noqa: F401
     LogSoftmax, Mish, MultiheadAttention, ReLU, ReLU6, SELU, Sigmoid, SiLU, Softmax, Softmin,
     Softplus, Softsign, Tanh)
 from .container import ModuleDict, ModuleList, ParameterList, Sequential  # noqa: F401
-from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d  # noqa: F401
+from .conv import (Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d,  # noqa: F401
+    LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d, LazyConvTranspose2d,
+    LazyConvTranspose3d)
 from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool1d,  # noqa: F401
     AvgPool2d, MaxPool1d, MaxPool2d)
-from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d  # noqa: F401
-from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: F401
+from .batchnorm import (BatchNorm1d, BatchNorm2d, BatchNorm3d, LazyBatchNorm1d, LazyBatchNorm2d,  # noqa: F401
+    LazyBatchNorm3d)
+from .instancenorm import (InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LazyInstanceNorm1d,  # noqa: F401
+    LazyInstanceNorm2d, LazyInstanceNorm3d)
 from .normalization import GroupNorm, LayerNorm, RMSNorm  # noqa: F401
 from .dropout import Dropout, Dropout1d, Dropout2d  # noqa: F401
 from .sparse import Embedding  # noqa: F401
@@ -26,4 +31,4 @@ from .padding import ZeroPad2d  # noqa: F401
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,  # noqa: F401
     TransformerEncoder, TransformerEncoderLayer)
 
-__all__ = [name for name in dir() if name[0].isupper() and name not in ("Parameter", "NonDynamicallyQuantizableLinear")]
+__all__ = [name for name in dir() if name[0].isupper() and name not in ("Parameter", "NonDynamicallyQuantizableLinear", "LazyModuleMixin")]

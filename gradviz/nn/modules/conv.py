@@ -7,7 +7,8 @@ from ... import creation
 from ...functions.conv import _tuple
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
 
@@ -157,3 +158,76 @@ class ConvTranspose2d(_ConvTransposeNd):
 
 class ConvTranspose3d(_ConvTransposeNd):
     _nd = 3
+
+
+# -- lazy convolutions: in_channels read off the first input -------------------------------------------
+class _LazyConvXdMixin(LazyModuleMixin):
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input, *args, **kwargs) -> None:
+        if self.has_uninitialized_params():
+            self.in_channels = self._get_in_channels(input)
+            if self.in_channels % self.groups != 0:
+                raise ValueError("in_channels must be divisible by groups")
+            if self.transposed:
+                self.weight.materialize((self.in_channels, self.out_channels // self.groups, *self.kernel_size))
+            else:
+                self.weight.materialize((self.out_channels, self.in_channels // self.groups, *self.kernel_size))
+            if self.bias is not None:
+                self.bias.materialize((self.out_channels,))
+            self.reset_parameters()
+
+    def _get_in_channels(self, input) -> int:
+        unbatched = self._nd + 1
+        if input.ndim not in (unbatched, unbatched + 1):
+            raise RuntimeError(f"Expected {unbatched}D (unbatched) or {unbatched + 1}D (batched) input to "
+                               f"{type(self).__name__}, but got input of size: {input.shape}")
+        return input.shape[1] if input.ndim == unbatched + 1 else input.shape[0]
+
+    def _lazy(self, out_channels: int, bias: bool, dtype) -> None:
+        """The parameters a lazy convolution starts with, in place of the (0, 0) ones."""
+        self.weight = UninitializedParameter(dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(dtype=dtype)
+
+
+class _LazyConv(_LazyConvXdMixin):
+    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, dilation=1, groups: int = 1,
+                 bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode, device, dtype)
+        self._lazy(out_channels, bias, dtype)
+
+
+class _LazyConvTranspose(_LazyConvXdMixin):
+    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0, groups: int = 1,
+                 bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode,
+                         device, dtype)
+        self._lazy(out_channels, bias, dtype)
+
+
+class LazyConv1d(_LazyConv, Conv1d):
+    cls_to_become = Conv1d
+
+
+class LazyConv2d(_LazyConv, Conv2d):
+    cls_to_become = Conv2d
+
+
+class LazyConv3d(_LazyConv, Conv3d):
+    cls_to_become = Conv3d
+
+
+class LazyConvTranspose1d(_LazyConvTranspose, ConvTranspose1d):
+    cls_to_become = ConvTranspose1d
+
+
+class LazyConvTranspose2d(_LazyConvTranspose, ConvTranspose2d):
+    cls_to_become = ConvTranspose2d
+
+
+class LazyConvTranspose3d(_LazyConvTranspose, ConvTranspose3d):
+    cls_to_become = ConvTranspose3d

@@ -1,8 +1,8 @@
-"""torch.nn.modules.instancenorm: InstanceNorm1d/2d/3d."""
+"""torch.nn.modules.instancenorm: InstanceNorm1d/2d/3d and their lazy forms."""
 from __future__ import annotations
 
 from .. import functional as F
-from .batchnorm import _NormBase
+from .batchnorm import _LazyNormBase, _NormBase
 
 
 class _InstanceNorm(_NormBase):
@@ -35,3 +35,15 @@ class InstanceNorm2d(_InstanceNorm):
 
 class InstanceNorm3d(_InstanceNorm):
     spatial_dims = 3
+
+
+class LazyInstanceNorm1d(_LazyNormBase, InstanceNorm1d):
+    cls_to_become = InstanceNorm1d
+
+
+class LazyInstanceNorm2d(_LazyNormBase, InstanceNorm2d):
+    cls_to_become = InstanceNorm2d
+
+
+class LazyInstanceNorm3d(_LazyNormBase, InstanceNorm3d):
+    cls_to_become = InstanceNorm3d

@@ -9,7 +9,7 @@ from collections import OrderedDict
 from ... import backend
 from ...scope import scope
 from ...tensor import Tensor, zero_grads
-from ..parameter import Parameter
+from ..parameter import Parameter, is_lazy
 
 
 class Module:
@@ -310,11 +310,11 @@ class Module:
         if destination is None:
             destination = OrderedDict()
         for name, p in self._parameters.items():
-            if p is not None:
-                destination[prefix + name] = p if keep_vars else p.detach()
+            if p is not None:   # an uninitialized one as it is: it cannot be detached
+                destination[prefix + name] = p if keep_vars or is_lazy(p) else p.detach()
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = b if keep_vars else b.detach()
+                destination[prefix + name] = b if keep_vars or is_lazy(b) else b.detach()
         for name, m in self._modules.items():
             if m is not None:
                 m.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
