@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 
 from ..autograd.grad_mode import no_grad
+from ..backend import to_numpy
 
 
 def calculate_gain(nonlinearity: str, param=None) -> float:
@@ -116,6 +117,28 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
         if result is not tensor:
             tensor.copy_(result)
         return tensor
+
+
+def orthogonal_(tensor, gain=1, generator=None):
+    """torch's: a (semi-)orthogonal matrix, from the QR factors of normal draws (Q's columns signed so
+    R has a positive diagonal, which makes Q unique), scaled by gain; more dims are flattened after
+    the first."""
+    if tensor.ndim < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    with no_grad():
+        flattened = tensor.new_empty((rows, cols)).normal_(0, 1, generator=generator)
+    a = np.asarray(to_numpy(flattened._data), dtype=np.float64)
+    if rows < cols:
+        a = a.T
+    q, r = np.linalg.qr(a)
+    q *= np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    return _fill(tensor, (q * gain).reshape(tensor.shape))
 
 
 def eye_(tensor):

@@ -5,9 +5,9 @@ from .module import Module  # noqa: F401
 from .lazy import LazyModuleMixin  # noqa: F401
 from .linear import Identity, LazyLinear, Linear, NonDynamicallyQuantizableLinear  # noqa: F401
 from .activation import (ELU, GELU, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid,  # noqa: F401
-    LogSoftmax, Mish, MultiheadAttention, ReLU, ReLU6, SELU, Sigmoid, SiLU, Softmax, Softmin,
-    Softplus, Softsign, Tanh)
-from .container import ModuleDict, ModuleList, ParameterList, Sequential  # noqa: F401
+    LogSoftmax, Mish, MultiheadAttention, PReLU, ReLU, ReLU6, SELU, Sigmoid, SiLU, Softmax,
+    Softmin, Softplus, Softsign, Tanh)
+from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential  # noqa: F401
 from .conv import (Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d,  # noqa: F401
     LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d, LazyConvTranspose2d,
     LazyConvTranspose3d)
@@ -23,7 +23,7 @@ from .sparse import Embedding  # noqa: F401
 from .rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNCell  # noqa: F401
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,  # noqa: F401
     MSELoss, NLLLoss, SmoothL1Loss)
-from .flatten import Flatten  # noqa: F401
+from .flatten import Flatten, Unflatten  # noqa: F401
 from .fold import Fold, Unfold  # noqa: F401
 from .pixelshuffle import PixelShuffle, PixelUnshuffle  # noqa: F401
 from .upsampling import Upsample  # noqa: F401
@@ -31,4 +31,5 @@ from .padding import ZeroPad2d  # noqa: F401
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,  # noqa: F401
     TransformerEncoder, TransformerEncoderLayer)
 
-__all__ = [name for name in dir() if name[0].isupper() and name not in ("Parameter", "NonDynamicallyQuantizableLinear", "LazyModuleMixin")]
+__all__ = [name for name in dir() if name[0].isupper() and name not in ("Parameter", "NonDynamicallyQuantizableLinear",
+                                                                         "LazyModuleMixin")]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ... import creation
 from .. import functional as F
+from .. import init as _init
 from ..functional_layers import _canonical_mask
 from ..parameter import Parameter
 from .linear import NonDynamicallyQuantizableLinear
@@ -218,3 +219,23 @@ class MultiheadAttention(Module):
         if self.batch_first and query.ndim == 3:
             out = out.transpose(1, 0)
         return out, weights
+
+
+class PReLU(Module):
+    """max(x, 0) + a · min(x, 0) with a learned slope a (one, or one per channel)."""
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None, dtype=None):
+        self.num_parameters = num_parameters
+        super().__init__()
+        self.init = init
+        self.weight = Parameter(creation.empty(num_parameters, dtype=dtype))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        _init.constant_(self.weight, self.init)
+
+    def forward(self, input):
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}"

@@ -2,10 +2,12 @@
 submodules (or parameters) named "0", "1", ... or by key."""
 from __future__ import annotations
 
+import collections.abc
 import operator
 from collections import OrderedDict
 from itertools import islice
 
+from ...tensor import Tensor
 from ..parameter import Parameter
 from .module import Module, _addindent, _adopt
 
@@ -274,4 +276,137 @@ class ParameterList(Module):
     def extend(self, values):
         for v in values:
             self.append(v)
+        return self
+
+
+class ParameterDict(Module):
+    """Parameters by string key, in insertion order (a plain tensor becomes a Parameter; any other
+    value is kept as an attribute), with a dict's methods, as torch's."""
+
+    def __init__(self, parameters=None):
+        super().__init__()
+        object.__setattr__(self, "_keys", {})
+        if parameters is not None:
+            self.update(parameters)
+
+    def _key_to_attr(self, key) -> str:
+        if not isinstance(key, str):
+            raise TypeError("Index given to ParameterDict cannot be used as a key as it is not a string (type is "
+                            f"'{type(key).__name__}'). Open an issue on github if you need non-string keys.")
+        return key
+
+    def __getitem__(self, key):
+        return getattr(self, self._key_to_attr(key))
+
+    def __setitem__(self, key, value) -> None:
+        self._keys[key] = None
+        attr = self._key_to_attr(key)
+        if isinstance(value, Tensor) and not isinstance(value, Parameter):
+            value = Parameter(value)
+        setattr(self, attr, value)
+
+    def __delitem__(self, key) -> None:
+        del self._keys[key]
+        delattr(self, self._key_to_attr(key))
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self):
+        return iter(self._keys)
+
+    def __reversed__(self):
+        return reversed(self._keys)
+
+    def __contains__(self, key) -> bool:
+        return key in self._keys
+
+    def copy(self):
+        return ParameterDict(OrderedDict((k, self[k]) for k in self._keys))
+
+    def setdefault(self, key, default=None):
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def clear(self) -> None:
+        for k in self._keys.copy():
+            del self[k]
+
+    def pop(self, key):
+        v = self[key]
+        del self[key]
+        return v
+
+    def popitem(self):
+        k, _ = self._keys.popitem()
+        self._keys[k] = None
+        val = self[k]
+        del self[k]
+        return k, val
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+    def fromkeys(self, keys, default=None):
+        return ParameterDict((k, default) for k in keys)
+
+    def keys(self):
+        return self._keys.keys()
+
+    def items(self):
+        return ((k, self[k]) for k in self._keys)
+
+    def values(self):
+        return (self[k] for k in self._keys)
+
+    def update(self, parameters) -> None:
+        """From a ParameterDict or OrderedDict in its order, a plain mapping in sorted key order, or an
+        iterable of (key, value) pairs."""
+        if not isinstance(parameters, collections.abc.Iterable):
+            raise TypeError("ParametersDict.update should be called with an iterable of key/value pairs, but got "
+                            + type(parameters).__name__)
+        if isinstance(parameters, (OrderedDict, ParameterDict)):
+            for key, parameter in parameters.items():
+                self[key] = parameter
+        elif isinstance(parameters, collections.abc.Mapping):
+            for key, parameter in sorted(parameters.items()):
+                self[key] = parameter
+        else:
+            for j, pair in enumerate(parameters):
+                if not isinstance(pair, collections.abc.Iterable):
+                    raise TypeError(f"ParameterDict update sequence element #{j} should be Iterable; is"
+                                    + type(pair).__name__)
+                if len(pair) != 2:
+                    raise ValueError(f"ParameterDict update sequence element #{j} has length {len(pair)}; 2 is "
+                                     "required")
+                self[pair[0]] = pair[1]
+
+    def extra_repr(self) -> str:
+        lines = []
+        for k, p in self.items():
+            if isinstance(p, Tensor):
+                device = f" ({p.device})" if p.device.type == "cuda" else ""
+                kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
+                lines.append(f"  ({k}): {kind} containing: [{p.type()} of size {'x'.join(map(str, p.size()))}"
+                             f"{device}]")
+            else:
+                lines.append(f"  ({k}): Object of type: {type(p).__name__}")
+        return "\n".join(lines)
+
+    def __call__(self, input):
+        raise RuntimeError("ParameterDict should not be called.")
+
+    def __or__(self, other):
+        merged = self.copy()
+        merged.update(other)
+        return merged
+
+    def __ror__(self, other):
+        merged = other.copy()
+        merged.update(self)
+        return merged
+
+    def __ior__(self, other):
+        self.update(other)
         return self

@@ -300,6 +300,20 @@ class Module:
                 raise AttributeError(f"`{item}` is not an nn.Module")
         return module
 
+    def to_empty(self, *, device, recurse: bool = True):
+        """Parameters and buffers replaced by uninitialized ones (torch.empty_like) on device; the
+        Parameter objects stay, as .to() keeps them."""
+        from ... import creation
+        for owner in (m for _, m in self.named_modules()) if recurse else (self,):
+            for p in owner._parameters.values():
+                if p is not None:
+                    p._data = creation.empty_like(p, device=device)._data
+            for name, b in list(owner._buffers.items()):
+                if b is not None:
+                    owner.register_buffer(name, creation.empty_like(b, device=device),
+                                          name not in owner._non_persistent_buffers_set)
+        return self
+
     def float(self):
         from ... import dtypes
         return self.to(dtypes.float32)

@@ -148,6 +148,10 @@ class _RNNBase(Module):
             p.uniform_(-bound, bound)
             p.requires_grad_(True)
 
+    def flatten_parameters(self) -> None:
+        """torch packs the weights into one cuDNN buffer here; without cuDNN (gradviz, and torch on
+        the CPU) there is nothing to pack."""
+
     def _weights(self, layer, d):
         sfx = f"_l{layer}" + ("_reverse" if d else "")
         get = lambda name: getattr(self, name + sfx, None)  # noqa: E731
