@@ -154,3 +154,67 @@ def test_to_empty_keeps_the_parameter_objects():
     layer = gradviz.nn.Linear(3, 2)
     weight = layer.weight
     assert layer.to_empty(device="cpu") is layer and layer.weight is weight and weight.shape == (2, 3)
+
+
+def test_module_forms_of_functions():
+    """The layers that wrap one F function: printing, outputs, gradients and parameters."""
+    same_output("""
+    nn = torch.nn
+    torch.manual_seed(0)
+    x = torch.randn(2, 4, 3, requires_grad=True)
+    for layer in (nn.Threshold(0.1, 20.0), nn.Threshold(0.1, 2, inplace=False), nn.CELU(), nn.CELU(0.5), nn.GLU(),
+                  nn.GLU(1), nn.Hardshrink(), nn.Softshrink(0.3), nn.Tanhshrink(), nn.Softmax2d(), nn.Dropout3d(0.0),
+                  nn.Dropout3d(0.5).eval(), nn.Dropout2d(0.0)):
+        y = layer(x if not isinstance(layer, nn.GLU) or layer.dim == 1 else x[..., :2])
+        (y * y).sum().backward()
+        # F.celu records EluBackward0 where torch records CeluBackward0 (the same derivative)
+        name = y.grad_fn.name() if y.grad_fn is not None and not isinstance(layer, nn.CELU) else None
+        print(layer, name, y.sum(), x.grad.abs().sum())
+        x.grad = None
+    a, b = torch.randn(3, 5, requires_grad=True), torch.randn(3, 5)
+    for layer in (nn.PairwiseDistance(), nn.PairwiseDistance(p=1.0, keepdim=True), nn.CosineSimilarity(),
+                  nn.CosineSimilarity(dim=0, eps=1e-6)):
+        y = layer(a, b)
+        y.sum().backward()
+        print(layer, y, a.grad.sum())
+        a.grad = None
+    bl = nn.Bilinear(5, 4, 2)
+    y = bl(a, torch.ones(3, 4))
+    y.sum().backward()
+    print(bl, y, [tuple(p.shape) for p in bl.parameters()], bl.weight.grad.sum(), nn.Bilinear(2, 3, 4, bias=False))
+    t = torch.tensor([1.0, -1.0, 1.0])
+    print(nn.CosineEmbeddingLoss(margin=0.2)(a, b, t), nn.MarginRankingLoss()(a[:, 0], b[:, 0], t),
+          nn.HingeEmbeddingLoss(reduction="sum")(a, torch.ones(3, 5)), nn.SoftMarginLoss()(a, torch.ones(3, 5)),
+          nn.MultiLabelSoftMarginLoss()(a, (b > 0).float()), nn.PoissonNLLLoss()(a, b.abs()),
+          nn.GaussianNLLLoss()(a, b, torch.ones(3, 5)), nn.TripletMarginLoss(margin=0.5)(a, b, -b))
+    print(nn.CosineEmbeddingLoss(), nn.TripletMarginLoss(), nn.GaussianNLLLoss(full=True).full,
+          nn.MultiLabelSoftMarginLoss(weight=torch.ones(5)).weight)
+    try:
+        nn.TripletMarginLoss(margin=0)
+    except ValueError as e:
+        print(e)
+    """)
+
+
+def test_padding_upsampling_and_pool_layers():
+    same_output("""
+    nn = torch.nn
+    x1, x2, x3 = torch.arange(6.).reshape(1, 2, 3), torch.arange(18.).reshape(1, 2, 3, 3), torch.arange(16.).reshape(1, 2, 2, 2, 2)
+    for layer, x in ((nn.ConstantPad1d(2, 3.5), x1), (nn.ConstantPad1d((1, 0), 1), x1), (nn.ConstantPad2d((1, 0, 2, 1), -1.0), x2),
+                     (nn.ConstantPad3d(1, 0.5), x3), (nn.ZeroPad1d(1), x1), (nn.ZeroPad2d((1, 1, 0, 2)), x2), (nn.ZeroPad3d(1), x3),
+                     (nn.ReflectionPad1d(2), x1), (nn.ReflectionPad2d((1, 2, 0, 1)), x2), (nn.ReplicationPad1d((0, 3)), x1),
+                     (nn.ReplicationPad2d(2), x2), (nn.CircularPad1d(1), x1), (nn.CircularPad2d((1, 0, 1, 2)), x2),
+                     (nn.UpsamplingNearest2d(scale_factor=2), x2), (nn.UpsamplingBilinear2d(size=(4, 5)), x2),
+                     (nn.AdaptiveAvgPool3d((1, 2, 1)), x3)):
+        y = layer(x)
+        print(layer, tuple(y.shape), y.sum(), y.flatten()[:6])
+    try:
+        nn.CircularPad2d(1)(x3[0, 0, 0])
+    except ValueError as e:
+        print(e)
+    """)
+
+
+def test_rnn_bases_carry_torchs_names():
+    nn = gradviz.nn
+    assert isinstance(nn.LSTM(2, 3), nn.RNNBase) and isinstance(nn.GRUCell(2, 3), nn.RNNCellBase)

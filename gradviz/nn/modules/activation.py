@@ -239,3 +239,72 @@ class PReLU(Module):
 
     def extra_repr(self):
         return f"num_parameters={self.num_parameters}"
+
+
+class Threshold(Module):
+    """x where x > threshold, else value."""
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False):
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+    def forward(self, input):
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self):
+        return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")
+
+
+class CELU(Module):
+    def __init__(self, alpha: float = 1.0, inplace: bool = False):
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, input):
+        return F.celu(input, self.alpha, self.inplace)
+
+    def extra_repr(self):
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
+
+class GLU(Module):
+    """The gated linear unit: the first half of dim times σ of the second."""
+
+    def __init__(self, dim: int = -1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.glu(input, self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class Hardshrink(Module):
+    def __init__(self, lambd: float = 0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input):
+        return F.hardshrink(input, self.lambd)
+
+    def extra_repr(self):
+        return f"{self.lambd}"
+
+
+class Softshrink(Hardshrink):
+    def forward(self, input):
+        return F.softshrink(input, self.lambd)
+
+
+Tanhshrink = _activation("Tanhshrink", F.tanhshrink, "x − tanh x")
+
+
+class Softmax2d(Module):
+    """Softmax over the channels of every pixel."""
+
+    def forward(self, input):
+        if input.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D instead")
+        return F.softmax(input, -3)

@@ -38,3 +38,8 @@ class Dropout1d(_FeatureDropout):
 class Dropout2d(_FeatureDropout):
     def forward(self, input):
         return F.dropout2d(input, self.p, self.training)
+
+
+class Dropout3d(_FeatureDropout):
+    def forward(self, input):
+        return F.dropout3d(input, self.p, self.training)

@@ -77,3 +77,32 @@ class LazyLinear(LazyModuleMixin, Linear):
                 raise AssertionError(f"The in_features inferred from input: {input.shape[-1]} is not equal to "
                                      f"in_features from self.weight: {self.weight.shape[-1]}")
             self.in_features = input.shape[-1]
+
+
+class Bilinear(Module):
+    """y = x1ᵀ A x2 + b, one matrix A per output feature."""
+
+    def __init__(self, in1_features: int, in2_features: int, out_features: int, bias: bool = True, device=None,
+                 dtype=None):
+        super().__init__()
+        self.in1_features, self.in2_features, self.out_features = in1_features, in2_features, out_features
+        self.weight = Parameter(creation.empty(out_features, in1_features, in2_features, dtype=dtype))
+        if bias:
+            self.bias = Parameter(creation.empty(out_features, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """torch's: U(−1/√in1, 1/√in1) on the weight, then on the bias."""
+        bound = 1 / math.sqrt(self.weight.size(1))
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1, input2):
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")

@@ -93,6 +93,14 @@ class AdaptiveAvgPool2d(_AdaptivePool):
         return F.adaptive_avg_pool2d(input, self.output_size)
 
 
+class AdaptiveAvgPool3d(_AdaptivePool):
+    def __init__(self, output_size):
+        super().__init__(output_size)
+
+    def forward(self, input):
+        return F.adaptive_avg_pool3d(input, self.output_size)
+
+
 class AdaptiveMaxPool2d(_AdaptivePool):
     def forward(self, input):
         return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)

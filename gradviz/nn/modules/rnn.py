@@ -11,7 +11,7 @@ from ..parameter import Parameter
 from .module import Module
 
 
-class _CellBase(Module):
+class RNNCellBase(Module):
     _gates, _kind = 1, "RNNCell"
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None):
@@ -63,7 +63,7 @@ class _CellBase(Module):
         return s
 
 
-class RNNCell(_CellBase):
+class RNNCell(RNNCellBase):
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh", device=None,
                  dtype=None):
         super().__init__(input_size, hidden_size, bias, device, dtype)
@@ -78,7 +78,7 @@ class RNNCell(_CellBase):
         return out if input.ndim == 2 else out.squeeze(0)
 
 
-class LSTMCell(_CellBase):
+class LSTMCell(RNNCellBase):
     _gates, _kind = 4, "LSTMCell"
 
     def forward(self, input, hx=None):
@@ -87,7 +87,7 @@ class LSTMCell(_CellBase):
         return (h, c) if input.ndim == 2 else (h.squeeze(0), c.squeeze(0))
 
 
-class GRUCell(_CellBase):
+class GRUCell(RNNCellBase):
     _gates, _kind = 3, "GRUCell"
 
     def forward(self, input, hx=None):
@@ -96,7 +96,7 @@ class GRUCell(_CellBase):
         return out if input.ndim == 2 else out.squeeze(0)
 
 
-class _RNNBase(Module):
+class RNNBase(Module):
     _gates, _lstm, _kind = 1, False, "RNN"
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
@@ -259,7 +259,7 @@ def _no_projections(kwargs: dict) -> None:
         raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
 
 
-class RNN(_RNNBase):
+class RNN(RNNBase):
     def __init__(self, *args, **kwargs):
         _no_projections(kwargs)
         if len(args) > 3:   # torch's RNN takes nonlinearity fourth, before bias
@@ -268,11 +268,11 @@ class RNN(_RNNBase):
         super().__init__(*args, **kwargs)
 
 
-class LSTM(_RNNBase):
+class LSTM(RNNBase):
     _gates, _lstm, _kind = 4, True, "LSTM"
 
 
-class GRU(_RNNBase):
+class GRU(RNNBase):
     _gates, _kind = 3, "GRU"
 
     def __init__(self, *args, **kwargs):

@@ -1,4 +1,4 @@
-"""torch.nn.modules.upsampling: Upsample."""
+"""torch.nn.modules.upsampling: Upsample, UpsamplingNearest2d and UpsamplingBilinear2d."""
 from __future__ import annotations
 
 from .. import functional as F
@@ -21,3 +21,13 @@ class Upsample(Module):
     def extra_repr(self):
         info = f"scale_factor={self.scale_factor!r}" if self.scale_factor is not None else f"size={self.size!r}"
         return info + f", mode={self.mode!r}"
+
+
+class UpsamplingNearest2d(Upsample):
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
