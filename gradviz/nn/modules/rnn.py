@@ -7,7 +7,9 @@ import numbers
 
 from ... import creation
 from .. import functional as F
+from ...functions.shape import cat, stack
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence
 from .module import Module
 
 
@@ -199,45 +201,85 @@ class RNNBase(Module):
         return input, hx
 
     def forward(self, input, hx=None):
-        from ...functions.shape import cat, stack
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         batched = input.ndim == 3
         input, hx = self._checked(input, hx)
+        output, h_n, c_n = self._layers(input, hx, lambda proj: proj.unbind(0), lambda seq: stack(seq, 0), 2)
+        if not batched:
+            output, h_n = output.squeeze(1), h_n.squeeze(1)
+        elif self.batch_first:
+            output = output.transpose(0, 1)
+        if self._lstm:
+            return output, (h_n, c_n.squeeze(1) if not batched else c_n)
+        return output, h_n
+
+    def _forward_packed(self, input, hx):
+        """A PackedSequence: at step t only its first batch_sizes[t] rows run (sequences sorted longest
+        first); the output is packed the same way, the final state read per sequence."""
+        data, batch_sizes, sorted_indices, unsorted_indices = input
+        sizes = [int(b) for b in batch_sizes.tolist()]
+        shape = (self.num_layers * (2 if self.bidirectional else 1), sizes[0], self.hidden_size)
+        if hx is None:
+            zeros = creation.zeros(*shape, dtype=data.dtype, device=data.device)
+            hx = (zeros, zeros) if self._lstm else zeros
+        elif sorted_indices is not None:   # the caller's batch order -> the packed (sorted) order
+            hx = tuple(h.index_select(1, sorted_indices) for h in hx) if self._lstm \
+                else hx.index_select(1, sorted_indices)
+        if data.shape[-1] != self.input_size:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, got "
+                               f"{data.shape[-1]}")
+        for i, h in enumerate(hx if self._lstm else (hx,)):
+            if tuple(h.shape) != shape:
+                raise RuntimeError(f"Expected hidden{f'[{i}]' if self._lstm else ''} size {shape}, got "
+                                   f"{list(h.shape)}")
+        output, h_n, c_n = self._layers(data, hx, lambda proj: proj.split(sizes), lambda seq: cat(seq, 0), 1)
+        output = PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices)
+        if unsorted_indices is not None:
+            h_n = h_n.index_select(1, unsorted_indices)
+            c_n = c_n.index_select(1, unsorted_indices) if self._lstm else None
+        return (output, (h_n, c_n)) if self._lstm else (output, h_n)
+
+    def _layers(self, layer_input, hx, split, join, feature_dim):
+        """Every layer and direction: the input's projection for every step at once, split into steps,
+        the cell run over them, the steps' outputs joined; and the stacked final states."""
         dirs = 2 if self.bidirectional else 1
         h0 = hx[0].unbind(0) if self._lstm else hx.unbind(0)
         c0 = hx[1].unbind(0) if self._lstm else None
         finals_h, finals_c = [], []
-        layer_input = input
         for layer in range(self.num_layers):
             outs = []
             for d in range(dirs):
                 k = layer * dirs + d
                 state = (h0[k], c0[k]) if self._lstm else h0[k]
                 w_ih, w_hh, b_ih, b_hh = self._weights(layer, d)
-                # the input's projection for every time step at once, then one slice per step
-                steps = F.linear(layer_input, w_ih, b_ih).unbind(0)
-                seq = []
-                for xw in (reversed(steps) if d else steps):
-                    state = self._step(xw, state, w_hh, b_hh)
-                    seq.append(state[0] if self._lstm else state)
-                if d:
-                    seq.reverse()
-                outs.append(stack(seq, 0))
+                seq, state = self._direction(split(F.linear(layer_input, w_ih, b_ih)), state, w_hh, b_hh, d == 1)
+                outs.append(join(seq))
                 finals_h.append(state[0] if self._lstm else state)
                 if self._lstm:
                     finals_c.append(state[1])
-            layer_input = outs[0] if dirs == 1 else cat(outs, 2)
+            layer_input = outs[0] if dirs == 1 else cat(outs, feature_dim)
             if self.dropout and self.training and layer < self.num_layers - 1:
                 layer_input = F.dropout(layer_input, self.dropout, True)
-        output = layer_input
-        h_n = stack(finals_h, 0)
-        if not batched:
-            output, h_n = output.squeeze(1), h_n.squeeze(1)
-        elif self.batch_first:
-            output = output.transpose(0, 1)
-        if self._lstm:
-            c_n = stack(finals_c, 0)
-            return output, (h_n, c_n.squeeze(1) if not batched else c_n)
-        return output, h_n
+        return layer_input, stack(finals_h, 0), stack(finals_c, 0) if self._lstm else None
+
+    def _direction(self, steps, state, w_hh, b_hh, reverse: bool):
+        """The cell over the steps (backwards when reverse), each step's output, and the final state.
+        A step with fewer rows than the state (a packed batch) updates only those first rows; the
+        others keep their state (their sequence has ended, or in reverse, not yet begun)."""
+        seq = []
+        for xw in (reversed(steps) if reverse else steps):
+            rows = (state[0] if self._lstm else state).shape[0]
+            if xw.shape[0] == rows:
+                state = new = self._step(xw, state, w_hh, b_hh)
+            else:
+                b = xw.shape[0]
+                new = self._step(xw, tuple(s[:b] for s in state) if self._lstm else state[:b], w_hh, b_hh)
+                state = tuple(cat([n, s[b:]]) for n, s in zip(new, state)) if self._lstm else cat([new, state[b:]])
+            seq.append(new[0] if self._lstm else new)
+        if reverse:
+            seq.reverse()
+        return seq, state
 
     def extra_repr(self):
         s = f"{self.input_size}, {self.hidden_size}"
