@@ -5,16 +5,9 @@ from __future__ import annotations
 import warnings
 
 from ..autograd.apply import apply
-from ..tensor import Tensor
 from ..ops.conv import CONV_TRANSPOSE, CONVOLUTION
-from ..ops.core import namespace
 from ..dtypes import C_TYPE
-from .nnops import pad as constant_pad
-
-
-def _no_bias(like):
-    """An empty, grad-free stand-in for a missing bias: its edge is (None, 0), as in PyTorch."""
-    return Tensor._make(namespace(like._data).zeros(0, dtype=like._data.dtype))
+from .nnops import _no_bias, pad as constant_pad
 
 
 # -- the public functions -------------------------------------------------------------------------

@@ -11,8 +11,8 @@ from ..ops.loss import _reduced
 from ..functions.loss import (_check_same_size, _legacy_reduction, binary_cross_entropy,  # noqa: F401
                               binary_cross_entropy_with_logits, check_class_weight, huber_loss, mse_loss, nll_loss,
                               smooth_l1_loss)
-from ..functions.nnops import (batch_norm, celu, dropout, elu, embedding, hardsigmoid, hardswish, hardtanh,
-                               layer_norm, logsigmoid, mish, pairwise_distance, relu6, selu, silu)
+from ..functions.nnops import (batch_norm, celu, dropout, elu, embedding, embedding_bag, hardsigmoid, hardswish,
+                               hardtanh, layer_norm, logsigmoid, mish, pairwise_distance, relu6, selu, silu)
 from ..functions.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool2d,
                               avg_pool1d, avg_pool2d, fold, interpolate, max_pool1d, max_pool2d, pixel_shuffle,
                               pixel_unshuffle, unfold)

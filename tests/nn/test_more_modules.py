@@ -218,3 +218,50 @@ def test_padding_upsampling_and_pool_layers():
 def test_rnn_bases_carry_torchs_names():
     nn = gradviz.nn
     assert isinstance(nn.LSTM(2, 3), nn.RNNBase) and isinstance(nn.GRUCell(2, 3), nn.RNNCellBase)
+
+
+def test_embedding_bag_text_classifier():
+    """The shape of PyTorch's text-classification tutorial: an EmbeddingBag over token runs split by
+    offsets, then a Linear, trained a few steps with SGD."""
+    same_output("""
+    nn, F = torch.nn, torch.nn.functional
+
+    class TextClassificationModel(nn.Module):
+        def __init__(self, vocab_size, embed_dim, num_class):
+            super().__init__()
+            self.embedding = nn.EmbeddingBag(vocab_size, embed_dim, sparse=False)
+            self.fc = nn.Linear(embed_dim, num_class)
+            self.embedding.weight.data.uniform_(-0.5, 0.5)
+            self.fc.weight.data.uniform_(-0.5, 0.5)
+            self.fc.bias.data.zero_()
+
+        def forward(self, text, offsets):
+            return self.fc(self.embedding(text, offsets))
+
+    torch.manual_seed(0)
+    model = TextClassificationModel(20, 8, 4)
+    print(model, nn.EmbeddingBag(5, 2, mode="max", padding_idx=-1), nn.EmbeddingBag(5, 2, mode="sum").weight.shape)
+    optimizer = torch.optim.SGD(model.parameters(), lr=5.0)
+    criterion = nn.CrossEntropyLoss()
+    text = torch.randint(0, 20, (30,))
+    offsets = torch.tensor([0, 7, 12, 20, 26])
+    labels = torch.tensor([0, 3, 1, 2, 3])
+    for step in range(4):
+        optimizer.zero_grad()
+        out = model(text, offsets)
+        loss = criterion(out, labels)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 0.1)
+        optimizer.step()
+        print(step, round(loss.item(), 5), out.argmax(1))
+    print(model.embedding.weight.grad.abs().sum(), model.embedding(text[:6].reshape(2, 3)).grad_fn.name())
+    bag = nn.EmbeddingBag(6, 3, mode="sum")
+    print(bag(torch.tensor([1, 2, 1, 5]), torch.tensor([0, 2]), per_sample_weights=torch.tensor([0.5, 1.0, 2.0, -1.0])))
+    for bad in (lambda: bag(torch.tensor([1, 2])), lambda: bag(torch.tensor([[1, 2]]), torch.tensor([0])),
+                lambda: nn.EmbeddingBag(6, 3)(torch.tensor([1, 2]), torch.tensor([0]), torch.ones(2)),
+                lambda: nn.EmbeddingBag(6, 3, padding_idx=6)):
+        try:
+            bad()
+        except (ValueError, NotImplementedError, AssertionError) as e:   # the type named is the library's
+            print(type(e).__name__, str(e).replace(str(type(text)), "<Tensor>"))
+    """)
