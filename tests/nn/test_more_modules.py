@@ -265,3 +265,33 @@ def test_embedding_bag_text_classifier():
         except (ValueError, NotImplementedError, AssertionError) as e:   # the type named is the library's
             print(type(e).__name__, str(e).replace(str(type(text)), "<Tensor>"))
     """)
+
+
+def test_more_init_functions_and_the_deprecated_names():
+    same_output("""
+    import warnings
+    init = torch.nn.init
+    torch.manual_seed(0)
+    print(init.dirac_(torch.empty(2, 3, 3)), init.dirac_(torch.empty(4, 2, 1, 3), groups=2).sum(), init.dirac_(torch.empty(2, 2, 1, 1, 3))[1, 1])
+    print(init.sparse_(torch.empty(5, 4), sparsity=0.4), init.sparse_(torch.empty(3, 2), 0.5, std=1.0, generator=torch.Generator().manual_seed(2)))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        w = init.xavier_uniform(torch.empty(2, 3))
+        init.normal(torch.empty(2), 0, 1)
+    print(w, [(c.category.__name__, str(c.message)) for c in caught], init.orthogonal.__name__)
+    for bad in (lambda: init.dirac_(torch.empty(2, 2)), lambda: init.dirac_(torch.empty(3, 2, 2), groups=2), lambda: init.sparse_(torch.empty(2), 0.1)):
+        try:
+            bad()
+        except ValueError as e:
+            print(e)
+    """)
+
+
+def test_the_argument_helpers_of_nn_modules_utils():
+    from gradviz.nn.modules.utils import (_pair, _reverse_repeat_tuple, _single, _triple,
+                                          consume_prefix_in_state_dict_if_present)
+    assert (_single(3), _pair(2), _triple((1, 2, 3)), _pair([4, 5])) == ((3,), (2, 2), (1, 2, 3), (4, 5))
+    assert _reverse_repeat_tuple((1, 2), 2) == (2, 2, 1, 1)
+    state = gradviz.nn.DataParallel(gradviz.nn.Linear(2, 1)).state_dict()
+    consume_prefix_in_state_dict_if_present(state, "module.")
+    assert list(state) == ["weight", "bias"]
