@@ -295,3 +295,18 @@ def test_the_argument_helpers_of_nn_modules_utils():
     state = gradviz.nn.DataParallel(gradviz.nn.Linear(2, 1)).state_dict()
     consume_prefix_in_state_dict_if_present(state, "module.")
     assert list(state) == ["weight", "bias"]
+
+
+def test_activations_take_torchs_inplace_flag():
+    """Learners' code passes inplace=True (DCGAN's LeakyReLU(0.2, inplace=True), MobileNet's ReLU6):
+    constructed, printed and run as torch's (gradviz computes these out of place)."""
+    same_output("""
+    nn = torch.nn
+    x = torch.linspace(-8, 8, 9)
+    for layer in (nn.LeakyReLU(0.2, inplace=True), nn.LeakyReLU(), nn.ReLU6(inplace=True), nn.ReLU6(), nn.SiLU(inplace=True),
+                  nn.Mish(True), nn.SELU(inplace=True), nn.Hardsigmoid(inplace=True), nn.Hardswish(True),
+                  nn.ELU(0.5, inplace=True), nn.Hardtanh(-2, 2, inplace=True), nn.Hardtanh()):
+        print(layer, layer(x.clone()), isinstance(layer, nn.Hardtanh))
+    net = nn.Sequential(nn.Conv2d(3, 4, 4, 2, 1, bias=False), nn.LeakyReLU(0.2, inplace=True))
+    print(net)
+    """)

@@ -17,6 +17,29 @@ def _activation(name, fn, doc):
     return type(name, (Module,), {"forward": forward, "__doc__": doc})
 
 
+class _InplaceActivation(Module):
+    """An activation that takes torch's inplace flag and hands it to its F function (which, as
+    gradviz's functional API does for these, computes out of place); `_shows_inplace`: whether
+    torch's repr prints it."""
+    _fn = None
+    _shows_inplace = True
+
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return type(self)._fn(input, self.inplace)
+
+    def extra_repr(self):
+        return "inplace=True" if self.inplace and self._shows_inplace else ""
+
+
+def _inplace_activation(name, fn, doc, shows_inplace=True):
+    return type(name, (_InplaceActivation,), {"_fn": staticmethod(fn), "_shows_inplace": shows_inplace,
+                                              "__doc__": doc})
+
+
 class ReLU(Module):
     """max(x, 0); inplace=True rewrites the input (relu_), as torch's."""
 
@@ -52,15 +75,15 @@ class GELU(Module):
 
 
 class LeakyReLU(Module):
-    def __init__(self, negative_slope: float = 0.01):
+    def __init__(self, negative_slope: float = 0.01, inplace: bool = False):
         super().__init__()
-        self.negative_slope = negative_slope
+        self.negative_slope, self.inplace = negative_slope, inplace
 
     def forward(self, input):
-        return F.leaky_relu(input, self.negative_slope)
+        return F.leaky_relu(input, self.negative_slope)   # computed out of place (gradviz's F takes no inplace)
 
     def extra_repr(self):
-        return f"negative_slope={self.negative_slope}"
+        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
 
 
 class Softmax(Module):
@@ -80,52 +103,59 @@ class LogSoftmax(Softmax):
         return F.log_softmax(input, self.dim)
 
 
-SiLU = _activation("SiLU", F.silu, "x σ(x)")
+SiLU = _inplace_activation("SiLU", F.silu, "x σ(x)")
 
 
-Mish = _activation("Mish", F.mish, "x tanh(softplus x)")
+Mish = _inplace_activation("Mish", F.mish, "x tanh(softplus x)")
 
 
-SELU = _activation("SELU", F.selu, "λ·elu(x, α) with the self-normalizing constants")
+SELU = _inplace_activation("SELU", F.selu, "λ·elu(x, α) with the self-normalizing constants")
 
 
 Softsign = _activation("Softsign", F.softsign, "x / (1 + |x|)")
 
 
-Hardsigmoid = _activation("Hardsigmoid", F.hardsigmoid, "clamp(x/6 + 1/2, 0, 1)")
+Hardsigmoid = _inplace_activation("Hardsigmoid", F.hardsigmoid, "clamp(x/6 + 1/2, 0, 1)", shows_inplace=False)
 
 
-Hardswish = _activation("Hardswish", F.hardswish, "x · clamp(x + 3, 0, 6)/6")
+Hardswish = _inplace_activation("Hardswish", F.hardswish, "x · clamp(x + 3, 0, 6)/6", shows_inplace=False)
 
 
 LogSigmoid = _activation("LogSigmoid", F.logsigmoid, "log σ(x)")
 
 
-ReLU6 = _activation("ReLU6", F.relu6, "min(max(x, 0), 6)")
-
-
 class ELU(Module):
     def __init__(self, alpha: float = 1.0, inplace: bool = False):
         super().__init__()
-        self.alpha = alpha
+        self.alpha, self.inplace = alpha, inplace
 
     def forward(self, input):
-        return F.elu(input, self.alpha)
+        return F.elu(input, self.alpha, self.inplace)
 
     def extra_repr(self):
-        return f"alpha={self.alpha}"
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
 
 
 class Hardtanh(Module):
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
         super().__init__()
-        self.min_val, self.max_val = min_val, max_val
+        self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
 
     def forward(self, input):
-        return F.hardtanh(input, self.min_val, self.max_val)
+        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
 
     def extra_repr(self):
-        return f"min_val={self.min_val}, max_val={self.max_val}"
+        return f"min_val={self.min_val}, max_val={self.max_val}" + (", inplace=True" if self.inplace else "")
+
+
+class ReLU6(Hardtanh):
+    """min(max(x, 0), 6): a Hardtanh from 0 to 6, as torch's."""
+
+    def __init__(self, inplace: bool = False):
+        super().__init__(0.0, 6.0, inplace)
+
+    def extra_repr(self):
+        return "inplace=True" if self.inplace else ""
 
 
 class Softplus(Module):
