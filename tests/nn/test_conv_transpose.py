@@ -89,3 +89,50 @@ def test_errors_in_torchs_words(call):
         print(type(e).__name__, e)
     """)
     assert out.startswith("RuntimeError")
+
+
+def test_a_small_dcgan_trains_as_torchs():
+    """The shape of PyTorch's DCGAN tutorial, scaled down: a ConvTranspose2d generator and a Conv2d
+    discriminator, initialized by apply(weights_init), trained two steps with BCELoss and Adam."""
+    same_output("""
+    nn = torch.nn
+    nz, ngf, ndf = 4, 3, 3
+
+    def weights_init(m):
+        classname = m.__class__.__name__
+        if classname.find("Conv") != -1:
+            nn.init.normal_(m.weight.data, 0.0, 0.02)
+        elif classname.find("BatchNorm") != -1:
+            nn.init.normal_(m.weight.data, 1.0, 0.02)
+            nn.init.constant_(m.bias.data, 0)
+
+    torch.manual_seed(999)
+    netG = nn.Sequential(nn.ConvTranspose2d(nz, ngf * 2, 4, 1, 0, bias=False), nn.BatchNorm2d(ngf * 2), nn.ReLU(True),
+                         nn.ConvTranspose2d(ngf * 2, 1, 4, 2, 1, bias=False), nn.Tanh())
+    netD = nn.Sequential(nn.Conv2d(1, ndf, 4, 2, 1, bias=False), nn.LeakyReLU(0.2, inplace=True),
+                         nn.Conv2d(ndf, 1, 4, 1, 0, bias=False), nn.Sigmoid())
+    netG.apply(weights_init)
+    netD.apply(weights_init)
+    print(netG, netD)
+    criterion = nn.BCELoss()
+    optimizerD = torch.optim.Adam(netD.parameters(), lr=0.0002, betas=(0.5, 0.999))
+    optimizerG = torch.optim.Adam(netG.parameters(), lr=0.0002, betas=(0.5, 0.999))
+    real = torch.rand(5, 1, 8, 8) * 2 - 1
+    for step in range(2):
+        netD.zero_grad()
+        label = torch.full((5,), 1.0, dtype=torch.float)
+        errD_real = criterion(netD(real).view(-1), label)
+        errD_real.backward()
+        fake = netG(torch.randn(5, nz, 1, 1))
+        label.fill_(0.0)
+        output = netD(fake.detach()).view(-1)
+        errD_fake = criterion(output, label)
+        errD_fake.backward()
+        optimizerD.step()
+        netG.zero_grad()
+        label.fill_(1.0)
+        errG = criterion(netD(fake).view(-1), label)
+        errG.backward()
+        optimizerG.step()
+        print(step, round((errD_real + errD_fake).item(), 5), round(errG.item(), 5), fake.shape, fake.grad_fn.name())
+    """)
