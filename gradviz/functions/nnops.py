@@ -178,8 +178,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.ndim}")
     if input.ndim == 2:
         if offsets is not None:
-            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of fixed "
-                             f"length sequences. However, found offsets of type {type(offsets)}")
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+                             f"fixed length sequences. However, found offsets of type {type(offsets)}")
         starts = list(range(0, input.numel(), input.shape[1])) if input.shape[1] else [0] * input.shape[0]
         ends = starts[1:] + [input.numel()]
     elif input.ndim == 1:

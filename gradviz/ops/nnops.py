@@ -200,7 +200,8 @@ def _bag_vjp_weights(xp, g, c, w, psw, idx, pos, bag, scale, arg, num_bags, mode
 
 
 EMBEDDING_BAG = Op(
-    "embedding_bag", "EmbeddingBagBackward0", "c[b] = Σ_{i ∈ bag b} sᵢ · W[idxᵢ]  (sum; mean: sᵢ = 1/|bag|; max: per feature)",
+    "embedding_bag", "EmbeddingBagBackward0",
+    "c[b] = Σ_{i ∈ bag b} sᵢ · W[idxᵢ]  (sum; mean: sᵢ = 1/|bag|; max: per feature)",
     _bag_forward, vjp=(_bag_vjp_weight, _bag_vjp_weights),
     vjp_formulas=("rows idxᵢ of ∂W += sᵢ · ḡ[bag of i] (max: only the row that won each feature)",
                   "∂sᵢ = W[idxᵢ] · ḡ[bag of i]"),

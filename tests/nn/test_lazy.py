@@ -26,7 +26,9 @@ def test_lazy_modules_behave_and_print_as_torchs():
     m = nn.LazyLinear(4)
     print(m, m.weight, m.state_dict(), m.has_uninitialized_params())
     p = m.weight
-    for f in [lambda: p.numel(), lambda: p.sum(), lambda: p + 1, lambda: p * 2, lambda: p.shape, lambda: p.size(), lambda: p.dtype, lambda: p.requires_grad, lambda: p.dim(), lambda: p.data, lambda: p.detach(), lambda: p.ndim, lambda: p.grad, lambda: sum(q.numel() for q in m.parameters())]:
+    for f in [lambda: p.numel(), lambda: p.sum(), lambda: p + 1, lambda: p * 2, lambda: p.shape, lambda: p.size(),
+              lambda: p.dtype, lambda: p.requires_grad, lambda: p.dim(), lambda: p.data, lambda: p.detach(),
+              lambda: p.ndim, lambda: p.grad, lambda: sum(q.numel() for q in m.parameters())]:
         try: print(repr(f()))
         except Exception as e: print(type(e).__name__, e)
     torch.manual_seed(0)
@@ -34,15 +36,19 @@ def test_lazy_modules_behave_and_print_as_torchs():
     y = m(torch.ones(2, 3))
     print(type(m).__name__, m, m.weight, type(m.weight).__name__, opt.param_groups[0]['params'][0] is m.weight, y)
     y.sum().backward(); opt.step(); print(m.weight)
-    print(nn.LazyConv2d(8, 3, padding=1), nn.LazyBatchNorm1d(), nn.LazyInstanceNorm2d(), nn.LazyConvTranspose1d(3, 2), nn.LazyConv1d(2, 3, bias=False))
+    print(nn.LazyConv2d(8, 3, padding=1), nn.LazyBatchNorm1d(), nn.LazyInstanceNorm2d(), nn.LazyConvTranspose1d(3, 2),
+          nn.LazyConv1d(2, 3, bias=False))
     b = nn.LazyBatchNorm2d(); print(b.state_dict(), b.running_mean, list(b._buffers))
     b(torch.randn(2, 3, 4, 4)); print(b, b.running_mean, b.weight)
-    s = nn.Sequential(nn.LazyLinear(3)); print(s.load_state_dict({"0.weight": torch.ones(3, 5), "0.bias": torch.zeros(3)})); print(s, s[0].weight)
+    s = nn.Sequential(nn.LazyLinear(3))
+    print(s.load_state_dict({"0.weight": torch.ones(3, 5), "0.bias": torch.zeros(3)}))
+    print(s, s[0].weight)
     print(s(torch.ones(1, 5)), s)
     torch.manual_seed(1)
     net = nn.Sequential(nn.LazyConv2d(6, kernel_size=5, padding=2), nn.Sigmoid(), nn.AvgPool2d(kernel_size=2, stride=2),
                         nn.LazyConv2d(16, kernel_size=5), nn.Sigmoid(), nn.AvgPool2d(kernel_size=2, stride=2),
-                        nn.Flatten(), nn.LazyLinear(120), nn.Sigmoid(), nn.LazyLinear(84), nn.Sigmoid(), nn.LazyLinear(10))
+                        nn.Flatten(), nn.LazyLinear(120), nn.Sigmoid(), nn.LazyLinear(84), nn.Sigmoid(),
+                        nn.LazyLinear(10))
     X = torch.rand(size=(1, 1, 28, 28), dtype=torch.float32)
     for layer in net:
         X = layer(X)

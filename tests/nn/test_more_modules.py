@@ -71,7 +71,8 @@ def test_prelu_and_unflatten():
     print(y, y.grad_fn.name(), per_channel.weight.grad, x.grad)
     un = nn.Unflatten(1, (2, 5))
     z = un(torch.arange(20.).reshape(2, 10))
-    print(un, z.shape, z.grad_fn, nn.Unflatten(-1, [2, 2]), nn.Sequential(nn.Flatten(), nn.Unflatten(1, (3, 2)))(x).shape)
+    print(un, z.shape, z.grad_fn, nn.Unflatten(-1, [2, 2]),
+          nn.Sequential(nn.Flatten(), nn.Unflatten(1, (3, 2)))(x).shape)
     for bad in (lambda: nn.Unflatten(1, 6), lambda: nn.Unflatten(1, (2, 3.0)), lambda: nn.Unflatten(1.0, (2, 3))):
         try:
             bad()
@@ -199,10 +200,12 @@ def test_module_forms_of_functions():
 def test_padding_upsampling_and_pool_layers():
     same_output("""
     nn = torch.nn
-    x1, x2, x3 = torch.arange(6.).reshape(1, 2, 3), torch.arange(18.).reshape(1, 2, 3, 3), torch.arange(16.).reshape(1, 2, 2, 2, 2)
-    for layer, x in ((nn.ConstantPad1d(2, 3.5), x1), (nn.ConstantPad1d((1, 0), 1), x1), (nn.ConstantPad2d((1, 0, 2, 1), -1.0), x2),
-                     (nn.ConstantPad3d(1, 0.5), x3), (nn.ZeroPad1d(1), x1), (nn.ZeroPad2d((1, 1, 0, 2)), x2), (nn.ZeroPad3d(1), x3),
-                     (nn.ReflectionPad1d(2), x1), (nn.ReflectionPad2d((1, 2, 0, 1)), x2), (nn.ReplicationPad1d((0, 3)), x1),
+    x1, x2 = torch.arange(6.).reshape(1, 2, 3), torch.arange(18.).reshape(1, 2, 3, 3)
+    x3 = torch.arange(16.).reshape(1, 2, 2, 2, 2)
+    for layer, x in ((nn.ConstantPad1d(2, 3.5), x1), (nn.ConstantPad1d((1, 0), 1), x1),
+                     (nn.ConstantPad2d((1, 0, 2, 1), -1.0), x2), (nn.ConstantPad3d(1, 0.5), x3), (nn.ZeroPad1d(1), x1),
+                     (nn.ZeroPad2d((1, 1, 0, 2)), x2), (nn.ZeroPad3d(1), x3), (nn.ReflectionPad1d(2), x1),
+                     (nn.ReflectionPad2d((1, 2, 0, 1)), x2), (nn.ReplicationPad1d((0, 3)), x1),
                      (nn.ReplicationPad2d(2), x2), (nn.CircularPad1d(1), x1), (nn.CircularPad2d((1, 0, 1, 2)), x2),
                      (nn.UpsamplingNearest2d(scale_factor=2), x2), (nn.UpsamplingBilinear2d(size=(4, 5)), x2),
                      (nn.AdaptiveAvgPool3d((1, 2, 1)), x3)):
@@ -272,14 +275,17 @@ def test_more_init_functions_and_the_deprecated_names():
     import warnings
     init = torch.nn.init
     torch.manual_seed(0)
-    print(init.dirac_(torch.empty(2, 3, 3)), init.dirac_(torch.empty(4, 2, 1, 3), groups=2).sum(), init.dirac_(torch.empty(2, 2, 1, 1, 3))[1, 1])
-    print(init.sparse_(torch.empty(5, 4), sparsity=0.4), init.sparse_(torch.empty(3, 2), 0.5, std=1.0, generator=torch.Generator().manual_seed(2)))
+    print(init.dirac_(torch.empty(2, 3, 3)), init.dirac_(torch.empty(4, 2, 1, 3), groups=2).sum(),
+          init.dirac_(torch.empty(2, 2, 1, 1, 3))[1, 1])
+    print(init.sparse_(torch.empty(5, 4), sparsity=0.4),
+          init.sparse_(torch.empty(3, 2), 0.5, std=1.0, generator=torch.Generator().manual_seed(2)))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         w = init.xavier_uniform(torch.empty(2, 3))
         init.normal(torch.empty(2), 0, 1)
     print(w, [(c.category.__name__, str(c.message)) for c in caught], init.orthogonal.__name__)
-    for bad in (lambda: init.dirac_(torch.empty(2, 2)), lambda: init.dirac_(torch.empty(3, 2, 2), groups=2), lambda: init.sparse_(torch.empty(2), 0.1)):
+    for bad in (lambda: init.dirac_(torch.empty(2, 2)), lambda: init.dirac_(torch.empty(3, 2, 2), groups=2),
+                lambda: init.sparse_(torch.empty(2), 0.1)):
         try:
             bad()
         except ValueError as e:
@@ -303,9 +309,9 @@ def test_activations_take_torchs_inplace_flag():
     same_output("""
     nn = torch.nn
     x = torch.linspace(-8, 8, 9)
-    for layer in (nn.LeakyReLU(0.2, inplace=True), nn.LeakyReLU(), nn.ReLU6(inplace=True), nn.ReLU6(), nn.SiLU(inplace=True),
-                  nn.Mish(True), nn.SELU(inplace=True), nn.Hardsigmoid(inplace=True), nn.Hardswish(True),
-                  nn.ELU(0.5, inplace=True), nn.Hardtanh(-2, 2, inplace=True), nn.Hardtanh()):
+    for layer in (nn.LeakyReLU(0.2, inplace=True), nn.LeakyReLU(), nn.ReLU6(inplace=True), nn.ReLU6(),
+                  nn.SiLU(inplace=True), nn.Mish(True), nn.SELU(inplace=True), nn.Hardsigmoid(inplace=True),
+                  nn.Hardswish(True), nn.ELU(0.5, inplace=True), nn.Hardtanh(-2, 2, inplace=True), nn.Hardtanh()):
         print(layer, layer(x.clone()), isinstance(layer, nn.Hardtanh))
     net = nn.Sequential(nn.Conv2d(3, 4, 4, 2, 1, bias=False), nn.LeakyReLU(0.2, inplace=True))
     print(net)

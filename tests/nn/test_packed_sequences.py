@@ -16,18 +16,21 @@ pytestmark = needs_torch
 def test_packed_sequences_through_the_recurrent_layers():
     source = textwrap.dedent("""
     rnn_utils = torch.nn.utils.rnn
-    pack_padded_sequence, pad_packed_sequence, pad_sequence = rnn_utils.pack_padded_sequence, rnn_utils.pad_packed_sequence, rnn_utils.pad_sequence
-    pack_sequence, unpack_sequence, unpad_sequence = rnn_utils.pack_sequence, rnn_utils.unpack_sequence, rnn_utils.unpad_sequence
+    pack_padded_sequence, pad_packed_sequence = rnn_utils.pack_padded_sequence, rnn_utils.pad_packed_sequence
+    pad_sequence, pack_sequence = rnn_utils.pad_sequence, rnn_utils.pack_sequence
+    unpack_sequence, unpad_sequence = rnn_utils.unpack_sequence, rnn_utils.unpad_sequence
     torch.manual_seed(0)
     seqs = [torch.randn(n, 3) for n in (4, 2, 5)]
     padded = pad_sequence(seqs)
-    print(padded.shape, pad_sequence(seqs, batch_first=True, padding_value=-1.0)[1], pad_sequence(seqs, padding_side="left")[:, 1])
+    print(padded.shape, pad_sequence(seqs, batch_first=True, padding_value=-1.0)[1],
+          pad_sequence(seqs, padding_side="left")[:, 1])
     lengths = torch.tensor([4, 2, 5])
     packed = pack_padded_sequence(padded, lengths, enforce_sorted=False)
     print(packed.batch_sizes, packed.sorted_indices, packed.unsorted_indices, packed.data.shape)
     out, lens = pad_packed_sequence(packed, batch_first=True, total_length=6)
     print(out.shape, lens, torch.equal(out[:, :5], padded.transpose(0, 1)))
-    for rnn in (torch.nn.LSTM(3, 4, num_layers=2, bidirectional=True), torch.nn.GRU(3, 4, batch_first=True), torch.nn.RNN(3, 2, nonlinearity="relu")):
+    for rnn in (torch.nn.LSTM(3, 4, num_layers=2, bidirectional=True), torch.nn.GRU(3, 4, batch_first=True),
+                torch.nn.RNN(3, 2, nonlinearity="relu")):
         x = padded.transpose(0, 1) if rnn.batch_first else padded
         p = pack_padded_sequence(x, lengths, batch_first=rnn.batch_first, enforce_sorted=False)
         o, h = rnn(p)
@@ -40,7 +43,8 @@ def test_packed_sequences_through_the_recurrent_layers():
     srt = pack_sequence([seqs[2], seqs[0], seqs[1]])
     print(srt.sorted_indices, srt.batch_sizes, [u.shape for u in unpack_sequence(srt)])
     h0 = torch.ones(1, 3, 2)
-    o, h = torch.nn.RNN(3, 2)(pack_padded_sequence(padded, lengths, enforce_sorted=False), h0 * torch.tensor([[[1.0], [2.0], [3.0]]]))
+    o, h = torch.nn.RNN(3, 2)(pack_padded_sequence(padded, lengths, enforce_sorted=False),
+                              h0 * torch.tensor([[[1.0], [2.0], [3.0]]]))
     print(h)
     print([u.shape for u in unpad_sequence(padded, lengths)])
     padded = padded.transpose(0, 1)

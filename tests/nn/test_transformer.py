@@ -56,7 +56,8 @@ def test_construction_printing_and_state_dict_follow_torch():
 
 def test_warnings_about_the_inference_fast_path_are_torchs():
     same_output("""
-    for layer in (torch.nn.TransformerEncoderLayer(4, 2, 8), torch.nn.TransformerEncoderLayer(4, 1, 8, batch_first=True),
+    for layer in (torch.nn.TransformerEncoderLayer(4, 2, 8),
+                  torch.nn.TransformerEncoderLayer(4, 1, 8, batch_first=True),
                   torch.nn.TransformerEncoderLayer(4, 2, 8, batch_first=True, norm_first=True),
                   torch.nn.TransformerEncoderLayer(4, 2, 8, batch_first=True, activation=torch.tanh),
                   torch.nn.TransformerEncoderLayer(4, 2, 8, batch_first=True)):

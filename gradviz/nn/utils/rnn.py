@@ -78,8 +78,8 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False, pad
     max_seq_length = len(batch_sizes)
     if total_length is not None:
         if total_length < max_seq_length:
-            raise ValueError("Expected total_length to be at least the length of the longest sequence in input, but got "
-                             f"total_length={total_length} and max sequence length being {max_seq_length}")
+            raise ValueError("Expected total_length to be at least the length of the longest sequence in input, but "
+                             f"got total_length={total_length} and max sequence length being {max_seq_length}")
         max_seq_length = total_length
     data = sequence.data
     padded = creation.full((max_seq_length, batch_sizes[0]) + tuple(data.shape[1:]), padding_value, dtype=data.dtype,
