@@ -12,6 +12,7 @@ from ..functions import nnops
 from ..functions.attention import add_scalar, scaled_dot_product_attention
 from ..functions.linalg import linear
 from ..functions.pointwise import sigmoid, tanh
+from ..functions import pool as nnpool
 from ..functions.pool import padding_mode
 from ..functions.reduce import softmax
 from ..functions.shape import _outputs, cat
@@ -60,6 +61,17 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     dims = tuple(range(-len(shape), 0))
     out = input * add_scalar(input.pow(2).mean(dims, keepdim=True), eps).rsqrt()
     return out * weight if weight is not None else out
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """torch's: the 2-d kernel on input.unsqueeze(-2), squeezed back (the graph holds those nodes)."""
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument #1 "
+                           "'self' (while checking arguments for adaptive_max_pool1d)")
+    size = output_size if isinstance(output_size, int) else output_size[0]
+    out, indices = nnpool.adaptive_max_pool2d(input.unsqueeze(-2), (1, size), return_indices=True)
+    out, indices = out.squeeze(-2), indices.squeeze(-2)
+    return (out, indices) if return_indices else out
 
 
 def _feature_dropout(input, p, training, batched_ndim=None):

@@ -316,3 +316,19 @@ def test_activations_take_torchs_inplace_flag():
     net = nn.Sequential(nn.Conv2d(3, 4, 4, 2, 1, bias=False), nn.LeakyReLU(0.2, inplace=True))
     print(net)
     """)
+
+
+def test_adaptive_max_pool1d():
+    same_output("""
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 7, requires_grad=True)
+    y, i = torch.nn.functional.adaptive_max_pool1d(x, 3, return_indices=True)
+    y.sum().backward()
+    print(y, y.grad_fn.name(), y.grad_fn.next_functions[0][0].name(), i, x.grad[0])
+    pool = torch.nn.AdaptiveMaxPool1d(4)
+    print(pool, pool(x[0]).shape, torch.nn.AdaptiveMaxPool1d((2,), return_indices=True)(x)[1])
+    try:
+        pool(torch.randn(7))
+    except RuntimeError as e:
+        print(e)
+    """)

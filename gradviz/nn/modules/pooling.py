@@ -101,6 +101,11 @@ class AdaptiveAvgPool3d(_AdaptivePool):
         return F.adaptive_avg_pool3d(input, self.output_size)
 
 
+class AdaptiveMaxPool1d(_AdaptivePool):
+    def forward(self, input):
+        return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)
+
+
 class AdaptiveMaxPool2d(_AdaptivePool):
     def forward(self, input):
         return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
