@@ -79,3 +79,14 @@ def test_a_deep_copy_stays_lazy_and_a_materialized_parameter_is_the_same_object(
     assert type(twin).__name__ == "LazyLinear" and repr(twin.weight) == "<UninitializedParameter>"
     twin(gradviz.ones(1, 7))
     assert twin.in_features == 7 and type(twin) is gradviz.nn.Linear
+
+
+def test_a_lazy_model_saved_whole_loads_back_lazy():
+    import io
+    model = gradviz.nn.Sequential(gradviz.nn.LazyLinear(3), gradviz.nn.ReLU())
+    buffer = io.BytesIO()
+    gradviz.save(model, buffer)
+    buffer.seek(0)
+    loaded = gradviz.load(buffer, weights_only=False)
+    assert type(loaded[0]).__name__ == "LazyLinear" and repr(loaded[0].weight) == "<UninitializedParameter>"
+    assert tuple(loaded(gradviz.ones(2, 4)).shape) == (2, 3) and loaded[0].in_features == 4
