@@ -42,6 +42,9 @@ class _Pickler(pickle.Pickler):
     def reducer_override(self, obj):
         if isinstance(obj, Tensor):
             from .nn.modules import Parameter
+            from .nn.parameter import is_lazy
+            if is_lazy(obj):   # an uninitialized parameter has no data: it pickles as itself (its __reduce_ex__)
+                return NotImplemented
             data = backend.to_numpy(obj._data)
             if not data.flags.c_contiguous:   # (np.ascontiguousarray would make a 0-d array 1-d)
                 data = data.copy()

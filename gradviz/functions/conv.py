@@ -1,20 +1,13 @@
-"""conv1d/conv2d and the transposed convolutions on Tensors: torch's argument checks and
+"""conv1d/2d/3d and the transposed convolutions on Tensors: torch's argument checks and
 'same' padding, then one ConvolutionBackward0 record of gradviz.ops.conv."""
 from __future__ import annotations
 
 import warnings
 
 from ..autograd.apply import apply
-from ..tensor import Tensor
-from ..ops.conv import CONVOLUTION
-from ..ops.core import namespace
+from ..ops.conv import CONV_TRANSPOSE, CONVOLUTION
 from ..dtypes import C_TYPE
-from .nnops import pad as constant_pad
-
-
-def _no_bias(like):
-    """An empty, grad-free stand-in for a missing bias: its edge is (None, 0), as in PyTorch."""
-    return Tensor._make(namespace(like._data).zeros(0, dtype=like._data.dtype))
+from .nnops import _no_bias, pad as constant_pad
 
 
 # -- the public functions -------------------------------------------------------------------------
@@ -30,10 +23,21 @@ def _tuple(v, nd, name="value"):
     return v
 
 
+def _check_weight_dims(input, weight, stride):
+    """torch reads the convolution's dims off the weight: a weight of other dims fails its check of the
+    stride (a 1-d stride broadcasts, and the input's dims fail instead)."""
+    if weight.ndim == input.ndim:
+        return
+    if len(stride) > 1:
+        raise RuntimeError(f"expected stride to be a single integer value or a list of {weight.ndim - 2} values to "
+                           f"match the convolution dimensions, but got stride={list(stride)}")
+    raise RuntimeError(f"Expected {weight.ndim}-dimensional input for {weight.ndim}-dimensional weight "
+                       f"{list(weight.shape)}, but got {input.ndim}-dimensional input of size {list(input.shape)} "
+                       "instead")
+
+
 def _check_conv(input, weight, bias, nd, stride, padding, dilation, groups):
-    if weight.ndim != nd + 2:
-        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to conv{nd}d, but got "
-                           f"weight of size {list(weight.shape)}")
+    _check_weight_dims(input, weight, stride)
     if input.dtype is not weight.dtype:
         raise RuntimeError(f"Input type ({_cname(input)}) and weight type ({_cname(weight)}) should be the same")
     if bias is not None and bias.dtype is not weight.dtype:
@@ -108,3 +112,78 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return convolution(input, weight, bias, stride, padding, dilation, groups, 2)
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return convolution(input, weight, bias, stride, padding, dilation, groups, 3)
+
+
+_AXES = {1: ("height", "width"), 2: ("height", "width"), 3: ("depth", "height", "width")}
+
+
+def _check_transposed(input, weight, bias, nd, stride, padding, output_padding, dilation, groups):
+    """torch's checks of a transposed convolution's arguments, in its order and words."""
+    _check_weight_dims(input, weight, stride)
+    if input.dtype is not weight.dtype:
+        raise RuntimeError(f"Input type ({input.type()}) and weight type ({weight.type()}) should be the same or "
+                           "input should be a MKLDNN tensor and weight is a dense tensor")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(p < 0 for p in output_padding):
+        raise RuntimeError("negative output_padding is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError("dilation should be greater than zero")
+    c, og = weight.shape[:2]
+    if c % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
+                           f"got weight of size [{list(weight.shape)}] instead")
+    if input.shape[1] != c:
+        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected input"
+                           f"{list(input.shape)} to have {c} channels, but got {input.shape[1]} channels instead")
+    if bias is not None and tuple(bias.shape) != (og * groups,):
+        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected bias to be "
+                           f"1-dimensional with {og * groups} elements, but got bias of size {list(bias.shape)} "
+                           "instead")
+    if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
+        # torch words a 1-d convolution as the 2-d one it runs: a height of size 1 in front
+        lead = (0,) * (nd == 1), (1,) * (nd == 1)
+        values = [lead[0] + tuple(output_padding), lead[1] + tuple(stride), lead[1] + tuple(dilation)]
+        raise RuntimeError("output padding must be smaller than either stride or dilation, but got " + " ".join(
+            f"{what}_{axis}: {v}" for what, vs in zip(("output_padding", "stride", "dilation"), values)
+            for axis, v in zip(_AXES[nd], vs)))
+    sizes = [s * (n - 1) - 2 * p + d * (k - 1) + op + 1 for n, k, s, p, op, d in
+             zip(input.shape[2:], weight.shape[2:], stride, padding, output_padding, dilation)]
+    if any(n <= 0 for n in sizes):
+        raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, input.shape[2:]))}). Calculated "
+                           f"output size per channel: ({' x '.join(map(str, sizes))}). Output size is too small")
+
+
+def conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, nd):
+    """conv_transpose{nd}d: unbatched input is unsqueezed and squeezed back."""
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to conv_transpose{nd}d, but "
+                           f"got input of size: {list(input.shape)}")
+    if input.ndim == nd + 1:
+        return conv_transpose(input.unsqueeze(0), weight, bias, stride, padding, output_padding, groups, dilation,
+                              nd).squeeze(0)
+    stride, padding = _tuple(stride, nd, "stride"), _tuple(padding, nd, "padding")
+    output_padding, dilation = _tuple(output_padding, nd, "output_padding"), _tuple(dilation, nd, "dilation")
+    _check_transposed(input, weight, bias, nd, stride, padding, output_padding, dilation, groups)
+    b = bias if bias is not None else _no_bias(input)
+    return apply(CONV_TRANSPOSE, (input, weight, b), (stride, padding, output_padding, dilation, int(groups)))
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    return conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 1)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    return conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    return conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 3)

@@ -9,13 +9,15 @@ from .._args import check_tensor
 from ..autograd.apply import apply
 from ..dtypes import SCALAR_TYPE, floating_kernel
 from .reduce import _dims_keep, normalize_dims
-from ..ops.nnops import (BATCH_NORM, CONSTANT_PAD, ELU, EMBEDDING, GLU, HARDSHRINK, HARDSIGMOID, HARDSWISH, HARDTANH,
-                         HARDTANH_BACKWARD,
+from ..ops.nnops import (BATCH_NORM, CONSTANT_PAD, ELU, EMBEDDING, EMBEDDING_BAG, GLU, HARDSHRINK, HARDSIGMOID,
+                         HARDSWISH, HARDTANH, HARDTANH_BACKWARD,
                          LAYER_NORM, LOGSIGMOID, MISH, NORM_DIM, PDIST, PRELU, SELU_ALPHA, SELU_SCALE, SILU,
                          SOFTSHRINK, THRESHOLD)
 from .index import _in_range
 from .pointwise import _defjvp, _diagonal, _recorded_as
 from .linalg import einsum
+from ..ops.core import namespace
+from ..tensor import Tensor
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
@@ -156,6 +158,68 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     if padding_idx is not None and padding_idx < 0:
         padding_idx += n
     return apply(EMBEDDING, (weight,), (idx, padding_idx))
+
+
+def _no_bias(like):
+    """An empty, grad-free stand-in for a missing input (a bias, per-sample weights): its edge is
+    (None, 0), as in PyTorch."""
+    return Tensor._make(namespace(like._data).zeros(0, dtype=like._data.dtype))
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
+                  sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """Each bag of indices (a row of a 2-d input, or the run of a 1-d input from one offset to the
+    next) as one row: the sum, mean or per-feature max of its rows of weight (padding_idx rows left
+    out); one EmbeddingBagBackward0 node, as torch records."""
+    if per_sample_weights is not None and tuple(input.shape) != tuple(per_sample_weights.shape):
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, then it "
+                         f"must have the same shape as the input ({input.shape})")
+    if weight.ndim != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.ndim}")
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+                             f"fixed length sequences. However, found offsets of type {type(offsets)}")
+        starts = list(range(0, input.numel(), input.shape[1])) if input.shape[1] else [0] * input.shape[0]
+        ends = starts[1:] + [input.numel()]
+    elif input.ndim == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.ndim != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+        bounds = [int(o) for o in offsets.tolist()]
+        starts = bounds[:-1] if include_last_offset else bounds
+        ends = bounds[1:] if include_last_offset else bounds[1:] + [input.numel()]
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    if max_norm is not None:
+        raise NotImplementedError("embedding_bag: max_norm (renormalizing the rows it reads) is not supported")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                  f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+                                  "GitHub.")
+    flat = backend.to_numpy(input.reshape(-1)._data)
+    n = weight.shape[0]
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += n
+    bag = np.repeat(np.arange(len(starts)), [e - s for s, e in zip(starts, ends)])
+    pos = np.arange(flat.shape[0])[:bag.shape[0]]
+    keep = flat[pos] != padding_idx if padding_idx is not None else np.ones(pos.shape, bool)
+    pos, bag = pos[keep], bag[keep]
+    idx = flat[pos].astype(np.int64)
+    counts = np.bincount(bag, minlength=len(starts))
+    scale = (1.0 / counts[bag] if mode == "mean" else np.ones(bag.shape)).astype(weight._data.dtype)
+    arg = np.full((len(starts), weight.shape[1]), -1, dtype=np.int64)
+    if mode == "max":
+        w = backend.to_numpy(weight._data)
+        for b in range(len(starts)):
+            rows = idx[bag == b]
+            if rows.size:   # the first row that reaches each feature's max, as torch's loop keeps it
+                arg[b] = rows[np.argmax(w[rows], axis=0)]
+    psw = per_sample_weights.reshape(-1) if per_sample_weights is not None else _no_bias(weight)
+    return apply(EMBEDDING_BAG, (weight, psw), (idx, pos, bag, scale, arg, len(starts), mode))
 
 
 def pad(input, pad, mode="constant", value=None):

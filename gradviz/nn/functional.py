@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from ..functions.attention import group_norm, scaled_dot_product_attention  # noqa: F401
-from ..functions.conv import conv1d, conv2d  # noqa: F401
+from ..functions.conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d,  # noqa: F401
+                              conv_transpose3d)
 from ..autograd.apply import apply
 from ..dtypes import SCALAR_TYPE
 from ..functions.linalg import linear  # noqa: F401
@@ -10,8 +11,8 @@ from ..ops.loss import _reduced
 from ..functions.loss import (_check_same_size, _legacy_reduction, binary_cross_entropy,  # noqa: F401
                               binary_cross_entropy_with_logits, check_class_weight, huber_loss, mse_loss, nll_loss,
                               smooth_l1_loss)
-from ..functions.nnops import (batch_norm, celu, dropout, elu, embedding, hardsigmoid, hardswish, hardtanh,
-                               layer_norm, logsigmoid, mish, pairwise_distance, relu6, selu, silu)
+from ..functions.nnops import (batch_norm, celu, dropout, elu, embedding, embedding_bag, hardsigmoid, hardswish,
+                               hardtanh, layer_norm, logsigmoid, mish, pairwise_distance, relu6, selu, silu)
 from ..functions.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool2d,
                               avg_pool1d, avg_pool2d, fold, interpolate, max_pool1d, max_pool2d, pixel_shuffle,
                               pixel_unshuffle, unfold)
@@ -116,8 +117,9 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 
-from .functional_layers import (dropout1d, dropout2d, gru_cell, instance_norm, lstm_cell,  # noqa: E402,F401
-                                multi_head_attention_forward, pad, rms_norm, rnn_relu_cell, rnn_tanh_cell)
+from .functional_layers import (adaptive_max_pool1d, dropout1d, dropout2d, dropout3d, gru_cell,  # noqa: E402,F401
+                                instance_norm, lstm_cell, multi_head_attention_forward, pad, rms_norm, rnn_relu_cell,
+                                rnn_tanh_cell)
 from ..functions.loss import (cosine_embedding_loss, gaussian_nll_loss, hinge_embedding_loss, margin_ranking_loss,
                               multilabel_soft_margin_loss, poisson_nll_loss, soft_margin_loss, triplet_margin_loss)
 from ..functions.nnops import (bilinear, glu, hardshrink, pdist, prelu, softshrink, tanhshrink,

@@ -12,6 +12,7 @@ from ..functions import nnops
 from ..functions.attention import add_scalar, scaled_dot_product_attention
 from ..functions.linalg import linear
 from ..functions.pointwise import sigmoid, tanh
+from ..functions import pool as nnpool
 from ..functions.pool import padding_mode
 from ..functions.reduce import softmax
 from ..functions.shape import _outputs, cat
@@ -62,15 +63,29 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     return out * weight if weight is not None else out
 
 
-def _feature_dropout(input, p, training, batched_ndim):
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """torch's: the 2-d kernel on input.unsqueeze(-2), squeezed back (the graph holds those nodes)."""
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument #1 "
+                           "'self' (while checking arguments for adaptive_max_pool1d)")
+    size = output_size if isinstance(output_size, int) else output_size[0]
+    out, indices = nnpool.adaptive_max_pool2d(input.unsqueeze(-2), (1, size), return_indices=True)
+    out, indices = out.squeeze(-2), indices.squeeze(-2)
+    return (out, indices) if return_indices else out
+
+
+def _feature_dropout(input, p, training, batched_ndim=None):
+    """Whole channels (dim 1) zeroed, as torch's F: an input without batched_ndim dims is unsqueezed to
+    a batch of one first and squeezed back after (so its graph holds those two nodes, in eval mode
+    too); dropout2d passes None, keeping torch's old reading of a 3-d input as (N, C, L)."""
     if not 0 <= p <= 1:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if batched_ndim is not None and input.ndim != batched_ndim:
+        return _feature_dropout(input.unsqueeze(0), p, training).squeeze(0)
     if not training or p == 0:
         return input
     from ..creation import empty, full
-    batched = input.ndim == batched_ndim
-    lead = input.shape[:2] if batched else input.shape[:1]
-    shape = tuple(lead) + (1,) * (input.ndim - len(lead))
+    shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2)
     if p == 1:
         return input * full(shape, 0.0, dtype=input.dtype, device=input.device)
     # torch's draw: bernoulli_(1 − p) with a float p (one double draw per channel), then div_
@@ -93,7 +108,23 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
                       "dropout instead. Note that dropout2d exists to provide channel-wise dropout on inputs with 2 "
                       "spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 3D or 4D "
                       "inputs).", stacklevel=2)
-    return _feature_dropout(input, p, training, 4)
+    if input.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior "
+                      "is desired - input is interpreted as shape (N, C, L), where C is the channel dim. This behavior "
+                      "will change in a future release to interpret the input as one without a batch dimension, i.e. "
+                      "shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please switch to using "
+                      "dropout1d instead.", stacklevel=2)
+    return _feature_dropout(input, p, training)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    if input.ndim not in (4, 5):
+        warnings.warn(f"dropout3d: Received a {input.ndim}-D input to dropout3d, which is deprecated and will result "
+                      "in an error in a future release. To retain the behavior and silence this warning, please use "
+                      "dropout instead. Note that dropout3d exists to provide channel-wise dropout on inputs with 3 "
+                      "spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 4D or 5D "
+                      "inputs).", stacklevel=2)
+    return _feature_dropout(input, p, training, 5)
 
 
 # -- recurrent cells, composed as PyTorch's CPU kernels compose them --------------------------------
@@ -164,7 +195,7 @@ def gru_cell(x, h, w_ih, w_hh, b_ih=None, b_hh=None):
 
 
 # -- multi-head attention ------------------------------------------------------------------------------
-def _canonical_mask(mask, name: str, dtype, other=None):
+def _canonical_mask(mask, name: str, dtype, other=None, other_name: str = "attn_mask"):
     """torch's _canonical_mask: a bool mask (True: do not attend) as −inf/0 numbers of dtype to add to
     the scores, a float mask as it is, other dtypes refused; a key_padding_mask whose attn_mask (other)
     has another dtype is warned of."""
@@ -174,7 +205,8 @@ def _canonical_mask(mask, name: str, dtype, other=None):
     if not boolean and not mask.is_floating_point():
         raise AssertionError(f"only bool and floating types of {name} are supported")
     if other is not None and other.dtype != mask.dtype:
-        warnings.warn(f"Support for mismatched {name} and attn_mask is deprecated. Use same type for both instead.",
+        warnings.warn(f"Support for mismatched {name} and {other_name} is deprecated. Use same type for both "
+                      "instead.",
                       stacklevel=2)
     if not boolean:
         return mask

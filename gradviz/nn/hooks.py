@@ -176,7 +176,7 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
 def load_state_dict(module, state_dict, strict: bool, assign: bool) -> _IncompatibleKeys:
     """Module.load_state_dict: walk the modules as state_dict does, copy each entry in place
     under no_grad, and collect torch's complaints before raising them all at once."""
-    from .modules import Parameter
+    from .parameter import Parameter, is_lazy
     if not isinstance(state_dict, Mapping):
         raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
     missing, unexpected, errors = [], [], []
@@ -195,6 +195,9 @@ def load_state_dict(module, state_dict, strict: bool, assign: bool) -> _Incompat
                 errors.append(f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like '
                               f"object from checkpoint but received {type(value)}")
                 continue
+            if is_lazy(param) and not is_lazy(value):   # a lazy module takes the checkpoint's shape
+                with no_grad():
+                    param.materialize(value.shape)
             if tuple(value.shape) != tuple(param.shape):
                 errors.append(f"size mismatch for {key}: copying a param with shape {value.shape} from checkpoint, "
                               f"the shape in current model is {param.shape}.")

@@ -293,3 +293,77 @@ CONV_WEIGHT_GRAD = Op(
     symbols=("g", "x"),
     latex=r"$c = \textstyle\sum_{n} $1_{n} \star $0_{n}" + _CONSTANTS,
     vjp_latex=(r"$1 \star \bar{g}", r"$0 \star \operatorname{flip}(\bar{g})"))
+
+
+# -- the transposed convolution ---------------------------------------------------------------------
+# y = conv_transpose(x, W) is the input gradient of a convolution whose output is x: each input
+# pixel scatters W, spaced by the stride, into the output, which is then cropped by the padding
+# (and grown by output_padding at its far end, which receives nothing). Its adjoints are the
+# convolution (for x) and the convolution's weight gradient with the roles of x and ḡ exchanged
+# (for W), so the records above also give it its double backward.
+TRANSPOSED_PARAMS = ("stride", "padding", "output_padding", "dilation", "groups")
+
+
+def _pad_crop(xp, a, pads):
+    """The trailing dims padded with zeros by each (lo, hi) > 0 and cropped by each < 0."""
+    a = pad_spatial(xp, a, [(max(lo, 0), max(hi, 0)) for lo, hi in pads])
+    return _crop(a, [(max(-lo, 0), max(-hi, 0)) for lo, hi in pads])
+
+
+def conv_transpose_arrays(xp, x, w, b, stride, padding, output_padding, dilation, groups):
+    k = w.shape[2:]
+    full = tuple(s * (n - 1) + d * (kk - 1) + 1 for n, kk, s, d in zip(x.shape[2:], k, stride, dilation))
+    y = conv_input_grad_arrays(xp, x, w, (x.shape[0], w.shape[1] * groups) + full, stride, (0,) * len(k), dilation,
+                               groups)
+    y = xp.ascontiguousarray(_pad_crop(xp, y, [(-p, op - p) for p, op in zip(padding, output_padding)]))
+    if b is not None and b.size:
+        y += b.reshape((-1,) + (1,) * len(k))
+    return y
+
+
+def _extend(xp, a, extra):
+    """a with extra[i] zeros appended to its i-th trailing dim (on arrays and Tensors alike)."""
+    lead = a.ndim - len(extra)
+    for i, e in enumerate(extra):
+        if e:
+            key = (slice(None),) * (lead + i) + (slice(0, e),)
+            a = xp.concatenate([a, xp.zeros_like(a[key])], axis=lead + i)
+    return a
+
+
+def _surplus(x, stride, output_padding):
+    """How many more windows the convolution of ḡ has than x has pixels, per dim: none unless
+    output_padding ≥ stride (allowed when the dilation is larger)."""
+    return [op // s for op, s in zip(output_padding, stride)]
+
+
+def _tconv_vjp_input(xp, g, y, x, w, b, stride, padding, output_padding, dilation, groups):
+    p = (stride, padding, dilation, groups)
+    gx = conv_arrays(xp, g, w, None, *p) if xp.arrays else xp.apply(CONVOLUTION, (g, w, xp.no_input(g)), p)
+    if any(_surplus(x, stride, output_padding)):
+        gx = gx[(Ellipsis,) + tuple(slice(0, n) for n in x.shape[2:])]
+    return gx
+
+
+def _tconv_vjp_weight(xp, g, y, x, w, b, stride, padding, output_padding, dilation, groups):
+    x = _extend(xp, x, _surplus(x, stride, output_padding))   # pixels that scatter nothing: no contribution
+    p = (stride, padding, dilation, groups)
+    if xp.arrays:
+        return conv_weight_grad_arrays(xp, x, g, w.shape, *p)
+    return xp.apply(CONV_WEIGHT_GRAD, (x, g), (tuple(w.shape),) + p)
+
+
+CONV_TRANSPOSE = Op(
+    "conv_transpose", "ConvolutionBackward0",
+    "y[n,o,s·p + d·k − pad] += W[c,o,k] · x[n,c,p]  (+ b[o]: each pixel scatters the kernel, = col2im(x Wᵀ))",
+    conv_transpose_arrays, vjp=(_tconv_vjp_input, _tconv_vjp_weight, _conv_vjp_bias),
+    vjp_formulas=("conv(ḡ, W): the convolution is the transposed convolution's adjoint",
+                  "x ⋆ ḡ: the correlation of ḡ with x, = xᵀ im2col(ḡ)",
+                  "Σ ḡ over the batch and every position"),
+    args=("input", "weight", "bias"), params=TRANSPOSED_PARAMS, saves=("input", "weight"), symbols=("x", "W", "b"),
+    latex=(r"$c = \operatorname{conv}^{\top}($0,\, $1) + $2:\; $c[n, o, s p + d k - q] \mathrel{+}= "
+           r"\sum_{i} $1[i, o, k]\, $0[n, i, p]" + _CONSTANTS),
+    vjp_latex=(r"\operatorname{conv}(\bar{g},\, $1)",
+               r"\textstyle\sum_{n} \bar{g}_{n} \star $0_{n}:\; \sum_{n,\, p} $0[n, i, p]\, "
+               r"\bar{g}[n,\, o,\, s p + d k - q] \text{ at } [i, o, k]",
+               r"\textstyle\sum_{n,\, p} \bar{g}[n, o, p] \text{ at } [o]"))

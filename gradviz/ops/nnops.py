@@ -168,6 +168,51 @@ EMBEDDING = Op("embedding", "EmbeddingBackward0", "c = W[idx]", lambda xp, w, id
                vjp_latex=(r"\text{rows idx of } \partial $0 \text{ += } \bar{g} \text{ (not the padding row)}",))
 
 
+# embedding_bag: each bag's rows of W reduced to one (sum, mean or max). The caller resolves the bags:
+# `idx` the rows read (padding entries dropped), `pos` where each sits in the input (for the
+# per-sample weights), `bag` which bag it adds to, `scale` its factor (1, or 1/count for mean);
+# for max, `arg` is the row each (bag, feature) took its value from (−1 for an empty bag). `scale` has
+# the weight's dtype.
+def _bag_forward(xp, w, psw, idx, pos, bag, scale, arg, num_bags, mode):
+    if mode == "max":
+        taken = xp.take_along_axis(w, xp.maximum(arg, 0), 0)
+        return xp.where(arg >= 0, taken, xp.zeros((), dtype=w.dtype))
+    rows = w[idx] * scale[:, None]
+    if psw.size:
+        rows = rows * psw[pos][:, None]
+    return xp.index_scatter(rows, (num_bags, w.shape[1]), (bag,), True)
+
+
+def _bag_vjp_weight(xp, g, c, w, psw, idx, pos, bag, scale, arg, num_bags, mode):
+    if mode == "max":
+        rows, cols = np.nonzero(arg >= 0)
+        return xp.index_scatter(g[rows, cols], tuple(w.shape), (arg[rows, cols], cols), True)
+    rows = g[bag] * (scale[:, None] if xp.arrays else xp.constant(scale[:, None]))
+    if psw.size:
+        rows = rows * xp.expand_dims(psw[pos], -1)
+    return xp.index_scatter(rows, tuple(w.shape), (idx,), True)
+
+
+def _bag_vjp_weights(xp, g, c, w, psw, idx, pos, bag, scale, arg, num_bags, mode):
+    # each sample weight scales its row of W: its gradient is that row's dot product with its bag's ḡ
+    dots = xp.sum(w[idx] * g[bag], -1)
+    return xp.index_scatter(dots, tuple(psw.shape), (pos,), True)
+
+
+EMBEDDING_BAG = Op(
+    "embedding_bag", "EmbeddingBagBackward0",
+    "c[b] = Σ_{i ∈ bag b} sᵢ · W[idxᵢ]  (sum; mean: sᵢ = 1/|bag|; max: per feature)",
+    _bag_forward, vjp=(_bag_vjp_weight, _bag_vjp_weights),
+    vjp_formulas=("rows idxᵢ of ∂W += sᵢ · ḡ[bag of i] (max: only the row that won each feature)",
+                  "∂sᵢ = W[idxᵢ] · ḡ[bag of i]"),
+    args=("weight", "per_sample_weights"), params=("indices", "positions", "bags", "scale", "max_indices",
+                                                   "num_bags", "mode"),
+    saves=("weight", "per_sample_weights"), symbols=("W", "s"), broadcasts=(),
+    latex=r"$c[b] = \sum_{i \in b} $1_i\, $0[\mathrm{idx}_i]",
+    vjp_latex=(r"\text{rows idx}_i \text{ of } \partial $0 \mathrel{+}= $1_i\, \bar{g}[b(i)]",
+               r"\partial $1_i = $0[\mathrm{idx}_i] \cdot \bar{g}[b(i)]"))
+
+
 def _pad_array(xp, a, pad, value):
     """Constant padding; a negative amount crops. pad lists (before, after) from the last dim back."""
     src, dst, shape = [slice(None)] * a.ndim, [slice(None)] * a.ndim, list(a.shape)

@@ -201,9 +201,10 @@ def unbind_op(n):
 
 # -- more shape ops: triangles, diagonals, rolls and the helpers built from views --------------
 def _triangle_op(name, torch_name, part):
-    """a masked to one triangle (the mask is a param): ḡ masked the same way."""
+    """a masked to one triangle (the mask is a param): ḡ masked the same way. The forward selects
+    rather than multiplies, so an infinite entry outside the triangle (a causal mask's −inf) gives 0."""
     return Op(name, torch_name, f"c = {part} triangle of a",
-              lambda xp, a, k, keep: xp.keep(a, keep) if a.dtype != bool else a & keep,
+              lambda xp, a, k, keep: xp.where(keep, a, a.dtype.type(0)) if a.dtype != bool else a & keep,
               vjp=(lambda xp, g, c, a, k, keep: xp.keep(g, keep),), vjp_formulas=(f"{part} triangle of ḡ",),
               params=("diagonal", "mask"), latex=rf"$c = \text{{{part} triangle of }} $0",
               vjp_latex=(rf"\text{{{part} triangle of }} \bar{{g}}",))

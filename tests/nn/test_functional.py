@@ -87,6 +87,15 @@ CASES = [
      [X, Y[0], Y[1]], True),
     ("embedding", lambda t, Ft, w: Ft.embedding(t.tensor([[0, 2, 2], [1, 0, 2]]), w), [X], True),
     ("embedding_padding", lambda t, Ft, w: Ft.embedding(t.tensor([0, 2, 2, 1]), w, padding_idx=2), [X], True),
+    ("embedding_bag_mean", lambda t, Ft, w: Ft.embedding_bag(t.tensor([0, 2, 1, 2, 0]), w, t.tensor([0, 2, 2])),
+     [X], True),
+    ("embedding_bag_sum_weights", lambda t, Ft, w, s: Ft.embedding_bag(t.tensor([[0, 2], [1, 1]]), w, mode="sum",
+                                                                       per_sample_weights=s), [X, P[0].reshape(2, 2)],
+     True),
+    ("embedding_bag_max", lambda t, Ft, w: Ft.embedding_bag(t.tensor([0, 2, 1, 2, 0, 1]), w, t.tensor([0, 3, 4, 6]),
+                                                            mode="max", include_last_offset=True), [X], True),
+    ("embedding_bag_padding", lambda t, Ft, w: Ft.embedding_bag(t.tensor([[0, 2, 1], [2, 2, 2]]), w, padding_idx=2),
+     [X], True),
     ("pad", lambda t, Ft, x: Ft.pad(x, (1, 2)), [X], True),
     ("pad_value_2d", lambda t, Ft, x: Ft.pad(x, (0, 1, 2, 1), value=3.5), [X], True),
     ("pad_negative", lambda t, Ft, x: Ft.pad(x, (-1, 2, 1, -1)), [X], True),
@@ -114,7 +123,7 @@ def test_torch_parity(name, prog, arrays, single):
 
 SECOND_ORDER = ["elu", "selu", "silu", "mish", "logsigmoid", "hardswish", "layer_norm", "layer_norm_affine",
                 "batch_norm_train", "smooth_l1_loss", "huber_loss", "bce_with_logits", "bce_with_logits_weights", "normalize", "cosine_similarity",
-                "bce", "bce_weight_none"]
+                "bce", "bce_weight_none", "embedding_bag_sum_weights"]
 
 
 @pytest.mark.parametrize("name", SECOND_ORDER)

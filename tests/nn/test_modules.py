@@ -434,21 +434,22 @@ def test_sequential_transfer_learning_replaces_the_head_and_trains_it():
     """)
 
 
-def test_sequential_messages_that_name_a_class_name_gradvizs():
-    """torch's messages print torch.nn's class paths; gradviz's print its own (the rest of each is torch's)."""
-    nn = gradviz.nn
-    seq = nn.Sequential(nn.ReLU())
-    with pytest.raises(ValueError, match=r"^add operator supports only objects of Sequential class, but "
-                                         r"<class 'gradviz.nn.modules.ModuleList'> is given.$"):
-        seq + nn.ModuleList()
-    with pytest.raises(ValueError, match=r"^Non-positive multiplication factor 0 for "
-                                         r"<class 'gradviz.nn.modules.Sequential'>$"):
-        seq * 0
-    with pytest.raises(TypeError, match=r"^unsupported operand type\(s\) for \*: <class 'gradviz.nn.modules.Sequential'> "
-                                        r"and <class 'float'>$"):
-        seq * 1.5
-    with pytest.raises(AssertionError, match=r"^module should be of type: <class 'gradviz.nn.modules.Module'>$"):
-        seq.insert(0, 3)
+@needs_torch
+def test_sequential_messages_name_torchs_class_paths_under_gradviz():
+    """torch's messages print a class's path (torch.nn.modules.container.Sequential); gradviz's
+    classes live at the same paths under gradviz, so each message is torch's with the one word."""
+    def message(mod, action):
+        seq = mod.nn.Sequential(mod.nn.ReLU())
+        try:
+            action(mod, seq)
+        except Exception as e:   # noqa: BLE001  (the type is compared too)
+            return type(e), str(e).replace(mod.__name__ + ".", "<lib>.")
+        raise AssertionError("no error")
+
+    actions = (lambda mod, seq: seq + mod.nn.ModuleList(), lambda mod, seq: seq * 0, lambda mod, seq: seq * 1.5,
+               lambda mod, seq: seq.insert(0, 3))
+    for action in actions:
+        assert message(gradviz, action) == message(torch, action)
 
 
 def test_sequential_edits_rename_the_diagram_scopes_and_parameters():

@@ -33,6 +33,11 @@ D2 = RNG.permutation(np.linspace(-3, 3, 2 * 3 * 7 * 6)).reshape(2, 3, 7, 6)
 D1 = RNG.permutation(np.linspace(-3, 3, 2 * 3 * 11)).reshape(2, 3, 11)
 COLS = RNG.standard_normal((2, 3 * 4, 6))
 COLS8 = RNG.standard_normal((2, 3 * 4, 8))
+WT2 = RNG.standard_normal((2, 3, 2, 2))          # transposed: (in, out / groups, *k)
+WT2G = RNG.standard_normal((2, 2, 3, 2))         # transposed, groups=2
+WT1 = RNG.standard_normal((4, 2, 3))
+WT3 = RNG.standard_normal((1, 2, 2, 2, 2))
+W3 = RNG.standard_normal((2, 1, 2, 2, 2))
 
 # (name, program, inputs, one node in torch)
 CONV = [
@@ -54,6 +59,20 @@ CONV = [
      True),
     ("conv1d_depthwise", lambda t, Ft, x, w, b: Ft.conv1d(x, w, b, padding=1, groups=4), [X1, W1G, B4], True),
     ("conv1d_same", lambda t, Ft, x, w: Ft.conv1d(x, w, padding="same"), [X1, W1], True),
+    ("conv3d", lambda t, Ft, x, w, b: Ft.conv3d(x, w, b, padding=(0, 1, 1)), [X3S, W3, B3[:2]], True),
+    ("conv_transpose2d", lambda t, Ft, x, w, b: Ft.conv_transpose2d(x, w, b), [X2S, WT2, B3], True),
+    ("conv_transpose2d_stride_pad_output_pad",
+     lambda t, Ft, x, w: Ft.conv_transpose2d(x, w, stride=2, padding=1, output_padding=1), [X2S, WT2], True),
+    ("conv_transpose2d_groups_dilation", lambda t, Ft, x, w, b: Ft.conv_transpose2d(
+        x, w, b, stride=(1, 2), padding=(2, 0), groups=2, dilation=(2, 1)), [X2S, WT2G, B4], True),
+    # output_padding ≥ stride, allowed by a larger dilation: the far pixels receive nothing
+    ("conv_transpose2d_output_pad_dilation", lambda t, Ft, x, w: Ft.conv_transpose2d(
+        x, w, padding=1, output_padding=1, dilation=2), [X2S, WT2], True),
+    ("conv_transpose1d", lambda t, Ft, x, w, b: Ft.conv_transpose1d(x, w, b, stride=3, padding=1, output_padding=2),
+     [X1[:1], WT1, B3[:2]], True),
+    ("conv_transpose1d_unbatched", lambda t, Ft, x, w: Ft.conv_transpose1d(x[0], w, stride=2), [X1, WT1], False),
+    ("conv_transpose3d", lambda t, Ft, x, w: Ft.conv_transpose3d(x, w, stride=(1, 2, 1), padding=(0, 1, 0)),
+     [X3S, WT3], True),
 ]
 
 POOL = [
@@ -145,7 +164,8 @@ OTHER_GRAPH = {"pad_circular"}
 
 
 # every VJP record once: the convolution's two adjoints, and the adjoint of each linear map
-SECOND_ORDER = ["conv2d_same", "conv1d_depthwise", "avg_pool2d_pad", "max_pool2d_stride_pad", "unfold_all",
+SECOND_ORDER = ["conv2d_same", "conv1d_depthwise", "conv_transpose2d_groups_dilation",
+                "conv_transpose2d_output_pad_dilation", "avg_pool2d_pad", "max_pool2d_stride_pad", "unfold_all",
                 "fold_overlap", "upsample_bilinear", "upsample_linear1d", "upsample_nearest", "adaptive_avg_pool2d",
                 "adaptive_max_pool2d", "pad_reflect", "pad_replicate", "pixel_shuffle", "pixel_unshuffle"]
 

@@ -1,0 +1,49 @@
+"""torch.nn.modules.instancenorm: InstanceNorm1d/2d/3d and their lazy forms."""
+from __future__ import annotations
+
+from .. import functional as F
+from .batchnorm import _LazyNormBase, _NormBase
+
+
+class _InstanceNorm(_NormBase):
+    """Each (sample, channel) normalized with its own statistics; an input without the batch
+    dimension is one sample. Off by default: the scale and shift, and running statistics."""
+    spatial_dims = 2
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1, affine: bool = False,
+                 track_running_stats: bool = False, device=None, dtype=None, *, bias: bool = True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
+
+    def forward(self, input):
+        batched = self.spatial_dims + 2
+        if input.ndim not in (batched - 1, batched):
+            raise ValueError(f"expected {batched - 1}D or {batched}D input (got {input.ndim}D input)")
+        if input.ndim == batched - 1:
+            return self.forward(input.unsqueeze(0)).squeeze(0)
+        use_stats = self.training or not self.track_running_stats
+        return F.instance_norm(input, self.running_mean, self.running_var, self.weight, self.bias, use_stats,
+                               self.momentum if self.momentum is not None else 0.1, self.eps)
+
+
+class InstanceNorm1d(_InstanceNorm):
+    spatial_dims = 1
+
+
+class InstanceNorm2d(_InstanceNorm):
+    spatial_dims = 2
+
+
+class InstanceNorm3d(_InstanceNorm):
+    spatial_dims = 3
+
+
+class LazyInstanceNorm1d(_LazyNormBase, InstanceNorm1d):
+    cls_to_become = InstanceNorm1d
+
+
+class LazyInstanceNorm2d(_LazyNormBase, InstanceNorm2d):
+    cls_to_become = InstanceNorm2d
+
+
+class LazyInstanceNorm3d(_LazyNormBase, InstanceNorm3d):
+    cls_to_become = InstanceNorm3d

@@ -1,0 +1,379 @@
+"""torch.nn.modules.module: Module, the base of every layer. A module's forward runs inside a
+named scope, so diagrams group its nodes in a cluster labelled by the module's name."""
+from __future__ import annotations
+
+import functools
+import inspect
+from collections import OrderedDict
+
+from ... import backend
+from ...scope import scope
+from ...tensor import Tensor, zero_grads
+from ..parameter import Parameter, is_lazy
+
+
+class Module:
+    """Holds parameters, buffers and submodules; calling it runs forward inside its scope,
+    with torch's forward pre-hooks, forward hooks and full backward hooks around it."""
+
+    training = True
+    _forward_pre_hooks: dict = {}
+    _forward_hooks: dict = {}
+    _backward_hooks: dict = {}
+
+    def __init_subclass__(cls, **kwargs):
+        """A gradviz layer built with device= makes its parameters and buffers there (torch's
+        factory_kwargs): its __init__ runs with that device as the factories' default. A user's own
+        Module subclass is left as written."""
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        signature = inspect.signature(init) if init is not None and cls.__module__.startswith("gradviz.") else None
+        if signature is not None and "device" in signature.parameters:
+            @functools.wraps(init)
+            def on_device(self, *args, **kw):
+                device = signature.bind(self, *args, **kw).arguments.get("device")
+                if device is None:
+                    return init(self, *args, **kw)
+                with backend.device(device):
+                    return init(self, *args, **kw)
+            cls.__init__ = on_device
+
+    def __init__(self):
+        object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_non_persistent_buffers_set", set())
+        object.__setattr__(self, "_scope_name", type(self).__name__)
+        object.__setattr__(self, "training", True)
+
+    def __setattr__(self, name, value):
+        params, modules, buffers = self.__dict__.get("_parameters"), self.__dict__.get("_modules"), \
+            self.__dict__.get("_buffers")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            modules.pop(name, None)
+            buffers.pop(name, None)
+            params[name] = value
+            if value.name is None:
+                value.name = name
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' (torch.nn.Parameter or "
+                                "None expected)")
+            params[name] = None
+        elif isinstance(value, Module):
+            if modules is None:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            params.pop(name, None)
+            buffers.pop(name, None)
+            modules[name] = value
+            _adopt(value, name)
+        elif modules is not None and name in modules:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' (torch.nn.Module or "
+                                "None expected)")
+            modules[name] = None
+        elif buffers is not None and name in buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' (torch.Tensor or None "
+                                "expected)")
+            buffers[name] = value
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        for table in ("_parameters", "_buffers", "_modules"):
+            self.__dict__[table].pop(name, None)
+        self._non_persistent_buffers_set.discard(name)
+        object.__delattr__(self, name)
+
+    def _get_name(self) -> str:
+        return type(self).__name__
+
+    def register_buffer(self, name: str, tensor, persistent: bool = True):
+        """A tensor that is state but not a parameter (BatchNorm's running statistics)."""
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"buffer name should be a string. Got {_typename(name)}")
+        if "." in name:
+            raise KeyError('buffer name can\'t contain "."')
+        if name == "":
+            raise KeyError('buffer name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' (torch Tensor or None "
+                            "required)")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+        object.__setattr__(self, name, tensor)
+
+    def register_parameter(self, name: str, param):
+        if param is None:
+            self._parameters[name] = None
+            object.__setattr__(self, name, None)
+        else:
+            if not isinstance(param, Parameter):
+                raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' "
+                                "(torch.nn.Parameter or None required)")
+            setattr(self, name, param)
+
+    def add_module(self, name: str, module):
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {_typename(name)}")
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        if "." in name:
+            raise KeyError(f'module name can\'t contain ".", got: {name}')
+        if name == "":
+            raise KeyError('module name can\'t be empty string ""')
+        if module is None:   # registered as an empty slot, as torch does
+            self._modules[name] = None
+            object.__setattr__(self, name, None)
+        else:
+            setattr(self, name, module)
+
+    register_module = add_module
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f"Module [{type(self).__name__}] is missing the required \"forward\" function")
+
+    def __call__(self, *args, **kwargs):
+        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks):
+            with scope(self._scope_name):
+                return self.forward(*args, **kwargs)
+        from ..hooks import call_with_hooks
+        with scope(self._scope_name):
+            return call_with_hooks(self, args, kwargs)
+
+    # -- hooks ----------------------------------------------------------------------------------
+    def _add_hook(self, table: str, hook, prepend: bool, **flags):
+        from ..hooks import RemovableHandle
+        hooks = self.__dict__.get(table)
+        if hooks is None:
+            hooks = OrderedDict()
+            object.__setattr__(self, table, hooks)
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = (hook, flags)
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_forward_pre_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False):
+        """hook(module, args) runs before forward and may return new args."""
+        return self._add_hook("_forward_pre_hooks", hook, prepend, with_kwargs=with_kwargs)
+
+    def register_forward_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False,
+                              always_call: bool = False):
+        """hook(module, args, output) runs after forward and may return a new output."""
+        return self._add_hook("_forward_hooks", hook, prepend, with_kwargs=with_kwargs, always_call=always_call)
+
+    def register_full_backward_hook(self, hook, prepend: bool = False):
+        """hook(module, grad_input, grad_output) runs when the gradients w.r.t. the module's
+        inputs are computed, and may return new grad_input."""
+        return self._add_hook("_backward_hooks", hook, prepend)
+
+    # -- traversal ------------------------------------------------------------------------------
+    def _named_members(self, get_members, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+        memo = set()
+        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse \
+            else [(prefix, self)]
+        for module_prefix, module in modules:
+            for k, v in get_members(module):
+                if v is None or (remove_duplicate and id(v) in memo):
+                    continue
+                if remove_duplicate:
+                    memo.add(id(v))
+                yield module_prefix + ("." if module_prefix else "") + k, v
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+        return self._named_members(lambda m: m._parameters.items(), prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse: bool = True):
+        return (p for _, p in self.named_parameters(recurse=recurse))
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+        return self._named_members(lambda m: m._buffers.items(), prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse: bool = True):
+        return (b for _, b in self.named_buffers(recurse=recurse))
+
+    def named_modules(self, memo: set | None = None, prefix: str = "", remove_duplicate: bool = True):
+        """(qualified name, module) for this module and every submodule, each shared one once."""
+        if memo is None:
+            memo = set()
+        if id(self) in memo:
+            return
+        if remove_duplicate:
+            memo.add(id(self))
+        yield prefix, self
+        for name, m in self._modules.items():
+            if m is None:
+                continue
+            yield from m.named_modules(memo, prefix + ("." if prefix else "") + name, remove_duplicate)
+
+    def modules(self):
+        return (m for _, m in self.named_modules())
+
+    def named_children(self):
+        seen = set()
+        for name, m in self._modules.items():
+            if m is not None and id(m) not in seen:
+                seen.add(id(m))
+                yield name, m
+
+    def children(self):
+        return (m for _, m in self.named_children())
+
+    def apply(self, fn):
+        """fn(module) on every submodule (children first), then on this one; returns self."""
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
+
+    def requires_grad_(self, requires_grad: bool = True):
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True):
+        zero_grads(self.parameters(), set_to_none)
+
+    def train(self, mode: bool = True):
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        object.__setattr__(self, "training", mode)
+        for m in self.children():
+            m.train(mode)
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def to(self, *args, **kwargs):
+        for owner in [m for _, m in self.named_modules()]:
+            for p in owner._parameters.values():
+                # the same Parameter objects (an optimizer built before .to() still holds them),
+                # with new data, as torch's param.data = fn(param)
+                if p is not None:
+                    p._data = p.detach().to(*args, **kwargs)._data
+                    if p._grad is not None:
+                        p._grad._data = p._grad.to(*args, **kwargs)._data
+            for name, b in list(owner._buffers.items()):
+                if b is not None:
+                    # integer counters keep their dtype when the module changes its float dtype
+                    keep = b.is_floating_point() is False and any(getattr(a, "is_floating_point", False)
+                                                                 for a in args + tuple(kwargs.values()))
+                    owner.register_buffer(name, b if keep else b.to(*args, **kwargs),
+                                          name not in owner._non_persistent_buffers_set)
+        return self
+
+    def double(self):
+        from ... import dtypes
+        return self.to(dtypes.float64)
+
+    def half(self):
+        from ... import dtypes
+        return self.to(dtypes.float16)
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def cuda(self, device=None):
+        return self.to("cuda" if device is None else device)
+
+    def get_submodule(self, target: str):
+        """The submodule at a dotted path ('blocks.0.attn'), with torch's errors."""
+        module = self
+        for item in target.split(".") if target else ():
+            if not hasattr(module, item):
+                raise AttributeError(f"{module._get_name()} has no attribute `{item}`")
+            module = getattr(module, item)
+            if not isinstance(module, Module):
+                raise AttributeError(f"`{item}` is not an nn.Module")
+        return module
+
+    def to_empty(self, *, device, recurse: bool = True):
+        """Parameters and buffers replaced by uninitialized ones (torch.empty_like) on device; the
+        Parameter objects stay, as .to() keeps them."""
+        from ... import creation
+        for owner in (m for _, m in self.named_modules()) if recurse else (self,):
+            for p in owner._parameters.values():
+                if p is not None:
+                    p._data = creation.empty_like(p, device=device)._data
+            for name, b in list(owner._buffers.items()):
+                if b is not None:
+                    owner.register_buffer(name, creation.empty_like(b, device=device),
+                                          name not in owner._non_persistent_buffers_set)
+        return self
+
+    def float(self):
+        from ... import dtypes
+        return self.to(dtypes.float32)
+
+    # -- state ----------------------------------------------------------------------------------
+    def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False):
+        """Parameters and persistent buffers by qualified name, this module's first, then each child's."""
+        if destination is None:
+            destination = OrderedDict()
+        for name, p in self._parameters.items():
+            if p is not None:   # an uninitialized one as it is: it cannot be detached
+                destination[prefix + name] = p if keep_vars or is_lazy(p) else p.detach()
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = b if keep_vars or is_lazy(b) else b.detach()
+        for name, m in self._modules.items():
+            if m is not None:
+                m.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+        return destination
+
+    def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
+        """Copy matching entries in place; torch's errors for missing, unexpected and mis-shaped keys."""
+        from ..hooks import load_state_dict
+        return load_state_dict(self, state_dict, strict, assign)
+
+    # -- printing -------------------------------------------------------------------------------
+    def extra_repr(self) -> str:
+        return ""
+
+    def __repr__(self):
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({key}): " + _addindent(repr(m), 2) for key, m in self._modules.items()]
+        lines = extra_lines + child_lines
+        text = self._get_name() + "("
+        if lines:
+            if len(extra_lines) == 1 and not child_lines:
+                text += extra_lines[0]
+            else:
+                text += "\n  " + "\n  ".join(lines) + "\n"
+        return text + ")"
+
+
+def _addindent(text: str, spaces: int) -> str:
+    lines = text.split("\n")
+    if len(lines) == 1:
+        return text
+    return lines[0] + "\n" + "\n".join(" " * spaces + line for line in lines[1:])
+
+
+def _typename(obj) -> str:
+    return obj.type() if isinstance(obj, Tensor) else type(obj).__name__
+
+
+def _adopt(module: Module, name: str, old: str | None = None) -> None:
+    """`module` is now its parent's member `name` (before: `old`, when it moved): its scope is named
+    after it, and its parameters' own names become qualified as named_parameters() gives them
+    ("0.bias", "fc1.weight"), so two layers' biases are told apart in a picture; a name the learner
+    gave stays."""
+    object.__setattr__(module, "_scope_name", f"{name} ({type(module).__name__})")
+    for qualified, p in module.named_parameters():
+        if p.name == qualified or (old is not None and p.name == f"{old}.{qualified}"):
+            p.name = f"{name}.{qualified}"

@@ -1,0 +1,92 @@
+"""Lazy modules against torch: uninitialized parameters (printing, state_dict, torch's errors when
+computed with), the first call that infers the shapes, initializes as torch does from the same
+seed and turns the module into its ordinary class, load_state_dict before the first call, and a
+LeNet built only of lazy layers, as an executable textbook builds its models."""
+from __future__ import annotations
+
+import copy
+import textwrap
+
+import gradviz
+from tests.support.parity import gradviz_output, needs_torch, torch_output
+
+pytestmark = needs_torch
+
+
+def same_output(source: str) -> str:
+    source = textwrap.dedent(source)
+    ours, theirs = gradviz_output(source), torch_output(source)
+    assert ours == theirs
+    return ours[0]
+
+
+def test_lazy_modules_behave_and_print_as_torchs():
+    out = same_output("""
+    nn = torch.nn
+    m = nn.LazyLinear(4)
+    print(m, m.weight, m.state_dict(), m.has_uninitialized_params())
+    p = m.weight
+    for f in [lambda: p.numel(), lambda: p.sum(), lambda: p + 1, lambda: p * 2, lambda: p.shape, lambda: p.size(),
+              lambda: p.dtype, lambda: p.requires_grad, lambda: p.dim(), lambda: p.data, lambda: p.detach(),
+              lambda: p.ndim, lambda: p.grad, lambda: sum(q.numel() for q in m.parameters())]:
+        try: print(repr(f()))
+        except Exception as e: print(type(e).__name__, e)
+    torch.manual_seed(0)
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    y = m(torch.ones(2, 3))
+    print(type(m).__name__, m, m.weight, type(m.weight).__name__, opt.param_groups[0]['params'][0] is m.weight, y)
+    y.sum().backward(); opt.step(); print(m.weight)
+    print(nn.LazyConv2d(8, 3, padding=1), nn.LazyBatchNorm1d(), nn.LazyInstanceNorm2d(), nn.LazyConvTranspose1d(3, 2),
+          nn.LazyConv1d(2, 3, bias=False))
+    b = nn.LazyBatchNorm2d(); print(b.state_dict(), b.running_mean, list(b._buffers))
+    b(torch.randn(2, 3, 4, 4)); print(b, b.running_mean, b.weight)
+    s = nn.Sequential(nn.LazyLinear(3))
+    print(s.load_state_dict({"0.weight": torch.ones(3, 5), "0.bias": torch.zeros(3)}))
+    print(s, s[0].weight)
+    print(s(torch.ones(1, 5)), s)
+    torch.manual_seed(1)
+    net = nn.Sequential(nn.LazyConv2d(6, kernel_size=5, padding=2), nn.Sigmoid(), nn.AvgPool2d(kernel_size=2, stride=2),
+                        nn.LazyConv2d(16, kernel_size=5), nn.Sigmoid(), nn.AvgPool2d(kernel_size=2, stride=2),
+                        nn.Flatten(), nn.LazyLinear(120), nn.Sigmoid(), nn.LazyLinear(84), nn.Sigmoid(),
+                        nn.LazyLinear(10))
+    X = torch.rand(size=(1, 1, 28, 28), dtype=torch.float32)
+    for layer in net:
+        X = layer(X)
+        print(layer.__class__.__name__, 'output shape:\t', X.shape)
+    print(net, X)
+    c = nn.LazyConvTranspose2d(4, 3, stride=2, groups=2)
+    print(c(torch.randn(1, 6, 3, 3)).shape, c)
+    try:
+        nn.LazyConv2d(4, 3, groups=4)(torch.randn(1, 6, 3, 3))
+    except ValueError as e:
+        print(e)
+    try:
+        nn.LazyConv2d(4, 3)(torch.randn(6, 3))
+    except RuntimeError as e:
+        print(e)
+    i = nn.LazyInstanceNorm1d(); print(i(torch.randn(2, 3, 5)).shape, i)
+    d = nn.LazyLinear(2, dtype=torch.float64); print(d(torch.ones(1, 2, dtype=torch.float64)).dtype)
+    """)
+    assert "<UninitializedParameter>" in out and "Linear(in_features=5, out_features=3, bias=True)" in out
+
+
+def test_a_deep_copy_stays_lazy_and_a_materialized_parameter_is_the_same_object():
+    layer = gradviz.nn.LazyLinear(3)
+    twin = copy.deepcopy(layer)
+    weight = layer.weight
+    layer(gradviz.ones(2, 4))
+    assert layer.weight is weight and type(weight) is gradviz.nn.Parameter and weight.shape == (3, 4)
+    assert type(twin).__name__ == "LazyLinear" and repr(twin.weight) == "<UninitializedParameter>"
+    twin(gradviz.ones(1, 7))
+    assert twin.in_features == 7 and type(twin) is gradviz.nn.Linear
+
+
+def test_a_lazy_model_saved_whole_loads_back_lazy():
+    import io
+    model = gradviz.nn.Sequential(gradviz.nn.LazyLinear(3), gradviz.nn.ReLU())
+    buffer = io.BytesIO()
+    gradviz.save(model, buffer)
+    buffer.seek(0)
+    loaded = gradviz.load(buffer, weights_only=False)
+    assert type(loaded[0]).__name__ == "LazyLinear" and repr(loaded[0].weight) == "<UninitializedParameter>"
+    assert tuple(loaded(gradviz.ones(2, 4)).shape) == (2, 3) and loaded[0].in_features == 4
