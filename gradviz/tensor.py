@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 from numpy import ndarray   # one global load where np.ndarray is two, on the per-op path
 
+from ._warn import warn_once
 from . import backend, dtypes
 from ._args import is_number, method_error as _method_error, type_name
 from . import events as _events
@@ -452,8 +453,8 @@ class Tensor:
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
         if self.requires_grad:   # torch warns on float() only (not item(), int() or formatting)
-            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
-                          "Consider using tensor.detach() first.", UserWarning, stacklevel=2)
+            warn_once("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+                      "Consider using tensor.detach() first.")
         return float(self.item())
 
     def __int__(self):
@@ -1114,13 +1115,12 @@ class Tensor:
     @property
     def T(self):
         if self.ndim == 0:
-            warnings.warn("Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.",
-                          UserWarning, stacklevel=2)
+            warn_once("Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.")
         elif self.ndim != 2:
-            warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
-                          "deprecated and it will throw an error in a future release. Consider `x.mT` to transpose "
-                          "batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the "
-                          "dimensions of a tensor.", UserWarning, stacklevel=2)
+            warn_once("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
+                      "deprecated and it will throw an error in a future release. Consider `x.mT` to transpose "
+                      "batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the "
+                      "dimensions of a tensor.")
         return F.permute(self, tuple(range(self.ndim - 1, -1, -1)))
 
     @property

@@ -69,8 +69,9 @@ class LRScheduler:
 
     def _warn_outside_step(self) -> None:
         if not self._get_lr_called_within_step:
+            # torch names its own get_lr as the place, so the default filter shows it once a process
             warnings.warn("To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
-                          UserWarning, stacklevel=3)
+                          UserWarning, stacklevel=2)
 
     def step(self, epoch: int | None = None) -> None:
         if self._step_count == 1:
