@@ -190,7 +190,8 @@ def _forward(func, inputs, tangents):
             duals = tuple(x if t is None else forward_ad.make_dual(x, t) for x, t in zip(inputs, tangents))
             is_tuple, outputs = _as_tuple(func(*duals), "outputs of the user-provided function", "jvp")
             unpacked = [forward_ad.unpack_dual(o) for o in outputs]
-        return tuple(u.primal for u in unpacked), is_tuple, tuple(
+        # the outputs themselves (their own grad_fn, as torch's jvp returns them), not views of them
+        return outputs, is_tuple, tuple(
             u.tangent if u.tangent is not None else zeros_like(u.primal) for u in unpacked)
     inputs = tuple(track(x) for x in inputs)
     is_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", "jvp")
@@ -243,8 +244,9 @@ def _stack_rows(rows: list, out_shape: tuple, in_shape: tuple, create_graph: boo
     n_in = int(np.prod(in_shape, dtype=int))
     if create_graph:
         from ..functions.shape import stack
-        flat = [r.reshape(-1) for r in rows]
-        jac = stack(flat, 1 if columns else 0) if flat else None
+        # torch stacks the rows as they come (each of the input's shape), then views the stack
+        parts = [r.reshape(-1) for r in rows] if columns else list(rows)
+        jac = stack(parts, 1 if columns else 0) if parts else None
         if jac is None:
             from ..creation import zeros
             return zeros(tuple(out_shape) + tuple(in_shape))
