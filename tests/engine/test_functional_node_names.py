@@ -88,3 +88,33 @@ def test_jvp_returns_the_functions_own_output():
                                                    create_graph=True)
     assert out.grad_fn.name() == "MulBackward0"
     assert gradviz.allclose(tangent, out)
+
+
+CUSTOM_TWICE = """
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return 2 * x * g
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+y = Square.apply(Square.apply(x)).sum()
+gx, = torch.autograd.grad(y, x, create_graph=True)
+out = gx.sum()
+"""
+
+
+def custom_function_graph(lib):
+    namespace = {"torch": lib}
+    exec(CUSTOM_TWICE, namespace)
+    return chain(namespace["out"].grad_fn, 6), chain(namespace["y"].grad_fn, 6)
+
+
+@needs_torch
+def test_a_custom_backward_records_python_arithmetic():
+    """`2 * x` in a custom Function's backward is Python arithmetic (MulBackward0 over a wrapped
+    number), not one of torch's C++ formulas (MulBackward1): the double-backward graph is torch's."""
+    assert custom_function_graph(gradviz) == custom_function_graph(real_torch)
