@@ -143,7 +143,7 @@ class Tensor:
     """A multi-dimensional array that records the ops applied to it."""
 
     __slots__ = ("_data", "_grad", "_grad_fn", "output_nr", "_requires_grad", "_accum", "name", "_vc", "_view",
-                 "__weakref__")
+                 "_wrapped", "__weakref__")   # _wrapped: set (True) only on a Python number made a 0-d operand
     __array_priority__ = 1000   # numpy scalars defer to Tensor's reflected operators
 
     def __init__(self, *args, dtype=None, device=None, requires_grad=False, name=None):

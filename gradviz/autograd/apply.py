@@ -163,5 +163,6 @@ def coerce_pair(a, b):
         s = wrapped_int(s, rt)
     xp = backend.namespace_of(t._data)
     const = Tensor._make(xp.asarray(s, dtype=rt))
+    const._wrapped = True   # torch's wrapped number: saved, but never through saved-tensor hooks
     out_dtype = None if rt == tdt else rt
     return (t, const, out_dtype) if a_is_t else (const, t, out_dtype)

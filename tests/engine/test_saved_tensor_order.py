@@ -74,6 +74,10 @@ PROGRAMS = {
     "abs": lambda t, F, a, **k: a.abs(),
     "var": lambda t, F, a, **k: a.var(),
     "erf": lambda t, F, a, **k: a.erf(),
+    "times a Python number": lambda t, F, a, **k: a * 3,
+    "divided by a Python number": lambda t, F, a, **k: a / 2,
+    "times a 0-d tensor": lambda t, F, a, **k: a * t.tensor(3.0),
+    "a Python number minus": lambda t, F, a, **k: 3 - a,
 }
 
 
@@ -100,6 +104,15 @@ def packing_order(lib, program) -> list[str]:
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_pack_hook_sees_torchs_order(name):
     assert packing_order(gradviz, PROGRAMS[name]) == packing_order(real_torch, PROGRAMS[name])
+
+
+def test_a_python_number_is_never_packed():
+    """torch's wrapped numbers skip the hooks; the gradient through them is still right."""
+    a = gradviz.ones(2, requires_grad=True)
+    seen = []
+    with gradviz.autograd.graph.saved_tensors_hooks(lambda t: seen.append(t) or t, lambda t: t):
+        (a * 3).sum().backward()
+    assert seen == [] and a.grad.tolist() == [3.0, 3.0]
 
 
 def test_mul_packs_other_before_self():
