@@ -14,11 +14,10 @@ import inspect
 from typing import Any, Callable
 
 from .. import events
-from ..ops.core import _formula
 from ..ops.op import Op
 from ..scope import _state as _scope_state
 from .grad_mode import is_grad_enabled, no_grad
-from .graph import FREED_MESSAGE, Node, modified_message
+from .graph import FREED_MESSAGE, Node, _formula, modified_message
 
 _ONCE_MESSAGE = "trying to differentiate twice a function that was marked with @once_differentiable"
 
