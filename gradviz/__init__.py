@@ -4,13 +4,15 @@
 prints the same numbers; the engine's events feed diagrams and step-by-step
 animations of backward.
 """
+import math as _math
+
 from . import autograd, events  # noqa: F401
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from .autograd import is_inference_mode_enabled  # noqa: F401
 from .autograd.graph import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
 from .backend import device, get_default_device, set_default_device  # noqa: F401
 from .backend import namespace_of as _namespace_of
-from . import accelerator  # noqa: F401
+from . import accelerator, cuda  # noqa: F401
 from .creation import (BoolTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor, arange, as_tensor,  # noqa: F401
                        empty, empty_like, eye, from_numpy, full, full_like, linspace, manual_seed, ones, ones_like,
                        rand, rand_like, randint, randn, randn_like, seed, tensor, zeros, zeros_like,
@@ -34,6 +36,10 @@ from .events import set_source_tracking  # noqa: F401
 from .tensor import Tensor  # noqa: F401
 
 half, float, double, short, int, long = float16, float32, float64, int16, int32, int64  # noqa: A001
+
+# torch's constants are Python floats (math's), and newaxis is None, as in NumPy
+inf, nan, pi, e = _math.inf, _math.nan, _math.pi, _math.e
+newaxis = None
 
 __version__ = "0.1.0"
 
@@ -73,33 +79,6 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     broadcast_shape(tuple(input.shape), tuple(other.shape))
     xp = _namespace_of(input._data)
     return Tensor._make(xp.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
-
-
-def cuda_is_available() -> bool:
-    from .backend import cuda_is_available as available
-    return available()
-
-
-class cuda:  # noqa: N801  (torch.cuda.is_available())
-    is_available = staticmethod(cuda_is_available)
-
-    @staticmethod
-    def manual_seed(seed) -> None:
-        """Seeds torch's CUDA generators, which never touch the CPU stream. gradviz draws CUDA
-        tensors from the CPU generator, so there is nothing to seed here."""
-
-    manual_seed_all = manual_seed
-
-    @staticmethod
-    def device_count() -> int:
-        from . import accelerator as _accelerator
-        return _accelerator.device_count()
-
-    @staticmethod
-    def synchronize(device=None) -> None:
-        """Wait for every kernel queued on the GPU (torch.cuda.synchronize)."""
-        from . import accelerator as _accelerator
-        _accelerator.synchronize(device)
 
 
 # The visual layers load on first use, so `import gradviz` stays as light as the engine.

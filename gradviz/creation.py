@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from ._warn import warn
 from . import backend, dtypes, libm
 from ._args import check_number, check_tensor
 from . import random as _random
@@ -54,10 +55,8 @@ def _finish(arr, dtype, device, requires_grad):
 def tensor(data, dtype=None, device=None, requires_grad=False) -> Tensor:
     _dtype_arg("tensor", dtype)
     if isinstance(data, Tensor):
-        import warnings
-        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.clone().detach() or "
-                      "sourceTensor.clone().detach().requires_grad_(True), rather than torch.tensor(sourceTensor).",
-                      UserWarning, stacklevel=2)
+        warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+             "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).")
         data = data._data.copy()
     elif isinstance(data, np.ndarray):
         data = data.copy()

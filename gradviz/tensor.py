@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 from numpy import ndarray   # one global load where np.ndarray is two, on the per-op path
 
+from ._warn import warn_once
 from . import backend, dtypes
 from ._args import is_number, method_error as _method_error, type_name
 from . import events as _events
@@ -142,7 +143,7 @@ class Tensor:
     """A multi-dimensional array that records the ops applied to it."""
 
     __slots__ = ("_data", "_grad", "_grad_fn", "output_nr", "_requires_grad", "_accum", "name", "_vc", "_view",
-                 "__weakref__")
+                 "_wrapped", "__weakref__")   # _wrapped: set (True) only on a Python number made a 0-d operand
     __array_priority__ = 1000   # numpy scalars defer to Tensor's reflected operators
 
     def __init__(self, *args, dtype=None, device=None, requires_grad=False, name=None):
@@ -452,8 +453,8 @@ class Tensor:
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
         if self.requires_grad:   # torch warns on float() only (not item(), int() or formatting)
-            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
-                          "Consider using tensor.detach() first.", UserWarning, stacklevel=2)
+            warn_once("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+                      "Consider using tensor.detach() first.")
         return float(self.item())
 
     def __int__(self):
@@ -1017,6 +1018,10 @@ class Tensor:
         """As PyTorch: ints, slices and None pick a view of self, which is then filled (a
         0-d value) or copied into; tensor indices then index_put_ into that view."""
         from .functions.index import index_put, parse_index, setitem
+        if key is False or key is True:   # PyTorch's lone bools: False writes nothing, True is None
+            if key is False:
+                return
+            key = None
         _check_assignable(self, key, value)
         if not self._records(value):
             if _forward_ad._state.level is not None and _forward_ad.is_dual(self, value):
@@ -1029,11 +1034,20 @@ class Tensor:
         target = F.getitem(self, basic) if steps else self
         if not isinstance(value, Tensor):
             value = Tensor(value, dtype=self.dtype)
+        # PyTorch views the value without its leading 1-dims first (ViewBackward0 in the graph):
+        # index_put_ only when there are some, a copy whenever the shapes differ, then expands it
+        stripped = _without_leading_ones(value.shape)
         if adv is not None:
+            if stripped != tuple(value.shape):
+                value = value.view(stripped)
             target._inplace_op(index_put, adv, value)
         elif value.ndim == 0:
             target._inplace_op(lambda s, v: _apply(FILL_TENSOR, (s, v)), value, overlap=True)
         else:
+            if tuple(value.shape) != tuple(target.shape):
+                value = value.view(stripped)
+                if stripped != tuple(target.shape):
+                    value = value.expand(target.shape)
             target._inplace_op(lambda s, v: _apply(COPY, (s, v)), value)
 
     def __iadd__(self, other):
@@ -1114,13 +1128,12 @@ class Tensor:
     @property
     def T(self):
         if self.ndim == 0:
-            warnings.warn("Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.",
-                          UserWarning, stacklevel=2)
+            warn_once("Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.")
         elif self.ndim != 2:
-            warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
-                          "deprecated and it will throw an error in a future release. Consider `x.mT` to transpose "
-                          "batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the "
-                          "dimensions of a tensor.", UserWarning, stacklevel=2)
+            warn_once("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
+                      "deprecated and it will throw an error in a future release. Consider `x.mT` to transpose "
+                      "batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the "
+                      "dimensions of a tensor.")
         return F.permute(self, tuple(range(self.ndim - 1, -1, -1)))
 
     @property
@@ -1664,13 +1677,29 @@ def _check_assignable(tensor: Tensor, key, value) -> None:
     region = np.broadcast_to(np.empty((), dtype=bool), tensor._data.shape)   # no copy: only its shape is read
     region = region[basic] if basic else region
     region = region[adv] if adv is not None else region
-    shape = tuple(shape)
-    while shape and shape[0] == 1:   # PyTorch drops a value's leading 1-dims before it expands it
-        shape = shape[1:]
+    shape = _without_leading_ones(shape)
+    if adv is not None:   # index_put_ broadcasts the value against the indexed region
+        try:
+            np.broadcast_shapes(shape, region.shape)
+            fits = np.broadcast_shapes(shape, region.shape) == region.shape
+        except ValueError:
+            fits = False
+        if not fits:
+            raise RuntimeError(f"shape mismatch: value tensor of shape {list(shape)} cannot be broadcast to "
+                               f"indexing result of shape {list(region.shape)}")
+        return
     value_type = f"torch.{dtypes.SCALAR_TYPE.get(str(value.dtype).replace('torch.', ''), '')}Tensor"
     message = expand_error(shape, tuple(region.shape), value_type)
     if message:
         raise RuntimeError(message)
+
+
+def _without_leading_ones(shape) -> tuple:
+    """A value's shape as PyTorch's setitem reads it: its leading 1-dims dropped (slicePrefix1sSize)."""
+    shape = tuple(shape)
+    while shape and shape[0] == 1:
+        shape = shape[1:]
+    return shape
 
 
 for _name in ("histc", "bincount", "histogram", "addmm", "floor_divide", "index_put", "remainder"):

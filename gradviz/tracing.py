@@ -63,7 +63,7 @@ class TraceEdge:
     id: str                      # stable: e0, e1, ...
     src: str                     # the input side (where the gradient ends up)
     dst: str                     # the consumer (where the gradient comes from)
-    slot: int = 0                # which input of dst (-1: a saved tensor)
+    slot: int = 0                # which input of dst (-1: a saved tensor; -2: one a custom Function's ctx saved)
     shape: tuple | None = None   # the shape that flows forward (and the gradient's shape backward)
     output_nr: int = 0           # which output of src flows (ops like split have several)
     axes: tuple = ()             # axes a gradient along it is summed over to undo broadcasting
@@ -278,10 +278,12 @@ class Recorder:
             self._pending.clear()
 
     # -- building the Trace -------------------------------------------------------------------
-    def trace(self, outputs=(), show_saved: bool = False, leaf_names: dict | None = None) -> Trace:
+    def trace(self, outputs=(), show_saved: bool = False, leaf_names: dict | None = None,
+              ctx_saved: bool = False) -> Trace:
         """The Trace of the graph behind `outputs` (Output records; none: every node recorded),
         with the steps recorded so far. leaf_names: AccumulateGrad key -> a name for its leaf,
-        for leaves named only after they were recorded."""
+        for leaves named only after they were recorded. ctx_saved: the tensors custom Functions
+        saved, as torchviz draws them (a saved leaf is its leaf node; slot -2)."""
         outputs = list(outputs)
         leaf_names = leaf_names or {}
         leaves: dict = {}          # AccumulateGrad key -> TensorInfo of its leaf
@@ -339,6 +341,10 @@ class Recorder:
                 for name, preview in info.saved:
                     saved = add("saved", name, value=preview)
                     link(saved.id, ids[key], -1, None if preview is None else tuple(preview.shape))
+            if ctx_saved:
+                for preview, leaf_key in info.ctx_saved:
+                    src = written.get(("leaf", leaf_key)) or add("saved", "", value=preview).id
+                    link(src, ids[key], -2, None if preview is None else tuple(preview.shape))
         roots = []
         for out in outputs:
             src = out.edge.source
@@ -500,12 +506,13 @@ def leaf_keys(names: dict) -> dict:
             if t.grad_fn is None and t.requires_grad}
 
 
-def build_trace(roots, names: dict | None = None, show_saved: bool = False, order_of=None) -> Trace:
+def build_trace(roots, names: dict | None = None, show_saved: bool = False, order_of=None,
+                ctx_saved: bool = False) -> Trace:
     """The Trace of the graph behind `roots` (gradviz tensors): the graph replayed into a Recorder."""
     roots = tuple(roots)
     recorder = Recorder()
     replay(roots, recorder, names, order_of)
-    return recorder.trace(outputs_of(roots, names), show_saved)
+    return recorder.trace(outputs_of(roots, names), show_saved, ctx_saved=ctx_saved)
 
 
 class GradSnapshot:

@@ -17,8 +17,9 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent / "gradviz"
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # The array namespace and what every layer shares. events.py is the bus: the engine emits
     # into it, so it imports nothing above the arrays (data flows up, imports point down).
-    ("backend", ("gradviz.backend", "gradviz.libm", "gradviz.dtypes", "gradviz.accelerator", "gradviz.formatting",
-                 "gradviz.naming", "gradviz.scope", "gradviz.events", "gradviz._args")),
+    ("backend", ("gradviz.backend", "gradviz.libm", "gradviz.dtypes", "gradviz.accelerator", "gradviz.cuda",
+                 "gradviz.formatting", "gradviz.naming", "gradviz.scope", "gradviz.events", "gradviz._args",
+                 "gradviz._warn")),
     # The math: op records (forward, VJP, display formulas) and the array helpers of the rules.
     ("ops", ("gradviz.ops",)),
     # The graph, the backward loop, Tensor, `apply` (an op record run on Tensors), and the public

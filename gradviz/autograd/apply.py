@@ -18,6 +18,7 @@ from ..tensor import Tensor
 from . import forward_ad as _forward_ad
 from .describe import describe_node
 from .grad_mode import _state as _grad_state
+from .views import arrays_share
 from .graph import DEFAULT, MULTI_OUTPUT, NO_GRAD, ViewMeta, _node_types, node_type
 
 
@@ -116,7 +117,7 @@ def share_version(view, inputs, op=None):
     if getattr(data, "base", None) is not None:
         xp = NUMPY if type(data) is ndarray else namespace(data)
         for t in inputs:
-            if xp.may_share_memory(data, t._data):
+            if arrays_share(xp, t._data, data):
                 counter = view._vc = t._counter()
                 meta = t._view
                 if meta is not None and meta.creation != DEFAULT:
@@ -162,5 +163,6 @@ def coerce_pair(a, b):
         s = wrapped_int(s, rt)
     xp = backend.namespace_of(t._data)
     const = Tensor._make(xp.asarray(s, dtype=rt))
+    const._wrapped = True   # torch's wrapped number: saved, but never through saved-tensor hooks
     out_dtype = None if rt == tdt else rt
     return (t, const, out_dtype) if a_is_t else (const, t, out_dtype)

@@ -118,6 +118,24 @@ def saved(node: Node) -> tuple:
     return tuple(out)
 
 
+def ctx_saved(node: Node) -> tuple:
+    """A custom Function's ctx.saved_tensors as (Preview, the AccumulateGrad key of a saved leaf);
+    () for built-in nodes, or once a backward freed them."""
+    if getattr(node, "_forward_cls", None) is None:
+        return ()
+    try:
+        tensors = node.saved_tensors
+    except RuntimeError:
+        return ()
+    out = []
+    for t in tensors:
+        if t is None:
+            continue
+        accum = t._accum if t.grad_fn is None and t.requires_grad else None
+        out.append((Preview.of(t._data), accum.id if accum is not None else None))
+    return tuple(out)
+
+
 def describe_node(node: Node, names: dict | None = None, source=None, with_saved: bool = True) -> NodeInfo:
     """The NodeInfo of an op node (not an AccumulateGrad: leaves travel with their consumers)."""
     op = node.op
@@ -138,4 +156,5 @@ def describe_node(node: Node, names: dict | None = None, source=None, with_saved
         symbols=symbols, out_symbol=op.out_symbol, latex=op.latex, vjp_latex=op.vjp_latex,
         broadcasts=op.broadcasts, constants=constants(node, symbols, inputs), attrs=attrs(node),
         value=value(node), scope=tuple(node.scope), inputs=inputs,
-        saved=saved(node) if with_saved else (), n_outputs=op.n_outputs, source=source)
+        saved=saved(node) if with_saved else (), ctx_saved=ctx_saved(node) if with_saved else (),
+        n_outputs=op.n_outputs, source=source)

@@ -17,7 +17,7 @@ from .. import events
 from ..ops.op import Op
 from ..scope import _state as _scope_state
 from .grad_mode import is_grad_enabled, no_grad
-from .graph import FREED_MESSAGE, Node, modified_message
+from .graph import FREED_MESSAGE, Node, _formula, modified_message
 
 _ONCE_MESSAGE = "trying to differentiate twice a function that was marked with @once_differentiable"
 
@@ -108,7 +108,13 @@ class BackwardCFunction(Node, FunctionCtx):
         grads = g if isinstance(g, tuple) else (g,)
         grads = tuple(x if x is None or isinstance(x, Tensor) else Tensor._make(x) for x in grads)
         cls = self._forward_cls
-        result = cls.backward(self, *grads)
+        # the user's backward is Python, not one of torch's C++ formulas: `2 * x` in it is
+        # MulBackward0 (a wrapped number), as anywhere else in a program
+        outer, _formula.active = _formula.active, False
+        try:
+            result = cls.backward(self, *grads)
+        finally:
+            _formula.active = outer
         if not isinstance(result, tuple):
             result = (result,)
         n_args, name = self._n_args, type(self).__name__

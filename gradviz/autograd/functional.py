@@ -190,7 +190,8 @@ def _forward(func, inputs, tangents):
             duals = tuple(x if t is None else forward_ad.make_dual(x, t) for x, t in zip(inputs, tangents))
             is_tuple, outputs = _as_tuple(func(*duals), "outputs of the user-provided function", "jvp")
             unpacked = [forward_ad.unpack_dual(o) for o in outputs]
-        return tuple(u.primal for u in unpacked), is_tuple, tuple(
+        # the outputs themselves (their own grad_fn, as torch's jvp returns them), not views of them
+        return outputs, is_tuple, tuple(
             u.tangent if u.tangent is not None else zeros_like(u.primal) for u in unpacked)
     inputs = tuple(track(x) for x in inputs)
     is_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", "jvp")
@@ -243,8 +244,9 @@ def _stack_rows(rows: list, out_shape: tuple, in_shape: tuple, create_graph: boo
     n_in = int(np.prod(in_shape, dtype=int))
     if create_graph:
         from ..functions.shape import stack
-        flat = [r.reshape(-1) for r in rows]
-        jac = stack(flat, 1 if columns else 0) if flat else None
+        # torch stacks the rows as they come (each of the input's shape), then views the stack
+        parts = [r.reshape(-1) for r in rows] if columns else list(rows)
+        jac = stack(parts, 1 if columns else 0) if parts else None
         if jac is None:
             from ..creation import zeros
             return zeros(tuple(out_shape) + tuple(in_shape))
@@ -412,11 +414,13 @@ class GradcheckError(RuntimeError):
     """gradcheck's failure, named as torch's (torch.autograd.gradcheck.GradcheckError)."""
 
 
-def gradcheck(func, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True) -> bool:
+def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, fast_mode=False) -> bool:
     """Compare the engine's vector-Jacobian products with central finite differences.
 
     Like torch.autograd.gradcheck, inputs should be float64 tensors with requires_grad=True
-    (others are warned about); a mismatch shows both Jacobians of one output and one input."""
+    (others are warned about); a mismatch shows both Jacobians of one output and one input.
+    fast_mode compares one number per input and output instead of whole Jacobians: v^T J u for
+    random unit vectors u, v drawn as torch draws them, so its messages print torch's numbers."""
     Tensor = _tensor_cls()
     xs = inputs if isinstance(inputs, tuple) else (inputs,)
     for idx, x in enumerate(xs):
@@ -425,28 +429,99 @@ def gradcheck(func, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True
                           "This check will likely fail if all the inputs are not of double precision floating point "
                           "or complex. ", stacklevel=2)
     diff = [x for x in xs if isinstance(x, Tensor) and x.requires_grad]
-    out = func(*xs)
-    outs = out if isinstance(out, tuple) else (out,)
+    outs = [(oi, o) for oi, o in enumerate(_as_tuple(func(*xs))[1]) if o.requires_grad]
+    try:
+        (_fast_check if fast_mode else _slow_check)(func, xs, diff, outs, eps, atol, rtol)
+    except GradcheckError:
+        if raise_exception:
+            raise
+        return False
+    return True
+
+
+def _analytic_jacobians(o, diff: list) -> list:
+    """d o / d x for every x of diff, from one backward per element of o (torch's layout: the
+    input's elements by the output's)."""
+    rows = [grad(o, diff, _one_hot(o, k), retain_graph=True, allow_unused=True, materialize_grads=True)
+            for k in range(o.numel())]
+    return [np.stack([row[xi]._data.reshape(-1) for row in rows], axis=1).astype(np.float64, copy=False)
+            if rows else np.zeros((x.numel(), 0)) for xi, x in enumerate(diff)]
+
+
+def _slow_check(func, xs, diff, outs, eps, atol, rtol) -> None:
+    Tensor = _tensor_cls()
     numeric_of = {}   # id(x) -> numerical Jacobian of every output w.r.t. x, computed once
-    for oi, o in enumerate(outs):
-        if not o.requires_grad:
-            continue
-        # row k of each input's Jacobian comes from one backward of the one-hot e_k
-        rows = [grad(o, diff, _one_hot(o, k), retain_graph=True, allow_unused=True, materialize_grads=True)
-                for k in range(o.numel())]
-        for xi, x in enumerate(diff):
-            analytic = np.zeros((x.numel(), o.numel()))   # torch's layout: input elements by output elements
-            for k, row in enumerate(rows):
-                analytic[:, k] = row[xi]._data.reshape(-1)
+    for oi, o in outs:
+        for xi, (x, analytic) in enumerate(zip(diff, _analytic_jacobians(o, diff))):
             if id(x) not in numeric_of:
                 numeric_of[id(x)] = _numeric_jacobian(func, xs, x, eps)
             numeric = numeric_of[id(x)][oi].T
             if not np.allclose(analytic, numeric, atol=atol, rtol=rtol):
-                if raise_exception:
-                    raise GradcheckError(f"Jacobian mismatch for output {oi} with respect to input {xi},\n"
-                                         f"numerical:{Tensor._make(numeric)!r}\nanalytical:{Tensor._make(analytic)!r}\n")
-                return False
-    return True
+                raise GradcheckError(f"Jacobian mismatch for output {oi} with respect to input {xi},\n"
+                                     f"numerical:{Tensor._make(numeric)!r}\nanalytical:{Tensor._make(analytic)!r}\n")
+
+
+def _fast_check(func, xs, diff, outs, eps, atol, rtol) -> None:
+    """torch's fast gradcheck: per input i and output j, v_j^T J_ji u_i two ways (finite
+    differences along u_i; one backward of v_j), with atol scaled by sum(u_i) sum(v_j)."""
+    from ..creation import rand
+    from ..random import Generator
+    from .grad_mode import no_grad
+    generator = Generator()   # a fresh one, as torch: the learner's random stream is untouched
+
+    def unit_vector(t):
+        vec = rand(t.numel(), generator=generator).to(t.dtype)   # drawn in the default dtype, as torch
+        return vec / vec.norm()
+
+    us = [unit_vector(x) for x in diff]
+    vs = [unit_vector(o) for _, o in outs]
+    analytic = []   # [j][i]: (v_j^T J_ji) . u_i from one backward per output
+    for (_, o), v in zip(outs, vs):
+        vjs = grad(o, diff, v.reshape(o.shape), retain_graph=True, allow_unused=True, materialize_grads=True)
+        analytic.append([vj.reshape(-1).dot(u) for vj, u in zip(vjs, us)])
+    for i, (x, u) in enumerate(zip(diff, us)):
+        delta = u.reshape(x.shape) * eps
+        data, orig = x._data, x._data.copy()
+        with no_grad():
+            data[...] = orig - delta._data
+            below = [o.detach().clone() for o in _as_tuple(func(*xs))[1]]
+            data[...] = orig + delta._data
+            above = [o.detach().clone() for o in _as_tuple(func(*xs))[1]]
+            data[...] = orig
+        for j, ((oi, _), v) in enumerate(zip(outs, vs)):
+            ju = ((above[oi] - below[oi]) / (2 * eps)).reshape(-1)
+            numeric, a = (v * ju).sum(), analytic[j][i]   # as torch sums it
+            tolerance = atol * float(u.sum()) * float(v.sum())
+            if not np.allclose(a._data, numeric._data, rtol=rtol, atol=tolerance):
+                raise GradcheckError(f"Jacobian mismatch for output {j:d} with respect to input {i:d},\n"
+                                     f"numerical:{numeric}\nanalytical:{a}\n"
+                                     + _slow_mode_report(func, xs, diff, outs[j], i, eps, atol, rtol))
+
+
+FAST_FAIL_SLOW_OK_MSG = (
+    "Fast gradcheck failed but element-wise differences are small. This means that the\ntest might've passed in "
+    "slow_mode!\n\nIf you are adding a new operator, please file an issue and then use one of the\nworkarounds. The "
+    "workaround depends on how your test invokes gradcheck/gradgradcheck:\n\nIf the test\n- manually invokes "
+    "gradcheck/gradgradcheck, then call gradcheck/gradgradcheck\n  with `fast_mode=False` as a keyword argument.\n"
+    "- is OpInfo-based (e.g., in test_ops_gradients.py), then modify the OpInfo for the test\n  to have "
+    "`gradcheck_fast_mode=False`\n- is a Module test (e.g., in common_nn.py), then modify the corresponding\n  "
+    "module_test entry to have `gradcheck_fast_mode=False`")
+
+
+def _slow_mode_report(func, xs, diff, out, xi, eps, atol, rtol) -> str:
+    """What torch appends to a fast-mode failure: both whole Jacobians, and whether slow mode passes."""
+    Tensor = _tensor_cls()
+    oi, o = out
+    numeric = _numeric_jacobian(func, xs, diff[xi], eps)[oi].T
+    analytic = _analytic_jacobians(o, diff)[xi]
+    message = ("\nThe above quantities relating the numerical and analytical jacobians are computed \n"
+               "in fast mode. See: https://github.com/pytorch/pytorch/issues/53876 for more background \n"
+               "about fast mode. Below, we recompute numerical and analytical jacobians in slow mode:\n\n"
+               f"Numerical:\n {Tensor._make(numeric)}\nAnalytical:\n{Tensor._make(analytic)}\n\n"
+               f"The max per-element difference (slow mode) is: {Tensor._make(np.abs(numeric - analytic).max())}.\n")
+    if np.allclose(analytic, numeric, rtol=rtol, atol=atol):
+        message += FAST_FAIL_SLOW_OK_MSG
+    return message
 
 
 def _numeric_jacobian(func, xs, x, eps):
@@ -469,8 +544,8 @@ def _numeric_jacobian(func, xs, x, eps):
     return jacobians
 
 
-def gradgradcheck(func, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3,
-                  gen_non_contig_grad_outputs=False, raise_exception=True) -> bool:
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
+                  gen_non_contig_grad_outputs=False, raise_exception=True, fast_mode=False) -> bool:
     """Check second derivatives: gradcheck of the map (inputs, ḡ) -> VJP(inputs, ḡ), which
     is differentiable only when every backward on the way records its own graph."""
     from ..creation import randn_like
@@ -490,4 +565,5 @@ def gradgradcheck(func, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-
             diff = [x for x in args_in if isinstance(x, Tensor) and x.requires_grad]
             grads = grad(outs, diff, seeds, create_graph=True, allow_unused=True)
             return tuple(g for g in grads if g is not None)
-    return gradcheck(vjp_of, xs + grad_outputs, eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception)
+    return gradcheck(vjp_of, xs + grad_outputs, eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception,
+                     fast_mode=fast_mode)

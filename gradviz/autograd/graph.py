@@ -393,6 +393,8 @@ class Node:
         for key in self._kept_names():
             if self.op.n_outputs != 1 and key == "result":
                 continue
+            if key != "result" and getattr(self._kept_value(key), "_wrapped", False):
+                continue   # a Python number (x * 3): torch's SavedVariable skips the hooks for it
             self._kept(key)._set_hooks(pack, unpack)
 
     def unpacked(self) -> tuple:
@@ -440,7 +442,7 @@ _node_types: dict = {}
 
 
 # grad_fns that PyTorch writes by hand in C++ rather than generating them (type names stay bare)
-CPP_NODES = frozenset({"AccumulateGrad", "CopySlices", "NotImplemented"})
+CPP_NODES = frozenset({"AccumulateGrad", "CopyBackwards", "CopySlices", "NotImplemented"})
 
 
 def node_type(op: Op) -> type:

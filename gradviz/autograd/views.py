@@ -183,8 +183,22 @@ def view_grad_fn(view, meta: ViewMeta):
 
 
 def shares_memory(base, view) -> bool:
-    a, b = base._data, view._data
-    return bool(backend.namespace_of(a).may_share_memory(a, b))
+    a = base._data
+    return arrays_share(backend.namespace_of(a), a, view._data)
+
+
+def arrays_share(xp, a, view) -> bool:
+    """Is the array `view` a view of a's memory? An empty one owns no bytes to overlap, but is
+    still a view (x[0:0] = v writes through it in PyTorch): it shares a's owning array."""
+    if view.size == 0:
+        return _owner(a) is _owner(view)
+    return bool(xp.may_share_memory(view, a))
+
+
+def _owner(array):
+    while getattr(array, "base", None) is not None:
+        array = array.base
+    return array
 
 
 def check_view_write(view, meta: ViewMeta) -> None:

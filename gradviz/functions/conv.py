@@ -2,9 +2,8 @@
 'same' padding, then one ConvolutionBackward0 record of gradviz.ops.conv."""
 from __future__ import annotations
 
-import warnings
-
 from ..autograd.apply import apply
+from .._warn import warn_once
 from ..ops.conv import CONV_TRANSPOSE, CONVOLUTION
 from ..dtypes import C_TYPE
 from .nnops import _no_bias, pad as constant_pad
@@ -92,8 +91,8 @@ def convolution(input, weight, bias, stride, padding, dilation, groups, nd):
             padding = tuple(t // 2 for t in total)
             extra = [t - 2 * (t // 2) for t in total]
             if any(extra):
-                warnings.warn("Using padding='same' with even kernel lengths and odd dilation may require a "
-                              "zero-padded copy of the input be created", stacklevel=3)
+                warn_once("Using padding='same' with even kernel lengths and odd dilation may require a "
+                          "zero-padded copy of the input be created")
                 pads = []
                 for e in reversed(extra):
                     pads += [0, e]

@@ -3,10 +3,10 @@ then the records of gradviz.ops.linalg."""
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
+from .._warn import warn, warn_once
 from .._args import argument_error, check_number, check_tensor, invalid_arguments, is_number, type_name
 from ..dtypes import C_TYPE, SCALAR_TYPE
 from ..autograd.apply import apply
@@ -563,8 +563,10 @@ def cholesky_ex_free(A, *, upper=False):
 
 def cholesky(A, upper=False):
     """torch.cholesky (deprecated in torch for torch.linalg.cholesky), recorded as CholeskyBackward0."""
-    warnings.warn("torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a future "
-                  "PyTorch release.", UserWarning, stacklevel=2)
+    warn_once("torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a future "
+              "PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\nL = torch.linalg.cholesky(A)\nand\n"
+              "U = torch.cholesky(A, upper=True)\nshould be replaced with\nU = torch.linalg.cholesky(A).mH\n"
+              "This transform will produce equivalent results for all valid (symmetric positive definite) inputs.")
     return _cholesky(CHOLESKY_LEGACY, "cholesky", A, upper)
 
 
@@ -595,9 +597,9 @@ def linalg_cross(input, other, *, dim=-1):
 
 def cross(input, other, dim=None):
     if dim is None:   # torch: the first dimension of size 3 (deprecated default)
-        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
-                      "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
-                      "with that of linalg.cross in a future release.", UserWarning, stacklevel=2)
+        warn_once("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
+                  "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
+                  "with that of linalg.cross in a future release.")
         shape = broadcast_shape(tuple(input.shape), tuple(other.shape))
         dim = next((i for i, s in enumerate(shape) if s == 3), -1)
     return linalg_cross(input, other, dim=dim)
@@ -813,8 +815,8 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         avg = x.sum(1) / n
         norm_factor = n - correction
     if float(getattr(norm_factor, "_data", norm_factor)) <= 0:
-        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
-                      "observations.", UserWarning, stacklevel=2)
+        warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
+             "observations.")
         norm_factor = norm_factor * 0
     centered = x - avg.unsqueeze(1)
     c = mm(centered, (centered * w if w is not None else centered).t())

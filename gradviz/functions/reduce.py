@@ -2,12 +2,11 @@
 torch has them, then the records of gradviz.ops.reduce."""
 from __future__ import annotations
 
-import os
-import sys
 import warnings
 
 import numpy as np
 
+from .._warn import warn
 from .. import backend, dtypes
 from .._args import check_bool, invalid_arguments, type_name
 from ..autograd.apply import apply, coerce_pair
@@ -18,7 +17,6 @@ from .index import entries_along, narrow, values_indices
 from .pointwise import isnan, logical_not, logical_xor, maximum, minimum, sub
 from .shape import cat, reshape
 from ..tensor import Tensor
-from ..naming import _PACKAGE_DIR
 from ..autograd.forward_ad import defjvp as _defjvp, linear as _linear, pointwise as _symmetric
 from ..ops.reduce import (AMAX, AMIN, AMINMAX, CUMMAX, CUMMIN, CUMPROD, CUMSUM, DIST, KTHVALUE, LOGCUMSUMEXP,
                           LOGSUMEXP, LOG_SOFTMAX, MAX_ALL, MAX_DIM, MEAN, MEAN_DIM, MEDIAN, MEDIAN_DIM, MEDIAN_NAN,
@@ -114,15 +112,6 @@ def _correction(unbiased, correction):
     return 1 if unbiased is None or unbiased else 0
 
 
-def _warn_from_caller(message: str) -> None:
-    """A UserWarning attributed to the first frame outside gradviz, as PyTorch's C++ warnings
-    name the Python line that called the op."""
-    frame, level = sys._getframe(1), 2
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep):
-        frame, level = frame.f_back, level + 1
-    warnings.warn(message, UserWarning, stacklevel=level)
-
-
 def _moments(op, input, dim, unbiased, keepdim, correction):
     check_bool(op.name, "keepdim", keepdim)
     if input._data.dtype.kind not in "fc":
@@ -134,7 +123,7 @@ def _moments(op, input, dim, unbiased, keepdim, correction):
     k = _correction(unbiased, correction)
     out_numel = int(np.prod([n for d, n in enumerate(input.shape) if d not in dims]))
     if (input.numel() // out_numel if out_numel else 0) - k <= 0:   # ATen's reduction factor, less k
-        _warn_from_caller(f"{op.name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+        warn(f"{op.name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
                           "reduction factor (input numel divided by output numel).")
     return apply(op, (input,), (dims, keep, k))
 

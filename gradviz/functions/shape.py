@@ -3,10 +3,10 @@ the records of gradviz.ops.shape."""
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
+from .._warn import warn_once
 from .. import backend
 from ..autograd.apply import apply
 from .._args import argument_error, type_name
@@ -517,8 +517,7 @@ def meshgrid(*tensors, indexing=None):
     first two axes, as NumPy's meshgrid)."""
     tensors = varargs(tensors)
     if indexing is None:
-        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
-                      UserWarning, stacklevel=2)
+        warn_once("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.")
         indexing = "ij"
     if not tensors:
         raise RuntimeError("meshgrid expects a non-empty TensorList")

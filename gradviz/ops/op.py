@@ -66,7 +66,10 @@ class Op:
         self.vjp_formulas = vjp_formulas
         self.arg_names = args          # names PyTorch gives the inputs (_saved_self, _saved_other)
         self.param_names = params      # names of the non-tensor arguments (dim, keepdim, ...)
-        self.saves = saves             # what the VJP reads: input names and/or "result"
+        # what the VJP reads: input names and/or "result", in the order PyTorch saves (and packs)
+        # them: its generated nodes save the inputs sorted by name (other before self, mat2 before
+        # self), then the outputs once the forward has run
+        self.saves = tuple(sorted(k for k in saves if k in args)) + tuple(k for k in saves if k not in args)
         self.saved_inputs = tuple(i for i, name in enumerate(args) if name in saves)   # their slots
         self.n_outputs = n_outputs
         lhs, eq, _ = formula.partition("=")

@@ -47,7 +47,9 @@ def make_dot(var, params: dict | None = None, show_attrs: bool = False, show_sav
             raise TypeError(f"params must map names to tensors; {bad[0]!r} maps to "
                             f"{type(params[bad[0]]).__name__}")
     roots = tuple(var) if isinstance(var, (tuple, list)) else (var,)
-    trace = trace_of(roots, params, show_saved=show_saved)   # gradviz tensors, or real torch tensors
+    # gradviz tensors, or real torch tensors; torchviz always draws what custom Functions saved
+    trace = trace_of(roots, params, show_saved=show_saved, ctx_saved=True)
+    ctx_saved_leaves = {e.src for e in trace.edges if e.slot == -2}
     dot = graphviz.Digraph(node_attr=_NODE_ATTR, graph_attr=dict(size="12,12"))
     for node in trace.nodes:
         if node.kind in ("op", "accumulate"):
@@ -56,10 +58,14 @@ def make_dot(var, params: dict | None = None, show_attrs: bool = False, show_sav
         shape = node.value.shape if node.value is not None else ()
         label = dot_text(f"{node.name}\n {_size(shape)}")
         fill = {"leaf": "lightblue", "output": "darkolivegreen1", "saved": "orange"}[node.kind]
+        if node.id in ctx_saved_leaves:
+            fill = "orange"   # torchviz redraws a leaf that a custom Function saved as a saved tensor
         dot.node(node.id, label, fillcolor=fill, id=node.id)
     index = {n.id: n for n in trace.nodes}
     for edge in trace.edges:
-        if index[edge.src].kind == "saved":
+        if edge.slot == -2:
+            dot.edge(edge.src, edge.dst, dir="none", id=edge.id)   # torchviz's ctx.saved_tensors point at the node
+        elif index[edge.src].kind == "saved":
             dot.edge(edge.dst, edge.src, dir="none", id=edge.id)   # torchviz hangs saved tensors off their node
         else:
             dot.edge(edge.src, edge.dst, id=edge.id)
