@@ -7,7 +7,6 @@ the ready ones, as PyTorch's CPU engine does.
 """
 from __future__ import annotations
 
-import heapq
 import math
 import threading
 from collections import deque
@@ -19,6 +18,7 @@ from numpy import ndarray   # one global load where np.ndarray is two, on the pe
 from .. import backend, events
 from ..dtypes import Size
 from ..ops.core import NUMPY, namespace
+from .fast_paths import ReadyQueue, vjp_two_inputs
 from .graph import FREED_MESSAGE, AccumulateGrad, Node, _anomaly, _clock, _formula, anomaly_warning
 from .grad_mode import _state as _grad_state
 from .grad_mode import enable_grad
@@ -200,7 +200,7 @@ class Backward:
         self.captured = [None] * len(capture)
         self._handed_out = {id(g) for g in self.seeds}   # arrays that must not become a .grad as they are
         self._straight = False                # run() to the end: no one sees the steps in between
-        self._ready: list = []                # the heap of nodes ready to run (filled once running)
+        self._ready = ReadyQueue()            # the nodes ready to run (filled once running)
         self._iter = self._run()
 
     def __iter__(self) -> Iterator[Step]:
@@ -212,143 +212,152 @@ class Backward:
     def upcoming(self):
         """The node the next step will run; None before the first step and once none is ready
         (the next step then finishes the pass). A stepper reads it to keep a run of steps together."""
-        return self._ready[0][1] if self._ready else None
+        return self._ready.first()
 
     def run(self) -> "Backward":
         self._straight = True
         deque(self._iter, maxlen=0)
         return self
 
-    # -------------------------------------------------------------------------------
+    # -- the loop: take a ready node, receive its gradients, call its VJP, send them on ------------
     def _run(self) -> Iterator[Step]:
-        create_graph = self.create_graph
-        listening = events.listening()
-        buffers: dict = {}
-        ready: list = self._ready
-        deps = self.deps
-        for (node, nr), g in zip(self.roots, self.seeds):
-            self._add(buffers, node, nr, g)
-        useful, halt = self.useful, self.halt
-        add, key = self._add, self._key
-        heappush, heappop, heappushpop = heapq.heappush, heapq.heappop, heapq.heappushpop
-        for node, _ in self.roots:
-            if deps.get(node, 0) == 0 and node not in [e[1] for e in ready] and (useful is None or node in useful):
-                heapq.heappush(ready, self._key(node))
-        if listening:
-            events.emit(events.BackwardStarted(tuple(self.roots), tuple(self.seeds), _implicit(self.grad_tensors,
-                                                                                               len(self.seeds))))
-        touched: list = []   # (tensor, old grad Tensor, old array) to undo on error
-        # Read once: run() drives the loop straight through (no yield, no mode switch between
-        # steps, since no caller code runs between them); the stepper pauses after each step.
-        straight = self._straight
-        # A Step is made for the stepper and for listeners; a straight run that nobody watches
-        # makes one only where hooks or a .grad write record into it.
-        watched = listening or not straight
-        capture, retain_graph, accumulate, only = self.capture, self.retain_graph, self.accumulate, self.only
-        previous_run, _running.run = _running.run, self
+        """micrograd's `for node in reversed(topo): node._backward()`, one node per step: a node
+        runs once every consumer has sent it a gradient, and its VJP sends gradients to its inputs.
+        A leaf's AccumulateGrad accumulates into `.grad` instead. On an error no .grad is left
+        half-updated; between steps (the stepper) the caller's own grad mode holds."""
+        self._start()
+        ready, buffers, straight, create_graph = self._ready, self._buffers, self._straight, self.create_graph
+        watched, capture, listening, halt = self._watched, self.capture, self._listening, self.halt
         index = 0
         state = _grad_state
         outer, inside = state.enabled, True
         state.enabled = create_graph   # hooks and VJPs run in the mode torch gives them
+        previous_run, _running.run = _running.run, self
         try:
-            # The one node the last step made ready waits outside the heap: if no other is ready
-            # it runs next without a push and a pop (a chain of ops never touches the heap).
-            pending = None
-            while ready or pending is not None:
-                if pending is None:
-                    node = heappop(ready)[1]
-                else:
-                    node = heappushpop(ready, key(pending))[1] if ready else pending
-                    pending = None
-                grads = buffers.pop(node)
+            while (node := ready.pop()) is not None:
+                grads = buffers.pop(node)   # receive
                 hooks = node.hooks
-                step = Step(index, node, tuple(grads)) if watched or hooks is not None or \
-                    type(node) is AccumulateGrad else None
-                if hooks is not None:
-                    if hooks.tensor or hooks.pre:
-                        grads = self._run_pre_hooks(node, grads, step, listening)
-                        step.grad_outputs = tuple(grads)
-                    if hooks.retains:
-                        self._retain(node, grads, step, touched, listening)
-                if capture:
-                    for nr, g in enumerate(grads):
-                        for slot in self.capture.get((node, nr), ()):
-                            self.captured[slot] = g
-                if type(node) is AccumulateGrad:
-                    if accumulate and (only is None or node in only):
-                        self._accumulate(node, grads[0], step, touched, listening)
-                        if hooks is not None and hooks.post:
-                            for hook in tuple(hooks.post):   # torch calls them with ((), (grad,))
-                                hook((), (_as_tensor(grads[0]),))
-                        if hooks is not None and hooks.post_accumulate:
-                            for hook in tuple(hooks.post_accumulate):
-                                hook(node.variable)
-                elif halt and node in halt:
-                    pass                          # an input of grad(): its gradient is what was asked
-                else:
-                    g = grads[0] if node.op.n_outputs == 1 else self._multi(node, grads)
-                    if listening and events.jacobians_wanted() and not create_graph:
-                        step.jacobians = local_jacobians(node)
-                    if _anomaly.enabled:
-                        sent, axes = _anomaly_vjp(node, g, create_graph)
-                    else:
-                        sent, axes = node_vjp(node, g, create_graph)
-                    if hooks is not None and hooks.post:
-                        sent = self._run_node_hooks(node, sent, g)
-                    if step is not None:
-                        step.grad_inputs = tuple(sent)
-                        step.reduced_axes = axes
-                    for (nxt, nr), g in zip(node.next_functions, sent):
-                        if nxt is None or (useful is not None and nxt not in useful):
-                            continue
-                        if g is not None:
-                            buf = buffers.get(nxt)
-                            if buf is None:   # the first gradient to reach nxt: no sum (as _add)
-                                n = nxt.op.n_outputs
-                                if n == 1:
-                                    buffers[nxt] = [g]
-                                else:
-                                    buf = buffers[nxt] = [None] * n
-                                    buf[nr] = g
-                            else:
-                                add(buffers, nxt, nr, g)
-                        remaining = deps[nxt] - 1
-                        deps[nxt] = remaining
-                        if remaining == 0:
-                            if g is None and nxt not in buffers:   # (a gradient sent is in buffers)
-                                self._skip(nxt, buffers, ready)
-                            elif pending is None:
-                                pending = nxt
-                            else:
-                                heappush(ready, key(nxt))
-                    if not retain_graph:
+                leaf = type(node) is AccumulateGrad
+                step = Step(index, node, tuple(grads)) if watched or hooks is not None or leaf else None
+                if hooks is not None or capture:
+                    grads = self._receive(node, grads, step)
+                if leaf:
+                    if self.accumulate and (self.only is None or node in self.only):
+                        self._accumulate_leaf(node, grads[0], step)
+                elif not (halt and node in halt):   # an input of grad(): its gradient is what was asked
+                    self._send(node, self._call_vjp(node, grads, step))
+                    if not self.retain_graph:
                         node.free()
                 if listening:
                     events.emit(events.NodeExecuted(step, step_info(step)))
                 index += 1
-                if straight:
+                if straight:   # run() to the end: no caller code runs between steps
                     continue
-                if pending is not None:   # the stepper reads the heap between steps (upcoming())
-                    heappush(ready, key(pending))
-                    pending = None
-                state.enabled, inside = outer, False   # between steps the caller's own mode holds
+                ready.settle()   # the stepper reads the ready nodes between steps (upcoming())
+                state.enabled, inside = outer, False
                 yield step
                 outer, inside = state.enabled, True
                 state.enabled = create_graph
         except GeneratorExit:   # a step-by-step run abandoned halfway keeps what it wrote
             raise
         except BaseException:   # an error (or Ctrl-C) midway: no .grad is left half-updated
-            for tensor, old_grad, old_data in reversed(touched):
-                tensor._grad = old_grad
-                if old_grad is not None:
-                    old_grad._data = old_data
+            self._roll_back()
             raise
         finally:
             if inside:
                 state.enabled = outer
             _running.run = previous_run
-        if listening:
+        if self._listening:
             events.emit(events.BackwardFinished(index))
+
+    def _start(self) -> None:
+        """The seeds into the roots' buffers; the roots that wait for nothing are ready."""
+        self._listening = listening = events.listening()
+        # A Step is made for the stepper and for listeners; a straight run that nobody watches
+        # makes one only where hooks or a .grad write record into it.
+        self._watched = listening or not self._straight
+        self._buffers = {}
+        self._touched = []   # (tensor, old grad Tensor, old array) to undo on error
+        for (node, nr), g in zip(self.roots, self.seeds):
+            self._add(self._buffers, node, nr, g)
+        for node, _ in self.roots:
+            if self.deps.get(node, 0) == 0 and node not in self._ready and \
+                    (self.useful is None or node in self.useful):
+                self._ready.push(node)
+        if listening:
+            events.emit(events.BackwardStarted(tuple(self.roots), tuple(self.seeds),
+                                               _implicit(self.grad_tensors, len(self.seeds))))
+
+    def _receive(self, node: Node, grads: list, step: Step | None) -> list:
+        """The gradients a node received, through its tensor hooks and pre-hooks; retained and
+        captured (grad()'s inputs) on the way."""
+        hooks = node.hooks
+        if hooks is not None:
+            if hooks.tensor or hooks.pre:
+                grads = self._run_pre_hooks(node, grads, step, self._listening)
+                step.grad_outputs = tuple(grads)
+            if hooks.retains:
+                self._retain(node, grads, step, self._touched, self._listening)
+        if self.capture:
+            for nr, g in enumerate(grads):
+                for slot in self.capture.get((node, nr), ()):
+                    self.captured[slot] = g
+        return grads
+
+    def _call_vjp(self, node: Node, grads: list, step: Step | None) -> tuple:
+        """The node's VJP on what it received: one gradient per input edge (post-hooks applied)."""
+        g = grads[0] if node.op.n_outputs == 1 else self._multi(node, grads)
+        if self._listening and events.jacobians_wanted() and not self.create_graph:
+            step.jacobians = local_jacobians(node)
+        if _anomaly.enabled:
+            sent, axes = _anomaly_vjp(node, g, self.create_graph)
+        else:
+            sent, axes = node_vjp(node, g, self.create_graph)
+        hooks = node.hooks
+        if hooks is not None and hooks.post:
+            sent = self._run_node_hooks(node, sent, g)
+        if step is not None:
+            step.grad_inputs = tuple(sent)
+            step.reduced_axes = axes
+        return sent
+
+    def _send(self, node: Node, sent) -> None:
+        """Each gradient into its input node's buffer (summed with any already there); a node
+        whose last consumer has now sent becomes ready."""
+        buffers, deps, useful = self._buffers, self.deps, self.useful
+        for (nxt, nr), g in zip(node.next_functions, sent):
+            if nxt is None or (useful is not None and nxt not in useful):
+                continue
+            if g is not None:
+                buf = buffers.get(nxt)
+                if buf is None and nxt.op.n_outputs == 1:   # the first gradient to reach nxt: no sum
+                    buffers[nxt] = [g]
+                else:
+                    self._add(buffers, nxt, nr, g)
+            remaining = deps[nxt] - 1
+            deps[nxt] = remaining
+            if remaining == 0:
+                if g is None and nxt not in buffers:   # (a gradient sent is in buffers)
+                    self._skip(nxt)
+                else:
+                    self._ready.push(nxt)
+
+    def _accumulate_leaf(self, node: AccumulateGrad, g, step: Step) -> None:
+        """.grad += g on the leaf, then its post-accumulate hooks."""
+        self._accumulate(node, g, step, self._touched, self._listening)
+        hooks = node.hooks
+        if hooks is not None and hooks.post:
+            for hook in tuple(hooks.post):   # torch calls them with ((), (grad,))
+                hook((), (_as_tensor(g),))
+        if hooks is not None and hooks.post_accumulate:
+            for hook in tuple(hooks.post_accumulate):
+                hook(node.variable)
+
+    def _roll_back(self) -> None:
+        for tensor, old_grad, old_data in reversed(self._touched):
+            tensor._grad = old_grad
+            if old_grad is not None:
+                old_grad._data = old_data
 
     def will_reach(self, tensor) -> bool:
         """Does this backward send a gradient towards `tensor` (its node takes part)?"""
@@ -358,19 +367,13 @@ class Backward:
         return node in self.deps or any(node is root for root, _ in self.roots)
 
     @staticmethod
-    def _key(node: Node):
-        # AccumulateGrad first, then the newest op: PyTorch's ready-queue order on the CPU.
-        # Priorities are unique, so the heap never compares two nodes.
-        return (node.id - (1 << 62) if type(node) is AccumulateGrad else -node.id, node)
-
-    @staticmethod
     def _add(buffers: dict, node: Node, nr: int, g) -> None:
         buf = buffers.get(node)
         if buf is None:
             buf = buffers[node] = [None] * node.op.n_outputs
         buf[nr] = g if buf[nr] is None else buf[nr] + g   # out of place: gradients may alias
 
-    def _skip(self, node: Node, buffers: dict, ready: list) -> None:
+    def _skip(self, node: Node) -> None:
         """A node that received no gradient at all: release its consumers' counts (iteratively)."""
         stack = [node]
         while stack:
@@ -382,8 +385,8 @@ class Backward:
                     continue
                 self.deps[nxt] -= 1
                 if self.deps[nxt] == 0:
-                    if nxt in buffers:
-                        heapq.heappush(ready, self._key(nxt))
+                    if nxt in self._buffers:
+                        self._ready.push(nxt)
                     else:
                         stack.append(nxt)
 
@@ -526,20 +529,11 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[tuple, tuple]:
         else:   # a CuPy array, or one gradient per output of a multi-output node
             xp = namespace(g if op.n_outputs == 1 else next(gi for gi in g if gi is not None))
         out = saved_out if saved_out is not None else node.out_meta
-        rule, edges = op.vjp, node.next_functions
-        if type(rule) is tuple and len(rule) == 2 and len(saved_inputs) == 2:   # the common case, no lists built
-            f0, f1 = rule
-            args = (xp, g, out, saved_inputs[0]._data, saved_inputs[1]._data)
-            params = node.params
-            if params:   # f(*args) with a ready tuple is much cheaper than f(xp, g, ..., *params)
-                args += params
-            g0 = None if f0 is None or edges[0][0] is None else f0(*args)
-            g1 = None if f1 is None or edges[1][0] is None else f1(*args)
-            inputs = node.inputs
-            if (g0 is None or (g0.shape == (a := inputs[0]._data).shape and g0.dtype is a.dtype)) and \
-                    (g1 is None or (g1.shape == (a := inputs[1]._data).shape and g1.dtype is a.dtype)):
-                return (g0, g1), _NO_AXES_2   # both already fit their inputs: nothing to sum or cast
-            raw = (g0, g1)
+        rule = op.vjp
+        if type(rule) is tuple and len(rule) == 2 and len(saved_inputs) == 2:
+            raw, axes = vjp_two_inputs(node, rule, xp, g, out, saved_inputs)
+            if axes is not None:
+                return raw, axes   # both already fit their inputs: nothing to sum or cast
         else:
             raw = _call_rule(rule, node, xp, g, out, [t._data for t in saved_inputs])
     inputs, edges = node.inputs, node.next_functions
@@ -556,8 +550,6 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[tuple, tuple]:
         return raw if type(raw) is tuple else tuple(raw), ((),) * len(raw)
     return tuple(raw), tuple(axes)
 
-
-_NO_AXES_2 = ((), ())
 
 
 def _fit(gi, a, i: int, unused: bool, op, create_graph: bool):

@@ -8,6 +8,7 @@ from .. import backend
 from .._args import invalid_arguments, is_number
 from ..dtypes import C_TYPE, SCALAR_TYPE, float64, floating_kernel, get_default_dtype, result_type
 from ..autograd.apply import apply, coerce_pair
+from ..autograd.fast_paths import one_dtype
 from ..ops.core import _formula, broadcast_error
 from ..ops.op import Op
 from ..tensor import Tensor
@@ -49,8 +50,7 @@ def _check_alpha(input, other, alpha) -> None:
 
 
 def add(input, other, *, alpha=1):
-    if type(input) is type(other) is Tensor and type(alpha) is int and alpha == 1 \
-            and input._data.dtype is other._data.dtype:
+    if type(alpha) is int and alpha == 1 and one_dtype(input, other, Tensor):
         return apply(ADD, (input, other))   # two Tensors of one dtype: nothing to coerce or check
     _check_alpha(input, other, alpha)
     if alpha == 1:
@@ -68,7 +68,7 @@ def sub(input, other, *, alpha=1):
 
 
 def mul(input, other):
-    if type(input) is type(other) is Tensor and input._data.dtype is other._data.dtype:
+    if one_dtype(input, other, Tensor):
         return apply(MUL, (input, other))   # two Tensors of one dtype: nothing to coerce
     if _formula.active and isinstance(other, (int, float)) and not isinstance(other, bool):
         return _tensor_or_scalar(MUL, MUL_SCALAR, input, other)   # at::mul(Tensor, Scalar) in a VJP formula
