@@ -21,7 +21,7 @@ def _record_names(tree: ast.Module, module: str, in_ops: bool = False) -> dict:
     names = {}
     for node in tree.body:
         if isinstance(node, ast.ImportFrom) and node.module and (
-                (node.level == 2 and node.module.startswith("ops.")) or (in_ops and node.level == 1)) \
+                (node.level in (1, 2) and node.module.startswith("ops.")) or (in_ops and node.level == 1)) \
                 and (OPS / f"{node.module.split('.')[-1]}.py").exists():
             source = importlib.import_module(f"gradviz.ops.{node.module.split('.')[-1]}")
             for alias in node.names:
@@ -91,6 +91,11 @@ def callers() -> dict:
             public = public or [f"gradviz.functions.{path.stem}.{fn}"]
             for key in keys:
                 out.setdefault(key, set()).update(public)
+    tree = ast.parse((FUNCTIONS.parent / "tensor.py").read_text(encoding="utf-8"))   # Tensor.fill_, .uniform_...
+    tensor_class = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Tensor")
+    for fn, keys in _reached(tensor_class, _record_names(tree, "tensor")).items():
+        for key in keys:
+            out.setdefault(key, set()).add(f"Tensor.{fn}")
     return {k: sorted(v) for k, v in out.items()}
 
 

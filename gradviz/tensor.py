@@ -15,7 +15,11 @@ from ._args import is_number, method_error as _method_error, type_name
 from . import events as _events
 from .autograd import forward_ad as _forward_ad
 from .autograd import grad_mode
-from .autograd.graph import AccumulateGrad, VersionCounter
+from .autograd.graph import KIND, AccumulateGrad, RemovableHandle, VersionCounter
+from .autograd.engine import backward as _backward
+from .ops import pointwise as _pointwise
+from .ops.fill import (BERNOULLI, BERNOULLI_TENSOR, CAUCHY, COPY, EXPONENTIAL, FILL, FILL_TENSOR, GEOMETRIC, LOG_NORMAL,
+                       NORMAL, RANDOM_FROM_TO, RANDOM_FULL, RANDOM_TO, UNIFORM, ZERO)
 from .ops.reduce import _ALL
 
 NON_LEAF_GRAD_WARNING = (
@@ -353,14 +357,12 @@ class Tensor:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
-        from .autograd.graph import RemovableHandle
         hooks = self._accumulator()._hooks().post_accumulate
         hooks.append(hook)
         return RemovableHandle(hooks, hook)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
-        from .autograd.engine import backward
-        backward((self,), None if gradient is None else (gradient,), retain_graph, create_graph, inputs)
+        _backward((self,), None if gradient is None else (gradient,), retain_graph, create_graph, inputs)
 
     def detach(self) -> "Tensor":
         """Same storage and, as in PyTorch, the same version counter (unlike .data)."""
@@ -1475,6 +1477,9 @@ def _checked_fill(value, result):
     return result
 
 
+KIND.tensor = Tensor   # the graph and the engine wrap arrays with it
+
+
 def zero_grads(tensors, set_to_none: bool = True) -> None:
     """What Module.zero_grad and Optimizer.zero_grad do to each tensor's .grad: drop it, or
     detach it from any graph it has and fill it with zeros in place."""
@@ -1540,65 +1545,11 @@ def _method(fn):
 
 
 from . import functions as F  # noqa: E402  (the ops need Tensor defined first)
+from .autograd import tensor_namespace as _tensor_namespace  # noqa: E402,F401  (hands the engine its Tensor `xp`)
 from .functions.pointwise import check_bounds as _check_bounds  # noqa: E402
 from .autograd import views as _views  # noqa: E402
 from .functions import shape as _shape  # noqa: E402
 from .autograd.apply import apply as _apply  # noqa: E402
-from .ops import pointwise as _pointwise  # noqa: E402
-from .ops.op import Op  # noqa: E402
-
-
-def _no_grad_to_self(xp, g, c, *args):
-    return xp.zeros_like(g)
-
-
-# The in-place writes that replace a tensor's values: the old values get a zero gradient.
-ZERO = Op("zero_", "ZeroBackward0", "c = 0", lambda xp, a: xp.zeros_like(a), vjp=(_no_grad_to_self,),
-          vjp_formulas=("0",),
-          latex=r"$c = 0", vjp_latex=(r"0",))
-FILL = Op("fill_", "FillBackward2", "c = v", lambda xp, a, v: xp.full_like(a, v), vjp=(_no_grad_to_self,),
-          vjp_formulas=("0",), params=("value",),
-          latex=r"$c = $value", vjp_latex=(r"0",))
-FILL_TENSOR = Op("fill_", "FillBackward3", "c = v", lambda xp, a, v: xp.full_like(a, v),
-                 vjp=(_no_grad_to_self, lambda xp, g, c, a, v: xp.sum(g)), vjp_formulas=("0", "Σ ḡ"),
-                 args=("self", "value"),
-                 latex=r"$c = $1", vjp_latex=(r"0", r"\sum \bar{g}"))
-COPY = Op("copy_", "CopyBackwards", "c = b", lambda xp, a, b: xp.broadcast_to(b, a.shape).astype(a.dtype),
-          vjp=(_no_grad_to_self, lambda xp, g, c, a, b: g), vjp_formulas=("0", "ḡ"), args=("self", "src"),
-          latex=r"$c = $1", vjp_latex=(r"0", r"\bar{g}"))
-UNIFORM = Op("uniform_", "UniformBackward0", "c ~ U(a, b)", lambda xp, a, sample: sample,
-             vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",),
-             latex=r"$c \sim \mathcal{U}(\mathrm{lo},\, \mathrm{hi})", vjp_latex=(r"0",))
-NORMAL = Op("normal_", "NormalBackward0", "c ~ N(μ, σ²)", lambda xp, a, sample: sample,
-            vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",),
-            latex=r"$c \sim \mathcal{N}(\mu,\, \sigma^2)", vjp_latex=(r"0",))
-BERNOULLI = Op("bernoulli_", "BernoulliBackward2", "c ~ Bernoulli(p)", lambda xp, a, sample: sample,
-               vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",),
-               latex=r"$c \sim \operatorname{Bernoulli}(p)", vjp_latex=(r"0",))
-BERNOULLI_TENSOR = Op("bernoulli_", "BernoulliBackward1", "c ~ Bernoulli(p)", lambda xp, a, sample: sample,
-                      vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",),
-                      latex=r"$c \sim \operatorname{Bernoulli}(p)", vjp_latex=(r"0",))
-EXPONENTIAL = Op("exponential_", "ExponentialBackward0", "c ~ Exp(λ)", lambda xp, a, sample: sample,
-                 vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",),
-                 latex=r"$c \sim \operatorname{Exp}(\lambda)", vjp_latex=(r"0",))
-CAUCHY = Op("cauchy_", "CauchyBackward0", "c ~ Cauchy(median, σ)", lambda xp, a, sample: sample,
-            vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",),
-            latex=r"$c \sim \operatorname{Cauchy}(m,\, \sigma)", vjp_latex=(r"0",))
-LOG_NORMAL = Op("log_normal_", "LogNormalBackward0", "c ~ exp N(μ, σ²)", lambda xp, a, sample: sample,
-                vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",),
-                latex=r"$c \sim e^{\mathcal{N}(\mu,\, \sigma^2)}", vjp_latex=(r"0",))
-GEOMETRIC = Op("geometric_", "GeometricBackward0", "c ~ Geometric(p)", lambda xp, a, sample: sample,
-               vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",),
-               latex=r"$c \sim \operatorname{Geometric}(p)", vjp_latex=(r"0",))
-RANDOM_FROM_TO = Op("random_", "RandomBackward0", "c ~ U{from, …, to − 1}", lambda xp, a, sample: sample,
-                    vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",),
-                    latex=r"$c \sim \mathcal{U}\{\mathrm{from}, \dots, \mathrm{to} - 1\}", vjp_latex=(r"0",))
-RANDOM_TO = Op("random_", "RandomBackward1", "c ~ U{0, …, to − 1}", lambda xp, a, sample: sample,
-               vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",),
-               latex=r"$c \sim \mathcal{U}\{0, \dots, \mathrm{to} - 1\}", vjp_latex=(r"0",))
-RANDOM_FULL = Op("random_", "RandomBackward2", "c ~ U{0, …, max}", lambda xp, a, sample: sample,
-                 vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",),
-                 latex=r"$c \sim \mathcal{U}\{0, \dots, \max\}", vjp_latex=(r"0",))
 
 for _name in ("matmul", "mm", "bmm", "dot", "mv", "outer", "trace", "exp", "log", "log1p", "sqrt", "rsqrt",
               "reciprocal", "sin", "cos", "tan", "tanh", "sigmoid", "relu", "abs", "sign", "neg", "erf", "floor",

@@ -19,7 +19,7 @@ from . import fast_paths
 from . import forward_ad as _forward_ad
 from .describe import describe_node
 from .grad_mode import _state as _grad_state
-from .graph import DEFAULT, MULTI_OUTPUT, NO_GRAD, ViewMeta, _node_types, node_type
+from .graph import DEFAULT, KIND, MULTI_OUTPUT, NO_GRAD, ViewMeta, _node_types, node_type
 
 
 def _check_one_device(arrays, params) -> None:
@@ -75,6 +75,9 @@ def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
         info = describe_node(node)
         events.emit(events.NodeCreated(node, tuple(inputs), outs, node.scope, info))
     return result
+
+
+KIND.apply = apply   # the engine records a .grad's copy with it (create_graph)
 
 
 def _untracked(op: Op, inputs: tuple, out):

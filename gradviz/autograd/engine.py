@@ -18,8 +18,10 @@ from numpy import ndarray   # one global load where np.ndarray is two, on the pe
 from .. import backend, events
 from ..dtypes import Size
 from ..ops.core import NUMPY, namespace
+from ..ops.fill import COPY
 from .fast_paths import ReadyQueue, vjp_two_inputs
-from .graph import FREED_MESSAGE, AccumulateGrad, Node, _anomaly, _clock, _formula, anomaly_warning
+from .graph import (FREED_MESSAGE, KIND, AccumulateGrad, Node, _anomaly, _clock, _formula, _running,  # noqa: F401
+                    anomaly_warning, current_backward)
 from .grad_mode import _state as _grad_state
 from .grad_mode import enable_grad
 
@@ -79,7 +81,7 @@ def _root_edge(tensor):
 
 
 def _seeds(tensors, grad_tensors, create_graph: bool):
-    from ..tensor import Tensor
+    Tensor = KIND.tensor
     if grad_tensors is None:
         grad_tensors = [None] * len(tensors)
     elif isinstance(grad_tensors, Tensor) or not isinstance(grad_tensors, (list, tuple)):
@@ -183,7 +185,7 @@ class Backward:
 
     def __init__(self, tensors, grad_tensors=None, retain_graph=None, create_graph=False,
                  accumulate=True, only=None, capture=(), targets=None, run_targets=True):
-        from ..tensor import Tensor
+        Tensor = KIND.tensor
         if isinstance(tensors, Tensor):
             tensors = (tensors,)
         tensors = tuple(tensors)
@@ -399,7 +401,7 @@ class Backward:
                      for i, gi in enumerate(grads))
 
     def _run_pre_hooks(self, node: Node, grads: list, step: Step, listening: bool) -> list:
-        from ..tensor import Tensor
+        Tensor = KIND.tensor
         grads = list(grads)
         for nr, hooks in node.hooks.tensor.items():
             for hook in tuple(hooks):
@@ -450,7 +452,7 @@ class Backward:
 
     def _write_grad(self, tensor, node, g, touched: list):
         """The read-modify-write of .grad (under the lock); returns the new total."""
-        from ..tensor import Tensor
+        Tensor = KIND.tensor
         old = tensor._grad
         touched.append((tensor, old, None if old is None else old._data))
         if self.create_graph:
@@ -460,11 +462,10 @@ class Backward:
             else:
                 # a copy that stays in the graph, recorded as torch records it: a leaf's .grad is
                 # CopyBackwards (copied into a fresh tensor), a retained gradient CloneBackward0
-                from ..tensor import COPY, _apply
                 with enable_grad():
                     if type(node) is AccumulateGrad:
                         blank = Tensor._make(namespace(g._data).zeros_like(g._data))
-                        tensor._grad = _apply(COPY, (blank, g))
+                        tensor._grad = KIND.apply(COPY, (blank, g))
                     else:
                         tensor._grad = g.clone()
         elif old is None:
@@ -512,10 +513,10 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[tuple, tuple]:
     if node.saved is not None:   # saved-tensor hooks: the VJP reads what unpack gives back
         saved_inputs, saved_out = node.unpacked()
     if create_graph:
-        from .tensor_namespace import TENSOR
+        TENSOR = KIND.namespace
         outs = node.output(0) if op.n_outputs == 1 else tuple(node.output(i) for i in range(op.n_outputs))
         if saved_out is not node.out_data and op.n_outputs == 1:
-            from ..tensor import Tensor
+            Tensor = KIND.tensor
             outs = Tensor._make(saved_out, node, 0)
         outer, _formula.active = _formula.active, True   # the gradient's graph names nodes as torch's formulas
         try:
@@ -566,7 +567,7 @@ def _fit(gi, a, i: int, unused: bool, op, create_graph: bool):
                                f"{list(gi.shape)} but expected shape compatible with {list(a.shape)}") from None
     if create_graph:   # a Tensor: the cast is recorded (ToCopyBackward0), as torch's validate_outputs does
         if gi._data.dtype != a.dtype:
-            from .tensor_namespace import TENSOR
+            TENSOR = KIND.namespace
             gi = TENSOR.astype(gi, a.dtype)
     elif gi.dtype != a.dtype:
         gi = gi.astype(a.dtype)
@@ -671,18 +672,6 @@ def _anomaly_vjp(node: Node, g, create_graph: bool):
     return sent, axes
 
 
-class _Running(threading.local):
-    run = None
-
-
-_running = _Running()
-
-
-def current_backward():
-    """The backward pass running on this thread (the latest one started), or None."""
-    return _running.run
-
-
 def _call_rule(rule, node: Node, xp, g, out, args) -> list:
     """A rule is one function returning every input's gradient, or a tuple of one function
     per input (None: not differentiable); those run only for inputs that need a gradient."""
@@ -696,14 +685,14 @@ def _zeros_like_output(node: Node, i: int, create_graph: bool):
     data = node.output_data()[i]
     z = namespace(data).zeros_like(data)
     if create_graph:
-        from ..tensor import Tensor
+        Tensor = KIND.tensor
         return Tensor._make(z)
     return z
 
 
 def _check_hook_result(hook, before, after) -> None:
     """PyTorch's checks on what a tensor hook returned."""
-    from ..tensor import Tensor
+    Tensor = KIND.tensor
     if not isinstance(after, Tensor):
         raise TypeError(f"expected Variable, but hook returned '{type(after).__name__}'")
     name = getattr(hook, "__name__", type(hook).__name__)
@@ -714,7 +703,7 @@ def _check_hook_result(hook, before, after) -> None:
 
 
 def _as_tensor(g):
-    from ..tensor import Tensor
+    Tensor = KIND.tensor
     return None if g is None or isinstance(g, Tensor) else Tensor._make(g)
 
 
@@ -728,7 +717,7 @@ def backward_steps(tensors, grad_tensors=None, retain_graph=None, create_graph=F
     """Start a backward pass and return it unstarted: each next() runs one node and returns its Step."""
     only, capture = None, ()
     if inputs is not None:
-        from ..tensor import Tensor
+        Tensor = KIND.tensor
         inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
         if not inputs:
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
@@ -751,7 +740,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     run.run()
     for t, g in zip(getattr(run, "_nonleaf_inputs", ()), run.captured):
         if g is not None:
-            from ..tensor import Tensor
+            Tensor = KIND.tensor
             gt = g if isinstance(g, Tensor) else Tensor._make(g.copy())
             t._grad = gt if t._grad is None else t._grad + gt
 
@@ -759,7 +748,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          allow_unused=None, materialize_grads=False) -> tuple:
     """torch.autograd.grad: the gradients of `outputs` w.r.t. `inputs`, without touching .grad."""
-    from ..tensor import Tensor
+    Tensor = KIND.tensor
     outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
     single = isinstance(inputs, Tensor)
     inputs = (inputs,) if single else tuple(inputs)

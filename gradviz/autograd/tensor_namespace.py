@@ -8,6 +8,7 @@ from __future__ import annotations
 from ..functions import conv, index, linalg, pointwise, reduce, shape
 from ..ops import index as index_ops
 from .apply import apply
+from .graph import KIND
 
 
 class TensorNamespace:
@@ -139,3 +140,4 @@ class TensorNamespace:
 
 
 TENSOR = TensorNamespace()
+KIND.namespace = TENSOR   # the engine's `xp` for the VJP rules when backward records its graph
