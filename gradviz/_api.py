@@ -12,6 +12,9 @@ import warnings
 
 import numpy as np
 
+from .dtypes import SCALAR_TYPE
+from .tensor import Tensor
+
 # torch's numpy_compatibility_arg_names (python_arg_parser.cpp)
 _ALIASES = {"axis": "dim", "keepdims": "keepdim", "x": "input", "a": "input", "x1": "input", "x2": "other"}
 
@@ -51,8 +54,6 @@ def _category(dtype) -> int:
 def write_out(name: str, result, out):
     """Copy `result` into the caller's `out` tensor(s) as torch does: same dtype category or
     higher, resized (with torch's warning when it held elements) to the result's shape."""
-    from .dtypes import SCALAR_TYPE
-    from .tensor import Tensor
     if isinstance(result, tuple):
         if not isinstance(out, (tuple, list)) or len(out) != len(result):
             raise TypeError(f"{name}(): argument 'out' must be tuple of Tensors of length {len(result)}")

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import math
+import os
+import warnings
 
 import numpy as np
 
@@ -54,7 +56,6 @@ def _finish(arr, dtype, device, requires_grad):
 def tensor(data, dtype=None, device=None, requires_grad=False) -> Tensor:
     _dtype_arg("tensor", dtype)
     if isinstance(data, Tensor):
-        import warnings
         warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.clone().detach() or "
                       "sourceTensor.clone().detach().requires_grad_(True), rather than torch.tensor(sourceTensor).",
                       UserWarning, stacklevel=2)
@@ -153,7 +154,6 @@ def _scalar(x):
 
 def _threads() -> int:
     """torch's intra-op thread count (the per-thread chunks of a long arange start new vectors)."""
-    import os
     env = os.environ.get("OMP_NUM_THREADS", "")
     return int(env) if env.isdigit() and int(env) > 0 else (os.cpu_count() or 1)
 

@@ -5,10 +5,12 @@ NumPy's, so the gradient computation is itself recorded and can be differentiate
 """
 from __future__ import annotations
 
+from ..dtypes import as_np
 from ..functions import conv, index, linalg, pointwise, reduce, shape
 from ..ops import index as index_ops
 from .apply import apply
 from .graph import KIND
+from ..tensor import Tensor
 
 
 class TensorNamespace:
@@ -32,6 +34,7 @@ class TensorNamespace:
     diagonal = staticmethod(linalg.diagonal)
     flip = staticmethod(lambda a, axis: shape.flip(a, axis))
     transpose = staticmethod(shape.permute)
+    view = staticmethod(shape.view)   # forward AD's dual tensor: a view of its primal
     cosh = staticmethod(pointwise.cosh)
     sinh = staticmethod(pointwise.sinh)
     isfinite = staticmethod(pointwise.isfinite)
@@ -53,7 +56,6 @@ class TensorNamespace:
     @staticmethod
     def constant(array):
         """An array as a Tensor outside the graph (a constant of a rule, such as ⌊a / b⌋)."""
-        from ..tensor import Tensor
         return Tensor._make(array)
 
     @staticmethod
@@ -74,7 +76,7 @@ class TensorNamespace:
 
     @staticmethod
     def zeros_like(a):
-        from ..creation import zeros_like
+        from ..creation import zeros_like   # creation -> tensor -> (its methods) this module
         return zeros_like(a)
 
     @staticmethod
@@ -119,7 +121,6 @@ class TensorNamespace:
 
     @staticmethod
     def astype(a, dtype):
-        from ..dtypes import as_np
         return shape.to_dtype(a, as_np(dtype))
 
     @staticmethod
