@@ -67,20 +67,9 @@ def _is_byte_mask(k) -> bool:
     return backend.is_array(k) and k.ndim > 0 and k.dtype == np.uint8
 
 
-def parse_index(shape: tuple, key, single_slice: bool = False, fill: bool = False):
-    """PyTorch's reading of `x[key]`: ints, slices and None apply first, left to right, as
-    views (SelectBackward0, SliceBackward0, UnsqueezeBackward0); the tensor indices then index
-    that view at the dims they landed on (one IndexBackward0). NumPy would instead count ints
-    as advanced indices, which moves the result's dims when an int and a tensor are apart.
-
-    Returns (steps, basic, adv): the views to record [(kind, dim, arg)], the same view as a
-    NumPy basic key (() when it is the whole tensor), and the key of slices and integer/bool
-    arrays for that view (None when there is none). A full slice records nothing, except
-    for a bare `x[:]`, which PyTorch always records.
-
-    A byte (uint8) index is a bool mask, with torch's deprecation warning. fill says the caller
-    writes one value there (torch's index_put_ then hands a lone mask to masked_fill_, which
-    refuses a byte mask)."""
+def _key_items(shape: tuple, key) -> tuple[list, bool, int]:
+    """The key's items (a byte mask read as a bool mask), whether one was a byte mask, and how
+    many dims they index; torch's errors for a key that cannot index `shape`."""
     items = [_as_index(k) for k in _index_items(key)]
     byte_mask = any(_is_byte_mask(k) for k in items)
     if byte_mask:
@@ -104,6 +93,44 @@ def parse_index(shape: tuple, key, single_slice: bool = False, fill: bool = Fals
         items = items[:-1]   # torch lets a later ellipsis run past the last dimension, where it selects nothing
     if sum(k is Ellipsis for k in items) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
+    return items, byte_mask, specified
+
+
+def _advanced_key(adv: dict):
+    """The NumPy key of the tensor indices {dim: array} (slices between them), once they are checked
+    to broadcast together (a bool mask counts as its nonzero indices); None when there are none."""
+    if not adv:
+        return None
+    shapes = [(int(k.sum()),) if k.dtype == bool else k.shape for k in adv.values()]
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes "
+                         + ", ".join(str(list(s)) for s in shapes)) from None
+    adv_key, d = [], 0
+    for pos in sorted(adv):
+        adv_key += [slice(None)] * (pos - d)
+        adv_key.append(adv[pos])
+        d = pos + (adv[pos].ndim if adv[pos].dtype == bool else 1)
+    return tuple(adv_key)
+
+
+def parse_index(shape: tuple, key, single_slice: bool = False, fill: bool = False):
+    """PyTorch's reading of `x[key]`: ints, slices and None apply first, left to right, as
+    views (SelectBackward0, SliceBackward0, UnsqueezeBackward0); the tensor indices then index
+    that view at the dims they landed on (one IndexBackward0). NumPy would instead count ints
+    as advanced indices, which moves the result's dims when an int and a tensor are apart.
+
+    Returns (steps, basic, adv): the views to record [(kind, dim, arg)], the same view as a
+    NumPy basic key (() when it is the whole tensor), and the key of slices and integer/bool
+    arrays for that view (None when there is none). A full slice records nothing, except
+    for a bare `x[:]`, which PyTorch always records.
+
+    A byte (uint8) index is a bool mask, with torch's deprecation warning. fill says the caller
+    writes one value there (torch's index_put_ then hands a lone mask to masked_fill_, which
+    refuses a byte mask)."""
+    items, byte_mask, specified = _key_items(shape, key)
+    ndim = len(shape)
     cur = list(shape)
     steps, basic, adv, dim = [], [], {}, 0
     for position, k in enumerate(items):   # torch's range error names the position in the key
@@ -163,22 +190,7 @@ def parse_index(shape: tuple, key, single_slice: bool = False, fill: bool = Fals
             raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
         warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.",
                       UserWarning, stacklevel=4)
-    adv_key = None
-    if adv:
-        # the index tensors must broadcast together (a bool mask counts as its nonzero indices)
-        shapes = [(int(k.sum()),) if k.dtype == bool else k.shape for k in adv.values()]
-        try:
-            np.broadcast_shapes(*shapes)
-        except ValueError:
-            raise IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes "
-                             + ", ".join(str(list(s)) for s in shapes)) from None
-        adv_key, d = [], 0
-        for pos in sorted(adv):
-            adv_key += [slice(None)] * (pos - d)
-            adv_key.append(adv[pos])
-            d = pos + (adv[pos].ndim if adv[pos].dtype == bool else 1)
-        adv_key = tuple(adv_key)
-    return steps, tuple(basic), adv_key
+    return steps, tuple(basic), _advanced_key(adv)
 
 
 def _is_int(k) -> bool:
