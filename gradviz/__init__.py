@@ -128,4 +128,25 @@ from ._api import install as _install, install_methods as _install_methods  # no
 _install(globals())
 _install_methods(Tensor)
 
+
+def declare_ops(module) -> list:
+    """Add the op records of `module` (a module outside gradviz.ops) to the registry and expose each
+    as its record declares (gradviz.NAME, Tensor.NAME, out=), as the records of gradviz.ops are at
+    import. Returns the names added. A record in gradviz.ops itself needs no call."""
+    from . import functions
+    from ._api import wrap
+    from .functions import declared
+    from .ops import registry
+    registry.add(module)
+    added = []
+    for name, fn in declared.exposed().items():
+        if name in globals():
+            continue
+        setattr(functions, name, fn)
+        globals()[name] = wrap(fn, name, fn.__exposure__.out)
+        if fn.__exposure__.method:
+            setattr(Tensor, name, wrap(declared.as_method(fn), name, False))
+        added.append(name)
+    return added
+
 from . import linalg  # noqa: E402,F401  (torch.linalg)

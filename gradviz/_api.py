@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 
 from .dtypes import SCALAR_TYPE
+from .functions.declared import out_names as out_names_declared
 from .tensor import Tensor
 
 # torch's numpy_compatibility_arg_names (python_arg_parser.cpp)
@@ -112,7 +113,7 @@ def wrap(fn, name: str, takes_out: bool):
 
 def install(namespace: dict) -> None:
     """Wrap the public functions in `namespace` (gradviz's own)."""
-    out_names = set(OUT_FUNCTIONS)
+    out_names = set(OUT_FUNCTIONS) | out_names_declared()
     done: dict = {}   # one wrapper per function, so aliases stay one object (clip is clamp)
     for name, fn in list(namespace.items()):
         if name.startswith("_") or not inspect.isfunction(fn) or not fn.__module__.startswith("gradviz"):

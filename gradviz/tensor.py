@@ -11,7 +11,7 @@ import numpy as np
 from numpy import ndarray   # one global load where np.ndarray is two, on the per-op path
 
 from . import backend, dtypes
-from ._args import is_number, method_error as _method_error, type_name
+from ._args import is_number, type_name
 from . import events as _events
 from .autograd import forward_ad as _forward_ad
 from .autograd import grad_mode
@@ -1508,26 +1508,12 @@ def _keep(keepdim, keepdims):
     return keepdim if keepdims is None else keepdims
 
 
-def _method(fn):
-    name = fn.__name__
-
-    def method(self, *args, **kwargs):
-        try:
-            return fn(self, *args, **kwargs)
-        except TypeError as error:   # torch counts a method's arguments after self
-            shifted = _method_error(error, name)
-            if shifted is error:
-                raise
-            raise shifted from None
-    method.__name__ = name
-    return method
-
-
 # Tensor's methods are torch's functions: they are bound here, once Tensor exists (the modules
 # below import Tensor). The one place the tensor layer reaches up (tests/test_import_layers.py).
 from . import creation as _creation  # noqa: E402
 from . import functions as F  # noqa: E402
 from .functions import index as _index  # noqa: E402
+from .functions.declared import as_method as _method, methods as _declared_methods  # noqa: E402
 from .autograd import tensor_namespace as _tensor_namespace  # noqa: E402,F401  (hands the engine its Tensor `xp`)
 from .functions.pointwise import check_bounds as _check_bounds  # noqa: E402
 from .autograd import views as _views  # noqa: E402
@@ -1541,6 +1527,8 @@ for _name in ("matmul", "mm", "bmm", "dot", "mv", "outer", "trace", "exp", "log"
               "hypot", "isnan", "isinf", "isfinite", "sgn", "positive", "true_divide", "fmod", "float_power",
               "logcumsumexp", "ravel", "kron", "std_mean", "var_mean"):
     setattr(Tensor, _name, _method(getattr(F, _name)))
+for _name, _fn in _declared_methods().items():   # the methods the op records and @public functions declare
+    setattr(Tensor, _name, _method(_fn))
 Tensor.negative = Tensor.neg
 Tensor.absolute = Tensor.abs
 
@@ -1609,9 +1597,8 @@ for _name in ("histc", "bincount", "histogram", "addmm", "floor_divide", "index_
     setattr(Tensor, _name, _method(getattr(F, _name)))
 
 # torch's op table, continued: the Tensor methods of the functions gradviz.functions gained
-for _name in ("acosh", "arccosh", "asinh", "arcsinh", "atanh", "arctanh", "erfc", "erfinv", "lgamma", "digamma",
-              "mvlgamma", "xlogy", "logaddexp", "logaddexp2", "copysign", "deg2rad", "rad2deg", "frac", "heaviside",
-              "fmax", "fmin", "sinc", "signbit", "isneginf", "isposinf", "isreal", "clamp_max", "clamp_min", "ldexp",
+for _name in ("acosh", "arccosh", "mvlgamma", "xlogy", "logaddexp", "logaddexp2", "copysign", "frac", "heaviside",
+              "fmax", "fmin", "isneginf", "isposinf", "clamp_max", "clamp_min", "ldexp",
               "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"):
     setattr(Tensor, _name, _method(getattr(F, _name)))
 Tensor.polygamma = lambda self, n: F.polygamma(n, self)

@@ -47,6 +47,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 UPWARD = {
     ("gradviz.tensor", "gradviz.functions"): "Tensor's methods (x.exp() is gradviz.exp(x)), bound after the class",
     ("gradviz.tensor", "gradviz.functions.index"): "x[key] = v is index_put / setitem",
+    ("gradviz.tensor", "gradviz.functions.declared"): "the methods the op records declare",
     ("gradviz.tensor", "gradviz.functions.shape"): "x.to(), x.view() and the shape methods",
     ("gradviz.tensor", "gradviz.functions.pointwise"): "x.clamp_() and the other bounds checked in place",
     ("gradviz.tensor", "gradviz.creation"): "x.new_zeros(), x.bernoulli(), x.multinomial()",

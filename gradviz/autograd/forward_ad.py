@@ -190,17 +190,25 @@ def _emit(op, inputs, outs, tangents, out_tangents) -> None:
 def rule_kind(op) -> str:
     """How the op's JVP is obtained: 'explicit', one of the derived kinds, or 'transpose'."""
     rule = op.jvp
+    if type(rule) is str:   # a record names its kind
+        return rule
     return getattr(rule, "kind", "explicit") if rule is not None else "transpose"
 
 
 def _jvp(op, tangents, out, inputs, params):
     rule = op.jvp or _transpose_jvp
+    if type(rule) is str:
+        rule = DERIVED[rule]
     return rule(op, tangents, out, inputs, params)
+
+
+DERIVED: dict = {}   # kind -> rule: the JVPs derived from an op's VJP or its structure
 
 
 def _derived(kind: str):
     def mark(fn):
         fn.kind = kind
+        DERIVED[kind] = fn
         return fn
     return mark
 

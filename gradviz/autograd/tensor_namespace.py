@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from ..dtypes import as_np
 from ..functions import conv, index, linalg, pointwise, reduce, shape
+from ..functions.declared import made
 from ..ops import index as index_ops
+from ..ops import pointwise as pointwise_ops
 from .apply import apply
 from .graph import KIND
 from ..tensor import Tensor
@@ -49,7 +51,7 @@ class TensorNamespace:
     diag_embed = staticmethod(shape.diag_embed)
     rot90 = staticmethod(shape.rot90)
     softmax = staticmethod(reduce.softmax)
-    digamma = staticmethod(pointwise.digamma)
+    digamma = staticmethod(made(pointwise_ops.DIGAMMA))
     polygamma = staticmethod(pointwise.polygamma)
     no_input = staticmethod(conv._no_bias)   # an empty, grad-free stand-in for a missing input
 

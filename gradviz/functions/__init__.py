@@ -26,11 +26,9 @@ from .shape import (atleast_1d, broadcast_shapes, broadcast_tensors, broadcast_t
 
 clip = clamp
 from .counting import bincount, histc, histogram  # noqa: E402,F401
-from .pointwise import (acosh, arccosh, arcsinh, arctanh, asinh, atanh, bitwise_and, bitwise_not,  # noqa: E402,F401
-                        bitwise_or, bitwise_xor, clamp_max, clamp_min, copysign, deg2rad, digamma, erfc, erfinv,
-                        fmax, fmin, frac, heaviside, isneginf, isposinf, isreal, ldexp, lgamma, logaddexp,
-                        logaddexp2, logical_and, logical_or, logical_xor, mvlgamma, polygamma, rad2deg, signbit,
-                        sinc, xlogy)
+from .pointwise import (acosh, arccosh, bitwise_and, bitwise_not, bitwise_or, bitwise_xor,  # noqa: E402,F401
+                        clamp_max, clamp_min, copysign, fmax, fmin, frac, heaviside, isneginf, isposinf, ldexp,
+                        logaddexp, logaddexp2, logical_and, logical_or, logical_xor, mvlgamma, polygamma, xlogy)
 from .shape import (atleast_2d, atleast_3d, block_diag, cartesian_prod, column_stack, diagflat,  # noqa: E402,F401
                     dsplit, dstack, fliplr, flipud, hsplit, hstack, rot90, row_stack,
                     split_with_sizes, tensor_split, unflatten, vsplit, vstack)
@@ -42,6 +40,10 @@ from .linalg import (addbmm, addr, cdist, cholesky, corrcoef, cov, cross, det, i
 from .shape import tril_indices, triu_indices  # noqa: E402,F401
 from .search import (argwhere, bucketize, combinations, nanquantile, quantile, searchsorted,  # noqa: E402,F401
                      unique, unique_consecutive)
+
+from .declared import exposed as _exposed  # noqa: E402
+
+globals().update(_exposed())   # the functions the op records and @public functions declare
 
 # `from .functions import *` (gradviz/__init__.py) takes the functions, never the modules here,
 # whose names (linalg, ...) are also gradviz's own namespaces

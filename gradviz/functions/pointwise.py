@@ -15,18 +15,17 @@ from ..tensor import Tensor
 from .index import nonzero
 from ..autograd.forward_ad import bilinear as _bilinear, defjvp as _defjvp, linear as _linear
 from ..autograd.forward_ad import pointwise as _diagonal
-from ..ops.pointwise import (ABS, ACOS, ACOSH, ADD, ADDCDIV, ADDCMUL, ADD_ALPHA, ASIN, ASINH, ATAN, ATAN2, ATANH,
-                             BITWISE_NOT, CEIL, CLAMP, CLAMP_MAX, CLAMP_MAX_TENSOR, CLAMP_MIN, CLAMP_MIN_TENSOR,
-                             CLAMP_TENSOR, COMPARE, COPYSIGN, COPYSIGN_SCALAR, COS, COSH, DEG2RAD, DIGAMMA, DIV,
-                             DIV_ROUNDED, DIV_SCALAR, ERF, ERFC, ERFINV, EXP, EXP2, EXPM1, FLOOR, FLOOR_DIVIDE,
-                             FLOOR_DIVIDE_SCALAR, FMAX, FMIN, FMOD, FMOD_SCALAR, FRAC, GELU, GELU_TANH, HEAVISIDE,
-                             HYPOT, ISFINITE, ISINF, ISNAN, ISNEGINF, ISPOSINF, ISREAL, LDEXP, LEAKY_RELU, LERP,
-                             LERP_TENSOR, LGAMMA, LOG, LOG10, LOG1P, LOG2, LOGADDEXP, LOGADDEXP2, LOGIC, LOGIT,
-                             MASKED_FILL, MASKED_FILL_TENSOR, MAXIMUM, MINIMUM, MUL, MUL_SCALAR, MVLGAMMA, NAN_TO_NUM,
-                             NEG, NOT, POLYGAMMA, POW, POW_SCALAR, RAD2DEG, RECIPROCAL, RELU, REMAINDER,
-                             REMAINDER_SCALAR, ROUND, ROUND_DECIMALS, RPOW_SCALAR, RSQRT, RSUB, RSUB_SCALAR, SGN,
-                             SIGMOID, SIGMOID_BACKWARD, SIGN, SIGNBIT, SIN, SINC, SINH, SOFTPLUS, SQRT, SUB,
-                             SUB_ALPHA, TAN, TANH, TANH_BACKWARD, THRESHOLD_BACKWARD, LEAKY_RELU_BACKWARD, TRUNC, WHERE, XLOGY,
+from ..ops.pointwise import (ABS, ACOS, ACOSH, ADD, ADDCDIV, ADDCMUL, ADD_ALPHA, ASIN, ATAN, ATAN2, BITWISE_NOT,
+                             CEIL, CLAMP, CLAMP_MAX, CLAMP_MAX_TENSOR, CLAMP_MIN, CLAMP_MIN_TENSOR, CLAMP_TENSOR,
+                             COMPARE, COPYSIGN, COPYSIGN_SCALAR, COS, COSH, DIV, DIV_ROUNDED, DIV_SCALAR, ERF, EXP,
+                             EXP2, EXPM1, FLOOR, FLOOR_DIVIDE, FLOOR_DIVIDE_SCALAR, FMAX, FMIN, FMOD, FMOD_SCALAR,
+                             FRAC, GELU, GELU_TANH, HEAVISIDE, HYPOT, ISFINITE, ISINF, ISNAN, ISNEGINF, ISPOSINF,
+                             LDEXP, LEAKY_RELU, LEAKY_RELU_BACKWARD, LERP, LERP_TENSOR, LOG, LOG10, LOG1P, LOG2,
+                             LOGADDEXP, LOGADDEXP2, LOGIC, LOGIT, MASKED_FILL, MASKED_FILL_TENSOR, MAXIMUM, MINIMUM,
+                             MUL, MUL_SCALAR, MVLGAMMA, NAN_TO_NUM, NEG, NOT, POLYGAMMA, POW, POW_SCALAR, RECIPROCAL,
+                             RELU, REMAINDER, REMAINDER_SCALAR, ROUND, ROUND_DECIMALS, RPOW_SCALAR, RSQRT, RSUB,
+                             RSUB_SCALAR, SGN, SIGMOID, SIGMOID_BACKWARD, SIGN, SIN, SINH, SOFTPLUS, SQRT, SUB,
+                             SUB_ALPHA, TAN, TANH, TANH_BACKWARD, THRESHOLD_BACKWARD, TRUNC, WHERE, XLOGY,
                              XLOGY_SCALAR_OTHER, XLOGY_SCALAR_SELF)
 
 
@@ -407,17 +406,6 @@ _defjvp(_linear, MUL_SCALAR, DIV_SCALAR)
 
 
 acosh = arccosh = _make_unary(ACOSH, floating=True)
-asinh = arcsinh = _make_unary(ASINH, floating=True)
-atanh = arctanh = _make_unary(ATANH, floating=True)
-erfc = _make_unary(ERFC, floating=True)
-erfinv = _make_unary(ERFINV, floating=True)
-lgamma = _make_unary(LGAMMA, floating=True)
-digamma = _make_unary(DIGAMMA, floating=True)
-deg2rad = _make_unary(DEG2RAD, floating=True)
-rad2deg = _make_unary(RAD2DEG, floating=True)
-sinc = _make_unary(SINC, floating=True)
-signbit = _make_unary(SIGNBIT)
-isreal = _make_unary(ISREAL)
 
 
 def frac(input):
@@ -559,7 +547,6 @@ def bitwise_not(input):
     return apply(BITWISE_NOT, (input,))
 
 
-_defjvp(_diagonal, ACOSH, ASINH, ATANH, ERFC, ERFINV, LGAMMA, DIGAMMA, POLYGAMMA, MVLGAMMA, FRAC, SINC, CLAMP_MAX,
+_defjvp(_diagonal, ACOSH, POLYGAMMA, MVLGAMMA, FRAC, CLAMP_MAX,
         CLAMP_MIN, CLAMP_MAX_TENSOR, CLAMP_MIN_TENSOR, XLOGY, XLOGY_SCALAR_SELF, XLOGY_SCALAR_OTHER, LOGADDEXP,
         LOGADDEXP2, COPYSIGN, COPYSIGN_SCALAR, FMAX, FMIN, LDEXP)
-_defjvp(_linear, DEG2RAD, RAD2DEG)

@@ -28,6 +28,25 @@ BROADCASTING = {
 }
 
 
+class Exposure:
+    """How an op is exposed, declared on its record: the public function's names (gradviz.NAME, its
+    own name first, then aliases such as NumPy's arcsinh), whether Tensor has it as a method and
+    whether it takes torch's `out=`. `make` says how the function is made from the record ("unary":
+    f(input); "unary_float": an integer input is cast to the default float dtype first); None when a
+    hand-written function (marked @public in gradviz.functions) checks its arguments instead."""
+
+    __slots__ = ("names", "method", "out", "make")
+
+    def __init__(self, *names: str, method: bool = True, out: bool = False, make: str | None = None):
+        self.names = names
+        self.method = method
+        self.out = out
+        self.make = make
+
+    def __repr__(self):
+        return f"Exposure{self.names}"
+
+
 class Op:
     """One differentiable op, as data.
 
@@ -50,14 +69,14 @@ class Op:
 
     __slots__ = ("name", "torch_name", "formula", "forward", "vjp", "vjp_formulas",
                  "arg_names", "param_names", "saves", "saved_inputs", "n_outputs",
-                 "symbols", "out_symbol", "broadcasts", "latex", "vjp_latex", "shown", "jvp")
+                 "symbols", "out_symbol", "broadcasts", "latex", "vjp_latex", "shown", "jvp", "expose")
 
     def __init__(self, name: str, torch_name: str, formula: str, forward: Callable,
                  vjp: Callable | None = None, vjp_formulas: tuple = (),
                  args: tuple = ("self",), params: tuple = (), saves: tuple = (), n_outputs: int = 1,
                  symbols: tuple | None = None, broadcasts: tuple | None | str = "default", latex: str = "",
                  vjp_latex: tuple = (), shown: tuple | None = None,
-                 jvp: Callable | None = None):
+                 jvp: Callable | str | None = None, expose: Exposure | None = None):
         self.name = name
         self.torch_name = torch_name
         self.formula = formula
@@ -79,7 +98,8 @@ class Op:
         self.vjp_latex = tuple(vjp_latex) or (("0",) * len(vjp_formulas) if vjp_formulas and
                                               all(f == "0" for f in vjp_formulas) else ())
         self.shown = shown
-        self.jvp = jvp
+        self.jvp = jvp          # a rule, or the name of a kind forward AD derives it from ("pointwise", "linear")
+        self.expose = expose    # how users reach it (gradviz.functions.declared makes and binds the function)
 
     def input_symbols(self, n: int) -> tuple:
         """The symbols of a node of this op with `n` input slots."""

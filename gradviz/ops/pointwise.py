@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from .core import contiguous
-from .op import Op
+from .op import Exposure, Op
 from . import special as _special
 
 
@@ -337,8 +337,8 @@ MASKED_FILL_TENSOR = Op("masked_fill", "MaskedFillBackward1", "c = mask ? v : a"
                         vjp_latex=(r"\bar{g} \odot \neg \mathrm{mask}", r"\sum \bar{g} \odot \mathrm{mask}",))
 
 # comparisons and logic: no gradient (bool results)
-def _nograd(name, fn):
-    return Op(name, name, name, fn)
+def _nograd(name, fn, **record):
+    return Op(name, name, name, fn, **record)
 
 
 COMPARE = {name: _nograd(name, fn) for name, fn in {
@@ -592,29 +592,35 @@ ACOSH = _unary("acosh", "AcoshBackward0", "c = acosh a", quiet(lambda xp, a: xp.
                latex=r"$c = \operatorname{arcosh} $0", vjp_latex=(r"\frac{\bar{g}}{\sqrt{$0^2 - 1}}",))
 ASINH = _unary("asinh", "AsinhBackward0", "c = asinh a", quiet(lambda xp, a: xp.arcsinh(a)),
                quiet(lambda xp, g, c, a: g / xp.sqrt(a * a + 1)), "ḡ / √(a² + 1)",
-               latex=r"$c = \operatorname{arsinh} $0", vjp_latex=(r"\frac{\bar{g}}{\sqrt{$0^2 + 1}}",))
+               latex=r"$c = \operatorname{arsinh} $0", vjp_latex=(r"\frac{\bar{g}}{\sqrt{$0^2 + 1}}",),
+               jvp="pointwise", expose=Exposure("asinh", "arcsinh", make="unary_float"))
 ATANH = _unary("atanh", "AtanhBackward0", "c = atanh a", quiet(lambda xp, a: xp.arctanh(a)),
                quiet(lambda xp, g, c, a: g / (1 - a * a)), "ḡ / (1 − a²)",
-               latex=r"$c = \operatorname{artanh} $0", vjp_latex=(r"\frac{\bar{g}}{1 - $0^2}",))
+               latex=r"$c = \operatorname{artanh} $0", vjp_latex=(r"\frac{\bar{g}}{1 - $0^2}",),
+               jvp="pointwise", expose=Exposure("atanh", "arctanh", make="unary_float"))
 ERFC = _unary("erfc", "ErfcBackward0", "c = erfc a = 1 − erf a",
               lambda xp, a: _special.erfc(a).astype(a.dtype, copy=False),
               lambda xp, g, c, a: g * xp.exp(-(a * a)) * -TWO_OVER_SQRT_PI, "−ḡ ⊙ 2/√π e^(−a²)",
               latex=r"$c = \operatorname{erfc} $0 = 1 - \operatorname{erf} $0",
-              vjp_latex=(r"-\bar{g} \odot \frac{2}{\sqrt{\pi}} e^{-$0^2}",))
+              vjp_latex=(r"-\bar{g} \odot \frac{2}{\sqrt{\pi}} e^{-$0^2}",),
+              jvp="pointwise", expose=Exposure("erfc", make="unary_float"))
 # torch saves the input and recomputes erfinv in its backward; the slope is √π/2 e^(c²) either way
 ERFINV = _unary("erfinv", "ErfinvBackward0", "c = erf⁻¹ a",
                 lambda xp, a: _special.erfinv(a).astype(a.dtype, copy=False),
                 quiet(lambda xp, g, c, a: g * xp.exp(c * c) * (math.sqrt(math.pi) / 2)), "ḡ ⊙ √π/2 e^(c²)",
                 saves=("self", "result"),
-                latex=r"$c = \operatorname{erf}^{-1} $0", vjp_latex=(r"\bar{g} \odot \frac{\sqrt{\pi}}{2} e^{$c^2}",))
+                latex=r"$c = \operatorname{erf}^{-1} $0", vjp_latex=(r"\bar{g} \odot \frac{\sqrt{\pi}}{2} e^{$c^2}",),
+                jvp="pointwise", expose=Exposure("erfinv", make="unary_float"))
 LGAMMA = _unary("lgamma", "LgammaBackward0", "c = log |Γ(a)|",
                 lambda xp, a: _special.lgamma(a).astype(a.dtype, copy=False),
                 lambda xp, g, c, a: g * _digamma_of(xp, a), "ḡ ⊙ ψ(a)",
-                latex=r"$c = \log \left|\Gamma($0)\right|", vjp_latex=(r"\bar{g} \odot \psi($0)",))
+                latex=r"$c = \log \left|\Gamma($0)\right|", vjp_latex=(r"\bar{g} \odot \psi($0)",),
+                jvp="pointwise", expose=Exposure("lgamma", make="unary_float"))
 DIGAMMA = _unary("digamma", "DigammaBackward0", "c = ψ(a) = Γ′(a) / Γ(a)",
                  lambda xp, a: _special.digamma(a).astype(a.dtype, copy=False),
                  lambda xp, g, c, a: g * _polygamma_of(xp, a, 1), "ḡ ⊙ ψ′(a)",
-                 latex=r"$c = \psi($0) = \frac{\Gamma'($0)}{\Gamma($0)}", vjp_latex=(r"\bar{g} \odot \psi^{(1)}($0)",))
+                 latex=r"$c = \psi($0) = \frac{\Gamma'($0)}{\Gamma($0)}", vjp_latex=(r"\bar{g} \odot \psi^{(1)}($0)",),
+                 jvp="pointwise", expose=Exposure("digamma", make="unary_float"))
 POLYGAMMA = _unary("polygamma", "PolygammaBackward0", "c = ψ⁽ⁿ⁾(a)",
                    lambda xp, a, n: _special.polygamma(n, a).astype(a.dtype, copy=False),
                    lambda xp, g, c, a, n: g * _polygamma_of(xp, a, n + 1), "ḡ ⊙ ψ⁽ⁿ⁺¹⁾(a)", params=("n",),
@@ -639,10 +645,12 @@ MVLGAMMA = _unary("mvlgamma", "MvlgammaBackward0", "c = p(p−1)/4 log π + Σ�
                   vjp_latex=(r"\bar{g} \odot \sum_{j=0}^{$p - 1} \psi\left($0 - \tfrac{j}{2}\right)",))
 DEG2RAD = _unary("deg2rad", "Deg2RadBackward0", "c = a · π/180", lambda xp, a: a * (math.pi / 180),
                  lambda xp, g, c, a: g * (math.pi / 180), "ḡ π/180", saves=(),
-                 latex=r"$c = $0 \cdot \frac{\pi}{180}", vjp_latex=(r"\bar{g}\, \frac{\pi}{180}",))
+                 latex=r"$c = $0 \cdot \frac{\pi}{180}", vjp_latex=(r"\bar{g}\, \frac{\pi}{180}",),
+                 jvp="linear", expose=Exposure("deg2rad", make="unary_float"))
 RAD2DEG = _unary("rad2deg", "Rad2DegBackward0", "c = a · 180/π", lambda xp, a: a * (180 / math.pi),
                  lambda xp, g, c, a: g * (180 / math.pi), "ḡ 180/π", saves=(),
-                 latex=r"$c = $0 \cdot \frac{180}{\pi}", vjp_latex=(r"\bar{g}\, \frac{180}{\pi}",))
+                 latex=r"$c = $0 \cdot \frac{180}{\pi}", vjp_latex=(r"\bar{g}\, \frac{180}{\pi}",),
+                 jvp="linear", expose=Exposure("rad2deg", make="unary_float"))
 FRAC = _unary("frac", "FracBackward0", "c = a − trunc(a)", lambda xp, a: a - xp.trunc(a), lambda xp, g, c, a: g, "ḡ",
               saves=(), latex=r"$c = $0 - \operatorname{trunc}($0)", vjp_latex=(r"\bar{g}",))
 
@@ -661,7 +669,8 @@ def _sinc_vjp(xp, g, c, a):
 SINC = _unary("sinc", "SincBackward0", "c = sin(πa) / (πa)", quiet(_sinc_forward), quiet(_sinc_vjp),
               "ḡ ⊙ (πa cos πa − sin πa) / (πa²)",
               latex=r"$c = \frac{\sin(\pi $0)}{\pi $0}",
-              vjp_latex=(r"\bar{g} \odot \frac{\pi $0 \cos(\pi $0) - \sin(\pi $0)}{\pi $0^2}",))
+              vjp_latex=(r"\bar{g} \odot \frac{\pi $0 \cos(\pi $0) - \sin(\pi $0)}{\pi $0^2}",),
+              jvp="pointwise", expose=Exposure("sinc", make="unary_float"))
 CLAMP_MAX = _unary("clamp_max", "ClampMaxBackward0", "c = min(a, hi)", lambda xp, a, hi: xp.minimum(a, hi),
                    lambda xp, g, c, a, hi: xp.keep(g, a <= hi), "ḡ ⊙ [a ≤ hi]", params=("max",),
                    latex=r"$c = \min($0,\, $max)", vjp_latex=(r"\bar{g} \odot [$0 \le $max]",))
@@ -780,8 +789,10 @@ LOGIC = {name: _nograd(name, fn) for name, fn in {
     "logical_and": lambda xp, a, b: (a != 0) & (b != 0), "logical_or": lambda xp, a, b: (a != 0) | (b != 0),
     "logical_xor": lambda xp, a, b: (a != 0) ^ (b != 0),
 }.items()}
-SIGNBIT = _nograd("signbit", lambda xp, a: xp.signbit(a))
+SIGNBIT = _nograd("signbit", lambda xp, a: xp.signbit(a),
+                  expose=Exposure("signbit", make="unary"))
 ISPOSINF = _nograd("isposinf", lambda xp, a: xp.isposinf(a) if a.dtype.kind == "f" else xp.zeros(a.shape, bool))
 ISNEGINF = _nograd("isneginf", lambda xp, a: xp.isneginf(a) if a.dtype.kind == "f" else xp.zeros(a.shape, bool))
-ISREAL = _nograd("isreal", lambda xp, a: xp.imag(a) == 0 if a.dtype.kind == "c" else xp.ones(a.shape, bool))
+ISREAL = _nograd("isreal", lambda xp, a: xp.imag(a) == 0 if a.dtype.kind == "c" else xp.ones(a.shape, bool),
+                 expose=Exposure("isreal", make="unary"))
 BITWISE_NOT = _nograd("bitwise_not", lambda xp, a: ~a)
