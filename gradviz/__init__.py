@@ -143,8 +143,8 @@ def declare_ops(module) -> list:
         if name in globals():
             continue
         setattr(functions, name, fn)
-        globals()[name] = wrap(fn, name, fn.__exposure__.out)
-        if fn.__exposure__.method:
+        globals()[name] = wrap(fn, name, name in fn.__exposure__.outs)
+        if name in fn.__exposure__.methods:
             setattr(Tensor, name, wrap(declared.as_method(fn), name, False))
         added.append(name)
     return added

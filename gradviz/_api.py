@@ -19,20 +19,9 @@ from .tensor import Tensor
 # torch's numpy_compatibility_arg_names (python_arg_parser.cpp)
 _ALIASES = {"axis": "dim", "keepdims": "keepdim", "x": "input", "a": "input", "x1": "input", "x2": "other"}
 
-# the public functions torch gives an out= argument
-OUT_FUNCTIONS = (
-    "abs", "acos", "add", "addcdiv", "addcmul", "addmm", "addmv", "amax", "amin", "arccos", "arcsin", "arctan",
-    "arctan2", "argmax", "argmin", "asin", "atan", "atan2", "baddbmm", "bmm", "cat", "ceil", "clamp", "clip",
-    "concat", "cos", "cosh", "cumprod", "cumsum", "diag", "div", "dot", "erf", "exp", "exp2", "expm1", "fix",
-    "float_power", "floor", "floor_divide", "fmod", "gather", "histc", "hypot", "index_select", "kron", "lerp",
-    "log", "log10", "log1p", "log2", "logcumsumexp", "logical_not", "logit", "logsumexp", "masked_select",
-    "matmul", "max", "maximum", "mean", "median", "min", "minimum", "mm", "mul", "mv", "nan_to_num", "neg",
-    "negative", "nonzero", "outer", "pow", "prod", "reciprocal", "remainder", "round", "rsqrt", "sgn", "sigmoid",
-    "sign", "sin", "sinh", "sort", "sqrt", "square", "stack", "std", "sub", "sum", "tan", "tanh", "topk",
-    "tril", "triu", "true_divide", "trunc", "var", "where", "eq", "ne", "lt", "le", "gt", "ge", "isclose",
-    "histogram", "bincount", "take_along_dim", "diff", "dist", "trace", "narrow", "tensordot",
-    "quantile", "nanquantile", "searchsorted", "bucketize",
-)
+# the public functions torch gives an out= argument besides those declared (@public(out=...) in
+# gradviz.functions): the comparisons gradviz defines with the Tensor methods
+OUT_FUNCTIONS = ("eq", "ne", "lt", "le", "gt", "ge", "isclose")
 
 
 # functions torch writes in Python, outside its argument parser: they take no NumPy names

@@ -93,8 +93,7 @@ def callers() -> dict:
                 out.setdefault(key, set()).update(public)
     for key, op in registry.ops().items():   # the functions the records' exposures make
         if op.expose is not None and op.expose.make is not None:
-            names = [f"gradviz.{n}" for n in op.expose.names] + [f"Tensor.{n}" for n in op.expose.names
-                                                                  if op.expose.method]
+            names = [f"gradviz.{n}" for n in op.expose.names] + [f"Tensor.{n}" for n in op.expose.methods]
             out.setdefault(key, set()).update(names)
     tree = ast.parse((FUNCTIONS.parent / "tensor.py").read_text(encoding="utf-8"))   # Tensor.fill_, .uniform_...
     tensor_class = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Tensor")

@@ -1520,13 +1520,6 @@ from .autograd import views as _views  # noqa: E402
 from .functions import shape as _shape  # noqa: E402
 from .autograd.apply import apply as _apply  # noqa: E402
 
-for _name in ("matmul", "mm", "bmm", "dot", "mv", "outer", "trace", "exp", "log", "log1p", "sqrt", "rsqrt",
-              "reciprocal", "sin", "cos", "tan", "tanh", "sigmoid", "relu", "abs", "sign", "neg", "erf", "floor",
-              "round", "logical_not", "gelu", "softplus", "square", "log2", "log10", "exp2", "expm1", "sinh", "cosh",
-              "asin", "acos", "atan", "arcsin", "arccos", "arctan", "atan2", "arctan2", "ceil", "trunc", "fix",
-              "hypot", "isnan", "isinf", "isfinite", "sgn", "positive", "true_divide", "fmod", "float_power",
-              "logcumsumexp", "ravel", "kron", "std_mean", "var_mean"):
-    setattr(Tensor, _name, _method(getattr(F, _name)))
 for _name, _fn in _declared_methods().items():   # the methods the op records and @public functions declare
     setattr(Tensor, _name, _method(_fn))
 Tensor.negative = Tensor.neg
@@ -1593,23 +1586,4 @@ def _check_assignable(tensor: Tensor, key, value) -> None:
         raise RuntimeError(message)
 
 
-for _name in ("histc", "bincount", "histogram", "addmm", "floor_divide", "index_put", "remainder"):
-    setattr(Tensor, _name, _method(getattr(F, _name)))
-
-# torch's op table, continued: the Tensor methods of the functions gradviz.functions gained
-for _name in ("acosh", "arccosh", "mvlgamma", "xlogy", "logaddexp", "logaddexp2", "copysign", "frac", "heaviside",
-              "fmax", "fmin", "isneginf", "isposinf", "clamp_max", "clamp_min", "ldexp",
-              "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"):
-    setattr(Tensor, _name, _method(getattr(F, _name)))
 Tensor.polygamma = lambda self, n: F.polygamma(n, self)
-for _name in ("take", "rot90", "fliplr", "flipud", "tensor_split", "split_with_sizes", "hsplit", "vsplit", "dsplit",
-              "unflatten", "diagflat", "repeat_interleave", "msort", "select_scatter", "slice_scatter",
-              "diagonal_scatter"):
-    setattr(Tensor, _name, _method(getattr(F, _name)))
-for _name in ("nansum", "nanmean", "cummax", "cummin", "kthvalue"):
-    setattr(Tensor, _name, _method(getattr(F, _name)))
-for _name in ("det", "slogdet", "logdet", "inverse", "cholesky", "cross", "vdot", "inner", "addr", "addbmm",
-              "matrix_power"):
-    setattr(Tensor, _name, _method(getattr(F, _name)))
-for _name in ("unique", "unique_consecutive", "argwhere", "quantile", "nanquantile"):
-    setattr(Tensor, _name, _method(getattr(F, _name)))

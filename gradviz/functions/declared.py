@@ -16,20 +16,12 @@ from ..ops import registry
 from ..ops.op import Exposure
 from .pointwise import _make_unary
 
+
 # how a function is made from a record, by the name an Exposure gives (`make`)
 MAKERS: dict[str, Callable] = {
     "unary": lambda op: _make_unary(op),
     "unary_float": lambda op: _make_unary(op, floating=True),
 }
-
-
-def public(*aliases: str, method: bool = True, out: bool = False):
-    """Mark a hand-written public function: it is exported as gradviz.NAME (and each alias), bound
-    as Tensor.NAME when `method`, and given torch's `out=` when `out`."""
-    def mark(fn: Callable) -> Callable:
-        fn.__exposure__ = Exposure(fn.__name__, *aliases, method=method, out=out)
-        return fn
-    return mark
 
 
 def made(op) -> Callable:
@@ -54,11 +46,10 @@ def exposed() -> dict:
             for name in op.expose.names:
                 table[name] = fn
     package = importlib.import_module(__package__)
-    for info in pkgutil.iter_modules(package.__path__):
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
         for value in vars(importlib.import_module(f"{__package__}.{info.name}")).values():
-            exposure = getattr(value, "__exposure__", None)
-            if isinstance(exposure, Exposure) and callable(value) and value.__name__ == exposure.names[0]:
-                for name in exposure.names:
+            if isinstance(getattr(value, "__exposure__", None), Exposure) and callable(value):
+                for name in value.__exposure__.names:
                     table.setdefault(name, value)
     return table
 
@@ -81,9 +72,9 @@ def as_method(fn: Callable) -> Callable:
 
 def methods() -> dict:
     """{name: function} of the exposures that are also Tensor methods."""
-    return {name: fn for name, fn in exposed().items() if fn.__exposure__.method}
+    return {name: fn for name, fn in exposed().items() if name in fn.__exposure__.methods}
 
 
 def out_names() -> frozenset:
     """The declared functions that take torch's `out=`."""
-    return frozenset(name for name, fn in exposed().items() if fn.__exposure__.out)
+    return frozenset(name for name, fn in exposed().items() if name in fn.__exposure__.outs)

@@ -23,6 +23,7 @@ from ..ops.index import (ALIAS, COPY_SLICES, DIAGONAL_SCATTER, DIAGONAL_SCATTER_
                          INDEX_FILL, INDEX_FILL_TENSOR, INDEX_FILL_ZERO, INDEX_PUT, INDEX_PUT_ACC, INDEX_SCATTER,
                          INDEX_SELECT, MASKED_SELECT, SCATTER, SCATTER_ADD, SCATTER_ADD_ZEROS, SCATTER_VALUE, SELECT,
                          SELECT_SCATTER, SLICE, SLICE_SCATTER, SORT, TAKE, TOPK, _at)
+from .public import public
 
 
 # -- public functions ---------------------------------------------------------------
@@ -217,6 +218,7 @@ def _keys_beside(adv, array):
     return tuple(backend.to_device(k, backend.device_of(array)) if isinstance(k, np.ndarray) else k for k in adv)
 
 
+@public
 def getitem(tensor, key):
     steps, _, adv = parse_index(tensor.shape, key, isinstance(key, slice))
     adv = _keys_beside(adv, tensor._data)
@@ -241,6 +243,7 @@ def setitem(array, key, value) -> None:
     write(array, basic, _keys_beside(adv, array), value)
 
 
+@public(method=True)
 def index_put(tensor, key, values, accumulate=False):
     """The out-of-place result of tensor[key] = values (CopySlices or IndexPutBackward0);
     with accumulate=True, tensor[key] += values with repeated indices adding up."""
@@ -290,6 +293,7 @@ def _in_range(idx, size: int) -> None:
         raise IndexError("index out of range in self")
 
 
+@public(out=True)
 def gather(input, dim, index):
     (d,) = normalize_dims(dim, input.ndim)
     idx = _int_index(index, "gather(): Expected dtype int32/int64 for index")
@@ -301,6 +305,7 @@ def gather(input, dim, index):
     return apply(GATHER, (input,), (d, idx))
 
 
+@public
 def scatter_add(input, dim, index, src):
     (d,) = normalize_dims(dim, input.ndim)
     idx = _int_index(index, "scatter(): Expected dtype int32/int64 for index")
@@ -310,6 +315,7 @@ def scatter_add(input, dim, index, src):
     return apply(SCATTER_ADD, (input, src), (d, idx))
 
 
+@public(out=True)
 def index_select(input, dim, index):
     (d,) = normalize_dims(dim, input.ndim)
     idx = _int_index(index, "index_select(): Expected dtype int32 or int64 for index")
@@ -351,6 +357,7 @@ def _scalar_values_indices(name: str, op: Op, input, k: int):
     return values_indices(name, values.reshape(()) if k else values, index.reshape(()) if k else index)
 
 
+@public(out=True)
 def sort(input, dim=-1, descending=False, stable=False):
     """torch.sort: (values, indices) along dim."""
     (d,) = normalize_dims(dim, input.ndim)
@@ -359,10 +366,12 @@ def sort(input, dim=-1, descending=False, stable=False):
     return _values_indices("sort", SORT, input, d, _order(input._data, d, descending))
 
 
+@public
 def argsort(input, dim=-1, descending=False, stable=False):
     return sort(input, dim, descending, stable).indices
 
 
+@public(out=True)
 def topk(input, k, dim=-1, largest=True, sorted=True):
     """torch.topk: the k largest (or smallest) values along dim and their indices."""
     (d,) = normalize_dims(dim, input.ndim)
@@ -374,6 +383,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     return _values_indices("topk", TOPK, input, d, index)
 
 
+@public(out=True)
 def narrow(input, dim, start, length):
     (d,) = normalize_dims(dim, input.ndim)
     size = input.shape[d]
@@ -385,6 +395,7 @@ def narrow(input, dim, start, length):
     return apply(SLICE, (input,), (d, start, start + length, 1))
 
 
+@public
 def select(input, dim, index):
     (d,) = normalize_dims(dim, input.ndim)
     size = input.shape[d]
@@ -394,6 +405,7 @@ def select(input, dim, index):
     return apply(SELECT, (input,), (d, index % size))
 
 
+@public(out=True)
 def take_along_dim(input, indices, dim=None):
     """gather after broadcasting input and indices against each other (all but dim), as PyTorch."""
     idx = indices._data
@@ -408,6 +420,7 @@ def take_along_dim(input, indices, dim=None):
     return apply(GATHER, (expand(input, *in_shape),), (d, np.broadcast_to(idx, idx_shape)))
 
 
+@public(out=True)
 def masked_select(input, mask):
     m = mask._data if hasattr(mask, "_data") else np.asarray(mask)
     if m.dtype != bool:
@@ -416,6 +429,7 @@ def masked_select(input, mask):
     return apply(MASKED_SELECT, (input,), (np.broadcast_to(m, shape),))
 
 
+@public(out=True)
 def nonzero(input, *, as_tuple=False):
     xp = backend.namespace_of(input._data)
     found = xp.nonzero(input._data) if input.ndim else xp.nonzero(input._data.reshape(1))
@@ -446,6 +460,7 @@ def _as_input(result, input):
     return result.reshape(()) if input.ndim == 0 else result
 
 
+@public
 def index_add(input, dim, index, source, *, alpha=1):
     (d,) = normalize_dims(dim, input.ndim)
     idx = _index_vector(index)
@@ -453,6 +468,7 @@ def index_add(input, dim, index, source, *, alpha=1):
     return _as_input(apply(INDEX_ADD, (_as_vector(input), _as_vector(source)), (d, idx, alpha)), input)
 
 
+@public
 def index_fill(input, dim, index, value):
     (d,) = normalize_dims(dim, input.ndim)
     idx = _index_vector(index, "index_fill_")
@@ -474,6 +490,7 @@ def index_fill(input, dim, index, value):
     return _as_input(apply(INDEX_FILL, (vector,), (key, written, value)), input)
 
 
+@public
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     if reduce is not None:
         raise NotImplementedError("scatter(reduce=...) is not supported here; use scatter_add or scatter_reduce")
@@ -497,6 +514,7 @@ _defjvp(_linear, SELECT, SLICE, INDEX, ALIAS, GATHER, SCATTER_ADD, INDEX_SELECT,
         DIAGONAL_SCATTER, INDEX_FILL_ZERO, MASKED_SELECT, INDEX_ADD, COPY_SLICES, INDEX_PUT)
 
 
+@public(method=True)
 def take(input, index):
     idx = _int_index(index, "take(): Expected a long tensor for index, but got " + str(getattr(index, "dtype", "")))
     n = input.numel()
@@ -516,6 +534,7 @@ def _check_src(name: str, region_shape: tuple, src) -> None:
                            f"slice size = {list(region_shape)}")
 
 
+@public(method=True)
 def select_scatter(input, src, dim, index):
     (d,) = normalize_dims(dim, input.ndim)
     size = input.shape[d]
@@ -527,6 +546,7 @@ def select_scatter(input, src, dim, index):
     return apply(SELECT_SCATTER, (input, src.to(input.dtype)), (d, index % size))
 
 
+@public(method=True)
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     (d,) = normalize_dims(dim, input.ndim)
     s, e, st = slice(start, end, step).indices(input.shape[d])
@@ -535,6 +555,7 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     return apply(SLICE_SCATTER, (input, src.to(input.dtype)), (d, s, e, st))
 
 
+@public(method=True)
 def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     (d1,), (d2,) = normalize_dims(dim1, input.ndim), normalize_dims(dim2, input.ndim)
     region = np.diagonal(input._data, offset, d1, d2)
@@ -562,6 +583,7 @@ def values_indices(name: str, values, index):
     return result
 
 
+@public(method=True)
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     """Each slice along dim repeated repeats[i] times: an index_select with the repeated indices
     (with no repeats, input holds the counts and the result is those indices)."""
@@ -592,5 +614,6 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     return index_select(input, d, Tensor._make(backend.to_device(index, input.device)))
 
 
+@public(method=True)
 def msort(input):
     return sort(input, 0)[0]

@@ -27,6 +27,7 @@ from ..ops.pointwise import (ABS, ACOS, ACOSH, ADD, ADDCDIV, ADDCMUL, ADD_ALPHA,
                              RSUB_SCALAR, SGN, SIGMOID, SIGMOID_BACKWARD, SIGN, SIN, SINH, SOFTPLUS, SQRT, SUB,
                              SUB_ALPHA, TAN, TANH, TANH_BACKWARD, THRESHOLD_BACKWARD, TRUNC, WHERE, XLOGY,
                              XLOGY_SCALAR_OTHER, XLOGY_SCALAR_SELF)
+from .public import public
 
 
 # -- public functions ---------------------------------------------------------------
@@ -48,6 +49,7 @@ def _check_alpha(input, other, alpha) -> None:
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
 
 
+@public(out=True)
 def add(input, other, *, alpha=1):
     if type(alpha) is int and alpha == 1 and one_dtype(input, other, Tensor):
         return apply(ADD, (input, other))   # two Tensors of one dtype: nothing to coerce or check
@@ -57,6 +59,7 @@ def add(input, other, *, alpha=1):
     return binary(ADD_ALPHA, input, other, alpha)
 
 
+@public(out=True)
 def sub(input, other, *, alpha=1):
     if len([t for t in (input, other) if isinstance(t, Tensor) and t._data.dtype == bool]) == 2:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
@@ -66,6 +69,7 @@ def sub(input, other, *, alpha=1):
     return binary(SUB_ALPHA, input, other, alpha)
 
 
+@public(out=True)
 def mul(input, other):
     if one_dtype(input, other, Tensor):
         return apply(MUL, (input, other))   # two Tensors of one dtype: nothing to coerce
@@ -74,6 +78,7 @@ def mul(input, other):
     return binary(MUL, input, other)
 
 
+@public(out=True)
 def div(input, other, *, rounding_mode=None):
     if rounding_mode is None:   # true division of integers gives the default float dtype
         a, b, dtype = _float_pair(input, other)
@@ -86,6 +91,7 @@ def div(input, other, *, rounding_mode=None):
     return apply(DIV_ROUNDED, (a, b), (rounding_mode,), a._data.dtype if dtype is None else dtype)
 
 
+@public
 def rsub(input, other, *, alpha=1):
     return _tensor_or_scalar(RSUB, RSUB_SCALAR, input, other, alpha)
 
@@ -98,16 +104,19 @@ def _int_divisor(input, other) -> None:
         raise RuntimeError("ZeroDivisionError")
 
 
+@public(method=True, out=True)
 def floor_divide(input, other):
     _int_divisor(input, other)
     return _tensor_or_scalar(FLOOR_DIVIDE, FLOOR_DIVIDE_SCALAR, input, other)
 
 
+@public(method=True, out=True)
 def remainder(input, other):
     _int_divisor(input, other)
     return _tensor_or_scalar(REMAINDER, REMAINDER_SCALAR, input, other)
 
 
+@public
 def masked_fill(input, mask, value):
     m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
     if m.dtype != bool:
@@ -124,6 +133,7 @@ def masked_fill(input, mask, value):
     return apply(MASKED_FILL, (input,), (m, value))
 
 
+@public(out=True)
 def pow(input, exponent):
     if not isinstance(input, Tensor):
         _, _, dtype = coerce_pair(exponent, input)   # 2.5 ** int tensor is of the default float dtype
@@ -135,6 +145,7 @@ def pow(input, exponent):
     return apply(POW_SCALAR, (input,), (exponent,))
 
 
+@public(out=True)
 def where(condition, input=None, other=None):
     if input is None and other is None:   # where(condition) is nonzero(condition, as_tuple=True)
         return nonzero(condition, as_tuple=True)
@@ -155,10 +166,12 @@ def where(condition, input=None, other=None):
         raise
 
 
+@public(out=True)
 def maximum(input, other):
     return binary(MAXIMUM, input, other)
 
 
+@public(out=True)
 def minimum(input, other):
     return binary(MINIMUM, input, other)
 
@@ -174,6 +187,7 @@ def check_bounds(fn: str, min, max, input=None) -> None:
                             tuple(f"{head}{t} min = None, {t} max = None{tail}" for t in ("Tensor", "Number")))
 
 
+@public('clamp', 'clip', out=True)
 def clamp(input, min=None, max=None):
     check_bounds("clamp", min, max, input)
     if min is None and max is None:
@@ -189,11 +203,13 @@ def clamp(input, min=None, max=None):
     return apply(CLAMP, (input,), (min, max), None if dtype == input._data.dtype else dtype)
 
 
+@public
 def leaky_relu(input, negative_slope=0.01):
     floating_kernel("leaky_relu_cpu", input._data.dtype)
     return apply(LEAKY_RELU, (input,), (negative_slope,))
 
 
+@public(method=True)
 def gelu(input, approximate="none"):
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
@@ -201,6 +217,7 @@ def gelu(input, approximate="none"):
     return apply(GELU_TANH if approximate == "tanh" else GELU, (input,))
 
 
+@public(method=True)
 def softplus(input, beta=1.0, threshold=20.0):
     floating_kernel("softplus_cpu", input._data.dtype)
     return apply(SOFTPLUS, (input,), (beta, threshold))
@@ -218,6 +235,7 @@ def _make_unary(op, floating=False):
 _neg = _make_unary(NEG)
 
 
+@public(method=True, out=True)
 def neg(input):
     if input._data.dtype == bool:
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
@@ -225,33 +243,35 @@ def neg(input):
     return _neg(input)
 
 
-exp = _make_unary(EXP, floating=True)
-log = _make_unary(LOG, floating=True)
-log1p = _make_unary(LOG1P, floating=True)
-sqrt = _make_unary(SQRT, floating=True)
-rsqrt = _make_unary(RSQRT, floating=True)
-reciprocal = _make_unary(RECIPROCAL, floating=True)
-sin = _make_unary(SIN, floating=True)
-cos = _make_unary(COS, floating=True)
-tan = _make_unary(TAN, floating=True)
-tanh = _make_unary(TANH, floating=True)
-sigmoid = _make_unary(SIGMOID, floating=True)
-relu = _make_unary(RELU)
-erf = _make_unary(ERF, floating=True)
-abs = _make_unary(ABS)
-sign = _make_unary(SIGN)
-floor = _make_unary(FLOOR)
+exp = public(method=True, out=True)(_make_unary(EXP, floating=True))
+log = public(method=True, out=True)(_make_unary(LOG, floating=True))
+log1p = public(method=True, out=True)(_make_unary(LOG1P, floating=True))
+sqrt = public(method=True, out=True)(_make_unary(SQRT, floating=True))
+rsqrt = public(method=True, out=True)(_make_unary(RSQRT, floating=True))
+reciprocal = public(method=True, out=True)(_make_unary(RECIPROCAL, floating=True))
+sin = public(method=True, out=True)(_make_unary(SIN, floating=True))
+cos = public(method=True, out=True)(_make_unary(COS, floating=True))
+tan = public(method=True, out=True)(_make_unary(TAN, floating=True))
+tanh = public(method=True, out=True)(_make_unary(TANH, floating=True))
+sigmoid = public(method=True, out=True)(_make_unary(SIGMOID, floating=True))
+relu = public(method=True)(_make_unary(RELU))
+erf = public(method=True, out=True)(_make_unary(ERF, floating=True))
+abs = public(method=True, out=True)(_make_unary(ABS))
+sign = public(method=True, out=True)(_make_unary(SIGN))
+floor = public(method=True, out=True)(_make_unary(FLOOR))
 _round = _make_unary(ROUND)
 
 
+@public(method=True, out=True)
 def round(input, *, decimals=0):
     """Half to even, as PyTorch; decimals=d rounds a · 10ᵈ."""
     return _round(input) if decimals == 0 else apply(ROUND_DECIMALS, (input,), (int(decimals),))
 
 
-logical_not = _make_unary(NOT)
+logical_not = public(method=True, out=True)(_make_unary(NOT))
 
 
+@public
 def compare(name: str, a, b):
     a, b, common = coerce_pair(a, b)
     if name.startswith("bitwise_"):
@@ -268,37 +288,41 @@ def _floating(input):
     return input
 
 
-log2 = _make_unary(LOG2, floating=True)
-log10 = _make_unary(LOG10, floating=True)
-exp2 = _make_unary(EXP2, floating=True)
-expm1 = _make_unary(EXPM1, floating=True)
-sinh = _make_unary(SINH, floating=True)
-cosh = _make_unary(COSH, floating=True)
-asin = arcsin = _make_unary(ASIN, floating=True)
-acos = arccos = _make_unary(ACOS, floating=True)
-atan = arctan = _make_unary(ATAN, floating=True)
-sgn = _make_unary(SGN)
-ceil = _make_unary(CEIL)
-trunc = fix = _make_unary(TRUNC)
-isnan = _make_unary(ISNAN)
-isinf = _make_unary(ISINF)
-isfinite = _make_unary(ISFINITE)
+log2 = public(method=True, out=True)(_make_unary(LOG2, floating=True))
+log10 = public(method=True, out=True)(_make_unary(LOG10, floating=True))
+exp2 = public(method=True, out=True)(_make_unary(EXP2, floating=True))
+expm1 = public(method=True, out=True)(_make_unary(EXPM1, floating=True))
+sinh = public(method=True, out=True)(_make_unary(SINH, floating=True))
+cosh = public(method=True, out=True)(_make_unary(COSH, floating=True))
+asin = arcsin = public('arcsin', 'asin', method=True, out=True)(_make_unary(ASIN, floating=True))
+acos = arccos = public('acos', 'arccos', method=True, out=True)(_make_unary(ACOS, floating=True))
+atan = arctan = public('arctan', 'atan', method=True, out=True)(_make_unary(ATAN, floating=True))
+sgn = public(method=True, out=True)(_make_unary(SGN))
+ceil = public(method=True, out=True)(_make_unary(CEIL))
+trunc = fix = public('fix', 'trunc', method=True, out=True)(_make_unary(TRUNC))
+isnan = public(method=True)(_make_unary(ISNAN))
+isinf = public(method=True)(_make_unary(ISINF))
+isfinite = public(method=True)(_make_unary(ISFINITE))
 
 
+@public(method=True, out=True)
 def square(input):
     """a², recorded as PyTorch records it: pow(a, 2) (PowBackward0)."""
     return pow(input, 2)
 
 
+@public(out=True)
 def negative(input):
     return neg(input)
 
 
+@public(method=True)
 def positive(input):
     """The tensor itself, as torch.positive returns it."""
     return input
 
 
+@public(method=True, out=True)
 def true_divide(input, other):
     return div(input, other)
 
@@ -311,6 +335,7 @@ def _float_pair(a, b):
     return a, b, dtype
 
 
+@public('arctan2', 'atan2', method=True, out=True)
 def atan2(input, other):
     a, b, dtype = _float_pair(input, other)
     return apply(ATAN2, (a, b), (), dtype)
@@ -319,37 +344,45 @@ def atan2(input, other):
 arctan2 = atan2
 
 
+@public(method=True, out=True)
 def hypot(input, other):
     return binary(HYPOT, input, other)
 
 
+@public(out=True)
 def lerp(input, end, weight):
     if isinstance(weight, Tensor):
         return apply(LERP_TENSOR, (input, end, weight))
     return apply(LERP, (input, end), (weight,))
 
 
+@public(out=True)
 def addcmul(input, tensor1, tensor2, *, value=1):
     return apply(ADDCMUL, (input, tensor1, tensor2), (value,))
 
 
+@public(out=True)
 def addcdiv(input, tensor1, tensor2, *, value=1):
     return apply(ADDCDIV, (input, tensor1, tensor2), (value,))
 
 
+@public(out=True)
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     return apply(NAN_TO_NUM, (input,), (nan, posinf, neginf))
 
 
+@public(out=True)
 def logit(input, eps=None):
     return apply(LOGIT, (_floating(input),), (eps,))
 
 
+@public(method=True, out=True)
 def fmod(input, other):
     _int_divisor(input, other)
     return _tensor_or_scalar(FMOD, FMOD_SCALAR, input, other)
 
 
+@public(method=True, out=True)
 def float_power(input, exponent):
     """pow in double precision: both operands are cast to float64 first (ToCopyBackward0)."""
     if isinstance(input, Tensor) and input._data.dtype != np.float64:
@@ -405,21 +438,24 @@ def div_scalar(input, other):
 _defjvp(_linear, MUL_SCALAR, DIV_SCALAR)
 
 
-acosh = arccosh = _make_unary(ACOSH, floating=True)
+acosh = arccosh = public('acosh', 'arccosh', method=True)(_make_unary(ACOSH, floating=True))
 
 
+@public(method=True)
 def frac(input):
     if input._data.dtype.kind in "biu":
         raise RuntimeError(f"\"frac_cpu\" not implemented for '{SCALAR_TYPE[input._data.dtype.name]}'")
     return apply(FRAC, (input,))
 
 
+@public
 def polygamma(n: int, input):
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
     return apply(POLYGAMMA, (_floating(input),), (int(n),))
 
 
+@public(method=True)
 def mvlgamma(input, p: int):
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
@@ -431,11 +467,13 @@ def _complex_check(name, input):
         raise RuntimeError(f"{name} does not support complex inputs.")
 
 
+@public(method=True)
 def isposinf(input):
     _complex_check("isposinf", input)
     return apply(ISPOSINF, (input,))
 
 
+@public(method=True)
 def isneginf(input):
     _complex_check("isneginf", input)
     return apply(ISNEGINF, (input,))
@@ -445,6 +483,7 @@ def _scalar_tensor(x) -> bool:
     return not isinstance(x, Tensor)
 
 
+@public(method=True)
 def xlogy(input, other):
     if _scalar_tensor(input):
         b = _floating(other)
@@ -463,16 +502,19 @@ def _float_only(name, input, other):
             raise RuntimeError(f"\"{name}_cpu\" not implemented for '{SCALAR_TYPE[t._data.dtype.name]}'")
 
 
+@public(method=True)
 def logaddexp(input, other):
     _float_only("logaddexp", input, other)
     return binary(LOGADDEXP, input, other)
 
 
+@public(method=True)
 def logaddexp2(input, other):
     _float_only("logaddexp2", input, other)
     return binary(LOGADDEXP2, input, other)
 
 
+@public(method=True)
 def copysign(input, other):
     if _scalar_tensor(other):
         a = _floating(input)
@@ -481,19 +523,23 @@ def copysign(input, other):
     return apply(COPYSIGN, (a, b), (), dtype)
 
 
+@public(method=True)
 def fmax(input, other):
     return binary(FMAX, input, other)
 
 
+@public(method=True)
 def fmin(input, other):
     return binary(FMIN, input, other)
 
 
+@public(method=True)
 def ldexp(input, other):
     a, b, dtype = _float_pair(input, other)
     return apply(LDEXP, (a, b), (), dtype)
 
 
+@public(method=True)
 def heaviside(input, values):
     if input.dtype != values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
@@ -510,10 +556,12 @@ def _clamp_one(input, bound, tensor_op, scalar_op):
     return apply(scalar_op, (input,), (bound,), None if dtype == input._data.dtype else dtype)
 
 
+@public(method=True)
 def clamp_max(input, max):
     return _clamp_one(input, max, CLAMP_MAX_TENSOR, CLAMP_MAX)
 
 
+@public(method=True)
 def clamp_min(input, min):
     return _clamp_one(input, min, CLAMP_MIN_TENSOR, CLAMP_MIN)
 
@@ -527,7 +575,8 @@ def _logical(name: str):
     return fn
 
 
-logical_and, logical_or, logical_xor = (_logical(n) for n in ("logical_and", "logical_or", "logical_xor"))
+logical_and, logical_or, logical_xor = (public(method=True)(_logical(n))
+                                        for n in ("logical_and", "logical_or", "logical_xor"))
 
 
 def _bitwise(name: str):
@@ -538,9 +587,11 @@ def _bitwise(name: str):
     return fn
 
 
-bitwise_and, bitwise_or, bitwise_xor = (_bitwise(n) for n in ("bitwise_and", "bitwise_or", "bitwise_xor"))
+bitwise_and, bitwise_or, bitwise_xor = (public(method=True)(_bitwise(n))
+                                        for n in ("bitwise_and", "bitwise_or", "bitwise_xor"))
 
 
+@public(method=True)
 def bitwise_not(input):
     if input._data.dtype.kind in "fc":
         raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for '{SCALAR_TYPE[input._data.dtype.name]}'")

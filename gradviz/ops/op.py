@@ -29,18 +29,20 @@ BROADCASTING = {
 
 
 class Exposure:
-    """How an op is exposed, declared on its record: the public function's names (gradviz.NAME, its
-    own name first, then aliases such as NumPy's arcsinh), whether Tensor has it as a method and
-    whether it takes torch's `out=`. `make` says how the function is made from the record ("unary":
-    f(input); "unary_float": an integer input is cast to the default float dtype first); None when a
-    hand-written function (marked @public in gradviz.functions) checks its arguments instead."""
+    """How an op is exposed, declared on its record: the public function's names (gradviz.NAME,
+    aliases such as NumPy's arcsinh included), which of them Tensor has as methods (`method`: all,
+    none, or those named) and which take torch's `out=` (likewise). `make` says how the function is
+    made from the record ("unary": f(input); "unary_float": an integer input is cast to the default
+    float dtype first); None when a hand-written function (marked @public in gradviz.functions)
+    checks its arguments instead."""
 
-    __slots__ = ("names", "method", "out", "make")
+    __slots__ = ("names", "methods", "outs", "make")
 
-    def __init__(self, *names: str, method: bool = True, out: bool = False, make: str | None = None):
+    def __init__(self, *names: str, method: bool | tuple = True, out: bool | tuple = False,
+                 make: str | None = None):
         self.names = names
-        self.method = method
-        self.out = out
+        self.methods = names if method is True else tuple(method or ())
+        self.outs = names if out is True else tuple(out or ())
         self.make = make
 
     def __repr__(self):
