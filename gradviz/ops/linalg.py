@@ -297,7 +297,8 @@ ADDR = Op("addr", "AddrBackward0", "C = β M + α u vᵀ",
           vjp_formulas=("β ḡ", "α ḡ v", "α ḡᵀ u"), args=("self", "vec1", "vec2"), params=("beta", "alpha"),
           saves=("vec1", "vec2"), symbols=("M", "u", "v"),
           latex=r"$c = $beta\, $0 + $alpha\, $1\, $2^{\top}",
-          vjp_latex=(r"$beta\, \bar{g}", r"$alpha\, \bar{g}\, $2", r"$alpha\, \bar{g}^{\top} $1"))
+          vjp_latex=(r"$beta\, \bar{g}", r"$alpha\, \bar{g}\, $2", r"$alpha\, \bar{g}^{\top} $1"),
+          broadcasts=(0,))
 ADDBMM = Op("addbmm", "AddbmmBackward0", "C = β M + α Σᵢ Aᵢ Bᵢ",
             lambda xp, m, a, b, beta, alpha: (m * beta if beta != 0 else xp.zeros_like(m)) + (a @ b).sum(0) * alpha,
             vjp=(lambda xp, g, c, m, a, b, beta, alpha: _beta_part(xp, g, beta),
@@ -306,7 +307,8 @@ ADDBMM = Op("addbmm", "AddbmmBackward0", "C = β M + α Σᵢ Aᵢ Bᵢ",
             vjp_formulas=("β ḡ", "α ḡ Bᵢᵀ", "α Aᵢᵀ ḡ"), args=("self", "batch1", "batch2"), params=("beta", "alpha"),
             saves=("batch1", "batch2"), symbols=("M", "A", "B"),
             latex=r"$c = $beta\, $0 + $alpha \sum_i $1_i\, $2_i",
-            vjp_latex=(r"$beta\, \bar{g}", r"$alpha\, \bar{g}\, $2_i^{\top}", r"$alpha\, $1_i^{\top} \bar{g}"))
+            vjp_latex=(r"$beta\, \bar{g}", r"$alpha\, \bar{g}\, $2_i^{\top}", r"$alpha\, $1_i^{\top} \bar{g}"),
+            broadcasts=(0,))
 
 
 def _cdist_diff(a, b):

@@ -70,28 +70,33 @@ BINARY = ("self", "other")
 ADD = Op("add", "AddBackward0", "c = a + b", lambda xp, a, b: a + b,
          vjp=(lambda xp, g, c, a, b: g, lambda xp, g, c, a, b: g), vjp_formulas=("ḡ", "ḡ"), args=BINARY,
          latex=r"$c = $0 + $1",
-         vjp_latex=(r"\bar{g}", r"\bar{g}",))
+         vjp_latex=(r"\bar{g}", r"\bar{g}",),
+         broadcasts=None)
 SUB = Op("sub", "SubBackward0", "c = a − b", lambda xp, a, b: a - b,
          vjp=(lambda xp, g, c, a, b: g, lambda xp, g, c, a, b: -g), vjp_formulas=("ḡ", "−ḡ"), args=BINARY,
          latex=r"$c = $0 - $1",
-         vjp_latex=(r"\bar{g}", r"-\bar{g}",))
+         vjp_latex=(r"\bar{g}", r"-\bar{g}",),
+         broadcasts=None)
 # add/sub with alpha ≠ 1 stay one node, as in PyTorch (c = a + α b)
 ADD_ALPHA = Op("add", "AddBackward0", "c = a + α b", lambda xp, a, b, alpha: a + b * alpha,
                vjp=(lambda xp, g, c, a, b, alpha: g, lambda xp, g, c, a, b, alpha: g * alpha),
                vjp_formulas=("ḡ", "α ḡ"), args=BINARY, params=("alpha",),
                latex=r"$c = $0 + $alpha\, $1",
-               vjp_latex=(r"\bar{g}", r"$alpha\, \bar{g}",))
+               vjp_latex=(r"\bar{g}", r"$alpha\, \bar{g}",),
+               broadcasts=None)
 SUB_ALPHA = Op("sub", "SubBackward0", "c = a − α b", lambda xp, a, b, alpha: a - b * alpha,
                vjp=(lambda xp, g, c, a, b, alpha: g, lambda xp, g, c, a, b, alpha: g * -alpha),
                vjp_formulas=("ḡ", "−α ḡ"), args=BINARY, params=("alpha",),
                latex=r"$c = $0 - $alpha\, $1",
-               vjp_latex=(r"\bar{g}", r"-$alpha\, \bar{g}",))
+               vjp_latex=(r"\bar{g}", r"-$alpha\, \bar{g}",),
+               broadcasts=None)
 # torch.rsub(a, b) = b − α a; with a Python number b (what `2 - x` calls) b is no input at all
 RSUB = Op("rsub", "RsubBackward0", "c = b − α a", lambda xp, a, b, alpha: b - a * alpha,
           vjp=(lambda xp, g, c, a, b, alpha: g * -alpha, lambda xp, g, c, a, b, alpha: g),
           vjp_formulas=("−α ḡ", "ḡ"), args=BINARY, params=("alpha",),
           latex=r"$c = $1 - $alpha\, $0",
-          vjp_latex=(r"-$alpha\, \bar{g}", r"\bar{g}",))
+          vjp_latex=(r"-$alpha\, \bar{g}", r"\bar{g}",),
+          broadcasts=None)
 RSUB_SCALAR = Op("rsub", "RsubBackward1", "c = s − α a", lambda xp, a, s, alpha: s - a * alpha if alpha != 1 else s - a,
                  vjp=(lambda xp, g, c, a, s, alpha: -g if alpha == 1 else g * -alpha,),
                  vjp_formulas=("−α ḡ",), params=("other", "alpha"),
@@ -101,19 +106,22 @@ MUL = Op("mul", "MulBackward0", "c = a ⊙ b", lambda xp, a, b: a * b,
          vjp=(lambda xp, g, c, a, b: g * b, lambda xp, g, c, a, b: g * a),
          vjp_formulas=("ḡ ⊙ b", "ḡ ⊙ a"), args=BINARY, saves=BINARY,
          latex=r"$c = $0 \odot $1",
-         vjp_latex=(r"\bar{g} \odot $1", r"\bar{g} \odot $0",))
+         vjp_latex=(r"\bar{g} \odot $1", r"\bar{g} \odot $0",),
+         broadcasts=None)
 DIV = Op("div", "DivBackward0", "c = a / b", quiet(lambda xp, a, b: a / b),
          vjp=(quiet(lambda xp, g, c, a, b: g / b), quiet(lambda xp, g, c, a, b: -g * ((a / b) / b))),   # torch's order
          vjp_formulas=("ḡ / b", "−ḡ ⊙ a / b²"), args=BINARY, saves=BINARY,
          latex=r"$c = \frac{$0}{$1}",
-         vjp_latex=(r"\frac{\bar{g}}{$1}", r"-\frac{\bar{g} \odot $0}{$1^2}",))
+         vjp_latex=(r"\frac{\bar{g}}{$1}", r"-\frac{\bar{g} \odot $0}{$1^2}",),
+         broadcasts=None)
 POW = Op("pow", "PowBackward1", "c = aᵇ", quiet(lambda xp, a, b: a ** b),
          vjp=(quiet(lambda xp, g, c, a, b: xp.where(b == 0, 0, g * b * a ** (b - 1))),
               quiet(lambda xp, g, c, a, b: xp.where((a == 0) & (b >= 0), 0, g * c * xp.log(a)))),
          vjp_formulas=("ḡ ⊙ b ⊙ aᵇ⁻¹", "ḡ ⊙ c ⊙ log a"), args=("self", "exponent"), saves=("self", "exponent", "result"),
          symbols=("a", "b"),
          latex=r"$c = $0^{$1}",
-         vjp_latex=(r"\bar{g} \odot $1 \odot $0^{$1 - 1}", r"\bar{g} \odot $c \odot \log $0",))
+         vjp_latex=(r"\bar{g} \odot $1 \odot $0^{$1 - 1}", r"\bar{g} \odot $c \odot \log $0",),
+         broadcasts=None)
 POW_SCALAR = Op("pow", "PowBackward0", "c = aᵖ", quiet(torch_pow),
                 vjp=(quiet(lambda xp, g, c, a, p: xp.zeros_like(g) if p == 0 else g * (p * torch_pow(xp, a, p - 1))),),
                 vjp_formulas=("ḡ ⊙ p ⊙ aᵖ⁻¹",), params=("exponent",), saves=("self",),
@@ -245,7 +253,8 @@ CLAMP_TENSOR = Op("clamp", "ClampBackward0", "c = clamp(a, lo, hi)",
                   symbols=("a", "lo", "hi"),
                   params=("has_min", "has_max"), saves=("self", "min", "max"),
                   latex=r"$c = \operatorname{clamp}($0,\, $1,\, $2)",
-                  vjp_latex=(r"\bar{g} \odot [$1 \le $0 \le $2]", r"\bar{g} \odot [$0 < $1]", r"\bar{g} \odot [$0 > $2]",))
+                  vjp_latex=(r"\bar{g} \odot [$1 \le $0 \le $2]", r"\bar{g} \odot [$0 < $1]", r"\bar{g} \odot [$0 > $2]",),
+                  broadcasts=None)
 
 
 def _in_range(a, lo, hi):
@@ -263,21 +272,24 @@ WHERE = Op("where", "WhereBackward0", "c = cond ? a : b", lambda xp, a, b, cond:
            vjp_formulas=("ḡ ⊙ cond", "ḡ ⊙ ¬cond"), args=BINARY, params=("condition",), saves=("condition",),
            shown=(),
            latex=r"$c = \begin{cases} $0 & \mathrm{cond} \\ $1 & \text{otherwise} \end{cases}",
-           vjp_latex=(r"\bar{g} \odot \mathrm{cond}", r"\bar{g} \odot \neg \mathrm{cond}",))
+           vjp_latex=(r"\bar{g} \odot \mathrm{cond}", r"\bar{g} \odot \neg \mathrm{cond}",),
+           broadcasts=None)
 # ties split the gradient evenly, as PyTorch does
 MAXIMUM = Op("maximum", "MaximumBackward0", "c = max(a, b)", lambda xp, a, b: xp.maximum(a, b),
              vjp=(lambda xp, g, c, a, b: xp.where(a < b, 0, xp.where(a == b, g * 0.5, g)),
                   lambda xp, g, c, a, b: xp.where(a > b, 0, xp.where(a == b, g * 0.5, g))),
              vjp_formulas=("ḡ ⊙ [a > b]", "ḡ ⊙ [b > a]"), args=BINARY, saves=BINARY,
              latex=r"$c = \max($0,\, $1)",
-             vjp_latex=(r"\bar{g} \odot [$0 > $1]", r"\bar{g} \odot [$1 > $0]",))
+             vjp_latex=(r"\bar{g} \odot [$0 > $1]", r"\bar{g} \odot [$1 > $0]",),
+             broadcasts=None)
 # (written as "ḡ except where the other is larger", so a NaN, which compares false, gets ḡ as in PyTorch)
 MINIMUM = Op("minimum", "MinimumBackward0", "c = min(a, b)", lambda xp, a, b: xp.minimum(a, b),
              vjp=(lambda xp, g, c, a, b: xp.where(a > b, 0, xp.where(a == b, g * 0.5, g)),
                   lambda xp, g, c, a, b: xp.where(a < b, 0, xp.where(a == b, g * 0.5, g))),
              vjp_formulas=("ḡ ⊙ [a < b]", "ḡ ⊙ [b < a]"), args=BINARY, saves=BINARY,
              latex=r"$c = \min($0,\, $1)",
-             vjp_latex=(r"\bar{g} \odot [$0 < $1]", r"\bar{g} \odot [$1 < $0]",))
+             vjp_latex=(r"\bar{g} \odot [$0 < $1]", r"\bar{g} \odot [$1 < $0]",),
+             broadcasts=None)
 
 # rounded division: a step function, so its gradient is zero almost everywhere
 DIV_ROUNDED = Op("div", "DivBackward2", "c = round(a / b)",
@@ -316,7 +328,8 @@ REMAINDER = Op("remainder", "RemainderBackward1", "c = a mod b", quiet(lambda xp
                vjp=(lambda xp, g, c, a, b: g, quiet(lambda xp, g, c, a, b: -g * _quotient(xp, a, b))),
                vjp_formulas=("ḡ", "−ḡ ⊙ ⌊a / b⌋"), args=BINARY, saves=BINARY,
                latex=r"$c = $0 \bmod $1",
-               vjp_latex=(r"\bar{g}", r"-\bar{g} \odot \left\lfloor \frac{$0}{$1} \right\rfloor",))
+               vjp_latex=(r"\bar{g}", r"-\bar{g} \odot \left\lfloor \frac{$0}{$1} \right\rfloor",),
+               broadcasts=None)
 REMAINDER_SCALAR = Op("remainder", "RemainderBackward0", "c = a mod s", quiet(lambda xp, a, s: xp.remainder(a, s)),
                       vjp=(lambda xp, g, c, a, s: g,), vjp_formulas=("ḡ",), params=("other",),
                       latex=r"$c = $0 \bmod $other",
@@ -420,12 +433,14 @@ ATAN2 = Op("atan2", "Atan2Backward0", "c = atan2(a, b)", quiet(lambda xp, a, b: 
                 quiet(lambda xp, g, c, a, b: g * -a * _atan2_reciprocal(xp, a, b))),
            vjp_formulas=("ḡ ⊙ b / (a² + b²)", "−ḡ ⊙ a / (a² + b²)"), args=BINARY, saves=BINARY,
            latex=r"$c = \text{atan2}($0,\, $1)",
-           vjp_latex=(r"\frac{\bar{g} \odot $1}{$0^2 + $1^2}", r"-\frac{\bar{g} \odot $0}{$0^2 + $1^2}",))
+           vjp_latex=(r"\frac{\bar{g} \odot $1}{$0^2 + $1^2}", r"-\frac{\bar{g} \odot $0}{$0^2 + $1^2}",),
+           broadcasts=None)
 HYPOT = Op("hypot", "HypotBackward0", "c = √(a² + b²)", lambda xp, a, b: xp.hypot(a, b),
            vjp=(quiet(lambda xp, g, c, a, b: g * a / c), quiet(lambda xp, g, c, a, b: g * b / c)),
            vjp_formulas=("ḡ ⊙ a / c", "ḡ ⊙ b / c"), args=BINARY, saves=("self", "other", "result"),
            latex=r"$c = \sqrt{$0^2 + $1^2}",
-           vjp_latex=(r"\frac{\bar{g} \odot $0}{$c}", r"\frac{\bar{g} \odot $1}{$c}",))
+           vjp_latex=(r"\frac{\bar{g} \odot $0}{$c}", r"\frac{\bar{g} \odot $1}{$c}",),
+           broadcasts=None)
 
 
 def _lerp(xp, a, b, w):
@@ -448,14 +463,16 @@ LERP = Op("lerp", "LerpBackward0", "c = a + w (b − a)", _lerp,
           vjp=(lambda xp, g, c, a, b, w: g * (1 - w), lambda xp, g, c, a, b, w: g * w),
           vjp_formulas=("ḡ (1 − w)", "ḡ w"), args=("self", "end"), params=("weight",), symbols=("a", "b"),
           latex=r"$c = $0 + $weight\, ($1 - $0)",
-          vjp_latex=(r"\bar{g}\, (1 - $weight)", r"\bar{g}\, $weight",))
+          vjp_latex=(r"\bar{g}\, (1 - $weight)", r"\bar{g}\, $weight",),
+          broadcasts=None)
 LERP_TENSOR = Op("lerp", "LerpBackward1", "c = a + w ⊙ (b − a)", _lerp,
                  vjp=(lambda xp, g, c, a, b, w: g * (1 - w), lambda xp, g, c, a, b, w: g * w,
                       lambda xp, g, c, a, b, w: g * (b - a)),
                  vjp_formulas=("ḡ ⊙ (1 − w)", "ḡ ⊙ w", "ḡ ⊙ (b − a)"), args=("self", "end", "weight"), symbols=("a", "b", "w"),
                  saves=("self", "end", "weight"),
                  latex=r"$c = $0 + $2 \odot ($1 - $0)",
-                 vjp_latex=(r"\bar{g} \odot (1 - $2)", r"\bar{g} \odot $2", r"\bar{g} \odot ($1 - $0)",))
+                 vjp_latex=(r"\bar{g} \odot (1 - $2)", r"\bar{g} \odot $2", r"\bar{g} \odot ($1 - $0)",),
+                 broadcasts=None)
 ADDCMUL = Op("addcmul", "AddcmulBackward0", "c = a + v t₁ ⊙ t₂", lambda xp, a, t1, t2, v: a + t1 * t2 * v,
              vjp=(lambda xp, g, c, a, t1, t2, v: g, lambda xp, g, c, a, t1, t2, v: g * t2 * v,
                   lambda xp, g, c, a, t1, t2, v: g * t1 * v),
@@ -463,7 +480,8 @@ ADDCMUL = Op("addcmul", "AddcmulBackward0", "c = a + v t₁ ⊙ t₂", lambda xp
              symbols=("a", "t₁", "t₂"),
              saves=("tensor1", "tensor2"),
              latex=r"$c = $0 + $value\, $1 \odot $2",
-             vjp_latex=(r"\bar{g}", r"$value\, \bar{g} \odot $2", r"$value\, \bar{g} \odot $1",))
+             vjp_latex=(r"\bar{g}", r"$value\, \bar{g} \odot $2", r"$value\, \bar{g} \odot $1",),
+             broadcasts=None)
 ADDCDIV = Op("addcdiv", "AddcdivBackward0", "c = a + v t₁ / t₂", quiet(lambda xp, a, t1, t2, v: a + t1 / t2 * v),
              vjp=(lambda xp, g, c, a, t1, t2, v: g, quiet(lambda xp, g, c, a, t1, t2, v: g * v / t2),
                   quiet(lambda xp, g, c, a, t1, t2, v: -g * v * t1 / (t2 * t2))),
@@ -471,7 +489,8 @@ ADDCDIV = Op("addcdiv", "AddcdivBackward0", "c = a + v t₁ / t₂", quiet(lambd
              symbols=("a", "t₁", "t₂"),
              params=("value",), saves=("tensor1", "tensor2"),
              latex=r"$c = $0 + $value\, \frac{$1}{$2}",
-             vjp_latex=(r"\bar{g}", r"$value\, \frac{\bar{g}}{$2}", r"-$value\, \frac{\bar{g} \odot $1}{$2^2}",))
+             vjp_latex=(r"\bar{g}", r"$value\, \frac{\bar{g}}{$2}", r"-$value\, \frac{\bar{g} \odot $1}{$2^2}",),
+             broadcasts=None)
 # nan_to_num: the replaced entries are constants, so no gradient reaches them
 NAN_TO_NUM = _unary("nan_to_num", "NanToNumBackward0", "c = a, with nan/±inf replaced",
                     lambda xp, a, nan, posinf, neginf: xp.nan_to_num(a, nan=nan, posinf=posinf, neginf=neginf),
@@ -507,7 +526,8 @@ FMOD = Op("fmod", "FmodBackward1", "c = a − trunc(a / b) b", quiet(lambda xp, 
           vjp=(lambda xp, g, c, a, b: g, quiet(lambda xp, g, c, a, b: -g * _trunc_quotient(xp, a, b))),
           vjp_formulas=("ḡ", "−ḡ ⊙ trunc(a / b)"), args=BINARY, saves=BINARY,
           latex=r"$c = $0 - \operatorname{trunc}\left(\frac{$0}{$1}\right) $1",
-          vjp_latex=(r"\bar{g}", r"-\bar{g} \odot \operatorname{trunc}\left(\frac{$0}{$1}\right)",))
+          vjp_latex=(r"\bar{g}", r"-\bar{g} \odot \operatorname{trunc}\left(\frac{$0}{$1}\right)",),
+          broadcasts=None)
 FMOD_SCALAR = Op("fmod", "FmodBackward0", "c = a − trunc(a / s) s", quiet(lambda xp, a, s: xp.fmod(a, s)),
                  vjp=(lambda xp, g, c, a, s: g,), vjp_formulas=("ḡ",), params=("other",),
                  latex=r"$c = $0 - \operatorname{trunc}\left(\frac{$0}{$other}\right) $other",
@@ -702,7 +722,8 @@ def _xlogy_self(xp, g, c, a, b):   # torch: ḡ ⊙ xlogy(a ≠ 0, b)
 XLOGY = Op("xlogy", "XlogyBackward0", "c = a log b", quiet(_xlogy_forward),
            vjp=(quiet(_xlogy_self), quiet(lambda xp, g, c, a, b: g * a / b)),
            vjp_formulas=("ḡ ⊙ log b", "ḡ ⊙ a / b"), args=BINARY, saves=BINARY,
-           latex=r"$c = $0 \log $1", vjp_latex=(r"\bar{g} \odot \log $1", r"\frac{\bar{g} \odot $0}{$1}"))
+           latex=r"$c = $0 \log $1", vjp_latex=(r"\bar{g} \odot \log $1", r"\frac{\bar{g} \odot $0}{$1}"),
+           broadcasts=None)
 XLOGY_SCALAR_SELF = Op("xlogy", "XlogyBackward1", "c = s log b",
                        quiet(lambda xp, b, s: _xlogy_forward(xp, xp.asarray(s, b.dtype), b)),
                        vjp=(quiet(lambda xp, g, c, b, s: g * s / b),), vjp_formulas=("ḡ ⊙ s / b",), args=("other",),
@@ -749,7 +770,8 @@ def _copysign_self(xp, g, c, a, *_):   # torch: ḡ ⊙ c / a, 0 where a = 0
 COPYSIGN = Op("copysign", "CopysignBackward0", "c = |a| sign(b)", lambda xp, a, b: xp.copysign(a, b),
               vjp=(quiet(_copysign_self), lambda xp, g, c, a, b: xp.zeros_like(g)),
               vjp_formulas=("ḡ ⊙ c / a", "0"), args=BINARY, saves=("self", "result"),
-              latex=r"$c = |$0| \operatorname{sign} $1", vjp_latex=(r"\bar{g} \odot \frac{$c}{$0}", r"0"))
+              latex=r"$c = |$0| \operatorname{sign} $1", vjp_latex=(r"\bar{g} \odot \frac{$c}{$0}", r"0"),
+              broadcasts=None)
 COPYSIGN_SCALAR = Op("copysign", "CopysignBackward1", "c = |a| sign(s)", lambda xp, a, s: xp.copysign(a, s),
                      vjp=(quiet(_copysign_self),), vjp_formulas=("ḡ ⊙ c / a",), params=("other",),
                      saves=("self", "result"),
@@ -761,14 +783,16 @@ FMAX = Op("fmax", "FmaxBackward0", "c = fmax(a, b)", lambda xp, a, b: xp.fmax(a,
           vjp_formulas=("ḡ ⊙ [a ≥ b or b is nan]", "ḡ ⊙ [a < b or a is nan]"), args=BINARY, saves=BINARY,
           latex=r"$c = \operatorname{fmax}($0,\, $1)",
           vjp_latex=(r"\bar{g} \odot [$0 \ge $1 \lor $1 = \mathrm{nan}]",
-                     r"\bar{g} \odot [$0 < $1 \lor $0 = \mathrm{nan}]"))
+                     r"\bar{g} \odot [$0 < $1 \lor $0 = \mathrm{nan}]"),
+          broadcasts=None)
 FMIN = Op("fmin", "FminBackward0", "c = fmin(a, b)", lambda xp, a, b: xp.fmin(a, b),
           vjp=(lambda xp, g, c, a, b: xp.keep(g, (a <= b) | (b != b)),
                lambda xp, g, c, a, b: xp.keep(g, ~((a <= b) | (b != b)))),
           vjp_formulas=("ḡ ⊙ [a ≤ b or b is nan]", "ḡ ⊙ [a > b or a is nan]"), args=BINARY, saves=BINARY,
           latex=r"$c = \operatorname{fmin}($0,\, $1)",
           vjp_latex=(r"\bar{g} \odot [$0 \le $1 \lor $1 = \mathrm{nan}]",
-                     r"\bar{g} \odot [$0 > $1 \lor $0 = \mathrm{nan}]"))
+                     r"\bar{g} \odot [$0 > $1 \lor $0 = \mathrm{nan}]"),
+          broadcasts=None)
 LDEXP = Op("ldexp", "LdexpBackward0", "c = a · 2ᵇ", quiet(lambda xp, a, b: a * xp.exp2(b)),
            vjp=(quiet(lambda xp, g, c, a, b: g * xp.exp2(b)), quiet(lambda xp, g, c, a, b: g * c * LN2)),
            vjp_formulas=("ḡ ⊙ 2ᵇ", "ḡ ⊙ c ln 2"), args=BINARY, saves=("other", "result"), broadcasts=None,

@@ -81,7 +81,8 @@ T_INPLACE = Op("t_", "TBackward1", "c = aᵀ (in place)", lambda xp, a: a.T, vjp
 EXPAND = Op("expand", "ExpandBackward0", "c = expand(a, size)", lambda xp, a, shape: xp.broadcast_to(a, shape),
             vjp=(lambda xp, g, c, a, shape: g,), vjp_formulas=("Σ ḡ over the expanded axes",), params=("size",),
             latex=r"$c = \operatorname{expand}($0,\, $size)",
-            vjp_latex=(r"\sum \bar{g}\text{ over the expanded axes}",))
+            vjp_latex=(r"\sum \bar{g}\text{ over the expanded axes}",),
+            broadcasts=(0,))
 
 
 def _repeat_vjp(xp, g, c, a, reps):
