@@ -2,8 +2,9 @@
 the way torch does and runs the op records of gradviz.ops on Tensors (through autograd's apply).
 
 One module here per module of gradviz.ops, by the same name: ops/<m>.py holds the records (forward,
-VJP, formulas; arrays only), functions/<m>.py the functions that call them. Importing this package
-also registers what the records' upper layer adds to them (forward-mode rules, Tensor-mode VJPs)."""
+VJP, formulas, JVP kind, exposure; arrays only), functions/<m>.py the functions that call them
+(hand-written ones marked @public; gradviz.functions.declared makes the rest from their records).
+Importing this package also registers what the records' upper layer adds to them (Tensor-mode VJPs)."""
 from . import attention, conv, loss, nnops, pool  # noqa: F401  (the nn functions' modules, registered too)
 from . import counting, index, linalg, pointwise, reduce, search, shape  # noqa: F401
 from .declared import exposed as _exposed

@@ -17,12 +17,10 @@ from ..ops.op import Op
 from ..ops.reduce import normalize_dims
 from .shape import expand, reshape, unsqueeze
 from ..tensor import Tensor
-from ..autograd.forward_ad import defjvp as _defjvp, linear as _linear
-from ..autograd.forward_ad import defjvp as _defjvp_more, linear as _linear_more
-from ..ops.index import (ALIAS, COPY_SLICES, DIAGONAL_SCATTER, DIAGONAL_SCATTER_SRC, GATHER, INDEX, INDEX_ADD,
-                         INDEX_FILL, INDEX_FILL_TENSOR, INDEX_FILL_ZERO, INDEX_PUT, INDEX_PUT_ACC, INDEX_SCATTER,
-                         INDEX_SELECT, MASKED_SELECT, SCATTER, SCATTER_ADD, SCATTER_ADD_ZEROS, SCATTER_VALUE, SELECT,
-                         SELECT_SCATTER, SLICE, SLICE_SCATTER, SORT, TAKE, TOPK, _at)
+from ..ops.index import (ALIAS, COPY_SLICES, DIAGONAL_SCATTER_SRC, GATHER, INDEX, INDEX_ADD, INDEX_FILL,
+                         INDEX_FILL_TENSOR, INDEX_PUT, INDEX_PUT_ACC, INDEX_SELECT, MASKED_SELECT, SCATTER,
+                         SCATTER_ADD, SCATTER_VALUE, SELECT, SELECT_SCATTER, SLICE, SLICE_SCATTER, SORT, TAKE, TOPK,
+                         _at)
 from .public import public
 
 
@@ -510,8 +508,6 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
 
 # -- forward mode (autograd.forward_ad): selecting, gathering and scattering are linear --------
 # (the ops that overwrite part of a tensor are affine in it; their JVP comes from the VJP)
-_defjvp(_linear, SELECT, SLICE, INDEX, ALIAS, GATHER, SCATTER_ADD, INDEX_SELECT, INDEX_SCATTER, SCATTER_ADD_ZEROS,
-        DIAGONAL_SCATTER, INDEX_FILL_ZERO, MASKED_SELECT, INDEX_ADD, COPY_SLICES, INDEX_PUT)
 
 
 @public(method=True)
@@ -563,7 +559,6 @@ def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     return apply(DIAGONAL_SCATTER_SRC, (input, src.to(input.dtype)), (offset, d1, d2))
 
 
-_defjvp_more(_linear_more, TAKE, SELECT_SCATTER, SLICE_SCATTER, DIAGONAL_SCATTER_SRC)
 
 
 class _ValuesIndices(tuple):

@@ -13,8 +13,6 @@ from ..autograd.apply import apply
 from ..ops.core import broadcast_shape, expand_error
 from ..ops.op import Op
 from ..tensor import Tensor
-from ..autograd.forward_ad import bilinear as _bilinear, defjvp as _defjvp, linear as _linear
-from ..autograd.forward_ad import bilinear as _bilinear_ext
 from ..ops.linalg import (ADDBMM, ADDMM, ADDMV, ADDR, BADDBMM, BMM, CDIST, CHOLESKY, CHOLESKY_LEGACY, CROSS, DET,
                           DIAGONAL, DOT, EIGVALSH, INV, LinAlgFailure, MM, MV, SLOGDET, SOLVE, SVDVALS, TRACE)
 from ..autograd.apply import coerce_pair
@@ -440,8 +438,6 @@ def einsum(equation, *operands):
 
 
 # -- forward mode (autograd.forward_ad): products are bilinear, diagonal and trace linear ------
-_defjvp(_bilinear, MM, MV, DOT, BMM)
-_defjvp(_linear, DIAGONAL, TRACE)
 
 
 def _t(a):
@@ -666,7 +662,6 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     return apply(CDIST, (a, b), (float(p),))
 
 
-_defjvp(_bilinear_ext, CROSS)
 
 
 # -- compositions: torch records these as several nodes too ---------------------------------------

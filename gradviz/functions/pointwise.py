@@ -13,8 +13,6 @@ from ..ops.core import _formula, broadcast_error
 from ..ops.op import Op
 from ..tensor import Tensor
 from .index import nonzero
-from ..autograd.forward_ad import bilinear as _bilinear, defjvp as _defjvp, linear as _linear
-from ..autograd.forward_ad import pointwise as _diagonal
 from ..ops.pointwise import (ABS, ACOS, ACOSH, ADD, ADDCDIV, ADDCMUL, ADD_ALPHA, ASIN, ATAN, ATAN2, BITWISE_NOT,
                              CEIL, CLAMP, CLAMP_MAX, CLAMP_MAX_TENSOR, CLAMP_MIN, CLAMP_MIN_TENSOR, CLAMP_TENSOR,
                              COMPARE, COPYSIGN, COPYSIGN_SCALAR, COS, COSH, DIV, DIV_ROUNDED, DIV_SCALAR, ERF, EXP,
@@ -398,13 +396,6 @@ def float_power(input, exponent):
 # -- forward mode (autograd.forward_ad): JVPs derived from the VJPs above ---------------------
 # An elementwise op's Jacobian is diagonal, so J·t is its own VJP applied to t; sums and
 # differences are linear and a product is bilinear, so those map tangents as they map values.
-_defjvp(_linear, ADD, SUB, ADD_ALPHA, SUB_ALPHA, NEG)
-_defjvp(_bilinear, MUL)
-_defjvp(_diagonal, RSUB, RSUB_SCALAR, DIV, POW, POW_SCALAR, RPOW_SCALAR, EXP, LOG, LOG1P, SQRT, RSQRT, RECIPROCAL,
-        SIN, COS, TAN, TANH, SIGMOID, RELU, LEAKY_RELU, ERF, GELU, GELU_TANH, SOFTPLUS, ABS, SIGN, CLAMP,
-        CLAMP_TENSOR, WHERE, MAXIMUM, MINIMUM, DIV_ROUNDED, REMAINDER, REMAINDER_SCALAR, MASKED_FILL,
-        MASKED_FILL_TENSOR, FLOOR, ROUND, LOG2, LOG10, EXP2, EXPM1, SINH, COSH, ASIN, ACOS, ATAN, ATAN2, HYPOT,
-        LERP, LERP_TENSOR, ADDCMUL, ADDCDIV, NAN_TO_NUM, LOGIT, SGN, FMOD, FMOD_SCALAR, CEIL, TRUNC)
 
 
 def _recorded_as(op: Op, tensor_rule) -> None:
@@ -424,7 +415,6 @@ _recorded_as(POW_SCALAR, lambda g, c, a, p: _zeros_like(g) if p == 0 else g * (a
 def _zeros_like(g):
     from ..creation import zeros_like
     return zeros_like(g)
-_defjvp(_diagonal, TANH_BACKWARD, SIGMOID_BACKWARD, THRESHOLD_BACKWARD, LEAKY_RELU_BACKWARD)
 def mul_scalar(input, other):
     """input · other for a Python number, recorded as torch's C++ compositions record it (MulBackward1)."""
     return apply(MUL_SCALAR, (input,), (other,))
@@ -435,7 +425,6 @@ def div_scalar(input, other):
     return apply(DIV_SCALAR, (input,), (other,))
 
 
-_defjvp(_linear, MUL_SCALAR, DIV_SCALAR)
 
 
 acosh = arccosh = public('acosh', 'arccosh', method=True)(_make_unary(ACOSH, floating=True))
@@ -598,6 +587,3 @@ def bitwise_not(input):
     return apply(BITWISE_NOT, (input,))
 
 
-_defjvp(_diagonal, ACOSH, POLYGAMMA, MVLGAMMA, FRAC, CLAMP_MAX,
-        CLAMP_MIN, CLAMP_MAX_TENSOR, CLAMP_MIN_TENSOR, XLOGY, XLOGY_SCALAR_SELF, XLOGY_SCALAR_OTHER, LOGADDEXP,
-        LOGADDEXP2, COPYSIGN, COPYSIGN_SCALAR, FMAX, FMIN, LDEXP)

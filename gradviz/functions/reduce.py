@@ -19,7 +19,6 @@ from .pointwise import isnan, logical_not, logical_xor, maximum, minimum, sub
 from .shape import cat, reshape
 from ..tensor import Tensor
 from ..naming import _PACKAGE_DIR
-from ..autograd.forward_ad import defjvp as _defjvp, linear as _linear, pointwise as _symmetric
 from ..ops.reduce import (AMAX, AMIN, AMINMAX, CUMMAX, CUMMIN, CUMPROD, CUMSUM, DIST, KTHVALUE, LOGCUMSUMEXP,
                           LOGSUMEXP, LOG_SOFTMAX, MAX_ALL, MAX_DIM, MEAN, MEAN_DIM, MEDIAN, MEDIAN_DIM, MEDIAN_NAN,
                           MIN_ALL, MIN_DIM, NANSUM, NORM, PROD, PROD_DIM, SOFTMAX, STD, STD_MEAN, SUM, SUM_DIM, VAR,
@@ -451,8 +450,6 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
 # -- forward mode (autograd.forward_ad) ------------------------------------------------------
 # sums, means and cumulative sums are linear; softmax's Jacobian diag(c) − c cᵀ is symmetric,
 # so, as for an elementwise op, J·t is its VJP of t. The rest use the transpose of the VJP.
-_defjvp(_linear, SUM, SUM_DIM, MEAN, MEAN_DIM, CUMSUM)
-_defjvp(_symmetric, SOFTMAX)
 
 
 @public(method=True)
@@ -550,4 +547,3 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     return cumsum(pairs * (spacing / 2.0), d)
 
 
-_defjvp(_linear, NANSUM)

@@ -13,7 +13,6 @@ from .._args import argument_error, type_name
 from ..ops.core import broadcast_shape
 from ..ops.reduce import normalize_dims
 from ..tensor import Tensor
-from ..autograd.forward_ad import defjvp as _defjvp, linear as _linear
 from ..ops.shape import (BLOCK_DIAG, CAT, CLONE, CLONE_CONTIGUOUS, DIAG_COPY, DIAG_EMBED, EXPAND, FLIP, PERMUTE,
                          REPEAT, RESHAPE_ALIAS, ROLL, ROT90, SQUEEZE, SQUEEZE_ALL_INPLACE, SQUEEZE_DIM, SQUEEZE_DIMS,
                          SQUEEZE_DIMS_INPLACE, SQUEEZE_INPLACE, STACK, T, T_INPLACE, TO_COPY, TO_DEVICE, TRANSPOSE,
@@ -578,10 +577,6 @@ def meshgrid(*tensors, indexing=None):
 
 
 # -- forward mode (autograd.forward_ad): every op here is linear, so it maps tangents as values --
-_defjvp(_linear, VIEW, RESHAPE_ALIAS, UNSAFE_VIEW, SQUEEZE_DIMS, SQUEEZE_INPLACE, SQUEEZE, SQUEEZE_DIM, UNSQUEEZE,
-        PERMUTE, TRANSPOSE, T, EXPAND, REPEAT, FLIP, CLONE, CLONE_CONTIGUOUS, TO_COPY, TO_DEVICE, CAT, STACK, TRIL,
-        TRIU, DIAG_EMBED, DIAG_COPY, ROLL, SQUEEZE_ALL_INPLACE, SQUEEZE_DIMS_INPLACE, UNSQUEEZE_INPLACE,
-        TRANSPOSE_INPLACE, T_INPLACE)
 
 
 # -- more of torch's op table: stacking and splitting by axis name, rotations, block diagonals -------
@@ -779,7 +774,6 @@ def cartesian_prod(*tensors):
     return stack([reshape(g, -1) for g in grids], 1)
 
 
-_defjvp(_linear, ROT90, BLOCK_DIAG)
 
 
 @public
