@@ -103,9 +103,29 @@ def __getattr__(name):
 
 
 # torch's argument parser gives every function NumPy's names (axis=, keepdims=) and out=
-from ._api import install as _install, install_methods as _install_methods  # noqa: E402
+from ._api import install as _install, install_methods as _install_methods, wrap as _wrap  # noqa: E402
+from . import functions as _functions  # noqa: E402
+from .functions import declared as _declared  # noqa: E402
+from .ops import registry as _registry  # noqa: E402
 
 _install(globals())
 _install_methods(Tensor)
+
+
+def declare_ops(module) -> list:
+    """Add the op records of `module` (a module outside gradviz.ops) to the registry and expose each
+    as its record declares (gradviz.NAME, Tensor.NAME, out=), as the records of gradviz.ops are at
+    import. Returns the names added. A record in gradviz.ops itself needs no call."""
+    _registry.add(module)
+    added = []
+    for name, fn in _declared.exposed().items():
+        if name in globals():
+            continue
+        setattr(_functions, name, fn)
+        globals()[name] = _wrap(fn, name, name in fn.__exposure__.outs)
+        if name in fn.__exposure__.methods:
+            setattr(Tensor, name, _wrap(_declared.as_method(fn), name, False))
+        added.append(name)
+    return added
 
 from . import linalg  # noqa: E402,F401  (torch.linalg)

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import math
+import os
+import warnings
 
 import numpy as np
 
@@ -152,7 +154,6 @@ def _scalar(x):
 
 def _threads() -> int:
     """torch's intra-op thread count (the per-thread chunks of a long arange start new vectors)."""
-    import os
     env = os.environ.get("OMP_NUM_THREADS", "")
     return int(env) if env.isdigit() and int(env) > 0 else (os.cpu_count() or 1)
 

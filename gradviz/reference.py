@@ -21,7 +21,7 @@ def _record_names(tree: ast.Module, module: str, in_ops: bool = False) -> dict:
     names = {}
     for node in tree.body:
         if isinstance(node, ast.ImportFrom) and node.module and (
-                (node.level == 2 and node.module.startswith("ops.")) or (in_ops and node.level == 1)) \
+                (node.level in (1, 2) and node.module.startswith("ops.")) or (in_ops and node.level == 1)) \
                 and (OPS / f"{node.module.split('.')[-1]}.py").exists():
             source = importlib.import_module(f"gradviz.ops.{node.module.split('.')[-1]}")
             for alias in node.names:
@@ -91,6 +91,15 @@ def callers() -> dict:
             public = public or [f"gradviz.functions.{path.stem}.{fn}"]
             for key in keys:
                 out.setdefault(key, set()).update(public)
+    for key, op in registry.ops().items():   # the functions the records' exposures make
+        if op.expose is not None and op.expose.make is not None:
+            names = [f"gradviz.{n}" for n in op.expose.names] + [f"Tensor.{n}" for n in op.expose.methods]
+            out.setdefault(key, set()).update(names)
+    tree = ast.parse((FUNCTIONS.parent / "tensor.py").read_text(encoding="utf-8"))   # Tensor.fill_, .uniform_...
+    tensor_class = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Tensor")
+    for fn, keys in _reached(tensor_class, _record_names(tree, "tensor")).items():
+        for key in keys:
+            out.setdefault(key, set()).add(f"Tensor.{fn}")
     return {k: sorted(v) for k, v in out.items()}
 
 
@@ -138,17 +147,17 @@ def markdown() -> str:
              "product per input, and the public functions and Tensor methods that record it.", ""]
     module = None
     for key, op in registry.ops().items():
-        source = key.split(".")[0]
+        source, _, name = key.rpartition(".")
         if source != module:
             module = source
-            lines += ["", f"## `gradviz.ops.{module}`", "",
+            lines += ["", f"## `{module if '.' in module else 'gradviz.ops.' + module}`", "",
                       "| record | PyTorch node | formula | VJP per input | recorded by |", "|---|---|---|---|---|"]
         vjps = "; ".join(f"{_cell(name)}: {_cell(f)}" for name, f in zip(op.arg_names, op.vjp_formulas)) \
             if op.vjp is not None else "no gradient"
         by = by_caller.get(key, [])
         if key in by_rule:
             by = by + ["the gradient of another op (create_graph)"]
-        lines.append(f"| `{key.split('.')[1]}` | {op.torch_name} | {_cell(op.formula)} | {vjps} | "
+        lines.append(f"| `{name}` | {op.torch_name} | {_cell(op.formula)} | {vjps} | "
                      f"{', '.join(f'`{b}`' if b.startswith(('gradviz', 'Tensor')) else b for b in by) or '–'} |")
     return "\n".join(lines) + "\n"
 

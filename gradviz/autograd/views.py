@@ -23,6 +23,7 @@ import numpy as np
 from .. import backend, events
 from ..ops.op import Op
 from ..scope import _state as _scope_state
+from .engine import node_vjp
 from .graph import DEFAULT, MULTI_OUTPUT, Node, ViewMeta, ghost_tensor, node_type
 
 
@@ -83,7 +84,6 @@ def _as_strided_vjp(xp, g, c, a, geom):
 def _copy_slices_vjp(xp, g, c, base, *rest):
     """ḡ for the base as it was, with the view's region replaced by the in-place op's
     gradient for the view's old values; the op's other inputs get theirs as usual."""
-    from .engine import node_vjp
     geom, fn = rest[-2], rest[-1]
     idx = _flat_index(xp, geom)
     n = prod(geom.base_shape)

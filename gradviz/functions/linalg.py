@@ -13,8 +13,6 @@ from ..autograd.apply import apply
 from ..ops.core import broadcast_shape, expand_error
 from ..ops.op import Op
 from ..tensor import Tensor
-from ..autograd.forward_ad import bilinear as _bilinear, defjvp as _defjvp, linear as _linear
-from ..autograd.forward_ad import bilinear as _bilinear_ext
 from ..ops.linalg import (ADDBMM, ADDMM, ADDMV, ADDR, BADDBMM, BMM, CDIST, CHOLESKY, CHOLESKY_LEGACY, CROSS, DET,
                           DIAGONAL, DOT, EIGVALSH, INV, LinAlgFailure, MM, MV, SLOGDET, SOLVE, SVDVALS, TRACE)
 from ..autograd.apply import coerce_pair
@@ -23,6 +21,7 @@ from .pointwise import where
 from .reduce import amax, amin, cumprod, normalize_dims
 from .shape import (cat, contiguous, diag_embed, expand, movedim, permute, reshape, squeeze, squeeze_, t, unsafe_view,
                     unsqueeze, varargs, view)
+from .public import public
 
 
 def _tensors(fn: str, **params) -> None:
@@ -39,6 +38,7 @@ def _mm_error(name, a, b):
                         f"mat1 must equal the rows of mat2: transpose or reshape one operand (e.g. a @ b.T)")
 
 
+@public(method=True, out=True)
 def mm(input, mat2):
     _tensors("mm", input=input, mat2=mat2)
     if input.ndim != 2 or mat2.ndim != 2:
@@ -67,6 +67,7 @@ _ADDMV = ("addmv input tensors must have the same dtype, but got {}, {}, and {}"
 _BADDBMM = ("Input dtypes must be the same, got: input {}, batch1: {}, batch2: {}", C_TYPE)
 
 
+@public(method=True, out=True)
 def bmm(input, mat2):
     _tensors("bmm", input=input, mat2=mat2)
     if input.ndim != 3 or mat2.ndim != 3:
@@ -77,6 +78,7 @@ def bmm(input, mat2):
     return apply(BMM, _same_dtype(_BMM, input, mat2))
 
 
+@public(method=True, out=True)
 def dot(input, tensor):
     _tensors("dot", input=input, tensor=tensor)
     if input.ndim != 1 or tensor.ndim != 1:
@@ -91,6 +93,7 @@ def dot(input, tensor):
     return apply(DOT, (input, tensor))
 
 
+@public(method=True, out=True)
 def mv(input, vec):
     _tensors("mv", input=input, vec=vec)
     if input.ndim != 2 or vec.ndim != 1 or input.shape[1] != vec.shape[0]:
@@ -99,6 +102,7 @@ def mv(input, vec):
     return apply(MV, _same_dtype(_ADDMV, input, vec, names=(vec, input, vec)))   # as addmv into vec's dtype
 
 
+@public(method=True, out=True)
 def matmul(input, other):
     """torch.matmul, decomposed as PyTorch's own matmul is, so the graph has the same nodes:
     dot, mv, mm (with unsqueeze / squeeze_ around a 1-D operand); a batch times a matrix
@@ -196,6 +200,7 @@ def _scalars(fn: str, inputs: tuple, beta, alpha) -> tuple:
     return tuple(v.item() if hasattr(v, "item") else v for v in (beta, alpha))
 
 
+@public(method=True, out=True)
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     beta, alpha = _scalars("addmm", (input, mat1, mat2), beta, alpha)
     if mat1.ndim != 2 or mat2.ndim != 2:
@@ -237,6 +242,7 @@ def linear(input, weight, bias=None):
     return out if bias is None else out + bias
 
 
+@public(method=True, out=True)
 def outer(input, vec2):
     _tensors("outer", input=input, vec2=vec2)
     for name, v in (("self", input), ("vec2", vec2)):
@@ -245,6 +251,7 @@ def outer(input, vec2):
     return input.reshape(-1, 1) * vec2
 
 
+@public
 def diagonal(input, offset=0, dim1=0, dim2=1):
     (d1,), (d2,) = normalize_dims(dim1, input.ndim), normalize_dims(dim2, input.ndim)
     if d1 == d2:
@@ -252,6 +259,7 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     return apply(DIAGONAL, (input,), (offset, d1, d2))
 
 
+@public(method=True, out=True)
 def trace(input):
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
@@ -260,6 +268,7 @@ def trace(input):
     return apply(TRACE, (input,))
 
 
+@public(out=True)
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     beta, alpha = _scalars("addmv", (input, mat, vec), beta, alpha)
     if mat.ndim != 2 or vec.ndim != 1 or input.ndim > 1:
@@ -277,6 +286,7 @@ def _check_batches(batch1, batch2) -> None:
                            f"[{batch1.shape[0]}, {batch1.shape[2]}] but got: [{batch2.shape[0]}, {batch2.shape[1]}].")
 
 
+@public(out=True)
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     beta, alpha = _scalars("baddbmm", (input, batch1, batch2), beta, alpha)
     if batch1.ndim != 3 or batch2.ndim != 3:
@@ -287,6 +297,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     return apply(BADDBMM, (input,) + _same_dtype(_BMM, batch1, batch2), (beta, alpha))
 
 
+@public(out=True)
 def tensordot(a, b, dims=2):
     """Contract dims of a with dims of b: both permuted and reshaped to matrices, one mm, then
     viewed back, as PyTorch records it."""
@@ -316,6 +327,7 @@ def tensordot(a, b, dims=2):
     return reshape(mm(left, right), *out_shape)
 
 
+@public(method=True, out=True)
 def kron(input, other):
     """Kronecker product: a and b interleaved as (a₀, 1, a₁, 1, …) ⊙ (1, b₀, 1, b₁, …), then
     merged back, as PyTorch records it (views of fresh copies and one mul)."""
@@ -354,6 +366,7 @@ def _expand_ellipsis(terms, out, arrow, operands):
     return expanded, out, "->"
 
 
+@public
 def einsum(equation, *operands):
     """einsum from gradviz ops: each operand's repeated letters become diagonals and the letters
     only it carries are summed first; the operands are then permuted and unsqueezed onto one
@@ -425,8 +438,6 @@ def einsum(equation, *operands):
 
 
 # -- forward mode (autograd.forward_ad): products are bilinear, diagonal and trace linear ------
-_defjvp(_bilinear, MM, MV, DOT, BMM)
-_defjvp(_linear, DIAGONAL, TRACE)
 
 
 def _t(a):
@@ -445,11 +456,13 @@ def _square(name: str, a) -> None:
                            f"{str(a.dtype)[6:].capitalize().replace('Int64', 'Long')}")
 
 
+@public(method=True)
 def det(A):
     _square("linalg.det", A)
     return apply(DET, (A,))
 
 
+@public(method=True)
 def slogdet(A):
     _square("linalg.slogdet", A)
     sign, logabsdet = apply(SLOGDET, (A,))
@@ -471,6 +484,7 @@ class _SlogdetResult(tuple):
         return f"torch.return_types.linalg_slogdet(\nsign={self[0]!r},\nlogabsdet={self[1]!r})"
 
 
+@public(method=True)
 def logdet(A):
     """log det A: nan where det A < 0, −inf where it is 0 (torch: a where over slogdet)."""
     sign, logabsdet = slogdet(A)
@@ -501,6 +515,7 @@ def _singular_at(a: np.ndarray) -> tuple[int, int]:
     return 0, a.shape[-1]
 
 
+@public('inverse', method=True)
 def inv(A):
     _square("linalg.inv", A)
     try:
@@ -561,6 +576,7 @@ def cholesky_ex_free(A, *, upper=False):
     return _cholesky(CHOLESKY, "linalg.cholesky", A, upper)
 
 
+@public(method=True)
 def cholesky(A, upper=False):
     """torch.cholesky (deprecated in torch for torch.linalg.cholesky), recorded as CholeskyBackward0."""
     warn_once("torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a future "
@@ -595,6 +611,7 @@ def linalg_cross(input, other, *, dim=-1):
     return apply(CROSS, (a, b), (d,), dtype)
 
 
+@public(method=True)
 def cross(input, other, dim=None):
     if dim is None:   # torch: the first dimension of size 3 (deprecated default)
         warn_once("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
@@ -605,6 +622,7 @@ def cross(input, other, dim=None):
     return linalg_cross(input, other, dim=dim)
 
 
+@public(method=True)
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
     beta, alpha = _scalars("addr", (input, vec1, vec2), beta, alpha)
     if vec1.ndim != 1 or vec2.ndim != 1:
@@ -614,6 +632,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
     return apply(ADDR, (input, vec1, vec2), (beta, alpha))
 
 
+@public(method=True)
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     beta, alpha = _scalars("addbmm", (input, batch1, batch2), beta, alpha)
     for name, b in (("batch1", batch1), ("batch2", batch2)):
@@ -630,6 +649,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     return apply(ADDBMM, (input,) + _same_dtype(_ADDMM, batch1, batch2), (beta, alpha))
 
 
+@public
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     if x1.ndim < 2 or x2.ndim < 2:
         raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D" if x1.ndim < 2 else
@@ -644,7 +664,6 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     return apply(CDIST, (a, b), (float(p),))
 
 
-_defjvp(_bilinear_ext, CROSS)
 
 
 # -- compositions: torch records these as several nodes too ---------------------------------------
@@ -726,6 +745,7 @@ def vecdot(x, y, *, dim=-1):
     return (x * y).sum(dim)
 
 
+@public(method=True)
 def matrix_power(A, n):
     if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
         raise RuntimeError("linalg.matrix_power: A must be batches of square matrices, but they are "
@@ -759,12 +779,14 @@ def vander(x, N=None):
     return cumprod(cat([ones, column.expand(*x.shape, n - 1)], -1), -1)
 
 
+@public(method=True)
 def vdot(input, other):
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
     return dot(input, other)
 
 
+@public(method=True)
 def inner(input, other):
     if input.ndim == 0 or other.ndim == 0:
         return input * other
@@ -774,6 +796,7 @@ def inner(input, other):
     return tensordot(input, other, ([-1], [-1]))
 
 
+@public
 def cov(input, *, correction=1, fweights=None, aweights=None):
     """torch.cov's steps: a (weighted) mean per variable, then (x − x̄) w (x − x̄)ᵀ / (Σw − correction ...)."""
     if input.ndim > 2:
@@ -823,6 +846,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     return (c / norm_factor).squeeze()
 
 
+@public
 def corrcoef(input):
     if input.ndim > 2:
         raise RuntimeError(f"corrcoef(): expected input to have two or fewer dimensions but got an input with "

@@ -14,7 +14,7 @@ from ..ops.nnops import (BATCH_NORM, CONSTANT_PAD, ELU, EMBEDDING, EMBEDDING_BAG
                          LAYER_NORM, LOGSIGMOID, MISH, NORM_DIM, PDIST, PRELU, SELU_ALPHA, SELU_SCALE, SILU,
                          SOFTSHRINK, THRESHOLD)
 from .index import _in_range
-from .pointwise import _defjvp, _diagonal, _recorded_as
+from .pointwise import _recorded_as
 from .linalg import einsum
 from ..ops.core import namespace
 from ..tensor import Tensor
@@ -28,7 +28,6 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
 
 # with create_graph=True, hardtanh's gradient is one node, as torch's hardtanh_backward
 _recorded_as(HARDTANH, lambda g, c, a, lo, hi: apply(HARDTANH_BACKWARD, (g, a), (lo, hi)))
-_defjvp(_diagonal, HARDTANH_BACKWARD)
 
 
 def relu6(input, inplace=False):

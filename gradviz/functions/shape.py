@@ -13,7 +13,6 @@ from .._args import argument_error, type_name
 from ..ops.core import broadcast_shape
 from ..ops.reduce import normalize_dims
 from ..tensor import Tensor
-from ..autograd.forward_ad import defjvp as _defjvp, linear as _linear
 from ..ops.shape import (BLOCK_DIAG, CAT, CLONE, CLONE_CONTIGUOUS, DIAG_COPY, DIAG_EMBED, EXPAND, FLIP, PERMUTE,
                          REPEAT, RESHAPE_ALIAS, ROLL, ROT90, SQUEEZE, SQUEEZE_ALL_INPLACE, SQUEEZE_DIM, SQUEEZE_DIMS,
                          SQUEEZE_DIMS_INPLACE, SQUEEZE_INPLACE, STACK, T, T_INPLACE, TO_COPY, TO_DEVICE, TRANSPOSE,
@@ -21,6 +20,7 @@ from ..ops.shape import (BLOCK_DIAG, CAT, CLONE, CLONE_CONTIGUOUS, DIAG_COPY, DI
                          unbind_op)
 from ..dtypes import Size, as_np, check_memory_format, result_type
 from ..ops.index import SLICE
+from .public import public
 
 
 def _outputs(op, inputs, params) -> tuple:
@@ -111,6 +111,7 @@ def _viewable(a, shape) -> bool:
     return _view_strides(a.shape, [s // a.itemsize for s in a.strides], tuple(shape)) is not None
 
 
+@public
 def reshape(input, *shape):
     shape = _resolve_shape(shape, input.numel())
     a = input._data
@@ -121,6 +122,7 @@ def reshape(input, *shape):
     return apply(UNSAFE_VIEW, (clone(input, contiguous=True),), (shape,))
 
 
+@public
 def view(input, *shape):
     shape = _resolve_shape(shape, input.numel(), "view", "size")
     if not input._data.flags.c_contiguous and not _viewable(input._data, shape):
@@ -134,10 +136,12 @@ def unsafe_view(input, *shape):
     return apply(UNSAFE_VIEW, (input,), (_resolve_shape(shape, input.numel()),))
 
 
+@public
 def contiguous(input):
     return input if input._data.flags.c_contiguous else clone(input, contiguous=True)
 
 
+@public
 def flatten(input, start_dim=0, end_dim=-1):
     if input.ndim == 0:
         return reshape(input, 1)
@@ -150,6 +154,7 @@ def flatten(input, start_dim=0, end_dim=-1):
     return reshape(input, *shape)
 
 
+@public
 def squeeze(input, dim=None):
     if dim is None:
         shape = tuple(s for s in input.shape if s != 1)
@@ -183,6 +188,7 @@ def t_(input):
     return _t(T_INPLACE, "t_", input)
 
 
+@public
 def unsqueeze(input, dim):
     return _unsqueeze(UNSQUEEZE, input, dim)
 
@@ -193,6 +199,7 @@ def _unsqueeze(op, input, dim):
     return apply(op, (input,), (d,))
 
 
+@public
 def permute(input, *dims):
     dims = varargs(dims)
     if len(dims) != input.ndim:
@@ -205,6 +212,7 @@ def permute(input, *dims):
     return apply(PERMUTE, (input,), (dims,))
 
 
+@public
 def transpose(input, dim0, dim1):
     return _transpose(TRANSPOSE, input, dim0, dim1)
 
@@ -214,6 +222,7 @@ def _transpose(op, input, dim0, dim1):
     return apply(op, (input,), (d0, d1))
 
 
+@public
 def t(input):
     return _t(T, "t", input)
 
@@ -224,6 +233,7 @@ def _t(op, name: str, input):
     return apply(op, (input,))
 
 
+@public
 def expand(input, *sizes):
     sizes = varargs(sizes)
     lead = len(sizes) - input.ndim
@@ -246,6 +256,7 @@ def expand(input, *sizes):
     return apply(EXPAND, (input,), (tuple(shape),))
 
 
+@public
 def repeat(input, *reps):
     reps = varargs(reps)
     if len(reps) < input.ndim:
@@ -259,12 +270,14 @@ def repeat(input, *reps):
     return apply(REPEAT, (input,), (tuple(reps),))
 
 
+@public
 def flip(input, dims):
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     dims = normalize_dims(dims, input.ndim)
     return apply(FLIP, (input,), (dims if input.ndim else (),))   # a 0-d tensor flips to itself
 
 
+@public
 def clone(input, *, contiguous=False, memory_format=None):
     check_memory_format(memory_format, input.ndim)
     if contiguous and not input._data.flags.c_contiguous:   # clone(memory_format=torch.contiguous_format)
@@ -301,6 +314,7 @@ def _tensor_list(fn: str, tensors) -> tuple:
     return tuple(tensors)
 
 
+@public('cat', 'concat', out=True)
 def cat(tensors, dim=0):
     tensors = _tensor_list("cat", tensors)
     if not tensors:
@@ -327,6 +341,7 @@ def cat(tensors, dim=0):
 concat = concatenate = cat
 
 
+@public(out=True)
 def stack(tensors, dim=0):
     tensors = _tensor_list("stack", tensors)
     if not tensors:
@@ -339,6 +354,7 @@ def stack(tensors, dim=0):
     return apply(STACK, tuple(tensors), (d,), _common_dtype(tensors))
 
 
+@public
 def split(tensor, split_size_or_sections, dim=0):
     (d,) = normalize_dims(dim, tensor.ndim)
     n = tensor.shape[d]
@@ -362,6 +378,7 @@ def split(tensor, split_size_or_sections, dim=0):
     return _outputs(split_op(len(sizes)), (tensor,), (tuple(sizes), d))
 
 
+@public(method=True)
 def split_with_sizes(input, split_sizes, dim=0):
     """torch.split_with_sizes: split by a list of sizes (an int is refused)."""
     if not isinstance(split_sizes, (list, tuple)):
@@ -369,6 +386,7 @@ def split_with_sizes(input, split_sizes, dim=0):
     return split(input, split_sizes, dim)
 
 
+@public
 def chunk(input, chunks, dim=0):
     (d,) = normalize_dims(dim, input.ndim)
     if chunks <= 0:
@@ -378,6 +396,7 @@ def chunk(input, chunks, dim=0):
     return split(input, step, d)
 
 
+@public
 def unbind(input, dim=0):
     if input.ndim == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
@@ -394,14 +413,17 @@ def _triangle(op, input, diagonal, lower):
     return apply(op, (input,), (diagonal, keep))
 
 
+@public(out=True)
 def tril(input, diagonal=0):
     return _triangle(TRIL, input, diagonal, True)
 
 
+@public(out=True)
 def triu(input, diagonal=0):
     return _triangle(TRIU, input, diagonal, False)
 
 
+@public
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     ndim = input.ndim + 1
     (d1,), (d2,) = normalize_dims(dim1, ndim), normalize_dims(dim2, ndim)
@@ -415,6 +437,7 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     return apply(DIAG_EMBED, (input,), (tuple(shape), offset, d1, d2))
 
 
+@public(out=True)
 def diag(input, diagonal=0):
     """A vector to a matrix with it on a diagonal; a matrix to the vector of a diagonal."""
     if input.ndim == 1:
@@ -424,10 +447,12 @@ def diag(input, diagonal=0):
     return apply(DIAG_COPY, (input,), (diagonal,))
 
 
+@public
 def broadcast_to(input, size):
     return expand(input, *size)
 
 
+@public
 def broadcast_shapes(*shapes):
     """The shape the shapes broadcast to, checked with torch's words (torch._refs._broadcast_shapes)."""
     shapes = [(s,) if isinstance(s, int) else s for s in shapes if s is not None]
@@ -450,6 +475,7 @@ def broadcast_shapes(*shapes):
     return Size(common)
 
 
+@public
 def broadcast_tensors(*tensors):
     """Each tensor expanded to the common shape (a tensor already of that shape is returned as is)."""
     tensors = varargs(tensors)
@@ -457,6 +483,7 @@ def broadcast_tensors(*tensors):
     return tuple(t if tuple(t.shape) == shape else expand(t, *shape) for t in tensors)
 
 
+@public('moveaxis', 'movedim')
 def movedim(input, source, destination):
     src = (source,) if isinstance(source, int) else tuple(source)
     dst = (destination,) if isinstance(destination, int) else tuple(destination)
@@ -477,6 +504,7 @@ def movedim(input, source, destination):
 moveaxis = movedim
 
 
+@public('swapaxes', 'swapdims')
 def swapaxes(input, axis0, axis1):
     return transpose(input, axis0, axis1)
 
@@ -484,6 +512,7 @@ def swapaxes(input, axis0, axis1):
 swapdims = swapaxes
 
 
+@public
 def roll(input, shifts, dims=None):
     if dims is None:
         return apply(ROLL, (input,), (shifts if isinstance(shifts, int) else tuple(shifts), None))
@@ -497,21 +526,25 @@ def roll(input, shifts, dims=None):
     return apply(ROLL, (input,), (tuple(shifts), dims))
 
 
+@public
 def tile(input, dims):
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     return repeat(input, *((1,) * (input.ndim - len(dims)) + dims))
 
 
+@public(method=True)
 def ravel(input):
     return view(contiguous(input), -1)
 
 
+@public
 def atleast_1d(*tensors):
     tensors = varargs(tensors)
     out = tuple(reshape(t, 1) if t.ndim == 0 else t for t in tensors)
     return out[0] if len(out) == 1 else out
 
 
+@public
 def meshgrid(*tensors, indexing=None):
     """Each 1-D tensor viewed along its own axis, then expanded to the grid ('xy' swaps the
     first two axes, as NumPy's meshgrid)."""
@@ -543,10 +576,6 @@ def meshgrid(*tensors, indexing=None):
 
 
 # -- forward mode (autograd.forward_ad): every op here is linear, so it maps tangents as values --
-_defjvp(_linear, VIEW, RESHAPE_ALIAS, UNSAFE_VIEW, SQUEEZE_DIMS, SQUEEZE_INPLACE, SQUEEZE, SQUEEZE_DIM, UNSQUEEZE,
-        PERMUTE, TRANSPOSE, T, EXPAND, REPEAT, FLIP, CLONE, CLONE_CONTIGUOUS, TO_COPY, TO_DEVICE, CAT, STACK, TRIL,
-        TRIU, DIAG_EMBED, DIAG_COPY, ROLL, SQUEEZE_ALL_INPLACE, SQUEEZE_DIMS_INPLACE, UNSQUEEZE_INPLACE,
-        TRANSPOSE_INPLACE, T_INPLACE)
 
 
 # -- more of torch's op table: stacking and splitting by axis name, rotations, block diagonals -------
@@ -569,10 +598,12 @@ def _to_3d(t):
     return unsqueeze(t, -1) if t.ndim == 2 else t
 
 
+@public
 def atleast_2d(*tensors):
     return _each(_to_2d, tensors)
 
 
+@public
 def atleast_3d(*tensors):
     return _each(_to_3d, tensors)
 
@@ -584,11 +615,13 @@ def _nonempty(name: str, tensors) -> tuple:
     return tensors
 
 
+@public
 def hstack(tensors):
     tensors = tuple(atleast_1d(t) for t in _nonempty("hstack", tensors))
     return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
 
 
+@public('row_stack', 'vstack')
 def vstack(tensors):
     return cat(tuple(_to_2d(t) for t in _nonempty("vstack", tensors)), 0)
 
@@ -596,15 +629,18 @@ def vstack(tensors):
 row_stack = vstack
 
 
+@public
 def dstack(tensors):
     return cat(tuple(_to_3d(t) for t in _nonempty("dstack", tensors)), 2)
 
 
+@public
 def column_stack(tensors):
     tensors = _nonempty("column_stack", tensors)
     return cat(tuple(reshape(t, t.numel(), 1) if t.ndim <= 1 else t for t in tensors), 1)
 
 
+@public(method=True)
 def tensor_split(input, indices_or_sections, dim=0):
     """Views of input along dim: n nearly equal sections (the first n mod k one longer) for an int,
     the pieces between the given indices for a list, as torch.tensor_split."""
@@ -649,18 +685,22 @@ def _split_by_axis(name: str, input, sections, dim: int, least: int):
     return tensor_split(input, sections, dim)
 
 
+@public(method=True)
 def hsplit(input, indices_or_sections):
     return _split_by_axis("hsplit", input, indices_or_sections, 0 if input.ndim == 1 else 1, 1)
 
 
+@public(method=True)
 def vsplit(input, indices_or_sections):
     return _split_by_axis("vsplit", input, indices_or_sections, 0, 2)
 
 
+@public(method=True)
 def dsplit(input, indices_or_sections):
     return _split_by_axis("dsplit", input, indices_or_sections, 2, 3)
 
 
+@public(method=True)
 def unflatten(input, dim, sizes):
     """dim split into `sizes` (one may be −1), a view as torch records it."""
     sizes = tuple(int(s) for s in sizes)
@@ -675,18 +715,21 @@ def unflatten(input, dim, sizes):
     return reshape(input, *(tuple(input.shape[:d]) + inner + tuple(input.shape[d + 1:])))
 
 
+@public(method=True)
 def fliplr(input):
     if input.ndim < 2:
         raise RuntimeError("Input must be >= 2-d.")
     return flip(input, (1,))
 
 
+@public(method=True)
 def flipud(input):
     if input.ndim < 1:
         raise RuntimeError("Input must be >= 1-d.")
     return flip(input, (0,))
 
 
+@public(method=True)
 def rot90(input, k=1, dims=(0, 1)):
     dims = tuple(dims)
     if len(dims) != 2:
@@ -699,10 +742,12 @@ def rot90(input, k=1, dims=(0, 1)):
     return apply(ROT90, (input,), (int(k) % 4, (d0, d1)))
 
 
+@public(method=True)
 def diagflat(input, offset=0):
     return diag_embed(reshape(input, -1), offset, 0, 1)
 
 
+@public
 def block_diag(*tensors):
     tensors = varargs(tensors) if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
     for i, t in enumerate(tensors):
@@ -715,6 +760,7 @@ def block_diag(*tensors):
     return apply(BLOCK_DIAG, tuple(tensors), (), _common_dtype(tensors))
 
 
+@public
 def cartesian_prod(*tensors):
     """Every combination of the 1-D inputs' elements, one per row: meshgrid, flattened, stacked."""
     tensors = varargs(tensors)
@@ -727,14 +773,15 @@ def cartesian_prod(*tensors):
     return stack([reshape(g, -1) for g in grids], 1)
 
 
-_defjvp(_linear, ROT90, BLOCK_DIAG)
 
 
+@public
 def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None):
     """The (2, N) row and column indices of the lower triangle of a row × col matrix, row by row."""
     return _triangle_indices(np.tril_indices(row, offset, col), dtype, device)
 
 
+@public
 def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None):
     return _triangle_indices(np.triu_indices(row, offset, col), dtype, device)
 

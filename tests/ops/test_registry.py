@@ -238,6 +238,21 @@ EXTRA = [
     ("squeeze_dims", lambda t, x: (x * x)[:, None, :, None].squeeze_((1, 3)), [V]),
     ("transpose_", lambda t, x, y: (x * y).transpose_(0, 1) @ y, [V, W]),
     ("t_", lambda t, x, y: (x * y).t_() @ y, [V, W]),
+    # the in-place writes that replace a non-leaf's values: the old values get a zero gradient (a
+    # sample times 0 keeps the finite differences exact)
+    ("zero_", lambda t, x: (x * 1).zero_() + x, [V]),
+    ("fill_", lambda t, x: (x * 1).fill_(2.0) * x, [V]),
+    ("uniform_", lambda t, x: (x * 1).uniform_() * 0 + x, [V]),
+    ("normal_", lambda t, x: (x * 1).normal_() * 0 + x, [V]),
+    ("bernoulli_", lambda t, x: (x * 1).bernoulli_(0.5) * 0 + x, [V]),
+    ("bernoulli_tensor", lambda t, x: (x * 1).bernoulli_(t.full_like(x, 0.5)) * 0 + x, [V]),
+    ("exponential_", lambda t, x: (x * 1).exponential_() * 0 + x, [V]),
+    ("cauchy_", lambda t, x: (x * 1).cauchy_() * 0 + x, [V]),
+    ("log_normal_", lambda t, x: (x * 1).log_normal_() * 0 + x, [V]),
+    ("geometric_", lambda t, x: (x * 1).geometric_(0.5) * 0 + x, [V]),
+    ("random_", lambda t, x: (x * 1).random_() * 0 + x, [V]),
+    ("random_to", lambda t, x: (x * 1).random_(5) * 0 + x, [V]),
+    ("random_from_to", lambda t, x: (x * 1).random_(1, 5) * 0 + x, [V]),
 ]
 
 
