@@ -78,16 +78,24 @@ def callers() -> dict:
     """Registry key -> sorted public names (gradviz.f, Tensor.f) that record it."""
     import gradviz
     import gradviz.nn.functional as nn_functional
+    from gradviz.functions.declared import methods as declared_methods
+    methods = declared_methods()
     out: dict = {}
     for path in sorted(FUNCTIONS.glob("*.py")):
         if path.name == "__init__.py":
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for fn, keys in _reached(tree, _record_names(tree, path.stem)).items():
-            public = [f"{where}.{fn}" for where, space in (("gradviz", gradviz), ("gradviz.linalg", gradviz.linalg),
-                                                           ("gradviz.nn.functional", nn_functional))
-                      if getattr(space, fn, None) is not None][:1]
-            public += [f"Tensor.{fn}"] if callable(getattr(gradviz.Tensor, fn, None)) else []
+            own = getattr(importlib.import_module(f"gradviz.functions.{path.stem}"), fn, None)
+            exposure = getattr(own, "__exposure__", None)
+            if exposure is not None and not exposure.names:   # a Tensor method only (Tensor.unfold)
+                public = [f"Tensor.{name}" for name in exposure.methods]
+            else:
+                public = [f"{where}.{fn}" for where, space in (("gradviz", gradviz), ("gradviz.linalg", gradviz.linalg),
+                                                               ("gradviz.nn.functional", nn_functional))
+                          if getattr(space, fn, None) is not None][:1]
+                bound = methods.get(fn)   # a declared method is this function's only when it is the one declared
+                public += [f"Tensor.{fn}"] if callable(getattr(gradviz.Tensor, fn, None)) and bound in (None, own) else []
             public = public or [f"gradviz.functions.{path.stem}.{fn}"]
             for key in keys:
                 out.setdefault(key, set()).update(public)

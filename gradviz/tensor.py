@@ -1534,7 +1534,7 @@ from .functions import shape as _shape  # noqa: E402
 from .autograd.apply import apply as _apply  # noqa: E402
 
 for _name, _fn in _declared_methods().items():   # the methods the op records and @public functions declare
-    setattr(Tensor, _name, _method(_fn))
+    setattr(Tensor, _name, _method(_fn, _name))
 Tensor.negative = Tensor.neg
 Tensor.absolute = Tensor.abs
 

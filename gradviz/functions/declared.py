@@ -36,27 +36,32 @@ def made(op) -> Callable:
 _made: dict = {}   # Op -> its made function
 
 
-def exposed() -> dict:
-    """{name: function} for every declared exposure, alias names included: the records' made
-    functions, then the hand-written ones marked @public in gradviz.functions."""
-    table: dict = {}
-    for op in registry.ops().values():
-        if op.expose is not None and op.expose.make is not None:
-            fn = made(op)
-            for name in op.expose.names:
-                table[name] = fn
+def declarations() -> list:
+    """Every function with a declared exposure: the records' made functions, then the hand-written
+    ones marked @public in gradviz.functions (by module name)."""
+    found = [made(op) for op in registry.ops().values() if op.expose is not None and op.expose.make is not None]
     package = importlib.import_module(__package__)
     for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
         for value in vars(importlib.import_module(f"{__package__}.{info.name}")).values():
             if isinstance(getattr(value, "__exposure__", None), Exposure) and callable(value):
-                for name in value.__exposure__.names:
-                    table.setdefault(name, value)
+                found.append(value)
+    return found
+
+
+def exposed() -> dict:
+    """{name: function} for every declared gradviz.NAME, alias names included (the first
+    declaration of a name wins)."""
+    table: dict = {}
+    for fn in declarations():
+        for name in fn.__exposure__.names:
+            table.setdefault(name, fn)
     return table
 
 
-def as_method(fn: Callable) -> Callable:
-    """`fn` as a Tensor method: torch counts a method's arguments after self in its errors."""
-    name = fn.__name__
+def as_method(fn: Callable, name: str | None = None) -> Callable:
+    """`fn` as the Tensor method `name` (default its own name): torch counts a method's arguments
+    after self in its errors."""
+    name = name or fn.__name__
 
     def method(self, *args, **kwargs):
         try:
@@ -71,8 +76,12 @@ def as_method(fn: Callable) -> Callable:
 
 
 def methods() -> dict:
-    """{name: function} of the exposures that are also Tensor methods."""
-    return {name: fn for name, fn in exposed().items() if name in fn.__exposure__.methods}
+    """{name: function} of the declared Tensor methods (method-only ones included)."""
+    table: dict = {}
+    for fn in declarations():
+        for name in fn.__exposure__.methods:
+            table.setdefault(name, fn)
+    return table
 
 
 def out_names() -> frozenset:

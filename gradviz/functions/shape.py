@@ -20,6 +20,7 @@ from ..ops.shape import (BLOCK_DIAG, CAT, CLONE, CLONE_CONTIGUOUS, DIAG_COPY, DI
                          unbind_op)
 from ..dtypes import Size, as_np, check_memory_format, result_type
 from ..ops.index import SLICE
+from ..ops.pool import UNFOLD
 from .public import public
 
 
@@ -790,3 +791,21 @@ def _triangle_indices(pair, dtype, device):
     out = np.stack(pair).astype(np.int64 if dtype is None else as_np(dtype)) if pair[0].size else \
         np.zeros((2, 0), dtype=np.int64 if dtype is None else as_np(dtype))
     return Tensor._make(out if device is None else backend.to_device(out, device))
+
+
+@public(method=("unfold",), function=False)
+def unfold(input, dimension, size, step):
+    """Tensor.unfold: every `size`-long window along `dimension`, `step` apart, as a view (torch has
+    no torch.unfold; gradviz.nn.functional.unfold, im2col, is another function)."""
+    for name, value, position in (("dimension", dimension, 2), ("size", size, 3), ("step", step, 4)):
+        if type(value) is not int and not isinstance(value, np.integer):
+            raise argument_error("unfold", name, position, "int", type_name(value))
+    (d,) = normalize_dims(int(dimension), max(input.ndim, 1))
+    length = input.shape[d] if input.ndim else 1
+    if size > length:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {length} but size is {size}")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    return apply(UNFOLD, (input,), (d, int(size), int(step)))

@@ -167,7 +167,8 @@ def _reached(module) -> set:
 # the test modules whose tables hold gradient cases (finite differences and PyTorch parity); a new
 # test module with a table of (name, fn, inputs) rows joins by being listed here
 _SHARED = ["tests.ops.test_extra_functions", "tests.nn.test_functional", "tests.ops.test_conv", "tests.nn.test_layers",
-           "tests.ops.test_sort", "tests.ops.test_op_table", "tests.ops.test_registry", "tests.ops.test_set_ops"]
+           "tests.ops.test_sort", "tests.ops.test_op_table", "tests.ops.test_registry", "tests.ops.test_set_ops",
+           "tests.tensor.test_unfold"]
 GRADCHECK_MODULES = ["tests.ops.test_gradcheck", *_SHARED]
 PARITY_MODULES = ["tests.ops.test_torch_parity", *_SHARED]
 
