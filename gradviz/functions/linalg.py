@@ -32,20 +32,20 @@ def _tensors(fn: str, **params) -> None:
             raise argument_error(fn, param, position, "Tensor", type_name(value))
 
 
-def _mm_error(name, a, b):
-    return RuntimeError(f"{name}: mat1 and mat2 shapes cannot be multiplied "
-                        f"({'x'.join(map(str, a.shape))} and {'x'.join(map(str, b.shape))}); the columns of "
-                        f"mat1 must equal the rows of mat2: transpose or reshape one operand (e.g. a @ b.T)")
+def _mm_error(a, b):
+    """torch's words, whichever of mm, addmm, matmul or linear found the inner sizes differ."""
+    return RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
+                        f"({'x'.join(map(str, a.shape))} and {'x'.join(map(str, b.shape))})")
 
 
 @public(method=True, out=True)
 def mm(input, mat2):
     _tensors("mm", input=input, mat2=mat2)
-    if input.ndim != 2 or mat2.ndim != 2:
-        raise RuntimeError(f"mm: self must be a matrix and mat2 must be a matrix (got {input.ndim}-D and "
-                           f"{mat2.ndim}-D tensors)")
+    for name, t in (("self", input), ("mat2", mat2)):
+        if t.ndim != 2:
+            raise RuntimeError(f"{name} must be a matrix")
     if input.shape[1] != mat2.shape[0]:
-        raise _mm_error("mm", input, mat2)
+        raise _mm_error(input, mat2)
     return apply(MM, _same_dtype(_MM, input, mat2))
 
 
@@ -70,11 +70,10 @@ _BADDBMM = ("Input dtypes must be the same, got: input {}, batch1: {}, batch2: {
 @public(method=True, out=True)
 def bmm(input, mat2):
     _tensors("bmm", input=input, mat2=mat2)
-    if input.ndim != 3 or mat2.ndim != 3:
-        raise RuntimeError(f"batch1 must be a 3D tensor (got {input.ndim}-D and {mat2.ndim}-D)")
-    if input.shape[0] != mat2.shape[0] or input.shape[2] != mat2.shape[1]:
-        raise RuntimeError(f"bmm: Expected size for first two dimensions of batch2 tensor to be: "
-                           f"[{input.shape[0]}, {input.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
+    for name, t in (("batch1", input), ("batch2", mat2)):
+        if t.ndim != 3:
+            raise RuntimeError(f"{name} must be a 3D tensor")
+    _check_batches(input, mat2)
     return apply(BMM, _same_dtype(_BMM, input, mat2))
 
 
@@ -96,9 +95,11 @@ def dot(input, tensor):
 @public(method=True, out=True)
 def mv(input, vec):
     _tensors("mv", input=input, vec=vec)
-    if input.ndim != 2 or vec.ndim != 1 or input.shape[1] != vec.shape[0]:
-        raise RuntimeError(f"size mismatch, got input ({input.shape[0]}), mat ({input.shape[0]}x"
-                           f"{input.shape[1] if input.ndim > 1 else 1}), vec ({vec.shape[0]})")
+    if input.ndim != 2 or vec.ndim != 1:   # torch's mv is addmv into a 1-D result, whose words count it first
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.ndim}, {vec.ndim}")
+    if input.shape[1] != vec.shape[0]:
+        raise RuntimeError(f"size mismatch, got input ({input.shape[0]}), mat ({input.shape[0]}x{input.shape[1]}), "
+                           f"vec ({vec.shape[0]})")
     return apply(MV, _same_dtype(_ADDMV, input, vec, names=(vec, input, vec)))   # as addmv into vec's dtype
 
 
@@ -140,7 +141,7 @@ def matmul(input, other):
             return matmul(input.squeeze(0), other)
         if batch2[0] == 1 and other.requires_grad:
             return matmul(input, other.squeeze(0))
-    batch = _broadcast_batch(batch1, batch2, input, other)
+    batch = _broadcast_batch(batch1, batch2)
     count = math.prod(batch)
     a = reshape(expand(input, *batch, n, m1), count, n, m1)
     if db == 1:
@@ -153,7 +154,7 @@ def matmul(input, other):
     return unsafe_view(out, *batch, *((n,) if da > 1 else ()), *((p,) if db > 1 else ()))
 
 
-def _broadcast_batch(b1, b2, input, other) -> tuple:
+def _broadcast_batch(b1, b2) -> tuple:
     n = max(len(b1), len(b2))
     out = []
     for i in range(n):
@@ -161,7 +162,7 @@ def _broadcast_batch(b1, b2, input, other) -> tuple:
         y = b2[i - n + len(b2)] if i >= n - len(b2) else 1
         if x != y and x != 1 and y != 1:
             raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton "
-                               f"dimension {i} (matmul of shapes {list(input.shape)} and {list(other.shape)})")
+                               f"dimension {i}")
         out.append(max(x, y) if x != 0 and y != 0 else 0)
     return tuple(out)
 
@@ -207,7 +208,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
         raise RuntimeError(f"mat1 must be a matrix, got {mat1.ndim}-D tensor" if mat1.ndim != 2 else
                            f"mat2 must be a matrix, got {mat2.ndim}-D tensor")
     if mat1.shape[1] != mat2.shape[0]:
-        raise _mm_error("addmm", mat1, mat2)
+        raise _mm_error(mat1, mat2)
     _check_expand(input, (mat1.shape[0], mat2.shape[1]))
     _same_dtype(_ADDMM_SELF, input, mat2)   # torch checks the bias first
     return apply(ADDMM, (input,) + _same_dtype(_ADDMM, mat1, mat2), (beta, alpha))
@@ -280,7 +281,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
 
 
 def _check_batches(batch1, batch2) -> None:
-    """baddbmm's and addbmm's words when the batches do not pair up."""
+    """bmm's, baddbmm's and addbmm's words when the batches do not pair up."""
     if batch1.shape[0] != batch2.shape[0] or batch1.shape[2] != batch2.shape[1]:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{batch1.shape[0]}, {batch1.shape[2]}] but got: [{batch2.shape[0]}, {batch2.shape[1]}].")
@@ -302,22 +303,22 @@ def tensordot(a, b, dims=2):
     """Contract dims of a with dims of b: both permuted and reshaped to matrices, one mm, then
     viewed back, as PyTorch records it."""
     if isinstance(dims, int):
-        da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+        given_a, given_b = list(range(-dims, 0)), list(range(dims))   # torch names a's dims from the end
     else:
-        da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
-    da = [normalize_dims(d, a.ndim)[0] for d in da]
-    db = [normalize_dims(d, b.ndim)[0] for d in db]
+        given_a, given_b = ([d] if isinstance(d, int) else list(d) for d in dims)
+    da = [normalize_dims(d, a.ndim)[0] for d in given_a]
+    db = [normalize_dims(d, b.ndim)[0] for d in given_b]
     if len(da) != len(db):
         raise RuntimeError("both dimension lists should have same length")
-    for x, y in zip(da, db):
+    for x, y, gx, gy in zip(da, db, given_a, given_b):
         # PyTorch broadcasts a contracted dim of size 1: the other side's dim is summed first
         if b.shape[y] == 1 and a.shape[x] != 1:
             a = a.sum(x, keepdim=True)
         elif a.shape[x] == 1 and b.shape[y] != 1:
             b = b.sum(y, keepdim=True)
         if a.shape[x] != b.shape[y]:
-            raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[x]} in dim {x} "
-                               f"and second has size {b.shape[y]} in dim {y}")
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[x]} in dim {gx} "
+                               f"and second has size {b.shape[y]} in dim {gy}")
     free_a = [i for i in range(a.ndim) if i not in da]
     free_b = [i for i in range(b.ndim) if i not in db]
     k = math.prod([a.shape[d] for d in da])
