@@ -414,13 +414,23 @@ class GradcheckError(RuntimeError):
     """gradcheck's failure, named as torch's (torch.autograd.gradcheck.GradcheckError)."""
 
 
-def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, fast_mode=False) -> bool:
+def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, check_forward_ad=False,
+              check_backward_ad=True, fast_mode=False) -> bool:
     """Compare the engine's vector-Jacobian products with central finite differences.
 
     Like torch.autograd.gradcheck, inputs should be float64 tensors with requires_grad=True
     (others are warned about); a mismatch shows both Jacobians of one output and one input.
     fast_mode compares one number per input and output instead of whole Jacobians: v^T J u for
-    random unit vectors u, v drawn as torch draws them, so its messages print torch's numbers."""
+    random unit vectors u, v drawn as torch draws them, so its messages print torch's numbers.
+    Then, as torch, a zero grad_output must give zero gradients of the inputs' dtype and size (a
+    backward that ignores its grad_output passes the Jacobian check on a one-element output).
+    check_forward_ad compares the Jacobians forward mode computes too (slow mode only);
+    check_backward_ad=False skips the backward checks, as torch's does."""
+    assert check_forward_ad or check_backward_ad, \
+        "Expected at least one of check_forward_ad or check_backward_ad to be True"
+    if check_forward_ad and fast_mode:
+        raise NotImplementedError("gradviz's gradcheck compares forward-mode Jacobians in slow mode only: "
+                                  "pass fast_mode=False with check_forward_ad=True")
     Tensor = _tensor_cls()
     xs = inputs if isinstance(inputs, tuple) else (inputs,)
     for idx, x in enumerate(xs):
@@ -431,12 +441,36 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     diff = [x for x in xs if isinstance(x, Tensor) and x.requires_grad]
     outs = [(oi, o) for oi, o in enumerate(_as_tuple(func(*xs))[1]) if o.requires_grad]
     try:
-        (_fast_check if fast_mode else _slow_check)(func, xs, diff, outs, eps, atol, rtol)
+        if check_backward_ad:
+            (_fast_check if fast_mode else _slow_check)(func, xs, diff, outs, eps, atol, rtol)
+        if check_forward_ad:
+            _forward_check(func, xs, diff, outs, eps, atol, rtol)
+        if check_backward_ad:
+            if outs and diff:
+                _backward_mul_by_grad_output([o for _, o in outs], diff)
     except GradcheckError:
         if raise_exception:
             raise
         return False
     return True
+
+
+def _backward_mul_by_grad_output(outs: list, diff: list) -> None:
+    """torch's _test_backward_mul_by_grad_output: zero grad_outputs give zero input gradients, of
+    each input's dtype, device and size."""
+    from ..creation import zeros_like
+    grads = grad(outs, diff, [zeros_like(o) for o in outs], allow_unused=True)
+    for gi, di in zip(grads, diff):
+        if gi is None:
+            continue
+        if not bool((gi == 0).all()):
+            raise GradcheckError("backward not multiplied by grad_output")
+        if gi.dtype != di.dtype:
+            raise GradcheckError("grad is incorrect type")
+        if gi.device != di.device:
+            raise GradcheckError("grad is incorrect device")
+        if gi.shape != di.shape:
+            raise GradcheckError("grad is incorrect size")
 
 
 def _analytic_jacobians(o, diff: list) -> list:
@@ -459,6 +493,27 @@ def _slow_check(func, xs, diff, outs, eps, atol, rtol) -> None:
             if not np.allclose(analytic, numeric, atol=atol, rtol=rtol):
                 raise GradcheckError(f"Jacobian mismatch for output {oi} with respect to input {xi},\n"
                                      f"numerical:{Tensor._make(numeric)!r}\nanalytical:{Tensor._make(analytic)!r}\n")
+
+
+def _forward_check(func, xs, diff, outs, eps, atol, rtol) -> None:
+    """The Jacobians forward mode pushes one-hot tangents through, against the same finite
+    differences (torch's check_forward_ad, slow mode), in torch's order and words."""
+    Tensor = _tensor_cls()
+    columns = {}   # id(x) -> per output, the tangents of the output for each one-hot tangent of x
+    for x in diff:
+        runs = [_forward(func, xs, tuple(_one_hot(x, k) if t is x else None for t in xs))[2]
+                for k in range(x.numel())]
+        columns[id(x)] = runs
+    numeric_of = {id(x): _numeric_jacobian(func, xs, x, eps) for x in diff}
+    for oi, o in outs:
+        for xi, x in enumerate(diff):
+            numeric = numeric_of[id(x)][oi].T
+            analytic = np.stack([run[oi]._data.reshape(-1) for run in columns[id(x)]]).astype(np.float64, copy=False) \
+                if columns[id(x)] else np.zeros((0, o.numel()))
+            if not np.allclose(analytic, numeric, atol=atol, rtol=rtol):
+                raise GradcheckError(f"Jacobian computed with forward mode mismatch for output {oi} with respect to "
+                                     f"input {xi},\nnumerical:{Tensor._make(numeric)!r}\n"
+                                     f"analytical:{Tensor._make(analytic)!r}\n")
 
 
 def _fast_check(func, xs, diff, outs, eps, atol, rtol) -> None:
