@@ -435,9 +435,12 @@ def test_make_dot_matches_torchviz():
     saved = make_dot(y, show_saved=True)
     nodes, edges = dot_nodes(saved.source), dot_edges(saved.source)
     oranges = [n for n in nodes if fill(nodes, n) == "orange"]
-    assert sorted(attr(nodes[n], "label") for n in oranges) == ["mat2\\n (4, 2)", "result\\n (3, 2)",
-                                                                "self\\n (3, 4)"]
+    # x and w, saved by MmBackward0, are leaves: torchviz draws each as its leaf's node (the leaf's
+    # attributes drawn last), joined to MmBackward0 by an undirected edge
+    assert sorted(attr(nodes[n], "label") for n in oranges) == ["result\\n (3, 2)"]
     assert all("dir=none" in a for s, d, a in edges if d in oranges)
+    (mm,) = titled(nodes, "MmBackward0")
+    assert sorted(fill(nodes, d) for s, d, a in edges if s == mm and "dir=none" in a) == ["lightblue", "lightblue"]
     with pytest.raises(TypeError, match="params must map names to tensors"):
         make_dot(y, params={"x": 3})
 
