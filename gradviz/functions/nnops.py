@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .public import public
 from .. import backend
 from .._args import check_tensor
 from ..autograd.apply import apply
@@ -140,6 +141,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     return apply(BATCH_NORM, (input, w, b), (axes, stat_shape, eps, mean, var))
 
 
+@public   # torch.pairwise_distance too: the same signature
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     d = x1 - x2 + eps
     return apply(NORM_DIM, (d,), (float(p),) + _dims_keep(d, -1, keepdim))
@@ -232,6 +234,7 @@ def pad(input, pad, mode="constant", value=None):
     return apply(CONSTANT_PAD, (input,), (tuple(int(p) for p in pad), 0.0 if value is None else value))
 
 
+@public   # torch.hardshrink too: the same signature
 def hardshrink(input, lambd=0.5):
     return apply(HARDSHRINK, (input,), (lambd,))
 
@@ -260,6 +263,7 @@ def glu(input, dim=-1):
     return apply(GLU, (input,), (d,))
 
 
+@public   # torch.prelu too: the same signature
 def prelu(input, weight):
     """PReLU with one slope, or one per channel (dim 1), broadcast as torch reshapes it."""
     n = weight.numel()
@@ -274,6 +278,7 @@ def prelu(input, weight):
     return apply(PRELU, (input, weight.reshape(*shape)))
 
 
+@public   # torch.pdist too: the same signature
 def pdist(input, p=2):
     if input.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
@@ -283,6 +288,7 @@ def pdist(input, p=2):
     return apply(PDIST, (input,), (float(p), i, j))
 
 
+@public   # torch.bilinear too: the same signature
 def bilinear(input1, input2, weight, bias=None):
     """yₒ = x₁ᵀ Wₒ x₂ + bₒ over the leading (batch) dims, as an einsum."""
     if input1.ndim != input2.ndim:
