@@ -84,17 +84,33 @@ def _check_reduction(reduction):
         raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
-def _legacy_reduction(size_average, reduce, reduction, stacklevel: int = 3):
+def _legacy_reduction(size_average, reduce, reduction, stacklevel: int = 3, check: bool = True):
     """The reduction, or what the deprecated size_average/reduce pair means (with torch's warning,
-    `stacklevel` naming the user's line)."""
+    `stacklevel` naming the user's line); checked unless `check` is False."""
     if size_average is not None or reduce is not None:
         size_average = True if size_average is None else size_average
         reduce = True if reduce is None else reduce
         reduction = "mean" if size_average and reduce else ("sum" if reduce else "none")
         warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{reduction}' "
                       "instead.", UserWarning, stacklevel=stacklevel)
-    _check_reduction(reduction)
+    if check:
+        _check_reduction(reduction)
     return reduction
+
+
+def _weighted(losses, weight, input, reduction, mean_by_weight: bool):
+    """torch's weighted mse/l1/huber (composed in Python there, so recorded as its nodes): each loss times
+    its weight, then the reduction; the mean divides by the weights' sum (mse, l1) or counts (huber)."""
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+    weighted = losses * weight
+    if reduction == "none":
+        return weighted
+    if reduction == "sum":
+        return weighted.sum()
+    return weighted.sum() / weight.sum() if mean_by_weight else weighted.mean()
 
 
 def _check_same_size(input, target):
@@ -106,9 +122,12 @@ def _check_same_size(input, target):
                       "same size.", stacklevel=3)
 
 
-def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     _check_same_size(input, target)
-    reduction = _legacy_reduction(size_average, reduce, reduction)
+    reduction = _legacy_reduction(size_average, reduce, reduction, check=weight is None)
+    if weight is not None:
+        a, b = broadcast_tensors(input, target)
+        return _weighted((a - b).pow(2), weight, input, reduction, mean_by_weight=True)
     return apply(MSE_LOSS, _promoted("mse_cpu", input, target), (reduction,))
 
 
@@ -121,10 +140,14 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
-    _check_reduction(reduction)
+    if weight is None:
+        _check_reduction(reduction)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     _check_same_size(input, target)
+    if weight is not None:
+        losses = apply(HUBER_LOSS, _promoted("huber_cpu", *broadcast_tensors(input, target)), ("none", delta))
+        return _weighted(losses, weight, input, reduction, mean_by_weight=False)
     return apply(HUBER_LOSS, _promoted("huber_cpu", input, target), (reduction, delta))
 
 

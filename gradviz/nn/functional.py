@@ -8,7 +8,7 @@ from ..autograd.apply import apply
 from ..dtypes import SCALAR_TYPE
 from ..functions.linalg import linear  # noqa: F401
 from ..ops.loss import _reduced
-from ..functions.loss import (_check_same_size, _legacy_reduction, binary_cross_entropy,  # noqa: F401
+from ..functions.loss import (_check_same_size, _legacy_reduction, _weighted, binary_cross_entropy,  # noqa: F401
                               binary_cross_entropy_with_logits, check_class_weight, huber_loss, mse_loss, nll_loss,
                               smooth_l1_loss)
 from ..functions.nnops import (batch_norm, celu, dropout, elu, embedding, embedding_bag, hardsigmoid, hardswish,
@@ -87,9 +87,11 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     return input / norm(input, p, dim, keepdim=True).clamp(min=eps).expand_as(input)
 
 
-def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    reduction = _legacy_reduction(size_average, reduce, reduction)
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     _check_same_size(input, target)
+    reduction = _legacy_reduction(size_average, reduce, reduction, check=weight is None)
+    if weight is not None:
+        return _weighted((input - target).abs(), weight, input, reduction, mean_by_weight=True)
     return _reduced((input - target).abs(), reduction)
 
 

@@ -1,5 +1,6 @@
 """The deprecated size_average/reduce pair of every loss that takes it, against PyTorch 2.13:
-the reduction it means (overriding `reduction`), the values and torch's UserWarning word for word."""
+the reduction it means (overriding `reduction`), the values and torch's UserWarning word for word;
+and the `weight=` that torch 2.13 gives mse_loss, l1_loss and huber_loss."""
 import warnings
 
 import numpy as np
@@ -61,11 +62,45 @@ def test_losses_take_torchs_parameters_in_torchs_order(name):
     import inspect
     ours = list(inspect.signature(getattr(gradviz.nn.functional, name)).parameters)
     theirs = [p for p in inspect.signature(getattr(real_torch.nn.functional, name)).parameters]
-    # torch 2.13 gave mse_loss and l1_loss a trailing `weight` that gradviz does not take yet
-    assert ours == (theirs[:-1] if name in ("mse_loss", "l1_loss") else theirs)
+    assert ours == theirs
 
 
 def test_the_legacy_pair_warns_at_the_callers_line():
     with pytest.warns(UserWarning, match=r"please use reduction='sum' instead\.") as caught:
         gradviz.nn.functional.mse_loss(gradviz.ones(2), gradviz.zeros(2), size_average=False)
     assert caught[0].filename == __file__
+
+
+WEIGHTED = ["mse_loss", "l1_loss", "huber_loss"]
+
+
+@needs_torch
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("name", WEIGHTED)
+def test_weighted_pointwise_losses_match_torch(name, reduction):
+    weights = np.abs(B) + 0.25
+    seen = []
+    for lib in (gradviz, real_torch):
+        x, y, w = (lib.tensor(a, requires_grad=True) for a in (A, B * 2, weights))
+        out = getattr(lib.nn.functional, name)(x, y, reduction=reduction, weight=w)
+        grads = lib.autograd.grad((out * out).sum(), (x, y, w))
+        seen.append((out.detach().numpy(), [g.numpy() for g in grads], type(out.grad_fn).__name__))
+    (ours, our_grads, our_node), (theirs, their_grads, their_node) = seen
+    np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+    for a, b in zip(our_grads, their_grads):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+    assert our_node == their_node
+
+
+@needs_torch
+@pytest.mark.parametrize("name", WEIGHTED)
+@pytest.mark.parametrize("case", ["bad_reduction", "weight_shape"])
+def test_weighted_loss_errors_in_torchs_words(name, case):
+    seen = []
+    for lib in (gradviz, real_torch):
+        x, y = lib.tensor(A), lib.tensor(B)
+        kwargs = dict(reduction="bad", weight=lib.ones(3, 4)) if case == "bad_reduction" else dict(weight=lib.ones(4))
+        with pytest.raises(Exception) as info:
+            getattr(lib.nn.functional, name)(x, y, **kwargs)
+        seen.append((type(info.value).__name__, str(info.value)))
+    assert seen[0] == seen[1]
