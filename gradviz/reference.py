@@ -95,7 +95,8 @@ def callers() -> dict:
                                                                ("gradviz.nn.functional", nn_functional))
                           if getattr(space, fn, None) is not None][:1]
                 bound = methods.get(fn)   # a declared method is this function's only when it is the one declared
-                public += [f"Tensor.{fn}"] if callable(getattr(gradviz.Tensor, fn, None)) and bound in (None, own) else []
+                if callable(getattr(gradviz.Tensor, fn, None)) and bound in (None, own):
+                    public.append(f"Tensor.{fn}")
             public = public or [f"gradviz.functions.{path.stem}.{fn}"]
             for key in keys:
                 out.setdefault(key, set()).update(public)
