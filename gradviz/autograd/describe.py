@@ -60,11 +60,12 @@ def constants(node: Node, symbols: tuple, inputs: tuple) -> tuple:
             value = float("-inf") if name == "min" else float("inf")   # clamp(min=0): no upper bound
         if name in shown and _is_constant(value):
             found.append((name, _plain(value)))
-    if released(node):
-        return tuple(found)   # the inputs are ghosts now: their values are gone
+    gone = released(node)
     for slot, info in enumerate(inputs):
         if info.source is None and slot < len(node.inputs):
             data = node.inputs[slot]._data
+            if gone and getattr(data, "ndim", 1):
+                continue   # a ghost now; a 0-d constant (the 2 of x * 2) is kept as it was, as torch keeps a scalar
             if getattr(data, "size", 2) == 1 and data.dtype.kind in "fiub":
                 found.append((str(slot), data.reshape(()).item()))
     return tuple(found)
