@@ -148,9 +148,10 @@ def _caption_lines(builder, step, node) -> list:
             who = graph.nodes[acc.node]
             lines.append(f"{who.name or who.id}.grad = {preview_text(acc.total)}")
         return lines or [f"AccumulateGrad for {leaf.name if leaf is not None else node.id}: nothing written"]
-    received = ", ".join(preview_text(g) for g in step.grad_in) or "—"
-    lines = [f"{node.name}: received {received}"]
     said = Formula(graph, node)          # the panel's formulas, in Unicode: the caption says what it says
+    received = ", ".join(f"{_received_name(said, nr, len(step.grad_in))} = {preview_text(g)}"
+                         for nr, g in enumerate(step.grad_in)) or "—"
+    lines = [f"{node.name}: received {received}"]
     for eid, grad, axes in step.flows:
         edge = graph.edges[eid]
         summed = f" (Σ over axis {', '.join(map(str, axes))})" if axes else ""
@@ -159,13 +160,20 @@ def _caption_lines(builder, step, node) -> list:
     return lines
 
 
+def _received_name(formula: Formula, nr: int, outputs: int) -> str:
+    """"ḡ = ∂L/∂y₂" (Unicode): the gradient a node received, named for the tensor it is the gradient of."""
+    return f"ḡ = ∂L/∂{formula.out_text}" + (f"_{nr}" if outputs > 1 else "")
+
+
 def _received(builder, step, node, formula: Formula, scale: float) -> str:
-    """The ḡ line: ∂L/∂c = values, with the sum it came from when several consumers sent gradient."""
+    """The ḡ line: ḡ = ∂L/∂c = values (ḡ is the name the VJP formulas use for what this node
+    received), with the sum it came from when several consumers sent gradient."""
     rows = []
     groups = _grouped(builder, node.id)
     for nr, grad in enumerate(step.grad_in):
-        lhs = formula.partial() if len(step.grad_in) == 1 else \
-            latex.mathml(r"\frac{\partial L}{\partial " + latex.name(0) + "_{" + str(nr) + "}}", (formula.out_text,))
+        partial = r"\frac{\partial L}{\partial " + latex.name(0) + (("_{" + str(nr) + "}") if len(step.grad_in) > 1
+                                                                     else "") + "}"
+        lhs = latex.mathml(r"\bar{g} = " + partial, (formula.out_text,))
         parts = [g for _, g in groups.get(nr, ())]
         if len(parts) > 1:
             senders = ", ".join(node_label(builder.graph, e.dst) for e, _ in groups[nr])
@@ -200,11 +208,16 @@ def _op(builder, step, node) -> str:
     dl_out = formula.partial()
     start = _start(builder, step, node, formula)
     if flows:
-        chain = latex.mathml(r"\frac{\partial L}{\partial x} = \frac{\partial L}{\partial " + latex.name(0)
-                             + r"} \cdot \frac{\partial " + latex.name(0) + r"}{\partial x}", (formula.out_text,))
+        # the chain rule in this node's own symbols: ∂L/∂x = ∂L/∂y · ∂y/∂x for each input x that needs it
+        chains = []
+        for slot in sorted(flows):
+            x = formula.inputs[slot] if slot < len(formula.inputs) else "x"
+            chains.append(latex.mathml(r"\frac{\partial L}{\partial " + x + r"} = \bar{g} \cdot \frac{\partial "
+                                       + formula.out + r"}{\partial " + x + "}", tuple(formula.names)))
         lead = f"{start}by the chain rule," if start else "By the chain rule,"
-        say = (f"{lead} {esc(node.name)} multiplies the gradient it received, {dl_out}, by its local derivative "
-               f"to send {chain} back to each input that needs it ({_join(targets)}).")
+        got = latex.mathml(r"\bar{g} = \frac{\partial L}{\partial " + formula.out + "}", tuple(formula.names))
+        say = (f"{lead} {esc(node.name)} multiplies the gradient it received, {got}, by its local derivative "
+               f"to send {_join(chains)} back to {_join(targets)}.")
     else:
         say = (f"{start}{esc(node.name)} received {dl_out}, but none of its inputs requires grad, "
                "so no gradient flows further along this path.")
