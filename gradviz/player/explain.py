@@ -102,6 +102,11 @@ def forward(builder, node_id: str, k: int, count: int) -> tuple:
     return title, text, f"forward: {node.name}  {said.forward_text()}{value_txt}"   # what the panel says
 
 
+def _columns(start: int, stop: int) -> str:
+    """The heading of a block of Jacobian columns [start, stop): "column 8" for one."""
+    return f"column {start}" if stop - start == 1 else f"columns {start}–{stop - 1}"
+
+
 def _join(words: list) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
@@ -319,7 +324,7 @@ def _column_blocks(J: np.ndarray, weighed: tuple, numbers: bool) -> str:
     for start in range(0, J.shape[1], width):
         stop = min(start + width, J.shape[1])
         block = grids.grid(J[:, start:stop], scale, highlight_rows=weighed, numbers=numbers)
-        blocks.append(f'<div class="gv-jblock"><div class="gv-jcols">columns {start}–{stop - 1}</div>'
+        blocks.append(f'<div class="gv-jblock"><div class="gv-jcols">{_columns(start, stop)}</div>'
                       f'<span class="gv-tensor">{block}</span></div>')
     return f'<div class="gv-jblocks">{"".join(blocks)}</div>'
 

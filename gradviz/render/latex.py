@@ -41,8 +41,20 @@ def mathml(latex: str, names: tuple = (), display: bool = False) -> str:
     except Exception:   # latex2mathml raises its own exception types for input it cannot parse
         return f'<span class="gv-math-fallback">{esc(latex)}</span>'
     for k, text in enumerate(names):
-        out = out.replace(f"<mtext>{_MARK}{k}{_MARK}</mtext>", f"<mi>{esc(str(text))}</mi>")
+        out = out.replace(f"<mtext>{_MARK}{k}{_MARK}</mtext>", _identifier(str(text)))
     return out
+
+
+_SUBSCRIPTED = re.compile(r"^(.*?)([₀-₉]+)$")
+
+
+def _identifier(text: str) -> str:
+    """A tensor's symbol as MathML: y₂ as y with a subscript 2 (one italic letter, a real index)."""
+    m = _SUBSCRIPTED.match(text)
+    if m and m.group(1):
+        index = m.group(2).translate(str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789"))
+        return f"<msub><mi>{esc(m.group(1))}</mi><mn>{index}</mn></msub>"
+    return f"<mi>{esc(text)}</mi>"
 
 
 # A long formula's clauses (`A:\; B,\quad s = 2,\ q = 1`) become one <math> each, with the

@@ -28,6 +28,11 @@ def vjps(f: Formula) -> list:
 
 
 def tokens(markup: str, tag: str) -> list:
+    """The text of every <tag>; a symbol's index (t₁: <msub><mi>t</mi><mn>1</mn></msub>) is part of
+    the one symbol <mi>t₁</mi>, not a number of the formula."""
+    markup = re.sub(r"<msub><mi>([^<]*)</mi><mn>(\d+)</mn></msub>",
+                    lambda m: f"<mi>{m.group(1)}{m.group(2).translate(str.maketrans('0123456789', '₀₁₂₃₄₅₆₇₈₉'))}</mi>",
+                    markup)
     return re.findall(rf"<{tag}>([^<]*)</{tag}>", markup)
 
 
@@ -141,7 +146,7 @@ CASES = [
     ("addmm, beta = alpha = 1", lambda t: torch.addmm(t["b"], t["a"].unsqueeze(0), t["M"][:2]), "C",
      "AddmmBackward0", "C = b + t₁ t₂", ["∂L/∂b = ḡ", "∂L/∂t₁ = ḡ t₂ᵀ", "∂L/∂t₂ = t₁ᵀ ḡ"], []),
     ("addmm(beta=0.5, alpha=2)", lambda t: torch.addmm(t["b"], t["a"].unsqueeze(0), t["M"][:2], beta=0.5, alpha=2),
-     "C", "AddmmBackward0", "C = 0.5b + 2 t₁ t₂", ["∂L/∂b = 0.5ḡ", "∂L/∂t₁ = 2ḡ t₂ᵀ", "∂L/∂t₂ = 2t₁ᵀ ḡ"],
+     "C", "AddmmBackward0", "C = 0.5b + 2t₁ t₂", ["∂L/∂b = 0.5ḡ", "∂L/∂t₁ = 2ḡ t₂ᵀ", "∂L/∂t₂ = 2t₁ᵀ ḡ"],
      ["0.5", "2"]),
     ("pixel_shuffle(2)", lambda t: F.pixel_shuffle(t["img"].reshape(1, 8, 3, 3), 2), "y", "PixelShuffleBackward0",
      "y[i, h r + u, w r + v] = t₁[i r² + u r + v, h, w], r = 2",
@@ -300,7 +305,7 @@ def test_a_torch_graph_shows_the_constants_torch_saved():
     assert texts["SoftmaxBackward0"] == "t₅ = e^(t₄)/(Σ over dim 0 of e^(t₄))"
     assert texts["ClampBackward1"] == "t₆ = clamp(t₅, 0.1, ∞)"
     # one tensor in both slots keeps one symbol
-    assert "t₈ = t₆ + 3 t₆" in [Formula(graph, n).forward_text() for n in trace.nodes if n.name == "AddBackward0"]
+    assert "t₈ = t₆ + 3t₆" in [Formula(graph, n).forward_text() for n in trace.nodes if n.name == "AddBackward0"]
     assert texts["GeluBackward0"] == "t₁₁ = a Φ̃(a) (tanh approximation)"
 
 

@@ -171,7 +171,7 @@ def test_a_rebound_variable_shows_which_value_each_node_made(tmp_path):
     texts = [Formula(graph, n).forward_text() for n in trace.nodes if n.kind == "op"]
     k = len(texts)
     assert k >= 5 and texts[0] == "y₁ = 2x"
-    assert texts[1:] == [f"y{torch_sub(i + 1)} = 2 y{torch_sub(i)}" for i in range(1, k)]
+    assert texts[1:] == [f"y{torch_sub(i + 1)} = 2y{torch_sub(i)}" for i in range(1, k)]
     assert trace.node(trace.roots[0]).name == f"y{torch_sub(k)}"   # the learner's y is the last value
 
 
