@@ -100,17 +100,24 @@
     }
     cam.frame = function (wants, smooth) {
       var z = size();
-      if (z.w < 10 || z.h < 10) return;
+      if (z.w < 10 || z.h < 10) return null;
       var sAll = Math.min(fitScale(all, 8), MAX_FOLLOW);
-      if (sAll >= READABLE) { to({ cx: all.x + all.w / 2, cy: all.y + all.h / 2, s: sAll }, smooth); return; }
+      if (sAll >= READABLE) { var whole = { cx: all.x + all.w / 2, cy: all.y + all.h / 2, s: sAll }; to(whole, smooth); return whole; }
       var cur = view, s = cur.s, r = wants[wants.length - 1], i;
       for (i = 0; i < wants.length; i++) if (fitScale(wants[i], PAD) >= READABLE) { r = wants[i]; break; }
       // keep the learner's scale when it is readable and shows r, else the largest readable one up to FOLLOW
       if (s < READABLE || s > MAX_FOLLOW * 1.5 || fitScale(r, PAD) < s) s = Math.max(READABLE, Math.min(FOLLOW, fitScale(r, PAD)));
       var hw = z.w / (2 * s) - PAD / s, hh = z.h / (2 * s) - PAD / s, ctx = wants[0];
       var cx = place(cur.cx, r.x, r.w, ctx.x, ctx.w, hw), cy = place(cur.cy, r.y, r.h, ctx.y, ctx.h, hh);
-      if (Math.abs(cx - cur.cx) < .5 && Math.abs(cy - cur.cy) < .5 && s === cur.s) return;
-      to({ cx: cx, cy: cy, s: s }, smooth);
+      if (Math.abs(cx - cur.cx) < .5 && Math.abs(cy - cur.cy) < .5 && s === cur.s) return cur;
+      var v = { cx: cx, cy: cy, s: s };
+      to(v, smooth);
+      return v;   // where the camera is going (it glides there)
+    };
+    // the part of the drawing a view shows, in SVG units
+    cam.shows = function (v) {
+      var z = size();
+      return { x: v.cx - z.w / (2 * v.s), y: v.cy - z.h / (2 * v.s), w: z.w / v.s, h: z.h / v.s };
     };
     cam.zoomAt = function (factor, px, py) {
       var z = size(), v = view, s = Math.max(Math.min(fitScale(all, 8), .05), Math.min(MAX_ZOOM, v.s * factor));

@@ -203,17 +203,48 @@
       if (hidden) for (id in els) if (shown[id] !== "hidden") r = union(r, box(els[id]));
       camera.fitAll(smooth, r);
     }
+    // node id -> the nodes at the other ends of its edges, read once from the edges' titles
+    var touching = {};
+    Object.keys(els).forEach(function (id) {
+      var t = els[id].querySelector(":scope > title"), m = t ? /^(.*?)->(.*)$/.exec(t.textContent) : null;
+      if (!m || !els[m[1]] || !els[m[2]]) return;
+      (touching[m[1]] = touching[m[1]] || []).push(m[2]);
+      (touching[m[2]] = touching[m[2]] || []).push(m[1]);
+    });
+    // a visible note naming the nodes at the ends of the running node's edges that the view leaves
+    // out (a graph too wide to show them all at a readable size)
+    var offNote = document.createElement("div");
+    offNote.className = "gv-offscreen";
+    offNote.hidden = true;
+    stage.appendChild(offNote);
+    function nodeName(el) {
+      var t = el.querySelectorAll("text"), first = t.length ? t[0].textContent.trim() : el.id,
+          second = t.length > 1 ? t[1].textContent.trim() : "";
+      return second.indexOf(" = ") > 0 ? first + " (" + second.split(" = ")[0] + ")" : first;
+    }
+    function noteOffscreen(id, v) {
+      var r = v && camera.shows(v), off = [];
+      if (r) (touching[id] || []).forEach(function (n) {
+        var b = shown[n] !== "hidden" ? box(els[n]) : null;
+        if (b && (b.x < r.x - 1 || b.y < r.y - 1 || b.x + b.w > r.x + r.w + 1 || b.y + b.h > r.y + r.h + 1)) off.push(nodeName(els[n]));
+      });
+      offNote.textContent = off.length ? "off screen: " + off.join(", ") + " (drag or zoom out to see)" : "";
+      offNote.hidden = !off.length;
+    }
     function aim(k, smooth) {
-      if (!camera.follow || !started) return;
+      if (!camera.follow || !started) { offNote.hidden = true; return; }
       var f = frames[k], node = f && f.n && els[f.n] ? box(els[f.n]) : null;
-      if (!node) { overview(smooth); return; }
+      if (!node) { offNote.hidden = true; overview(smooth); return; }
       var near = node, far, id;
       for (id in f.c) if (f.c[id] === "flowing" && els[id]) near = union(near, box(els[id]));
       for (id in f.l) if (els[id]) near = union(near, box(els[id]));
       if (labelBox) near = union(near, labelBox);
       far = near;
       for (id in f.c) if (f.c[id] === "flowing" && els[id]) ends(els[id]).forEach(function (g) { if (g) far = union(far, box(g)); });
-      camera.frame([far, near, node], smooth);
+      // first choice: every node at both ends of the running node's edges (all who sent it gradient too)
+      var whole = far;
+      (touching[f.n] || []).forEach(function (n) { if (shown[n] !== "hidden") whole = union(whole, box(els[n])); });
+      noteOffscreen(f.n, camera.frame([whole, far, near, node], smooth));
     }
     camera.onResize = function () { if (camera.follow && moved) aim(current, false); else if (!moved) overview(false); };
 
