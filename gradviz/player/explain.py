@@ -124,15 +124,17 @@ def backward(builder, step, total: int | None) -> tuple:
     caption = "; ".join(_caption_lines(builder, step, node))
     if step.hooks:
         caption += "; hooks: " + ", ".join(h.name for h in step.hooks)
-        body += _hooks(step)
+        late = tuple(h for h in step.hooks if node.kind == "accumulate" or h.output_nr is None)
+        if late:   # a tensor's hooks are shown where they ran, on what the node received (_received)
+            body += _hooks(late)
     return title, f'<div class="gv-step gv-backward">{body}</div>', caption
 
 
-def _hooks(step) -> str:
+def _hooks(hooks) -> str:
     """Each hook that fired, with the gradient before it and what it returned."""
-    scale = grids.scale_of(*[p for h in step.hooks for p in (h.before, h.after)])
+    scale = grids.scale_of(*[p for h in hooks for p in (h.before, h.after)])
     rows = []
-    for h in step.hooks:
+    for h in hooks:
         before = _values(h.before, scale) if h.before is not None else "—"
         if h.after is None:
             after = '<span class="gv-note">returned None: the gradient goes on unchanged</span>'
@@ -159,9 +161,8 @@ def _caption_lines(builder, step, node) -> list:
     lines = [f"{node.name}: received {received}"]
     for eid, grad, axes in step.flows:
         edge = graph.edges[eid]
-        summed = f" (Σ over axis {', '.join(map(str, axes))})" if axes else ""
         target = html.unescape(node_label(graph, edge.src))
-        lines.append(f"→ {target}: {said.vjp_text(edge.slot)} = {preview_text(grad)}{summed}")
+        lines.append(f"→ {target}: {said.vjp_text(edge.slot, tuple(axes))} = {preview_text(grad)}")
     return lines
 
 
@@ -180,7 +181,16 @@ def _received(builder, step, node, formula: Formula, scale: float) -> str:
                                                                      else "") + "}"
         lhs = latex.mathml(r"\bar{g} = " + partial, (formula.out_text,))
         parts = [g for _, g in groups.get(nr, ())]
-        if len(parts) > 1:
+        hooked = [h for h in step.hooks if h.output_nr == nr and node.kind != "accumulate"]
+        if hooked and hooked[0].before is not None:
+            # in the order it ran: what arrived, what each hook got and returned, and the result,
+            # the ḡ the VJPs below use
+            arrived = latex.mathml(partial, (formula.out_text,))
+            rows.append(f'<div class="gv-row"><span class="gv-k">received</span> {arrived} = '
+                        f"{_values(hooked[0].before, scale)}</div>" + _hooks(hooked))
+            rows.append(f'<div class="gv-row"><span class="gv-k">after the hooks</span> {lhs} = '
+                        f"{_values(grad, scale)}</div>")
+        elif len(parts) > 1:
             senders = ", ".join(node_label(builder.graph, e.dst) for e, _ in groups[nr])
             rows.append(f'<div class="gv-row"><span class="gv-k">received</span> {lhs} = '
                         f"{_sum_line(parts, grad, scale)}"
@@ -234,7 +244,7 @@ def _op(builder, step, node) -> str:
         edge = graph.edges[eid]
         target = node_label(graph, edge.src)
         row = (f'<tr data-edge="{esc(eid)}"><td class="gv-to">→ {target}</td>'
-               f"<td>{formula.vjp(slot)} = {_values(grad, scale)}</td></tr>")
+               f"<td>{formula.vjp(slot, tuple(axes))} = {_values(grad, scale)}</td></tr>")
         if axes:
             axes_txt = ", ".join(str(a) for a in axes)
             many = "axes" if len(axes) > 1 else "axis"

@@ -122,12 +122,22 @@ class Formula:
         head = re.split(r":\\;|,\\quad", self.node.latex, maxsplit=1)[0]
         return self.text(head) if head != self.node.latex else full
 
-    def vjp_text(self, slot: int) -> str:
-        """∂L/∂input = the VJP for input `slot`, as Unicode."""
-        if not self.node.vjp_latex:
-            return f"∂L/∂{self.input_text(slot)} = {self.node.vjp_formula(slot)}"
+    def _vjp_latex(self, slot: int, axes: tuple) -> str:
+        """∂L/∂input = the record's VJP, summed over the axes the input was broadcast along (the
+        sum is part of what is sent, so it stands in the equation)."""
         lhs = r"\frac{\partial L}{\partial " + (self.inputs[slot] if slot < len(self.inputs) else "x") + "} = "
-        return self.text(lhs + self.node.vjp_latex[min(slot, len(self.node.vjp_latex) - 1)])
+        rhs = self.node.vjp_latex[min(slot, len(self.node.vjp_latex) - 1)]
+        if axes:
+            where = ("axes " if len(axes) > 1 else "axis ") + ", ".join(str(a) for a in axes)
+            rhs = r"\sum_{\text{" + where + r"}} \left(" + rhs + r"\right)"
+        return lhs + rhs
+
+    def vjp_text(self, slot: int, axes: tuple = ()) -> str:
+        """∂L/∂input = the VJP for input `slot` (summed over `axes`), as Unicode."""
+        if not self.node.vjp_latex:
+            summed = f"Σ over {'axes' if len(axes) > 1 else 'axis'} {', '.join(map(str, axes))} of " if axes else ""
+            return f"∂L/∂{self.input_text(slot)} = {summed}{self.node.vjp_formula(slot)}"
+        return self.text(self._vjp_latex(slot, axes))
 
     def forward(self) -> str:
         """The op's formula as MathML (its Unicode formula as text when the record has no LaTeX)."""
@@ -135,13 +145,14 @@ class Formula:
             return self.render(self.node.latex)
         return f'<span class="gv-formula">{esc(self.node.formula)}</span>'
 
-    def vjp(self, slot: int) -> str:
-        """∂L/∂input = the record's VJP for that input slot, as MathML."""
+    def vjp(self, slot: int, axes: tuple = ()) -> str:
+        """∂L/∂input = the record's VJP for that input slot (summed over `axes`), as MathML."""
         node = self.node
-        lhs = r"\frac{\partial L}{\partial " + (self.inputs[slot] if slot < len(self.inputs) else "x") + "} = "
         if node.vjp_latex:
-            return self.render(lhs + node.vjp_latex[min(slot, len(node.vjp_latex) - 1)])
-        return self.render(lhs) + f' <span class="gv-formula">{esc(node.vjp_formula(slot))}</span>'
+            return self.render(self._vjp_latex(slot, axes))
+        lhs = r"\frac{\partial L}{\partial " + (self.inputs[slot] if slot < len(self.inputs) else "x") + "} = "
+        summed = r"\sum_{\text{axis " + ", ".join(map(str, axes)) + "}}" if axes else ""
+        return self.render(lhs + summed) + f' <span class="gv-formula">{esc(node.vjp_formula(slot))}</span>'
 
     def partial(self) -> str:
         """∂L/∂out as MathML."""

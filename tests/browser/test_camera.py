@@ -62,7 +62,8 @@ def test_every_backward_step_is_on_screen_and_legible(players, viewport):
                 assert seen["textPx"] >= 10, where
                 assert not seen["sideways"], where
             # the controls: exact count, Next disabled at the end
-            assert root.locator(".gv-count").inner_text() == f"step {len(frames)} of {len(frames)}"
+            # counted by phase, as the Stepper counts: the last of the backward frames
+            assert root.locator(".gv-count").inner_text() == f"backward {len(backward)} of {len(backward)}"
             assert root.locator(".gv-next").is_disabled()
             assert not errors, errors
             assert [u for u in requests if not u.startswith(("file:", "data:"))] == []

@@ -317,8 +317,12 @@
       var k = current, n = finished ? frames.length : Math.max(total, frames.length);
       slider.max = String(Math.max(n - 1, 0));
       slider.value = String(k);
-      // the Stepper's frame 0 is the moment before backward: "step 0 of N"
-      count.textContent = "step " + (k + 1 - zero) + " of " + (n - zero);
+      // counted by phase, the same in the saved player and the Stepper: "forward 3 of 10", then
+      // "backward 1 of 12"; the Stepper's frame 0 is the moment before backward, "backward 0 of 12"
+      var fwd = 0;
+      while (fwd < frames.length && frames[fwd].t && frames[fwd].t.indexOf("forward") === 0) fwd++;
+      count.textContent = k < fwd ? "forward " + (k + 1) + " of " + fwd
+                                  : "backward " + (k - fwd + 1 - zero) + " of " + (n - fwd - zero);
       var atEnd = finished && k >= frames.length - 1;
       nextBtn.disabled = atEnd;
       prevBtn.disabled = k <= 0;
