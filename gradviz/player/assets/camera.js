@@ -79,6 +79,7 @@
       anim = requestAnimationFrame(stepAnim);
     }
     cam.view = function () { return view; };
+    cam.look = function (v) { to(v, false); };
     cam.moving = function () { return !!anim; };
     // the whole of r in view (r: a box in SVG units, the whole drawing when absent)
     cam.fitAll = function (smooth, r) {
@@ -150,15 +151,35 @@
 
   /* -- a static diagram shown inline: the same camera, ctrl+wheel or pinch to zoom, drag to pan,
      double-click to fit again -- */
+  // a static diagram inline: shown at the width it is given (up to MAX_FOLLOW), never at a scale
+  // under 1, where Graphviz's 10-unit text would be under 10 CSS px: a drawing too big for that
+  // opens on its start (the top, or the left when drawn left to right), to be panned
   window.gradvizDiagram = function (root) {
     if (!root || root.__gv) return;
     var stage = root.querySelector(".gv-stage"), svg = stage.querySelector("svg");
+    var vb = (svg.getAttribute("viewBox") || "0 0 100 100").split(/[\s,]+/).map(parseFloat);
+    var w = vb[2] || 1, h = vb[3] || 1;
+    function layout() {
+      // grown only as far as the whole still fits the height it may take
+      var cw = Math.max(root.clientWidth, 1), tall = Math.max(480, window.innerHeight * 0.8);
+      var s = Math.max(1, Math.min(MAX_FOLLOW, cw / w, tall / h));
+      stage.style.aspectRatio = "auto";
+      stage.style.width = Math.min(cw, w * s) + "px";
+      stage.style.height = Math.min(h * s, tall) + "px";
+      return s;
+    }
+    var scale = layout();
     var camera = Camera(stage, svg, function () {}, true);
-    camera.onResize = function () { if (!root.__gvMoved) camera.fitAll(false); };
+    function look() {
+      scale = layout();
+      var vw = stage.clientWidth / scale, vh = stage.clientHeight / scale, a = camera.all;
+      camera.look({ cx: w <= vw ? a.x + a.w / 2 : a.x + vw / 2, cy: h <= vh ? a.y + a.h / 2 : a.y + vh / 2, s: scale });
+    }
+    camera.onResize = function () { if (!root.__gvMoved) look(); };
     stage.addEventListener("pointerdown", function () { root.__gvMoved = true; });
     stage.addEventListener("wheel", function (ev) { if (ev.ctrlKey || ev.metaKey) root.__gvMoved = true; });
     stage.addEventListener("dblclick", function () { root.__gvMoved = false; camera.fitAll(true); });
-    camera.fitAll(false);
+    look();
     root.__gv = { camera: camera };
   };
 })();
