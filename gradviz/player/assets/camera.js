@@ -80,6 +80,7 @@
     }
     cam.view = function () { return view; };
     cam.look = function (v) { to(v, false); };
+    cam.readable = READABLE;
     cam.moving = function () { return !!anim; };
     // the whole of r in view (r: a box in SVG units, the whole drawing when absent)
     cam.fitAll = function (smooth, r) {

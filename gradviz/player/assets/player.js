@@ -246,7 +246,13 @@
       (touching[f.n] || []).forEach(function (n) { if (shown[n] !== "hidden") whole = union(whole, box(els[n])); });
       noteOffscreen(f.n, camera.frame([whole, far, near, node], smooth));
     }
-    camera.onResize = function () { if (camera.follow && moved) aim(current, false); else if (!moved) overview(false); };
+    // before the learner's first step: the whole graph where its text is readable so, else the
+    // neighbourhood of the frame shown (a big graph's overview would set its text at a few px)
+    function opening() {
+      overview(false);
+      if (camera.view().s < camera.readable && frames[current] && frames[current].n) aim(current, false);
+    }
+    camera.onResize = function () { if (camera.follow && moved) aim(current, false); else if (!moved) opening(); };
 
     function setState(id, st) {
       var el = els[id];
@@ -440,10 +446,11 @@
     };
     root.__gv = api;
     players.push(root);
-    // on load the whole graph; the camera follows from the learner's first step on
+    // on load the whole graph where its text is readable so, else the first step's neighbourhood;
+    // the camera follows from the learner's first step on
     go(0, false);
-    overview(false);
     started = true;
+    opening();
     return api;
   }
 
