@@ -28,7 +28,8 @@ from .mathtext import esc
 
 # -- names ---------------------------------------------------------------------------
 def node_label(graph, node_id: str) -> str:
-    """How the panel names a node, escaped: a leaf's name, an op's PyTorch name."""
+    """How the panel names a node, escaped: a leaf's name; an op's PyTorch name with the symbol of
+    what it made (MulBackward0 (y₂)), so two nodes of one kind read apart."""
     node = graph.nodes[node_id]
     if node.kind == "accumulate":
         leaf = graph.leaf_of(node_id)
@@ -36,7 +37,8 @@ def node_label(graph, node_id: str) -> str:
             return tensor_label(leaf)
     if node.kind in ("leaf", "output", "saved"):
         return tensor_label(node)
-    return esc(node.name)
+    made = ", ".join(n for n in node.out_names if n)
+    return f"{esc(node.name)} ({esc(made)})" if made else esc(node.name)
 
 
 def tensor_label(node) -> str:
