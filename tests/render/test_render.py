@@ -260,7 +260,7 @@ def test_collapse_scopes_draws_one_box_with_its_parameters():
     nodes, edges = dot_nodes(diagram.source), dot_edges(diagram.source)
     (box,) = [n for n in nodes if attr(nodes[n], "class") == "group scope"]
     label = text(nodes, box)
-    assert label.startswith("encoder\n3 ops\n")
+    assert label.startswith("encoder\n5 nodes\n")   # its 3 ops and 2 AccumulateGrads, as it lists them
     assert not titled(nodes, "MmBackward0") and not titled(nodes, "ReluBackward0")
     # x and w feed only ops inside the scope, so they (and their AccumulateGrads) go into the box
     assert "params: x, w" in label and not titled(nodes, "x") and not titled(nodes, "AccumulateGrad")
