@@ -132,7 +132,7 @@ def test_every_node_tooltip_names_its_line_in_draw_and_in_the_player(tracking):
             if node.kind == "output":
                 continue
             code = expected[node.name]
-            assert titles[node.id] == f"{node.name} · test_diagram_names.py:{line_of(code)}: {code}", node
+            assert titles[node.id] == f"{hover_name(node)} · test_diagram_names.py:{line_of(code)}: {code}", node
         assert titles[trace.roots[0]] == "c"     # the output (no line of its own)
 
 
@@ -141,4 +141,10 @@ def test_without_source_tracking_a_tooltip_is_the_nodes_name():
     c = (a * 3).sum()
     diagram = draw(c)
     titles = node_titles(diagram.svg())
-    assert titles == {n.id: n.name for n in diagram.trace.nodes}
+    assert titles == {n.id: hover_name(n) for n in diagram.trace.nodes}
+    assert "MulBackward0 (t₁)" in titles.values()   # an op's tooltip names the tensor it made
+
+
+def hover_name(node) -> str:
+    """A node's name as its tooltip starts: an op's with the symbol of the tensor it made."""
+    return f"{node.name} ({node.out_names[0]})" if node.kind == "op" else node.name
