@@ -46,6 +46,7 @@ def mathml(latex: str, names: tuple = (), display: bool = False) -> str:
 
 
 _SUBSCRIPTED = re.compile(r"^(.*?)([₀-₉]+)$")
+_LETTER_DIGITS = re.compile(r"^[A-Za-z][0-9]+$")
 
 
 def _identifier(text: str) -> str:
@@ -54,6 +55,8 @@ def _identifier(text: str) -> str:
     if m and m.group(1):
         index = m.group(2).translate(str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789"))
         return f"<msub><mi>{esc(m.group(1))}</mi><mn>{index}</mn></msub>"
+    if _LETTER_DIGITS.match(text):   # z2, W1: a variable, italic like the one-letter ones (MathML sets
+        return f'<mi class="gv-var">{esc(text)}</mi>'   # a several-character <mi> upright, as a word)
     return f"<mi>{esc(text)}</mi>"
 
 
