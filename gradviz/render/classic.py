@@ -56,7 +56,10 @@ def make_dot(var, params: dict | None = None, show_attrs: bool = False, show_sav
             dot.node(node.id, dot_text(_fn_label(node, show_attrs, max_attr_chars)), id=node.id)
             continue
         shape = node.value.shape if node.value is not None else ()
-        label = dot_text(f"{node.name}\n {_size(shape)}")
+        # torchviz names a leaf or an output only by params (a saved tensor by its attribute); the
+        # recording's own symbols (t₁, ...) are not drawn
+        name = node.name if node.kind == "saved" or (params and node.name in params) else ""
+        label = dot_text(f"{name}\n {_size(shape)}")
         fill = {"leaf": "lightblue", "output": "darkolivegreen1", "saved": "orange"}[node.kind]
         if node.id in ctx_saved_leaves:
             fill = "orange"   # torchviz redraws a leaf that a custom Function saved as a saved tensor
