@@ -609,12 +609,15 @@ def replay(roots, recorder: Recorder, names: dict | None = None, order_of=None) 
     name_intermediates(recorder, names)
     root_nodes = [t.grad_fn if t.grad_fn is not None else (t._accumulator() if t.requires_grad else None)
                   for t in roots]
+    held = _held_outputs([*(names or {}).values(), *roots])
     live: dict = {}
     for node in _collect(root_nodes):
         if type(node) is AccumulateGrad:
             live[("leaf", node.id)] = node.variable
             continue
         info = describe_node(node, by_id)
+        if node.out_data is None and node.id in held:   # released by a backward: the value is still held
+            info.value = Preview.of(held[node.id]._data)
         recorder.feed(events.NodeCreated(node, (), (), tuple(node.scope), info))
         if order_of is not None and order_of(node):
             recorder.orders[node.id] = order_of(node)
@@ -622,6 +625,18 @@ def replay(roots, recorder: Recorder, names: dict | None = None, order_of=None) 
         if t.grad_fn is not None:
             live[("output", t.grad_fn.id, t.output_nr)] = t
     return live
+
+
+def _held_outputs(tensors) -> dict:
+    """node id -> a tensor the caller still holds that is that node's (only) output, unchanged since
+    (version 0): after a backward that released the node, its value is read from there, as the
+    learner's own variable still shows it."""
+    held: dict = {}
+    for t in tensors:
+        node = getattr(t, "grad_fn", None)
+        if node is not None and t.output_nr == 0 and node.op.n_outputs == 1 and t._version == 0:
+            held.setdefault(node.id, t)
+    return held
 
 
 def name_intermediates(recorder: Recorder, names: dict | None) -> None:
