@@ -49,13 +49,13 @@ def constants(node: Node, symbols: tuple, inputs: tuple) -> tuple:
     """(key, plain value) of the numbers this node used: its shown params by name (dim, keepdim,
     alpha, the 3 of pow(3)) and, by input slot ("0", "1", ...), its one-element inputs that are
     constants (the 2 of x * 2); the keys are the markers of the record's LaTeX."""
-    # once released the inputs are ghosts: their values are gone
-    return op_constants(node.op, node.params, () if released(node) else node.inputs, inputs)
+    return op_constants(node.op, node.params, node.inputs, inputs, released(node))
 
 
-def op_constants(op, params: tuple, tensors: tuple, inputs: tuple) -> tuple:
+def op_constants(op, params: tuple, tensors: tuple, inputs: tuple, released: bool = False) -> tuple:
     """The constants of one call of `op` (see `constants`): `tensors` are its input Tensors (none:
-    params only) and `inputs` their InputInfo, whose `source` None marks a constant slot."""
+    params only) and `inputs` their InputInfo, whose `source` None marks a constant slot; once
+    `released` the inputs are ghosts, and only their 0-d values are still known."""
     found = []
     shown = op.shown if op.shown is not None else op.param_names
     for name, value in zip(op.param_names, params):
@@ -69,6 +69,8 @@ def op_constants(op, params: tuple, tensors: tuple, inputs: tuple) -> tuple:
     for slot, info in enumerate(inputs):
         if info.source is None and slot < len(tensors):
             data = tensors[slot]._data
+            if released and getattr(data, "ndim", 1):
+                continue   # a ghost now; a 0-d constant (the 2 of x * 2) is kept as it was, as torch keeps a scalar
             if getattr(data, "size", 2) == 1 and data.dtype.kind in "fiub":
                 found.append((str(slot), data.reshape(()).item()))
     return tuple(found)

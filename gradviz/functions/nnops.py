@@ -220,6 +220,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             if rows.size:   # the first row that reaches each feature's max, as torch's loop keeps it
                 arg[b] = rows[np.argmax(w[rows], axis=0)]
     psw = per_sample_weights.reshape(-1) if per_sample_weights is not None else _no_bias(weight)
+    # the bags are worked out on the host; the record indexes weight with them on weight's device
+    idx, pos, bag, scale, arg = (backend.to_device(a, weight.device) for a in (idx, pos, bag, scale, arg))
     return apply(EMBEDDING_BAG, (weight, psw), (idx, pos, bag, scale, arg, len(starts), mode))
 
 

@@ -102,9 +102,12 @@ def make_dot(var, params: dict | None = None, show_attrs: bool = False, show_sav
             continue
         shape = node.value.shape if node.value is not None else ()
         colour = fill.get(node.id) or {"leaf": "lightblue", "output": "darkolivegreen1", "saved": "orange"}[node.kind]
+        # torchviz names a leaf or an output only by params (a saved tensor by its attribute, a saved leaf
+        # merged into its leaf by the attribute drawn last); the recording's own symbols (t₁, ...) are not drawn
+        name = node.name if node.kind == "saved" or (params and node.name in params) else ""
         if node.id in ctx_saved_leaves:
             colour = "orange"   # torchviz redraws a leaf that a custom Function saved as a saved tensor
-        dot.node(node.id, dot_text(f"{label.get(node.id, node.name)}\n {_size(shape)}"), fillcolor=colour, id=node.id)
+        dot.node(node.id, dot_text(f"{label.get(node.id, name)}\n {_size(shape)}"), fillcolor=colour, id=node.id)
     for edge in trace.edges:
         if edge.id in dropped:
             continue
