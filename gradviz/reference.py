@@ -8,6 +8,8 @@ import ast
 import importlib
 import pathlib
 
+import gradviz
+import gradviz.nn.functional as nn_functional
 from .ops import registry
 
 FUNCTIONS = pathlib.Path(__file__).resolve().parent / "functions"
@@ -76,8 +78,6 @@ def _reached(tree: ast.Module, records: dict) -> dict:
 
 def callers() -> dict:
     """Registry key -> sorted public names (gradviz.f, Tensor.f) that record it."""
-    import gradviz
-    import gradviz.nn.functional as nn_functional
     out: dict = {}
     for path in sorted(FUNCTIONS.glob("*.py")):
         if path.name == "__init__.py":
