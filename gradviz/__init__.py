@@ -4,6 +4,7 @@
 prints the same numbers; the engine's events feed diagrams and step-by-step
 animations of backward.
 """
+import importlib as _importlib
 import math as _math
 
 from . import autograd, events  # noqa: F401
@@ -12,6 +13,7 @@ from .autograd import is_inference_mode_enabled  # noqa: F401
 from .autograd.graph import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
 from .backend import device, get_default_device, set_default_device  # noqa: F401
 from .backend import namespace_of as _namespace_of
+from .ops.core import broadcast_shape as _broadcast_shape
 from . import accelerator, cuda  # noqa: F401
 from .creation import (BoolTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor, arange, as_tensor,  # noqa: F401
                        empty, empty_like, eye, from_numpy, full, full_like, linspace, manual_seed, ones, ones_like,
@@ -75,8 +77,7 @@ def equal(input, other) -> bool:
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    from .ops.core import broadcast_shape
-    broadcast_shape(tuple(input.shape), tuple(other.shape))
+    _broadcast_shape(tuple(input.shape), tuple(other.shape))
     xp = _namespace_of(input._data)
     return Tensor._make(xp.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
@@ -94,11 +95,10 @@ _LAZY = {
 
 def __getattr__(name):
     if name in _LAZY:
-        import importlib
         module = _LAZY[name]
         if module is None:
-            return importlib.import_module(f"{__name__}.{name}")
-        return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+            return _importlib.import_module(f"{__name__}.{name}")
+        return getattr(_importlib.import_module(f"{__name__}.{module}"), name)
     raise AttributeError(f"module 'gradviz' has no attribute '{name}'")
 
 

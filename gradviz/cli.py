@@ -8,13 +8,19 @@ import runpy
 import sys
 from pathlib import Path
 
-from .render import backends
+import gradviz
+from .events import set_source_tracking, source_tracking
+from .examples import EXAMPLES
+from .player import animate
+from .render import backends, draw
+from .sources import is_torch, trace_of
+from .torch_bridge import record_torch_backward
+from .tracing import Recorder, graph_freed, leaf_keys, name_intermediates, outputs_of, record_backward
 
 
 def _script_globals(path: Path) -> dict:
     """Run a script as __main__ (argv and sys.path as if run directly) and return its globals.
     Source tracking is on while it runs, so each node knows the line of the script that made it."""
-    from .events import set_source_tracking, source_tracking
     old_argv, old_path, old_tracking = sys.argv, list(sys.path), source_tracking()
     sys.argv = [str(path)]
     sys.path.insert(0, str(path.parent.resolve()))
@@ -52,8 +58,6 @@ def _script_tensor(args, command: str):
 
 
 def cmd_render(args) -> int:
-    from .render import draw
-    from .sources import trace_of
     found = _script_tensor(args, "render")
     if isinstance(found, int):
         return found
@@ -74,9 +78,6 @@ def cmd_render(args) -> int:
 
 
 def cmd_animate(args) -> int:
-    from .player import animate
-    from .sources import is_torch
-    from .tracing import Recorder, graph_freed, leaf_keys, name_intermediates, outputs_of
     # listen while the script runs: if it calls backward itself (freeing the graph), the
     # forward and that backward are already recorded
     recorder = Recorder(jacobians=True)
@@ -86,7 +87,6 @@ def cmd_animate(args) -> int:
         return found
     value, names = found
     if is_torch(value):
-        from .torch_bridge import record_torch_backward
         try:
             target = (record_torch_backward(value, params=names),)
         except RuntimeError as err:
@@ -127,7 +127,6 @@ def _write_png(name: str, trace, diagram, out: Path) -> list:
 
 
 def _write_html(name: str, trace, diagram, out: Path) -> list:
-    from .player import animate
     path = out / f"{name}-backward.html"
     animate(trace).save(path)
     return [path]
@@ -138,10 +137,6 @@ DEMO_WRITERS = [_write_svg, _write_png, _write_html]
 
 
 def cmd_demo(args) -> int:
-    import gradviz
-    from .examples import EXAMPLES
-    from .render import draw
-    from .tracing import record_backward
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
     wanted = args.only or list(EXAMPLES)

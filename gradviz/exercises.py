@@ -31,6 +31,11 @@ import numpy as np
 from .events import PREVIEW_MAX, as_matrix
 from .formatting import number
 from .tracing import Trace
+from .creation import tensor
+from .autograd import no_grad
+from .player.mathtext import esc
+from .player.html import stylesheet
+from .player import grids
 
 RTOL, ATOL = 1e-4, 1e-5    # float32 arithmetic done in another order than the engine's stays within these
 TEXT_CELLS = 64            # larger arrays print as a list of the wrong places, not as a grid
@@ -59,9 +64,6 @@ class Check:
         return str(self)
 
     def _repr_html_(self) -> str:
-        from .player import grids
-        from .player.html import stylesheet
-        from .player.mathtext import esc
         mark = "✓" if self.ok else "✗"
         colour = "var(--gv-done, #2a7)" if self.ok else "var(--gv-active, #d62)"
         parts = ['<div class="gv-root gv-check">',
@@ -266,7 +268,5 @@ def check_vjps(answers: dict, recording, rtol: float = RTOL, atol: float = ATOL)
 
 def _apply(formula: Callable, received: tuple):
     """The learner's VJP formula applied to what the step received, without recording a graph."""
-    from .autograd import no_grad
-    from .creation import tensor
     with no_grad():
         return formula(*(tensor(p.values) for p in received))

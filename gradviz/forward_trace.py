@@ -25,6 +25,7 @@ from .autograd.graph import _building
 from .autograd.grad_mode import no_grad
 from .events import InputInfo, Preview
 from .tracing import Trace, TraceEdge, TraceNode
+from .creation import zeros_like
 
 JACOBIAN_LIMIT = 64   # materialize an op's local Jacobian when its input and output have at most this many elements
 
@@ -129,7 +130,6 @@ class ForwardRecorder:
     def _local_jacobians(event) -> tuple | None:
         """Per input slot with a tangent: J = ∂out/∂in, column k the op's JVP of the one-hot e_k (the
         rule itself, so J is exactly the map the op applied). None for multi-output or large ops."""
-        from .creation import zeros_like
         op, inputs, outputs = event.op, event.inputs, event.outputs
         if len(outputs) != 1 or outputs[0].numel() > JACOBIAN_LIMIT:
             return None

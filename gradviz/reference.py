@@ -8,6 +8,9 @@ import ast
 import importlib
 import pathlib
 
+import gradviz
+import gradviz.nn.functional as nn_functional
+from .functions.declared import methods as declared_methods
 from .ops import registry
 
 FUNCTIONS = pathlib.Path(__file__).resolve().parent / "functions"
@@ -76,9 +79,6 @@ def _reached(tree: ast.Module, records: dict) -> dict:
 
 def callers() -> dict:
     """Registry key -> sorted public names (gradviz.f, Tensor.f) that record it."""
-    import gradviz
-    import gradviz.nn.functional as nn_functional
-    from gradviz.functions.declared import methods as declared_methods
     methods = declared_methods()
     out: dict = {}
     for path in sorted(FUNCTIONS.glob("*.py")):

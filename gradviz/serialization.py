@@ -18,6 +18,8 @@ import numpy as np
 from . import backend
 from .dtypes import Size
 from .tensor import Tensor
+from .nn.parameter import is_lazy
+from .nn.modules import Parameter
 
 MAGIC = b"GRADVIZ-SAVE-1\n"
 PROTOCOL = 4
@@ -26,7 +28,6 @@ PROTOCOL = 4
 def _rebuild_tensor(raw: bytes, dtype: str, shape: tuple, requires_grad: bool, parameter: bool):
     data = np.frombuffer(raw, dtype=np.dtype(dtype)).reshape(shape).copy()
     if parameter:
-        from .nn.modules import Parameter
         return Parameter(Tensor._make(data), requires_grad)
     t = Tensor._make(data)
     if requires_grad:
@@ -41,8 +42,6 @@ def _rebuild_size(dims: tuple) -> Size:
 class _Pickler(pickle.Pickler):
     def reducer_override(self, obj):
         if isinstance(obj, Tensor):
-            from .nn.modules import Parameter
-            from .nn.parameter import is_lazy
             if is_lazy(obj):   # an uninitialized parameter has no data: it pickles as itself (its __reduce_ex__)
                 return NotImplemented
             data = backend.to_numpy(obj._data)

@@ -4,6 +4,7 @@ torch bridge. The renderer and the player only ever receive the Trace."""
 from __future__ import annotations
 
 from .tracing import Trace, build_trace
+from .torch_bridge import trace_from_torch
 
 
 def is_torch(tensor) -> bool:
@@ -15,6 +16,5 @@ def trace_of(tensors: tuple, names: dict | None = None, show_saved: bool = False
              ctx_saved: bool = False) -> Trace:
     """The Trace behind gradviz tensors, or behind real torch tensors (through the torch bridge)."""
     if tensors and all(is_torch(t) for t in tensors):
-        from .torch_bridge import trace_from_torch   # optional: torch is imported only for torch tensors
         return trace_from_torch(*tensors, params=names, show_saved=show_saved, ctx_saved=ctx_saved)
     return build_trace(tensors, names, show_saved=show_saved, order_of=order_of, ctx_saved=ctx_saved)

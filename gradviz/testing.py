@@ -16,6 +16,7 @@ import numpy as np
 from . import backend
 from .dtypes import from_numpy_dtype, promote_types
 from .tensor import Tensor
+from .dtypes import Size
 
 __all__ = ["assert_close"]
 
@@ -178,7 +179,6 @@ def _tensor_pair(actual, expected, id, allow_subclasses=True, rtol=None, atol=No
 
 
 def _size(value):
-    from .dtypes import Size
     return Size(value.shape)
 
 

@@ -31,6 +31,10 @@ from .events import (PREVIEW_MAX, AccumulationInfo, FlowInfo, InputInfo, NodeCre
                      Preview, StepInfo, TensorInfo, block_means)
 from .formatting import shape as shape_text
 from .tracing import Output, Recorder, Trace
+from .autograd.graph import ACCUMULATE_GRAD
+from .nn import functional as nn_functional
+from .ops import pointwise, registry
+from .ops.op import Op
 
 TORCH_REQUIREMENT = "torch==2.13.0"
 
@@ -51,12 +55,8 @@ def _torch():
 def _op_table() -> dict:
     """gradviz's op records by PyTorch node name (the ops registry, then the records of
     gradviz.nn.functional), so a torch node gets gradviz's formulas and symbols."""
-    from .autograd.graph import ACCUMULATE_GRAD
-    from .nn import functional
-    from .ops import registry
-    from .ops.op import Op
     table = {"AccumulateGrad": ACCUMULATE_GRAD, **registry.by_torch_name()}
-    for value in vars(functional).values():
+    for value in vars(nn_functional).values():
         if isinstance(value, Op) and value.vjp is not None:
             table.setdefault(value.torch_name, value)
     return table
@@ -275,7 +275,6 @@ def _variant(fn, op):
     than 1, gelu with the tanh approximation (read from the node's _saved_* fields)."""
     if op is None:
         return None
-    from .ops import pointwise
     if op is pointwise.ADD or op is pointwise.SUB:
         if _saved_plain(fn, "alpha") not in (None, 1):
             return pointwise.ADD_ALPHA if op is pointwise.ADD else pointwise.SUB_ALPHA

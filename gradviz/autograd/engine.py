@@ -19,7 +19,7 @@ from .. import backend, events
 from ..dtypes import Size
 from ..ops.core import NUMPY, namespace
 from ..ops.fill import COPY
-from .fast_paths import ReadyQueue, vjp_two_inputs
+from .fast_paths import ReadyQueue, run_straight, vjp_two_inputs
 from .graph import (FREED_MESSAGE, KIND, AccumulateGrad, Node, _anomaly, _building, _clock, _formula, _running,  # noqa: F401
                     anomaly_warning, current_backward)
 from .grad_mode import _state as _grad_state
@@ -202,6 +202,7 @@ class Backward:
         self.captured = [None] * len(capture)
         self._handed_out = {id(g) for g in self.seeds}   # arrays that must not become a .grad as they are
         self._straight = False                # run() to the end: no one sees the steps in between
+        self._buffers = None                  # gradients received per node (made once running)
         self._ready = ReadyQueue()            # the nodes ready to run (filled once running)
         self._iter = self._run()
 
@@ -217,8 +218,13 @@ class Backward:
         return self._ready.first()
 
     def run(self) -> "Backward":
+        """Run every remaining step. Unstarted, unwatched and outside anomaly mode, the loop runs
+        as fast_paths.run_straight, the same steps fused into one call."""
         self._straight = True
-        deque(self._iter, maxlen=0)
+        if self._buffers is None and not events.listening() and not _anomaly.enabled:
+            run_straight(self, node_vjp, Step)
+        else:
+            deque(self._iter, maxlen=0)
         return self
 
     # -- the loop: take a ready node, receive its gradients, call its VJP, send them on ------------

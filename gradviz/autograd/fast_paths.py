@@ -3,6 +3,8 @@
 Each one does what the plain code beside it would do, only cheaper in CPython: a chain of
 small ops spends most of its time in the interpreter, not in NumPy.
 
+- `run_straight`: the backward loop (`Backward._run`) fused into one function, for a run to
+  the end that nobody watches: no generator, no per-node helper calls.
 - `ReadyQueue`: the backward loop's nodes ready to run. The one node the last step made ready
   waits outside the heap, so a chain of ops never pushes or pops it.
 - `vjp_two_inputs`: a two-input op's VJP without the lists of the general call.
@@ -17,7 +19,8 @@ from heapq import heappop, heappush, heappushpop
 from numpy import ndarray   # one global load where np.ndarray is two
 
 from ..ops.core import NUMPY, namespace
-from .graph import AccumulateGrad
+from .grad_mode import _state as _grad_state
+from .graph import AccumulateGrad, _building, _running
 
 
 def ready_key(node) -> tuple:
@@ -62,6 +65,89 @@ class ReadyQueue:
 
     def __contains__(self, node) -> bool:
         return node is self.pending or any(entry[1] is node for entry in self.heap)
+
+
+def run_straight(run, node_vjp, Step) -> None:
+    """`Backward._run` driven to the end in one call, for a run nobody watches (no listener, not
+    stepping, anomaly mode off): the same nodes in the same order, the same arithmetic.
+
+    The plain node (one op, no hooks) is inlined: pop, VJP, send. A leaf, a node with hooks and
+    a captured gradient go through the readable loop's own helpers (`_receive`, `_call_vjp`,
+    `_accumulate_leaf`, `_skip`), so what they do is written once."""
+    run._start()
+    ready = run._ready
+    heap, pending = ready.heap, ready.pending   # the held node lives in a local here
+    ready.pending = None
+    buffers, deps, useful, halt = run._buffers, run.deps, run.useful, run.halt
+    create_graph, retain_graph, capture = run.create_graph, run.retain_graph, run.capture
+    index = 0
+    state = _grad_state
+    outer, state.enabled = state.enabled, create_graph
+    previous_run, _running.run = _running.run, run
+    base = _building.now
+    try:
+        while True:
+            if pending is None:
+                if not heap:
+                    break
+                node = heappop(heap)[1]
+            else:
+                node = heappushpop(heap, ready_key(pending))[1] if heap else pending
+                pending = None
+            grads = buffers.pop(node)
+            hooks = node.hooks
+            if create_graph:
+                _building.now = node.order + 1
+            if type(node) is AccumulateGrad:
+                step = Step(index, node, tuple(grads))
+                if hooks is not None or capture:
+                    grads = run._receive(node, grads, step)
+                if run.accumulate and (run.only is None or node in run.only):
+                    run._accumulate_leaf(node, grads[0], step)
+                index += 1
+                continue
+            if hooks is not None or capture:
+                step = None if hooks is None else Step(index, node, tuple(grads))
+                grads = run._receive(node, grads, step)
+                if halt and node in halt:
+                    index += 1
+                    continue
+                sent = run._call_vjp(node, grads, step)
+            elif halt and node in halt:
+                index += 1
+                continue
+            else:
+                sent = node_vjp(node, grads[0] if node.op.n_outputs == 1 else run._multi(node, grads),
+                                create_graph)[0]
+            for (nxt, nr), g in zip(node.next_functions, sent):   # Backward._send, the held node local
+                if nxt is None or (useful is not None and nxt not in useful):
+                    continue
+                if g is not None:
+                    if nxt.op.n_outputs == 1 and nxt not in buffers:
+                        buffers[nxt] = [g]
+                    else:
+                        run._add(buffers, nxt, nr, g)
+                remaining = deps[nxt] - 1
+                deps[nxt] = remaining
+                if remaining == 0:
+                    if g is None and nxt not in buffers:
+                        ready.pending = pending   # _skip pushes through the queue
+                        run._skip(nxt)
+                        pending, ready.pending = ready.pending, None
+                    elif pending is None:
+                        pending = nxt
+                    else:
+                        heappush(heap, ready_key(nxt))
+            if not retain_graph:
+                node.free()
+            index += 1
+    except BaseException:   # an error (or Ctrl-C) midway: no .grad is left half-updated
+        run._roll_back()
+        raise
+    finally:
+        _building.now = base
+        state.enabled = outer
+        _running.run = previous_run
 
 
 _NO_AXES_2 = ((), ())

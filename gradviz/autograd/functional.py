@@ -12,7 +12,7 @@ import numpy as np
 
 from . import forward_ad
 from .engine import grad
-from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
+from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 
 _STRATEGIES = ("forward-mode", "reverse-mode")
 
@@ -521,7 +521,6 @@ def _fast_check(func, xs, diff, outs, eps, atol, rtol) -> None:
     differences along u_i; one backward of v_j), with atol scaled by sum(u_i) sum(v_j)."""
     from ..creation import rand
     from ..random import Generator
-    from .grad_mode import no_grad
     generator = Generator()   # a fresh one, as torch: the learner's random stream is untouched
 
     def unit_vector(t):
@@ -582,7 +581,6 @@ def _slow_mode_report(func, xs, diff, out, xi, eps, atol, rtol) -> str:
 def _numeric_jacobian(func, xs, x, eps):
     """Per output, the matrix d out[k] / d x[j] by central differences: 2 evaluations per
     element of x. Elements are visited by index, so a non-contiguous x is perturbed in place."""
-    from .grad_mode import no_grad
     data = x._data
     with no_grad():
         sizes = [o.numel() for o in _as_tuple(func(*xs))[1]]
@@ -605,7 +603,6 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     is differentiable only when every backward on the way records its own graph."""
     from ..creation import randn_like
     from ..tensor import Tensor
-    from .grad_mode import enable_grad
     xs = _as_tuple(inputs)[1]
     if grad_outputs is None:
         outs = [o for o in _as_tuple(func(*xs))[1] if isinstance(o, Tensor) and o.requires_grad]

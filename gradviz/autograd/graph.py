@@ -10,6 +10,8 @@ mode (each node remembers the forward line that made it).
 """
 from __future__ import annotations
 
+import contextlib
+import functools
 import itertools
 import os
 import re
@@ -621,8 +623,6 @@ class save_on_cpu(saved_tensors_hooks):
 
 def disable_saved_tensors_hooks(error_message: str):
     """A context in which creating a node that saves tensors under hooks raises error_message."""
-    import contextlib
-
     @contextlib.contextmanager
     def ctx():
         def refuse(_):
@@ -735,8 +735,6 @@ class detect_anomaly:
         return False
 
     def __call__(self, fn):
-        import functools
-
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             with self.__class__(self.check_nan):

@@ -13,6 +13,7 @@ from ..ops import pointwise as pointwise_ops
 from .apply import apply
 from .graph import KIND
 from ..tensor import Tensor
+from ..creation import zeros_like
 
 
 class TensorNamespace:
@@ -78,7 +79,6 @@ class TensorNamespace:
 
     @staticmethod
     def zeros_like(a):
-        from ..creation import zeros_like   # creation -> tensor -> (its methods) this module
         return zeros_like(a)
 
     @staticmethod

@@ -2,12 +2,12 @@
 whether CuPy can be imported. `matmul.allow_tf32` and the reduced-precision flags can be set and
 read back with torch's defaults and type checks, and change nothing: CuPy's float32 matmuls run
 in float32 (TF32 only if CuPy's own CUPY_TF32=1 is set in the environment)."""
+from .. import backend
 
 
 def is_built() -> bool:
     """Can gradviz run on CUDA at all (is CuPy installed)? A GPU may still be missing: see
     gradviz.cuda.is_available()."""
-    from .. import backend
     try:
         backend.cupy()
     except RuntimeError:

@@ -20,6 +20,7 @@ from ..ops.core import namespace
 from ..ops.shape import split_op
 from ..dtypes import C_TYPE
 from ..tensor import Tensor
+from ..creation import empty, full, zeros
 
 
 def pad(input, pad, mode="constant", value=None):
@@ -84,7 +85,6 @@ def _feature_dropout(input, p, training, batched_ndim=None):
         return _feature_dropout(input.unsqueeze(0), p, training).squeeze(0)
     if not training or p == 0:
         return input
-    from ..creation import empty, full
     shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2)
     if p == 1:
         return input * full(shape, 0.0, dtype=input.dtype, device=input.device)
@@ -313,7 +313,6 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     v = _static(static_v, "static_v", bsz * num_heads, head_dim) if static_v is not None else \
         v.view(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
     if add_zero_attn:   # one more key and value of zeros, along the (now first) batch dim
-        from ..creation import zeros
         k = cat([k, zeros((bsz * num_heads, 1, head_dim), dtype=k.dtype, device=k.device)], dim=1)
         v = cat([v, zeros((bsz * num_heads, 1, head_dim), dtype=v.dtype, device=v.device)], dim=1)
         mask = pad(mask, (0, 1)) if mask is not None else None

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..tensor import Tensor
+from .parameter import Parameter, is_lazy
 
 _handle_ids = itertools.count()
 
@@ -176,7 +177,6 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
 def load_state_dict(module, state_dict, strict: bool, assign: bool) -> _IncompatibleKeys:
     """Module.load_state_dict: walk the modules as state_dict does, copy each entry in place
     under no_grad, and collect torch's complaints before raising them all at once."""
-    from .parameter import Parameter, is_lazy
     if not isinstance(state_dict, Mapping):
         raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
     missing, unexpected, errors = [], [], []

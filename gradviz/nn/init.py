@@ -9,6 +9,8 @@ import numpy as np
 from ..autograd.grad_mode import no_grad
 from ..creation import randperm
 from ..backend import to_numpy
+from ..functions.pointwise import where
+from ..creation import empty_like
 
 
 def calculate_gain(nonlinearity: str, param=None) -> float:
@@ -80,8 +82,6 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     """torch's sampler, step for step (so the same seed gives the same values): when [a, b] holds
     more than 30% of the normal's mass, normal draws with the ones outside redrawn; else uniform
     proposals on [a, b] accepted with the normal's density relative to its peak in [a, b]."""
-    from ..creation import empty_like
-    from ..functions.pointwise import where
 
     def norm_cdf(x):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
@@ -197,7 +197,6 @@ def xavier_normal_(tensor, gain=1.0, generator=None):
 
 def _zero_element(tensor) -> bool:
     if 0 in tensor.shape:
-        import warnings
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=3)
         return True
     return False

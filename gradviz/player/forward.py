@@ -28,6 +28,10 @@ from .frames import FrameBuilder
 from .html import Animation, layout, remap
 from .mathtext import esc, short
 from .orders import separate_orders
+from ..func import jvp
+from ..autograd.functional import hvp
+from ..tensor import Tensor
+from ..autograd.forward_ad import _key
 
 _KEY = re.compile(r'<span class="gv-key" title="[^"]*">[^<]*</span>')
 
@@ -280,8 +284,6 @@ def locals_of(func):
     """Yields a dict that, after the block, maps the forward_ad key of each tensor `func` held in a local
     variable when it returned to that variable's name (its first name, in the order they were assigned):
     the learner's names for the intermediate tensors."""
-    from ..autograd.forward_ad import _key
-    from ..tensor import Tensor
     code = getattr(func, "__code__", None)
     found: dict = {}
     previous = sys.getprofile()
@@ -310,7 +312,6 @@ def animate_hvp(func, inputs, v, *, names=None, interval_ms: int = 1200,
     func's ops and then through the ops of its gradient (the backward, run with create_graph=True, drawn
     in a box of its own), so the tangent of the gradient, `grad`, is H v. `.result` is what hvp returns,
     (func(inputs), H v)."""
-    from ..autograd.functional import hvp
     primals = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
     labels = list(names) if names is not None else _parameter_names(func, len(primals))
     recorder = ForwardRecorder()
@@ -331,8 +332,6 @@ def animate_jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool 
     with `func`'s parameter names (or `names`, one per primal); the frames show the tangent flowing
     forward along the edges, each op's value and the JVP it applied. Other keyword arguments are
     drawing options of `gradviz.draw`."""
-    from ..func import jvp
-    from ..tensor import Tensor
     returned: list = []
 
     def traced(*args):

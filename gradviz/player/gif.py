@@ -7,6 +7,7 @@ system Graphviz (the WebAssembly build writes no PNG), hence the clear errors.
 """
 from __future__ import annotations
 
+import html
 import io
 import os
 import re
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from ..render.backends import run_limited
 from ..render.theme import LIGHT_PALETTE, resolve_theme, state_styles
+from ..render import to_dot
 
 # DOT attributes standing for the player's CSS states: the theme's state colours (render/theme.py)
 NODE_STYLE, EDGE_STYLE = state_styles(LIGHT_PALETTE)
@@ -166,7 +168,6 @@ def save_gif(animation, path: str | os.PathLike, duration_ms: int | None = None,
     """Write `animation` as an animated GIF: one picture per frame with its caption below."""
     dot, neato = _tools()
     from PIL import Image, ImageDraw
-    from ..render import to_dot
     path = Path(path)
     frames = animation.frames[:max_frames]
     if not frames:
@@ -216,7 +217,6 @@ def save_gif(animation, path: str | os.PathLike, duration_ms: int | None = None,
 
 
 def _plain_title(title: str) -> str:
-    import html
     return html.unescape(title)
 
 

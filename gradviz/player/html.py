@@ -28,6 +28,8 @@ from .mathtext import esc
 from .orders import separate_orders
 from .pack import pack
 from .stage import Stage
+from ..render import Diagram, _names, options
+from .gif import save_gif
 
 ASSETS = Path(__file__).with_name("assets")
 _uids = itertools.count()
@@ -119,7 +121,6 @@ def markup(uid: str, svg: str, n: int, title: str, text: str, page: bool = False
 def layout(trace: Trace, draw_options: dict) -> tuple:
     """Lay the trace out once with the renderer; returns (svg, the hidden-id -> placeholder map,
     placeholder id -> its title)."""
-    from ..render import Diagram, options
     # the panel and the edges show gradients as they are computed; a static "grad" column on
     # the nodes would show the state before the run for the whole animation
     draw_options.setdefault("show_grads", False)
@@ -229,7 +230,6 @@ class Animation:
             path.write_text(self.html(), encoding="utf-8")
             return path
         if suffix == ".gif":
-            from .gif import save_gif
             return save_gif(self, path, **options)
         raise ValueError(f"cannot tell the format of {str(path)!r}: save an Animation as .html or .gif")
 
@@ -250,7 +250,6 @@ def record_graph(tensors, names, draw_options: dict, jacobians: bool = False) ->
     Recorder and laid out before any backward runs, so the diagram shows .grad as it was when
     the animation starts. `live` maps node keys to the live leaf and root tensors (kept beside
     the Trace, for the stepper's reset); steps the recorder hears are appended to `trace`."""
-    from ..render import _names
     roots = _roots(tensors)
     names = _names(names)
     recorder = Recorder(jacobians=jacobians)

@@ -17,6 +17,9 @@ from ..autograd.engine import local_jacobians  # noqa: F401  (re-exported: gradv
 from . import mathtext
 from .grids import level, scale_of
 from .mathtext import esc
+from ..tensor import Tensor
+from ..autograd import grad
+from ..creation import tensor as make_tensor
 
 LIMIT = 64          # materialize a Jacobian only when both sides have at most this many elements
 TEXT_CELLS = 64     # heatmaps up to this many cells print their values; larger ones are colour only
@@ -99,9 +102,6 @@ def jacobian_view(f: Callable, x, vs: Sequence | None = None, limit: int = 256) 
 
     Example (the tutorials' mm): `jacobian_view(lambda x: torch.mm(x, M), x, vs=[[[1, 0]], [[0, 1]], [[1, 1]]])`.
     """
-    from ..creation import tensor as make_tensor
-    from ..autograd import grad
-    from ..tensor import Tensor
     if isinstance(x, Tensor):
         leaf = x.detach().clone().requires_grad_(True)
     else:

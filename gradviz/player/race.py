@@ -22,6 +22,9 @@ from .grids import level
 from .html import layout, remap
 from .jacobian import element_labels
 from .mathtext import esc, number, short, subscript
+from ..tensor import Tensor
+from ..func import jvp
+from ..creation import zeros_like
 
 LIMIT = 16   # elements of x and of f(x): a pass per element, and a matrix that fits the panel
 KEY = ("forward passes: arrows follow ṫ · backward passes: ḡ · width ×10 per step",
@@ -116,9 +119,6 @@ def forward_vs_reverse(f: Callable, x, names: tuple = ("x", "y"), interval_ms: i
     """The Jacobian of a small function `f` at `x` (one tensor) built both ways on one graph: n forward
     passes, one per input element, each filling a column, against m backward passes, one per output
     element, each filling a row. names: what to call the input and the output."""
-    from ..creation import zeros_like
-    from ..func import jvp
-    from ..tensor import Tensor
     if not isinstance(x, Tensor):
         raise TypeError(f"forward_vs_reverse(): argument 'x' must be Tensor, not {type(x).__name__}")
     x = x.detach()

@@ -28,6 +28,7 @@ from . import codeview
 from .html import _uids, frame_json, markup, record_graph, remap, script
 from .mathtext import esc, preview
 from .stage import Stage
+from ..autograd.engine import backward_steps
 
 # The widget's module: the player script, then anywidget's entry point wiring it to the model.
 _BRIDGE = """
@@ -115,7 +116,6 @@ class Stepper(anywidget.AnyWidget):
 
     # -- the engine --------------------------------------------------------------------
     def _start(self) -> None:
-        from ..autograd.engine import backward_steps
         self.trace.steps.clear()
         self.run = backward_steps(self.roots, self.gradient, retain_graph=self.retain_graph)
         self.builder = FrameBuilder(self.trace, self.jacobians)

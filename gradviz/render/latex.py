@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+import xml.etree.ElementTree as ET
 from functools import lru_cache
 
 from html import escape as esc
@@ -437,7 +438,6 @@ def text(markup: str) -> str:
 
 
 def _one_text(markup: str) -> str:
-    import xml.etree.ElementTree as ET
     try:
         root = ET.fromstring(markup)
     except ET.ParseError:

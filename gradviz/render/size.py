@@ -15,6 +15,7 @@ tall. Graphs of up to SMALL drawn nodes are never folded: they are read by zoomi
 from __future__ import annotations
 
 from dataclasses import dataclass
+from . import labels
 
 SCREEN = (1280.0, 720.0)
 SCREENS = 3
@@ -113,7 +114,6 @@ def estimate(vertices: list, edges: list, sizes: dict, rankdir: str = "TB", labe
 def node_sizes(trace, ctx) -> dict:
     """trace node id -> (width, height) of its box, from the text its label will hold
     (ctx: the labels.LabelContext the diagram draws with)."""
-    from . import labels
     out = {}
     for node in trace.nodes:
         lines = list(labels.header_lines(node, ctx))

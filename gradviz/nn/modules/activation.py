@@ -9,6 +9,7 @@ from ..functional_layers import _canonical_mask
 from ..parameter import Parameter
 from .linear import NonDynamicallyQuantizableLinear
 from .module import Module
+from .. import init
 
 
 def _activation(name, fn, doc):
@@ -190,7 +191,6 @@ class MultiheadAttention(Module):
         self.head_dim = embed_dim // num_heads
         if self.head_dim * num_heads != embed_dim:
             raise AssertionError("embed_dim must be divisible by num_heads")
-        from .. import init
         if self._qkv_same_embed_dim:
             self.in_proj_weight = Parameter(creation.empty(3 * embed_dim, embed_dim, dtype=dtype))
             self.register_parameter("q_proj_weight", None)

@@ -10,6 +10,8 @@ from ... import backend
 from ...scope import scope
 from ...tensor import Tensor, zero_grads
 from ..parameter import Parameter, is_lazy
+from ... import creation, dtypes
+from ..hooks import RemovableHandle, call_with_hooks, load_state_dict
 
 
 class Module:
@@ -148,13 +150,11 @@ class Module:
         if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks):
             with scope(self._scope_name):
                 return self.forward(*args, **kwargs)
-        from ..hooks import call_with_hooks
         with scope(self._scope_name):
             return call_with_hooks(self, args, kwargs)
 
     # -- hooks ----------------------------------------------------------------------------------
     def _add_hook(self, table: str, hook, prepend: bool, **flags):
-        from ..hooks import RemovableHandle
         hooks = self.__dict__.get(table)
         if hooks is None:
             hooks = OrderedDict()
@@ -276,11 +276,9 @@ class Module:
         return self
 
     def double(self):
-        from ... import dtypes
         return self.to(dtypes.float64)
 
     def half(self):
-        from ... import dtypes
         return self.to(dtypes.float16)
 
     def cpu(self):
@@ -303,7 +301,6 @@ class Module:
     def to_empty(self, *, device, recurse: bool = True):
         """Parameters and buffers replaced by uninitialized ones (torch.empty_like) on device; the
         Parameter objects stay, as .to() keeps them."""
-        from ... import creation
         for owner in (m for _, m in self.named_modules()) if recurse else (self,):
             for p in owner._parameters.values():
                 if p is not None:
@@ -315,7 +312,6 @@ class Module:
         return self
 
     def float(self):
-        from ... import dtypes
         return self.to(dtypes.float32)
 
     # -- state ----------------------------------------------------------------------------------
@@ -336,7 +332,6 @@ class Module:
 
     def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
         """Copy matching entries in place; torch's errors for missing, unexpected and mis-shaped keys."""
-        from ..hooks import load_state_dict
         return load_state_dict(self, state_dict, strict, assign)
 
     # -- printing -------------------------------------------------------------------------------

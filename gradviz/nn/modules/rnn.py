@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 
 from ... import creation
 from .. import functional as F
@@ -11,6 +12,7 @@ from ...functions.shape import cat, stack
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence
 from .module import Module
+from ..functional_layers import gru_step, lstm_step, rnn_relu_step, rnn_tanh_step
 
 
 class RNNCellBase(Module):
@@ -112,7 +114,6 @@ class RNNBase(Module):
             raise ValueError("dropout should be a number in range [0, 1] representing the probability of an element "
                              "being zeroed")
         if dropout > 0 and num_layers == 1:
-            import warnings
             warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout "
                           f"expects num_layers greater than 1, but got dropout={dropout} and num_layers={num_layers}",
                           stacklevel=3)
@@ -160,7 +161,6 @@ class RNNBase(Module):
         return get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh")
 
     def _step(self, xw, state, w_hh, b_hh):
-        from ..functional_layers import gru_step, lstm_step, rnn_relu_step, rnn_tanh_step
         if self._lstm:
             return lstm_step(xw, state, w_hh, b_hh)
         if self._gates == 3:

