@@ -11,6 +11,8 @@ from __future__ import annotations
 import linecache
 from dataclasses import dataclass, field
 
+from . import events
+
 
 @dataclass
 class Example:
@@ -55,7 +57,6 @@ tensors, names, gradient = (out,), {"x": x, "M": M, "out": out}, torch.ones(2, 2
 def run(name: str) -> Example:
     """Run one example's code, its lines known to linecache (so each node's line can be shown)."""
     import gradviz as torch
-    from . import events
     title, code = CODE[name]
     filename = f"<gradviz example {name}>"
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
