@@ -3,6 +3,7 @@ window views and pixel shuffle on Tensors: torch's output sizes and errors, then
 gradviz.ops.pool."""
 from __future__ import annotations
 
+import itertools
 import math
 import warnings
 
@@ -13,9 +14,9 @@ from ..ops.conv import pad_spatial, windows
 from ..autograd.apply import apply
 from ..ops.core import namespace
 from ..tensor import Tensor
-from ..ops.pool import (ADAPTIVE_AVG_POOL2D, ADAPTIVE_AVG_POOL3D, ADAPTIVE_MAX_POOL2D, AVG_POOL2D, COL2IM, IM2COL,
-                        MAX_POOL2D, REFLECTION_PAD, REPLICATION_PAD, UPSAMPLE_BICUBIC, UPSAMPLE_LINEAR,
-                        UPSAMPLE_NEAREST, UPSAMPLE_NEAREST_EXACT, PIXEL_SHUFFLE, PIXEL_UNSHUFFLE, _pool_out)
+from ..ops.pool import (ADAPTIVE_AVG_POOL2D, ADAPTIVE_AVG_POOL3D, ADAPTIVE_MAX_POOL2D, AVG_POOL2D, AVG_POOL3D, COL2IM,
+                        IM2COL, MAX_POOL2D, MAX_POOL3D, REFLECTION_PAD, REPLICATION_PAD, UPSAMPLE_BICUBIC,
+                        UPSAMPLE_LINEAR, UPSAMPLE_NEAREST, UPSAMPLE_NEAREST_EXACT, PIXEL_SHUFFLE, PIXEL_UNSHUFFLE, _pool_out)
 from .shape import cat
 
 
@@ -42,15 +43,31 @@ def _as_4d(input, nd, fn):
 
 
 def _check_pool_input(input, nd, name):
+    if nd == 3 and (input.ndim not in (4, 5) or input.numel() == 0 and not all(input.shape[1:])):
+        raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
     if input.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"{name}: Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with optional 0 dim batch "
                            f"size for input, but got: {list(input.shape)}")
 
 
-def _pool_args(kernel_size, stride, padding, dilation, nd, own_1d_checks=False):
-    k = _tuple(kernel_size, nd)
-    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _tuple(stride, nd)
-    p, d = _tuple(padding, nd), _tuple(dilation, nd)
+_COUNTS = {2: "two", 3: "three"}
+
+
+def _pool_tuple(value, nd, name, what):
+    """A 2-d or 3-d pool's argument as an nd-tuple, or torch's words for one of another length."""
+    if nd in _COUNTS and not isinstance(value, int) and len(value) not in (1, nd):
+        be = "be" if name == "avg_pool3d" else "either be"
+        rule = {"kernel_size": f"must {be} a single int", "stride": f"must {be} omitted, a single int",
+                "padding": f"must {be} a single int", "dilation": "must be either a single int"}[what]
+        raise RuntimeError(f"{name}: {what} {rule}, or a tuple of {_COUNTS[nd]} ints")
+    return _tuple(value, nd)
+
+
+def _pool_args(kernel_size, stride, padding, dilation, nd, own_1d_checks=False, name="max_pool2d"):
+    k = _pool_tuple(kernel_size, nd, name, "kernel_size")
+    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else \
+        _pool_tuple(stride, nd, name, "stride")
+    p, d = _pool_tuple(padding, nd, name, "padding"), _pool_tuple(dilation, nd, name, "dilation")
     if own_1d_checks:   # torch's own 1-d kernel (max_pool1d without indices) checks its arguments first
         for what, v in (("kernel_size", k), ("stride", s), ("dilation", d)):
             if v[0] <= 0:
@@ -68,18 +85,34 @@ def _pool_args(kernel_size, stride, padding, dilation, nd, own_1d_checks=False):
     return k, s, p, d
 
 
+def _check_pool_output(x, k, s, p, d, ceil_mode, name):
+    """torch's shape checks on the pooled (3-d, 4-d or 5-d) view x: no output size may be zero;
+    an avg_pool3d window must fit in the unpadded input too."""
+    nd = len(k)
+    sizes = tuple(x.shape[-nd:])
+    if name == "avg_pool3d" and any(n < kk for n, kk in zip(sizes, k)):
+        raise RuntimeError(f"input image (T: {sizes[0]} H: {sizes[1]} W: {sizes[2]}) smaller than kernel size "
+                           f"(kT: {k[0]} kH: {k[1]} kW: {k[2]})")
+    outs = tuple(_pool_out(n, kk, ss, pp, dd, ceil_mode) for n, kk, ss, pp, dd in zip(sizes, k, s, p, d))
+    if min(outs) < 1:
+        c = x.shape[-nd - 1]
+        raise RuntimeError(f"Given input size: ({'x'.join(map(str, (c,) + sizes))}). Calculated output size: "
+                           f"({'x'.join(map(str, (c,) + outs))}). Output size is too small")
+
+
 def avg_pool(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
              divisor_override=None, nd=2):
     _check_pool_input(input, nd, f"avg_pool{nd}d")
-    k, s, p, d = _pool_args(kernel_size, stride, padding, 1, nd)
+    k, s, p, d = _pool_args(kernel_size, stride, padding, 1, nd, name=f"avg_pool{nd}d")
     k2, s2, p2 = (1,) * (2 - nd) + k, (1,) * (2 - nd) + s, (0,) * (2 - nd) + p
 
     def pool(x):
+        _check_pool_output(x, k2, s2, p2, (1,) * len(k2), ceil_mode, f"avg_pool{max(nd, 2)}d")
         mats = []
-        for n, kk, ss, pp in zip(x.shape[-2:], k2, s2, p2):
+        for n, kk, ss, pp in zip(x.shape[-len(k2):], k2, s2, p2):
             m, counts = _pool_matrix(n, kk, ss, pp, 1, ceil_mode, count_include_pad)
             mats.append(m if divisor_override else m / counts[:, None])
-        return apply(AVG_POOL2D, (x,), (tuple(mats), divisor_override, k, s, p))
+        return apply(AVG_POOL3D if nd == 3 else AVG_POOL2D, (x,), (tuple(mats), divisor_override, k, s, p))
     return _as_4d(input, nd, pool)
 
 
@@ -126,6 +159,11 @@ def adaptive_avg_pool(input, output_size, nd):
     return _as_4d(input, nd, pool)
 
 
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    return avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 3)
+
+
 def adaptive_avg_pool1d(input, output_size):
     return adaptive_avg_pool(input, output_size, 1)
 
@@ -152,44 +190,54 @@ def _first_max(xp, planes):
 
 
 def _max_pool_indices(a, k, s, p, d, ceil_mode):
-    """Flat indices (into each H·W plane) of every window's maximum (the first one on ties, the
-    first NaN where a window holds one, as PyTorch)."""
+    """Flat indices (into each trailing H·W or D·H·W plane) of every window's maximum (the first
+    one on ties, the first NaN where a window holds one, as PyTorch)."""
     xp = namespace(a)
-    h, w = a.shape[-2:]
-    outs = [_pool_out(n, kk, ss, pp, dd, ceil_mode) for n, kk, ss, pp, dd in zip((h, w), k, s, p, d)]
+    nd = len(k)
+    sizes = a.shape[-nd:]
+    outs = [_pool_out(n, kk, ss, pp, dd, ceil_mode) for n, kk, ss, pp, dd in zip(sizes, k, s, p, d)]
     # pad with −inf, and on the right far enough for ceil_mode's last window
     pads = []
-    for n, o, kk, ss, pp, dd in zip((h, w), outs, k, s, p, d):
+    for n, o, kk, ss, pp, dd in zip(sizes, outs, k, s, p, d):
         need = (o - 1) * ss + dd * (kk - 1) + 1 - (n + 2 * pp)
         pads.append((pp, pp + max(need, 0)))
     padded = pad_spatial(xp, a, pads, -np.inf if a.dtype.kind == "f" else 0)
-    win = windows(xp, padded, k, s, d)[..., :outs[0], :outs[1], :, :]
-    # one contiguous plane per kernel tap, (kh·kw, …, oh, ow): elementwise passes over whole planes
+    win = windows(xp, padded, k, s, d)[(Ellipsis,) + tuple(slice(o) for o in outs) + (slice(None),) * nd]
+    # one contiguous plane per kernel tap, (taps, …, *outs): elementwise passes over whole planes
     # are several times faster than an argmax along a short last axis, or passes over strided views
-    lead = win.ndim - 4
-    planes = xp.ascontiguousarray(win.transpose((lead + 2, lead + 3) + tuple(range(lead + 2))))
-    planes = planes.reshape((k[0] * k[1],) + planes.shape[2:])
+    lead = win.ndim - 2 * nd
+    planes = xp.ascontiguousarray(win.transpose(tuple(range(lead + nd, lead + 2 * nd)) + tuple(range(lead + nd))))
+    planes = planes.reshape((math.prod(k),) + planes.shape[nd:])
     best, tap = _first_max(xp, planes)
     if a.dtype.kind == "f" and xp.isnan(best).any():   # NaN wins: the first NaN of the window
         has_nan, first_nan = _first_max(xp, xp.isnan(planes))
         tap = xp.where(has_nan, first_nan, tap)
-    # the winning tap's offset from its window's top-left corner, then the corner's flat position
-    offsets = xp.asarray([ki * d[0] * w + kj * d[1] for ki in range(k[0]) for kj in range(k[1])], dtype=np.int64)
-    corner = (xp.arange(outs[0]) * s[0] - p[0]).reshape(-1, 1) * w + xp.arange(outs[1]) * s[1] - p[1]
+    # the winning tap's offset from its window's first corner, then the corner's flat position
+    step = [math.prod(sizes[i + 1:]) for i in range(nd)]   # flat stride of each spatial axis
+    offsets = xp.asarray([sum(t * dd * st for t, dd, st in zip(taps, d, step))
+                          for taps in itertools.product(*(range(kk) for kk in k))], dtype=np.int64)
+    corner = 0
+    for i, (o, ss, pp, st) in enumerate(zip(outs, s, p, step)):
+        corner = corner + ((xp.arange(o) * ss - pp) * st).reshape((-1,) + (1,) * (nd - 1 - i))
     return (corner + xp.take(offsets, tap)).astype(np.int64, copy=False)
 
 
 def max_pool(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False, nd=2):
     _check_pool_input(input, nd, f"max_pool{nd}d")
-    k, s, p, d = _pool_args(kernel_size, stride, padding, dilation, nd, nd == 1 and not return_indices)
+    k, s, p, d = _pool_args(kernel_size, stride, padding, dilation, nd, nd == 1 and not return_indices,
+                            f"max_pool{nd}d")
     shown = (k, s, p, d)   # as the learner gave them (the node runs the 2-d kernel)
+    if nd == 1 and not return_indices and _pool_out(input.shape[-1], *k, *s, *p, *d, ceil_mode) < 1:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: "
+                           f"{_pool_out(input.shape[-1], *k, *s, *p, *d, ceil_mode)}")
     k, s, p, d = ((1,) * (2 - nd) + k, (1,) * (2 - nd) + s, (0,) * (2 - nd) + p, (1,) * (2 - nd) + d)
     found = []
 
     def pool(x):
+        _check_pool_output(x, k, s, p, d, ceil_mode, f"max_pool{max(nd, 2)}d")
         index = _max_pool_indices(x._data, k, s, p, d, ceil_mode)
         found.append(index)
-        return apply(MAX_POOL2D, (x,), (index,) + shown)
+        return apply(MAX_POOL3D if nd == 3 else MAX_POOL2D, (x,), (index,) + shown)
     out = _as_4d(input, nd, pool)
     if not return_indices:
         return out
@@ -203,6 +251,10 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     return max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 2)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    return max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 3)
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):

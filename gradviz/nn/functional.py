@@ -14,8 +14,8 @@ from ..functions.loss import (_check_same_size, _legacy_reduction, binary_cross_
 from ..functions.nnops import (batch_norm, celu, dropout, elu, embedding, embedding_bag, hardsigmoid, hardswish,
                                hardtanh, layer_norm, logsigmoid, mish, pairwise_distance, relu6, selu, silu)
 from ..functions.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool2d,
-                              avg_pool1d, avg_pool2d, fold, interpolate, max_pool1d, max_pool2d, pixel_shuffle,
-                              pixel_unshuffle, unfold)
+                              avg_pool1d, avg_pool2d, avg_pool3d, fold, interpolate, max_pool1d, max_pool2d,
+                              max_pool3d, pixel_shuffle, pixel_unshuffle, unfold)
 from ..functions.pointwise import div_scalar, mul_scalar
 from ..functions.pointwise import gelu, leaky_relu, relu, sigmoid, softplus, tanh  # noqa: F401
 from ..functions.reduce import log_softmax, softmax  # noqa: F401

@@ -31,6 +31,7 @@ B6, B3, B4 = RNG.standard_normal(6), RNG.standard_normal(3), RNG.standard_normal
 # distinct values, so no max-pool window has a tie (finite differences need a unique winner)
 D2 = RNG.permutation(np.linspace(-3, 3, 2 * 3 * 7 * 6)).reshape(2, 3, 7, 6)
 D1 = RNG.permutation(np.linspace(-3, 3, 2 * 3 * 11)).reshape(2, 3, 11)
+D3 = RNG.permutation(np.linspace(-3, 3, 2 * 3 * 4 * 5)).reshape(1, 2, 3, 4, 5)
 COLS = RNG.standard_normal((2, 3 * 4, 6))
 COLS8 = RNG.standard_normal((2, 3 * 4, 8))
 WT2 = RNG.standard_normal((2, 3, 2, 2))          # transposed: (in, out / groups, *k)
@@ -96,6 +97,16 @@ POOL = [
     ("adaptive_avg_pool1d", lambda t, Ft, x: Ft.adaptive_avg_pool1d(x, 4), [X1], False),
     ("adaptive_max_pool2d", lambda t, Ft, x: Ft.adaptive_max_pool2d(x, (3, 4)), [D2], True),
     ("adaptive_max_pool2d_up", lambda t, Ft, x: Ft.adaptive_max_pool2d(x, 5), [D2], True),
+    ("max_pool3d", lambda t, Ft, x: Ft.max_pool3d(x, 2), [D3], True),
+    ("max_pool3d_overlap_pad_dilation", lambda t, Ft, x: Ft.max_pool3d(x, (2, 3, 2), stride=1, padding=(0, 1, 1),
+                                                                       dilation=(1, 1, 2)), [D3], True),
+    ("max_pool3d_ceil", lambda t, Ft, x: Ft.max_pool3d(x, 2, ceil_mode=True), [D3], True),
+    ("avg_pool3d", lambda t, Ft, x: Ft.avg_pool3d(x, 2, stride=1), [D3], True),
+    ("avg_pool3d_pad_exclude_ceil", lambda t, Ft, x: Ft.avg_pool3d(x, 3, 2, 1, ceil_mode=True,
+                                                                   count_include_pad=False), [D3], True),
+    # squared, so the gradient's own graph records the adjoint (AvgPool3DBackwardBackward0)
+    ("avg_pool3d_squared", lambda t, Ft, x: Ft.avg_pool3d(x, 2, stride=1) ** 2, [D3], True),
+    ("avg_pool3d_divisor", lambda t, Ft, x: Ft.avg_pool3d(x, (1, 2, 2), divisor_override=3), [D3], True),
 ]
 
 RESAMPLE = [
@@ -166,7 +177,7 @@ OTHER_GRAPH = {"pad_circular"}
 # every VJP record once: the convolution's two adjoints, and the adjoint of each linear map
 SECOND_ORDER = ["conv2d_same", "conv1d_depthwise", "conv_transpose2d_groups_dilation",
                 "conv_transpose2d_output_pad_dilation", "avg_pool2d_pad", "max_pool2d_stride_pad", "unfold_all",
-                "fold_overlap", "upsample_bilinear", "upsample_linear1d", "upsample_nearest", "adaptive_avg_pool2d",
+                "fold_overlap", "avg_pool3d", "max_pool3d_overlap_pad_dilation", "upsample_bilinear", "upsample_linear1d", "upsample_nearest", "adaptive_avg_pool2d",
                 "adaptive_max_pool2d", "pad_reflect", "pad_replicate", "pixel_shuffle", "pixel_unshuffle"]
 
 

@@ -34,6 +34,10 @@ class MaxPool2d(_MaxPoolNd):
     _fn = staticmethod(F.max_pool2d)
 
 
+class MaxPool3d(_MaxPoolNd):
+    _fn = staticmethod(F.max_pool3d)
+
+
 class AvgPool1d(Module):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True):
         super().__init__()
@@ -51,6 +55,8 @@ class AvgPool1d(Module):
 
 
 class AvgPool2d(Module):
+    _fn = staticmethod(F.avg_pool2d)
+
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True,
                  divisor_override=None):
         super().__init__()
@@ -60,11 +66,15 @@ class AvgPool2d(Module):
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
 
     def forward(self, input):
-        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)
+        return self._fn(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                        self.count_include_pad, self.divisor_override)
 
     def extra_repr(self):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool3d(AvgPool2d):
+    _fn = staticmethod(F.avg_pool3d)
 
 
 class _AdaptivePool(Module):
