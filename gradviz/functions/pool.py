@@ -12,7 +12,9 @@ import numpy as np
 from .conv import _tuple
 from ..ops.conv import pad_spatial, windows
 from ..autograd.apply import apply
+from ..dtypes import SCALAR_TYPE
 from ..ops.core import namespace
+from ..ops.grid import AFFINE_GRID, GRID_SAMPLE
 from ..tensor import Tensor
 from ..ops.pool import (ADAPTIVE_AVG_POOL2D, ADAPTIVE_AVG_POOL3D, ADAPTIVE_MAX_POOL2D, AVG_POOL2D, AVG_POOL3D, COL2IM,
                         IM2COL, MAX_POOL2D, MAX_POOL3D, REFLECTION_PAD, REPLICATION_PAD, UPSAMPLE_BICUBIC,
@@ -478,3 +480,76 @@ def upsample_bilinear(input, size=None, scale_factor=None):
     warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
                   stacklevel=2)
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# -- spatial transformers ---------------------------------------------------------------------------
+_ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
+                  "Please specify align_corners=True if the old behavior is desired. See the documentation of "
+                  "grid_sample for details.")
+
+
+def _base_axis(n, align_corners):
+    """torch's linspace_from_neg_one: the normalized centres of n pixels (0 for one pixel)."""
+    if n <= 1:
+        return np.zeros(max(n, 0))
+    line = np.linspace(-1.0, 1.0, n)
+    return line if align_corners else line * (n - 1) / n
+
+
+def affine_grid(theta, size, align_corners=None):
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    if len(size) == 4:
+        if theta.ndim != 3 or tuple(theta.shape[-2:]) != (2, 3):
+            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. "
+                             f"Got {theta.shape}.")
+    elif len(size) == 5:
+        raise NotImplementedError("affine_grid: 3D affine transforms (5D sizes) are not supported here")
+    else:
+        raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+                                  f"respectively. Got size {size}.")
+    if align_corners and min(size[-2:]) == 1:
+        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
+                      "align_corners=True. This is not an intended use case of affine_grid. See the documentation "
+                      "of affine_grid for details.", stacklevel=2)
+    elif min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    if theta.shape[0] != size[0]:   # torch's bmm of the base grid with θ
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{size[0]}, 3] but got: "
+                           f"[{theta.shape[0]}, 3].")
+    h, w = size[-2:]
+    base = np.empty((h, w, 3))
+    base[..., 0] = _base_axis(w, align_corners)
+    base[..., 1] = _base_axis(h, align_corners)[:, None]
+    base[..., 2] = 1
+    return apply(AFFINE_GRID, (theta,), (base.astype(theta._data.dtype),))
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
+                         f"but got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        align_corners = False
+    shapes = f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}"
+    if input.shape[:1] != grid.shape[:1]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got {shapes}")
+    if grid.ndim == 0 or grid.shape[-1] != input.ndim - 2:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {input.ndim - 2} in last dimension, but got "
+                           f"grid with sizes {list(grid.shape)}")
+    if input.ndim == 4 and grid.ndim != 4:
+        raise RuntimeError(f"grid_sampler(): expected 4D input and grid with same number of dimensions, but got "
+                           f"{shapes}")
+    if input.dtype != grid.dtype:
+        raise RuntimeError(f"expected scalar type {SCALAR_TYPE[input._data.dtype.name]} but found "
+                           f"{SCALAR_TYPE[grid._data.dtype.name]}")
+    if input.ndim != 4 or mode == "bicubic":
+        raise NotImplementedError("grid_sample: 5-D (volumetric) input and mode='bicubic' are not supported here")
+    return apply(GRID_SAMPLE, (input, grid), (mode, padding_mode, bool(align_corners)))

@@ -124,4 +124,4 @@ from ..functions.loss import (cosine_embedding_loss, gaussian_nll_loss, hinge_em
                               multilabel_soft_margin_loss, poisson_nll_loss, soft_margin_loss, triplet_margin_loss)
 from ..functions.nnops import (bilinear, glu, hardshrink, pdist, prelu, softshrink, tanhshrink,
                                threshold)
-from ..functions.pool import upsample_bilinear, upsample_nearest
+from ..functions.pool import affine_grid, grid_sample, upsample_bilinear, upsample_nearest  # noqa: E402,F401

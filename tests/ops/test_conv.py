@@ -31,6 +31,8 @@ B6, B3, B4 = RNG.standard_normal(6), RNG.standard_normal(3), RNG.standard_normal
 # distinct values, so no max-pool window has a tie (finite differences need a unique winner)
 D2 = RNG.permutation(np.linspace(-3, 3, 2 * 3 * 7 * 6)).reshape(2, 3, 7, 6)
 D1 = RNG.permutation(np.linspace(-3, 3, 2 * 3 * 11)).reshape(2, 3, 11)
+THETA = RNG.standard_normal((2, 2, 3)) * 0.8
+GRID = RNG.uniform(-1.3, 1.3, (1, 3, 4, 2))     # beyond ±1 too: the padding modes decide those
 D3 = RNG.permutation(np.linspace(-3, 3, 2 * 3 * 4 * 5)).reshape(1, 2, 3, 4, 5)
 COLS = RNG.standard_normal((2, 3 * 4, 6))
 COLS8 = RNG.standard_normal((2, 3 * 4, 8))
@@ -135,6 +137,14 @@ RESAMPLE = [
     ("adaptive_avg_pool3d", lambda t, Ft, x: Ft.adaptive_avg_pool3d(x, (1, 3, 2)), [X3S], True),
     # squared, so the gradient's own graph records the adjoint (AdaptiveAvgPool3DBackwardBackward0)
     ("adaptive_avg_pool3d_squared", lambda t, Ft, x: Ft.adaptive_avg_pool3d(x, (1, 3, 2)) ** 2, [X3S], True),
+    ("affine_grid", lambda t, Ft, th: Ft.affine_grid(th, (2, 3, 4, 5), align_corners=False), [THETA], True),
+    ("affine_grid_corners", lambda t, Ft, th: Ft.affine_grid(th, (2, 1, 3, 2), align_corners=True), [THETA], True),
+    *[(f"grid_sample_{mode}_{pad}_{int(corners)}", lambda t, Ft, x, g, mode=mode, pad=pad, corners=corners:
+       Ft.grid_sample(x, g, mode, pad, corners), [X2S[:, :, :4], GRID], True)
+      for mode in ("bilinear", "nearest") for pad in ("zeros", "border", "reflection") for corners in (False, True)],
+    # the spatial transformer: a grid from θ, then the image sampled at it (both inputs get gradients)
+    ("affine_grid_then_grid_sample", lambda t, Ft, x, th: Ft.grid_sample(
+        x, Ft.affine_grid(th[:1], (1, 2, 3, 4), align_corners=False), align_corners=False), [X2S, THETA], False),
     ("pad_reflect", lambda t, Ft, x: Ft.pad(x, (1, 2, 2, 1), mode="reflect"), [X2], True),
     ("pad_reflect1d", lambda t, Ft, x: Ft.pad(x, (3, 1), mode="reflect"), [X1], True),
     ("pad_replicate", lambda t, Ft, x: Ft.pad(x, (2, 0, 1, 3), mode="replicate"), [X2], True),
@@ -177,7 +187,7 @@ OTHER_GRAPH = {"pad_circular"}
 # every VJP record once: the convolution's two adjoints, and the adjoint of each linear map
 SECOND_ORDER = ["conv2d_same", "conv1d_depthwise", "conv_transpose2d_groups_dilation",
                 "conv_transpose2d_output_pad_dilation", "avg_pool2d_pad", "max_pool2d_stride_pad", "unfold_all",
-                "fold_overlap", "avg_pool3d", "max_pool3d_overlap_pad_dilation", "upsample_bilinear", "upsample_linear1d", "upsample_nearest", "adaptive_avg_pool2d",
+                "fold_overlap", "affine_grid", "avg_pool3d", "max_pool3d_overlap_pad_dilation", "upsample_bilinear", "upsample_linear1d", "upsample_nearest", "adaptive_avg_pool2d",
                 "adaptive_max_pool2d", "pad_reflect", "pad_replicate", "pixel_shuffle", "pixel_unshuffle"]
 
 
