@@ -238,7 +238,14 @@ EXTRA = [
     ("squeeze_dims", lambda t, x: (x * x)[:, None, :, None].squeeze_((1, 3)), [V]),
     ("transpose_", lambda t, x, y: (x * y).transpose_(0, 1) @ y, [V, W]),
     ("t_", lambda t, x, y: (x * y).t_() @ y, [V, W]),
+    # torch._weight_norm, the node of nn.utils.parametrizations.weight_norm: over the first dim, then the last
+    ("weight_norm", lambda t, v, g: _weight_norm(t)(v, g[:, :1], 0), [V, W]),
+    ("weight_norm_last", lambda t, v, g: _weight_norm(t)(v, g[:1], 1), [V, W]),
 ]
+
+
+def _weight_norm(lib):
+    return lib._weight_norm if lib is not gradviz else gradviz.nn.utils.parametrizations._weight_norm
 
 
 @pytest.mark.parametrize("name, prog, arrays", EXTRA, ids=[row[0] for row in EXTRA])
