@@ -17,7 +17,7 @@ from ..ops.core import namespace
 from ..ops.grid import AFFINE_GRID, GRID_SAMPLE
 from ..tensor import Tensor
 from ..ops.pool import (ADAPTIVE_AVG_POOL2D, ADAPTIVE_AVG_POOL3D, ADAPTIVE_MAX_POOL2D, AVG_POOL2D, AVG_POOL3D, COL2IM,
-                        IM2COL, MAX_POOL2D, MAX_POOL3D, REFLECTION_PAD, REPLICATION_PAD, UPSAMPLE_BICUBIC,
+                        IM2COL, MAX_POOL2D, MAX_POOL3D, MAX_UNPOOL2D, REFLECTION_PAD, REPLICATION_PAD, UPSAMPLE_BICUBIC,
                         UPSAMPLE_LINEAR, UPSAMPLE_NEAREST, UPSAMPLE_NEAREST_EXACT, PIXEL_SHUFFLE, PIXEL_UNSHUFFLE,
                         _pool_out)
 from .shape import cat
@@ -554,3 +554,46 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     if input.ndim != 4 or mode == "bicubic":
         raise NotImplementedError("grid_sample: 5-D (volumetric) input and mode='bicubic' are not supported here")
     return apply(GRID_SAMPLE, (input, grid), (mode, padding_mode, bool(align_corners)))
+
+
+# -- max unpooling ------------------------------------------------------------------------------------
+def _unpool_output_size(input, kernel_size, stride, padding, output_size):
+    default = [(input.shape[-len(kernel_size) + d] - 1) * stride[d] + kernel_size[d] - 2 * padding[d]
+               for d in range(len(kernel_size))]
+    if output_size is None:
+        return default
+    if len(output_size) == len(kernel_size) + 2:
+        output_size = output_size[2:]
+    if len(output_size) != len(kernel_size):
+        raise ValueError(f"output_size should be a sequence containing {len(kernel_size)} or {len(kernel_size) + 2} "
+                         f"elements, but it has a length of '{len(output_size)}'")
+    for d in range(len(kernel_size)):
+        low, high = default[d] - stride[d], default[d] + stride[d]
+        if not low < output_size[d] < high:
+            raise ValueError(f'invalid output_size "{output_size}" (dim {d} must be between {low} and {high})')
+    return output_size
+
+
+def _max_unpool(input, indices, out_hw):
+    """torch's max_unpool2d kernel: (N, C, H, W) values written at their flat indices into (oH, oW) planes."""
+    index = indices._data
+    size = out_hw[0] * out_hw[1]
+    bad = index[(index < 0) | (index >= size)]
+    if bad.size:   # torch names the first one in memory order
+        raise RuntimeError(f"Found an invalid max index: {int(bad.reshape(-1)[0])} (output volumes are of size "
+                           f"{out_hw[0]}x{out_hw[1]})")
+    return apply(MAX_UNPOOL2D, (input,), (index, tuple(out_hw)))
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    k = _tuple(kernel_size, 1)
+    s = _tuple(stride, 1) if stride is not None else k
+    size = _unpool_output_size(input, k, s, _tuple(padding, 1), output_size)
+    # torch: the 2-d kernel on a trailing size-1 dim, squeezed away (SqueezeBackward1)
+    return _max_unpool(input.unsqueeze(-1), indices.unsqueeze(-1), tuple(size) + (1,)).squeeze(-1)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    k = _tuple(kernel_size, 2)
+    s = _tuple(stride, 2) if stride is not None else k
+    return _max_unpool(input, indices, tuple(_unpool_output_size(input, k, s, _tuple(padding, 2), output_size)))

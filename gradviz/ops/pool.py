@@ -251,6 +251,26 @@ ADAPTIVE_MAX_POOL2D = _max_op("adaptive_max_pool2d", "AdaptiveMaxPool2DBackward0
                               "y[i,j] = max of x over the adaptive window (i, j)", ("output_size",), _ADAPTIVE)
 
 
+
+# -- max unpooling: each value written back where its pool found it, zeros elsewhere ------------
+def _unpool_forward(xp, a, index, out_hw):
+    lead = a.shape[:-2]
+    return _scatter_back(xp, a, lead + tuple(out_hw), index, disjoint=True)
+
+
+def _unpool_vjp(xp, g, c, a, index, out_hw):
+    if xp.arrays:
+        return _gather_forward(xp, g, index)
+    planes = math.prod(a.shape[:-2])
+    flat = xp.reshape(g, (planes, math.prod(out_hw)))
+    return xp.reshape(xp.take_along_axis(flat, index.reshape(planes, -1), 1), tuple(a.shape))
+
+
+MAX_UNPOOL2D = Op("max_unpool2d", "MaxUnpool2DBackward0", "y[index[p]] = x[p], 0 elsewhere", _unpool_forward,
+                  vjp=(_unpool_vjp,), vjp_formulas=("ḡ[index[p]]",), params=("indices", "output_size"), saves=(),
+                  latex=r"$c[\iota_p] = $0[p],\ 0 	ext{ elsewhere}",
+                  vjp_latex=(r"ar{g}[\iota_p] 	ext{ at } [p]",))
+
 # -- unfold / fold: the window view and its adjoint ----------------------------------------------
 # window p of the (padded) input reads x[s p + d k − q] at kernel tap k; a column holds one window
 _UNFOLD = r",\quad \text{kernel } $kernel_size,\ s = $stride,\ q = $padding,\ d = $dilation"

@@ -1,4 +1,4 @@
-"""nn.MaxPool3d / nn.AvgPool3d and torch's shape and argument checks of the 1-, 2- and 3-d pools:
+"""nn.MaxPool3d / nn.AvgPool3d, nn.MaxUnpool1d/2d and torch's shape and argument checks of the 1-, 2- and 3-d pools:
 reprs, indices and every error message against PyTorch (values and gradients: tests/ops/test_conv.py)."""
 import numpy as np
 import pytest
@@ -71,3 +71,30 @@ def test_bad_pool_arguments_raise_torchs_words(call):
     theirs = _error(torch, call)
     assert theirs is not None
     assert _error(gradviz, call) == theirs
+
+
+@needs_torch
+@pytest.mark.parametrize("make", ["MaxUnpool2d(2)", "MaxUnpool2d((2, 3), padding=1)", "MaxUnpool1d(3, stride=2)"])
+def test_unpool_module_reprs_match_torch(make):
+    assert repr(eval("gradviz.nn." + make)) == repr(eval("torch.nn." + make))
+
+
+UNPOOL_BAD = [
+    "max_unpool2d(L.ones(1, 1, 2, 2), L.zeros(1, 1, 2, 2, dtype=L.int64), 2, output_size=(7, 7))",
+    "max_unpool2d(L.ones(1, 1, 2, 2), L.zeros(1, 1, 2, 2, dtype=L.int64), 2, output_size=(1, 2, 3))",
+    "max_unpool2d(L.ones(1, 1, 1, 2), L.tensor([[[[1, 30]]]]), 2)",
+    "max_unpool1d(L.ones(1, 1, 2), L.tensor([[[1, 9]]]), 2)",
+]
+
+
+@needs_torch
+@pytest.mark.parametrize("call", UNPOOL_BAD)
+def test_bad_unpool_arguments_raise_torchs_words(call):
+    outcomes = []
+    for lib in (gradviz, torch):
+        try:
+            eval("L.nn.functional." + call, {"L": lib})
+            outcomes.append(None)
+        except (RuntimeError, ValueError) as e:
+            outcomes.append((type(e).__name__, str(e)))
+    assert outcomes[0] is not None and outcomes[0] == outcomes[1]

@@ -106,6 +106,11 @@ POOL = [
     ("avg_pool3d", lambda t, Ft, x: Ft.avg_pool3d(x, 2, stride=1), [D3], True),
     ("avg_pool3d_pad_exclude_ceil", lambda t, Ft, x: Ft.avg_pool3d(x, 3, 2, 1, ceil_mode=True,
                                                                    count_include_pad=False), [D3], True),
+    ("max_unpool2d", lambda t, Ft, x: Ft.max_unpool2d(*Ft.max_pool2d(x, 2, return_indices=True), 2,
+                                                      output_size=(7, 6)), [D2[:1]], False),
+    # windows that do not overlap: where they do, one input can win twice and unpooling keeps one write
+    ("max_unpool1d", lambda t, Ft, x: Ft.max_unpool1d(*Ft.max_pool1d(x, 2, 3, return_indices=True), 2, 3), [D1],
+     False),
     # squared, so the gradient's own graph records the adjoint (AvgPool3DBackwardBackward0)
     ("avg_pool3d_squared", lambda t, Ft, x: Ft.avg_pool3d(x, 2, stride=1) ** 2, [D3], True),
     ("avg_pool3d_divisor", lambda t, Ft, x: Ft.avg_pool3d(x, (1, 2, 2), divisor_override=3), [D3], True),
@@ -187,7 +192,7 @@ OTHER_GRAPH = {"pad_circular"}
 # every VJP record once: the convolution's two adjoints, and the adjoint of each linear map
 SECOND_ORDER = ["conv2d_same", "conv1d_depthwise", "conv_transpose2d_groups_dilation",
                 "conv_transpose2d_output_pad_dilation", "avg_pool2d_pad", "max_pool2d_stride_pad", "unfold_all",
-                "fold_overlap", "affine_grid", "avg_pool3d", "max_pool3d_overlap_pad_dilation", "upsample_bilinear", "upsample_linear1d", "upsample_nearest", "adaptive_avg_pool2d",
+                "fold_overlap", "affine_grid", "avg_pool3d", "max_unpool2d", "max_pool3d_overlap_pad_dilation", "upsample_bilinear", "upsample_linear1d", "upsample_nearest", "adaptive_avg_pool2d",
                 "adaptive_max_pool2d", "pad_reflect", "pad_replicate", "pixel_shuffle", "pixel_unshuffle"]
 
 

@@ -142,3 +142,27 @@ class LPPool1d(_LPPoolNd):
 
 class LPPool2d(_LPPoolNd):
     _fn = staticmethod(F.lp_pool2d)
+
+
+class _MaxUnpoolNd(Module):
+    _fn, _nd = staticmethod(F.max_unpool2d), 2
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        self.kernel_size = _tuple(kernel_size, self._nd)
+        self.stride = _tuple(stride if stride is not None else kernel_size, self._nd)
+        self.padding = _tuple(padding, self._nd)
+
+    def forward(self, input, indices, output_size=None):
+        return self._fn(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    _fn, _nd = staticmethod(F.max_unpool1d), 1
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    _fn, _nd = staticmethod(F.max_unpool2d), 2
