@@ -268,8 +268,8 @@ def _unpool_vjp(xp, g, c, a, index, out_hw):
 
 MAX_UNPOOL2D = Op("max_unpool2d", "MaxUnpool2DBackward0", "y[index[p]] = x[p], 0 elsewhere", _unpool_forward,
                   vjp=(_unpool_vjp,), vjp_formulas=("ḡ[index[p]]",), params=("indices", "output_size"), saves=(),
-                  latex=r"$c[\iota_p] = $0[p],\ 0 	ext{ elsewhere}",
-                  vjp_latex=(r"ar{g}[\iota_p] 	ext{ at } [p]",))
+                  latex=r"$c[\iota_p] = $0[p],\ 0 \text{ elsewhere}",
+                  vjp_latex=(r"\bar{g}[\iota_p] \text{ at } [p]",))
 
 # -- unfold / fold: the window view and its adjoint ----------------------------------------------
 # window p of the (padded) input reads x[s p + d k − q] at kernel tap k; a column holds one window
