@@ -16,10 +16,10 @@ from ..dtypes import SCALAR_TYPE
 from ..ops.core import namespace
 from ..ops.grid import AFFINE_GRID, GRID_SAMPLE
 from ..tensor import Tensor
-from ..ops.pool import (ADAPTIVE_AVG_POOL2D, ADAPTIVE_AVG_POOL3D, ADAPTIVE_MAX_POOL2D, AVG_POOL2D, AVG_POOL3D, COL2IM,
-                        IM2COL, MAX_POOL2D, MAX_POOL3D, MAX_UNPOOL2D, REFLECTION_PAD, REPLICATION_PAD, UPSAMPLE_BICUBIC,
-                        UPSAMPLE_LINEAR, UPSAMPLE_NEAREST, UPSAMPLE_NEAREST_EXACT, PIXEL_SHUFFLE, PIXEL_UNSHUFFLE,
-                        _pool_out)
+from ..ops.pool import (ADAPTIVE_AVG_POOL2D, ADAPTIVE_AVG_POOL3D, ADAPTIVE_MAX_POOL2D, AVG_POOL2D, AVG_POOL3D,
+                        CHANNEL_SHUFFLE, COL2IM, IM2COL, MAX_POOL2D, MAX_POOL3D, MAX_UNPOOL2D, REFLECTION_PAD,
+                        REPLICATION_PAD, UPSAMPLE_BICUBIC, UPSAMPLE_LINEAR, UPSAMPLE_NEAREST, UPSAMPLE_NEAREST_EXACT,
+                        PIXEL_SHUFFLE, PIXEL_UNSHUFFLE, _pool_out)
 from .shape import cat
 
 
@@ -597,3 +597,15 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
     k = _tuple(kernel_size, 2)
     s = _tuple(stride, 2) if stride is not None else k
     return _max_unpool(input, indices, tuple(_unpool_output_size(input, k, s, _tuple(padding, 2), output_size)))
+
+
+def channel_shuffle(input, groups):
+    if input.ndim <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes "
+                           f"{list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    if input.shape[1] % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {input.shape[1]} channels and "
+                           f"{groups} groups.")
+    return apply(CHANNEL_SHUFFLE, (input,), (groups,))

@@ -127,4 +127,4 @@ from ..functions.loss import (cosine_embedding_loss, gaussian_nll_loss, hinge_em
 from ..functions.nnops import (bilinear, glu, hardshrink, pdist, prelu, softshrink, tanhshrink,
                                threshold)
 from ..functions.pool import affine_grid, grid_sample, upsample_bilinear, upsample_nearest  # noqa: E402,F401
-from ..functions.pool import max_unpool1d, max_unpool2d  # noqa: E402,F401
+from ..functions.pool import channel_shuffle, max_unpool1d, max_unpool2d  # noqa: E402,F401

@@ -355,3 +355,22 @@ PIXEL_UNSHUFFLE, _ = linear_pair("pixel_unshuffle", "PixelUnshuffleBackward0",
                                  (f"$c{_WIDE} = $0{_DEEP},\\quad r = $downscale_factor",
                                   rf"\bar{{g}}{_WIDE} \text{{ at }} {_DEEP}"))
 
+
+
+# -- channel shuffle: channel i·(C/g) + j -> j·g + i; its adjoint is the shuffle with C/g groups ----
+def _channel_shuffle(xp, a, groups):
+    n, c = a.shape[0], a.shape[1]
+    b = xp.swapaxes(a.reshape((n, groups, c // groups) + a.shape[2:]), 1, 2)
+    return xp.ascontiguousarray(b.reshape(a.shape))
+
+
+def _channel_shuffle_vjp(xp, g, out, a, groups):
+    back = a.shape[1] // groups
+    return _channel_shuffle(xp, g, back) if xp.arrays else xp.apply(CHANNEL_SHUFFLE, (g,), (back,))
+
+
+CHANNEL_SHUFFLE = Op("channel_shuffle", "ChannelShuffleBackward0", "y[:, j·g + i] = x[:, i·(C/g) + j]",
+                     _channel_shuffle, vjp=(_channel_shuffle_vjp,),
+                     vjp_formulas=("channel_shuffle(ḡ, C/g)",), params=("groups",), saves=(),
+                     latex=r"$c[:,\, j g + i] = $0[:,\, i \tfrac{C}{g} + j],\quad g = $groups",
+                     vjp_latex=(r"\bar{g}[:,\, j g + i] \text{ at } [:,\, i \tfrac{C}{g} + j]",))

@@ -1,5 +1,5 @@
-"""LPPool1d/2d, LocalResponseNorm and TripletMarginWithDistanceLoss (torch's compositions) against
-PyTorch: reprs, values, gradients and the output's node, and their errors."""
+"""LPPool1d/2d, LocalResponseNorm, TripletMarginWithDistanceLoss (torch's compositions) and
+ChannelShuffle against PyTorch: reprs, values, gradients and the output's node, and their errors."""
 import numpy as np
 import pytest
 from tests.support.parity import needs_torch, real_torch as torch
@@ -21,6 +21,7 @@ CASES = [
     ("LocalResponseNorm(2)", [X4]),
     ("LocalResponseNorm(3, alpha=0.1, beta=0.5, k=2.0)", [X3]),
     ("LocalResponseNorm(2, alpha=0.3)", [X5]),
+    ("ChannelShuffle(2)", [X4[:, :4]]),
     ("TripletMarginWithDistanceLoss()", [A, P, N]),
     ("TripletMarginWithDistanceLoss(swap=True, margin=2.0, reduction='sum')", [A, P, N]),
     ("TripletMarginWithDistanceLoss(distance_function=L.nn.CosineSimilarity(), reduction='none')", [A, P, N]),
@@ -51,6 +52,9 @@ def test_module_matches_torch(make, arrays):
     "F.triplet_margin_with_distance_loss(L.ones(2, 3), L.ones(2, 3), L.ones(2, 3), margin=0.0)",
     "F.triplet_margin_with_distance_loss(L.ones(2, 3), L.ones(2, 3), L.ones(2, 3), reduction='avg')",
     "L.nn.TripletMarginWithDistanceLoss(margin=-1)",
+    "F.channel_shuffle(L.ones(2, 5, 3), 2)",
+    "F.channel_shuffle(L.ones(2, 6, 3), 0)",
+    "F.channel_shuffle(L.ones(6, 3), 2)",
 ])
 def test_errors_match_torch(call):
     outcomes = []
@@ -67,3 +71,13 @@ def test_errors_match_torch(call):
 def test_an_empty_input_comes_back_as_it_is():
     x = gradviz.ones(0, 3, 4)
     assert gradviz.nn.functional.local_response_norm(x, 2) is x
+
+
+@needs_torch
+def test_channel_shuffles_gradient_is_a_channel_shuffle_as_in_torch():
+    names = []
+    for lib in (gradviz, torch):
+        x = lib.tensor(np.concatenate([X4, X4[:, :1]], 1), requires_grad=True)   # 6 channels
+        g, = lib.autograd.grad(lib.nn.functional.channel_shuffle(x, 3).pow(2).sum(), x, create_graph=True)
+        names.append(g.grad_fn.name())
+    assert names[0] == names[1] == "ChannelShuffleBackward0"

@@ -123,6 +123,8 @@ RESAMPLE = [
     ("fold_overlap", lambda t, Ft, c: Ft.fold(c, (3, 4), 2), [COLS], True),
     ("pixel_shuffle", lambda t, Ft, x: Ft.pixel_shuffle(x, 2), [X2[:, :, :3, :3]], True),
     ("pixel_unshuffle", lambda t, Ft, x: Ft.pixel_unshuffle(x, 2), [X2[:, :, :6, :4]], True),
+    ("channel_shuffle", lambda t, Ft, x: Ft.channel_shuffle(x, 2), [X2S[:, :, :2]], True),
+    ("channel_shuffle3d", lambda t, Ft, x: t.nn.ChannelShuffle(3)(x), [RNG.standard_normal((2, 6, 3))], True),
     ("upsample_nearest", lambda t, Ft, x: Ft.interpolate(x, scale_factor=2), [X2S], True),
     ("upsample_nearest_size", lambda t, Ft, x: Ft.interpolate(x, size=(7, 3)), [X2S], True),
     ("upsample_nearest1d", lambda t, Ft, x: Ft.interpolate(x, scale_factor=3), [X1], True),
@@ -193,7 +195,8 @@ OTHER_GRAPH = {"pad_circular"}
 SECOND_ORDER = ["conv2d_same", "conv1d_depthwise", "conv_transpose2d_groups_dilation",
                 "conv_transpose2d_output_pad_dilation", "avg_pool2d_pad", "max_pool2d_stride_pad", "unfold_all",
                 "fold_overlap", "affine_grid", "avg_pool3d", "max_unpool2d", "max_pool3d_overlap_pad_dilation", "upsample_bilinear", "upsample_linear1d", "upsample_nearest", "adaptive_avg_pool2d",
-                "adaptive_max_pool2d", "pad_reflect", "pad_replicate", "pixel_shuffle", "pixel_unshuffle"]
+                "adaptive_max_pool2d", "pad_reflect", "pad_replicate", "pixel_shuffle", "pixel_unshuffle",
+                "channel_shuffle"]
 
 
 @pytest.mark.parametrize("name", SECOND_ORDER)

@@ -29,6 +29,7 @@ from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropy
 from .flatten import Flatten, Unflatten  # noqa: F401
 from .fold import Fold, Unfold  # noqa: F401
 from .pixelshuffle import PixelShuffle, PixelUnshuffle  # noqa: F401
+from .channelshuffle import ChannelShuffle  # noqa: F401
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: F401
 from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d,  # noqa: F401
     ConstantPad3d, ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d,
