@@ -4,13 +4,15 @@
 prints the same numbers; the engine's events feed diagrams and step-by-step
 animations of backward.
 """
+import math as _math
+
 from . import autograd, events  # noqa: F401
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from .autograd import is_inference_mode_enabled  # noqa: F401
 from .autograd.graph import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
 from .backend import device, get_default_device, set_default_device  # noqa: F401
 from .backend import namespace_of as _namespace_of
-from . import accelerator  # noqa: F401
+from . import accelerator, cuda  # noqa: F401
 from .creation import (BoolTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor, arange, as_tensor,  # noqa: F401
                        empty, empty_like, eye, from_numpy, full, full_like, linspace, manual_seed, ones, ones_like,
                        rand, rand_like, randint, randn, randn_like, seed, tensor, zeros, zeros_like,
@@ -34,6 +36,10 @@ from .events import set_source_tracking  # noqa: F401
 from .tensor import Tensor  # noqa: F401
 
 half, float, double, short, int, long = float16, float32, float64, int16, int32, int64  # noqa: A001
+
+# torch's constants are Python floats (math's), and newaxis is None, as in NumPy
+inf, nan, pi, e = _math.inf, _math.nan, _math.pi, _math.e
+newaxis = None
 
 __version__ = "0.1.0"
 
@@ -75,33 +81,6 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return Tensor._make(xp.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
-def cuda_is_available() -> bool:
-    from .backend import cuda_is_available as available
-    return available()
-
-
-class cuda:  # noqa: N801  (torch.cuda.is_available())
-    is_available = staticmethod(cuda_is_available)
-
-    @staticmethod
-    def manual_seed(seed) -> None:
-        """Seeds torch's CUDA generators, which never touch the CPU stream. gradviz draws CUDA
-        tensors from the CPU generator, so there is nothing to seed here."""
-
-    manual_seed_all = manual_seed
-
-    @staticmethod
-    def device_count() -> int:
-        from . import accelerator as _accelerator
-        return _accelerator.device_count()
-
-    @staticmethod
-    def synchronize(device=None) -> None:
-        """Wait for every kernel queued on the GPU (torch.cuda.synchronize)."""
-        from . import accelerator as _accelerator
-        _accelerator.synchronize(device)
-
-
 # The visual layers load on first use, so `import gradviz` stays as light as the engine.
 _LAZY = {
     "make_dot": "render", "draw": "render", "Diagram": "render", "render_backend": "render",
@@ -124,9 +103,29 @@ def __getattr__(name):
 
 
 # torch's argument parser gives every function NumPy's names (axis=, keepdims=) and out=
-from ._api import install as _install, install_methods as _install_methods  # noqa: E402
+from ._api import install as _install, install_methods as _install_methods, wrap as _wrap  # noqa: E402
+from . import functions as _functions  # noqa: E402
+from .functions import declared as _declared  # noqa: E402
+from .ops import registry as _registry  # noqa: E402
 
 _install(globals())
 _install_methods(Tensor)
+
+
+def declare_ops(module) -> list:
+    """Add the op records of `module` (a module outside gradviz.ops) to the registry and expose each
+    as its record declares (gradviz.NAME, Tensor.NAME, out=), as the records of gradviz.ops are at
+    import. Returns the names added. A record in gradviz.ops itself needs no call."""
+    _registry.add(module)
+    added = []
+    for name, fn in _declared.exposed().items():
+        if name in globals():
+            continue
+        setattr(_functions, name, fn)
+        globals()[name] = _wrap(fn, name, name in fn.__exposure__.outs)
+        if name in fn.__exposure__.methods:
+            setattr(Tensor, name, _wrap(_declared.as_method(fn), name, False))
+        added.append(name)
+    return added
 
 from . import linalg  # noqa: E402,F401  (torch.linalg)

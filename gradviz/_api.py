@@ -12,23 +12,16 @@ import warnings
 
 import numpy as np
 
+from .dtypes import SCALAR_TYPE
+from .functions.declared import out_names as out_names_declared
+from .tensor import Tensor
+
 # torch's numpy_compatibility_arg_names (python_arg_parser.cpp)
 _ALIASES = {"axis": "dim", "keepdims": "keepdim", "x": "input", "a": "input", "x1": "input", "x2": "other"}
 
-# the public functions torch gives an out= argument
-OUT_FUNCTIONS = (
-    "abs", "acos", "add", "addcdiv", "addcmul", "addmm", "addmv", "amax", "amin", "arccos", "arcsin", "arctan",
-    "arctan2", "argmax", "argmin", "asin", "atan", "atan2", "baddbmm", "bmm", "cat", "ceil", "clamp", "clip",
-    "concat", "cos", "cosh", "cumprod", "cumsum", "diag", "div", "dot", "erf", "exp", "exp2", "expm1", "fix",
-    "float_power", "floor", "floor_divide", "fmod", "gather", "histc", "hypot", "index_select", "kron", "lerp",
-    "log", "log10", "log1p", "log2", "logcumsumexp", "logical_not", "logit", "logsumexp", "masked_select",
-    "matmul", "max", "maximum", "mean", "median", "min", "minimum", "mm", "mul", "mv", "nan_to_num", "neg",
-    "negative", "nonzero", "outer", "pow", "prod", "reciprocal", "remainder", "round", "rsqrt", "sgn", "sigmoid",
-    "sign", "sin", "sinh", "sort", "sqrt", "square", "stack", "std", "sub", "sum", "tan", "tanh", "topk",
-    "tril", "triu", "true_divide", "trunc", "var", "where", "eq", "ne", "lt", "le", "gt", "ge", "isclose",
-    "histogram", "bincount", "take_along_dim", "diff", "dist", "trace", "narrow", "tensordot",
-    "quantile", "nanquantile", "searchsorted", "bucketize",
-)
+# the public functions torch gives an out= argument besides those declared (@public(out=...) in
+# gradviz.functions): the comparisons gradviz defines with the Tensor methods
+OUT_FUNCTIONS = ("eq", "ne", "lt", "le", "gt", "ge", "isclose")
 
 
 # functions torch writes in Python, outside its argument parser: they take no NumPy names
@@ -51,8 +44,6 @@ def _category(dtype) -> int:
 def write_out(name: str, result, out):
     """Copy `result` into the caller's `out` tensor(s) as torch does: same dtype category or
     higher, resized (with torch's warning when it held elements) to the result's shape."""
-    from .dtypes import SCALAR_TYPE
-    from .tensor import Tensor
     if isinstance(result, tuple):
         if not isinstance(out, (tuple, list)) or len(out) != len(result):
             raise TypeError(f"{name}(): argument 'out' must be tuple of Tensors of length {len(result)}")
@@ -111,7 +102,7 @@ def wrap(fn, name: str, takes_out: bool):
 
 def install(namespace: dict) -> None:
     """Wrap the public functions in `namespace` (gradviz's own)."""
-    out_names = set(OUT_FUNCTIONS)
+    out_names = set(OUT_FUNCTIONS) | out_names_declared()
     done: dict = {}   # one wrapper per function, so aliases stay one object (clip is clamp)
     for name, fn in list(namespace.items()):
         if name.startswith("_") or not inspect.isfunction(fn) or not fn.__module__.startswith("gradviz"):

@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from . import backend, dtypes
+from .autograd.forward_ad import tangent_of
 
 
 
@@ -205,7 +206,6 @@ def tensor_repr(t) -> str:
         suffixes.append(f"grad_fn=<{t.grad_fn.op.torch_name}>")   # the type name, as torch
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
-    from .autograd.forward_ad import tangent_of
     tangent = tangent_of(t)
     if tangent is not None:
         suffixes.append(f"tangent={tangent}")   # a dual tensor (forward mode), as torch prints it

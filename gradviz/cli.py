@@ -152,7 +152,8 @@ def cmd_demo(args) -> int:
     for name in wanted:
         gradviz.manual_seed(0)   # the same pictures on every run
         example = EXAMPLES[name]()
-        trace = record_backward(example.tensors, example.gradient, names=example.names)
+        # the local Jacobians too: the demo's players show what the notebooks' show
+        trace = record_backward(example.tensors, example.gradient, names=example.names, jacobians=True)
         diagram = draw(trace, rankdir="LR" if args.lr else "TB")
         written = []
         for writer in DEMO_WRITERS:

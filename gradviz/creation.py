@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import math
+import os
+import warnings
 
 import numpy as np
 
+from ._warn import warn
 from . import backend, dtypes, libm
 from ._args import check_number, check_tensor
 from . import random as _random
@@ -54,10 +57,8 @@ def _finish(arr, dtype, device, requires_grad):
 def tensor(data, dtype=None, device=None, requires_grad=False) -> Tensor:
     _dtype_arg("tensor", dtype)
     if isinstance(data, Tensor):
-        import warnings
-        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.clone().detach() or "
-                      "sourceTensor.clone().detach().requires_grad_(True), rather than torch.tensor(sourceTensor).",
-                      UserWarning, stacklevel=2)
+        warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+             "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).")
         data = data._data.copy()
     elif isinstance(data, np.ndarray):
         data = data.copy()
@@ -153,7 +154,6 @@ def _scalar(x):
 
 def _threads() -> int:
     """torch's intra-op thread count (the per-thread chunks of a long arange start new vectors)."""
-    import os
     env = os.environ.get("OMP_NUM_THREADS", "")
     return int(env) if env.isdigit() and int(env) > 0 else (os.cpu_count() or 1)
 

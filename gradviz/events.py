@@ -240,6 +240,8 @@ class NodeInfo:
     scope: tuple = ()
     inputs: tuple = ()       # InputInfo per input slot
     saved: tuple = ()        # (name, Preview) the node saved for its backward
+    ctx_saved: tuple = ()    # (Preview, AccumulateGrad key of a saved leaf or None): a custom Function's
+                             # ctx.saved_tensors, which torchviz always draws
     n_outputs: int = 1
     source: tuple | None = None   # (file, line, text) of the user code that created it
 

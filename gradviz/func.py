@@ -23,6 +23,9 @@ from .autograd import forward_ad
 from .autograd.engine import grad as _grad
 from .autograd.functional import _forward, _one_hot, _stack_rows, track
 from .autograd.grad_mode import enable_grad
+from .creation import zeros_like
+from .functions.shape import stack
+from .tensor import Tensor
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap", "functional_call"]
 
@@ -30,7 +33,6 @@ _depth = [0]   # how many transforms are running, so only the outermost detaches
 
 
 def _Tensor():
-    from .tensor import Tensor
     return Tensor
 
 
@@ -106,7 +108,6 @@ def _split_aux(out, has_aux: bool, api: str):
 
 def _grads(outputs: list, cotangents: list, inputs: list) -> list:
     """d⟨outputs, cotangents⟩/d inputs with create_graph (zeros for unused inputs)."""
-    from .creation import zeros_like
     pairs = [(o, c) for o, c in zip(outputs, cotangents) if o.requires_grad]
     if not pairs or not inputs:
         return [zeros_like(x) for x in inputs]
@@ -295,7 +296,6 @@ def hessian(func: Callable, argnums=0) -> Callable:
 # -- batching -------------------------------------------------------------------------------
 def vmap(func: Callable, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=None) -> Callable:
     """func mapped over a dimension of its inputs (a loop over that dimension, results stacked)."""
-    from .functions.shape import stack
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):

@@ -1,4 +1,5 @@
-"""Names for a picture: the learner's own variable names, read from the caller's namespace.
+"""Names for a picture: the learner's own variable names, read from the caller's namespace,
+and the small text rules a recording's one-symbol-per-tensor naming is built from.
 
 When `draw`, `animate` or `step` get no `names=`, the tensors are named after the
 variables that hold them in the code that called gradviz, where that is unambiguous:
@@ -7,7 +8,9 @@ a tensor held by exactly one public variable (IPython's `_`, `_12`, `Out` and an
 """
 from __future__ import annotations
 
+import ast
 import os
+import re
 import sys
 from typing import Callable
 
@@ -54,3 +57,50 @@ def with_caller_names(names, frame=None):
     if names is not None:
         return names
     return caller_names(is_tensor, frame if frame is not None else sys._getframe(1))
+
+
+_SUBSCRIPT = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+
+# Letters for the tensors nobody named (t₁, t₂, ...): the first one the learner's code does not use.
+FREE_LETTERS = ("t", "u", "v", "w", "p", "q", "r", "s", "h", "g")
+
+
+def subscript(k: int) -> str:
+    return str(k).translate(_SUBSCRIPT)
+
+
+def assignment(text: str) -> tuple | None:
+    """(name, reads itself) for a source line that is one assignment to one plain name
+    (`c = z1.T @ z2 / N` -> ("c", False), `y = y * 2` and `y *= 2` -> ("y", True)); None for
+    any other line (several targets, unpacking, a statement cut over lines, no assignment)."""
+    try:
+        tree = ast.parse(text.strip())
+    except SyntaxError:
+        return None
+    if len(tree.body) != 1:
+        return None
+    stmt = tree.body[0]
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        target, value, reads = stmt.targets[0].id, stmt.value, False
+    elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+        target, value, reads = stmt.target.id, stmt.value, True
+    else:
+        return None
+    if any(isinstance(n, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp))
+           for n in ast.walk(value)):
+        return None   # the tensors made inside are not the value assigned
+    reads = reads or any(isinstance(n, ast.Name) and n.id == target for n in ast.walk(value))
+    return target, reads
+
+
+_ASSIGNED = re.compile(r"\s*([A-Za-z_][\w\s,]*?)\s*(?:\+|-|\*|/|@)?=(?!=)")
+
+
+def assigned_names(lines) -> set:
+    """The names these lines of code assign (`b = ...`, `a, b = ...`, `y *= 2`)."""
+    names = set()
+    for line in lines:
+        m = _ASSIGNED.match(line)
+        if m:
+            names.update(n.strip() for n in m.group(1).split(",") if n.strip().isidentifier())
+    return names

@@ -19,6 +19,8 @@ import os
 import numpy as np
 
 from . import libm
+from .autograd.graph import KIND
+from .backend import device as as_device
 
 DEFAULT_SEED = 67280421310721       # torch.Generator()'s seed (c10's default_rng_seed_val)
 _N, _M = 624, 397
@@ -67,7 +69,6 @@ class Generator:
     """torch.Generator: a Mersenne Twister with torch's seeding, state bytes and normal cache."""
 
     def __init__(self, device="cpu") -> None:
-        from .backend import device as as_device
         self.device = as_device(device)
         self._set_seed(DEFAULT_SEED)
 
@@ -85,7 +86,6 @@ class Generator:
         return self._seed
 
     def get_state(self):
-        from .tensor import Tensor
         state, left, nxt = self._engine_state()
         rec = np.zeros((), dtype=_STATE)
         rec["seed"], rec["left"], rec["seeded"], rec["next"] = self._seed, left, 1, nxt
@@ -94,11 +94,10 @@ class Generator:
             rec["normal_is_valid"], rec["normal_y"] = 1, self._double_cache
         if self._float_cache is not None:
             rec["next_float_normal_valid"], rec["next_float_normal"] = 1, self._float_cache
-        return Tensor._make(np.frombuffer(rec.tobytes(), dtype=np.uint8).copy())
+        return KIND.tensor._make(np.frombuffer(rec.tobytes(), dtype=np.uint8).copy())
 
     def set_state(self, new_state) -> "Generator":
-        from .tensor import Tensor
-        if not isinstance(new_state, Tensor):
+        if not isinstance(new_state, KIND.tensor):
             raise TypeError(f"expected a torch.ByteTensor, but got {type(new_state).__name__}")
         arr = np.ascontiguousarray(new_state.__array__())
         if arr.dtype != np.uint8:

@@ -21,7 +21,7 @@ def _record_names(tree: ast.Module, module: str, in_ops: bool = False) -> dict:
     names = {}
     for node in tree.body:
         if isinstance(node, ast.ImportFrom) and node.module and (
-                (node.level == 2 and node.module.startswith("ops.")) or (in_ops and node.level == 1)) \
+                (node.level in (1, 2) and node.module.startswith("ops.")) or (in_ops and node.level == 1)) \
                 and (OPS / f"{node.module.split('.')[-1]}.py").exists():
             source = importlib.import_module(f"gradviz.ops.{node.module.split('.')[-1]}")
             for alias in node.names:
@@ -78,19 +78,37 @@ def callers() -> dict:
     """Registry key -> sorted public names (gradviz.f, Tensor.f) that record it."""
     import gradviz
     import gradviz.nn.functional as nn_functional
+    from gradviz.functions.declared import methods as declared_methods
+    methods = declared_methods()
     out: dict = {}
     for path in sorted(FUNCTIONS.glob("*.py")):
         if path.name == "__init__.py":
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for fn, keys in _reached(tree, _record_names(tree, path.stem)).items():
-            public = [f"{where}.{fn}" for where, space in (("gradviz", gradviz), ("gradviz.linalg", gradviz.linalg),
-                                                           ("gradviz.nn.functional", nn_functional))
-                      if getattr(space, fn, None) is not None][:1]
-            public += [f"Tensor.{fn}"] if callable(getattr(gradviz.Tensor, fn, None)) else []
+            own = getattr(importlib.import_module(f"gradviz.functions.{path.stem}"), fn, None)
+            exposure = getattr(own, "__exposure__", None)
+            if exposure is not None and not exposure.names:   # a Tensor method only (Tensor.unfold)
+                public = [f"Tensor.{name}" for name in exposure.methods]
+            else:
+                public = [f"{where}.{fn}" for where, space in (("gradviz", gradviz), ("gradviz.linalg", gradviz.linalg),
+                                                               ("gradviz.nn.functional", nn_functional))
+                          if getattr(space, fn, None) is not None][:1]
+                bound = methods.get(fn)   # a declared method is this function's only when it is the one declared
+                if callable(getattr(gradviz.Tensor, fn, None)) and bound in (None, own):
+                    public.append(f"Tensor.{fn}")
             public = public or [f"gradviz.functions.{path.stem}.{fn}"]
             for key in keys:
                 out.setdefault(key, set()).update(public)
+    for key, op in registry.ops().items():   # the functions the records' exposures make
+        if op.expose is not None and op.expose.make is not None:
+            names = [f"gradviz.{n}" for n in op.expose.names] + [f"Tensor.{n}" for n in op.expose.methods]
+            out.setdefault(key, set()).update(names)
+    tree = ast.parse((FUNCTIONS.parent / "tensor.py").read_text(encoding="utf-8"))   # Tensor.fill_, .uniform_...
+    tensor_class = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Tensor")
+    for fn, keys in _reached(tensor_class, _record_names(tree, "tensor")).items():
+        for key in keys:
+            out.setdefault(key, set()).add(f"Tensor.{fn}")
     return {k: sorted(v) for k, v in out.items()}
 
 
@@ -138,17 +156,17 @@ def markdown() -> str:
              "product per input, and the public functions and Tensor methods that record it.", ""]
     module = None
     for key, op in registry.ops().items():
-        source = key.split(".")[0]
+        source, _, name = key.rpartition(".")
         if source != module:
             module = source
-            lines += ["", f"## `gradviz.ops.{module}`", "",
+            lines += ["", f"## `{module if '.' in module else 'gradviz.ops.' + module}`", "",
                       "| record | PyTorch node | formula | VJP per input | recorded by |", "|---|---|---|---|---|"]
         vjps = "; ".join(f"{_cell(name)}: {_cell(f)}" for name, f in zip(op.arg_names, op.vjp_formulas)) \
             if op.vjp is not None else "no gradient"
         by = by_caller.get(key, [])
         if key in by_rule:
             by = by + ["the gradient of another op (create_graph)"]
-        lines.append(f"| `{key.split('.')[1]}` | {op.torch_name} | {_cell(op.formula)} | {vjps} | "
+        lines.append(f"| `{name}` | {op.torch_name} | {_cell(op.formula)} | {vjps} | "
                      f"{', '.join(f'`{b}`' if b.startswith(('gradviz', 'Tensor')) else b for b in by) or '–'} |")
     return "\n".join(lines) + "\n"
 

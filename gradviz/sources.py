@@ -11,9 +11,10 @@ def is_torch(tensor) -> bool:
     return type(tensor).__module__.split(".")[0] == "torch"
 
 
-def trace_of(tensors: tuple, names: dict | None = None, show_saved: bool = False, order_of=None) -> Trace:
+def trace_of(tensors: tuple, names: dict | None = None, show_saved: bool = False, order_of=None,
+             ctx_saved: bool = False) -> Trace:
     """The Trace behind gradviz tensors, or behind real torch tensors (through the torch bridge)."""
     if tensors and all(is_torch(t) for t in tensors):
         from .torch_bridge import trace_from_torch   # optional: torch is imported only for torch tensors
-        return trace_from_torch(*tensors, params=names, show_saved=show_saved)
-    return build_trace(tensors, names, show_saved=show_saved, order_of=order_of)
+        return trace_from_torch(*tensors, params=names, show_saved=show_saved, ctx_saved=ctx_saved)
+    return build_trace(tensors, names, show_saved=show_saved, order_of=order_of, ctx_saved=ctx_saved)

@@ -10,12 +10,20 @@ import warnings
 import numpy as np
 from numpy import ndarray   # one global load where np.ndarray is two, on the per-op path
 
+from ._warn import warn_once
 from . import backend, dtypes
-from ._args import is_number, method_error as _method_error, type_name
+from ._args import is_number, type_name
 from . import events as _events
 from .autograd import forward_ad as _forward_ad
 from .autograd import grad_mode
-from .autograd.graph import AccumulateGrad, VersionCounter
+from .autograd.graph import KIND, AccumulateGrad, RemovableHandle, VersionCounter
+from .autograd.engine import backward as _backward
+from . import random as _random
+from ._tensor_str import tensor_repr
+from .ops import pointwise as _pointwise
+from .ops.core import broadcast_shape, expand_error
+from .ops.fill import (BERNOULLI, BERNOULLI_TENSOR, CAUCHY, COPY, EXPONENTIAL, FILL, FILL_TENSOR, GEOMETRIC, LOG_NORMAL,
+                       NORMAL, RANDOM_FROM_TO, RANDOM_FULL, RANDOM_TO, UNIFORM, ZERO)
 from .ops.reduce import _ALL
 
 NON_LEAF_GRAD_WARNING = (
@@ -142,7 +150,7 @@ class Tensor:
     """A multi-dimensional array that records the ops applied to it."""
 
     __slots__ = ("_data", "_grad", "_grad_fn", "output_nr", "_requires_grad", "_accum", "name", "_vc", "_view",
-                 "__weakref__")
+                 "_wrapped", "__weakref__")   # _wrapped: set (True) only on a Python number made a 0-d operand
     __array_priority__ = 1000   # numpy scalars defer to Tensor's reflected operators
 
     def __init__(self, *args, dtype=None, device=None, requires_grad=False, name=None):
@@ -353,14 +361,12 @@ class Tensor:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
-        from .autograd.graph import RemovableHandle
         hooks = self._accumulator()._hooks().post_accumulate
         hooks.append(hook)
         return RemovableHandle(hooks, hook)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
-        from .autograd.engine import backward
-        backward((self,), None if gradient is None else (gradient,), retain_graph, create_graph, inputs)
+        _backward((self,), None if gradient is None else (gradient,), retain_graph, create_graph, inputs)
 
     def detach(self) -> "Tensor":
         """Same storage and, as in PyTorch, the same version counter (unlike .data)."""
@@ -452,8 +458,8 @@ class Tensor:
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
         if self.requires_grad:   # torch warns on float() only (not item(), int() or formatting)
-            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
-                          "Consider using tensor.detach() first.", UserWarning, stacklevel=2)
+            warn_once("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+                      "Consider using tensor.detach() first.")
         return float(self.item())
 
     def __int__(self):
@@ -500,17 +506,15 @@ class Tensor:
         out = self
         if target_device is not None and backend.device(target_device) != self.device:
             if self.requires_grad and grad_mode.is_grad_enabled():
-                from .functions.shape import to_device
-                out = to_device(self, target_device)
+                out = _shape.to_device(self, target_device)
             else:
                 out = Tensor._make(backend.to_device(self._data, target_device))
                 out._requires_grad = self._requires_grad
         if target_dtype is not None:
-            from .functions.shape import to_dtype
             np_dtype = dtypes.as_np(target_dtype)
             if np_dtype.kind not in "fc" and np_dtype != out._data.dtype:
                 out = out.detach()   # integer and bool results are not differentiable
-            out = to_dtype(out, np_dtype)
+            out = _shape.to_dtype(out, np_dtype)
         if copy and out is self:
             out = F.clone(self)
         return out
@@ -610,7 +614,6 @@ class Tensor:
 
     # -- printing --------------------------------------------------------------------
     def __repr__(self):
-        from ._tensor_str import tensor_repr
         return tensor_repr(self)
 
     def __format__(self, spec):
@@ -909,7 +912,6 @@ class Tensor:
 
     def _random_(self, op, draw) -> "Tensor":
         """Fill self from draw(n, contiguous) -> n values in torch's order (self's memory order)."""
-        from . import random as _random
 
         def sample():
             values = _random.in_memory_order(self._data, draw(self._data.size, _random.is_contiguous(self._data)))
@@ -920,11 +922,9 @@ class Tensor:
 
     def _float_kernel(self, kernel: str) -> None:
         if not self.dtype.is_floating_point:
-            from .creation import _KERNEL_NAMES
-            raise NotImplementedError(f'"{kernel}" not implemented for \'{_KERNEL_NAMES[self.dtype.name]}\'')
+            raise NotImplementedError(f'"{kernel}" not implemented for \'{_creation._KERNEL_NAMES[self.dtype.name]}\'')
 
     def uniform_(self, a=0.0, b=1.0, *, generator=None):
-        from . import random as _random
         self._float_kernel("check_uniform_bounds")
         if a > b:
             raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}")
@@ -932,7 +932,6 @@ class Tensor:
         return self._random_(UNIFORM, lambda n, contiguous: _random.uniform(g, n, self._data.dtype, a, b))
 
     def normal_(self, mean=0.0, std=1.0, *, generator=None):
-        from . import random as _random
         self._float_kernel("normal_kernel_cpu")
         if std < 0:
             raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
@@ -941,7 +940,6 @@ class Tensor:
                                                                           contiguous))
 
     def bernoulli_(self, p=0.5, *, generator=None):
-        from . import random as _random
         g = _random._gen(generator)
         if isinstance(p, Tensor):
             probs = backend.to_numpy(p._data)
@@ -957,18 +955,15 @@ class Tensor:
         return self._random_(BERNOULLI, lambda n, contiguous: _random.bernoulli_scalar(g, n, p))
 
     def exponential_(self, lambd=1.0, *, generator=None):
-        from . import random as _random
         if not self.dtype.is_floating_point:
-            from .creation import _KERNEL_NAMES
             raise RuntimeError("Exponential distribution is a continuous probability distribution. dtype must be a "
-                               f"floating point but you specified {_KERNEL_NAMES[self.dtype.name]}")
+                               f"floating point but you specified {_creation._KERNEL_NAMES[self.dtype.name]}")
         if not lambd > 0:
             raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
         g = _random._gen(generator)
         return self._random_(EXPONENTIAL, lambda n, contiguous: _random.exponential(g, n, self._data.dtype, lambd))
 
     def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
-        from . import random as _random
         if not self.dtype.is_floating_point:
             raise RuntimeError("Cauchy distribution is a continuous probability distribution. dtype must be a "
                                f"floating point but you specified {self._data.dtype.name}")
@@ -978,7 +973,6 @@ class Tensor:
         return self._random_(CAUCHY, lambda n, contiguous: _random.cauchy(g, n, self._data.dtype, median, sigma))
 
     def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
-        from . import random as _random
         self._float_kernel("log_normal_cpu")
         if not std > 0:
             raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
@@ -987,7 +981,6 @@ class Tensor:
                                                                                   std))
 
     def geometric_(self, p, *, generator=None):
-        from . import random as _random
         if not 0 < p < 1:
             raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
         g = _random._gen(generator)
@@ -995,7 +988,6 @@ class Tensor:
 
     def random_(self, *bounds, generator=None, **named):
         """random_(to), random_(from, to) or random_(): integers drawn as torch's CPU kernel draws them."""
-        from . import random as _random
         if set(named) - {"from", "to"}:
             raise TypeError(f"random_() got an unexpected keyword argument '{next(iter(set(named) - {'from', 'to'}))}'")
         bounds = bounds + tuple(named[k] for k in ("from", "to") if k in named)
@@ -1010,30 +1002,41 @@ class Tensor:
                              lambda n, contiguous: _random.integers(g, n, low, high))
 
     def multinomial(self, num_samples, replacement=False, *, generator=None):
-        from .creation import multinomial
-        return multinomial(self, num_samples, replacement, generator=generator)
+        return _creation.multinomial(self, num_samples, replacement, generator=generator)
 
     def __setitem__(self, key, value):
         """As PyTorch: ints, slices and None pick a view of self, which is then filled (a
         0-d value) or copied into; tensor indices then index_put_ into that view."""
-        from .functions.index import index_put, parse_index, setitem
+        if key is False or key is True:   # PyTorch's lone bools: False writes nothing, True is None
+            if key is False:
+                return
+            key = None
         _check_assignable(self, key, value)
         if not self._records(value):
             if _forward_ad._state.level is not None and _forward_ad.is_dual(self, value):
-                self._inplace_op(index_put, key, value)   # out of place, then written: the tangent follows
+                self._inplace_op(_index.index_put, key, value)   # out of place, then written: the tangent follows
                 return
-            setitem(self._writable(), key, value._data if isinstance(value, Tensor) else value)
+            _index.setitem(self._writable(), key, value._data if isinstance(value, Tensor) else value)
             self._bump()
             return
-        steps, basic, adv = parse_index(self._data.shape, key)
+        steps, basic, adv = _index.parse_index(self._data.shape, key)
         target = F.getitem(self, basic) if steps else self
         if not isinstance(value, Tensor):
             value = Tensor(value, dtype=self.dtype)
+        # PyTorch views the value without its leading 1-dims first (ViewBackward0 in the graph):
+        # index_put_ only when there are some, a copy whenever the shapes differ, then expands it
+        stripped = _without_leading_ones(value.shape)
         if adv is not None:
-            target._inplace_op(index_put, adv, value)
+            if stripped != tuple(value.shape):
+                value = value.view(stripped)
+            target._inplace_op(_index.index_put, adv, value)
         elif value.ndim == 0:
             target._inplace_op(lambda s, v: _apply(FILL_TENSOR, (s, v)), value, overlap=True)
         else:
+            if tuple(value.shape) != tuple(target.shape):
+                value = value.view(stripped)
+                if stripped != tuple(target.shape):
+                    value = value.expand(target.shape)
             target._inplace_op(lambda s, v: _apply(COPY, (s, v)), value)
 
     def __iadd__(self, other):
@@ -1114,13 +1117,12 @@ class Tensor:
     @property
     def T(self):
         if self.ndim == 0:
-            warnings.warn("Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.",
-                          UserWarning, stacklevel=2)
+            warn_once("Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.")
         elif self.ndim != 2:
-            warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
-                          "deprecated and it will throw an error in a future release. Consider `x.mT` to transpose "
-                          "batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the "
-                          "dimensions of a tensor.", UserWarning, stacklevel=2)
+            warn_once("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
+                      "deprecated and it will throw an error in a future release. Consider `x.mT` to transpose "
+                      "batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the "
+                      "dimensions of a tensor.")
         return F.permute(self, tuple(range(self.ndim - 1, -1, -1)))
 
     @property
@@ -1133,25 +1135,20 @@ class Tensor:
     # -- methods that are the functions ------------------------------------------------------
     # -- new tensors with this one's dtype and device unless told otherwise (torch.Tensor.new_*) --
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
-        from .creation import tensor
-        return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+        return _creation.tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
     def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
-        from .creation import new_filled
-        return new_filled("new_full", fill_value, (tuple(size),), dtype or self.dtype, device or self.device,
+        return _creation.new_filled("new_full", fill_value, (tuple(size),), dtype or self.dtype, device or self.device,
                           requires_grad)
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
-        from .creation import new_filled
-        return new_filled("new_zeros", 0, size, dtype or self.dtype, device or self.device, requires_grad)
+        return _creation.new_filled("new_zeros", 0, size, dtype or self.dtype, device or self.device, requires_grad)
 
     def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
-        from .creation import new_filled
-        return new_filled("new_ones", 1, size, dtype or self.dtype, device or self.device, requires_grad)
+        return _creation.new_filled("new_ones", 1, size, dtype or self.dtype, device or self.device, requires_grad)
 
     def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
-        from .creation import new_filled
-        return new_filled("new_empty", 0, size, dtype or self.dtype, device or self.device, requires_grad)
+        return _creation.new_filled("new_empty", 0, size, dtype or self.dtype, device or self.device, requires_grad)
 
     def view(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], dtypes.dtype):
@@ -1444,11 +1441,9 @@ class Tensor:
         return F.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha)
 
     def bernoulli(self, p=None, *, generator=None):
-        from .creation import bernoulli
-        return bernoulli(self, p, generator=generator)
+        return _creation.bernoulli(self, p, generator=generator)
 
     def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-        from .ops.core import broadcast_shape
         broadcast_shape(self._data.shape, other._data.shape)
         xp = backend.namespace_of(self._data)
         return bool(xp.allclose(self._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
@@ -1459,7 +1454,6 @@ class Tensor:
 
 def _copy_source(dst, src):
     """copy_'s source, once the write is known to be allowed: it must broadcast to the destination."""
-    from .ops.core import broadcast_shape
     if (shape := broadcast_shape(dst._data.shape, src._data.shape)) != dst._data.shape:
         raise RuntimeError(f"output with shape {list(dst._data.shape)} doesn't match the broadcast shape "
                            f"{list(shape)}")
@@ -1473,6 +1467,9 @@ def _checked_fill(value, result):
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} "
                            "dimensions.")
     return result
+
+
+KIND.tensor = Tensor   # the graph and the engine wrap arrays with it
 
 
 def zero_grads(tensors, set_to_none: bool = True) -> None:
@@ -1524,89 +1521,20 @@ def _keep(keepdim, keepdims):
     return keepdim if keepdims is None else keepdims
 
 
-def _method(fn):
-    name = fn.__name__
-
-    def method(self, *args, **kwargs):
-        try:
-            return fn(self, *args, **kwargs)
-        except TypeError as error:   # torch counts a method's arguments after self
-            shifted = _method_error(error, name)
-            if shifted is error:
-                raise
-            raise shifted from None
-    method.__name__ = name
-    return method
-
-
-from . import functions as F  # noqa: E402  (the ops need Tensor defined first)
+# Tensor's methods are torch's functions: they are bound here, once Tensor exists (the modules
+# below import Tensor). The one place the tensor layer reaches up (tests/test_import_layers.py).
+from . import creation as _creation  # noqa: E402
+from . import functions as F  # noqa: E402
+from .functions import index as _index  # noqa: E402
+from .functions.declared import as_method as _method, methods as _declared_methods  # noqa: E402
+from .autograd import tensor_namespace as _tensor_namespace  # noqa: E402,F401  (hands the engine its Tensor `xp`)
 from .functions.pointwise import check_bounds as _check_bounds  # noqa: E402
 from .autograd import views as _views  # noqa: E402
 from .functions import shape as _shape  # noqa: E402
 from .autograd.apply import apply as _apply  # noqa: E402
-from .ops import pointwise as _pointwise  # noqa: E402
-from .ops.op import Op  # noqa: E402
 
-
-def _no_grad_to_self(xp, g, c, *args):
-    return xp.zeros_like(g)
-
-
-# The in-place writes that replace a tensor's values: the old values get a zero gradient.
-ZERO = Op("zero_", "ZeroBackward0", "c = 0", lambda xp, a: xp.zeros_like(a), vjp=(_no_grad_to_self,),
-          vjp_formulas=("0",),
-          latex=r"$c = 0", vjp_latex=(r"0",))
-FILL = Op("fill_", "FillBackward2", "c = v", lambda xp, a, v: xp.full_like(a, v), vjp=(_no_grad_to_self,),
-          vjp_formulas=("0",), params=("value",),
-          latex=r"$c = $value", vjp_latex=(r"0",))
-FILL_TENSOR = Op("fill_", "FillBackward3", "c = v", lambda xp, a, v: xp.full_like(a, v),
-                 vjp=(_no_grad_to_self, lambda xp, g, c, a, v: xp.sum(g)), vjp_formulas=("0", "Σ ḡ"),
-                 args=("self", "value"),
-                 latex=r"$c = $1", vjp_latex=(r"0", r"\sum \bar{g}"))
-COPY = Op("copy_", "CopyBackwards", "c = b", lambda xp, a, b: xp.broadcast_to(b, a.shape).astype(a.dtype),
-          vjp=(_no_grad_to_self, lambda xp, g, c, a, b: g), vjp_formulas=("0", "ḡ"), args=("self", "src"),
-          latex=r"$c = $1", vjp_latex=(r"0", r"\bar{g}"))
-UNIFORM = Op("uniform_", "UniformBackward0", "c ~ U(a, b)", lambda xp, a, sample: sample,
-             vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",),
-             latex=r"$c \sim \mathcal{U}(\mathrm{lo},\, \mathrm{hi})", vjp_latex=(r"0",))
-NORMAL = Op("normal_", "NormalBackward0", "c ~ N(μ, σ²)", lambda xp, a, sample: sample,
-            vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",),
-            latex=r"$c \sim \mathcal{N}(\mu,\, \sigma^2)", vjp_latex=(r"0",))
-BERNOULLI = Op("bernoulli_", "BernoulliBackward2", "c ~ Bernoulli(p)", lambda xp, a, sample: sample,
-               vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",),
-               latex=r"$c \sim \operatorname{Bernoulli}(p)", vjp_latex=(r"0",))
-BERNOULLI_TENSOR = Op("bernoulli_", "BernoulliBackward1", "c ~ Bernoulli(p)", lambda xp, a, sample: sample,
-                      vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",),
-                      latex=r"$c \sim \operatorname{Bernoulli}(p)", vjp_latex=(r"0",))
-EXPONENTIAL = Op("exponential_", "ExponentialBackward0", "c ~ Exp(λ)", lambda xp, a, sample: sample,
-                 vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",),
-                 latex=r"$c \sim \operatorname{Exp}(\lambda)", vjp_latex=(r"0",))
-CAUCHY = Op("cauchy_", "CauchyBackward0", "c ~ Cauchy(median, σ)", lambda xp, a, sample: sample,
-            vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",),
-            latex=r"$c \sim \operatorname{Cauchy}(m,\, \sigma)", vjp_latex=(r"0",))
-LOG_NORMAL = Op("log_normal_", "LogNormalBackward0", "c ~ exp N(μ, σ²)", lambda xp, a, sample: sample,
-                vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",),
-                latex=r"$c \sim e^{\mathcal{N}(\mu,\, \sigma^2)}", vjp_latex=(r"0",))
-GEOMETRIC = Op("geometric_", "GeometricBackward0", "c ~ Geometric(p)", lambda xp, a, sample: sample,
-               vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",),
-               latex=r"$c \sim \operatorname{Geometric}(p)", vjp_latex=(r"0",))
-RANDOM_FROM_TO = Op("random_", "RandomBackward0", "c ~ U{from, …, to − 1}", lambda xp, a, sample: sample,
-                    vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",),
-                    latex=r"$c \sim \mathcal{U}\{\mathrm{from}, \dots, \mathrm{to} - 1\}", vjp_latex=(r"0",))
-RANDOM_TO = Op("random_", "RandomBackward1", "c ~ U{0, …, to − 1}", lambda xp, a, sample: sample,
-               vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",),
-               latex=r"$c \sim \mathcal{U}\{0, \dots, \mathrm{to} - 1\}", vjp_latex=(r"0",))
-RANDOM_FULL = Op("random_", "RandomBackward2", "c ~ U{0, …, max}", lambda xp, a, sample: sample,
-                 vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",),
-                 latex=r"$c \sim \mathcal{U}\{0, \dots, \max\}", vjp_latex=(r"0",))
-
-for _name in ("matmul", "mm", "bmm", "dot", "mv", "outer", "trace", "exp", "log", "log1p", "sqrt", "rsqrt",
-              "reciprocal", "sin", "cos", "tan", "tanh", "sigmoid", "relu", "abs", "sign", "neg", "erf", "floor",
-              "round", "logical_not", "gelu", "softplus", "square", "log2", "log10", "exp2", "expm1", "sinh", "cosh",
-              "asin", "acos", "atan", "arcsin", "arccos", "arctan", "atan2", "arctan2", "ceil", "trunc", "fix",
-              "hypot", "isnan", "isinf", "isfinite", "sgn", "positive", "true_divide", "fmod", "float_power",
-              "logcumsumexp", "ravel", "kron", "std_mean", "var_mean"):
-    setattr(Tensor, _name, _method(getattr(F, _name)))
+for _name, _fn in _declared_methods().items():   # the methods the op records and @public functions declare
+    setattr(Tensor, _name, _method(_fn, _name))
 Tensor.negative = Tensor.neg
 Tensor.absolute = Tensor.abs
 
@@ -1654,9 +1582,7 @@ def _check_assignable(tensor: Tensor, key, value) -> None:
     if not (isinstance(value, (Tensor, list, tuple) + dtypes.NUMBERS) or backend.is_array(value)):
         raise TypeError(f"can't assign a {type(value).__name__} to a "
                         f"torch.{dtypes.SCALAR_TYPE.get(tensor._data.dtype.name, '')}Tensor")
-    from .ops.core import expand_error
-    from .functions.index import parse_index
-    _, basic, adv = parse_index(tensor._data.shape, key, fill=(value.numel() if isinstance(value, Tensor)
+    _, basic, adv = _index.parse_index(tensor._data.shape, key, fill=(value.numel() if isinstance(value, Tensor)
                                                                 else np.size(value)) == 1)
     shape = getattr(value, "shape", None)
     if shape is None:
@@ -1664,33 +1590,29 @@ def _check_assignable(tensor: Tensor, key, value) -> None:
     region = np.broadcast_to(np.empty((), dtype=bool), tensor._data.shape)   # no copy: only its shape is read
     region = region[basic] if basic else region
     region = region[adv] if adv is not None else region
-    shape = tuple(shape)
-    while shape and shape[0] == 1:   # PyTorch drops a value's leading 1-dims before it expands it
-        shape = shape[1:]
+    shape = _without_leading_ones(shape)
+    if adv is not None:   # index_put_ broadcasts the value against the indexed region
+        try:
+            np.broadcast_shapes(shape, region.shape)
+            fits = np.broadcast_shapes(shape, region.shape) == region.shape
+        except ValueError:
+            fits = False
+        if not fits:
+            raise RuntimeError(f"shape mismatch: value tensor of shape {list(shape)} cannot be broadcast to "
+                               f"indexing result of shape {list(region.shape)}")
+        return
     value_type = f"torch.{dtypes.SCALAR_TYPE.get(str(value.dtype).replace('torch.', ''), '')}Tensor"
     message = expand_error(shape, tuple(region.shape), value_type)
     if message:
         raise RuntimeError(message)
 
 
-for _name in ("histc", "bincount", "histogram", "addmm", "floor_divide", "index_put", "remainder"):
-    setattr(Tensor, _name, _method(getattr(F, _name)))
+def _without_leading_ones(shape) -> tuple:
+    """A value's shape as PyTorch's setitem reads it: its leading 1-dims dropped (slicePrefix1sSize)."""
+    shape = tuple(shape)
+    while shape and shape[0] == 1:
+        shape = shape[1:]
+    return shape
 
-# torch's op table, continued: the Tensor methods of the functions gradviz.functions gained
-for _name in ("acosh", "arccosh", "asinh", "arcsinh", "atanh", "arctanh", "erfc", "erfinv", "lgamma", "digamma",
-              "mvlgamma", "xlogy", "logaddexp", "logaddexp2", "copysign", "deg2rad", "rad2deg", "frac", "heaviside",
-              "fmax", "fmin", "sinc", "signbit", "isneginf", "isposinf", "isreal", "clamp_max", "clamp_min", "ldexp",
-              "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"):
-    setattr(Tensor, _name, _method(getattr(F, _name)))
+
 Tensor.polygamma = lambda self, n: F.polygamma(n, self)
-for _name in ("take", "rot90", "fliplr", "flipud", "tensor_split", "split_with_sizes", "hsplit", "vsplit", "dsplit",
-              "unflatten", "diagflat", "repeat_interleave", "msort", "select_scatter", "slice_scatter",
-              "diagonal_scatter"):
-    setattr(Tensor, _name, _method(getattr(F, _name)))
-for _name in ("nansum", "nanmean", "cummax", "cummin", "kthvalue"):
-    setattr(Tensor, _name, _method(getattr(F, _name)))
-for _name in ("det", "slogdet", "logdet", "inverse", "cholesky", "cross", "vdot", "inner", "addr", "addbmm",
-              "matrix_power"):
-    setattr(Tensor, _name, _method(getattr(F, _name)))
-for _name in ("unique", "unique_consecutive", "argwhere", "quantile", "nanquantile"):
-    setattr(Tensor, _name, _method(getattr(F, _name)))

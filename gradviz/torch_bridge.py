@@ -341,6 +341,7 @@ class _Source:
         self.root_nodes = [_root_node(t) for t in roots]
         self.order = _creation_order(self.root_nodes)
         self.keys = {fn: i for i, fn in enumerate(self.order)}
+        self.leaf_keys = {id(fn.variable): i for fn, i in self.keys.items() if _is_accumulate(fn)}
         self.show_saved = show_saved
         self.scopes = forward.scopes if forward is not None else {}
         self.values = forward.values if forward is not None else {}
@@ -374,7 +375,18 @@ class _Source:
             vjp_latex=op.vjp_latex if op else (), broadcasts=op.broadcasts if op else (),
             constants=_constants(fn, op, inputs),
             attrs=_attrs(fn), value=_op_value(fn, self.values), scope=tuple(self.scopes.get(fn, ())),
-            inputs=tuple(inputs), saved=saved, n_outputs=_n_outputs(fn))
+            inputs=tuple(inputs), saved=saved, ctx_saved=self._ctx_saved(fn), n_outputs=_n_outputs(fn))
+
+    def _ctx_saved(self, fn) -> tuple:
+        """A custom Function's saved_tensors as (Preview, the AccumulateGrad key of a saved leaf)."""
+        if not (hasattr(fn, "saved_tensors") and hasattr(fn, "_raw_saved_tensors")):
+            return ()
+        try:
+            tensors = fn.saved_tensors
+        except RuntimeError:   # freed by a backward
+            return ()
+        return tuple((_preview(t), self.leaf_keys.get(id(t)) if t.is_leaf else None)
+                     for t in tensors if t is not None)
 
     def outputs(self) -> list:
         outs = []
@@ -425,7 +437,7 @@ def _grad_of(tensor):
 
 
 def trace_from_torch(*tensors, params: dict | None = None, show_saved: bool = False,
-                     forward: "ForwardRecord | None" = None) -> Trace:
+                     forward: "ForwardRecord | None" = None, ctx_saved: bool = False) -> Trace:
     """The Trace of the PyTorch graph behind `tensors`: the structure gradviz's build_trace gives.
 
     params: name -> tensor (torchviz's argument, e.g. dict(model.named_parameters())) names leaves
@@ -436,7 +448,7 @@ def trace_from_torch(*tensors, params: dict | None = None, show_saved: bool = Fa
     source = _Source(_flatten(tensors), params, show_saved, forward)
     recorder = Recorder()
     source.replay(recorder)
-    return recorder.trace(source.outputs(), show_saved)
+    return recorder.trace(source.outputs(), show_saved, ctx_saved=ctx_saved)
 
 
 # -- backward, step by step ------------------------------------------------------------

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import events
+from .naming import FREE_LETTERS, assigned_names, assignment, subscript
 from .autograd.describe import describe_node, edge_info, tensor_info
 from .autograd.engine import backward_steps, broadcast_axes
 from .autograd.graph import ACCUMULATE_GRAD, AccumulateGrad
@@ -46,7 +47,12 @@ class TraceNode:
     constants: tuple = ()        # (name, value): the 2 of x * 2, the 3 of pow(3), dim, keepdim, alpha
     attrs: tuple = ()            # (name, text): the grad_fn's arguments and saved tensors (show_attrs)
     source: tuple | None = None  # (file, line, text) of the user code that created it
-    tensor_name: str = ""        # an op node: the name of the tensor it made (names=, or the caller's variable)
+    tensor_name: str = ""        # an op node: the learner's name for the tensor it made (names=, or a variable)
+    # The recording's one symbol per tensor (name_tensors): an op node's per output, and per input
+    # slot that has no edge and is no constant (a tensor that does not require grad); "" elsewhere.
+    # A leaf's symbol is its name; an AccumulateGrad's and an output's, its input's.
+    out_names: tuple = ()
+    in_names: tuple = ()
 
     def vjp_formula(self, slot: int) -> str:
         """The VJP formula for input `slot` (ops over a list of tensors share one formula)."""
@@ -63,7 +69,7 @@ class TraceEdge:
     id: str                      # stable: e0, e1, ...
     src: str                     # the input side (where the gradient ends up)
     dst: str                     # the consumer (where the gradient comes from)
-    slot: int = 0                # which input of dst (-1: a saved tensor)
+    slot: int = 0                # which input of dst (-1: a saved tensor; -2: one a custom Function's ctx saved)
     shape: tuple | None = None   # the shape that flows forward (and the gradient's shape backward)
     output_nr: int = 0           # which output of src flows (ops like split have several)
     axes: tuple = ()             # axes a gradient along it is summed over to undo broadcasting
@@ -143,7 +149,10 @@ class Trace:
                            e["output_nr"], tuple(e["axes"])) for e in data["edges"]]
         steps = [_step_from_json(s) for s in data["steps"]]
         code = {f: (first, list(lines)) for f, (first, lines) in data.get("code", {}).items()}
-        return cls(nodes, edges, steps, list(data["forward"]), tuple(data["roots"]), data.get("implicit_seed"), code)
+        trace = cls(nodes, edges, steps, list(data["forward"]), tuple(data["roots"]), data.get("implicit_seed"), code)
+        if not named(trace):   # saved before tensors had one symbol each
+            name_tensors(trace)
+        return trace
 
 
 def _pj(p):
@@ -159,7 +168,8 @@ def _node_json(n: TraceNode) -> dict:
             "value": _pj(n.value), "grad": _pj(n.grad), "scope": list(n.scope), "order": n.order,
             "symbols": list(n.symbols), "out_symbol": n.out_symbol, "latex": n.latex, "vjp_latex": list(n.vjp_latex),
             "constants": [[k, v] for k, v in n.constants], "attrs": [[k, v] for k, v in n.attrs],
-            "source": None if n.source is None else list(n.source), "tensor_name": n.tensor_name}
+            "source": None if n.source is None else list(n.source), "tensor_name": n.tensor_name,
+            "out_names": list(n.out_names), "in_names": list(n.in_names)}
 
 
 def _node_from_json(d: dict) -> TraceNode:
@@ -167,7 +177,7 @@ def _node_from_json(d: dict) -> TraceNode:
                      _pl(d["grad"]), tuple(d["scope"]), d["order"], tuple(d["symbols"]), d["out_symbol"], d["latex"],
                      tuple(d["vjp_latex"]), tuple((k, v) for k, v in d["constants"]),
                      tuple((k, v) for k, v in d["attrs"]), None if d["source"] is None else tuple(d["source"]),
-                     d.get("tensor_name", ""))
+                     d.get("tensor_name", ""), tuple(d.get("out_names", ())), tuple(d.get("in_names", ())))
 
 
 def _step_json(s: TraceStep) -> dict:
@@ -278,10 +288,12 @@ class Recorder:
             self._pending.clear()
 
     # -- building the Trace -------------------------------------------------------------------
-    def trace(self, outputs=(), show_saved: bool = False, leaf_names: dict | None = None) -> Trace:
+    def trace(self, outputs=(), show_saved: bool = False, leaf_names: dict | None = None,
+              ctx_saved: bool = False) -> Trace:
         """The Trace of the graph behind `outputs` (Output records; none: every node recorded),
         with the steps recorded so far. leaf_names: AccumulateGrad key -> a name for its leaf,
-        for leaves named only after they were recorded."""
+        for leaves named only after they were recorded. ctx_saved: the tensors custom Functions
+        saved, as torchviz draws them (a saved leaf is its leaf node; slot -2)."""
         outputs = list(outputs)
         leaf_names = leaf_names or {}
         leaves: dict = {}          # AccumulateGrad key -> TensorInfo of its leaf
@@ -339,6 +351,10 @@ class Recorder:
                 for name, preview in info.saved:
                     saved = add("saved", name, value=preview)
                     link(saved.id, ids[key], -1, None if preview is None else tuple(preview.shape))
+            if ctx_saved:
+                for preview, leaf_key in info.ctx_saved:
+                    src = written.get(("leaf", leaf_key)) or add("saved", "", value=preview).id
+                    link(src, ids[key], -2, None if preview is None else tuple(preview.shape))
         roots = []
         for out in outputs:
             src = out.edge.source
@@ -352,6 +368,7 @@ class Recorder:
         trace.roots = tuple(roots)
         trace.forward = [n.id for n in trace.nodes if n.kind in ("op", "accumulate")]
         trace.code = events.code_around([n.source for n in trace.nodes if n.source is not None])
+        name_tensors(trace)
         self.current = trace
         self._ids = ids
         self._edge_of = {(e.dst, e.slot): e.id for e in trace.edges if e.slot >= 0}
@@ -422,6 +439,131 @@ def _static_axes(info: NodeInfo, slot: int, in_shape, out_shape) -> tuple:
     return broadcast_axes(in_shape, out_shape) or ()
 
 
+# -- one symbol per tensor ---------------------------------------------------------------------
+def named(trace: Trace) -> bool:
+    """True once name_tensors gave the trace's op nodes their symbols."""
+    return all(n.out_names for n in trace.nodes if n.kind == "op")
+
+
+def name_tensors(trace: Trace) -> None:
+    """Give every tensor in the trace one symbol, which every view then uses: the learner's
+    names first (leaves, outputs, named intermediates), then the variable a line of code assigned
+    (`c = z1.T @ z2 / N` names the division's result c), a name held by several tensors numbered
+    in creation order (the doubling loop's y₁, y₂, ...), and the rest numbered t₁, t₂, ... in
+    creation order (with the first letter the code does not use)."""
+    index = {n.id: n for n in trace.nodes}
+    into: dict = {}
+    out_of: dict = {}
+    for e in trace.edges:
+        if e.slot >= 0:
+            into.setdefault(e.dst, []).append(e)
+            out_of.setdefault(e.src, []).append(e)
+
+    def tensor_of(node_id, nr=0):
+        # an AccumulateGrad and an output node stand for the tensor on their input edge
+        if index[node_id].kind in ("accumulate", "output"):
+            edge = next(iter(into.get(node_id, ())), None)
+            if edge is not None:
+                return tensor_of(edge.src, edge.output_nr)
+        return (node_id, nr)
+
+    tensors: list = []      # creation order: a leaf's, an op's inputs without an edge, its outputs
+    given: dict = {}        # tensor -> the learner's name
+    for node in trace.nodes:
+        if node.kind == "leaf":
+            tensors.append((node.id, 0))
+            if node.name:
+                given[(node.id, 0)] = node.name
+        elif node.kind == "op":
+            consts = {k for k, _ in node.constants if k.isdigit()}
+            linked = {e.slot for e in into.get(node.id, ())}
+            tensors.extend((node.id, "in", slot) for slot in range(len(node.symbols))
+                           if slot not in linked and str(slot) not in consts)
+            nrs = sorted({e.output_nr for e in out_of.get(node.id, ())}) or [0]
+            tensors.extend((node.id, nr) for nr in nrs)
+            if node.tensor_name:
+                given[(node.id, 0)] = node.tensor_name
+    for node in trace.nodes:
+        if node.kind == "output" and node.name:
+            given.setdefault(tensor_of(node.id), node.name)
+    for tensor, name in _assigned_values(trace, index, out_of).items():
+        given.setdefault(tensor, name)
+
+    holders: dict = {}
+    for tensor in tensors:
+        if tensor in given:
+            holders.setdefault(given[tensor], []).append(tensor)
+    symbol: dict = {}
+    for name, held in holders.items():
+        for k, tensor in enumerate(held, 1):
+            symbol[tensor] = name if len(held) == 1 else name + subscript(k)
+    taken = set(holders) | assigned_names(line for _, lines in trace.code.values() for line in lines)
+    letter = next((c for c in FREE_LETTERS if c not in taken), "t")
+    count = 0
+    # the graph's tensors first, then the inputs that are not in it (whose number a source may not
+    # know: torch keeps no trace of the 1 in b * b + 1), so one program numbers its graph alike in both
+    for tensor in sorted(tensors, key=lambda t: len(t) == 3):
+        if tensor not in symbol:
+            count += 1
+            symbol[tensor] = letter + subscript(count)
+
+    for node in trace.nodes:
+        if node.kind == "leaf":
+            node.name = symbol[(node.id, 0)]
+        elif node.kind == "output":
+            node.name = symbol.get(tensor_of(node.id), node.name)
+        elif node.kind == "op":
+            top = max((e.output_nr for e in out_of.get(node.id, ())), default=0)
+            node.out_names = tuple(symbol.get((node.id, nr), "") for nr in range(top + 1))
+            node.in_names = tuple(symbol.get((node.id, "in", slot), "") for slot in range(len(node.symbols)))
+
+
+def _assigned_values(trace: Trace, index: dict, out_of: dict) -> dict:
+    """(op node id, 0) -> the variable a line of code assigned it to: of the nodes one line made
+    in a row, the last is the value assigned (`c = z1.T @ z2 / N`: the division). A line that reads
+    its own variable in a loop (`y = y * 2`, `h = tanh(h @ W + x)`) makes one value per pass: its
+    run of nodes splits into equal passes, each feeding the next, and each pass's last node is a value."""
+    runs: list = []
+    for node_id in trace.forward:
+        node = index[node_id]
+        if node.kind != "op":
+            continue   # a leaf's AccumulateGrad: made where the leaf was, not by the line running
+        if node.source is None:
+            runs.append(None)
+            continue
+        if runs and runs[-1] is not None and runs[-1][0] == node.source[:2]:
+            runs[-1][1].append(node)
+        else:
+            runs.append((node.source[:2], [node], node.source[2]))
+    found: dict = {}
+    for run in runs:
+        if run is None:
+            continue
+        _, nodes, text = run
+        target = assignment(text)
+        if target is None:
+            continue
+        name, reads_itself = target
+        period = _pass_length(nodes, out_of) if reads_itself else len(nodes)
+        for k in range(period - 1, len(nodes), period):
+            found[(nodes[k].id, 0)] = name
+    return found
+
+
+def _pass_length(nodes: list, out_of: dict) -> int:
+    """The length of one pass of a loop over one line: the shortest p that splits `nodes` into
+    passes of the same ops where each pass reads the one before it's last node."""
+    names = [n.name for n in nodes]
+    for p in range(1, len(nodes) + 1):
+        if len(nodes) % p or names != names[:p] * (len(nodes) // p):
+            continue
+        chained = all(any(e.dst in {n.id for n in nodes[k + 1:k + 1 + p]} for e in out_of.get(nodes[k].id, ()))
+                      for k in range(p - 1, len(nodes) - p, p))
+        if chained:
+            return p
+    return len(nodes)
+
+
 # -- replaying a live graph ---------------------------------------------------------------------
 def _collect(root_nodes) -> list:
     """Every grad_fn reachable from the roots, oldest first (iterative: deep graphs are fine)."""
@@ -467,12 +609,15 @@ def replay(roots, recorder: Recorder, names: dict | None = None, order_of=None) 
     name_intermediates(recorder, names)
     root_nodes = [t.grad_fn if t.grad_fn is not None else (t._accumulator() if t.requires_grad else None)
                   for t in roots]
+    held = _held_outputs([*(names or {}).values(), *roots])
     live: dict = {}
     for node in _collect(root_nodes):
         if type(node) is AccumulateGrad:
             live[("leaf", node.id)] = node.variable
             continue
         info = describe_node(node, by_id)
+        if node.out_data is None and node.id in held:   # released by a backward: the value is still held
+            info.value = Preview.of(held[node.id]._data)
         recorder.feed(events.NodeCreated(node, (), (), tuple(node.scope), info))
         if order_of is not None and order_of(node):
             recorder.orders[node.id] = order_of(node)
@@ -480,6 +625,18 @@ def replay(roots, recorder: Recorder, names: dict | None = None, order_of=None) 
         if t.grad_fn is not None:
             live[("output", t.grad_fn.id, t.output_nr)] = t
     return live
+
+
+def _held_outputs(tensors) -> dict:
+    """node id -> a tensor the caller still holds that is that node's (only) output, unchanged since
+    (version 0): after a backward that released the node, its value is read from there, as the
+    learner's own variable still shows it."""
+    held: dict = {}
+    for t in tensors:
+        node = getattr(t, "grad_fn", None)
+        if node is not None and t.output_nr == 0 and node.op.n_outputs == 1 and t._version == 0:
+            held.setdefault(node.id, t)
+    return held
 
 
 def name_intermediates(recorder: Recorder, names: dict | None) -> None:
@@ -500,12 +657,13 @@ def leaf_keys(names: dict) -> dict:
             if t.grad_fn is None and t.requires_grad}
 
 
-def build_trace(roots, names: dict | None = None, show_saved: bool = False, order_of=None) -> Trace:
+def build_trace(roots, names: dict | None = None, show_saved: bool = False, order_of=None,
+                ctx_saved: bool = False) -> Trace:
     """The Trace of the graph behind `roots` (gradviz tensors): the graph replayed into a Recorder."""
     roots = tuple(roots)
     recorder = Recorder()
     replay(roots, recorder, names, order_of)
-    return recorder.trace(outputs_of(roots, names), show_saved)
+    return recorder.trace(outputs_of(roots, names), show_saved, ctx_saved=ctx_saved)
 
 
 class GradSnapshot:

@@ -13,7 +13,9 @@ for var in ("HOME", "IPYTHONDIR", "JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUP
 @pytest.fixture(autouse=True)
 def _seed():
     import gradviz
+    from gradviz import _warn
     gradviz.manual_seed(0)
+    _warn._warned_once.clear()   # each test starts as a fresh process would: no warning shown yet
     yield
 
 

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from gradviz.render import latex
+
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
@@ -362,7 +364,9 @@ def test_03_watching_backward(run_notebook):
     assert lit["backward 12/12 · AccumulateGrad"] == "z1 = torch.randn(N, D, requires_grad=True)", "an AccumulateGrad: its leaf's line"
     div = next(f["h"] for f in barlow if "DivBackward0" in f["t"] and f["t"].startswith("backward"))
     assert "<mn>4</mn>" in div, "the constant of `/ N` in the formula"
-    z1 = next(f["h"] for f in barlow if "AccumulateGrad" in f["t"] and "z1.grad" in f["h"])
+    # the cell rebinds z1 (the leaf, then the standardized batch): its two values read z1₁ and z1₂
+    z1 = next(f["h"] for f in barlow if "AccumulateGrad" in f["t"] and "z1₁.grad" in f["h"])
+    assert any("z1₂" in latex.text(f["h"]) for f in barlow), "the standardized batch, the second value of z1"
     writes = z1[z1.index("gv-write"):]
     assert writes.count('<table class="gv-grid">') == 4, "z1.grad drawn as three gradients added together, and the total"
     assert any(s == "pending" for f in barlow for s in f["c"].values()), "amber: received gradient, not yet run"

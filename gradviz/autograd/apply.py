@@ -15,10 +15,12 @@ from ..ops.core import NUMPY, as_array, namespace, shape_error
 from ..ops.op import Op
 from ..scope import _state as _scope_state
 from ..tensor import Tensor
+from . import fast_paths
 from . import forward_ad as _forward_ad
 from .describe import describe_node
 from .grad_mode import _state as _grad_state
-from .graph import DEFAULT, MULTI_OUTPUT, NO_GRAD, ViewMeta, _node_types, node_type
+from .views import arrays_share
+from .graph import DEFAULT, KIND, MULTI_OUTPUT, NO_GRAD, ViewMeta, _node_types, node_type
 
 
 def _check_one_device(arrays, params) -> None:
@@ -36,23 +38,8 @@ def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
     """Run `op` on Tensors. Builds a Node only when grad mode is on and an input requires grad."""
     if _forward_ad._state.level is not None and not _forward_ad._state.busy:
         return _forward_ad.apply_dual(apply, op, inputs, params, dtype)   # tangents flow forward too
-    # This runs once per op: the common one- and two-input cases build no lists and call
-    # the forward with plain arguments (a call with *args costs a tuple and a list).
-    n_inputs = len(inputs)
     try:
-        if n_inputs == 2:
-            a, b = inputs
-            first = a._data
-            xp = NUMPY if type(first) is ndarray else namespace(first)
-            out = op.forward(xp, first, b._data, *params) if params else op.forward(xp, first, b._data)
-        elif n_inputs == 1:
-            first = inputs[0]._data
-            xp = NUMPY if type(first) is ndarray else namespace(first)
-            out = op.forward(xp, first, *params) if params else op.forward(xp, first)
-        else:
-            arrays = [t._data for t in inputs]
-            first = arrays[0]
-            out = op.forward(NUMPY if type(first) is ndarray else namespace(first), *arrays, *params)
+        out = fast_paths.forward(op, inputs, params)
     except ValueError as exc:
         raise RuntimeError(shape_error(op, [t._data for t in inputs], exc)) from None
     except TypeError:   # NumPy and CuPy arrays do not mix: say so as torch does
@@ -68,12 +55,7 @@ def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
             break
     else:
         return _untracked(op, inputs, out)
-    if n_inputs == 2:
-        edges = (a._edge(), b._edge())
-    elif n_inputs == 1:
-        edges = (inputs[0]._edge(),)
-    else:
-        edges = tuple([t._edge() for t in inputs])
+    edges = fast_paths.edges(inputs)
     node_cls = _node_types.get(op) or node_type(op)
     if op.n_outputs == 1:
         if type(out) is not ndarray:
@@ -96,6 +78,9 @@ def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
     return result
 
 
+KIND.apply = apply   # the engine records a .grad's copy with it (create_graph)
+
+
 def _untracked(op: Op, inputs: tuple, out):
     """The result of an op no gradient flows through: Tensors without a grad_fn (still views
     of an input when they share its memory)."""
@@ -116,7 +101,7 @@ def share_version(view, inputs, op=None):
     if getattr(data, "base", None) is not None:
         xp = NUMPY if type(data) is ndarray else namespace(data)
         for t in inputs:
-            if xp.may_share_memory(data, t._data):
+            if arrays_share(xp, t._data, data):
                 counter = view._vc = t._counter()
                 meta = t._view
                 if meta is not None and meta.creation != DEFAULT:
@@ -162,5 +147,6 @@ def coerce_pair(a, b):
         s = wrapped_int(s, rt)
     xp = backend.namespace_of(t._data)
     const = Tensor._make(xp.asarray(s, dtype=rt))
+    const._wrapped = True   # torch's wrapped number: saved, but never through saved-tensor hooks
     out_dtype = None if rt == tdt else rt
     return (t, const, out_dtype) if a_is_t else (const, t, out_dtype)

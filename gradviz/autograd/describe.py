@@ -49,13 +49,13 @@ def constants(node: Node, symbols: tuple, inputs: tuple) -> tuple:
     """(key, plain value) of the numbers this node used: its shown params by name (dim, keepdim,
     alpha, the 3 of pow(3)) and, by input slot ("0", "1", ...), its one-element inputs that are
     constants (the 2 of x * 2); the keys are the markers of the record's LaTeX."""
-    # once released the inputs are ghosts: their values are gone
-    return op_constants(node.op, node.params, () if released(node) else node.inputs, inputs)
+    return op_constants(node.op, node.params, node.inputs, inputs, released(node))
 
 
-def op_constants(op, params: tuple, tensors: tuple, inputs: tuple) -> tuple:
+def op_constants(op, params: tuple, tensors: tuple, inputs: tuple, released: bool = False) -> tuple:
     """The constants of one call of `op` (see `constants`): `tensors` are its input Tensors (none:
-    params only) and `inputs` their InputInfo, whose `source` None marks a constant slot."""
+    params only) and `inputs` their InputInfo, whose `source` None marks a constant slot; once
+    `released` the inputs are ghosts, and only their 0-d values are still known."""
     found = []
     shown = op.shown if op.shown is not None else op.param_names
     for name, value in zip(op.param_names, params):
@@ -69,6 +69,8 @@ def op_constants(op, params: tuple, tensors: tuple, inputs: tuple) -> tuple:
     for slot, info in enumerate(inputs):
         if info.source is None and slot < len(tensors):
             data = tensors[slot]._data
+            if released and getattr(data, "ndim", 1):
+                continue   # a ghost now; a 0-d constant (the 2 of x * 2) is kept as it was, as torch keeps a scalar
             if getattr(data, "size", 2) == 1 and data.dtype.kind in "fiub":
                 found.append((str(slot), data.reshape(()).item()))
     return tuple(found)
@@ -118,6 +120,24 @@ def saved(node: Node) -> tuple:
     return tuple(out)
 
 
+def ctx_saved(node: Node) -> tuple:
+    """A custom Function's ctx.saved_tensors as (Preview, the AccumulateGrad key of a saved leaf);
+    () for built-in nodes, or once a backward freed them."""
+    if getattr(node, "_forward_cls", None) is None:
+        return ()
+    try:
+        tensors = node.saved_tensors
+    except RuntimeError:
+        return ()
+    out = []
+    for t in tensors:
+        if t is None:
+            continue
+        accum = t._accum if t.grad_fn is None and t.requires_grad else None
+        out.append((Preview.of(t._data), accum.id if accum is not None else None))
+    return tuple(out)
+
+
 def describe_node(node: Node, names: dict | None = None, source=None, with_saved: bool = True) -> NodeInfo:
     """The NodeInfo of an op node (not an AccumulateGrad: leaves travel with their consumers)."""
     op = node.op
@@ -138,4 +158,5 @@ def describe_node(node: Node, names: dict | None = None, source=None, with_saved
         symbols=symbols, out_symbol=op.out_symbol, latex=op.latex, vjp_latex=op.vjp_latex,
         broadcasts=op.broadcasts, constants=constants(node, symbols, inputs), attrs=attrs(node),
         value=value(node), scope=tuple(node.scope), inputs=inputs,
-        saved=saved(node) if with_saved else (), n_outputs=op.n_outputs, source=source)
+        saved=saved(node) if with_saved else (), ctx_saved=ctx_saved(node) if with_saved else (),
+        n_outputs=op.n_outputs, source=source)

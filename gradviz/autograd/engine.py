@@ -7,7 +7,6 @@ the ready ones, as PyTorch's CPU engine does.
 """
 from __future__ import annotations
 
-import heapq
 import math
 import threading
 from collections import deque
@@ -19,7 +18,10 @@ from numpy import ndarray   # one global load where np.ndarray is two, on the pe
 from .. import backend, events
 from ..dtypes import Size
 from ..ops.core import NUMPY, namespace
-from .graph import FREED_MESSAGE, AccumulateGrad, Node, _anomaly, _building, _clock, _formula, anomaly_warning
+from ..ops.fill import COPY
+from .fast_paths import ReadyQueue, vjp_two_inputs
+from .graph import (FREED_MESSAGE, KIND, AccumulateGrad, Node, _anomaly, _building, _clock, _formula, _running,  # noqa: F401
+                    anomaly_warning, current_backward)
 from .grad_mode import _state as _grad_state
 from .grad_mode import enable_grad
 
@@ -79,7 +81,7 @@ def _root_edge(tensor):
 
 
 def _seeds(tensors, grad_tensors, create_graph: bool):
-    from ..tensor import Tensor
+    Tensor = KIND.tensor
     if grad_tensors is None:
         grad_tensors = [None] * len(tensors)
     elif isinstance(grad_tensors, Tensor) or not isinstance(grad_tensors, (list, tuple)):
@@ -183,7 +185,7 @@ class Backward:
 
     def __init__(self, tensors, grad_tensors=None, retain_graph=None, create_graph=False,
                  accumulate=True, only=None, capture=(), targets=None, run_targets=True):
-        from ..tensor import Tensor
+        Tensor = KIND.tensor
         if isinstance(tensors, Tensor):
             tensors = (tensors,)
         tensors = tuple(tensors)
@@ -200,7 +202,7 @@ class Backward:
         self.captured = [None] * len(capture)
         self._handed_out = {id(g) for g in self.seeds}   # arrays that must not become a .grad as they are
         self._straight = False                # run() to the end: no one sees the steps in between
-        self._ready: list = []                # the heap of nodes ready to run (filled once running)
+        self._ready = ReadyQueue()            # the nodes ready to run (filled once running)
         self._iter = self._run()
 
     def __iter__(self) -> Iterator[Step]:
@@ -212,129 +214,52 @@ class Backward:
     def upcoming(self):
         """The node the next step will run; None before the first step and once none is ready
         (the next step then finishes the pass). A stepper reads it to keep a run of steps together."""
-        return self._ready[0][1] if self._ready else None
+        return self._ready.first()
 
     def run(self) -> "Backward":
         self._straight = True
         deque(self._iter, maxlen=0)
         return self
 
-    # -------------------------------------------------------------------------------
+    # -- the loop: take a ready node, receive its gradients, call its VJP, send them on ------------
     def _run(self) -> Iterator[Step]:
-        create_graph = self.create_graph
-        listening = events.listening()
-        buffers: dict = {}
-        ready: list = self._ready
-        deps = self.deps
-        for (node, nr), g in zip(self.roots, self.seeds):
-            self._add(buffers, node, nr, g)
-        useful, halt = self.useful, self.halt
-        add, key = self._add, self._key
-        heappush, heappop, heappushpop = heapq.heappush, heapq.heappop, heapq.heappushpop
-        for node, _ in self.roots:
-            if deps.get(node, 0) == 0 and node not in [e[1] for e in ready] and (useful is None or node in useful):
-                heapq.heappush(ready, self._key(node))
-        if listening:
-            events.emit(events.BackwardStarted(tuple(self.roots), tuple(self.seeds), _implicit(self.grad_tensors,
-                                                                                               len(self.seeds))))
-        touched: list = []   # (tensor, old grad Tensor, old array) to undo on error
-        # Read once: run() drives the loop straight through (no yield, no mode switch between
-        # steps, since no caller code runs between them); the stepper pauses after each step.
-        straight = self._straight
-        # A Step is made for the stepper and for listeners; a straight run that nobody watches
-        # makes one only where hooks or a .grad write record into it.
-        watched = listening or not straight
-        capture, retain_graph, accumulate, only = self.capture, self.retain_graph, self.accumulate, self.only
-        previous_run, _running.run = _running.run, self
+        """micrograd's `for node in reversed(topo): node._backward()`, one node per step: a node
+        runs once every consumer has sent it a gradient, and its VJP sends gradients to its inputs.
+        A leaf's AccumulateGrad accumulates into `.grad` instead. On an error no .grad is left
+        half-updated; between steps (the stepper) the caller's own grad mode holds."""
+        self._start()
+        ready, buffers, straight, create_graph = self._ready, self._buffers, self._straight, self.create_graph
+        watched, capture, listening, halt = self._watched, self.capture, self._listening, self.halt
         index = 0
         state = _grad_state
         outer, inside = state.enabled, True
         state.enabled = create_graph   # hooks and VJPs run in the mode torch gives them
+        previous_run, _running.run = _running.run, self
         base = _building.now              # the order of nodes made outside the steps (and after the run)
         try:
-            # The one node the last step made ready waits outside the heap: if no other is ready
-            # it runs next without a push and a pop (a chain of ops never touches the heap).
-            pending = None
-            while ready or pending is not None:
-                if pending is None:
-                    node = heappop(ready)[1]
-                else:
-                    node = heappushpop(ready, key(pending))[1] if ready else pending
-                    pending = None
-                grads = buffers.pop(node)
+            while (node := ready.pop()) is not None:
+                grads = buffers.pop(node)   # receive
                 hooks = node.hooks
                 if create_graph:   # what this step builds (its VJP, the sums of what it sends) is one order up
                     _building.now = node.order + 1
-                step = Step(index, node, tuple(grads)) if watched or hooks is not None or \
-                    type(node) is AccumulateGrad else None
-                if hooks is not None:
-                    if hooks.tensor or hooks.pre:
-                        grads = self._run_pre_hooks(node, grads, step, listening)
-                        step.grad_outputs = tuple(grads)
-                    if hooks.retains:
-                        self._retain(node, grads, step, touched, listening)
-                if capture:
-                    for nr, g in enumerate(grads):
-                        for slot in self.capture.get((node, nr), ()):
-                            self.captured[slot] = g
-                if type(node) is AccumulateGrad:
-                    if accumulate and (only is None or node in only):
-                        self._accumulate(node, grads[0], step, touched, listening)
-                        if hooks is not None and hooks.post:
-                            for hook in tuple(hooks.post):   # torch calls them with ((), (grad,))
-                                hook((), (_as_tensor(grads[0]),))
-                        if hooks is not None and hooks.post_accumulate:
-                            for hook in tuple(hooks.post_accumulate):
-                                hook(node.variable)
-                elif halt and node in halt:
-                    pass                          # an input of grad(): its gradient is what was asked
-                else:
-                    g = grads[0] if node.op.n_outputs == 1 else self._multi(node, grads)
-                    if listening and events.jacobians_wanted() and not create_graph:
-                        step.jacobians = local_jacobians(node)
-                    if _anomaly.enabled:
-                        sent, axes = _anomaly_vjp(node, g, create_graph)
-                    else:
-                        sent, axes = node_vjp(node, g, create_graph)
-                    if hooks is not None and hooks.post:
-                        sent = self._run_node_hooks(node, sent, g)
-                    if step is not None:
-                        step.grad_inputs = tuple(sent)
-                        step.reduced_axes = axes
-                    for (nxt, nr), g in zip(node.next_functions, sent):
-                        if nxt is None or (useful is not None and nxt not in useful):
-                            continue
-                        if g is not None:
-                            buf = buffers.get(nxt)
-                            if buf is None:   # the first gradient to reach nxt: no sum (as _add)
-                                n = nxt.op.n_outputs
-                                if n == 1:
-                                    buffers[nxt] = [g]
-                                else:
-                                    buf = buffers[nxt] = [None] * n
-                                    buf[nr] = g
-                            else:
-                                add(buffers, nxt, nr, g)
-                        remaining = deps[nxt] - 1
-                        deps[nxt] = remaining
-                        if remaining == 0:
-                            if g is None and nxt not in buffers:   # (a gradient sent is in buffers)
-                                self._skip(nxt, buffers, ready)
-                            elif pending is None:
-                                pending = nxt
-                            else:
-                                heappush(ready, key(nxt))
-                    if not retain_graph:
+                leaf = type(node) is AccumulateGrad
+                step = Step(index, node, tuple(grads)) if watched or hooks is not None or leaf else None
+                if hooks is not None or capture:
+                    grads = self._receive(node, grads, step)
+                if leaf:
+                    if self.accumulate and (self.only is None or node in self.only):
+                        self._accumulate_leaf(node, grads[0], step)
+                elif not (halt and node in halt):   # an input of grad(): its gradient is what was asked
+                    self._send(node, self._call_vjp(node, grads, step))
+                    if not self.retain_graph:
                         node.free()
                 if listening:
                     events.emit(events.NodeExecuted(step, step_info(step)))
                 index += 1
-                if straight:
+                if straight:   # run() to the end: no caller code runs between steps
                     continue
-                if pending is not None:   # the stepper reads the heap between steps (upcoming())
-                    heappush(ready, key(pending))
-                    pending = None
-                state.enabled, inside = outer, False   # between steps the caller's own mode holds
+                ready.settle()   # the stepper reads the ready nodes between steps (upcoming())
+                state.enabled, inside = outer, False
                 _building.now = base
                 yield step
                 outer, inside = state.enabled, True
@@ -342,18 +267,104 @@ class Backward:
         except GeneratorExit:   # a step-by-step run abandoned halfway keeps what it wrote
             raise
         except BaseException:   # an error (or Ctrl-C) midway: no .grad is left half-updated
-            for tensor, old_grad, old_data in reversed(touched):
-                tensor._grad = old_grad
-                if old_grad is not None:
-                    old_grad._data = old_data
+            self._roll_back()
             raise
         finally:
             _building.now = base
             if inside:
                 state.enabled = outer
             _running.run = previous_run
-        if listening:
+        if self._listening:
             events.emit(events.BackwardFinished(index))
+
+    def _start(self) -> None:
+        """The seeds into the roots' buffers; the roots that wait for nothing are ready."""
+        self._listening = listening = events.listening()
+        # A Step is made for the stepper and for listeners; a straight run that nobody watches
+        # makes one only where hooks or a .grad write record into it.
+        self._watched = listening or not self._straight
+        self._buffers = {}
+        self._touched = []   # (tensor, old grad Tensor, old array) to undo on error
+        for (node, nr), g in zip(self.roots, self.seeds):
+            self._add(self._buffers, node, nr, g)
+        for node, _ in self.roots:
+            if self.deps.get(node, 0) == 0 and node not in self._ready and \
+                    (self.useful is None or node in self.useful):
+                self._ready.push(node)
+        if listening:
+            events.emit(events.BackwardStarted(tuple(self.roots), tuple(self.seeds),
+                                               _implicit(self.grad_tensors, len(self.seeds))))
+
+    def _receive(self, node: Node, grads: list, step: Step | None) -> list:
+        """The gradients a node received, through its tensor hooks and pre-hooks; retained and
+        captured (grad()'s inputs) on the way."""
+        hooks = node.hooks
+        if hooks is not None:
+            if hooks.tensor or hooks.pre:
+                grads = self._run_pre_hooks(node, grads, step, self._listening)
+                step.grad_outputs = tuple(grads)
+            if hooks.retains:
+                self._retain(node, grads, step, self._touched, self._listening)
+        if self.capture:
+            for nr, g in enumerate(grads):
+                for slot in self.capture.get((node, nr), ()):
+                    self.captured[slot] = g
+        return grads
+
+    def _call_vjp(self, node: Node, grads: list, step: Step | None) -> tuple:
+        """The node's VJP on what it received: one gradient per input edge (post-hooks applied)."""
+        g = grads[0] if node.op.n_outputs == 1 else self._multi(node, grads)
+        if self._listening and events.jacobians_wanted() and not self.create_graph:
+            step.jacobians = local_jacobians(node)
+        if _anomaly.enabled:
+            sent, axes = _anomaly_vjp(node, g, self.create_graph)
+        else:
+            sent, axes = node_vjp(node, g, self.create_graph)
+        hooks = node.hooks
+        if hooks is not None and hooks.post:
+            sent = self._run_node_hooks(node, sent, g)
+        if step is not None:
+            step.grad_inputs = tuple(sent)
+            step.reduced_axes = axes
+        return sent
+
+    def _send(self, node: Node, sent) -> None:
+        """Each gradient into its input node's buffer (summed with any already there); a node
+        whose last consumer has now sent becomes ready."""
+        buffers, deps, useful = self._buffers, self.deps, self.useful
+        for (nxt, nr), g in zip(node.next_functions, sent):
+            if nxt is None or (useful is not None and nxt not in useful):
+                continue
+            if g is not None:
+                buf = buffers.get(nxt)
+                if buf is None and nxt.op.n_outputs == 1:   # the first gradient to reach nxt: no sum
+                    buffers[nxt] = [g]
+                else:
+                    self._add(buffers, nxt, nr, g)
+            remaining = deps[nxt] - 1
+            deps[nxt] = remaining
+            if remaining == 0:
+                if g is None and nxt not in buffers:   # (a gradient sent is in buffers)
+                    self._skip(nxt)
+                else:
+                    self._ready.push(nxt)
+
+    def _accumulate_leaf(self, node: AccumulateGrad, g, step: Step) -> None:
+        """.grad += g on the leaf, then its post-accumulate hooks."""
+        self._accumulate(node, g, step, self._touched, self._listening)
+        hooks = node.hooks
+        if hooks is not None and hooks.post:
+            for hook in tuple(hooks.post):   # torch calls them with ((), (grad,))
+                hook((), (_as_tensor(g),))
+        if hooks is not None and hooks.post_accumulate:
+            for hook in tuple(hooks.post_accumulate):
+                hook(node.variable)
+
+    def _roll_back(self) -> None:
+        for tensor, old_grad, old_data in reversed(self._touched):
+            tensor._grad = old_grad
+            if old_grad is not None:
+                old_grad._data = old_data
 
     def will_reach(self, tensor) -> bool:
         """Does this backward send a gradient towards `tensor` (its node takes part)?"""
@@ -363,19 +374,13 @@ class Backward:
         return node in self.deps or any(node is root for root, _ in self.roots)
 
     @staticmethod
-    def _key(node: Node):
-        # AccumulateGrad first, then the newest op: PyTorch's ready-queue order on the CPU.
-        # Priorities are unique, so the heap never compares two nodes.
-        return (node.id - (1 << 62) if type(node) is AccumulateGrad else -node.id, node)
-
-    @staticmethod
     def _add(buffers: dict, node: Node, nr: int, g) -> None:
         buf = buffers.get(node)
         if buf is None:
             buf = buffers[node] = [None] * node.op.n_outputs
         buf[nr] = g if buf[nr] is None else buf[nr] + g   # out of place: gradients may alias
 
-    def _skip(self, node: Node, buffers: dict, ready: list) -> None:
+    def _skip(self, node: Node) -> None:
         """A node that received no gradient at all: release its consumers' counts (iteratively)."""
         stack = [node]
         while stack:
@@ -387,8 +392,8 @@ class Backward:
                     continue
                 self.deps[nxt] -= 1
                 if self.deps[nxt] == 0:
-                    if nxt in buffers:
-                        heapq.heappush(ready, self._key(nxt))
+                    if nxt in self._buffers:
+                        self._ready.push(nxt)
                     else:
                         stack.append(nxt)
 
@@ -401,7 +406,7 @@ class Backward:
                      for i, gi in enumerate(grads))
 
     def _run_pre_hooks(self, node: Node, grads: list, step: Step, listening: bool) -> list:
-        from ..tensor import Tensor
+        Tensor = KIND.tensor
         grads = list(grads)
         for nr, hooks in node.hooks.tensor.items():
             for hook in tuple(hooks):
@@ -452,7 +457,7 @@ class Backward:
 
     def _write_grad(self, tensor, node, g, touched: list):
         """The read-modify-write of .grad (under the lock); returns the new total."""
-        from ..tensor import Tensor
+        Tensor = KIND.tensor
         old = tensor._grad
         touched.append((tensor, old, None if old is None else old._data))
         if self.create_graph:
@@ -462,11 +467,10 @@ class Backward:
             else:
                 # a copy that stays in the graph, recorded as torch records it: a leaf's .grad is
                 # CopyBackwards (copied into a fresh tensor), a retained gradient CloneBackward0
-                from ..tensor import COPY, _apply
                 with enable_grad():
                     if type(node) is AccumulateGrad:
                         blank = Tensor._make(namespace(g._data).zeros_like(g._data))
-                        tensor._grad = _apply(COPY, (blank, g))
+                        tensor._grad = KIND.apply(COPY, (blank, g))
                     else:
                         tensor._grad = g.clone()
         elif old is None:
@@ -514,10 +518,10 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[tuple, tuple]:
     if node.saved is not None:   # saved-tensor hooks: the VJP reads what unpack gives back
         saved_inputs, saved_out = node.unpacked()
     if create_graph:
-        from .tensor_namespace import TENSOR
+        TENSOR = KIND.namespace
         outs = node.output(0) if op.n_outputs == 1 else tuple(node.output(i) for i in range(op.n_outputs))
         if saved_out is not node.out_data and op.n_outputs == 1:
-            from ..tensor import Tensor
+            Tensor = KIND.tensor
             outs = Tensor._make(saved_out, node, 0)
         outer, _formula.active = _formula.active, True   # the gradient's graph names nodes as torch's formulas
         order, _building.now = _building.now, node.order + 1   # the nodes the rule makes: one order higher
@@ -533,20 +537,11 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[tuple, tuple]:
         else:   # a CuPy array, or one gradient per output of a multi-output node
             xp = namespace(g if op.n_outputs == 1 else next(gi for gi in g if gi is not None))
         out = saved_out if saved_out is not None else node.out_meta
-        rule, edges = op.vjp, node.next_functions
-        if type(rule) is tuple and len(rule) == 2 and len(saved_inputs) == 2:   # the common case, no lists built
-            f0, f1 = rule
-            args = (xp, g, out, saved_inputs[0]._data, saved_inputs[1]._data)
-            params = node.params
-            if params:   # f(*args) with a ready tuple is much cheaper than f(xp, g, ..., *params)
-                args += params
-            g0 = None if f0 is None or edges[0][0] is None else f0(*args)
-            g1 = None if f1 is None or edges[1][0] is None else f1(*args)
-            inputs = node.inputs
-            if (g0 is None or (g0.shape == (a := inputs[0]._data).shape and g0.dtype is a.dtype)) and \
-                    (g1 is None or (g1.shape == (a := inputs[1]._data).shape and g1.dtype is a.dtype)):
-                return (g0, g1), _NO_AXES_2   # both already fit their inputs: nothing to sum or cast
-            raw = (g0, g1)
+        rule = op.vjp
+        if type(rule) is tuple and len(rule) == 2 and len(saved_inputs) == 2:
+            raw, axes = vjp_two_inputs(node, rule, xp, g, out, saved_inputs)
+            if axes is not None:
+                return raw, axes   # both already fit their inputs: nothing to sum or cast
         else:
             raw = _call_rule(rule, node, xp, g, out, [t._data for t in saved_inputs])
     inputs, edges = node.inputs, node.next_functions
@@ -564,8 +559,6 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[tuple, tuple]:
     return tuple(raw), tuple(axes)
 
 
-_NO_AXES_2 = ((), ())
-
 
 def _fit(gi, a, i: int, unused: bool, op, create_graph: bool):
     """Gradient `gi` for input `a` as the edge takes it: None where the edge leads nowhere, else
@@ -581,7 +574,7 @@ def _fit(gi, a, i: int, unused: bool, op, create_graph: bool):
                                f"{list(gi.shape)} but expected shape compatible with {list(a.shape)}") from None
     if create_graph:   # a Tensor: the cast is recorded (ToCopyBackward0), as torch's validate_outputs does
         if gi._data.dtype != a.dtype:
-            from .tensor_namespace import TENSOR
+            TENSOR = KIND.namespace
             gi = TENSOR.astype(gi, a.dtype)
     elif gi.dtype != a.dtype:
         gi = gi.astype(a.dtype)
@@ -686,18 +679,6 @@ def _anomaly_vjp(node: Node, g, create_graph: bool):
     return sent, axes
 
 
-class _Running(threading.local):
-    run = None
-
-
-_running = _Running()
-
-
-def current_backward():
-    """The backward pass running on this thread (the latest one started), or None."""
-    return _running.run
-
-
 def _call_rule(rule, node: Node, xp, g, out, args) -> list:
     """A rule is one function returning every input's gradient, or a tuple of one function
     per input (None: not differentiable); those run only for inputs that need a gradient."""
@@ -711,14 +692,14 @@ def _zeros_like_output(node: Node, i: int, create_graph: bool):
     data = node.output_data()[i]
     z = namespace(data).zeros_like(data)
     if create_graph:
-        from ..tensor import Tensor
+        Tensor = KIND.tensor
         return Tensor._make(z)
     return z
 
 
 def _check_hook_result(hook, before, after) -> None:
     """PyTorch's checks on what a tensor hook returned."""
-    from ..tensor import Tensor
+    Tensor = KIND.tensor
     if not isinstance(after, Tensor):
         raise TypeError(f"expected Variable, but hook returned '{type(after).__name__}'")
     name = getattr(hook, "__name__", type(hook).__name__)
@@ -729,7 +710,7 @@ def _check_hook_result(hook, before, after) -> None:
 
 
 def _as_tensor(g):
-    from ..tensor import Tensor
+    Tensor = KIND.tensor
     return None if g is None or isinstance(g, Tensor) else Tensor._make(g)
 
 
@@ -743,7 +724,7 @@ def backward_steps(tensors, grad_tensors=None, retain_graph=None, create_graph=F
     """Start a backward pass and return it unstarted: each next() runs one node and returns its Step."""
     only, capture = None, ()
     if inputs is not None:
-        from ..tensor import Tensor
+        Tensor = KIND.tensor
         inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
         if not inputs:
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
@@ -766,7 +747,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     run.run()
     for t, g in zip(getattr(run, "_nonleaf_inputs", ()), run.captured):
         if g is not None:
-            from ..tensor import Tensor
+            Tensor = KIND.tensor
             gt = g if isinstance(g, Tensor) else Tensor._make(g.copy())
             t._grad = gt if t._grad is None else t._grad + gt
 
@@ -774,7 +755,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          allow_unused=None, materialize_grads=False) -> tuple:
     """torch.autograd.grad: the gradients of `outputs` w.r.t. `inputs`, without touching .grad."""
-    from ..tensor import Tensor
+    Tensor = KIND.tensor
     outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
     single = isinstance(inputs, Tensor)
     inputs = (inputs,) if single else tuple(inputs)

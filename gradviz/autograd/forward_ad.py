@@ -17,9 +17,16 @@ tangent requires grad the tangent is itself differentiable (reverse over forward
 """
 from __future__ import annotations
 
+import functools
 import weakref
 from collections import namedtuple
 from typing import Callable
+
+from .. import events
+from ..ops.index import ALIAS
+from .engine import grad
+from .grad_mode import enable_grad
+from .graph import KIND
 
 __all__ = ["dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual", "UnpackedDualTensor"]
 
@@ -66,7 +73,7 @@ def _attach(tensor, tangent) -> None:
 
 def is_dual(*objs) -> bool:
     """Does any of these (Tensors or other values) carry a tangent?"""
-    from ..tensor import Tensor
+    Tensor = KIND.tensor
     return any(isinstance(o, Tensor) and tangent_of(o) is not None for o in objs)
 
 
@@ -104,7 +111,6 @@ class dual_level:
         exit_dual_level()
 
     def __call__(self, fn: Callable) -> Callable:
-        import functools
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
@@ -115,7 +121,6 @@ class dual_level:
 
 def make_dual(tensor, tangent, *, level: int | None = None):
     """A view of `tensor` that carries `tangent` (the direction of the derivative)."""
-    from ..functions.shape import view
     if _state.level is None:
         raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, make sure to "
                            "enter_dual_level() first.")
@@ -129,7 +134,7 @@ def make_dual(tensor, tangent, *, level: int | None = None):
         raise ValueError(f"Expected tangent to be floating point or complex, but got: {tangent.dtype}")
     _state.busy = True
     try:
-        dual = view(tensor, tuple(tensor.shape))
+        dual = KIND.namespace.view(tensor, tuple(tensor.shape))
     finally:
         _state.busy = False
     if tangent.dtype != tensor.dtype:
@@ -140,8 +145,7 @@ def make_dual(tensor, tangent, *, level: int | None = None):
 
 def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
     """(primal, tangent): a view of `tensor` without its tangent, and the tangent (or None)."""
-    from .apply import apply
-    from ..ops.index import ALIAS
+    apply = KIND.apply
     tangent = tangent_of(tensor)
     if tangent is None:
         return UnpackedDualTensor(tensor, None)
@@ -178,7 +182,6 @@ def apply_dual(run: Callable, op, inputs: tuple, params: tuple, dtype):
 
 
 def _emit(op, inputs, outs, tangents, out_tangents, params=()) -> None:
-    from .. import events
     if events._listeners:
         events.emit(events.TangentComputed(op, tuple(inputs), tuple(outs), tuple(tangents), tuple(out_tangents),
                                            rule_kind(op), tuple(params)))
@@ -187,17 +190,25 @@ def _emit(op, inputs, outs, tangents, out_tangents, params=()) -> None:
 def rule_kind(op) -> str:
     """How the op's JVP is obtained: 'explicit', one of the derived kinds, or 'transpose'."""
     rule = op.jvp
+    if type(rule) is str:   # a record names its kind
+        return rule
     return getattr(rule, "kind", "explicit") if rule is not None else "transpose"
 
 
 def _jvp(op, tangents, out, inputs, params):
     rule = op.jvp or _transpose_jvp
+    if type(rule) is str:
+        rule = DERIVED[rule]
     return rule(op, tangents, out, inputs, params)
+
+
+DERIVED: dict = {}   # kind -> rule: the JVPs derived from an op's VJP or its structure
 
 
 def _derived(kind: str):
     def mark(fn):
         fn.kind = kind
+        DERIVED[kind] = fn
         return fn
     return mark
 
@@ -213,7 +224,7 @@ def _vjp_parts(op, xp, g, out, inputs, params):
 @_derived("pointwise")
 def pointwise(op, tangents, out, inputs, params):
     """A diagonal (or symmetric) Jacobian is its own transpose: J·t is the VJP of t."""
-    from .tensor_namespace import TENSOR
+    TENSOR = KIND.namespace
     total = None
     for i, t in enumerate(tangents):
         if t is None:
@@ -229,7 +240,7 @@ def pointwise(op, tangents, out, inputs, params):
 @_derived("linear")
 def linear(op, tangents, out, inputs, params):
     """An op linear in its tensors maps tangents as it maps values (zeros where none)."""
-    from .apply import apply
+    apply = KIND.apply
     if all(t is None for t in tangents):
         return None
     return apply(op, tuple(t if t is not None else _zeros(x) for t, x in zip(tangents, inputs)), params)
@@ -238,7 +249,7 @@ def linear(op, tangents, out, inputs, params):
 @_derived("bilinear")
 def bilinear(op, tangents, out, inputs, params):
     """Product rule: J·(ta, tb) = op(ta, b) + op(a, tb)."""
-    from .apply import apply
+    apply = KIND.apply
     (ta, tb), (a, b) = tangents, inputs
     left = apply(op, (ta, b), params) if ta is not None else None
     right = apply(op, (a, tb), params) if tb is not None else None
@@ -246,18 +257,14 @@ def bilinear(op, tangents, out, inputs, params):
 
 
 def _zeros(x):
-    from ..creation import zeros_like
-    return zeros_like(x)
+    return KIND.namespace.zeros_like(x)
 
 
 def _transpose_jvp(op, tangents, out, inputs, params):
     """J·t = ∂/∂g ⟨Jᵀg, t⟩: the VJP rule is linear in g, so one reverse pass through it
     (recorded with the Tensor namespace) transposes it. Events of that inner pass are
     not the user's computation, so listeners are paused while it runs."""
-    from .. import events
-    from .tensor_namespace import TENSOR
-    from .engine import grad
-    from .grad_mode import enable_grad
+    TENSOR = KIND.namespace
     outs = out if op.n_outputs != 1 else (out,)
     seeds = [_zeros(o).requires_grad_() if o.is_floating_point() else None for o in outs]
     with events._lock:

@@ -11,27 +11,24 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 from typing import Any, Callable
 
 from .. import events
 from ..ops.op import Op
 from ..scope import _state as _scope_state
+from ..tensor import Tensor
+from .apply import apply as apply_op
 from .grad_mode import is_grad_enabled, no_grad
-from .graph import FREED_MESSAGE, Node, modified_message
+from .graph import FREED_MESSAGE, Node, _formula, modified_message
 
 _ONCE_MESSAGE = "trying to differentiate twice a function that was marked with @once_differentiable"
-
-
-def _tensor_class():
-    from ..tensor import Tensor
-    return Tensor
 
 
 class FunctionCtx:
     """What forward (or setup_context) may tell backward: saved tensors and output flags."""
 
     def save_for_backward(self, *tensors) -> None:
-        Tensor = _tensor_class()
         for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError(f"save_for_backward can only save variables, but argument {i} is of type "
@@ -64,7 +61,6 @@ class FunctionCtx:
         kind = entry[0]
         if kind == "none":
             return None
-        Tensor = _tensor_class()
         if kind == "output":
             _, nr, counter, version, differentiable = entry
             data = self.out_data if self.op.n_outputs == 1 else self.out_data[nr]
@@ -104,11 +100,16 @@ class BackwardCFunction(Node, FunctionCtx):
 
     def _vjp(self, g) -> list:
         """Call the user's backward and hand the engine one gradient per tensor input."""
-        Tensor = _tensor_class()
         grads = g if isinstance(g, tuple) else (g,)
         grads = tuple(x if x is None or isinstance(x, Tensor) else Tensor._make(x) for x in grads)
         cls = self._forward_cls
-        result = cls.backward(self, *grads)
+        # the user's backward is Python, not one of torch's C++ formulas: `2 * x` in it is
+        # MulBackward0 (a wrapped number), as anywhere else in a program
+        outer, _formula.active = _formula.active, False
+        try:
+            result = cls.backward(self, *grads)
+        finally:
+            _formula.active = outer
         if not isinstance(result, tuple):
             result = (result,)
         n_args, name = self._n_args, type(self).__name__
@@ -180,7 +181,6 @@ class Function:
                                  {"_forward_cls": cls, "__module__": "torch.autograd.function"})
 
     def __init__(self, *args, **kwargs):
-        import warnings
         warnings.warn(f"{type(self)} should not be instantiated. Methods on autograd functions are all static, so "
                       "you should invoke them on the class itself. Instantiating an autograd function will raise "
                       "an error in a future version of PyTorch.", DeprecationWarning, stacklevel=2)
@@ -204,7 +204,6 @@ class Function:
     def apply(cls, *args, **kwargs):
         if cls.forward is Function.forward:
             raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
-        Tensor = _tensor_class()
         new_style = cls.setup_context is not Function.setup_context
         if new_style:   # setup_context sees every argument, defaults filled in
             bound = inspect.signature(cls.forward).bind(*args, **kwargs)
@@ -241,7 +240,6 @@ def _mark_dirty(ctx, output) -> None:
 
 def _attach(cls: type, ctx: BackwardCFunction, args: tuple, output, new_style: bool):
     """Make ctx the grad_fn of forward's tensor outputs and resolve what it saved."""
-    Tensor = _tensor_class()
     single = not isinstance(output, tuple)
     outputs = (output,) if single else output
     positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
@@ -321,14 +319,12 @@ def once_differentiable(fn: Callable) -> Callable:
             outputs = fn(ctx, *args)
         if not is_grad_enabled():
             return outputs
-        Tensor = _tensor_class()
         if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
             return outputs
-        from .apply import apply
         single = not isinstance(outputs, tuple)
         # each output passes through an error node; its input is made a leaf that requires
         # grad, as torch does, so that the node is recorded at all
-        wrapped = tuple(apply(_DELAYED_ERROR, (o.detach().requires_grad_(),))
+        wrapped = tuple(apply_op(_DELAYED_ERROR, (o.detach().requires_grad_(),))
                         if isinstance(o, Tensor) and o.is_floating_point() else o
                         for o in ((outputs,) if single else outputs))
         return wrapped[0] if single else wrapped

@@ -190,7 +190,8 @@ def _forward(func, inputs, tangents):
             duals = tuple(x if t is None else forward_ad.make_dual(x, t) for x, t in zip(inputs, tangents))
             is_tuple, outputs = _as_tuple(func(*duals), "outputs of the user-provided function", "jvp")
             unpacked = [forward_ad.unpack_dual(o) for o in outputs]
-        return tuple(u.primal for u in unpacked), is_tuple, tuple(
+        # the outputs themselves (their own grad_fn, as torch's jvp returns them), not views of them
+        return outputs, is_tuple, tuple(
             u.tangent if u.tangent is not None else zeros_like(u.primal) for u in unpacked)
     inputs = tuple(track(x) for x in inputs)
     is_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", "jvp")
@@ -243,8 +244,9 @@ def _stack_rows(rows: list, out_shape: tuple, in_shape: tuple, create_graph: boo
     n_in = int(np.prod(in_shape, dtype=int))
     if create_graph:
         from ..functions.shape import stack
-        flat = [r.reshape(-1) for r in rows]
-        jac = stack(flat, 1 if columns else 0) if flat else None
+        # torch stacks the rows as they come (each of the input's shape), then views the stack
+        parts = [r.reshape(-1) for r in rows] if columns else list(rows)
+        jac = stack(parts, 1 if columns else 0) if parts else None
         if jac is None:
             from ..creation import zeros
             return zeros(tuple(out_shape) + tuple(in_shape))
@@ -412,11 +414,23 @@ class GradcheckError(RuntimeError):
     """gradcheck's failure, named as torch's (torch.autograd.gradcheck.GradcheckError)."""
 
 
-def gradcheck(func, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True) -> bool:
+def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, check_forward_ad=False,
+              check_backward_ad=True, fast_mode=False) -> bool:
     """Compare the engine's vector-Jacobian products with central finite differences.
 
     Like torch.autograd.gradcheck, inputs should be float64 tensors with requires_grad=True
-    (others are warned about); a mismatch shows both Jacobians of one output and one input."""
+    (others are warned about); a mismatch shows both Jacobians of one output and one input.
+    fast_mode compares one number per input and output instead of whole Jacobians: v^T J u for
+    random unit vectors u, v drawn as torch draws them, so its messages print torch's numbers.
+    Then, as torch, a zero grad_output must give zero gradients of the inputs' dtype and size (a
+    backward that ignores its grad_output passes the Jacobian check on a one-element output).
+    check_forward_ad compares the Jacobians forward mode computes too (slow mode only);
+    check_backward_ad=False skips the backward checks, as torch's does."""
+    assert check_forward_ad or check_backward_ad, \
+        "Expected at least one of check_forward_ad or check_backward_ad to be True"
+    if check_forward_ad and fast_mode:
+        raise NotImplementedError("gradviz's gradcheck compares forward-mode Jacobians in slow mode only: "
+                                  "pass fast_mode=False with check_forward_ad=True")
     Tensor = _tensor_cls()
     xs = inputs if isinstance(inputs, tuple) else (inputs,)
     for idx, x in enumerate(xs):
@@ -425,28 +439,144 @@ def gradcheck(func, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True
                           "This check will likely fail if all the inputs are not of double precision floating point "
                           "or complex. ", stacklevel=2)
     diff = [x for x in xs if isinstance(x, Tensor) and x.requires_grad]
-    out = func(*xs)
-    outs = out if isinstance(out, tuple) else (out,)
-    numeric_of = {}   # id(x) -> numerical Jacobian of every output w.r.t. x, computed once
-    for oi, o in enumerate(outs):
-        if not o.requires_grad:
+    outs = [(oi, o) for oi, o in enumerate(_as_tuple(func(*xs))[1]) if o.requires_grad]
+    try:
+        if check_backward_ad:
+            (_fast_check if fast_mode else _slow_check)(func, xs, diff, outs, eps, atol, rtol)
+        if check_forward_ad:
+            _forward_check(func, xs, diff, outs, eps, atol, rtol)
+        if check_backward_ad:
+            if outs and diff:
+                _backward_mul_by_grad_output([o for _, o in outs], diff)
+    except GradcheckError:
+        if raise_exception:
+            raise
+        return False
+    return True
+
+
+def _backward_mul_by_grad_output(outs: list, diff: list) -> None:
+    """torch's _test_backward_mul_by_grad_output: zero grad_outputs give zero input gradients, of
+    each input's dtype, device and size."""
+    from ..creation import zeros_like
+    grads = grad(outs, diff, [zeros_like(o) for o in outs], allow_unused=True)
+    for gi, di in zip(grads, diff):
+        if gi is None:
             continue
-        # row k of each input's Jacobian comes from one backward of the one-hot e_k
-        rows = [grad(o, diff, _one_hot(o, k), retain_graph=True, allow_unused=True, materialize_grads=True)
-                for k in range(o.numel())]
-        for xi, x in enumerate(diff):
-            analytic = np.zeros((x.numel(), o.numel()))   # torch's layout: input elements by output elements
-            for k, row in enumerate(rows):
-                analytic[:, k] = row[xi]._data.reshape(-1)
+        if not bool((gi == 0).all()):
+            raise GradcheckError("backward not multiplied by grad_output")
+        if gi.dtype != di.dtype:
+            raise GradcheckError("grad is incorrect type")
+        if gi.device != di.device:
+            raise GradcheckError("grad is incorrect device")
+        if gi.shape != di.shape:
+            raise GradcheckError("grad is incorrect size")
+
+
+def _analytic_jacobians(o, diff: list) -> list:
+    """d o / d x for every x of diff, from one backward per element of o (torch's layout: the
+    input's elements by the output's)."""
+    rows = [grad(o, diff, _one_hot(o, k), retain_graph=True, allow_unused=True, materialize_grads=True)
+            for k in range(o.numel())]
+    return [np.stack([row[xi]._data.reshape(-1) for row in rows], axis=1).astype(np.float64, copy=False)
+            if rows else np.zeros((x.numel(), 0)) for xi, x in enumerate(diff)]
+
+
+def _slow_check(func, xs, diff, outs, eps, atol, rtol) -> None:
+    Tensor = _tensor_cls()
+    numeric_of = {}   # id(x) -> numerical Jacobian of every output w.r.t. x, computed once
+    for oi, o in outs:
+        for xi, (x, analytic) in enumerate(zip(diff, _analytic_jacobians(o, diff))):
             if id(x) not in numeric_of:
                 numeric_of[id(x)] = _numeric_jacobian(func, xs, x, eps)
             numeric = numeric_of[id(x)][oi].T
             if not np.allclose(analytic, numeric, atol=atol, rtol=rtol):
-                if raise_exception:
-                    raise GradcheckError(f"Jacobian mismatch for output {oi} with respect to input {xi},\n"
-                                         f"numerical:{Tensor._make(numeric)!r}\nanalytical:{Tensor._make(analytic)!r}\n")
-                return False
-    return True
+                raise GradcheckError(f"Jacobian mismatch for output {oi} with respect to input {xi},\n"
+                                     f"numerical:{Tensor._make(numeric)!r}\nanalytical:{Tensor._make(analytic)!r}\n")
+
+
+def _forward_check(func, xs, diff, outs, eps, atol, rtol) -> None:
+    """The Jacobians forward mode pushes one-hot tangents through, against the same finite
+    differences (torch's check_forward_ad, slow mode), in torch's order and words."""
+    Tensor = _tensor_cls()
+    columns = {}   # id(x) -> per output, the tangents of the output for each one-hot tangent of x
+    for x in diff:
+        runs = [_forward(func, xs, tuple(_one_hot(x, k) if t is x else None for t in xs))[2]
+                for k in range(x.numel())]
+        columns[id(x)] = runs
+    numeric_of = {id(x): _numeric_jacobian(func, xs, x, eps) for x in diff}
+    for oi, o in outs:
+        for xi, x in enumerate(diff):
+            numeric = numeric_of[id(x)][oi].T
+            analytic = np.stack([run[oi]._data.reshape(-1) for run in columns[id(x)]]).astype(np.float64, copy=False) \
+                if columns[id(x)] else np.zeros((0, o.numel()))
+            if not np.allclose(analytic, numeric, atol=atol, rtol=rtol):
+                raise GradcheckError(f"Jacobian computed with forward mode mismatch for output {oi} with respect to "
+                                     f"input {xi},\nnumerical:{Tensor._make(numeric)!r}\n"
+                                     f"analytical:{Tensor._make(analytic)!r}\n")
+
+
+def _fast_check(func, xs, diff, outs, eps, atol, rtol) -> None:
+    """torch's fast gradcheck: per input i and output j, v_j^T J_ji u_i two ways (finite
+    differences along u_i; one backward of v_j), with atol scaled by sum(u_i) sum(v_j)."""
+    from ..creation import rand
+    from ..random import Generator
+    from .grad_mode import no_grad
+    generator = Generator()   # a fresh one, as torch: the learner's random stream is untouched
+
+    def unit_vector(t):
+        vec = rand(t.numel(), generator=generator).to(t.dtype)   # drawn in the default dtype, as torch
+        return vec / vec.norm()
+
+    us = [unit_vector(x) for x in diff]
+    vs = [unit_vector(o) for _, o in outs]
+    analytic = []   # [j][i]: (v_j^T J_ji) . u_i from one backward per output
+    for (_, o), v in zip(outs, vs):
+        vjs = grad(o, diff, v.reshape(o.shape), retain_graph=True, allow_unused=True, materialize_grads=True)
+        analytic.append([vj.reshape(-1).dot(u) for vj, u in zip(vjs, us)])
+    for i, (x, u) in enumerate(zip(diff, us)):
+        delta = u.reshape(x.shape) * eps
+        data, orig = x._data, x._data.copy()
+        with no_grad():
+            data[...] = orig - delta._data
+            below = [o.detach().clone() for o in _as_tuple(func(*xs))[1]]
+            data[...] = orig + delta._data
+            above = [o.detach().clone() for o in _as_tuple(func(*xs))[1]]
+            data[...] = orig
+        for j, ((oi, _), v) in enumerate(zip(outs, vs)):
+            ju = ((above[oi] - below[oi]) / (2 * eps)).reshape(-1)
+            numeric, a = (v * ju).sum(), analytic[j][i]   # as torch sums it
+            tolerance = atol * float(u.sum()) * float(v.sum())
+            if not np.allclose(a._data, numeric._data, rtol=rtol, atol=tolerance):
+                raise GradcheckError(f"Jacobian mismatch for output {j:d} with respect to input {i:d},\n"
+                                     f"numerical:{numeric}\nanalytical:{a}\n"
+                                     + _slow_mode_report(func, xs, diff, outs[j], i, eps, atol, rtol))
+
+
+FAST_FAIL_SLOW_OK_MSG = (
+    "Fast gradcheck failed but element-wise differences are small. This means that the\ntest might've passed in "
+    "slow_mode!\n\nIf you are adding a new operator, please file an issue and then use one of the\nworkarounds. The "
+    "workaround depends on how your test invokes gradcheck/gradgradcheck:\n\nIf the test\n- manually invokes "
+    "gradcheck/gradgradcheck, then call gradcheck/gradgradcheck\n  with `fast_mode=False` as a keyword argument.\n"
+    "- is OpInfo-based (e.g., in test_ops_gradients.py), then modify the OpInfo for the test\n  to have "
+    "`gradcheck_fast_mode=False`\n- is a Module test (e.g., in common_nn.py), then modify the corresponding\n  "
+    "module_test entry to have `gradcheck_fast_mode=False`")
+
+
+def _slow_mode_report(func, xs, diff, out, xi, eps, atol, rtol) -> str:
+    """What torch appends to a fast-mode failure: both whole Jacobians, and whether slow mode passes."""
+    Tensor = _tensor_cls()
+    oi, o = out
+    numeric = _numeric_jacobian(func, xs, diff[xi], eps)[oi].T
+    analytic = _analytic_jacobians(o, diff)[xi]
+    message = ("\nThe above quantities relating the numerical and analytical jacobians are computed \n"
+               "in fast mode. See: https://github.com/pytorch/pytorch/issues/53876 for more background \n"
+               "about fast mode. Below, we recompute numerical and analytical jacobians in slow mode:\n\n"
+               f"Numerical:\n {Tensor._make(numeric)}\nAnalytical:\n{Tensor._make(analytic)}\n\n"
+               f"The max per-element difference (slow mode) is: {Tensor._make(np.abs(numeric - analytic).max())}.\n")
+    if np.allclose(analytic, numeric, rtol=rtol, atol=atol):
+        message += FAST_FAIL_SLOW_OK_MSG
+    return message
 
 
 def _numeric_jacobian(func, xs, x, eps):
@@ -469,8 +599,8 @@ def _numeric_jacobian(func, xs, x, eps):
     return jacobians
 
 
-def gradgradcheck(func, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3,
-                  gen_non_contig_grad_outputs=False, raise_exception=True) -> bool:
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
+                  gen_non_contig_grad_outputs=False, raise_exception=True, fast_mode=False) -> bool:
     """Check second derivatives: gradcheck of the map (inputs, ḡ) -> VJP(inputs, ḡ), which
     is differentiable only when every backward on the way records its own graph."""
     from ..creation import randn_like
@@ -490,4 +620,5 @@ def gradgradcheck(func, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-
             diff = [x for x in args_in if isinstance(x, Tensor) and x.requires_grad]
             grads = grad(outs, diff, seeds, create_graph=True, allow_unused=True)
             return tuple(g for g in grads if g is not None)
-    return gradcheck(vjp_of, xs + grad_outputs, eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception)
+    return gradcheck(vjp_of, xs + grad_outputs, eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception,
+                     fast_mode=fast_mode)

@@ -36,6 +36,33 @@ FREED_MESSAGE = (
 )
 
 
+class TensorKind:
+    """What the graph and the engine need of the layer above them, handed down once it exists: the
+    Tensor class (to wrap an array, to recognise a Tensor), `apply` (to record an op on Tensors) and
+    the Tensor namespace (a VJP rule's `xp` when backward records its own graph). A Tensor holds its
+    node, so the node's module sits below Tensor and reaches it only through this."""
+
+    __slots__ = ("tensor", "apply", "namespace")
+
+    def __init__(self):
+        self.tensor = self.apply = self.namespace = None
+
+
+KIND = TensorKind()   # filled by gradviz.tensor, gradviz.autograd.apply and .tensor_namespace
+
+
+class _RunningBackward(threading.local):
+    run = None
+
+
+_running = _RunningBackward()   # the backward pass running on this thread (set by the engine)
+
+
+def current_backward():
+    """The backward pass running on this thread (the latest one started), or None."""
+    return _running.run
+
+
 class _Clock:
     """Counts in-place writes anywhere; Node.epoch is its reading when the node was created,
     so a node with nothing written since skips its version checks."""
@@ -125,14 +152,14 @@ _ghosts: dict = {}
 def ghost_tensor_of(array):
     """A Tensor over a ghost of `array` (NumPy: one shared per shape and dtype)."""
     if type(array) is not ndarray:
-        from ..tensor import Tensor
+        Tensor = KIND.tensor
         return Tensor._make(ghost(array))
     by_shape = _ghosts.get(array.dtype)
     if by_shape is None:
         by_shape = _ghosts[array.dtype] = {}
     t = by_shape.get(array.shape)
     if t is None:
-        from ..tensor import Tensor
+        Tensor = KIND.tensor
         if len(by_shape) > 4096:
             by_shape.clear()
         data = _numpy.broadcast_to(_numpy.full((), _fill(array.dtype), dtype=array.dtype), array.shape)
@@ -325,7 +352,7 @@ class Node:
 
     def output(self, nr: int = 0):
         """The node's output `nr` as a Tensor whose grad_fn is this node (for create_graph)."""
-        from ..tensor import Tensor
+        Tensor = KIND.tensor
         out = self.output_data()
         data = out if self.op.n_outputs == 1 else out[nr]
         return Tensor._make(data, self, nr)
@@ -393,6 +420,8 @@ class Node:
         for key in self._kept_names():
             if self.op.n_outputs != 1 and key == "result":
                 continue
+            if key != "result" and getattr(self._kept_value(key), "_wrapped", False):
+                continue   # a Python number (x * 3): torch's SavedVariable skips the hooks for it
             self._kept(key)._set_hooks(pack, unpack)
 
     def unpacked(self) -> tuple:
@@ -440,7 +469,7 @@ _node_types: dict = {}
 
 
 # grad_fns that PyTorch writes by hand in C++ rather than generating them (type names stay bare)
-CPP_NODES = frozenset({"AccumulateGrad", "CopySlices", "NotImplemented"})
+CPP_NODES = frozenset({"AccumulateGrad", "CopyBackwards", "CopySlices", "NotImplemented"})
 
 
 def node_type(op: Op) -> type:
@@ -540,7 +569,7 @@ class SavedTensor:
         if self.pack is None:
             return self.node._kept_value(self.key)
         value = self.unpack_hook(self.packed)
-        from ..tensor import Tensor
+        Tensor = KIND.tensor
         if not isinstance(value, Tensor):
             raise TypeError(f"Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
                             f"{type(value).__name__}")
@@ -627,7 +656,6 @@ def register_multi_grad_hook(tensors, fn, *, mode: str = "all"):
 
     def make(i):
         def hook(grad):
-            from .engine import current_backward
             run = current_backward()
             if state["run"] is not run or run is None:
                 reset(run)

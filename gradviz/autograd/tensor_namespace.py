@@ -5,9 +5,14 @@ NumPy's, so the gradient computation is itself recorded and can be differentiate
 """
 from __future__ import annotations
 
+from ..dtypes import as_np
 from ..functions import conv, index, linalg, pointwise, reduce, shape
+from ..functions.declared import made
 from ..ops import index as index_ops
+from ..ops import pointwise as pointwise_ops
 from .apply import apply
+from .graph import KIND
+from ..tensor import Tensor
 
 
 class TensorNamespace:
@@ -31,6 +36,7 @@ class TensorNamespace:
     diagonal = staticmethod(linalg.diagonal)
     flip = staticmethod(lambda a, axis: shape.flip(a, axis))
     transpose = staticmethod(shape.permute)
+    view = staticmethod(shape.view)   # forward AD's dual tensor: a view of its primal
     cosh = staticmethod(pointwise.cosh)
     sinh = staticmethod(pointwise.sinh)
     isfinite = staticmethod(pointwise.isfinite)
@@ -45,14 +51,13 @@ class TensorNamespace:
     diag_embed = staticmethod(shape.diag_embed)
     rot90 = staticmethod(shape.rot90)
     softmax = staticmethod(reduce.softmax)
-    digamma = staticmethod(pointwise.digamma)
+    digamma = staticmethod(made(pointwise_ops.DIGAMMA))
     polygamma = staticmethod(pointwise.polygamma)
     no_input = staticmethod(conv._no_bias)   # an empty, grad-free stand-in for a missing input
 
     @staticmethod
     def constant(array):
         """An array as a Tensor outside the graph (a constant of a rule, such as ⌊a / b⌋)."""
-        from ..tensor import Tensor
         return Tensor._make(array)
 
     @staticmethod
@@ -73,7 +78,7 @@ class TensorNamespace:
 
     @staticmethod
     def zeros_like(a):
-        from ..creation import zeros_like
+        from ..creation import zeros_like   # creation -> tensor -> (its methods) this module
         return zeros_like(a)
 
     @staticmethod
@@ -118,7 +123,6 @@ class TensorNamespace:
 
     @staticmethod
     def astype(a, dtype):
-        from ..dtypes import as_np
         return shape.to_dtype(a, as_np(dtype))
 
     @staticmethod
@@ -139,3 +143,4 @@ class TensorNamespace:
 
 
 TENSOR = TensorNamespace()
+KIND.namespace = TENSOR   # the engine's `xp` for the VJP rules when backward records its graph

@@ -23,6 +23,7 @@ import numpy as np
 from .. import backend, events
 from ..ops.op import Op
 from ..scope import _state as _scope_state
+from .engine import node_vjp
 from .graph import DEFAULT, MULTI_OUTPUT, Node, ViewMeta, ghost_tensor, node_type
 
 
@@ -83,7 +84,6 @@ def _as_strided_vjp(xp, g, c, a, geom):
 def _copy_slices_vjp(xp, g, c, base, *rest):
     """ḡ for the base as it was, with the view's region replaced by the in-place op's
     gradient for the view's old values; the op's other inputs get theirs as usual."""
-    from .engine import node_vjp
     geom, fn = rest[-2], rest[-1]
     idx = _flat_index(xp, geom)
     n = prod(geom.base_shape)
@@ -183,8 +183,22 @@ def view_grad_fn(view, meta: ViewMeta):
 
 
 def shares_memory(base, view) -> bool:
-    a, b = base._data, view._data
-    return bool(backend.namespace_of(a).may_share_memory(a, b))
+    a = base._data
+    return arrays_share(backend.namespace_of(a), a, view._data)
+
+
+def arrays_share(xp, a, view) -> bool:
+    """Is the array `view` a view of a's memory? An empty one owns no bytes to overlap, but is
+    still a view (x[0:0] = v writes through it in PyTorch): it shares a's owning array."""
+    if view.size == 0:
+        return _owner(a) is _owner(view)
+    return bool(xp.may_share_memory(view, a))
+
+
+def _owner(array):
+    while getattr(array, "base", None) is not None:
+        array = array.base
+    return array
 
 
 def check_view_write(view, meta: ViewMeta) -> None:

@@ -2,9 +2,9 @@
 'same' padding, then one ConvolutionBackward0 record of gradviz.ops.conv."""
 from __future__ import annotations
 
-import warnings
-
+from .public import public
 from ..autograd.apply import apply
+from .._warn import warn_once
 from ..ops.conv import CONV_TRANSPOSE, CONVOLUTION
 from ..dtypes import C_TYPE
 from .nnops import _no_bias, pad as constant_pad
@@ -92,8 +92,8 @@ def convolution(input, weight, bias, stride, padding, dilation, groups, nd):
             padding = tuple(t // 2 for t in total)
             extra = [t - 2 * (t // 2) for t in total]
             if any(extra):
-                warnings.warn("Using padding='same' with even kernel lengths and odd dilation may require a "
-                              "zero-padded copy of the input be created", stacklevel=3)
+                warn_once("Using padding='same' with even kernel lengths and odd dilation may require a "
+                          "zero-padded copy of the input be created")
                 pads = []
                 for e in reversed(extra):
                     pads += [0, e]
@@ -106,14 +106,17 @@ def convolution(input, weight, bias, stride, padding, dilation, groups, nd):
     return apply(CONVOLUTION, (input, weight, b), (stride, padding, dilation, int(groups)))
 
 
+@public   # torch.conv1d too: the same signature
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return convolution(input, weight, bias, stride, padding, dilation, groups, 1)
 
 
+@public   # torch.conv2d too: the same signature
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return convolution(input, weight, bias, stride, padding, dilation, groups, 2)
 
 
+@public   # torch.conv3d too: the same signature
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return convolution(input, weight, bias, stride, padding, dilation, groups, 3)
 
@@ -177,13 +180,16 @@ def conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
     return apply(CONV_TRANSPOSE, (input, weight, b), (stride, padding, output_padding, dilation, int(groups)))
 
 
+@public   # torch.conv_transpose1d too: the same signature
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     return conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 1)
 
 
+@public   # torch.conv_transpose2d too: the same signature
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     return conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2)
 
 
+@public   # torch.conv_transpose3d too: the same signature
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     return conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 3)

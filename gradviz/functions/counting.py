@@ -10,6 +10,7 @@ import numpy as np
 from .. import backend
 from ..tensor import Tensor
 from ..dtypes import from_numpy_dtype
+from .public import public
 
 
 _SCALAR = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
@@ -64,6 +65,7 @@ def _float_input(input, name: str) -> np.ndarray:
     return a
 
 
+@public(method=True, out=True)
 def histc(input, bins: int = 100, min: float = 0, max: float = 0):
     """Counts in `bins` equal bins over [min, max] (the data's own range when both are 0)."""
     a = _float_input(input, "histogram_cpu")
@@ -81,6 +83,7 @@ def histc(input, bins: int = 100, min: float = 0, max: float = 0):
     return _tensor(_counts(a.reshape(-1), edges).astype(a.dtype), input)
 
 
+@public(method=True, out=True)
 def histogram(input, bins=100, *, range=None, weight=None, density: bool = False):
     """(hist, bin_edges): counts (or weights, or a density) per bin; `bins` is a count or the edges."""
     a = _float_input(input, "histogramdd")
@@ -107,6 +110,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density: bool = False
     return histogram_result(_tensor(hist, input), _tensor(edges.copy(), input))
 
 
+@public(method=True, out=True)
 def bincount(input, weights=None, minlength: int = 0):
     """How often each non-negative integer occurs (or the sum of its weights)."""
     a = backend.to_numpy(input._data)

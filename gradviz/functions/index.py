@@ -17,12 +17,11 @@ from ..ops.op import Op
 from ..ops.reduce import normalize_dims
 from .shape import expand, reshape, unsqueeze
 from ..tensor import Tensor
-from ..autograd.forward_ad import defjvp as _defjvp, linear as _linear
-from ..autograd.forward_ad import defjvp as _defjvp_more, linear as _linear_more
-from ..ops.index import (ALIAS, COPY_SLICES, DIAGONAL_SCATTER, DIAGONAL_SCATTER_SRC, GATHER, INDEX, INDEX_ADD,
-                         INDEX_FILL, INDEX_FILL_TENSOR, INDEX_FILL_ZERO, INDEX_PUT, INDEX_PUT_ACC, INDEX_SCATTER,
-                         INDEX_SELECT, MASKED_SELECT, SCATTER, SCATTER_ADD, SCATTER_ADD_ZEROS, SCATTER_VALUE, SELECT,
-                         SELECT_SCATTER, SLICE, SLICE_SCATTER, SORT, TAKE, TOPK, _at)
+from ..ops.index import (ALIAS, COPY_SLICES, DIAGONAL_SCATTER_SRC, GATHER, INDEX, INDEX_ADD, INDEX_FILL,
+                         INDEX_FILL_TENSOR, INDEX_PUT, INDEX_PUT_ACC, INDEX_SELECT, MASKED_SELECT, SCATTER,
+                         SCATTER_ADD, SCATTER_VALUE, SELECT, SELECT_SCATTER, SLICE, SLICE_SCATTER, SORT, TAKE, TOPK,
+                         _at)
+from .public import public
 
 
 # -- public functions ---------------------------------------------------------------
@@ -67,20 +66,9 @@ def _is_byte_mask(k) -> bool:
     return backend.is_array(k) and k.ndim > 0 and k.dtype == np.uint8
 
 
-def parse_index(shape: tuple, key, single_slice: bool = False, fill: bool = False):
-    """PyTorch's reading of `x[key]`: ints, slices and None apply first, left to right, as
-    views (SelectBackward0, SliceBackward0, UnsqueezeBackward0); the tensor indices then index
-    that view at the dims they landed on (one IndexBackward0). NumPy would instead count ints
-    as advanced indices, which moves the result's dims when an int and a tensor are apart.
-
-    Returns (steps, basic, adv): the views to record [(kind, dim, arg)], the same view as a
-    NumPy basic key (() when it is the whole tensor), and the key of slices and integer/bool
-    arrays for that view (None when there is none). A full slice records nothing, except
-    for a bare `x[:]`, which PyTorch always records.
-
-    A byte (uint8) index is a bool mask, with torch's deprecation warning. fill says the caller
-    writes one value there (torch's index_put_ then hands a lone mask to masked_fill_, which
-    refuses a byte mask)."""
+def _key_items(shape: tuple, key) -> tuple[list, bool, int]:
+    """The key's items (a byte mask read as a bool mask), whether one was a byte mask, and how
+    many dims they index; torch's errors for a key that cannot index `shape`."""
     items = [_as_index(k) for k in _index_items(key)]
     byte_mask = any(_is_byte_mask(k) for k in items)
     if byte_mask:
@@ -104,6 +92,44 @@ def parse_index(shape: tuple, key, single_slice: bool = False, fill: bool = Fals
         items = items[:-1]   # torch lets a later ellipsis run past the last dimension, where it selects nothing
     if sum(k is Ellipsis for k in items) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
+    return items, byte_mask, specified
+
+
+def _advanced_key(adv: dict):
+    """The NumPy key of the tensor indices {dim: array} (slices between them), once they are checked
+    to broadcast together (a bool mask counts as its nonzero indices); None when there are none."""
+    if not adv:
+        return None
+    shapes = [(int(k.sum()),) if k.dtype == bool else k.shape for k in adv.values()]
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes "
+                         + ", ".join(str(list(s)) for s in shapes)) from None
+    adv_key, d = [], 0
+    for pos in sorted(adv):
+        adv_key += [slice(None)] * (pos - d)
+        adv_key.append(adv[pos])
+        d = pos + (adv[pos].ndim if adv[pos].dtype == bool else 1)
+    return tuple(adv_key)
+
+
+def parse_index(shape: tuple, key, single_slice: bool = False, fill: bool = False):
+    """PyTorch's reading of `x[key]`: ints, slices and None apply first, left to right, as
+    views (SelectBackward0, SliceBackward0, UnsqueezeBackward0); the tensor indices then index
+    that view at the dims they landed on (one IndexBackward0). NumPy would instead count ints
+    as advanced indices, which moves the result's dims when an int and a tensor are apart.
+
+    Returns (steps, basic, adv): the views to record [(kind, dim, arg)], the same view as a
+    NumPy basic key (() when it is the whole tensor), and the key of slices and integer/bool
+    arrays for that view (None when there is none). A full slice records nothing, except
+    for a bare `x[:]`, which PyTorch always records.
+
+    A byte (uint8) index is a bool mask, with torch's deprecation warning. fill says the caller
+    writes one value there (torch's index_put_ then hands a lone mask to masked_fill_, which
+    refuses a byte mask)."""
+    items, byte_mask, specified = _key_items(shape, key)
+    ndim = len(shape)
     cur = list(shape)
     steps, basic, adv, dim = [], [], {}, 0
     for position, k in enumerate(items):   # torch's range error names the position in the key
@@ -163,22 +189,7 @@ def parse_index(shape: tuple, key, single_slice: bool = False, fill: bool = Fals
             raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
         warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.",
                       UserWarning, stacklevel=4)
-    adv_key = None
-    if adv:
-        # the index tensors must broadcast together (a bool mask counts as its nonzero indices)
-        shapes = [(int(k.sum()),) if k.dtype == bool else k.shape for k in adv.values()]
-        try:
-            np.broadcast_shapes(*shapes)
-        except ValueError:
-            raise IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes "
-                             + ", ".join(str(list(s)) for s in shapes)) from None
-        adv_key, d = [], 0
-        for pos in sorted(adv):
-            adv_key += [slice(None)] * (pos - d)
-            adv_key.append(adv[pos])
-            d = pos + (adv[pos].ndim if adv[pos].dtype == bool else 1)
-        adv_key = tuple(adv_key)
-    return steps, tuple(basic), adv_key
+    return steps, tuple(basic), _advanced_key(adv)
 
 
 def _is_int(k) -> bool:
@@ -205,6 +216,7 @@ def _keys_beside(adv, array):
     return tuple(backend.to_device(k, backend.device_of(array)) if isinstance(k, np.ndarray) else k for k in adv)
 
 
+@public
 def getitem(tensor, key):
     steps, _, adv = parse_index(tensor.shape, key, isinstance(key, slice))
     adv = _keys_beside(adv, tensor._data)
@@ -229,6 +241,7 @@ def setitem(array, key, value) -> None:
     write(array, basic, _keys_beside(adv, array), value)
 
 
+@public(method=True)
 def index_put(tensor, key, values, accumulate=False):
     """The out-of-place result of tensor[key] = values (CopySlices or IndexPutBackward0);
     with accumulate=True, tensor[key] += values with repeated indices adding up."""
@@ -278,6 +291,7 @@ def _in_range(idx, size: int) -> None:
         raise IndexError("index out of range in self")
 
 
+@public(out=True)
 def gather(input, dim, index):
     (d,) = normalize_dims(dim, input.ndim)
     idx = _int_index(index, "gather(): Expected dtype int32/int64 for index")
@@ -289,6 +303,7 @@ def gather(input, dim, index):
     return apply(GATHER, (input,), (d, idx))
 
 
+@public
 def scatter_add(input, dim, index, src):
     (d,) = normalize_dims(dim, input.ndim)
     idx = _int_index(index, "scatter(): Expected dtype int32/int64 for index")
@@ -298,6 +313,7 @@ def scatter_add(input, dim, index, src):
     return apply(SCATTER_ADD, (input, src), (d, idx))
 
 
+@public(out=True)
 def index_select(input, dim, index):
     (d,) = normalize_dims(dim, input.ndim)
     idx = _int_index(index, "index_select(): Expected dtype int32 or int64 for index")
@@ -339,6 +355,7 @@ def _scalar_values_indices(name: str, op: Op, input, k: int):
     return values_indices(name, values.reshape(()) if k else values, index.reshape(()) if k else index)
 
 
+@public(out=True)
 def sort(input, dim=-1, descending=False, stable=False):
     """torch.sort: (values, indices) along dim."""
     (d,) = normalize_dims(dim, input.ndim)
@@ -347,10 +364,12 @@ def sort(input, dim=-1, descending=False, stable=False):
     return _values_indices("sort", SORT, input, d, _order(input._data, d, descending))
 
 
+@public
 def argsort(input, dim=-1, descending=False, stable=False):
     return sort(input, dim, descending, stable).indices
 
 
+@public(out=True)
 def topk(input, k, dim=-1, largest=True, sorted=True):
     """torch.topk: the k largest (or smallest) values along dim and their indices."""
     (d,) = normalize_dims(dim, input.ndim)
@@ -362,6 +381,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     return _values_indices("topk", TOPK, input, d, index)
 
 
+@public(out=True)
 def narrow(input, dim, start, length):
     (d,) = normalize_dims(dim, input.ndim)
     size = input.shape[d]
@@ -373,6 +393,7 @@ def narrow(input, dim, start, length):
     return apply(SLICE, (input,), (d, start, start + length, 1))
 
 
+@public
 def select(input, dim, index):
     (d,) = normalize_dims(dim, input.ndim)
     size = input.shape[d]
@@ -382,6 +403,7 @@ def select(input, dim, index):
     return apply(SELECT, (input,), (d, index % size))
 
 
+@public(out=True)
 def take_along_dim(input, indices, dim=None):
     """gather after broadcasting input and indices against each other (all but dim), as PyTorch."""
     idx = indices._data
@@ -396,6 +418,7 @@ def take_along_dim(input, indices, dim=None):
     return apply(GATHER, (expand(input, *in_shape),), (d, np.broadcast_to(idx, idx_shape)))
 
 
+@public(out=True)
 def masked_select(input, mask):
     m = mask._data if hasattr(mask, "_data") else np.asarray(mask)
     if m.dtype != bool:
@@ -404,6 +427,7 @@ def masked_select(input, mask):
     return apply(MASKED_SELECT, (input,), (np.broadcast_to(m, shape),))
 
 
+@public(out=True)
 def nonzero(input, *, as_tuple=False):
     xp = backend.namespace_of(input._data)
     found = xp.nonzero(input._data) if input.ndim else xp.nonzero(input._data.reshape(1))
@@ -434,6 +458,7 @@ def _as_input(result, input):
     return result.reshape(()) if input.ndim == 0 else result
 
 
+@public
 def index_add(input, dim, index, source, *, alpha=1):
     (d,) = normalize_dims(dim, input.ndim)
     idx = _index_vector(index)
@@ -441,6 +466,7 @@ def index_add(input, dim, index, source, *, alpha=1):
     return _as_input(apply(INDEX_ADD, (_as_vector(input), _as_vector(source)), (d, idx, alpha)), input)
 
 
+@public
 def index_fill(input, dim, index, value):
     (d,) = normalize_dims(dim, input.ndim)
     idx = _index_vector(index, "index_fill_")
@@ -462,6 +488,7 @@ def index_fill(input, dim, index, value):
     return _as_input(apply(INDEX_FILL, (vector,), (key, written, value)), input)
 
 
+@public
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     if reduce is not None:
         raise NotImplementedError("scatter(reduce=...) is not supported here; use scatter_add or scatter_reduce")
@@ -481,10 +508,9 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
 
 # -- forward mode (autograd.forward_ad): selecting, gathering and scattering are linear --------
 # (the ops that overwrite part of a tensor are affine in it; their JVP comes from the VJP)
-_defjvp(_linear, SELECT, SLICE, INDEX, ALIAS, GATHER, SCATTER_ADD, INDEX_SELECT, INDEX_SCATTER, SCATTER_ADD_ZEROS,
-        DIAGONAL_SCATTER, INDEX_FILL_ZERO, MASKED_SELECT, INDEX_ADD, COPY_SLICES, INDEX_PUT)
 
 
+@public(method=True)
 def take(input, index):
     idx = _int_index(index, "take(): Expected a long tensor for index, but got " + str(getattr(index, "dtype", "")))
     n = input.numel()
@@ -504,6 +530,7 @@ def _check_src(name: str, region_shape: tuple, src) -> None:
                            f"slice size = {list(region_shape)}")
 
 
+@public(method=True)
 def select_scatter(input, src, dim, index):
     (d,) = normalize_dims(dim, input.ndim)
     size = input.shape[d]
@@ -515,6 +542,7 @@ def select_scatter(input, src, dim, index):
     return apply(SELECT_SCATTER, (input, src.to(input.dtype)), (d, index % size))
 
 
+@public(method=True)
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     (d,) = normalize_dims(dim, input.ndim)
     s, e, st = slice(start, end, step).indices(input.shape[d])
@@ -523,6 +551,7 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     return apply(SLICE_SCATTER, (input, src.to(input.dtype)), (d, s, e, st))
 
 
+@public(method=True)
 def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     (d1,), (d2,) = normalize_dims(dim1, input.ndim), normalize_dims(dim2, input.ndim)
     region = np.diagonal(input._data, offset, d1, d2)
@@ -530,7 +559,6 @@ def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     return apply(DIAGONAL_SCATTER_SRC, (input, src.to(input.dtype)), (offset, d1, d2))
 
 
-_defjvp_more(_linear_more, TAKE, SELECT_SCATTER, SLICE_SCATTER, DIAGONAL_SCATTER_SRC)
 
 
 class _ValuesIndices(tuple):
@@ -550,6 +578,7 @@ def values_indices(name: str, values, index):
     return result
 
 
+@public(method=True)
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     """Each slice along dim repeated repeats[i] times: an index_select with the repeated indices
     (with no repeats, input holds the counts and the result is those indices)."""
@@ -580,5 +609,6 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     return index_select(input, d, Tensor._make(backend.to_device(index, input.device)))
 
 
+@public(method=True)
 def msort(input):
     return sort(input, 0)[0]

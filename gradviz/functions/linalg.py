@@ -3,18 +3,16 @@ then the records of gradviz.ops.linalg."""
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
+from .._warn import warn, warn_once
 from .._args import argument_error, check_number, check_tensor, invalid_arguments, is_number, type_name
 from ..dtypes import C_TYPE, SCALAR_TYPE
 from ..autograd.apply import apply
 from ..ops.core import broadcast_shape, expand_error
 from ..ops.op import Op
 from ..tensor import Tensor
-from ..autograd.forward_ad import bilinear as _bilinear, defjvp as _defjvp, linear as _linear
-from ..autograd.forward_ad import bilinear as _bilinear_ext
 from ..ops.linalg import (ADDBMM, ADDMM, ADDMV, ADDR, BADDBMM, BMM, CDIST, CHOLESKY, CHOLESKY_LEGACY, CROSS, DET,
                           DIAGONAL, DOT, EIGVALSH, INV, LinAlgFailure, MM, MV, SLOGDET, SOLVE, SVDVALS, TRACE)
 from ..autograd.apply import coerce_pair
@@ -23,6 +21,7 @@ from .pointwise import where
 from .reduce import amax, amin, cumprod, normalize_dims
 from .shape import (cat, contiguous, diag_embed, expand, movedim, permute, reshape, squeeze, squeeze_, t, unsafe_view,
                     unsqueeze, varargs, view)
+from .public import public
 
 
 def _tensors(fn: str, **params) -> None:
@@ -33,19 +32,20 @@ def _tensors(fn: str, **params) -> None:
             raise argument_error(fn, param, position, "Tensor", type_name(value))
 
 
-def _mm_error(name, a, b):
-    return RuntimeError(f"{name}: mat1 and mat2 shapes cannot be multiplied "
-                        f"({'x'.join(map(str, a.shape))} and {'x'.join(map(str, b.shape))}); the columns of "
-                        f"mat1 must equal the rows of mat2: transpose or reshape one operand (e.g. a @ b.T)")
+def _mm_error(a, b):
+    """torch's words, whichever of mm, addmm, matmul or linear found the inner sizes differ."""
+    return RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
+                        f"({'x'.join(map(str, a.shape))} and {'x'.join(map(str, b.shape))})")
 
 
+@public(method=True, out=True)
 def mm(input, mat2):
     _tensors("mm", input=input, mat2=mat2)
-    if input.ndim != 2 or mat2.ndim != 2:
-        raise RuntimeError(f"mm: self must be a matrix and mat2 must be a matrix (got {input.ndim}-D and "
-                           f"{mat2.ndim}-D tensors)")
+    for name, t in (("self", input), ("mat2", mat2)):
+        if t.ndim != 2:
+            raise RuntimeError(f"{name} must be a matrix")
     if input.shape[1] != mat2.shape[0]:
-        raise _mm_error("mm", input, mat2)
+        raise _mm_error(input, mat2)
     return apply(MM, _same_dtype(_MM, input, mat2))
 
 
@@ -67,16 +67,17 @@ _ADDMV = ("addmv input tensors must have the same dtype, but got {}, {}, and {}"
 _BADDBMM = ("Input dtypes must be the same, got: input {}, batch1: {}, batch2: {}", C_TYPE)
 
 
+@public(method=True, out=True)
 def bmm(input, mat2):
     _tensors("bmm", input=input, mat2=mat2)
-    if input.ndim != 3 or mat2.ndim != 3:
-        raise RuntimeError(f"batch1 must be a 3D tensor (got {input.ndim}-D and {mat2.ndim}-D)")
-    if input.shape[0] != mat2.shape[0] or input.shape[2] != mat2.shape[1]:
-        raise RuntimeError(f"bmm: Expected size for first two dimensions of batch2 tensor to be: "
-                           f"[{input.shape[0]}, {input.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
+    for name, t in (("batch1", input), ("batch2", mat2)):
+        if t.ndim != 3:
+            raise RuntimeError(f"{name} must be a 3D tensor")
+    _check_batches(input, mat2)
     return apply(BMM, _same_dtype(_BMM, input, mat2))
 
 
+@public(method=True, out=True)
 def dot(input, tensor):
     _tensors("dot", input=input, tensor=tensor)
     if input.ndim != 1 or tensor.ndim != 1:
@@ -91,14 +92,18 @@ def dot(input, tensor):
     return apply(DOT, (input, tensor))
 
 
+@public(method=True, out=True)
 def mv(input, vec):
     _tensors("mv", input=input, vec=vec)
-    if input.ndim != 2 or vec.ndim != 1 or input.shape[1] != vec.shape[0]:
-        raise RuntimeError(f"size mismatch, got input ({input.shape[0]}), mat ({input.shape[0]}x"
-                           f"{input.shape[1] if input.ndim > 1 else 1}), vec ({vec.shape[0]})")
+    if input.ndim != 2 or vec.ndim != 1:   # torch's mv is addmv into a 1-D result, whose words count it first
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.ndim}, {vec.ndim}")
+    if input.shape[1] != vec.shape[0]:
+        raise RuntimeError(f"size mismatch, got input ({input.shape[0]}), mat ({input.shape[0]}x{input.shape[1]}), "
+                           f"vec ({vec.shape[0]})")
     return apply(MV, _same_dtype(_ADDMV, input, vec, names=(vec, input, vec)))   # as addmv into vec's dtype
 
 
+@public(method=True, out=True)
 def matmul(input, other):
     """torch.matmul, decomposed as PyTorch's own matmul is, so the graph has the same nodes:
     dot, mv, mm (with unsqueeze / squeeze_ around a 1-D operand); a batch times a matrix
@@ -136,7 +141,7 @@ def matmul(input, other):
             return matmul(input.squeeze(0), other)
         if batch2[0] == 1 and other.requires_grad:
             return matmul(input, other.squeeze(0))
-    batch = _broadcast_batch(batch1, batch2, input, other)
+    batch = _broadcast_batch(batch1, batch2)
     count = math.prod(batch)
     a = reshape(expand(input, *batch, n, m1), count, n, m1)
     if db == 1:
@@ -149,7 +154,7 @@ def matmul(input, other):
     return unsafe_view(out, *batch, *((n,) if da > 1 else ()), *((p,) if db > 1 else ()))
 
 
-def _broadcast_batch(b1, b2, input, other) -> tuple:
+def _broadcast_batch(b1, b2) -> tuple:
     n = max(len(b1), len(b2))
     out = []
     for i in range(n):
@@ -157,7 +162,7 @@ def _broadcast_batch(b1, b2, input, other) -> tuple:
         y = b2[i - n + len(b2)] if i >= n - len(b2) else 1
         if x != y and x != 1 and y != 1:
             raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton "
-                               f"dimension {i} (matmul of shapes {list(input.shape)} and {list(other.shape)})")
+                               f"dimension {i}")
         out.append(max(x, y) if x != 0 and y != 0 else 0)
     return tuple(out)
 
@@ -196,13 +201,14 @@ def _scalars(fn: str, inputs: tuple, beta, alpha) -> tuple:
     return tuple(v.item() if hasattr(v, "item") else v for v in (beta, alpha))
 
 
+@public(method=True, out=True)
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     beta, alpha = _scalars("addmm", (input, mat1, mat2), beta, alpha)
     if mat1.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"mat1 must be a matrix, got {mat1.ndim}-D tensor" if mat1.ndim != 2 else
                            f"mat2 must be a matrix, got {mat2.ndim}-D tensor")
     if mat1.shape[1] != mat2.shape[0]:
-        raise _mm_error("addmm", mat1, mat2)
+        raise _mm_error(mat1, mat2)
     _check_expand(input, (mat1.shape[0], mat2.shape[1]))
     _same_dtype(_ADDMM_SELF, input, mat2)   # torch checks the bias first
     return apply(ADDMM, (input,) + _same_dtype(_ADDMM, mat1, mat2), (beta, alpha))
@@ -237,6 +243,7 @@ def linear(input, weight, bias=None):
     return out if bias is None else out + bias
 
 
+@public(method=True, out=True)
 def outer(input, vec2):
     _tensors("outer", input=input, vec2=vec2)
     for name, v in (("self", input), ("vec2", vec2)):
@@ -245,6 +252,7 @@ def outer(input, vec2):
     return input.reshape(-1, 1) * vec2
 
 
+@public
 def diagonal(input, offset=0, dim1=0, dim2=1):
     (d1,), (d2,) = normalize_dims(dim1, input.ndim), normalize_dims(dim2, input.ndim)
     if d1 == d2:
@@ -252,6 +260,7 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     return apply(DIAGONAL, (input,), (offset, d1, d2))
 
 
+@public(method=True, out=True)
 def trace(input):
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
@@ -260,6 +269,7 @@ def trace(input):
     return apply(TRACE, (input,))
 
 
+@public(out=True)
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     beta, alpha = _scalars("addmv", (input, mat, vec), beta, alpha)
     if mat.ndim != 2 or vec.ndim != 1 or input.ndim > 1:
@@ -271,12 +281,13 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
 
 
 def _check_batches(batch1, batch2) -> None:
-    """baddbmm's and addbmm's words when the batches do not pair up."""
+    """bmm's, baddbmm's and addbmm's words when the batches do not pair up."""
     if batch1.shape[0] != batch2.shape[0] or batch1.shape[2] != batch2.shape[1]:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{batch1.shape[0]}, {batch1.shape[2]}] but got: [{batch2.shape[0]}, {batch2.shape[1]}].")
 
 
+@public(out=True)
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     beta, alpha = _scalars("baddbmm", (input, batch1, batch2), beta, alpha)
     if batch1.ndim != 3 or batch2.ndim != 3:
@@ -287,26 +298,27 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     return apply(BADDBMM, (input,) + _same_dtype(_BMM, batch1, batch2), (beta, alpha))
 
 
+@public(out=True)
 def tensordot(a, b, dims=2):
     """Contract dims of a with dims of b: both permuted and reshaped to matrices, one mm, then
     viewed back, as PyTorch records it."""
     if isinstance(dims, int):
-        da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+        given_a, given_b = list(range(-dims, 0)), list(range(dims))   # torch names a's dims from the end
     else:
-        da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
-    da = [normalize_dims(d, a.ndim)[0] for d in da]
-    db = [normalize_dims(d, b.ndim)[0] for d in db]
+        given_a, given_b = ([d] if isinstance(d, int) else list(d) for d in dims)
+    da = [normalize_dims(d, a.ndim)[0] for d in given_a]
+    db = [normalize_dims(d, b.ndim)[0] for d in given_b]
     if len(da) != len(db):
         raise RuntimeError("both dimension lists should have same length")
-    for x, y in zip(da, db):
+    for x, y, gx, gy in zip(da, db, given_a, given_b):
         # PyTorch broadcasts a contracted dim of size 1: the other side's dim is summed first
         if b.shape[y] == 1 and a.shape[x] != 1:
             a = a.sum(x, keepdim=True)
         elif a.shape[x] == 1 and b.shape[y] != 1:
             b = b.sum(y, keepdim=True)
         if a.shape[x] != b.shape[y]:
-            raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[x]} in dim {x} "
-                               f"and second has size {b.shape[y]} in dim {y}")
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[x]} in dim {gx} "
+                               f"and second has size {b.shape[y]} in dim {gy}")
     free_a = [i for i in range(a.ndim) if i not in da]
     free_b = [i for i in range(b.ndim) if i not in db]
     k = math.prod([a.shape[d] for d in da])
@@ -316,6 +328,7 @@ def tensordot(a, b, dims=2):
     return reshape(mm(left, right), *out_shape)
 
 
+@public(method=True, out=True)
 def kron(input, other):
     """Kronecker product: a and b interleaved as (a₀, 1, a₁, 1, …) ⊙ (1, b₀, 1, b₁, …), then
     merged back, as PyTorch records it (views of fresh copies and one mul)."""
@@ -354,6 +367,7 @@ def _expand_ellipsis(terms, out, arrow, operands):
     return expanded, out, "->"
 
 
+@public
 def einsum(equation, *operands):
     """einsum from gradviz ops: each operand's repeated letters become diagonals and the letters
     only it carries are summed first; the operands are then permuted and unsqueezed onto one
@@ -425,8 +439,6 @@ def einsum(equation, *operands):
 
 
 # -- forward mode (autograd.forward_ad): products are bilinear, diagonal and trace linear ------
-_defjvp(_bilinear, MM, MV, DOT, BMM)
-_defjvp(_linear, DIAGONAL, TRACE)
 
 
 def _t(a):
@@ -445,11 +457,13 @@ def _square(name: str, a) -> None:
                            f"{str(a.dtype)[6:].capitalize().replace('Int64', 'Long')}")
 
 
+@public(method=True)
 def det(A):
     _square("linalg.det", A)
     return apply(DET, (A,))
 
 
+@public(method=True)
 def slogdet(A):
     _square("linalg.slogdet", A)
     sign, logabsdet = apply(SLOGDET, (A,))
@@ -471,6 +485,7 @@ class _SlogdetResult(tuple):
         return f"torch.return_types.linalg_slogdet(\nsign={self[0]!r},\nlogabsdet={self[1]!r})"
 
 
+@public(method=True)
 def logdet(A):
     """log det A: nan where det A < 0, −inf where it is 0 (torch: a where over slogdet)."""
     sign, logabsdet = slogdet(A)
@@ -501,6 +516,7 @@ def _singular_at(a: np.ndarray) -> tuple[int, int]:
     return 0, a.shape[-1]
 
 
+@public('inverse', method=True)
 def inv(A):
     _square("linalg.inv", A)
     try:
@@ -561,10 +577,13 @@ def cholesky_ex_free(A, *, upper=False):
     return _cholesky(CHOLESKY, "linalg.cholesky", A, upper)
 
 
+@public(method=True)
 def cholesky(A, upper=False):
     """torch.cholesky (deprecated in torch for torch.linalg.cholesky), recorded as CholeskyBackward0."""
-    warnings.warn("torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a future "
-                  "PyTorch release.", UserWarning, stacklevel=2)
+    warn_once("torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a future "
+              "PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\nL = torch.linalg.cholesky(A)\nand\n"
+              "U = torch.cholesky(A, upper=True)\nshould be replaced with\nU = torch.linalg.cholesky(A).mH\n"
+              "This transform will produce equivalent results for all valid (symmetric positive definite) inputs.")
     return _cholesky(CHOLESKY_LEGACY, "cholesky", A, upper)
 
 
@@ -593,16 +612,18 @@ def linalg_cross(input, other, *, dim=-1):
     return apply(CROSS, (a, b), (d,), dtype)
 
 
+@public(method=True)
 def cross(input, other, dim=None):
     if dim is None:   # torch: the first dimension of size 3 (deprecated default)
-        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
-                      "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
-                      "with that of linalg.cross in a future release.", UserWarning, stacklevel=2)
+        warn_once("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
+                  "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
+                  "with that of linalg.cross in a future release.")
         shape = broadcast_shape(tuple(input.shape), tuple(other.shape))
         dim = next((i for i, s in enumerate(shape) if s == 3), -1)
     return linalg_cross(input, other, dim=dim)
 
 
+@public(method=True)
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
     beta, alpha = _scalars("addr", (input, vec1, vec2), beta, alpha)
     if vec1.ndim != 1 or vec2.ndim != 1:
@@ -612,6 +633,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
     return apply(ADDR, (input, vec1, vec2), (beta, alpha))
 
 
+@public(method=True)
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     beta, alpha = _scalars("addbmm", (input, batch1, batch2), beta, alpha)
     for name, b in (("batch1", batch1), ("batch2", batch2)):
@@ -628,6 +650,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     return apply(ADDBMM, (input,) + _same_dtype(_ADDMM, batch1, batch2), (beta, alpha))
 
 
+@public
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     if x1.ndim < 2 or x2.ndim < 2:
         raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D" if x1.ndim < 2 else
@@ -642,7 +665,6 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     return apply(CDIST, (a, b), (float(p),))
 
 
-_defjvp(_bilinear_ext, CROSS)
 
 
 # -- compositions: torch records these as several nodes too ---------------------------------------
@@ -724,6 +746,7 @@ def vecdot(x, y, *, dim=-1):
     return (x * y).sum(dim)
 
 
+@public(method=True)
 def matrix_power(A, n):
     if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
         raise RuntimeError("linalg.matrix_power: A must be batches of square matrices, but they are "
@@ -757,12 +780,14 @@ def vander(x, N=None):
     return cumprod(cat([ones, column.expand(*x.shape, n - 1)], -1), -1)
 
 
+@public(method=True)
 def vdot(input, other):
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
     return dot(input, other)
 
 
+@public(method=True)
 def inner(input, other):
     if input.ndim == 0 or other.ndim == 0:
         return input * other
@@ -772,6 +797,7 @@ def inner(input, other):
     return tensordot(input, other, ([-1], [-1]))
 
 
+@public
 def cov(input, *, correction=1, fweights=None, aweights=None):
     """torch.cov's steps: a (weighted) mean per variable, then (x − x̄) w (x − x̄)ᵀ / (Σw − correction ...)."""
     if input.ndim > 2:
@@ -813,14 +839,15 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         avg = x.sum(1) / n
         norm_factor = n - correction
     if float(getattr(norm_factor, "_data", norm_factor)) <= 0:
-        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
-                      "observations.", UserWarning, stacklevel=2)
+        warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
+             "observations.")
         norm_factor = norm_factor * 0
     centered = x - avg.unsqueeze(1)
     c = mm(centered, (centered * w if w is not None else centered).t())
     return (c / norm_factor).squeeze()
 
 
+@public
 def corrcoef(input):
     if input.ndim > 2:
         raise RuntimeError(f"corrcoef(): expected input to have two or fewer dimensions but got an input with "

@@ -25,10 +25,9 @@ def check_class_weight(weight, n_classes: int, prefix: str = "") -> None:
                            f"but got weight tensor of shape: {list(weight.shape)}")
 
 
-def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     t = target._data
-    if reduction not in ("none", "mean", "sum"):
-        raise ValueError(f"{reduction} is not a valid value for reduction")
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     if input.ndim > 2:   # (N, C, d1, ...): every position one sample
         n, c = input.shape[0], input.shape[1]
         if t.ndim >= 1 and t.shape[0] != n:
@@ -42,7 +41,7 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
             empty = input.numel() == 0
             flat = input.contiguous().view(n, c, 0, 0) if empty else input.contiguous().view(n, c, 1, -1)
             targets = target.contiguous().view(n, 0, 0) if empty else target.contiguous().view(n, 1, -1)
-            out = nll_loss(flat, targets, weight, ignore_index, reduction)
+            out = nll_loss(flat, targets, weight, ignore_index=ignore_index, reduction=reduction)
             return out.view(t.shape) if reduction == "none" else out
     if input.ndim == 0:
         raise ValueError("Expected 1 or more dimensions (got 0)")
@@ -85,17 +84,33 @@ def _check_reduction(reduction):
         raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
-def _legacy_reduction(size_average, reduce, reduction, stacklevel: int = 3):
+def _legacy_reduction(size_average, reduce, reduction, stacklevel: int = 3, check: bool = True):
     """The reduction, or what the deprecated size_average/reduce pair means (with torch's warning,
-    `stacklevel` naming the user's line)."""
+    `stacklevel` naming the user's line); checked unless `check` is False."""
     if size_average is not None or reduce is not None:
         size_average = True if size_average is None else size_average
         reduce = True if reduce is None else reduce
         reduction = "mean" if size_average and reduce else ("sum" if reduce else "none")
         warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{reduction}' "
                       "instead.", UserWarning, stacklevel=stacklevel)
-    _check_reduction(reduction)
+    if check:
+        _check_reduction(reduction)
     return reduction
+
+
+def _weighted(losses, weight, input, reduction, mean_by_weight: bool):
+    """torch's weighted mse/l1/huber (composed in Python there, so recorded as its nodes): each loss times
+    its weight, then the reduction; the mean divides by the weights' sum (mse, l1) or counts (huber)."""
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+    weighted = losses * weight
+    if reduction == "none":
+        return weighted
+    if reduction == "sum":
+        return weighted.sum()
+    return weighted.sum() / weight.sum() if mean_by_weight else weighted.mean()
 
 
 def _check_same_size(input, target):
@@ -107,14 +122,17 @@ def _check_same_size(input, target):
                       "same size.", stacklevel=3)
 
 
-def mse_loss(input, target, reduction="mean"):
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     _check_same_size(input, target)
-    _check_reduction(reduction)
+    reduction = _legacy_reduction(size_average, reduce, reduction, check=weight is None)
+    if weight is not None:
+        a, b = broadcast_tensors(input, target)
+        return _weighted((a - b).pow(2), weight, input, reduction, mean_by_weight=True)
     return apply(MSE_LOSS, _promoted("mse_cpu", input, target), (reduction,))
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
-    _check_reduction(reduction)
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     _check_same_size(input, target)
@@ -122,10 +140,14 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
-    _check_reduction(reduction)
+    if weight is None:
+        _check_reduction(reduction)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     _check_same_size(input, target)
+    if weight is not None:
+        losses = apply(HUBER_LOSS, _promoted("huber_cpu", *broadcast_tensors(input, target)), ("none", delta))
+        return _weighted(losses, weight, input, reduction, mean_by_weight=False)
     return apply(HUBER_LOSS, _promoted("huber_cpu", input, target), (reduction, delta))
 
 
@@ -186,7 +208,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    _check_reduction(reduction)
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     if target.requires_grad and _grad_state.enabled:
         raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect to argument 'target'. "
                            "This input cannot have requires_grad True.")
@@ -198,7 +220,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
 
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
     """mean max(0, −y (a₁ − a₂) + margin), as torch composes it."""
-    _check_reduction(reduction)
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     if not input1.ndim == input2.ndim == target.ndim:
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
                            f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} ")
@@ -207,7 +229,7 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, r
 
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
     """a where y = 1, max(0, margin − a) where y = −1, as torch composes it."""
-    _check_reduction(reduction)
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     zeros = input * 0
     out = where(target != 1, (margin - input).clamp_min(0), zeros) + where(target != -1, input, zeros)
     return _reduced(out, reduction)
@@ -216,8 +238,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                      reduction="mean"):
     """eᵃ − y a (log_input) or a − y log(a + ε), plus Stirling's term for y > 1 when full."""
-    if reduction not in ("none", "mean", "sum"):
-        raise ValueError(f"{reduction} is not a valid value for reduction")
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     loss = input.exp() - target * input if log_input else input - target * (input + eps).log()
     if full:
         stirling = target * target.log() - target + (target * (2 * math.pi)).log() * 0.5
@@ -251,7 +272,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
 
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
     """1 − cos(a₁, a₂) where y = 1, max(0, cos − margin) where y = −1, as torch composes it."""
-    _check_reduction(reduction)
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     d = target.ndim
     if d > 1 or input1.ndim != d + 1 or input2.ndim != d + 1:
         raise RuntimeError(f"{d}D target tensor expects {d + 1}D input tensors, but found inputs with sizes "
@@ -267,7 +288,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction="mean"):
-    _check_reduction(reduction)
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
     if not anchor.ndim == positive.ndim == negative.ndim:
@@ -282,6 +303,8 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce, reduction)
     loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
     if weight is not None:
         loss = loss * weight

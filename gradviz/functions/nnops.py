@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .public import public
 from .. import backend
 from .._args import check_tensor
 from ..autograd.apply import apply
@@ -14,7 +15,8 @@ from ..ops.nnops import (BATCH_NORM, CONSTANT_PAD, ELU, EMBEDDING, EMBEDDING_BAG
                          LAYER_NORM, LOGSIGMOID, MISH, NORM_DIM, PDIST, PRELU, SELU_ALPHA, SELU_SCALE, SILU,
                          SOFTSHRINK, THRESHOLD)
 from .index import _in_range
-from .pointwise import _defjvp, _diagonal, _recorded_as
+from ..ops.reparam import WEIGHT_NORM
+from .pointwise import _recorded_as
 from .linalg import einsum
 from ..ops.core import namespace
 from ..tensor import Tensor
@@ -28,7 +30,6 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
 
 # with create_graph=True, hardtanh's gradient is one node, as torch's hardtanh_backward
 _recorded_as(HARDTANH, lambda g, c, a, lo, hi: apply(HARDTANH_BACKWARD, (g, a), (lo, hi)))
-_defjvp(_diagonal, HARDTANH_BACKWARD)
 
 
 def relu6(input, inplace=False):
@@ -141,6 +142,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     return apply(BATCH_NORM, (input, w, b), (axes, stat_shape, eps, mean, var))
 
 
+@public   # torch.pairwise_distance too: the same signature
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     d = x1 - x2 + eps
     return apply(NORM_DIM, (d,), (float(p),) + _dims_keep(d, -1, keepdim))
@@ -219,6 +221,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             if rows.size:   # the first row that reaches each feature's max, as torch's loop keeps it
                 arg[b] = rows[np.argmax(w[rows], axis=0)]
     psw = per_sample_weights.reshape(-1) if per_sample_weights is not None else _no_bias(weight)
+    # the bags are worked out on the host; the record indexes weight with them on weight's device
+    idx, pos, bag, scale, arg = (backend.to_device(a, weight.device) for a in (idx, pos, bag, scale, arg))
     return apply(EMBEDDING_BAG, (weight, psw), (idx, pos, bag, scale, arg, len(starts), mode))
 
 
@@ -233,6 +237,7 @@ def pad(input, pad, mode="constant", value=None):
     return apply(CONSTANT_PAD, (input,), (tuple(int(p) for p in pad), 0.0 if value is None else value))
 
 
+@public   # torch.hardshrink too: the same signature
 def hardshrink(input, lambd=0.5):
     return apply(HARDSHRINK, (input,), (lambd,))
 
@@ -261,6 +266,7 @@ def glu(input, dim=-1):
     return apply(GLU, (input,), (d,))
 
 
+@public   # torch.prelu too: the same signature
 def prelu(input, weight):
     """PReLU with one slope, or one per channel (dim 1), broadcast as torch reshapes it."""
     n = weight.numel()
@@ -275,6 +281,7 @@ def prelu(input, weight):
     return apply(PRELU, (input, weight.reshape(*shape)))
 
 
+@public   # torch.pdist too: the same signature
 def pdist(input, p=2):
     if input.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
@@ -284,6 +291,7 @@ def pdist(input, p=2):
     return apply(PDIST, (input,), (float(p), i, j))
 
 
+@public   # torch.bilinear too: the same signature
 def bilinear(input1, input2, weight, bias=None):
     """yₒ = x₁ᵀ Wₒ x₂ + bₒ over the leading (batch) dims, as an einsum."""
     if input1.ndim != input2.ndim:
@@ -307,3 +315,30 @@ def dropout(input, p=0.5, training=True, inplace=False):
     else:
         noise = _like(input, None, None, False).bernoulli_(1 - p).div_(1 - p)
     return input.mul_(noise) if inplace else input * noise
+
+
+@public
+def norm_except_dim(v, pow=2, dim=0):
+    """‖v‖ over every dim but `dim` (size-1 there), or over all of v for dim −1: torch's own steps."""
+    if dim == -1:
+        return v.norm(pow)
+    sizes = [v.shape[d] if d == dim else 1 for d in range(v.ndim)]
+    if dim == 0:
+        return v.contiguous().view(v.shape[0], -1).norm(pow, 1).view(*sizes)
+    if dim == v.ndim - 1:
+        return v.contiguous().view(-1, v.shape[dim]).norm(pow, 0).view(*sizes)
+    return norm_except_dim(v.transpose(0, dim), pow, 0).transpose(0, dim)
+
+
+def weight_norm_interface(v, g, dim=0):
+    """torch._weight_norm_interface's weight (not exported: torch's name is private): g ⊙ v / ‖v‖ as
+    one node, the norm over every dim but `dim`."""
+    return apply(WEIGHT_NORM, (v, g), (dim,))
+
+
+def _weight_norm(v, g, dim=0):
+    """torch._weight_norm: one fused node for the first or last dim, else (another dim, or −1: the
+    whole tensor) the product v ⊙ g / ‖v‖ as separate nodes."""
+    if dim in (0, v.ndim - 1):
+        return weight_norm_interface(v, g, dim)
+    return v * (g / norm_except_dim(v, 2, dim))

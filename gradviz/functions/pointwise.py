@@ -8,25 +8,24 @@ from .. import backend
 from .._args import invalid_arguments, is_number
 from ..dtypes import C_TYPE, SCALAR_TYPE, float64, floating_kernel, get_default_dtype, result_type
 from ..autograd.apply import apply, coerce_pair
+from ..autograd.fast_paths import one_dtype
 from ..ops.core import _formula, broadcast_error
 from ..ops.op import Op
 from ..tensor import Tensor
 from .index import nonzero
-from ..autograd.forward_ad import bilinear as _bilinear, defjvp as _defjvp, linear as _linear
-from ..autograd.forward_ad import pointwise as _diagonal
-from ..ops.pointwise import (ABS, ACOS, ACOSH, ADD, ADDCDIV, ADDCMUL, ADD_ALPHA, ASIN, ASINH, ATAN, ATAN2, ATANH,
-                             BITWISE_NOT, CEIL, CLAMP, CLAMP_MAX, CLAMP_MAX_TENSOR, CLAMP_MIN, CLAMP_MIN_TENSOR,
-                             CLAMP_TENSOR, COMPARE, COPYSIGN, COPYSIGN_SCALAR, COS, COSH, DEG2RAD, DIGAMMA, DIV,
-                             DIV_ROUNDED, DIV_SCALAR, ERF, ERFC, ERFINV, EXP, EXP2, EXPM1, FLOOR, FLOOR_DIVIDE,
-                             FLOOR_DIVIDE_SCALAR, FMAX, FMIN, FMOD, FMOD_SCALAR, FRAC, GELU, GELU_TANH, HEAVISIDE,
-                             HYPOT, ISFINITE, ISINF, ISNAN, ISNEGINF, ISPOSINF, ISREAL, LDEXP, LEAKY_RELU, LERP,
-                             LERP_TENSOR, LGAMMA, LOG, LOG10, LOG1P, LOG2, LOGADDEXP, LOGADDEXP2, LOGIC, LOGIT,
-                             MASKED_FILL, MASKED_FILL_TENSOR, MAXIMUM, MINIMUM, MUL, MUL_SCALAR, MVLGAMMA, NAN_TO_NUM,
-                             NEG, NOT, POLYGAMMA, POW, POW_SCALAR, RAD2DEG, RECIPROCAL, RELU, REMAINDER,
-                             REMAINDER_SCALAR, ROUND, ROUND_DECIMALS, RPOW_SCALAR, RSQRT, RSUB, RSUB_SCALAR, SGN,
-                             SIGMOID, SIGMOID_BACKWARD, SIGN, SIGNBIT, SIN, SINC, SINH, SOFTPLUS, SQRT, SUB,
-                             SUB_ALPHA, TAN, TANH, TANH_BACKWARD, THRESHOLD_BACKWARD, LEAKY_RELU_BACKWARD, TRUNC, WHERE, XLOGY,
+from ..ops.pointwise import (ABS, ACOS, ACOSH, ADD, ADDCDIV, ADDCMUL, ADD_ALPHA, ASIN, ATAN, ATAN2, BITWISE_NOT,
+                             CEIL, CLAMP, CLAMP_MAX, CLAMP_MAX_TENSOR, CLAMP_MIN, CLAMP_MIN_TENSOR, CLAMP_TENSOR,
+                             COMPARE, COPYSIGN, COPYSIGN_SCALAR, COS, COSH, DIV, DIV_ROUNDED, DIV_SCALAR, ERF, EXP,
+                             EXP2, EXPM1, FLOOR, FLOOR_DIVIDE, FLOOR_DIVIDE_SCALAR, FMAX, FMIN, FMOD, FMOD_SCALAR,
+                             FRAC, GELU, GELU_TANH, HEAVISIDE, HYPOT, ISFINITE, ISINF, ISNAN, ISNEGINF, ISPOSINF,
+                             LDEXP, LEAKY_RELU, LEAKY_RELU_BACKWARD, LERP, LERP_TENSOR, LOG, LOG10, LOG1P, LOG2,
+                             LOGADDEXP, LOGADDEXP2, LOGIC, LOGIT, MASKED_FILL, MASKED_FILL_TENSOR, MAXIMUM, MINIMUM,
+                             MUL, MUL_SCALAR, MVLGAMMA, NAN_TO_NUM, NEG, NOT, POLYGAMMA, POW, POW_SCALAR, RECIPROCAL,
+                             RELU, REMAINDER, REMAINDER_SCALAR, ROUND, ROUND_DECIMALS, RPOW_SCALAR, RSQRT, RSUB,
+                             RSUB_SCALAR, SGN, SIGMOID, SIGMOID_BACKWARD, SIGN, SIN, SINH, SOFTPLUS, SQRT, SUB,
+                             SUB_ALPHA, TAN, TANH, TANH_BACKWARD, THRESHOLD_BACKWARD, TRUNC, WHERE, XLOGY,
                              XLOGY_SCALAR_OTHER, XLOGY_SCALAR_SELF)
+from .public import public
 
 
 # -- public functions ---------------------------------------------------------------
@@ -48,9 +47,9 @@ def _check_alpha(input, other, alpha) -> None:
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
 
 
+@public(out=True)
 def add(input, other, *, alpha=1):
-    if type(input) is type(other) is Tensor and type(alpha) is int and alpha == 1 \
-            and input._data.dtype is other._data.dtype:
+    if type(alpha) is int and alpha == 1 and one_dtype(input, other, Tensor):
         return apply(ADD, (input, other))   # two Tensors of one dtype: nothing to coerce or check
     _check_alpha(input, other, alpha)
     if alpha == 1:
@@ -58,6 +57,7 @@ def add(input, other, *, alpha=1):
     return binary(ADD_ALPHA, input, other, alpha)
 
 
+@public(out=True)
 def sub(input, other, *, alpha=1):
     if len([t for t in (input, other) if isinstance(t, Tensor) and t._data.dtype == bool]) == 2:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
@@ -67,14 +67,16 @@ def sub(input, other, *, alpha=1):
     return binary(SUB_ALPHA, input, other, alpha)
 
 
+@public(out=True)
 def mul(input, other):
-    if type(input) is type(other) is Tensor and input._data.dtype is other._data.dtype:
+    if one_dtype(input, other, Tensor):
         return apply(MUL, (input, other))   # two Tensors of one dtype: nothing to coerce
     if _formula.active and isinstance(other, (int, float)) and not isinstance(other, bool):
         return _tensor_or_scalar(MUL, MUL_SCALAR, input, other)   # at::mul(Tensor, Scalar) in a VJP formula
     return binary(MUL, input, other)
 
 
+@public(out=True)
 def div(input, other, *, rounding_mode=None):
     if rounding_mode is None:   # true division of integers gives the default float dtype
         a, b, dtype = _float_pair(input, other)
@@ -87,6 +89,7 @@ def div(input, other, *, rounding_mode=None):
     return apply(DIV_ROUNDED, (a, b), (rounding_mode,), a._data.dtype if dtype is None else dtype)
 
 
+@public
 def rsub(input, other, *, alpha=1):
     return _tensor_or_scalar(RSUB, RSUB_SCALAR, input, other, alpha)
 
@@ -99,16 +102,19 @@ def _int_divisor(input, other) -> None:
         raise RuntimeError("ZeroDivisionError")
 
 
+@public(method=True, out=True)
 def floor_divide(input, other):
     _int_divisor(input, other)
     return _tensor_or_scalar(FLOOR_DIVIDE, FLOOR_DIVIDE_SCALAR, input, other)
 
 
+@public(method=True, out=True)
 def remainder(input, other):
     _int_divisor(input, other)
     return _tensor_or_scalar(REMAINDER, REMAINDER_SCALAR, input, other)
 
 
+@public
 def masked_fill(input, mask, value):
     m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
     if m.dtype != bool:
@@ -125,6 +131,7 @@ def masked_fill(input, mask, value):
     return apply(MASKED_FILL, (input,), (m, value))
 
 
+@public(out=True)
 def pow(input, exponent):
     if not isinstance(input, Tensor):
         _, _, dtype = coerce_pair(exponent, input)   # 2.5 ** int tensor is of the default float dtype
@@ -136,6 +143,7 @@ def pow(input, exponent):
     return apply(POW_SCALAR, (input,), (exponent,))
 
 
+@public(out=True)
 def where(condition, input=None, other=None):
     if input is None and other is None:   # where(condition) is nonzero(condition, as_tuple=True)
         return nonzero(condition, as_tuple=True)
@@ -156,10 +164,12 @@ def where(condition, input=None, other=None):
         raise
 
 
+@public(out=True)
 def maximum(input, other):
     return binary(MAXIMUM, input, other)
 
 
+@public(out=True)
 def minimum(input, other):
     return binary(MINIMUM, input, other)
 
@@ -175,6 +185,7 @@ def check_bounds(fn: str, min, max, input=None) -> None:
                             tuple(f"{head}{t} min = None, {t} max = None{tail}" for t in ("Tensor", "Number")))
 
 
+@public('clamp', 'clip', out=True)
 def clamp(input, min=None, max=None):
     check_bounds("clamp", min, max, input)
     if min is None and max is None:
@@ -190,11 +201,13 @@ def clamp(input, min=None, max=None):
     return apply(CLAMP, (input,), (min, max), None if dtype == input._data.dtype else dtype)
 
 
+@public
 def leaky_relu(input, negative_slope=0.01):
     floating_kernel("leaky_relu_cpu", input._data.dtype)
     return apply(LEAKY_RELU, (input,), (negative_slope,))
 
 
+@public(method=True)
 def gelu(input, approximate="none"):
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
@@ -202,6 +215,7 @@ def gelu(input, approximate="none"):
     return apply(GELU_TANH if approximate == "tanh" else GELU, (input,))
 
 
+@public(method=True)
 def softplus(input, beta=1.0, threshold=20.0):
     floating_kernel("softplus_cpu", input._data.dtype)
     return apply(SOFTPLUS, (input,), (beta, threshold))
@@ -219,6 +233,7 @@ def _make_unary(op, floating=False):
 _neg = _make_unary(NEG)
 
 
+@public(method=True, out=True)
 def neg(input):
     if input._data.dtype == bool:
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
@@ -226,33 +241,35 @@ def neg(input):
     return _neg(input)
 
 
-exp = _make_unary(EXP, floating=True)
-log = _make_unary(LOG, floating=True)
-log1p = _make_unary(LOG1P, floating=True)
-sqrt = _make_unary(SQRT, floating=True)
-rsqrt = _make_unary(RSQRT, floating=True)
-reciprocal = _make_unary(RECIPROCAL, floating=True)
-sin = _make_unary(SIN, floating=True)
-cos = _make_unary(COS, floating=True)
-tan = _make_unary(TAN, floating=True)
-tanh = _make_unary(TANH, floating=True)
-sigmoid = _make_unary(SIGMOID, floating=True)
-relu = _make_unary(RELU)
-erf = _make_unary(ERF, floating=True)
-abs = _make_unary(ABS)
-sign = _make_unary(SIGN)
-floor = _make_unary(FLOOR)
+exp = public(method=True, out=True)(_make_unary(EXP, floating=True))
+log = public(method=True, out=True)(_make_unary(LOG, floating=True))
+log1p = public(method=True, out=True)(_make_unary(LOG1P, floating=True))
+sqrt = public(method=True, out=True)(_make_unary(SQRT, floating=True))
+rsqrt = public(method=True, out=True)(_make_unary(RSQRT, floating=True))
+reciprocal = public(method=True, out=True)(_make_unary(RECIPROCAL, floating=True))
+sin = public(method=True, out=True)(_make_unary(SIN, floating=True))
+cos = public(method=True, out=True)(_make_unary(COS, floating=True))
+tan = public(method=True, out=True)(_make_unary(TAN, floating=True))
+tanh = public(method=True, out=True)(_make_unary(TANH, floating=True))
+sigmoid = public(method=True, out=True)(_make_unary(SIGMOID, floating=True))
+relu = public(method=True)(_make_unary(RELU))
+erf = public(method=True, out=True)(_make_unary(ERF, floating=True))
+abs = public(method=True, out=True)(_make_unary(ABS))
+sign = public(method=True, out=True)(_make_unary(SIGN))
+floor = public(method=True, out=True)(_make_unary(FLOOR))
 _round = _make_unary(ROUND)
 
 
+@public(method=True, out=True)
 def round(input, *, decimals=0):
     """Half to even, as PyTorch; decimals=d rounds a · 10ᵈ."""
     return _round(input) if decimals == 0 else apply(ROUND_DECIMALS, (input,), (int(decimals),))
 
 
-logical_not = _make_unary(NOT)
+logical_not = public(method=True, out=True)(_make_unary(NOT))
 
 
+@public
 def compare(name: str, a, b):
     a, b, common = coerce_pair(a, b)
     if name.startswith("bitwise_"):
@@ -269,37 +286,41 @@ def _floating(input):
     return input
 
 
-log2 = _make_unary(LOG2, floating=True)
-log10 = _make_unary(LOG10, floating=True)
-exp2 = _make_unary(EXP2, floating=True)
-expm1 = _make_unary(EXPM1, floating=True)
-sinh = _make_unary(SINH, floating=True)
-cosh = _make_unary(COSH, floating=True)
-asin = arcsin = _make_unary(ASIN, floating=True)
-acos = arccos = _make_unary(ACOS, floating=True)
-atan = arctan = _make_unary(ATAN, floating=True)
-sgn = _make_unary(SGN)
-ceil = _make_unary(CEIL)
-trunc = fix = _make_unary(TRUNC)
-isnan = _make_unary(ISNAN)
-isinf = _make_unary(ISINF)
-isfinite = _make_unary(ISFINITE)
+log2 = public(method=True, out=True)(_make_unary(LOG2, floating=True))
+log10 = public(method=True, out=True)(_make_unary(LOG10, floating=True))
+exp2 = public(method=True, out=True)(_make_unary(EXP2, floating=True))
+expm1 = public(method=True, out=True)(_make_unary(EXPM1, floating=True))
+sinh = public(method=True, out=True)(_make_unary(SINH, floating=True))
+cosh = public(method=True, out=True)(_make_unary(COSH, floating=True))
+asin = arcsin = public('arcsin', 'asin', method=True, out=True)(_make_unary(ASIN, floating=True))
+acos = arccos = public('acos', 'arccos', method=True, out=True)(_make_unary(ACOS, floating=True))
+atan = arctan = public('arctan', 'atan', method=True, out=True)(_make_unary(ATAN, floating=True))
+sgn = public(method=True, out=True)(_make_unary(SGN))
+ceil = public(method=True, out=True)(_make_unary(CEIL))
+trunc = fix = public('fix', 'trunc', method=True, out=True)(_make_unary(TRUNC))
+isnan = public(method=True)(_make_unary(ISNAN))
+isinf = public(method=True)(_make_unary(ISINF))
+isfinite = public(method=True)(_make_unary(ISFINITE))
 
 
+@public(method=True, out=True)
 def square(input):
     """a², recorded as PyTorch records it: pow(a, 2) (PowBackward0)."""
     return pow(input, 2)
 
 
+@public(out=True)
 def negative(input):
     return neg(input)
 
 
+@public(method=True)
 def positive(input):
     """The tensor itself, as torch.positive returns it."""
     return input
 
 
+@public(method=True, out=True)
 def true_divide(input, other):
     return div(input, other)
 
@@ -312,6 +333,7 @@ def _float_pair(a, b):
     return a, b, dtype
 
 
+@public('arctan2', 'atan2', method=True, out=True)
 def atan2(input, other):
     a, b, dtype = _float_pair(input, other)
     return apply(ATAN2, (a, b), (), dtype)
@@ -320,37 +342,45 @@ def atan2(input, other):
 arctan2 = atan2
 
 
+@public(method=True, out=True)
 def hypot(input, other):
     return binary(HYPOT, input, other)
 
 
+@public(out=True)
 def lerp(input, end, weight):
     if isinstance(weight, Tensor):
         return apply(LERP_TENSOR, (input, end, weight))
     return apply(LERP, (input, end), (weight,))
 
 
+@public(out=True)
 def addcmul(input, tensor1, tensor2, *, value=1):
     return apply(ADDCMUL, (input, tensor1, tensor2), (value,))
 
 
+@public(out=True)
 def addcdiv(input, tensor1, tensor2, *, value=1):
     return apply(ADDCDIV, (input, tensor1, tensor2), (value,))
 
 
+@public(out=True)
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     return apply(NAN_TO_NUM, (input,), (nan, posinf, neginf))
 
 
+@public(out=True)
 def logit(input, eps=None):
     return apply(LOGIT, (_floating(input),), (eps,))
 
 
+@public(method=True, out=True)
 def fmod(input, other):
     _int_divisor(input, other)
     return _tensor_or_scalar(FMOD, FMOD_SCALAR, input, other)
 
 
+@public(method=True, out=True)
 def float_power(input, exponent):
     """pow in double precision: both operands are cast to float64 first (ToCopyBackward0)."""
     if isinstance(input, Tensor) and input._data.dtype != np.float64:
@@ -366,13 +396,6 @@ def float_power(input, exponent):
 # -- forward mode (autograd.forward_ad): JVPs derived from the VJPs above ---------------------
 # An elementwise op's Jacobian is diagonal, so J·t is its own VJP applied to t; sums and
 # differences are linear and a product is bilinear, so those map tangents as they map values.
-_defjvp(_linear, ADD, SUB, ADD_ALPHA, SUB_ALPHA, NEG)
-_defjvp(_bilinear, MUL)
-_defjvp(_diagonal, RSUB, RSUB_SCALAR, DIV, POW, POW_SCALAR, RPOW_SCALAR, EXP, LOG, LOG1P, SQRT, RSQRT, RECIPROCAL,
-        SIN, COS, TAN, TANH, SIGMOID, RELU, LEAKY_RELU, ERF, GELU, GELU_TANH, SOFTPLUS, ABS, SIGN, CLAMP,
-        CLAMP_TENSOR, WHERE, MAXIMUM, MINIMUM, DIV_ROUNDED, REMAINDER, REMAINDER_SCALAR, MASKED_FILL,
-        MASKED_FILL_TENSOR, FLOOR, ROUND, LOG2, LOG10, EXP2, EXPM1, SINH, COSH, ASIN, ACOS, ATAN, ATAN2, HYPOT,
-        LERP, LERP_TENSOR, ADDCMUL, ADDCDIV, NAN_TO_NUM, LOGIT, SGN, FMOD, FMOD_SCALAR, CEIL, TRUNC)
 
 
 def _recorded_as(op: Op, tensor_rule) -> None:
@@ -392,7 +415,6 @@ _recorded_as(POW_SCALAR, lambda g, c, a, p: _zeros_like(g) if p == 0 else g * (a
 def _zeros_like(g):
     from ..creation import zeros_like
     return zeros_like(g)
-_defjvp(_diagonal, TANH_BACKWARD, SIGMOID_BACKWARD, THRESHOLD_BACKWARD, LEAKY_RELU_BACKWARD)
 def mul_scalar(input, other):
     """input · other for a Python number, recorded as torch's C++ compositions record it (MulBackward1)."""
     return apply(MUL_SCALAR, (input,), (other,))
@@ -403,35 +425,26 @@ def div_scalar(input, other):
     return apply(DIV_SCALAR, (input,), (other,))
 
 
-_defjvp(_linear, MUL_SCALAR, DIV_SCALAR)
 
 
-acosh = arccosh = _make_unary(ACOSH, floating=True)
-asinh = arcsinh = _make_unary(ASINH, floating=True)
-atanh = arctanh = _make_unary(ATANH, floating=True)
-erfc = _make_unary(ERFC, floating=True)
-erfinv = _make_unary(ERFINV, floating=True)
-lgamma = _make_unary(LGAMMA, floating=True)
-digamma = _make_unary(DIGAMMA, floating=True)
-deg2rad = _make_unary(DEG2RAD, floating=True)
-rad2deg = _make_unary(RAD2DEG, floating=True)
-sinc = _make_unary(SINC, floating=True)
-signbit = _make_unary(SIGNBIT)
-isreal = _make_unary(ISREAL)
+acosh = arccosh = public('acosh', 'arccosh', method=True)(_make_unary(ACOSH, floating=True))
 
 
+@public(method=True)
 def frac(input):
     if input._data.dtype.kind in "biu":
         raise RuntimeError(f"\"frac_cpu\" not implemented for '{SCALAR_TYPE[input._data.dtype.name]}'")
     return apply(FRAC, (input,))
 
 
+@public
 def polygamma(n: int, input):
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
     return apply(POLYGAMMA, (_floating(input),), (int(n),))
 
 
+@public(method=True)
 def mvlgamma(input, p: int):
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
@@ -443,11 +456,13 @@ def _complex_check(name, input):
         raise RuntimeError(f"{name} does not support complex inputs.")
 
 
+@public(method=True)
 def isposinf(input):
     _complex_check("isposinf", input)
     return apply(ISPOSINF, (input,))
 
 
+@public(method=True)
 def isneginf(input):
     _complex_check("isneginf", input)
     return apply(ISNEGINF, (input,))
@@ -457,6 +472,7 @@ def _scalar_tensor(x) -> bool:
     return not isinstance(x, Tensor)
 
 
+@public(method=True)
 def xlogy(input, other):
     if _scalar_tensor(input):
         b = _floating(other)
@@ -475,16 +491,19 @@ def _float_only(name, input, other):
             raise RuntimeError(f"\"{name}_cpu\" not implemented for '{SCALAR_TYPE[t._data.dtype.name]}'")
 
 
+@public(method=True)
 def logaddexp(input, other):
     _float_only("logaddexp", input, other)
     return binary(LOGADDEXP, input, other)
 
 
+@public(method=True)
 def logaddexp2(input, other):
     _float_only("logaddexp2", input, other)
     return binary(LOGADDEXP2, input, other)
 
 
+@public(method=True)
 def copysign(input, other):
     if _scalar_tensor(other):
         a = _floating(input)
@@ -493,19 +512,23 @@ def copysign(input, other):
     return apply(COPYSIGN, (a, b), (), dtype)
 
 
+@public(method=True)
 def fmax(input, other):
     return binary(FMAX, input, other)
 
 
+@public(method=True)
 def fmin(input, other):
     return binary(FMIN, input, other)
 
 
+@public(method=True)
 def ldexp(input, other):
     a, b, dtype = _float_pair(input, other)
     return apply(LDEXP, (a, b), (), dtype)
 
 
+@public(method=True)
 def heaviside(input, values):
     if input.dtype != values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
@@ -522,10 +545,12 @@ def _clamp_one(input, bound, tensor_op, scalar_op):
     return apply(scalar_op, (input,), (bound,), None if dtype == input._data.dtype else dtype)
 
 
+@public(method=True)
 def clamp_max(input, max):
     return _clamp_one(input, max, CLAMP_MAX_TENSOR, CLAMP_MAX)
 
 
+@public(method=True)
 def clamp_min(input, min):
     return _clamp_one(input, min, CLAMP_MIN_TENSOR, CLAMP_MIN)
 
@@ -539,7 +564,8 @@ def _logical(name: str):
     return fn
 
 
-logical_and, logical_or, logical_xor = (_logical(n) for n in ("logical_and", "logical_or", "logical_xor"))
+logical_and, logical_or, logical_xor = (public(method=True)(_logical(n))
+                                        for n in ("logical_and", "logical_or", "logical_xor"))
 
 
 def _bitwise(name: str):
@@ -550,16 +576,14 @@ def _bitwise(name: str):
     return fn
 
 
-bitwise_and, bitwise_or, bitwise_xor = (_bitwise(n) for n in ("bitwise_and", "bitwise_or", "bitwise_xor"))
+bitwise_and, bitwise_or, bitwise_xor = (public(method=True)(_bitwise(n))
+                                        for n in ("bitwise_and", "bitwise_or", "bitwise_xor"))
 
 
+@public(method=True)
 def bitwise_not(input):
     if input._data.dtype.kind in "fc":
         raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for '{SCALAR_TYPE[input._data.dtype.name]}'")
     return apply(BITWISE_NOT, (input,))
 
 
-_defjvp(_diagonal, ACOSH, ASINH, ATANH, ERFC, ERFINV, LGAMMA, DIGAMMA, POLYGAMMA, MVLGAMMA, FRAC, SINC, CLAMP_MAX,
-        CLAMP_MIN, CLAMP_MAX_TENSOR, CLAMP_MIN_TENSOR, XLOGY, XLOGY_SCALAR_SELF, XLOGY_SCALAR_OTHER, LOGADDEXP,
-        LOGADDEXP2, COPYSIGN, COPYSIGN_SCALAR, FMAX, FMIN, LDEXP)
-_defjvp(_linear, DEG2RAD, RAD2DEG)

@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 
 from .conv import _tuple
+from .public import public
 from ..ops.conv import pad_spatial, windows
 from ..autograd.apply import apply
 from ..dtypes import SCALAR_TYPE
@@ -119,6 +120,7 @@ def avg_pool(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_
     return _as_4d(input, nd, pool)
 
 
+@public   # torch.avg_pool1d too: the same signature
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
     return avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, None, 1)
 
@@ -167,6 +169,7 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     return avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 3)
 
 
+@public   # torch.adaptive_avg_pool1d too: the same signature
 def adaptive_avg_pool1d(input, output_size):
     return adaptive_avg_pool(input, output_size, 1)
 
@@ -455,6 +458,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
 
 
 
+@public   # torch.pixel_shuffle too: the same signature
 def pixel_shuffle(input, upscale_factor):
     if input.ndim < 3 or input.shape[-3] % (upscale_factor * upscale_factor):
         raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
@@ -463,6 +467,7 @@ def pixel_shuffle(input, upscale_factor):
     return apply(PIXEL_SHUFFLE, (input,), (upscale_factor,))
 
 
+@public   # torch.pixel_unshuffle too: the same signature
 def pixel_unshuffle(input, downscale_factor):
     r = downscale_factor
     if input.ndim < 3 or input.shape[-1] % r or input.shape[-2] % r:

@@ -2,12 +2,11 @@
 torch has them, then the records of gradviz.ops.reduce."""
 from __future__ import annotations
 
-import os
-import sys
 import warnings
 
 import numpy as np
 
+from .._warn import warn
 from .. import backend, dtypes
 from .._args import check_bool, invalid_arguments, type_name
 from ..autograd.apply import apply, coerce_pair
@@ -18,12 +17,11 @@ from .index import entries_along, narrow, values_indices
 from .pointwise import isnan, logical_not, logical_xor, maximum, minimum, sub
 from .shape import cat, reshape
 from ..tensor import Tensor
-from ..naming import _PACKAGE_DIR
-from ..autograd.forward_ad import defjvp as _defjvp, linear as _linear, pointwise as _symmetric
 from ..ops.reduce import (AMAX, AMIN, AMINMAX, CUMMAX, CUMMIN, CUMPROD, CUMSUM, DIST, KTHVALUE, LOGCUMSUMEXP,
                           LOGSUMEXP, LOG_SOFTMAX, MAX_ALL, MAX_DIM, MEAN, MEAN_DIM, MEDIAN, MEDIAN_DIM, MEDIAN_NAN,
                           MIN_ALL, MIN_DIM, NANSUM, NORM, PROD, PROD_DIM, SOFTMAX, STD, STD_MEAN, SUM, SUM_DIM, VAR,
                           VAR_MEAN, _ALL, _CUMMAX, _CUMMIN, _dims_keep, normalize_dims)
+from .public import public
 
 
 # -- public functions ---------------------------------------------------------------
@@ -76,6 +74,7 @@ def _accumulated(input, dtype):
     return dtype
 
 
+@public(out=True)
 def sum(input, dim=_ALL, keepdim=None, *, dtype=None):
     if dtype is not None and not isinstance(dtype, dtypes.dtype) and dtype not in (float, int, bool, complex):
         if dim is not _ALL:
@@ -96,6 +95,7 @@ def _float_dtype(name: str, dtype) -> None:
                            f"or complex dtype. Got: {SCALAR_TYPE[as_np(dtype).name]}")
 
 
+@public(out=True)
 def mean(input, dim=_ALL, keepdim=None, *, dtype=None):
     dim = _all_dims("mean", dim, keepdim, dtype)
     _float_dtype("mean", dtype)
@@ -114,15 +114,6 @@ def _correction(unbiased, correction):
     return 1 if unbiased is None or unbiased else 0
 
 
-def _warn_from_caller(message: str) -> None:
-    """A UserWarning attributed to the first frame outside gradviz, as PyTorch's C++ warnings
-    name the Python line that called the op."""
-    frame, level = sys._getframe(1), 2
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep):
-        frame, level = frame.f_back, level + 1
-    warnings.warn(message, UserWarning, stacklevel=level)
-
-
 def _moments(op, input, dim, unbiased, keepdim, correction):
     check_bool(op.name, "keepdim", keepdim)
     if input._data.dtype.kind not in "fc":
@@ -134,19 +125,22 @@ def _moments(op, input, dim, unbiased, keepdim, correction):
     k = _correction(unbiased, correction)
     out_numel = int(np.prod([n for d, n in enumerate(input.shape) if d not in dims]))
     if (input.numel() // out_numel if out_numel else 0) - k <= 0:   # ATen's reduction factor, less k
-        _warn_from_caller(f"{op.name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+        warn(f"{op.name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
                           "reduction factor (input numel divided by output numel).")
     return apply(op, (input,), (dims, keep, k))
 
 
+@public(out=True)
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return _moments(VAR, input, dim, unbiased, keepdim, correction)
 
 
+@public(out=True)
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return _moments(STD, input, dim, unbiased, keepdim, correction)
 
 
+@public(out=True)
 def prod(input, dim=_ALL, keepdim=None, *, dtype=None):
     if dim is None:   # prod's dim is one int: None fits none of its overloads
         raise _invalid_combination("prod", "dim=NoneType", _OVERLOADS["prod"])
@@ -185,6 +179,7 @@ def _extreme_dim(name: str, dim, keepdim):
     return None if dim is _ALL else dim
 
 
+@public(out=True)
 def max(input, dim=_ALL, keepdim=None, *, other=None):
     dim = _extreme_dim("max", dim, keepdim)
     if isinstance(dim, Tensor):
@@ -193,6 +188,7 @@ def max(input, dim=_ALL, keepdim=None, *, other=None):
     return _extreme(input, dim, keepdim, other, MAX_ALL, MAX_DIM, np.argmax, "max")
 
 
+@public(out=True)
 def min(input, dim=_ALL, keepdim=None, *, other=None):
     dim = _extreme_dim("min", dim, keepdim)
     if isinstance(dim, Tensor):
@@ -201,12 +197,14 @@ def min(input, dim=_ALL, keepdim=None, *, other=None):
     return _extreme(input, dim, keepdim, other, MIN_ALL, MIN_DIM, np.argmin, "min")
 
 
+@public(out=True)
 def amax(input, dim=(), keepdim=False):
     check_bool("amax", "keepdim", keepdim)
     _nonempty("amax", input, None if dim == () else dim) if dim != () else None
     return apply(AMAX, (input,), _dims_keep(input, None if dim == () else dim, keepdim))
 
 
+@public(out=True)
 def amin(input, dim=(), keepdim=False):
     check_bool("amin", "keepdim", keepdim)
     _nonempty("amin", input, None if dim == () else dim) if dim != () else None
@@ -231,14 +229,17 @@ def _arg_extreme(name: str, input, dim, keepdim):
     return Tensor._make(find(input._data, axis=d, keepdims=keepdim).astype(np.int64))
 
 
+@public(out=True)
 def argmax(input, dim=None, keepdim=False):
     return _arg_extreme("argmax", input, dim, keepdim)
 
 
+@public(out=True)
 def argmin(input, dim=None, keepdim=False):
     return _arg_extreme("argmin", input, dim, keepdim)
 
 
+@public
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     check_bool("norm", "keepdim", keepdim)
     if input._data.dtype.kind not in "fc":
@@ -254,6 +255,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     return apply(NORM, (input,), (float(p),) + _dims_keep(input, dim, keepdim))
 
 
+@public(out=True)
 def logsumexp(input, dim, keepdim=False):
     check_bool("logsumexp", "keepdim", keepdim)
     if input._data.dtype.kind in "bui":   # torch promotes bool and integers to the default float dtype
@@ -272,10 +274,12 @@ def _softmax(op: Op, input, dim, dtype):
     return apply(op, (input,), (d,))
 
 
+@public
 def softmax(input, dim=None, dtype=None):
     return _softmax(SOFTMAX, input, dim, dtype)
 
 
+@public
 def log_softmax(input, dim=None, dtype=None):
     return _softmax(LOG_SOFTMAX, input, dim, dtype)
 
@@ -296,6 +300,7 @@ def _scan(op: Op, input, dim, dtype):
     return apply(op, (input,), (d, _accumulated(input, dtype)))
 
 
+@public(out=True)
 def cumsum(input, dim, *, dtype=None):
     return _scan(CUMSUM, input, dim, dtype)
 
@@ -310,15 +315,18 @@ def _bool_reduce(name, input, dim, keepdim):
     return Tensor._make(out.astype(np.uint8) if data.dtype == np.uint8 else out)
 
 
+@public
 def all(input, dim=None, keepdim=False):
     """True where every entry is nonzero (bool; uint8 for a uint8 input, as in PyTorch)."""
     return _bool_reduce("all", input, dim, keepdim)
 
 
+@public
 def any(input, dim=None, keepdim=False):
     return _bool_reduce("any", input, dim, keepdim)
 
 
+@public
 def count_nonzero(input, dim=None):
     axis = None if dim is None else normalize_dims(dim, input.ndim)
     if input.ndim == 0:   # dim 0 / -1 of a 0-d tensor: nothing to reduce
@@ -327,16 +335,19 @@ def count_nonzero(input, dim=None):
     return Tensor._make(xp.asarray(xp.count_nonzero(input._data, axis=axis), dtype=np.int64))
 
 
+@public(out=True)
 def cumprod(input, dim, *, dtype=None):
     return _scan(CUMPROD, input, dim, dtype)
 
 
+@public(method=True, out=True)
 def logcumsumexp(input, dim):
     floating_kernel("logcumsumexp_out_cpu", input._data.dtype)
     (d,) = normalize_dims(dim, input.ndim)
     return apply(LOGCUMSUMEXP, (input,), (d,))
 
 
+@public(out=True)
 def median(input, dim=None, keepdim=False):
     """The lower of the two middle values (PyTorch's median, unlike NumPy's, never averages)."""
     check_bool("median", "keepdim", keepdim)
@@ -358,10 +369,12 @@ def median(input, dim=None, keepdim=False):
     return values_indices("median", values, index if keepdim or not input.ndim else index.squeeze(d))
 
 
+@public(method=True)
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return _moments(STD_MEAN, input, dim, unbiased, keepdim, correction)
 
 
+@public(method=True)
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return _moments(VAR_MEAN, input, dim, unbiased, keepdim, correction)
 
@@ -376,11 +389,13 @@ class _MinMax(tuple):
         return f"torch.return_types.aminmax(\nmin={self[0]!r},\nmax={self[1]!r})"
 
 
+@public
 def aminmax(input, *, dim=None, keepdim=False):
     check_bool("aminmax", "keepdim", keepdim)
     return _MinMax(apply(AMINMAX, (input,), _dims_keep(input, dim, keepdim)))
 
 
+@public(out=True)
 def dist(input, other, p=2):
     a, b, dtype = coerce_pair(input, other)
     if (dtype or a._data.dtype).kind in "iu":
@@ -389,6 +404,7 @@ def dist(input, other, p=2):
     return apply(DIST, (a, b), (float(p),), dtype)
 
 
+@public(out=True)
 def diff(input, n=1, dim=-1, prepend=None, append=None):
     """a[1:] − a[:-1] along dim, n times: slices and a subtraction, as PyTorch records it (bools
     differ by logical_xor, as there)."""
@@ -423,15 +439,15 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
 # -- forward mode (autograd.forward_ad) ------------------------------------------------------
 # sums, means and cumulative sums are linear; softmax's Jacobian diag(c) − c cᵀ is symmetric,
 # so, as for an elementwise op, J·t is its VJP of t. The rest use the transpose of the VJP.
-_defjvp(_linear, SUM, SUM_DIM, MEAN, MEAN_DIM, CUMSUM)
-_defjvp(_symmetric, SOFTMAX)
 
 
+@public(method=True)
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     check_bool("nansum", "keepdim", keepdim)
     return apply(NANSUM, (input,), _dims_keep(input, dim, keepdim) + (_accumulated(input, dtype),))
 
 
+@public(method=True)
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """nansum / the count of non-NaN entries, as torch composes it (DivBackward0)."""
     check_bool("nanmean", "keepdim", keepdim)
@@ -452,14 +468,17 @@ def _cumulative_extreme(name: str, op: Op, scan, input, dim):
     return values_indices(name, apply(op, (input,), (d if input.ndim else 0, index)), index)
 
 
+@public(method=True)
 def cummax(input, dim):
     return _cumulative_extreme("cummax", CUMMAX, _CUMMAX, input, dim)
 
 
+@public(method=True)
 def cummin(input, dim):
     return _cumulative_extreme("cummin", CUMMIN, _CUMMIN, input, dim)
 
 
+@public(method=True)
 def kthvalue(input, k, dim=-1, keepdim=False):
     check_bool("kthvalue", "keepdim", keepdim)
     (d,) = normalize_dims(dim, input.ndim)
@@ -495,6 +514,7 @@ def _trapezoid_parts(y, x, dx, dim, name):
     return d, left + right, narrow(x, d, 1 if m else 0, m) - narrow(x, d, 0, m)
 
 
+@public
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     """∫ y by the trapezoid rule along dim: Σ spacing ⊙ (yᵢ + yᵢ₊₁) / 2."""
     d, pairs, spacing = _trapezoid_parts(y, x, dx, dim, "trapezoid")
@@ -503,10 +523,12 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     return sum(pairs, d) * (spacing / 2.0)
 
 
+@public
 def trapz(y, x=None, *, dx=None, dim=-1):
     return trapezoid(y, x, dx=dx, dim=dim)
 
 
+@public
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     d, pairs, spacing = _trapezoid_parts(y, x, dx, dim, "cumulative_trapezoid")
     if isinstance(spacing, Tensor):
@@ -514,4 +536,3 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     return cumsum(pairs * (spacing / 2.0), d)
 
 
-_defjvp(_linear, NANSUM)

@@ -25,6 +25,7 @@ from ..tensor import Tensor
 from .index import gather, masked_select, nonzero, sort
 from .pointwise import lerp, masked_fill, mul, mul_scalar, sub
 from .shape import expand, flatten, meshgrid, stack, transpose, unsqueeze, view
+from .public import public
 
 
 def _on_device_of(array, like: Tensor) -> Tensor:
@@ -131,6 +132,7 @@ def _unique(name: str, op, input, consecutive: bool, return_inverse: bool, retur
     return out[0] if len(out) == 1 else tuple(out)
 
 
+@public(method=True)
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """The distinct values (rows along dim), sorted; with the inverse (where each entry went) and
     the counts when asked. torch sorts on the CPU even with sorted=False, and so does gradviz."""
@@ -138,11 +140,13 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     return _unique("unique", op, input, False, return_inverse, return_counts, dim)
 
 
+@public(method=True)
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """One value (row along dim) per run of equal consecutive ones."""
     return _unique("unique_consecutive", UNIQUE_CONSECUTIVE, input, True, return_inverse, return_counts, dim)
 
 
+@public(method=True)
 def argwhere(input):
     """The indices of the nonzero entries, one row each: torch's nonzero(input)."""
     check_tensor("argwhere", "input", input, 1)
@@ -253,6 +257,7 @@ def _search(boundaries, input, out_int32: bool, right: bool, side, sorter):
     return _on_device_of(found, boundaries)
 
 
+@public(out=True)
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
     """Where each value would go in the innermost dim of sorted_sequence to keep it sorted (the
     first such place, or the last with right=True / side='right'); int64 indices (int32 on request)."""
@@ -263,6 +268,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     return _search(sorted_sequence, input, out_int32, right, side, sorter)
 
 
+@public(out=True)
 def bucketize(input, boundaries, *, out_int32=False, right=False):
     """The bucket of each value among 1-D boundaries: i with boundaries[i-1] < x <= boundaries[i]
     (boundaries[i-1] <= x < boundaries[i] with right=True)."""
@@ -390,18 +396,21 @@ def _quantile(name: str, input, q, dim, keepdim: bool, interpolation, ignore_nan
     return values.unsqueeze_(0).transpose_(0, -1).squeeze_(-1)
 
 
+@public(method=True, out=True)
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """The q-th quantiles of input (of all its entries, or along dim): the sorted values at rank
     q (n − 1), between two ranks interpolated as `interpolation` says. A NaN makes its quantiles NaN."""
     return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
 
 
+@public(method=True, out=True)
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """quantile over the values that are not NaN (NaN where there are none)."""
     return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
 
 
 # -- combinations ---------------------------------------------------------------------------------
+@public
 def combinations(input, r=2, with_replacement=False):
     """The r-element combinations of a 1-D tensor's entries, one per row, as torch builds them:
     r views of input in a meshgrid, each masked to i < j < ... (i <= j <= ... with replacement)

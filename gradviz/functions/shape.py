@@ -3,17 +3,16 @@ the records of gradviz.ops.shape."""
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
+from .._warn import warn_once
 from .. import backend
 from ..autograd.apply import apply
 from .._args import argument_error, type_name
 from ..ops.core import broadcast_shape
 from ..ops.reduce import normalize_dims
 from ..tensor import Tensor
-from ..autograd.forward_ad import defjvp as _defjvp, linear as _linear
 from ..ops.shape import (BLOCK_DIAG, CAT, CLONE, CLONE_CONTIGUOUS, DIAG_COPY, DIAG_EMBED, EXPAND, FLIP, PERMUTE,
                          REPEAT, RESHAPE_ALIAS, ROLL, ROT90, SQUEEZE, SQUEEZE_ALL_INPLACE, SQUEEZE_DIM, SQUEEZE_DIMS,
                          SQUEEZE_DIMS_INPLACE, SQUEEZE_INPLACE, STACK, T, T_INPLACE, TO_COPY, TO_DEVICE, TRANSPOSE,
@@ -21,6 +20,8 @@ from ..ops.shape import (BLOCK_DIAG, CAT, CLONE, CLONE_CONTIGUOUS, DIAG_COPY, DI
                          unbind_op)
 from ..dtypes import Size, as_np, check_memory_format, result_type
 from ..ops.index import SLICE
+from ..ops.pool import UNFOLD
+from .public import public
 
 
 def _outputs(op, inputs, params) -> tuple:
@@ -111,6 +112,7 @@ def _viewable(a, shape) -> bool:
     return _view_strides(a.shape, [s // a.itemsize for s in a.strides], tuple(shape)) is not None
 
 
+@public
 def reshape(input, *shape):
     shape = _resolve_shape(shape, input.numel())
     a = input._data
@@ -121,6 +123,7 @@ def reshape(input, *shape):
     return apply(UNSAFE_VIEW, (clone(input, contiguous=True),), (shape,))
 
 
+@public
 def view(input, *shape):
     shape = _resolve_shape(shape, input.numel(), "view", "size")
     if not input._data.flags.c_contiguous and not _viewable(input._data, shape):
@@ -134,10 +137,12 @@ def unsafe_view(input, *shape):
     return apply(UNSAFE_VIEW, (input,), (_resolve_shape(shape, input.numel()),))
 
 
+@public
 def contiguous(input):
     return input if input._data.flags.c_contiguous else clone(input, contiguous=True)
 
 
+@public
 def flatten(input, start_dim=0, end_dim=-1):
     if input.ndim == 0:
         return reshape(input, 1)
@@ -150,6 +155,7 @@ def flatten(input, start_dim=0, end_dim=-1):
     return reshape(input, *shape)
 
 
+@public
 def squeeze(input, dim=None):
     if dim is None:
         shape = tuple(s for s in input.shape if s != 1)
@@ -183,6 +189,7 @@ def t_(input):
     return _t(T_INPLACE, "t_", input)
 
 
+@public
 def unsqueeze(input, dim):
     return _unsqueeze(UNSQUEEZE, input, dim)
 
@@ -193,6 +200,7 @@ def _unsqueeze(op, input, dim):
     return apply(op, (input,), (d,))
 
 
+@public
 def permute(input, *dims):
     dims = varargs(dims)
     if len(dims) != input.ndim:
@@ -205,6 +213,7 @@ def permute(input, *dims):
     return apply(PERMUTE, (input,), (dims,))
 
 
+@public
 def transpose(input, dim0, dim1):
     return _transpose(TRANSPOSE, input, dim0, dim1)
 
@@ -214,6 +223,7 @@ def _transpose(op, input, dim0, dim1):
     return apply(op, (input,), (d0, d1))
 
 
+@public
 def t(input):
     return _t(T, "t", input)
 
@@ -224,6 +234,7 @@ def _t(op, name: str, input):
     return apply(op, (input,))
 
 
+@public
 def expand(input, *sizes):
     sizes = varargs(sizes)
     lead = len(sizes) - input.ndim
@@ -246,6 +257,7 @@ def expand(input, *sizes):
     return apply(EXPAND, (input,), (tuple(shape),))
 
 
+@public
 def repeat(input, *reps):
     reps = varargs(reps)
     if len(reps) < input.ndim:
@@ -259,12 +271,14 @@ def repeat(input, *reps):
     return apply(REPEAT, (input,), (tuple(reps),))
 
 
+@public
 def flip(input, dims):
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     dims = normalize_dims(dims, input.ndim)
     return apply(FLIP, (input,), (dims if input.ndim else (),))   # a 0-d tensor flips to itself
 
 
+@public
 def clone(input, *, contiguous=False, memory_format=None):
     check_memory_format(memory_format, input.ndim)
     if contiguous and not input._data.flags.c_contiguous:   # clone(memory_format=torch.contiguous_format)
@@ -301,6 +315,7 @@ def _tensor_list(fn: str, tensors) -> tuple:
     return tuple(tensors)
 
 
+@public('cat', 'concat', out=True)
 def cat(tensors, dim=0):
     tensors = _tensor_list("cat", tensors)
     if not tensors:
@@ -327,6 +342,7 @@ def cat(tensors, dim=0):
 concat = concatenate = cat
 
 
+@public(out=True)
 def stack(tensors, dim=0):
     tensors = _tensor_list("stack", tensors)
     if not tensors:
@@ -339,6 +355,7 @@ def stack(tensors, dim=0):
     return apply(STACK, tuple(tensors), (d,), _common_dtype(tensors))
 
 
+@public
 def split(tensor, split_size_or_sections, dim=0):
     (d,) = normalize_dims(dim, tensor.ndim)
     n = tensor.shape[d]
@@ -362,6 +379,7 @@ def split(tensor, split_size_or_sections, dim=0):
     return _outputs(split_op(len(sizes)), (tensor,), (tuple(sizes), d))
 
 
+@public(method=True)
 def split_with_sizes(input, split_sizes, dim=0):
     """torch.split_with_sizes: split by a list of sizes (an int is refused)."""
     if not isinstance(split_sizes, (list, tuple)):
@@ -369,6 +387,7 @@ def split_with_sizes(input, split_sizes, dim=0):
     return split(input, split_sizes, dim)
 
 
+@public
 def chunk(input, chunks, dim=0):
     (d,) = normalize_dims(dim, input.ndim)
     if chunks <= 0:
@@ -378,6 +397,7 @@ def chunk(input, chunks, dim=0):
     return split(input, step, d)
 
 
+@public
 def unbind(input, dim=0):
     if input.ndim == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
@@ -394,14 +414,17 @@ def _triangle(op, input, diagonal, lower):
     return apply(op, (input,), (diagonal, keep))
 
 
+@public(out=True)
 def tril(input, diagonal=0):
     return _triangle(TRIL, input, diagonal, True)
 
 
+@public(out=True)
 def triu(input, diagonal=0):
     return _triangle(TRIU, input, diagonal, False)
 
 
+@public
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     ndim = input.ndim + 1
     (d1,), (d2,) = normalize_dims(dim1, ndim), normalize_dims(dim2, ndim)
@@ -415,6 +438,7 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     return apply(DIAG_EMBED, (input,), (tuple(shape), offset, d1, d2))
 
 
+@public(out=True)
 def diag(input, diagonal=0):
     """A vector to a matrix with it on a diagonal; a matrix to the vector of a diagonal."""
     if input.ndim == 1:
@@ -424,10 +448,12 @@ def diag(input, diagonal=0):
     return apply(DIAG_COPY, (input,), (diagonal,))
 
 
+@public
 def broadcast_to(input, size):
     return expand(input, *size)
 
 
+@public
 def broadcast_shapes(*shapes):
     """The shape the shapes broadcast to, checked with torch's words (torch._refs._broadcast_shapes)."""
     shapes = [(s,) if isinstance(s, int) else s for s in shapes if s is not None]
@@ -450,6 +476,7 @@ def broadcast_shapes(*shapes):
     return Size(common)
 
 
+@public
 def broadcast_tensors(*tensors):
     """Each tensor expanded to the common shape (a tensor already of that shape is returned as is)."""
     tensors = varargs(tensors)
@@ -457,6 +484,7 @@ def broadcast_tensors(*tensors):
     return tuple(t if tuple(t.shape) == shape else expand(t, *shape) for t in tensors)
 
 
+@public('moveaxis', 'movedim')
 def movedim(input, source, destination):
     src = (source,) if isinstance(source, int) else tuple(source)
     dst = (destination,) if isinstance(destination, int) else tuple(destination)
@@ -477,6 +505,7 @@ def movedim(input, source, destination):
 moveaxis = movedim
 
 
+@public('swapaxes', 'swapdims')
 def swapaxes(input, axis0, axis1):
     return transpose(input, axis0, axis1)
 
@@ -484,6 +513,7 @@ def swapaxes(input, axis0, axis1):
 swapdims = swapaxes
 
 
+@public
 def roll(input, shifts, dims=None):
     if dims is None:
         return apply(ROLL, (input,), (shifts if isinstance(shifts, int) else tuple(shifts), None))
@@ -497,28 +527,31 @@ def roll(input, shifts, dims=None):
     return apply(ROLL, (input,), (tuple(shifts), dims))
 
 
+@public
 def tile(input, dims):
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     return repeat(input, *((1,) * (input.ndim - len(dims)) + dims))
 
 
+@public(method=True)
 def ravel(input):
     return view(contiguous(input), -1)
 
 
+@public
 def atleast_1d(*tensors):
     tensors = varargs(tensors)
     out = tuple(reshape(t, 1) if t.ndim == 0 else t for t in tensors)
     return out[0] if len(out) == 1 else out
 
 
+@public
 def meshgrid(*tensors, indexing=None):
     """Each 1-D tensor viewed along its own axis, then expanded to the grid ('xy' swaps the
     first two axes, as NumPy's meshgrid)."""
     tensors = varargs(tensors)
     if indexing is None:
-        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
-                      UserWarning, stacklevel=2)
+        warn_once("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.")
         indexing = "ij"
     if not tensors:
         raise RuntimeError("meshgrid expects a non-empty TensorList")
@@ -544,10 +577,6 @@ def meshgrid(*tensors, indexing=None):
 
 
 # -- forward mode (autograd.forward_ad): every op here is linear, so it maps tangents as values --
-_defjvp(_linear, VIEW, RESHAPE_ALIAS, UNSAFE_VIEW, SQUEEZE_DIMS, SQUEEZE_INPLACE, SQUEEZE, SQUEEZE_DIM, UNSQUEEZE,
-        PERMUTE, TRANSPOSE, T, EXPAND, REPEAT, FLIP, CLONE, CLONE_CONTIGUOUS, TO_COPY, TO_DEVICE, CAT, STACK, TRIL,
-        TRIU, DIAG_EMBED, DIAG_COPY, ROLL, SQUEEZE_ALL_INPLACE, SQUEEZE_DIMS_INPLACE, UNSQUEEZE_INPLACE,
-        TRANSPOSE_INPLACE, T_INPLACE)
 
 
 # -- more of torch's op table: stacking and splitting by axis name, rotations, block diagonals -------
@@ -570,10 +599,12 @@ def _to_3d(t):
     return unsqueeze(t, -1) if t.ndim == 2 else t
 
 
+@public
 def atleast_2d(*tensors):
     return _each(_to_2d, tensors)
 
 
+@public
 def atleast_3d(*tensors):
     return _each(_to_3d, tensors)
 
@@ -585,11 +616,13 @@ def _nonempty(name: str, tensors) -> tuple:
     return tensors
 
 
+@public
 def hstack(tensors):
     tensors = tuple(atleast_1d(t) for t in _nonempty("hstack", tensors))
     return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
 
 
+@public('row_stack', 'vstack')
 def vstack(tensors):
     return cat(tuple(_to_2d(t) for t in _nonempty("vstack", tensors)), 0)
 
@@ -597,15 +630,18 @@ def vstack(tensors):
 row_stack = vstack
 
 
+@public
 def dstack(tensors):
     return cat(tuple(_to_3d(t) for t in _nonempty("dstack", tensors)), 2)
 
 
+@public
 def column_stack(tensors):
     tensors = _nonempty("column_stack", tensors)
     return cat(tuple(reshape(t, t.numel(), 1) if t.ndim <= 1 else t for t in tensors), 1)
 
 
+@public(method=True)
 def tensor_split(input, indices_or_sections, dim=0):
     """Views of input along dim: n nearly equal sections (the first n mod k one longer) for an int,
     the pieces between the given indices for a list, as torch.tensor_split."""
@@ -650,18 +686,22 @@ def _split_by_axis(name: str, input, sections, dim: int, least: int):
     return tensor_split(input, sections, dim)
 
 
+@public(method=True)
 def hsplit(input, indices_or_sections):
     return _split_by_axis("hsplit", input, indices_or_sections, 0 if input.ndim == 1 else 1, 1)
 
 
+@public(method=True)
 def vsplit(input, indices_or_sections):
     return _split_by_axis("vsplit", input, indices_or_sections, 0, 2)
 
 
+@public(method=True)
 def dsplit(input, indices_or_sections):
     return _split_by_axis("dsplit", input, indices_or_sections, 2, 3)
 
 
+@public(method=True)
 def unflatten(input, dim, sizes):
     """dim split into `sizes` (one may be −1), a view as torch records it."""
     sizes = tuple(int(s) for s in sizes)
@@ -676,18 +716,21 @@ def unflatten(input, dim, sizes):
     return reshape(input, *(tuple(input.shape[:d]) + inner + tuple(input.shape[d + 1:])))
 
 
+@public(method=True)
 def fliplr(input):
     if input.ndim < 2:
         raise RuntimeError("Input must be >= 2-d.")
     return flip(input, (1,))
 
 
+@public(method=True)
 def flipud(input):
     if input.ndim < 1:
         raise RuntimeError("Input must be >= 1-d.")
     return flip(input, (0,))
 
 
+@public(method=True)
 def rot90(input, k=1, dims=(0, 1)):
     dims = tuple(dims)
     if len(dims) != 2:
@@ -700,10 +743,12 @@ def rot90(input, k=1, dims=(0, 1)):
     return apply(ROT90, (input,), (int(k) % 4, (d0, d1)))
 
 
+@public(method=True)
 def diagflat(input, offset=0):
     return diag_embed(reshape(input, -1), offset, 0, 1)
 
 
+@public
 def block_diag(*tensors):
     tensors = varargs(tensors) if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
     for i, t in enumerate(tensors):
@@ -716,6 +761,7 @@ def block_diag(*tensors):
     return apply(BLOCK_DIAG, tuple(tensors), (), _common_dtype(tensors))
 
 
+@public
 def cartesian_prod(*tensors):
     """Every combination of the 1-D inputs' elements, one per row: meshgrid, flattened, stacked."""
     tensors = varargs(tensors)
@@ -728,14 +774,15 @@ def cartesian_prod(*tensors):
     return stack([reshape(g, -1) for g in grids], 1)
 
 
-_defjvp(_linear, ROT90, BLOCK_DIAG)
 
 
+@public
 def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None):
     """The (2, N) row and column indices of the lower triangle of a row × col matrix, row by row."""
     return _triangle_indices(np.tril_indices(row, offset, col), dtype, device)
 
 
+@public
 def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None):
     return _triangle_indices(np.triu_indices(row, offset, col), dtype, device)
 
@@ -744,3 +791,21 @@ def _triangle_indices(pair, dtype, device):
     out = np.stack(pair).astype(np.int64 if dtype is None else as_np(dtype)) if pair[0].size else \
         np.zeros((2, 0), dtype=np.int64 if dtype is None else as_np(dtype))
     return Tensor._make(out if device is None else backend.to_device(out, device))
+
+
+@public(method=("unfold",), function=False)
+def unfold(input, dimension, size, step):
+    """Tensor.unfold: every `size`-long window along `dimension`, `step` apart, as a view (torch has
+    no torch.unfold; gradviz.nn.functional.unfold, im2col, is another function)."""
+    for name, value, position in (("dimension", dimension, 2), ("size", size, 3), ("step", step, 4)):
+        if type(value) is not int and not isinstance(value, np.integer):
+            raise argument_error("unfold", name, position, "int", type_name(value))
+    (d,) = normalize_dims(int(dimension), max(input.ndim, 1))
+    length = input.shape[d] if input.ndim else 1
+    if size > length:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {length} but size is {size}")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    return apply(UNFOLD, (input,), (d, int(size), int(step)))

@@ -8,7 +8,7 @@ from ..autograd.apply import apply
 from ..dtypes import SCALAR_TYPE
 from ..functions.linalg import linear  # noqa: F401
 from ..ops.loss import _reduced
-from ..functions.loss import (_check_same_size, _legacy_reduction, binary_cross_entropy,  # noqa: F401
+from ..functions.loss import (_check_same_size, _legacy_reduction, _weighted, binary_cross_entropy,  # noqa: F401
                               binary_cross_entropy_with_logits, check_class_weight, huber_loss, mse_loss, nll_loss,
                               smooth_l1_loss)
 from ..functions.nnops import (batch_norm, celu, dropout, elu, embedding, embedding_bag, hardsigmoid, hardswish,
@@ -21,11 +21,11 @@ from ..functions.pointwise import gelu, leaky_relu, relu, sigmoid, softplus, tan
 from ..functions.reduce import log_softmax, softmax  # noqa: F401
 
 
-def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
+                  label_smoothing=0.0):
     """log_softmax over the class dim (dim 1, or 0 for one sample), then nll_loss for class
     indices or −Σ target ⊙ log p for class probabilities, with PyTorch's label smoothing."""
-    if reduction not in ("none", "mean", "sum"):
-        raise ValueError(f"{reduction} is not a valid value for reduction")
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     classes = 1 if input.ndim > 1 else 0
@@ -45,7 +45,7 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     if target.is_floating_point():
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {SCALAR_TYPE[target._data.dtype.name]}"
                            if target.ndim <= 1 else "0D or 1D target tensor expected, multi-target not supported")
-    loss = nll_loss(logp, target, weight, ignore_index, reduction)
+    loss = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
     if not label_smoothing:
         return loss
     w = None if weight is None else weight.reshape(*along_classes)   # nll_loss has checked it
@@ -87,9 +87,11 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     return input / norm(input, p, dim, keepdim=True).clamp(min=eps).expand_as(input)
 
 
-def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    reduction = _legacy_reduction(size_average, reduce, reduction)
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     _check_same_size(input, target)
+    reduction = _legacy_reduction(size_average, reduce, reduction, check=weight is None)
+    if weight is not None:
+        return _weighted((input - target).abs(), weight, input, reduction, mean_by_weight=True)
     return _reduced((input - target).abs(), reduction)
 
 

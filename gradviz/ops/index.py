@@ -19,19 +19,19 @@ SELECT = Op("select", "SelectBackward0", "c = a[…, i]", lambda xp, a, dim, i: 
             vjp=(lambda xp, g, c, a, dim, i: xp.index_scatter(g, a.shape, _at(dim, i), False),),
             vjp_formulas=("ḡ placed at index i of zeros",), params=("dim", "index"),
             latex=r"$c = $0_{[\dots,\, i]}",
-            vjp_latex=(r"\bar{g}\text{ placed at index } i \text{ of zeros}",))
+            vjp_latex=(r"\bar{g}\text{ placed at index } i \text{ of zeros}",), jvp="linear")
 SLICE = Op("slice", "SliceBackward0", "c = a[…, start:end:step]",
            lambda xp, a, dim, start, end, step: a[_at(dim, slice(start, end, step))],
            vjp=(lambda xp, g, c, a, dim, start, end, step:
                 xp.index_scatter(g, a.shape, _at(dim, slice(start, end, step)), False),),
            vjp_formulas=("ḡ placed in the slice of zeros",), params=("dim", "start", "end", "step"),
            latex=r"$c = $0_{[\dots,\, \mathrm{start}:\mathrm{end}:\mathrm{step}]}",
-           vjp_latex=(r"\bar{g}\text{ placed in the slice of zeros}",))
+           vjp_latex=(r"\bar{g}\text{ placed in the slice of zeros}",), jvp="linear")
 INDEX = Op("index", "IndexBackward0", "c = a[idx]", lambda xp, a, idx: contiguous(a[idx]),
            vjp=(lambda xp, g, c, a, idx: xp.index_scatter(g, a.shape, idx, True),),
            vjp_formulas=("ḡ scatter-added at idx (repeats accumulate)",), params=("indices",), saves=("indices",),
            latex=r"$c = $0[\mathrm{idx}]",
-           vjp_latex=(r"\bar{g}\text{ scatter-added at idx (repeats accumulate)}",))
+           vjp_latex=(r"\bar{g}\text{ scatter-added at idx (repeats accumulate)}",), jvp="linear")
 # x[key] = v on a tensor in the graph. With only tensor indices PyTorch records one
 # IndexPutBackward0; with ints/slices/None it writes into a view, recorded as CopySlices.
 # `basic` is a NumPy basic key (a view), `adv` the tensor indices applied to that view.
@@ -41,23 +41,23 @@ COPY_SLICES = Op("index_put", "CopySlices", "c = a; c[idx] = v", lambda xp, a, v
                  vjp=_PUT_VJP, vjp_formulas=("ḡ with zeros at idx", "ḡ[idx]"), args=("self", "values"),
                  params=("basic", "indices"), symbols=("a", "v"), broadcasts=(),
                  latex=r"$c = $0;\; $c[\mathrm{idx}] = $1",
-                 vjp_latex=(r"\bar{g}\text{ with zeros at idx}", r"\bar{g}[\mathrm{idx}]",))
+                 vjp_latex=(r"\bar{g}\text{ with zeros at idx}", r"\bar{g}[\mathrm{idx}]",), jvp="linear")
 INDEX_PUT = Op("index_put", "IndexPutBackward0", "c = a; c[idx] = v",
                lambda xp, a, v, basic, adv: _put(a, v, basic, adv),
                vjp=_PUT_VJP, vjp_formulas=("ḡ with zeros at idx", "ḡ[idx]"), args=("self", "values"),
                params=("basic", "indices"), saves=("indices",), symbols=("a", "v"), broadcasts=(),
                latex=r"$c = $0;\; $c[\mathrm{idx}] = $1",
-               vjp_latex=(r"\bar{g}\text{ with zeros at idx}", r"\bar{g}[\mathrm{idx}]",))
+               vjp_latex=(r"\bar{g}\text{ with zeros at idx}", r"\bar{g}[\mathrm{idx}]",), jvp="linear")
 ALIAS = Op("alias", "AliasBackward0", "c = a", lambda xp, a: a[...], vjp=(lambda xp, g, c, a: g,),
            vjp_formulas=("ḡ",),
            latex=r"$c = $0",
-           vjp_latex=(r"\bar{g}",))
+           vjp_latex=(r"\bar{g}",), jvp="linear")
 GATHER = Op("gather", "GatherBackward0", "cᵢⱼ = a[i, idx[i, j]]",
             lambda xp, a, dim, index: xp.gather_along(a, index, dim),
             vjp=(lambda xp, g, c, a, dim, index: xp.scatter_add_zeros(a.shape, dim, index, g),),
             vjp_formulas=("ḡ scatter-added back along dim",), params=("dim", "index"), saves=("index",),
             latex=r"{$c}_{ij} = $0[i,\, \mathrm{idx}_{ij}]",
-            vjp_latex=(r"\bar{g}\text{ scatter-added back along dim } $dim",))
+            vjp_latex=(r"\bar{g}\text{ scatter-added back along dim } $dim",), jvp="linear")
 SCATTER_ADD = Op("scatter_add", "ScatterAddBackward0", "c = a; c[idx] += src",
                  lambda xp, a, src, dim, index: a + xp.scatter_add_zeros(a.shape, dim, index, src[_region(index)]),
                  vjp=(lambda xp, g, c, a, src, dim, index: g,
@@ -65,13 +65,13 @@ SCATTER_ADD = Op("scatter_add", "ScatterAddBackward0", "c = a; c[idx] += src",
                  vjp_formulas=("ḡ", "gather(ḡ, dim, idx)"), args=("self", "src"), params=("dim", "index"),
                  saves=("index",), symbols=("a", "src"), broadcasts=(),
                  latex=r"$c = $0;\; $c[\mathrm{idx}] \text{ += } $1",
-                 vjp_latex=(r"\bar{g}", r"\operatorname{gather}(\bar{g},\, $dim,\, \mathrm{idx})",))
+                 vjp_latex=(r"\bar{g}", r"\operatorname{gather}(\bar{g},\, $dim,\, \mathrm{idx})",), jvp="linear")
 INDEX_SELECT = Op("index_select", "IndexSelectBackward0", "c = a.index_select(dim, idx)",
                   lambda xp, a, dim, index: xp.take(a, index, axis=dim),
                   vjp=(lambda xp, g, c, a, dim, index: xp.index_scatter(g, a.shape, _at(dim, index), True),),
                   vjp_formulas=("ḡ scatter-added at idx",), params=("dim", "index"), saves=("index",),
                   latex=r"$c = $0[\mathrm{idx}] \text{ along dim } $dim",
-                  vjp_latex=(r"\bar{g}\text{ scatter-added at idx}",))
+                  vjp_latex=(r"\bar{g}\text{ scatter-added at idx}",), jvp="linear")
 
 
 def _put(a, v, basic, adv):
@@ -104,25 +104,25 @@ INDEX_SCATTER = Op("index_scatter", "IndexPutBackward0", "c = zeros; c[idx] += g
                    vjp=(lambda xp, gg, c, g, shape, idx, acc: gg[idx],), vjp_formulas=("ḡ[idx]",),
                    params=("shape", "indices", "accumulate"), symbols=("g",),
                    latex=r"$c = 0;\; $c[\mathrm{idx}] \text{ += } $0",
-                   vjp_latex=(r"\bar{g}[\mathrm{idx}]",))
+                   vjp_latex=(r"\bar{g}[\mathrm{idx}]",), jvp="linear")
 SCATTER_ADD_ZEROS = Op("scatter_add", "ScatterAddBackward0", "c = zeros; c[idx] += g",
                        lambda xp, g, shape, dim, index: xp.scatter_add_zeros(shape, dim, index, g),
                        vjp=(lambda xp, gg, c, g, shape, dim, index: xp.gather_along(gg, index, dim),),
                        vjp_formulas=("gather(ḡ)",), params=("shape", "dim", "index"), symbols=("g",),
                        latex=r"$c = 0;\; $c[\mathrm{idx}] \text{ += } $0",
-                       vjp_latex=(r"\operatorname{gather}(\bar{g})",))
+                       vjp_latex=(r"\operatorname{gather}(\bar{g})",), jvp="linear")
 DIAGONAL_SCATTER = Op("diagonal_scatter", "DiagonalScatterBackward0", "c = zeros; diag(c) = g",
                       lambda xp, g, shape, offset, d1, d2: xp.diagonal_scatter(g, shape, offset, d1, d2),
                       vjp=(lambda xp, gg, c, g, shape, offset, d1, d2: xp.diagonal(gg, offset, d1, d2),),
                       vjp_formulas=("diag(ḡ)",), params=("shape", "offset", "dim1", "dim2"),
                       latex=r"$c = 0;\; \operatorname{diag}($c) = $0",
-                      vjp_latex=(r"\operatorname{diag}(\bar{g})",))
+                      vjp_latex=(r"\operatorname{diag}(\bar{g})",), jvp="linear")
 INDEX_FILL_ZERO = Op("index_fill", "IndexFillBackward0", "c = g; c[idx] = 0",
                      lambda xp, g, basic, adv: xp.index_fill_zero(g, basic, adv),
                      vjp=(lambda xp, gg, c, g, basic, adv: xp.index_fill_zero(gg, basic, adv),),
                      vjp_formulas=("ḡ, 0 at idx",), params=("basic", "indices"),
                      latex=r"$c = $0;\; $c[\mathrm{idx}] = 0",
-                     vjp_latex=(r"\bar{g}\text{, 0 at idx}",))
+                     vjp_latex=(r"\bar{g}\text{, 0 at idx}",), jvp="linear")
 
 
 def _put_add(xp, a, v, basic, adv):
@@ -163,7 +163,7 @@ MASKED_SELECT = Op("masked_select", "MaskedSelectBackward0", "c = a[mask]",
                    vjp=(lambda xp, g, c, a, mask: xp.index_scatter(g, mask.shape, mask, False),),
                    vjp_formulas=("ḡ placed where mask holds",), params=("mask",), saves=("mask",),
                    latex=r"$c = $0[\mathrm{mask}]",
-                   vjp_latex=(r"\bar{g}\text{ placed where mask holds}",))
+                   vjp_latex=(r"\bar{g}\text{ placed where mask holds}",), jvp="linear")
 
 
 def _index_add(xp, a, src, dim, index, alpha):
@@ -180,7 +180,7 @@ INDEX_ADD = Op("index_add", "IndexAddBackward0", "c = a; c[…, idx] += α src",
                vjp_formulas=("ḡ", "α ḡ[…, idx]"), args=("self", "source"), params=("dim", "index", "alpha"),
                saves=("index",), symbols=("a", "src"), broadcasts=(),
                latex=r"$c = $0;\; $c[\dots,\, \mathrm{idx}] \text{ += } $alpha\, $1",
-               vjp_latex=(r"\bar{g}", r"$alpha\, \bar{g}[\dots,\, \mathrm{idx}]",))
+               vjp_latex=(r"\bar{g}", r"$alpha\, \bar{g}[\dots,\, \mathrm{idx}]",), jvp="linear")
 
 
 def _times(g, alpha):
@@ -244,7 +244,7 @@ TAKE = Op("take", "TakeBackward0", "c = flat(a)[idx]", lambda xp, a, idx: a.resh
           vjp=(_take_vjp,), vjp_formulas=("ḡ scatter-added into flat(a) at idx",), params=("index",),
           saves=("index",), shown=(),
           latex=r"$c = \operatorname{flat}($0)[\mathrm{idx}]",
-          vjp_latex=(r"\bar{g}\text{ scatter-added into } \operatorname{flat}($0) \text{ at idx}",))
+          vjp_latex=(r"\bar{g}\text{ scatter-added into } \operatorname{flat}($0) \text{ at idx}",), jvp="linear")
 
 
 def _scatter_op(name: str, torch_name: str, formula: str, region: str, key, **display) -> Op:
@@ -275,16 +275,17 @@ def _scatter_op(name: str, torch_name: str, formula: str, region: str, key, **di
 SELECT_SCATTER = _scatter_op("select_scatter", "SelectScatterBackward0", "c = a; c[…, i] = s", "selected slice",
                              lambda xp, a, dim, i: a[_at(dim, i) + (Ellipsis,)], params=("dim", "index"),
                              latex=r"$c = $0;\; {$c}_{[\dots,\, $index]} = $1",
-                             vjp_latex=(r"\bar{g}\text{ with zeros at index } $index", r"\bar{g}_{[\dots,\, $index]}"))
+                             vjp_latex=(r"\bar{g}\text{ with zeros at index } $index", r"\bar{g}_{[\dots,\, $index]}"),
+                             jvp="linear")
 SLICE_SCATTER = _scatter_op("slice_scatter", "SliceScatterBackward0", "c = a; c[…, start:end:step] = s", "slice",
                             lambda xp, a, dim, start, end, step: a[_at(dim, slice(start, end, step))],
                             params=("dim", "start", "end", "step"),
                             latex=r"$c = $0;\; {$c}_{[\dots,\, $start:$end:$step]} = $1",
                             vjp_latex=(r"\bar{g}\text{ with zeros in the slice}",
-                                       r"\bar{g}_{[\dots,\, $start:$end:$step]}"))
+                                       r"\bar{g}_{[\dots,\, $start:$end:$step]}"), jvp="linear")
 DIAGONAL_SCATTER_SRC = _scatter_op("diagonal_scatter", "DiagonalScatterBackward0", "c = a; diag(c) = s", "diagonal",
                                    diagonal_view, params=("offset", "dim1", "dim2"),
                                    latex=r"$c = $0;\; \operatorname{diag}_{$offset}($c) = $1",
                                    vjp_latex=(r"\bar{g}\text{ with zeros on the diagonal}",
-                                              r"\operatorname{diag}_{$offset}(\bar{g})"))
+                                              r"\operatorname{diag}_{$offset}(\bar{g})"), jvp="linear")
 OPS_BY_NAME = {op.torch_name: op for op in (SELECT_SCATTER, SLICE_SCATTER, DIAGONAL_SCATTER_SRC)}

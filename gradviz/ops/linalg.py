@@ -19,22 +19,22 @@ MM = Op("mm", "MmBackward0", "C = A B", lambda xp, a, b: a @ b,
         vjp=(lambda xp, g, c, a, b: g @ b.T, lambda xp, g, c, a, b: a.T @ g),
         vjp_formulas=("ḡ Bᵀ", "Aᵀ ḡ"), args=MATS, saves=MATS,
         latex=r"$c = $0\, $1",
-        vjp_latex=(r"\bar{g}\, $1^{\top}", r"$0^{\top} \bar{g}",))
+        vjp_latex=(r"\bar{g}\, $1^{\top}", r"$0^{\top} \bar{g}",), jvp="bilinear")
 MV = Op("mv", "MvBackward0", "c = A v", lambda xp, a, b: a @ b,
         vjp=(lambda xp, g, c, a, b: xp.reshape(g, (-1, 1)) * b, lambda xp, g, c, a, b: a.T @ g),
         vjp_formulas=("ḡ vᵀ", "Aᵀ ḡ"), args=("self", "vec"), saves=("self", "vec"), symbols=("A", "v"),
         latex=r"$c = $0\, $1",
-        vjp_latex=(r"\bar{g}\, $1^{\top}", r"$0^{\top} \bar{g}",))
+        vjp_latex=(r"\bar{g}\, $1^{\top}", r"$0^{\top} \bar{g}",), jvp="bilinear")
 DOT = Op("dot", "DotBackward0", "c = a · b", lambda xp, a, b: a @ b,
          vjp=(lambda xp, g, c, a, b: g * b, lambda xp, g, c, a, b: g * a),
          vjp_formulas=("ḡ b", "ḡ a"), args=("self", "tensor"), saves=("self", "tensor"),
          latex=r"$c = $0 \cdot $1",
-         vjp_latex=(r"\bar{g}\, $1", r"\bar{g}\, $0",))
+         vjp_latex=(r"\bar{g}\, $1", r"\bar{g}\, $0",), jvp="bilinear")
 BMM = Op("bmm", "BmmBackward0", "Cᵢ = Aᵢ Bᵢ", lambda xp, a, b: a @ b,
          vjp=(lambda xp, g, c, a, b: g @ _mT(xp, b), lambda xp, g, c, a, b: _mT(xp, a) @ g),
          vjp_formulas=("ḡ Bᵀ", "Aᵀ ḡ"), args=MATS, saves=MATS,
          latex=r"{$c}_i = $0_i\, $1_i",
-         vjp_latex=(r"\bar{g}_i\, $1_i^{\top}", r"$0_i^{\top} \bar{g}_i",))
+         vjp_latex=(r"\bar{g}_i\, $1_i^{\top}", r"$0_i^{\top} \bar{g}_i",), jvp="bilinear")
 
 
 def _with_bias(product: Op, name: str, torch_name: str, formula: str, args: tuple, symbols: tuple, **display) -> Op:
@@ -75,12 +75,12 @@ DIAGONAL = Op("diagonal", "DiagonalBackward0", "c = diag(A)",
               vjp=(lambda xp, g, c, a, offset, d1, d2: xp.diagonal_scatter(g, a.shape, offset, d1, d2),),
               vjp_formulas=("ḡ on the diagonal of zeros",), params=("offset", "dim1", "dim2"), symbols=("A",),
               latex=r"$c = \operatorname{diag}($0)",
-              vjp_latex=(r"\bar{g}\text{ on the diagonal of zeros}",))
+              vjp_latex=(r"\bar{g}\text{ on the diagonal of zeros}",), jvp="linear")
 TRACE = Op("trace", "TraceBackward0", "c = tr A", lambda xp, a: xp.trace(_cast(a, None)),   # a sum: int64 for integers
            vjp=(lambda xp, g, c, a: xp.diagonal_scatter(xp.broadcast_to(g, (min(a.shape),)), a.shape, 0, 0, 1),),
            vjp_formulas=("ḡ I",), symbols=("A",),
            latex=r"$c = \operatorname{tr} $0",
-           vjp_latex=(r"\bar{g}\, I",))
+           vjp_latex=(r"\bar{g}\, I",), jvp="linear")
 
 
 # -- more products: addmv, baddbmm, tensordot, kron, einsum ------------------------------
@@ -282,7 +282,7 @@ CROSS = Op("linalg_cross", "LinalgCrossBackward0", "c = a × b", lambda xp, a, b
            vjp=(lambda xp, g, c, a, b, d: _cross(xp, b, g, d), lambda xp, g, c, a, b, d: _cross(xp, g, a, d)),
            vjp_formulas=("b × ḡ", "ḡ × a"), args=("self", "other"), params=("dim",), saves=("self", "other"),
            broadcasts=None,
-           latex=r"$c = $0 \times $1", vjp_latex=(r"$1 \times \bar{g}", r"\bar{g} \times $0"))
+           latex=r"$c = $0 \times $1", vjp_latex=(r"$1 \times \bar{g}", r"\bar{g} \times $0"), jvp="bilinear")
 
 
 def _beta_part(xp, g, beta):
@@ -297,7 +297,8 @@ ADDR = Op("addr", "AddrBackward0", "C = β M + α u vᵀ",
           vjp_formulas=("β ḡ", "α ḡ v", "α ḡᵀ u"), args=("self", "vec1", "vec2"), params=("beta", "alpha"),
           saves=("vec1", "vec2"), symbols=("M", "u", "v"),
           latex=r"$c = $beta\, $0 + $alpha\, $1\, $2^{\top}",
-          vjp_latex=(r"$beta\, \bar{g}", r"$alpha\, \bar{g}\, $2", r"$alpha\, \bar{g}^{\top} $1"))
+          vjp_latex=(r"$beta\, \bar{g}", r"$alpha\, \bar{g}\, $2", r"$alpha\, \bar{g}^{\top} $1"),
+          broadcasts=(0,))
 ADDBMM = Op("addbmm", "AddbmmBackward0", "C = β M + α Σᵢ Aᵢ Bᵢ",
             lambda xp, m, a, b, beta, alpha: (m * beta if beta != 0 else xp.zeros_like(m)) + (a @ b).sum(0) * alpha,
             vjp=(lambda xp, g, c, m, a, b, beta, alpha: _beta_part(xp, g, beta),
@@ -306,7 +307,8 @@ ADDBMM = Op("addbmm", "AddbmmBackward0", "C = β M + α Σᵢ Aᵢ Bᵢ",
             vjp_formulas=("β ḡ", "α ḡ Bᵢᵀ", "α Aᵢᵀ ḡ"), args=("self", "batch1", "batch2"), params=("beta", "alpha"),
             saves=("batch1", "batch2"), symbols=("M", "A", "B"),
             latex=r"$c = $beta\, $0 + $alpha \sum_i $1_i\, $2_i",
-            vjp_latex=(r"$beta\, \bar{g}", r"$alpha\, \bar{g}\, $2_i^{\top}", r"$alpha\, $1_i^{\top} \bar{g}"))
+            vjp_latex=(r"$beta\, \bar{g}", r"$alpha\, \bar{g}\, $2_i^{\top}", r"$alpha\, $1_i^{\top} \bar{g}"),
+            broadcasts=(0,))
 
 
 def _cdist_diff(a, b):

@@ -41,7 +41,7 @@ HARDTANH_BACKWARD = Op("hardtanh_backward", "HardtanhBackwardBackward0", "c = �
                        vjp_formulas=("ḡ₂ ⊙ [lo < a < hi]", "0"), args=("grad_output", "self"),
                        params=("min_val", "max_val"), saves=("self",), symbols=("ḡ", "a"),
                        latex=r"$c = $0 \odot [\mathrm{lo} < $1 < \mathrm{hi}]",
-                       vjp_latex=(r"\bar{g} \odot [\mathrm{lo} < $1 < \mathrm{hi}]", r"0"))
+                       vjp_latex=(r"\bar{g} \odot [\mathrm{lo} < $1 < \mathrm{hi}]", r"0"), jvp="pointwise")
 ELU = _unary("elu", "EluBackward0", "c = s·a if a > 0 else s·α(e^(κa) − 1)",
              quiet(lambda xp, a, alpha, scale, kappa: xp.where(a > 0, a * scale,
                                                                 (xp.exp(a * kappa) - 1) * (alpha * scale))),

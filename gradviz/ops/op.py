@@ -11,21 +11,27 @@ from __future__ import annotations
 from typing import Callable
 
 _LETTERS = "abdefghijk"   # c is the output's letter
-_EVERY = None
 
-# Which inputs broadcast, for records that do not say: the ops whose VJP returns the gradient
-# in the output's (broadcast) shape and leaves the sum back to the input's shape to the
-# engine (PyTorch's validate_outputs), by PyTorch node name. None: every input slot.
-BROADCASTING = {
-    "AddBackward0": _EVERY, "SubBackward0": _EVERY, "RsubBackward0": _EVERY, "MulBackward0": _EVERY,
-    "DivBackward0": _EVERY, "PowBackward1": _EVERY, "WhereBackward0": _EVERY, "MaximumBackward0": _EVERY,
-    "MinimumBackward0": _EVERY, "FmaxBackward0": _EVERY, "FminBackward0": _EVERY, "Atan2Backward0": _EVERY,
-    "HypotBackward0": _EVERY, "LerpBackward0": _EVERY, "LerpBackward1": _EVERY, "AddcmulBackward0": _EVERY,
-    "AddcdivBackward0": _EVERY, "XlogyBackward0": _EVERY, "CopysignBackward0": _EVERY,
-    "ClampBackward0": _EVERY, "RemainderBackward1": _EVERY, "FmodBackward1": _EVERY,
-    "ExpandBackward0": (0,), "AddmmBackward0": (0,), "AddmvBackward0": (0,), "AddrBackward0": (0,),
-    "BaddbmmBackward0": (0,), "AddbmmBackward0": (0,),
-}
+
+class Exposure:
+    """How an op is exposed, declared on its record: the public function's names (gradviz.NAME,
+    aliases such as NumPy's arcsinh included), which of them Tensor has as methods (`method`: all,
+    none, or those named) and which take torch's `out=` (likewise). `make` says how the function is
+    made from the record ("unary": f(input); "unary_float": an integer input is cast to the default
+    float dtype first); None when a hand-written function (marked @public in gradviz.functions)
+    checks its arguments instead."""
+
+    __slots__ = ("names", "methods", "outs", "make")
+
+    def __init__(self, *names: str, method: bool | tuple = True, out: bool | tuple = False,
+                 make: str | None = None):
+        self.names = names
+        self.methods = names if method is True else tuple(method or ())
+        self.outs = names if out is True else tuple(out or ())
+        self.make = make
+
+    def __repr__(self):
+        return f"Exposure{self.names}"
 
 
 class Op:
@@ -40,24 +46,26 @@ class Op:
     Display fields: `symbols` (default a, b, d, ... or A, B, ... when the output symbol
     is upper case; a₁, a₂, ... for a list of tensors), `out_symbol` (the formula's left
     side), `broadcasts` (input slots whose gradient the engine may sum to undo
-    broadcasting; None: every slot; default from BROADCASTING by torch name, else none), `latex` / `vjp_latex` (LaTeX of the formulas; ""
+    broadcasting; None: every slot; default none), `latex` / `vjp_latex` (LaTeX of the formulas; ""
     falls back to the Unicode ones), `shown` (params shown as constants; default every
     param whose value is a number, a bool or a tuple of ints).
+    `expose` says how users reach the op (an Exposure: gradviz.NAME, Tensor.NAME, out=).
     jvp(op, tangents, out, inputs, params) -> the output's tangent J·t (a tuple for
     multi-output ops), on Tensors, `tangents` holding one Tensor or None per input;
-    None means forward mode derives it from the VJP (see autograd.forward_ad).
+    None means forward mode derives it from the VJP, a kind's name ("pointwise", "linear", ...)
+    that it derives it by that kind's rule (see autograd.forward_ad).
     """
 
     __slots__ = ("name", "torch_name", "formula", "forward", "vjp", "vjp_formulas",
                  "arg_names", "param_names", "saves", "saved_inputs", "n_outputs",
-                 "symbols", "out_symbol", "broadcasts", "latex", "vjp_latex", "shown", "jvp")
+                 "symbols", "out_symbol", "broadcasts", "latex", "vjp_latex", "shown", "jvp", "expose")
 
     def __init__(self, name: str, torch_name: str, formula: str, forward: Callable,
                  vjp: Callable | None = None, vjp_formulas: tuple = (),
                  args: tuple = ("self",), params: tuple = (), saves: tuple = (), n_outputs: int = 1,
-                 symbols: tuple | None = None, broadcasts: tuple | None | str = "default", latex: str = "",
+                 symbols: tuple | None = None, broadcasts: tuple | None = (), latex: str = "",
                  vjp_latex: tuple = (), shown: tuple | None = None,
-                 jvp: Callable | None = None):
+                 jvp: Callable | str | None = None, expose: Exposure | None = None):
         self.name = name
         self.torch_name = torch_name
         self.formula = formula
@@ -66,20 +74,24 @@ class Op:
         self.vjp_formulas = vjp_formulas
         self.arg_names = args          # names PyTorch gives the inputs (_saved_self, _saved_other)
         self.param_names = params      # names of the non-tensor arguments (dim, keepdim, ...)
-        self.saves = saves             # what the VJP reads: input names and/or "result"
+        # what the VJP reads: input names and/or "result", in the order PyTorch saves (and packs)
+        # them: its generated nodes save the inputs sorted by name (other before self, mat2 before
+        # self), then the outputs once the forward has run
+        self.saves = tuple(sorted(k for k in saves if k in args)) + tuple(k for k in saves if k not in args)
         self.saved_inputs = tuple(i for i, name in enumerate(args) if name in saves)   # their slots
         self.n_outputs = n_outputs
         lhs, eq, _ = formula.partition("=")
         lhs = lhs.split("[", 1)[0].strip().rstrip("ᵢⱼₖₚ")   # the tensor, not its element: y of y[p], C of Cᵢ
         self.out_symbol = lhs if eq and lhs and len(lhs) <= 4 and " " not in lhs else "c"
         self.symbols = tuple(symbols) if symbols is not None else None
-        self.broadcasts = BROADCASTING.get(torch_name, ()) if broadcasts == "default" else broadcasts
+        self.broadcasts = broadcasts   # the input slots whose gradient the engine sums back (None: all)
         self.latex = latex
         # a gradient that is zero reads "0" in any notation: no record has to spell it out twice
         self.vjp_latex = tuple(vjp_latex) or (("0",) * len(vjp_formulas) if vjp_formulas and
                                               all(f == "0" for f in vjp_formulas) else ())
         self.shown = shown
-        self.jvp = jvp
+        self.jvp = jvp          # a rule, or the name of a kind forward AD derives it from ("pointwise", "linear")
+        self.expose = expose    # how users reach it (gradviz.functions.declared makes and binds the function)
 
     def input_symbols(self, n: int) -> tuple:
         """The symbols of a node of this op with `n` input slots."""

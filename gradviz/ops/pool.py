@@ -318,6 +318,39 @@ COL2IM, IM2COL_OF_COL2IM = linear_pair(
     (r"$c = \text{im2col}($0)" + _UNFOLD, r"\text{col2im}(\bar{g})"))
 
 
+# -- Tensor.unfold: every size-long window along one dim, a strided view -------------------------
+def _windows_along(xp, a, d, size, step):
+    """Tensor.unfold's view: dim d becomes the window index, a new last dim the tap in the window."""
+    if a.ndim == 0:
+        return a.reshape(1)[:size]     # torch: a 0-d tensor unfolds to its one window (size 0 or 1)
+    count = (a.shape[d] - size) // step + 1
+    return xp.lib.stride_tricks.as_strided(
+        a, shape=a.shape[:d] + (count,) + a.shape[d + 1:] + (size,),
+        strides=a.strides[:d] + (a.strides[d] * step,) + a.strides[d + 1:] + (a.strides[d],))
+
+
+def _windows_adjoint(xp, g, shape, d, size, step):
+    """unfold_backward: each window of ḡ added back where it was read, one strided add per tap."""
+    if not shape:
+        return xp.asarray(g.sum(), dtype=g.dtype).reshape(())
+    out = xp.zeros(shape, dtype=g.dtype)
+    count = g.shape[d]
+    for t in range(size):
+        at = (slice(None),) * d + (slice(t, t + step * (count - 1) + 1, step),)
+        out[at] += g[..., t]
+    return out
+
+
+UNFOLD, UNFOLD_BACKWARD = linear_pair(
+    "unfold", "UnfoldBackward0", "c[…, p, …, t] = a[…, step·p + t, …] (every window along dim, a view)",
+    _windows_along, _windows_adjoint, "each window of ḡ added back where it was read",
+    ("dimension", "size", "step"), "UnfoldBackwardBackward0", "unfold_backward(ḡ)",
+    (r"$c[\ldots, p, \ldots, t] = $0[\ldots,\, $step\, p + t,\, \ldots]",
+     r"\textstyle\sum_{p,\, t \,:\, $step\, p + t = j} \bar{g}[\ldots, p, \ldots, t] \text{ at } j"),
+    (r"$c[\ldots, j, \ldots] = \textstyle\sum_{p,\, t \,:\, $step\, p + t = j} $0[\ldots, p, \ldots, t]",
+     r"\text{unfold}(\bar{g})"))
+
+
 # -- pixel shuffle: a permutation of (C·r², H, W) into (C, H·r, W·r) ------------------------------
 def _shuffle(xp, a, r):
     lead = a.shape[:-3]

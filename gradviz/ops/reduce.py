@@ -55,26 +55,26 @@ DIMS = ("dim", "keepdim")
 SUM = Op("sum", "SumBackward0", "c = Σ a", lambda xp, a, dtype: _accumulate(xp.sum, a, dtype),
          vjp=(lambda xp, g, c, a, dtype: xp.broadcast_to(g, a.shape),), vjp_formulas=("ḡ broadcast to a",),
          latex=r"$c = \sum $0",
-         vjp_latex=(r"\bar{g}\text{ broadcast to the shape of } $0",))
+         vjp_latex=(r"\bar{g}\text{ broadcast to the shape of } $0",), jvp="linear")
 SUM_DIM = Op("sum", "SumBackward1", "c = Σ_dim a",
              lambda xp, a, dims, keep, dtype: _accumulate(xp.sum, a, dtype, axis=dims, keepdims=keep),
              vjp=(lambda xp, g, c, a, dims, keep, dtype:
                   xp.broadcast_to(restore(xp, g, dims, keep, a.ndim), a.shape),),
              vjp_formulas=("ḡ broadcast over dim",), params=DIMS,
              latex=r"$c = \sum_{\text{dim } $dim} $0$?keepdim{\text{ (keepdim)}}",
-             vjp_latex=(r"\bar{g}\text{ broadcast over dim } $dim",))
+             vjp_latex=(r"\bar{g}\text{ broadcast over dim } $dim",), jvp="linear")
 MEAN = Op("mean", "MeanBackward0", "c = mean a", lambda xp, a, dtype: _cast(a, dtype).mean(),
           vjp=(lambda xp, g, c, a, dtype: xp.broadcast_to(g / (_count(a, range(a.ndim)) or 1), a.shape),),
           vjp_formulas=("ḡ / n broadcast to a",),
           latex=r"$c = \frac{1}{n} \sum $0",
-          vjp_latex=(r"\frac{\bar{g}}{n} \text{ broadcast to the shape of } $0",))
+          vjp_latex=(r"\frac{\bar{g}}{n} \text{ broadcast to the shape of } $0",), jvp="linear")
 MEAN_DIM = Op("mean", "MeanBackward1", "c = mean_dim a",
               lambda xp, a, dims, keep, dtype: _cast(a, dtype).mean(axis=dims, keepdims=keep),
               vjp=(lambda xp, g, c, a, dims, keep, dtype:
                    xp.broadcast_to(restore(xp, g, dims, keep, a.ndim) / _count(a, dims), a.shape),),
               vjp_formulas=("ḡ / n broadcast over dim",), params=DIMS,
               latex=r"$c = \operatorname{mean}_{\text{dim } $dim} $0$?keepdim{\text{ (keepdim)}}",
-              vjp_latex=(r"\frac{\bar{g}}{n} \text{ broadcast over dim } $dim",))
+              vjp_latex=(r"\frac{\bar{g}}{n} \text{ broadcast over dim } $dim",), jvp="linear")
 
 
 def _centered(xp, a, dims):
@@ -288,7 +288,7 @@ SOFTMAX = Op("softmax", "SoftmaxBackward0", "c = eᵃ / Σ eᵃ", quiet(_softmax
              vjp=(lambda xp, g, c, a, dim: c * (g - (g * c).sum(axis=_axis(g, dim), keepdims=True)),),
              vjp_formulas=("c ⊙ (ḡ − Σ ḡ ⊙ c)",), params=("dim",), saves=("result",),
              latex=r"$c = \frac{e^{$0}}{\sum_{\text{dim } $dim} e^{$0}}",
-             vjp_latex=(r"$c \odot \left(\bar{g} - \sum_{\text{dim } $dim} \bar{g} \odot $c\right)",))
+             vjp_latex=(r"$c \odot \left(\bar{g} - \sum_{\text{dim } $dim} \bar{g} \odot $c\right)",), jvp="pointwise")
 LOG_SOFTMAX = Op("log_softmax", "LogSoftmaxBackward0", "c = a − log Σ eᵃ", quiet(_log_softmax),
                  vjp=(lambda xp, g, c, a, dim: g - xp.exp(c) * g.sum(axis=_axis(g, dim), keepdims=True),),
                  vjp_formulas=("ḡ − eᶜ Σ ḡ",), params=("dim",), saves=("result",),
@@ -300,7 +300,7 @@ CUMSUM = Op("cumsum", "CumsumBackward0", "cᵢ = Σ_{j≤i} aⱼ",
                  xp.flip(xp.cumsum(xp.flip(g, axis=dim), axis=dim), axis=dim) if a.ndim else g,),
             vjp_formulas=("reverse cumulative sum of ḡ",), params=("dim",),
             latex=r"{$c}_i = \sum_{j \le i} $0_j",
-            vjp_latex=(r"\text{reverse cumulative sum of } \bar{g}",))
+            vjp_latex=(r"\text{reverse cumulative sum of } \bar{g}",), jvp="linear")
 
 
 _ALL = object()   # sum, mean, prod, max, min without dim=: torch tells it from dim=None given
@@ -453,7 +453,8 @@ NANSUM = Op("nansum", "NansumBackward0", "c = Σ a (NaN as 0)",
             lambda xp, a, dims, keep, dtype: xp.asarray(_accumulate(xp.nansum, a, dtype, axis=dims, keepdims=keep)),
             vjp=(lambda xp, g, c, a, dims, keep, dtype: xp.where(a != a, 0.0, restore(xp, g, dims, keep, a.ndim)),),
             vjp_formulas=("ḡ where a is not NaN",), params=DIMS,
-            latex=r"$c = \sum_{$0 \ne \mathrm{nan}} $0", vjp_latex=(r"\bar{g} \odot [$0 \ne \mathrm{nan}]",))
+            latex=r"$c = \sum_{$0 \ne \mathrm{nan}} $0", vjp_latex=(r"\bar{g} \odot [$0 \ne \mathrm{nan}]",),
+            jvp="linear")
 
 
 def _running(name: str, better):

@@ -16,17 +16,36 @@ from .op import Op
 
 @lru_cache(maxsize=None)
 def ops() -> dict:
-    """{"module.NAME": Op} for every record in gradviz.ops, in module then definition order."""
+    """{"module.NAME": Op} for every record in gradviz.ops, in module then definition order, then
+    those of the modules added from outside ({"their.full.name.NAME": Op})."""
     package = importlib.import_module(__package__)
+    modules = [(info.name, importlib.import_module(f"{__package__}.{info.name}"))
+               for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name)]
     table: dict = {}
     seen: set = set()
-    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"{__package__}.{info.name}")
+    for prefix, module in modules + [(m.__name__, m) for m in _added]:
         for name, value in vars(module).items():
             if isinstance(value, Op) and id(value) not in seen and name != "_":   # `_`: a discarded pair member
                 seen.add(id(value))
-                table[f"{info.name}.{name}"] = value
+                table[f"{prefix}.{name}"] = value
     return table
+
+
+_added: list = []   # modules of records outside gradviz.ops (gradviz.declare_ops)
+
+
+def add(module) -> None:
+    """Make the records of `module` (a module outside gradviz.ops) part of the table."""
+    if module not in _added:
+        _added.append(module)
+        ops.cache_clear()
+
+
+def discard(module) -> None:
+    """Take an added module's records out of the table again."""
+    if module in _added:
+        _added.remove(module)
+        ops.cache_clear()
 
 
 def by_torch_name() -> dict:

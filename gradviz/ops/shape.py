@@ -20,68 +20,69 @@ def _reshaped(name, torch_name, formula, params=("size",), vjp_formula="ḡ resh
 # those allow it (ReshapeAliasBackward0), and otherwise a copy (CloneBackward0, then
 # UnsafeViewBackward0): as in PyTorch, the graph shows when reshape copies.
 VIEW = _reshaped("view", "ViewBackward0", "c = view(a, shape)",
-                 latex=r"$c = \operatorname{view}($0,\, $size)")
+                 latex=r"$c = \operatorname{view}($0,\, $size)", jvp="linear")
 RESHAPE_ALIAS = _reshaped("reshape", "ReshapeAliasBackward0", "c = reshape(a, shape) (a view)",
-                          latex=r"$c = \operatorname{reshape}($0,\, $size) \text{ (a view)}")
+                          latex=r"$c = \operatorname{reshape}($0,\, $size) \text{ (a view)}", jvp="linear")
 UNSAFE_VIEW = _reshaped("reshape", "UnsafeViewBackward0", "c = reshape(a, shape) (of a fresh copy)",
-                        latex=r"$c = \operatorname{reshape}($0,\, $size) \text{ (of a fresh copy)}")
+                        latex=r"$c = \operatorname{reshape}($0,\, $size) \text{ (of a fresh copy)}", jvp="linear")
 SQUEEZE_DIMS = _reshaped("squeeze", "SqueezeBackward2", "c = squeeze(a, dims)", ("size", "dim"),
-                         latex=r"$c = \operatorname{squeeze}($0,\, $dim)")
+                         latex=r"$c = \operatorname{squeeze}($0,\, $dim)", jvp="linear")
 SQUEEZE_INPLACE = _reshaped("squeeze_", "SqueezeBackward4", "c = squeeze_(a, dim)", ("size", "dim"),
-                            latex=r"$c = \operatorname{squeeze}($0,\, $dim) \text{ (in place)}")
+                            latex=r"$c = \operatorname{squeeze}($0,\, $dim) \text{ (in place)}", jvp="linear")
 SQUEEZE = _reshaped("squeeze", "SqueezeBackward0", "c = squeeze(a)", vjp_formula="ḡ unsqueezed",
                     latex=r"$c = \operatorname{squeeze}($0)",
-                    vjp_latex=(r"\bar{g}\text{ unsqueezed}",))
+                    vjp_latex=(r"\bar{g}\text{ unsqueezed}",), jvp="linear")
 SQUEEZE_DIM = _reshaped("squeeze", "SqueezeBackward1", "c = squeeze(a, dim)", ("size", "dim"), "ḡ unsqueezed",
                         latex=r"$c = \operatorname{squeeze}($0,\, $dim)",
-                        vjp_latex=(r"\bar{g}\text{ unsqueezed}",))
+                        vjp_latex=(r"\bar{g}\text{ unsqueezed}",), jvp="linear")
 UNSQUEEZE = Op("unsqueeze", "UnsqueezeBackward0", "c = unsqueeze(a, dim)",
                lambda xp, a, dim: xp.expand_dims(a, dim),
                vjp=(lambda xp, g, c, a, dim: xp.reshape(g, a.shape),), vjp_formulas=("ḡ squeezed",),
                params=("dim",),
                latex=r"$c = \operatorname{unsqueeze}($0,\, $dim)",
-               vjp_latex=(r"\bar{g}\text{ squeezed}",))
+               vjp_latex=(r"\bar{g}\text{ squeezed}",), jvp="linear")
 PERMUTE = Op("permute", "PermuteBackward0", "c = permute(a, dims)", lambda xp, a, dims: xp.transpose(a, dims),
              vjp=(lambda xp, g, c, a, dims: xp.transpose(g, tuple(np.argsort(dims))),),
              vjp_formulas=("ḡ permuted back",), params=("dims",),
              latex=r"$c = \operatorname{permute}($0,\, $dims)",
-             vjp_latex=(r"\bar{g}\text{ permuted back}",))
+             vjp_latex=(r"\bar{g}\text{ permuted back}",), jvp="linear")
 TRANSPOSE = Op("transpose", "TransposeBackward0", "c = aᵀ (dim0 ↔ dim1)",
                lambda xp, a, d0, d1: xp.swapaxes(a, d0, d1) if a.ndim else a.view(),   # 0-d: transpose(0, 0)
                vjp=(lambda xp, g, c, a, d0, d1: xp.swapaxes(g, d0, d1) if g.ndim else g,), vjp_formulas=("ḡᵀ",),
                params=("dim0", "dim1"),
                latex=r"$c = $0^{\top} \text{ (dim } $dim0 \leftrightarrow $dim1\text{)}",
-               vjp_latex=(r"\bar{g}^{\top}",))
+               vjp_latex=(r"\bar{g}^{\top}",), jvp="linear")
 T = Op("t", "TBackward0", "c = aᵀ", lambda xp, a: a.T, vjp=(lambda xp, g, c, a: g.T,), vjp_formulas=("ḡᵀ",),
        latex=r"$c = $0^{\top}",
-       vjp_latex=(r"\bar{g}^{\top}",))
+       vjp_latex=(r"\bar{g}^{\top}",), jvp="linear")
 # The in-place forms (x.unsqueeze_(0), x.t_()): the same views, that torch records under other node names
 SQUEEZE_ALL_INPLACE = _reshaped("squeeze_", "SqueezeBackward3", "c = squeeze_(a)", vjp_formula="ḡ unsqueezed",
                                 latex=r"$c = \operatorname{squeeze}($0) \text{ (in place)}",
-                                vjp_latex=(r"\bar{g}\text{ unsqueezed}",))
+                                vjp_latex=(r"\bar{g}\text{ unsqueezed}",), jvp="linear")
 SQUEEZE_DIMS_INPLACE = _reshaped("squeeze_", "SqueezeBackward5", "c = squeeze_(a, dims)", ("size", "dim"),
-                                 latex=r"$c = \operatorname{squeeze}($0,\, $dim) \text{ (in place)}")
+                                 latex=r"$c = \operatorname{squeeze}($0,\, $dim) \text{ (in place)}", jvp="linear")
 UNSQUEEZE_INPLACE = Op("unsqueeze_", "UnsqueezeBackward1", "c = unsqueeze_(a, dim)",
                        lambda xp, a, dim: xp.expand_dims(a, dim),
                        vjp=(lambda xp, g, c, a, dim: xp.reshape(g, a.shape),), vjp_formulas=("ḡ squeezed",),
                        params=("dim",),
                        latex=r"$c = \operatorname{unsqueeze}($0,\, $dim) \text{ (in place)}",
-                       vjp_latex=(r"\bar{g}\text{ squeezed}",))
+                       vjp_latex=(r"\bar{g}\text{ squeezed}",), jvp="linear")
 TRANSPOSE_INPLACE = Op("transpose_", "TransposeBackward1", "c = aᵀ (dim0 ↔ dim1, in place)",
                        lambda xp, a, d0, d1: xp.swapaxes(a, d0, d1) if a.ndim else a.view(),
                        vjp=(lambda xp, g, c, a, d0, d1: xp.swapaxes(g, d0, d1) if g.ndim else g,),
                        vjp_formulas=("ḡᵀ",), params=("dim0", "dim1"),
                        latex=r"$c = $0^{\top} \text{ (dim } $dim0 \leftrightarrow $dim1\text{, in place)}",
-                       vjp_latex=(r"\bar{g}^{\top}",))
+                       vjp_latex=(r"\bar{g}^{\top}",), jvp="linear")
 T_INPLACE = Op("t_", "TBackward1", "c = aᵀ (in place)", lambda xp, a: a.T, vjp=(lambda xp, g, c, a: g.T,),
                vjp_formulas=("ḡᵀ",),
                latex=r"$c = $0^{\top} \text{ (in place)}",
-               vjp_latex=(r"\bar{g}^{\top}",))
+               vjp_latex=(r"\bar{g}^{\top}",), jvp="linear")
 # the engine sums ḡ over the expanded axes (the same unbroadcast as for + and ⊙)
 EXPAND = Op("expand", "ExpandBackward0", "c = expand(a, size)", lambda xp, a, shape: xp.broadcast_to(a, shape),
             vjp=(lambda xp, g, c, a, shape: g,), vjp_formulas=("Σ ḡ over the expanded axes",), params=("size",),
             latex=r"$c = \operatorname{expand}($0,\, $size)",
-            vjp_latex=(r"\sum \bar{g}\text{ over the expanded axes}",))
+            vjp_latex=(r"\sum \bar{g}\text{ over the expanded axes}",),
+            broadcasts=(0,), jvp="linear")
 
 
 def _repeat_vjp(xp, g, c, a, reps):
@@ -96,12 +97,12 @@ def _repeat_vjp(xp, g, c, a, reps):
 REPEAT = Op("repeat", "RepeatBackward0", "c = repeat(a, reps)", lambda xp, a, reps: xp.tile(a, reps),
             vjp=(_repeat_vjp,), vjp_formulas=("Σ ḡ over the copies",), params=("repeats",),
             latex=r"$c = \operatorname{repeat}($0,\, $repeats)",
-            vjp_latex=(r"\sum \bar{g}\text{ over the copies}",))
+            vjp_latex=(r"\sum \bar{g}\text{ over the copies}",), jvp="linear")
 # a copy in a's memory layout (NumPy's flip is a view with negative strides; PyTorch's a new tensor)
 FLIP = Op("flip", "FlipBackward0", "c = flip(a, dims)", lambda xp, a, dims: _flipped(xp, a, dims),
           vjp=(lambda xp, g, c, a, dims: xp.flip(g, dims),), vjp_formulas=("flip(ḡ)",), params=("dims",),
           latex=r"$c = \operatorname{flip}($0,\, $dims)",
-          vjp_latex=(r"\operatorname{flip}(\bar{g})",))
+          vjp_latex=(r"\operatorname{flip}(\bar{g})",), jvp="linear")
 # clone keeps the memory layout (torch.preserve_format), so x.T.clone() is still not contiguous
 def _flipped(xp, a, dims):
     out = xp.empty_like(a)   # keeps a's layout, as torch.preserve_format
@@ -112,22 +113,22 @@ def _flipped(xp, a, dims):
 CLONE = Op("clone", "CloneBackward0", "c = a", lambda xp, a: a.copy(order="K"), vjp=(lambda xp, g, c, a: g,),
            vjp_formulas=("ḡ",),
            latex=r"$c = $0",
-           vjp_latex=(r"\bar{g}",))
+           vjp_latex=(r"\bar{g}",), jvp="linear")
 CLONE_CONTIGUOUS = Op("clone", "CloneBackward0", "c = a (contiguous)", lambda xp, a: xp.ascontiguousarray(a),
                       vjp=(lambda xp, g, c, a: g,), vjp_formulas=("ḡ",),
                       latex=r"$c = $0 \text{ (contiguous)}",
-                      vjp_latex=(r"\bar{g}",))
+                      vjp_latex=(r"\bar{g}",), jvp="linear")
 TO_COPY = Op("to", "ToCopyBackward0", "c = a.to(dtype)", lambda xp, a, dtype: a.astype(dtype),
              vjp=(lambda xp, g, c, a, dtype: xp.astype(g, a.dtype),), vjp_formulas=("ḡ cast back",),
              params=("dtype",),
              latex=r"$c = $0 \text{ cast to } $dtype",
-             vjp_latex=(r"\bar{g}\text{ cast back}",))
+             vjp_latex=(r"\bar{g}\text{ cast back}",), jvp="linear")
 # a.to(device): the gradient moves back to the device a came from
 TO_DEVICE = Op("to_device", "ToCopyBackward0", "c = a.to(device)", lambda xp, a, device, source: xp.to_device(a, device),
                vjp=(lambda xp, g, c, a, device, source: xp.to_device(g, source),), vjp_formulas=("ḡ moved back",),
                params=("device", "source"), saves=(),
                latex=r"$c = $0 \text{ on } $device",
-               vjp_latex=(r"\bar{g}\text{ moved back}",))
+               vjp_latex=(r"\bar{g}\text{ moved back}",), jvp="linear")
 
 
 def _cat_forward(xp, *args):
@@ -153,11 +154,11 @@ def _stack_vjp(xp, g, c, *args):
 CAT = Op("cat", "CatBackward0", "c = [a₁, a₂, …]", _cat_forward, vjp=_cat_vjp,
          vjp_formulas=("the slice of ḡ for each input",), args=("tensors",), params=("dim",),
          latex=r"$c = [a_1,\, a_2,\, \dots]",
-         vjp_latex=(r"\text{the slice of } \bar{g} \text{ for each input}",))
+         vjp_latex=(r"\text{the slice of } \bar{g} \text{ for each input}",), jvp="linear")
 STACK = Op("stack", "StackBackward0", "c = stack(a₁, a₂, …)", lambda xp, *args: xp.stack(args[:-1], axis=args[-1]),
            vjp=_stack_vjp, vjp_formulas=("ḡ[i] for input i",), args=("tensors",), params=("dim",),
            latex=r"$c = \operatorname{stack}(a_1,\, a_2,\, \dots)",
-           vjp_latex=(r"\bar{g}[i] \text{ for input } i",))
+           vjp_latex=(r"\bar{g}[i] \text{ for input } i",), jvp="linear")
 
 
 def _split_forward(xp, a, sizes, dim):
@@ -200,37 +201,37 @@ def unbind_op(n):
 
 
 # -- more shape ops: triangles, diagonals, rolls and the helpers built from views --------------
-def _triangle_op(name, torch_name, part):
+def _triangle_op(name, torch_name, part, **record):
     """a masked to one triangle (the mask is a param): ḡ masked the same way. The forward selects
     rather than multiplies, so an infinite entry outside the triangle (a causal mask's −inf) gives 0."""
     return Op(name, torch_name, f"c = {part} triangle of a",
               lambda xp, a, k, keep: xp.where(keep, a, a.dtype.type(0)) if a.dtype != bool else a & keep,
               vjp=(lambda xp, g, c, a, k, keep: xp.keep(g, keep),), vjp_formulas=(f"{part} triangle of ḡ",),
               params=("diagonal", "mask"), latex=rf"$c = \text{{{part} triangle of }} $0",
-              vjp_latex=(rf"\text{{{part} triangle of }} \bar{{g}}",))
+              vjp_latex=(rf"\text{{{part} triangle of }} \bar{{g}}",), **record)
 
 
-TRIL = _triangle_op("tril", "TrilBackward0", "lower")
-TRIU = _triangle_op("triu", "TriuBackward0", "upper")
+TRIL = _triangle_op("tril", "TrilBackward0", "lower", jvp="linear")
+TRIU = _triangle_op("triu", "TriuBackward0", "upper", jvp="linear")
 DIAG_EMBED = Op("diag_embed", "DiagEmbedBackward0", "C = diag(a) (a on the diagonal of zeros)",
                 lambda xp, a, shape, offset, d1, d2: xp.diagonal_scatter(a, shape, offset, d1, d2),
                 vjp=(lambda xp, g, c, a, shape, offset, d1, d2: xp.diagonal(g, offset, d1, d2),),
                 vjp_formulas=("the diagonal of ḡ",), params=("size", "offset", "dim1", "dim2"),
                 symbols=("a",),
                 latex=r"$c = \operatorname{diag}($0) \text{ (on the diagonal of zeros)}",
-                vjp_latex=(r"\text{the diagonal of } \bar{g}",))
+                vjp_latex=(r"\text{the diagonal of } \bar{g}",), jvp="linear")
 # diag of a matrix is diagonal_copy in PyTorch: a new tensor, not a view
 DIAG_COPY = Op("diag", "DiagonalBackward0_copy", "c = diag(A)",
                lambda xp, a, offset: xp.diagonal(a, offset, 0, 1).copy(),
                vjp=(lambda xp, g, c, a, offset: xp.diagonal_scatter(g, a.shape, offset, 0, 1),),
                vjp_formulas=("ḡ on the diagonal of zeros",), params=("offset",), symbols=("A",),
                latex=r"$c = \operatorname{diag}($0)",
-               vjp_latex=(r"\bar{g}\text{ on the diagonal of zeros}",))
+               vjp_latex=(r"\bar{g}\text{ on the diagonal of zeros}",), jvp="linear")
 ROLL = Op("roll", "RollBackward0", "c = roll(a, shifts)", lambda xp, a, shifts, dims: xp.roll(a, shifts, dims),
           vjp=(lambda xp, g, c, a, shifts, dims: xp.roll(g, _negated(shifts), dims),),
           vjp_formulas=("roll(ḡ, −shifts)",), params=("shifts", "dims"),
           latex=r"$c = \operatorname{roll}($0,\, $shifts)",
-          vjp_latex=(r"\operatorname{roll}(\bar{g},\, -\mathrm{shifts})",))
+          vjp_latex=(r"\operatorname{roll}(\bar{g},\, -\mathrm{shifts})",), jvp="linear")
 
 
 def _negated(shifts):
@@ -249,7 +250,7 @@ def _rot90_vjp(xp, g, c, a, k, dims):
 
 ROT90 = Op("rot90", "Rot90Backward0", "c = a rotated k·90° in the plane (d₀, d₁)", _rot90_forward,
            vjp=(_rot90_vjp,), vjp_formulas=("ḡ rotated −k·90°",), params=("k", "dims"), saves=(),
-           latex=r"$c = \text{rot90}($0,\, $k)", vjp_latex=(r"\text{rot90}(\bar{g},\, -$k)",))
+           latex=r"$c = \text{rot90}($0,\, $k)", vjp_latex=(r"\text{rot90}(\bar{g},\, -$k)",), jvp="linear")
 
 
 def _block_shape(a):
@@ -279,4 +280,4 @@ BLOCK_DIAG = Op("block_diag", "BlockDiagBackward0", "C = diag(A₁, A₂, …) (
                 _block_diag_forward, vjp=_block_diag_vjp, vjp_formulas=("the block of ḡ for each input",),
                 args=("tensors",), symbols=("A₁", "A₂", "A₃"),
                 latex=r"C = \operatorname{diag}(A_1,\, A_2,\, \dots)",
-                vjp_latex=(r"\text{the block of } \bar{g} \text{ for each input}",))
+                vjp_latex=(r"\text{the block of } \bar{g} \text{ for each input}",), jvp="linear")

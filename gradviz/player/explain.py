@@ -28,7 +28,8 @@ from .mathtext import esc
 
 # -- names ---------------------------------------------------------------------------
 def node_label(graph, node_id: str) -> str:
-    """How the panel names a node, escaped: a leaf's name, an op's PyTorch name."""
+    """How the panel names a node, escaped: a leaf's name; an op's PyTorch name with the symbol of
+    what it made (MulBackward0 (y₂)), so two nodes of one kind read apart."""
     node = graph.nodes[node_id]
     if node.kind == "accumulate":
         leaf = graph.leaf_of(node_id)
@@ -36,7 +37,8 @@ def node_label(graph, node_id: str) -> str:
             return tensor_label(leaf)
     if node.kind in ("leaf", "output", "saved"):
         return tensor_label(node)
-    return esc(node.name)
+    made = ", ".join(n for n in node.out_names if n)
+    return f"{esc(node.name)} ({esc(made)})" if made else esc(node.name)
 
 
 def tensor_label(node) -> str:
@@ -102,6 +104,11 @@ def forward(builder, node_id: str, k: int, count: int) -> tuple:
     return title, text, f"forward: {node.name}  {said.forward_text()}{value_txt}"   # what the panel says
 
 
+def _columns(start: int, stop: int) -> str:
+    """The heading of a block of Jacobian columns [start, stop): "column 8" for one."""
+    return f"column {start}" if stop - start == 1 else f"columns {start}–{stop - 1}"
+
+
 def _join(words: list) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
@@ -119,15 +126,17 @@ def backward(builder, step, total: int | None) -> tuple:
     caption = "; ".join(_caption_lines(builder, step, node))
     if step.hooks:
         caption += "; hooks: " + ", ".join(h.name for h in step.hooks)
-        body += _hooks(step)
+        late = tuple(h for h in step.hooks if node.kind == "accumulate" or h.output_nr is None)
+        if late:   # a tensor's hooks are shown where they ran, on what the node received (_received)
+            body += _hooks(late)
     return title, f'<div class="gv-step gv-backward">{body}</div>', caption
 
 
-def _hooks(step) -> str:
+def _hooks(hooks) -> str:
     """Each hook that fired, with the gradient before it and what it returned."""
-    scale = grids.scale_of(*[p for h in step.hooks for p in (h.before, h.after)])
+    scale = grids.scale_of(*[p for h in hooks for p in (h.before, h.after)])
     rows = []
-    for h in step.hooks:
+    for h in hooks:
         before = _values(h.before, scale) if h.before is not None else "—"
         if h.after is None:
             after = '<span class="gv-note">returned None: the gradient goes on unchanged</span>'
@@ -148,26 +157,42 @@ def _caption_lines(builder, step, node) -> list:
             who = graph.nodes[acc.node]
             lines.append(f"{who.name or who.id}.grad = {preview_text(acc.total)}")
         return lines or [f"AccumulateGrad for {leaf.name if leaf is not None else node.id}: nothing written"]
-    received = ", ".join(preview_text(g) for g in step.grad_in) or "—"
-    lines = [f"{node.name}: received {received}"]
     said = Formula(graph, node)          # the panel's formulas, in Unicode: the caption says what it says
+    received = ", ".join(f"{_received_name(said, nr, len(step.grad_in))} = {preview_text(g)}"
+                         for nr, g in enumerate(step.grad_in)) or "—"
+    lines = [f"{node.name}: received {received}"]
     for eid, grad, axes in step.flows:
         edge = graph.edges[eid]
-        summed = f" (Σ over axis {', '.join(map(str, axes))})" if axes else ""
         target = html.unescape(node_label(graph, edge.src))
-        lines.append(f"→ {target}: {said.vjp_text(edge.slot)} = {preview_text(grad)}{summed}")
+        lines.append(f"→ {target}: {said.vjp_text(edge.slot, tuple(axes))} = {preview_text(grad)}")
     return lines
 
 
+def _received_name(formula: Formula, nr: int, outputs: int) -> str:
+    """"ḡ = ∂L/∂y₂" (Unicode): the gradient a node received, named for the tensor it is the gradient of."""
+    return f"ḡ = ∂L/∂{formula.out_text}" + (f"_{nr}" if outputs > 1 else "")
+
+
 def _received(builder, step, node, formula: Formula, scale: float) -> str:
-    """The ḡ line: ∂L/∂c = values, with the sum it came from when several consumers sent gradient."""
+    """The ḡ line: ḡ = ∂L/∂c = values (ḡ is the name the VJP formulas use for what this node
+    received), with the sum it came from when several consumers sent gradient."""
     rows = []
     groups = _grouped(builder, node.id)
     for nr, grad in enumerate(step.grad_in):
-        lhs = formula.partial() if len(step.grad_in) == 1 else \
-            latex.mathml(r"\frac{\partial L}{\partial " + latex.name(0) + "_{" + str(nr) + "}}", (formula.out_text,))
+        partial = r"\frac{\partial L}{\partial " + latex.name(0) + (("_{" + str(nr) + "}") if len(step.grad_in) > 1
+                                                                     else "") + "}"
+        lhs = latex.mathml(r"\bar{g} = " + partial, (formula.out_text,))
         parts = [g for _, g in groups.get(nr, ())]
-        if len(parts) > 1:
+        hooked = [h for h in step.hooks if h.output_nr == nr and node.kind != "accumulate"]
+        if hooked and hooked[0].before is not None:
+            # in the order it ran: what arrived, what each hook got and returned, and the result,
+            # the ḡ the VJPs below use
+            arrived = latex.mathml(partial, (formula.out_text,))
+            rows.append(f'<div class="gv-row"><span class="gv-k">received</span> {arrived} = '
+                        f"{_values(hooked[0].before, scale)}</div>" + _hooks(hooked))
+            rows.append(f'<div class="gv-row"><span class="gv-k">after the hooks</span> {lhs} = '
+                        f"{_values(grad, scale)}</div>")
+        elif len(parts) > 1:
             senders = ", ".join(node_label(builder.graph, e.dst) for e, _ in groups[nr])
             rows.append(f'<div class="gv-row"><span class="gv-k">received</span> {lhs} = '
                         f"{_sum_line(parts, grad, scale)}"
@@ -200,11 +225,16 @@ def _op(builder, step, node) -> str:
     dl_out = formula.partial()
     start = _start(builder, step, node, formula)
     if flows:
-        chain = latex.mathml(r"\frac{\partial L}{\partial x} = \frac{\partial L}{\partial " + latex.name(0)
-                             + r"} \cdot \frac{\partial " + latex.name(0) + r"}{\partial x}", (formula.out_text,))
+        # the chain rule in this node's own symbols: ∂L/∂x = ∂L/∂y · ∂y/∂x for each input x that needs it
+        chains = []
+        for slot in sorted(flows):
+            x = formula.inputs[slot] if slot < len(formula.inputs) else "x"
+            chains.append(latex.mathml(r"\frac{\partial L}{\partial " + x + r"} = \bar{g} \cdot \frac{\partial "
+                                       + formula.out + r"}{\partial " + x + "}", tuple(formula.names)))
         lead = f"{start}by the chain rule," if start else "By the chain rule,"
-        say = (f"{lead} {esc(node.name)} multiplies the gradient it received, {dl_out}, by its local derivative "
-               f"to send {chain} back to each input that needs it ({_join(targets)}).")
+        got = latex.mathml(r"\bar{g} = \frac{\partial L}{\partial " + formula.out + "}", tuple(formula.names))
+        say = (f"{lead} {esc(node.name)} multiplies the gradient it received, {got}, by its local derivative "
+               f"to send {_join(chains)} back to {_join(targets)}.")
     else:
         say = (f"{start}{esc(node.name)} received {dl_out}, but none of its inputs requires grad, "
                "so no gradient flows further along this path.")
@@ -216,7 +246,7 @@ def _op(builder, step, node) -> str:
         edge = graph.edges[eid]
         target = node_label(graph, edge.src)
         row = (f'<tr data-edge="{esc(eid)}"><td class="gv-to">→ {target}</td>'
-               f"<td>{formula.vjp(slot)} = {_values(grad, scale)}</td></tr>")
+               f"<td>{formula.vjp(slot, tuple(axes))} = {_values(grad, scale)}</td></tr>")
         if axes:
             axes_txt = ", ".join(str(a) for a in axes)
             many = "axes" if len(axes) > 1 else "axis"
@@ -306,7 +336,7 @@ def _column_blocks(J: np.ndarray, weighed: tuple, numbers: bool) -> str:
     for start in range(0, J.shape[1], width):
         stop = min(start + width, J.shape[1])
         block = grids.grid(J[:, start:stop], scale, highlight_rows=weighed, numbers=numbers)
-        blocks.append(f'<div class="gv-jblock"><div class="gv-jcols">columns {start}–{stop - 1}</div>'
+        blocks.append(f'<div class="gv-jblock"><div class="gv-jcols">{_columns(start, stop)}</div>'
                       f'<span class="gv-tensor">{block}</span></div>')
     return f'<div class="gv-jblocks">{"".join(blocks)}</div>'
 

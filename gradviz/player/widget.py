@@ -244,7 +244,7 @@ class Stepper(anywidget.AnyWidget):
         return f'<span class="gv-k">.grad right now</span>{"".join(rows)}'
 
     def __repr__(self) -> str:
-        return f"<gradviz.Stepper: step {self.position} of {len(self._frames_json) - 1} recorded>"
+        return f"<gradviz.Stepper: backward {self.position} of {len(self._frames_json) - 1} recorded>"   # as the counter counts
 
 
 def step(*tensors, gradient=None, names=None, retain_graph: bool = True, jacobians: bool = True,

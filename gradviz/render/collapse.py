@@ -59,10 +59,10 @@ class Group:
         """The box's label, line by line: title, op count, what it hides, its parameters (wrapped at
         LABEL_WIDTH characters, named inside the box's own module where that is unambiguous)."""
         rows = [self.title]
-        if self.kind == "scope":
-            ops = sum(1 for m in self.members if trace_index[m].kind == "op")
-            rows.append(f"{ops:,} op{'s' if ops != 1 else ''}")
         counts = self.counts(trace_index)
+        if self.kind == "scope":   # the count of what the box lists below (its ops and AccumulateGrads)
+            n = sum(counts.values())
+            rows.append(f"{n:,} node{'s' if n != 1 else ''}")
         if counts:
             parts = [f"{name} ×{count:,}" for name, count in counts.most_common()]
             rows.extend(wrap_items(parts, "", 2, "kinds"))

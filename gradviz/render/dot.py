@@ -149,7 +149,7 @@ def to_digraph(trace: Trace, opts: DrawOptions | None = None, view: View | None 
            fontsize=theme.fontsize, fontcolor=theme.fontcolor, nodesep="0.25", ranksep="0.3")
     g.attr("node", shape="box", style="filled", fontname=theme.fontname, fontsize=theme.fontsize,
            fontcolor=theme.fontcolor, color=theme.border_color, margin="0.08,0.04")
-    g.attr("edge", color=theme.edge_color, fontname=theme.fontname, fontsize="9", fontcolor=theme.fontcolor,
+    g.attr("edge", color=theme.edge_color, fontname=theme.fontname, fontsize="10", fontcolor=theme.fontcolor,
            arrowsize="0.7")
 
     entries = []
@@ -195,7 +195,7 @@ def to_digraph(trace: Trace, opts: DrawOptions | None = None, view: View | None 
         title = ctx.leaf_of.get(src) or node.name or node.kind
         for edge_id in edge_ids:
             g.node(f"ref-{edge_id}", label=dot_text(f"⇢ {title}"), id=f"ref-{edge_id}",
-                   style="filled,dashed", fillcolor=_node_style(node, theme)["fillcolor"], fontsize="8",
+                   style="filled,dashed", fillcolor=_node_style(node, theme)["fillcolor"], fontsize="10",
                    margin="0.04,0.02", height="0.2", _attributes={"class": "ref"})
     stubbed = {edge_id: src for src, ids in stubs.items() for edge_id in ids}
 
@@ -228,7 +228,7 @@ def to_digraph(trace: Trace, opts: DrawOptions | None = None, view: View | None 
             f"{_ORDER_NAMES.get(o, f'order {o}')} {theme.order_fill(o)}" for o in orders))
     if notes:
         g.attr("graph", label=dot_text("\n".join(notes) + "\n", newline="\\l"),
-               labelloc="b", labeljust="l", fontsize="9")
+               labelloc="b", labeljust="l", fontsize="10")
     return g
 
 

@@ -1,36 +1,23 @@
-"""A node's formulas in the learner's terms, read from the Trace alone: the output's and inputs'
-names (the learner's tensors, or the record's symbols primed where they would clash with one),
-the constants the code used, and the record's LaTeX filled with them. The step panel shows
+"""A node's formulas in the learner's terms, read from the Trace alone: the symbols the recording
+gave the output and the inputs (one per tensor, the same in every node that touches it), the
+constants the code used, and the record's LaTeX (a template in its own letters) filled with them. The step panel shows
 them as MathML and the diagram's labels as Unicode (`Formula.text`): one implementation.
 """
 from __future__ import annotations
 
 import re
 
-from ..tracing import Trace
+from ..tracing import Trace, name_tensors, named
 from . import latex
 from .latex import esc
-
-
-_ASSIGNMENT = re.compile(r"\s*([A-Za-z_][\w\s,]*?)\s*(?:\+|-|\*|/|@)?=(?!=)")
-
-
-def _assigned(code: dict) -> set:
-    """The names the listed code assigns (`b = ...`, `a, b = ...`): a record's letter equal to one
-    would read, beside that code, as the learner's variable, so those count as taken too."""
-    names = set()
-    for _, lines in code.values():
-        for line in lines:
-            m = _ASSIGNMENT.match(line)
-            if m:
-                names.update(n.strip() for n in m.group(1).split(",") if n.strip().isidentifier())
-    return names
 
 
 class Graph:
     """Look-ups over a Trace that frames and the panel text need."""
 
     def __init__(self, trace: Trace):
+        if not named(trace):   # a Trace put together by hand: its tensors get their symbols now
+            name_tensors(trace)
         self.trace = trace
         self.nodes = {n.id: n for n in trace.nodes}
         self.edges = {e.id: e for e in trace.edges}
@@ -41,9 +28,6 @@ class Graph:
             self.out_of.setdefault(e.src, []).append(e)
         for lst in self.into.values():
             lst.sort(key=lambda e: e.slot)
-        # the learner's names in this graph (leaves, outputs, named intermediates)
-        self.tensor_names = {n.name for n in trace.nodes if n.kind in ("leaf", "output") and n.name} | \
-            {n.tensor_name for n in trace.nodes if n.tensor_name} | _assigned(trace.code)
 
     def leaf_of(self, node_id: str):
         """The leaf tensor node behind an AccumulateGrad node (None for other nodes)."""
@@ -54,6 +38,17 @@ class Graph:
             if self.nodes[e.src].kind == "leaf":
                 return self.nodes[e.src]
         return None
+
+    def symbol(self, node_id: str, output_nr: int = 0) -> str:
+        """The recording's symbol of the tensor that output of `node_id` is: a leaf's (or its
+        AccumulateGrad's) name, an op's output name, an output node's name."""
+        node = self.nodes[node_id]
+        if node.kind == "accumulate":
+            leaf = self.leaf_of(node_id)
+            return leaf.name if leaf is not None else ""
+        if node.kind == "op":
+            return node.out_names[output_nr] if output_nr < len(node.out_names) else ""
+        return node.name
 
     @staticmethod
     def output_nr(edge) -> int:
@@ -78,21 +73,17 @@ class Formula:
         n = max(len(node.symbols), max((e.slot + 1 for e in graph.into.get(node.id, ())), default=0))
         by_slot = {e.slot: e for e in graph.into.get(node.id, ()) if e.slot >= 0}
         self.inputs = []
-        seen: dict = {}   # (source node, output) -> its symbol: one tensor used twice reads a′ + a′
         for slot in range(n):
             if str(slot) in consts:
                 self.inputs.append(latex.number(consts[str(slot)]))
                 continue
             edge = by_slot.get(slot)
-            source = (edge.src, edge.output_nr) if edge is not None else None
-            if source in seen:
-                self.inputs.append(seen[source])
-                continue
-            name = _tensor_name(graph, edge.src) if edge is not None else ""
-            self.inputs.append(self._name(name or _free(graph, node.symbol(slot))))
-            if source is not None:
-                seen[source] = self.inputs[-1]
-        self.out_text = _tensor_name(graph, node.id) or _free(graph, node.out_symbol)
+            if edge is not None:
+                name = graph.symbol(edge.src, edge.output_nr)
+            else:
+                name = node.in_names[slot] if slot < len(node.in_names) else ""
+            self.inputs.append(self._name(name or node.symbol(slot)))
+        self.out_text = graph.symbol(node.id) or node.out_symbol
         self.out = self._name(self.out_text)
 
     def _name(self, text: str) -> str:
@@ -131,12 +122,22 @@ class Formula:
         head = re.split(r":\\;|,\\quad", self.node.latex, maxsplit=1)[0]
         return self.text(head) if head != self.node.latex else full
 
-    def vjp_text(self, slot: int) -> str:
-        """∂L/∂input = the VJP for input `slot`, as Unicode."""
-        if not self.node.vjp_latex:
-            return f"∂L/∂{self.input_text(slot)} = {self.node.vjp_formula(slot)}"
+    def _vjp_latex(self, slot: int, axes: tuple) -> str:
+        """∂L/∂input = the record's VJP, summed over the axes the input was broadcast along (the
+        sum is part of what is sent, so it stands in the equation)."""
         lhs = r"\frac{\partial L}{\partial " + (self.inputs[slot] if slot < len(self.inputs) else "x") + "} = "
-        return self.text(lhs + self.node.vjp_latex[min(slot, len(self.node.vjp_latex) - 1)])
+        rhs = self.node.vjp_latex[min(slot, len(self.node.vjp_latex) - 1)]
+        if axes:
+            where = ("axes " if len(axes) > 1 else "axis ") + ", ".join(str(a) for a in axes)
+            rhs = r"\sum_{\text{" + where + r"}} \left(" + rhs + r"\right)"
+        return lhs + rhs
+
+    def vjp_text(self, slot: int, axes: tuple = ()) -> str:
+        """∂L/∂input = the VJP for input `slot` (summed over `axes`), as Unicode."""
+        if not self.node.vjp_latex:
+            summed = f"Σ over {'axes' if len(axes) > 1 else 'axis'} {', '.join(map(str, axes))} of " if axes else ""
+            return f"∂L/∂{self.input_text(slot)} = {summed}{self.node.vjp_formula(slot)}"
+        return self.text(self._vjp_latex(slot, axes))
 
     def forward(self) -> str:
         """The op's formula as MathML (its Unicode formula as text when the record has no LaTeX)."""
@@ -144,37 +145,15 @@ class Formula:
             return self.render(self.node.latex)
         return f'<span class="gv-formula">{esc(self.node.formula)}</span>'
 
-    def vjp(self, slot: int) -> str:
-        """∂L/∂input = the record's VJP for that input slot, as MathML."""
+    def vjp(self, slot: int, axes: tuple = ()) -> str:
+        """∂L/∂input = the record's VJP for that input slot (summed over `axes`), as MathML."""
         node = self.node
-        lhs = r"\frac{\partial L}{\partial " + (self.inputs[slot] if slot < len(self.inputs) else "x") + "} = "
         if node.vjp_latex:
-            return self.render(lhs + node.vjp_latex[min(slot, len(node.vjp_latex) - 1)])
-        return self.render(lhs) + f' <span class="gv-formula">{esc(node.vjp_formula(slot))}</span>'
+            return self.render(self._vjp_latex(slot, axes))
+        lhs = r"\frac{\partial L}{\partial " + (self.inputs[slot] if slot < len(self.inputs) else "x") + "} = "
+        summed = r"\sum_{\text{axis " + ", ".join(map(str, axes)) + "}}" if axes else ""
+        return self.render(lhs + summed) + f' <span class="gv-formula">{esc(node.vjp_formula(slot))}</span>'
 
     def partial(self) -> str:
         """∂L/∂out as MathML."""
         return self.render(r"\frac{\partial L}{\partial " + self.out + "}")
-
-
-def _free(graph, symbol: str) -> str:
-    """A record's symbol, primed when one of the learner's tensors has that name (an unnamed
-    intermediate must not read as the leaf `a`)."""
-    while symbol in graph.tensor_names:
-        symbol += "′"
-    return symbol
-
-
-def _tensor_name(graph, node_id: str) -> str:
-    """The name of the tensor a node stands for: a leaf (or its AccumulateGrad), a named output."""
-    node = graph.nodes[node_id]
-    if node.kind == "accumulate":
-        leaf = graph.leaf_of(node_id)
-        return leaf.name if leaf is not None else ""
-    if node.kind in ("leaf", "output"):
-        return node.name
-    if node.tensor_name:
-        return node.tensor_name
-    named = [graph.nodes[e.dst].name for e in graph.out_of.get(node_id, ())
-             if graph.nodes[e.dst].kind == "output" and graph.nodes[e.dst].name]
-    return named[0] if len(named) == 1 else ""

@@ -90,9 +90,12 @@ def file_name(file: str) -> str:
 
 
 def tooltip(node: TraceNode) -> str:
-    """What hovering a node says: its name, and with source tracking on the file:line and the code
-    that created it ("MulBackward0 · train.py:12: y = x * 2")."""
+    """What hovering a node says: its name (an op's with the symbol of what it made), and with source
+    tracking on the file:line and the code that created it ("MulBackward0 (y) · train.py:12: y = x * 2")."""
     title = node.name or node.kind
+    made = ", ".join(n for n in node.out_names if n) if node.kind == "op" else ""
+    if made:
+        title += f" ({made})"
     if node.source is None:
         return title
     file, line, text = node.source

@@ -41,8 +41,23 @@ def mathml(latex: str, names: tuple = (), display: bool = False) -> str:
     except Exception:   # latex2mathml raises its own exception types for input it cannot parse
         return f'<span class="gv-math-fallback">{esc(latex)}</span>'
     for k, text in enumerate(names):
-        out = out.replace(f"<mtext>{_MARK}{k}{_MARK}</mtext>", f"<mi>{esc(str(text))}</mi>")
+        out = out.replace(f"<mtext>{_MARK}{k}{_MARK}</mtext>", _identifier(str(text)))
     return out
+
+
+_SUBSCRIPTED = re.compile(r"^(.*?)([₀-₉]+)$")
+_LETTER_DIGITS = re.compile(r"^[A-Za-z][0-9]+$")
+
+
+def _identifier(text: str) -> str:
+    """A tensor's symbol as MathML: y₂ as y with a subscript 2 (one italic letter, a real index)."""
+    m = _SUBSCRIPTED.match(text)
+    if m and m.group(1):
+        index = m.group(2).translate(str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789"))
+        return f"<msub><mi>{esc(m.group(1))}</mi><mn>{index}</mn></msub>"
+    if _LETTER_DIGITS.match(text):   # z2, W1: a variable, italic like the one-letter ones (MathML sets
+        return f'<mi class="gv-var">{esc(text)}</mi>'   # a several-character <mi> upright, as a word)
+    return f"<mi>{esc(text)}</mi>"
 
 
 # A long formula's clauses (`A:\; B,\quad s = 2,\ q = 1`) become one <math> each, with the

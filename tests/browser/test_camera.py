@@ -62,7 +62,8 @@ def test_every_backward_step_is_on_screen_and_legible(players, viewport):
                 assert seen["textPx"] >= 10, where
                 assert not seen["sideways"], where
             # the controls: exact count, Next disabled at the end
-            assert root.locator(".gv-count").inner_text() == f"step {len(frames)} of {len(frames)}"
+            # counted by phase, as the Stepper counts: the last of the backward frames
+            assert root.locator(".gv-count").inner_text() == f"backward {len(backward)} of {len(backward)}"
             assert root.locator(".gv-next").is_disabled()
             assert not errors, errors
             assert [u for u in requests if not u.startswith(("file:", "data:"))] == []
@@ -126,7 +127,7 @@ def test_text_contrast_is_at_least_4_5_in_light_dark_and_jupyterlab_dark(players
             page.close()
 
 
-def test_a_diagram_inline_fits_its_container_and_zooms_with_ctrl_wheel(tmp_path):
+def test_a_diagram_inline_stays_in_its_container_readable_and_zooms_with_ctrl_wheel(tmp_path):
     tensors, names, _ = program("doubling")
     wide = torch.draw(*tensors, names=names, rankdir="LR")     # the doubling loop laid out sideways: wide
     path = tmp_path / "diagram.html"
@@ -139,11 +140,11 @@ def test_a_diagram_inline_fits_its_container_and_zooms_with_ctrl_wheel(tmp_path)
         page.emulate_media(color_scheme="dark", reduced_motion="reduce")
         page.goto(path.as_uri())
         root = page.locator(".gv-diagram")
-        sizes = root.evaluate("r => { const s = r.querySelector('svg').getBoundingClientRect();"
+        sizes = root.evaluate("r => { const s = r.querySelector('.gv-stage').getBoundingClientRect();"
                               " const d = document.scrollingElement; return [s.width, d.scrollWidth, d.clientWidth]; }")
         assert sizes[0] <= 600 and sizes[1] <= sizes[2], sizes
-        assert root.evaluate("r => { const v = r.__gv.camera.view(), a = r.__gv.camera.all, s = r.querySelector('.gv-stage');"
-                             " return a.w * v.s <= s.clientWidth + 1 && a.h * v.s <= s.clientHeight + 1; }")
+        # too wide to fit 600 px with 10 px text: it opens on its start at its drawn size, to be panned
+        assert root.evaluate("r => r.__gv.camera.view().s") >= 1
         before = root.evaluate("r => r.__gv.camera.view().s")
         box = root.locator(".gv-stage").bounding_box()
         page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)

@@ -167,13 +167,13 @@ def test_step_in_jupyterlab_runs_backward_one_click_at_a_time(jupyter_lab, tmp_p
                     raise
         _wait_for_panel(page, "Press Next")
         before = _stepper_state(page)
-        assert before["active"] == [] and before["count"] == "step 0 of 4"
+        assert before["active"] == [] and before["count"] == "backward 0 of 4"
 
         next_button.click()
         _wait_for_panel(page, "backward 1")
         first = _stepper_state(page)
         assert len(first["active"]) == 1
-        assert "SumBackward0" in first["panel"] and first["count"] == "step 1 of 4"
+        assert "SumBackward0" in first["panel"] and first["count"] == "backward 1 of 4"
 
         next_button.click()
         _wait_for_panel(page, "backward 2")
@@ -216,7 +216,7 @@ def test_step_in_jupyterlab_runs_backward_one_click_at_a_time(jupyter_lab, tmp_p
                 assert seen["inStage"] and seen["onScreen"] and seen["unobstructed"], where
                 assert seen["textPx"] >= 10 and not seen["sideways"], where
             count = root.locator(".gv-count").inner_text()
-            assert count.startswith(f"step {root.get_attribute('data-frame')} of ") and \
+            assert count.startswith(f"backward {root.get_attribute('data-frame')} of ") and \
                 count.endswith(f" of {root.get_attribute('data-frame')}"), count
             worst = root.evaluate(CONTRAST)
             assert worst[0]["ratio"] >= 4.5, (name, worst)

@@ -134,9 +134,18 @@ def test_errors_match_torch(call):
 
 @pytest.mark.parametrize("dim", [0, 1])
 def test_weight_norm_node_is_twice_differentiable(dim):
-    from gradviz.nn.utils.parametrizations import _weight_norm
+    from gradviz.functions.nnops import _weight_norm
     rng = np.random.default_rng(4)
     v = gradviz.tensor(rng.standard_normal((3, 4)), requires_grad=True)
     g = gradviz.tensor(rng.standard_normal((3, 1) if dim == 0 else (1, 4)), requires_grad=True)
     assert gradcheck(lambda a, b: _weight_norm(a, b, dim), (v, g))
     assert gradgradcheck(lambda a, b: _weight_norm(a, b, dim), (v, g))
+
+
+@needs_torch
+@pytest.mark.parametrize("dim", [0, 1, 2, -1])
+def test_norm_except_dim_matches_torch(dim):
+    a = np.random.default_rng(6).standard_normal((3, 4, 2))
+    ours, theirs = gradviz.norm_except_dim(gradviz.tensor(a), 2, dim), torch.norm_except_dim(torch.tensor(a), 2, dim)
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)

@@ -26,7 +26,7 @@ def test_the_reference_names_torchs_nodes_and_the_functions_that_record_them():
     assert "| MmBackward0 | C = A B | self: ḡ Bᵀ; mat2: Aᵀ ḡ |" in rows["MM"]
     for name in ("`gradviz.mm`", "`Tensor.mm`", "`gradviz.matmul`", "`gradviz.nn.functional.linear`"):
         assert name in rows["MM"]
-    assert "`gradviz.nn.functional.conv2d`" in rows["CONVOLUTION"]
+    assert "`gradviz.conv2d`" in rows["CONVOLUTION"]   # torch.conv2d, also nn.functional.conv2d
     assert "`gradviz.linalg.multi_dot`" in rows["MM"]
     assert "the gradient of another op" in rows["TANH_BACKWARD"]
     assert text.count("\n## `gradviz.ops.") == len({key.split(".")[0] for key in registry.ops()})

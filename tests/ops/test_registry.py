@@ -167,7 +167,8 @@ def _reached(module) -> set:
 # the test modules whose tables hold gradient cases (finite differences and PyTorch parity); a new
 # test module with a table of (name, fn, inputs) rows joins by being listed here
 _SHARED = ["tests.ops.test_extra_functions", "tests.nn.test_functional", "tests.ops.test_conv", "tests.nn.test_layers",
-           "tests.ops.test_sort", "tests.ops.test_op_table", "tests.ops.test_registry", "tests.ops.test_set_ops"]
+           "tests.ops.test_sort", "tests.ops.test_op_table", "tests.ops.test_registry", "tests.ops.test_set_ops",
+           "tests.tensor.test_unfold"]
 GRADCHECK_MODULES = ["tests.ops.test_gradcheck", *_SHARED]
 PARITY_MODULES = ["tests.ops.test_torch_parity", *_SHARED]
 
@@ -238,6 +239,21 @@ EXTRA = [
     ("squeeze_dims", lambda t, x: (x * x)[:, None, :, None].squeeze_((1, 3)), [V]),
     ("transpose_", lambda t, x, y: (x * y).transpose_(0, 1) @ y, [V, W]),
     ("t_", lambda t, x, y: (x * y).t_() @ y, [V, W]),
+    # the in-place writes that replace a non-leaf's values: the old values get a zero gradient (a
+    # sample times 0 keeps the finite differences exact)
+    ("zero_", lambda t, x: (x * 1).zero_() + x, [V]),
+    ("fill_", lambda t, x: (x * 1).fill_(2.0) * x, [V]),
+    ("uniform_", lambda t, x: (x * 1).uniform_() * 0 + x, [V]),
+    ("normal_", lambda t, x: (x * 1).normal_() * 0 + x, [V]),
+    ("bernoulli_", lambda t, x: (x * 1).bernoulli_(0.5) * 0 + x, [V]),
+    ("bernoulli_tensor", lambda t, x: (x * 1).bernoulli_(t.full_like(x, 0.5)) * 0 + x, [V]),
+    ("exponential_", lambda t, x: (x * 1).exponential_() * 0 + x, [V]),
+    ("cauchy_", lambda t, x: (x * 1).cauchy_() * 0 + x, [V]),
+    ("log_normal_", lambda t, x: (x * 1).log_normal_() * 0 + x, [V]),
+    ("geometric_", lambda t, x: (x * 1).geometric_(0.5) * 0 + x, [V]),
+    ("random_", lambda t, x: (x * 1).random_() * 0 + x, [V]),
+    ("random_to", lambda t, x: (x * 1).random_(5) * 0 + x, [V]),
+    ("random_from_to", lambda t, x: (x * 1).random_(1, 5) * 0 + x, [V]),
     # torch._weight_norm, the node of nn.utils.parametrizations.weight_norm: over the first dim, then the last
     ("weight_norm", lambda t, v, g: _weight_norm(t)(v, g[:, :1], 0), [V, W]),
     ("weight_norm_last", lambda t, v, g: _weight_norm(t)(v, g[:1], 1), [V, W]),
@@ -245,7 +261,7 @@ EXTRA = [
 
 
 def _weight_norm(lib):
-    return lib._weight_norm if lib is not gradviz else gradviz.nn.utils.parametrizations._weight_norm
+    return lib._weight_norm if lib is not gradviz else gradviz.functions.nnops._weight_norm
 
 
 @pytest.mark.parametrize("name, prog, arrays", EXTRA, ids=[row[0] for row in EXTRA])

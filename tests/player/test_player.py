@@ -203,7 +203,11 @@ def test_hooks_fired_are_named():
     anim = animate(y.sum(), forward=False)
     hooked = [f for f in anim.frames if "double_it" in plain(f.text)]
     assert len(hooked) == 1 and "which replaces it" in plain(hooked[0].text)
-    hook_row = hooked[0].text[hooked[0].text.index("gv-hook"):]
+    text = hooked[0].text
+    # in the order it ran: what arrived, the hook, the ḡ after it, then the VJPs that use it
+    order = [text.index(k) for k in ("received", "gv-hook", "after the hooks", "gv-vjps")]
+    assert order == sorted(order), order
+    hook_row = text[text.index("gv-hook"):text.index("after the hooks")]
     assert grids_in(hook_row) == [[[1.0, 1.0]], [[2.0, 2.0]]]      # the gradient before and after the hook
     assert x.grad is None
 

@@ -65,8 +65,11 @@ def test_op_labels_read_with_the_learners_names_and_constants():
     drawn = op_formulas(draw(total, names=names).source)
     for name, expected in EXPECTED.items():
         assert expected in drawn, (name, drawn)
-    # the intermediates nobody named keep the record's symbols, primed where they clash with a name
-    assert ("AddBackward0", "total = a′ + b′") in drawn
+    # the intermediates nobody named are numbered with a letter no variable of the program uses
+    # (t and u are taken), and each is written the same where it is made and where it is read
+    assert ("SumBackward0", "v₁ = Σ b") in drawn and ("SumBackward0", "v₂ = Σ y") in drawn
+    assert ("AddBackward0", "v₃ = v₁ + v₂") in drawn
+    assert ("AddBackward0", "total = v₂₁ + v₂₂") in drawn
 
 
 def test_the_caller_names_are_used_when_none_are_given():
@@ -74,7 +77,8 @@ def test_the_caller_names_are_used_when_none_are_given():
     w = x * 2
     v = w.pow(3).sum()
     drawn = op_formulas(draw(v).source)
-    assert ("MulBackward0", "w = 2x") in drawn and ("SumBackward0", "v = Σ a") in drawn
+    assert ("MulBackward0", "w = 2x") in drawn and ("PowBackward0", "t₁ = w³") in drawn
+    assert ("SumBackward0", "v = Σ t₁") in drawn
 
 
 def test_a_label_is_the_panels_formula_as_unicode():
@@ -128,7 +132,7 @@ def test_every_node_tooltip_names_its_line_in_draw_and_in_the_player(tracking):
             if node.kind == "output":
                 continue
             code = expected[node.name]
-            assert titles[node.id] == f"{node.name} · test_diagram_names.py:{line_of(code)}: {code}", node
+            assert titles[node.id] == f"{hover_name(node)} · test_diagram_names.py:{line_of(code)}: {code}", node
         assert titles[trace.roots[0]] == "c"     # the output (no line of its own)
 
 
@@ -137,4 +141,10 @@ def test_without_source_tracking_a_tooltip_is_the_nodes_name():
     c = (a * 3).sum()
     diagram = draw(c)
     titles = node_titles(diagram.svg())
-    assert titles == {n.id: n.name for n in diagram.trace.nodes}
+    assert titles == {n.id: hover_name(n) for n in diagram.trace.nodes}
+    assert "MulBackward0 (t₁)" in titles.values()   # an op's tooltip names the tensor it made
+
+
+def hover_name(node) -> str:
+    """A node's name as its tooltip starts: an op's with the symbol of the tensor it made."""
+    return f"{node.name} ({node.out_names[0]})" if node.kind == "op" else node.name

@@ -28,6 +28,11 @@ def vjps(f: Formula) -> list:
 
 
 def tokens(markup: str, tag: str) -> list:
+    """The text of every <tag>; a symbol's index (t₁: <msub><mi>t</mi><mn>1</mn></msub>) is part of
+    the one symbol <mi>t₁</mi>, not a number of the formula."""
+    markup = re.sub(r"<msub><mi>([^<]*)</mi><mn>(\d+)</mn></msub>",
+                    lambda m: f"<mi>{m.group(1)}{m.group(2).translate(str.maketrans('0123456789', '₀₁₂₃₄₅₆₇₈₉'))}</mi>",
+                    markup)
     return re.findall(rf"<{tag}>([^<]*)</{tag}>", markup)
 
 
@@ -116,7 +121,7 @@ CASES = [
      ["∂L/∂a = (2ḡ (a − b))/N", "∂L/∂b = −(2ḡ (a − b))/N"], ["1", "2"]),
     ("conv2d(stride=2, padding=1)", lambda t: F.conv2d(t["img"], t["w"], stride=2, padding=1), "y",
      "ConvolutionBackward0",
-     "y = img ⋆ w + b: y[n, o, p] = b[o] + Σ over i, k of w[o, i, k] img[n, i, s p + d k − q], "
+     "y = img ⋆ w + t₁: y[n, o, p] = t₁[o] + Σ over i, k of w[o, i, k] img[n, i, s p + d k − q], "
      "s = (2, 2), q = (1, 1), d = (1, 1), groups = 1",
      ["∂L/∂img = convᵀ(ḡ, w) = ḡ ⋆ flip(w), a transposed convolution, ḡ spread out by the stride",
       "∂L/∂w = Σ over n of imgₙ ⋆ ḡₙ: Σ over n, p of ḡ[n, o, p] img[n, i, s p + d k − q] at [o, i, k]"],
@@ -139,12 +144,13 @@ CASES = [
      ["∂L/∂a = ḡ", "∂L/∂b = ḡ"], []),
     ("a - (-2)", lambda t: t["a"] - (-2), "y", "SubBackward0", "y = a + 2", ["∂L/∂a = ḡ"], ["2"]),
     ("addmm, beta = alpha = 1", lambda t: torch.addmm(t["b"], t["a"].unsqueeze(0), t["M"][:2]), "C",
-     "AddmmBackward0", "C = b + A B", ["∂L/∂b = ḡ", "∂L/∂A = ḡ Bᵀ", "∂L/∂B = Aᵀ ḡ"], []),
+     "AddmmBackward0", "C = b + t₁ t₂", ["∂L/∂b = ḡ", "∂L/∂t₁ = ḡ t₂ᵀ", "∂L/∂t₂ = t₁ᵀ ḡ"], []),
     ("addmm(beta=0.5, alpha=2)", lambda t: torch.addmm(t["b"], t["a"].unsqueeze(0), t["M"][:2], beta=0.5, alpha=2),
-     "C", "AddmmBackward0", "C = 0.5b + 2A B", ["∂L/∂b = 0.5ḡ", "∂L/∂A = 2ḡ Bᵀ", "∂L/∂B = 2Aᵀ ḡ"], ["0.5", "2"]),
+     "C", "AddmmBackward0", "C = 0.5b + 2t₁ t₂", ["∂L/∂b = 0.5ḡ", "∂L/∂t₁ = 2ḡ t₂ᵀ", "∂L/∂t₂ = 2t₁ᵀ ḡ"],
+     ["0.5", "2"]),
     ("pixel_shuffle(2)", lambda t: F.pixel_shuffle(t["img"].reshape(1, 8, 3, 3), 2), "y", "PixelShuffleBackward0",
-     "y[i, h r + u, w r + v] = a[i r² + u r + v, h, w], r = 2",
-     ["∂L/∂a = ḡ[i, h r + u, w r + v] at [i r² + u r + v, h, w]"], ["2", "2"]),
+     "y[i, h r + u, w r + v] = t₁[i r² + u r + v, h, w], r = 2",
+     ["∂L/∂t₁ = ḡ[i, h r + u, w r + v] at [i r² + u r + v, h, w]"], ["2", "2"]),
 ]
 
 
@@ -158,7 +164,8 @@ def test_formula_reads_with_the_learners_names_and_constants(case, program, out,
     assert f.forward_text() == forward
     assert vjps(f) == backward
     markup = f.forward()
-    assert markup.startswith("<math") and "\\" not in re.sub(r"<[^>]+>", "", markup)   # no raw LaTeX
+    assert re.match(r'(<span class="gv-mathwide">)?<math', markup)   # MathML (a wide clause scrolls)
+    assert "\\" not in re.sub(r"<[^>]+>", "", markup)                # no raw LaTeX
     assert latex.text(markup) == forward                    # the panel's MathML reads the same
     assert tokens(markup, "mn") == numbers                   # the constants, as numbers
     shown = set(tokens(markup, "mi"))
@@ -210,7 +217,7 @@ def test_an_unnamed_intermediate_does_not_take_a_learners_name():
     h = c * c                  # its record calls the output c, as the leaf is called
     y = h.sum()
     f = formula(y, {"c": c, "y": y}, "MulBackward0")
-    assert f.forward_text() == "c′ = c ⊙ c"
+    assert f.forward_text() == "t₁ = c ⊙ c"     # numbered: the record's own letter would read as the leaf
     assert f.vjp_text(0) == "∂L/∂c = ḡ ⊙ c"
 
 
@@ -293,13 +300,13 @@ def test_a_torch_graph_shows_the_constants_torch_saved():
     assert texts["ConvolutionBackward0"].endswith("s = (2, 2), q = (1, 1), d = (1, 1), groups = 1")
     assert texts["MaxPool2DWithIndicesBackward0"].endswith(   # torch saves stride=None as []: the kernel's
         "kernel (2, 2), stride (2, 2), padding (0, 0), dilation (1, 1)")
-    assert texts["MulBackward0"] == "c = 2a"
-    assert texts["PowBackward0"] == "c = a′³"                 # an intermediate, not the leaf a
-    assert texts["SoftmaxBackward0"] == "c = eᵃ′/(Σ over dim 0 of eᵃ′)"
-    assert texts["ClampBackward1"] == "c = clamp(a′, 0.1, ∞)"
+    assert texts["MulBackward0"] == "t₃ = 2a"
+    assert texts["PowBackward0"] == "t₄ = t₃³"                # an intermediate, not the leaf a
+    assert texts["SoftmaxBackward0"] == "t₅ = e^(t₄)/(Σ over dim 0 of e^(t₄))"
+    assert texts["ClampBackward1"] == "t₆ = clamp(t₅, 0.1, ∞)"
     # one tensor in both slots keeps one symbol
-    assert "c = a′ + 3a′" in [Formula(graph, n).forward_text() for n in trace.nodes if n.name == "AddBackward0"]
-    assert texts["GeluBackward0"] == "c = a Φ̃(a) (tanh approximation)"
+    assert "t₈ = t₆ + 3t₆" in [Formula(graph, n).forward_text() for n in trace.nodes if n.name == "AddBackward0"]
+    assert texts["GeluBackward0"] == "t₁₁ = a Φ̃(a) (tanh approximation)"
 
 
 def test_an_unnamed_tensor_used_twice_keeps_one_symbol():
@@ -307,8 +314,8 @@ def test_an_unnamed_tensor_used_twice_keeps_one_symbol():
     y = (x * 2) * (x * 2).sin()
     h = x.exp()
     z = h * h
-    assert formula(z, {"x": x, "z": z}).forward_text() == "z = a ⊙ a"    # h unnamed: one letter, twice
-    assert formula(y, {"x": x}).forward_text() == "c = a ⊙ b"           # two different tensors
+    assert formula(z, {"x": x, "z": z}).forward_text() == "z = t₁ ⊙ t₁"  # h unnamed: one symbol, twice
+    assert formula(y, {"x": x}).forward_text() == "t₄ = t₁ ⊙ t₃"        # two different tensors
 
 
 def test_no_record_reads_as_code():
@@ -336,10 +343,10 @@ def test_a_diagram_label_is_the_formulas_first_clause_when_long():
     w = torch.randn(3, 2, 3, 3, requires_grad=True)
     y = F.conv2d(img, w, stride=2)
     f = formula(y, {"img": img, "w": w, "y": y})
-    assert f.headline() == "y = img ⋆ w + b"                        # the panel spells out the rest
-    assert f.forward_text().startswith("y = img ⋆ w + b: y[n, o, p] = ")
+    assert f.headline() == "y = img ⋆ w + t₁"                       # the panel spells out the rest
+    assert f.forward_text().startswith("y = img ⋆ w + t₁: y[n, o, p] = ")
     g = F.group_norm(img, 2, eps=1e-5)
-    assert formula(g, {"img": img, "g": g}).headline() == "g = (img − μ_G)/√(σ²_G + 10⁻⁵) ⊙ w + b"
+    assert formula(g, {"img": img, "g": g}).headline() == "g = (img − μ_G)/√(σ²_G + 10⁻⁵) ⊙ t₁ + t₂"
     h = img * 2
     assert formula(h, {"img": img, "h": h}).headline() == "h = 2 img"  # short: all of it
 
@@ -352,7 +359,7 @@ def test_a_long_formula_is_one_math_element_per_clause():
     markup = f.forward()
     maths = re.findall(r"<math.*?</math>", markup)
     assert len(maths) == 6                      # the operation, its index form, then s, q, d and groups
-    assert latex.text(maths[0]) == "y = img ⋆ w + b" and latex.text(maths[2]) == "s = (2, 2)"
+    assert latex.text(maths[0]) == "y = img ⋆ w + t₁" and latex.text(maths[2]) == "s = (2, 2)"
     assert latex.text(markup) == f.forward_text()                # the punctuation between them is kept
     short = formula(img * 2, {"img": img}).forward()
     assert short.count("<math") == 1
@@ -370,10 +377,14 @@ def test_a_bar_over_a_name_of_several_characters_reads_as_its_mean():
     assert any("(x − x̄)²" in t for t in labels)
 
 
-def test_a_record_letter_the_listed_code_assigns_is_primed(tmp_path):
-    """Beside code that says `b = ...`, an unnamed input drawn as "b" would read as the learner's b."""
+def test_a_line_of_code_names_the_value_it_assigns(tmp_path):
+    """Beside code that says `b = ...`, the b drawn is that line's value (its last node), and the
+    tensors made on the way to it are numbered, so none of them reads as the learner's b."""
     from tests.support.player_programs import tracked_animation
     anim = tracked_animation("barlow", tmp_path, forward=False)
     assert any("b = (z2 - z2.mean(0))" in line for _, lines in anim.trace.code.values() for line in lines)
+    graph = Graph(anim.trace)
+    texts = [Formula(graph, n).forward_text() for n in anim.trace.nodes if n.kind == "op"]
+    assert "b = t₅/t₆" in texts and "t₈ = t₇ b" in texts and "t₅ = z2 − t₄" in texts
     sub = next(f for f in anim.frames if "SubBackward0" in f.title and "z2" in f.caption)
-    assert "∂L/∂b′" in sub.caption and "∂L/∂b " not in sub.caption
+    assert "∂L/∂z2" in sub.caption and "∂L/∂b" not in sub.caption

@@ -111,7 +111,7 @@ def test_pow_example_before_and_after_backward():
     assert fill(nodes, acc) == fill(nodes, pw) == fill(nodes, sm) == "lightgray"
     assert [(s, d) for s, d, _ in edges] == [(leaf, acc), (acc, pw), (pw, sm), (sm, root)]
     assert text(nodes, leaf) == "t\n(3,) float32\ndata [1.0, 2.0, 3.0]\ngrad: not computed yet"
-    assert text(nodes, pw) == "PowBackward0\nc = t³\n(3,) float32\ndata [1.0, 8.0, 27.0]"
+    assert text(nodes, pw) == "PowBackward0\nu₁ = t³\n(3,) float32\ndata [1.0, 8.0, 27.0]"   # t is taken
     assert text(nodes, acc) == "AccumulateGrad\nt.grad += ḡ"
     # micrograd's layout: the data and grad fields sit side by side under the header
     assert attr(nodes[leaf], "label").endswith("|{data [1.0, 2.0, 3.0]|grad: not computed yet}}")
@@ -119,6 +119,7 @@ def test_pow_example_before_and_after_backward():
     out.backward()
     after = dot_nodes(draw(out, names={"t": t, "out": out}).source)
     assert text(after, leaf) == "t\n(3,) float32\ndata [1.0, 2.0, 3.0]\ngrad\n[3.0, 12.0, 27.0]"  # d/dt Σ t³ = 3t²
+    assert text(after, pw).split("\n")[:2] == ["PowBackward0", "u₁ = t³"]   # the same formula as before
 
 
 def test_barlow_example_counts_names_and_broadcast_marks():
@@ -259,7 +260,7 @@ def test_collapse_scopes_draws_one_box_with_its_parameters():
     nodes, edges = dot_nodes(diagram.source), dot_edges(diagram.source)
     (box,) = [n for n in nodes if attr(nodes[n], "class") == "group scope"]
     label = text(nodes, box)
-    assert label.startswith("encoder\n3 ops\n")
+    assert label.startswith("encoder\n5 nodes\n")   # its 3 ops and 2 AccumulateGrads, as it lists them
     assert not titled(nodes, "MmBackward0") and not titled(nodes, "ReluBackward0")
     # x and w feed only ops inside the scope, so they (and their AccumulateGrads) go into the box
     assert "params: x, w" in label and not titled(nodes, "x") and not titled(nodes, "AccumulateGrad")
@@ -435,9 +436,12 @@ def test_make_dot_matches_torchviz():
     saved = make_dot(y, show_saved=True)
     nodes, edges = dot_nodes(saved.source), dot_edges(saved.source)
     oranges = [n for n in nodes if fill(nodes, n) == "orange"]
-    assert sorted(attr(nodes[n], "label") for n in oranges) == ["mat2\\n (4, 2)", "result\\n (3, 2)",
-                                                                "self\\n (3, 4)"]
+    # x and w, saved by MmBackward0, are leaves: torchviz draws each as its leaf's node (the leaf's
+    # attributes drawn last), joined to MmBackward0 by an undirected edge
+    assert sorted(attr(nodes[n], "label") for n in oranges) == ["result\\n (3, 2)"]
     assert all("dir=none" in a for s, d, a in edges if d in oranges)
+    (mm,) = titled(nodes, "MmBackward0")
+    assert sorted(fill(nodes, d) for s, d, a in edges if s == mm and "dir=none" in a) == ["lightblue", "lightblue"]
     with pytest.raises(TypeError, match="params must map names to tensors"):
         make_dot(y, params={"x": 3})
 

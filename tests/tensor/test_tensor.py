@@ -428,7 +428,7 @@ def test_from_numpy_shares_memory_and_tensor_copies():
 
 def test_tensor_from_tensor_warns_like_torch():
     with pytest.warns(UserWarning, match=re.escape("To copy construct from a tensor, it is recommended to use "
-                                                   "sourceTensor.clone().detach()")):
+                                                   "sourceTensor.detach().clone()")):
         t = gradviz.tensor(gradviz.tensor([1.0, 2.0], requires_grad=True))
     assert not t.requires_grad
 

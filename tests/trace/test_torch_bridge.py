@@ -143,7 +143,7 @@ def test_barlow_nodes_read_like_the_tutorial():
         "x0", "AccumulateGrad", "MeanBackward1", "SubBackward0", "StdBackward0", "DivBackward0",
         "x1", "AccumulateGrad", "MeanBackward1", "SubBackward0", "StdBackward0", "DivBackward0",
         "PermuteBackward0", "MmBackward0", "DivBackward0", "DiagonalBackward0", "SumBackward0",
-        "NegBackward0", ""]
+        "NegBackward0", "t₁₄"]   # the unnamed loss: the symbol its grad_fn gave it (t₁ ... t₁₄ in creation order)
     assert [n.kind for n in t.nodes][:2] == ["leaf", "accumulate"] and t.nodes[-1].kind == "output"
     mm = t.edges_into("n13")
     assert [(e.src, e.slot, e.shape) for e in mm] == [("n12", 0, (3, 5)), ("n11", 1, (5, 3))]
@@ -175,7 +175,8 @@ def test_deep_chain_needs_no_recursion():
     for _ in range(20000):
         y = y * 1.0
     t = trace_from_torch(y)
-    assert len(t.nodes) == 20003 and [n.name for n in t.nodes[:3]] == ["", "AccumulateGrad", "MulBackward0"]
+    assert len(t.nodes) == 20003 and [n.name for n in t.nodes[:3]] == ["t₁", "AccumulateGrad", "MulBackward0"]
+    assert t.nodes[-1].name == t.nodes[-2].out_names[0] == "t₂₀₀₀₁"   # every tensor numbered, none shared
 
 
 # -- backward, step by step -----------------------------------------------------------------
@@ -285,7 +286,7 @@ def test_mlp_matches_with_scopes_and_values():
     assert_same_steps(t, g)
     assert [n.name for n in t.nodes if n.kind != "accumulate"] == [
         "fc1.weight", "TBackward0", "fc1.bias", "AddmmBackward0", "ReluBackward0", "fc2.weight", "TBackward0",
-        "fc2.bias", "AddmmBackward0", "LogSoftmaxBackward0", "NllLossBackward0", ""]
+        "fc2.bias", "AddmmBackward0", "LogSoftmaxBackward0", "NllLossBackward0", "t₇"]
     assert [n.scope for n in t.nodes] == [n.scope for n in g.nodes]
     assert t.node("n5").scope == ("MLP", "fc1 (Linear)") and t.node("n6").scope == ("MLP", "act (ReLU)")
     assert t.node("n13").scope == ()   # cross_entropy ran outside the model
@@ -399,7 +400,7 @@ def test_custom_function_node():
     t = record_torch_backward(Double.apply(x).sum(), params={"x": x}, show_saved=True)
     assert [(n.kind, n.name) for n in t.nodes] == [
         ("leaf", "x"), ("accumulate", "AccumulateGrad"), ("op", "DoubleBackward"), ("op", "SumBackward0"),
-        ("saved", "saved_tensors[0]"), ("output", "")]
+        ("saved", "saved_tensors[0]"), ("output", "t₂")]
     assert [t.node(s.node).name for s in t.steps] == ["SumBackward0", "DoubleBackward", "AccumulateGrad"]
     assert np.allclose(t.node("n0").grad.values, 2.0)
 
@@ -436,7 +437,7 @@ def test_leaf_root_and_roots_without_grad():
     x = torch.ones(2, requires_grad=True)
     assert [n.kind for n in trace_from_torch(x, torch.zeros(3)).nodes] == ["leaf", "accumulate", "output"]
     t = record_torch_backward(x, gradient=torch.full((2,), 5.0))
-    assert [(n.kind, n.name) for n in t.nodes] == [("leaf", ""), ("accumulate", "AccumulateGrad"), ("output", "")]
+    assert [(n.kind, n.name) for n in t.nodes] == [("leaf", "t₁"), ("accumulate", "AccumulateGrad"), ("output", "t₁")]
     assert [s.node for s in t.steps] == ["n1"] and np.allclose(t.node("n0").grad.values, 5.0)
 
 

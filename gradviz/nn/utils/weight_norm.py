@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 
 from ..parameter import Parameter, UninitializedParameter
-from .parametrizations import _norm_except_dim, _weight_norm
+from ...functions.nnops import _weight_norm, norm_except_dim
 
 
 class WeightNorm:
@@ -30,7 +30,7 @@ class WeightNorm:
             raise ValueError("The module passed to `WeightNorm` can't have uninitialized parameters. Make sure to "
                              "run the dummy forward before applying weight normalization")
         del module._parameters[name]
-        module.register_parameter(name + "_g", Parameter(_norm_except_dim(weight, fn.dim).data))
+        module.register_parameter(name + "_g", Parameter(norm_except_dim(weight, 2, fn.dim).data))
         module.register_parameter(name + "_v", Parameter(weight.data))
         setattr(module, name, fn.compute_weight(module))
         module.register_forward_pre_hook(fn)

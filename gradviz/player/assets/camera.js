@@ -79,6 +79,8 @@
       anim = requestAnimationFrame(stepAnim);
     }
     cam.view = function () { return view; };
+    cam.look = function (v) { to(v, false); };
+    cam.readable = READABLE;
     cam.moving = function () { return !!anim; };
     // the whole of r in view (r: a box in SVG units, the whole drawing when absent)
     cam.fitAll = function (smooth, r) {
@@ -100,17 +102,24 @@
     }
     cam.frame = function (wants, smooth) {
       var z = size();
-      if (z.w < 10 || z.h < 10) return;
+      if (z.w < 10 || z.h < 10) return null;
       var sAll = Math.min(fitScale(all, 8), MAX_FOLLOW);
-      if (sAll >= READABLE) { to({ cx: all.x + all.w / 2, cy: all.y + all.h / 2, s: sAll }, smooth); return; }
+      if (sAll >= READABLE) { var whole = { cx: all.x + all.w / 2, cy: all.y + all.h / 2, s: sAll }; to(whole, smooth); return whole; }
       var cur = view, s = cur.s, r = wants[wants.length - 1], i;
       for (i = 0; i < wants.length; i++) if (fitScale(wants[i], PAD) >= READABLE) { r = wants[i]; break; }
       // keep the learner's scale when it is readable and shows r, else the largest readable one up to FOLLOW
       if (s < READABLE || s > MAX_FOLLOW * 1.5 || fitScale(r, PAD) < s) s = Math.max(READABLE, Math.min(FOLLOW, fitScale(r, PAD)));
       var hw = z.w / (2 * s) - PAD / s, hh = z.h / (2 * s) - PAD / s, ctx = wants[0];
       var cx = place(cur.cx, r.x, r.w, ctx.x, ctx.w, hw), cy = place(cur.cy, r.y, r.h, ctx.y, ctx.h, hh);
-      if (Math.abs(cx - cur.cx) < .5 && Math.abs(cy - cur.cy) < .5 && s === cur.s) return;
-      to({ cx: cx, cy: cy, s: s }, smooth);
+      if (Math.abs(cx - cur.cx) < .5 && Math.abs(cy - cur.cy) < .5 && s === cur.s) return cur;
+      var v = { cx: cx, cy: cy, s: s };
+      to(v, smooth);
+      return v;   // where the camera is going (it glides there)
+    };
+    // the part of the drawing a view shows, in SVG units
+    cam.shows = function (v) {
+      var z = size();
+      return { x: v.cx - z.w / (2 * v.s), y: v.cy - z.h / (2 * v.s), w: z.w / v.s, h: z.h / v.s };
     };
     cam.zoomAt = function (factor, px, py) {
       var z = size(), v = view, s = Math.max(Math.min(fitScale(all, 8), .05), Math.min(MAX_ZOOM, v.s * factor));
@@ -143,15 +152,35 @@
 
   /* -- a static diagram shown inline: the same camera, ctrl+wheel or pinch to zoom, drag to pan,
      double-click to fit again -- */
+  // a static diagram inline: shown at the width it is given (up to MAX_FOLLOW), never at a scale
+  // under 1, where Graphviz's 10-unit text would be under 10 CSS px: a drawing too big for that
+  // opens on its start (the top, or the left when drawn left to right), to be panned
   window.gradvizDiagram = function (root) {
     if (!root || root.__gv) return;
     var stage = root.querySelector(".gv-stage"), svg = stage.querySelector("svg");
+    var vb = (svg.getAttribute("viewBox") || "0 0 100 100").split(/[\s,]+/).map(parseFloat);
+    var w = vb[2] || 1, h = vb[3] || 1;
+    function layout() {
+      // grown only as far as the whole still fits the height it may take
+      var cw = Math.max(root.clientWidth, 1), tall = Math.max(480, window.innerHeight * 0.8);
+      var s = Math.max(1, Math.min(MAX_FOLLOW, cw / w, tall / h));
+      stage.style.aspectRatio = "auto";
+      stage.style.width = Math.min(cw, w * s) + "px";
+      stage.style.height = Math.min(h * s, tall) + "px";
+      return s;
+    }
+    var scale = layout();
     var camera = Camera(stage, svg, function () {}, true);
-    camera.onResize = function () { if (!root.__gvMoved) camera.fitAll(false); };
+    function look() {
+      scale = layout();
+      var vw = stage.clientWidth / scale, vh = stage.clientHeight / scale, a = camera.all;
+      camera.look({ cx: w <= vw ? a.x + a.w / 2 : a.x + vw / 2, cy: h <= vh ? a.y + a.h / 2 : a.y + vh / 2, s: scale });
+    }
+    camera.onResize = function () { if (!root.__gvMoved) look(); };
     stage.addEventListener("pointerdown", function () { root.__gvMoved = true; });
     stage.addEventListener("wheel", function (ev) { if (ev.ctrlKey || ev.metaKey) root.__gvMoved = true; });
     stage.addEventListener("dblclick", function () { root.__gvMoved = false; camera.fitAll(true); });
-    camera.fitAll(false);
+    look();
     root.__gv = { camera: camera };
   };
 })();

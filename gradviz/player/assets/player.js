@@ -203,19 +203,56 @@
       if (hidden) for (id in els) if (shown[id] !== "hidden") r = union(r, box(els[id]));
       camera.fitAll(smooth, r);
     }
+    // node id -> the nodes at the other ends of its edges, read once from the edges' titles
+    var touching = {};
+    Object.keys(els).forEach(function (id) {
+      var t = els[id].querySelector(":scope > title"), m = t ? /^(.*?)->(.*)$/.exec(t.textContent) : null;
+      if (!m || !els[m[1]] || !els[m[2]]) return;
+      (touching[m[1]] = touching[m[1]] || []).push(m[2]);
+      (touching[m[2]] = touching[m[2]] || []).push(m[1]);
+    });
+    // a visible note naming the nodes at the ends of the running node's edges that the view leaves
+    // out (a graph too wide to show them all at a readable size)
+    var offNote = document.createElement("div");
+    offNote.className = "gv-offscreen";
+    offNote.hidden = true;
+    stage.appendChild(offNote);
+    function nodeName(el) {
+      var t = el.querySelectorAll("text"), first = t.length ? t[0].textContent.trim() : el.id,
+          second = t.length > 1 ? t[1].textContent.trim() : "";
+      return second.indexOf(" = ") > 0 ? first + " (" + second.split(" = ")[0] + ")" : first;
+    }
+    function noteOffscreen(id, v) {
+      var r = v && camera.shows(v), off = [];
+      if (r) (touching[id] || []).forEach(function (n) {
+        var b = shown[n] !== "hidden" ? box(els[n]) : null;
+        if (b && (b.x < r.x - 1 || b.y < r.y - 1 || b.x + b.w > r.x + r.w + 1 || b.y + b.h > r.y + r.h + 1)) off.push(nodeName(els[n]));
+      });
+      offNote.textContent = off.length ? "off screen: " + off.join(", ") + " (drag or zoom out to see)" : "";
+      offNote.hidden = !off.length;
+    }
     function aim(k, smooth) {
-      if (!camera.follow || !started) return;
+      if (!camera.follow || !started) { offNote.hidden = true; return; }
       var f = frames[k], node = f && f.n && els[f.n] ? box(els[f.n]) : null;
-      if (!node) { overview(smooth); return; }
+      if (!node) { offNote.hidden = true; overview(smooth); return; }
       var near = node, far, id;
       for (id in f.c) if (f.c[id] === "flowing" && els[id]) near = union(near, box(els[id]));
       for (id in f.l) if (els[id]) near = union(near, box(els[id]));
       if (labelBox) near = union(near, labelBox);
       far = near;
       for (id in f.c) if (f.c[id] === "flowing" && els[id]) ends(els[id]).forEach(function (g) { if (g) far = union(far, box(g)); });
-      camera.frame([far, near, node], smooth);
+      // first choice: every node at both ends of the running node's edges (all who sent it gradient too)
+      var whole = far;
+      (touching[f.n] || []).forEach(function (n) { if (shown[n] !== "hidden") whole = union(whole, box(els[n])); });
+      noteOffscreen(f.n, camera.frame([whole, far, near, node], smooth));
     }
-    camera.onResize = function () { if (camera.follow && moved) aim(current, false); else if (!moved) overview(false); };
+    // before the learner's first step: the whole graph where its text is readable so, else the
+    // neighbourhood of the frame shown (a big graph's overview would set its text at a few px)
+    function opening() {
+      overview(false);
+      if (camera.view().s < camera.readable && frames[current] && frames[current].n) aim(current, false);
+    }
+    camera.onResize = function () { if (camera.follow && moved) aim(current, false); else if (!moved) opening(); };
 
     function setState(id, st) {
       var el = els[id];
@@ -286,8 +323,12 @@
       var k = current, n = finished ? frames.length : Math.max(total, frames.length);
       slider.max = String(Math.max(n - 1, 0));
       slider.value = String(k);
-      // the Stepper's frame 0 is the moment before backward: "step 0 of N"
-      count.textContent = "step " + (k + 1 - zero) + " of " + (n - zero);
+      // counted by phase, the same in the saved player and the Stepper: "forward 3 of 10", then
+      // "backward 1 of 12"; the Stepper's frame 0 is the moment before backward, "backward 0 of 12"
+      var fwd = 0;
+      while (fwd < frames.length && frames[fwd].t && frames[fwd].t.indexOf("forward") === 0) fwd++;
+      count.textContent = k < fwd ? "forward " + (k + 1) + " of " + fwd
+                                  : "backward " + (k - fwd + 1 - zero) + " of " + (n - fwd - zero);
       var atEnd = finished && k >= frames.length - 1;
       nextBtn.disabled = atEnd;
       prevBtn.disabled = k <= 0;
@@ -405,10 +446,11 @@
     };
     root.__gv = api;
     players.push(root);
-    // on load the whole graph; the camera follows from the learner's first step on
+    // on load the whole graph where its text is readable so, else the first step's neighbourhood;
+    // the camera follows from the learner's first step on
     go(0, false);
-    overview(false);
     started = true;
+    opening();
     return api;
   }
 

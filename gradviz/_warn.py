@@ -1,0 +1,32 @@
+"""Warnings as PyTorch raises them: named after the learner's line, some only once a process.
+
+PyTorch's C++ warnings (TORCH_WARN) reach Python attributed to the Python line that called
+the op, so Python's default filter shows one per line of the learner's code; `warn` does the
+same by naming the first frame outside gradviz. The ones PyTorch raises with TORCH_WARN_ONCE
+are shown once per process whatever the filter; `warn_once` keeps that memory.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+
+from .naming import _PACKAGE_DIR
+
+_warned_once: set[str] = set()   # the messages warn_once has already shown
+
+
+def warn(message: str, category: type[Warning] = UserWarning) -> None:
+    """Warn, attributed to the first frame outside gradviz."""
+    frame, level = sys._getframe(1), 2
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)
+
+
+def warn_once(message: str, category: type[Warning] = UserWarning) -> None:
+    """TORCH_WARN_ONCE: the first time in this process only, attributed as `warn` does."""
+    if message in _warned_once:
+        return
+    _warned_once.add(message)
+    warn(message, category)   # warn skips every gradviz frame, this one included
