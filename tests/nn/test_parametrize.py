@@ -149,3 +149,20 @@ def test_norm_except_dim_matches_torch(dim):
     ours, theirs = gradviz.norm_except_dim(gradviz.tensor(a), 2, dim), torch.norm_except_dim(torch.tensor(a), 2, dim)
     assert tuple(ours.shape) == tuple(theirs.shape)
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
+
+
+@needs_torch
+def test_a_parametrized_module_deep_copies_and_refuses_to_pickle_as_torch():
+    import copy
+    import io
+    outcomes = []
+    for lib in (gradviz, torch):
+        m = lib.nn.utils.parametrizations.weight_norm(lib.nn.Linear(3, 2))
+        c = copy.deepcopy(m)
+        assert type(c).__name__ == "ParametrizedLinear"
+        assert c.parametrizations.weight.original0 is not m.parametrizations.weight.original0
+        np.testing.assert_array_equal(c.weight.detach().numpy(), m.weight.detach().numpy())
+        with pytest.raises(RuntimeError) as caught:
+            lib.save(m, io.BytesIO())
+        outcomes.append(str(caught.value))
+    assert outcomes[0] == outcomes[1]

@@ -5,6 +5,7 @@ class becomes a subclass (ParametrizedLinear, ...) carrying one property per par
 from __future__ import annotations
 
 import contextlib
+import copy
 from collections.abc import Sequence
 
 from ...autograd.grad_mode import no_grad
@@ -133,9 +134,29 @@ class ParametrizationList(ModuleList):
         return x
 
 
+def _default_deepcopy(self, memo):
+    """A copy of the module and its parametrizations (pickling is refused, so deepcopy cannot use it)."""
+    if id(self) in memo:
+        return memo[id(self)]
+    replica = self.__new__(self.__class__)
+    memo[id(self)] = replica
+    replica.__dict__ = copy.deepcopy(self.__dict__, memo)
+    return replica
+
+
+def _getstate(self):
+    # the class is made at run time, so no unpickler could find it: torch refuses too
+    raise RuntimeError("Serialization of parametrized modules is only supported through state_dict(). See:\n"
+                       "https://pytorch.org/tutorials/beginner/saving_loading_models.html"
+                       "#saving-loading-a-general-checkpoint-for-inference-and-or-resuming-training")
+
+
 def _inject_new_class(module) -> None:
     cls = module.__class__
-    module.__class__ = type(f"Parametrized{cls.__name__}", (cls,), {"__module__": __name__})
+    members = {"__module__": __name__, "__getstate__": _getstate}
+    if not hasattr(cls, "__deepcopy__"):
+        members["__deepcopy__"] = _default_deepcopy
+    module.__class__ = type(f"Parametrized{cls.__name__}", (cls,), members)
 
 
 def _inject_property(module, tensor_name: str) -> None:
