@@ -15,6 +15,7 @@ from ..ops.nnops import (BATCH_NORM, CONSTANT_PAD, ELU, EMBEDDING, EMBEDDING_BAG
                          LAYER_NORM, LOGSIGMOID, MISH, NORM_DIM, PDIST, PRELU, SELU_ALPHA, SELU_SCALE, SILU,
                          SOFTSHRINK, THRESHOLD)
 from .index import _in_range
+from ..ops.reparam import WEIGHT_NORM
 from .pointwise import _recorded_as
 from .linalg import einsum
 from ..ops.core import namespace
@@ -314,3 +315,30 @@ def dropout(input, p=0.5, training=True, inplace=False):
     else:
         noise = _like(input, None, None, False).bernoulli_(1 - p).div_(1 - p)
     return input.mul_(noise) if inplace else input * noise
+
+
+@public
+def norm_except_dim(v, pow=2, dim=0):
+    """‖v‖ over every dim but `dim` (size-1 there), or over all of v for dim −1: torch's own steps."""
+    if dim == -1:
+        return v.norm(pow)
+    sizes = [v.shape[d] if d == dim else 1 for d in range(v.ndim)]
+    if dim == 0:
+        return v.contiguous().view(v.shape[0], -1).norm(pow, 1).view(*sizes)
+    if dim == v.ndim - 1:
+        return v.contiguous().view(-1, v.shape[dim]).norm(pow, 0).view(*sizes)
+    return norm_except_dim(v.transpose(0, dim), pow, 0).transpose(0, dim)
+
+
+def weight_norm_interface(v, g, dim=0):
+    """torch._weight_norm_interface's weight (not exported: torch's name is private): g ⊙ v / ‖v‖ as
+    one node, the norm over every dim but `dim`."""
+    return apply(WEIGHT_NORM, (v, g), (dim,))
+
+
+def _weight_norm(v, g, dim=0):
+    """torch._weight_norm: one fused node for the first or last dim, else (another dim, or −1: the
+    whole tensor) the product v ⊙ g / ‖v‖ as separate nodes."""
+    if dim in (0, v.ndim - 1):
+        return weight_norm_interface(v, g, dim)
+    return v * (g / norm_except_dim(v, 2, dim))

@@ -3,6 +3,7 @@ window views and pixel shuffle on Tensors: torch's output sizes and errors, then
 gradviz.ops.pool."""
 from __future__ import annotations
 
+import itertools
 import math
 import warnings
 
@@ -12,11 +13,14 @@ from .conv import _tuple
 from .public import public
 from ..ops.conv import pad_spatial, windows
 from ..autograd.apply import apply
+from ..dtypes import SCALAR_TYPE
 from ..ops.core import namespace
+from ..ops.grid import AFFINE_GRID, GRID_SAMPLE
 from ..tensor import Tensor
-from ..ops.pool import (ADAPTIVE_AVG_POOL2D, ADAPTIVE_AVG_POOL3D, ADAPTIVE_MAX_POOL2D, AVG_POOL2D, COL2IM, IM2COL,
-                        MAX_POOL2D, REFLECTION_PAD, REPLICATION_PAD, UPSAMPLE_BICUBIC, UPSAMPLE_LINEAR,
-                        UPSAMPLE_NEAREST, UPSAMPLE_NEAREST_EXACT, PIXEL_SHUFFLE, PIXEL_UNSHUFFLE, _pool_out)
+from ..ops.pool import (ADAPTIVE_AVG_POOL2D, ADAPTIVE_AVG_POOL3D, ADAPTIVE_MAX_POOL2D, AVG_POOL2D, AVG_POOL3D,
+                        CHANNEL_SHUFFLE, COL2IM, IM2COL, MAX_POOL2D, MAX_POOL3D, MAX_UNPOOL2D, REFLECTION_PAD,
+                        REPLICATION_PAD, UPSAMPLE_BICUBIC, UPSAMPLE_LINEAR, UPSAMPLE_NEAREST, UPSAMPLE_NEAREST_EXACT,
+                        PIXEL_SHUFFLE, PIXEL_UNSHUFFLE, _pool_out)
 from .shape import cat
 
 
@@ -43,15 +47,31 @@ def _as_4d(input, nd, fn):
 
 
 def _check_pool_input(input, nd, name):
+    if nd == 3 and (input.ndim not in (4, 5) or input.numel() == 0 and not all(input.shape[1:])):
+        raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
     if input.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"{name}: Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with optional 0 dim batch "
                            f"size for input, but got: {list(input.shape)}")
 
 
-def _pool_args(kernel_size, stride, padding, dilation, nd, own_1d_checks=False):
-    k = _tuple(kernel_size, nd)
-    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _tuple(stride, nd)
-    p, d = _tuple(padding, nd), _tuple(dilation, nd)
+_COUNTS = {2: "two", 3: "three"}
+
+
+def _pool_tuple(value, nd, name, what):
+    """A 2-d or 3-d pool's argument as an nd-tuple, or torch's words for one of another length."""
+    if nd in _COUNTS and not isinstance(value, int) and len(value) not in (1, nd):
+        be = "be" if name == "avg_pool3d" else "either be"
+        rule = {"kernel_size": f"must {be} a single int", "stride": f"must {be} omitted, a single int",
+                "padding": f"must {be} a single int", "dilation": "must be either a single int"}[what]
+        raise RuntimeError(f"{name}: {what} {rule}, or a tuple of {_COUNTS[nd]} ints")
+    return _tuple(value, nd)
+
+
+def _pool_args(kernel_size, stride, padding, dilation, nd, own_1d_checks=False, name="max_pool2d"):
+    k = _pool_tuple(kernel_size, nd, name, "kernel_size")
+    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else \
+        _pool_tuple(stride, nd, name, "stride")
+    p, d = _pool_tuple(padding, nd, name, "padding"), _pool_tuple(dilation, nd, name, "dilation")
     if own_1d_checks:   # torch's own 1-d kernel (max_pool1d without indices) checks its arguments first
         for what, v in (("kernel_size", k), ("stride", s), ("dilation", d)):
             if v[0] <= 0:
@@ -69,18 +89,34 @@ def _pool_args(kernel_size, stride, padding, dilation, nd, own_1d_checks=False):
     return k, s, p, d
 
 
+def _check_pool_output(x, k, s, p, d, ceil_mode, name):
+    """torch's shape checks on the pooled (3-d, 4-d or 5-d) view x: no output size may be zero;
+    an avg_pool3d window must fit in the unpadded input too."""
+    nd = len(k)
+    sizes = tuple(x.shape[-nd:])
+    if name == "avg_pool3d" and any(n < kk for n, kk in zip(sizes, k)):
+        raise RuntimeError(f"input image (T: {sizes[0]} H: {sizes[1]} W: {sizes[2]}) smaller than kernel size "
+                           f"(kT: {k[0]} kH: {k[1]} kW: {k[2]})")
+    outs = tuple(_pool_out(n, kk, ss, pp, dd, ceil_mode) for n, kk, ss, pp, dd in zip(sizes, k, s, p, d))
+    if min(outs) < 1:
+        c = x.shape[-nd - 1]
+        raise RuntimeError(f"Given input size: ({'x'.join(map(str, (c,) + sizes))}). Calculated output size: "
+                           f"({'x'.join(map(str, (c,) + outs))}). Output size is too small")
+
+
 def avg_pool(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
              divisor_override=None, nd=2):
     _check_pool_input(input, nd, f"avg_pool{nd}d")
-    k, s, p, d = _pool_args(kernel_size, stride, padding, 1, nd)
+    k, s, p, d = _pool_args(kernel_size, stride, padding, 1, nd, name=f"avg_pool{nd}d")
     k2, s2, p2 = (1,) * (2 - nd) + k, (1,) * (2 - nd) + s, (0,) * (2 - nd) + p
 
     def pool(x):
+        _check_pool_output(x, k2, s2, p2, (1,) * len(k2), ceil_mode, f"avg_pool{max(nd, 2)}d")
         mats = []
-        for n, kk, ss, pp in zip(x.shape[-2:], k2, s2, p2):
+        for n, kk, ss, pp in zip(x.shape[-len(k2):], k2, s2, p2):
             m, counts = _pool_matrix(n, kk, ss, pp, 1, ceil_mode, count_include_pad)
             mats.append(m if divisor_override else m / counts[:, None])
-        return apply(AVG_POOL2D, (x,), (tuple(mats), divisor_override, k, s, p))
+        return apply(AVG_POOL3D if nd == 3 else AVG_POOL2D, (x,), (tuple(mats), divisor_override, k, s, p))
     return _as_4d(input, nd, pool)
 
 
@@ -128,6 +164,11 @@ def adaptive_avg_pool(input, output_size, nd):
     return _as_4d(input, nd, pool)
 
 
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    return avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 3)
+
+
 @public   # torch.adaptive_avg_pool1d too: the same signature
 def adaptive_avg_pool1d(input, output_size):
     return adaptive_avg_pool(input, output_size, 1)
@@ -155,44 +196,54 @@ def _first_max(xp, planes):
 
 
 def _max_pool_indices(a, k, s, p, d, ceil_mode):
-    """Flat indices (into each H·W plane) of every window's maximum (the first one on ties, the
-    first NaN where a window holds one, as PyTorch)."""
+    """Flat indices (into each trailing H·W or D·H·W plane) of every window's maximum (the first
+    one on ties, the first NaN where a window holds one, as PyTorch)."""
     xp = namespace(a)
-    h, w = a.shape[-2:]
-    outs = [_pool_out(n, kk, ss, pp, dd, ceil_mode) for n, kk, ss, pp, dd in zip((h, w), k, s, p, d)]
+    nd = len(k)
+    sizes = a.shape[-nd:]
+    outs = [_pool_out(n, kk, ss, pp, dd, ceil_mode) for n, kk, ss, pp, dd in zip(sizes, k, s, p, d)]
     # pad with −inf, and on the right far enough for ceil_mode's last window
     pads = []
-    for n, o, kk, ss, pp, dd in zip((h, w), outs, k, s, p, d):
+    for n, o, kk, ss, pp, dd in zip(sizes, outs, k, s, p, d):
         need = (o - 1) * ss + dd * (kk - 1) + 1 - (n + 2 * pp)
         pads.append((pp, pp + max(need, 0)))
     padded = pad_spatial(xp, a, pads, -np.inf if a.dtype.kind == "f" else 0)
-    win = windows(xp, padded, k, s, d)[..., :outs[0], :outs[1], :, :]
-    # one contiguous plane per kernel tap, (kh·kw, …, oh, ow): elementwise passes over whole planes
+    win = windows(xp, padded, k, s, d)[(Ellipsis,) + tuple(slice(o) for o in outs) + (slice(None),) * nd]
+    # one contiguous plane per kernel tap, (taps, …, *outs): elementwise passes over whole planes
     # are several times faster than an argmax along a short last axis, or passes over strided views
-    lead = win.ndim - 4
-    planes = xp.ascontiguousarray(win.transpose((lead + 2, lead + 3) + tuple(range(lead + 2))))
-    planes = planes.reshape((k[0] * k[1],) + planes.shape[2:])
+    lead = win.ndim - 2 * nd
+    planes = xp.ascontiguousarray(win.transpose(tuple(range(lead + nd, lead + 2 * nd)) + tuple(range(lead + nd))))
+    planes = planes.reshape((math.prod(k),) + planes.shape[nd:])
     best, tap = _first_max(xp, planes)
     if a.dtype.kind == "f" and xp.isnan(best).any():   # NaN wins: the first NaN of the window
         has_nan, first_nan = _first_max(xp, xp.isnan(planes))
         tap = xp.where(has_nan, first_nan, tap)
-    # the winning tap's offset from its window's top-left corner, then the corner's flat position
-    offsets = xp.asarray([ki * d[0] * w + kj * d[1] for ki in range(k[0]) for kj in range(k[1])], dtype=np.int64)
-    corner = (xp.arange(outs[0]) * s[0] - p[0]).reshape(-1, 1) * w + xp.arange(outs[1]) * s[1] - p[1]
+    # the winning tap's offset from its window's first corner, then the corner's flat position
+    step = [math.prod(sizes[i + 1:]) for i in range(nd)]   # flat stride of each spatial axis
+    offsets = xp.asarray([sum(t * dd * st for t, dd, st in zip(taps, d, step))
+                          for taps in itertools.product(*(range(kk) for kk in k))], dtype=np.int64)
+    corner = 0
+    for i, (o, ss, pp, st) in enumerate(zip(outs, s, p, step)):
+        corner = corner + ((xp.arange(o) * ss - pp) * st).reshape((-1,) + (1,) * (nd - 1 - i))
     return (corner + xp.take(offsets, tap)).astype(np.int64, copy=False)
 
 
 def max_pool(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False, nd=2):
     _check_pool_input(input, nd, f"max_pool{nd}d")
-    k, s, p, d = _pool_args(kernel_size, stride, padding, dilation, nd, nd == 1 and not return_indices)
+    k, s, p, d = _pool_args(kernel_size, stride, padding, dilation, nd, nd == 1 and not return_indices,
+                            f"max_pool{nd}d")
     shown = (k, s, p, d)   # as the learner gave them (the node runs the 2-d kernel)
+    if nd == 1 and not return_indices and _pool_out(input.shape[-1], *k, *s, *p, *d, ceil_mode) < 1:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: "
+                           f"{_pool_out(input.shape[-1], *k, *s, *p, *d, ceil_mode)}")
     k, s, p, d = ((1,) * (2 - nd) + k, (1,) * (2 - nd) + s, (0,) * (2 - nd) + p, (1,) * (2 - nd) + d)
     found = []
 
     def pool(x):
+        _check_pool_output(x, k, s, p, d, ceil_mode, f"max_pool{max(nd, 2)}d")
         index = _max_pool_indices(x._data, k, s, p, d, ceil_mode)
         found.append(index)
-        return apply(MAX_POOL2D, (x,), (index,) + shown)
+        return apply(MAX_POOL3D if nd == 3 else MAX_POOL2D, (x,), (index,) + shown)
     out = _as_4d(input, nd, pool)
     if not return_indices:
         return out
@@ -206,6 +257,10 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     return max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 2)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    return max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 3)
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
@@ -431,3 +486,132 @@ def upsample_bilinear(input, size=None, scale_factor=None):
     warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
                   stacklevel=2)
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# -- spatial transformers ---------------------------------------------------------------------------
+_ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
+                  "Please specify align_corners=True if the old behavior is desired. See the documentation of "
+                  "grid_sample for details.")
+
+
+def _base_axis(n, align_corners):
+    """torch's linspace_from_neg_one: the normalized centres of n pixels (0 for one pixel)."""
+    if n <= 1:
+        return np.zeros(max(n, 0))
+    line = np.linspace(-1.0, 1.0, n)
+    return line if align_corners else line * (n - 1) / n
+
+
+def affine_grid(theta, size, align_corners=None):
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    if len(size) == 4:
+        if theta.ndim != 3 or tuple(theta.shape[-2:]) != (2, 3):
+            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. "
+                             f"Got {theta.shape}.")
+    elif len(size) == 5:
+        raise NotImplementedError("affine_grid: 3D affine transforms (5D sizes) are not supported here")
+    else:
+        raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+                                  f"respectively. Got size {size}.")
+    if align_corners and min(size[-2:]) == 1:
+        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
+                      "align_corners=True. This is not an intended use case of affine_grid. See the documentation "
+                      "of affine_grid for details.", stacklevel=2)
+    elif min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    if theta.shape[0] != size[0]:   # torch's bmm of the base grid with θ
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{size[0]}, 3] but got: "
+                           f"[{theta.shape[0]}, 3].")
+    h, w = size[-2:]
+    base = np.empty((h, w, 3))
+    base[..., 0] = _base_axis(w, align_corners)
+    base[..., 1] = _base_axis(h, align_corners)[:, None]
+    base[..., 2] = 1
+    return apply(AFFINE_GRID, (theta,), (base.astype(theta._data.dtype),))
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
+                         f"but got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        align_corners = False
+    shapes = f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}"
+    if input.shape[:1] != grid.shape[:1]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got {shapes}")
+    if grid.ndim == 0 or grid.shape[-1] != input.ndim - 2:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {input.ndim - 2} in last dimension, but got "
+                           f"grid with sizes {list(grid.shape)}")
+    if input.ndim == 4 and grid.ndim != 4:
+        raise RuntimeError(f"grid_sampler(): expected 4D input and grid with same number of dimensions, but got "
+                           f"{shapes}")
+    if input.dtype != grid.dtype:
+        raise RuntimeError(f"expected scalar type {SCALAR_TYPE[input._data.dtype.name]} but found "
+                           f"{SCALAR_TYPE[grid._data.dtype.name]}")
+    if input.ndim != 4 or mode == "bicubic":
+        raise NotImplementedError("grid_sample: 5-D (volumetric) input and mode='bicubic' are not supported here")
+    return apply(GRID_SAMPLE, (input, grid), (mode, padding_mode, bool(align_corners)))
+
+
+# -- max unpooling ------------------------------------------------------------------------------------
+def _unpool_output_size(input, kernel_size, stride, padding, output_size):
+    default = [(input.shape[-len(kernel_size) + d] - 1) * stride[d] + kernel_size[d] - 2 * padding[d]
+               for d in range(len(kernel_size))]
+    if output_size is None:
+        return default
+    if len(output_size) == len(kernel_size) + 2:
+        output_size = output_size[2:]
+    if len(output_size) != len(kernel_size):
+        raise ValueError(f"output_size should be a sequence containing {len(kernel_size)} or {len(kernel_size) + 2} "
+                         f"elements, but it has a length of '{len(output_size)}'")
+    for d in range(len(kernel_size)):
+        low, high = default[d] - stride[d], default[d] + stride[d]
+        if not low < output_size[d] < high:
+            raise ValueError(f'invalid output_size "{output_size}" (dim {d} must be between {low} and {high})')
+    return output_size
+
+
+def _max_unpool(input, indices, out_hw):
+    """torch's max_unpool2d kernel: (N, C, H, W) values written at their flat indices into (oH, oW) planes."""
+    index = indices._data
+    size = out_hw[0] * out_hw[1]
+    bad = index[(index < 0) | (index >= size)]
+    if bad.size:   # torch names the first one in memory order
+        raise RuntimeError(f"Found an invalid max index: {int(bad.reshape(-1)[0])} (output volumes are of size "
+                           f"{out_hw[0]}x{out_hw[1]})")
+    return apply(MAX_UNPOOL2D, (input,), (index, tuple(out_hw)))
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    k = _tuple(kernel_size, 1)
+    s = _tuple(stride, 1) if stride is not None else k
+    size = _unpool_output_size(input, k, s, _tuple(padding, 1), output_size)
+    # torch: the 2-d kernel on a trailing size-1 dim, squeezed away (SqueezeBackward1)
+    return _max_unpool(input.unsqueeze(-1), indices.unsqueeze(-1), tuple(size) + (1,)).squeeze(-1)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    k = _tuple(kernel_size, 2)
+    s = _tuple(stride, 2) if stride is not None else k
+    return _max_unpool(input, indices, tuple(_unpool_output_size(input, k, s, _tuple(padding, 2), output_size)))
+
+
+@public   # torch.channel_shuffle too: the same signature
+def channel_shuffle(input, groups):
+    if input.ndim <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes "
+                           f"{list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    if input.shape[1] % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {input.shape[1]} channels and "
+                           f"{groups} groups.")
+    return apply(CHANNEL_SHUFFLE, (input,), (groups,))

@@ -358,3 +358,66 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     if not batched:
         out = out.squeeze(1)
     return out, None
+
+
+# -- power-average pooling, local response norm, triplet loss with any distance: torch's compositions
+def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, nd):
+    from ..functions.pointwise import relu, sign
+    max_pool, avg_pool = (nnpool.max_pool1d, nnpool.avg_pool1d) if nd == 1 else (nnpool.max_pool2d, nnpool.avg_pool2d)
+    if norm_type == float("inf"):
+        return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if norm_type == -float("inf"):
+        return -max_pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if stride is not None:
+        out = avg_pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    else:
+        out = avg_pool(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
+    window = math.prod(kernel_size) if isinstance(kernel_size, (tuple, list)) else kernel_size ** nd
+    # sign · relu(|·|) keeps torch's nodes (and its 0 gradient where an average is negative)
+    return (sign(out) * relu(out.abs())).mul(window).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 1)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 2)
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """input / (k + α · mean of input² over `size` neighbouring channels)^β."""
+    dim = input.ndim
+    if dim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality                          input (got {dim} dimensions)")
+    if input.numel() == 0:
+        return input
+    div = input.mul(input)
+    if dim == 3:
+        div = pad(div.unsqueeze(1), (0, 0, size // 2, (size - 1) // 2))
+        div = nnpool.avg_pool2d(div, (size, 1), stride=1).squeeze(1)
+    else:
+        sizes = input.size()
+        div = div.view(sizes[0], 1, sizes[1], sizes[2], -1)
+        div = pad(div, (0, 0, 0, 0, size // 2, (size - 1) // 2))
+        div = nnpool.avg_pool3d(div, (size, 1, 1), stride=1).squeeze(1).view(sizes)
+    return input / div.mul(alpha).add(k).pow(beta)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False,
+                                      reduction="mean"):
+    from ..functions.pointwise import minimum
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and negative "
+                           f"{negative.ndim}D inputs")
+    distance = nnops.pairwise_distance if distance_function is None else distance_function
+    dist_pos, dist_neg = distance(anchor, positive), distance(anchor, negative)
+    if swap:
+        dist_neg = minimum(dist_neg, distance(positive, negative))
+    loss = (margin + dist_pos - dist_neg).clamp_min(0)
+    return loss.sum() if reduction == "sum" else loss.mean() if reduction == "mean" else loss

@@ -94,6 +94,11 @@ AVG_POOL2D, AVG_POOL2D_BACKWARD = _separable(
     "AvgPool2DBackwardBackward0", ("kernel_size", "stride", "padding"),
     (_AVG + _WINDOWS, _AVG_BACK),
     (_SPREAD + _WINDOWS, _AVG_OF_G))
+AVG_POOL3D, AVG_POOL3D_BACKWARD = _separable(
+    "avg_pool3d", "AvgPool3DBackward0", "y[p] = mean of x over the 3-d window p", "ḡ spread evenly over each window",
+    "AvgPool3DBackwardBackward0", ("kernel_size", "stride", "padding"),
+    (_AVG + _WINDOWS, _AVG_BACK),
+    (_SPREAD + _WINDOWS, _AVG_OF_G))
 ADAPTIVE_AVG_POOL2D, ADAPTIVE_AVG_POOL2D_BACKWARD = _separable(
     "adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0", "y[i,j] = mean of x over rows ⌊iH/h⌋…⌈(i+1)H/h⌉, cols "
     "likewise", "ḡ spread evenly over each window", "AdaptiveAvgPool2DBackwardBackward0", ("output_size",),
@@ -172,36 +177,39 @@ REPLICATION_PAD = {nd: _separable(f"replication_pad{nd}d", f"ReplicationPad{nd}D
 
 
 # -- max pooling: indices picked once, then a gather and its scatter -----------------------------
-def _positions(xp, index, shape):
-    """index (flat positions in each trailing H·W plane of an array of `shape`) -> positions in
-    the whole flattened array: one flat take or write instead of an indexing per plane."""
-    lead = len(shape) - 2
+def _positions(xp, index, shape, nd=2):
+    """index (flat positions in each trailing plane of nd dims (H·W, or D·H·W) of an array of
+    `shape`) -> positions in the whole flattened array: one flat take or write instead of an
+    indexing per plane."""
+    lead = len(shape) - nd
     planes = math.prod(shape[:lead])
     size = math.prod(shape[lead:])
-    return (index.reshape(planes, -1) + (xp.arange(planes) * size).reshape(planes, 1)).reshape(-1)
+    per_plane = math.prod(index.shape[lead:])   # not -1: a batch of 0 planes is allowed
+    return (index.reshape(planes, per_plane) + (xp.arange(planes) * size).reshape(planes, 1)).reshape(-1)
 
 
-def _gather_forward(xp, a, index, *shown):
-    """y = x[index] per plane; index holds flat positions in each trailing H·W plane."""
-    return xp.take(a.reshape(-1), _positions(xp, index, a.shape)).reshape(index.shape)
+def _gather_forward(xp, a, index, *shown, nd=2):
+    """y = x[index] per plane; index holds flat positions in each trailing plane of nd dims."""
+    return xp.take(a.reshape(-1), _positions(xp, index, a.shape, nd)).reshape(index.shape)
 
 
-def _scatter_back(xp, g, shape, index, disjoint=False):
+def _scatter_back(xp, g, shape, index, disjoint=False, nd=2):
     """zeros(shape) with ḡ added at the flat positions index (windows may overlap: they add).
     disjoint: no two positions coincide, so ḡ is written, not summed."""
-    lead = len(shape) - 2
+    lead = len(shape) - nd
     planes = math.prod(shape[:lead])
     size = math.prod(shape[lead:])
     if xp.arrays:
-        pos = _positions(xp, index, shape)
+        pos = _positions(xp, index, shape, nd)
         if disjoint:
             out = xp.zeros(planes * size, dtype=g.dtype)
             out[pos] = g.reshape(-1)
             return out.reshape(shape)
         out = xp.bincount(pos, weights=g.reshape(-1), minlength=planes * size)
         return out.astype(g.dtype, copy=False).reshape(shape)
-    flat = xp.reshape(g, (planes, -1))
-    return xp.reshape(xp.scatter_add_zeros((planes, size), 1, index.reshape(planes, -1), flat), tuple(shape))
+    per_plane = math.prod(index.shape[lead:])
+    flat = xp.reshape(g, (planes, per_plane))
+    return xp.reshape(xp.scatter_add_zeros((planes, size), 1, index.reshape(planes, per_plane), flat), tuple(shape))
 
 
 def _max_vjp(xp, g, c, a, index, *shown):
@@ -218,8 +226,16 @@ def _max_pool_vjp(xp, g, c, a, index, *shown):
     return _scatter_back(xp, g, a.shape, index, disjoint=_windows_disjoint(*shown))
 
 
-def _max_op(name, torch_name, formula, shown, windows, vjp=_max_vjp):
-    return Op(name, torch_name, formula, _gather_forward, vjp=(vjp,),
+def _max_pool3d_forward(xp, a, index, *shown):
+    return _gather_forward(xp, a, index, nd=3)
+
+
+def _max_pool3d_vjp(xp, g, c, a, index, *shown):
+    return _scatter_back(xp, g, a.shape, index, disjoint=_windows_disjoint(*shown), nd=3)
+
+
+def _max_op(name, torch_name, formula, shown, windows, vjp=_max_vjp, forward=_gather_forward):
+    return Op(name, torch_name, formula, forward, vjp=(vjp,),
               vjp_formulas=("ḡ sent to the position that won each window (added where windows overlap)",),
               params=("indices",) + shown, saves=("self",),
               latex=r"$c[i] = \max_{j \in w_i} $0[j]" + windows, vjp_latex=(_ARGMAX,))
@@ -228,9 +244,32 @@ def _max_op(name, torch_name, formula, shown, windows, vjp=_max_vjp):
 MAX_POOL2D = _max_op("max_pool2d", "MaxPool2DWithIndicesBackward0", "y[p] = max of x over window p",
                      ("kernel_size", "stride", "padding", "dilation"), _WINDOWS + r",\ \text{dilation } $dilation",
                      _max_pool_vjp)
+MAX_POOL3D = _max_op("max_pool3d", "MaxPool3DWithIndicesBackward0", "y[p] = max of x over the 3-d window p",
+                     ("kernel_size", "stride", "padding", "dilation"), _WINDOWS + r",\ \text{dilation } $dilation",
+                     _max_pool3d_vjp, _max_pool3d_forward)
 ADAPTIVE_MAX_POOL2D = _max_op("adaptive_max_pool2d", "AdaptiveMaxPool2DBackward0",
                               "y[i,j] = max of x over the adaptive window (i, j)", ("output_size",), _ADAPTIVE)
 
+
+
+# -- max unpooling: each value written back where its pool found it, zeros elsewhere ------------
+def _unpool_forward(xp, a, index, out_hw):
+    lead = a.shape[:-2]
+    return _scatter_back(xp, a, lead + tuple(out_hw), index, disjoint=True)
+
+
+def _unpool_vjp(xp, g, c, a, index, out_hw):
+    if xp.arrays:
+        return _gather_forward(xp, g, index)
+    planes = math.prod(a.shape[:-2])
+    flat = xp.reshape(g, (planes, math.prod(out_hw)))
+    return xp.reshape(xp.take_along_axis(flat, index.reshape(planes, -1), 1), tuple(a.shape))
+
+
+MAX_UNPOOL2D = Op("max_unpool2d", "MaxUnpool2DBackward0", "y[index[p]] = x[p], 0 elsewhere", _unpool_forward,
+                  vjp=(_unpool_vjp,), vjp_formulas=("ḡ[index[p]]",), params=("indices", "output_size"), saves=(),
+                  latex=r"$c[\iota_p] = $0[p],\ 0 \text{ elsewhere}",
+                  vjp_latex=(r"\bar{g}[\iota_p] \text{ at } [p]",))
 
 # -- unfold / fold: the window view and its adjoint ----------------------------------------------
 # window p of the (padded) input reads x[s p + d k − q] at kernel tap k; a column holds one window
@@ -349,3 +388,22 @@ PIXEL_UNSHUFFLE, _ = linear_pair("pixel_unshuffle", "PixelUnshuffleBackward0",
                                  (f"$c{_WIDE} = $0{_DEEP},\\quad r = $downscale_factor",
                                   rf"\bar{{g}}{_WIDE} \text{{ at }} {_DEEP}"))
 
+
+
+# -- channel shuffle: channel i·(C/g) + j -> j·g + i; its adjoint is the shuffle with C/g groups ----
+def _channel_shuffle(xp, a, groups):
+    n, c = a.shape[0], a.shape[1]
+    b = xp.swapaxes(a.reshape((n, groups, c // groups) + a.shape[2:]), 1, 2)
+    return xp.ascontiguousarray(b.reshape(a.shape))
+
+
+def _channel_shuffle_vjp(xp, g, out, a, groups):
+    back = a.shape[1] // groups
+    return _channel_shuffle(xp, g, back) if xp.arrays else xp.apply(CHANNEL_SHUFFLE, (g,), (back,))
+
+
+CHANNEL_SHUFFLE = Op("channel_shuffle", "ChannelShuffleBackward0", "y[:, j·g + i] = x[:, i·(C/g) + j]",
+                     _channel_shuffle, vjp=(_channel_shuffle_vjp,),
+                     vjp_formulas=("channel_shuffle(ḡ, C/g)",), params=("groups",), saves=(),
+                     latex=r"$c[:,\, j g + i] = $0[:,\, i \tfrac{C}{g} + j],\quad g = $groups",
+                     vjp_latex=(r"\bar{g}[:,\, j g + i] \text{ at } [:,\, i \tfrac{C}{g} + j]",))

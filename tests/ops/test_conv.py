@@ -31,6 +31,9 @@ B6, B3, B4 = RNG.standard_normal(6), RNG.standard_normal(3), RNG.standard_normal
 # distinct values, so no max-pool window has a tie (finite differences need a unique winner)
 D2 = RNG.permutation(np.linspace(-3, 3, 2 * 3 * 7 * 6)).reshape(2, 3, 7, 6)
 D1 = RNG.permutation(np.linspace(-3, 3, 2 * 3 * 11)).reshape(2, 3, 11)
+THETA = RNG.standard_normal((2, 2, 3)) * 0.8
+GRID = RNG.uniform(-1.3, 1.3, (1, 3, 4, 2))     # beyond ±1 too: the padding modes decide those
+D3 = RNG.permutation(np.linspace(-3, 3, 2 * 3 * 4 * 5)).reshape(1, 2, 3, 4, 5)
 COLS = RNG.standard_normal((2, 3 * 4, 6))
 COLS8 = RNG.standard_normal((2, 3 * 4, 8))
 WT2 = RNG.standard_normal((2, 3, 2, 2))          # transposed: (in, out / groups, *k)
@@ -96,6 +99,21 @@ POOL = [
     ("adaptive_avg_pool1d", lambda t, Ft, x: Ft.adaptive_avg_pool1d(x, 4), [X1], False),
     ("adaptive_max_pool2d", lambda t, Ft, x: Ft.adaptive_max_pool2d(x, (3, 4)), [D2], True),
     ("adaptive_max_pool2d_up", lambda t, Ft, x: Ft.adaptive_max_pool2d(x, 5), [D2], True),
+    ("max_pool3d", lambda t, Ft, x: Ft.max_pool3d(x, 2), [D3], True),
+    ("max_pool3d_overlap_pad_dilation", lambda t, Ft, x: Ft.max_pool3d(x, (2, 3, 2), stride=1, padding=(0, 1, 1),
+                                                                       dilation=(1, 1, 2)), [D3], True),
+    ("max_pool3d_ceil", lambda t, Ft, x: Ft.max_pool3d(x, 2, ceil_mode=True), [D3], True),
+    ("avg_pool3d", lambda t, Ft, x: Ft.avg_pool3d(x, 2, stride=1), [D3], True),
+    ("avg_pool3d_pad_exclude_ceil", lambda t, Ft, x: Ft.avg_pool3d(x, 3, 2, 1, ceil_mode=True,
+                                                                   count_include_pad=False), [D3], True),
+    ("max_unpool2d", lambda t, Ft, x: Ft.max_unpool2d(*Ft.max_pool2d(x, 2, return_indices=True), 2,
+                                                      output_size=(7, 6)), [D2[:1]], False),
+    # windows that do not overlap: where they do, one input can win twice and unpooling keeps one write
+    ("max_unpool1d", lambda t, Ft, x: Ft.max_unpool1d(*Ft.max_pool1d(x, 2, 3, return_indices=True), 2, 3), [D1],
+     False),
+    # squared, so the gradient's own graph records the adjoint (AvgPool3DBackwardBackward0)
+    ("avg_pool3d_squared", lambda t, Ft, x: Ft.avg_pool3d(x, 2, stride=1) ** 2, [D3], True),
+    ("avg_pool3d_divisor", lambda t, Ft, x: Ft.avg_pool3d(x, (1, 2, 2), divisor_override=3), [D3], True),
 ]
 
 RESAMPLE = [
@@ -105,6 +123,8 @@ RESAMPLE = [
     ("fold_overlap", lambda t, Ft, c: Ft.fold(c, (3, 4), 2), [COLS], True),
     ("pixel_shuffle", lambda t, Ft, x: Ft.pixel_shuffle(x, 2), [X2[:, :, :3, :3]], True),
     ("pixel_unshuffle", lambda t, Ft, x: Ft.pixel_unshuffle(x, 2), [X2[:, :, :6, :4]], True),
+    ("channel_shuffle", lambda t, Ft, x: Ft.channel_shuffle(x, 2), [X2S[:, :, :2]], True),
+    ("channel_shuffle3d", lambda t, Ft, x: t.nn.ChannelShuffle(3)(x), [RNG.standard_normal((2, 6, 3))], True),
     ("upsample_nearest", lambda t, Ft, x: Ft.interpolate(x, scale_factor=2), [X2S], True),
     ("upsample_nearest_size", lambda t, Ft, x: Ft.interpolate(x, size=(7, 3)), [X2S], True),
     ("upsample_nearest1d", lambda t, Ft, x: Ft.interpolate(x, scale_factor=3), [X1], True),
@@ -124,6 +144,14 @@ RESAMPLE = [
     ("adaptive_avg_pool3d", lambda t, Ft, x: Ft.adaptive_avg_pool3d(x, (1, 3, 2)), [X3S], True),
     # squared, so the gradient's own graph records the adjoint (AdaptiveAvgPool3DBackwardBackward0)
     ("adaptive_avg_pool3d_squared", lambda t, Ft, x: Ft.adaptive_avg_pool3d(x, (1, 3, 2)) ** 2, [X3S], True),
+    ("affine_grid", lambda t, Ft, th: Ft.affine_grid(th, (2, 3, 4, 5), align_corners=False), [THETA], True),
+    ("affine_grid_corners", lambda t, Ft, th: Ft.affine_grid(th, (2, 1, 3, 2), align_corners=True), [THETA], True),
+    *[(f"grid_sample_{mode}_{pad}_{int(corners)}", lambda t, Ft, x, g, mode=mode, pad=pad, corners=corners:
+       Ft.grid_sample(x, g, mode, pad, corners), [X2S[:, :, :4], GRID], True)
+      for mode in ("bilinear", "nearest") for pad in ("zeros", "border", "reflection") for corners in (False, True)],
+    # the spatial transformer: a grid from θ, then the image sampled at it (both inputs get gradients)
+    ("affine_grid_then_grid_sample", lambda t, Ft, x, th: Ft.grid_sample(
+        x, Ft.affine_grid(th[:1], (1, 2, 3, 4), align_corners=False), align_corners=False), [X2S, THETA], False),
     ("pad_reflect", lambda t, Ft, x: Ft.pad(x, (1, 2, 2, 1), mode="reflect"), [X2], True),
     ("pad_reflect1d", lambda t, Ft, x: Ft.pad(x, (3, 1), mode="reflect"), [X1], True),
     ("pad_replicate", lambda t, Ft, x: Ft.pad(x, (2, 0, 1, 3), mode="replicate"), [X2], True),
@@ -166,8 +194,9 @@ OTHER_GRAPH = {"pad_circular"}
 # every VJP record once: the convolution's two adjoints, and the adjoint of each linear map
 SECOND_ORDER = ["conv2d_same", "conv1d_depthwise", "conv_transpose2d_groups_dilation",
                 "conv_transpose2d_output_pad_dilation", "avg_pool2d_pad", "max_pool2d_stride_pad", "unfold_all",
-                "fold_overlap", "upsample_bilinear", "upsample_linear1d", "upsample_nearest", "adaptive_avg_pool2d",
-                "adaptive_max_pool2d", "pad_reflect", "pad_replicate", "pixel_shuffle", "pixel_unshuffle"]
+                "fold_overlap", "affine_grid", "avg_pool3d", "max_unpool2d", "max_pool3d_overlap_pad_dilation", "upsample_bilinear", "upsample_linear1d", "upsample_nearest", "adaptive_avg_pool2d",
+                "adaptive_max_pool2d", "pad_reflect", "pad_replicate", "pixel_shuffle", "pixel_unshuffle",
+                "channel_shuffle"]
 
 
 @pytest.mark.parametrize("name", SECOND_ORDER)

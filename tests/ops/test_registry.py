@@ -254,7 +254,14 @@ EXTRA = [
     ("random_", lambda t, x: (x * 1).random_() * 0 + x, [V]),
     ("random_to", lambda t, x: (x * 1).random_(5) * 0 + x, [V]),
     ("random_from_to", lambda t, x: (x * 1).random_(1, 5) * 0 + x, [V]),
+    # torch._weight_norm, the node of nn.utils.parametrizations.weight_norm: over the first dim, then the last
+    ("weight_norm", lambda t, v, g: _weight_norm(t)(v, g[:, :1], 0), [V, W]),
+    ("weight_norm_last", lambda t, v, g: _weight_norm(t)(v, g[:1], 1), [V, W]),
 ]
+
+
+def _weight_norm(lib):
+    return lib._weight_norm if lib is not gradviz else gradviz.functions.nnops._weight_norm
 
 
 @pytest.mark.parametrize("name, prog, arrays", EXTRA, ids=[row[0] for row in EXTRA])

@@ -34,6 +34,10 @@ class MaxPool2d(_MaxPoolNd):
     _fn = staticmethod(F.max_pool2d)
 
 
+class MaxPool3d(_MaxPoolNd):
+    _fn = staticmethod(F.max_pool3d)
+
+
 class AvgPool1d(Module):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True):
         super().__init__()
@@ -51,6 +55,8 @@ class AvgPool1d(Module):
 
 
 class AvgPool2d(Module):
+    _fn = staticmethod(F.avg_pool2d)
+
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True,
                  divisor_override=None):
         super().__init__()
@@ -60,11 +66,15 @@ class AvgPool2d(Module):
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
 
     def forward(self, input):
-        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)
+        return self._fn(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                        self.count_include_pad, self.divisor_override)
 
     def extra_repr(self):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool3d(AvgPool2d):
+    _fn = staticmethod(F.avg_pool3d)
 
 
 class _AdaptivePool(Module):
@@ -109,3 +119,50 @@ class AdaptiveMaxPool1d(_AdaptivePool):
 class AdaptiveMaxPool2d(_AdaptivePool):
     def forward(self, input):
         return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+
+class _LPPoolNd(Module):
+    _fn = staticmethod(F.lp_pool2d)
+
+    def __init__(self, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False):
+        super().__init__()
+        self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
+
+    def forward(self, input):
+        return self._fn(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+    def extra_repr(self):
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"ceil_mode={self.ceil_mode}")
+
+
+class LPPool1d(_LPPoolNd):
+    _fn = staticmethod(F.lp_pool1d)
+
+
+class LPPool2d(_LPPoolNd):
+    _fn = staticmethod(F.lp_pool2d)
+
+
+class _MaxUnpoolNd(Module):
+    _fn, _nd = staticmethod(F.max_unpool2d), 2
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        self.kernel_size = _tuple(kernel_size, self._nd)
+        self.stride = _tuple(stride if stride is not None else kernel_size, self._nd)
+        self.padding = _tuple(padding, self._nd)
+
+    def forward(self, input, indices, output_size=None):
+        return self._fn(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    _fn, _nd = staticmethod(F.max_unpool1d), 1
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    _fn, _nd = staticmethod(F.max_unpool2d), 2

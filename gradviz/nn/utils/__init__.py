@@ -1,6 +1,8 @@
-"""gradviz.nn.utils: gradient clipping, packed sequences, skip_init and parameter vectors, named as
-torch.nn.utils."""
-from . import rnn  # noqa: F401
+"""gradviz.nn.utils: gradient clipping, packed sequences, skip_init, parameter vectors, weight and
+spectral normalization, parametrizations and conv-bn fusion, named as torch.nn.utils."""
+from . import fusion, parametrizations, parametrize, rnn  # noqa: F401
 from .clip_grad import clip_grad_norm_, clip_grad_value_, get_total_norm  # noqa: F401
 from .convert_parameters import parameters_to_vector, vector_to_parameters  # noqa: F401
 from .init import skip_init  # noqa: F401
+from .spectral_norm import remove_spectral_norm, spectral_norm  # noqa: F401
+from .weight_norm import remove_weight_norm, weight_norm  # noqa: F401
