@@ -11,7 +11,7 @@ import numpy as np
 from ..functions import nnops
 from ..functions.attention import add_scalar, scaled_dot_product_attention
 from ..functions.linalg import linear
-from ..functions.pointwise import sigmoid, tanh
+from ..functions.pointwise import minimum, relu, sigmoid, sign, tanh
 from ..functions import pool as nnpool
 from ..functions.pool import padding_mode
 from ..functions.reduce import softmax
@@ -362,7 +362,6 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
 
 # -- power-average pooling, local response norm, triplet loss with any distance: torch's compositions
 def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, nd):
-    from ..functions.pointwise import relu, sign
     max_pool, avg_pool = (nnpool.max_pool1d, nnpool.avg_pool1d) if nd == 1 else (nnpool.max_pool2d, nnpool.avg_pool2d)
     if norm_type == float("inf"):
         return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
@@ -406,7 +405,6 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
 
 def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False,
                                       reduction="mean"):
-    from ..functions.pointwise import minimum
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
     if margin <= 0:

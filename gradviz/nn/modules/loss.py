@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ...functions.loss import _legacy_reduction
 from .. import functional as F
+from .distance import PairwiseDistance
 from .module import Module
 
 
@@ -168,7 +169,6 @@ class TripletMarginWithDistanceLoss(_Loss):
         if margin <= 0:
             raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} "
                              "instead")
-        from .distance import PairwiseDistance
         self.distance_function = distance_function if distance_function is not None else PairwiseDistance()
         self.margin, self.swap = margin, swap
 

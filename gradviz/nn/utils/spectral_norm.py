@@ -6,6 +6,7 @@ from __future__ import annotations
 from ...autograd.grad_mode import no_grad
 from ...functions.linalg import dot, mv
 from .. import functional as F
+from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ..parameter import Parameter, UninitializedParameter
 
 
@@ -81,7 +82,6 @@ class SpectralNorm:
 
 def spectral_norm(module, name: str = "weight", n_power_iterations: int = 1, eps: float = 1e-12, dim=None):
     if dim is None:
-        from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
         dim = 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)) else 0
     SpectralNorm.apply(module, name, n_power_iterations, dim, eps)
     return module
