@@ -149,6 +149,16 @@ def fill(template: str, inputs: list, out: str, params: dict) -> str:
     return _MARKER.sub(put, template)
 
 
+# an input the call left out (a convolution without a bias): its term is dropped from the formula
+ABSENT = r"\varnothing"
+_ABSENT_TERM = re.compile(r"\s*\+\s*\{\\varnothing\}(?:\[[^\]]*\])?|\{\\varnothing\}(?:\[[^\]]*\])?\s*\+\s*")
+
+
+def without_absent(filled: str) -> str:
+    """A filled formula less the terms of the inputs the call left out (x ⋆ w + b without b: x ⋆ w)."""
+    return _ABSENT_TERM.sub("", filled)
+
+
 def number(v) -> str:
     """A constant inside a formula: 2 for 2.0, 0.5, 1e-05; tuples as (0, 1)."""
     if isinstance(v, bool):
@@ -461,7 +471,7 @@ def _one_text(markup: str) -> str:
     out = re.sub(r"\( | \)", lambda m: m.group(0).strip(), out)
     out = re.sub(r"\[ | \]", lambda m: m.group(0).strip(), out)
     out = re.sub(r"\b(log|exp|sin|cos|tan|tanh|clamp|view|expand|permute|unsqueeze|squeeze|flip|diag|softmax|"
-                 r"rowsum|conv|mean|sign|gather|reshape|round|max|min) (?=[(ᵀ⊤])", r"\1", out)   # log(a), convᵀ(…)
+                 r"rowsum|conv|mean|sign|gather|reshape|round|max|min|split|unbind|cat) (?=[(ᵀ⊤])", r"\1", out)   # log(a), convᵀ(…)
     return unicodedata.normalize("NFC", re.sub(r" ([,;])", r"\1", out))   # g + ̄ as the one letter ḡ
 
 
