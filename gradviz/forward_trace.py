@@ -7,7 +7,8 @@ a tangent as leaves, one op node per op that pushed one, the outputs) plus `tang
 `TangentStep` per op in the order it ran, with the tangent that came in on each input edge,
 the tangent it sent out and, for small tensors, its local Jacobian J (so ṫ_out = J ṫ_in can
 be shown with numbers). Forward mode needs no grad_fn, so the graph is built from the events
-themselves: a tensor's producer is found by the key forward mode itself uses for it.
+themselves: a tensor's producer is found by the key forward mode itself uses for it. Its tensors
+are named as a backward Trace's are (tracing.name_tensors), so both directions write one symbol.
 
 Like a Trace, a ForwardTrace holds plain values only and round-trips through JSON.
 """
@@ -24,7 +25,7 @@ from .autograd.describe import op_constants
 from .autograd.graph import _building
 from .autograd.grad_mode import no_grad
 from .events import InputInfo, Preview
-from .tracing import Trace, TraceEdge, TraceNode
+from .tracing import Trace, TraceEdge, TraceNode, name_tensors
 from .creation import zeros_like
 
 JACOBIAN_LIMIT = 64   # materialize an op's local Jacobian when its input and output have at most this many elements
@@ -171,7 +172,8 @@ class ForwardRecorder:
         (none: every tensor no recorded op consumed); leaf_names: (name, tensor) pairs: an input is drawn
         with the name of the tensor that is its primal or its tangent or shares their memory (how a dual
         tensor made inside jvp() is known by the learner's name);
-        tensor_names: forward_ad key -> the learner's name of that tensor (an input or an op's result);
+        tensor_names: forward_ad key -> the learner's name of that tensor (an input, one with no tangent
+        read by an op, or an op's result);
         end_names: without outputs, the names of the unconsumed tensors drawn as results, in order."""
         leaf_names = list(leaf_names or ())
         tensor_names = tensor_names or {}
@@ -206,10 +208,14 @@ class ForwardRecorder:
                         seeds.append((leaf.id, rec.tangents_in[slot]))
                     slots.append((slot, leaves[key], 0))
             op = rec.op
+            linked = {slot for slot, _, _ in slots}
+            in_names = tuple("" if slot in linked else tensor_names.get(key, "")   # W of W @ x: no tangent
+                             for slot, key in enumerate(rec.in_keys))
             node = add("op", op.name, formula=op.formula, vjp_formulas=tuple(op.vjp_formulas), value=rec.value,
                        symbols=op.input_symbols(len(rec.in_keys)), out_symbol=op.out_symbol, latex=op.latex,
                        vjp_latex=op.vjp_latex, constants=rec.constants, source=rec.source, order=rec.order,
-                       tensor_name=tensor_names.get(rec.out_keys[0], "") if len(rec.out_keys) == 1 else "")
+                       tensor_name=tensor_names.get(rec.out_keys[0], "") if len(rec.out_keys) == 1 else "",
+                       in_names=in_names)
             for slot, src, nr in slots:
                 link(src, node.id, slot, rec.shapes_in[slot], nr)
                 consumed.add(rec.in_keys[slot])
@@ -234,9 +240,9 @@ class ForwardRecorder:
             roots.append(out.id)
         trace.roots = tuple(roots)
         trace.seeds = tuple(seeds)
-        _name_intermediates(trace)
         trace.forward = [s.node for s in trace.tangents]
         trace.code = events.code_around([n.source for n in trace.nodes if n.source is not None])
+        name_tensors(trace)   # one naming for both directions: the Recorder's rules and code
         return trace
 
 
@@ -251,23 +257,3 @@ def _name_of(named: list, primal, tangent) -> str:
                     np.may_share_memory(getattr(mine, "_data", None), getattr(t, "_data", None)):
                 return str(name)
     return ""
-
-
-_SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
-
-
-def _name_intermediates(trace: ForwardTrace) -> None:
-    """Give each op's result that has no name of the learner's one symbol, v₁, v₂, ... in the order the
-    ops ran (the evaluation trace of the forward-mode literature: v̇ₖ is vₖ's tangent), so what one op
-    sends is written as the next one receives it. An op whose result is a named output keeps that name."""
-    taken = {n.name for n in trace.nodes if n.kind in ("leaf", "output") and n.name} | \
-        {n.tensor_name for n in trace.nodes if n.tensor_name}
-    named_out = {e.src for e in trace.edges for n in trace.nodes if n.id == e.dst and n.kind == "output" and n.name}
-    k = 0
-    for node in trace.nodes:
-        if node.kind != "op" or node.tensor_name or node.id in named_out:
-            continue
-        k += 1
-        while f"v{k}".translate(_SUBSCRIPTS) in taken:
-            k += 1
-        node.tensor_name = f"v{k}".translate(_SUBSCRIPTS)

@@ -12,6 +12,7 @@ import ast
 import os
 import re
 import sys
+import unicodedata
 from typing import Callable
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -34,8 +35,11 @@ def _public(name: str) -> bool:
 def caller_names(is_tensor: Callable[[object], bool], frame=None) -> dict:
     """{name: tensor} for every tensor the calling code holds under exactly one public name."""
     frame = _outside_package(frame if frame is not None else sys._getframe(1))
-    if frame is None:
-        return {}
+    return {} if frame is None else names_in(frame, is_tensor)
+
+
+def names_in(frame, is_tensor: Callable[[object], bool]) -> dict:
+    """{name: tensor} for every tensor this frame's code holds under exactly one public name."""
     namespace = dict(frame.f_globals)
     namespace.update(frame.f_locals)
     holders: dict = {}
@@ -67,6 +71,11 @@ FREE_LETTERS = ("t", "u", "v", "w", "p", "q", "r", "s", "h", "g")
 
 def subscript(k: int) -> str:
     return str(k).translate(_SUBSCRIPT)
+
+
+def dotted(name: str) -> str:
+    """The tangent of a tensor named `name`, as text (ẋ, ḣ, ṫ₁); ṫ for a tensor with no name."""
+    return unicodedata.normalize("NFC", name[:1] + "\u0307" + name[1:]) if name else "ṫ"
 
 
 def assignment(text: str) -> tuple | None:

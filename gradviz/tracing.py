@@ -447,7 +447,7 @@ def named(trace: Trace) -> bool:
 
 def name_tensors(trace: Trace) -> None:
     """Give every tensor in the trace one symbol, which every view then uses: the learner's
-    names first (leaves, outputs, named intermediates), then the variable a line of code assigned
+    names first (leaves, outputs, named intermediates, inputs outside the graph already named), then the variable a line of code assigned
     (`c = z1.T @ z2 / N` names the division's result c), a name held by several tensors numbered
     in creation order (the doubling loop's y₁, y₂, ...), and the rest numbered t₁, t₂, ... in
     creation order (with the first letter the code does not use)."""
@@ -477,8 +477,11 @@ def name_tensors(trace: Trace) -> None:
         elif node.kind == "op":
             consts = {k for k, _ in node.constants if k.isdigit()}
             linked = {e.slot for e in into.get(node.id, ())}
-            tensors.extend((node.id, "in", slot) for slot in range(len(node.symbols))
-                           if slot not in linked and str(slot) not in consts)
+            unlinked = [slot for slot in range(len(node.symbols)) if slot not in linked and str(slot) not in consts]
+            tensors.extend((node.id, "in", slot) for slot in unlinked)
+            for slot in unlinked:   # an input the recording already knows the learner's name of (W in W @ x)
+                if slot < len(node.in_names) and node.in_names[slot]:
+                    given[(node.id, "in", slot)] = node.in_names[slot]
             nrs = sorted({e.output_nr for e in out_of.get(node.id, ())}) or [0]
             tensors.extend((node.id, nr) for nr in nrs)
             if node.tensor_name:

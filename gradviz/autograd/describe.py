@@ -69,6 +69,9 @@ def op_constants(op, params: tuple, tensors: tuple, inputs: tuple, released: boo
     for slot, info in enumerate(inputs):
         if info.source is None and slot < len(tensors):
             data = tensors[slot]._data
+            if getattr(data, "size", None) == 0:
+                found.append((str(slot), None))   # the empty stand-in for a missing input (no bias): no term
+                continue
             if released and getattr(data, "ndim", 1):
                 continue   # a ghost now; a 0-d constant (the 2 of x * 2) is kept as it was, as torch keeps a scalar
             if getattr(data, "size", 2) == 1 and data.dtype.kind in "fiub":

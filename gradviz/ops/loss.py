@@ -48,13 +48,13 @@ def _nll_vjp(xp, g, c, logp, target, weight, reduction, ignore_index):
 NLL_LOSS = Op("nll_loss", "NllLossBackward0", "ℓ = −mean_i log p[i, yᵢ]", _nll_forward, vjp=(_nll_vjp,),
               vjp_formulas=("−ḡ/N at each target class",), params=("target", "weight", "reduction", "ignore_index"),
               saves=("target",), symbols=("p",),
-              latex=r"$c = -\frac{1}{N} \sum_i \log p_{i,\, y_i}",
+              latex=r"$c = -\frac{1}{N} \sum_i \log $0[i,\, y_i]",
               vjp_latex=(r"-\frac{\bar{g}}{N} \text{ at each target class}",))
 # the same loss over a map of scores (N, C, H, W), every position a sample (segmentation)
 NLL_LOSS2D = Op("nll_loss2d", "NllLoss2DBackward0", "ℓ = −mean_(i,h,w) log p[i, y_ihw, h, w]", _nll_forward,
                 vjp=(_nll_vjp,), vjp_formulas=("−ḡ/N at each position's target class",),
                 params=("target", "weight", "reduction", "ignore_index"), saves=("target",), symbols=("p",),
-                latex=r"$c = -\frac{1}{N} \sum_{i,h,w} \log p_{i,\, y_{i,h,w},\, h,\, w}",
+                latex=r"$c = -\frac{1}{N} \sum_{i,h,w} \log $0[i,\, y_{i,h,w},\, h,\, w]",
                 vjp_latex=(r"-\frac{\bar{g}}{N} \text{ at each position's target class}",))
 
 

@@ -69,16 +69,16 @@ def _separable(name, torch_name, formula, vjp_formula, adj_name, shown=(), latex
                        ("matrices", "divisor") + shown, adj_name, vjp_formula, latex, adj_latex)
 
 
-# -- the formulas of the pools: window i of the input is w_i, holding N_i inputs ------------------
-_AVG = r"$c[i] = \frac{1}{N_i} \sum_{j \in w_i} $0[j]"
-_AVG_BACK = r"\textstyle\sum_{i \,:\, j \in w_i} \frac{\bar{g}[i]}{N_i} \text{ at } [j]"
-_SPREAD = r"$c[j] = \sum_{i \,:\, j \in w_i} \frac{$0[i]}{N_i}"     # the adjoint: each value spread over its window
-_AVG_OF_G = r"\frac{1}{N_i} \sum_{j \in w_i} \bar{g}[j] \text{ at } [i]"
-_WINDOWS = r",\quad w_i\text{: kernel } $kernel_size,\ \text{stride } $stride,\ \text{padding } $padding"
-_ADAPTIVE = (r",\quad \text{output size } $output_size,\ w_i \text{ along an axis of } n \text{ to } m\text{: }"
+# -- the formulas of the pools: window i of the input is win_i (not w_i, which a learner may use), holding N_i inputs
+_AVG = r"$c[i] = \frac{1}{N_i} \sum_{j \in \mathrm{win}_i} $0[j]"
+_AVG_BACK = r"\textstyle\sum_{i \,:\, j \in \mathrm{win}_i} \frac{\bar{g}[i]}{N_i} \text{ at } [j]"
+_SPREAD = r"$c[j] = \sum_{i \,:\, j \in \mathrm{win}_i} \frac{$0[i]}{N_i}"     # the adjoint: each value spread over its window
+_AVG_OF_G = r"\frac{1}{N_i} \sum_{j \in \mathrm{win}_i} \bar{g}[j] \text{ at } [i]"
+_WINDOWS = r",\quad \mathrm{win}_i\text{: kernel } $kernel_size,\ \text{stride } $stride,\ \text{padding } $padding"
+_ADAPTIVE = (r",\quad \text{output size } $output_size,\ \mathrm{win}_i \text{ along an axis of } n \text{ to } m\text{: }"
              r"\left\lfloor \frac{i\, n}{m} \right\rfloor \le j < \left\lceil \frac{(i + 1)\, n}{m} \right\rceil")
 _ARGMAX = (r"\textstyle\sum_{i \,:\, j^{*}_i = j} \bar{g}[i] \text{ at } [j],\; "
-           r"j^{*}_i = \operatorname{argmax}_{j \in w_i} $0[j]")
+           r"j^{*}_i = \operatorname{argmax}_{j \in \mathrm{win}_i} $0[j]")
 
 
 def _pool_out(n, k, s, p, d, ceil_mode):
@@ -238,7 +238,7 @@ def _max_op(name, torch_name, formula, shown, windows, vjp=_max_vjp, forward=_ga
     return Op(name, torch_name, formula, forward, vjp=(vjp,),
               vjp_formulas=("ḡ sent to the position that won each window (added where windows overlap)",),
               params=("indices",) + shown, saves=("self",),
-              latex=r"$c[i] = \max_{j \in w_i} $0[j]" + windows, vjp_latex=(_ARGMAX,))
+              latex=r"$c[i] = \max_{j \in \mathrm{win}_i} $0[j]" + windows, vjp_latex=(_ARGMAX,))
 
 
 MAX_POOL2D = _max_op("max_pool2d", "MaxPool2DWithIndicesBackward0", "y[p] = max of x over window p",

@@ -23,7 +23,7 @@ from ..tracing import Preview
 from ..render import latex
 from ..render.formula import Formula
 from . import grids, jacobian
-from .mathtext import esc
+from .mathtext import esc, subscript
 
 
 # -- names ---------------------------------------------------------------------------
@@ -170,7 +170,9 @@ def _caption_lines(builder, step, node) -> list:
 
 def _received_name(formula: Formula, nr: int, outputs: int) -> str:
     """"ḡ = ∂L/∂y₂" (Unicode): the gradient a node received, named for the tensor it is the gradient of."""
-    return f"ḡ = ∂L/∂{formula.out_text}" + (f"_{nr}" if outputs > 1 else "")
+    if outputs > 1:   # the VJP names each output's gradient ḡ₁, ḡ₂, …
+        return f"ḡ{subscript(nr + 1)} = ∂L/∂{formula.output_text(nr)}"
+    return f"ḡ = ∂L/∂{formula.out_text}"
 
 
 def _received(builder, step, node, formula: Formula, scale: float) -> str:
@@ -179,15 +181,16 @@ def _received(builder, step, node, formula: Formula, scale: float) -> str:
     rows = []
     groups = _grouped(builder, node.id)
     for nr, grad in enumerate(step.grad_in):
-        partial = r"\frac{\partial L}{\partial " + latex.name(0) + (("_{" + str(nr) + "}") if len(step.grad_in) > 1
-                                                                     else "") + "}"
-        lhs = latex.mathml(r"\bar{g} = " + partial, (formula.out_text,))
+        symbol = formula.output_text(nr) if len(step.grad_in) > 1 else formula.out_text
+        partial = r"\frac{\partial L}{\partial " + latex.name(0) + "}"
+        gbar = r"\bar{g}" + (f"_{{{nr + 1}}}" if len(step.grad_in) > 1 else "")
+        lhs = latex.mathml(gbar + " = " + partial, (symbol,))
         parts = [g for _, g in groups.get(nr, ())]
         hooked = [h for h in step.hooks if h.output_nr == nr and node.kind != "accumulate"]
         if hooked and hooked[0].before is not None:
             # in the order it ran: what arrived, what each hook got and returned, and the result,
             # the ḡ the VJPs below use
-            arrived = latex.mathml(partial, (formula.out_text,))
+            arrived = latex.mathml(partial, (symbol,))
             rows.append(f'<div class="gv-row"><span class="gv-k">received</span> {arrived} = '
                         f"{_values(hooked[0].before, scale)}</div>" + _hooks(hooked))
             rows.append(f'<div class="gv-row"><span class="gv-k">after the hooks</span> {lhs} = '

@@ -14,12 +14,13 @@ from __future__ import annotations
 import inspect
 import re
 import sys
-import unicodedata
 from contextlib import contextmanager
 
 import numpy as np
 
 from ..forward_trace import ForwardRecorder, ForwardTrace
+from ..naming import names_in
+from ..naming import dotted as dot
 from ..render.formula import Formula
 from . import grids
 from .explain import _join, node_label
@@ -35,15 +36,11 @@ from ..autograd.forward_ad import _key
 
 _KEY = re.compile(r'<span class="gv-key" title="[^"]*">[^<]*</span>')
 
-KEY = ("forward: arrows follow ṫ · each width step ×10 |ṫ|",
-       "Forward mode pushes a tangent (a direction) through the graph with the values, in the order the ops ran. "
-       "An edge that has carried a tangent is drawn one step thicker for every factor of 10 in its largest "
-       "|entry|, as in backward.")
-
-
-def dot(name: str) -> str:
-    """The tangent of a tensor named `name`, as text (ẋ, ḣ, ȧ′)."""
-    return unicodedata.normalize("NFC", name[:1] + "\u0307" + name[1:]) if name else "ṫ"
+KEY = ("forward mode: arrows point the way the tangent flows · arrow thickness: size of the tangent, ×10 per step",
+       "Forward mode pushes a tangent (a direction) through the graph with the values, in the order the ops ran, "
+       "the way the arrows point. An edge that has carried a tangent is drawn one step thicker for every factor "
+       "of 10 in its largest |entry|, as in backward. A tensor read by several ops sends each of them a copy of "
+       "its tangent: nothing is summed going forward.")
 
 
 class TangentFrames(FrameBuilder):
@@ -282,8 +279,9 @@ def _parameter_names(func, count: int) -> list:
 @contextmanager
 def locals_of(func):
     """Yields a dict that, after the block, maps the forward_ad key of each tensor `func` held in a local
-    variable when it returned to that variable's name (its first name, in the order they were assigned):
-    the learner's names for the intermediate tensors."""
+    variable when it returned to that variable's name (its first name, in the order they were assigned),
+    then of each tensor a global or closure variable of `func` alone holds (the W of `W @ x`): the
+    learner's names for the intermediate tensors and the constants."""
     code = getattr(func, "__code__", None)
     found: dict = {}
     previous = sys.getprofile()
@@ -293,6 +291,8 @@ def locals_of(func):
             for name, value in frame.f_locals.items():
                 if isinstance(value, Tensor):
                     found.setdefault(_key(value), name)
+            for name, value in names_in(frame, lambda v: isinstance(v, Tensor)).items():
+                found.setdefault(_key(value), name)
         if previous is not None:
             previous(frame, event, arg)
 

@@ -116,8 +116,8 @@ def restyle(positioned: str, state: dict, labels: dict, kinds: dict, styles: tup
             back = backward_pos(_edge_pos(positioned, ident) or "")
             if back is not None:
                 extra.update(dir="back", pos=back)
-            if ident in widths:
-                extra["penwidth"] = PENWIDTHS[widths[ident]]
+        if kinds.get(ident) == "edge" and style is not None and ident in widths:
+            extra["penwidth"] = PENWIDTHS[widths[ident]]   # a tangent's size, as a gradient's
         if ident in labels and labels[ident]:
             extra["xlabel"] = labels[ident]
         if not extra:

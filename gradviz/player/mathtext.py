@@ -12,6 +12,7 @@ import html
 import re
 
 from .. import formatting
+from ..render.latex import APPLY
 
 esc = html.escape   # quote=True: safe in text and in attribute values
 
@@ -24,6 +25,8 @@ _FUNCTIONS = {"log", "exp", "max", "min", "mean", "diag", "tr", "sqrt", "tanh", 
               "erf", "clamp", "expand", "flip", "permute", "repeat", "view", "squeeze", "unsqueeze", "stack",
               "gather", "zeros", "dim", "idx", "cond", "src", "lo", "hi", "bias", "grad", "size", "dims",
               "shape", "reps", "start", "end", "step", "dtype", "to", "index_select"}
+# the function names among them, which take an argument: set apart from it as latex.py sets them
+_APPLIED = {"log", "exp", "tanh", "sin", "cos", "tan", "erf", "sign"}
 _TOKEN = re.compile(r"""
     (?P<space>\s+)
   | (?P<word>[A-Za-z][A-Za-z_]*[\u0300-\u036f]*|[α-ωΑ-Ωϕφσβ][\u0300-\u036f]*|ḡ)
@@ -111,6 +114,8 @@ def _tokens(text: str) -> list:
             parts.append(_script(tok, _SUPERSCRIPTS if kind == "sup" else _SUBSCRIPTS))
         elif kind == "word":
             parts.append(_atom("mi", tok))
+            if tok in _APPLIED and not text[i:].lstrip().startswith(("(", "^", "_")):
+                parts.append(APPLY)   # tanh v: the thin space TeX puts after a function's name
         elif kind == "num":
             parts.append(_atom("num", tok))
         else:

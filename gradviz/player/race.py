@@ -27,7 +27,7 @@ from ..func import jvp
 from ..creation import zeros_like
 
 LIMIT = 16   # elements of x and of f(x): a pass per element, and a matrix that fits the panel
-KEY = ("forward passes: arrows follow ṫ · backward passes: ḡ · width ×10 per step",
+KEY = ("forward passes carry a tangent, backward passes a gradient · arrow thickness: its size, ×10 per step",
        "In a forward pass the tangent runs the way the arrows point, from the input to the output; in a backward "
        "pass every arrowhead turns round and the gradient runs from the output to the input. An edge is drawn one "
        "step thicker for every factor of 10 in the largest |entry| it carries.")

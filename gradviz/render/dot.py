@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import graphviz
 
+from ..forward_trace import ForwardTrace
 from ..tracing import Trace
 from . import labels, size
 from .collapse import View, plan
@@ -95,10 +96,12 @@ def label_context(trace: Trace, opts: DrawOptions, theme: Theme) -> labels.Label
     for e in trace.edges:
         outputs_used.setdefault(e.src, set()).add(getattr(e, "output_nr", 0))
     multi = {src for src, nrs in outputs_used.items() if len(nrs) > 1 or nrs != {0}}
-    return labels.LabelContext(theme, show_values=opts.show_values, show_grads=opts.show_grads,
+    forward = isinstance(trace, ForwardTrace)   # forward mode computes no .grad: no grad column to show
+    return labels.LabelContext(theme, show_values=opts.show_values, show_grads=opts.show_grads and not forward,
                                show_shapes=opts.show_shapes, show_attrs=opts.show_attrs,
                                max_attr_chars=opts.max_attr_chars, received=received, uses=uses,
-                               leaf_of=leaf_of, multi_output=multi, graph=Graph(trace))
+                               leaf_of=leaf_of, multi_output=multi, graph=Graph(trace),
+                               forward=forward)
 
 
 def plan_for(trace: Trace, opts: DrawOptions) -> View:

@@ -75,7 +75,7 @@ class Formula:
         self.inputs = []
         for slot in range(n):
             if str(slot) in consts:
-                self.inputs.append(latex.number(consts[str(slot)]))
+                self.inputs.append(latex.ABSENT if consts[str(slot)] is None else latex.number(consts[str(slot)]))
                 continue
             edge = by_slot.get(slot)
             if edge is not None:
@@ -85,6 +85,16 @@ class Formula:
             self.inputs.append(self._name(name or node.symbol(slot)))
         self.out_text = graph.symbol(node.id) or node.out_symbol
         self.out = self._name(self.out_text)
+        # a node of several outputs (split, unbind) lists each output's own symbol, t₁, t₂, in place of
+        # the record's c₁, c₂, … (which would read t₁₁, t₁₂ with the first output's symbol as c)
+        named = [n for n in node.out_names if n]
+        self.outs = [self._name(n) for n in node.out_names] if named and len(named) == len(node.out_names) else []
+
+    def output_text(self, nr: int) -> str:
+        """The plain name of output `nr` (for the ∂L/∂name a node of several outputs receives)."""
+        if nr < len(self.node.out_names) and self.node.out_names[nr]:
+            return self.node.out_names[nr]
+        return self.out_text + (f"_{nr}" if nr else "")
 
     def _name(self, text: str) -> str:
         self.names.append(text)
@@ -97,7 +107,10 @@ class Formula:
 
     def latex(self, template: str) -> str:
         """The record's LaTeX with this node's names (as placeholders) and constants put in."""
-        filled = latex.fill(template, self.inputs, self.out, self.params)
+        if self.outs:   # the record's list of outputs, c₁, c₂, …, becomes this node's symbols
+            listed = r"{$c}_1, {$c}_2, \ldots" if r"{$c}_2" in template else r"{$c}_1"
+            template = template.replace(listed, ", ".join(self.outs))
+        filled = latex.without_absent(latex.fill(template, self.inputs, self.out, self.params))
         return latex.signs(latex.coefficients(latex.exponents(filled)))
 
     def render(self, template: str) -> str:

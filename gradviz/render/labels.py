@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import graphviz
 
 from .. import formatting
+from ..naming import dotted
 from ..tracing import Preview, TraceEdge, TraceNode
 from .escape import dot_text, lines, record_text
 from .formula import Formula, Graph
@@ -35,6 +36,7 @@ class LabelContext:
     leaf_of: dict = field(default_factory=dict)     # AccumulateGrad node id -> its leaf's name
     multi_output: set = field(default_factory=set)  # node ids whose edges leave from different outputs
     graph: Graph | None = None                      # the trace's look-ups, for formulas in the learner's names
+    forward: bool = False                           # a forward-mode trace: tangents flow, nothing is summed
 
 
 # -- numbers ---------------------------------------------------------------------------------
@@ -80,6 +82,12 @@ def fan_in_formula(uses: int, target: str = "ḡ") -> str:
 
 
 # -- tooltips: the line of the learner's code that made a node ----------------------------------
+def fan_out_text(node: TraceNode, uses: int) -> str:
+    """Forward mode's fan-out: each consumer gets a copy of the tangent (backward sums, forward copies)."""
+    tangents = ", ".join(dotted(n) for n in node.out_names if n) or "ṫ"
+    return f"{tangents} copied to {uses} ops"
+
+
 def file_name(file: str) -> str:
     """A short name for a source file: "notebook cell" for a Jupyter cell, else the path's last part."""
     if file.startswith("<ipython-input") or "ipykernel_" in file:
@@ -156,7 +164,9 @@ def header_lines(node: TraceNode, ctx: LabelContext) -> list:
         if node.order > 0:
             out.append(f"derivative order {node.order}")
         uses = ctx.uses.get(node.id, 0)
-        if uses > 1:
+        if uses > 1 and ctx.forward:
+            out.append(fan_out_text(node, uses))
+        elif uses > 1:
             target = f"{ctx.leaf_of[node.id]}.grad" if kind == "accumulate" and ctx.leaf_of.get(node.id) else "ḡ"
             out.append(fan_in_formula(uses, target))
         return out

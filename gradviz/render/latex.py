@@ -27,10 +27,21 @@ def name(k: int) -> str:
     return r"\text{" + f"{_MARK}{k}{_MARK}" + "}"
 
 
+# A function name the converter writes as a bare <mi> (\tanh, \log, \exp, ...) sits against its
+# argument (`tanhv₂`): TeX puts a thin space there, so the name gets a function application, U+2061,
+# carrying that space, except before an opening parenthesis (TeX's `\tanh(x)` has none); a name with
+# a power (`\tanh^2 a`) gets it after the power.
+_FUNCTION = r"<mi>(?:arc(?:cos|sin|tan)|cosh?|sinh?|tanh?|coth?|cot|csc|sec|exp|log|ln|lg|deg|dim|hom|ker)</mi>"
+_APPLIED = re.compile(r"(?<!<msup>)(?<!<msub>)(?<!<msubsup>)(" + _FUNCTION + r"|<msup>" + _FUNCTION +
+                      r"(?:(?!</?msup>).)*</msup>)(?!(?:<mrow>)?<mo[^>]*>&#x00028;)")
+APPLY = '<mo lspace="0" rspace="0.1667em">&#x02061;</mo>'
+
+
 @lru_cache(maxsize=4096)
 def _convert(latex: str, display: bool) -> str:
     from latex2mathml.converter import convert
     out = convert(latex, display="block" if display else "inline")
+    out = _APPLIED.sub(lambda m: m.group(1) + APPLY, out)
     return out.replace(' xmlns="http://www.w3.org/1998/Math/MathML"', "", 1)
 
 
@@ -137,6 +148,16 @@ def fill(template: str, inputs: list, out: str, params: dict) -> str:
         return "{" + PARAM_LATEX.get(key, r"\text{" + key.replace("_", " ") + "}") + "}"   # kernel size, not kernel_size
     template = _WHEN.sub(lambda m: m.group(2) if params.get(m.group(1)) == number(True) else "", template)
     return _MARKER.sub(put, template)
+
+
+# an input the call left out (a convolution without a bias): its term is dropped from the formula
+ABSENT = r"\varnothing"
+_ABSENT_TERM = re.compile(r"\s*\+\s*\{\\varnothing\}(?:\[[^\]]*\])?|\{\\varnothing\}(?:\[[^\]]*\])?\s*\+\s*")
+
+
+def without_absent(filled: str) -> str:
+    """A filled formula less the terms of the inputs the call left out (x ⋆ w + b without b: x ⋆ w)."""
+    return _ABSENT_TERM.sub("", filled)
 
 
 def number(v) -> str:
@@ -305,6 +326,8 @@ def _kind(el) -> str:
     tag = el.tag
     if tag == "mrow" and len(el) == 1:
         return _kind(el[0])
+    if tag == "mo" and el.text == "\u2061":
+        return "space"                      # a function application: the thin space after tanh
     if tag == "mn":
         return "num"
     if tag == "mi" and (el.text or "") in (":", "¬", ";", "!"):
@@ -362,6 +385,8 @@ def _row(kids) -> str:
 def _plain(el) -> str:
     tag = el.tag
     kids = list(el)
+    if tag == "mo" and el.text == "\u2061":
+        return " "
     if tag in ("mi", "mn", "mtext"):
         return (el.text or "").replace("\u00a0", " ")
     if tag == "mo":
@@ -446,7 +471,7 @@ def _one_text(markup: str) -> str:
     out = re.sub(r"\( | \)", lambda m: m.group(0).strip(), out)
     out = re.sub(r"\[ | \]", lambda m: m.group(0).strip(), out)
     out = re.sub(r"\b(log|exp|sin|cos|tan|tanh|clamp|view|expand|permute|unsqueeze|squeeze|flip|diag|softmax|"
-                 r"rowsum|conv|mean|sign|gather|reshape|round|max|min) (?=[(ᵀ⊤])", r"\1", out)   # log(a), convᵀ(…)
+                 r"rowsum|conv|mean|sign|gather|reshape|round|max|min|split|unbind|cat) (?=[(ᵀ⊤])", r"\1", out)   # log(a), convᵀ(…)
     return unicodedata.normalize("NFC", re.sub(r" ([,;])", r"\1", out))   # g + ̄ as the one letter ḡ
 
 

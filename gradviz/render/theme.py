@@ -189,7 +189,14 @@ def state_styles(palette: Palette = LIGHT_PALETTE) -> tuple:
         "flowing": {"color": p.flowing, "penwidth": "3", "style": "dashed", "fontcolor": p.label},
         "done": {"color": p.done},
     }
+    # forward mode's edge states (player/assets/forward.css) wear backward's colours; only the
+    # arrowheads differ, which keep pointing the way the tangent runs
+    edges.update({state: edges[like] for state, like in FORWARD_EDGE_STATES.items()})
     return nodes, edges
+
+
+# forward mode's edge state -> the backward state whose colours it shares: not reached yet, now, done
+FORWARD_EDGE_STATES = {"ahead": "idle", "carrying": "flowing", "carried": "done"}
 
 
 # -- CSS variables (the player) ---------------------------------------------------------------

@@ -84,10 +84,10 @@ def test_learner_names_and_symbols(inputs):
     anim = gradviz.animate_jvp(f, primals, tangents)
     mul = anim.trace.node(anim.trace.tangents[1].node)
     assert mul.tensor_name == "h"            # the local variable of f that held it
-    # an unnamed result gets one symbol, v₁, that the op making it and the op reading it both write
+    # an unnamed result gets one symbol, t₁ as in backward, that the op making it and the op reading it both write
     sin = anim.trace.node(anim.trace.tangents[0].node)
-    assert sin.tensor_name == "v₁"
-    assert "v̇₁ = " in anim.frames[1].caption and anim.frames[2].caption.split("; ")[1].startswith("v̇₁ = ")
+    assert sin.out_names == ("t₁",)
+    assert "ṫ₁ = " in anim.frames[1].caption and anim.frames[2].caption.split("; ")[1].startswith("ṫ₁ = ")
     assert "ḣ" in anim.frames[2].caption      # ṫ_out written with the learner's name
     assert [n.name for n in anim.trace.nodes if n.kind == "output"] == ["out"]
     # the last frame writes the output's tangent on its edge
@@ -110,7 +110,7 @@ def test_saves_one_offline_file_and_shows_inline(inputs, tmp_path):
     primals, tangents = inputs
     anim = gradviz.animate_jvp(f, primals, tangents)
     page = anim.save(tmp_path / "jvp.html").read_text(encoding="utf-8")
-    assert "forward: arrows follow ṫ" in page
+    assert "arrow thickness: size of the tangent, ×10 per step" in page
     assert not re.search(r'(?:src|href)="(?!#|data:)', page)   # nothing to fetch: no src or href but its own
     assert "gv-carrying" in page                 # the stylesheet knows the forward edge states
     assert 'class="gv-key"' in anim._repr_html_() and "backward: arrows" not in anim._repr_html_()

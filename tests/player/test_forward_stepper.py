@@ -16,7 +16,7 @@ def test_stepper_steps_the_recorded_forward_frames():
                                (gradviz.tensor([1.0, 0.0]), gradviz.tensor([0.0, 1.0])))
     s = anim.stepper()
     assert s.position == 0 and len(s.frames) == 1 and not s.finished and s.total == len(anim.frames)
-    assert "forward: arrows follow ṫ" in s.markup and "backward: arrows" not in s.markup
+    assert "forward mode: arrows point the way the tangent flows" in s.markup and "backward: arrows" not in s.markup
     s.next()
     assert s.position == 1 and s.frames[1] == frame_json(anim.frames[1])
     assert "forward mode 1/3 · sin" in s.panel()

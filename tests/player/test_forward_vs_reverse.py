@@ -62,7 +62,7 @@ def test_more_outputs_than_inputs_favours_forward_mode(tmp_path):
     assert race.columns.shape == (6, 2) and len(race.frames) == 2 + 6
     assert "forward mode is cheaper" in race.frames[0].text
     page = race.save(tmp_path / "race.html").read_text(encoding="utf-8")
-    assert "forward passes: arrows follow ṫ" in page
+    assert "forward passes carry a tangent, backward passes a gradient" in page
 
 
 def test_bad_input():

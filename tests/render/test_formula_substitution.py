@@ -121,19 +121,19 @@ CASES = [
      ["∂L/∂a = (2ḡ (a − b))/N", "∂L/∂b = −(2ḡ (a − b))/N"], ["1", "2"]),
     ("conv2d(stride=2, padding=1)", lambda t: F.conv2d(t["img"], t["w"], stride=2, padding=1), "y",
      "ConvolutionBackward0",
-     "y = img ⋆ w + t₁: y[n, o, p] = t₁[o] + Σ over i, k of w[o, i, k] img[n, i, s p + d k − q], "
+     "y = img ⋆ w: y[n, o, p] = Σ over i, k of w[o, i, k] img[n, i, s p + d k − q], "
      "s = (2, 2), q = (1, 1), d = (1, 1), groups = 1",
      ["∂L/∂img = convᵀ(ḡ, w) = ḡ ⋆ flip(w), a transposed convolution, ḡ spread out by the stride",
       "∂L/∂w = Σ over n of imgₙ ⋆ ḡₙ: Σ over n, p of ḡ[n, o, p] img[n, i, s p + d k − q] at [o, i, k]"],
      ["2", "2", "1", "1", "1", "1", "1"]),
     ("max_pool2d(3, 2, 1)", lambda t: F.max_pool2d(t["img"], 3, stride=2, padding=1), "y",
      "MaxPool2DWithIndicesBackward0",
-     "y[i] = max over j ∈ wᵢ of img[j], wᵢ: kernel (3, 3), stride (2, 2), padding (1, 1), dilation (1, 1)",
-     ["∂L/∂img = Σ over i : j*ᵢ = j of ḡ[i] at [j], j*ᵢ = argmax over j ∈ wᵢ of img[j]"],
+     "y[i] = max over j ∈ winᵢ of img[j], winᵢ: kernel (3, 3), stride (2, 2), padding (1, 1), dilation (1, 1)",
+     ["∂L/∂img = Σ over i : j*ᵢ = j of ḡ[i] at [j], j*ᵢ = argmax over j ∈ winᵢ of img[j]"],
      ["3", "3", "2", "2", "1", "1", "1", "1"]),
     ("avg_pool2d(2)", lambda t: F.avg_pool2d(t["img"], 2), "y", "AvgPool2DBackward0",
-     "y[i] = 1/Nᵢ Σ over j ∈ wᵢ of img[j], wᵢ: kernel (2, 2), stride (2, 2), padding (0, 0)",
-     ["∂L/∂img = Σ over i : j ∈ wᵢ of ḡ[i]/Nᵢ at [j]"], ["1", "2", "2", "2", "2", "0", "0"]),
+     "y[i] = 1/Nᵢ Σ over j ∈ winᵢ of img[j], winᵢ: kernel (2, 2), stride (2, 2), padding (0, 0)",
+     ["∂L/∂img = Σ over i : j ∈ winᵢ of ḡ[i]/Nᵢ at [j]"], ["1", "2", "2", "2", "2", "0", "0"]),
     # a constant 1 vanishes from a product and a negative one is a sign
     ("x * 1", lambda t: t["x"] * 1, "y", "MulBackward0", "y = x", ["∂L/∂x = ḡ"], []),
     ("a * -1", lambda t: t["a"] * -1, "y", "MulBackward0", "y = −a", ["∂L/∂a = −ḡ"], []),
@@ -343,8 +343,8 @@ def test_a_diagram_label_is_the_formulas_first_clause_when_long():
     w = torch.randn(3, 2, 3, 3, requires_grad=True)
     y = F.conv2d(img, w, stride=2)
     f = formula(y, {"img": img, "w": w, "y": y})
-    assert f.headline() == "y = img ⋆ w + t₁"                       # the panel spells out the rest
-    assert f.forward_text().startswith("y = img ⋆ w + t₁: y[n, o, p] = ")
+    assert f.headline() == "y = img ⋆ w"                 # no bias, no bias term; the panel spells out the rest
+    assert f.forward_text().startswith("y = img ⋆ w: y[n, o, p] = Σ")
     g = F.group_norm(img, 2, eps=1e-5)
     assert formula(g, {"img": img, "g": g}).headline() == "g = (img − μ_G)/√(σ²_G + 10⁻⁵) ⊙ t₁ + t₂"
     h = img * 2
@@ -359,7 +359,7 @@ def test_a_long_formula_is_one_math_element_per_clause():
     markup = f.forward()
     maths = re.findall(r"<math.*?</math>", markup)
     assert len(maths) == 6                      # the operation, its index form, then s, q, d and groups
-    assert latex.text(maths[0]) == "y = img ⋆ w + t₁" and latex.text(maths[2]) == "s = (2, 2)"
+    assert latex.text(maths[0]) == "y = img ⋆ w" and latex.text(maths[2]) == "s = (2, 2)"
     assert latex.text(markup) == f.forward_text()                # the punctuation between them is kept
     short = formula(img * 2, {"img": img}).forward()
     assert short.count("<math") == 1
