@@ -4,20 +4,12 @@ torch's error words. (tests/ops/test_conv.py checks the op's gradients against f
 differences and torch over a grid of strides, paddings, groups and dilations.)"""
 from __future__ import annotations
 
-import textwrap
 
 import pytest
 
-from tests.support.parity import gradviz_output, needs_torch, torch_output
+from tests.support.parity import needs_torch, same_output
 
 pytestmark = needs_torch
-
-
-def same_output(source: str) -> str:
-    source = textwrap.dedent(source)
-    ours, theirs = gradviz_output(source), torch_output(source)
-    assert ours == theirs
-    return ours[0]
 
 
 def test_layers_initialize_print_and_train_as_torchs():

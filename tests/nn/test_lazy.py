@@ -5,19 +5,11 @@ LeNet built only of lazy layers, as an executable textbook builds its models."""
 from __future__ import annotations
 
 import copy
-import textwrap
 
 import gradviz
-from tests.support.parity import gradviz_output, needs_torch, torch_output
+from tests.support.parity import needs_torch, same_output
 
 pytestmark = needs_torch
-
-
-def same_output(source: str) -> str:
-    source = textwrap.dedent(source)
-    ours, theirs = gradviz_output(source), torch_output(source)
-    assert ours == theirs
-    return ours[0]
 
 
 def test_lazy_modules_behave_and_print_as_torchs():

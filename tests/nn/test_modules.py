@@ -2,24 +2,15 @@
 reprs, legacy loss arguments, gradient clipping and save/load. Most cases are programs that
 print, run once with torch and once with gradviz; the printed text must be the same."""
 import io
-import textwrap
 
 import numpy as np
 import pytest
 
 import gradviz
 
-from tests.support.parity import gradviz_output, needs_torch, real_torch as torch, torch_output
+from tests.support.parity import needs_torch, real_torch as torch, same_output
 
 pytestmark = [pytest.mark.torch, needs_torch]
-
-
-def same_output(*parts: str) -> str:
-    source = "\n".join(textwrap.dedent(part) for part in parts)
-    ours, theirs = gradviz_output(source), torch_output(source)
-    assert ours[0] == theirs[0]
-    assert ours[1] == theirs[1]
-    return ours[0]
 
 
 NET = """

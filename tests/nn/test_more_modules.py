@@ -3,21 +3,13 @@ nn.Unflatten, nn.DataParallel (on a machine without an accelerator it wraps the 
 calls it), nn.utils.skip_init, nn.init.orthogonal_ and LSTM/GRU/RNN.flatten_parameters()."""
 from __future__ import annotations
 
-import textwrap
 
 import pytest
 
 import gradviz
-from tests.support.parity import gradviz_output, needs_torch, torch_output
+from tests.support.parity import needs_torch, same_output
 
 pytestmark = needs_torch
-
-
-def same_output(source: str) -> str:
-    source = textwrap.dedent(source)
-    ours, theirs = gradviz_output(source), torch_output(source)
-    assert ours == theirs
-    return ours[0]
 
 
 def test_parameter_dict():

@@ -3,7 +3,6 @@ state_dict names and order, initialization from the same seed, the warnings torc
 outputs and gradients from the same weights (eval mode, with and without masks)."""
 from __future__ import annotations
 
-import textwrap
 import warnings
 
 import numpy as np
@@ -11,16 +10,9 @@ import pytest
 
 import gradviz
 from gradviz.nn.modules import transformer as gradviz_transformer
-from tests.support.parity import gradviz_output, needs_torch, real_torch as torch, torch_output
+from tests.support.parity import needs_torch, real_torch as torch, same_output
 
 pytestmark = needs_torch
-
-
-def same_output(source: str) -> str:
-    source = textwrap.dedent(source)
-    ours, theirs = gradviz_output(source), torch_output(source)
-    assert ours == theirs
-    return ours[0]
 
 
 def test_construction_printing_and_state_dict_follow_torch():

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import io
 import re
+import textwrap
 import warnings
 
 import numpy as np
@@ -50,6 +51,16 @@ def gradviz_output(source: str) -> tuple[str, list[str]]:
 
 def torch_output(source: str) -> tuple[str, list[str]]:
     return run_snippet(source, real_torch)
+
+
+def same_output(*parts: str) -> str:
+    """Run the (dedented, joined) snippet under both libraries; what it printed and warned must be
+    the same. Returns the printed text, for further checks."""
+    source = "\n".join(textwrap.dedent(part) for part in parts)
+    ours, theirs = gradviz_output(source), torch_output(source)
+    assert ours[0] == theirs[0]
+    assert ours[1] == theirs[1]
+    return ours[0]
 
 
 # -- one program, both libraries ----------------------------------------------------------------
