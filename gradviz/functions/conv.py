@@ -23,6 +23,20 @@ def _tuple(v, nd, name="value"):
     return v
 
 
+def _check_geometry(groups, stride, padding, output_padding, dilation) -> None:
+    """torch's checks of a convolution's groups, strides, paddings and dilations, in its order."""
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(p < 0 for p in output_padding):
+        raise RuntimeError("negative output_padding is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError("dilation should be greater than zero")
+
+
 def _check_weight_dims(input, weight, stride):
     """torch reads the convolution's dims off the weight: a weight of other dims fails its check of the
     stride (a 1-d stride broadcasts, and the input's dims fail instead)."""
@@ -42,14 +56,7 @@ def _check_conv(input, weight, bias, nd, stride, padding, dilation, groups):
         raise RuntimeError(f"Input type ({_cname(input)}) and weight type ({_cname(weight)}) should be the same")
     if bias is not None and bias.dtype is not weight.dtype:
         raise RuntimeError(f"Input type ({_cname(input)}) and bias type ({_cname(bias)}) should be the same")
-    if groups <= 0:
-        raise RuntimeError("non-positive groups is not supported")
-    if any(s <= 0 for s in stride):
-        raise RuntimeError("non-positive stride is not supported")
-    if any(p < 0 for p in padding):
-        raise RuntimeError("negative padding is not supported")
-    if any(d <= 0 for d in dilation):
-        raise RuntimeError("dilation should be greater than zero")
+    _check_geometry(groups, stride, padding, (), dilation)
     o, cg = weight.shape[:2]
     if o % groups:
         raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
@@ -130,16 +137,7 @@ def _check_transposed(input, weight, bias, nd, stride, padding, output_padding, 
     if input.dtype is not weight.dtype:
         raise RuntimeError(f"Input type ({input.type()}) and weight type ({weight.type()}) should be the same or "
                            "input should be a MKLDNN tensor and weight is a dense tensor")
-    if groups <= 0:
-        raise RuntimeError("non-positive groups is not supported")
-    if any(s <= 0 for s in stride):
-        raise RuntimeError("non-positive stride is not supported")
-    if any(p < 0 for p in padding):
-        raise RuntimeError("negative padding is not supported")
-    if any(p < 0 for p in output_padding):
-        raise RuntimeError("negative output_padding is not supported")
-    if any(d <= 0 for d in dilation):
-        raise RuntimeError("dilation should be greater than zero")
+    _check_geometry(groups, stride, padding, output_padding, dilation)
     c, og = weight.shape[:2]
     if c % groups:
         raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
