@@ -220,6 +220,7 @@ class InputInfo:
     shape: tuple | None
     leaf: TensorInfo | None = None      # when `source` is a leaf's AccumulateGrad
     constant: Preview | None = None     # a small input that needs no gradient (the 2 in x * 2)
+    name: str = ""                      # the learner's name for an input that needs no gradient (a target)
 
 
 @dataclass

@@ -336,7 +336,7 @@ class Recorder:
                        scope=tuple(info.scope), order=self.orders.get(key, 0), symbols=info.symbols,
                        out_symbol=info.out_symbol, latex=info.latex, vjp_latex=info.vjp_latex,
                        constants=info.constants, attrs=info.attrs, source=info.source,
-                       tensor_name=self.tensor_names.get(key, ""))
+                       tensor_name=self.tensor_names.get(key, ""), in_names=tuple(i.name for i in info.inputs))
             ids[key] = node.id
         for key in ordered:
             info = self.nodes.get(key)

@@ -154,7 +154,10 @@ def describe_node(node: Node, names: dict | None = None, source=None, with_saved
             dims = tuple(node.input_shape(slot))
         except (AttributeError, IndexError, TypeError):
             dims = None
-        inputs.append(edge_info(nxt, nr, dims, names))
+        info = edge_info(nxt, nr, dims, names)
+        if nxt is None and names and slot < len(node.inputs) and not released(node):
+            info.name = str(names.get(id(node.inputs[slot]), ""))   # a target, a mask: no edge, but a name
+        inputs.append(info)
     inputs = tuple(inputs)
     return NodeInfo(
         key=node.id, name=op.torch_name, formula=op.formula, vjp_formulas=tuple(op.vjp_formulas),
