@@ -51,6 +51,12 @@ KNOWN: dict[str, tuple] = {
         lambda s, e: s.args[9] > 0 and s.kwargs.get("training", True)),
     "nn.functional.pad.circular": ("negative circular padding (cropping) raises",
                                    lambda s, e: min(s.args[0]) < 0),
+    "nn.functional.triplet_margin_with_distance_loss": (
+        "the sample's distance_function is PyTorch's own nn.PairwiseDistance module, which takes torch tensors "
+        "only (tests/nn/test_small_modules.py checks the loss with gradviz's own distance modules)",
+        lambda s, e: isinstance(s.kwargs.get("distance_function"), torch.nn.Module)),
+    "nn.functional.grid_sample": ("mode='bicubic' and 5-D (volumetric) input raise NotImplementedError",
+                                  lambda s, e: isinstance(e, NotImplementedError)),
 }
 
 
@@ -113,6 +119,8 @@ def _convert(obj, leaves, device=None):
         return t
     if isinstance(obj, torch.dtype):
         return getattr(gradviz, str(obj)[6:])
+    if callable(obj) and obj is getattr(torch, getattr(obj, "__name__", ""), None):
+        return getattr(gradviz, obj.__name__)   # a torch function passed as an argument (a distance_function)
     if isinstance(obj, torch.Size):
         return tuple(obj)
     if isinstance(obj, torch.memory_format):
