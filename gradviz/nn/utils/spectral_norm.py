@@ -8,6 +8,7 @@ from ...functions.linalg import dot, mv
 from .. import functional as F
 from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ..parameter import Parameter, UninitializedParameter
+from .weight_norm import remove_reparametrization
 
 
 class SpectralNorm:
@@ -88,9 +89,4 @@ def spectral_norm(module, name: str = "weight", n_power_iterations: int = 1, eps
 
 
 def remove_spectral_norm(module, name: str = "weight"):
-    for k, (hook, _) in module._forward_pre_hooks.items():
-        if isinstance(hook, SpectralNorm) and hook.name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[k]
-            return module
-    raise ValueError(f"spectral_norm of '{name}' not found in {module}")
+    return remove_reparametrization(module, SpectralNorm, name, "spectral_norm")

@@ -53,9 +53,14 @@ def weight_norm(module, name: str = "weight", dim: int = 0):
 
 
 def remove_weight_norm(module, name: str = "weight"):
+    return remove_reparametrization(module, WeightNorm, name, "weight_norm")
+
+
+def remove_reparametrization(module, kind: type, name: str, what: str):
+    """Undo a hook-based reparametrization (weight_norm, spectral_norm) of `module.<name>`."""
     for k, (hook, _) in module._forward_pre_hooks.items():
-        if isinstance(hook, WeightNorm) and hook.name == name:
+        if isinstance(hook, kind) and hook.name == name:
             hook.remove(module)
             del module._forward_pre_hooks[k]
             return module
-    raise ValueError(f"weight_norm of '{name}' not found in {module}")
+    raise ValueError(f"{what} of '{name}' not found in {module}")
