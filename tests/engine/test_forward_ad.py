@@ -3,9 +3,9 @@ central finite differences, the derived rule kinds, the TangentComputed event, a
 torch's API and messages (dual_level, make_dual, unpack_dual)."""
 import numpy as np
 import pytest
+from tests.ops.cases import select
 from tests.support.op_inputs import PAIRS, SHAPES, rng_for, sample
 from tests.support.parity import needs_torch, real_torch
-from tests.ops.test_gradcheck import BINARY_OPS, INDEXING, LINALG, SHAPE_OPS, UNARY_OPS, _reduction_cases
 
 import gradviz as torch
 from gradviz import events
@@ -57,26 +57,28 @@ def _arrays(specs, text):
     return [sample(s, rng) for s in specs]
 
 
+def _on_gradviz(cases):
+    """(fn over gradviz tensors, inputs) params of the finite-difference rows (tests/ops/cases.py)."""
+    return [pytest.param((lambda case: lambda *xs: case.fn(torch, *xs))(case), case.inputs, id=case.name)
+            for case in cases if all(isinstance(s, np.ndarray) or len(s) < 3 or s[2] for s in case.inputs)]
+
+
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
-@pytest.mark.parametrize("fn, domain", [pytest.param(f, d, id=n) for n, f, d in UNARY_OPS])
-def test_unary_jvp(fn, domain, shape):
+@pytest.mark.parametrize("fn, domains", _on_gradviz(select("gradcheck", "unary")))
+def test_unary_jvp(fn, domains, shape):
+    (domain,) = domains
     check_jvp(fn, _arrays([(shape, domain)], f"{domain}{shape}"), str(shape))
 
 
 @pytest.mark.parametrize("shapes", PAIRS[:4] + PAIRS[-3:], ids=str)
-@pytest.mark.parametrize("fn, da, db", [pytest.param(f, a, b, id=n) for n, f, a, b in BINARY_OPS
-                                        if n != "where_fixed_cond"])
-def test_binary_jvp(fn, da, db, shapes):
-    sa, sb = shapes
+@pytest.mark.parametrize("fn, domains", _on_gradviz([c for c in select("gradcheck", "binary")
+                                                     if c.name != "where_fixed_cond"]))
+def test_binary_jvp(fn, domains, shapes):
+    (sa, sb), (da, db) = shapes, domains
     check_jvp(fn, _arrays([(sa, da), (sb, db)], f"{sa}{sb}"), str(shapes))
 
 
-def _table(cases):
-    return [pytest.param(fn, specs, id=name) for name, fn, specs in cases
-            if all(isinstance(s, np.ndarray) or len(s) < 3 or s[2] for s in specs)]
-
-
-@pytest.mark.parametrize("fn, specs", _table(_reduction_cases() + LINALG + SHAPE_OPS + INDEXING))
+@pytest.mark.parametrize("fn, specs", _on_gradviz(select("gradcheck", "reduction", "linalg", "shape", "indexing")))
 def test_table_jvp(fn, specs):
     check_jvp(fn, _arrays(specs, str(specs)), str(specs))
 

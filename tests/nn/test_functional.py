@@ -1,8 +1,7 @@
 """gradviz.nn against finite differences and against torch.nn.
 
-Functional layer: each new differentiable function passes gradcheck in float64, and runs
-the same program in both libraries from the same inputs: values, every leaf's .grad and
-the grad_fn graph (names and edges) where PyTorch records one node. Modules: weights are
+Functional layer: the rows of group "nn" in tests/ops/cases.py run under gradcheck in float64
+and against PyTorch with every other row; here, their second derivatives. Modules: weights are
 copied from a torch module into the gradviz one, then outputs, input and parameter
 gradients, grad_fn names and running statistics are compared. Also nn.init's statistics
 and the containers' parameters and diagram scopes.
@@ -11,115 +10,14 @@ import math
 
 import numpy as np
 import pytest
+from tests.ops.cases import PROBS as P, XK as X, YK as Y, find
 from tests.support.op_inputs import graph_of
-from tests.support.parity import assert_program_matches_torch, case_ids, gradviz_output, leaf, needs_torch, real_torch as torch, torch_output
+from tests.support.parity import gradviz_output, leaf, needs_torch, real_torch as torch, torch_output
 
 import gradviz
 import gradviz.nn as nn
 import gradviz.nn.functional as F
 from gradviz.autograd import gradcheck
-
-
-def away_from(points, shape, seed):
-    """Samples in [−4, 4] kept 0.05 away from the kinks of piecewise functions."""
-    x = np.random.default_rng(seed).uniform(-4, 4, shape)
-    for p in points:
-        near = np.abs(x - p) < 0.05
-        x[near] += 0.1
-    return x
-
-
-X = away_from((-3, -1, 0, 1, 3, 6), (3, 4), 1)
-Y = away_from((), (3, 4), 2)
-P = np.random.default_rng(3).uniform(0.05, 1, (3, 4))   # probabilities / positive targets
-Q = np.random.default_rng(4).uniform(0.05, 0.95, (3, 4))   # probabilities inside (0, 1), away from BCE's clamp
-
-# name, program over (module t, functional Ft, *inputs), inputs, one node in torch
-CASES = [
-    ("relu6", lambda t, Ft, x: Ft.relu6(x * 2), [X], False),
-    ("hardtanh", lambda t, Ft, x: Ft.hardtanh(x), [X], True),
-    ("hardtanh_range", lambda t, Ft, x: Ft.hardtanh(x, -2.0, 0.5), [X], True),
-    ("elu", lambda t, Ft, x: Ft.elu(x), [X], True),
-    ("elu_alpha", lambda t, Ft, x: Ft.elu(x, 0.5), [X], True),
-    ("selu", lambda t, Ft, x: Ft.selu(x), [X], True),
-    ("silu", lambda t, Ft, x: Ft.silu(x), [X], True),
-    ("mish", lambda t, Ft, x: Ft.mish(x), [X], True),
-    ("softsign", lambda t, Ft, x: Ft.softsign(x), [X], False),
-    ("hardsigmoid", lambda t, Ft, x: Ft.hardsigmoid(x), [X], True),
-    ("hardswish", lambda t, Ft, x: Ft.hardswish(x), [X], True),
-    ("logsigmoid", lambda t, Ft, x: Ft.logsigmoid(x), [X], True),
-    ("softmin", lambda t, Ft, x: Ft.softmin(x, 1), [X], False),
-    ("normalize", lambda t, Ft, x: Ft.normalize(x), [X], False),
-    ("normalize_dim0_p1", lambda t, Ft, x: Ft.normalize(x, 1.0, 0), [X], False),
-    ("l1_loss", lambda t, Ft, x, y: Ft.l1_loss(x, y), [X, Y], False),
-    ("l1_loss_none", lambda t, Ft, x, y: Ft.l1_loss(x, y, reduction="none"), [X, Y], False),
-    ("smooth_l1_loss", lambda t, Ft, x, y: Ft.smooth_l1_loss(x, y), [X, Y], True),
-    ("smooth_l1_loss_beta", lambda t, Ft, x, y: Ft.smooth_l1_loss(x, y, reduction="sum", beta=2.5), [X, Y], True),
-    ("smooth_l1_loss_none", lambda t, Ft, x, y: Ft.smooth_l1_loss(x, y, reduction="none", beta=0.5), [X, Y], True),
-    ("huber_loss", lambda t, Ft, x, y: Ft.huber_loss(x, y), [X, Y], True),
-    ("huber_loss_delta", lambda t, Ft, x, y: Ft.huber_loss(x, y, reduction="none", delta=2.0), [X, Y], True),
-    ("bce_with_logits", lambda t, Ft, x, y: Ft.binary_cross_entropy_with_logits(x, y), [X, P], True),
-    ("bce_with_logits_none", lambda t, Ft, x, y: Ft.binary_cross_entropy_with_logits(x, y, reduction="none"),
-     [X * 10, P], True),
-    ("bce_with_logits_weights", lambda t, Ft, x, y: Ft.binary_cross_entropy_with_logits(
-        x, y, weight=t.tensor([1.0, 2.0, 0.5, 3.0], dtype=t.float64),
-        pos_weight=t.tensor([0.5, 1.0, 2.0, 4.0], dtype=t.float64), reduction="sum"), [X, P], True),
-    ("bce", lambda t, Ft, p, y: Ft.binary_cross_entropy(p, y), [Q, P], True),
-    ("bce_sum", lambda t, Ft, p, y: Ft.binary_cross_entropy(p, y, reduction="sum"), [Q, P], True),
-    ("bce_weight_none", lambda t, Ft, p, y: Ft.binary_cross_entropy(
-        p, y, weight=t.tensor([1.0, 2.0, 0.5, 3.0], dtype=t.float64), reduction="none"), [Q, P], True),
-    ("kl_div", lambda t, Ft, x, y: Ft.kl_div(Ft.log_softmax(x, 1), y, reduction="batchmean"), [X, P], False),
-    ("kl_div_sum", lambda t, Ft, x, y: Ft.kl_div(x, y, reduction="sum"), [X, P], False),
-    ("kl_div_log_target", lambda t, Ft, x, y: Ft.kl_div(x, y, reduction="none", log_target=True), [X, Y], False),
-    ("cosine_similarity", lambda t, Ft, x, y: Ft.cosine_similarity(x, y), [X, Y], False),
-    ("cosine_similarity_dim0", lambda t, Ft, x, y: Ft.cosine_similarity(x, y, dim=0), [X, Y], False),
-    ("pairwise_distance", lambda t, Ft, x, y: Ft.pairwise_distance(x, y), [X, Y], False),
-    ("pairwise_distance_p1", lambda t, Ft, x, y: Ft.pairwise_distance(x, y, p=1.0, keepdim=True), [X, Y], False),
-    ("layer_norm", lambda t, Ft, x: Ft.layer_norm(x, (4,)), [X], True),
-    ("layer_norm_2d", lambda t, Ft, x: Ft.layer_norm(x, (3, 4), eps=1e-3), [X], True),
-    ("layer_norm_affine", lambda t, Ft, x, w, b: Ft.layer_norm(x, (4,), w, b), [X, Y[0], Y[1]], True),
-    ("layer_norm_weight_only", lambda t, Ft, x, w: Ft.layer_norm(x, [4], w), [X, Y[0]], True),
-    ("batch_norm_train", lambda t, Ft, x, w, b: Ft.batch_norm(x, None, None, w, b, training=True),
-     [X, Y[0], Y[1]], True),
-    ("batch_norm_3d", lambda t, Ft, x: Ft.batch_norm(x, None, None, training=True), [X.reshape(2, 3, 2)], True),
-    ("batch_norm_eval", lambda t, Ft, x, w, b: Ft.batch_norm(x, t.tensor(Y[2], dtype=t.float64),
-                                                             t.tensor(P[0], dtype=t.float64), w, b),
-     [X, Y[0], Y[1]], True),
-    ("embedding", lambda t, Ft, w: Ft.embedding(t.tensor([[0, 2, 2], [1, 0, 2]]), w), [X], True),
-    ("embedding_padding", lambda t, Ft, w: Ft.embedding(t.tensor([0, 2, 2, 1]), w, padding_idx=2), [X], True),
-    ("embedding_bag_mean", lambda t, Ft, w: Ft.embedding_bag(t.tensor([0, 2, 1, 2, 0]), w, t.tensor([0, 2, 2])),
-     [X], True),
-    ("embedding_bag_sum_weights", lambda t, Ft, w, s: Ft.embedding_bag(t.tensor([[0, 2], [1, 1]]), w, mode="sum",
-                                                                       per_sample_weights=s), [X, P[0].reshape(2, 2)],
-     True),
-    ("embedding_bag_max", lambda t, Ft, w: Ft.embedding_bag(t.tensor([0, 2, 1, 2, 0, 1]), w, t.tensor([0, 3, 4, 6]),
-                                                            mode="max", include_last_offset=True), [X], True),
-    ("embedding_bag_padding", lambda t, Ft, w: Ft.embedding_bag(t.tensor([[0, 2, 1], [2, 2, 2]]), w, padding_idx=2),
-     [X], True),
-    ("pad", lambda t, Ft, x: Ft.pad(x, (1, 2)), [X], True),
-    ("pad_value_2d", lambda t, Ft, x: Ft.pad(x, (0, 1, 2, 1), value=3.5), [X], True),
-    ("pad_negative", lambda t, Ft, x: Ft.pad(x, (-1, 2, 1, -1)), [X], True),
-]
-
-
-# padding_idx's row gets no gradient by definition, so finite differences do not apply to it
-DIFFERENTIABLE = [c for c in CASES if c[0] != "embedding_padding"]
-
-
-@pytest.mark.parametrize("name,prog,arrays,single", DIFFERENTIABLE, ids=case_ids(DIFFERENTIABLE))
-def test_gradcheck(name, prog, arrays, single):
-    xs = tuple(leaf(gradviz, a) for a in arrays)
-    out = prog(gradviz, F, *xs)
-    assert out.grad_fn is not None and out.dtype == gradviz.float64
-    assert gradcheck(lambda *a: prog(gradviz, F, *a), xs)
-
-
-@needs_torch
-@pytest.mark.parametrize("name,prog,arrays,single", CASES, ids=case_ids(CASES))
-def test_torch_parity(name, prog, arrays, single):
-    # one node in torch: the whole graph, edges and all, is the same; otherwise the output's node
-    assert_program_matches_torch(prog, arrays, graph="whole" if single else "root")
-
 
 SECOND_ORDER = ["elu", "selu", "silu", "mish", "logsigmoid", "hardswish", "layer_norm", "layer_norm_affine",
                 "batch_norm_train", "smooth_l1_loss", "huber_loss", "bce_with_logits", "bce_with_logits_weights", "normalize", "cosine_similarity",
@@ -129,14 +27,15 @@ SECOND_ORDER = ["elu", "selu", "silu", "mish", "logsigmoid", "hardswish", "layer
 @pytest.mark.parametrize("name", SECOND_ORDER)
 def test_second_order(name):
     """The VJPs run on Tensors too (create_graph=True): the gradient's gradient matches finite differences."""
-    _, prog, arrays, _ = next(c for c in CASES if c[0] == name)
-    seed = gradviz.tensor(np.random.default_rng(5).standard_normal(prog(gradviz, F, *[leaf(gradviz, a) for a in
-                                                                                     arrays]).shape),
+    case = find(name, "nn")
+    prog, arrays = case.fn, case.inputs
+    seed = gradviz.tensor(np.random.default_rng(5).standard_normal(prog(gradviz, *[leaf(gradviz, a) for a in
+                                                                                  arrays]).shape),
                           dtype=gradviz.float64)
 
     def first_grad(*xs):
         with gradviz.enable_grad():   # gradcheck takes its finite differences under no_grad
-            out = prog(gradviz, F, *xs)
+            out = prog(gradviz, *xs)
             return gradviz.autograd.grad(out, xs, seed, create_graph=True)[0]
 
     xs = tuple(leaf(gradviz, a) for a in arrays)

@@ -1,92 +1,31 @@
 """Norms, attention, recurrent cells and layers, and the layer modules against torch.
 
-Functionals: gradcheck in float64 and torch parity (values, gradients, the grad_fn graph).
+Functionals: their rows (group "nn" of tests/ops/cases.py) run under gradcheck in float64 and
+against PyTorch with every other row; here, their second derivatives.
 Modules: built in both libraries, torch's weights copied into gradviz's, then outputs,
 input and parameter gradients, buffers and reprs compared.
 """
 import numpy as np
 import pytest
-from tests.support.parity import assert_program_matches_torch, case_ids, leaf, needs_torch, real_torch as torch
+from tests.ops.cases import H3, MASK4, QS, X4, XI, XL, find
+from tests.support.parity import case_ids, leaf, needs_torch, real_torch as torch
 
 import gradviz
 import gradviz.nn as nn
 import gradviz.nn.functional as F
 from gradviz.autograd import gradcheck
 
-RNG = np.random.default_rng(21)
-X4 = RNG.standard_normal((2, 4, 3, 3))
-C4, C4B = RNG.standard_normal(4), RNG.standard_normal(4)
-XL = RNG.standard_normal((2, 3, 4))
-Q, K, V = RNG.standard_normal((2, 2, 3, 4)), RNG.standard_normal((2, 2, 5, 4)), RNG.standard_normal((2, 2, 5, 3))
-QS = RNG.standard_normal((2, 2, 4, 4))
-FLOAT_MASK = RNG.standard_normal((3, 5))
-MASK4 = np.tril(np.ones((4, 4), dtype=bool)) | np.eye(4, k=2, dtype=bool)
-BOOL_MASK = np.array([[1, 0, 1, 1, 0], [1, 1, 0, 1, 1], [0, 1, 1, 1, 1]], dtype=bool)
-XI, H3 = RNG.standard_normal((2, 3)), RNG.standard_normal((2, 4))
-W_IH = {g: RNG.standard_normal((g * 4, 3)) * 0.5 for g in (1, 3, 4)}
-W_HH = {g: RNG.standard_normal((g * 4, 4)) * 0.5 for g in (1, 3, 4)}
-B_IH = {g: RNG.standard_normal(g * 4) * 0.5 for g in (1, 3, 4)}
-B_HH = {g: RNG.standard_normal(g * 4) * 0.5 for g in (1, 3, 4)}
-
-
-def _const(t, a):
-    return t.tensor(a)
-
-
-# (name, program, inputs, graph compared edge by edge)
-CASES = [
-    ("group_norm", lambda t, Ft, x: Ft.group_norm(x, 2), [X4], True),
-    ("group_norm_affine", lambda t, Ft, x, w, b: Ft.group_norm(x, 4, w, b, eps=1e-3), [X4, C4, C4B], True),
-    ("group_norm_one_group", lambda t, Ft, x, w, b: Ft.group_norm(x, 1, w, b), [X4, C4, C4B], True),
-    ("instance_norm", lambda t, Ft, x: Ft.instance_norm(x), [X4], True),
-    ("instance_norm_affine", lambda t, Ft, x, w, b: Ft.instance_norm(x, weight=w, bias=b), [X4, C4, C4B], True),
-    ("rms_norm", lambda t, Ft, x: Ft.rms_norm(x, (4,)), [XL], True),
-    ("rms_norm_weight_2d", lambda t, Ft, x, w: Ft.rms_norm(x, (3, 4), w, eps=1e-4), [XL, XL[0]], True),
-    ("layer_norm_2d_affine", lambda t, Ft, x, w, b: Ft.layer_norm(x, (3, 4), w, b), [XL, XL[0], XL[1]], True),
-    ("sdpa", lambda t, Ft, q, k, v: Ft.scaled_dot_product_attention(q, k, v), [Q, K, V], True),
-    ("sdpa_causal", lambda t, Ft, q, k, v: Ft.scaled_dot_product_attention(q, k, v, is_causal=True),
-     [QS, QS * 0.5, QS[..., :3]], True),
-    ("sdpa_bool_mask", lambda t, Ft, q, k, v: Ft.scaled_dot_product_attention(q, k, v, _const(t, BOOL_MASK)),
-     [Q, K, V], True),
-    ("sdpa_float_mask_scale", lambda t, Ft, q, k, v: Ft.scaled_dot_product_attention(
-        q, k, v, _const(t, FLOAT_MASK), scale=0.3), [Q, K, V], True),
-    ("rnn_tanh_cell", lambda t, Ft, x, h, wi, wh, bi, bh: torch_cell(t, "rnn_tanh_cell")(x, h, wi, wh, bi, bh),
-     [XI, H3, W_IH[1], W_HH[1], B_IH[1], B_HH[1]], True),
-    ("gru_cell", lambda t, Ft, x, h, wi, wh, bi, bh: torch_cell(t, "gru_cell")(x, h, wi, wh, bi, bh),
-     [XI, H3, W_IH[3], W_HH[3], B_IH[3], B_HH[3]], True),
-    ("lstm_cell", lambda t, Ft, x, h, c, wi, wh, bi, bh: torch_cell(t, "lstm_cell")(x, (h, c), wi, wh, bi, bh)[0] *
-     torch_cell(t, "lstm_cell")(x, (h, c), wi, wh, bi, bh)[1], [XI, H3, H3 * 0.5, W_IH[4], W_HH[4], B_IH[4],
-                                                                B_HH[4]], True),
-]
-
-
-def torch_cell(t, name):
-    """The cell functions live in torch (as torch.rnn_tanh_cell, ...) and in gradviz.nn.functional."""
-    return getattr(t, name) if t is torch else getattr(F, name)
-
-
-@pytest.mark.parametrize("name,prog,arrays,single", CASES, ids=case_ids(CASES))
-def test_gradcheck(name, prog, arrays, single):
-    xs = tuple(leaf(gradviz, a) for a in arrays)
-    assert prog(gradviz, F, *xs).grad_fn is not None
-    assert gradcheck(lambda *a: prog(gradviz, F, *a), xs)
-
-
-@needs_torch
-@pytest.mark.parametrize("name,prog,arrays,single", CASES, ids=case_ids(CASES))
-def test_torch_parity(name, prog, arrays, single):
-    assert_program_matches_torch(prog, arrays)
-
 
 @pytest.mark.parametrize("name", ["group_norm_affine", "sdpa_causal", "sdpa_bool_mask"])
 def test_second_order(name):
-    _, prog, arrays, _ = next(c for c in CASES if c[0] == name)
+    case = find(name, "nn")
+    prog, arrays = case.fn, case.inputs
     xs = tuple(leaf(gradviz, a) for a in arrays)
-    seed = leaf(gradviz, np.random.default_rng(5).standard_normal(tuple(prog(gradviz, F, *xs).shape)))
+    seed = leaf(gradviz, np.random.default_rng(5).standard_normal(tuple(prog(gradviz, *xs).shape)))
 
     def first_grads(*a):
         with gradviz.enable_grad():   # gradcheck takes its finite differences under no_grad
-            grads = gradviz.autograd.grad(prog(gradviz, F, *a[:-1]), a[:-1], a[-1], create_graph=True)
+            grads = gradviz.autograd.grad(prog(gradviz, *a[:-1]), a[:-1], a[-1], create_graph=True)
             return sum((g * g).sum() for g in grads)
     assert first_grads(*xs, seed).requires_grad
     assert gradcheck(first_grads, xs + (seed,))

@@ -1,8 +1,8 @@
 """An op is declared once: a record with its exposure, in a module of its own, is all it takes for the
-op to be gradviz.NAME (with out=), Tensor.NAME, a row of docs/ops.md and a case of the gradcheck table."""
+op to be gradviz.NAME (with out=), Tensor.NAME, a row of docs/ops.md and, with its one row in
+tests/ops/cases.py, a case of the gradcheck table."""
 import importlib
 import sys
-import types
 
 import numpy as np
 
@@ -10,6 +10,7 @@ import gradviz
 from gradviz import reference
 from gradviz.functions import declared
 from gradviz.ops import registry
+from tests.ops.cases import section
 from tests.ops.test_registry import _differentiable, _reached
 
 SOURCE = '''
@@ -43,10 +44,10 @@ def test_a_record_with_its_exposure_is_everywhere(tmp_path, monkeypatch):
         assert "| `CUBE_IT` | CubeItBackward0 | c = a³ | self: 3 ḡ a² | `Tensor.cube_it`, `gradviz.cube_it` |" \
             in reference.markdown()
 
-        cases = types.ModuleType("throwaway_cases")   # the one test row an op adds
-        cases.CASES = [("cube_it", lambda t: gradviz.cube_it(t), [V])]
+        # the one test row an op adds to tests/ops/cases.py, which the registry's coverage check reads
+        rows = section("function", ("gradcheck", "parity"), [("cube_it", lambda t, x: t.cube_it(x), [V])])
         assert "throwaway_ops.CUBE_IT" in _differentiable()
-        assert id(module.CUBE_IT) in _reached(cases)
+        assert rows[0].runs("gradcheck") and id(module.CUBE_IT) in _reached(rows)
         assert gradviz.autograd.gradcheck(gradviz.cube_it, (gradviz.tensor(V, requires_grad=True),))
         assert gradviz.autograd.forward_ad.rule_kind(module.CUBE_IT) == "pointwise"
     finally:

@@ -1,114 +1,11 @@
 """The ops gradviz serves from torch's own op table (tests/ops/test_opinfo.py runs torch's samples
-through them): one row each here, checked against finite differences and against PyTorch
-(values, gradients and the grad_fn's name). tests/ops/test_registry.py reads ROWS to know that
-every record has both cases."""
+through them), where no gradient is involved: errors in torch's words, predicates and logic, the
+indices of running extremes, composed losses and triangle indices. Their rows of gradients live in
+tests/ops/cases.py (group "function")."""
 import numpy as np
 import pytest
 
 import gradviz
-
-V = np.array([[0.3, 1.6, -0.7, 2.2], [-1.4, 0.45, 3.1, -2.6]])   # away from integers and from ties
-W = np.array([[1.5, -0.7, 2.5, 1.2], [0.65, 1.9, -1.1, 0.6]])
-P = np.array([[0.35, 1.6, 0.7, 2.2], [1.4, 0.45, 3.1, 2.6]])       # positive
-U = np.array([[0.3, -0.6, 0.1, 0.8], [-0.45, 0.25, -0.9, 0.55]])  # inside (-1, 1)
-BIG = P + 1.2                                                       # above 1 (acosh) and above 2 (mvlgamma)
-S = np.array([[2.0, 0.3, -0.5], [0.4, 1.5, 0.2], [-0.3, 0.6, 1.8]])  # well-conditioned square matrices
-R = np.array([[0.7, -1.2, 0.4], [1.1, 0.2, -0.8], [0.5, 0.9, 1.3]])
-
-ROWS = [
-    ("acosh", lambda t, x: t.acosh(x), [BIG]),
-    ("asinh", lambda t, x: t.asinh(x), [V]),
-    ("atanh", lambda t, x: t.atanh(x), [U]),
-    ("erfc", lambda t, x: t.erfc(x), [V]),
-    ("erfinv", lambda t, x: t.erfinv(x), [U]),
-    ("lgamma", lambda t, x: t.lgamma(x), [V]),
-    ("digamma", lambda t, x: t.digamma(x), [V]),
-    ("polygamma", lambda t, x: t.polygamma(2, x), [V]),
-    ("mvlgamma", lambda t, x: t.mvlgamma(x, 3), [BIG]),
-    ("deg2rad", lambda t, x: t.deg2rad(x), [V]),
-    ("rad2deg", lambda t, x: t.rad2deg(x), [V]),
-    ("frac", lambda t, x: t.frac(x), [V]),
-    ("sinc", lambda t, x: t.sinc(x), [V]),
-    ("clamp_max", lambda t, x: t.clamp_max(x, 0.5), [V]),
-    ("clamp_min", lambda t, x: t.clamp_min(x, 0.5), [V]),
-    ("clamp_max_tensor", lambda t, x, y: t.clamp_max(x, y), [V, W]),
-    ("clamp_min_tensor", lambda t, x, y: t.clamp_min(x, y), [V, W]),
-    ("xlogy", lambda t, x, y: t.xlogy(x, y), [V, P]),
-    ("xlogy_scalar_self", lambda t, y: t.xlogy(2.5, y), [P]),
-    ("xlogy_scalar_other", lambda t, x: t.xlogy(x, 2.5), [V]),
-    ("logaddexp", lambda t, x, y: t.logaddexp(x, y), [V, W]),
-    ("logaddexp2", lambda t, x, y: t.logaddexp2(x, y[:1]), [V, W]),
-    ("copysign", lambda t, x, y: t.copysign(x, y), [V, W]),
-    ("copysign_scalar", lambda t, x: t.copysign(x, -1.5), [V]),
-    ("fmax", lambda t, x, y: t.fmax(x, y), [V, W]),
-    ("fmin", lambda t, x, y: t.fmin(x, y), [V, W]),
-    ("ldexp", lambda t, x, y: t.ldexp(x, y), [V, W]),
-    ("rot90", lambda t, x: t.rot90(x, 3, (1, 0)), [V]),
-    ("block_diag", lambda t, x, y: t.block_diag(x, y[0], y[1, 0]), [V, W]),
-    ("take", lambda t, x: t.take(x, t.tensor([[0, 5], [5, -1]])), [V]),
-    ("select_scatter", lambda t, x, y: t.select_scatter(x, y[0], 0, 1), [V, W]),
-    ("slice_scatter", lambda t, x, y: t.slice_scatter(x, y[:, :2], 1, 1, 4, 2), [V, W]),
-    ("diagonal_scatter", lambda t, x, y: t.diagonal_scatter(x, y[0, :2], 1), [V, W]),
-    ("repeat_interleave", lambda t, x: t.repeat_interleave(x, t.tensor([2, 0, 1, 3]), dim=1), [V]),
-    ("tensor_split", lambda t, x: t.tensor_split(x, 3, 1)[1] * t.hsplit(x, [1, 3])[2].sum(), [V]),
-    ("hardshrink", lambda t, x: t.nn.functional.hardshrink(x, 0.5), [V]),
-    ("softshrink", lambda t, x: t.nn.functional.softshrink(x, 0.5), [V]),
-    ("threshold", lambda t, x: t.nn.functional.threshold(x, 0.4, -2.0), [V]),
-    ("glu", lambda t, x: t.nn.functional.glu(x, 1), [V]),
-    ("prelu", lambda t, x, w: t.nn.functional.prelu(x.reshape(1, 2, 4), w[:, 0] * 0.3), [V, W]),
-    ("pdist", lambda t, x: t.nn.functional.pdist(x.reshape(4, 2), 3.0), [V]),
-    ("soft_margin_loss", lambda t, x, y: t.nn.functional.soft_margin_loss(x, y.detach().sign()), [V, W]),
-    ("nansum", lambda t, x: t.nansum(x, 1), [V]),
-    ("cummax", lambda t, x: t.cummax(x, 1)[0], [V]),
-    ("cummin", lambda t, x: t.cummin(x, 0)[0], [V]),
-    ("kthvalue", lambda t, x: t.kthvalue(x, 3, 1)[0], [V]),
-    ("det", lambda t, a: t.linalg.det(a), [S]),
-    ("slogdet", lambda t, a: t.linalg.slogdet(a)[1], [S]),
-    ("inv", lambda t, a: t.linalg.inv(a), [S]),
-    ("solve", lambda t, a, b: t.linalg.solve(a, b), [S, R]),
-    ("cholesky", lambda t, a: t.linalg.cholesky(a @ a.mT + t.eye(3, dtype=t.float64), upper=True), [S]),
-    ("cholesky_legacy", lambda t, a: t.cholesky(a @ a.mT + t.eye(3, dtype=t.float64)), [S]),
-    ("svdvals", lambda t, a: t.linalg.svdvals(a), [V]),
-    ("eigvalsh", lambda t, a: t.linalg.eigvalsh(a + a.mT), [S]),
-    ("cross", lambda t, a, b: t.linalg.cross(a, b, dim=0), [S, R]),
-    ("addr", lambda t, m, u, v: t.addr(m, u[0], v[1], beta=0.5, alpha=2.0), [S, R, S]),
-    ("addbmm", lambda t, m, a, b: t.addbmm(m, a.reshape(2, 2, 2), b.reshape(2, 2, 2), beta=2.0, alpha=0.5),
-     [S[:2, :2], V, W]),
-    ("cdist", lambda t, a, b: t.cdist(a.reshape(4, 2), b.reshape(4, 2), 1.5), [V, W]),
-    ("stacks", lambda t, x, y: t.dstack([x, y]).sum(2) + t.vstack([x[0], y[1]])
-     * t.column_stack([x[:, 0], y[:, 1]]).sum(), [V, W]),
-]
-
-
-@pytest.mark.parametrize("name, prog, arrays", ROWS, ids=[row[0] for row in ROWS])
-def test_gradcheck(name, prog, arrays):
-    xs = tuple(gradviz.tensor(a, dtype=gradviz.float64, requires_grad=True) for a in arrays)
-    assert gradviz.autograd.gradcheck(lambda *a: prog(gradviz, *a), xs, eps=1e-6, atol=1e-5)
-
-
-@pytest.mark.torch
-@pytest.mark.parametrize("name, prog, arrays", ROWS, ids=[row[0] for row in ROWS])
-def test_parity(name, prog, arrays):
-    real = pytest.importorskip("torch")
-    results = []
-    for lib in (gradviz, real):
-        xs = [lib.tensor(a, dtype=lib.float64, requires_grad=True) for a in arrays]
-        out = prog(lib, *xs)
-        outs = [o for o in (out if isinstance(out, (tuple, list)) else [out]) if o.requires_grad]
-        cot = [lib.tensor(np.cos(np.arange(o.numel()) + 0.5).reshape(tuple(o.shape))) for o in outs]
-        grads = lib.autograd.grad(outs, xs, cot, allow_unused=True)
-        results.append(([o.detach().numpy() for o in outs], [None if g is None else g.numpy() for g in grads],
-                        [type(o.grad_fn).__name__ for o in outs]))
-    (ours, our_grads, our_names), (theirs, their_grads, their_names) = results
-    for a, b in zip(ours, theirs):
-        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
-    for a, b in zip(our_grads, their_grads):
-        if a is None or b is None:
-            assert a is None or not a.any()
-            assert b is None or not b.any()
-            continue
-        np.testing.assert_allclose(a, b, rtol=1e-8, atol=1e-12)
-    assert our_names == their_names
 
 
 def test_torch_error_words():

@@ -1,76 +1,12 @@
 """What sorting finds: unique / unique_consecutive, argwhere, searchsorted / bucketize, quantile /
 nanquantile, diff, cartesian_prod, combinations, and torch.testing.assert_close.
 
-ROWS are the differentiable ones, checked against finite differences and against PyTorch (values,
-gradients, the grad_fn's name); tests/ops/test_registry.py reads them too. SNIPPETS run on gradviz
-and on PyTorch and must end alike (values, dtypes, shapes, or the error's type and message)."""
-import numpy as np
+SNIPPETS run on gradviz and on PyTorch and must end alike (values, dtypes, shapes, or the error's type
+and message). The differentiable ones have their rows in tests/ops/cases.py (group "sorting")."""
 import pytest
 from tests.support.bad_inputs import outcome
 
 import gradviz
-
-V = np.array([[0.3, 1.6, -0.7, 2.2, 0.9], [-1.4, 0.45, 3.1, -2.6, 1.25]])   # no ties
-W = np.array([[1.5, -0.7, 2.5, 1.2, 0.35], [0.65, 1.9, -1.1, 0.6, 2.75]])
-GAPS = np.array([[False, True, False, False, True], [False, False, False, True, False]])   # NaN there
-
-ROWS = [
-    ("quantile", lambda t, x: t.quantile(x, 0.3), [V]),
-    ("quantile_dim", lambda t, x: t.quantile(x, 0.65, dim=1, keepdim=True), [V]),
-    ("quantile_q_tensor", lambda t, x: t.quantile(x, t.tensor([0.1, 0.5, 0.95], dtype=x.dtype), dim=0), [V]),
-    ("quantile_q_grad", lambda t, x, y: t.quantile(x, y[0, :3] * 0.1 + 0.45, dim=1), [V, W]),
-    ("quantile_midpoint", lambda t, x: t.quantile(x, 0.3, dim=1, interpolation="midpoint"), [V]),
-    ("quantile_lower", lambda t, x: x.quantile(0.3, dim=0, interpolation="lower"), [V]),
-    ("quantile_higher", lambda t, x: t.quantile(x, 0.3, interpolation="higher", keepdim=True), [V]),
-    ("quantile_nearest", lambda t, x: t.quantile(x, t.tensor([0.2, 0.8], dtype=x.dtype), 1,
-                                                 interpolation="nearest"), [V]),
-    ("nanquantile", lambda t, x: t.nanquantile(x.masked_fill(t.tensor(GAPS), float("nan")), 0.4, dim=1), [V]),
-    ("nanquantile_q_grad", lambda t, x, y: x.nanquantile(y[1, :2] * 0.1 + 0.45, dim=0), [V, W]),
-    ("diff", lambda t, x: t.diff(x, n=2, dim=1, prepend=x[:, :1] * 2.0), [V]),
-    ("diff_append", lambda t, x, y: t.diff(x, dim=0, append=y), [V, W]),
-    ("cartesian_prod", lambda t, x, y: t.cartesian_prod(x[0, :3], y[1, :2], x[1, 3:]), [V, W]),
-    ("combinations", lambda t, x: t.combinations(x[0], 3), [V]),
-    ("combinations_replacement", lambda t, x: t.combinations(x[1, :3], 2, with_replacement=True), [V]),
-]
-
-
-@pytest.mark.parametrize("name, prog, arrays", ROWS, ids=[row[0] for row in ROWS])
-def test_gradcheck(name, prog, arrays):
-    xs = tuple(gradviz.tensor(a, dtype=gradviz.float64, requires_grad=True) for a in arrays)
-    assert gradviz.autograd.gradcheck(lambda *a: prog(gradviz, *a), xs, eps=1e-6, atol=1e-5)
-
-
-@pytest.mark.torch
-@pytest.mark.parametrize("name, prog, arrays", ROWS, ids=[row[0] for row in ROWS])
-@pytest.mark.parametrize("dtype", ["float64", "float32"])
-def test_parity(name, prog, arrays, dtype):
-    real = pytest.importorskip("torch")
-    results = []
-    for lib in (gradviz, real):
-        xs = [lib.tensor(a, dtype=getattr(lib, dtype), requires_grad=True) for a in arrays]
-        out = prog(lib, *xs)
-        cot = lib.tensor(np.cos(np.arange(out.numel()) + 0.5).reshape(tuple(out.shape)), dtype=out.dtype)
-        grads = lib.autograd.grad(out, xs, cot, allow_unused=True)
-        results.append((out.detach().numpy(), [None if g is None else g.numpy() for g in grads],
-                        type(out.grad_fn).__name__, _names(out.grad_fn)))
-    (ours, our_grads, our_name, our_graph), (theirs, their_grads, their_name, their_graph) = results
-    assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
-    np.testing.assert_array_equal(ours, theirs)   # the same arithmetic, so the same bits
-    for a, b in zip(our_grads, their_grads):
-        assert (a is None) == (b is None)
-        if a is not None:
-            np.testing.assert_allclose(a, b, rtol=1e-6 if dtype == "float32" else 1e-12, atol=1e-12)
-    assert our_name == their_name and our_graph == their_graph
-
-
-def _names(node, depth=0) -> list:
-    """The graph under a node as (depth, class name) rows, in next_functions order."""
-    if node is None or depth > 12:
-        return []
-    rows = [(depth, type(node).__name__)]
-    for child, _ in node.next_functions:
-        rows += _names(child, depth + 1)
-    return rows
 
 
 # -- values, dtypes and errors, as PyTorch ends them ------------------------------------------------

@@ -1,22 +1,10 @@
-"""sort, argsort and topk: values are differentiable (a gather along dim), indices are not."""
+"""sort, argsort and topk: values are differentiable (a gather along dim), indices are not. The rows
+of their gradients live in tests/ops/cases.py (group "sorting")."""
 import numpy as np
 import pytest
+from tests.ops.cases import X_SORT as X
 
 import gradviz as torch
-from gradviz.autograd import gradcheck
-
-X = np.array([[0.3, -1.2, 2.5, 0.7], [1.1, 0.2, -0.4, 3.3], [-2.0, 0.9, 0.1, 1.6]])
-
-
-@pytest.mark.parametrize("fn", [
-    lambda x: x.sort(dim=1)[0],
-    lambda x: x.sort(dim=0, descending=True).values,
-    lambda x: torch.sort(x.reshape(-1))[0],
-    lambda x: x.topk(2, dim=1).values,
-    lambda x: torch.topk(x, 1, dim=0, largest=False)[0],
-], ids=["sort-dim1", "sort-dim0-desc", "sort-flat", "topk-dim1", "topk-smallest"])
-def test_gradients_match_finite_differences(fn):
-    assert gradcheck(fn, (torch.tensor(X, requires_grad=True),))
 
 
 def test_indices_and_names():
