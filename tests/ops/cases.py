@@ -1153,6 +1153,9 @@ OP_CASES += section("sorting", ("gradcheck",), [
     ("topk-dim1", lambda t, x: x.topk(2, dim=1).values, [X_SORT]),
     ("topk-smallest", lambda t, x: t.topk(x, 1, dim=0, largest=False)[0], [X_SORT]),
 ])
+OP_CASES += section("sorting", ("parity",), [
+    ("sort_topk", lambda t, x: (x.sort(dim=1, descending=True).values, x.topk(3, dim=0).values), [X_SORT]),
+])
 
 
 # -- convolutions, pools, window views and resampling (a representative set of strides, paddings, ...) --
@@ -1400,6 +1403,27 @@ OP_CASES += section("nn", ("gradcheck", "parity"), [
     ("pad_negative", lambda t, x: F(t).pad(x, (-1, 2, 1, -1)), [XK]),
 ])
 
+
+# losses torch composes from smaller ops: values and gradients against PyTorch
+_LOSS_RNG = np.random.default_rng(3)
+XC, YC, ZC = (_LOSS_RNG.standard_normal((4, 5)) for _ in range(3))
+SIGNS = np.where(_LOSS_RNG.standard_normal(4) > 0, 1.0, -1.0)
+OP_CASES += section("nn", ("parity",), [
+    ("margin_ranking_loss", lambda t, a, b, c: F(t).margin_ranking_loss(a[:, 0], b[:, 0], t.tensor(SIGNS), 0.3),
+     [XC, YC, ZC]),
+    ("hinge_embedding_loss", lambda t, a, b, c: F(t).hinge_embedding_loss(a[:, 0], t.tensor(SIGNS), 0.5),
+     [XC, YC, ZC]),
+    ("poisson_nll_loss", lambda t, a, b, c: F(t).poisson_nll_loss(a, b.abs() * 3, full=True), [XC, YC, ZC]),
+    ("gaussian_nll_loss", lambda t, a, b, c: F(t).gaussian_nll_loss(a, b, c.abs() + 0.1, full=True), [XC, YC, ZC]),
+    ("cosine_embedding_loss", lambda t, a, b, c: F(t).cosine_embedding_loss(a, b, t.tensor(SIGNS), 0.2),
+     [XC, YC, ZC]),
+    ("triplet_margin_loss", lambda t, a, b, c: F(t).triplet_margin_loss(a, b, c, swap=True), [XC, YC, ZC]),
+    ("multilabel_soft_margin_loss", lambda t, a, b, c: F(t).multilabel_soft_margin_loss(a, (b > 0) * 1.0),
+     [XC, YC, ZC]),
+    ("tanhshrink", lambda t, a, b, c: F(t).tanhshrink(a).sum(), [XC, YC, ZC]),
+    ("bilinear", lambda t, a, b, c: F(t).bilinear(a[:, :2], b[:, :3], c[:, :, None].expand(4, 5, 3)[:, :2],
+                                                  c[:, 0]).sum(), [XC, YC, ZC]),
+], graph="none", tol={"float64": dict(rtol=1e-9, atol=1e-12)})
 
 # -- norms, attention and recurrent cells -----------------------------------------------------------------
 LAYER_RNG = np.random.default_rng(21)
