@@ -5,7 +5,7 @@ The checks read it: tests/ops/test_gradcheck.py runs the "gradcheck" and "gradgr
 against finite differences, tests/ops/test_torch_parity.py runs the "parity", "parity_second" and
 "float32" rows against PyTorch through tests/support/parity.py, and tests/ops/test_registry.py
 finds every differentiable record reached by some gradcheck row and some parity row. Adding an
-op: add a row here (to the section of its kind, or to `section("function", ...)` at the end).
+op: add one row here, to the section of its kind (any op fits a `section("function", ...)`).
 
 An input is (shape, domain[, requires_grad]) with a domain of tests/support/op_inputs.py, or a fixed
 array. Rows of the groups "unary" and "binary" give only their domains: the tests run them on every

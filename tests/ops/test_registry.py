@@ -30,8 +30,8 @@ UNREACHABLE = {
 }
 
 
-# records with a gradient test outside any case table, that the generic runner below cannot reach:
-# known gaps, listed so that every other record stays covered (move one to a table to drop it here)
+# records with a gradient test outside the case table, that the generic runner below cannot reach:
+# known gaps, listed so that every other record stays covered (give one a row to drop it here)
 KNOWN_GAPS = {
     "attention.SDPA": "the fused float32 attention record; tests/nn/test_layers.py checks it in float32",
     "pool.ADAPTIVE_AVG_POOL2D_BACKWARD": "a pooling VJP's own record (double backward)",
