@@ -204,6 +204,11 @@ class ForwardAnimation(Animation):
     def fragment(self, page: bool = False) -> str:
         return with_key(super().fragment(page), self.legend)
 
+    def data(self) -> dict:
+        # frame 0 shows the seed tangents, before the first op: the counter calls it "forward 0 of N",
+        # so frame k is "forward k of N" beside the panel's "forward mode k/N"
+        return {**super().data(), "zero": True}
+
     def stepper(self):
         """The notebook Stepper over these frames (needs anywidget): Next, Prev, Play, Reset."""
         from .forward_widget import ForwardStepper

@@ -324,11 +324,13 @@
       slider.max = String(Math.max(n - 1, 0));
       slider.value = String(k);
       // counted by phase, the same in the saved player and the Stepper: "forward 3 of 10", then
-      // "backward 1 of 12"; the Stepper's frame 0 is the moment before backward, "backward 0 of 12"
+      // "backward 1 of 12". With `zero`, frame 0 is the moment before its phase's first step (the
+      // Stepper before backward, forward mode's seed tangents) and counts as 0: "backward 0 of 12"
       var fwd = 0;
       while (fwd < frames.length && frames[fwd].t && frames[fwd].t.indexOf("forward") === 0) fwd++;
-      count.textContent = k < fwd ? "forward " + (k + 1) + " of " + fwd
-                                  : "backward " + (k - fwd + 1 - zero) + " of " + (n - fwd - zero);
+      var allForward = fwd > 0 && fwd === frames.length, zf = fwd > 0 ? zero : 0, zb = zero - zf;
+      count.textContent = k < fwd ? "forward " + (k + 1 - zf) + " of " + ((allForward ? n : fwd) - zf)
+                                  : "backward " + (k - fwd + 1 - zb) + " of " + (n - fwd - zb);
       var atEnd = finished && k >= frames.length - 1;
       nextBtn.disabled = atEnd;
       prevBtn.disabled = k <= 0;
