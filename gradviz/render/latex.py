@@ -54,7 +54,12 @@ def mathml(latex: str, names: tuple = (), display: bool = False) -> str:
         return f'<span class="gv-math-fallback">{esc(latex)}</span>'
     for k, text in enumerate(names):
         out = out.replace(f"<mtext>{_MARK}{k}{_MARK}</mtext>", _identifier(str(text)))
-    return out
+    return _ACCENT_OVER_INDEX.sub(r"<msub><mover\1>\2\4</mover>\3</msub>", out)
+
+
+# An accent over a subscripted name (\dot{t₂}) goes on its letter, as ṫ₂ is written: over the whole
+# msub it sits between the letter and the index.
+_ACCENT_OVER_INDEX = re.compile(r'<mover((?: accent="true")?)><mrow><msub>(<mi>[^<]*</mi>)(<mn>\d+</mn>)</msub></mrow>(<mo>[^<]*</mo>)</mover>')
 
 
 _SUBSCRIPTED = re.compile(r"^(.*?)([₀-₉]+)$")
