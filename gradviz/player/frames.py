@@ -15,7 +15,8 @@ import math
 from dataclasses import dataclass, field
 
 from ..render.formula import Graph
-from ..tracing import Trace, TraceStep
+from ..records import StepRecord
+from ..tracing import Trace
 from . import explain
 from .mathtext import short
 
@@ -158,7 +159,7 @@ class FrameBuilder:
             self._set(e.id, "idle")
         self._backward_started = True
 
-    def add_step(self, step: TraceStep, total: int | None = None) -> "Frame":
+    def add_step(self, step: StepRecord, total: int | None = None) -> "Frame":
         g = self.graph
         if not self._backward_started:
             self._start_backward()
