@@ -2,9 +2,9 @@
 the Trace: a node, an edge, a step (with the gradients that flowed, the accumulations and the
 hooks it ran), a leaf or output tensor and a node's input slot. Their tensors are Previews.
 
-A producer (the engine's `describe_node` and `step_info`, the torch bridge) fills a record with
-its own keys (`key`, `target`, and the graph wiring a Recorder reads: `inputs`, `sent`, ...); the
-Recorder gives it the Trace's stable ids with `for_trace`, which clears those keys, so a Trace
+The origin of a record (the engine's `describe_node` and `step_info`, the torch bridge) fills it
+with its own keys (`key`, `target`) and the graph's wiring a Recorder reads (`inputs`, `sent`, ...);
+the Recorder gives it the Trace's stable ids with `for_trace`, which clears those fields, so a Trace
 holds exactly what its JSON holds. `to_json` / `from_json` turn any record into JSON and back from
 its fields and their types (Previews through their own codec), with the same keys as its fields.
 """
@@ -18,12 +18,10 @@ from typing import Any, NamedTuple
 
 from .previews import Preview
 
-_PRODUCER = {"json": False}   # metadata of the fields only a producer fills: the Trace and its JSON leave them out
-
-
-def producer_field(default: Any = None) -> Any:
-    """A field the producer fills with its own keys or the graph's wiring, which a Trace does not keep."""
-    return field(default=default, metadata=_PRODUCER)
+def origin_field(default: Any = None) -> Any:
+    """A field the record's origin fills with its own keys or the graph's wiring: the Recorder reads
+    it, a Trace and its JSON leave it out."""
+    return field(default=default, metadata={"json": False})
 
 
 @dataclass
@@ -72,14 +70,14 @@ class NodeRecord:
     # A leaf's symbol is its name; an AccumulateGrad's and an output's, its input's.
     out_names: tuple = ()
     in_names: tuple = ()
-    # what the producer saw of the graph, read by the Recorder
-    key: Any = producer_field()           # the producer's stable node key (gradviz: the node counter)
-    broadcasts: tuple | None = producer_field(())   # input slots whose gradient may be summed (None: every slot)
-    inputs: tuple = producer_field(())    # InputRecord per input slot
-    saved: tuple = producer_field(())     # (name, Preview) the node saved for its backward
-    ctx_saved: tuple = producer_field(())  # (Preview, AccumulateGrad key of a saved leaf or None): a custom
-                                           # Function's ctx.saved_tensors, which torchviz always draws
-    n_outputs: int = producer_field(1)
+    # what the origin saw of the graph, read by the Recorder
+    key: Any = origin_field()           # the origin's stable node key (gradviz: the node counter)
+    broadcasts: tuple | None = origin_field(())   # input slots whose gradient may be summed (None: every slot)
+    inputs: tuple = origin_field(())    # InputRecord per input slot
+    saved: tuple = origin_field(())     # (name, Preview) the node saved for its backward
+    ctx_saved: tuple = origin_field(())  # (Preview, AccumulateGrad key of a saved leaf or None): a custom
+                                         # Function's ctx.saved_tensors, which torchviz always draws
+    n_outputs: int = origin_field(1)
 
     @classmethod
     def of_op(cls, op, n_inputs: int, **values) -> "NodeRecord":
@@ -125,7 +123,7 @@ class Accumulation:
     contribution: Preview | None = None
     total: Preview | None = None
     before: Preview | None = None   # .grad before this step (None: it was None)
-    target: Any = producer_field()  # ("leaf", AccumulateGrad key) or ("output", grad_fn key, output_nr)
+    target: Any = origin_field()    # ("leaf", AccumulateGrad key) or ("output", grad_fn key, output_nr)
 
 
 @dataclass
@@ -147,12 +145,12 @@ class StepRecord:
     accumulations: tuple[Accumulation, ...] = ()
     hooks: tuple[Hook, ...] = ()               # per hook that fired
     jacobians: tuple | None = None   # per input slot: the local Jacobian (arrays; nested lists in a Trace) or None
-    key: Any = producer_field()      # the producer's key of the node that ran
-    sent: tuple = producer_field(())  # (input slot, Preview, axes summed) per slot a gradient was sent to
+    key: Any = origin_field()        # the origin's key of the node that ran
+    sent: tuple = origin_field(())   # (input slot, Preview, axes summed) per slot a gradient was sent to
 
 
 def for_trace(record, **ids):
-    """The record as a Trace keeps it: `ids` set, the producer's keys and wiring cleared."""
+    """The record as a Trace keeps it: `ids` set, its origin's keys and wiring cleared."""
     cleared = {f.name: f.default for f in fields(record) if not f.metadata.get("json", True)}
     return replace(record, **cleared, **ids)
 

@@ -1,4 +1,4 @@
-"""The torch bridge: a real PyTorch autograd graph as a second source of gradviz's events.
+"""The torch bridge: a real PyTorch autograd graph as a second origin of gradviz's events.
 
 Owns three things, all optional and all importing torch lazily:
 
@@ -331,8 +331,8 @@ def _attr_text(value) -> str:
     return str(value)
 
 
-class _Source:
-    """The torch graph behind some roots as a source of events: one NodeCreated per node, in
+class _Origin:
+    """The torch graph behind some roots as an origin of events: one NodeCreated per node, in
     creation order (node keys are positions in that order), fed to a Recorder."""
 
     def __init__(self, roots: tuple, params, show_saved: bool, forward):
@@ -442,10 +442,10 @@ def trace_from_torch(*tensors, params: dict | None = None, show_saved: bool = Fa
     forward: a `record_forward` record of the forward pass, for module scopes and op values.
     """
     _torch()
-    source = _Source(_flatten(tensors), params, show_saved, forward)
+    origin = _Origin(_flatten(tensors), params, show_saved, forward)
     recorder = Recorder()
-    source.replay(recorder)
-    return recorder.trace(source.outputs(), show_saved, ctx_saved=ctx_saved)
+    origin.replay(recorder)
+    return recorder.trace(origin.outputs(), show_saved, ctx_saved=ctx_saved)
 
 
 # -- backward, step by step ------------------------------------------------------------
@@ -474,19 +474,19 @@ def record_torch_backward(*tensors, gradient=None, params: dict | None = None, r
     """
     torch = _torch()
     roots = _flatten(tensors)
-    source = _Source(roots, params, show_saved, forward)
+    origin = _Origin(roots, params, show_saved, forward)
     recorder = Recorder()
-    source.replay(recorder)
-    outputs = source.outputs()
+    origin.replay(recorder)
+    outputs = origin.outputs()
     table = _op_table()
-    keys = source.keys
+    keys = origin.keys
     # outputs that retain_grad(): torch writes their .grad when their grad_fn is reached
     retained: dict = {}
     for t in roots:
         if t.grad_fn is not None and t.retains_grad:
             retained.setdefault(t.grad_fn, []).append(t)
     before_write: dict = {}
-    written = _written(roots, source.order, params)
+    written = _written(roots, origin.order, params)
     saved_grads = [(t, t.grad, None if t.grad is None else t.grad.detach().clone()) for t in written]
     versions = [None if t.grad is None else t.grad._version for t in written]
 
@@ -524,7 +524,7 @@ def record_torch_backward(*tensors, gradient=None, params: dict | None = None, r
     recorder.implicit_seed = gradient is None or (isinstance(gradient, (list, tuple))
                                                   and all(g is None for g in gradient))
     try:
-        for fn in source.order:
+        for fn in origin.order:
             if _is_accumulate(fn):
                 handles.append(fn.register_prehook(before_accumulate(fn)))
             handles.append(fn.register_hook(after_node(fn)))

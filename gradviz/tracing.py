@@ -11,7 +11,7 @@ can be reloaded and replayed. Nodes and edges get stable ids (n0, n1, ... / e0, 
 Events reach a Recorder two ways: live, while it listens to the bus (`with Recorder()`),
 or replayed: `build_trace` walks an existing graph and feeds the Recorder one
 NodeCreated per grad_fn, so a graph made before anyone listened is drawn by the same
-code. The torch bridge is a third source of the same events.
+code. The torch bridge is a third origin of the same events.
 """
 from __future__ import annotations
 
@@ -93,14 +93,14 @@ class Recorder:
 
     As a context manager it listens to the bus for events emitted on its own thread
     (jacobians=True asks the engine for each step's local Jacobian); `feed(event)`
-    hands it events from another source (a replayed graph, the torch bridge).
+    hands it events from another origin (a replayed graph, the torch bridge).
     `trace(outputs)` builds the Trace of the graph behind the outputs; steps that
     arrive after that are appended to it, so a stepper can grow it one step at a time.
     """
 
     def __init__(self, jacobians: bool = False):
-        self.nodes: dict = {}       # node key -> NodeRecord as its producer made it, in creation order
-        self.step_infos: list = []  # StepRecord as its producer made it, in execution order
+        self.nodes: dict = {}       # node key -> NodeRecord as its origin made it, in creation order
+        self.step_infos: list = []  # StepRecord as its origin made it, in execution order
         self.orders: dict = {}      # node key -> derivative order, for nodes a backward built
         self.jacobians = jacobians
         self.current: Trace | None = None
@@ -381,7 +381,7 @@ def name_tensors(trace: Trace) -> None:
     taken = set(holders) | assigned_names(line for _, lines in trace.code.values() for line in lines)
     letter = next((c for c in FREE_LETTERS if c not in taken), "t")
     count = 0
-    # the graph's tensors first, then the inputs that are not in it (whose number a source may not
+    # the graph's tensors first, then the inputs that are not in it (whose number an origin may not
     # know: torch keeps no trace of the 1 in b * b + 1), so one program numbers its graph alike in both
     for tensor in sorted(tensors, key=lambda t: len(t) == 3):
         if tensor not in symbol:
