@@ -26,7 +26,7 @@ from .autograd.describe import op_constants
 from .autograd.graph import _building
 from .autograd.grad_mode import no_grad
 from .previews import Preview
-from .records import EdgeRecord, InputRecord, NodeRecord, for_trace
+from .records import EdgeRecord, InputRecord, NodeRecord, for_trace, from_json, to_json
 from .tracing import Trace, name_tensors
 from .creation import zeros_like
 
@@ -37,8 +37,8 @@ JACOBIAN_LIMIT = 64   # materialize an op's local Jacobian when its input and ou
 class TangentStep:
     index: int
     node: str                    # the op node that pushed the tangent
-    tangents_in: tuple           # per input slot: Preview of the tangent that came in (None: the slot has none)
-    tangents_out: tuple          # per output: Preview of the tangent sent on
+    tangents_in: tuple[Preview | None, ...]    # per input slot: the tangent that came in (None: the slot has none)
+    tangents_out: tuple[Preview | None, ...]   # per output: the tangent sent on
     rule: str = "explicit"       # how the JVP was obtained (forward_ad.rule_kind)
     jacobians: tuple | None = None   # per input slot: ∂out/∂in as nested lists (None where not small)
 
@@ -50,21 +50,14 @@ class ForwardTrace(Trace):
 
     def to_json(self) -> dict:
         data = super().to_json()
-        data["tangents"] = [{"index": s.index, "node": s.node,
-                             "tangents_in": [None if p is None else p.to_json() for p in s.tangents_in],
-                             "tangents_out": [None if p is None else p.to_json() for p in s.tangents_out],
-                             "rule": s.rule, "jacobians": None if s.jacobians is None else list(s.jacobians)}
-                            for s in self.tangents]
-        data["seeds"] = [[n, p.to_json()] for n, p in self.seeds]
+        data["tangents"] = to_json(self.tangents)
+        data["seeds"] = to_json(self.seeds)
         return data
 
     @classmethod
     def from_json(cls, data: dict) -> "ForwardTrace":
         base = Trace.from_json(data)
-        steps = [TangentStep(s["index"], s["node"], tuple(Preview.from_json(p) for p in s["tangents_in"]),
-                             tuple(Preview.from_json(p) for p in s["tangents_out"]), s["rule"],
-                             None if s["jacobians"] is None else tuple(s["jacobians"]))
-                 for s in data.get("tangents", ())]
+        steps = [from_json(TangentStep, s) for s in data.get("tangents", ())]
         seeds = tuple((n, Preview.from_json(p)) for n, p in data.get("seeds", ()))
         return cls(**{f: getattr(base, f) for f in base.__dataclass_fields__}, tangents=steps, seeds=seeds)
 

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 from .previews import Preview
 
+
 def origin_field(default: Any = None) -> Any:
     """A field the record's origin fills with its own keys or the graph's wiring: the Recorder reads
     it, a Trace and its JSON leave it out."""
