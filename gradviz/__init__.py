@@ -7,7 +7,7 @@ animations of backward.
 import importlib as _importlib
 import math as _math
 
-from . import autograd, events  # noqa: F401
+from . import autograd, code_lines, events  # noqa: F401
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from .autograd import is_inference_mode_enabled  # noqa: F401
 from .autograd.graph import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
@@ -34,7 +34,7 @@ from .serialization import load, save  # noqa: F401
 from .settings import (are_deterministic_algorithms_enabled, get_num_threads,  # noqa: F401
                        is_deterministic_algorithms_warn_only_enabled, set_num_threads,
                        use_deterministic_algorithms)
-from .events import set_source_tracking  # noqa: F401
+from .code_lines import set_source_tracking  # noqa: F401
 from .tensor import Tensor  # noqa: F401
 
 half, float, double, short, int, long = float16, float32, float64, int16, int32, int64  # noqa: A001
@@ -45,7 +45,7 @@ newaxis = None
 
 __version__ = "0.1.0"
 
-if events.in_notebook():   # in a notebook, every node remembers the line of the cell that made it
+if code_lines.in_notebook():   # in a notebook, every node remembers the line of the cell that made it
     set_source_tracking(True)
 
 

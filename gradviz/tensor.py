@@ -13,7 +13,7 @@ from numpy import ndarray   # one global load where np.ndarray is two, on the pe
 from ._warn import warn_once
 from . import backend, dtypes
 from ._args import is_number, type_name
-from . import events as _events
+from . import code_lines as _code_lines
 from .autograd import forward_ad as _forward_ad
 from .autograd import grad_mode
 from .autograd.graph import KIND, AccumulateGrad, RemovableHandle, VersionCounter
@@ -253,8 +253,8 @@ class Tensor:
         if requires_grad and self._data.dtype.kind not in "fc":
             raise RuntimeError(int_message)
         self._requires_grad = bool(requires_grad)
-        if requires_grad and _events.tracking_sources:
-            _events.remember_leaf_source(self, 2)   # the line that made this leaf: its AccumulateGrad's line
+        if requires_grad and _code_lines.tracking_sources:
+            _code_lines.remember_leaf_source(self, 2)   # the line that made this leaf: its AccumulateGrad's line
         return self
 
     @property

@@ -16,10 +16,12 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent / "gradviz"
 # Lowest first. A prefix names a module and everything under it; the longest prefix wins.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # The array namespace and what every layer shares. events.py is the bus: the engine emits
-    # into it, so it imports nothing above the arrays (data flows up, imports point down).
+    # into it, so it imports nothing above the arrays (data flows up, imports point down); the
+    # records its events carry (records.py, with previews.py) and the user's code lines
+    # (code_lines.py) sit beside it.
     ("backend", ("gradviz.backend", "gradviz.libm", "gradviz.dtypes", "gradviz.accelerator", "gradviz.cuda",
-                 "gradviz.formatting", "gradviz.naming", "gradviz.scope", "gradviz.events", "gradviz._args",
-                 "gradviz._warn")),
+                 "gradviz.formatting", "gradviz.naming", "gradviz.scope", "gradviz.events", "gradviz.records",
+                 "gradviz.previews", "gradviz.code_lines", "gradviz._args", "gradviz._warn")),
     # The math: op records (forward, VJP, display formulas) and the array helpers of the rules.
     ("ops", ("gradviz.ops",)),
     # The graph of nodes and the backward loop (forward-mode AD beside it). A Tensor holds its node,
@@ -36,8 +38,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # The library a model is written with, built on Tensors.
     ("nn", ("gradviz.nn", "gradviz.optim", "gradviz.utils", "gradviz.serialization", "gradviz.testing")),
     # Events -> a plain Trace (the torch bridge is a second source of the same Trace).
-    # sources.py picks the Trace's source at the public entry points (a gradviz or a torch tensor).
-    ("tracing", ("gradviz.tracing", "gradviz.forward_trace", "gradviz.torch_bridge", "gradviz.sources")),
+    # origins.py picks where the Trace comes from at the public entry points (a gradviz or a torch tensor).
+    ("tracing", ("gradviz.tracing", "gradviz.forward_trace", "gradviz.torch_bridge", "gradviz.origins")),
     ("render", ("gradviz.render",)),
     ("player", ("gradviz.player", "gradviz.cli", "gradviz.examples", "gradviz")),
 )

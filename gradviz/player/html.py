@@ -63,11 +63,6 @@ def script_json(data) -> str:
     return re.sub(r"<(?=[!sS])", r"\\u003c", text.replace("</", "<\\/"))
 
 
-def frame_json(frame: Frame) -> dict:
-    """A frame as the player script reads it, with its caption for the screen-reader narration."""
-    return {**frame.to_json(), "s": frame.caption}
-
-
 def scalable(svg: str) -> str:
     """The SVG without its fixed width and height: its viewBox scales it to the player's viewport."""
     head_end = svg.find(">")
@@ -186,14 +181,14 @@ class Animation:
         return state_at(self.frames, index)
 
     def data(self) -> dict:
-        """What the player script reads: the frames (packed: pack.py) and the edge midpoints."""
+        """What the player script reads (its keys: player/frames.py's docstring)."""
         lengths: dict = {}
         for f in self.frames:       # each edge's label goes where its longest text is clear of the nodes
             for k, text in f.labels.items():
                 lengths[k] = max(lengths.get(k, 0), len(text))
         mid = {k: [round(x, 1), round(y, 1), 1 if left else 0]
                for k, (x, y, left) in self.stage.place(lengths).items()}
-        return {"frames": pack([frame_json(f) for f in self.frames]), "mid": mid, "interval": self.interval_ms,
+        return {"frames": pack([f.to_json() for f in self.frames]), "mid": mid, "interval": self.interval_ms,
                 "lines": codeview.line_keys(self.trace)}
 
     def fragment(self, page: bool = False) -> str:

@@ -15,7 +15,7 @@ import runpy
 import pytest
 
 import gradviz
-from gradviz import events
+from gradviz import code_lines
 from gradviz.naming import dotted
 from gradviz.render import latex, to_dot
 from gradviz.render.formula import Formula, Graph
@@ -62,14 +62,14 @@ tangents = tuple(torch.randn(*t.shape) for t in primals)
 def run(name: str, folder) -> dict:
     path = folder / f"{name}.py"
     path.write_text("import gradviz as torch\n" + PROGRAMS[name])
-    was = events.source_tracking()
-    events.set_source_tracking(True)
+    was = code_lines.source_tracking()
+    code_lines.set_source_tracking(True)
     try:
         scope = runpy.run_path(str(path))
         scope["anim"] = gradviz.animate_jvp(scope["f"], scope["primals"], scope["tangents"])
         return scope
     finally:
-        events.set_source_tracking(was)
+        code_lines.set_source_tracking(was)
 
 
 def op_labels(source: str) -> dict:
@@ -134,14 +134,14 @@ def test_forward_and_backward_write_one_program_alike(tmp_path):
     scope = run("mlp", tmp_path)
     forward = scope["anim"].trace
     fgraph = Graph(forward)
-    was = events.source_tracking()
-    events.set_source_tracking(True)
+    was = code_lines.source_tracking()
+    code_lines.set_source_tracking(True)
     try:
         leaves = [p.clone().requires_grad_() for p in scope["primals"]]
         out = scope["f"](*leaves)
         back = gradviz.animate(out, names={"x": leaves[0], "w1": leaves[1], "w2": leaves[2], "out": out}).trace
     finally:
-        events.set_source_tracking(was)
+        code_lines.set_source_tracking(was)
     bgraph = Graph(back)
     ops = lambda trace, graph: [Formula(graph, trace.node(n)).forward_text()   # noqa: E731
                                 for n in trace.forward if trace.node(n).kind == "op"]

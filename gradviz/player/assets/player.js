@@ -2,6 +2,7 @@
    One script for the saved HTML player, the notebook player and the Stepper widget.
    A frame holds only state changes (id -> state, shown as class gv-<state>), texts for the edges
    gradient flows along, the step panel's HTML and a plain-text caption. No network access.
+   The frames' keys and those of the data it is given are documented in gradviz/player/frames.py.
 
    The camera (camera.js) fits the whole graph on load; while the animation runs it moves to frame
    the frame's node with the edges gradient flows along and the nodes at their ends. Wheel/pinch
