@@ -25,7 +25,6 @@ for _pairs, _why in [
       ("gradviz.functions.pointwise", "gradviz.creation"), ("gradviz.functions.shape", "gradviz.creation"),
       ("gradviz.functions.reduce", "gradviz.functions.linalg")],
      "cycle: creation -> tensor -> functions; reduce <-> linalg"),
-    ([("gradviz.nn.functional_layers", "gradviz.nn.functional")], "cycle: nn.functional imports functional_layers"),
     ([("gradviz.player.jacobian", "gradviz.player.html")], "cycle: player.html draws the Jacobian panels"),
     # torch.nn.functional's namespace: a helper imported at the top would become gradviz.nn.functional.where
     ([("gradviz.nn.functional", "gradviz.functions.pointwise"), ("gradviz.nn.functional", "gradviz.functions.reduce"),
