@@ -19,7 +19,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # into it, so it imports nothing above the arrays (data flows up, imports point down).
     ("backend", ("gradviz.backend", "gradviz.libm", "gradviz.dtypes", "gradviz.accelerator", "gradviz.cuda",
                  "gradviz.formatting", "gradviz.naming", "gradviz.scope", "gradviz.events", "gradviz._args",
-                 "gradviz._warn")),
+                 "gradviz._calling", "gradviz._warn")),
     # The math: op records (forward, VJP, display formulas) and the array helpers of the rules.
     ("ops", ("gradviz.ops",)),
     # The graph of nodes and the backward loop (forward-mode AD beside it). A Tensor holds its node,
@@ -31,7 +31,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("tensor", ("gradviz.tensor", "gradviz._tensor_str", "gradviz.random", "gradviz.autograd.apply")),
     # The public functions (gradviz.functions.<m> runs the records of gradviz.ops.<m>), tensor creation,
     # the Tensor namespace of the VJP rules, custom Functions and torch.autograd's and torch.func's API.
-    ("functions", ("gradviz.functions", "gradviz.creation", "gradviz._api", "gradviz.autograd.tensor_namespace",
+    ("functions", ("gradviz.functions", "gradviz.creation", "gradviz.autograd.tensor_namespace",
                    "gradviz.autograd.function", "gradviz.autograd.functional", "gradviz.autograd", "gradviz.func")),
     # The library a model is written with, built on Tensors.
     ("nn", ("gradviz.nn", "gradviz.optim", "gradviz.utils", "gradviz.serialization", "gradviz.testing")),

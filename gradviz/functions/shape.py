@@ -454,6 +454,11 @@ def broadcast_to(input, size):
 
 
 @public
+def numel(input) -> int:
+    return input.numel()
+
+
+@public
 def broadcast_shapes(*shapes):
     """The shape the shapes broadcast to, checked with torch's words (torch._refs._broadcast_shapes)."""
     shapes = [(s,) if isinstance(s, int) else s for s in shapes if s is not None]
