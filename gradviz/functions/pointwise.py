@@ -12,6 +12,7 @@ from ..autograd.fast_paths import one_dtype
 from ..ops.core import _formula, broadcast_error, broadcast_shape
 from ..ops.op import Op
 from ..tensor import Tensor
+from ..creation import tensor, zeros_like
 from .index import nonzero
 from ..ops.pointwise import (ABS, ACOS, ACOSH, ADD, ADDCDIV, ADDCMUL, ADD_ALPHA, ASIN, ATAN, ATAN2, BITWISE_NOT,
                              CEIL, CLAMP, CLAMP_MAX, CLAMP_MAX_TENSOR, CLAMP_MIN, CLAMP_MIN_TENSOR, CLAMP_TENSOR,
@@ -148,7 +149,6 @@ def where(condition, input=None, other=None):
     if input is None and other is None:   # where(condition) is nonzero(condition, as_tuple=True)
         return nonzero(condition, as_tuple=True)
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):   # two scalars: a tensor of the first
-        from ..creation import tensor
         input = tensor(input)
     cond = condition._data if isinstance(condition, Tensor) else \
         condition if backend.is_array(condition) else np.asarray(condition)
@@ -441,7 +441,6 @@ _recorded_as(POW_SCALAR, lambda g, c, a, p: _zeros_like(g) if p == 0 else g * (a
 
 
 def _zeros_like(g):
-    from ..creation import zeros_like
     return zeros_like(g)
 def mul_scalar(input, other):
     """input · other for a Python number, recorded as torch's C++ compositions record it (MulBackward1)."""

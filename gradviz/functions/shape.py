@@ -13,6 +13,7 @@ from .._args import argument_error, type_name
 from ..ops.core import broadcast_shape
 from ..ops.reduce import normalize_dims
 from ..tensor import Tensor
+from ..creation import zeros
 from ..ops.shape import (BLOCK_DIAG, CAT, CLONE, CLONE_CONTIGUOUS, DIAG_COPY, DIAG_EMBED, EXPAND, FLIP, PERMUTE,
                          REPEAT, RESHAPE_ALIAS, ROLL, ROT90, SQUEEZE, SQUEEZE_ALL_INPLACE, SQUEEZE_DIM, SQUEEZE_DIMS,
                          SQUEEZE_DIMS_INPLACE, SQUEEZE_INPLACE, STACK, T, T_INPLACE, TO_COPY, TO_DEVICE, TRANSPOSE,
@@ -761,7 +762,6 @@ def block_diag(*tensors):
             raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
                                f"{t.ndim} dimensions")
     if not tensors:
-        from ..creation import zeros
         return zeros(1, 0)
     return apply(BLOCK_DIAG, tuple(tensors), (), _common_dtype(tensors))
 
