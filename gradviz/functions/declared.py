@@ -4,8 +4,8 @@ A record whose exposure says how to `make` its function gets one made from it; a
 function checks arguments in code has that function written by hand in gradviz.functions.<m> and
 marked `@public(...)`, which declares its exposure the same way. Either way the function takes
 torch's calling conventions where it is made (public.exported), and is the one gradviz exports.
-`exposed()` is the one table of both:
-gradviz's exports, the Tensor methods, the `out=` forms and docs/ops.md are read from it.
+`exposed()` is the one table of both: gradviz's exports, the Tensor methods, the `out=` forms and
+docs/ops.md are read from it.
 """
 from __future__ import annotations
 
