@@ -5,6 +5,7 @@ Operators and methods call the ops; this module holds no math of its own.
 from __future__ import annotations
 
 import operator
+import types
 import warnings
 
 import numpy as np
@@ -14,6 +15,7 @@ from ._warn import warn_once
 from . import backend, dtypes
 from ._args import is_number, type_name
 from . import code_lines as _code_lines
+from ._calling import numpy_names, plain
 from .autograd import forward_ad as _forward_ad
 from .autograd import grad_mode
 from .autograd.graph import KIND, AccumulateGrad, RemovableHandle, VersionCounter
@@ -146,6 +148,7 @@ def _unwrap_nested(data):
 _new_object = object.__new__   # bound once: Tensor._make runs once per op
 
 
+@numpy_names   # x.sum(axis=0, keepdims=True): torch's methods take NumPy's names too
 class Tensor:
     """A multi-dimensional array that records the ops applied to it."""
 
@@ -1524,7 +1527,7 @@ def _keep(keepdim, keepdims):
 # Tensor's methods are torch's functions: they are bound here, once Tensor exists (the modules
 # below import Tensor). The one place the tensor layer reaches up (tests/test_import_layers.py).
 from . import creation as _creation  # noqa: E402
-from . import functions as F  # noqa: E402
+from . import functions as _functions  # noqa: E402
 from .functions import index as _index  # noqa: E402
 from .functions.declared import as_method as _method, methods as _declared_methods  # noqa: E402
 from .autograd import tensor_namespace as _tensor_namespace  # noqa: E402,F401  (hands the engine its Tensor `xp`)
@@ -1532,6 +1535,11 @@ from .functions.pointwise import check_bounds as _check_bounds  # noqa: E402
 from .autograd import views as _views  # noqa: E402
 from .functions import shape as _shape  # noqa: E402
 from .autograd.apply import apply as _apply  # noqa: E402
+
+# The methods call the functions as written: they pass neither NumPy's names nor out=, so the
+# calling conventions' wrappers would only cost a call.
+F = types.SimpleNamespace(**{_name: plain(_fn) for _name, _fn in vars(_functions).items()
+                             if not _name.startswith("__")})
 
 for _name, _fn in _declared_methods().items():   # the methods the op records and @public functions declare
     setattr(Tensor, _name, _method(_fn, _name))

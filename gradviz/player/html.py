@@ -8,15 +8,12 @@ notebook without a kernel (nbviewer, a blog). `.save("x.gif")` is in gif.py.
 """
 from __future__ import annotations
 
-import functools
 import itertools
 import json
 import os
 import re
 from pathlib import Path
 
-from ..render.diagram import camera_script
-from ..render.theme import css as theme_css
 from ..autograd.engine import backward_steps
 from ..autograd.graph import node_order
 from ..naming import with_caller_names
@@ -30,30 +27,13 @@ from .pack import pack
 from .stage import Stage
 from ..render import Diagram, _names, options
 from .gif import save_gif
+from .front_end import script, stylesheet
 
-ASSETS = Path(__file__).with_name("assets")
 _uids = itertools.count()
 
 # When several hidden nodes share one placeholder, the placeholder shows the liveliest state.
 _PRIORITY = {"active": 7, "flowing": 6, "written": 5, "new": 4, "pending": 3, "done": 2, "built": 2,
              "waiting": 1, "idle": 1, "hidden": 0}
-
-
-@functools.lru_cache(maxsize=None)
-def asset(name: str) -> str:
-    """The text of a file in gradviz/player/assets (shared by the HTML player and the widget)."""
-    return (ASSETS / name).read_text(encoding="utf-8")
-
-
-def stylesheet() -> str:
-    """The theme's colour variables and the player's rules: the one stylesheet of every player."""
-    return theme_css() + asset("player.css") + asset("forward.css")
-
-
-def script() -> str:
-    """The player's script: the camera (with its pan/zoom library), then the player (one text, shared
-    by every front end)."""
-    return camera_script() + asset("player.js")
 
 
 def script_json(data) -> str:
