@@ -1085,31 +1085,31 @@ class Tensor:
         return F.logical_not(self)
 
     def __eq__(self, other):
-        return F.compare("eq", self, other)
+        return _compare("eq", self, other)
 
     def __ne__(self, other):
-        return F.compare("ne", self, other)
+        return _compare("ne", self, other)
 
     def __lt__(self, other):
-        return F.compare("lt", self, other)
+        return _compare("lt", self, other)
 
     def __le__(self, other):
-        return F.compare("le", self, other)
+        return _compare("le", self, other)
 
     def __gt__(self, other):
-        return F.compare("gt", self, other)
+        return _compare("gt", self, other)
 
     def __ge__(self, other):
-        return F.compare("ge", self, other)
+        return _compare("ge", self, other)
 
     def __and__(self, other):
-        return F.compare("bitwise_and", self, other)
+        return _compare("bitwise_and", self, other)
 
     def __or__(self, other):
-        return F.compare("bitwise_or", self, other)
+        return _compare("bitwise_or", self, other)
 
     def __xor__(self, other):
-        return F.compare("bitwise_xor", self, other)
+        return _compare("bitwise_xor", self, other)
 
     __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
 
@@ -1319,22 +1319,22 @@ class Tensor:
         return F.div(self, other, rounding_mode=rounding_mode)
 
     def eq(self, other):
-        return F.compare("eq", self, other)
+        return _compare("eq", self, other)
 
     def ne(self, other):
-        return F.compare("ne", self, other)
+        return _compare("ne", self, other)
 
     def lt(self, other):
-        return F.compare("lt", self, other)
+        return _compare("lt", self, other)
 
     def gt(self, other):
-        return F.compare("gt", self, other)
+        return _compare("gt", self, other)
 
     def le(self, other):
-        return F.compare("le", self, other)
+        return _compare("le", self, other)
 
     def ge(self, other):
-        return F.compare("ge", self, other)
+        return _compare("ge", self, other)
 
     def maximum(self, other):
         return F.maximum(self, other)
@@ -1531,7 +1531,7 @@ from . import functions as _functions  # noqa: E402
 from .functions import index as _index  # noqa: E402
 from .functions.declared import as_method as _method, methods as _declared_methods  # noqa: E402
 from .autograd import tensor_namespace as _tensor_namespace  # noqa: E402,F401  (hands the engine its Tensor `xp`)
-from .functions.pointwise import check_bounds as _check_bounds  # noqa: E402
+from .functions.pointwise import check_bounds as _check_bounds, compare as _compare  # noqa: E402
 from .autograd import views as _views  # noqa: E402
 from .functions import shape as _shape  # noqa: E402
 from .autograd.apply import apply as _apply  # noqa: E402

@@ -225,7 +225,7 @@ def _make_unary(op, floating=False):
     """The public function of a one-input op; `floating` casts integer inputs to the default float dtype."""
     def fn(input):
         return apply(op, (_floating(input) if floating else input,))
-    fn.__name__ = op.name
+    fn.__name__ = fn.__qualname__ = op.name
     fn.__doc__ = f"{op.formula}  (grad_fn {op.torch_name}; VJP {op.vjp_formulas[0] if op.vjp_formulas else '-'})"
     return fn
 
@@ -269,8 +269,9 @@ def round(input, *, decimals=0):
 logical_not = public(method=True, out=True)(_make_unary(NOT))
 
 
-@public
 def compare(name: str, a, b):
+    """The comparison or bitwise op `name` of a and b (eq, lt, bitwise_and, ...): what torch.eq and the
+    Tensor's ==, <, & call."""
     a, b, common = coerce_pair(a, b)
     if name.startswith("bitwise_"):
         common = common or a._data.dtype
@@ -586,7 +587,7 @@ def _logical(name: str):
     def fn(input, other):
         a, b, _ = coerce_pair(input, other)
         return apply(LOGIC[name], (a, b))
-    fn.__name__ = name
+    fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"torch.{name}: elementwise logic on nonzero entries, a bool tensor with no grad"
     return fn
 
@@ -598,7 +599,7 @@ logical_and, logical_or, logical_xor = (public(method=True)(_logical(n))
 def _bitwise(name: str):
     def fn(input, other):
         return compare(name, input, other)
-    fn.__name__ = name
+    fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"torch.{name}: elementwise on integer and bool tensors, no grad"
     return fn
 

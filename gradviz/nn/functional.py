@@ -25,6 +25,7 @@ from ..functions.reduce import log_softmax, softmax  # noqa: F401
 from ..functions.linalg import norm as _norm
 from ..functions.pointwise import masked_fill as _masked_fill, where as _where
 from ..functions.shape import broadcast_tensors as _broadcast_tensors
+from .._calling import plain as _plain
 from ..tensor import Tensor as _Tensor
 
 
@@ -130,3 +131,11 @@ from ..functions.nnops import (bilinear, glu, hardshrink, pdist, prelu, softshri
                                threshold)
 from ..functions.pool import affine_grid, grid_sample, upsample_bilinear, upsample_nearest  # noqa: E402,F401
 from ..functions.pool import channel_shuffle, max_unpool1d, max_unpool2d  # noqa: E402,F401
+
+
+# torch.nn.functional writes its functions in Python, outside torch's argument parser: they take
+# neither NumPy's argument names nor out= (F.softmax(x, axis=1) is a TypeError), so the ones shared
+# with gradviz.* are bound here as their modules write them
+for _name, _fn in list(globals().items()):
+    if not _name.startswith("_") and callable(_fn):
+        globals()[_name] = _plain(_fn)

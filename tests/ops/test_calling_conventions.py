@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import gradviz
+import gradviz.nn.functional as nn_functional
 from gradviz import _calling, functions
 from gradviz.functions import declared
 from gradviz.ops import registry
@@ -85,3 +86,14 @@ def test_methods_take_numpy_names_but_no_out():
     assert x.sum(axis=0, keepdims=True).shape == (1, 3)
     with pytest.raises(TypeError):
         x.exp(out=gradviz.zeros(2, 3))
+
+
+@pytest.mark.parametrize("call", ["softmax(t, axis=1)", "sigmoid(t, out=t)", "relu(x=t)", "tanh(t, out=t)"])
+def test_nn_functional_takes_neither_numpy_names_nor_out_as_torch(call):
+    """torch.nn.functional writes these in Python, outside the argument parser: the same call is the same
+    TypeError, in torch's words, though gradviz.softmax and gradviz.sigmoid take axis= and out=."""
+    t = gradviz.randn(2, 3)
+    name, keyword = call.split("(")[0], call.split(", ")[-1].split("=")[0].removeprefix(call.split("(")[0] + "(")
+    with pytest.raises(TypeError, match=rf"^{name}\(\) got an unexpected keyword argument '{keyword}'$"):
+        eval("F." + call, {"F": nn_functional, "t": t})
+    assert not hasattr(gradviz, "compare")   # a helper of the comparisons, not a torch function
