@@ -277,32 +277,32 @@ def _versus_torch(title: str, times: dict) -> None:
 # -- the cost of source tracking (on in notebooks and in `gradviz render|animate`) ---------------
 def bench_source_tracking(rounds: int) -> dict:
     """The chain with source tracking off and on: each op then walks to the user's frame."""
-    from gradviz import events
+    from gradviz import code_lines
     run = make_chain(gradviz)
 
     def tracked(x):
-        events.set_source_tracking(True)
+        code_lines.set_source_tracking(True)
         try:
             run(x)
         finally:
-            events.set_source_tracking(False)
+            code_lines.set_source_tracking(False)
     x = gradviz.ones(4, requires_grad=True)
     return _race({"off": (run, x), "on": (tracked, x)}, rounds)
 
 
 def bench_leaf_tracking(rounds: int) -> dict:
     """CHAIN leaves made with requires_grad=True, source tracking off and on (each keeps its line)."""
-    from gradviz import events
+    from gradviz import code_lines
 
     def make():
         return [gradviz.ones(4, requires_grad=True) for _ in range(CHAIN)]
 
     def tracked():
-        events.set_source_tracking(True)
+        code_lines.set_source_tracking(True)
         try:
             return make()
         finally:
-            events.set_source_tracking(False)
+            code_lines.set_source_tracking(False)
     return _race({"off": (make,), "on": (tracked,)}, rounds)
 
 

@@ -7,13 +7,11 @@ animations of backward.
 import importlib as _importlib
 import math as _math
 
-from . import autograd, events  # noqa: F401
+from . import autograd, code_lines, events  # noqa: F401
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from .autograd import is_inference_mode_enabled  # noqa: F401
 from .autograd.graph import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
 from .backend import device, get_default_device, set_default_device  # noqa: F401
-from .backend import namespace_of as _namespace_of
-from .ops.core import broadcast_shape as _broadcast_shape
 from . import accelerator, cuda  # noqa: F401
 from .creation import (BoolTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor, arange, as_tensor,  # noqa: F401
                        empty, empty_like, eye, from_numpy, full, full_like, linspace, manual_seed, ones, ones_like,
@@ -28,13 +26,16 @@ from .dtypes import (Size, bool_ as bool, dtype, float16, float32, float64, get_
                      int16, int32, int64, set_default_dtype, uint8)
 from .functions import *  # noqa: F401,F403
 from .functions import abs, all, any, max, min, pow, round, sum  # noqa: F401  (shadow the builtins, as torch does)
+from . import functions as _functions
+from .functions import declared as _declared
+from .ops import registry as _registry
 from ._tensor_str import set_printoptions  # noqa: F401
 from .scope import scope  # noqa: F401
 from .serialization import load, save  # noqa: F401
 from .settings import (are_deterministic_algorithms_enabled, get_num_threads,  # noqa: F401
                        is_deterministic_algorithms_warn_only_enabled, set_num_threads,
                        use_deterministic_algorithms)
-from .events import set_source_tracking  # noqa: F401
+from .code_lines import set_source_tracking  # noqa: F401
 from .tensor import Tensor  # noqa: F401
 
 half, float, double, short, int, long = float16, float32, float64, int16, int32, int64  # noqa: A001
@@ -45,41 +46,12 @@ newaxis = None
 
 __version__ = "0.1.0"
 
-if events.in_notebook():   # in a notebook, every node remembers the line of the cell that made it
+if code_lines.in_notebook():   # in a notebook, every node remembers the line of the cell that made it
     set_source_tracking(True)
 
 
 def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
-
-
-def numel(input) -> int:
-    return input.numel()
-
-
-def _comparison(name: str):
-    def fn(input, other):
-        return compare(name, input, other)  # noqa: F405
-    fn.__name__ = name
-    fn.__doc__ = f"torch.{name}: elementwise comparison, a bool tensor with no grad"
-    return fn
-
-
-eq, ne, gt, lt, ge, le = (_comparison(n) for n in ("eq", "ne", "gt", "lt", "ge", "le"))
-
-
-def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
-    return isclose(input, other, rtol, atol, equal_nan).all().item()
-
-
-def equal(input, other) -> bool:
-    return input.equal(other)
-
-
-def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    _broadcast_shape(tuple(input.shape), tuple(other.shape))
-    xp = _namespace_of(input._data)
-    return Tensor._make(xp.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 # The visual layers load on first use, so `import gradviz` stays as light as the engine.
@@ -102,16 +74,6 @@ def __getattr__(name):
     raise AttributeError(f"module 'gradviz' has no attribute '{name}'")
 
 
-# torch's argument parser gives every function NumPy's names (axis=, keepdims=) and out=
-from ._api import install as _install, install_methods as _install_methods, wrap as _wrap  # noqa: E402
-from . import functions as _functions  # noqa: E402
-from .functions import declared as _declared  # noqa: E402
-from .ops import registry as _registry  # noqa: E402
-
-_install(globals())
-_install_methods(Tensor)
-
-
 def declare_ops(module) -> list:
     """Add the op records of `module` (a module outside gradviz.ops) to the registry and expose each
     as its record declares (gradviz.NAME, Tensor.NAME, out=), as the records of gradviz.ops are at
@@ -122,9 +84,9 @@ def declare_ops(module) -> list:
         if name in globals():
             continue
         setattr(_functions, name, fn)
-        globals()[name] = _wrap(fn, name, name in fn.__exposure__.outs)
+        globals()[name] = fn
         if name in fn.__exposure__.methods:
-            setattr(Tensor, name, _wrap(_declared.as_method(fn), name, False))
+            setattr(Tensor, name, _declared.as_method(fn))
         added.append(name)
     return added
 

@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 
 import gradviz
-from .events import set_source_tracking, source_tracking
+from .code_lines import set_source_tracking, source_tracking
 from .examples import EXAMPLES
 from .player import animate
 from .render import backends, draw
-from .sources import is_torch, trace_of
+from .origins import is_torch, trace_of
 from .torch_bridge import record_torch_backward
 from .tracing import Recorder, graph_freed, leaf_keys, name_intermediates, outputs_of, record_backward
 

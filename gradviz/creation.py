@@ -10,6 +10,7 @@ import numpy as np
 from ._warn import warn
 from . import backend, dtypes, libm
 from ._args import check_number, check_tensor
+from ._calling import numpy_names
 from . import random as _random
 from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed,  # noqa: F401
                      set_rng_state)
@@ -116,6 +117,7 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tens
     return _filled(fill_value, _size((tuple(size),)), dtype, device, requires_grad)
 
 
+@numpy_names
 def zeros_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
     check_tensor("zeros_like", "input", input, 1)
     _dtype_arg("zeros_like", dtype)
@@ -123,6 +125,7 @@ def zeros_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
                  requires_grad=requires_grad)
 
 
+@numpy_names
 def ones_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
     check_tensor("ones_like", "input", input, 1)
     _dtype_arg("ones_like", dtype)
@@ -130,11 +133,13 @@ def ones_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
                 requires_grad=requires_grad)
 
 
+@numpy_names
 def empty_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
     check_tensor("empty_like", "input", input, 1)
     return zeros_like(input, dtype, device, requires_grad)
 
 
+@numpy_names
 def full_like(input, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
     check_tensor("full_like", "input", input, 1)
     _dtype_arg("full_like", dtype)
@@ -318,10 +323,12 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
     return _finish(arr.astype(dtypes.as_np(d)), None, device, requires_grad)
 
 
+@numpy_names
 def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _like(input, dtype, device, requires_grad).normal_(generator=generator)
 
 
+@numpy_names
 def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _like(input, dtype, device, requires_grad).uniform_(generator=generator)
 
@@ -376,6 +383,7 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
     return _finish(arr.astype(dtypes.as_np(dtype or dtypes.int64)), None, device, requires_grad)
 
 
+@numpy_names
 def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None,
                  requires_grad=False) -> Tensor:
     if high is None:
@@ -421,12 +429,14 @@ def _check_std(std) -> None:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
 
 
+@numpy_names
 def bernoulli(input, p=None, *, generator=None) -> Tensor:
     """1 with probability input (or p), 0 otherwise, in input's dtype."""
     out = _like(input, None, None, False)
     return out.bernoulli_(input if p is None else p, generator=generator)
 
 
+@numpy_names
 def multinomial(input, num_samples: int, replacement: bool = False, *, generator=None) -> Tensor:
     """Indices drawn from the rows of `input` (unnormalised probabilities), as torch draws them."""
     probs = backend.to_numpy(input._data)

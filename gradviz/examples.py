@@ -11,7 +11,7 @@ from __future__ import annotations
 import linecache
 from dataclasses import dataclass, field
 
-from . import events
+from . import code_lines
 
 
 @dataclass
@@ -60,13 +60,13 @@ def run(name: str) -> Example:
     title, code = CODE[name]
     filename = f"<gradviz example {name}>"
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
-    was = events.source_tracking()
-    events.set_source_tracking(True)
+    was = code_lines.source_tracking()
+    code_lines.set_source_tracking(True)
     try:
         scope = {"torch": torch}
         exec(compile(code, filename, "exec"), scope)
     finally:
-        events.set_source_tracking(was)
+        code_lines.set_source_tracking(was)
     return Example(title, scope["tensors"], scope["names"], scope["gradient"])
 
 

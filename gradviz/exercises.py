@@ -28,7 +28,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .events import PREVIEW_MAX, as_matrix
+from .previews import PREVIEW_MAX, as_matrix
 from .formatting import number
 from .tracing import Trace
 from .creation import tensor

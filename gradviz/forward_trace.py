@@ -20,12 +20,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import events
+from .code_lines import code_around, user_source
 from .autograd import forward_ad
 from .autograd.describe import op_constants
 from .autograd.graph import _building
 from .autograd.grad_mode import no_grad
-from .events import InputInfo, Preview
-from .tracing import Trace, TraceEdge, TraceNode, name_tensors
+from .previews import Preview
+from .records import EdgeRecord, InputRecord, NodeRecord, for_trace, from_json, to_json
+from .tracing import Trace, name_tensors
 from .creation import zeros_like
 
 JACOBIAN_LIMIT = 64   # materialize an op's local Jacobian when its input and output have at most this many elements
@@ -35,8 +37,8 @@ JACOBIAN_LIMIT = 64   # materialize an op's local Jacobian when its input and ou
 class TangentStep:
     index: int
     node: str                    # the op node that pushed the tangent
-    tangents_in: tuple           # per input slot: Preview of the tangent that came in (None: the slot has none)
-    tangents_out: tuple          # per output: Preview of the tangent sent on
+    tangents_in: tuple[Preview | None, ...]    # per input slot: the tangent that came in (None: the slot has none)
+    tangents_out: tuple[Preview | None, ...]   # per output: the tangent sent on
     rule: str = "explicit"       # how the JVP was obtained (forward_ad.rule_kind)
     jacobians: tuple | None = None   # per input slot: ∂out/∂in as nested lists (None where not small)
 
@@ -48,21 +50,14 @@ class ForwardTrace(Trace):
 
     def to_json(self) -> dict:
         data = super().to_json()
-        data["tangents"] = [{"index": s.index, "node": s.node,
-                             "tangents_in": [None if p is None else p.to_json() for p in s.tangents_in],
-                             "tangents_out": [None if p is None else p.to_json() for p in s.tangents_out],
-                             "rule": s.rule, "jacobians": None if s.jacobians is None else list(s.jacobians)}
-                            for s in self.tangents]
-        data["seeds"] = [[n, p.to_json()] for n, p in self.seeds]
+        data["tangents"] = to_json(self.tangents)
+        data["seeds"] = to_json(self.seeds)
         return data
 
     @classmethod
     def from_json(cls, data: dict) -> "ForwardTrace":
         base = Trace.from_json(data)
-        steps = [TangentStep(s["index"], s["node"], tuple(Preview.from_json(p) for p in s["tangents_in"]),
-                             tuple(Preview.from_json(p) for p in s["tangents_out"]), s["rule"],
-                             None if s["jacobians"] is None else tuple(s["jacobians"]))
-                 for s in data.get("tangents", ())]
+        steps = [from_json(TangentStep, s) for s in data.get("tangents", ())]
         seeds = tuple((n, Preview.from_json(p)) for n, p in data.get("seeds", ()))
         return cls(**{f: getattr(base, f) for f in base.__dataclass_fields__}, tangents=steps, seeds=seeds)
 
@@ -115,7 +110,7 @@ class ForwardRecorder:
         for o, t in zip(outputs, event.tangents_out):
             attached = forward_ad.tangent_of(o)    # as the next op sees it (cast and expanded to the output)
             out_tangents.append(Preview.of(attached if attached is not None else t))
-        in_info = tuple(InputInfo(None if t is None else 0, 0, tuple(x.shape))
+        in_info = tuple(InputRecord(None if t is None else 0, 0, tuple(x.shape))
                         for x, t in zip(inputs, event.tangents_in))
         self.records.append(_Record(
             op, tuple(forward_ad._key(x) for x in inputs), tuple(forward_ad._key(o) for o in outputs),
@@ -125,7 +120,7 @@ class ForwardRecorder:
             Preview.of(outputs[0]._data) if len(outputs) == 1 else None,
             tuple(tuple(x.shape) for x in inputs), op_constants(op, event.params, inputs, in_info), event.rule,
             self._local_jacobians(event) if self.jacobians else None,
-            events.user_source(2) if self.sources else None, _building.now))
+            user_source(2) if self.sources else None, _building.now))
 
     @staticmethod
     def _local_jacobians(event) -> tuple | None:
@@ -184,13 +179,13 @@ class ForwardRecorder:
         counter = iter(range(10 ** 12))
         edges = iter(range(10 ** 12))
 
-        def add(kind, name, **kw) -> TraceNode:
-            node = TraceNode(f"n{next(counter)}", kind, name, **kw)
+        def add(node: NodeRecord) -> NodeRecord:
+            node = for_trace(node, id=f"n{next(counter)}")
             trace.nodes.append(node)
             return node
 
         def link(src, dst, slot, shape, output_nr=0):
-            trace.edges.append(TraceEdge(f"e{next(edges)}", src, dst, slot, shape, output_nr))
+            trace.edges.append(EdgeRecord(f"e{next(edges)}", src, dst, slot, shape, output_nr))
 
         seeds = []
         for k, rec in enumerate(self.records):
@@ -203,7 +198,7 @@ class ForwardRecorder:
                         event = self._keep[k]
                         name = _name_of(leaf_names, event.inputs[slot], event.tangents_in[slot]) or \
                             tensor_names.get(key, "")
-                        leaf = add("leaf", name, value=rec.values_in[slot])
+                        leaf = add(NodeRecord(kind="leaf", name=name, value=rec.values_in[slot]))
                         leaves[key] = leaf.id
                         seeds.append((leaf.id, rec.tangents_in[slot]))
                     slots.append((slot, leaves[key], 0))
@@ -211,11 +206,10 @@ class ForwardRecorder:
             linked = {slot for slot, _, _ in slots}
             in_names = tuple("" if slot in linked else tensor_names.get(key, "")   # W of W @ x: no tangent
                              for slot, key in enumerate(rec.in_keys))
-            node = add("op", op.name, formula=op.formula, vjp_formulas=tuple(op.vjp_formulas), value=rec.value,
-                       symbols=op.input_symbols(len(rec.in_keys)), out_symbol=op.out_symbol, latex=op.latex,
-                       vjp_latex=op.vjp_latex, constants=rec.constants, source=rec.source, order=rec.order,
-                       tensor_name=tensor_names.get(rec.out_keys[0], "") if len(rec.out_keys) == 1 else "",
-                       in_names=in_names)
+            node = add(NodeRecord.of_op(
+                op, len(rec.in_keys), name=op.name, value=rec.value, constants=rec.constants, source=rec.source,
+                order=rec.order, tensor_name=tensor_names.get(rec.out_keys[0], "") if len(rec.out_keys) == 1 else "",
+                in_names=in_names))
             for slot, src, nr in slots:
                 link(src, node.id, slot, rec.shapes_in[slot], nr)
                 consumed.add(rec.in_keys[slot])
@@ -235,13 +229,13 @@ class ForwardRecorder:
             src, nr = producer[key]
             made = next(r for r in self.records if key in r.out_keys)
             value = Preview.of(tensor._data) if tensor is not None else (made.value if nr == 0 else None)
-            out = add("output", name, value=value)
+            out = add(NodeRecord(kind="output", name=name, value=value))
             link(src, out.id, 0, None if value is None else tuple(value.shape), nr)
             roots.append(out.id)
         trace.roots = tuple(roots)
         trace.seeds = tuple(seeds)
         trace.forward = [s.node for s in trace.tangents]
-        trace.code = events.code_around([n.source for n in trace.nodes if n.source is not None])
+        trace.code = code_around([n.source for n in trace.nodes if n.source is not None])
         name_tensors(trace)   # one naming for both directions: the Recorder's rules and code
         return trace
 

@@ -14,6 +14,7 @@ from .functions.declared import methods as declared_methods
 from .ops import registry
 
 FUNCTIONS = pathlib.Path(__file__).resolve().parent / "functions"
+SPACES = (("gradviz", gradviz), ("gradviz.linalg", gradviz.linalg), ("gradviz.nn.functional", nn_functional))
 OPS = pathlib.Path(__file__).resolve().parent / "ops"
 
 
@@ -91,9 +92,9 @@ def callers() -> dict:
             if exposure is not None and not exposure.names:   # a Tensor method only (Tensor.unfold)
                 public = [f"Tensor.{name}" for name in exposure.methods]
             else:
-                public = [f"{where}.{fn}" for where, space in (("gradviz", gradviz), ("gradviz.linalg", gradviz.linalg),
-                                                               ("gradviz.nn.functional", nn_functional))
-                          if getattr(space, fn, None) is not None][:1]
+                public = [f"{where}.{fn}" for where, space in SPACES if getattr(space, fn, None) is not None][:1] or \
+                    [f"{where}.{name}" for where, space in SPACES for name, value in vars(space).items()
+                     if value is own and not name.startswith("_")][:1]   # exported under another name (linalg.cross)
                 bound = methods.get(fn)   # a declared method is this function's only when it is the one declared
                 if callable(getattr(gradviz.Tensor, fn, None)) and bound in (None, own):
                     public.append(f"Tensor.{fn}")

@@ -5,6 +5,7 @@ Operators and methods call the ops; this module holds no math of its own.
 from __future__ import annotations
 
 import operator
+import types
 import warnings
 
 import numpy as np
@@ -13,7 +14,8 @@ from numpy import ndarray   # one global load where np.ndarray is two, on the pe
 from ._warn import warn_once
 from . import backend, dtypes
 from ._args import is_number, type_name
-from . import events as _events
+from . import code_lines as _code_lines
+from ._calling import numpy_names, plain
 from .autograd import forward_ad as _forward_ad
 from .autograd import grad_mode
 from .autograd.graph import KIND, AccumulateGrad, RemovableHandle, VersionCounter
@@ -146,6 +148,7 @@ def _unwrap_nested(data):
 _new_object = object.__new__   # bound once: Tensor._make runs once per op
 
 
+@numpy_names   # x.sum(axis=0, keepdims=True): torch's methods take NumPy's names too
 class Tensor:
     """A multi-dimensional array that records the ops applied to it."""
 
@@ -253,8 +256,8 @@ class Tensor:
         if requires_grad and self._data.dtype.kind not in "fc":
             raise RuntimeError(int_message)
         self._requires_grad = bool(requires_grad)
-        if requires_grad and _events.tracking_sources:
-            _events.remember_leaf_source(self, 2)   # the line that made this leaf: its AccumulateGrad's line
+        if requires_grad and _code_lines.tracking_sources:
+            _code_lines.remember_leaf_source(self, 2)   # the line that made this leaf: its AccumulateGrad's line
         return self
 
     @property
@@ -1082,31 +1085,31 @@ class Tensor:
         return F.logical_not(self)
 
     def __eq__(self, other):
-        return F.compare("eq", self, other)
+        return _compare("eq", self, other)
 
     def __ne__(self, other):
-        return F.compare("ne", self, other)
+        return _compare("ne", self, other)
 
     def __lt__(self, other):
-        return F.compare("lt", self, other)
+        return _compare("lt", self, other)
 
     def __le__(self, other):
-        return F.compare("le", self, other)
+        return _compare("le", self, other)
 
     def __gt__(self, other):
-        return F.compare("gt", self, other)
+        return _compare("gt", self, other)
 
     def __ge__(self, other):
-        return F.compare("ge", self, other)
+        return _compare("ge", self, other)
 
     def __and__(self, other):
-        return F.compare("bitwise_and", self, other)
+        return _compare("bitwise_and", self, other)
 
     def __or__(self, other):
-        return F.compare("bitwise_or", self, other)
+        return _compare("bitwise_or", self, other)
 
     def __xor__(self, other):
-        return F.compare("bitwise_xor", self, other)
+        return _compare("bitwise_xor", self, other)
 
     __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
 
@@ -1316,22 +1319,22 @@ class Tensor:
         return F.div(self, other, rounding_mode=rounding_mode)
 
     def eq(self, other):
-        return F.compare("eq", self, other)
+        return _compare("eq", self, other)
 
     def ne(self, other):
-        return F.compare("ne", self, other)
+        return _compare("ne", self, other)
 
     def lt(self, other):
-        return F.compare("lt", self, other)
+        return _compare("lt", self, other)
 
     def gt(self, other):
-        return F.compare("gt", self, other)
+        return _compare("gt", self, other)
 
     def le(self, other):
-        return F.compare("le", self, other)
+        return _compare("le", self, other)
 
     def ge(self, other):
-        return F.compare("ge", self, other)
+        return _compare("ge", self, other)
 
     def maximum(self, other):
         return F.maximum(self, other)
@@ -1524,14 +1527,19 @@ def _keep(keepdim, keepdims):
 # Tensor's methods are torch's functions: they are bound here, once Tensor exists (the modules
 # below import Tensor). The one place the tensor layer reaches up (tests/test_import_layers.py).
 from . import creation as _creation  # noqa: E402
-from . import functions as F  # noqa: E402
+from . import functions as _functions  # noqa: E402
 from .functions import index as _index  # noqa: E402
 from .functions.declared import as_method as _method, methods as _declared_methods  # noqa: E402
 from .autograd import tensor_namespace as _tensor_namespace  # noqa: E402,F401  (hands the engine its Tensor `xp`)
-from .functions.pointwise import check_bounds as _check_bounds  # noqa: E402
+from .functions.pointwise import check_bounds as _check_bounds, compare as _compare  # noqa: E402
 from .autograd import views as _views  # noqa: E402
 from .functions import shape as _shape  # noqa: E402
 from .autograd.apply import apply as _apply  # noqa: E402
+
+# The methods call the functions as written: they pass neither NumPy's names nor out=, so the
+# calling conventions' wrappers would only cost a call.
+F = types.SimpleNamespace(**{_name: plain(_fn) for _name, _fn in vars(_functions).items()
+                             if not _name.startswith("__")})
 
 for _name, _fn in _declared_methods().items():   # the methods the op records and @public functions declare
     setattr(Tensor, _name, _method(_fn, _name))

@@ -1,4 +1,4 @@
-"""The torch bridge: a real PyTorch autograd graph as a second source of gradviz's events.
+"""The torch bridge: a real PyTorch autograd graph as a second origin of gradviz's events.
 
 Owns three things, all optional and all importing torch lazily:
 
@@ -27,8 +27,9 @@ from functools import lru_cache
 import numpy as np
 
 from .autograd.engine import broadcast_axes
-from .events import (PREVIEW_MAX, AccumulationInfo, FlowInfo, InputInfo, NodeCreated, NodeExecuted, NodeInfo,
-                     Preview, StepInfo, TensorInfo, block_means)
+from .events import NodeCreated, NodeExecuted
+from .previews import PREVIEW_MAX, Preview, block_means
+from .records import Accumulation, InputRecord, NodeRecord, StepRecord, TensorRecord
 from .formatting import shape as shape_text
 from .tracing import Output, Recorder, Trace
 from .autograd.graph import ACCUMULATE_GRAD
@@ -252,8 +253,8 @@ def _tensor_name(tensor, names: dict) -> str:
     return ""
 
 
-def _tensor_info(tensor, names: dict) -> TensorInfo:
-    return TensorInfo(_tensor_name(tensor, names), _preview(tensor), _preview(_grad_of(tensor)), tuple(tensor.shape))
+def _tensor_info(tensor, names: dict) -> TensorRecord:
+    return TensorRecord(_tensor_name(tensor, names), _preview(tensor), _preview(_grad_of(tensor)), tuple(tensor.shape))
 
 
 def _attrs(fn) -> tuple:
@@ -299,7 +300,7 @@ def _constants(fn, op, inputs) -> tuple:
         if value is not None:
             found.append((name, value))
     for slot, (arg, info) in enumerate(zip(op.arg_names, inputs)):
-        if info.source is None:
+        if info.producer is None:
             value = _saved_plain(fn, arg)
             if value is not None:
                 found.append((str(slot), value))
@@ -330,8 +331,8 @@ def _attr_text(value) -> str:
     return str(value)
 
 
-class _Source:
-    """The torch graph behind some roots as a source of events: one NodeCreated per node, in
+class _Origin:
+    """The torch graph behind some roots as an origin of events: one NodeCreated per node, in
     creation order (node keys are positions in that order), fed to a Recorder."""
 
     def __init__(self, roots: tuple, params, show_saved: bool, forward):
@@ -353,28 +354,25 @@ class _Source:
             recorder.feed(NodeCreated(fn, (), (), tuple(self.scopes.get(fn, ())),
                                       self._info(fn, table.get(_node_name(fn)))))
 
-    def _info(self, fn, op) -> NodeInfo:
+    def _info(self, fn, op) -> NodeRecord:
         op = _variant(fn, op)
         inputs = []
         for nxt, nr in fn.next_functions:
             if nxt is None:
-                inputs.append(InputInfo(None, nr, None))
+                inputs.append(InputRecord(None, nr, None))
                 continue
             leaf = _tensor_info(nxt.variable, self.names) if _is_accumulate(nxt) else None
-            inputs.append(InputInfo(self.keys[nxt], nr, _output_shape(nxt, nr), leaf))
+            inputs.append(InputRecord(self.keys[nxt], nr, _output_shape(nxt, nr), leaf))
         n = len(inputs)
         saved = ()
         if self.show_saved:
             saved = tuple((name, _preview(t)) for name, t in _saved_tensors(fn, op))
-        return NodeInfo(
-            key=self.keys[fn], name=_node_name(fn), formula=op.formula if op else "",
-            vjp_formulas=tuple(op.vjp_formulas) if op else (),
-            symbols=op.input_symbols(n) if op else tuple(f"x{_sub(i)}" for i in range(n)),
-            out_symbol=op.out_symbol if op else "c", latex=op.latex if op else "",
-            vjp_latex=op.vjp_latex if op else (), broadcasts=op.broadcasts if op else (),
-            constants=_constants(fn, op, inputs),
-            attrs=_attrs(fn), value=_op_value(fn, self.values), scope=tuple(self.scopes.get(fn, ())),
-            inputs=tuple(inputs), saved=saved, ctx_saved=self._ctx_saved(fn), n_outputs=_n_outputs(fn))
+        values = dict(key=self.keys[fn], name=_node_name(fn), constants=_constants(fn, op, inputs),
+                      attrs=_attrs(fn), value=_op_value(fn, self.values), scope=tuple(self.scopes.get(fn, ())),
+                      inputs=tuple(inputs), saved=saved, ctx_saved=self._ctx_saved(fn), n_outputs=_n_outputs(fn))
+        if op is None:   # a node gradviz has no record of: its inputs numbered, no formula
+            return NodeRecord(symbols=tuple(f"x{_sub(i)}" for i in range(n)), **values)
+        return NodeRecord.of_op(op, n, **values)
 
     def _ctx_saved(self, fn) -> tuple:
         """A custom Function's saved_tensors as (Preview, the AccumulateGrad key of a saved leaf)."""
@@ -393,7 +391,7 @@ class _Source:
             if rn is None:
                 continue
             leaf = _tensor_info(t, self.names) if _is_accumulate(rn) else None
-            edge = InputInfo(self.keys[rn], t.output_nr if t.grad_fn is not None else 0, tuple(t.shape), leaf)
+            edge = InputRecord(self.keys[rn], t.output_nr if t.grad_fn is not None else 0, tuple(t.shape), leaf)
             outs.append(Output(_tensor_info(t, self.names), edge))
         return outs
 
@@ -444,10 +442,10 @@ def trace_from_torch(*tensors, params: dict | None = None, show_saved: bool = Fa
     forward: a `record_forward` record of the forward pass, for module scopes and op values.
     """
     _torch()
-    source = _Source(_flatten(tensors), params, show_saved, forward)
+    origin = _Origin(_flatten(tensors), params, show_saved, forward)
     recorder = Recorder()
-    source.replay(recorder)
-    return recorder.trace(source.outputs(), show_saved, ctx_saved=ctx_saved)
+    origin.replay(recorder)
+    return recorder.trace(origin.outputs(), show_saved, ctx_saved=ctx_saved)
 
 
 # -- backward, step by step ------------------------------------------------------------
@@ -476,19 +474,19 @@ def record_torch_backward(*tensors, gradient=None, params: dict | None = None, r
     """
     torch = _torch()
     roots = _flatten(tensors)
-    source = _Source(roots, params, show_saved, forward)
+    origin = _Origin(roots, params, show_saved, forward)
     recorder = Recorder()
-    source.replay(recorder)
-    outputs = source.outputs()
+    origin.replay(recorder)
+    outputs = origin.outputs()
     table = _op_table()
-    keys = source.keys
+    keys = origin.keys
     # outputs that retain_grad(): torch writes their .grad when their grad_fn is reached
     retained: dict = {}
     for t in roots:
         if t.grad_fn is not None and t.retains_grad:
             retained.setdefault(t.grad_fn, []).append(t)
     before_write: dict = {}
-    written = _written(roots, source.order, params)
+    written = _written(roots, origin.order, params)
     saved_grads = [(t, t.grad, None if t.grad is None else t.grad.detach().clone()) for t in written]
     versions = [None if t.grad is None else t.grad._version for t in written]
 
@@ -502,21 +500,23 @@ def record_torch_backward(*tensors, gradient=None, params: dict | None = None, r
 
         def hook(grad_inputs, grad_outputs):
             out_shape = tuple(grad_outputs[0].shape) if len(grad_outputs) == 1 and grad_outputs[0] is not None else None
-            flows = tuple(FlowInfo(slot, _preview(g), _flow_axes(op, slot, out_shape, tuple(g.shape)))
-                          for slot, g in enumerate(grad_inputs) if g is not None)
+            sent = tuple((slot, _preview(g), _flow_axes(op, slot, out_shape, tuple(g.shape)))
+                         for slot, g in enumerate(grad_inputs) if g is not None)
             accumulations = []
             if _is_accumulate(fn) and grad_outputs[0] is not None:
-                accumulations.append(AccumulationInfo(("leaf", key), _preview(grad_outputs[0]),
-                                                      _preview(fn.variable.grad), before_write.pop(fn, None)))
+                accumulations.append(Accumulation(contribution=_preview(grad_outputs[0]),
+                                                  total=_preview(fn.variable.grad), before=before_write.pop(fn, None),
+                                                  target=("leaf", key)))
             for t in retained.get(fn, ()):
                 g = grad_outputs[t.output_nr]
                 if g is not None:
                     total = _preview(t.grad)
                     before = recorded_totals.get(id(t), _preview(_grad_of_before(t, saved_grads)))
-                    accumulations.append(AccumulationInfo(("output", key, t.output_nr), _preview(g), total, before))
+                    accumulations.append(Accumulation(contribution=_preview(g), total=total, before=before,
+                                                      target=("output", key, t.output_nr)))
                     recorded_totals[id(t)] = total
-            recorder.feed(NodeExecuted(fn, StepInfo(key, tuple(_preview(g) for g in grad_outputs), flows,
-                                                    tuple(accumulations))))
+            recorder.feed(NodeExecuted(fn, StepRecord(grad_in=tuple(_preview(g) for g in grad_outputs),
+                                                      accumulations=tuple(accumulations), key=key, sent=sent)))
         return hook
 
     recorded_totals: dict = {}
@@ -524,7 +524,7 @@ def record_torch_backward(*tensors, gradient=None, params: dict | None = None, r
     recorder.implicit_seed = gradient is None or (isinstance(gradient, (list, tuple))
                                                   and all(g is None for g in gradient))
     try:
-        for fn in source.order:
+        for fn in origin.order:
             if _is_accumulate(fn):
                 handles.append(fn.register_prehook(before_accumulate(fn)))
             handles.append(fn.register_hook(after_node(fn)))

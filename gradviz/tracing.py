@@ -11,7 +11,7 @@ can be reloaded and replayed. Nodes and edges get stable ids (n0, n1, ... / e0, 
 Events reach a Recorder two ways: live, while it listens to the bus (`with Recorder()`),
 or replayed: `build_trace` walks an existing graph and feeds the Recorder one
 NodeCreated per grad_fn, so a graph made before anyone listened is drawn by the same
-code. The torch bridge is a third source of the same events.
+code. The torch bridge is a third origin of the same events.
 """
 from __future__ import annotations
 
@@ -20,86 +20,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import events
+from .code_lines import code_around
 from .naming import FREE_LETTERS, assigned_names, assignment, subscript
 from .autograd.describe import describe_node, edge_info, tensor_info
 from .autograd.engine import backward_steps, broadcast_axes
 from .autograd.graph import ACCUMULATE_GRAD, AccumulateGrad
-from .events import PREVIEW_MAX, InputInfo, NodeInfo, Preview, StepInfo, TensorInfo  # noqa: F401
+from .previews import Preview
+from .records import (EdgeRecord, Flow, InputRecord, NodeRecord, StepRecord, TensorRecord, for_trace, from_json,
+                      to_json)
 
 FORMAT_VERSION = 1
-
-
-@dataclass
-class TraceNode:
-    id: str                      # stable: n0, n1, ...
-    kind: str                    # "op" | "accumulate" | "leaf" | "output" | "saved"
-    name: str                    # MulBackward0, AccumulateGrad, or the tensor's name
-    formula: str = ""
-    vjp_formulas: tuple = ()
-    value: Preview | None = None  # the op's output (or the tensor's value)
-    grad: Preview | None = None   # a leaf's .grad after the run; None: not computed yet
-    scope: tuple = ()
-    order: int = 0               # derivative order: 1 for nodes built by a create_graph backward
-    symbols: tuple = ()          # the symbols of this node's inputs, one per input slot
-    out_symbol: str = "c"
-    latex: str = ""
-    vjp_latex: tuple = ()
-    constants: tuple = ()        # (name, value): the 2 of x * 2, the 3 of pow(3), dim, keepdim, alpha
-    attrs: tuple = ()            # (name, text): the grad_fn's arguments and saved tensors (show_attrs)
-    source: tuple | None = None  # (file, line, text) of the user code that created it
-    tensor_name: str = ""        # an op node: the learner's name for the tensor it made (names=, or a variable)
-    # The recording's one symbol per tensor (name_tensors): an op node's per output, and per input
-    # slot that has no edge and is no constant (a tensor that does not require grad); "" elsewhere.
-    # A leaf's symbol is its name; an AccumulateGrad's and an output's, its input's.
-    out_names: tuple = ()
-    in_names: tuple = ()
-
-    def vjp_formula(self, slot: int) -> str:
-        """The VJP formula for input `slot` (ops over a list of tensors share one formula)."""
-        if not self.vjp_formulas:
-            return "ḡ · J"
-        return self.vjp_formulas[min(slot, len(self.vjp_formulas) - 1)]
-
-    def symbol(self, slot: int) -> str:
-        return self.symbols[slot] if 0 <= slot < len(self.symbols) else f"x{slot}"
-
-
-@dataclass
-class TraceEdge:
-    id: str                      # stable: e0, e1, ...
-    src: str                     # the input side (where the gradient ends up)
-    dst: str                     # the consumer (where the gradient comes from)
-    slot: int = 0                # which input of dst (-1: a saved tensor; -2: one a custom Function's ctx saved)
-    shape: tuple | None = None   # the shape that flows forward (and the gradient's shape backward)
-    output_nr: int = 0           # which output of src flows (ops like split have several)
-    axes: tuple = ()             # axes a gradient along it is summed over to undo broadcasting
-
-
-@dataclass
-class Accumulation:
-    node: str                    # the leaf (or retained tensor) node id whose .grad changed
-    contribution: Preview
-    total: Preview
-    before: Preview | None       # .grad before this step (None: it was None)
-
-
-@dataclass
-class Hook:
-    name: str
-    output_nr: int | None
-    before: Preview | None
-    after: Preview | None        # None: the hook left the gradient as it was
-
-
-@dataclass
-class TraceStep:
-    index: int
-    node: str                    # the node that ran
-    grad_in: tuple               # Preview per output of the node (ḡ received)
-    flows: tuple                 # (edge id, Preview of the gradient sent, axes summed for broadcasting)
-    accumulations: tuple = ()
-    hooks: tuple = ()            # Hook per hook that fired
-    jacobians: tuple | None = None   # per input slot: the local Jacobian (nested lists) or None
 
 
 @dataclass
@@ -118,7 +48,7 @@ class Trace:
     implicit_seed: bool | None = None              # backward() made the seed (no gradient given); None: no backward
     code: dict = field(default_factory=dict)       # file -> (first line, lines): the code that made the nodes
 
-    def node(self, node_id: str) -> TraceNode:
+    def node(self, node_id: str) -> NodeRecord:
         for n in self.nodes:
             if n.id == node_id:
                 return n
@@ -131,11 +61,7 @@ class Trace:
     def to_json(self) -> dict:
         """Plain JSON-able data (json.dumps takes it as is)."""
         return {"version": FORMAT_VERSION,
-                "nodes": [_node_json(n) for n in self.nodes],
-                "edges": [{"id": e.id, "src": e.src, "dst": e.dst, "slot": e.slot,
-                           "shape": None if e.shape is None else list(e.shape), "output_nr": e.output_nr,
-                           "axes": list(e.axes)} for e in self.edges],
-                "steps": [_step_json(s) for s in self.steps],
+                "nodes": to_json(self.nodes), "edges": to_json(self.edges), "steps": to_json(self.steps),
                 "forward": list(self.forward), "roots": list(self.roots), "implicit_seed": self.implicit_seed,
                 "code": {f: [first, list(lines)] for f, (first, lines) in self.code.items()}}
 
@@ -144,10 +70,9 @@ class Trace:
         if data.get("version") != FORMAT_VERSION:
             raise ValueError(f"cannot read a gradviz trace of format version {data.get('version')!r} "
                              f"(this gradviz reads version {FORMAT_VERSION})")
-        nodes = [_node_from_json(n) for n in data["nodes"]]
-        edges = [TraceEdge(e["id"], e["src"], e["dst"], e["slot"], None if e["shape"] is None else tuple(e["shape"]),
-                           e["output_nr"], tuple(e["axes"])) for e in data["edges"]]
-        steps = [_step_from_json(s) for s in data["steps"]]
+        nodes = [from_json(NodeRecord, n) for n in data["nodes"]]
+        edges = [from_json(EdgeRecord, e) for e in data["edges"]]
+        steps = [from_json(StepRecord, s) for s in data["steps"]]
         code = {f: (first, list(lines)) for f, (first, lines) in data.get("code", {}).items()}
         trace = cls(nodes, edges, steps, list(data["forward"]), tuple(data["roots"]), data.get("implicit_seed"), code)
         if not named(trace):   # saved before tensors had one symbol each
@@ -155,56 +80,12 @@ class Trace:
         return trace
 
 
-def _pj(p):
-    return None if p is None else p.to_json()
-
-
-def _pl(d):
-    return Preview.from_json(d)
-
-
-def _node_json(n: TraceNode) -> dict:
-    return {"id": n.id, "kind": n.kind, "name": n.name, "formula": n.formula, "vjp_formulas": list(n.vjp_formulas),
-            "value": _pj(n.value), "grad": _pj(n.grad), "scope": list(n.scope), "order": n.order,
-            "symbols": list(n.symbols), "out_symbol": n.out_symbol, "latex": n.latex, "vjp_latex": list(n.vjp_latex),
-            "constants": [[k, v] for k, v in n.constants], "attrs": [[k, v] for k, v in n.attrs],
-            "source": None if n.source is None else list(n.source), "tensor_name": n.tensor_name,
-            "out_names": list(n.out_names), "in_names": list(n.in_names)}
-
-
-def _node_from_json(d: dict) -> TraceNode:
-    return TraceNode(d["id"], d["kind"], d["name"], d["formula"], tuple(d["vjp_formulas"]), _pl(d["value"]),
-                     _pl(d["grad"]), tuple(d["scope"]), d["order"], tuple(d["symbols"]), d["out_symbol"], d["latex"],
-                     tuple(d["vjp_latex"]), tuple((k, v) for k, v in d["constants"]),
-                     tuple((k, v) for k, v in d["attrs"]), None if d["source"] is None else tuple(d["source"]),
-                     d.get("tensor_name", ""), tuple(d.get("out_names", ())), tuple(d.get("in_names", ())))
-
-
-def _step_json(s: TraceStep) -> dict:
-    return {"index": s.index, "node": s.node, "grad_in": [_pj(p) for p in s.grad_in],
-            "flows": [[e, _pj(p), list(axes)] for e, p, axes in s.flows],
-            "accumulations": [{"node": a.node, "contribution": _pj(a.contribution), "total": _pj(a.total),
-                               "before": _pj(a.before)} for a in s.accumulations],
-            "hooks": [{"name": h.name, "output_nr": h.output_nr, "before": _pj(h.before), "after": _pj(h.after)}
-                      for h in s.hooks],
-            "jacobians": None if s.jacobians is None else list(s.jacobians)}
-
-
-def _step_from_json(d: dict) -> TraceStep:
-    return TraceStep(d["index"], d["node"], tuple(_pl(p) for p in d["grad_in"]),
-                     tuple((e, _pl(p), tuple(axes)) for e, p, axes in d["flows"]),
-                     tuple(Accumulation(a["node"], _pl(a["contribution"]), _pl(a["total"]), _pl(a["before"]))
-                           for a in d["accumulations"]),
-                     tuple(Hook(h["name"], h["output_nr"], _pl(h["before"]), _pl(h["after"])) for h in d["hooks"]),
-                     None if d["jacobians"] is None else tuple(d["jacobians"]))
-
-
 # -- the Recorder -------------------------------------------------------------------------------
 @dataclass
 class Output:
     """A tensor a trace is drawn from: how it looks and which node produced it."""
-    tensor: TensorInfo
-    edge: InputInfo
+    tensor: TensorRecord
+    edge: InputRecord
 
 
 class Recorder:
@@ -212,21 +93,21 @@ class Recorder:
 
     As a context manager it listens to the bus for events emitted on its own thread
     (jacobians=True asks the engine for each step's local Jacobian); `feed(event)`
-    hands it events from another source (a replayed graph, the torch bridge).
+    hands it events from another origin (a replayed graph, the torch bridge).
     `trace(outputs)` builds the Trace of the graph behind the outputs; steps that
     arrive after that are appended to it, so a stepper can grow it one step at a time.
     """
 
     def __init__(self, jacobians: bool = False):
-        self.nodes: dict = {}       # node key -> NodeInfo, in creation order
-        self.step_infos: list = []  # StepInfo in execution order
+        self.nodes: dict = {}       # node key -> NodeRecord as its origin made it, in creation order
+        self.step_infos: list = []  # StepRecord as its origin made it, in execution order
         self.orders: dict = {}      # node key -> derivative order, for nodes a backward built
         self.jacobians = jacobians
         self.current: Trace | None = None
         self._ids: dict = {}        # node key -> trace node id (of the current trace)
         self._edge_of: dict = {}    # (trace node id, slot) -> edge id
         self._written: dict = {}    # accumulation target -> trace node id
-        self._nodes: dict = {}      # trace node id -> TraceNode (of the current trace)
+        self._nodes: dict = {}      # trace node id -> NodeRecord (of the current trace)
         self._open = 0              # backward passes started and not finished
         self._pending: list = []    # nodes created since the last step of an open backward
         self._unsubscribe = None
@@ -271,7 +152,7 @@ class Recorder:
             if info is None:
                 return
             # a node built while a step ran comes from that node's VJP: one order higher
-            order = self.orders.get(info.node, 0) + 1
+            order = self.orders.get(info.key, 0) + 1
             for key in self._pending:
                 self.orders[key] = order
             self._pending.clear()
@@ -296,47 +177,44 @@ class Recorder:
         saved, as torchviz draws them (a saved leaf is its leaf node; slot -2)."""
         outputs = list(outputs)
         leaf_names = leaf_names or {}
-        leaves: dict = {}          # AccumulateGrad key -> TensorInfo of its leaf
+        leaves: dict = {}          # AccumulateGrad key -> TensorRecord of its leaf
         for info in self.nodes.values():
             for inp in info.inputs:
                 if inp.leaf is not None:
-                    leaves.setdefault(inp.source, inp.leaf)
+                    leaves.setdefault(inp.producer, inp.leaf)
         for out in outputs:
             if out.edge.leaf is not None:
-                leaves.setdefault(out.edge.source, out.edge.leaf)
-        keys = self._reachable([o.edge.source for o in outputs]) if outputs else set(self.nodes) | set(leaves)
+                leaves.setdefault(out.edge.producer, out.edge.leaf)
+        keys = self._reachable([o.edge.producer for o in outputs]) if outputs else set(self.nodes) | set(leaves)
         trace = Trace(implicit_seed=self.implicit_seed)
         ids: dict = {}
         edge_ids = iter(range(10 ** 12))
         node_ids = iter(range(10 ** 12))
 
-        def add(kind, name, **kw) -> TraceNode:
-            node = TraceNode(f"n{next(node_ids)}", kind, name, **kw)
+        def add(node: NodeRecord, **values) -> NodeRecord:
+            node = for_trace(node, id=f"n{next(node_ids)}", **values)
             trace.nodes.append(node)
             return node
 
         def link(src, dst, slot, shape, output_nr=0, axes=()):
-            trace.edges.append(TraceEdge(f"e{next(edge_ids)}", src, dst, slot, shape, output_nr, axes))
+            trace.edges.append(EdgeRecord(f"e{next(edge_ids)}", src, dst, slot, shape, output_nr, axes))
 
         written: dict = {}
         ordered = sorted(keys, key=_sort_key)
         for key in ordered:
             if key in leaves and key not in self.nodes:
                 var = leaves[key]
-                leaf = add("leaf", leaf_names.get(key, var.name), value=var.value, grad=var.grad, source=var.source)
-                acc = add("accumulate", ACCUMULATE_GRAD.torch_name, formula=ACCUMULATE_GRAD.formula,
-                          vjp_formulas=tuple(ACCUMULATE_GRAD.vjp_formulas), symbols=("x",), out_symbol="x",
-                          source=var.source)   # its step shows the line that created the leaf
+                leaf = add(NodeRecord(kind="leaf", name=leaf_names.get(key, var.name), value=var.value,
+                                      grad=var.grad, source=var.source))
+                acc = add(NodeRecord.of_op(ACCUMULATE_GRAD, 1, kind="accumulate", symbols=("x",), out_symbol="x",
+                                           source=var.source))   # its step shows the line that created the leaf
                 ids[key] = acc.id
                 written[("leaf", key)] = leaf.id
                 link(leaf.id, acc.id, 0, tuple(var.shape))
                 continue
             info = self.nodes[key]
-            node = add("op", info.name, formula=info.formula, vjp_formulas=info.vjp_formulas, value=info.value,
-                       scope=tuple(info.scope), order=self.orders.get(key, 0), symbols=info.symbols,
-                       out_symbol=info.out_symbol, latex=info.latex, vjp_latex=info.vjp_latex,
-                       constants=info.constants, attrs=info.attrs, source=info.source,
-                       tensor_name=self.tensor_names.get(key, ""), in_names=tuple(i.name for i in info.inputs))
+            node = add(info, order=self.orders.get(key, 0), tensor_name=self.tensor_names.get(key, ""),
+                       in_names=tuple(i.name for i in info.inputs))
             ids[key] = node.id
         for key in ordered:
             info = self.nodes.get(key)
@@ -344,30 +222,30 @@ class Recorder:
                 continue
             out_shape = None if info.value is None else tuple(info.value.shape)
             for slot, inp in enumerate(info.inputs):
-                if inp.source is not None and inp.source in ids:
-                    link(ids[inp.source], ids[key], slot, inp.shape, inp.output_nr,
+                if inp.producer is not None and inp.producer in ids:
+                    link(ids[inp.producer], ids[key], slot, inp.shape, inp.output_nr,
                          _static_axes(info, slot, inp.shape, out_shape))
             if show_saved:
                 for name, preview in info.saved:
-                    saved = add("saved", name, value=preview)
+                    saved = add(NodeRecord(kind="saved", name=name, value=preview))
                     link(saved.id, ids[key], -1, None if preview is None else tuple(preview.shape))
             if ctx_saved:
                 for preview, leaf_key in info.ctx_saved:
-                    src = written.get(("leaf", leaf_key)) or add("saved", "", value=preview).id
+                    src = written.get(("leaf", leaf_key)) or add(NodeRecord(kind="saved", value=preview)).id
                     link(src, ids[key], -2, None if preview is None else tuple(preview.shape))
         roots = []
         for out in outputs:
-            src = out.edge.source
+            src = out.edge.producer
             if src not in ids:
                 continue
-            node = add("output", out.tensor.name, value=out.tensor.value, grad=out.tensor.grad)
+            node = add(NodeRecord(kind="output", name=out.tensor.name, value=out.tensor.value, grad=out.tensor.grad))
             link(ids[src], node.id, 0, tuple(out.tensor.shape), out.edge.output_nr)
             roots.append(node.id)
             if src in self.nodes:
                 written.setdefault(("output", src, out.edge.output_nr), node.id)
         trace.roots = tuple(roots)
         trace.forward = [n.id for n in trace.nodes if n.kind in ("op", "accumulate")]
-        trace.code = events.code_around([n.source for n in trace.nodes if n.source is not None])
+        trace.code = code_around([n.source for n in trace.nodes if n.source is not None])
         name_tensors(trace)
         self.current = trace
         self._ids = ids
@@ -392,34 +270,34 @@ class Recorder:
             seen.add(key)
             info = self.nodes.get(key)
             if info is not None:
-                stack.extend(inp.source for inp in info.inputs if inp.source is not None)
+                stack.extend(inp.producer for inp in info.inputs if inp.producer is not None)
         return seen
 
-    def _add_step(self, trace: Trace, info: StepInfo) -> None:
-        node_id = self._ids.get(info.node)
+    def _add_step(self, trace: Trace, info: StepRecord) -> None:
+        node_id = self._ids.get(info.key)
         if node_id is None:
             return
-        flows = tuple((self._edge_of[(node_id, f.slot)], f.grad, tuple(f.axes)) for f in info.flows
-                      if (node_id, f.slot) in self._edge_of)
+        flows = tuple(Flow(self._edge_of[(node_id, slot)], grad, tuple(axes)) for slot, grad, axes in info.sent
+                      if (node_id, slot) in self._edge_of)
         accs = []
         for a in info.accumulations:
             target = self._written.get(tuple(a.target))
             if target is None:
                 continue
-            accs.append(Accumulation(target, a.contribution, a.total, a.before))
+            accs.append(for_trace(a, node=target))
             self._nodes[target].grad = a.total
-        hooks = tuple(Hook(h.name, h.output_nr, h.before, h.after) for h in info.hooks)
         jac = None
         if info.jacobians is not None:
             jac = tuple(None if J is None else np.asarray(J).tolist() for J in info.jacobians)
-        trace.steps.append(TraceStep(len(trace.steps), node_id, tuple(info.grad_in), flows, tuple(accs), hooks, jac))
+        trace.steps.append(for_trace(info, index=len(trace.steps), node=node_id, flows=flows,
+                                     accumulations=tuple(accs), jacobians=jac))
 
 
 def _sort_key(key):
     return key if isinstance(key, tuple) else (key,)
 
 
-def _static_axes(info: NodeInfo, slot: int, in_shape, out_shape) -> tuple:
+def _static_axes(info: NodeRecord, slot: int, in_shape, out_shape) -> tuple:
     """The Σ a diagram marks before any backward ran: the engine's broadcast rule applied to
     the input slots the op declares as broadcasting, where the input is smaller than the
     output and the inputs broadcast together to exactly the output's shape."""
@@ -503,7 +381,7 @@ def name_tensors(trace: Trace) -> None:
     taken = set(holders) | assigned_names(line for _, lines in trace.code.values() for line in lines)
     letter = next((c for c in FREE_LETTERS if c not in taken), "t")
     count = 0
-    # the graph's tensors first, then the inputs that are not in it (whose number a source may not
+    # the graph's tensors first, then the inputs that are not in it (whose number an origin may not
     # know: torch keeps no trace of the 1 in b * b + 1), so one program numbers its graph alike in both
     for tensor in sorted(tensors, key=lambda t: len(t) == 3):
         if tensor not in symbol:
@@ -595,7 +473,7 @@ def outputs_of(roots, names: dict | None = None) -> list:
     outs = []
     for t in roots:
         if t.grad_fn is not None:
-            edge = InputInfo(t.grad_fn.id, t.output_nr, tuple(t.shape))
+            edge = InputRecord(t.grad_fn.id, t.output_nr, tuple(t.shape))
         elif t.requires_grad:
             edge = edge_info(t._accumulator(), 0, tuple(t.shape), by_id)
         else:

@@ -15,23 +15,6 @@ for _pairs, _why in [
       ("gradviz.torch_bridge", "torch.autograd.graph"), ("gradviz.torch_bridge", "torch.overrides"),
       ("gradviz.player", "gradviz.player.widget"), ("gradviz.player.forward", "gradviz.player.forward_widget")],
      "optional dependency (CuPy, Pillow, the WebAssembly Graphviz, latex2mathml, torch, anywidget)"),
-    # autograd sits below the Tensor and its creation functions, which import it
-    ([("gradviz.autograd", "gradviz.tensor"), ("gradviz.autograd.functional", "gradviz.tensor"),
-      ("gradviz.autograd.functional", "gradviz.creation"), ("gradviz.autograd.functional", "gradviz.functions.shape"),
-      ("gradviz.autograd.functional", "gradviz.random")],
-     "cycle: tensor -> autograd"),
-    # tests/test_import_layers.py's CYCLE_BREAKING_LOCAL_IMPORTS
-    ([("gradviz.functions.counting", "gradviz.creation"), ("gradviz.functions.nnops", "gradviz.creation"),
-      ("gradviz.functions.pointwise", "gradviz.creation"), ("gradviz.functions.shape", "gradviz.creation"),
-      ("gradviz.functions.reduce", "gradviz.functions.linalg")],
-     "cycle: creation -> tensor -> functions; reduce <-> linalg"),
-    ([("gradviz.nn.functional_layers", "gradviz.nn.functional")], "cycle: nn.functional imports functional_layers"),
-    ([("gradviz.player.jacobian", "gradviz.player.html")], "cycle: player.html draws the Jacobian panels"),
-    # torch.nn.functional's namespace: a helper imported at the top would become gradviz.nn.functional.where
-    ([("gradviz.nn.functional", "gradviz.functions.pointwise"), ("gradviz.nn.functional", "gradviz.functions.reduce"),
-      ("gradviz.nn.functional", "gradviz.functions.shape"), ("gradviz.nn.functional", "gradviz.tensor"),
-      ("gradviz.nn.functional", "numpy")],
-     "keeps torch.nn.functional's names"),
     # each example is shown to the reader as its own program, `import gradviz as torch` included
     ([("gradviz.examples", "gradviz")], "an example's code reads as written"),
 ]:

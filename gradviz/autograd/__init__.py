@@ -7,11 +7,11 @@ from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, se
 from .grad_mode import is_inference_mode_enabled  # noqa: F401
 from .graph import AccumulateGrad, Node  # noqa: F401
 from .graph import detect_anomaly, set_detect_anomaly  # noqa: F401
+from ..tensor import Tensor as _Tensor
 
 
 def Variable(data, requires_grad=False, volatile=False):
     """The deprecated torch.autograd.Variable: today just a Tensor."""
-    from ..tensor import Tensor
-    if isinstance(data, Tensor):
-        return Tensor._make(data._data).requires_grad_(requires_grad)   # a new leaf on the same storage
-    return Tensor._from_data(data, requires_grad=requires_grad)
+    if isinstance(data, _Tensor):
+        return _Tensor._make(data._data).requires_grad_(requires_grad)   # a new leaf on the same storage
+    return _Tensor._from_data(data, requires_grad=requires_grad)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numpy import ndarray   # one global load where np.ndarray is two, on the per-op path
 
-from .. import backend, events
+from .. import backend, code_lines, events
 from ..dtypes import category_of_scalar, result_type, wrapped_int
 from ..ops.core import NUMPY, as_array, namespace, shape_error
 from ..ops.op import Op
@@ -69,8 +69,8 @@ def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
         outs = tuple(as_array(o) for o in out)
         node = node_cls(op, inputs, params, outs, edges, _scope_state.path)
         result = outs = tuple(share_version(Tensor._make(o, node, i), inputs, op) for i, o in enumerate(outs))
-    if events.tracking_sources:
-        events.remember_source(node, 2)
+    if code_lines.tracking_sources:
+        code_lines.remember_source(node, 2)
     if events._listeners:
         outs = (result,) if outs is None else outs
         info = describe_node(node)

@@ -1,6 +1,6 @@
 """The live graph as plain values: what NodeCreated carries and what `draw()` replays.
 
-`describe_node` turns a grad_fn into an events.NodeInfo (previews, the symbols of this
+`describe_node` turns a grad_fn into a records.NodeRecord (previews, the symbols of this
 node's inputs, the constants it used, where each input's gradient goes), so a
 Recorder builds its Trace without touching an engine object.
 """
@@ -8,29 +8,31 @@ from __future__ import annotations
 
 from .. import backend
 from ..formatting import shape
-from ..events import InputInfo, NodeInfo, Preview, TensorInfo, leaf_source_of, source_of
+from ..code_lines import leaf_source_of, source_of
+from ..previews import Preview
+from ..records import InputRecord, NodeRecord, TensorRecord
 from .graph import AccumulateGrad, Node
 
 
-def tensor_info(tensor, name: str | None = None) -> TensorInfo:
+def tensor_info(tensor, name: str | None = None) -> TensorRecord:
     """A leaf or output tensor: its name (the given one, else .name), value and .grad."""
     grad = tensor._grad
     if name is None:
         name = "" if tensor.name is None else str(tensor.name)   # x.name = 42 is shown as text
-    return TensorInfo(str(name), Preview.of(tensor._data),
+    return TensorRecord(str(name), Preview.of(tensor._data),
                       None if grad is None else Preview.of(grad._data), tuple(tensor._data.shape),
                       leaf_source_of(tensor))
 
 
-def edge_info(nxt, nr: int, shape, names: dict | None) -> InputInfo:
+def edge_info(nxt, nr: int, shape, names: dict | None) -> InputRecord:
     """Where a gradient goes: an op node, or a leaf's AccumulateGrad (which carries the leaf)."""
     if nxt is None:
-        return InputInfo(None, nr, shape)
+        return InputRecord(None, nr, shape)
     leaf = None
     if type(nxt) is AccumulateGrad:
         var = nxt.variable
         leaf = tensor_info(var, (names or {}).get(id(var)))
-    return InputInfo(nxt.id, nr, shape, leaf)
+    return InputRecord(nxt.id, nr, shape, leaf)
 
 
 def _is_constant(value) -> bool:
@@ -45,7 +47,7 @@ def _plain(value):
     return list(value) if isinstance(value, tuple) else value
 
 
-def constants(node: Node, symbols: tuple, inputs: tuple) -> tuple:
+def constants(node: Node, inputs: tuple) -> tuple:
     """(key, plain value) of the numbers this node used: its shown params by name (dim, keepdim,
     alpha, the 3 of pow(3)) and, by input slot ("0", "1", ...), its one-element inputs that are
     constants (the 2 of x * 2); the keys are the markers of the record's LaTeX."""
@@ -54,7 +56,7 @@ def constants(node: Node, symbols: tuple, inputs: tuple) -> tuple:
 
 def op_constants(op, params: tuple, tensors: tuple, inputs: tuple, released: bool = False) -> tuple:
     """The constants of one call of `op` (see `constants`): `tensors` are its input Tensors (none:
-    params only) and `inputs` their InputInfo, whose `source` None marks a constant slot; once
+    params only) and `inputs` their InputRecords, whose `producer` None marks a constant slot; once
     `released` the inputs are ghosts, and only their 0-d values are still known."""
     found = []
     shown = op.shown if op.shown is not None else op.param_names
@@ -67,7 +69,7 @@ def op_constants(op, params: tuple, tensors: tuple, inputs: tuple, released: boo
         if name in shown and _is_constant(value):
             found.append((name, _plain(value)))
     for slot, info in enumerate(inputs):
-        if info.source is None and slot < len(tensors):
+        if info.producer is None and slot < len(tensors):
             data = tensors[slot]._data
             if getattr(data, "size", None) == 0:
                 found.append((str(slot), None))   # the empty stand-in for a missing input (no bias): no term
@@ -141,13 +143,12 @@ def ctx_saved(node: Node) -> tuple:
     return tuple(out)
 
 
-def describe_node(node: Node, names: dict | None = None, source=None, with_saved: bool = True) -> NodeInfo:
-    """The NodeInfo of an op node (not an AccumulateGrad: leaves travel with their consumers)."""
+def describe_node(node: Node, names: dict | None = None, source=None, with_saved: bool = True) -> NodeRecord:
+    """The NodeRecord of an op node (not an AccumulateGrad: leaves travel with their consumers)."""
     op = node.op
     n = len(node.next_functions)
     if source is None:
         source = source_of(node)
-    symbols = op.input_symbols(n)
     inputs = []
     for slot, (nxt, nr) in enumerate(node.next_functions):
         try:
@@ -159,10 +160,8 @@ def describe_node(node: Node, names: dict | None = None, source=None, with_saved
             info.name = str(names.get(id(node.inputs[slot]), ""))   # a target, a mask: no edge, but a name
         inputs.append(info)
     inputs = tuple(inputs)
-    return NodeInfo(
-        key=node.id, name=op.torch_name, formula=op.formula, vjp_formulas=tuple(op.vjp_formulas),
-        symbols=symbols, out_symbol=op.out_symbol, latex=op.latex, vjp_latex=op.vjp_latex,
-        broadcasts=op.broadcasts, constants=constants(node, symbols, inputs), attrs=attrs(node),
+    return NodeRecord.of_op(
+        op, n, key=node.id, constants=constants(node, inputs), attrs=attrs(node),
         value=value(node), scope=tuple(node.scope), inputs=inputs,
         saved=saved(node) if with_saved else (), ctx_saved=ctx_saved(node) if with_saved else (),
-        n_outputs=op.n_outputs, source=source)
+        source=source)

@@ -19,6 +19,8 @@ from .. import backend, events
 from ..dtypes import Size
 from ..ops.core import NUMPY, namespace
 from ..ops.fill import COPY
+from ..previews import Preview
+from ..records import Accumulation, Hook, StepRecord
 from .fast_paths import ReadyQueue, run_straight, vjp_two_inputs
 from .graph import (FREED_MESSAGE, KIND, AccumulateGrad, Node, _anomaly, _building, _clock, _formula, _running,  # noqa: F401
                     anomaly_warning, current_backward)
@@ -648,25 +650,25 @@ def _leaf_key(tensor, node: Node) -> tuple:
 
 def _grad_preview(g):
     # a node pre-hook's result is a tuple of gradients: the step panel shows tensor hooks' values only
-    return None if g is None or isinstance(g, (tuple, list)) else events.Preview.of(g)
+    return None if g is None or isinstance(g, (tuple, list)) else Preview.of(g)
 
 
-def step_info(step: Step) -> events.StepInfo:
+def step_info(step: Step) -> StepRecord:
     """A Step in plain values (Previews taken now): what NodeExecuted carries to recorders."""
-    preview = events.Preview.of
-    flows = []
+    preview = Preview.of
+    sent = []
     for slot, g in enumerate(step.grad_inputs):
         if g is not None:
             axes = step.reduced_axes[slot] if slot < len(step.reduced_axes) else ()
-            flows.append(events.FlowInfo(slot, preview(g), tuple(axes)))
-    accs = tuple(events.AccumulationInfo(_leaf_key(tensor, step.node), preview(contribution), preview(total),
-                                         preview(before))
+            sent.append((slot, preview(g), tuple(axes)))
+    accs = tuple(Accumulation(contribution=preview(contribution), total=preview(total), before=preview(before),
+                              target=_leaf_key(tensor, step.node))
                  for (tensor, contribution, total), before in zip(step.accumulated, step.written_before or ()))
-    hooks = tuple(events.HookInfo(getattr(h, "__name__", "hook"), nr, _grad_preview(before), _grad_preview(after))
+    hooks = tuple(Hook(getattr(h, "__name__", "hook"), nr, _grad_preview(before), _grad_preview(after))
                   for nr, h, before, after in step.hooks)
     jacobians = None if step.jacobians is None else tuple(step.jacobians)
-    return events.StepInfo(step.node.id, tuple(preview(g) for g in step.grad_outputs), tuple(flows), accs, hooks,
-                           jacobians)
+    return StepRecord(grad_in=tuple(preview(g) for g in step.grad_outputs), accumulations=accs, hooks=hooks,
+                      jacobians=jacobians, key=step.node.id, sent=tuple(sent))
 
 
 def _anomaly_vjp(node: Node, g, create_graph: bool):

@@ -14,7 +14,7 @@ import inspect
 import warnings
 from typing import Any, Callable
 
-from .. import events
+from .. import code_lines, events
 from ..ops.op import Op
 from ..scope import _state as _scope_state
 from ..tensor import Tensor
@@ -292,8 +292,8 @@ def _attach(cls: type, ctx: BackwardCFunction, args: tuple, output, new_style: b
             else:
                 saved.append(("tensor", t, t._version))
         ctx._saved = saved
-    if events.tracking_sources:   # the user's line that called apply (the frames between are gradviz's)
-        events.remember_source(ctx, 2)
+    if code_lines.tracking_sources:   # the user's line that called apply (the frames between are gradviz's)
+        code_lines.remember_source(ctx, 2)
     if events._listeners:
         events.emit(events.NodeCreated(ctx, inputs, tuple(r for r in result if isinstance(r, Tensor)), ctx.scope))
     return result[0] if single else tuple(result)

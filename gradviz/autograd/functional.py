@@ -10,16 +10,15 @@ import warnings
 
 import numpy as np
 
+from ..creation import ones_like, rand, randn_like, zeros, zeros_like
+from ..functions.shape import stack
+from ..random import Generator
+from ..tensor import Tensor
 from . import forward_ad
 from .engine import grad
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 
 _STRATEGIES = ("forward-mode", "reverse-mode")
-
-
-def _tensor_cls():
-    from ..tensor import Tensor
-    return Tensor
 
 
 def _as_tuple(inp, arg_name=None, fn_name=None):
@@ -29,7 +28,7 @@ def _as_tuple(inp, arg_name=None, fn_name=None):
     is_tuple = isinstance(inp, tuple)
     items = inp if is_tuple else (inp,)
     for i, el in enumerate(items):
-        if not isinstance(el, _tensor_cls()):
+        if not isinstance(el, Tensor):
             where = f" value at index {i} has type {type(el)}." if is_tuple else \
                 f" given {arg_name} has type {type(el)}."
             raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of Tensors but "
@@ -61,7 +60,7 @@ def _grad_preprocess(inputs, create_graph: bool, need_graph: bool) -> tuple:
 
 
 def _grad_postprocess(inputs, create_graph: bool):
-    if isinstance(inputs[0], _tensor_cls()):
+    if isinstance(inputs[0], Tensor):
         return inputs if create_graph else tuple(t.detach() for t in inputs)
     return tuple(_grad_postprocess(t, create_graph) for t in inputs)
 
@@ -130,7 +129,6 @@ _STAGE_MESSAGES = {
 
 
 def _fill_in_zeros(grads, refs, strict: bool, create_graph: bool, stage: str) -> tuple:
-    from ..creation import zeros_like
     res = []
     for i, g in enumerate(grads):
         if g is None:
@@ -184,7 +182,6 @@ def _forward(func, inputs, tangents):
 
     Real forward mode when no level is open; inside one (forward mode does not nest) the
     double-backward trick: J·t = ∂/∂u ⟨u, J ...⟩ — the VJP is linear in its seed u."""
-    from ..creation import zeros_like
     if forward_ad._state.level is None:
         with forward_ad.dual_level():
             duals = tuple(x if t is None else forward_ad.make_dual(x, t) for x, t in zip(inputs, tangents))
@@ -216,7 +213,6 @@ def track(x):
 
 def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """(func(inputs), J v), by forward mode: the tangent v pushed through func."""
-    from ..creation import ones_like
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
@@ -233,22 +229,19 @@ def _one_hot(like, k: int):
     """A seed of like's shape and dtype: 1 at flat index k, 0 elsewhere."""
     seed = np.zeros(like.numel(), dtype=like._data.dtype)
     seed[k] = 1
-    return _tensor_cls()._make(seed.reshape(tuple(like.shape)))
+    return Tensor._make(seed.reshape(tuple(like.shape)))
 
 
 def _stack_rows(rows: list, out_shape: tuple, in_shape: tuple, create_graph: bool, columns: bool = False):
     """Rows (reverse mode) or columns (forward mode) of one Jacobian block, as one tensor
     of shape out_shape + in_shape; with create_graph the stacking is recorded too."""
-    Tensor = _tensor_cls()
     n_out = int(np.prod(out_shape, dtype=int))
     n_in = int(np.prod(in_shape, dtype=int))
     if create_graph:
-        from ..functions.shape import stack
         # torch stacks the rows as they come (each of the input's shape), then views the stack
         parts = [r.reshape(-1) for r in rows] if columns else list(rows)
         jac = stack(parts, 1 if columns else 0) if parts else None
         if jac is None:
-            from ..creation import zeros
             return zeros(tuple(out_shape) + tuple(in_shape))
         return jac.reshape(*(tuple(out_shape) + tuple(in_shape)))
     data = [np.asarray(r._data).reshape(-1) for r in rows]
@@ -289,7 +282,6 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False, vec
                         if strict:
                             raise RuntimeError(f"Output {i} of the user-provided function is independent of input "
                                                f"{j}. This is not allowed in strict mode.")
-                        from ..creation import zeros_like
                         g = zeros_like(inputs[j])
                     rows[j].append(g)
             blocks.append(tuple(_stack_rows(rows[j], tuple(out.shape), tuple(x.shape), create_graph)
@@ -382,7 +374,6 @@ def vhp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
 
 def hvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """(func(inputs), H v): forward over reverse, the tangent v pushed through the gradient."""
-    from ..creation import ones_like
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
@@ -431,7 +422,6 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     if check_forward_ad and fast_mode:
         raise NotImplementedError("gradviz's gradcheck compares forward-mode Jacobians in slow mode only: "
                                   "pass fast_mode=False with check_forward_ad=True")
-    Tensor = _tensor_cls()
     xs = inputs if isinstance(inputs, tuple) else (inputs,)
     for idx, x in enumerate(xs):
         if isinstance(x, Tensor) and x.requires_grad and x._data.dtype.name not in ("float64", "complex128"):
@@ -458,7 +448,6 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
 def _backward_mul_by_grad_output(outs: list, diff: list) -> None:
     """torch's _test_backward_mul_by_grad_output: zero grad_outputs give zero input gradients, of
     each input's dtype, device and size."""
-    from ..creation import zeros_like
     grads = grad(outs, diff, [zeros_like(o) for o in outs], allow_unused=True)
     for gi, di in zip(grads, diff):
         if gi is None:
@@ -483,7 +472,6 @@ def _analytic_jacobians(o, diff: list) -> list:
 
 
 def _slow_check(func, xs, diff, outs, eps, atol, rtol) -> None:
-    Tensor = _tensor_cls()
     numeric_of = {}   # id(x) -> numerical Jacobian of every output w.r.t. x, computed once
     for oi, o in outs:
         for xi, (x, analytic) in enumerate(zip(diff, _analytic_jacobians(o, diff))):
@@ -498,7 +486,6 @@ def _slow_check(func, xs, diff, outs, eps, atol, rtol) -> None:
 def _forward_check(func, xs, diff, outs, eps, atol, rtol) -> None:
     """The Jacobians forward mode pushes one-hot tangents through, against the same finite
     differences (torch's check_forward_ad, slow mode), in torch's order and words."""
-    Tensor = _tensor_cls()
     columns = {}   # id(x) -> per output, the tangents of the output for each one-hot tangent of x
     for x in diff:
         runs = [_forward(func, xs, tuple(_one_hot(x, k) if t is x else None for t in xs))[2]
@@ -519,8 +506,6 @@ def _forward_check(func, xs, diff, outs, eps, atol, rtol) -> None:
 def _fast_check(func, xs, diff, outs, eps, atol, rtol) -> None:
     """torch's fast gradcheck: per input i and output j, v_j^T J_ji u_i two ways (finite
     differences along u_i; one backward of v_j), with atol scaled by sum(u_i) sum(v_j)."""
-    from ..creation import rand
-    from ..random import Generator
     generator = Generator()   # a fresh one, as torch: the learner's random stream is untouched
 
     def unit_vector(t):
@@ -564,7 +549,6 @@ FAST_FAIL_SLOW_OK_MSG = (
 
 def _slow_mode_report(func, xs, diff, out, xi, eps, atol, rtol) -> str:
     """What torch appends to a fast-mode failure: both whole Jacobians, and whether slow mode passes."""
-    Tensor = _tensor_cls()
     oi, o = out
     numeric = _numeric_jacobian(func, xs, diff[xi], eps)[oi].T
     analytic = _analytic_jacobians(o, diff)[xi]
@@ -601,8 +585,6 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                   gen_non_contig_grad_outputs=False, raise_exception=True, fast_mode=False) -> bool:
     """Check second derivatives: gradcheck of the map (inputs, ḡ) -> VJP(inputs, ḡ), which
     is differentiable only when every backward on the way records its own graph."""
-    from ..creation import randn_like
-    from ..tensor import Tensor
     xs = _as_tuple(inputs)[1]
     if grad_outputs is None:
         outs = [o for o in _as_tuple(func(*xs))[1] if isinstance(o, Tensor) and o.requires_grad]

@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import backend
 from ..tensor import Tensor
+from ..creation import linspace
 from ..dtypes import from_numpy_dtype
 from .public import public
 
@@ -50,7 +51,6 @@ def _counts(values: np.ndarray, edges: np.ndarray, weights=None, uniform: bool =
 
 
 def _linear_edges(lo: float, hi: float, bins: int, dtype) -> np.ndarray:
-    from ..creation import linspace
     return linspace(lo, hi, bins + 1, dtype=_torch_dtype(dtype), device="cpu")._data
 
 

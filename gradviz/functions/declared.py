@@ -2,8 +2,10 @@
 
 A record whose exposure says how to `make` its function gets one made from it; a record whose
 function checks arguments in code has that function written by hand in gradviz.functions.<m> and
-marked `@public(...)`, which declares its exposure the same way. `exposed()` is the one table of both:
-gradviz's exports, the Tensor methods, the `out=` forms and docs/ops.md are read from it.
+marked `@public(...)`, which declares its exposure the same way. Either way the function takes
+torch's calling conventions where it is made (public.exported), and is the one gradviz exports.
+`exposed()` is the one table of both: gradviz's exports, the Tensor methods, the `out=` forms and
+docs/ops.md are read from it.
 """
 from __future__ import annotations
 
@@ -12,9 +14,11 @@ import pkgutil
 from typing import Callable
 
 from .._args import method_error
+from .._calling import plain
 from ..ops import registry
 from ..ops.op import Exposure
 from .pointwise import _make_unary
+from .public import exported
 
 
 # how a function is made from a record, by the name an Exposure gives (`make`)
@@ -28,8 +32,9 @@ def made(op) -> Callable:
     """The function an op's exposure makes from it (made once per record)."""
     fn = _made.get(op)
     if fn is None:
-        fn = _made[op] = MAKERS[op.expose.make](op)
+        fn = MAKERS[op.expose.make](op)
         fn.__exposure__ = op.expose
+        fn = _made[op] = exported(fn, op.expose)
     return fn
 
 
@@ -60,8 +65,10 @@ def exposed() -> dict:
 
 def as_method(fn: Callable, name: str | None = None) -> Callable:
     """`fn` as the Tensor method `name` (default its own name): torch counts a method's arguments
-    after self in its errors."""
+    after self in its errors. A method has neither out= nor NumPy's names: it calls the function
+    as written."""
     name = name or fn.__name__
+    fn = plain(fn)
 
     def method(self, *args, **kwargs):
         try:

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from .._warn import warn, warn_once
-from .._args import argument_error, check_number, check_tensor, invalid_arguments, is_number, type_name
+from .._args import argument_error, check_bool, check_number, check_tensor, invalid_arguments, is_number, type_name
 from ..dtypes import C_TYPE, SCALAR_TYPE
 from ..autograd.apply import apply
 from ..ops.core import broadcast_shape, expand_error
@@ -19,6 +19,7 @@ from ..autograd.apply import coerce_pair
 from . import reduce as R
 from .pointwise import where
 from .reduce import amax, amin, cumprod, normalize_dims
+from ..ops.reduce import NORM, _dims_keep
 from .shape import (cat, contiguous, diag_embed, expand, movedim, permute, reshape, squeeze, squeeze_, t, unsafe_view,
                     unsqueeze, varargs, view)
 from .public import public
@@ -665,6 +666,20 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     return apply(CDIST, (a, b), (float(p),))
 
 
+# torch.norm: the vector norm of gradviz.ops.reduce's NORM record; its matrix forms are linalg's
+@public
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    check_bool("norm", "keepdim", keepdim)
+    if input._data.dtype.kind not in "fc":
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. "
+                           f"Got {SCALAR_TYPE[input._data.dtype.name]}")
+    if p in ("fro", None):
+        p = 2
+    if p == "nuc":   # the sum of singular values, as torch.linalg.matrix_norm
+        return matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim)
+    if isinstance(p, str):
+        raise RuntimeError(f"norm: ord {p!r} is not supported here; use a number, inf, -inf or 'fro'")
+    return apply(NORM, (input,), (float(p),) + _dims_keep(input, dim, keepdim))
 
 
 # -- compositions: torch records these as several nodes too ---------------------------------------
@@ -677,7 +692,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
             dim is None or builtin_any(x.shape[d] == 0 for d in dim)):
         raise RuntimeError("linalg.vector_norm cannot compute the inf norm on an empty tensor because the operation "
                            "does not have an identity")
-    return R.norm(x, ord, dim, keepdim)
+    return norm(x, ord, dim, keepdim)
 
 
 builtin_any = any
@@ -706,7 +721,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     return (amax if ord > 0 else amin)(sums, second, keepdim)
 
 
-def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
+def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     if isinstance(dim, int):
         dim = (dim,)
     if dim is not None and len(dim) == 2 or (dim is None and ord is not None and A.ndim == 2) or isinstance(ord, str):

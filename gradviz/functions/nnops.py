@@ -20,6 +20,7 @@ from .pointwise import _recorded_as
 from .linalg import einsum
 from ..ops.core import namespace
 from ..tensor import Tensor
+from ..creation import _like, ones, zeros
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
@@ -75,7 +76,6 @@ def logsigmoid(input):
 
 
 def _affine(input, weight, bias, shape):
-    from ..creation import ones, zeros
     w = weight if weight is not None else ones(*shape, dtype=input.dtype, device=input.device)
     b = bias if bias is not None else zeros(*shape, dtype=input.dtype, device=input.device)
     return w, b
@@ -309,7 +309,6 @@ def dropout(input, p=0.5, training=True, inplace=False):
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0 or input.numel() == 0:
         return input
-    from ..creation import _like, zeros
     if p == 1:
         noise = zeros((), dtype=input.dtype, device=input.device)
     else:

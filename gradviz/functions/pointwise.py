@@ -9,9 +9,10 @@ from .._args import invalid_arguments, is_number
 from ..dtypes import C_TYPE, SCALAR_TYPE, float64, floating_kernel, get_default_dtype, result_type
 from ..autograd.apply import apply, coerce_pair
 from ..autograd.fast_paths import one_dtype
-from ..ops.core import _formula, broadcast_error
+from ..ops.core import _formula, broadcast_error, broadcast_shape
 from ..ops.op import Op
 from ..tensor import Tensor
+from ..creation import tensor, zeros_like
 from .index import nonzero
 from ..ops.pointwise import (ABS, ACOS, ACOSH, ADD, ADDCDIV, ADDCMUL, ADD_ALPHA, ASIN, ATAN, ATAN2, BITWISE_NOT,
                              CEIL, CLAMP, CLAMP_MAX, CLAMP_MAX_TENSOR, CLAMP_MIN, CLAMP_MIN_TENSOR, CLAMP_TENSOR,
@@ -148,7 +149,6 @@ def where(condition, input=None, other=None):
     if input is None and other is None:   # where(condition) is nonzero(condition, as_tuple=True)
         return nonzero(condition, as_tuple=True)
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):   # two scalars: a tensor of the first
-        from ..creation import tensor
         input = tensor(input)
     cond = condition._data if isinstance(condition, Tensor) else \
         condition if backend.is_array(condition) else np.asarray(condition)
@@ -225,7 +225,7 @@ def _make_unary(op, floating=False):
     """The public function of a one-input op; `floating` casts integer inputs to the default float dtype."""
     def fn(input):
         return apply(op, (_floating(input) if floating else input,))
-    fn.__name__ = op.name
+    fn.__name__ = fn.__qualname__ = op.name
     fn.__doc__ = f"{op.formula}  (grad_fn {op.torch_name}; VJP {op.vjp_formulas[0] if op.vjp_formulas else '-'})"
     return fn
 
@@ -269,14 +269,43 @@ def round(input, *, decimals=0):
 logical_not = public(method=True, out=True)(_make_unary(NOT))
 
 
-@public
 def compare(name: str, a, b):
+    """The comparison or bitwise op `name` of a and b (eq, lt, bitwise_and, ...): what torch.eq and the
+    Tensor's ==, <, & call."""
     a, b, common = coerce_pair(a, b)
     if name.startswith("bitwise_"):
         common = common or a._data.dtype
         if common.kind in "fc":   # & | ^ are integer and bool operations in torch
             raise NotImplementedError(f'"{name}_cpu" not implemented for \'{SCALAR_TYPE[common.name]}\'')
     return apply(COMPARE[name], (a, b))
+
+
+def _comparison(name: str):
+    def fn(input, other):
+        return compare(name, input, other)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"torch.{name}: elementwise comparison, a bool tensor with no grad"
+    return public(out=True)(fn)
+
+
+eq, ne, gt, lt, ge, le = (_comparison(n) for n in ("eq", "ne", "gt", "lt", "ge", "le"))
+
+
+@public(out=True)
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    broadcast_shape(tuple(input.shape), tuple(other.shape))
+    xp = backend.namespace_of(input._data)
+    return Tensor._make(xp.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+@public
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    return isclose(input, other, rtol, atol, equal_nan).all().item()
+
+
+@public
+def equal(input, other) -> bool:
+    return input.equal(other)
 
 
 def _floating(input):
@@ -413,7 +442,6 @@ _recorded_as(POW_SCALAR, lambda g, c, a, p: _zeros_like(g) if p == 0 else g * (a
 
 
 def _zeros_like(g):
-    from ..creation import zeros_like
     return zeros_like(g)
 def mul_scalar(input, other):
     """input · other for a Python number, recorded as torch's C++ compositions record it (MulBackward1)."""
@@ -559,7 +587,7 @@ def _logical(name: str):
     def fn(input, other):
         a, b, _ = coerce_pair(input, other)
         return apply(LOGIC[name], (a, b))
-    fn.__name__ = name
+    fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"torch.{name}: elementwise logic on nonzero entries, a bool tensor with no grad"
     return fn
 
@@ -571,7 +599,7 @@ logical_and, logical_or, logical_xor = (public(method=True)(_logical(n))
 def _bitwise(name: str):
     def fn(input, other):
         return compare(name, input, other)
-    fn.__name__ = name
+    fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"torch.{name}: elementwise on integer and bool tensors, no grad"
     return fn
 

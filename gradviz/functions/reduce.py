@@ -19,7 +19,7 @@ from .shape import cat, reshape
 from ..tensor import Tensor
 from ..ops.reduce import (AMAX, AMIN, AMINMAX, CUMMAX, CUMMIN, CUMPROD, CUMSUM, DIST, KTHVALUE, LOGCUMSUMEXP,
                           LOGSUMEXP, LOG_SOFTMAX, MAX_ALL, MAX_DIM, MEAN, MEAN_DIM, MEDIAN, MEDIAN_DIM, MEDIAN_NAN,
-                          MIN_ALL, MIN_DIM, NANSUM, NORM, PROD, PROD_DIM, SOFTMAX, STD, STD_MEAN, SUM, SUM_DIM, VAR,
+                          MIN_ALL, MIN_DIM, NANSUM, PROD, PROD_DIM, SOFTMAX, STD, STD_MEAN, SUM, SUM_DIM, VAR,
                           VAR_MEAN, _ALL, _CUMMAX, _CUMMIN, _dims_keep, normalize_dims)
 from .public import public
 
@@ -237,22 +237,6 @@ def argmax(input, dim=None, keepdim=False):
 @public(out=True)
 def argmin(input, dim=None, keepdim=False):
     return _arg_extreme("argmin", input, dim, keepdim)
-
-
-@public
-def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
-    check_bool("norm", "keepdim", keepdim)
-    if input._data.dtype.kind not in "fc":
-        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. "
-                           f"Got {SCALAR_TYPE[input._data.dtype.name]}")
-    if p in ("fro", None):
-        p = 2
-    if p == "nuc":   # the sum of singular values, as torch.linalg.matrix_norm
-        from .linalg import matrix_norm
-        return matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim)
-    if isinstance(p, str):
-        raise RuntimeError(f"norm: ord {p!r} is not supported here; use a number, inf, -inf or 'fro'")
-    return apply(NORM, (input,), (float(p),) + _dims_keep(input, dim, keepdim))
 
 
 @public(out=True)

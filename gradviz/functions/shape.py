@@ -13,6 +13,7 @@ from .._args import argument_error, type_name
 from ..ops.core import broadcast_shape
 from ..ops.reduce import normalize_dims
 from ..tensor import Tensor
+from ..creation import zeros
 from ..ops.shape import (BLOCK_DIAG, CAT, CLONE, CLONE_CONTIGUOUS, DIAG_COPY, DIAG_EMBED, EXPAND, FLIP, PERMUTE,
                          REPEAT, RESHAPE_ALIAS, ROLL, ROT90, SQUEEZE, SQUEEZE_ALL_INPLACE, SQUEEZE_DIM, SQUEEZE_DIMS,
                          SQUEEZE_DIMS_INPLACE, SQUEEZE_INPLACE, STACK, T, T_INPLACE, TO_COPY, TO_DEVICE, TRANSPOSE,
@@ -454,6 +455,11 @@ def broadcast_to(input, size):
 
 
 @public
+def numel(input) -> int:
+    return input.numel()
+
+
+@public
 def broadcast_shapes(*shapes):
     """The shape the shapes broadcast to, checked with torch's words (torch._refs._broadcast_shapes)."""
     shapes = [(s,) if isinstance(s, int) else s for s in shapes if s is not None]
@@ -756,7 +762,6 @@ def block_diag(*tensors):
             raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
                                f"{t.ndim} dimensions")
     if not tensors:
-        from ..creation import zeros
         return zeros(1, 0)
     return apply(BLOCK_DIAG, tuple(tensors), (), _common_dtype(tensors))
 

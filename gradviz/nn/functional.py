@@ -1,6 +1,8 @@
 """gradviz.nn.functional: the functional layer API, named as torch.nn.functional."""
 from __future__ import annotations
 
+import numpy as _np
+
 from ..functions.attention import group_norm, scaled_dot_product_attention  # noqa: F401
 from ..functions.conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d,  # noqa: F401
                               conv_transpose3d)
@@ -19,6 +21,12 @@ from ..functions.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive
 from ..functions.pointwise import div_scalar, mul_scalar
 from ..functions.pointwise import gelu, leaky_relu, relu, sigmoid, softplus, tanh  # noqa: F401
 from ..functions.reduce import log_softmax, softmax  # noqa: F401
+# helpers under private names: torch.nn.functional has no `where` or `norm` of its own
+from ..functions.linalg import norm as _norm
+from ..functions.pointwise import masked_fill as _masked_fill, where as _where
+from ..functions.shape import broadcast_tensors as _broadcast_tensors
+from .._calling import plain as _plain
+from ..tensor import Tensor as _Tensor
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
@@ -49,11 +57,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if not label_smoothing:
         return loss
     w = None if weight is None else weight.reshape(*along_classes)   # nll_loss has checked it
-    from ..functions.pointwise import masked_fill, where
     kept = target != ignore_index
-    smooth = masked_fill(-(logp if w is None else logp * w).sum(classes), ~kept, 0.0)
+    smooth = _masked_fill(-(logp if w is None else logp * w).sum(classes), ~kept, 0.0)
     if reduction == "mean":
-        denom = kept.sum() if weight is None else weight[where(kept, target, 0)][kept].sum()
+        denom = kept.sum() if weight is None else weight[_where(kept, target, 0)][kept].sum()
         smooth = smooth.sum() / denom
     elif reduction == "sum":
         smooth = smooth.sum()
@@ -61,16 +68,14 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 
 
 def one_hot(tensor, num_classes=-1):
-    import numpy as np
-    from ..tensor import Tensor
-    if tensor._data.dtype != np.int64:
+    if tensor._data.dtype != _np.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     if tensor._data.size and int(tensor._data.min()) < 0:
         raise RuntimeError("Class values must be non-negative.")
     n = int(tensor._data.max()) + 1 if num_classes == -1 else num_classes
     if tensor._data.size and int(tensor._data.max()) >= n:
         raise RuntimeError("Class values must be smaller than num_classes.")
-    return Tensor._make(np.eye(n, dtype=np.int64)[tensor._data])
+    return _Tensor._make(_np.eye(n, dtype=_np.int64)[tensor._data])
 
 
 # -- compositions: PyTorch records these as several nodes too ------------------------------------
@@ -83,8 +88,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
-    from ..functions.reduce import norm
-    return input / norm(input, p, dim, keepdim=True).clamp(min=eps).expand_as(input)
+    return input / _norm(input, p, dim, keepdim=True).clamp(min=eps).expand_as(input)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
@@ -97,25 +101,22 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """Pointwise target ⊙ (log target − input), with 0 where target is 0 (the limit of t log t)."""
-    from ..functions.pointwise import where
     if reduction != "batchmean" or size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce, reduction)
     if log_target:
         losses = target.exp() * (target - input)
     else:
-        safe = where(target > 0, target, 1)
-        losses = where(target > 0, target * safe.log(), 0) - target * input
+        safe = _where(target > 0, target, 1)
+        losses = _where(target > 0, target * safe.log(), 0) - target * input
     if reduction == "batchmean":
         return losses.sum() / (input.shape[0] if input.ndim else 1)
     return _reduced(losses, reduction)
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    from ..functions.reduce import norm
-    from ..functions.shape import broadcast_tensors
-    x1, x2 = broadcast_tensors(x1, x2)   # as PyTorch: broadcast first, then norms along dim
-    n1 = norm(x1, 2, dim, keepdim=True).clamp(min=eps)
-    n2 = norm(x2, 2, dim, keepdim=True).clamp(min=eps)
+    x1, x2 = _broadcast_tensors(x1, x2)   # as PyTorch: broadcast first, then norms along dim
+    n1 = _norm(x1, 2, dim, keepdim=True).clamp(min=eps)
+    n2 = _norm(x2, 2, dim, keepdim=True).clamp(min=eps)
     return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 
@@ -130,3 +131,11 @@ from ..functions.nnops import (bilinear, glu, hardshrink, pdist, prelu, softshri
                                threshold)
 from ..functions.pool import affine_grid, grid_sample, upsample_bilinear, upsample_nearest  # noqa: E402,F401
 from ..functions.pool import channel_shuffle, max_unpool1d, max_unpool2d  # noqa: E402,F401
+
+
+# torch.nn.functional writes its functions in Python, outside torch's argument parser: they take
+# neither NumPy's argument names nor out= (F.softmax(x, axis=1) is a TypeError), so the ones shared
+# with gradviz.* are bound here as their modules write them
+for _name, _fn in list(globals().items()):
+    if not _name.startswith("_") and callable(_fn):
+        globals()[_name] = _plain(_fn)

@@ -251,20 +251,54 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
                                  use_separate_proj_weight=False, q_proj_weight=None, k_proj_weight=None,
                                  v_proj_weight=None, static_k=None, static_v=None, average_attn_weights=True,
                                  is_causal=False):
-    """query (L, N, E), key and value (S, N, E): PyTorch's algorithm, step for step."""
-    from .functional import dropout, pad
+    """query (L, N, E), key and value (S, N, E): PyTorch's algorithm, step for step: project, split
+    into heads, score with the mask, softmax (and dropout), weigh the values, project out."""
     batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
     if not batched:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
         if key_padding_mask is not None:
             key_padding_mask = key_padding_mask.unsqueeze(0)
     tgt_len, bsz, embed_dim = query.shape
-    src_len = key.shape[0]
     key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", query._data.dtype, attn_mask)
     if is_causal and attn_mask is None:
         raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
                            "method `generate_square_subsequent_mask` to create this mask.")
     mask = _canonical_mask(attn_mask, "attn_mask", query._data.dtype)   # is_causal: a hint this mask is causal
+    head_dim = _head_dim(query, key, value, embed_dim_to_check, num_heads, use_separate_proj_weight)
+    if use_separate_proj_weight:
+        q, k, v = _separate_projections(query, key, value, q_proj_weight, k_proj_weight, v_proj_weight, in_proj_bias)
+    else:
+        q, k, v = _in_projection(query, key, value, in_proj_weight, in_proj_bias)
+    mask = _attn_mask_3d(mask, tgt_len, key.shape[0], bsz * num_heads)
+    k, v, mask, key_padding_mask = _append_bias_kv(k, v, bias_k, bias_v, static_k, static_v, bsz, mask,
+                                                   key_padding_mask)
+    q = _to_heads(q, None, "", bsz * num_heads, head_dim)
+    k = _to_heads(k, static_k, "static_k", bsz * num_heads, head_dim)
+    v = _to_heads(v, static_v, "static_v", bsz * num_heads, head_dim)
+    if add_zero_attn:
+        k, v, mask, key_padding_mask = _append_zero_attn(k, v, mask, key_padding_mask)
+    src_len = k.shape[1]
+    mask = _merge_key_padding_mask(mask, key_padding_mask, bsz, num_heads, src_len)
+    if not training:
+        dropout_p = 0.0
+    if need_weights:
+        heads, weights = _attend_with_weights(q, k, v, mask, dropout_p)
+        out = _out_projection(heads.transpose(0, 1), tgt_len, bsz, embed_dim, out_proj_weight, out_proj_bias)
+        weights = weights.view(bsz, num_heads, tgt_len, src_len)
+        if average_attn_weights:
+            weights = weights.mean(1)
+        return (out, weights) if batched else (out.squeeze(1), weights.squeeze(0))
+    if mask is not None:
+        mask = mask.view(bsz, num_heads, -1, src_len) if mask.shape[0] != 1 else mask.unsqueeze(0)
+    q, k, v = (t.view(bsz, num_heads, t.shape[1], head_dim) for t in (q, k, v))
+    heads = scaled_dot_product_attention(q, k, v, mask, dropout_p, False)
+    out = _out_projection(heads.permute(2, 0, 1, 3), tgt_len, bsz, embed_dim, out_proj_weight, out_proj_bias)
+    return (out, None) if batched else (out.squeeze(1), None)
+
+
+def _head_dim(query, key, value, embed_dim_to_check, num_heads, use_separate_proj_weight) -> int:
+    """torch's checks of the embedding size and of key against value; each head's size."""
+    embed_dim = query.shape[2]
     if embed_dim != embed_dim_to_check:
         raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}")
     head_dim = embed_dim // num_heads
@@ -276,88 +310,109 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
                                  f"{value.shape[:2]}")
     elif key.shape != value.shape:
         raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
-    if use_separate_proj_weight:
-        bq = bk = bv = None
-        if in_proj_bias is not None:
-            bq, bk, bv = in_proj_bias.chunk(3)
-        q, k, v = linear(query, q_proj_weight, bq), linear(key, k_proj_weight, bk), linear(value, v_proj_weight, bv)
-    elif key is value and query is key:
+    return head_dim
+
+
+def _separate_projections(query, key, value, q_proj_weight, k_proj_weight, v_proj_weight, in_proj_bias):
+    """q, k, v, each projected by its own weight (the one bias split in three)."""
+    bq = bk = bv = None
+    if in_proj_bias is not None:
+        bq, bk, bv = in_proj_bias.chunk(3)
+    return linear(query, q_proj_weight, bq), linear(key, k_proj_weight, bk), linear(value, v_proj_weight, bv)
+
+
+def _in_projection(query, key, value, in_proj_weight, in_proj_bias):
+    """q, k, v projected by the packed (3E, E) weight: one linear when they are one tensor
+    (self-attention), as torch does, else one linear per third of the weight."""
+    if key is value and query is key:
+        embed_dim = query.shape[-1]
         proj = linear(query, in_proj_weight, in_proj_bias)
         proj = proj.view(*proj.shape[:-1], 3, embed_dim).unsqueeze(0).transpose(0, -2).squeeze(-2).contiguous()
-        q, k, v = proj[0], proj[1], proj[2]
-    else:
-        w_q, w_k, w_v = in_proj_weight.chunk(3)
-        b_q, b_k, b_v = in_proj_bias.chunk(3) if in_proj_bias is not None else (None, None, None)
-        q, k, v = linear(query, w_q, b_q), linear(key, w_k, b_k), linear(value, w_v, b_v)
-    if mask is not None:
-        want = (tgt_len, src_len) if mask.ndim == 2 else (bsz * num_heads, tgt_len, src_len)
-        if tuple(mask.shape) != want:
-            raise RuntimeError(f"The shape of the {mask.ndim}D attn_mask is {mask.shape}, but should be {want}.")
-        if mask.ndim == 2:
-            mask = mask.unsqueeze(0)
-    if bias_k is not None and bias_v is not None:   # one more key and value, learned, for every sequence
+        return proj[0], proj[1], proj[2]
+    w_q, w_k, w_v = in_proj_weight.chunk(3)
+    b_q, b_k, b_v = in_proj_bias.chunk(3) if in_proj_bias is not None else (None, None, None)
+    return linear(query, w_q, b_q), linear(key, w_k, b_k), linear(value, w_v, b_v)
+
+
+def _attn_mask_3d(mask, tgt_len: int, src_len: int, rows: int):
+    """attn_mask checked against (L, S) or (N·heads, L, S), and given its batch dim."""
+    if mask is None:
+        return None
+    want = (tgt_len, src_len) if mask.ndim == 2 else (rows, tgt_len, src_len)
+    if tuple(mask.shape) != want:
+        raise RuntimeError(f"The shape of the {mask.ndim}D attn_mask is {mask.shape}, but should be {want}.")
+    return mask.unsqueeze(0) if mask.ndim == 2 else mask
+
+
+def _pad_masks(mask, key_padding_mask):
+    """Both masks with one more key column (the key that was just appended)."""
+    return (pad(mask, (0, 1)) if mask is not None else None,
+            pad(key_padding_mask, (0, 1)) if key_padding_mask is not None else None)
+
+
+def _append_bias_kv(k, v, bias_k, bias_v, static_k, static_v, bsz: int, mask, key_padding_mask):
+    """One more key and value, learned, for every sequence (bias_k, bias_v), the masks padded to match."""
+    if bias_k is not None and bias_v is not None:
         if static_k is not None:
             raise AssertionError("bias cannot be added to static key.")
         if static_v is not None:
             raise AssertionError("bias cannot be added to static value.")
         k, v = cat([k, bias_k.repeat(1, bsz, 1)]), cat([v, bias_v.repeat(1, bsz, 1)])
-        mask = pad(mask, (0, 1)) if mask is not None else None
-        key_padding_mask = pad(key_padding_mask, (0, 1)) if key_padding_mask is not None else None
-    elif bias_k is not None:
+        return (k, v, *_pad_masks(mask, key_padding_mask))
+    if bias_k is not None:
         raise AssertionError("bias_k is set but bias_v is None")
-    elif bias_v is not None:
+    if bias_v is not None:
         raise AssertionError("bias_v is set but bias_k is None")
-    q = q.view(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
-    k = _static(static_k, "static_k", bsz * num_heads, head_dim) if static_k is not None else \
-        k.view(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
-    v = _static(static_v, "static_v", bsz * num_heads, head_dim) if static_v is not None else \
-        v.view(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
-    if add_zero_attn:   # one more key and value of zeros, along the (now first) batch dim
-        k = cat([k, zeros((bsz * num_heads, 1, head_dim), dtype=k.dtype, device=k.device)], dim=1)
-        v = cat([v, zeros((bsz * num_heads, 1, head_dim), dtype=v.dtype, device=v.device)], dim=1)
-        mask = pad(mask, (0, 1)) if mask is not None else None
-        key_padding_mask = pad(key_padding_mask, (0, 1)) if key_padding_mask is not None else None
-    src_len = k.shape[1]
-    if key_padding_mask is not None:
-        for d, size in enumerate((bsz, src_len)):
-            if key_padding_mask.shape[d] != size:
-                raise AssertionError(f"Expected key_padded_mask.shape[{d}] to be {size}, but got "
-                                     f"{key_padding_mask.shape[d]}")
-        kpm = key_padding_mask.view(bsz, 1, 1, src_len).expand(-1, num_heads, -1, -1)
-        kpm = kpm.reshape(bsz * num_heads, 1, src_len)
-        mask = kpm if mask is None else mask + kpm
-    if not training:
-        dropout_p = 0.0
-    if need_weights:
-        q_scaled = q * math.sqrt(1.0 / head_dim)
-        scores = q_scaled @ k.transpose(-2, -1)
-        if mask is not None:
-            if mask.dtype != scores.dtype:   # torch adds the mask in baddbmm, which takes one dtype
-                raise RuntimeError(f"Input dtypes must be the same, got: input {C_TYPE[mask._data.dtype.name]}, "
-                                   f"batch1: {C_TYPE[q._data.dtype.name]}, batch2: {C_TYPE[k._data.dtype.name]}")
-            scores = mask + scores
-        weights = softmax(scores, -1)
-        if dropout_p > 0.0:
-            weights = dropout(weights, p=dropout_p)
-        out = (weights @ v).transpose(0, 1).contiguous().view(tgt_len * bsz, embed_dim)
-        out = linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, out.shape[1])
-        weights = weights.view(bsz, num_heads, tgt_len, src_len)
-        if average_attn_weights:
-            weights = weights.mean(1)
-        if not batched:
-            out, weights = out.squeeze(1), weights.squeeze(0)
-        return out, weights
+    return k, v, mask, key_padding_mask
+
+
+def _to_heads(t, static, name: str, rows: int, head_dim: int):
+    """(S, N, E) -> (N·heads, S, head_dim); a static key or value is given already so."""
+    if static is not None:
+        return _static(static, name, rows, head_dim)
+    return t.view(t.shape[0], rows, head_dim).transpose(0, 1)
+
+
+def _append_zero_attn(k, v, mask, key_padding_mask):
+    """One more key and value of zeros, along the (now first) batch dim, the masks padded to match."""
+    rows, _, head_dim = k.shape
+    k = cat([k, zeros((rows, 1, head_dim), dtype=k.dtype, device=k.device)], dim=1)
+    v = cat([v, zeros((rows, 1, head_dim), dtype=v.dtype, device=v.device)], dim=1)
+    return (k, v, *_pad_masks(mask, key_padding_mask))
+
+
+def _merge_key_padding_mask(mask, key_padding_mask, bsz: int, num_heads: int, src_len: int):
+    """The key padding mask (N, S), repeated for every head, added to the attention mask."""
+    if key_padding_mask is None:
+        return mask
+    for d, size in enumerate((bsz, src_len)):
+        if key_padding_mask.shape[d] != size:
+            raise AssertionError(f"Expected key_padded_mask.shape[{d}] to be {size}, but got "
+                                 f"{key_padding_mask.shape[d]}")
+    kpm = key_padding_mask.view(bsz, 1, 1, src_len).expand(-1, num_heads, -1, -1)
+    kpm = kpm.reshape(bsz * num_heads, 1, src_len)
+    return kpm if mask is None else mask + kpm
+
+
+def _attend_with_weights(q, k, v, mask, dropout_p: float):
+    """softmax(q kᵀ / √d + mask) v, per head, written out so the weights can be returned."""
+    q_scaled = q * math.sqrt(1.0 / q.shape[-1])
+    scores = q_scaled @ k.transpose(-2, -1)
     if mask is not None:
-        mask = mask.view(bsz, num_heads, -1, src_len) if mask.shape[0] != 1 else mask.unsqueeze(0)
-    q = q.view(bsz, num_heads, tgt_len, head_dim)
-    k = k.view(bsz, num_heads, src_len, head_dim)
-    v = v.view(bsz, num_heads, src_len, head_dim)
-    out = scaled_dot_product_attention(q, k, v, mask, dropout_p, False)
-    out = out.permute(2, 0, 1, 3).contiguous().view(bsz * tgt_len, embed_dim)
-    out = linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, out.shape[1])
-    if not batched:
-        out = out.squeeze(1)
-    return out, None
+        if mask.dtype != scores.dtype:   # torch adds the mask in baddbmm, which takes one dtype
+            raise RuntimeError(f"Input dtypes must be the same, got: input {C_TYPE[mask._data.dtype.name]}, "
+                               f"batch1: {C_TYPE[q._data.dtype.name]}, batch2: {C_TYPE[k._data.dtype.name]}")
+        scores = mask + scores
+    weights = softmax(scores, -1)
+    if dropout_p > 0.0:
+        weights = nnops.dropout(weights, p=dropout_p)
+    return weights @ v, weights
+
+
+def _out_projection(heads, tgt_len: int, bsz: int, embed_dim: int, out_proj_weight, out_proj_bias):
+    """The heads (L, N, heads, head_dim)-ordered, joined back to (L·N, E) and projected: (L, N, E)."""
+    out = heads.contiguous().view(tgt_len * bsz, embed_dim)
+    return linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, out.shape[1])
 
 
 # -- power-average pooling, local response norm, triplet loss with any distance: torch's compositions

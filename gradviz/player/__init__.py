@@ -18,7 +18,8 @@ Public API:
 Modules: frames (Trace -> frames), explain (the step panel), mathtext (values and MathML),
 jacobian (one-hot VJPs), forward (forward-mode frames and panel), stage (restyling the laid-out SVG by id), html (Animation),
 gif (GIF export), widget (Stepper); assets/ holds the stylesheet, the camera and the player script that
-the saved player, the notebook player and the Stepper share (colours come from render/theme.py).
+the saved player, the notebook player and the Stepper share (front_end.py reads them; colours come from
+render/theme.py).
 """
 from .frames import Frame, build_frames, state_at  # noqa: F401
 from .html import Animation, animate  # noqa: F401

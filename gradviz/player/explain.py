@@ -19,7 +19,7 @@ import numpy as np
 
 from ..formatting import preview as preview_text
 from ..formatting import shape
-from ..tracing import Preview
+from ..previews import Preview
 from ..render import latex
 from ..render.formula import Formula
 from . import grids, jacobian

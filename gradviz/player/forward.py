@@ -125,10 +125,10 @@ def tangent_panel(builder, step, total: int) -> tuple:
     terms = [r"\frac{\partial " + formula.out + r"}{\partial " + formula.inputs[e.slot] + r"}\,\dot{"
              + formula.inputs[e.slot] + "}" for e in slots if e.slot < len(formula.inputs)]
     rule = formula.render(out_dot + " = " + (" + ".join(terms) if terms else "0"))
-    sources = _join([node_label(graph, e.src) if graph.nodes[e.src].kind == "leaf"
+    senders = _join([node_label(graph, e.src) if graph.nodes[e.src].kind == "leaf"
                      else f"the output of {node_label(graph, e.src)}" for e in slots]) if slots else "no input"
     say = (f"{esc(node.name)} computes its value and, with its Jacobian-vector product, the tangent of its output "
-           f"from the tangent{'s' if len(slots) > 1 else ''} that came from {sources}: {rule}.")
+           f"from the tangent{'s' if len(slots) > 1 else ''} that came from {senders}: {rule}.")
     out_t = step.tangents_out[0] if step.tangents_out else None
     scale = grids.scale_of(*step.tangents_in, *step.tangents_out)
     parts = [f'<div class="gv-head"><b>{esc(node.name)}</b> {formula.forward()}</div>',
@@ -203,6 +203,11 @@ class ForwardAnimation(Animation):
 
     def fragment(self, page: bool = False) -> str:
         return with_key(super().fragment(page), self.legend)
+
+    def data(self) -> dict:
+        # frame 0 shows the seed tangents, before the first op: the counter calls it "forward 0 of N",
+        # so frame k is "forward k of N" beside the panel's "forward mode k/N"
+        return {**super().data(), "zero": True}
 
     def stepper(self):
         """The notebook Stepper over these frames (needs anywidget): Next, Prev, Play, Reset."""

@@ -13,7 +13,7 @@ import anywidget
 
 from . import codeview
 from .forward import ForwardAnimation, with_key
-from .html import _uids, frame_json, markup
+from .html import _uids, markup
 from .widget import Stepper
 
 
@@ -38,7 +38,7 @@ class ForwardStepper(Stepper):
         self._start()
 
     def _start(self) -> None:
-        self._frames_json = [frame_json(self.animation.frames[0])]
+        self._frames_json = [self.animation.frames[0].to_json()]
         self._expected = len(self.animation.frames) - 1
         self._is_finished = len(self.animation.frames) == 1
         self._publish(0)
@@ -48,7 +48,7 @@ class ForwardStepper(Stepper):
         if k >= len(self.animation.frames):
             self._is_finished = True
             return False
-        self._frames_json.append(frame_json(self.animation.frames[k]))
+        self._frames_json.append(self.animation.frames[k].to_json())
         self._is_finished = k + 1 == len(self.animation.frames)
         return True
 

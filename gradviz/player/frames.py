@@ -8,6 +8,31 @@ ipywidgets Stepper folds them here (`state_at`) and styles the SVG server-side.
 
 Forward frames come first (the graph grows op by op, in creation order), then one
 frame per backward step (one VJP, or one AccumulateGrad write).
+
+The player's format, documented here only (the front end is assets/player.js,
+`gradvizPlayer(root, data)`, for the saved player and the Stepper alike):
+
+A frame (`Frame.to_json`, the one place its keys are written):
+  "c"  {node or edge id: state}: only the states that changed since the previous frame
+       (NODE_STATES, EDGE_STATES; the script sets class gv-<state>)
+  "l"  {edge id: text}: the labels drawn on the edges in this frame (the gradient flowing)
+  "t"  the step panel's title (HTML); a forward frame's starts with "forward"
+  "h"  the step panel (HTML)
+  "n"  the node created or run (the camera frames it, the code listing marks its line), or null
+  "s"  the caption: the step's results as plain text (the screen reader's narration)
+  "w"  {edge id: width level} (width_level, class gv-w<level>), only what changed; absent when nothing did
+A saved player packs its frames (pack.py): a packed frame carries "b" (the index of an earlier
+frame) and "H" (pieces of new text and copies of that frame's "h") instead of "h".
+
+The data the script is given (the saved player: Animation.data() in html.py, as JSON in a
+<script class="gv-data">; the Stepper: the model's traits, handed over by widget.py's bridge):
+  "frames"    the frames above, in order
+  "mid"       {edge id: [x, y, left]}: where an edge's label goes (stage.place; left 1: left of the point)
+  "interval"  milliseconds per frame when playing
+  "lines"     {node id: "block:line"}: the code listing's line that made each node (codeview.line_keys)
+  Stepper only: "total" (the frames there will be), "finished" (backward has run to the end),
+  "zero" (frame 0 is the graph before backward: the counter starts at the next one) and "remote"
+  (callbacks asking Python for a frame: the engine runs only as far as the learner steps).
 """
 from __future__ import annotations
 
@@ -15,7 +40,8 @@ import math
 from dataclasses import dataclass, field
 
 from ..render.formula import Graph
-from ..tracing import Trace, TraceStep
+from ..records import StepRecord
+from ..tracing import Trace
 from . import explain
 from .mathtext import short
 
@@ -66,7 +92,9 @@ class Frame:
     widths: dict = field(default_factory=dict)   # edge id -> width level (width_level), only what changed
 
     def to_json(self) -> dict:
-        out = {"c": self.changes, "l": self.labels, "t": self.title, "h": self.text, "n": self.node}
+        """The frame as the player's script reads it (the keys: this module's docstring)."""
+        out = {"c": self.changes, "l": self.labels, "t": self.title, "h": self.text, "n": self.node,
+               "s": self.caption}
         if self.widths:
             out["w"] = self.widths
         return out
@@ -158,7 +186,7 @@ class FrameBuilder:
             self._set(e.id, "idle")
         self._backward_started = True
 
-    def add_step(self, step: TraceStep, total: int | None = None) -> "Frame":
+    def add_step(self, step: StepRecord, total: int | None = None) -> "Frame":
         g = self.graph
         if not self._backward_started:
             self._start_backward()

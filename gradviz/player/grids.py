@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..events import as_matrix, block_means
+from ..previews import as_matrix, block_means
 from ..formatting import number, shape
 from .mathtext import esc
 

@@ -8,15 +8,12 @@ notebook without a kernel (nbviewer, a blog). `.save("x.gif")` is in gif.py.
 """
 from __future__ import annotations
 
-import functools
 import itertools
 import json
 import os
 import re
 from pathlib import Path
 
-from ..render.diagram import camera_script
-from ..render.theme import css as theme_css
 from ..autograd.engine import backward_steps
 from ..autograd.graph import node_order
 from ..naming import with_caller_names
@@ -30,8 +27,8 @@ from .pack import pack
 from .stage import Stage
 from ..render import Diagram, _names, options
 from .gif import save_gif
+from .front_end import script, stylesheet
 
-ASSETS = Path(__file__).with_name("assets")
 _uids = itertools.count()
 
 # When several hidden nodes share one placeholder, the placeholder shows the liveliest state.
@@ -39,33 +36,11 @@ _PRIORITY = {"active": 7, "flowing": 6, "written": 5, "new": 4, "pending": 3, "d
              "waiting": 1, "idle": 1, "hidden": 0}
 
 
-@functools.lru_cache(maxsize=None)
-def asset(name: str) -> str:
-    """The text of a file in gradviz/player/assets (shared by the HTML player and the widget)."""
-    return (ASSETS / name).read_text(encoding="utf-8")
-
-
-def stylesheet() -> str:
-    """The theme's colour variables and the player's rules: the one stylesheet of every player."""
-    return theme_css() + asset("player.css") + asset("forward.css")
-
-
-def script() -> str:
-    """The player's script: the camera (with its pan/zoom library), then the player (one text, shared
-    by every front end)."""
-    return camera_script() + asset("player.js")
-
-
 def script_json(data) -> str:
     """JSON safe inside <script>: no '</script>', '<script' or '<!--' can end or confuse the element."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     # "<script" could open an element inside the data in some parsers' eyes; "<!" a comment
     return re.sub(r"<(?=[!sS])", r"\\u003c", text.replace("</", "<\\/"))
-
-
-def frame_json(frame: Frame) -> dict:
-    """A frame as the player script reads it, with its caption for the screen-reader narration."""
-    return {**frame.to_json(), "s": frame.caption}
 
 
 def scalable(svg: str) -> str:
@@ -186,14 +161,14 @@ class Animation:
         return state_at(self.frames, index)
 
     def data(self) -> dict:
-        """What the player script reads: the frames (packed: pack.py) and the edge midpoints."""
+        """What the player script reads (its keys: player/frames.py's docstring)."""
         lengths: dict = {}
         for f in self.frames:       # each edge's label goes where its longest text is clear of the nodes
             for k, text in f.labels.items():
                 lengths[k] = max(lengths.get(k, 0), len(text))
         mid = {k: [round(x, 1), round(y, 1), 1 if left else 0]
                for k, (x, y, left) in self.stage.place(lengths).items()}
-        return {"frames": pack([frame_json(f) for f in self.frames]), "mid": mid, "interval": self.interval_ms,
+        return {"frames": pack([f.to_json() for f in self.frames]), "mid": mid, "interval": self.interval_ms,
                 "lines": codeview.line_keys(self.trace)}
 
     def fragment(self, page: bool = False) -> str:

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..autograd.engine import local_jacobians  # noqa: F401  (re-exported: gradviz.player.local_jacobians)
 from . import mathtext
+from .front_end import stylesheet
 from .grids import level, scale_of
 from .mathtext import esc
 from ..tensor import Tensor
@@ -92,7 +93,6 @@ class JacobianView:
         return "".join(parts)
 
     def _repr_html_(self) -> str:
-        from .html import stylesheet
         return f'<div class="gv-root"><style>{stylesheet()}</style>{self.html()}</div>'
 
 

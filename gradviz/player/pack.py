@@ -1,8 +1,8 @@
 """The saved player's frames, packed: each step panel written as copies from an earlier frame's panel
 plus what is new.
 
-A long backward repeats one panel over and over: the same op, the same formulas and tables, other
-numbers. A 2,000-step chain's panels are 5.6 MB of HTML that differ in a few numbers a step. A packed
+(The frame's other keys: gradviz/player/frames.py's docstring.) A long backward repeats one panel
+over and over: the same op, the same formulas and tables, other numbers. A 2,000-step chain's panels are 5.6 MB of HTML that differ in a few numbers a step. A packed
 frame keeps everything but its panel ("h") as is and carries instead "b" (the index of an earlier
 frame, its base) and "H": the panel as a list of pieces, each either a string (new text) or two
 numbers (start, length: a stretch of the base's panel). The player's script (assets/player.js,

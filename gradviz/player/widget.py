@@ -25,12 +25,13 @@ from .explain import tensor_label
 from .folded import fold_runs
 from .frames import Frame, FrameBuilder
 from . import codeview
-from .html import _uids, frame_json, markup, record_graph, remap, script
+from .html import _uids, markup, record_graph, remap, script
 from .mathtext import esc, preview
 from .stage import Stage
 from ..autograd.engine import backward_steps
 
-# The widget's module: the player script, then anywidget's entry point wiring it to the model.
+# The widget's module: the player script, then anywidget's entry point wiring it to the model (the data
+# it hands the script, and the frames' keys: player/frames.py's docstring).
 _BRIDGE = """
 export default {
   render({ model, el }) {
@@ -122,7 +123,7 @@ class Stepper(anywidget.AnyWidget):
         self._before = dict(self._initial_before)     # .grad as the engine has left it
         self._steps_expected = max(sum(n.kind in ("op", "accumulate") for n in self.trace.nodes), 1)
         self._expected = self._frames_expected()
-        self._frames_json = [frame_json(self._start_frame)]
+        self._frames_json = [self._start_frame.to_json()]
         self._is_finished = False
         self._publish(0)
 
@@ -169,7 +170,7 @@ class Stepper(anywidget.AnyWidget):
             self._run_step()
         frames = fold_runs([self._start_frame, *self.builder.frames], self._owners, self._titles, self.trace,
                            self._steps_expected)
-        self._frames_json = [frame_json(f) for f in frames]
+        self._frames_json = [f.to_json() for f in frames]
         if self.run.upcoming() is None:   # nothing is ready: the engine has run its last node
             self._run_step()
         if not self._is_finished:

@@ -9,7 +9,7 @@ Public API:
 """
 from __future__ import annotations
 
-from ..sources import trace_of
+from ..origins import trace_of
 from ..naming import with_caller_names
 from ..tracing import Trace
 from .backends import GraphvizNotFoundError, GraphvizRenderError, GraphvizTimeoutError, render_backend
@@ -50,7 +50,7 @@ def draw(*tensors, names=None, show_values: bool = True, show_grads: bool = True
     collapse: "scopes" draws every outermost scope as one box; or a scope name / list of names;
     False folds nothing.
     order_of: node -> derivative order (e.g. tracing.Recorder().order_of) to colour create_graph graphs.
-    Real torch tensors become a Trace through gradviz.sources (the torch bridge); the renderer
+    Real torch tensors become a Trace through gradviz.origins (the torch bridge); the renderer
     itself only reads Traces.
     """
     opts = options(show_values=show_values, show_grads=show_grads, show_saved=show_saved, show_attrs=show_attrs,

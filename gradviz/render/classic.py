@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import graphviz
 
-from ..sources import trace_of
+from ..origins import trace_of
 from .escape import dot_text
 from .labels import node_attrs, truncate
 

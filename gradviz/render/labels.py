@@ -13,7 +13,8 @@ import graphviz
 
 from .. import formatting
 from ..naming import dotted
-from ..tracing import Preview, TraceEdge, TraceNode
+from ..previews import Preview
+from ..records import EdgeRecord, NodeRecord
 from .escape import dot_text, lines, record_text
 from .formula import Formula, Graph
 from .theme import Theme
@@ -82,7 +83,7 @@ def fan_in_formula(uses: int, target: str = "ḡ") -> str:
 
 
 # -- tooltips: the line of the learner's code that made a node ----------------------------------
-def fan_out_text(node: TraceNode, uses: int) -> str:
+def fan_out_text(node: NodeRecord, uses: int) -> str:
     """Forward mode's fan-out: each consumer gets a copy of the tangent (backward sums, forward copies)."""
     tangents = ", ".join(dotted(n) for n in node.out_names if n) or "ṫ"
     return f"{tangents} copied to {uses} ops"
@@ -97,7 +98,7 @@ def file_name(file: str) -> str:
     return file.replace("\\", "/").rsplit("/", 1)[-1]
 
 
-def tooltip(node: TraceNode) -> str:
+def tooltip(node: NodeRecord) -> str:
     """What hovering a node says: its name (an op's with the symbol of what it made), and with source
     tracking on the file:line and the code that created it ("MulBackward0 (y) · train.py:12: y = x * 2")."""
     title = node.name or node.kind
@@ -111,7 +112,7 @@ def tooltip(node: TraceNode) -> str:
 
 
 # -- attributes (torchviz's show_attrs) -------------------------------------------------------
-def node_attrs(node: TraceNode) -> dict:
+def node_attrs(node: NodeRecord) -> dict:
     """A grad_fn's non-tensor arguments and saved tensors, as torchviz lists its _saved_* fields
     (recorded into the Trace when the node was created)."""
     return dict(node.attrs)
@@ -143,7 +144,7 @@ def _data_grad(value: Preview | None, grad: Preview | None, grad_note: str | Non
     return fields
 
 
-def header_lines(node: TraceNode, ctx: LabelContext) -> list:
+def header_lines(node: NodeRecord, ctx: LabelContext) -> list:
     """The plain text lines above a node's data | grad: name, formula, shape, attributes, notes."""
     out = []
     kind = node.kind
@@ -178,7 +179,7 @@ def header_lines(node: TraceNode, ctx: LabelContext) -> list:
     return out
 
 
-def node_label(node: TraceNode, ctx: LabelContext, rankdir: str = "TB") -> str:
+def node_label(node: NodeRecord, ctx: LabelContext, rankdir: str = "TB") -> str:
     """The record label of one trace node: the header above, then data | grad side by side."""
     header = lines(*[record_text(line) for line in header_lines(node, ctx)])
     grad, note = None, None
@@ -202,7 +203,7 @@ def node_label(node: TraceNode, ctx: LabelContext, rankdir: str = "TB") -> str:
     return graphviz.nohtml("{" + body + "}" if rankdir in ("TB", "BT") else body)
 
 
-def edge_label(edge: TraceEdge, axes, ctx: LabelContext) -> str | None:
+def edge_label(edge: EdgeRecord, axes, ctx: LabelContext) -> str | None:
     """The shape that flows along an edge, and the Σ mark where broadcasting was undone."""
     parts = []
     if edge.src in ctx.multi_output:

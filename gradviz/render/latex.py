@@ -19,6 +19,8 @@ from functools import lru_cache
 from html import escape as esc
 from html import unescape
 
+from ..naming import dotted
+
 _MARK = "\u2063"   # an invisible separator: never typed in a formula, survives the converter as text
 
 
@@ -54,7 +56,12 @@ def mathml(latex: str, names: tuple = (), display: bool = False) -> str:
         return f'<span class="gv-math-fallback">{esc(latex)}</span>'
     for k, text in enumerate(names):
         out = out.replace(f"<mtext>{_MARK}{k}{_MARK}</mtext>", _identifier(str(text)))
-    return out
+    return _ACCENT_OVER_INDEX.sub(r"<msub><mover\1>\2\4</mover>\3</msub>", out)
+
+
+# An accent over a subscripted name (\dot{t₂}) goes on its letter, as ṫ₂ is written: over the whole
+# msub it sits between the letter and the index.
+_ACCENT_OVER_INDEX = re.compile(r'<mover((?: accent="true")?)><mrow><msub>(<mi>[^<]*</mi>)(<mn>\d+</mn>)</msub></mrow>(<mo>[^<]*</mo>)</mover>')
 
 
 _SUBSCRIPTED = re.compile(r"^(.*?)([₀-₉]+)$")
@@ -289,7 +296,7 @@ def signs(latex: str) -> str:
 _SUP = dict(zip("0123456789+-−=()abcdefghijklmnoprstuvwxyzABDEGHIJKLMNOPRTUVW⊤⁻′*",
                "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁻⁼⁽⁾ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻᴬᴮᴰᴱᴳᴴᴵᴶᴷᴸᴹᴺᴼᴾᴿᵀᵁⱽᵂᵀ⁻′*"))
 _SUB = dict(zip("0123456789+-−=()aeijklmnoprstuvx", "₀₁₂₃₄₅₆₇₈₉₊₋₋₌₍₎ₐₑᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ"))
-_ACCENTS = {"¯": "\u0304", "‾": "\u0304", "^": "\u0302", "ˆ": "\u0302", "~": "\u0303", "˜": "\u0303"}
+_ACCENTS = {"¯": "\u0304", "‾": "\u0304", "^": "\u0302", "ˆ": "\u0302", "~": "\u0303", "˜": "\u0303", "˙": "\u0307"}
 _SPACED = {"=", "+", "−", "⊙", "·", "⋆", "≤", "≥", "<", ">", "∈", "←", "→", "≠", "×", "↔", "≈"}
 _LARGE = {"∑": "Σ", "∏": "Π", "max": "max", "min": "min", "mean": "mean", "median": "median", "argmax": "argmax",
           "argmin": "argmin"}
@@ -408,6 +415,8 @@ def _plain(el) -> str:
                 # a combining bar lands on the last character only (over a digit, off to one side); the
                 # records put a bar over an input only to mean its mean, so say that: mean(z2)
                 return f"mean({base})"
+            if _ACCENTS[first] == "\u0307":
+                return dotted(base)             # a tangent, written as every caption writes it: ẋ, ṫ₁
             return base + _ACCENTS[first]
         if tag == "msup":
             sup = _script(first, _SUP)

@@ -5,6 +5,8 @@ with nothing over its centre and its text at least 10 CSS px; the page never scr
 contrast is at least 4.5:1 in light, dark and inline with JupyterLab Dark's colours; the page makes
 no request beyond its own file; Next steps and says what it shows.
 """
+import re
+
 import pytest
 
 import gradviz
@@ -98,6 +100,26 @@ def test_next_steps_and_narrates(pages):
             getComputedStyle(g.querySelector(':scope > polygon:not(.gv-back)')).visibility)""")
         assert shown and set(shown) == {"visible"}
         assert not errors, errors
+
+
+def test_the_counter_and_the_panel_number_each_frame_alike(pages):
+    """The seed frame comes before the first op: "forward 0 of 6", then "forward k of 6" beside the panel's
+    "forward mode k/6 · op"; an animation with forward and backward frames counts each phase from 1."""
+    with chromium((1280, 720)) as context:
+        for name in ("jvp", "hvp", "double"):
+            page, root, _, errors = open_player(context, pages[name][0])
+            n = root.evaluate("r => r.__gv.length()")
+            for k in range(n):
+                root.evaluate(f"r => r.__gv.go({k})")
+                count = root.locator(".gv-count").inner_text()
+                title = root.locator(".gv-title").inner_text()
+                numbered = re.match(r"(forward|backward)(?: mode)? (\d+)/(\d+) ", title)
+                if numbered is None:
+                    assert (name, k, count) == (name, 0, "forward 0 of 6"), title
+                else:
+                    assert count == f"{numbered[1]} {numbered[2]} of {numbered[3]}", (name, k, title)
+            assert not errors, errors
+            page.close()
 
 
 def test_text_contrast_is_at_least_4_5_in_light_dark_and_jupyterlab_dark(pages, tmp_path):

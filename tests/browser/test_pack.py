@@ -7,7 +7,6 @@ import pytest
 
 import gradviz as torch
 from gradviz.player import animate
-from gradviz.player.html import frame_json
 
 from tests.support.browser_support import chromium
 
@@ -24,7 +23,7 @@ def test_the_browser_unpacks_the_frames_python_built(tmp_path):
     anim = animate(loss, names={"𝔼x": x, "loss": loss}, forward=True, max_nodes=None)
     path = anim.save(tmp_path / "chain.html")
     assert '"H":' in path.read_text(encoding="utf-8")
-    want = [frame_json(f) for f in anim.frames]
+    want = [f.to_json() for f in anim.frames]
     assert any("𝔼x" in f["h"] for f in want)
     with chromium((1280, 720)) as context:
         page = context.new_page()

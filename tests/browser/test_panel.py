@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from gradviz import formatting
-from gradviz.events import as_matrix
+from gradviz.previews import as_matrix
 
 from tests.support.browser_support import chromium
 from tests.support import player_programs

@@ -2,7 +2,6 @@
 import pytest
 
 import gradviz
-from gradviz.player.html import frame_json
 
 pytest.importorskip("anywidget")
 
@@ -18,10 +17,10 @@ def test_stepper_steps_the_recorded_forward_frames():
     assert s.position == 0 and len(s.frames) == 1 and not s.finished and s.total == len(anim.frames)
     assert "forward mode: arrows point the way the tangent flows" in s.markup and "backward: arrows" not in s.markup
     s.next()
-    assert s.position == 1 and s.frames[1] == frame_json(anim.frames[1])
+    assert s.position == 1 and s.frames[1] == anim.frames[1].to_json()
     assert "forward mode 1/3 · sin" in s.panel()
     s.run_to_end()
-    assert s.finished and s.position == len(anim.frames) - 1 and s.frames == [frame_json(f) for f in anim.frames]
+    assert s.finished and s.position == len(anim.frames) - 1 and s.frames == [f.to_json() for f in anim.frames]
     assert len(s.recorded) == len(s.steps) == 3
     s.prev()
     assert s.position == len(anim.frames) - 2

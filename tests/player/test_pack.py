@@ -10,7 +10,6 @@ import pytest
 
 import gradviz as torch
 from gradviz.player import animate
-from gradviz.player.html import frame_json
 from gradviz.player.pack import decode, encode, pack, unpack
 
 from tests.support.player_programs import PROGRAMS, animation
@@ -28,7 +27,7 @@ def test_saved_frames_unpack_to_the_python_frames(name):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         anim = animation(name)
-    frames = [frame_json(f) for f in anim.frames]
+    frames = [f.to_json() for f in anim.frames]
     saved = saved_frames(anim)
     assert len(saved) == len(frames)
     assert unpack(saved) == frames
@@ -43,7 +42,7 @@ def test_a_chain_of_alike_steps_packs_to_a_fraction():
     for _ in range(60):
         y = y * 1.5
     anim = animate(y.sum(), forward=False, max_nodes=None)
-    frames = [frame_json(f) for f in anim.frames]
+    frames = [f.to_json() for f in anim.frames]
     packed = pack(frames)
     assert unpack(packed) == frames
     plain_panels = sum(len(f["h"]) for f in frames)

@@ -52,7 +52,7 @@ def test_large_tensor_is_a_heatmap_with_shape_and_range_and_expands_to_the_grid(
 
 
 def test_a_preview_of_a_large_tensor_is_its_heatmap_and_range():
-    from gradviz.events import Preview
+    from gradviz.previews import Preview
     a = np.linspace(-1.0, 2.0, 600).reshape(300, 2)
     p = Preview.of(a)
     assert p.values is None and p.thumb.shape == (16, 2)

@@ -10,7 +10,7 @@ import pytest
 
 import gradviz as torch
 import gradviz.nn.functional as F
-from gradviz import events
+from gradviz import code_lines
 from gradviz.render import draw
 from gradviz.render.formula import Formula, Graph
 
@@ -95,9 +95,9 @@ def test_a_label_is_the_panels_formula_as_unicode():
 
 @pytest.fixture
 def tracking():
-    events.set_source_tracking(True)
+    code_lines.set_source_tracking(True)
     yield
-    events.set_source_tracking(False)
+    code_lines.set_source_tracking(False)
 
 
 def node_titles(svg: str) -> dict:

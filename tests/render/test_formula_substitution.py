@@ -212,6 +212,15 @@ def test_names_are_one_identifier_each_and_escaped():
     assert f.forward_text() == "<y> = 3 w_1"
 
 
+def test_an_accent_over_a_numbered_name_sits_on_its_letter():
+    """ṫ₂ is t with a dot and the index 2 beside it, not a dot over the pair (which lands between them)."""
+    markup = latex.mathml(r"\dot{" + latex.name(0) + r"} + \hat{" + latex.name(1) + r"} + \dot{" + latex.name(2) + "}",
+                          ("t₂", "x₁₀", "h"))
+    assert "<msub><mover><mi>t</mi><mo>&#x002D9;</mo></mover><mn>2</mn></msub>" in markup
+    assert '<msub><mover accent="true"><mi>x</mi><mo>&#x0005E;</mo></mover><mn>10</mn></msub>' in markup
+    assert "<mover><mrow><mi>h</mi></mrow><mo>&#x002D9;</mo></mover>" in markup
+
+
 def test_an_unnamed_intermediate_does_not_take_a_learners_name():
     c = torch.tensor([1.0, 2.0], requires_grad=True)
     h = c * c                  # its record calls the output c, as the leaf is called

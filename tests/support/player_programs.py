@@ -70,15 +70,15 @@ def tracked_animation(name: str, folder, **options):
     import runpy
     from pathlib import Path
 
-    from gradviz import events
+    from gradviz import code_lines
     path = Path(folder) / f"{name}.py"
     path.write_text("import gradviz as torch\ntorch.manual_seed(0)\n" + SOURCE[name])
-    was = events.source_tracking()
-    events.set_source_tracking(True)
+    was = code_lines.source_tracking()
+    code_lines.set_source_tracking(True)
     try:
         scope = runpy.run_path(str(path))
     finally:
-        events.set_source_tracking(was)
+        code_lines.set_source_tracking(was)
     return torch.animate(*scope["args"], names=scope["names"], gradient=scope["gradient"], **options)
 
 

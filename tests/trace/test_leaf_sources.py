@@ -8,7 +8,7 @@ import pytest
 
 import gradviz as torch
 import gradviz.nn as nn
-from gradviz import events
+from gradviz import code_lines
 from gradviz.player import codeview
 from gradviz.player.html import animate
 from gradviz.tracing import Trace, build_trace
@@ -26,9 +26,9 @@ def line_of(text: str) -> int:
 
 @pytest.fixture
 def tracking():
-    events.set_source_tracking(True)
+    code_lines.set_source_tracking(True)
     yield
-    events.set_source_tracking(False)
+    code_lines.set_source_tracking(False)
 
 
 class Scaled(nn.Module):
@@ -105,7 +105,7 @@ def test_a_saved_trace_keeps_the_leaf_lines(tracking):
 def test_the_first_line_that_made_a_leaf_is_kept(tracking):
     a = torch.ones(2, requires_grad=True)
     a.requires_grad_()                          # already a leaf that requires grad: not its creation
-    assert events.leaf_source_of(a)[1] == line_of("a = torch.ones(2, requires_grad=True)")
+    assert code_lines.leaf_source_of(a)[1] == line_of("a = torch.ones(2, requires_grad=True)")
 
 
 def test_without_tracking_no_line_is_kept():
@@ -117,16 +117,16 @@ def test_without_tracking_no_line_is_kept():
 def test_a_leaf_that_goes_takes_its_line_with_it(tracking):
     c = torch.ones(2, requires_grad=True)
     key = id(c)
-    assert key in events._leaf_sources
+    assert key in code_lines._leaf_sources
     del c
     gc.collect()
-    assert key not in events._leaf_sources
+    assert key not in code_lines._leaf_sources
 
 
 def test_a_tensor_that_never_requires_grad_keeps_nothing(tracking):
     d = torch.ones(2)
     e = d * 2
-    assert events.leaf_source_of(d) is None and events.leaf_source_of(e) is None
+    assert code_lines.leaf_source_of(d) is None and code_lines.leaf_source_of(e) is None
 
 
 def test_a_custom_functions_node_keeps_the_line_that_called_apply(tracking):
@@ -143,4 +143,4 @@ def test_a_custom_functions_node_keeps_the_line_that_called_apply(tracking):
 
     w = torch.ones(2, requires_grad=True)
     y = Cube.apply(w)
-    assert events.source_of(y.grad_fn)[1] == line_of("y = Cube.apply(w)")
+    assert code_lines.source_of(y.grad_fn)[1] == line_of("y = Cube.apply(w)")

@@ -14,7 +14,7 @@ import runpy
 import pytest
 
 import gradviz as torch
-from gradviz import events
+from gradviz import code_lines
 from gradviz.render import draw, latex
 from gradviz.render.formula import Formula, Graph
 
@@ -82,12 +82,12 @@ def run(name: str, folder) -> dict:
     """The program's namespace, run from a file with source tracking on (each node knows its line)."""
     path = folder / f"{name}.py"
     path.write_text("import gradviz as torch\ntorch.manual_seed(0)\n" + PROGRAMS[name])
-    was = events.source_tracking()
-    events.set_source_tracking(True)
+    was = code_lines.source_tracking()
+    code_lines.set_source_tracking(True)
     try:
         return runpy.run_path(str(path))
     finally:
-        events.set_source_tracking(was)
+        code_lines.set_source_tracking(was)
 
 
 def op_labels(source: str) -> dict:

@@ -13,7 +13,8 @@ import gradviz as torch
 from gradviz import events
 from gradviz.player import animate
 from gradviz.player.frames import build_frames
-from gradviz.tracing import Recorder, Trace, TraceNode, build_trace, outputs_of, record_backward
+from gradviz.records import NodeRecord
+from gradviz.tracing import Recorder, Trace, build_trace, outputs_of, record_backward
 
 
 def _graph():
@@ -58,7 +59,7 @@ def test_a_trace_holds_plain_values_only():
     anim = animate(loss, names=names)
     _plain_values(anim.trace)
     assert not hasattr(anim.trace, "_by_engine")
-    assert "ref" not in TraceNode.__dataclass_fields__
+    assert "ref" not in NodeRecord.__dataclass_fields__
 
 
 def test_json_round_trip_rebuilds_the_same_player():

@@ -2,6 +2,7 @@
    One script for the saved HTML player, the notebook player and the Stepper widget.
    A frame holds only state changes (id -> state, shown as class gv-<state>), texts for the edges
    gradient flows along, the step panel's HTML and a plain-text caption. No network access.
+   The frames' keys and those of the data it is given are documented in gradviz/player/frames.py.
 
    The camera (camera.js) fits the whole graph on load; while the animation runs it moves to frame
    the frame's node with the edges gradient flows along and the nodes at their ends. Wheel/pinch
@@ -324,11 +325,13 @@
       slider.max = String(Math.max(n - 1, 0));
       slider.value = String(k);
       // counted by phase, the same in the saved player and the Stepper: "forward 3 of 10", then
-      // "backward 1 of 12"; the Stepper's frame 0 is the moment before backward, "backward 0 of 12"
+      // "backward 1 of 12". With `zero`, frame 0 is the moment before its phase's first step (the
+      // Stepper before backward, forward mode's seed tangents) and counts as 0: "backward 0 of 12"
       var fwd = 0;
       while (fwd < frames.length && frames[fwd].t && frames[fwd].t.indexOf("forward") === 0) fwd++;
-      count.textContent = k < fwd ? "forward " + (k + 1) + " of " + fwd
-                                  : "backward " + (k - fwd + 1 - zero) + " of " + (n - fwd - zero);
+      var allForward = fwd > 0 && fwd === frames.length, zf = fwd > 0 ? zero : 0, zb = zero - zf;
+      count.textContent = k < fwd ? "forward " + (k + 1 - zf) + " of " + ((allForward ? n : fwd) - zf)
+                                  : "backward " + (k - fwd + 1 - zb) + " of " + (n - fwd - zb);
       var atEnd = finished && k >= frames.length - 1;
       nextBtn.disabled = atEnd;
       prevBtn.disabled = k <= 0;

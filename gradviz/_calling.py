@@ -1,7 +1,10 @@
 """Calling conventions torch's argument parser adds to every function: NumPy's argument names
 (axis for dim, keepdims for keepdim, x/a/x1 for input, x2 for other) and `out=`.
 
-`install` wraps the public functions once, at import; a call without these keywords goes
+They are part of how a function is declared: `@public` (gradviz.functions.public) and the
+functions made from op records apply `wrap` where the function is defined, and the few other
+exported functions (tensor creation, ...) and Tensor's methods say `@numpy_names`; so the
+function a module defines is the one gradviz exports. A call without these keywords goes
 straight through.
 """
 from __future__ import annotations
@@ -12,17 +15,11 @@ import warnings
 
 import numpy as np
 
+from ._args import is_tensor
 from .dtypes import SCALAR_TYPE
-from .functions.declared import out_names as out_names_declared
-from .tensor import Tensor
 
 # torch's numpy_compatibility_arg_names (python_arg_parser.cpp)
 _ALIASES = {"axis": "dim", "keepdims": "keepdim", "x": "input", "a": "input", "x1": "input", "x2": "other"}
-
-# the public functions torch gives an out= argument besides those declared (@public(out=...) in
-# gradviz.functions): the comparisons gradviz defines with the Tensor methods
-OUT_FUNCTIONS = ("eq", "ne", "lt", "le", "gt", "ge", "isclose")
-
 
 # functions torch writes in Python, outside its argument parser: they take no NumPy names
 _PYTHON_DEFINED = frozenset({"norm", "split", "tensordot", "unique", "einsum", "meshgrid", "broadcast_shapes",
@@ -54,7 +51,7 @@ def write_out(name: str, result, out):
             named._name = result._name + "_out"
             return named
         return type(result)(*out) if hasattr(result, "_fields") else tuple(out)
-    if not isinstance(out, Tensor):
+    if not is_tensor(out):
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
     if result.requires_grad or out.requires_grad:
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
@@ -78,16 +75,19 @@ def write_out(name: str, result, out):
 
 
 def wrap(fn, name: str, takes_out: bool):
-    """fn accepting torch's NumPy-style names and (when torch has it) out=; unchanged if neither applies."""
+    """fn accepting torch's NumPy-style names and (when torch has it) out=; unchanged if neither applies.
+    The wrapper keeps fn as `.plain`, for callers that never pass these keywords (Tensor's methods)."""
     params = _parameters(fn) if name not in _PYTHON_DEFINED else set()
     aliases = {a: c for a, c in _ALIASES.items() if c in params and a not in params}
     takes_out = takes_out and "out" not in params
     if not aliases and not takes_out:
         return fn
 
+    keywords = frozenset(aliases) | ({"out"} if takes_out else set())
+
     @functools.wraps(fn)
     def call(*args, **kwargs):
-        if kwargs:
+        if kwargs and not keywords.isdisjoint(kwargs):
             for alias, canonical in aliases.items():
                 if alias in kwargs:
                     if canonical in kwargs:
@@ -97,26 +97,21 @@ def wrap(fn, name: str, takes_out: bool):
             if out is not None:
                 return write_out(name, fn(*args, **kwargs), out)
         return fn(*args, **kwargs)
+    call.plain, call.aliases, call.takes_out = fn, tuple(aliases), takes_out
     return call
 
 
-def install(namespace: dict) -> None:
-    """Wrap the public functions in `namespace` (gradviz's own)."""
-    out_names = set(OUT_FUNCTIONS) | out_names_declared()
-    done: dict = {}   # one wrapper per function, so aliases stay one object (clip is clamp)
-    for name, fn in list(namespace.items()):
-        if name.startswith("_") or not inspect.isfunction(fn) or not fn.__module__.startswith("gradviz"):
-            continue
-        if id(fn) not in done:
-            done[id(fn)] = wrap(fn, name, name in out_names)
-        namespace[name] = done[id(fn)]
+def plain(fn):
+    """The function as written, under the calling conventions `wrap` added (if any)."""
+    return getattr(fn, "plain", fn)
 
 
-def install_methods(cls) -> None:
-    """Tensor methods take the same NumPy-style names (x.cumsum(axis=0)); methods have no out=."""
-    for name, fn in list(vars(cls).items()):
-        if name.startswith("_") or not inspect.isfunction(fn):
-            continue
-        wrapped = wrap(fn, name, False)
-        if wrapped is not fn:
-            setattr(cls, name, wrapped)
+def numpy_names(obj):
+    """Decorator: a function (no out=) or every public method of a class (Tensor: x.cumsum(axis=0))
+    takes torch's NumPy-style names."""
+    if not isinstance(obj, type):
+        return wrap(obj, obj.__name__, False)
+    for name, fn in list(vars(obj).items()):
+        if not name.startswith("_") and inspect.isfunction(fn):
+            setattr(obj, name, wrap(fn, name, False))
+    return obj
