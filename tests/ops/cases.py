@@ -711,7 +711,7 @@ OP_CASES += section("indexing", ("parity",), [
 
 
 # -- longer programs: whole chains -------------------------------------------------------------------
-def _barlow_loss(t, z1, z2):
+def barlow_loss(t, z1, z2):
     n = z1.shape[0]
     z1 = (z1 - z1.mean(0)) / z1.std(0)
     z2 = (z2 - z2.mean(0)) / z2.std(0)
@@ -742,7 +742,7 @@ OP_CASES += section("program", ("parity", "float32"), [
     ("tutorial_pow3_sum", lambda t, x: x.pow(3).sum(), [((5,), R)]),
     ("tutorial_doubling", lambda t, x: x * 2 * 2 * 2 * 2, [((3,), R)]),
     ("tutorial_mm", lambda t, x, m: t.mm(x, m), [((1, 2), R), ((2, 2), R, False)]),
-    ("barlow_twins_loss", _barlow_loss, [((5, 3), R), ((5, 3), R)]),
+    ("barlow_twins_loss", barlow_loss, [((5, 3), R), ((5, 3), R)]),
     ("mlp_nll", _mlp, [((3, 4), R), ((5, 4), R), ((5,), R), ((3, 5), R), ((3,), R)]),
     ("attention", _attention, [((2, 3, 4), R), ((4, 4), R), ((4, 4), R)]),
     ("layernorm", _layernorm, [((2, 3, 4), R), ((4,), R)]),

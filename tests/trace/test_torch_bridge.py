@@ -12,6 +12,7 @@ torch = pytest.importorskip("torch")
 import gradviz as gv  # noqa: E402
 from gradviz.torch_bridge import record_forward, record_torch_backward, trace_from_torch  # noqa: E402
 from gradviz.tracing import build_trace, record_backward  # noqa: E402
+from tests.ops.cases import barlow_loss  # noqa: E402
 
 pytestmark = [
     pytest.mark.torch,
@@ -23,12 +24,7 @@ rng = np.random.default_rng(7)
 
 
 # -- the programs, written once for both libraries (T is torch or gradviz) ------------------
-def barlow(T, z1, z2):
-    N = z1.shape[0]
-    z1 = (z1 - z1.mean(0)) / z1.std(0)
-    z2 = (z2 - z2.mean(0)) / z2.std(0)
-    c = z1.T @ z2 / N
-    return -T.diagonal(c).sum()
+barlow = barlow_loss   # the Barlow Twins loss of the op case table
 
 
 def fan_out(T, a):
