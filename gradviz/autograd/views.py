@@ -100,7 +100,9 @@ def _copy_slices_vjp(xp, g, c, base, *rest):
     return [xp.reshape(out, geom.base_shape)] + list(sent[1:])
 
 
-AS_STRIDED = Op("as_strided", "AsStridedBackward0", r"$c = $0 \text{ seen through a strided view (size, stride, offset)}", forward=None,
+AS_STRIDED = Op("as_strided", "AsStridedBackward0",
+                r"$c = $0 \text{ seen through a strided view (size, stride, offset)}",
+                forward=None,
                 vjp=(_as_strided_vjp,),
                 params=("geometry",),
                 vjp_latex=(r"\bar{g} \text{ added into zeros at the view's elements}",))

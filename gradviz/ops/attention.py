@@ -58,11 +58,12 @@ GROUP_NORM = Op("group_norm", "NativeGroupNormBackward0",
                            r"\operatorname{mean}_{G}(\hat{g} \odot \hat{x})\right),\; \hat{g} = \bar{g} \odot $1,\; "
                            r"r = \frac{1}{\sqrt{\sigma^2_{G} + $eps}}",
                            r"\textstyle\sum_{\text{batch, positions}} \bar{g} \odot \hat{x}",
-                           r"\textstyle\sum_{\text{batch, positions}} \bar{g}"), out_symbol='y')
+                           r"\textstyle\sum_{\text{batch, positions}} \bar{g}"), out_symbol="y")
 
 
 # -- what PyTorch's C++ compositions record: a tensor and a Scalar, a softmax safe on masked rows ----
-ADD_SCALAR = Op("add", "AddBackward1", r"$c = $0 + $other", lambda xp, a, s: a + s, vjp=(lambda xp, g, c, a, s: g,), params=("other",), vjp_latex=(r"\bar{g}",))
+ADD_SCALAR = Op("add", "AddBackward1", r"$c = $0 + $other",
+                lambda xp, a, s: a + s, vjp=(lambda xp, g, c, a, s: g,), params=("other",), vjp_latex=(r"\bar{g}",))
 
 
 def _safe_softmax(xp, a, dim):
@@ -74,7 +75,8 @@ def _safe_softmax(xp, a, dim):
         return xp.where(total > 0, e / xp.where(total > 0, total, 1), 0)
 
 
-SAFE_SOFTMAX = Op("_safe_softmax", "SafeSoftmaxBackward0", r"$c = \frac{e^{$0}}{\sum_{\text{dim } $dim} e^{$0}} \text{ (0 on a row that is } "
+SAFE_SOFTMAX = Op("_safe_softmax", "SafeSoftmaxBackward0",
+                  r"$c = \frac{e^{$0}}{\sum_{\text{dim } $dim} e^{$0}} \text{ (0 on a row that is } "
                         r"{-\infty} \text{ throughout)}",
                   _safe_softmax, vjp=(lambda xp, g, c, a, dim: c * (g - xp.sum(g * c, axis=dim, keepdims=True)),), params=("dim",), saves=("result",),
                   vjp_latex=(r"$c \odot \left(\bar{g} - \sum_{\text{dim } $dim} \bar{g} \odot $c\right)",))
@@ -115,4 +117,4 @@ SDPA = Op("scaled_dot_product_attention", "ScaledDotProductFlashAttentionForCpuB
                      r"\operatorname{rowsum}(\bar{g}\, $2^{\top} \odot P)\right)",
                      r"$scale\, \bar{S}^{\top} $0,\quad \bar{S} = P \odot \left(\bar{g}\, $2^{\top} - "
                      r"\operatorname{rowsum}(\bar{g}\, $2^{\top} \odot P)\right)",
-                     r"P^{\top} \bar{g}"), out_symbol='y')
+                     r"P^{\top} \bar{g}"), out_symbol="y")

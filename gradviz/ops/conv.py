@@ -244,7 +244,7 @@ CONVOLUTION = Op(
                r",\ \text{a transposed convolution},\ \bar{g} \text{ spread out by the stride}",
                r"\textstyle\sum_{n} $0_{n} \star \bar{g}_{n}:\; \sum_{n,\, p} \bar{g}[n, o, p]\, "
                r"$0[n,\, i,\, s p + d k - q] \text{ at } [o, i, k]",
-               r"\textstyle\sum_{n,\, p} \bar{g}[n, o, p] \text{ at } [o]"), out_symbol='y')
+               r"\textstyle\sum_{n,\, p} \bar{g}[n, o, p] \text{ at } [o]"), out_symbol="y")
 
 
 def _gx_vjp_grad(xp, h, c, g, w, xshape, *p):
@@ -278,14 +278,14 @@ CONV_INPUT_GRAD = Op(
     vjp=(_gx_vjp_grad, _gx_vjp_weight),
     args=("grad_output", "weight"), params=("input_size",) + PARAMS, saves=("grad_output", "weight"),
     symbols=("g", "W"),
-    vjp_latex=(r"\bar{g} \star $1", r"\textstyle\sum_{n} \bar{g}_{n} \star $0_{n}"), out_symbol='x̄')
+    vjp_latex=(r"\bar{g} \star $1", r"\textstyle\sum_{n} \bar{g}_{n} \star $0_{n}"), out_symbol="x̄")
 CONV_WEIGHT_GRAD = Op(
     "convolution_backward_weight", "ConvolutionBackwardBackward0", r"$c = \textstyle\sum_{n} $1_{n} \star $0_{n}" + _CONSTANTS,
     lambda xp, g, x, wshape, *p: conv_weight_grad_arrays(xp, g, x, wshape, *p),
     vjp=(_gw_vjp_grad, _gw_vjp_input),
     args=("grad_output", "input"), params=("weight_size",) + PARAMS, saves=("grad_output", "input"),
     symbols=("g", "x"),
-    vjp_latex=(r"$1 \star \bar{g}", r"$0 \star \operatorname{flip}(\bar{g})"), out_symbol='W̄')
+    vjp_latex=(r"$1 \star \bar{g}", r"$0 \star \operatorname{flip}(\bar{g})"), out_symbol="W̄")
 
 
 # -- the transposed convolution ---------------------------------------------------------------------
@@ -355,4 +355,4 @@ CONV_TRANSPOSE = Op(
     vjp_latex=(r"\operatorname{conv}(\bar{g},\, $1)",
                r"\textstyle\sum_{n} \bar{g}_{n} \star $0_{n}:\; \sum_{n,\, p} $0[n, i, p]\, "
                r"\bar{g}[n,\, o,\, s p + d k - q] \text{ at } [i, o, k]",
-               r"\textstyle\sum_{n,\, p} \bar{g}[n, o, p] \text{ at } [o]"), out_symbol='y')
+               r"\textstyle\sum_{n,\, p} \bar{g}[n, o, p] \text{ at } [o]"), out_symbol="y")

@@ -26,10 +26,11 @@ def _affine_vjp(xp, g, c, theta, base):
 
 
 # u[w], v[h]: the normalized centres of column w and row h
-AFFINE_GRID = Op("affine_grid_generator", "AffineGridGeneratorBackward0", r"$c[n, h, w] = $0[n] \cdot (u[w],\ v[h],\ 1)",
+AFFINE_GRID = Op("affine_grid_generator", "AffineGridGeneratorBackward0",
+                 r"$c[n, h, w] = $0[n] \cdot (u[w],\ v[h],\ 1)",
                  _affine_forward, vjp=(_affine_vjp,),
                  args=("theta",), params=("base",), saves=(), symbols=("θ",), shown=(),
-                 vjp_latex=(r"\textstyle\sum_{h, w} \bar{g}[n, h, w] \otimes (u[w],\ v[h],\ 1)",), out_symbol='G')
+                 vjp_latex=(r"\textstyle\sum_{h, w} \bar{g}[n, h, w] \otimes (u[w],\ v[h],\ 1)",), out_symbol="G")
 
 
 # -- grid_sample ---------------------------------------------------------------------------------
@@ -153,4 +154,4 @@ GRID_SAMPLE = Op("grid_sampler_2d", "GridSampler2DBackward0",
                  vjp_latex=(r"\textstyle\sum_{p, k \,:\, \pi_k(G[n, p]) = j} \bar{g}[n, c, p]\, w_k(G[n, p]) "
                             r"\text{ at } [n, c, j]",
                             r"\textstyle\sum_{c, k} \bar{g}[n, c, p]\, x[n, c, \pi_k]\, "
-                            r"\frac{\partial w_k}{\partial G[n, p]}"), out_symbol='y')
+                            r"\frac{\partial w_k}{\partial G[n, p]}"), out_symbol="y")

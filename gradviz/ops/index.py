@@ -31,7 +31,8 @@ INDEX = Op("index", "IndexBackward0", r"$c = $0[\mathrm{idx}]", lambda xp, a, id
 # `basic` is a NumPy basic key (a view), `adv` the tensor indices applied to that view.
 _PUT_VJP = (lambda xp, g, c, a, v, basic, adv: xp.index_fill_zero(g, basic, adv),
             lambda xp, g, c, a, v, basic, adv: _written(g, basic, adv))
-COPY_SLICES = Op("index_put", "CopySlices", r"$c = $0;\; $c[\mathrm{idx}] = $1", lambda xp, a, v, basic, adv: _put(a, v, basic, adv),
+COPY_SLICES = Op("index_put", "CopySlices", r"$c = $0;\; $c[\mathrm{idx}] = $1",
+                 lambda xp, a, v, basic, adv: _put(a, v, basic, adv),
                  vjp=_PUT_VJP, args=("self", "values"),
                  params=("basic", "indices"), symbols=("a", "v"), broadcasts=(),
                  vjp_latex=(r"\bar{g}\text{ with zeros at idx}", r"\bar{g}[\mathrm{idx}]",), jvp="linear")
@@ -142,7 +143,8 @@ def _index_add(xp, a, src, dim, index, alpha):
     return out
 
 
-INDEX_ADD = Op("index_add", "IndexAddBackward0", r"$c = $0;\; $c[\dots,\, \mathrm{idx}] \text{ += } $alpha\, $1", _index_add,
+INDEX_ADD = Op("index_add", "IndexAddBackward0", r"$c = $0;\; $c[\dots,\, \mathrm{idx}] \text{ += } $alpha\, $1",
+               _index_add,
                vjp=(lambda xp, g, c, a, src, dim, index, alpha: g,
                     lambda xp, g, c, a, src, dim, index, alpha: _times(xp.take(g, index, axis=dim) if xp.arrays
                                                                        else xp.apply(INDEX_SELECT, (g,), (dim, index)),
@@ -173,7 +175,8 @@ SCATTER = Op("scatter", "ScatterBackward0", r"$c = $0;\; $c[\mathrm{idx}] = $1 \
                   _pad_to(xp, xp.gather_along(g, index, dim), src)), args=("self", "src"),
              params=("dim", "index", "written"), saves=("index",), symbols=("a", "src"), broadcasts=(),
              vjp_latex=(r"\bar{g}\text{, 0 at idx}", r"\operatorname{gather}(\bar{g},\, $dim,\, \mathrm{idx})",))
-SCATTER_VALUE = Op("scatter", "ScatterBackward1", r"$c = $0;\; $c[\mathrm{idx}] = $value \text{ (along dim } $dim\text{)}",
+SCATTER_VALUE = Op("scatter", "ScatterBackward1",
+                   r"$c = $0;\; $c[\mathrm{idx}] = $value \text{ (along dim } $dim\text{)}",
                    lambda xp, a, dim, index, written, value: _scattered(xp, a, dim, index, value),
                    vjp=(lambda xp, g, c, a, dim, index, written, value: xp.where(written, 0, g),), params=("dim", "index", "written", "value"),
                    vjp_latex=(r"\bar{g}\text{, 0 at idx}",))
@@ -234,12 +237,14 @@ SELECT_SCATTER = _scatter_op("select_scatter", "SelectScatterBackward0", r"$c = 
                              lambda xp, a, dim, i: a[_at(dim, i) + (Ellipsis,)], params=("dim", "index"),
                              vjp_latex=(r"\bar{g}\text{ with zeros at index } $index", r"\bar{g}_{[\dots,\, $index]}"),
                              jvp="linear")
-SLICE_SCATTER = _scatter_op("slice_scatter", "SliceScatterBackward0", r"$c = $0;\; {$c}_{[\dots,\, $start:$end:$step]} = $1",
+SLICE_SCATTER = _scatter_op("slice_scatter", "SliceScatterBackward0",
+                            r"$c = $0;\; {$c}_{[\dots,\, $start:$end:$step]} = $1",
                             lambda xp, a, dim, start, end, step: a[_at(dim, slice(start, end, step))],
                             params=("dim", "start", "end", "step"),
                             vjp_latex=(r"\bar{g}\text{ with zeros in the slice}",
                                        r"\bar{g}_{[\dots,\, $start:$end:$step]}"), jvp="linear")
-DIAGONAL_SCATTER_SRC = _scatter_op("diagonal_scatter", "DiagonalScatterBackward0", r"$c = $0;\; \operatorname{diag}_{$offset}($c) = $1",
+DIAGONAL_SCATTER_SRC = _scatter_op("diagonal_scatter", "DiagonalScatterBackward0",
+                                   r"$c = $0;\; \operatorname{diag}_{$offset}($c) = $1",
                                    diagonal_view, params=("offset", "dim1", "dim2"),
                                    vjp_latex=(r"\bar{g}\text{ with zeros on the diagonal}",
                                               r"\operatorname{diag}_{$offset}(\bar{g})"), jvp="linear")

@@ -17,7 +17,7 @@ def _mT(xp, a):
 
 MM = Op("mm", "MmBackward0", r"$c = $0\, $1", lambda xp, a, b: a @ b,
         vjp=(lambda xp, g, c, a, b: g @ b.T, lambda xp, g, c, a, b: a.T @ g), args=MATS, saves=MATS,
-        vjp_latex=(r"\bar{g}\, $1^{\top}", r"$0^{\top} \bar{g}",), jvp="bilinear", out_symbol='C')
+        vjp_latex=(r"\bar{g}\, $1^{\top}", r"$0^{\top} \bar{g}",), jvp="bilinear", out_symbol="C")
 MV = Op("mv", "MvBackward0", r"$c = $0\, $1", lambda xp, a, b: a @ b,
         vjp=(lambda xp, g, c, a, b: xp.reshape(g, (-1, 1)) * b, lambda xp, g, c, a, b: a.T @ g), args=("self", "vec"), saves=("self", "vec"), symbols=("A", "v"),
         vjp_latex=(r"\bar{g}\, $1^{\top}", r"$0^{\top} \bar{g}",), jvp="bilinear")
@@ -26,7 +26,7 @@ DOT = Op("dot", "DotBackward0", r"$c = $0 \cdot $1", lambda xp, a, b: a @ b,
          vjp_latex=(r"\bar{g}\, $1", r"\bar{g}\, $0",), jvp="bilinear")
 BMM = Op("bmm", "BmmBackward0", r"{$c}_i = $0_i\, $1_i", lambda xp, a, b: a @ b,
          vjp=(lambda xp, g, c, a, b: g @ _mT(xp, b), lambda xp, g, c, a, b: _mT(xp, a) @ g), args=MATS, saves=MATS,
-         vjp_latex=(r"\bar{g}_i\, $1_i^{\top}", r"$0_i^{\top} \bar{g}_i",), jvp="bilinear", out_symbol='C')
+         vjp_latex=(r"\bar{g}_i\, $1_i^{\top}", r"$0_i^{\top} \bar{g}_i",), jvp="bilinear", out_symbol="C")
 
 
 def _with_bias(product: Op, name: str, torch_name: str, latex: str, args: tuple, symbols: tuple, **display) -> Op:
@@ -43,7 +43,7 @@ def _with_bias(product: Op, name: str, torch_name: str, latex: str, args: tuple,
 
 ADDMM = _with_bias(MM, "addmm", "AddmmBackward0", r"$c = $beta\, $0 + $alpha\, $1\, $2", ("self", "mat1", "mat2"),
                    ("bias", "A", "B"),
-                   vjp_latex=(r"$beta\, \bar{g}", r"$alpha\, \bar{g}\, $2^{\top}", r"$alpha\, $1^{\top} \bar{g}",), out_symbol='C')
+                   vjp_latex=(r"$beta\, \bar{g}", r"$alpha\, \bar{g}\, $2^{\top}", r"$alpha\, $1^{\top} \bar{g}",), out_symbol="C")
 
 
 def _addmm(bias, a, b, beta, alpha):
@@ -65,7 +65,8 @@ DIAGONAL = Op("diagonal", "DiagonalBackward0", r"$c = \operatorname{diag}($0)",
               lambda xp, a, offset, d1, d2: diagonal_view(xp, a, offset, d1, d2),
               vjp=(lambda xp, g, c, a, offset, d1, d2: xp.diagonal_scatter(g, a.shape, offset, d1, d2),), params=("offset", "dim1", "dim2"), symbols=("A",),
               vjp_latex=(r"\bar{g}\text{ on the diagonal of zeros}",), jvp="linear")
-TRACE = Op("trace", "TraceBackward0", r"$c = \operatorname{tr} $0", lambda xp, a: xp.trace(_cast(a, None)),   # a sum: int64 for integers
+TRACE = Op("trace", "TraceBackward0", r"$c = \operatorname{tr} $0",
+           lambda xp, a: xp.trace(_cast(a, None)),   # a sum: int64 for integers
            vjp=(lambda xp, g, c, a: xp.diagonal_scatter(xp.broadcast_to(g, (min(a.shape),)), a.shape, 0, 0, 1),), symbols=("A",),
            vjp_latex=(r"\bar{g}\, I",), jvp="linear")
 
@@ -74,9 +75,10 @@ TRACE = Op("trace", "TraceBackward0", r"$c = \operatorname{tr} $0", lambda xp, a
 ADDMV = _with_bias(MV, "addmv", "AddmvBackward0", r"$c = $beta\, $0 + $alpha\, $1\, $2", ("self", "mat", "vec"),
                    ("bias", "A", "v"),
                    vjp_latex=(r"$beta\, \bar{g}", r"$alpha\, \bar{g}\, $2^{\top}", r"$alpha\, $1^{\top} \bar{g}",))
-BADDBMM = _with_bias(BMM, "baddbmm", "BaddbmmBackward0", r"{$c}_i = $beta\, $0_i + $alpha\, $1_i\, $2_i", ("self", "batch1", "batch2"),
+BADDBMM = _with_bias(BMM, "baddbmm", "BaddbmmBackward0", r"{$c}_i = $beta\, $0_i + $alpha\, $1_i\, $2_i",
+                     ("self", "batch1", "batch2"),
                      ("bias", "A", "B"),
-                     vjp_latex=(r"$beta\, \bar{g}", r"$alpha\, \bar{g}_i\, $2_i^{\top}", r"$alpha\, $1_i^{\top} \bar{g}_i",), out_symbol='C')
+                     vjp_latex=(r"$beta\, \bar{g}", r"$alpha\, \bar{g}_i\, $2_i^{\top}", r"$alpha\, $1_i^{\top} \bar{g}_i",), out_symbol="C")
 
 
 # recorded (create_graph=True) as torch's mm backward: grad.mm(mat2.t()) and mat1.t().mm(grad)
@@ -159,7 +161,8 @@ def _slogdet_vjp(xp, g, c, a):
     return g_log[..., None, None] * _mT(xp, xp.inv(a))
 
 
-SLOGDET = Op("linalg_slogdet", "LinalgSlogdetBackward0", r"(s,\, $c) = (\operatorname{sign} \det $0,\, \log |\det $0|)", _slogdet_forward,
+SLOGDET = Op("linalg_slogdet", "LinalgSlogdetBackward0", r"(s,\, $c) = (\operatorname{sign} \det $0,\, \log |\det $0|)",
+             _slogdet_forward,
              vjp=(_slogdet_vjp,), args=MATRIX, saves=("self",), n_outputs=2, symbols=("A",),
              vjp_latex=(r"\bar{g}_c\, $0^{-\top}",))
 
@@ -167,7 +170,7 @@ SLOGDET = Op("linalg_slogdet", "LinalgSlogdetBackward0", r"(s,\, $c) = (\operato
 # -- inverse and solve ---------------------------------------------------------------------------
 INV = Op("linalg_inv", "LinalgInvExBackward0", r"$c = $0^{-1}", _lapack(lambda xp, a: xp.linalg.inv(a)),
          vjp=(lambda xp, g, c, a: -(_mT(xp, c) @ g @ _mT(xp, c)),), args=MATRIX,
-         saves=("result",), symbols=("A",), vjp_latex=(r"-$c^{\top} \bar{g}\, $c^{\top}",), out_symbol='C')
+         saves=("result",), symbols=("A",), vjp_latex=(r"-$c^{\top} \bar{g}\, $c^{\top}",), out_symbol="C")
 
 
 def _solve_b(xp, g, c, a, b):
@@ -176,9 +179,10 @@ def _solve_b(xp, g, c, a, b):
     return xp.solve(_mT(xp, a), g)
 
 
-SOLVE = Op("linalg_solve", "LinalgSolveExBackward0", r"$c = $0^{-1} $1", _lapack(lambda xp, a, b: xp.linalg.solve(a, b)),
+SOLVE = Op("linalg_solve", "LinalgSolveExBackward0", r"$c = $0^{-1} $1",
+           _lapack(lambda xp, a, b: xp.linalg.solve(a, b)),
            vjp=(lambda xp, g, c, a, b: -(_solve_b(xp, g, c, a, b) @ _mT(xp, c)), _solve_b), args=("A", "B"), saves=("A", "result"), symbols=("A", "B"),
-           broadcasts=None, vjp_latex=(r"-$0^{-\top} \bar{g}\, $c^{\top}", r"$0^{-\top} \bar{g}"), out_symbol='X')
+           broadcasts=None, vjp_latex=(r"-$0^{-\top} \bar{g}\, $c^{\top}", r"$0^{-\top} \bar{g}"), out_symbol="X")
 
 
 # -- Cholesky -------------------------------------------------------------------------------------
@@ -206,12 +210,14 @@ def _cholesky_forward(xp, a, upper):
 
 
 _cholesky_forward = _lapack(_cholesky_forward)
-CHOLESKY = Op("linalg_cholesky", "LinalgCholeskyExBackward0", r"$c = \operatorname{chol}($0):\; $0 = $c\, $c^{\top}", _cholesky_forward,
+CHOLESKY = Op("linalg_cholesky", "LinalgCholeskyExBackward0", r"$c = \operatorname{chol}($0):\; $0 = $c\, $c^{\top}",
+              _cholesky_forward,
               vjp=(_cholesky_vjp,), args=MATRIX, params=("upper",), saves=("result",),
               symbols=("A",),
-              vjp_latex=(r"\operatorname{sym}\left($c^{-\top} \Phi($c^{\top} \bar{g})\, $c^{-1}\right)",), out_symbol='L')
-CHOLESKY_LEGACY = Op("cholesky", "CholeskyBackward0", CHOLESKY.latex, _cholesky_forward, vjp=(_cholesky_vjp,), args=MATRIX, params=("upper",), saves=("result",),
-                     symbols=("A",), vjp_latex=CHOLESKY.vjp_latex, out_symbol='L')
+              vjp_latex=(r"\operatorname{sym}\left($c^{-\top} \Phi($c^{\top} \bar{g})\, $c^{-1}\right)",), out_symbol="L")
+CHOLESKY_LEGACY = Op("cholesky", "CholeskyBackward0", CHOLESKY.latex,
+                     _cholesky_forward, vjp=(_cholesky_vjp,), args=MATRIX, params=("upper",), saves=("result",),
+                     symbols=("A",), vjp_latex=CHOLESKY.vjp_latex, out_symbol="L")
 
 
 # -- singular values and symmetric eigenvalues (their vectors are only a constant of the VJP) -------
@@ -224,10 +230,10 @@ def _svdvals_vjp(xp, g, c, a):
     return (u * g[..., None, :]) @ vh
 
 
-SVDVALS = Op("linalg_svdvals", "LinalgSvdBackward0", r"$c = \sigma($0)",
+SVDVALS = Op("linalg_svdvals", "LinalgSvdBackward0", r"$c = \sigma($0) \text{ (singular values)}",
              lambda xp, a: xp.linalg.svd(a, compute_uv=False) if not _empty(a) else
              xp.zeros(a.shape[:-2] + (min(a.shape[-2:]),), a.dtype),
-             vjp=(_svdvals_vjp,), args=MATRIX, saves=("self",), symbols=("A",), vjp_latex=(r"U \operatorname{diag}(\bar{g})\, V^{\top}",), out_symbol='s')
+             vjp=(_svdvals_vjp,), args=MATRIX, saves=("self",), symbols=("A",), vjp_latex=(r"U \operatorname{diag}(\bar{g})\, V^{\top}",), out_symbol="s")
 
 
 def _eigvalsh_vjp(xp, g, c, a, uplo):
@@ -239,11 +245,12 @@ def _eigvalsh_vjp(xp, g, c, a, uplo):
     return (v * g[..., None, :]) @ xp.swapaxes(v, -1, -2)
 
 
-EIGVALSH = Op("linalg_eigvalsh", "LinalgEighBackward0", r"$c = \lambda($0)",
+EIGVALSH = Op("linalg_eigvalsh", "LinalgEighBackward0",
+              r"$c = \lambda($0) \text{ (eigenvalues of symmetric } $0\text{)}",
               lambda xp, a, uplo: xp.linalg.eigvalsh(a, UPLO=uplo) if not _empty(a) else
               xp.zeros(a.shape[:-1], a.dtype),
               vjp=(_eigvalsh_vjp,), args=MATRIX, params=("UPLO",), saves=("self",),
-              symbols=("A",), vjp_latex=(r"V \operatorname{diag}(\bar{g})\, V^{\top}",), out_symbol='λ')
+              symbols=("A",), vjp_latex=(r"V \operatorname{diag}(\bar{g})\, V^{\top}",), out_symbol="λ")
 
 
 # -- products and distances -----------------------------------------------------------------------
@@ -269,7 +276,7 @@ ADDR = Op("addr", "AddrBackward0", r"$c = $beta\, $0 + $alpha\, $1\, $2^{\top}",
                lambda xp, g, c, m, u, v, beta, alpha: (_mT(xp, g) @ u) * alpha), args=("self", "vec1", "vec2"), params=("beta", "alpha"),
           saves=("vec1", "vec2"), symbols=("M", "u", "v"),
           vjp_latex=(r"$beta\, \bar{g}", r"$alpha\, \bar{g}\, $2", r"$alpha\, \bar{g}^{\top} $1"),
-          broadcasts=(0,), out_symbol='C')
+          broadcasts=(0,), out_symbol="C")
 ADDBMM = Op("addbmm", "AddbmmBackward0", r"$c = $beta\, $0 + $alpha \sum_i $1_i\, $2_i",
             lambda xp, m, a, b, beta, alpha: (m * beta if beta != 0 else xp.zeros_like(m)) + (a @ b).sum(0) * alpha,
             vjp=(lambda xp, g, c, m, a, b, beta, alpha: _beta_part(xp, g, beta),
@@ -277,7 +284,7 @@ ADDBMM = Op("addbmm", "AddbmmBackward0", r"$c = $beta\, $0 + $alpha \sum_i $1_i\
                  lambda xp, g, c, m, a, b, beta, alpha: (_mT(xp, a) @ xp.expand_dims(g, 0)) * alpha), args=("self", "batch1", "batch2"), params=("beta", "alpha"),
             saves=("batch1", "batch2"), symbols=("M", "A", "B"),
             vjp_latex=(r"$beta\, \bar{g}", r"$alpha\, \bar{g}\, $2_i^{\top}", r"$alpha\, $1_i^{\top} \bar{g}"),
-            broadcasts=(0,), out_symbol='C')
+            broadcasts=(0,), out_symbol="C")
 
 
 def _cdist_diff(a, b):
@@ -301,4 +308,4 @@ CDIST = Op("cdist", "CdistBackward0", r"{$c}_{ij} = \lVert $0_i - $1_j \rVert_{$
                 lambda xp, g, c, a, b, p: -xp.sum(_cdist_parts(xp, g, c, a, b, p), axis=-3)), args=("x1", "x2"), params=("p",),
            saves=("x1", "x2", "result"), symbols=("A", "B"), broadcasts=None,
            vjp_latex=(r"\sum_j \bar{g}_{ij}\, \partial \lVert $0_i - $1_j \rVert_{$p} / \partial $0_i",
-                      r"-\sum_i \bar{g}_{ij}\, \partial \lVert $0_i - $1_j \rVert_{$p} / \partial $0_i"), out_symbol='C')
+                      r"-\sum_i \bar{g}_{ij}\, \partial \lVert $0_i - $1_j \rVert_{$p} / \partial $0_i"), out_symbol="C")

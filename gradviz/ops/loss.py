@@ -45,14 +45,16 @@ def _nll_vjp(xp, g, c, logp, target, weight, reduction, ignore_index):
     return xp.index_scatter(-per_sample * w, logp.shape, _rows(logp, safe), True)
 
 
-NLL_LOSS = Op("nll_loss", "NllLossBackward0", r"$c = -\frac{1}{N} \sum_i \log $0[i,\, y_i]", _nll_forward, vjp=(_nll_vjp,), params=("target", "weight", "reduction", "ignore_index"),
+NLL_LOSS = Op("nll_loss", "NllLossBackward0", r"$c = -\frac{1}{N} \sum_i \log $0[i,\, y_i]",
+              _nll_forward, vjp=(_nll_vjp,), params=("target", "weight", "reduction", "ignore_index"),
               saves=("target",), symbols=("p",),
-              vjp_latex=(r"-\frac{\bar{g}}{N} \text{ at each target class}",), out_symbol='ℓ')
+              vjp_latex=(r"-\frac{\bar{g}}{N} \text{ at each target class}",), out_symbol="ℓ")
 # the same loss over a map of scores (N, C, H, W), every position a sample (segmentation)
-NLL_LOSS2D = Op("nll_loss2d", "NllLoss2DBackward0", r"$c = -\frac{1}{N} \sum_{i,h,w} \log $0[i,\, y_{i,h,w},\, h,\, w]", _nll_forward,
+NLL_LOSS2D = Op("nll_loss2d", "NllLoss2DBackward0", r"$c = -\frac{1}{N} \sum_{i,h,w} \log $0[i,\, y_{i,h,w},\, h,\, w]",
+                _nll_forward,
                 vjp=(_nll_vjp,),
                 params=("target", "weight", "reduction", "ignore_index"), saves=("target",), symbols=("p",),
-                vjp_latex=(r"-\frac{\bar{g}}{N} \text{ at each position's target class}",), out_symbol='ℓ')
+                vjp_latex=(r"-\frac{\bar{g}}{N} \text{ at each position's target class}",), out_symbol="ℓ")
 
 
 # -- elementwise losses on d = a − b, reduced by mean (over N entries), sum or none -------------
@@ -76,7 +78,7 @@ def _difference_loss(name, torch_name, latex, forward, grad, params=(), **displa
 MSE_LOSS = _difference_loss("mse_loss", "MseLossBackward0", r"$c = \frac{1}{N} \sum ($0 - $1)^2",
                             lambda xp, a, b, reduction: _reduced((a - b) * (a - b), reduction),
                             lambda xp, g, a, b, reduction: g * (a - b) * _mean_scale(a, b, reduction, 2.0),
-                            vjp_latex=(r"\frac{2 \bar{g}\, ($0 - $1)}{N}", r"-\frac{2 \bar{g}\, ($0 - $1)}{N}",), out_symbol='ℓ')
+                            vjp_latex=(r"\frac{2 \bar{g}\, ($0 - $1)}{N}", r"-\frac{2 \bar{g}\, ($0 - $1)}{N}",), out_symbol="ℓ")
 
 
 def _smooth_l1_forward(xp, a, b, reduction, beta):
@@ -94,7 +96,7 @@ def _smooth_l1_grad(xp, g, a, b, reduction, beta):
 SMOOTH_L1_LOSS = _difference_loss("smooth_l1_loss", "SmoothL1LossBackward0",
                                   r"$c = \frac{1}{N} \sum \begin{cases} \frac{d^2}{2\beta} & |d| < \beta \\ |d| - \frac{\beta}{2} & \text{otherwise} \end{cases},\; d = $0 - $1", _smooth_l1_forward,
                                   _smooth_l1_grad, ("beta",),
-                                  vjp_latex=(r"\bar{g} \odot \frac{\operatorname{clamp}(d / \beta,\, -1,\, 1)}{N}", r"-\bar{g} \odot \frac{\operatorname{clamp}(d / \beta,\, -1,\, 1)}{N}",), out_symbol='ℓ')
+                                  vjp_latex=(r"\bar{g} \odot \frac{\operatorname{clamp}(d / \beta,\, -1,\, 1)}{N}", r"-\bar{g} \odot \frac{\operatorname{clamp}(d / \beta,\, -1,\, 1)}{N}",), out_symbol="ℓ")
 
 
 def _huber_forward(xp, a, b, reduction, delta):
@@ -110,7 +112,7 @@ def _huber_grad(xp, g, a, b, reduction, delta):
 
 HUBER_LOSS = _difference_loss("huber_loss", "HuberLossBackward0",
                               r"$c = \frac{1}{N} \sum \begin{cases} \frac{d^2}{2} & |d| < \delta \\ \delta (|d| - \frac{\delta}{2}) & \text{otherwise} \end{cases},\; d = $0 - $1", _huber_forward, _huber_grad, ("delta",),
-                              vjp_latex=(r"\bar{g} \odot \frac{\operatorname{clamp}(d,\, -\delta,\, \delta)}{N}", r"-\bar{g} \odot \frac{\operatorname{clamp}(d,\, -\delta,\, \delta)}{N}",), out_symbol='ℓ')
+                              vjp_latex=(r"\bar{g} \odot \frac{\operatorname{clamp}(d,\, -\delta,\, \delta)}{N}", r"-\bar{g} \odot \frac{\operatorname{clamp}(d,\, -\delta,\, \delta)}{N}",), out_symbol="ℓ")
 
 
 # -- binary cross-entropy: PyTorch's kernels, each product in its order, the mean a division by N ---------
@@ -173,7 +175,7 @@ BINARY_CROSS_ENTROPY = Op("binary_cross_entropy", "BinaryCrossEntropyBackward0",
                           args=("self", "target"), params=("weight", "reduction"),
                           saves=("self", "target"), symbols=("p", "t"),
                           vjp_latex=(r"\bar{g} \odot w \odot \frac{$0 - $1}{N \max\left($0 (1 - $0),\, \varepsilon\right)}",
-                                     r"\bar{g} \odot w \odot \frac{\log(1 - $0) - \log $0}{N}",), out_symbol='ℓ')
+                                     r"\bar{g} \odot w \odot \frac{\log(1 - $0) - \log $0}{N}",), out_symbol="ℓ")
 
 
 # on logits: ℓ = (1 − t)x − (1 + (p − 1)t) log σ(x), weighted
@@ -208,7 +210,7 @@ BCE_WITH_LOGITS = Op("binary_cross_entropy_with_logits", "BinaryCrossEntropyWith
                      args=("self", "target"), params=("weight", "pos_weight", "reduction"),
                      saves=("self", "target"), symbols=("x", "t"),
                      vjp_latex=(r"\bar{g} \odot w \odot \frac{(1 + (p - 1)\, $1)\, \sigma($0) - p\, $1}{N}",
-                                r"\bar{g} \odot w \odot \frac{\log \sigma(-$0) - p \log \sigma($0)}{N}",), out_symbol='ℓ')
+                                r"\bar{g} \odot w \odot \frac{\log \sigma(-$0) - p \log \sigma($0)}{N}",), out_symbol="ℓ")
 
 
 # -- more of torch's op table: margin and likelihood losses ------------------------------------------
@@ -218,8 +220,9 @@ def _soft_margin_slope(xp, g, x, y, reduction):
 
 
 # torch differentiates only the input (a target that requires grad is an error)
-SOFT_MARGIN_LOSS = Op("soft_margin_loss", "SoftMarginLossBackward0", r"$c = \frac{1}{N} \sum \log\left(1 + e^{-y $0}\right)",
+SOFT_MARGIN_LOSS = Op("soft_margin_loss", "SoftMarginLossBackward0",
+                      r"$c = \frac{1}{N} \sum \log\left(1 + e^{-y $0}\right)",
                       lambda xp, x, y, reduction: _reduced(xp.log1p(xp.exp(-(x * y))), reduction),
                       vjp=(lambda xp, g, c, x, y, reduction: _soft_margin_slope(xp, g, x, y, reduction),), params=("target", "reduction"),
                       saves=("self", "target"), shown=("reduction",),
-                      vjp_latex=(r"-\frac{\bar{g}\, y\, e^{-y $0}}{N\, (1 + e^{-y $0})}",), out_symbol='ℓ')
+                      vjp_latex=(r"-\frac{\bar{g}\, y\, e^{-y $0}}{N\, (1 + e^{-y $0})}",), out_symbol="ℓ")

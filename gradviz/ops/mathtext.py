@@ -20,7 +20,7 @@ WHEN = re.compile(r"\$\?([A-Za-z_]\w*)\{([^{}]*(?:\{[^{}]*\}[^{}]*)*)\}")
 PARAM_LATEX = {"alpha": r"\alpha", "beta": r"\beta", "value": "v", "eps": r"\varepsilon", "exponent": "p",
                "weight": "w", "negative_slope": "s", "min": r"\mathrm{lo}", "max": r"\mathrm{hi}",
                "other": "s", "self": "s", "scale": "s", "lambd": r"\lambda", "threshold": r"\theta",
-               "decimals": "d"}
+               "decimals": "d", "group": "G"}
 
 
 def param_latex(key: str) -> str:
@@ -28,26 +28,41 @@ def param_latex(key: str) -> str:
     return PARAM_LATEX.get(key, r"\text{" + key.replace("_", " ") + "}")
 
 
-# `\text{... along dim } $dim`: the words already name the parameter, so without a value it is not
-# written twice (along dim, not along dim dim)
-_NAMED = re.compile(r"(\\text\{[^{}]*?)\b(\w+) ?\}\s*\$(\w+)")
+# `\text{... along dim } $dim`, `\text{kernel } $kernel_size`: the words already name the parameter,
+# so without a value it is not written twice (along dim, not along dim dim)
+_NAMED = re.compile(r"(\\text\{([^{}]*)\})\s*\$([A-Za-z_]\w*)")
 
 
-def template_text(latex: str, symbols: tuple, out: str) -> str:
-    """A record's LaTeX as Unicode with its template letters: `$c` -> out, `$k` -> symbols[k], a
-    parameter -> its letter or name (as when the panel has no value for it)."""
-    latex = WHEN.sub("", latex)
-    latex = _NAMED.sub(lambda m: m.group(1) + m.group(2) + "}" if m.group(2) == m.group(3) else m.group(0), latex)
+def _unnamed(m) -> str:
+    words, key = m.group(2).rstrip(), m.group(3)
+    for name in {key.replace("_", " "), key.split("_")[0]}:    # output size, kernel (of kernel_size)
+        if words == name or words.endswith((" " + name, "(" + name)):
+            return m.group(1)
+    return m.group(0)
 
+
+def fill(template: str, inputs: list, out: str, params: dict) -> str:
+    """The record's LaTeX with `$c` -> out, `$k` -> inputs[k], `$param` -> params[param] (each
+    already LaTeX); a parameter without a value keeps its symbol. `$?flag{...}` keeps its LaTeX
+    when params[flag] is True as LaTeX (\\text{True})."""
     def put(m):
         key = m.group(1)
         if key == "c":
             return "{" + out + "}"
         if key.isdigit():
-            k = int(key)
-            return "{" + (symbols[k] if k < len(symbols) else "x_{" + key + "}") + "}"
+            return "{" + (inputs[int(key)] if int(key) < len(inputs) else "x_{" + key + "}") + "}"
+        if key in params:
+            return "{" + params[key] + "}"
         return "{" + param_latex(key) + "}"
-    return unicode(MARKER.sub(put, latex))
+    template = WHEN.sub(lambda m: m.group(2) if params.get(m.group(1)) == r"\text{True}" else "", template)
+    return MARKER.sub(put, template)
+
+
+def template_text(latex: str, symbols: tuple, out: str) -> str:
+    """A record's LaTeX as Unicode with its template letters: `$c` -> out, `$k` -> symbols[k], a
+    parameter -> its letter or name (as when the panel has no value for it)."""
+    latex = _NAMED.sub(_unnamed, latex)
+    return unicode(fill(latex, list(symbols), out, {}))
 
 
 # -- the reader -------------------------------------------------------------------------
@@ -86,7 +101,7 @@ _CASES = "\x01\x02"     # the parentheses around cases, dropped when the cases a
 
 
 class _Piece:
-    """One item of a row: its text and kind (atom, bin, word, prefix, open, close, punct, space)."""
+    """One item of a row: its text and kind (atom, bin, word, large, prefix, open, close, punct, space, text)."""
     __slots__ = ("text", "kind")
 
     def __init__(self, text: str, kind: str):
@@ -94,6 +109,9 @@ class _Piece:
 
 
 class _Reader:
+    """Reads a LaTeX string token by token (a command, a run of spaces or one character) into rows
+    of pieces: groups, scripts and the arguments of commands are read as text first."""
+
     def __init__(self, latex: str):
         self.tokens = [(m.group(1), m.group(2), m.group(3)) for m in _TOKEN.finditer(latex)]
         self.k = 0
@@ -215,8 +233,8 @@ class _Reader:
             return
         if name in _SPACES:
             out.append(_Piece(" ", "space"))
-        elif name == "\\":
-            out.append(_Piece("\\\\", "row"))
+        elif name == "\\":                                   # a line break outside cases: a clause
+            out.append(_Piece(";", "punct"))
         elif name in _GREEK:
             out.append(_Piece(_GREEK[name], "atom"))
         elif name in _BINARY:
@@ -244,7 +262,7 @@ class _Reader:
         elif name in ("frac", "tfrac", "dfrac"):
             num, den = self.argument(), self.argument()
             num = f"({num})" if _top(num, (" + ", " − ", ",", " = ", " < ", " > ", " ≤ ", " ≥ ")) else num
-            den = f"({den})" if _top(den, (" ", ",")) else den
+            den = f"({den})" if _top(den, (" ", ",")) or _coefficient(den) else den
             tight = name == "tfrac" or not (_top(num, (" ",)) or _top(den, (" ",)))
             text = f"{num}/{den}" if tight else f"{num} / {den}"
             if out and out[-1].kind == "word":
@@ -280,7 +298,7 @@ class _Reader:
 
 
 def _text(raw: str) -> str:
-    """\\text{...}: the words as typed (with any math inside $...$ read as math)."""
+    """\\text{...}: the words as typed, escaped characters unescaped."""
     return re.sub(r"\\([{}_%&$#])", r"\1", raw).replace("~", " ")
 
 
@@ -295,6 +313,12 @@ def _top(text: str, parts: tuple) -> bool:
     return False
 
 
+def _coefficient(text: str) -> bool:
+    """A number times something (2c, 2√a): a denominator that needs parentheses (1/(2c), not 1/2c)."""
+    m = re.match(r"\d+(.)", text)
+    return bool(m) and m.group(1) not in _SUP.values() and not m.group(1).isdigit()
+
+
 def _join(pieces: list) -> str:
     """A row's pieces as text: operators spaced, a sign against its operand, a word apart from its
     argument unless that is in parentheses."""
@@ -306,7 +330,7 @@ def _join(pieces: list) -> str:
                 "bin", "open", "punct", "word", "large", "prefix", "text")):
             kind = "sign"
         if kind == "space":
-            if prev is not None and prev.kind != "open":
+            if prev is not None and prev.kind not in ("open", "prefix"):   # ( a, −  a, ∂ x: no space
                 out += " "
             continue
         if kind == "close":
@@ -315,17 +339,12 @@ def _join(pieces: list) -> str:
             out += f" {p.text} "
         elif kind == "punct":
             out += p.text + " "
-        elif kind == "row":
-            out += p.text
         else:
             if prev is not None and prev.kind in ("word", "large") and kind not in ("open", "close", "punct") \
                     and not out.endswith(" "):
                 out += " "
             out += p.text
-        if kind == "prefix":
-            prev = p
-            continue
-        prev = p if kind != "sign" else _Piece("", "prefix")
+        prev = _Piece("", "prefix") if kind == "sign" else p    # a sign binds to what follows, as ∂ does
     return _tidy(out)
 
 
@@ -333,8 +352,7 @@ def _tidy(text: str) -> str:
     text = re.sub(r" {2,}", " ", text)
     text = re.sub(r"([(\[⟨⌊⌈]) ", r"\1", text)
     text = re.sub(r" ([)\]⟩⌋⌉,;])", r"\1", text)
-    text = re.sub(r"(?<![\w.])(\d+) (?=\(|[^\W\d_](?!\w))", r"\1", text)   # 2 (a − b), 2 y: 2(a − b), 2y
-    text = re.sub(r"([∂¬∇√]) ", r"\1", text)
+    text = re.sub(r"(?<![\w./])(\d+) (?=\(|[^\W\d_](?!\w))", r"\1", text)   # 2 (a − b), 2 y: 2(a − b), 2y
     return text.strip()
 
 
@@ -342,6 +360,5 @@ def unicode(latex: str) -> str:
     """LaTeX (the subset the records use) as plain Unicode: \\frac{\\bar{g}}{b} -> ḡ / b."""
     reader = _Reader(latex)
     text = _join(reader.row())
-    text = text.replace("\\\\", "; ")
     text = re.sub(r"^(\S+ = )" + _CASES[0] + "([^" + _CASES + "]*)" + _CASES[1] + "$", r"\1\2", text)
     return unicodedata.normalize("NFC", text.replace(_CASES[0], "(").replace(_CASES[1], ")"))

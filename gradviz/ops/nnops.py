@@ -32,13 +32,15 @@ HARDTANH = _unary("hardtanh", "HardtanhBackward0", r"$c = \operatorname{clamp}($
                   lambda xp, g, c, a, lo, hi: xp.keep(g, (a > lo) & (a < hi)), r"\bar{g} \odot [\mathrm{lo} < $0 < \mathrm{hi}]",
                   params=("min_val", "max_val"))
 # hardtanh's first derivative as one op (torch's hardtanh_backward), the node create_graph records
-HARDTANH_BACKWARD = Op("hardtanh_backward", "HardtanhBackwardBackward0", r"$c = $0 \odot [\mathrm{lo} < $1 < \mathrm{hi}]",
+HARDTANH_BACKWARD = Op("hardtanh_backward", "HardtanhBackwardBackward0",
+                       r"$c = $0 \odot [\mathrm{lo} < $1 < \mathrm{hi}]",
                        lambda xp, g, a, lo, hi: xp.keep(g, (a > lo) & (a < hi)),
                        vjp=(lambda xp, gg, c, g, a, lo, hi: xp.keep(gg, (a > lo) & (a < hi)),
                             lambda xp, gg, c, g, a, lo, hi: xp.zeros_like(gg)), args=("grad_output", "self"),
                        params=("min_val", "max_val"), saves=("self",), symbols=("ḡ", "a"),
                        vjp_latex=(r"\bar{g} \odot [\mathrm{lo} < $1 < \mathrm{hi}]", r"0"), jvp="pointwise")
-ELU = _unary("elu", "EluBackward0", r"$c = \begin{cases} s\, $0 & $0 > 0 \\ s\, \alpha\, (e^{\kappa $0} - 1) & \text{otherwise} \end{cases}",
+ELU = _unary("elu", "EluBackward0",
+             r"$c = \begin{cases} s\, $0 & $0 > 0 \\ s\, \alpha\, (e^{\kappa $0} - 1) & \text{otherwise} \end{cases}",
              quiet(lambda xp, a, alpha, scale, kappa: xp.where(a > 0, a * scale,
                                                                 (xp.exp(a * kappa) - 1) * (alpha * scale))),
              quiet(lambda xp, g, c, a, alpha, scale, kappa: xp.where(a > 0, g * scale,
@@ -46,7 +48,8 @@ ELU = _unary("elu", "EluBackward0", r"$c = \begin{cases} s\, $0 & $0 > 0 \\ s\, 
              r"\bar{g} \odot \begin{cases} s & $0 > 0 \\ s\, \alpha\, \kappa\, e^{\kappa $0} & \text{otherwise} \end{cases}", params=("alpha", "scale", "input_scale"))
 SILU = _unary("silu", "SiluBackward0", r"$c = $0\, \sigma($0)", lambda xp, a: a * _sigmoid(xp, a),
               lambda xp, g, c, a: g * _sigmoid(xp, a) * (a * (1 - _sigmoid(xp, a)) + 1), r"\bar{g} \odot \sigma($0) \left(1 + $0 (1 - \sigma($0))\right)")
-MISH = _unary("mish", "MishBackward0", r"$c = $0 \tanh(\operatorname{softplus} $0)", lambda xp, a: a * xp.tanh(_softplus(xp, a)),
+MISH = _unary("mish", "MishBackward0", r"$c = $0 \tanh(\operatorname{softplus} $0)",
+              lambda xp, a: a * xp.tanh(_softplus(xp, a)),
               lambda xp, g, c, a: g * _mish_grad(xp, a), r"\bar{g} \odot \left(t + $0\, \sigma($0) (1 - t^2)\right),\; t = \tanh(\operatorname{softplus} $0)")
 
 
@@ -120,9 +123,11 @@ def _norm_op(name, torch_name, latex, **display):
               saves=("input", "weight"), symbols=("a", "w", "b"), broadcasts=(), shown=("eps",), **display)
 
 
-LAYER_NORM = _norm_op("layer_norm", "NativeLayerNormBackward0", r"$c = \frac{$0 - \mu}{\sqrt{\sigma^2 + \varepsilon}} \odot $1 + $2",
+LAYER_NORM = _norm_op("layer_norm", "NativeLayerNormBackward0",
+                      r"$c = \frac{$0 - \mu}{\sqrt{\sigma^2 + \varepsilon}} \odot $1 + $2",
                       vjp_latex=(r"r \odot \left(\hat{g} - \operatorname{mean} \hat{g} - \hat{x} \odot \operatorname{mean}(\hat{g} \odot \hat{x})\right),\; \hat{g} = \bar{g} \odot $1", r"\sum \bar{g} \odot \hat{x}", r"\sum \bar{g}",))
-BATCH_NORM = _norm_op("batch_norm", "NativeBatchNormBackward0", r"$c = \frac{$0 - \mu_{\text{batch}}}{\sqrt{\sigma^2_{\text{batch}} + \varepsilon}} \odot $1 + $2",
+BATCH_NORM = _norm_op("batch_norm", "NativeBatchNormBackward0",
+                      r"$c = \frac{$0 - \mu_{\text{batch}}}{\sqrt{\sigma^2_{\text{batch}} + \varepsilon}} \odot $1 + $2",
                       vjp_latex=(r"r \odot \left(\hat{g} - \operatorname{mean} \hat{g} - \hat{x} \odot \operatorname{mean}(\hat{g} \odot \hat{x})\right),\; \hat{g} = \bar{g} \odot $1", r"\sum \bar{g} \odot \hat{x}", r"\sum \bar{g}",))
 
 
@@ -214,7 +219,8 @@ def _pad_vjp(xp, g, c, a, pad, value):
     return xp.apply(CONSTANT_PAD, (g,), (neg, 0))
 
 
-CONSTANT_PAD = Op("constant_pad_nd", "ConstantPadNdBackward0", r"$c = \operatorname{pad}($0,\, $value)", _pad_array, vjp=(_pad_vjp,), params=("pad", "value"), saves=(),
+CONSTANT_PAD = Op("constant_pad_nd", "ConstantPadNdBackward0", r"$c = \operatorname{pad}($0,\, $value)",
+                  _pad_array, vjp=(_pad_vjp,), params=("pad", "value"), saves=(),
                   vjp_latex=(r"\bar{g}\text{ with the padding cut off}",))
 
 
@@ -224,14 +230,17 @@ def _outside(a, lambd):
     return ~((a >= -lambd) & (a <= lambd))
 
 
-HARDSHRINK = _unary("hardshrink", "HardshrinkBackward0", r"$c = \begin{cases} $0 & |$0| > $lambd \\ 0 & \text{otherwise} \end{cases}",
+HARDSHRINK = _unary("hardshrink", "HardshrinkBackward0",
+                    r"$c = \begin{cases} $0 & |$0| > $lambd \\ 0 & \text{otherwise} \end{cases}",
                     lambda xp, a, lambd: xp.where(_outside(a, lambd), a, 0).astype(a.dtype, copy=False),
                     lambda xp, g, c, a, lambd: xp.keep(g, _outside(a, lambd)), r"\bar{g} \odot [|$0| > $lambd]", params=("lambd",))
-SOFTSHRINK = _unary("softshrink", "SoftshrinkBackward0", r"$c = \begin{cases} $0 - $lambd \operatorname{sign} $0 & |$0| > $lambd \\ 0 & "
+SOFTSHRINK = _unary("softshrink", "SoftshrinkBackward0",
+                    r"$c = \begin{cases} $0 - $lambd \operatorname{sign} $0 & |$0| > $lambd \\ 0 & "
                           r"\text{otherwise} \end{cases}",
                     lambda xp, a, lambd: xp.where(a > lambd, a - lambd, xp.where(a < -lambd, a + lambd, a * 0)),
                     lambda xp, g, c, a, lambd: xp.keep(g, _outside(a, lambd)), r"\bar{g} \odot [|$0| > $lambd]", params=("lambd",))
-THRESHOLD = _unary("threshold", "ThresholdBackward0", r"$c = \begin{cases} $0 & $0 > $threshold \\ $value & \text{otherwise} \end{cases}",
+THRESHOLD = _unary("threshold", "ThresholdBackward0",
+                   r"$c = \begin{cases} $0 & $0 > $threshold \\ $value & \text{otherwise} \end{cases}",
                    lambda xp, a, th, value: xp.where(a > th, a, value).astype(a.dtype, copy=False),
                    lambda xp, g, c, a, th, value: xp.keep(g, ~(a <= th)), r"\bar{g} \odot [$0 > $threshold]", params=("threshold", "value"))
 
@@ -248,11 +257,13 @@ def _glu_vjp(xp, g, c, a, d):
     return xp.concatenate([g * s, g * x * s * (1 - s)], axis=d)
 
 
-GLU = _unary("glu", "GluBackward0", r"$c = a_1 \odot \sigma(a_2),\; $0 = [a_1,\, a_2]",
+GLU = _unary("glu", "GluBackward0", r"$c = a_1 \odot \sigma(a_2),\; $0 = [a_1,\, a_2] \text{ halved along dim } $dim",
              lambda xp, a, d: _halves(a, d)[0] * _sigmoid(xp, _halves(a, d)[1]), _glu_vjp,
              r"\left[\bar{g} \odot \sigma(a_2),\; "
-                        r"\bar{g} \odot a_1 \odot \sigma(a_2)(1 - \sigma(a_2))\right]", params=("dim",))
-PRELU = Op("prelu", "PreluKernelBackward0", r"$c = \begin{cases} $0 & $0 > 0 \\ $1 \odot $0 & \text{otherwise} \end{cases}", lambda xp, a, w: xp.where(a > 0, a, w * a),
+             r"\bar{g} \odot a_1 \odot \sigma(a_2)(1 - \sigma(a_2))\right]", params=("dim",))
+PRELU = Op("prelu", "PreluKernelBackward0",
+           r"$c = \begin{cases} $0 & $0 > 0 \\ $1 \odot $0 & \text{otherwise} \end{cases}",
+           lambda xp, a, w: xp.where(a > 0, a, w * a),
            vjp=(lambda xp, g, c, a, w: xp.where(a > 0, g, w * g), lambda xp, g, c, a, w: xp.where(a > 0, 0.0, a * g)), args=("self", "weight"), saves=("self", "weight"),
            symbols=("a", "w"), broadcasts=None,
            vjp_latex=(r"\bar{g} \odot \begin{cases} 1 & $0 > 0 \\ $1 & \text{otherwise} \end{cases}",
@@ -268,7 +279,8 @@ def _pdist_vjp(xp, g, c, a, p, i, j):
     return xp.index_scatter(gd, tuple(a.shape), (i,), True) - xp.index_scatter(gd, tuple(a.shape), (j,), True)
 
 
-PDIST = Op("pdist", "PdistBackward0", r"$c = \left(\lVert $0_i - $0_j \rVert_{$p}\right)_{i < j}", quiet(_pdist_forward), vjp=(quiet(_pdist_vjp),), params=("p", "rows", "cols"),
+PDIST = Op("pdist", "PdistBackward0", r"$c = \left(\lVert $0_i - $0_j \rVert_{$p}\right)_{i < j}",
+           quiet(_pdist_forward), vjp=(quiet(_pdist_vjp),), params=("p", "rows", "cols"),
            saves=("self", "result"),
            shown=("p",), symbols=("A",),
            vjp_latex=(r"\pm \bar{g} \odot \partial \lVert $0_i - $0_j \rVert_{$p} \text{ added to rows } i, j",))

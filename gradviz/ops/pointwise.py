@@ -89,7 +89,8 @@ RSUB = Op("rsub", "RsubBackward0", r"$c = $1 - $alpha\, $0", lambda xp, a, b, al
           vjp=(lambda xp, g, c, a, b, alpha: g * -alpha, lambda xp, g, c, a, b, alpha: g), args=BINARY, params=("alpha",),
           vjp_latex=(r"-$alpha\, \bar{g}", r"\bar{g}",),
           broadcasts=None, jvp="pointwise")
-RSUB_SCALAR = Op("rsub", "RsubBackward1", r"$c = $other - $alpha\, $0", lambda xp, a, s, alpha: s - a * alpha if alpha != 1 else s - a,
+RSUB_SCALAR = Op("rsub", "RsubBackward1", r"$c = $other - $alpha\, $0",
+                 lambda xp, a, s, alpha: s - a * alpha if alpha != 1 else s - a,
                  vjp=(lambda xp, g, c, a, s, alpha: -g if alpha == 1 else g * -alpha,), params=("other", "alpha"),
                  vjp_latex=(r"-$alpha\, \bar{g}",), jvp="pointwise")
 MUL = Op("mul", "MulBackward0", r"$c = $0 \odot $1", lambda xp, a, b: a * b,
@@ -119,7 +120,8 @@ def _unary(name, torch_name, latex, forward, vjp, vjp_latex, saves=("self",), pa
               **display)
 
 
-NEG = _unary("neg", "NegBackward0", r"$c = -$0", lambda xp, a: -a, lambda xp, g, c, a: -g, r"-\bar{g}", saves=(), jvp="linear")
+NEG = _unary("neg", "NegBackward0", r"$c = -$0",
+             lambda xp, a: -a, lambda xp, g, c, a: -g, r"-\bar{g}", saves=(), jvp="linear")
 EXP = _unary("exp", "ExpBackward0", r"$c = e^{$0}", quiet(lambda xp, a: xp.exp(a)), lambda xp, g, c, a: g * c,
              r"\bar{g} \odot $c", saves=("result",), jvp="pointwise")
 LOG = _unary("log", "LogBackward0", r"$c = \log $0", quiet(lambda xp, a: xp.log(a)), quiet(lambda xp, g, c, a: g / a),
@@ -141,12 +143,14 @@ TAN = _unary("tan", "TanBackward0", r"$c = \tan $0", lambda xp, a: xp.tan(a), la
              r"\bar{g} \odot (1 + $c^2)", saves=("result",), jvp="pointwise")
 TANH = _unary("tanh", "TanhBackward0", r"$c = \tanh $0", lambda xp, a: xp.tanh(a),
               lambda xp, g, c, a: tanh_grad(xp, g, c), r"\bar{g} \odot (1 - $c^2)", saves=("result",), jvp="pointwise")
-SIGMOID = _unary("sigmoid", "SigmoidBackward0", r"$c = \sigma($0) = \frac{1}{1 + e^{-$0}}", quiet(lambda xp, a: 1 / (1 + xp.exp(-a))),
+SIGMOID = _unary("sigmoid", "SigmoidBackward0", r"$c = \sigma($0) = \frac{1}{1 + e^{-$0}}",
+                 quiet(lambda xp, a: 1 / (1 + xp.exp(-a))),
                  lambda xp, g, c, a: g * (1 - c) * c, r"\bar{g} \odot $c \odot (1 - $c)", saves=("result",), jvp="pointwise")
 # relu's ḡ passes where c > 0 and where c is NaN, as PyTorch's threshold_backward
 RELU = _unary("relu", "ReluBackward0", r"$c = \max($0,\, 0)", lambda xp, a: xp.maximum(a, 0),
               lambda xp, g, c, a: xp.keep(g, (c > 0) | (c != c)), r"\bar{g} \odot [$c > 0]", saves=("result",), jvp="pointwise")
-LEAKY_RELU = _unary("leaky_relu", "LeakyReluBackward0", r"$c = \begin{cases} $0 & $0 > 0 \\ $negative_slope\, $0 & \text{otherwise} \end{cases}",
+LEAKY_RELU = _unary("leaky_relu", "LeakyReluBackward0",
+                    r"$c = \begin{cases} $0 & $0 > 0 \\ $negative_slope\, $0 & \text{otherwise} \end{cases}",
                     lambda xp, a, s: xp.where(a > 0, a, a * s),
                     lambda xp, g, c, a, s: xp.where(a > 0, g, g * s), r"\bar{g} \odot \begin{cases} 1 & $0 > 0 \\ $negative_slope & \text{otherwise} \end{cases}", params=("negative_slope",),
                     jvp="pointwise")
@@ -176,7 +180,8 @@ ABS = _unary("abs", "AbsBackward0", r"$c = |$0|", lambda xp, a: xp.abs(a), lambd
 SIGN = _unary("sign", "SignBackward0", r"$c = \operatorname{sign} $0", lambda xp, a: xp.where(a != a, 0, xp.sign(a)),
               lambda xp, g, c, a: xp.zeros_like(g), "0",
               saves=(), jvp="pointwise")
-CLAMP = _unary("clamp", "ClampBackward1", r"$c = \operatorname{clamp}($0,\, $min,\, $max)", lambda xp, a, lo, hi: xp.clip(a, lo, hi),
+CLAMP = _unary("clamp", "ClampBackward1", r"$c = \operatorname{clamp}($0,\, $min,\, $max)",
+               lambda xp, a, lo, hi: xp.clip(a, lo, hi),
                lambda xp, g, c, a, lo, hi: xp.keep(g, _in_range(a, lo, hi)), r"\bar{g} \odot [$min \le $0 \le $max]",
                params=("min", "max"), jvp="pointwise")
 
@@ -204,7 +209,8 @@ def _in_range(a, lo, hi):
     return mask
 
 
-WHERE = Op("where", "WhereBackward0", r"$c = \begin{cases} $0 & \mathrm{cond} \\ $1 & \text{otherwise} \end{cases}", lambda xp, a, b, cond: xp.where(cond, a, b),
+WHERE = Op("where", "WhereBackward0", r"$c = \begin{cases} $0 & \mathrm{cond} \\ $1 & \text{otherwise} \end{cases}",
+           lambda xp, a, b, cond: xp.where(cond, a, b),
            vjp=(lambda xp, g, c, a, b, cond: xp.where(cond, g, 0),
                 lambda xp, g, c, a, b, cond: xp.where(cond, 0, g)), args=BINARY, params=("condition",), saves=("condition",),
            shown=(),
@@ -235,7 +241,8 @@ def _floor_divide_vjp(xp, g, c, *args):
 
 
 # PyTorch records `a // b` with a node that fails in backward: floor_divide has no derivative
-FLOOR_DIVIDE = Op("floor_divide", "NotImplemented", r"$c = \left\lfloor \frac{$0}{$1} \right\rfloor", quiet(lambda xp, a, b: xp.floor_divide(a, b)),
+FLOOR_DIVIDE = Op("floor_divide", "NotImplemented", r"$c = \left\lfloor \frac{$0}{$1} \right\rfloor",
+                  quiet(lambda xp, a, b: xp.floor_divide(a, b)),
                   vjp=_floor_divide_vjp, args=BINARY,
                   vjp_latex=(r"\text{not implemented}",))
 FLOOR_DIVIDE_SCALAR = Op("floor_divide", "NotImplemented", r"$c = \left\lfloor \frac{$0}{$other} \right\rfloor",
@@ -255,15 +262,18 @@ REMAINDER = Op("remainder", "RemainderBackward1", r"$c = $0 \bmod $1", quiet(lam
                vjp=(lambda xp, g, c, a, b: g, quiet(lambda xp, g, c, a, b: -g * _quotient(xp, a, b))), args=BINARY, saves=BINARY,
                vjp_latex=(r"\bar{g}", r"-\bar{g} \odot \left\lfloor \frac{$0}{$1} \right\rfloor",),
                broadcasts=None, jvp="pointwise")
-REMAINDER_SCALAR = Op("remainder", "RemainderBackward0", r"$c = $0 \bmod $other", quiet(lambda xp, a, s: xp.remainder(a, s)),
+REMAINDER_SCALAR = Op("remainder", "RemainderBackward0", r"$c = $0 \bmod $other",
+                      quiet(lambda xp, a, s: xp.remainder(a, s)),
                       vjp=(lambda xp, g, c, a, s: g,), params=("other",),
                       vjp_latex=(r"\bar{g}",), jvp="pointwise")
-MASKED_FILL = Op("masked_fill", "MaskedFillBackward0", r"$c = \begin{cases} $value & \mathrm{mask} \\ $0 & \text{otherwise} \end{cases}",
+MASKED_FILL = Op("masked_fill", "MaskedFillBackward0",
+                 r"$c = \begin{cases} $value & \mathrm{mask} \\ $0 & \text{otherwise} \end{cases}",
                  lambda xp, a, mask, v: contiguous(xp.where(mask, v, a).astype(a.dtype, copy=False)),
                  vjp=(lambda xp, g, c, a, mask, v: xp.where(mask, 0, g),),
                  params=("mask", "value"), saves=("mask",),
                  vjp_latex=(r"\bar{g} \odot \neg \mathrm{mask}",), jvp="pointwise")
-MASKED_FILL_TENSOR = Op("masked_fill", "MaskedFillBackward1", r"$c = \begin{cases} $1 & \mathrm{mask} \\ $0 & \text{otherwise} \end{cases}",
+MASKED_FILL_TENSOR = Op("masked_fill", "MaskedFillBackward1",
+                        r"$c = \begin{cases} $1 & \mathrm{mask} \\ $0 & \text{otherwise} \end{cases}",
                         lambda xp, a, v, mask: xp.where(mask, v, a),
                         vjp=(lambda xp, g, c, a, v, mask: xp.where(mask, 0, g),
                              lambda xp, g, c, a, v, mask: xp.where(mask, g, 0)), args=("self", "value"), params=("mask",), symbols=("a", "v"),
@@ -295,7 +305,8 @@ FLOOR = _step_function("floor", "FloorBackward0", lambda xp, a: xp.floor(a),
                        latex=r"$c = \lfloor $0 \rfloor", jvp="pointwise")
 ROUND = _step_function("round", "RoundBackward0", lambda xp, a: xp.round(a),
                        latex=r"$c = \operatorname{round}($0)", jvp="pointwise")
-ROUND_DECIMALS = Op("round", "RoundBackward1", r"$c = \frac{\operatorname{round}($0 \cdot 10^{$decimals})}{10^{$decimals}}",
+ROUND_DECIMALS = Op("round", "RoundBackward1",
+                    r"$c = \frac{\operatorname{round}($0 \cdot 10^{$decimals})}{10^{$decimals}}",
                     lambda xp, a, decimals: xp.round(a, decimals), vjp=(lambda xp, g, c, a, decimals: xp.zeros_like(g),),
                     vjp_latex=("0",), params=("decimals",))
 
@@ -378,7 +389,8 @@ ADDCMUL = Op("addcmul", "AddcmulBackward0", r"$c = $0 + $value\, $1 \odot $2", l
              saves=("tensor1", "tensor2"),
              vjp_latex=(r"\bar{g}", r"$value\, \bar{g} \odot $2", r"$value\, \bar{g} \odot $1",),
              broadcasts=None, jvp="pointwise")
-ADDCDIV = Op("addcdiv", "AddcdivBackward0", r"$c = $0 + $value\, \frac{$1}{$2}", quiet(lambda xp, a, t1, t2, v: a + t1 / t2 * v),
+ADDCDIV = Op("addcdiv", "AddcdivBackward0", r"$c = $0 + $value\, \frac{$1}{$2}",
+             quiet(lambda xp, a, t1, t2, v: a + t1 / t2 * v),
              vjp=(lambda xp, g, c, a, t1, t2, v: g, quiet(lambda xp, g, c, a, t1, t2, v: g * v / t2),
                   quiet(lambda xp, g, c, a, t1, t2, v: -g * v * t1 / (t2 * t2))), args=("self", "tensor1", "tensor2"),
              symbols=("a", "t₁", "t₂"),
@@ -408,14 +420,17 @@ def _logit_vjp(xp, g, c, a, eps):
 LOGIT = _unary("logit", "LogitBackward0", r"$c = \log \frac{$0}{1 - $0}", quiet(_logit_forward), quiet(_logit_vjp),
                r"\frac{\bar{g}}{$0\, (1 - $0)}", params=("eps",), jvp="pointwise")
 # the sign of a real number: a step function, its gradient is zero
-SGN = _unary("sgn", "SgnBackward0", r"$c = \operatorname{sgn} $0", lambda xp, a: xp.sign(a), lambda xp, g, c, a: xp.zeros_like(g), "0",
+SGN = _unary("sgn", "SgnBackward0", r"$c = \operatorname{sgn} $0",
+             lambda xp, a: xp.sign(a), lambda xp, g, c, a: xp.zeros_like(g), "0",
              saves=(), jvp="pointwise")
 # fmod: the remainder with the sign of a (trunc division), as C's fmod
-FMOD = Op("fmod", "FmodBackward1", r"$c = $0 - \operatorname{trunc}\left(\frac{$0}{$1}\right) $1", quiet(lambda xp, a, b: xp.fmod(a, b)),
+FMOD = Op("fmod", "FmodBackward1", r"$c = $0 - \operatorname{trunc}\left(\frac{$0}{$1}\right) $1",
+          quiet(lambda xp, a, b: xp.fmod(a, b)),
           vjp=(lambda xp, g, c, a, b: g, quiet(lambda xp, g, c, a, b: -g * _trunc_quotient(xp, a, b))), args=BINARY, saves=BINARY,
           vjp_latex=(r"\bar{g}", r"-\bar{g} \odot \operatorname{trunc}\left(\frac{$0}{$1}\right)",),
           broadcasts=None, jvp="pointwise")
-FMOD_SCALAR = Op("fmod", "FmodBackward0", r"$c = $0 - \operatorname{trunc}\left(\frac{$0}{$other}\right) $other", quiet(lambda xp, a, s: xp.fmod(a, s)),
+FMOD_SCALAR = Op("fmod", "FmodBackward0", r"$c = $0 - \operatorname{trunc}\left(\frac{$0}{$other}\right) $other",
+                 quiet(lambda xp, a, s: xp.fmod(a, s)),
                  vjp=(lambda xp, g, c, a, s: g,), params=("other",),
                  vjp_latex=(r"\bar{g}",), jvp="pointwise")
 
@@ -441,7 +456,8 @@ ISFINITE = _nograd("isfinite", r"$c = [|$0| < \infty]", lambda xp, a: xp.isfinit
 # torch's backward formulas multiply by a Python number with the Scalar overload (MulBackward1)
 # and compute some first derivatives as one op (tanh_backward, ...), so its second-order graph
 # shows TanhBackwardBackward0. These ops are those first derivatives, with their own VJPs.
-MUL_SCALAR = Op("mul", "MulBackward1", r"$c = $0 \cdot $other", lambda xp, a, s: a * s, vjp=(lambda xp, g, c, a, s: g * s,), params=("other",), vjp_latex=(r"$other\, \bar{g}",), jvp="linear")
+MUL_SCALAR = Op("mul", "MulBackward1", r"$c = $0 \cdot $other",
+                lambda xp, a, s: a * s, vjp=(lambda xp, g, c, a, s: g * s,), params=("other",), vjp_latex=(r"$other\, \bar{g}",), jvp="linear")
 # ... and divide by one (DivBackward1), as cross_entropy's mean over class probabilities does
 DIV_SCALAR = Op("div", "DivBackward1", r"$c = \frac{$0}{$other}", quiet(lambda xp, a, s: a / s),
                 vjp=(quiet(lambda xp, g, c, a, s: g / s),), params=("other",), vjp_latex=(r"\frac{\bar{g}}{$other}",), jvp="linear")
@@ -460,7 +476,8 @@ THRESHOLD_BACKWARD = Op("threshold_backward", "ThresholdBackwardBackward0", r"$c
                         vjp=(lambda xp, gg, c, g, y: xp.keep(gg, y > 0), lambda xp, gg, c, g, y: xp.zeros_like(gg)), args=("grad_output", "self"), saves=("self",),
                         symbols=("ḡ", "y"),
                         vjp_latex=(r"\bar{g} \odot [$1 > 0]", r"0"), jvp="pointwise")
-LEAKY_RELU_BACKWARD = Op("leaky_relu_backward", "LeakyReluBackwardBackward0", r"$c = $0 \odot \begin{cases} 1 & $1 > 0 \\ $negative_slope & \text{otherwise} \end{cases}",
+LEAKY_RELU_BACKWARD = Op("leaky_relu_backward", "LeakyReluBackwardBackward0",
+                         r"$c = $0 \odot \begin{cases} 1 & $1 > 0 \\ $negative_slope & \text{otherwise} \end{cases}",
                          lambda xp, g, a, s: xp.where(a > 0, g, g * s),
                          vjp=(lambda xp, gg, c, g, a, s: xp.where(a > 0, gg, gg * s),
                               lambda xp, gg, c, g, a, s: xp.zeros_like(gg)), args=("grad_output", "self"),
@@ -535,7 +552,8 @@ DEG2RAD = _unary("deg2rad", "Deg2RadBackward0", r"$c = $0 \cdot \frac{\pi}{180}"
 RAD2DEG = _unary("rad2deg", "Rad2DegBackward0", r"$c = $0 \cdot \frac{180}{\pi}", lambda xp, a: a * (180 / math.pi),
                  lambda xp, g, c, a: g * (180 / math.pi), r"\bar{g}\, \frac{180}{\pi}", saves=(),
                  jvp="linear", expose=Exposure("rad2deg", make="unary_float"))
-FRAC = _unary("frac", "FracBackward0", r"$c = $0 - \operatorname{trunc}($0)", lambda xp, a: a - xp.trunc(a), lambda xp, g, c, a: g, r"\bar{g}",
+FRAC = _unary("frac", "FracBackward0", r"$c = $0 - \operatorname{trunc}($0)",
+              lambda xp, a: a - xp.trunc(a), lambda xp, g, c, a: g, r"\bar{g}",
               saves=(), jvp="pointwise")
 
 
@@ -617,7 +635,8 @@ def _copysign_self(xp, g, c, a, *_):   # torch: ḡ ⊙ c / a, 0 where a = 0
 COPYSIGN = Op("copysign", "CopysignBackward0", r"$c = |$0| \operatorname{sign} $1", lambda xp, a, b: xp.copysign(a, b),
               vjp=(quiet(_copysign_self), lambda xp, g, c, a, b: xp.zeros_like(g)), args=BINARY, saves=("self", "result"), vjp_latex=(r"\bar{g} \odot \frac{$c}{$0}", r"0"),
               broadcasts=None, jvp="pointwise")
-COPYSIGN_SCALAR = Op("copysign", "CopysignBackward1", r"$c = |$0| \operatorname{sign}($other)", lambda xp, a, s: xp.copysign(a, s),
+COPYSIGN_SCALAR = Op("copysign", "CopysignBackward1", r"$c = |$0| \operatorname{sign}($other)",
+                     lambda xp, a, s: xp.copysign(a, s),
                      vjp=(quiet(_copysign_self),), params=("other",),
                      saves=("self", "result"), vjp_latex=(r"\bar{g} \odot \frac{$c}{$0}",),
                      jvp="pointwise")
@@ -655,8 +674,11 @@ LOGIC = {name: _nograd(name, latex, fn) for name, (latex, fn) in {
 }.items()}
 SIGNBIT = _nograd("signbit", r"$c = [\text{the sign bit of } $0 \text{ is set}]", lambda xp, a: xp.signbit(a),
                   expose=Exposure("signbit", make="unary"))
-ISPOSINF = _nograd("isposinf", r"$c = [$0 = \infty]", lambda xp, a: xp.isposinf(a) if a.dtype.kind == "f" else xp.zeros(a.shape, bool))
-ISNEGINF = _nograd("isneginf", r"$c = [$0 = -\infty]", lambda xp, a: xp.isneginf(a) if a.dtype.kind == "f" else xp.zeros(a.shape, bool))
-ISREAL = _nograd("isreal", r"$c = [\operatorname{Im} $0 = 0]", lambda xp, a: xp.imag(a) == 0 if a.dtype.kind == "c" else xp.ones(a.shape, bool),
+ISPOSINF = _nograd("isposinf", r"$c = [$0 = \infty]",
+                   lambda xp, a: xp.isposinf(a) if a.dtype.kind == "f" else xp.zeros(a.shape, bool))
+ISNEGINF = _nograd("isneginf", r"$c = [$0 = -\infty]",
+                   lambda xp, a: xp.isneginf(a) if a.dtype.kind == "f" else xp.zeros(a.shape, bool))
+ISREAL = _nograd("isreal", r"$c = [\operatorname{Im} $0 = 0]",
+                 lambda xp, a: xp.imag(a) == 0 if a.dtype.kind == "c" else xp.ones(a.shape, bool),
                  expose=Exposure("isreal", make="unary"))
 BITWISE_NOT = _nograd("bitwise_not", r"$c = \sim $0", lambda xp, a: ~a)

@@ -251,7 +251,7 @@ def _unpool_vjp(xp, g, c, a, index, out_hw):
 
 MAX_UNPOOL2D = Op("max_unpool2d", "MaxUnpool2DBackward0", r"$c[\iota_p] = $0[p],\ 0 \text{ elsewhere}", _unpool_forward,
                   vjp=(_unpool_vjp,), params=("indices", "output_size"), saves=(),
-                  vjp_latex=(r"\bar{g}[\iota_p] \text{ at } [p]",), out_symbol='y')
+                  vjp_latex=(r"\bar{g}[\iota_p] \text{ at } [p]",), out_symbol="y")
 
 # -- unfold / fold: the window view and its adjoint ----------------------------------------------
 # window p of the (padded) input reads x[s p + d k − q] at kernel tap k; a column holds one window
@@ -380,6 +380,7 @@ def _channel_shuffle_vjp(xp, g, out, a, groups):
     return _channel_shuffle(xp, g, back) if xp.arrays else xp.apply(CHANNEL_SHUFFLE, (g,), (back,))
 
 
-CHANNEL_SHUFFLE = Op("channel_shuffle", "ChannelShuffleBackward0", r"$c[:,\, j g + i] = $0[:,\, i \tfrac{C}{g} + j],\quad g = $groups",
+CHANNEL_SHUFFLE = Op("channel_shuffle", "ChannelShuffleBackward0",
+                     r"$c[:,\, j g + i] = $0[:,\, i \tfrac{C}{g} + j],\quad g = $groups",
                      _channel_shuffle, vjp=(_channel_shuffle_vjp,), params=("groups",), saves=(),
-                     vjp_latex=(r"\bar{g}[:,\, j g + i] \text{ at } [:,\, i \tfrac{C}{g} + j]",), out_symbol='y')
+                     vjp_latex=(r"\bar{g}[:,\, j g + i] \text{ at } [:,\, i \tfrac{C}{g} + j]",), out_symbol="y")

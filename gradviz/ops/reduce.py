@@ -164,10 +164,12 @@ MIN_ALL = Op("min", "MinBackward1", r"$c = \min $0", lambda xp, a, dims, keep: a
              vjp=(_evenly_nan,), params=DIMS,
              saves=("self", "result"),
              vjp_latex=(r"\bar{g}\text{ to the argmin (shared among ties)}",))
-AMAX = Op("amax", "AmaxBackward0", r"$c = \max_{\text{dim } $dim} $0", lambda xp, a, dims, keep: a.max(axis=dims, keepdims=keep),
+AMAX = Op("amax", "AmaxBackward0", r"$c = \max_{\text{dim } $dim} $0",
+          lambda xp, a, dims, keep: a.max(axis=dims, keepdims=keep),
           vjp=(quiet(_scaled_by_count),), params=DIMS, saves=("self", "result"),
           vjp_latex=(r"\bar{g}\text{ to the maxima (shared among ties)}",))
-AMIN = Op("amin", "AminBackward0", r"$c = \min_{\text{dim } $dim} $0", lambda xp, a, dims, keep: a.min(axis=dims, keepdims=keep),
+AMIN = Op("amin", "AminBackward0", r"$c = \min_{\text{dim } $dim} $0",
+          lambda xp, a, dims, keep: a.min(axis=dims, keepdims=keep),
           vjp=(quiet(_scaled_by_count),), params=DIMS, saves=("self", "result"),
           vjp_latex=(r"\bar{g}\text{ to the minima (shared among ties)}",))
 
@@ -186,9 +188,11 @@ def _take(xp, a, dim, keep, index):
     return out if keep else out.squeeze(dim)
 
 
-MAX_DIM = Op("max", "MaxBackward0", r"$c = \max_{\text{dim } $dim} $0", _take, vjp=(_select_vjp,), params=("dim", "keepdim", "indices"), saves=("indices",),
+MAX_DIM = Op("max", "MaxBackward0", r"$c = \max_{\text{dim } $dim} $0",
+             _take, vjp=(_select_vjp,), params=("dim", "keepdim", "indices"), saves=("indices",),
              vjp_latex=(r"\bar{g}\text{ scattered to the indices}",))
-MIN_DIM = Op("min", "MinBackward0", r"$c = \min_{\text{dim } $dim} $0", _take, vjp=(_select_vjp,), params=("dim", "keepdim", "indices"), saves=("indices",),
+MIN_DIM = Op("min", "MinBackward0", r"$c = \min_{\text{dim } $dim} $0",
+             _take, vjp=(_select_vjp,), params=("dim", "keepdim", "indices"), saves=("indices",),
              vjp_latex=(r"\bar{g}\text{ scattered to the indices}",))
 
 
@@ -217,7 +221,8 @@ def _norm_vjp(xp, g, c, a, p, dims, keep):
     return xp.where(c == 0, 0, g * a * xp.abs(a) ** (p - 2) / c ** (p - 1))
 
 
-NORM = Op("norm", "LinalgVectorNormBackward0", r"$c = \lVert $0 \rVert_{p}", quiet(_norm_forward), vjp=(quiet(_norm_vjp),), params=("ord", "dim", "keepdim"), saves=("self", "result"),
+NORM = Op("norm", "LinalgVectorNormBackward0", r"$c = \lVert $0 \rVert_{p}",
+          quiet(_norm_forward), vjp=(quiet(_norm_vjp),), params=("ord", "dim", "keepdim"), saves=("self", "result"),
           vjp_latex=(r"\bar{g} \odot \frac{$0\, |$0|^{p - 2}}{$c^{p - 1}}",))
 
 
@@ -262,7 +267,8 @@ def _log_softmax(xp, a, dim):
 SOFTMAX = Op("softmax", "SoftmaxBackward0", r"$c = \frac{e^{$0}}{\sum_{\text{dim } $dim} e^{$0}}", quiet(_softmax),
              vjp=(lambda xp, g, c, a, dim: c * (g - (g * c).sum(axis=_axis(g, dim), keepdims=True)),), params=("dim",), saves=("result",),
              vjp_latex=(r"$c \odot \left(\bar{g} - \sum_{\text{dim } $dim} \bar{g} \odot $c\right)",), jvp="pointwise")
-LOG_SOFTMAX = Op("log_softmax", "LogSoftmaxBackward0", r"$c = $0 - \log \sum_{\text{dim } $dim} e^{$0}", quiet(_log_softmax),
+LOG_SOFTMAX = Op("log_softmax", "LogSoftmaxBackward0", r"$c = $0 - \log \sum_{\text{dim } $dim} e^{$0}",
+                 quiet(_log_softmax),
                  vjp=(lambda xp, g, c, a, dim: g - xp.exp(c) * g.sum(axis=_axis(g, dim), keepdims=True),), params=("dim",), saves=("result",),
                  vjp_latex=(r"\bar{g} - e^{$c} \sum_{\text{dim } $dim} \bar{g}",))
 CUMSUM = Op("cumsum", "CumsumBackward0", r"{$c}_i = \sum_{j \le i} $0_j",
@@ -344,19 +350,23 @@ def _logcumsumexp_vjp(xp, g, c, a, dim):
     return xp.exp(a - m) * xp.flip(xp.cumsum(xp.flip(g * xp.exp(m - c), axis=dim), axis=dim), axis=dim)
 
 
-LOGCUMSUMEXP = Op("logcumsumexp", "LogcumsumexpBackward0", r"{$c}_i = \log \sum_{j \le i} e^{$0_j}", quiet(_logcumsumexp),
+LOGCUMSUMEXP = Op("logcumsumexp", "LogcumsumexpBackward0", r"{$c}_i = \log \sum_{j \le i} e^{$0_j}",
+                  quiet(_logcumsumexp),
                   vjp=(quiet(_logcumsumexp_vjp),), params=("dim",),
                   saves=("self", "result"),
                   vjp_latex=(r"e^{$0_i} \sum_{j \ge i} \bar{g}_j\, e^{-{$c}_j}",))
 # median() of all entries shares ḡ among tied medians; median(dim) sends it to the index
-MEDIAN = Op("median", "MedianBackward0", r"$c = \operatorname{median} $0", lambda xp, a, dims, keep, k: xp.sort(a.reshape(-1))[k],
+MEDIAN = Op("median", "MedianBackward0", r"$c = \operatorname{median} $0",
+            lambda xp, a, dims, keep, k: xp.sort(a.reshape(-1))[k],
             vjp=(lambda xp, g, c, a, dims, keep, k: _evenly(xp, g, c, a, dims, keep),), params=("dim", "keepdim", "k"),
             saves=("self", "result"),
             vjp_latex=(r"\bar{g}\text{ to the median (shared among ties)}",))
-MEDIAN_NAN = Op("median", "MedianBackward0", r"$c = \operatorname{median} $0", lambda xp, a, dims, keep, k: xp.asarray(np.nan, a.dtype),
+MEDIAN_NAN = Op("median", "MedianBackward0", r"$c = \operatorname{median} $0",
+                lambda xp, a, dims, keep, k: xp.asarray(np.nan, a.dtype),
                  vjp=(lambda xp, g, c, a, dims, keep, k: _evenly_nan(xp, g, c, a, dims, keep),), params=("dim", "keepdim", "k"), saves=("self", "result"),
                 vjp_latex=(r"\bar{g}\text{ to the NaNs (shared)}",))
-MEDIAN_DIM = Op("median", "MedianBackward1", r"$c = \operatorname{median}_{\text{dim } $dim} $0", _take, vjp=(_select_vjp,), params=("dim", "keepdim", "indices"), saves=("indices",),
+MEDIAN_DIM = Op("median", "MedianBackward1", r"$c = \operatorname{median}_{\text{dim } $dim} $0",
+                _take, vjp=(_select_vjp,), params=("dim", "keepdim", "indices"), saves=("indices",),
                 vjp_latex=(r"\bar{g}\text{ scattered to the indices}",))
 
 
@@ -372,12 +382,14 @@ def _mean_part(xp, gm, a, dims, keep):
     return restore(xp, gm, dims, keep, a.ndim) / _count(a, dims)
 
 
-STD_MEAN = Op("std_mean", "StdMeanBackward0", r"(s,\, m) = (\operatorname{std} $0,\, \operatorname{mean} $0)", quiet(_std_mean_forward),
+STD_MEAN = Op("std_mean", "StdMeanBackward0", r"(s,\, m) = (\operatorname{std} $0,\, \operatorname{mean} $0)",
+              quiet(_std_mean_forward),
               vjp=(quiet(lambda xp, g, c, a, dims, keep, k:
                          _std_vjp(xp, g[0], c[0], a, dims, keep, k) + _mean_part(xp, g[1], a, dims, keep)),), params=("dim", "keepdim", "correction"),
               saves=("self", "result"), n_outputs=2,
               vjp_latex=(r"\bar{g}_s \odot \frac{$0 - \bar{$0}}{(n - k)\, s} + \frac{\bar{g}_m}{n}",))
-VAR_MEAN = Op("var_mean", "VarMeanBackward0", r"(v,\, m) = (\operatorname{var} $0,\, \operatorname{mean} $0)", quiet(_var_mean_forward),
+VAR_MEAN = Op("var_mean", "VarMeanBackward0", r"(v,\, m) = (\operatorname{var} $0,\, \operatorname{mean} $0)",
+              quiet(_var_mean_forward),
               vjp=(quiet(lambda xp, g, c, a, dims, keep, k:
                          _var_vjp(xp, g[0], c[0], a, dims, keep, k) + _mean_part(xp, g[1], a, dims, keep)),), params=("dim", "keepdim", "correction"),
               saves=("self",), n_outputs=2,
@@ -394,7 +406,8 @@ AMINMAX = Op("aminmax", "AminmaxBackward0", r"(\mathrm{lo},\, \mathrm{hi}) = (\m
              vjp=(_aminmax_vjp,), params=DIMS,
              saves=("self", "result"), n_outputs=2,
              vjp_latex=(r"\bar{g}\text{ to the extremes (shared among ties)}",))
-DIST = Op("dist", "DistBackward0", r"$c = \lVert $0 - $1 \rVert_p", quiet(lambda xp, a, b, p: _norm_forward(xp, a - b, p, None, False)),
+DIST = Op("dist", "DistBackward0", r"$c = \lVert $0 - $1 \rVert_p",
+          quiet(lambda xp, a, b, p: _norm_forward(xp, a - b, p, None, False)),
           vjp=(quiet(lambda xp, g, c, a, b, p: _norm_vjp(xp, g, c, a - b, p, tuple(range(builtins.max(a.ndim, b.ndim))), False)),
                quiet(lambda xp, g, c, a, b, p:
                      -_norm_vjp(xp, g, c, a - b, p, tuple(range(builtins.max(a.ndim, b.ndim))), False))), args=("self", "other"), params=("p",),
@@ -436,10 +449,12 @@ def _scan_vjp(xp, g, c, a, dim, index):
 CUMMAX = Op("cummax", "CummaxBackward0", r"{$c}_i = \max_{j \le i} {$0}_j",
             lambda xp, a, dim, index: xp.take_along_axis(a, index, dim) if a.ndim else a.copy(), vjp=(_scan_vjp,),
             params=("dim", "indices"), saves=("indices",), vjp_latex=(r"\bar{g}\text{ scatter-added to where each max was}",))
-CUMMIN = Op("cummin", "CumminBackward0", r"{$c}_i = \min_{j \le i} {$0}_j", CUMMAX.forward, vjp=(_scan_vjp,), params=("dim", "indices"), saves=("indices",), vjp_latex=(r"\bar{g}\text{ scatter-added to where each min was}",))
+CUMMIN = Op("cummin", "CumminBackward0", r"{$c}_i = \min_{j \le i} {$0}_j",
+            CUMMAX.forward, vjp=(_scan_vjp,), params=("dim", "indices"), saves=("indices",), vjp_latex=(r"\bar{g}\text{ scatter-added to where each min was}",))
 
 
-KTHVALUE = Op("kthvalue", "KthvalueBackward0", r"$c = \text{the } k\text{-th smallest of } $0 \text{ along dim } $dim", _take, vjp=(_select_vjp,), params=("dim", "keepdim", "indices"), saves=("indices",),
+KTHVALUE = Op("kthvalue", "KthvalueBackward0", r"$c = \text{the } k\text{-th smallest of } $0 \text{ along dim } $dim",
+              _take, vjp=(_select_vjp,), params=("dim", "keepdim", "indices"), saves=("indices",),
               vjp_latex=(r"\bar{g}\text{ scattered to the indices}",))
 
 

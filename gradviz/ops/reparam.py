@@ -33,4 +33,4 @@ WEIGHT_NORM = Op("_weight_norm_interface", "WeightNormInterfaceBackward0", r"$c 
                  args=("v", "g"), params=("dim",), saves=("v", "g"), symbols=("v", "g"),
                  vjp_latex=(r"\frac{$1}{\lVert $0 \rVert} \odot \left(\bar{g} - $0 \frac{\langle \bar{g}, $0 \rangle}"
                             r"{\lVert $0 \rVert^2}\right)",
-                            r"\frac{\langle \bar{g}, $0 \rangle}{\lVert $0 \rVert}"), out_symbol='w')
+                            r"\frac{\langle \bar{g}, $0 \rangle}{\lVert $0 \rVert}"), out_symbol="w")

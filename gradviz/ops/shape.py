@@ -19,10 +19,17 @@ def _reshaped(name, torch_name, latex, params=("size",), **display):
 # those allow it (ReshapeAliasBackward0), and otherwise a copy (CloneBackward0, then
 # UnsafeViewBackward0): as in PyTorch, the graph shows when reshape copies.
 VIEW = _reshaped("view", "ViewBackward0", r"$c = \operatorname{view}($0,\, $size)", jvp="linear")
-RESHAPE_ALIAS = _reshaped("reshape", "ReshapeAliasBackward0", r"$c = \operatorname{reshape}($0,\, $size) \text{ (a view)}", jvp="linear")
-UNSAFE_VIEW = _reshaped("reshape", "UnsafeViewBackward0", r"$c = \operatorname{reshape}($0,\, $size) \text{ (of a fresh copy)}", jvp="linear")
-SQUEEZE_DIMS = _reshaped("squeeze", "SqueezeBackward2", r"$c = \operatorname{squeeze}($0,\, $dim)", ("size", "dim"), jvp="linear")
-SQUEEZE_INPLACE = _reshaped("squeeze_", "SqueezeBackward4", r"$c = \operatorname{squeeze}($0,\, $dim) \text{ (in place)}", ("size", "dim"), jvp="linear")
+RESHAPE_ALIAS = _reshaped("reshape", "ReshapeAliasBackward0",
+                          r"$c = \operatorname{reshape}($0,\, $size) \text{ (a view)}",
+                          jvp="linear")
+UNSAFE_VIEW = _reshaped("reshape", "UnsafeViewBackward0",
+                        r"$c = \operatorname{reshape}($0,\, $size) \text{ (of a fresh copy)}",
+                        jvp="linear")
+SQUEEZE_DIMS = _reshaped("squeeze", "SqueezeBackward2", r"$c = \operatorname{squeeze}($0,\, $dim)",
+                         ("size", "dim"), jvp="linear")
+SQUEEZE_INPLACE = _reshaped("squeeze_", "SqueezeBackward4",
+                            r"$c = \operatorname{squeeze}($0,\, $dim) \text{ (in place)}",
+                            ("size", "dim"), jvp="linear")
 SQUEEZE = _reshaped("squeeze", "SqueezeBackward0", r"$c = \operatorname{squeeze}($0)",
                     vjp_latex=(r"\bar{g}\text{ unsqueezed}",), jvp="linear")
 SQUEEZE_DIM = _reshaped("squeeze", "SqueezeBackward1", r"$c = \operatorname{squeeze}($0,\, $dim)", ("size", "dim"),
@@ -32,7 +39,8 @@ UNSQUEEZE = Op("unsqueeze", "UnsqueezeBackward0", r"$c = \operatorname{unsqueeze
                vjp=(lambda xp, g, c, a, dim: xp.reshape(g, a.shape),),
                params=("dim",),
                vjp_latex=(r"\bar{g}\text{ squeezed}",), jvp="linear")
-PERMUTE = Op("permute", "PermuteBackward0", r"$c = \operatorname{permute}($0,\, $dims)", lambda xp, a, dims: xp.transpose(a, dims),
+PERMUTE = Op("permute", "PermuteBackward0", r"$c = \operatorname{permute}($0,\, $dims)",
+             lambda xp, a, dims: xp.transpose(a, dims),
              vjp=(lambda xp, g, c, a, dims: xp.transpose(g, tuple(np.argsort(dims))),), params=("dims",),
              vjp_latex=(r"\bar{g}\text{ permuted back}",), jvp="linear")
 TRANSPOSE = Op("transpose", "TransposeBackward0", r"$c = $0^{\top} \text{ (dim } $dim0 \leftrightarrow $dim1\text{)}",
@@ -45,20 +53,26 @@ T = Op("t", "TBackward0", r"$c = $0^{\top}", lambda xp, a: a.T, vjp=(lambda xp, 
 # The in-place forms (x.unsqueeze_(0), x.t_()): the same views, that torch records under other node names
 SQUEEZE_ALL_INPLACE = _reshaped("squeeze_", "SqueezeBackward3", r"$c = \operatorname{squeeze}($0) \text{ (in place)}",
                                 vjp_latex=(r"\bar{g}\text{ unsqueezed}",), jvp="linear")
-SQUEEZE_DIMS_INPLACE = _reshaped("squeeze_", "SqueezeBackward5", r"$c = \operatorname{squeeze}($0,\, $dim) \text{ (in place)}", ("size", "dim"), jvp="linear")
-UNSQUEEZE_INPLACE = Op("unsqueeze_", "UnsqueezeBackward1", r"$c = \operatorname{unsqueeze}($0,\, $dim) \text{ (in place)}",
+SQUEEZE_DIMS_INPLACE = _reshaped("squeeze_", "SqueezeBackward5",
+                                 r"$c = \operatorname{squeeze}($0,\, $dim) \text{ (in place)}",
+                                 ("size", "dim"), jvp="linear")
+UNSQUEEZE_INPLACE = Op("unsqueeze_", "UnsqueezeBackward1",
+                       r"$c = \operatorname{unsqueeze}($0,\, $dim) \text{ (in place)}",
                        lambda xp, a, dim: xp.expand_dims(a, dim),
                        vjp=(lambda xp, g, c, a, dim: xp.reshape(g, a.shape),),
                        params=("dim",),
                        vjp_latex=(r"\bar{g}\text{ squeezed}",), jvp="linear")
-TRANSPOSE_INPLACE = Op("transpose_", "TransposeBackward1", r"$c = $0^{\top} \text{ (dim } $dim0 \leftrightarrow $dim1\text{, in place)}",
+TRANSPOSE_INPLACE = Op("transpose_", "TransposeBackward1",
+                       r"$c = $0^{\top} \text{ (dim } $dim0 \leftrightarrow $dim1\text{, in place)}",
                        lambda xp, a, d0, d1: xp.swapaxes(a, d0, d1) if a.ndim else a.view(),
                        vjp=(lambda xp, g, c, a, d0, d1: xp.swapaxes(g, d0, d1) if g.ndim else g,), params=("dim0", "dim1"),
                        vjp_latex=(r"\bar{g}^{\top}",), jvp="linear")
-T_INPLACE = Op("t_", "TBackward1", r"$c = $0^{\top} \text{ (in place)}", lambda xp, a: a.T, vjp=(lambda xp, g, c, a: g.T,),
+T_INPLACE = Op("t_", "TBackward1", r"$c = $0^{\top} \text{ (in place)}",
+               lambda xp, a: a.T, vjp=(lambda xp, g, c, a: g.T,),
                vjp_latex=(r"\bar{g}^{\top}",), jvp="linear")
 # the engine sums ḡ over the expanded axes (the same unbroadcast as for + and ⊙)
-EXPAND = Op("expand", "ExpandBackward0", r"$c = \operatorname{expand}($0,\, $size)", lambda xp, a, shape: xp.broadcast_to(a, shape),
+EXPAND = Op("expand", "ExpandBackward0", r"$c = \operatorname{expand}($0,\, $size)",
+            lambda xp, a, shape: xp.broadcast_to(a, shape),
             vjp=(lambda xp, g, c, a, shape: g,), params=("size",),
             vjp_latex=(r"\sum \bar{g}\text{ over the expanded axes}",),
             broadcasts=(0,), jvp="linear")
@@ -73,7 +87,8 @@ def _repeat_vjp(xp, g, c, a, reps):
     return xp.reshape(summed, a.shape)
 
 
-REPEAT = Op("repeat", "RepeatBackward0", r"$c = \operatorname{repeat}($0,\, $repeats)", lambda xp, a, reps: xp.tile(a, reps),
+REPEAT = Op("repeat", "RepeatBackward0", r"$c = \operatorname{repeat}($0,\, $repeats)",
+            lambda xp, a, reps: xp.tile(a, reps),
             vjp=(_repeat_vjp,), params=("repeats",),
             vjp_latex=(r"\sum \bar{g}\text{ over the copies}",), jvp="linear")
 # a copy in a's memory layout (NumPy's flip is a view with negative strides; PyTorch's a new tensor)
@@ -97,7 +112,8 @@ TO_COPY = Op("to", "ToCopyBackward0", r"$c = $0 \text{ cast to } $dtype", lambda
              params=("dtype",),
              vjp_latex=(r"\bar{g}\text{ cast back}",), jvp="linear")
 # a.to(device): the gradient moves back to the device a came from
-TO_DEVICE = Op("to_device", "ToCopyBackward0", r"$c = $0 \text{ on } $device", lambda xp, a, device, source: xp.to_device(a, device),
+TO_DEVICE = Op("to_device", "ToCopyBackward0", r"$c = $0 \text{ on } $device",
+               lambda xp, a, device, source: xp.to_device(a, device),
                vjp=(lambda xp, g, c, a, device, source: xp.to_device(g, source),),
                params=("device", "source"), saves=(),
                vjp_latex=(r"\bar{g}\text{ moved back}",), jvp="linear")
@@ -123,9 +139,11 @@ def _stack_vjp(xp, g, c, *args):
     return [g[(slice(None),) * dim + (i,)] for i in range(len(inputs))]
 
 
-CAT = Op("cat", "CatBackward0", r"$c = [a_1,\, a_2,\, \dots]", _cat_forward, vjp=_cat_vjp, args=("tensors",), params=("dim",),
+CAT = Op("cat", "CatBackward0", r"$c = [a_1,\, a_2,\, \dots]",
+         _cat_forward, vjp=_cat_vjp, args=("tensors",), params=("dim",),
          vjp_latex=(r"\text{the slice of } \bar{g} \text{ for each input}",), jvp="linear")
-STACK = Op("stack", "StackBackward0", r"$c = \operatorname{stack}(a_1,\, a_2,\, \dots)", lambda xp, *args: xp.stack(args[:-1], axis=args[-1]),
+STACK = Op("stack", "StackBackward0", r"$c = \operatorname{stack}(a_1,\, a_2,\, \dots)",
+           lambda xp, *args: xp.stack(args[:-1], axis=args[-1]),
            vjp=_stack_vjp, args=("tensors",), params=("dim",),
            vjp_latex=(r"\bar{g}[i] \text{ for input } i",), jvp="linear")
 
@@ -144,9 +162,11 @@ def _split_vjp(xp, g, c, a, sizes, dim):
 @functools.lru_cache(maxsize=None)
 def split_op(n, torch_name="SplitBackward0"):
     if n == 1:
-        return Op("split", torch_name, r"{$c}_1 = \operatorname{split}($0,\, $split_sizes)", lambda xp, a, sizes, dim: a[...],
+        return Op("split", torch_name, r"{$c}_1 = \operatorname{split}($0,\, $split_sizes)",
+                  lambda xp, a, sizes, dim: a[...],
                   vjp=lambda xp, g, c, a, sizes, dim: (g,), params=("split_sizes", "dim"), vjp_latex=(r"\bar{g}_1",))
-    return Op("split", torch_name, r"{$c}_1, {$c}_2, \ldots = \operatorname{split}($0,\, $split_sizes)", _split_forward, vjp=_split_vjp, params=("split_sizes", "dim"), n_outputs=n,
+    return Op("split", torch_name, r"{$c}_1, {$c}_2, \ldots = \operatorname{split}($0,\, $split_sizes)",
+              _split_forward, vjp=_split_vjp, params=("split_sizes", "dim"), n_outputs=n,
               vjp_latex=(r"\operatorname{cat}(\bar{g}_1, \bar{g}_2, \ldots)\text{ along dim } $dim",))
 
 
@@ -181,13 +201,14 @@ DIAG_EMBED = Op("diag_embed", "DiagEmbedBackward0", r"$c = \operatorname{diag}($
                 lambda xp, a, shape, offset, d1, d2: xp.diagonal_scatter(a, shape, offset, d1, d2),
                 vjp=(lambda xp, g, c, a, shape, offset, d1, d2: xp.diagonal(g, offset, d1, d2),), params=("size", "offset", "dim1", "dim2"),
                 symbols=("a",),
-                vjp_latex=(r"\text{the diagonal of } \bar{g}",), jvp="linear", out_symbol='C')
+                vjp_latex=(r"\text{the diagonal of } \bar{g}",), jvp="linear", out_symbol="C")
 # diag of a matrix is diagonal_copy in PyTorch: a new tensor, not a view
 DIAG_COPY = Op("diag", "DiagonalBackward0_copy", r"$c = \operatorname{diag}($0)",
                lambda xp, a, offset: xp.diagonal(a, offset, 0, 1).copy(),
                vjp=(lambda xp, g, c, a, offset: xp.diagonal_scatter(g, a.shape, offset, 0, 1),), params=("offset",), symbols=("A",),
                vjp_latex=(r"\bar{g}\text{ on the diagonal of zeros}",), jvp="linear")
-ROLL = Op("roll", "RollBackward0", r"$c = \operatorname{roll}($0,\, $shifts)", lambda xp, a, shifts, dims: xp.roll(a, shifts, dims),
+ROLL = Op("roll", "RollBackward0", r"$c = \operatorname{roll}($0,\, $shifts)",
+          lambda xp, a, shifts, dims: xp.roll(a, shifts, dims),
           vjp=(lambda xp, g, c, a, shifts, dims: xp.roll(g, _negated(shifts), dims),), params=("shifts", "dims"),
           vjp_latex=(r"\operatorname{roll}(\bar{g},\, -\mathrm{shifts})",), jvp="linear")
 
@@ -236,4 +257,4 @@ def _block_diag_vjp(xp, g, c, *inputs):
 BLOCK_DIAG = Op("block_diag", "BlockDiagBackward0", r"C = \operatorname{diag}(A_1,\, A_2,\, \dots)",
                 _block_diag_forward, vjp=_block_diag_vjp,
                 args=("tensors",), symbols=("A₁", "A₂", "A₃"),
-                vjp_latex=(r"\text{the block of } \bar{g} \text{ for each input}",), jvp="linear", out_symbol='C')
+                vjp_latex=(r"\text{the block of } \bar{g} \text{ for each input}",), jvp="linear", out_symbol="C")

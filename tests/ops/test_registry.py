@@ -2,7 +2,7 @@
 fit its arity, and every differentiable record is exercised by a finite-difference case
 (tests/ops/test_gradcheck.py) and a PyTorch parity case (tests/ops/test_torch_parity.py).
 
-Adding an op: write its record in gradviz/ops/<module>.py (forward, vjp, vjp_formulas, and
+Adding an op: write its record in gradviz/ops/<module>.py (forward, vjp, its formulas in LaTeX, and
 `symbols=` when the inputs are not a, b, ...), then add one row to a table of each of the two
 test files above. This test names exactly what is missing.
 """
