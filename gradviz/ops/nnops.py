@@ -31,13 +31,14 @@ HARDTANH = _unary("hardtanh", "HardtanhBackward0", r"$c = \operatorname{clamp}($
                   lambda xp, a, lo, hi: xp.clip(a, lo, hi),
                   lambda xp, g, c, a, lo, hi: xp.keep(g, (a > lo) & (a < hi)), r"\bar{g} \odot [\mathrm{lo} < $0 < \mathrm{hi}]",
                   params=("min_val", "max_val"))
-# hardtanh's first derivative as one op (torch's hardtanh_backward), the node create_graph records
+# hardtanh's first derivative as one op (torch's hardtanh_backward), the node create_graph records; its input g is the
+# gradient it was given (ḡ, as everywhere, is what it receives)
 HARDTANH_BACKWARD = Op("hardtanh_backward", "HardtanhBackwardBackward0",
                        r"$c = $0 \odot [\mathrm{lo} < $1 < \mathrm{hi}]",
                        lambda xp, g, a, lo, hi: xp.keep(g, (a > lo) & (a < hi)),
                        vjp=(lambda xp, gg, c, g, a, lo, hi: xp.keep(gg, (a > lo) & (a < hi)),
                             lambda xp, gg, c, g, a, lo, hi: xp.zeros_like(gg)), args=("grad_output", "self"),
-                       params=("min_val", "max_val"), saves=("self",), symbols=("ḡ", "a"),
+                       params=("min_val", "max_val"), saves=("self",), symbols=("g", "a"),
                        vjp_latex=(r"\bar{g} \odot [\mathrm{lo} < $1 < \mathrm{hi}]", r"0"), jvp="pointwise")
 ELU = _unary("elu", "EluBackward0",
              r"$c = \begin{cases} s\, $0 & $0 > 0 \\ s\, \alpha\, (e^{\kappa $0} - 1) & \text{otherwise} \end{cases}",

@@ -461,27 +461,29 @@ MUL_SCALAR = Op("mul", "MulBackward1", r"$c = $0 \cdot $other",
 # ... and divide by one (DivBackward1), as cross_entropy's mean over class probabilities does
 DIV_SCALAR = Op("div", "DivBackward1", r"$c = \frac{$0}{$other}", quiet(lambda xp, a, s: a / s),
                 vjp=(quiet(lambda xp, g, c, a, s: g / s),), params=("other",), vjp_latex=(r"\frac{\bar{g}}{$other}",), jvp="linear")
+# first derivatives as ops (what create_graph records): their input g is the gradient they were given,
+# ḡ (as in every record) what they receive
 TANH_BACKWARD = Op("tanh_backward", "TanhBackwardBackward0", r"$c = $0 \odot (1 - $1^2)", tanh_grad,
                    vjp=(lambda xp, gg, c, g, y: tanh_grad(xp, gg, y), lambda xp, gg, c, g, y: gg * g * y * -2), args=("grad_output", "output"),
-                   saves=("grad_output", "output"), symbols=("ḡ", "y"),
+                   saves=("grad_output", "output"), symbols=("g", "y"),
                    vjp_latex=(r"\bar{g} \odot (1 - $1^2)", r"-2\, \bar{g} \odot $0 \odot $1"), jvp="pointwise")
 SIGMOID_BACKWARD = Op("sigmoid_backward", "SigmoidBackwardBackward0", r"$c = $0 \odot $1 \odot (1 - $1)",
                       lambda xp, g, y: g * (1 - y) * y,
                       vjp=(lambda xp, gg, c, g, y: gg * (1 - y) * y, lambda xp, gg, c, g, y: gg * g * (1 - y * 2)), args=("grad_output", "output"),
-                      saves=("grad_output", "output"), symbols=("ḡ", "y"),
+                      saves=("grad_output", "output"), symbols=("g", "y"),
                       vjp_latex=(r"\bar{g} \odot $1 \odot (1 - $1)", r"\bar{g} \odot $0 \odot (1 - 2 $1)"),
                       jvp="pointwise")
 THRESHOLD_BACKWARD = Op("threshold_backward", "ThresholdBackwardBackward0", r"$c = $0 \odot [$1 > 0]",
                         lambda xp, g, y: xp.keep(g, y > 0),
                         vjp=(lambda xp, gg, c, g, y: xp.keep(gg, y > 0), lambda xp, gg, c, g, y: xp.zeros_like(gg)), args=("grad_output", "self"), saves=("self",),
-                        symbols=("ḡ", "y"),
+                        symbols=("g", "y"),
                         vjp_latex=(r"\bar{g} \odot [$1 > 0]", r"0"), jvp="pointwise")
 LEAKY_RELU_BACKWARD = Op("leaky_relu_backward", "LeakyReluBackwardBackward0",
                          r"$c = $0 \odot \begin{cases} 1 & $1 > 0 \\ $negative_slope & \text{otherwise} \end{cases}",
                          lambda xp, g, a, s: xp.where(a > 0, g, g * s),
                          vjp=(lambda xp, gg, c, g, a, s: xp.where(a > 0, gg, gg * s),
                               lambda xp, gg, c, g, a, s: xp.zeros_like(gg)), args=("grad_output", "self"),
-                         params=("negative_slope",), saves=("self",), symbols=("ḡ", "a"),
+                         params=("negative_slope",), saves=("self",), symbols=("g", "a"),
                          vjp_latex=(r"\bar{g} \odot \begin{cases} 1 & $1 > 0 \\ $negative_slope & \text{otherwise} \end{cases}",
                                     r"0"), jvp="pointwise")
 
