@@ -295,16 +295,15 @@ COMPARE = {name: _nograd(name, latex, fn) for name, (latex, fn) in {
     "bitwise_xor": (r"$c = $0 \oplus $1", lambda xp, a, b: a ^ b),
 }.items()}
 NOT = _nograd("logical_not", r"$c = \neg $0", lambda xp, a: ~a if a.dtype == bool else a == 0)
-def _step_function(name: str, torch_name: str, fn, **display) -> Op:
+def _step_function(name: str, torch_name: str, latex: str, fn, **display) -> Op:
     """Rounding: piecewise constant, so PyTorch records a node whose gradient is zero."""
-    return _unary(name, torch_name, display.pop("latex"), fn, lambda xp, g, c, a: xp.zeros_like(g), "0", saves=(),
-                  **display)
+    return _unary(name, torch_name, latex, fn, lambda xp, g, c, a: xp.zeros_like(g), "0", saves=(), **display)
 
 
-FLOOR = _step_function("floor", "FloorBackward0", lambda xp, a: xp.floor(a),
-                       latex=r"$c = \lfloor $0 \rfloor", jvp="pointwise")
-ROUND = _step_function("round", "RoundBackward0", lambda xp, a: xp.round(a),
-                       latex=r"$c = \operatorname{round}($0)", jvp="pointwise")
+FLOOR = _step_function("floor", "FloorBackward0", r"$c = \lfloor $0 \rfloor",
+                       lambda xp, a: xp.floor(a), jvp="pointwise")
+ROUND = _step_function("round", "RoundBackward0", r"$c = \operatorname{round}($0)",
+                       lambda xp, a: xp.round(a), jvp="pointwise")
 ROUND_DECIMALS = Op("round", "RoundBackward1",
                     r"$c = \frac{\operatorname{round}($0 \cdot 10^{$decimals})}{10^{$decimals}}",
                     lambda xp, a, decimals: xp.round(a, decimals), vjp=(lambda xp, g, c, a, decimals: xp.zeros_like(g),),
@@ -443,10 +442,10 @@ def _trunc_quotient(xp, a, b):
         return xp.constant(np.trunc(a._data / b._data))
 
 
-CEIL = _step_function("ceil", "CeilBackward0", lambda xp, a: xp.ceil(a),
-                      latex=r"$c = \lceil $0 \rceil", jvp="pointwise")
-TRUNC = _step_function("trunc", "TruncBackward0", lambda xp, a: xp.trunc(a),
-                       latex=r"$c = \operatorname{trunc}($0)", jvp="pointwise")
+CEIL = _step_function("ceil", "CeilBackward0", r"$c = \lceil $0 \rceil",
+                      lambda xp, a: xp.ceil(a), jvp="pointwise")
+TRUNC = _step_function("trunc", "TruncBackward0", r"$c = \operatorname{trunc}($0)",
+                       lambda xp, a: xp.trunc(a), jvp="pointwise")
 ISNAN = _nograd("isnan", r"$c = [$0 = \mathrm{nan}]", lambda xp, a: xp.isnan(a))
 ISINF = _nograd("isinf", r"$c = [|$0| = \infty]", lambda xp, a: xp.isinf(a))
 ISFINITE = _nograd("isfinite", r"$c = [|$0| < \infty]", lambda xp, a: xp.isfinite(a))
