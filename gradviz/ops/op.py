@@ -3,14 +3,15 @@
 Besides the math, a record says how views show it: the input symbols (one per input
 slot, in the order of `args`), the output symbol, which inputs broadcast, the
 formulas, written once in LaTeX (the Unicode of diagram labels is derived from it,
-see ops.mathtext), and which parameters are worth showing as constants. Every display field has a default, so a new op
-works with only its math; `tests/ops/test_registry.py` says what is still missing.
+see ops.display_math), and which parameters are worth showing as constants. Every
+display field has a default, so a new op works with only its math;
+`tests/ops/test_registry.py` says what is still missing.
 """
 from __future__ import annotations
 
 from typing import Callable
 
-from .mathtext import MARKER, template_text
+from .display_math import MARKER, template_text
 
 _LETTERS = "abdefghijk"   # c is the output's letter
 

@@ -20,7 +20,7 @@ from html import escape as esc
 from html import unescape
 
 from ..naming import dotted
-from ..ops.mathtext import MARKER, WHEN, fill  # noqa: F401  (fill: the panel's, from the ops layer)
+from ..ops.display_math import MARKER, WHEN, fill  # noqa: F401  (fill: the panel's, from the ops layer)
 
 _MARK = "\u2063"   # an invisible separator: never typed in a formula, survives the converter as text
 
@@ -124,7 +124,7 @@ def mathml_clauses(latex: str, names: tuple = ()) -> str:
 
 # -- the op records' formulas -----------------------------------------------------------
 # A record's LaTeX names its output `$c`, its inputs `$0`, `$1`, ... and its parameters
-# `$alpha`, `$dim`, ...; `fill` (the ops layer's, ops.mathtext) puts in what this node had: the
+# `$alpha`, `$dim`, ...; `fill` (the ops layer's, ops.display_math) puts in what this node had: the
 # learner's names, the constants it used, or the record's symbols.
 
 

@@ -1,9 +1,9 @@
 """A record writes its display math once, in LaTeX: the Unicode of diagram labels (Op.formula,
-Op.vjp_formulas) is derived from it by gradviz.ops.mathtext, for every record in the registry."""
+Op.vjp_formulas) is derived from it by gradviz.ops.display_math, for every record in the registry."""
 import pytest
 
 from gradviz.ops import registry
-from gradviz.ops.mathtext import template_text, unicode
+from gradviz.ops.display_math import template_text, unicode
 from gradviz.ops.op import Op
 
 
