@@ -4,7 +4,8 @@ Op records write their formulas in LaTeX only (`$c` the output, `$0`, `$1` the i
 parameter); Graphviz labels, make_dot, the op reference and the player's fallback need plain text,
 which `template_text` derives from that LaTeX with the record's own letters put in (c = a ⊙ b,
 ḡ ⊙ b ⊙ aᵇ⁻¹). The reader covers the LaTeX the records use: fractions, roots, scripts, accents,
-cases, \\text and operator names, Greek letters and the usual symbols.
+cases, \\text and operator names, Greek letters and the usual symbols. The markers and `fill`
+live here too: the panel (render.latex) fills the same LaTeX with a node's own names and constants.
 """
 from __future__ import annotations
 
