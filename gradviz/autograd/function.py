@@ -149,7 +149,8 @@ def _op_for(cls: type, names: tuple, n_outputs: int) -> Op:
         name = cls.__name__
         letters = ", ".join("abdefghijk"[i] if i < 10 else f"x{i}" for i in range(len(names)))
         out = "c" if n_outputs == 1 else "(" + ", ".join(f"c{i}" for i in range(n_outputs)) + ")"
-        op = _ops[key] = Op(name, f"{name}Backward", f"{out} = {name}.forward({letters})  (user code)",
+        # user code has no LaTeX: the one record whose Unicode is written by hand
+        op = _ops[key] = Op(name, f"{name}Backward", formula=f"{out} = {name}.forward({letters})  (user code)",
                             forward=None, vjp=_function_vjp, args=names, n_outputs=n_outputs,
                             vjp_formulas=tuple(f"{name}.backward(ctx, ḡ)[{i}]  (user code)"
                                                for i in range(max(len(names), 1))))
@@ -300,10 +301,8 @@ def _attach(cls: type, ctx: BackwardCFunction, args: tuple, output, new_style: b
 
 
 # -- once_differentiable ---------------------------------------------------------------------------
-_DELAYED_ERROR = Op("delayed_error", "DelayedError", "c = a  (a backward marked @once_differentiable)",
+_DELAYED_ERROR = Op("delayed_error", "DelayedError", r"$c = $0 \text{ (its backward may run once only)}",
                     forward=lambda xp, a: a, vjp=lambda xp, g, c, a: _raise_once(),
-                    vjp_formulas=("error: differentiated twice",),
-                    latex=r"$c = $0 \text{ (its backward may run once only)}",
                     vjp_latex=(r"\text{an error: it may not be differentiated twice}",))
 
 

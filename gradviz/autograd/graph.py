@@ -483,8 +483,8 @@ def node_type(op: Op) -> type:
     return cls
 
 
-ACCUMULATE_GRAD = Op("accumulate_grad", "AccumulateGrad", "x.grad += ḡ", forward=None,
-                     vjp_formulas=("x.grad += ḡ",), args=())
+ACCUMULATE_GRAD = Op("accumulate_grad", "AccumulateGrad", r"$c.\mathrm{grad} \mathrel{+}= \bar{g}", forward=None,
+                     vjp_latex=(r"$c.\mathrm{grad} \mathrel{+}= \bar{g}",), args=(), out_symbol="x")
 
 
 class AccumulateGrad(Node):

@@ -100,15 +100,15 @@ def _copy_slices_vjp(xp, g, c, base, *rest):
     return [xp.reshape(out, geom.base_shape)] + list(sent[1:])
 
 
-AS_STRIDED = Op("as_strided", "AsStridedBackward0", "c = as_strided(a, size, stride, offset)", forward=None,
-                vjp=(_as_strided_vjp,), vjp_formulas=("ḡ added into zeros at the view's elements",),
+AS_STRIDED = Op("as_strided", "AsStridedBackward0",
+                r"$c = $0 \text{ seen through a strided view (size, stride, offset)}",
+                forward=None,
+                vjp=(_as_strided_vjp,),
                 params=("geometry",),
-                latex=r"$c = $0 \text{ seen through a strided view (size, stride, offset)}",
                 vjp_latex=(r"\bar{g} \text{ added into zeros at the view's elements}",))
-COPY_SLICES = Op("copy_slices", "CopySlices", "c = a; c[view] = f(a[view], …)", forward=None,
-                 vjp=_copy_slices_vjp, vjp_formulas=("ḡ, with f's VJP of ḡ[view] in the view's region",),
+COPY_SLICES = Op("copy_slices", "CopySlices", r"$c = $0;\; $c[\text{view}] = f($0[\text{view}],\, \dots)", forward=None,
+                 vjp=_copy_slices_vjp,
                  args=("self",), params=("geometry", "fn"),
-                 latex=r"$c = $0;\; $c[\text{view}] = f($0[\text{view}],\, \dots)",
                  vjp_latex=(r"\bar{g}\text{, with } f\text{'s VJP of } \bar{g}[\text{view}] \text{ in the view's region}",))
 
 

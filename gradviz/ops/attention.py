@@ -49,24 +49,21 @@ def _gn_vjp_bias(xp, g, c, a, w, b, groups, eps):
 
 
 GROUP_NORM = Op("group_norm", "NativeGroupNormBackward0",
-                "y = (x − μ_group)/√(σ²_group + ε) ⊙ w[c] + b[c]", _gn_forward,
+                r"$c = \frac{$0 - \mu_{G}}{\sqrt{\sigma^2_{G} + $eps}} \odot $1 + $2,\quad "
+                      r"\mu_{G},\, \sigma^2_{G} \text{ over each of the } $group \text{ groups of channels}", _gn_forward,
                 vjp=(_gn_vjp_input, _gn_vjp_weight, _gn_vjp_bias),
-                vjp_formulas=("r ⊙ (ĝ − mean ĝ − x̂ ⊙ mean(ĝ ⊙ x̂)) per group, ĝ = ḡ ⊙ w", "Σ ḡ ⊙ x̂", "Σ ḡ"),
                 args=("input", "weight", "bias"), params=("group", "eps"), saves=("input", "weight"),
                 symbols=("x", "w", "b"),
-                latex=r"$c = \frac{$0 - \mu_{G}}{\sqrt{\sigma^2_{G} + $eps}} \odot $1 + $2,\quad "
-                      r"\mu_{G},\, \sigma^2_{G} \text{ over each of the } $group \text{ groups of channels}",
                 vjp_latex=(r"r \odot \left(\hat{g} - \operatorname{mean}_{G} \hat{g} - \hat{x} \odot "
                            r"\operatorname{mean}_{G}(\hat{g} \odot \hat{x})\right),\; \hat{g} = \bar{g} \odot $1,\; "
                            r"r = \frac{1}{\sqrt{\sigma^2_{G} + $eps}}",
                            r"\textstyle\sum_{\text{batch, positions}} \bar{g} \odot \hat{x}",
-                           r"\textstyle\sum_{\text{batch, positions}} \bar{g}"))
+                           r"\textstyle\sum_{\text{batch, positions}} \bar{g}"), out_symbol="y")
 
 
 # -- what PyTorch's C++ compositions record: a tensor and a Scalar, a softmax safe on masked rows ----
-ADD_SCALAR = Op("add", "AddBackward1", "c = a + s", lambda xp, a, s: a + s, vjp=(lambda xp, g, c, a, s: g,),
-                vjp_formulas=("ḡ",), params=("other",),
-                latex=r"$c = $0 + $other", vjp_latex=(r"\bar{g}",))
+ADD_SCALAR = Op("add", "AddBackward1", r"$c = $0 + $other",
+                lambda xp, a, s: a + s, vjp=(lambda xp, g, c, a, s: g,), params=("other",), vjp_latex=(r"\bar{g}",))
 
 
 def _safe_softmax(xp, a, dim):
@@ -78,11 +75,10 @@ def _safe_softmax(xp, a, dim):
         return xp.where(total > 0, e / xp.where(total > 0, total, 1), 0)
 
 
-SAFE_SOFTMAX = Op("_safe_softmax", "SafeSoftmaxBackward0", "c = softmax(a) (0 on rows masked throughout)",
-                  _safe_softmax, vjp=(lambda xp, g, c, a, dim: c * (g - xp.sum(g * c, axis=dim, keepdims=True)),),
-                  vjp_formulas=("c ⊙ (ḡ − Σ ḡ ⊙ c)",), params=("dim",), saves=("result",),
-                  latex=r"$c = \frac{e^{$0}}{\sum_{\text{dim } $dim} e^{$0}} \text{ (0 on a row that is } "
+SAFE_SOFTMAX = Op("_safe_softmax", "SafeSoftmaxBackward0",
+                  r"$c = \frac{e^{$0}}{\sum_{\text{dim } $dim} e^{$0}} \text{ (0 on a row that is } "
                         r"{-\infty} \text{ throughout)}",
+                  _safe_softmax, vjp=(lambda xp, g, c, a, dim: c * (g - xp.sum(g * c, axis=dim, keepdims=True)),), params=("dim",), saves=("result",),
                   vjp_latex=(r"$c \odot \left(\bar{g} - \sum_{\text{dim } $dim} \bar{g} \odot $c\right)",))
 
 
@@ -114,13 +110,11 @@ def _sdpa_vjp(xp, g, out, q, k, v, mask, scale):
 
 
 SDPA = Op("scaled_dot_product_attention", "ScaledDotProductFlashAttentionForCpuBackward0",
-          "y = softmax(Q Kᵀ · s + M) V", _sdpa_forward, vjp=_sdpa_vjp,
-          vjp_formulas=("s · (P ⊙ (ḡVᵀ − rowsum(ḡVᵀ ⊙ P))) K", "s · (P ⊙ (ḡVᵀ − rowsum(ḡVᵀ ⊙ P)))ᵀ Q", "Pᵀ ḡ"),
+          r"$c = P\, $2,\quad P = \operatorname{softmax}\!\left($scale\, $0\, $1^{\top} + M\right)", _sdpa_forward, vjp=_sdpa_vjp,
           args=("query", "key", "value"), params=("attn_mask", "scale"), saves=("query", "key", "value"),
           symbols=("Q", "K", "V"),
-          latex=r"$c = P\, $2,\quad P = \operatorname{softmax}\!\left($scale\, $0\, $1^{\top} + M\right)",
           vjp_latex=(r"$scale\, \bar{S}\, $1,\quad \bar{S} = P \odot \left(\bar{g}\, $2^{\top} - "
                      r"\operatorname{rowsum}(\bar{g}\, $2^{\top} \odot P)\right)",
                      r"$scale\, \bar{S}^{\top} $0,\quad \bar{S} = P \odot \left(\bar{g}\, $2^{\top} - "
                      r"\operatorname{rowsum}(\bar{g}\, $2^{\top} \odot P)\right)",
-                     r"P^{\top} \bar{g}"))
+                     r"P^{\top} \bar{g}"), out_symbol="y")

@@ -236,20 +236,15 @@ def _conv_vjp_bias(xp, g, y, x, w, b, *p):
 
 CONVOLUTION = Op(
     "convolution", "ConvolutionBackward0",
-    "y[n,o,p] = b[o] + Σ_{c,k} W[o,c,k] · x[n,c,s·p + d·k − pad]  (cross-correlation: im2col(x) Wᵀ)",
+    r"$c = $0 \star $1 + $2:\; $c[n, o, p] = $2[o] + \sum_{i,\, k} $1[o, i, k]\, $0[n,\, i,\, s p + d k - q]"
+           + _CONSTANTS,
     conv_arrays, vjp=(_conv_vjp_input, _conv_vjp_weight, _conv_vjp_bias),
-    vjp_formulas=("ḡ ⋆ flip(W): the full correlation of ḡ (spread by the stride) with the flipped kernel, "
-                  "= col2im(ḡ W)",
-                  "ḡ ⋆ x: the correlation of x with ḡ, = ḡᵀ im2col(x)",
-                  "Σ ḡ over the batch and every position"),
     args=("input", "weight", "bias"), params=PARAMS, saves=("input", "weight"), symbols=("x", "W", "b"),
-    latex=(r"$c = $0 \star $1 + $2:\; $c[n, o, p] = $2[o] + \sum_{i,\, k} $1[o, i, k]\, $0[n,\, i,\, s p + d k - q]"
-           + _CONSTANTS),
     vjp_latex=(r"\operatorname{conv}^{\top}(\bar{g},\, $1) = \bar{g} \star \operatorname{flip}($1)"
                r",\ \text{a transposed convolution},\ \bar{g} \text{ spread out by the stride}",
                r"\textstyle\sum_{n} $0_{n} \star \bar{g}_{n}:\; \sum_{n,\, p} \bar{g}[n, o, p]\, "
                r"$0[n,\, i,\, s p + d k - q] \text{ at } [o, i, k]",
-               r"\textstyle\sum_{n,\, p} \bar{g}[n, o, p] \text{ at } [o]"))
+               r"\textstyle\sum_{n,\, p} \bar{g}[n, o, p] \text{ at } [o]"), out_symbol="y")
 
 
 def _gx_vjp_grad(xp, h, c, g, w, xshape, *p):
@@ -278,21 +273,19 @@ def _gw_vjp_input(xp, h, c, g, x, wshape, *p):
 
 
 CONV_INPUT_GRAD = Op(
-    "convolution_backward_input", "ConvolutionBackwardBackward0", "x̄ = ḡ ⋆ flip(W) (a transposed convolution)",
+    "convolution_backward_input", "ConvolutionBackwardBackward0", r"$c = $0 \star \operatorname{flip}($1) = \operatorname{conv}^{\top}($0,\, $1)" + _CONSTANTS,
     lambda xp, g, w, xshape, *p: conv_input_grad_arrays(xp, g, w, xshape, *p),
-    vjp=(_gx_vjp_grad, _gx_vjp_weight), vjp_formulas=("conv(h̄, W)", "ḡ ⋆ h̄"),
+    vjp=(_gx_vjp_grad, _gx_vjp_weight),
     args=("grad_output", "weight"), params=("input_size",) + PARAMS, saves=("grad_output", "weight"),
     symbols=("g", "W"),
-    latex=r"$c = $0 \star \operatorname{flip}($1) = \operatorname{conv}^{\top}($0,\, $1)" + _CONSTANTS,
-    vjp_latex=(r"\bar{g} \star $1", r"\textstyle\sum_{n} \bar{g}_{n} \star $0_{n}"))
+    vjp_latex=(r"\bar{g} \star $1", r"\textstyle\sum_{n} \bar{g}_{n} \star $0_{n}"), out_symbol="x̄")
 CONV_WEIGHT_GRAD = Op(
-    "convolution_backward_weight", "ConvolutionBackwardBackward0", "W̄ = ḡ ⋆ x",
+    "convolution_backward_weight", "ConvolutionBackwardBackward0", r"$c = \textstyle\sum_{n} $1_{n} \star $0_{n}" + _CONSTANTS,
     lambda xp, g, x, wshape, *p: conv_weight_grad_arrays(xp, g, x, wshape, *p),
-    vjp=(_gw_vjp_grad, _gw_vjp_input), vjp_formulas=("conv(x, h̄)", "ḡ ⋆ flip(h̄)"),
+    vjp=(_gw_vjp_grad, _gw_vjp_input),
     args=("grad_output", "input"), params=("weight_size",) + PARAMS, saves=("grad_output", "input"),
     symbols=("g", "x"),
-    latex=r"$c = \textstyle\sum_{n} $1_{n} \star $0_{n}" + _CONSTANTS,
-    vjp_latex=(r"$1 \star \bar{g}", r"$0 \star \operatorname{flip}(\bar{g})"))
+    vjp_latex=(r"$1 \star \bar{g}", r"$0 \star \operatorname{flip}(\bar{g})"), out_symbol="W̄")
 
 
 # -- the transposed convolution ---------------------------------------------------------------------
@@ -355,15 +348,11 @@ def _tconv_vjp_weight(xp, g, y, x, w, b, stride, padding, output_padding, dilati
 
 CONV_TRANSPOSE = Op(
     "conv_transpose", "ConvolutionBackward0",
-    "y[n,o,s·p + d·k − pad] += W[c,o,k] · x[n,c,p]  (+ b[o]: each pixel scatters the kernel, = col2im(x Wᵀ))",
+    r"$c = \operatorname{conv}^{\top}($0,\, $1) + $2:\; $c[n, o, s p + d k - q] \mathrel{+}= "
+           r"\sum_{i} $1[i, o, k]\, $0[n, i, p]" + _CONSTANTS,
     conv_transpose_arrays, vjp=(_tconv_vjp_input, _tconv_vjp_weight, _conv_vjp_bias),
-    vjp_formulas=("conv(ḡ, W): the convolution is the transposed convolution's adjoint",
-                  "x ⋆ ḡ: the correlation of ḡ with x, = xᵀ im2col(ḡ)",
-                  "Σ ḡ over the batch and every position"),
     args=("input", "weight", "bias"), params=TRANSPOSED_PARAMS, saves=("input", "weight"), symbols=("x", "W", "b"),
-    latex=(r"$c = \operatorname{conv}^{\top}($0,\, $1) + $2:\; $c[n, o, s p + d k - q] \mathrel{+}= "
-           r"\sum_{i} $1[i, o, k]\, $0[n, i, p]" + _CONSTANTS),
     vjp_latex=(r"\operatorname{conv}(\bar{g},\, $1)",
                r"\textstyle\sum_{n} \bar{g}_{n} \star $0_{n}:\; \sum_{n,\, p} $0[n, i, p]\, "
                r"\bar{g}[n,\, o,\, s p + d k - q] \text{ at } [i, o, k]",
-               r"\textstyle\sum_{n,\, p} \bar{g}[n, o, p] \text{ at } [o]"))
+               r"\textstyle\sum_{n,\, p} \bar{g}[n, o, p] \text{ at } [o]"), out_symbol="y")

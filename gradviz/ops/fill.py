@@ -9,49 +9,40 @@ def _no_grad_to_self(xp, g, c, *args):
     return xp.zeros_like(g)
 
 
-ZERO = Op("zero_", "ZeroBackward0", "c = 0", lambda xp, a: xp.zeros_like(a), vjp=(_no_grad_to_self,),
-          vjp_formulas=("0",),
-          latex=r"$c = 0", vjp_latex=(r"0",))
-FILL = Op("fill_", "FillBackward2", "c = v", lambda xp, a, v: xp.full_like(a, v), vjp=(_no_grad_to_self,),
-          vjp_formulas=("0",), params=("value",),
-          latex=r"$c = $value", vjp_latex=(r"0",))
-FILL_TENSOR = Op("fill_", "FillBackward3", "c = v", lambda xp, a, v: xp.full_like(a, v),
-                 vjp=(_no_grad_to_self, lambda xp, g, c, a, v: xp.sum(g)), vjp_formulas=("0", "Σ ḡ"),
-                 args=("self", "value"),
-                 latex=r"$c = $1", vjp_latex=(r"0", r"\sum \bar{g}"))
-COPY = Op("copy_", "CopyBackwards", "c = b", lambda xp, a, b: xp.broadcast_to(b, a.shape).astype(a.dtype),
-          vjp=(_no_grad_to_self, lambda xp, g, c, a, b: g), vjp_formulas=("0", "ḡ"), args=("self", "src"),
-          latex=r"$c = $1", vjp_latex=(r"0", r"\bar{g}"))
-UNIFORM = Op("uniform_", "UniformBackward0", "c ~ U(a, b)", lambda xp, a, sample: sample,
-             vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",),
-             latex=r"$c \sim \mathcal{U}(\mathrm{lo},\, \mathrm{hi})", vjp_latex=(r"0",))
-NORMAL = Op("normal_", "NormalBackward0", "c ~ N(μ, σ²)", lambda xp, a, sample: sample,
-            vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",),
-            latex=r"$c \sim \mathcal{N}(\mu,\, \sigma^2)", vjp_latex=(r"0",))
-BERNOULLI = Op("bernoulli_", "BernoulliBackward2", "c ~ Bernoulli(p)", lambda xp, a, sample: sample,
-               vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",),
-               latex=r"$c \sim \operatorname{Bernoulli}(p)", vjp_latex=(r"0",))
-BERNOULLI_TENSOR = Op("bernoulli_", "BernoulliBackward1", "c ~ Bernoulli(p)", lambda xp, a, sample: sample,
-                      vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",),
-                      latex=r"$c \sim \operatorname{Bernoulli}(p)", vjp_latex=(r"0",))
-EXPONENTIAL = Op("exponential_", "ExponentialBackward0", "c ~ Exp(λ)", lambda xp, a, sample: sample,
-                 vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",),
-                 latex=r"$c \sim \operatorname{Exp}(\lambda)", vjp_latex=(r"0",))
-CAUCHY = Op("cauchy_", "CauchyBackward0", "c ~ Cauchy(median, σ)", lambda xp, a, sample: sample,
-            vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",),
-            latex=r"$c \sim \operatorname{Cauchy}(m,\, \sigma)", vjp_latex=(r"0",))
-LOG_NORMAL = Op("log_normal_", "LogNormalBackward0", "c ~ exp N(μ, σ²)", lambda xp, a, sample: sample,
-                vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",),
-                latex=r"$c \sim e^{\mathcal{N}(\mu,\, \sigma^2)}", vjp_latex=(r"0",))
-GEOMETRIC = Op("geometric_", "GeometricBackward0", "c ~ Geometric(p)", lambda xp, a, sample: sample,
-               vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",),
-               latex=r"$c \sim \operatorname{Geometric}(p)", vjp_latex=(r"0",))
-RANDOM_FROM_TO = Op("random_", "RandomBackward0", "c ~ U{from, …, to − 1}", lambda xp, a, sample: sample,
-                    vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",),
-                    latex=r"$c \sim \mathcal{U}\{\mathrm{from}, \dots, \mathrm{to} - 1\}", vjp_latex=(r"0",))
-RANDOM_TO = Op("random_", "RandomBackward1", "c ~ U{0, …, to − 1}", lambda xp, a, sample: sample,
-               vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",),
-               latex=r"$c \sim \mathcal{U}\{0, \dots, \mathrm{to} - 1\}", vjp_latex=(r"0",))
-RANDOM_FULL = Op("random_", "RandomBackward2", "c ~ U{0, …, max}", lambda xp, a, sample: sample,
-                 vjp=(_no_grad_to_self,), vjp_formulas=("0",), params=("sample",),
-                 latex=r"$c \sim \mathcal{U}\{0, \dots, \max\}", vjp_latex=(r"0",))
+ZERO = Op("zero_", "ZeroBackward0", r"$c = 0",
+          lambda xp, a: xp.zeros_like(a), vjp=(_no_grad_to_self,), vjp_latex=(r"0",))
+FILL = Op("fill_", "FillBackward2", r"$c = $value",
+          lambda xp, a, v: xp.full_like(a, v), vjp=(_no_grad_to_self,), params=("value",), vjp_latex=(r"0",))
+FILL_TENSOR = Op("fill_", "FillBackward3", r"$c = $1", lambda xp, a, v: xp.full_like(a, v),
+                 vjp=(_no_grad_to_self, lambda xp, g, c, a, v: xp.sum(g)),
+                 args=("self", "value"), vjp_latex=(r"0", r"\sum \bar{g}"))
+COPY = Op("copy_", "CopyBackwards", r"$c = $1", lambda xp, a, b: xp.broadcast_to(b, a.shape).astype(a.dtype),
+          vjp=(_no_grad_to_self, lambda xp, g, c, a, b: g), args=("self", "src"), vjp_latex=(r"0", r"\bar{g}"))
+UNIFORM = Op("uniform_", "UniformBackward0", r"$c \sim \mathcal{U}(\mathrm{lo},\, \mathrm{hi})",
+             lambda xp, a, sample: sample,
+             vjp=(_no_grad_to_self,), params=("sample",), vjp_latex=(r"0",))
+NORMAL = Op("normal_", "NormalBackward0", r"$c \sim \mathcal{N}(\mu,\, \sigma^2)", lambda xp, a, sample: sample,
+            vjp=(_no_grad_to_self,), params=("sample",), vjp_latex=(r"0",))
+BERNOULLI = Op("bernoulli_", "BernoulliBackward2", r"$c \sim \operatorname{Bernoulli}(p)", lambda xp, a, sample: sample,
+               vjp=(_no_grad_to_self,), params=("sample",), vjp_latex=(r"0",))
+BERNOULLI_TENSOR = Op("bernoulli_", "BernoulliBackward1", r"$c \sim \operatorname{Bernoulli}(p)",
+                      lambda xp, a, sample: sample,
+                      vjp=(_no_grad_to_self,), params=("sample",), vjp_latex=(r"0",))
+EXPONENTIAL = Op("exponential_", "ExponentialBackward0", r"$c \sim \operatorname{Exp}(\lambda)",
+                 lambda xp, a, sample: sample,
+                 vjp=(_no_grad_to_self,), params=("sample",), vjp_latex=(r"0",))
+CAUCHY = Op("cauchy_", "CauchyBackward0", r"$c \sim \operatorname{Cauchy}(m,\, \sigma)", lambda xp, a, sample: sample,
+            vjp=(_no_grad_to_self,), params=("sample",), vjp_latex=(r"0",))
+LOG_NORMAL = Op("log_normal_", "LogNormalBackward0", r"$c \sim e^{\mathcal{N}(\mu,\, \sigma^2)}",
+                lambda xp, a, sample: sample,
+                vjp=(_no_grad_to_self,), params=("sample",), vjp_latex=(r"0",))
+GEOMETRIC = Op("geometric_", "GeometricBackward0", r"$c \sim \operatorname{Geometric}(p)", lambda xp, a, sample: sample,
+               vjp=(_no_grad_to_self,), params=("sample",), vjp_latex=(r"0",))
+RANDOM_FROM_TO = Op("random_", "RandomBackward0", r"$c \sim \mathcal{U}\{\mathrm{from}, \dots, \mathrm{to} - 1\}",
+                    lambda xp, a, sample: sample,
+                    vjp=(_no_grad_to_self,), params=("sample",), vjp_latex=(r"0",))
+RANDOM_TO = Op("random_", "RandomBackward1", r"$c \sim \mathcal{U}\{0, \dots, \mathrm{to} - 1\}",
+               lambda xp, a, sample: sample,
+               vjp=(_no_grad_to_self,), params=("sample",), vjp_latex=(r"0",))
+RANDOM_FULL = Op("random_", "RandomBackward2", r"$c \sim \mathcal{U}\{0, \dots, \max\}", lambda xp, a, sample: sample,
+                 vjp=(_no_grad_to_self,), params=("sample",), vjp_latex=(r"0",))

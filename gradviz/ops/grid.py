@@ -26,11 +26,11 @@ def _affine_vjp(xp, g, c, theta, base):
 
 
 # u[w], v[h]: the normalized centres of column w and row h
-AFFINE_GRID = Op("affine_grid_generator", "AffineGridGeneratorBackward0", "G[n,h,w] = θ[n] · (u[w], v[h], 1)",
-                 _affine_forward, vjp=(_affine_vjp,), vjp_formulas=("Σ over h, w of ḡ[n,h,w] ⊗ (u[w], v[h], 1)",),
+AFFINE_GRID = Op("affine_grid_generator", "AffineGridGeneratorBackward0",
+                 r"$c[n, h, w] = $0[n] \cdot (u[w],\ v[h],\ 1)",
+                 _affine_forward, vjp=(_affine_vjp,),
                  args=("theta",), params=("base",), saves=(), symbols=("θ",), shown=(),
-                 latex=r"$c[n, h, w] = $0[n] \cdot (u[w],\ v[h],\ 1)",
-                 vjp_latex=(r"\textstyle\sum_{h, w} \bar{g}[n, h, w] \otimes (u[w],\ v[h],\ 1)",))
+                 vjp_latex=(r"\textstyle\sum_{h, w} \bar{g}[n, h, w] \otimes (u[w],\ v[h],\ 1)",), out_symbol="G")
 
 
 # -- grid_sample ---------------------------------------------------------------------------------
@@ -147,14 +147,11 @@ def _grid_sample_vjp(xp, g, out, a, grid, mode, padding_mode, align_corners):
 
 
 GRID_SAMPLE = Op("grid_sampler_2d", "GridSampler2DBackward0",
-                 "y[n,c,p] = Σ_k w_k(G[n,p]) x[n,c,pixel k of G[n,p]]", _grid_sample_forward,
+                 r"$c[n, c, p] = \textstyle\sum_k w_k($1[n, p])\, $0[n, c, \pi_k($1[n, p])]", _grid_sample_forward,
                  vjp=_grid_sample_vjp,
-                 vjp_formulas=("Σ_p ḡ[n,c,p] w_k(G[n,p]) at pixel k of G[n,p]",
-                               "Σ_c Σ_k ḡ[n,c,p] x[n,c,pixel k] ∂w_k/∂G[n,p]"),
                  args=("input", "grid"), params=("interpolation_mode", "padding_mode", "align_corners"),
                  saves=("input", "grid"), symbols=("x", "G"),
-                 latex=r"$c[n, c, p] = \textstyle\sum_k w_k($1[n, p])\, $0[n, c, \pi_k($1[n, p])]",
                  vjp_latex=(r"\textstyle\sum_{p, k \,:\, \pi_k(G[n, p]) = j} \bar{g}[n, c, p]\, w_k(G[n, p]) "
                             r"\text{ at } [n, c, j]",
                             r"\textstyle\sum_{c, k} \bar{g}[n, c, p]\, x[n, c, \pi_k]\, "
-                            r"\frac{\partial w_k}{\partial G[n, p]}"))
+                            r"\frac{\partial w_k}{\partial G[n, p]}"), out_symbol="y")

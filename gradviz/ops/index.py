@@ -15,62 +15,47 @@ def _at(dim, item):
 
 # a[..., i, ...] with a trailing ... is a view even when it picks one element (NumPy would
 # return a copied scalar), so writes into x[0] reach x as in PyTorch
-SELECT = Op("select", "SelectBackward0", "c = a[…, i]", lambda xp, a, dim, i: a[_at(dim, i) + (Ellipsis,)],
-            vjp=(lambda xp, g, c, a, dim, i: xp.index_scatter(g, a.shape, _at(dim, i), False),),
-            vjp_formulas=("ḡ placed at index i of zeros",), params=("dim", "index"),
-            latex=r"$c = $0_{[\dots,\, i]}",
+SELECT = Op("select", "SelectBackward0", r"$c = $0_{[\dots,\, i]}", lambda xp, a, dim, i: a[_at(dim, i) + (Ellipsis,)],
+            vjp=(lambda xp, g, c, a, dim, i: xp.index_scatter(g, a.shape, _at(dim, i), False),), params=("dim", "index"),
             vjp_latex=(r"\bar{g}\text{ placed at index } i \text{ of zeros}",), jvp="linear")
-SLICE = Op("slice", "SliceBackward0", "c = a[…, start:end:step]",
+SLICE = Op("slice", "SliceBackward0", r"$c = $0_{[\dots,\, \mathrm{start}:\mathrm{end}:\mathrm{step}]}",
            lambda xp, a, dim, start, end, step: a[_at(dim, slice(start, end, step))],
            vjp=(lambda xp, g, c, a, dim, start, end, step:
-                xp.index_scatter(g, a.shape, _at(dim, slice(start, end, step)), False),),
-           vjp_formulas=("ḡ placed in the slice of zeros",), params=("dim", "start", "end", "step"),
-           latex=r"$c = $0_{[\dots,\, \mathrm{start}:\mathrm{end}:\mathrm{step}]}",
+                xp.index_scatter(g, a.shape, _at(dim, slice(start, end, step)), False),), params=("dim", "start", "end", "step"),
            vjp_latex=(r"\bar{g}\text{ placed in the slice of zeros}",), jvp="linear")
-INDEX = Op("index", "IndexBackward0", "c = a[idx]", lambda xp, a, idx: contiguous(a[idx]),
-           vjp=(lambda xp, g, c, a, idx: xp.index_scatter(g, a.shape, idx, True),),
-           vjp_formulas=("ḡ scatter-added at idx (repeats accumulate)",), params=("indices",), saves=("indices",),
-           latex=r"$c = $0[\mathrm{idx}]",
+INDEX = Op("index", "IndexBackward0", r"$c = $0[\mathrm{idx}]", lambda xp, a, idx: contiguous(a[idx]),
+           vjp=(lambda xp, g, c, a, idx: xp.index_scatter(g, a.shape, idx, True),), params=("indices",), saves=("indices",),
            vjp_latex=(r"\bar{g}\text{ scatter-added at idx (repeats accumulate)}",), jvp="linear")
 # x[key] = v on a tensor in the graph. With only tensor indices PyTorch records one
 # IndexPutBackward0; with ints/slices/None it writes into a view, recorded as CopySlices.
 # `basic` is a NumPy basic key (a view), `adv` the tensor indices applied to that view.
 _PUT_VJP = (lambda xp, g, c, a, v, basic, adv: xp.index_fill_zero(g, basic, adv),
             lambda xp, g, c, a, v, basic, adv: _written(g, basic, adv))
-COPY_SLICES = Op("index_put", "CopySlices", "c = a; c[idx] = v", lambda xp, a, v, basic, adv: _put(a, v, basic, adv),
-                 vjp=_PUT_VJP, vjp_formulas=("ḡ with zeros at idx", "ḡ[idx]"), args=("self", "values"),
+COPY_SLICES = Op("index_put", "CopySlices", r"$c = $0;\; $c[\mathrm{idx}] = $1",
+                 lambda xp, a, v, basic, adv: _put(a, v, basic, adv),
+                 vjp=_PUT_VJP, args=("self", "values"),
                  params=("basic", "indices"), symbols=("a", "v"), broadcasts=(),
-                 latex=r"$c = $0;\; $c[\mathrm{idx}] = $1",
                  vjp_latex=(r"\bar{g}\text{ with zeros at idx}", r"\bar{g}[\mathrm{idx}]",), jvp="linear")
-INDEX_PUT = Op("index_put", "IndexPutBackward0", "c = a; c[idx] = v",
+INDEX_PUT = Op("index_put", "IndexPutBackward0", r"$c = $0;\; $c[\mathrm{idx}] = $1",
                lambda xp, a, v, basic, adv: _put(a, v, basic, adv),
-               vjp=_PUT_VJP, vjp_formulas=("ḡ with zeros at idx", "ḡ[idx]"), args=("self", "values"),
+               vjp=_PUT_VJP, args=("self", "values"),
                params=("basic", "indices"), saves=("indices",), symbols=("a", "v"), broadcasts=(),
-               latex=r"$c = $0;\; $c[\mathrm{idx}] = $1",
                vjp_latex=(r"\bar{g}\text{ with zeros at idx}", r"\bar{g}[\mathrm{idx}]",), jvp="linear")
-ALIAS = Op("alias", "AliasBackward0", "c = a", lambda xp, a: a[...], vjp=(lambda xp, g, c, a: g,),
-           vjp_formulas=("ḡ",),
-           latex=r"$c = $0",
+ALIAS = Op("alias", "AliasBackward0", r"$c = $0", lambda xp, a: a[...], vjp=(lambda xp, g, c, a: g,),
            vjp_latex=(r"\bar{g}",), jvp="linear")
-GATHER = Op("gather", "GatherBackward0", "cᵢⱼ = a[i, idx[i, j]]",
+GATHER = Op("gather", "GatherBackward0", r"{$c}_{ij} = $0[i,\, \mathrm{idx}_{ij}]",
             lambda xp, a, dim, index: xp.gather_along(a, index, dim),
-            vjp=(lambda xp, g, c, a, dim, index: xp.scatter_add_zeros(a.shape, dim, index, g),),
-            vjp_formulas=("ḡ scatter-added back along dim",), params=("dim", "index"), saves=("index",),
-            latex=r"{$c}_{ij} = $0[i,\, \mathrm{idx}_{ij}]",
+            vjp=(lambda xp, g, c, a, dim, index: xp.scatter_add_zeros(a.shape, dim, index, g),), params=("dim", "index"), saves=("index",),
             vjp_latex=(r"\bar{g}\text{ scatter-added back along dim } $dim",), jvp="linear")
-SCATTER_ADD = Op("scatter_add", "ScatterAddBackward0", "c = a; c[idx] += src",
+SCATTER_ADD = Op("scatter_add", "ScatterAddBackward0", r"$c = $0;\; $c[\mathrm{idx}] \text{ += } $1",
                  lambda xp, a, src, dim, index: a + xp.scatter_add_zeros(a.shape, dim, index, src[_region(index)]),
                  vjp=(lambda xp, g, c, a, src, dim, index: g,
-                      lambda xp, g, c, a, src, dim, index: _pad_to(xp, xp.gather_along(g, index, dim), src)),
-                 vjp_formulas=("ḡ", "gather(ḡ, dim, idx)"), args=("self", "src"), params=("dim", "index"),
+                      lambda xp, g, c, a, src, dim, index: _pad_to(xp, xp.gather_along(g, index, dim), src)), args=("self", "src"), params=("dim", "index"),
                  saves=("index",), symbols=("a", "src"), broadcasts=(),
-                 latex=r"$c = $0;\; $c[\mathrm{idx}] \text{ += } $1",
                  vjp_latex=(r"\bar{g}", r"\operatorname{gather}(\bar{g},\, $dim,\, \mathrm{idx})",), jvp="linear")
-INDEX_SELECT = Op("index_select", "IndexSelectBackward0", "c = a.index_select(dim, idx)",
+INDEX_SELECT = Op("index_select", "IndexSelectBackward0", r"$c = $0[\mathrm{idx}] \text{ along dim } $dim",
                   lambda xp, a, dim, index: xp.take(a, index, axis=dim),
-                  vjp=(lambda xp, g, c, a, dim, index: xp.index_scatter(g, a.shape, _at(dim, index), True),),
-                  vjp_formulas=("ḡ scatter-added at idx",), params=("dim", "index"), saves=("index",),
-                  latex=r"$c = $0[\mathrm{idx}] \text{ along dim } $dim",
+                  vjp=(lambda xp, g, c, a, dim, index: xp.index_scatter(g, a.shape, _at(dim, index), True),), params=("dim", "index"), saves=("index",),
                   vjp_latex=(r"\bar{g}\text{ scatter-added at idx}",), jvp="linear")
 
 
@@ -99,29 +84,22 @@ def _pad_to(xp, g, src):
 
 
 # -- the adjoints as differentiable ops, for the Tensor namespace (create_graph=True) --
-INDEX_SCATTER = Op("index_scatter", "IndexPutBackward0", "c = zeros; c[idx] += g",
+INDEX_SCATTER = Op("index_scatter", "IndexPutBackward0", r"$c = 0;\; $c[\mathrm{idx}] \text{ += } $0",
                    lambda xp, g, shape, idx, acc: xp.index_scatter(g, shape, idx, acc),
-                   vjp=(lambda xp, gg, c, g, shape, idx, acc: gg[idx],), vjp_formulas=("ḡ[idx]",),
+                   vjp=(lambda xp, gg, c, g, shape, idx, acc: gg[idx],),
                    params=("shape", "indices", "accumulate"), symbols=("g",),
-                   latex=r"$c = 0;\; $c[\mathrm{idx}] \text{ += } $0",
                    vjp_latex=(r"\bar{g}[\mathrm{idx}]",), jvp="linear")
-SCATTER_ADD_ZEROS = Op("scatter_add", "ScatterAddBackward0", "c = zeros; c[idx] += g",
+SCATTER_ADD_ZEROS = Op("scatter_add", "ScatterAddBackward0", r"$c = 0;\; $c[\mathrm{idx}] \text{ += } $0",
                        lambda xp, g, shape, dim, index: xp.scatter_add_zeros(shape, dim, index, g),
-                       vjp=(lambda xp, gg, c, g, shape, dim, index: xp.gather_along(gg, index, dim),),
-                       vjp_formulas=("gather(ḡ)",), params=("shape", "dim", "index"), symbols=("g",),
-                       latex=r"$c = 0;\; $c[\mathrm{idx}] \text{ += } $0",
+                       vjp=(lambda xp, gg, c, g, shape, dim, index: xp.gather_along(gg, index, dim),), params=("shape", "dim", "index"), symbols=("g",),
                        vjp_latex=(r"\operatorname{gather}(\bar{g})",), jvp="linear")
-DIAGONAL_SCATTER = Op("diagonal_scatter", "DiagonalScatterBackward0", "c = zeros; diag(c) = g",
+DIAGONAL_SCATTER = Op("diagonal_scatter", "DiagonalScatterBackward0", r"$c = 0;\; \operatorname{diag}($c) = $0",
                       lambda xp, g, shape, offset, d1, d2: xp.diagonal_scatter(g, shape, offset, d1, d2),
-                      vjp=(lambda xp, gg, c, g, shape, offset, d1, d2: xp.diagonal(gg, offset, d1, d2),),
-                      vjp_formulas=("diag(ḡ)",), params=("shape", "offset", "dim1", "dim2"),
-                      latex=r"$c = 0;\; \operatorname{diag}($c) = $0",
+                      vjp=(lambda xp, gg, c, g, shape, offset, d1, d2: xp.diagonal(gg, offset, d1, d2),), params=("shape", "offset", "dim1", "dim2"),
                       vjp_latex=(r"\operatorname{diag}(\bar{g})",), jvp="linear")
-INDEX_FILL_ZERO = Op("index_fill", "IndexFillBackward0", "c = g; c[idx] = 0",
+INDEX_FILL_ZERO = Op("index_fill", "IndexFillBackward0", r"$c = $0;\; $c[\mathrm{idx}] = 0",
                      lambda xp, g, basic, adv: xp.index_fill_zero(g, basic, adv),
-                     vjp=(lambda xp, gg, c, g, basic, adv: xp.index_fill_zero(gg, basic, adv),),
-                     vjp_formulas=("ḡ, 0 at idx",), params=("basic", "indices"),
-                     latex=r"$c = $0;\; $c[\mathrm{idx}] = 0",
+                     vjp=(lambda xp, gg, c, g, basic, adv: xp.index_fill_zero(gg, basic, adv),), params=("basic", "indices"),
                      vjp_latex=(r"\bar{g}\text{, 0 at idx}",), jvp="linear")
 
 
@@ -133,36 +111,29 @@ def _put_add(xp, a, v, basic, adv):
     return out
 
 
-INDEX_PUT_ACC = Op("index_put", "IndexPutBackward0", "c = a; c[idx] += v", _put_add,
+INDEX_PUT_ACC = Op("index_put", "IndexPutBackward0", r"$c = $0;\; $c[\mathrm{idx}] \text{ += } $1", _put_add,
                    vjp=(lambda xp, g, c, a, v, basic, adv: g,
-                        lambda xp, g, c, a, v, basic, adv: _written(g, basic, adv)),
-                   vjp_formulas=("ḡ", "ḡ[idx]"), args=("self", "values"), params=("basic", "indices"),
+                        lambda xp, g, c, a, v, basic, adv: _written(g, basic, adv)), args=("self", "values"), params=("basic", "indices"),
                    saves=("indices",),
-                   latex=r"$c = $0;\; $c[\mathrm{idx}] \text{ += } $1",
                    vjp_latex=(r"\bar{g}", r"\bar{g}[\mathrm{idx}]",))
 
 
 # -- sorting: values are a gather along dim, so their VJP scatters ḡ back ---------------
-def _gather_op(name: str, torch_name: str, formula: str, **display) -> Op:
+def _gather_op(name: str, torch_name: str, latex: str, **display) -> Op:
     display.setdefault("vjp_latex", (r"\bar{g}\text{ scattered back to where each value came from}",))
-    return Op(name, torch_name, formula, lambda xp, a, dim, index: xp.take_along_axis(a, index, axis=dim),
+    return Op(name, torch_name, latex, lambda xp, a, dim, index: xp.take_along_axis(a, index, axis=dim),
               vjp=(lambda xp, g, c, a, dim, index: xp.scatter_add_zeros(a.shape, dim, index, g),),
-              vjp_formulas=("ḡ scattered back to where each value came from",), params=("dim", "indices"),
-              saves=("indices",), **display)
+              params=("dim", "indices"), saves=("indices",), **display)
 
 
-SORT = _gather_op("sort", "SortBackward0", "c = sort(a)",
-                  latex=r"$c = \operatorname{sort}($0)")
-TOPK = _gather_op("topk", "TopkBackward0", "c = topk(a, k)",
-                  latex=r"$c = \operatorname{topk}($0,\, k)")
+SORT = _gather_op("sort", "SortBackward0", r"$c = \operatorname{sort}($0)")
+TOPK = _gather_op("topk", "TopkBackward0", r"$c = \operatorname{topk}($0,\, k)")
 
 
 # -- more indexing: narrow, take_along_dim, masked_select, index_add/fill, scatter ----------
-MASKED_SELECT = Op("masked_select", "MaskedSelectBackward0", "c = a[mask]",
+MASKED_SELECT = Op("masked_select", "MaskedSelectBackward0", r"$c = $0[\mathrm{mask}]",
                    lambda xp, a, mask: xp.broadcast_to(a, mask.shape)[mask],
-                   vjp=(lambda xp, g, c, a, mask: xp.index_scatter(g, mask.shape, mask, False),),
-                   vjp_formulas=("ḡ placed where mask holds",), params=("mask",), saves=("mask",),
-                   latex=r"$c = $0[\mathrm{mask}]",
+                   vjp=(lambda xp, g, c, a, mask: xp.index_scatter(g, mask.shape, mask, False),), params=("mask",), saves=("mask",),
                    vjp_latex=(r"\bar{g}\text{ placed where mask holds}",), jvp="linear")
 
 
@@ -172,14 +143,13 @@ def _index_add(xp, a, src, dim, index, alpha):
     return out
 
 
-INDEX_ADD = Op("index_add", "IndexAddBackward0", "c = a; c[…, idx] += α src", _index_add,
+INDEX_ADD = Op("index_add", "IndexAddBackward0", r"$c = $0;\; $c[\dots,\, \mathrm{idx}] \text{ += } $alpha\, $1",
+               _index_add,
                vjp=(lambda xp, g, c, a, src, dim, index, alpha: g,
                     lambda xp, g, c, a, src, dim, index, alpha: _times(xp.take(g, index, axis=dim) if xp.arrays
                                                                        else xp.apply(INDEX_SELECT, (g,), (dim, index)),
-                                                                       alpha)),
-               vjp_formulas=("ḡ", "α ḡ[…, idx]"), args=("self", "source"), params=("dim", "index", "alpha"),
+                                                                       alpha)), args=("self", "source"), params=("dim", "index", "alpha"),
                saves=("index",), symbols=("a", "src"), broadcasts=(),
-               latex=r"$c = $0;\; $c[\dots,\, \mathrm{idx}] \text{ += } $alpha\, $1",
                vjp_latex=(r"\bar{g}", r"$alpha\, \bar{g}[\dots,\, \mathrm{idx}]",), jvp="linear")
 
 
@@ -194,26 +164,21 @@ def _fill_at(a, key, value):
 
 
 # `written` marks the entries replaced by the op: they get no gradient
-INDEX_FILL = Op("index_fill", "IndexFillBackward0", "c = a; c[…, idx] = v",
+INDEX_FILL = Op("index_fill", "IndexFillBackward0", r"$c = $0;\; $c[\dots,\, \mathrm{idx}] = $value",
                 lambda xp, a, key, written, value: _fill_at(a, key, value),
-                vjp=(lambda xp, g, c, a, key, written, value: xp.where(written, 0, g),),
-                vjp_formulas=("ḡ, 0 at idx",), params=("index", "written", "value"),
-                latex=r"$c = $0;\; $c[\dots,\, \mathrm{idx}] = $value",
+                vjp=(lambda xp, g, c, a, key, written, value: xp.where(written, 0, g),), params=("index", "written", "value"),
                 vjp_latex=(r"\bar{g}\text{, 0 at idx}",))
-SCATTER = Op("scatter", "ScatterBackward0", "c = a; c[idx] = src (along dim)",
+SCATTER = Op("scatter", "ScatterBackward0", r"$c = $0;\; $c[\mathrm{idx}] = $1 \text{ (along dim } $dim\text{)}",
              lambda xp, a, src, dim, index, written: _scattered(xp, a, dim, index, src[_region(index)]),
              vjp=(lambda xp, g, c, a, src, dim, index, written: xp.where(written, 0, g),
                   lambda xp, g, c, a, src, dim, index, written:
-                  _pad_to(xp, xp.gather_along(g, index, dim), src)),
-             vjp_formulas=("ḡ, 0 at idx", "gather(ḡ, dim, idx)"), args=("self", "src"),
+                  _pad_to(xp, xp.gather_along(g, index, dim), src)), args=("self", "src"),
              params=("dim", "index", "written"), saves=("index",), symbols=("a", "src"), broadcasts=(),
-             latex=r"$c = $0;\; $c[\mathrm{idx}] = $1 \text{ (along dim } $dim\text{)}",
              vjp_latex=(r"\bar{g}\text{, 0 at idx}", r"\operatorname{gather}(\bar{g},\, $dim,\, \mathrm{idx})",))
-SCATTER_VALUE = Op("scatter", "ScatterBackward1", "c = a; c[idx] = v (along dim)",
+SCATTER_VALUE = Op("scatter", "ScatterBackward1",
+                   r"$c = $0;\; $c[\mathrm{idx}] = $value \text{ (along dim } $dim\text{)}",
                    lambda xp, a, dim, index, written, value: _scattered(xp, a, dim, index, value),
-                   vjp=(lambda xp, g, c, a, dim, index, written, value: xp.where(written, 0, g),),
-                   vjp_formulas=("ḡ, 0 at idx",), params=("dim", "index", "written", "value"),
-                   latex=r"$c = $0;\; $c[\mathrm{idx}] = $value \text{ (along dim } $dim\text{)}",
+                   vjp=(lambda xp, g, c, a, dim, index, written, value: xp.where(written, 0, g),), params=("dim", "index", "written", "value"),
                    vjp_latex=(r"\bar{g}\text{, 0 at idx}",))
 
 
@@ -223,13 +188,11 @@ def _scattered(xp, a, dim, index, src):
     return out
 
 
-INDEX_FILL_TENSOR = Op("index_fill", "IndexFillBackward1", "c = a; c[…, idx] = v",
+INDEX_FILL_TENSOR = Op("index_fill", "IndexFillBackward1", r"$c = $0;\; $c[\dots,\, \mathrm{idx}] = $1",
                        lambda xp, a, v, key, written: _fill_at(a, key, v),
                        vjp=(lambda xp, g, c, a, v, key, written: xp.where(written, 0, g),
-                            lambda xp, g, c, a, v, key, written: xp.sum(xp.where(written, g, 0))),
-                       vjp_formulas=("ḡ, 0 at idx", "Σ ḡ at idx"), args=("self", "value"),
+                            lambda xp, g, c, a, v, key, written: xp.sum(xp.where(written, g, 0))), args=("self", "value"),
                        params=("index", "written"),
-                       latex=r"$c = $0;\; $c[\dots,\, \mathrm{idx}] = $1",
                        vjp_latex=(r"\bar{g}\text{, 0 at idx}", r"\sum \bar{g}\text{ at idx}",))
 
 
@@ -240,14 +203,13 @@ def _take_vjp(xp, g, c, a, idx):
     return xp.reshape(flat, tuple(a.shape))
 
 
-TAKE = Op("take", "TakeBackward0", "c = flat(a)[idx]", lambda xp, a, idx: a.reshape(-1)[idx],
-          vjp=(_take_vjp,), vjp_formulas=("ḡ scatter-added into flat(a) at idx",), params=("index",),
+TAKE = Op("take", "TakeBackward0", r"$c = \operatorname{flat}($0)[\mathrm{idx}]", lambda xp, a, idx: a.reshape(-1)[idx],
+          vjp=(_take_vjp,), params=("index",),
           saves=("index",), shown=(),
-          latex=r"$c = \operatorname{flat}($0)[\mathrm{idx}]",
           vjp_latex=(r"\bar{g}\text{ scatter-added into } \operatorname{flat}($0) \text{ at idx}",), jvp="linear")
 
 
-def _scatter_op(name: str, torch_name: str, formula: str, region: str, key, **display) -> Op:
+def _scatter_op(name: str, torch_name: str, latex: str, key, **display) -> Op:
     """c = a with src written into a region (a select, a slice, a diagonal): ḡ outside the region
     goes to a, ḡ inside it to src."""
     def forward(xp, a, src, *params):
@@ -267,25 +229,23 @@ def _scatter_op(name: str, torch_name: str, formula: str, region: str, key, **di
         part = key(xp, g, *params)
         return part.copy() if xp.arrays else part
 
-    return Op(name, torch_name, formula, forward, vjp=(vjp_self, vjp_src),
-              vjp_formulas=(f"ḡ with zeros in the {region}", f"ḡ in the {region}"), args=("self", "src"),
+    return Op(name, torch_name, latex, forward, vjp=(vjp_self, vjp_src), args=("self", "src"),
               symbols=("a", "s"), **display)
 
 
-SELECT_SCATTER = _scatter_op("select_scatter", "SelectScatterBackward0", "c = a; c[…, i] = s", "selected slice",
+SELECT_SCATTER = _scatter_op("select_scatter", "SelectScatterBackward0", r"$c = $0;\; {$c}_{[\dots,\, $index]} = $1",
                              lambda xp, a, dim, i: a[_at(dim, i) + (Ellipsis,)], params=("dim", "index"),
-                             latex=r"$c = $0;\; {$c}_{[\dots,\, $index]} = $1",
                              vjp_latex=(r"\bar{g}\text{ with zeros at index } $index", r"\bar{g}_{[\dots,\, $index]}"),
                              jvp="linear")
-SLICE_SCATTER = _scatter_op("slice_scatter", "SliceScatterBackward0", "c = a; c[…, start:end:step] = s", "slice",
+SLICE_SCATTER = _scatter_op("slice_scatter", "SliceScatterBackward0",
+                            r"$c = $0;\; {$c}_{[\dots,\, $start:$end:$step]} = $1",
                             lambda xp, a, dim, start, end, step: a[_at(dim, slice(start, end, step))],
                             params=("dim", "start", "end", "step"),
-                            latex=r"$c = $0;\; {$c}_{[\dots,\, $start:$end:$step]} = $1",
                             vjp_latex=(r"\bar{g}\text{ with zeros in the slice}",
                                        r"\bar{g}_{[\dots,\, $start:$end:$step]}"), jvp="linear")
-DIAGONAL_SCATTER_SRC = _scatter_op("diagonal_scatter", "DiagonalScatterBackward0", "c = a; diag(c) = s", "diagonal",
+DIAGONAL_SCATTER_SRC = _scatter_op("diagonal_scatter", "DiagonalScatterBackward0",
+                                   r"$c = $0;\; \operatorname{diag}_{$offset}($c) = $1",
                                    diagonal_view, params=("offset", "dim1", "dim2"),
-                                   latex=r"$c = $0;\; \operatorname{diag}_{$offset}($c) = $1",
                                    vjp_latex=(r"\bar{g}\text{ with zeros on the diagonal}",
                                               r"\operatorname{diag}_{$offset}(\bar{g})"), jvp="linear")
 OPS_BY_NAME = {op.torch_name: op for op in (SELECT_SCATTER, SLICE_SCATTER, DIAGONAL_SCATTER_SRC)}

@@ -15,44 +15,35 @@ def _mT(xp, a):
     return xp.swapaxes(a, -1, -2)
 
 
-MM = Op("mm", "MmBackward0", "C = A B", lambda xp, a, b: a @ b,
-        vjp=(lambda xp, g, c, a, b: g @ b.T, lambda xp, g, c, a, b: a.T @ g),
-        vjp_formulas=("ḡ Bᵀ", "Aᵀ ḡ"), args=MATS, saves=MATS,
-        latex=r"$c = $0\, $1",
+MM = Op("mm", "MmBackward0", r"$c = $0\, $1", lambda xp, a, b: a @ b,
+        vjp=(lambda xp, g, c, a, b: g @ b.T, lambda xp, g, c, a, b: a.T @ g), args=MATS, saves=MATS,
+        vjp_latex=(r"\bar{g}\, $1^{\top}", r"$0^{\top} \bar{g}",), jvp="bilinear", out_symbol="C")
+MV = Op("mv", "MvBackward0", r"$c = $0\, $1", lambda xp, a, b: a @ b,
+        vjp=(lambda xp, g, c, a, b: xp.reshape(g, (-1, 1)) * b, lambda xp, g, c, a, b: a.T @ g), args=("self", "vec"), saves=("self", "vec"), symbols=("A", "v"),
         vjp_latex=(r"\bar{g}\, $1^{\top}", r"$0^{\top} \bar{g}",), jvp="bilinear")
-MV = Op("mv", "MvBackward0", "c = A v", lambda xp, a, b: a @ b,
-        vjp=(lambda xp, g, c, a, b: xp.reshape(g, (-1, 1)) * b, lambda xp, g, c, a, b: a.T @ g),
-        vjp_formulas=("ḡ vᵀ", "Aᵀ ḡ"), args=("self", "vec"), saves=("self", "vec"), symbols=("A", "v"),
-        latex=r"$c = $0\, $1",
-        vjp_latex=(r"\bar{g}\, $1^{\top}", r"$0^{\top} \bar{g}",), jvp="bilinear")
-DOT = Op("dot", "DotBackward0", "c = a · b", lambda xp, a, b: a @ b,
-         vjp=(lambda xp, g, c, a, b: g * b, lambda xp, g, c, a, b: g * a),
-         vjp_formulas=("ḡ b", "ḡ a"), args=("self", "tensor"), saves=("self", "tensor"),
-         latex=r"$c = $0 \cdot $1",
+DOT = Op("dot", "DotBackward0", r"$c = $0 \cdot $1", lambda xp, a, b: a @ b,
+         vjp=(lambda xp, g, c, a, b: g * b, lambda xp, g, c, a, b: g * a), args=("self", "tensor"), saves=("self", "tensor"),
          vjp_latex=(r"\bar{g}\, $1", r"\bar{g}\, $0",), jvp="bilinear")
-BMM = Op("bmm", "BmmBackward0", "Cᵢ = Aᵢ Bᵢ", lambda xp, a, b: a @ b,
-         vjp=(lambda xp, g, c, a, b: g @ _mT(xp, b), lambda xp, g, c, a, b: _mT(xp, a) @ g),
-         vjp_formulas=("ḡ Bᵀ", "Aᵀ ḡ"), args=MATS, saves=MATS,
-         latex=r"{$c}_i = $0_i\, $1_i",
-         vjp_latex=(r"\bar{g}_i\, $1_i^{\top}", r"$0_i^{\top} \bar{g}_i",), jvp="bilinear")
+BMM = Op("bmm", "BmmBackward0", r"{$c}_i = $0_i\, $1_i", lambda xp, a, b: a @ b,
+         vjp=(lambda xp, g, c, a, b: g @ _mT(xp, b), lambda xp, g, c, a, b: _mT(xp, a) @ g), args=MATS, saves=MATS,
+         vjp_latex=(r"\bar{g}_i\, $1_i^{\top}", r"$0_i^{\top} \bar{g}_i",), jvp="bilinear", out_symbol="C")
 
 
-def _with_bias(product: Op, name: str, torch_name: str, formula: str, args: tuple, symbols: tuple, **display) -> Op:
+def _with_bias(product: Op, name: str, torch_name: str, latex: str, args: tuple, symbols: tuple, **display) -> Op:
     """C = β bias + α (a ∘ b) as one node; the VJPs for a and b are the product's own, times α.
     β = 0 ignores bias (its nan/inf do not reach C), as in PyTorch."""
     grad_a, grad_b = product.vjp
-    return Op(name, torch_name, formula, lambda xp, bias, a, b, beta, alpha: _addmm(bias, a, b, beta, alpha),
+    return Op(name, torch_name, latex, lambda xp, bias, a, b, beta, alpha: _addmm(bias, a, b, beta, alpha),
               vjp=(lambda xp, g, c, bias, a, b, beta, alpha: _scaled(xp, g, beta),
                    lambda xp, g, c, bias, a, b, beta, alpha: _scaled(xp, grad_a(xp, g, c, a, b), alpha),
                    lambda xp, g, c, bias, a, b, beta, alpha: _scaled(xp, grad_b(xp, g, c, a, b), alpha)),
-              vjp_formulas=("β ḡ",) + tuple("α " + f for f in product.vjp_formulas), args=args,
+              args=args,
               params=("beta", "alpha"), saves=args[1:], symbols=symbols, broadcasts=(0,), **display)
 
 
-ADDMM = _with_bias(MM, "addmm", "AddmmBackward0", "C = β bias + α A B", ("self", "mat1", "mat2"),
+ADDMM = _with_bias(MM, "addmm", "AddmmBackward0", r"$c = $beta\, $0 + $alpha\, $1\, $2", ("self", "mat1", "mat2"),
                    ("bias", "A", "B"),
-                   latex=r"$c = $beta\, $0 + $alpha\, $1\, $2",
-                   vjp_latex=(r"$beta\, \bar{g}", r"$alpha\, \bar{g}\, $2^{\top}", r"$alpha\, $1^{\top} \bar{g}",))
+                   vjp_latex=(r"$beta\, \bar{g}", r"$alpha\, \bar{g}\, $2^{\top}", r"$alpha\, $1^{\top} \bar{g}",), out_symbol="C")
 
 
 def _addmm(bias, a, b, beta, alpha):
@@ -70,28 +61,24 @@ def _scaled(xp, g, s):
     return xp.zeros_like(g) if s == 0 else g * s
 
 
-DIAGONAL = Op("diagonal", "DiagonalBackward0", "c = diag(A)",
+DIAGONAL = Op("diagonal", "DiagonalBackward0", r"$c = \operatorname{diag}($0)",
               lambda xp, a, offset, d1, d2: diagonal_view(xp, a, offset, d1, d2),
-              vjp=(lambda xp, g, c, a, offset, d1, d2: xp.diagonal_scatter(g, a.shape, offset, d1, d2),),
-              vjp_formulas=("ḡ on the diagonal of zeros",), params=("offset", "dim1", "dim2"), symbols=("A",),
-              latex=r"$c = \operatorname{diag}($0)",
+              vjp=(lambda xp, g, c, a, offset, d1, d2: xp.diagonal_scatter(g, a.shape, offset, d1, d2),), params=("offset", "dim1", "dim2"), symbols=("A",),
               vjp_latex=(r"\bar{g}\text{ on the diagonal of zeros}",), jvp="linear")
-TRACE = Op("trace", "TraceBackward0", "c = tr A", lambda xp, a: xp.trace(_cast(a, None)),   # a sum: int64 for integers
-           vjp=(lambda xp, g, c, a: xp.diagonal_scatter(xp.broadcast_to(g, (min(a.shape),)), a.shape, 0, 0, 1),),
-           vjp_formulas=("ḡ I",), symbols=("A",),
-           latex=r"$c = \operatorname{tr} $0",
+TRACE = Op("trace", "TraceBackward0", r"$c = \operatorname{tr} $0",
+           lambda xp, a: xp.trace(_cast(a, None)),   # a sum: int64 for integers
+           vjp=(lambda xp, g, c, a: xp.diagonal_scatter(xp.broadcast_to(g, (min(a.shape),)), a.shape, 0, 0, 1),), symbols=("A",),
            vjp_latex=(r"\bar{g}\, I",), jvp="linear")
 
 
 # -- more products: addmv, baddbmm, tensordot, kron, einsum ------------------------------
-ADDMV = _with_bias(MV, "addmv", "AddmvBackward0", "c = β bias + α A v", ("self", "mat", "vec"),
+ADDMV = _with_bias(MV, "addmv", "AddmvBackward0", r"$c = $beta\, $0 + $alpha\, $1\, $2", ("self", "mat", "vec"),
                    ("bias", "A", "v"),
-                   latex=r"$c = $beta\, $0 + $alpha\, $1\, $2",
                    vjp_latex=(r"$beta\, \bar{g}", r"$alpha\, \bar{g}\, $2^{\top}", r"$alpha\, $1^{\top} \bar{g}",))
-BADDBMM = _with_bias(BMM, "baddbmm", "BaddbmmBackward0", "Cᵢ = β biasᵢ + α Aᵢ Bᵢ", ("self", "batch1", "batch2"),
+BADDBMM = _with_bias(BMM, "baddbmm", "BaddbmmBackward0", r"{$c}_i = $beta\, $0_i + $alpha\, $1_i\, $2_i",
+                     ("self", "batch1", "batch2"),
                      ("bias", "A", "B"),
-                     latex=r"{$c}_i = $beta\, $0_i + $alpha\, $1_i\, $2_i",
-                     vjp_latex=(r"$beta\, \bar{g}", r"$alpha\, \bar{g}_i\, $2_i^{\top}", r"$alpha\, $1_i^{\top} \bar{g}_i",))
+                     vjp_latex=(r"$beta\, \bar{g}", r"$alpha\, \bar{g}_i\, $2_i^{\top}", r"$alpha\, $1_i^{\top} \bar{g}_i",), out_symbol="C")
 
 
 # recorded (create_graph=True) as torch's mm backward: grad.mm(mat2.t()) and mat1.t().mm(grad)
@@ -156,9 +143,8 @@ def _det_vjp(xp, g, c, a):
     return (g * c)[..., None, None] * _mT(xp, xp.inv(a))
 
 
-DET = Op("linalg_det", "LinalgDetBackward0", "c = det A", lambda xp, a: xp.asarray(xp.linalg.det(a)),
-         vjp=(_det_vjp,), vjp_formulas=("ḡ adj(A)ᵀ = ḡ c A⁻ᵀ",), args=MATRIX, saves=("self", "result"), symbols=("A",),
-         latex=r"$c = \det $0", vjp_latex=(r"\bar{g}\, $c\, $0^{-\top}",))
+DET = Op("linalg_det", "LinalgDetBackward0", r"$c = \det $0", lambda xp, a: xp.asarray(xp.linalg.det(a)),
+         vjp=(_det_vjp,), args=MATRIX, saves=("self", "result"), symbols=("A",), vjp_latex=(r"\bar{g}\, $c\, $0^{-\top}",))
 
 
 def _slogdet_forward(xp, a):
@@ -175,17 +161,16 @@ def _slogdet_vjp(xp, g, c, a):
     return g_log[..., None, None] * _mT(xp, xp.inv(a))
 
 
-SLOGDET = Op("linalg_slogdet", "LinalgSlogdetBackward0", "(s, c) = (sign det A, log |det A|)", _slogdet_forward,
-             vjp=(_slogdet_vjp,), vjp_formulas=("ḡ_c A⁻ᵀ",), args=MATRIX, saves=("self",), n_outputs=2, symbols=("A",),
-             latex=r"(s,\, $c) = (\operatorname{sign} \det $0,\, \log |\det $0|)",
+SLOGDET = Op("linalg_slogdet", "LinalgSlogdetBackward0", r"(s,\, $c) = (\operatorname{sign} \det $0,\, \log |\det $0|)",
+             _slogdet_forward,
+             vjp=(_slogdet_vjp,), args=MATRIX, saves=("self",), n_outputs=2, symbols=("A",),
              vjp_latex=(r"\bar{g}_c\, $0^{-\top}",))
 
 
 # -- inverse and solve ---------------------------------------------------------------------------
-INV = Op("linalg_inv", "LinalgInvExBackward0", "C = A⁻¹", _lapack(lambda xp, a: xp.linalg.inv(a)),
-         vjp=(lambda xp, g, c, a: -(_mT(xp, c) @ g @ _mT(xp, c)),), vjp_formulas=("−Cᵀ ḡ Cᵀ",), args=MATRIX,
-         saves=("result",), symbols=("A",),
-         latex=r"$c = $0^{-1}", vjp_latex=(r"-$c^{\top} \bar{g}\, $c^{\top}",))
+INV = Op("linalg_inv", "LinalgInvExBackward0", r"$c = $0^{-1}", _lapack(lambda xp, a: xp.linalg.inv(a)),
+         vjp=(lambda xp, g, c, a: -(_mT(xp, c) @ g @ _mT(xp, c)),), args=MATRIX,
+         saves=("result",), symbols=("A",), vjp_latex=(r"-$c^{\top} \bar{g}\, $c^{\top}",), out_symbol="C")
 
 
 def _solve_b(xp, g, c, a, b):
@@ -194,11 +179,10 @@ def _solve_b(xp, g, c, a, b):
     return xp.solve(_mT(xp, a), g)
 
 
-SOLVE = Op("linalg_solve", "LinalgSolveExBackward0", "X = A⁻¹ B", _lapack(lambda xp, a, b: xp.linalg.solve(a, b)),
-           vjp=(lambda xp, g, c, a, b: -(_solve_b(xp, g, c, a, b) @ _mT(xp, c)), _solve_b),
-           vjp_formulas=("−A⁻ᵀ ḡ Xᵀ", "A⁻ᵀ ḡ"), args=("A", "B"), saves=("A", "result"), symbols=("A", "B"),
-           broadcasts=None,
-           latex=r"$c = $0^{-1} $1", vjp_latex=(r"-$0^{-\top} \bar{g}\, $c^{\top}", r"$0^{-\top} \bar{g}"))
+SOLVE = Op("linalg_solve", "LinalgSolveExBackward0", r"$c = $0^{-1} $1",
+           _lapack(lambda xp, a, b: xp.linalg.solve(a, b)),
+           vjp=(lambda xp, g, c, a, b: -(_solve_b(xp, g, c, a, b) @ _mT(xp, c)), _solve_b), args=("A", "B"), saves=("A", "result"), symbols=("A", "B"),
+           broadcasts=None, vjp_latex=(r"-$0^{-\top} \bar{g}\, $c^{\top}", r"$0^{-\top} \bar{g}"), out_symbol="X")
 
 
 # -- Cholesky -------------------------------------------------------------------------------------
@@ -226,15 +210,14 @@ def _cholesky_forward(xp, a, upper):
 
 
 _cholesky_forward = _lapack(_cholesky_forward)
-CHOLESKY = Op("linalg_cholesky", "LinalgCholeskyExBackward0", "L = chol(A): A = L Lᵀ", _cholesky_forward,
-              vjp=(_cholesky_vjp,),
-              vjp_formulas=("sym(L⁻ᵀ Φ(Lᵀ ḡ) L⁻¹)",), args=MATRIX, params=("upper",), saves=("result",),
+CHOLESKY = Op("linalg_cholesky", "LinalgCholeskyExBackward0", r"$c = \operatorname{chol}($0):\; $0 = $c\, $c^{\top}",
+              _cholesky_forward,
+              vjp=(_cholesky_vjp,), args=MATRIX, params=("upper",), saves=("result",),
               symbols=("A",),
-              latex=r"$c = \operatorname{chol}($0):\; $0 = $c\, $c^{\top}",
-              vjp_latex=(r"\operatorname{sym}\left($c^{-\top} \Phi($c^{\top} \bar{g})\, $c^{-1}\right)",))
-CHOLESKY_LEGACY = Op("cholesky", "CholeskyBackward0", CHOLESKY.formula, _cholesky_forward, vjp=(_cholesky_vjp,),
-                     vjp_formulas=CHOLESKY.vjp_formulas, args=MATRIX, params=("upper",), saves=("result",),
-                     symbols=("A",), latex=CHOLESKY.latex, vjp_latex=CHOLESKY.vjp_latex)
+              vjp_latex=(r"\operatorname{sym}\left($c^{-\top} \Phi($c^{\top} \bar{g})\, $c^{-1}\right)",), out_symbol="L")
+CHOLESKY_LEGACY = Op("cholesky", "CholeskyBackward0", CHOLESKY.latex,
+                     _cholesky_forward, vjp=(_cholesky_vjp,), args=MATRIX, params=("upper",), saves=("result",),
+                     symbols=("A",), vjp_latex=CHOLESKY.vjp_latex, out_symbol="L")
 
 
 # -- singular values and symmetric eigenvalues (their vectors are only a constant of the VJP) -------
@@ -247,11 +230,10 @@ def _svdvals_vjp(xp, g, c, a):
     return (u * g[..., None, :]) @ vh
 
 
-SVDVALS = Op("linalg_svdvals", "LinalgSvdBackward0", "s = σ(A) (singular values)",
+SVDVALS = Op("linalg_svdvals", "LinalgSvdBackward0", r"$c = \sigma($0) \text{ (singular values)}",
              lambda xp, a: xp.linalg.svd(a, compute_uv=False) if not _empty(a) else
              xp.zeros(a.shape[:-2] + (min(a.shape[-2:]),), a.dtype),
-             vjp=(_svdvals_vjp,), vjp_formulas=("U diag(ḡ) Vᵀ",), args=MATRIX, saves=("self",), symbols=("A",),
-             latex=r"$c = \sigma($0)", vjp_latex=(r"U \operatorname{diag}(\bar{g})\, V^{\top}",))
+             vjp=(_svdvals_vjp,), args=MATRIX, saves=("self",), symbols=("A",), vjp_latex=(r"U \operatorname{diag}(\bar{g})\, V^{\top}",), out_symbol="s")
 
 
 def _eigvalsh_vjp(xp, g, c, a, uplo):
@@ -263,12 +245,12 @@ def _eigvalsh_vjp(xp, g, c, a, uplo):
     return (v * g[..., None, :]) @ xp.swapaxes(v, -1, -2)
 
 
-EIGVALSH = Op("linalg_eigvalsh", "LinalgEighBackward0", "λ = eigenvalues of symmetric A",
+EIGVALSH = Op("linalg_eigvalsh", "LinalgEighBackward0",
+              r"$c = \lambda($0) \text{ (eigenvalues of symmetric } $0\text{)}",
               lambda xp, a, uplo: xp.linalg.eigvalsh(a, UPLO=uplo) if not _empty(a) else
               xp.zeros(a.shape[:-1], a.dtype),
-              vjp=(_eigvalsh_vjp,), vjp_formulas=("V diag(ḡ) Vᵀ",), args=MATRIX, params=("UPLO",), saves=("self",),
-              symbols=("A",),
-              latex=r"$c = \lambda($0)", vjp_latex=(r"V \operatorname{diag}(\bar{g})\, V^{\top}",))
+              vjp=(_eigvalsh_vjp,), args=MATRIX, params=("UPLO",), saves=("self",),
+              symbols=("A",), vjp_latex=(r"V \operatorname{diag}(\bar{g})\, V^{\top}",), out_symbol="λ")
 
 
 # -- products and distances -----------------------------------------------------------------------
@@ -278,37 +260,31 @@ def _cross(xp, a, b, d):
     return xp.linalg_cross(a, b, dim=d)
 
 
-CROSS = Op("linalg_cross", "LinalgCrossBackward0", "c = a × b", lambda xp, a, b, d: xp.cross(a, b, axis=d),
-           vjp=(lambda xp, g, c, a, b, d: _cross(xp, b, g, d), lambda xp, g, c, a, b, d: _cross(xp, g, a, d)),
-           vjp_formulas=("b × ḡ", "ḡ × a"), args=("self", "other"), params=("dim",), saves=("self", "other"),
-           broadcasts=None,
-           latex=r"$c = $0 \times $1", vjp_latex=(r"$1 \times \bar{g}", r"\bar{g} \times $0"), jvp="bilinear")
+CROSS = Op("linalg_cross", "LinalgCrossBackward0", r"$c = $0 \times $1", lambda xp, a, b, d: xp.cross(a, b, axis=d),
+           vjp=(lambda xp, g, c, a, b, d: _cross(xp, b, g, d), lambda xp, g, c, a, b, d: _cross(xp, g, a, d)), args=("self", "other"), params=("dim",), saves=("self", "other"),
+           broadcasts=None, vjp_latex=(r"$1 \times \bar{g}", r"\bar{g} \times $0"), jvp="bilinear")
 
 
 def _beta_part(xp, g, beta):
     return g * beta if beta != 1 else g
 
 
-ADDR = Op("addr", "AddrBackward0", "C = β M + α u vᵀ",
+ADDR = Op("addr", "AddrBackward0", r"$c = $beta\, $0 + $alpha\, $1\, $2^{\top}",
           lambda xp, m, u, v, beta, alpha: (m * beta if beta != 0 else xp.zeros_like(m)) + xp.outer(u, v) * alpha,
           vjp=(lambda xp, g, c, m, u, v, beta, alpha: _beta_part(xp, g, beta),
                lambda xp, g, c, m, u, v, beta, alpha: (g @ v) * alpha,
-               lambda xp, g, c, m, u, v, beta, alpha: (_mT(xp, g) @ u) * alpha),
-          vjp_formulas=("β ḡ", "α ḡ v", "α ḡᵀ u"), args=("self", "vec1", "vec2"), params=("beta", "alpha"),
+               lambda xp, g, c, m, u, v, beta, alpha: (_mT(xp, g) @ u) * alpha), args=("self", "vec1", "vec2"), params=("beta", "alpha"),
           saves=("vec1", "vec2"), symbols=("M", "u", "v"),
-          latex=r"$c = $beta\, $0 + $alpha\, $1\, $2^{\top}",
           vjp_latex=(r"$beta\, \bar{g}", r"$alpha\, \bar{g}\, $2", r"$alpha\, \bar{g}^{\top} $1"),
-          broadcasts=(0,))
-ADDBMM = Op("addbmm", "AddbmmBackward0", "C = β M + α Σᵢ Aᵢ Bᵢ",
+          broadcasts=(0,), out_symbol="C")
+ADDBMM = Op("addbmm", "AddbmmBackward0", r"$c = $beta\, $0 + $alpha \sum_i $1_i\, $2_i",
             lambda xp, m, a, b, beta, alpha: (m * beta if beta != 0 else xp.zeros_like(m)) + (a @ b).sum(0) * alpha,
             vjp=(lambda xp, g, c, m, a, b, beta, alpha: _beta_part(xp, g, beta),
                  lambda xp, g, c, m, a, b, beta, alpha: (xp.expand_dims(g, 0) @ _mT(xp, b)) * alpha,
-                 lambda xp, g, c, m, a, b, beta, alpha: (_mT(xp, a) @ xp.expand_dims(g, 0)) * alpha),
-            vjp_formulas=("β ḡ", "α ḡ Bᵢᵀ", "α Aᵢᵀ ḡ"), args=("self", "batch1", "batch2"), params=("beta", "alpha"),
+                 lambda xp, g, c, m, a, b, beta, alpha: (_mT(xp, a) @ xp.expand_dims(g, 0)) * alpha), args=("self", "batch1", "batch2"), params=("beta", "alpha"),
             saves=("batch1", "batch2"), symbols=("M", "A", "B"),
-            latex=r"$c = $beta\, $0 + $alpha \sum_i $1_i\, $2_i",
             vjp_latex=(r"$beta\, \bar{g}", r"$alpha\, \bar{g}\, $2_i^{\top}", r"$alpha\, $1_i^{\top} \bar{g}"),
-            broadcasts=(0,))
+            broadcasts=(0,), out_symbol="C")
 
 
 def _cdist_diff(a, b):
@@ -327,11 +303,9 @@ def _cdist_parts(xp, g, c, a, b, p):
     return gd
 
 
-CDIST = Op("cdist", "CdistBackward0", "Cᵢⱼ = ‖aᵢ − bⱼ‖ₚ", _cdist_forward,
+CDIST = Op("cdist", "CdistBackward0", r"{$c}_{ij} = \lVert $0_i - $1_j \rVert_{$p}", _cdist_forward,
            vjp=(lambda xp, g, c, a, b, p: xp.sum(_cdist_parts(xp, g, c, a, b, p), axis=-2),
-                lambda xp, g, c, a, b, p: -xp.sum(_cdist_parts(xp, g, c, a, b, p), axis=-3)),
-           vjp_formulas=("Σⱼ ḡᵢⱼ ∂‖aᵢ − bⱼ‖ₚ/∂aᵢ", "−Σᵢ ḡᵢⱼ ∂‖aᵢ − bⱼ‖ₚ/∂aᵢ"), args=("x1", "x2"), params=("p",),
+                lambda xp, g, c, a, b, p: -xp.sum(_cdist_parts(xp, g, c, a, b, p), axis=-3)), args=("x1", "x2"), params=("p",),
            saves=("x1", "x2", "result"), symbols=("A", "B"), broadcasts=None,
-           latex=r"{$c}_{ij} = \lVert $0_i - $1_j \rVert_{$p}",
            vjp_latex=(r"\sum_j \bar{g}_{ij}\, \partial \lVert $0_i - $1_j \rVert_{$p} / \partial $0_i",
-                      r"-\sum_i \bar{g}_{ij}\, \partial \lVert $0_i - $1_j \rVert_{$p} / \partial $0_i"))
+                      r"-\sum_i \bar{g}_{ij}\, \partial \lVert $0_i - $1_j \rVert_{$p} / \partial $0_i"), out_symbol="C")

@@ -45,17 +45,16 @@ def _nll_vjp(xp, g, c, logp, target, weight, reduction, ignore_index):
     return xp.index_scatter(-per_sample * w, logp.shape, _rows(logp, safe), True)
 
 
-NLL_LOSS = Op("nll_loss", "NllLossBackward0", "ℓ = −mean_i log p[i, yᵢ]", _nll_forward, vjp=(_nll_vjp,),
-              vjp_formulas=("−ḡ/N at each target class",), params=("target", "weight", "reduction", "ignore_index"),
+NLL_LOSS = Op("nll_loss", "NllLossBackward0", r"$c = -\frac{1}{N} \sum_i \log $0[i,\, y_i]",
+              _nll_forward, vjp=(_nll_vjp,), params=("target", "weight", "reduction", "ignore_index"),
               saves=("target",), symbols=("p",),
-              latex=r"$c = -\frac{1}{N} \sum_i \log $0[i,\, y_i]",
-              vjp_latex=(r"-\frac{\bar{g}}{N} \text{ at each target class}",))
+              vjp_latex=(r"-\frac{\bar{g}}{N} \text{ at each target class}",), out_symbol="ℓ")
 # the same loss over a map of scores (N, C, H, W), every position a sample (segmentation)
-NLL_LOSS2D = Op("nll_loss2d", "NllLoss2DBackward0", "ℓ = −mean_(i,h,w) log p[i, y_ihw, h, w]", _nll_forward,
-                vjp=(_nll_vjp,), vjp_formulas=("−ḡ/N at each position's target class",),
+NLL_LOSS2D = Op("nll_loss2d", "NllLoss2DBackward0", r"$c = -\frac{1}{N} \sum_{i,h,w} \log $0[i,\, y_{i,h,w},\, h,\, w]",
+                _nll_forward,
+                vjp=(_nll_vjp,),
                 params=("target", "weight", "reduction", "ignore_index"), saves=("target",), symbols=("p",),
-                latex=r"$c = -\frac{1}{N} \sum_{i,h,w} \log $0[i,\, y_{i,h,w},\, h,\, w]",
-                vjp_latex=(r"-\frac{\bar{g}}{N} \text{ at each position's target class}",))
+                vjp_latex=(r"-\frac{\bar{g}}{N} \text{ at each position's target class}",), out_symbol="ℓ")
 
 
 # -- elementwise losses on d = a − b, reduced by mean (over N entries), sum or none -------------
@@ -68,20 +67,18 @@ def _reduced(d, reduction):
     return d if reduction == "none" else (d.sum() if reduction == "sum" else d.mean())
 
 
-def _difference_loss(name, torch_name, formula, forward, grad, grad_formula, params=(), **display):
+def _difference_loss(name, torch_name, latex, forward, grad, params=(), **display):
     """A loss of d = a − b: the target's gradient is the input's, negated."""
-    return Op(name, torch_name, formula, forward,
+    return Op(name, torch_name, latex, forward,
               vjp=(lambda xp, g, c, a, b, *p: grad(xp, g, a, b, *p), lambda xp, g, c, a, b, *p: -grad(xp, g, a, b, *p)),
-              vjp_formulas=(grad_formula, "−" + grad_formula), args=("self", "target"), params=("reduction",) + params,
+              args=("self", "target"), params=("reduction",) + params,
               saves=("self", "target"), **display)
 
 
-MSE_LOSS = _difference_loss("mse_loss", "MseLossBackward0", "ℓ = mean (a − b)²",
+MSE_LOSS = _difference_loss("mse_loss", "MseLossBackward0", r"$c = \frac{1}{N} \sum ($0 - $1)^2",
                             lambda xp, a, b, reduction: _reduced((a - b) * (a - b), reduction),
                             lambda xp, g, a, b, reduction: g * (a - b) * _mean_scale(a, b, reduction, 2.0),
-                            "2ḡ(a − b)/N",
-                            latex=r"$c = \frac{1}{N} \sum ($0 - $1)^2",
-                            vjp_latex=(r"\frac{2 \bar{g}\, ($0 - $1)}{N}", r"-\frac{2 \bar{g}\, ($0 - $1)}{N}",))
+                            vjp_latex=(r"\frac{2 \bar{g}\, ($0 - $1)}{N}", r"-\frac{2 \bar{g}\, ($0 - $1)}{N}",), out_symbol="ℓ")
 
 
 def _smooth_l1_forward(xp, a, b, reduction, beta):
@@ -97,10 +94,9 @@ def _smooth_l1_grad(xp, g, a, b, reduction, beta):
 
 
 SMOOTH_L1_LOSS = _difference_loss("smooth_l1_loss", "SmoothL1LossBackward0",
-                                  "ℓ = mean(½d²/β if |d| < β else |d| − ½β), d = a − b", _smooth_l1_forward,
-                                  _smooth_l1_grad, "ḡ ⊙ clamp(d/β, −1, 1)/N", ("beta",),
-                                  latex=r"$c = \frac{1}{N} \sum \begin{cases} \frac{d^2}{2\beta} & |d| < \beta \\ |d| - \frac{\beta}{2} & \text{otherwise} \end{cases},\; d = $0 - $1",
-                                  vjp_latex=(r"\bar{g} \odot \frac{\operatorname{clamp}(d / \beta,\, -1,\, 1)}{N}", r"-\bar{g} \odot \frac{\operatorname{clamp}(d / \beta,\, -1,\, 1)}{N}",))
+                                  r"$c = \frac{1}{N} \sum \begin{cases} \frac{d^2}{2\beta} & |d| < \beta \\ |d| - \frac{\beta}{2} & \text{otherwise} \end{cases},\; d = $0 - $1", _smooth_l1_forward,
+                                  _smooth_l1_grad, ("beta",),
+                                  vjp_latex=(r"\bar{g} \odot \frac{\operatorname{clamp}(d / \beta,\, -1,\, 1)}{N}", r"-\bar{g} \odot \frac{\operatorname{clamp}(d / \beta,\, -1,\, 1)}{N}",), out_symbol="ℓ")
 
 
 def _huber_forward(xp, a, b, reduction, delta):
@@ -115,10 +111,8 @@ def _huber_grad(xp, g, a, b, reduction, delta):
 
 
 HUBER_LOSS = _difference_loss("huber_loss", "HuberLossBackward0",
-                              "ℓ = mean(½d² if |d| < δ else δ(|d| − ½δ)), d = a − b", _huber_forward, _huber_grad,
-                              "ḡ ⊙ clamp(d, −δ, δ)/N", ("delta",),
-                              latex=r"$c = \frac{1}{N} \sum \begin{cases} \frac{d^2}{2} & |d| < \delta \\ \delta (|d| - \frac{\delta}{2}) & \text{otherwise} \end{cases},\; d = $0 - $1",
-                              vjp_latex=(r"\bar{g} \odot \frac{\operatorname{clamp}(d,\, -\delta,\, \delta)}{N}", r"-\bar{g} \odot \frac{\operatorname{clamp}(d,\, -\delta,\, \delta)}{N}",))
+                              r"$c = \frac{1}{N} \sum \begin{cases} \frac{d^2}{2} & |d| < \delta \\ \delta (|d| - \frac{\delta}{2}) & \text{otherwise} \end{cases},\; d = $0 - $1", _huber_forward, _huber_grad, ("delta",),
+                              vjp_latex=(r"\bar{g} \odot \frac{\operatorname{clamp}(d,\, -\delta,\, \delta)}{N}", r"-\bar{g} \odot \frac{\operatorname{clamp}(d,\, -\delta,\, \delta)}{N}",), out_symbol="ℓ")
 
 
 # -- binary cross-entropy: PyTorch's kernels, each product in its order, the mean a division by N ---------
@@ -176,14 +170,12 @@ def _bce_dt(xp, g, c, p, t, weight, reduction):
 
 
 BINARY_CROSS_ENTROPY = Op("binary_cross_entropy", "BinaryCrossEntropyBackward0",
-                          "ℓ = −mean w ⊙ (t max(log p, −100) + (1 − t) max(log(1 − p), −100))",
+                          r"$c = -\frac{1}{N} \sum w \odot \left($1 \max(\log $0,\, -100) + (1 - $1) \max(\log(1 - $0),\, -100)\right)",
                           quiet(_bce_forward), vjp=(quiet(_bce_dp), quiet(_bce_dt)),
-                          vjp_formulas=("ḡ ⊙ w ⊙ (p − t) / max(p(1 − p), ε) / N", "ḡ ⊙ w ⊙ (log(1 − p) − log p) / N"),
                           args=("self", "target"), params=("weight", "reduction"),
                           saves=("self", "target"), symbols=("p", "t"),
-                          latex=r"$c = -\frac{1}{N} \sum w \odot \left($1 \max(\log $0,\, -100) + (1 - $1) \max(\log(1 - $0),\, -100)\right)",
                           vjp_latex=(r"\bar{g} \odot w \odot \frac{$0 - $1}{N \max\left($0 (1 - $0),\, \varepsilon\right)}",
-                                     r"\bar{g} \odot w \odot \frac{\log(1 - $0) - \log $0}{N}",))
+                                     r"\bar{g} \odot w \odot \frac{\log(1 - $0) - \log $0}{N}",), out_symbol="ℓ")
 
 
 # on logits: ℓ = (1 − t)x − (1 + (p − 1)t) log σ(x), weighted
@@ -213,14 +205,12 @@ def _bce_logits_dt(xp, g, c, x, t, weight, pos_weight, reduction):
 
 
 BCE_WITH_LOGITS = Op("binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward0",
-                     "ℓ = mean w ⊙ ((1 − t)x + (1 + (p − 1)t) log(1 + e^(−x)))", _bce_logits_forward,
+                     r"$c = \frac{1}{N} \sum w \odot \left((1 - $1)\, $0 + (1 + (p - 1)\, $1) \log(1 + e^{-$0})\right)", _bce_logits_forward,
                      vjp=(quiet(_bce_logits_dx), quiet(_bce_logits_dt)),
-                     vjp_formulas=("ḡ ⊙ w ⊙ ((1 + (p − 1)t) σ(x) − pt)/N", "ḡ ⊙ w ⊙ (log σ(−x) − p log σ(x))/N"),
                      args=("self", "target"), params=("weight", "pos_weight", "reduction"),
                      saves=("self", "target"), symbols=("x", "t"),
-                     latex=r"$c = \frac{1}{N} \sum w \odot \left((1 - $1)\, $0 + (1 + (p - 1)\, $1) \log(1 + e^{-$0})\right)",
                      vjp_latex=(r"\bar{g} \odot w \odot \frac{(1 + (p - 1)\, $1)\, \sigma($0) - p\, $1}{N}",
-                                r"\bar{g} \odot w \odot \frac{\log \sigma(-$0) - p \log \sigma($0)}{N}",))
+                                r"\bar{g} \odot w \odot \frac{\log \sigma(-$0) - p \log \sigma($0)}{N}",), out_symbol="ℓ")
 
 
 # -- more of torch's op table: margin and likelihood losses ------------------------------------------
@@ -230,10 +220,9 @@ def _soft_margin_slope(xp, g, x, y, reduction):
 
 
 # torch differentiates only the input (a target that requires grad is an error)
-SOFT_MARGIN_LOSS = Op("soft_margin_loss", "SoftMarginLossBackward0", "ℓ = mean log(1 + e^(−y a))",
+SOFT_MARGIN_LOSS = Op("soft_margin_loss", "SoftMarginLossBackward0",
+                      r"$c = \frac{1}{N} \sum \log\left(1 + e^{-y $0}\right)",
                       lambda xp, x, y, reduction: _reduced(xp.log1p(xp.exp(-(x * y))), reduction),
-                      vjp=(lambda xp, g, c, x, y, reduction: _soft_margin_slope(xp, g, x, y, reduction),),
-                      vjp_formulas=("−ḡ y e^(−ya) / (1 + e^(−ya)) / N",), params=("target", "reduction"),
+                      vjp=(lambda xp, g, c, x, y, reduction: _soft_margin_slope(xp, g, x, y, reduction),), params=("target", "reduction"),
                       saves=("self", "target"), shown=("reduction",),
-                      latex=r"$c = \frac{1}{N} \sum \log\left(1 + e^{-y $0}\right)",
-                      vjp_latex=(r"-\frac{\bar{g}\, y\, e^{-y $0}}{N\, (1 + e^{-y $0})}",))
+                      vjp_latex=(r"-\frac{\bar{g}\, y\, e^{-y $0}}{N\, (1 + e^{-y $0})}",), out_symbol="ℓ")

@@ -27,37 +27,31 @@ def _softplus(xp, a):
 
 
 # PyTorch's hardtanh passes the gradient only strictly inside (lo, hi)
-HARDTANH = _unary("hardtanh", "HardtanhBackward0", "c = clamp(a, lo, hi)",
+HARDTANH = _unary("hardtanh", "HardtanhBackward0", r"$c = \operatorname{clamp}($0,\, \mathrm{lo},\, \mathrm{hi})",
                   lambda xp, a, lo, hi: xp.clip(a, lo, hi),
-                  lambda xp, g, c, a, lo, hi: xp.keep(g, (a > lo) & (a < hi)), "ḡ ⊙ [lo < a < hi]",
-                  params=("min_val", "max_val"),
-                  latex=r"$c = \operatorname{clamp}($0,\, \mathrm{lo},\, \mathrm{hi})",
-                  vjp_latex=(r"\bar{g} \odot [\mathrm{lo} < $0 < \mathrm{hi}]",))
-# hardtanh's first derivative as one op (torch's hardtanh_backward), the node create_graph records
-HARDTANH_BACKWARD = Op("hardtanh_backward", "HardtanhBackwardBackward0", "c = ḡ ⊙ [lo < a < hi]",
+                  lambda xp, g, c, a, lo, hi: xp.keep(g, (a > lo) & (a < hi)), r"\bar{g} \odot [\mathrm{lo} < $0 < \mathrm{hi}]",
+                  params=("min_val", "max_val"))
+# hardtanh's first derivative as one op (torch's hardtanh_backward), the node create_graph records; its input g is the
+# gradient it was given (ḡ, as everywhere, is what it receives)
+HARDTANH_BACKWARD = Op("hardtanh_backward", "HardtanhBackwardBackward0",
+                       r"$c = $0 \odot [\mathrm{lo} < $1 < \mathrm{hi}]",
                        lambda xp, g, a, lo, hi: xp.keep(g, (a > lo) & (a < hi)),
                        vjp=(lambda xp, gg, c, g, a, lo, hi: xp.keep(gg, (a > lo) & (a < hi)),
-                            lambda xp, gg, c, g, a, lo, hi: xp.zeros_like(gg)),
-                       vjp_formulas=("ḡ₂ ⊙ [lo < a < hi]", "0"), args=("grad_output", "self"),
-                       params=("min_val", "max_val"), saves=("self",), symbols=("ḡ", "a"),
-                       latex=r"$c = $0 \odot [\mathrm{lo} < $1 < \mathrm{hi}]",
+                            lambda xp, gg, c, g, a, lo, hi: xp.zeros_like(gg)), args=("grad_output", "self"),
+                       params=("min_val", "max_val"), saves=("self",), symbols=("g", "a"),
                        vjp_latex=(r"\bar{g} \odot [\mathrm{lo} < $1 < \mathrm{hi}]", r"0"), jvp="pointwise")
-ELU = _unary("elu", "EluBackward0", "c = s·a if a > 0 else s·α(e^(κa) − 1)",
+ELU = _unary("elu", "EluBackward0",
+             r"$c = \begin{cases} s\, $0 & $0 > 0 \\ s\, \alpha\, (e^{\kappa $0} - 1) & \text{otherwise} \end{cases}",
              quiet(lambda xp, a, alpha, scale, kappa: xp.where(a > 0, a * scale,
                                                                 (xp.exp(a * kappa) - 1) * (alpha * scale))),
              quiet(lambda xp, g, c, a, alpha, scale, kappa: xp.where(a > 0, g * scale,
                                                                      g * xp.exp(a * kappa) * (kappa * alpha * scale))),
-             "ḡ ⊙ (s if a > 0 else s·α·κ e^(κa))", params=("alpha", "scale", "input_scale"),
-             latex=r"$c = \begin{cases} s\, $0 & $0 > 0 \\ s\, \alpha\, (e^{\kappa $0} - 1) & \text{otherwise} \end{cases}",
-             vjp_latex=(r"\bar{g} \odot \begin{cases} s & $0 > 0 \\ s\, \alpha\, \kappa\, e^{\kappa $0} & \text{otherwise} \end{cases}",))
-SILU = _unary("silu", "SiluBackward0", "c = a σ(a)", lambda xp, a: a * _sigmoid(xp, a),
-              lambda xp, g, c, a: g * _sigmoid(xp, a) * (a * (1 - _sigmoid(xp, a)) + 1), "ḡ ⊙ σ(a)(1 + a(1 − σ(a)))",
-              latex=r"$c = $0\, \sigma($0)",
-              vjp_latex=(r"\bar{g} \odot \sigma($0) \left(1 + $0 (1 - \sigma($0))\right)",))
-MISH = _unary("mish", "MishBackward0", "c = a tanh(softplus a)", lambda xp, a: a * xp.tanh(_softplus(xp, a)),
-              lambda xp, g, c, a: g * _mish_grad(xp, a), "ḡ ⊙ (t + a σ(a)(1 − t²)), t = tanh(softplus a)",
-              latex=r"$c = $0 \tanh(\operatorname{softplus} $0)",
-              vjp_latex=(r"\bar{g} \odot \left(t + $0\, \sigma($0) (1 - t^2)\right),\; t = \tanh(\operatorname{softplus} $0)",))
+             r"\bar{g} \odot \begin{cases} s & $0 > 0 \\ s\, \alpha\, \kappa\, e^{\kappa $0} & \text{otherwise} \end{cases}", params=("alpha", "scale", "input_scale"))
+SILU = _unary("silu", "SiluBackward0", r"$c = $0\, \sigma($0)", lambda xp, a: a * _sigmoid(xp, a),
+              lambda xp, g, c, a: g * _sigmoid(xp, a) * (a * (1 - _sigmoid(xp, a)) + 1), r"\bar{g} \odot \sigma($0) \left(1 + $0 (1 - \sigma($0))\right)")
+MISH = _unary("mish", "MishBackward0", r"$c = $0 \tanh(\operatorname{softplus} $0)",
+              lambda xp, a: a * xp.tanh(_softplus(xp, a)),
+              lambda xp, g, c, a: g * _mish_grad(xp, a), r"\bar{g} \odot \left(t + $0\, \sigma($0) (1 - t^2)\right),\; t = \tanh(\operatorname{softplus} $0)")
 
 
 def _mish_grad(xp, a):
@@ -67,21 +61,15 @@ def _mish_grad(xp, a):
 
 # PyTorch's CPU kernel multiplies by 1/6 rounded to float32, even for float64 tensors
 ONE_SIXTH_F32 = float(np.float32(1 / 6))
-HARDSIGMOID = _unary("hardsigmoid", "HardsigmoidBackward0", "c = clamp(a + 3, 0, 6)/6",
+HARDSIGMOID = _unary("hardsigmoid", "HardsigmoidBackward0", r"$c = \frac{\operatorname{clamp}($0 + 3,\, 0,\, 6)}{6}",
                      lambda xp, a: xp.clip(a + 3, 0, 6) / 6,
-                     lambda xp, g, c, a: xp.keep(g, (a > -3) & (a < 3)) * ONE_SIXTH_F32, "ḡ/6 ⊙ [−3 < a < 3]",
-                     latex=r"$c = \frac{\operatorname{clamp}($0 + 3,\, 0,\, 6)}{6}",
-                     vjp_latex=(r"\frac{\bar{g}}{6} \odot [-3 < $0 < 3]",))
-HARDSWISH = _unary("hardswish", "HardswishBackward0", "c = a · clamp(a + 3, 0, 6)/6",
+                     lambda xp, g, c, a: xp.keep(g, (a > -3) & (a < 3)) * ONE_SIXTH_F32, r"\frac{\bar{g}}{6} \odot [-3 < $0 < 3]")
+HARDSWISH = _unary("hardswish", "HardswishBackward0", r"$c = $0\, \frac{\operatorname{clamp}($0 + 3,\, 0,\, 6)}{6}",
                    lambda xp, a: a * xp.clip(a + 3, 0, 6) / 6,
                    lambda xp, g, c, a: xp.where(a <= -3, 0, xp.where(a < 3, g * (a / 3 + 0.5), g)),
-                   "ḡ ⊙ (0 if a ≤ −3, a/3 + 1/2 if a < 3, else 1)",
-                   latex=r"$c = $0\, \frac{\operatorname{clamp}($0 + 3,\, 0,\, 6)}{6}",
-                   vjp_latex=(r"\bar{g} \odot \begin{cases} 0 & $0 \le -3 \\ \frac{$0}{3} + \frac{1}{2} & $0 < 3 \\ 1 & \text{otherwise} \end{cases}",))
-LOGSIGMOID = _unary("log_sigmoid", "LogSigmoidBackward0", "c = log σ(a)", lambda xp, a: -_softplus(xp, -a),
-                    lambda xp, g, c, a: g * _sigmoid(xp, -a), "ḡ ⊙ σ(−a)",
-                    latex=r"$c = \log \sigma($0)",
-                    vjp_latex=(r"\bar{g} \odot \sigma(-$0)",))
+                   r"\bar{g} \odot \begin{cases} 0 & $0 \le -3 \\ \frac{$0}{3} + \frac{1}{2} & $0 < 3 \\ 1 & \text{otherwise} \end{cases}")
+LOGSIGMOID = _unary("log_sigmoid", "LogSigmoidBackward0", r"$c = \log \sigma($0)", lambda xp, a: -_softplus(xp, -a),
+                    lambda xp, g, c, a: g * _sigmoid(xp, -a), r"\bar{g} \odot \sigma(-$0)")
 
 
 # -- normalization --------------------------------------------------------------------------------
@@ -130,25 +118,23 @@ def _norm_vjp_bias(xp, g, c, a, w, b, axes, pshape, eps, mean, var):
     return _sum_to(xp, g, a, pshape, b.shape)
 
 
-def _norm_op(name, torch_name, formula, **display):
-    return Op(name, torch_name, formula, _norm_forward, vjp=(_norm_vjp_input, _norm_vjp_weight, _norm_vjp_bias),
-              vjp_formulas=("r ⊙ (ĝ − mean ĝ − x̂ ⊙ mean(ĝ ⊙ x̂)), ĝ = ḡ ⊙ w", "Σ ḡ ⊙ x̂", "Σ ḡ"),
+def _norm_op(name, torch_name, latex, **display):
+    return Op(name, torch_name, latex, _norm_forward, vjp=(_norm_vjp_input, _norm_vjp_weight, _norm_vjp_bias),
               args=("input", "weight", "bias"), params=("dims", "param_shape", "eps", "running_mean", "running_var"),
               saves=("input", "weight"), symbols=("a", "w", "b"), broadcasts=(), shown=("eps",), **display)
 
 
-LAYER_NORM = _norm_op("layer_norm", "NativeLayerNormBackward0", "c = (a − μ)/√(σ² + ε) ⊙ w + b",
-                      latex=r"$c = \frac{$0 - \mu}{\sqrt{\sigma^2 + \varepsilon}} \odot $1 + $2",
+LAYER_NORM = _norm_op("layer_norm", "NativeLayerNormBackward0",
+                      r"$c = \frac{$0 - \mu}{\sqrt{\sigma^2 + \varepsilon}} \odot $1 + $2",
                       vjp_latex=(r"r \odot \left(\hat{g} - \operatorname{mean} \hat{g} - \hat{x} \odot \operatorname{mean}(\hat{g} \odot \hat{x})\right),\; \hat{g} = \bar{g} \odot $1", r"\sum \bar{g} \odot \hat{x}", r"\sum \bar{g}",))
-BATCH_NORM = _norm_op("batch_norm", "NativeBatchNormBackward0", "c = (a − μ_batch)/√(σ²_batch + ε) ⊙ w + b",
-                      latex=r"$c = \frac{$0 - \mu_{\text{batch}}}{\sqrt{\sigma^2_{\text{batch}} + \varepsilon}} \odot $1 + $2",
+BATCH_NORM = _norm_op("batch_norm", "NativeBatchNormBackward0",
+                      r"$c = \frac{$0 - \mu_{\text{batch}}}{\sqrt{\sigma^2_{\text{batch}} + \varepsilon}} \odot $1 + $2",
                       vjp_latex=(r"r \odot \left(\hat{g} - \operatorname{mean} \hat{g} - \hat{x} \odot \operatorname{mean}(\hat{g} \odot \hat{x})\right),\; \hat{g} = \bar{g} \odot $1", r"\sum \bar{g} \odot \hat{x}", r"\sum \bar{g}",))
 
 
 # torch.norm(x, p, dim) (what pairwise_distance calls) is recorded as NormBackward1
-NORM_DIM = Op("norm", "NormBackward1", NORM.formula, NORM.forward, vjp=NORM.vjp, vjp_formulas=NORM.vjp_formulas,
+NORM_DIM = Op("norm", "NormBackward1", r"$c = \lVert $0 \rVert_{p}", NORM.forward, vjp=NORM.vjp,
               params=("p", "dim", "keepdim"), saves=NORM.saves,
-              latex=r"$c = \lVert $0 \rVert_{p}",
               vjp_latex=(r"\bar{g} \odot \frac{$0\, |$0|^{p - 2}}{$c^{p - 1}}",))
 
 
@@ -160,11 +146,10 @@ def _embedding_vjp(xp, g, c, w, idx, padding_idx):
     return xp.index_scatter(flat, tuple(w.shape), (idx.reshape(-1),), True)
 
 
-EMBEDDING = Op("embedding", "EmbeddingBackward0", "c = W[idx]", lambda xp, w, idx, padding_idx: w[idx],
-               vjp=(_embedding_vjp,), vjp_formulas=("rows idx of ∂W += ḡ (not the padding row)",),
+EMBEDDING = Op("embedding", "EmbeddingBackward0", r"$c = $0[\mathrm{idx}]", lambda xp, w, idx, padding_idx: w[idx],
+               vjp=(_embedding_vjp,),
                args=("weight",), params=("indices", "padding_idx"), saves=("indices",),
                symbols=("W",), broadcasts=(),
-               latex=r"$c = $0[\mathrm{idx}]",
                vjp_latex=(r"\text{rows idx of } \partial $0 \text{ += } \bar{g} \text{ (not the padding row)}",))
 
 
@@ -201,14 +186,11 @@ def _bag_vjp_weights(xp, g, c, w, psw, idx, pos, bag, scale, arg, num_bags, mode
 
 EMBEDDING_BAG = Op(
     "embedding_bag", "EmbeddingBagBackward0",
-    "c[b] = Σ_{i ∈ bag b} sᵢ · W[idxᵢ]  (sum; mean: sᵢ = 1/|bag|; max: per feature)",
+    r"$c[b] = \sum_{i \in b} $1_i\, $0[\mathrm{idx}_i]",
     _bag_forward, vjp=(_bag_vjp_weight, _bag_vjp_weights),
-    vjp_formulas=("rows idxᵢ of ∂W += sᵢ · ḡ[bag of i] (max: only the row that won each feature)",
-                  "∂sᵢ = W[idxᵢ] · ḡ[bag of i]"),
     args=("weight", "per_sample_weights"), params=("indices", "positions", "bags", "scale", "max_indices",
                                                    "num_bags", "mode"),
     saves=("weight", "per_sample_weights"), symbols=("W", "s"), broadcasts=(),
-    latex=r"$c[b] = \sum_{i \in b} $1_i\, $0[\mathrm{idx}_i]",
     vjp_latex=(r"\text{rows idx}_i \text{ of } \partial $0 \mathrel{+}= $1_i\, \bar{g}[b(i)]",
                r"\partial $1_i = $0[\mathrm{idx}_i] \cdot \bar{g}[b(i)]"))
 
@@ -238,9 +220,8 @@ def _pad_vjp(xp, g, c, a, pad, value):
     return xp.apply(CONSTANT_PAD, (g,), (neg, 0))
 
 
-CONSTANT_PAD = Op("constant_pad_nd", "ConstantPadNdBackward0", "c = pad(a, value)", _pad_array, vjp=(_pad_vjp,),
-                  vjp_formulas=("ḡ with the padding cut off",), params=("pad", "value"), saves=(),
-                  latex=r"$c = \operatorname{pad}($0,\, $value)",
+CONSTANT_PAD = Op("constant_pad_nd", "ConstantPadNdBackward0", r"$c = \operatorname{pad}($0,\, $value)",
+                  _pad_array, vjp=(_pad_vjp,), params=("pad", "value"), saves=(),
                   vjp_latex=(r"\bar{g}\text{ with the padding cut off}",))
 
 
@@ -250,22 +231,19 @@ def _outside(a, lambd):
     return ~((a >= -lambd) & (a <= lambd))
 
 
-HARDSHRINK = _unary("hardshrink", "HardshrinkBackward0", "c = a if |a| > λ else 0",
+HARDSHRINK = _unary("hardshrink", "HardshrinkBackward0",
+                    r"$c = \begin{cases} $0 & |$0| > $lambd \\ 0 & \text{otherwise} \end{cases}",
                     lambda xp, a, lambd: xp.where(_outside(a, lambd), a, 0).astype(a.dtype, copy=False),
-                    lambda xp, g, c, a, lambd: xp.keep(g, _outside(a, lambd)), "ḡ ⊙ [|a| > λ]", params=("lambd",),
-                    latex=r"$c = \begin{cases} $0 & |$0| > $lambd \\ 0 & \text{otherwise} \end{cases}",
-                    vjp_latex=(r"\bar{g} \odot [|$0| > $lambd]",))
-SOFTSHRINK = _unary("softshrink", "SoftshrinkBackward0", "c = a − λ sign(a) if |a| > λ else 0",
-                    lambda xp, a, lambd: xp.where(a > lambd, a - lambd, xp.where(a < -lambd, a + lambd, a * 0)),
-                    lambda xp, g, c, a, lambd: xp.keep(g, _outside(a, lambd)), "ḡ ⊙ [|a| > λ]", params=("lambd",),
-                    latex=r"$c = \begin{cases} $0 - $lambd \operatorname{sign} $0 & |$0| > $lambd \\ 0 & "
+                    lambda xp, g, c, a, lambd: xp.keep(g, _outside(a, lambd)), r"\bar{g} \odot [|$0| > $lambd]", params=("lambd",))
+SOFTSHRINK = _unary("softshrink", "SoftshrinkBackward0",
+                    r"$c = \begin{cases} $0 - $lambd \operatorname{sign} $0 & |$0| > $lambd \\ 0 & "
                           r"\text{otherwise} \end{cases}",
-                    vjp_latex=(r"\bar{g} \odot [|$0| > $lambd]",))
-THRESHOLD = _unary("threshold", "ThresholdBackward0", "c = a if a > θ else v",
+                    lambda xp, a, lambd: xp.where(a > lambd, a - lambd, xp.where(a < -lambd, a + lambd, a * 0)),
+                    lambda xp, g, c, a, lambd: xp.keep(g, _outside(a, lambd)), r"\bar{g} \odot [|$0| > $lambd]", params=("lambd",))
+THRESHOLD = _unary("threshold", "ThresholdBackward0",
+                   r"$c = \begin{cases} $0 & $0 > $threshold \\ $value & \text{otherwise} \end{cases}",
                    lambda xp, a, th, value: xp.where(a > th, a, value).astype(a.dtype, copy=False),
-                   lambda xp, g, c, a, th, value: xp.keep(g, ~(a <= th)), "ḡ ⊙ [a > θ]", params=("threshold", "value"),
-                   latex=r"$c = \begin{cases} $0 & $0 > $threshold \\ $value & \text{otherwise} \end{cases}",
-                   vjp_latex=(r"\bar{g} \odot [$0 > $threshold]",))
+                   lambda xp, g, c, a, th, value: xp.keep(g, ~(a <= th)), r"\bar{g} \odot [$0 > $threshold]", params=("threshold", "value"))
 
 
 def _halves(a, d):
@@ -280,17 +258,15 @@ def _glu_vjp(xp, g, c, a, d):
     return xp.concatenate([g * s, g * x * s * (1 - s)], axis=d)
 
 
-GLU = _unary("glu", "GluBackward0", "c = a₁ ⊙ σ(a₂), a = [a₁, a₂] halved along dim",
+GLU = _unary("glu", "GluBackward0", r"$c = a_1 \odot \sigma(a_2),\; $0 = [a_1,\, a_2] \text{ halved along dim } $dim",
              lambda xp, a, d: _halves(a, d)[0] * _sigmoid(xp, _halves(a, d)[1]), _glu_vjp,
-             "[ḡ ⊙ σ(a₂), ḡ ⊙ a₁ ⊙ σ(a₂)(1 − σ(a₂))]", params=("dim",),
-             latex=r"$c = a_1 \odot \sigma(a_2),\; $0 = [a_1,\, a_2]",
-             vjp_latex=(r"\left[\bar{g} \odot \sigma(a_2),\; "
-                        r"\bar{g} \odot a_1 \odot \sigma(a_2)(1 - \sigma(a_2))\right]",))
-PRELU = Op("prelu", "PreluKernelBackward0", "c = a if a > 0 else w ⊙ a", lambda xp, a, w: xp.where(a > 0, a, w * a),
-           vjp=(lambda xp, g, c, a, w: xp.where(a > 0, g, w * g), lambda xp, g, c, a, w: xp.where(a > 0, 0.0, a * g)),
-           vjp_formulas=("ḡ ⊙ (a > 0 ? 1 : w)", "Σ ḡ ⊙ a ⊙ [a ≤ 0]"), args=("self", "weight"), saves=("self", "weight"),
+             r"\left[\bar{g} \odot \sigma(a_2),\; "
+             r"\bar{g} \odot a_1 \odot \sigma(a_2)(1 - \sigma(a_2))\right]", params=("dim",))
+PRELU = Op("prelu", "PreluKernelBackward0",
+           r"$c = \begin{cases} $0 & $0 > 0 \\ $1 \odot $0 & \text{otherwise} \end{cases}",
+           lambda xp, a, w: xp.where(a > 0, a, w * a),
+           vjp=(lambda xp, g, c, a, w: xp.where(a > 0, g, w * g), lambda xp, g, c, a, w: xp.where(a > 0, 0.0, a * g)), args=("self", "weight"), saves=("self", "weight"),
            symbols=("a", "w"), broadcasts=None,
-           latex=r"$c = \begin{cases} $0 & $0 > 0 \\ $1 \odot $0 & \text{otherwise} \end{cases}",
            vjp_latex=(r"\bar{g} \odot \begin{cases} 1 & $0 > 0 \\ $1 & \text{otherwise} \end{cases}",
                       r"\sum \bar{g} \odot $0 \odot [$0 \le 0]"))
 
@@ -304,9 +280,8 @@ def _pdist_vjp(xp, g, c, a, p, i, j):
     return xp.index_scatter(gd, tuple(a.shape), (i,), True) - xp.index_scatter(gd, tuple(a.shape), (j,), True)
 
 
-PDIST = Op("pdist", "PdistBackward0", "c = (‖aᵢ − aⱼ‖ₚ for i < j)", quiet(_pdist_forward), vjp=(quiet(_pdist_vjp),),
-           vjp_formulas=("±ḡ ⊙ ∂‖aᵢ − aⱼ‖ₚ added to rows i and j",), params=("p", "rows", "cols"),
+PDIST = Op("pdist", "PdistBackward0", r"$c = \left(\lVert $0_i - $0_j \rVert_{$p}\right)_{i < j}",
+           quiet(_pdist_forward), vjp=(quiet(_pdist_vjp),), params=("p", "rows", "cols"),
            saves=("self", "result"),
            shown=("p",), symbols=("A",),
-           latex=r"$c = \left(\lVert $0_i - $0_j \rVert_{$p}\right)_{i < j}",
            vjp_latex=(r"\pm \bar{g} \odot \partial \lVert $0_i - $0_j \rVert_{$p} \text{ added to rows } i, j",))

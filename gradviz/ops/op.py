@@ -2,13 +2,16 @@
 
 Besides the math, a record says how views show it: the input symbols (one per input
 slot, in the order of `args`), the output symbol, which inputs broadcast, the
-formulas in Unicode (diagram labels) and optionally in LaTeX, and which parameters
-are worth showing as constants. Every display field has a default, so a new op
-works with only its math; `tests/ops/test_registry.py` says what is still missing.
+formulas, written once in LaTeX (the Unicode of diagram labels is derived from it,
+see ops.display_math), and which parameters are worth showing as constants. Every
+display field has a default, so a new op works with only its math;
+`tests/ops/test_registry.py` says what is still missing.
 """
 from __future__ import annotations
 
 from typing import Callable
+
+from .display_math import MARKER, template_text
 
 _LETTERS = "abdefghijk"   # c is the output's letter
 
@@ -43,12 +46,14 @@ class Op:
     `xp` is an array namespace (NumPy/CuPy) or, with create_graph=True, the Tensor
     namespace, so one rule serves first and higher-order gradients.
 
-    Display fields: `symbols` (default a, b, d, ... or A, B, ... when the output symbol
-    is upper case; a₁, a₂, ... for a list of tensors), `out_symbol` (the formula's left
-    side), `broadcasts` (input slots whose gradient the engine may sum to undo
-    broadcasting; None: every slot; default none), `latex` / `vjp_latex` (LaTeX of the formulas; ""
-    falls back to the Unicode ones), `shown` (params shown as constants; default every
-    param whose value is a number, a bool or a tuple of ints).
+    Display fields: `latex` / `vjp_latex` (the formulas, in LaTeX: `$c` the output, `$0`, `$1`
+    the inputs, `$name` a parameter), `symbols` (default a, b, d, ... or A, B, ... when the output
+    symbol is upper case; a₁, a₂, ... for a list of tensors), `out_symbol` (what `$c` reads in
+    the template; default c), `broadcasts` (input slots whose gradient the engine may sum to undo
+    broadcasting; None: every slot; default none), `shown` (params shown as constants; default
+    every param whose value is a number, a bool or a tuple of ints). `formula` and `vjp_formulas`,
+    the Unicode of diagram labels, are derived from the LaTeX with the template letters put in;
+    passed by hand only where there is no LaTeX (a node that runs user code).
     `expose` says how users reach the op (an Exposure: gradviz.NAME, Tensor.NAME, out=).
     jvp(op, tangents, out, inputs, params) -> the output's tangent J·t (a tuple for
     multi-output ops), on Tensors, `tangents` holding one Tensor or None per input;
@@ -56,22 +61,22 @@ class Op:
     that it derives it by that kind's rule (see autograd.forward_ad).
     """
 
-    __slots__ = ("name", "torch_name", "formula", "forward", "vjp", "vjp_formulas",
+    __slots__ = ("name", "torch_name", "_formula", "forward", "vjp", "_vjp_formulas",
                  "arg_names", "param_names", "saves", "saved_inputs", "n_outputs",
                  "symbols", "out_symbol", "broadcasts", "latex", "vjp_latex", "shown", "jvp", "expose")
 
-    def __init__(self, name: str, torch_name: str, formula: str, forward: Callable,
-                 vjp: Callable | None = None, vjp_formulas: tuple = (),
+    def __init__(self, name: str, torch_name: str, latex: str = "", forward: Callable | None = None,
+                 vjp: Callable | None = None, vjp_latex: tuple = (),
                  args: tuple = ("self",), params: tuple = (), saves: tuple = (), n_outputs: int = 1,
-                 symbols: tuple | None = None, broadcasts: tuple | None = (), latex: str = "",
-                 vjp_latex: tuple = (), shown: tuple | None = None,
-                 jvp: Callable | str | None = None, expose: Exposure | None = None):
+                 symbols: tuple | None = None, broadcasts: tuple | None = (), shown: tuple | None = None,
+                 jvp: Callable | str | None = None, expose: Exposure | None = None,
+                 out_symbol: str | None = None, formula: str | None = None, vjp_formulas: tuple | None = None):
         self.name = name
         self.torch_name = torch_name
-        self.formula = formula
         self.forward = forward
         self.vjp = vjp
-        self.vjp_formulas = vjp_formulas
+        self._formula = formula               # None: derived from the LaTeX when first read
+        self._vjp_formulas = None if vjp_formulas is None else tuple(vjp_formulas)
         self.arg_names = args          # names PyTorch gives the inputs (_saved_self, _saved_other)
         self.param_names = params      # names of the non-tensor arguments (dim, keepdim, ...)
         # what the VJP reads: input names and/or "result", in the order PyTorch saves (and packs)
@@ -80,9 +85,11 @@ class Op:
         self.saves = tuple(sorted(k for k in saves if k in args)) + tuple(k for k in saves if k not in args)
         self.saved_inputs = tuple(i for i, name in enumerate(args) if name in saves)   # their slots
         self.n_outputs = n_outputs
-        lhs, eq, _ = formula.partition("=")
-        lhs = lhs.split("[", 1)[0].strip().rstrip("ᵢⱼₖₚ")   # the tensor, not its element: y of y[p], C of Cᵢ
-        self.out_symbol = lhs if eq and lhs and len(lhs) <= 4 and " " not in lhs else "c"
+        if out_symbol is None:   # a hand-written formula names its output on its left side
+            lhs, eq, _ = (formula or "").partition("=")
+            lhs = lhs.split("[", 1)[0].strip().rstrip("ᵢⱼₖₚ")   # the tensor, not its element: y of y[p], C of Cᵢ
+            out_symbol = lhs if eq and lhs and len(lhs) <= 4 and " " not in lhs else "c"
+        self.out_symbol = out_symbol
         self.symbols = tuple(symbols) if symbols is not None else None
         self.broadcasts = broadcasts   # the input slots whose gradient the engine sums back (None: all)
         self.latex = latex
@@ -92,6 +99,26 @@ class Op:
         self.shown = shown
         self.jvp = jvp          # a rule, or the name of a kind forward AD derives it from ("pointwise", "linear")
         self.expose = expose    # how users reach it (gradviz.functions.declared makes and binds the function)
+
+    # derived on first read, not at import: ~300 records convert in a few milliseconds, paid only by
+    # what shows them (labels, the op reference)
+    @property
+    def formula(self) -> str:
+        """The formula in Unicode with the template letters (c = a ⊙ b), derived from `latex`."""
+        if self._formula is None:
+            self._formula = self._text(self.latex)
+        return self._formula
+
+    @property
+    def vjp_formulas(self) -> tuple:
+        """One VJP formula in Unicode per input (ḡ ⊙ b), derived from `vjp_latex`."""
+        if self._vjp_formulas is None:
+            self._vjp_formulas = tuple(self._text(f) for f in self.vjp_latex)
+        return self._vjp_formulas
+
+    def _text(self, latex: str) -> str:
+        slots = [int(k) + 1 for k in MARKER.findall(latex) if k.isdigit()]
+        return template_text(latex, self.input_symbols(max([len(self.arg_names), 1] + slots)), self.out_symbol)
 
     def input_symbols(self, n: int) -> tuple:
         """The symbols of a node of this op with `n` input slots."""

@@ -67,151 +67,101 @@ def torch_pow(xp, a, p):
 
 BINARY = ("self", "other")
 
-ADD = Op("add", "AddBackward0", "c = a + b", lambda xp, a, b: a + b,
-         vjp=(lambda xp, g, c, a, b: g, lambda xp, g, c, a, b: g), vjp_formulas=("ḡ", "ḡ"), args=BINARY,
-         latex=r"$c = $0 + $1",
+ADD = Op("add", "AddBackward0", r"$c = $0 + $1", lambda xp, a, b: a + b,
+         vjp=(lambda xp, g, c, a, b: g, lambda xp, g, c, a, b: g), args=BINARY,
          vjp_latex=(r"\bar{g}", r"\bar{g}",),
          broadcasts=None, jvp="linear")
-SUB = Op("sub", "SubBackward0", "c = a − b", lambda xp, a, b: a - b,
-         vjp=(lambda xp, g, c, a, b: g, lambda xp, g, c, a, b: -g), vjp_formulas=("ḡ", "−ḡ"), args=BINARY,
-         latex=r"$c = $0 - $1",
+SUB = Op("sub", "SubBackward0", r"$c = $0 - $1", lambda xp, a, b: a - b,
+         vjp=(lambda xp, g, c, a, b: g, lambda xp, g, c, a, b: -g), args=BINARY,
          vjp_latex=(r"\bar{g}", r"-\bar{g}",),
          broadcasts=None, jvp="linear")
 # add/sub with alpha ≠ 1 stay one node, as in PyTorch (c = a + α b)
-ADD_ALPHA = Op("add", "AddBackward0", "c = a + α b", lambda xp, a, b, alpha: a + b * alpha,
-               vjp=(lambda xp, g, c, a, b, alpha: g, lambda xp, g, c, a, b, alpha: g * alpha),
-               vjp_formulas=("ḡ", "α ḡ"), args=BINARY, params=("alpha",),
-               latex=r"$c = $0 + $alpha\, $1",
+ADD_ALPHA = Op("add", "AddBackward0", r"$c = $0 + $alpha\, $1", lambda xp, a, b, alpha: a + b * alpha,
+               vjp=(lambda xp, g, c, a, b, alpha: g, lambda xp, g, c, a, b, alpha: g * alpha), args=BINARY, params=("alpha",),
                vjp_latex=(r"\bar{g}", r"$alpha\, \bar{g}",),
                broadcasts=None, jvp="linear")
-SUB_ALPHA = Op("sub", "SubBackward0", "c = a − α b", lambda xp, a, b, alpha: a - b * alpha,
-               vjp=(lambda xp, g, c, a, b, alpha: g, lambda xp, g, c, a, b, alpha: g * -alpha),
-               vjp_formulas=("ḡ", "−α ḡ"), args=BINARY, params=("alpha",),
-               latex=r"$c = $0 - $alpha\, $1",
+SUB_ALPHA = Op("sub", "SubBackward0", r"$c = $0 - $alpha\, $1", lambda xp, a, b, alpha: a - b * alpha,
+               vjp=(lambda xp, g, c, a, b, alpha: g, lambda xp, g, c, a, b, alpha: g * -alpha), args=BINARY, params=("alpha",),
                vjp_latex=(r"\bar{g}", r"-$alpha\, \bar{g}",),
                broadcasts=None, jvp="linear")
 # torch.rsub(a, b) = b − α a; with a Python number b (what `2 - x` calls) b is no input at all
-RSUB = Op("rsub", "RsubBackward0", "c = b − α a", lambda xp, a, b, alpha: b - a * alpha,
-          vjp=(lambda xp, g, c, a, b, alpha: g * -alpha, lambda xp, g, c, a, b, alpha: g),
-          vjp_formulas=("−α ḡ", "ḡ"), args=BINARY, params=("alpha",),
-          latex=r"$c = $1 - $alpha\, $0",
+RSUB = Op("rsub", "RsubBackward0", r"$c = $1 - $alpha\, $0", lambda xp, a, b, alpha: b - a * alpha,
+          vjp=(lambda xp, g, c, a, b, alpha: g * -alpha, lambda xp, g, c, a, b, alpha: g), args=BINARY, params=("alpha",),
           vjp_latex=(r"-$alpha\, \bar{g}", r"\bar{g}",),
           broadcasts=None, jvp="pointwise")
-RSUB_SCALAR = Op("rsub", "RsubBackward1", "c = s − α a", lambda xp, a, s, alpha: s - a * alpha if alpha != 1 else s - a,
-                 vjp=(lambda xp, g, c, a, s, alpha: -g if alpha == 1 else g * -alpha,),
-                 vjp_formulas=("−α ḡ",), params=("other", "alpha"),
-                 latex=r"$c = $other - $alpha\, $0",
+RSUB_SCALAR = Op("rsub", "RsubBackward1", r"$c = $other - $alpha\, $0",
+                 lambda xp, a, s, alpha: s - a * alpha if alpha != 1 else s - a,
+                 vjp=(lambda xp, g, c, a, s, alpha: -g if alpha == 1 else g * -alpha,), params=("other", "alpha"),
                  vjp_latex=(r"-$alpha\, \bar{g}",), jvp="pointwise")
-MUL = Op("mul", "MulBackward0", "c = a ⊙ b", lambda xp, a, b: a * b,
-         vjp=(lambda xp, g, c, a, b: g * b, lambda xp, g, c, a, b: g * a),
-         vjp_formulas=("ḡ ⊙ b", "ḡ ⊙ a"), args=BINARY, saves=BINARY,
-         latex=r"$c = $0 \odot $1",
+MUL = Op("mul", "MulBackward0", r"$c = $0 \odot $1", lambda xp, a, b: a * b,
+         vjp=(lambda xp, g, c, a, b: g * b, lambda xp, g, c, a, b: g * a), args=BINARY, saves=BINARY,
          vjp_latex=(r"\bar{g} \odot $1", r"\bar{g} \odot $0",),
          broadcasts=None, jvp="bilinear")
-DIV = Op("div", "DivBackward0", "c = a / b", quiet(lambda xp, a, b: a / b),
-         vjp=(quiet(lambda xp, g, c, a, b: g / b), quiet(lambda xp, g, c, a, b: -g * ((a / b) / b))),   # torch's order
-         vjp_formulas=("ḡ / b", "−ḡ ⊙ a / b²"), args=BINARY, saves=BINARY,
-         latex=r"$c = \frac{$0}{$1}",
+DIV = Op("div", "DivBackward0", r"$c = \frac{$0}{$1}", quiet(lambda xp, a, b: a / b),
+         vjp=(quiet(lambda xp, g, c, a, b: g / b), quiet(lambda xp, g, c, a, b: -g * ((a / b) / b))), args=BINARY, saves=BINARY,
          vjp_latex=(r"\frac{\bar{g}}{$1}", r"-\frac{\bar{g} \odot $0}{$1^2}",),
          broadcasts=None, jvp="pointwise")
-POW = Op("pow", "PowBackward1", "c = aᵇ", quiet(lambda xp, a, b: a ** b),
+POW = Op("pow", "PowBackward1", r"$c = $0^{$1}", quiet(lambda xp, a, b: a ** b),
          vjp=(quiet(lambda xp, g, c, a, b: xp.where(b == 0, 0, g * b * a ** (b - 1))),
-              quiet(lambda xp, g, c, a, b: xp.where((a == 0) & (b >= 0), 0, g * c * xp.log(a)))),
-         vjp_formulas=("ḡ ⊙ b ⊙ aᵇ⁻¹", "ḡ ⊙ c ⊙ log a"), args=("self", "exponent"), saves=("self", "exponent", "result"),
+              quiet(lambda xp, g, c, a, b: xp.where((a == 0) & (b >= 0), 0, g * c * xp.log(a)))), args=("self", "exponent"), saves=("self", "exponent", "result"),
          symbols=("a", "b"),
-         latex=r"$c = $0^{$1}",
          vjp_latex=(r"\bar{g} \odot $1 \odot $0^{$1 - 1}", r"\bar{g} \odot $c \odot \log $0",),
          broadcasts=None, jvp="pointwise")
-POW_SCALAR = Op("pow", "PowBackward0", "c = aᵖ", quiet(torch_pow),
-                vjp=(quiet(lambda xp, g, c, a, p: xp.zeros_like(g) if p == 0 else g * (p * torch_pow(xp, a, p - 1))),),
-                vjp_formulas=("ḡ ⊙ p ⊙ aᵖ⁻¹",), params=("exponent",), saves=("self",),
-                latex=r"$c = $0^{$exponent}",
+POW_SCALAR = Op("pow", "PowBackward0", r"$c = $0^{$exponent}", quiet(torch_pow),
+                vjp=(quiet(lambda xp, g, c, a, p: xp.zeros_like(g) if p == 0 else g * (p * torch_pow(xp, a, p - 1))),), params=("exponent",), saves=("self",),
                 vjp_latex=(r"\bar{g} \odot $exponent\, $0^{$exponent - 1}",), jvp="pointwise")
-RPOW_SCALAR = Op("pow", "PowBackward2", "c = sᵃ", quiet(lambda xp, a, s: s ** a),
-                 vjp=(quiet(lambda xp, g, c, a, s: g * c * math.log(s) if s > 0 else xp.where(a >= 0, 0, g * c * math.log(s))),),
-                 vjp_formulas=("ḡ ⊙ c ⊙ log s",), args=("exponent",), params=("self",), saves=("result",), shown=("self",),
-                 latex=r"$c = $self^{$0}",
+RPOW_SCALAR = Op("pow", "PowBackward2", r"$c = $self^{$0}", quiet(lambda xp, a, s: s ** a),
+                 vjp=(quiet(lambda xp, g, c, a, s: g * c * math.log(s) if s > 0 else xp.where(a >= 0, 0, g * c * math.log(s))),), args=("exponent",), params=("self",), saves=("result",), shown=("self",),
                  vjp_latex=(r"\bar{g} \odot $c \log $self",), jvp="pointwise")
 
 
-def _unary(name, torch_name, formula, forward, vjp, vjp_formula, saves=("self",), params=(), **display):
-    return Op(name, torch_name, formula, forward, vjp=(vjp,), vjp_formulas=(vjp_formula,),
-              params=params, saves=saves, **display)
+def _unary(name, torch_name, latex, forward, vjp, vjp_latex, saves=("self",), params=(), **display):
+    return Op(name, torch_name, latex, forward, vjp=(vjp,), vjp_latex=(vjp_latex,), params=params, saves=saves,
+              **display)
 
 
-NEG = _unary("neg", "NegBackward0", "c = −a", lambda xp, a: -a, lambda xp, g, c, a: -g, "−ḡ", saves=(),
-             latex=r"$c = -$0",
-             vjp_latex=(r"-\bar{g}",), jvp="linear")
-EXP = _unary("exp", "ExpBackward0", "c = eᵃ", quiet(lambda xp, a: xp.exp(a)), lambda xp, g, c, a: g * c,
-             "ḡ ⊙ c", saves=("result",),
-             latex=r"$c = e^{$0}",
-             vjp_latex=(r"\bar{g} \odot $c",), jvp="pointwise")
-LOG = _unary("log", "LogBackward0", "c = log a", quiet(lambda xp, a: xp.log(a)), quiet(lambda xp, g, c, a: g / a),
-             "ḡ / a",
-             latex=r"$c = \log $0",
-             vjp_latex=(r"\frac{\bar{g}}{$0}",), jvp="pointwise")
-LOG1P = _unary("log1p", "Log1PBackward0", "c = log(1 + a)", quiet(lambda xp, a: xp.log1p(a)),
-               quiet(lambda xp, g, c, a: g / (a + 1)), "ḡ / (1 + a)",
-               latex=r"$c = \log(1 + $0)",
-               vjp_latex=(r"\frac{\bar{g}}{1 + $0}",), jvp="pointwise")
-SQRT = _unary("sqrt", "SqrtBackward0", "c = √a", quiet(lambda xp, a: xp.sqrt(a)),
-              quiet(lambda xp, g, c, a: g / (c * 2)), "ḡ / (2c)", saves=("result",),
-              latex=r"$c = \sqrt{$0}",
-              vjp_latex=(r"\frac{\bar{g}}{2 $c}",), jvp="pointwise")
-RSQRT = _unary("rsqrt", "RsqrtBackward0", "c = 1/√a", quiet(lambda xp, a: 1 / xp.sqrt(a)),
-               lambda xp, g, c, a: g * (-0.5 * c * c * c), "−ḡ ⊙ c³ / 2", saves=("result",),
-               latex=r"$c = \frac{1}{\sqrt{$0}}",
-               vjp_latex=(r"-\frac{\bar{g} \odot $c^3}{2}",), jvp="pointwise")
-RECIPROCAL = _unary("reciprocal", "ReciprocalBackward0", "c = 1/a", quiet(lambda xp, a: 1 / a),
-                    lambda xp, g, c, a: -g * (c * c), "−ḡ ⊙ c²", saves=("result",),
-                    latex=r"$c = \frac{1}{$0}",
-                    vjp_latex=(r"-\bar{g} \odot $c^2",), jvp="pointwise")
-SIN = _unary("sin", "SinBackward0", "c = sin a", lambda xp, a: xp.sin(a), lambda xp, g, c, a: g * xp.cos(a),
-             "ḡ ⊙ cos a",
-             latex=r"$c = \sin $0",
-             vjp_latex=(r"\bar{g} \odot \cos $0",), jvp="pointwise")
+NEG = _unary("neg", "NegBackward0", r"$c = -$0",
+             lambda xp, a: -a, lambda xp, g, c, a: -g, r"-\bar{g}", saves=(), jvp="linear")
+EXP = _unary("exp", "ExpBackward0", r"$c = e^{$0}", quiet(lambda xp, a: xp.exp(a)), lambda xp, g, c, a: g * c,
+             r"\bar{g} \odot $c", saves=("result",), jvp="pointwise")
+LOG = _unary("log", "LogBackward0", r"$c = \log $0", quiet(lambda xp, a: xp.log(a)), quiet(lambda xp, g, c, a: g / a),
+             r"\frac{\bar{g}}{$0}", jvp="pointwise")
+LOG1P = _unary("log1p", "Log1PBackward0", r"$c = \log(1 + $0)", quiet(lambda xp, a: xp.log1p(a)),
+               quiet(lambda xp, g, c, a: g / (a + 1)), r"\frac{\bar{g}}{1 + $0}", jvp="pointwise")
+SQRT = _unary("sqrt", "SqrtBackward0", r"$c = \sqrt{$0}", quiet(lambda xp, a: xp.sqrt(a)),
+              quiet(lambda xp, g, c, a: g / (c * 2)), r"\frac{\bar{g}}{2 $c}", saves=("result",), jvp="pointwise")
+RSQRT = _unary("rsqrt", "RsqrtBackward0", r"$c = \frac{1}{\sqrt{$0}}", quiet(lambda xp, a: 1 / xp.sqrt(a)),
+               lambda xp, g, c, a: g * (-0.5 * c * c * c), r"-\frac{\bar{g} \odot $c^3}{2}", saves=("result",), jvp="pointwise")
+RECIPROCAL = _unary("reciprocal", "ReciprocalBackward0", r"$c = \frac{1}{$0}", quiet(lambda xp, a: 1 / a),
+                    lambda xp, g, c, a: -g * (c * c), r"-\bar{g} \odot $c^2", saves=("result",), jvp="pointwise")
+SIN = _unary("sin", "SinBackward0", r"$c = \sin $0", lambda xp, a: xp.sin(a), lambda xp, g, c, a: g * xp.cos(a),
+             r"\bar{g} \odot \cos $0", jvp="pointwise")
 # torch's rule is grad * -self.sin(): the negation is on sin a (NegBackward0 under create_graph)
-COS = _unary("cos", "CosBackward0", "c = cos a", lambda xp, a: xp.cos(a), lambda xp, g, c, a: g * -xp.sin(a),
-             "−ḡ ⊙ sin a",
-             latex=r"$c = \cos $0",
-             vjp_latex=(r"-\bar{g} \odot \sin $0",), jvp="pointwise")
-TAN = _unary("tan", "TanBackward0", "c = tan a", lambda xp, a: xp.tan(a), lambda xp, g, c, a: g * (c * c + 1),
-             "ḡ ⊙ (1 + c²)", saves=("result",),
-             latex=r"$c = \tan $0",
-             vjp_latex=(r"\bar{g} \odot (1 + $c^2)",), jvp="pointwise")
-TANH = _unary("tanh", "TanhBackward0", "c = tanh a", lambda xp, a: xp.tanh(a),
-              lambda xp, g, c, a: tanh_grad(xp, g, c), "ḡ ⊙ (1 − c²)", saves=("result",),
-              latex=r"$c = \tanh $0",
-              vjp_latex=(r"\bar{g} \odot (1 - $c^2)",), jvp="pointwise")
-SIGMOID = _unary("sigmoid", "SigmoidBackward0", "c = σ(a)", quiet(lambda xp, a: 1 / (1 + xp.exp(-a))),
-                 lambda xp, g, c, a: g * (1 - c) * c, "ḡ ⊙ c ⊙ (1 − c)", saves=("result",),
-                 latex=r"$c = \sigma($0) = \frac{1}{1 + e^{-$0}}",
-                 vjp_latex=(r"\bar{g} \odot $c \odot (1 - $c)",), jvp="pointwise")
+COS = _unary("cos", "CosBackward0", r"$c = \cos $0", lambda xp, a: xp.cos(a), lambda xp, g, c, a: g * -xp.sin(a),
+             r"-\bar{g} \odot \sin $0", jvp="pointwise")
+TAN = _unary("tan", "TanBackward0", r"$c = \tan $0", lambda xp, a: xp.tan(a), lambda xp, g, c, a: g * (c * c + 1),
+             r"\bar{g} \odot (1 + $c^2)", saves=("result",), jvp="pointwise")
+TANH = _unary("tanh", "TanhBackward0", r"$c = \tanh $0", lambda xp, a: xp.tanh(a),
+              lambda xp, g, c, a: tanh_grad(xp, g, c), r"\bar{g} \odot (1 - $c^2)", saves=("result",), jvp="pointwise")
+SIGMOID = _unary("sigmoid", "SigmoidBackward0", r"$c = \sigma($0) = \frac{1}{1 + e^{-$0}}",
+                 quiet(lambda xp, a: 1 / (1 + xp.exp(-a))),
+                 lambda xp, g, c, a: g * (1 - c) * c, r"\bar{g} \odot $c \odot (1 - $c)", saves=("result",), jvp="pointwise")
 # relu's ḡ passes where c > 0 and where c is NaN, as PyTorch's threshold_backward
-RELU = _unary("relu", "ReluBackward0", "c = max(a, 0)", lambda xp, a: xp.maximum(a, 0),
-              lambda xp, g, c, a: xp.keep(g, (c > 0) | (c != c)), "ḡ ⊙ [c > 0]", saves=("result",),
-              latex=r"$c = \max($0,\, 0)",
-              vjp_latex=(r"\bar{g} \odot [$c > 0]",), jvp="pointwise")
-LEAKY_RELU = _unary("leaky_relu", "LeakyReluBackward0", "c = a if a > 0 else s·a",
+RELU = _unary("relu", "ReluBackward0", r"$c = \max($0,\, 0)", lambda xp, a: xp.maximum(a, 0),
+              lambda xp, g, c, a: xp.keep(g, (c > 0) | (c != c)), r"\bar{g} \odot [$c > 0]", saves=("result",), jvp="pointwise")
+LEAKY_RELU = _unary("leaky_relu", "LeakyReluBackward0",
+                    r"$c = \begin{cases} $0 & $0 > 0 \\ $negative_slope\, $0 & \text{otherwise} \end{cases}",
                     lambda xp, a, s: xp.where(a > 0, a, a * s),
-                    lambda xp, g, c, a, s: xp.where(a > 0, g, g * s), "ḡ ⊙ (a > 0 ? 1 : s)", params=("negative_slope",),
-                    latex=r"$c = \begin{cases} $0 & $0 > 0 \\ $negative_slope\, $0 & \text{otherwise} \end{cases}",
-                    vjp_latex=(r"\bar{g} \odot \begin{cases} 1 & $0 > 0 \\ $negative_slope & \text{otherwise} \end{cases}",),
+                    lambda xp, g, c, a, s: xp.where(a > 0, g, g * s), r"\bar{g} \odot \begin{cases} 1 & $0 > 0 \\ $negative_slope & \text{otherwise} \end{cases}", params=("negative_slope",),
                     jvp="pointwise")
-ERF = _unary("erf", "ErfBackward0", "c = erf a", lambda xp, a: xp.erf(a),
-             lambda xp, g, c, a: g * xp.exp(-(a * a)) * (2 / math.sqrt(math.pi)), "ḡ ⊙ 2/√π e^(−a²)",
-             latex=r"$c = \operatorname{erf} $0",
-             vjp_latex=(r"\bar{g} \odot \frac{2}{\sqrt{\pi}} e^{-$0^2}",), jvp="pointwise")
-GELU = _unary("gelu", "GeluBackward0", "c = a Φ(a)", lambda xp, a: a * (xp.erf(a / SQRT_2) + 1) * 0.5,
+ERF = _unary("erf", "ErfBackward0", r"$c = \operatorname{erf} $0", lambda xp, a: xp.erf(a),
+             lambda xp, g, c, a: g * xp.exp(-(a * a)) * (2 / math.sqrt(math.pi)), r"\bar{g} \odot \frac{2}{\sqrt{\pi}} e^{-$0^2}", jvp="pointwise")
+GELU = _unary("gelu", "GeluBackward0", r"$c = $0\, \Phi($0)", lambda xp, a: a * (xp.erf(a / SQRT_2) + 1) * 0.5,
               lambda xp, g, c, a: g * ((xp.erf(a / SQRT_2) + 1) * 0.5 + a * xp.exp(a * a * -0.5) / SQRT_2PI),
-              "ḡ ⊙ (Φ(a) + a φ(a))",
-              latex=r"$c = $0\, \Phi($0)",
-              vjp_latex=(r"\bar{g} \odot \left(\Phi($0) + $0\, \varphi($0)\right)",), jvp="pointwise")
-GELU_TANH = _unary("gelu", "GeluBackward0", "c = a Φ̃(a) (tanh)",
+              r"\bar{g} \odot \left(\Phi($0) + $0\, \varphi($0)\right)", jvp="pointwise")
+GELU_TANH = _unary("gelu", "GeluBackward0", r"$c = $0\, \tilde{\Phi}($0) \text{ (tanh approximation)}",
                    lambda xp, a: a * 0.5 * (1 + xp.tanh(math.sqrt(2 / math.pi) * (a + 0.044715 * a * a * a))),
-                   lambda xp, g, c, a: g * _gelu_tanh_grad(xp, a), "ḡ ⊙ Φ̃′(a)",
-                   latex=r"$c = $0\, \tilde{\Phi}($0) \text{ (tanh approximation)}",
-                   vjp_latex=(r"\bar{g} \odot \tilde{\Phi}'($0)",), jvp="pointwise")
+                   lambda xp, g, c, a: g * _gelu_tanh_grad(xp, a), r"\bar{g} \odot \tilde{\Phi}'($0)", jvp="pointwise")
 
 
 def _gelu_tanh_grad(xp, a):
@@ -220,40 +170,32 @@ def _gelu_tanh_grad(xp, a):
     return 0.5 * (1 + t) + 0.5 * a * (1 - t * t) * k * (1 + 3 * 0.044715 * a * a)
 
 
-SOFTPLUS = _unary("softplus", "SoftplusBackward0", "c = log(1 + e^(βa))/β",
+SOFTPLUS = _unary("softplus", "SoftplusBackward0", r"$c = \frac{\log(1 + e^{$beta $0})}{$beta}",
                   quiet(lambda xp, a, beta, threshold: xp.where(a * beta > threshold, a, xp.log1p(xp.exp(a * beta)) / beta)),
                   quiet(lambda xp, g, c, a, beta, threshold: xp.where(a * beta > threshold, g, g / (1 + xp.exp(-(a * beta))))),
-                  "ḡ ⊙ σ(βa)", params=("beta", "threshold"),
-                  latex=r"$c = \frac{\log(1 + e^{$beta $0})}{$beta}",
-                  vjp_latex=(r"\bar{g} \odot \sigma($beta $0)",), jvp="pointwise")
-ABS = _unary("abs", "AbsBackward0", "c = |a|", lambda xp, a: xp.abs(a), lambda xp, g, c, a: g * xp.sign(a),
-             "ḡ ⊙ sign a",
-             latex=r"$c = |$0|",
-             vjp_latex=(r"\bar{g} \odot \operatorname{sign} $0",), jvp="pointwise")
+                  r"\bar{g} \odot \sigma($beta $0)", params=("beta", "threshold"), jvp="pointwise")
+ABS = _unary("abs", "AbsBackward0", r"$c = |$0|", lambda xp, a: xp.abs(a), lambda xp, g, c, a: g * xp.sign(a),
+             r"\bar{g} \odot \operatorname{sign} $0", jvp="pointwise")
 # sign(NaN) is 0 in PyTorch
-SIGN = _unary("sign", "SignBackward0", "c = sign a", lambda xp, a: xp.where(a != a, 0, xp.sign(a)),
+SIGN = _unary("sign", "SignBackward0", r"$c = \operatorname{sign} $0", lambda xp, a: xp.where(a != a, 0, xp.sign(a)),
               lambda xp, g, c, a: xp.zeros_like(g), "0",
-              saves=(),
-              latex=r"$c = \operatorname{sign} $0", jvp="pointwise")
-CLAMP = _unary("clamp", "ClampBackward1", "c = clamp(a, lo, hi)", lambda xp, a, lo, hi: xp.clip(a, lo, hi),
-               lambda xp, g, c, a, lo, hi: xp.keep(g, _in_range(a, lo, hi)), "ḡ ⊙ [lo ≤ a ≤ hi]",
-               params=("min", "max"),
-               latex=r"$c = \operatorname{clamp}($0,\, $min,\, $max)",
-               vjp_latex=(r"\bar{g} \odot [$min \le $0 \le $max]",), jvp="pointwise")
+              saves=(), jvp="pointwise")
+CLAMP = _unary("clamp", "ClampBackward1", r"$c = \operatorname{clamp}($0,\, $min,\, $max)",
+               lambda xp, a, lo, hi: xp.clip(a, lo, hi),
+               lambda xp, g, c, a, lo, hi: xp.keep(g, _in_range(a, lo, hi)), r"\bar{g} \odot [$min \le $0 \le $max]",
+               params=("min", "max"), jvp="pointwise")
 
 
 # clamp with tensor bounds: the bounds are inputs too (ḡ flows to min where a < min, to max where a > max;
 # where min > max the result is max, so max gets ḡ and min gets none)
-CLAMP_TENSOR = Op("clamp", "ClampBackward0", "c = clamp(a, lo, hi)",
+CLAMP_TENSOR = Op("clamp", "ClampBackward0", r"$c = \operatorname{clamp}($0,\, $1,\, $2)",
                   lambda xp, a, lo, hi, has_lo, has_hi: xp.clip(a, lo if has_lo else None, hi if has_hi else None),
                   vjp=(lambda xp, g, c, a, lo, hi, has_lo, has_hi:
                        xp.keep(g, _in_range(a, lo if has_lo else None, hi if has_hi else None)),
                        lambda xp, g, c, a, lo, hi, has_lo, has_hi: xp.keep(g, (a < lo) & (lo < hi) if has_hi else a < lo),
-                       lambda xp, g, c, a, lo, hi, has_lo, has_hi: xp.keep(g, (a > hi) | (hi < lo) if has_lo else a > hi)),
-                  vjp_formulas=("ḡ ⊙ [lo ≤ a ≤ hi]", "ḡ ⊙ [a < lo]", "ḡ ⊙ [a > hi]"), args=("self", "min", "max"),
+                       lambda xp, g, c, a, lo, hi, has_lo, has_hi: xp.keep(g, (a > hi) | (hi < lo) if has_lo else a > hi)), args=("self", "min", "max"),
                   symbols=("a", "lo", "hi"),
                   params=("has_min", "has_max"), saves=("self", "min", "max"),
-                  latex=r"$c = \operatorname{clamp}($0,\, $1,\, $2)",
                   vjp_latex=(r"\bar{g} \odot [$1 \le $0 \le $2]", r"\bar{g} \odot [$0 < $1]", r"\bar{g} \odot [$0 > $2]",),
                   broadcasts=None, jvp="pointwise")
 
@@ -267,37 +209,30 @@ def _in_range(a, lo, hi):
     return mask
 
 
-WHERE = Op("where", "WhereBackward0", "c = cond ? a : b", lambda xp, a, b, cond: xp.where(cond, a, b),
+WHERE = Op("where", "WhereBackward0", r"$c = \begin{cases} $0 & \mathrm{cond} \\ $1 & \text{otherwise} \end{cases}",
+           lambda xp, a, b, cond: xp.where(cond, a, b),
            vjp=(lambda xp, g, c, a, b, cond: xp.where(cond, g, 0),
-                lambda xp, g, c, a, b, cond: xp.where(cond, 0, g)),
-           vjp_formulas=("ḡ ⊙ cond", "ḡ ⊙ ¬cond"), args=BINARY, params=("condition",), saves=("condition",),
+                lambda xp, g, c, a, b, cond: xp.where(cond, 0, g)), args=BINARY, params=("condition",), saves=("condition",),
            shown=(),
-           latex=r"$c = \begin{cases} $0 & \mathrm{cond} \\ $1 & \text{otherwise} \end{cases}",
            vjp_latex=(r"\bar{g} \odot \mathrm{cond}", r"\bar{g} \odot \neg \mathrm{cond}",),
            broadcasts=None, jvp="pointwise")
 # ties split the gradient evenly, as PyTorch does
-MAXIMUM = Op("maximum", "MaximumBackward0", "c = max(a, b)", lambda xp, a, b: xp.maximum(a, b),
+MAXIMUM = Op("maximum", "MaximumBackward0", r"$c = \max($0,\, $1)", lambda xp, a, b: xp.maximum(a, b),
              vjp=(lambda xp, g, c, a, b: xp.where(a < b, 0, xp.where(a == b, g * 0.5, g)),
-                  lambda xp, g, c, a, b: xp.where(a > b, 0, xp.where(a == b, g * 0.5, g))),
-             vjp_formulas=("ḡ ⊙ [a > b]", "ḡ ⊙ [b > a]"), args=BINARY, saves=BINARY,
-             latex=r"$c = \max($0,\, $1)",
+                  lambda xp, g, c, a, b: xp.where(a > b, 0, xp.where(a == b, g * 0.5, g))), args=BINARY, saves=BINARY,
              vjp_latex=(r"\bar{g} \odot [$0 > $1]", r"\bar{g} \odot [$1 > $0]",),
              broadcasts=None, jvp="pointwise")
 # (written as "ḡ except where the other is larger", so a NaN, which compares false, gets ḡ as in PyTorch)
-MINIMUM = Op("minimum", "MinimumBackward0", "c = min(a, b)", lambda xp, a, b: xp.minimum(a, b),
+MINIMUM = Op("minimum", "MinimumBackward0", r"$c = \min($0,\, $1)", lambda xp, a, b: xp.minimum(a, b),
              vjp=(lambda xp, g, c, a, b: xp.where(a > b, 0, xp.where(a == b, g * 0.5, g)),
-                  lambda xp, g, c, a, b: xp.where(a < b, 0, xp.where(a == b, g * 0.5, g))),
-             vjp_formulas=("ḡ ⊙ [a < b]", "ḡ ⊙ [b < a]"), args=BINARY, saves=BINARY,
-             latex=r"$c = \min($0,\, $1)",
+                  lambda xp, g, c, a, b: xp.where(a < b, 0, xp.where(a == b, g * 0.5, g))), args=BINARY, saves=BINARY,
              vjp_latex=(r"\bar{g} \odot [$0 < $1]", r"\bar{g} \odot [$1 < $0]",),
              broadcasts=None, jvp="pointwise")
 
 # rounded division: a step function, so its gradient is zero almost everywhere
-DIV_ROUNDED = Op("div", "DivBackward2", "c = round(a / b)",
+DIV_ROUNDED = Op("div", "DivBackward2", r"$c = \operatorname{round}\left(\frac{$0}{$1}\right)",
                  quiet(lambda xp, a, b, mode: (xp.floor if mode == "floor" else xp.trunc)(a / b)),
-                 vjp=(lambda xp, g, c, a, b, mode: xp.zeros_like(g), lambda xp, g, c, a, b, mode: xp.zeros_like(g)),
-                 vjp_formulas=("0", "0"), args=BINARY, params=("rounding_mode",), saves=BINARY,
-                 latex=r"$c = \operatorname{round}\left(\frac{$0}{$1}\right)",
+                 vjp=(lambda xp, g, c, a, b, mode: xp.zeros_like(g), lambda xp, g, c, a, b, mode: xp.zeros_like(g)), args=BINARY, params=("rounding_mode",), saves=BINARY,
                  vjp_latex=(r"0", r"0",), jvp="pointwise")
 
 
@@ -306,14 +241,12 @@ def _floor_divide_vjp(xp, g, c, *args):
 
 
 # PyTorch records `a // b` with a node that fails in backward: floor_divide has no derivative
-FLOOR_DIVIDE = Op("floor_divide", "NotImplemented", "c = ⌊a / b⌋", quiet(lambda xp, a, b: xp.floor_divide(a, b)),
-                  vjp=_floor_divide_vjp, vjp_formulas=("not implemented",), args=BINARY,
-                  latex=r"$c = \left\lfloor \frac{$0}{$1} \right\rfloor",
+FLOOR_DIVIDE = Op("floor_divide", "NotImplemented", r"$c = \left\lfloor \frac{$0}{$1} \right\rfloor",
+                  quiet(lambda xp, a, b: xp.floor_divide(a, b)),
+                  vjp=_floor_divide_vjp, args=BINARY,
                   vjp_latex=(r"\text{not implemented}",))
-FLOOR_DIVIDE_SCALAR = Op("floor_divide", "NotImplemented", "c = ⌊a / s⌋",
-                         quiet(lambda xp, a, s: xp.floor_divide(a, s)), vjp=_floor_divide_vjp,
-                         vjp_formulas=("not implemented",), params=("other",),
-                         latex=r"$c = \left\lfloor \frac{$0}{$other} \right\rfloor",
+FLOOR_DIVIDE_SCALAR = Op("floor_divide", "NotImplemented", r"$c = \left\lfloor \frac{$0}{$other} \right\rfloor",
+                         quiet(lambda xp, a, s: xp.floor_divide(a, s)), vjp=_floor_divide_vjp, params=("other",),
                          vjp_latex=(r"\text{not implemented}",))
 
 
@@ -325,101 +258,82 @@ def _quotient(xp, a, b):
         return xp.constant(np.floor_divide(a._data, b._data))
 
 
-REMAINDER = Op("remainder", "RemainderBackward1", "c = a mod b", quiet(lambda xp, a, b: xp.remainder(a, b)),
-               vjp=(lambda xp, g, c, a, b: g, quiet(lambda xp, g, c, a, b: -g * _quotient(xp, a, b))),
-               vjp_formulas=("ḡ", "−ḡ ⊙ ⌊a / b⌋"), args=BINARY, saves=BINARY,
-               latex=r"$c = $0 \bmod $1",
+REMAINDER = Op("remainder", "RemainderBackward1", r"$c = $0 \bmod $1", quiet(lambda xp, a, b: xp.remainder(a, b)),
+               vjp=(lambda xp, g, c, a, b: g, quiet(lambda xp, g, c, a, b: -g * _quotient(xp, a, b))), args=BINARY, saves=BINARY,
                vjp_latex=(r"\bar{g}", r"-\bar{g} \odot \left\lfloor \frac{$0}{$1} \right\rfloor",),
                broadcasts=None, jvp="pointwise")
-REMAINDER_SCALAR = Op("remainder", "RemainderBackward0", "c = a mod s", quiet(lambda xp, a, s: xp.remainder(a, s)),
-                      vjp=(lambda xp, g, c, a, s: g,), vjp_formulas=("ḡ",), params=("other",),
-                      latex=r"$c = $0 \bmod $other",
+REMAINDER_SCALAR = Op("remainder", "RemainderBackward0", r"$c = $0 \bmod $other",
+                      quiet(lambda xp, a, s: xp.remainder(a, s)),
+                      vjp=(lambda xp, g, c, a, s: g,), params=("other",),
                       vjp_latex=(r"\bar{g}",), jvp="pointwise")
-MASKED_FILL = Op("masked_fill", "MaskedFillBackward0", "c = mask ? v : a",
+MASKED_FILL = Op("masked_fill", "MaskedFillBackward0",
+                 r"$c = \begin{cases} $value & \mathrm{mask} \\ $0 & \text{otherwise} \end{cases}",
                  lambda xp, a, mask, v: contiguous(xp.where(mask, v, a).astype(a.dtype, copy=False)),
-                 vjp=(lambda xp, g, c, a, mask, v: xp.where(mask, 0, g),), vjp_formulas=("ḡ ⊙ ¬mask",),
+                 vjp=(lambda xp, g, c, a, mask, v: xp.where(mask, 0, g),),
                  params=("mask", "value"), saves=("mask",),
-                 latex=r"$c = \begin{cases} $value & \mathrm{mask} \\ $0 & \text{otherwise} \end{cases}",
                  vjp_latex=(r"\bar{g} \odot \neg \mathrm{mask}",), jvp="pointwise")
-MASKED_FILL_TENSOR = Op("masked_fill", "MaskedFillBackward1", "c = mask ? v : a",
+MASKED_FILL_TENSOR = Op("masked_fill", "MaskedFillBackward1",
+                        r"$c = \begin{cases} $1 & \mathrm{mask} \\ $0 & \text{otherwise} \end{cases}",
                         lambda xp, a, v, mask: xp.where(mask, v, a),
                         vjp=(lambda xp, g, c, a, v, mask: xp.where(mask, 0, g),
-                             lambda xp, g, c, a, v, mask: xp.where(mask, g, 0)),
-                        vjp_formulas=("ḡ ⊙ ¬mask", "Σ ḡ ⊙ mask"), args=("self", "value"), params=("mask",), symbols=("a", "v"),
+                             lambda xp, g, c, a, v, mask: xp.where(mask, g, 0)), args=("self", "value"), params=("mask",), symbols=("a", "v"),
                         saves=("mask",),
-                        latex=r"$c = \begin{cases} $1 & \mathrm{mask} \\ $0 & \text{otherwise} \end{cases}",
                         vjp_latex=(r"\bar{g} \odot \neg \mathrm{mask}", r"\sum \bar{g} \odot \mathrm{mask}",),
                         jvp="pointwise")
 
 # comparisons and logic: no gradient (bool results)
-def _nograd(name, fn, **record):
-    return Op(name, name, name, fn, **record)
+def _nograd(name, latex, fn, **record):
+    return Op(name, name, latex, fn, **record)
 
 
-COMPARE = {name: _nograd(name, fn) for name, fn in {
-    "eq": lambda xp, a, b: a == b, "ne": lambda xp, a, b: a != b, "lt": lambda xp, a, b: a < b,
-    "le": lambda xp, a, b: a <= b, "gt": lambda xp, a, b: a > b, "ge": lambda xp, a, b: a >= b,
-    "bitwise_and": lambda xp, a, b: a & b, "bitwise_or": lambda xp, a, b: a | b,
-    "bitwise_xor": lambda xp, a, b: a ^ b,
+COMPARE = {name: _nograd(name, latex, fn) for name, (latex, fn) in {
+    "eq": (r"$c = [$0 = $1]", lambda xp, a, b: a == b), "ne": (r"$c = [$0 \ne $1]", lambda xp, a, b: a != b),
+    "lt": (r"$c = [$0 < $1]", lambda xp, a, b: a < b), "le": (r"$c = [$0 \le $1]", lambda xp, a, b: a <= b),
+    "gt": (r"$c = [$0 > $1]", lambda xp, a, b: a > b), "ge": (r"$c = [$0 \ge $1]", lambda xp, a, b: a >= b),
+    "bitwise_and": (r"$c = $0 \mathbin{\&} $1", lambda xp, a, b: a & b),
+    "bitwise_or": (r"$c = $0 \mid $1", lambda xp, a, b: a | b),
+    "bitwise_xor": (r"$c = $0 \oplus $1", lambda xp, a, b: a ^ b),
 }.items()}
-NOT = _nograd("logical_not", lambda xp, a: ~a if a.dtype == bool else a == 0)
-def _step_function(name: str, torch_name: str, fn, **display) -> Op:
+NOT = _nograd("logical_not", r"$c = \neg $0", lambda xp, a: ~a if a.dtype == bool else a == 0)
+def _step_function(name: str, torch_name: str, latex: str, fn, **display) -> Op:
     """Rounding: piecewise constant, so PyTorch records a node whose gradient is zero."""
-    return _unary(name, torch_name, f"c = {name}(a)", fn, lambda xp, g, c, a: xp.zeros_like(g), "0", saves=(), **display)
+    return _unary(name, torch_name, latex, fn, lambda xp, g, c, a: xp.zeros_like(g), "0", saves=(), **display)
 
 
-FLOOR = _step_function("floor", "FloorBackward0", lambda xp, a: xp.floor(a),
-                       latex=r"$c = \lfloor $0 \rfloor", jvp="pointwise")
-ROUND = _step_function("round", "RoundBackward0", lambda xp, a: xp.round(a),
-                       latex=r"$c = \operatorname{round}($0)", jvp="pointwise")
-ROUND_DECIMALS = Op("round", "RoundBackward1", "c = round(a · 10ᵈ) / 10ᵈ",
+FLOOR = _step_function("floor", "FloorBackward0", r"$c = \lfloor $0 \rfloor",
+                       lambda xp, a: xp.floor(a), jvp="pointwise")
+ROUND = _step_function("round", "RoundBackward0", r"$c = \operatorname{round}($0)",
+                       lambda xp, a: xp.round(a), jvp="pointwise")
+ROUND_DECIMALS = Op("round", "RoundBackward1",
+                    r"$c = \frac{\operatorname{round}($0 \cdot 10^{$decimals})}{10^{$decimals}}",
                     lambda xp, a, decimals: xp.round(a, decimals), vjp=(lambda xp, g, c, a, decimals: xp.zeros_like(g),),
-                    vjp_formulas=("0",), params=("decimals",),
-                    latex=r"$c = \frac{\operatorname{round}($0 \cdot 10^{$decimals})}{10^{$decimals}}")
+                    vjp_latex=("0",), params=("decimals",))
 
 
 # -- more of the table: logs, exponentials, hyperbolic and inverse trig functions ---------
 LN2, LN10 = math.log(2.0), math.log(10.0)
-LOG2 = _unary("log2", "Log2Backward0", "c = log₂ a", quiet(lambda xp, a: xp.log2(a)),
-              quiet(lambda xp, g, c, a: g / (a * LN2)), "ḡ / (a ln 2)",
-              latex=r"$c = \log_2 $0",
-              vjp_latex=(r"\frac{\bar{g}}{$0 \ln 2}",), jvp="pointwise")
-LOG10 = _unary("log10", "Log10Backward0", "c = log₁₀ a", quiet(lambda xp, a: xp.log10(a)),
-               quiet(lambda xp, g, c, a: g / (a * LN10)), "ḡ / (a ln 10)",
-               latex=r"$c = \log_{10} $0",
-               vjp_latex=(r"\frac{\bar{g}}{$0 \ln 10}",), jvp="pointwise")
-EXP2 = _unary("exp2", "Exp2Backward0", "c = 2ᵃ", quiet(lambda xp, a: xp.exp2(a)), lambda xp, g, c, a: g * c * LN2,
-              "ḡ ⊙ c ln 2", saves=("result",),
-              latex=r"$c = 2^{$0}",
-              vjp_latex=(r"\bar{g} \odot $c \ln 2",), jvp="pointwise")
-EXPM1 = _unary("expm1", "Expm1Backward0", "c = eᵃ − 1", quiet(lambda xp, a: xp.expm1(a)),
-               lambda xp, g, c, a: g * (c + 1), "ḡ ⊙ (c + 1)", saves=("result",),
-               latex=r"$c = e^{$0} - 1",
-               vjp_latex=(r"\bar{g} \odot ($c + 1)",), jvp="pointwise")
-SINH = _unary("sinh", "SinhBackward0", "c = sinh a", quiet(lambda xp, a: xp.sinh(a)),
-              quiet(lambda xp, g, c, a: g * xp.cosh(a)), "ḡ ⊙ cosh a",
-              latex=r"$c = \sinh $0",
-              vjp_latex=(r"\bar{g} \odot \cosh $0",), jvp="pointwise")
-COSH = _unary("cosh", "CoshBackward0", "c = cosh a", quiet(lambda xp, a: xp.cosh(a)),
-              quiet(lambda xp, g, c, a: g * xp.sinh(a)), "ḡ ⊙ sinh a",
-              latex=r"$c = \cosh $0",
-              vjp_latex=(r"\bar{g} \odot \sinh $0",), jvp="pointwise")
-ASIN = _unary("asin", "AsinBackward0", "c = asin a", quiet(lambda xp, a: xp.arcsin(a)),
+LOG2 = _unary("log2", "Log2Backward0", r"$c = \log_2 $0", quiet(lambda xp, a: xp.log2(a)),
+              quiet(lambda xp, g, c, a: g / (a * LN2)), r"\frac{\bar{g}}{$0 \ln 2}", jvp="pointwise")
+LOG10 = _unary("log10", "Log10Backward0", r"$c = \log_{10} $0", quiet(lambda xp, a: xp.log10(a)),
+               quiet(lambda xp, g, c, a: g / (a * LN10)), r"\frac{\bar{g}}{$0 \ln 10}", jvp="pointwise")
+EXP2 = _unary("exp2", "Exp2Backward0", r"$c = 2^{$0}", quiet(lambda xp, a: xp.exp2(a)), lambda xp, g, c, a: g * c * LN2,
+              r"\bar{g} \odot $c \ln 2", saves=("result",), jvp="pointwise")
+EXPM1 = _unary("expm1", "Expm1Backward0", r"$c = e^{$0} - 1", quiet(lambda xp, a: xp.expm1(a)),
+               lambda xp, g, c, a: g * (c + 1), r"\bar{g} \odot ($c + 1)", saves=("result",), jvp="pointwise")
+SINH = _unary("sinh", "SinhBackward0", r"$c = \sinh $0", quiet(lambda xp, a: xp.sinh(a)),
+              quiet(lambda xp, g, c, a: g * xp.cosh(a)), r"\bar{g} \odot \cosh $0", jvp="pointwise")
+COSH = _unary("cosh", "CoshBackward0", r"$c = \cosh $0", quiet(lambda xp, a: xp.cosh(a)),
+              quiet(lambda xp, g, c, a: g * xp.sinh(a)), r"\bar{g} \odot \sinh $0", jvp="pointwise")
+ASIN = _unary("asin", "AsinBackward0", r"$c = \arcsin $0", quiet(lambda xp, a: xp.arcsin(a)),
               quiet(lambda xp, g, c, a: g * (1 / xp.sqrt(fused_one_minus_square(xp, a))).astype(a.dtype)
                     if xp.arrays else g / xp.sqrt(1 - a * a)),
-              "ḡ / √(1 − a²)",
-              latex=r"$c = \arcsin $0",
-              vjp_latex=(r"\frac{\bar{g}}{\sqrt{1 - $0^2}}",), jvp="pointwise")
-ACOS = _unary("acos", "AcosBackward0", "c = acos a", quiet(lambda xp, a: xp.arccos(a)),
+              r"\frac{\bar{g}}{\sqrt{1 - $0^2}}", jvp="pointwise")
+ACOS = _unary("acos", "AcosBackward0", r"$c = \arccos $0", quiet(lambda xp, a: xp.arccos(a)),
               quiet(lambda xp, g, c, a: -g * (1 / xp.sqrt(fused_one_minus_square(xp, a))).astype(a.dtype)
                     if xp.arrays else -g / xp.sqrt(1 - a * a)),
-              "−ḡ / √(1 − a²)",
-              latex=r"$c = \arccos $0",
-              vjp_latex=(r"-\frac{\bar{g}}{\sqrt{1 - $0^2}}",), jvp="pointwise")
-ATAN = _unary("atan", "AtanBackward0", "c = atan a", lambda xp, a: xp.arctan(a),
-              lambda xp, g, c, a: g / (a * a + 1), "ḡ / (1 + a²)",
-              latex=r"$c = \arctan $0",
-              vjp_latex=(r"\frac{\bar{g}}{1 + $0^2}",), jvp="pointwise")
+              r"-\frac{\bar{g}}{\sqrt{1 - $0^2}}", jvp="pointwise")
+ATAN = _unary("atan", "AtanBackward0", r"$c = \arctan $0", lambda xp, a: xp.arctan(a),
+              lambda xp, g, c, a: g / (a * a + 1), r"\frac{\bar{g}}{1 + $0^2}", jvp="pointwise")
 
 
 def _atan2_reciprocal(xp, a, b):
@@ -430,17 +344,13 @@ def _atan2_reciprocal(xp, a, b):
 
 
 # PyTorch's order: ḡ·b·r and ḡ·(−a)·r with r the masked reciprocal (which gives its signed zeros)
-ATAN2 = Op("atan2", "Atan2Backward0", "c = atan2(a, b)", quiet(lambda xp, a, b: xp.arctan2(a, b)),
+ATAN2 = Op("atan2", "Atan2Backward0", r"$c = \text{atan2}($0,\, $1)", quiet(lambda xp, a, b: xp.arctan2(a, b)),
            vjp=(quiet(lambda xp, g, c, a, b: g * b * _atan2_reciprocal(xp, a, b)),
-                quiet(lambda xp, g, c, a, b: g * -a * _atan2_reciprocal(xp, a, b))),
-           vjp_formulas=("ḡ ⊙ b / (a² + b²)", "−ḡ ⊙ a / (a² + b²)"), args=BINARY, saves=BINARY,
-           latex=r"$c = \text{atan2}($0,\, $1)",
+                quiet(lambda xp, g, c, a, b: g * -a * _atan2_reciprocal(xp, a, b))), args=BINARY, saves=BINARY,
            vjp_latex=(r"\frac{\bar{g} \odot $1}{$0^2 + $1^2}", r"-\frac{\bar{g} \odot $0}{$0^2 + $1^2}",),
            broadcasts=None, jvp="pointwise")
-HYPOT = Op("hypot", "HypotBackward0", "c = √(a² + b²)", lambda xp, a, b: xp.hypot(a, b),
-           vjp=(quiet(lambda xp, g, c, a, b: g * a / c), quiet(lambda xp, g, c, a, b: g * b / c)),
-           vjp_formulas=("ḡ ⊙ a / c", "ḡ ⊙ b / c"), args=BINARY, saves=("self", "other", "result"),
-           latex=r"$c = \sqrt{$0^2 + $1^2}",
+HYPOT = Op("hypot", "HypotBackward0", r"$c = \sqrt{$0^2 + $1^2}", lambda xp, a, b: xp.hypot(a, b),
+           vjp=(quiet(lambda xp, g, c, a, b: g * a / c), quiet(lambda xp, g, c, a, b: g * b / c)), args=BINARY, saves=("self", "other", "result"),
            vjp_latex=(r"\frac{\bar{g} \odot $0}{$c}", r"\frac{\bar{g} \odot $1}{$c}",),
            broadcasts=None, jvp="pointwise")
 
@@ -461,45 +371,36 @@ def _lerp(xp, a, b, w):
 
 
 # lerp(a, b, w) = a + w (b − a): one node for a number w, another when w is a tensor (an input too)
-LERP = Op("lerp", "LerpBackward0", "c = a + w (b − a)", _lerp,
-          vjp=(lambda xp, g, c, a, b, w: g * (1 - w), lambda xp, g, c, a, b, w: g * w),
-          vjp_formulas=("ḡ (1 − w)", "ḡ w"), args=("self", "end"), params=("weight",), symbols=("a", "b"),
-          latex=r"$c = $0 + $weight\, ($1 - $0)",
+LERP = Op("lerp", "LerpBackward0", r"$c = $0 + $weight\, ($1 - $0)", _lerp,
+          vjp=(lambda xp, g, c, a, b, w: g * (1 - w), lambda xp, g, c, a, b, w: g * w), args=("self", "end"), params=("weight",), symbols=("a", "b"),
           vjp_latex=(r"\bar{g}\, (1 - $weight)", r"\bar{g}\, $weight",),
           broadcasts=None, jvp="pointwise")
-LERP_TENSOR = Op("lerp", "LerpBackward1", "c = a + w ⊙ (b − a)", _lerp,
+LERP_TENSOR = Op("lerp", "LerpBackward1", r"$c = $0 + $2 \odot ($1 - $0)", _lerp,
                  vjp=(lambda xp, g, c, a, b, w: g * (1 - w), lambda xp, g, c, a, b, w: g * w,
-                      lambda xp, g, c, a, b, w: g * (b - a)),
-                 vjp_formulas=("ḡ ⊙ (1 − w)", "ḡ ⊙ w", "ḡ ⊙ (b − a)"), args=("self", "end", "weight"), symbols=("a", "b", "w"),
+                      lambda xp, g, c, a, b, w: g * (b - a)), args=("self", "end", "weight"), symbols=("a", "b", "w"),
                  saves=("self", "end", "weight"),
-                 latex=r"$c = $0 + $2 \odot ($1 - $0)",
                  vjp_latex=(r"\bar{g} \odot (1 - $2)", r"\bar{g} \odot $2", r"\bar{g} \odot ($1 - $0)",),
                  broadcasts=None, jvp="pointwise")
-ADDCMUL = Op("addcmul", "AddcmulBackward0", "c = a + v t₁ ⊙ t₂", lambda xp, a, t1, t2, v: a + t1 * t2 * v,
+ADDCMUL = Op("addcmul", "AddcmulBackward0", r"$c = $0 + $value\, $1 \odot $2", lambda xp, a, t1, t2, v: a + t1 * t2 * v,
              vjp=(lambda xp, g, c, a, t1, t2, v: g, lambda xp, g, c, a, t1, t2, v: g * t2 * v,
-                  lambda xp, g, c, a, t1, t2, v: g * t1 * v),
-             vjp_formulas=("ḡ", "v ḡ ⊙ t₂", "v ḡ ⊙ t₁"), args=("self", "tensor1", "tensor2"), params=("value",),
+                  lambda xp, g, c, a, t1, t2, v: g * t1 * v), args=("self", "tensor1", "tensor2"), params=("value",),
              symbols=("a", "t₁", "t₂"),
              saves=("tensor1", "tensor2"),
-             latex=r"$c = $0 + $value\, $1 \odot $2",
              vjp_latex=(r"\bar{g}", r"$value\, \bar{g} \odot $2", r"$value\, \bar{g} \odot $1",),
              broadcasts=None, jvp="pointwise")
-ADDCDIV = Op("addcdiv", "AddcdivBackward0", "c = a + v t₁ / t₂", quiet(lambda xp, a, t1, t2, v: a + t1 / t2 * v),
+ADDCDIV = Op("addcdiv", "AddcdivBackward0", r"$c = $0 + $value\, \frac{$1}{$2}",
+             quiet(lambda xp, a, t1, t2, v: a + t1 / t2 * v),
              vjp=(lambda xp, g, c, a, t1, t2, v: g, quiet(lambda xp, g, c, a, t1, t2, v: g * v / t2),
-                  quiet(lambda xp, g, c, a, t1, t2, v: -g * v * t1 / (t2 * t2))),
-             vjp_formulas=("ḡ", "v ḡ / t₂", "−v ḡ ⊙ t₁ / t₂²"), args=("self", "tensor1", "tensor2"),
+                  quiet(lambda xp, g, c, a, t1, t2, v: -g * v * t1 / (t2 * t2))), args=("self", "tensor1", "tensor2"),
              symbols=("a", "t₁", "t₂"),
              params=("value",), saves=("tensor1", "tensor2"),
-             latex=r"$c = $0 + $value\, \frac{$1}{$2}",
              vjp_latex=(r"\bar{g}", r"$value\, \frac{\bar{g}}{$2}", r"-$value\, \frac{\bar{g} \odot $1}{$2^2}",),
              broadcasts=None, jvp="pointwise")
 # nan_to_num: the replaced entries are constants, so no gradient reaches them
-NAN_TO_NUM = _unary("nan_to_num", "NanToNumBackward0", "c = a, with nan/±inf replaced",
+NAN_TO_NUM = _unary("nan_to_num", "NanToNumBackward0", r"$c = $0 \text{ with nan and } \pm\infty \text{ replaced}",
                     lambda xp, a, nan, posinf, neginf: xp.nan_to_num(a, nan=nan, posinf=posinf, neginf=neginf),
-                    lambda xp, g, c, a, nan, posinf, neginf: xp.where(xp.isfinite(a), g, 0), "ḡ ⊙ [a finite]",
-                    params=("nan", "posinf", "neginf"),
-                    latex=r"$c = $0 \text{ with nan and } \pm\infty \text{ replaced}",
-                    vjp_latex=(r"\bar{g} \odot [$0 \text{ finite}]",), jvp="pointwise")
+                    lambda xp, g, c, a, nan, posinf, neginf: xp.where(xp.isfinite(a), g, 0), r"\bar{g} \odot [$0 \text{ finite}]",
+                    params=("nan", "posinf", "neginf"), jvp="pointwise")
 
 
 def _logit_forward(xp, a, eps):
@@ -515,24 +416,21 @@ def _logit_vjp(xp, g, c, a, eps):
     return xp.where((a < eps) | (a > 1 - eps), 0, slope)
 
 
-LOGIT = _unary("logit", "LogitBackward0", "c = log(a / (1 − a))", quiet(_logit_forward), quiet(_logit_vjp),
-               "ḡ / (a (1 − a))", params=("eps",),
-               latex=r"$c = \log \frac{$0}{1 - $0}",
-               vjp_latex=(r"\frac{\bar{g}}{$0\, (1 - $0)}",), jvp="pointwise")
+LOGIT = _unary("logit", "LogitBackward0", r"$c = \log \frac{$0}{1 - $0}", quiet(_logit_forward), quiet(_logit_vjp),
+               r"\frac{\bar{g}}{$0\, (1 - $0)}", params=("eps",), jvp="pointwise")
 # the sign of a real number: a step function, its gradient is zero
-SGN = _unary("sgn", "SgnBackward0", "c = sgn a", lambda xp, a: xp.sign(a), lambda xp, g, c, a: xp.zeros_like(g), "0",
-             saves=(),
-             latex=r"$c = \operatorname{sgn} $0", jvp="pointwise")
+SGN = _unary("sgn", "SgnBackward0", r"$c = \operatorname{sgn} $0",
+             lambda xp, a: xp.sign(a), lambda xp, g, c, a: xp.zeros_like(g), "0",
+             saves=(), jvp="pointwise")
 # fmod: the remainder with the sign of a (trunc division), as C's fmod
-FMOD = Op("fmod", "FmodBackward1", "c = a − trunc(a / b) b", quiet(lambda xp, a, b: xp.fmod(a, b)),
-          vjp=(lambda xp, g, c, a, b: g, quiet(lambda xp, g, c, a, b: -g * _trunc_quotient(xp, a, b))),
-          vjp_formulas=("ḡ", "−ḡ ⊙ trunc(a / b)"), args=BINARY, saves=BINARY,
-          latex=r"$c = $0 - \operatorname{trunc}\left(\frac{$0}{$1}\right) $1",
+FMOD = Op("fmod", "FmodBackward1", r"$c = $0 - \operatorname{trunc}\left(\frac{$0}{$1}\right) $1",
+          quiet(lambda xp, a, b: xp.fmod(a, b)),
+          vjp=(lambda xp, g, c, a, b: g, quiet(lambda xp, g, c, a, b: -g * _trunc_quotient(xp, a, b))), args=BINARY, saves=BINARY,
           vjp_latex=(r"\bar{g}", r"-\bar{g} \odot \operatorname{trunc}\left(\frac{$0}{$1}\right)",),
           broadcasts=None, jvp="pointwise")
-FMOD_SCALAR = Op("fmod", "FmodBackward0", "c = a − trunc(a / s) s", quiet(lambda xp, a, s: xp.fmod(a, s)),
-                 vjp=(lambda xp, g, c, a, s: g,), vjp_formulas=("ḡ",), params=("other",),
-                 latex=r"$c = $0 - \operatorname{trunc}\left(\frac{$0}{$other}\right) $other",
+FMOD_SCALAR = Op("fmod", "FmodBackward0", r"$c = $0 - \operatorname{trunc}\left(\frac{$0}{$other}\right) $other",
+                 quiet(lambda xp, a, s: xp.fmod(a, s)),
+                 vjp=(lambda xp, g, c, a, s: g,), params=("other",),
                  vjp_latex=(r"\bar{g}",), jvp="pointwise")
 
 
@@ -544,53 +442,47 @@ def _trunc_quotient(xp, a, b):
         return xp.constant(np.trunc(a._data / b._data))
 
 
-CEIL = _step_function("ceil", "CeilBackward0", lambda xp, a: xp.ceil(a),
-                      latex=r"$c = \lceil $0 \rceil", jvp="pointwise")
-TRUNC = _step_function("trunc", "TruncBackward0", lambda xp, a: xp.trunc(a),
-                       latex=r"$c = \operatorname{trunc}($0)", jvp="pointwise")
-ISNAN = _nograd("isnan", lambda xp, a: xp.isnan(a))
-ISINF = _nograd("isinf", lambda xp, a: xp.isinf(a))
-ISFINITE = _nograd("isfinite", lambda xp, a: xp.isfinite(a))
+CEIL = _step_function("ceil", "CeilBackward0", r"$c = \lceil $0 \rceil",
+                      lambda xp, a: xp.ceil(a), jvp="pointwise")
+TRUNC = _step_function("trunc", "TruncBackward0", r"$c = \operatorname{trunc}($0)",
+                       lambda xp, a: xp.trunc(a), jvp="pointwise")
+ISNAN = _nograd("isnan", r"$c = [$0 = \mathrm{nan}]", lambda xp, a: xp.isnan(a))
+ISINF = _nograd("isinf", r"$c = [|$0| = \infty]", lambda xp, a: xp.isinf(a))
+ISFINITE = _nograd("isfinite", r"$c = [|$0| < \infty]", lambda xp, a: xp.isfinite(a))
 
 
 # -- the nodes a recorded VJP makes (create_graph=True), named as torch's -------------------------
 # torch's backward formulas multiply by a Python number with the Scalar overload (MulBackward1)
 # and compute some first derivatives as one op (tanh_backward, ...), so its second-order graph
 # shows TanhBackwardBackward0. These ops are those first derivatives, with their own VJPs.
-MUL_SCALAR = Op("mul", "MulBackward1", "c = a · s", lambda xp, a, s: a * s, vjp=(lambda xp, g, c, a, s: g * s,),
-                vjp_formulas=("s ḡ",), params=("other",),
-                latex=r"$c = $0 \cdot $other", vjp_latex=(r"$other\, \bar{g}",), jvp="linear")
+MUL_SCALAR = Op("mul", "MulBackward1", r"$c = $0 \cdot $other",
+                lambda xp, a, s: a * s, vjp=(lambda xp, g, c, a, s: g * s,), params=("other",), vjp_latex=(r"$other\, \bar{g}",), jvp="linear")
 # ... and divide by one (DivBackward1), as cross_entropy's mean over class probabilities does
-DIV_SCALAR = Op("div", "DivBackward1", "c = a / s", quiet(lambda xp, a, s: a / s),
-                vjp=(quiet(lambda xp, g, c, a, s: g / s),), vjp_formulas=("ḡ / s",), params=("other",),
-                latex=r"$c = \frac{$0}{$other}", vjp_latex=(r"\frac{\bar{g}}{$other}",), jvp="linear")
-TANH_BACKWARD = Op("tanh_backward", "TanhBackwardBackward0", "c = ḡ ⊙ (1 − y²)", tanh_grad,
-                   vjp=(lambda xp, gg, c, g, y: tanh_grad(xp, gg, y), lambda xp, gg, c, g, y: gg * g * y * -2),
-                   vjp_formulas=("ḡ₂ ⊙ (1 − y²)", "−2 ḡ₂ ⊙ ḡ ⊙ y"), args=("grad_output", "output"),
-                   saves=("grad_output", "output"), symbols=("ḡ", "y"),
-                   latex=r"$c = $0 \odot (1 - $1^2)",
+DIV_SCALAR = Op("div", "DivBackward1", r"$c = \frac{$0}{$other}", quiet(lambda xp, a, s: a / s),
+                vjp=(quiet(lambda xp, g, c, a, s: g / s),), params=("other",), vjp_latex=(r"\frac{\bar{g}}{$other}",), jvp="linear")
+# first derivatives as ops (what create_graph records): their input g is the gradient they were given,
+# ḡ (as in every record) what they receive
+TANH_BACKWARD = Op("tanh_backward", "TanhBackwardBackward0", r"$c = $0 \odot (1 - $1^2)", tanh_grad,
+                   vjp=(lambda xp, gg, c, g, y: tanh_grad(xp, gg, y), lambda xp, gg, c, g, y: gg * g * y * -2), args=("grad_output", "output"),
+                   saves=("grad_output", "output"), symbols=("g", "y"),
                    vjp_latex=(r"\bar{g} \odot (1 - $1^2)", r"-2\, \bar{g} \odot $0 \odot $1"), jvp="pointwise")
-SIGMOID_BACKWARD = Op("sigmoid_backward", "SigmoidBackwardBackward0", "c = ḡ ⊙ y ⊙ (1 − y)",
+SIGMOID_BACKWARD = Op("sigmoid_backward", "SigmoidBackwardBackward0", r"$c = $0 \odot $1 \odot (1 - $1)",
                       lambda xp, g, y: g * (1 - y) * y,
-                      vjp=(lambda xp, gg, c, g, y: gg * (1 - y) * y, lambda xp, gg, c, g, y: gg * g * (1 - y * 2)),
-                      vjp_formulas=("ḡ₂ ⊙ y ⊙ (1 − y)", "ḡ₂ ⊙ ḡ ⊙ (1 − 2y)"), args=("grad_output", "output"),
-                      saves=("grad_output", "output"), symbols=("ḡ", "y"),
-                      latex=r"$c = $0 \odot $1 \odot (1 - $1)",
+                      vjp=(lambda xp, gg, c, g, y: gg * (1 - y) * y, lambda xp, gg, c, g, y: gg * g * (1 - y * 2)), args=("grad_output", "output"),
+                      saves=("grad_output", "output"), symbols=("g", "y"),
                       vjp_latex=(r"\bar{g} \odot $1 \odot (1 - $1)", r"\bar{g} \odot $0 \odot (1 - 2 $1)"),
                       jvp="pointwise")
-THRESHOLD_BACKWARD = Op("threshold_backward", "ThresholdBackwardBackward0", "c = ḡ ⊙ [y > 0]",
+THRESHOLD_BACKWARD = Op("threshold_backward", "ThresholdBackwardBackward0", r"$c = $0 \odot [$1 > 0]",
                         lambda xp, g, y: xp.keep(g, y > 0),
-                        vjp=(lambda xp, gg, c, g, y: xp.keep(gg, y > 0), lambda xp, gg, c, g, y: xp.zeros_like(gg)),
-                        vjp_formulas=("ḡ₂ ⊙ [y > 0]", "0"), args=("grad_output", "self"), saves=("self",),
-                        symbols=("ḡ", "y"), latex=r"$c = $0 \odot [$1 > 0]",
+                        vjp=(lambda xp, gg, c, g, y: xp.keep(gg, y > 0), lambda xp, gg, c, g, y: xp.zeros_like(gg)), args=("grad_output", "self"), saves=("self",),
+                        symbols=("g", "y"),
                         vjp_latex=(r"\bar{g} \odot [$1 > 0]", r"0"), jvp="pointwise")
-LEAKY_RELU_BACKWARD = Op("leaky_relu_backward", "LeakyReluBackwardBackward0", "c = ḡ ⊙ (a > 0 ? 1 : s)",
+LEAKY_RELU_BACKWARD = Op("leaky_relu_backward", "LeakyReluBackwardBackward0",
+                         r"$c = $0 \odot \begin{cases} 1 & $1 > 0 \\ $negative_slope & \text{otherwise} \end{cases}",
                          lambda xp, g, a, s: xp.where(a > 0, g, g * s),
                          vjp=(lambda xp, gg, c, g, a, s: xp.where(a > 0, gg, gg * s),
-                              lambda xp, gg, c, g, a, s: xp.zeros_like(gg)),
-                         vjp_formulas=("ḡ₂ ⊙ (a > 0 ? 1 : s)", "0"), args=("grad_output", "self"),
-                         params=("negative_slope",), saves=("self",), symbols=("ḡ", "a"),
-                         latex=r"$c = $0 \odot \begin{cases} 1 & $1 > 0 \\ $negative_slope & \text{otherwise} \end{cases}",
+                              lambda xp, gg, c, g, a, s: xp.zeros_like(gg)), args=("grad_output", "self"),
+                         params=("negative_slope",), saves=("self",), symbols=("g", "a"),
                          vjp_latex=(r"\bar{g} \odot \begin{cases} 1 & $1 > 0 \\ $negative_slope & \text{otherwise} \end{cases}",
                                     r"0"), jvp="pointwise")
 
@@ -610,44 +502,35 @@ _digamma_of = _special_fn("digamma")
 _polygamma_of = _special_fn("polygamma")
 TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 
-ACOSH = _unary("acosh", "AcoshBackward0", "c = acosh a", quiet(lambda xp, a: xp.arccosh(a)),
-               quiet(lambda xp, g, c, a: g / xp.sqrt(a * a - 1)), "ḡ / √(a² − 1)",
-               latex=r"$c = \operatorname{arcosh} $0", vjp_latex=(r"\frac{\bar{g}}{\sqrt{$0^2 - 1}}",), jvp="pointwise")
-ASINH = _unary("asinh", "AsinhBackward0", "c = asinh a", quiet(lambda xp, a: xp.arcsinh(a)),
-               quiet(lambda xp, g, c, a: g / xp.sqrt(a * a + 1)), "ḡ / √(a² + 1)",
-               latex=r"$c = \operatorname{arsinh} $0", vjp_latex=(r"\frac{\bar{g}}{\sqrt{$0^2 + 1}}",),
+ACOSH = _unary("acosh", "AcoshBackward0", r"$c = \operatorname{arcosh} $0", quiet(lambda xp, a: xp.arccosh(a)),
+               quiet(lambda xp, g, c, a: g / xp.sqrt(a * a - 1)), r"\frac{\bar{g}}{\sqrt{$0^2 - 1}}", jvp="pointwise")
+ASINH = _unary("asinh", "AsinhBackward0", r"$c = \operatorname{arsinh} $0", quiet(lambda xp, a: xp.arcsinh(a)),
+               quiet(lambda xp, g, c, a: g / xp.sqrt(a * a + 1)), r"\frac{\bar{g}}{\sqrt{$0^2 + 1}}",
                jvp="pointwise", expose=Exposure("asinh", "arcsinh", make="unary_float"))
-ATANH = _unary("atanh", "AtanhBackward0", "c = atanh a", quiet(lambda xp, a: xp.arctanh(a)),
-               quiet(lambda xp, g, c, a: g / (1 - a * a)), "ḡ / (1 − a²)",
-               latex=r"$c = \operatorname{artanh} $0", vjp_latex=(r"\frac{\bar{g}}{1 - $0^2}",),
+ATANH = _unary("atanh", "AtanhBackward0", r"$c = \operatorname{artanh} $0", quiet(lambda xp, a: xp.arctanh(a)),
+               quiet(lambda xp, g, c, a: g / (1 - a * a)), r"\frac{\bar{g}}{1 - $0^2}",
                jvp="pointwise", expose=Exposure("atanh", "arctanh", make="unary_float"))
-ERFC = _unary("erfc", "ErfcBackward0", "c = erfc a = 1 − erf a",
+ERFC = _unary("erfc", "ErfcBackward0", r"$c = \operatorname{erfc} $0 = 1 - \operatorname{erf} $0",
               lambda xp, a: _special.erfc(a).astype(a.dtype, copy=False),
-              lambda xp, g, c, a: g * xp.exp(-(a * a)) * -TWO_OVER_SQRT_PI, "−ḡ ⊙ 2/√π e^(−a²)",
-              latex=r"$c = \operatorname{erfc} $0 = 1 - \operatorname{erf} $0",
-              vjp_latex=(r"-\bar{g} \odot \frac{2}{\sqrt{\pi}} e^{-$0^2}",),
+              lambda xp, g, c, a: g * xp.exp(-(a * a)) * -TWO_OVER_SQRT_PI, r"-\bar{g} \odot \frac{2}{\sqrt{\pi}} e^{-$0^2}",
               jvp="pointwise", expose=Exposure("erfc", make="unary_float"))
 # torch saves the input and recomputes erfinv in its backward; the slope is √π/2 e^(c²) either way
-ERFINV = _unary("erfinv", "ErfinvBackward0", "c = erf⁻¹ a",
+ERFINV = _unary("erfinv", "ErfinvBackward0", r"$c = \operatorname{erf}^{-1} $0",
                 lambda xp, a: _special.erfinv(a).astype(a.dtype, copy=False),
-                quiet(lambda xp, g, c, a: g * xp.exp(c * c) * (math.sqrt(math.pi) / 2)), "ḡ ⊙ √π/2 e^(c²)",
+                quiet(lambda xp, g, c, a: g * xp.exp(c * c) * (math.sqrt(math.pi) / 2)), r"\bar{g} \odot \frac{\sqrt{\pi}}{2} e^{$c^2}",
                 saves=("self", "result"),
-                latex=r"$c = \operatorname{erf}^{-1} $0", vjp_latex=(r"\bar{g} \odot \frac{\sqrt{\pi}}{2} e^{$c^2}",),
                 jvp="pointwise", expose=Exposure("erfinv", make="unary_float"))
-LGAMMA = _unary("lgamma", "LgammaBackward0", "c = log |Γ(a)|",
+LGAMMA = _unary("lgamma", "LgammaBackward0", r"$c = \log \left|\Gamma($0)\right|",
                 lambda xp, a: _special.lgamma(a).astype(a.dtype, copy=False),
-                lambda xp, g, c, a: g * _digamma_of(xp, a), "ḡ ⊙ ψ(a)",
-                latex=r"$c = \log \left|\Gamma($0)\right|", vjp_latex=(r"\bar{g} \odot \psi($0)",),
+                lambda xp, g, c, a: g * _digamma_of(xp, a), r"\bar{g} \odot \psi($0)",
                 jvp="pointwise", expose=Exposure("lgamma", make="unary_float"))
-DIGAMMA = _unary("digamma", "DigammaBackward0", "c = ψ(a) = Γ′(a) / Γ(a)",
+DIGAMMA = _unary("digamma", "DigammaBackward0", r"$c = \psi($0) = \frac{\Gamma'($0)}{\Gamma($0)}",
                  lambda xp, a: _special.digamma(a).astype(a.dtype, copy=False),
-                 lambda xp, g, c, a: g * _polygamma_of(xp, a, 1), "ḡ ⊙ ψ′(a)",
-                 latex=r"$c = \psi($0) = \frac{\Gamma'($0)}{\Gamma($0)}", vjp_latex=(r"\bar{g} \odot \psi^{(1)}($0)",),
+                 lambda xp, g, c, a: g * _polygamma_of(xp, a, 1), r"\bar{g} \odot \psi^{(1)}($0)",
                  jvp="pointwise", expose=Exposure("digamma", make="unary_float"))
-POLYGAMMA = _unary("polygamma", "PolygammaBackward0", "c = ψ⁽ⁿ⁾(a)",
+POLYGAMMA = _unary("polygamma", "PolygammaBackward0", r"$c = \psi^{($n)}($0)",
                    lambda xp, a, n: _special.polygamma(n, a).astype(a.dtype, copy=False),
-                   lambda xp, g, c, a, n: g * _polygamma_of(xp, a, n + 1), "ḡ ⊙ ψ⁽ⁿ⁺¹⁾(a)", params=("n",),
-                   latex=r"$c = \psi^{($n)}($0)", vjp_latex=(r"\bar{g} \odot \psi^{($n + 1)}($0)",), jvp="pointwise")
+                   lambda xp, g, c, a, n: g * _polygamma_of(xp, a, n + 1), r"\bar{g} \odot \psi^{($n + 1)}($0)", params=("n",), jvp="pointwise")
 
 
 def _mvlgamma_forward(xp, a, p):
@@ -661,21 +544,18 @@ def _mvlgamma_vjp(xp, g, c, a, p):
     return g * sum(xp.digamma(a - j / 2) for j in range(p))
 
 
-MVLGAMMA = _unary("mvlgamma", "MvlgammaBackward0", "c = p(p−1)/4 log π + Σⱼ log Γ(a − j/2)", _mvlgamma_forward,
-                  _mvlgamma_vjp, "ḡ ⊙ Σⱼ ψ(a − j/2)", params=("p",),
-                  latex=r"$c = \frac{$p($p - 1)}{4} \log \pi + "
-                        r"\sum_{j=0}^{$p - 1} \log \Gamma\left($0 - \tfrac{j}{2}\right)",
-                  vjp_latex=(r"\bar{g} \odot \sum_{j=0}^{$p - 1} \psi\left($0 - \tfrac{j}{2}\right)",), jvp="pointwise")
-DEG2RAD = _unary("deg2rad", "Deg2RadBackward0", "c = a · π/180", lambda xp, a: a * (math.pi / 180),
-                 lambda xp, g, c, a: g * (math.pi / 180), "ḡ π/180", saves=(),
-                 latex=r"$c = $0 \cdot \frac{\pi}{180}", vjp_latex=(r"\bar{g}\, \frac{\pi}{180}",),
+MVLGAMMA = _unary("mvlgamma", "MvlgammaBackward0", r"$c = \frac{$p($p - 1)}{4} \log \pi + "
+                        r"\sum_{j=0}^{$p - 1} \log \Gamma\left($0 - \tfrac{j}{2}\right)", _mvlgamma_forward,
+                  _mvlgamma_vjp, r"\bar{g} \odot \sum_{j=0}^{$p - 1} \psi\left($0 - \tfrac{j}{2}\right)", params=("p",), jvp="pointwise")
+DEG2RAD = _unary("deg2rad", "Deg2RadBackward0", r"$c = $0 \cdot \frac{\pi}{180}", lambda xp, a: a * (math.pi / 180),
+                 lambda xp, g, c, a: g * (math.pi / 180), r"\bar{g}\, \frac{\pi}{180}", saves=(),
                  jvp="linear", expose=Exposure("deg2rad", make="unary_float"))
-RAD2DEG = _unary("rad2deg", "Rad2DegBackward0", "c = a · 180/π", lambda xp, a: a * (180 / math.pi),
-                 lambda xp, g, c, a: g * (180 / math.pi), "ḡ 180/π", saves=(),
-                 latex=r"$c = $0 \cdot \frac{180}{\pi}", vjp_latex=(r"\bar{g}\, \frac{180}{\pi}",),
+RAD2DEG = _unary("rad2deg", "Rad2DegBackward0", r"$c = $0 \cdot \frac{180}{\pi}", lambda xp, a: a * (180 / math.pi),
+                 lambda xp, g, c, a: g * (180 / math.pi), r"\bar{g}\, \frac{180}{\pi}", saves=(),
                  jvp="linear", expose=Exposure("rad2deg", make="unary_float"))
-FRAC = _unary("frac", "FracBackward0", "c = a − trunc(a)", lambda xp, a: a - xp.trunc(a), lambda xp, g, c, a: g, "ḡ",
-              saves=(), latex=r"$c = $0 - \operatorname{trunc}($0)", vjp_latex=(r"\bar{g}",), jvp="pointwise")
+FRAC = _unary("frac", "FracBackward0", r"$c = $0 - \operatorname{trunc}($0)",
+              lambda xp, a: a - xp.trunc(a), lambda xp, g, c, a: g, r"\bar{g}",
+              saves=(), jvp="pointwise")
 
 
 def _sinc_forward(xp, a):
@@ -689,28 +569,20 @@ def _sinc_vjp(xp, g, c, a):
     return g * xp.where(a == 0, 0.0, slope)
 
 
-SINC = _unary("sinc", "SincBackward0", "c = sin(πa) / (πa)", quiet(_sinc_forward), quiet(_sinc_vjp),
-              "ḡ ⊙ (πa cos πa − sin πa) / (πa²)",
-              latex=r"$c = \frac{\sin(\pi $0)}{\pi $0}",
-              vjp_latex=(r"\bar{g} \odot \frac{\pi $0 \cos(\pi $0) - \sin(\pi $0)}{\pi $0^2}",),
+SINC = _unary("sinc", "SincBackward0", r"$c = \frac{\sin(\pi $0)}{\pi $0}", quiet(_sinc_forward), quiet(_sinc_vjp),
+              r"\bar{g} \odot \frac{\pi $0 \cos(\pi $0) - \sin(\pi $0)}{\pi $0^2}",
               jvp="pointwise", expose=Exposure("sinc", make="unary_float"))
-CLAMP_MAX = _unary("clamp_max", "ClampMaxBackward0", "c = min(a, hi)", lambda xp, a, hi: xp.minimum(a, hi),
-                   lambda xp, g, c, a, hi: xp.keep(g, a <= hi), "ḡ ⊙ [a ≤ hi]", params=("max",),
-                   latex=r"$c = \min($0,\, $max)", vjp_latex=(r"\bar{g} \odot [$0 \le $max]",), jvp="pointwise")
-CLAMP_MIN = _unary("clamp_min", "ClampMinBackward0", "c = max(a, lo)", lambda xp, a, lo: xp.maximum(a, lo),
-                   lambda xp, g, c, a, lo: xp.keep(g, a >= lo), "ḡ ⊙ [a ≥ lo]", params=("min",),
-                   latex=r"$c = \max($0,\, $min)", vjp_latex=(r"\bar{g} \odot [$0 \ge $min]",), jvp="pointwise")
-CLAMP_MAX_TENSOR = Op("clamp_max", "ClampMaxBackward1", "c = min(a, hi)", lambda xp, a, hi: xp.minimum(a, hi),
-                      vjp=(lambda xp, g, c, a, hi: xp.keep(g, a <= hi), lambda xp, g, c, a, hi: xp.keep(g, a > hi)),
-                      vjp_formulas=("ḡ ⊙ [a ≤ hi]", "ḡ ⊙ [a > hi]"), args=("self", "max"), saves=("self", "max"),
+CLAMP_MAX = _unary("clamp_max", "ClampMaxBackward0", r"$c = \min($0,\, $max)", lambda xp, a, hi: xp.minimum(a, hi),
+                   lambda xp, g, c, a, hi: xp.keep(g, a <= hi), r"\bar{g} \odot [$0 \le $max]", params=("max",), jvp="pointwise")
+CLAMP_MIN = _unary("clamp_min", "ClampMinBackward0", r"$c = \max($0,\, $min)", lambda xp, a, lo: xp.maximum(a, lo),
+                   lambda xp, g, c, a, lo: xp.keep(g, a >= lo), r"\bar{g} \odot [$0 \ge $min]", params=("min",), jvp="pointwise")
+CLAMP_MAX_TENSOR = Op("clamp_max", "ClampMaxBackward1", r"$c = \min($0,\, $1)", lambda xp, a, hi: xp.minimum(a, hi),
+                      vjp=(lambda xp, g, c, a, hi: xp.keep(g, a <= hi), lambda xp, g, c, a, hi: xp.keep(g, a > hi)), args=("self", "max"), saves=("self", "max"),
                       symbols=("a", "hi"), broadcasts=None,
-                      latex=r"$c = \min($0,\, $1)",
                       vjp_latex=(r"\bar{g} \odot [$0 \le $1]", r"\bar{g} \odot [$0 > $1]"), jvp="pointwise")
-CLAMP_MIN_TENSOR = Op("clamp_min", "ClampMinBackward1", "c = max(a, lo)", lambda xp, a, lo: xp.maximum(a, lo),
-                      vjp=(lambda xp, g, c, a, lo: xp.keep(g, a >= lo), lambda xp, g, c, a, lo: xp.keep(g, a < lo)),
-                      vjp_formulas=("ḡ ⊙ [a ≥ lo]", "ḡ ⊙ [a < lo]"), args=("self", "min"), saves=("self", "min"),
+CLAMP_MIN_TENSOR = Op("clamp_min", "ClampMinBackward1", r"$c = \max($0,\, $1)", lambda xp, a, lo: xp.maximum(a, lo),
+                      vjp=(lambda xp, g, c, a, lo: xp.keep(g, a >= lo), lambda xp, g, c, a, lo: xp.keep(g, a < lo)), args=("self", "min"), saves=("self", "min"),
                       symbols=("a", "lo"), broadcasts=None,
-                      latex=r"$c = \max($0,\, $1)",
                       vjp_latex=(r"\bar{g} \odot [$0 \ge $1]", r"\bar{g} \odot [$0 < $1]"), jvp="pointwise")
 
 
@@ -722,21 +594,16 @@ def _xlogy_self(xp, g, c, a, b):   # torch: ḡ ⊙ xlogy(a ≠ 0, b)
     return g * xp.where(b != b, b, xp.where(a == 0, 0.0, xp.log(b)))
 
 
-XLOGY = Op("xlogy", "XlogyBackward0", "c = a log b", quiet(_xlogy_forward),
-           vjp=(quiet(_xlogy_self), quiet(lambda xp, g, c, a, b: g * a / b)),
-           vjp_formulas=("ḡ ⊙ log b", "ḡ ⊙ a / b"), args=BINARY, saves=BINARY,
-           latex=r"$c = $0 \log $1", vjp_latex=(r"\bar{g} \odot \log $1", r"\frac{\bar{g} \odot $0}{$1}"),
+XLOGY = Op("xlogy", "XlogyBackward0", r"$c = $0 \log $1", quiet(_xlogy_forward),
+           vjp=(quiet(_xlogy_self), quiet(lambda xp, g, c, a, b: g * a / b)), args=BINARY, saves=BINARY, vjp_latex=(r"\bar{g} \odot \log $1", r"\frac{\bar{g} \odot $0}{$1}"),
            broadcasts=None, jvp="pointwise")
-XLOGY_SCALAR_SELF = Op("xlogy", "XlogyBackward1", "c = s log b",
+XLOGY_SCALAR_SELF = Op("xlogy", "XlogyBackward1", r"$c = $self \log $0",
                        quiet(lambda xp, b, s: _xlogy_forward(xp, xp.asarray(s, b.dtype), b)),
-                       vjp=(quiet(lambda xp, g, c, b, s: g * s / b),), vjp_formulas=("ḡ ⊙ s / b",), args=("other",),
-                       params=("self",), saves=("other",), symbols=("b",),
-                       latex=r"$c = $self \log $0", vjp_latex=(r"\frac{$self\, \bar{g}}{$0}",), jvp="pointwise")
-XLOGY_SCALAR_OTHER = Op("xlogy", "XlogyBackward2", "c = a log s",
+                       vjp=(quiet(lambda xp, g, c, b, s: g * s / b),), args=("other",),
+                       params=("self",), saves=("other",), symbols=("b",), vjp_latex=(r"\frac{$self\, \bar{g}}{$0}",), jvp="pointwise")
+XLOGY_SCALAR_OTHER = Op("xlogy", "XlogyBackward2", r"$c = $0 \log $other",
                         quiet(lambda xp, a, s: _xlogy_forward(xp, a, xp.asarray(s, a.dtype))),
-                        vjp=(lambda xp, g, c, a, s: g * xp.where(a == 0, 0.0, _log_or_nan(s)),),
-                        vjp_formulas=("ḡ log s",), params=("other",),
-                        latex=r"$c = $0 \log $other", vjp_latex=(r"\bar{g} \log $other",), jvp="pointwise")
+                        vjp=(lambda xp, g, c, a, s: g * xp.where(a == 0, 0.0, _log_or_nan(s)),), params=("other",), vjp_latex=(r"\bar{g} \log $other",), jvp="pointwise")
 
 
 def _log_or_nan(s: float) -> float:
@@ -750,19 +617,15 @@ def _logaddexp_forward(base_log1p_exp):
     return quiet(forward)
 
 
-LOGADDEXP = Op("logaddexp", "LogaddexpBackward0", "c = log(eᵃ + eᵇ)",
+LOGADDEXP = Op("logaddexp", "LogaddexpBackward0", r"$c = \log\left(e^{$0} + e^{$1}\right)",
                _logaddexp_forward(lambda xp, d: xp.log1p(xp.exp(d))),
                vjp=(quiet(lambda xp, g, c, a, b: g / (xp.exp(b - a) + 1)),
-                    quiet(lambda xp, g, c, a, b: g / (xp.exp(a - b) + 1))),
-               vjp_formulas=("ḡ / (1 + eᵇ⁻ᵃ)", "ḡ / (1 + eᵃ⁻ᵇ)"), args=BINARY, saves=BINARY, broadcasts=None,
-               latex=r"$c = \log\left(e^{$0} + e^{$1}\right)",
+                    quiet(lambda xp, g, c, a, b: g / (xp.exp(a - b) + 1))), args=BINARY, saves=BINARY, broadcasts=None,
                vjp_latex=(r"\frac{\bar{g}}{1 + e^{$1 - $0}}", r"\frac{\bar{g}}{1 + e^{$0 - $1}}"), jvp="pointwise")
-LOGADDEXP2 = Op("logaddexp2", "Logaddexp2Backward0", "c = log₂(2ᵃ + 2ᵇ)",
+LOGADDEXP2 = Op("logaddexp2", "Logaddexp2Backward0", r"$c = \log_2\left(2^{$0} + 2^{$1}\right)",
                 _logaddexp_forward(lambda xp, d: xp.log1p(xp.exp(d * LN2)) / LN2),
                 vjp=(quiet(lambda xp, g, c, a, b: g / (xp.exp((b - a) * LN2) + 1)),
-                     quiet(lambda xp, g, c, a, b: g / (xp.exp((a - b) * LN2) + 1))),
-                vjp_formulas=("ḡ / (1 + 2ᵇ⁻ᵃ)", "ḡ / (1 + 2ᵃ⁻ᵇ)"), args=BINARY, saves=BINARY, broadcasts=None,
-                latex=r"$c = \log_2\left(2^{$0} + 2^{$1}\right)",
+                     quiet(lambda xp, g, c, a, b: g / (xp.exp((a - b) * LN2) + 1))), args=BINARY, saves=BINARY, broadcasts=None,
                 vjp_latex=(r"\frac{\bar{g}}{1 + 2^{$1 - $0}}", r"\frac{\bar{g}}{1 + 2^{$0 - $1}}"), jvp="pointwise")
 
 
@@ -770,37 +633,29 @@ def _copysign_self(xp, g, c, a, *_):   # torch: ḡ ⊙ c / a, 0 where a = 0
     return g * xp.where(a == 0, 0.0, c / xp.where(a == 0, 1.0, a))
 
 
-COPYSIGN = Op("copysign", "CopysignBackward0", "c = |a| sign(b)", lambda xp, a, b: xp.copysign(a, b),
-              vjp=(quiet(_copysign_self), lambda xp, g, c, a, b: xp.zeros_like(g)),
-              vjp_formulas=("ḡ ⊙ c / a", "0"), args=BINARY, saves=("self", "result"),
-              latex=r"$c = |$0| \operatorname{sign} $1", vjp_latex=(r"\bar{g} \odot \frac{$c}{$0}", r"0"),
+COPYSIGN = Op("copysign", "CopysignBackward0", r"$c = |$0| \operatorname{sign} $1", lambda xp, a, b: xp.copysign(a, b),
+              vjp=(quiet(_copysign_self), lambda xp, g, c, a, b: xp.zeros_like(g)), args=BINARY, saves=("self", "result"), vjp_latex=(r"\bar{g} \odot \frac{$c}{$0}", r"0"),
               broadcasts=None, jvp="pointwise")
-COPYSIGN_SCALAR = Op("copysign", "CopysignBackward1", "c = |a| sign(s)", lambda xp, a, s: xp.copysign(a, s),
-                     vjp=(quiet(_copysign_self),), vjp_formulas=("ḡ ⊙ c / a",), params=("other",),
-                     saves=("self", "result"),
-                     latex=r"$c = |$0| \operatorname{sign}($other)", vjp_latex=(r"\bar{g} \odot \frac{$c}{$0}",),
+COPYSIGN_SCALAR = Op("copysign", "CopysignBackward1", r"$c = |$0| \operatorname{sign}($other)",
+                     lambda xp, a, s: xp.copysign(a, s),
+                     vjp=(quiet(_copysign_self),), params=("other",),
+                     saves=("self", "result"), vjp_latex=(r"\bar{g} \odot \frac{$c}{$0}",),
                      jvp="pointwise")
 # fmax/fmin ignore a NaN operand; unlike maximum, ties send ḡ to the first input only
-FMAX = Op("fmax", "FmaxBackward0", "c = fmax(a, b)", lambda xp, a, b: xp.fmax(a, b),
+FMAX = Op("fmax", "FmaxBackward0", r"$c = \operatorname{fmax}($0,\, $1)", lambda xp, a, b: xp.fmax(a, b),
           vjp=(lambda xp, g, c, a, b: xp.keep(g, (a >= b) | (b != b)),
-               lambda xp, g, c, a, b: xp.keep(g, ~((a >= b) | (b != b)))),
-          vjp_formulas=("ḡ ⊙ [a ≥ b or b is nan]", "ḡ ⊙ [a < b or a is nan]"), args=BINARY, saves=BINARY,
-          latex=r"$c = \operatorname{fmax}($0,\, $1)",
+               lambda xp, g, c, a, b: xp.keep(g, ~((a >= b) | (b != b)))), args=BINARY, saves=BINARY,
           vjp_latex=(r"\bar{g} \odot [$0 \ge $1 \lor $1 = \mathrm{nan}]",
                      r"\bar{g} \odot [$0 < $1 \lor $0 = \mathrm{nan}]"),
           broadcasts=None, jvp="pointwise")
-FMIN = Op("fmin", "FminBackward0", "c = fmin(a, b)", lambda xp, a, b: xp.fmin(a, b),
+FMIN = Op("fmin", "FminBackward0", r"$c = \operatorname{fmin}($0,\, $1)", lambda xp, a, b: xp.fmin(a, b),
           vjp=(lambda xp, g, c, a, b: xp.keep(g, (a <= b) | (b != b)),
-               lambda xp, g, c, a, b: xp.keep(g, ~((a <= b) | (b != b)))),
-          vjp_formulas=("ḡ ⊙ [a ≤ b or b is nan]", "ḡ ⊙ [a > b or a is nan]"), args=BINARY, saves=BINARY,
-          latex=r"$c = \operatorname{fmin}($0,\, $1)",
+               lambda xp, g, c, a, b: xp.keep(g, ~((a <= b) | (b != b)))), args=BINARY, saves=BINARY,
           vjp_latex=(r"\bar{g} \odot [$0 \le $1 \lor $1 = \mathrm{nan}]",
                      r"\bar{g} \odot [$0 > $1 \lor $0 = \mathrm{nan}]"),
           broadcasts=None, jvp="pointwise")
-LDEXP = Op("ldexp", "LdexpBackward0", "c = a · 2ᵇ", quiet(lambda xp, a, b: a * xp.exp2(b)),
-           vjp=(quiet(lambda xp, g, c, a, b: g * xp.exp2(b)), quiet(lambda xp, g, c, a, b: g * c * LN2)),
-           vjp_formulas=("ḡ ⊙ 2ᵇ", "ḡ ⊙ c ln 2"), args=BINARY, saves=("other", "result"), broadcasts=None,
-           latex=r"$c = $0 \cdot 2^{$1}", vjp_latex=(r"\bar{g} \odot 2^{$1}", r"\bar{g} \odot $c \ln 2"),
+LDEXP = Op("ldexp", "LdexpBackward0", r"$c = $0 \cdot 2^{$1}", quiet(lambda xp, a, b: a * xp.exp2(b)),
+           vjp=(quiet(lambda xp, g, c, a, b: g * xp.exp2(b)), quiet(lambda xp, g, c, a, b: g * c * LN2)), args=BINARY, saves=("other", "result"), broadcasts=None, vjp_latex=(r"\bar{g} \odot 2^{$1}", r"\bar{g} \odot $c \ln 2"),
            jvp="pointwise")
 
 
@@ -809,19 +664,22 @@ def _heaviside_vjp(xp, g, c, *args):
 
 
 # PyTorch records heaviside with a node that fails in backward, as floor_divide
-HEAVISIDE = Op("heaviside", "NotImplemented", "c = a > 0 ? 1 : (a = 0 ? b : 0)",
+HEAVISIDE = Op("heaviside", "NotImplemented", r"$c = \begin{cases} 1 & $0 > 0 \\ $1 & $0 = 0 \\ 0 & $0 < 0 \end{cases}",
                lambda xp, a, b: xp.where(a == 0, b, (a > 0).astype(np.result_type(a, b))),
-               vjp=_heaviside_vjp, vjp_formulas=("not implemented", "not implemented"), args=("self", "values"),
-               latex=r"$c = \begin{cases} 1 & $0 > 0 \\ $1 & $0 = 0 \\ 0 & $0 < 0 \end{cases}",
+               vjp=_heaviside_vjp, args=("self", "values"),
                vjp_latex=(r"\text{not implemented}", r"\text{not implemented}"))
-LOGIC = {name: _nograd(name, fn) for name, fn in {
-    "logical_and": lambda xp, a, b: (a != 0) & (b != 0), "logical_or": lambda xp, a, b: (a != 0) | (b != 0),
-    "logical_xor": lambda xp, a, b: (a != 0) ^ (b != 0),
+LOGIC = {name: _nograd(name, latex, fn) for name, (latex, fn) in {
+    "logical_and": (r"$c = [$0 \ne 0] \land [$1 \ne 0]", lambda xp, a, b: (a != 0) & (b != 0)),
+    "logical_or": (r"$c = [$0 \ne 0] \lor [$1 \ne 0]", lambda xp, a, b: (a != 0) | (b != 0)),
+    "logical_xor": (r"$c = [$0 \ne 0] \oplus [$1 \ne 0]", lambda xp, a, b: (a != 0) ^ (b != 0)),
 }.items()}
-SIGNBIT = _nograd("signbit", lambda xp, a: xp.signbit(a),
+SIGNBIT = _nograd("signbit", r"$c = [\text{the sign bit of } $0 \text{ is set}]", lambda xp, a: xp.signbit(a),
                   expose=Exposure("signbit", make="unary"))
-ISPOSINF = _nograd("isposinf", lambda xp, a: xp.isposinf(a) if a.dtype.kind == "f" else xp.zeros(a.shape, bool))
-ISNEGINF = _nograd("isneginf", lambda xp, a: xp.isneginf(a) if a.dtype.kind == "f" else xp.zeros(a.shape, bool))
-ISREAL = _nograd("isreal", lambda xp, a: xp.imag(a) == 0 if a.dtype.kind == "c" else xp.ones(a.shape, bool),
+ISPOSINF = _nograd("isposinf", r"$c = [$0 = \infty]",
+                   lambda xp, a: xp.isposinf(a) if a.dtype.kind == "f" else xp.zeros(a.shape, bool))
+ISNEGINF = _nograd("isneginf", r"$c = [$0 = -\infty]",
+                   lambda xp, a: xp.isneginf(a) if a.dtype.kind == "f" else xp.zeros(a.shape, bool))
+ISREAL = _nograd("isreal", r"$c = [\operatorname{Im} $0 = 0]",
+                 lambda xp, a: xp.imag(a) == 0 if a.dtype.kind == "c" else xp.ones(a.shape, bool),
                  expose=Exposure("isreal", make="unary"))
-BITWISE_NOT = _nograd("bitwise_not", lambda xp, a: ~a)
+BITWISE_NOT = _nograd("bitwise_not", r"$c = \sim $0", lambda xp, a: ~a)

@@ -16,8 +16,8 @@ from .op import Op
 
 
 # -- a linear map and its adjoint, as two records ------------------------------------------------
-def linear_pair(name, torch_name, formula, forward, adjoint, vjp_formula, params, adj_name, adj_formula,
-                latex=("", ""), adj_latex=("", "")):
+def linear_pair(name, torch_name, forward, adjoint, params, adj_name, latex=("", ""), adj_latex=("", ""),
+                out_symbol="y"):
     """forward(xp, a, *params) is linear in a, adjoint(xp, g, in_shape, *params) is its transpose.
     Returns (OP, ADJOINT): OP's VJP is ADJOINT, and ADJOINT's VJP is OP. latex, adj_latex:
     (formula, VJP) of each record in LaTeX."""
@@ -31,12 +31,11 @@ def linear_pair(name, torch_name, formula, forward, adjoint, vjp_formula, params
             return forward(xp, h, *p)
         return xp.apply(op, (h,), p)
 
-    op = Op(name, torch_name, formula, forward, vjp=(vjp,), vjp_formulas=(vjp_formula,), params=params, saves=(),
-            latex=latex[0], vjp_latex=latex[1:] if latex[1] else ())
-    adj = Op(name + "_backward", adj_name, adj_formula, lambda xp, g, shape, *p: adjoint(xp, g, shape, *p),
-             vjp=(adj_vjp,), vjp_formulas=(formula.split("=", 1)[-1].strip() + " applied to h̄",),
-             args=("grad_output",), params=("input_size",) + params, saves=(),
-             latex=adj_latex[0], vjp_latex=adj_latex[1:] if adj_latex[1] else ())
+    op = Op(name, torch_name, latex[0], forward, vjp=(vjp,), params=params, saves=(),
+            vjp_latex=latex[1:] if latex[1] else (), out_symbol=out_symbol)
+    adj = Op(name + "_backward", adj_name, adj_latex[0], lambda xp, g, shape, *p: adjoint(xp, g, shape, *p),
+             vjp=(adj_vjp,), args=("grad_output",), params=("input_size",) + params, saves=(),
+             vjp_latex=adj_latex[1:] if adj_latex[1] else ())
     return op, adj
 
 
@@ -64,9 +63,9 @@ def _sep_adjoint(xp, g, shape, mats, divisor, *shown):
     return x / divisor if divisor else x
 
 
-def _separable(name, torch_name, formula, vjp_formula, adj_name, shown=(), latex=("", ""), adj_latex=("", "")):
-    return linear_pair(name, torch_name, formula, _sep_forward, _sep_adjoint, vjp_formula,
-                       ("matrices", "divisor") + shown, adj_name, vjp_formula, latex, adj_latex)
+def _separable(name, torch_name, adj_name, shown=(), latex=("", ""), adj_latex=("", "")):
+    return linear_pair(name, torch_name, _sep_forward, _sep_adjoint, ("matrices", "divisor") + shown, adj_name,
+                       latex, adj_latex)
 
 
 # -- the formulas of the pools: window i of the input is win_i (not w_i, which a learner may use), holding N_i inputs
@@ -90,23 +89,21 @@ def _pool_out(n, k, s, p, d, ceil_mode):
 
 
 AVG_POOL2D, AVG_POOL2D_BACKWARD = _separable(
-    "avg_pool2d", "AvgPool2DBackward0", "y[p] = mean of x over window p", "ḡ spread evenly over each window",
+    "avg_pool2d", "AvgPool2DBackward0",
     "AvgPool2DBackwardBackward0", ("kernel_size", "stride", "padding"),
     (_AVG + _WINDOWS, _AVG_BACK),
     (_SPREAD + _WINDOWS, _AVG_OF_G))
 AVG_POOL3D, AVG_POOL3D_BACKWARD = _separable(
-    "avg_pool3d", "AvgPool3DBackward0", "y[p] = mean of x over the 3-d window p", "ḡ spread evenly over each window",
+    "avg_pool3d", "AvgPool3DBackward0",
     "AvgPool3DBackwardBackward0", ("kernel_size", "stride", "padding"),
     (_AVG + _WINDOWS, _AVG_BACK),
     (_SPREAD + _WINDOWS, _AVG_OF_G))
 ADAPTIVE_AVG_POOL2D, ADAPTIVE_AVG_POOL2D_BACKWARD = _separable(
-    "adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0", "y[i,j] = mean of x over rows ⌊iH/h⌋…⌈(i+1)H/h⌉, cols "
-    "likewise", "ḡ spread evenly over each window", "AdaptiveAvgPool2DBackwardBackward0", ("output_size",),
+    "adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0", "AdaptiveAvgPool2DBackwardBackward0", ("output_size",),
     (_AVG + _ADAPTIVE, _AVG_BACK),
     (_SPREAD + _ADAPTIVE, _AVG_OF_G))
 ADAPTIVE_AVG_POOL3D, ADAPTIVE_AVG_POOL3D_BACKWARD = _separable(
-    "adaptive_avg_pool3d", "AdaptiveAvgPool3DBackward0", "y[i,j,k] = mean of x over the window of (i, j, k) along "
-    "each of the 3 axes", "ḡ spread evenly over each window", "AdaptiveAvgPool3DBackwardBackward0", ("output_size",),
+    "adaptive_avg_pool3d", "AdaptiveAvgPool3DBackward0", "AdaptiveAvgPool3DBackwardBackward0", ("output_size",),
     (_AVG + _ADAPTIVE, _AVG_BACK),
     (_SPREAD + _ADAPTIVE, _AVG_OF_G))
 
@@ -130,28 +127,21 @@ _SIZES = r",\quad \text{output size } $output_size,\ \sigma = $scale"
 _AXES = r"\text{ along each axis}"
 _PADS = r",\quad \text{pad } $pad \text{ (} l \text{: the pad before, } n \text{: the size of an axis)}"
 UPSAMPLE_NEAREST = {nd: _separable(f"upsample_nearest{nd}d", f"UpsampleNearest{nd}DBackward0",
-                                   "y[i] = x[⌊i·in/out⌋]", "ḡ summed over the copies of each input",
                                    f"UpsampleNearest{nd}DBackwardBackward0", ("output_size", "scale"),
                                    *_moved(r"\lfloor i \sigma \rfloor", _SIZES)) for nd in (1, 2, 3)}
 # nearest-exact reads the input pixel whose centre is nearest: ⌊(i + ½)σ⌋ (torch's fix of nearest)
 UPSAMPLE_NEAREST_EXACT = {nd: _separable(f"_upsample_nearest_exact{nd}d", f"UpsampleNearestExact{nd}DBackward0",
-                                         "y[i] = x[⌊(i + ½)·in/out⌋]", "ḡ summed over the copies of each input",
                                          f"UpsampleNearestExact{nd}DBackwardBackward0", ("output_size", "scale"),
                                          *_moved(r"\lfloor (i + \tfrac{1}{2}) \sigma \rfloor", _SIZES))
                           for nd in (1, 2, 3)}
-UPSAMPLE_LINEAR = {1: _separable("upsample_linear1d", "UpsampleLinear1DBackward0", "y[i] = (1 − λ) x[i₀] + λ x[i₁]",
-                                 "ḡ split between the two neighbours by the weights",
+UPSAMPLE_LINEAR = {1: _separable("upsample_linear1d", "UpsampleLinear1DBackward0",
                                  "UpsampleLinear1DBackwardBackward0",
                                  ("output_size", "scale"), (_LERP[0] + _SIZES, _LERP[1]),
                                  (_LERP_BACK[0] + _SIZES, _LERP_BACK[1])),
-                   2: _separable("upsample_bilinear2d", "UpsampleBilinear2DBackward0",
-                                 "y[i,j] = Σ bilinear weights · the 4 neighbours", "ḡ split between the 4 neighbours "
-                                 "by the weights", "UpsampleBilinear2DBackwardBackward0", ("output_size", "scale"),
+                   2: _separable("upsample_bilinear2d", "UpsampleBilinear2DBackward0", "UpsampleBilinear2DBackwardBackward0", ("output_size", "scale"),
                                  (_LERP[0] + _AXES + _SIZES, _LERP[1] + _AXES),
                                  (_LERP_BACK[0] + _AXES + _SIZES, _LERP_BACK[1] + _AXES)),
-                   3: _separable("upsample_trilinear3d", "UpsampleTrilinear3DBackward0",
-                                 "y[i,j,k] = Σ trilinear weights · the 8 neighbours", "ḡ split between the 8 "
-                                 "neighbours by the weights", "UpsampleTrilinear3DBackwardBackward0",
+                   3: _separable("upsample_trilinear3d", "UpsampleTrilinear3DBackward0", "UpsampleTrilinear3DBackwardBackward0",
                                  ("output_size", "scale"), (_LERP[0] + _AXES + _SIZES, _LERP[1] + _AXES),
                                  (_LERP_BACK[0] + _AXES + _SIZES, _LERP_BACK[1] + _AXES))}
 # bicubic: Keys' cubic convolution (A = −¾, as torch) of the 4 neighbours along each axis, clamped at the edges
@@ -160,18 +150,14 @@ _CUBIC = (r"$c[i] = \textstyle\sum_{k=-1}^{2} w_k(\lambda_i)\, $0[\lfloor t_i \r
           r"\bar{g}[i] \text{ split among } [\lfloor t_i \rfloor - 1 \dots \lfloor t_i \rfloor + 2] "
           r"\text{ by } w_k(\lambda_i)")
 UPSAMPLE_BICUBIC = {2: _separable("upsample_bicubic2d", "UpsampleBicubic2DBackward0",
-                                  "y[i,j] = Σ cubic weights · the 16 neighbours",
-                                  "ḡ split between the 16 neighbours by the cubic weights",
                                   "UpsampleBicubic2DBackwardBackward0", ("output_size", "scale"),
                                   (_CUBIC[0] + _SIZES, _CUBIC[1]),
                                   (r"$c[j] = \textstyle\sum_i w(i, j)\, $0[i]" + _SIZES,
                                    r"\textstyle\sum_k w_k(\lambda_i)\, \bar{g}[\lfloor t_i \rfloor + k]"))}
 REFLECTION_PAD = {nd: _separable(f"reflection_pad{nd}d", f"ReflectionPad{nd}DBackward0",
-                                 "y = x mirrored at the edges", "ḡ folded back onto the mirrored inputs",
                                  f"ReflectionPad{nd}DBackwardBackward0", ("pad",),
                                  *_moved(r"\operatorname{mirror}_n(i - l)", _PADS)) for nd in (1, 2, 3)}
 REPLICATION_PAD = {nd: _separable(f"replication_pad{nd}d", f"ReplicationPad{nd}DBackward0",
-                                  "y = x with its edge values repeated", "ḡ of the repeats added onto the edges",
                                   f"ReplicationPad{nd}DBackwardBackward0", ("pad",),
                                   *_moved(r"\operatorname{clamp}(i - l,\, 0,\, n - 1)", _PADS)) for nd in (1, 2, 3)}
 
@@ -234,21 +220,18 @@ def _max_pool3d_vjp(xp, g, c, a, index, *shown):
     return _scatter_back(xp, g, a.shape, index, disjoint=_windows_disjoint(*shown), nd=3)
 
 
-def _max_op(name, torch_name, formula, shown, windows, vjp=_max_vjp, forward=_gather_forward):
-    return Op(name, torch_name, formula, forward, vjp=(vjp,),
-              vjp_formulas=("ḡ sent to the position that won each window (added where windows overlap)",),
-              params=("indices",) + shown, saves=("self",),
-              latex=r"$c[i] = \max_{j \in \mathrm{win}_i} $0[j]" + windows, vjp_latex=(_ARGMAX,))
+def _max_op(name, torch_name, shown, windows, vjp=_max_vjp, forward=_gather_forward):
+    return Op(name, torch_name, r"$c[i] = \max_{j \in \mathrm{win}_i} $0[j]" + windows, forward, vjp=(vjp,),
+              params=("indices",) + shown, saves=("self",), vjp_latex=(_ARGMAX,), out_symbol="y")
 
 
-MAX_POOL2D = _max_op("max_pool2d", "MaxPool2DWithIndicesBackward0", "y[p] = max of x over window p",
+MAX_POOL2D = _max_op("max_pool2d", "MaxPool2DWithIndicesBackward0",
                      ("kernel_size", "stride", "padding", "dilation"), _WINDOWS + r",\ \text{dilation } $dilation",
                      _max_pool_vjp)
-MAX_POOL3D = _max_op("max_pool3d", "MaxPool3DWithIndicesBackward0", "y[p] = max of x over the 3-d window p",
+MAX_POOL3D = _max_op("max_pool3d", "MaxPool3DWithIndicesBackward0",
                      ("kernel_size", "stride", "padding", "dilation"), _WINDOWS + r",\ \text{dilation } $dilation",
                      _max_pool3d_vjp, _max_pool3d_forward)
-ADAPTIVE_MAX_POOL2D = _max_op("adaptive_max_pool2d", "AdaptiveMaxPool2DBackward0",
-                              "y[i,j] = max of x over the adaptive window (i, j)", ("output_size",), _ADAPTIVE)
+ADAPTIVE_MAX_POOL2D = _max_op("adaptive_max_pool2d", "AdaptiveMaxPool2DBackward0", ("output_size",), _ADAPTIVE)
 
 
 
@@ -266,10 +249,9 @@ def _unpool_vjp(xp, g, c, a, index, out_hw):
     return xp.reshape(xp.take_along_axis(flat, index.reshape(planes, -1), 1), tuple(a.shape))
 
 
-MAX_UNPOOL2D = Op("max_unpool2d", "MaxUnpool2DBackward0", "y[index[p]] = x[p], 0 elsewhere", _unpool_forward,
-                  vjp=(_unpool_vjp,), vjp_formulas=("ḡ[index[p]]",), params=("indices", "output_size"), saves=(),
-                  latex=r"$c[\iota_p] = $0[p],\ 0 \text{ elsewhere}",
-                  vjp_latex=(r"\bar{g}[\iota_p] \text{ at } [p]",))
+MAX_UNPOOL2D = Op("max_unpool2d", "MaxUnpool2DBackward0", r"$c[\iota_p] = $0[p],\ 0 \text{ elsewhere}", _unpool_forward,
+                  vjp=(_unpool_vjp,), params=("indices", "output_size"), saves=(),
+                  vjp_latex=(r"\bar{g}[\iota_p] \text{ at } [p]",), out_symbol="y")
 
 # -- unfold / fold: the window view and its adjoint ----------------------------------------------
 # window p of the (padded) input reads x[s p + d k − q] at kernel tap k; a column holds one window
@@ -292,9 +274,8 @@ def _unfold_adjoint(xp, g, shape, k, d, p, s):
 
 
 IM2COL, COL2IM_OF_IM2COL = linear_pair(
-    "im2col", "Im2ColBackward0", "y[n, (c,k), p] = x[n, c, s·p + d·k − pad] (every window as a column)",
-    _unfold_forward, _unfold_adjoint, "col2im(ḡ): each column added back where its window read",
-    ("kernel_size", "dilation", "padding", "stride"), "Col2ImBackward0", "col2im(ḡ)",
+    "im2col", "Im2ColBackward0", _unfold_forward, _unfold_adjoint,
+    ("kernel_size", "dilation", "padding", "stride"), "Col2ImBackward0",
     (_COLUMNS + _UNFOLD, _COL2IM), (r"$c = \text{col2im}($0)\!:\; " + _COL2IM.replace(r"\bar{g}", "$0")
                                     + _UNFOLD, r"\text{im2col}(\bar{g})"))
 
@@ -310,9 +291,8 @@ def _fold_adjoint(xp, g, shape, out_size, k, d, p, s):
 
 
 COL2IM, IM2COL_OF_COL2IM = linear_pair(
-    "col2im", "Col2ImBackward0", "y = Σ over windows of each column put back in place (overlaps add)",
-    _fold_forward, _fold_adjoint, "im2col(ḡ): each window of ḡ read out as a column",
-    ("output_size", "kernel_size", "dilation", "padding", "stride"), "Im2ColBackward0", "im2col(ḡ)",
+    "col2im", "Col2ImBackward0", _fold_forward, _fold_adjoint,
+    ("output_size", "kernel_size", "dilation", "padding", "stride"), "Im2ColBackward0",
     (r"$c[n,\, i,\, j] = \textstyle\sum_{(k,\, p) \,:\, s p + d k - q = j} $0[n,\, (i, k),\, p]"
      r",\quad \text{output size } $output_size" + _UNFOLD, _IM2COL),
     (r"$c = \text{im2col}($0)" + _UNFOLD, r"\text{col2im}(\bar{g})"))
@@ -342,13 +322,12 @@ def _windows_adjoint(xp, g, shape, d, size, step):
 
 
 UNFOLD, UNFOLD_BACKWARD = linear_pair(
-    "unfold", "UnfoldBackward0", "c[…, p, …, t] = a[…, step·p + t, …] (every window along dim, a view)",
-    _windows_along, _windows_adjoint, "each window of ḡ added back where it was read",
-    ("dimension", "size", "step"), "UnfoldBackwardBackward0", "unfold_backward(ḡ)",
+    "unfold", "UnfoldBackward0", _windows_along, _windows_adjoint,
+    ("dimension", "size", "step"), "UnfoldBackwardBackward0",
     (r"$c[\ldots, p, \ldots, t] = $0[\ldots,\, $step\, p + t,\, \ldots]",
      r"\textstyle\sum_{p,\, t \,:\, $step\, p + t = j} \bar{g}[\ldots, p, \ldots, t] \text{ at } j"),
     (r"$c[\ldots, j, \ldots] = \textstyle\sum_{p,\, t \,:\, $step\, p + t = j} $0[\ldots, p, \ldots, t]",
-     r"\text{unfold}(\bar{g})"))
+     r"\text{unfold}(\bar{g})"), out_symbol="c")
 
 
 # -- pixel shuffle: a permutation of (C·r², H, W) into (C, H·r, W·r) ------------------------------
@@ -372,17 +351,16 @@ def _unshuffle(xp, a, r):
 
 # channel i r² + u r + v at (h, w) <-> channel i at (h r + u, w r + v)
 _DEEP, _WIDE = r"[i r^2 + u r + v,\, h,\, w]", r"[i,\, h r + u,\, w r + v]"
-PIXEL_SHUFFLE, _ = linear_pair("pixel_shuffle", "PixelShuffleBackward0", "y[c, h·r + i, w·r + j] = x[c·r² + i·r + j, h, w]",
-                               _shuffle, lambda xp, g, shape, r: _unshuffle(xp, g, r), "pixel_unshuffle(ḡ)",
-                               ("upscale_factor",), "PixelUnshuffleBackward0", "pixel_unshuffle(ḡ)",
+PIXEL_SHUFFLE, _ = linear_pair("pixel_shuffle", "PixelShuffleBackward0",
+                               _shuffle, lambda xp, g, shape, r: _unshuffle(xp, g, r),
+                               ("upscale_factor",), "PixelUnshuffleBackward0",
                                (f"$c{_WIDE} = $0{_DEEP},\\quad r = $upscale_factor",
                                 rf"\bar{{g}}{_WIDE} \text{{ at }} {_DEEP}"),
                                (f"$c{_DEEP} = $0{_WIDE},\\quad r = $upscale_factor",
                                 rf"\bar{{g}}{_DEEP} \text{{ at }} {_WIDE}"))
 PIXEL_UNSHUFFLE, _ = linear_pair("pixel_unshuffle", "PixelUnshuffleBackward0",
-                                 "y[c·r² + i·r + j, h, w] = x[c, h·r + i, w·r + j]",
-                                 _unshuffle, lambda xp, g, shape, r: _shuffle(xp, g, r), "pixel_shuffle(ḡ)",
-                                 ("downscale_factor",), "PixelShuffleBackward0", "pixel_shuffle(ḡ)",
+                                 _unshuffle, lambda xp, g, shape, r: _shuffle(xp, g, r),
+                                 ("downscale_factor",), "PixelShuffleBackward0",
                                  (f"$c{_DEEP} = $0{_WIDE},\\quad r = $downscale_factor",
                                   rf"\bar{{g}}{_DEEP} \text{{ at }} {_WIDE}"),
                                  (f"$c{_WIDE} = $0{_DEEP},\\quad r = $downscale_factor",
@@ -402,8 +380,7 @@ def _channel_shuffle_vjp(xp, g, out, a, groups):
     return _channel_shuffle(xp, g, back) if xp.arrays else xp.apply(CHANNEL_SHUFFLE, (g,), (back,))
 
 
-CHANNEL_SHUFFLE = Op("channel_shuffle", "ChannelShuffleBackward0", "y[:, j·g + i] = x[:, i·(C/g) + j]",
-                     _channel_shuffle, vjp=(_channel_shuffle_vjp,),
-                     vjp_formulas=("channel_shuffle(ḡ, C/g)",), params=("groups",), saves=(),
-                     latex=r"$c[:,\, j g + i] = $0[:,\, i \tfrac{C}{g} + j],\quad g = $groups",
-                     vjp_latex=(r"\bar{g}[:,\, j g + i] \text{ at } [:,\, i \tfrac{C}{g} + j]",))
+CHANNEL_SHUFFLE = Op("channel_shuffle", "ChannelShuffleBackward0",
+                     r"$c[:,\, j g + i] = $0[:,\, i \tfrac{C}{g} + j],\quad g = $groups",
+                     _channel_shuffle, vjp=(_channel_shuffle_vjp,), params=("groups",), saves=(),
+                     vjp_latex=(r"\bar{g}[:,\, j g + i] \text{ at } [:,\, i \tfrac{C}{g} + j]",), out_symbol="y")

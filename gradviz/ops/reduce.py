@@ -52,28 +52,21 @@ _INT64 = np.dtype(np.int64)
 # dtype (SumBackward1 has _saved_dim and _saved_keepdim only).
 DIMS = ("dim", "keepdim")
 
-SUM = Op("sum", "SumBackward0", "c = Σ a", lambda xp, a, dtype: _accumulate(xp.sum, a, dtype),
-         vjp=(lambda xp, g, c, a, dtype: xp.broadcast_to(g, a.shape),), vjp_formulas=("ḡ broadcast to a",),
-         latex=r"$c = \sum $0",
+SUM = Op("sum", "SumBackward0", r"$c = \sum $0", lambda xp, a, dtype: _accumulate(xp.sum, a, dtype),
+         vjp=(lambda xp, g, c, a, dtype: xp.broadcast_to(g, a.shape),),
          vjp_latex=(r"\bar{g}\text{ broadcast to the shape of } $0",), jvp="linear")
-SUM_DIM = Op("sum", "SumBackward1", "c = Σ_dim a",
+SUM_DIM = Op("sum", "SumBackward1", r"$c = \sum_{\text{dim } $dim} $0$?keepdim{\text{ (keepdim)}}",
              lambda xp, a, dims, keep, dtype: _accumulate(xp.sum, a, dtype, axis=dims, keepdims=keep),
              vjp=(lambda xp, g, c, a, dims, keep, dtype:
-                  xp.broadcast_to(restore(xp, g, dims, keep, a.ndim), a.shape),),
-             vjp_formulas=("ḡ broadcast over dim",), params=DIMS,
-             latex=r"$c = \sum_{\text{dim } $dim} $0$?keepdim{\text{ (keepdim)}}",
+                  xp.broadcast_to(restore(xp, g, dims, keep, a.ndim), a.shape),), params=DIMS,
              vjp_latex=(r"\bar{g}\text{ broadcast over dim } $dim",), jvp="linear")
-MEAN = Op("mean", "MeanBackward0", "c = mean a", lambda xp, a, dtype: _cast(a, dtype).mean(),
+MEAN = Op("mean", "MeanBackward0", r"$c = \frac{1}{n} \sum $0", lambda xp, a, dtype: _cast(a, dtype).mean(),
           vjp=(lambda xp, g, c, a, dtype: xp.broadcast_to(g / (_count(a, range(a.ndim)) or 1), a.shape),),
-          vjp_formulas=("ḡ / n broadcast to a",),
-          latex=r"$c = \frac{1}{n} \sum $0",
           vjp_latex=(r"\frac{\bar{g}}{n} \text{ broadcast to the shape of } $0",), jvp="linear")
-MEAN_DIM = Op("mean", "MeanBackward1", "c = mean_dim a",
+MEAN_DIM = Op("mean", "MeanBackward1", r"$c = \operatorname{mean}_{\text{dim } $dim} $0$?keepdim{\text{ (keepdim)}}",
               lambda xp, a, dims, keep, dtype: _cast(a, dtype).mean(axis=dims, keepdims=keep),
               vjp=(lambda xp, g, c, a, dims, keep, dtype:
-                   xp.broadcast_to(restore(xp, g, dims, keep, a.ndim) / _count(a, dims), a.shape),),
-              vjp_formulas=("ḡ / n broadcast over dim",), params=DIMS,
-              latex=r"$c = \operatorname{mean}_{\text{dim } $dim} $0$?keepdim{\text{ (keepdim)}}",
+                   xp.broadcast_to(restore(xp, g, dims, keep, a.ndim) / _count(a, dims), a.shape),), params=DIMS,
               vjp_latex=(r"\frac{\bar{g}}{n} \text{ broadcast over dim } $dim",), jvp="linear")
 
 
@@ -101,16 +94,12 @@ def _std_vjp(xp, g, c, a, dims, keep, k):
     return restore(xp, xp.where(c == 0, 0, g / c), dims, keep, a.ndim) * _centered(xp, a, dims) / (_count(a, dims) - k)
 
 
-VAR = Op("var", "VarBackward0", "c = Σ(a − ā)² / (n − k)",
-         quiet(lambda xp, a, dims, keep, k: _spread(a, "var", dims, keep, k)), vjp=(quiet(_var_vjp),),
-         vjp_formulas=("ḡ ⊙ 2(a − ā)/(n − k)",), params=("dim", "keepdim", "correction"), saves=("self",),
-         latex=r"$c = \frac{\sum ($0 - \bar{$0})^2}{n - k}",
+VAR = Op("var", "VarBackward0", r"$c = \frac{\sum ($0 - \bar{$0})^2}{n - k}",
+         quiet(lambda xp, a, dims, keep, k: _spread(a, "var", dims, keep, k)), vjp=(quiet(_var_vjp),), params=("dim", "keepdim", "correction"), saves=("self",),
          vjp_latex=(r"\bar{g} \odot \frac{2 ($0 - \bar{$0})}{n - k}",))
-STD = Op("std", "StdBackward0", "c = √(Σ(a − ā)² / (n − k))",
-         quiet(lambda xp, a, dims, keep, k: _spread(a, "std", dims, keep, k)), vjp=(quiet(_std_vjp),),
-         vjp_formulas=("ḡ ⊙ (a − ā)/((n − k) c)",), params=("dim", "keepdim", "correction"),
+STD = Op("std", "StdBackward0", r"$c = \sqrt{\frac{\sum ($0 - \bar{$0})^2}{n - k}}",
+         quiet(lambda xp, a, dims, keep, k: _spread(a, "std", dims, keep, k)), vjp=(quiet(_std_vjp),), params=("dim", "keepdim", "correction"),
          saves=("self", "result"),
-         latex=r"$c = \sqrt{\frac{\sum ($0 - \bar{$0})^2}{n - k}}",
          vjp_latex=(r"\bar{g} \odot \frac{$0 - \bar{$0}}{(n - k)\, $c}",))
 
 
@@ -134,14 +123,12 @@ def _prod_vjp(xp, g, c, a, dims, keep, dtype):
     return g * others
 
 
-PROD = Op("prod", "ProdBackward0", "c = Π a", lambda xp, a, dims, keep, dtype: _accumulate(xp.prod, a, dtype),
-          vjp=(quiet(_prod_vjp),), vjp_formulas=("ḡ ⊙ c / a",), params=DIMS, saves=("self", "result"),
-          latex=r"$c = \prod $0",
+PROD = Op("prod", "ProdBackward0", r"$c = \prod $0", lambda xp, a, dims, keep, dtype: _accumulate(xp.prod, a, dtype),
+          vjp=(quiet(_prod_vjp),), params=DIMS, saves=("self", "result"),
           vjp_latex=(r"\bar{g} \odot \frac{$c}{$0}",))
-PROD_DIM = Op("prod", "ProdBackward1", "c = Π_dim a",
+PROD_DIM = Op("prod", "ProdBackward1", r"$c = \prod_{\text{dim } $dim} $0",
               lambda xp, a, dims, keep, dtype: _accumulate(xp.prod, a, dtype, axis=dims, keepdims=keep),
-              vjp=(quiet(_prod_vjp),), vjp_formulas=("ḡ ⊙ c / a",), params=DIMS, saves=("self", "result"),
-              latex=r"$c = \prod_{\text{dim } $dim} $0",
+              vjp=(quiet(_prod_vjp),), params=DIMS, saves=("self", "result"),
               vjp_latex=(r"\bar{g} \odot \frac{$c}{$0}",))
 
 
@@ -169,23 +156,21 @@ def _evenly(xp, g, c, a, dims, keep):
     return xp.where(mask, g / count, 0)
 
 
-MAX_ALL = Op("max", "MaxBackward1", "c = max a", lambda xp, a, dims, keep: a.max(),
-             vjp=(_evenly_nan,), vjp_formulas=("ḡ to the argmax (shared among ties)",), params=DIMS,
+MAX_ALL = Op("max", "MaxBackward1", r"$c = \max $0", lambda xp, a, dims, keep: a.max(),
+             vjp=(_evenly_nan,), params=DIMS,
              saves=("self", "result"),
-             latex=r"$c = \max $0",
              vjp_latex=(r"\bar{g}\text{ to the argmax (shared among ties)}",))
-MIN_ALL = Op("min", "MinBackward1", "c = min a", lambda xp, a, dims, keep: a.min(),
-             vjp=(_evenly_nan,), vjp_formulas=("ḡ to the argmin (shared among ties)",), params=DIMS,
+MIN_ALL = Op("min", "MinBackward1", r"$c = \min $0", lambda xp, a, dims, keep: a.min(),
+             vjp=(_evenly_nan,), params=DIMS,
              saves=("self", "result"),
-             latex=r"$c = \min $0",
              vjp_latex=(r"\bar{g}\text{ to the argmin (shared among ties)}",))
-AMAX = Op("amax", "AmaxBackward0", "c = max_dim a", lambda xp, a, dims, keep: a.max(axis=dims, keepdims=keep),
-          vjp=(quiet(_scaled_by_count),), vjp_formulas=("ḡ to the maxima (shared among ties)",), params=DIMS, saves=("self", "result"),
-          latex=r"$c = \max_{\text{dim } $dim} $0",
+AMAX = Op("amax", "AmaxBackward0", r"$c = \max_{\text{dim } $dim} $0",
+          lambda xp, a, dims, keep: a.max(axis=dims, keepdims=keep),
+          vjp=(quiet(_scaled_by_count),), params=DIMS, saves=("self", "result"),
           vjp_latex=(r"\bar{g}\text{ to the maxima (shared among ties)}",))
-AMIN = Op("amin", "AminBackward0", "c = min_dim a", lambda xp, a, dims, keep: a.min(axis=dims, keepdims=keep),
-          vjp=(quiet(_scaled_by_count),), vjp_formulas=("ḡ to the minima (shared among ties)",), params=DIMS, saves=("self", "result"),
-          latex=r"$c = \min_{\text{dim } $dim} $0",
+AMIN = Op("amin", "AminBackward0", r"$c = \min_{\text{dim } $dim} $0",
+          lambda xp, a, dims, keep: a.min(axis=dims, keepdims=keep),
+          vjp=(quiet(_scaled_by_count),), params=DIMS, saves=("self", "result"),
           vjp_latex=(r"\bar{g}\text{ to the minima (shared among ties)}",))
 
 
@@ -203,13 +188,11 @@ def _take(xp, a, dim, keep, index):
     return out if keep else out.squeeze(dim)
 
 
-MAX_DIM = Op("max", "MaxBackward0", "c = max_dim a", _take, vjp=(_select_vjp,),
-             vjp_formulas=("ḡ scattered to the indices",), params=("dim", "keepdim", "indices"), saves=("indices",),
-             latex=r"$c = \max_{\text{dim } $dim} $0",
+MAX_DIM = Op("max", "MaxBackward0", r"$c = \max_{\text{dim } $dim} $0",
+             _take, vjp=(_select_vjp,), params=("dim", "keepdim", "indices"), saves=("indices",),
              vjp_latex=(r"\bar{g}\text{ scattered to the indices}",))
-MIN_DIM = Op("min", "MinBackward0", "c = min_dim a", _take, vjp=(_select_vjp,),
-             vjp_formulas=("ḡ scattered to the indices",), params=("dim", "keepdim", "indices"), saves=("indices",),
-             latex=r"$c = \min_{\text{dim } $dim} $0",
+MIN_DIM = Op("min", "MinBackward0", r"$c = \min_{\text{dim } $dim} $0",
+             _take, vjp=(_select_vjp,), params=("dim", "keepdim", "indices"), saves=("indices",),
              vjp_latex=(r"\bar{g}\text{ scattered to the indices}",))
 
 
@@ -238,9 +221,8 @@ def _norm_vjp(xp, g, c, a, p, dims, keep):
     return xp.where(c == 0, 0, g * a * xp.abs(a) ** (p - 2) / c ** (p - 1))
 
 
-NORM = Op("norm", "LinalgVectorNormBackward0", "c = ‖a‖ₚ", quiet(_norm_forward), vjp=(quiet(_norm_vjp),),
-          vjp_formulas=("ḡ ⊙ a |a|ᵖ⁻² / cᵖ⁻¹",), params=("ord", "dim", "keepdim"), saves=("self", "result"),
-          latex=r"$c = \lVert $0 \rVert_{p}",
+NORM = Op("norm", "LinalgVectorNormBackward0", r"$c = \lVert $0 \rVert_{p}",
+          quiet(_norm_forward), vjp=(quiet(_norm_vjp),), params=("ord", "dim", "keepdim"), saves=("self", "result"),
           vjp_latex=(r"\bar{g} \odot \frac{$0\, |$0|^{p - 2}}{$c^{p - 1}}",))
 
 
@@ -260,12 +242,10 @@ def _logsumexp(xp, a, dims, keep):
     return out if keep else out.reshape(tuple(s for i, s in enumerate(out.shape) if i not in dims))
 
 
-LOGSUMEXP = Op("logsumexp", "LogsumexpBackward0", "c = log Σ eᵃ", quiet(_logsumexp),
+LOGSUMEXP = Op("logsumexp", "LogsumexpBackward0", r"$c = \log \sum e^{$0}", quiet(_logsumexp),
                # a row of −inf (c = −inf) gives a − c = NaN, PyTorch's value, without NumPy's warning
                vjp=(quiet(lambda xp, g, c, a, dims, keep:
-                          restore(xp, g, dims, keep, a.ndim) * xp.exp(a - restore(xp, c, dims, keep, a.ndim))),),
-               vjp_formulas=("ḡ ⊙ e^(a − c)",), params=DIMS, saves=("self", "result"),
-               latex=r"$c = \log \sum e^{$0}",
+                          restore(xp, g, dims, keep, a.ndim) * xp.exp(a - restore(xp, c, dims, keep, a.ndim))),), params=DIMS, saves=("self", "result"),
                vjp_latex=(r"\bar{g} \odot e^{$0 - $c}",))
 
 
@@ -284,22 +264,17 @@ def _log_softmax(xp, a, dim):
     return shifted - xp.log(xp.exp(shifted).sum(axis=_axis(a, dim), keepdims=True))
 
 
-SOFTMAX = Op("softmax", "SoftmaxBackward0", "c = eᵃ / Σ eᵃ", quiet(_softmax),
-             vjp=(lambda xp, g, c, a, dim: c * (g - (g * c).sum(axis=_axis(g, dim), keepdims=True)),),
-             vjp_formulas=("c ⊙ (ḡ − Σ ḡ ⊙ c)",), params=("dim",), saves=("result",),
-             latex=r"$c = \frac{e^{$0}}{\sum_{\text{dim } $dim} e^{$0}}",
+SOFTMAX = Op("softmax", "SoftmaxBackward0", r"$c = \frac{e^{$0}}{\sum_{\text{dim } $dim} e^{$0}}", quiet(_softmax),
+             vjp=(lambda xp, g, c, a, dim: c * (g - (g * c).sum(axis=_axis(g, dim), keepdims=True)),), params=("dim",), saves=("result",),
              vjp_latex=(r"$c \odot \left(\bar{g} - \sum_{\text{dim } $dim} \bar{g} \odot $c\right)",), jvp="pointwise")
-LOG_SOFTMAX = Op("log_softmax", "LogSoftmaxBackward0", "c = a − log Σ eᵃ", quiet(_log_softmax),
-                 vjp=(lambda xp, g, c, a, dim: g - xp.exp(c) * g.sum(axis=_axis(g, dim), keepdims=True),),
-                 vjp_formulas=("ḡ − eᶜ Σ ḡ",), params=("dim",), saves=("result",),
-                 latex=r"$c = $0 - \log \sum_{\text{dim } $dim} e^{$0}",
+LOG_SOFTMAX = Op("log_softmax", "LogSoftmaxBackward0", r"$c = $0 - \log \sum_{\text{dim } $dim} e^{$0}",
+                 quiet(_log_softmax),
+                 vjp=(lambda xp, g, c, a, dim: g - xp.exp(c) * g.sum(axis=_axis(g, dim), keepdims=True),), params=("dim",), saves=("result",),
                  vjp_latex=(r"\bar{g} - e^{$c} \sum_{\text{dim } $dim} \bar{g}",))
-CUMSUM = Op("cumsum", "CumsumBackward0", "cᵢ = Σ_{j≤i} aⱼ",
+CUMSUM = Op("cumsum", "CumsumBackward0", r"{$c}_i = \sum_{j \le i} $0_j",
             lambda xp, a, dim, dtype: _accumulate(xp.cumsum, a, dtype, axis=dim) if a.ndim else _cast(a, dtype).copy(),
             vjp=(lambda xp, g, c, a, dim, dtype:
-                 xp.flip(xp.cumsum(xp.flip(g, axis=dim), axis=dim), axis=dim) if a.ndim else g,),
-            vjp_formulas=("reverse cumulative sum of ḡ",), params=("dim",),
-            latex=r"{$c}_i = \sum_{j \le i} $0_j",
+                 xp.flip(xp.cumsum(xp.flip(g, axis=dim), axis=dim), axis=dim) if a.ndim else g,), params=("dim",),
             vjp_latex=(r"\text{reverse cumulative sum of } \bar{g}",), jvp="linear")
 
 
@@ -331,12 +306,11 @@ def _cumprod_last(xp, a):
     return xp.cumprod(a, -1)
 
 
-CUMPROD = Op("cumprod", "CumprodBackward0", "cᵢ = Π_{j≤i} aⱼ",
+CUMPROD = Op("cumprod", "CumprodBackward0", r"{$c}_i = \prod_{j \le i} $0_j",
              lambda xp, a, dim, dtype:
              contiguous(_accumulate(xp.cumprod, a, dtype, axis=dim)) if a.ndim else _cast(a, dtype).copy(),
-             vjp=(quiet(_cumprod_vjp),), vjp_formulas=("Σ_{j≥i} ḡⱼ Π_{k≤j, k≠i} aₖ",), params=("dim",),
+             vjp=(quiet(_cumprod_vjp),), params=("dim",),
              saves=("self", "result"),
-             latex=r"{$c}_i = \prod_{j \le i} $0_j",
              vjp_latex=(r"\sum_{j \ge i} \bar{g}_j \prod_{k \le j,\, k \ne i} $0_k",))
 
 
@@ -376,26 +350,23 @@ def _logcumsumexp_vjp(xp, g, c, a, dim):
     return xp.exp(a - m) * xp.flip(xp.cumsum(xp.flip(g * xp.exp(m - c), axis=dim), axis=dim), axis=dim)
 
 
-LOGCUMSUMEXP = Op("logcumsumexp", "LogcumsumexpBackward0", "cᵢ = log Σ_{j≤i} e^aⱼ", quiet(_logcumsumexp),
-                  vjp=(quiet(_logcumsumexp_vjp),), vjp_formulas=("e^aᵢ Σ_{j≥i} ḡⱼ e^(−cⱼ)",), params=("dim",),
+LOGCUMSUMEXP = Op("logcumsumexp", "LogcumsumexpBackward0", r"{$c}_i = \log \sum_{j \le i} e^{$0_j}",
+                  quiet(_logcumsumexp),
+                  vjp=(quiet(_logcumsumexp_vjp),), params=("dim",),
                   saves=("self", "result"),
-                  latex=r"{$c}_i = \log \sum_{j \le i} e^{$0_j}",
                   vjp_latex=(r"e^{$0_i} \sum_{j \ge i} \bar{g}_j\, e^{-{$c}_j}",))
 # median() of all entries shares ḡ among tied medians; median(dim) sends it to the index
-MEDIAN = Op("median", "MedianBackward0", "c = median a", lambda xp, a, dims, keep, k: xp.sort(a.reshape(-1))[k],
-            vjp=(lambda xp, g, c, a, dims, keep, k: _evenly(xp, g, c, a, dims, keep),),
-            vjp_formulas=("ḡ to the median (shared among ties)",), params=("dim", "keepdim", "k"),
+MEDIAN = Op("median", "MedianBackward0", r"$c = \operatorname{median} $0",
+            lambda xp, a, dims, keep, k: xp.sort(a.reshape(-1))[k],
+            vjp=(lambda xp, g, c, a, dims, keep, k: _evenly(xp, g, c, a, dims, keep),), params=("dim", "keepdim", "k"),
             saves=("self", "result"),
-            latex=r"$c = \operatorname{median} $0",
             vjp_latex=(r"\bar{g}\text{ to the median (shared among ties)}",))
-MEDIAN_NAN = Op("median", "MedianBackward0", "c = median a", lambda xp, a, dims, keep, k: xp.asarray(np.nan, a.dtype),
-                 vjp=(lambda xp, g, c, a, dims, keep, k: _evenly_nan(xp, g, c, a, dims, keep),),
-                 vjp_formulas=("ḡ to the NaNs (shared)",), params=("dim", "keepdim", "k"), saves=("self", "result"),
-                latex=r"$c = \operatorname{median} $0",
+MEDIAN_NAN = Op("median", "MedianBackward0", r"$c = \operatorname{median} $0",
+                lambda xp, a, dims, keep, k: xp.asarray(np.nan, a.dtype),
+                 vjp=(lambda xp, g, c, a, dims, keep, k: _evenly_nan(xp, g, c, a, dims, keep),), params=("dim", "keepdim", "k"), saves=("self", "result"),
                 vjp_latex=(r"\bar{g}\text{ to the NaNs (shared)}",))
-MEDIAN_DIM = Op("median", "MedianBackward1", "c = median_dim a", _take, vjp=(_select_vjp,),
-                vjp_formulas=("ḡ scattered to the indices",), params=("dim", "keepdim", "indices"), saves=("indices",),
-                latex=r"$c = \operatorname{median}_{\text{dim } $dim} $0",
+MEDIAN_DIM = Op("median", "MedianBackward1", r"$c = \operatorname{median}_{\text{dim } $dim} $0",
+                _take, vjp=(_select_vjp,), params=("dim", "keepdim", "indices"), saves=("indices",),
                 vjp_latex=(r"\bar{g}\text{ scattered to the indices}",))
 
 
@@ -411,19 +382,17 @@ def _mean_part(xp, gm, a, dims, keep):
     return restore(xp, gm, dims, keep, a.ndim) / _count(a, dims)
 
 
-STD_MEAN = Op("std_mean", "StdMeanBackward0", "(s, m) = (std a, mean a)", quiet(_std_mean_forward),
+STD_MEAN = Op("std_mean", "StdMeanBackward0", r"(s,\, m) = (\operatorname{std} $0,\, \operatorname{mean} $0)",
+              quiet(_std_mean_forward),
               vjp=(quiet(lambda xp, g, c, a, dims, keep, k:
-                         _std_vjp(xp, g[0], c[0], a, dims, keep, k) + _mean_part(xp, g[1], a, dims, keep)),),
-              vjp_formulas=("ḡₛ ⊙ (a − ā)/((n − k) s) + ḡₘ / n",), params=("dim", "keepdim", "correction"),
+                         _std_vjp(xp, g[0], c[0], a, dims, keep, k) + _mean_part(xp, g[1], a, dims, keep)),), params=("dim", "keepdim", "correction"),
               saves=("self", "result"), n_outputs=2,
-              latex=r"(s,\, m) = (\operatorname{std} $0,\, \operatorname{mean} $0)",
               vjp_latex=(r"\bar{g}_s \odot \frac{$0 - \bar{$0}}{(n - k)\, s} + \frac{\bar{g}_m}{n}",))
-VAR_MEAN = Op("var_mean", "VarMeanBackward0", "(v, m) = (var a, mean a)", quiet(_var_mean_forward),
+VAR_MEAN = Op("var_mean", "VarMeanBackward0", r"(v,\, m) = (\operatorname{var} $0,\, \operatorname{mean} $0)",
+              quiet(_var_mean_forward),
               vjp=(quiet(lambda xp, g, c, a, dims, keep, k:
-                         _var_vjp(xp, g[0], c[0], a, dims, keep, k) + _mean_part(xp, g[1], a, dims, keep)),),
-              vjp_formulas=("ḡᵥ ⊙ 2(a − ā)/(n − k) + ḡₘ / n",), params=("dim", "keepdim", "correction"),
+                         _var_vjp(xp, g[0], c[0], a, dims, keep, k) + _mean_part(xp, g[1], a, dims, keep)),), params=("dim", "keepdim", "correction"),
               saves=("self",), n_outputs=2,
-              latex=r"(v,\, m) = (\operatorname{var} $0,\, \operatorname{mean} $0)",
               vjp_latex=(r"\bar{g}_v \odot \frac{2 ($0 - \bar{$0})}{n - k} + \frac{\bar{g}_m}{n}",))
 
 
@@ -431,29 +400,25 @@ def _aminmax_vjp(xp, g, c, a, dims, keep):
     return _evenly(xp, g[0], c[0], a, dims, keep) + _evenly(xp, g[1], c[1], a, dims, keep)
 
 
-AMINMAX = Op("aminmax", "AminmaxBackward0", "(lo, hi) = (min a, max a)",
+AMINMAX = Op("aminmax", "AminmaxBackward0", r"(\mathrm{lo},\, \mathrm{hi}) = (\min $0,\, \max $0)",
              lambda xp, a, dims, keep: (contiguous(a.min(axis=dims, keepdims=keep)),
                                         contiguous(a.max(axis=dims, keepdims=keep))),
-             vjp=(_aminmax_vjp,), vjp_formulas=("ḡ to the extremes (shared among ties)",), params=DIMS,
+             vjp=(_aminmax_vjp,), params=DIMS,
              saves=("self", "result"), n_outputs=2,
-             latex=r"(\mathrm{lo},\, \mathrm{hi}) = (\min $0,\, \max $0)",
              vjp_latex=(r"\bar{g}\text{ to the extremes (shared among ties)}",))
-DIST = Op("dist", "DistBackward0", "c = ‖a − b‖ₚ", quiet(lambda xp, a, b, p: _norm_forward(xp, a - b, p, None, False)),
+DIST = Op("dist", "DistBackward0", r"$c = \lVert $0 - $1 \rVert_p",
+          quiet(lambda xp, a, b, p: _norm_forward(xp, a - b, p, None, False)),
           vjp=(quiet(lambda xp, g, c, a, b, p: _norm_vjp(xp, g, c, a - b, p, tuple(range(builtins.max(a.ndim, b.ndim))), False)),
                quiet(lambda xp, g, c, a, b, p:
-                     -_norm_vjp(xp, g, c, a - b, p, tuple(range(builtins.max(a.ndim, b.ndim))), False))),
-          vjp_formulas=("∂‖d‖ₚ/∂d at d = a − b", "−∂‖d‖ₚ/∂d at d = a − b"), args=("self", "other"), params=("p",),
+                     -_norm_vjp(xp, g, c, a - b, p, tuple(range(builtins.max(a.ndim, b.ndim))), False))), args=("self", "other"), params=("p",),
           saves=("self", "other", "result"),
-          latex=r"$c = \lVert $0 - $1 \rVert_p",
           vjp_latex=(r"\frac{\partial \lVert d \rVert_p}{\partial d} \text{ at } d = $0 - $1", r"-\frac{\partial \lVert d \rVert_p}{\partial d} \text{ at } d = $0 - $1",))
 
 
 # -- more of torch's op table: sums that skip NaN, running extremes, k-th values, the trapezoid rule --
-NANSUM = Op("nansum", "NansumBackward0", "c = Σ a (NaN as 0)",
+NANSUM = Op("nansum", "NansumBackward0", r"$c = \sum_{$0 \ne \mathrm{nan}} $0",
             lambda xp, a, dims, keep, dtype: xp.asarray(_accumulate(xp.nansum, a, dtype, axis=dims, keepdims=keep)),
-            vjp=(lambda xp, g, c, a, dims, keep, dtype: xp.where(a != a, 0.0, restore(xp, g, dims, keep, a.ndim)),),
-            vjp_formulas=("ḡ where a is not NaN",), params=DIMS,
-            latex=r"$c = \sum_{$0 \ne \mathrm{nan}} $0", vjp_latex=(r"\bar{g} \odot [$0 \ne \mathrm{nan}]",),
+            vjp=(lambda xp, g, c, a, dims, keep, dtype: xp.where(a != a, 0.0, restore(xp, g, dims, keep, a.ndim)),), params=DIMS, vjp_latex=(r"\bar{g} \odot [$0 \ne \mathrm{nan}]",),
             jvp="linear")
 
 
@@ -481,18 +446,15 @@ def _scan_vjp(xp, g, c, a, dim, index):
     return xp.scatter_add_zeros(a.shape, dim, index, g) if a.ndim else g
 
 
-CUMMAX = Op("cummax", "CummaxBackward0", "cᵢ = max_{j≤i} aⱼ",
-            lambda xp, a, dim, index: xp.take_along_axis(a, index, dim) if a.ndim else a.copy(), vjp=(_scan_vjp,), vjp_formulas=("ḡ scatter-added to where each max was",),
-            params=("dim", "indices"), saves=("indices",),
-            latex=r"{$c}_i = \max_{j \le i} {$0}_j", vjp_latex=(r"\bar{g}\text{ scatter-added to where each max was}",))
-CUMMIN = Op("cummin", "CumminBackward0", "cᵢ = min_{j≤i} aⱼ", CUMMAX.forward, vjp=(_scan_vjp,),
-            vjp_formulas=("ḡ scatter-added to where each min was",), params=("dim", "indices"), saves=("indices",),
-            latex=r"{$c}_i = \min_{j \le i} {$0}_j", vjp_latex=(r"\bar{g}\text{ scatter-added to where each min was}",))
+CUMMAX = Op("cummax", "CummaxBackward0", r"{$c}_i = \max_{j \le i} {$0}_j",
+            lambda xp, a, dim, index: xp.take_along_axis(a, index, dim) if a.ndim else a.copy(), vjp=(_scan_vjp,),
+            params=("dim", "indices"), saves=("indices",), vjp_latex=(r"\bar{g}\text{ scatter-added to where each max was}",))
+CUMMIN = Op("cummin", "CumminBackward0", r"{$c}_i = \min_{j \le i} {$0}_j",
+            CUMMAX.forward, vjp=(_scan_vjp,), params=("dim", "indices"), saves=("indices",), vjp_latex=(r"\bar{g}\text{ scatter-added to where each min was}",))
 
 
-KTHVALUE = Op("kthvalue", "KthvalueBackward0", "c = k-th smallest along dim", _take, vjp=(_select_vjp,),
-              vjp_formulas=("ḡ scattered to the indices",), params=("dim", "keepdim", "indices"), saves=("indices",),
-              latex=r"$c = \text{the } k\text{-th smallest of } $0 \text{ along dim } $dim",
+KTHVALUE = Op("kthvalue", "KthvalueBackward0", r"$c = \text{the } k\text{-th smallest of } $0 \text{ along dim } $dim",
+              _take, vjp=(_select_vjp,), params=("dim", "keepdim", "indices"), saves=("indices",),
               vjp_latex=(r"\bar{g}\text{ scattered to the indices}",))
 
 

@@ -28,11 +28,9 @@ def _vjp_g(xp, gw, w, v, g, dim):
     return xp.sum(gw * v, axis=_others(v, dim), keepdims=True) / _norm(xp, v, dim)
 
 
-WEIGHT_NORM = Op("_weight_norm_interface", "WeightNormInterfaceBackward0", "w = g ⊙ v / ‖v‖",
+WEIGHT_NORM = Op("_weight_norm_interface", "WeightNormInterfaceBackward0", r"$c = $1 \odot \frac{$0}{\lVert $0 \rVert}",
                  _forward, vjp=(_vjp_v, _vjp_g),
-                 vjp_formulas=("(g / ‖v‖) ⊙ (ḡ − v ⟨ḡ, v⟩ / ‖v‖²)", "⟨ḡ, v⟩ / ‖v‖"),
                  args=("v", "g"), params=("dim",), saves=("v", "g"), symbols=("v", "g"),
-                 latex=r"$c = $1 \odot \frac{$0}{\lVert $0 \rVert}",
                  vjp_latex=(r"\frac{$1}{\lVert $0 \rVert} \odot \left(\bar{g} - $0 \frac{\langle \bar{g}, $0 \rangle}"
                             r"{\lVert $0 \rVert^2}\right)",
-                            r"\frac{\langle \bar{g}, $0 \rangle}{\lVert $0 \rVert}"))
+                            r"\frac{\langle \bar{g}, $0 \rangle}{\lVert $0 \rVert}"), out_symbol="w")

@@ -17,14 +17,13 @@ def _found(xp, a, values):
     return values
 
 
-UNIQUE = Op("unique", "Unique2Backward0", "c = unique(a)", _found, vjp=_not_implemented("_unique2"),
-            vjp_formulas=("not implemented",), params=("values",),
-            latex=r"$c = \operatorname{unique}($0)", vjp_latex=(r"\text{not implemented}",))
-UNIQUE_DIM = Op("unique", "UniqueDimBackward0", "c = unique_dim(a)", _found, vjp=_not_implemented("unique_dim"),
-                vjp_formulas=("not implemented",), params=("values",),
-                latex=r"$c = \operatorname{unique}_{\text{dim}}($0)", vjp_latex=(r"\text{not implemented}",))
-UNIQUE_CONSECUTIVE = Op("unique_consecutive", "UniqueConsecutiveBackward0", "c = unique_consecutive(a)", _found,
-                        vjp=_not_implemented("unique_consecutive"), vjp_formulas=("not implemented",),
+UNIQUE = Op("unique", "Unique2Backward0", r"$c = \operatorname{unique}($0)",
+            _found, vjp=_not_implemented("_unique2"), params=("values",), vjp_latex=(r"\text{not implemented}",))
+UNIQUE_DIM = Op("unique", "UniqueDimBackward0", r"$c = \operatorname{unique}_{\text{dim}}($0)",
+                _found, vjp=_not_implemented("unique_dim"), params=("values",), vjp_latex=(r"\text{not implemented}",))
+UNIQUE_CONSECUTIVE = Op("unique_consecutive", "UniqueConsecutiveBackward0",
+                        r"$c = \operatorname{unique}_{\text{consecutive}}($0)",
+                        _found,
+                        vjp=_not_implemented("unique_consecutive"),
                         params=("values",),
-                        latex=r"$c = \operatorname{unique}_{\text{consecutive}}($0)",
                         vjp_latex=(r"\text{not implemented}",))

@@ -8,79 +8,72 @@ import numpy as np
 from .op import Op
 
 
-def _reshaped(name, torch_name, formula, params=("size",), vjp_formula="ḡ reshaped to a", **display):
+def _reshaped(name, torch_name, latex, params=("size",), **display):
     """An op whose forward is a reshape to params[0] and whose VJP reshapes ḡ back."""
     display.setdefault("vjp_latex", (r"\bar{g}\text{ reshaped to the shape of } $0",))
-    return Op(name, torch_name, formula, lambda xp, a, shape, *rest: a.reshape(shape),
-              vjp=(lambda xp, g, c, a, shape, *rest: xp.reshape(g, a.shape),), vjp_formulas=(vjp_formula,),
-              params=params, **display)
+    return Op(name, torch_name, latex, lambda xp, a, shape, *rest: a.reshape(shape),
+              vjp=(lambda xp, g, c, a, shape, *rest: xp.reshape(g, a.shape),), params=params, **display)
 
 
 # x.reshape() is a view of a contiguous x (ViewBackward0), a view with other strides when
 # those allow it (ReshapeAliasBackward0), and otherwise a copy (CloneBackward0, then
 # UnsafeViewBackward0): as in PyTorch, the graph shows when reshape copies.
-VIEW = _reshaped("view", "ViewBackward0", "c = view(a, shape)",
-                 latex=r"$c = \operatorname{view}($0,\, $size)", jvp="linear")
-RESHAPE_ALIAS = _reshaped("reshape", "ReshapeAliasBackward0", "c = reshape(a, shape) (a view)",
-                          latex=r"$c = \operatorname{reshape}($0,\, $size) \text{ (a view)}", jvp="linear")
-UNSAFE_VIEW = _reshaped("reshape", "UnsafeViewBackward0", "c = reshape(a, shape) (of a fresh copy)",
-                        latex=r"$c = \operatorname{reshape}($0,\, $size) \text{ (of a fresh copy)}", jvp="linear")
-SQUEEZE_DIMS = _reshaped("squeeze", "SqueezeBackward2", "c = squeeze(a, dims)", ("size", "dim"),
-                         latex=r"$c = \operatorname{squeeze}($0,\, $dim)", jvp="linear")
-SQUEEZE_INPLACE = _reshaped("squeeze_", "SqueezeBackward4", "c = squeeze_(a, dim)", ("size", "dim"),
-                            latex=r"$c = \operatorname{squeeze}($0,\, $dim) \text{ (in place)}", jvp="linear")
-SQUEEZE = _reshaped("squeeze", "SqueezeBackward0", "c = squeeze(a)", vjp_formula="ḡ unsqueezed",
-                    latex=r"$c = \operatorname{squeeze}($0)",
+VIEW = _reshaped("view", "ViewBackward0", r"$c = \operatorname{view}($0,\, $size)", jvp="linear")
+RESHAPE_ALIAS = _reshaped("reshape", "ReshapeAliasBackward0",
+                          r"$c = \operatorname{reshape}($0,\, $size) \text{ (a view)}",
+                          jvp="linear")
+UNSAFE_VIEW = _reshaped("reshape", "UnsafeViewBackward0",
+                        r"$c = \operatorname{reshape}($0,\, $size) \text{ (of a fresh copy)}",
+                        jvp="linear")
+SQUEEZE_DIMS = _reshaped("squeeze", "SqueezeBackward2", r"$c = \operatorname{squeeze}($0,\, $dim)",
+                         ("size", "dim"), jvp="linear")
+SQUEEZE_INPLACE = _reshaped("squeeze_", "SqueezeBackward4",
+                            r"$c = \operatorname{squeeze}($0,\, $dim) \text{ (in place)}",
+                            ("size", "dim"), jvp="linear")
+SQUEEZE = _reshaped("squeeze", "SqueezeBackward0", r"$c = \operatorname{squeeze}($0)",
                     vjp_latex=(r"\bar{g}\text{ unsqueezed}",), jvp="linear")
-SQUEEZE_DIM = _reshaped("squeeze", "SqueezeBackward1", "c = squeeze(a, dim)", ("size", "dim"), "ḡ unsqueezed",
-                        latex=r"$c = \operatorname{squeeze}($0,\, $dim)",
+SQUEEZE_DIM = _reshaped("squeeze", "SqueezeBackward1", r"$c = \operatorname{squeeze}($0,\, $dim)", ("size", "dim"),
                         vjp_latex=(r"\bar{g}\text{ unsqueezed}",), jvp="linear")
-UNSQUEEZE = Op("unsqueeze", "UnsqueezeBackward0", "c = unsqueeze(a, dim)",
+UNSQUEEZE = Op("unsqueeze", "UnsqueezeBackward0", r"$c = \operatorname{unsqueeze}($0,\, $dim)",
                lambda xp, a, dim: xp.expand_dims(a, dim),
-               vjp=(lambda xp, g, c, a, dim: xp.reshape(g, a.shape),), vjp_formulas=("ḡ squeezed",),
+               vjp=(lambda xp, g, c, a, dim: xp.reshape(g, a.shape),),
                params=("dim",),
-               latex=r"$c = \operatorname{unsqueeze}($0,\, $dim)",
                vjp_latex=(r"\bar{g}\text{ squeezed}",), jvp="linear")
-PERMUTE = Op("permute", "PermuteBackward0", "c = permute(a, dims)", lambda xp, a, dims: xp.transpose(a, dims),
-             vjp=(lambda xp, g, c, a, dims: xp.transpose(g, tuple(np.argsort(dims))),),
-             vjp_formulas=("ḡ permuted back",), params=("dims",),
-             latex=r"$c = \operatorname{permute}($0,\, $dims)",
+PERMUTE = Op("permute", "PermuteBackward0", r"$c = \operatorname{permute}($0,\, $dims)",
+             lambda xp, a, dims: xp.transpose(a, dims),
+             vjp=(lambda xp, g, c, a, dims: xp.transpose(g, tuple(np.argsort(dims))),), params=("dims",),
              vjp_latex=(r"\bar{g}\text{ permuted back}",), jvp="linear")
-TRANSPOSE = Op("transpose", "TransposeBackward0", "c = aᵀ (dim0 ↔ dim1)",
+TRANSPOSE = Op("transpose", "TransposeBackward0", r"$c = $0^{\top} \text{ (dim } $dim0 \leftrightarrow $dim1\text{)}",
                lambda xp, a, d0, d1: xp.swapaxes(a, d0, d1) if a.ndim else a.view(),   # 0-d: transpose(0, 0)
-               vjp=(lambda xp, g, c, a, d0, d1: xp.swapaxes(g, d0, d1) if g.ndim else g,), vjp_formulas=("ḡᵀ",),
+               vjp=(lambda xp, g, c, a, d0, d1: xp.swapaxes(g, d0, d1) if g.ndim else g,),
                params=("dim0", "dim1"),
-               latex=r"$c = $0^{\top} \text{ (dim } $dim0 \leftrightarrow $dim1\text{)}",
                vjp_latex=(r"\bar{g}^{\top}",), jvp="linear")
-T = Op("t", "TBackward0", "c = aᵀ", lambda xp, a: a.T, vjp=(lambda xp, g, c, a: g.T,), vjp_formulas=("ḡᵀ",),
-       latex=r"$c = $0^{\top}",
+T = Op("t", "TBackward0", r"$c = $0^{\top}", lambda xp, a: a.T, vjp=(lambda xp, g, c, a: g.T,),
        vjp_latex=(r"\bar{g}^{\top}",), jvp="linear")
 # The in-place forms (x.unsqueeze_(0), x.t_()): the same views, that torch records under other node names
-SQUEEZE_ALL_INPLACE = _reshaped("squeeze_", "SqueezeBackward3", "c = squeeze_(a)", vjp_formula="ḡ unsqueezed",
-                                latex=r"$c = \operatorname{squeeze}($0) \text{ (in place)}",
+SQUEEZE_ALL_INPLACE = _reshaped("squeeze_", "SqueezeBackward3", r"$c = \operatorname{squeeze}($0) \text{ (in place)}",
                                 vjp_latex=(r"\bar{g}\text{ unsqueezed}",), jvp="linear")
-SQUEEZE_DIMS_INPLACE = _reshaped("squeeze_", "SqueezeBackward5", "c = squeeze_(a, dims)", ("size", "dim"),
-                                 latex=r"$c = \operatorname{squeeze}($0,\, $dim) \text{ (in place)}", jvp="linear")
-UNSQUEEZE_INPLACE = Op("unsqueeze_", "UnsqueezeBackward1", "c = unsqueeze_(a, dim)",
+SQUEEZE_DIMS_INPLACE = _reshaped("squeeze_", "SqueezeBackward5",
+                                 r"$c = \operatorname{squeeze}($0,\, $dim) \text{ (in place)}",
+                                 ("size", "dim"), jvp="linear")
+UNSQUEEZE_INPLACE = Op("unsqueeze_", "UnsqueezeBackward1",
+                       r"$c = \operatorname{unsqueeze}($0,\, $dim) \text{ (in place)}",
                        lambda xp, a, dim: xp.expand_dims(a, dim),
-                       vjp=(lambda xp, g, c, a, dim: xp.reshape(g, a.shape),), vjp_formulas=("ḡ squeezed",),
+                       vjp=(lambda xp, g, c, a, dim: xp.reshape(g, a.shape),),
                        params=("dim",),
-                       latex=r"$c = \operatorname{unsqueeze}($0,\, $dim) \text{ (in place)}",
                        vjp_latex=(r"\bar{g}\text{ squeezed}",), jvp="linear")
-TRANSPOSE_INPLACE = Op("transpose_", "TransposeBackward1", "c = aᵀ (dim0 ↔ dim1, in place)",
+TRANSPOSE_INPLACE = Op("transpose_", "TransposeBackward1",
+                       r"$c = $0^{\top} \text{ (dim } $dim0 \leftrightarrow $dim1\text{, in place)}",
                        lambda xp, a, d0, d1: xp.swapaxes(a, d0, d1) if a.ndim else a.view(),
-                       vjp=(lambda xp, g, c, a, d0, d1: xp.swapaxes(g, d0, d1) if g.ndim else g,),
-                       vjp_formulas=("ḡᵀ",), params=("dim0", "dim1"),
-                       latex=r"$c = $0^{\top} \text{ (dim } $dim0 \leftrightarrow $dim1\text{, in place)}",
+                       vjp=(lambda xp, g, c, a, d0, d1: xp.swapaxes(g, d0, d1) if g.ndim else g,), params=("dim0", "dim1"),
                        vjp_latex=(r"\bar{g}^{\top}",), jvp="linear")
-T_INPLACE = Op("t_", "TBackward1", "c = aᵀ (in place)", lambda xp, a: a.T, vjp=(lambda xp, g, c, a: g.T,),
-               vjp_formulas=("ḡᵀ",),
-               latex=r"$c = $0^{\top} \text{ (in place)}",
+T_INPLACE = Op("t_", "TBackward1", r"$c = $0^{\top} \text{ (in place)}",
+               lambda xp, a: a.T, vjp=(lambda xp, g, c, a: g.T,),
                vjp_latex=(r"\bar{g}^{\top}",), jvp="linear")
 # the engine sums ḡ over the expanded axes (the same unbroadcast as for + and ⊙)
-EXPAND = Op("expand", "ExpandBackward0", "c = expand(a, size)", lambda xp, a, shape: xp.broadcast_to(a, shape),
-            vjp=(lambda xp, g, c, a, shape: g,), vjp_formulas=("Σ ḡ over the expanded axes",), params=("size",),
-            latex=r"$c = \operatorname{expand}($0,\, $size)",
+EXPAND = Op("expand", "ExpandBackward0", r"$c = \operatorname{expand}($0,\, $size)",
+            lambda xp, a, shape: xp.broadcast_to(a, shape),
+            vjp=(lambda xp, g, c, a, shape: g,), params=("size",),
             vjp_latex=(r"\sum \bar{g}\text{ over the expanded axes}",),
             broadcasts=(0,), jvp="linear")
 
@@ -94,14 +87,13 @@ def _repeat_vjp(xp, g, c, a, reps):
     return xp.reshape(summed, a.shape)
 
 
-REPEAT = Op("repeat", "RepeatBackward0", "c = repeat(a, reps)", lambda xp, a, reps: xp.tile(a, reps),
-            vjp=(_repeat_vjp,), vjp_formulas=("Σ ḡ over the copies",), params=("repeats",),
-            latex=r"$c = \operatorname{repeat}($0,\, $repeats)",
+REPEAT = Op("repeat", "RepeatBackward0", r"$c = \operatorname{repeat}($0,\, $repeats)",
+            lambda xp, a, reps: xp.tile(a, reps),
+            vjp=(_repeat_vjp,), params=("repeats",),
             vjp_latex=(r"\sum \bar{g}\text{ over the copies}",), jvp="linear")
 # a copy in a's memory layout (NumPy's flip is a view with negative strides; PyTorch's a new tensor)
-FLIP = Op("flip", "FlipBackward0", "c = flip(a, dims)", lambda xp, a, dims: _flipped(xp, a, dims),
-          vjp=(lambda xp, g, c, a, dims: xp.flip(g, dims),), vjp_formulas=("flip(ḡ)",), params=("dims",),
-          latex=r"$c = \operatorname{flip}($0,\, $dims)",
+FLIP = Op("flip", "FlipBackward0", r"$c = \operatorname{flip}($0,\, $dims)", lambda xp, a, dims: _flipped(xp, a, dims),
+          vjp=(lambda xp, g, c, a, dims: xp.flip(g, dims),), params=("dims",),
           vjp_latex=(r"\operatorname{flip}(\bar{g})",), jvp="linear")
 # clone keeps the memory layout (torch.preserve_format), so x.T.clone() is still not contiguous
 def _flipped(xp, a, dims):
@@ -110,24 +102,20 @@ def _flipped(xp, a, dims):
     return out
 
 
-CLONE = Op("clone", "CloneBackward0", "c = a", lambda xp, a: a.copy(order="K"), vjp=(lambda xp, g, c, a: g,),
-           vjp_formulas=("ḡ",),
-           latex=r"$c = $0",
+CLONE = Op("clone", "CloneBackward0", r"$c = $0", lambda xp, a: a.copy(order="K"), vjp=(lambda xp, g, c, a: g,),
            vjp_latex=(r"\bar{g}",), jvp="linear")
-CLONE_CONTIGUOUS = Op("clone", "CloneBackward0", "c = a (contiguous)", lambda xp, a: xp.ascontiguousarray(a),
-                      vjp=(lambda xp, g, c, a: g,), vjp_formulas=("ḡ",),
-                      latex=r"$c = $0 \text{ (contiguous)}",
+CLONE_CONTIGUOUS = Op("clone", "CloneBackward0", r"$c = $0 \text{ (contiguous)}", lambda xp, a: xp.ascontiguousarray(a),
+                      vjp=(lambda xp, g, c, a: g,),
                       vjp_latex=(r"\bar{g}",), jvp="linear")
-TO_COPY = Op("to", "ToCopyBackward0", "c = a.to(dtype)", lambda xp, a, dtype: a.astype(dtype),
-             vjp=(lambda xp, g, c, a, dtype: xp.astype(g, a.dtype),), vjp_formulas=("ḡ cast back",),
+TO_COPY = Op("to", "ToCopyBackward0", r"$c = $0 \text{ cast to } $dtype", lambda xp, a, dtype: a.astype(dtype),
+             vjp=(lambda xp, g, c, a, dtype: xp.astype(g, a.dtype),),
              params=("dtype",),
-             latex=r"$c = $0 \text{ cast to } $dtype",
              vjp_latex=(r"\bar{g}\text{ cast back}",), jvp="linear")
 # a.to(device): the gradient moves back to the device a came from
-TO_DEVICE = Op("to_device", "ToCopyBackward0", "c = a.to(device)", lambda xp, a, device, source: xp.to_device(a, device),
-               vjp=(lambda xp, g, c, a, device, source: xp.to_device(g, source),), vjp_formulas=("ḡ moved back",),
+TO_DEVICE = Op("to_device", "ToCopyBackward0", r"$c = $0 \text{ on } $device",
+               lambda xp, a, device, source: xp.to_device(a, device),
+               vjp=(lambda xp, g, c, a, device, source: xp.to_device(g, source),),
                params=("device", "source"), saves=(),
-               latex=r"$c = $0 \text{ on } $device",
                vjp_latex=(r"\bar{g}\text{ moved back}",), jvp="linear")
 
 
@@ -151,13 +139,12 @@ def _stack_vjp(xp, g, c, *args):
     return [g[(slice(None),) * dim + (i,)] for i in range(len(inputs))]
 
 
-CAT = Op("cat", "CatBackward0", "c = [a₁, a₂, …]", _cat_forward, vjp=_cat_vjp,
-         vjp_formulas=("the slice of ḡ for each input",), args=("tensors",), params=("dim",),
-         latex=r"$c = [a_1,\, a_2,\, \dots]",
+CAT = Op("cat", "CatBackward0", r"$c = [a_1,\, a_2,\, \dots]",
+         _cat_forward, vjp=_cat_vjp, args=("tensors",), params=("dim",),
          vjp_latex=(r"\text{the slice of } \bar{g} \text{ for each input}",), jvp="linear")
-STACK = Op("stack", "StackBackward0", "c = stack(a₁, a₂, …)", lambda xp, *args: xp.stack(args[:-1], axis=args[-1]),
-           vjp=_stack_vjp, vjp_formulas=("ḡ[i] for input i",), args=("tensors",), params=("dim",),
-           latex=r"$c = \operatorname{stack}(a_1,\, a_2,\, \dots)",
+STACK = Op("stack", "StackBackward0", r"$c = \operatorname{stack}(a_1,\, a_2,\, \dots)",
+           lambda xp, *args: xp.stack(args[:-1], axis=args[-1]),
+           vjp=_stack_vjp, args=("tensors",), params=("dim",),
            vjp_latex=(r"\bar{g}[i] \text{ for input } i",), jvp="linear")
 
 
@@ -175,28 +162,25 @@ def _split_vjp(xp, g, c, a, sizes, dim):
 @functools.lru_cache(maxsize=None)
 def split_op(n, torch_name="SplitBackward0"):
     if n == 1:
-        return Op("split", torch_name, "c₁ = split(a)", lambda xp, a, sizes, dim: a[...],
-                  vjp=lambda xp, g, c, a, sizes, dim: (g,), vjp_formulas=("ḡ₁",), params=("split_sizes", "dim"),
-                  latex=r"{$c}_1 = \operatorname{split}($0,\, $split_sizes)", vjp_latex=(r"\bar{g}_1",))
-    return Op("split", torch_name, "c₁, c₂, … = split(a)", _split_forward, vjp=_split_vjp,
-              vjp_formulas=("concatenate the ḡᵢ",), params=("split_sizes", "dim"), n_outputs=n,
-              latex=r"{$c}_1, {$c}_2, \ldots = \operatorname{split}($0,\, $split_sizes)",
+        return Op("split", torch_name, r"{$c}_1 = \operatorname{split}($0,\, $split_sizes)",
+                  lambda xp, a, sizes, dim: a[...],
+                  vjp=lambda xp, g, c, a, sizes, dim: (g,), params=("split_sizes", "dim"), vjp_latex=(r"\bar{g}_1",))
+    return Op("split", torch_name, r"{$c}_1, {$c}_2, \ldots = \operatorname{split}($0,\, $split_sizes)",
+              _split_forward, vjp=_split_vjp, params=("split_sizes", "dim"), n_outputs=n,
               vjp_latex=(r"\operatorname{cat}(\bar{g}_1, \bar{g}_2, \ldots)\text{ along dim } $dim",))
 
 
 @functools.lru_cache(maxsize=None)
 def unbind_op(n):
     if n == 1:
-        return Op("unbind", "UnbindBackward0", "c₁ = unbind(a)",
+        return Op("unbind", "UnbindBackward0", r"{$c}_1 = \operatorname{unbind}($0,\, $dim)",
                   lambda xp, a, dim: a[(slice(None),) * dim + (0, Ellipsis)],
-                  vjp=lambda xp, g, c, a, dim: (xp.expand_dims(g, dim),), vjp_formulas=("ḡ₁ unsqueezed",),
-                  params=("dim",), latex=r"{$c}_1 = \operatorname{unbind}($0,\, $dim)",
+                  vjp=lambda xp, g, c, a, dim: (xp.expand_dims(g, dim),),
+                  params=("dim",),
                   vjp_latex=(r"\bar{g}_1\text{ unsqueezed at dim } $dim",))
-    return Op("unbind", "UnbindBackward0", "c₁, c₂, … = unbind(a)",
+    return Op("unbind", "UnbindBackward0", r"{$c}_1, {$c}_2, \ldots = \operatorname{unbind}($0,\, $dim)",
               lambda xp, a, dim: tuple(a[(slice(None),) * dim + (i, Ellipsis)] for i in range(a.shape[dim])),
-              vjp=lambda xp, g, c, a, dim: (xp.stack(list(g), axis=dim),),
-              vjp_formulas=("stack the ḡᵢ",), params=("dim",), n_outputs=n,
-              latex=r"{$c}_1, {$c}_2, \ldots = \operatorname{unbind}($0,\, $dim)",
+              vjp=lambda xp, g, c, a, dim: (xp.stack(list(g), axis=dim),), params=("dim",), n_outputs=n,
               vjp_latex=(r"\operatorname{stack}(\bar{g}_1, \bar{g}_2, \ldots)\text{ along dim } $dim",))
 
 
@@ -204,33 +188,28 @@ def unbind_op(n):
 def _triangle_op(name, torch_name, part, **record):
     """a masked to one triangle (the mask is a param): ḡ masked the same way. The forward selects
     rather than multiplies, so an infinite entry outside the triangle (a causal mask's −inf) gives 0."""
-    return Op(name, torch_name, f"c = {part} triangle of a",
+    return Op(name, torch_name, rf"$c = \text{{{part} triangle of }} $0",
               lambda xp, a, k, keep: xp.where(keep, a, a.dtype.type(0)) if a.dtype != bool else a & keep,
-              vjp=(lambda xp, g, c, a, k, keep: xp.keep(g, keep),), vjp_formulas=(f"{part} triangle of ḡ",),
-              params=("diagonal", "mask"), latex=rf"$c = \text{{{part} triangle of }} $0",
+              vjp=(lambda xp, g, c, a, k, keep: xp.keep(g, keep),),
+              params=("diagonal", "mask"),
               vjp_latex=(rf"\text{{{part} triangle of }} \bar{{g}}",), **record)
 
 
 TRIL = _triangle_op("tril", "TrilBackward0", "lower", jvp="linear")
 TRIU = _triangle_op("triu", "TriuBackward0", "upper", jvp="linear")
-DIAG_EMBED = Op("diag_embed", "DiagEmbedBackward0", "C = diag(a) (a on the diagonal of zeros)",
+DIAG_EMBED = Op("diag_embed", "DiagEmbedBackward0", r"$c = \operatorname{diag}($0) \text{ (on the diagonal of zeros)}",
                 lambda xp, a, shape, offset, d1, d2: xp.diagonal_scatter(a, shape, offset, d1, d2),
-                vjp=(lambda xp, g, c, a, shape, offset, d1, d2: xp.diagonal(g, offset, d1, d2),),
-                vjp_formulas=("the diagonal of ḡ",), params=("size", "offset", "dim1", "dim2"),
+                vjp=(lambda xp, g, c, a, shape, offset, d1, d2: xp.diagonal(g, offset, d1, d2),), params=("size", "offset", "dim1", "dim2"),
                 symbols=("a",),
-                latex=r"$c = \operatorname{diag}($0) \text{ (on the diagonal of zeros)}",
-                vjp_latex=(r"\text{the diagonal of } \bar{g}",), jvp="linear")
+                vjp_latex=(r"\text{the diagonal of } \bar{g}",), jvp="linear", out_symbol="C")
 # diag of a matrix is diagonal_copy in PyTorch: a new tensor, not a view
-DIAG_COPY = Op("diag", "DiagonalBackward0_copy", "c = diag(A)",
+DIAG_COPY = Op("diag", "DiagonalBackward0_copy", r"$c = \operatorname{diag}($0)",
                lambda xp, a, offset: xp.diagonal(a, offset, 0, 1).copy(),
-               vjp=(lambda xp, g, c, a, offset: xp.diagonal_scatter(g, a.shape, offset, 0, 1),),
-               vjp_formulas=("ḡ on the diagonal of zeros",), params=("offset",), symbols=("A",),
-               latex=r"$c = \operatorname{diag}($0)",
+               vjp=(lambda xp, g, c, a, offset: xp.diagonal_scatter(g, a.shape, offset, 0, 1),), params=("offset",), symbols=("A",),
                vjp_latex=(r"\bar{g}\text{ on the diagonal of zeros}",), jvp="linear")
-ROLL = Op("roll", "RollBackward0", "c = roll(a, shifts)", lambda xp, a, shifts, dims: xp.roll(a, shifts, dims),
-          vjp=(lambda xp, g, c, a, shifts, dims: xp.roll(g, _negated(shifts), dims),),
-          vjp_formulas=("roll(ḡ, −shifts)",), params=("shifts", "dims"),
-          latex=r"$c = \operatorname{roll}($0,\, $shifts)",
+ROLL = Op("roll", "RollBackward0", r"$c = \operatorname{roll}($0,\, $shifts)",
+          lambda xp, a, shifts, dims: xp.roll(a, shifts, dims),
+          vjp=(lambda xp, g, c, a, shifts, dims: xp.roll(g, _negated(shifts), dims),), params=("shifts", "dims"),
           vjp_latex=(r"\operatorname{roll}(\bar{g},\, -\mathrm{shifts})",), jvp="linear")
 
 
@@ -248,9 +227,8 @@ def _rot90_vjp(xp, g, c, a, k, dims):
     return xp.rot90(g, -k, dims)
 
 
-ROT90 = Op("rot90", "Rot90Backward0", "c = a rotated k·90° in the plane (d₀, d₁)", _rot90_forward,
-           vjp=(_rot90_vjp,), vjp_formulas=("ḡ rotated −k·90°",), params=("k", "dims"), saves=(),
-           latex=r"$c = \text{rot90}($0,\, $k)", vjp_latex=(r"\text{rot90}(\bar{g},\, -$k)",), jvp="linear")
+ROT90 = Op("rot90", "Rot90Backward0", r"$c = \text{rot90}($0,\, $k)", _rot90_forward,
+           vjp=(_rot90_vjp,), params=("k", "dims"), saves=(), vjp_latex=(r"\text{rot90}(\bar{g},\, -$k)",), jvp="linear")
 
 
 def _block_shape(a):
@@ -276,8 +254,7 @@ def _block_diag_vjp(xp, g, c, *inputs):
     return out
 
 
-BLOCK_DIAG = Op("block_diag", "BlockDiagBackward0", "C = diag(A₁, A₂, …) (blocks on the diagonal)",
-                _block_diag_forward, vjp=_block_diag_vjp, vjp_formulas=("the block of ḡ for each input",),
+BLOCK_DIAG = Op("block_diag", "BlockDiagBackward0", r"C = \operatorname{diag}(A_1,\, A_2,\, \dots)",
+                _block_diag_forward, vjp=_block_diag_vjp,
                 args=("tensors",), symbols=("A₁", "A₂", "A₃"),
-                latex=r"C = \operatorname{diag}(A_1,\, A_2,\, \dots)",
-                vjp_latex=(r"\text{the block of } \bar{g} \text{ for each input}",), jvp="linear")
+                vjp_latex=(r"\text{the block of } \bar{g} \text{ for each input}",), jvp="linear", out_symbol="C")

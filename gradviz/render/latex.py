@@ -20,6 +20,7 @@ from html import escape as esc
 from html import unescape
 
 from ..naming import dotted
+from ..ops.display_math import MARKER, WHEN, fill  # noqa: F401  (fill: the panel's, from the ops layer)
 
 _MARK = "\u2063"   # an invisible separator: never typed in a formula, survives the converter as text
 
@@ -123,38 +124,13 @@ def mathml_clauses(latex: str, names: tuple = ()) -> str:
 
 # -- the op records' formulas -----------------------------------------------------------
 # A record's LaTeX names its output `$c`, its inputs `$0`, `$1`, ... and its parameters
-# `$alpha`, `$dim`, ...; `fill` puts in what this node had: the learner's names, the
-# constants it used, or the record's symbols.
-_MARKER = re.compile(r"\$([A-Za-z_]\w*|\d+)")
-
-# how a parameter is written when its value is not shown
-PARAM_LATEX = {"alpha": r"\alpha", "beta": r"\beta", "value": "v", "eps": r"\varepsilon", "exponent": "p",
-               "weight": "w", "negative_slope": "s", "min": r"\mathrm{lo}", "max": r"\mathrm{hi}"}
-
-
-# `$?flag{...}`: the braces' LaTeX only when the boolean parameter `flag` was True (keepdim)
-_WHEN = re.compile(r"\$\?([A-Za-z_]\w*)\{([^{}]*(?:\{[^{}]*\}[^{}]*)*)\}")
+# `$alpha`, `$dim`, ...; `fill` (the ops layer's, ops.display_math) puts in what this node had: the
+# learner's names, the constants it used, or the record's symbols.
 
 
 def markers(template: str) -> set:
     """The markers a record's LaTeX uses: 'c', '0', '1', ... and parameter names."""
-    return set(_MARKER.findall(template)) | {flag for flag, _ in _WHEN.findall(template)}
-
-
-def fill(template: str, inputs: list, out: str, params: dict) -> str:
-    """The record's LaTeX with `$c` -> out, `$k` -> inputs[k], `$param` -> params[param] (each
-    already LaTeX); a parameter without a value keeps its symbol."""
-    def put(m):
-        key = m.group(1)
-        if key == "c":
-            return "{" + out + "}"
-        if key.isdigit():
-            return "{" + (inputs[int(key)] if int(key) < len(inputs) else "x_{" + key + "}") + "}"
-        if key in params:
-            return "{" + params[key] + "}"
-        return "{" + PARAM_LATEX.get(key, r"\text{" + key.replace("_", " ") + "}") + "}"   # kernel size, not kernel_size
-    template = _WHEN.sub(lambda m: m.group(2) if params.get(m.group(1)) == number(True) else "", template)
-    return _MARKER.sub(put, template)
+    return set(MARKER.findall(template)) | {flag for flag, _ in WHEN.findall(template)}
 
 
 # an input the call left out (a convolution without a bias): its term is dropped from the formula

@@ -71,12 +71,13 @@ def test_max_pool_indices_match_torch():
 
 
 def test_convolution_op_record_shows_its_vjp():
-    """The record carries the im2col formula and the flipped-kernel correlation as its VJP text."""
+    """The record carries the correlation's formula and the flipped-kernel correlation as its VJP text
+    (the Unicode derived from the record's LaTeX)."""
     y = F.conv2d(leaf(gradviz, X2S), leaf(gradviz, W2S))
     op = y.grad_fn.op
     assert y.grad_fn.name() == "ConvolutionBackward0"
-    assert "im2col" in op.formula
-    assert "flipped kernel" in op.vjp_formulas[0] and "im2col(x)" in op.vjp_formulas[1]
+    assert op.formula.startswith("y = x ⋆ W + b: y[n, o, p] = b[o] + Σ")
+    assert "ḡ ⋆ flip(W)" in op.vjp_formulas[0] and op.vjp_formulas[1].startswith("Σₙ xₙ ⋆ ḡₙ")
     assert y.grad_fn._saved_stride == (1, 1) and y.grad_fn._saved_groups == 1
 
 

@@ -3,7 +3,7 @@ fit its arity, and every differentiable record is reached by a row of tests/ops/
 runs under gradcheck (tests/ops/test_gradcheck.py) and by one compared with PyTorch
 (tests/ops/test_torch_parity.py).
 
-Adding an op: write its record in gradviz/ops/<module>.py (forward, vjp, vjp_formulas, and
+Adding an op: write its record in gradviz/ops/<module>.py (forward, vjp, its formulas in LaTeX, and
 `symbols=` when the inputs are not a, b, ...), then add one row to tests/ops/cases.py that asks
 for both checks. This test names exactly what is missing.
 """
