@@ -1,5 +1,6 @@
 """An op is declared once: a record with its exposure, in a module of its own, is all it takes for the
-op to be gradviz.NAME (with out=), Tensor.NAME, a row of docs/ops.md and, with its one row in
+op to be gradviz.NAME (with out=), Tensor.NAME, a row of docs/ops.md (its Unicode derived from the
+record's LaTeX) and, with its one row in
 tests/ops/cases.py, a case of the gradcheck table."""
 import importlib
 import sys
@@ -13,11 +14,11 @@ from gradviz.ops import registry
 from tests.ops.cases import section
 from tests.ops.test_registry import _differentiable, _reached
 
-SOURCE = '''
+SOURCE = r'''
 from gradviz.ops.op import Exposure, Op
 
-CUBE_IT = Op("cube_it", "CubeItBackward0", "c = a³", lambda xp, a: a * a * a,
-             vjp=(lambda xp, g, c, a: 3 * g * a * a,), vjp_formulas=("3 ḡ a²",), saves=("self",),
+CUBE_IT = Op("cube_it", "CubeItBackward0", r"$c = $0^3", lambda xp, a: a * a * a,
+             vjp=(lambda xp, g, c, a: 3 * g * a * a,), vjp_latex=(r"3 \bar{g} \odot $0^2",), saves=("self",),
              jvp="pointwise", expose=Exposure("cube_it", out=True, make="unary_float"))
 '''
 
@@ -41,7 +42,7 @@ def test_a_record_with_its_exposure_is_everywhere(tmp_path, monkeypatch):
         np.testing.assert_allclose(out.numpy(), V ** 3)
         assert gradviz.cube_it(gradviz.tensor([2])).dtype == gradviz.float32   # an integer input becomes float
 
-        assert "| `CUBE_IT` | CubeItBackward0 | c = a³ | self: 3 ḡ a² | `Tensor.cube_it`, `gradviz.cube_it` |" \
+        assert "| `CUBE_IT` | CubeItBackward0 | c = a³ | self: 3ḡ ⊙ a² | `Tensor.cube_it`, `gradviz.cube_it` |" \
             in reference.markdown()
 
         # the one test row an op adds to tests/ops/cases.py, which the registry's coverage check reads
