@@ -1,7 +1,6 @@
 """An op is declared once: a record with its exposure, in a module of its own, is all it takes for the
 op to be gradviz.NAME (with out=), Tensor.NAME, a row of docs/ops.md (its Unicode derived from the
-record's LaTeX) and, with its one row in
-tests/ops/cases.py, a case of the gradcheck table."""
+record's LaTeX) and, with its one row in tests/ops/cases.py, a case of the gradcheck table."""
 import importlib
 import sys
 
