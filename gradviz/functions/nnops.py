@@ -10,7 +10,7 @@ from .._args import check_tensor
 from ..autograd.apply import apply
 from ..dtypes import SCALAR_TYPE, floating_kernel
 from .reduce import _dims_keep, normalize_dims
-from ..ops.nnops import (BATCH_NORM, CONSTANT_PAD, ELU, EMBEDDING, EMBEDDING_BAG, GLU, HARDSHRINK, HARDSIGMOID,
+from ..ops.nnops import (BATCH_NORM, CELU, CONSTANT_PAD, ELU, EMBEDDING, EMBEDDING_BAG, GLU, HARDSHRINK, HARDSIGMOID,
                          HARDSWISH, HARDTANH, HARDTANH_BACKWARD,
                          LAYER_NORM, LOGSIGMOID, MISH, NORM_DIM, PDIST, PRELU, SELU_ALPHA, SELU_SCALE, SILU,
                          SOFTSHRINK, THRESHOLD)
@@ -52,7 +52,7 @@ def selu(input, inplace=False):
 
 
 def celu(input, alpha=1.0, inplace=False):
-    return _float_op(ELU, "elu_cpu", input, alpha, 1.0, 1.0 / alpha)
+    return _float_op(CELU, "elu_cpu", input, alpha)
 
 
 def silu(input, inplace=False):

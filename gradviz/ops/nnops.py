@@ -47,6 +47,13 @@ ELU = _unary("elu", "EluBackward0",
              quiet(lambda xp, g, c, a, alpha, scale, kappa: xp.where(a > 0, g * scale,
                                                                      g * xp.exp(a * kappa) * (kappa * alpha * scale))),
              r"\bar{g} \odot \begin{cases} s & $0 > 0 \\ s\, \alpha\, \kappa\, e^{\kappa $0} & \text{otherwise} \end{cases}", params=("alpha", "scale", "input_scale"))
+# torch records celu as its own node (the derivative is elu's with scale 1 and input scale 1/alpha)
+CELU = _unary("celu", "CeluBackward0",
+              r"$c = \begin{cases} $0 & $0 > 0 \\ \alpha\, (e^{$0 / \alpha} - 1) & \text{otherwise} \end{cases}",
+              quiet(lambda xp, a, alpha: ELU.forward(xp, a, alpha, 1.0, 1.0 / alpha)),
+              quiet(lambda xp, g, c, a, alpha: ELU.vjp[0](xp, g, c, a, alpha, 1.0, 1.0 / alpha)),
+              r"\bar{g} \odot \begin{cases} 1 & $0 > 0 \\ e^{$0 / \alpha} & \text{otherwise} \end{cases}",
+              params=("alpha",))
 SILU = _unary("silu", "SiluBackward0", r"$c = $0\, \sigma($0)", lambda xp, a: a * _sigmoid(xp, a),
               lambda xp, g, c, a: g * _sigmoid(xp, a) * (a * (1 - _sigmoid(xp, a)) + 1), r"\bar{g} \odot \sigma($0) \left(1 + $0 (1 - \sigma($0))\right)")
 MISH = _unary("mish", "MishBackward0", r"$c = $0 \tanh(\operatorname{softplus} $0)",

@@ -1340,6 +1340,8 @@ OP_CASES += section("nn", ("gradcheck", "parity"), [
     ("elu", lambda t, x: F(t).elu(x), [XK]),
     ("elu_alpha", lambda t, x: F(t).elu(x, 0.5), [XK]),
     ("selu", lambda t, x: F(t).selu(x), [XK]),
+    ("celu", lambda t, x: F(t).celu(x), [XK]),
+    ("celu_alpha", lambda t, x: F(t).celu(x, 0.5), [XK]),
     ("silu", lambda t, x: F(t).silu(x), [XK]),
     ("mish", lambda t, x: F(t).mish(x), [XK]),
     ("softsign", lambda t, x: F(t).softsign(x), [XK], SEVERAL_NODES),
