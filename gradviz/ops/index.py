@@ -26,6 +26,13 @@ SLICE = Op("slice", "SliceBackward0", r"$c = $0_{[\dots,\, \mathrm{start}:\mathr
 INDEX = Op("index", "IndexBackward0", r"$c = $0[\mathrm{idx}]", lambda xp, a, idx: contiguous(a[idx]),
            vjp=(lambda xp, g, c, a, idx: xp.index_scatter(g, a.shape, idx, True),), params=("indices",), saves=("indices",),
            vjp_latex=(r"\bar{g}\text{ scatter-added at idx (repeats accumulate)}",), jvp="linear")
+# pack_padded_sequence's data: the real rows of a padded batch, step by step. `index` picks them
+# ((step, row) pairs, or (row, step) when the batch comes first), so the VJP puts ḡ back in their places
+PACK_PADDED_SEQUENCE = Op("_pack_padded_sequence", "PackPaddedSequenceBackward0",
+                          r"$c = $0[\mathrm{steps},\, \mathrm{rows}]", lambda xp, a, index: contiguous(a[index]),
+                          vjp=(lambda xp, g, c, a, index: xp.index_scatter(g, a.shape, index, False),),
+                          params=("index",), vjp_latex=(r"\bar{g}\text{ placed back in the padded batch, zeros elsewhere}",),
+                          jvp="linear")
 # x[key] = v on a tensor in the graph. With only tensor indices PyTorch records one
 # IndexPutBackward0; with ints/slices/None it writes into a view, recorded as CopySlices.
 # `basic` is a NumPy basic key (a view), `adv` the tensor indices applied to that view.

@@ -1342,6 +1342,12 @@ OP_CASES += section("nn", ("gradcheck", "parity"), [
     ("selu", lambda t, x: F(t).selu(x), [XK]),
     ("celu", lambda t, x: F(t).celu(x), [XK]),
     ("celu_alpha", lambda t, x: F(t).celu(x, 0.5), [XK]),
+    # three sequences of lengths 3, 2, 1 padded to (3, 3, 4), and the same batch first
+    ("pack_padded_sequence", lambda t, x: t.nn.utils.rnn.pack_padded_sequence(x.reshape(3, 3, 4), [3, 2, 1]).data,
+     [np.linspace(-1, 1, 36).reshape(9, 4)], SEVERAL_NODES),
+    ("pack_padded_sequence_batch_first",
+     lambda t, x: t.nn.utils.rnn.pack_padded_sequence(x.reshape(3, 3, 4), [3, 2, 1], batch_first=True).data,
+     [np.linspace(-1, 1, 36).reshape(9, 4)], SEVERAL_NODES),
     ("silu", lambda t, x: F(t).silu(x), [XK]),
     ("mish", lambda t, x: F(t).mish(x), [XK]),
     ("softsign", lambda t, x: F(t).softsign(x), [XK], SEVERAL_NODES),

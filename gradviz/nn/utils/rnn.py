@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from collections import namedtuple
 
+import numpy as np
+
 from ... import creation, dtypes
-from ...functions.shape import cat
+from ...autograd.apply import apply
+from ...ops.index import PACK_PADDED_SEQUENCE
 from ...tensor import Tensor
 
 
@@ -52,13 +55,12 @@ def pack_padded_sequence(input, lengths, batch_first: bool = False, enforce_sort
         lengths, sorted_indices = lengths.sort(descending=True)
         input = input.index_select(0 if batch_first else 1, sorted_indices)
     sizes = [int(n) for n in lengths.tolist()]
-    if batch_first:
-        input = input.transpose(0, 1)
+    batch = input.shape[0 if batch_first else 1] if input.ndim > 1 else 0
     if input.numel() == 0:
         raise RuntimeError("Cannot pack empty tensors.")
-    if len(sizes) != input.shape[1]:
+    if len(sizes) != batch:
         raise RuntimeError(f"Expected `len(lengths)` to be equal to batch_size, but got {len(sizes)} "
-                           f"(batch_size={input.shape[1]})")
+                           f"(batch_size={batch})")
     if sizes[-1] <= 0:
         raise RuntimeError("Length of all samples has to be greater than 0, but found an element in 'lengths' that is "
                            "<= 0")
@@ -67,7 +69,9 @@ def pack_padded_sequence(input, lengths, batch_first: bool = False, enforce_sort
                            "pass `enforce_sorted=False` to pack_padded_sequence and/or pack_sequence to sidestep this "
                            "requirement if you do not need ONNX exportability.")
     batch_sizes = [sum(n > t for n in sizes) for t in range(sizes[0])]
-    data = cat([input[t, :b] for t, b in enumerate(batch_sizes)])
+    steps = np.repeat(np.arange(len(batch_sizes)), batch_sizes)
+    rows = np.concatenate([np.arange(b) for b in batch_sizes])
+    data = apply(PACK_PADDED_SEQUENCE, (input,), ((rows, steps) if batch_first else (steps, rows),))
     return PackedSequence(data, creation.tensor(batch_sizes, dtype=dtypes.int64), sorted_indices, None)
 
 
