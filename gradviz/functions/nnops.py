@@ -13,11 +13,10 @@ from .reduce import _dims_keep, normalize_dims
 from ..ops.nnops import (BATCH_NORM, CELU, CONSTANT_PAD, ELU, EMBEDDING, EMBEDDING_BAG, GLU, HARDSHRINK, HARDSIGMOID,
                          HARDSWISH, HARDTANH, HARDTANH_BACKWARD,
                          LAYER_NORM, LOGSIGMOID, MISH, NORM_DIM, PDIST, PRELU, SELU_ALPHA, SELU_SCALE, SILU,
-                         SOFTSHRINK, THRESHOLD)
+                         SOFTSHRINK, THRESHOLD, TRILINEAR)
 from .index import _in_range
 from ..ops.reparam import WEIGHT_NORM
 from .pointwise import _recorded_as
-from .linalg import einsum
 from ..ops.core import namespace
 from ..tensor import Tensor
 from ..creation import _like, ones, zeros
@@ -293,12 +292,26 @@ def pdist(input, p=2):
 
 @public   # torch.bilinear too: the same signature
 def bilinear(input1, input2, weight, bias=None):
-    """yₒ = x₁ᵀ Wₒ x₂ + bₒ over the leading (batch) dims, as an einsum."""
+    """yₒ = x₁ᵀ Wₒ x₂ + bₒ over the leading (batch) dims, recorded as torch does: both inputs viewed as
+    rows, one TrilinearBackward0, a view back to the batch's shape, then the bias."""
     if input1.ndim != input2.ndim:
         raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.ndim} and {input2.ndim}")
+    for d in range(input1.ndim - 1):
+        if input1.shape[d] != input2.shape[d]:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {d}: got {input1.shape[d]} "
+                               f"and {input2.shape[d]}")
     if weight.ndim != 3:
         raise RuntimeError(f"bilinear(): weight must be three-dimensional, but got {weight.ndim} dimension(s)")
-    out = einsum("...i,oij,...j->...o", input1, weight, input2)
+    for name, size, expected in (("input1", input1.shape[-1], weight.shape[1]),
+                                 ("input2", input2.shape[-1], weight.shape[2])):
+        if size != expected:
+            raise RuntimeError(f"bilinear(): {name} size does not match weight size: got {size} but expected "
+                               f"{expected}")
+    if bias is not None and bias.ndim == 1 and bias.shape[0] != weight.shape[0]:
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got {bias.shape[0]} but expected "
+                           f"{weight.shape[0]}")
+    rows = apply(TRILINEAR, (input1.reshape(-1, input1.shape[-1]), weight, input2.reshape(-1, input2.shape[-1])))
+    out = rows.reshape(*input1.shape[:-1], weight.shape[0])
     return out if bias is None else out + bias
 
 

@@ -269,6 +269,34 @@ GLU = _unary("glu", "GluBackward0", r"$c = a_1 \odot \sigma(a_2),\; $0 = [a_1,\,
              lambda xp, a, d: _halves(a, d)[0] * _sigmoid(xp, _halves(a, d)[1]), _glu_vjp,
              r"\left[\bar{g} \odot \sigma(a_2),\; "
              r"\bar{g} \odot a_1 \odot \sigma(a_2)(1 - \sigma(a_2))\right]", params=("dim",))
+# bilinear's node, torch's _trilinear as bilinear calls it: x₁ (N, I), W (O, I, J) and x₂ (N, J) expanded
+# to (N, O, I, J) (expand1 = [1, 3], expand2 = [0], expand3 = [1, 2]), multiplied, summed over I and J
+# (sumdim = [2, 3]); each VJP is the same product with ḡ in its input's place, summed over what it lacks
+def _expanded(xp, a, w, b):
+    return xp.expand_dims(a, (1, 3)), xp.expand_dims(w, 0), xp.expand_dims(b, (1, 2))
+
+
+def _trilinear_vjp(slot):
+    def vjp(xp, g, c, a, w, b):
+        parts = list(_expanded(xp, a, w, b))
+        parts[slot] = xp.expand_dims(g, (2, 3))
+        product = parts[0] * parts[1] * parts[2]
+        return xp.sum(product, axis=((1, 3), (0,), (1, 2))[slot])
+    return vjp
+
+
+def _trilinear(xp, a, w, b):
+    x1, weight, x2 = _expanded(xp, a, w, b)
+    return xp.sum(x1 * weight * x2, axis=(2, 3))
+
+
+TRILINEAR = Op("_trilinear", "TrilinearBackward0", r"$c_{no} = \sum_{i,j} $0_{ni}\, $1_{oij}\, $2_{nj}", _trilinear,
+               vjp=tuple(_trilinear_vjp(k) for k in range(3)), args=("i1", "i2", "i3"),
+               saves=("i1", "i2", "i3"), symbols=("a", "W", "b"),
+               vjp_latex=(r"\sum_{o,j} \bar{g}_{no}\, $1_{oij}\, $2_{nj}", r"\sum_{n} \bar{g}_{no}\, $0_{ni}\, $2_{nj}",
+                          r"\sum_{o,i} \bar{g}_{no}\, $1_{oij}\, $0_{ni}"))
+
+
 PRELU = Op("prelu", "PreluKernelBackward0",
            r"$c = \begin{cases} $0 & $0 > 0 \\ $1 \odot $0 & \text{otherwise} \end{cases}",
            lambda xp, a, w: xp.where(a > 0, a, w * a),

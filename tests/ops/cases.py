@@ -1342,6 +1342,10 @@ OP_CASES += section("nn", ("gradcheck", "parity"), [
     ("selu", lambda t, x: F(t).selu(x), [XK]),
     ("celu", lambda t, x: F(t).celu(x), [XK]),
     ("celu_alpha", lambda t, x: F(t).celu(x, 0.5), [XK]),
+    # x₁ᵀ W x₂ + b over a batch of (2, 6) pairs: two views, TrilinearBackward0, a view back, the bias
+    ("bilinear_batched", lambda t, a, b, w, bias: F(t).bilinear(a, b, w, bias),
+     [np.linspace(-1, 1, 36).reshape(2, 6, 3), np.linspace(1, -2, 48).reshape(2, 6, 4),
+      np.linspace(-0.5, 0.7, 60).reshape(5, 3, 4), np.array([0.1, -0.2, 0.3, 0.0, 0.5])]),
     # three sequences of lengths 3, 2, 1 padded to (3, 3, 4), and the same batch first
     ("pack_padded_sequence", lambda t, x: t.nn.utils.rnn.pack_padded_sequence(x.reshape(3, 3, 4), [3, 2, 1]).data,
      [np.linspace(-1, 1, 36).reshape(9, 4)], SEVERAL_NODES),
