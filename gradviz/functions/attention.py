@@ -27,7 +27,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
         if t is not None and (t.ndim != 1 or t.shape[0] != c):
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
                                f"but got {name} of shape {list(t.shape)} and input of shape {list(input.shape)}")
-    w, b = _affine(input, weight, bias, (c,))
+    w, b = _affine(input, weight, bias)
     return apply(GROUP_NORM, (input, w, b), (int(num_groups), eps))
 
 

@@ -19,7 +19,7 @@ from ..ops.reparam import WEIGHT_NORM
 from .pointwise import _recorded_as
 from ..ops.core import namespace
 from ..tensor import Tensor
-from ..creation import _like, ones, zeros
+from ..creation import _like, zeros
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
@@ -74,10 +74,9 @@ def logsigmoid(input):
     return _float_op(LOGSIGMOID, "log_sigmoid_cpu", input)
 
 
-def _affine(input, weight, bias, shape):
-    w = weight if weight is not None else ones(*shape, dtype=input.dtype, device=input.device)
-    b = bias if bias is not None else zeros(*shape, dtype=input.dtype, device=input.device)
-    return w, b
+def _affine(input, weight, bias):
+    """A norm's weight and bias, with an empty stand-in for each one left out (its term is dropped)."""
+    return (weight if weight is not None else _no_bias(input)), (bias if bias is not None else _no_bias(input))
 
 
 def _check_param_dtypes(input, *params) -> None:
@@ -103,7 +102,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
                            f"{', '.join(str(s) for s in shape)}], but got input of size{list(input.shape)}")
     floating_kernel("LayerNormKernelImpl", input._data.dtype)
-    w, b = _affine(input, weight, bias, shape)
+    w, b = _affine(input, weight, bias)
     axes = tuple(range(input.ndim - k, input.ndim))
     return apply(LAYER_NORM, (input, w, b), (axes, shape, eps, None, None))
 
@@ -120,7 +119,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
     floating_kernel("batch_norm", input._data.dtype)
     _check_param_dtypes(input, weight, bias, running_mean, running_var)
-    w, b = _affine(input, weight, bias, (c,))
+    w, b = _affine(input, weight, bias)
     axes = tuple(d for d in range(input.ndim) if d != 1)
     stat_shape = tuple(c if d == 1 else 1 for d in range(input.ndim))
     if training:

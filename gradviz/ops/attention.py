@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .nnops import given
 from .op import Op
 
 
@@ -23,13 +24,15 @@ def _channel(w, a):
 
 def _gn_forward(xp, a, w, b, groups, eps):
     d, r, _ = _group_stats(xp, a, groups, eps)
-    return (d * r).reshape(a.shape) * _channel(w, a) + _channel(b, a)
+    out = (d * r).reshape(a.shape)
+    out = out * _channel(w, a) if given(w) else out
+    return out + _channel(b, a) if given(b) else out
 
 
 def _gn_vjp_input(xp, g, c, a, w, b, groups, eps):
     # per group, as layer norm: r ⊙ (ĝ − mean ĝ − x̂ ⊙ mean(ĝ ⊙ x̂)), ĝ = ḡ ⊙ w
     d, r, m = _group_stats(xp, a, groups, eps)
-    gh = xp.reshape(g * xp.reshape(w, (-1,) + (1,) * (a.ndim - 2)), (a.shape[0], groups, -1))
+    gh = xp.reshape(g * xp.reshape(w, (-1,) + (1,) * (a.ndim - 2)) if given(w) else g, (a.shape[0], groups, -1))
     xh = d * r
     gx = r * (gh - xp.sum(gh, axis=2, keepdims=True) / m - xh * (xp.sum(gh * xh, axis=2, keepdims=True) / m))
     return xp.reshape(gx, tuple(a.shape))

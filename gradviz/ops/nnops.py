@@ -95,14 +95,20 @@ def _stats(xp, a, axes, eps, mean, var):
     return d, 1 / xp.sqrt(var + eps), n
 
 
+def given(t) -> bool:
+    """An input the call gave: a left-out weight or bias is an empty stand-in (its term is dropped)."""
+    return 0 not in t.shape
+
+
 def _norm_forward(xp, a, w, b, axes, pshape, eps, mean, var):
     d, r, _ = _stats(xp, a, axes, eps, mean, var)
-    return d * r * w.reshape(pshape) + b.reshape(pshape)
+    out = d * r * w.reshape(pshape) if given(w) else d * r
+    return out + b.reshape(pshape) if given(b) else out
 
 
 def _norm_vjp_input(xp, g, c, a, w, b, axes, pshape, eps, mean, var):
     d, r, n = _stats(xp, a, axes, eps, mean, var)
-    gh = g * xp.reshape(w, pshape)
+    gh = g * xp.reshape(w, pshape) if given(w) else g
     if mean is not None:      # fixed statistics (batch norm in eval mode): an affine map
         return gh * r
     xh = d * r
@@ -290,11 +296,12 @@ def _trilinear(xp, a, w, b):
     return xp.sum(x1 * weight * x2, axis=(2, 3))
 
 
-TRILINEAR = Op("_trilinear", "TrilinearBackward0", r"$c_{no} = \sum_{i,j} $0_{ni}\, $1_{oij}\, $2_{nj}", _trilinear,
+TRILINEAR = Op("_trilinear", "TrilinearBackward0", r"$c[n, o] = \sum_{i,j} $0[n, i]\, $1[o, i, j]\, $2[n, j]", _trilinear,
                vjp=tuple(_trilinear_vjp(k) for k in range(3)), args=("i1", "i2", "i3"),
                saves=("i1", "i2", "i3"), symbols=("a", "W", "b"),
-               vjp_latex=(r"\sum_{o,j} \bar{g}_{no}\, $1_{oij}\, $2_{nj}", r"\sum_{n} \bar{g}_{no}\, $0_{ni}\, $2_{nj}",
-                          r"\sum_{o,i} \bar{g}_{no}\, $1_{oij}\, $0_{ni}"))
+               vjp_latex=(r"\sum_{o,j} \bar{g}[n, o]\, $1[o, i, j]\, $2[n, j]",
+                          r"\sum_{n} \bar{g}[n, o]\, $0[n, i]\, $2[n, j]",
+                          r"\sum_{o,i} \bar{g}[n, o]\, $1[o, i, j]\, $0[n, i]"))
 
 
 PRELU = Op("prelu", "PreluKernelBackward0",

@@ -133,13 +133,16 @@ def markers(template: str) -> set:
     return set(MARKER.findall(template)) | {flag for flag, _ in WHEN.findall(template)}
 
 
-# an input the call left out (a convolution without a bias): its term is dropped from the formula
+# an input the call left out (a convolution without a bias, a norm without its weight): its term, or
+# its factor, is dropped from the formula
 ABSENT = r"\varnothing"
-_ABSENT_TERM = re.compile(r"\s*\+\s*\{\\varnothing\}(?:\[[^\]]*\])?|\{\\varnothing\}(?:\[[^\]]*\])?\s*\+\s*")
+_ABSENT_TERM = re.compile(r"\s*(?:\+|\\odot)\s*\{\\varnothing\}(?:\[[^\]]*\])?"
+                          r"|\{\\varnothing\}(?:\[[^\]]*\])?\s*(?:\+|\\odot)\s*")
 
 
 def without_absent(filled: str) -> str:
-    """A filled formula less the terms of the inputs the call left out (x ⋆ w + b without b: x ⋆ w)."""
+    """A filled formula less the terms and factors of the inputs the call left out (x ⋆ w + b without b:
+    x ⋆ w; x̂ ⊙ w + b without w and b: x̂)."""
     return _ABSENT_TERM.sub("", filled)
 
 

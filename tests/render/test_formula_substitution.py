@@ -355,7 +355,8 @@ def test_a_diagram_label_is_the_formulas_first_clause_when_long():
     assert f.headline() == "y = img ⋆ w"                 # no bias, no bias term; the panel spells out the rest
     assert f.forward_text().startswith("y = img ⋆ w: y[n, o, p] = Σ")
     g = F.group_norm(img, 2, eps=1e-5)
-    assert formula(g, {"img": img, "g": g}).headline() == "g = (img − μ_G)/√(σ²_G + 10⁻⁵) ⊙ t₁ + t₂"
+    # no weight or bias given: no factor or term for them (not ⊙ t₁ + t₂ with made-up names)
+    assert formula(g, {"img": img, "g": g}).headline() == "g = (img − μ_G)/√(σ²_G + 10⁻⁵)"
     h = img * 2
     assert formula(h, {"img": img, "h": h}).headline() == "h = 2 img"  # short: all of it
 
