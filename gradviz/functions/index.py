@@ -18,9 +18,9 @@ from ..ops.reduce import normalize_dims
 from .shape import expand, reshape, unsqueeze
 from ..tensor import Tensor
 from ..ops.index import (ALIAS, COPY_SLICES, DIAGONAL_SCATTER_SRC, GATHER, INDEX, INDEX_ADD, INDEX_FILL,
-                         INDEX_FILL_TENSOR, INDEX_PUT, INDEX_PUT_ACC, INDEX_SELECT, MASKED_SELECT, SCATTER,
-                         SCATTER_ADD, SCATTER_VALUE, SELECT, SELECT_SCATTER, SLICE, SLICE_SCATTER, SORT, TAKE, TOPK,
-                         _at)
+                         INDEX_FILL_TENSOR, INDEX_PUT, INDEX_PUT_ACC, INDEX_SELECT, MASKED_SELECT, PACK_PADDED_SEQUENCE,
+                         SCATTER, SCATTER_ADD, SCATTER_VALUE, SELECT, SELECT_SCATTER, SLICE, SLICE_SCATTER, SORT, TAKE,
+                         TOPK, _at)
 from .public import public
 
 
@@ -612,3 +612,12 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
 @public(method=True)
 def msort(input):
     return sort(input, 0)[0]
+
+
+def pack_padded(input, lengths: list, batch_first: bool):
+    """torch._pack_padded_sequence: the rows of a padded batch (T, B, *) (or (B, T, *)) that `lengths`
+    (longest first) says are real, step by step, as one node; and how many rows each step has."""
+    batch_sizes = [sum(n > t for n in lengths) for t in range(lengths[0])]
+    steps = np.repeat(np.arange(len(batch_sizes)), batch_sizes)
+    rows = np.concatenate([np.arange(b) for b in batch_sizes])
+    return apply(PACK_PADDED_SEQUENCE, (input,), ((rows, steps) if batch_first else (steps, rows),)), batch_sizes

@@ -5,11 +5,8 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-import numpy as np
-
 from ... import creation, dtypes
-from ...autograd.apply import apply
-from ...ops.index import PACK_PADDED_SEQUENCE
+from ...functions.index import pack_padded
 from ...tensor import Tensor
 
 
@@ -68,10 +65,7 @@ def pack_padded_sequence(input, lengths, batch_first: bool = False, enforce_sort
         raise RuntimeError("`lengths` array must be sorted in decreasing order when `enforce_sorted` is True. You can "
                            "pass `enforce_sorted=False` to pack_padded_sequence and/or pack_sequence to sidestep this "
                            "requirement if you do not need ONNX exportability.")
-    batch_sizes = [sum(n > t for n in sizes) for t in range(sizes[0])]
-    steps = np.repeat(np.arange(len(batch_sizes)), batch_sizes)
-    rows = np.concatenate([np.arange(b) for b in batch_sizes])
-    data = apply(PACK_PADDED_SEQUENCE, (input,), ((rows, steps) if batch_first else (steps, rows),))
+    data, batch_sizes = pack_padded(input, sizes, batch_first)
     return PackedSequence(data, creation.tensor(batch_sizes, dtype=dtypes.int64), sorted_indices, None)
 
 
