@@ -585,7 +585,7 @@ def meshgrid(*tensors, indexing=None):
 # -- forward mode (autograd.forward_ad): every op here is linear, so it maps tangents as values --
 
 
-# -- more of torch's op table: stacking and splitting by axis name, rotations, block diagonals -------
+# -- stacking and splitting by axis name, rotations, block diagonals -------------------------------
 def _each(fn, tensors):
     """f(t) for one tensor, a tuple of f(t) for several (or for a list), as torch.atleast_2d."""
     if len(tensors) == 1 and isinstance(tensors[0], Tensor):

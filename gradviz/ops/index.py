@@ -137,7 +137,7 @@ SORT = _gather_op("sort", "SortBackward0", r"$c = \operatorname{sort}($0)")
 TOPK = _gather_op("topk", "TopkBackward0", r"$c = \operatorname{topk}($0,\, k)")
 
 
-# -- more indexing: narrow, take_along_dim, masked_select, index_add/fill, scatter ----------
+# -- narrow, take_along_dim, masked_select, index_add/fill, scatter ----------
 MASKED_SELECT = Op("masked_select", "MaskedSelectBackward0", r"$c = $0[\mathrm{mask}]",
                    lambda xp, a, mask: xp.broadcast_to(a, mask.shape)[mask],
                    vjp=(lambda xp, g, c, a, mask: xp.index_scatter(g, mask.shape, mask, False),), params=("mask",), saves=("mask",),
@@ -203,7 +203,7 @@ INDEX_FILL_TENSOR = Op("index_fill", "IndexFillBackward1", r"$c = $0;\; $c[\dots
                        vjp_latex=(r"\bar{g}\text{, 0 at idx}", r"\sum \bar{g}\text{ at idx}",))
 
 
-# -- more of torch's op table: take and the scatters that write one tensor into a region of another --
+# -- take, and the scatters that write one tensor into a region of another ------------------------
 def _take_vjp(xp, g, c, a, idx):
     n = int(np.prod(a.shape))
     flat = xp.index_scatter(xp.reshape(g, (-1,)), (n,), (idx.reshape(-1),), True)

@@ -71,7 +71,7 @@ TRACE = Op("trace", "TraceBackward0", r"$c = \operatorname{tr} $0",
            vjp_latex=(r"\bar{g}\, I",), jvp="linear")
 
 
-# -- more products: addmv, baddbmm, tensordot, kron, einsum ------------------------------
+# -- products with a sum or a batch: addmv, baddbmm, tensordot, kron, einsum ------------------------------
 ADDMV = _with_bias(MV, "addmv", "AddmvBackward0", r"$c = $beta\, $0 + $alpha\, $1\, $2", ("self", "mat", "vec"),
                    ("bias", "A", "v"),
                    vjp_latex=(r"$beta\, \bar{g}", r"$alpha\, \bar{g}\, $2^{\top}", r"$alpha\, $1^{\top} \bar{g}",))

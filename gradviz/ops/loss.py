@@ -213,7 +213,7 @@ BCE_WITH_LOGITS = Op("binary_cross_entropy_with_logits", "BinaryCrossEntropyWith
                                 r"\bar{g} \odot w \odot \frac{\log \sigma(-$0) - p \log \sigma($0)}{N}",), out_symbol="ℓ")
 
 
-# -- more of torch's op table: margin and likelihood losses ------------------------------------------
+# -- margin and likelihood losses ------------------------------------------------------------------
 def _soft_margin_slope(xp, g, x, y, reduction):
     z = xp.exp(-(x * y))
     return g * -y * z / (z + 1) * _mean_scale(x, y, reduction)

@@ -238,7 +238,7 @@ CONSTANT_PAD = Op("constant_pad_nd", "ConstantPadNdBackward0", r"$c = \operatorn
                   vjp_latex=(r"\bar{g}\text{ with the padding cut off}",))
 
 
-# -- more of torch's op table: shrinkage, thresholds, gated and parametric units, pairwise distances ----
+# -- shrinkage, thresholds, gated and parametric units, pairwise distances ------------------------
 def _outside(a, lambd):
     """Where |a| > λ (or a is NaN): the entries the shrink functions keep."""
     return ~((a >= -lambd) & (a <= lambd))

@@ -310,7 +310,7 @@ ROUND_DECIMALS = Op("round", "RoundBackward1",
                     vjp_latex=("0",), params=("decimals",))
 
 
-# -- more of the table: logs, exponentials, hyperbolic and inverse trig functions ---------
+# -- logs, exponentials, hyperbolic and inverse trig functions ---------
 LN2, LN10 = math.log(2.0), math.log(10.0)
 LOG2 = _unary("log2", "Log2Backward0", r"$c = \log_2 $0", quiet(lambda xp, a: xp.log2(a)),
               quiet(lambda xp, g, c, a: g / (a * LN2)), r"\frac{\bar{g}}{$0 \ln 2}", jvp="pointwise")
@@ -487,7 +487,7 @@ LEAKY_RELU_BACKWARD = Op("leaky_relu_backward", "LeakyReluBackwardBackward0",
                                     r"0"), jvp="pointwise")
 
 
-# -- more of torch's op table: inverse hyperbolic and special functions, two-input ops, predicates ----
+# -- inverse hyperbolic and special functions, two-input ops, predicates --------------------------
 def _special_fn(name: str):
     """The special function `name` on arrays (NumPy), or the public op on Tensors (create_graph=True),
     so a VJP that needs it records the node torch records (ḡ ⊙ ψ(a) makes a DigammaBackward0)."""

@@ -281,7 +281,7 @@ CUMSUM = Op("cumsum", "CumsumBackward0", r"{$c}_i = \sum_{j \le i} $0_j",
 _ALL = object()   # sum, mean, prod, max, min without dim=: torch tells it from dim=None given
 
 
-# -- more reductions and scans -------------------------------------------------------------
+# -- reductions over several values and scans -------------------------------------------------------------
 def _cumprod_vjp(xp, g, c, a, dim, dtype):
     if a.ndim == 0:
         return g
@@ -415,7 +415,7 @@ DIST = Op("dist", "DistBackward0", r"$c = \lVert $0 - $1 \rVert_p",
           vjp_latex=(r"\frac{\partial \lVert d \rVert_p}{\partial d} \text{ at } d = $0 - $1", r"-\frac{\partial \lVert d \rVert_p}{\partial d} \text{ at } d = $0 - $1",))
 
 
-# -- more of torch's op table: sums that skip NaN, running extremes, k-th values, the trapezoid rule --
+# -- sums that skip NaN, running extremes, k-th values, the trapezoid rule ------------------------
 NANSUM = Op("nansum", "NansumBackward0", r"$c = \sum_{$0 \ne \mathrm{nan}} $0",
             lambda xp, a, dims, keep, dtype: xp.asarray(_accumulate(xp.nansum, a, dtype, axis=dims, keepdims=keep)),
             vjp=(lambda xp, g, c, a, dims, keep, dtype: xp.where(a != a, 0.0, restore(xp, g, dims, keep, a.ndim)),), params=DIMS, vjp_latex=(r"\bar{g} \odot [$0 \ne \mathrm{nan}]",),

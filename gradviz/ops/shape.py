@@ -184,7 +184,7 @@ def unbind_op(n):
               vjp_latex=(r"\operatorname{stack}(\bar{g}_1, \bar{g}_2, \ldots)\text{ along dim } $dim",))
 
 
-# -- more shape ops: triangles, diagonals, rolls and the helpers built from views --------------
+# -- triangles, diagonals, rolls and the helpers built from views --------------
 def _triangle_op(name, torch_name, part, **record):
     """a masked to one triangle (the mask is a param): ḡ masked the same way. The forward selects
     rather than multiplies, so an infinite entry outside the triangle (a causal mask's −inf) gives 0."""

@@ -79,7 +79,7 @@ def erf(a):
     return out.astype(a.dtype, copy=False) if a.dtype.kind == "f" else out
 
 
-# -- more special functions on whole arrays (float64 inside; the caller casts back) --------------
+# -- special functions on whole arrays (float64 inside; the caller casts back) --------------
 @_cupyx_on_gpu("erfc")
 def erfc(a):
     """1 − erf(a), accurate where erf(a) is near 1: Cephes' e^(−a²) P(|a|)/Q(|a|) (R/S from 8 on)."""

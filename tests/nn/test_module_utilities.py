@@ -261,7 +261,7 @@ def test_embedding_bag_text_classifier():
     """)
 
 
-def test_more_init_functions_and_the_deprecated_names():
+def test_init_functions_and_the_deprecated_names():
     same_output("""
     import warnings
     init = torch.nn.init
