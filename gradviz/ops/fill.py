@@ -18,31 +18,23 @@ FILL_TENSOR = Op("fill_", "FillBackward3", r"$c = $1", lambda xp, a, v: xp.full_
                  args=("self", "value"), vjp_latex=(r"0", r"\sum \bar{g}"))
 COPY = Op("copy_", "CopyBackwards", r"$c = $1", lambda xp, a, b: xp.broadcast_to(b, a.shape).astype(a.dtype),
           vjp=(_no_grad_to_self, lambda xp, g, c, a, b: g), args=("self", "src"), vjp_latex=(r"0", r"\bar{g}"))
-UNIFORM = Op("uniform_", "UniformBackward0", r"$c \sim \mathcal{U}(\mathrm{lo},\, \mathrm{hi})",
-             lambda xp, a, sample: sample,
-             vjp=(_no_grad_to_self,), params=("sample",), vjp_latex=(r"0",))
-NORMAL = Op("normal_", "NormalBackward0", r"$c \sim \mathcal{N}(\mu,\, \sigma^2)", lambda xp, a, sample: sample,
-            vjp=(_no_grad_to_self,), params=("sample",), vjp_latex=(r"0",))
-BERNOULLI = Op("bernoulli_", "BernoulliBackward2", r"$c \sim \operatorname{Bernoulli}(p)", lambda xp, a, sample: sample,
-               vjp=(_no_grad_to_self,), params=("sample",), vjp_latex=(r"0",))
-BERNOULLI_TENSOR = Op("bernoulli_", "BernoulliBackward1", r"$c \sim \operatorname{Bernoulli}(p)",
-                      lambda xp, a, sample: sample,
-                      vjp=(_no_grad_to_self,), params=("sample",), vjp_latex=(r"0",))
-EXPONENTIAL = Op("exponential_", "ExponentialBackward0", r"$c \sim \operatorname{Exp}(\lambda)",
-                 lambda xp, a, sample: sample,
-                 vjp=(_no_grad_to_self,), params=("sample",), vjp_latex=(r"0",))
-CAUCHY = Op("cauchy_", "CauchyBackward0", r"$c \sim \operatorname{Cauchy}(m,\, \sigma)", lambda xp, a, sample: sample,
-            vjp=(_no_grad_to_self,), params=("sample",), vjp_latex=(r"0",))
-LOG_NORMAL = Op("log_normal_", "LogNormalBackward0", r"$c \sim e^{\mathcal{N}(\mu,\, \sigma^2)}",
-                lambda xp, a, sample: sample,
-                vjp=(_no_grad_to_self,), params=("sample",), vjp_latex=(r"0",))
-GEOMETRIC = Op("geometric_", "GeometricBackward0", r"$c \sim \operatorname{Geometric}(p)", lambda xp, a, sample: sample,
-               vjp=(_no_grad_to_self,), params=("sample",), vjp_latex=(r"0",))
-RANDOM_FROM_TO = Op("random_", "RandomBackward0", r"$c \sim \mathcal{U}\{\mathrm{from}, \dots, \mathrm{to} - 1\}",
-                    lambda xp, a, sample: sample,
-                    vjp=(_no_grad_to_self,), params=("sample",), vjp_latex=(r"0",))
-RANDOM_TO = Op("random_", "RandomBackward1", r"$c \sim \mathcal{U}\{0, \dots, \mathrm{to} - 1\}",
-               lambda xp, a, sample: sample,
-               vjp=(_no_grad_to_self,), params=("sample",), vjp_latex=(r"0",))
-RANDOM_FULL = Op("random_", "RandomBackward2", r"$c \sim \mathcal{U}\{0, \dots, \max\}", lambda xp, a, sample: sample,
-                 vjp=(_no_grad_to_self,), params=("sample",), vjp_latex=(r"0",))
+
+
+def _draw(name: str, torch_name: str, latex: str) -> Op:
+    """An in-place random fill (x.uniform_(), x.normal_(), ...): the sample drawn beforehand is its
+    output, and no gradient flows back through it."""
+    return Op(name, torch_name, latex, lambda xp, a, sample: sample, vjp=(_no_grad_to_self,), params=("sample",),
+              vjp_latex=(r"0",))
+
+
+UNIFORM = _draw("uniform_", "UniformBackward0", r"$c \sim \mathcal{U}(\mathrm{lo},\, \mathrm{hi})")
+NORMAL = _draw("normal_", "NormalBackward0", r"$c \sim \mathcal{N}(\mu,\, \sigma^2)")
+BERNOULLI = _draw("bernoulli_", "BernoulliBackward2", r"$c \sim \operatorname{Bernoulli}(p)")
+BERNOULLI_TENSOR = _draw("bernoulli_", "BernoulliBackward1", r"$c \sim \operatorname{Bernoulli}(p)")
+EXPONENTIAL = _draw("exponential_", "ExponentialBackward0", r"$c \sim \operatorname{Exp}(\lambda)")
+CAUCHY = _draw("cauchy_", "CauchyBackward0", r"$c \sim \operatorname{Cauchy}(m,\, \sigma)")
+LOG_NORMAL = _draw("log_normal_", "LogNormalBackward0", r"$c \sim e^{\mathcal{N}(\mu,\, \sigma^2)}")
+GEOMETRIC = _draw("geometric_", "GeometricBackward0", r"$c \sim \operatorname{Geometric}(p)")
+RANDOM_FROM_TO = _draw("random_", "RandomBackward0", r"$c \sim \mathcal{U}\{\mathrm{from}, \dots, \mathrm{to} - 1\}")
+RANDOM_TO = _draw("random_", "RandomBackward1", r"$c \sim \mathcal{U}\{0, \dots, \mathrm{to} - 1\}")
+RANDOM_FULL = _draw("random_", "RandomBackward2", r"$c \sim \mathcal{U}\{0, \dots, \max\}")
