@@ -54,6 +54,13 @@ def _values(p, scale: float | None = None) -> str:
     return grids.tensor(p, scale)
 
 
+def _where(formula, slot: int) -> str:
+    """The helpers a VJP defines (ĝ = ḡ ⊙ w), after its values: read before them, the = that follows
+    would seem to give ĝ those values."""
+    defined = formula.where(slot)
+    return f'<div class="gv-where">where {defined}</div>' if defined else ""
+
+
 def _sum_line(parts: list, total, scale: float | None = None) -> str:
     """The terms drawn as tensors added together, and their total."""
     return grids.equation(parts, total, scale)
@@ -164,7 +171,9 @@ def _caption_lines(builder, step, node) -> list:
     for eid, grad, axes in step.flows:
         edge = graph.edges[eid]
         target = html.unescape(node_label(graph, edge.src))
-        lines.append(f"→ {target}: {said.vjp_text(edge.slot, tuple(axes))} = {preview_text(grad)}")
+        where = said.where_text(edge.slot)
+        lines.append(f"→ {target}: {said.vjp_text(edge.slot, tuple(axes))} = {preview_text(grad)}"
+                     + (f", where {where}" if where else ""))
     return lines
 
 
@@ -249,7 +258,7 @@ def _op(builder, step, node) -> str:
         edge = graph.edges[eid]
         target = node_label(graph, edge.src)
         row = (f'<tr data-edge="{esc(eid)}"><td class="gv-to">→ {target}</td>'
-               f"<td>{formula.vjp(slot, tuple(axes))} = {_values(grad, scale)}</td></tr>")
+               f"<td>{formula.vjp(slot, tuple(axes))} = {_values(grad, scale)}{_where(formula, slot)}</td></tr>")
         if axes:
             axes_txt = ", ".join(str(a) for a in axes)
             many = "axes" if len(axes) > 1 else "axis"

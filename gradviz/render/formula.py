@@ -139,11 +139,27 @@ class Formula:
         """∂L/∂input = the record's VJP, summed over the axes the input was broadcast along (the
         sum is part of what is sent, so it stands in the equation)."""
         lhs = r"\frac{\partial L}{\partial " + (self.inputs[slot] if slot < len(self.inputs) else "x") + "} = "
-        rhs = self.node.vjp_latex[min(slot, len(self.node.vjp_latex) - 1)]
+        rhs = latex.where_split(self._vjp_template(slot))[0]
         if axes:
             where = ("axes " if len(axes) > 1 else "axis ") + ", ".join(str(a) for a in axes)
             rhs = r"\sum_{\text{" + where + r"}} \left(" + rhs + r"\right)"
         return lhs + rhs
+
+    def _vjp_template(self, slot: int) -> str:
+        return self.node.vjp_latex[min(slot, len(self.node.vjp_latex) - 1)]
+
+    def _defined(self, slot: int) -> str:
+        return latex.where_split(self._vjp_template(slot))[1] if self.node.vjp_latex else ""
+
+    def where(self, slot: int) -> str:
+        """What the VJP for input `slot` defines after it (ĝ = ḡ ⊙ w), as MathML; "" when nothing."""
+        defined = self._defined(slot)
+        return self.render(defined) if defined else ""
+
+    def where_text(self, slot: int) -> str:
+        """The same definitions as Unicode; "" when nothing."""
+        defined = self._defined(slot)
+        return self.text(defined) if defined else ""
 
     def vjp_text(self, slot: int, axes: tuple = ()) -> str:
         """∂L/∂input = the VJP for input `slot` (summed over `axes`), as Unicode."""

@@ -109,6 +109,21 @@ def clauses(latex: str) -> list:
     return [(piece, sep) for piece, sep in out if piece.strip()] or [(latex, "")]
 
 
+def where_split(latex: str) -> tuple:
+    """(the formula, its definitions) split at the first top-level `,\\; `: a VJP such as
+    `r \\odot (\\hat{g} - ...),\\; \\hat{g} = \\bar{g} \\odot w` defines its helpers after it, and the
+    panel writes them after the values, as "where ĝ = ḡ ⊙ w"; (latex, "") when it defines nothing."""
+    depth = 0
+    for k, ch in enumerate(latex):
+        if ch == "{" or latex.startswith((r"\left", r"\begin"), k):
+            depth += 1
+        elif ch == "}" or latex.startswith((r"\right", r"\end"), k):
+            depth -= 1
+        elif depth == 0 and latex.startswith(r",\; ", k) and latex[:k].strip():
+            return latex[:k], latex[k + 4:]
+    return latex, ""
+
+
 # a clause longer than this (as text) may be wider than a narrow panel: it gets a box of its own that
 # scrolls sideways, as a wide grid does, instead of widening the panel
 WIDE_CLAUSE = 48

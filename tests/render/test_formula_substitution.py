@@ -23,8 +23,9 @@ def formula(out, names: dict, op: str | None = None) -> Formula:
 
 
 def vjps(f: Formula) -> list:
-    """The VJP sent to every input that needs grad (not a constant such as the 2 of x * 2)."""
-    return [f.vjp_text(slot) for slot in f.slots]
+    """The VJP sent to every input that needs grad (not a constant such as the 2 of x * 2), with what it
+    defines after it (the panel writes that after the values)."""
+    return [f.vjp_text(slot) + (f", {f.where_text(slot)}" if f.where_text(slot) else "") for slot in f.slots]
 
 
 def tokens(markup: str, tag: str) -> list:
