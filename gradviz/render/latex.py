@@ -38,6 +38,12 @@ _FUNCTION = r"<mi>(?:arc(?:cos|sin|tan)|cosh?|sinh?|tanh?|coth?|cot|csc|sec|exp|
 _APPLIED = re.compile(r"(?<!<msup>)(?<!<msub>)(?<!<msubsup>)(" + _FUNCTION + r"|<msup>" + _FUNCTION +
                       r"(?:(?!</?msup>).)*</msup>)(?!(?:<mrow>)?<mo[^>]*>&#x00028;)")
 APPLY = '<mo lspace="0" rspace="0.1667em">&#x02061;</mo>'
+# \operatorname{softplus} comes out as <mo>softplus</mo>, which MathML spaces as an unknown operator,
+# a thick space on each side (`tanh( softplus h)`); TeX sets a function name with no space before it
+# and a thin one after
+_WORD_OPERATOR = re.compile(r"<mo>([A-Za-z]{2,})</mo>")
+# and a product written before a function name (`a \tanh a`) keeps TeX's thin space: `a tanh a`, not `atanh a`
+_NAME_AFTER_OPERAND = re.compile(r"(</mi>|</mn>|</mtext>|</mrow>|</msub>|</msup>|<mo stretchy=\"false\">&#x00029;</mo>)(" + _FUNCTION + ")")
 
 
 @lru_cache(maxsize=4096)
@@ -45,6 +51,8 @@ def _convert(latex: str, display: bool) -> str:
     from latex2mathml.converter import convert
     out = convert(latex, display="block" if display else "inline")
     out = _APPLIED.sub(lambda m: m.group(1) + APPLY, out)
+    out = _WORD_OPERATOR.sub(r'<mo lspace="0" rspace="0.1667em">\1</mo>', out)
+    out = _NAME_AFTER_OPERAND.sub(r'\1<mspace width="0.1667em"></mspace>\2', out)
     return out.replace(' xmlns="http://www.w3.org/1998/Math/MathML"', "", 1)
 
 
