@@ -212,8 +212,8 @@ def _norm_vjp(xp, g, c, a, p, dims, keep):
     g, c = restore(xp, g, dims, keep, a.ndim), restore(xp, c, dims, keep, a.ndim)
     if p == 0:
         return xp.zeros_like(a)
-    if p == 2:
-        return xp.where(c == 0, 0, g * a / c)
+    if p == 2:   # a zero norm has a == 0: divided by 1 instead, no 0/0 reaches a recorded gradient (nan · 0)
+        return g * a / xp.where(c == 0, 1, c)
     if p == 1:
         return g * xp.sign(a)
     if p in (float("inf"), -float("inf")):   # ḡ shared among the entries whose |a| is the norm
