@@ -218,7 +218,9 @@ def _norm_vjp(xp, g, c, a, p, dims, keep):
         return g * xp.sign(a)
     if p in (float("inf"), -float("inf")):   # ḡ shared among the entries whose |a| is the norm
         return _evenly(xp, g, c, xp.abs(a), dims, True) * xp.sign(a)
-    return xp.where(c == 0, 0, g * a * xp.abs(a) ** (p - 2) / c ** (p - 1))
+    zero = c == 0   # masked before the powers too: a recorded where sends 0 · inf = nan to the branch not taken
+    a, c = xp.where(zero, 1, a), xp.where(zero, 1, c)
+    return xp.where(zero, 0, g * a * xp.abs(a) ** (p - 2) / c ** (p - 1))
 
 
 NORM = Op("norm", "LinalgVectorNormBackward0", r"$c = \lVert $0 \rVert_{p}",
