@@ -212,19 +212,24 @@ def _norm_vjp(xp, g, c, a, p, dims, keep):
     g, c = restore(xp, g, dims, keep, a.ndim), restore(xp, c, dims, keep, a.ndim)
     if p == 0:
         return xp.zeros_like(a)
-    if p == 2:   # a zero norm has a == 0: divided by 1 instead, no 0/0 reaches a recorded gradient (nan · 0)
-        return g * a / xp.where(c == 0, 1, c)
+    if p == 2:
+        return xp.where(c == 0, 0, g * a / c)
     if p == 1:
         return g * xp.sign(a)
     if p in (float("inf"), -float("inf")):   # ḡ shared among the entries whose |a| is the norm
         return _evenly(xp, g, c, xp.abs(a), dims, True) * xp.sign(a)
-    zero = c == 0   # masked before the powers too: a recorded where sends 0 · inf = nan to the branch not taken
-    a, c = xp.where(zero, 1, a), xp.where(zero, 1, c)
-    return xp.where(zero, 0, g * a * xp.abs(a) ** (p - 2) / c ** (p - 1))
+    return xp.where(c == 0, 0, g * a * xp.abs(a) ** (p - 2) / c ** (p - 1))
+
+
+def _norm_jvp(xp, tangents, c, a, p, dims, keep):
+    """ċ = Σ w ⊙ ȧ over the reduced dims, w = the VJP of ḡ = 1 (the Jacobian's row, 0 at a zero norm), as
+    torch's norm_jvp: transposing the VJP would differentiate its where, and 0 · (a / 0) is nan there."""
+    w = _norm_vjp(xp, xp.zeros_like(c) + 1, c, a, p, dims, keep)
+    return xp.sum(w * tangents[0], dims, keep)
 
 
 NORM = Op("norm", "LinalgVectorNormBackward0", r"$c = \lVert $0 \rVert_{p}",
-          quiet(_norm_forward), vjp=(quiet(_norm_vjp),), params=("ord", "dim", "keepdim"), saves=("self", "result"),
+          quiet(_norm_forward), vjp=(quiet(_norm_vjp),), jvp=quiet(_norm_jvp), params=("ord", "dim", "keepdim"), saves=("self", "result"),
           vjp_latex=(r"\bar{g} \odot \frac{$0\, |$0|^{p - 2}}{$c^{p - 1}}",))
 
 
