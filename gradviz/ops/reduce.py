@@ -218,7 +218,13 @@ def _norm_vjp(xp, g, c, a, p, dims, keep):
         return g * xp.sign(a)
     if p in (float("inf"), -float("inf")):   # ḡ shared among the entries whose |a| is the norm
         return _evenly(xp, g, c, xp.abs(a), dims, True) * xp.sign(a)
-    return xp.where(c == 0, 0, g * a * xp.abs(a) ** (p - 2) / c ** (p - 1))
+    # as torch's norm_backward: |a|^(p−1) is ∞ at a = 0 for p < 1, and taken as 0 there
+    if p < 1:
+        return xp.where(a == 0, 0, xp.sign(a) * xp.abs(a) ** (p - 1)) * g * c ** (1 - p)
+    scale = xp.where(c == 0, 0, g / c ** (p - 1))
+    if p < 2:
+        return xp.sign(a) * xp.abs(a) ** (p - 1) * scale
+    return a * xp.abs(a) ** (p - 2) * scale
 
 
 def _norm_jvp(xp, tangents, c, a, p, dims, keep):
