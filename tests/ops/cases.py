@@ -816,6 +816,7 @@ OP_CASES += section("second_order", ("gradgradcheck",), [
     ("setitem", lambda t, a, v: _setitem(1, (4,))(t, a, v) ** 2, [((3, 4), R), ((4,), R)]),
     ("transpose_reshape", lambda t, a: (a.T.reshape(2, 6) ** 2).sum(0), [((3, 4), R)]),
     ("expand_repeat", lambda t, a: a.expand(3, 4).repeat(2, 1) ** 2, [((1, 4), R)]),
+    ("cholesky", lambda t, a: t.linalg.cholesky(a @ a.mT + t.eye(2, dtype=t.float64)) ** 2, [((2, 2), R)]),
 ])
 
 
@@ -826,6 +827,9 @@ OP_CASES += section("second_order", ("parity_second",), [
     ("norm_inf", lambda t, a: a.norm(p=float("inf")) * a, [((4,), "distinct")]),
     ("norm3_dim", lambda t, a: a.norm(p=3, dim=0), [((3, 2), "away")]),
     ("norm_p3_zero_row", lambda t, a: a.norm(p=3, dim=1), [ZERO_ENTRIES]),
+    ("cholesky", lambda t, a: t.linalg.cholesky(a @ a.mT + t.eye(2, dtype=t.float64), upper=True) ** 2,
+     [((2, 2), R)]),
+    ("cholesky_legacy", lambda t, a: t.cholesky(a @ a.mT + t.eye(2, dtype=t.float64)) ** 2, [((2, 2), R)]),
     ("norm_zero_row", lambda t, a: a.norm(dim=1) + a.norm(p=1.5, dim=1) + a.norm(p=0.5, dim=1),
      [np.array([[0.0, 0.0, 0.0], [-1.5, 1.0, 0.5]])]),   # torch's second derivative: nan on the zero row
     ("amax", lambda t, a: a.amax(1) * a.sum(), [((3, 2), "distinct")]),
