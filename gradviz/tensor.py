@@ -737,7 +737,7 @@ class Tensor:
 
     def _arith_(self, ufunc, fn, other) -> "Tensor":
         """In-place arithmetic: straight into the array (one pass, like NumPy's -=) when no
-        graph is being recorded, else through the op so the history is rebased."""
+        graph is being recorded and no tangent carried, else through the op so the history is rebased."""
         if not self._records(other) and not self._carries_tangent(other):
             arr = other._data if isinstance(other, Tensor) else other
             self._check_overlap()

@@ -235,7 +235,8 @@ def _norm_jvp(xp, tangents, c, a, p, dims, keep):
 
 
 NORM = Op("norm", "LinalgVectorNormBackward0", r"$c = \lVert $0 \rVert_{p}",
-          quiet(_norm_forward), vjp=(quiet(_norm_vjp),), jvp=quiet(_norm_jvp), params=("ord", "dim", "keepdim"), saves=("self", "result"),
+          quiet(_norm_forward), vjp=(quiet(_norm_vjp),), jvp=quiet(_norm_jvp), params=("ord", "dim", "keepdim"),
+          saves=("self", "result"),
           vjp_latex=(r"\bar{g} \odot \frac{$0\, |$0|^{p - 2}}{$c^{p - 1}}",))
 
 
