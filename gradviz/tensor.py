@@ -638,6 +638,11 @@ class Tensor:
             return True
         return any(isinstance(o, Tensor) and o.requires_grad for o in others)
 
+    def _carries_tangent(self, *others) -> bool:
+        """Does an in-place op on self, with these operands, have a tangent to carry (forward AD)? Then
+        it runs through the op even when no graph is recorded, so the written tensor takes the tangent."""
+        return _forward_ad._state.level is not None and _forward_ad.is_dual(self, *others)
+
     def _snapshot(self) -> "Tensor":
         return Tensor._make(self._data.copy(), self.grad_fn, self.output_nr)
 
@@ -732,8 +737,8 @@ class Tensor:
 
     def _arith_(self, ufunc, fn, other) -> "Tensor":
         """In-place arithmetic: straight into the array (one pass, like NumPy's -=) when no
-        graph is being recorded, else through the op so the history is rebased."""
-        if not self._records(other):
+        graph is being recorded and no tangent carried, else through the op so the history is rebased."""
+        if not self._records(other) and not self._carries_tangent(other):
             arr = other._data if isinstance(other, Tensor) else other
             self._check_overlap()
             if backend.writeable(self._data):
@@ -907,7 +912,7 @@ class Tensor:
 
     def copy_(self, src):
         src = src if isinstance(src, Tensor) else Tensor._from_data(src)
-        if self._records(src):
+        if self._records(src) or self._carries_tangent(src):
             return self._inplace_op(lambda s, v: _apply(COPY, (s, _copy_source(s, v))), src)
         arr = backend.to_device(_copy_source(self, src)._data, self.device)
         self._check_overlap()
@@ -1016,7 +1021,7 @@ class Tensor:
             key = None
         _check_assignable(self, key, value)
         if not self._records(value):
-            if _forward_ad._state.level is not None and _forward_ad.is_dual(self, value):
+            if self._carries_tangent(value):
                 self._inplace_op(_index.index_put, key, value)   # out of place, then written: the tangent follows
                 return
             _index.setitem(self._writable(), key, value._data if isinstance(value, Tensor) else value)

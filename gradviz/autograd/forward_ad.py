@@ -9,6 +9,8 @@ field; where an op has none, the JVP is derived from its VJP:
   J·t is the VJP applied to t itself, summed over the inputs;
 - `linear`: the op is linear in its tensors, so J·t is the op applied to the tangents;
 - `bilinear`: J·(ta, tb) = op(ta, b) + op(a, tb);
+- a record's own rule, `jvp=rule(xp, tangents, c, *inputs, *params)`, where the VJP's transpose
+  is not torch's JVP (Cholesky reads the tangent unsymmetrized) or needs what is not recorded;
 - otherwise the transpose trick: the VJP g ↦ Jᵀg is linear in g, so
   J·t = ∂/∂g ⟨Jᵀg, t⟩, one small reverse pass through the VJP rule itself.
 
@@ -196,10 +198,15 @@ def rule_kind(op) -> str:
 
 
 def _jvp(op, tangents, out, inputs, params):
-    rule = op.jvp or _transpose_jvp
+    rule = op.jvp
+    if rule is None:
+        return _transpose_jvp(op, tangents, out, inputs, params)
     if type(rule) is str:
-        rule = DERIVED[rule]
-    return rule(op, tangents, out, inputs, params)
+        return DERIVED[rule](op, tangents, out, inputs, params)
+    if hasattr(rule, "kind"):   # a derived rule given by defjvp
+        return rule(op, tangents, out, inputs, params)
+    # a record's own rule reads as its VJPs do, with the tangents (None where an input has none) for ḡ
+    return rule(KIND.namespace, tangents, out, *inputs, *params)
 
 
 DERIVED: dict = {}   # kind -> rule: the JVPs derived from an op's VJP or its structure

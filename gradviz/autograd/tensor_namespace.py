@@ -22,6 +22,7 @@ class TensorNamespace:
     apply = staticmethod(apply)   # an op record run on Tensors: a rule's graph-mode node
 
     exp = staticmethod(pointwise.exp)
+    exp2 = staticmethod(pointwise.exp2)
     log = staticmethod(pointwise.log)
     log1p = staticmethod(pointwise.log1p)
     sqrt = staticmethod(pointwise.sqrt)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import backend
 from .core import diagonal_view
 from .op import Op
 from .reduce import _cast, _norm_forward, _norm_vjp
@@ -197,11 +198,27 @@ def _cholesky_vjp(xp, g, c, a, upper):
         L_inv = xp.linalg.inv(L)
         ga = xp.swapaxes(L_inv, -1, -2) @ phi @ L_inv
         return (ga + xp.swapaxes(ga, -1, -2)) * 0.5
-    phi = xp.tril(_mT(xp, L) @ gL)
-    phi = phi - xp.diag_embed(xp.diagonal(phi, 0, -2, -1)) * 0.5
+    phi = _tril_half_diagonal(xp, _mT(xp, L) @ gL)
     L_inv = xp.inv(L)
     ga = _mT(xp, L_inv) @ phi @ L_inv
     return (ga + _mT(xp, ga)) * 0.5
+
+
+def _tril_half_diagonal(xp, x):
+    """Φ(X): the lower triangle of X with its diagonal halved (Tensors)."""
+    x = xp.tril(x)
+    return x - xp.diag_embed(xp.diagonal(x, 0, -2, -1)) * 0.5
+
+
+def _cholesky_jvp(xp, tangents, c, a, upper):
+    """dL = L Φ(L⁻¹ dA L⁻ᵀ), torch's cholesky_jvp: dA is read as given, not symmetrized (the VJP's
+    transpose would symmetrize it)."""
+    if _empty(a):
+        return xp.zeros_like(c)
+    L = _mT(xp, c) if upper else c
+    L_inv = xp.inv(L)
+    dL = L @ _tril_half_diagonal(xp, L_inv @ tangents[0] @ _mT(xp, L_inv))
+    return _mT(xp, dL) if upper else dL
 
 
 def _cholesky_forward(xp, a, upper):
@@ -213,14 +230,38 @@ _cholesky_forward = _lapack(_cholesky_forward)
 CHOLESKY = Op("linalg_cholesky", "LinalgCholeskyExBackward0", r"$c = \operatorname{chol}($0):\; $0 = $c\, $c^{\top}",
               _cholesky_forward,
               vjp=(_cholesky_vjp,), args=MATRIX, params=("upper",), saves=("result",),
-              symbols=("A",),
+              symbols=("A",), jvp=_cholesky_jvp,
               vjp_latex=(r"\operatorname{sym}\left($c^{-\top} \Phi($c^{\top} \bar{g})\, $c^{-1}\right)",), out_symbol="L")
 CHOLESKY_LEGACY = Op("cholesky", "CholeskyBackward0", CHOLESKY.latex,
-                     _cholesky_forward, vjp=(_cholesky_vjp,), args=MATRIX, params=("upper",), saves=("result",),
+                     _cholesky_forward, vjp=(_cholesky_vjp,), jvp=_cholesky_jvp, args=MATRIX, params=("upper",),
+                     saves=("result",),
                      symbols=("A",), vjp_latex=CHOLESKY.vjp_latex, out_symbol="L")
 
 
 # -- singular values and symmetric eigenvalues (their vectors are only a constant of the VJP) -------
+def _values_jvp(name: str, vectors):
+    """The JVP of singular or eigen values, dσᵢ = uᵢᵀ dA vᵢ, with (U, V) = vectors(arrays, A, *params)
+    constants of the primal: first order only (a primal that requires grad would need their derivative)."""
+    def rule(xp, tangents, c, a, *params):
+        if a.requires_grad:
+            _no_second_order(name)
+        if _empty(a):
+            return xp.zeros_like(c)
+        u, v = vectors(backend.namespace_of(a._data), a._data, *params)
+        return xp.sum(xp.constant(u) * (tangents[0] @ xp.constant(v)), -2)   # diag(Uᵀ dA V)
+    return rule
+
+
+def _singular_vectors(xp, a):
+    u, _, vh = xp.linalg.svd(a, full_matrices=False)
+    return u, xp.swapaxes(vh, -1, -2)
+
+
+def _eigen_vectors(xp, a, uplo):
+    _, v = xp.linalg.eigh(a, UPLO=uplo)
+    return v, v
+
+
 def _svdvals_vjp(xp, g, c, a):
     if not xp.arrays:
         _no_second_order("svdvals")
@@ -233,7 +274,7 @@ def _svdvals_vjp(xp, g, c, a):
 SVDVALS = Op("linalg_svdvals", "LinalgSvdBackward0", r"$c = \sigma($0) \text{ (singular values)}",
              lambda xp, a: xp.linalg.svd(a, compute_uv=False) if not _empty(a) else
              xp.zeros(a.shape[:-2] + (min(a.shape[-2:]),), a.dtype),
-             vjp=(_svdvals_vjp,), args=MATRIX, saves=("self",), symbols=("A",), vjp_latex=(r"U \operatorname{diag}(\bar{g})\, V^{\top}",), out_symbol="s")
+             vjp=(_svdvals_vjp,), jvp=_values_jvp("svdvals", _singular_vectors), args=MATRIX, saves=("self",), symbols=("A",), vjp_latex=(r"U \operatorname{diag}(\bar{g})\, V^{\top}",), out_symbol="s")
 
 
 def _eigvalsh_vjp(xp, g, c, a, uplo):
@@ -249,7 +290,8 @@ EIGVALSH = Op("linalg_eigvalsh", "LinalgEighBackward0",
               r"$c = \lambda($0) \text{ (eigenvalues of symmetric } $0\text{)}",
               lambda xp, a, uplo: xp.linalg.eigvalsh(a, UPLO=uplo) if not _empty(a) else
               xp.zeros(a.shape[:-1], a.dtype),
-              vjp=(_eigvalsh_vjp,), args=MATRIX, params=("UPLO",), saves=("self",),
+              vjp=(_eigvalsh_vjp,), jvp=_values_jvp("eigvalsh", _eigen_vectors), args=MATRIX, params=("UPLO",),
+              saves=("self",),
               symbols=("A",), vjp_latex=(r"V \operatorname{diag}(\bar{g})\, V^{\top}",), out_symbol="λ")
 
 

@@ -218,11 +218,25 @@ def _norm_vjp(xp, g, c, a, p, dims, keep):
         return g * xp.sign(a)
     if p in (float("inf"), -float("inf")):   # ḡ shared among the entries whose |a| is the norm
         return _evenly(xp, g, c, xp.abs(a), dims, True) * xp.sign(a)
-    return xp.where(c == 0, 0, g * a * xp.abs(a) ** (p - 2) / c ** (p - 1))
+    # as torch's norm_backward: |a|^(p−1) is ∞ at a = 0 for p < 1, and taken as 0 there
+    if p < 1:
+        return xp.where(a == 0, 0, xp.sign(a) * xp.abs(a) ** (p - 1)) * g * c ** (1 - p)
+    scale = xp.where(c == 0, 0, g / c ** (p - 1))
+    if p < 2:
+        return xp.sign(a) * xp.abs(a) ** (p - 1) * scale
+    return a * xp.abs(a) ** (p - 2) * scale
+
+
+def _norm_jvp(xp, tangents, c, a, p, dims, keep):
+    """ċ = Σ w ⊙ ȧ over the reduced dims, w = the VJP of ḡ = 1 (the Jacobian's row, 0 at a zero norm), as
+    torch's norm_jvp: transposing the VJP would differentiate its where, and 0 · (a / 0) is nan there."""
+    w = _norm_vjp(xp, xp.zeros_like(c) + 1, c, a, p, dims, keep)
+    return xp.sum(w * tangents[0], dims, keep)
 
 
 NORM = Op("norm", "LinalgVectorNormBackward0", r"$c = \lVert $0 \rVert_{p}",
-          quiet(_norm_forward), vjp=(quiet(_norm_vjp),), params=("ord", "dim", "keepdim"), saves=("self", "result"),
+          quiet(_norm_forward), vjp=(quiet(_norm_vjp),), jvp=quiet(_norm_jvp), params=("ord", "dim", "keepdim"),
+          saves=("self", "result"),
           vjp_latex=(r"\bar{g} \odot \frac{$0\, |$0|^{p - 2}}{$c^{p - 1}}",))
 
 

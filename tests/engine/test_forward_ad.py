@@ -92,6 +92,7 @@ def test_rule_kinds_come_from_the_registry():
     assert fwAD.rule_kind(shape.PERMUTE) == "linear" and fwAD.rule_kind(reduce.SUM_DIM) == "linear"
     assert fwAD.rule_kind(linalg.MM) == "bilinear" and fwAD.rule_kind(pointwise.MUL) == "bilinear"
     assert fwAD.rule_kind(reduce.LOG_SOFTMAX) == "transpose"
+    assert fwAD.rule_kind(linalg.CHOLESKY) == "explicit" and fwAD.rule_kind(reduce.NORM) == "explicit"
 
 
 def test_tangent_events_flow_forward():
@@ -160,3 +161,48 @@ def test_matches_torch_on_a_small_program():
     assert ours[0] == theirs[0] == "UnpackedDualTensor" and ours[3] == theirs[3]
     np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-12)
     np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-10)
+
+
+@needs_torch
+@pytest.mark.torch
+def test_in_place_writes_into_a_plain_tensor_take_the_tangent_as_in_torch():
+    """copy_ and in-place arithmetic with a dual operand, outside any recorded graph, run through the op so
+    the written tensor takes its tangent (diff(n=0) is such a copy)."""
+    def program(mod, x, t):
+        F = mod.autograd.forward_ad
+        with F.dual_level():
+            d = F.make_dual(x, t)
+            outs = (mod.zeros(3, dtype=mod.float64).copy_(d), mod.ones(3, dtype=mod.float64).mul_(d).add_(d, alpha=2),
+                    mod.diff(d, n=0))
+            return [F.unpack_dual(o).tangent.numpy() for o in outs]
+    x, t = np.array([0.5, -1.0, 2.0]), np.array([1.0, 0.25, -3.0])
+    for ours, theirs in zip(program(torch, torch.tensor(x), torch.tensor(t)),
+                            program(real_torch, real_torch.tensor(x), real_torch.tensor(t))):
+        np.testing.assert_allclose(ours, theirs)
+
+
+@needs_torch
+@pytest.mark.torch
+def test_explicit_rules_are_differentiable_as_in_torch():
+    """Reverse over forward through the records' own JVPs (Cholesky's, the norm's at a zero entry)."""
+    def program(mod, a, t):
+        F = mod.autograd.forward_ad
+        x = mod.tensor(a, requires_grad=True)
+        with F.dual_level():
+            d = F.make_dual(x, mod.tensor(t))
+            out = mod.linalg.cholesky(d @ d.mT + mod.eye(2, dtype=mod.float64)).sum() + d.norm(p=3) + d.norm(p=1.5)
+            tangent = F.unpack_dual(out).tangent
+        return tangent.detach().numpy(), mod.autograd.grad(tangent, x)[0].numpy()
+    a, t = np.array([[0.0, 1.0], [-2.0, 0.5]]), np.array([[0.3, -0.7], [1.1, 0.4]])
+    for ours, theirs in zip(program(torch, a, t), program(real_torch, a, t)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
+
+
+def test_singular_values_have_a_first_order_jvp_only():
+    """dσ = diag(Uᵀ dA V) with U, V constants of the primal: a primal that requires grad would need their
+    derivative, which is not implemented, so that raises rather than give a wrong gradient."""
+    a, t = np.array([[2.0, 0.5], [0.3, 1.0]]), torch.ones(2, 2, dtype=torch.float64)
+    with fwAD.dual_level():
+        assert fwAD.unpack_dual(torch.linalg.svdvals(fwAD.make_dual(torch.tensor(a), t))).tangent is not None
+        with pytest.raises(NotImplementedError, match="derivative of svdvals's gradient"):
+            torch.linalg.svdvals(fwAD.make_dual(torch.tensor(a, requires_grad=True), t))

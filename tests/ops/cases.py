@@ -356,11 +356,14 @@ def _reductions_against_torch():
 
 OP_CASES += section("reduction", ("parity",), _reductions_against_torch())
 
+ZERO_ENTRIES = np.array([[0.0, 1.0, -2.0], [0.0, 0.0, 0.0]])   # a zero entry, a zero row: torch's subgradient 0
 OP_CASES += section("reduction", ("parity",), [
     ("sum_dim_empty_tuple", lambda t, a: a.sum(dim=()), [((2, 3), R)]),
     ("mean_dim_empty_list", lambda t, a: a.mean(dim=[]), [((2, 3), R)]),
     ("sum_dim_list", lambda t, a: a.sum(dim=[1, 0], keepdim=True), [((2, 3), R)]),
     ("norm_p0", lambda t, a: a.norm(p=0) * a, [np.array([1.0, 0.0, -2.0])]),
+    ("norm_zero_entries", lambda t, a: a.norm(p=1.5, dim=1) + a.norm(p=0.5, dim=1) + a.norm(p=-1, dim=1),
+     [ZERO_ENTRIES]),
     ("std_positional_unbiased", lambda t, a: a.std(0, False), [((2, 3), R)]),
     ("var_keepdim_all", lambda t, a: a.var(dim=None, keepdim=True), [((2, 3), R)]),
     ("amax_tuple", lambda t, a: a.amax(dim=(0, 1)), [((2, 3), "distinct")]),
@@ -813,6 +816,7 @@ OP_CASES += section("second_order", ("gradgradcheck",), [
     ("setitem", lambda t, a, v: _setitem(1, (4,))(t, a, v) ** 2, [((3, 4), R), ((4,), R)]),
     ("transpose_reshape", lambda t, a: (a.T.reshape(2, 6) ** 2).sum(0), [((3, 4), R)]),
     ("expand_repeat", lambda t, a: a.expand(3, 4).repeat(2, 1) ** 2, [((1, 4), R)]),
+    ("cholesky", lambda t, a: t.linalg.cholesky(a @ a.mT + t.eye(2, dtype=t.float64)) ** 2, [((2, 2), R)]),
 ])
 
 
@@ -822,6 +826,12 @@ OP_CASES += section("second_order", ("parity_second",), [
     ("prod_dim_zeros", lambda t, a: a.prod(1), [np.array([[0.0, 2.0, 3.0], [1.0, 0.0, 0.0], [1.0, 2.0, 3.0]])]),
     ("norm_inf", lambda t, a: a.norm(p=float("inf")) * a, [((4,), "distinct")]),
     ("norm3_dim", lambda t, a: a.norm(p=3, dim=0), [((3, 2), "away")]),
+    ("norm_p3_zero_row", lambda t, a: a.norm(p=3, dim=1), [ZERO_ENTRIES]),
+    ("cholesky", lambda t, a: t.linalg.cholesky(a @ a.mT + t.eye(2, dtype=t.float64), upper=True) ** 2,
+     [((2, 2), R)]),
+    ("cholesky_legacy", lambda t, a: t.cholesky(a @ a.mT + t.eye(2, dtype=t.float64)) ** 2, [((2, 2), R)]),
+    ("norm_zero_row", lambda t, a: a.norm(dim=1) + a.norm(p=1.5, dim=1) + a.norm(p=0.5, dim=1),
+     [np.array([[0.0, 0.0, 0.0], [-1.5, 1.0, 0.5]])]),   # torch's second derivative: nan on the zero row
     ("amax", lambda t, a: a.amax(1) * a.sum(), [((3, 2), "distinct")]),
     ("max_dim", lambda t, a: a.min(0).values ** 2, [((3, 2), "distinct")]),
     ("abs_relu_clamp", lambda t, a: a.abs() * a + t.relu(a) ** 2 + a.clamp(-0.5, 0.5) ** 2, [((4,), "away")]),
