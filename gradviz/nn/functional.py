@@ -126,7 +126,8 @@ from .functional_layers import (adaptive_max_pool1d, dropout1d, dropout2d, dropo
 from .functional_layers import (local_response_norm, lp_pool1d, lp_pool2d,  # noqa: E402,F401
                                 triplet_margin_with_distance_loss)
 from ..functions.loss import (cosine_embedding_loss, gaussian_nll_loss, hinge_embedding_loss, margin_ranking_loss,
-                              multilabel_soft_margin_loss, poisson_nll_loss, soft_margin_loss, triplet_margin_loss)
+                              multi_margin_loss, multilabel_margin_loss, multilabel_soft_margin_loss, poisson_nll_loss,
+                              soft_margin_loss, triplet_margin_loss)
 from ..functions.nnops import (bilinear, glu, hardshrink, pdist, prelu, softshrink, tanhshrink,
                                threshold)
 from ..functions.pool import affine_grid, grid_sample, upsample_bilinear, upsample_nearest  # noqa: E402,F401

@@ -1088,6 +1088,14 @@ OP_CASES += section("function", ("gradcheck", "parity"), [
     ("cross_entropy_probabilities", lambda t, x, y: t.nn.functional.cross_entropy(x, t.softmax(y, 1)), [V, W]),
     ("nll_loss2d", lambda t, x: t.nn.functional.nll_loss(t.log_softmax(x.reshape(2, 2, 2, 1), 1),
                                                          t.tensor(LABELS.reshape(2, 1, 1) % 2).expand(2, 2, 1)), [V]),
+    # margins kept away from the hinge's kink at 0
+    ("multi_margin_loss", lambda t, x: t.nn.functional.multi_margin_loss(x, t.tensor(LABELS), p=2, margin=0.7,
+                                                                         weight=t.tensor([0.5, 2.0, 1.0, 1.5], dtype=x.dtype)), [V]),
+    ("multi_margin_loss_none", lambda t, x: t.nn.functional.multi_margin_loss(x, t.tensor(LABELS), reduction="none"),
+     [V]),
+    # a class listed twice counts twice; the list ends at the first -1
+    ("multilabel_margin_loss", lambda t, x: t.nn.functional.multilabel_margin_loss(
+        x, t.tensor([[1, 2, -1, 0], [0, 2, 2, -1]]), reduction="none"), [V]),
     # the in-place view ops, on a non-leaf (a leaf that requires grad refuses them)
     ("unsqueeze_", lambda t, x: (x * x).unsqueeze_(1), [V]),
     ("squeeze_all", lambda t, x: (x * x)[None].squeeze_(), [V]),
