@@ -323,9 +323,10 @@ def _class_scores(input) -> int:
     return input.shape[-1] if input.ndim else 1
 
 
-def _expect_dtype(a, expected, what: str = "scalar type") -> None:
+def _expect_dtype(a, expected) -> None:
+    """The kernel's read of an array as `expected` (a target as int64, a weight as the input's dtype)."""
     if a.dtype != expected:
-        raise RuntimeError(f"expected {what} {SCALAR_TYPE[expected.name]} but found {SCALAR_TYPE[a.dtype.name]}")
+        raise RuntimeError(f"expected scalar type {SCALAR_TYPE[expected.name]} but found {SCALAR_TYPE[a.dtype.name]}")
 
 
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):

@@ -235,6 +235,11 @@ def _samples(x):
     return x.reshape(-1, c), c
 
 
+def _label_losses_shape(x):
+    """The shape of multilabel_margin_loss's losses with no reduction: one per row of a matrix, else a scalar."""
+    return x.shape[:-1] if x.ndim == 2 else ()
+
+
 def _per_sample(xp, g, shape, reduction):
     """The output gradient of each sample, as a column: ḡ spread over the samples, divided by their
     number for the mean."""
@@ -244,7 +249,8 @@ def _per_sample(xp, g, shape, reduction):
 
 def _first_order(name, torch_name, latex, forward, gradient, vjp_latex, params):
     """The loss's record, whose VJP PyTorch does not differentiate again: with create_graph the gradient
-    is one `<name>_backward` node (torch's NotImplemented) whose own backward fails as torch's does."""
+    is one `<name>_backward` node (torch's NotImplemented) whose own backward fails as torch's does. That
+    record stays inside the VJP, out of the op table: the torch bridge's NotImplemented is floor_divide's."""
     def fail(xp, *args):
         raise RuntimeError(f"derivative for aten::{name}_backward is not implemented")
     backward = Op(f"{name}_backward", "NotImplemented", "$c = " + vjp_latex, gradient, vjp=(fail, fail),
@@ -253,7 +259,7 @@ def _first_order(name, torch_name, latex, forward, gradient, vjp_latex, params):
     def vjp(xp, g, c, x, *p):
         return gradient(xp, g, x, *p) if xp.arrays else xp.apply(backward, (g, x), p)
     return Op(name, torch_name, latex, forward, vjp=(vjp,), params=params, saves=("self", "target"),
-              symbols=("x",), vjp_latex=(vjp_latex,), out_symbol="ℓ"), backward
+              symbols=("x",), vjp_latex=(vjp_latex,), out_symbol="ℓ")
 
 
 def _hinges(xp, x, target, margin, weight):
@@ -270,17 +276,19 @@ def _hinges(xp, x, target, margin, weight):
 def _multi_margin_forward(xp, x, target, p, margin, weight, reduction):
     z, w, _, _, c = _hinges(xp, x, target, margin, weight)
     h = xp.where(z > 0, z if p == 1 else z * z, 0)
-    return _reduced(((h * w).sum(1) / c).reshape(target.shape), reduction)
+    # an empty batch's mean: NaN (torch's is whatever its output's memory held)
+    return _reduced_losses(xp, ((h * w).sum(1) / c).reshape(target.shape), reduction)
 
 
 def _multi_margin_gradient(xp, g, x, target, p, margin, weight, reduction):
     z, w, rows, t, c = _hinges(xp, x, target, margin, weight)
-    d = xp.where(z > 0, 1 if p == 1 else 2 * z, 0) * (w * _per_sample(xp, g, target.shape, reduction) / c)
+    slope = z > 0 if p == 1 else xp.where(z > 0, 2 * z, 0)   # a bool times the scale keeps the input's dtype
+    d = slope * (w * _per_sample(xp, g, target.shape, reduction) / c)
     d[rows, t] = 0 - d.sum(1)   # +0, as torch's subtraction from zero, where no margin is active
     return d.reshape(x.shape)
 
 
-MULTI_MARGIN_LOSS, MULTI_MARGIN_LOSS_BACKWARD = _first_order(
+MULTI_MARGIN_LOSS = _first_order(
     "multi_margin_loss", "MultiMarginLossBackward0",
     r"$c = \frac{1}{N} \sum_i \frac{w_{y_i}}{C} \sum_{j \neq y_i} \max\left(0,\, $margin - $0[i,\, y_i] + $0[i,\, j]\right)^{$p}",
     _multi_margin_forward, _multi_margin_gradient,
@@ -303,16 +311,18 @@ def _label_pairs(xp, x, target):
 def _multilabel_margin_forward(xp, x, target, reduction):
     pairs, z, c = _label_pairs(xp, x, target)
     losses = (xp.where(z > 0, z, 0) * pairs).sum((1, 2)) / c
-    return _reduced(losses.reshape(x.shape[:-1] if x.ndim == 2 else ()), reduction)
+    return _reduced_losses(xp, losses.reshape(_label_losses_shape(x)), reduction)
 
 
 def _multilabel_margin_gradient(xp, g, x, target, reduction):
     pairs, z, c = _label_pairs(xp, x, target)
-    a = xp.where(z > 0, pairs, 0) * (_per_sample(xp, g, x.shape[:-1] if x.ndim == 2 else (), reduction) / c)[:, :, None]
-    return (a.sum(1) - a.sum(2)).reshape(x.shape)
+    active = xp.where(z > 0, pairs, 0) / c
+    # ḡ last, as torch's kernel: a class with no active pair passes back 0 · ḡ (−0 for a negative ḡ)
+    gs = _per_sample(xp, g, _label_losses_shape(x), reduction)
+    return ((active.sum(1) - active.sum(2)) * gs).reshape(x.shape)
 
 
-MULTILABEL_MARGIN_LOSS, MULTILABEL_MARGIN_LOSS_BACKWARD = _first_order(
+MULTILABEL_MARGIN_LOSS = _first_order(
     "multilabel_margin_loss", "MultilabelMarginLossBackward0",
     r"$c = \frac{1}{N} \sum_i \frac{1}{C} \sum_{j \in Y_i} \sum_{k \notin Y_i} \max\left(0,\, 1 - $0[i,\, j] + $0[i,\, k]\right)",
     _multilabel_margin_forward, _multilabel_margin_gradient,
