@@ -11,8 +11,8 @@ from ..dtypes import SCALAR_TYPE, floating_kernel, from_numpy_dtype, result_type
 from ..ops.core import broadcast_error
 from ..autograd.apply import _grad_state, apply
 from ..ops.core import broadcast_shape
-from ..ops.loss import (BCE_WITH_LOGITS, BINARY_CROSS_ENTROPY, HUBER_LOSS, MSE_LOSS, NLL_LOSS, NLL_LOSS2D,
-                        SMOOTH_L1_LOSS, SOFT_MARGIN_LOSS, _reduced)
+from ..ops.loss import (BCE_WITH_LOGITS, BINARY_CROSS_ENTROPY, HUBER_LOSS, MSE_LOSS, MULTI_MARGIN_LOSS,
+                        MULTILABEL_MARGIN_LOSS, NLL_LOSS, NLL_LOSS2D, SMOOTH_L1_LOSS, SOFT_MARGIN_LOSS, _reduced)
 from .shape import broadcast_shapes, broadcast_tensors
 from .pointwise import minimum, where
 from .nnops import logsigmoid, pairwise_distance
@@ -313,3 +313,63 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not valid")
     return _reduced(loss, reduction)
+
+
+def _class_scores(input) -> int:
+    """The number of classes of a hinge loss's input: a matrix of samples, a vector, or a scalar (one class)."""
+    if not (input.ndim == 0 or (input.ndim <= 2 and input.shape[-1] != 0)):
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+                           f"{list(input.shape)}")
+    return input.shape[-1] if input.ndim else 1
+
+
+def _expect_dtype(a, expected) -> None:
+    """The kernel's read of an array as `expected` (a target as int64, a weight as the input's dtype)."""
+    if a.dtype != expected:
+        raise RuntimeError(f"expected scalar type {SCALAR_TYPE[expected.name]} but found {SCALAR_TYPE[a.dtype.name]}")
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """Σ_{j ≠ y} w_y max(0, margin − x_y + x_j)^p / C per sample: one MultiMarginLossBackward0 node, with
+    torch's checks in torch's order."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.ndim != 1:
+        raise ValueError("weight must be one-dimensional")
+    if weight is not None and weight.requires_grad and _grad_state.enabled:
+        raise RuntimeError("The function 'multi_margin_loss' is not differentiable with respect to argument "
+                           "'weight'. This input cannot have requires_grad True.")
+    c = _class_scores(input)
+    n = input.shape[0] if input.ndim == 2 else 1
+    if target.ndim > 1 or target.numel() != n:
+        raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal to the number of input "
+                           f"samples (batch size). Expected target size [{n}], but got {list(target.shape)}. "
+                           f"Input has shape {list(input.shape)}.")
+    if weight is not None and weight.numel() != c:
+        raise RuntimeError(f"inconsistent weight size, expected {c} but got {list(weight.shape)}")
+    x, t = input._data, target._data
+    floating_kernel("multi_margin_loss_cpu_kernel", x.dtype)
+    _expect_dtype(t, np.dtype(np.int64))
+    if weight is not None:
+        _expect_dtype(weight._data, x.dtype)
+    if bool(((t < 0) | (t >= c)).any()):
+        raise RuntimeError("target out of range")
+    w = None if weight is None else weight._data
+    return apply(MULTI_MARGIN_LOSS, (input,), (t, p, float(margin), w, reduction))
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """Σ_{j listed} Σ_{k not listed} max(0, 1 − x_j + x_k) / C per sample, the list of classes ending at the
+    first −1: one MultilabelMarginLossBackward0 node, with torch's checks in torch's order."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    c = _class_scores(input)
+    matrix = input.ndim == 2
+    if tuple(target.shape) != tuple(input.shape) if matrix else (target.ndim > 1 or target.numel() != c):
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}")
+    x, t = input._data, target._data
+    if t.size and bool((t < -1).any() or (t >= c).any()):
+        raise RuntimeError("argument #2 'target' is out of range")
+    floating_kernel("multilabel_margin_loss_forward_out_frame", x.dtype)
+    _expect_dtype(t, np.dtype(np.int64))
+    return apply(MULTILABEL_MARGIN_LOSS, (input,), (t, reduction))

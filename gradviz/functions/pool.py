@@ -13,12 +13,13 @@ from .conv import _tuple
 from .public import public
 from ..ops.conv import pad_spatial, windows
 from ..autograd.apply import apply
-from ..dtypes import SCALAR_TYPE
+from ..dtypes import SCALAR_TYPE, floating_kernel
 from ..ops.core import namespace
 from ..ops.grid import AFFINE_GRID, GRID_SAMPLE
 from ..tensor import Tensor
-from ..ops.pool import (ADAPTIVE_AVG_POOL2D, ADAPTIVE_AVG_POOL3D, ADAPTIVE_MAX_POOL2D, AVG_POOL2D, AVG_POOL3D,
-                        CHANNEL_SHUFFLE, COL2IM, IM2COL, MAX_POOL2D, MAX_POOL3D, MAX_UNPOOL2D, REFLECTION_PAD,
+from ..ops.pool import (ADAPTIVE_AVG_POOL2D, ADAPTIVE_AVG_POOL3D, ADAPTIVE_MAX_POOL2D,
+                        ADAPTIVE_MAX_POOL3D, AVG_POOL2D, AVG_POOL3D,
+                        CHANNEL_SHUFFLE, COL2IM, IM2COL, MAX_POOL2D, MAX_POOL3D, MAX_UNPOOL, REFLECTION_PAD,
                         REPLICATION_PAD, UPSAMPLE_BICUBIC, UPSAMPLE_LINEAR, UPSAMPLE_NEAREST, UPSAMPLE_NEAREST_EXACT,
                         PIXEL_SHUFFLE, PIXEL_UNSHUFFLE, _pool_out)
 from .shape import cat
@@ -265,26 +266,44 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     _check_pool_input(input, 2, "adaptive_max_pool2d")
+    return _adaptive_max_pool(input, output_size, return_indices, 2)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    if input.ndim not in (4, 5):
+        raise RuntimeError(f"adaptive_max_pool3d(): Expected 4D or 5D tensor, but got: {list(input.shape)}")
+    for d in range(input.ndim - 4, input.ndim):   # every dim but a batch's
+        if input.shape[d] == 0:
+            raise RuntimeError(f"adaptive_max_pool3d(): Expected input to have non-zero size for non-batch "
+                               f"dimensions, but input has sizes {list(input.shape)} with dimension {d} being empty")
+    if isinstance(output_size, (tuple, list)) and len(output_size) != 3:
+        raise RuntimeError("adaptive_max_pool3d(): internal error: output_size.size() must be 3")
+    floating_kernel("adaptive_max_pool3d_cpu", input._data.dtype)
+    return _adaptive_max_pool(input, output_size, return_indices, 3)
+
+
+def _adaptive_max_pool(input, output_size, return_indices, nd):
+    """The max of every adaptive window of the trailing nd dims, and its flat index in its plane."""
     a = input._data
     xp = namespace(a)
-    h, w = a.shape[-2:]
-    oh, ow = _output_size(output_size, (h, w), 2)
-    # every window padded to the widest by repeating its last index (a repeat never changes the max)
-    taps = []
-    for n, o in ((h, oh), (w, ow)):
+    sizes = a.shape[-nd:]
+    outs = _output_size(output_size, sizes, nd)
+    # every window padded to the widest by repeating its last index (a repeat never changes the max); the
+    # flat index of (output cell, tap) sums each axis's tap times the axis's flat stride, (*outs, *taps)
+    idx = 0
+    for i, (n, o) in enumerate(zip(sizes, outs)):
         starts, ends = _adaptive_bounds(n, o)
-        width = int((ends - starts).max())
-        taps.append(np.minimum(starts[:, None] + np.arange(width), ends[:, None] - 1))
-    rows, cols = taps
-    idx = (rows[:, None, :, None] * w + cols[None, :, None, :]).reshape(oh, ow, -1)   # (oh, ow, kh·kw)
-    flat = a.reshape(a.shape[:-2] + (-1,))
-    vals = flat[..., xp.asarray(idx)]
+        taps = np.minimum(starts[:, None] + np.arange((ends - starts).max(initial=1)), ends[:, None] - 1)
+        shape = [1] * (2 * nd)
+        shape[i], shape[nd + i] = taps.shape
+        idx = idx + (taps * math.prod(sizes[i + 1:])).reshape(shape)
+    idx = idx.reshape(tuple(outs) + (-1,))
+    vals = a.reshape(a.shape[:-nd] + (math.prod(sizes),))[..., xp.asarray(idx)]
     arg = xp.argmax(vals, axis=-1)
     index = xp.take_along_axis(xp.broadcast_to(xp.asarray(idx), vals.shape), arg[..., None], -1)[..., 0]
-    out = apply(ADAPTIVE_MAX_POOL2D, (input,), (index.astype(np.int64), (oh, ow)))
-    if not return_indices:
-        return out
-    return out, Tensor._make(index.astype(np.int64))
+    index = index.astype(np.int64)
+    out = apply(ADAPTIVE_MAX_POOL3D if nd == 3 else ADAPTIVE_MAX_POOL2D, (input,), (index, tuple(outs)))
+    return (out, Tensor._make(index)) if return_indices else out
 
 
 # -- upsampling -----------------------------------------------------------------------------------
@@ -579,15 +598,16 @@ def _unpool_output_size(input, kernel_size, stride, padding, output_size):
     return output_size
 
 
-def _max_unpool(input, indices, out_hw):
-    """torch's max_unpool2d kernel: (N, C, H, W) values written at their flat indices into (oH, oW) planes."""
+def _max_unpool(input, indices, out_size):
+    """torch's max_unpool2d/3d kernel: (N, C, *planes) values written at their flat indices into planes of
+    out_size."""
     index = indices._data
-    size = out_hw[0] * out_hw[1]
+    size = math.prod(out_size)
     bad = index[(index < 0) | (index >= size)]
     if bad.size:   # torch names the first one in memory order
         raise RuntimeError(f"Found an invalid max index: {int(bad.reshape(-1)[0])} (output volumes are of size "
-                           f"{out_hw[0]}x{out_hw[1]})")
-    return apply(MAX_UNPOOL2D, (input,), (index, tuple(out_hw)))
+                           f"{'x'.join(str(n) for n in out_size)})")
+    return apply(MAX_UNPOOL[len(out_size)], (input,), (index, tuple(out_size)))
 
 
 def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
@@ -602,6 +622,21 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
     k = _tuple(kernel_size, 2)
     s = _tuple(stride, 2) if stride is not None else k
     return _max_unpool(input, indices, tuple(_unpool_output_size(input, k, s, _tuple(padding, 2), output_size)))
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    k = _tuple(kernel_size, 3)
+    s = _tuple(stride, 3) if stride is not None else k
+    size = tuple(_unpool_output_size(input, k, s, _tuple(padding, 3), output_size))
+    if indices._data.dtype != np.int64:
+        raise RuntimeError("elements in indices should be type int64")
+    if input.ndim not in (4, 5):
+        raise RuntimeError(f"Input to max_unpooling3d should be a 4d or 5d Tensor, but got a tensor with "
+                           f"{input.ndim} dimensions.")
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor ({list(input.shape)}) "
+                           f"but got indices tensor with shape: {list(indices.shape)}")
+    return _max_unpool(input, indices, size)
 
 
 @public   # torch.channel_shuffle too: the same signature

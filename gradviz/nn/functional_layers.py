@@ -416,8 +416,21 @@ def _out_projection(heads, tgt_len: int, bsz: int, embed_dim: int, out_proj_weig
 
 
 # -- power-average pooling, local response norm, triplet loss with any distance: torch's compositions
+def _kernel_volume(kernel_size, nd):
+    """The product of the kernel's sizes. torch unpacks them first (`kd, kw, kh = _triple(kernel_size)`), so a
+    tuple of another length fails with Python's own words, before any pool runs."""
+    k = tuple(kernel_size) if isinstance(kernel_size, (tuple, list)) else (kernel_size,) * nd
+    if nd == 3:
+        kd, kh, kw = k
+    elif nd == 2:
+        kh, kw = k
+    return math.prod(k)
+
+
 def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, nd):
-    max_pool, avg_pool = (nnpool.max_pool1d, nnpool.avg_pool1d) if nd == 1 else (nnpool.max_pool2d, nnpool.avg_pool2d)
+    max_pool, avg_pool = {1: (nnpool.max_pool1d, nnpool.avg_pool1d), 2: (nnpool.max_pool2d, nnpool.avg_pool2d),
+                          3: (nnpool.max_pool3d, nnpool.avg_pool3d)}[nd]
+    window = _kernel_volume(kernel_size, nd)
     if norm_type == float("inf"):
         return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
     if norm_type == -float("inf"):
@@ -426,7 +439,6 @@ def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, nd):
         out = avg_pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
     else:
         out = avg_pool(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
-    window = math.prod(kernel_size) if isinstance(kernel_size, (tuple, list)) else kernel_size ** nd
     # sign · relu(|·|) keeps torch's nodes (and its 0 gradient where an average is negative)
     return (sign(out) * relu(out.abs())).mul(window).pow(1.0 / norm_type)
 
@@ -437,6 +449,10 @@ def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
 
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 2)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 3)
 
 
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):

@@ -226,3 +226,105 @@ SOFT_MARGIN_LOSS = Op("soft_margin_loss", "SoftMarginLossBackward0",
                       vjp=(lambda xp, g, c, x, y, reduction: _soft_margin_slope(xp, g, x, y, reduction),), params=("target", "reduction"),
                       saves=("self", "target"), shown=("reduction",),
                       vjp_latex=(r"-\frac{\bar{g}\, y\, e^{-y $0}}{N\, (1 + e^{-y $0})}",), out_symbol="ℓ")
+
+
+# -- multi-class hinge losses (PyTorch's kernels): each sample a row of C class scores x ------------------
+def _samples(x):
+    """x as (samples, classes): a vector is one sample, a scalar one sample of one class."""
+    c = x.shape[-1] if x.ndim else 1
+    return x.reshape(-1, c), c
+
+
+def _label_losses_shape(x):
+    """The shape of multilabel_margin_loss's losses with no reduction: one per row of a matrix, else a scalar."""
+    return x.shape[:-1] if x.ndim == 2 else ()
+
+
+def _per_sample(xp, g, shape, reduction):
+    """The output gradient of each sample, as a column: ḡ spread over the samples, divided by their
+    number for the mean."""
+    gs = xp.broadcast_to(g, shape).reshape(-1, 1)
+    return gs / int(np.prod(shape)) if reduction == "mean" else gs
+
+
+def _first_order(name, torch_name, latex, forward, gradient, vjp_latex, params):
+    """The loss's record, whose VJP PyTorch does not differentiate again: with create_graph the gradient
+    is one `<name>_backward` node (torch's NotImplemented) whose own backward fails as torch's does. That
+    record stays inside the VJP, out of the op table: the torch bridge's NotImplemented is floor_divide's."""
+    def fail(xp, *args):
+        raise RuntimeError(f"derivative for aten::{name}_backward is not implemented")
+    backward = Op(f"{name}_backward", "NotImplemented", "$c = " + vjp_latex, gradient, vjp=(fail, fail),
+                  args=("grad_output", "self"), params=params, vjp_latex=(r"\text{not implemented}",) * 2)
+
+    def vjp(xp, g, c, x, *p):
+        return gradient(xp, g, x, *p) if xp.arrays else xp.apply(backward, (g, x), p)
+    return Op(name, torch_name, latex, forward, vjp=(vjp,), params=params, saves=("self", "target"),
+              symbols=("x",), vjp_latex=(vjp_latex,), out_symbol="ℓ")
+
+
+def _hinges(xp, x, target, margin, weight):
+    """Each sample's margins z[i, j] = margin − x[i, y_i] + x[i, j] (0 at j = y_i) and its class weight w[y_i]."""
+    x2, c = _samples(x)
+    t = target.reshape(-1)
+    rows = xp.arange(t.shape[0])
+    z = margin - x2[rows, t][:, None] + x2
+    z[rows, t] = 0
+    w = xp.ones((t.shape[0], 1), dtype=x.dtype) if weight is None else weight[t][:, None]
+    return z, w, rows, t, c
+
+
+def _multi_margin_forward(xp, x, target, p, margin, weight, reduction):
+    z, w, _, _, c = _hinges(xp, x, target, margin, weight)
+    h = xp.where(z > 0, z if p == 1 else z * z, 0)
+    # an empty batch's mean: NaN (torch's is whatever its output's memory held)
+    return _reduced_losses(xp, ((h * w).sum(1) / c).reshape(target.shape), reduction)
+
+
+def _multi_margin_gradient(xp, g, x, target, p, margin, weight, reduction):
+    z, w, rows, t, c = _hinges(xp, x, target, margin, weight)
+    slope = z > 0 if p == 1 else xp.where(z > 0, 2 * z, 0)   # a bool times the scale keeps the input's dtype
+    d = slope * (w * _per_sample(xp, g, target.shape, reduction) / c)
+    d[rows, t] = 0 - d.sum(1)   # +0, as torch's subtraction from zero, where no margin is active
+    return d.reshape(x.shape)
+
+
+MULTI_MARGIN_LOSS = _first_order(
+    "multi_margin_loss", "MultiMarginLossBackward0",
+    r"$c = \frac{1}{N} \sum_i \frac{w_{y_i}}{C} \sum_{j \neq y_i} \max\left(0,\, $margin - $0[i,\, y_i] + $0[i,\, j]\right)^{$p}",
+    _multi_margin_forward, _multi_margin_gradient,
+    r"\frac{\bar{g}\, w_{y_i}}{N C}\, $p\, z_{ij}^{$p - 1} \text{ at each } j \text{ with } z_{ij} > 0,\; \text{their negated sum at } y_i",
+    ("target", "p", "margin", "weight", "reduction"))
+
+
+def _label_pairs(xp, x, target):
+    """Each sample's (listed class j, unlisted class k) pairs, counted (a class listed twice counts twice;
+    the list ends at the first −1), and their margins z[i, j, k] = 1 − x[i, j] + x[i, k]."""
+    x2, c = _samples(x)
+    t2 = target.reshape(-1, c)
+    listed = xp.cumprod(t2 >= 0, axis=1) > 0
+    rows = xp.arange(t2.shape[0])[:, None]
+    counts = xp.index_scatter(listed.astype(x2.dtype), x2.shape, (rows, xp.where(listed, t2, 0)))
+    pairs = counts[:, :, None] * (counts == 0)[:, None, :]
+    return pairs, 1 - x2[:, :, None] + x2[:, None, :], c
+
+
+def _multilabel_margin_forward(xp, x, target, reduction):
+    pairs, z, c = _label_pairs(xp, x, target)
+    losses = (xp.where(z > 0, z, 0) * pairs).sum((1, 2)) / c
+    return _reduced_losses(xp, losses.reshape(_label_losses_shape(x)), reduction)
+
+
+def _multilabel_margin_gradient(xp, g, x, target, reduction):
+    pairs, z, c = _label_pairs(xp, x, target)
+    active = xp.where(z > 0, pairs, 0) / c
+    # ḡ last, as torch's kernel: a class with no active pair passes back 0 · ḡ (−0 for a negative ḡ)
+    gs = _per_sample(xp, g, _label_losses_shape(x), reduction)
+    return ((active.sum(1) - active.sum(2)) * gs).reshape(x.shape)
+
+
+MULTILABEL_MARGIN_LOSS = _first_order(
+    "multilabel_margin_loss", "MultilabelMarginLossBackward0",
+    r"$c = \frac{1}{N} \sum_i \frac{1}{C} \sum_{j \in Y_i} \sum_{k \notin Y_i} \max\left(0,\, 1 - $0[i,\, j] + $0[i,\, k]\right)",
+    _multilabel_margin_forward, _multilabel_margin_gradient,
+    r"\frac{\bar{g}}{N C} \text{ at each } k \text{ per } j \text{ with } z_{ijk} > 0,\; -\frac{\bar{g}}{N C} \text{ at each } j \text{ per } k",
+    ("target", "reduction"))

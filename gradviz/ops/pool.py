@@ -232,26 +232,30 @@ MAX_POOL3D = _max_op("max_pool3d", "MaxPool3DWithIndicesBackward0",
                      ("kernel_size", "stride", "padding", "dilation"), _WINDOWS + r",\ \text{dilation } $dilation",
                      _max_pool3d_vjp, _max_pool3d_forward)
 ADAPTIVE_MAX_POOL2D = _max_op("adaptive_max_pool2d", "AdaptiveMaxPool2DBackward0", ("output_size",), _ADAPTIVE)
+ADAPTIVE_MAX_POOL3D = _max_op("adaptive_max_pool3d", "AdaptiveMaxPool3DBackward0", ("output_size",), _ADAPTIVE,
+                              lambda xp, g, c, a, index, *shown: _scatter_back(xp, g, a.shape, index, nd=3),
+                              _max_pool3d_forward)
 
 
 
 # -- max unpooling: each value written back where its pool found it, zeros elsewhere ------------
-def _unpool_forward(xp, a, index, out_hw):
-    lead = a.shape[:-2]
-    return _scatter_back(xp, a, lead + tuple(out_hw), index, disjoint=True)
+def _unpool_forward(xp, a, index, out_size):
+    nd = len(out_size)   # the trailing dims that are planes: (oH, oW) or (oD, oH, oW)
+    return _scatter_back(xp, a, a.shape[:-nd] + tuple(out_size), index, disjoint=True, nd=nd)
 
 
-def _unpool_vjp(xp, g, c, a, index, out_hw):
+def _unpool_vjp(xp, g, c, a, index, out_size):
+    nd = len(out_size)
     if xp.arrays:
-        return _gather_forward(xp, g, index)
-    planes = math.prod(a.shape[:-2])
-    flat = xp.reshape(g, (planes, math.prod(out_hw)))
+        return _gather_forward(xp, g, index, nd=nd)
+    planes = math.prod(a.shape[:-nd])
+    flat = xp.reshape(g, (planes, math.prod(out_size)))
     return xp.reshape(xp.take_along_axis(flat, index.reshape(planes, -1), 1), tuple(a.shape))
 
 
-MAX_UNPOOL2D = Op("max_unpool2d", "MaxUnpool2DBackward0", r"$c[\iota_p] = $0[p],\ 0 \text{ elsewhere}", _unpool_forward,
-                  vjp=(_unpool_vjp,), params=("indices", "output_size"), saves=(),
-                  vjp_latex=(r"\bar{g}[\iota_p] \text{ at } [p]",), out_symbol="y")
+MAX_UNPOOL = {nd: Op(f"max_unpool{nd}d", f"MaxUnpool{nd}DBackward0", r"$c[\iota_p] = $0[p],\ 0 \text{ elsewhere}",
+                     _unpool_forward, vjp=(_unpool_vjp,), params=("indices", "output_size"), saves=(),
+                     vjp_latex=(r"\bar{g}[\iota_p] \text{ at } [p]",), out_symbol="y") for nd in (2, 3)}
 
 # -- unfold / fold: the window view and its adjoint ----------------------------------------------
 # window p of the (padded) input reads x[s p + d k − q] at kernel tap k; a column holds one window

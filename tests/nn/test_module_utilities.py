@@ -143,6 +143,24 @@ def test_flatten_parameters_is_a_no_op_without_cudnn():
     """)
 
 
+def test_multi_class_hinge_losses():
+    """MultiMarginLoss and MultiLabelMarginLoss: printing, buffers, each reduction, gradients."""
+    same_output("""
+    nn = torch.nn
+    torch.manual_seed(0)
+    a = torch.randn(3, 4, requires_grad=True)
+    y, labels = torch.tensor([1, 0, 3]), torch.tensor([[3, 0, -1, 1], [0, 1, 2, 3], [2, 2, -1, 0]])
+    for loss in (nn.MultiMarginLoss(), nn.MultiMarginLoss(p=2, margin=0.5, reduction="none"),
+                 nn.MultiMarginLoss(weight=torch.tensor([1.0, 2.0, 0.5, 1.5]), reduction="sum"),
+                 nn.MultiLabelMarginLoss(), nn.MultiLabelMarginLoss(reduction="none")):
+        out = loss(a, labels if isinstance(loss, nn.MultiLabelMarginLoss) else y)
+        out.sum().backward()
+        print(loss, out, out.grad_fn.name(), a.grad, dict(loss.named_buffers()))
+        a.grad = None
+    print(nn.MultiMarginLoss(p=2).p, nn.MultiMarginLoss(margin=0.3).margin, nn.MultiLabelMarginLoss().reduction)
+    """)
+
+
 def test_to_empty_keeps_the_parameter_objects():
     layer = gradviz.nn.Linear(3, 2)
     weight = layer.weight

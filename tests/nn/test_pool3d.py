@@ -1,4 +1,4 @@
-"""nn.MaxPool3d / nn.AvgPool3d, nn.MaxUnpool1d/2d and torch's shape and argument checks of the 1-, 2- and 3-d pools:
+"""nn.MaxPool3d / nn.AvgPool3d / nn.AdaptiveMaxPool3d, nn.MaxUnpool1d/2d/3d and torch's shape and argument checks of the 1-, 2- and 3-d pools:
 reprs, indices and every error message against PyTorch (values and gradients: tests/ops/test_conv.py)."""
 import numpy as np
 import pytest
@@ -10,6 +10,7 @@ import gradviz.nn.functional as F
 X = np.random.default_rng(3).permutation(np.linspace(-2, 2, 2 * 2 * 5 * 6 * 7)).reshape(2, 2, 5, 6, 7)
 
 MODULES = ["MaxPool3d(3, 2, 1)", "MaxPool3d((1, 2, 2), dilation=(1, 2, 1), ceil_mode=True)",
+           "AdaptiveMaxPool3d((2, None, 3))", "AdaptiveMaxPool3d(4)",
            "AvgPool3d((2, 3, 3))", "AvgPool3d(2, stride=1, padding=1, ceil_mode=True, count_include_pad=False, "
            "divisor_override=2)"]
 
@@ -74,9 +75,26 @@ def test_bad_pool_arguments_raise_torchs_words(call):
 
 
 @needs_torch
-@pytest.mark.parametrize("make", ["MaxUnpool2d(2)", "MaxUnpool2d((2, 3), padding=1)", "MaxUnpool1d(3, stride=2)"])
+@pytest.mark.parametrize("make", ["MaxUnpool2d(2)", "MaxUnpool2d((2, 3), padding=1)", "MaxUnpool1d(3, stride=2)",
+                                  "MaxUnpool3d(2)", "MaxUnpool3d((2, 1, 2), stride=1, padding=(0, 1, 0))"])
 def test_unpool_module_reprs_match_torch(make):
     assert repr(eval("gradviz.nn." + make)) == repr(eval("torch.nn." + make))
+
+
+@needs_torch
+@pytest.mark.parametrize("batch", [X, X[0]], ids=["batched", "unbatched"])
+def test_max_unpool3d_module_undoes_max_pool3d_as_torch(batch):
+    results = []
+    for lib in (gradviz, torch):
+        x = lib.tensor(batch, requires_grad=True)
+        y, i = lib.nn.MaxPool3d((2, 3, 2), stride=(1, 2, 2), padding=(1, 1, 0), return_indices=True)(x)
+        u = lib.nn.MaxUnpool3d((2, 3, 2), stride=(1, 2, 2), padding=(1, 1, 0))(y, i, output_size=batch.shape[-3:])
+        u.pow(2).sum().backward()
+        results.append((u.grad_fn.name(), tuple(u.shape), u.detach().numpy(), x.grad.numpy()))
+    (name, shape, u, g), (name_t, shape_t, u_t, g_t) = results
+    assert (name, shape) == (name_t, shape_t) == ("MaxUnpool3DBackward0", batch.shape)
+    np.testing.assert_array_equal(u, u_t)
+    np.testing.assert_allclose(g, g_t, rtol=1e-12)
 
 
 UNPOOL_BAD = [

@@ -1,4 +1,4 @@
-"""LPPool1d/2d, LocalResponseNorm, TripletMarginWithDistanceLoss (torch's compositions) and
+"""LPPool1d/2d/3d, LocalResponseNorm, TripletMarginWithDistanceLoss (torch's compositions) and
 ChannelShuffle against PyTorch: reprs, values, gradients and the output's node, and their errors."""
 import numpy as np
 import pytest
@@ -16,6 +16,9 @@ CASES = [
     ("LPPool2d(2, 2)", [X4]),
     ("LPPool2d(1.5, (3, 2), stride=(2, 1), ceil_mode=True)", [np.abs(X4)]),
     ("LPPool2d(float('inf'), 2)", [X4]),
+    ("LPPool3d(2, 2)", [X5]),
+    ("LPPool3d(1.5, (2, 3, 2), stride=1, ceil_mode=True)", [np.abs(X5)]),
+    ("LPPool3d(float('inf'), (1, 2, 2))", [X5[0]]),
     ("LPPool1d(3, 2)", [np.abs(X3)]),
     ("LPPool1d(2, 3, stride=1)", [X3]),
     ("LocalResponseNorm(2)", [X4]),

@@ -1098,6 +1098,14 @@ OP_CASES += section("function", ("gradcheck", "parity"), [
     ("cross_entropy_probabilities", lambda t, x, y: t.nn.functional.cross_entropy(x, t.softmax(y, 1)), [V, W]),
     ("nll_loss2d", lambda t, x: t.nn.functional.nll_loss(t.log_softmax(x.reshape(2, 2, 2, 1), 1),
                                                          t.tensor(LABELS.reshape(2, 1, 1) % 2).expand(2, 2, 1)), [V]),
+    # margins kept away from the hinge's kink at 0
+    ("multi_margin_loss", lambda t, x: t.nn.functional.multi_margin_loss(x, t.tensor(LABELS), p=2, margin=0.7,
+                                                                         weight=t.tensor([0.5, 2.0, 1.0, 1.5], dtype=x.dtype)), [V]),
+    ("multi_margin_loss_none", lambda t, x: t.nn.functional.multi_margin_loss(x, t.tensor(LABELS), reduction="none"),
+     [V]),
+    # a class listed twice counts twice; the list ends at the first -1
+    ("multilabel_margin_loss", lambda t, x: t.nn.functional.multilabel_margin_loss(
+        x, t.tensor([[1, 2, -1, 0], [0, 2, 2, -1]]), reduction="none"), [V]),
     # the in-place view ops, on a non-leaf (a leaf that requires grad refuses them)
     ("unsqueeze_", lambda t, x: (x * x).unsqueeze_(1), [V]),
     ("squeeze_all", lambda t, x: (x * x)[None].squeeze_(), [V]),
@@ -1254,6 +1262,10 @@ OP_CASES += section("pool", ("gradcheck", "parity"), [
     ("max_pool3d_overlap_pad_dilation", lambda t, x: F(t).max_pool3d(x, (2, 3, 2), stride=1, padding=(0, 1, 1),
                                                                        dilation=(1, 1, 2)), [D3]),
     ("max_pool3d_ceil", lambda t, x: F(t).max_pool3d(x, 2, ceil_mode=True), [D3]),
+    ("adaptive_max_pool3d", lambda t, x: F(t).adaptive_max_pool3d(x, (2, 3, 4)), [D3]),
+    ("adaptive_max_pool3d_up_unbatched", lambda t, x: F(t).adaptive_max_pool3d(x[0], (4, None, 6)), [D3]),
+    ("max_unpool3d", lambda t, x: F(t).max_unpool3d(*F(t).max_pool3d(x, 2, return_indices=True), 2,
+                                                      output_size=(3, 5, 5)), [D3]),
     ("avg_pool3d", lambda t, x: F(t).avg_pool3d(x, 2, stride=1), [D3]),
     ("avg_pool3d_pad_exclude_ceil", lambda t, x: F(t).avg_pool3d(x, 3, 2, 1, ceil_mode=True,
                                                                    count_include_pad=False), [D3]),
