@@ -264,18 +264,30 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 3)
 
 
+def check_adaptive_max_sizes(input, nd):
+    """torch's adaptive max pools refuse an empty dim after the first (an unbatched input's channels may
+    be empty)."""
+    for d in range(1, input.ndim):
+        if input.shape[d] == 0:
+            raise RuntimeError(f"adaptive_max_pool{nd}d(): Expected input to have non-zero size for non-batch "
+                               f"dimensions, but input has sizes {list(input.shape)} with dimension {d} being empty")
+
+
+def _check_adaptive_max_input(input, nd):
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"adaptive_max_pool{nd}d(): Expected {nd + 1}D or {nd + 2}D tensor, but got: "
+                           f"{list(input.shape)}")
+    check_adaptive_max_sizes(input, nd)
+
+
 def adaptive_max_pool2d(input, output_size, return_indices=False):
-    _check_pool_input(input, 2, "adaptive_max_pool2d")
+    _check_adaptive_max_input(input, 2)
+    floating_kernel("adaptive_max_pool2d", input._data.dtype)
     return _adaptive_max_pool(input, output_size, return_indices, 2)
 
 
 def adaptive_max_pool3d(input, output_size, return_indices=False):
-    if input.ndim not in (4, 5):
-        raise RuntimeError(f"adaptive_max_pool3d(): Expected 4D or 5D tensor, but got: {list(input.shape)}")
-    for d in range(input.ndim - 4, input.ndim):   # every dim but a batch's
-        if input.shape[d] == 0:
-            raise RuntimeError(f"adaptive_max_pool3d(): Expected input to have non-zero size for non-batch "
-                               f"dimensions, but input has sizes {list(input.shape)} with dimension {d} being empty")
+    _check_adaptive_max_input(input, 3)
     if isinstance(output_size, (tuple, list)) and len(output_size) != 3:
         raise RuntimeError("adaptive_max_pool3d(): internal error: output_size.size() must be 3")
     floating_kernel("adaptive_max_pool3d_cpu", input._data.dtype)

@@ -2249,6 +2249,16 @@ CASES = [
      ('E', 'RuntimeError', 'bilinear(): input2 size does not match weight size: got 5 but expected 4')),
     ('nn', 'torch.nn.functional.bilinear(torch.ones(2, 3), torch.ones(2, 4), torch.ones(5, 3, 4), torch.ones(4))',
      ('E', 'RuntimeError', 'bilinear(): bias size does not match weight size: got 4 but expected 5')),
+    ('nn', 'torch.nn.functional.adaptive_max_pool2d(torch.ones(2), 1)',
+     ('E', 'RuntimeError', 'adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: [2]')),
+    ('nn', 'torch.nn.functional.adaptive_max_pool2d(torch.ones(2, 0, 4), 1)',
+     ('E', 'RuntimeError', 'adaptive_max_pool2d(): Expected input to have non-zero size for non-batch dimensions, '
+                           'but input has sizes [2, 0, 4] with dimension 1 being empty')),
+    ('nn', 'torch.nn.functional.adaptive_max_pool2d(torch.ones(2, 3, 4, dtype=torch.int64), 1)',
+     ('E', 'NotImplementedError', '"adaptive_max_pool2d" not implemented for \'Long\'')),
+    ('nn', 'torch.nn.functional.adaptive_max_pool1d(torch.ones(2, 0, 4), 1)',
+     ('E', 'RuntimeError', 'adaptive_max_pool1d(): Expected input to have non-zero size for non-batch dimensions')),
+    ('nn', 'tuple(torch.nn.functional.adaptive_max_pool2d(torch.ones(0, 2, 4), 1).shape)', (0, 1, 1)),
     ('autograd', 'import numpy as np; np.asarray(torch.ones(2, requires_grad=True).detach())',
      ('ndarray', 'float32', (2,), [1.0, 1.0])),
 ]
