@@ -46,11 +46,17 @@ def elu(input, alpha=1.0, inplace=False):
     return _float_op(ELU, "elu_cpu", input, alpha, 1.0, 1.0)
 
 
-def selu(input, inplace=False):
+@public   # torch.selu: F.selu without inplace= (gradviz.nn.functional adds it)
+def selu(input):
+    check_tensor("selu", "input", input, 1)
     return _float_op(ELU, "elu_cpu", input, SELU_ALPHA, SELU_SCALE, 1.0)
 
 
-def celu(input, alpha=1.0, inplace=False):
+@public   # torch.celu: F.celu without inplace= (gradviz.nn.functional adds it)
+def celu(input, alpha=1.0):
+    check_tensor("celu", "input", input, 1)
+    if alpha == 0:   # torch's kernel raises it as a RuntimeError wrapping its own message
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
     return _float_op(CELU, "elu_cpu", input, alpha)
 
 
@@ -251,7 +257,9 @@ def tanhshrink(input):
     return input - input.tanh()
 
 
-def threshold(input, threshold, value, inplace=False):
+@public(out=True)   # torch.threshold: F.threshold without inplace= (gradviz.nn.functional adds it)
+def threshold(input, threshold, value):
+    check_tensor("threshold", "input", input, 1)
     return apply(THRESHOLD, (input,), (threshold, value))
 
 

@@ -33,8 +33,6 @@ RANDOM = {"bernoulli", "normal", "rand_like", "randn_like", "randint_like", "emp
 # name or name.variant -> (why gradviz does not match torch, which samples: a predicate of the sample and
 # the exception gradviz raised, or None for all samples)
 KNOWN: dict[str, tuple] = {
-    "zero_": ("torch.zero_ as a function is not exposed (the Tensor.zero_ method is, and is tested elsewhere)",
-              None),
     "nn.functional.batch_norm": ("batch_norm takes (N, C, ...) inputs; a 1-D input raises",
                                  lambda s, e: s.input.ndim < 2),
     "normal.number_mean": ("layout= is not accepted: gradviz has strided tensors only",
