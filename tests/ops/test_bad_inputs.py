@@ -216,6 +216,10 @@ CASES = [
      ('T', 'float32', (0,), [])),
     ('empty', 'torch.cartesian_prod()',
      ('E', 'RuntimeError', 'meshgrid expects a non-empty TensorList')),
+    ('empty', 'x = torch.zeros(0, 4, 3, requires_grad=True); w = torch.ones(4, requires_grad=True); '
+              'y = torch.nn.functional.group_norm(x, 2, w); y.sum().backward(); y, y.grad_fn.name(), x.grad, w.grad',
+     (('T', 'float32', (0, 4, 3), []), 'NativeGroupNormBackward0', ('T', 'float32', (0, 4, 3), []),
+      ('T', 'float32', (4,), [0.0, 0.0, 0.0, 0.0]))),
     ('zerod', 'torch.unique(torch.tensor(4), return_inverse=True, return_counts=True)',
      (('T', 'int64', (1,), [4]), ('T', 'int64', (), [0]), ('T', 'int64', (1,), [1]))),
     ('zerod', 'torch.unique(torch.tensor(4), dim=0)',

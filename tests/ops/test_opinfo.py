@@ -37,7 +37,6 @@ KNOWN: dict[str, tuple] = {
                                  lambda s, e: s.input.ndim < 2),
     "normal.number_mean": ("layout= is not accepted: gradviz has strided tensors only",
                            lambda s, e: "layout" in s.kwargs),
-    "nn.functional.group_norm": ("an empty batch (N = 0) raises", lambda s, e: s.input.numel() == 0),
     "cov": ("a float32 aweights' gradient differs from torch's in the last float32 bits (3e-7 relative): the "
             "float64 paths into it are summed in another order", lambda s, e: s.kwargs.get("aweights") is not None
             and s.kwargs["aweights"].dtype == torch.float32 and isinstance(e, AssertionError)),
