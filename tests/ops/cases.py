@@ -1300,6 +1300,8 @@ OP_CASES += section("resample", ("gradcheck", "parity"), [
     ("pad_replicate", lambda t, x: F(t).pad(x, (2, 0, 1, 3), mode="replicate"), [X2]),
     # PyTorch builds circular padding from in-place slice copies (a chain of CopySlices); here it is one cat
     ("pad_circular", lambda t, x: F(t).pad(x, (1, 2, 2, 1), mode="circular"), [X2], {"graph": "none"}),
+    # a negative pad crops first, then the positive pads wrap the cropped values around
+    ("pad_circular_crop", lambda t, x: F(t).pad(x, (-1, 2, 3, -2), mode="circular"), [X2], {"graph": "none"}),
     ("pad_constant", lambda t, x: F(t).pad(x, (1, 1, 2, 0), value=0.5), [X2]),
 ])
 

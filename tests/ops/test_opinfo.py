@@ -46,8 +46,6 @@ KNOWN: dict[str, tuple] = {
     "nn.functional.multi_head_attention_forward": (
         "dropout_p > 0 while training draws a random mask (values differ)",
         lambda s, e: s.args[9] > 0 and s.kwargs.get("training", True)),
-    "nn.functional.pad.circular": ("negative circular padding (cropping) raises",
-                                   lambda s, e: min(s.args[0]) < 0),
     "nn.functional.triplet_margin_with_distance_loss": (
         "the sample's distance_function is PyTorch's own nn.PairwiseDistance module, which takes torch tensors "
         "only (tests/nn/test_small_modules.py checks the loss with gradviz's own distance modules)",
