@@ -216,6 +216,18 @@ CASES = [
      ('T', 'float32', (0,), [])),
     ('empty', 'torch.cartesian_prod()',
      ('E', 'RuntimeError', 'meshgrid expects a non-empty TensorList')),
+    # no elements: a copy times the first weight plus the first bias, the running stats untouched
+    ('empty', 'torch.nn.functional.batch_norm(torch.zeros(0), torch.zeros(0), torch.ones(0), training=True)',
+     ('T', 'float32', (0,), [])),
+    ('empty', 'x = torch.zeros(0, 3, requires_grad=True); w = torch.ones(3, requires_grad=True); m = torch.ones(3); '
+              'y = torch.nn.functional.batch_norm(x, m, None, w, torch.ones(3), training=True); y.sum().backward(); '
+              'y, y.grad_fn.name(), w.grad, m',
+     (('T', 'float32', (0, 3), []), 'AddBackward0', ('T', 'float32', (3,), [0.0, 0.0, 0.0]),
+      ('T', 'float32', (3,), [1.0, 1.0, 1.0]))),
+    ('empty', 'torch.nn.functional.batch_norm(torch.zeros(0, 3, dtype=torch.long), None, None)',
+     ('T', 'int64', (0, 3), [])),
+    ('empty', 'torch.nn.functional.batch_norm(torch.zeros(0, 3), None, None, torch.ones(0))',
+     ('E', 'IndexError', 'select(): index 0 out of range for tensor of size [0] at dimension 0')),
     ('empty', 'x = torch.zeros(0, 4, 3, requires_grad=True); w = torch.ones(4, requires_grad=True); '
               'y = torch.nn.functional.group_norm(x, 2, w); y.sum().backward(); y, y.grad_fn.name(), x.grad, w.grad',
      (('T', 'float32', (0, 4, 3), []), 'NativeGroupNormBackward0', ('T', 'float32', (0, 4, 3), []),
@@ -2103,6 +2115,19 @@ CASES = [
      ('E', 'TypeError', 'fill_() received an invalid combination of arguments - got (str), but expected one of:')),
     ('nn', 'torch.nn.functional.batch_norm(torch.ones(2, 3), torch.zeros(4), torch.ones(3))',
      ('E', 'RuntimeError', 'running_mean should contain 3 elements not 4')),
+    ('nn', 'torch.nn.functional.batch_norm(torch.ones(2, 3), None, torch.ones(4))',
+     ('E', 'RuntimeError', 'running_mean must be defined in evaluation mode')),
+    ('nn', 'torch.nn.functional.batch_norm(torch.ones(2, 3), torch.ones(3), None)',
+     ('E', 'RuntimeError', 'running_var must be defined in evaluation mode')),
+    # a 1-D input has no channel dim: torch raises, except on no elements
+    ('nn', 'torch.nn.functional.batch_norm(torch.arange(3.), None, None, training=True)',
+     ('E', 'IndexError', 'Dimension out of range (expected to be in range of [-1, 0], but got 1)')),
+    ('nn', 'torch.nn.functional.batch_norm(torch.arange(3.), None, None)',
+     ('E', 'RuntimeError', 'running_mean must be defined in evaluation mode')),
+    ('nn', 'torch.nn.functional.batch_norm(torch.tensor(3.), None, None, training=True)',
+     ('E', 'IndexError', 'tuple index out of range')),
+    ('nn', 'torch.nn.functional.batch_norm(torch.ones(1), None, None, training=True)',
+     ('E', 'ValueError', 'Expected more than 1 value per channel when training, got input size torch.Size([1])')),
     ('nn', 'm = torch.nn.BatchNorm1d(4); m(torch.ones(2, 3))',
      ('E', 'RuntimeError', 'running_mean should contain 3 elements not 4')),
     ('nn', 'torch.nn.functional.max_pool2d(torch.ones(1, 1, 4, 4), 0)',

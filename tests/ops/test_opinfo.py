@@ -33,8 +33,6 @@ RANDOM = {"bernoulli", "normal", "rand_like", "randn_like", "randint_like", "emp
 # name or name.variant -> (why gradviz does not match torch, which samples: a predicate of the sample and
 # the exception gradviz raised, or None for all samples)
 KNOWN: dict[str, tuple] = {
-    "nn.functional.batch_norm": ("batch_norm takes (N, C, ...) inputs; a 1-D input raises",
-                                 lambda s, e: s.input.ndim < 2),
     "normal.number_mean": ("layout= is not accepted: gradviz has strided tensors only",
                            lambda s, e: "layout" in s.kwargs),
     "cov": ("a float32 aweights' gradient differs from torch's in the last float32 bits (3e-7 relative): the "
