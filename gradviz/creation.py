@@ -393,9 +393,11 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=
     return _like(input, dtype, device, requires_grad).random_(low, high, generator=generator)
 
 
-def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, layout=None, device=None,
+           requires_grad=False) -> Tensor:
     """Samples of N(mean, std²), as torch draws them: for tensor arguments, standard normals in the
     broadcast shape, then `* std` and `+ mean` as separate steps in the tensor's dtype."""
+    dtypes.check_layout("normal", layout)
     g = _random._gen(generator)
     m = mean._data if isinstance(mean, Tensor) else None
     s = std._data if isinstance(std, Tensor) else None

@@ -420,6 +420,10 @@ class Tensor:
         return backend.device_of(self._data)
 
     @property
+    def layout(self):
+        return dtypes.strided   # every gradviz tensor is dense
+
+    @property
     def is_cuda(self) -> bool:
         return self.device.type == "cuda"
 

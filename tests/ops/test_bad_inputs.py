@@ -586,6 +586,9 @@ CASES = [
      ('T', 'float32', (1,), ['-inf'])),
     ('arith', 'torch.tensor([0, 1]).reciprocal()',
      ('T', 'float32', (2,), ['inf', 1.0])),
+    ('create', 'y = torch.normal(1.6, 0.3, [2, 2], layout=torch.strided, dtype=torch.float64); '
+               'tuple(y.shape), str(y.dtype), y.layout',
+     ((2, 2), 'torch.float64', ('object', 'layout'))),
     ('create', 'torch.tensor([None, 1])',
      ('E', 'RuntimeError', 'Could not infer dtype of NoneType')),
     ('create', 'torch.tensor(None)',

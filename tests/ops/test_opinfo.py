@@ -33,8 +33,6 @@ RANDOM = {"bernoulli", "normal", "rand_like", "randn_like", "randint_like", "emp
 # name or name.variant -> (why gradviz does not match torch, which samples: a predicate of the sample and
 # the exception gradviz raised, or None for all samples)
 KNOWN: dict[str, tuple] = {
-    "normal.number_mean": ("layout= is not accepted: gradviz has strided tensors only",
-                           lambda s, e: "layout" in s.kwargs),
     "cov": ("a float32 aweights' gradient differs from torch's in the last float32 bits (3e-7 relative): the "
             "float64 paths into it are summed in another order", lambda s, e: s.kwargs.get("aweights") is not None
             and s.kwargs["aweights"].dtype == torch.float32 and isinstance(e, AssertionError)),
@@ -116,7 +114,7 @@ def _convert(obj, leaves, device=None):
         return getattr(gradviz, obj.__name__)   # a torch function passed as an argument (a distance_function)
     if isinstance(obj, torch.Size):
         return tuple(obj)
-    if isinstance(obj, torch.memory_format):
+    if isinstance(obj, (torch.memory_format, torch.layout)):
         return getattr(gradviz, str(obj)[6:])
     if isinstance(obj, (list, tuple)) and type(obj) in (list, tuple):
         return type(obj)(_convert(o, leaves, device) for o in obj)
