@@ -589,6 +589,12 @@ CASES = [
     ('create', 'y = torch.normal(1.6, 0.3, [2, 2], layout=torch.strided, dtype=torch.float64); '
                'tuple(y.shape), str(y.dtype), y.layout',
      ((2, 2), 'torch.float64', ('object', 'layout'))),
+    ('create', 'torch.zeros(2, layout=torch.strided), torch.full_like(torch.ones(2), 3, layout=torch.strided).layout',
+     (('T', 'float32', (2,), [0.0, 0.0]), ('object', 'layout'))),
+    ('create', 'torch.zeros(2, layout=1)',
+     ('E', 'TypeError', "zeros(): argument 'layout' must be torch.layout, not int")),
+    ('create', "torch.empty_like(torch.ones(2), layout='strided')",
+     ('E', 'TypeError', "empty_like(): argument 'layout' must be torch.layout, not str")),
     ('create', 'torch.tensor([None, 1])',
      ('E', 'RuntimeError', 'Could not infer dtype of NoneType')),
     ('create', 'torch.tensor(None)',
