@@ -143,7 +143,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         if c is not None and t is not None and t.numel() != c:
             raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
     if c is None:   # torch's channel dim (1) is out of range
-        raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got 1)")
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
     n = input.numel() // c
     floating_kernel("batch_norm", input._data.dtype)
     _check_param_dtypes(input, weight, bias, running_mean, running_var)

@@ -404,7 +404,7 @@ def _pad_circular(input, pad):
         dim = input.ndim - 1 - k
         lo, hi = pad[2 * k], pad[2 * k + 1]
         n = x.shape[dim]
-        if lo <= n and hi <= n and n + lo + hi < 0:
+        if lo <= n and hi <= n and n + lo + hi < 0:   # a pad longer than the dim is the error below
             raise RuntimeError("Negative padding value is resulting in an empty dimension")
         cut_lo, cut_hi = max(-lo, 0), max(-hi, 0)
         lo, hi, n = max(lo, 0), max(hi, 0), n - cut_lo - cut_hi
