@@ -22,6 +22,7 @@ from . import random  # noqa: F401
 from .random import (Generator, default_generator, get_rng_state, initial_seed,  # noqa: F401
                      set_rng_state)
 from .dtypes import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format  # noqa: F401
+from .dtypes import layout, strided  # noqa: F401
 from .dtypes import (Size, bool_ as bool, dtype, float16, float32, float64, get_default_dtype, int8,  # noqa: F401
                      int16, int32, int64, set_default_dtype, uint8)
 from .functions import *  # noqa: F401,F403

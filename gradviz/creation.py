@@ -92,24 +92,28 @@ def new_filled(fn: str, value, sizes: tuple, dtype, device, requires_grad) -> Te
     return _filled(value, _size(sizes), dtype, device, requires_grad)
 
 
-def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def zeros(*sizes, size=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+    dtypes.check_layout("zeros", layout)
     _dtype_arg("zeros", dtype)
     # ATen's zeros checks the sizes itself, in its own words, before empty() would
     return _filled(0, _size(sizes, size, negative="zeros: Dimension size must be non-negative."), dtype, device,
                    requires_grad)
 
 
-def ones(*sizes, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def ones(*sizes, size=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+    dtypes.check_layout("ones", layout)
     _dtype_arg("ones", dtype)
     return _filled(1, _size(sizes, size), dtype, device, requires_grad)
 
 
-def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def empty(*sizes, size=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+    dtypes.check_layout("empty", layout)
     _dtype_arg("empty", dtype)
     return _filled(0, _size(sizes, size), dtype, device, requires_grad)
 
 
-def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+def full(size, fill_value, dtype=None, device=None, requires_grad=False, *, layout=None) -> Tensor:
+    dtypes.check_layout("full", layout)
     check_number("full", "fill_value", fill_value, 2)
     _dtype_arg("full", dtype)
     if dtype is None:
@@ -118,7 +122,8 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tens
 
 
 @numpy_names
-def zeros_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+def zeros_like(input, dtype=None, device=None, requires_grad=False, *, layout=None) -> Tensor:
+    dtypes.check_layout("zeros_like", layout)
     check_tensor("zeros_like", "input", input, 1)
     _dtype_arg("zeros_like", dtype)
     return zeros(tuple(input.shape), dtype=dtype or input.dtype, device=device or input.device,
@@ -126,7 +131,8 @@ def zeros_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
 
 
 @numpy_names
-def ones_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+def ones_like(input, dtype=None, device=None, requires_grad=False, *, layout=None) -> Tensor:
+    dtypes.check_layout("ones_like", layout)
     check_tensor("ones_like", "input", input, 1)
     _dtype_arg("ones_like", dtype)
     return ones(tuple(input.shape), dtype=dtype or input.dtype, device=device or input.device,
@@ -134,13 +140,15 @@ def ones_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
 
 
 @numpy_names
-def empty_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+def empty_like(input, dtype=None, device=None, requires_grad=False, *, layout=None) -> Tensor:
+    dtypes.check_layout("empty_like", layout)
     check_tensor("empty_like", "input", input, 1)
     return zeros_like(input, dtype, device, requires_grad)
 
 
 @numpy_names
-def full_like(input, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+def full_like(input, fill_value, dtype=None, device=None, requires_grad=False, *, layout=None) -> Tensor:
+    dtypes.check_layout("full_like", layout)
     check_tensor("full_like", "input", input, 1)
     _dtype_arg("full_like", dtype)
     check_number("full_like", "fill_value", fill_value, 2)
@@ -185,7 +193,8 @@ def _arange_float(start: float, step: float, n: int, np_dtype) -> np.ndarray:
     return out.astype(np_dtype)
 
 
-def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def arange(start, end=None, step=1, *, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+    dtypes.check_layout("arange", layout)
     start, end, step = _scalar(start), _scalar(end), _scalar(step)
     if end is None:
         start, end = 0, start
@@ -233,7 +242,8 @@ def _linear_points(start, end, steps: int, np_dtype) -> np.ndarray:
     return out.astype(work).astype(np_dtype)
 
 
-def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def linspace(start, end, steps, *, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+    dtypes.check_layout("linspace", layout)
     steps = int(_scalar(steps))
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
@@ -241,10 +251,11 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     return _finish(_linear_points(_scalar(start), _scalar(end), steps, np_dtype), None, device, requires_grad)
 
 
-def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
     """torch's logspace (plain C++, no fused steps): ends in the dtype, their difference as a double
     step, exponents start + step * i (or end − step * (steps − 1 − i) from halfway) in doubles,
     pow(base, x) in doubles, then the dtype."""
+    dtypes.check_layout("logspace", layout)
     steps = int(_scalar(steps))
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
@@ -263,7 +274,8 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
     return _finish(arr, None, device, requires_grad)
 
 
-def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def eye(n, m=None, dtype=None, device=None, requires_grad=False, *, layout=None) -> Tensor:
+    dtypes.check_layout("eye", layout)
     _dtype_arg("eye", dtype)
     for name, v in (("n", n), ("m", m)):
         if v is not None and v < 0:
@@ -289,14 +301,16 @@ def _drawn(arr, device, requires_grad) -> Tensor:
     return _finish(arr, None, device, requires_grad)
 
 
-def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def rand(*sizes, size=None, generator=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+    dtypes.check_layout("rand", layout)
     shape = _size(sizes, size)
     d = _floating(dtype, "check_uniform_bounds")
     return _drawn(_random.uniform(_random._gen(generator), math.prod(shape), d.np).reshape(shape), device,
                   requires_grad)
 
 
-def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def randn(*sizes, size=None, generator=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+    dtypes.check_layout("randn", layout)
     shape = _size(sizes, size)
     d = _floating(dtype, "normal_kernel_cpu")
     return _drawn(_random.normal(_random._gen(generator), math.prod(shape), d.np).reshape(shape), device,
@@ -308,7 +322,9 @@ def _check_from_to(low, high) -> None:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
 
 
-def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def randint(low=0, high=None, size=None, *, generator=None, dtype=None, layout=None, device=None,
+            requires_grad=False) -> Tensor:
+    dtypes.check_layout("randint", layout)
     if size is None and isinstance(high, (tuple, list)):
         high, size = None, high                    # randint(high, size)
     if high is None:
@@ -324,12 +340,14 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
 
 
 @numpy_names
-def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def randn_like(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+    dtypes.check_layout("randn_like", layout)
     return _like(input, dtype, device, requires_grad).normal_(generator=generator)
 
 
 @numpy_names
-def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def rand_like(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+    dtypes.check_layout("rand_like", layout)
     return _like(input, dtype, device, requires_grad).uniform_(generator=generator)
 
 
@@ -375,7 +393,8 @@ class BoolTensor(metaclass=_LegacyTensor):
     dtype = dtypes.bool_
 
 
-def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def randperm(n, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+    dtypes.check_layout("randperm", layout)
     n = int(n)
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
@@ -384,8 +403,9 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
 
 
 @numpy_names
-def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None,
+def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=None, device=None,
                  requires_grad=False) -> Tensor:
+    dtypes.check_layout("randint_like", layout)
     if high is None:
         low, high = 0, low
     low, high = int(low), int(high)
@@ -393,9 +413,11 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=
     return _like(input, dtype, device, requires_grad).random_(low, high, generator=generator)
 
 
-def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, layout=None, device=None,
+           requires_grad=False) -> Tensor:
     """Samples of N(mean, std²), as torch draws them: for tensor arguments, standard normals in the
     broadcast shape, then `* std` and `+ mean` as separate steps in the tensor's dtype."""
+    dtypes.check_layout("normal", layout)
     g = _random._gen(generator)
     m = mean._data if isinstance(mean, Tensor) else None
     s = std._data if isinstance(std, Tensor) else None

@@ -181,6 +181,28 @@ def check_memory_format(fmt, ndim: int) -> None:
         raise RuntimeError(f"required rank {fmt.rank} tensor to use {fmt.name} format")
 
 
+class layout:  # noqa: N801  (torch.layout)
+    """How a tensor's elements are stored. gradviz's tensors are all dense (torch.strided), so that is
+    its one layout, accepted where PyTorch takes layout=."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+
+strided = layout("strided")
+
+
+def check_layout(fn: str, value) -> None:
+    """PyTorch's error for a layout= argument that is not a layout (None means strided)."""
+    if value is not None and not isinstance(value, layout):
+        raise TypeError(f"{fn}(): argument 'layout' must be torch.layout, not {type(value).__name__}")
+
+
 class Size(tuple):
     """A tensor's shape; a tuple that prints as torch.Size([3, 4])."""
 

@@ -420,6 +420,10 @@ class Tensor:
         return backend.device_of(self._data)
 
     @property
+    def layout(self):
+        return dtypes.strided   # every gradviz tensor is dense
+
+    @property
     def is_cuda(self) -> bool:
         return self.device.type == "cuda"
 
@@ -885,10 +889,13 @@ class Tensor:
             self.grad_fn, self.output_nr = node, out.output_nr   # the setter keeps a view's version current
         return self
 
-    def _assign(self, values) -> "Tensor":
-        """self[...] = values with no history (no grad recorded), bumping the version."""
+    def _assign(self, values, source=None) -> "Tensor":
+        """self[...] = values with no history (no grad recorded), bumping the version; under forward AD
+        self takes the tangent of `source` (the Tensor copied from), or a zero one."""
         self._writable()[...] = values
         self._bump()
+        if _forward_ad._state.level is not None:
+            _forward_ad.overwrite(self, source)
         return self
 
     def zero_(self):
@@ -916,7 +923,7 @@ class Tensor:
             return self._inplace_op(lambda s, v: _apply(COPY, (s, _copy_source(s, v))), src)
         arr = backend.to_device(_copy_source(self, src)._data, self.device)
         self._check_overlap()
-        return self._assign(arr.astype(self._data.dtype, copy=False))
+        return self._assign(arr.astype(self._data.dtype, copy=False), src)
 
     def _random_(self, op, draw) -> "Tensor":
         """Fill self from draw(n, contiguous) -> n values in torch's order (self's memory order)."""

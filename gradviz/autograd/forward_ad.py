@@ -86,6 +86,15 @@ def carry(result, target) -> None:
         _attach(target, tangent)
 
 
+def overwrite(target, source=None) -> None:
+    """A write with no history (x.zero_(), x.fill_(v), x.copy_(src) outside autograd): `target` takes
+    the tangent of `source`, broadcast and cast to it, or a zero tangent where the values are constants."""
+    tangent = tangent_of(source) if source is not None else None
+    if tangent is None and tangent_of(target) is None:
+        return
+    _attach(target, _zeros(target) if tangent is None else tangent.expand(target.shape).to(target.dtype))
+
+
 # -- the public API ----------------------------------------------------------------------
 def enter_dual_level() -> int:
     if _state.level is not None:

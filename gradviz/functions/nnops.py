@@ -2,6 +2,8 @@
 then one record of gradviz.ops.nnops each (or a composition, where torch records several)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .public import public
@@ -46,11 +48,17 @@ def elu(input, alpha=1.0, inplace=False):
     return _float_op(ELU, "elu_cpu", input, alpha, 1.0, 1.0)
 
 
-def selu(input, inplace=False):
+@public   # torch.selu: F.selu without inplace= (gradviz.nn.functional adds it)
+def selu(input):
+    check_tensor("selu", "input", input, 1)
     return _float_op(ELU, "elu_cpu", input, SELU_ALPHA, SELU_SCALE, 1.0)
 
 
-def celu(input, alpha=1.0, inplace=False):
+@public   # torch.celu: F.celu without inplace= (gradviz.nn.functional adds it)
+def celu(input, alpha=1.0):
+    check_tensor("celu", "input", input, 1)
+    if alpha == 0:   # torch's kernel raises it as a RuntimeError wrapping its own message
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
     return _float_op(CELU, "elu_cpu", input, alpha)
 
 
@@ -107,16 +115,36 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return apply(LAYER_NORM, (input, w, b), (axes, shape, eps, None, None))
 
 
-def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
-    if input.ndim < 2:
-        raise ValueError(f"expected 2D or 3D input (got {input.ndim}D input)")
-    c = input.shape[1]
-    n = input.numel() // c
-    if training and n <= 1:
+def _verify_batch_size(input) -> None:
+    """torch.nn.functional's check when training: more than one value per channel (none is allowed)."""
+    if input.ndim == 0:
+        raise IndexError("tuple index out of range")   # torch reads size[0]
+    if input.shape[0] * math.prod(input.shape[2:]) == 1:
         raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
+
+
+def _empty_batch_norm(input, weight, bias):
+    """torch's answer for an input with no elements: a copy (so the graph goes on) times the first
+    weight plus the first bias; no statistics, no running-stat update."""
+    out = input.clone()
+    out = out * weight.select(0, 0) if weight is not None else out
+    return out + bias.select(0, 0) if bias is not None else out
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    if training:
+        _verify_batch_size(input)
+    if input.numel() == 0:
+        return _empty_batch_norm(input, weight, bias)
+    c = input.shape[1] if input.ndim > 1 else None
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
-        if t is not None and t.numel() != c:
+        if t is None and not training and name.startswith("running"):
+            raise RuntimeError(f"{name} must be defined in evaluation mode")
+        if c is not None and t is not None and t.numel() != c:
             raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
+    if c is None:   # torch's channel dim (1) is out of range
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
+    n = input.numel() // c
     floating_kernel("batch_norm", input._data.dtype)
     _check_param_dtypes(input, weight, bias, running_mean, running_var)
     w, b = _affine(input, weight, bias)
@@ -133,8 +161,6 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             running_var._data[...] = (1 - momentum) * running_var._data + momentum * var * n / (n - 1)
             running_var._bump()
         return apply(BATCH_NORM, (input, w, b), (axes, stat_shape, eps, None, None))
-    if running_mean is None or running_var is None:
-        raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
     mean = running_mean._data.reshape(stat_shape).astype(input._data.dtype)
     var = running_var._data.reshape(stat_shape).astype(input._data.dtype)
     return apply(BATCH_NORM, (input, w, b), (axes, stat_shape, eps, mean, var))
@@ -251,7 +277,9 @@ def tanhshrink(input):
     return input - input.tanh()
 
 
-def threshold(input, threshold, value, inplace=False):
+@public(out=True)   # torch.threshold: F.threshold without inplace= (gradviz.nn.functional adds it)
+def threshold(input, threshold, value):
+    check_tensor("threshold", "input", input, 1)
     return apply(THRESHOLD, (input,), (threshold, value))
 
 

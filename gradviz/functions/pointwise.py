@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import backend
-from .._args import invalid_arguments, is_number
+from .._args import check_tensor, invalid_arguments, is_number
 from ..dtypes import C_TYPE, SCALAR_TYPE, float64, floating_kernel, get_default_dtype, result_type
 from ..autograd.apply import apply, coerce_pair
 from ..autograd.fast_paths import one_dtype
@@ -113,6 +113,12 @@ def floor_divide(input, other):
 def remainder(input, other):
     _int_divisor(input, other)
     return _tensor_or_scalar(REMAINDER, REMAINDER_SCALAR, input, other)
+
+
+@public("zero_")   # torch.zero_(t): the method Tensor.zero_ as a function
+def zero_(input):
+    check_tensor("zero_", "input", input, 1)
+    return input.zero_()
 
 
 @public

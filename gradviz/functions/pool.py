@@ -426,24 +426,39 @@ def _gather_matrix(src, n):
     return m
 
 
+def _pad_circular(input, pad):
+    """Per dim, a negative pad crops first (torch slices before it wraps), then the positive pads wrap
+    the cropped values around. A pad longer than the cropped dim raises torch's error for one longer
+    than the dim itself: torch copies it from memory it has not written yet (undefined values)."""
+    x = input
+    for k in range(len(pad) // 2):
+        dim = input.ndim - 1 - k
+        lo, hi = pad[2 * k], pad[2 * k + 1]
+        n = x.shape[dim]
+        if lo <= n and hi <= n and n + lo + hi < 0:   # a pad longer than the dim is the error below
+            raise RuntimeError("Negative padding value is resulting in an empty dimension")
+        cut_lo, cut_hi = max(-lo, 0), max(-hi, 0)
+        lo, hi, n = max(lo, 0), max(hi, 0), n - cut_lo - cut_hi
+        if lo > n or hi > n:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if cut_lo or cut_hi:
+            x = x.narrow(dim, cut_lo, n)
+        parts = ([x.narrow(dim, n - lo, lo)] if lo else []) + [x] + ([x.narrow(dim, 0, hi)] if hi else [])
+        x = cat(parts, dim) if len(parts) > 1 else x
+    return x
+
+
 def padding_mode(input, pad, mode):
     nd = len(pad) // 2
+    if input.ndim not in (nd + 1, nd + 2) or not 1 <= nd <= 3:
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
     if mode == "circular":
-        x = input
-        for k in range(nd):
-            dim = input.ndim - 1 - k
-            lo, hi = pad[2 * k], pad[2 * k + 1]
-            n = x.shape[dim]
-            parts = []
-            if lo:
-                parts.append(x.narrow(dim, n - lo, lo))
-            parts.append(x)
-            if hi:
-                parts.append(x.narrow(dim, 0, hi))
-            x = cat(parts, dim) if len(parts) > 1 else x
-        return x
-    if input.ndim not in (nd + 1, nd + 2):
-        raise NotImplementedError(f"Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now")
+        return _pad_circular(input, pad)
     mats = []
     for k in reversed(range(nd)):
         dim = input.ndim - 1 - k

@@ -13,8 +13,9 @@ from ..ops.loss import _reduced
 from ..functions.loss import (_check_same_size, _legacy_reduction, _weighted, binary_cross_entropy,  # noqa: F401
                               binary_cross_entropy_with_logits, check_class_weight, huber_loss, mse_loss, nll_loss,
                               smooth_l1_loss)
-from ..functions.nnops import (batch_norm, celu, dropout, elu, embedding, embedding_bag, hardsigmoid, hardswish,
-                               hardtanh, layer_norm, logsigmoid, mish, pairwise_distance, relu6, selu, silu)
+from ..functions.nnops import (batch_norm, dropout, elu, embedding, embedding_bag, hardsigmoid, hardswish,
+                               hardtanh, layer_norm, logsigmoid, mish, pairwise_distance, relu6, silu)
+from ..functions.nnops import celu as _celu, selu as _selu, threshold as _threshold
 from ..functions.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool2d,
                               adaptive_max_pool3d,
                               avg_pool1d, avg_pool2d, avg_pool3d, fold, interpolate, max_pool1d, max_pool2d,
@@ -28,6 +29,19 @@ from ..functions.pointwise import masked_fill as _masked_fill, where as _where
 from ..functions.shape import broadcast_tensors as _broadcast_tensors
 from .._calling import plain as _plain
 from ..tensor import Tensor as _Tensor
+
+
+# torch.celu, torch.selu and torch.threshold take no inplace=; torch.nn.functional's do
+def celu(input, alpha=1.0, inplace=False):
+    return _celu(input, alpha)
+
+
+def selu(input, inplace=False):
+    return _selu(input)
+
+
+def threshold(input, threshold, value, inplace=False):
+    return _threshold(input, threshold, value)
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
@@ -129,8 +143,7 @@ from .functional_layers import (local_response_norm, lp_pool1d, lp_pool2d, lp_po
 from ..functions.loss import (cosine_embedding_loss, gaussian_nll_loss, hinge_embedding_loss, margin_ranking_loss,
                               multi_margin_loss, multilabel_margin_loss, multilabel_soft_margin_loss, poisson_nll_loss,
                               soft_margin_loss, triplet_margin_loss)
-from ..functions.nnops import (bilinear, glu, hardshrink, pdist, prelu, softshrink, tanhshrink,
-                               threshold)
+from ..functions.nnops import bilinear, glu, hardshrink, pdist, prelu, softshrink, tanhshrink  # noqa: E402,F401
 from ..functions.pool import affine_grid, grid_sample, upsample_bilinear, upsample_nearest  # noqa: E402,F401
 from ..functions.pool import channel_shuffle, max_unpool1d, max_unpool2d, max_unpool3d  # noqa: E402,F401
 

@@ -2,6 +2,8 @@
 (NativeGroupNormBackward0, ScaledDotProductFlashAttentionForCpuBackward0)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .nnops import given
@@ -9,9 +11,13 @@ from .op import Op
 
 
 # -- group norm: layer norm over each group of channels, then a per-channel affine map ---------------
+def _grouped(xp, x, a, groups):
+    """x (shaped as a) as (N, groups, elements per group): sized in full, as an empty batch has no -1."""
+    return xp.reshape(x, (a.shape[0], groups, a.shape[1] // groups * math.prod(a.shape[2:])))
+
+
 def _group_stats(xp, a, groups, eps):
-    n = a.shape[0]
-    x = xp.reshape(a, (n, groups, -1))
+    x = _grouped(xp, a, a, groups)
     m = x.shape[2]
     d = x - xp.sum(x, axis=2, keepdims=True) / m
     r = 1 / xp.sqrt(xp.sum(d * d, axis=2, keepdims=True) / m + eps)
@@ -32,7 +38,7 @@ def _gn_forward(xp, a, w, b, groups, eps):
 def _gn_vjp_input(xp, g, c, a, w, b, groups, eps):
     # per group, as layer norm: r ⊙ (ĝ − mean ĝ − x̂ ⊙ mean(ĝ ⊙ x̂)), ĝ = ḡ ⊙ w
     d, r, m = _group_stats(xp, a, groups, eps)
-    gh = xp.reshape(g * xp.reshape(w, (-1,) + (1,) * (a.ndim - 2)) if given(w) else g, (a.shape[0], groups, -1))
+    gh = _grouped(xp, g * xp.reshape(w, (-1,) + (1,) * (a.ndim - 2)) if given(w) else g, a, groups)
     xh = d * r
     gx = r * (gh - xp.sum(gh, axis=2, keepdims=True) / m - xh * (xp.sum(gh * xh, axis=2, keepdims=True) / m))
     return xp.reshape(gx, tuple(a.shape))

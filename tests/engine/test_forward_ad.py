@@ -120,6 +120,17 @@ def test_no_tangent_outside_the_level_and_without_a_dual_input():
     assert fwAD.unpack_dual(y).tangent is None
 
 
+def test_an_in_place_write_outside_autograd_replaces_the_tangent():
+    """zero_, fill_ and the random fills write constants (a zero tangent); copy_ writes its source
+    (the source's tangent, broadcast), as in torch."""
+    with fwAD.dual_level():
+        x = fwAD.make_dual(torch.tensor([1.0, 2.0]), torch.tensor([3.0, 4.0]))
+        for write in (lambda y: y.zero_(), lambda y: y.fill_(2.0), lambda y: y.normal_(), torch.zero_):
+            assert fwAD.unpack_dual(write(x * 1)).tangent.tolist() == [0.0, 0.0]
+        assert fwAD.unpack_dual(torch.zeros(2, 2).copy_(x)).tangent.tolist() == [[3.0, 4.0], [3.0, 4.0]]
+        assert fwAD.unpack_dual(torch.zeros(2).copy_(torch.ones(2))).tangent is None
+
+
 def test_tangent_is_differentiable_when_the_primal_requires_grad():
     """Reverse over forward: d/dx (J(x)·t) for exp is eˣ·t."""
     x = torch.tensor([0.5, 1.5], dtype=torch.float64, requires_grad=True)

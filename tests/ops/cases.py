@@ -1115,6 +1115,7 @@ OP_CASES += section("function", ("gradcheck", "parity"), [
     # the in-place writes that replace a non-leaf's values: the old values get a zero gradient (a
     # sample times 0 keeps the finite differences exact)
     ("zero_", lambda t, x: (x * 1).zero_() + x, [V]),
+    ("torch_zero_", lambda t, x: t.zero_(x * 1) + x, [V]),
     ("fill_", lambda t, x: (x * 1).fill_(2.0) * x, [V]),
     ("uniform_", lambda t, x: (x * 1).uniform_() * 0 + x, [V]),
     ("normal_", lambda t, x: (x * 1).normal_() * 0 + x, [V]),
@@ -1321,6 +1322,8 @@ OP_CASES += section("resample", ("gradcheck", "parity"), [
     ("pad_replicate", lambda t, x: F(t).pad(x, (2, 0, 1, 3), mode="replicate"), [X2]),
     # PyTorch builds circular padding from in-place slice copies (a chain of CopySlices); here it is one cat
     ("pad_circular", lambda t, x: F(t).pad(x, (1, 2, 2, 1), mode="circular"), [X2], {"graph": "none"}),
+    # a negative pad crops first, then the positive pads wrap the cropped values around
+    ("pad_circular_crop", lambda t, x: F(t).pad(x, (-1, 2, 3, -2), mode="circular"), [X2], {"graph": "none"}),
     ("pad_constant", lambda t, x: F(t).pad(x, (1, 1, 2, 0), value=0.5), [X2]),
 ])
 
@@ -1364,6 +1367,10 @@ OP_CASES += section("nn", ("gradcheck", "parity"), [
     ("selu", lambda t, x: F(t).selu(x), [XK]),
     ("celu", lambda t, x: F(t).celu(x), [XK]),
     ("celu_alpha", lambda t, x: F(t).celu(x, 0.5), [XK]),
+    # torch.selu, torch.celu and torch.threshold: the same records, without F's inplace=
+    ("torch_selu", lambda t, x: t.selu(x), [XK]),
+    ("torch_celu_alpha", lambda t, x: t.celu(x, alpha=0.5), [XK]),
+    ("torch_threshold", lambda t, x: t.threshold(x, 0.4, -2.0), [XK]),
     # x₁ᵀ W x₂ + b over a batch of (2, 6) pairs: two views, TrilinearBackward0, a view back, the bias
     ("bilinear_batched", lambda t, a, b, w, bias: F(t).bilinear(a, b, w, bias),
      [np.linspace(-1, 1, 36).reshape(2, 6, 3), np.linspace(1, -2, 48).reshape(2, 6, 4),

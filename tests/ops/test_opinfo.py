@@ -33,13 +33,6 @@ RANDOM = {"bernoulli", "normal", "rand_like", "randn_like", "randint_like", "emp
 # name or name.variant -> (why gradviz does not match torch, which samples: a predicate of the sample and
 # the exception gradviz raised, or None for all samples)
 KNOWN: dict[str, tuple] = {
-    "zero_": ("torch.zero_ as a function is not exposed (the Tensor.zero_ method is, and is tested elsewhere)",
-              None),
-    "nn.functional.batch_norm": ("batch_norm takes (N, C, ...) inputs; a 1-D input raises",
-                                 lambda s, e: s.input.ndim < 2),
-    "normal.number_mean": ("layout= is not accepted: gradviz has strided tensors only",
-                           lambda s, e: "layout" in s.kwargs),
-    "nn.functional.group_norm": ("an empty batch (N = 0) raises", lambda s, e: s.input.numel() == 0),
     "cov": ("a float32 aweights' gradient differs from torch's in the last float32 bits (3e-7 relative): the "
             "float64 paths into it are summed in another order", lambda s, e: s.kwargs.get("aweights") is not None
             and s.kwargs["aweights"].dtype == torch.float32 and isinstance(e, AssertionError)),
@@ -49,8 +42,6 @@ KNOWN: dict[str, tuple] = {
     "nn.functional.multi_head_attention_forward": (
         "dropout_p > 0 while training draws a random mask (values differ)",
         lambda s, e: s.args[9] > 0 and s.kwargs.get("training", True)),
-    "nn.functional.pad.circular": ("negative circular padding (cropping) raises",
-                                   lambda s, e: min(s.args[0]) < 0),
     "nn.functional.triplet_margin_with_distance_loss": (
         "the sample's distance_function is PyTorch's own nn.PairwiseDistance module, which takes torch tensors "
         "only (tests/nn/test_small_modules.py checks the loss with gradviz's own distance modules)",
@@ -123,7 +114,7 @@ def _convert(obj, leaves, device=None):
         return getattr(gradviz, obj.__name__)   # a torch function passed as an argument (a distance_function)
     if isinstance(obj, torch.Size):
         return tuple(obj)
-    if isinstance(obj, torch.memory_format):
+    if isinstance(obj, (torch.memory_format, torch.layout)):
         return getattr(gradviz, str(obj)[6:])
     if isinstance(obj, (list, tuple)) and type(obj) in (list, tuple):
         return type(obj)(_convert(o, leaves, device) for o in obj)
