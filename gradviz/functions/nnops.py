@@ -27,6 +27,8 @@ from ..creation import _like, zeros
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    if inplace:
+        return input._inplace_op(hardtanh, min_val, max_val)
     return apply(HARDTANH, (input,), (min_val, max_val))
 
 
@@ -35,7 +37,7 @@ _recorded_as(HARDTANH, lambda g, c, a, lo, hi: apply(HARDTANH_BACKWARD, (g, a), 
 
 
 def relu6(input, inplace=False):
-    return apply(HARDTANH, (input,), (0.0, 6.0))
+    return hardtanh(input, 0.0, 6.0, inplace)
 
 
 def _float_op(op, kernel: str, input, *params):
@@ -63,10 +65,14 @@ def celu(input, alpha=1.0):
 
 
 def silu(input, inplace=False):
+    if inplace:
+        return input._inplace_op(silu)
     return _float_op(SILU, "silu_cpu", input)
 
 
 def mish(input, inplace=False):
+    if inplace:
+        return input._inplace_op(mish)
     return _float_op(MISH, "mish_cpu", input)
 
 

@@ -19,7 +19,8 @@ from ..ops.pointwise import (ABS, ACOS, ACOSH, ADD, ADDCDIV, ADDCMUL, ADD_ALPHA,
                              COMPARE, COPYSIGN, COPYSIGN_SCALAR, COS, COSH, DIV, DIV_ROUNDED, DIV_SCALAR, ERF, EXP,
                              EXP2, EXPM1, FLOOR, FLOOR_DIVIDE, FLOOR_DIVIDE_SCALAR, FMAX, FMIN, FMOD, FMOD_SCALAR,
                              FRAC, GELU, GELU_TANH, HEAVISIDE, HYPOT, ISFINITE, ISINF, ISNAN, ISNEGINF, ISPOSINF,
-                             LDEXP, LEAKY_RELU, LEAKY_RELU_BACKWARD, LERP, LERP_TENSOR, LOG, LOG10, LOG1P, LOG2,
+                             LDEXP, LEAKY_RELU, LEAKY_RELU_BACKWARD, LEAKY_RELU_RESULT, LERP, LERP_TENSOR, LOG, LOG10,
+                             LOG1P, LOG2,
                              LOGADDEXP, LOGADDEXP2, LOGIC, LOGIT, MASKED_FILL, MASKED_FILL_TENSOR, MAXIMUM, MINIMUM,
                              MUL, MUL_SCALAR, MVLGAMMA, NAN_TO_NUM, NEG, NOT, POLYGAMMA, POW, POW_SCALAR, RECIPROCAL,
                              RELU, REMAINDER, REMAINDER_SCALAR, ROUND, ROUND_DECIMALS, RPOW_SCALAR, RSQRT, RSUB,
@@ -211,6 +212,12 @@ def clamp(input, min=None, max=None):
 def leaky_relu(input, negative_slope=0.01):
     floating_kernel("leaky_relu_cpu", input._data.dtype)
     return apply(LEAKY_RELU, (input,), (negative_slope,))
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    """In place: the node (LeakyReluBackward1) reads the result, as the input is overwritten."""
+    floating_kernel("leaky_relu_cpu", input._data.dtype)
+    return input._inplace_op(lambda x: apply(LEAKY_RELU_RESULT, (x,), (negative_slope,)))
 
 
 @public(method=True)

@@ -21,7 +21,8 @@ from ..functions.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive
                               avg_pool1d, avg_pool2d, avg_pool3d, fold, interpolate, max_pool1d, max_pool2d,
                               max_pool3d, pixel_shuffle, pixel_unshuffle, unfold)
 from ..functions.pointwise import div_scalar, mul_scalar
-from ..functions.pointwise import gelu, leaky_relu, relu, sigmoid, softplus, tanh  # noqa: F401
+from ..functions.pointwise import gelu, sigmoid, softplus, tanh  # noqa: F401
+from ..functions.pointwise import leaky_relu as _leaky_relu, leaky_relu_ as _leaky_relu_, relu as _relu
 from ..functions.reduce import log_softmax, softmax  # noqa: F401
 # helpers under private names: torch.nn.functional has no `where` or `norm` of its own
 from ..functions.linalg import norm as _norm
@@ -31,7 +32,19 @@ from .._calling import plain as _plain
 from ..tensor import Tensor as _Tensor
 
 
-# torch.celu, torch.selu and torch.threshold take no inplace=; torch.nn.functional's do
+# torch.relu, torch.celu, torch.selu and torch.threshold take no inplace=; torch.nn.functional's do
+def relu(input, inplace=False):
+    return input.relu_() if inplace else _relu(input)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    return _leaky_relu_(input, negative_slope) if inplace else _leaky_relu(input, negative_slope)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return _leaky_relu_(input, negative_slope)
+
+
 def celu(input, alpha=1.0, inplace=False):
     return _celu(input, alpha)
 

@@ -154,6 +154,12 @@ LEAKY_RELU = _unary("leaky_relu", "LeakyReluBackward0",
                     lambda xp, a, s: xp.where(a > 0, a, a * s),
                     lambda xp, g, c, a, s: xp.where(a > 0, g, g * s), r"\bar{g} \odot \begin{cases} 1 & $0 > 0 \\ $negative_slope & \text{otherwise} \end{cases}", params=("negative_slope",),
                     jvp="pointwise")
+# leaky_relu_ (in place) saves its result, not its overwritten input: a positive slope keeps each sign
+LEAKY_RELU_RESULT = _unary("leaky_relu_", "LeakyReluBackward1",
+                           r"$c = \begin{cases} $0 & $0 > 0 \\ $negative_slope\, $0 & \text{otherwise} \end{cases}",
+                           LEAKY_RELU.forward, lambda xp, g, c, a, s: xp.where(c > 0, g, g * s),
+                           r"\bar{g} \odot \begin{cases} 1 & $c > 0 \\ $negative_slope & \text{otherwise} \end{cases}",
+                           saves=("result",), params=("negative_slope",), jvp="pointwise")
 ERF = _unary("erf", "ErfBackward0", r"$c = \operatorname{erf} $0", lambda xp, a: xp.erf(a),
              lambda xp, g, c, a: g * xp.exp(-(a * a)) * (2 / math.sqrt(math.pi)), r"\bar{g} \odot \frac{2}{\sqrt{\pi}} e^{-$0^2}", jvp="pointwise")
 GELU = _unary("gelu", "GeluBackward0", r"$c = $0\, \Phi($0)", lambda xp, a: a * (xp.erf(a / SQRT_2) + 1) * 0.5,

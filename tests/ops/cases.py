@@ -1367,6 +1367,13 @@ OP_CASES += section("nn", ("gradcheck", "parity"), [
     ("selu", lambda t, x: F(t).selu(x), [XK]),
     ("celu", lambda t, x: F(t).celu(x), [XK]),
     ("celu_alpha", lambda t, x: F(t).celu(x, 0.5), [XK]),
+    # in place, on a tensor the graph made: the same node, or leaky_relu_'s own (it reads the result)
+    ("relu_inplace", lambda t, x: F(t).relu(x * 1, inplace=True), [XK]),
+    ("leaky_relu_inplace", lambda t, x: F(t).leaky_relu(x * 1, 0.2, inplace=True), [XK]),
+    ("leaky_relu_", lambda t, x: F(t).leaky_relu_(x * 1), [XK]),
+    ("hardtanh_inplace", lambda t, x: F(t).hardtanh(x * 1, -0.5, 0.5, inplace=True), [XK]),
+    ("relu6_inplace", lambda t, x: F(t).relu6(x * 3, inplace=True), [XK]),
+    ("silu_inplace", lambda t, x: F(t).silu(x * 1, inplace=True), [XK]),
     # torch.selu, torch.celu and torch.threshold: the same records, without F's inplace=
     ("torch_selu", lambda t, x: t.selu(x), [XK]),
     ("torch_celu_alpha", lambda t, x: t.celu(x, alpha=0.5), [XK]),

@@ -81,7 +81,7 @@ class LeakyReLU(Module):
         self.negative_slope, self.inplace = negative_slope, inplace
 
     def forward(self, input):
-        return F.leaky_relu(input, self.negative_slope)   # computed out of place (gradviz's F takes no inplace)
+        return F.leaky_relu(input, self.negative_slope, self.inplace)
 
     def extra_repr(self):
         return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
