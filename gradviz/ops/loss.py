@@ -292,7 +292,8 @@ MULTI_MARGIN_LOSS = _first_order(
     "multi_margin_loss", "MultiMarginLossBackward0",
     r"$c = \frac{1}{N} \sum_i \frac{w_{y_i}}{C} \sum_{j \neq y_i} \max\left(0,\, $margin - $0[i,\, y_i] + $0[i,\, j]\right)^{$p}",
     _multi_margin_forward, _multi_margin_gradient,
-    r"\frac{\bar{g}\, w_{y_i}}{N C}\, $p\, z_{ij}^{$p - 1} \text{ at each } j \text{ with } z_{ij} > 0,\; \text{their negated sum at } y_i",
+    r"\frac{\bar{g}\, w_{y_i}}{N C}\, $p\, z_{ij}^{$p - 1} \text{ at each } j \text{ with } z_{ij} > 0,\quad "
+    r"\text{their negated sum at } y_i,\; z_{ij} = $margin - $0[i,\, y_i] + $0[i,\, j]",
     ("target", "p", "margin", "weight", "reduction"))
 
 
@@ -326,5 +327,6 @@ MULTILABEL_MARGIN_LOSS = _first_order(
     "multilabel_margin_loss", "MultilabelMarginLossBackward0",
     r"$c = \frac{1}{N} \sum_i \frac{1}{C} \sum_{j \in Y_i} \sum_{k \notin Y_i} \max\left(0,\, 1 - $0[i,\, j] + $0[i,\, k]\right)",
     _multilabel_margin_forward, _multilabel_margin_gradient,
-    r"\frac{\bar{g}}{N C} \text{ at each } k \text{ per } j \text{ with } z_{ijk} > 0,\; -\frac{\bar{g}}{N C} \text{ at each } j \text{ per } k",
+    r"\frac{\bar{g}}{N C} \text{ at each } k \text{ per } j \text{ with } z_{i,j,k} > 0,\quad "
+    r"-\frac{\bar{g}}{N C} \text{ at each } j \text{ per } k,\; z_{i,j,k} = 1 - $0[i,\, j] + $0[i,\, k]",
     ("target", "reduction"))
