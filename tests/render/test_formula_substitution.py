@@ -399,3 +399,18 @@ def test_a_line_of_code_names_the_value_it_assigns(tmp_path):
     assert "b = t₅/t₆" in texts and "t₈ = t₇ b" in texts and "t₅ = z2 − t₄" in texts
     sub = next(f for f in anim.frames if "SubBackward0" in f.title and "z2" in f.caption)
     assert "∂L/∂z2" in sub.caption and "∂L/∂b" not in sub.caption
+
+
+def test_what_a_vjp_writes_after_its_values_is_a_definition():
+    """The panel writes a VJP's text after `,\\;` as "where …", after the values: it must define something
+    (ĝ = ḡ ⊙ w), never be the VJP's second half."""
+    import gc
+
+    from gradviz.ops.op import Op
+    bad = []
+    for op in {id(o): o for o in gc.get_objects() if type(o) is Op}.values():
+        for template in op.vjp_latex:
+            defined = latex.where_split(template)[1]
+            if defined and not all(" = " in part for part in defined.split(r",\; ")):
+                bad.append((op.torch_name, defined))
+    assert not bad, bad
