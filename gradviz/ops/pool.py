@@ -255,7 +255,10 @@ def _unpool_vjp(xp, g, c, a, index, out_size):
 
 MAX_UNPOOL = {nd: Op(f"max_unpool{nd}d", f"MaxUnpool{nd}DBackward0", r"$c[\iota_p] = $0[p],\ 0 \text{ elsewhere}",
                      _unpool_forward, vjp=(_unpool_vjp,), params=("indices", "output_size"), saves=(),
-                     vjp_latex=(r"\bar{g}[\iota_p] \text{ at } [p]",), out_symbol="y") for nd in (2, 3)}
+                     vjp_latex=(r"\bar{g}[\iota_p] \text{ at } [p]",), out_symbol="y",
+                     # linear: a tangent is unpooled as the values are (where indices repeat, one write wins,
+                     # as in torch; the VJP's transpose would add them)
+                     jvp="linear") for nd in (2, 3)}
 
 # -- unfold / fold: the window view and its adjoint ----------------------------------------------
 # window p of the (padded) input reads x[s p + d k − q] at kernel tap k; a column holds one window
