@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from .nnops import given
+from .core import given
 from .op import Op
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import itertools
 import math
 
+from .core import given
 from .op import Op
 
 
@@ -124,7 +125,7 @@ def _conv_wide(xp, x, w, b, padding, dilation, groups):
     y = xp.matmul(w.reshape(groups, o // groups, -1), cols)   # (N, G, Og, L): one BLAS call per sample and group
     y = y.reshape(n, o, length)
     y = _grid(xp, y, out, flat)
-    if b is not None and b.size:
+    if given(b):
         return xp.ascontiguousarray(y + b.reshape((o,) + (1,) * len(out)))   # the bias added as y is cropped
     return xp.ascontiguousarray(y)
 
@@ -182,7 +183,7 @@ def conv_arrays(xp, x, w, b, stride, padding, dilation, groups):
     y = xp.matmul(w.reshape(groups, o // groups, -1), cols)    # (G, Og, N·P): one BLAS call
     y = y.reshape((o, n) + tuple(out)).swapaxes(0, 1)
     y = xp.ascontiguousarray(y)
-    if b is not None and b.size:
+    if given(b):
         y += b.reshape((o,) + (1,) * len(k))
     return y
 
@@ -309,7 +310,7 @@ def conv_transpose_arrays(xp, x, w, b, stride, padding, output_padding, dilation
     y = conv_input_grad_arrays(xp, x, w, (x.shape[0], w.shape[1] * groups) + full, stride, (0,) * len(k), dilation,
                                groups)
     y = xp.ascontiguousarray(_pad_crop(xp, y, [(-p, op - p) for p, op in zip(padding, output_padding)]))
-    if b is not None and b.size:
+    if given(b):
         y += b.reshape((-1,) + (1,) * len(k))
     return y
 

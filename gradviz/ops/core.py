@@ -114,6 +114,12 @@ def namespace(array) -> ArrayNamespace:
     return _namespaces[xp]
 
 
+def given(t) -> bool:
+    """An input the call gave: one it left out (no bias, no weight) is None or an empty stand-in, and its
+    term is dropped."""
+    return t is not None and 0 not in t.shape
+
+
 def contiguous(a):
     """a, or a C-ordered copy of it (unlike np.ascontiguousarray, keeps 0-d arrays 0-d)."""
     return a if a.flags.c_contiguous else a.copy()

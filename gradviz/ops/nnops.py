@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .core import given
 from .op import Op
 from .pointwise import _unary, quiet
 from .reduce import NORM, _count, _norm_forward as _p_norm_forward, _norm_vjp as _p_norm_vjp   # p-norms (pdist)
@@ -95,11 +96,6 @@ def _stats(xp, a, axes, eps, mean, var):
     return d, 1 / xp.sqrt(var + eps), n
 
 
-def given(t) -> bool:
-    """An input the call gave: a left-out weight or bias is an empty stand-in (its term is dropped)."""
-    return 0 not in t.shape
-
-
 def _norm_forward(xp, a, w, b, axes, pshape, eps, mean, var):
     d, r, _ = _stats(xp, a, axes, eps, mean, var)
     out = d * r * w.reshape(pshape) if given(w) else d * r
@@ -176,7 +172,7 @@ def _bag_forward(xp, w, psw, idx, pos, bag, scale, arg, num_bags, mode):
         taken = xp.take_along_axis(w, xp.maximum(arg, 0), 0)
         return xp.where(arg >= 0, taken, xp.zeros((), dtype=w.dtype))
     rows = w[idx] * scale[:, None]
-    if psw.size:
+    if given(psw):
         rows = rows * psw[pos][:, None]
     return xp.index_scatter(rows, (num_bags, w.shape[1]), (bag,), True)
 
@@ -186,7 +182,7 @@ def _bag_vjp_weight(xp, g, c, w, psw, idx, pos, bag, scale, arg, num_bags, mode)
         rows, cols = np.nonzero(arg >= 0)
         return xp.index_scatter(g[rows, cols], tuple(w.shape), (arg[rows, cols], cols), True)
     rows = g[bag] * (scale[:, None] if xp.arrays else xp.constant(scale[:, None]))
-    if psw.size:
+    if given(psw):
         rows = rows * xp.expand_dims(psw[pos], -1)
     return xp.index_scatter(rows, tuple(w.shape), (idx,), True)
 
