@@ -93,42 +93,43 @@ def _identifier(text: str) -> str:
 _CLAUSE = re.compile(r":\\; |,\\quad |,\\ ")
 
 
-def clauses(latex: str) -> list:
-    """[(LaTeX, the punctuation after it)] split at the top-level clause breaks."""
-    out, depth, start, k = [], 0, 0, 0
+def _top_level(latex: str, separator: re.Pattern):
+    """Each match of `separator` outside braces, \\left…\\right and \\begin…\\end, in order."""
+    depth, k = 0, 0
     while k < len(latex):
-        ch = latex[k]
-        if ch == "{":
+        if latex[k] == "{" or latex.startswith((r"\left", r"\begin"), k):
             depth += 1
-        elif ch == "}":
+        elif latex[k] == "}" or latex.startswith((r"\right", r"\end"), k):
             depth -= 1
-        elif latex.startswith((r"\left", r"\begin"), k):
-            depth += 1
-        elif latex.startswith((r"\right", r"\end"), k):
-            depth -= 1
-        elif ch in ":," and depth == 0:
-            m = _CLAUSE.match(latex, k)
+        elif depth == 0:
+            m = separator.match(latex, k)
             if m:
-                out.append((latex[start:k], ch))
-                start = k = m.end()
+                yield m
+                k = m.end()
                 continue
         k += 1
+
+
+def clauses(latex: str) -> list:
+    """[(LaTeX, the punctuation after it)] split at the top-level clause breaks."""
+    out, start = [], 0
+    for m in _top_level(latex, _CLAUSE):
+        out.append((latex[start:m.start()], latex[m.start()]))
+        start = m.end()
     out.append((latex[start:], ""))
     return [(piece, sep) for piece, sep in out if piece.strip()] or [(latex, "")]
+
+
+_DEFINES = re.compile(r",\\; ")
 
 
 def where_split(latex: str) -> tuple:
     """(the formula, its definitions) split at the first top-level `,\\; `: a VJP such as
     `r \\odot (\\hat{g} - ...),\\; \\hat{g} = \\bar{g} \\odot w` defines its helpers after it, and the
     panel writes them after the values, as "where ĝ = ḡ ⊙ w"; (latex, "") when it defines nothing."""
-    depth = 0
-    for k, ch in enumerate(latex):
-        if ch == "{" or latex.startswith((r"\left", r"\begin"), k):
-            depth += 1
-        elif ch == "}" or latex.startswith((r"\right", r"\end"), k):
-            depth -= 1
-        elif depth == 0 and latex.startswith(r",\; ", k) and latex[:k].strip():
-            return latex[:k], latex[k + 4:]
+    for m in _top_level(latex, _DEFINES):
+        if latex[:m.start()].strip():
+            return latex[:m.start()], latex[m.end():]
     return latex, ""
 
 
