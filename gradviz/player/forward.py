@@ -192,6 +192,7 @@ class ForwardAnimation(Animation):
     """An Animation of forward mode: `.trace` is a ForwardTrace, `.result` what the recorded call returned."""
 
     legend = KEY
+    seeded = True   # frame 0 shows the seed tangents, before the first op runs
 
     def __init__(self, *args, result=None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -205,9 +206,9 @@ class ForwardAnimation(Animation):
         return with_key(super().fragment(page), self.legend)
 
     def data(self) -> dict:
-        # frame 0 shows the seed tangents, before the first op: the counter calls it "forward 0 of N",
-        # so frame k is "forward k of N" beside the panel's "forward mode k/N"
-        return {**super().data(), "zero": True}
+        # a seed frame comes before the first op: the counter calls it "forward 0 of N", so frame k is
+        # "forward k of N" beside the panel's "forward mode k/N"
+        return {**super().data(), "zero": self.seeded}
 
     def stepper(self):
         """The notebook Stepper over these frames (needs anywidget): Next, Prev, Play, Reset."""

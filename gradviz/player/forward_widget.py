@@ -34,6 +34,7 @@ class ForwardStepper(Stepper):
             self.mid = {k: [round(x, 1), round(y, 1), 1 if left else 0]
                         for k, (x, y, left) in self.stage.place().items()}
             self.interval = animation.interval_ms
+            self.zero = animation.seeded
         self.on_msg(self._on_msg)
         self._start()
 

@@ -38,6 +38,7 @@ class JacobianRace(ForwardAnimation):
     `.rows` as reverse mode did (both equal `.matrix`)."""
 
     legend = KEY
+    seeded = False   # frame 0 is the first forward pass
 
     def __init__(self, *args, columns=None, rows=None, **kwargs):
         super().__init__(*args, **kwargs)

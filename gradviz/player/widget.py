@@ -40,7 +40,7 @@ export default {
     let frames = model.get("frames");
     const api = window.gradvizPlayer(root, {
       frames, mid: model.get("mid"), interval: model.get("interval"), lines: model.get("lines"),
-      total: model.get("total"), finished: model.get("finished"), zero: true,
+      total: model.get("total"), finished: model.get("finished"), zero: model.get("zero"),
       remote: {
         request: (k) => model.send({ go: k }),                 // Python runs the engine up to frame k
         reset: () => model.send({ reset: true }),
@@ -77,6 +77,7 @@ class Stepper(anywidget.AnyWidget):
     position = traitlets.Int(0).tag(sync=True)
     total = traitlets.Int(1).tag(sync=True)
     finished = traitlets.Bool(False).tag(sync=True)
+    zero = traitlets.Bool(True).tag(sync=True)   # frame 0 is the moment before the first step (counted as 0)
     now = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, tensors, gradient=None, names=None, retain_graph: bool = True, jacobians: bool = True,

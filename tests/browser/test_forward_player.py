@@ -104,16 +104,17 @@ def test_next_steps_and_narrates(pages):
 
 def test_the_counter_and_the_panel_number_each_frame_alike(pages):
     """The seed frame comes before the first op: "forward 0 of 6", then "forward k of 6" beside the panel's
-    "forward mode k/6 · op"; an animation with forward and backward frames counts each phase from 1."""
+    "forward mode k/6 · op"; an animation with forward and backward frames (forward_vs_reverse's passes, a
+    double backward) counts each phase from 1."""
     with chromium((1280, 720)) as context:
-        for name in ("jvp", "hvp", "double"):
+        for name in ("jvp", "hvp", "race", "double"):
             page, root, _, errors = open_player(context, pages[name][0])
             n = root.evaluate("r => r.__gv.length()")
             for k in range(n):
                 root.evaluate(f"r => r.__gv.go({k})")
                 count = root.locator(".gv-count").inner_text()
                 title = root.locator(".gv-title").inner_text()
-                numbered = re.match(r"(forward|backward)(?: mode)? (\d+)/(\d+) ", title)
+                numbered = re.match(r"(forward|backward)(?: mode| pass)? (\d+)/(\d+) ", title)
                 if numbered is None:
                     assert (name, k, count) == (name, 0, "forward 0 of 6"), title
                 else:
