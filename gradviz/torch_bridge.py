@@ -32,6 +32,7 @@ from .previews import PREVIEW_MAX, Preview, block_means
 from .records import Accumulation, InputRecord, NodeRecord, StepRecord, TensorRecord
 from .formatting import shape as shape_text
 from .tracing import Output, Recorder, Trace
+from .tracing.recording import Recording
 from .autograd.graph import ACCUMULATE_GRAD
 from .nn import functional as nn_functional
 from .ops import pointwise, registry
@@ -677,3 +678,62 @@ def record_forward(module=None):
     finally:
         for handle in handles:
             handle.remove()
+
+
+# -- a Recording of torch's backward ------------------------------------------------------
+class WholeRunRecording(Recording):
+    """torch's backward as a Recording: the graph's Trace first, then its steps one at a time.
+
+    torch's engine is not paused between nodes here: the first step runs the whole backward
+    through `record_torch_backward` (which puts every .grad back as it was) and the steps it
+    recorded are handed out one by one, in the order torch ran them. So .grad is never written
+    (write_grads does not apply) and jacobians are not recorded; `reset()` hands the same steps
+    out again.
+    """
+
+    def __init__(self, roots: tuple, gradient=None, params: dict | None = None, retain_graph: bool = True,
+                 show_saved: bool = False):
+        super().__init__(trace_from_torch(*roots, params=params, show_saved=show_saved), finished=False)
+        self._run = dict(tensors=roots, gradient=gradient, params=params, retain_graph=retain_graph,
+                         show_saved=show_saved)
+        self._recorded: list | None = None   # the steps torch ran, once it has run
+
+    def upcoming(self) -> str | None:
+        if self._recorded is None or self.finished:
+            return None
+        return self._recorded[len(self.trace.steps)].node
+
+    def _next(self) -> None:
+        if self._recorded is None:
+            run = dict(self._run)
+            full = record_torch_backward(*run.pop("tensors"), **run)
+            self._recorded = full.steps
+            self.trace.implicit_seed = full.implicit_seed
+        if len(self.trace.steps) < len(self._recorded):
+            step = self._recorded[len(self.trace.steps)]
+            for acc in step.accumulations:
+                self.trace.node(acc.node).grad = acc.total
+            self.trace.steps.append(step)
+        self.finished = len(self.trace.steps) == len(self._recorded)
+
+    def _restart(self) -> None:
+        if self._run is None:
+            raise RuntimeError("this recording was closed: record the tensors again to run their backward")
+        self.finished = False
+
+    def close(self) -> None:
+        self.finished = True
+        self._run = None
+
+
+def record_torch(roots, gradient=None, names: dict | None = None, model=None, caller: dict | None = None,
+                 retain_graph: bool = True, jacobians: bool = False, show_saved: bool = False,
+                 write_grads: bool = False) -> Recording:
+    """The Recording of torch's backward over `roots` (see WholeRunRecording). names: {name: tensor};
+    model: an nn.Module whose parameters are named as named_parameters() names them; caller: the
+    calling code's variables (unused here)."""
+    roots = _flatten(roots)
+    params = dict(names or {})
+    if model is not None:
+        params.update((k, v) for k, v in model.named_parameters() if k not in params)
+    return WholeRunRecording(roots, gradient, params, retain_graph, show_saved)

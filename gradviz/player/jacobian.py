@@ -13,7 +13,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..autograd.engine import local_jacobians  # noqa: F401  (re-exported: gradviz.player.local_jacobians)
+from ..tracing import local_jacobians  # noqa: F401  (re-exported: gradviz.player.local_jacobians)
 from . import mathtext
 from .front_end import stylesheet
 from .grids import level, scale_of
