@@ -38,9 +38,10 @@ def torch_roots(tensors: tuple) -> bool:
 
 
 def names_of(names=None, model=None, caller: dict | None = None) -> dict:
-    """{name: tensor} for a picture: the `names` given ({name: tensor}, or a Module: its parameters),
-    then the parameters of `model`, then the tensors the caller's variables hold; a tensor keeps
-    the first name it is given."""
+    """{name: tensor} for a picture of gradviz tensors: the `names` given ({name: tensor}, or a Module:
+    its parameters), then the parameters of `model`, then the tensors the caller's variables hold
+    (when no names are given); a tensor keeps the first name it is given. (The torch bridge names
+    torch tensors from the same three, and clusters them by the modules among them.)"""
     found: dict = {}
     if names is not None:
         found.update(dict(names.named_parameters()) if hasattr(names, "named_parameters") else dict(names))
@@ -51,13 +52,20 @@ def names_of(names=None, model=None, caller: dict | None = None) -> dict:
     return found
 
 
-def trace_of(tensors: tuple, names: dict | None = None, show_saved: bool = False, order_of=None,
-             ctx_saved: bool = False) -> Trace:
+def trace_of(tensors: tuple, names=None, show_saved: bool = False, order_of=None, ctx_saved: bool = False,
+             model=None, caller: dict | None = None) -> Trace:
     """The Trace of the graph behind gradviz tensors, or behind real torch tensors (through the torch
-    bridge), with no backward run: what a diagram draws."""
+    bridge), with no backward run: what a diagram draws. names, model, caller: as in `record`
+    (no caller: only the names given)."""
     if tensors and torch_roots(tensors):
-        return trace_from_torch(*tensors, params=names, show_saved=show_saved, ctx_saved=ctx_saved)
-    return build_trace(tensors, names, show_saved=show_saved, order_of=order_of, ctx_saved=ctx_saved)
+        return trace_from_torch(*tensors, params=_given(names), show_saved=show_saved, ctx_saved=ctx_saved,
+                                model=model, caller=caller)
+    return build_trace(tensors, names_of(names, model, caller), show_saved=show_saved, order_of=order_of,
+                       ctx_saved=ctx_saved)
+
+
+def _given(names) -> dict | None:
+    return None if names is None else names_of(names)
 
 
 def record(*tensors, gradient=None, names=None, model=None, retain_graph: bool = True, jacobians: bool = False,
@@ -79,7 +87,7 @@ def record(*tensors, gradient=None, names=None, model=None, retain_graph: bool =
         raise TypeError("record() needs at least one tensor to run backward from (or a Trace)")
     caller = caller_namespace() if caller is None else caller
     if torch_roots(roots):
-        return record_torch(roots, gradient=gradient, names=names_of(names, None, caller), model=model, caller=caller,
+        return record_torch(roots, gradient=gradient, names=_given(names), model=model, caller=caller,
                             retain_graph=retain_graph, jacobians=jacobians, show_saved=show_saved,
                             write_grads=write_grads)
     return EngineRecording(roots, gradient, names_of(names, model, caller), retain_graph=retain_graph,

@@ -9,7 +9,7 @@ Public API:
 """
 from __future__ import annotations
 
-from ..origins import flat, names_of, trace_of
+from ..origins import flat, trace_of
 from ..naming import caller_namespace
 from ..tracing import Trace
 from .backends import GraphvizNotFoundError, GraphvizRenderError, GraphvizTimeoutError, render_backend
@@ -58,8 +58,8 @@ def draw(*tensors, names=None, model=None, show_values: bool = True, show_grads:
         if missing:
             raise ValueError(f"tensor {missing[0]} passed to draw() does not require grad, so it has no graph "
                              "to draw; create its inputs with requires_grad=True")
-        trace = trace_of(tensors, names_of(names, model, caller_namespace()), show_saved=show_saved,
-                         order_of=order_of)
+        trace = trace_of(tensors, names, show_saved=show_saved, order_of=order_of, model=model,
+                         caller=caller_namespace())
     return Diagram(trace, opts)
 
 
