@@ -23,6 +23,7 @@ from ..autograd.engine import broadcast_axes
 from ..events import NodeExecuted
 from ..records import Accumulation, StepRecord
 from ..tracing import Recorder, Trace
+from ..tracing.recording import Recording
 from .names import Naming
 from .origin import Origin, op_table
 from .previews import preview
@@ -250,7 +251,7 @@ def _stop_all() -> None:
         session.close()
 
 
-class TorchRecording:
+class TorchRecording(Recording):
     """A torch backward being recorded: the Trace of the graph (complete before any step runs),
     then its steps, one node of torch's engine per step(). Also a context manager (closes on exit).
 
