@@ -26,7 +26,7 @@ from ..tracing import Recorder, Trace
 from ..tracing.recording import Recording
 from .names import Naming
 from .origin import Origin, op_table
-from .previews import preview
+from .previews import RecentPreviews, preview
 from .support import flatten, is_accumulate, node_name, torch_module
 
 _LIVE: "weakref.WeakSet" = weakref.WeakSet()   # sessions with a worker, stopped at exit
@@ -101,6 +101,7 @@ class _Hooks:
         self.send, self.wait = send, wait
         self.before: dict = {}
         self.totals: dict = {}
+        self.previews = RecentPreviews()
         self.retained: dict = {}   # outputs that retain_grad(): torch writes their .grad at their grad_fn
         for t in roots:
             if t.grad_fn is not None and t.retains_grad:
@@ -120,7 +121,7 @@ class _Hooks:
 
         def hook(grad_outputs):
             if is_accumulate(fn):
-                self.before[fn] = preview(fn.variable.grad)
+                self.before[fn] = self.previews.of(fn.variable.grad)
             self.wait(key)
         return hook
 
@@ -129,25 +130,27 @@ class _Hooks:
 
         def hook(grad_inputs, grad_outputs):
             self.send(("step", self._record(fn, op, key, grad_inputs, grad_outputs)))
+            self.previews.next_node()
         return hook
 
     def _record(self, fn, op, key, grad_inputs, grad_outputs) -> StepRecord:
+        look = self.previews.of
         out_shape = tuple(grad_outputs[0].shape) if len(grad_outputs) == 1 and grad_outputs[0] is not None else None
-        sent = tuple((slot, preview(g), _flow_axes(op, slot, out_shape, tuple(g.shape)))
+        sent = tuple((slot, look(g), _flow_axes(op, slot, out_shape, tuple(g.shape)))
                      for slot, g in enumerate(grad_inputs) if g is not None)
         accumulations = []
         if is_accumulate(fn) and grad_outputs[0] is not None:
-            accumulations.append(Accumulation(contribution=preview(grad_outputs[0]), total=preview(fn.variable.grad),
+            accumulations.append(Accumulation(contribution=look(grad_outputs[0]), total=look(fn.variable.grad),
                                               before=self.before.pop(fn, None), target=("leaf", key)))
         for t in self.retained.get(fn, ()):
             g = grad_outputs[t.output_nr]
             if g is not None:
-                total = preview(t.grad)
+                total = look(t.grad)
                 before = self.totals.get(id(t), preview(self.grads.before(t)))
-                accumulations.append(Accumulation(contribution=preview(g), total=total, before=before,
+                accumulations.append(Accumulation(contribution=look(g), total=total, before=before,
                                                   target=("output", key, t.output_nr)))
                 self.totals[id(t)] = total
-        return StepRecord(grad_in=tuple(preview(g) for g in grad_outputs), accumulations=tuple(accumulations),
+        return StepRecord(grad_in=tuple(look(g) for g in grad_outputs), accumulations=tuple(accumulations),
                           key=key, sent=sent)
 
 
