@@ -38,20 +38,20 @@ class Naming:
         """Names from `names` first, then `model`'s parameters, then the caller's modules and tensors."""
         torch = torch_module()
         naming = cls()
-        naming._add(names or {})
+        naming.add(names or {})
         modules = [model] if model is not None else []
         if caller:
             held = [v for k, v in caller.items() if isinstance(v, torch.nn.Module) and not k.startswith("_")]
             modules += [m for m in _outermost(held) if all(m is not n for n in modules)]
         for m in modules:
-            naming._add(dict(m.named_parameters()))
+            naming.add(dict(m.named_parameters()))
             naming.param_scopes.update(_param_scopes(m))
         if caller:
-            naming._add({k: v for k, v in caller.items()
+            naming.add({k: v for k, v in caller.items()
                          if isinstance(v, torch.Tensor) and not k.startswith("_") and v.requires_grad})
         return naming
 
-    def _add(self, names: dict) -> None:
+    def add(self, names: dict) -> None:
         for name, t in names.items():
             if id(t) not in self._by_id:
                 self._by_id[id(t)] = str(name)   # names={123: x} is shown as text

@@ -24,10 +24,12 @@ from ..events import NodeExecuted
 from ..records import Accumulation, StepRecord
 from ..tracing import Recorder, Trace
 from ..tracing.recording import Recording
+from .graph import creation_order, root_node
 from .names import Naming
 from .origin import Origin, op_table
 from .previews import RecentPreviews, preview
 from .support import flatten, is_accumulate, node_name, torch_module
+from .unroll import unrolled
 
 _LIVE: "weakref.WeakSet" = weakref.WeakSet()   # sessions with a worker, stopped at exit
 
@@ -347,7 +349,7 @@ def _check_roots(roots: tuple) -> None:
 
 def record_torch(roots, gradient=None, names: dict | None = None, model=None, caller: dict | None = None,
                  retain_graph: bool = True, jacobians: bool = False, show_saved: bool = False,
-                 write_grads: bool = False, forward=None) -> TorchRecording:
+                 write_grads: bool = False, forward=None, unroll: bool = False) -> TorchRecording:
     """A Recording of torch's backward from `roots` (a tensor or a sequence of them), run one node
     of torch's own engine per step().
 
@@ -358,11 +360,19 @@ def record_torch(roots, gradient=None, names: dict | None = None, model=None, ca
     torch's (the default keeps the graph, so a later backward works); write_grads=True leaves the
     .grad the recorded backward wrote, as `.backward()` would. jacobians: torch's nodes give no
     local Jacobians, so none are recorded (accepted for the common signature of record()).
+    unroll=True: a fused recurrent node (nn.LSTM's MkldnnRnnLayerBackward0) recorded cell by cell and
+    step by step instead, from the gradient it received (see unroll.py); ValueError where there is none.
     """
     del jacobians   # torch's nodes compute VJPs only
     roots = flatten(roots if isinstance(roots, (list, tuple)) else (roots,))
     _check_roots(roots)
-    origin = Origin(roots, Naming.of(names, model, caller), show_saved, forward)
+    naming = Naming.of(names, model, caller)
+    if unroll:
+        order = creation_order([root_node(t) for t in roots])
+        loss, forward = unrolled(roots, gradient, order, naming, GradState(written(roots, order, naming.tensors)))
+        roots, gradient = (loss,), None
+        naming.add({"L": loss})
+    origin = Origin(roots, naming, show_saved, forward)
     recorder = Recorder()
     origin.replay(recorder)
     recorder.implicit_seed = gradient is None or (isinstance(gradient, (list, tuple))
