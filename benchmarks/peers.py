@@ -1,6 +1,6 @@
 """gradviz's torch bridge beside torchviz, torchview and torchlens on four real PyTorch models.
 
-  python benchmarks/peers.py [--rounds N] [--models mlp,resnet18,gpt,lstm] [--no-animate]
+  python benchmarks/peers.py [--rounds N] [--models mlp,resnet18,gpt,lstm] [--no-animate] [--no-peers]
 
 The models (tests/support/torch_models.py, random initialisation, no downloads): a 2-layer MLP
 with cross-entropy; ResNet-18 layer for layer as torchvision writes it, input 1x3x64x64; a
@@ -147,10 +147,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--no-animate", action="store_true", help="leave out gradviz.animate (the layout)")
+    parser.add_argument("--no-peers", action="store_true", help="torch and gradviz only")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
-    peers = {k: v for k, v in PEERS.items() if installed(k)}
-    missing = [k for k in PEERS if k not in peers]
+    peers = {} if args.no_peers else {k: v for k, v in PEERS.items() if installed(k)}
+    missing = [k for k in PEERS if k not in peers and not args.no_peers]
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; medians of {args.rounds} rounds")
     if missing:
         print("not installed, skipped: " + ", ".join(missing))

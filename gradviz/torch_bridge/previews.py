@@ -1,7 +1,8 @@
 """torch tensors -> Previews, at the cost of the work: a small tensor's values copied, a large
-one's min, mean and max and its heatmap of block means reduced by torch on the tensor's own
-device (one pass each; only the 16×16 means and three numbers cross to NumPy), so previewing
-every gradient of a backward costs a fraction of computing it."""
+one's min, mean and max and its heatmap of block means in two passes over it (the extremes, then
+the block sums, whose total is the mean), with no float64 copy. A CPU tensor is read in place
+through NumPy (a torch call costs more than the arithmetic on most gradients); on another device
+torch reduces it there and only the 16×16 sums and two numbers cross to the host."""
 from __future__ import annotations
 
 from functools import lru_cache
@@ -31,7 +32,9 @@ def preview(tensor, limit: int = PREVIEW_MAX) -> Preview | None:
         if t.is_complex() or n == 0:
             return Preview(shape, dtype, device)
         x = t if t.dtype in (torch.float32, torch.float64) else t.to(torch.float32)
-        return Preview(shape, dtype, device, *_summary(torch, x))
+        if x.device.type == "cpu":
+            x = x.resolve_neg().numpy()   # a view of the same memory: nothing copied
+        return Preview(shape, dtype, device, None, *_summary(x))
     except (RuntimeError, TypeError):   # a tensor subclass with no data to read (fake, functional)
         return Preview(shape, dtype, device)
 
@@ -46,35 +49,41 @@ def _small_stats(values: np.ndarray) -> tuple | None:
         return (float(v.min()), float(v.mean()), float(v.max()))
 
 
-def _summary(torch, x) -> tuple:
-    """(min, mean, max) and the block means of a large tensor in two passes over it: one for the
-    extremes, one for the block sums (whose total gives the mean)."""
-    low, high = (float(v) for v in torch.aminmax(x))
+def _summary(x) -> tuple:
+    """((min, mean, max), block means) of a large tensor (a NumPy view, or a torch tensor off the CPU)."""
+    if isinstance(x, np.ndarray):
+        low, high = float(x.min()), float(x.max())
+    else:
+        low, high = (float(v) for v in torch_module().aminmax(x))
     if not (np.isfinite(low) and np.isfinite(high)):   # NaN or inf somewhere: block_means skips them
-        a = x.cpu().numpy().astype(np.float64)
+        a = (x if isinstance(x, np.ndarray) else x.cpu().numpy()).astype(np.float64)
         with np.errstate(all="ignore"):
-            return None, (float(a.min()), float(a.mean()), float(a.max())), block_means(a)
+            return (float(a.min()), float(a.mean()), float(a.max())), block_means(a)
     shape = tuple(x.shape)
-    rows, cols = (1, 1) if not shape else (1, shape[0]) if len(shape) == 1 else (x.numel() // shape[-1], shape[-1])
+    rows, cols = (1, 1) if not shape else (1, shape[0]) if len(shape) == 1 else (x.size // shape[-1] if isinstance(
+        x, np.ndarray) else x.numel() // shape[-1], shape[-1])
     m = x.reshape(rows, cols)   # as_matrix's 2-D form
-    sums = _block_sums(_block_sums(m, 0, min(THUMB_CELLS, rows)), 1, min(THUMB_CELLS, cols)).double().cpu().numpy()
+    sums = _block_sums(_block_sums(m, 0, min(THUMB_CELLS, rows)), 1, min(THUMB_CELLS, cols))
+    sums = sums.astype(np.float64) if isinstance(sums, np.ndarray) else sums.double().cpu().numpy()
     thumb = sums / np.outer(_sizes(rows, min(THUMB_CELLS, rows)), _sizes(cols, min(THUMB_CELLS, cols)))
-    return None, (low, float(sums.sum()) / x.numel(), high), thumb
+    return (low, float(sums.sum()) / (rows * cols), high), thumb
 
 
 def _block_sums(m, dim: int, cells: int):
-    """m summed over the blocks np.array_split cuts along `dim`: the first n % cells blocks are one
-    longer than the rest, so two reshapes and two sums do it in one pass."""
+    """m (2-D, NumPy or torch) summed over the blocks np.array_split cuts along `dim`: the first
+    n % cells blocks are one longer than the rest, so two reshapes and two sums do it in one pass."""
     n = m.shape[dim]
     q, r = divmod(n, cells)
     head = r * (q + 1)
     parts = []
-    for start, length, count, size in ((0, head, r, q + 1), (head, n - head, cells - r, q)):
+    for start, stop, count, size in ((0, head, r, q + 1), (head, n, cells - r, q)):
         if count:
-            part = m.narrow(dim, start, length)
+            part = m[start:stop] if dim == 0 else m[:, start:stop]
             shape = (count, size, m.shape[1]) if dim == 0 else (m.shape[0], count, size)
             parts.append(part.reshape(shape).sum(dim + 1))
-    return parts[0] if len(parts) == 1 else torch_module().cat(parts, dim)
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate(parts, dim) if isinstance(m, np.ndarray) else torch_module().cat(parts, dim)
 
 
 @lru_cache(maxsize=256)
