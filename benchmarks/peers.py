@@ -148,8 +148,12 @@ def main() -> None:
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--no-animate", action="store_true", help="leave out gradviz.animate (the layout)")
     parser.add_argument("--no-peers", action="store_true", help="torch and gradviz only")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch's intra-op threads (default 1: on a shared machine more threads make every "
+                             "tool's timing depend on what else runs)")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
+    torch.set_num_threads(args.threads)
     peers = {} if args.no_peers else {k: v for k, v in PEERS.items() if installed(k)}
     missing = [k for k in PEERS if k not in peers and not args.no_peers]
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; medians of {args.rounds} rounds")

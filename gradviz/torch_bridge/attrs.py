@@ -182,6 +182,8 @@ def attrs(fn) -> tuple:
 
 
 def attr_text(value) -> str:
+    if type(value).__name__ == "Tensor" and value.ndim == 0:   # a saved number: its value (a tensor's repr is slow)
+        return str(value.item())
     if hasattr(value, "shape") and hasattr(value, "dtype") and getattr(value, "ndim", 0) > 0:
         kind = "saved tensor" if type(value).__name__ == "Tensor" else "array"
         return f"[{kind} {shape_text(value.shape)}]"

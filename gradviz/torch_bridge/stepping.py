@@ -166,10 +166,19 @@ class _Worker:
     def __init__(self, roots: tuple, gradient, retain_graph: bool, free: bool):
         self.inbox: queue.Queue = queue.Queue()
         self.outbox: queue.Queue = queue.Queue()
+        self.backlog: list = []   # steps run without waiting, handed over in one go at the end
         self.free = free
         self.stopping = False
         self.args = (roots, gradient, retain_graph)
         self.thread = threading.Thread(target=self._main, daemon=True, name="gradviz torch backward")
+
+    def send(self, message) -> None:
+        """A step, on the worker thread: to the caller now when it waits for it, else kept for the end
+        (waking the caller's thread for every node would cost more than the node)."""
+        if self.free:
+            self.backlog.append(message)
+        else:
+            self.outbox.put(message)
 
     def wait(self, key) -> None:
         """In a node's pre hook, on the worker thread: hand the node over and wait for the word."""
@@ -219,7 +228,7 @@ class _Session:
 
     def start(self, free: bool) -> None:
         self.worker = _Worker(self.roots, self.gradient, self.retain_graph, free)
-        self.hooks = _Hooks(self.origin, self.roots, self.grads, self.worker.outbox.put, self.worker.wait)
+        self.hooks = _Hooks(self.origin, self.roots, self.grads, self.worker.send, self.worker.wait)
         _LIVE.add(self)
         self.worker.thread.start()
 
@@ -295,8 +304,11 @@ class TorchRecording(Recording):
                 self._session.start(free=True)
             else:
                 self._session.worker.inbox.put("run")
-            while not self.finished:
-                self._take(self._session.receive())
+            worker = self._session.worker
+            final = self._session.receive()   # done, or torch's error: every step before it is in the backlog
+            for message in worker.backlog:
+                self._take(message)
+            self._take(final)
         self.close()
         return self.trace
 
