@@ -6,7 +6,9 @@ The models (tests/support/torch_models.py, random initialisation, no downloads):
 with cross-entropy; ResNet-18 layer for layer as torchvision writes it, input 1x3x64x64; a
 nanoGPT-style GPT (2 layers, 2 heads, d=64, tied embeddings); Embedding -> nn.LSTM -> Linear.
 
-Per model, in interleaved rounds (medians printed): torch's own forward and backward; gradviz
+Times are CPU time of the process and its children (`--clock cpu`, the default: the bridge records
+on a worker thread, Graphviz runs as a child) or elapsed time (`--clock wall`); torch runs on one
+thread (`--threads`). Per model, in interleaved rounds (medians printed): torch's own forward and backward; gradviz
 recording torch's backward (forward, then `record_torch(loss, model=model).run()`: the Trace of
 every node with its values and every step's gradients), and its ratio to torch's forward and
 backward in the same round; gradviz's `animate(loss, model=model)` (recording, the Graphviz
@@ -35,6 +37,15 @@ import gradviz  # noqa: E402
 from gradviz.torch_bridge import record_torch  # noqa: E402
 from tests.support.torch_models import MODELS  # noqa: E402
 
+def _cpu() -> float:
+    """CPU time of this process (all its threads: the bridge records on a worker thread) and of the
+    children it waited for (Graphviz's dot)."""
+    t = os.times()
+    return time.process_time() + t.children_user + t.children_system
+
+
+clock = _cpu   # --clock wall: time.perf_counter
+
 # what each tool's picture shows: backward nodes, values, gradients, steps of the backward
 SHOWS = {"gradviz": ("yes", "yes", "yes", "yes"), "torchviz": ("yes", "no", "no", "no"),
          "torchview": ("no (modules, forward)", "no (shapes)", "no", "no"),
@@ -47,39 +58,39 @@ def _count_nodes(dot_source: str) -> int:
 
 
 def run_torch(case) -> dict:
-    t0 = time.perf_counter()
+    t0 = clock()
     case.loss().backward()
-    seconds = time.perf_counter() - t0
+    seconds = clock() - t0
     case.model.zero_grad(set_to_none=True)
     return {"seconds": seconds}
 
 
 def run_gradviz(case) -> dict:
-    t0 = time.perf_counter()
+    t0 = clock()
     trace = record_torch(case.loss(), model=case.model).run()
-    return {"seconds": time.perf_counter() - t0, "nodes": len(trace.nodes), "steps": len(trace.steps)}
+    return {"seconds": clock() - t0, "nodes": len(trace.nodes), "steps": len(trace.steps)}
 
 
 def run_animate(case) -> dict:
-    t0 = time.perf_counter()
+    t0 = clock()
     anim = gradviz.animate(case.loss(), model=case.model)
-    return {"seconds": time.perf_counter() - t0, "nodes": len(anim.trace.nodes), "steps": len(anim.steps)}
+    return {"seconds": clock() - t0, "nodes": len(anim.trace.nodes), "steps": len(anim.steps)}
 
 
 def run_torchviz(case) -> dict:
     import torchviz
-    t0 = time.perf_counter()
+    t0 = clock()
     dot = torchviz.make_dot(case.loss(), params=dict(case.model.named_parameters()))
     dot.pipe(format="svg")
-    return {"seconds": time.perf_counter() - t0, "nodes": _count_nodes(dot.source)}
+    return {"seconds": clock() - t0, "nodes": _count_nodes(dot.source)}
 
 
 def run_torchview(case) -> dict:
     import torchview
-    t0 = time.perf_counter()
+    t0 = clock()
     graph = torchview.draw_graph(case.model, input_data=[case.inputs[0]], depth=10)
     graph.visual_graph.pipe(format="svg")
-    return {"seconds": time.perf_counter() - t0, "nodes": _count_nodes(graph.visual_graph.source)}
+    return {"seconds": clock() - t0, "nodes": _count_nodes(graph.visual_graph.source)}
 
 
 class _WithLoss(torch.nn.Module):
@@ -96,7 +107,7 @@ class _WithLoss(torch.nn.Module):
 def run_torchlens(case) -> dict:
     import torchlens
     from torchlens.options import CaptureOptions
-    t0 = time.perf_counter()
+    t0 = clock()
     # unwrap_when_done: torch's functions are given back unwrapped, so the other tools' rounds run plain torch
     options = CaptureOptions(save_grads=True, backward_ready=True, unwrap_when_done=True)
     log = torchlens.trace(_WithLoss(case), list(case.inputs), capture=options)
@@ -104,7 +115,7 @@ def run_torchlens(case) -> dict:
     with tempfile.TemporaryDirectory() as folder:
         source = log.draw_backward(vis_outpath=os.path.join(folder, "backward"), vis_save_only=True,
                                    vis_fileformat="svg")
-    return {"seconds": time.perf_counter() - t0, "nodes": _count_nodes(source)}
+    return {"seconds": clock() - t0, "nodes": _count_nodes(source)}
 
 
 PEERS = {"torchviz": run_torchviz, "torchview": run_torchview, "torchlens": run_torchlens}
@@ -148,15 +159,21 @@ def main() -> None:
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--no-animate", action="store_true", help="leave out gradviz.animate (the layout)")
     parser.add_argument("--no-peers", action="store_true", help="torch and gradviz only")
+    parser.add_argument("--clock", choices=["cpu", "wall"], default="cpu",
+                        help="cpu (default): CPU time of the process and its children, so other processes on a "
+                             "shared machine do not count; wall: elapsed time")
     parser.add_argument("--threads", type=int, default=1,
                         help="torch's intra-op threads (default 1: on a shared machine more threads make every "
                              "tool's timing depend on what else runs)")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     torch.set_num_threads(args.threads)
+    global clock
+    clock = _cpu if args.clock == "cpu" else time.perf_counter
     peers = {} if args.no_peers else {k: v for k, v in PEERS.items() if installed(k)}
     missing = [k for k in PEERS if k not in peers and not args.no_peers]
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; medians of {args.rounds} rounds")
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), {args.clock} time; "
+          f"medians of {args.rounds} rounds")
     if missing:
         print("not installed, skipped: " + ", ".join(missing))
     print("| model | tool | seconds | nodes | backward nodes | values | gradients | steps |")
