@@ -34,6 +34,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 import torch  # noqa: E402
 
 import gradviz  # noqa: E402
+from gradviz.render import backends  # noqa: E402
 from gradviz.torch_bridge import record_torch  # noqa: E402
 from tests.support.torch_models import MODELS  # noqa: E402
 
@@ -73,7 +74,10 @@ def run_gradviz(case) -> dict:
 
 def run_animate(case) -> dict:
     t0 = clock()
-    anim = gradviz.animate(case.loss(), model=case.model)
+    try:
+        anim = gradviz.animate(case.loss(), model=case.model)
+    except backends.GraphvizRenderError as err:   # reported in the table, not hidden
+        return {"seconds": float("nan"), "nodes": 0, "steps": 0, "failed": str(err).splitlines()[-1]}
     return {"seconds": clock() - t0, "nodes": len(anim.trace.nodes), "steps": len(anim.steps)}
 
 
@@ -184,7 +188,9 @@ def main() -> None:
         shows = " | ".join(SHOWS["gradviz"][:3])
         print(f"| {name} | gradviz record (×{m['ratio']:.2f} torch) | {m['gradviz']['seconds']:.3f} | "
               f"{m['gradviz']['nodes']} | {shows} | {m['gradviz']['steps']} |")
-        if "animate" in m:
+        if "animate" in m and "failed" in m["animate"]:
+            print(f"| {name} | gradviz animate | failed: {m['animate']['failed']} | | | | | |")
+        elif "animate" in m:
             print(f"| {name} | gradviz animate | {m['animate']['seconds']:.3f} | {m['animate']['nodes']} | {shows} | "
                   f"{m['animate']['steps']} |")
         for peer in peers:

@@ -119,4 +119,50 @@ def inferred_scopes(order: list, param_scopes: dict) -> dict:
             scopes[fn] = scope
             if params_only and node_name(fn) in _REARRANGING:
                 owner[fn] = scope
-    return scopes
+    return _filled(order, scopes)
+
+
+def _filled(order: list, scopes: dict) -> dict:
+    """The nodes between those of one module placed in it too: a node that reads no parameter (a
+    block's ReLU, its residual add) gets the scope shared (the longest common prefix) by the nearest
+    scoped ops before it and after it, found through the unscoped ones, where it has both. So a
+    module's nodes are one piece, as record_forward would draw them, and folding a module into one
+    box makes no cycle."""
+    ops = [fn for fn in order if not is_accumulate(fn)]
+    inputs = {fn: [n for n, _ in fn.next_functions if n is not None and not is_accumulate(n)] for fn in ops}
+    consumers: dict = {}
+    for fn in ops:
+        for nxt in inputs[fn]:
+            consumers.setdefault(nxt, []).append(fn)
+    found = dict(scopes)
+    for fn in ops:
+        if fn not in scopes:
+            ends = _nearest(fn, inputs, scopes), _nearest(fn, consumers, scopes)
+            if all(ends):
+                common = _common_prefix(ends[0] + ends[1])
+                if common:
+                    found[fn] = common
+    return found
+
+
+def _nearest(start, links: dict, scopes: dict) -> list:
+    """The scopes of the nearest scoped nodes from `start` along `links`, through unscoped ones."""
+    seen, stack, out = {start}, list(links.get(start, ())), []
+    while stack:
+        fn = stack.pop()
+        if fn in seen:
+            continue
+        seen.add(fn)
+        if fn in scopes:
+            out.append(scopes[fn])
+        else:
+            stack.extend(links.get(fn, ()))
+    return out
+
+
+def _common_prefix(paths: list) -> tuple:
+    first = paths[0]
+    k = 0
+    while k < len(first) and all(len(p) > k and p[k] == first[k] for p in paths):
+        k += 1
+    return first[:k]
