@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections import Counter
 from pathlib import Path
 
@@ -171,3 +172,28 @@ def test_the_readmes_torch_one_liner_runs(tmp_path, monkeypatch):
     saved = [p for p in tmp_path.iterdir() if p.suffix == ".html"]
     assert len(saved) == 1 and "NllLossBackward0" in saved[0].read_text(encoding="utf-8")
     assert all(p.grad is None for p in scope["model"].parameters())   # watching changed no .grad
+
+
+def test_closing_a_torch_stepper_halfway_leaves_no_thread_and_keeps_the_grads_written():
+    model, loss = _mlp()
+    stepper = gradviz.step(loss, model=model)
+    stepper.next().next().next()
+    written = {k: None if p.grad is None else p.grad.clone() for k, p in model.named_parameters()}
+    stepper.close()
+    assert not [t for t in threading.enumerate() if t.name == "gradviz torch backward"]
+    for k, p in model.named_parameters():
+        assert (p.grad is None) if written[k] is None else torch.equal(p.grad, written[k])
+    loss.backward()   # torch's graph is free of the recording's hooks and whole
+    assert all(p.grad is not None for p in model.parameters())
+
+
+def test_a_gradviz_graph_is_named_beside_torch_tensors_in_the_same_code():
+    """The caller's torch tensors name nothing in a gradviz graph (and the reverse)."""
+    model, torch_loss = _mlp()
+    W = gradviz.randn(3, 2, requires_grad=True)
+    loss = (gradviz.tanh(gradviz.ones(4, 3) @ W)).sum()
+    for trace in (gradviz.draw(loss).trace, gradviz.animate(loss).trace, gradviz.step(loss).run_to_end().trace):
+        assert [n.name for n in trace.nodes if n.kind == "leaf"] == ["W"]
+        assert trace.node(trace.roots[0]).name == "loss"
+    anim = gradviz.animate(torch_loss, model=model)
+    assert anim.trace.node(anim.trace.roots[0]).name == "torch_loss"
