@@ -217,7 +217,8 @@ class Stepper(anywidget.AnyWidget):
     def close(self) -> None:
         """Close the widget and its recording: the backward stops where it stands (no thread or graph
         is kept) and .grad stays as the steps run so far left it."""
-        self.recording.close()
+        if hasattr(self, "recording"):   # not when recording failed in __init__ (the widget's __del__ closes)
+            self.recording.close()
         super().close()
 
     # -- the panel's live part ----------------------------------------------------------
