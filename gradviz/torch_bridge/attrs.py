@@ -20,6 +20,10 @@ _DIM_NAMES = ("dim", "dim0", "dim1", "dim2", "dims", "source", "destination", "d
 _DIM_OF_OUTPUT = {"UnsqueezeBackward0", "StackBackward0", "DiagEmbedBackward0"}
 # nodes that do not save the shape they produce: their `size` is their output's shape
 _SIZE_IS_OUTPUT = {"ViewBackward0", "UnsafeViewBackward0", "ReshapeAliasBackward0", "ExpandBackward0"}
+# enums torch saves as their C++ ordinal, by attribute name
+_ENUMS = {"reduction": ("none", "mean", "sum"), "interpolation_mode": ("bilinear", "nearest", "bicubic"),
+          "padding_mode": ("zeros", "border", "reflection")}
+_BAG_MODES = ("sum", "mean", "max")
 
 
 def signed(value):
@@ -30,9 +34,39 @@ def signed(value):
 
 
 def _wrap(value, ndim: int | None):
+    """A dim as a non-negative number: torch wraps -1 of a 0-d tensor to 0, as of a 1-d one."""
     value = signed(value)
-    if isinstance(value, int) and not isinstance(value, bool) and value < 0 and ndim:
-        return value + ndim
+    if isinstance(value, int) and not isinstance(value, bool) and value < 0 and ndim is not None:
+        return value + max(ndim, 1)
+    return value
+
+
+def _derived(fn, name: str):
+    """An attribute torch does not save under the name gradviz's record uses, from what it does
+    save: a view's or a squeeze's size (its output's shape), an adaptive pool's
+    output_size (its output's last dims). AttributeError where there is none."""
+    kind = type(fn).__name__
+    if name == "size" and (kind in _SIZE_IS_OUTPUT or kind.startswith("SqueezeBackward")) and _out_shape(fn) is not None:
+        return _out_shape(fn)
+    if name == "output_size" and kind.startswith("Adaptive") and _out_shape(fn) is not None:
+        dims = 3 if "3D" in kind else 2 if "2D" in kind else 1
+        return _out_shape(fn)[-dims:]
+    raise AttributeError(name)
+
+
+def _position(fn, value, name: str = "start"):
+    """An index along a dim (select's index, slice's start and end) as Python's slicing means it:
+    a negative one counted from the end, an end past the size (x[1:] saves 2**63 - 1) the size."""
+    value = signed(value)
+    try:
+        size = fn._saved_self_sym_sizes[_wrap(fn._saved_dim, len(fn._saved_self_sym_sizes))]
+    except (AttributeError, IndexError, TypeError, RuntimeError):
+        return value
+    if not isinstance(value, int) or isinstance(value, bool):
+        return value
+    value = min(max(value + size, 0) if value < 0 else value, size)
+    if name == "end":   # an end before the start is an empty slice that ends where it starts
+        value = max(value, _position(fn, getattr(fn, "_saved_start", 0)))
     return value
 
 
@@ -73,12 +107,16 @@ def saved_value(fn, name: str, ndim=None):
     """fn._saved_<name> as torch means it: signed, a dim wrapped with `ndim` (counted_ndim when
     not given), a view's `size` its output shape. AttributeError when the node has no such field;
     RuntimeError when a backward freed it."""
-    if name == "size" and type(fn).__name__ in _SIZE_IS_OUTPUT and not hasattr(fn, "_saved_size"):
-        out = _out_shape(fn)
-        if out is None:
-            raise AttributeError(name)
-        return out
+    if not hasattr(fn, f"_saved_{name}"):
+        return _derived(fn, name)
     value = getattr(fn, f"_saved_{name}")
+    names = _ENUMS.get(name) or (_BAG_MODES if name == "mode" and type(fn).__name__.startswith("EmbeddingBag") else ())
+    if isinstance(value, int) and 0 <= value < len(names):
+        return names[value]
+    if name == "padding_idx" and signed(value) == -1:   # embedding's "no padding index"
+        return None
+    if name in ("index", "start", "end") and type(fn).__name__ in ("SelectBackward0", "SliceBackward0"):
+        return _position(fn, value, name)
     if name in _DIM_NAMES:
         ndim = counted_ndim(fn) if ndim is None else ndim
         if isinstance(value, (tuple, list)):
@@ -97,9 +135,9 @@ def saved_plain(fn, name: str):
         return None
     if type(value).__name__ == "Tensor":
         return value.item() if value.dim() == 0 and not value.requires_grad else None
-    if isinstance(value, (bool, int, float)):
+    if isinstance(value, (bool, int, float, str)):
         return value
-    if isinstance(value, (tuple, list)) and value and all(isinstance(v, (bool, int, float)) for v in value):
+    if isinstance(value, (tuple, list)) and all(isinstance(v, (bool, int, float)) for v in value):
         return list(value)
     return None
 
@@ -107,8 +145,13 @@ def saved_plain(fn, name: str):
 def attr_names(fn) -> list:
     """Every attribute a node shows: its `_saved_*` fields, and the size a view produced."""
     names = [a[len("_saved_"):] for a in dir(fn) if a.startswith("_saved_")]
-    if type(fn).__name__ in _SIZE_IS_OUTPUT and "size" not in names:
-        names.append("size")
+    for extra in ("size", "output_size"):
+        if extra not in names:
+            try:
+                _derived(fn, extra)
+            except AttributeError:
+                continue
+            names.append(extra)
     return sorted(names)
 
 
@@ -160,7 +203,7 @@ def constants(fn, op, inputs) -> tuple:
         value = saved_plain(fn, name)
         if value is None and name in ("min", "max") and hasattr(fn, f"_saved_{name}"):
             value = float("-inf") if name == "min" else float("inf")   # clamp(min=0): no upper bound
-        if name == "stride" and value is None and dict(found).get("kernel_size") is not None:
+        if name == "stride" and not value and dict(found).get("kernel_size") is not None:
             value = dict(found)["kernel_size"]   # a pool's stride=None is saved as []: the kernel size
         if value is not None:
             found.append((name, value))

@@ -13,7 +13,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .support import is_accumulate, torch_module
+from .support import is_accumulate, node_name, torch_module
+
+# ops that only rearrange a parameter (a Linear's weight.t(), an LSTM's weight views): what they
+# make still belongs to the parameter's module. An embedding lookup is not one: it reads data.
+_REARRANGING = {"TBackward0", "TransposeBackward0", "PermuteBackward0", "ViewBackward0", "UnsafeViewBackward0",
+                "ReshapeAliasBackward0", "ExpandBackward0", "CloneBackward0", "ToCopyBackward0", "SliceBackward0",
+                "SelectBackward0", "SplitBackward0", "UnbindBackward0", "UnsqueezeBackward0", "SqueezeBackward0",
+                "SqueezeBackward1", "SqueezeBackward2", "SqueezeBackward3", "SqueezeBackward4", "ConjBackward0"}
 
 
 @dataclass
@@ -90,7 +97,7 @@ def _param_scopes(module) -> dict:
 
 def inferred_scopes(order: list, param_scopes: dict) -> dict:
     """Node -> scope path for the nodes that read parameters of one module: directly, or through
-    nodes that read nothing but that module's parameters (a weight's transpose)."""
+    ops that only rearrange that module's parameters (a weight's transpose)."""
     if not param_scopes:
         return {}
     owner: dict = {}   # node that depends on parameters only -> the scope of their module (None: several)
@@ -110,6 +117,6 @@ def inferred_scopes(order: list, param_scopes: dict) -> dict:
         if len(read) == 1:
             scope = next(iter(read))
             scopes[fn] = scope
-            if params_only:
+            if params_only and node_name(fn) in _REARRANGING:
                 owner[fn] = scope
     return scopes

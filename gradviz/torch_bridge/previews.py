@@ -26,8 +26,8 @@ def preview(tensor, limit: int = PREVIEW_MAX) -> Preview | None:
         if n <= limit:
             if t.dtype in (torch.bfloat16, torch.complex32):   # NumPy has no such dtype
                 t = t.to(torch.complex64 if t.is_complex() else torch.float32)
-            values = t.cpu().resolve_conj().resolve_neg().numpy()
-            return Preview(shape, dtype, device, values=np.array(values, copy=True))
+            values = np.array(t.cpu().resolve_conj().resolve_neg().numpy(), copy=True)
+            return Preview(shape, dtype, device, values=values, stats=_small_stats(values))
         if t.is_complex() or n == 0:
             return Preview(shape, dtype, device)
         x = t if t.dtype in (torch.float32, torch.float64) else t.to(torch.float32)
@@ -35,6 +35,16 @@ def preview(tensor, limit: int = PREVIEW_MAX) -> Preview | None:
         return Preview(shape, dtype, device, stats=stats, thumb=_thumb(torch, x, stats))
     except (RuntimeError, TypeError):   # a tensor subclass with no data to read (fake, functional)
         return Preview(shape, dtype, device)
+
+
+def _small_stats(values: np.ndarray) -> tuple | None:
+    """min, mean and max of a small tensor's values, as Preview.of keeps them (a label shows them
+    where it has no room for the values themselves)."""
+    if not values.size or values.dtype.kind not in "fiub":
+        return None
+    v = values.astype(np.float64)
+    with np.errstate(all="ignore"):
+        return (float(v.min()), float(v.mean()), float(v.max()))
 
 
 def _stats(torch, x) -> tuple:

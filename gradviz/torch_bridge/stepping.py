@@ -263,13 +263,11 @@ class TorchRecording(Recording):
     """
 
     def __init__(self, session: _Session, recorder: Recorder, trace: Trace):
-        self.trace = trace
-        self.finished = False
+        super().__init__(trace, finished=False)
         self._session = session
         self._recorder = recorder
         self._upcoming = None
         self._leaf_ids = {key: recorder.tensor_node(("leaf", key)) for key in session.leaves}
-        self._initial = {n.id: n.grad for n in trace.nodes}   # what steps change: leaf nodes' .grad
         self._finalizer = weakref.finalize(self, session.close)
 
     # -- the interface every Recording has -------------------------------------------------------
@@ -297,15 +295,12 @@ class TorchRecording(Recording):
         self.close()
         return self.trace
 
-    def reset(self) -> None:
+    def _restart(self) -> None:
         if self._session.closed:
             raise RuntimeError("this recording is closed; record the backward again")
         self._session.stop()
         self._session.grads.restore()
-        self.trace.steps.clear()
         self._recorder.step_infos.clear()
-        for node in self.trace.nodes:
-            node.grad = self._initial[node.id]
         self.finished = False
         self._upcoming = None
 
@@ -315,13 +310,6 @@ class TorchRecording(Recording):
     def grads_now(self) -> dict:
         return {self._leaf_ids[key]: preview(t.grad) for key, t in self._session.leaves.items()
                 if self._leaf_ids.get(key) is not None}
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
 
     # -- the worker's messages ------------------------------------------------------------------
     def _begin(self) -> bool:
