@@ -214,6 +214,13 @@ class Stepper(anywidget.AnyWidget):
         self._start()
         return self
 
+    def close(self) -> None:
+        """Close the widget and its recording: the backward stops where it stands (no thread or graph
+        is kept) and .grad stays as the steps run so far left it."""
+        if hasattr(self, "recording"):   # not when recording failed in __init__ (the widget's __del__ closes)
+            self.recording.close()
+        super().close()
+
     # -- the panel's live part ----------------------------------------------------------
     def panel(self) -> str:
         """The step panel as the player shows it now (title, text, and the leaves' .grad right now)."""

@@ -130,6 +130,10 @@ class EngineRecording(Recording):
         except StopIteration:
             self.finished = True
             self._backward = None
+        except BaseException:   # the engine undid the step's writes; the pass is over
+            self.finished = True
+            self._backward = None
+            raise
 
     def run(self) -> Trace:
         try:
@@ -152,9 +156,9 @@ class EngineRecording(Recording):
     def close(self) -> None:
         if self.roots is None:
             return
+        self._backward = None   # a pass abandoned halfway keeps what it wrote until the snapshot is restored
         if not self.write_grads:
             self._snapshot.restore()   # recording changes no .grad the user can see
-        self._backward = None
         self.finished = True
         self.roots = self.gradient = self._snapshot = None
 

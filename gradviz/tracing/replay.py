@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .. import events
 from ..autograd.describe import describe_node, edge_info, tensor_info
-from ..autograd.graph import AccumulateGrad
+from ..autograd.graph import AccumulateGrad, Node
 from ..previews import Preview
 from ..records import InputRecord
 from .recorder import Output, Recorder
@@ -83,15 +83,16 @@ def _held_outputs(tensors) -> dict:
     held: dict = {}
     for t in tensors:
         node = getattr(t, "grad_fn", None)
-        if node is not None and t.output_nr == 0 and node.op.n_outputs == 1 and t._version == 0:
+        if isinstance(node, Node) and t.output_nr == 0 and node.op.n_outputs == 1 and t._version == 0:
             held.setdefault(node.id, t)
     return held
 
 
 def name_intermediates(recorder: Recorder, names: dict | None) -> None:
-    """Tell the recorder the names of the non-leaf tensors among `names` ({name: tensor})."""
+    """Tell the recorder the names of the non-leaf tensors among `names` ({name: tensor}); a tensor of
+    another library (a torch tensor the same code holds) names nothing here."""
     for name, t in (names or {}).items():
-        if getattr(t, "grad_fn", None) is not None and t.output_nr == 0:
+        if isinstance(getattr(t, "grad_fn", None), Node) and t.output_nr == 0:
             recorder.tensor_names.setdefault(t.grad_fn.id, str(name))
 
 

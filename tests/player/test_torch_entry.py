@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections import Counter
 from pathlib import Path
 
@@ -16,6 +17,9 @@ F = torch.nn.functional
 
 import gradviz  # noqa: E402
 from gradviz.origins import record  # noqa: E402
+from tests.support.torch_models import MODELS as real_models  # noqa: E402
+
+pytestmark = pytest.mark.torch
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -47,7 +51,12 @@ def _tied():
     return model, loss
 
 
-MODELS = {"mlp": _mlp, "tied": _tied}
+def _gpt():
+    case = real_models["gpt"]()   # nanoGPT-style, 2 layers, tied token embedding and head
+    return case.model, case.loss()
+
+
+MODELS = {"mlp": _mlp, "tied": _tied, "gpt": _gpt}
 
 
 def _torch_walk(loss) -> Counter:
@@ -76,6 +85,14 @@ def _shown_totals(trace) -> dict:
     return {names[a.node]: a.total for s in trace.steps for a in s.accumulations if a.node in names}
 
 
+def _assert_shows(preview, grad) -> None:
+    """A Preview shows `grad`: its values, or for a big tensor its min, mean and max."""
+    g = grad.detach().numpy().astype(np.float64)
+    shown = preview.values if preview.values is not None else preview.stats
+    np.testing.assert_allclose(shown, g if preview.values is not None else (g.min(), g.mean(), g.max()),
+                               rtol=1e-5, atol=1e-7)
+
+
 def _json(trace) -> str:
     return json.dumps(trace.to_json(), sort_keys=True, default=str)
 
@@ -99,11 +116,11 @@ def test_draw_animate_and_step_show_torchs_nodes_and_gradients(which):
         shown = _shown_totals(trace)
         assert sorted(shown) == sorted(plain)
         for name, grad in plain.items():
-            np.testing.assert_allclose(shown[name].values, grad.numpy(), rtol=1e-6, atol=1e-7)
+            _assert_shows(shown[name], grad)
     now = stepper.recording.grads_now()
     for node in stepper.trace.nodes:
         if node.kind == "leaf":
-            np.testing.assert_allclose(now[node.id].values, plain[node.name].numpy(), rtol=1e-6, atol=1e-7)
+            _assert_shows(now[node.id], plain[node.name])
     assert 'gv-val' in stepper.now and "None" not in stepper.now   # the panel's .grad, at the end of the run
 
 
@@ -171,3 +188,28 @@ def test_the_readmes_torch_one_liner_runs(tmp_path, monkeypatch):
     saved = [p for p in tmp_path.iterdir() if p.suffix == ".html"]
     assert len(saved) == 1 and "NllLossBackward0" in saved[0].read_text(encoding="utf-8")
     assert all(p.grad is None for p in scope["model"].parameters())   # watching changed no .grad
+
+
+def test_closing_a_torch_stepper_halfway_leaves_no_thread_and_keeps_the_grads_written():
+    model, loss = _mlp()
+    stepper = gradviz.step(loss, model=model)
+    stepper.next().next().next()
+    written = {k: None if p.grad is None else p.grad.clone() for k, p in model.named_parameters()}
+    stepper.close()
+    assert not [t for t in threading.enumerate() if t.name == "gradviz torch backward"]
+    for k, p in model.named_parameters():
+        assert (p.grad is None) if written[k] is None else torch.equal(p.grad, written[k])
+    loss.backward()   # torch's graph is free of the recording's hooks and whole
+    assert all(p.grad is not None for p in model.parameters())
+
+
+def test_a_gradviz_graph_is_named_beside_torch_tensors_in_the_same_code():
+    """The caller's torch tensors name nothing in a gradviz graph (and the reverse)."""
+    model, torch_loss = _mlp()
+    W = gradviz.randn(3, 2, requires_grad=True)
+    loss = (gradviz.tanh(gradviz.ones(4, 3) @ W)).sum()
+    for trace in (gradviz.draw(loss).trace, gradviz.animate(loss).trace, gradviz.step(loss).run_to_end().trace):
+        assert [n.name for n in trace.nodes if n.kind == "leaf"] == ["W"]
+        assert trace.node(trace.roots[0]).name == "loss"
+    anim = gradviz.animate(torch_loss, model=model)
+    assert anim.trace.node(anim.trace.roots[0]).name == "torch_loss"

@@ -133,3 +133,31 @@ def test_names_come_from_the_caller_and_from_model():
     assert isinstance(run, EngineRecording)
     anim = gv.animate(loss, model=model)
     assert sorted(n.name for n in anim.trace.nodes if n.kind == "leaf") == ["bias", "weight"]
+
+
+def test_an_error_in_a_step_ends_the_pass_and_close_puts_grad_back():
+    W, b, h, loss = _graph()
+
+    def fail(grad):
+        raise ValueError("a hook refused")
+    h.register_hook(fail)
+    run = record(loss)
+    with pytest.raises(ValueError, match="a hook refused"):
+        while run.step() is not None:
+            pass
+    assert run.finished and run.step() is None
+    run.close()
+    assert W.grad is None and b.grad is None
+
+
+def test_a_recording_closed_halfway_puts_grad_back():
+    W, b, h, loss = _graph()
+    with record(loss) as run:
+        while h.grad is None:   # the retained non-leaf is written halfway
+            run.step()
+        assert not run.finished
+    assert W.grad is None and b.grad is None and h.grad is None and run.finished
+    with pytest.raises(RuntimeError, match="closed"):
+        run.reset()
+    loss.backward()
+    assert W.grad is not None
