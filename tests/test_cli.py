@@ -132,8 +132,7 @@ class Net(nn.Module):
 GRADVIZ_MODEL = TORCH_MODEL.replace("import torch\n", "import gradviz as torch\n").replace(
     "from torch import nn", "from gradviz import nn").replace("import torch.nn.functional as F", "F = torch.nn.functional")
 
-SHAPES = {
-    "module level": """
+MODULE_LEVEL = """
 torch.manual_seed(0)
 model = Net()
 x, y = torch.randn(5, 4), torch.tensor([0, 1, 2, 0, 1])
@@ -141,20 +140,12 @@ loss = F.cross_entropy(model(x), y)
 print("loss", round(loss.item(), 4))
 loss.backward()
 print("after backward")
-""",
-    "main()": """
-def main():
-    torch.manual_seed(0)
-    net = Net()
-    x, y = torch.randn(5, 4), torch.tensor([0, 1, 2, 0, 1])
-    loss = F.cross_entropy(net(x), y)
-    print("loss", round(loss.item(), 4))
-    loss.backward()
-    print("after backward")
+"""
 
-if __name__ == "__main__":
-    main()
-""",
+SHAPES = {
+    "module level": MODULE_LEVEL,
+    # the same lines as a function's, run from the __main__ guard
+    "main()": "\ndef main():" + textwrap.indent(MODULE_LEVEL, "    ") + '\nif __name__ == "__main__":\n    main()\n',
     "training loop": """
 def train(steps):
     torch.manual_seed(0)
