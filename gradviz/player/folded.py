@@ -38,45 +38,64 @@ def fold_runs(frames: list, owners: dict, titles: dict, trace, total_steps: int 
     def drawn_as(i):
         """A node as the diagram shows it: its own label, or the box it is folded into."""
         return esc(titles[owners[i]]) if owners.get(i) in titles else node_label(graph, i)
-    # every frame as a full state, so that merging can change a frame and the next ones still agree
-    full, state, full_widths, widths = [], {}, [], {}
-    for f in frames:
-        state = {**state, **f.changes}
-        full.append(state)
-        widths = {**widths, **f.widths}
-        full_widths.append(widths)
-    out, states, run_widths = [], [], []
+    out, overrides, marks = [], [], []       # the merged frames; what each sets beyond its frame's state
     for run in runs:
-        run_widths.append(full_widths[run[-1]])
-        first, last = frames[run[0]], frames[run[-1]]
+        first = frames[run[0]]
         if len(run) == 1 or first.node not in titles:
-            merged = Frame(0, first.phase, first.step, first.node, {}, dict(first.labels), first.title,
-                           first.text, first.caption)
-            states.append(full[run[0]])
+            merged = Frame(0, first.phase, first.step, first.node, labels=dict(first.labels)).with_panel_of(first)
+            marks.append((run[0], run[-1], {}))
         elif first.phase == "forward":
             made = [graph.nodes[created[k]] for k in run]
-            title, text, caption = _forward_panel(titles[first.node], made, run[0], len(created))
-            merged = Frame(0, "forward", None, first.node, {}, {}, title, text, caption)
-            states.append(full[run[-1]])
+            merged = Frame(0, "forward", None, first.node,
+                           panel=_later(_forward_panel, titles[first.node], made, run[0], len(created)))
+            marks.append((run[-1], run[-1], {}))
         else:
             flowing = {i for k in run for i, st in frames[k].changes.items() if st == "flowing" and i not in titles}
             labels = {}
             for k in run:
                 labels.update({i: t for i, t in frames[k].labels.items() if i not in titles})
             run_steps = [steps[frames[k].step] for k in run]
-            title, text, caption = _panel(graph, titles[first.node], members.get(first.node, set()), run_steps,
-                                          total, drawn_as)
-            merged = Frame(0, "backward", first.step, first.node, {}, labels, title, text, caption)
-            states.append({**full[run[-1]], **{i: "flowing" for i in flowing}})
+            merged = Frame(0, "backward", first.step, first.node, labels=labels,
+                           panel=_later(_panel, graph, titles[first.node], members.get(first.node, set()),
+                                        run_steps, total, drawn_as))
+            marks.append((run[-1], run[-1], dict.fromkeys(flowing, "flowing")))
         out.append(merged)
-    previous: dict = {}
-    previous_widths: dict = {}
-    for k, (frame, st, wd) in enumerate(zip(out, states, run_widths)):
-        frame.index = k
-        frame.changes = {i: s for i, s in st.items() if previous.get(i) != s}
-        frame.widths = {i: w for i, w in wd.items() if previous_widths.get(i) != w}
-        previous, previous_widths = st, wd
+    _rediff(frames, out, marks)
     return out
+
+
+def _later(make, *args):
+    return lambda: make(*args)
+
+
+def _rediff(frames: list, out: list, marks: list) -> None:
+    """Give each merged frame the changes from the one before it. marks[k] = (state_at, widths_at,
+    extra): merged frame k shows the state after frames[state_at] with `extra` on top, and the widths
+    after frames[widths_at]. Only the ids that changed between two merged frames are compared, so
+    this is linear in the changes, not frames × ids."""
+    state, widths, shown, shown_widths = {}, {}, {}, {}
+    done = wdone = -1
+    extra_before: dict = {}
+    for k, (frame, (at, wat, extra)) in enumerate(zip(out, marks)):
+        touched = {**extra_before, **extra}          # a dict: the frame's changes keep one order
+        for j in range(done + 1, at + 1):
+            state.update(frames[j].changes)
+            touched.update(frames[j].changes)
+        done = max(done, at)
+        changes = {}
+        for i in touched:
+            now = extra.get(i, state.get(i))
+            if now is not None and shown.get(i) != now:
+                changes[i] = shown[i] = now
+        frame.index, frame.changes = k, changes
+        wtouched: dict = {}
+        for j in range(wdone + 1, wat + 1):
+            widths.update(frames[j].widths)
+            wtouched.update(frames[j].widths)
+        wdone = max(wdone, wat)
+        frame.widths = {i: widths[i] for i in wtouched if shown_widths.get(i) != widths[i]}
+        shown_widths.update(frame.widths)
+        extra_before = extra
 
 
 def _runs(frames: list, titles: dict) -> list:

@@ -37,7 +37,6 @@ The data the script is given (the saved player: Animation.data() in html.py, as 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
 from ..render.formula import Graph
 from ..records import StepRecord
@@ -78,18 +77,54 @@ def width_level(grad) -> int | None:
     return 1 + sum(biggest >= bound for bound in WIDTH_LEVELS)
 
 
-@dataclass
 class Frame:
-    index: int
-    phase: str                                   # "forward" | "backward"
-    step: int | None                             # index into trace.steps, for backward frames
-    node: str | None                             # the node created (forward) or run (backward)
-    changes: dict = field(default_factory=dict)  # id -> state, only what differs from the previous frame
-    labels: dict = field(default_factory=dict)   # edge id -> text drawn on the edge in this frame
-    title: str = ""
-    text: str = ""                               # the step panel (HTML)
-    caption: str = ""                            # the step's results as plain text (GIF, alt text)
-    widths: dict = field(default_factory=dict)   # edge id -> width level (width_level), only what changed
+    """One frame: its state changes and edge labels, and its panel (title, HTML, caption). The panel
+    may be given as `panel`, a function returning (title, text, caption), made only when first read:
+    a view that shows few of the frames (a folded player) never typesets the others."""
+
+    __slots__ = ("index", "phase", "step", "node", "changes", "labels", "widths", "_panel", "_texts")
+
+    def __init__(self, index: int, phase: str, step: int | None, node: str | None, changes: dict | None = None,
+                 labels: dict | None = None, title: str = "", text: str = "", caption: str = "",
+                 widths: dict | None = None, panel=None):
+        self.index = index
+        self.phase = phase                  # "forward" | "backward"
+        self.step = step                    # index into trace.steps, for backward frames
+        self.node = node                    # the node created (forward) or run (backward)
+        self.changes = {} if changes is None else changes   # id -> state, only what differs from the previous frame
+        self.labels = {} if labels is None else labels      # edge id -> text drawn on the edge in this frame
+        self.widths = {} if widths is None else widths      # edge id -> width level (width_level), only what changed
+        self._panel = panel
+        self._texts = None if panel is not None else (title, text, caption)
+
+    def _made(self) -> tuple:
+        if self._texts is None:
+            self._texts = tuple(self._panel())
+            self._panel = None
+        return self._texts
+
+    @property
+    def title(self) -> str:
+        """The step panel's title (HTML)."""
+        return self._made()[0]
+
+    @property
+    def text(self) -> str:
+        """The step panel (HTML)."""
+        return self._made()[1]
+
+    @property
+    def caption(self) -> str:
+        """The step's results as plain text (GIF, alt text, the screen reader's narration)."""
+        return self._made()[2]
+
+    def with_panel_of(self, other: "Frame") -> "Frame":
+        """This frame showing `other`'s panel, made (once, shared) only when read."""
+        self._texts, self._panel = (None, other._made) if other._texts is None else (other._texts, None)
+        return self
+
+    def __repr__(self) -> str:
+        return f"Frame({self.index}, {self.phase!r}, step={self.step}, node={self.node!r})"
 
     def to_json(self) -> dict:
         """The frame as the player's script reads it (the keys: this module's docstring)."""
@@ -98,6 +133,22 @@ class Frame:
         if self.widths:
             out["w"] = self.widths
         return out
+
+
+class _AsOf:
+    """What the panel of one step reads of a FrameBuilder, as it was right after that step: the
+    gradient contributions received so far by the nodes the panel speaks of."""
+
+    def __init__(self, builder: "FrameBuilder", ids):
+        self.graph, self.trace, self.jacobians = builder.graph, builder.trace, builder.jacobians
+        self.received = {i: list(builder.received[i]) for i in ids if i in builder.received}
+
+
+_SETTLING = ("new", "active", "flowing")   # states that last one frame: new -> built, the others -> done
+
+
+def _forward_panel(builder, node_id: str, k: int, count: int):
+    return lambda: explain.forward(builder, node_id, k, count)
 
 
 class FrameBuilder:
@@ -114,21 +165,26 @@ class FrameBuilder:
         self._pending_widths: dict = {}
         self.received: dict = {}     # node id -> [(edge, Preview)] gradient contributions so far
         self._backward_started = False
+        self._live: dict = {}        # ids now new, active or flowing: what the next frame settles
 
     # -- state ----------------------------------------------------------------------
     def _set(self, ident: str, state: str) -> None:
         if self.state.get(ident) != state or ident in self._pending:
             self._pending[ident] = state
             self.state[ident] = state
+            if state in _SETTLING:
+                self._live[ident] = None
+            else:
+                self._live.pop(ident, None)
 
     def _width(self, edge_id: str, grad) -> None:
         level = width_level(grad)
         if level is not None and self.widths.get(edge_id) != level:
             self.widths[edge_id] = self._pending_widths[edge_id] = level
 
-    def _emit(self, phase: str, step, node, labels, title, text, caption) -> "Frame":
-        frame = Frame(len(self.frames), phase, step, node, dict(self._pending), labels, title, text, caption,
-                      dict(self._pending_widths))
+    def _emit(self, phase: str, step, node, labels, panel) -> "Frame":
+        frame = Frame(len(self.frames), phase, step, node, dict(self._pending), labels,
+                      widths=dict(self._pending_widths), panel=panel)
         self._pending = {}
         self._pending_widths = {}
         self.frames.append(frame)
@@ -136,11 +192,8 @@ class FrameBuilder:
 
     def _settle(self) -> None:
         """What was happening in the previous frame becomes history."""
-        for ident, st in list(self.state.items()):
-            if st == "new":
-                self._set(ident, "built")
-            elif st in ("active", "flowing"):
-                self._set(ident, "done")
+        for ident in list(self._live):
+            self._set(ident, "built" if self.state[ident] == "new" else "done")
 
     # -- forward --------------------------------------------------------------------
     def forward_order(self) -> list:
@@ -174,8 +227,7 @@ class FrameBuilder:
                 if g.nodes[e.dst].kind == "output":
                     self._set(e.id, "new")
                     self._set(e.dst, "new")
-            title, text, caption = explain.forward(self, node_id, k, len(order))
-            made.append(self._emit("forward", None, node_id, {}, title, text, caption))
+            made.append(self._emit("forward", None, node_id, {}, _forward_panel(self, node_id, k, len(order))))
         return made
 
     # -- backward -------------------------------------------------------------------
@@ -218,8 +270,9 @@ class FrameBuilder:
                     self._set(e.id, "flowing")
                     self._width(e.id, acc.contribution)
                     labels[e.id] = short(acc.total)
-        title, text, caption = explain.backward(self, step, total)
-        return self._emit("backward", step.index, node_id, labels, title, text, caption)
+        # the panel is typeset when it is shown, from the contributions as they stood after this step
+        now = _AsOf(self, {node_id, *(g.edges[edge_id].src for edge_id, _, _ in step.flows)})
+        return self._emit("backward", step.index, node_id, labels, lambda: explain.backward(now, step, total))
 
     def build(self, forward: bool = True) -> list:
         if forward:
