@@ -487,6 +487,7 @@ def _one_text(markup: str) -> str:
     return unicodedata.normalize("NFC", re.sub(r" ([,;])", r"\1", out))   # g + ̄ as the one letter ḡ
 
 
+@lru_cache(maxsize=8192)     # a diagram's label, the panel and the caption each ask for one formula
 def unicode(latex: str, names: tuple = ()) -> str:
     """A formula (with placeholders `name(k)`) as plain Unicode: `mathml`'s text."""
     return text(mathml(latex, names))
