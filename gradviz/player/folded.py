@@ -13,6 +13,7 @@ from collections import Counter
 
 from ..formatting import preview as preview_text
 from ..formatting import shape
+from ..render.collapse import count_nodes
 from . import grids
 from .explain import node_label
 from .mathtext import esc
@@ -42,11 +43,12 @@ def fold_runs(frames: list, owners: dict, titles: dict, trace, total_steps: int 
     for run in runs:
         first = frames[run[0]]
         if len(run) == 1 or first.node not in titles:
-            merged = Frame(0, first.phase, first.step, first.node, labels=dict(first.labels)).with_panel_of(first)
+            merged = Frame(0, first.phase, first.step, first.node, labels=dict(first.labels),
+                           span=first.span).with_panel_of(first)
             marks.append((run[0], run[-1], {}))
         elif first.phase == "forward":
             made = [graph.nodes[created[k]] for k in run]
-            merged = Frame(0, "forward", None, first.node,
+            merged = Frame(0, "forward", None, first.node, span=_span(frames, run),
                            panel=_later(_forward_panel, titles[first.node], made, run[0], len(created)))
             marks.append((run[-1], run[-1], {}))
         else:
@@ -55,13 +57,18 @@ def fold_runs(frames: list, owners: dict, titles: dict, trace, total_steps: int 
             for k in run:
                 labels.update({i: t for i, t in frames[k].labels.items() if i not in titles})
             run_steps = [steps[frames[k].step] for k in run]
-            merged = Frame(0, "backward", first.step, first.node, labels=labels,
+            merged = Frame(0, "backward", first.step, first.node, labels=labels, span=_span(frames, run),
                            panel=_later(_panel, graph, titles[first.node], members.get(first.node, set()),
                                         run_steps, total, drawn_as))
             marks.append((run[-1], run[-1], dict.fromkeys(flowing, "flowing")))
         out.append(merged)
     _rediff(frames, out, marks)
     return out
+
+
+def _span(frames: list, run: list):
+    first, last = frames[run[0]].span, frames[run[-1]].span
+    return (first[0], last[1]) if first and last else None
 
 
 def _later(make, *args):
@@ -98,6 +105,10 @@ def _rediff(frames: list, out: list, marks: list) -> None:
         extra_before = extra
 
 
+def _steps(n: int) -> str:
+    return f"{n:,} engine step{'' if n == 1 else 's'}"
+
+
 def _runs(frames: list, titles: dict) -> list:
     """Frame indices grouped: consecutive frames of one phase on the same folded box form one run."""
     runs: list = []
@@ -119,10 +130,10 @@ def _forward_panel(title: str, made: list, first: int, count: int) -> tuple:
     gives = f'<div class="gv-row"><span class="gv-k">gives</span> {grids.tensor(last.value)}</div>' \
         if last.value is not None else ""
     text = (f'<div class="gv-step gv-forward gv-folded"><p class="gv-say">The forward pass runs through '
-            f"<b>{esc(title)}</b>, folded into one box: autograd records {len(made)} nodes ({made_text}); the "
+            f"<b>{esc(title)}</b>, folded into one box: autograd records {count_nodes(len(made))} ({made_text}); the "
             f"last, {esc(last.name)}, makes what leaves the box.</p>{gives}</div>")
     value = f" = {preview_text(last.value)}" if last.value is not None else ""
-    return head, text, f"forward: {title}: {len(made)} nodes; {last.name}{value}"
+    return head, text, f"forward: {title}: {count_nodes(len(made))}; {last.name}{value}"
 
 
 def _panel(graph: Graph, title: str, inside: set, run_steps: list, total: int, drawn_as) -> tuple:
@@ -147,7 +158,7 @@ def _panel(graph: Graph, title: str, inside: set, run_steps: list, total: int, d
     head = f"backward {first}–{last}/{total} · {esc(title)}"
     ran_text = ", ".join(f"{esc(name)} ×{n}" for name, n in kinds.most_common())
     body = [f'<div class="gv-row">Backward runs through <b>{esc(title)}</b>, folded into one box: '
-            f"{len(run_steps)} engine steps ({ran_text}), each the vector-Jacobian product of one node inside. "
+            f"{_steps(len(run_steps))} ({ran_text}), each the vector-Jacobian product of one node inside. "
             "Unfold it (collapse=) to step through them one by one.</div>"]
     for label, pairs, where in (("CAME IN", came_in, "from"), ("WENT OUT", went_out, "to")):
         for e, grad in pairs:
@@ -158,7 +169,7 @@ def _panel(graph: Graph, title: str, inside: set, run_steps: list, total: int, d
         names = ", ".join(f"{esc(graph.nodes[a.node].name or a.node)}.grad {esc(shape(a.total.shape))}"
                           for a in written)
         body.append(f'<div class="gv-row"><span class="gv-k">WROTE</span> {names}</div>')
-    caption = "; ".join([f"{title}: {len(run_steps)} steps"] +
+    caption = "; ".join([f"{title}: {_steps(len(run_steps))}"] +
                         [f"→ {graph.nodes[e.src].name or e.src}: {preview_text(g)}" for e, g in went_out] +
                         [f"{graph.nodes[a.node].name or a.node}.grad = {preview_text(a.total)}" for a in written])
     return head, f'<div class="gv-step gv-backward gv-folded">{"".join(body)}</div>', caption

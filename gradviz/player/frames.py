@@ -21,6 +21,8 @@ A frame (`Frame.to_json`, the one place its keys are written):
   "n"  the node created or run (the camera frames it, the code listing marks its line), or null
   "s"  the caption: the step's results as plain text (the screen reader's narration)
   "w"  {edge id: width level} (width_level, class gv-w<level>), only what changed; absent when nothing did
+  "k"  [first, last]: the steps of its phase the frame shows, from 1 (Frame.span: the node created, or
+       the engine's steps; a folded box's frame spans several); absent on a frame of no step
 A saved player packs its frames (pack.py): a packed frame carries "b" (the index of an earlier
 frame) and "H" (pieces of new text and copies of that frame's "h") instead of "h".
 
@@ -30,6 +32,7 @@ The data the script is given (the saved player: Animation.data() in html.py, as 
   "mid"       {edge id: [x, y, left]}: where an edge's label goes (stage.place; left 1: left of the point)
   "interval"  milliseconds per frame when playing
   "lines"     {node id: "block:line"}: the code listing's line that made each node (codeview.line_keys)
+  "steps"     [forward, backward]: how many steps each phase has (the counter: "backward 9–39 of 134")
   Stepper only: "total" (the frames there will be), "finished" (backward has run to the end),
   "zero" (frame 0 is the graph before backward: the counter starts at the next one) and "remote"
   (callbacks asking Python for a frame: the engine runs only as far as the learner steps).
@@ -82,11 +85,11 @@ class Frame:
     may be given as `panel`, a function returning (title, text, caption), made only when first read:
     a view that shows few of the frames (a folded player) never typesets the others."""
 
-    __slots__ = ("index", "phase", "step", "node", "changes", "labels", "widths", "_panel", "_texts")
+    __slots__ = ("index", "phase", "step", "node", "changes", "labels", "widths", "span", "_panel", "_texts")
 
     def __init__(self, index: int, phase: str, step: int | None, node: str | None, changes: dict | None = None,
                  labels: dict | None = None, title: str = "", text: str = "", caption: str = "",
-                 widths: dict | None = None, panel=None):
+                 widths: dict | None = None, panel=None, span: tuple | None = None):
         self.index = index
         self.phase = phase                  # "forward" | "backward"
         self.step = step                    # index into trace.steps, for backward frames
@@ -94,6 +97,10 @@ class Frame:
         self.changes = {} if changes is None else changes   # id -> state, only what differs from the previous frame
         self.labels = {} if labels is None else labels      # edge id -> text drawn on the edge in this frame
         self.widths = {} if widths is None else widths      # edge id -> width level (width_level), only what changed
+        # (first, last): the steps of its phase this frame shows, counted from 1 (forward: the node
+        # created; backward: the engine's steps); a folded box's frame spans several. The counter and
+        # the panel's title count the same steps.
+        self.span = span
         self._panel = panel
         self._texts = None if panel is not None else (title, text, caption)
 
@@ -132,6 +139,8 @@ class Frame:
                "s": self.caption}
         if self.widths:
             out["w"] = self.widths
+        if self.span:
+            out["k"] = list(self.span)
         return out
 
 
@@ -182,9 +191,11 @@ class FrameBuilder:
         if level is not None and self.widths.get(edge_id) != level:
             self.widths[edge_id] = self._pending_widths[edge_id] = level
 
-    def _emit(self, phase: str, step, node, labels, panel) -> "Frame":
-        frame = Frame(len(self.frames), phase, step, node, dict(self._pending), labels,
-                      widths=dict(self._pending_widths), panel=panel)
+    def _emit(self, phase: str, step, node, labels, title="", text="", caption="", panel=None,
+              number: int | None = None) -> "Frame":
+        """The frame of what changed since the last one; its panel as texts, or `panel` to make them later."""
+        frame = Frame(len(self.frames), phase, step, node, dict(self._pending), labels, title, text, caption,
+                      dict(self._pending_widths), panel, None if number is None else (number, number))
         self._pending = {}
         self._pending_widths = {}
         self.frames.append(frame)
@@ -227,7 +238,8 @@ class FrameBuilder:
                 if g.nodes[e.dst].kind == "output":
                     self._set(e.id, "new")
                     self._set(e.dst, "new")
-            made.append(self._emit("forward", None, node_id, {}, _forward_panel(self, node_id, k, len(order))))
+            made.append(self._emit("forward", None, node_id, {}, panel=_forward_panel(self, node_id, k, len(order)),
+                                   number=k + 1))
         return made
 
     # -- backward -------------------------------------------------------------------
@@ -272,7 +284,8 @@ class FrameBuilder:
                     labels[e.id] = short(acc.total)
         # the panel is typeset when it is shown, from the contributions as they stood after this step
         now = _AsOf(self, {node_id, *(g.edges[edge_id].src for edge_id, _, _ in step.flows)})
-        return self._emit("backward", step.index, node_id, labels, lambda: explain.backward(now, step, total))
+        return self._emit("backward", step.index, node_id, labels, panel=lambda: explain.backward(now, step, total),
+                          number=step.index + 1)
 
     def build(self, forward: bool = True) -> list:
         if forward:

@@ -168,8 +168,9 @@ class Animation:
                 lengths[k] = max(lengths.get(k, 0), len(text))
         mid = {k: [round(x, 1), round(y, 1), 1 if left else 0]
                for k, (x, y, left) in self.stage.place(lengths).items()}
+        forward = max((f.span[1] for f in self.frames if f.phase == "forward" and f.span), default=0)
         return {"frames": pack([f.to_json() for f in self.frames]), "mid": mid, "interval": self.interval_ms,
-                "lines": codeview.line_keys(self.trace)}
+                "lines": codeview.line_keys(self.trace), "steps": [forward, len(self.trace.steps)]}
 
     def fragment(self, page: bool = False) -> str:
         """The player as an HTML fragment: it styles and scripts itself, so it works inside any page."""

@@ -325,13 +325,20 @@
       slider.max = String(Math.max(n - 1, 0));
       slider.value = String(k);
       // counted by phase, the same in the saved player and the Stepper: "forward 3 of 10", then
-      // "backward 1 of 12". With `zero`, frame 0 is the moment before its phase's first step (the
+      // "backward 1 of 12"; where the data counts steps (a folded box's frame runs several), the
+      // counter counts them: "backward 9–39 of 134", as the panel's title does. With `zero`, frame 0 is the moment before its phase's first step (the
       // Stepper before backward, forward mode's seed tangents) and counts as 0: "backward 0 of 12"
       var fwd = 0;
       while (fwd < frames.length && frames[fwd].t && frames[fwd].t.indexOf("forward") === 0) fwd++;
       var allForward = fwd > 0 && fwd === frames.length, zf = fwd > 0 ? zero : 0, zb = zero - zf;
-      count.textContent = k < fwd ? "forward " + (k + 1 - zf) + " of " + ((allForward ? n : fwd) - zf)
-                                  : "backward " + (k - fwd + 1 - zb) + " of " + (n - fwd - zb);
+      var f = frames[k], steps = data.steps;
+      if (steps && f && f.k) {     // the steps the frame shows, as its panel's title counts them (frames.py "k")
+        var span = f.k[0] === f.k[1] ? String(f.k[0]) : f.k[0] + "–" + f.k[1];
+        count.textContent = k < fwd ? "forward " + span + " of " + steps[0] : "backward " + span + " of " + steps[1];
+      } else {
+        count.textContent = k < fwd ? "forward " + (k + 1 - zf) + " of " + ((allForward ? n : fwd) - zf)
+                                    : "backward " + (k - fwd + 1 - zb) + " of " + (n - fwd - zb);
+      }
       var atEnd = finished && k >= frames.length - 1;
       nextBtn.disabled = atEnd;
       prevBtn.disabled = k <= 0;
