@@ -61,6 +61,8 @@ def fold_runs(frames: list, owners: dict, titles: dict, trace, total_steps: int 
                            panel=_later(_panel, graph, titles[first.node], members.get(first.node, set()),
                                         run_steps, total, drawn_as))
             marks.append((run[-1], run[-1], dict.fromkeys(flowing, "flowing")))
+        if len(run) > 1 and first.node in titles:
+            merged.source = (run[0], run[-1])
         out.append(merged)
     _rediff(frames, out, marks)
     return out

@@ -21,6 +21,8 @@ A frame (`Frame.to_json`, the one place its keys are written):
   "n"  the node created or run (the camera frames it, the code listing marks its line), or null
   "s"  the caption: the step's results as plain text (the screen reader's narration)
   "w"  {edge id: width level} (width_level, class gv-w<level>), only what changed; absent when nothing did
+  "i"  [start, stop]: where a folded box's frame can be opened, its frames inside the box (the data's
+       "inner"); absent on other frames
   "k"  [first, last]: the steps of its phase the frame shows, from 1 (Frame.span: the node created, or
        the engine's steps; a folded box's frame spans several); absent on a frame of no step
 A saved player packs its frames (pack.py): a packed frame carries "b" (the index of an earlier
@@ -32,6 +34,9 @@ The data the script is given (the saved player: Animation.data() in html.py, as 
   "mid"       {edge id: [x, y, left]}: where an edge's label goes (stage.place; left 1: left of the point)
   "interval"  milliseconds per frame when playing
   "lines"     {node id: "block:line"}: the code listing's line that made each node (codeview.line_keys)
+  "boxes"     {box id: {"svg", "mid", "title"}}: each folded box that can be opened, laid out unfolded
+              (player/inside.py), with where its edges' labels go
+  "inner"     the frames inside the boxes, packed as "frames" are; a frame's "i" says which are its own
   "steps"     [forward, backward]: how many steps each phase has (the counter: "backward 9–39 of 134")
   Stepper only: "total" (the frames there will be), "finished" (backward has run to the end),
   "zero" (frame 0 is the graph before backward: the counter starts at the next one) and "remote"
@@ -85,7 +90,8 @@ class Frame:
     may be given as `panel`, a function returning (title, text, caption), made only when first read:
     a view that shows few of the frames (a folded player) never typesets the others."""
 
-    __slots__ = ("index", "phase", "step", "node", "changes", "labels", "widths", "span", "_panel", "_texts")
+    __slots__ = ("index", "phase", "step", "node", "changes", "labels", "widths", "span", "source", "inner",
+                 "_panel", "_texts")
 
     def __init__(self, index: int, phase: str, step: int | None, node: str | None, changes: dict | None = None,
                  labels: dict | None = None, title: str = "", text: str = "", caption: str = "",
@@ -101,6 +107,8 @@ class Frame:
         # created; backward: the engine's steps); a folded box's frame spans several. The counter and
         # the panel's title count the same steps.
         self.span = span
+        self.source = None       # (first, last): the unfolded frames a folded box's frame stands for
+        self.inner = None        # (start, stop): its frames inside the box (inside.py), where it can be opened
         self._panel = panel
         self._texts = None if panel is not None else (title, text, caption)
 
@@ -130,6 +138,11 @@ class Frame:
         self._texts, self._panel = (None, other._made) if other._texts is None else (other._texts, None)
         return self
 
+    def copy(self) -> "Frame":
+        """The same frame (its dicts shared, its panel made once for both)."""
+        return Frame(self.index, self.phase, self.step, self.node, self.changes, self.labels, widths=self.widths,
+                     span=self.span).with_panel_of(self)
+
     def __repr__(self) -> str:
         return f"Frame({self.index}, {self.phase!r}, step={self.step}, node={self.node!r})"
 
@@ -141,6 +154,8 @@ class Frame:
             out["w"] = self.widths
         if self.span:
             out["k"] = list(self.span)
+        if self.inner:
+            out["i"] = list(self.inner)
         return out
 
 

@@ -21,6 +21,7 @@ from ..tracing import GradSnapshot, Recorder, Trace, outputs_of, replay, written
 from . import codeview
 from .frames import Frame, FrameBuilder, state_at
 from .folded import fold_runs
+from .inside import Inside
 from .mathtext import esc
 from .orders import separate_orders
 from .pack import pack
@@ -67,6 +68,7 @@ def markup(uid: str, svg: str, n: int, title: str, text: str, page: bool = False
         '<button type="button" class="gv-next" title="Next step (→)">Next ▶</button>'
         '<button type="button" class="gv-play" title="Play / pause (space)">▶ Play</button>'
         '<button type="button" class="gv-reset" title="Back to the start (Home)">Reset</button>'
+        '<button type="button" class="gv-open" aria-pressed="false" hidden>open box</button>'
         f'<input type="range" class="gv-slider" min="0" max="{max(n - 1, 0)}" value="0" step="1" aria-label="step">'
         f'<span class="gv-count" aria-hidden="true">step {1 if n else 0} of {n}</span>'
         '<label>speed <select class="gv-speed" aria-label="speed">'
@@ -79,6 +81,9 @@ def markup(uid: str, svg: str, n: int, title: str, text: str, page: bool = False
         '<button type="button" class="gv-fit" title="Show the whole graph">fit</button>'
         '<button type="button" class="gv-follow" aria-pressed="true" '
         'title="Follow the running node again">follow</button>'
+        '<input type="search" class="gv-find" placeholder="find (/)" aria-label="find a parameter, tensor or node type" '
+        'title="Find a parameter, a tensor\'s name or a node type (/): Enter for the next, Shift+Enter the one before">'
+        '<span class="gv-found" aria-live="polite"></span>'
         '<span class="gv-key" title="From the first backward step on, arrowheads point the way the gradient '
         'flows (to the input). An edge that has carried gradient is drawn one step thicker for every factor of '
         '10 in its largest |entry|: below 0.001, 0.001, 0.01, 0.1, 1, 10 and up; a hairline when it is all '
@@ -132,13 +137,14 @@ class Animation:
     """A recorded run: `.steps` (the trace's backward steps), `.frames`, `.save(path)`."""
 
     def __init__(self, trace: Trace, frames: list, svg: str, interval_ms: int = 1200, title: str = "gradviz",
-                 draw_options: dict | None = None):
+                 draw_options: dict | None = None, inside: Inside | None = None):
         self.trace = trace
         self.draw_options = dict(draw_options or {})   # what the SVG was drawn with (the GIF redraws alike)
         self.frames: list[Frame] = frames
         self.stage = Stage(svg)
         self.interval_ms = int(interval_ms)
         self.title = title
+        self.inside = inside     # the folded boxes the page can open, and the frames inside them
 
     @property
     def steps(self) -> list:
@@ -169,8 +175,14 @@ class Animation:
         mid = {k: [round(x, 1), round(y, 1), 1 if left else 0]
                for k, (x, y, left) in self.stage.place(lengths).items()}
         forward = max((f.span[1] for f in self.frames if f.phase == "forward" and f.span), default=0)
-        return {"frames": pack([f.to_json() for f in self.frames]), "mid": mid, "interval": self.interval_ms,
+        data = {"frames": pack([f.to_json() for f in self.frames]), "mid": mid, "interval": self.interval_ms,
                 "lines": codeview.line_keys(self.trace), "steps": [forward, len(self.trace.steps)]}
+        if self.inside is not None:
+            data["names"] = self.inside.names
+            if self.inside.boxes:
+                data["boxes"] = self.inside.boxes
+                data["inner"] = pack([f.to_json() for f in self.inside.frames])
+        return data
 
     def fragment(self, page: bool = False) -> str:
         """The player as an HTML fragment: it styles and scripts itself, so it works inside any page."""
@@ -269,6 +281,8 @@ def animate(*tensors, gradient=None, names=None, forward: bool = True, retain_gr
         finally:
             snapshot.restore()   # recording changes no .grad the user can see
     frames = FrameBuilder(trace, jacobians).build(forward)
+    raw = [f.copy() for f in frames]                    # as the unfolded player shows them, for opening a box
     remap(frames, owners)
     frames = fold_runs(frames, owners, titles, trace)   # backward through a folded box: one frame per run
-    return Animation(trace, frames, svg, interval_ms, title, draw_options)
+    return Animation(trace, frames, svg, interval_ms, title, draw_options,
+                     Inside(trace, raw, frames, owners, titles, draw_options))
