@@ -138,18 +138,29 @@ def _forward_panel(title: str, made: list, first: int, count: int) -> tuple:
     return head, text, f"forward: {title}: {count_nodes(len(made))}; {last.name}{value}"
 
 
+def _came_in(graph: Graph, ran: set, inside: set, before: int) -> list:
+    """(edge, gradient) that reached the nodes `ran` from outside the box before step `before`, in the
+    order they were sent: read from the senders' steps (found by node, not by scanning every step)."""
+    if not hasattr(graph, "sent"):          # node id -> its steps' flows, once per graph
+        graph.sent = {}
+        for s in graph.trace.steps:
+            graph.sent.setdefault(s.node, []).append(s)
+    found = []
+    for node in ran:
+        for e in graph.out_of.get(node, ()):
+            if e.dst in inside:
+                continue
+            for s in graph.sent.get(e.dst, ()):
+                if s.index < before:
+                    found += [(s.index, k, e, grad) for k, (eid, grad, _) in enumerate(s.flows) if eid == e.id]
+    return [(e, grad) for _, _, e, grad in sorted(found, key=lambda t: t[:2])]
+
+
 def _panel(graph: Graph, title: str, inside: set, run_steps: list, total: int, drawn_as) -> tuple:
     """(title, panel HTML, caption) for a run of engine steps inside one folded box; drawn_as names
     a node as the diagram shows it (its own label, or the box it is folded into)."""
     ran = set(s.node for s in run_steps)
-    came_in = []                                    # (edge, gradient) that reached the box from outside
-    for s in graph.trace.steps:
-        if s.index >= run_steps[0].index:
-            break
-        for eid, grad, _ in s.flows:
-            e = graph.edges[eid]
-            if e.src in ran and s.node not in inside:
-                came_in.append((e, grad))
+    came_in = _came_in(graph, ran, inside, run_steps[0].index)
     went_out = [(graph.edges[eid], grad) for s in run_steps for eid, grad, _ in s.flows
                 if graph.edges[eid].src not in inside]
     written = [acc for s in run_steps for acc in s.accumulations]
@@ -161,7 +172,8 @@ def _panel(graph: Graph, title: str, inside: set, run_steps: list, total: int, d
     ran_text = ", ".join(f"{esc(name)} ×{n}" for name, n in kinds.most_common())
     body = [f'<div class="gv-row">Backward runs through <b>{esc(title)}</b>, folded into one box: '
             f"{_steps(len(run_steps))} ({ran_text}), each the vector-Jacobian product of one node inside. "
-            "Unfold it (collapse=) to step through them one by one.</div>"]
+            "To step through them one by one, open the box (“open box” or the o key, in a saved player) "
+            "or unfold it (collapse=).</div>"]
     for label, pairs, where in (("CAME IN", came_in, "from"), ("WENT OUT", went_out, "to")):
         for e, grad in pairs:
             other = e.dst if label == "CAME IN" else e.src

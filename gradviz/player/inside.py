@@ -27,6 +27,24 @@ def sub_trace(trace: Trace, members: set) -> Trace:
                  trace.implicit_seed, trace.code)
 
 
+# The steps a page holds inside its boxes: a run of up to RUN_STEPS steps (a module read at reading
+# pace; not a folded chain of thousands) and up to PAGE_STEPS in all, backward runs first, so that a
+# page costs what a learner can step through, not what the graph holds.
+RUN_STEPS = 500
+PAGE_STEPS = 2_000
+
+
+def _chosen(runs: list) -> list:
+    """The runs whose frames the page holds (in their order), within RUN_STEPS and PAGE_STEPS."""
+    left, keep = PAGE_STEPS, set()
+    for f in sorted(runs, key=lambda f: (f.phase != "backward", f.source)):
+        size = f.source[1] - f.source[0] + 1
+        if size <= min(RUN_STEPS, left):
+            keep.add(id(f))
+            left -= size
+    return [f for f in runs if id(f) in keep]
+
+
 class Inside:
     """What a page needs to open its folded boxes: `boxes` {box id: {"svg", "mid", "title"}} and
     `frames`, the frames inside them; each folded frame that can be opened gets `inner` = (start,
@@ -39,7 +57,7 @@ class Inside:
         for ident, box in owners.items():
             if box in titles and ident in ids:
                 members.setdefault(box, set()).add(ident)
-        runs = [f for f in folded if f.source is not None and f.node in members]
+        runs = _chosen([f for f in folded if f.source is not None and f.node in members])
         drawn = {}
         self.boxes: dict = {}
         for box in dict.fromkeys(f.node for f in runs):
