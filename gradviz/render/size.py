@@ -116,7 +116,7 @@ def node_sizes(trace, ctx) -> dict:
     (ctx: the labels.LabelContext the diagram draws with)."""
     out = {}
     for node in trace.nodes:
-        lines = list(labels.header_lines(node, ctx))
+        lines = list(labels.header_lines(node, ctx, sizing=True))
         grad = None
         if node.kind == "op":
             grad = ctx.received.get(node.id)
