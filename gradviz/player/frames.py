@@ -47,6 +47,7 @@ from __future__ import annotations
 import math
 
 from ..render.formula import Graph
+from ..progress import progress
 from ..records import StepRecord
 from ..tracing import Trace
 from . import explain
@@ -305,7 +306,7 @@ class FrameBuilder:
     def build(self, forward: bool = True) -> list:
         if forward:
             self.add_forward()
-        for step in self.trace.steps:
+        for step in progress(self.trace.steps, "frames"):
             self.add_step(step, len(self.trace.steps))
         return self.frames
 

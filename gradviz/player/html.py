@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 from ..origins import flat, is_trace, record
+from ..progress import progress
 from ..tracing import Trace
 from . import codeview
 from .frames import Frame, FrameBuilder, state_at
@@ -173,13 +174,13 @@ class Animation:
         mid = {k: [round(x, 1), round(y, 1), 1 if left else 0]
                for k, (x, y, left) in self.stage.place(lengths).items()}
         forward = max((f.span[1] for f in self.frames if f.phase == "forward" and f.span), default=0)
-        data = {"frames": pack([f.to_json() for f in self.frames]), "mid": mid, "interval": self.interval_ms,
-                "lines": codeview.line_keys(self.trace), "steps": [forward, len(self.trace.steps)]}
+        data = {"frames": pack([f.to_json() for f in progress(self.frames, "panels")]), "mid": mid,
+                "interval": self.interval_ms, "lines": codeview.line_keys(self.trace), "steps": [forward, len(self.trace.steps)]}
         if self.inside is not None:
             data["names"] = self.inside.names
             if self.inside.boxes:
                 data["boxes"] = self.inside.boxes
-                data["inner"] = pack([f.to_json() for f in self.inside.frames])
+                data["inner"] = pack([f.to_json() for f in progress(self.inside.frames, "panels in boxes")])
         return data
 
     def fragment(self, page: bool = False) -> str:
@@ -241,6 +242,18 @@ def record_graph(tensors, names, draw_options: dict, jacobians: bool = False, **
     return run, svg, owners, titles
 
 
+def _run(run) -> Trace:
+    """The recording run to its end, step by step with a progress bar (a long backward shows it),
+    then closed: interrupted or not, every .grad is put back as it was."""
+    try:
+        expected = sum(n.kind in ("op", "accumulate") for n in run.trace.nodes)
+        for _ in progress(iter(run.step, None), "backward", total=expected):
+            pass
+    finally:
+        run.close()
+    return run.trace
+
+
 def animate(*tensors, gradient=None, names=None, model=None, forward: bool = True, retain_graph: bool = True,
             jacobians: bool = True, interval_ms: int = 1200, title: str = "gradviz: backward, step by step",
             **draw_options) -> Animation:
@@ -267,7 +280,7 @@ def animate(*tensors, gradient=None, names=None, model=None, forward: bool = Tru
     else:
         run, svg, owners, titles = record_graph(tensors, names, draw_options, jacobians, gradient=gradient,
                                                 model=model, retain_graph=retain_graph)
-        trace = run.run()   # recording changes no .grad the user can see
+        trace = _run(run)   # recording changes no .grad the user can see
     frames = FrameBuilder(trace, jacobians).build(forward)
     raw = [f.copy() for f in frames]                    # as the unfolded player shows them, for opening a box
     remap(frames, owners)
