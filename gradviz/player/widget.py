@@ -39,6 +39,7 @@ export default {
     const api = window.gradvizPlayer(root, {
       frames, mid: model.get("mid"), interval: model.get("interval"), lines: model.get("lines"),
       total: model.get("total"), finished: model.get("finished"), zero: model.get("zero"),
+      steps: model.get("counts"),
       remote: {
         request: (k) => model.send({ go: k }),                 // Python runs the engine up to frame k
         reset: () => model.send({ reset: true }),
@@ -74,6 +75,7 @@ class Stepper(anywidget.AnyWidget):
     interval = traitlets.Int(1200).tag(sync=True)
     position = traitlets.Int(0).tag(sync=True)
     total = traitlets.Int(1).tag(sync=True)
+    counts = traitlets.List([]).tag(sync=True)   # [0, the engine's steps]: the counter counts them, as the panel does
     finished = traitlets.Bool(False).tag(sync=True)
     zero = traitlets.Bool(True).tag(sync=True)   # frame 0 is the moment before the first step (counted as 0)
     now = traitlets.Unicode("").tag(sync=True)
@@ -115,6 +117,7 @@ class Stepper(anywidget.AnyWidget):
     def _start(self) -> None:
         self.builder = FrameBuilder(self.trace, self.jacobians)
         self._steps_expected = max(sum(n.kind in ("op", "accumulate") for n in self.trace.nodes), 1)
+        self.counts = [0, self._steps_expected]
         self._expected = self._frames_expected()
         self._frames_json = [self._start_frame.to_json()]
         self._is_finished = False
