@@ -45,6 +45,21 @@ def _chosen(runs: list) -> list:
     return [f for f in runs if id(f) in keep]
 
 
+def _names(trace: Trace, owners: dict, titles: dict, openable: dict) -> list:
+    """[text, node id, box or ""] for find: every node drawn or in a box that opens; of the nodes in a
+    box that does not open, one per text (finding any of them shows the same box)."""
+    out, seen = [], set()
+    for n in trace.nodes:
+        text = " ".join(dict.fromkeys(t for t in (n.name, n.tensor_name, *n.out_names) if t))
+        box = owners.get(n.id, "") if owners.get(n.id) in titles else ""
+        if box and box not in openable:
+            if (text, box) in seen:
+                continue
+            seen.add((text, box))
+        out.append([text, n.id, box])
+    return out
+
+
 class Inside:
     """What a page needs to open its folded boxes: `boxes` {box id: {"svg", "mid", "title"}} and
     `frames`, the frames inside them; each folded frame that can be opened gets `inner` = (start,
@@ -64,8 +79,6 @@ class Inside:
             opts = {**draw_options, "max_nodes": None, "collapse": False}
             stage = Stage(Diagram(sub_trace(trace, members[box]), options(**opts)).svg())
             drawn[box], self.boxes[box] = stage, {"svg": stage.svg, "title": titles[box]}
-        self.names = [[" ".join(dict.fromkeys(t for t in (n.name, n.tensor_name, *n.out_names) if t)), n.id,
-                       owners.get(n.id, "") if owners.get(n.id) in titles else ""] for n in trace.nodes]
         self.frames: list = []
         state, widths, done = {}, {}, -1
         for f in runs:
@@ -88,6 +101,7 @@ class Inside:
                                          span=raw[k].span).with_panel_of(raw[k]))
             done = last
             f.inner = (start, len(self.frames))
+        self.names = _names(trace, owners, titles, self.boxes)
         for box, stage in drawn.items():
             lengths: dict = {}
             for f in runs:
