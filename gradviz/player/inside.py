@@ -66,7 +66,8 @@ class Inside:
     stop), its stretch of `frames`. `names`: what the page's find looks through, [text, node id, the
     box the node is folded into or ""] for every node (a parameter's name, a tensor's, an op's type)."""
 
-    def __init__(self, trace: Trace, raw: list, folded: list, owners: dict, titles: dict, draw_options: dict):
+    def __init__(self, trace: Trace, raw: list, folded: list, owners: dict, titles: dict, draw_options: dict,
+                 layouts: dict | None = None):
         members: dict = {}
         ids = {n.id for n in trace.nodes}
         for ident, box in owners.items():
@@ -75,10 +76,12 @@ class Inside:
         runs = _chosen([f for f in folded if f.source is not None and f.node in members])
         drawn = {}
         self.boxes: dict = {}
+        layouts = {} if layouts is None else layouts   # box id -> its Stage, kept by a caller that asks again
         for box in dict.fromkeys(f.node for f in runs):
-            opts = {**draw_options, "max_nodes": None, "collapse": False}
-            stage = Stage(Diagram(sub_trace(trace, members[box]), options(**opts)).svg())
-            drawn[box], self.boxes[box] = stage, {"svg": stage.svg, "title": titles[box]}
+            if box not in layouts:
+                opts = {**draw_options, "max_nodes": None, "collapse": False}
+                layouts[box] = Stage(Diagram(sub_trace(trace, members[box]), options(**opts)).svg())
+            drawn[box], self.boxes[box] = layouts[box], {"svg": layouts[box].svg, "title": titles[box]}
         self.frames: list = []
         state, widths, done = {}, {}, -1
         for f in runs:

@@ -173,3 +173,56 @@ def test_a_20000_node_page_opens_and_steps(pages, browser, size, scheme):
     shot(page, f"big-{size[0]}-{scheme}")
     assert errors == []
     page.close()
+
+
+# The Stepper's own module (its _esm) on a page, given a stand-in for anywidget's model that holds the
+# widget's traits as Python left them: the same script, the same bridge, no kernel.
+STEPPER_PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8"></head><body><div id="out"></div>
+<script type="module">
+const traits = JSON.parse(document.getElementById("traits").textContent);
+const model = {get: (k) => traits[k], set: (k, v) => { traits[k] = v; }, save_changes() {}, on() {}, send() {}};
+const url = URL.createObjectURL(new Blob([document.getElementById("esm").textContent], {type: "text/javascript"}));
+const widget = (await import(url)).default;
+widget.render({model, el: document.getElementById("out")});
+window.ready = true;
+</script>
+<script type="text/plain" id="esm">ESM</script>
+<script type="application/json" id="traits">TRAITS</script></body></html>"""
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_the_stepper_opens_a_box_in_place(browser, tmp_path, scheme):
+    import json
+
+    from tests.player.test_open_box import layered
+    stepper = gradviz.step(layered(), collapse="scopes")
+    stepper.run_to_end()
+    stepper.goto(0)
+    names = ("markup", "frames", "mid", "lines", "interval", "position", "total", "finished", "zero", "now",
+             "counts", "boxes", "inner")
+    traits = {k: getattr(stepper, k) for k in names}
+    page_text = (STEPPER_PAGE.replace("ESM", stepper._esm.replace("</script", "<\\/script"))
+                 .replace("TRAITS", json.dumps(traits).replace("</", "<\\/")))
+    path = tmp_path / "stepper.html"
+    path.write_text(page_text, encoding="utf-8")
+    page, errors = open_page(browser, path, SIZES[0], scheme)
+    page.wait_for_function("() => window.ready")
+    k = next(i for i, f in enumerate(stepper.frames) if f.get("i"))
+    start, stop = stepper.frames[k]["i"]
+    page.evaluate(f"document.querySelector('.gv-player').__gv.go({k})")
+    root = page.locator(".gv-player")
+    assert root.locator(".gv-open").is_visible()
+    root.locator(".gv-open").click()
+    page.keyboard.press("ArrowRight")
+    f = stepper.inner[start + 1]
+    total = stepper.counts[1]
+    box = stepper.boxes[stepper.frames[k]["n"]]["title"]
+    assert root.locator(".gv-count").inner_text() == f"backward {f['k'][0]} of {total} · in {box}"
+    assert squeeze(root.locator(".gv-title").inner_html()) == squeeze(f["t"])
+    active = page.eval_on_selector_all(".gv-inset:not([hidden]) g.node.gv-active", "els => els.map(e => e.id)")
+    assert active == [f["n"]]
+    shot(page, f"stepper-{scheme}-inside")
+    page.keyboard.press("Escape")
+    assert not root.locator(".gv-inset").is_visible() and root.get_attribute("data-frame") == str(k)
+    assert errors == []
+    page.close()

@@ -161,3 +161,20 @@ def test_folded_by_default_a_parameter_is_still_found_in_the_box_that_holds_it()
     assert box and f'id="{node}"' not in anim.svg and f'id="{box}"' in anim.svg
     if box in anim.inside.boxes:
         assert f'id="{node}"' in anim.inside.boxes[box]["svg"]
+
+
+def test_the_stepper_opens_the_same_boxes_as_the_saved_player():
+    stepper = gradviz.step(layered(), collapse="scopes")
+    assert stepper.inner == [] and stepper.boxes == {}            # nothing has run in a box yet
+    stepper.next()
+    stepper.run_to_end()
+    anim = animate(layered(), collapse="scopes", forward=False)
+    assert set(stepper.boxes) == set(anim.inside.boxes)
+    assert [b["title"] for b in stepper.boxes.values()] == [b["title"] for b in anim.inside.boxes.values()]
+    keys = ("t", "h", "s", "n", "k", "l")
+    assert [[f.get(k) for k in keys] for f in stepper.inner] == \
+        [[f.to_json().get(k) for k in keys] for f in anim.inside.frames]
+    assert [f.get("i") for f in stepper.frames[1:]] == [f.to_json().get("i") for f in anim.frames]
+    assert stepper.counts == [0, len(anim.steps)]
+    stepper.reset()
+    assert stepper.inner == [] and stepper.boxes == {}

@@ -487,7 +487,7 @@
       reveal();
       if (opened) {
         if (opened.k < opened.frames.length - 1) { if (ask(opened.frames[opened.k + 1])) goInner(opened.k + 1); return; }
-        if (current >= frames.length - 1) return;
+        if (finished && current >= frames.length - 1) return;
       }
       if (!ask(frames[current + 1])) return;
       go(current + 1);
@@ -619,6 +619,8 @@
       before: function (f) { before.push(f); },
       focusFind: function () { if (finder) { finder.focus(); finder.select(); } },
       toggleBox: toggleBox,
+      // the Stepper: the boxes its backward has run so far, and the frames inside them
+      setInside: function (b, fs) { boxes = b || {}; data.inner = fs || []; inner = null; controls(); },
       // the Stepper: Python appends frames as its engine runs and says when backward has finished
       setFrames: function (fs, isFinished, n, k) {
         var reset = fs.length < frames.length;
