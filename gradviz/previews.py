@@ -6,6 +6,7 @@ writes cannot change it, and its JSON codec (non-finite floats as strings, compl
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -85,6 +86,8 @@ def block_means(a: np.ndarray, cells: int = THUMB_CELLS) -> np.ndarray:
     m = as_matrix(a)
     finite = np.isfinite(m)
     clean = np.where(finite, m, 0.0)
+    if m.shape[0] <= cells and m.shape[1] <= cells:    # a block per entry: the means are the entries
+        return clean.astype(np.float64, copy=False)
     # the blocks of np.array_split: the first (n % k) one longer; summed a block at a time by reduceat
     rows, cols = _starts(m.shape[0], cells), _starts(m.shape[1], cells)
     sums = np.add.reduceat(np.add.reduceat(clean, rows, axis=0), cols, axis=1)
@@ -93,6 +96,7 @@ def block_means(a: np.ndarray, cells: int = THUMB_CELLS) -> np.ndarray:
         return np.where(counts > 0, sums / np.maximum(counts, 1), 0.0)
 
 
+@lru_cache(maxsize=1024)
 def _starts(n: int, cells: int) -> np.ndarray:
     """Where each of min(cells, n) near-equal blocks of n items starts (as np.array_split cuts them)."""
     k = min(cells, n)
