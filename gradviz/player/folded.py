@@ -172,8 +172,8 @@ def _panel(graph: Graph, title: str, inside: set, run_steps: list, total: int, d
     ran_text = ", ".join(f"{esc(name)} ×{n}" for name, n in kinds.most_common())
     body = [f'<div class="gv-row">Backward runs through <b>{esc(title)}</b>, folded into one box: '
             f"{_steps(len(run_steps))} ({ran_text}), each the vector-Jacobian product of one node inside. "
-            "To step through them one by one, open the box (“open box” or the o key, in a saved player) "
-            "or unfold it (collapse=).</div>"]
+            "To step through them one by one, open the box (“open box”, or the o key, where the player holds "
+            "its steps) or draw the graph unfolded (max_nodes=None).</div>"]
     for label, pairs, where in (("CAME IN", came_in, "from"), ("WENT OUT", went_out, "to")):
         for e, grad in pairs:
             other = e.dst if label == "CAME IN" else e.src

@@ -82,7 +82,8 @@ class Stepper(anywidget.AnyWidget):
     total = traitlets.Int(1).tag(sync=True)
     boxes = traitlets.Dict({}).tag(sync=True)    # the folded boxes that can be opened (player/inside.py)
     inner = traitlets.List([]).tag(sync=True)    # the frames inside them
-    counts = traitlets.List([]).tag(sync=True)   # [0, the engine's steps]: the counter counts them, as the panel does
+    counts = traitlets.List([]).tag(sync=True)
+    _inside = None      # the boxes backward has run in so far (player/inside.py), once it has run   # [0, the engine's steps]: the counter counts them, as the panel does
     finished = traitlets.Bool(False).tag(sync=True)
     zero = traitlets.Bool(True).tag(sync=True)   # frame 0 is the moment before the first step (counted as 0)
     now = traitlets.Unicode("").tag(sync=True)

@@ -375,7 +375,7 @@
       prevBtn.disabled = k <= 0 && !opened;
       if (firstBtn) firstBtn.disabled = k <= 0;
       if (openBtn) {
-        var can = !!(frames[k] && frames[k].i && boxes[frames[k].n]);
+        var can = openable(k);
         openBtn.hidden = !can && !opened;
         openBtn.textContent = opened ? "close box" : "open box";
         openBtn.setAttribute("aria-pressed", opened ? "true" : "false");
@@ -424,9 +424,10 @@
       stage.parentNode.insertBefore(el, stage.nextSibling);
       return (insets[box] = View(el, el.querySelector("svg"), boxes[box].mid, hooks));
     }
+    function openable(k) { var f = frames[k]; return !!(f && f.i && boxes[f.n]); }
     function open(j) {
       var f = frames[current];
-      if (!f || !f.i || !boxes[f.n]) return false;
+      if (!openable(current)) return false;
       if (!inner) inner = unpack(data.inner || []);
       if (!opened) {
         var view = inset(f.n);
@@ -619,6 +620,7 @@
       before: function (f) { before.push(f); },
       focusFind: function () { if (finder) { finder.focus(); finder.select(); } },
       toggleBox: toggleBox,
+      canOpen: function () { return openable(current); },
       // the Stepper: the boxes its backward has run so far, and the frames inside them
       setInside: function (b, fs) { boxes = b || {}; data.inner = fs || []; inner = null; controls(); },
       // the Stepper: Python appends frames as its engine runs and says when backward has finished
@@ -675,7 +677,8 @@
     var root = target(el);
     if (!root) return;
     var api = root.__gv;
-    if (ev.key === "Escape" && !api.opened()) return;
+    // o and Esc only where there is a box to open or close (a notebook keeps its own o otherwise)
+    if ((ev.key === "Escape" || ev.key === "o") && !api.opened() && !(ev.key === "o" && api.canOpen())) return;
     if (ev.key === "/") api.focusFind();                      // find in the graph
     else if (ev.key === "o" || ev.key === "Escape") { api.pause(); api.toggleBox(); }   // open / close a folded box
     else if (ev.key === "ArrowRight") { api.pause(); api.next(); }
