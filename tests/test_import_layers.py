@@ -21,7 +21,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # (code_lines.py) sit beside it.
     ("backend", ("gradviz.backend", "gradviz.libm", "gradviz.dtypes", "gradviz.accelerator", "gradviz.cuda",
                  "gradviz.formatting", "gradviz.naming", "gradviz.scope", "gradviz.events", "gradviz.records",
-                 "gradviz.previews", "gradviz.code_lines", "gradviz._args", "gradviz._calling", "gradviz._warn")),
+                 "gradviz.previews", "gradviz.code_lines", "gradviz._args", "gradviz._calling", "gradviz._warn",
+                 "gradviz.progress")),
     # The math: op records (forward, VJP, display formulas) and the array helpers of the rules.
     ("ops", ("gradviz.ops",)),
     # The graph of nodes and the backward loop (forward-mode AD beside it). A Tensor holds its node,
