@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import deque
+from heapq import heappop, heappush, heappushpop
 from typing import Iterator
 
 import numpy as np
@@ -21,7 +22,7 @@ from ..ops.core import NUMPY, namespace
 from ..ops.fill import COPY
 from ..previews import Preview
 from ..records import Accumulation, Hook, StepRecord
-from .fast_paths import ReadyQueue, run_straight, vjp_two_inputs
+from .fast_paths import vjp_two_inputs
 from .graph import (FREED_MESSAGE, KIND, AccumulateGrad, Node, _anomaly, _building, _clock, _formula, _running,  # noqa: F401
                     anomaly_warning, current_backward)
 from .grad_mode import _state as _grad_state
@@ -181,6 +182,45 @@ def _count_dependencies(roots, targets=None, run_targets=True) -> tuple[dict, se
     return deps, useful, halt
 
 
+def ready_key(node) -> tuple:
+    """AccumulateGrad first, then the newest op: PyTorch's ready-queue order on the CPU.
+    Priorities are unique, so the heap never compares two nodes."""
+    return (node.id - (1 << 62) if type(node) is AccumulateGrad else -node.id, node)
+
+
+class _Inside:
+    """What holds while a backward's nodes run: the grad mode torch gives hooks and VJPs (on only
+    when building the gradient's graph), the run as this thread's current backward, and the order
+    of the nodes a step builds. Left between steps (leave/enter), so the caller's own mode holds; left
+    on an error, it rolls back every .grad the run wrote."""
+
+    __slots__ = ("run", "outer", "previous", "base", "inside")
+
+    def __init__(self, run):
+        self.run = run
+
+    def __enter__(self):
+        self.previous, _running.run = _running.run, self.run
+        self.base = _building.now   # the order of nodes made outside the steps (and after the run)
+        self.enter()
+        return self
+
+    def enter(self) -> None:
+        self.outer, _grad_state.enabled = _grad_state.enabled, self.run.create_graph
+        self.inside = True
+
+    def leave(self) -> None:
+        _grad_state.enabled, _building.now = self.outer, self.base
+        self.inside = False
+
+    def __exit__(self, kind, error, traceback):
+        if self.inside:
+            self.leave()
+        _running.run = self.previous
+        if kind is not None and kind is not GeneratorExit:   # a step-by-step run abandoned halfway keeps
+            self.run._roll_back()   # what it wrote; an error (or Ctrl-C) midway leaves no .grad half-updated
+
+
 class Backward:
     """One backward pass. Iterate it to run one node per step; errors in the arguments
     are raised at construction, before any gradient is touched."""
@@ -203,9 +243,9 @@ class Backward:
             self.capture.setdefault(key, []).append(i)
         self.captured = [None] * len(capture)
         self._handed_out = {id(g) for g in self.seeds}   # arrays that must not become a .grad as they are
-        self._straight = False                # run() to the end: no one sees the steps in between
+        self._pausing = True                  # a pause after each step (the stepper); run() clears it
         self._buffers = None                  # gradients received per node (made once running)
-        self._ready = ReadyQueue()            # the nodes ready to run (filled once running)
+        self._heap: list = []                 # the nodes ready to run, by ready_key (filled once running)
         self._iter = self._run()
 
     def __iter__(self) -> Iterator[Step]:
@@ -217,91 +257,95 @@ class Backward:
     def upcoming(self):
         """The node the next step will run; None before the first step and once none is ready
         (the next step then finishes the pass). A stepper reads it to keep a run of steps together."""
-        return self._ready.first()
+        return self._heap[0][1] if self._heap else None
 
     def run(self) -> "Backward":
-        """Run every remaining step. Unstarted, unwatched and outside anomaly mode, the loop runs
-        as fast_paths.run_straight, the same steps fused into one call."""
-        self._straight = True
-        if self._buffers is None and not events.listening() and not _anomaly.enabled:
-            run_straight(self, node_vjp, Step)
-        else:
-            deque(self._iter, maxlen=0)
+        """Run every remaining step without pausing between them."""
+        self._pausing = False
+        deque(self._iter, maxlen=0)
         return self
 
-    # -- the loop: take a ready node, receive its gradients, call its VJP, send them on ------------
+    # -- the loop ------------------------------------------------------------------------------
     def _run(self) -> Iterator[Step]:
         """micrograd's `for node in reversed(topo): node._backward()`, one node per step: a node
-        runs once every consumer has sent it a gradient, and its VJP sends gradients to its inputs.
-        A leaf's AccumulateGrad accumulates into `.grad` instead. On an error no .grad is left
-        half-updated; between steps (the stepper) the caller's own grad mode holds."""
-        self._start()
-        ready, buffers, straight, create_graph = self._ready, self._buffers, self._straight, self.create_graph
-        watched, capture, listening, halt = self._watched, self.capture, self._listening, self.halt
+        runs once every consumer has sent it a gradient (receive), its VJP turns that into one
+        gradient per input (call the VJP), and each goes into its input node's buffer (send); a
+        leaf's AccumulateGrad adds what it received into `.grad` instead (accumulate)."""
+        heap, buffers, deps, useful = self._start(), self._buffers, self.deps, self.useful
+        halt, capture, create_graph, retain_graph = self.halt, self.capture, self.create_graph, self.retain_graph
+        listening, pausing = self._listening, self._pausing
+        careful = listening or pausing or _anomaly.enabled   # each step described
+        held = None   # the node the last step made ready: it runs next unless the heap holds an older one
         index = 0
-        state = _grad_state
-        outer, inside = state.enabled, True
-        state.enabled = create_graph   # hooks and VJPs run in the mode torch gives them
-        previous_run, _running.run = _running.run, self
-        base = _building.now              # the order of nodes made outside the steps (and after the run)
-        try:
-            while (node := ready.pop()) is not None:
-                grads = buffers.pop(node)   # receive
-                hooks = node.hooks
-                if create_graph:   # what this step builds (its VJP, the sums of what it sends) is one order up
+        with _Inside(self) as inside:
+            while held is not None or heap:
+                if held is None:
+                    node = heappop(heap)[1]
+                else:
+                    node, held = heappushpop(heap, ready_key(held))[1] if heap else held, None
+                grads = buffers.pop(node)                                                # receive
+                leaf, hooks = type(node) is AccumulateGrad, node.hooks
+                step = Step(index, node, tuple(grads)) if careful or leaf or hooks is not None else None
+                if create_graph:   # what the step builds (VJP, sums of what it sends) is one order up
                     _building.now = node.order + 1
-                leaf = type(node) is AccumulateGrad
-                step = Step(index, node, tuple(grads)) if watched or hooks is not None or leaf else None
                 if hooks is not None or capture:
                     grads = self._receive(node, grads, step)
-                if leaf:
+                if leaf:                                                                 # accumulate
                     if self.accumulate and (self.only is None or node in self.only):
                         self._accumulate_leaf(node, grads[0], step)
                 elif not (halt and node in halt):   # an input of grad(): its gradient is what was asked
-                    self._send(node, self._call_vjp(node, grads, step))
-                    if not self.retain_graph:
+                    if step is None:                                                     # call the VJP
+                        sent = node_vjp(node, grads[0] if node.op.n_outputs == 1 else self._multi(node, grads),
+                                        create_graph)[0]
+                    else:
+                        sent = self._call_vjp(node, grads, step)
+                    for (nxt, nr), g in zip(node.next_functions, sent):                  # send
+                        if nxt is None or (useful is not None and nxt not in useful):
+                            continue
+                        if g is not None:
+                            if nxt.op.n_outputs == 1 and nxt not in buffers:   # the first to reach nxt: no sum
+                                buffers[nxt] = [g]
+                            else:
+                                self._add(buffers, nxt, nr, g)
+                        remaining = deps[nxt] = deps[nxt] - 1
+                        if remaining == 0:
+                            if g is None and nxt not in buffers:   # (a gradient sent is in buffers)
+                                self._skip(nxt)
+                            elif held is None:
+                                held = nxt
+                            else:
+                                heappush(heap, ready_key(nxt))
+                    if not retain_graph:
                         node.free()
+                index += 1
                 if listening:
                     events.emit(events.NodeExecuted(step, step_info(step)))
-                index += 1
-                if straight:   # run() to the end: no caller code runs between steps
-                    continue
-                ready.settle()   # the stepper reads the ready nodes between steps (upcoming())
-                state.enabled, inside = outer, False
-                _building.now = base
-                yield step
-                outer, inside = state.enabled, True
-                state.enabled = create_graph
-        except GeneratorExit:   # a step-by-step run abandoned halfway keeps what it wrote
-            raise
-        except BaseException:   # an error (or Ctrl-C) midway: no .grad is left half-updated
-            self._roll_back()
-            raise
-        finally:
-            _building.now = base
-            if inside:
-                state.enabled = outer
-            _running.run = previous_run
-        if self._listening:
+                if pausing:   # the stepper reads the ready nodes (upcoming()) and .grad between steps
+                    if held is not None:
+                        heappush(heap, ready_key(held))
+                        held = None
+                    inside.leave()
+                    yield step
+                    inside.enter()
+                    pausing = self._pausing   # run() stops the pauses
+        if listening:
             events.emit(events.BackwardFinished(index))
 
-    def _start(self) -> None:
-        """The seeds into the roots' buffers; the roots that wait for nothing are ready."""
+    def _start(self) -> list:
+        """The seeds into the roots' buffers; the roots that wait for nothing are ready (the heap)."""
         self._listening = listening = events.listening()
-        # A Step is made for the stepper and for listeners; a straight run that nobody watches
-        # makes one only where hooks or a .grad write record into it.
-        self._watched = listening or not self._straight
         self._buffers = {}
         self._touched = []   # (tensor, old grad Tensor, old array) to undo on error
         for (node, nr), g in zip(self.roots, self.seeds):
             self._add(self._buffers, node, nr, g)
         for node, _ in self.roots:
-            if self.deps.get(node, 0) == 0 and node not in self._ready and \
-                    (self.useful is None or node in self.useful):
-                self._ready.push(node)
+            if self.deps.get(node, 0) == 0 and (self.useful is None or node in self.useful) and \
+                    all(entry[1] is not node for entry in self._heap):
+                heappush(self._heap, ready_key(node))
         if listening:
             events.emit(events.BackwardStarted(tuple(self.roots), tuple(self.seeds),
                                                _implicit(self.grad_tensors, len(self.seeds))))
+        return self._heap
 
     def _receive(self, node: Node, grads: list, step: Step | None) -> list:
         """The gradients a node received, through its tensor hooks and pre-hooks; retained and
@@ -335,27 +379,6 @@ class Backward:
             step.grad_inputs = tuple(sent)
             step.reduced_axes = axes
         return sent
-
-    def _send(self, node: Node, sent) -> None:
-        """Each gradient into its input node's buffer (summed with any already there); a node
-        whose last consumer has now sent becomes ready."""
-        buffers, deps, useful = self._buffers, self.deps, self.useful
-        for (nxt, nr), g in zip(node.next_functions, sent):
-            if nxt is None or (useful is not None and nxt not in useful):
-                continue
-            if g is not None:
-                buf = buffers.get(nxt)
-                if buf is None and nxt.op.n_outputs == 1:   # the first gradient to reach nxt: no sum
-                    buffers[nxt] = [g]
-                else:
-                    self._add(buffers, nxt, nr, g)
-            remaining = deps[nxt] - 1
-            deps[nxt] = remaining
-            if remaining == 0:
-                if g is None and nxt not in buffers:   # (a gradient sent is in buffers)
-                    self._skip(nxt)
-                else:
-                    self._ready.push(nxt)
 
     def _accumulate_leaf(self, node: AccumulateGrad, g, step: Step) -> None:
         """.grad += g on the leaf, then its post-accumulate hooks."""
@@ -401,7 +424,7 @@ class Backward:
                 self.deps[nxt] -= 1
                 if self.deps[nxt] == 0:
                     if nxt in self._buffers:
-                        self._ready.push(nxt)
+                        heappush(self._heap, ready_key(nxt))
                     else:
                         stack.append(nxt)
 
