@@ -19,7 +19,7 @@ import os
 import numpy as np
 
 from . import libm
-from .autograd.graph import KIND
+from .autograd.saved import KIND
 from .backend import device as as_device
 
 DEFAULT_SEED = 67280421310721       # torch.Generator()'s seed (c10's default_rng_seed_val)

@@ -18,7 +18,10 @@ from . import code_lines as _code_lines
 from ._calling import numpy_names, plain
 from .autograd import forward_ad as _forward_ad
 from .autograd import grad_mode
-from .autograd.graph import KIND, AccumulateGrad, RemovableHandle, VersionCounter
+from .autograd.hooks import RemovableHandle
+from .autograd.nodes import AccumulateGrad
+from .autograd.saved import KIND
+from .autograd.versions import VersionCounter
 from .autograd.engine import backward as _backward
 from . import random as _random
 from ._tensor_str import tensor_repr

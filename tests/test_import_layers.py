@@ -26,7 +26,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("ops", ("gradviz.ops",)),
     # The graph of nodes and the backward loop (forward-mode AD beside it). A Tensor holds its node,
     # so these sit below Tensor and reach it only through graph.KIND, which the layers above fill.
-    ("autograd", ("gradviz.autograd.graph", "gradviz.autograd.engine", "gradviz.autograd.fast_paths",
+    ("autograd", ("gradviz.autograd.graph", "gradviz.autograd.nodes", "gradviz.autograd.saved", "gradviz.autograd.hooks",
+                  "gradviz.autograd.versions", "gradviz.autograd.anomaly", "gradviz.autograd.engine", "gradviz.autograd.fast_paths",
                   "gradviz.autograd.grad_mode", "gradviz.autograd.describe", "gradviz.autograd.views",
                   "gradviz.autograd.forward_ad")),
     # Tensor, its printing and random numbers, and `apply` (an op record run on Tensors).

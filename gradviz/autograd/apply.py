@@ -20,7 +20,9 @@ from . import forward_ad as _forward_ad
 from .describe import describe_node
 from .grad_mode import _state as _grad_state
 from .views import arrays_share
-from .graph import DEFAULT, KIND, MULTI_OUTPUT, NO_GRAD, ViewMeta, _node_types, node_type
+from .nodes import _node_types, node_type
+from .saved import KIND
+from .versions import DEFAULT, MULTI_OUTPUT, NO_GRAD, ViewMeta
 
 
 def _check_one_device(arrays, params) -> None:

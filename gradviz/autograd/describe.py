@@ -11,7 +11,7 @@ from ..formatting import shape
 from ..code_lines import leaf_source_of, source_of
 from ..previews import Preview
 from ..records import InputRecord, NodeRecord, TensorRecord
-from .graph import AccumulateGrad, Node
+from .nodes import AccumulateGrad, Node
 
 
 def tensor_info(tensor, name: str | None = None) -> TensorRecord:

@@ -22,11 +22,14 @@ from ..ops.core import NUMPY, namespace
 from ..ops.fill import COPY
 from ..previews import Preview
 from ..records import Accumulation, Hook, StepRecord
+from .anomaly import _anomaly, anomaly_warning
 from .fast_paths import vjp_two_inputs
-from .graph import (FREED_MESSAGE, KIND, AccumulateGrad, Node, _anomaly, _building, _clock, _formula, _running,  # noqa: F401
-                    anomaly_warning, current_backward)
+from .hooks import _running
+from .nodes import AccumulateGrad, Node, _building
+from .saved import FREED_MESSAGE, KIND
+from .versions import _clock
 from .grad_mode import _state as _grad_state
-from .grad_mode import enable_grad
+from .grad_mode import _formula, enable_grad
 
 # One lock for every write into a .grad: two threads running backward into one shared leaf
 # must not lose either's contribution (PyTorch's AccumulateGrad holds a mutex likewise).

@@ -28,7 +28,7 @@ from .. import events
 from ..ops.index import ALIAS
 from .engine import grad
 from .grad_mode import enable_grad
-from .graph import KIND
+from .saved import KIND
 
 __all__ = ["dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual", "UnpackedDualTensor"]
 

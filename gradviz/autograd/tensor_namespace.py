@@ -11,7 +11,7 @@ from ..functions.declared import made
 from ..ops import index as index_ops
 from ..ops import pointwise as pointwise_ops
 from .apply import apply
-from .graph import KIND
+from .saved import KIND
 from ..tensor import Tensor
 from ..creation import zeros_like
 
