@@ -7,6 +7,7 @@ animations of backward.
 import importlib as _importlib
 import math as _math
 
+from . import tensor_methods as _tensor_methods  # noqa: F401  (binds Tensor's methods: x.exp(), x.backward(), ...)
 from . import autograd, code_lines, events  # noqa: F401
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from .autograd import is_inference_mode_enabled  # noqa: F401

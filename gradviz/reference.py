@@ -117,7 +117,7 @@ def applied_by_rules() -> set:
     """Registry keys a record's own VJP records (xp.apply(RECORD, ...) with create_graph=True, or
     through the Tensor namespace the engine hands the rules)."""
     found = set()
-    namespace = ast.parse((OPS.parent / "autograd" / "tensor_namespace.py").read_text(encoding="utf-8"))
+    namespace = ast.parse((OPS.parent / "functions" / "namespace.py").read_text(encoding="utf-8"))
     for node in ast.walk(namespace):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "index_ops":
             found.add(f"index.{node.attr}")

@@ -22,11 +22,12 @@ from ..ops.core import NUMPY, namespace
 from ..ops.fill import COPY
 from ..previews import Preview
 from ..records import Accumulation, Hook, StepRecord
+from ..tensor import Tensor
 from .anomaly import _anomaly, anomaly_warning
 from .fast_paths import vjp_two_inputs
 from .hooks import _running
 from .nodes import AccumulateGrad, Node, _building
-from .saved import FREED_MESSAGE, KIND
+from .saved import FREED_MESSAGE
 from .versions import _clock
 from .grad_mode import _state as _grad_state
 from .grad_mode import _formula, enable_grad
@@ -87,7 +88,6 @@ def _root_edge(tensor):
 
 
 def _seeds(tensors, grad_tensors, create_graph: bool):
-    Tensor = KIND.tensor
     if grad_tensors is None:
         grad_tensors = [None] * len(tensors)
     elif isinstance(grad_tensors, Tensor) or not isinstance(grad_tensors, (list, tuple)):
@@ -230,7 +230,6 @@ class Backward:
 
     def __init__(self, tensors, grad_tensors=None, retain_graph=None, create_graph=False,
                  accumulate=True, only=None, capture=(), targets=None, run_targets=True):
-        Tensor = KIND.tensor
         if isinstance(tensors, Tensor):
             tensors = (tensors,)
         tensors = tuple(tensors)
@@ -440,7 +439,6 @@ class Backward:
                      for i, gi in enumerate(grads))
 
     def _run_pre_hooks(self, node: Node, grads: list, step: Step, listening: bool) -> list:
-        Tensor = KIND.tensor
         grads = list(grads)
         for nr, hooks in node.hooks.tensor.items():
             for hook in tuple(hooks):
@@ -491,7 +489,6 @@ class Backward:
 
     def _write_grad(self, tensor, node, g, touched: list):
         """The read-modify-write of .grad (under the lock); returns the new total."""
-        Tensor = KIND.tensor
         old = tensor._grad
         touched.append((tensor, old, None if old is None else old._data))
         if self.create_graph:
@@ -504,7 +501,7 @@ class Backward:
                 with enable_grad():
                     if type(node) is AccumulateGrad:
                         blank = Tensor._make(namespace(g._data).zeros_like(g._data))
-                        tensor._grad = KIND.apply(COPY, (blank, g))
+                        tensor._grad = Tensor._namespace.apply(COPY, (blank, g))
                     else:
                         tensor._grad = g.clone()
         elif old is None:
@@ -552,10 +549,9 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[tuple, tuple]:
     if node.saved is not None:   # saved-tensor hooks: the VJP reads what unpack gives back
         saved_inputs, saved_out = node.unpacked()
     if create_graph:
-        TENSOR = KIND.namespace
+        TENSOR = Tensor._namespace
         outs = node.output(0) if op.n_outputs == 1 else tuple(node.output(i) for i in range(op.n_outputs))
         if saved_out is not node.out_data and op.n_outputs == 1:
-            Tensor = KIND.tensor
             outs = Tensor._make(saved_out, node, 0)
         outer, _formula.active = _formula.active, True   # the gradient's graph names nodes as torch's formulas
         order, _building.now = _building.now, node.order + 1   # the nodes the rule makes: one order higher
@@ -608,7 +604,7 @@ def _fit(gi, a, i: int, unused: bool, op, create_graph: bool):
                                f"{list(gi.shape)} but expected shape compatible with {list(a.shape)}") from None
     if create_graph:   # a Tensor: the cast is recorded (ToCopyBackward0), as torch's validate_outputs does
         if gi._data.dtype != a.dtype:
-            TENSOR = KIND.namespace
+            TENSOR = Tensor._namespace
             gi = TENSOR.astype(gi, a.dtype)
     elif gi.dtype != a.dtype:
         gi = gi.astype(a.dtype)
@@ -726,14 +722,12 @@ def _zeros_like_output(node: Node, i: int, create_graph: bool):
     data = node.output_data()[i]
     z = namespace(data).zeros_like(data)
     if create_graph:
-        Tensor = KIND.tensor
         return Tensor._make(z)
     return z
 
 
 def _check_hook_result(hook, before, after) -> None:
     """PyTorch's checks on what a tensor hook returned."""
-    Tensor = KIND.tensor
     if not isinstance(after, Tensor):
         raise TypeError(f"expected Variable, but hook returned '{type(after).__name__}'")
     name = getattr(hook, "__name__", type(hook).__name__)
@@ -744,7 +738,6 @@ def _check_hook_result(hook, before, after) -> None:
 
 
 def _as_tensor(g):
-    Tensor = KIND.tensor
     return None if g is None or isinstance(g, Tensor) else Tensor._make(g)
 
 
@@ -758,7 +751,6 @@ def backward_steps(tensors, grad_tensors=None, retain_graph=None, create_graph=F
     """Start a backward pass and return it unstarted: each next() runs one node and returns its Step."""
     only, capture = None, ()
     if inputs is not None:
-        Tensor = KIND.tensor
         inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
         if not inputs:
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
@@ -781,7 +773,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     run.run()
     for t, g in zip(getattr(run, "_nonleaf_inputs", ()), run.captured):
         if g is not None:
-            Tensor = KIND.tensor
             gt = g if isinstance(g, Tensor) else Tensor._make(g.copy())
             t._grad = gt if t._grad is None else t._grad + gt
 
@@ -789,7 +780,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          allow_unused=None, materialize_grads=False) -> tuple:
     """torch.autograd.grad: the gradients of `outputs` w.r.t. `inputs`, without touching .grad."""
-    Tensor = KIND.tensor
     outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
     single = isinstance(inputs, Tensor)
     inputs = (inputs,) if single else tuple(inputs)

@@ -16,7 +16,8 @@ from .. import backend as _backend
 from ..ops.op import Op
 from .anomaly import _anomaly, _forward_stack, _watch
 from .hooks import NodeHooks, RemovableHandle
-from .saved import _SAVED_FOR, FREED_MESSAGE, KIND, SavedTensor, _hook_state
+from ..tensor import Tensor
+from .saved import _SAVED_FOR, FREED_MESSAGE, SavedTensor, _hook_state
 from .versions import _clock, modified_message
 
 _ids = itertools.count()
@@ -62,14 +63,12 @@ _ghosts: dict = {}
 def ghost_tensor_of(array):
     """A Tensor over a ghost of `array` (NumPy: one shared per shape and dtype)."""
     if type(array) is not ndarray:
-        Tensor = KIND.tensor
         return Tensor._make(ghost(array))
     by_shape = _ghosts.get(array.dtype)
     if by_shape is None:
         by_shape = _ghosts[array.dtype] = {}
     t = by_shape.get(array.shape)
     if t is None:
-        Tensor = KIND.tensor
         if len(by_shape) > 4096:
             by_shape.clear()
         data = _numpy.broadcast_to(_numpy.full((), _fill(array.dtype), dtype=array.dtype), array.shape)
@@ -221,7 +220,6 @@ class Node:
 
     def output(self, nr: int = 0):
         """The node's output `nr` as a Tensor whose grad_fn is this node (for create_graph)."""
-        Tensor = KIND.tensor
         out = self.output_data()
         data = out if self.op.n_outputs == 1 else out[nr]
         return Tensor._make(data, self, nr)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import threading
 
+from ..tensor import Tensor
 from .anomaly import _watch
 
 FREED_MESSAGE = (
@@ -14,21 +15,6 @@ FREED_MESSAGE = (
     "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
     "if you need to access saved tensors after calling backward."
 )
-
-
-class TensorKind:
-    """What the graph and the engine need of the layer above them, handed down once it exists: the
-    Tensor class (to wrap an array, to recognise a Tensor), `apply` (to record an op on Tensors) and
-    the Tensor namespace (a VJP rule's `xp` when backward records its own graph). A Tensor holds its
-    node, so the node's module sits below Tensor and reaches it only through this."""
-
-    __slots__ = ("tensor", "apply", "namespace")
-
-    def __init__(self):
-        self.tensor = self.apply = self.namespace = None
-
-
-KIND = TensorKind()   # filled by gradviz.tensor, gradviz.autograd.apply and .tensor_namespace
 
 
 # Which inputs need each saved input, for the ops where torch saves an input only when the
@@ -86,7 +72,6 @@ class SavedTensor:
         if self.pack is None:
             return self.node._kept_value(self.key)
         value = self.unpack_hook(self.packed)
-        Tensor = KIND.tensor
         if not isinstance(value, Tensor):
             raise TypeError(f"Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
                             f"{type(value).__name__}")
