@@ -118,6 +118,16 @@ def test_every_import_points_down():
         f"  {m} ({LAYERS[layer_of(m)][0]}) imports {t} ({LAYERS[layer_of(t)][0]})" for m, t in up)
 
 
+def test_views_never_drive_the_engine():
+    """The views (render/, player/) read a Trace, or a backward through its Recording (origins.record):
+    none of them imports the engine, so a graph from any origin is drawn and stepped by the same code."""
+    views = sorted([*(ROOT / "render").rglob("*.py"), *(ROOT / "player").rglob("*.py")])
+    assert len(views) > 20
+    found = [f"{module_name(path)} imports {target}" for path in views for target in imports_of(path)
+             if target == "gradviz.autograd.engine" or target.startswith("gradviz.autograd.engine.")]
+    assert not found, found
+
+
 def test_ops_do_not_hide_imports_in_functions():
     """No function-local import of a gradviz module in ops (such as `from ..tensor import Tensor`, an
     import moved into a function to dodge a cycle); an optional array library (cupyx) may be."""

@@ -14,10 +14,8 @@ import os
 import re
 from pathlib import Path
 
-from ..autograd.engine import backward_steps
-from ..autograd.graph import node_order
-from ..naming import with_caller_names
-from ..tracing import GradSnapshot, Recorder, Trace, outputs_of, replay, written_tensors
+from ..origins import flat, is_trace, record
+from ..tracing import Trace
 from . import codeview
 from .frames import Frame, FrameBuilder, state_at
 from .folded import fold_runs
@@ -25,7 +23,7 @@ from .mathtext import esc
 from .orders import separate_orders
 from .pack import pack
 from .stage import Stage
-from ..render import Diagram, _names, options
+from ..render import Diagram, options
 from .gif import save_gif
 from .front_end import script, stylesheet
 
@@ -210,42 +208,38 @@ class Animation:
 
 
 def _roots(tensors) -> tuple:
-    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
-        tensors = tuple(tensors[0])
+    tensors = flat(tensors)
     if not tensors:
         raise TypeError("animate() needs at least one tensor to run backward from")
     for i, t in enumerate(tensors):
         if not getattr(t, "requires_grad", False):
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
-    return tuple(tensors)
+    return tensors
 
 
-def record_graph(tensors, names, draw_options: dict, jacobians: bool = False) -> tuple:
-    """(roots, recorder, trace, svg, owners, live, titles): the graph behind `tensors`, replayed into a
-    Recorder and laid out before any backward runs, so the diagram shows .grad as it was when
-    the animation starts. `live` maps node keys to the live leaf and root tensors (kept beside
-    the Trace, for the stepper's reset); steps the recorder hears are appended to `trace`."""
-    roots = _roots(tensors)
-    names = _names(names)
-    recorder = Recorder(jacobians=jacobians)
-    live = replay(roots, recorder, names, order_of=node_order)   # a create_graph gradient's own graph is order 1
-    trace = separate_orders(recorder.trace(outputs_of(roots, names),
-                                           show_saved=draw_options.get("show_saved", False)))
-    svg, owners, titles = layout(trace, draw_options)
-    return roots, recorder, trace, svg, owners, live, titles
+def record_graph(tensors, names, draw_options: dict, jacobians: bool = False, **recording) -> tuple:
+    """(recording, svg, owners, titles): the Recording of a backward over `tensors` (gradviz or torch
+    tensors; `recording` holds record()'s other options), its graph laid out before any step runs, so
+    the diagram shows .grad as it was when the animation starts; steps are appended to its Trace."""
+    run = record(*_roots(tensors), names=names, jacobians=jacobians,
+                 show_saved=draw_options.get("show_saved", False), **recording)
+    separate_orders(run.trace)   # a create_graph gradient's own graph, boxed apart
+    svg, owners, titles = layout(run.trace, draw_options)
+    return run, svg, owners, titles
 
 
-def animate(*tensors, gradient=None, names=None, forward: bool = True, retain_graph: bool = True,
+def animate(*tensors, gradient=None, names=None, model=None, forward: bool = True, retain_graph: bool = True,
             jacobians: bool = True, interval_ms: int = 1200, title: str = "gradviz: backward, step by step",
             **draw_options) -> Animation:
     """Record the graph behind `tensors` and a backward run over it, and return an Animation.
 
-    `tensors` may also be one recorded Trace with its steps (for instance
-    `torch_bridge.record_torch_backward(loss)`, a real PyTorch backward): it is animated as is.
+    `tensors`: gradviz tensors, real torch tensors (torch's own backward, through the torch bridge),
+    or one recorded Trace with its steps, animated as is.
 
     gradient: the `gradient` of `tensor.backward(gradient)` (needed for non-scalar outputs).
     names: {name: tensor} for the diagram and the panel (leaves or intermediates); by default the
-    calling code's variable names, where a tensor has exactly one. forward: start with frames in which
+    calling code's variable names, where a tensor has exactly one. model: a Module whose parameter
+    names label the leaves (`animate(loss, model=model)`). forward: start with frames in which
     the graph grows op by op, in the order the code created it. retain_graph: keep the graph
     (the default) so the caller can backward again and local Jacobians can be shown.
     jacobians: show each step's local Jacobian (for tensors of up to 64 elements).
@@ -254,19 +248,13 @@ def animate(*tensors, gradient=None, names=None, forward: bool = True, retain_gr
     changes nothing the user can see, so `animate(loss)` then `loss.backward()` gives the
     plain gradient.
     """
-    if len(tensors) == 1 and isinstance(tensors[0], Trace):
-        # an already recorded run, e.g. torch_bridge.record_torch_backward(loss) of a real PyTorch graph
+    if is_trace(tensors):   # an already recorded run, drawn as it is
         trace = tensors[0]
         svg, owners, titles = layout(trace, draw_options)
     else:
-        names = with_caller_names(names)
-        roots, recorder, trace, svg, owners, live, titles = record_graph(tensors, names, draw_options, jacobians)
-        snapshot = GradSnapshot(written_tensors(roots, live))
-        try:
-            with recorder:
-                backward_steps(roots, gradient, retain_graph=retain_graph).run()
-        finally:
-            snapshot.restore()   # recording changes no .grad the user can see
+        run, svg, owners, titles = record_graph(tensors, names, draw_options, jacobians, gradient=gradient,
+                                                model=model, retain_graph=retain_graph)
+        trace = run.run()   # recording changes no .grad the user can see
     frames = FrameBuilder(trace, jacobians).build(forward)
     remap(frames, owners)
     frames = fold_runs(frames, owners, titles, trace)   # backward through a folded box: one frame per run
