@@ -7,21 +7,17 @@ the ready ones, as PyTorch's CPU engine does.
 """
 from __future__ import annotations
 
-import math
 import threading
 from collections import deque
 from heapq import heappop, heappush, heappushpop
 from typing import Iterator
 
-import numpy as np
 from numpy import ndarray   # one global load where np.ndarray is two, on the per-op path
 
 from .. import backend, events
 from ..dtypes import Size
 from ..ops.core import NUMPY, namespace
 from ..ops.fill import COPY
-from ..previews import Preview
-from ..records import Accumulation, Hook, StepRecord
 from ..tensor import Tensor
 from .anomaly import _anomaly, anomaly_warning
 from .fast_paths import vjp_two_inputs
@@ -41,7 +37,7 @@ class Step:
     """One executed node: what it received, what it sent along each edge, what it wrote."""
 
     __slots__ = ("index", "node", "grad_outputs", "grad_inputs", "reduced_axes", "accumulated", "hooks",
-                 "written_before", "jacobians")
+                 "written_before")
 
     def __init__(self, index: int, node: Node, grad_outputs: tuple):
         self.index = index
@@ -52,7 +48,6 @@ class Step:
         self.accumulated = []              # (tensor, contribution, new total) for each .grad written
         self.hooks = []                    # (output_nr, hook, before, after)
         self.written_before = None         # while listened to: per accumulated entry, the .grad before
-        self.jacobians = None              # the node's local Jacobians, when a listener asked for them
 
     def __repr__(self):
         return f"<Step {self.index}: {self.node.op.torch_name}>"
@@ -317,11 +312,11 @@ class Backward:
                                 held = nxt
                             else:
                                 heappush(heap, ready_key(nxt))
-                    if not retain_graph:
-                        node.free()
                 index += 1
-                if listening:
-                    events.emit(events.NodeExecuted(step, step_info(step)))
+                if listening:   # before the node is freed: a listener may read what it saved
+                    events.emit(events.NodeExecuted(step))
+                if not (retain_graph or leaf or (halt and node in halt)):
+                    node.free()
                 if pausing:   # the stepper reads the ready nodes (upcoming()) and .grad between steps
                     if held is not None:
                         heappush(heap, ready_key(held))
@@ -368,8 +363,6 @@ class Backward:
     def _call_vjp(self, node: Node, grads: list, step: Step | None) -> tuple:
         """The node's VJP on what it received: one gradient per input edge (post-hooks applied)."""
         g = grads[0] if node.op.n_outputs == 1 else self._multi(node, grads)
-        if self._listening and events.jacobians_wanted() and not self.create_graph:
-            step.jacobians = local_jacobians(node)
         if _anomaly.enabled:
             sent, axes = _anomaly_vjp(node, g, self.create_graph)
         else:
@@ -609,88 +602,6 @@ def _fit(gi, a, i: int, unused: bool, op, create_graph: bool):
     elif gi.dtype != a.dtype:
         gi = gi.astype(a.dtype)
     return gi, summed
-
-
-def local_jacobians(node: Node, limit: int = 64) -> list:
-    """J of a grad_fn with respect to each of its inputs: one (m, nᵢ) array per next_functions
-    slot, or None where nothing flows, the graph was freed or a side exceeds `limit` elements.
-
-    Row k is the node's VJP applied to the one-hot vector e_k over its (flattened) outputs:
-    reverse mode never builds J, but one-hot seeds read it row by row."""
-    n_slots = len(node.next_functions)
-    if type(node) is AccumulateGrad or node.freed or node.out_data is None or node.op.vjp is None:
-        return [None] * n_slots
-    multi = node.op.n_outputs > 1
-    outs = tuple(node.out_data) if multi else (node.out_data,)
-    if any(o is None or getattr(o, "dtype", None) is None or o.dtype.kind not in "fc" for o in outs):
-        return [None] * n_slots
-    sizes = [int(math.prod(o.shape)) for o in outs]
-    m = sum(sizes)
-    if m == 0 or m > limit:
-        return [None] * n_slots
-    in_sizes = [int(math.prod(node.input_shape(i))) if nxt is not None else 0
-                for i, (nxt, _) in enumerate(node.next_functions)]
-    wanted = [nxt is not None and 0 < n <= limit for (nxt, _), n in zip(node.next_functions, in_sizes)]
-    if not any(wanted):
-        return [None] * n_slots
-    rows: list = [[] for _ in range(n_slots)]
-    try:
-        for k in range(m):
-            g = _one_hot(outs, sizes, k)
-            sent, _ = node_vjp(node, g if multi else g[0])
-            for i in range(n_slots):
-                if wanted[i]:
-                    gi = sent[i]
-                    # + 0.0: a one-hot row times a negative value gives −0.0, which would print as "-0.0"
-                    rows[i].append(np.zeros(in_sizes[i]) if gi is None
-                                   else backend.to_numpy(gi).astype(np.float64).ravel() + 0.0)
-    except Exception:   # an op whose VJP cannot take a one-hot seed: no Jacobian to show
-        return [None] * n_slots
-    return [np.stack(r) if wanted[i] else None for i, r in enumerate(rows)]
-
-
-def _one_hot(outs: tuple, sizes: list, k: int) -> tuple:
-    """e_k over the concatenation of every output, in each output's own shape and array type."""
-    parts = []
-    offset = 0
-    for out, size in zip(outs, sizes):
-        flat = backend.namespace_of(out).zeros(size, dtype=out.dtype)
-        if offset <= k < offset + size:
-            flat[k - offset] = 1
-        parts.append(flat.reshape(out.shape))
-        offset += size
-    return tuple(parts)
-
-
-def _leaf_key(tensor, node: Node) -> tuple:
-    """Which tensor a .grad write went to, in plain values: a leaf by its AccumulateGrad, a
-    retained non-leaf by its grad_fn and output number."""
-    if type(node) is AccumulateGrad:
-        return ("leaf", node.id)
-    return ("output", node.id, tensor.output_nr)
-
-
-def _grad_preview(g):
-    # a node pre-hook's result is a tuple of gradients: the step panel shows tensor hooks' values only
-    return None if g is None or isinstance(g, (tuple, list)) else Preview.of(g)
-
-
-def step_info(step: Step) -> StepRecord:
-    """A Step in plain values (Previews taken now): what NodeExecuted carries to recorders."""
-    preview = Preview.of
-    sent = []
-    for slot, g in enumerate(step.grad_inputs):
-        if g is not None:
-            axes = step.reduced_axes[slot] if slot < len(step.reduced_axes) else ()
-            sent.append((slot, preview(g), tuple(axes)))
-    accs = tuple(Accumulation(contribution=preview(contribution), total=preview(total), before=preview(before),
-                              target=_leaf_key(tensor, step.node))
-                 for (tensor, contribution, total), before in zip(step.accumulated, step.written_before or ()))
-    hooks = tuple(Hook(getattr(h, "__name__", "hook"), nr, _grad_preview(before), _grad_preview(after))
-                  for nr, h, before, after in step.hooks)
-    jacobians = None if step.jacobians is None else tuple(step.jacobians)
-    return StepRecord(grad_in=tuple(preview(g) for g in step.grad_outputs), accumulations=accs, hooks=hooks,
-                      jacobians=jacobians, key=step.node.id, sent=tuple(sent))
 
 
 def _anomaly_vjp(node: Node, g, create_graph: bool):
