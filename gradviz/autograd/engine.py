@@ -267,11 +267,11 @@ class Backward:
         """micrograd's `for node in reversed(topo): node._backward()`, one node per step: a node
         runs once every consumer has sent it a gradient (receive), its VJP turns that into one
         gradient per input (call the VJP), and each goes into its input node's buffer (send); a
-        leaf's AccumulateGrad adds what it received into `.grad` instead (accumulate)."""
+        leaf's AccumulateGrad adds what it received into `.grad` instead (accumulate, in _step)."""
         heap, buffers, deps, useful = self._start(), self._buffers, self.deps, self.useful
-        halt, capture, create_graph, retain_graph = self.halt, self.capture, self.create_graph, self.retain_graph
-        listening, pausing = self._listening, self._pausing
-        careful = listening or pausing or _anomaly.enabled   # each step described
+        create_graph, retain_graph, listening, pausing = self.create_graph, self.retain_graph, self._listening, \
+            self._pausing
+        plain = not (listening or pausing or _anomaly.enabled or self.capture or self.halt)   # nothing but VJPs
         held = None   # the node the last step made ready: it runs next unless the heap holds an older one
         index = 0
         with _Inside(self) as inside:
@@ -281,22 +281,15 @@ class Backward:
                 else:
                     node, held = heappushpop(heap, ready_key(held))[1] if heap else held, None
                 grads = buffers.pop(node)                                                # receive
-                leaf, hooks = type(node) is AccumulateGrad, node.hooks
-                step = Step(index, node, tuple(grads)) if careful or leaf or hooks is not None else None
                 if create_graph:   # what the step builds (VJP, sums of what it sends) is one order up
                     _building.now = node.order + 1
-                if hooks is not None or capture:
-                    grads = self._receive(node, grads, step)
-                if leaf:                                                                 # accumulate
-                    if self.accumulate and (self.only is None or node in self.only):
-                        self._accumulate_leaf(node, grads[0], step)
-                elif not (halt and node in halt):   # an input of grad(): its gradient is what was asked
-                    if step is None:                                                     # call the VJP
-                        sent = node_vjp(node, grads[0] if node.op.n_outputs == 1 else self._multi(node, grads),
-                                        create_graph)[0]
-                    else:
-                        sent = self._call_vjp(node, grads, step)
-                    for (nxt, nr), g in zip(node.next_functions, sent):                  # send
+                if plain and node.hooks is None and type(node) is not AccumulateGrad:    # call the VJP
+                    step, sent = None, node_vjp(node, grads[0] if node.op.n_outputs == 1 else
+                                                self._multi(node, grads), create_graph)[0]
+                else:   # hooks, a captured gradient, a leaf, or someone watching: a described step
+                    step, sent = self._step(index, node, grads)
+                if sent is not None:                                                     # send
+                    for (nxt, nr), g in zip(node.next_functions, sent):
                         if nxt is None or (useful is not None and nxt not in useful):
                             continue
                         if g is not None:
@@ -315,7 +308,7 @@ class Backward:
                 index += 1
                 if listening:   # before the node is freed: a listener may read what it saved
                     events.emit(events.NodeExecuted(step))
-                if not (retain_graph or leaf or (halt and node in halt)):
+                if sent is not None and not retain_graph:
                     node.free()
                 if pausing:   # the stepper reads the ready nodes (upcoming()) and .grad between steps
                     if held is not None:
@@ -327,6 +320,21 @@ class Backward:
                     pausing = self._pausing   # run() stops the pauses
         if listening:
             events.emit(events.BackwardFinished(index))
+
+    def _step(self, index: int, node: Node, grads: list) -> tuple:
+        """A step that is more than its VJP: the node's hooks and the gradients captured on the way
+        in (receive), a leaf's .grad (accumulate), the VJP with its post-hooks, all in a Step for
+        whoever watches. Returns the Step and what to send (None: nothing is sent)."""
+        step = Step(index, node, tuple(grads))
+        if node.hooks is not None or self.capture:
+            grads = self._receive(node, grads, step)
+        if type(node) is AccumulateGrad:                                                 # accumulate
+            if self.accumulate and (self.only is None or node in self.only):
+                self._accumulate_leaf(node, grads[0], step)
+            return step, None
+        if self.halt and node in self.halt:   # an input of grad(): its gradient is what was asked
+            return step, None
+        return step, self._call_vjp(node, grads, step)
 
     def _start(self) -> list:
         """The seeds into the roots' buffers; the roots that wait for nothing are ready (the heap)."""
@@ -344,7 +352,7 @@ class Backward:
                                                _implicit(self.grad_tensors, len(self.seeds))))
         return self._heap
 
-    def _receive(self, node: Node, grads: list, step: Step | None) -> list:
+    def _receive(self, node: Node, grads: list, step: Step) -> list:
         """The gradients a node received, through its tensor hooks and pre-hooks; retained and
         captured (grad()'s inputs) on the way."""
         hooks = node.hooks
@@ -360,7 +368,7 @@ class Backward:
                     self.captured[slot] = g
         return grads
 
-    def _call_vjp(self, node: Node, grads: list, step: Step | None) -> tuple:
+    def _call_vjp(self, node: Node, grads: list, step: Step) -> tuple:
         """The node's VJP on what it received: one gradient per input edge (post-hooks applied)."""
         g = grads[0] if node.op.n_outputs == 1 else self._multi(node, grads)
         if _anomaly.enabled:
@@ -370,9 +378,8 @@ class Backward:
         hooks = node.hooks
         if hooks is not None and hooks.post:
             sent = self._run_node_hooks(node, sent, g)
-        if step is not None:
-            step.grad_inputs = tuple(sent)
-            step.reduced_axes = axes
+        step.grad_inputs = tuple(sent)
+        step.reduced_axes = axes
         return sent
 
     def _accumulate_leaf(self, node: AccumulateGrad, g, step: Step) -> None:

@@ -24,13 +24,16 @@ def vjp_two_inputs(node, rule: tuple, xp, g, out, saved_inputs):
     Returns the two gradients and their reduced axes when both already fit their inputs'
     shapes and dtypes (nothing to sum or cast), else the raw pair and None."""
     f0, f1 = rule
-    edges = node.next_functions
-    args = (xp, g, out, saved_inputs[0]._data, saved_inputs[1]._data)
+    (to0, _), (to1, _) = node.next_functions
+    a0, a1 = saved_inputs[0]._data, saved_inputs[1]._data
     params = node.params
     if params:   # f(*args) with a ready tuple is much cheaper than f(xp, g, ..., *params)
-        args += params
-    g0 = None if f0 is None or edges[0][0] is None else f0(*args)
-    g1 = None if f1 is None or edges[1][0] is None else f1(*args)
+        args = (xp, g, out, a0, a1) + params
+        g0 = None if f0 is None or to0 is None else f0(*args)
+        g1 = None if f1 is None or to1 is None else f1(*args)
+    else:   # a plain call builds no tuple
+        g0 = None if f0 is None or to0 is None else f0(xp, g, out, a0, a1)
+        g1 = None if f1 is None or to1 is None else f1(xp, g, out, a0, a1)
     inputs = node.inputs
     if (g0 is None or (g0.shape == (a := inputs[0]._data).shape and g0.dtype is a.dtype)) and \
             (g1 is None or (g1.shape == (a := inputs[1]._data).shape and g1.dtype is a.dtype)):
