@@ -20,6 +20,11 @@ learner's formula under `no_grad`, so checking changes no tensor, gradient or gr
     check_choice(answer, right, choices)     one of several options
     check_function(answer, reference, cases) a formula written as a function (by hand), run on
                                              each case with autograd switched off
+    check_order(answer, roots)               a backward's order over grad_fn nodes: every node once,
+                                             each before the nodes it sends to (the engine's is one)
+    vjp_of(node, g)                          what a grad_fn sends along each next_functions edge for
+                                             the gradient g (torch's `node(g)`), for a backward
+                                             loop written by hand
 
 An answer left as `...` (the placeholder of an exercise cell) is reported as not answered yet, and
 `None` (a function that forgot its `return`) as such; a shape that differs names the shape wanted
@@ -46,6 +51,7 @@ from .tracing import Trace
 from .creation import tensor
 from . import autograd, func
 from .autograd import forward_ad, functional, no_grad
+from .autograd.engine import node_vjp
 from .tensor import Tensor
 from .player.mathtext import esc
 from .player.html import stylesheet
@@ -355,11 +361,107 @@ def check_function(answer, reference, cases: Sequence, name: str = "your functio
                                               tuple(_array(expected).shape)))
         if got is Ellipsis:
             return check(got, expected, name)
-        result = check(got, expected, name if len(cases) == 1 else f"{name} (case {k + 1} of {len(cases)})",
-                       rtol, atol)
+        result = _compare(got, expected, name if len(cases) == 1 else f"{name} (case {k + 1} of {len(cases)})",
+                          rtol, atol)
         if not result:
             return result
     return Check(name, True, f"right on all {len(cases)} cases" if len(cases) > 1 else result.summary)
+
+
+def _compare(got, expected, name: str, rtol: float, atol: float) -> Check:
+    """check() for one value, or item by item for a tuple or list of them (several gradients)."""
+    if not isinstance(expected, (tuple, list)):
+        return check(got, expected, name, rtol, atol)
+    if got is None or not isinstance(got, (tuple, list)) or len(got) != len(expected):
+        what = "None" if got is None else f"{len(got)} values" if isinstance(got, (tuple, list)) else "one value"
+        return Check(name, False, f"expected {len(expected)} values (a list or tuple), got {what}")
+    for i, (a, b) in enumerate(zip(got, expected)):
+        result = check(a, b, f"{name}, item {i}", rtol, atol)
+        if not result:
+            return result
+    return Check(name, True, f"right (all {len(expected)} items)")
+
+
+# -- a backward loop by hand --------------------------------------------------------------------
+def vjp_of(node, *grads) -> tuple:
+    """What the grad_fn `node` sends along each of its next_functions edges for the gradient(s) it
+    received (one per output), as torch's `node(*grads)`: a Tensor per edge, None where nothing
+    flows. It runs the node's own VJP and changes nothing."""
+    g = grads[0] if len(grads) == 1 else tuple(grads)
+    raw = g._data if isinstance(g, Tensor) else tuple(x._data for x in g) if isinstance(g, tuple) else np.asarray(g)
+    sent, _ = node_vjp(node, raw)
+    return tuple(None if x is None else tensor(x) for x in sent)
+
+
+def graph_nodes(root) -> list:
+    """Every grad_fn reachable from `root` (a grad_fn), each once."""
+    seen, order, stack = set(), [], [root]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        order.append(node)
+        stack.extend(n for n, _ in node.next_functions)
+    return order
+
+
+def engine_order(output) -> list:
+    """The grad_fn nodes in the order the engine runs them for `output.backward()`, read with
+    pre-hooks on a backward whose .grad writes are then undone."""
+    nodes = graph_nodes(output.grad_fn)
+    leaves = [(n.variable, n.variable.grad) for n in nodes if hasattr(n, "variable")]
+    ran: list = []
+    handles = [n.register_prehook(lambda g, n=n: ran.append(n)) for n in nodes]
+    try:
+        output.backward(retain_graph=True)
+    finally:
+        for h in handles:
+            h.remove()
+        for leaf, grad in leaves:
+            leaf.grad = grad
+    return ran
+
+
+def check_order(answer, outputs: Sequence, name: str = "your order") -> Check:
+    """`answer(grad_fn) -> list of nodes` checked on each output's graph: every node once, each
+    before every node it sends a gradient to; the engine's order (one right answer) is shown
+    where it fails."""
+    if answer is Ellipsis or answer is None:
+        return check(answer, 0.0, name)
+    for k, output in enumerate(outputs):
+        label = name if len(outputs) == 1 else f"{name} (graph {k + 1} of {len(outputs)})"
+        try:
+            order = _call(answer, (output.grad_fn,), True)
+        except HandWork as exc:
+            return Check(label, False, str(exc))
+        except Exception as exc:
+            return Check(label, False, f"your function raised {type(exc).__name__}: {exc}")
+        problem = _order_problem(order, graph_nodes(output.grad_fn))
+        if problem:
+            engine = ", ".join(n.name() for n in engine_order(output))
+            return Check(label, False, f"{problem}; the engine ran: {engine}")
+    return Check(name, True, f"a valid order on all {len(outputs)} graphs")
+
+
+def _order_problem(order, nodes: list) -> str:
+    if order is Ellipsis:
+        return "no answer yet: replace ... with your function"
+    if order is None:
+        return "your answer is None: did your function return a value?"
+    order = list(order)
+    place = {id(n): i for i, n in enumerate(order)}
+    missing = [n for n in nodes if id(n) not in place]
+    if missing:
+        return f"{missing[0].name()} is missing ({len(order)} nodes listed, the graph has {len(nodes)})"
+    if len(order) != len(nodes):
+        return f"{len(order)} nodes listed, the graph has {len(nodes)}: a node listed twice"
+    for node in order:
+        for nxt, _ in node.next_functions:
+            if nxt is not None and place[id(nxt)] < place[id(node)]:
+                return (f"{nxt.name()} comes before {node.name()}, which sends it its gradient: it would run "
+                        "before all of its gradient had arrived")
+    return ""
 
 
 # -- work by hand ------------------------------------------------------------------------------
@@ -381,8 +483,8 @@ def autograd_off():
 
     def refuse(attr):
         def refused(*args, **kwargs):
-            raise HandWork(f"your formula called {attr}(): this exercise asks for the gradient by hand, "
-                           "from ḡ and the tensors the forward pass made, not for autograd to compute it")
+            raise HandWork(f"your formula called {attr}(): this exercise asks you to compute it by hand "
+                           "(a VJP from ḡ and the tensors the forward pass made), not to ask autograd")
         return refused
     for owner, attr, _ in saved:
         setattr(owner, attr, refuse(attr))

@@ -105,8 +105,10 @@ def check_call(cell) -> ast.Call:
     return last.value
 
 
-# Defined in the kernel before the first cell: an answer made wrong (one number moved, a string
-# or choice changed, a formula's result moved, the first formula of a dict of them changed).
+# Defined in the kernel before the first cell: each answer made six ways. `_gradviz_wrong` moves one
+# number (or changes a string or choice, a formula's result, the first formula of a dict of them);
+# `_gradviz_variant` makes the others: a wrong shape, the right numbers as a list, None, and a formula
+# that asks autograd instead of computing by hand.
 WRONG = """
 def _gradviz_wrong(answer):
     import numpy as _np
@@ -122,29 +124,82 @@ def _gradviz_wrong(answer):
     moved = _np.array(answer.detach().cpu().numpy() if hasattr(answer, "detach") else answer, dtype=float)
     moved.flat[0] += 1 + abs(moved.flat[0])
     return moved
+
+
+def _gradviz_kind(answer):
+    if isinstance(answer, dict):
+        return _gradviz_kind(next(iter(answer.values())))
+    return "function" if callable(answer) else "text" if isinstance(answer, (str, bool)) else "number"
+
+
+def _gradviz_variant(answer, how):
+    import numpy as _np
+    if isinstance(answer, dict):
+        first = next(iter(answer))
+        return {**answer, first: _gradviz_variant(answer[first], how)}
+    if how == "autograd":
+        import gradviz as _gv
+        return lambda *args: _gv.autograd.grad(args[0].sum(), args[0])[0]
+    if callable(answer):
+        return lambda *args, _f=answer: _gradviz_variant(_f(*args), how)
+    if how == "none":
+        return None
+    plain = _np.array(answer.detach().cpu().numpy() if hasattr(answer, "detach") else answer, dtype=float)
+    if how == "shape":
+        return _np.concatenate([plain.ravel(), [0.0]])
+    return plain.tolist() if how == "list" else plain
+
+
+def _gradviz_probe(k, check, answer):
+    kind = _gradviz_kind(answer)
+    hows = ["right", "wrong"] + (["shape", "list", "ndarray"] if kind != "text" else []) + ["none"] + \\
+        (["autograd"] if kind == "function" else [])
+    for how in hows:
+        given = answer if how == "right" else _gradviz_wrong(answer) if how == "wrong" else _gradviz_variant(answer, how)
+        verdict = check(given)
+        print(f"exercise-probe {k} {how}: {bool(verdict)} :: " + " ".join(str(verdict).split())[:400])
 """
-PROBE = re.compile(r"exercise-probe (\d+): right=(\w+) wrong=(\w+)")
+PROBE = re.compile(r"exercise-probe (\d+) (\w+): (True|False) :: (.*)")
 
 
 def with_probes(nb):
-    """The notebook with, after each solution cell, a cell that runs the solution's check again on
-    the right answer and on a wrong one and prints both verdicts (checking changes no state)."""
+    """The notebook with, after each solution cell, a cell that runs the solution's check again on the
+    right answer and on the other five ways of answering, printing each verdict and its message
+    (checking changes no state)."""
     cells, k = [nbformat.v4.new_code_cell(WRONG)], 0
     for cell in nb.cells:
         cells.append(cell)
         if "solution" in tags(cell):
             call = check_call(cell)
-            wrong = ast.Call(call.func, [ast.Call(ast.Name("_gradviz_wrong"), call.args[:1], [])] + call.args[1:],
-                             call.keywords)
+            given = ast.Call(call.func, [ast.Name("_given")] + call.args[1:], call.keywords)
             cells.append(nbformat.v4.new_code_cell(
-                f"print('exercise-probe {k}: right=' + str(bool({ast.unparse(call)})) + "
-                f"' wrong=' + str(bool({ast.unparse(wrong)})))"))
+                f"_gradviz_probe({k}, lambda _given: {ast.unparse(given)}, {ast.unparse(call.args[0])})"))
             k += 1
     for cell in cells:
         cell.pop("id", None)
     nb.cells = cells
     nb.nbformat_minor = 4     # cells without ids
     return nb
+
+
+def probes(nb) -> dict:
+    """exercise number -> {way of answering: (verdict, message)}."""
+    found: dict = {}
+    for k, how, verdict, message in PROBE.findall(all_text(nb)):
+        found.setdefault(int(k), {})[how] = (verdict == "True", message)
+    return found
+
+
+# what each way of answering must get, by checker: (verdict, words its message must hold)
+EXPECTED_WAYS = {
+    "right": (True, "✓"),
+    "wrong": (False, "✗"),
+    "shape": (False, "has shape"),
+    "list": (True, "✓"),
+    "ndarray": (True, "✓"),
+    "none": (False, "your answer is None: did your function return a value?"),
+    "autograd": (False, "this exercise asks you to compute it by hand"),
+}
 
 
 # -- reading outputs --------------------------------------------------------------------------
@@ -270,9 +325,19 @@ def test_exercise_checkers_tell_wrong_from_right(path, run_notebook):
         assert "✗" in asked and "no answer yet" in asked, f"{path.name}: {asked}"
         shown = cell_text(solution)
         assert "✓" in shown and "✗" not in shown, f"{path.name}: the solution is not confirmed\n{solution.source}"
-    probes = PROBE.findall(all_text(nb))
-    assert len(probes) == len(exercise_pairs(nb))
-    assert all(right == "True" and wrong == "False" for _, right, wrong in probes), probes
+    found = probes(nb)
+    assert sorted(found) == list(range(len(exercise_pairs(nb))))
+    for (_, solution), k in zip(exercise_pairs(nb), sorted(found)):
+        checker = check_call(solution).func.id
+        for how, (verdict, message) in found[k].items():
+            want, words = EXPECTED_WAYS[how]
+            if checker == "check_choice" and how == "none":
+                want, words = False, "is not one of the choices"
+            assert verdict == want and words in message, \
+                f"{path.name}, exercise {k + 1} answered {how}: {verdict} {message}"
+        if checker == "check_function" or "autograd" in found[k]:   # a formula, written by hand
+            assert "autograd" in found[k] and "shape" in found[k] and "none" in found[k], \
+                f"{path.name}, exercise {k + 1}: a formula is answered the six ways"
 
 
 # -- what each notebook must show -------------------------------------------------------------
