@@ -115,6 +115,8 @@ def _gradviz_wrong(answer):
     if isinstance(answer, dict):
         first = next(iter(answer))
         return {**answer, first: _gradviz_wrong(answer[first])}
+    if isinstance(answer, (list, tuple)) and answer and hasattr(answer[0], "shape"):
+        return [_gradviz_wrong(answer[0]), *answer[1:]]   # several gradients: the first one moved
     if callable(answer):
         return lambda *args, _f=answer: _gradviz_wrong(_f(*args))
     if isinstance(answer, str):
@@ -139,7 +141,14 @@ def _gradviz_variant(answer, how):
         return {**answer, first: _gradviz_variant(answer[first], how)}
     if how == "autograd":
         import gradviz as _gv
-        return lambda *args: _gv.autograd.grad(args[0].sum(), args[0])[0]
+
+        def _asks_autograd(*args):
+            found = [a for a in args if isinstance(a, _gv.Tensor)]
+            t = (found[0] if found else _gv.ones(1)).detach().requires_grad_()
+            return _gv.autograd.grad((t * t).sum(), t)[0]
+        return _asks_autograd
+    if isinstance(answer, (list, tuple)) and answer and hasattr(answer[0], "shape"):
+        return [_gradviz_variant(answer[0], how), *answer[1:]]
     if callable(answer):
         return lambda *args, _f=answer: _gradviz_variant(_f(*args), how)
     if how == "none":
@@ -150,12 +159,30 @@ def _gradviz_variant(answer, how):
     return plain.tolist() if how == "list" else plain
 
 
-def _gradviz_probe(k, check, answer):
+def _gradviz_order_variant(answer, how):
+    # an order of nodes: reversed, one node short, a tuple, None, or asking autograd
+    if how == "wrong":
+        return lambda root: list(answer(root))[::-1]
+    if how == "shape":
+        return lambda root: list(answer(root))[:-1]
+    if how == "list":
+        return lambda root: tuple(answer(root))
+    return _gradviz_variant(answer, how)
+
+
+def _gradviz_probe(k, checker, check, answer):
     kind = _gradviz_kind(answer)
     hows = ["right", "wrong"] + (["shape", "list", "ndarray"] if kind != "text" else []) + ["none"] + \\
         (["autograd"] if kind == "function" else [])
+    if checker == "check_order":
+        hows.remove("ndarray")
     for how in hows:
-        given = answer if how == "right" else _gradviz_wrong(answer) if how == "wrong" else _gradviz_variant(answer, how)
+        if how == "right":
+            given = answer
+        elif checker == "check_order":
+            given = _gradviz_order_variant(answer, how)
+        else:
+            given = _gradviz_wrong(answer) if how == "wrong" else _gradviz_variant(answer, how)
         verdict = check(given)
         print(f"exercise-probe {k} {how}: {bool(verdict)} :: " + " ".join(str(verdict).split())[:400])
 """
@@ -173,7 +200,7 @@ def with_probes(nb):
             call = check_call(cell)
             given = ast.Call(call.func, [ast.Name("_given")] + call.args[1:], call.keywords)
             cells.append(nbformat.v4.new_code_cell(
-                f"_gradviz_probe({k}, lambda _given: {ast.unparse(given)}, {ast.unparse(call.args[0])})"))
+                f"_gradviz_probe({k}, {call.func.id!r}, lambda _given: {ast.unparse(given)}, {ast.unparse(call.args[0])})"))
             k += 1
     for cell in cells:
         cell.pop("id", None)
@@ -333,6 +360,8 @@ def test_exercise_checkers_tell_wrong_from_right(path, run_notebook):
             want, words = EXPECTED_WAYS[how]
             if checker == "check_choice" and how == "none":
                 want, words = False, "is not one of the choices"
+            if checker == "check_order" and how == "shape":
+                want, words = False, "is missing"
             assert verdict == want and words in message, \
                 f"{path.name}, exercise {k + 1} answered {how}: {verdict} {message}"
         if checker == "check_function" or "autograd" in found[k]:   # a formula, written by hand
@@ -608,3 +637,54 @@ def test_14_views_inplace_and_versions(run_notebook):
     assert all("result" in s and "self" in s for s in saved), "the saved tensors drawn"
     assert "[0.7311, 0.8808, 0.9526]" in saved[0] and "[1.462, 1.762, 1.905]" in saved[1], "a's saved values, then doubled"
     assert "CopySlices" in mime_outputs(nb, SVG)[2]
+
+
+def test_there_are_eighteen_lessons():
+    assert len(PATHS) >= 18 and [p.stem[:2] for p in PATHS[:18]] == [f"{k:02d}" for k in range(1, 19)]
+
+
+def test_15_your_own_backward_loop(run_notebook):
+    nb = executed(run_notebook, "15_your_own_backward_loop")
+    text = all_text(nb)
+    assert "✓ your order: a valid order on all 4 graphs" in text
+    assert "✓ your backward: right on all 4 cases" in text
+    assert "the leaf of AccumulateGrad is x: True" in text
+    mine = re.search(r"yours: +(\[.*\])", text).group(1)
+    engine = re.search(r"engine: +(\[.*\])", text).group(1)
+    assert mine == engine and "CosBackward0', 'SinBackward0" in engine, "the text's claim on the diamond's order"
+    assert "W.grad by your loop equals the engine's: True" in text
+    assert "MulBackward0" in mime_outputs(nb, SVG)[0]
+
+
+def test_16_backprop_a_whole_network(run_notebook):
+    nb = executed(run_notebook, "16_backprop_a_whole_network")
+    text = all_text(nb)
+    assert "{'setosa': 50, 'versicolor': 50, 'virginica': 50}" in text
+    assert "✓ dlogits: right on all 3 cases" in text and "✓ your gradients: right on all 3 cases" in text
+    assert "the two runs agree at every step: True" in text
+    start, yours, engines = map(float, re.search(r"loss: (\S+) -> (\S+) \(yours\), (\S+) \(the engine's\)", text).groups())
+    assert yours < start / 4 and abs(yours - engines) < 1e-4, "training with the learner's gradients works"
+    assert float(re.search(r"training accuracy with your gradients: (\S+)", text).group(1)) > 0.9
+    curve = mime_outputs(nb, SVG)[-1]
+    assert curve.count("<polyline") == 2 and "your gradients" in curve and "the engine" in curve
+    assert not any(".backward()" in c.source for c in nb.cells if "solution" in tags(c)), "no backward in the answers"
+
+
+def test_17_gates_and_shapes(run_notebook):
+    nb = executed(run_notebook, "17_gates_and_shapes")
+    text = all_text(nb)
+    assert "x > y: tensor([ True, False,  True])" in text, "the routing the solution reads"
+    assert "✓ x.grad: right (all 3 values)" in text
+    assert "✓ dL/dW: right on all 3 cases" in text and "✓ dL/dX: right on all 3 cases" in text
+    from gradviz.exercises import check
+    assert "it looks transposed" in str(check([[0.0] * 3] * 2, [[0.0] * 2] * 3, "dL/dW")), "as the text promises"
+
+
+def test_18_stable_softmax_and_logsumexp(run_notebook):
+    nb = executed(run_notebook, "18_stable_softmax_and_logsumexp")
+    text = all_text(nb)
+    assert "naive log-sum-exp: tensor([   inf, 5.0068])" in text and "naive softmax: tensor([nan, nan, nan])" in text
+    assert "torch.logsumexp: tensor([1002.4076,    5.0068])" in text
+    assert "✓ logsumexp: right on all 3 cases" in text and "✓ ∂ logsumexp / ∂z: right on all 3 cases" in text
+    assert "✓ the VJP of LogSoftmaxBackward0 (logp) → zl: right (all 6 values)" in text
+    assert "LogSoftmaxBackward0" in players(nb)[0]
