@@ -283,3 +283,10 @@ def test_check_function_runs_the_formula_on_every_case():
     assert "by hand" in check_function(by_autograd, reference, cases).summary
     assert "no answer yet" in check_function(..., reference, cases).summary
     assert "None" in check_function(None, reference, cases).summary
+
+
+def test_the_engines_own_tensor_is_refused():
+    grad = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    c = check(grad[1], grad[1], "xs.grad[1]")
+    assert not c and c.summary.startswith("refused: this is the engine's own value")
+    assert check(grad[1].clone(), grad[1], "xs.grad[1]"), "a copy is an answer like any other"
