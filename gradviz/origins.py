@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .naming import caller_namespace, is_tensor, tensors_named
 from .tracing import Trace, build_trace
-from .tracing.recording import EngineRecording, Recording
+from .tracing.recording import EngineRecording, Recording, ReplayRecording
 from .torch_bridge import record_torch, trace_from_torch
 
 
@@ -74,14 +74,14 @@ def record(*tensors, gradient=None, names=None, model=None, retain_graph: bool =
     `step()` runs one node, `run()` the rest (then closes: .grad back as it was unless write_grads).
 
     tensors: gradviz tensors (gradviz's engine, stepped node by node), real torch tensors (torch's engine,
-    through `torch_bridge.record_torch`), or one Trace recorded before (a finished Recording of it).
+    through `torch_bridge.record_torch`), or one Trace recorded before (its steps handed out again).
     names: {name: tensor} or a Module; by default the caller's variable names. model: a Module whose
     parameter names label the leaves (and, for torch, whose modules cluster the nodes). caller: the
     caller's variables (default: those of the first frame outside gradviz). gradient, retain_graph: as
     in `tensor.backward`. jacobians: each step's local Jacobian. show_saved: what each node saved.
     """
     if is_trace(tensors):
-        return Recording(tensors[0])
+        return ReplayRecording(tensors[0])
     roots = flat(tensors)
     if not roots:
         raise TypeError("record() needs at least one tensor to run backward from (or a Trace)")

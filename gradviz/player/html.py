@@ -233,9 +233,10 @@ def _roots(tensors) -> tuple:
 
 def record_graph(tensors, names, draw_options: dict, jacobians: bool = False, **recording) -> tuple:
     """(recording, svg, owners, titles): the Recording of a backward over `tensors` (gradviz or torch
-    tensors; `recording` holds record()'s other options), its graph laid out before any step runs, so
-    the diagram shows .grad as it was when the animation starts; steps are appended to its Trace."""
-    run = record(*_roots(tensors), names=names, jacobians=jacobians,
+    tensors, or a recorded Trace; `recording` holds record()'s other options), its graph laid out before
+    any step runs, so the diagram shows .grad as it was when the animation starts; steps are appended
+    to its Trace."""
+    run = record(*(tensors if is_trace(tensors) else _roots(tensors)), names=names, jacobians=jacobians,
                  show_saved=draw_options.get("show_saved", False), **recording)
     separate_orders(run.trace)   # a create_graph gradient's own graph, boxed apart
     svg, owners, titles = layout(run.trace, draw_options)

@@ -20,8 +20,9 @@ def box_title(order: int) -> str:
 
 def separate_orders(trace: Trace) -> Trace:
     """Put each node of derivative order k ≥ 1 (and a leaf's AccumulateGrad is never one) in the box of
-    order k, in front of its own scope path; nothing changes in a trace of order 0 only."""
+    order k, in front of its own scope path; nothing changes in a trace of order 0 only, nor in one
+    whose nodes are in their boxes already (a recorded Trace stepped again)."""
     for node in trace.nodes:
-        if node.order > 0 and node.kind == "op":
+        if node.order > 0 and node.kind == "op" and node.scope[:1] != (box_title(node.order),):
             node.scope = (box_title(node.order), *node.scope)
     return trace

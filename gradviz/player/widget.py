@@ -272,7 +272,8 @@ class Stepper(anywidget.AnyWidget):
 def step(*tensors, gradient=None, names=None, model=None, retain_graph: bool = True, jacobians: bool = True,
          interval_ms: int = 1200, **draw_options) -> Stepper:
     """An interactive stepper over the backward of `tensors` (a notebook widget, the same player as animate()):
-    gradviz tensors, or real torch tensors (torch's own backward, through the torch bridge).
+    gradviz tensors, real torch tensors (torch's own backward, through the torch bridge), or one
+    recorded Trace (its steps handed out again; Reset starts them over).
 
     Next runs the next node of the backward (so `x.grad` can be read halfway),
     Prev replays, Play steps on a timer, Reset restores .grad and starts again.

@@ -18,10 +18,10 @@ from .trace import Trace
 class Recording:
     """A backward being recorded: the Trace of the graph (complete before any step runs), then its steps.
 
-    `trace.steps` grows as `step()` runs nodes; `run()` runs the rest and closes. This base class is a
-    recording that has nothing left to run: a Trace recorded before (or loaded from JSON) with all its
-    steps. Origins that run a backward subclass it and override `upcoming`, `_next`, `_restart` and
-    `close`. A context manager: leaving the block closes it.
+    `trace.steps` grows as `step()` runs nodes; `run()` runs the rest and closes. This base class has
+    nothing left to run: its Trace is complete. Origins subclass it and override `upcoming`, `_next`,
+    `_restart` and `close`: gradviz's engine (EngineRecording), torch's (the torch bridge's), a Trace
+    recorded before (ReplayRecording). A context manager: leaving the block closes it.
     """
 
     def __init__(self, trace: Trace, finished: bool = True):
@@ -91,6 +91,37 @@ class Recording:
     def __repr__(self) -> str:
         state = "finished" if self.finished else "running"
         return f"<gradviz.{type(self).__name__}: {len(self.trace.steps)} steps over {len(self.trace.nodes)} nodes, {state}>"
+
+
+class ReplayRecording(Recording):
+    """A Trace recorded before (a saved run, a Trace from JSON) as a Recording: the graph first, then its
+    recorded steps handed out again one at a time, as they ran. Nothing runs and no .grad is touched;
+    the steps are appended to a copy of the Trace, whose leaves start with the .grad they had before
+    the run."""
+
+    def __init__(self, recorded: Trace):
+        graph = Trace.from_json(recorded.to_json())   # a copy to append to: the given Trace stays whole
+        self._recorded, graph.steps = graph.steps, []
+        self._nodes = {n.id: n for n in graph.nodes}
+        for step in reversed(self._recorded):   # a leaf's .grad before its first write
+            for acc in step.accumulations:
+                if acc.node in self._nodes:
+                    self._nodes[acc.node].grad = acc.before
+        super().__init__(graph, finished=not self._recorded)
+
+    def upcoming(self) -> str | None:
+        return None if self.finished else self._recorded[len(self.trace.steps)].node
+
+    def _next(self) -> None:
+        step = self._recorded[len(self.trace.steps)]
+        for acc in step.accumulations:
+            if acc.node in self._nodes:
+                self._nodes[acc.node].grad = acc.total
+        self.trace.steps.append(step)
+        self.finished = len(self.trace.steps) == len(self._recorded)
+
+    def _restart(self) -> None:
+        self.finished = not self._recorded
 
 
 class EngineRecording(Recording):

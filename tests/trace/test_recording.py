@@ -9,7 +9,7 @@ import pytest
 
 import gradviz as gv
 from gradviz.origins import record
-from gradviz.tracing import EngineRecording, Recording, Trace, record_backward
+from gradviz.tracing import EngineRecording, ReplayRecording, Trace, record_backward
 
 
 def _graph():
@@ -93,16 +93,6 @@ def test_halfway_the_grad_is_what_the_steps_wrote_and_reset_puts_it_back():
     assert W.grad is not None   # closing a recording that writes .grad keeps what it wrote
 
 
-def test_a_trace_is_a_finished_recording():
-    *_, loss = _graph()
-    trace = record(loss).run()
-    again = record(trace)
-    assert type(again) is Recording and again.finished and again.trace is trace
-    assert again.step() is None and again.upcoming() is None and again.run() is trace
-    with pytest.raises(RuntimeError, match="no backward to run again"):
-        again.reset()
-
-
 def test_bad_input_is_refused_before_any_grad_changes():
     gv.manual_seed(0)
     x = gv.randn(3, requires_grad=True)
@@ -161,3 +151,32 @@ def test_a_recording_closed_halfway_puts_grad_back():
         run.reset()
     loss.backward()
     assert W.grad is not None
+
+
+def test_a_recorded_trace_is_handed_out_again_step_by_step():
+    W, b, h, loss = _graph()
+    W.grad = gv.ones(3, 4)
+    recorded = record(loss, jacobians=True).run()
+    saved = _json(recorded)
+    again = record(Trace.from_json(json.loads(saved)))
+    assert isinstance(again, ReplayRecording) and not again.trace.steps and not again.finished
+    leaf = {n.name: n.id for n in again.trace.nodes if n.kind == "leaf"}
+    np.testing.assert_array_equal(again.trace.node(leaf["W"]).grad.values, np.ones((3, 4)))   # as before the run
+    assert again.grads_now()[leaf["b"]] is None
+    while (upcoming := again.upcoming()) is not None:
+        assert again.step().node == upcoming
+    assert again.finished and again.step() is None
+    assert _json(again.trace) == saved == _json(recorded)   # the given Trace is left whole
+    again.reset()
+    assert not again.trace.steps and again.trace.node(leaf["b"]).grad is None
+    assert _json(again.run()) == saved
+
+
+def test_the_stepper_steps_a_recorded_trace_as_it_steps_the_tensors():
+    pytest.importorskip("anywidget")
+    W, b, h, loss = _graph()
+    saved = gv.step(record(loss, jacobians=True).run()).run_to_end()
+    live = gv.step(loss).run_to_end()   # (it leaves .grad as it wrote them)
+    assert saved._frames_json == live._frames_json and _json(saved.trace) == _json(live.trace)
+    saved.reset()
+    assert saved.position == 0 and not saved.trace.steps
