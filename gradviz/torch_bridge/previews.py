@@ -61,7 +61,7 @@ def _small_stats(values: np.ndarray) -> tuple | None:
     if not values.size or values.dtype.kind not in "fiub":
         return None
     v = values.astype(np.float64)
-    return (float(v.min()), float(v.mean()), float(v.max()))
+    return (float(v.min()), float(v.sum()) / v.size, float(v.max()))   # sum / size: np.mean costs more here
 
 
 def _summary(x) -> tuple:
@@ -78,9 +78,13 @@ def _summary(x) -> tuple:
     rows, cols = (1, 1) if not shape else (1, shape[0]) if len(shape) == 1 else (x.size // shape[-1] if isinstance(
         x, np.ndarray) else x.numel() // shape[-1], shape[-1])
     m = x.reshape(rows, cols)   # as_matrix's 2-D form
-    sums = _block_sums(_block_sums(m, 0, min(THUMB_CELLS, rows)), 1, min(THUMB_CELLS, cols))
+    r, c = min(THUMB_CELLS, rows), min(THUMB_CELLS, cols)
+    if rows % r == 0 and cols % c == 0:   # blocks of one size: one reshape and one sum
+        sums = m.reshape(r, rows // r, c, cols // c).sum((1, 3))
+    else:
+        sums = _block_sums(_block_sums(m, 0, r), 1, c)
     sums = sums.astype(np.float64) if isinstance(sums, np.ndarray) else sums.double().cpu().numpy()
-    thumb = sums / np.outer(_sizes(rows, min(THUMB_CELLS, rows)), _sizes(cols, min(THUMB_CELLS, cols)))
+    thumb = sums / np.outer(_sizes(rows, r), _sizes(cols, c))
     return (low, float(sums.sum()) / (rows * cols), high), thumb
 
 
