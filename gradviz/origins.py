@@ -69,7 +69,8 @@ def _given(names) -> dict | None:
 
 
 def record(*tensors, gradient=None, names=None, model=None, retain_graph: bool = True, jacobians: bool = False,
-           show_saved: bool = False, write_grads: bool = False, caller: dict | None = None) -> Recording:
+           show_saved: bool = False, write_grads: bool = False, caller: dict | None = None,
+           unroll: bool = False) -> Recording:
     """The Recording of a backward over `tensors`: its Trace is the graph, complete before any step runs;
     `step()` runs one node, `run()` the rest (then closes: .grad back as it was unless write_grads).
 
@@ -79,6 +80,8 @@ def record(*tensors, gradient=None, names=None, model=None, retain_graph: bool =
     parameter names label the leaves (and, for torch, whose modules cluster the nodes). caller: the
     caller's variables (default: those of the first frame outside gradviz). gradient, retain_graph: as
     in `tensor.backward`. jacobians: each step's local Jacobian. show_saved: what each node saved.
+    unroll: torch's fused recurrent node (nn.LSTM on CPU) recorded cell by cell and step by step
+    (`torch_bridge.record_torch`); gradviz's own recurrent layers are recorded step by step already.
     """
     if is_trace(tensors):
         return ReplayRecording(tensors[0])
@@ -89,6 +92,6 @@ def record(*tensors, gradient=None, names=None, model=None, retain_graph: bool =
     if torch_roots(roots):
         return record_torch(roots, gradient=gradient, names=_given(names), model=model, caller=caller,
                             retain_graph=retain_graph, jacobians=jacobians, show_saved=show_saved,
-                            write_grads=write_grads)
+                            write_grads=write_grads, unroll=unroll)
     return EngineRecording(roots, gradient, names_of(names, model, caller), retain_graph=retain_graph,
                            jacobians=jacobians, show_saved=show_saved, write_grads=write_grads)

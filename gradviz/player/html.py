@@ -257,7 +257,7 @@ def _run(run) -> Trace:
 
 def animate(*tensors, gradient=None, names=None, model=None, forward: bool = True, retain_graph: bool = True,
             jacobians: bool = True, interval_ms: int = 1200, title: str = "gradviz: backward, step by step",
-            **draw_options) -> Animation:
+            unroll: bool = False, **draw_options) -> Animation:
     """Record the graph behind `tensors` and a backward run over it, and return an Animation.
 
     `tensors`: gradviz tensors, real torch tensors (torch's own backward, through the torch bridge),
@@ -269,7 +269,8 @@ def animate(*tensors, gradient=None, names=None, model=None, forward: bool = Tru
     names label the leaves (`animate(loss, model=model)`). forward: start with frames in which
     the graph grows op by op, in the order the code created it. retain_graph: keep the graph
     (the default) so the caller can backward again and local Jacobians can be shown.
-    jacobians: show each step's local Jacobian (for tensors of up to 64 elements).
+    jacobians: show each step's local Jacobian (for tensors of up to 64 elements). unroll: a torch
+    LSTM's fused node recorded cell by cell and step by step (see `record`).
     Other keyword arguments are drawing options of `gradviz.draw` (rankdir, theme, ...).
     The backward really runs, and afterwards every .grad is put back as it was: recording
     changes nothing the user can see, so `animate(loss)` then `loss.backward()` gives the
@@ -280,7 +281,7 @@ def animate(*tensors, gradient=None, names=None, model=None, forward: bool = Tru
         svg, owners, titles = layout(trace, draw_options)
     else:
         run, svg, owners, titles = record_graph(tensors, names, draw_options, jacobians, gradient=gradient,
-                                                model=model, retain_graph=retain_graph)
+                                                model=model, retain_graph=retain_graph, unroll=unroll)
         trace = _run(run)   # recording changes no .grad the user can see
     frames = FrameBuilder(trace, jacobians).build(forward)
     raw = [f.copy() for f in frames]                    # as the unfolded player shows them, for opening a box

@@ -168,9 +168,10 @@ def attr_names(fn) -> list:
 
 def attrs(fn) -> tuple:
     """(name, text) of every attribute of a node, as torchviz's show_attrs lists them, as torch means them."""
-    ndim = counted_ndim(fn)
+    names = attr_names(fn)
+    ndim = counted_ndim(fn) if any(n in _DIM_NAMES for n in names) else None
     out = []
-    for name in attr_names(fn):
+    for name in names:
         try:
             value = saved_value(fn, name, ndim)
         except AttributeError:

@@ -134,30 +134,29 @@ def _filled(order: list, scopes: dict) -> dict:
     for fn in ops:
         for nxt in inputs[fn]:
             consumers.setdefault(nxt, []).append(fn)
+    before = _shared(ops, inputs, scopes)                    # inputs come first in `order`
+    after = _shared(ops[::-1], consumers, scopes)
     found = dict(scopes)
     for fn in ops:
-        if fn not in scopes:
-            ends = _nearest(fn, inputs, scopes), _nearest(fn, consumers, scopes)
-            if all(ends):
-                common = _common_prefix(ends[0] + ends[1])
-                if common:
-                    found[fn] = common
+        if fn not in scopes and before[fn] and after[fn]:
+            common = _common_prefix([before[fn], after[fn]])
+            if common:
+                found[fn] = common
     return found
 
 
-def _nearest(start, links: dict, scopes: dict) -> list:
-    """The scopes of the nearest scoped nodes from `start` along `links`, through unscoped ones."""
-    seen, stack, out = {start}, list(links.get(start, ())), []
-    while stack:
-        fn = stack.pop()
-        if fn in seen:
-            continue
-        seen.add(fn)
-        if fn in scopes:
-            out.append(scopes[fn])
-        else:
-            stack.extend(links.get(fn, ()))
-    return out
+def _shared(ops: list, links: dict, scopes: dict) -> dict:
+    """Node -> the common prefix of the scopes of the nearest scoped nodes along `links` (through
+    unscoped ones); None where none is reached. `ops` lists each node after those it links to."""
+    shared: dict = {}
+    for fn in ops:
+        found = None
+        for n in links.get(fn, ()):
+            path = scopes.get(n, shared.get(n))
+            if path is not None:
+                found = path if found is None else _common_prefix([found, path])
+        shared[fn] = found
+    return shared
 
 
 def _common_prefix(paths: list) -> tuple:

@@ -45,6 +45,7 @@ class Origin:
         self.keys = {fn: i for i, fn in enumerate(self.order)}
         self.leaf_keys = {id(fn.variable): i for fn, i in self.keys.items() if is_accumulate(fn)}
         self.show_saved = show_saved
+        self._infos: dict = {}   # id(tensor) -> its TensorRecord (the tensors are held by the graph)
         # the modules record_forward saw, else those the parameters' names tell
         self.scopes = inferred_scopes(self.order, naming.param_scopes)
         self.values = {}
@@ -87,7 +88,13 @@ class Origin:
         return NodeRecord.of_op(op, n, **values)
 
     def tensor_info(self, tensor) -> TensorRecord:
-        return TensorRecord(self.naming.name_of(tensor), preview(tensor), preview(grad_of(tensor)), tuple(tensor.shape))
+        """A leaf's or an output's record, taken once (a leaf read by several nodes is one tensor)."""
+        info = self._infos.get(id(tensor))
+        if info is None:
+            info = TensorRecord(self.naming.name_of(tensor), preview(tensor), preview(grad_of(tensor)),
+                                tuple(tensor.shape))
+            self._infos[id(tensor)] = info
+        return info
 
     def _ctx_saved(self, fn) -> tuple:
         """A custom Function's saved_tensors as (Preview, the AccumulateGrad key of a saved leaf)."""

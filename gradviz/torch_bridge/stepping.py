@@ -25,6 +25,7 @@ from ..records import Accumulation, StepRecord
 from ..tracing import Recorder, Trace
 from ..tracing.recording import Recording
 from .graph import creation_order, root_node
+from .jacobians import torch_jacobians
 from .names import Naming
 from .origin import Origin, op_table
 from .previews import RecentPreviews, preview
@@ -96,8 +97,9 @@ def written(roots, order, names: dict) -> list:
 class _Hooks:
     """The hooks on every node of one graph: each node's StepRecord, built on the worker thread."""
 
-    def __init__(self, origin: Origin, roots: tuple, grads: GradState, send, wait):
+    def __init__(self, origin: Origin, roots: tuple, grads: GradState, send, wait, jacobians: bool = False):
         self.keys = origin.keys
+        self.jacobians = jacobians
         self.table = op_table()
         self.grads = grads
         self.send, self.wait = send, wait
@@ -153,7 +155,7 @@ class _Hooks:
                                                   target=("output", key, t.output_nr)))
                 self.totals[id(t)] = total
         return StepRecord(grad_in=tuple(look(g) for g in grad_outputs), accumulations=tuple(accumulations),
-                          key=key, sent=sent)
+                          key=key, sent=sent, jacobians=torch_jacobians(fn) if self.jacobians else None)
 
 
 class _Worker:
@@ -217,8 +219,10 @@ class _Session:
     """What one Recording holds of torch: the graph, the hooks on it, the worker, the .grad to put
     back. Never the Recording itself, so dropping the Recording closes the session."""
 
-    def __init__(self, origin: Origin, roots: tuple, gradient, retain_graph: bool, write_grads: bool):
+    def __init__(self, origin: Origin, roots: tuple, gradient, retain_graph: bool, write_grads: bool,
+                 jacobians: bool = False):
         self.origin, self.roots, self.gradient, self.retain_graph = origin, roots, gradient, retain_graph
+        self.jacobians = jacobians
         self.write_grads = write_grads
         self.grads = GradState(written(roots, origin.order, origin.naming.tensors))
         self.leaves = {origin.keys[fn]: fn.variable for fn in origin.order if is_accumulate(fn)}
@@ -228,7 +232,7 @@ class _Session:
 
     def start(self, free: bool) -> None:
         self.worker = _Worker(self.roots, self.gradient, self.retain_graph, free)
-        self.hooks = _Hooks(self.origin, self.roots, self.grads, self.worker.send, self.worker.wait)
+        self.hooks = _Hooks(self.origin, self.roots, self.grads, self.worker.send, self.worker.wait, self.jacobians)
         _LIVE.add(self)
         self.worker.thread.start()
 
@@ -370,12 +374,11 @@ def record_torch(roots, gradient=None, names: dict | None = None, model=None, ca
     caller: a namespace (the calling frame's variables) whose modules and tensors name the same
     way; forward: a `record_forward` record, for every node's module and value. retain_graph as
     torch's (the default keeps the graph, so a later backward works); write_grads=True leaves the
-    .grad the recorded backward wrote, as `.backward()` would. jacobians: torch's nodes give no
-    local Jacobians, so none are recorded (accepted for the common signature of record()).
+    .grad the recorded backward wrote, as `.backward()` would. jacobians: each step's local Jacobian,
+    read row by row from the node's own backward (jacobians.py), for nodes of up to 64 elements a side.
     unroll=True: a fused recurrent node (nn.LSTM's MkldnnRnnLayerBackward0) recorded cell by cell and
     step by step instead, from the gradient it received (see unroll.py); ValueError where there is none.
     """
-    del jacobians   # torch's nodes compute VJPs only
     roots = flatten(roots if isinstance(roots, (list, tuple)) else (roots,))
     _check_roots(roots)
     naming = Naming.of(names, model, caller)
@@ -390,7 +393,7 @@ def record_torch(roots, gradient=None, names: dict | None = None, model=None, ca
     recorder.implicit_seed = gradient is None or (isinstance(gradient, (list, tuple))
                                                   and all(g is None for g in gradient))
     trace = recorder.trace(origin.outputs(), show_saved)
-    return TorchRecording(_Session(origin, roots, gradient, retain_graph, write_grads), recorder, trace)
+    return TorchRecording(_Session(origin, roots, gradient, retain_graph, write_grads, jacobians), recorder, trace)
 
 
 def record_torch_backward(*tensors, gradient=None, params: dict | None = None, retain_graph: bool = True,

@@ -116,3 +116,19 @@ def test_enums_read_as_their_names():
     loss = torch.nn.functional.mse_loss(x, torch.zeros(4, 3), reduction="sum")
     node = next(n for n in trace_from_torch(loss).nodes if n.name == "MseLossBackward0")
     assert dict(node.constants)["reduction"] == "sum"
+
+
+def test_a_64_element_weight_shows_its_data_cell():
+    # 64 elements keep their values (an 8×8 grid in the panel); the label, which prints up to 16,
+    # shows their min, mean and max: the data cell is never empty
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(8, 8)
+    loss = layer(torch.randn(2, 8)).sum()
+    trace = trace_from_torch(loss, model=layer)
+    weight = next(n for n in trace.nodes if n.name == "weight")
+    assert weight.value.values.shape == (8, 8) and weight.value.stats is not None
+    w = layer.weight.detach().double().numpy()
+    assert weight.value.stats == pytest.approx((w.min(), w.mean(), w.max()), rel=1e-6)
+    source = draw(trace).source
+    label = next(line for line in source.splitlines() if "weight" in line and "label=" in line)
+    assert f"min {w.min():.3g}" in label and f"max {w.max():.3g}" in label

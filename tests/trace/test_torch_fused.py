@@ -61,3 +61,12 @@ def test_unroll_on_a_graph_without_a_recurrent_node_says_so():
     x = torch.ones(3, requires_grad=True)
     with pytest.raises(ValueError, match="no fused recurrent node"):
         record_torch((x * 2).sum(), unroll=True)
+
+
+def test_animate_unrolls_the_lstm_it_is_given():
+    import gradviz
+    case = make_lstm()
+    animation = gradviz.animate(case.loss(), model=case.model, unroll=True)
+    names = [n.name for n in animation.trace.nodes]
+    assert "MkldnnRnnLayerBackward0" not in names and names.count("SigmoidBackward0") == 18
+    assert len(animation.steps) == len(animation.trace.steps) > 100

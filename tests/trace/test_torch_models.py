@@ -112,3 +112,25 @@ def test_each_model_is_drawn_folded_by_default(recorded):
     _, _, _, trace, _ = recorded
     svg = draw(trace).svg()
     assert "<svg" in svg and svg.rstrip().endswith("</svg>")
+
+
+def test_every_saved_dim_of_every_node_reads_as_torch_means_it(recorded):
+    # for each node of the model: a dim constant is torch's saved dim (an int64 read back unsigned)
+    # wrapped into [0, ndim), and no attribute shows the unsigned form
+    _, _, loss, trace, _ = recorded
+    from gradviz.torch_bridge.attrs import counted_ndim
+    from gradviz.torch_bridge.graph import creation_order
+    fns = [fn for fn in creation_order([loss.grad_fn]) if type(fn).__name__ != "AccumulateGrad"]
+    ops = [n for n in trace.nodes if n.kind == "op"]
+    assert [n.name for n in ops] == [type(fn).__name__ for fn in fns]   # the trace's nodes are torch's, in order
+    checked = 0
+    for node, fn in zip(ops, fns):
+        assert all("18446744073709551" not in text for _, text in node.attrs), node.name
+        for key, value in node.constants:
+            if key in ("dim", "dim0", "dim1", "dims"):
+                raw = getattr(fn, f"_saved_{key}")
+                ndim = max(counted_ndim(fn), 1)
+                wanted = [((v + 2 ** 63) % 2 ** 64 - 2 ** 63) % ndim for v in (raw if isinstance(raw, tuple) else [raw])]
+                assert (value if isinstance(value, list) else [value]) == wanted, (node.name, key, raw, value)
+                checked += 1
+    assert checked > 0 or not any(k.startswith("dim") for n in ops for k, _ in n.attrs)

@@ -176,3 +176,26 @@ def test_names_and_clusters_come_from_the_model_and_the_callers_variables():
     named = record_torch(loss, caller=caller).run()
     assert [n.name for n in named.nodes if n.kind == "leaf"] == leaves
     assert named.node(named.roots[0]).name == "loss"
+
+
+def test_local_jacobians_are_read_from_torchs_nodes_as_gradviz_reads_its_own():
+    import gradviz as gv
+    from gradviz.tracing import record_backward
+
+    def program(T, a, b):
+        return (T.tanh(a @ b).softmax(1) * a.sum(1, keepdim=True)).sum()
+
+    rng = np.random.default_rng(3)
+    arrays = [rng.standard_normal((2, 3)), rng.standard_normal((3, 2))]
+    t = record_torch(program(torch, *[torch.tensor(x, requires_grad=True) for x in arrays]), jacobians=True).run()
+    g = record_backward([program(gv, *[gv.tensor(x, requires_grad=True) for x in arrays])], jacobians=True)
+    assert [s.node for s in t.steps] == [s.node for s in g.steps]
+    shown = 0
+    for ts, gs in zip(t.steps, g.steps):
+        assert (ts.jacobians is None) == (gs.jacobians is None or all(j is None for j in gs.jacobians)), ts.node
+        for tj, gj in zip(ts.jacobians or (), gs.jacobians or ()):
+            assert (tj is None) == (gj is None)
+            if tj is not None:
+                assert np.allclose(tj, gj), ts.node
+                shown += 1
+    assert shown >= 6

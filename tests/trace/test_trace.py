@@ -314,10 +314,12 @@ def test_cli_animate_a_script_that_already_called_backward(tmp_path, capsys):
     assert "7 backward steps" in capsys.readouterr().out     # Mean, Pow, Add, Sum, Mul, two AccumulateGrad
 
 
-def test_cli_animate_a_torch_script_that_freed_its_graph_explains(tmp_path, capsys):
+def test_cli_animate_a_torch_script_records_the_backward_it_calls(tmp_path, capsys):
+    # the script's own loss.backward() is the one recorded (it no longer frees the graph first)
     pytest.importorskip("torch")
     from gradviz import cli
     script = tmp_path / "model.py"
     script.write_text(SCRIPT.replace("import gradviz as torch", "import torch"))
-    assert cli.main(["animate", str(script), "-o", str(tmp_path / "x.html")]) == 1
-    assert "retain_graph=True" in capsys.readouterr().err
+    assert cli.main(["animate", str(script), "-o", str(tmp_path / "x.html")]) == 0
+    out = capsys.readouterr().out
+    assert "7 backward steps" in out and "recorded backward call 1 (backward() at model.py:6)" in out
