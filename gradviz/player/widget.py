@@ -165,25 +165,31 @@ class Stepper(anywidget.AnyWidget):
         remap([frame], self._owners)
         return True
 
-    def _advance(self) -> bool:
+    def _advance(self, refold: bool = True) -> bool:
         """One more frame: run the next node of backward, and when it lies inside a folded box, every
-        node after it in that box that the engine runs next (one frame, as the saved player folds it)."""
+        node after it in that box that the engine runs next (one frame, as the saved player folds it).
+        refold=False leaves the published frames to one `_refold` after many steps (run_to_end)."""
         if not self._run_step():
             return False
         box = self._box_of(self.trace.steps[-1].node)
         while box is not None and self.recording.upcoming() is not None \
                 and self._box_of(self.recording.upcoming()) == box:
             self._run_step()
+        self._is_finished = self.recording.finished   # nothing is ready: the last node has run
+        if refold:
+            self._refold()
+        return True
+
+    def _refold(self) -> None:
+        """The frames as the player shows them, folded, and the boxes backward has run in so far."""
         frames = fold_runs([self._start_frame, *self.builder.frames], self._owners, self._titles, self.trace,
                            self._steps_expected)
         # the boxes run so far, opened in place as in the saved player (each laid out once)
         self._inside = Inside(self.trace, [self._raw_zero, *self._raw], frames, self._owners, self._titles,
                               self._draw_options, self._layouts)
         self._frames_json = [f.to_json() for f in frames]
-        self._is_finished = self.recording.finished   # nothing is ready: the last node has run
         if not self._is_finished:
             self._expected = max(self._expected, len(self._frames_json) - 1)
-        return True
 
     def _publish(self, position: int) -> None:
         with self.hold_sync():
@@ -230,8 +236,9 @@ class Stepper(anywidget.AnyWidget):
         return self
 
     def run_to_end(self) -> "Stepper":
-        while not self._is_finished and self._advance():
+        while not self._is_finished and self._advance(refold=False):
             pass
+        self._refold()
         return self.goto(len(self._frames_json) - 1)
 
     def reset(self) -> "Stepper":
