@@ -5,7 +5,7 @@ One job per module: trace.py (the Trace and its JSON), recorder.py (events -> Tr
 (one symbol per tensor), replay.py (a live graph replayed into a Recorder), recording.py (driving
 a backward without changing .grad). The names other layers use are re-exported here.
 """
-from ..autograd.engine import local_jacobians   # a node's local Jacobians, for the views that draw them
+from ..autograd.describe import local_jacobians   # a node's local Jacobians, for the views that draw them
 from .names import name_tensors, named
 from .recorder import Output, Recorder
 from .recording import EngineRecording, GradSnapshot, Recording, record_backward, written_tensors

@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import events
 from ..code_lines import code_around
+from ..autograd.describe import step_info
 from ..autograd.engine import broadcast_axes
 from ..autograd.graph import ACCUMULATE_GRAD
 from ..records import EdgeRecord, Flow, InputRecord, NodeRecord, StepRecord, TensorRecord, for_trace
@@ -48,7 +49,6 @@ class Recorder:
         self._open = 0              # backward passes started and not finished
         self._pending: list = []    # nodes created since the last step of an open backward
         self._unsubscribe = None
-        self._stack: list = []
         self.implicit_seed: bool | None = None   # of the last backward heard
         self.tensor_names: dict = {}              # node key -> the name of the tensor it made
 
@@ -58,16 +58,10 @@ class Recorder:
 
     def __enter__(self):
         self._unsubscribe = events.subscribe(self.feed, thread=threading.get_ident())
-        if self.jacobians:
-            jac = events.want_jacobians()
-            jac.__enter__()
-            self._stack.append(jac)
         return self
 
     def __exit__(self, *exc):
         self._unsubscribe()
-        while self._stack:
-            self._stack.pop().__exit__(None, None, None)
         return False
 
     def order_of(self, node) -> int:
@@ -85,9 +79,7 @@ class Recorder:
             if self._open:
                 self._pending.append(info.key)
         elif kind is events.NodeExecuted:
-            info = event.info
-            if info is None:
-                return
+            info = event.info if event.info is not None else step_info(event.step, self.jacobians)
             # a node built while a step ran comes from that node's VJP: one order higher
             order = self.orders.get(info.key, 0) + 1
             for key in self._pending:
