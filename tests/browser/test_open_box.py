@@ -226,3 +226,18 @@ def test_the_stepper_opens_a_box_in_place(browser, tmp_path, scheme):
     assert not root.locator(".gv-inset").is_visible() and root.get_attribute("data-frame") == str(k)
     assert errors == []
     page.close()
+
+
+def test_a_mode_is_asked_before_each_step_and_can_hold_it_back(pages, browser):
+    anim, path = pages["gpt"]
+    page, errors = open_page(browser, path, SIZES[0], "light")
+    root = page.locator(".gv-player")
+    page.evaluate("""() => { const api = document.querySelector('.gv-player').__gv;
+        window.asked = []; api.before((f) => { window.asked.push(f.t); return window.asked.length > 1; }); }""")
+    page.keyboard.press("ArrowRight")
+    assert root.get_attribute("data-frame") == "0"            # held back: the mode shows it when it wants
+    assert page.evaluate("window.asked") == [anim.frames[1].to_json()["t"]]
+    page.keyboard.press("ArrowRight")
+    assert root.get_attribute("data-frame") == "1"
+    assert errors == []
+    page.close()
