@@ -374,8 +374,9 @@ class _Planner:
             else:
                 members.append(v)
         group = self.new_group("band", "", members)
-        group.title = f"{count_nodes(len(group.members))} hidden"
-        self.notes.append(f"{group.id}: {len(group.members):,} nodes between depth {kept_levels[0]} and "
+        steps = group.steps(self.index)   # counted as every box counts: its ops and AccumulateGrads
+        group.title = f"{count_nodes(steps)} hidden"
+        self.notes.append(f"{group.id}: {count_nodes(steps)} between depth {kept_levels[0]} and "
                           f"{kept_levels[-1]} from the output folded ({_summary(group.counts(self.index))})")
 
 
