@@ -41,6 +41,7 @@ export default {
       frames, mid: model.get("mid"), interval: model.get("interval"), lines: model.get("lines"),
       total: model.get("total"), finished: model.get("finished"), zero: model.get("zero"),
       steps: model.get("counts"), boxes: model.get("boxes"), inner: model.get("inner"),
+      names: model.get("names").length ? model.get("names") : undefined,
       remote: {
         request: (k) => model.send({ go: k }),                 // Python runs the engine up to frame k
         reset: () => model.send({ reset: true }),
@@ -52,7 +53,7 @@ export default {
       now.innerHTML = model.get("now");
       if (model.get("inner") !== inner) {
         inner = model.get("inner");
-        api.setInside(model.get("boxes"), inner);
+        api.setInside(model.get("boxes"), inner, model.get("names"));
       }
       if (model.get("frames") !== frames) {
         frames = model.get("frames");
@@ -82,6 +83,7 @@ class Stepper(anywidget.AnyWidget):
     total = traitlets.Int(1).tag(sync=True)
     boxes = traitlets.Dict({}).tag(sync=True)    # the folded boxes that can be opened (player/inside.py)
     inner = traitlets.List([]).tag(sync=True)    # the frames inside them
+    names = traitlets.List([]).tag(sync=True)    # what find looks through (inside.py), once backward has run
     counts = traitlets.List([]).tag(sync=True)
     _inside = None      # the boxes backward has run in so far (player/inside.py), once it has run   # [0, the engine's steps]: the counter counts them, as the panel does
     finished = traitlets.Bool(False).tag(sync=True)
@@ -194,10 +196,10 @@ class Stepper(anywidget.AnyWidget):
     def _publish(self, position: int) -> None:
         with self.hold_sync():
             if self._inside is not None and len(self._inside.frames) != len(self.inner):
-                self.boxes = self._inside.boxes
+                self.boxes, self.names = self._inside.boxes, self._inside.names
                 self.inner = [f.to_json() for f in self._inside.frames]
             elif self._inside is None and self.inner:
-                self.boxes, self.inner = {}, []
+                self.boxes, self.names, self.inner = {}, [], []
             self.frames = list(self._frames_json)
             self.total = len(self._frames_json) if self._is_finished else self._expected + 1
             self.finished = self._is_finished

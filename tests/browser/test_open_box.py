@@ -199,7 +199,7 @@ def test_the_stepper_opens_a_box_in_place(browser, tmp_path, scheme):
     stepper.run_to_end()
     stepper.goto(0)
     names = ("markup", "frames", "mid", "lines", "interval", "position", "total", "finished", "zero", "now",
-             "counts", "boxes", "inner")
+             "counts", "boxes", "inner", "names")
     traits = {k: getattr(stepper, k) for k in names}
     page_text = (STEPPER_PAGE.replace("ESM", stepper._esm.replace("</script", "<\\/script"))
                  .replace("TRAITS", json.dumps(traits).replace("</", "<\\/")))
@@ -224,6 +224,14 @@ def test_the_stepper_opens_a_box_in_place(browser, tmp_path, scheme):
     shot(page, f"stepper-{scheme}-inside")
     page.keyboard.press("Escape")
     assert not root.locator(".gv-inset").is_visible() and root.get_attribute("data-frame") == str(k)
+    # find opens the box that holds a parameter, in the Stepper too
+    node, box = next((n, b) for text, n, b in stepper.names if text == "w1")
+    page.keyboard.press("/")
+    page.keyboard.type("w1")
+    page.keyboard.press("Enter")
+    assert page.evaluate("document.querySelector('.gv-player').__gv.opened().box") == box
+    assert "gv-hit" in page.locator(f".gv-inset:not([hidden]) g.node[id='{node}']").get_attribute("class")
+    assert root.locator(".gv-found").inner_text() == f"1 of 1: w1 (in {stepper.boxes[box]['title']})"
     assert errors == []
     page.close()
 
