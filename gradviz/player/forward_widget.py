@@ -44,7 +44,7 @@ class ForwardStepper(Stepper):
         self._is_finished = len(self.animation.frames) == 1
         self._publish(0)
 
-    def _advance(self) -> bool:
+    def _advance(self, refold: bool = True) -> bool:
         k = len(self._frames_json)
         if k >= len(self.animation.frames):
             self._is_finished = True
@@ -52,6 +52,9 @@ class ForwardStepper(Stepper):
         self._frames_json.append(self.animation.frames[k].to_json())
         self._is_finished = k + 1 == len(self.animation.frames)
         return True
+
+    def _refold(self) -> None:
+        """Nothing to fold: the frames are the animation's, published as they are."""
 
     def reset(self) -> "ForwardStepper":
         self._start()

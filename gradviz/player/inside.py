@@ -60,6 +60,11 @@ def _names(trace: Trace, owners: dict, titles: dict, openable: dict) -> list:
     return out
 
 
+def _of(values: dict, ids) -> dict:
+    """values restricted to `ids`, in the order of `ids` (read from the few ids, not the many values)."""
+    return {i: values[i] for i in ids if i in values}
+
+
 class Inside:
     """What a page needs to open its folded boxes: `boxes` {box id: {"svg", "mid", "title"}} and
     `frames`, the frames inside them; each folded frame that can be opened gets `inner` = (start,
@@ -94,9 +99,10 @@ class Inside:
             for k in range(first, last + 1):
                 state.update(raw[k].changes)
                 widths.update(raw[k].widths)
-                # the first frame inside carries the whole state there; the others what changed
-                changes = raw[k].changes if k > first else state
-                wide = raw[k].widths if k > first else widths
+                # the first frame inside carries the whole state there (of what the box draws); the
+                # others what changed
+                changes, wide = ((raw[k].changes, raw[k].widths) if k > first
+                                 else (_of(state, shown), _of(widths, shown)))
                 self.frames.append(Frame(len(self.frames), raw[k].phase, raw[k].step, raw[k].node,
                                          {i: s for i, s in changes.items() if i in shown},
                                          {i: t for i, t in raw[k].labels.items() if i in shown},

@@ -41,6 +41,7 @@ export default {
       frames, mid: model.get("mid"), interval: model.get("interval"), lines: model.get("lines"),
       total: model.get("total"), finished: model.get("finished"), zero: model.get("zero"),
       steps: model.get("counts"), boxes: model.get("boxes"), inner: model.get("inner"),
+      names: model.get("names").length ? model.get("names") : undefined,
       remote: {
         request: (k) => model.send({ go: k }),                 // Python runs the engine up to frame k
         reset: () => model.send({ reset: true }),
@@ -52,7 +53,7 @@ export default {
       now.innerHTML = model.get("now");
       if (model.get("inner") !== inner) {
         inner = model.get("inner");
-        api.setInside(model.get("boxes"), inner);
+        api.setInside(model.get("boxes"), inner, model.get("names"));
       }
       if (model.get("frames") !== frames) {
         frames = model.get("frames");
@@ -82,6 +83,7 @@ class Stepper(anywidget.AnyWidget):
     total = traitlets.Int(1).tag(sync=True)
     boxes = traitlets.Dict({}).tag(sync=True)    # the folded boxes that can be opened (player/inside.py)
     inner = traitlets.List([]).tag(sync=True)    # the frames inside them
+    names = traitlets.List([]).tag(sync=True)    # what find looks through (inside.py), once backward has run
     counts = traitlets.List([]).tag(sync=True)
     _inside = None      # the boxes backward has run in so far (player/inside.py), once it has run   # [0, the engine's steps]: the counter counts them, as the panel does
     finished = traitlets.Bool(False).tag(sync=True)
@@ -165,33 +167,39 @@ class Stepper(anywidget.AnyWidget):
         remap([frame], self._owners)
         return True
 
-    def _advance(self) -> bool:
+    def _advance(self, refold: bool = True) -> bool:
         """One more frame: run the next node of backward, and when it lies inside a folded box, every
-        node after it in that box that the engine runs next (one frame, as the saved player folds it)."""
+        node after it in that box that the engine runs next (one frame, as the saved player folds it).
+        refold=False leaves the published frames to one `_refold` after many steps (run_to_end)."""
         if not self._run_step():
             return False
         box = self._box_of(self.trace.steps[-1].node)
         while box is not None and self.recording.upcoming() is not None \
                 and self._box_of(self.recording.upcoming()) == box:
             self._run_step()
+        self._is_finished = self.recording.finished   # nothing is ready: the last node has run
+        if refold:
+            self._refold()
+        return True
+
+    def _refold(self) -> None:
+        """The frames as the player shows them, folded, and the boxes backward has run in so far."""
         frames = fold_runs([self._start_frame, *self.builder.frames], self._owners, self._titles, self.trace,
                            self._steps_expected)
         # the boxes run so far, opened in place as in the saved player (each laid out once)
         self._inside = Inside(self.trace, [self._raw_zero, *self._raw], frames, self._owners, self._titles,
                               self._draw_options, self._layouts)
         self._frames_json = [f.to_json() for f in frames]
-        self._is_finished = self.recording.finished   # nothing is ready: the last node has run
         if not self._is_finished:
             self._expected = max(self._expected, len(self._frames_json) - 1)
-        return True
 
     def _publish(self, position: int) -> None:
         with self.hold_sync():
             if self._inside is not None and len(self._inside.frames) != len(self.inner):
-                self.boxes = self._inside.boxes
+                self.boxes, self.names = self._inside.boxes, self._inside.names
                 self.inner = [f.to_json() for f in self._inside.frames]
             elif self._inside is None and self.inner:
-                self.boxes, self.inner = {}, []
+                self.boxes, self.names, self.inner = {}, [], []
             self.frames = list(self._frames_json)
             self.total = len(self._frames_json) if self._is_finished else self._expected + 1
             self.finished = self._is_finished
@@ -230,8 +238,9 @@ class Stepper(anywidget.AnyWidget):
         return self
 
     def run_to_end(self) -> "Stepper":
-        while not self._is_finished and self._advance():
+        while not self._is_finished and self._advance(refold=False):
             pass
+        self._refold()
         return self.goto(len(self._frames_json) - 1)
 
     def reset(self) -> "Stepper":

@@ -132,6 +132,12 @@ class _Planner:
     def rep(self, node_id: str) -> str:
         return self.owner.get(node_id, node_id)
 
+    def drawn_pairs(self) -> list:
+        """(input, consumer) as drawn, for every trace edge: a hidden end is the box it is folded into
+        (one lookup each, without a call: this runs over every edge at every fold tried)."""
+        owner = self.owner.get
+        return [(owner(e.src, e.src), owner(e.dst, e.dst)) for e in self.trace.edges]
+
     def visible_count(self) -> int:
         return len(self.trace.nodes) - len(self.owner) + len(self.groups)
 
@@ -184,7 +190,7 @@ class _Planner:
                 if key not in self._boxes:
                     self._boxes[key] = text_box(g.label_lines(self.index))
                 boxes[g.id] = self._boxes[key]
-        edges = [(self.rep(e.src), self.rep(e.dst)) for e in self.trace.edges]
+        edges = self.drawn_pairs()
         w, h = estimate(vertices, edges, boxes, rankdir, labelled)
         if self.owner:
             # the notes under a folded drawing (9 pt text): one per fold so far, a line summing up
@@ -317,8 +323,7 @@ class _Planner:
     # -- 4: band --------------------------------------------------------------------------------
     def collapse_band(self, budget: int, per_level: int | None = None) -> None:
         preds: dict = {}
-        for e in self.trace.edges:
-            s, d = self.rep(e.src), self.rep(e.dst)
+        for s, d in self.drawn_pairs():
             if s != d:
                 preds.setdefault(d, set()).add(s)
         vertices = [n.id for n in self.trace.nodes if n.id not in self.owner] + list(self.groups)
@@ -369,8 +374,9 @@ class _Planner:
             else:
                 members.append(v)
         group = self.new_group("band", "", members)
-        group.title = f"{count_nodes(len(group.members))} hidden"
-        self.notes.append(f"{group.id}: {len(group.members):,} nodes between depth {kept_levels[0]} and "
+        steps = group.steps(self.index)   # counted as every box counts: its ops and AccumulateGrads
+        group.title = f"{count_nodes(steps)} hidden"
+        self.notes.append(f"{group.id}: {count_nodes(steps)} between depth {kept_levels[0]} and "
                           f"{kept_levels[-1]} from the output folded ({_summary(group.counts(self.index))})")
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from .. import events
 from ..autograd.describe import describe_node, edge_info, tensor_info
 from ..autograd.graph import AccumulateGrad, Node
+from ..progress import progress
 from ..previews import Preview
 from ..records import InputRecord
 from .recorder import Output, Recorder
@@ -60,7 +61,7 @@ def replay(roots, recorder: Recorder, names: dict | None = None, order_of=None) 
                   for t in roots]
     held = _held_outputs([*(names or {}).values(), *roots])
     live: dict = {}
-    for node in collect(root_nodes):
+    for node in progress(collect(root_nodes), "recording the graph", unit="node"):
         if type(node) is AccumulateGrad:
             live[("leaf", node.id)] = node.variable
             continue

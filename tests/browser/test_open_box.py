@@ -199,7 +199,7 @@ def test_the_stepper_opens_a_box_in_place(browser, tmp_path, scheme):
     stepper.run_to_end()
     stepper.goto(0)
     names = ("markup", "frames", "mid", "lines", "interval", "position", "total", "finished", "zero", "now",
-             "counts", "boxes", "inner")
+             "counts", "boxes", "inner", "names")
     traits = {k: getattr(stepper, k) for k in names}
     page_text = (STEPPER_PAGE.replace("ESM", stepper._esm.replace("</script", "<\\/script"))
                  .replace("TRAITS", json.dumps(traits).replace("</", "<\\/")))
@@ -224,5 +224,28 @@ def test_the_stepper_opens_a_box_in_place(browser, tmp_path, scheme):
     shot(page, f"stepper-{scheme}-inside")
     page.keyboard.press("Escape")
     assert not root.locator(".gv-inset").is_visible() and root.get_attribute("data-frame") == str(k)
+    # find opens the box that holds a parameter, in the Stepper too
+    node, box = next((n, b) for text, n, b in stepper.names if text == "w1")
+    page.keyboard.press("/")
+    page.keyboard.type("w1")
+    page.keyboard.press("Enter")
+    assert page.evaluate("document.querySelector('.gv-player').__gv.opened().box") == box
+    assert "gv-hit" in page.locator(f".gv-inset:not([hidden]) g.node[id='{node}']").get_attribute("class")
+    assert root.locator(".gv-found").inner_text() == f"1 of 1: w1 (in {stepper.boxes[box]['title']})"
+    assert errors == []
+    page.close()
+
+
+def test_a_mode_is_asked_before_each_step_and_can_hold_it_back(pages, browser):
+    anim, path = pages["gpt"]
+    page, errors = open_page(browser, path, SIZES[0], "light")
+    root = page.locator(".gv-player")
+    page.evaluate("""() => { const api = document.querySelector('.gv-player').__gv;
+        window.asked = []; api.before((f) => { window.asked.push(f.t); return window.asked.length > 1; }); }""")
+    page.keyboard.press("ArrowRight")
+    assert root.get_attribute("data-frame") == "0"            # held back: the mode shows it when it wants
+    assert page.evaluate("window.asked") == [anim.frames[1].to_json()["t"]]
+    page.keyboard.press("ArrowRight")
+    assert root.get_attribute("data-frame") == "1"
     assert errors == []
     page.close()

@@ -9,7 +9,7 @@ import gradviz
 from gradviz.player import animate
 from gradviz.player.frames import state_at
 from gradviz.player.inside import PAGE_STEPS, RUN_STEPS, sub_trace
-from gradviz.render import plan
+from gradviz.render import Diagram, options, plan
 from gradviz.render.collapse import count_nodes
 
 EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "gpt.py"
@@ -159,6 +159,14 @@ def test_folded_by_default_a_parameter_is_still_found_in_the_box_that_holds_it()
     (node, box), = [(node, box) for text, node, box in anim.inside.names
                     if text == "transformer.h.7.attn.c_attn.weight"]
     assert box and f'id="{node}"' not in anim.svg and f'id="{box}"' in anim.svg
+    # every box counts its nodes one way, the band of deep blocks too: the steps backward runs in it
+    view = Diagram(anim.trace, options(**anim.draw_options)).view     # as the animation drew it
+    assert any(g.kind == "band" for g in view.groups)
+    index = {n.id: n for n in anim.trace.nodes}
+    for group in view.groups:
+        n = group.steps(index)
+        assert sum(s.node in group.members for s in anim.trace.steps) == n
+        assert count_nodes(n) in " ".join(group.label_lines(index))
     if box in anim.inside.boxes:
         assert f'id="{node}"' in anim.inside.boxes[box]["svg"]
 

@@ -22,6 +22,14 @@ def test_a_long_animation_shows_its_progress(monkeypatch, capsys):
     assert "backward" in err and "frames" in err and "panels" in err
 
 
+def test_drawing_a_big_graph_shows_its_progress(monkeypatch, capsys):
+    monkeypatch.setattr(progress_module, "DELAY", 0.0)
+    x, loss = chain(progress_module.MIN_ITEMS + 10)
+    gradviz.draw(loss).svg()
+    err = capsys.readouterr().err
+    assert "recording the graph" in err and "sizing labels" in err
+
+
 def test_a_short_one_prints_nothing(monkeypatch, capsys):
     monkeypatch.setattr(progress_module, "DELAY", 0.0)
     x, loss = chain(5)

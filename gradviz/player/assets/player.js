@@ -622,7 +622,11 @@
       toggleBox: toggleBox,
       canOpen: function () { return openable(current); },
       // the Stepper: the boxes its backward has run so far, and the frames inside them
-      setInside: function (b, fs) { boxes = b || {}; data.inner = fs || []; inner = null; controls(); },
+      setInside: function (b, fs, ns) {
+        boxes = b || {}; data.inner = fs || []; inner = null;
+        if (ns && ns.length) { names = ns; hits = []; }
+        controls();
+      },
       // the Stepper: Python appends frames as its engine runs and says when backward has finished
       setFrames: function (fs, isFinished, n, k) {
         var reset = fs.length < frames.length;
