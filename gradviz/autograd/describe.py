@@ -84,8 +84,8 @@ def op_constants(op, params: tuple, tensors: tuple, inputs: tuple, released: boo
                 continue
             if released and getattr(data, "ndim", 1):
                 continue   # a ghost now; a 0-d constant (the 2 of x * 2) is kept as it was, as torch keeps a scalar
-            if getattr(data, "size", 2) == 1 and data.dtype.kind in "fiub":
-                found.append((str(slot), data.reshape(()).item()))
+            if getattr(tensors[slot], "_wrapped", False) and data.dtype.kind in "fiub":
+                found.append((str(slot), data.reshape(()).item()))   # a Python number: drawn as the number
     return tuple(found)
 
 
@@ -164,8 +164,9 @@ def describe_node(node: Node, names: dict | None = None, source=None, with_saved
         except (AttributeError, IndexError, TypeError):
             dims = None
         info = edge_info(nxt, nr, dims, names)
-        if nxt is None and names and slot < len(node.inputs) and not released(node):
-            info.name = str(names.get(id(node.inputs[slot]), ""))   # a target, a mask: no edge, but a name
+        if nxt is None and names and slot < len(node.inputs) and (not released(node) or not node.inputs[slot]._data.ndim):
+            # a target, a mask: no edge, but a name (a released node still holds its 0-d inputs themselves)
+            info.name = str(names.get(id(node.inputs[slot]), ""))
         inputs.append(info)
     inputs = tuple(inputs)
     return NodeRecord.of_op(

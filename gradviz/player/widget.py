@@ -23,6 +23,7 @@ import os
 from .explain import tensor_label
 from .folded import fold_runs
 from .frames import Frame, FrameBuilder
+from .inside import Inside
 from . import codeview
 from .html import _uids, markup, record_graph, remap, script
 from .mathtext import esc, preview
@@ -35,10 +36,11 @@ export default {
   render({ model, el }) {
     el.innerHTML = model.get("markup") + "</div>";
     const root = el.querySelector(".gv-player"), now = root.querySelector(".gv-now");
-    let frames = model.get("frames");
+    let frames = model.get("frames"), inner = model.get("inner");
     const api = window.gradvizPlayer(root, {
       frames, mid: model.get("mid"), interval: model.get("interval"), lines: model.get("lines"),
       total: model.get("total"), finished: model.get("finished"), zero: model.get("zero"),
+      steps: model.get("counts"), boxes: model.get("boxes"), inner: model.get("inner"),
       remote: {
         request: (k) => model.send({ go: k }),                 // Python runs the engine up to frame k
         reset: () => model.send({ reset: true }),
@@ -48,6 +50,10 @@ export default {
     });
     function sync() {
       now.innerHTML = model.get("now");
+      if (model.get("inner") !== inner) {
+        inner = model.get("inner");
+        api.setInside(model.get("boxes"), inner);
+      }
       if (model.get("frames") !== frames) {
         frames = model.get("frames");
         api.setFrames(frames, model.get("finished"), model.get("total"), model.get("position"));
@@ -55,7 +61,7 @@ export default {
         api.go(model.get("position"));
       }
     }
-    ["frames", "position", "now", "finished", "total"].forEach((name) => model.on("change:" + name, sync));
+    ["frames", "inner", "position", "now", "finished", "total"].forEach((name) => model.on("change:" + name, sync));
     api.go(model.get("position"), false);
     now.innerHTML = model.get("now");
   },
@@ -74,6 +80,10 @@ class Stepper(anywidget.AnyWidget):
     interval = traitlets.Int(1200).tag(sync=True)
     position = traitlets.Int(0).tag(sync=True)
     total = traitlets.Int(1).tag(sync=True)
+    boxes = traitlets.Dict({}).tag(sync=True)    # the folded boxes that can be opened (player/inside.py)
+    inner = traitlets.List([]).tag(sync=True)    # the frames inside them
+    counts = traitlets.List([]).tag(sync=True)
+    _inside = None      # the boxes backward has run in so far (player/inside.py), once it has run   # [0, the engine's steps]: the counter counts them, as the panel does
     finished = traitlets.Bool(False).tag(sync=True)
     zero = traitlets.Bool(True).tag(sync=True)   # frame 0 is the moment before the first step (counted as 0)
     now = traitlets.Unicode("").tag(sync=True)
@@ -87,6 +97,8 @@ class Stepper(anywidget.AnyWidget):
             write_grads=True)
         self.trace = self.recording.trace
         self.jacobians = jacobians
+        self._draw_options = draw_options      # as the graph was laid out: a box opened is laid out alike
+        self._layouts: dict = {}               # box id -> its own layout, made when its steps first run
         self.stage = Stage(svg)
         self._leaves = [n for n in self.trace.nodes if n.kind == "leaf"]   # whose .grad the panel shows
         self._start_frame = self._frame_zero()
@@ -108,13 +120,17 @@ class Stepper(anywidget.AnyWidget):
                 "starts at the output with the seed gradient and runs one vector-Jacobian product per step.</p></div>")
         frame = Frame(0, "backward", None, None, state, {}, "backward has not started", text,
                       "Backward has not started. Press Next to run its first node.")
+        self._raw_zero = frame.copy()          # on the Trace's own ids, for the frames inside boxes
         remap([frame], self._owners)
         return frame
 
     # -- the backward, through its Recording ---------------------------------------------------
     def _start(self) -> None:
         self.builder = FrameBuilder(self.trace, self.jacobians)
+        self._raw: list = []
+        self._inside = None
         self._steps_expected = max(sum(n.kind in ("op", "accumulate") for n in self.trace.nodes), 1)
+        self.counts = [0, self._steps_expected]
         self._expected = self._frames_expected()
         self._frames_json = [self._start_frame.to_json()]
         self._is_finished = False
@@ -144,7 +160,9 @@ class Stepper(anywidget.AnyWidget):
             self._is_finished = True
             return False
         self._steps_expected = max(self._steps_expected, len(self.trace.steps))   # a hook can add work
-        remap([self.builder.add_step(recorded, self._steps_expected)], self._owners)
+        frame = self.builder.add_step(recorded, self._steps_expected)
+        self._raw.append(frame.copy())   # as the unfolded player shows it, for opening a box
+        remap([frame], self._owners)
         return True
 
     def _advance(self) -> bool:
@@ -158,6 +176,9 @@ class Stepper(anywidget.AnyWidget):
             self._run_step()
         frames = fold_runs([self._start_frame, *self.builder.frames], self._owners, self._titles, self.trace,
                            self._steps_expected)
+        # the boxes run so far, opened in place as in the saved player (each laid out once)
+        self._inside = Inside(self.trace, [self._raw_zero, *self._raw], frames, self._owners, self._titles,
+                              self._draw_options, self._layouts)
         self._frames_json = [f.to_json() for f in frames]
         self._is_finished = self.recording.finished   # nothing is ready: the last node has run
         if not self._is_finished:
@@ -166,6 +187,11 @@ class Stepper(anywidget.AnyWidget):
 
     def _publish(self, position: int) -> None:
         with self.hold_sync():
+            if self._inside is not None and len(self._inside.frames) != len(self.inner):
+                self.boxes = self._inside.boxes
+                self.inner = [f.to_json() for f in self._inside.frames]
+            elif self._inside is None and self.inner:
+                self.boxes, self.inner = {}, []
             self.frames = list(self._frames_json)
             self.total = len(self._frames_json) if self._is_finished else self._expected + 1
             self.finished = self._is_finished

@@ -9,6 +9,8 @@ tensors a node saved, in argument order.
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 from ..formatting import shape as shape_text
 from ..ops import pointwise
 from .graph import output_shape
@@ -107,7 +109,7 @@ def saved_value(fn, name: str, ndim=None):
     """fn._saved_<name> as torch means it: signed, a dim wrapped with `ndim` (counted_ndim when
     not given), a view's `size` its output shape. AttributeError when the node has no such field;
     RuntimeError when a backward freed it."""
-    if not hasattr(fn, f"_saved_{name}"):
+    if name not in saved_names(type(fn)):
         return _derived(fn, name)
     value = getattr(fn, f"_saved_{name}")
     names = _ENUMS.get(name) or (_BAG_MODES if name == "mode" and type(fn).__name__.startswith("EmbeddingBag") else ())
@@ -142,10 +144,19 @@ def saved_plain(fn, name: str):
     return None
 
 
+@lru_cache(maxsize=None)
+def saved_names(kind: type) -> tuple:
+    """The names of a node type's `_saved_*` fields (torch defines them on the class), without the prefix."""
+    return tuple(a[len("_saved_"):] for a in dir(kind) if a.startswith("_saved_"))
+
+
 def attr_names(fn) -> list:
     """Every attribute a node shows: its `_saved_*` fields, and the size a view produced."""
-    names = [a[len("_saved_"):] for a in dir(fn) if a.startswith("_saved_")]
-    for extra in ("size", "output_size"):
+    names = list(saved_names(type(fn)))
+    kind = type(fn).__name__
+    extras = ("size",) if kind in _SIZE_IS_OUTPUT or kind.startswith("SqueezeBackward") else \
+        ("output_size",) if kind.startswith("Adaptive") else ()
+    for extra in extras:
         if extra not in names:
             try:
                 _derived(fn, extra)
@@ -171,6 +182,8 @@ def attrs(fn) -> tuple:
 
 
 def attr_text(value) -> str:
+    if type(value).__name__ == "Tensor" and value.ndim == 0:   # a saved number: its value (a tensor's repr is slow)
+        return str(value.item())
     if hasattr(value, "shape") and hasattr(value, "dtype") and getattr(value, "ndim", 0) > 0:
         kind = "saved tensor" if type(value).__name__ == "Tensor" else "array"
         return f"[{kind} {shape_text(value.shape)}]"
@@ -220,11 +233,8 @@ def saved_tensors(fn, op) -> list:
     torch = torch_module()
     found = []
     try:
-        for attr in dir(fn):
-            if not attr.startswith("_saved_"):
-                continue
-            value = getattr(fn, attr)
-            name = attr[len("_saved_"):]
+        for name in saved_names(type(fn)):
+            value = getattr(fn, f"_saved_{name}")
             if isinstance(value, torch.Tensor):
                 found.append((name, value))
             elif isinstance(value, (tuple, list)) and value and all(isinstance(v, torch.Tensor) for v in value):

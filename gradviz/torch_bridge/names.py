@@ -38,20 +38,20 @@ class Naming:
         """Names from `names` first, then `model`'s parameters, then the caller's modules and tensors."""
         torch = torch_module()
         naming = cls()
-        naming._add(names or {})
+        naming.add(names or {})
         modules = [model] if model is not None else []
         if caller:
             held = [v for k, v in caller.items() if isinstance(v, torch.nn.Module) and not k.startswith("_")]
             modules += [m for m in _outermost(held) if all(m is not n for n in modules)]
         for m in modules:
-            naming._add(dict(m.named_parameters()))
+            naming.add(dict(m.named_parameters()))
             naming.param_scopes.update(_param_scopes(m))
         if caller:
-            naming._add({k: v for k, v in caller.items()
+            naming.add({k: v for k, v in caller.items()
                          if isinstance(v, torch.Tensor) and not k.startswith("_") and v.requires_grad})
         return naming
 
-    def _add(self, names: dict) -> None:
+    def add(self, names: dict) -> None:
         for name, t in names.items():
             if id(t) not in self._by_id:
                 self._by_id[id(t)] = str(name)   # names={123: x} is shown as text
@@ -119,4 +119,50 @@ def inferred_scopes(order: list, param_scopes: dict) -> dict:
             scopes[fn] = scope
             if params_only and node_name(fn) in _REARRANGING:
                 owner[fn] = scope
-    return scopes
+    return _filled(order, scopes)
+
+
+def _filled(order: list, scopes: dict) -> dict:
+    """The nodes between those of one module placed in it too: a node that reads no parameter (a
+    block's ReLU, its residual add) gets the scope shared (the longest common prefix) by the nearest
+    scoped ops before it and after it, found through the unscoped ones, where it has both. So a
+    module's nodes are one piece, as record_forward would draw them, and folding a module into one
+    box makes no cycle."""
+    ops = [fn for fn in order if not is_accumulate(fn)]
+    inputs = {fn: [n for n, _ in fn.next_functions if n is not None and not is_accumulate(n)] for fn in ops}
+    consumers: dict = {}
+    for fn in ops:
+        for nxt in inputs[fn]:
+            consumers.setdefault(nxt, []).append(fn)
+    found = dict(scopes)
+    for fn in ops:
+        if fn not in scopes:
+            ends = _nearest(fn, inputs, scopes), _nearest(fn, consumers, scopes)
+            if all(ends):
+                common = _common_prefix(ends[0] + ends[1])
+                if common:
+                    found[fn] = common
+    return found
+
+
+def _nearest(start, links: dict, scopes: dict) -> list:
+    """The scopes of the nearest scoped nodes from `start` along `links`, through unscoped ones."""
+    seen, stack, out = {start}, list(links.get(start, ())), []
+    while stack:
+        fn = stack.pop()
+        if fn in seen:
+            continue
+        seen.add(fn)
+        if fn in scopes:
+            out.append(scopes[fn])
+        else:
+            stack.extend(links.get(fn, ()))
+    return out
+
+
+def _common_prefix(paths: list) -> tuple:
+    first = paths[0]
+    k = 0
+    while k < len(first) and all(len(p) > k and p[k] == first[k] for p in paths):
+        k += 1
+    return first[:k]

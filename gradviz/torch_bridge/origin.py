@@ -15,6 +15,7 @@ from ..previews import Preview
 from ..records import InputRecord, NodeRecord, TensorRecord
 from ..tracing import Output, Recorder, Trace
 from . import attrs as saved
+from .fused import fused_record
 from .graph import creation_order, metadata_preview, n_outputs, output_shape, root_node
 from .names import Naming, inferred_scopes
 from .previews import preview
@@ -44,10 +45,12 @@ class Origin:
         self.keys = {fn: i for i, fn in enumerate(self.order)}
         self.leaf_keys = {id(fn.variable): i for fn, i in self.keys.items() if is_accumulate(fn)}
         self.show_saved = show_saved
+        # the modules record_forward saw, else those the parameters' names tell
+        self.scopes = inferred_scopes(self.order, naming.param_scopes)
+        self.values = {}
         if forward is not None:
-            self.scopes, self.values = forward.scopes, forward.values
-        else:
-            self.scopes, self.values = inferred_scopes(self.order, naming.param_scopes), {}
+            self.scopes.update(forward.scopes)
+            self.values = forward.values
 
     def replay(self, recorder: Recorder) -> None:
         table = op_table()
@@ -78,8 +81,9 @@ class Origin:
                       attrs=saved.attrs(fn), value=_op_value(fn, self.values),
                       scope=tuple(self.scopes.get(fn, ())), inputs=tuple(inputs), saved=kept,
                       ctx_saved=self._ctx_saved(fn), n_outputs=n_outputs(fn))
-        if op is None:   # a node gradviz has no record of: its inputs numbered, no formula
-            return NodeRecord(symbols=tuple(f"x{_sub(i)}" for i in range(n)), **values)
+        if op is None:   # a node gradviz has no record of: a fused node explained, else numbered inputs
+            fused = fused_record(fn, **values)
+            return fused or NodeRecord(symbols=tuple(f"x{_sub(i)}" for i in range(n)), **values)
         return NodeRecord.of_op(op, n, **values)
 
     def tensor_info(self, tensor) -> TensorRecord:

@@ -24,10 +24,12 @@ from ..events import NodeExecuted
 from ..records import Accumulation, StepRecord
 from ..tracing import Recorder, Trace
 from ..tracing.recording import Recording
+from .graph import creation_order, root_node
 from .names import Naming
 from .origin import Origin, op_table
-from .previews import preview
+from .previews import RecentPreviews, preview
 from .support import flatten, is_accumulate, node_name, torch_module
+from .unroll import unrolled
 
 _LIVE: "weakref.WeakSet" = weakref.WeakSet()   # sessions with a worker, stopped at exit
 
@@ -101,6 +103,7 @@ class _Hooks:
         self.send, self.wait = send, wait
         self.before: dict = {}
         self.totals: dict = {}
+        self.previews = RecentPreviews()
         self.retained: dict = {}   # outputs that retain_grad(): torch writes their .grad at their grad_fn
         for t in roots:
             if t.grad_fn is not None and t.retains_grad:
@@ -120,7 +123,7 @@ class _Hooks:
 
         def hook(grad_outputs):
             if is_accumulate(fn):
-                self.before[fn] = preview(fn.variable.grad)
+                self.before[fn] = self.previews.of(fn.variable.grad)
             self.wait(key)
         return hook
 
@@ -129,25 +132,27 @@ class _Hooks:
 
         def hook(grad_inputs, grad_outputs):
             self.send(("step", self._record(fn, op, key, grad_inputs, grad_outputs)))
+            self.previews.next_node()
         return hook
 
     def _record(self, fn, op, key, grad_inputs, grad_outputs) -> StepRecord:
+        look = self.previews.of
         out_shape = tuple(grad_outputs[0].shape) if len(grad_outputs) == 1 and grad_outputs[0] is not None else None
-        sent = tuple((slot, preview(g), _flow_axes(op, slot, out_shape, tuple(g.shape)))
+        sent = tuple((slot, look(g), _flow_axes(op, slot, out_shape, tuple(g.shape)))
                      for slot, g in enumerate(grad_inputs) if g is not None)
         accumulations = []
         if is_accumulate(fn) and grad_outputs[0] is not None:
-            accumulations.append(Accumulation(contribution=preview(grad_outputs[0]), total=preview(fn.variable.grad),
+            accumulations.append(Accumulation(contribution=look(grad_outputs[0]), total=look(fn.variable.grad),
                                               before=self.before.pop(fn, None), target=("leaf", key)))
         for t in self.retained.get(fn, ()):
             g = grad_outputs[t.output_nr]
             if g is not None:
-                total = preview(t.grad)
+                total = look(t.grad)
                 before = self.totals.get(id(t), preview(self.grads.before(t)))
-                accumulations.append(Accumulation(contribution=preview(g), total=total, before=before,
+                accumulations.append(Accumulation(contribution=look(g), total=total, before=before,
                                                   target=("output", key, t.output_nr)))
                 self.totals[id(t)] = total
-        return StepRecord(grad_in=tuple(preview(g) for g in grad_outputs), accumulations=tuple(accumulations),
+        return StepRecord(grad_in=tuple(look(g) for g in grad_outputs), accumulations=tuple(accumulations),
                           key=key, sent=sent)
 
 
@@ -161,10 +166,19 @@ class _Worker:
     def __init__(self, roots: tuple, gradient, retain_graph: bool, free: bool):
         self.inbox: queue.Queue = queue.Queue()
         self.outbox: queue.Queue = queue.Queue()
+        self.backlog: list = []   # steps run without waiting, handed over in one go at the end
         self.free = free
         self.stopping = False
         self.args = (roots, gradient, retain_graph)
         self.thread = threading.Thread(target=self._main, daemon=True, name="gradviz torch backward")
+
+    def send(self, message) -> None:
+        """A step, on the worker thread: to the caller now when it waits for it, else kept for the end
+        (waking the caller's thread for every node would cost more than the node)."""
+        if self.free:
+            self.backlog.append(message)
+        else:
+            self.outbox.put(message)
 
     def wait(self, key) -> None:
         """In a node's pre hook, on the worker thread: hand the node over and wait for the word."""
@@ -214,7 +228,7 @@ class _Session:
 
     def start(self, free: bool) -> None:
         self.worker = _Worker(self.roots, self.gradient, self.retain_graph, free)
-        self.hooks = _Hooks(self.origin, self.roots, self.grads, self.worker.outbox.put, self.worker.wait)
+        self.hooks = _Hooks(self.origin, self.roots, self.grads, self.worker.send, self.worker.wait)
         _LIVE.add(self)
         self.worker.thread.start()
 
@@ -290,8 +304,11 @@ class TorchRecording(Recording):
                 self._session.start(free=True)
             else:
                 self._session.worker.inbox.put("run")
-            while not self.finished:
-                self._take(self._session.receive())
+            worker = self._session.worker
+            final = self._session.receive()   # done, or torch's error: every step before it is in the backlog
+            for message in worker.backlog:
+                self._take(message)
+            self._take(final)
         self.close()
         return self.trace
 
@@ -344,7 +361,7 @@ def _check_roots(roots: tuple) -> None:
 
 def record_torch(roots, gradient=None, names: dict | None = None, model=None, caller: dict | None = None,
                  retain_graph: bool = True, jacobians: bool = False, show_saved: bool = False,
-                 write_grads: bool = False, forward=None) -> TorchRecording:
+                 write_grads: bool = False, forward=None, unroll: bool = False) -> TorchRecording:
     """A Recording of torch's backward from `roots` (a tensor or a sequence of them), run one node
     of torch's own engine per step().
 
@@ -355,11 +372,19 @@ def record_torch(roots, gradient=None, names: dict | None = None, model=None, ca
     torch's (the default keeps the graph, so a later backward works); write_grads=True leaves the
     .grad the recorded backward wrote, as `.backward()` would. jacobians: torch's nodes give no
     local Jacobians, so none are recorded (accepted for the common signature of record()).
+    unroll=True: a fused recurrent node (nn.LSTM's MkldnnRnnLayerBackward0) recorded cell by cell and
+    step by step instead, from the gradient it received (see unroll.py); ValueError where there is none.
     """
     del jacobians   # torch's nodes compute VJPs only
     roots = flatten(roots if isinstance(roots, (list, tuple)) else (roots,))
     _check_roots(roots)
-    origin = Origin(roots, Naming.of(names, model, caller), show_saved, forward)
+    naming = Naming.of(names, model, caller)
+    if unroll:
+        order = creation_order([root_node(t) for t in roots])
+        loss, forward = unrolled(roots, gradient, order, naming, GradState(written(roots, order, naming.tensors)))
+        roots, gradient = (loss,), None
+        naming.add({"L": loss})
+    origin = Origin(roots, naming, show_saved, forward)
     recorder = Recorder()
     origin.replay(recorder)
     recorder.implicit_seed = gradient is None or (isinstance(gradient, (list, tuple))

@@ -17,7 +17,7 @@ F = torch.nn.functional
 
 import gradviz  # noqa: E402
 from gradviz.origins import record  # noqa: E402
-from tests.support.torch_models import MODELS as real_models  # noqa: E402
+from tests.support.torch_models import MODELS as real_models, torch_walk  # noqa: E402
 
 pytestmark = pytest.mark.torch
 
@@ -59,18 +59,6 @@ def _gpt():
 MODELS = {"mlp": _mlp, "tied": _tied, "gpt": _gpt}
 
 
-def _torch_walk(loss) -> Counter:
-    """The node names torch's own walk of next_functions reaches from the loss."""
-    seen, stack = set(), [loss.grad_fn]
-    while stack:
-        fn = stack.pop()
-        if fn is None or fn in seen:
-            continue
-        seen.add(fn)
-        stack.extend(nxt for nxt, _ in fn.next_functions)
-    return Counter(type(fn).__name__ for fn in seen)
-
-
 def _plain_grads(model, loss) -> dict:
     """param name -> .grad after a plain loss.backward() (then cleared again)."""
     loss.backward(retain_graph=True)
@@ -100,7 +88,7 @@ def _json(trace) -> str:
 @pytest.mark.parametrize("which", sorted(MODELS))
 def test_draw_animate_and_step_show_torchs_nodes_and_gradients(which):
     model, loss = MODELS[which]()
-    walk = _torch_walk(loss)
+    walk = torch_walk(loss)
     plain = _plain_grads(model, loss)
     diagram = gradviz.draw(loss, model=model)
     anim = gradviz.animate(loss, model=model)
@@ -163,7 +151,7 @@ def test_the_stepper_resets_to_its_first_frame():
     stepper.reset()
     assert not stepper.trace.steps and stepper.position == 0
     stepper.run_to_end()
-    assert len(stepper.trace.steps) == sum(_torch_walk(loss).values())
+    assert len(stepper.trace.steps) == sum(torch_walk(loss).values())
 
 
 def test_make_dot_and_jacobian_view_take_torch_tensors():

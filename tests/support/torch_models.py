@@ -6,6 +6,7 @@ inputs, and the loss of one forward pass."""
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass
 from typing import Callable
 
@@ -196,6 +197,18 @@ class LSTMClassifier(nn.Module):
 def make_lstm(seed: int = 0) -> Case:
     torch.manual_seed(seed)
     return Case(LSTMClassifier(), (torch.randint(0, 50, (3, 6)), torch.randint(0, 5, (3,))), _classify)
+
+
+def torch_walk(loss) -> Counter:
+    """The node names torch's own walk of next_functions reaches from the loss."""
+    seen, stack = set(), [loss.grad_fn]
+    while stack:
+        fn = stack.pop()
+        if fn is None or fn in seen:
+            continue
+        seen.add(fn)
+        stack.extend(nxt for nxt, _ in fn.next_functions)
+    return Counter(type(fn).__name__ for fn in seen)
 
 
 MODELS = {"mlp": make_mlp, "resnet18": make_resnet18, "gpt": make_gpt, "lstm": make_lstm}
