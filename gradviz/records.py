@@ -2,7 +2,7 @@
 the Trace: a node, an edge, a step (with the gradients that flowed, the accumulations and the
 hooks it ran), a leaf or output tensor and a node's input slot. Their tensors are Previews.
 
-The origin of a record (the engine's `describe_node` and `step_info`, the torch bridge) fills it
+The origin of a record (autograd.describe's `describe_node` and `step_info`, the torch bridge) fills it
 with its own keys (`key`, `target`) and the graph's wiring a Recorder reads (`inputs`, `sent`, ...);
 the Recorder gives it the Trace's stable ids with `for_trace`, which clears those fields, so a Trace
 holds exactly what its JSON holds. `to_json` / `from_json` turn any record into JSON and back from

@@ -1,5 +1,5 @@
 """gradviz.autograd: the engine's public face, named as torch.autograd."""
-from . import forward_ad, function, functional  # noqa: F401
+from . import forward_ad, function, functional, graph  # noqa: F401  (torch.autograd.graph, ...)
 from .engine import Backward, Step, backward, backward_steps, grad  # noqa: F401
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from .functional import gradcheck, gradgradcheck  # noqa: F401

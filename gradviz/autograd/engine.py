@@ -21,12 +21,12 @@ from ..ops.fill import COPY
 from ..tensor import Tensor
 from .anomaly import _anomaly, anomaly_warning
 from .fast_paths import vjp_two_inputs
+from .grad_mode import _formula, enable_grad
+from .grad_mode import _state as _grad_state
 from .hooks import _running
 from .nodes import AccumulateGrad, Node, _building
 from .saved import FREED_MESSAGE
 from .versions import _clock
-from .grad_mode import _state as _grad_state
-from .grad_mode import _formula, enable_grad
 
 # One lock for every write into a .grad: two threads running backward into one shared leaf
 # must not lose either's contribution (PyTorch's AccumulateGrad holds a mutex likewise).
