@@ -25,13 +25,17 @@ MAGIC = b"GRADVIZ-SAVE-1\n"
 PROTOCOL = 4
 
 
-def _rebuild_tensor(raw: bytes, dtype: str, shape: tuple, requires_grad: bool, parameter: bool):
+def _rebuild_tensor(raw: bytes, dtype: str, shape: tuple, requires_grad: bool, parameter: bool,
+                    attributes: dict | None = None):
     data = np.frombuffer(raw, dtype=np.dtype(dtype)).reshape(shape).copy()
     if parameter:
-        return Parameter(Tensor._make(data), requires_grad)
-    t = Tensor._make(data)
-    if requires_grad:
-        t.requires_grad_(True)
+        t = Parameter(Tensor._make(data), requires_grad)
+    else:
+        t = Tensor._make(data)
+        if requires_grad:
+            t.requires_grad_(True)
+    if attributes:   # a tensor's own Python attributes (t.g = ...) are saved with it, as torch saves them
+        t.__dict__.update(attributes)
     return t
 
 
@@ -48,7 +52,7 @@ class _Pickler(pickle.Pickler):
             if not data.flags.c_contiguous:   # (np.ascontiguousarray would make a 0-d array 1-d)
                 data = data.copy()
             return _rebuild_tensor, (data.tobytes(), data.dtype.str, tuple(data.shape), obj.requires_grad,
-                                     isinstance(obj, Parameter))
+                                     isinstance(obj, Parameter), obj.__dict__ or None)
         if type(obj) is Size:
             return _rebuild_size, (tuple(obj),)
         return NotImplemented

@@ -153,7 +153,9 @@ class Tensor:
     """A multi-dimensional array that records the ops applied to it."""
 
     __slots__ = ("_data", "_grad", "_grad_fn", "output_nr", "_requires_grad", "_accum", "name", "_vc", "_view",
-                 "_wrapped", "__weakref__")   # _wrapped: set (True) only on a Python number made a 0-d operand
+                 "_wrapped", "__weakref__", "__dict__")
+    # _wrapped: set (True) only on a Python number made a 0-d operand; __dict__: a learner's own
+    # attributes (t.g = ...), as torch's tensors take them
     __array_priority__ = 1000   # numpy scalars defer to Tensor's reflected operators
 
     def __init__(self, *args, dtype=None, device=None, requires_grad=False, name=None):
