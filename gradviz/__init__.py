@@ -18,6 +18,7 @@ from .creation import (BoolTensor, DoubleTensor, FloatTensor, IntTensor, LongTen
                        rand, rand_like, randint, randn, randn_like, seed, tensor, zeros, zeros_like,
                        bernoulli, normal, randint_like, randperm)
 from .creation import logspace, multinomial  # noqa: F401
+from .creation import inclusive_range as range  # noqa: F401,A001  (torch.range, deprecated)
 from . import random  # noqa: F401
 from .random import (Generator, default_generator, get_rng_state, initial_seed,  # noqa: F401
                      set_rng_state)

@@ -193,6 +193,16 @@ def _arange_float(start: float, step: float, n: int, np_dtype) -> np.ndarray:
     return out.astype(np_dtype)
 
 
+def _check_range(xstart, xend, xstep) -> None:
+    """torch's checks of a range's bounds and step (arange and range)."""
+    if xstep == 0:
+        raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(xstart) and math.isfinite(xend)):
+        raise RuntimeError(f"unsupported range: {xstart:g} -> {xend:g}")
+    if not ((xstep > 0 and xend >= xstart) or (xstep < 0 and xend <= xstart)):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+
+
 def arange(start, end=None, step=1, *, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
     dtypes.check_layout("arange", layout)
     start, end, step = _scalar(start), _scalar(end), _scalar(step)
@@ -208,12 +218,7 @@ def arange(start, end=None, step=1, *, dtype=None, layout=None, device=None, req
         xstart, xend, xstep = int(start), int(end), int(step)
     else:                             # other dtypes check and size the range in doubles
         xstart, xend, xstep = float(start), float(end), float(step)
-    if xstep == 0:
-        raise RuntimeError("step must be nonzero")
-    if not (math.isfinite(xstart) and math.isfinite(xend)):
-        raise RuntimeError(f"unsupported range: {xstart:g} -> {xend:g}")
-    if not ((xstep > 0 and xend >= xstart) or (xstep < 0 and xend <= xstart)):
-        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    _check_range(xstart, xend, xstep)
     if np_dtype == np.int64:
         n = (xend - xstart + xstep - (1 if xstep > 0 else -1)) // xstep
     else:
@@ -222,6 +227,28 @@ def arange(start, end=None, step=1, *, dtype=None, layout=None, device=None, req
         arr = (int(start) + int(step) * np.arange(n, dtype=np.int64)).astype(np_dtype)
     else:
         arr = _arange_float(xstart, xstep, n, np_dtype)
+    return _finish(arr, None, device, requires_grad)
+
+
+_RANGE_DEPRECATED = ("torch.range is deprecated and will be removed in a future release because its behavior is "
+                     "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
+                     "[start, end).")
+
+
+def inclusive_range(start=0, end=None, step=1, *, dtype=None, layout=None, device=None,
+                    requires_grad=False) -> Tensor:
+    """torch.range (deprecated, still in older course material): start, start + step, ... up to and
+    including end, of the default float dtype, each value start + i·step in doubles; warns as torch does."""
+    if end is None:
+        raise TypeError('range() missing 1 required positional arguments: "end"')
+    warn(_RANGE_DEPRECATED)
+    dtypes.check_layout("range", layout)
+    start, end, step = _scalar(start), _scalar(end), _scalar(step)
+    xstart, xend, xstep = float(start), float(end), float(step)
+    _check_range(xstart, xend, xstep)
+    n = int(math.floor((xend - xstart) / xstep)) + 1
+    np_dtype = dtypes.as_np(dtype if dtype is not None else dtypes.get_default_dtype())
+    arr = (xstart + xstep * np.arange(n, dtype=np.float64)).astype(np_dtype)
     return _finish(arr, None, device, requires_grad)
 
 

@@ -1332,6 +1332,8 @@ class Tensor:
     def div(self, other, *, rounding_mode=None):
         return F.div(self, other, rounding_mode=rounding_mode)
 
+    subtract, multiply, divide = sub, mul, div   # torch's aliases
+
     def eq(self, other):
         return _compare("eq", self, other)
 
@@ -1349,6 +1351,8 @@ class Tensor:
 
     def ge(self, other):
         return _compare("ge", self, other)
+
+    not_equal, less, greater, less_equal, greater_equal = ne, lt, gt, le, ge   # torch's aliases
 
     def maximum(self, other):
         return F.maximum(self, other)
@@ -1557,8 +1561,29 @@ F = types.SimpleNamespace(**{_name: plain(_fn) for _name, _fn in vars(_functions
 
 for _name, _fn in _declared_methods().items():   # the methods the op records and @public functions declare
     setattr(Tensor, _name, _method(_fn, _name))
-Tensor.negative = Tensor.neg
-Tensor.absolute = Tensor.abs
+
+
+def _inplace(name: str):
+    """Tensor.NAME_: self <- self.NAME(...), written into self's memory (the history rebased when recorded)."""
+    def method(self, *args, **kwargs):
+        return self._inplace_op(getattr(Tensor, name), *args, **kwargs)   # (some are bound later, by gradviz)
+    method.__name__ = method.__qualname__ = name + "_"
+    return method
+
+
+# torch's in-place forms of methods that are a value of self alone (or of self and other operands of its shape)
+_INPLACE = ("absolute", "acos", "acosh", "addbmm", "addcdiv", "addcmul", "addmm", "addmv", "addr", "arccos", "arccosh",
+            "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "asin", "asinh", "atan", "atan2", "atanh", "baddbmm",
+            "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "ceil", "clamp_max", "clamp_min", "clip",
+            "copysign", "cosh", "cumprod", "cumsum", "deg2rad", "digamma", "divide", "eq", "erf", "erfc", "erfinv",
+            "exp2", "expm1", "fix", "floor", "floor_divide", "fmod", "frac", "ge", "greater", "greater_equal", "gt",
+            "heaviside", "hypot", "ldexp", "le", "lerp", "less", "less_equal", "lgamma", "log10", "log1p", "log2",
+            "logical_and", "logical_not", "logical_or", "logical_xor", "logit", "lt", "multiply", "mvlgamma",
+            "nan_to_num", "ne", "negative", "not_equal", "polygamma", "rad2deg", "remainder", "round", "rsqrt", "sgn",
+            "sign", "sinc", "sinh", "square", "subtract", "tan", "tril", "triu", "true_divide", "trunc", "xlogy")
+for _name in _INPLACE:
+    if not hasattr(Tensor, _name + "_"):
+        setattr(Tensor, _name + "_", _inplace(_name))
 
 
 def _operands_only(method, name: str):

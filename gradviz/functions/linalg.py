@@ -244,7 +244,7 @@ def linear(input, weight, bias=None):
     return out if bias is None else out + bias
 
 
-@public(method=True, out=True)
+@public('outer', 'ger', method=True, out=True)
 def outer(input, vec2):
     _tensors("outer", input=input, vec2=vec2)
     for name, v in (("self", input), ("vec2", vec2)):

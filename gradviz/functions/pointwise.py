@@ -59,7 +59,7 @@ def add(input, other, *, alpha=1):
     return binary(ADD_ALPHA, input, other, alpha)
 
 
-@public(out=True)
+@public('sub', 'subtract', out=True)
 def sub(input, other, *, alpha=1):
     if len([t for t in (input, other) if isinstance(t, Tensor) and t._data.dtype == bool]) == 2:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
@@ -69,7 +69,7 @@ def sub(input, other, *, alpha=1):
     return binary(SUB_ALPHA, input, other, alpha)
 
 
-@public(out=True)
+@public('mul', 'multiply', out=True)
 def mul(input, other):
     if one_dtype(input, other, Tensor):
         return apply(MUL, (input, other))   # two Tensors of one dtype: nothing to coerce
@@ -78,7 +78,7 @@ def mul(input, other):
     return binary(MUL, input, other)
 
 
-@public(out=True)
+@public('div', 'divide', out=True)
 def div(input, other, *, rounding_mode=None):
     if rounding_mode is None:   # true division of integers gives the default float dtype
         a, b, dtype = _float_pair(input, other)
@@ -246,7 +246,7 @@ def _make_unary(op, floating=False):
 _neg = _make_unary(NEG)
 
 
-@public(method=True, out=True)
+@public('neg', 'negative', method=True, out=True)
 def neg(input):
     if input._data.dtype == bool:
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
@@ -267,7 +267,7 @@ tanh = public(method=True, out=True)(_make_unary(TANH, floating=True))
 sigmoid = public(method=True, out=True)(_make_unary(SIGMOID, floating=True))
 relu = public(method=True)(_make_unary(RELU))
 erf = public(method=True, out=True)(_make_unary(ERF, floating=True))
-abs = public(method=True, out=True)(_make_unary(ABS))
+abs = absolute = public('abs', 'absolute', method=True, out=True)(_make_unary(ABS))
 sign = public(method=True, out=True)(_make_unary(SIGN))
 floor = public(method=True, out=True)(_make_unary(FLOOR))
 _round = _make_unary(ROUND)
@@ -293,15 +293,20 @@ def compare(name: str, a, b):
     return apply(COMPARE[name], (a, b))
 
 
-def _comparison(name: str):
+def _comparison(name: str, *aliases: str):
     def fn(input, other):
         return compare(name, input, other)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"torch.{name}: elementwise comparison, a bool tensor with no grad"
-    return public(out=True)(fn)
+    return public(name, *aliases, out=True)(fn)
 
 
-eq, ne, gt, lt, ge, le = (_comparison(n) for n in ("eq", "ne", "gt", "lt", "ge", "le"))
+eq = _comparison("eq")
+ne = not_equal = _comparison("ne", "not_equal")
+gt = greater = _comparison("gt", "greater")
+lt = less = _comparison("lt", "less")
+ge = greater_equal = _comparison("ge", "greater_equal")
+le = less_equal = _comparison("le", "less_equal")
 
 
 @public(out=True)
