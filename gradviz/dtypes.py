@@ -5,6 +5,8 @@ import numbers
 
 import numpy as np
 
+from ._args import check_int_range
+
 # the scalars torch's argument parser takes as a Number: Python's and NumPy's
 NUMBERS = (numbers.Number, np.number, np.bool_)
 
@@ -92,6 +94,7 @@ def category_of_scalar(value) -> int:
     if isinstance(value, (bool, np.bool_)):
         return 0
     if isinstance(value, (int, np.integer)):
+        check_int_range(value)
         return 1
     return 2
 

@@ -13,7 +13,7 @@ from numpy import ndarray   # one global load where np.ndarray is two, on the pe
 
 from ._warn import warn_once
 from . import backend, dtypes
-from ._args import is_number, type_name
+from ._args import argument_error, check_int_range, is_number, type_name
 from . import code_lines as _code_lines
 from ._calling import numpy_names, plain
 from .autograd import forward_ad as _forward_ad
@@ -23,7 +23,7 @@ from .autograd.engine import backward as _backward
 from . import random as _random
 from ._tensor_str import tensor_repr
 from .ops import pointwise as _pointwise
-from .ops.core import broadcast_shape, expand_error
+from .ops.core import _formula, broadcast_shape, expand_error
 from .ops.fill import (BERNOULLI, BERNOULLI_TENSOR, CAUCHY, COPY, EXPONENTIAL, FILL, FILL_TENSOR, GEOMETRIC, LOG_NORMAL,
                        NORMAL, RANDOM_FROM_TO, RANDOM_FULL, RANDOM_TO, UNIFORM, ZERO)
 from .ops.reduce import _ALL
@@ -157,6 +157,7 @@ class Tensor:
     # _wrapped: set (True) only on a Python number made a 0-d operand; __dict__: a learner's own
     # attributes (t.g = ...), as torch's tensors take them
     __array_priority__ = 1000   # numpy scalars defer to Tensor's reflected operators
+    __module__ = "gradviz"   # <class 'gradviz.Tensor'>, as torch's is <class 'torch.Tensor'>
 
     def __init__(self, *args, dtype=None, device=None, requires_grad=False, name=None):
         # torch.Tensor's legacy constructor: Tensor(2, 3) allocates, Tensor([1, 2]) is of the
@@ -371,7 +372,7 @@ class Tensor:
         return RemovableHandle(hooks, hook)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
-        _backward((self,), None if gradient is None else (gradient,), retain_graph, create_graph, inputs)
+        _backward((self,), gradient, retain_graph, create_graph, inputs)   # gradient as torch reads it
 
     def detach(self) -> "Tensor":
         """Same storage and, as in PyTorch, the same version counter (unlike .data)."""
@@ -744,6 +745,8 @@ class Tensor:
     def _arith_(self, ufunc, fn, other) -> "Tensor":
         """In-place arithmetic: straight into the array (one pass, like NumPy's -=) when no
         graph is being recorded and no tangent carried, else through the op so the history is rebased."""
+        if not isinstance(other, Tensor) and not is_number(other):   # a list or an array: torch's parser refuses it
+            raise argument_error(fn.__name__ + "_", "other", 1, "Tensor", type_name(other))
         if not self._records(other) and not self._carries_tangent(other):
             arr = other._data if isinstance(other, Tensor) else other
             self._check_overlap()
@@ -912,6 +915,7 @@ class Tensor:
                             f"of:\n * (Tensor value)\n      didn't match because some of the arguments have invalid "
                             f"types: (!{got}!)\n * (Number value)\n      didn't match because some of the arguments "
                             f"have invalid types: (!{got}!)")
+        check_int_range(value)
         raw = value._data if isinstance(value, Tensor) else value
         if self._records(value):
             if isinstance(value, Tensor) and value.requires_grad:
@@ -1561,6 +1565,9 @@ F = types.SimpleNamespace(**{_name: plain(_fn) for _name, _fn in vars(_functions
 
 for _name, _fn in _declared_methods().items():   # the methods the op records and @public functions declare
     setattr(Tensor, _name, _method(_fn, _name))
+for _name in ("add", "sub", "mul", "div", "eq", "ne", "lt", "gt", "le", "ge", "maximum", "minimum", "pow", "gather",
+              "scatter_add", "index_select", "index_add"):
+    setattr(Tensor, _name, _method(getattr(Tensor, _name), _name))   # an argument's position counts after self
 
 
 def _inplace(name: str):
@@ -1591,14 +1598,15 @@ def _operands_only(method, name: str):
     which then raises its TypeError ("unsupported operand type(s)"), as it does for torch.Tensor."""
     record = _SAME_DTYPE_RECORDS.get(name)
     # @ takes tensors only: torch's matmul raises TypeError for anything else, which its @ turns into NotImplemented
-    operands = Tensor if name in ("__matmul__", "__rmatmul__") else (Tensor, int, float, np.ndarray, np.generic)
+    # a NumPy array is left to NumPy, as torch leaves it: t + array is NumPy's sum (array + t then fails)
+    operands = Tensor if name in ("__matmul__", "__rmatmul__") else (Tensor, int, float, np.generic)
 
     def dunder(self, other):
         if record is not None and type(other) is Tensor and (dtype := self._data.dtype) is other._data.dtype \
                 and dtype.kind == "f":
             return _apply(record, (self, other))
-        if not isinstance(other, operands):
-            return NotImplemented
+        if not isinstance(other, operands) and not (type(other) is np.ndarray and _formula.active):
+            return NotImplemented   # (a VJP rule on Tensors may meet its array params)
         return method(self, other)
     dunder.__name__ = name
     return dunder

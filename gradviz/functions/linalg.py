@@ -609,7 +609,7 @@ def linalg_cross(input, other, *, dim=-1):
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[d]} and "
                            f"{other.shape[d]}")
     broadcast_shape(tuple(input.shape), tuple(other.shape))
-    a, b, dtype = coerce_pair(input, other)
+    a, b, dtype = coerce_pair(input, other, "cross")
     return apply(CROSS, (a, b), (d,), dtype)
 
 

@@ -381,7 +381,7 @@ def aminmax(input, *, dim=None, keepdim=False):
 
 @public(out=True)
 def dist(input, other, p=2):
-    a, b, dtype = coerce_pair(input, other)
+    a, b, dtype = coerce_pair(input, other, "dist")
     if (dtype or a._data.dtype).kind in "iu":
         raise RuntimeError("norm(): input dtype should be either floating point or complex. "
                            f"Got {SCALAR_TYPE[(dtype or a._data.dtype).name]} instead.")
