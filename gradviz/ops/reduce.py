@@ -41,9 +41,18 @@ def _cast(a, dtype):
 
 def _accumulate(fn, a, dtype, **axes):
     """fn (sum, prod, nansum, cumsum, cumprod) of a cast as _cast says, in that dtype (NumPy's
-    default would widen int8 to int64, where torch's int8 sum wraps around)."""
+    default would widen int8 to int64, where torch's int8 sum wraps around). On NumPy arrays the
+    ufunc's own reduce or accumulate runs (what np.sum runs), called from here: a floating-point
+    warning is then gradviz's, which gradviz._warn keeps from the learner, as torch is silent."""
     a = _cast(a, dtype)
+    form = _UFUNC_FORMS.get(fn) if type(a) is np.ndarray else None
+    if form is not None:
+        return form(a, axis=axes.pop("axis", None), dtype=a.dtype, **axes)
     return fn(a, dtype=a.dtype, **axes)
+
+
+_UFUNC_FORMS = {np.sum: np.add.reduce, np.prod: np.multiply.reduce, np.cumsum: np.add.accumulate,
+                np.cumprod: np.multiply.accumulate}
 
 
 _INT64 = np.dtype(np.int64)
@@ -60,11 +69,11 @@ SUM_DIM = Op("sum", "SumBackward1", r"$c = \sum_{\text{dim } $dim} $0$?keepdim{\
              vjp=(lambda xp, g, c, a, dims, keep, dtype:
                   xp.broadcast_to(restore(xp, g, dims, keep, a.ndim), a.shape),), params=DIMS,
              vjp_latex=(r"\bar{g}\text{ broadcast over dim } $dim",), jvp="linear")
-MEAN = Op("mean", "MeanBackward0", r"$c = \frac{1}{n} \sum $0", lambda xp, a, dtype: _cast(a, dtype).mean(),
+MEAN = Op("mean", "MeanBackward0", r"$c = \frac{1}{n} \sum $0", quiet(lambda xp, a, dtype: _cast(a, dtype).mean()),
           vjp=(lambda xp, g, c, a, dtype: xp.broadcast_to(g / (_count(a, range(a.ndim)) or 1), a.shape),),
           vjp_latex=(r"\frac{\bar{g}}{n} \text{ broadcast to the shape of } $0",), jvp="linear")
 MEAN_DIM = Op("mean", "MeanBackward1", r"$c = \operatorname{mean}_{\text{dim } $dim} $0$?keepdim{\text{ (keepdim)}}",
-              lambda xp, a, dims, keep, dtype: _cast(a, dtype).mean(axis=dims, keepdims=keep),
+              quiet(lambda xp, a, dims, keep, dtype: _cast(a, dtype).mean(axis=dims, keepdims=keep)),
               vjp=(lambda xp, g, c, a, dims, keep, dtype:
                    xp.broadcast_to(restore(xp, g, dims, keep, a.ndim) / _count(a, dims), a.shape),), params=DIMS,
               vjp_latex=(r"\frac{\bar{g}}{n} \text{ broadcast over dim } $dim",), jvp="linear")
