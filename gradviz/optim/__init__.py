@@ -1,4 +1,10 @@
-"""gradviz.optim: optimizers (named and numbered as torch.optim's) and lr_scheduler."""
-from . import lr_scheduler  # noqa: F401
-from .algorithms import SGD, Adadelta, Adagrad, Adam, AdamW, RMSprop  # noqa: F401
+"""gradviz.optim: optimizers (named and numbered as torch.optim's), lr_scheduler and swa_utils.
+
+Its public names are torch.optim's: the modules that hold the classes are imported, then their
+names deleted here (`from gradviz.optim.optimizer import Optimizer` still works), as torch does."""
+from . import lr_scheduler, swa_utils  # noqa: F401
+from .algorithms import (ASGD, SGD, Adadelta, Adagrad, Adam, Adamax, AdamW, NAdam, RAdam, RMSprop,  # noqa: F401
+                         Rprop)
 from .optimizer import Optimizer  # noqa: F401
+
+del algorithms, optimizer  # noqa: F821
