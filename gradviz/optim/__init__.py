@@ -5,6 +5,7 @@ names deleted here (`from gradviz.optim.optimizer import Optimizer` still works)
 from . import lr_scheduler, swa_utils  # noqa: F401
 from .algorithms import (ASGD, SGD, Adadelta, Adagrad, Adam, Adamax, AdamW, NAdam, RAdam, RMSprop,  # noqa: F401
                          Rprop)
+from .lbfgs import LBFGS  # noqa: F401
 from .optimizer import Optimizer  # noqa: F401
 
-del algorithms, optimizer  # noqa: F821
+del algorithms, lbfgs, optimizer  # noqa: F821

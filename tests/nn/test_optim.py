@@ -384,3 +384,54 @@ def test_scheduler_state_dict_has_torchs_keys(name, kwargs):
         ours.step(), theirs.step()
         assert list(ours.state_dict()) == list(theirs.state_dict())
         assert ours.state_dict()["_get_lr_called_within_step"] is False
+
+
+# -- LBFGS: step(closure) runs the quasi-Newton iterations, with or without the strong-Wolfe search --------
+def _lbfgs(t, steps=3, **kwargs):
+    rng = np.random.default_rng(1)
+    a = t.tensor(rng.standard_normal((6, 6)) + 4 * np.eye(6))
+    w = t.nn.Parameter(t.tensor(rng.standard_normal(6)))
+    b = t.nn.Parameter(t.tensor(rng.standard_normal(2)))
+    opt = t.optim.LBFGS([w, b], **kwargs)
+
+    def closure():
+        opt.zero_grad()
+        loss = ((a @ w - 1) ** 2).sum() + (w ** 4).sum() * 0.1 + ((b - 2) ** 2).sum() + 0.5 * (w[:2] * b).sum()
+        loss.backward()
+        return loss
+    losses = [opt.step(closure).detach().item() for _ in range(steps)]
+    state = opt.state[w]
+    return losses, w.detach().numpy(), b.detach().numpy(), list(state), state["func_evals"], state["n_iter"], opt
+
+
+@pytest.mark.filterwarnings("ignore:Converting a tensor with requires_grad=True")   # float(loss), in torch too
+@pytest.mark.parametrize("kwargs", [dict(), dict(line_search_fn="strong_wolfe"),
+                                    dict(lr=0.5, max_iter=5, history_size=3),
+                                    dict(history_size=2, line_search_fn="strong_wolfe", max_iter=7)])
+def test_lbfgs_matches_torch(kwargs):
+    ours, theirs = _lbfgs(gradviz, **kwargs), _lbfgs(torch, **kwargs)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-9)
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-7, atol=1e-9)
+    assert ours[3:6] == theirs[3:6]   # the state's keys (in torch's order) and its counts of evaluations
+    assert ours[6].defaults == theirs[6].defaults
+
+
+def test_lbfgs_errors_match_torch():
+    for t in (gradviz, torch):
+        w = t.nn.Parameter(t.ones(2))
+        with pytest.raises(ValueError, match="Invalid learning rate: -1"):
+            t.optim.LBFGS([w], lr=-1)
+        with pytest.raises(ValueError, match=r"LBFGS doesn't support per-parameter options \(parameter groups\)"):
+            t.optim.LBFGS([{"params": [w]}, {"params": [t.nn.Parameter(t.ones(1))]}])
+        opt = t.optim.LBFGS([w], line_search_fn="wolfe")
+        w.grad = t.ones(2)
+        with pytest.raises(RuntimeError, match="only 'strong_wolfe' is supported"):
+            opt.step(lambda: (w * w).sum().detach())
+
+
+def test_optim_public_names_are_torchs():
+    """dir(gradviz.optim) is dir(torch.optim) but for what gradviz leaves out (listed on docs/fidelity.md)."""
+    left_out = {"Adafactor", "Muon", "SparseAdam", "swap_in_optimizer_params_and_state"}
+    public = {n for n in dir(gradviz.optim) if not n.startswith("_")}
+    assert public == {n for n in dir(torch.optim) if not n.startswith("_")} - left_out
