@@ -1300,18 +1300,6 @@ class Tensor:
     def topk(self, k, dim=-1, largest=True, sorted=True):
         return F.topk(self, k, dim, largest, sorted)
 
-    def gather(self, dim, index):
-        return F.gather(self, dim, index)
-
-    def scatter_add(self, dim, index, src):
-        return F.scatter_add(self, dim, index, src)
-
-    def index_select(self, dim, index):
-        return F.index_select(self, dim, index)
-
-    def pow(self, exponent):
-        return F.pow(self, exponent)
-
     def clamp(self, min=None, max=None):
         _check_bounds("clamp", min, max)
         return F.clamp(self, min, max)
@@ -1323,46 +1311,6 @@ class Tensor:
 
     def masked_fill(self, mask, value):
         return F.masked_fill(self, mask, value)
-
-    def add(self, other, *, alpha=1):
-        return F.add(self, other, alpha=alpha)
-
-    def sub(self, other, *, alpha=1):
-        return F.sub(self, other, alpha=alpha)
-
-    def mul(self, other):
-        return F.mul(self, other)
-
-    def div(self, other, *, rounding_mode=None):
-        return F.div(self, other, rounding_mode=rounding_mode)
-
-    subtract, multiply, divide = sub, mul, div   # torch's aliases
-
-    def eq(self, other):
-        return _compare("eq", self, other)
-
-    def ne(self, other):
-        return _compare("ne", self, other)
-
-    def lt(self, other):
-        return _compare("lt", self, other)
-
-    def gt(self, other):
-        return _compare("gt", self, other)
-
-    def le(self, other):
-        return _compare("le", self, other)
-
-    def ge(self, other):
-        return _compare("ge", self, other)
-
-    not_equal, less, greater, less_equal, greater_equal = ne, lt, gt, le, ge   # torch's aliases
-
-    def maximum(self, other):
-        return F.maximum(self, other)
-
-    def minimum(self, other):
-        return F.minimum(self, other)
 
     def leaky_relu(self, negative_slope=0.01):
         return F.leaky_relu(self, negative_slope)
@@ -1431,9 +1379,6 @@ class Tensor:
 
     def tile(self, dims):
         return F.tile(self, dims)
-
-    def index_add(self, dim, index, source, *, alpha=1):
-        return F.index_add(self, dim, index, source, alpha=alpha)
 
     def index_fill(self, dim, index, value):
         return F.index_fill(self, dim, index, value)
@@ -1565,9 +1510,6 @@ F = types.SimpleNamespace(**{_name: plain(_fn) for _name, _fn in vars(_functions
 
 for _name, _fn in _declared_methods().items():   # the methods the op records and @public functions declare
     setattr(Tensor, _name, _method(_fn, _name))
-for _name in ("add", "sub", "mul", "div", "eq", "ne", "lt", "gt", "le", "ge", "maximum", "minimum", "pow", "gather",
-              "scatter_add", "index_select", "index_add"):
-    setattr(Tensor, _name, _method(getattr(Tensor, _name), _name))   # an argument's position counts after self
 
 
 def _inplace(name: str):

@@ -298,7 +298,7 @@ def _in_range(idx, size: int) -> None:
         raise IndexError("index out of range in self")
 
 
-@public(out=True)
+@public(method=True, out=True)
 def gather(input, dim, index):
     (d,) = normalize_dims(dim, input.ndim)
     idx = _int_index(index, "gather(): Expected dtype int32/int64 for index", fn="gather")
@@ -310,7 +310,7 @@ def gather(input, dim, index):
     return apply(GATHER, (input,), (d, idx))
 
 
-@public
+@public(method=True)
 def scatter_add(input, dim, index, src):
     (d,) = normalize_dims(dim, input.ndim)
     idx = _int_index(index, "scatter(): Expected dtype int32/int64 for index", fn="scatter_add")
@@ -320,7 +320,7 @@ def scatter_add(input, dim, index, src):
     return apply(SCATTER_ADD, (input, src), (d, idx))
 
 
-@public(out=True)
+@public(method=True, out=True)
 def index_select(input, dim, index):
     (d,) = normalize_dims(dim, input.ndim)
     idx = _int_index(index, "index_select(): Expected dtype int32 or int64 for index", fn="index_select")
@@ -466,7 +466,7 @@ def _as_input(result, input):
     return result.reshape(()) if input.ndim == 0 else result
 
 
-@public
+@public(method=True)
 def index_add(input, dim, index, source, *, alpha=1):
     (d,) = normalize_dims(dim, input.ndim)
     idx = _index_vector(index)

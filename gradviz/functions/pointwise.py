@@ -50,7 +50,7 @@ def _check_alpha(name: str, input, other, alpha) -> None:
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
 
 
-@public(out=True)
+@public(method=True, out=True)
 def add(input, other, *, alpha=1):
     if type(alpha) is int and alpha == 1 and one_dtype(input, other, Tensor):
         return apply(ADD, (input, other))   # two Tensors of one dtype: nothing to coerce or check
@@ -60,7 +60,7 @@ def add(input, other, *, alpha=1):
     return binary(ADD_ALPHA, input, other, alpha)
 
 
-@public('sub', 'subtract', out=True)
+@public('sub', 'subtract', method=True, out=True)
 def sub(input, other, *, alpha=1):
     if len([t for t in (input, other) if isinstance(t, Tensor) and t._data.dtype == bool]) == 2:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
@@ -72,7 +72,7 @@ def sub(input, other, *, alpha=1):
     return binary(SUB_ALPHA, input, other, alpha)
 
 
-@public('mul', 'multiply', out=True)
+@public('mul', 'multiply', method=True, out=True)
 def mul(input, other):
     if one_dtype(input, other, Tensor):
         return apply(MUL, (input, other))   # two Tensors of one dtype: nothing to coerce
@@ -81,7 +81,7 @@ def mul(input, other):
     return binary(MUL, input, other)
 
 
-@public('div', 'divide', out=True)
+@public('div', 'divide', method=True, out=True)
 def div(input, other, *, rounding_mode=None):
     if rounding_mode is None:   # true division of integers gives the default float dtype
         a, b, dtype = _float_pair(input, other)
@@ -146,7 +146,7 @@ def masked_fill(input, mask, value):
     return apply(MASKED_FILL, (input,), (m, value))
 
 
-@public(out=True)
+@public(method=True, out=True)
 def pow(input, exponent):
     if not isinstance(input, Tensor):
         _, _, dtype = coerce_pair(exponent, input)   # 2.5 ** int tensor is of the default float dtype
@@ -179,12 +179,12 @@ def where(condition, input=None, other=None):
         raise
 
 
-@public(out=True)
+@public(method=True, out=True)
 def maximum(input, other):
     return binary(MAXIMUM, input, other)
 
 
-@public(out=True)
+@public(method=True, out=True)
 def minimum(input, other):
     return binary(MINIMUM, input, other)
 
@@ -309,7 +309,7 @@ def _comparison(name: str, *aliases: str):
         return compare(name, input, other)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"torch.{name}: elementwise comparison, a bool tensor with no grad"
-    return public(name, *aliases, out=True)(fn)
+    return public(name, *aliases, method=True, out=True)(fn)
 
 
 eq = _comparison("eq")
