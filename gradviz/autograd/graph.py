@@ -577,7 +577,11 @@ class SavedTensor:
                             f"{type(value).__name__}")
         if self.key == "result":   # as in torch, the unpacked output is again the node's output
             return Tensor._make(value._data, self.node, 0)
-        return value
+        alias = Tensor._make(value._data, value._grad_fn, value.output_nr)   # as in torch, a new tensor object
+        alias._vc = value._counter()                                         # over the same memory and history
+        if value._grad_fn is None and value._requires_grad:
+            alias._requires_grad, alias._accum = True, value._accumulator()   # a leaf's gradient still reaches it
+        return alias
 
     @property
     def data(self):
@@ -667,7 +671,7 @@ def register_multi_grad_hook(tensors, fn, *, mode: str = "all"):
             state["grads"][i] = grad
             state["count"] += 1
             if state["count"] == state["expected"]:
-                fn(tuple(state["grads"]))
+                fn(list(state["grads"]))   # a list, as torch passes it
             return None
         return hook
     return _MultiHandle([t.register_hook(make(i)) for i, t in enumerate(tensors) if t.requires_grad])
