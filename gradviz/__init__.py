@@ -23,7 +23,7 @@ from . import random  # noqa: F401
 from .random import (Generator, default_generator, get_rng_state, initial_seed,  # noqa: F401
                      set_rng_state)
 from .dtypes import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format  # noqa: F401
-from .dtypes import layout, strided  # noqa: F401
+from .dtypes import finfo, iinfo, layout, strided  # noqa: F401
 from .dtypes import (Size, bool_ as bool, dtype, float16, float32, float64, get_default_dtype, int8,  # noqa: F401
                      int16, int32, int64, set_default_dtype, uint8)
 from .functions import *  # noqa: F401,F403
@@ -64,6 +64,8 @@ _LAZY = {
     "forward_vs_reverse": "player", "animate_hvp": "player",
     "nn": None, "optim": None, "tracing": None, "torch_bridge": None, "utils": None,
     "func": None, "backends": None, "testing": None,
+    # torch's top-level forms of functions of torch.nn.functional (the same signatures)
+    "cosine_similarity": "nn.functional", "rms_norm": "nn.functional",
 }
 
 

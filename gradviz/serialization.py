@@ -9,7 +9,6 @@ program allows (add_safe_globals, the safe_globals context); anything else is re
 from __future__ import annotations
 
 import collections
-import contextlib
 import io
 import os
 import pickle
@@ -90,16 +89,21 @@ def clear_safe_globals() -> None:
     _allowed.clear()
 
 
-@contextlib.contextmanager
-def safe_globals(safe_globals: list):
-    """Within the block, these classes and functions are allowed as add_safe_globals allows them."""
-    before = dict(_allowed)
-    add_safe_globals(safe_globals)
-    try:
-        yield
-    finally:
+class safe_globals:
+    """A context (a class, as torch's): within it these classes and functions are allowed as
+    add_safe_globals allows them; the list is as it was after it."""
+
+    def __init__(self, safe_globals: list) -> None:
+        self.safe_globals = safe_globals
+        self._before: dict = {}
+
+    def __enter__(self) -> None:
+        self._before = dict(_allowed)
+        add_safe_globals(self.safe_globals)
+
+    def __exit__(self, *exc) -> None:
         _allowed.clear()
-        _allowed.update(before)
+        _allowed.update(self._before)
 
 
 def _unsupported(module: str, name: str) -> pickle.UnpicklingError:

@@ -616,6 +616,22 @@ class Tensor:
         """Bytes per element (4 for float32)."""
         return self._data.itemsize
 
+    @property
+    def itemsize(self) -> int:
+        return self._data.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self._data.size * self._data.itemsize
+
+    def is_inference(self) -> bool:
+        return False   # (inference_mode records nothing, but makes no inference tensors)
+
+    def get_device(self) -> int:
+        """-1 on the CPU, else the GPU's index, as torch numbers them."""
+        device = self.device
+        return -1 if device.type == "cpu" else (device.index or 0)
+
     def type_as(self, other) -> "Tensor":
         """self converted to other's dtype and device (self itself when they match already)."""
         if not isinstance(other, Tensor):
@@ -1148,10 +1164,29 @@ class Tensor:
 
     @property
     def mT(self):
+        return self._batch_transpose("mT")
+
+    def _batch_transpose(self, name: str):
         if self.ndim < 2:
-            raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got "
+            raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of matrices. Got "
                                f"{self.ndim}-D tensor.")
         return F.transpose(self, -2, -1)
+
+    # the conjugate transposes: every gradviz dtype is real, so they are the transposes
+    @property
+    def H(self):
+        if self.ndim == 0:
+            warn_once("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().")
+        elif self.ndim != 2:
+            raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor.")
+        return F.permute(self, tuple(range(self.ndim - 1, -1, -1)))
+
+    @property
+    def mH(self):
+        return self._batch_transpose("mH")
+
+    def adjoint(self):
+        return self.mH
 
     # -- methods that are the functions ------------------------------------------------------
     # -- new tensors with this one's dtype and device unless told otherwise (torch.Tensor.new_*) --
@@ -1533,6 +1568,18 @@ _INPLACE = ("absolute", "acos", "acosh", "addbmm", "addcdiv", "addcmul", "addmm"
 for _name in _INPLACE:
     if not hasattr(Tensor, _name + "_"):
         setattr(Tensor, _name + "_", _inplace(_name))
+
+
+def _converter(dtype, name: str):
+    """Tensor.NAME(): self as `dtype` (x.short(), x.byte(), x.char())."""
+    def convert(self, memory_format=None):
+        return self.to(dtype, memory_format=memory_format)
+    convert.__name__ = convert.__qualname__ = name
+    return convert
+
+
+for _name, _dtype in (("short", dtypes.int16), ("byte", dtypes.uint8), ("char", dtypes.int8)):
+    setattr(Tensor, _name, _converter(_dtype, _name))
 
 
 def _operands_only(method, name: str):

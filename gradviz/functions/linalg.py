@@ -812,7 +812,7 @@ def inner(input, other):
     return tensordot(input, other, ([-1], [-1]))
 
 
-@public
+@public(method=True)
 def cov(input, *, correction=1, fweights=None, aweights=None):
     """torch.cov's steps: a (weighted) mean per variable, then (x − x̄) w (x − x̄)ᵀ / (Σw − correction ...)."""
     if input.ndim > 2:
@@ -862,7 +862,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     return (c / norm_factor).squeeze()
 
 
-@public
+@public(method=True)
 def corrcoef(input):
     if input.ndim > 2:
         raise RuntimeError(f"corrcoef(): expected input to have two or fewer dimensions but got an input with "

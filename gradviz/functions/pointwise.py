@@ -320,7 +320,7 @@ ge = greater_equal = _comparison("ge", "greater_equal")
 le = less_equal = _comparison("le", "less_equal")
 
 
-@public(out=True)
+@public(method=True, out=True)
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     broadcast_shape(tuple(input.shape), tuple(other.shape))
     xp = backend.namespace_of(input._data)
