@@ -3,8 +3,8 @@
 Its public names are torch.optim's: the modules that hold the classes are imported, then their
 names deleted here (`from gradviz.optim.optimizer import Optimizer` still works), as torch does."""
 from . import lr_scheduler, swa_utils  # noqa: F401
-from .algorithms import (ASGD, SGD, Adadelta, Adagrad, Adam, Adamax, AdamW, NAdam, RAdam, RMSprop,  # noqa: F401
-                         Rprop)
+from .algorithms import (ASGD, SGD, Adadelta, Adafactor, Adagrad, Adam, Adamax, AdamW, NAdam, RAdam,  # noqa: F401
+                         RMSprop, Rprop)
 from .lbfgs import LBFGS  # noqa: F401
 from .optimizer import Optimizer  # noqa: F401
 

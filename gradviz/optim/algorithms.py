@@ -1,4 +1,5 @@
-"""The update rules: SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, NAdam, RAdam, Adamax, Rprop, ASGD.
+"""The update rules: SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, NAdam, RAdam, Adamax, Rprop, ASGD,
+Adafactor.
 
 Each rule is torch's single-tensor algorithm (the one torch runs on the CPU) written
 on arrays in the same order of operations, so runs agree with torch's to a few units in
@@ -440,6 +441,63 @@ class ASGD(Optimizer):
             ax[...] = x
         state["eta"]._data = np.asarray(lr / ((1 + lambd * lr * step) ** group["alpha"]), dtype=mu.dtype)
         state["mu"]._data = np.asarray(1 / max(1, step - group["t0"]), dtype=mu.dtype)
+
+
+class Adafactor(Optimizer):
+    """Adam's second moment factored: a matrix keeps one running mean of g² per row and one per
+    column (their outer product, normalised, estimates it); the step is clipped to RMS d and scaled
+    by the parameter's own RMS, with a learning rate that decays as 1/√t."""
+
+    def __init__(self, params, lr: float = 1e-2, beta2_decay: float = -0.8, eps: tuple = (None, 1e-3),
+                 d: float = 1.0, weight_decay: float = 0.0, *, foreach=None, maximize: bool = False) -> None:
+        _check(0.0 <= lr, f"Learning rate should be >= 0 but is: {lr}")
+        _check(0.0 >= beta2_decay, f"beta2_decay should be <= 0 but is: {beta2_decay}")
+        _check(eps[0] is None or 0.0 <= eps[0], f"epsilon1 should be >= 0 but is: {eps[0]}")
+        _check(0.0 <= eps[1], f"epsilon2 should be >= 0 but is: {eps[1]}")
+        _check(1.0 <= d, f"Clipping threshold d should be >= 1 but is: {d}")
+        _check(0.0 <= weight_decay, f"weight_decay should be >= 0 but is: {weight_decay}")
+        defaults = dict(lr=lr, beta2_decay=beta2_decay, eps=eps, d=d, weight_decay=weight_decay, foreach=foreach,
+                        maximize=maximize)
+        super().__init__(params, defaults)
+
+    def _update(self, p, x, g, state, group) -> None:
+        xp = namespace_of(x)
+        if not state:
+            _init(state, p)
+            if g.ndim > 1:
+                state["row_var"] = Tensor._make(xp.zeros(g.shape[:-1] + (1,), dtype=g.dtype))
+                state["col_var"] = Tensor._make(xp.zeros(g.shape[:-2] + (1,) + g.shape[-1:], dtype=g.dtype))
+            else:
+                state["variance"] = state_tensor(p)
+        step = step_count(state)
+        lr, (eps1, eps2) = group["lr"], group["eps"]
+        if eps1 is None:
+            eps1 = float(np.finfo(x.dtype).eps)
+        weight = step ** group["beta2_decay"]
+        rho = min(lr, 1 / (step ** 0.5))
+        alpha = max(eps2, float(_norm(x)) / (x.size ** 0.5)) * rho
+        if group["weight_decay"] != 0:
+            x *= 1 - lr * group["weight_decay"]
+        if g.ndim > 1:
+            row, col = state["row_var"]._data, state["col_var"]._data
+            _lerp_(row, _norm(g, -1) ** 2 / g.shape[-1], weight)
+            _lerp_(col, _norm(g, -2) ** 2 / g.shape[-2], weight)
+            estimate = row @ col
+            estimate /= xp.maximum(row.mean(axis=-2, keepdims=True), eps1)
+        else:
+            variance = state["variance"]._data
+            _lerp_(variance, g * g, weight)
+            estimate = variance.copy()
+        update = 1 / _sqrt(xp.maximum(estimate, eps1 * eps1))
+        update *= g
+        denom = max(1.0, float(_norm(update)) / ((update.size ** 0.5) * group["d"]))
+        x += (-alpha / denom) * update
+
+
+def _norm(a, axis=None):
+    """The 2-norm of a (over axis, kept as a size-1 axis), √(Σ a²)."""
+    xp = namespace_of(a)
+    return xp.sqrt((a * a).sum(axis=axis, keepdims=axis is not None))
 
 
 def _sqrt(a):

@@ -45,6 +45,8 @@ CONFIGS = [
     ("Rprop", dict(lr=0.05, etas=(0.3, 1.5), step_sizes=(1e-3, 0.2), maximize=True)),
     ("ASGD", dict()),
     ("ASGD", dict(lr=0.05, lambd=0.01, alpha=0.5, t0=2, weight_decay=0.1)),   # averaging from step 2
+    ("Adafactor", dict()),
+    ("Adafactor", dict(lr=0.05, beta2_decay=-0.5, eps=(1e-20, 1e-2), d=1.5, weight_decay=0.1, maximize=True)),
 ]
 
 
@@ -432,6 +434,6 @@ def test_lbfgs_errors_match_torch():
 
 def test_optim_public_names_are_torchs():
     """dir(gradviz.optim) is dir(torch.optim) but for what gradviz leaves out (listed on docs/fidelity.md)."""
-    left_out = {"Adafactor", "Muon", "SparseAdam", "swap_in_optimizer_params_and_state"}
+    left_out = {"Muon", "SparseAdam", "swap_in_optimizer_params_and_state"}
     public = {n for n in dir(gradviz.optim) if not n.startswith("_")}
     assert public == {n for n in dir(torch.optim) if not n.startswith("_")} - left_out
