@@ -1347,9 +1347,6 @@ class Tensor:
     def masked_fill(self, mask, value):
         return F.masked_fill(self, mask, value)
 
-    def leaky_relu(self, negative_slope=0.01):
-        return F.leaky_relu(self, negative_slope)
-
     def all(self, dim=None, keepdim=False):
         return F.all(self, dim, keepdim)
 

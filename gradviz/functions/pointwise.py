@@ -228,7 +228,7 @@ def leaky_relu_(input, negative_slope=0.01):
     return input._inplace_op(lambda x: apply(LEAKY_RELU_RESULT, (x,), (negative_slope,)))
 
 
-@public(method=True)
+@public   # no Tensor.gelu: torch has none
 def gelu(input, approximate="none"):
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
@@ -236,7 +236,7 @@ def gelu(input, approximate="none"):
     return apply(GELU_TANH if approximate == "tanh" else GELU, (input,))
 
 
-@public(method=True)
+@public   # no Tensor.softplus: torch has none
 def softplus(input, beta=1.0, threshold=20.0):
     floating_kernel("softplus_cpu", input._data.dtype)
     return apply(SOFTPLUS, (input,), (beta, threshold))

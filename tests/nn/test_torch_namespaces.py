@@ -18,7 +18,6 @@ NAMESPACES = ["", ".Tensor", ".nn", ".nn.functional", ".nn.init", ".optim", ".au
 OWN = {
     "": {"contiguous", "declare_ops", "expand", "gelu", "getitem", "leaky_relu", "repeat", "scope",
          "set_source_tracking", "softplus", "view"},
-    ".Tensor": {"gelu", "leaky_relu", "softplus", "std_mean", "var_mean"},
     ".nn.functional": {"SCALAR_TYPE", "apply", "check_class_weight", "div_scalar", "gru_cell", "lstm_cell",
                        "mul_scalar", "rnn_relu_cell", "rnn_tanh_cell"},
     ".nn.init": {"empty_like", "no_grad", "randperm", "to_numpy", "where"},
