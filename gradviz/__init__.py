@@ -17,7 +17,7 @@ from .creation import (BoolTensor, DoubleTensor, FloatTensor, IntTensor, LongTen
                        empty, empty_like, eye, from_numpy, full, full_like, linspace, manual_seed, ones, ones_like,
                        rand, rand_like, randint, randn, randn_like, seed, tensor, zeros, zeros_like,
                        bernoulli, normal, randint_like, randperm)
-from .creation import logspace, multinomial  # noqa: F401
+from .creation import asarray, logspace, multinomial, scalar_tensor  # noqa: F401
 from .creation import inclusive_range as range  # noqa: F401,A001  (torch.range, deprecated)
 from . import random  # noqa: F401
 from .random import (Generator, default_generator, get_rng_state, initial_seed,  # noqa: F401

@@ -72,6 +72,27 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     return Tensor._from_data(data, dtype=dtype, device=device)
 
 
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False) -> Tensor:
+    """torch.asarray: a tensor or a NumPy array is shared (not copied) when its dtype and device
+    already fit and copy is not True; anything else is converted as torch.tensor converts it."""
+    if isinstance(obj, Tensor):
+        t = obj if dtype is None and device is None else obj.to(dtype=dtype, device=device)
+        t = t.clone() if copy and t is obj else t
+    elif isinstance(obj, np.ndarray) and not copy and device is None and (
+            dtype is None or dtypes.as_np(dtype) == obj.dtype):
+        t = from_numpy(obj)
+    else:
+        t = Tensor._from_data(obj.copy() if copy and isinstance(obj, np.ndarray) else obj, dtype=dtype, device=device)
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+    """A 0-d tensor holding s, of the default float dtype unless told otherwise (scalar_tensor(3) is 3.)."""
+    dtypes.check_layout("scalar_tensor", layout)
+    check_number("scalar_tensor", "s", s, 1)
+    return _filled(s, (), dtype or dtypes.get_default_dtype(), device, requires_grad)
+
+
 def from_numpy(array: np.ndarray) -> Tensor:
     """Shares memory with `array`, as torch.from_numpy does."""
     if not isinstance(array, np.ndarray):

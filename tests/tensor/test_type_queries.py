@@ -59,3 +59,21 @@ def test_small_tensor_attributes():
         print(torch.tensor(2.).H)
         print(torch.cosine_similarity(x, x + 1), torch.rms_norm(x, (3,)))
     """)
+
+
+def test_isin_asarray_and_scalar_tensor():
+    same_output("""
+        import numpy as np
+        print(torch.isin(torch.tensor([1, 2, 3, 4]), torch.tensor([2, 4])), torch.isin(torch.tensor([1., 2.]), 2.),
+              torch.isin(3, torch.tensor([1, 3])), torch.isin(torch.tensor([1, 2]), torch.tensor([2]), invert=True))
+        try:
+            torch.isin([1, 2], torch.tensor([1]))
+        except TypeError as e:
+            print(str(e).splitlines()[0])
+        a = np.ones(3)
+        shared, copied = torch.asarray(a), torch.asarray(a, copy=True)
+        a[0] = 5
+        print(shared, copied, torch.asarray([1, 2]), torch.asarray([1., 2.]), torch.asarray(3.5),
+              torch.asarray(a, dtype=torch.float32), torch.asarray([1., 2.], requires_grad=True))
+        print(torch.scalar_tensor(3), torch.scalar_tensor(3, dtype=torch.int64), torch.scalar_tensor(True))
+    """)
