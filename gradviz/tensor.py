@@ -940,7 +940,8 @@ class Tensor:
         return self._assign(_checked_fill(value, raw))
 
     def copy_(self, src):
-        src = src if isinstance(src, Tensor) else Tensor._from_data(src)
+        if not isinstance(src, Tensor):   # a list or an array: torch's parser refuses it
+            raise argument_error("copy_", "other", 1, "Tensor", type_name(src))
         if self._records(src) or self._carries_tangent(src):
             return self._inplace_op(lambda s, v: _apply(COPY, (s, _copy_source(s, v))), src)
         arr = backend.to_device(_copy_source(self, src)._data, self.device)
@@ -1547,7 +1548,13 @@ for _name, _fn in _declared_methods().items():   # the methods the op records an
 def _inplace(name: str):
     """Tensor.NAME_: self <- self.NAME(...), written into self's memory (the history rebased when recorded)."""
     def method(self, *args, **kwargs):
-        return self._inplace_op(getattr(Tensor, name), *args, **kwargs)   # (some are bound later, by gradviz)
+        try:
+            return self._inplace_op(getattr(Tensor, name), *args, **kwargs)   # (some are bound later, by gradviz)
+        except TypeError as error:   # torch's parser names the in-place method
+            argument = getattr(error, "argument", None)
+            if argument is None or argument[0] != name:
+                raise
+            raise argument_error(name + "_", *argument[1:]) from None
     method.__name__ = method.__qualname__ = name + "_"
     return method
 

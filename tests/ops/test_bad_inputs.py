@@ -2453,6 +2453,12 @@ CASES = [
      ('E', 'TypeError', "sum(): argument 'input' (position 1) must be Tensor, not list")),
     ('leniency', 'torch.sigmoid(2.0)',
      ('E', 'TypeError', "sigmoid(): argument 'input' (position 1) must be Tensor, not float")),
+    ('leniency', 'torch.ones(3).copy_([1, 2, 3])',
+     ('E', 'TypeError', "copy_(): argument 'other' (position 1) must be Tensor, not list")),
+    ('leniency', 'import numpy as np; torch.ones(3).copy_(np.zeros(3))',
+     ('E', 'TypeError', "copy_(): argument 'other' (position 1) must be Tensor, not numpy.ndarray")),
+    ('leniency', 'torch.ones(3).hypot_([1., 1., 1.])',
+     ('E', 'TypeError', "hypot_(): argument 'other' (position 1) must be Tensor, not list")),
     ('leniency', 'torch.nn.functional.relu([1., -1.])',
      ('E', 'TypeError', "relu(): argument 'input' (position 1) must be Tensor, not list")),
 ]
