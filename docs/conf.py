@@ -21,7 +21,8 @@ project = "gradviz"
 author = "the gradviz authors"
 copyright = "gradviz authors, MIT licence"
 
-extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "mathml", "live_widgets", "exercises"]
+extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "mathml", "live_widgets", "exercises",
+              "inline_svg"]
 html_math_renderer = "mathml"
 root_doc = "docs/index"
 include_patterns = ["docs/**", "notebooks/*.md", "notebooks/*.ipynb"]

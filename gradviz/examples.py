@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import linecache
 from dataclasses import dataclass, field
+from importlib import resources
+
+import numpy as np
 
 from . import code_lines
+from .creation import tensor
 
 
 @dataclass
@@ -91,3 +95,18 @@ def mm() -> Example:
 
 
 EXAMPLES = {"barlow": barlow, "pow": pow3, "doubling": doubling, "mm": mm}
+
+
+# -- small real data sets, shipped in gradviz/data with their licence (see its README.md) -----------
+IRIS_SPECIES = ("setosa", "versicolor", "virginica")
+
+
+def iris():
+    """The Iris data set (Fisher, 1936; UCI, CC BY 4.0): 150 flowers as a (150, 4) float32 tensor of
+    measurements in cm (sepal length and width, petal length and width) and a (150,) int64 tensor of
+    species indices into IRIS_SPECIES."""
+    text = resources.files("gradviz").joinpath("data/iris.csv").read_text(encoding="utf-8")
+    rows = [line.split(",") for line in text.splitlines()[1:] if line]
+    features = np.array([[float(v) for v in row[:4]] for row in rows], dtype=np.float32)
+    labels = np.array([IRIS_SPECIES.index(row[4]) for row in rows], dtype=np.int64)
+    return tensor(features), tensor(labels)

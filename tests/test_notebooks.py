@@ -105,14 +105,18 @@ def check_call(cell) -> ast.Call:
     return last.value
 
 
-# Defined in the kernel before the first cell: an answer made wrong (one number moved, a string
-# or choice changed, a formula's result moved, the first formula of a dict of them changed).
+# Defined in the kernel before the first cell: each answer made six ways. `_gradviz_wrong` moves one
+# number (or changes a string or choice, a formula's result, the first formula of a dict of them);
+# `_gradviz_variant` makes the others: a wrong shape, the right numbers as a list, None, and a formula
+# that asks autograd instead of computing by hand.
 WRONG = """
 def _gradviz_wrong(answer):
     import numpy as _np
     if isinstance(answer, dict):
         first = next(iter(answer))
         return {**answer, first: _gradviz_wrong(answer[first])}
+    if isinstance(answer, (list, tuple)) and answer and hasattr(answer[0], "shape"):
+        return [_gradviz_wrong(answer[0]), *answer[1:]]   # several gradients: the first one moved
     if callable(answer):
         return lambda *args, _f=answer: _gradviz_wrong(_f(*args))
     if isinstance(answer, str):
@@ -122,29 +126,107 @@ def _gradviz_wrong(answer):
     moved = _np.array(answer.detach().cpu().numpy() if hasattr(answer, "detach") else answer, dtype=float)
     moved.flat[0] += 1 + abs(moved.flat[0])
     return moved
+
+
+def _gradviz_kind(answer):
+    if isinstance(answer, dict):
+        return _gradviz_kind(next(iter(answer.values())))
+    return "function" if callable(answer) else "text" if isinstance(answer, (str, bool)) else "number"
+
+
+def _gradviz_variant(answer, how):
+    import numpy as _np
+    if isinstance(answer, dict):
+        first = next(iter(answer))
+        return {**answer, first: _gradviz_variant(answer[first], how)}
+    if how == "autograd":
+        import gradviz as _gv
+
+        def _asks_autograd(*args):
+            found = [a for a in args if isinstance(a, _gv.Tensor)]
+            t = (found[0] if found else _gv.ones(1)).detach().requires_grad_()
+            return _gv.autograd.grad((t * t).sum(), t)[0]
+        return _asks_autograd
+    if isinstance(answer, (list, tuple)) and answer and hasattr(answer[0], "shape"):
+        return [_gradviz_variant(answer[0], how), *answer[1:]]
+    if callable(answer):
+        return lambda *args, _f=answer: _gradviz_variant(_f(*args), how)
+    if how == "none":
+        return None
+    plain = _np.array(answer.detach().cpu().numpy() if hasattr(answer, "detach") else answer, dtype=float)
+    if how == "shape":
+        return _np.concatenate([plain.ravel(), [0.0]])
+    return plain.tolist() if how == "list" else plain
+
+
+def _gradviz_order_variant(answer, how):
+    # an order of nodes: reversed, one node short, a tuple, None, or asking autograd
+    if how == "wrong":
+        return lambda root: list(answer(root))[::-1]
+    if how == "shape":
+        return lambda root: list(answer(root))[:-1]
+    if how == "list":
+        return lambda root: tuple(answer(root))
+    return _gradviz_variant(answer, how)
+
+
+def _gradviz_probe(k, checker, check, answer):
+    kind = _gradviz_kind(answer)
+    hows = ["right", "wrong"] + (["shape", "list", "ndarray"] if kind != "text" else []) + ["none"] + \\
+        (["autograd"] if kind == "function" else [])
+    if checker == "check_order":
+        hows.remove("ndarray")
+    for how in hows:
+        if how == "right":
+            given = answer
+        elif checker == "check_order":
+            given = _gradviz_order_variant(answer, how)
+        else:
+            given = _gradviz_wrong(answer) if how == "wrong" else _gradviz_variant(answer, how)
+        verdict = check(given)
+        print(f"exercise-probe {k} {how}: {bool(verdict)} :: " + " ".join(str(verdict).split())[:400])
 """
-PROBE = re.compile(r"exercise-probe (\d+): right=(\w+) wrong=(\w+)")
+PROBE = re.compile(r"exercise-probe (\d+) (\w+): (True|False) :: (.*)")
 
 
 def with_probes(nb):
-    """The notebook with, after each solution cell, a cell that runs the solution's check again on
-    the right answer and on a wrong one and prints both verdicts (checking changes no state)."""
+    """The notebook with, after each solution cell, a cell that runs the solution's check again on the
+    right answer and on the other five ways of answering, printing each verdict and its message
+    (checking changes no state)."""
     cells, k = [nbformat.v4.new_code_cell(WRONG)], 0
     for cell in nb.cells:
         cells.append(cell)
         if "solution" in tags(cell):
             call = check_call(cell)
-            wrong = ast.Call(call.func, [ast.Call(ast.Name("_gradviz_wrong"), call.args[:1], [])] + call.args[1:],
-                             call.keywords)
+            given = ast.Call(call.func, [ast.Name("_given")] + call.args[1:], call.keywords)
             cells.append(nbformat.v4.new_code_cell(
-                f"print('exercise-probe {k}: right=' + str(bool({ast.unparse(call)})) + "
-                f"' wrong=' + str(bool({ast.unparse(wrong)})))"))
+                f"_gradviz_probe({k}, {call.func.id!r}, lambda _given: {ast.unparse(given)}, {ast.unparse(call.args[0])})"))
             k += 1
     for cell in cells:
         cell.pop("id", None)
     nb.cells = cells
     nb.nbformat_minor = 4     # cells without ids
     return nb
+
+
+def probes(nb) -> dict:
+    """exercise number -> {way of answering: (verdict, message)}."""
+    found: dict = {}
+    for k, how, verdict, message in PROBE.findall(all_text(nb)):
+        found.setdefault(int(k), {})[how] = (verdict == "True", message)
+    return found
+
+
+# what each way of answering must get, by checker: (verdict, words its message must hold)
+EXPECTED_WAYS = {
+    "right": (True, "✓"),
+    "wrong": (False, "✗"),
+    "shape": (False, "has shape"),
+    "list": (True, "✓"),
+    "ndarray": (True, "✓"),
+    "none": (False, "your answer is None: did your function return a value?"),
+    "autograd": (False, "this exercise asks you to compute it by hand"),
+}
 
 
 # -- reading outputs --------------------------------------------------------------------------
@@ -270,9 +352,21 @@ def test_exercise_checkers_tell_wrong_from_right(path, run_notebook):
         assert "✗" in asked and "no answer yet" in asked, f"{path.name}: {asked}"
         shown = cell_text(solution)
         assert "✓" in shown and "✗" not in shown, f"{path.name}: the solution is not confirmed\n{solution.source}"
-    probes = PROBE.findall(all_text(nb))
-    assert len(probes) == len(exercise_pairs(nb))
-    assert all(right == "True" and wrong == "False" for _, right, wrong in probes), probes
+    found = probes(nb)
+    assert sorted(found) == list(range(len(exercise_pairs(nb))))
+    for (_, solution), k in zip(exercise_pairs(nb), sorted(found)):
+        checker = check_call(solution).func.id
+        for how, (verdict, message) in found[k].items():
+            want, words = EXPECTED_WAYS[how]
+            if checker == "check_choice" and how == "none":
+                want, words = False, "is not one of the choices"
+            if checker == "check_order" and how == "shape":
+                want, words = False, "is missing"
+            assert verdict == want and words in message, \
+                f"{path.name}, exercise {k + 1} answered {how}: {verdict} {message}"
+        if checker == "check_function" or "autograd" in found[k]:   # a formula, written by hand
+            assert "autograd" in found[k] and "shape" in found[k] and "none" in found[k], \
+                f"{path.name}, exercise {k + 1}: a formula is answered the six ways"
 
 
 # -- what each notebook must show -------------------------------------------------------------
@@ -543,3 +637,54 @@ def test_14_views_inplace_and_versions(run_notebook):
     assert all("result" in s and "self" in s for s in saved), "the saved tensors drawn"
     assert "[0.7311, 0.8808, 0.9526]" in saved[0] and "[1.462, 1.762, 1.905]" in saved[1], "a's saved values, then doubled"
     assert "CopySlices" in mime_outputs(nb, SVG)[2]
+
+
+def test_there_are_eighteen_lessons():
+    assert len(PATHS) >= 18 and [p.stem[:2] for p in PATHS[:18]] == [f"{k:02d}" for k in range(1, 19)]
+
+
+def test_15_your_own_backward_loop(run_notebook):
+    nb = executed(run_notebook, "15_your_own_backward_loop")
+    text = all_text(nb)
+    assert "✓ your order: a valid order on all 4 graphs" in text
+    assert "✓ your backward: right on all 4 cases" in text
+    assert "the leaf of AccumulateGrad is x: True" in text
+    mine = re.search(r"yours: +(\[.*\])", text).group(1)
+    engine = re.search(r"engine: +(\[.*\])", text).group(1)
+    assert mine == engine and "CosBackward0', 'SinBackward0" in engine, "the text's claim on the diamond's order"
+    assert "W.grad by your loop equals the engine's: True" in text
+    assert "MulBackward0" in mime_outputs(nb, SVG)[0]
+
+
+def test_16_backprop_a_whole_network(run_notebook):
+    nb = executed(run_notebook, "16_backprop_a_whole_network")
+    text = all_text(nb)
+    assert "{'setosa': 50, 'versicolor': 50, 'virginica': 50}" in text
+    assert "✓ dlogits: right on all 3 cases" in text and "✓ your gradients: right on all 3 cases" in text
+    assert "the two runs agree at every step: True" in text
+    start, yours, engines = map(float, re.search(r"loss: (\S+) -> (\S+) \(yours\), (\S+) \(the engine's\)", text).groups())
+    assert yours < start / 4 and abs(yours - engines) < 1e-4, "training with the learner's gradients works"
+    assert float(re.search(r"training accuracy with your gradients: (\S+)", text).group(1)) > 0.9
+    curve = mime_outputs(nb, SVG)[-1]
+    assert curve.count("<polyline") == 2 and "your gradients" in curve and "the engine" in curve
+    assert not any(".backward()" in c.source for c in nb.cells if "solution" in tags(c)), "no backward in the answers"
+
+
+def test_17_gates_and_shapes(run_notebook):
+    nb = executed(run_notebook, "17_gates_and_shapes")
+    text = all_text(nb)
+    assert "x > y: tensor([ True, False,  True])" in text, "the routing the solution reads"
+    assert "✓ x.grad: right (all 3 values)" in text
+    assert "✓ dL/dW: right on all 3 cases" in text and "✓ dL/dX: right on all 3 cases" in text
+    from gradviz.exercises import check
+    assert "it looks transposed" in str(check([[0.0] * 3] * 2, [[0.0] * 2] * 3, "dL/dW")), "as the text promises"
+
+
+def test_18_stable_softmax_and_logsumexp(run_notebook):
+    nb = executed(run_notebook, "18_stable_softmax_and_logsumexp")
+    text = all_text(nb)
+    assert "naive log-sum-exp: tensor([   inf, 5.0068])" in text and "naive softmax: tensor([nan, nan, nan])" in text
+    assert "torch.logsumexp: tensor([1002.4076,    5.0068])" in text
+    assert "✓ logsumexp: right on all 3 cases" in text and "✓ ∂ logsumexp / ∂z: right on all 3 cases" in text
+    assert "✓ the VJP of LogSoftmaxBackward0 (logp) → zl: right (all 6 values)" in text
+    assert "LogSoftmaxBackward0" in players(nb)[0]

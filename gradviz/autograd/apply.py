@@ -12,7 +12,8 @@ from numpy import ndarray   # one global load where np.ndarray is two, on the pe
 from .. import backend, code_lines, events
 from .._args import argument_error, is_number, type_name
 from ..dtypes import category_of_scalar, result_type, wrapped_int
-from ..ops.core import NUMPY, _formula, as_array, namespace, shape_error
+from ..ops.core import NUMPY, as_array, namespace, shape_error
+from .grad_mode import _formula
 from ..ops.op import Op
 from ..scope import _state as _scope_state
 from ..tensor import Tensor
@@ -21,7 +22,8 @@ from . import forward_ad as _forward_ad
 from .describe import describe_node
 from .grad_mode import _state as _grad_state
 from .views import arrays_share
-from .graph import DEFAULT, KIND, MULTI_OUTPUT, NO_GRAD, ViewMeta, _node_types, node_type
+from .nodes import _node_types, node_type
+from .versions import DEFAULT, MULTI_OUTPUT, NO_GRAD, ViewMeta
 
 
 def _check_one_device(arrays, params) -> None:
@@ -77,9 +79,6 @@ def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
         info = describe_node(node)
         events.emit(events.NodeCreated(node, tuple(inputs), outs, node.scope, info))
     return result
-
-
-KIND.apply = apply   # the engine records a .grad's copy with it (create_graph)
 
 
 def _untracked(op: Op, inputs: tuple, out):

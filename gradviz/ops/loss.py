@@ -45,12 +45,12 @@ def _nll_vjp(xp, g, c, logp, target, weight, reduction, ignore_index):
     return xp.index_scatter(-per_sample * w, logp.shape, _rows(logp, safe), True)
 
 
-NLL_LOSS = Op("nll_loss", "NllLossBackward0", r"$c = -\frac{1}{N} \sum_i \log $0[i,\, y_i]",
+NLL_LOSS = Op("nll_loss", "NllLossBackward0", r"$c = -\frac{1}{N} \sum_i $0[i,\, y_i]",
               _nll_forward, vjp=(_nll_vjp,), params=("target", "weight", "reduction", "ignore_index"),
               saves=("target",), symbols=("p",),
               vjp_latex=(r"-\frac{\bar{g}}{N} \text{ at each target class}",), out_symbol="ℓ")
 # the same loss over a map of scores (N, C, H, W), every position a sample (segmentation)
-NLL_LOSS2D = Op("nll_loss2d", "NllLoss2DBackward0", r"$c = -\frac{1}{N} \sum_{i,h,w} \log $0[i,\, y_{i,h,w},\, h,\, w]",
+NLL_LOSS2D = Op("nll_loss2d", "NllLoss2DBackward0", r"$c = -\frac{1}{N} \sum_{i,h,w} $0[i,\, y_{i,h,w},\, h,\, w]",
                 _nll_forward,
                 vjp=(_nll_vjp,),
                 params=("target", "weight", "reduction", "ignore_index"), saves=("target",), symbols=("p",),

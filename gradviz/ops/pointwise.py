@@ -239,17 +239,17 @@ WHERE = Op("where", "WhereBackward0", r"$c = \begin{cases} $0 & \mathrm{cond} \\
            shown=(),
            vjp_latex=(r"\bar{g} \odot \mathrm{cond}", r"\bar{g} \odot \neg \mathrm{cond}",),
            broadcasts=None, jvp="pointwise")
-# ties split the gradient evenly, as PyTorch does
+# ties split the gradient evenly, as PyTorch does; written as "ḡ except where the other is larger", so
+# that a NaN, which compares false, gets ḡ as in PyTorch
 MAXIMUM = Op("maximum", "MaximumBackward0", r"$c = \max($0,\, $1)", lambda xp, a, b: xp.maximum(a, b),
              vjp=(lambda xp, g, c, a, b: xp.where(a < b, 0, xp.where(a == b, g * 0.5, g)),
                   lambda xp, g, c, a, b: xp.where(a > b, 0, xp.where(a == b, g * 0.5, g))), args=BINARY, saves=BINARY,
-             vjp_latex=(r"\bar{g} \odot [$0 > $1]", r"\bar{g} \odot [$1 > $0]",),
+             vjp_latex=(r"\bar{g} \odot \begin{cases} 0 & $0 < $1 \\ \tfrac{1}{2} & $0 = $1 \\ 1 & \text{otherwise} \end{cases}", r"\bar{g} \odot \begin{cases} 0 & $1 < $0 \\ \tfrac{1}{2} & $0 = $1 \\ 1 & \text{otherwise} \end{cases}"),
              broadcasts=None, jvp="pointwise")
-# (written as "ḡ except where the other is larger", so a NaN, which compares false, gets ḡ as in PyTorch)
 MINIMUM = Op("minimum", "MinimumBackward0", r"$c = \min($0,\, $1)", lambda xp, a, b: xp.minimum(a, b),
              vjp=(lambda xp, g, c, a, b: xp.where(a > b, 0, xp.where(a == b, g * 0.5, g)),
                   lambda xp, g, c, a, b: xp.where(a < b, 0, xp.where(a == b, g * 0.5, g))), args=BINARY, saves=BINARY,
-             vjp_latex=(r"\bar{g} \odot [$0 < $1]", r"\bar{g} \odot [$1 < $0]",),
+             vjp_latex=(r"\bar{g} \odot \begin{cases} 0 & $0 > $1 \\ \tfrac{1}{2} & $0 = $1 \\ 1 & \text{otherwise} \end{cases}", r"\bar{g} \odot \begin{cases} 0 & $1 > $0 \\ \tfrac{1}{2} & $0 = $1 \\ 1 & \text{otherwise} \end{cases}"),
              broadcasts=None, jvp="pointwise")
 
 # rounded division: a step function, so its gradient is zero almost everywhere

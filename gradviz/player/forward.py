@@ -252,11 +252,13 @@ def record_forward(names: dict | None = None, jacobians: bool = True):
     """Record forward-mode code run in the block (jvp, hvp, dual tensors).
 
     names: {name: tensor}: the input whose primal or tangent is that tensor is drawn with that name.
-    ```
-    with gradviz.record_forward({"x": v}) as rec:
-        gradviz.autograd.functional.jvp(f, x, v)
-    rec.animation().save("jvp.html")
-    ```"""
+
+    Example::
+
+        with gradviz.record_forward({"x": v}) as rec:
+            gradviz.autograd.functional.jvp(f, x, v)
+        rec.animation().save("jvp.html")
+    """
     recorder = ForwardRecorder(jacobians=jacobians)
     named = list((names or {}).items())
     recording = Recording(recorder, named)

@@ -189,3 +189,32 @@ def test_solutions_come_folded_under_their_exercises(site):
         folded += solutions
     if not folded:
         pytest.skip("no notebook has a code cell tagged `solution` yet")
+
+
+def test_the_build_has_no_docutils_error_and_no_glob_matching_nothing(site):
+    warnings = (site.parent / "build-warnings.txt").read_text()
+    problems = [line for line in warnings.splitlines()
+                if "ERROR" in line or "CRITICAL" in line or "docutils" in line
+                or "toctree glob pattern" in line or "Unexpected indentation" in line
+                or "isn't included in any toctree" in line]
+    assert problems == []
+
+
+def test_lesson_5_runs_against_pytorch(site):
+    pytest.importorskip("torch")
+    html = (site / "notebooks" / "05_pytorch_bridge.html").read_text(encoding="utf-8")
+    assert "PyTorch available: True" in html, "the build ran it with PyTorch"
+    assert html.count("<svg") >= 2 and 'class="gv-root gv-player' in html, "its diagrams and players"
+
+
+def test_the_home_page_diagram_is_inline_and_readable(site, browser):
+    html = (site / "docs" / "index.html").read_text(encoding="utf-8")
+    assert re.search(r'<div class="gv-inline-svg"[^>]*><svg\b', html) and "barlow.svg" not in html
+    for scheme in ("light", "dark"):
+        page, _, _ = open_page(browser, site / "docs" / "index.html", scheme)
+        sizes = page.eval_on_selector_all(".gv-inline-svg svg text",
+                                          "els => els.map(e => e.getBoundingClientRect().height)")
+        assert sizes and min(sizes) >= 9, f"labels {min(sizes):.1f} px high"
+        thumbs = page.eval_on_selector_all(".bd-content table img", "els => els.map(e => e.getBoundingClientRect().width)")
+        assert thumbs and min(thumbs) >= 600, f"player screenshots {thumbs} px wide"
+        page.close()

@@ -91,8 +91,8 @@ def test_html_grid_of_differences():
 
 def test_check_grad(recorded):
     x, b, h, loss, _ = recorded
-    with pytest.raises(ValueError, match=r"x.grad is None: the tensor has no .grad yet"):
-        check_grad(torch.zeros(2, 3), x, "x.grad")
+    c = check_grad(torch.zeros(2, 3), x, "x.grad")
+    assert not c and c.summary.startswith("x.grad is None: the tensor has no .grad yet")
     loss.backward()
     assert not check_grad(torch.zeros(2, 3), x, "x.grad")
     assert check_grad(2 * h * b, x, "x.grad")
@@ -154,8 +154,9 @@ def test_find_node_by_id_tensor_and_grad_fn(recorded):
 
 def test_check_vjp_input_errors(recorded):
     *_, trace = recorded
-    with pytest.raises(ValueError, match=r"MulBackward0 has no input 'z'; its inputs: 0 \(x\), 1 \(b\)"):
-        check_vjp(0, trace, "h", "z")
+    c = check_vjp(0, trace, "h", "z")
+    assert not c and re.search(r"MulBackward0 has no input 'z'; its inputs: 0 \(x\), 1 \(b\)", c.summary)
+    assert not check_vjp(0, trace, "q") and "no node called 'q'" in check_vjp(0, trace, "q").summary
     with pytest.raises(TypeError, match="expected a recorded run"):
         check_vjp(0, object(), "h")
 
@@ -167,8 +168,8 @@ def test_check_vjp_before_the_step_ran():
     y = x.sin()
     loss = y.sum()
     stepper = torch.step(loss)
-    with pytest.raises(ValueError, match="backward has not run that node"):
-        check_vjp(lambda g: g * x.cos(), stepper, "y")
+    early = check_vjp(lambda g: g * x.cos(), stepper, "y")
+    assert not early and "backward has not run it" in early.summary, "a failed check, never a raise"
     stepper.next()
     stepper.next()
     assert check_vjp(lambda g: g * x.cos(), stepper, "y")
@@ -179,8 +180,8 @@ def test_check_vjp_of_a_large_gradient_says_why():
     x = torch.ones(10, 10, requires_grad=True)
     y = x * 2
     trace = record_backward([y.sum()], names={"x": x, "y": y})
-    with pytest.raises(ValueError, match=r"kept only a summary of this \(10, 10\) gradient"):
-        check_vjp(0, trace, "y")
+    c = check_vjp(0, trace, "y")
+    assert not c and re.search(r"kept only a summary of this \(10, 10\) gradient", c.summary)
 
 
 def test_check_is_a_dataclass_with_truth():
@@ -215,3 +216,77 @@ def test_a_formula_that_raises_is_a_wrong_answer(recorded):
     assert not c and c.summary.startswith("your formula raised RuntimeError: ")
     checks = check_vjps({("h", "x"): lambda g: g @ x, ("h", "b"): lambda g: (g * x).sum(0)}, trace)
     assert [bool(c) for c in checks] == [False, True], "the other checks still run"
+
+
+def test_none_asks_whether_the_function_returned(recorded):
+    *_, trace = recorded
+    message = "your answer is None: did your function return a value?"
+    assert check(None, 1.0, "v").summary == message
+    assert check_vjp(lambda g: None, trace, "h", "x").summary == message
+
+    def forgot(g):
+        g * 2
+    assert check_vjp(forgot, trace, "h", "x").summary == message
+
+
+def test_a_shape_mismatch_names_the_likely_mistake(recorded):
+    x, b, h, loss, trace = recorded
+    transposed = check_vjp(lambda g: (g * b).T, trace, "h", "x")
+    assert "shape (3, 2), the engine's has shape (2, 3): it looks transposed" in transposed.summary
+    assert transposed.summary.endswith("(a gradient always has the shape of its tensor)")
+    batch = check_vjp(lambda g: g * x, trace, "h", "b")
+    assert "shape (2, 3), the engine's has shape (3,): the engine's has no batch axis: sum over it (.sum(0))" \
+        in batch.summary
+    kept = check_vjp(lambda g: (g * x).sum(0, keepdim=True), trace, "h", "b")
+    assert "the engine's has no axis of size 1 in front" in kept.summary
+    plain = check(np.zeros(3), np.zeros(4), "J t")
+    assert plain.summary == "your answer has shape (3,), the engine's has shape (4,)", "not a gradient: no rule"
+    multiplied = check_vjp(lambda g: g @ x, trace, "h", "x")
+    assert "It received ḡ of shape (2, 3) and must return shape (2, 3): a transpose may be missing" in multiplied.summary
+
+
+def test_hand_work_refuses_autograd(recorded):
+    x, b, h, loss, trace = recorded
+    for cheat in (lambda g: torch.autograd.grad(h, x, g, retain_graph=True)[0],
+                  lambda g: torch.autograd.functional.vjp(lambda t: t * b, x.detach(), g)[1]):
+        c = check_vjp(cheat, trace, "h", "x")
+        assert not c and "this exercise asks you to compute it by hand" in c.summary
+    c = check_vjp(lambda g: (h * h).sum().backward(retain_graph=True), trace, "h", "x")
+    assert not c and "called backward()" in c.summary
+    assert x.grad is None and torch.autograd.grad is not None, "autograd is back once the check is done"
+    assert check_vjp(lambda g: g * b, trace, "h", "x"), "the hand-written VJP passes"
+    assert check_vjp(lambda g: torch.autograd.grad(h, x, g, retain_graph=True)[0], trace, "h", "x", hand=False)
+
+
+def test_check_grad_before_backward_and_the_grad_itself(recorded):
+    x, b, h, loss, _ = recorded
+    assert check_grad(2 * h * b, x, "x.grad", of=loss) and x.grad is None, "computed without writing .grad"
+    loss.backward(retain_graph=True)
+    c = check_grad(2 * h * b, x, "x.grad", of=loss)
+    assert not c and "already filled in by a backward" in c.summary
+    c = check_grad(x.grad, x, "x.grad")
+    assert not c and c.summary.startswith("refused: this is x.grad itself")
+
+
+def test_check_function_runs_the_formula_on_every_case():
+    from gradviz.exercises import check_function
+    cases = [(torch.tensor([1.0, 2.0]),), (torch.tensor([-3.0, 0.5]),)]
+    reference = lambda t: 3 * t ** 2
+    assert check_function(lambda t: 3 * t * t, reference, cases, "d/dt t³")
+    wrong = check_function(lambda t: 3 * t, reference, cases)
+    assert not wrong and "case 1 of 2" in wrong.name
+    hard_coded = check_function(lambda t: torch.tensor([3.0, 12.0]), reference, cases)
+    assert not hard_coded and "case 2 of 2" in hard_coded.name
+    def by_autograd(t):
+        t = t.clone().requires_grad_()
+        return torch.autograd.grad((t ** 3).sum(), t)[0]
+    assert "by hand" in check_function(by_autograd, reference, cases).summary
+    assert "no answer yet" in check_function(..., reference, cases).summary
+    assert "None" in check_function(None, reference, cases).summary
+
+
+def test_the_engines_own_tensor_is_refused():
+    grad = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    c = check(grad[1], grad[1], "xs.grad[1]")
+    assert not c and c.summary.startswith("refused: this is the engine's own value")
+    assert check(grad[1].clone(), grad[1], "xs.grad[1]"), "a copy is an answer like any other"

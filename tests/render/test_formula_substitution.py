@@ -414,3 +414,15 @@ def test_what_a_vjp_writes_after_its_values_is_a_definition():
             if defined and not all(" = " in part for part in defined.split(r",\; ")):
                 bad.append((op.torch_name, defined))
     assert not bad, bad
+
+
+def test_a_python_number_is_drawn_as_the_number_and_a_tensor_as_the_tensor():
+    """x * 2 reads z = 2x (torch keeps the scalar); x * y with y = tensor(2.) reads z = x ⊙ y: the node
+    saved the tensor y, and the picture says so."""
+    x = torch.tensor(1.0, requires_grad=True)
+    y = torch.tensor(2.0)
+    assert formula(x * 2, {"x": x}).forward_text().endswith("= 2x")
+    z = x * y
+    assert formula(z, {"x": x, "y": y, "z": z}).forward_text() == "z = x ⊙ y"
+    z.backward()   # the node lets go of its saved values, but still holds the 0-d y: still named
+    assert formula(z, {"x": x, "y": y, "z": z}).forward_text() == "z = x ⊙ y"

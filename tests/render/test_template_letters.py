@@ -19,7 +19,7 @@ def test_nll_reads_its_input_by_the_input_s_symbol():
     x = torch.randn(3, 4, requires_grad=True)
     loss = F.nll_loss(F.log_softmax(x, -1), torch.tensor([0, 2, 1]))
     text = formulas(draw(loss, names={"x": x, "loss": loss}).trace)["NllLossBackward0"]
-    assert text == "loss = −1/N Σ over i of log t₁[i, yᵢ]"
+    assert text == "loss = −1/N Σ over i of t₁[i, yᵢ]"
 
 
 def test_a_convolution_without_bias_and_a_pool_beside_a_learners_w():
