@@ -67,8 +67,9 @@ def _to_array(data, dtype=None, device=None):
         except ValueError:
             _raise_ragged(data)
         if arr.dtype == object and isinstance(data, (list, tuple)):
-            _raise_ragged(data)
-        if arr.dtype.kind in "iuO" and _too_big(arr):
+            arr = _numbers_beyond_int64(data)
+        if arr.dtype.kind in "iuO" and _too_big(arr) or (
+                arr.dtype.kind == "f" and isinstance(data, (list, tuple)) and _only_ints(data)):
             raise ValueError("Overflow when unpacking long long")
         if np_dtype is not None:
             if np_dtype.kind in "iub" and arr.dtype.kind == "f" and not np.isfinite(arr).all():
@@ -109,6 +110,23 @@ def _raise_ragged(data):
         if not is_number(x):
             raise RuntimeError(f"Could not infer dtype of {type_name(x)}") from None
     raise ValueError("could not build a tensor from ragged nested sequences") from None
+
+
+def _only_ints(data) -> bool:
+    """Python ints (and bools) only, at least one: NumPy made floats of them because one was beyond int64."""
+    leaves = list(_flat(data))
+    return bool(leaves) and all(isinstance(v, int) for v in leaves)
+
+
+def _numbers_beyond_int64(data):
+    """The array of nested Python numbers NumPy kept as objects (an int beyond int64 among them):
+    floats where a float is among them (torch converts every number), else torch's overflow."""
+    leaves = list(_flat(data))
+    if not all(isinstance(v, (int, float)) for v in leaves):
+        _raise_ragged(data)
+    if any(isinstance(v, float) for v in leaves):
+        return np.array(data, dtype=np.float64)
+    raise ValueError("Overflow when unpacking long long")
 
 
 def _too_big(arr) -> bool:

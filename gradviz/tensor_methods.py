@@ -1016,11 +1016,13 @@ for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__
 
 def _check_assignable(tensor: Tensor, key, value) -> None:
     """PyTorch's errors for x[key] = value, raised before anything is written: a value that is not
-    a tensor or a number (None, a str, ...), one value for a lone byte mask (see parse_index), or a
-    value that does not expand to the indexed region."""
-    if not (isinstance(value, (Tensor, list, tuple) + dtypes.NUMBERS) or backend.is_array(value)):
-        raise TypeError(f"can't assign a {type(value).__name__} to a "
+    a tensor or a number (a list, an array, None, a str, ...), an int no int64 holds, one value for a
+    lone byte mask (see parse_index), or a value that does not expand to the indexed region."""
+    if not isinstance(value, (Tensor,) + dtypes.NUMBERS) or backend.is_array(value):
+        raise TypeError(f"can't assign a {type_name(value)} to a "
                         f"torch.{dtypes.SCALAR_TYPE.get(tensor._data.dtype.name, '')}Tensor")
+    if type(value) is int and not -2 ** 63 <= value < 2 ** 63:
+        raise ValueError("Overflow when unpacking long long")
     _, basic, adv = _index.parse_index(tensor._data.shape, key, fill=(value.numel() if isinstance(value, Tensor)
                                                                 else np.size(value)) == 1)
     shape = getattr(value, "shape", None)
