@@ -18,12 +18,13 @@ from .creation import (BoolTensor, DoubleTensor, FloatTensor, IntTensor, LongTen
                        empty, empty_like, eye, from_numpy, full, full_like, linspace, manual_seed, ones, ones_like,
                        rand, rand_like, randint, randn, randn_like, seed, tensor, zeros, zeros_like,
                        bernoulli, normal, randint_like, randperm)
-from .creation import logspace, multinomial  # noqa: F401
+from .creation import asarray, logspace, multinomial, scalar_tensor  # noqa: F401
+from .creation import inclusive_range as range  # noqa: F401,A001  (torch.range, deprecated)
 from . import random  # noqa: F401
 from .random import (Generator, default_generator, get_rng_state, initial_seed,  # noqa: F401
                      set_rng_state)
 from .dtypes import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format  # noqa: F401
-from .dtypes import layout, strided  # noqa: F401
+from .dtypes import finfo, iinfo, layout, strided  # noqa: F401
 from .dtypes import (Size, bool_ as bool, dtype, float16, float32, float64, get_default_dtype, int8,  # noqa: F401
                      int16, int32, int64, set_default_dtype, uint8)
 from .functions import *  # noqa: F401,F403
@@ -64,6 +65,8 @@ _LAZY = {
     "forward_vs_reverse": "player", "animate_hvp": "player",
     "nn": None, "optim": None, "tracing": None, "torch_bridge": None, "utils": None,
     "func": None, "backends": None, "testing": None,
+    # torch's top-level forms of functions of torch.nn.functional (the same signatures)
+    "cosine_similarity": "nn.functional", "rms_norm": "nn.functional",
 }
 
 

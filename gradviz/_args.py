@@ -8,7 +8,7 @@ import numpy as np
 
 def is_tensor(value) -> bool:
     """A gradviz Tensor or a subclass of it (Parameter), told without importing gradviz.tensor."""
-    return any(c.__name__ == "Tensor" and c.__module__ == "gradviz.tensor" for c in type(value).__mro__)
+    return any(c.__name__ == "Tensor" and c.__module__ == "gradviz" for c in type(value).__mro__)
 
 
 def type_name(value) -> str:
@@ -44,11 +44,18 @@ def is_number(value) -> bool:
     return is_tensor(value) and value.ndim == 0
 
 
+def check_int_range(value) -> None:
+    """torch's OverflowError for a Python int that no Scalar holds (beyond int64's negatives and uint64)."""
+    if type(value) is int and not -2 ** 63 <= value < 2 ** 64:
+        raise OverflowError("int too big to convert" if value > 0 else "can't convert negative int to unsigned")
+
+
 def check_number(fn: str, name: str, value, position: int | None = None) -> None:
     """torch's TypeError when a Number parameter (of a function with one signature) gets something else."""
     if not is_number(value):
         where = f" (position {position})" if position is not None else ""
         raise TypeError(f"{fn}(): argument '{name}'{where} must be Number, not {type_name(value)}")
+    check_int_range(value)
 
 
 def invalid_arguments(fn: str, args: tuple, kwargs: dict, signatures: tuple) -> TypeError:
@@ -69,3 +76,19 @@ def check_bool(fn: str, name: str, value) -> None:
     """torch's TypeError when a bool parameter gets anything but a bool (1, None, numpy.bool, a tensor)."""
     if type(value) is not bool:
         raise TypeError(f"{fn}(): argument '{name}' must be bool, not {type_name(value)}")
+
+
+def gradients(grads, n: int) -> tuple:
+    """backward's and grad's gradients as torch reads them (_tensor_or_tensors_to_tuple, then
+    _make_grads): None, one Tensor, or an iterable of Tensors and Nones; a number or an array is
+    not taken as a gradient ("'float' object is not iterable", "gradients can be either Tensors
+    or None, but got float")."""
+    if grads is None:
+        return (None,) * n
+    if is_tensor(grads):
+        return (grads,)
+    grads = tuple(grads)
+    for g in grads[:n]:
+        if g is not None and not is_tensor(g):
+            raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
+    return grads

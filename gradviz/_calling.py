@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 
-from ._args import is_tensor
+from ._args import argument_error, is_tensor, type_name
 from .dtypes import SCALAR_TYPE
 
 # torch's numpy_compatibility_arg_names (python_arg_parser.cpp)
@@ -27,11 +27,12 @@ _PYTHON_DEFINED = frozenset({"norm", "split", "tensordot", "unique", "einsum", "
                              "unique_consecutive"})
 
 
-def _parameters(fn) -> set:
+def _parameters(fn) -> list:
+    """fn's parameter names, in order (none when Python cannot tell)."""
     try:
-        return set(inspect.signature(fn).parameters)
+        return list(inspect.signature(fn).parameters)
     except (TypeError, ValueError):
-        return set()
+        return []
 
 
 def _category(dtype) -> int:
@@ -77,26 +78,33 @@ def write_out(name: str, result, out):
 def wrap(fn, name: str, takes_out: bool):
     """fn accepting torch's NumPy-style names and (when torch has it) out=; unchanged if neither applies.
     The wrapper keeps fn as `.plain`, for callers that never pass these keywords (Tensor's methods)."""
-    params = _parameters(fn) if name not in _PYTHON_DEFINED else set()
+    params = _parameters(fn) if name not in _PYTHON_DEFINED else []
     aliases = {a: c for a, c in _ALIASES.items() if c in params and a not in params}
     takes_out = takes_out and "out" not in params
     if not aliases and not takes_out:
         return fn
 
     keywords = frozenset(aliases) | ({"out"} if takes_out else set())
+    takes_input = params[:1] == ["input"]
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
-        if kwargs and not keywords.isdisjoint(kwargs):
-            for alias, canonical in aliases.items():
-                if alias in kwargs:
-                    if canonical in kwargs:
-                        raise TypeError(f"{name}() got multiple values for argument '{canonical}'")
-                    kwargs[canonical] = kwargs.pop(alias)
-            out = kwargs.pop("out", None) if takes_out else None
-            if out is not None:
-                return write_out(name, fn(*args, **kwargs), out)
-        return fn(*args, **kwargs)
+        try:
+            if kwargs and not keywords.isdisjoint(kwargs):
+                for alias, canonical in aliases.items():
+                    if alias in kwargs:
+                        if canonical in kwargs:
+                            raise TypeError(f"{name}() got multiple values for argument '{canonical}'")
+                        kwargs[canonical] = kwargs.pop(alias)
+                out = kwargs.pop("out", None) if takes_out else None
+                if out is not None:
+                    return write_out(name, fn(*args, **kwargs), out)
+            return fn(*args, **kwargs)
+        except AttributeError:   # an input that is no tensor (a list, an array, a float): torch's parser's words
+            value = args[0] if args else kwargs.get("input")
+            if takes_input and (args or "input" in kwargs) and not is_tensor(value):
+                raise argument_error(name, "input", 1, "Tensor", type_name(value)) from None
+            raise
     call.plain, call.aliases, call.takes_out = fn, tuple(aliases), takes_out
     return call
 

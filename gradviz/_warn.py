@@ -15,6 +15,13 @@ from .naming import _PACKAGE_DIR
 
 _warned_once: set[str] = set()   # the messages warn_once has already shown
 
+# NumPy's floating-point warnings ("overflow encountered in multiply", "invalid value encountered in
+# cast", ...) raised by gradviz's own array code: torch computes the same inf and nan silently. A filter
+# costs nothing until a warning is raised (an np.errstate around every op would cost a microsecond), and
+# it names only gradviz's modules, so the learner's own NumPy code warns as before.
+NUMPY_FLOATING = r"(overflow|underflow|invalid value|divide by zero) encountered|Mean of empty slice|Degrees of freedom"
+warnings.filterwarnings("ignore", message=NUMPY_FLOATING, category=RuntimeWarning, module=r"gradviz\.")
+
 
 def warn(message: str, category: type[Warning] = UserWarning) -> None:
     """Warn, attributed to the first frame outside gradviz."""

@@ -72,6 +72,27 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     return Tensor._from_data(data, dtype=dtype, device=device)
 
 
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False) -> Tensor:
+    """torch.asarray: a tensor or a NumPy array is shared (not copied) when its dtype and device
+    already fit and copy is not True; anything else is converted as torch.tensor converts it."""
+    if isinstance(obj, Tensor):
+        t = obj if dtype is None and device is None else obj.to(dtype=dtype, device=device)
+        t = t.clone() if copy and t is obj else t
+    elif isinstance(obj, np.ndarray) and not copy and device is None and (
+            dtype is None or dtypes.as_np(dtype) == obj.dtype):
+        t = from_numpy(obj)
+    else:
+        t = Tensor._from_data(obj.copy() if copy and isinstance(obj, np.ndarray) else obj, dtype=dtype, device=device)
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+    """A 0-d tensor holding s, of the default float dtype unless told otherwise (scalar_tensor(3) is 3.)."""
+    dtypes.check_layout("scalar_tensor", layout)
+    check_number("scalar_tensor", "s", s, 1)
+    return _filled(s, (), dtype or dtypes.get_default_dtype(), device, requires_grad)
+
+
 def from_numpy(array: np.ndarray) -> Tensor:
     """Shares memory with `array`, as torch.from_numpy does."""
     if not isinstance(array, np.ndarray):
@@ -193,6 +214,16 @@ def _arange_float(start: float, step: float, n: int, np_dtype) -> np.ndarray:
     return out.astype(np_dtype)
 
 
+def _check_range(xstart, xend, xstep) -> None:
+    """torch's checks of a range's bounds and step (arange and range)."""
+    if xstep == 0:
+        raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(xstart) and math.isfinite(xend)):
+        raise RuntimeError(f"unsupported range: {xstart:g} -> {xend:g}")
+    if not ((xstep > 0 and xend >= xstart) or (xstep < 0 and xend <= xstart)):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+
+
 def arange(start, end=None, step=1, *, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
     dtypes.check_layout("arange", layout)
     start, end, step = _scalar(start), _scalar(end), _scalar(step)
@@ -208,12 +239,7 @@ def arange(start, end=None, step=1, *, dtype=None, layout=None, device=None, req
         xstart, xend, xstep = int(start), int(end), int(step)
     else:                             # other dtypes check and size the range in doubles
         xstart, xend, xstep = float(start), float(end), float(step)
-    if xstep == 0:
-        raise RuntimeError("step must be nonzero")
-    if not (math.isfinite(xstart) and math.isfinite(xend)):
-        raise RuntimeError(f"unsupported range: {xstart:g} -> {xend:g}")
-    if not ((xstep > 0 and xend >= xstart) or (xstep < 0 and xend <= xstart)):
-        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    _check_range(xstart, xend, xstep)
     if np_dtype == np.int64:
         n = (xend - xstart + xstep - (1 if xstep > 0 else -1)) // xstep
     else:
@@ -222,6 +248,28 @@ def arange(start, end=None, step=1, *, dtype=None, layout=None, device=None, req
         arr = (int(start) + int(step) * np.arange(n, dtype=np.int64)).astype(np_dtype)
     else:
         arr = _arange_float(xstart, xstep, n, np_dtype)
+    return _finish(arr, None, device, requires_grad)
+
+
+_RANGE_DEPRECATED = ("torch.range is deprecated and will be removed in a future release because its behavior is "
+                     "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
+                     "[start, end).")
+
+
+def inclusive_range(start=0, end=None, step=1, *, dtype=None, layout=None, device=None,
+                    requires_grad=False) -> Tensor:
+    """torch.range (deprecated, still in older course material): start, start + step, ... up to and
+    including end, of the default float dtype, each value start + i·step in doubles; warns as torch does."""
+    if end is None:
+        raise TypeError('range() missing 1 required positional arguments: "end"')
+    warn(_RANGE_DEPRECATED)
+    dtypes.check_layout("range", layout)
+    start, end, step = _scalar(start), _scalar(end), _scalar(step)
+    xstart, xend, xstep = float(start), float(end), float(step)
+    _check_range(xstart, xend, xstep)
+    n = int(math.floor((xend - xstart) / xstep)) + 1
+    np_dtype = dtypes.as_np(dtype if dtype is not None else dtypes.get_default_dtype())
+    arr = (xstart + xstep * np.arange(n, dtype=np.float64)).astype(np_dtype)
     return _finish(arr, None, device, requires_grad)
 
 

@@ -5,6 +5,8 @@ import numbers
 
 import numpy as np
 
+from ._args import check_int_range
+
 # the scalars torch's argument parser takes as a Number: Python's and NumPy's
 NUMBERS = (numbers.Number, np.number, np.bool_)
 
@@ -92,6 +94,7 @@ def category_of_scalar(value) -> int:
     if isinstance(value, (bool, np.bool_)):
         return 0
     if isinstance(value, (int, np.integer)):
+        check_int_range(value)
         return 1
     return 2
 
@@ -229,3 +232,44 @@ class Size(tuple):
         for s in self:
             n *= s
         return n
+
+
+def _g(value: float) -> str:
+    """A number as torch's finfo and iinfo print it (C's %g)."""
+    return f"{value:g}"
+
+
+class finfo:
+    """torch.finfo: the limits of a floating dtype (the default dtype when none is given)."""
+
+    def __init__(self, type=None) -> None:
+        dt = get_default_dtype() if type is None else type
+        np_dtype = as_np(dt)
+        if np_dtype.kind != "f":
+            raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
+                            "'torch.finfo'")
+        info = np.finfo(np_dtype)
+        self.bits, self.dtype = info.bits, np_dtype.name
+        self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
+        self.tiny = self.smallest_normal = float(info.smallest_normal)
+        self.resolution = 10.0 ** -int(info.precision)   # in doubles, as torch (NumPy's float16 one is rounded)
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={_g(self.resolution)}, min={_g(self.min)}, max={_g(self.max)}, eps={_g(self.eps)}, "
+                f"smallest_normal={_g(self.smallest_normal)}, tiny={_g(self.tiny)}, dtype={self.dtype})")
+
+
+class iinfo:
+    """torch.iinfo: the limits of an integer dtype."""
+
+    def __init__(self, type) -> None:
+        np_dtype = as_np(type)
+        if np_dtype.kind == "b":
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        if np_dtype.kind not in "iu":
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle 'torch.iinfo'")
+        info = np.iinfo(np_dtype)
+        self.bits, self.dtype, self.max, self.min = info.bits, np_dtype.name, int(info.max), int(info.min)
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={_g(self.min)}, max={_g(self.max)}, dtype={self.dtype})"

@@ -14,7 +14,7 @@ from numpy import ndarray   # one global load where np.ndarray is two, on the pe
 
 from ._warn import warn_once
 from . import backend, dtypes
-from ._args import is_number, type_name
+from ._args import argument_error, is_number, type_name
 from . import code_lines as _code_lines
 from ._calling import numpy_names
 from .ops.core import broadcast_shape
@@ -67,8 +67,9 @@ def _to_array(data, dtype=None, device=None):
         except ValueError:
             _raise_ragged(data)
         if arr.dtype == object and isinstance(data, (list, tuple)):
-            _raise_ragged(data)
-        if arr.dtype.kind in "iuO" and _too_big(arr):
+            arr = _numbers_beyond_int64(data)
+        if arr.dtype.kind in "iuO" and _too_big(arr) or (
+                arr.dtype.kind == "f" and isinstance(data, (list, tuple)) and _only_ints(data)):
             raise ValueError("Overflow when unpacking long long")
         if np_dtype is not None:
             if np_dtype.kind in "iub" and arr.dtype.kind == "f" and not np.isfinite(arr).all():
@@ -111,6 +112,23 @@ def _raise_ragged(data):
     raise ValueError("could not build a tensor from ragged nested sequences") from None
 
 
+def _only_ints(data) -> bool:
+    """Python ints (and bools) only, at least one: NumPy made floats of them because one was beyond int64."""
+    leaves = list(_flat(data))
+    return bool(leaves) and all(isinstance(v, int) for v in leaves)
+
+
+def _numbers_beyond_int64(data):
+    """The array of nested Python numbers NumPy kept as objects (an int beyond int64 among them):
+    floats where a float is among them (torch converts every number), else torch's overflow."""
+    leaves = list(_flat(data))
+    if not all(isinstance(v, (int, float)) for v in leaves):
+        _raise_ragged(data)
+    if any(isinstance(v, float) for v in leaves):
+        return np.array(data, dtype=np.float64)
+    raise ValueError("Overflow when unpacking long long")
+
+
 def _too_big(arr) -> bool:
     """Python ints beyond int64 (NumPy would make uint64 or object arrays of them)."""
     if arr.dtype.kind == "u":
@@ -144,8 +162,11 @@ class Tensor:
     """A multi-dimensional array that records the ops applied to it."""
 
     __slots__ = ("_data", "_grad", "_grad_fn", "output_nr", "_requires_grad", "_accum", "name", "_vc", "_view",
-                 "_wrapped", "__weakref__")   # _wrapped: set (True) only on a Python number made a 0-d operand
+                 "_wrapped", "__weakref__", "__dict__")
+    # _wrapped: set (True) only on a Python number made a 0-d operand; __dict__: a learner's own
+    # attributes (t.g = ...), as torch's tensors take them
     __array_priority__ = 1000   # numpy scalars defer to Tensor's reflected operators
+    __module__ = "gradviz"   # <class 'gradviz.Tensor'>, as torch's is <class 'torch.Tensor'>
 
     def __init__(self, *args, dtype=None, device=None, requires_grad=False, name=None):
         # torch.Tensor's legacy constructor: Tensor(2, 3) allocates, Tensor([1, 2]) is of the
@@ -505,6 +526,22 @@ class Tensor:
         """Bytes per element (4 for float32)."""
         return self._data.itemsize
 
+    @property
+    def itemsize(self) -> int:
+        return self._data.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self._data.size * self._data.itemsize
+
+    def is_inference(self) -> bool:
+        return False   # (inference_mode records nothing, but makes no inference tensors)
+
+    def get_device(self) -> int:
+        """-1 on the CPU, else the GPU's index, as torch numbers them."""
+        device = self.device
+        return -1 if device.type == "cpu" else (device.index or 0)
+
     def type_as(self, other) -> "Tensor":
         """self converted to other's dtype and device (self itself when they match already)."""
         if not isinstance(other, Tensor):
@@ -571,6 +608,8 @@ class Tensor:
     def _arith_(self, ufunc, fn, other) -> "Tensor":
         """In-place arithmetic: straight into the array (one pass, like NumPy's -=) when no
         graph is being recorded and no tangent carried, else through the op so the history is rebased."""
+        if not isinstance(other, Tensor) and not is_number(other):   # a list or an array: torch's parser refuses it
+            raise argument_error(fn.__name__ + "_", "other", 1, "Tensor", type_name(other))
         if not self._records(other) and not self._carries_tangent(other):
             arr = other._data if isinstance(other, Tensor) else other
             self._check_overlap()

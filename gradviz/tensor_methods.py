@@ -13,11 +13,13 @@ import numpy as np
 
 from . import backend, creation as _creation, dtypes, functions as _functions
 from . import random as _random
+from ._args import argument_error, check_int_range, type_name
 from ._calling import numpy_names, plain
 from ._tensor_str import tensor_repr
 from ._warn import warn_once
 from .autograd import forward_ad as _forward_ad
 from .autograd import grad_mode
+from .autograd.grad_mode import _formula
 from .autograd import views as _views
 from .autograd.apply import apply as _apply
 from .autograd.engine import backward as _backward
@@ -83,7 +85,7 @@ class _Methods:
         return RemovableHandle(hooks, hook)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
-        _backward((self,), None if gradient is None else (gradient,), retain_graph, create_graph, inputs)
+        _backward((self,), gradient, retain_graph, create_graph, inputs)   # gradient as torch reads it
 
     def detach_(self) -> "Tensor":
         if self._view is not None:
@@ -359,6 +361,7 @@ class _Methods:
                             f"of:\n * (Tensor value)\n      didn't match because some of the arguments have invalid "
                             f"types: (!{got}!)\n * (Number value)\n      didn't match because some of the arguments "
                             f"have invalid types: (!{got}!)")
+        check_int_range(value)
         raw = value._data if isinstance(value, Tensor) else value
         if self._records(value):
             if isinstance(value, Tensor) and value.requires_grad:
@@ -367,7 +370,8 @@ class _Methods:
         return self._assign(_checked_fill(value, raw))
 
     def copy_(self, src):
-        src = src if isinstance(src, Tensor) else Tensor._from_data(src)
+        if not isinstance(src, Tensor):   # a list or an array: torch's parser refuses it
+            raise argument_error("copy_", "other", 1, "Tensor", type_name(src))
         if self._records(src) or self._carries_tangent(src):
             return self._inplace_op(lambda s, v: _apply(COPY, (s, _copy_source(s, v))), src)
         arr = backend.to_device(_copy_source(self, src)._data, self.device)
@@ -576,10 +580,29 @@ class _Methods:
 
     @property
     def mT(self):
+        return self._batch_transpose("mT")
+
+    def _batch_transpose(self, name: str):
         if self.ndim < 2:
-            raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got "
+            raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of matrices. Got "
                                f"{self.ndim}-D tensor.")
         return F.transpose(self, -2, -1)
+
+    # the conjugate transposes: every gradviz dtype is real, so they are the transposes
+    @property
+    def H(self):
+        if self.ndim == 0:
+            warn_once("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().")
+        elif self.ndim != 2:
+            raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor.")
+        return F.permute(self, tuple(range(self.ndim - 1, -1, -1)))
+
+    @property
+    def mH(self):
+        return self._batch_transpose("mH")
+
+    def adjoint(self):
+        return self.mH
 
     # -- methods that are the functions ------------------------------------------------------
     # -- new tensors with this one's dtype and device unless told otherwise (torch.Tensor.new_*) --
@@ -728,18 +751,6 @@ class _Methods:
     def topk(self, k, dim=-1, largest=True, sorted=True):
         return F.topk(self, k, dim, largest, sorted)
 
-    def gather(self, dim, index):
-        return F.gather(self, dim, index)
-
-    def scatter_add(self, dim, index, src):
-        return F.scatter_add(self, dim, index, src)
-
-    def index_select(self, dim, index):
-        return F.index_select(self, dim, index)
-
-    def pow(self, exponent):
-        return F.pow(self, exponent)
-
     def clamp(self, min=None, max=None):
         _check_bounds("clamp", min, max)
         return F.clamp(self, min, max)
@@ -751,45 +762,6 @@ class _Methods:
 
     def masked_fill(self, mask, value):
         return F.masked_fill(self, mask, value)
-
-    def add(self, other, *, alpha=1):
-        return F.add(self, other, alpha=alpha)
-
-    def sub(self, other, *, alpha=1):
-        return F.sub(self, other, alpha=alpha)
-
-    def mul(self, other):
-        return F.mul(self, other)
-
-    def div(self, other, *, rounding_mode=None):
-        return F.div(self, other, rounding_mode=rounding_mode)
-
-    def eq(self, other):
-        return _compare("eq", self, other)
-
-    def ne(self, other):
-        return _compare("ne", self, other)
-
-    def lt(self, other):
-        return _compare("lt", self, other)
-
-    def gt(self, other):
-        return _compare("gt", self, other)
-
-    def le(self, other):
-        return _compare("le", self, other)
-
-    def ge(self, other):
-        return _compare("ge", self, other)
-
-    def maximum(self, other):
-        return F.maximum(self, other)
-
-    def minimum(self, other):
-        return F.minimum(self, other)
-
-    def leaky_relu(self, negative_slope=0.01):
-        return F.leaky_relu(self, negative_slope)
 
     def all(self, dim=None, keepdim=False):
         return F.all(self, dim, keepdim)
@@ -855,9 +827,6 @@ class _Methods:
 
     def tile(self, dims):
         return F.tile(self, dims)
-
-    def index_add(self, dim, index, source, *, alpha=1):
-        return F.index_add(self, dim, index, source, alpha=alpha)
 
     def index_fill(self, dim, index, value):
         return F.index_fill(self, dim, index, value)
@@ -967,9 +936,46 @@ F = types.SimpleNamespace(**{_name: plain(_fn) for _name, _fn in vars(_functions
 for _name, _fn in _declared_methods().items():   # the methods the op records and @public functions declare
     setattr(Tensor, _name, _method(_fn, _name))
 
-Tensor.negative = Tensor.neg
 
-Tensor.absolute = Tensor.abs
+def _inplace(name: str):
+    """Tensor.NAME_: self <- self.NAME(...), written into self's memory (the history rebased when recorded)."""
+    def method(self, *args, **kwargs):
+        try:
+            return self._inplace_op(getattr(Tensor, name), *args, **kwargs)   # (some are bound later, by gradviz)
+        except TypeError as error:   # torch's parser names the in-place method
+            argument = getattr(error, "argument", None)
+            if argument is None or argument[0] != name:
+                raise
+            raise argument_error(name + "_", *argument[1:]) from None
+    method.__name__ = method.__qualname__ = name + "_"
+    return method
+
+
+# torch's in-place forms of methods that are a value of self alone (or of self and other operands of its shape)
+_INPLACE = ("absolute", "acos", "acosh", "addbmm", "addcdiv", "addcmul", "addmm", "addmv", "addr", "arccos", "arccosh",
+            "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "asin", "asinh", "atan", "atan2", "atanh", "baddbmm",
+            "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "ceil", "clamp_max", "clamp_min", "clip",
+            "copysign", "cosh", "cumprod", "cumsum", "deg2rad", "digamma", "divide", "eq", "erf", "erfc", "erfinv",
+            "exp2", "expm1", "fix", "floor", "floor_divide", "fmod", "frac", "ge", "greater", "greater_equal", "gt",
+            "heaviside", "hypot", "ldexp", "le", "lerp", "less", "less_equal", "lgamma", "log10", "log1p", "log2",
+            "logical_and", "logical_not", "logical_or", "logical_xor", "logit", "lt", "multiply", "mvlgamma",
+            "nan_to_num", "ne", "negative", "not_equal", "polygamma", "rad2deg", "remainder", "round", "rsqrt", "sgn",
+            "sign", "sinc", "sinh", "square", "subtract", "tan", "tril", "triu", "true_divide", "trunc", "xlogy")
+for _name in _INPLACE:
+    if not hasattr(Tensor, _name + "_"):
+        setattr(Tensor, _name + "_", _inplace(_name))
+
+
+def _converter(dtype, name: str):
+    """Tensor.NAME(): self as `dtype` (x.short(), x.byte(), x.char())."""
+    def convert(self, memory_format=None):
+        return self.to(dtype, memory_format=memory_format)
+    convert.__name__ = convert.__qualname__ = name
+    return convert
+
+
+for _name, _dtype in (("short", dtypes.int16), ("byte", dtypes.uint8), ("char", dtypes.int8)):
+    setattr(Tensor, _name, _converter(_dtype, _name))
 
 
 def _operands_only(method, name: str):
@@ -977,14 +983,15 @@ def _operands_only(method, name: str):
     which then raises its TypeError ("unsupported operand type(s)"), as it does for torch.Tensor."""
     record = _SAME_DTYPE_RECORDS.get(name)
     # @ takes tensors only: torch's matmul raises TypeError for anything else, which its @ turns into NotImplemented
-    operands = Tensor if name in ("__matmul__", "__rmatmul__") else (Tensor, int, float, np.ndarray, np.generic)
+    # a NumPy array is left to NumPy, as torch leaves it: t + array is NumPy's sum (array + t then fails)
+    operands = Tensor if name in ("__matmul__", "__rmatmul__") else (Tensor, int, float, np.generic)
 
     def dunder(self, other):
         if record is not None and type(other) is Tensor and (dtype := self._data.dtype) is other._data.dtype \
                 and dtype.kind == "f":
             return _apply(record, (self, other))
-        if not isinstance(other, operands):
-            return NotImplemented
+        if not isinstance(other, operands) and not (type(other) is np.ndarray and _formula.active):
+            return NotImplemented   # (a VJP rule on Tensors may meet its array params)
         return method(self, other)
     dunder.__name__ = name
     return dunder
@@ -1009,11 +1016,13 @@ for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__
 
 def _check_assignable(tensor: Tensor, key, value) -> None:
     """PyTorch's errors for x[key] = value, raised before anything is written: a value that is not
-    a tensor or a number (None, a str, ...), one value for a lone byte mask (see parse_index), or a
-    value that does not expand to the indexed region."""
-    if not (isinstance(value, (Tensor, list, tuple) + dtypes.NUMBERS) or backend.is_array(value)):
-        raise TypeError(f"can't assign a {type(value).__name__} to a "
+    a tensor or a number (a list, an array, None, a str, ...), an int no int64 holds, one value for a
+    lone byte mask (see parse_index), or a value that does not expand to the indexed region."""
+    if not isinstance(value, (Tensor,) + dtypes.NUMBERS) or backend.is_array(value):
+        raise TypeError(f"can't assign a {type_name(value)} to a "
                         f"torch.{dtypes.SCALAR_TYPE.get(tensor._data.dtype.name, '')}Tensor")
+    if type(value) is int and not -2 ** 63 <= value < 2 ** 63:
+        raise ValueError("Overflow when unpacking long long")
     _, basic, adv = _index.parse_index(tensor._data.shape, key, fill=(value.numel() if isinstance(value, Tensor)
                                                                 else np.size(value)) == 1)
     shape = getattr(value, "shape", None)

@@ -10,8 +10,10 @@ import numpy as np
 from numpy import ndarray   # one global load where np.ndarray is two, on the per-op path
 
 from .. import backend, code_lines, events
+from .._args import argument_error, is_number, type_name
 from ..dtypes import category_of_scalar, result_type, wrapped_int
 from ..ops.core import NUMPY, as_array, namespace, shape_error
+from .grad_mode import _formula
 from ..ops.op import Op
 from ..scope import _state as _scope_state
 from ..tensor import Tensor
@@ -120,11 +122,12 @@ def share_version(view, inputs, op=None):
 _MULTI_VIEW_OPS = frozenset({"split", "unbind"})   # they return a list of views even when it has one
 
 
-def coerce_pair(a, b):
+def coerce_pair(a, b, name: str = ""):
     """Two operands (Tensors or Python scalars) -> two Tensors and the result dtype (None: no cast).
 
     PyTorch's promotion: a Python scalar takes the tensor's dtype unless it is of a
-    higher category (1.5 * int tensor -> default float dtype)."""
+    higher category (1.5 * int tensor -> default float dtype). Anything else (a list, a NumPy
+    array, None) is refused as torch's parser refuses it for the function `name`."""
     a_is_t, b_is_t = isinstance(a, Tensor), isinstance(b, Tensor)
     if a_is_t and b_is_t:
         if a._data.dtype is b._data.dtype or a._data.dtype == b._data.dtype:
@@ -134,10 +137,13 @@ def coerce_pair(a, b):
     if not isinstance(t, Tensor):
         raise TypeError(f"expected a Tensor, got {type(a).__name__} and {type(b).__name__}")
     tdt = t._data.dtype
-    if isinstance(s, np.ndarray):
-        s = Tensor._make(s)
-        rt = result_type((t._data, s._data))
-        return (t, s, rt) if a_is_t else (s, t, rt)
+    if not is_number(s):
+        if isinstance(s, np.ndarray) and _formula.active:   # a VJP rule on Tensors meets its array params
+            s = Tensor._make(s)
+            rt = result_type((t._data, s._data))
+            return (t, s, rt) if a_is_t else (s, t, rt)
+        raise argument_error(name, "other", 2, "Tensor", type_name(s)) if a_is_t else \
+            argument_error(name, "input", 1, "Tensor", type_name(s))
     cat = category_of_scalar(s)
     tcat = 0 if tdt.kind == "b" else (2 if tdt.kind == "f" else 1)
     rt = tdt if cat <= tcat else result_type((t._data,), (s,))

@@ -15,6 +15,7 @@ from typing import Iterator
 from numpy import ndarray   # one global load where np.ndarray is two, on the per-op path
 
 from .. import backend, events
+from .._args import gradients
 from ..dtypes import Size
 from ..ops.core import NUMPY, namespace
 from ..ops.fill import COPY
@@ -83,10 +84,7 @@ def _root_edge(tensor):
 
 
 def _seeds(tensors, grad_tensors, create_graph: bool):
-    if grad_tensors is None:
-        grad_tensors = [None] * len(tensors)
-    elif isinstance(grad_tensors, Tensor) or not isinstance(grad_tensors, (list, tuple)):
-        grad_tensors = [grad_tensors]
+    grad_tensors = gradients(grad_tensors, len(tensors))
     if len(grad_tensors) != len(tensors):
         raise RuntimeError(f"got {len(tensors)} tensors and {len(grad_tensors)} gradients")
     roots, seeds = [], []
@@ -100,9 +98,7 @@ def _seeds(tensors, grad_tensors, create_graph: bool):
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {t.dtype}")
             g = namespace(t._data).ones_like(t._data)
         else:
-            if not isinstance(g, Tensor):
-                g = Tensor(g, dtype=t.dtype, device=t.device)
-            elif g._data.dtype != t._data.dtype:
+            if g._data.dtype != t._data.dtype:
                 g = g.to(t.dtype)   # PyTorch casts the seed to the output's dtype
             if tuple(g.shape) != tuple(t.shape):
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g.shape)} and "

@@ -211,15 +211,24 @@ def track(x):
 
 
 def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
-    """(func(inputs), J v), by forward mode: the tangent v pushed through func."""
+    """(func(inputs), J v): by forward mode, the tangent v pushed through func; with create_graph,
+    by torch's double-backward trick (J v = ∂/∂u ⟨u, J⟩ v), so the result's graph is torch's."""
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
         v = _prepare_v(v, inputs, is_inputs_tuple, create_graph, "jvp",
                        "input to the user-provided function is")
-        v = v if v is not None else (ones_like(inputs[0]),)
-        outputs, is_outputs_tuple, tangents = _forward(func, inputs, v)
-        _check_requires_grad(outputs, "outputs", strict=strict)
+        if create_graph:
+            is_outputs_tuple, outputs = _outputs_of(func, inputs, "jvp", strict)
+            seeds = tuple(zeros_like(o, requires_grad=True) for o in outputs)
+            grad_inputs = _autograd_grad(outputs, inputs, seeds, create_graph=True)
+            _check_requires_grad(grad_inputs, "grad_inputs", strict=strict)
+            tangents = _fill_in_zeros(_autograd_grad(grad_inputs, seeds, v, create_graph=True), outputs, strict,
+                                      create_graph, "back_trick")
+        else:
+            v = v if v is not None else (ones_like(inputs[0]),)
+            outputs, is_outputs_tuple, tangents = _forward(func, inputs, v)
+            _check_requires_grad(outputs, "outputs", strict=strict)
     return (_tuple_postprocess(_grad_postprocess(outputs, create_graph), is_outputs_tuple),
             _tuple_postprocess(_grad_postprocess(tangents, create_graph), is_outputs_tuple))
 

@@ -78,7 +78,7 @@ def register_multi_grad_hook(tensors, fn, *, mode: str = "all"):
             state["grads"][i] = grad
             state["count"] += 1
             if state["count"] == state["expected"]:
-                fn(tuple(state["grads"]))
+                fn(list(state["grads"]))   # a list, as torch passes it
             return None
         return hook
     return _MultiHandle([t.register_hook(make(i)) for i, t in enumerate(tensors) if t.requires_grad])

@@ -77,7 +77,11 @@ class SavedTensor:
                             f"{type(value).__name__}")
         if self.key == "result":   # as in torch, the unpacked output is again the node's output
             return Tensor._make(value._data, self.node, 0)
-        return value
+        alias = Tensor._make(value._data, value._grad_fn, value.output_nr)   # as in torch, a new tensor object
+        alias._vc = value._counter()                                         # over the same memory and history
+        if value._grad_fn is None and value._requires_grad:
+            alias._requires_grad, alias._accum = True, value._accumulator()   # a leaf's gradient still reaches it
+        return alias
 
     @property
     def data(self):

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import backend
+from .._args import check_tensor
+from ..dtypes import SCALAR_TYPE
 from ..autograd.apply import apply
 from ..ops.core import broadcast_shape, scatter_key, write
 from ..ops.op import Op
@@ -257,8 +259,11 @@ def index_put(tensor, key, values, accumulate=False):
     return apply(op, (tensor, values), (basic, adv))
 
 
-def _int_index(index, message: str, exc=RuntimeError) -> np.ndarray:
-    """The array of an index tensor, which must be of an integer dtype (PyTorch's check)."""
+def _int_index(index, message: str, exc=RuntimeError, fn: str = "") -> np.ndarray:
+    """The array of an index tensor, which must be of an integer dtype (PyTorch's check); the
+    function `fn` (when named) takes only a tensor, third after input and dim."""
+    if fn:
+        check_tensor(fn, "index", index, 3)
     idx = index._data if hasattr(index, "_data") else np.asarray(index)
     if idx.dtype.kind not in "iu":
         raise exc(message)
@@ -274,6 +279,8 @@ def _check_along(name: str, input, d: int, idx, src=None) -> None:
     bad = [k for k, (i, s) in enumerate(zip(ishape, shape)) if k != d and i > s]
     if src is not None and src.ndim:
         bad += [k for k, (i, s) in enumerate(zip(ishape, src.shape)) if i > s]
+    if src is not None and name != "gather" and src._data.dtype != input._data.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     if bad:
         what = f"expected index {list(ishape)} to be no larger than self {list(shape)} apart from dimension {d}"
         if name == "gather":
@@ -291,10 +298,10 @@ def _in_range(idx, size: int) -> None:
         raise IndexError("index out of range in self")
 
 
-@public(out=True)
+@public(method=True, out=True)
 def gather(input, dim, index):
     (d,) = normalize_dims(dim, input.ndim)
-    idx = _int_index(index, "gather(): Expected dtype int32/int64 for index")
+    idx = _int_index(index, "gather(): Expected dtype int32/int64 for index", fn="gather")
     if idx.size == 0 and idx.ndim != max(input.ndim, 1):   # PyTorch takes any empty index
         return input.reshape(-1)[:0].reshape(idx.shape)
     _check_along("gather", input, d, idx)
@@ -303,20 +310,20 @@ def gather(input, dim, index):
     return apply(GATHER, (input,), (d, idx))
 
 
-@public
+@public(method=True)
 def scatter_add(input, dim, index, src):
     (d,) = normalize_dims(dim, input.ndim)
-    idx = _int_index(index, "scatter(): Expected dtype int32/int64 for index")
+    idx = _int_index(index, "scatter(): Expected dtype int32/int64 for index", fn="scatter_add")
     _check_along("scatter_add", input, d, idx, src)
     if input.ndim == 0:
         return apply(SCATTER_ADD, (input.reshape(1), src.reshape(1)), (0, idx.reshape(1))).reshape(())
     return apply(SCATTER_ADD, (input, src), (d, idx))
 
 
-@public(out=True)
+@public(method=True, out=True)
 def index_select(input, dim, index):
     (d,) = normalize_dims(dim, input.ndim)
-    idx = _int_index(index, "index_select(): Expected dtype int32 or int64 for index")
+    idx = _int_index(index, "index_select(): Expected dtype int32 or int64 for index", fn="index_select")
     if idx.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     if input.ndim == 0:
@@ -438,6 +445,7 @@ def nonzero(input, *, as_tuple=False):
 
 
 def _index_vector(index, name: str = "index_add_"):
+    check_tensor(name.rstrip("_"), "index", index, 3)
     idx = index._data if hasattr(index, "_data") else np.asarray(index)
     if idx.dtype.kind not in "iu":
         if name == "index_fill_":
@@ -458,10 +466,13 @@ def _as_input(result, input):
     return result.reshape(()) if input.ndim == 0 else result
 
 
-@public
+@public(method=True)
 def index_add(input, dim, index, source, *, alpha=1):
     (d,) = normalize_dims(dim, input.ndim)
     idx = _index_vector(index)
+    if source._data.dtype != input._data.dtype:
+        raise RuntimeError(f"index_add_(): self ({SCALAR_TYPE[input._data.dtype.name]}) and source "
+                           f"({SCALAR_TYPE[source._data.dtype.name]}) must have the same scalar type")
     _in_range(idx, input.shape[d] if input.ndim else 1)
     return _as_input(apply(INDEX_ADD, (_as_vector(input), _as_vector(source)), (d, idx, alpha)), input)
 

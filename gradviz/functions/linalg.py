@@ -244,7 +244,7 @@ def linear(input, weight, bias=None):
     return out if bias is None else out + bias
 
 
-@public(method=True, out=True)
+@public('outer', 'ger', method=True, out=True)
 def outer(input, vec2):
     _tensors("outer", input=input, vec2=vec2)
     for name, v in (("self", input), ("vec2", vec2)):
@@ -609,7 +609,7 @@ def linalg_cross(input, other, *, dim=-1):
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[d]} and "
                            f"{other.shape[d]}")
     broadcast_shape(tuple(input.shape), tuple(other.shape))
-    a, b, dtype = coerce_pair(input, other)
+    a, b, dtype = coerce_pair(input, other, "cross")
     return apply(CROSS, (a, b), (d,), dtype)
 
 
@@ -812,7 +812,7 @@ def inner(input, other):
     return tensordot(input, other, ([-1], [-1]))
 
 
-@public
+@public(method=True)
 def cov(input, *, correction=1, fweights=None, aweights=None):
     """torch.cov's steps: a (weighted) mean per variable, then (x − x̄) w (x − x̄)ᵀ / (Σw − correction ...)."""
     if input.ndim > 2:
@@ -862,7 +862,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     return (c / norm_factor).squeeze()
 
 
-@public
+@public(method=True)
 def corrcoef(input):
     if input.ndim > 2:
         raise RuntimeError(f"corrcoef(): expected input to have two or fewer dimensions but got an input with "

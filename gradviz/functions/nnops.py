@@ -267,7 +267,7 @@ def pad(input, pad, mode="constant", value=None):
     return apply(CONSTANT_PAD, (input,), (tuple(int(p) for p in pad), 0.0 if value is None else value))
 
 
-@public   # torch.hardshrink too: the same signature
+@public(method=True)   # torch.hardshrink too: the same signature
 def hardshrink(input, lambd=0.5):
     return apply(HARDSHRINK, (input,), (lambd,))
 
@@ -298,7 +298,7 @@ def glu(input, dim=-1):
     return apply(GLU, (input,), (d,))
 
 
-@public   # torch.prelu too: the same signature
+@public(method=True)   # torch.prelu too: the same signature
 def prelu(input, weight):
     """PReLU with one slope, or one per channel (dim 1), broadcast as torch reshapes it."""
     n = weight.numel()

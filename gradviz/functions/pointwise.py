@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import backend
-from .._args import check_tensor, invalid_arguments, is_number
+from .._args import check_int_range, check_number, check_tensor, invalid_arguments, is_number
 from ..dtypes import C_TYPE, SCALAR_TYPE, float64, floating_kernel, get_default_dtype, result_type
 from ..autograd.apply import apply, coerce_pair
 from ..autograd.fast_paths import one_dtype
@@ -33,7 +33,7 @@ from .public import public
 
 # -- public functions ---------------------------------------------------------------
 def binary(op: Op, a, b, *params):
-    a, b, dtype = coerce_pair(a, b)
+    a, b, dtype = coerce_pair(a, b, op.name)
     return apply(op, (a, b), params, dtype)
 
 
@@ -41,36 +41,39 @@ def _tensor_or_scalar(op: Op, scalar_op: Op, input, other, *params):
     """`op` when other is a Tensor; else `scalar_op`, with other (in the promoted dtype) as a param."""
     if isinstance(other, Tensor):
         return binary(op, input, other, *params)
-    _, const, dtype = coerce_pair(input, other)
+    _, const, dtype = coerce_pair(input, other, op.name)
     return apply(scalar_op, (input,), (const._data, *params), dtype)
 
 
-def _check_alpha(input, other, alpha) -> None:
+def _check_alpha(name: str, input, other, alpha) -> None:
+    check_number(name, "alpha", alpha)
     if isinstance(alpha, float) and all(isinstance(t, Tensor) and t._data.dtype.kind in "iub" for t in (input, other)):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
 
 
-@public(out=True)
+@public(method=True, out=True)
 def add(input, other, *, alpha=1):
     if type(alpha) is int and alpha == 1 and one_dtype(input, other, Tensor):
         return apply(ADD, (input, other))   # two Tensors of one dtype: nothing to coerce or check
-    _check_alpha(input, other, alpha)
+    _check_alpha("add", input, other, alpha)
     if alpha == 1:
         return binary(ADD, input, other)
     return binary(ADD_ALPHA, input, other, alpha)
 
 
-@public(out=True)
+@public('sub', 'subtract', method=True, out=True)
 def sub(input, other, *, alpha=1):
     if len([t for t in (input, other) if isinstance(t, Tensor) and t._data.dtype == bool]) == 2:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
                            "`logical_xor()` operator instead.")
+    if not (type(alpha) is int and alpha == 1):
+        _check_alpha("sub", input, other, alpha)
     if alpha == 1:
         return binary(SUB, input, other)
     return binary(SUB_ALPHA, input, other, alpha)
 
 
-@public(out=True)
+@public('mul', 'multiply', method=True, out=True)
 def mul(input, other):
     if one_dtype(input, other, Tensor):
         return apply(MUL, (input, other))   # two Tensors of one dtype: nothing to coerce
@@ -79,12 +82,12 @@ def mul(input, other):
     return binary(MUL, input, other)
 
 
-@public(out=True)
+@public('div', 'divide', method=True, out=True)
 def div(input, other, *, rounding_mode=None):
     if rounding_mode is None:   # true division of integers gives the default float dtype
         a, b, dtype = _float_pair(input, other)
         return apply(DIV, (a, b), (), dtype)
-    a, b, dtype = coerce_pair(input, other)
+    a, b, dtype = coerce_pair(input, other, "div")
     if rounding_mode not in ("floor", "trunc"):
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
                          f"'{rounding_mode}'")
@@ -125,7 +128,11 @@ def zero_(input):
 
 @public
 def masked_fill(input, mask, value):
-    m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
+    if not isinstance(mask, Tensor):   # a list or an array: no signature of torch's takes it
+        raise invalid_arguments("masked_fill", (input, mask, value), {},
+                                ("Tensor input, Tensor mask, Tensor value", "Tensor input, Tensor mask, Number value"))
+    check_int_range(value)
+    m = mask._data
     if m.dtype != bool:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
                            f"{C_TYPE.get(m.dtype.name, m.dtype.name)}")
@@ -140,13 +147,14 @@ def masked_fill(input, mask, value):
     return apply(MASKED_FILL, (input,), (m, value))
 
 
-@public(out=True)
+@public(method=True, out=True)
 def pow(input, exponent):
     if not isinstance(input, Tensor):
         _, _, dtype = coerce_pair(exponent, input)   # 2.5 ** int tensor is of the default float dtype
         return apply(RPOW_SCALAR, (exponent,), (input,), dtype)
     if isinstance(exponent, Tensor):
         return binary(POW, input, exponent)
+    check_int_range(exponent)
     if input._data.dtype.kind in "biu" and isinstance(exponent, float):
         input = input.float()
     return apply(POW_SCALAR, (input,), (exponent,))
@@ -163,7 +171,7 @@ def where(condition, input=None, other=None):
     if cond.dtype != bool:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
                            f"{str(cond.dtype).capitalize().replace('Int64', 'Long').replace('Float32', 'Float')}")
-    a, b, dtype = coerce_pair(input, other)
+    a, b, dtype = coerce_pair(input, other, "where")
     try:
         return apply(WHERE, (a, b), (cond,), dtype)
     except RuntimeError:   # the condition broadcasts too: torch's words name it first
@@ -172,12 +180,12 @@ def where(condition, input=None, other=None):
         raise
 
 
-@public(out=True)
+@public(method=True, out=True)
 def maximum(input, other):
     return binary(MAXIMUM, input, other)
 
 
-@public(out=True)
+@public(method=True, out=True)
 def minimum(input, other):
     return binary(MINIMUM, input, other)
 
@@ -221,7 +229,7 @@ def leaky_relu_(input, negative_slope=0.01):
     return input._inplace_op(lambda x: apply(LEAKY_RELU_RESULT, (x,), (negative_slope,)))
 
 
-@public(method=True)
+@public   # no Tensor.gelu: torch has none
 def gelu(input, approximate="none"):
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
@@ -229,7 +237,7 @@ def gelu(input, approximate="none"):
     return apply(GELU_TANH if approximate == "tanh" else GELU, (input,))
 
 
-@public(method=True)
+@public   # no Tensor.softplus: torch has none
 def softplus(input, beta=1.0, threshold=20.0):
     floating_kernel("softplus_cpu", input._data.dtype)
     return apply(SOFTPLUS, (input,), (beta, threshold))
@@ -247,7 +255,7 @@ def _make_unary(op, floating=False):
 _neg = _make_unary(NEG)
 
 
-@public(method=True, out=True)
+@public('neg', 'negative', method=True, out=True)
 def neg(input):
     if input._data.dtype == bool:
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
@@ -268,7 +276,7 @@ tanh = public(method=True, out=True)(_make_unary(TANH, floating=True))
 sigmoid = public(method=True, out=True)(_make_unary(SIGMOID, floating=True))
 relu = public(method=True)(_make_unary(RELU))
 erf = public(method=True, out=True)(_make_unary(ERF, floating=True))
-abs = public(method=True, out=True)(_make_unary(ABS))
+abs = absolute = public('abs', 'absolute', method=True, out=True)(_make_unary(ABS))
 sign = public(method=True, out=True)(_make_unary(SIGN))
 floor = public(method=True, out=True)(_make_unary(FLOOR))
 _round = _make_unary(ROUND)
@@ -286,7 +294,10 @@ logical_not = public(method=True, out=True)(_make_unary(NOT))
 def compare(name: str, a, b):
     """The comparison or bitwise op `name` of a and b (eq, lt, bitwise_and, ...): what torch.eq and the
     Tensor's ==, <, & call."""
-    a, b, common = coerce_pair(a, b)
+    if not (isinstance(b, Tensor) or is_number(b)) and not name.startswith("bitwise_"):   # torch's two signatures
+        raise invalid_arguments(name, (a, b), {}, tuple(f"Tensor input, {kind} other, *, Tensor out = None"
+                                                         for kind in ("Tensor", "Number")))
+    a, b, common = coerce_pair(a, b, name)
     if name.startswith("bitwise_"):
         common = common or a._data.dtype
         if common.kind in "fc":   # & | ^ are integer and bool operations in torch
@@ -294,18 +305,23 @@ def compare(name: str, a, b):
     return apply(COMPARE[name], (a, b))
 
 
-def _comparison(name: str):
+def _comparison(name: str, *aliases: str):
     def fn(input, other):
         return compare(name, input, other)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"torch.{name}: elementwise comparison, a bool tensor with no grad"
-    return public(out=True)(fn)
+    return public(name, *aliases, method=True, out=True)(fn)
 
 
-eq, ne, gt, lt, ge, le = (_comparison(n) for n in ("eq", "ne", "gt", "lt", "ge", "le"))
+eq = _comparison("eq")
+ne = not_equal = _comparison("ne", "not_equal")
+gt = greater = _comparison("gt", "greater")
+lt = less = _comparison("lt", "less")
+ge = greater_equal = _comparison("ge", "greater_equal")
+le = less_equal = _comparison("le", "less_equal")
 
 
-@public(out=True)
+@public(method=True, out=True)
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     broadcast_shape(tuple(input.shape), tuple(other.shape))
     xp = backend.namespace_of(input._data)
@@ -370,7 +386,7 @@ def true_divide(input, other):
 
 def _float_pair(a, b):
     """coerce_pair, with integer operands (no dtype given: both are of a's) promoted to the default float dtype."""
-    a, b, dtype = coerce_pair(a, b)
+    a, b, dtype = coerce_pair(a, b, "div")
     if dtype is None and a._data.dtype.kind in "biu":
         dtype = get_default_dtype().np
     return a, b, dtype
@@ -599,7 +615,7 @@ def clamp_min(input, min):
 
 def _logical(name: str):
     def fn(input, other):
-        a, b, _ = coerce_pair(input, other)
+        a, b, _ = coerce_pair(input, other, name)
         return apply(LOGIC[name], (a, b))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"torch.{name}: elementwise logic on nonzero entries, a bool tensor with no grad"

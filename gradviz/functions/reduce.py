@@ -353,12 +353,12 @@ def median(input, dim=None, keepdim=False):
     return values_indices("median", values, index if keepdim or not input.ndim else index.squeeze(d))
 
 
-@public(method=True)
+@public   # torch.std_mean; torch's Tensor has no std_mean method
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return _moments(STD_MEAN, input, dim, unbiased, keepdim, correction)
 
 
-@public(method=True)
+@public   # torch.var_mean; torch's Tensor has no var_mean method
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return _moments(VAR_MEAN, input, dim, unbiased, keepdim, correction)
 
@@ -381,7 +381,7 @@ def aminmax(input, *, dim=None, keepdim=False):
 
 @public(out=True)
 def dist(input, other, p=2):
-    a, b, dtype = coerce_pair(input, other)
+    a, b, dtype = coerce_pair(input, other, "dist")
     if (dtype or a._data.dtype).kind in "iu":
         raise RuntimeError("norm(): input dtype should be either floating point or complex. "
                            f"Got {SCALAR_TYPE[(dtype or a._data.dtype).name]} instead.")

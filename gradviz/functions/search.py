@@ -6,7 +6,8 @@ and the counts never require grad. searchsorted and bucketize run torch's binary
 lands where it lands there) and return indices only. quantile is composed as torch composes it: a
 sort, a gather of the values below (and above) each rank and a lerp between them, then in-place
 squeezes, so its graph (SqueezeBackward4, LerpBackward1, GatherBackward0, SortBackward0) and its
-gradient, ties included, are torch's. combinations is torch's meshgrid, masked_select and stack."""
+gradient, ties included, are torch's. combinations is torch's meshgrid, masked_select and stack.
+isin asks which elements are among the test elements (a bool tensor, no grad)."""
 from __future__ import annotations
 
 import numbers
@@ -15,7 +16,7 @@ import warnings
 import numpy as np
 
 from .. import backend
-from .._args import check_tensor, type_name
+from .._args import check_tensor, invalid_arguments, is_number, type_name
 from ..autograd.apply import apply
 from ..dtypes import SCALAR_TYPE, result_type
 from ..autograd.grad_mode import is_grad_enabled
@@ -430,3 +431,20 @@ def combinations(input, r=2, with_replacement=False):
     mask = _on_device_of(mask, input)
     grids = meshgrid(*([input] * r), indexing="ij")
     return stack([masked_select(grid, mask) for grid in grids], 1)
+
+
+_ISIN_SIGNATURES = tuple(f"{a}, *, bool assume_unique = False, bool invert = False, Tensor out = None" for a in
+                         ("Tensor elements, Tensor test_elements", "Number element, Tensor test_elements",
+                          "Tensor elements, Number test_element"))
+
+
+@public(out=True)
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """Each of elements: is it among test_elements? (invert: is it not?) Either may be a number."""
+    tensors = [isinstance(v, Tensor) for v in (elements, test_elements)]
+    if not any(tensors) or not all(t or is_number(v) for t, v in zip(tensors, (elements, test_elements))):
+        raise invalid_arguments("isin", (elements, test_elements), {}, _ISIN_SIGNATURES)
+    a = elements._data if tensors[0] else np.asarray(elements)
+    b = test_elements._data if tensors[1] else np.asarray(test_elements)
+    xp = backend.namespace_of(a if tensors[0] else b)
+    return Tensor._make(xp.isin(a, b, assume_unique=assume_unique, invert=invert))

@@ -316,7 +316,7 @@ def _tensor_list(fn: str, tensors) -> tuple:
     return tuple(tensors)
 
 
-@public('cat', 'concat', out=True)
+@public('cat', 'concat', 'concatenate', out=True)
 def cat(tensors, dim=0):
     tensors = _tensor_list("cat", tensors)
     if not tensors:

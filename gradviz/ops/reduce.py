@@ -24,6 +24,16 @@ def restore(xp, g, dims: tuple, keepdim: bool, ndim: int):
     return xp.reshape(g, tuple(shape))
 
 
+def unsqueezed(xp, g, dims: tuple, keepdim: bool, ndim: int):
+    """restore, as torch's sum_backward does it: on Tensors (a recorded VJP) one unsqueeze per
+    reduced dim, so a double backward through it meets torch's SqueezeBackward1 nodes."""
+    if keepdim or ndim == 0 or xp.arrays:
+        return restore(xp, g, dims, keepdim, ndim)
+    for d in sorted(dims):
+        g = g.unsqueeze(d)
+    return g
+
+
 def _count(a, dims):
     n = 1
     for d in dims:
@@ -41,9 +51,34 @@ def _cast(a, dtype):
 
 def _accumulate(fn, a, dtype, **axes):
     """fn (sum, prod, nansum, cumsum, cumprod) of a cast as _cast says, in that dtype (NumPy's
-    default would widen int8 to int64, where torch's int8 sum wraps around)."""
+    default would widen int8 to int64, where torch's int8 sum wraps around). On NumPy arrays the
+    ufunc's own reduce or accumulate runs (what np.sum runs), called from here: a floating-point
+    warning is then gradviz's, which gradviz._warn keeps from the learner, as torch is silent."""
     a = _cast(a, dtype)
+    form = _UFUNC_FORMS.get(fn) if type(a) is np.ndarray else None
+    if form is not None:
+        return form(a, axis=axes.pop("axis", None), dtype=a.dtype, **axes)
     return fn(a, dtype=a.dtype, **axes)
+
+
+def _mean(a, axis=None, keepdims=False):
+    """a.mean(axis, keepdims) for torch's mean: NumPy's own steps (its _methods._mean: the sum,
+    float16 summed in float32, then a division by the count as an intp) run from here, so that a
+    floating-point warning is gradviz's (see _accumulate); other arrays (CuPy) their own mean."""
+    if type(a) is not np.ndarray:
+        return a.mean(axis=axis, keepdims=keepdims)
+    dims = range(a.ndim) if axis is None else (axis,) if isinstance(axis, int) else axis
+    count = np.intp(_count(a, dims))
+    half = a.dtype == np.float16
+    total = np.add.reduce(a, axis=axis, dtype=np.float32 if half else None, keepdims=keepdims)
+    if type(total) is np.ndarray:
+        total = np.true_divide(total, count, out=total, casting="unsafe")
+        return total.astype(np.float16) if half else total
+    return (a.dtype if half else total.dtype).type(total / count)
+
+
+_UFUNC_FORMS = {np.sum: np.add.reduce, np.prod: np.multiply.reduce, np.cumsum: np.add.accumulate,
+                np.cumprod: np.multiply.accumulate}
 
 
 _INT64 = np.dtype(np.int64)
@@ -58,15 +93,15 @@ SUM = Op("sum", "SumBackward0", r"$c = \sum $0", lambda xp, a, dtype: _accumulat
 SUM_DIM = Op("sum", "SumBackward1", r"$c = \sum_{\text{dim } $dim} $0$?keepdim{\text{ (keepdim)}}",
              lambda xp, a, dims, keep, dtype: _accumulate(xp.sum, a, dtype, axis=dims, keepdims=keep),
              vjp=(lambda xp, g, c, a, dims, keep, dtype:
-                  xp.broadcast_to(restore(xp, g, dims, keep, a.ndim), a.shape),), params=DIMS,
+                  xp.broadcast_to(unsqueezed(xp, g, dims, keep, a.ndim), a.shape),), params=DIMS,
              vjp_latex=(r"\bar{g}\text{ broadcast over dim } $dim",), jvp="linear")
-MEAN = Op("mean", "MeanBackward0", r"$c = \frac{1}{n} \sum $0", lambda xp, a, dtype: _cast(a, dtype).mean(),
+MEAN = Op("mean", "MeanBackward0", r"$c = \frac{1}{n} \sum $0", lambda xp, a, dtype: _mean(_cast(a, dtype)),
           vjp=(lambda xp, g, c, a, dtype: xp.broadcast_to(g / (_count(a, range(a.ndim)) or 1), a.shape),),
           vjp_latex=(r"\frac{\bar{g}}{n} \text{ broadcast to the shape of } $0",), jvp="linear")
 MEAN_DIM = Op("mean", "MeanBackward1", r"$c = \operatorname{mean}_{\text{dim } $dim} $0$?keepdim{\text{ (keepdim)}}",
-              lambda xp, a, dims, keep, dtype: _cast(a, dtype).mean(axis=dims, keepdims=keep),
+              lambda xp, a, dims, keep, dtype: _mean(_cast(a, dtype), dims, keep),
               vjp=(lambda xp, g, c, a, dims, keep, dtype:
-                   xp.broadcast_to(restore(xp, g, dims, keep, a.ndim) / _count(a, dims), a.shape),), params=DIMS,
+                   xp.broadcast_to(unsqueezed(xp, g, dims, keep, a.ndim) / _count(a, dims), a.shape),), params=DIMS,
               vjp_latex=(r"\frac{\bar{g}}{n} \text{ broadcast over dim } $dim",), jvp="linear")
 
 

@@ -36,7 +36,8 @@ SQUEEZE_DIM = _reshaped("squeeze", "SqueezeBackward1", r"$c = \operatorname{sque
                         vjp_latex=(r"\bar{g}\text{ unsqueezed}",), jvp="linear")
 UNSQUEEZE = Op("unsqueeze", "UnsqueezeBackward0", r"$c = \operatorname{unsqueeze}($0,\, $dim)",
                lambda xp, a, dim: xp.expand_dims(a, dim),
-               vjp=(lambda xp, g, c, a, dim: xp.reshape(g, a.shape),),
+               # on Tensors (a recorded VJP) torch's squeeze(dim), so a double backward records SqueezeBackward1
+               vjp=(lambda xp, g, c, a, dim: xp.reshape(g, a.shape) if xp.arrays else g.squeeze(dim),),
                params=("dim",),
                vjp_latex=(r"\bar{g}\text{ squeezed}",), jvp="linear")
 PERMUTE = Op("permute", "PermuteBackward0", r"$c = \operatorname{permute}($0,\, $dims)",

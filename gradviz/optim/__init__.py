@@ -1,4 +1,11 @@
-"""gradviz.optim: optimizers (named and numbered as torch.optim's) and lr_scheduler."""
-from . import lr_scheduler  # noqa: F401
-from .algorithms import SGD, Adadelta, Adagrad, Adam, AdamW, RMSprop  # noqa: F401
+"""gradviz.optim: optimizers (named and numbered as torch.optim's), lr_scheduler and swa_utils.
+
+Its public names are torch.optim's: the modules that hold the classes are imported, then their
+names deleted here (`from gradviz.optim.optimizer import Optimizer` still works), as torch does."""
+from . import lr_scheduler, swa_utils  # noqa: F401
+from .algorithms import (ASGD, SGD, Adadelta, Adafactor, Adagrad, Adam, Adamax, AdamW, NAdam, RAdam,  # noqa: F401
+                         RMSprop, Rprop)
+from .lbfgs import LBFGS  # noqa: F401
 from .optimizer import Optimizer  # noqa: F401
+
+del algorithms, lbfgs, optimizer  # noqa: F821

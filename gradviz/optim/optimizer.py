@@ -198,10 +198,15 @@ class Optimizer:
         self.param_groups = new_groups
 
 
+# state not of its parameter's shape: one number per parameter (the step count, NAdam's product of
+# momenta, ASGD's eta and mu) and Adafactor's factored variances (one per row, one per column)
+OWN_SHAPE_STATE = frozenset({"step", "mu_product", "eta", "mu", "row_var", "col_var"})
+
+
 def _check_state(p: Tensor, state: dict) -> None:
     """A state buffer must have its parameter's shape; PyTorch's words for the in-place op that meets it."""
     for key, value in state.items():
-        if key == "step" or not isinstance(value, Tensor) or value.shape == p.shape:
+        if key in OWN_SHAPE_STATE or not isinstance(value, Tensor) or value.shape == p.shape:
             continue
         shape, full = tuple(value.shape), tuple(p.shape)
         message = broadcast_error(shape, full)

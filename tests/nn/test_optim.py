@@ -33,6 +33,20 @@ CONFIGS = [
     ("Adagrad", dict(lr=0.1, lr_decay=0.01, weight_decay=0.1, initial_accumulator_value=0.5)),
     ("Adadelta", dict()),
     ("Adadelta", dict(lr=0.5, rho=0.8, weight_decay=0.05)),
+    ("NAdam", dict()),
+    ("NAdam", dict(lr=0.01, betas=(0.8, 0.95), weight_decay=0.1, momentum_decay=0.01)),
+    ("NAdam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
+    ("RAdam", dict()),
+    ("RAdam", dict(lr=0.01, betas=(0.5, 0.6), weight_decay=0.1)),   # ρ_t passes 5 within the steps
+    ("RAdam", dict(lr=0.01, betas=(0.5, 0.6), weight_decay=0.1, decoupled_weight_decay=True)),
+    ("Adamax", dict()),
+    ("Adamax", dict(lr=0.01, betas=(0.8, 0.9), eps=1e-3, weight_decay=0.1, maximize=True)),
+    ("Rprop", dict()),
+    ("Rprop", dict(lr=0.05, etas=(0.3, 1.5), step_sizes=(1e-3, 0.2), maximize=True)),
+    ("ASGD", dict()),
+    ("ASGD", dict(lr=0.05, lambd=0.01, alpha=0.5, t0=2, weight_decay=0.1)),   # averaging from step 2
+    ("Adafactor", dict()),
+    ("Adafactor", dict(lr=0.05, beta2_decay=-0.5, eps=(1e-20, 1e-2), d=1.5, weight_decay=0.1, maximize=True)),
 ]
 
 
@@ -372,3 +386,54 @@ def test_scheduler_state_dict_has_torchs_keys(name, kwargs):
         ours.step(), theirs.step()
         assert list(ours.state_dict()) == list(theirs.state_dict())
         assert ours.state_dict()["_get_lr_called_within_step"] is False
+
+
+# -- LBFGS: step(closure) runs the quasi-Newton iterations, with or without the strong-Wolfe search --------
+def _lbfgs(t, steps=3, **kwargs):
+    rng = np.random.default_rng(1)
+    a = t.tensor(rng.standard_normal((6, 6)) + 4 * np.eye(6))
+    w = t.nn.Parameter(t.tensor(rng.standard_normal(6)))
+    b = t.nn.Parameter(t.tensor(rng.standard_normal(2)))
+    opt = t.optim.LBFGS([w, b], **kwargs)
+
+    def closure():
+        opt.zero_grad()
+        loss = ((a @ w - 1) ** 2).sum() + (w ** 4).sum() * 0.1 + ((b - 2) ** 2).sum() + 0.5 * (w[:2] * b).sum()
+        loss.backward()
+        return loss
+    losses = [opt.step(closure).detach().item() for _ in range(steps)]
+    state = opt.state[w]
+    return losses, w.detach().numpy(), b.detach().numpy(), list(state), state["func_evals"], state["n_iter"], opt
+
+
+@pytest.mark.filterwarnings("ignore:Converting a tensor with requires_grad=True")   # float(loss), in torch too
+@pytest.mark.parametrize("kwargs", [dict(), dict(line_search_fn="strong_wolfe"),
+                                    dict(lr=0.5, max_iter=5, history_size=3),
+                                    dict(history_size=2, line_search_fn="strong_wolfe", max_iter=7)])
+def test_lbfgs_matches_torch(kwargs):
+    ours, theirs = _lbfgs(gradviz, **kwargs), _lbfgs(torch, **kwargs)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-9)
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-7, atol=1e-9)
+    assert ours[3:6] == theirs[3:6]   # the state's keys (in torch's order) and its counts of evaluations
+    assert ours[6].defaults == theirs[6].defaults
+
+
+def test_lbfgs_errors_match_torch():
+    for t in (gradviz, torch):
+        w = t.nn.Parameter(t.ones(2))
+        with pytest.raises(ValueError, match="Invalid learning rate: -1"):
+            t.optim.LBFGS([w], lr=-1)
+        with pytest.raises(ValueError, match=r"LBFGS doesn't support per-parameter options \(parameter groups\)"):
+            t.optim.LBFGS([{"params": [w]}, {"params": [t.nn.Parameter(t.ones(1))]}])
+        opt = t.optim.LBFGS([w], line_search_fn="wolfe")
+        w.grad = t.ones(2)
+        with pytest.raises(RuntimeError, match="only 'strong_wolfe' is supported"):
+            opt.step(lambda: (w * w).sum().detach())
+
+
+def test_optim_public_names_are_torchs():
+    """dir(gradviz.optim) is dir(torch.optim) but for what gradviz leaves out (listed on docs/fidelity.md)."""
+    left_out = {"Muon", "SparseAdam", "swap_in_optimizer_params_and_state"}
+    public = {n for n in dir(gradviz.optim) if not n.startswith("_")}
+    assert public == {n for n in dir(torch.optim) if not n.startswith("_")} - left_out

@@ -109,3 +109,36 @@ def test_linspace_logspace_match_torch(dtype):
         for base in (10.0, 2.0, 0.5):
             assert bits_equal(gv.logspace(a, b, n, base=base, dtype=gdt),
                               torch.logspace(a, b, n, base=base, dtype=tdt)), (a, b, n, base)
+
+
+# -- torch.range: deprecated, but still in older course material --------------------------------
+RANGE_ARGS = [(1, 4), (0, 1, 0.1), (0.5, 7.3, 0.7), (-3, 3, 0.3), (0, 10, 1 / 3), (1e6, 1e6 + 5, 0.1), (5, 5),
+              (4, 1, -1)]
+
+
+@pytest.mark.parametrize("args", RANGE_ARGS, ids=str)
+def test_range_includes_its_end_as_torch(args):
+    torch = pytest.importorskip("torch")
+    with pytest.warns(UserWarning, match="torch.range is deprecated") as ours:
+        x = gv.range(*args)
+    with pytest.warns(UserWarning) as theirs:
+        y = torch.range(*args)
+    assert bits_equal(x, y.numpy())
+    assert str(ours[0].message) == str(theirs[0].message)
+
+
+def test_range_dtype_grad_and_errors_as_torch():
+    torch = pytest.importorskip("torch")
+    for kwargs in ({"dtype": "int64"}, {"dtype": "float64"}, {"requires_grad": True}):
+        with pytest.warns(UserWarning):
+            ours = gv.range(0, 3, **{k: getattr(gv, v) if k == "dtype" else v for k, v in kwargs.items()})
+        with pytest.warns(UserWarning):
+            theirs = torch.range(0, 3, **{k: getattr(torch, v) if k == "dtype" else v for k, v in kwargs.items()})
+        assert str(ours) == str(theirs)
+    for args in ((0, 5, -1), (0, 5, 0)):
+        with pytest.raises(RuntimeError) as theirs, pytest.warns(UserWarning):
+            torch.range(*args)
+        with pytest.raises(RuntimeError, match=str(theirs.value)), pytest.warns(UserWarning):
+            gv.range(*args)
+    with pytest.raises(TypeError, match='range\\(\\) missing 1 required positional arguments: "end"'):
+        gv.range(3)   # end is required (and no warning comes first), as in torch

@@ -85,3 +85,33 @@ def torch_shows():
 @pytest.mark.parametrize("case", CASES)
 def test_words_and_count_are_torchs(case, torch_shows):
     assert fresh_gradviz(CASES[case][0]) == torch_shows[case]
+
+
+# -- NumPy's floating-point warnings never reach the learner: torch computes inf and nan silently ----------
+SILENT = """
+x = torch.tensor([3e38, 3e38])
+print(x.sum(), x * 10, x.mean(), x.prod(), x.cumsum(0), x - x * 10)
+print(torch.tensor([float('inf')]) - torch.tensor([float('inf')]), torch.tensor([]).mean())
+print(torch.tensor([[3e38]]) @ torch.tensor([[3e38]]), torch.tensor([3e38]).half(), torch.tensor([1e20]).int().dtype)
+y = torch.tensor([3e38, 1.], requires_grad=True)
+(y * 10 + torch.tensor([100., 0.]).exp()).sum().backward()
+print(y.grad)
+"""
+
+
+def _run(module: str, program: str) -> subprocess.CompletedProcess:
+    source = f"import {module} as torch\n" + program
+    return subprocess.run([sys.executable, "-c", source], capture_output=True, text=True, timeout=120)
+
+
+@needs_torch
+def test_numpy_floating_warnings_stay_quiet_as_torch():
+    ours, theirs = _run("gradviz", SILENT), _run("torch", SILENT)
+    assert theirs.stderr == "" and ours.stderr == ""
+    assert ours.stdout.replace("dtype=torch.float16", "") == theirs.stdout.replace("dtype=torch.float16", "")
+
+
+def test_the_learners_own_numpy_still_warns():
+    program = "import numpy as np\nprint(np.float32(3e38) * np.float32(10))"
+    result = _run("gradviz", program)
+    assert "RuntimeWarning: overflow encountered in scalar multiply" in result.stderr

@@ -192,17 +192,20 @@ class Module:
                     memo.add(id(v))
                 yield module_prefix + ("." if module_prefix else "") + k, v
 
+    # generator functions, as torch's are: they print as <generator object Module.parameters at 0x...>
     def named_parameters(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
-        return self._named_members(lambda m: m._parameters.items(), prefix, recurse, remove_duplicate)
+        yield from self._named_members(lambda m: m._parameters.items(), prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse: bool = True):
-        return (p for _, p in self.named_parameters(recurse=recurse))
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
 
     def named_buffers(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
-        return self._named_members(lambda m: m._buffers.items(), prefix, recurse, remove_duplicate)
+        yield from self._named_members(lambda m: m._buffers.items(), prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse: bool = True):
-        return (b for _, b in self.named_buffers(recurse=recurse))
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
 
     def named_modules(self, memo: set | None = None, prefix: str = "", remove_duplicate: bool = True):
         """(qualified name, module) for this module and every submodule, each shared one once."""
@@ -219,7 +222,8 @@ class Module:
             yield from m.named_modules(memo, prefix + ("." if prefix else "") + name, remove_duplicate)
 
     def modules(self):
-        return (m for _, m in self.named_modules())
+        for _, m in self.named_modules():
+            yield m
 
     def named_children(self):
         seen = set()
@@ -229,7 +233,8 @@ class Module:
                 yield name, m
 
     def children(self):
-        return (m for _, m in self.named_children())
+        for _, m in self.named_children():
+            yield m
 
     def apply(self, fn):
         """fn(module) on every submodule (children first), then on this one; returns self."""

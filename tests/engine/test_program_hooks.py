@@ -1,0 +1,77 @@
+"""What programs see of autograd's hooks and functional API, as torch 2.13 shows it: a saved
+tensor unpacked through saved_tensors_hooks is a new tensor object over the same memory and
+history, register_multi_grad_hook calls back with a list, and jvp(create_graph=True) is torch's
+double-backward trick, so its result's graph is torch's."""
+import numpy as np
+import pytest
+
+import gradviz
+from tests.support.parity import needs_torch, real_torch, same_output
+
+pytestmark = needs_torch
+
+
+def test_saved_tensors_hooks_unpack_a_new_object():
+    same_output("""
+        x = torch.ones(2, requires_grad=True)
+        seen = []
+        with torch.autograd.graph.saved_tensors_hooks(lambda v: seen.append(v is x) or v, lambda v: v):
+            y = x * x
+        s = y.grad_fn._saved_self
+        print(seen, s is x, s.is_leaf, s.requires_grad, s.grad_fn, s._version)
+        (s * 3).sum().backward()
+        print(x.grad, s.grad)
+        a = x * 2
+        with torch.autograd.graph.saved_tensors_hooks(lambda v: v, lambda v: v):
+            b = a * a
+        print(b.grad_fn._saved_self is a, type(b.grad_fn._saved_self.grad_fn).__name__, b.grad_fn._saved_self)
+        print((x * x).grad_fn._saved_self is x)
+        with torch.autograd.graph.saved_tensors_hooks(lambda v: v, lambda v: v):
+            e = x.exp()
+        print(e.grad_fn._saved_result is e, e.grad_fn._saved_result.grad_fn.name())
+    """)
+
+
+def test_multi_grad_hook_gets_a_list():
+    same_output("""
+        p, q = torch.ones(2, requires_grad=True), torch.ones(3, requires_grad=True)
+        got = []
+        torch.autograd.graph.register_multi_grad_hook((p, q), lambda grads: got.append(grads))
+        ((p * 2).sum() + (q * 3).sum()).backward()
+        print(type(got[0]).__name__, got)
+        r = torch.ones(2, requires_grad=True)
+        torch.autograd.graph.register_multi_grad_hook((p, r), lambda grads: got.append(grads))
+        (p * 4).sum().backward()
+        print(type(got[-1]).__name__, got[-1])
+    """)
+
+
+def _jvp(t, func, inputs, v):
+    inputs = tuple(t.tensor(a, dtype=t.float64, requires_grad=True) for a in inputs)
+    v = tuple(t.tensor(a, dtype=t.float64) for a in v)
+    out, tangent = t.autograd.functional.jvp(func(t), inputs if len(inputs) > 1 else inputs[0],
+                                             v if len(v) > 1 else v[0], create_graph=True)
+    outs = out if isinstance(out, tuple) else (out,)
+    tangents = tangent if isinstance(tangent, tuple) else (tangent,)
+    sum(u.sum() for u in tangents).backward()
+    return ([type(u.grad_fn).__name__ for u in tangents], [type(o.grad_fn).__name__ for o in outs],
+            [u.detach().numpy() for u in tangents], [x.grad.numpy() for x in inputs])
+
+
+CASES = [
+    ("sum over dim 1", lambda t: lambda a: (a.sin() * a).sum(dim=1), [np.arange(6.).reshape(2, 3) / 5],
+     [np.ones((2, 3))]),
+    ("mean over dims", lambda t: lambda a: (a * a).mean(dim=(0, 2)), [np.arange(24.).reshape(2, 3, 4) / 7],
+     [np.cos(np.arange(24.)).reshape(2, 3, 4)]),
+    ("two inputs, two outputs", lambda t: lambda a, b: (a * b, a.exp()), [np.ones(3) / 3, np.arange(3.)],
+     [np.ones(3), np.full(3, 2.0)]),
+    ("unsqueeze", lambda t: lambda a: (a.unsqueeze(1) * a.unsqueeze(1)).sum(1), [np.arange(3.) / 4], [np.ones(3)]),
+]
+
+
+@pytest.mark.parametrize("name,func,inputs,v", CASES, ids=[c[0] for c in CASES])
+def test_jvp_with_create_graph_is_torchs_double_backward(name, func, inputs, v):
+    ours, theirs = _jvp(gradviz, func, inputs, v), _jvp(real_torch, func, inputs, v)
+    assert ours[:2] == theirs[:2]
+    for a, b in zip(ours[2] + ours[3], theirs[2] + theirs[3]):
+        np.testing.assert_allclose(a, b, rtol=1e-13)
