@@ -433,9 +433,9 @@ def engine_order(output) -> list:
 
 
 def check_order(answer, outputs: Sequence, name: str = "your order") -> Check:
-    """`answer(grad_fn) -> list of nodes` checked on each output's graph: every node once, each
-    before every node it sends a gradient to; the engine's order (one right answer) is shown
-    where it fails."""
+    """A backward's order, checked: `answer` is a function of a grad_fn returning a list of nodes,
+    run on each output's graph; right when it lists every node once, each before every node it
+    sends a gradient to. Where it fails, the engine's order (one right answer) is shown."""
     if answer is Ellipsis or answer is None:
         return check(answer, 0.0, name)
     for k, output in enumerate(outputs):
