@@ -1,76 +1,112 @@
-"""The HTML player's build time and size, and its step changes in Chromium.
+"""The player at scale: `animate(...).save()` from 1,000 to 20,000 steps, and the saved page in Chromium.
 
-  python benchmarks/player.py [--rounds N] [--browser-steps N]
+  python benchmarks/player.py [--rounds N] [--sizes 1000,5000,20000] [--unfolded 1000,5000] [--browser-steps N]
 
-Part 1: 200 backward steps over a 300-node graph.
-
-The graph: 100 leaves of 4 elements (each with its AccumulateGrad), 99 alternating
-add/mul ops, a sum and the output: 301 nodes, 200 backward steps. Each round times
-`animate()` (trace, one Graphviz layout, the backward, frames with local Jacobians)
-and `.html()`, separately and together. Targets: under 2 s and under 2 MB.
-Medians of the rounds are printed.
-Part 2: a 2,001-node chain with 1,999 backward steps (drawn unfolded, max_nodes=None): the saved
-HTML's size, and in Chromium (Playwright, /usr/bin/chromium, 1280x720) the time to open it (median
-of the rounds) and of one step change (median of --browser-steps steps): the script, then the
-frame that restyles, lays out, paints and commits it (see STEP_JS).
+A chain x -> y * 1.001 repeated -> sum, of as many backward steps as each size says. For each, in
+the same run and interleaved round by round: the engine's own time to build the graph and run its
+backward (the yardstick: every figure is also a ratio to it, so it holds on any machine), then
+`animate()` (recording, one Graphviz layout, the frames; folded by default: the chain is one box,
+whose steps the page holds when it is small enough to step through) and `.save()` (the panels made,
+packed and written). Unfolded (max_nodes=None, one frame per step) for the sizes of --unfolded. Medians
+of the rounds, CPU time (this process) beside wall time, seconds per step, and the file's size (bytes
+per frame shown: the file grows at most linearly with the steps it shows).
+Then the folded page of the largest size in Chromium (Playwright, /usr/bin/chromium, 1280x720): the
+time to open it (median of the rounds) and of one step change (median of --browser-steps steps): the
+script, then the frame that restyles, lays out, paints and commits it (see STEP_JS).
 """
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import sys
+import tempfile
 import time
 import warnings
 
 import gradviz
+from gradviz import progress
 from gradviz.player import animate
 from gradviz.render import render_backend
 
-TARGET_SECONDS, TARGET_BYTES = 2.0, 2_000_000
+
+def chain(steps: int):
+    """x -> (steps - 2) multiplications -> sum: steps backward steps (the ops and x's AccumulateGrad)."""
+    x = gradviz.randn(4, requires_grad=True)
+    y = x
+    for _ in range(steps - 2):
+        y = y * 1.001
+    return y.sum()
 
 
-def graph(n_params: int = 100, size: int = 4):
-    params = [gradviz.randn(size, requires_grad=True) for _ in range(n_params)]
-    h = params[0]
-    for i, p in enumerate(params[1:]):
-        h = h * p if i % 2 else h + p
-    return h.sum()
+def clocks():
+    return time.perf_counter(), time.process_time()
 
 
-def one_round(forward: bool) -> dict:
-    loss = graph()
-    t0 = time.perf_counter()
-    anim = animate(loss, forward=forward, max_nodes=None)   # unfolded: 200 steps, as stated
-    t1 = time.perf_counter()
-    page = anim.html()
-    t2 = time.perf_counter()
-    return {"animate": t1 - t0, "html": t2 - t1, "total": t2 - t0, "bytes": len(page.encode("utf-8")),
-            "nodes": len(anim.trace.nodes), "steps": len(anim.steps), "frames": len(anim.frames)}
+def since(start) -> tuple:
+    wall, cpu = clocks()
+    return wall - start[0], cpu - start[1]
+
+
+def one_round(steps: int, folded: bool, path: str) -> dict:
+    gradviz.manual_seed(0)
+    t = clocks()
+    chain(steps).backward()
+    engine = since(t)
+    loss = chain(steps)
+    t = clocks()
+    anim = animate(loss, **({} if folded else {"max_nodes": None}))
+    made = since(t)
+    t = clocks()
+    anim.save(path)
+    saved = since(t)
+    return {"engine": engine, "animate": made, "save": saved, "bytes": os.path.getsize(path),
+            "nodes": len(anim.trace.nodes), "steps": len(anim.steps), "frames": len(anim.frames),
+            "inside": len(anim.inside.frames) if anim.inside else 0}
+
+
+def table(rows: dict, rounds: int) -> None:
+    head = (f"{'chain':<8} {'nodes':>7} {'frames':>7} {'inside':>6} | {'engine':>6} {'animate':>7} {'save':>6} "
+            f"{'total':>6} {'×engine':>7} {'ms/step':>7} | cpu: {'engine':>6} {'total':>6} {'ms/step':>7} | "
+            f"{'MB':>6} {'B/frame':>7}")
+    print(head)
+    print("-" * len(head))
+    for (steps, folded), r in rows.items():
+        med = {k: [statistics.median(x[k][c] for x in r) for c in (0, 1)] for k in ("engine", "animate", "save")}
+        total = [med["animate"][c] + med["save"][c] for c in (0, 1)]
+        shown = r[0]["frames"] + r[0]["inside"]
+        print(f"{'folded' if folded else 'unfolded':<8} {r[0]['nodes']:>7,} {r[0]['frames']:>7,} {r[0]['inside']:>6,} | "
+              f"{med['engine'][0]:>6.2f} {med['animate'][0]:>7.2f} {med['save'][0]:>6.2f} {total[0]:>6.2f} "
+              f"{total[0] / med['engine'][0]:>7.1f} {total[0] / steps * 1e3:>7.2f} | cpu: {med['engine'][1]:>6.2f} "
+              f"{total[1]:>6.2f} {total[1] / steps * 1e3:>7.2f} | {r[0]['bytes'] / 1e6:>6.2f} "
+              f"{r[0]['bytes'] / shown:>7.0f}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--browser-steps", type=int, default=100,
-                        help="step changes to time in Chromium on the 2,000-node player (0: skip)")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--sizes", default="1000,5000,20000")
+    parser.add_argument("--unfolded", default="1000,5000")
+    parser.add_argument("--browser-steps", type=int, default=60, help="step changes to time in Chromium (0: skip)")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
-    gradviz.manual_seed(0)
-    one_round(False)    # warm-up: imports, the Graphviz backend's first start
-    print(f"Graphviz backend: {render_backend()}; medians of {args.rounds} rounds")
-    for forward in (False, True):
-        rounds = [one_round(forward) for _ in range(args.rounds)]
-        med = {k: statistics.median(r[k] for r in rounds) for k in ("animate", "html", "total", "bytes")}
-        first = rounds[0]
-        label = "backward only" if not forward else "forward + backward"
-        ok = med["total"] < TARGET_SECONDS and med["bytes"] < TARGET_BYTES
-        print(f"{label:>19}: {first['nodes']} nodes, {first['steps']} steps, {first['frames']} frames | "
-              f"animate {med['animate'] * 1e3:7.1f} ms  html {med['html'] * 1e3:6.1f} ms  "
-              f"total {med['total'] * 1e3:7.1f} ms (target < {TARGET_SECONDS:.0f} s) | "
-              f"{med['bytes'] / 1e6:.2f} MB (target < {TARGET_BYTES / 1e6:.0f} MB) | {'ok' if ok else 'MISSED'}")
-    if args.browser_steps:
-        browser_round(args.browser_steps, args.rounds)
-
-
+    progress.MIN_ITEMS = sys.maxsize        # no progress bars between the figures
+    sizes = [int(s) for s in args.sizes.split(",")]
+    runs = [(n, True) for n in sizes] + [(int(n), False) for n in args.unfolded.split(",") if n]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "player.html")
+        one_round(50, True, path)   # warm-up: imports, the Graphviz backend's first start
+        print(f"Graphviz backend: {render_backend()}; medians of {args.rounds} rounds, interleaved; seconds; "
+              "×engine: (animate + save) / (build + backward); inside: frames the page holds in its boxes")
+        rows = {run: [] for run in runs}
+        for _ in range(args.rounds):
+            for run in runs:
+                rows[run].append(one_round(run[0], run[1], path))
+        table(rows, args.rounds)
+        if args.browser_steps:
+            gradviz.manual_seed(0)
+            page = animate(chain(max(sizes))).save(os.path.join(tmp, "big.html"))
+            browser_round(page, args.browser_steps, args.rounds)
 
 
 # -- the player in Chromium: a 2,000-node graph, 2,000 backward steps ------------------------------
@@ -110,56 +146,31 @@ OPEN_JS = """async () => {
 }"""
 
 
-def chain(n_ops: int = 1997):
-    """x -> n_ops multiplications -> sum: n_ops + 4 nodes (leaf, AccumulateGrad, ops, sum, output),
-    n_ops + 2 backward steps."""
-    x = gradviz.randn(4, requires_grad=True)
-    y = x
-    for _ in range(n_ops):
-        y = y * 1.001
-    return y.sum()
-
-
-def browser_round(steps: int, rounds: int = 3) -> None:
-    import os
-    import re
-    import sys
-    import tempfile
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
-    from browser_support import chromium
-    loss = chain()
-    t0 = time.perf_counter()
-    anim = animate(loss, forward=False, max_nodes=None)
-    t1 = time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp:
-        path = anim.save(os.path.join(tmp, "big.html"))
-        t2 = time.perf_counter()
-        page_text = path.read_text(encoding="utf-8")
-        size = len(page_text.encode("utf-8"))
-        svg = len(page_text[page_text.find("<svg"):page_text.find("</svg>")].encode("utf-8"))
-        data = re.search(r'<script type="application/json" class="gv-data">(.*?)</script>', page_text, re.S)
-        print(f"player of {len(anim.trace.nodes):,} nodes x {len(anim.steps):,} steps: animate {t1 - t0:.1f} s, "
-              f"save {t2 - t1:.1f} s | HTML {size / 1e6:.2f} MB (SVG {svg / 1e6:.2f} MB, "
-              f"frames {len(data.group(1).encode('utf-8')) / 1e6:.2f} MB)")
-        with chromium((1280, 720)) as context:
-            opened = []
-            for _ in range(rounds):
-                page = context.new_page()
-                page.goto(path.as_uri())
-                page.wait_for_function("() => { const r = document.querySelector('.gv-player'); return r && r.__gv; }")
-                opened.append(page.evaluate(OPEN_JS))
-                page.close()
-            print(f"  Chromium 1280x720, open (median of {rounds}): load event {statistics.median(o['load'] for o in opened):.2f} s, "
-                  f"player ready and painted {statistics.median(o['ready'] for o in opened):.2f} s")
+def browser_round(path, steps: int, rounds: int = 3) -> None:
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    from tests.support.browser_support import chromium
+    size = os.path.getsize(path)
+    with chromium((1280, 720)) as context:
+        opened = []
+        for _ in range(rounds):
             page = context.new_page()
             page.goto(path.as_uri())
             page.wait_for_function("() => { const r = document.querySelector('.gv-player'); return r && r.__gv; }")
-            for motion in ("reduce", "no-preference"):
-                page.emulate_media(reduced_motion=motion)
-                r = page.evaluate(STEP_JS, [len(anim.frames) // 2, steps])
-                print(f"  step change ({'camera jumps' if motion == 'reduce' else 'camera glides'}, median of {steps}): "
-                      f"script {r['script']:.1f} ms + render {r['render']:.1f} ms = work {r['work']:.1f} ms "
-                      f"(p95 {r['work_p95']:.1f}; target < 16 ms) | to painted {r['painted']:.1f} ms")
+            opened.append(page.evaluate(OPEN_JS))
+            n = page.evaluate("document.querySelector('.gv-player').__gv.length()")
+            page.close()
+        print(f"page of the largest chain ({size / 1e6:.2f} MB, {n} frames) in Chromium 1280x720, open "
+              f"(median of {rounds}): load event {statistics.median(o['load'] for o in opened):.2f} s, "
+              f"player ready and painted {statistics.median(o['ready'] for o in opened):.2f} s (target <= 2 s)")
+        page = context.new_page()
+        page.goto(path.as_uri())
+        page.wait_for_function("() => { const r = document.querySelector('.gv-player'); return r && r.__gv; }")
+        for motion in ("reduce", "no-preference"):
+            page.emulate_media(reduced_motion=motion)
+            r = page.evaluate(STEP_JS, [0, min(steps, n - 1)])
+            print(f"  step change ({'camera jumps' if motion == 'reduce' else 'camera glides'}, median of "
+                  f"{min(steps, n - 1)}): script {r['script']:.1f} ms + render {r['render']:.1f} ms = work "
+                  f"{r['work']:.1f} ms (p95 {r['work_p95']:.1f}; target <= 16 ms) | to painted {r['painted']:.1f} ms")
 
 
 if __name__ == "__main__":

@@ -7,10 +7,11 @@ animations of backward.
 import importlib as _importlib
 import math as _math
 
+from . import tensor_methods as _tensor_methods  # noqa: F401  (binds Tensor's methods: x.exp(), x.backward(), ...)
 from . import autograd, code_lines, events  # noqa: F401
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from .autograd import is_inference_mode_enabled  # noqa: F401
-from .autograd.graph import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
+from .autograd.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
 from .backend import device, get_default_device, set_default_device  # noqa: F401
 from . import accelerator, cuda  # noqa: F401
 from .creation import (BoolTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor, arange, as_tensor,  # noqa: F401

@@ -43,25 +43,6 @@ def emit(event) -> None:
                           "skipped", RuntimeWarning, stacklevel=2)
 
 
-_jacobians = [0]   # listeners that asked for local Jacobians in NodeExecuted
-
-
-def jacobians_wanted() -> bool:
-    return _jacobians[0] > 0
-
-
-@contextmanager
-def want_jacobians():
-    """While active, the engine adds each node's local Jacobian (when small) to NodeExecuted."""
-    with _lock:
-        _jacobians[0] += 1
-    try:
-        yield
-    finally:
-        with _lock:
-            _jacobians[0] -= 1
-
-
 def subscribe(listener: Callable[[Any], None], thread: int | None = None) -> Callable[[], None]:
     """Add a listener (for one thread's events only when `thread` is given); returns a
     function that removes it."""
@@ -109,7 +90,9 @@ class BackwardStarted:
 
 @dataclass(frozen=True, slots=True)
 class NodeExecuted:
-    """One VJP ran; `step` is the engine's Step (grads in, grads out per edge)."""
+    """One VJP ran; `step` is the engine's Step (grads in, grads out per edge), emitted before the
+    node lets go of what it saved. The engine leaves `info` None (a Recorder describes the step,
+    autograd.describe.step_info); an origin that describes its own steps (the torch bridge) fills it."""
     step: Any
     info: StepRecord | None = None
 

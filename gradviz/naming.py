@@ -38,10 +38,26 @@ def caller_names(is_tensor: Callable[[object], bool], frame=None) -> dict:
     return {} if frame is None else names_in(frame, is_tensor)
 
 
-def names_in(frame, is_tensor: Callable[[object], bool]) -> dict:
-    """{name: tensor} for every tensor this frame's code holds under exactly one public name."""
+def caller_namespace(frame=None) -> dict:
+    """The variables of the calling code (the first frame outside gradviz): its globals, shadowed
+    by its locals, as Python resolves a name there; {} when no such frame is found."""
+    frame = _outside_package(frame if frame is not None else sys._getframe(1))
+    return {} if frame is None else _namespace(frame)
+
+
+def _namespace(frame) -> dict:
     namespace = dict(frame.f_globals)
     namespace.update(frame.f_locals)
+    return namespace
+
+
+def names_in(frame, is_tensor: Callable[[object], bool]) -> dict:
+    """{name: tensor} for every tensor this frame's code holds under exactly one public name."""
+    return tensors_named(_namespace(frame), is_tensor)
+
+
+def tensors_named(namespace: dict, is_tensor: Callable[[object], bool]) -> dict:
+    """{name: tensor} for every tensor `namespace` holds under exactly one public name."""
     holders: dict = {}
     for name, value in namespace.items():
         # a tensor the learner named itself (x.name = "...") keeps that name

@@ -1,10 +1,14 @@
-"""Where a Trace comes from, decided at the public entry points: gradviz tensors are
-replayed into the Recorder (`tracing.build_trace`), real torch tensors go through the
-torch bridge. The renderer and the player only ever receive the Trace."""
+"""Where a recording comes from, decided once for every public entry point (draw, make_dot, animate,
+step, the race, the CLI): a Trace recorded before, gradviz tensors (replayed into the Recorder, their
+backward run by gradviz's engine) or real torch tensors (the torch bridge, whose Recording steps
+torch's own engine). The renderer and the player receive only a Trace or a Recording.
+"""
 from __future__ import annotations
 
+from .naming import caller_namespace, is_tensor, tensors_named
 from .tracing import Trace, build_trace
-from .torch_bridge import trace_from_torch
+from .tracing.recording import EngineRecording, Recording
+from .torch_bridge import record_torch, trace_from_torch
 
 
 def is_torch(tensor) -> bool:
@@ -12,9 +16,79 @@ def is_torch(tensor) -> bool:
     return type(tensor).__module__.split(".")[0] == "torch"
 
 
-def trace_of(tensors: tuple, names: dict | None = None, show_saved: bool = False, order_of=None,
-             ctx_saved: bool = False) -> Trace:
-    """The Trace behind gradviz tensors, or behind real torch tensors (through the torch bridge)."""
-    if tensors and all(is_torch(t) for t in tensors):
-        return trace_from_torch(*tensors, params=names, show_saved=show_saved, ctx_saved=ctx_saved)
-    return build_trace(tensors, names, show_saved=show_saved, order_of=order_of, ctx_saved=ctx_saved)
+def is_trace(tensors: tuple) -> bool:
+    """One recorded Trace given in place of tensors."""
+    return len(tensors) == 1 and isinstance(tensors[0], Trace)
+
+
+def flat(tensors: tuple) -> tuple:
+    """f(a, b) and f([a, b]) alike: the tensors as one tuple."""
+    if len(tensors) == 1 and isinstance(tensors[0], (tuple, list)):
+        return tuple(tensors[0])
+    return tuple(tensors)
+
+
+def torch_roots(tensors: tuple) -> bool:
+    """True for torch tensors, False for gradviz tensors; both at once is refused."""
+    kinds = {is_torch(t) for t in tensors}
+    if len(kinds) > 1:
+        raise TypeError("expected tensors of one library: these are torch tensors and gradviz tensors together "
+                        "(a graph runs in one autograd engine)")
+    return kinds == {True}
+
+
+def names_of(names=None, model=None, caller: dict | None = None) -> dict:
+    """{name: tensor} for a picture of gradviz tensors: the `names` given ({name: tensor}, or a Module:
+    its parameters), then the parameters of `model`, then the tensors the caller's variables hold
+    (when no names are given); a tensor keeps the first name it is given. (The torch bridge names
+    torch tensors from the same three, and clusters them by the modules among them.)"""
+    found: dict = {}
+    if names is not None:
+        found.update(dict(names.named_parameters()) if hasattr(names, "named_parameters") else dict(names))
+    if model is not None:
+        found.update((k, v) for k, v in model.named_parameters() if k not in found)
+    if names is None:
+        found.update((k, v) for k, v in tensors_named(caller or {}, is_tensor).items() if k not in found)
+    return found
+
+
+def trace_of(tensors: tuple, names=None, show_saved: bool = False, order_of=None, ctx_saved: bool = False,
+             model=None, caller: dict | None = None) -> Trace:
+    """The Trace of the graph behind gradviz tensors, or behind real torch tensors (through the torch
+    bridge), with no backward run: what a diagram draws. names, model, caller: as in `record`
+    (no caller: only the names given)."""
+    if tensors and torch_roots(tensors):
+        return trace_from_torch(*tensors, params=_given(names), show_saved=show_saved, ctx_saved=ctx_saved,
+                                model=model, caller=caller)
+    return build_trace(tensors, names_of(names, model, caller), show_saved=show_saved, order_of=order_of,
+                       ctx_saved=ctx_saved)
+
+
+def _given(names) -> dict | None:
+    return None if names is None else names_of(names)
+
+
+def record(*tensors, gradient=None, names=None, model=None, retain_graph: bool = True, jacobians: bool = False,
+           show_saved: bool = False, write_grads: bool = False, caller: dict | None = None) -> Recording:
+    """The Recording of a backward over `tensors`: its Trace is the graph, complete before any step runs;
+    `step()` runs one node, `run()` the rest (then closes: .grad back as it was unless write_grads).
+
+    tensors: gradviz tensors (gradviz's engine, stepped node by node), real torch tensors (torch's engine,
+    through `torch_bridge.record_torch`), or one Trace recorded before (a finished Recording of it).
+    names: {name: tensor} or a Module; by default the caller's variable names. model: a Module whose
+    parameter names label the leaves (and, for torch, whose modules cluster the nodes). caller: the
+    caller's variables (default: those of the first frame outside gradviz). gradient, retain_graph: as
+    in `tensor.backward`. jacobians: each step's local Jacobian. show_saved: what each node saved.
+    """
+    if is_trace(tensors):
+        return Recording(tensors[0])
+    roots = flat(tensors)
+    if not roots:
+        raise TypeError("record() needs at least one tensor to run backward from (or a Trace)")
+    caller = caller_namespace() if caller is None else caller
+    if torch_roots(roots):
+        return record_torch(roots, gradient=gradient, names=_given(names), model=model, caller=caller,
+                            retain_graph=retain_graph, jacobians=jacobians, show_saved=show_saved,
+                            write_grads=write_grads)
+    return EngineRecording(roots, gradient, names_of(names, model, caller), retain_graph=retain_graph,
+                           jacobians=jacobians, show_saved=show_saved, write_grads=write_grads)

@@ -6,6 +6,7 @@ writes cannot change it, and its JSON codec (non-finite floats as strings, compl
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -83,16 +84,25 @@ def as_matrix(a: np.ndarray) -> np.ndarray:
 def block_means(a: np.ndarray, cells: int = THUMB_CELLS) -> np.ndarray:
     """The matrix of `a` cut into at most cells×cells blocks, each its mean over finite values."""
     m = as_matrix(a)
-    rows = np.array_split(np.arange(m.shape[0]), min(cells, m.shape[0]))
-    cols = np.array_split(np.arange(m.shape[1]), min(cells, m.shape[1]))
-    out = np.zeros((len(rows), len(cols)))
     finite = np.isfinite(m)
     clean = np.where(finite, m, 0.0)
-    for i, r in enumerate(rows):
-        for j, c in enumerate(cols):
-            n = finite[r[0]:r[-1] + 1, c[0]:c[-1] + 1].sum()
-            out[i, j] = clean[r[0]:r[-1] + 1, c[0]:c[-1] + 1].sum() / n if n else 0.0
-    return out
+    if m.shape[0] <= cells and m.shape[1] <= cells:    # a block per entry: the means are the entries
+        return clean.astype(np.float64, copy=False)
+    # the blocks of np.array_split: the first (n % k) one longer; summed a block at a time by reduceat
+    rows, cols = _starts(m.shape[0], cells), _starts(m.shape[1], cells)
+    sums = np.add.reduceat(np.add.reduceat(clean, rows, axis=0), cols, axis=1)
+    counts = np.add.reduceat(np.add.reduceat(finite.astype(np.int64), rows, axis=0), cols, axis=1)
+    with np.errstate(all="ignore"):
+        return np.where(counts > 0, sums / np.maximum(counts, 1), 0.0)
+
+
+@lru_cache(maxsize=1024)
+def _starts(n: int, cells: int) -> np.ndarray:
+    """Where each of min(cells, n) near-equal blocks of n items starts (as np.array_split cuts them)."""
+    k = min(cells, n)
+    sizes = np.full(k, n // k)
+    sizes[:n % k] += 1
+    return np.concatenate(([0], np.cumsum(sizes)[:-1]))
 
 
 _NUMPY_DTYPES = {"float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",

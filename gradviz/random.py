@@ -19,8 +19,8 @@ import os
 import numpy as np
 
 from . import libm
-from .autograd.graph import KIND
 from .backend import device as as_device
+from .tensor import Tensor
 
 DEFAULT_SEED = 67280421310721       # torch.Generator()'s seed (c10's default_rng_seed_val)
 _N, _M = 624, 397
@@ -94,10 +94,10 @@ class Generator:
             rec["normal_is_valid"], rec["normal_y"] = 1, self._double_cache
         if self._float_cache is not None:
             rec["next_float_normal_valid"], rec["next_float_normal"] = 1, self._float_cache
-        return KIND.tensor._make(np.frombuffer(rec.tobytes(), dtype=np.uint8).copy())
+        return Tensor._make(np.frombuffer(rec.tobytes(), dtype=np.uint8).copy())
 
     def set_state(self, new_state) -> "Generator":
-        if not isinstance(new_state, KIND.tensor):
+        if not isinstance(new_state, Tensor):
             raise TypeError(f"expected a torch.ByteTensor, but got {type(new_state).__name__}")
         arr = np.ascontiguousarray(new_state.__array__())
         if arr.dtype != np.uint8:

@@ -105,11 +105,12 @@ def callers() -> dict:
         if op.expose is not None and op.expose.make is not None:
             names = [f"gradviz.{n}" for n in op.expose.names] + [f"Tensor.{n}" for n in op.expose.methods]
             out.setdefault(key, set()).update(names)
-    tree = ast.parse((FUNCTIONS.parent / "tensor.py").read_text(encoding="utf-8"))   # Tensor.fill_, .uniform_...
-    tensor_class = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Tensor")
-    for fn, keys in _reached(tensor_class, _record_names(tree, "tensor")).items():
-        for key in keys:
-            out.setdefault(key, set()).add(f"Tensor.{fn}")
+    for module, name in (("tensor", "Tensor"), ("tensor_methods", "_Methods")):   # Tensor.fill_, .uniform_...
+        tree = ast.parse((FUNCTIONS.parent / f"{module}.py").read_text(encoding="utf-8"))
+        methods_class = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name)
+        for fn, keys in _reached(methods_class, _record_names(tree, module)).items():
+            for key in keys:
+                out.setdefault(key, set()).add(f"Tensor.{fn}")
     return {k: sorted(v) for k, v in out.items()}
 
 
@@ -117,7 +118,7 @@ def applied_by_rules() -> set:
     """Registry keys a record's own VJP records (xp.apply(RECORD, ...) with create_graph=True, or
     through the Tensor namespace the engine hands the rules)."""
     found = set()
-    namespace = ast.parse((OPS.parent / "autograd" / "tensor_namespace.py").read_text(encoding="utf-8"))
+    namespace = ast.parse((OPS.parent / "functions" / "namespace.py").read_text(encoding="utf-8"))
     for node in ast.walk(namespace):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "index_ops":
             found.add(f"index.{node.attr}")

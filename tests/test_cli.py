@@ -111,3 +111,122 @@ def test_the_module_runs_as_a_command(script, tmp_path, module):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert svg_groups(out.read_text())["n0"] == "node leaf"
+
+
+# -- real scripts: the backward they run, whatever their shape --------------------------------------
+TORCH_MODEL = """
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(4, 8)
+        self.fc2 = nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)))
+"""
+
+GRADVIZ_MODEL = TORCH_MODEL.replace("import torch\n", "import gradviz as torch\n").replace(
+    "from torch import nn", "from gradviz import nn").replace("import torch.nn.functional as F", "F = torch.nn.functional")
+
+MODULE_LEVEL = """
+torch.manual_seed(0)
+model = Net()
+x, y = torch.randn(5, 4), torch.tensor([0, 1, 2, 0, 1])
+loss = F.cross_entropy(model(x), y)
+print("loss", round(loss.item(), 4))
+loss.backward()
+print("after backward")
+"""
+
+SHAPES = {
+    "module level": MODULE_LEVEL,
+    # the same lines as a function's, run from the __main__ guard
+    "main()": "\ndef main():" + textwrap.indent(MODULE_LEVEL, "    ") + '\nif __name__ == "__main__":\n    main()\n',
+    "training loop": """
+def train(steps):
+    torch.manual_seed(0)
+    model = Net()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    x, y = torch.randn(5, 4), torch.tensor([0, 1, 2, 0, 1])
+    for step in range(steps):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        print("step", step, "loss", round(loss.item(), 4))
+        loss.backward()
+        opt.step()
+    print("trained")
+
+if __name__ == "__main__":
+    train(3)
+""",
+}
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("lib", ["torch", "gradviz"])
+def test_render_records_the_backward_a_script_runs(tmp_path, capsys, shape, lib):
+    if lib == "torch":
+        pytest.importorskip("torch")
+    path = tmp_path / "train.py"
+    path.write_text((TORCH_MODEL if lib == "torch" else GRADVIZ_MODEL) + SHAPES[shape])
+    out = tmp_path / "g.dot"
+    assert cli.main(["render", str(path), "-o", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "loss" in printed.splitlines()[0]                              # the script's own output, kept
+    assert "after backward" not in printed and "trained" not in printed   # stopped once recorded
+    assert "recorded backward call 1 (backward() at train.py:" in printed
+    source = out.read_text()
+    for name in ("fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias", "loss", "NllLossBackward0"):
+        assert name in source, name                                        # parameter names found without help
+    assert "grad" in source                                                # the recorded gradients are drawn
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("lib", ["torch", "gradviz"])
+def test_the_nth_backward_of_a_training_loop_and_finish(tmp_path, capsys, lib):
+    if lib == "torch":
+        pytest.importorskip("torch")
+    path = tmp_path / "train.py"
+    path.write_text((TORCH_MODEL if lib == "torch" else GRADVIZ_MODEL) + SHAPES["training loop"])
+    out = tmp_path / "loss.html"
+    assert cli.main(["animate", str(path), "--call", "2", "-o", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "step 1 loss" in printed and "step 2" not in printed and "recorded backward call 2" in printed
+    assert "<svg" in out.read_text()
+    assert cli.main(["render", str(path), "--call", "3", "--finish", "-o", str(tmp_path / "g.svg")]) == 0
+    printed = capsys.readouterr().out
+    assert "trained" in printed and "recorded backward call 3" in printed
+    assert cli.main(["render", str(path), "--call", "4", "-o", str(tmp_path / "g.svg")]) == 2
+    assert "started 3 backward pass(es); --call 4 asks for the 4th" in capsys.readouterr().err
+
+
+def test_a_script_that_never_calls_backward_is_told_what_to_do(tmp_path, capsys):
+    path = tmp_path / "forward.py"
+    path.write_text("import gradviz as torch\nx = torch.ones(2, requires_grad=True)\ny = (x * 2).sum()\n")
+    assert cli.main(["render", str(path), "-o", str(tmp_path / "g.svg")]) == 2
+    err = capsys.readouterr().err
+    assert "never started a backward" in err and "Call loss.backward() in the script" in err
+    assert "--var NAME" in err and "(tensors that require grad: x, y)" in err
+    assert cli.main(["render", str(path), "--var", "y", "-o", str(tmp_path / "g.svg")]) == 0
+
+
+def test_a_syntax_error_is_pythons_message(tmp_path, capsys):
+    path = tmp_path / "broken.py"
+    path.write_text("import gradviz as torch\ndef main(:\n    pass\n")
+    assert cli.main(["animate", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "SyntaxError" in err and "broken.py" in err and "line 2" in err
+    assert "gradviz/cli" not in err and "runpy" not in err
+
+
+def test_the_scripts_own_error_shows_the_scripts_frames(tmp_path, capsys):
+    path = tmp_path / "fails.py"
+    path.write_text("import gradviz as torch\ndef main():\n    return torch.ones(2) @ torch.ones(3)\nmain()\n")
+    assert cli.main(["render", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert 'fails.py", line 3, in main' in err and "RuntimeError" in err and "runpy" not in err

@@ -13,28 +13,29 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent / "gradviz"
 
-# Lowest first. A prefix names a module and everything under it; the longest prefix wins.
+# Lowest first. A folder (a subpackage) is one layer as a whole: it is named here, never a module in
+# it. The modules at the package's top level are named one by one.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # The array namespace and what every layer shares. events.py is the bus: the engine emits
     # into it, so it imports nothing above the arrays (data flows up, imports point down); the
     # records its events carry (records.py, with previews.py) and the user's code lines
     # (code_lines.py) sit beside it.
-    ("backend", ("gradviz.backend", "gradviz.libm", "gradviz.dtypes", "gradviz.accelerator", "gradviz.cuda",
-                 "gradviz.formatting", "gradviz.naming", "gradviz.scope", "gradviz.events", "gradviz.records",
-                 "gradviz.previews", "gradviz.code_lines", "gradviz._args", "gradviz._calling", "gradviz._warn")),
+    ("backend", ("gradviz.backend", "gradviz.backends", "gradviz.libm", "gradviz.dtypes", "gradviz.accelerator",
+                 "gradviz.cuda", "gradviz.formatting", "gradviz.naming", "gradviz.scope", "gradviz.events",
+                 "gradviz.records", "gradviz.previews", "gradviz.code_lines", "gradviz._args", "gradviz._calling",
+                 "gradviz._warn", "gradviz.settings", "gradviz.progress")),
     # The math: op records (forward, VJP, display formulas) and the array helpers of the rules.
     ("ops", ("gradviz.ops",)),
-    # The graph of nodes and the backward loop (forward-mode AD beside it). A Tensor holds its node,
-    # so these sit below Tensor and reach it only through graph.KIND, which the layers above fill.
-    ("autograd", ("gradviz.autograd.graph", "gradviz.autograd.engine", "gradviz.autograd.fast_paths",
-                  "gradviz.autograd.grad_mode", "gradviz.autograd.describe", "gradviz.autograd.views",
-                  "gradviz.autograd.forward_ad")),
-    # Tensor, its printing and random numbers, and `apply` (an op record run on Tensors).
-    ("tensor", ("gradviz.tensor", "gradviz._tensor_str", "gradviz.random", "gradviz.autograd.apply")),
-    # The public functions (gradviz.functions.<m> runs the records of gradviz.ops.<m>), tensor creation,
-    # the Tensor namespace of the VJP rules, custom Functions and torch.autograd's and torch.func's API.
-    ("functions", ("gradviz.functions", "gradviz.creation", "gradviz.autograd.tensor_namespace",
-                   "gradviz.autograd.function", "gradviz.autograd.functional", "gradviz.autograd", "gradviz.func")),
+    # Tensor, an array with its autograd fields, and what makes one (creation, random numbers). Its
+    # methods that are torch's functions or reach the engine are bound by gradviz.tensor_methods.
+    ("tensor", ("gradviz.tensor", "gradviz.random", "gradviz.creation")),
+    # The graph of nodes, the backward loop, `apply` (an op record run on Tensors), forward-mode AD,
+    # custom Functions and torch.autograd's API. The VJP rules of a create_graph backward take
+    # Tensor's own namespace (Tensor._namespace), bound with its methods.
+    ("autograd", ("gradviz.autograd", "gradviz._tensor_str")),
+    # The public functions (gradviz.functions.<m> runs the records of gradviz.ops.<m>), Tensor's
+    # methods bound onto the class, and torch.func's API.
+    ("functions", ("gradviz.functions", "gradviz.tensor_methods", "gradviz.func")),
     # The library a model is written with, built on Tensors.
     ("nn", ("gradviz.nn", "gradviz.optim", "gradviz.utils", "gradviz.serialization", "gradviz.testing")),
     # Events -> a plain Trace (the torch bridge is a second source of the same Trace).
@@ -43,19 +44,6 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("render", ("gradviz.render",)),
     ("player", ("gradviz.player", "gradviz.cli", "gradviz.examples", "gradviz")),
 )
-
-# The imports that point up, each closing a real cycle. Tensor's methods are torch's functions, and
-# those functions make Tensors: tensor.py binds the methods after the class, the one place the tensor
-# layer reaches up. A new entry needs as good a reason.
-UPWARD = {
-    ("gradviz.tensor", "gradviz.functions"): "Tensor's methods (x.exp() is gradviz.exp(x)), bound after the class",
-    ("gradviz.tensor", "gradviz.functions.index"): "x[key] = v is index_put / setitem",
-    ("gradviz.tensor", "gradviz.functions.declared"): "the methods the op records declare",
-    ("gradviz.tensor", "gradviz.functions.shape"): "x.to(), x.view() and the shape methods",
-    ("gradviz.tensor", "gradviz.functions.pointwise"): "x.clamp_() and the other bounds checked in place",
-    ("gradviz.tensor", "gradviz.creation"): "x.new_zeros(), x.bernoulli(), x.multinomial()",
-    ("gradviz.tensor", "gradviz.autograd.tensor_namespace"): "importing it hands the engine the Tensor namespace",
-}
 
 
 def layer_of(module: str) -> int:
@@ -103,7 +91,7 @@ def upward_imports() -> set[tuple[str, str]]:
         module = module_name(path)
         own = layer_of(module)
         for target in imports_of(path):
-            if layer_of(target) > own and (module, target) not in UPWARD:
+            if layer_of(target) > own:
                 found.add((module, target))
     return found
 
@@ -113,15 +101,31 @@ def test_every_module_is_in_a_layer():
         layer_of(module_name(path))
 
 
-def test_each_listed_upward_import_is_still_made():
-    made = {(module_name(path), target) for path in ROOT.rglob("*.py") for target in imports_of(path)}
-    assert set(UPWARD) <= made, f"no longer imported, drop from UPWARD: {sorted(set(UPWARD) - made)}"
+def test_each_folder_is_one_layer():
+    """A subpackage is named in LAYERS as a whole, so every module in one folder shares its layer."""
+    folders = {module_name(p.parent / "__init__.py") for p in ROOT.rglob("*.py") if p.parent != ROOT}
+    named = {prefix for _, prefixes in LAYERS for prefix in prefixes}
+    inside = sorted(prefix for prefix in named if any(prefix.startswith(f + ".") for f in folders))
+    assert not inside, f"modules named apart from their folder's layer: {inside}"
+    for folder in folders:
+        layers = {layer_of(module_name(p)) for p in (ROOT.parent / folder.replace(".", "/")).rglob("*.py")}
+        assert len(layers) == 1, f"{folder} spans layers {sorted(LAYERS[i][0] for i in layers)}"
 
 
 def test_every_import_points_down():
     up = sorted(upward_imports())
     assert not up, "imports from a higher layer:\n" + "\n".join(
         f"  {m} ({LAYERS[layer_of(m)][0]}) imports {t} ({LAYERS[layer_of(t)][0]})" for m, t in up)
+
+
+def test_views_never_drive_the_engine():
+    """The views (render/, player/) read a Trace, or a backward through its Recording (origins.record):
+    none of them imports the engine, so a graph from any origin is drawn and stepped by the same code."""
+    views = sorted([*(ROOT / "render").rglob("*.py"), *(ROOT / "player").rglob("*.py")])
+    assert len(views) > 20
+    found = [f"{module_name(path)} imports {target}" for path in views for target in imports_of(path)
+             if target == "gradviz.autograd.engine" or target.startswith("gradviz.autograd.engine.")]
+    assert not found, found
 
 
 def test_ops_do_not_hide_imports_in_functions():

@@ -5,8 +5,8 @@ from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from .functional import gradcheck, gradgradcheck  # noqa: F401
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from .grad_mode import is_inference_mode_enabled  # noqa: F401
-from .graph import AccumulateGrad, Node  # noqa: F401
-from .graph import detect_anomaly, set_detect_anomaly  # noqa: F401
+from .anomaly import detect_anomaly, set_detect_anomaly  # noqa: F401
+from .nodes import AccumulateGrad, Node  # noqa: F401
 from ..tensor import Tensor as _Tensor
 
 

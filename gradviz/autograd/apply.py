@@ -20,7 +20,8 @@ from . import forward_ad as _forward_ad
 from .describe import describe_node
 from .grad_mode import _state as _grad_state
 from .views import arrays_share
-from .graph import DEFAULT, KIND, MULTI_OUTPUT, NO_GRAD, ViewMeta, _node_types, node_type
+from .nodes import _node_types, node_type
+from .versions import DEFAULT, MULTI_OUTPUT, NO_GRAD, ViewMeta
 
 
 def _check_one_device(arrays, params) -> None:
@@ -76,9 +77,6 @@ def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
         info = describe_node(node)
         events.emit(events.NodeCreated(node, tuple(inputs), outs, node.scope, info))
     return result
-
-
-KIND.apply = apply   # the engine records a .grad's copy with it (create_graph)
 
 
 def _untracked(op: Op, inputs: tuple, out):

@@ -1,17 +1,25 @@
-"""The live graph as plain values: what NodeCreated carries and what `draw()` replays.
+"""The live graph as plain values: what NodeCreated carries, what `draw()` replays, and each
+step of a recorded backward.
 
 `describe_node` turns a grad_fn into a records.NodeRecord (previews, the symbols of this
-node's inputs, the constants it used, where each input's gradient goes), so a
-Recorder builds its Trace without touching an engine object.
+node's inputs, the constants it used, where each input's gradient goes), and `step_info` the
+engine's Step into a records.StepRecord (what it received, sent and wrote, its local Jacobians
+when asked), so a Recorder builds its Trace without touching an engine object.
 """
 from __future__ import annotations
+
+import math
+
+import numpy as np
 
 from .. import backend
 from ..formatting import shape
 from ..code_lines import leaf_source_of, source_of
 from ..previews import Preview
-from ..records import InputRecord, NodeRecord, TensorRecord
-from .graph import AccumulateGrad, Node
+from ..records import Accumulation, Hook, InputRecord, NodeRecord, StepRecord, TensorRecord
+from ..tensor import Tensor
+from .engine import node_vjp
+from .nodes import AccumulateGrad, Node
 
 
 def tensor_info(tensor, name: str | None = None) -> TensorRecord:
@@ -166,3 +174,90 @@ def describe_node(node: Node, names: dict | None = None, source=None, with_saved
         value=value(node), scope=tuple(node.scope), inputs=inputs,
         saved=saved(node) if with_saved else (), ctx_saved=ctx_saved(node) if with_saved else (),
         source=source)
+
+
+# -- a step of the backward ------------------------------------------------------------------
+def local_jacobians(node: Node, limit: int = 64) -> list:
+    """J of a grad_fn with respect to each of its inputs: one (m, nᵢ) array per next_functions
+    slot, or None where nothing flows, the graph was freed or a side exceeds `limit` elements.
+
+    Row k is the node's VJP applied to the one-hot vector e_k over its (flattened) outputs:
+    reverse mode never builds J, but one-hot seeds read it row by row."""
+    n_slots = len(node.next_functions)
+    if type(node) is AccumulateGrad or node.freed or node.out_data is None or node.op.vjp is None:
+        return [None] * n_slots
+    multi = node.op.n_outputs > 1
+    outs = tuple(node.out_data) if multi else (node.out_data,)
+    if any(o is None or getattr(o, "dtype", None) is None or o.dtype.kind not in "fc" for o in outs):
+        return [None] * n_slots
+    sizes = [int(math.prod(o.shape)) for o in outs]
+    m = sum(sizes)
+    if m == 0 or m > limit:
+        return [None] * n_slots
+    in_sizes = [int(math.prod(node.input_shape(i))) if nxt is not None else 0
+                for i, (nxt, _) in enumerate(node.next_functions)]
+    wanted = [nxt is not None and 0 < n <= limit for (nxt, _), n in zip(node.next_functions, in_sizes)]
+    if not any(wanted):
+        return [None] * n_slots
+    rows: list = [[] for _ in range(n_slots)]
+    try:
+        for k in range(m):
+            g = _one_hot(outs, sizes, k)
+            sent, _ = node_vjp(node, g if multi else g[0])
+            for i in range(n_slots):
+                if wanted[i]:
+                    gi = sent[i]
+                    # + 0.0: a one-hot row times a negative value gives −0.0, which would print as "-0.0"
+                    rows[i].append(np.zeros(in_sizes[i]) if gi is None
+                                   else backend.to_numpy(gi).astype(np.float64).ravel() + 0.0)
+    except Exception:   # an op whose VJP cannot take a one-hot seed: no Jacobian to show
+        return [None] * n_slots
+    return [np.stack(r) if wanted[i] else None for i, r in enumerate(rows)]
+
+
+def _one_hot(outs: tuple, sizes: list, k: int) -> tuple:
+    """e_k over the concatenation of every output, in each output's own shape and array type."""
+    parts = []
+    offset = 0
+    for out, size in zip(outs, sizes):
+        flat = backend.namespace_of(out).zeros(size, dtype=out.dtype)
+        if offset <= k < offset + size:
+            flat[k - offset] = 1
+        parts.append(flat.reshape(out.shape))
+        offset += size
+    return tuple(parts)
+
+
+def _leaf_key(tensor, node: Node) -> tuple:
+    """Which tensor a .grad write went to, in plain values: a leaf by its AccumulateGrad, a
+    retained non-leaf by its grad_fn and output number."""
+    if type(node) is AccumulateGrad:
+        return ("leaf", node.id)
+    return ("output", node.id, tensor.output_nr)
+
+
+def _grad_preview(g):
+    # a node pre-hook's result is a tuple of gradients: the step panel shows tensor hooks' values only
+    return None if g is None or isinstance(g, (tuple, list)) else Preview.of(g)
+
+
+def step_info(step, jacobians: bool = False) -> StepRecord:
+    """The engine's Step in plain values (Previews taken now, as the step ran): a step of a Trace.
+    With `jacobians`, the node's local Jacobians too (small nodes, a backward on arrays only)."""
+    preview = Preview.of
+    sent = []
+    for slot, g in enumerate(step.grad_inputs):
+        if g is not None:
+            axes = step.reduced_axes[slot] if slot < len(step.reduced_axes) else ()
+            sent.append((slot, preview(g), tuple(axes)))
+    accs = tuple(Accumulation(contribution=preview(contribution), total=preview(total), before=preview(before),
+                              target=_leaf_key(tensor, step.node))
+                 for (tensor, contribution, total), before in zip(step.accumulated, step.written_before or ()))
+    hooks = tuple(Hook(getattr(h, "__name__", "hook"), nr, _grad_preview(before), _grad_preview(after))
+                  for nr, h, before, after in step.hooks)
+    if jacobians and not any(isinstance(g, Tensor) for g in step.grad_outputs):   # not a create_graph run
+        jacobians = tuple(local_jacobians(step.node))
+    else:
+        jacobians = None
+    return StepRecord(grad_in=tuple(preview(g) for g in step.grad_outputs), accumulations=accs, hooks=hooks,
+                      jacobians=jacobians, key=step.node.id, sent=tuple(sent))

@@ -7,25 +7,26 @@ the ready ones, as PyTorch's CPU engine does.
 """
 from __future__ import annotations
 
-import math
 import threading
 from collections import deque
+from heapq import heappop, heappush, heappushpop
 from typing import Iterator
 
-import numpy as np
 from numpy import ndarray   # one global load where np.ndarray is two, on the per-op path
 
 from .. import backend, events
 from ..dtypes import Size
 from ..ops.core import NUMPY, namespace
 from ..ops.fill import COPY
-from ..previews import Preview
-from ..records import Accumulation, Hook, StepRecord
-from .fast_paths import ReadyQueue, run_straight, vjp_two_inputs
-from .graph import (FREED_MESSAGE, KIND, AccumulateGrad, Node, _anomaly, _building, _clock, _formula, _running,  # noqa: F401
-                    anomaly_warning, current_backward)
+from ..tensor import Tensor
+from .anomaly import _anomaly, anomaly_warning
+from .fast_paths import vjp_two_inputs
+from .hooks import _running
+from .nodes import AccumulateGrad, Node, _building
+from .saved import FREED_MESSAGE
+from .versions import _clock
 from .grad_mode import _state as _grad_state
-from .grad_mode import enable_grad
+from .grad_mode import _formula, enable_grad
 
 # One lock for every write into a .grad: two threads running backward into one shared leaf
 # must not lose either's contribution (PyTorch's AccumulateGrad holds a mutex likewise).
@@ -36,7 +37,7 @@ class Step:
     """One executed node: what it received, what it sent along each edge, what it wrote."""
 
     __slots__ = ("index", "node", "grad_outputs", "grad_inputs", "reduced_axes", "accumulated", "hooks",
-                 "written_before", "jacobians")
+                 "written_before")
 
     def __init__(self, index: int, node: Node, grad_outputs: tuple):
         self.index = index
@@ -47,7 +48,6 @@ class Step:
         self.accumulated = []              # (tensor, contribution, new total) for each .grad written
         self.hooks = []                    # (output_nr, hook, before, after)
         self.written_before = None         # while listened to: per accumulated entry, the .grad before
-        self.jacobians = None              # the node's local Jacobians, when a listener asked for them
 
     def __repr__(self):
         return f"<Step {self.index}: {self.node.op.torch_name}>"
@@ -83,7 +83,6 @@ def _root_edge(tensor):
 
 
 def _seeds(tensors, grad_tensors, create_graph: bool):
-    Tensor = KIND.tensor
     if grad_tensors is None:
         grad_tensors = [None] * len(tensors)
     elif isinstance(grad_tensors, Tensor) or not isinstance(grad_tensors, (list, tuple)):
@@ -181,13 +180,51 @@ def _count_dependencies(roots, targets=None, run_targets=True) -> tuple[dict, se
     return deps, useful, halt
 
 
+def ready_key(node) -> tuple:
+    """AccumulateGrad first, then the newest op: PyTorch's ready-queue order on the CPU.
+    Priorities are unique, so the heap never compares two nodes."""
+    return (node.id - (1 << 62) if type(node) is AccumulateGrad else -node.id, node)
+
+
+class _Inside:
+    """What holds while a backward's nodes run: the grad mode torch gives hooks and VJPs (on only
+    when building the gradient's graph), the run as this thread's current backward, and the order
+    of the nodes a step builds. Left between steps (leave/enter), so the caller's own mode holds; left
+    on an error, it rolls back every .grad the run wrote."""
+
+    __slots__ = ("run", "outer", "previous", "base", "inside")
+
+    def __init__(self, run):
+        self.run = run
+
+    def __enter__(self):
+        self.previous, _running.run = _running.run, self.run
+        self.base = _building.now   # the order of nodes made outside the steps (and after the run)
+        self.enter()
+        return self
+
+    def enter(self) -> None:
+        self.outer, _grad_state.enabled = _grad_state.enabled, self.run.create_graph
+        self.inside = True
+
+    def leave(self) -> None:
+        _grad_state.enabled, _building.now = self.outer, self.base
+        self.inside = False
+
+    def __exit__(self, kind, error, traceback):
+        if self.inside:
+            self.leave()
+        _running.run = self.previous
+        if kind is not None and kind is not GeneratorExit:   # a step-by-step run abandoned halfway keeps
+            self.run._roll_back()   # what it wrote; an error (or Ctrl-C) midway leaves no .grad half-updated
+
+
 class Backward:
     """One backward pass. Iterate it to run one node per step; errors in the arguments
     are raised at construction, before any gradient is touched."""
 
     def __init__(self, tensors, grad_tensors=None, retain_graph=None, create_graph=False,
                  accumulate=True, only=None, capture=(), targets=None, run_targets=True):
-        Tensor = KIND.tensor
         if isinstance(tensors, Tensor):
             tensors = (tensors,)
         tensors = tuple(tensors)
@@ -203,9 +240,9 @@ class Backward:
             self.capture.setdefault(key, []).append(i)
         self.captured = [None] * len(capture)
         self._handed_out = {id(g) for g in self.seeds}   # arrays that must not become a .grad as they are
-        self._straight = False                # run() to the end: no one sees the steps in between
+        self._pausing = True                  # a pause after each step (the stepper); run() clears it
         self._buffers = None                  # gradients received per node (made once running)
-        self._ready = ReadyQueue()            # the nodes ready to run (filled once running)
+        self._heap: list = []                 # the nodes ready to run, by ready_key (filled once running)
         self._iter = self._run()
 
     def __iter__(self) -> Iterator[Step]:
@@ -217,93 +254,105 @@ class Backward:
     def upcoming(self):
         """The node the next step will run; None before the first step and once none is ready
         (the next step then finishes the pass). A stepper reads it to keep a run of steps together."""
-        return self._ready.first()
+        return self._heap[0][1] if self._heap else None
 
     def run(self) -> "Backward":
-        """Run every remaining step. Unstarted, unwatched and outside anomaly mode, the loop runs
-        as fast_paths.run_straight, the same steps fused into one call."""
-        self._straight = True
-        if self._buffers is None and not events.listening() and not _anomaly.enabled:
-            run_straight(self, node_vjp, Step)
-        else:
-            deque(self._iter, maxlen=0)
+        """Run every remaining step without pausing between them."""
+        self._pausing = False
+        deque(self._iter, maxlen=0)
         return self
 
-    # -- the loop: take a ready node, receive its gradients, call its VJP, send them on ------------
+    # -- the loop ------------------------------------------------------------------------------
     def _run(self) -> Iterator[Step]:
         """micrograd's `for node in reversed(topo): node._backward()`, one node per step: a node
-        runs once every consumer has sent it a gradient, and its VJP sends gradients to its inputs.
-        A leaf's AccumulateGrad accumulates into `.grad` instead. On an error no .grad is left
-        half-updated; between steps (the stepper) the caller's own grad mode holds."""
-        self._start()
-        ready, buffers, straight, create_graph = self._ready, self._buffers, self._straight, self.create_graph
-        watched, capture, listening, halt = self._watched, self.capture, self._listening, self.halt
+        runs once every consumer has sent it a gradient (receive), its VJP turns that into one
+        gradient per input (call the VJP), and each goes into its input node's buffer (send); a
+        leaf's AccumulateGrad adds what it received into `.grad` instead (accumulate, in _step)."""
+        heap, buffers, deps, useful = self._start(), self._buffers, self.deps, self.useful
+        create_graph, retain_graph, listening, pausing = self.create_graph, self.retain_graph, self._listening, \
+            self._pausing
+        plain = not (listening or pausing or _anomaly.enabled or self.capture or self.halt)   # nothing but VJPs
+        held = None   # the node the last step made ready: it runs next unless the heap holds an older one
         index = 0
-        state = _grad_state
-        outer, inside = state.enabled, True
-        state.enabled = create_graph   # hooks and VJPs run in the mode torch gives them
-        previous_run, _running.run = _running.run, self
-        base = _building.now              # the order of nodes made outside the steps (and after the run)
-        try:
-            while (node := ready.pop()) is not None:
-                grads = buffers.pop(node)   # receive
-                hooks = node.hooks
-                if create_graph:   # what this step builds (its VJP, the sums of what it sends) is one order up
+        with _Inside(self) as inside:
+            while held is not None or heap:
+                if held is None:
+                    node = heappop(heap)[1]
+                else:
+                    node, held = heappushpop(heap, ready_key(held))[1] if heap else held, None
+                grads = buffers.pop(node)                                                # receive
+                if create_graph:   # what the step builds (VJP, sums of what it sends) is one order up
                     _building.now = node.order + 1
-                leaf = type(node) is AccumulateGrad
-                step = Step(index, node, tuple(grads)) if watched or hooks is not None or leaf else None
-                if hooks is not None or capture:
-                    grads = self._receive(node, grads, step)
-                if leaf:
-                    if self.accumulate and (self.only is None or node in self.only):
-                        self._accumulate_leaf(node, grads[0], step)
-                elif not (halt and node in halt):   # an input of grad(): its gradient is what was asked
-                    self._send(node, self._call_vjp(node, grads, step))
-                    if not self.retain_graph:
-                        node.free()
-                if listening:
-                    events.emit(events.NodeExecuted(step, step_info(step)))
+                if plain and node.hooks is None and type(node) is not AccumulateGrad:    # call the VJP
+                    step, sent = None, node_vjp(node, grads[0] if node.op.n_outputs == 1 else
+                                                self._multi(node, grads), create_graph)[0]
+                else:   # hooks, a captured gradient, a leaf, or someone watching: a described step
+                    step, sent = self._step(index, node, grads)
+                if sent is not None:                                                     # send
+                    for (nxt, nr), g in zip(node.next_functions, sent):
+                        if nxt is None or (useful is not None and nxt not in useful):
+                            continue
+                        if g is not None:
+                            if nxt.op.n_outputs == 1 and nxt not in buffers:   # the first to reach nxt: no sum
+                                buffers[nxt] = [g]
+                            else:
+                                self._add(buffers, nxt, nr, g)
+                        remaining = deps[nxt] = deps[nxt] - 1
+                        if remaining == 0:
+                            if g is None and nxt not in buffers:   # (a gradient sent is in buffers)
+                                self._skip(nxt)
+                            elif held is None:
+                                held = nxt
+                            else:
+                                heappush(heap, ready_key(nxt))
                 index += 1
-                if straight:   # run() to the end: no caller code runs between steps
-                    continue
-                ready.settle()   # the stepper reads the ready nodes between steps (upcoming())
-                state.enabled, inside = outer, False
-                _building.now = base
-                yield step
-                outer, inside = state.enabled, True
-                state.enabled = create_graph
-        except GeneratorExit:   # a step-by-step run abandoned halfway keeps what it wrote
-            raise
-        except BaseException:   # an error (or Ctrl-C) midway: no .grad is left half-updated
-            self._roll_back()
-            raise
-        finally:
-            _building.now = base
-            if inside:
-                state.enabled = outer
-            _running.run = previous_run
-        if self._listening:
+                if listening:   # before the node is freed: a listener may read what it saved
+                    events.emit(events.NodeExecuted(step))
+                if sent is not None and not retain_graph:
+                    node.free()
+                if pausing:   # the stepper reads the ready nodes (upcoming()) and .grad between steps
+                    if held is not None:
+                        heappush(heap, ready_key(held))
+                        held = None
+                    inside.leave()
+                    yield step
+                    inside.enter()
+                    pausing = self._pausing   # run() stops the pauses
+        if listening:
             events.emit(events.BackwardFinished(index))
 
-    def _start(self) -> None:
-        """The seeds into the roots' buffers; the roots that wait for nothing are ready."""
+    def _step(self, index: int, node: Node, grads: list) -> tuple:
+        """A step that is more than its VJP: the node's hooks and the gradients captured on the way
+        in (receive), a leaf's .grad (accumulate), the VJP with its post-hooks, all in a Step for
+        whoever watches. Returns the Step and what to send (None: nothing is sent)."""
+        step = Step(index, node, tuple(grads))
+        if node.hooks is not None or self.capture:
+            grads = self._receive(node, grads, step)
+        if type(node) is AccumulateGrad:                                                 # accumulate
+            if self.accumulate and (self.only is None or node in self.only):
+                self._accumulate_leaf(node, grads[0], step)
+            return step, None
+        if self.halt and node in self.halt:   # an input of grad(): its gradient is what was asked
+            return step, None
+        return step, self._call_vjp(node, grads, step)
+
+    def _start(self) -> list:
+        """The seeds into the roots' buffers; the roots that wait for nothing are ready (the heap)."""
         self._listening = listening = events.listening()
-        # A Step is made for the stepper and for listeners; a straight run that nobody watches
-        # makes one only where hooks or a .grad write record into it.
-        self._watched = listening or not self._straight
         self._buffers = {}
         self._touched = []   # (tensor, old grad Tensor, old array) to undo on error
         for (node, nr), g in zip(self.roots, self.seeds):
             self._add(self._buffers, node, nr, g)
         for node, _ in self.roots:
-            if self.deps.get(node, 0) == 0 and node not in self._ready and \
-                    (self.useful is None or node in self.useful):
-                self._ready.push(node)
+            if self.deps.get(node, 0) == 0 and (self.useful is None or node in self.useful) and \
+                    all(entry[1] is not node for entry in self._heap):
+                heappush(self._heap, ready_key(node))
         if listening:
             events.emit(events.BackwardStarted(tuple(self.roots), tuple(self.seeds),
                                                _implicit(self.grad_tensors, len(self.seeds))))
+        return self._heap
 
-    def _receive(self, node: Node, grads: list, step: Step | None) -> list:
+    def _receive(self, node: Node, grads: list, step: Step) -> list:
         """The gradients a node received, through its tensor hooks and pre-hooks; retained and
         captured (grad()'s inputs) on the way."""
         hooks = node.hooks
@@ -319,11 +368,9 @@ class Backward:
                     self.captured[slot] = g
         return grads
 
-    def _call_vjp(self, node: Node, grads: list, step: Step | None) -> tuple:
+    def _call_vjp(self, node: Node, grads: list, step: Step) -> tuple:
         """The node's VJP on what it received: one gradient per input edge (post-hooks applied)."""
         g = grads[0] if node.op.n_outputs == 1 else self._multi(node, grads)
-        if self._listening and events.jacobians_wanted() and not self.create_graph:
-            step.jacobians = local_jacobians(node)
         if _anomaly.enabled:
             sent, axes = _anomaly_vjp(node, g, self.create_graph)
         else:
@@ -331,31 +378,9 @@ class Backward:
         hooks = node.hooks
         if hooks is not None and hooks.post:
             sent = self._run_node_hooks(node, sent, g)
-        if step is not None:
-            step.grad_inputs = tuple(sent)
-            step.reduced_axes = axes
+        step.grad_inputs = tuple(sent)
+        step.reduced_axes = axes
         return sent
-
-    def _send(self, node: Node, sent) -> None:
-        """Each gradient into its input node's buffer (summed with any already there); a node
-        whose last consumer has now sent becomes ready."""
-        buffers, deps, useful = self._buffers, self.deps, self.useful
-        for (nxt, nr), g in zip(node.next_functions, sent):
-            if nxt is None or (useful is not None and nxt not in useful):
-                continue
-            if g is not None:
-                buf = buffers.get(nxt)
-                if buf is None and nxt.op.n_outputs == 1:   # the first gradient to reach nxt: no sum
-                    buffers[nxt] = [g]
-                else:
-                    self._add(buffers, nxt, nr, g)
-            remaining = deps[nxt] - 1
-            deps[nxt] = remaining
-            if remaining == 0:
-                if g is None and nxt not in buffers:   # (a gradient sent is in buffers)
-                    self._skip(nxt)
-                else:
-                    self._ready.push(nxt)
 
     def _accumulate_leaf(self, node: AccumulateGrad, g, step: Step) -> None:
         """.grad += g on the leaf, then its post-accumulate hooks."""
@@ -401,7 +426,7 @@ class Backward:
                 self.deps[nxt] -= 1
                 if self.deps[nxt] == 0:
                     if nxt in self._buffers:
-                        self._ready.push(nxt)
+                        heappush(self._heap, ready_key(nxt))
                     else:
                         stack.append(nxt)
 
@@ -414,7 +439,6 @@ class Backward:
                      for i, gi in enumerate(grads))
 
     def _run_pre_hooks(self, node: Node, grads: list, step: Step, listening: bool) -> list:
-        Tensor = KIND.tensor
         grads = list(grads)
         for nr, hooks in node.hooks.tensor.items():
             for hook in tuple(hooks):
@@ -465,7 +489,6 @@ class Backward:
 
     def _write_grad(self, tensor, node, g, touched: list):
         """The read-modify-write of .grad (under the lock); returns the new total."""
-        Tensor = KIND.tensor
         old = tensor._grad
         touched.append((tensor, old, None if old is None else old._data))
         if self.create_graph:
@@ -478,7 +501,7 @@ class Backward:
                 with enable_grad():
                     if type(node) is AccumulateGrad:
                         blank = Tensor._make(namespace(g._data).zeros_like(g._data))
-                        tensor._grad = KIND.apply(COPY, (blank, g))
+                        tensor._grad = Tensor._namespace.apply(COPY, (blank, g))
                     else:
                         tensor._grad = g.clone()
         elif old is None:
@@ -526,10 +549,9 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[tuple, tuple]:
     if node.saved is not None:   # saved-tensor hooks: the VJP reads what unpack gives back
         saved_inputs, saved_out = node.unpacked()
     if create_graph:
-        TENSOR = KIND.namespace
+        TENSOR = Tensor._namespace
         outs = node.output(0) if op.n_outputs == 1 else tuple(node.output(i) for i in range(op.n_outputs))
         if saved_out is not node.out_data and op.n_outputs == 1:
-            Tensor = KIND.tensor
             outs = Tensor._make(saved_out, node, 0)
         outer, _formula.active = _formula.active, True   # the gradient's graph names nodes as torch's formulas
         order, _building.now = _building.now, node.order + 1   # the nodes the rule makes: one order higher
@@ -582,93 +604,11 @@ def _fit(gi, a, i: int, unused: bool, op, create_graph: bool):
                                f"{list(gi.shape)} but expected shape compatible with {list(a.shape)}") from None
     if create_graph:   # a Tensor: the cast is recorded (ToCopyBackward0), as torch's validate_outputs does
         if gi._data.dtype != a.dtype:
-            TENSOR = KIND.namespace
+            TENSOR = Tensor._namespace
             gi = TENSOR.astype(gi, a.dtype)
     elif gi.dtype != a.dtype:
         gi = gi.astype(a.dtype)
     return gi, summed
-
-
-def local_jacobians(node: Node, limit: int = 64) -> list:
-    """J of a grad_fn with respect to each of its inputs: one (m, nᵢ) array per next_functions
-    slot, or None where nothing flows, the graph was freed or a side exceeds `limit` elements.
-
-    Row k is the node's VJP applied to the one-hot vector e_k over its (flattened) outputs:
-    reverse mode never builds J, but one-hot seeds read it row by row."""
-    n_slots = len(node.next_functions)
-    if type(node) is AccumulateGrad or node.freed or node.out_data is None or node.op.vjp is None:
-        return [None] * n_slots
-    multi = node.op.n_outputs > 1
-    outs = tuple(node.out_data) if multi else (node.out_data,)
-    if any(o is None or getattr(o, "dtype", None) is None or o.dtype.kind not in "fc" for o in outs):
-        return [None] * n_slots
-    sizes = [int(math.prod(o.shape)) for o in outs]
-    m = sum(sizes)
-    if m == 0 or m > limit:
-        return [None] * n_slots
-    in_sizes = [int(math.prod(node.input_shape(i))) if nxt is not None else 0
-                for i, (nxt, _) in enumerate(node.next_functions)]
-    wanted = [nxt is not None and 0 < n <= limit for (nxt, _), n in zip(node.next_functions, in_sizes)]
-    if not any(wanted):
-        return [None] * n_slots
-    rows: list = [[] for _ in range(n_slots)]
-    try:
-        for k in range(m):
-            g = _one_hot(outs, sizes, k)
-            sent, _ = node_vjp(node, g if multi else g[0])
-            for i in range(n_slots):
-                if wanted[i]:
-                    gi = sent[i]
-                    # + 0.0: a one-hot row times a negative value gives −0.0, which would print as "-0.0"
-                    rows[i].append(np.zeros(in_sizes[i]) if gi is None
-                                   else backend.to_numpy(gi).astype(np.float64).ravel() + 0.0)
-    except Exception:   # an op whose VJP cannot take a one-hot seed: no Jacobian to show
-        return [None] * n_slots
-    return [np.stack(r) if wanted[i] else None for i, r in enumerate(rows)]
-
-
-def _one_hot(outs: tuple, sizes: list, k: int) -> tuple:
-    """e_k over the concatenation of every output, in each output's own shape and array type."""
-    parts = []
-    offset = 0
-    for out, size in zip(outs, sizes):
-        flat = backend.namespace_of(out).zeros(size, dtype=out.dtype)
-        if offset <= k < offset + size:
-            flat[k - offset] = 1
-        parts.append(flat.reshape(out.shape))
-        offset += size
-    return tuple(parts)
-
-
-def _leaf_key(tensor, node: Node) -> tuple:
-    """Which tensor a .grad write went to, in plain values: a leaf by its AccumulateGrad, a
-    retained non-leaf by its grad_fn and output number."""
-    if type(node) is AccumulateGrad:
-        return ("leaf", node.id)
-    return ("output", node.id, tensor.output_nr)
-
-
-def _grad_preview(g):
-    # a node pre-hook's result is a tuple of gradients: the step panel shows tensor hooks' values only
-    return None if g is None or isinstance(g, (tuple, list)) else Preview.of(g)
-
-
-def step_info(step: Step) -> StepRecord:
-    """A Step in plain values (Previews taken now): what NodeExecuted carries to recorders."""
-    preview = Preview.of
-    sent = []
-    for slot, g in enumerate(step.grad_inputs):
-        if g is not None:
-            axes = step.reduced_axes[slot] if slot < len(step.reduced_axes) else ()
-            sent.append((slot, preview(g), tuple(axes)))
-    accs = tuple(Accumulation(contribution=preview(contribution), total=preview(total), before=preview(before),
-                              target=_leaf_key(tensor, step.node))
-                 for (tensor, contribution, total), before in zip(step.accumulated, step.written_before or ()))
-    hooks = tuple(Hook(getattr(h, "__name__", "hook"), nr, _grad_preview(before), _grad_preview(after))
-                  for nr, h, before, after in step.hooks)
-    jacobians = None if step.jacobians is None else tuple(step.jacobians)
-    return StepRecord(grad_in=tuple(preview(g) for g in step.grad_outputs), accumulations=accs, hooks=hooks,
-                      jacobians=jacobians, key=step.node.id, sent=tuple(sent))
 
 
 def _anomaly_vjp(node: Node, g, create_graph: bool):
@@ -700,14 +640,12 @@ def _zeros_like_output(node: Node, i: int, create_graph: bool):
     data = node.output_data()[i]
     z = namespace(data).zeros_like(data)
     if create_graph:
-        Tensor = KIND.tensor
         return Tensor._make(z)
     return z
 
 
 def _check_hook_result(hook, before, after) -> None:
     """PyTorch's checks on what a tensor hook returned."""
-    Tensor = KIND.tensor
     if not isinstance(after, Tensor):
         raise TypeError(f"expected Variable, but hook returned '{type(after).__name__}'")
     name = getattr(hook, "__name__", type(hook).__name__)
@@ -718,7 +656,6 @@ def _check_hook_result(hook, before, after) -> None:
 
 
 def _as_tensor(g):
-    Tensor = KIND.tensor
     return None if g is None or isinstance(g, Tensor) else Tensor._make(g)
 
 
@@ -732,7 +669,6 @@ def backward_steps(tensors, grad_tensors=None, retain_graph=None, create_graph=F
     """Start a backward pass and return it unstarted: each next() runs one node and returns its Step."""
     only, capture = None, ()
     if inputs is not None:
-        Tensor = KIND.tensor
         inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
         if not inputs:
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
@@ -755,7 +691,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     run.run()
     for t, g in zip(getattr(run, "_nonleaf_inputs", ()), run.captured):
         if g is not None:
-            Tensor = KIND.tensor
             gt = g if isinstance(g, Tensor) else Tensor._make(g.copy())
             t._grad = gt if t._grad is None else t._grad + gt
 
@@ -763,7 +698,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          allow_unused=None, materialize_grads=False) -> tuple:
     """torch.autograd.grad: the gradients of `outputs` w.r.t. `inputs`, without touching .grad."""
-    Tensor = KIND.tensor
     outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
     single = isinstance(inputs, Tensor)
     inputs = (inputs,) if single else tuple(inputs)

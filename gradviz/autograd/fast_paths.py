@@ -3,10 +3,6 @@
 Each one does what the plain code beside it would do, only cheaper in CPython: a chain of
 small ops spends most of its time in the interpreter, not in NumPy.
 
-- `run_straight`: the backward loop (`Backward._run`) fused into one function, for a run to
-  the end that nobody watches: no generator, no per-node helper calls.
-- `ReadyQueue`: the backward loop's nodes ready to run. The one node the last step made ready
-  waits outside the heap, so a chain of ops never pushes or pops it.
 - `vjp_two_inputs`: a two-input op's VJP without the lists of the general call.
 - `forward`: an op's forward called with plain arguments for one and two inputs.
 - `edges`: the graph edges of an op's inputs, likewise.
@@ -14,140 +10,9 @@ small ops spends most of its time in the interpreter, not in NumPy.
 """
 from __future__ import annotations
 
-from heapq import heappop, heappush, heappushpop
-
 from numpy import ndarray   # one global load where np.ndarray is two
 
 from ..ops.core import NUMPY, namespace
-from .grad_mode import _state as _grad_state
-from .graph import AccumulateGrad, _building, _running
-
-
-def ready_key(node) -> tuple:
-    """AccumulateGrad first, then the newest op: PyTorch's ready-queue order on the CPU.
-    Priorities are unique, so the heap never compares two nodes."""
-    return (node.id - (1 << 62) if type(node) is AccumulateGrad else -node.id, node)
-
-
-class ReadyQueue:
-    """A heap of (priority, node), plus one node held outside it (`pending`): popping compares
-    the two, so the order is the heap's; a chain's next node simply never enters it."""
-
-    __slots__ = ("heap", "pending")
-
-    def __init__(self):
-        self.heap: list = []
-        self.pending = None
-
-    def push(self, node) -> None:
-        if self.pending is None:
-            self.pending = node
-        else:
-            heappush(self.heap, ready_key(node))
-
-    def pop(self):
-        """The next node to run, or None when none is ready."""
-        node = self.pending
-        if node is None:
-            return heappop(self.heap)[1] if self.heap else None
-        self.pending = None
-        return heappushpop(self.heap, ready_key(node))[1] if self.heap else node
-
-    def settle(self) -> None:
-        """Put the held node into the heap, so that `first()` sees every ready node."""
-        if self.pending is not None:
-            heappush(self.heap, ready_key(self.pending))
-            self.pending = None
-
-    def first(self):
-        """The node that runs next (after settle()), or None."""
-        return self.heap[0][1] if self.heap else None
-
-    def __contains__(self, node) -> bool:
-        return node is self.pending or any(entry[1] is node for entry in self.heap)
-
-
-def run_straight(run, node_vjp, Step) -> None:
-    """`Backward._run` driven to the end in one call, for a run nobody watches (no listener, not
-    stepping, anomaly mode off): the same nodes in the same order, the same arithmetic.
-
-    The plain node (one op, no hooks) is inlined: pop, VJP, send. A leaf, a node with hooks and
-    a captured gradient go through the readable loop's own helpers (`_receive`, `_call_vjp`,
-    `_accumulate_leaf`, `_skip`), so what they do is written once."""
-    run._start()
-    ready = run._ready
-    heap, pending = ready.heap, ready.pending   # the held node lives in a local here
-    ready.pending = None
-    buffers, deps, useful, halt = run._buffers, run.deps, run.useful, run.halt
-    create_graph, retain_graph, capture = run.create_graph, run.retain_graph, run.capture
-    index = 0
-    state = _grad_state
-    outer, state.enabled = state.enabled, create_graph
-    previous_run, _running.run = _running.run, run
-    base = _building.now
-    try:
-        while True:
-            if pending is None:
-                if not heap:
-                    break
-                node = heappop(heap)[1]
-            else:
-                node = heappushpop(heap, ready_key(pending))[1] if heap else pending
-                pending = None
-            grads = buffers.pop(node)
-            hooks = node.hooks
-            if create_graph:
-                _building.now = node.order + 1
-            if type(node) is AccumulateGrad:
-                step = Step(index, node, tuple(grads))
-                if hooks is not None or capture:
-                    grads = run._receive(node, grads, step)
-                if run.accumulate and (run.only is None or node in run.only):
-                    run._accumulate_leaf(node, grads[0], step)
-                index += 1
-                continue
-            if hooks is not None or capture:
-                step = None if hooks is None else Step(index, node, tuple(grads))
-                grads = run._receive(node, grads, step)
-                if halt and node in halt:
-                    index += 1
-                    continue
-                sent = run._call_vjp(node, grads, step)
-            elif halt and node in halt:
-                index += 1
-                continue
-            else:
-                sent = node_vjp(node, grads[0] if node.op.n_outputs == 1 else run._multi(node, grads),
-                                create_graph)[0]
-            for (nxt, nr), g in zip(node.next_functions, sent):   # Backward._send, the held node local
-                if nxt is None or (useful is not None and nxt not in useful):
-                    continue
-                if g is not None:
-                    if nxt.op.n_outputs == 1 and nxt not in buffers:
-                        buffers[nxt] = [g]
-                    else:
-                        run._add(buffers, nxt, nr, g)
-                remaining = deps[nxt] - 1
-                deps[nxt] = remaining
-                if remaining == 0:
-                    if g is None and nxt not in buffers:
-                        ready.pending = pending   # _skip pushes through the queue
-                        run._skip(nxt)
-                        pending, ready.pending = ready.pending, None
-                    elif pending is None:
-                        pending = nxt
-                    else:
-                        heappush(heap, ready_key(nxt))
-            if not retain_graph:
-                node.free()
-            index += 1
-    except BaseException:   # an error (or Ctrl-C) midway: no .grad is left half-updated
-        run._roll_back()
-        raise
-    finally:
-        _building.now = base
-        state.enabled = outer
-        _running.run = previous_run
 
 
 _NO_AXES_2 = ((), ())
@@ -159,13 +24,16 @@ def vjp_two_inputs(node, rule: tuple, xp, g, out, saved_inputs):
     Returns the two gradients and their reduced axes when both already fit their inputs'
     shapes and dtypes (nothing to sum or cast), else the raw pair and None."""
     f0, f1 = rule
-    edges = node.next_functions
-    args = (xp, g, out, saved_inputs[0]._data, saved_inputs[1]._data)
+    (to0, _), (to1, _) = node.next_functions
+    a0, a1 = saved_inputs[0]._data, saved_inputs[1]._data
     params = node.params
     if params:   # f(*args) with a ready tuple is much cheaper than f(xp, g, ..., *params)
-        args += params
-    g0 = None if f0 is None or edges[0][0] is None else f0(*args)
-    g1 = None if f1 is None or edges[1][0] is None else f1(*args)
+        args = (xp, g, out, a0, a1) + params
+        g0 = None if f0 is None or to0 is None else f0(*args)
+        g1 = None if f1 is None or to1 is None else f1(*args)
+    else:   # a plain call builds no tuple
+        g0 = None if f0 is None or to0 is None else f0(xp, g, out, a0, a1)
+        g1 = None if f1 is None or to1 is None else f1(xp, g, out, a0, a1)
     inputs = node.inputs
     if (g0 is None or (g0.shape == (a := inputs[0]._data).shape and g0.dtype is a.dtype)) and \
             (g1 is None or (g1.shape == (a := inputs[1]._data).shape and g1.dtype is a.dtype)):

@@ -28,7 +28,7 @@ from .. import events
 from ..ops.index import ALIAS
 from .engine import grad
 from .grad_mode import enable_grad
-from .graph import KIND
+from ..tensor import Tensor
 
 __all__ = ["dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual", "UnpackedDualTensor"]
 
@@ -75,7 +75,6 @@ def _attach(tensor, tangent) -> None:
 
 def is_dual(*objs) -> bool:
     """Does any of these (Tensors or other values) carry a tangent?"""
-    Tensor = KIND.tensor
     return any(isinstance(o, Tensor) and tangent_of(o) is not None for o in objs)
 
 
@@ -145,7 +144,7 @@ def make_dual(tensor, tangent, *, level: int | None = None):
         raise ValueError(f"Expected tangent to be floating point or complex, but got: {tangent.dtype}")
     _state.busy = True
     try:
-        dual = KIND.namespace.view(tensor, tuple(tensor.shape))
+        dual = Tensor._namespace.view(tensor, tuple(tensor.shape))
     finally:
         _state.busy = False
     if tangent.dtype != tensor.dtype:
@@ -156,7 +155,7 @@ def make_dual(tensor, tangent, *, level: int | None = None):
 
 def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
     """(primal, tangent): a view of `tensor` without its tangent, and the tangent (or None)."""
-    apply = KIND.apply
+    apply = Tensor._namespace.apply
     tangent = tangent_of(tensor)
     if tangent is None:
         return UnpackedDualTensor(tensor, None)
@@ -215,7 +214,7 @@ def _jvp(op, tangents, out, inputs, params):
     if hasattr(rule, "kind"):   # a derived rule given by defjvp
         return rule(op, tangents, out, inputs, params)
     # a record's own rule reads as its VJPs do, with the tangents (None where an input has none) for ḡ
-    return rule(KIND.namespace, tangents, out, *inputs, *params)
+    return rule(Tensor._namespace, tangents, out, *inputs, *params)
 
 
 DERIVED: dict = {}   # kind -> rule: the JVPs derived from an op's VJP or its structure
@@ -240,7 +239,7 @@ def _vjp_parts(op, xp, g, out, inputs, params):
 @_derived("pointwise")
 def pointwise(op, tangents, out, inputs, params):
     """A diagonal (or symmetric) Jacobian is its own transpose: J·t is the VJP of t."""
-    TENSOR = KIND.namespace
+    TENSOR = Tensor._namespace
     total = None
     for i, t in enumerate(tangents):
         if t is None:
@@ -256,7 +255,7 @@ def pointwise(op, tangents, out, inputs, params):
 @_derived("linear")
 def linear(op, tangents, out, inputs, params):
     """An op linear in its tensors maps tangents as it maps values (zeros where none)."""
-    apply = KIND.apply
+    apply = Tensor._namespace.apply
     if all(t is None for t in tangents):
         return None
     return apply(op, tuple(t if t is not None else _zeros(x) for t, x in zip(tangents, inputs)), params)
@@ -265,7 +264,7 @@ def linear(op, tangents, out, inputs, params):
 @_derived("bilinear")
 def bilinear(op, tangents, out, inputs, params):
     """Product rule: J·(ta, tb) = op(ta, b) + op(a, tb)."""
-    apply = KIND.apply
+    apply = Tensor._namespace.apply
     (ta, tb), (a, b) = tangents, inputs
     left = apply(op, (ta, b), params) if ta is not None else None
     right = apply(op, (a, tb), params) if tb is not None else None
@@ -273,14 +272,14 @@ def bilinear(op, tangents, out, inputs, params):
 
 
 def _zeros(x):
-    return KIND.namespace.zeros_like(x)
+    return Tensor._namespace.zeros_like(x)
 
 
 def _transpose_jvp(op, tangents, out, inputs, params):
     """J·t = ∂/∂g ⟨Jᵀg, t⟩: the VJP rule is linear in g, so one reverse pass through it
     (recorded with the Tensor namespace) transposes it. Events of that inner pass are
     not the user's computation, so listeners are paused while it runs."""
-    TENSOR = KIND.namespace
+    TENSOR = Tensor._namespace
     outs = out if op.n_outputs != 1 else (out,)
     seeds = [_zeros(o).requires_grad_() if o.is_floating_point() else None for o in outs]
     with events._lock:

@@ -19,8 +19,10 @@ from ..ops.op import Op
 from ..scope import _state as _scope_state
 from ..tensor import Tensor
 from .apply import apply as apply_op
-from .grad_mode import is_grad_enabled, no_grad
-from .graph import FREED_MESSAGE, Node, _formula, modified_message
+from .grad_mode import _formula, is_grad_enabled, no_grad
+from .nodes import Node
+from .saved import FREED_MESSAGE
+from .versions import modified_message
 
 _ONCE_MESSAGE = "trying to differentiate twice a function that was marked with @once_differentiable"
 

@@ -11,7 +11,6 @@ import warnings
 import numpy as np
 
 from ..creation import ones_like, rand, randn_like, zeros, zeros_like
-from ..functions.shape import stack
 from ..random import Generator
 from ..tensor import Tensor
 from . import forward_ad
@@ -240,7 +239,7 @@ def _stack_rows(rows: list, out_shape: tuple, in_shape: tuple, create_graph: boo
     if create_graph:
         # torch stacks the rows as they come (each of the input's shape), then views the stack
         parts = [r.reshape(-1) for r in rows] if columns else list(rows)
-        jac = stack(parts, 1 if columns else 0) if parts else None
+        jac = Tensor._namespace.stack(parts, 1 if columns else 0) if parts else None
         if jac is None:
             return zeros(tuple(out_shape) + tuple(in_shape))
         return jac.reshape(*(tuple(out_shape) + tuple(in_shape)))

@@ -141,3 +141,13 @@ class set_grad_enabled(_GradMode):
         _set(self._prev)
         mode = self.mode
         return _decorate(fn, lambda: set_grad_enabled(mode))
+
+
+class _Formula(threading.local):
+    """Per thread: are VJP rules running on Tensors (create_graph=True)? The engine sets it; a custom
+    Function's own backward clears it."""
+
+    active = False   # a VJP rule is being recorded (create_graph): scalars multiply as torch's formulas do
+
+
+_formula = _Formula()

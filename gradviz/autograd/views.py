@@ -24,7 +24,8 @@ from .. import backend, events
 from ..ops.op import Op
 from ..scope import _state as _scope_state
 from .engine import node_vjp
-from .graph import DEFAULT, MULTI_OUTPUT, Node, ViewMeta, ghost_tensor, node_type
+from .nodes import ghost_tensor, Node, node_type
+from .versions import DEFAULT, MULTI_OUTPUT, ViewMeta
 
 
 DETACH_VIEW = ("Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel (DDP) for "

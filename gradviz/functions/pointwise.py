@@ -9,7 +9,8 @@ from .._args import check_tensor, invalid_arguments, is_number
 from ..dtypes import C_TYPE, SCALAR_TYPE, float64, floating_kernel, get_default_dtype, result_type
 from ..autograd.apply import apply, coerce_pair
 from ..autograd.fast_paths import one_dtype
-from ..ops.core import _formula, broadcast_error, broadcast_shape
+from ..autograd.grad_mode import _formula
+from ..ops.core import broadcast_error, broadcast_shape
 from ..ops.op import Op
 from ..tensor import Tensor
 from ..creation import tensor, zeros_like

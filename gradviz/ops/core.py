@@ -5,7 +5,6 @@ Running an op on Tensors (grad mode, the Node, events) is autograd's: gradviz.au
 """
 from __future__ import annotations
 
-import threading
 
 import numpy as np
 
@@ -177,10 +176,3 @@ def expand_error(src: tuple, target: tuple, type_name: str) -> str | None:
     return None
 
 
-class _Formula(threading.local):
-    """Per thread: are VJP rules running on Tensors (create_graph=True)? The engine sets it."""
-
-    active = False   # a VJP rule is being recorded (create_graph): scalars multiply as torch's formulas do
-
-
-_formula = _Formula()

@@ -1,10 +1,12 @@
 """Step through backward: animations of the chain rule and of VJP propagation.
 
 Public API:
-  animate(*tensors, gradient=None, names=None, forward=True, ...) -> Animation
+  animate(*tensors, gradient=None, names=None, model=None, forward=True, ...) -> Animation
       a recorded run as a self-contained HTML player (.save("x.html"), .save("x.gif"), inline in notebooks)
-  step(*tensors, gradient=None, ...) -> Stepper
-      a notebook widget (the same player) whose Next runs the engine's own backward one node at a time
+  step(*tensors, gradient=None, names=None, model=None, ...) -> Stepper
+      a notebook widget (the same player) whose Next runs the real backward one node at a time
+  Both take gradviz tensors or real torch tensors (recorded through origins.record: one Recording
+  of gradviz's engine or of torch's); animate also takes a recorded Trace.
   animate_jvp(func, primals, tangents) -> Animation (.result: jvp's (output, jvp_out))
       forward mode op by op: the tangent flowing forward and each op's JVP; record_forward() records
       other forward-mode code (autograd.functional.jvp/hvp, forward_ad dual tensors) the same way

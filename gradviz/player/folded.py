@@ -13,6 +13,7 @@ from collections import Counter
 
 from ..formatting import preview as preview_text
 from ..formatting import shape
+from ..render.collapse import count_nodes
 from . import grids
 from .explain import node_label
 from .mathtext import esc
@@ -38,45 +39,76 @@ def fold_runs(frames: list, owners: dict, titles: dict, trace, total_steps: int 
     def drawn_as(i):
         """A node as the diagram shows it: its own label, or the box it is folded into."""
         return esc(titles[owners[i]]) if owners.get(i) in titles else node_label(graph, i)
-    # every frame as a full state, so that merging can change a frame and the next ones still agree
-    full, state, full_widths, widths = [], {}, [], {}
-    for f in frames:
-        state = {**state, **f.changes}
-        full.append(state)
-        widths = {**widths, **f.widths}
-        full_widths.append(widths)
-    out, states, run_widths = [], [], []
+    out, overrides, marks = [], [], []       # the merged frames; what each sets beyond its frame's state
     for run in runs:
-        run_widths.append(full_widths[run[-1]])
-        first, last = frames[run[0]], frames[run[-1]]
+        first = frames[run[0]]
         if len(run) == 1 or first.node not in titles:
-            merged = Frame(0, first.phase, first.step, first.node, {}, dict(first.labels), first.title,
-                           first.text, first.caption)
-            states.append(full[run[0]])
+            merged = Frame(0, first.phase, first.step, first.node, labels=dict(first.labels),
+                           span=first.span).with_panel_of(first)
+            marks.append((run[0], run[-1], {}))
         elif first.phase == "forward":
             made = [graph.nodes[created[k]] for k in run]
-            title, text, caption = _forward_panel(titles[first.node], made, run[0], len(created))
-            merged = Frame(0, "forward", None, first.node, {}, {}, title, text, caption)
-            states.append(full[run[-1]])
+            merged = Frame(0, "forward", None, first.node, span=_span(frames, run),
+                           panel=_later(_forward_panel, titles[first.node], made, run[0], len(created)))
+            marks.append((run[-1], run[-1], {}))
         else:
             flowing = {i for k in run for i, st in frames[k].changes.items() if st == "flowing" and i not in titles}
             labels = {}
             for k in run:
                 labels.update({i: t for i, t in frames[k].labels.items() if i not in titles})
             run_steps = [steps[frames[k].step] for k in run]
-            title, text, caption = _panel(graph, titles[first.node], members.get(first.node, set()), run_steps,
-                                          total, drawn_as)
-            merged = Frame(0, "backward", first.step, first.node, {}, labels, title, text, caption)
-            states.append({**full[run[-1]], **{i: "flowing" for i in flowing}})
+            merged = Frame(0, "backward", first.step, first.node, labels=labels, span=_span(frames, run),
+                           panel=_later(_panel, graph, titles[first.node], members.get(first.node, set()),
+                                        run_steps, total, drawn_as))
+            marks.append((run[-1], run[-1], dict.fromkeys(flowing, "flowing")))
+        if len(run) > 1 and first.node in titles:
+            merged.source = (run[0], run[-1])
         out.append(merged)
-    previous: dict = {}
-    previous_widths: dict = {}
-    for k, (frame, st, wd) in enumerate(zip(out, states, run_widths)):
-        frame.index = k
-        frame.changes = {i: s for i, s in st.items() if previous.get(i) != s}
-        frame.widths = {i: w for i, w in wd.items() if previous_widths.get(i) != w}
-        previous, previous_widths = st, wd
+    _rediff(frames, out, marks)
     return out
+
+
+def _span(frames: list, run: list):
+    first, last = frames[run[0]].span, frames[run[-1]].span
+    return (first[0], last[1]) if first and last else None
+
+
+def _later(make, *args):
+    return lambda: make(*args)
+
+
+def _rediff(frames: list, out: list, marks: list) -> None:
+    """Give each merged frame the changes from the one before it. marks[k] = (state_at, widths_at,
+    extra): merged frame k shows the state after frames[state_at] with `extra` on top, and the widths
+    after frames[widths_at]. Only the ids that changed between two merged frames are compared, so
+    this is linear in the changes, not frames × ids."""
+    state, widths, shown, shown_widths = {}, {}, {}, {}
+    done = wdone = -1
+    extra_before: dict = {}
+    for k, (frame, (at, wat, extra)) in enumerate(zip(out, marks)):
+        touched = {**extra_before, **extra}          # a dict: the frame's changes keep one order
+        for j in range(done + 1, at + 1):
+            state.update(frames[j].changes)
+            touched.update(frames[j].changes)
+        done = max(done, at)
+        changes = {}
+        for i in touched:
+            now = extra.get(i, state.get(i))
+            if now is not None and shown.get(i) != now:
+                changes[i] = shown[i] = now
+        frame.index, frame.changes = k, changes
+        wtouched: dict = {}
+        for j in range(wdone + 1, wat + 1):
+            widths.update(frames[j].widths)
+            wtouched.update(frames[j].widths)
+        wdone = max(wdone, wat)
+        frame.widths = {i: widths[i] for i in wtouched if shown_widths.get(i) != widths[i]}
+        shown_widths.update(frame.widths)
+        extra_before = extra
+
+
+def _steps(n: int) -> str:
+    return f"{n:,} engine step{'' if n == 1 else 's'}"
 
 
 def _runs(frames: list, titles: dict) -> list:
@@ -100,24 +132,35 @@ def _forward_panel(title: str, made: list, first: int, count: int) -> tuple:
     gives = f'<div class="gv-row"><span class="gv-k">gives</span> {grids.tensor(last.value)}</div>' \
         if last.value is not None else ""
     text = (f'<div class="gv-step gv-forward gv-folded"><p class="gv-say">The forward pass runs through '
-            f"<b>{esc(title)}</b>, folded into one box: autograd records {len(made)} nodes ({made_text}); the "
+            f"<b>{esc(title)}</b>, folded into one box: autograd records {count_nodes(len(made))} ({made_text}); the "
             f"last, {esc(last.name)}, makes what leaves the box.</p>{gives}</div>")
     value = f" = {preview_text(last.value)}" if last.value is not None else ""
-    return head, text, f"forward: {title}: {len(made)} nodes; {last.name}{value}"
+    return head, text, f"forward: {title}: {count_nodes(len(made))}; {last.name}{value}"
+
+
+def _came_in(graph: Graph, ran: set, inside: set, before: int) -> list:
+    """(edge, gradient) that reached the nodes `ran` from outside the box before step `before`, in the
+    order they were sent: read from the senders' steps (found by node, not by scanning every step)."""
+    if not hasattr(graph, "sent"):          # node id -> its steps' flows, once per graph
+        graph.sent = {}
+        for s in graph.trace.steps:
+            graph.sent.setdefault(s.node, []).append(s)
+    found = []
+    for node in ran:
+        for e in graph.out_of.get(node, ()):
+            if e.dst in inside:
+                continue
+            for s in graph.sent.get(e.dst, ()):
+                if s.index < before:
+                    found += [(s.index, k, e, grad) for k, (eid, grad, _) in enumerate(s.flows) if eid == e.id]
+    return [(e, grad) for _, _, e, grad in sorted(found, key=lambda t: t[:2])]
 
 
 def _panel(graph: Graph, title: str, inside: set, run_steps: list, total: int, drawn_as) -> tuple:
     """(title, panel HTML, caption) for a run of engine steps inside one folded box; drawn_as names
     a node as the diagram shows it (its own label, or the box it is folded into)."""
     ran = set(s.node for s in run_steps)
-    came_in = []                                    # (edge, gradient) that reached the box from outside
-    for s in graph.trace.steps:
-        if s.index >= run_steps[0].index:
-            break
-        for eid, grad, _ in s.flows:
-            e = graph.edges[eid]
-            if e.src in ran and s.node not in inside:
-                came_in.append((e, grad))
+    came_in = _came_in(graph, ran, inside, run_steps[0].index)
     went_out = [(graph.edges[eid], grad) for s in run_steps for eid, grad, _ in s.flows
                 if graph.edges[eid].src not in inside]
     written = [acc for s in run_steps for acc in s.accumulations]
@@ -128,8 +171,9 @@ def _panel(graph: Graph, title: str, inside: set, run_steps: list, total: int, d
     head = f"backward {first}–{last}/{total} · {esc(title)}"
     ran_text = ", ".join(f"{esc(name)} ×{n}" for name, n in kinds.most_common())
     body = [f'<div class="gv-row">Backward runs through <b>{esc(title)}</b>, folded into one box: '
-            f"{len(run_steps)} engine steps ({ran_text}), each the vector-Jacobian product of one node inside. "
-            "Unfold it (collapse=) to step through them one by one.</div>"]
+            f"{_steps(len(run_steps))} ({ran_text}), each the vector-Jacobian product of one node inside. "
+            "To step through them one by one, open the box (“open box”, or the o key, where the player holds "
+            "its steps) or draw the graph unfolded (max_nodes=None).</div>"]
     for label, pairs, where in (("CAME IN", came_in, "from"), ("WENT OUT", went_out, "to")):
         for e, grad in pairs:
             other = e.dst if label == "CAME IN" else e.src
@@ -139,7 +183,7 @@ def _panel(graph: Graph, title: str, inside: set, run_steps: list, total: int, d
         names = ", ".join(f"{esc(graph.nodes[a.node].name or a.node)}.grad {esc(shape(a.total.shape))}"
                           for a in written)
         body.append(f'<div class="gv-row"><span class="gv-k">WROTE</span> {names}</div>')
-    caption = "; ".join([f"{title}: {len(run_steps)} steps"] +
+    caption = "; ".join([f"{title}: {_steps(len(run_steps))}"] +
                         [f"→ {graph.nodes[e.src].name or e.src}: {preview_text(g)}" for e, g in went_out] +
                         [f"{graph.nodes[a.node].name or a.node}.grad = {preview_text(a.total)}" for a in written])
     return head, f'<div class="gv-step gv-backward gv-folded">{"".join(body)}</div>', caption

@@ -21,6 +21,10 @@ A frame (`Frame.to_json`, the one place its keys are written):
   "n"  the node created or run (the camera frames it, the code listing marks its line), or null
   "s"  the caption: the step's results as plain text (the screen reader's narration)
   "w"  {edge id: width level} (width_level, class gv-w<level>), only what changed; absent when nothing did
+  "i"  [start, stop]: where a folded box's frame can be opened, its frames inside the box (the data's
+       "inner"); absent on other frames
+  "k"  [first, last]: the steps of its phase the frame shows, from 1 (Frame.span: the node created, or
+       the engine's steps; a folded box's frame spans several); absent on a frame of no step
 A saved player packs its frames (pack.py): a packed frame carries "b" (the index of an earlier
 frame) and "H" (pieces of new text and copies of that frame's "h") instead of "h".
 
@@ -30,6 +34,10 @@ The data the script is given (the saved player: Animation.data() in html.py, as 
   "mid"       {edge id: [x, y, left]}: where an edge's label goes (stage.place; left 1: left of the point)
   "interval"  milliseconds per frame when playing
   "lines"     {node id: "block:line"}: the code listing's line that made each node (codeview.line_keys)
+  "boxes"     {box id: {"svg", "mid", "title"}}: each folded box that can be opened, laid out unfolded
+              (player/inside.py), with where its edges' labels go
+  "inner"     the frames inside the boxes, packed as "frames" are; a frame's "i" says which are its own
+  "steps"     [forward, backward]: how many steps each phase has (the counter: "backward 9–39 of 134")
   Stepper only: "total" (the frames there will be), "finished" (backward has run to the end),
   "zero" (frame 0 is the graph before backward: the counter starts at the next one) and "remote"
   (callbacks asking Python for a frame: the engine runs only as far as the learner steps).
@@ -37,9 +45,9 @@ The data the script is given (the saved player: Animation.data() in html.py, as 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
 from ..render.formula import Graph
+from ..progress import progress
 from ..records import StepRecord
 from ..tracing import Trace
 from . import explain
@@ -78,18 +86,66 @@ def width_level(grad) -> int | None:
     return 1 + sum(biggest >= bound for bound in WIDTH_LEVELS)
 
 
-@dataclass
 class Frame:
-    index: int
-    phase: str                                   # "forward" | "backward"
-    step: int | None                             # index into trace.steps, for backward frames
-    node: str | None                             # the node created (forward) or run (backward)
-    changes: dict = field(default_factory=dict)  # id -> state, only what differs from the previous frame
-    labels: dict = field(default_factory=dict)   # edge id -> text drawn on the edge in this frame
-    title: str = ""
-    text: str = ""                               # the step panel (HTML)
-    caption: str = ""                            # the step's results as plain text (GIF, alt text)
-    widths: dict = field(default_factory=dict)   # edge id -> width level (width_level), only what changed
+    """One frame: its state changes and edge labels, and its panel (title, HTML, caption). The panel
+    may be given as `panel`, a function returning (title, text, caption), made only when first read:
+    a view that shows few of the frames (a folded player) never typesets the others."""
+
+    __slots__ = ("index", "phase", "step", "node", "changes", "labels", "widths", "span", "source", "inner",
+                 "_panel", "_texts")
+
+    def __init__(self, index: int, phase: str, step: int | None, node: str | None, changes: dict | None = None,
+                 labels: dict | None = None, title: str = "", text: str = "", caption: str = "",
+                 widths: dict | None = None, panel=None, span: tuple | None = None):
+        self.index = index
+        self.phase = phase                  # "forward" | "backward"
+        self.step = step                    # index into trace.steps, for backward frames
+        self.node = node                    # the node created (forward) or run (backward)
+        self.changes = {} if changes is None else changes   # id -> state, only what differs from the previous frame
+        self.labels = {} if labels is None else labels      # edge id -> text drawn on the edge in this frame
+        self.widths = {} if widths is None else widths      # edge id -> width level (width_level), only what changed
+        # (first, last): the steps of its phase this frame shows, counted from 1 (forward: the node
+        # created; backward: the engine's steps); a folded box's frame spans several. The counter and
+        # the panel's title count the same steps.
+        self.span = span
+        self.source = None       # (first, last): the unfolded frames a folded box's frame stands for
+        self.inner = None        # (start, stop): its frames inside the box (inside.py), where it can be opened
+        self._panel = panel
+        self._texts = None if panel is not None else (title, text, caption)
+
+    def _made(self) -> tuple:
+        if self._texts is None:
+            self._texts = tuple(self._panel())
+            self._panel = None
+        return self._texts
+
+    @property
+    def title(self) -> str:
+        """The step panel's title (HTML)."""
+        return self._made()[0]
+
+    @property
+    def text(self) -> str:
+        """The step panel (HTML)."""
+        return self._made()[1]
+
+    @property
+    def caption(self) -> str:
+        """The step's results as plain text (GIF, alt text, the screen reader's narration)."""
+        return self._made()[2]
+
+    def with_panel_of(self, other: "Frame") -> "Frame":
+        """This frame showing `other`'s panel, made (once, shared) only when read."""
+        self._texts, self._panel = (None, other._made) if other._texts is None else (other._texts, None)
+        return self
+
+    def copy(self) -> "Frame":
+        """The same frame (its dicts shared, its panel made once for both)."""
+        return Frame(self.index, self.phase, self.step, self.node, self.changes, self.labels, widths=self.widths,
+                     span=self.span).with_panel_of(self)
+
+    def __repr__(self) -> str:
+        return f"Frame({self.index}, {self.phase!r}, step={self.step}, node={self.node!r})"
 
     def to_json(self) -> dict:
         """The frame as the player's script reads it (the keys: this module's docstring)."""
@@ -97,7 +153,27 @@ class Frame:
                "s": self.caption}
         if self.widths:
             out["w"] = self.widths
+        if self.span:
+            out["k"] = list(self.span)
+        if self.inner:
+            out["i"] = list(self.inner)
         return out
+
+
+class _AsOf:
+    """What the panel of one step reads of a FrameBuilder, as it was right after that step: the
+    gradient contributions received so far by the nodes the panel speaks of."""
+
+    def __init__(self, builder: "FrameBuilder", ids):
+        self.graph, self.trace, self.jacobians = builder.graph, builder.trace, builder.jacobians
+        self.received = {i: list(builder.received[i]) for i in ids if i in builder.received}
+
+
+_SETTLING = ("new", "active", "flowing")   # states that last one frame: new -> built, the others -> done
+
+
+def _forward_panel(builder, node_id: str, k: int, count: int):
+    return lambda: explain.forward(builder, node_id, k, count)
 
 
 class FrameBuilder:
@@ -114,21 +190,28 @@ class FrameBuilder:
         self._pending_widths: dict = {}
         self.received: dict = {}     # node id -> [(edge, Preview)] gradient contributions so far
         self._backward_started = False
+        self._live: dict = {}        # ids now new, active or flowing: what the next frame settles
 
     # -- state ----------------------------------------------------------------------
     def _set(self, ident: str, state: str) -> None:
         if self.state.get(ident) != state or ident in self._pending:
             self._pending[ident] = state
             self.state[ident] = state
+            if state in _SETTLING:
+                self._live[ident] = None
+            else:
+                self._live.pop(ident, None)
 
     def _width(self, edge_id: str, grad) -> None:
         level = width_level(grad)
         if level is not None and self.widths.get(edge_id) != level:
             self.widths[edge_id] = self._pending_widths[edge_id] = level
 
-    def _emit(self, phase: str, step, node, labels, title, text, caption) -> "Frame":
+    def _emit(self, phase: str, step, node, labels, title="", text="", caption="", panel=None,
+              number: int | None = None) -> "Frame":
+        """The frame of what changed since the last one; its panel as texts, or `panel` to make them later."""
         frame = Frame(len(self.frames), phase, step, node, dict(self._pending), labels, title, text, caption,
-                      dict(self._pending_widths))
+                      dict(self._pending_widths), panel, None if number is None else (number, number))
         self._pending = {}
         self._pending_widths = {}
         self.frames.append(frame)
@@ -136,11 +219,8 @@ class FrameBuilder:
 
     def _settle(self) -> None:
         """What was happening in the previous frame becomes history."""
-        for ident, st in list(self.state.items()):
-            if st == "new":
-                self._set(ident, "built")
-            elif st in ("active", "flowing"):
-                self._set(ident, "done")
+        for ident in list(self._live):
+            self._set(ident, "built" if self.state[ident] == "new" else "done")
 
     # -- forward --------------------------------------------------------------------
     def forward_order(self) -> list:
@@ -174,8 +254,8 @@ class FrameBuilder:
                 if g.nodes[e.dst].kind == "output":
                     self._set(e.id, "new")
                     self._set(e.dst, "new")
-            title, text, caption = explain.forward(self, node_id, k, len(order))
-            made.append(self._emit("forward", None, node_id, {}, title, text, caption))
+            made.append(self._emit("forward", None, node_id, {}, panel=_forward_panel(self, node_id, k, len(order)),
+                                   number=k + 1))
         return made
 
     # -- backward -------------------------------------------------------------------
@@ -218,13 +298,15 @@ class FrameBuilder:
                     self._set(e.id, "flowing")
                     self._width(e.id, acc.contribution)
                     labels[e.id] = short(acc.total)
-        title, text, caption = explain.backward(self, step, total)
-        return self._emit("backward", step.index, node_id, labels, title, text, caption)
+        # the panel is typeset when it is shown, from the contributions as they stood after this step
+        now = _AsOf(self, {node_id, *(g.edges[edge_id].src for edge_id, _, _ in step.flows)})
+        return self._emit("backward", step.index, node_id, labels, panel=lambda: explain.backward(now, step, total),
+                          number=step.index + 1)
 
     def build(self, forward: bool = True) -> list:
         if forward:
             self.add_forward()
-        for step in self.trace.steps:
+        for step in progress(self.trace.steps, "frames"):
             self.add_step(step, len(self.trace.steps))
         return self.frames
 

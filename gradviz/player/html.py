@@ -14,18 +14,18 @@ import os
 import re
 from pathlib import Path
 
-from ..autograd.engine import backward_steps
-from ..autograd.graph import node_order
-from ..naming import with_caller_names
-from ..tracing import GradSnapshot, Recorder, Trace, outputs_of, replay, written_tensors
+from ..origins import flat, is_trace, record
+from ..progress import progress
+from ..tracing import Trace
 from . import codeview
 from .frames import Frame, FrameBuilder, state_at
 from .folded import fold_runs
+from .inside import Inside
 from .mathtext import esc
 from .orders import separate_orders
 from .pack import pack
 from .stage import Stage
-from ..render import Diagram, _names, options
+from ..render import Diagram, options
 from .gif import save_gif
 from .front_end import script, stylesheet
 
@@ -67,6 +67,7 @@ def markup(uid: str, svg: str, n: int, title: str, text: str, page: bool = False
         '<button type="button" class="gv-next" title="Next step (→)">Next ▶</button>'
         '<button type="button" class="gv-play" title="Play / pause (space)">▶ Play</button>'
         '<button type="button" class="gv-reset" title="Back to the start (Home)">Reset</button>'
+        '<button type="button" class="gv-open" aria-pressed="false" hidden>open box</button>'
         f'<input type="range" class="gv-slider" min="0" max="{max(n - 1, 0)}" value="0" step="1" aria-label="step">'
         f'<span class="gv-count" aria-hidden="true">step {1 if n else 0} of {n}</span>'
         '<label>speed <select class="gv-speed" aria-label="speed">'
@@ -79,6 +80,9 @@ def markup(uid: str, svg: str, n: int, title: str, text: str, page: bool = False
         '<button type="button" class="gv-fit" title="Show the whole graph">fit</button>'
         '<button type="button" class="gv-follow" aria-pressed="true" '
         'title="Follow the running node again">follow</button>'
+        '<input type="search" class="gv-find" placeholder="find (/)" aria-label="find a parameter, tensor or node type" '
+        'title="Find a parameter, a tensor\'s name or a node type (/): Enter for the next, Shift+Enter the one before">'
+        '<span class="gv-found" aria-live="polite"></span>'
         '<span class="gv-key" title="From the first backward step on, arrowheads point the way the gradient '
         'flows (to the input). An edge that has carried gradient is drawn one step thicker for every factor of '
         '10 in its largest |entry|: below 0.001, 0.001, 0.01, 0.1, 1, 10 and up; a hairline when it is all '
@@ -132,13 +136,14 @@ class Animation:
     """A recorded run: `.steps` (the trace's backward steps), `.frames`, `.save(path)`."""
 
     def __init__(self, trace: Trace, frames: list, svg: str, interval_ms: int = 1200, title: str = "gradviz",
-                 draw_options: dict | None = None):
+                 draw_options: dict | None = None, inside: Inside | None = None):
         self.trace = trace
         self.draw_options = dict(draw_options or {})   # what the SVG was drawn with (the GIF redraws alike)
         self.frames: list[Frame] = frames
         self.stage = Stage(svg)
         self.interval_ms = int(interval_ms)
         self.title = title
+        self.inside = inside     # the folded boxes the page can open, and the frames inside them
 
     @property
     def steps(self) -> list:
@@ -168,8 +173,15 @@ class Animation:
                 lengths[k] = max(lengths.get(k, 0), len(text))
         mid = {k: [round(x, 1), round(y, 1), 1 if left else 0]
                for k, (x, y, left) in self.stage.place(lengths).items()}
-        return {"frames": pack([f.to_json() for f in self.frames]), "mid": mid, "interval": self.interval_ms,
-                "lines": codeview.line_keys(self.trace)}
+        forward = max((f.span[1] for f in self.frames if f.phase == "forward" and f.span), default=0)
+        data = {"frames": pack([f.to_json() for f in progress(self.frames, "panels")]), "mid": mid,
+                "interval": self.interval_ms, "lines": codeview.line_keys(self.trace), "steps": [forward, len(self.trace.steps)]}
+        if self.inside is not None:
+            data["names"] = self.inside.names
+            if self.inside.boxes:
+                data["boxes"] = self.inside.boxes
+                data["inner"] = pack([f.to_json() for f in progress(self.inside.frames, "panels in boxes")])
+        return data
 
     def fragment(self, page: bool = False) -> str:
         """The player as an HTML fragment: it styles and scripts itself, so it works inside any page."""
@@ -210,42 +222,50 @@ class Animation:
 
 
 def _roots(tensors) -> tuple:
-    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
-        tensors = tuple(tensors[0])
+    tensors = flat(tensors)
     if not tensors:
         raise TypeError("animate() needs at least one tensor to run backward from")
     for i, t in enumerate(tensors):
         if not getattr(t, "requires_grad", False):
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
-    return tuple(tensors)
+    return tensors
 
 
-def record_graph(tensors, names, draw_options: dict, jacobians: bool = False) -> tuple:
-    """(roots, recorder, trace, svg, owners, live, titles): the graph behind `tensors`, replayed into a
-    Recorder and laid out before any backward runs, so the diagram shows .grad as it was when
-    the animation starts. `live` maps node keys to the live leaf and root tensors (kept beside
-    the Trace, for the stepper's reset); steps the recorder hears are appended to `trace`."""
-    roots = _roots(tensors)
-    names = _names(names)
-    recorder = Recorder(jacobians=jacobians)
-    live = replay(roots, recorder, names, order_of=node_order)   # a create_graph gradient's own graph is order 1
-    trace = separate_orders(recorder.trace(outputs_of(roots, names),
-                                           show_saved=draw_options.get("show_saved", False)))
-    svg, owners, titles = layout(trace, draw_options)
-    return roots, recorder, trace, svg, owners, live, titles
+def record_graph(tensors, names, draw_options: dict, jacobians: bool = False, **recording) -> tuple:
+    """(recording, svg, owners, titles): the Recording of a backward over `tensors` (gradviz or torch
+    tensors; `recording` holds record()'s other options), its graph laid out before any step runs, so
+    the diagram shows .grad as it was when the animation starts; steps are appended to its Trace."""
+    run = record(*_roots(tensors), names=names, jacobians=jacobians,
+                 show_saved=draw_options.get("show_saved", False), **recording)
+    separate_orders(run.trace)   # a create_graph gradient's own graph, boxed apart
+    svg, owners, titles = layout(run.trace, draw_options)
+    return run, svg, owners, titles
 
 
-def animate(*tensors, gradient=None, names=None, forward: bool = True, retain_graph: bool = True,
+def _run(run) -> Trace:
+    """The recording run to its end, step by step with a progress bar (a long backward shows it),
+    then closed: interrupted or not, every .grad is put back as it was."""
+    try:
+        expected = sum(n.kind in ("op", "accumulate") for n in run.trace.nodes)
+        for _ in progress(iter(run.step, None), "backward", total=expected):
+            pass
+    finally:
+        run.close()
+    return run.trace
+
+
+def animate(*tensors, gradient=None, names=None, model=None, forward: bool = True, retain_graph: bool = True,
             jacobians: bool = True, interval_ms: int = 1200, title: str = "gradviz: backward, step by step",
             **draw_options) -> Animation:
     """Record the graph behind `tensors` and a backward run over it, and return an Animation.
 
-    `tensors` may also be one recorded Trace with its steps (for instance
-    `torch_bridge.record_torch_backward(loss)`, a real PyTorch backward): it is animated as is.
+    `tensors`: gradviz tensors, real torch tensors (torch's own backward, through the torch bridge),
+    or one recorded Trace with its steps, animated as is.
 
     gradient: the `gradient` of `tensor.backward(gradient)` (needed for non-scalar outputs).
     names: {name: tensor} for the diagram and the panel (leaves or intermediates); by default the
-    calling code's variable names, where a tensor has exactly one. forward: start with frames in which
+    calling code's variable names, where a tensor has exactly one. model: a Module whose parameter
+    names label the leaves (`animate(loss, model=model)`). forward: start with frames in which
     the graph grows op by op, in the order the code created it. retain_graph: keep the graph
     (the default) so the caller can backward again and local Jacobians can be shown.
     jacobians: show each step's local Jacobian (for tensors of up to 64 elements).
@@ -254,20 +274,16 @@ def animate(*tensors, gradient=None, names=None, forward: bool = True, retain_gr
     changes nothing the user can see, so `animate(loss)` then `loss.backward()` gives the
     plain gradient.
     """
-    if len(tensors) == 1 and isinstance(tensors[0], Trace):
-        # an already recorded run, e.g. torch_bridge.record_torch_backward(loss) of a real PyTorch graph
+    if is_trace(tensors):   # an already recorded run, drawn as it is
         trace = tensors[0]
         svg, owners, titles = layout(trace, draw_options)
     else:
-        names = with_caller_names(names)
-        roots, recorder, trace, svg, owners, live, titles = record_graph(tensors, names, draw_options, jacobians)
-        snapshot = GradSnapshot(written_tensors(roots, live))
-        try:
-            with recorder:
-                backward_steps(roots, gradient, retain_graph=retain_graph).run()
-        finally:
-            snapshot.restore()   # recording changes no .grad the user can see
+        run, svg, owners, titles = record_graph(tensors, names, draw_options, jacobians, gradient=gradient,
+                                                model=model, retain_graph=retain_graph)
+        trace = _run(run)   # recording changes no .grad the user can see
     frames = FrameBuilder(trace, jacobians).build(forward)
+    raw = [f.copy() for f in frames]                    # as the unfolded player shows them, for opening a box
     remap(frames, owners)
     frames = fold_runs(frames, owners, titles, trace)   # backward through a folded box: one frame per run
-    return Animation(trace, frames, svg, interval_ms, title, draw_options)
+    return Animation(trace, frames, svg, interval_ms, title, draw_options,
+                     Inside(trace, raw, frames, owners, titles, draw_options))

@@ -4,7 +4,7 @@ Reverse mode never builds a Jacobian; it computes vᵀJ. Feeding it the one-hot
 vectors e₁, e₂, ... returns J's rows one by one, so the same code serves every
 op: the engine's `local_jacobians` runs a node's own VJP (`node_vjp`, which touches
 no state) while a recorder asks for it, and `jacobian_view` runs whole backward
-passes of a small function. `heatmap` draws either.
+passes of a small function (gradviz's or torch's). `heatmap` draws either.
 """
 from __future__ import annotations
 
@@ -13,13 +13,13 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..autograd.engine import local_jacobians  # noqa: F401  (re-exported: gradviz.player.local_jacobians)
+from ..tracing import local_jacobians  # noqa: F401  (re-exported: gradviz.player.local_jacobians)
 from . import mathtext
 from .front_end import stylesheet
 from .grids import level, scale_of
 from .mathtext import esc
+from ..origins import is_torch
 from ..tensor import Tensor
-from ..autograd import grad
 from ..creation import tensor as make_tensor
 
 LIMIT = 64          # materialize a Jacobian only when both sides have at most this many elements
@@ -99,38 +99,44 @@ class JacobianView:
 def jacobian_view(f: Callable, x, vs: Sequence | None = None, limit: int = 256) -> JacobianView:
     """The full Jacobian of a small function `f` at `x`, row by row from one-hot backward passes,
     plus `backward(v)` next to vᵀJ for each v in `vs` (default: each one-hot seed and all ones).
+    `x` is a gradviz tensor or a real torch tensor (f then runs in torch, and torch's backward
+    gives the rows); anything else becomes a gradviz tensor.
 
     Example (the tutorials' mm): `jacobian_view(lambda x: torch.mm(x, M), x, vs=[[[1, 0]], [[0, 1]], [[1, 1]]])`.
     """
-    if isinstance(x, Tensor):
+    if isinstance(x, Tensor) or is_torch(x):
         leaf = x.detach().clone().requires_grad_(True)
     else:
         leaf = make_tensor(x, requires_grad=True)
     y = f(leaf)
-    if not isinstance(y, Tensor) or y.grad_fn is None:
+    if type(y) is not type(leaf) or y.grad_fn is None:
         raise ValueError("jacobian_view: f(x) must return a Tensor computed from x")
     m, n = y.numel(), leaf.numel()
     if m > limit or n > limit:
         raise ValueError(f"jacobian_view draws small Jacobians: f(x) has {m} elements and x has {n}; "
                          f"at most {limit} each (pass limit= to raise it)")
-    rows, seeds = [], []
+    seeds = []
     for k in range(m):
         seed = np.zeros(m)
         seed[k] = 1
-        seed = seed.reshape(tuple(y.shape))
-        seeds.append(seed)
-        (gk,) = grad(y, leaf, grad_outputs=Tensor(seed, dtype=y.dtype, device=y.device), retain_graph=True,
-                     allow_unused=True)
-        rows.append(np.zeros(n) if gk is None else gk.cpu().numpy().astype(np.float64).ravel())
-    view = JacobianView(np.stack(rows), tuple(y.shape), tuple(leaf.shape), seeds)
+        seeds.append(seed.reshape(tuple(y.shape)))
+    view = JacobianView(np.stack([_backward(y, leaf, seed).ravel() for seed in seeds]), tuple(y.shape),
+                        tuple(leaf.shape), seeds)
     if vs is None:
         vs = [*seeds, np.ones(tuple(y.shape))]
     for v in vs:
-        v = np.asarray(v.cpu().numpy() if isinstance(v, Tensor) else v, dtype=np.float64).reshape(tuple(y.shape))
-        # a real backward(v), accumulating into .grad, as the tutorial does it; inputs= keeps it to
-        # this private leaf, so tensors f closes over (M in x @ M) keep their .grad
-        leaf.grad = None
-        y.backward(Tensor(v, dtype=y.dtype, device=y.device), retain_graph=True, inputs=[leaf])
-        got = np.zeros(leaf.shape) if leaf.grad is None else leaf.grad.cpu().numpy().astype(np.float64)
-        view.products.append((v, got, view.vjp(v)))
+        v = np.asarray(_numpy(v), dtype=np.float64).reshape(tuple(y.shape))
+        view.products.append((v, _backward(y, leaf, v), view.vjp(v)))
     return view
+
+
+def _numpy(value):
+    return value.detach().cpu().numpy() if isinstance(value, Tensor) or is_torch(value) else value
+
+
+def _backward(y, leaf, v: np.ndarray) -> np.ndarray:
+    """x.grad after a real `y.backward(v)`, as the tutorial does it: vᵀJ. inputs= keeps it to this
+    private leaf, so tensors f closes over (M in x @ M) keep their .grad."""
+    leaf.grad = None
+    y.backward(y.new_tensor(v), retain_graph=True, inputs=[leaf])
+    return np.zeros(tuple(leaf.shape)) if leaf.grad is None else _numpy(leaf.grad).astype(np.float64)

@@ -15,7 +15,7 @@ from typing import Callable
 import numpy as np
 
 from ..forward_trace import ForwardRecorder, ForwardTrace
-from ..tracing import record_backward
+from ..origins import record
 from .forward import ForwardAnimation, locals_of, dot
 from .frames import Frame, width_level
 from .grids import level
@@ -149,7 +149,7 @@ def forward_vs_reverse(f: Callable, x, names: tuple = ("x", "y"), interval_ms: i
     for i in range(m):
         seed = zeros_like(y.detach())
         seed._data.reshape(-1)[i] = 1
-        bw = record_backward([y], gradient=seed, names={in_name: leaf, out_name: y})
+        bw = record(y, gradient=seed, names={in_name: leaf, out_name: y}).run()
         written = [a for s in bw.steps for a in s.accumulations]
         rows.append(np.asarray(written[-1].total.values, dtype=np.float64).reshape(-1) if written else np.zeros(n))
         backward.append(bw)

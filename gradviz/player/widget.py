@@ -2,12 +2,13 @@
 (or, inside a box the diagram folded, the whole run of nodes in it: one frame, as the saved player shows it).
 
 The Stepper is an anywidget: the browser runs the same script and stylesheet as the saved
-player (assets/player.js, the theme's CSS), and Python drives the engine. When the learner
-steps past the last recorded frame, the script asks Python for it; Python calls `next()` on
-the engine's `backward_steps` generator, so `x.grad` holds exactly what has been accumulated
-so far and can be read from another cell, and sends the new frame. Going back replays frames
-already recorded. Reset puts every leaf's .grad back as it was and starts a fresh backward
-over the retained graph. Frame 0 is the moment before backward starts.
+player (assets/player.js, the theme's CSS), and Python drives the backward through its Recording
+(origins.record: gradviz's engine, or torch's through the torch bridge). When the learner steps
+past the last recorded frame, the script asks Python for it; Python runs the next node with
+`Recording.step()`, so `x.grad` holds exactly what has been accumulated so far and can be read
+from another cell, and sends the new frame. Going back replays frames already recorded. Reset
+puts every .grad back as it was and starts a fresh backward over the retained graph. Frame 0 is
+the moment before backward starts.
 """
 from __future__ import annotations
 
@@ -19,16 +20,14 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 import os
 
-from ..naming import with_caller_names
-from ..tracing import GradSnapshot, written_tensors
 from .explain import tensor_label
 from .folded import fold_runs
 from .frames import Frame, FrameBuilder
+from .inside import Inside
 from . import codeview
 from .html import _uids, markup, record_graph, remap, script
 from .mathtext import esc, preview
 from .stage import Stage
-from ..autograd.engine import backward_steps
 
 # The widget's module: the player script, then anywidget's entry point wiring it to the model (the data
 # it hands the script, and the frames' keys: player/frames.py's docstring).
@@ -37,10 +36,11 @@ export default {
   render({ model, el }) {
     el.innerHTML = model.get("markup") + "</div>";
     const root = el.querySelector(".gv-player"), now = root.querySelector(".gv-now");
-    let frames = model.get("frames");
+    let frames = model.get("frames"), inner = model.get("inner");
     const api = window.gradvizPlayer(root, {
       frames, mid: model.get("mid"), interval: model.get("interval"), lines: model.get("lines"),
       total: model.get("total"), finished: model.get("finished"), zero: model.get("zero"),
+      steps: model.get("counts"), boxes: model.get("boxes"), inner: model.get("inner"),
       remote: {
         request: (k) => model.send({ go: k }),                 // Python runs the engine up to frame k
         reset: () => model.send({ reset: true }),
@@ -50,6 +50,10 @@ export default {
     });
     function sync() {
       now.innerHTML = model.get("now");
+      if (model.get("inner") !== inner) {
+        inner = model.get("inner");
+        api.setInside(model.get("boxes"), inner);
+      }
       if (model.get("frames") !== frames) {
         frames = model.get("frames");
         api.setFrames(frames, model.get("finished"), model.get("total"), model.get("position"));
@@ -57,7 +61,7 @@ export default {
         api.go(model.get("position"));
       }
     }
-    ["frames", "position", "now", "finished", "total"].forEach((name) => model.on("change:" + name, sync));
+    ["frames", "inner", "position", "now", "finished", "total"].forEach((name) => model.on("change:" + name, sync));
     api.go(model.get("position"), false);
     now.innerHTML = model.get("now");
   },
@@ -76,24 +80,27 @@ class Stepper(anywidget.AnyWidget):
     interval = traitlets.Int(1200).tag(sync=True)
     position = traitlets.Int(0).tag(sync=True)
     total = traitlets.Int(1).tag(sync=True)
+    boxes = traitlets.Dict({}).tag(sync=True)    # the folded boxes that can be opened (player/inside.py)
+    inner = traitlets.List([]).tag(sync=True)    # the frames inside them
+    counts = traitlets.List([]).tag(sync=True)
+    _inside = None      # the boxes backward has run in so far (player/inside.py), once it has run   # [0, the engine's steps]: the counter counts them, as the panel does
     finished = traitlets.Bool(False).tag(sync=True)
     zero = traitlets.Bool(True).tag(sync=True)   # frame 0 is the moment before the first step (counted as 0)
     now = traitlets.Unicode("").tag(sync=True)
 
-    def __init__(self, tensors, gradient=None, names=None, retain_graph: bool = True, jacobians: bool = True,
-                 interval_ms: int = 1200, **draw_options):
+    def __init__(self, tensors, gradient=None, names=None, model=None, retain_graph: bool = True,
+                 jacobians: bool = True, interval_ms: int = 1200, **draw_options):
         super().__init__()
-        self.roots, self.recorder, self.trace, svg, self._owners, live, self._titles = record_graph(
-            tensors, names, draw_options, jacobians)
-        self.gradient = gradient
-        self.retain_graph = retain_graph
+        # the backward writes .grad as it runs (read it halfway from another cell); Reset puts it back
+        self.recording, svg, self._owners, self._titles = record_graph(
+            tensors, names, draw_options, jacobians, gradient=gradient, model=model, retain_graph=retain_graph,
+            write_grads=True)
+        self.trace = self.recording.trace
         self.jacobians = jacobians
+        self._draw_options = draw_options      # as the graph was laid out: a box opened is laid out alike
+        self._layouts: dict = {}               # box id -> its own layout, made when its steps first run
         self.stage = Stage(svg)
-        # the leaves whose .grad the panel shows as the engine leaves it, and the values Reset restores
-        self._leaves = [n for n in self.trace.nodes if n.kind == "leaf"]
-        self._initial_before = {n.id: n.grad for n in self._leaves}
-        # the live tensors stay beside the Trace (which holds none): Reset puts their .grad back exactly
-        self._initial = GradSnapshot(written_tensors(self.roots, live))
+        self._leaves = [n for n in self.trace.nodes if n.kind == "leaf"]   # whose .grad the panel shows
         self._start_frame = self._frame_zero()
         uid = f"gv-stepper-{os.getpid()}-{next(_uids)}"
         with self.hold_sync():
@@ -113,16 +120,17 @@ class Stepper(anywidget.AnyWidget):
                 "starts at the output with the seed gradient and runs one vector-Jacobian product per step.</p></div>")
         frame = Frame(0, "backward", None, None, state, {}, "backward has not started", text,
                       "Backward has not started. Press Next to run its first node.")
+        self._raw_zero = frame.copy()          # on the Trace's own ids, for the frames inside boxes
         remap([frame], self._owners)
         return frame
 
-    # -- the engine --------------------------------------------------------------------
+    # -- the backward, through its Recording ---------------------------------------------------
     def _start(self) -> None:
-        self.trace.steps.clear()
-        self.run = backward_steps(self.roots, self.gradient, retain_graph=self.retain_graph)
         self.builder = FrameBuilder(self.trace, self.jacobians)
-        self._before = dict(self._initial_before)     # .grad as the engine has left it
+        self._raw: list = []
+        self._inside = None
         self._steps_expected = max(sum(n.kind in ("op", "accumulate") for n in self.trace.nodes), 1)
+        self.counts = [0, self._steps_expected]
         self._expected = self._frames_expected()
         self._frames_json = [self._start_frame.to_json()]
         self._is_finished = False
@@ -146,18 +154,15 @@ class Stepper(anywidget.AnyWidget):
         return box if box in self._titles else None
 
     def _run_step(self) -> bool:
-        """Run one node of the engine's backward and keep its raw frame; False once it has finished."""
-        try:
-            with self.recorder:   # the recorder appends the step to self.trace
-                next(self.run)
-        except StopIteration:
+        """Run one node of the backward and keep its raw frame; False once it has finished."""
+        recorded = self.recording.step()   # appended to self.trace
+        if recorded is None:
             self._is_finished = True
             return False
-        recorded = self.trace.steps[-1]
-        for acc in recorded.accumulations:
-            self._before[acc.node] = acc.total
         self._steps_expected = max(self._steps_expected, len(self.trace.steps))   # a hook can add work
-        remap([self.builder.add_step(recorded, self._steps_expected)], self._owners)
+        frame = self.builder.add_step(recorded, self._steps_expected)
+        self._raw.append(frame.copy())   # as the unfolded player shows it, for opening a box
+        remap([frame], self._owners)
         return True
 
     def _advance(self) -> bool:
@@ -166,20 +171,27 @@ class Stepper(anywidget.AnyWidget):
         if not self._run_step():
             return False
         box = self._box_of(self.trace.steps[-1].node)
-        while box is not None and self.run.upcoming() is not None \
-                and self._box_of(self.recorder.trace_id(self.run.upcoming().id)) == box:
+        while box is not None and self.recording.upcoming() is not None \
+                and self._box_of(self.recording.upcoming()) == box:
             self._run_step()
         frames = fold_runs([self._start_frame, *self.builder.frames], self._owners, self._titles, self.trace,
                            self._steps_expected)
+        # the boxes run so far, opened in place as in the saved player (each laid out once)
+        self._inside = Inside(self.trace, [self._raw_zero, *self._raw], frames, self._owners, self._titles,
+                              self._draw_options, self._layouts)
         self._frames_json = [f.to_json() for f in frames]
-        if self.run.upcoming() is None:   # nothing is ready: the engine has run its last node
-            self._run_step()
+        self._is_finished = self.recording.finished   # nothing is ready: the last node has run
         if not self._is_finished:
             self._expected = max(self._expected, len(self._frames_json) - 1)
         return True
 
     def _publish(self, position: int) -> None:
         with self.hold_sync():
+            if self._inside is not None and len(self._inside.frames) != len(self.inner):
+                self.boxes = self._inside.boxes
+                self.inner = [f.to_json() for f in self._inside.frames]
+            elif self._inside is None and self.inner:
+                self.boxes, self.inner = {}, []
             self.frames = list(self._frames_json)
             self.total = len(self._frames_json) if self._is_finished else self._expected + 1
             self.finished = self._is_finished
@@ -224,9 +236,16 @@ class Stepper(anywidget.AnyWidget):
 
     def reset(self) -> "Stepper":
         """Put every leaf's .grad back as it was and start a fresh backward over the same graph."""
-        self._initial.restore()
+        self.recording.reset()
         self._start()
         return self
+
+    def close(self) -> None:
+        """Close the widget and its recording: the backward stops where it stands (no thread or graph
+        is kept) and .grad stays as the steps run so far left it."""
+        if hasattr(self, "recording"):   # not when recording failed in __init__ (the widget's __del__ closes)
+            self.recording.close()
+        super().close()
 
     # -- the panel's live part ----------------------------------------------------------
     def panel(self) -> str:
@@ -237,8 +256,9 @@ class Stepper(anywidget.AnyWidget):
     def _grads_now(self) -> str:
         """The leaves' .grad as the engine has left them right now (not as of the frame shown)."""
         rows = []
+        grads = self.recording.grads_now()
         for n in self._leaves:
-            g = self._before.get(n.id)
+            g = grads.get(n.id)
             value = "None" if g is None else preview(g)
             rows.append(f"<div><code>{tensor_label(n)}.grad</code> = <code class=\"gv-val\">{esc(value)}</code></div>")
         if not rows:
@@ -249,14 +269,15 @@ class Stepper(anywidget.AnyWidget):
         return f"<gradviz.Stepper: backward {self.position} of {len(self._frames_json) - 1} recorded>"   # as the counter counts
 
 
-def step(*tensors, gradient=None, names=None, retain_graph: bool = True, jacobians: bool = True,
+def step(*tensors, gradient=None, names=None, model=None, retain_graph: bool = True, jacobians: bool = True,
          interval_ms: int = 1200, **draw_options) -> Stepper:
-    """An interactive stepper over the backward of `tensors` (a notebook widget, the same player as animate()).
+    """An interactive stepper over the backward of `tensors` (a notebook widget, the same player as animate()):
+    gradviz tensors, or real torch tensors (torch's own backward, through the torch bridge).
 
-    Next runs the next node of the engine's backward (so `x.grad` can be read halfway),
+    Next runs the next node of the backward (so `x.grad` can be read halfway),
     Prev replays, Play steps on a timer, Reset restores .grad and starts again.
-    gradient: as in `tensor.backward(gradient)`. Drawing options are those of `gradviz.draw`.
+    gradient: as in `tensor.backward(gradient)`. names, model: as in `animate`. Drawing options are
+    those of `gradviz.draw`.
     """
-    return Stepper(tensors, gradient=gradient, names=with_caller_names(names), retain_graph=retain_graph,
-                   jacobians=jacobians,
-                   interval_ms=interval_ms, **draw_options)
+    return Stepper(tensors, gradient=gradient, names=names, model=model, retain_graph=retain_graph,
+                   jacobians=jacobians, interval_ms=interval_ms, **draw_options)

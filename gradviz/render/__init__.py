@@ -9,8 +9,8 @@ Public API:
 """
 from __future__ import annotations
 
-from ..origins import trace_of
-from ..naming import with_caller_names
+from ..origins import flat, trace_of
+from ..naming import caller_namespace
 from ..tracing import Trace
 from .backends import GraphvizNotFoundError, GraphvizRenderError, GraphvizTimeoutError, render_backend
 from .classic import make_dot
@@ -24,22 +24,15 @@ __all__ = ["draw", "make_dot", "layout_svg", "to_dot", "to_digraph", "render_bac
            "GraphvizTimeoutError"]
 
 
-def _names(names) -> dict | None:
-    if names is None:
-        return None
-    if hasattr(names, "named_parameters"):    # a Module: name its parameters as torchviz users do
-        return dict(names.named_parameters())
-    return dict(names)
-
-
-def draw(*tensors, names=None, show_values: bool = True, show_grads: bool = True, show_saved: bool = False,
+def draw(*tensors, names=None, model=None, show_values: bool = True, show_grads: bool = True, show_saved: bool = False,
          show_attrs: bool = False, show_shapes: bool = True, rankdir: str = "TB", theme=None,
          max_nodes: int | str | None = "auto", collapse=None, order_of=None) -> Diagram:
     """The diagram of the backward graph behind `tensors` (or of one Trace); gradviz tensors or
     real torch tensors (drawn through gradviz.torch_bridge).
 
     names: {name: tensor} (like torchviz's params) or a Module; by default the calling code's variable
-    names (a tensor held by exactly one variable); unnamed tensors use `.name`.
+    names (a tensor held by exactly one variable); unnamed tensors use `.name`. model: a Module whose
+    parameter names label the leaves (`draw(loss, model=model)`).
     show_values / show_grads: "data | grad" on nodes (values up to 16 elements, else min/mean/max).
     show_saved: the tensors each grad_fn saved for backward, in orange.
     show_attrs: each grad_fn's arguments (dim, keepdim, ...).
@@ -58,15 +51,15 @@ def draw(*tensors, names=None, show_values: bool = True, show_grads: bool = True
     if len(tensors) == 1 and isinstance(tensors[0], Trace):
         trace = tensors[0]
     else:
-        if len(tensors) == 1 and isinstance(tensors[0], (tuple, list)):
-            tensors = tuple(tensors[0])
+        tensors = flat(tensors)
         if not tensors:
             raise TypeError("draw() needs at least one tensor (or a Trace)")
         missing = [i for i, t in enumerate(tensors) if not getattr(t, "requires_grad", False)]
         if missing:
             raise ValueError(f"tensor {missing[0]} passed to draw() does not require grad, so it has no graph "
                              "to draw; create its inputs with requires_grad=True")
-        trace = trace_of(tensors, _names(with_caller_names(names)), show_saved=show_saved, order_of=order_of)
+        trace = trace_of(tensors, names, show_saved=show_saved, order_of=order_of, model=model,
+                         caller=caller_namespace())
     return Diagram(trace, opts)
 
 

@@ -38,6 +38,11 @@ TOP_SHARE = 0.6         # share of the budget that goes to the nodes nearest the
 SATELLITES = ("accumulate", "saved", "leaf")
 
 
+def count_nodes(n: int) -> str:
+    """"1 node", "1,234 nodes": every count of nodes a diagram or player writes."""
+    return f"{n:,} node{'' if n == 1 else 's'}"
+
+
 @dataclass
 class Group:
     """One placeholder node standing for hidden trace nodes."""
@@ -51,6 +56,10 @@ class Group:
         return Counter(trace_index[m].name or trace_index[m].kind for m in self.members
                        if trace_index[m].kind in ("op", "accumulate"))
 
+    def steps(self, trace_index: dict) -> int:
+        """The backward steps inside: its ops and AccumulateGrads (what its label counts as nodes)."""
+        return sum(self.counts(trace_index).values())
+
     def params(self, trace_index: dict) -> list:
         names = [m for m in self.members if trace_index[m].kind == "leaf" and trace_index[m].name]
         return [trace_index[m].name for m in sorted(names, key=_trace_order)]
@@ -61,8 +70,7 @@ class Group:
         rows = [self.title]
         counts = self.counts(trace_index)
         if self.kind == "scope":   # the count of what the box lists below (its ops and AccumulateGrads)
-            n = sum(counts.values())
-            rows.append(f"{n:,} node{'s' if n != 1 else ''}")
+            rows.append(count_nodes(sum(counts.values())))
         if counts:
             parts = [f"{name} ×{count:,}" for name, count in counts.most_common()]
             rows.extend(wrap_items(parts, "", 2, "kinds"))
@@ -361,7 +369,7 @@ class _Planner:
             else:
                 members.append(v)
         group = self.new_group("band", "", members)
-        group.title = f"{len(group.members):,} nodes hidden"
+        group.title = f"{count_nodes(len(group.members))} hidden"
         self.notes.append(f"{group.id}: {len(group.members):,} nodes between depth {kept_levels[0]} and "
                           f"{kept_levels[-1]} from the output folded ({_summary(group.counts(self.index))})")
 
@@ -461,7 +469,7 @@ def plan(trace: Trace, max_nodes: int | str | None = AUTO, collapse=None, sizes:
             group = p.collapse_scope(path)
             if group is not None:
                 p.notes.append(f"{group.id}: scope '{'/'.join(path)}' drawn as one box "
-                               f"({len(group.members):,} nodes)")
+                               f"({count_nodes(group.steps(p.index))})")
         if max_nodes == AUTO:
             max_nodes = COLLAPSE_CAP     # the boxes asked for decide; the old cap keeps it drawable
     if max_nodes == AUTO:
@@ -478,7 +486,7 @@ def plan(trace: Trace, max_nodes: int | str | None = AUTO, collapse=None, sizes:
                 group = p.collapse_scope(path)
                 if group is not None:
                     p.notes.append(f"{group.id}: scope '{'/'.join(path)}' folded into one box "
-                                   f"({len(group.members):,} nodes)")
+                                   f"({count_nodes(group.steps(p.index))})")
         if not fits():
             p.collapse_band(max_nodes)
     return _view(p, trace)

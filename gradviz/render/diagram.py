@@ -18,8 +18,8 @@ from pathlib import Path
 from ..tracing import Trace
 from . import backends, labels
 from .collapse import View
-from .dot import DrawOptions, plan_for, to_digraph
-from .theme import css
+from .dot import DrawOptions, label_context, plan_for, to_digraph
+from .theme import css, resolve_theme
 
 FORMATS = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".dot": "dot", ".gv": "dot"}
 # the front end's files (the camera and the stylesheet) live with the player, which draws with them too;
@@ -50,8 +50,9 @@ class Diagram:
     def __init__(self, trace: Trace, opts: DrawOptions | None = None):
         self.trace = trace
         self.options = opts or DrawOptions()
-        self.view: View = plan_for(trace, self.options)
-        self.digraph = to_digraph(trace, self.options, self.view)
+        ctx = label_context(trace, self.options, resolve_theme(self.options.theme))   # one for sizing and drawing
+        self.view: View = plan_for(trace, self.options, ctx)
+        self.digraph = to_digraph(trace, self.options, self.view, ctx)
         self.source: str = self.digraph.source
         self._svg: str | None = None
 

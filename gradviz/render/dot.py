@@ -104,12 +104,12 @@ def label_context(trace: Trace, opts: DrawOptions, theme: Theme) -> labels.Label
                                forward=forward)
 
 
-def plan_for(trace: Trace, opts: DrawOptions) -> View:
+def plan_for(trace: Trace, opts: DrawOptions, ctx: labels.LabelContext | None = None) -> View:
     """What to draw of `trace` with these options (collapse.plan, with the label sizes its
-    default folding estimates the drawing from)."""
+    default folding estimates the drawing from; ctx: the label context, when the caller has it)."""
     sizes = None
     if opts.max_nodes == "auto" and opts.collapse is None:
-        sizes = size.node_sizes(trace, label_context(trace, opts, resolve_theme(opts.theme)))
+        sizes = size.node_sizes(trace, ctx or label_context(trace, opts, resolve_theme(opts.theme)))
     return plan(trace, opts.max_nodes, opts.collapse, sizes=sizes, rankdir=opts.rankdir,
                 labelled=opts.show_shapes)
 
@@ -137,12 +137,13 @@ def _cluster_tree(entries: list) -> dict:
     return tree
 
 
-def to_digraph(trace: Trace, opts: DrawOptions | None = None, view: View | None = None) -> graphviz.Digraph:
+def to_digraph(trace: Trace, opts: DrawOptions | None = None, view: View | None = None,
+               ctx: labels.LabelContext | None = None) -> graphviz.Digraph:
     """The graphviz.Digraph of a trace, drawn with `opts` (or the defaults)."""
     opts = opts or DrawOptions()
     theme = resolve_theme(opts.theme)
-    view = view or plan_for(trace, opts)
-    ctx = label_context(trace, opts, theme)
+    ctx = ctx or label_context(trace, opts, theme)
+    view = view or plan_for(trace, opts, ctx)
     axes = summed_axes(trace)
     index = {n.id: n for n in trace.nodes}
     edges_by_id = {e.id: e for e in trace.edges}

@@ -6,6 +6,7 @@ them as MathML and the diagram's labels as Unicode (`Formula.text`): one impleme
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from ..tracing import Trace, name_tensors, named
 from . import latex
@@ -61,6 +62,16 @@ class Graph:
 
 
 # -- formulas ------------------------------------------------------------------------
+# where a record's formula ends its first clause (before the index form and the constants)
+_FIRST_CLAUSE = re.compile(r":\\;|,\\quad")
+
+
+@lru_cache(maxsize=8192)    # the names are placeholders here: a long graph fills one formula once
+def _filled(template: str, inputs: tuple, out: str, params: tuple) -> str:
+    filled = latex.without_absent(latex.fill(template, list(inputs), out, dict(params)))
+    return latex.signs(latex.coefficients(latex.exponents(filled)))
+
+
 class Formula:
     """A node's formulas with its own names and constants: the output's name (or the record's
     symbol), each input's name (a named tensor), value (a constant) or symbol."""
@@ -110,8 +121,7 @@ class Formula:
         if self.outs:   # the record's list of outputs, c₁, c₂, …, becomes this node's symbols
             listed = r"{$c}_1, {$c}_2, \ldots" if r"{$c}_2" in template else r"{$c}_1"
             template = template.replace(listed, ", ".join(self.outs))
-        filled = latex.without_absent(latex.fill(template, self.inputs, self.out, self.params))
-        return latex.signs(latex.coefficients(latex.exponents(filled)))
+        return _filled(template, tuple(self.inputs), self.out, tuple(self.params.items()))
 
     def render(self, template: str) -> str:
         """MathML, one <math> per top-level clause (y = x ⋆ w + b: …, s = (2, 2), …) so a long
@@ -132,8 +142,19 @@ class Formula:
         full = self.forward_text()
         if len(full) <= limit or not self.node.latex:
             return full
-        head = re.split(r":\\;|,\\quad", self.node.latex, maxsplit=1)[0]
+        head = _FIRST_CLAUSE.split(self.node.latex, maxsplit=1)[0]
         return self.text(head) if head != self.node.latex else full
+
+    def headline_length(self, limit: int = 48) -> int:
+        """len(self.headline(limit)), without typesetting it (latex.unicode_length): what sizing a
+        big graph's labels needs."""
+        if not self.node.latex:
+            return len(self.node.formula)
+        full = latex.unicode_length(self.latex(self.node.latex), tuple(self.names))
+        head = _FIRST_CLAUSE.split(self.node.latex, maxsplit=1)[0]
+        if full <= limit or head == self.node.latex:
+            return full
+        return latex.unicode_length(self.latex(head), tuple(self.names))
 
     def _vjp_latex(self, slot: int, axes: tuple) -> str:
         """∂L/∂input = the record's VJP, summed over the axes the input was broadcast along (the

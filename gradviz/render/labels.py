@@ -144,8 +144,9 @@ def _data_grad(value: Preview | None, grad: Preview | None, grad_note: str | Non
     return fields
 
 
-def header_lines(node: NodeRecord, ctx: LabelContext) -> list:
-    """The plain text lines above a node's data | grad: name, formula, shape, attributes, notes."""
+def header_lines(node: NodeRecord, ctx: LabelContext, sizing: bool = False) -> list:
+    """The plain text lines above a node's data | grad: name, formula, shape, attributes, notes.
+    sizing: only the lines' lengths matter (the formula comes back as that many x's, untypeset)."""
     out = []
     kind = node.kind
     if kind in ("op", "accumulate"):
@@ -153,7 +154,8 @@ def header_lines(node: NodeRecord, ctx: LabelContext) -> list:
         formula = node.formula
         if kind == "op" and ctx.graph is not None:
             # the step panel's formula with this node's own names and constants (b = a + a, y = 2x)
-            formula = Formula(ctx.graph, node).headline()
+            said = Formula(ctx.graph, node)
+            formula = "x" * said.headline_length() if sizing else said.headline()
         if kind == "accumulate" and ctx.leaf_of.get(node.id):
             formula = formula.replace("x.grad", f"{ctx.leaf_of[node.id]}.grad", 1)
         if formula:

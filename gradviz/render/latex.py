@@ -487,6 +487,24 @@ def _one_text(markup: str) -> str:
     return unicodedata.normalize("NFC", re.sub(r" ([,;])", r"\1", out))   # g + ̄ as the one letter ḡ
 
 
+def unicode_length(latex: str, names: tuple = ()) -> int:
+    """About len(unicode(latex, names)), for sizing a label before it is drawn: the formula's text is
+    read once per formula with its placeholders left in, then each counts as long as its name (a long
+    graph repeats one formula with other names: this never parses it again)."""
+    try:
+        bare = _bare_text(latex)
+    except Exception:   # latex2mathml's own exception types: the label shows the formula as plain text
+        return len(unicode(latex, names))
+    return len(bare) + sum(bare.count(f"{_MARK}{k}{_MARK}") * (len(str(n)) - 2 - len(str(k)))
+                           for k, n in enumerate(names))
+
+
+@lru_cache(maxsize=4096)
+def _bare_text(latex: str) -> str:
+    return text(_convert(latex, False))
+
+
+@lru_cache(maxsize=8192)     # a diagram's label, the panel and the caption each ask for one formula
 def unicode(latex: str, names: tuple = ()) -> str:
     """A formula (with placeholders `name(k)`) as plain Unicode: `mathml`'s text."""
     return text(mathml(latex, names))

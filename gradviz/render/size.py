@@ -15,6 +15,7 @@ tall. Graphs of up to SMALL drawn nodes are never folded: they are read by zoomi
 from __future__ import annotations
 
 from dataclasses import dataclass
+from ..progress import progress
 from . import labels
 
 SCREEN = (1280.0, 720.0)
@@ -115,8 +116,8 @@ def node_sizes(trace, ctx) -> dict:
     """trace node id -> (width, height) of its box, from the text its label will hold
     (ctx: the labels.LabelContext the diagram draws with)."""
     out = {}
-    for node in trace.nodes:
-        lines = list(labels.header_lines(node, ctx))
+    for node in progress(trace.nodes, "sizing labels", unit="node"):
+        lines = list(labels.header_lines(node, ctx, sizing=True))
         grad = None
         if node.kind == "op":
             grad = ctx.received.get(node.id)

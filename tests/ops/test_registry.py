@@ -76,7 +76,7 @@ def test_display_fields_fit_the_record(name):
 
 
 def test_the_torch_bridge_reads_the_registry():
-    from gradviz.torch_bridge import _op_table
+    from gradviz.torch_bridge import op_table as _op_table
     table = _op_table()
     for torch_name, op in by_torch_name().items():
         assert table[torch_name] is op

@@ -306,8 +306,7 @@ cupy.lib = types.ModuleType("cupy.lib")
 cupy.lib.stride_tricks = _StrideTricks()
 
 
-# cupyx.scipy.special's names, computed by gradviz's CPU implementations
-special = _Namespace("cupyx.scipy.special", types.SimpleNamespace(
-    erf=_cpu_special.erf, erfc=_cpu_special.erfc, erfinv=_cpu_special.erfinv, gammaln=_cpu_special.lgamma,
-    digamma=_cpu_special.digamma, psi=_cpu_special.digamma, polygamma=_cpu_special.polygamma),
-    SURFACE["cupyx.scipy.special"])
+# the cupyx.scipy.special names gradviz's special functions call on a GPU (read from their code),
+# computed by gradviz's CPU implementations
+special = _Namespace("cupyx.scipy.special", types.SimpleNamespace(**_cpu_special.ON_GPU),
+                     SURFACE["cupyx.scipy.special"])

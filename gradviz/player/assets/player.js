@@ -79,13 +79,13 @@
     return frames;
   }
 
-  function gradvizPlayer(root, source) {
-    if (!root || root.__gv) return root && root.__gv;
-    var data = source || JSON.parse(root.querySelector("script.gv-data").textContent);
-    var frames = unpack(data.frames || []), mid = data.mid || {}, base = data.interval || 1200;
-    var zero = data.zero ? 1 : 0, remote = data.remote || null, finished = remote ? !!data.finished : true, total = data.total || frames.length;
-    var stage = root.querySelector(".gv-stage"), svg = stage.querySelector("svg");
-    var els = {};
+  // One layout on one stage: its nodes and edges by id, its camera, tiles and label overlay, and the
+  // state classes it shows. A player has one for the whole graph and one for each folded box the
+  // learner opens (inside.py lays the box out unfolded); frames are state changes on either.
+  // hooks.user(): the learner moved the camera; hooks.started(): the player follows from now on.
+  function View(stage, svg, mid, hooks) {
+    var v = { stage: stage, svg: svg, mid: mid || {}, shown: {}, thick: {}, at: -1 };
+    var els = v.els = {};
     Array.prototype.forEach.call(svg.querySelectorAll("g.node[id], g.edge[id]"), function (g) {
       els[g.id] = g;
       // the server drew frame 0 for readers without script; start from a clean slate
@@ -98,13 +98,8 @@
     var tf = graph.getAttribute("transform") || "", sc = /scale\(([-\d.e]+)[ ,]*([-\d.e]*)\)/.exec(tf),
         tr = /translate\(([-\d.e]+)[ ,]+([-\d.e]+)\)/.exec(tf);
     var gs = sc ? [parseFloat(sc[1]), parseFloat(sc[2] || sc[1])] : [1, 1], gt = tr ? [+tr[1], +tr[2]] : [0, 0];
-    var q = function (sel) { return root.querySelector(sel); };
-    var slider = q(".gv-slider"), count = q(".gv-count"), title = q(".gv-title"), text = q(".gv-text");
-    var live = q(".gv-live"), playBtn = q(".gv-play"), speed = q(".gv-speed"), nextBtn = q(".gv-next"),
-        prevBtn = q(".gv-prev"), firstBtn = q(".gv-first"), followBtn = q(".gv-follow");
-    var code = q(".gv-code"), lines = data.lines || {}, lit = null;
-    var shown = {}, current = -1, timer = null, wanted = null, started = false, moved = false;   // moved: stepped since load
-    var camera = Camera(stage, svg, function () { setFollow(false); });
+    var shown = v.shown, thick = v.thick;
+    var camera = v.camera = Camera(stage, svg, hooks.user);
     var tiled = tiles(svg, graph, els);
     // the gradient labels live in an overlay SVG of the same geometry: adding them leaves the big
     // SVG's layout alone
@@ -118,10 +113,6 @@
     overlay.appendChild(labels);
     camera.canvas.appendChild(overlay);
 
-    function setFollow(on) {
-      camera.follow = on;
-      if (followBtn) followBtn.setAttribute("aria-pressed", on ? "true" : "false");
-    }
     // a node's or edge's box, read from its shapes' coordinates (no getBBox: that would lay the SVG
     // out in the middle of a step), in the graph group's coordinates; kept, since the layout never moves
     var boxes = {};
@@ -132,46 +123,21 @@
       if (el.id) boxes[el.id] = b;
       return b;
     }
+    v.box = box;
     function outline(el) {
-      var s = el.querySelector("polygon, path"), v = s ? (s.getAttribute(s.localName === "path" ? "d" : "points") || "").match(NUM) : null;
-      if (!v) return box(el);
+      var s = el.querySelector("polygon, path"), n = s ? (s.getAttribute(s.localName === "path" ? "d" : "points") || "").match(NUM) : null;
+      if (!n) return box(el);
       var x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
-      for (var j = 0; j + 1 < v.length; j += 2) {
-        var x = +v[j], y = +v[j + 1];
+      for (var j = 0; j + 1 < n.length; j += 2) {
+        var x = +n[j], y = +n[j + 1];
         if (x < x0) x0 = x; if (x > x1) x1 = x; if (y < y0) y0 = y; if (y > y1) y1 = y;
       }
       return { x: x0 * gs[0] + gt[0], y: y0 * gs[1] + gt[1], w: (x1 - x0) * gs[0], h: (y1 - y0) * gs[1] };
     }
-    function scan(el) {
-      var x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity, shapes = el.querySelectorAll("polygon, polyline, path, ellipse, text");
-      function add(x, y) { if (x < x0) x0 = x; if (x > x1) x1 = x; if (y < y0) y0 = y; if (y > y1) y1 = y; }
-      for (var i = 0; i < shapes.length; i++) {
-        var s = shapes[i], tag = s.localName, num = function (a) { return parseFloat(s.getAttribute(a)) || 0; };
-        if (tag === "ellipse") { add(num("cx") - num("rx"), num("cy") - num("ry")); add(num("cx") + num("rx"), num("cy") + num("ry")); }
-        else if (tag === "text") {
-          // monospace text: about 0.6 em a character, from the anchor; baseline to 0.8 em above
-          var fs = num("font-size") || 14, w = 0.6 * fs * (s.textContent || "").length, x = num("x"), y = num("y"),
-              anchor = s.getAttribute("text-anchor");
-          x -= anchor === "middle" ? w / 2 : anchor === "end" ? w : 0;
-          add(x, y - 0.8 * fs); add(x + w, y + 0.2 * fs);
-        } else {
-          // Graphviz writes absolute coordinates: points="x,y x,y" and paths of M and C commands
-          var v = (s.getAttribute(tag === "path" ? "d" : "points") || "").match(NUM) || [];
-          for (var j = 0; j + 1 < v.length; j += 2) add(+v[j], +v[j + 1]);
-        }
-      }
-      return x0 <= x1 ? { x: x0, y: y0, w: x1 - x0, h: y1 - y0 } : null;
-    }
-    function union(a, b) {
-      if (!a) return b;
-      if (!b) return a;
-      var x = Math.min(a.x, b.x), y = Math.min(a.y, b.y);
-      return { x: x, y: y, w: Math.max(a.x + a.w, b.x + b.w) - x, h: Math.max(a.y + a.h, b.y + b.h) - y };
-    }
     // only the tiles in and near the view are laid out and painted (a step then costs what the
     // view shows, not what the graph holds); the others wait with display: none
-    function cull(v, z) {
-      var hw = z.w / v.s, hh = z.h / v.s, x0 = v.cx - hw, x1 = v.cx + hw, y0 = v.cy - hh, y1 = v.cy + hh,
+    function cull(w, z) {
+      var hw = z.w / w.s, hh = z.h / w.s, x0 = w.cx - hw, x1 = w.cx + hw, y0 = w.cy - hh, y1 = w.cy + hh,
           all = camera.all, whole = x0 <= all.x && y0 <= all.y && x1 >= all.x + all.w && y1 >= all.y + all.h;
       for (var i = 0; i < tiled.length; i++) {
         var t = tiled[i];
@@ -186,11 +152,11 @@
     // opening a big graph never lays out its text
     var far = true;
     stage.classList.add("gv-far");
-    camera.onView = function (v, z) {
-      if ((v.s < FAR) !== far) { far = !far; stage.classList.toggle("gv-far", far); }
-      cull(v, z);
+    camera.onView = function (w, z) {
+      if ((w.s < FAR) !== far) { far = !far; stage.classList.toggle("gv-far", far); }
+      cull(w, z);
     };
-    // what the camera frames at frame k: its node, the edges its gradient comes in on and goes out
+    // what the camera frames at a frame: its node, the edges its gradient comes in on and goes out
     // along with the values written on them, and the nodes at their other ends (as much as is readable)
     function ends(edge) {
       var t = edge.querySelector("title"), m = t ? /^(.*?)->(.*)$/.exec(t.textContent) : null;
@@ -198,12 +164,12 @@
     }
     // the overview: the whole graph, or while forward is still building it, the part drawn so far
     // (fitting nodes that are not there yet would shrink the drawn ones out of reading)
-    function overview(smooth) {
+    v.overview = function (smooth) {
       var id, r = null, hidden = false;
       for (id in shown) if (shown[id] === "hidden") { hidden = true; break; }
       if (hidden) for (id in els) if (shown[id] !== "hidden") r = union(r, box(els[id]));
       camera.fitAll(smooth, r);
-    }
+    };
     // node id -> the nodes at the other ends of its edges, read once from the edges' titles
     var touching = {};
     Object.keys(els).forEach(function (id) {
@@ -218,13 +184,8 @@
     offNote.className = "gv-offscreen";
     offNote.hidden = true;
     stage.appendChild(offNote);
-    function nodeName(el) {
-      var t = el.querySelectorAll("text"), first = t.length ? t[0].textContent.trim() : el.id,
-          second = t.length > 1 ? t[1].textContent.trim() : "";
-      return second.indexOf(" = ") > 0 ? first + " (" + second.split(" = ")[0] + ")" : first;
-    }
-    function noteOffscreen(id, v) {
-      var r = v && camera.shows(v), off = [];
+    function noteOffscreen(id, w) {
+      var r = w && camera.shows(w), off = [];
       if (r) (touching[id] || []).forEach(function (n) {
         var b = shown[n] !== "hidden" ? box(els[n]) : null;
         if (b && (b.x < r.x - 1 || b.y < r.y - 1 || b.x + b.w > r.x + r.w + 1 || b.y + b.h > r.y + r.h + 1)) off.push(nodeName(els[n]));
@@ -232,28 +193,29 @@
       offNote.textContent = off.length ? "off screen: " + off.join(", ") + " (drag or zoom out to see)" : "";
       offNote.hidden = !off.length;
     }
-    function aim(k, smooth) {
-      if (!camera.follow || !started) { offNote.hidden = true; return; }
-      var f = frames[k], node = f && f.n && els[f.n] ? box(els[f.n]) : null;
-      if (!node) { offNote.hidden = true; overview(smooth); return; }
-      var near = node, far, id;
+    var labelBox = null;       // where the labels are, for the camera (in the same terms as box())
+    v.aim = function (f, smooth) {
+      if (!camera.follow || !hooks.started()) { offNote.hidden = true; return; }
+      var node = f && f.n && els[f.n] ? box(els[f.n]) : null;
+      if (!node) { offNote.hidden = true; v.overview(smooth); return; }
+      var near = node, wide, id;
       for (id in f.c) if (f.c[id] === "flowing" && els[id]) near = union(near, box(els[id]));
       for (id in f.l) if (els[id]) near = union(near, box(els[id]));
       if (labelBox) near = union(near, labelBox);
-      far = near;
-      for (id in f.c) if (f.c[id] === "flowing" && els[id]) ends(els[id]).forEach(function (g) { if (g) far = union(far, box(g)); });
+      wide = near;
+      for (id in f.c) if (f.c[id] === "flowing" && els[id]) ends(els[id]).forEach(function (g) { if (g) wide = union(wide, box(g)); });
       // first choice: every node at both ends of the running node's edges (all who sent it gradient too)
-      var whole = far;
+      var whole = wide;
       (touching[f.n] || []).forEach(function (n) { if (shown[n] !== "hidden") whole = union(whole, box(els[n])); });
-      noteOffscreen(f.n, camera.frame([whole, far, near, node], smooth));
-    }
-    // before the learner's first step: the whole graph where its text is readable so, else the
-    // neighbourhood of the frame shown (a big graph's overview would set its text at a few px)
-    function opening() {
-      overview(false);
-      if (camera.view().s < camera.readable && frames[current] && frames[current].n) aim(current, false);
-    }
-    camera.onResize = function () { if (camera.follow && moved) aim(current, false); else if (!moved) opening(); };
+      noteOffscreen(f.n, camera.frame([whole, wide, near, node], smooth));
+    };
+    // where a node is, to centre it (search); null when this layout does not draw it
+    v.centre = function (id) {
+      var el = els[id], b = el ? box(el) : null;
+      offNote.hidden = true;
+      if (b) camera.look({ cx: b.x + b.w / 2, cy: b.y + b.h / 2, s: Math.max(camera.view().s, camera.readable) });
+      return b;
+    };
 
     function setState(id, st) {
       var el = els[id];
@@ -261,6 +223,117 @@
       if (shown[id]) el.classList.remove("gv-" + shown[id]);
       if (st) { el.classList.add("gv-" + st); shown[id] = st; } else { delete shown[id]; }
     }
+    // an edge that has carried gradient is as thick as that gradient is large (frames.width_level)
+    function setWidth(id, w) {
+      var el = els[id];
+      if (!el || thick[id] === w) return;
+      if (thick[id] !== undefined) el.classList.remove("gv-w" + thick[id]);
+      if (w === undefined) delete thick[id]; else { el.classList.add("gv-w" + w); thick[id] = w; }
+    }
+    // the state after frames[k] (v.at: the frame it shows now; the usual step applies only what changed)
+    v.apply = function (frames, k) {
+      var id, c, w;
+      if (k === v.at + 1 && v.at >= 0) {
+        c = frames[k].c;
+        for (id in c) if (shown[id] !== c[id]) setState(id, c[id]);
+        w = frames[k].w;
+        if (w) for (id in w) setWidth(id, w[id]);
+        v.at = k;
+        return;
+      }
+      var state = {}, width = {};
+      for (var i = 0; i <= k; i++) {
+        c = frames[i].c; for (id in c) state[id] = c[id];
+        w = frames[i].w; if (w) for (id in w) width[id] = w[id];
+      }
+      for (id in shown) if (!(id in state)) setState(id, null);
+      for (id in state) if (shown[id] !== state[id]) setState(id, state[id]);
+      for (id in thick) if (!(id in width)) setWidth(id, undefined);
+      for (id in width) setWidth(id, width[id]);
+      v.at = k;
+    };
+    v.drawLabels = function (l) {
+      while (labels.firstChild) labels.removeChild(labels.firstChild);
+      labelBox = null;
+      for (var id in l) {
+        var p = v.mid[id];
+        if (!p || !l[id]) continue;
+        var t = document.createElementNS(SVGNS, "text");
+        // beside the edge where Python found room clear of the nodes (stage.place: p[2] 1 = left)
+        var w = 6.7 * l[id].length, left = p.length > 2 ? p[2] === 1 : p[0] - 6 - w >= 0,
+            x = left ? p[0] - 6 - w : p[0] + 6;
+        labelBox = union(labelBox, { x: x * gs[0] + gt[0], y: (p[1] - 11) * gs[1] + gt[1], w: w * gs[0], h: 14 * gs[1] });
+        t.setAttribute("x", String(left ? p[0] - 6 : p[0] + 6)); t.setAttribute("y", String(p[1]));
+        t.setAttribute("text-anchor", left ? "end" : "start");
+        t.textContent = l[id];
+        labels.appendChild(t);
+      }
+    };
+    return v;
+  }
+  function scan(el) {
+    var x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity, shapes = el.querySelectorAll("polygon, polyline, path, ellipse, text");
+    function add(x, y) { if (x < x0) x0 = x; if (x > x1) x1 = x; if (y < y0) y0 = y; if (y > y1) y1 = y; }
+    for (var i = 0; i < shapes.length; i++) {
+      var s = shapes[i], tag = s.localName, num = function (a) { return parseFloat(s.getAttribute(a)) || 0; };
+      if (tag === "ellipse") { add(num("cx") - num("rx"), num("cy") - num("ry")); add(num("cx") + num("rx"), num("cy") + num("ry")); }
+      else if (tag === "text") {
+        // monospace text: about 0.6 em a character, from the anchor; baseline to 0.8 em above
+        var fs = num("font-size") || 14, w = 0.6 * fs * (s.textContent || "").length, x = num("x"), y = num("y"),
+            anchor = s.getAttribute("text-anchor");
+        x -= anchor === "middle" ? w / 2 : anchor === "end" ? w : 0;
+        add(x, y - 0.8 * fs); add(x + w, y + 0.2 * fs);
+      } else {
+        // Graphviz writes absolute coordinates: points="x,y x,y" and paths of M and C commands
+        var v = (s.getAttribute(tag === "path" ? "d" : "points") || "").match(NUM) || [];
+        for (var j = 0; j + 1 < v.length; j += 2) add(+v[j], +v[j + 1]);
+      }
+    }
+    return x0 <= x1 ? { x: x0, y: y0, w: x1 - x0, h: y1 - y0 } : null;
+  }
+  function union(a, b) {
+    if (!a) return b;
+    if (!b) return a;
+    var x = Math.min(a.x, b.x), y = Math.min(a.y, b.y);
+    return { x: x, y: y, w: Math.max(a.x + a.w, b.x + b.w) - x, h: Math.max(a.y + a.h, b.y + b.h) - y };
+  }
+  function nodeName(el) {
+    var t = el.querySelectorAll("text"), first = t.length ? t[0].textContent.trim() : el.id,
+        second = t.length > 1 ? t[1].textContent.trim() : "";
+    return second.indexOf(" = ") > 0 ? first + " (" + second.split(" = ")[0] + ")" : first;
+  }
+
+  function gradvizPlayer(root, source) {
+    if (!root || root.__gv) return root && root.__gv;
+    var data = source || JSON.parse(root.querySelector("script.gv-data").textContent);
+    var frames = unpack(data.frames || []), base = data.interval || 1200;
+    var zero = data.zero ? 1 : 0, remote = data.remote || null, finished = remote ? !!data.finished : true, total = data.total || frames.length;
+    var stage = root.querySelector(".gv-stage"), svg = stage.querySelector("svg");
+    var q = function (sel) { return root.querySelector(sel); };
+    var slider = q(".gv-slider"), count = q(".gv-count"), title = q(".gv-title"), text = q(".gv-text");
+    var live = q(".gv-live"), playBtn = q(".gv-play"), speed = q(".gv-speed"), nextBtn = q(".gv-next"),
+        prevBtn = q(".gv-prev"), firstBtn = q(".gv-first"), followBtn = q(".gv-follow"), openBtn = q(".gv-open");
+    var code = q(".gv-code"), lines = data.lines || {}, lit = null;
+    var current = -1, timer = null, wanted = null, started = false, moved = false;   // moved: stepped since load
+    var hooks = { user: function () { setFollow(false); }, started: function () { return started; } };
+    var main = View(stage, svg, data.mid, hooks), V = main;    // V: the layout on screen
+    var camera = main.camera;
+    // a folded box opened in place: its own layout over the graph's, stepped through the frames
+    // inside it ({box, at: the outer frame, frames, view, k: the frame inside shown})
+    var inner = null, opened = null, insets = {}, boxes = data.boxes || {};
+    var before = [];          // functions asked before a step is shown (api.before)
+
+    function setFollow(on) {
+      V.camera.follow = on;
+      if (followBtn) followBtn.setAttribute("aria-pressed", on ? "true" : "false");
+    }
+    // before the learner's first step: the whole graph where its text is readable so, else the
+    // neighbourhood of the frame shown (a big graph's overview would set its text at a few px)
+    function opening() {
+      main.overview(false);
+      if (camera.view().s < camera.readable && frames[current] && frames[current].n) main.aim(frames[current], false);
+    }
+    camera.onResize = function () { if (camera.follow && moved) main.aim(frames[current], false); else if (!moved) opening(); };
     // the learner's line that made the node at work: highlighted, and scrolled into the code box
     // (never the page) when it is out of sight
     function markLine(id) {
@@ -275,67 +348,51 @@
       // the box shows its start)
       if (top < code.scrollTop || top + lh > code.scrollTop + h) code.scrollTop = Math.max(0, top - Math.max(0, (h - lh) / 2));
     }
-    // an edge that has carried gradient is as thick as that gradient is large (frames.width_level)
-    var thick = {};
-    function setWidth(id, w) {
-      var el = els[id];
-      if (!el || thick[id] === w) return;
-      if (thick[id] !== undefined) el.classList.remove("gv-w" + thick[id]);
-      if (w === undefined) delete thick[id]; else { el.classList.add("gv-w" + w); thick[id] = w; }
-    }
-    function apply(k) {
-      var id, c, w;
-      if (k === current + 1 && current >= 0) {       // the usual step: only what changed
-        c = frames[k].c;
-        for (id in c) if (shown[id] !== c[id]) setState(id, c[id]);
-        w = frames[k].w;
-        if (w) for (id in w) setWidth(id, w[id]);
-        return;
-      }
-      var state = {}, width = {};
-      for (var i = 0; i <= k; i++) {
-        c = frames[i].c; for (id in c) state[id] = c[id];
-        w = frames[i].w; if (w) for (id in w) width[id] = w[id];
-      }
-      for (id in shown) if (!(id in state)) setState(id, null);
-      for (id in state) if (shown[id] !== state[id]) setState(id, state[id]);
-      for (id in thick) if (!(id in width)) setWidth(id, undefined);
-      for (id in width) setWidth(id, width[id]);
-    }
-    var labelBox = null;       // where the labels are, for the camera (in the same terms as box())
-    function drawLabels(l) {
-      while (labels.firstChild) labels.removeChild(labels.firstChild);
-      labelBox = null;
-      for (var id in l) {
-        var p = mid[id];
-        if (!p || !l[id]) continue;
-        var t = document.createElementNS(SVGNS, "text");
-        // beside the edge where Python found room clear of the nodes (stage.place: p[2] 1 = left)
-        var w = 6.7 * l[id].length, left = p.length > 2 ? p[2] === 1 : p[0] - 6 - w >= 0,
-            x = left ? p[0] - 6 - w : p[0] + 6;
-        labelBox = union(labelBox, { x: x * gs[0] + gt[0], y: (p[1] - 11) * gs[1] + gt[1], w: w * gs[0], h: 14 * gs[1] });
-        t.setAttribute("x", String(left ? p[0] - 6 : p[0] + 6)); t.setAttribute("y", String(p[1]));
-        t.setAttribute("text-anchor", left ? "end" : "start");
-        t.textContent = l[id];
-        labels.appendChild(t);
-      }
-    }
+    function shownFrame() { return opened ? opened.frames[opened.k] : frames[current]; }
     function controls() {
       var k = current, n = finished ? frames.length : Math.max(total, frames.length);
       slider.max = String(Math.max(n - 1, 0));
       slider.value = String(k);
       // counted by phase, the same in the saved player and the Stepper: "forward 3 of 10", then
-      // "backward 1 of 12". With `zero`, frame 0 is the moment before its phase's first step (the
-      // Stepper before backward, forward mode's seed tangents) and counts as 0: "backward 0 of 12"
+      // "backward 1 of 12"; where the data counts steps (a folded box's frame runs several), the
+      // counter counts them: "backward 9–39 of 134", as the panel's title does, inside a box too.
+      // With `zero`, frame 0 is the moment before its phase's first step (the Stepper before
+      // backward, forward mode's seed tangents) and counts as 0: "backward 0 of 12"
       var fwd = 0;
       while (fwd < frames.length && frames[fwd].t && frames[fwd].t.indexOf("forward") === 0) fwd++;
       var allForward = fwd > 0 && fwd === frames.length, zf = fwd > 0 ? zero : 0, zb = zero - zf;
-      count.textContent = k < fwd ? "forward " + (k + 1 - zf) + " of " + ((allForward ? n : fwd) - zf)
-                                  : "backward " + (k - fwd + 1 - zb) + " of " + (n - fwd - zb);
-      var atEnd = finished && k >= frames.length - 1;
+      var f = shownFrame(), steps = data.steps;
+      if (steps && f && f.k) {
+        var span = f.k[0] === f.k[1] ? String(f.k[0]) : f.k[0] + "–" + f.k[1];
+        count.textContent = (k < fwd ? "forward " + span + " of " + steps[0] : "backward " + span + " of " + steps[1])
+          + (opened ? " · in " + opened.title : "");
+      } else {
+        count.textContent = k < fwd ? "forward " + (k + 1 - zf) + " of " + ((allForward ? n : fwd) - zf)
+                                    : "backward " + (k - fwd + 1 - zb) + " of " + (n - fwd - zb);
+      }
+      var atEnd = finished && k >= frames.length - 1 && (!opened || opened.k >= opened.frames.length - 1);
       nextBtn.disabled = atEnd;
-      prevBtn.disabled = k <= 0;
+      prevBtn.disabled = k <= 0 && !opened;
       if (firstBtn) firstBtn.disabled = k <= 0;
+      if (openBtn) {
+        var can = openable(k);
+        openBtn.hidden = !can && !opened;
+        openBtn.textContent = opened ? "close box" : "open box";
+        openBtn.setAttribute("aria-pressed", opened ? "true" : "false");
+        if (can || opened) openBtn.title = (opened ? "Close " : "Open ") + boxes[opened ? opened.box : frames[k].n].title
+          + (opened ? " (Esc)" : " where it stands and step through its nodes (o)");
+      }
+    }
+    // the frame's panel, labels, code line and counter (f: a frame of the layout on screen)
+    function show(f, smooth) {
+      V.drawLabels(f.l);
+      title.innerHTML = f.t;
+      morph(text, f.h);
+      markLine(f.n);
+      if (live) live.textContent = f.s || title.textContent;
+      root.setAttribute("data-node", f.n || "");
+      controls();
+      if (started) { moved = true; V.aim(f, smooth !== false); }
     }
     function go(k, smooth) {
       if (!frames.length) return;
@@ -344,22 +401,66 @@
         if (remote && !finished) { wanted = k; remote.request(k); return; }   // Python runs the engine
         k = frames.length - 1;
       }
+      if (opened) shut();
       wanted = null;
-      apply(k);
-      var f = frames[k];
-      drawLabels(f.l);
-      title.innerHTML = f.t;
-      morph(text, f.h);
-      markLine(f.n);
-      if (live) live.textContent = f.s || title.textContent;
+      main.apply(frames, k);
       current = k;
       root.setAttribute("data-frame", String(k));
-      root.setAttribute("data-node", f.n || "");
-      controls();
-      if (started) { moved = true; aim(k, smooth !== false); }
+      show(frames[k], smooth);
       if (remote && remote.moved) remote.moved(k);
     }
-    // a learner stepping a player that is partly scrolled away (a notebook) brings it into view
+    // -- a folded box, opened in place ---------------------------------------------------------
+    function inset(box) {
+      if (insets[box]) return insets[box];
+      var el = document.createElement("div");
+      el.className = "gv-stage gv-inset";
+      el.setAttribute("role", "img");
+      el.setAttribute("aria-label", boxes[box].title + ", opened: its nodes one by one");
+      el.innerHTML = boxes[box].svg;
+      var head = document.createElement("div");
+      head.className = "gv-inset-title";
+      head.textContent = boxes[box].title + ", opened · Esc or “close box” folds it again";
+      el.appendChild(head);
+      stage.parentNode.insertBefore(el, stage.nextSibling);
+      return (insets[box] = View(el, el.querySelector("svg"), boxes[box].mid, hooks));
+    }
+    function openable(k) { var f = frames[k]; return !!(f && f.i && boxes[f.n]); }
+    function open(j) {
+      var f = frames[current];
+      if (!openable(current)) return false;
+      if (!inner) inner = unpack(data.inner || []);
+      if (!opened) {
+        var view = inset(f.n);
+        opened = { box: f.n, title: boxes[f.n].title, at: current, frames: inner.slice(f.i[0], f.i[1]), view: view, k: 0 };
+        view.at = -1;
+        view.stage.hidden = false;
+        stage.classList.add("gv-under");
+        root.classList.add("gv-opened");
+        V = view;
+        V.camera.follow = camera.follow;
+        V.camera.refresh();
+      }
+      goInner(j === undefined ? 0 : j < 0 ? opened.frames.length - 1 : j, false);
+      return true;
+    }
+    function goInner(j, smooth) {
+      opened.k = Math.max(0, Math.min(j, opened.frames.length - 1));
+      V.apply(opened.frames, opened.k);
+      show(opened.frames[opened.k], smooth);
+    }
+    function shut() {                 // back to the whole graph, at the box's frame
+      if (!opened) return;
+      opened.view.stage.hidden = true;
+      stage.classList.remove("gv-under");
+      root.classList.remove("gv-opened");
+      camera.follow = V.camera.follow;
+      opened = null;
+      V = main;
+    }
+    function close() { if (opened) { shut(); show(frames[current], true); } }
+    function toggleBox() { if (opened) close(); else open(); }
+
+    // a reveal of a player partly scrolled away (a notebook) brings it into view
     function reveal() {
       var r = root.getBoundingClientRect(), top = 0, bottom = window.innerHeight;
       for (var p = root.parentElement; p && p !== document.body; p = p.parentElement) {
@@ -377,8 +478,26 @@
         catch (e) { root.scrollIntoView(); }
       }
     }
-    function next() { reveal(); go(current + 1); }
-    function prev() { reveal(); go(current - 1); }
+    // the frame the next step shows, for the functions given to api.before: one returning false
+    // keeps the step from being shown (a mode that asks the learner first shows it later with go)
+    function ask(f) {
+      for (var i = 0; i < before.length; i++) if (f && before[i](f, api) === false) return false;
+      return true;
+    }
+    function next() {
+      reveal();
+      if (opened) {
+        if (opened.k < opened.frames.length - 1) { if (ask(opened.frames[opened.k + 1])) goInner(opened.k + 1); return; }
+        if (finished && current >= frames.length - 1) return;
+      }
+      if (!ask(frames[current + 1])) return;
+      go(current + 1);
+    }
+    function prev() {
+      reveal();
+      if (opened) { if (opened.k > 0) goInner(opened.k - 1); else close(); return; }
+      go(current - 1);
+    }
     function pause() {
       if (timer) clearTimeout(timer);
       timer = null;
@@ -386,32 +505,84 @@
       root.classList.remove("gv-playing");
       controls();
     }
+    function atEnd() { return finished && current >= frames.length - 1 && (!opened || opened.k >= opened.frames.length - 1); }
     function tick() {
-      if (finished && current >= frames.length - 1) { pause(); return; }
+      if (atEnd()) { pause(); return; }
       next();
       timer = setTimeout(tick, base / parseFloat((speed && speed.value) || "1"));
     }
     function play() {
       if (timer) return;
-      if (finished && current >= frames.length - 1) go(0);
+      if (atEnd()) go(0);
       if (playBtn) playBtn.textContent = "❚❚ Pause";
       root.classList.add("gv-playing");
       timer = setTimeout(tick, base / parseFloat((speed && speed.value) || "1"));
     }
     function toggle() { if (timer) pause(); else play(); }
-    function follow() { setFollow(true); aim(current, true); }
+    function follow() { setFollow(true); V.aim(shownFrame(), true); }
     function reset() {
       pause();
+      if (opened) shut();
       setFollow(true);
       if (remote && remote.reset) { remote.reset(); return; }
       go(0);
     }
     function focusNode(g) {
-      var b = box(g);
+      var b = V.box(g);
       if (!b) return;
       setFollow(false);
-      camera.frame([b], true);
+      V.camera.frame([b], true);
     }
+
+    // -- find: a parameter, a tensor's name or a node's type; the boxes holding it open ----------
+    // data.names: [text, node id, the box it is folded into or ""]; without it, the drawn nodes' texts
+    var finder = q(".gv-find"), foundNote = q(".gv-found"), names = data.names, hits = [], hit = -1, marked = null;
+    function entries() {
+      if (!names) names = Object.keys(main.els).filter(function (id) { return main.els[id].classList.contains("node"); })
+        .map(function (id) { return [main.els[id].textContent.replace(/\s+/g, " ").trim(), id, ""]; });
+      return names;
+    }
+    function mark(el) {
+      if (marked) marked.classList.remove("gv-hit");
+      marked = el;
+      if (el) el.classList.add("gv-hit");
+    }
+    // show hit h: in its box (opened at the step the box runs now, else its first), or on the graph
+    function reach(h) {
+      var id = h[1], box = h[2], k, i, v = main;
+      if (box && boxes[box]) {
+        if (!opened || opened.box !== box) {
+          // the box's frame on screen, else its first backward one (every node is drawn by then), else any
+          k = frames[current] && frames[current].n === box && frames[current].i ? current : -1;
+          for (i = 0; k < 0 && i < frames.length; i++) if (frames[i].n === box && frames[i].i && frames[i].t.indexOf("forward") !== 0) k = i;
+          for (i = 0; k < 0 && i < frames.length; i++) if (frames[i].n === box && frames[i].i) k = i;
+          if (k >= 0) { pause(); if (k !== current || opened) go(k); open(); }
+        }
+        if (opened && opened.box === box) v = V;
+      } else if (opened) close();
+      var target = v.els[id] ? id : box;
+      setFollow(false);
+      if (v.els[target]) { v.centre(target); mark(v.els[target]); } else mark(null);
+      return !!v.els[target];
+    }
+    function find(back) {
+      var term = finder.value.trim().toLowerCase();
+      if (!term) { hits = []; hit = -1; mark(null); foundNote.textContent = ""; return; }
+      if (hits.term !== term) {
+        hits = entries().filter(function (h) { return h[0].toLowerCase().indexOf(term) >= 0; });
+        hits.term = term; hit = -1;
+      }
+      if (!hits.length) { foundNote.textContent = "not found"; mark(null); return; }
+      hit = (hit + (back ? -1 : 1) + hits.length) % hits.length;
+      reach(hits[hit]);
+      foundNote.textContent = (hit + 1) + " of " + hits.length + ": " + hits[hit][0]
+        + (hits[hit][2] && boxes[hits[hit][2]] ? " (in " + boxes[hits[hit][2]].title + ")" : "");
+    }
+    if (finder) finder.addEventListener("keydown", function (ev) {
+      if (ev.key === "Enter") { ev.preventDefault(); find(ev.shiftKey); }
+      else if (ev.key === "Escape") { finder.blur(); }
+      ev.stopPropagation();
+    });
 
     function on(sel, fn) { var el = q(sel); if (el) el.addEventListener("click", fn); }
     on(".gv-next", function () { pause(); next(); });
@@ -419,31 +590,46 @@
     on(".gv-first", function () { pause(); go(0); });
     on(".gv-reset", reset);
     on(".gv-play", toggle);
-    on(".gv-fit", function () { setFollow(false); overview(true); });
+    on(".gv-open", function () { pause(); toggleBox(); });
+    on(".gv-fit", function () { setFollow(false); V.overview(true); });
     on(".gv-follow", follow);
-    on(".gv-zoom-in", function () { setFollow(false); camera.zoomAt(1.25, stage.clientWidth / 2, stage.clientHeight / 2); });
-    on(".gv-zoom-out", function () { setFollow(false); camera.zoomAt(0.8, stage.clientWidth / 2, stage.clientHeight / 2); });
+    on(".gv-zoom-in", function () { setFollow(false); V.camera.zoomAt(1.25, V.stage.clientWidth / 2, V.stage.clientHeight / 2); });
+    on(".gv-zoom-out", function () { setFollow(false); V.camera.zoomAt(0.8, V.stage.clientWidth / 2, V.stage.clientHeight / 2); });
     slider.addEventListener("input", function () { var k = parseInt(slider.value, 10); pause(); go(k); });
-    stage.addEventListener("dblclick", function (ev) {
-      var g = ev.target && ev.target.closest ? ev.target.closest("g.node") : null;
-      if (g) focusNode(g); else { setFollow(false); overview(true); }
+    root.querySelector(".gv-frame").addEventListener("dblclick", function (ev) {
+      var s = ev.target && ev.target.closest ? ev.target.closest(".gv-stage") : null;
+      if (!s || s !== V.stage) return;
+      var g = ev.target.closest("g.node");
+      if (g) focusNode(g); else { setFollow(false); V.overview(true); }
     });
     root.addEventListener("pointerenter", function () { lastUsed = root; });
     root.addEventListener("pointerdown", function () { lastUsed = root; });
 
     var api = {
       go: go, next: next, prev: prev, play: play, pause: pause, reset: reset, follow: follow,
+      open: open, close: close, find: function (term, back) { if (finder) { finder.value = term; find(back); } },
       frame: function () { return current; },
       length: function () { return frames.length; },
       frames: function () { return frames; },       // as the player reads them (panels unpacked)
+      opened: function () { return opened && { box: opened.box, title: opened.title, at: opened.at, k: opened.k, length: opened.frames.length }; },
+      shown: shownFrame,                            // the frame on screen (inside an opened box, the box's)
       playing: function () { return !!timer; },
       camera: camera,
+      view: function () { return V; },
+      // f(frame, api) is asked before each step the learner takes forward; false keeps it from being shown
+      before: function (f) { before.push(f); },
+      focusFind: function () { if (finder) { finder.focus(); finder.select(); } },
+      toggleBox: toggleBox,
+      canOpen: function () { return openable(current); },
+      // the Stepper: the boxes its backward has run so far, and the frames inside them
+      setInside: function (b, fs) { boxes = b || {}; data.inner = fs || []; inner = null; controls(); },
       // the Stepper: Python appends frames as its engine runs and says when backward has finished
       setFrames: function (fs, isFinished, n, k) {
         var reset = fs.length < frames.length;
+        if (opened) shut();
         frames = unpack(fs); finished = !!isFinished; total = n || fs.length;
         if (k === undefined) k = wanted !== null ? wanted : current;
-        if (reset || current > frames.length - 1) current = -1;   // a reset: fold from the start
+        if (reset || current > frames.length - 1) main.at = -1;   // a reset: fold from the start
         go(Math.min(k, frames.length - 1), true);
       }
     };
@@ -457,7 +643,8 @@
     return api;
   }
 
-  /* -- keys: ←/→/space/Home/End work as soon as a player is on screen, no click first -- */
+  /* -- keys: ←/→/space/Home/End (and / to find, o / Esc to open or close a box) work as soon as a
+     player is on screen, no click first -- */
   var lastUsed = null;
   function visible(root) {
     if (!root.isConnected) return 0;
@@ -486,11 +673,15 @@
     var el = ev.target && ev.target.nodeType === 1 ? ev.target : document.activeElement;
     if (typing(el)) return;                                               // the slider moves itself
     if (el && el.tagName === "BUTTON" && (ev.key === " " || ev.key === "Enter")) return;   // a button clicks itself
-    if (["ArrowRight", "ArrowLeft", " ", "Home", "End"].indexOf(ev.key) < 0) return;
+    if (["ArrowRight", "ArrowLeft", " ", "Home", "End", "/", "o", "Escape"].indexOf(ev.key) < 0) return;
     var root = target(el);
     if (!root) return;
     var api = root.__gv;
-    if (ev.key === "ArrowRight") { api.pause(); api.next(); }
+    // o and Esc only where there is a box to open or close (a notebook keeps its own o otherwise)
+    if ((ev.key === "Escape" || ev.key === "o") && !api.opened() && !(ev.key === "o" && api.canOpen())) return;
+    if (ev.key === "/") api.focusFind();                      // find in the graph
+    else if (ev.key === "o" || ev.key === "Escape") { api.pause(); api.toggleBox(); }   // open / close a folded box
+    else if (ev.key === "ArrowRight") { api.pause(); api.next(); }
     else if (ev.key === "ArrowLeft") { api.pause(); api.prev(); }
     else if (ev.key === " ") { if (api.playing()) api.pause(); else api.play(); }
     else if (ev.key === "Home") { api.pause(); api.go(0); }

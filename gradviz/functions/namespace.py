@@ -1,19 +1,20 @@
 """The Tensor namespace: the array vocabulary of the VJP rules, backed by gradviz ops.
 
 With create_graph=True the engine runs each rule with this namespace instead of
-NumPy's, so the gradient computation is itself recorded and can be differentiated.
+NumPy's, so the gradient computation is itself recorded and can be differentiated; forward-mode
+AD runs the JVP rules with it. The engine reaches it as `Tensor._namespace`, bound with Tensor's
+other methods (gradviz/tensor_methods.py): the engine sits below the functions it is made of.
 """
 from __future__ import annotations
 
+from ..autograd.apply import apply
+from ..creation import zeros_like
 from ..dtypes import as_np
-from ..functions import conv, index, linalg, pointwise, reduce, shape
-from ..functions.declared import made
 from ..ops import index as index_ops
 from ..ops import pointwise as pointwise_ops
-from .apply import apply
-from .graph import KIND
 from ..tensor import Tensor
-from ..creation import zeros_like
+from . import conv, index, linalg, pointwise, reduce, shape
+from .declared import made
 
 
 class TensorNamespace:
@@ -144,4 +145,3 @@ class TensorNamespace:
 
 
 TENSOR = TensorNamespace()
-KIND.namespace = TENSOR   # the engine's `xp` for the VJP rules when backward records its graph

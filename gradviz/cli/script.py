@@ -1,0 +1,160 @@
+"""Running a learner's script as __main__ and catching the backward it really runs.
+
+`run_script(path, catcher)` runs the script as `python script.py` would (its argv, sys.path and
+__name__ == "__main__", so `def main()` / `if __name__ == "__main__":` scripts and training loops
+run as written, their output going where it always goes). While it runs, `BackwardCatcher`
+stands in for every way a backward is started: torch.Tensor.backward, torch.autograd.backward
+and torch.autograd.grad, and gradviz's own three. Calls before the Nth run as usual; the Nth is
+recorded (the Trace of its graph and every step), with the variables of the code that called it
+naming tensors, parameters and module clusters; then the script is stopped there (or, with
+finish=True, the real backward runs too and the script goes on to its end).
+"""
+from __future__ import annotations
+
+import re
+import runpy
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import autograd as gradviz_autograd
+from ..code_lines import set_source_tracking, source_tracking
+from ..naming import caller_namespace
+from ..origins import record
+from ..tensor import Tensor as GradvizTensor
+from ..tracing import Trace
+
+_IMPORTS_TORCH = re.compile(r"^\s*(import\s+torch\b|from\s+torch\b)", re.M)
+
+
+class Stopped(BaseException):
+    """Raised out of the script once its backward is recorded (a BaseException, so the script's own
+    `except Exception:` does not swallow it)."""
+
+
+@dataclass
+class Caught:
+    """The recorded backward: its Trace, and where the script started it."""
+    trace: Trace
+    call: int
+    file: str
+    line: int
+    how: str        # "loss.backward()", "torch.autograd.grad(...)", ...
+
+
+class BackwardCatcher:
+    """Stands in for the functions that start a backward while a script runs; records the Nth call."""
+
+    def __init__(self, call: int = 1, finish: bool = False, **options):
+        self.call, self.finish = call, finish
+        self.options = options   # for record(): show_saved, jacobians
+        self.count = 0
+        self.caught: Caught | None = None
+        self._inside = False   # a backward the catcher itself started, or one started by a caught function
+        self._patched: list = []
+
+    # -- the stand-ins -------------------------------------------------------------------------------
+    def catch(self, original, how: str, roots, gradient, args, kwargs):
+        if self._inside or self.caught is not None and self.finish:
+            return self._plainly(original, args, kwargs)
+        self.count += 1
+        if self.count != self.call:
+            return self._plainly(original, args, kwargs)
+        frame = sys._getframe(1)
+        caller = caller_namespace(frame)
+        while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+            frame = frame.f_back
+        self._inside = True
+        try:
+            trace = record(roots, gradient=gradient, caller=caller, **self.options).run()
+        finally:
+            self._inside = False
+        self.caught = Caught(trace, self.count, frame.f_code.co_filename if frame else "?",
+                             frame.f_lineno if frame else 0, how)
+        if not self.finish:
+            raise Stopped
+        return self._plainly(original, args, kwargs)
+
+    def _plainly(self, original, args, kwargs):
+        self._inside = True
+        try:
+            return original(*args, **kwargs)
+        finally:
+            self._inside = False
+
+    def _stand_in(self, owner, name: str, how: str, roots_of):
+        original = getattr(owner, name)
+        catcher = self
+
+        def stand_in(*args, **kwargs):
+            roots, gradient = roots_of(*args, **kwargs)
+            return catcher.catch(original, how, roots, gradient, args, kwargs)
+        stand_in.__name__, stand_in.__doc__ = original.__name__, original.__doc__
+        setattr(owner, name, stand_in)
+        self._patched.append((owner, name, original))
+
+    def install(self, torch=None) -> None:
+        """Stand in for gradviz's backward functions, and torch's when torch is given."""
+        for lib, tensor_class, autograd in ((torch, getattr(torch, "Tensor", None), getattr(torch, "autograd", None)),
+                                            (gradviz_autograd, GradvizTensor, gradviz_autograd)):
+            if lib is None:
+                continue
+            self._stand_in(tensor_class, "backward", "backward()", _tensor_backward_roots)
+            self._stand_in(autograd, "backward", "autograd.backward()", _autograd_backward_roots)
+            self._stand_in(autograd, "grad", "autograd.grad()", _autograd_grad_roots)
+
+    def remove(self) -> None:
+        while self._patched:
+            owner, name, original = self._patched.pop()
+            setattr(owner, name, original)
+
+
+def _tensor_backward_roots(self, gradient=None, *args, **kwargs):
+    return (self,), gradient
+
+
+def _autograd_backward_roots(tensors, grad_tensors=None, *args, **kwargs):
+    return tensors, grad_tensors
+
+
+def _autograd_grad_roots(outputs, inputs=None, grad_outputs=None, *args, **kwargs):
+    return outputs, grad_outputs
+
+
+_PACKAGE_DIR = str(Path(__file__).resolve().parent.parent)
+
+
+def _torch_for(source: str):
+    """torch, when the script imports it (`import gradviz as torch` does not count)."""
+    if "torch" not in sys.modules and not _IMPORTS_TORCH.search(source):
+        return None
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
+
+
+def run_script(path: Path, catcher: BackwardCatcher) -> dict:
+    """Run the script as __main__ with the catcher standing in; its globals when it ran to its end
+    ({} when it was stopped after the caught backward). SyntaxError and the script's own errors
+    propagate; SystemExit ends the script as it ends Python."""
+    source = path.read_text(encoding="utf-8", errors="replace")
+    compile(source, str(path), "exec")   # Python's own SyntaxError, before anything runs
+    old_argv, old_path, old_tracking = sys.argv, list(sys.path), source_tracking()
+    sys.argv = [str(path)]
+    sys.path.insert(0, str(path.parent.resolve()))
+    set_source_tracking(True)   # each gradviz node knows the line of the script that made it
+    catcher.install(_torch_for(source))
+    try:
+        return runpy.run_path(str(path), run_name="__main__")
+    except Stopped:
+        return {}
+    except SystemExit as exc:
+        if exc.code not in (None, 0):
+            raise
+        return {}
+    finally:
+        catcher.remove()
+        sys.argv, sys.path[:] = old_argv, old_path
+        set_source_tracking(old_tracking)

@@ -1,0 +1,116 @@
+"""Opening a folded box in place: the box's own layout and the steps that run inside it.
+
+A folded player shows a run of steps inside one box (a module, a chain) as one frame. To let the
+learner open that box where it stands and step through its nodes one by one, the page holds, for
+each box that has such a run, a second layout: the box's nodes (and the nodes right outside it that
+send it gradient or receive it), unfolded. The frames inside are the unfolded animation's own frames
+of that run, the first one carrying the whole state at its start, so the player folds them exactly as
+it folds the outer ones: same steps, same values, same names as the unfolded player.
+"""
+from __future__ import annotations
+
+from ..render import Diagram, options
+from ..tracing import Trace
+from .frames import Frame
+from .stage import Stage
+
+
+def sub_trace(trace: Trace, members: set) -> Trace:
+    """The part of `trace` a box draws when opened: its members, the nodes one edge away, and the
+    edges between them (the steps stay, so edges keep the axes they were summed over)."""
+    near = set(members)
+    for e in trace.edges:
+        if (e.src in members) != (e.dst in members):
+            near.update((e.src, e.dst))
+    return Trace([n for n in trace.nodes if n.id in near], [e for e in trace.edges if e.src in near and e.dst in near],
+                 trace.steps, [i for i in trace.forward if i in near], tuple(r for r in trace.roots if r in near),
+                 trace.implicit_seed, trace.code)
+
+
+# The steps a page holds inside its boxes: a run of up to RUN_STEPS steps (a module read at reading
+# pace; not a folded chain of thousands) and up to PAGE_STEPS in all, backward runs first, so that a
+# page costs what a learner can step through, not what the graph holds.
+RUN_STEPS = 500
+PAGE_STEPS = 2_000
+
+
+def _chosen(runs: list) -> list:
+    """The runs whose frames the page holds (in their order), within RUN_STEPS and PAGE_STEPS."""
+    left, keep = PAGE_STEPS, set()
+    for f in sorted(runs, key=lambda f: (f.phase != "backward", f.source)):
+        size = f.source[1] - f.source[0] + 1
+        if size <= min(RUN_STEPS, left):
+            keep.add(id(f))
+            left -= size
+    return [f for f in runs if id(f) in keep]
+
+
+def _names(trace: Trace, owners: dict, titles: dict, openable: dict) -> list:
+    """[text, node id, box or ""] for find: every node drawn or in a box that opens; of the nodes in a
+    box that does not open, one per text (finding any of them shows the same box)."""
+    out, seen = [], set()
+    for n in trace.nodes:
+        text = " ".join(dict.fromkeys(t for t in (n.name, n.tensor_name, *n.out_names) if t))
+        box = owners.get(n.id, "") if owners.get(n.id) in titles else ""
+        if box and box not in openable:
+            if (text, box) in seen:
+                continue
+            seen.add((text, box))
+        out.append([text, n.id, box])
+    return out
+
+
+class Inside:
+    """What a page needs to open its folded boxes: `boxes` {box id: {"svg", "mid", "title"}} and
+    `frames`, the frames inside them; each folded frame that can be opened gets `inner` = (start,
+    stop), its stretch of `frames`. `names`: what the page's find looks through, [text, node id, the
+    box the node is folded into or ""] for every node (a parameter's name, a tensor's, an op's type)."""
+
+    def __init__(self, trace: Trace, raw: list, folded: list, owners: dict, titles: dict, draw_options: dict,
+                 layouts: dict | None = None):
+        members: dict = {}
+        ids = {n.id for n in trace.nodes}
+        for ident, box in owners.items():
+            if box in titles and ident in ids:
+                members.setdefault(box, set()).add(ident)
+        runs = _chosen([f for f in folded if f.source is not None and f.node in members])
+        drawn = {}
+        self.boxes: dict = {}
+        layouts = {} if layouts is None else layouts   # box id -> its Stage, kept by a caller that asks again
+        for box in dict.fromkeys(f.node for f in runs):
+            if box not in layouts:
+                opts = {**draw_options, "max_nodes": None, "collapse": False}
+                layouts[box] = Stage(Diagram(sub_trace(trace, members[box]), options(**opts)).svg())
+            drawn[box], self.boxes[box] = layouts[box], {"svg": layouts[box].svg, "title": titles[box]}
+        self.frames: list = []
+        state, widths, done = {}, {}, -1
+        for f in runs:
+            first, last = f.source
+            for k in range(done + 1, first):
+                state.update(raw[k].changes)
+                widths.update(raw[k].widths)
+            shown = drawn[f.node].kinds
+            start = len(self.frames)
+            for k in range(first, last + 1):
+                state.update(raw[k].changes)
+                widths.update(raw[k].widths)
+                # the first frame inside carries the whole state there; the others what changed
+                changes = raw[k].changes if k > first else state
+                wide = raw[k].widths if k > first else widths
+                self.frames.append(Frame(len(self.frames), raw[k].phase, raw[k].step, raw[k].node,
+                                         {i: s for i, s in changes.items() if i in shown},
+                                         {i: t for i, t in raw[k].labels.items() if i in shown},
+                                         widths={i: w for i, w in wide.items() if i in shown},
+                                         span=raw[k].span).with_panel_of(raw[k]))
+            done = last
+            f.inner = (start, len(self.frames))
+        self.names = _names(trace, owners, titles, self.boxes)
+        for box, stage in drawn.items():
+            lengths: dict = {}
+            for f in runs:
+                if f.node == box:
+                    for inner in self.frames[f.inner[0]:f.inner[1]]:
+                        for k, text in inner.labels.items():
+                            lengths[k] = max(lengths.get(k, 0), len(text))
+            self.boxes[box]["mid"] = {k: [round(x, 1), round(y, 1), 1 if left else 0]
+                                      for k, (x, y, left) in stage.place(lengths, only=lengths).items()}

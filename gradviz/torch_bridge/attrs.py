@@ -1,0 +1,251 @@
+"""A torch node's saved attributes as torch means them, under gradviz's names.
+
+torch keeps a node's arguments in `_saved_*` fields, in its C++ types: a dim is an int64 read
+back as an unsigned 64-bit number (dim=-1 arrives as 2**64 - 1), and a view saves the size it
+came from, not the size it made. This module reads them back as the call meant them: a
+negative dim wrapped with the ndim of the tensor it counts in (as gradviz records its own, so
+softmax(x, -1) on a 3-D x reads `dim 2` on both), the size a view or expand produced, and the
+tensors a node saved, in argument order.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from ..formatting import shape as shape_text
+from ..ops import pointwise
+from .graph import output_shape
+from .support import torch_module
+
+_UNSIGNED = 2 ** 64
+_DIM_NAMES = ("dim", "dim0", "dim1", "dim2", "dims", "source", "destination", "dimension")
+# nodes whose dim counts in their output, which has one dim more than the input
+_DIM_OF_OUTPUT = {"UnsqueezeBackward0", "StackBackward0", "DiagEmbedBackward0"}
+# nodes that do not save the shape they produce: their `size` is their output's shape
+_SIZE_IS_OUTPUT = {"ViewBackward0", "UnsafeViewBackward0", "ReshapeAliasBackward0", "ExpandBackward0"}
+# enums torch saves as their C++ ordinal, by attribute name
+_ENUMS = {"reduction": ("none", "mean", "sum"), "interpolation_mode": ("bilinear", "nearest", "bicubic"),
+          "padding_mode": ("zeros", "border", "reflection")}
+_BAG_MODES = ("sum", "mean", "max")
+
+
+def signed(value):
+    """An int64 torch read back as unsigned, as the signed number it was (2**64 - 1 -> -1)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 2 ** 63:
+        return value - _UNSIGNED
+    return value
+
+
+def _wrap(value, ndim: int | None):
+    """A dim as a non-negative number: torch wraps -1 of a 0-d tensor to 0, as of a 1-d one."""
+    value = signed(value)
+    if isinstance(value, int) and not isinstance(value, bool) and value < 0 and ndim is not None:
+        return value + max(ndim, 1)
+    return value
+
+
+def _derived(fn, name: str):
+    """An attribute torch does not save under the name gradviz's record uses, from what it does
+    save: a view's or a squeeze's size (its output's shape), an adaptive pool's
+    output_size (its output's last dims). AttributeError where there is none."""
+    kind = type(fn).__name__
+    if name == "size" and (kind in _SIZE_IS_OUTPUT or kind.startswith("SqueezeBackward")) and _out_shape(fn) is not None:
+        return _out_shape(fn)
+    if name == "output_size" and kind.startswith("Adaptive") and _out_shape(fn) is not None:
+        dims = 3 if "3D" in kind else 2 if "2D" in kind else 1
+        return _out_shape(fn)[-dims:]
+    raise AttributeError(name)
+
+
+def _position(fn, value, name: str = "start"):
+    """An index along a dim (select's index, slice's start and end) as Python's slicing means it:
+    a negative one counted from the end, an end past the size (x[1:] saves 2**63 - 1) the size."""
+    value = signed(value)
+    try:
+        size = fn._saved_self_sym_sizes[_wrap(fn._saved_dim, len(fn._saved_self_sym_sizes))]
+    except (AttributeError, IndexError, TypeError, RuntimeError):
+        return value
+    if not isinstance(value, int) or isinstance(value, bool):
+        return value
+    value = min(max(value + size, 0) if value < 0 else value, size)
+    if name == "end":   # an end before the start is an empty slice that ends where it starts
+        value = max(value, _position(fn, getattr(fn, "_saved_start", 0)))
+    return value
+
+
+def counted_ndim(fn) -> int | None:
+    """The ndim of the tensor a node's dims count in: its input's (from the sizes it saved, the
+    input it saved, or the input's edge), its output's for unsqueeze and stack."""
+    name = type(fn).__name__
+    out = _out_shape(fn)
+    if name in _DIM_OF_OUTPUT and out is not None:
+        return len(out)
+    for attr in ("_saved_self_sym_sizes", "_saved_self"):
+        try:
+            value = getattr(fn, attr)
+        except (AttributeError, RuntimeError):
+            continue
+        if isinstance(value, (tuple, list)):
+            return len(value)
+        if hasattr(value, "ndim"):
+            return value.ndim
+    for nxt, nr in fn.next_functions:
+        if nxt is not None:
+            shape = output_shape(nxt, nr)
+            if shape is not None:
+                return len(shape)
+        break
+    return None if out is None else len(out)
+
+
+def _out_shape(fn) -> tuple | None:
+    try:
+        meta = fn._input_metadata
+    except (AttributeError, RuntimeError):
+        return None
+    return tuple(meta[0].shape) if len(meta) == 1 else None
+
+
+def saved_value(fn, name: str, ndim=None):
+    """fn._saved_<name> as torch means it: signed, a dim wrapped with `ndim` (counted_ndim when
+    not given), a view's `size` its output shape. AttributeError when the node has no such field;
+    RuntimeError when a backward freed it."""
+    if name not in saved_names(type(fn)):
+        return _derived(fn, name)
+    value = getattr(fn, f"_saved_{name}")
+    names = _ENUMS.get(name) or (_BAG_MODES if name == "mode" and type(fn).__name__.startswith("EmbeddingBag") else ())
+    if isinstance(value, int) and 0 <= value < len(names):
+        return names[value]
+    if name == "padding_idx" and signed(value) == -1:   # embedding's "no padding index"
+        return None
+    if name in ("index", "start", "end") and type(fn).__name__ in ("SelectBackward0", "SliceBackward0"):
+        return _position(fn, value, name)
+    if name in _DIM_NAMES:
+        ndim = counted_ndim(fn) if ndim is None else ndim
+        if isinstance(value, (tuple, list)):
+            return tuple(_wrap(v, ndim) for v in value)
+        return _wrap(value, ndim)
+    if isinstance(value, (tuple, list)):
+        return type(value)(signed(v) for v in value)
+    return signed(value)
+
+
+def saved_plain(fn, name: str):
+    """A saved attribute as a plain number, bool or list of numbers; None when it is not one."""
+    try:
+        value = saved_value(fn, name)
+    except Exception:   # absent, or freed after backward
+        return None
+    if type(value).__name__ == "Tensor":
+        return value.item() if value.dim() == 0 and not value.requires_grad else None
+    if isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (tuple, list)) and all(isinstance(v, (bool, int, float)) for v in value):
+        return list(value)
+    return None
+
+
+@lru_cache(maxsize=None)
+def saved_names(kind: type) -> tuple:
+    """The names of a node type's `_saved_*` fields (torch defines them on the class), without the prefix."""
+    return tuple(a[len("_saved_"):] for a in dir(kind) if a.startswith("_saved_"))
+
+
+def attr_names(fn) -> list:
+    """Every attribute a node shows: its `_saved_*` fields, and the size a view produced."""
+    names = list(saved_names(type(fn)))
+    kind = type(fn).__name__
+    extras = ("size",) if kind in _SIZE_IS_OUTPUT or kind.startswith("SqueezeBackward") else \
+        ("output_size",) if kind.startswith("Adaptive") else ()
+    for extra in extras:
+        if extra not in names:
+            try:
+                _derived(fn, extra)
+            except AttributeError:
+                continue
+            names.append(extra)
+    return sorted(names)
+
+
+def attrs(fn) -> tuple:
+    """(name, text) of every attribute of a node, as torchviz's show_attrs lists them, as torch means them."""
+    ndim = counted_ndim(fn)
+    out = []
+    for name in attr_names(fn):
+        try:
+            value = saved_value(fn, name, ndim)
+        except AttributeError:
+            continue
+        except Exception:   # freed after backward: the name is still worth showing
+            value = "[freed]"
+        out.append((name, attr_text(value)))
+    return tuple(out)
+
+
+def attr_text(value) -> str:
+    if type(value).__name__ == "Tensor" and value.ndim == 0:   # a saved number: its value (a tensor's repr is slow)
+        return str(value.item())
+    if hasattr(value, "shape") and hasattr(value, "dtype") and getattr(value, "ndim", 0) > 0:
+        kind = "saved tensor" if type(value).__name__ == "Tensor" else "array"
+        return f"[{kind} {shape_text(value.shape)}]"
+    if isinstance(value, tuple) and any(type(v).__name__ == "Tensor" for v in value):
+        return "[saved tensors]"
+    return str(value)
+
+
+def variant(fn, op):
+    """The record of the form torch ran where one node name has two: add/sub with an alpha other
+    than 1, gelu with the tanh approximation (read from the node's _saved_* fields)."""
+    if op is None:
+        return None
+    if op is pointwise.ADD or op is pointwise.SUB:
+        if saved_plain(fn, "alpha") not in (None, 1):
+            return pointwise.ADD_ALPHA if op is pointwise.ADD else pointwise.SUB_ALPHA
+    if op is pointwise.GELU and getattr(fn, "_saved_approximate", "none") == "tanh":
+        return pointwise.GELU_TANH
+    return op
+
+
+def constants(fn, op, inputs) -> tuple:
+    """(key, value) of the numbers a torch node used, read from its saved attributes under the
+    record's names: params by name (stride, dim, exponent, alpha) and, by input slot, a wrapped
+    number (the 2 of x * 2); the keys are the markers of the record's LaTeX."""
+    if op is None:
+        return ()
+    found = []
+    for name in op.param_names:
+        value = saved_plain(fn, name)
+        if value is None and name in ("min", "max") and hasattr(fn, f"_saved_{name}"):
+            value = float("-inf") if name == "min" else float("inf")   # clamp(min=0): no upper bound
+        if name == "stride" and not value and dict(found).get("kernel_size") is not None:
+            value = dict(found)["kernel_size"]   # a pool's stride=None is saved as []: the kernel size
+        if value is not None:
+            found.append((name, value))
+    for slot, (arg, info) in enumerate(zip(op.arg_names, inputs)):
+        if info.producer is None:
+            value = saved_plain(fn, arg)
+            if value is not None:
+                found.append((str(slot), value))
+    return tuple(found)
+
+
+def saved_tensors(fn, op) -> list:
+    """(name, tensor) for each tensor `fn` saved for its backward; [] once a backward freed them."""
+    torch = torch_module()
+    found = []
+    try:
+        for name in saved_names(type(fn)):
+            value = getattr(fn, f"_saved_{name}")
+            if isinstance(value, torch.Tensor):
+                found.append((name, value))
+            elif isinstance(value, (tuple, list)) and value and all(isinstance(v, torch.Tensor) for v in value):
+                found.extend((f"{name}[{i}]", v) for i, v in enumerate(value))
+        if not found and hasattr(fn, "saved_tensors") and hasattr(fn, "_raw_saved_tensors"):
+            # a custom autograd.Function keeps ctx.save_for_backward(...) here
+            found.extend((f"saved_tensors[{i}]", v) for i, v in enumerate(fn.saved_tensors) if v is not None)
+    except RuntimeError:   # "Trying to backward through the graph a second time ..."
+        return []
+    # gradviz lists saved inputs in argument order, then the result; the rest alphabetically
+    args = ("self",) + (op.arg_names if op is not None else ())
+    rank = {name: i for i, name in reversed(list(enumerate(args)))}
+    found.sort(key=lambda item: (item[0] == "result", rank.get(item[0], len(rank)), item[0]))
+    return found

@@ -1,0 +1,168 @@
+"""Names for a torch graph without a separate record_forward: tensors named by the caller's
+variables or `params`, parameters by their module's `named_parameters()`, and module clusters
+inferred from where parameters are read.
+
+A finished graph no longer says which module ran each node (only forward hooks, while the forward
+runs, can tell: `record_forward`). What it does say is which parameters each node reads, and a
+parameter's name is its module's path: a node that reads parameters of one module (a Linear's
+addmm, a Conv2d's convolution, a norm's batch_norm, with the weight's transpose) is placed in that
+module's cluster. Nodes that read no parameter (activations, residual adds, attention's softmax)
+stay outside any cluster unless record_forward saw them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .support import is_accumulate, node_name, torch_module
+
+# ops that only rearrange a parameter (a Linear's weight.t(), an LSTM's weight views): what they
+# make still belongs to the parameter's module. An embedding lookup is not one: it reads data.
+_REARRANGING = {"TBackward0", "TransposeBackward0", "PermuteBackward0", "ViewBackward0", "UnsafeViewBackward0",
+                "ReshapeAliasBackward0", "ExpandBackward0", "CloneBackward0", "ToCopyBackward0", "SliceBackward0",
+                "SelectBackward0", "SplitBackward0", "UnbindBackward0", "UnsqueezeBackward0", "SqueezeBackward0",
+                "SqueezeBackward1", "SqueezeBackward2", "SqueezeBackward3", "SqueezeBackward4", "ConjBackward0"}
+
+
+@dataclass
+class Naming:
+    """name -> tensor (the caller's and the modules' names) and parameter -> its module's scope path."""
+    tensors: dict = field(default_factory=dict)
+    param_scopes: dict = field(default_factory=dict)   # id(parameter) -> scope path
+    _by_id: dict = field(default_factory=dict)
+
+    def name_of(self, tensor) -> str:
+        return self._by_id.get(id(tensor), "")
+
+    @classmethod
+    def of(cls, names: dict | None = None, model=None, caller: dict | None = None) -> "Naming":
+        """Names from `names` first, then `model`'s parameters, then the caller's modules and tensors."""
+        torch = torch_module()
+        naming = cls()
+        naming.add(names or {})
+        modules = [model] if model is not None else []
+        if caller:
+            held = [v for k, v in caller.items() if isinstance(v, torch.nn.Module) and not k.startswith("_")]
+            modules += [m for m in _outermost(held) if all(m is not n for n in modules)]
+        for m in modules:
+            naming.add(dict(m.named_parameters()))
+            naming.param_scopes.update(_param_scopes(m))
+        if caller:
+            naming.add({k: v for k, v in caller.items()
+                         if isinstance(v, torch.Tensor) and not k.startswith("_") and v.requires_grad})
+        return naming
+
+    def add(self, names: dict) -> None:
+        for name, t in names.items():
+            if id(t) not in self._by_id:
+                self._by_id[id(t)] = str(name)   # names={123: x} is shown as text
+                self.tensors[str(name)] = t
+
+
+def _outermost(modules: list) -> list:
+    """The modules none of the others contains (a model, not also its layers held in variables)."""
+    inner = {id(sub) for m in modules for sub in m.modules() if sub is not m}
+    seen, out = set(), []
+    for m in modules:
+        if id(m) not in inner and id(m) not in seen:
+            seen.add(id(m))
+            out.append(m)
+    return out
+
+
+def scope_segments(module) -> dict:
+    """Module -> its scope segment, as gradviz.nn names them: the root by its class, a
+    child as "attribute (Class)"."""
+    segments: dict = {}
+    for qualname, m in module.named_modules():
+        if m in segments:
+            continue
+        attr = qualname.rsplit(".", 1)[-1]
+        segments[m] = f"{attr} ({type(m).__name__})" if qualname else type(m).__name__
+    return segments
+
+
+def _param_scopes(module) -> dict:
+    """id(parameter) -> the scope path of the module that owns it (root first)."""
+    by_name = dict(module.named_modules())
+    segments = scope_segments(module)
+    out = {}
+    for name, p in module.named_parameters():
+        parts = name.split(".")[:-1]
+        path = [segments[module]]
+        for k in range(1, len(parts) + 1):
+            path.append(segments[by_name[".".join(parts[:k])]])
+        out.setdefault(id(p), tuple(path))
+    return out
+
+
+def inferred_scopes(order: list, param_scopes: dict) -> dict:
+    """Node -> scope path for the nodes that read parameters of one module: directly, or through
+    ops that only rearrange that module's parameters (a weight's transpose)."""
+    if not param_scopes:
+        return {}
+    owner: dict = {}   # node that depends on parameters only -> the scope of their module (None: several)
+    scopes: dict = {}
+    for fn in order:   # inputs come first
+        if is_accumulate(fn):
+            owner[fn] = param_scopes.get(id(fn.variable), None)
+            continue
+        read, params_only = set(), True
+        for nxt, _ in fn.next_functions:
+            if nxt is None:   # an input that needs no gradient: data, not a parameter
+                params_only = False
+            elif owner.get(nxt) is not None:
+                read.add(owner[nxt])
+            else:
+                params_only = False
+        if len(read) == 1:
+            scope = next(iter(read))
+            scopes[fn] = scope
+            if params_only and node_name(fn) in _REARRANGING:
+                owner[fn] = scope
+    return _filled(order, scopes)
+
+
+def _filled(order: list, scopes: dict) -> dict:
+    """The nodes between those of one module placed in it too: a node that reads no parameter (a
+    block's ReLU, its residual add) gets the scope shared (the longest common prefix) by the nearest
+    scoped ops before it and after it, found through the unscoped ones, where it has both. So a
+    module's nodes are one piece, as record_forward would draw them, and folding a module into one
+    box makes no cycle."""
+    ops = [fn for fn in order if not is_accumulate(fn)]
+    inputs = {fn: [n for n, _ in fn.next_functions if n is not None and not is_accumulate(n)] for fn in ops}
+    consumers: dict = {}
+    for fn in ops:
+        for nxt in inputs[fn]:
+            consumers.setdefault(nxt, []).append(fn)
+    found = dict(scopes)
+    for fn in ops:
+        if fn not in scopes:
+            ends = _nearest(fn, inputs, scopes), _nearest(fn, consumers, scopes)
+            if all(ends):
+                common = _common_prefix(ends[0] + ends[1])
+                if common:
+                    found[fn] = common
+    return found
+
+
+def _nearest(start, links: dict, scopes: dict) -> list:
+    """The scopes of the nearest scoped nodes from `start` along `links`, through unscoped ones."""
+    seen, stack, out = {start}, list(links.get(start, ())), []
+    while stack:
+        fn = stack.pop()
+        if fn in seen:
+            continue
+        seen.add(fn)
+        if fn in scopes:
+            out.append(scopes[fn])
+        else:
+            stack.extend(links.get(fn, ()))
+    return out
+
+
+def _common_prefix(paths: list) -> tuple:
+    first = paths[0]
+    k = 0
+    while k < len(first) and all(len(p) > k and p[k] == first[k] for p in paths):
+        k += 1
+    return first[:k]

@@ -1,0 +1,150 @@
+"""The torch graph behind some roots as an origin of gradviz's events: one NodeCreated per node,
+in creation order, fed to the same Recorder gradviz's own graphs go through, and the Trace of
+it (`trace_from_torch`). Walks `grad_fn`, `next_functions`, `AccumulateGrad.variable` and the
+saved attributes as torchviz does."""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from ..autograd.graph import ACCUMULATE_GRAD
+from ..events import NodeCreated
+from ..nn import functional as nn_functional
+from ..ops import registry
+from ..ops.op import Op
+from ..previews import Preview
+from ..records import InputRecord, NodeRecord, TensorRecord
+from ..tracing import Output, Recorder, Trace
+from . import attrs as saved
+from .fused import fused_record
+from .graph import creation_order, metadata_preview, n_outputs, output_shape, root_node
+from .names import Naming, inferred_scopes
+from .previews import preview
+from .support import flatten, grad_of, is_accumulate, node_name, torch_module
+
+
+@lru_cache(maxsize=None)
+def op_table() -> dict:
+    """gradviz's op records by PyTorch node name (the ops registry, then the records of
+    gradviz.nn.functional), so a torch node gets gradviz's formulas and symbols."""
+    table = {"AccumulateGrad": ACCUMULATE_GRAD, **registry.by_torch_name()}
+    for value in vars(nn_functional).values():
+        if isinstance(value, Op) and value.vjp is not None:
+            table.setdefault(value.torch_name, value)
+    return table
+
+
+class Origin:
+    """The torch graph behind some roots: its nodes in creation order (node keys are positions
+    in that order), replayed into a Recorder as NodeCreated events."""
+
+    def __init__(self, roots: tuple, naming: Naming, show_saved: bool, forward):
+        self.naming = naming
+        self.roots = roots
+        self.root_nodes = [root_node(t) for t in roots]
+        self.order = creation_order(self.root_nodes)
+        self.keys = {fn: i for i, fn in enumerate(self.order)}
+        self.leaf_keys = {id(fn.variable): i for fn, i in self.keys.items() if is_accumulate(fn)}
+        self.show_saved = show_saved
+        # the modules record_forward saw, else those the parameters' names tell
+        self.scopes = inferred_scopes(self.order, naming.param_scopes)
+        self.values = {}
+        if forward is not None:
+            self.scopes.update(forward.scopes)
+            self.values = forward.values
+
+    def replay(self, recorder: Recorder) -> None:
+        table = op_table()
+        for name, t in self.naming.tensors.items():   # the caller's names for intermediate tensors
+            fn = getattr(t, "grad_fn", None)
+            if fn is not None and t.output_nr == 0 and fn in self.keys:
+                recorder.tensor_names.setdefault(self.keys[fn], name)
+        for fn in self.order:
+            if is_accumulate(fn):
+                continue
+            recorder.feed(NodeCreated(fn, (), (), tuple(self.scopes.get(fn, ())),
+                                      self._info(fn, table.get(node_name(fn)))))
+
+    def _info(self, fn, op) -> NodeRecord:
+        op = saved.variant(fn, op)
+        inputs = []
+        for nxt, nr in fn.next_functions:
+            if nxt is None:
+                inputs.append(InputRecord(None, nr, None))
+                continue
+            leaf = self.tensor_info(nxt.variable) if is_accumulate(nxt) else None
+            inputs.append(InputRecord(self.keys[nxt], nr, output_shape(nxt, nr), leaf))
+        n = len(inputs)
+        kept = ()
+        if self.show_saved:
+            kept = tuple((name, preview(t)) for name, t in saved.saved_tensors(fn, op))
+        values = dict(key=self.keys[fn], name=node_name(fn), constants=saved.constants(fn, op, inputs),
+                      attrs=saved.attrs(fn), value=_op_value(fn, self.values),
+                      scope=tuple(self.scopes.get(fn, ())), inputs=tuple(inputs), saved=kept,
+                      ctx_saved=self._ctx_saved(fn), n_outputs=n_outputs(fn))
+        if op is None:   # a node gradviz has no record of: a fused node explained, else numbered inputs
+            fused = fused_record(fn, **values)
+            return fused or NodeRecord(symbols=tuple(f"x{_sub(i)}" for i in range(n)), **values)
+        return NodeRecord.of_op(op, n, **values)
+
+    def tensor_info(self, tensor) -> TensorRecord:
+        return TensorRecord(self.naming.name_of(tensor), preview(tensor), preview(grad_of(tensor)), tuple(tensor.shape))
+
+    def _ctx_saved(self, fn) -> tuple:
+        """A custom Function's saved_tensors as (Preview, the AccumulateGrad key of a saved leaf)."""
+        if not (hasattr(fn, "saved_tensors") and hasattr(fn, "_raw_saved_tensors")):
+            return ()
+        try:
+            tensors = fn.saved_tensors
+        except RuntimeError:   # freed by a backward
+            return ()
+        return tuple((preview(t), self.leaf_keys.get(id(t)) if t.is_leaf else None)
+                     for t in tensors if t is not None)
+
+    def outputs(self) -> list:
+        outs = []
+        for t, rn in zip(self.roots, self.root_nodes):
+            if rn is None:
+                continue
+            leaf = self.tensor_info(t) if is_accumulate(rn) else None
+            edge = InputRecord(self.keys[rn], t.output_nr if t.grad_fn is not None else 0, tuple(t.shape), leaf)
+            outs.append(Output(self.tensor_info(t), edge))
+        return outs
+
+
+def _sub(k: int) -> str:
+    return "".join("₀₁₂₃₄₅₆₇₈₉"[int(d)] for d in str(k))
+
+
+def _op_value(fn, values: dict) -> Preview | None:
+    """What a label can say about an op's output: the value record_forward saw, else the
+    output the node saved for its own backward (exp, tanh, softmax... keep `result`), else
+    its shape, dtype and device alone. Multi-output nodes get none, as in build_trace."""
+    meta = metadata_preview(fn)
+    if meta is None:
+        return None
+    if fn in values:
+        return values[fn]
+    try:
+        result = getattr(fn, "_saved_result", None)
+    except RuntimeError:   # freed by a backward without retain_graph
+        result = None
+    if isinstance(result, torch_module().Tensor) and tuple(result.shape) == meta.shape:
+        return preview(result)
+    return meta
+
+
+def trace_from_torch(*tensors, params: dict | None = None, show_saved: bool = False, forward=None,
+                     ctx_saved: bool = False, model=None, caller: dict | None = None) -> Trace:
+    """The Trace of the PyTorch graph behind `tensors`: the structure gradviz's build_trace gives.
+
+    params: name -> tensor (torchviz's argument, e.g. dict(model.named_parameters())) names leaves
+    and outputs; model: an nn.Module whose parameters name the leaves and whose submodules cluster
+    the nodes that read them; caller: a namespace (a frame's variables) whose tensors and modules
+    name the same way; show_saved adds the tensors each node saved for its backward (kind
+    "saved"); forward: a `record_forward` record of the forward pass, for module scopes and values.
+    """
+    torch_module()
+    origin = Origin(flatten(tensors), Naming.of(params, model, caller), show_saved, forward)
+    recorder = Recorder()
+    origin.replay(recorder)
+    return recorder.trace(origin.outputs(), show_saved, ctx_saved=ctx_saved)

@@ -1,0 +1,404 @@
+"""torch's own backward, one node at a time: `record_torch` returns a Recording whose step()
+runs one node of torch's engine.
+
+torch.autograd.backward runs on a worker thread. Every node of the graph gets a pre hook, which
+hands the node about to run to the caller's thread and waits there for the word to go on, and a
+post hook, which describes what the node did (the gradient it received, the gradient it sent
+along each edge, the `.grad` it wrote) as a StepRecord. So between two steps torch's engine is
+really stopped halfway: a parameter's `.grad` read then is the partly accumulated gradient
+torch holds at that point. The caller's thread alone touches the Trace; the worker only sends
+it StepRecords and errors (a freed graph's RuntimeError is raised where step() was called).
+Closing, resetting or dropping the Recording stops the worker by raising out of the hook it
+waits in, removes every hook and puts each `.grad` back.
+"""
+from __future__ import annotations
+
+import atexit
+import math
+import queue
+import threading
+import weakref
+
+from ..autograd.engine import broadcast_axes
+from ..events import NodeExecuted
+from ..records import Accumulation, StepRecord
+from ..tracing import Recorder, Trace
+from ..tracing.recording import Recording
+from .graph import creation_order, root_node
+from .names import Naming
+from .origin import Origin, op_table
+from .previews import RecentPreviews, preview
+from .support import flatten, is_accumulate, node_name, torch_module
+from .unroll import unrolled
+
+_LIVE: "weakref.WeakSet" = weakref.WeakSet()   # sessions with a worker, stopped at exit
+
+
+class _Stopped(Exception):
+    """Raised inside torch's backward, out of the hook a worker waits in, to end it early."""
+
+
+def _flow_axes(op, slot: int, out_shape, in_shape: tuple) -> tuple:
+    """Axes of the node's output gradient summed to give the input's (smaller) shape, by the
+    engine's rule, for the input slots the op record declares as broadcasting."""
+    if op is None or out_shape is None or (op.broadcasts is not None and slot not in op.broadcasts):
+        return ()
+    if math.prod(in_shape) >= math.prod(out_shape):
+        return ()
+    return broadcast_axes(in_shape, out_shape) or ()
+
+
+class GradState:
+    """.grad of the tensors a backward may write, put back exactly: the same tensor objects with
+    the same values and version counters."""
+
+    def __init__(self, tensors):
+        self.saved = [(t, t.grad, None if t.grad is None else t.grad.detach().clone(),
+                       None if t.grad is None else t.grad._version) for t in tensors]
+
+    def before(self, tensor):
+        """The value .grad had when the state was taken (a copy), or None."""
+        return next((value for t, _, value, _ in self.saved if t is tensor), None)
+
+    def restore(self) -> None:
+        torch = torch_module()
+        with torch.no_grad():
+            for t, grad, value, version in self.saved:
+                if grad is not None:
+                    grad.copy_(value)
+                    _set_version(grad, version)
+                t.grad = grad
+
+
+def _set_version(tensor, version: int) -> None:
+    """Put a restored .grad's version counter back (torch's accumulation and the copy bumped it;
+    its values are the old ones again). Where torch lacks the setter, the version stays bumped."""
+    setter = getattr(torch_module()._C._autograd, "_unsafe_set_version_counter", None)
+    if setter is None:
+        return
+    try:
+        setter((tensor,), (version,))
+    except TypeError:   # older torch: one tensor and one int
+        setter(tensor, version)
+
+
+def written(roots, order, names: dict) -> list:
+    """Every tensor a backward from `roots` may write .grad into that the bridge can see: the
+    leaves, and the roots and named tensors that retain_grad(). A retained non-leaf it is not
+    given cannot be found from torch's graph, so its .grad is not put back."""
+    found = {id(fn.variable): fn.variable for fn in order if is_accumulate(fn)}
+    for t in (*roots, *names.values()):
+        if getattr(t, "is_leaf", False) or getattr(t, "retains_grad", False):
+            found[id(t)] = t
+    return list(found.values())
+
+
+class _Hooks:
+    """The hooks on every node of one graph: each node's StepRecord, built on the worker thread."""
+
+    def __init__(self, origin: Origin, roots: tuple, grads: GradState, send, wait):
+        self.keys = origin.keys
+        self.table = op_table()
+        self.grads = grads
+        self.send, self.wait = send, wait
+        self.before: dict = {}
+        self.totals: dict = {}
+        self.previews = RecentPreviews()
+        self.retained: dict = {}   # outputs that retain_grad(): torch writes their .grad at their grad_fn
+        for t in roots:
+            if t.grad_fn is not None and t.retains_grad:
+                self.retained.setdefault(t.grad_fn, []).append(t)
+        self.handles = []
+        for fn in origin.order:
+            self.handles.append(fn.register_prehook(self._pre(fn)))
+            self.handles.append(fn.register_hook(self._post(fn)))
+
+    def remove(self) -> None:
+        for handle in self.handles:
+            handle.remove()
+        self.handles = []
+
+    def _pre(self, fn):
+        key = self.keys[fn]
+
+        def hook(grad_outputs):
+            if is_accumulate(fn):
+                self.before[fn] = self.previews.of(fn.variable.grad)
+            self.wait(key)
+        return hook
+
+    def _post(self, fn):
+        op, key = self.table.get(node_name(fn)), self.keys[fn]
+
+        def hook(grad_inputs, grad_outputs):
+            self.send(("step", self._record(fn, op, key, grad_inputs, grad_outputs)))
+            self.previews.next_node()
+        return hook
+
+    def _record(self, fn, op, key, grad_inputs, grad_outputs) -> StepRecord:
+        look = self.previews.of
+        out_shape = tuple(grad_outputs[0].shape) if len(grad_outputs) == 1 and grad_outputs[0] is not None else None
+        sent = tuple((slot, look(g), _flow_axes(op, slot, out_shape, tuple(g.shape)))
+                     for slot, g in enumerate(grad_inputs) if g is not None)
+        accumulations = []
+        if is_accumulate(fn) and grad_outputs[0] is not None:
+            accumulations.append(Accumulation(contribution=look(grad_outputs[0]), total=look(fn.variable.grad),
+                                              before=self.before.pop(fn, None), target=("leaf", key)))
+        for t in self.retained.get(fn, ()):
+            g = grad_outputs[t.output_nr]
+            if g is not None:
+                total = look(t.grad)
+                before = self.totals.get(id(t), preview(self.grads.before(t)))
+                accumulations.append(Accumulation(contribution=look(g), total=total, before=before,
+                                                  target=("output", key, t.output_nr)))
+                self.totals[id(t)] = total
+        return StepRecord(grad_in=tuple(look(g) for g in grad_outputs), accumulations=tuple(accumulations),
+                          key=key, sent=sent)
+
+
+class _Worker:
+    """One run of torch.autograd.backward on a thread of its own, waiting in the nodes' pre hooks.
+
+    inbox (caller -> worker): "go" (run the node waited at), "run" (run to the end without
+    waiting), "stop". outbox (worker -> caller): ("paused", node key), ("step", StepRecord),
+    ("done", None), ("stopped", None), ("error", the exception torch raised)."""
+
+    def __init__(self, roots: tuple, gradient, retain_graph: bool, free: bool):
+        self.inbox: queue.Queue = queue.Queue()
+        self.outbox: queue.Queue = queue.Queue()
+        self.backlog: list = []   # steps run without waiting, handed over in one go at the end
+        self.free = free
+        self.stopping = False
+        self.args = (roots, gradient, retain_graph)
+        self.thread = threading.Thread(target=self._main, daemon=True, name="gradviz torch backward")
+
+    def send(self, message) -> None:
+        """A step, on the worker thread: to the caller now when it waits for it, else kept for the end
+        (waking the caller's thread for every node would cost more than the node)."""
+        if self.free:
+            self.backlog.append(message)
+        else:
+            self.outbox.put(message)
+
+    def wait(self, key) -> None:
+        """In a node's pre hook, on the worker thread: hand the node over and wait for the word."""
+        if self.stopping:
+            raise _Stopped
+        if self.free:
+            return
+        self.outbox.put(("paused", key))
+        word = self.inbox.get()
+        if word == "stop":
+            raise _Stopped
+        if word == "run":
+            self.free = True
+
+    def _main(self) -> None:
+        roots, gradient, retain_graph = self.args
+        self.args = None
+        try:
+            torch_module().autograd.backward(roots, grad_tensors=gradient, retain_graph=retain_graph)
+        except _Stopped:
+            self.outbox.put(("stopped", None))
+        except BaseException as exc:   # torch's own error, raised again on the caller's thread
+            self.outbox.put(("error", exc))
+        else:
+            self.outbox.put(("done", None))
+
+    def stop(self) -> None:
+        """End the backward where it stands (from any thread but the worker's) and wait for the thread."""
+        self.stopping = True
+        if self.thread.is_alive():
+            self.inbox.put("stop")
+            self.thread.join()
+
+
+class _Session:
+    """What one Recording holds of torch: the graph, the hooks on it, the worker, the .grad to put
+    back. Never the Recording itself, so dropping the Recording closes the session."""
+
+    def __init__(self, origin: Origin, roots: tuple, gradient, retain_graph: bool, write_grads: bool):
+        self.origin, self.roots, self.gradient, self.retain_graph = origin, roots, gradient, retain_graph
+        self.write_grads = write_grads
+        self.grads = GradState(written(roots, origin.order, origin.naming.tensors))
+        self.leaves = {origin.keys[fn]: fn.variable for fn in origin.order if is_accumulate(fn)}
+        self.worker: _Worker | None = None
+        self.hooks: _Hooks | None = None
+        self.closed = False
+
+    def start(self, free: bool) -> None:
+        self.worker = _Worker(self.roots, self.gradient, self.retain_graph, free)
+        self.hooks = _Hooks(self.origin, self.roots, self.grads, self.worker.send, self.worker.wait)
+        _LIVE.add(self)
+        self.worker.thread.start()
+
+    def receive(self):
+        return self.worker.outbox.get()
+
+    def stop(self) -> None:
+        """Stop the worker, remove the hooks: torch's graph as it was before recording began."""
+        worker, self.worker = self.worker, None
+        if worker is not None:
+            if threading.current_thread() is worker.thread:   # dropped by a collection on the worker itself
+                worker.stopping = True
+            else:
+                worker.stop()
+        if self.hooks is not None:
+            self.hooks.remove()
+            self.hooks = None
+        _LIVE.discard(self)
+
+    def close(self, restore: bool | None = None) -> None:
+        if self.closed:
+            return
+        self.stop()
+        if (not self.write_grads) if restore is None else restore:
+            self.grads.restore()
+        self.closed = True
+        self.origin = self.roots = self.gradient = self.grads = None
+        self.leaves = {}
+
+
+@atexit.register
+def _stop_all() -> None:
+    for session in list(_LIVE):
+        session.close()
+
+
+class TorchRecording(Recording):
+    """A torch backward being recorded: the Trace of the graph (complete before any step runs),
+    then its steps, one node of torch's engine per step(). Also a context manager (closes on exit).
+
+    `upcoming()` is the Trace id of the node torch's engine waits to run; `step()` runs it and
+    returns its StepRecord; `run()` runs the rest, closes and returns the Trace; `reset()` puts
+    .grad back and starts a fresh backward over the same graph; `close()` stops the engine where
+    it stands, removes the hooks and puts .grad back (unless write_grads); `grads_now()` is
+    each leaf's `.grad` as torch's engine has left it right now.
+    """
+
+    def __init__(self, session: _Session, recorder: Recorder, trace: Trace):
+        super().__init__(trace, finished=False)
+        self._session = session
+        self._recorder = recorder
+        self._upcoming = None
+        self._leaf_ids = {key: recorder.tensor_node(("leaf", key)) for key in session.leaves}
+        self._finalizer = weakref.finalize(self, session.close)
+
+    # -- the interface every Recording has -------------------------------------------------------
+    def upcoming(self) -> str | None:
+        if not self._begin():
+            return None
+        return self._recorder.trace_id(self._upcoming)
+
+    def step(self):
+        if not self._begin():
+            return None
+        self._session.worker.inbox.put("go")
+        self._take(self._session.receive())
+        self._take(self._session.receive())   # the next node waited at, or the end
+        return self.trace.steps[-1]
+
+    def run(self) -> Trace:
+        if not self.finished and not self._session.closed:
+            if self._session.worker is None:
+                self._session.start(free=True)
+            else:
+                self._session.worker.inbox.put("run")
+            worker = self._session.worker
+            final = self._session.receive()   # done, or torch's error: every step before it is in the backlog
+            for message in worker.backlog:
+                self._take(message)
+            self._take(final)
+        self.close()
+        return self.trace
+
+    def _restart(self) -> None:
+        if self._session.closed:
+            raise RuntimeError("this recording is closed; record the backward again")
+        self._session.stop()
+        self._session.grads.restore()
+        self._recorder.step_infos.clear()
+        self.finished = False
+        self._upcoming = None
+
+    def close(self) -> None:
+        self._finalizer()
+
+    def grads_now(self) -> dict:
+        return {self._leaf_ids[key]: preview(t.grad) for key, t in self._session.leaves.items()
+                if self._leaf_ids.get(key) is not None}
+
+    # -- the worker's messages ------------------------------------------------------------------
+    def _begin(self) -> bool:
+        """Start torch's backward if it has not started; False once it is over (or closed)."""
+        if self.finished or self._session.closed:
+            return False
+        if self._session.worker is None:
+            self._session.start(free=False)
+            self._take(self._session.receive())
+        return not self.finished
+
+    def _take(self, message) -> None:
+        kind, value = message
+        if kind == "paused":
+            self._upcoming = value
+        elif kind == "step":
+            self._recorder.feed(NodeExecuted(None, value))
+        elif kind == "done":
+            self.finished, self._upcoming = True, None
+            self._session.stop()
+        else:   # "error": torch's own exception, raised here, with .grad put back
+            self.finished, self._upcoming = True, None
+            self.close()
+            raise value
+
+
+def _check_roots(roots: tuple) -> None:
+    for i, t in enumerate(roots):
+        if not t.requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+
+
+def record_torch(roots, gradient=None, names: dict | None = None, model=None, caller: dict | None = None,
+                 retain_graph: bool = True, jacobians: bool = False, show_saved: bool = False,
+                 write_grads: bool = False, forward=None, unroll: bool = False) -> TorchRecording:
+    """A Recording of torch's backward from `roots` (a tensor or a sequence of them), run one node
+    of torch's own engine per step().
+
+    gradient: torch.autograd.backward's grad_tensors. names: name -> tensor; model: an nn.Module
+    whose parameters name the leaves and whose submodules cluster the nodes that read them;
+    caller: a namespace (the calling frame's variables) whose modules and tensors name the same
+    way; forward: a `record_forward` record, for every node's module and value. retain_graph as
+    torch's (the default keeps the graph, so a later backward works); write_grads=True leaves the
+    .grad the recorded backward wrote, as `.backward()` would. jacobians: torch's nodes give no
+    local Jacobians, so none are recorded (accepted for the common signature of record()).
+    unroll=True: a fused recurrent node (nn.LSTM's MkldnnRnnLayerBackward0) recorded cell by cell and
+    step by step instead, from the gradient it received (see unroll.py); ValueError where there is none.
+    """
+    del jacobians   # torch's nodes compute VJPs only
+    roots = flatten(roots if isinstance(roots, (list, tuple)) else (roots,))
+    _check_roots(roots)
+    naming = Naming.of(names, model, caller)
+    if unroll:
+        order = creation_order([root_node(t) for t in roots])
+        loss, forward = unrolled(roots, gradient, order, naming, GradState(written(roots, order, naming.tensors)))
+        roots, gradient = (loss,), None
+        naming.add({"L": loss})
+    origin = Origin(roots, naming, show_saved, forward)
+    recorder = Recorder()
+    origin.replay(recorder)
+    recorder.implicit_seed = gradient is None or (isinstance(gradient, (list, tuple))
+                                                  and all(g is None for g in gradient))
+    trace = recorder.trace(origin.outputs(), show_saved)
+    return TorchRecording(_Session(origin, roots, gradient, retain_graph, write_grads), recorder, trace)
+
+
+def record_torch_backward(*tensors, gradient=None, params: dict | None = None, retain_graph: bool = True,
+                          show_saved: bool = False, forward=None, model=None, caller: dict | None = None,
+                          write_grads: bool = False) -> Trace:
+    """Run torch's backward over `tensors` and return the Trace with one step per executed node:
+    `record_torch(...).run()`. Afterwards every `.grad` is as it was before (unless write_grads)
+    and, with retain_graph (the default), the graph can still be backpropagated."""
+    return record_torch(tensors, gradient=gradient, names=params, model=model, caller=caller,
+                        retain_graph=retain_graph, show_saved=show_saved, write_grads=write_grads,
+                        forward=forward).run()
