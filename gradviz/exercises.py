@@ -56,6 +56,7 @@ from .tensor import Tensor
 from .player.mathtext import esc
 from .player.html import stylesheet
 from .player import grids
+from .player.predict import label as _label
 
 RTOL, ATOL = 1e-4, 1e-5    # float32 arithmetic done in another order than the engine's stays within these
 TEXT_CELLS = 64            # larger arrays print as a list of the wrong places, not as a grid
@@ -257,15 +258,6 @@ def _trace(recording) -> Trace:
         raise TypeError("expected a recorded run: a Trace, an Animation (gradviz.animate) or a Stepper "
                         f"(gradviz.step), not {type(recording).__name__}")
     return trace
-
-
-def _label(trace: Trace, node_id: str) -> str:
-    """How a learner calls a node: the tensor it made, or the leaf an AccumulateGrad writes."""
-    n = trace.node(node_id)
-    if n.kind == "accumulate":
-        leaf = next((e.src for e in trace.edges_into(node_id)), None)
-        return trace.node(leaf).name if leaf is not None else n.name
-    return n.tensor_name or n.name
 
 
 def find_node(recording, node: str) -> str:
