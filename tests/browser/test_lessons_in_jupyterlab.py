@@ -66,11 +66,16 @@ def test_new_lessons_run_all_in_jupyterlab(theme, tmp_path):
 
 
 def _dismiss_dialogs(page) -> None:
-    """A dialog the front end opens on a loaded machine (a kernel to choose, a slow server) would
-    swallow the menu clicks: each is answered with its default."""
-    for _ in range(3):
-        accept = page.locator(".jp-Dialog .jp-mod-accept")
-        if not accept.count():
+    """A dialog the front end opens on a loaded machine (a kernel to choose, a slow server, a kernel
+    restarted) would swallow the menu clicks: each is answered with its default, or closed."""
+    for _ in range(5):
+        page.wait_for_timeout(500)
+        dialog = page.locator(".jp-Dialog")
+        if not dialog.count():
             return
-        accept.first.click()
-        page.wait_for_timeout(1000)
+        print("jupyter dialog:", dialog.first.inner_text().replace("\n", " | "))
+        accept = page.locator(".jp-Dialog .jp-mod-accept")
+        if accept.count():
+            accept.first.click()
+        else:
+            page.keyboard.press("Escape")
