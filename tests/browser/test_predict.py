@@ -63,6 +63,9 @@ def test_predict_mode_checks_the_learner_against_the_trace(saved, scheme):
         assert page.locator(".gv-ask .gv-vjp-table td.gv-ask-wrong").count() == 1, "the wrong cell marked"
         assert page.inner_text(".gv-count") == count, "a wrong answer does not show the step"
 
+        page.click(".gv-next")                        # Next again: the question stays, with what was typed
+        assert page.inner_text(".gv-count") == count and inputs.nth(1).input_value() != ""
+
         inputs.nth(0).fill("1 2")
         page.click(".gv-ask-check")
         assert "a gradient always has the shape of its tensor" in verdicts.nth(0).inner_text()

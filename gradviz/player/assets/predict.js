@@ -95,6 +95,7 @@
       html += '<div class="gv-ask-buttons"><button type="button" class="gv-ask-check">Check</button>' +
         '<button type="button" class="gv-ask-show">Show the step</button></div>';
       box.innerHTML = html;
+      box.dataset.step = k;
       box.hidden = false;
       var first = box.querySelector("input");
       if (first) first.focus();
@@ -129,7 +130,7 @@
       var k = String(f.k[0]), want = data[k];
       if (!want || done[k]) { box.hidden = true; return true; }
       api.pause();
-      ask(k, want);
+      if (box.hidden || box.dataset.step !== k) ask(k, want);   // asked already: keep what was typed
       return false;
     });
   }
