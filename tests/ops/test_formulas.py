@@ -39,7 +39,9 @@ def _walk(outputs) -> list:
 
 
 def _runs():
-    """(case id, program, inputs) for every gradcheck row and sample."""
+    """(case id, program, inputs) for every gradcheck row and sample, then the double backwards."""
+    for name, f in DOUBLE_BACKWARD.items():
+        yield f"double_backward/{name}", _double_backward(f), [((3, 4), "away")]
     for case in select("gradcheck"):
         fn = (lambda c: lambda *xs: c.fn(torch, *xs))(case)
         if case.group == "unary":
@@ -51,6 +53,20 @@ def _runs():
         else:
             for inputs in (case.inputs, *case.more_inputs):
                 yield case.id, fn, list(inputs)
+
+
+def _double_backward(f):
+    """A program whose output is the gradient of f, with its graph (create_graph): it holds the nodes
+    of f's own VJP (TanhBackwardBackward0, ...), which no gradcheck row builds alone."""
+    def program(x):
+        w = torch.linspace(-1.5, 2.0, x.numel(), dtype=x.dtype).reshape(x.shape)
+        return torch.autograd.grad((f(x) * w).sum(), x, create_graph=True)[0]
+    return program
+
+
+F = torch.nn.functional
+DOUBLE_BACKWARD = {"tanh": torch.tanh, "sigmoid": torch.sigmoid, "relu": torch.relu,
+                   "leaky_relu": lambda x: F.leaky_relu(x, 0.2), "hardtanh": F.hardtanh}
 
 
 def _collect() -> dict:
@@ -119,7 +135,7 @@ def _free_symbols(name: str, node, slot) -> dict:
         out["\\mathrm{cond}"] = np.asarray(params["condition"])
     if "mask" in params:
         out["\\mathrm{mask}"] = np.asarray(getattr(params["mask"], "_data", params["mask"])).astype(bool)
-    if name == "nnops.HARDTANH":
+    if name in ("nnops.HARDTANH", "nnops.HARDTANH_BACKWARD"):
         out["\\mathrm{lo}"], out["\\mathrm{hi}"] = params["min_val"], params["max_val"]
     if name.startswith("shape.TRANSPOSE"):
         out["transposed axes"] = (params["dim0"], params["dim1"])
@@ -335,9 +351,6 @@ UNEVALUATED = {
     'loss.MULTILABEL_MARGIN_LOSS vjp0': 'no gradcheck row builds this node alone',
     'nnops.NORM': 'notation the evaluator does not read (\\lVert)',
     'nnops.NORM vjp0': "notation the evaluator does not read (expected '}', met |)",
-    'nnops.HARDTANH_BACKWARD': "a VJP's own node (double backward): no gradcheck row builds it alone",
-    'nnops.HARDTANH_BACKWARD vjp0': "a VJP's own node (double backward): no gradcheck row builds it alone",
-    'nnops.HARDTANH_BACKWARD vjp1': "a VJP's own node (double backward): no gradcheck row builds it alone",
     'nnops.ELU': 'a symbol the formula defines in words or leaves to the op (\\kappa)',
     'nnops.ELU vjp0': 'a symbol the formula defines in words or leaves to the op (\\kappa)',
     'nnops.LAYER_NORM': 'a symbol the formula defines in words or leaves to the op (\\mu)',
@@ -380,18 +393,6 @@ UNEVALUATED = {
     'pointwise.ISNAN': "no derivative (PyTorch's neither): nothing builds the node",
     'pointwise.ISINF': "no derivative (PyTorch's neither): nothing builds the node",
     'pointwise.ISFINITE': "no derivative (PyTorch's neither): nothing builds the node",
-    'pointwise.TANH_BACKWARD': "a VJP's own node (double backward): no gradcheck row builds it alone",
-    'pointwise.TANH_BACKWARD vjp0': "a VJP's own node (double backward): no gradcheck row builds it alone",
-    'pointwise.TANH_BACKWARD vjp1': "a VJP's own node (double backward): no gradcheck row builds it alone",
-    'pointwise.SIGMOID_BACKWARD': "a VJP's own node (double backward): no gradcheck row builds it alone",
-    'pointwise.SIGMOID_BACKWARD vjp0': "a VJP's own node (double backward): no gradcheck row builds it alone",
-    'pointwise.SIGMOID_BACKWARD vjp1': "a VJP's own node (double backward): no gradcheck row builds it alone",
-    'pointwise.THRESHOLD_BACKWARD': "a VJP's own node (double backward): no gradcheck row builds it alone",
-    'pointwise.THRESHOLD_BACKWARD vjp0': "a VJP's own node (double backward): no gradcheck row builds it alone",
-    'pointwise.THRESHOLD_BACKWARD vjp1': "a VJP's own node (double backward): no gradcheck row builds it alone",
-    'pointwise.LEAKY_RELU_BACKWARD': "a VJP's own node (double backward): no gradcheck row builds it alone",
-    'pointwise.LEAKY_RELU_BACKWARD vjp0': "a VJP's own node (double backward): no gradcheck row builds it alone",
-    'pointwise.LEAKY_RELU_BACKWARD vjp1': "a VJP's own node (double backward): no gradcheck row builds it alone",
     'pointwise.ERFINV': 'notation the evaluator does not read (a power of the function erf)',
     'pointwise.LGAMMA': 'notation the evaluator does not read (\\Gamma)',
     'pointwise.LGAMMA vjp0': 'notation the evaluator does not read (\\psi)',
