@@ -215,7 +215,7 @@ def part_id(name: str, slot) -> str:
 UNREDUCED = "reduction='none'"
 
 # every formula the evaluator cannot prove, with the reason; reviewed: each is words, index notation, a
-# node no row builds alone, or (the last few) a formula shown for the common case only
+# node no row builds alone, an op the formula names rather than computes, or a symbol left to the op
 UNEVALUATED = {
     'attention.GROUP_NORM': 'index notation (a clause that defines nothing)',
     'attention.GROUP_NORM vjp0': 'a broadcast the formula leaves unwritten (over the normalized or reduced dims)',
@@ -378,7 +378,7 @@ UNEVALUATED = {
     'nnops.PDIST vjp0': 'index notation (a clause that defines nothing)',
     'pointwise.GELU_TANH': 'a symbol the formula defines in words or leaves to the op (\\tilde{\\Phi})',
     'pointwise.GELU_TANH vjp0': 'a symbol the formula defines in words or leaves to the op (\\tilde{\\Phi})',
-    'pointwise.DIV_ROUNDED': 'round stands for the rounding mode the node was given (trunc or floor)',
+    'pointwise.DIV_ROUNDED': 'stated in words (round: floor or trunc, the rounding mode)',
     'pointwise.FLOOR_DIVIDE': "no derivative (PyTorch's neither): nothing builds the node",
     'pointwise.FLOOR_DIVIDE vjp0': "no derivative (PyTorch's neither): nothing builds the node",
     'pointwise.FLOOR_DIVIDE_SCALAR': "no derivative (PyTorch's neither): nothing builds the node",
@@ -388,8 +388,8 @@ UNEVALUATED = {
     'pointwise.NOT': "no derivative (PyTorch's neither): nothing builds the node",
     'pointwise.NAN_TO_NUM': 'stated in words (with nan and)',
     'pointwise.NAN_TO_NUM vjp0': 'stated in words (finite)',
-    'pointwise.LOGIT': 'logit without eps: with eps the input is clamped to [eps, 1 - eps] first',
-    'pointwise.LOGIT vjp0': 'logit without eps: with eps the input is clamped to [eps, 1 - eps] first',
+    'pointwise.LOGIT': 'stated in words (with eps, the input clamped first)',
+    'pointwise.LOGIT vjp0': 'stated in words (with eps, 0 where the input was clamped)',
     'pointwise.ISNAN': "no derivative (PyTorch's neither): nothing builds the node",
     'pointwise.ISINF': "no derivative (PyTorch's neither): nothing builds the node",
     'pointwise.ISFINITE': "no derivative (PyTorch's neither): nothing builds the node",
