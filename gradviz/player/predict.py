@@ -22,6 +22,21 @@ def label(trace: Trace, node_id: str) -> str:
     return n.tensor_name or n.name
 
 
+def _tensor(trace: Trace, node_id: str) -> str:
+    """The tensor a node made, as the picture names it: the learner's name, else its symbol (t₁)."""
+    n = trace.node(node_id)
+    made = label(trace, node_id)
+    if made == n.name and n.kind == "op" and getattr(n, "out_names", None) and n.out_names[0]:
+        return n.out_names[0]
+    return made
+
+
+def _called(trace: Trace, node_id: str) -> str:
+    """A node as the diagram names it: its grad_fn and the tensor it made (MulBackward0 (t₁))."""
+    n, made = trace.node(node_id), _tensor(trace, node_id)
+    return n.name if made == n.name else f"{n.name} ({made})"
+
+
 def payload(trace: Trace) -> dict:
     """{backward step number (from 1): {"node": its name, "sends": [{"to", "shape", "values"}]}} for
     every op step whose sent gradients were all kept and are small enough to type."""
@@ -36,12 +51,11 @@ def payload(trace: Trace) -> dict:
             if flow is None or flow.values is None or math.prod(flow.shape) > LIMIT or edge_id not in edges:
                 continue
             edge = edges[edge_id]
-            sends.append({"to": label(trace, edge.src), "slot": edge.slot, "shape": list(flow.shape),
+            sends.append({"to": _tensor(trace, edge.src), "slot": edge.slot, "shape": list(flow.shape),
                           "values": np.asarray(flow.values, dtype=float).ravel().tolist()})
         names = [s["to"] for s in sends]
         for s in sends:   # one tensor on two inputs (h * h): the input's position tells them apart
             s["to"] = s["to"] if names.count(s["to"]) == 1 else f"{s['to']} (input {s['slot']})"
         if sends:
-            made = label(trace, node.id)
-            out[str(k)] = {"node": node.name if made == node.name else f"{node.name} ({made})", "sends": sends}
+            out[str(k)] = {"node": _called(trace, node.id), "sends": sends}
     return out
