@@ -56,6 +56,7 @@ from .tensor import Tensor
 from .player.mathtext import esc
 from .player.html import stylesheet
 from .player import grids
+from .player.predict import label as _label
 
 RTOL, ATOL = 1e-4, 1e-5    # float32 arithmetic done in another order than the engine's stays within these
 TEXT_CELLS = 64            # larger arrays print as a list of the wrong places, not as a grid
@@ -259,15 +260,6 @@ def _trace(recording) -> Trace:
     return trace
 
 
-def _label(trace: Trace, node_id: str) -> str:
-    """How a learner calls a node: the tensor it made, or the leaf an AccumulateGrad writes."""
-    n = trace.node(node_id)
-    if n.kind == "accumulate":
-        leaf = next((e.src for e in trace.edges_into(node_id)), None)
-        return trace.node(leaf).name if leaf is not None else n.name
-    return n.tensor_name or n.name
-
-
 def find_node(recording, node: str) -> str:
     """The id of a node, named by its id ('n4'), the tensor it made ('h'), or its grad_fn's name
     ('MulBackward0') where only one node has it."""
@@ -433,9 +425,9 @@ def engine_order(output) -> list:
 
 
 def check_order(answer, outputs: Sequence, name: str = "your order") -> Check:
-    """`answer(grad_fn) -> list of nodes` checked on each output's graph: every node once, each
-    before every node it sends a gradient to; the engine's order (one right answer) is shown
-    where it fails."""
+    """A backward's order, checked: `answer` is a function of a grad_fn returning a list of nodes,
+    run on each output's graph; right when it lists every node once, each before every node it
+    sends a gradient to. Where it fails, the engine's order (one right answer) is shown."""
     if answer is Ellipsis or answer is None:
         return check(answer, 0.0, name)
     for k, output in enumerate(outputs):

@@ -425,6 +425,7 @@ def test_01_tensors_and_grad_fn(run_notebook):
     assert "MulBackward0" in svgs[0] and "AccumulateGrad" in svgs[0]
     assert "not computed yet" in svgs[0] and "not computed yet" not in svgs[1]
     assert "PowBackward0" in svgs[-1] and "SumBackward0" in svgs[-1]
+    assert "z = x ⊙ y" in svgs[0] and "z = x ⊙ y" in svgs[1], "the tensor y drawn as the tensor it is, before and after"
 
 
 def test_02_vector_jacobian_products(run_notebook):
@@ -615,6 +616,7 @@ def test_12_higher_order_gradients(run_notebook):
     assert "H v (forward over reverse) = tensor([5., 8.])" in text
     svg = mime_outputs(nb, SVG)[0]
     assert all(name in svg for name in ("PowBackward0", "MulBackward1", "MulBackward0"))
+    assert "dy_dx = t₃ ⊙ t₂" in svg, "the text's reading of the node the first backward made"
 
 
 def test_13_custom_function_and_gradcheck(run_notebook):

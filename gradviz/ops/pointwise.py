@@ -253,7 +253,7 @@ MINIMUM = Op("minimum", "MinimumBackward0", r"$c = \min($0,\, $1)", lambda xp, a
              broadcasts=None, jvp="pointwise")
 
 # rounded division: a step function, so its gradient is zero almost everywhere
-DIV_ROUNDED = Op("div", "DivBackward2", r"$c = \operatorname{round}\left(\frac{$0}{$1}\right)",
+DIV_ROUNDED = Op("div", "DivBackward2", r"$c = \operatorname{round}\left(\frac{$0}{$1}\right) \text{ (round: floor or trunc, the rounding mode)}",
                  quiet(lambda xp, a, b, mode: (xp.floor if mode == "floor" else xp.trunc)(a / b)),
                  vjp=(lambda xp, g, c, a, b, mode: xp.zeros_like(g), lambda xp, g, c, a, b, mode: xp.zeros_like(g)), args=BINARY, params=("rounding_mode",), saves=BINARY,
                  vjp_latex=(r"0", r"0",), jvp="pointwise")
@@ -439,8 +439,11 @@ def _logit_vjp(xp, g, c, a, eps):
     return xp.where((a < eps) | (a > 1 - eps), 0, slope)
 
 
-LOGIT = _unary("logit", "LogitBackward0", r"$c = \log \frac{$0}{1 - $0}", quiet(_logit_forward), quiet(_logit_vjp),
-               r"\frac{\bar{g}}{$0\, (1 - $0)}", params=("eps",), jvp="pointwise")
+LOGIT = _unary("logit", "LogitBackward0",
+               r"$c = \log \frac{$0}{1 - $0} \text{ (with eps: } $0 \text{ clamped to } [\varepsilon,\, 1 - \varepsilon] \text{ first)}",
+               quiet(_logit_forward), quiet(_logit_vjp),
+               r"\frac{\bar{g}}{$0\, (1 - $0)} \text{ (with eps: 0 where } $0 \text{ was clamped)}",
+               params=("eps",), jvp="pointwise")
 # the sign of a real number: a step function, its gradient is zero
 SGN = _unary("sgn", "SgnBackward0", r"$c = \operatorname{sgn} $0",
              lambda xp, a: xp.sign(a), lambda xp, g, c, a: xp.zeros_like(g), "0",

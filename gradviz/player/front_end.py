@@ -19,10 +19,10 @@ def asset(name: str) -> str:
 
 def stylesheet() -> str:
     """The theme's colour variables and the player's rules: the one stylesheet of every player."""
-    return theme_css() + asset("player.css") + asset("forward.css")
+    return theme_css() + asset("player.css") + asset("forward.css") + asset("predict.css")
 
 
 def script() -> str:
-    """The player's script: the camera (with its pan/zoom library), then the player (one text, shared
-    by every front end)."""
-    return camera_script() + asset("player.js")
+    """The player's script: the camera (with its pan/zoom library), then the player and its predict
+    mode (one text, shared by every front end)."""
+    return camera_script() + asset("player.js") + asset("predict.js")

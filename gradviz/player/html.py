@@ -17,7 +17,7 @@ from pathlib import Path
 from ..origins import flat, is_trace, record
 from ..progress import progress
 from ..tracing import Trace
-from . import codeview
+from . import codeview, predict
 from .frames import Frame, FrameBuilder, state_at
 from .folded import fold_runs
 from .inside import Inside
@@ -176,6 +176,8 @@ class Animation:
         forward = max((f.span[1] for f in self.frames if f.phase == "forward" and f.span), default=0)
         data = {"frames": pack([f.to_json() for f in progress(self.frames, "panels")]), "mid": mid,
                 "interval": self.interval_ms, "lines": codeview.line_keys(self.trace), "steps": [forward, len(self.trace.steps)]}
+        if any(f.phase == "backward" for f in self.frames):
+            data["predict"] = predict.payload(self.trace)    # what each step sent: predict mode's answers
         if self.inside is not None:
             data["names"] = self.inside.names
             if self.inside.boxes:
@@ -194,8 +196,9 @@ class Animation:
                    code=codeview.listing(self.trace))
             + f'<script type="application/json" class="gv-data">{script_json(self.data())}</script>'
             f"<script>{script()}\n"
-            "(function(s){window.gradvizPlayer(s&&s.closest?s.closest('.gv-player'):"
-            f"document.getElementById('{uid}'));}})(document.currentScript);</script>"
+            "(function(s){var r=s&&s.closest?s.closest('.gv-player'):"
+            f"document.getElementById('{uid}');window.gradvizPlayer(r);window.gradvizPredict(r);}})"
+            "(document.currentScript);</script>"
             "</div>"
         )
 

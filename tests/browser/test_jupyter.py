@@ -11,6 +11,7 @@ dir and temporary HOME / IPYTHONDIR / JUPYTER_* dirs, and is stopped by its PID 
 """
 import json
 import os
+from contextlib import contextmanager
 import socket
 import subprocess
 import sys
@@ -69,6 +70,15 @@ def jupyter_lab(request, tmp_path):
     nb.cells = [nbformat.v4.new_code_cell(c) for c in [NOTEBOOK, ANIMATION, *programs]]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
     nbformat.write(nb, root / "stepper.ipynb")
+    with jupyter_server(tmp_path, root, module) as url:
+        yield request.param, f"{url}/{page_path}"
+
+
+@contextmanager
+def jupyter_server(tmp_path, root, module: str = "jupyterlab", theme: str = "JupyterLab Dark", settings_more=None):
+    """A Jupyter server (JupyterLab or Notebook 7) on 127.0.0.1 serving `root`, with no token, its
+    settings, HOME and kernels' dirs under tmp_path, the given theme and further settings
+    ({"@jupyterlab/notebook-extension/tracker": {...}}); yields its URL and stops it by its own PID."""
     env = dict(os.environ)
     for var in ("HOME", "IPYTHONDIR", "JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR"):
         path = tmp_path / var.lower()
@@ -76,7 +86,12 @@ def jupyter_lab(request, tmp_path):
         env[var] = str(path)
     settings = tmp_path / "jupyter_config_dir" / "lab" / "user-settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True)
-    (settings / "themes.jupyterlab-settings").write_text(json.dumps({"theme": "JupyterLab Dark"}))
+    (settings / "themes.jupyterlab-settings").write_text(json.dumps({"theme": theme}))
+    for plugin, values in (settings_more or {}).items():
+        package, _, name = plugin.rpartition("/")
+        folder = tmp_path / "jupyter_config_dir" / "lab" / "user-settings" / package
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{name}.jupyterlab-settings").write_text(json.dumps(values))
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     port = free_port()
     log = open(tmp_path / "jupyter.log", "wb")
@@ -96,9 +111,9 @@ def jupyter_lab(request, tmp_path):
             except OSError:
                 if server.poll() is not None or time.monotonic() > deadline:
                     log.flush()
-                    pytest.fail(f"jupyter {request.param} did not start:\n" + (tmp_path / "jupyter.log").read_text()[-3000:])
+                    pytest.fail(f"jupyter {module} did not start:\n" + (tmp_path / "jupyter.log").read_text()[-3000:])
                 time.sleep(0.3)
-        yield request.param, f"{url}/{page_path}"
+        yield url
     finally:
         server.terminate()             # by its own PID; it shuts its kernels down on the way out
         try:

@@ -39,7 +39,9 @@ def _walk(outputs) -> list:
 
 
 def _runs():
-    """(case id, program, inputs) for every gradcheck row and sample."""
+    """(case id, program, inputs) for every gradcheck row and sample, then the double backwards."""
+    for name, f in DOUBLE_BACKWARD.items():
+        yield f"double_backward/{name}", _double_backward(f), [((3, 4), "away")]
     for case in select("gradcheck"):
         fn = (lambda c: lambda *xs: c.fn(torch, *xs))(case)
         if case.group == "unary":
@@ -51,6 +53,20 @@ def _runs():
         else:
             for inputs in (case.inputs, *case.more_inputs):
                 yield case.id, fn, list(inputs)
+
+
+def _double_backward(f):
+    """A program whose output is the gradient of f, with its graph (create_graph): it holds the nodes
+    of f's own VJP (TanhBackwardBackward0, ...), which no gradcheck row builds alone."""
+    def program(x):
+        w = torch.linspace(-1.5, 2.0, x.numel(), dtype=x.dtype).reshape(x.shape)
+        return torch.autograd.grad((f(x) * w).sum(), x, create_graph=True)[0]
+    return program
+
+
+F = torch.nn.functional
+DOUBLE_BACKWARD = {"tanh": torch.tanh, "sigmoid": torch.sigmoid, "relu": torch.relu,
+                   "leaky_relu": lambda x: F.leaky_relu(x, 0.2), "hardtanh": F.hardtanh}
 
 
 def _collect() -> dict:
@@ -119,7 +135,7 @@ def _free_symbols(name: str, node, slot) -> dict:
         out["\\mathrm{cond}"] = np.asarray(params["condition"])
     if "mask" in params:
         out["\\mathrm{mask}"] = np.asarray(getattr(params["mask"], "_data", params["mask"])).astype(bool)
-    if name == "nnops.HARDTANH":
+    if name in ("nnops.HARDTANH", "nnops.HARDTANH_BACKWARD"):
         out["\\mathrm{lo}"], out["\\mathrm{hi}"] = params["min_val"], params["max_val"]
     if name.startswith("shape.TRANSPOSE"):
         out["transposed axes"] = (params["dim0"], params["dim1"])
@@ -199,7 +215,7 @@ def part_id(name: str, slot) -> str:
 UNREDUCED = "reduction='none'"
 
 # every formula the evaluator cannot prove, with the reason; reviewed: each is words, index notation, a
-# node no row builds alone, or (the last few) a formula shown for the common case only
+# node no row builds alone, an op the formula names rather than computes, or a symbol left to the op
 UNEVALUATED = {
     'attention.GROUP_NORM': 'index notation (a clause that defines nothing)',
     'attention.GROUP_NORM vjp0': 'a broadcast the formula leaves unwritten (over the normalized or reduced dims)',
@@ -335,9 +351,6 @@ UNEVALUATED = {
     'loss.MULTILABEL_MARGIN_LOSS vjp0': 'no gradcheck row builds this node alone',
     'nnops.NORM': 'notation the evaluator does not read (\\lVert)',
     'nnops.NORM vjp0': "notation the evaluator does not read (expected '}', met |)",
-    'nnops.HARDTANH_BACKWARD': "a VJP's own node (double backward): no gradcheck row builds it alone",
-    'nnops.HARDTANH_BACKWARD vjp0': "a VJP's own node (double backward): no gradcheck row builds it alone",
-    'nnops.HARDTANH_BACKWARD vjp1': "a VJP's own node (double backward): no gradcheck row builds it alone",
     'nnops.ELU': 'a symbol the formula defines in words or leaves to the op (\\kappa)',
     'nnops.ELU vjp0': 'a symbol the formula defines in words or leaves to the op (\\kappa)',
     'nnops.LAYER_NORM': 'a symbol the formula defines in words or leaves to the op (\\mu)',
@@ -365,7 +378,7 @@ UNEVALUATED = {
     'nnops.PDIST vjp0': 'index notation (a clause that defines nothing)',
     'pointwise.GELU_TANH': 'a symbol the formula defines in words or leaves to the op (\\tilde{\\Phi})',
     'pointwise.GELU_TANH vjp0': 'a symbol the formula defines in words or leaves to the op (\\tilde{\\Phi})',
-    'pointwise.DIV_ROUNDED': 'round stands for the rounding mode the node was given (trunc or floor)',
+    'pointwise.DIV_ROUNDED': 'stated in words (round: floor or trunc, the rounding mode)',
     'pointwise.FLOOR_DIVIDE': "no derivative (PyTorch's neither): nothing builds the node",
     'pointwise.FLOOR_DIVIDE vjp0': "no derivative (PyTorch's neither): nothing builds the node",
     'pointwise.FLOOR_DIVIDE_SCALAR': "no derivative (PyTorch's neither): nothing builds the node",
@@ -375,23 +388,11 @@ UNEVALUATED = {
     'pointwise.NOT': "no derivative (PyTorch's neither): nothing builds the node",
     'pointwise.NAN_TO_NUM': 'stated in words (with nan and)',
     'pointwise.NAN_TO_NUM vjp0': 'stated in words (finite)',
-    'pointwise.LOGIT': 'logit without eps: with eps the input is clamped to [eps, 1 - eps] first',
-    'pointwise.LOGIT vjp0': 'logit without eps: with eps the input is clamped to [eps, 1 - eps] first',
+    'pointwise.LOGIT': 'stated in words (with eps, the input clamped first)',
+    'pointwise.LOGIT vjp0': 'stated in words (with eps, 0 where the input was clamped)',
     'pointwise.ISNAN': "no derivative (PyTorch's neither): nothing builds the node",
     'pointwise.ISINF': "no derivative (PyTorch's neither): nothing builds the node",
     'pointwise.ISFINITE': "no derivative (PyTorch's neither): nothing builds the node",
-    'pointwise.TANH_BACKWARD': "a VJP's own node (double backward): no gradcheck row builds it alone",
-    'pointwise.TANH_BACKWARD vjp0': "a VJP's own node (double backward): no gradcheck row builds it alone",
-    'pointwise.TANH_BACKWARD vjp1': "a VJP's own node (double backward): no gradcheck row builds it alone",
-    'pointwise.SIGMOID_BACKWARD': "a VJP's own node (double backward): no gradcheck row builds it alone",
-    'pointwise.SIGMOID_BACKWARD vjp0': "a VJP's own node (double backward): no gradcheck row builds it alone",
-    'pointwise.SIGMOID_BACKWARD vjp1': "a VJP's own node (double backward): no gradcheck row builds it alone",
-    'pointwise.THRESHOLD_BACKWARD': "a VJP's own node (double backward): no gradcheck row builds it alone",
-    'pointwise.THRESHOLD_BACKWARD vjp0': "a VJP's own node (double backward): no gradcheck row builds it alone",
-    'pointwise.THRESHOLD_BACKWARD vjp1': "a VJP's own node (double backward): no gradcheck row builds it alone",
-    'pointwise.LEAKY_RELU_BACKWARD': "a VJP's own node (double backward): no gradcheck row builds it alone",
-    'pointwise.LEAKY_RELU_BACKWARD vjp0': "a VJP's own node (double backward): no gradcheck row builds it alone",
-    'pointwise.LEAKY_RELU_BACKWARD vjp1': "a VJP's own node (double backward): no gradcheck row builds it alone",
     'pointwise.ERFINV': 'notation the evaluator does not read (a power of the function erf)',
     'pointwise.LGAMMA': 'notation the evaluator does not read (\\Gamma)',
     'pointwise.LGAMMA vjp0': 'notation the evaluator does not read (\\psi)',

@@ -290,3 +290,17 @@ def test_the_engines_own_tensor_is_refused():
     c = check(grad[1], grad[1], "xs.grad[1]")
     assert not c and c.summary.startswith("refused: this is the engine's own value")
     assert check(grad[1].clone(), grad[1], "xs.grad[1]"), "a copy is an answer like any other"
+
+
+def test_predict_mode_reads_what_each_step_sent(recorded):
+    """The saved player's predict data is the Trace's: per backward step, what the node sent to each input."""
+    from gradviz.player.predict import payload
+    x, b, h, loss, trace = recorded
+    found = payload(trace)
+    mul = next(v for v in found.values() if v["node"] == "MulBackward0 (h)")
+    to = {s["to"]: s for s in mul["sends"]}
+    assert to["x"]["shape"] == [2, 3] and np.allclose(to["x"]["values"], (2 * h * b).detach().numpy().ravel())
+    assert to["b"]["shape"] == [3] and np.allclose(to["b"]["values"], (2 * h * x).sum(0).detach().numpy())
+    squares = next(v for v in found.values() if v["node"].startswith("MulBackward0 (t"))
+    assert sorted(s["to"] for s in squares["sends"]) == ["h (input 0)", "h (input 1)"], "h * h: told apart"
+    assert all(v["node"] != "AccumulateGrad" for v in found.values())

@@ -1,0 +1,61 @@
+"""Predict mode's data: for each backward step of a Trace, what its node sent to each input, so that a
+page can ask the learner for it before showing the step and check the answer (assets/predict.js)
+with the notebook checkers' tolerances and grid of differences (gradviz.exercises)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..tracing import Trace
+
+LIMIT = 24               # the largest gradient (in elements) a learner is asked to type
+RTOL, ATOL = 1e-4, 1e-5  # as gradviz.exercises: float32 done in another order stays within these
+
+
+def label(trace: Trace, node_id: str) -> str:
+    """How a learner calls a node: the tensor it made, or the leaf an AccumulateGrad writes."""
+    n = trace.node(node_id)
+    if n.kind == "accumulate":
+        leaf = next((e.src for e in trace.edges_into(node_id)), None)
+        return trace.node(leaf).name if leaf is not None else n.name
+    return n.tensor_name or n.name
+
+
+def _tensor(trace: Trace, node_id: str) -> str:
+    """The tensor a node made, as the picture names it: the learner's name, else its symbol (t₁)."""
+    n = trace.node(node_id)
+    made = label(trace, node_id)
+    if made == n.name and n.kind == "op" and getattr(n, "out_names", None) and n.out_names[0]:
+        return n.out_names[0]
+    return made
+
+
+def _called(trace: Trace, node_id: str) -> str:
+    """A node as the diagram names it: its grad_fn and the tensor it made (MulBackward0 (t₁))."""
+    n, made = trace.node(node_id), _tensor(trace, node_id)
+    return n.name if made == n.name else f"{n.name} ({made})"
+
+
+def payload(trace: Trace) -> dict:
+    """{backward step number (from 1): {"node": its name, "sends": [{"to", "shape", "values"}]}} for
+    every op step whose sent gradients were all kept and are small enough to type."""
+    edges = {e.id: e for e in trace.edges}
+    out: dict = {}
+    for k, step in enumerate(trace.steps, 1):
+        node = trace.node(step.node)
+        if node.kind != "op":
+            continue
+        sends = []
+        for edge_id, flow, *_ in step.flows:
+            if flow is None or flow.values is None or math.prod(flow.shape) > LIMIT or edge_id not in edges:
+                continue
+            edge = edges[edge_id]
+            sends.append({"to": _tensor(trace, edge.src), "slot": edge.slot, "shape": list(flow.shape),
+                          "values": np.asarray(flow.values, dtype=float).ravel().tolist()})
+        names = [s["to"] for s in sends]
+        for s in sends:   # one tensor on two inputs (h * h): the input's position tells them apart
+            s["to"] = s["to"] if names.count(s["to"]) == 1 else f"{s['to']} (input {s['slot']})"
+        if sends:
+            out[str(k)] = {"node": _called(trace, node.id), "sends": sends}
+    return out
