@@ -990,8 +990,13 @@ def _operands_only(method, name: str):
         if record is not None and type(other) is Tensor and (dtype := self._data.dtype) is other._data.dtype \
                 and dtype.kind == "f":
             return _apply(record, (self, other))
-        if not isinstance(other, operands) and not (type(other) is np.ndarray and _formula.active):
-            return NotImplemented   # (a VJP rule on Tensors may meet its array params)
+        if not isinstance(other, operands):
+            if type(other) is not np.ndarray:
+                return NotImplemented
+            if name == "__eq__":   # torch's == compares with an array elementwise (its other operators do not)
+                other = Tensor._make(other)
+            elif not _formula.active:   # (a VJP rule on Tensors may meet its array params)
+                return NotImplemented
         return method(self, other)
     dunder.__name__ = name
     return dunder
