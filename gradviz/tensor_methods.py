@@ -606,6 +606,19 @@ class _Methods:
 
     # -- methods that are the functions ------------------------------------------------------
     # -- new tensors with this one's dtype and device unless told otherwise (torch.Tensor.new_*) --
+    def new(self, *args, device=None):
+        """The legacy constructor, of self's dtype: x.new(2, 3) allocates (x.new(torch.Size) too), x.new([1, 2])
+        takes data, x.new() is empty. Older code (and torch's own LBFGS) writes p.new(n).zero_()."""
+        if len(args) == 1 and isinstance(args[0], dtypes.Size):
+            args = tuple(args[0])
+        device = device or self.device
+        if all(type(a) is int for a in args):   # (no args: an empty tensor)
+            return _creation.empty(*(args or (0,)), dtype=self.dtype, device=device)
+        data = args[0]
+        if len(args) > 1 or isinstance(data, Tensor) or not isinstance(data, (list, tuple)):
+            raise TypeError(f"new(): data must be a sequence (got {type_name(data)})")
+        return _creation.tensor(data, dtype=self.dtype, device=device)
+
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
         return _creation.tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
@@ -990,8 +1003,13 @@ def _operands_only(method, name: str):
         if record is not None and type(other) is Tensor and (dtype := self._data.dtype) is other._data.dtype \
                 and dtype.kind == "f":
             return _apply(record, (self, other))
-        if not isinstance(other, operands) and not (type(other) is np.ndarray and _formula.active):
-            return NotImplemented   # (a VJP rule on Tensors may meet its array params)
+        if not isinstance(other, operands):
+            if type(other) is not np.ndarray:
+                return NotImplemented
+            if name == "__eq__":   # torch's == compares with an array elementwise (its other operators do not)
+                other = Tensor._make(other)
+            elif not _formula.active:   # (a VJP rule on Tensors may meet its array params)
+                return NotImplemented
         return method(self, other)
     dunder.__name__ = name
     return dunder

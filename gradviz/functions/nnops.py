@@ -362,6 +362,15 @@ def dropout(input, p=0.5, training=True, inplace=False):
     return input.mul_(noise) if inplace else input * noise
 
 
+@public("dropout")
+def aten_dropout(input, p, train):
+    """torch.dropout (the top-level one): nn.functional.dropout under ATen's signature, train required
+    and a p outside [0, 1] a RuntimeError."""
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
+    return dropout(input, p, train)
+
+
 @public
 def norm_except_dim(v, pow=2, dim=0):
     """‖v‖ over every dim but `dim` (size-1 there), or over all of v for dim −1: torch's own steps."""

@@ -264,6 +264,19 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 3)
 
 
+def _aten_max_pool(nd: int):
+    """torch.max_poolNd (the top-level one): the same pooling under ATen's signature, where an empty
+    stride is the kernel size and there is no return_indices."""
+    def pool(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+        empty = isinstance(stride, (tuple, list)) and not stride
+        return max_pool(input, kernel_size, None if empty else stride, padding, dilation, ceil_mode, False, nd)
+    pool.__name__ = pool.__qualname__ = f"aten_max_pool{nd}d"
+    return public(f"max_pool{nd}d")(pool)
+
+
+aten_max_pool1d, aten_max_pool2d, aten_max_pool3d = (_aten_max_pool(nd) for nd in (1, 2, 3))
+
+
 def check_adaptive_max_sizes(input, nd):
     """torch's adaptive max pools refuse an empty dim after the first (an unbatched input's channels may
     be empty)."""

@@ -75,3 +75,18 @@ def test_jvp_with_create_graph_is_torchs_double_backward(name, func, inputs, v):
     assert ours[:2] == theirs[:2]
     for a, b in zip(ours[2] + ours[3], theirs[2] + theirs[3]):
         np.testing.assert_allclose(a, b, rtol=1e-13)
+
+
+def test_variable_is_a_class_of_tensors():
+    same_output("""
+        Variable = torch.autograd.Variable
+        v = Variable(torch.ones(2), requires_grad=True)
+        print(v, isinstance(v, Variable), isinstance(torch.ones(1), Variable), isinstance([1.], Variable))
+        print(Variable(torch.ones(2)).requires_grad, Variable(torch.ones(2, requires_grad=True) * 2).grad_fn)
+        (v * 3).sum().backward()
+        print(v.grad)
+        try:
+            Variable([1., 2.])
+        except TypeError as e:
+            print(e)
+    """)

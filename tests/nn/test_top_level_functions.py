@@ -73,6 +73,10 @@ CASES = {   # name -> (arrays, call on (lib, *tensors)); float64, every input re
     "pixel_unshuffle": ([rng.standard_normal((1, 2, 4, 6))], lambda t, x: t.pixel_unshuffle(x, 2)),
     "adaptive_avg_pool1d": ([rng.standard_normal((2, 3, 7))], lambda t, x: t.adaptive_avg_pool1d(x, 3)),
     "avg_pool1d": ([rng.standard_normal((2, 3, 8))], lambda t, x: t.avg_pool1d(x, 3, 2, 1)),
+    "max_pool1d": ([rng.standard_normal((2, 3, 8))], lambda t, x: t.max_pool1d(x, 3, 2, 1)),
+    "dropout": ([rng.standard_normal((3, 4))], lambda t, x: t.dropout(x * 2, 0.3, False)),
+    "max_pool2d": ([rng.standard_normal((1, 2, 5, 5))], lambda t, x: t.max_pool2d(x, 2)),
+    "max_pool3d": ([rng.standard_normal((1, 1, 4, 4, 4))], lambda t, x: t.max_pool3d(x, 2, 1, 0, 1, True)),
 }
 
 

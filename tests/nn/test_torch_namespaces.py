@@ -26,7 +26,7 @@ OWN = {
     ".serialization": {"MAGIC", "PROTOCOL", "Parameter", "Size", "Tensor", "is_lazy"},
     ".testing": {"Size", "Tensor", "from_numpy_dtype", "promote_types"},
 }
-KIND_DIFFERS = {(".autograd", "Variable")}   # torch's class; gradviz's is a function making a tensor
+KIND_DIFFERS: set = set()   # (namespace, name) pairs whose kinds differ: none
 
 
 def _get(root, path: str):

@@ -2467,6 +2467,10 @@ CASES = [
      ('E', 'TypeError', "can't assign a list to a torch.FloatTensor")),
     ('leniency', 'import numpy as np; x = torch.zeros(3); x[0:2] = np.ones(2)',
      ('E', 'TypeError', "can't assign a numpy.ndarray to a torch.FloatTensor")),
+    ('leniency', 'import numpy as np; torch.ones(3) == np.ones(3)', ('T', 'bool', (3,), [True, True, True])),
+    ('leniency', 'import numpy as np; np.ones(3) == torch.ones(3)', ('T', 'bool', (3,), [True, True, True])),
+    ('leniency', 'import numpy as np; torch.ones(3) != np.ones(3)', True),
+    ('leniency', 'torch.ones(3) == [1., 1., 1.]', False),
     ('leniency', 'torch.nn.functional.relu([1., -1.])',
      ('E', 'TypeError', "relu(): argument 'input' (position 1) must be Tensor, not list")),
 ]

@@ -77,3 +77,15 @@ def test_isin_asarray_and_scalar_tensor():
               torch.asarray(a, dtype=torch.float32), torch.asarray([1., 2.], requires_grad=True))
         print(torch.scalar_tensor(3), torch.scalar_tensor(3, dtype=torch.int64), torch.scalar_tensor(True))
     """)
+
+
+def test_the_legacy_new():
+    same_output("""
+        x = torch.ones(2, dtype=torch.float64)
+        print(x.new(2, 3).shape, x.new(2, 3).dtype, x.new([1, 2]), x.new(), x.new((2, 3)),
+              x.new(torch.Size([2, 3])).shape, torch.ones(2, dtype=torch.int64).new([1.7]), x.new(4).zero_())
+        try:
+            x.new(2.5)
+        except TypeError as e:
+            print(e)
+    """)
