@@ -51,6 +51,7 @@ export default {
     });
     function sync() {
       now.innerHTML = model.get("now");
+      api.setCounts(model.get("counts"));
       if (model.get("inner") !== inner) {
         inner = model.get("inner");
         api.setInside(model.get("boxes"), inner, model.get("names"));
@@ -62,7 +63,7 @@ export default {
         api.go(model.get("position"));
       }
     }
-    ["frames", "inner", "position", "now", "finished", "total"].forEach((name) => model.on("change:" + name, sync));
+    ["frames", "inner", "counts", "position", "now", "finished", "total"].forEach((name) => model.on("change:" + name, sync));
     api.go(model.get("position"), false);
     now.innerHTML = model.get("now");
   },
@@ -195,6 +196,8 @@ class Stepper(anywidget.AnyWidget):
 
     def _publish(self, position: int) -> None:
         with self.hold_sync():
+            if self.counts and self.counts[1] != self._steps_expected:   # a hook added work
+                self.counts = [0, self._steps_expected]
             if self._inside is not None and len(self._inside.frames) != len(self.inner):
                 self.boxes, self.names = self._inside.boxes, self._inside.names
                 self.inner = [f.to_json() for f in self._inside.frames]

@@ -622,6 +622,7 @@
       toggleBox: toggleBox,
       canOpen: function () { return openable(current); },
       // the Stepper: the boxes its backward has run so far, and the frames inside them
+      setCounts: function (c) { if (c && c.length) data.steps = c; },
       setInside: function (b, fs, ns) {
         boxes = b || {}; data.inner = fs || []; inner = null;
         if (ns && ns.length) { names = ns; hits = []; }
