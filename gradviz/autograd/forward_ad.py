@@ -27,7 +27,7 @@ from typing import Callable
 from .. import events
 from ..ops.index import ALIAS
 from .engine import grad
-from .grad_mode import enable_grad
+from .grad_mode import _formula, enable_grad
 from ..tensor import Tensor
 
 __all__ = ["dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual", "UnpackedDualTensor"]
@@ -284,8 +284,10 @@ def _transpose_jvp(op, tangents, out, inputs, params):
     seeds = [_zeros(o).requires_grad_() if o.is_floating_point() else None for o in outs]
     with events._lock:
         paused, events._listeners = events._listeners, ()
+    outer = _formula.active
     try:
         with enable_grad():
+            _formula.active = True   # a VJP rule runs on Tensors, as in a create_graph backward
             g = seeds[0] if op.n_outputs == 1 else tuple(s if s is not None else _zeros(o)
                                                           for s, o in zip(seeds, outs))
             parts = _vjp_parts(op, TENSOR, g, out, inputs, params)
@@ -295,6 +297,7 @@ def _transpose_jvp(op, tangents, out, inputs, params):
                     continue
                 term = (part * t).sum()
                 inner = term if inner is None else inner + term
+        _formula.active = outer
         live = [s for s in seeds if s is not None]
         if inner is None or not inner.requires_grad:
             found = [None] * len(live)
@@ -303,6 +306,7 @@ def _transpose_jvp(op, tangents, out, inputs, params):
                 t is not None and t.requires_grad for t in tangents)
             found = list(grad(inner, live, create_graph=differentiable, allow_unused=True))
     finally:
+        _formula.active = outer
         with events._lock:
             events._listeners = paused + events._listeners
     it = iter(found)
