@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 
 from ..origins import flat, is_trace, record
-from ..progress import progress
+from ..progress import MIN_ITEMS, progress
 from ..tracing import Trace
 from . import codeview, predict
 from .frames import Frame, FrameBuilder, state_at
@@ -251,8 +251,11 @@ def _run(run) -> Trace:
     then closed: interrupted or not, every .grad is put back as it was."""
     try:
         expected = sum(n.kind in ("op", "accumulate") for n in run.trace.nodes)
-        for _ in progress(iter(run.step, None), "backward", total=expected):
-            pass
+        if expected < MIN_ITEMS:   # too short to show a bar: run it whole (torch's engine then never pauses)
+            run.run()
+        else:
+            for _ in progress(iter(run.step, None), "backward", total=expected):
+                pass
     finally:
         run.close()
     return run.trace

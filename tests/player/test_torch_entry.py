@@ -205,6 +205,6 @@ def test_a_gradviz_graph_is_named_beside_torch_tensors_in_the_same_code():
 
 def test_a_recorded_torch_run_steps_again_as_the_live_one():
     model, loss = _mlp()
-    saved = gradviz.step(record(loss, model=model).run()).run_to_end()
+    saved = gradviz.step(record(loss, model=model, jacobians=True).run()).run_to_end()   # as step() records
     live = gradviz.step(loss, model=model).run_to_end()   # (it leaves .grad as torch wrote them)
     assert saved._frames_json == live._frames_json and _json(saved.trace) == _json(live.trace)
