@@ -7,11 +7,20 @@ from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, se
 from .grad_mode import is_inference_mode_enabled  # noqa: F401
 from .anomaly import detect_anomaly, set_detect_anomaly  # noqa: F401
 from .nodes import AccumulateGrad, Node  # noqa: F401
+from .._args import type_name as _type_name
 from ..tensor import Tensor as _Tensor
 
 
-def Variable(data, requires_grad=False, volatile=False):
-    """The deprecated torch.autograd.Variable: today just a Tensor."""
-    if isinstance(data, _Tensor):
-        return _Tensor._make(data._data).requires_grad_(requires_grad)   # a new leaf on the same storage
-    return _Tensor._from_data(data, requires_grad=requires_grad)
+class _VariableMeta(type):
+    def __instancecheck__(cls, other) -> bool:
+        return isinstance(other, _Tensor)
+
+
+class Variable(metaclass=_VariableMeta):
+    """The deprecated torch.autograd.Variable, a class as torch's: Variable(t) is a new leaf over t's
+    storage, and every tensor is an instance (isinstance(x, Variable) holds)."""
+
+    def __new__(cls, data, requires_grad=False, volatile=False):
+        if not isinstance(data, _Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {_type_name(data)}")
+        return _Tensor._make(data._data).requires_grad_(requires_grad)
