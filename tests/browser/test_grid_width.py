@@ -35,3 +35,21 @@ def test_an_embeddings_grids_fit_the_panel(tmp_path):
         root.evaluate(f"r => r.__gv.go({step}, false)")
         assert root.evaluate("r => r.querySelectorAll('.gv-panel tr.gv-running table.gv-grid').length") >= 2
         assert root.evaluate(CUT) == []
+
+
+def test_eight_columns_of_ten_character_numbers_fit_the_panel(tmp_path):
+    torch.manual_seed(0)
+    a = torch.randn(4, 8, requires_grad=True)
+    loss = (a.view(32) * torch.randn(32) * 0.001).sum()   # a gradient of numbers like -0.0009205
+    anim = torch.animate(loss, names={"a": a})
+    step = next(k for k, f in enumerate(anim.frames) if f.title.startswith("backward") and "ViewBackward0" in f.title)
+    assert "gv-long" in anim.frames[step].text
+    path = anim.save(tmp_path / "view.html")
+    with chromium((1280, 720)) as context:
+        page = context.new_page()
+        page.emulate_media(reduced_motion="reduce")
+        page.goto(path.as_uri())
+        root = page.locator(".gv-player")
+        root.wait_for()
+        root.evaluate(f"r => r.__gv.go({step}, false)")
+        assert root.evaluate(CUT) == []
