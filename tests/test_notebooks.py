@@ -575,6 +575,12 @@ def test_09_recurrence_through_time(run_notebook):
     assert min(widths) < max(widths), "edge widths tell the sizes apart"
     w_panel = next(f["h"] for f in vanishing["frames"] if "w.grad" in f["h"] and "AccumulateGrad" in f["t"])
     assert "w is used 8 times" in re.sub(r"<[^>]+>", "", w_panel)
+    # the player, which shows every dL/dx_t and w's sum, comes after the exercises that ask for them
+    cells = code_cells(nb)
+    first_player = next(i for i, c in enumerate(cells) if players(nbformat.from_dict({"cells": [c]})))
+    solution_3 = next(i for i, c in enumerate(cells) if c.source.startswith("# Solution 3"))
+    assert first_player > solution_3, "the vanishing player is shown after exercises 1-3"
+    assert all("step " not in cell_text(c) for c in cells[:first_player]), "no dL/dx_t printed before it"
 
 
 def test_10_attention_and_gpt(run_notebook):

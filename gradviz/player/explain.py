@@ -104,11 +104,23 @@ def forward(builder, node_id: str, k: int, count: int) -> tuple:
     said = Formula(graph, node)
     formula = said.forward()
     text = (f'<div class="gv-step gv-forward"><div class="gv-head"><b>{esc(node.name)}</b> {formula}</div>'
-            f'<p class="gv-say">The forward pass computes {formula} from {ins}; autograd '
+            f'<p class="gv-say">{_made_by(node.order, capital=True)} computes {formula} from {ins}; autograd '
             f"records the node {esc(node.name)} so that backward can later run its vector-Jacobian product.</p>"
             f"{value}</div>")
     value_txt = f" = {preview_text(node.value)}" if node.value is not None else ""
-    return title, text, f"forward: {node.name}  {said.forward_text()}{value_txt}"   # what the panel says
+    made = "forward" if node.order == 0 else f"built by {_made_by(node.order)}"
+    return title, text, f"{made}: {node.name}  {said.forward_text()}{value_txt}"   # what the panel says
+
+
+def _made_by(order: int, capital: bool = False) -> str:
+    """Which pass built a node of this derivative order: the forward for order 0; a node of order k ≥ 1
+    was built by the k-th backward, run with create_graph=True (the Recorder's rule)."""
+    if order == 0:
+        said = "the forward pass"
+    else:
+        nth = {1: "first", 2: "second", 3: "third"}.get(order)
+        said = (f"the {nth} backward" if nth else f"backward number {order}") + " (create_graph=True)"
+    return said[0].upper() + said[1:] if capital else said
 
 
 def _columns(start: int, stop: int) -> str:

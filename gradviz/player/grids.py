@@ -60,14 +60,17 @@ def grid(values, scale: float | None = None, highlight_rows=(), row_labels=None,
     m = as_matrix(a.astype(np.int64) if a.dtype.kind == "b" else a).astype(np.float64)
     if scale is None:
         scale = scale_of(m)
-    # five columns and more set smaller, so an 8-wide grid still fits the panel at 1280 px
-    out = [f'<table class="gv-grid{" gv-wide" if m.shape[1] >= 5 else ""}">']
+    texts = [[number(v) if numbers else "" for v in row] for row in m]
+    # five columns and more set smaller, so an 8-wide grid still fits the panel at 1280 px; seven and
+    # more of ten-character numbers (-0.0009205, -5.216e-05) smaller still
+    long = m.shape[1] >= 7 and max((len(t) for row in texts for t in row), default=0) >= 10
+    out = [f'<table class="gv-grid{" gv-wide" if m.shape[1] >= 5 else ""}{" gv-long" if long else ""}">']
     if col_labels is not None:
         out.append("<tr><th></th>" + "".join(f"<th>{esc(str(c))}</th>" for c in col_labels) + "</tr>")
     for r, row in enumerate(m):
         head = f"<th>{esc(str(row_labels[r]))}</th>" if row_labels is not None else ""
         mark = ' class="gv-hl"' if r in highlight_rows else ""
-        cells = "".join(f'<td class="gv-j{level(v, scale)}">{number(v) if numbers else ""}</td>' for v in row)
+        cells = "".join(f'<td class="gv-j{level(v, scale)}">{t}</td>' for v, t in zip(row, texts[r]))
         out.append(f"<tr{mark}>{head}{cells}</tr>")
     out.append("</table>")
     return "".join(out)

@@ -106,3 +106,21 @@ def test_animate_hvp_end_to_end():
     assert any(e.src == last.node and e.dst == grad.id for e in anim.trace.edges)
     np.testing.assert_allclose(last.tangents_out[0].values, want[1].numpy(), rtol=1e-12)
     assert "ġrad" in anim.frames[-1].caption
+
+
+def test_the_panel_says_which_pass_built_each_node():
+    """A node of order 1 was built by the first backward (create_graph=True), not by the forward pass;
+    an order-0 node keeps the forward's words, in the panel and in the caption."""
+    x = gradviz.tensor([0.5, -1.0], requires_grad=True)
+    (g,) = gradviz.autograd.grad(x.sin().tanh().sum(), x, create_graph=True)
+    anim = gradviz.animate(g.sum())
+    orders = {n.name: n.order for n in anim.trace.nodes if n.kind == "op"}
+    built = {f.title.split(" · ")[1]: f for f in anim.frames if f.title.startswith("forward ")}
+    assert orders["TanhBackwardBackward0"] == 1 and orders["SinBackward0"] == 0
+    first = built["TanhBackwardBackward0"]
+    assert '<p class="gv-say">The first backward (create_graph=True) computes <math' in first.text
+    assert "The forward pass" not in first.text
+    assert first.caption.startswith("built by the first backward (create_graph=True): TanhBackwardBackward0  t₃ = ")
+    forward = built["SinBackward0"]
+    assert '<p class="gv-say">The forward pass computes <math' in forward.text
+    assert forward.caption == "forward: SinBackward0  t₁ = sin x = [0.4794, -0.8415]"

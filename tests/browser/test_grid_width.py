@@ -1,0 +1,55 @@
+"""An 8-wide grid of four-digit numbers fits the step panel at 1280×720: the grids in a running-sum
+row (a tied weight's .grad after EmbeddingBackward0 sends its part) are set at the grids' own size, not the row's
+larger text, so none is cut at the panel's right edge."""
+import pytest
+
+import gradviz as torch
+from tests.support.browser_support import chromium
+
+pytestmark = pytest.mark.browser
+
+# grids (a heatmap's table of every number aside) whose box ends right of their own box or the panel's
+CUT = """(root) => {
+  const panel = root.querySelector('.gv-panel'), right = panel.getBoundingClientRect().left + panel.clientWidth;
+  return [...panel.querySelectorAll('span.gv-tensor')].filter(s => s.scrollWidth > s.clientWidth + 1
+    || s.getBoundingClientRect().right > right + 1).map(s => s.textContent.slice(0, 40));
+}"""
+
+
+def test_an_embeddings_grids_fit_the_panel(tmp_path):
+    torch.manual_seed(0)
+    wte = torch.nn.Embedding(8, 8)
+    idx = torch.tensor([1, 2, 5, 2])
+    # the weight used twice, as a GPT's is by its lm_head: its .grad a running sum of numbers like -0.01962
+    loss = (wte(idx) * torch.randn(4, 8) * 0.03).sum() + (wte.weight * torch.randn(8, 8) * 0.03).sum()
+    anim = torch.animate(loss, names={"wte": wte})
+    step = next(k for k, f in enumerate(anim.frames) if f.title.startswith("backward") and "EmbeddingBackward0" in f.title)
+    assert "gv-running" in anim.frames[step].text
+    path = anim.save(tmp_path / "embedding.html")
+    with chromium((1280, 720)) as context:
+        page = context.new_page()
+        page.emulate_media(reduced_motion="reduce")
+        page.goto(path.as_uri())
+        root = page.locator(".gv-player")
+        root.wait_for()
+        root.evaluate(f"r => r.__gv.go({step}, false)")
+        assert root.evaluate("r => r.querySelectorAll('.gv-panel tr.gv-running table.gv-grid').length") >= 2
+        assert root.evaluate(CUT) == []
+
+
+def test_eight_columns_of_ten_character_numbers_fit_the_panel(tmp_path):
+    torch.manual_seed(0)
+    a = torch.randn(4, 8, requires_grad=True)
+    loss = (a.view(32) * torch.randn(32) * 0.001).sum()   # a gradient of numbers like -0.0009205
+    anim = torch.animate(loss, names={"a": a})
+    step = next(k for k, f in enumerate(anim.frames) if f.title.startswith("backward") and "ViewBackward0" in f.title)
+    assert "gv-long" in anim.frames[step].text
+    path = anim.save(tmp_path / "view.html")
+    with chromium((1280, 720)) as context:
+        page = context.new_page()
+        page.emulate_media(reduced_motion="reduce")
+        page.goto(path.as_uri())
+        root = page.locator(".gv-player")
+        root.wait_for()
+        root.evaluate(f"r => r.__gv.go({step}, false)")
+        assert root.evaluate(CUT) == []
