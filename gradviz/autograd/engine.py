@@ -84,6 +84,8 @@ def _root_edge(tensor):
 
 
 def _seeds(tensors, grad_tensors, create_graph: bool):
+    """The roots' edges, their seeds, and per root whether its seed was made implicitly (no
+    gradient given: a scalar's 1)."""
     grad_tensors = gradients(grad_tensors, len(tensors))
     if len(grad_tensors) != len(tensors):
         raise RuntimeError(f"got {len(tensors)} tensors and {len(grad_tensors)} gradients")
@@ -110,16 +112,7 @@ def _seeds(tensors, grad_tensors, create_graph: bool):
             g = Tensor._make(g)
         roots.append(_root_edge(t))
         seeds.append(g)
-    return roots, seeds
-
-
-def _implicit(grad_tensors, n: int) -> tuple:
-    """Per root: whether its seed was made implicitly (no gradient given: a scalar's 1)."""
-    if grad_tensors is None:
-        return (True,) * n
-    if not isinstance(grad_tensors, (list, tuple)):
-        return (False,) * n
-    return tuple(g is None for g in grad_tensors)
+    return roots, seeds, tuple(g is None for g in grad_tensors)
 
 
 def _count_dependencies(roots, targets=None, run_targets=True) -> tuple[dict, set | None, set]:
@@ -224,8 +217,7 @@ class Backward:
         if isinstance(tensors, Tensor):
             tensors = (tensors,)
         tensors = tuple(tensors)
-        self.roots, self.seeds = _seeds(tensors, grad_tensors, create_graph)
-        self.grad_tensors = grad_tensors
+        self.roots, self.seeds, self.implicit = _seeds(tensors, grad_tensors, create_graph)
         self.deps, self.useful, self.halt = _count_dependencies(self.roots, targets, run_targets)
         self.retain_graph = create_graph if retain_graph is None else retain_graph
         self.create_graph = create_graph
@@ -344,8 +336,7 @@ class Backward:
                     all(entry[1] is not node for entry in self._heap):
                 heappush(self._heap, ready_key(node))
         if listening:
-            events.emit(events.BackwardStarted(tuple(self.roots), tuple(self.seeds),
-                                               _implicit(self.grad_tensors, len(self.seeds))))
+            events.emit(events.BackwardStarted(tuple(self.roots), tuple(self.seeds), self.implicit))
         return self._heap
 
     def _receive(self, node: Node, grads: list, step: Step) -> list:
