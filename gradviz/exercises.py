@@ -56,9 +56,8 @@ from .tensor import Tensor
 from .player.mathtext import esc
 from .player.html import stylesheet
 from .player import grids
-from .player.predict import label as _label
+from .player.predict import ATOL, RTOL, label as _label
 
-RTOL, ATOL = 1e-4, 1e-5    # float32 arithmetic done in another order than the engine's stays within these
 TEXT_CELLS = 64            # larger arrays print as a list of the wrong places, not as a grid
 
 

@@ -40,6 +40,7 @@ The data the script is given (the saved player: Animation.data() in html.py, as 
   "steps"     [forward, backward]: how many steps each phase has (the counter: "backward 9–39 of 134")
   "predict"   {backward step from 1: {"node", "sends": [{"to", "slot", "shape", "values"}]}}: what each
               step sent, for predict mode (player/predict.py, assets/predict.js); saved players only
+  "rtol", "atol"  the tolerances predict mode checks an answer within (predict.RTOL, ATOL); with "predict"
   Stepper only: "total" (the frames there will be), "finished" (backward has run to the end),
   "zero" (frame 0 is the graph before backward: the counter starts at the next one) and "remote"
   (callbacks asking Python for a frame: the engine runs only as far as the learner steps).

@@ -178,6 +178,7 @@ class Animation:
                 "interval": self.interval_ms, "lines": codeview.line_keys(self.trace), "steps": [forward, len(self.trace.steps)]}
         if any(f.phase == "backward" for f in self.frames):
             data["predict"] = predict.payload(self.trace)    # what each step sent: predict mode's answers
+            data["rtol"], data["atol"] = predict.RTOL, predict.ATOL
         if self.inside is not None:
             data["names"] = self.inside.names
             if self.inside.boxes:

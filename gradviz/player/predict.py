@@ -10,7 +10,8 @@ import numpy as np
 from ..tracing import Trace
 
 LIMIT = 24               # the largest gradient (in elements) a learner is asked to type
-RTOL, ATOL = 1e-4, 1e-5  # as gradviz.exercises: float32 done in another order stays within these
+RTOL, ATOL = 1e-4, 1e-5  # every check of a learner's answer (here and gradviz.exercises): float32 done in
+                         # another order than the engine's stays within these
 
 
 def label(trace: Trace, node_id: str) -> str:

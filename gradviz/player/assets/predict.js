@@ -60,7 +60,7 @@
   function gradvizPredict(root) {
     var api = root && root.__gv, source = root && root.querySelector("script.gv-data");
     if (!api || !source || root.__gvPredict) return;
-    var all = JSON.parse(source.textContent), data = all.predict || {}, rtol = all.rtol || 1e-4, atol = all.atol || 1e-5;
+    var all = JSON.parse(source.textContent), data = all.predict || {}, rtol = all.rtol, atol = all.atol;
     if (!Object.keys(data).length) return;
     root.__gvPredict = true;
     var on = false, done = {};
