@@ -141,16 +141,12 @@ def _forward_panel(title: str, made: list, first: int, count: int) -> tuple:
 def _came_in(graph: Graph, ran: set, inside: set, before: int) -> list:
     """(edge, gradient) that reached the nodes `ran` from outside the box before step `before`, in the
     order they were sent: read from the senders' steps (found by node, not by scanning every step)."""
-    if not hasattr(graph, "sent"):          # node id -> its steps' flows, once per graph
-        graph.sent = {}
-        for s in graph.trace.steps:
-            graph.sent.setdefault(s.node, []).append(s)
     found = []
     for node in ran:
         for e in graph.out_of.get(node, ()):
             if e.dst in inside:
                 continue
-            for s in graph.sent.get(e.dst, ()):
+            for s in graph.steps_of.get(e.dst, ()):
                 if s.index < before:
                     found += [(s.index, k, e, grad) for k, (eid, grad, _) in enumerate(s.flows) if eid == e.id]
     return [(e, grad) for _, _, e, grad in sorted(found, key=lambda t: t[:2])]

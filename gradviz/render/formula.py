@@ -6,7 +6,7 @@ them as MathML and the diagram's labels as Unicode (`Formula.text`): one impleme
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from ..tracing import Trace, name_tensors, named
 from . import latex
@@ -29,6 +29,14 @@ class Graph:
             self.out_of.setdefault(e.src, []).append(e)
         for lst in self.into.values():
             lst.sort(key=lambda e: e.slot)
+
+    @cached_property
+    def steps_of(self) -> dict:
+        """node id -> the backward steps that ran it, in the order they ran (made on first use)."""
+        found: dict = {}
+        for s in self.trace.steps:
+            found.setdefault(s.node, []).append(s)
+        return found
 
     def leaf_of(self, node_id: str):
         """The leaf tensor node behind an AccumulateGrad node (None for other nodes)."""
