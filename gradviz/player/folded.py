@@ -10,6 +10,7 @@ says what went in, what came out and which .grad were written, all read from the
 from __future__ import annotations
 
 from collections import Counter
+from functools import partial
 
 from ..formatting import preview as preview_text
 from ..formatting import shape
@@ -49,7 +50,7 @@ def fold_runs(frames: list, owners: dict, titles: dict, trace, total_steps: int 
         elif first.phase == "forward":
             made = [graph.nodes[created[k]] for k in run]
             merged = Frame(0, "forward", None, first.node, span=_span(frames, run),
-                           panel=_later(_forward_panel, titles[first.node], made, run[0], len(created)))
+                           panel=partial(_forward_panel, titles[first.node], made, run[0], len(created)))
             marks.append((run[-1], run[-1], {}))
         else:
             flowing = {i for k in run for i, st in frames[k].changes.items() if st == "flowing" and i not in titles}
@@ -58,8 +59,8 @@ def fold_runs(frames: list, owners: dict, titles: dict, trace, total_steps: int 
                 labels.update({i: t for i, t in frames[k].labels.items() if i not in titles})
             run_steps = [steps[frames[k].step] for k in run]
             merged = Frame(0, "backward", first.step, first.node, labels=labels, span=_span(frames, run),
-                           panel=_later(_panel, graph, titles[first.node], members.get(first.node, set()),
-                                        run_steps, total, drawn_as))
+                           panel=partial(_panel, graph, titles[first.node], members.get(first.node, set()),
+                                         run_steps, total, drawn_as))
             marks.append((run[-1], run[-1], dict.fromkeys(flowing, "flowing")))
         if len(run) > 1 and first.node in titles:
             merged.source = (run[0], run[-1])
@@ -71,10 +72,6 @@ def fold_runs(frames: list, owners: dict, titles: dict, trace, total_steps: int 
 def _span(frames: list, run: list):
     first, last = frames[run[0]].span, frames[run[-1]].span
     return (first[0], last[1]) if first and last else None
-
-
-def _later(make, *args):
-    return lambda: make(*args)
 
 
 def _rediff(frames: list, out: list, marks: list) -> None:

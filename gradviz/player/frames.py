@@ -48,6 +48,7 @@ The data the script is given (the saved player: Animation.data() in html.py, as 
 from __future__ import annotations
 
 import math
+from functools import partial
 
 from ..render.formula import Graph
 from ..progress import progress
@@ -175,10 +176,6 @@ class _AsOf:
 _SETTLING = ("new", "active", "flowing")   # states that last one frame: new -> built, the others -> done
 
 
-def _forward_panel(builder, node_id: str, k: int, count: int):
-    return lambda: explain.forward(builder, node_id, k, count)
-
-
 class FrameBuilder:
     """Builds frames one at a time, so the Stepper can add a frame per engine step."""
 
@@ -257,8 +254,8 @@ class FrameBuilder:
                 if g.nodes[e.dst].kind == "output":
                     self._set(e.id, "new")
                     self._set(e.dst, "new")
-            made.append(self._emit("forward", None, node_id, {}, panel=_forward_panel(self, node_id, k, len(order)),
-                                   number=k + 1))
+            made.append(self._emit("forward", None, node_id, {}, number=k + 1,
+                                   panel=partial(explain.forward, self, node_id, k, len(order))))
         return made
 
     # -- backward -------------------------------------------------------------------
