@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 import pytest
 from tests.ops.cases import select
-from tests.support.latex_eval import Evaluator, Unreadable, Whole
+from tests.support.latex_eval import Evaluator, Unreadable, Whole, sum_to
 from tests.support.op_inputs import PAIRS, SHAPES, rng_for, sample
 
 import gradviz as torch
@@ -168,13 +168,7 @@ def _fit(value, shape):
         return value
     if value.size == int(np.prod(shape)) and value.ndim != len(shape):
         return value.reshape(shape)
-    full = np.broadcast_to(value, np.broadcast_shapes(value.shape, tuple(shape)))
-    while full.ndim > len(shape):
-        full = full.sum(axis=0)
-    for axis, n in enumerate(shape):
-        if n == 1 and full.shape[axis] != 1:
-            full = full.sum(axis=axis, keepdims=True)
-    return full
+    return sum_to(np.broadcast_to(value, np.broadcast_shapes(value.shape, tuple(shape))), shape)
 
 
 def check_forward(name: str, node, latex: str | None = None) -> None:

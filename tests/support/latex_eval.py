@@ -66,7 +66,7 @@ _COMMAND_FUNCTIONS = {"log", "ln", "exp", "sin", "cos", "tan", "sinh", "cosh", "
                       "arctan", "det", "sigma", "Phi", "varphi"}
 
 
-def _sum_to(g, shape):
+def sum_to(g, shape):
     """g summed down to `shape`, as the engine undoes broadcasting."""
     g = np.asarray(g)
     while g.ndim > len(shape):
@@ -602,7 +602,7 @@ class _Parser:
             raise Unreadable("a sum with bounds")
         body = self.body()
         if self.ev.target_shape is not None and name == "sum":
-            return _sum_to(body, self.ev.target_shape)
+            return sum_to(body, self.ev.target_shape)
         return f(body)
 
     def body(self):
