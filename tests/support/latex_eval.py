@@ -541,17 +541,20 @@ class _Parser:
         if self.peek(skip_space=False) == ("char", "^"):
             raise Unreadable(f"a power of the function {name}")
         if self.peek() == ("open", "("):
-            self.take()
-            args = [self.expr()]
-            while self.peek() == ("char", ","):
-                self.take()
-                args.append(self.expr())
-            self.expect(("close", ")"))
-            value = f(*args)
-            value = self.postfix(value)
+            value = self.postfix(f(*self.arguments()))
         else:
             value = f(self.factor_or_function())
         return value / np.log(base) if base is not None else value
+
+    def arguments(self) -> list:
+        """A function's parenthesized arguments, (a) or (a, b, ...)."""
+        self.take()
+        args = [self.expr()]
+        while self.peek() == ("char", ","):
+            self.take()
+            args.append(self.expr())
+        self.expect(("close", ")"))
+        return args
 
     def factor_or_function(self):
         """A function's argument written without parentheses: one factor (itself maybe a function)."""
@@ -566,12 +569,7 @@ class _Parser:
             body = self.factor()
             return body if np.ndim(body) == 0 else f1(body, axis=axis, keepdims=True)
         if self.peek() == ("open", "("):
-            self.take()
-            args = [self.expr()]
-            while self.peek() == ("char", ","):
-                self.take()
-                args.append(self.expr())
-            self.expect(("close", ")"))
+            args = self.arguments()
             if len(args) == 2:
                 return self.postfix(f2(*args))
             return self.postfix(f1(args[0]))
