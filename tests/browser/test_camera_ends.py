@@ -7,7 +7,7 @@ the graph's viewport, or a visible note in the viewport names it.
 """
 import pytest
 
-from tests.support.browser_support import chromium
+from tests.support.browser_support import chromium, open_player
 from tests.support.player_programs import PROGRAMS, animation
 
 pytestmark = pytest.mark.browser
@@ -50,11 +50,7 @@ def players(tmp_path_factory):
 def test_both_ends_of_the_running_nodes_edges_are_shown_or_named(players, viewport):
     with chromium(viewport) as context:
         for name, path in players.items():
-            page = context.new_page()
-            page.emulate_media(reduced_motion="reduce")
-            page.goto(path.as_uri())
-            root = page.locator(".gv-player").first
-            root.wait_for()
+            page, root = open_player(context, path)
             backward = root.evaluate("r => JSON.parse(r.querySelector('script.gv-data').textContent).frames"
                                      ".map((f, k) => f.t.startsWith('backward') ? k : -1).filter(k => k >= 0)")
             assert backward, name

@@ -4,7 +4,7 @@ larger text, so none is cut at the panel's right edge."""
 import pytest
 
 import gradviz as torch
-from tests.support.browser_support import chromium
+from tests.support.browser_support import chromium, open_player
 
 pytestmark = pytest.mark.browser
 
@@ -27,11 +27,7 @@ def test_an_embeddings_grids_fit_the_panel(tmp_path):
     assert "gv-running" in anim.frames[step].text
     path = anim.save(tmp_path / "embedding.html")
     with chromium((1280, 720)) as context:
-        page = context.new_page()
-        page.emulate_media(reduced_motion="reduce")
-        page.goto(path.as_uri())
-        root = page.locator(".gv-player")
-        root.wait_for()
+        _, root = open_player(context, path)
         root.evaluate(f"r => r.__gv.go({step}, false)")
         assert root.evaluate("r => r.querySelectorAll('.gv-panel tr.gv-running table.gv-grid').length") >= 2
         assert root.evaluate(CUT) == []
@@ -46,10 +42,6 @@ def test_eight_columns_of_ten_character_numbers_fit_the_panel(tmp_path):
     assert "gv-long" in anim.frames[step].text
     path = anim.save(tmp_path / "view.html")
     with chromium((1280, 720)) as context:
-        page = context.new_page()
-        page.emulate_media(reduced_motion="reduce")
-        page.goto(path.as_uri())
-        root = page.locator(".gv-player")
-        root.wait_for()
+        _, root = open_player(context, path)
         root.evaluate(f"r => r.__gv.go({step}, false)")
         assert root.evaluate(CUT) == []

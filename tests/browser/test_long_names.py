@@ -3,7 +3,7 @@ running off its right edge (800×600, every frame)."""
 import pytest
 
 import gradviz as torch
-from tests.support.browser_support import chromium
+from tests.support.browser_support import chromium, open_player
 
 pytestmark = pytest.mark.browser
 
@@ -30,11 +30,7 @@ def test_long_names_wrap_in_the_panel(tmp_path):
     path = anim.save(tmp_path / "long.html")
     assert "another_extremely_long_weight_name" in path.read_text()
     with chromium((800, 600)) as context:
-        page = context.new_page()
-        page.emulate_media(reduced_motion="reduce")
-        page.goto(path.as_uri())
-        root = page.locator(".gv-player")
-        root.wait_for()
+        _, root = open_player(context, path)
         for k in range(len(anim.frames)):
             root.evaluate(f"r => r.__gv.go({k}, false)")
             assert root.evaluate(OVERFLOWING) == [], k

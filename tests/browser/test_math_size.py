@@ -7,7 +7,7 @@ a script level), in one math face.
 """
 import pytest
 
-from tests.support.browser_support import chromium
+from tests.support.browser_support import chromium, open_player
 from tests.support.player_programs import PROGRAMS, tracked_animation
 
 pytestmark = pytest.mark.browser
@@ -37,11 +37,7 @@ def test_panel_math_is_at_least_body_text_size(name, tmp_path):
     anim = tracked_animation(name, tmp_path)
     path = anim.save(tmp_path / f"{name}.html")
     with chromium((1280, 720)) as context:
-        page = context.new_page()
-        page.emulate_media(reduced_motion="reduce")
-        page.goto(path.as_uri())
-        root = page.locator(".gv-player").first
-        root.wait_for()
+        page, root = open_player(context, path)
         seen = page.evaluate(SIZES, [root.element_handle(), list(range(len(anim.frames)))])
         for step in seen:
             assert step["body"] >= 13, step

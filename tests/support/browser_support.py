@@ -39,3 +39,14 @@ def chromium(viewport=(1300, 900)):
             yield context
         finally:
             context.close()
+
+
+def open_player(context, path):
+    """(page, root): a saved player opened in a new page of `context`, with reduced motion (steps
+    drawn at once), its `.gv-player` shown."""
+    page = context.new_page()
+    page.emulate_media(reduced_motion="reduce")
+    page.goto(path.as_uri())
+    root = page.locator(".gv-player").first
+    root.wait_for()
+    return page, root
