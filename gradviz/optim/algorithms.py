@@ -64,8 +64,18 @@ def _check_adam(lr, betas, eps, weight_decay, differentiable) -> None:
     _differentiable(differentiable)
 
 
+def _moments(state, g, b1, b2) -> tuple:
+    """The Adam family's running means of g and g², updated in place and returned (torch's
+    exp_avg.lerp_(g, 1 − β₁) and exp_avg_sq.mul_(β₂).addcmul_(g, g, value=1 − β₂))."""
+    m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
+    _lerp_(m, g, 1 - b1)
+    v *= b2
+    v += (1 - b2) * g * g
+    return m, v
+
+
 def _decay_decoupled(g, x, group):
-    """Weight decay as NAdam and RAdam take it: decoupled (x ← x·(1 − lr·λ), as AdamW) or added to g."""
+    """Weight decay as Adam, NAdam and RAdam take it: decoupled (x ← x·(1 − lr·λ), as AdamW) or added to g."""
     wd = group["weight_decay"]
     if wd != 0 and group["decoupled_weight_decay"]:
         x *= 1 - group["lr"] * wd
@@ -127,16 +137,9 @@ class Adam(Optimizer):
         if not state:
             _init(state, p, "exp_avg", "exp_avg_sq", *(("max_exp_avg_sq",) if group["amsgrad"] else ()))
         step = step_count(state)
-        lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-        if group["decoupled_weight_decay"]:
-            if wd != 0:
-                x *= 1 - lr * wd
-        else:
-            g = _decay(g, x, wd)
-        m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
-        _lerp_(m, g, 1 - b1)
-        v *= b2
-        v += (1 - b2) * g * g
+        lr, (b1, b2), eps = group["lr"], group["betas"], group["eps"]
+        g = _decay_decoupled(g, x, group)
+        m, v = _moments(state, g, b1, b2)
         step_size = lr / (1 - b1 ** step)
         bc2_sqrt = (1 - b2 ** step) ** 0.5
         if group["amsgrad"]:
@@ -298,10 +301,7 @@ class NAdam(Optimizer):
         mu_next = b1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * decay)))
         product = state["mu_product"]
         product._data = product._data * mu   # in the step counter's dtype, as torch keeps it
-        m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
-        _lerp_(m, g, 1 - b1)
-        v *= b2
-        v += (1 - b2) * g * g
+        m, v = _moments(state, g, b1, b2)
         denom = _sqrt(v / bias_correction2)
         product_now = float(product._data)
         product_next = product_now * mu_next
@@ -329,10 +329,7 @@ class RAdam(Optimizer):
         step = step_count(state)
         lr, (b1, b2) = group["lr"], group["betas"]
         g = _decay_decoupled(g, x, group)
-        m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
-        _lerp_(m, g, 1 - b1)
-        v *= b2
-        v += (1 - b2) * g * g
+        m, v = _moments(state, g, b1, b2)
         bias_correction1 = 1 - b1 ** step
         bias_correction2 = 1 - b2 ** step
         corrected = m / bias_correction1
