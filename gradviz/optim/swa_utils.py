@@ -19,14 +19,6 @@ __all__ = ["AveragedModel", "update_bn", "SWALR", "get_ema_multi_avg_fn", "get_s
            "get_swa_avg_fn"]
 
 
-def _lerp_(averaged, current, weight: float) -> None:
-    """averaged ← averaged + weight·(current − averaged), as torch's lerp kernel on each side of ½."""
-    if abs(weight) < 0.5:
-        averaged.copy_(averaged + weight * (current - averaged))
-    else:
-        averaged.copy_(current - (current - averaged) * (1 - weight))
-
-
 def _check_decay(decay: float) -> None:
     if decay < 0.0 or decay > 1.0:
         raise ValueError(f"Invalid decay value {decay} provided. Please provide a value in [0,1] range.")
@@ -40,7 +32,7 @@ def get_ema_multi_avg_fn(decay: float = 0.999) -> Callable:
         with no_grad():
             if ema_param_list[0].is_floating_point():
                 for p_ema, p_model in zip(ema_param_list, current_param_list):
-                    _lerp_(p_ema, p_model, 1 - decay)
+                    p_ema.lerp_(p_model, 1 - decay)
             else:
                 for p_ema, p_model in zip(ema_param_list, current_param_list):
                     p_ema.copy_(p_ema * decay + p_model * (1 - decay))
@@ -53,7 +45,7 @@ def get_swa_multi_avg_fn() -> Callable:
         with no_grad():
             if averaged_param_list[0].is_floating_point():
                 for p_avg, p_model in zip(averaged_param_list, current_param_list):
-                    _lerp_(p_avg, p_model, float(1 / (num_averaged + 1)))
+                    p_avg.lerp_(p_model, float(1 / (num_averaged + 1)))
             else:
                 for p_avg, p_model in zip(averaged_param_list, current_param_list):
                     p_avg.add_((p_model - p_avg) / (num_averaged + 1))
