@@ -113,9 +113,14 @@ def _raise_ragged(data):
 
 
 def _only_ints(data) -> bool:
-    """Python ints (and bools) only, at least one: NumPy made floats of them because one was beyond int64."""
-    leaves = list(_flat(data))
-    return bool(leaves) and all(isinstance(v, int) for v in leaves)
+    """Python ints (and bools) only, at least one: NumPy made floats of them because one was beyond int64.
+    Read up to the first other number (a list of floats stops at its first)."""
+    found = False
+    for v in _flat(data):
+        if not isinstance(v, int):
+            return False
+        found = True
+    return found
 
 
 def _numbers_beyond_int64(data):
