@@ -426,6 +426,8 @@ def test_01_tensors_and_grad_fn(run_notebook):
     assert "not computed yet" in svgs[0] and "not computed yet" not in svgs[1]
     assert "PowBackward0" in svgs[-1] and "SumBackward0" in svgs[-1]
     assert "z = x ⊙ y" in svgs[0] and "z = x ⊙ y" in svgs[1], "the tensor y drawn as the tensor it is, before and after"
+    assert "directly access saved tensors after they have already been freed" in text, "backward freed _saved_other"
+    assert "= 2x" in svgs[2], "the Python number of x * 2 drawn as the number"
 
 
 def test_02_vector_jacobian_products(run_notebook):
