@@ -426,6 +426,8 @@ def test_01_tensors_and_grad_fn(run_notebook):
     assert "not computed yet" in svgs[0] and "not computed yet" not in svgs[1]
     assert "PowBackward0" in svgs[-1] and "SumBackward0" in svgs[-1]
     assert "z = x ⊙ y" in svgs[0] and "z = x ⊙ y" in svgs[1], "the tensor y drawn as the tensor it is, before and after"
+    assert "directly access saved tensors after they have already been freed" in text, "backward freed _saved_other"
+    assert "= 2x" in svgs[2], "the Python number of x * 2 drawn as the number"
 
 
 def test_02_vector_jacobian_products(run_notebook):
@@ -670,6 +672,8 @@ def test_16_backprop_a_whole_network(run_notebook):
     assert "{'setosa': 50, 'versicolor': 50, 'virginica': 50}" in text
     assert "✓ dlogits: right on all 3 cases" in text and "✓ your gradients: right on all 3 cases" in text
     assert "the two runs agree at every step: True" in text
+    db1 = re.search(r"db1 = tensor\(\[([^\]]*)\]\)", text).group(1).split(",")
+    assert len(db1) == 8 and all(abs(float(v)) < 1e-6 for v in db1), "db1 is zero up to rounding, as the text says"
     start, yours, engines = map(float, re.search(r"loss: (\S+) -> (\S+) \(yours\), (\S+) \(the engine's\)", text).groups())
     assert yours < start / 4 and abs(yours - engines) < 1e-4, "training with the learner's gradients works"
     assert float(re.search(r"training accuracy with your gradients: (\S+)", text).group(1)) > 0.9
