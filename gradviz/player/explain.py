@@ -309,16 +309,17 @@ def _running(builder, edge, grad) -> str:
     expected = [e for e in graph.gradient_edges_out(receiver) if graph.output_nr(e) == nr]
     if len(expected) < 2:
         return ""
-    who = graph.nodes[receiver]
-    leaf = graph.leaf_of(receiver)
-    name = f"∂L/∂{esc(leaf.name)}" if leaf is not None and leaf.name else f"∂L/∂(output of {esc(who.name)})"
+    # the tensor by the symbol the rest of the panel calls it (∂L/∂h), else by the node that made it
+    symbol = graph.symbol(receiver, nr)
+    name = f"∂L/∂{esc(symbol)}" if symbol else f"∂L/∂(output of {esc(graph.nodes[receiver].name)})"
     parts = [g for _, g in got]
     total = _sum_previews(parts)
     done = len(got) >= len(expected)
     shown = _sum_line(parts, total) if total is not None and len(parts) > 1 else _values(parts[-1])
     state = ("all its consumers have now sent gradient, so it can run next" if done
              else f"{len(got)} of {len(expected)} consumers so far; it runs once all have sent gradient")
-    return f'<span class="gv-k">running sum</span> {name} ← {shown} <span class="gv-note">({state})</span>'
+    # the state on a line of its own: beside a tall grid it would wrap around the grid's middle
+    return f'<span class="gv-k">running sum</span> {name} ← {shown} <div class="gv-note">({state})</div>'
 
 
 def _jacobians(step, node, formula: Formula) -> str:

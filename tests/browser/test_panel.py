@@ -295,3 +295,23 @@ def test_each_step_is_read_from_the_top_of_the_panel(tmp_path, browser):
         assert seen["top"] == 0 and seen["title"], (key, seen)
     assert not errors
     page.close()
+
+
+def test_a_running_sums_state_is_read_below_its_grids(tmp_path, browser):
+    """"(1 of 3 consumers so far; …)" beside a tall grid wrapped around the grid's middle; it is a
+    line of its own under the sum."""
+    anim = tracked_animation("barlow", tmp_path)
+    page, root, errors = open_player(browser, anim, tmp_path, viewport=(1280, 720))
+    handle = root.element_handle()
+    ks = [i for i, f in enumerate(anim.frames) if "gv-running" in f.text]
+    assert ks
+    for k in ks:
+        page.evaluate(f"r => r.__gv.go({k}, false)", handle)
+        rows = page.evaluate("""r => [...r.querySelectorAll('.gv-panel tr.gv-running')].map(tr => {
+          const note = tr.querySelector('.gv-note').getBoundingClientRect();
+          const grids = [...tr.querySelectorAll('.gv-tensor')].map(g => g.getBoundingClientRect().bottom);
+          return {note: note.top, grids: Math.max(...grids), lines: Math.round(note.height / 16)}; })""", handle)
+        for row in rows:
+            assert row["note"] >= row["grids"] - 1, (k, row)
+    assert not errors
+    page.close()

@@ -224,3 +224,13 @@ def test_a_broadcast_note_names_the_tensor_that_was_broadcast():
     anim = torch.animate(((z - z.mean(0)) + b).sum(), names={"z": z, "b": b})
     notes = sorted(re.findall(r"(\S+) was broadcast in the forward pass", _said(" ".join(f.text for f in anim.frames))))
     assert notes == ["b", "t₁"], notes
+
+
+def test_a_running_sum_calls_the_tensor_by_its_symbol():
+    """h feeds two ops: its running sum is ∂L/∂h, as the rest of the panel calls it, not
+    ∂L/∂(output of TanhBackward0)."""
+    x = torch.tensor([1.0, -2.0, 0.5], requires_grad=True)
+    h = torch.tanh(x)
+    anim = torch.animate((h * 3 + h.exp()).sum(), names={"x": x, "h": h})
+    heads = [m.strip() for f in anim.frames for m in re.findall(r"running sum</span> ([^<]*)←", f.text)]
+    assert heads == ["∂L/∂h", "∂L/∂h"], heads
