@@ -21,7 +21,7 @@ WHEN = re.compile(r"\$\?([A-Za-z_]\w*)\{([^{}]*(?:\{[^{}]*\}[^{}]*)*)\}")
 PARAM_LATEX = {"alpha": r"\alpha", "beta": r"\beta", "value": "v", "eps": r"\varepsilon", "exponent": "p",
                "weight": "w", "negative_slope": "s", "min": r"\mathrm{lo}", "max": r"\mathrm{hi}",
                "other": "s", "self": "s", "scale": "s", "lambd": r"\lambda", "threshold": r"\theta",
-               "decimals": "d", "group": "G"}
+               "decimals": "d", "group": "G", "correction": "k"}
 
 
 def param_latex(key: str) -> str:

@@ -129,13 +129,13 @@ def _std_vjp(xp, g, c, a, dims, keep, k):
     return restore(xp, xp.where(c == 0, 0, g / c), dims, keep, a.ndim) * _centered(xp, a, dims) / (_count(a, dims) - k)
 
 
-VAR = Op("var", "VarBackward0", r"$c = \frac{\sum ($0 - \bar{$0})^2}{n - k}",
+VAR = Op("var", "VarBackward0", r"$c = \frac{\sum ($0 - \bar{$0})^2}{n - $correction}",
          quiet(lambda xp, a, dims, keep, k: _spread(a, "var", dims, keep, k)), vjp=(quiet(_var_vjp),), params=("dim", "keepdim", "correction"), saves=("self",),
-         vjp_latex=(r"\bar{g} \odot \frac{2 ($0 - \bar{$0})}{n - k}",))
-STD = Op("std", "StdBackward0", r"$c = \sqrt{\frac{\sum ($0 - \bar{$0})^2}{n - k}}",
+         vjp_latex=(r"\bar{g} \odot \frac{2 ($0 - \bar{$0})}{n - $correction}",))
+STD = Op("std", "StdBackward0", r"$c = \sqrt{\frac{\sum ($0 - \bar{$0})^2}{n - $correction}}",
          quiet(lambda xp, a, dims, keep, k: _spread(a, "std", dims, keep, k)), vjp=(quiet(_std_vjp),), params=("dim", "keepdim", "correction"),
          saves=("self", "result"),
-         vjp_latex=(r"\bar{g} \odot \frac{$0 - \bar{$0}}{(n - k)\, $c}",))
+         vjp_latex=(r"\bar{g} \odot \frac{$0 - \bar{$0}}{(n - $correction)\, $c}",))
 
 
 def _prod_vjp(xp, g, c, a, dims, keep, dtype):
@@ -436,13 +436,13 @@ STD_MEAN = Op("std_mean", "StdMeanBackward0", r"(s,\, m) = (\operatorname{std} $
               vjp=(quiet(lambda xp, g, c, a, dims, keep, k:
                          _std_vjp(xp, g[0], c[0], a, dims, keep, k) + _mean_part(xp, g[1], a, dims, keep)),), params=("dim", "keepdim", "correction"),
               saves=("self", "result"), n_outputs=2,
-              vjp_latex=(r"\bar{g}_s \odot \frac{$0 - \bar{$0}}{(n - k)\, s} + \frac{\bar{g}_m}{n}",))
+              vjp_latex=(r"\bar{g}_s \odot \frac{$0 - \bar{$0}}{(n - $correction)\, s} + \frac{\bar{g}_m}{n}",))
 VAR_MEAN = Op("var_mean", "VarMeanBackward0", r"(v,\, m) = (\operatorname{var} $0,\, \operatorname{mean} $0)",
               quiet(_var_mean_forward),
               vjp=(quiet(lambda xp, g, c, a, dims, keep, k:
                          _var_vjp(xp, g[0], c[0], a, dims, keep, k) + _mean_part(xp, g[1], a, dims, keep)),), params=("dim", "keepdim", "correction"),
               saves=("self",), n_outputs=2,
-              vjp_latex=(r"\bar{g}_v \odot \frac{2 ($0 - \bar{$0})}{n - k} + \frac{\bar{g}_m}{n}",))
+              vjp_latex=(r"\bar{g}_v \odot \frac{2 ($0 - \bar{$0})}{n - $correction} + \frac{\bar{g}_m}{n}",))
 
 
 def _aminmax_vjp(xp, g, c, a, dims, keep):

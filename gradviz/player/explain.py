@@ -90,14 +90,19 @@ def _grouped(builder, node_id: str) -> dict:
 def forward(builder, node_id: str, k: int, count: int) -> tuple:
     graph = builder.graph
     node = graph.nodes[node_id]
-    inputs = []
+    inputs = {}
     for e in graph.into.get(node_id, ()):
         if e.slot < 0:
             continue
         src = graph.nodes[e.src]
-        inputs.append(node_label(graph, e.src) if src.kind in ("accumulate", "leaf")
-                      else f"the output of {node_label(graph, e.src)}")
-    ins = _join(inputs) if inputs else "its inputs"
+        inputs[e.slot] = (node_label(graph, e.src) if src.kind in ("accumulate", "leaf")
+                          else f"the output of {node_label(graph, e.src)}")
+    # a tensor that needs no grad has no edge, but the formula reads it (the x of t = x w): it is named too
+    consts = {k for k, _ in node.constants}
+    for slot, name in enumerate(node.in_names):
+        if name and slot not in inputs and str(slot) not in consts:
+            inputs[slot] = esc(name)
+    ins = _join([inputs[slot] for slot in sorted(inputs)]) if inputs else "its inputs"
     title = f"forward {k + 1}/{count} · {esc(node.name)}"
     value = f'<div class="gv-row"><span class="gv-k">gives</span> {_values(node.value)}</div>' \
         if node.value is not None else ""
@@ -276,7 +281,7 @@ def _op(builder, step, node) -> str:
             many = "axes" if len(axes) > 1 else "axis"
             sigma = latex.mathml(r"\sum_{\text{" + many + " " + axes_txt + "}}")
             row += (f'<tr class="gv-broadcast"><td></td><td>{sigma}'
-                    f" {target} was broadcast in the forward pass, so its gradient is "
+                    f" {esc(formula.input_text(slot))} was broadcast in the forward pass, so its gradient is "
                     f"summed over {many} {axes_txt} to return to its shape {esc(shape(grad.shape))}.</td></tr>")
         shared = [s for s in sorted(flows) if graph.edges[flows[s][0]].src == edge.src
                   and graph.edges[flows[s][0]].output_nr == edge.output_nr]
@@ -304,16 +309,17 @@ def _running(builder, edge, grad) -> str:
     expected = [e for e in graph.gradient_edges_out(receiver) if graph.output_nr(e) == nr]
     if len(expected) < 2:
         return ""
-    who = graph.nodes[receiver]
-    leaf = graph.leaf_of(receiver)
-    name = f"∂L/∂{esc(leaf.name)}" if leaf is not None and leaf.name else f"∂L/∂(output of {esc(who.name)})"
+    # the tensor by the symbol the rest of the panel calls it (∂L/∂h), else by the node that made it
+    symbol = graph.symbol(receiver, nr)
+    name = f"∂L/∂{esc(symbol)}" if symbol else f"∂L/∂(output of {esc(graph.nodes[receiver].name)})"
     parts = [g for _, g in got]
     total = _sum_previews(parts)
     done = len(got) >= len(expected)
     shown = _sum_line(parts, total) if total is not None and len(parts) > 1 else _values(parts[-1])
     state = ("all its consumers have now sent gradient, so it can run next" if done
              else f"{len(got)} of {len(expected)} consumers so far; it runs once all have sent gradient")
-    return f'<span class="gv-k">running sum</span> {name} ← {shown} <span class="gv-note">({state})</span>'
+    # the state on a line of its own: beside a tall grid it would wrap around the grid's middle
+    return f'<span class="gv-k">running sum</span> {name} ← {shown} <div class="gv-note">({state})</div>'
 
 
 def _jacobians(step, node, formula: Formula) -> str:

@@ -272,3 +272,46 @@ def test_on_a_phone_the_controls_stay_in_reach_while_the_panel_is_read(tmp_path,
         assert after == dict(before, frame=before["frame"] + k), (k, after)
     assert not errors
     page.close()
+
+
+def test_each_step_is_read_from_the_top_of_the_panel(tmp_path, browser):
+    """A learner who scrolled down a long panel (the running sum of z2's gradient) and presses Next
+    sees the next step from its title, not halfway into it; Prev likewise."""
+    anim = tracked_animation("barlow", tmp_path)
+    page, root, errors = open_player(browser, anim, tmp_path, viewport=(1280, 720))
+    handle = root.element_handle()
+    k = next(i for i, f in enumerate(anim.frames) if f.title.startswith("backward") and "Std" in f.title)
+    page.evaluate(f"r => r.__gv.go({k}, false)", handle)
+    where = """r => { const p = r.querySelector('.gv-panel'), t = r.querySelector('.gv-title').getBoundingClientRect(),
+      b = p.getBoundingClientRect(); return {top: p.scrollTop, long: p.scrollHeight > p.clientHeight + 40,
+      title: t.top >= b.top - 1 && t.bottom <= b.bottom + 1, frame: r.__gv.frame()}; }"""
+    for key in ("ArrowRight", "ArrowLeft", "ArrowLeft"):
+        page.evaluate("r => { const p = r.querySelector('.gv-panel'); p.scrollTop = p.scrollHeight; }", handle)
+        scrolled = page.evaluate(where, handle)
+        assert scrolled["long"] and scrolled["top"] > 0 and not scrolled["title"], scrolled
+        page.keyboard.press(key)
+        seen = page.evaluate(where, handle)
+        assert seen["frame"] == scrolled["frame"] + (1 if key == "ArrowRight" else -1), seen
+        assert seen["top"] == 0 and seen["title"], (key, seen)
+    assert not errors
+    page.close()
+
+
+def test_a_running_sums_state_is_read_below_its_grids(tmp_path, browser):
+    """"(1 of 3 consumers so far; …)" beside a tall grid wrapped around the grid's middle; it is a
+    line of its own under the sum."""
+    anim = tracked_animation("barlow", tmp_path)
+    page, root, errors = open_player(browser, anim, tmp_path, viewport=(1280, 720))
+    handle = root.element_handle()
+    ks = [i for i, f in enumerate(anim.frames) if "gv-running" in f.text]
+    assert ks
+    for k in ks:
+        page.evaluate(f"r => r.__gv.go({k}, false)", handle)
+        rows = page.evaluate("""r => [...r.querySelectorAll('.gv-panel tr.gv-running')].map(tr => {
+          const note = tr.querySelector('.gv-note').getBoundingClientRect();
+          const grids = [...tr.querySelectorAll('.gv-tensor')].map(g => g.getBoundingClientRect().bottom);
+          return {note: note.top, grids: Math.max(...grids), lines: Math.round(note.height / 16)}; })""", handle)
+        for row in rows:
+            assert row["note"] >= row["grids"] - 1, (k, row)
+    assert not errors
+    page.close()

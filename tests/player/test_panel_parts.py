@@ -200,3 +200,37 @@ def test_formulas_show_the_learners_names_and_constants():
     pow_ = texts[by_name["PowBackward0"]]
     assert "<msup><mrow><mi>h</mi></mrow><mrow><mrow><mn>3</mn></mrow></mrow></msup>" in pow_   # y = h³
     assert "\\" not in re.sub(r"<[^>]+>", "", pow_)                     # no raw LaTeX reaches the page
+
+
+def _said(text: str) -> str:
+    """A panel's words, each formula read as M."""
+    return re.sub(r"<[^>]+>", "", re.sub(r"<math.*?</math>", "M", text))
+
+
+def test_the_forward_step_names_every_tensor_its_formula_reads():
+    """t₁ = x w1 is computed from x and w1, though x needs no grad and so has no edge in the graph."""
+    x = torch.randn(5, 4)
+    w1 = torch.randn(4, 8, requires_grad=True)
+    anim = torch.animate((x @ w1 / 2).sum(), names={"x": x, "w1": w1})
+    said = [_said(f.text) for f in anim.frames if f.title.startswith("forward")]
+    assert "computes M from x and w1;" in said[0], said[0]
+    assert "computes M from the output of MmBackward0 (t₁);" in said[1], said[1]   # a constant is no tensor
+
+
+def test_a_broadcast_note_names_the_tensor_that_was_broadcast():
+    """The tensor t₁ was broadcast, not the node MeanBackward1 that made it; a leaf by its name."""
+    z = torch.randn(8, 4, requires_grad=True)
+    b = torch.zeros(4, requires_grad=True)
+    anim = torch.animate(((z - z.mean(0)) + b).sum(), names={"z": z, "b": b})
+    notes = sorted(re.findall(r"(\S+) was broadcast in the forward pass", _said(" ".join(f.text for f in anim.frames))))
+    assert notes == ["b", "t₁"], notes
+
+
+def test_a_running_sum_calls_the_tensor_by_its_symbol():
+    """h feeds two ops: its running sum is ∂L/∂h, as the rest of the panel calls it, not
+    ∂L/∂(output of TanhBackward0)."""
+    x = torch.tensor([1.0, -2.0, 0.5], requires_grad=True)
+    h = torch.tanh(x)
+    anim = torch.animate((h * 3 + h.exp()).sum(), names={"x": x, "h": h})
+    heads = [m.strip() for f in anim.frames for m in re.findall(r"running sum</span> ([^<]*)←", f.text)]
+    assert heads == ["∂L/∂h", "∂L/∂h"], heads

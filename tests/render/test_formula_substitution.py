@@ -382,10 +382,22 @@ def test_a_bar_over_a_name_of_several_characters_reads_as_its_mean():
     z2 = torch.randn(4, 3, requires_grad=True)
     s = z2.std(0)
     labels = re.findall(r">([^<]*)</text>", torch.draw(s, names={"z2": z2, "s": s}).svg())
-    assert "s = √(Σ (z2 − mean(z2))² / (n − k))" in labels    # the root's parentheses only
+    assert "s = √(Σ (z2 − mean(z2))² / (n − 1))" in labels    # the root's parentheses only
     x = torch.randn(3, requires_grad=True)
     labels = re.findall(r">([^<]*)</text>", torch.draw(x.var(), names={"x": x}).svg())
     assert any("(x − x̄)²" in t for t in labels)
+
+
+def test_std_and_var_show_the_correction_they_used():
+    """A learner reads n − 1 (or the correction passed), not a letter k the panel never explains."""
+    import re
+    z = torch.randn(5, 3, requires_grad=True)
+    for out, k in ((z.std(0), "1"), (z.var(0, correction=0), "0")):
+        labels = re.findall(r">([^<]*)</text>", torch.draw(out.sum(), names={"z": z}).svg())
+        assert any(f"n − {k})" in t for t in labels) and not any("n − k" in t for t in labels), labels
+    for out, k in ((z.std(0), "1"), (torch.std_mean(z, 0, correction=2)[0], "2")):
+        said = " ".join(f.caption for f in torch.animate(out.sum(), names={"z": z}).frames if "Std" in f.title)
+        assert f"(n − {k})" in said and "n − k" not in said, said
 
 
 def test_a_line_of_code_names_the_value_it_assigns(tmp_path):

@@ -313,7 +313,7 @@
     var slider = q(".gv-slider"), count = q(".gv-count"), title = q(".gv-title"), text = q(".gv-text");
     var live = q(".gv-live"), playBtn = q(".gv-play"), speed = q(".gv-speed"), nextBtn = q(".gv-next"),
         prevBtn = q(".gv-prev"), firstBtn = q(".gv-first"), followBtn = q(".gv-follow"), openBtn = q(".gv-open");
-    var code = q(".gv-code"), lines = data.lines || {}, lit = null;
+    var code = q(".gv-code"), lines = data.lines || {}, lit = null, panel = q(".gv-panel"), read = null;
     var current = -1, timer = null, wanted = null, started = false, moved = false;   // moved: stepped since load
     var hooks = { user: function () { setFollow(false); }, started: function () { return started; } };
     var main = View(stage, svg, data.mid, hooks), V = main;    // V: the layout on screen
@@ -388,6 +388,11 @@
       V.drawLabels(f.l);
       title.innerHTML = f.t;
       morph(text, f.h);
+      // a new step is read from its top: the panel keeps its scroll across a change of content, so a
+      // learner who scrolled down one step's long panel would land halfway into the next, its title
+      // and formula out of sight
+      var step = opened ? opened.at + ":" + opened.k : String(current);
+      if (panel && step !== read) { panel.scrollTop = 0; read = step; }
       markLine(f.n);
       if (live) live.textContent = f.s || title.textContent;
       root.setAttribute("data-node", f.n || "");
