@@ -13,7 +13,8 @@ from functools import lru_cache
 
 from ..formatting import shape as shape_text
 from ..ops import pointwise
-from .graph import output_shape
+from ..ops.shape import split_op, unbind_op
+from .graph import n_outputs, output_shape
 from .support import torch_module
 
 _UNSIGNED = 2 ** 64
@@ -193,17 +194,34 @@ def attr_text(value) -> str:
     return str(value)
 
 
+_SPLITS = ("SplitBackward0", "UnsafeSplitBackward0", "SplitWithSizesBackward0", "UnsafeSplitWithSizesBackward0")
+
+
 def variant(fn, op):
     """The record of the form torch ran where one node name has two: add/sub with an alpha other
-    than 1, gelu with the tanh approximation (read from the node's _saved_* fields)."""
+    than 1, gelu with the tanh approximation (read from the node's _saved_* fields); a split or
+    unbind, whose record depends on how many outputs the node has."""
     if op is None:
-        return None
+        name = type(fn).__name__
+        if name == "UnbindBackward0":
+            return unbind_op(n_outputs(fn))
+        return split_op(n_outputs(fn), name) if name in _SPLITS else None
     if op is pointwise.ADD or op is pointwise.SUB:
         if saved_plain(fn, "alpha") not in (None, 1):
             return pointwise.ADD_ALPHA if op is pointwise.ADD else pointwise.SUB_ALPHA
     if op is pointwise.GELU and getattr(fn, "_saved_approximate", "none") == "tanh":
         return pointwise.GELU_TANH
     return op
+
+
+def _piece_sizes(fn) -> list | None:
+    """The sizes of a split's pieces, as gradviz records them ([3, 1]), where torch saved the one
+    size of chunk and split(int) (3) beside the split tensor's sizes."""
+    size, dim, sizes = (saved_plain(fn, k) for k in ("split_size", "dim", "self_sym_sizes"))
+    if size is None or dim is None or sizes is None:
+        return None
+    whole = sizes[dim]
+    return [min(size, whole - start) for start in range(0, whole, size)] if size > 0 else None
 
 
 def constants(fn, op, inputs) -> tuple:
@@ -217,6 +235,8 @@ def constants(fn, op, inputs) -> tuple:
         value = saved_plain(fn, name)
         if value is None and name in ("min", "max") and hasattr(fn, f"_saved_{name}"):
             value = float("-inf") if name == "min" else float("inf")   # clamp(min=0): no upper bound
+        if name == "split_sizes" and value is None:
+            value = _piece_sizes(fn)
         if name == "stride" and not value and dict(found).get("kernel_size") is not None:
             value = dict(found)["kernel_size"]   # a pool's stride=None is saved as []: the kernel size
         if value is not None:
