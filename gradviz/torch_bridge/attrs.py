@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from ..autograd.function import arg_names, op_for_function
 from ..formatting import shape as shape_text
 from ..ops import pointwise
 from ..ops.shape import split_op, unbind_op
@@ -205,13 +206,34 @@ def variant(fn, op):
         name = type(fn).__name__
         if name == "UnbindBackward0":
             return unbind_op(n_outputs(fn))
-        return split_op(n_outputs(fn), name) if name in _SPLITS else None
+        if name in _SPLITS:
+            return split_op(n_outputs(fn), name)
+        return _user_function(fn)
     if op is pointwise.ADD or op is pointwise.SUB:
         if saved_plain(fn, "alpha") not in (None, 1):
             return pointwise.ADD_ALPHA if op is pointwise.ADD else pointwise.SUB_ALPHA
     if op is pointwise.GELU and getattr(fn, "_saved_approximate", "none") == "tanh":
         return pointwise.GELU_TANH
     return op
+
+
+def _user_function(fn):
+    """The record of a custom torch.autograd.Function's node (its formulas say it runs user code), or None.
+
+    torch's node has an input slot per tensor argument of forward, and needs_input_grad a flag per
+    argument: the slots that carry a gradient are the arguments flagged, in order; backward returns
+    a gradient for every argument, so its index is the argument's position."""
+    cls = getattr(fn, "_forward_cls", None)
+    needs = getattr(fn, "needs_input_grad", None)
+    if cls is None or needs is None:
+        return None
+    flagged = [i for i, need in enumerate(needs) if need]
+    others = [i for i, need in enumerate(needs) if not need]
+    positions = tuple(flagged.pop(0) if nxt is not None and flagged else others.pop(0) if others else slot
+                      for slot, (nxt, _) in enumerate(fn.next_functions))
+    names = arg_names(cls.forward, True, len(needs))
+    return op_for_function(cls, tuple(names[p] if p < len(names) else f"input{p}" for p in positions),
+                           n_outputs(fn), positions)
 
 
 def _piece_sizes(fn) -> list | None:

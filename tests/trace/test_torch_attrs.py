@@ -152,3 +152,30 @@ def test_a_split_says_its_outputs_gradients_are_joined_not_summed(cut, name, hea
     assert formula.vjp_text(0) == f"∂L/∂x = {vjp}"
     label = next(line for line in draw(trace).source.splitlines() if f"id={node.id} " in line)
     assert "ḡ₁ +" not in label   # each output is used once: nothing is summed
+
+
+class ScaleThenAdd(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, k, b):
+        ctx.k = k
+        return a * k + b
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.k, None, g
+
+
+class ScaleThenAddHere(gradviz.autograd.Function):
+    forward, backward = ScaleThenAdd.forward, ScaleThenAdd.backward
+
+
+@pytest.mark.parametrize("lib, fn", [(torch, ScaleThenAdd), (gradviz, ScaleThenAddHere)])
+def test_a_custom_function_says_it_runs_user_code_and_which_gradient_backward_returns(lib, fn):
+    y = lib.randn(2)
+    x = lib.randn(2, requires_grad=True)
+    loss = fn.apply(y, 3.0, x).sum()   # x is forward's third argument: backward's [2], in input slot 1
+    trace = trace_from_torch(loss, params={"x": x}) if lib is torch else build_trace([loss], names={"x": x})
+    node = next(n for n in trace.nodes if n.name == f"{fn.__name__}Backward")
+    formula = Formula(Graph(trace), node)
+    assert formula.headline() == f"c = {fn.__name__}.forward(a, b)  (user code)"
+    assert formula.vjp_text(1) == f"∂L/∂x = {fn.__name__}.backward(ctx, ḡ)[2]  (user code)"
