@@ -179,3 +179,19 @@ def test_a_custom_function_says_it_runs_user_code_and_which_gradient_backward_re
     formula = Formula(Graph(trace), node)
     assert formula.headline() == f"c = {fn.__name__}.forward(a, b)  (user code)"
     assert formula.vjp_text(1) == f"∂L/∂x = {fn.__name__}.backward(ctx, ḡ)[2]  (user code)"
+
+
+@pytest.mark.parametrize("reduction, headline, vjp", [
+    ("mean", "t₁ = 1/N Σ (p − t₂)²", "(2ḡ (p − t₂))/N"),
+    ("sum", "t₁ = Σ (p − t₂)²", "2ḡ (p − t₂)"),
+    ("none", "t₁ = (p − t₂)²", "2ḡ (p − t₂)"),
+])
+def test_a_loss_reads_as_its_reduction_says(reduction, headline, vjp):
+    # a VAE's BCE and KL are summed: no 1/N in what it computes, nor in its gradient
+    for lib, build in ((torch, trace_from_torch), (gradviz, None)):
+        p = lib.rand(3, requires_grad=True)
+        loss = lib.nn.functional.mse_loss(p, lib.rand(3), reduction=reduction)
+        trace = build(loss, params={"p": p}) if build else build_trace([loss], names={"p": p})
+        node = next(n for n in trace.nodes if n.name == "MseLossBackward0")
+        formula = Formula(Graph(trace), node)
+        assert (formula.headline(), formula.vjp_text(0)) == (headline, f"∂L/∂p = {vjp}"), lib.__name__
