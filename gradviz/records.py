@@ -83,7 +83,8 @@ class NodeRecord:
     @classmethod
     def of_op(cls, op, n_inputs: int, **values) -> "NodeRecord":
         """A node of the op record `op` with `n_inputs` inputs: the display fields copied from the
-        record (the one place they are), then `values` (which win)."""
+        record (the one place they are), then `values` (which win). A loss reads as its reduction says."""
+        op = op.reduced(dict(values.get("constants", ())).get("reduction"))
         shown = dict(name=op.torch_name, formula=op.formula, vjp_formulas=tuple(op.vjp_formulas),
                      symbols=op.input_symbols(n_inputs), out_symbol=op.out_symbol, latex=op.latex,
                      vjp_latex=op.vjp_latex, broadcasts=op.broadcasts, n_outputs=op.n_outputs)

@@ -142,10 +142,12 @@ def _function_vjp(xp, g, out, *args):
 _ops: dict = {}
 
 
-def _op_for(cls: type, names: tuple, n_outputs: int) -> Op:
+def op_for_function(cls: type, names: tuple, n_outputs: int, positions: tuple | None = None) -> Op:
     """The op record of a Function called with these tensor inputs and this many outputs:
-    its formulas say that the node runs user code."""
-    key = (cls, names, n_outputs)
+    its formulas say that the node runs user code. positions: where each tensor input sits among
+    forward's arguments (backward returns a gradient for every argument); by default the first ones."""
+    positions = tuple(range(len(names))) if positions is None else tuple(positions)
+    key = (cls, names, n_outputs, positions)
     op = _ops.get(key)
     if op is None:
         name = cls.__name__
@@ -154,12 +156,12 @@ def _op_for(cls: type, names: tuple, n_outputs: int) -> Op:
         # user code has no LaTeX: the one record whose Unicode is written by hand
         op = _ops[key] = Op(name, f"{name}Backward", formula=f"{out} = {name}.forward({letters})  (user code)",
                             forward=None, vjp=_function_vjp, args=names, n_outputs=n_outputs,
-                            vjp_formulas=tuple(f"{name}.backward(ctx, ḡ)[{i}]  (user code)"
-                                               for i in range(max(len(names), 1))))
+                            vjp_formulas=tuple(f"{name}.backward(ctx, ḡ)[{p}]  (user code)"
+                                               for p in positions or (0,)))
     return op
 
 
-def _arg_names(forward: Callable, new_style: bool, count: int) -> list:
+def arg_names(forward: Callable, new_style: bool, count: int) -> list:
     """The names forward gives its arguments (after ctx), for display; input0, input1... past them."""
     try:
         params = list(inspect.signature(forward).parameters.values())
@@ -247,9 +249,9 @@ def _attach(cls: type, ctx: BackwardCFunction, args: tuple, output, new_style: b
     outputs = (output,) if single else output
     positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
     inputs = tuple(args[i] for i in positions)
-    names = _arg_names(cls.forward, new_style, len(args))
+    names = arg_names(cls.forward, new_style, len(args))
     tensor_outs = [o for o in outputs if isinstance(o, Tensor)]
-    op = _op_for(cls, tuple(names[i] for i in positions), len(tensor_outs))
+    op = op_for_function(cls, tuple(names[i] for i in positions), len(tensor_outs), positions)
     data = tuple(o._data for o in tensor_outs)
     Node.__init__(ctx, op, inputs, (ctx,), data[0] if len(data) == 1 else data,
                   tuple(t._edge() for t in inputs), _scope_state.path)

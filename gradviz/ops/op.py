@@ -9,6 +9,9 @@ display field has a default, so a new op works with only its math;
 """
 from __future__ import annotations
 
+import copy
+import functools
+import re
 from typing import Callable
 
 from .display_math import MARKER, template_text
@@ -138,8 +141,43 @@ class Op:
             return "ḡ · J"
         return self.vjp_formulas[min(slot, len(self.vjp_formulas) - 1)]
 
+    @functools.lru_cache(maxsize=None)   # noqa: B019 (records live as long as the program)
+    def reduced(self, reduction: str) -> Op:
+        """The record as a loss called with reduction="sum" or "none" reads: its LaTeX is written for
+        the default "mean", 1/N Σ, and a VJP divided by N; "sum" drops the 1/N, "none" the mean too."""
+        if reduction not in ("sum", "none") or "{N" not in self.latex + "".join(self.vjp_latex):
+            return self
+        op = copy.copy(self)
+        op.latex = _MEAN_SUM.sub("", self.latex) if reduction == "none" else self.latex.replace(_MEAN, "")
+        op.vjp_latex = tuple(_without_n(v) for v in self.vjp_latex)
+        op._formula = op._vjp_formulas = None
+        return op
+
     def __repr__(self):
         return f"Op({self.name!r}, {self.torch_name})"
+
+
+_MEAN = "\\frac{1}{N} "
+_MEAN_SUM = re.compile(r"\\frac\{1\}\{N\} \\sum(_\{[^}]*\}|_\w)? ")
+
+
+def _without_n(latex: str) -> str:
+    """A VJP's LaTeX without its division by N: \\frac{A}{N} -> A (in parentheses where A is a
+    difference or a sum), {N \\max(...)} -> {\\max(...)}."""
+    latex = latex.replace("{N \\max", "{\\max")
+    start = latex.find("\\frac{")
+    while start >= 0:
+        i, depth = start + len("\\frac{"), 1
+        while depth:
+            depth += {"{": 1, "}": -1}.get(latex[i], 0)
+            i += 1
+        if latex.startswith("{N}", i):
+            body = latex[start + len("\\frac{"):i - 1]
+            top = re.sub(r"\([^()]*\)|\{[^{}]*\}", "", body)   # what is outside brackets
+            body = f"({body})" if " - " in top or " + " in top else body
+            latex = latex[:start] + body + latex[i + len("{N}"):]
+        start = latex.find("\\frac{", start + 1)
+    return latex
 
 
 def _subscript(k: int) -> str:

@@ -23,6 +23,7 @@ BACKENDS = ("auto", "system", "wasm")
 WASM_FORMATS = ("svg", "dot", "json")
 TIMEOUT_VAR = "GRADVIZ_GRAPHVIZ_TIMEOUT"
 DEFAULT_TIMEOUT_S = 60.0
+_LOST_EDGE = b"Error: lost "   # dot's "lost <tail> <head> edge" (see render)
 
 INSTALL_HINT = (
     "Install Graphviz: `sudo apt-get install graphviz` (Debian/Ubuntu), `brew install graphviz` (macOS), "
@@ -171,6 +172,10 @@ def render(source: str, format: str = "svg", backend: str | None = None) -> byte
                 "or save the diagram as .svg.")
         return _wasm_limited(source, fmt)
     done = run_limited([system_dot(), f"-T{fmt}"], source.encode("utf-8"), source)
+    if done.returncode != 0 and _LOST_EDGE in done.stderr:
+        # dot before Graphviz 3 can lose an edge between clusters of record nodes ("Error: lost n10 n30
+        # edge") in a graph it lays out fine when it ranks the whole graph at once
+        done = run_limited([system_dot(), f"-T{fmt}", "-Gnewrank=true"], source.encode("utf-8"), source)
     if done.returncode != 0:
         raise GraphvizRenderError(f"Graphviz's dot failed ({done.returncode}): "
                                   f"{done.stderr.decode('utf-8', 'replace').strip()}")

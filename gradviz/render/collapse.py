@@ -360,7 +360,8 @@ class _Planner:
                 if len(keep) >= room:
                     break
                 keep.add(v)
-        hidden = [v for v in vertices if v not in keep]
+        hidden = _convex({v for v in vertices if v not in keep}, preds)
+        hidden = [v for v in vertices if v in hidden]
         if not hidden:
             return
         kept_levels = sorted(level.get(v, deepest) for v in hidden)
@@ -378,6 +379,26 @@ class _Planner:
         group.title = f"{count_nodes(steps)} hidden"
         self.notes.append(f"{group.id}: {count_nodes(steps)} between depth {kept_levels[0]} and "
                           f"{kept_levels[-1]} from the output folded ({_summary(group.counts(self.index))})")
+
+
+def _convex(hidden: set, preds: dict) -> set:
+    """`hidden` and every vertex on a path from one hidden vertex to another: a band that gradients
+    leave and enter again would be drawn as a box with edges both ways to the nodes between (a
+    cycle that reads as nonsense, and that Graphviz's dot can fail to lay out: "lost edge")."""
+    succs: dict = {}
+    for d, ss in preds.items():
+        for s in ss:
+            succs.setdefault(s, set()).add(d)
+
+    def reach(links: dict) -> set:
+        seen, stack = set(), [v for h in hidden for v in links.get(h, ())]
+        while stack:
+            v = stack.pop()
+            if v not in seen:
+                seen.add(v)
+                stack.extend(links.get(v, ()))
+        return seen
+    return hidden | (reach(succs) & reach(preds))
 
 
 def _trace_order(node_id: str):

@@ -76,13 +76,17 @@ def summed_axes(trace: Trace) -> dict:
 
 def label_context(trace: Trace, opts: DrawOptions, theme: Theme) -> labels.LabelContext:
     index = {n.id: n for n in trace.nodes}
-    uses: dict = {}
+    per_output: dict = {}   # consumers of each output: a split's outputs each have their own ḡ, not a sum
     leaf_of: dict = {}
     for e in trace.edges:
         if e.slot >= 0:
-            uses[e.src] = uses.get(e.src, 0) + 1
+            key = (e.src, getattr(e, "output_nr", 0))
+            per_output[key] = per_output.get(key, 0) + 1
         if index[e.dst].kind == "accumulate" and index[e.src].kind == "leaf" and index[e.src].name:
             leaf_of[e.dst] = index[e.src].name
+    uses: dict = {}
+    for (src, _), count in per_output.items():
+        uses[src] = max(uses.get(src, 0), count)
     received: dict = {}
     for step in trace.steps:
         node = index.get(step.node)

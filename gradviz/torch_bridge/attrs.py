@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from ..autograd.function import arg_names, op_for_function
 from ..formatting import shape as shape_text
 from ..ops import pointwise
-from .graph import output_shape
+from ..ops.shape import split_op, unbind_op
+from .graph import n_outputs, output_shape
 from .support import torch_module
 
 _UNSIGNED = 2 ** 64
@@ -193,17 +195,55 @@ def attr_text(value) -> str:
     return str(value)
 
 
+_SPLITS = ("SplitBackward0", "UnsafeSplitBackward0", "SplitWithSizesBackward0", "UnsafeSplitWithSizesBackward0")
+
+
 def variant(fn, op):
     """The record of the form torch ran where one node name has two: add/sub with an alpha other
-    than 1, gelu with the tanh approximation (read from the node's _saved_* fields)."""
+    than 1, gelu with the tanh approximation (read from the node's _saved_* fields); a split or
+    unbind, whose record depends on how many outputs the node has."""
     if op is None:
-        return None
+        name = type(fn).__name__
+        if name == "UnbindBackward0":
+            return unbind_op(n_outputs(fn))
+        if name in _SPLITS:
+            return split_op(n_outputs(fn), name)
+        return _user_function(fn)
     if op is pointwise.ADD or op is pointwise.SUB:
         if saved_plain(fn, "alpha") not in (None, 1):
             return pointwise.ADD_ALPHA if op is pointwise.ADD else pointwise.SUB_ALPHA
     if op is pointwise.GELU and getattr(fn, "_saved_approximate", "none") == "tanh":
         return pointwise.GELU_TANH
     return op
+
+
+def _user_function(fn):
+    """The record of a custom torch.autograd.Function's node (its formulas say it runs user code), or None.
+
+    torch's node has an input slot per tensor argument of forward, and needs_input_grad a flag per
+    argument: the slots that carry a gradient are the arguments flagged, in order; backward returns
+    a gradient for every argument, so its index is the argument's position."""
+    cls = getattr(fn, "_forward_cls", None)
+    needs = getattr(fn, "needs_input_grad", None)
+    if cls is None or needs is None:
+        return None
+    flagged = [i for i, need in enumerate(needs) if need]
+    others = [i for i, need in enumerate(needs) if not need]
+    positions = tuple(flagged.pop(0) if nxt is not None and flagged else others.pop(0) if others else slot
+                      for slot, (nxt, _) in enumerate(fn.next_functions))
+    names = arg_names(cls.forward, True, len(needs))
+    return op_for_function(cls, tuple(names[p] if p < len(names) else f"input{p}" for p in positions),
+                           n_outputs(fn), positions)
+
+
+def _piece_sizes(fn) -> list | None:
+    """The sizes of a split's pieces, as gradviz records them ([3, 1]), where torch saved the one
+    size of chunk and split(int) (3) beside the split tensor's sizes."""
+    size, dim, sizes = (saved_plain(fn, k) for k in ("split_size", "dim", "self_sym_sizes"))
+    if size is None or dim is None or sizes is None:
+        return None
+    whole = sizes[dim]
+    return [min(size, whole - start) for start in range(0, whole, size)] if size > 0 else None
 
 
 def constants(fn, op, inputs) -> tuple:
@@ -217,6 +257,8 @@ def constants(fn, op, inputs) -> tuple:
         value = saved_plain(fn, name)
         if value is None and name in ("min", "max") and hasattr(fn, f"_saved_{name}"):
             value = float("-inf") if name == "min" else float("inf")   # clamp(min=0): no upper bound
+        if name == "split_sizes" and value is None:
+            value = _piece_sizes(fn)
         if name == "stride" and not value and dict(found).get("kernel_size") is not None:
             value = dict(found)["kernel_size"]   # a pool's stride=None is saved as []: the kernel size
         if value is not None:

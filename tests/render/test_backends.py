@@ -153,3 +153,18 @@ def test_a_trap_of_the_webassembly_runtime_is_retried(monkeypatch):
     a = torch.tensor(1.0, requires_grad=True)
     svg = backends.render_svg(make_dot(a * 2).source)
     assert len(calls) >= 2 and "MulBackward0" in svg_text(svg)   # the runtime may trap again on its own
+
+
+@pytest.mark.skipif(not HAS_DOT, reason="no system dot")
+def test_an_edge_old_dot_loses_is_laid_out_again_ranked_as_one_graph(monkeypatch, tmp_path):
+    # Graphviz 2.43 (Debian, Ubuntu 22.04) fails a packed GRU's clusters of records with
+    # "Error: lost n10 n30 edge"; with newrank=true it lays them out. A dot that fails so stands in.
+    real = shutil.which("dot")
+    fake = tmp_path / "dot"
+    fake.write_text(f'#!/bin/sh\ncase "$*" in *-Gnewrank=true*) exec {real} "$@";; esac\n'
+                    'echo "Error: lost n0 n1 edge" >&2\nexit 1\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv(backends.ENV_VAR, "system")
+    a = torch.tensor(1.0, requires_grad=True)
+    assert "MulBackward0" in svg_text(backends.render_svg(make_dot(a * 2).source))

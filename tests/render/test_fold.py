@@ -152,3 +152,38 @@ def test_a_box_label_wraps_at_50_characters_on_at_most_3_lines():
                 if item.strip() and not item.strip().startswith("+"))
     assert lines[-1].endswith(f"+ {12 - shown} more")
     assert wrap_items(["w", "x"], "params: ", 3) == ["params: w, x"]
+
+
+def _on_a_path_through(view, group: str) -> list:
+    """The drawn nodes that gradients reach from the box and that reach it again."""
+    succs, preds = {}, {}
+    for s, d in ((e.src, e.dst) for e in view.edges):
+        if s != d:
+            succs.setdefault(s, set()).add(d)
+            preds.setdefault(d, set()).add(s)
+
+    def reach(links):
+        seen, stack = set(), list(links.get(group, ()))
+        while stack:
+            v = stack.pop()
+            if v not in seen:
+                seen.add(v)
+                stack.extend(links.get(v, ()))
+        return seen
+    return sorted((reach(succs) & reach(preds)) - {group})
+
+
+def test_a_band_takes_along_the_nodes_between_its_members():
+    # a shortcut from deep in a chain to its end and back in (a packed GRU's gates, a skip):
+    # the shortcut node sits near the output, yet a path runs from the band through it into the band
+    x = torch.randn(3, requires_grad=True)
+    h = x
+    for i in range(40):
+        h = h * 1.01
+        if i == 5:
+            skip = h.exp()
+        if i == 30:
+            h = h + skip
+    view = draw((h * skip).sum(), max_nodes=20).view
+    bands = [g.id for g in view.groups if g.kind == "band"]
+    assert bands and all(_on_a_path_through(view, g) == [] for g in bands)

@@ -9,6 +9,7 @@ torch = pytest.importorskip("torch")
 
 import gradviz  # noqa: E402
 from gradviz.render import draw  # noqa: E402
+from gradviz.render.formula import Formula, Graph  # noqa: E402
 from gradviz.torch_bridge import trace_from_torch  # noqa: E402
 from gradviz.tracing import build_trace  # noqa: E402
 from tests.ops.cases import select  # noqa: E402
@@ -132,3 +133,65 @@ def test_a_64_element_weight_shows_its_data_cell():
     source = draw(trace).source
     label = next(line for line in source.splitlines() if "weight" in line and "label=" in line)
     assert f"min {w.min():.3g}" in label and f"max {w.max():.3g}" in label
+
+
+@pytest.mark.parametrize("cut, name, headline, vjp", [
+    (lambda x: x.chunk(3, 1), "SplitBackward0", "t₁, t₂, t₃ = split(x, (2, 2, 2))", "cat(ḡ₁, ḡ₂, …) along dim 1"),
+    (lambda x: x.split([2, 4], 1), "SplitWithSizesBackward0", "t₁, t₂ = split(x, (2, 4))", "cat(ḡ₁, ḡ₂, …) along dim 1"),
+    (lambda x: x.unbind(0), "UnbindBackward0", "t₁, t₂, t₃ = unbind(x, 0)", "stack (ḡ₁, ḡ₂, …) along dim 0"),
+])
+def test_a_split_says_its_outputs_gradients_are_joined_not_summed(cut, name, headline, vjp):
+    # nn.GRU's gates, a packed sequence's steps, attention's q, k, v: one node, several outputs
+    x = torch.randn(3, 6, requires_grad=True)
+    pieces = cut(x)
+    loss = sum((p * (i + 1)).sum() for i, p in enumerate(pieces))
+    trace = trace_from_torch(loss, params={"x": x})
+    node = next(n for n in trace.nodes if n.name == name)
+    formula = Formula(Graph(trace), node)
+    assert formula.headline() == headline
+    assert formula.vjp_text(0) == f"∂L/∂x = {vjp}"
+    label = next(line for line in draw(trace).source.splitlines() if f"id={node.id} " in line)
+    assert "ḡ₁ +" not in label   # each output is used once: nothing is summed
+
+
+class ScaleThenAdd(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, k, b):
+        ctx.k = k
+        return a * k + b
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.k, None, g
+
+
+class ScaleThenAddHere(gradviz.autograd.Function):
+    forward, backward = ScaleThenAdd.forward, ScaleThenAdd.backward
+
+
+@pytest.mark.parametrize("lib, fn", [(torch, ScaleThenAdd), (gradviz, ScaleThenAddHere)])
+def test_a_custom_function_says_it_runs_user_code_and_which_gradient_backward_returns(lib, fn):
+    y = lib.randn(2)
+    x = lib.randn(2, requires_grad=True)
+    loss = fn.apply(y, 3.0, x).sum()   # x is forward's third argument: backward's [2], in input slot 1
+    trace = trace_from_torch(loss, params={"x": x}) if lib is torch else build_trace([loss], names={"x": x})
+    node = next(n for n in trace.nodes if n.name == f"{fn.__name__}Backward")
+    formula = Formula(Graph(trace), node)
+    assert formula.headline() == f"c = {fn.__name__}.forward(a, b)  (user code)"
+    assert formula.vjp_text(1) == f"∂L/∂x = {fn.__name__}.backward(ctx, ḡ)[2]  (user code)"
+
+
+@pytest.mark.parametrize("reduction, headline, vjp", [
+    ("mean", "t₁ = 1/N Σ (p − t₂)²", "(2ḡ (p − t₂))/N"),
+    ("sum", "t₁ = Σ (p − t₂)²", "2ḡ (p − t₂)"),
+    ("none", "t₁ = (p − t₂)²", "2ḡ (p − t₂)"),
+])
+def test_a_loss_reads_as_its_reduction_says(reduction, headline, vjp):
+    # a VAE's BCE and KL are summed: no 1/N in what it computes, nor in its gradient
+    for lib, build in ((torch, trace_from_torch), (gradviz, None)):
+        p = lib.rand(3, requires_grad=True)
+        loss = lib.nn.functional.mse_loss(p, lib.rand(3), reduction=reduction)
+        trace = build(loss, params={"p": p}) if build else build_trace([loss], names={"p": p})
+        node = next(n for n in trace.nodes if n.name == "MseLossBackward0")
+        formula = Formula(Graph(trace), node)
+        assert (formula.headline(), formula.vjp_text(0)) == (headline, f"∂L/∂p = {vjp}"), lib.__name__
