@@ -18,7 +18,7 @@ from . import attrs as saved
 from .fused import fused_record
 from .graph import creation_order, metadata_preview, n_outputs, output_shape, root_node
 from .names import Naming, inferred_scopes
-from .previews import preview
+from .previews import Previews, preview
 from .support import flatten, grad_of, is_accumulate, node_name, torch_module
 
 
@@ -46,6 +46,7 @@ class Origin:
         self.leaf_keys = {id(fn.variable): i for fn, i in self.keys.items() if is_accumulate(fn)}
         self.show_saved = show_saved
         self._infos: dict = {}   # id(tensor) -> its TensorRecord (the tensors are held by the graph)
+        self.previews = Previews()   # a view reads a value when it shows it
         # the modules record_forward saw, else those the parameters' names tell
         self.scopes = inferred_scopes(self.order, naming.param_scopes)
         self.values = {}
@@ -77,9 +78,9 @@ class Origin:
         n = len(inputs)
         kept = ()
         if self.show_saved:
-            kept = tuple((name, preview(t)) for name, t in saved.saved_tensors(fn, op))
+            kept = tuple((name, self.previews.of(t, sample=True)) for name, t in saved.saved_tensors(fn, op))
         values = dict(key=self.keys[fn], name=node_name(fn), constants=saved.constants(fn, op, inputs),
-                      attrs=saved.attrs(fn), value=_op_value(fn, self.values),
+                      attrs=saved.attrs(fn), value=_op_value(fn, self.values, self.previews),
                       scope=tuple(self.scopes.get(fn, ())), inputs=tuple(inputs), saved=kept,
                       ctx_saved=self._ctx_saved(fn), n_outputs=n_outputs(fn))
         if op is None:   # a node gradviz has no record of: a fused node explained, else numbered inputs
@@ -91,7 +92,8 @@ class Origin:
         """A leaf's or an output's record, taken once (a leaf read by several nodes is one tensor)."""
         info = self._infos.get(id(tensor))
         if info is None:
-            info = TensorRecord(self.naming.name_of(tensor), preview(tensor), preview(grad_of(tensor)),
+            info = TensorRecord(self.naming.name_of(tensor), self.previews.of(tensor, sample=True),
+                                preview(grad_of(tensor)),
                                 tuple(tensor.shape))
             self._infos[id(tensor)] = info
         return info
@@ -104,7 +106,7 @@ class Origin:
             tensors = fn.saved_tensors
         except RuntimeError:   # freed by a backward
             return ()
-        return tuple((preview(t), self.leaf_keys.get(id(t)) if t.is_leaf else None)
+        return tuple((self.previews.of(t, sample=True), self.leaf_keys.get(id(t)) if t.is_leaf else None)
                      for t in tensors if t is not None)
 
     def outputs(self) -> list:
@@ -122,7 +124,7 @@ def _sub(k: int) -> str:
     return "".join("₀₁₂₃₄₅₆₇₈₉"[int(d)] for d in str(k))
 
 
-def _op_value(fn, values: dict) -> Preview | None:
+def _op_value(fn, values: dict, previews: Previews) -> Preview | None:
     """What a label can say about an op's output: the value record_forward saw, else the
     output the node saved for its own backward (exp, tanh, softmax... keep `result`), else
     its shape, dtype and device alone. Multi-output nodes get none, as in build_trace."""
@@ -136,7 +138,7 @@ def _op_value(fn, values: dict) -> Preview | None:
     except RuntimeError:   # freed by a backward without retain_graph
         result = None
     if isinstance(result, torch_module().Tensor) and tuple(result.shape) == meta.shape:
-        return preview(result)
+        return previews.of(result, sample=True)
     return meta
 
 

@@ -2,7 +2,10 @@
 one's min, mean and max and its heatmap of block means in two passes over it (the extremes, then
 the block sums, whose total is the mean), with no float64 copy. A small CPU tensor is read in place
 through NumPy (a torch call costs more than the arithmetic); a large one, or one on another device,
-is reduced by torch where it is, and only the 16×16 sums and two numbers cross to the host."""
+is reduced by torch where it is, and only the 16×16 sums and two numbers cross to the host.
+
+A recording previews lazily (`Previews`): its LazyPreviews hold their tensor and read it when a
+view first asks for values, so a backward recorded and never looked at costs no reduction at all."""
 from __future__ import annotations
 
 from functools import lru_cache
@@ -112,34 +115,90 @@ def _sizes(n: int, cells: int) -> np.ndarray:
     return np.array([q + 1] * r + [q] * (cells - r))
 
 
-class RecentPreviews:
-    """Previews of the tensors the last two nodes of a backward handled, by storage and version: the
-    gradient a node sends is the one the next node receives, and the one an AccumulateGrad writes
-    as .grad, so it is previewed once. Entries hold their tensor, so no storage is reused under them."""
+# the most bytes of tensors one recording's lazy previews hold; past it previews are taken at once
+HELD_MAX = 512 * 2 ** 20
 
-    def __init__(self):
-        self.now: dict = {}
-        self.before: dict = {}
 
-    def of(self, tensor) -> Preview | None:
+def _lazy_field(name: str) -> property:
+    """A Preview field read from the held tensor on first use."""
+    def get(self):
+        if self.__dict__.get("_source") is not None:
+            self._fill()
+        return self.__dict__.get(name)
+
+    def put(self, value) -> None:
+        self.__dict__[name] = value
+    return property(get, put)
+
+
+class LazyPreview(Preview):
+    """A Preview whose values, stats and heatmap are read from its tensor when first asked for:
+    the same fields, equal to `preview(tensor)` taken at once, unless the tensor was written in
+    place meanwhile (its version counter moved, or a sample of its values changed: a write
+    through `.data` moves no counter); then the preview keeps only shape, dtype and device,
+    never a later value. The tensor is held until then."""
+
+    values = _lazy_field("values")
+    stats = _lazy_field("stats")
+    thumb = _lazy_field("thumb")
+
+    @classmethod
+    def hold(cls, tensor, sample: bytes | None) -> "LazyPreview":
+        """tensor: detached. sample: `_sample(tensor)`, compared again when filling, or None (the
+        engine's own gradients, which nothing else can write, need only the version)."""
+        self = cls.__new__(cls)
+        self.__dict__.update(shape=tuple(tensor.shape), dtype=dtype_name(tensor.dtype), device=str(tensor.device),
+                             _source=(tensor, tensor._version, sample))
+        return self
+
+    def _fill(self) -> None:
+        tensor, version, sample = self.__dict__.pop("_source")
+        full = None
+        if tensor._version == version and (sample is None or _sample(tensor) == sample):
+            full = preview(tensor)
+        self.__dict__.update(values=getattr(full, "values", None), stats=getattr(full, "stats", None),
+                             thumb=getattr(full, "thumb", None))
+
+
+def _sample(tensor) -> bytes | None:
+    """Up to 17 evenly spaced values of a contiguous CPU tensor, as bytes (read in place); None
+    for any other tensor."""
+    if not tensor.is_contiguous():
+        return None
+    try:
+        a = tensor.numpy().reshape(-1)
+    except (RuntimeError, TypeError):   # not on the CPU, a dtype NumPy lacks, neg or conj bit set
+        return None
+    return a[::max(1, a.size // 16)].tobytes()
+
+
+class Previews:
+    """The previews one recording takes, lazily and each tensor's once: the gradient a node sends
+    is the one the next node receives. A LazyPreview holds its tensor, so no other tensor takes its
+    id meanwhile, and so torch's engine, which writes a gradient in place only where nothing else
+    holds it, leaves every held gradient as it was previewed."""
+
+    def __init__(self, held_max: int = HELD_MAX):
+        self.seen: dict = {}   # id(tensor) -> (tensor, Preview)
+        self.held, self.held_max = 0, held_max
+
+    def of(self, tensor, sample: bool = False) -> Preview | None:
+        """A lazy preview of `tensor`. sample: the tensor is one the caller holds too (a leaf, a
+        saved output), so a write through `.data` must be seen as well."""
         if tensor is None:
             return None
-        key = _identity(tensor)
-        if key is None:
-            return preview(tensor)
-        hit = self.now.get(key) or self.before.get(key)
-        if hit is None:
-            hit = (tensor, preview(tensor))
-        self.now[key] = hit
-        return hit[1]
-
-    def next_node(self) -> None:
-        self.before, self.now = self.now, {}
-
-
-def _identity(tensor):
-    try:
-        return (tensor.data_ptr(), tensor._version, tuple(tensor.shape), tensor.stride(), tensor.dtype,
-                tensor.device)
-    except (RuntimeError, NotImplementedError):   # no storage to name (sparse, meta, functional)
-        return None
+        hit = self.seen.get(id(tensor))
+        if hit is not None:
+            return hit[1]
+        t = tensor.detach()
+        size = t.numel() * t.element_size()
+        check = _sample(t) if sample and t.device.type == "cpu" else None
+        # held only within the budget, and where a write through .data could be seen (or is not possible)
+        if self.held + size <= self.held_max and not t.is_meta and (check is not None or not sample
+                                                                   or t.device.type != "cpu"):
+            self.held += size
+            made = LazyPreview.hold(t, check)
+        else:
+            made = preview(t)
+        self.seen[id(tensor)] = (tensor, made)
+        return made

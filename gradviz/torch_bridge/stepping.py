@@ -28,7 +28,7 @@ from .graph import creation_order, root_node
 from .jacobians import torch_jacobians
 from .names import Naming
 from .origin import Origin, op_table
-from .previews import RecentPreviews, preview
+from .previews import Previews, preview
 from .support import flatten, is_accumulate, node_name, torch_module
 from .unroll import unrolled
 
@@ -105,7 +105,7 @@ class _Hooks:
         self.send, self.wait = send, wait
         self.before: dict = {}
         self.totals: dict = {}
-        self.previews = RecentPreviews()
+        self.previews = Previews()
         self.retained: dict = {}   # outputs that retain_grad(): torch writes their .grad at their grad_fn
         for t in roots:
             if t.grad_fn is not None and t.retains_grad:
@@ -124,8 +124,8 @@ class _Hooks:
         key = self.keys[fn]
 
         def hook(grad_outputs):
-            if is_accumulate(fn):
-                self.before[fn] = self.previews.of(fn.variable.grad)
+            if is_accumulate(fn):   # taken now: torch is about to add to this .grad in place
+                self.before[fn] = preview(fn.variable.grad)
             self.wait(key)
         return hook
 
@@ -134,7 +134,6 @@ class _Hooks:
 
         def hook(grad_inputs, grad_outputs):
             self.send(("step", self._record(fn, op, key, grad_inputs, grad_outputs)))
-            self.previews.next_node()
         return hook
 
     def _record(self, fn, op, key, grad_inputs, grad_outputs) -> StepRecord:
@@ -144,18 +143,27 @@ class _Hooks:
                      for slot, g in enumerate(grad_inputs) if g is not None)
         accumulations = []
         if is_accumulate(fn) and grad_outputs[0] is not None:
-            accumulations.append(Accumulation(contribution=look(grad_outputs[0]), total=look(fn.variable.grad),
-                                              before=self.before.pop(fn, None), target=("leaf", key)))
+            accumulations.append(self._accumulation(fn, key, look(grad_outputs[0])))
         for t in self.retained.get(fn, ()):
             g = grad_outputs[t.output_nr]
             if g is not None:
-                total = look(t.grad)
+                total = preview(t.grad)   # taken now: a later backward adds to it in place
                 before = self.totals.get(id(t), preview(self.grads.before(t)))
                 accumulations.append(Accumulation(contribution=look(g), total=total, before=before,
                                                   target=("output", key, t.output_nr)))
                 self.totals[id(t)] = total
         return StepRecord(grad_in=tuple(look(g) for g in grad_outputs), accumulations=tuple(accumulations),
                           key=key, sent=sent, jacobians=torch_jacobians(fn) if self.jacobians else None)
+
+
+    def _accumulation(self, fn, key, contribution) -> Accumulation:
+        """What an AccumulateGrad wrote. Into a .grad that was None torch writes the gradient it
+        received (the tensor itself, or a copy where another holds it, as the previews do), so its
+        preview is the total's too, unless a hook on the tensor may have changed .grad since."""
+        before = self.before.pop(fn, None)
+        hooked = getattr(fn.variable, "_post_accumulate_grad_hooks", None)
+        total = contribution if before is None and not hooked else preview(fn.variable.grad)
+        return Accumulation(contribution=contribution, total=total, before=before, target=("leaf", key))
 
 
 class _Worker:

@@ -1,0 +1,89 @@
+"""The torch bridge previews lazily: a recorded Trace holds its tensors and reads a value when a
+view first asks for it. What it then shows is what `preview` would have shown at record time, or,
+where the tensor was written in place since (by torch or through `.data`), its shape alone: never
+a later value."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from gradviz.previews import Preview  # noqa: E402
+from gradviz.records import from_json, to_json  # noqa: E402
+from gradviz.torch_bridge import record_torch, trace_from_torch  # noqa: E402
+from gradviz.torch_bridge.previews import LazyPreview, Previews, preview  # noqa: E402
+
+pytestmark = pytest.mark.torch
+
+
+def _same(a: Preview, b: Preview) -> None:
+    assert (a.shape, a.dtype, a.device) == (b.shape, b.dtype, b.device)
+    for name in ("values", "thumb"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert (x is None) == (y is None) and (x is None or np.array_equal(x, y))
+    assert a.stats == b.stats
+
+
+@pytest.mark.parametrize("shape", [(), (5,), (8, 8), (3, 100), (2, 3, 40, 41), (70000,)])
+def test_a_lazy_preview_is_the_preview_taken_at_once(shape):
+    t = torch.randn(shape)
+    lazy = Previews().of(t)
+    assert isinstance(lazy, LazyPreview) and "_source" in lazy.__dict__   # nothing read yet
+    _same(lazy, preview(t))
+    assert lazy.to_json() == preview(t).to_json()
+
+
+def test_each_tensor_is_previewed_once_and_the_budget_bounds_what_is_held():
+    previews = Previews(held_max=4 * 100)
+    a, b = torch.randn(100), torch.randn(100)
+    assert previews.of(a) is previews.of(a)
+    assert isinstance(previews.of(a), LazyPreview) and not isinstance(previews.of(b), LazyPreview)
+
+
+def test_a_leaf_written_after_recording_shows_its_shape_not_a_later_value():
+    w = torch.nn.Parameter(torch.randn(4, 4))
+    v = torch.nn.Parameter(torch.randn(4, 4))
+    trace = record_torch((w * v).sum(), names={"w": w, "v": v}).run()
+    with torch.no_grad():
+        w.add_(1.0)        # as an optimizer step does: the version counter moves
+    v.data.mul_(3.0)       # through .data: no counter moves, the sample of values does
+    leaves = {n.name: n for n in trace.nodes if n.kind == "leaf"}
+    for name in ("w", "v"):
+        value = leaves[name].value
+        assert value.shape == (4, 4) and value.values is None and value.stats is None
+
+
+def test_values_read_before_a_write_stay():
+    w = torch.nn.Parameter(torch.randn(3))
+    trace = trace_from_torch((w * 2).sum(), params={"w": w})
+    before = w.detach().clone().numpy()
+    leaf = next(n for n in trace.nodes if n.kind == "leaf")
+    assert np.array_equal(leaf.value.values, before)
+    with torch.no_grad():
+        w.zero_()
+    assert np.array_equal(leaf.value.values, before)
+
+
+def test_gradients_shown_equal_torchs_after_the_recording_closed():
+    torch.manual_seed(0)
+    x = torch.randn(6, 5)
+    lin = torch.nn.Linear(5, 300)   # a weight large enough for a summary, a bias of values
+    loss = torch.tanh(lin(x)).pow(2).mean()
+    trace = record_torch(loss, model=lin).run()
+    loss.backward()
+    grads = {n.name: n.grad for n in trace.nodes if n.kind == "leaf"}
+    _same(grads["weight"], preview(lin.weight.grad))
+    _same(grads["bias"], preview(lin.bias.grad))
+    for step in trace.steps:   # every gradient in the steps: filled, and the JSON holds them
+        for flow in step.flows:
+            assert flow.grad.stats is not None
+    again = from_json(type(trace.steps[0]), to_json(trace.steps[0]))
+    assert to_json(again) == to_json(trace.steps[0])
+
+
+def test_a_grad_that_existed_before_is_shown_as_torch_accumulates_it():
+    w = torch.nn.Parameter(torch.ones(3))
+    w.grad = torch.full((3,), 10.0)
+    trace = record_torch((w * 2).sum(), names={"w": w}, write_grads=True).run()
+    acc = next(a for s in trace.steps for a in s.accumulations)
+    assert np.array_equal(acc.before.values, [10.0] * 3) and np.array_equal(acc.contribution.values, [2.0] * 3)
+    assert np.array_equal(acc.total.values, [12.0] * 3) and np.array_equal(w.grad.numpy(), [12.0] * 3)
