@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import types
 import typing
-from dataclasses import dataclass, field, fields, is_dataclass, replace
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, NamedTuple
 
 from .previews import Preview
@@ -152,9 +152,28 @@ class StepRecord:
 
 
 def for_trace(record, **ids):
-    """The record as a Trace keeps it: `ids` set, its origin's keys and wiring cleared."""
-    cleared = {f.name: f.default for f in fields(record) if not f.metadata.get("json", True)}
-    return replace(record, **cleared, **ids)
+    """The record as a Trace keeps it: `ids` set, its origin's keys and wiring cleared. A copy of
+    its fields, not a call of its __init__ (`dataclasses.replace` costs more than a small node's VJP)."""
+    kind = type(record)
+    unknown = ids.keys() - _field_names(kind)
+    if unknown:
+        raise TypeError(f"{kind.__name__} has no field {sorted(unknown)[0]!r}")
+    copied = object.__new__(kind)
+    copied.__dict__.update(record.__dict__)
+    copied.__dict__.update(_cleared(kind))
+    copied.__dict__.update(ids)
+    return copied
+
+
+@functools.cache
+def _cleared(kind) -> tuple:
+    """(name, default) of the fields of a record class that a Trace leaves out."""
+    return tuple((f.name, f.default) for f in fields(kind) if not f.metadata.get("json", True))
+
+
+@functools.cache
+def _field_names(kind) -> frozenset:
+    return frozenset(f.name for f in fields(kind))
 
 
 # -- JSON ---------------------------------------------------------------------------------------

@@ -97,12 +97,13 @@ def written(roots, order, names: dict) -> list:
 class _Hooks:
     """The hooks on every node of one graph: each node's StepRecord, built on the worker thread."""
 
-    def __init__(self, origin: Origin, roots: tuple, grads: GradState, send, wait, jacobians: bool = False):
+    def __init__(self, origin: Origin, roots: tuple, grads: GradState, send, wait, stopping,
+                 jacobians: bool = False, paused: bool = True):
         self.keys = origin.keys
         self.jacobians = jacobians
         self.table = op_table()
         self.grads = grads
-        self.send, self.wait = send, wait
+        self.send, self.wait, self.stopping = send, wait, stopping
         self.before: dict = {}
         self.totals: dict = {}
         self.previews = Previews()
@@ -112,7 +113,9 @@ class _Hooks:
                 self.retained.setdefault(t.grad_fn, []).append(t)
         self.handles = []
         for fn in origin.order:
-            self.handles.append(fn.register_prehook(self._pre(fn)))
+            # a backward run through without pausing needs a pre hook only where .grad is about to change
+            if paused or is_accumulate(fn):
+                self.handles.append(fn.register_prehook(self._pre(fn)))
             self.handles.append(fn.register_hook(self._post(fn)))
 
     def remove(self) -> None:
@@ -134,6 +137,8 @@ class _Hooks:
 
         def hook(grad_inputs, grad_outputs):
             self.send(("step", self._record(fn, op, key, grad_inputs, grad_outputs)))
+            if self.stopping():   # closed while running through: end the backward here
+                raise _Stopped
         return hook
 
     def _record(self, fn, op, key, grad_inputs, grad_outputs) -> StepRecord:
@@ -240,7 +245,9 @@ class _Session:
 
     def start(self, free: bool) -> None:
         self.worker = _Worker(self.roots, self.gradient, self.retain_graph, free)
-        self.hooks = _Hooks(self.origin, self.roots, self.grads, self.worker.send, self.worker.wait, self.jacobians)
+        worker = self.worker
+        self.hooks = _Hooks(self.origin, self.roots, self.grads, worker.send, worker.wait, lambda: worker.stopping,
+                            self.jacobians, paused=not free)
         _LIVE.add(self)
         self.worker.thread.start()
 
