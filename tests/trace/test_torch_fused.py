@@ -70,3 +70,38 @@ def test_animate_unrolls_the_lstm_it_is_given():
     names = [n.name for n in animation.trace.nodes]
     assert "MkldnnRnnLayerBackward0" not in names and names.count("SigmoidBackward0") == 18
     assert len(animation.steps) == len(animation.trace.steps) > 100
+
+
+def test_the_stepper_steps_the_unrolled_lstm_and_leaves_torchs_gradients():
+    """step(loss, unroll=True): Next runs one node of the unrolled cells; halfway the LSTM's weights
+    hold part of their gradient, at the end exactly what torch's fused node gives them; closing
+    leaves no thread and no hook on either graph."""
+    import threading
+
+    import gradviz
+    case = make_lstm()
+    loss = case.loss()
+    params = dict(case.model.named_parameters())
+    expected = dict(zip(params, torch.autograd.grad(loss, list(params.values()), retain_graph=True)))
+    stepper = gradviz.step(loss, model=case.model, unroll=True, max_nodes=None)   # unfolded: a node per Next
+    names = [n.name for n in stepper.trace.nodes]
+    assert "MkldnnRnnLayerBackward0" not in names and names.count("SigmoidBackward0") == 18
+    unrolled_root = stepper.recording._session.roots[0]
+    while not any(p.grad is not None for p in params.values()):
+        stepper.next()
+    assert not stepper.recording.finished and stepper.position < len(stepper.trace.nodes)
+    stepper.run_to_end()
+    lstm = {k for k in params if k.startswith(("lstm.", "embedding."))}
+    for name in lstm:   # the fused node's gradients, through the unrolled cells
+        torch.testing.assert_close(params[name].grad, expected[name], rtol=1e-4, atol=1e-6)
+    assert all(params[k].grad is None for k in params if k not in lstm)   # the head is stood in for by ḡ
+    shown = {stepper.trace.node(a.node).name: a.total for s in stepper.trace.steps for a in s.accumulations}
+    for name in lstm:   # and what the stepper shows of them is those gradients
+        g = expected[name].numpy().astype(np.float64)
+        assert np.allclose(shown[name].stats, (g.min(), g.mean(), g.max()), rtol=1e-4, atol=1e-6), name
+    stepper.close()
+    assert not [t for t in threading.enumerate() if t.name == "gradviz torch backward"]
+    case.model.zero_grad(set_to_none=True)
+    loss.backward(retain_graph=True)   # a hook left on torch's graph would raise here (its worker is stopped)
+    unrolled_root.backward()           # and on the unrolled cells' graph (which shares the embedding's node)
+    assert all(p.grad is not None for p in params.values())
