@@ -8,11 +8,12 @@ nanoGPT-style GPT (2 layers, 2 heads, d=64, tied embeddings); Embedding -> nn.LS
 
 Times are CPU time of the process and its children (`--clock cpu`, the default: the bridge records
 on a worker thread, Graphviz runs as a child) or elapsed time (`--clock wall`); torch runs on one
-thread (`--threads`). Per model, in interleaved rounds (medians printed): torch's own forward and backward; gradviz
-recording torch's backward (forward, then `record_torch(loss, model=model).run()`: the Trace of
-every node with its values and every step's gradients), and its ratio to torch's forward and
-backward in the same round; gradviz's `animate(loss, model=model)` (recording, the Graphviz
-layout and every frame); and each peer making its picture (forward, graph, SVG):
+thread (`--threads`). Per model, in interleaved rounds (medians printed): torch's own forward and
+backward; gradviz recording torch's backward (forward, then `record_torch(loss, model=model).run()`:
+the Trace of every node and every step's gradients, whose values are read when a view shows them),
+and its ratio to torch's forward and backward in the same round; gradviz's `animate(loss,
+model=model)` (recording, the Graphviz layout and every frame, with every value they show), and its
+ratio; and each peer making its picture (forward, graph, SVG):
 torchviz 0.0.3 `make_dot(loss, params)`, torchview 0.2.7 `draw_graph(model, inputs)`,
 torchlens 2.36.1 `trace` + `backward` + `draw_backward` (run after the others, on a model of its
 own: it leaves hooks on the parameters it traced). A peer that is not installed is
@@ -153,7 +154,10 @@ def measure(name: str, rounds: int, animate: bool, peers: dict) -> dict:
     if late:
         results.update(_rounds(late, MODELS[name](), rounds))
     out = {key: {**rs[-1], "seconds": statistics.median(r["seconds"] for r in rs)} for key, rs in results.items()}
-    out["ratio"] = statistics.median(g["seconds"] / t["seconds"] for g, t in zip(results["gradviz"], results["torch"]))
+    for key in ("gradviz", "animate"):   # each a ratio to torch's forward and backward of the same round
+        if key in results:
+            out[key]["ratio"] = statistics.median(g["seconds"] / t["seconds"]
+                                                  for g, t in zip(results[key], results["torch"]))
     return out
 
 
@@ -186,12 +190,13 @@ def main() -> None:
         m = measure(name, args.rounds, not args.no_animate, peers)
         print(f"| {name} | torch forward + backward | {m['torch']['seconds']:.3f} | | | | | |")
         shows = " | ".join(SHOWS["gradviz"][:3])
-        print(f"| {name} | gradviz record (×{m['ratio']:.2f} torch) | {m['gradviz']['seconds']:.3f} | "
+        print(f"| {name} | gradviz record (×{m['gradviz']['ratio']:.2f} torch) | {m['gradviz']['seconds']:.3f} | "
               f"{m['gradviz']['nodes']} | {shows} | {m['gradviz']['steps']} |")
         if "animate" in m and "failed" in m["animate"]:
             print(f"| {name} | gradviz animate | failed: {m['animate']['failed']} | | | | | |")
         elif "animate" in m:
-            print(f"| {name} | gradviz animate | {m['animate']['seconds']:.3f} | {m['animate']['nodes']} | {shows} | "
+            print(f"| {name} | gradviz animate (×{m['animate']['ratio']:.1f} torch) | {m['animate']['seconds']:.3f} | "
+                  f"{m['animate']['nodes']} | {shows} | "
                   f"{m['animate']['steps']} |")
         for peer in peers:
             print(f"| {name} | {peer} | {m[peer]['seconds']:.3f} | {m[peer]['nodes']} | "
