@@ -50,11 +50,14 @@ def _derived(fn, name: str):
     save: a view's or a squeeze's size (its output's shape), an adaptive pool's
     output_size (its output's last dims). AttributeError where there is none."""
     kind = type(fn).__name__
-    if name == "size" and (kind in _SIZE_IS_OUTPUT or kind.startswith("SqueezeBackward")) and _out_shape(fn) is not None:
-        return _out_shape(fn)
-    if name == "output_size" and kind.startswith("Adaptive") and _out_shape(fn) is not None:
-        dims = 3 if "3D" in kind else 2 if "2D" in kind else 1
-        return _out_shape(fn)[-dims:]
+    if name == "size" and (kind in _SIZE_IS_OUTPUT or kind.startswith("SqueezeBackward")):
+        out = _out_shape(fn)
+        if out is not None:
+            return out
+    if name == "output_size" and kind.startswith("Adaptive"):
+        out = _out_shape(fn)
+        if out is not None:
+            return out[-(3 if "3D" in kind else 2 if "2D" in kind else 1):]
     raise AttributeError(name)
 
 
@@ -152,26 +155,40 @@ def saved_names(kind: type) -> tuple:
     return tuple(a[len("_saved_"):] for a in dir(kind) if a.startswith("_saved_"))
 
 
+@lru_cache(maxsize=None)
+def _attr_plan(kind: type) -> tuple:
+    """(the names a node of this type may show, sorted; the one a node may derive rather than
+    save, or None; whether any counts dims), worked out once per node type."""
+    names = saved_names(kind)
+    name = kind.__name__
+    extra = "size" if name in _SIZE_IS_OUTPUT or name.startswith("SqueezeBackward") else \
+        "output_size" if name.startswith("Adaptive") else None
+    if extra in names:
+        extra = None
+    shown = tuple(sorted(names + ((extra,) if extra else ())))
+    return shown, extra, any(n in _DIM_NAMES for n in shown)
+
+
 def attr_names(fn) -> list:
     """Every attribute a node shows: its `_saved_*` fields, and the size a view produced."""
-    names = list(saved_names(type(fn)))
-    kind = type(fn).__name__
-    extras = ("size",) if kind in _SIZE_IS_OUTPUT or kind.startswith("SqueezeBackward") else \
-        ("output_size",) if kind.startswith("Adaptive") else ()
-    for extra in extras:
-        if extra not in names:
-            try:
-                _derived(fn, extra)
-            except AttributeError:
-                continue
-            names.append(extra)
-    return sorted(names)
+    return _shown(fn)[0]
+
+
+def _shown(fn) -> tuple:
+    """(attr_names, whether any counts dims)."""
+    names, extra, dims = _attr_plan(type(fn))
+    if extra is not None:
+        try:
+            _derived(fn, extra)
+        except AttributeError:
+            names = [n for n in names if n != extra]
+    return list(names), dims
 
 
 def attrs(fn) -> tuple:
     """(name, text) of every attribute of a node, as torchviz's show_attrs lists them, as torch means them."""
-    names = attr_names(fn)
-    ndim = counted_ndim(fn) if any(n in _DIM_NAMES for n in names) else None
+    names, dims = _shown(fn)
+    ndim = counted_ndim(fn) if dims else None
     out = []
     for name in names:
         try:
@@ -184,7 +201,12 @@ def attrs(fn) -> tuple:
     return tuple(out)
 
 
+_PLAIN = (int, float, bool, str, type(None))
+
+
 def attr_text(value) -> str:
+    if type(value) in _PLAIN:   # most attributes: a dim, a flag, a scale
+        return str(value)
     if type(value).__name__ == "Tensor" and value.ndim == 0:   # a saved number: its value (a tensor's repr is slow)
         return str(value.item())
     if hasattr(value, "shape") and hasattr(value, "dtype") and getattr(value, "ndim", 0) > 0:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import heapq
 
 from ..previews import Preview
-from .support import dtype_name, is_accumulate, sequence_nr, torch_module
+from .support import device_name, dtype_name, is_accumulate, sequence_nr, torch_module
 
 
 def metadata_preview(fn) -> Preview | None:
@@ -16,7 +16,7 @@ def metadata_preview(fn) -> Preview | None:
         return None
     if len(meta) != 1:
         return None
-    return Preview(tuple(meta[0].shape), dtype_name(meta[0].dtype), str(meta[0].device))
+    return Preview(tuple(meta[0].shape), dtype_name(meta[0].dtype), device_name(meta[0].device))
 
 
 def output_shape(fn, nr: int) -> tuple | None:

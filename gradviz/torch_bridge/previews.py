@@ -13,7 +13,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..previews import PREVIEW_MAX, THUMB_CELLS, Preview, block_means
-from .support import dtype_name, torch_module
+from .support import device_name, dtype_name, torch_module
 
 
 # up to this many elements a CPU tensor is reduced by NumPy (a torch call's overhead costs more than
@@ -144,10 +144,10 @@ class LazyPreview(Preview):
 
     @classmethod
     def hold(cls, tensor, sample: bytes | None) -> "LazyPreview":
-        """tensor: detached. sample: `_sample(tensor)`, compared again when filling, or None (the
+        """tensor: the tensor (detached where `sample` is given). sample: `_sample(tensor)`, compared again when filling, or None (the
         engine's own gradients, which nothing else can write, need only the version)."""
         self = cls.__new__(cls)
-        self.__dict__.update(shape=tuple(tensor.shape), dtype=dtype_name(tensor.dtype), device=str(tensor.device),
+        self.__dict__.update(shape=tuple(tensor.shape), dtype=dtype_name(tensor.dtype), device=device_name(tensor.device),
                              _source=(tensor, tensor._version, sample))
         return self
 
@@ -190,7 +190,7 @@ class Previews:
         hit = self.seen.get(id(tensor))
         if hit is not None:
             return hit[1]
-        t = tensor.detach()
+        t = tensor.detach() if sample else tensor   # preview() detaches when it reads
         size = t.numel() * t.element_size()
         check = _sample(t) if sample and t.device.type == "cpu" else None
         # held only within the budget, and where a write through .data could be seen (or is not possible)

@@ -2,6 +2,8 @@
 named when it is missing) and the few facts about torch's graph objects read everywhere."""
 from __future__ import annotations
 
+from functools import lru_cache
+
 TORCH_REQUIREMENT = "torch==2.13.0"
 
 # torch gives AccumulateGrad the largest sequence number (so its ready queue runs it first);
@@ -19,8 +21,14 @@ def torch_module():
     return torch
 
 
+@lru_cache(maxsize=64)
 def dtype_name(dtype) -> str:
     return str(dtype).replace("torch.", "")
+
+
+@lru_cache(maxsize=64)
+def device_name(device) -> str:
+    return str(device)
 
 
 def is_accumulate(fn) -> bool:
