@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..naming import tensors_named
 from .support import is_accumulate, node_name, torch_module
 
 # ops that only rearrange a parameter (a Linear's weight.t(), an LSTM's weight views): what they
@@ -35,7 +36,9 @@ class Naming:
 
     @classmethod
     def of(cls, names: dict | None = None, model=None, caller: dict | None = None) -> "Naming":
-        """Names from `names` first, then `model`'s parameters, then the caller's modules and tensors."""
+        """Names from `names` first, then `model`'s parameters and those of the caller's modules, then
+        (when no `names` are given) the caller's tensors, by gradviz's rule for its own: a tensor
+        held under exactly one public name is called by it (`naming.tensors_named`)."""
         torch = torch_module()
         naming = cls()
         naming.add(names or {})
@@ -46,9 +49,8 @@ class Naming:
         for m in modules:
             naming.add(dict(m.named_parameters()))
             naming.param_scopes.update(_param_scopes(m))
-        if caller:
-            naming.add({k: v for k, v in caller.items()
-                         if isinstance(v, torch.Tensor) and not k.startswith("_") and v.requires_grad})
+        if caller and names is None:
+            naming.add(tensors_named(caller, lambda v: isinstance(v, torch.Tensor)))
         return naming
 
     def add(self, names: dict) -> None:

@@ -208,3 +208,21 @@ def test_a_recorded_torch_run_steps_again_as_the_live_one():
     saved = gradviz.step(record(loss, model=model, jacobians=True).run()).run_to_end()   # as step() records
     live = gradviz.step(loss, model=model).run_to_end()   # (it leaves .grad as torch wrote them)
     assert saved._frames_json == live._frames_json and _json(saved.trace) == _json(live.trace)
+
+
+def test_caller_variables_name_torch_tensors_by_gradviz_rule():
+    """A tensor held by one variable is called by it, one held by two by neither, and `names=`
+    replaces the caller's names: the same for a torch graph as for a gradviz graph."""
+    def leaves(lib, names=None):
+        w = lib.ones(3, requires_grad=True)
+        v = also = lib.ones(3, requires_grad=True)   # noqa: F841 (two names for one tensor)
+        loss = (w * v).sum()
+        trace = gradviz.draw(loss, names=names).trace
+        return [n.name for n in trace.nodes if n.kind == "leaf"], w
+
+    for lib in (torch, gradviz):
+        named, w = leaves(lib)
+        assert named[0] == "w" and named[1] not in ("v", "also"), lib.__name__
+    torch_given, _ = leaves(torch, names={})
+    gradviz_given, _ = leaves(gradviz, names={})
+    assert "w" not in torch_given and "w" not in gradviz_given
