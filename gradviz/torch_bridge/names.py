@@ -141,7 +141,7 @@ def _filled(order: list, scopes: dict) -> dict:
     found = dict(scopes)
     for fn in ops:
         if fn not in scopes and before[fn] and after[fn]:
-            common = _common_prefix([before[fn], after[fn]])
+            common = _common_prefix(before[fn], after[fn])
             if common:
                 found[fn] = common
     return found
@@ -156,14 +156,15 @@ def _shared(ops: list, links: dict, scopes: dict) -> dict:
         for n in links.get(fn, ()):
             path = scopes.get(n, shared.get(n))
             if path is not None:
-                found = path if found is None else _common_prefix([found, path])
+                found = path if found is None else _common_prefix(found, path)
         shared[fn] = found
     return shared
 
 
-def _common_prefix(paths: list) -> tuple:
-    first = paths[0]
-    k = 0
-    while k < len(first) and all(len(p) > k and p[k] == first[k] for p in paths):
+def _common_prefix(a: tuple, b: tuple) -> tuple:
+    if a == b:   # most often: two nodes of one module
+        return a
+    k, n = 0, min(len(a), len(b))
+    while k < n and a[k] == b[k]:
         k += 1
-    return first[:k]
+    return a[:k]
