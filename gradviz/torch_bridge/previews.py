@@ -8,6 +8,7 @@ A recording previews lazily (`Previews`): its LazyPreviews hold their tensor and
 view first asks for values, so a backward recorded and never looked at costs no reduction at all."""
 from __future__ import annotations
 
+import threading
 from functools import lru_cache
 
 import numpy as np
@@ -117,6 +118,7 @@ def _sizes(n: int, cells: int) -> np.ndarray:
 
 # the most bytes of tensors one recording's lazy previews hold; past it previews are taken at once
 HELD_MAX = 512 * 2 ** 20
+_FILLING = threading.Lock()
 
 
 def _lazy_field(name: str) -> property:
@@ -144,20 +146,26 @@ class LazyPreview(Preview):
 
     @classmethod
     def hold(cls, tensor, sample: bytes | None) -> "LazyPreview":
-        """tensor: the tensor (detached where `sample` is given). sample: `_sample(tensor)`, compared again when filling, or None (the
-        engine's own gradients, which nothing else can write, need only the version)."""
+        """tensor: the tensor (detached where `sample` is given). sample: `_sample(tensor)`, compared
+        again when filling, or None (the engine's own gradients, which nothing else can write, need
+        only the version)."""
         self = cls.__new__(cls)
-        self.__dict__.update(shape=tuple(tensor.shape), dtype=dtype_name(tensor.dtype), device=device_name(tensor.device),
-                             _source=(tensor, tensor._version, sample))
+        self.__dict__.update(shape=tuple(tensor.shape), dtype=dtype_name(tensor.dtype),
+                             device=device_name(tensor.device), _source=(tensor, tensor._version, sample))
         return self
 
     def _fill(self) -> None:
-        tensor, version, sample = self.__dict__.pop("_source")
-        full = None
-        if tensor._version == version and (sample is None or _sample(tensor) == sample):
-            full = preview(tensor)
-        self.__dict__.update(values=getattr(full, "values", None), stats=getattr(full, "stats", None),
-                             thumb=getattr(full, "thumb", None))
+        with _FILLING:   # one thread reads the tensor; another asking meanwhile waits for its fields
+            source = self.__dict__.get("_source")
+            if source is None:
+                return
+            tensor, version, sample = source
+            full = None
+            if tensor._version == version and (sample is None or _sample(tensor) == sample):
+                full = preview(tensor)
+            self.__dict__.update(values=getattr(full, "values", None), stats=getattr(full, "stats", None),
+                                 thumb=getattr(full, "thumb", None))
+            del self.__dict__["_source"]   # last: the fields are there before anyone stops waiting
 
 
 def _sample(tensor) -> bytes | None:

@@ -87,3 +87,17 @@ def test_a_grad_that_existed_before_is_shown_as_torch_accumulates_it():
     acc = next(a for s in trace.steps for a in s.accumulations)
     assert np.array_equal(acc.before.values, [10.0] * 3) and np.array_equal(acc.contribution.values, [2.0] * 3)
     assert np.array_equal(acc.total.values, [12.0] * 3) and np.array_equal(w.grad.numpy(), [12.0] * 3)
+
+
+def test_two_threads_reading_one_preview_both_get_its_values():
+    import threading
+    t = torch.randn(300, 300)
+    for _ in range(20):
+        lazy = Previews().of(t)
+        got = []
+        readers = [threading.Thread(target=lambda: got.append(lazy.stats)) for _ in range(2)]
+        for r in readers:
+            r.start()
+        for r in readers:
+            r.join()
+        assert got[0] is not None and got[0] == got[1] == preview(t).stats
