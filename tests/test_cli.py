@@ -230,3 +230,49 @@ def test_the_scripts_own_error_shows_the_scripts_frames(tmp_path, capsys):
     assert cli.main(["render", str(path)]) == 1
     err = capsys.readouterr().err
     assert 'fails.py", line 3, in main' in err and "RuntimeError" in err and "runpy" not in err
+
+
+LSTM_SCRIPT = """
+import torch
+from torch import nn
+
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embedding = nn.Embedding(10, 4)
+        self.lstm = nn.LSTM(4, 5)
+        self.head = nn.Linear(5, 3)
+
+    def forward(self, tokens):
+        out, _ = self.lstm(self.embedding(tokens))
+        return self.head(out[-1])
+
+def main():
+    torch.manual_seed(0)
+    model = Classifier()
+    tokens, labels = torch.randint(0, 10, (3, 2)), torch.tensor([0, 2])
+    loss = nn.functional.cross_entropy(model(tokens), labels)
+    loss.backward()
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.torch
+def test_animate_unroll_records_the_lstm_a_script_runs_cell_by_cell(tmp_path, capsys):
+    pytest.importorskip("torch")
+    path = tmp_path / "rnn.py"
+    path.write_text(LSTM_SCRIPT)
+    fused, unrolled = tmp_path / "fused.html", tmp_path / "unrolled.html"
+    assert cli.main(["animate", str(path), "-o", str(fused)]) == 0
+    assert cli.main(["animate", str(path), "--unroll", "-o", str(unrolled)]) == 0
+    assert "MkldnnRnnLayerBackward0" in fused.read_text() and "SigmoidBackward0" not in fused.read_text()
+    page = unrolled.read_text()
+    assert "MkldnnRnnLayerBackward0" not in page and "SigmoidBackward0" in page and "step 3" in page
+    plain = tmp_path / "plain.py"
+    plain.write_text(TORCH_MODEL + MODULE_LEVEL)
+    capsys.readouterr()
+    assert cli.main(["animate", str(plain), "--unroll", "-o", str(tmp_path / "p.html")]) == 2
+    err = capsys.readouterr().err
+    assert "gradviz animate: unroll=True: the graph has no fused recurrent node" in err and "Traceback" not in err

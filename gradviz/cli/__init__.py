@@ -7,7 +7,8 @@ backward it starts (`--call N`, default the first): `loss.backward()`, `torch.au
 training loop), naming tensors, parameters and module clusters from the variables of the code that
 called it. The script's own output is kept; the script is stopped once that backward is recorded
 (`--finish`: the backward really runs and the script goes on to its end). A script that starts no
-backward is drawn from the tensor its globals hold under `--var` (default `loss`).
+backward is drawn from the tensor its globals hold under `--var` (default `loss`). `animate --unroll`
+records torch's fused nn.LSTM node cell by cell, as `animate(..., unroll=True)` does.
 """
 from __future__ import annotations
 
@@ -56,11 +57,15 @@ def _recorded(args, command: str):
         print(f"gradviz {command}: no such script: {script}", file=sys.stderr)
         return 2
     options = dict(show_saved=True) if getattr(args, "show_saved", False) else dict(jacobians=command == "animate")
+    options["unroll"] = getattr(args, "unroll", False)
     catcher = BackwardCatcher(args.call, args.finish, **options)
     try:
         scope = run_script(script, catcher)
     except (Exception, SystemExit) as exc:   # the script's own error (or its sys.exit(1))
         return _script_error(script, command, exc)
+    if catcher.refused is not None:
+        print(f"gradviz {command}: {catcher.refused}", file=sys.stderr)
+        return 2
     if catcher.caught is not None:
         c = catcher.caught
         root = c.trace.node(c.trace.roots[0]).name if c.trace.roots else ""
@@ -91,7 +96,11 @@ def _from_globals(args, command: str, script: Path, scope: dict):
     names = {k: v for k, v in tensors.items() if v.requires_grad}   # the script's names, as torchviz's params
     if command == "render":
         return trace_of((value,), names, show_saved=args.show_saved, caller=scope), args.var, ""
-    return record(value, names=names, caller=scope, jacobians=True).run(), args.var, ""
+    try:
+        return record(value, names=names, caller=scope, jacobians=True, unroll=getattr(args, "unroll", False)).run(), args.var, ""
+    except ValueError as err:   # --unroll on a graph with no fused recurrent node
+        print(f"gradviz {command}: {err}", file=sys.stderr)
+        return 2
 
 
 def cmd_render(args) -> int:
@@ -202,6 +211,9 @@ def build_parser() -> argparse.ArgumentParser:
     _script_options(anim)
     anim.add_argument("-o", "--output", help="the file to write: .html or .gif (default: the recorded tensor's name, e.g. loss.html)")
     anim.add_argument("--lr", action="store_true", help="lay out left to right")
+    anim.add_argument("--unroll", action="store_true",
+                      help="record torch's fused nn.LSTM node cell by cell and step by step, with torch's gradients "
+                           "(as animate(..., unroll=True))")
     anim.set_defaults(func=cmd_animate)
 
     demo = sub.add_parser("demo", help="render the tutorials' examples into a folder")

@@ -47,9 +47,10 @@ class BackwardCatcher:
 
     def __init__(self, call: int = 1, finish: bool = False, **options):
         self.call, self.finish = call, finish
-        self.options = options   # for record(): show_saved, jacobians
+        self.options = options   # for record(): show_saved, jacobians, unroll
         self.count = 0
         self.caught: Caught | None = None
+        self.refused: ValueError | None = None   # what record() said of the options (unroll: no fused node)
         self._inside = False   # a backward the catcher itself started, or one started by a caught function
         self._patched: list = []
 
@@ -67,6 +68,9 @@ class BackwardCatcher:
         self._inside = True
         try:
             trace = record(roots, gradient=gradient, caller=caller, **self.options).run()
+        except ValueError as err:   # the options do not fit this graph: said by the command, not the script
+            self.refused = err
+            raise Stopped from err
         finally:
             self._inside = False
         self.caught = Caught(trace, self.count, frame.f_code.co_filename if frame else "?",
