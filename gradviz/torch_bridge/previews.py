@@ -151,7 +151,8 @@ class LazyPreview(Preview):
         only the version)."""
         self = cls.__new__(cls)
         self.__dict__.update(shape=tuple(tensor.shape), dtype=dtype_name(tensor.dtype),
-                             device=device_name(tensor.device), _source=(tensor, tensor._version, sample))
+                             device="cpu" if tensor.is_cpu else device_name(tensor.device),
+                             _source=(tensor, tensor._version, sample))
         return self
 
     def _fill(self) -> None:
@@ -198,15 +199,19 @@ class Previews:
         hit = self.seen.get(id(tensor))
         if hit is not None:
             return hit[1]
-        t = tensor.detach() if sample else tensor   # preview() detaches when it reads
-        size = t.numel() * t.element_size()
-        check = _sample(t) if sample and t.device.type == "cpu" else None
-        # held only within the budget, and where a write through .data could be seen (or is not possible)
-        if self.held + size <= self.held_max and not t.is_meta and (check is not None or not sample
-                                                                   or t.device.type != "cpu"):
+        size = tensor.numel() * tensor.element_size()   # (.nbytes refuses a sparse tensor)
+        if self.held + size > self.held_max or tensor.is_meta or tensor.layout != torch_module().strided:
+            made = preview(tensor)   # no data to hold (meta), or a layout preview() describes by its shape
+        elif not sample:   # the engine's own gradient: nothing but torch can write it (preview() detaches)
             self.held += size
-            made = LazyPreview.hold(t, check)
-        else:
-            made = preview(t)
+            made = LazyPreview.hold(tensor, None)
+        else:   # held only where a write through .data could be seen (or cannot happen: off the CPU)
+            t = tensor.detach()
+            check = _sample(t) if t.is_cpu else None
+            if check is None and t.is_cpu:
+                made = preview(t)
+            else:
+                self.held += size
+                made = LazyPreview.hold(t, check)
         self.seen[id(tensor)] = (tensor, made)
         return made

@@ -101,3 +101,11 @@ def test_two_threads_reading_one_preview_both_get_its_values():
         for r in readers:
             r.join()
         assert got[0] is not None and got[0] == got[1] == preview(t).stats
+
+
+def test_a_tensor_with_no_strided_data_is_described_by_its_shape_at_once():
+    sparse = torch.sparse_coo_tensor(torch.tensor([[0, 1], [1, 0]]), torch.tensor([1.0, 2.0]), (2, 2))
+    meta = torch.empty(3, 4, device="meta")
+    for t in (sparse, meta):
+        p = Previews().of(t)
+        assert not isinstance(p, LazyPreview) and p.shape == tuple(t.shape) and p.values is None
