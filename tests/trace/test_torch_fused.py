@@ -1,6 +1,8 @@
 """Fused nodes explained and unrolled: nn.LSTM on CPU is one MkldnnRnnLayerBackward0 node; its panel
 says what it fused (time steps, gates, inputs, outputs), and unroll=True records the same LSTM cell
 by cell and step by step, with every gradient equal to what torch's fused node gives."""
+import threading
+
 import numpy as np
 import pytest
 
@@ -76,8 +78,6 @@ def test_the_stepper_steps_the_unrolled_lstm_and_leaves_torchs_gradients():
     """step(loss, unroll=True): Next runs one node of the unrolled cells; halfway the LSTM's weights
     hold part of their gradient, at the end exactly what torch's fused node gives them; closing
     leaves no thread and no hook on either graph."""
-    import threading
-
     import gradviz
     case = make_lstm()
     loss = case.loss()

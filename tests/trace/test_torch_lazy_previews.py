@@ -2,6 +2,8 @@
 view first asks for it. What it then shows is what `preview` would have shown at record time, or,
 where the tensor was written in place since (by torch or through `.data`), its shape alone: never
 a later value."""
+import threading
+
 import numpy as np
 import pytest
 
@@ -90,7 +92,6 @@ def test_a_grad_that_existed_before_is_shown_as_torch_accumulates_it():
 
 
 def test_two_threads_reading_one_preview_both_get_its_values():
-    import threading
     t = torch.randn(300, 300)
     for _ in range(20):
         lazy = Previews().of(t)
