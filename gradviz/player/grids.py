@@ -57,10 +57,11 @@ def grid(values, scale: float | None = None, highlight_rows=(), row_labels=None,
     """An HTML table of the values, each cell coloured on the diverging scale; the rows in
     `highlight_rows` are outlined (the rows of a Jacobian that this step's VJP weighs)."""
     a = np.asarray(values)
-    m = as_matrix(a.astype(np.int64) if a.dtype.kind == "b" else a).astype(np.float64)
+    exact = as_matrix(a.astype(np.int64) if a.dtype.kind == "b" else a)
+    m = exact.astype(np.float64)
     if scale is None:
         scale = scale_of(m)
-    texts = [[number(v) if numbers else "" for v in row] for row in m]
+    texts = [[number(v) if numbers else "" for v in row] for row in exact]   # integers print as 2, not 2.0
     # five columns and more set smaller, so an 8-wide grid still fits the panel at 1280 px; seven and
     # more of ten-character numbers (-0.0009205, -5.216e-05) smaller still
     long = m.shape[1] >= 7 and max((len(t) for row in texts for t in row), default=0) >= 10

@@ -238,6 +238,17 @@ def _group_after(s: str, start: int) -> int:
     return -1
 
 
+def unit_denominators(latex: str) -> str:
+    """\\frac{X}{{1}} as X: a constant 1 the learner left at its default (softplus's beta) divides nothing."""
+    start = 0
+    while (i := latex.find(r"\frac{", start)) >= 0:
+        end = _group_after(latex, i + len(r"\frac"))
+        if end > 0 and latex.startswith("{{1}}", end):
+            latex = latex[:i] + latex[i + len(r"\frac"):end] + latex[end + len("{{1}}"):]
+        start = i + 1
+    return latex
+
+
 def coefficients(latex: str) -> str:
     """`X \\odot {2}` and `{2} \\odot X` (or \\cdot) as `{2}\\, X` when the number is a whole factor."""
     pos = 0
@@ -307,7 +318,14 @@ _UNARY_AFTER = {"=", "(", "[", ",", "+", "−", "⊙", "·", "≤", "≥", "<", 
 _OPEN, _CLOSE = set("([{|‖⌊⌈"), set(")]}|‖⌋⌉")
 
 
+_NAME_IN = re.compile(r"[^\W\d_][^\W_]")   # a name of two characters or more: z2, img, not −w or 2a
+
+
 def _script(text: str, table: dict) -> str | None:
+    """`text` in super- or subscript letters, when it has them all; None for a learner's name of more than
+    one character, which raised would read as letters of its own (eᶻ² as e to the z², not e to the z2)."""
+    if table is _SUP and _NAME_IN.search(text):
+        return None
     return "".join(table[ch] for ch in text) if text and all(ch in table for ch in text) else None
 
 
@@ -319,8 +337,8 @@ def _compound(text: str) -> bool:
 
 
 def _wrapped(text: str) -> bool:
-    """One parenthesised group, possibly under a root: (a + b), √(σ² + ε)."""
-    inner = text[1:] if text.startswith("√") else text
+    """One parenthesised group, possibly under a root or a function: (a + b), √(σ² + ε), log(1 + eᵃ)."""
+    inner = re.sub(r"^(√|[a-z]+(?=\())", "", text)   # log(1 + eᵃ) is one group as much as (1 + eᵃ) is
     if not (inner.startswith("(") and inner.endswith(")")):
         return False
     depth = 0

@@ -116,7 +116,7 @@ CASES = [
      ["∂L/∂x = reverse cumulative sum of ḡ"], []),
     ("lerp(0.25)", lambda t: torch.lerp(t["a"], t["b"], 0.25), "y", "LerpBackward0", "y = a + 0.25(b − a)",
      ["∂L/∂a = ḡ (1 − 0.25)", "∂L/∂b = 0.25ḡ"], ["0.25"]),
-    ("softplus(beta=2)", lambda t: F.softplus(t["a"], beta=2), "y", "SoftplusBackward0", "y = (log(1 + e²ᵃ))/2",
+    ("softplus(beta=2)", lambda t: F.softplus(t["a"], beta=2), "y", "SoftplusBackward0", "y = log(1 + e²ᵃ)/2",
      ["∂L/∂a = ḡ ⊙ σ(2a)"], ["1", "2", "2"]),
     ("mse_loss", lambda t: F.mse_loss(t["a"], t["b"]), "L", "MseLossBackward0", "L = 1/N Σ (a − b)²",
      ["∂L/∂a = (2ḡ (a − b))/N", "∂L/∂b = −(2ḡ (a − b))/N"], ["1", "2"]),
