@@ -138,11 +138,28 @@ def where_split(latex: str) -> tuple:
 WIDE_CLAUSE = 48
 
 
+_EQUALS = re.compile(r"\s*=\s*")
+
+
 def mathml_clauses(latex: str, names: tuple = ()) -> str:
-    """`mathml` of each clause, joined by their punctuation (one <math> when there is one clause)."""
-    def clause(piece: str, sep: str) -> str:   # a wide one keeps its punctuation in its box
+    """`mathml` of each clause, joined by their punctuation (one <math> when there is one clause). A wide
+    clause is also split after each top-level `=`, so a long right side starts a line of its own
+    (loss = / − Σ w ⊙ (…)) rather than running past the panel's edge."""
+    def box(piece: str, sep: str) -> str:   # a wide one keeps its punctuation in its box
         math = mathml(piece, names) + sep
         return math if len(unicode(piece, names)) <= WIDE_CLAUSE else f'<span class="gv-mathwide">{math}</span>'
+
+    def clause(piece: str, sep: str) -> str:
+        if len(unicode(piece, names)) <= WIDE_CLAUSE:
+            return box(piece, sep)
+        sides, start = [], 0
+        for m in _top_level(piece, _EQUALS):
+            sides.append(piece[start:m.start()] + " =")
+            start = m.end()
+        sides.append(piece[start:])
+        if len(sides) == 1 or not all(side.strip(" =") for side in sides):
+            return box(piece, sep)
+        return " ".join(box(side, sep if k == len(sides) - 1 else "") for k, side in enumerate(sides))
     return " ".join(clause(piece, sep) for piece, sep in clauses(latex))
 
 

@@ -75,3 +75,11 @@ def test_a_custom_function_runs_the_learners_backward():
     said = re.sub(r"<[^>]+>", "", frame.text)
     assert "runs the backward you wrote: it calls ClampGrad.backward(ctx, ḡ)" in said
     assert "local derivative" not in said
+
+
+def test_a_wide_formula_breaks_after_its_equals_sign():
+    from gradviz.render import latex
+    wide = r"\mathrm{loss} = -\sum w \odot \left(t \max(\log u,\, -100) + (1 - t) \max(\log(1 - u),\, -100)\right)"
+    html = latex.mathml_clauses(wide)
+    assert html.count("<math") == 2 and latex.text(html).startswith("loss = −")   # loss = | − Σ w ⊙ (…)
+    assert latex.mathml_clauses("c = a + b").count("<math") == 1              # a short one stays whole

@@ -161,12 +161,13 @@
     var vb = (svg.getAttribute("viewBox") || "0 0 100 100").split(/[\s,]+/).map(parseFloat);
     var w = vb[2] || 1, h = vb[3] || 1;
     function layout() {
-      // grown only as far as the whole still fits the height it may take
+      // grown only as far as the whole still fits the height it may take; a tall drawing is shown
+      // whole at its drawn size (the page scrolls it, as it would an image): only a wide one pans
       var cw = Math.max(root.clientWidth, 1), tall = Math.max(480, window.innerHeight * 0.8);
       var s = Math.max(1, Math.min(MAX_FOLLOW, cw / w, tall / h));
       stage.style.aspectRatio = "auto";
       stage.style.width = Math.min(cw, w * s) + "px";
-      stage.style.height = Math.min(h * s, tall) + "px";
+      stage.style.height = h * s + "px";
       return s;
     }
     var scale = layout();
