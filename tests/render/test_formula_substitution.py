@@ -369,8 +369,9 @@ def test_a_long_formula_is_one_math_element_per_clause():
     f = formula(y, {"img": img, "w": w, "y": y})
     markup = f.forward()
     maths = re.findall(r"<math.*?</math>", markup)
-    assert len(maths) == 6                      # the operation, its index form, then s, q, d and groups
-    assert latex.text(maths[0]) == "y = img ⋆ w" and latex.text(maths[2]) == "s = (2, 2)"
+    assert len(maths) == 7      # the operation, its index form (wide: broken after its =), then s, q, d and groups
+    assert latex.text(maths[0]) == "y = img ⋆ w" and latex.text(maths[1]).endswith(" =")
+    assert latex.text(maths[3]) == "s = (2, 2)"
     assert latex.text(markup) == f.forward_text()                # the punctuation between them is kept
     short = formula(img * 2, {"img": img}).forward()
     assert short.count("<math") == 1
