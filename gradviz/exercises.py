@@ -91,7 +91,7 @@ class Check:
         if not self.ok and self.wrong is not None:
             parts.insert(1, f"<style>{stylesheet()}</style>")   # the grids' colours
             scale = grids.scale_of(self.answer, self.expected)
-            shown = np.where(self.wrong, self.answer - self.expected, 0.0)
+            shown = np.where(self.wrong, self.answer - self.expected, 0)
             cells = [("your answer", grids.tensor(self.answer, scale)),
                      ("the engine", grids.tensor(self.expected, scale)),
                      ("difference (0 where right)", grids.tensor(shown, scale))]
@@ -149,7 +149,9 @@ def check(answer, expected, name: str = "answer", rtol: float = RTOL, atol: floa
     if hasattr(answer, "shape") and hasattr(expected, "shape") and _is_engines(answer, (expected,)):
         return Check(name, False, "refused: this is the engine's own value (the tensor the check compares "
                                   "with, or a view of it), read instead of predicted")
-    want = _array(expected).astype(np.float64)
+    want = _array(expected)
+    whole = want.dtype.kind in "iu"   # a count such as _version: 3, not 3.0
+    want = want.astype(np.float64)
     try:
         got = _array(answer).astype(np.float64)
     except (TypeError, ValueError) as exc:
@@ -158,16 +160,24 @@ def check(answer, expected, name: str = "answer", rtol: float = RTOL, atol: floa
         return Check(name, False, shape_message(got.shape, want.shape, gradient))
     wrong = ~np.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
     if not wrong.any():
-        size = f"all {want.size} values" if want.size > 1 else number(want.item())
+        size = f"all {want.size} values" if want.size > 1 else _number(want.item(), whole)
         return Check(name, True, f"right ({size})", got, want, wrong)
+    if whole and np.isfinite(got).all() and (got == np.round(got)).all():
+        got, want = got.astype(np.int64), want.astype(np.int64)   # the grids print 2, not 2.0
     diff = np.abs(np.where(np.isfinite(got - want), got - want, np.inf))
     worst = np.unravel_index(int(np.argmax(np.where(wrong, diff, -1))), want.shape) if want.ndim else ()
     count = int(wrong.sum())
     summary = (f"{count} of {want.size} values differ" if want.size > 1 else "differs") + \
-              f"; the largest difference is {number(float(diff[worst]))}" + \
-              (f" at {_where(worst)} (you: {number(float(got[worst]))}, engine: {number(float(want[worst]))})"
-               if want.ndim else f" (you: {number(float(got))}, engine: {number(float(want))})")
+              f"; the largest difference is {_number(float(diff[worst]), whole)}" + \
+              (f" at {_where(worst)} (you: {_number(float(got[worst]), whole)}, engine: "
+               f"{_number(float(want[worst]), whole)})"
+               if want.ndim else f" (you: {_number(float(got), whole)}, engine: {_number(float(want), whole)})")
     return Check(name, False, summary, got, want, wrong)
+
+
+def _number(value: float, whole: bool) -> str:
+    """A value as the engine's tensor holds it: an integer one (a version counter) without ".0"."""
+    return number(int(value)) if whole and float(value).is_integer() else number(value)
 
 
 def shape_message(got: tuple, want: tuple, gradient: bool = False) -> str:
@@ -207,7 +217,7 @@ def _text_grids(c: Check) -> str:
         places = [_where(i) for i in zip(*np.nonzero(c.wrong))][:8]
         return "  wrong at " + ", ".join(places) + (" …" if c.wrong.sum() > 8 else "")
     blocks = [("your answer", as_matrix(c.answer), None), ("the engine", as_matrix(c.expected), None),
-              ("difference", as_matrix(np.where(c.wrong, c.answer - c.expected, 0.0)), as_matrix(c.wrong))]
+              ("difference", as_matrix(np.where(c.wrong, c.answer - c.expected, 0)), as_matrix(c.wrong))]
     columns = []
     for title, m, marks in blocks:
         cells = [[number(v) + (" ✗" if marks is not None and marks[r, k] else "") for k, v in enumerate(row)]

@@ -14,6 +14,7 @@ from . import backend
 
 PREVIEW_MAX = 64   # tensors up to this many elements keep their values (an 8×8 grid in the step panel)
 THUMB_CELLS = 16   # larger ones keep a heatmap of at most 16×16 block means
+CONSTANT_VALUES = 8   # a tensor an op used without its gradient (the y of x * y) keeps its values up to this size
 
 
 @dataclass

@@ -71,6 +71,9 @@ class NodeRecord:
     # A leaf's symbol is its name; an AccumulateGrad's and an output's, its input's.
     out_names: tuple = ()
     in_names: tuple = ()
+    # per input slot, a tensor input that needs no gradient (the y of x * y): its values when it has
+    # at most CONSTANT_VALUES elements, else its shape and dtype; None for the other slots
+    in_values: tuple[Preview | None, ...] = ()
     # what the origin saw of the graph, read by the Recorder
     key: Any = origin_field()           # the origin's stable node key (gradviz: the node counter)
     broadcasts: tuple | None = origin_field(())   # input slots whose gradient may be summed (None: every slot)

@@ -15,7 +15,7 @@ import numpy as np
 from .. import backend
 from ..formatting import shape
 from ..code_lines import leaf_source_of, source_of
-from ..previews import Preview
+from ..previews import CONSTANT_VALUES, Preview
 from ..records import Accumulation, Hook, InputRecord, NodeRecord, StepRecord, TensorRecord
 from ..tensor import Tensor
 from .engine import node_vjp
@@ -87,6 +87,22 @@ def op_constants(op, params: tuple, tensors: tuple, inputs: tuple, released: boo
             if getattr(tensors[slot], "_wrapped", False) and data.dtype.kind in "fiub":
                 found.append((str(slot), data.reshape(()).item()))   # a Python number: drawn as the number
     return tuple(found)
+
+
+def input_values(tensors: tuple, inputs: tuple, constant_slots: set, released: bool = False) -> tuple:
+    """Per input slot, the tensor that needs no gradient and is no Python number (a target, a mask,
+    the y of x * y): a Preview of its values (shape and dtype only when it is large, or a ghost once
+    `released`), None elsewhere; () when there is none."""
+    found = []
+    for slot, info in enumerate(inputs):
+        data = getattr(tensors[slot], "_data", None) if slot < len(tensors) else None
+        if info.producer is not None or str(slot) in constant_slots or getattr(data, "size", 0) == 0:
+            found.append(None)
+        elif data.size <= CONSTANT_VALUES and not (released and data.ndim):
+            found.append(Preview.of(data))
+        else:   # the shape and dtype only: a dataset's values would cost a pass over it for nothing shown
+            found.append(Preview(tuple(int(d) for d in data.shape), str(data.dtype), str(backend.device_of(data))))
+    return tuple(found) if any(v is not None for v in found) else ()
 
 
 def released(node: Node) -> bool:
@@ -169,8 +185,10 @@ def describe_node(node: Node, names: dict | None = None, source=None, with_saved
             info.name = str(names.get(id(node.inputs[slot]), ""))
         inputs.append(info)
     inputs = tuple(inputs)
+    found = constants(node, inputs)
     return NodeRecord.of_op(
-        op, n, key=node.id, constants=constants(node, inputs), attrs=attrs(node),
+        op, n, key=node.id, constants=found, attrs=attrs(node),
+        in_values=input_values(node.inputs, inputs, {k for k, _ in found if k.isdigit()}, released(node)),
         value=value(node), scope=tuple(node.scope), inputs=inputs,
         saved=saved(node) if with_saved else (), ctx_saved=ctx_saved(node) if with_saved else (),
         source=source)

@@ -15,9 +15,9 @@ def _at(dim, item):
 
 # a[..., i, ...] with a trailing ... is a view even when it picks one element (NumPy would
 # return a copied scalar), so writes into x[0] reach x as in PyTorch
-SELECT = Op("select", "SelectBackward0", r"$c = $0_{[\dots,\, i]}", lambda xp, a, dim, i: a[_at(dim, i) + (Ellipsis,)],
+SELECT = Op("select", "SelectBackward0", r"$c = $0[$index] \text{ along dim } $dim", lambda xp, a, dim, i: a[_at(dim, i) + (Ellipsis,)],
             vjp=(lambda xp, g, c, a, dim, i: xp.index_scatter(g, a.shape, _at(dim, i), False),), params=("dim", "index"),
-            vjp_latex=(r"\bar{g}\text{ placed at index } i \text{ of zeros}",), jvp="linear")
+            vjp_latex=(r"\bar{g}\text{ placed in zeros at index } $index \text{ along dim } $dim",), jvp="linear")
 SLICE = Op("slice", "SliceBackward0", r"$c = $0_{[\dots,\, \mathrm{start}:\mathrm{end}:\mathrm{step}]}",
            lambda xp, a, dim, start, end, step: a[_at(dim, slice(start, end, step))],
            vjp=(lambda xp, g, c, a, dim, start, end, step:

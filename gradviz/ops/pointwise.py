@@ -193,10 +193,10 @@ def _gelu_tanh_grad(xp, a):
     return 0.5 * (1 + t) + 0.5 * a * (1 - t * t) * k * (1 + 3 * 0.044715 * a * a)
 
 
-SOFTPLUS = _unary("softplus", "SoftplusBackward0", r"$c = \frac{\log(1 + e^{$beta $0})}{$beta}",
+SOFTPLUS = _unary("softplus", "SoftplusBackward0", r"$c = \frac{\log(1 + e^{$beta\, $0})}{$beta}",
                   quiet(lambda xp, a, beta, threshold: xp.where(a * beta > threshold, a, xp.log1p(xp.exp(a * beta)) / beta)),
                   quiet(lambda xp, g, c, a, beta, threshold: xp.where(a * beta > threshold, g, g / (1 + xp.exp(-(a * beta))))),
-                  r"\bar{g} \odot \sigma($beta $0)", params=("beta", "threshold"), jvp="pointwise")
+                  r"\bar{g} \odot \sigma($beta\, $0)", params=("beta", "threshold"), jvp="pointwise")
 ABS = _unary("abs", "AbsBackward0", r"$c = |$0|", lambda xp, a: xp.abs(a), lambda xp, g, c, a: g * xp.sign(a),
              r"\bar{g} \odot \operatorname{sign} $0", jvp="pointwise")
 # sign(NaN) is 0 in PyTorch

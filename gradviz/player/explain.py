@@ -264,6 +264,11 @@ def _op(builder, step, node) -> str:
         got = latex.mathml(r"\bar{g} = \frac{\partial L}{\partial " + formula.out + "}", tuple(formula.names))
         say = (f"{lead} {esc(node.name)} multiplies the gradient it received, {got}, by its local derivative "
                f"to send {_join(chains)} back to {_join(targets)}.")
+        if node.formula.endswith("(user code)"):   # a custom autograd.Function: its derivative is the learner's code
+            cls = node.name.removesuffix("Backward")
+            say = (f"{start}{esc(node.name)} runs the backward you wrote: it calls "
+                   f"<code>{esc(cls)}.backward(ctx, ḡ)</code> with the gradient it received, {got}, and sends "
+                   f"what that returns, {_join(chains)}, back to {_join(targets)}.")
     else:
         say = (f"{start}{esc(node.name)} received {dl_out}, but none of its inputs requires grad, "
                "so no gradient flows further along this path.")

@@ -57,14 +57,16 @@ def grid(values, scale: float | None = None, highlight_rows=(), row_labels=None,
     """An HTML table of the values, each cell coloured on the diverging scale; the rows in
     `highlight_rows` are outlined (the rows of a Jacobian that this step's VJP weighs)."""
     a = np.asarray(values)
-    m = as_matrix(a.astype(np.int64) if a.dtype.kind == "b" else a).astype(np.float64)
+    exact = as_matrix(a.astype(np.int64) if a.dtype.kind == "b" else a)
+    m = exact.astype(np.float64)
     if scale is None:
         scale = scale_of(m)
-    texts = [[number(v) if numbers else "" for v in row] for row in m]
-    # five columns and more set smaller, so an 8-wide grid still fits the panel at 1280 px; seven and
-    # more of ten-character numbers (-0.0009205, -5.216e-05) smaller still
-    long = m.shape[1] >= 7 and max((len(t) for row in texts for t in row), default=0) >= 10
-    out = [f'<table class="gv-grid{" gv-wide" if m.shape[1] >= 5 else ""}{" gv-long" if long else ""}">']
+    texts = [[number(v) if numbers else "" for v in row] for row in exact]   # integers print as 2, not 2.0
+    # five columns and more set smaller (10 px), so an 8-wide grid still fits the panel at 1280 px; seven
+    # and more write a long number shorter (-0.0009205 as -9.205e-4), the same four digits in nine characters
+    if m.shape[1] >= 7:
+        texts = [[_shorter(t) for t in row] for row in texts]
+    out = [f'<table class="gv-grid{" gv-wide" if m.shape[1] >= 5 else ""}">']
     if col_labels is not None:
         out.append("<tr><th></th>" + "".join(f"<th>{esc(str(c))}</th>" for c in col_labels) + "</tr>")
     for r, row in enumerate(m):
@@ -74,6 +76,21 @@ def grid(values, scale: float | None = None, highlight_rows=(), row_labels=None,
         out.append(f"<tr{mark}>{head}{cells}</tr>")
     out.append("</table>")
     return "".join(out)
+
+
+def _shorter(text: str) -> str:
+    """A long number in scientific notation with a bare exponent where that is shorter (-0.0009205 as
+    -9.205e-4, 3.159e-05 as 3.159e-5, 0.0002484 as 2.484e-4): the same significant digits, at most nine
+    characters."""
+    if len(text) < 9 or not any(c in text for c in ".e"):
+        return text   # an integer keeps every digit
+    try:
+        value = float(text)
+    except ValueError:
+        return text
+    mantissa, _, exponent = f"{value:.3e}".partition("e")
+    short = f"{mantissa}e{int(exponent)}"
+    return short if len(short) < len(text) and float(short) == float(f"{value:.4g}") else text
 
 
 def thumbnail(blocks: np.ndarray, scale: float) -> str:

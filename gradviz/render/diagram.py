@@ -1,8 +1,9 @@
 """Diagram: one drawn trace, shown inline in notebooks and saved as SVG, PNG, PDF or DOT.
 
 Inline (`_repr_html_`) the SVG takes the width it is given (up to 1.6× its drawn size) but never
-shrinks below its drawn size, where its text is 10 CSS px: a drawing too big for that opens on its
-start, with the player's camera: drag to pan, ctrl+wheel or pinch to zoom, double-click to fit; drawn with the
+shrinks below its drawn size, where its text is 10 CSS px: a tall drawing is shown whole, as tall as
+it is (the page scrolls it), and one too wide for that opens on its start, with the player's camera:
+drag to pan, ctrl+wheel or pinch to zoom, double-click to fit; drawn with the
 default theme it follows the page's light or dark scheme through the theme's CSS variables.
 Saved, it is Graphviz's plain SVG.
 """

@@ -77,7 +77,7 @@ _FIRST_CLAUSE = re.compile(r":\\;|,\\quad")
 @lru_cache(maxsize=8192)    # the names are placeholders here: a long graph fills one formula once
 def _filled(template: str, inputs: tuple, out: str, params: tuple) -> str:
     filled = latex.without_absent(latex.fill(template, list(inputs), out, dict(params)))
-    return latex.signs(latex.coefficients(latex.exponents(filled)))
+    return latex.signs(latex.coefficients(latex.unit_denominators(latex.exponents(filled))))
 
 
 class Formula:

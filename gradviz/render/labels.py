@@ -144,6 +144,24 @@ def _data_grad(value: Preview | None, grad: Preview | None, grad_note: str | Non
     return fields
 
 
+def constant_lines(node: NodeRecord, ctx: LabelContext) -> list:
+    """The tensors an op used that need no gradient (the y of x * y, a target), by the name its formula
+    calls them: y = tensor(2.0) with their values when small, else their shape (a Python number is
+    in the formula itself, 2x)."""
+    out = []
+    for slot, preview in enumerate(node.in_values):
+        if preview is None:
+            continue
+        name = node.in_names[slot] if slot < len(node.in_names) and node.in_names[slot] else node.symbol(slot)
+        if ctx.show_values and preview.values is not None:
+            rows = formatting.wrapped(preview.values, 40).split("\n")
+            out.extend([f"{name} = tensor({rows[0]}", *(" " * 8 + row for row in rows[1:])])
+            out[-1] += ")"
+        elif ctx.show_shapes:
+            out.append(f"{name}: tensor {shape_text(preview)}")
+    return out
+
+
 def header_lines(node: NodeRecord, ctx: LabelContext, sizing: bool = False) -> list:
     """The plain text lines above a node's data | grad: name, formula, shape, attributes, notes.
     sizing: only the lines' lengths matter (the formula comes back as that many x's, untypeset)."""
@@ -160,6 +178,8 @@ def header_lines(node: NodeRecord, ctx: LabelContext, sizing: bool = False) -> l
             formula = formula.replace("x.grad", f"{ctx.leaf_of[node.id]}.grad", 1)
         if formula:
             out.append(formula)
+        if kind == "op":
+            out.extend(constant_lines(node, ctx))
         if ctx.show_shapes and kind == "op" and node.value is not None:
             out.append(shape_text(node.value))
         if ctx.show_attrs:

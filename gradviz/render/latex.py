@@ -138,11 +138,28 @@ def where_split(latex: str) -> tuple:
 WIDE_CLAUSE = 48
 
 
+_EQUALS = re.compile(r"\s*=\s*")
+
+
 def mathml_clauses(latex: str, names: tuple = ()) -> str:
-    """`mathml` of each clause, joined by their punctuation (one <math> when there is one clause)."""
-    def clause(piece: str, sep: str) -> str:   # a wide one keeps its punctuation in its box
+    """`mathml` of each clause, joined by their punctuation (one <math> when there is one clause). A wide
+    clause is also split after each top-level `=`, so a long right side starts a line of its own
+    (loss = / − Σ w ⊙ (…)) rather than running past the panel's edge."""
+    def box(piece: str, sep: str) -> str:   # a wide one keeps its punctuation in its box
         math = mathml(piece, names) + sep
         return math if len(unicode(piece, names)) <= WIDE_CLAUSE else f'<span class="gv-mathwide">{math}</span>'
+
+    def clause(piece: str, sep: str) -> str:
+        if len(unicode(piece, names)) <= WIDE_CLAUSE:
+            return box(piece, sep)
+        sides, start = [], 0
+        for m in _top_level(piece, _EQUALS):
+            sides.append(piece[start:m.start()] + " =")
+            start = m.end()
+        sides.append(piece[start:])
+        if len(sides) == 1 or not all(side.strip(" =") for side in sides):
+            return box(piece, sep)
+        return " ".join(box(side, sep if k == len(sides) - 1 else "") for k, side in enumerate(sides))
     return " ".join(clause(piece, sep) for piece, sep in clauses(latex))
 
 
@@ -238,6 +255,17 @@ def _group_after(s: str, start: int) -> int:
     return -1
 
 
+def unit_denominators(latex: str) -> str:
+    """\\frac{X}{{1}} as X: a constant 1 the learner left at its default (softplus's beta) divides nothing."""
+    start = 0
+    while (i := latex.find(r"\frac{", start)) >= 0:
+        end = _group_after(latex, i + len(r"\frac"))
+        if end > 0 and latex.startswith("{{1}}", end):
+            latex = latex[:i] + latex[i + len(r"\frac"):end] + latex[end + len("{{1}}"):]
+        start = i + 1
+    return latex
+
+
 def coefficients(latex: str) -> str:
     """`X \\odot {2}` and `{2} \\odot X` (or \\cdot) as `{2}\\, X` when the number is a whole factor."""
     pos = 0
@@ -307,7 +335,14 @@ _UNARY_AFTER = {"=", "(", "[", ",", "+", "−", "⊙", "·", "≤", "≥", "<", 
 _OPEN, _CLOSE = set("([{|‖⌊⌈"), set(")]}|‖⌋⌉")
 
 
+_NAME_IN = re.compile(r"[^\W\d_][^\W_]")   # a name of two characters or more: z2, img, not −w or 2a
+
+
 def _script(text: str, table: dict) -> str | None:
+    """`text` in super- or subscript letters, when it has them all; None for a learner's name of more than
+    one character, which raised would read as letters of its own (eᶻ² as e to the z², not e to the z2)."""
+    if table is _SUP and _NAME_IN.search(text):
+        return None
     return "".join(table[ch] for ch in text) if text and all(ch in table for ch in text) else None
 
 
@@ -319,8 +354,8 @@ def _compound(text: str) -> bool:
 
 
 def _wrapped(text: str) -> bool:
-    """One parenthesised group, possibly under a root: (a + b), √(σ² + ε)."""
-    inner = text[1:] if text.startswith("√") else text
+    """One parenthesised group, possibly under a root or a function: (a + b), √(σ² + ε), log(1 + eᵃ)."""
+    inner = re.sub(r"^(√|[a-z]+(?=\())", "", text)   # log(1 + eᵃ) is one group as much as (1 + eᵃ) is
     if not (inner.startswith("(") and inner.endswith(")")):
         return False
     depth = 0

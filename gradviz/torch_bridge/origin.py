@@ -11,7 +11,7 @@ from ..events import NodeCreated
 from ..nn import functional as nn_functional
 from ..ops import registry
 from ..ops.op import Op
-from ..previews import Preview
+from ..previews import CONSTANT_VALUES, Preview
 from ..records import InputRecord, NodeRecord, TensorRecord
 from ..tracing import Output, Recorder, Trace
 from . import attrs as saved
@@ -79,7 +79,10 @@ class Origin:
         kept = ()
         if self.show_saved:
             kept = tuple((name, self.previews.of(t, sample=True)) for name, t in saved.saved_tensors(fn, op))
-        values = dict(key=self.keys[fn], name=node_name(fn), constants=saved.constants(fn, op, inputs),
+        in_values = self._constant_inputs(fn, op, inputs)
+        constants = tuple((k, v) for k, v in saved.constants(fn, op, inputs)
+                          if not (k.isdigit() and int(k) < len(in_values) and in_values[int(k)] is not None))
+        values = dict(key=self.keys[fn], name=node_name(fn), constants=constants, in_values=in_values,
                       attrs=saved.attrs(fn), value=_op_value(fn, self.values, self.previews),
                       scope=tuple(self.scopes.get(fn, ())), inputs=tuple(inputs), saved=kept,
                       ctx_saved=self._ctx_saved(fn), n_outputs=n_outputs(fn))
@@ -87,6 +90,27 @@ class Origin:
             fused = fused_record(fn, **values)
             return fused or NodeRecord(symbols=tuple(f"x{_sub(i)}" for i in range(n)), **values)
         return NodeRecord.of_op(op, n, **values)
+
+    def _constant_inputs(self, fn, op, inputs: list) -> tuple:
+        """Per input slot, the tensor `fn` saved that needs no gradient (the y of x * y), as gradviz's
+        own recording keeps it (its values when small, else its shape), naming its InputRecord by the
+        caller's name; () when there is none. An unnamed 0-d one stays a number: torch saves the 2 of
+        x * 2 as such a tensor too."""
+        torch = torch_module()
+        found = []
+        for arg, info in zip(op.arg_names if op is not None else (), inputs):
+            try:
+                t = saved.saved_value(fn, arg) if info.producer is None else None
+            except Exception:   # absent, or freed after backward
+                t = None
+            name = self.naming.name_of(t) if isinstance(t, torch.Tensor) else ""
+            if not isinstance(t, torch.Tensor) or t.requires_grad or not t.numel() or (t.dim() == 0 and not name):
+                found.append(None)
+                continue
+            info.name = name
+            found.append(preview(t) if t.numel() <= CONSTANT_VALUES else
+                         Preview(tuple(t.shape), str(t.dtype).replace("torch.", ""), str(t.device)))
+        return tuple(found) if any(v is not None for v in found) else ()
 
     def tensor_info(self, tensor) -> TensorRecord:
         """A leaf's or an output's record, taken once (a leaf read by several nodes is one tensor)."""

@@ -39,9 +39,13 @@ def test_eight_columns_of_ten_character_numbers_fit_the_panel(tmp_path):
     loss = (a.view(32) * torch.randn(32) * 0.001).sum()   # a gradient of numbers like -0.0009205
     anim = torch.animate(loss, names={"a": a})
     step = next(k for k, f in enumerate(anim.frames) if f.title.startswith("backward") and "ViewBackward0" in f.title)
-    assert "gv-long" in anim.frames[step].text
+    assert "e-4<" in anim.frames[step].text and "e-04<" not in anim.frames[step].text   # -0.0006136 as -6.136e-4
     path = anim.save(tmp_path / "view.html")
-    with chromium((1280, 720)) as context:
-        _, root = open_player(context, path)
-        root.evaluate(f"r => r.__gv.go({step}, false)")
-        assert root.evaluate(CUT) == []
+    for size in ((1280, 720), (1400, 900)):
+        with chromium(size) as context:
+            _, root = open_player(context, path)
+            root.evaluate(f"r => r.__gv.go({step}, false)")
+            assert root.evaluate(CUT) == []
+            sizes = root.evaluate("r => [...r.querySelectorAll('.gv-panel table.gv-grid td')]"
+                                  ".map(td => parseFloat(getComputedStyle(td).fontSize))")
+            assert sizes and min(sizes) >= 10, (size, min(sizes))

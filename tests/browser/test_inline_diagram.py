@@ -60,3 +60,34 @@ def test_inline_diagram_text_is_at_least_10px(width, tmp_path):
             if name == "small":   # a small drawing uses the width it is given (up to 1.6×)
                 assert seen["smallest"] > 10.5, (name, width, seen)
         page.close()
+
+
+WHOLE = """root => {
+  const s = root.querySelector('.gv-stage').getBoundingClientRect(), cut = [];
+  for (const n of root.querySelectorAll('svg g.node')) {
+    const r = n.getBoundingClientRect();
+    if (r.top < s.top - 0.5 || r.bottom > s.bottom + 0.5 || r.left < s.left - 0.5 || r.right > s.right + 0.5)
+      cut.push(n.id);
+  }
+  return {cut, nodes: root.querySelectorAll('svg g.node').length, stageHeight: s.height};
+}"""
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1400, 900)])
+def test_a_tall_diagram_shows_whole_without_panning(size, tmp_path):
+    """The doubling loop's chain (notebook 2) is taller than the window: it is shown whole at its drawn
+    size, its last y in view once the page is scrolled, not clipped by the stage to be panned to."""
+    diagram = diagrams()["doubling"]
+    with chromium(size) as context:
+        page = context.new_page()
+        path = tmp_path / "tall.html"
+        path.write_text(f'<!doctype html><meta charset=utf-8><body style="margin:0"><div style="margin-left:180px;'
+                        f'width:{size[0] - 220}px">{diagram._repr_html_()}</div>', encoding="utf-8")
+        page.goto(path.as_uri())
+        root = page.locator(".gv-diagram").first
+        root.wait_for()
+        seen = root.evaluate(WHOLE)
+        assert seen["nodes"] > 10 and not seen["cut"], seen
+        assert seen["stageHeight"] > 0.8 * 720, seen   # taller than the stage once let it be (80% of 720 px)
+        assert root.evaluate(TEXT_PX)["smallest"] >= 9.99
+        page.close()

@@ -42,6 +42,9 @@ def _runs():
     """(case id, program, inputs) for every gradcheck row and sample, then the double backwards."""
     for name, f in DOUBLE_BACKWARD.items():
         yield f"double_backward/{name}", _double_backward(f), [((3, 4), "away")]
+    for name, f in REDUCED_LOSSES.items():
+        for reduction in ("sum", "none"):
+            yield f"reduced/{name}/{reduction}", (lambda f, r: lambda x: f(x, r))(f, reduction), [((3, 4), "away")]
     for case in select("gradcheck"):
         fn = (lambda c: lambda *xs: c.fn(torch, *xs))(case)
         if case.group == "unary":
@@ -65,6 +68,19 @@ def _double_backward(f):
 
 
 F = torch.nn.functional
+# the losses whose gradcheck rows call them with the default reduction only, called with "sum" and "none"
+_TARGETS = torch.tensor([0, 3, 1]), torch.tensor([[0, 3, 1, 2], [1, 1, 0, 3], [2, 0, 3, 3]])
+REDUCED_LOSSES = {
+    "mse": lambda x, r: F.mse_loss(x, torch.linspace(-1.0, 1.0, 12, dtype=x.dtype).reshape(3, 4), reduction=r),
+    "nll": lambda x, r: F.nll_loss(F.log_softmax(x, 1), _TARGETS[0], reduction=r),
+    "nll2d": lambda x, r: F.nll_loss(F.log_softmax(x.reshape(1, 3, 4, 1).expand(1, 3, 4, 3), 1),
+                                     _TARGETS[1].T[None] % 3, reduction=r),
+    "huber": lambda x, r: F.huber_loss(x, torch.linspace(-1.0, 1.0, 12, dtype=x.dtype).reshape(3, 4), reduction=r,
+                                       delta=0.5),
+    "multi_margin": lambda x, r: F.multi_margin_loss(x, _TARGETS[0], reduction=r),
+    "multilabel_margin": lambda x, r: F.multilabel_margin_loss(x, torch.tensor([[3, 0, -1, 1]] * 3), reduction=r),
+    "soft_margin": lambda x, r: F.soft_margin_loss(x, torch.tensor([[1.0, -1, 1, 1]] * 3, dtype=x.dtype), reduction=r),
+}
 DOUBLE_BACKWARD = {"tanh": torch.tanh, "sigmoid": torch.sigmoid, "relu": torch.relu,
                    "leaky_relu": lambda x: F.leaky_relu(x, 0.2), "hardtanh": F.hardtanh}
 
@@ -88,12 +104,18 @@ def _collect_quietly() -> dict:
             continue
         outs = out if isinstance(out, tuple) else (out,)
         for node in _walk([o for o in outs if isinstance(o, torch.Tensor)]):
-            if dict(zip(node.op.param_names, node.params)).get("reduction") == "none":
-                continue   # see UNREDUCED
             name = names.get(id(node.op))
-            if name is not None and len(found.setdefault(name, [])) < PER_RECORD:
-                found[name].append(node)
+            if name is None:
+                continue
+            kept = found.setdefault(name, [])
+            # a loss's every reduction is proven: "sum" and "none" draw formulas of their own (Op.reduced)
+            if len(kept) < PER_RECORD or _reduction(node) not in {_reduction(k) for k in kept}:
+                kept.append(node)
     return found
+
+
+def _reduction(node):
+    return dict(zip(node.op.param_names, node.params)).get("reduction")
 
 
 _NODES = None
@@ -144,10 +166,20 @@ def _free_symbols(name: str, node, slot) -> dict:
     return out
 
 
+_REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}   # torch's Reduction enum, where a node keeps the number
+
+
+def shown(node):
+    """The record as the node's diagram reads it: a loss with reduction="sum" or "none" has its own
+    formulas (Op.reduced), which are the ones to prove."""
+    reduction = _reduction(node)
+    return node.op.reduced(_REDUCTIONS.get(reduction, reduction))
+
+
 @np.errstate(all="ignore")   # a formula may pass through log(0) where the op's own code does too
 def evaluate(name: str, node, latex: str | None = None, slot: int | None = None, g=None):
     """The part's value on `node`: the forward's right sides (slot None), or input `slot`'s VJP on ḡ."""
-    op = node.op
+    op = shown(node)
     inputs = [t._data for t in node.inputs]
     env = Evaluator.bindings(op, inputs, node.out_data, node.params)
     env.update(_free_symbols(name, node, slot))
@@ -203,10 +235,6 @@ def parts() -> list:
 def part_id(name: str, slot) -> str:
     return name if slot is None else f"{name} vjp{slot}"
 
-
-# reduction="none" keeps one loss per element: the node draws the formula of the reduced loss (the mean's
-# 1/N and sum), so those nodes are not sampled
-UNREDUCED = "reduction='none'"
 
 # every formula the evaluator cannot prove, with the reason; reviewed: each is words, index notation, a
 # node no row builds alone, an op the formula names rather than computes, or a symbol left to the op
@@ -575,6 +603,15 @@ def test_formula_is_what_the_record_computes(name, slot):
 
 def test_the_list_names_only_formulas_that_exist():
     assert set(UNEVALUATED) <= {part_id(*p) for p in parts()}
+
+
+def test_every_reduction_of_a_loss_is_proven():
+    """reduction="sum" and "none" nodes are sampled beside "mean" ones (a VAE's summed BCE once read
+    as a mean): each loss the rows build with several reductions has a node of each."""
+    losses = {name: {_reduction(n) for n in found} for name, found in nodes().items()
+              if name.startswith("loss.") and found and _reduction(found[0]) is not None}
+    assert {"mean", "sum", "none"} <= losses["loss.BINARY_CROSS_ENTROPY"]
+    assert all({"sum", "none"} <= r for r in losses.values()), losses
 
 
 def test_a_wrong_formula_fails():

@@ -234,3 +234,10 @@ def test_a_running_sum_calls_the_tensor_by_its_symbol():
     anim = torch.animate((h * 3 + h.exp()).sum(), names={"x": x, "h": h})
     heads = [m.strip() for f in anim.frames for m in re.findall(r"running sum</span> ([^<]*)←", f.text)]
     assert heads == ["∂L/∂h", "∂L/∂h"], heads
+
+
+def test_an_eight_wide_grid_writes_long_numbers_in_fewer_characters():
+    html = grids.tensor(np.array([[-0.0009205, -5.216e-05, 0.5, 12345678901.0, 1.0, 2.0, 3.0, 4.0]]))
+    assert [v for _, v in cells(html)][:4] == ["-9.205e-4", "-5.216e-5", "0.5", "1.235e10"]
+    assert [v for _, v in cells(grids.tensor(np.array([-0.0009205, 1.0])))] == ["-0.0009205", "1.0"]
+    assert "123456789012" in grids.tensor(np.array([123456789012] + [1] * 7))   # an integer keeps its digits

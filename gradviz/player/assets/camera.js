@@ -103,8 +103,12 @@
     cam.frame = function (wants, smooth) {
       var z = size();
       if (z.w < 10 || z.h < 10) return null;
-      var sAll = Math.min(fitScale(all, 8), MAX_FOLLOW);
-      if (sAll >= READABLE) { var whole = { cx: all.x + all.w / 2, cy: all.y + all.h / 2, s: sAll }; to(whole, smooth); return whole; }
+      // the whole graph with the labels written beside its edges (wants[0] holds them): a long value
+      // on an edge near the graph's side would otherwise run past the stage's edge
+      var c = wants[0], x0 = Math.min(all.x, c.x), y0 = Math.min(all.y, c.y),
+          span = { x: x0, y: y0, w: Math.max(all.x + all.w, c.x + c.w) - x0, h: Math.max(all.y + all.h, c.y + c.h) - y0 };
+      var sAll = Math.min(fitScale(span, 8), MAX_FOLLOW);
+      if (sAll >= READABLE) { var whole = { cx: span.x + span.w / 2, cy: span.y + span.h / 2, s: sAll }; to(whole, smooth); return whole; }
       var cur = view, s = cur.s, r = wants[wants.length - 1], i;
       for (i = 0; i < wants.length; i++) if (fitScale(wants[i], PAD) >= READABLE) { r = wants[i]; break; }
       // keep the learner's scale when it is readable and shows r, else the largest readable one up to FOLLOW
@@ -161,12 +165,13 @@
     var vb = (svg.getAttribute("viewBox") || "0 0 100 100").split(/[\s,]+/).map(parseFloat);
     var w = vb[2] || 1, h = vb[3] || 1;
     function layout() {
-      // grown only as far as the whole still fits the height it may take
+      // grown only as far as the whole still fits the height it may take; a tall drawing is shown
+      // whole at its drawn size (the page scrolls it, as it would an image): only a wide one pans
       var cw = Math.max(root.clientWidth, 1), tall = Math.max(480, window.innerHeight * 0.8);
       var s = Math.max(1, Math.min(MAX_FOLLOW, cw / w, tall / h));
       stage.style.aspectRatio = "auto";
       stage.style.width = Math.min(cw, w * s) + "px";
-      stage.style.height = Math.min(h * s, tall) + "px";
+      stage.style.height = h * s + "px";
       return s;
     }
     var scale = layout();
