@@ -41,8 +41,12 @@ def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
     """Run `op` on Tensors. Builds a Node only when grad mode is on and an input requires grad."""
     if _forward_ad._state.level is not None and not _forward_ad._state.busy:
         return _forward_ad.apply_dual(apply, op, inputs, params, dtype)   # tangents flow forward too
+    keeps = op.keeps
     try:
-        out = _forward(op, inputs, params)
+        if keeps is None:
+            out = _forward(op, inputs, params)
+        else:   # a forward that hands its VJP what it computed on the way
+            out, kept = _forward_keeping(op, inputs, params)
     except ValueError as exc:
         raise RuntimeError(shape_error(op, [t._data for t in inputs], exc)) from None
     except TypeError:   # NumPy and CuPy arrays do not mix: say so as torch does
@@ -72,6 +76,8 @@ def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
         outs = tuple(as_array(o) for o in out)
         node = node_cls(op, inputs, params, outs, edges, _scope_state.path)
         result = outs = tuple(share_version(Tensor._make(o, node, i), inputs, op) for i, o in enumerate(outs))
+    if keeps is not None:
+        node.kept = kept
     if code_lines.tracking_sources:
         code_lines.remember_source(node, 2)
     if events._listeners:
@@ -79,6 +85,13 @@ def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
         info = describe_node(node)
         events.emit(events.NodeCreated(node, tuple(inputs), outs, node.scope, info))
     return result
+
+
+def _forward_keeping(op: Op, inputs: tuple, params: tuple):
+    """`op.keeps` on the inputs' arrays: (output, what the VJP reads of the forward's work)."""
+    arrays = [t._data for t in inputs]
+    first = arrays[0]
+    return op.keeps(NUMPY if type(first) is ndarray else namespace(first), *arrays, *params)
 
 
 def _untracked(op: Op, inputs: tuple, out):

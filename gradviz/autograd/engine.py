@@ -560,7 +560,8 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[tuple, tuple]:
             if axes is not None:
                 return raw, axes   # both already fit their inputs: nothing to sum or cast
         else:
-            raw = _call_rule(rule, node, xp, g, out, [t._data for t in saved_inputs])
+            raw = _call_rule(rule, node, xp, g, out, [t._data for t in saved_inputs],
+                             None if op.keeps is None else node.kept)
     inputs, edges = node.inputs, node.next_functions
     axes = None   # made only when a gradient is summed to undo broadcasting
     for i, gi in enumerate(raw):
@@ -614,9 +615,15 @@ def _anomaly_vjp(node: Node, g, create_graph: bool):
     return sent, axes
 
 
-def _call_rule(rule, node: Node, xp, g, out, args) -> list:
+def _call_rule(rule, node: Node, xp, g, out, args, kept=None) -> list:
     """A rule is one function returning every input's gradient, or a tuple of one function
-    per input (None: not differentiable); those run only for inputs that need a gradient."""
+    per input (None: not differentiable); those run only for inputs that need a gradient.
+    `kept`: what the op's forward kept for them (see Op.keeps), handed on as `kept=`."""
+    if kept is not None:
+        if type(rule) is not tuple:
+            return rule(xp, g, out, *args, *node.params, kept=kept)
+        return [None if f is None or edge[0] is None else f(xp, g, out, *args, *node.params, kept=kept)
+                for f, edge in zip(rule, node.next_functions)]
     if type(rule) is not tuple:
         return rule(xp, g, out, *args, *node.params)
     return [None if f is None or edge[0] is None else f(xp, g, out, *args, *node.params)

@@ -87,7 +87,7 @@ class Node:
 
     __slots__ = ("id", "op", "next_functions", "inputs", "params", "out_data", "scope", "freed", "hooks",
                  "epoch", "saved_versions", "result_counter", "result_version", "result_of", "out_meta", "_metadata",
-                 "saved", "order", "__weakref__")
+                 "saved", "order", "kept", "__weakref__")   # kept: set by apply for an op whose forward keeps
 
     def __init__(self, op: Op, inputs: tuple, params: tuple, out_data, next_functions: tuple, scope: tuple = ()):
         self.id = next(_ids)
@@ -212,6 +212,7 @@ class Node:
             self.result_of = None
         if self.op.saves:
             self.freed = True
+            self.kept = None   # (what a forward kept for the VJP goes with the saved tensors)
 
     def output_data(self):
         """The output values, or their ghosts once freed (for rules that only read shapes)."""
