@@ -25,6 +25,8 @@ from .views import arrays_share
 from .nodes import _node_types, node_type
 from .versions import DEFAULT, MULTI_OUTPUT, NO_GRAD, ViewMeta
 
+_make = Tensor._make   # the classmethod bound once, not once per op
+
 
 def _check_one_device(arrays, params) -> None:
     """torch's error when an op's tensors (index arrays included) live on different devices."""
@@ -68,7 +70,7 @@ def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
         if type(out) is not ndarray:
             out = as_array(out)
         node = node_cls(op, inputs, params, out, edges, _scope_state.path)
-        result = Tensor._make(out, node, 0)
+        result = _make(out, node, 0)
         if out.base is not None:
             share_version(result, inputs, op)
         outs = None
@@ -98,7 +100,7 @@ def _untracked(op: Op, inputs: tuple, out):
     """The result of an op no gradient flows through: Tensors without a grad_fn (still views
     of an input when they share its memory)."""
     if op.n_outputs == 1:
-        result = Tensor._make(out)
+        result = _make(out)
         if getattr(out, "base", None) is not None:
             share_version(result, inputs, op)
         return result

@@ -21,7 +21,6 @@ from ..ops.core import NUMPY, namespace
 from ..ops.fill import COPY
 from ..tensor import Tensor
 from .anomaly import _anomaly, anomaly_warning
-from .fast_paths import vjp_two_inputs
 from .grad_mode import _formula, enable_grad
 from .grad_mode import _state as _grad_state
 from .hooks import _running
@@ -555,10 +554,22 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[tuple, tuple]:
             xp = namespace(g if op.n_outputs == 1 else next(gi for gi in g if gi is not None))
         out = saved_out if saved_out is not None else node.out_meta
         rule = op.vjp
-        if type(rule) is tuple and len(rule) == 2 and len(saved_inputs) == 2:
-            raw, axes = vjp_two_inputs(node, rule, xp, g, out, saved_inputs)
-            if axes is not None:
-                return raw, axes   # both already fit their inputs: nothing to sum or cast
+        if type(rule) is tuple and len(rule) == 2 and len(saved_inputs) == 2:   # most nodes: no lists built
+            f0, f1 = rule
+            (to0, _), (to1, _) = node.next_functions
+            a0, a1 = saved_inputs[0]._data, saved_inputs[1]._data
+            params = node.params
+            if params:   # f(*args) with a ready tuple is much cheaper than f(xp, g, ..., *params)
+                args = (xp, g, out, a0, a1) + params
+                g0 = None if f0 is None or to0 is None else f0(*args)
+                g1 = None if f1 is None or to1 is None else f1(*args)
+            else:   # a plain call builds no tuple
+                g0 = None if f0 is None or to0 is None else f0(xp, g, out, a0, a1)
+                g1 = None if f1 is None or to1 is None else f1(xp, g, out, a0, a1)
+            raw = (g0, g1)
+            if (g0 is None or (g0.shape == a0.shape and g0.dtype is a0.dtype)) and \
+                    (g1 is None or (g1.shape == a1.shape and g1.dtype is a1.dtype)) and saved_inputs is node.inputs:
+                return raw, _NO_AXES_2   # both already fit their inputs: nothing to sum or cast
         else:
             raw = _call_rule(rule, node, xp, g, out, [t._data for t in saved_inputs],
                              None if op.keeps is None else node.kept)
@@ -576,6 +587,9 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[tuple, tuple]:
         return raw if type(raw) is tuple else tuple(raw), ((),) * len(raw)
     return tuple(raw), tuple(axes)
 
+
+
+_NO_AXES_2 = ((), ())
 
 
 def _fit(gi, a, i: int, unused: bool, op, create_graph: bool):

@@ -188,16 +188,21 @@ class Node:
             if inputs and type(inputs[0]._data) is not ndarray:
                 raise KeyError
             ghosts = _ghosts
-            if len(inputs) == 2:   # most nodes: no list built
+            if len(inputs) == 2:   # most nodes: no list built, and one dtype (NumPy hashes a dtype slowly)
                 a, b = inputs
                 da, db = a._data, b._data
-                self.inputs = (a if a._requires_grad or not da.ndim else ghosts[da.dtype][da.shape],
-                               b if b._requires_grad or not db.ndim else ghosts[db.dtype][db.shape])
+                dtype = da.dtype
+                by_shape = ghosts[dtype]
+                self.inputs = (a if a._requires_grad or not da.ndim else by_shape[da.shape],
+                               b if b._requires_grad or not db.ndim else
+                               (by_shape if db.dtype is dtype else ghosts[db.dtype])[db.shape])
+                if type(out) is ndarray:
+                    self.out_meta = (by_shape if out.dtype is dtype else ghosts[out.dtype])[out.shape]._data
             else:
                 self.inputs = tuple([t if t._requires_grad or not t._data.ndim else
                                      ghosts[t._data.dtype][t._data.shape] for t in inputs])
-            if type(out) is ndarray:
-                self.out_meta = ghosts[out.dtype][out.shape]._data
+                if type(out) is ndarray:
+                    self.out_meta = ghosts[out.dtype][out.shape]._data
         except KeyError:
             self.inputs = tuple([t if t._requires_grad or not t._data.ndim else ghost_tensor_of(t._data)
                                  for t in inputs])
