@@ -258,7 +258,7 @@ class Backward:
         heap, buffers, deps, useful = self._start(), self._buffers, self.deps, self.useful
         create_graph, retain_graph, listening, pausing = self.create_graph, self.retain_graph, self._listening, \
             self._pausing
-        plain = not (listening or pausing or _anomaly.enabled or self.capture or self.halt)   # nothing but VJPs
+        plain = self._plain(pausing)
         held = None   # the node the last step made ready: it runs next unless the heap holds an older one
         index = 0
         with _Inside(self) as inside:
@@ -304,9 +304,15 @@ class Backward:
                     inside.leave()
                     yield step
                     inside.enter()
-                    pausing = self._pausing   # run() stops the pauses
+                    pausing = self._pausing   # run() stops the pauses: the steps left may then be plain
+                    plain = self._plain(pausing)
         if listening:
             events.emit(events.BackwardFinished(index))
+
+    def _plain(self, pausing: bool) -> bool:
+        """Are the steps nothing but VJPs? Not while someone listens or pauses, in anomaly mode, or
+        when a gradient is captured (grad()) or a node must not run."""
+        return not (self._listening or pausing or _anomaly.enabled or self.capture or self.halt)
 
     def _step(self, index: int, node: Node, grads: list) -> tuple:
         """A step that is more than its VJP: the node's hooks and the gradients captured on the way
@@ -330,9 +336,8 @@ class Backward:
         self._touched = []   # (tensor, old grad Tensor, old array) to undo on error
         for (node, nr), g in zip(self.roots, self.seeds):
             self._add(self._buffers, node, nr, g)
-        for node, _ in self.roots:
-            if self.deps.get(node, 0) == 0 and (self.useful is None or node in self.useful) and \
-                    all(entry[1] is not node for entry in self._heap):
+        for node in dict.fromkeys(node for node, _ in self.roots):   # roots may share a node (outputs of split)
+            if self.deps.get(node, 0) == 0 and (self.useful is None or node in self.useful):
                 heappush(self._heap, ready_key(node))
         if listening:
             events.emit(events.BackwardStarted(tuple(self.roots), tuple(self.seeds), self.implicit))
