@@ -576,8 +576,9 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[tuple, tuple]:
                     (g1 is None or (g1.shape == a1.shape and g1.dtype is a1.dtype)) and saved_inputs is node.inputs:
                 return raw, _NO_AXES_2   # both already fit their inputs: nothing to sum or cast
         else:
+            # what the forward kept, unless saved-tensor hooks hand the rule other values to read
             raw = _call_rule(rule, node, xp, g, out, [t._data for t in saved_inputs],
-                             None if op.keeps is None else node.kept)
+                             None if op.keeps is None or node.saved is not None else node.kept)
     inputs, edges = node.inputs, node.next_functions
     axes = None   # made only when a gradient is summed to undo broadcasting
     for i, gi in enumerate(raw):
