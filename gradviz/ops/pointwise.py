@@ -180,13 +180,13 @@ LEAKY_RELU_RESULT = _unary("leaky_relu_", "LeakyReluBackward1",
 ERF = _unary("erf", "ErfBackward0", r"$c = \operatorname{erf} $0", lambda xp, a: xp.erf(a),
              lambda xp, g, c, a: g * xp.exp(-(a * a)) * (2 / math.sqrt(math.pi)), r"\bar{g} \odot \frac{2}{\sqrt{\pi}} e^{-$0^2}", jvp="pointwise")
 def _gelu_keeping(xp, a):
-    e = xp.erf(a / SQRT_2)   # Φ(a) = (e + 1) / 2: kept for the VJP, which reads it again
-    return a * (e + 1) * 0.5, e
+    e1 = xp.erf(a / SQRT_2) + 1   # 2 Φ(a): kept for the VJP, which reads it again
+    return a * e1 * 0.5, e1
 
 
 def _gelu_vjp(xp, g, c, a, kept=None):
-    e = xp.erf(a / SQRT_2) if kept is None else kept
-    return g * ((e + 1) * 0.5 + a * xp.exp(a * a * -0.5) / SQRT_2PI)
+    e1 = xp.erf(a / SQRT_2) + 1 if kept is None else kept
+    return g * (e1 * 0.5 + a * xp.exp(a * a * -0.5) / SQRT_2PI)
 
 
 GELU = _unary("gelu", "GeluBackward0", r"$c = $0\, \Phi($0)", None, _gelu_vjp,
