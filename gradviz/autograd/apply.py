@@ -25,6 +25,8 @@ from .views import arrays_share
 from .nodes import _node_types, node_type
 from .versions import DEFAULT, MULTI_OUTPUT, NO_GRAD, ViewMeta
 
+_make = Tensor._make   # the classmethod bound once, not once per op
+
 
 def _check_one_device(arrays, params) -> None:
     """torch's error when an op's tensors (index arrays included) live on different devices."""
@@ -41,8 +43,12 @@ def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
     """Run `op` on Tensors. Builds a Node only when grad mode is on and an input requires grad."""
     if _forward_ad._state.level is not None and not _forward_ad._state.busy:
         return _forward_ad.apply_dual(apply, op, inputs, params, dtype)   # tangents flow forward too
+    keeps = op.keeps
     try:
-        out = _forward(op, inputs, params)
+        if keeps is None:
+            out = _forward(op, inputs, params)
+        else:   # a forward that hands its VJP what it computed on the way
+            out, kept = _forward_keeping(op, inputs, params)
     except ValueError as exc:
         raise RuntimeError(shape_error(op, [t._data for t in inputs], exc)) from None
     except TypeError:   # NumPy and CuPy arrays do not mix: say so as torch does
@@ -64,7 +70,7 @@ def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
         if type(out) is not ndarray:
             out = as_array(out)
         node = node_cls(op, inputs, params, out, edges, _scope_state.path)
-        result = Tensor._make(out, node, 0)
+        result = _make(out, node, 0)
         if out.base is not None:
             share_version(result, inputs, op)
         outs = None
@@ -72,6 +78,8 @@ def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
         outs = tuple(as_array(o) for o in out)
         node = node_cls(op, inputs, params, outs, edges, _scope_state.path)
         result = outs = tuple(share_version(Tensor._make(o, node, i), inputs, op) for i, o in enumerate(outs))
+    if keeps is not None:
+        node.kept = kept
     if code_lines.tracking_sources:
         code_lines.remember_source(node, 2)
     if events._listeners:
@@ -81,11 +89,18 @@ def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
     return result
 
 
+def _forward_keeping(op: Op, inputs: tuple, params: tuple):
+    """`op.keeps` on the inputs' arrays: (output, what the VJP reads of the forward's work)."""
+    arrays = [t._data for t in inputs]
+    first = arrays[0]
+    return op.keeps(NUMPY if type(first) is ndarray else namespace(first), *arrays, *params)
+
+
 def _untracked(op: Op, inputs: tuple, out):
     """The result of an op no gradient flows through: Tensors without a grad_fn (still views
     of an input when they share its memory)."""
     if op.n_outputs == 1:
-        result = Tensor._make(out)
+        result = _make(out)
         if getattr(out, "base", None) is not None:
             share_version(result, inputs, op)
         return result

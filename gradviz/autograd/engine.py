@@ -21,7 +21,6 @@ from ..ops.core import NUMPY, namespace
 from ..ops.fill import COPY
 from ..tensor import Tensor
 from .anomaly import _anomaly, anomaly_warning
-from .fast_paths import vjp_two_inputs
 from .grad_mode import _formula, enable_grad
 from .grad_mode import _state as _grad_state
 from .hooks import _running
@@ -259,7 +258,7 @@ class Backward:
         heap, buffers, deps, useful = self._start(), self._buffers, self.deps, self.useful
         create_graph, retain_graph, listening, pausing = self.create_graph, self.retain_graph, self._listening, \
             self._pausing
-        plain = not (listening or pausing or _anomaly.enabled or self.capture or self.halt)   # nothing but VJPs
+        plain = self._plain(pausing)
         held = None   # the node the last step made ready: it runs next unless the heap holds an older one
         index = 0
         with _Inside(self) as inside:
@@ -305,9 +304,15 @@ class Backward:
                     inside.leave()
                     yield step
                     inside.enter()
-                    pausing = self._pausing   # run() stops the pauses
+                    pausing = self._pausing   # run() stops the pauses: the steps left may then be plain
+                    plain = self._plain(pausing)
         if listening:
             events.emit(events.BackwardFinished(index))
+
+    def _plain(self, pausing: bool) -> bool:
+        """Are the steps nothing but VJPs? Not while someone listens or pauses, in anomaly mode, or
+        when a gradient is captured (grad()) or a node must not run."""
+        return not (self._listening or pausing or _anomaly.enabled or self.capture or self.halt)
 
     def _step(self, index: int, node: Node, grads: list) -> tuple:
         """A step that is more than its VJP: the node's hooks and the gradients captured on the way
@@ -331,9 +336,8 @@ class Backward:
         self._touched = []   # (tensor, old grad Tensor, old array) to undo on error
         for (node, nr), g in zip(self.roots, self.seeds):
             self._add(self._buffers, node, nr, g)
-        for node, _ in self.roots:
-            if self.deps.get(node, 0) == 0 and (self.useful is None or node in self.useful) and \
-                    all(entry[1] is not node for entry in self._heap):
+        for node in dict.fromkeys(node for node, _ in self.roots):   # roots may share a node (outputs of split)
+            if self.deps.get(node, 0) == 0 and (self.useful is None or node in self.useful):
                 heappush(self._heap, ready_key(node))
         if listening:
             events.emit(events.BackwardStarted(tuple(self.roots), tuple(self.seeds), self.implicit))
@@ -555,12 +559,26 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[tuple, tuple]:
             xp = namespace(g if op.n_outputs == 1 else next(gi for gi in g if gi is not None))
         out = saved_out if saved_out is not None else node.out_meta
         rule = op.vjp
-        if type(rule) is tuple and len(rule) == 2 and len(saved_inputs) == 2:
-            raw, axes = vjp_two_inputs(node, rule, xp, g, out, saved_inputs)
-            if axes is not None:
-                return raw, axes   # both already fit their inputs: nothing to sum or cast
+        if type(rule) is tuple and len(rule) == 2 and len(saved_inputs) == 2:   # most nodes: no lists built
+            f0, f1 = rule
+            (to0, _), (to1, _) = node.next_functions
+            a0, a1 = saved_inputs[0]._data, saved_inputs[1]._data
+            params = node.params
+            if params:   # f(*args) with a ready tuple is much cheaper than f(xp, g, ..., *params)
+                args = (xp, g, out, a0, a1) + params
+                g0 = None if f0 is None or to0 is None else f0(*args)
+                g1 = None if f1 is None or to1 is None else f1(*args)
+            else:   # a plain call builds no tuple
+                g0 = None if f0 is None or to0 is None else f0(xp, g, out, a0, a1)
+                g1 = None if f1 is None or to1 is None else f1(xp, g, out, a0, a1)
+            raw = (g0, g1)
+            if (g0 is None or (g0.shape == a0.shape and g0.dtype is a0.dtype)) and \
+                    (g1 is None or (g1.shape == a1.shape and g1.dtype is a1.dtype)) and saved_inputs is node.inputs:
+                return raw, _NO_AXES_2   # both already fit their inputs: nothing to sum or cast
         else:
-            raw = _call_rule(rule, node, xp, g, out, [t._data for t in saved_inputs])
+            # what the forward kept, unless saved-tensor hooks hand the rule other values to read
+            raw = _call_rule(rule, node, xp, g, out, [t._data for t in saved_inputs],
+                             None if op.keeps is None or node.saved is not None else node.kept)
     inputs, edges = node.inputs, node.next_functions
     axes = None   # made only when a gradient is summed to undo broadcasting
     for i, gi in enumerate(raw):
@@ -575,6 +593,9 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[tuple, tuple]:
         return raw if type(raw) is tuple else tuple(raw), ((),) * len(raw)
     return tuple(raw), tuple(axes)
 
+
+
+_NO_AXES_2 = ((), ())
 
 
 def _fit(gi, a, i: int, unused: bool, op, create_graph: bool):
@@ -614,9 +635,15 @@ def _anomaly_vjp(node: Node, g, create_graph: bool):
     return sent, axes
 
 
-def _call_rule(rule, node: Node, xp, g, out, args) -> list:
+def _call_rule(rule, node: Node, xp, g, out, args, kept=None) -> list:
     """A rule is one function returning every input's gradient, or a tuple of one function
-    per input (None: not differentiable); those run only for inputs that need a gradient."""
+    per input (None: not differentiable); those run only for inputs that need a gradient.
+    `kept`: what the op's forward kept for them (see Op.keeps), handed on as `kept=`."""
+    if kept is not None:
+        if type(rule) is not tuple:
+            return rule(xp, g, out, *args, *node.params, kept=kept)
+        return [None if f is None or edge[0] is None else f(xp, g, out, *args, *node.params, kept=kept)
+                for f, edge in zip(rule, node.next_functions)]
     if type(rule) is not tuple:
         return rule(xp, g, out, *args, *node.params)
     return [None if f is None or edge[0] is None else f(xp, g, out, *args, *node.params)

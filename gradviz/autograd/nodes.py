@@ -87,7 +87,7 @@ class Node:
 
     __slots__ = ("id", "op", "next_functions", "inputs", "params", "out_data", "scope", "freed", "hooks",
                  "epoch", "saved_versions", "result_counter", "result_version", "result_of", "out_meta", "_metadata",
-                 "saved", "order", "__weakref__")
+                 "saved", "order", "kept", "__weakref__")   # kept: set by apply for an op whose forward keeps
 
     def __init__(self, op: Op, inputs: tuple, params: tuple, out_data, next_functions: tuple, scope: tuple = ()):
         self.id = next(_ids)
@@ -188,16 +188,21 @@ class Node:
             if inputs and type(inputs[0]._data) is not ndarray:
                 raise KeyError
             ghosts = _ghosts
-            if len(inputs) == 2:   # most nodes: no list built
+            if len(inputs) == 2:   # most nodes: no list built, and one dtype (NumPy hashes a dtype slowly)
                 a, b = inputs
                 da, db = a._data, b._data
-                self.inputs = (a if a._requires_grad or not da.ndim else ghosts[da.dtype][da.shape],
-                               b if b._requires_grad or not db.ndim else ghosts[db.dtype][db.shape])
+                dtype = da.dtype
+                by_shape = ghosts[dtype]
+                self.inputs = (a if a._requires_grad or not da.ndim else by_shape[da.shape],
+                               b if b._requires_grad or not db.ndim else
+                               (by_shape if db.dtype is dtype else ghosts[db.dtype])[db.shape])
+                if type(out) is ndarray:
+                    self.out_meta = (by_shape if out.dtype is dtype else ghosts[out.dtype])[out.shape]._data
             else:
                 self.inputs = tuple([t if t._requires_grad or not t._data.ndim else
                                      ghosts[t._data.dtype][t._data.shape] for t in inputs])
-            if type(out) is ndarray:
-                self.out_meta = ghosts[out.dtype][out.shape]._data
+                if type(out) is ndarray:
+                    self.out_meta = ghosts[out.dtype][out.shape]._data
         except KeyError:
             self.inputs = tuple([t if t._requires_grad or not t._data.ndim else ghost_tensor_of(t._data)
                                  for t in inputs])
@@ -212,6 +217,7 @@ class Node:
             self.result_of = None
         if self.op.saves:
             self.freed = True
+            self.kept = None   # (what a forward kept for the VJP goes with the saved tensors)
 
     def output_data(self):
         """The output values, or their ghosts once freed (for rules that only read shapes)."""

@@ -6,7 +6,7 @@ nothing: gradviz's convolutions are the same, deterministic computation whatever
 import sys
 import types
 
-from . import _Flag
+from .flags import Flag
 
 
 def is_available() -> bool:
@@ -20,10 +20,10 @@ def version():
 
 
 class _CudnnModule(types.ModuleType):
-    enabled = _Flag(True, "set_enabled_cudnn")
-    benchmark = _Flag(False, "set_benchmark_cudnn")
-    deterministic = _Flag(False, "set_deterministic_cudnn")
-    allow_tf32 = _Flag(True, "set_allow_tf32_cublas")   # sic: torch's message names cuBLAS here
+    enabled = Flag(True, "set_enabled_cudnn")
+    benchmark = Flag(False, "set_benchmark_cudnn")
+    deterministic = Flag(False, "set_deterministic_cudnn")
+    allow_tf32 = Flag(True, "set_allow_tf32_cublas")   # sic: torch's message names cuBLAS here
 
 
 sys.modules[__name__].__class__ = _CudnnModule

@@ -103,13 +103,15 @@ def _probs(xp, q, k, mask, scale):
     return xp.softmax(s, -1)
 
 
-def _sdpa_forward(xp, q, k, v, mask, scale):
-    return xp.matmul(_probs(xp, q, k, mask, scale), v)
-
-
-def _sdpa_vjp(xp, g, out, q, k, v, mask, scale):
-    # P = softmax(S): dV = Pᵀ ḡ, dP = ḡ Vᵀ, dS = P ⊙ (dP − rowsum(dP ⊙ P)), dQ = s dS K, dK = s dSᵀ Q
+def _sdpa_keeping(xp, q, k, v, mask, scale):
+    """The attention, and P kept for the VJP (the attention weights, one T×T matrix per head)."""
     p = _probs(xp, q, k, mask, scale)
+    return xp.matmul(p, v), p
+
+
+def _sdpa_vjp(xp, g, out, q, k, v, mask, scale, kept=None):
+    # P = softmax(S): dV = Pᵀ ḡ, dP = ḡ Vᵀ, dS = P ⊙ (dP − rowsum(dP ⊙ P)), dQ = s dS K, dK = s dSᵀ Q
+    p = _probs(xp, q, k, mask, scale) if kept is None else kept
     dv = xp.matmul(xp.swapaxes(p, -1, -2), g)
     dp = xp.matmul(g, xp.swapaxes(v, -1, -2))
     ds = p * (dp - xp.sum(dp * p, axis=-1, keepdims=True))
@@ -119,7 +121,7 @@ def _sdpa_vjp(xp, g, out, q, k, v, mask, scale):
 
 
 SDPA = Op("scaled_dot_product_attention", "ScaledDotProductFlashAttentionForCpuBackward0",
-          r"$c = P\, $2,\quad P = \operatorname{softmax}\!\left($scale\, $0\, $1^{\top} + M\right)", _sdpa_forward, vjp=_sdpa_vjp,
+          r"$c = P\, $2,\quad P = \operatorname{softmax}\!\left($scale\, $0\, $1^{\top} + M\right)", keeps=_sdpa_keeping, vjp=_sdpa_vjp,
           args=("query", "key", "value"), params=("attn_mask", "scale"), saves=("query", "key", "value"),
           symbols=("Q", "K", "V"),
           vjp_latex=(r"$scale\, \bar{S}\, $1,\quad \bar{S} = P \odot \left(\bar{g}\, $2^{\top} - "

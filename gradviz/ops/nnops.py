@@ -96,14 +96,15 @@ def _stats(xp, a, axes, eps, mean, var):
     return d, 1 / xp.sqrt(var + eps), n
 
 
-def _norm_forward(xp, a, w, b, axes, pshape, eps, mean, var):
+def _norm_keeping(xp, a, w, b, axes, pshape, eps, mean, var):
+    """The output, and (a − μ, r) kept for the VJP rules, which read them again."""
     d, r, _ = _stats(xp, a, axes, eps, mean, var)
     out = d * r * w.reshape(pshape) if given(w) else d * r
-    return out + b.reshape(pshape) if given(b) else out
+    return (out + b.reshape(pshape) if given(b) else out), (d, r)
 
 
-def _norm_vjp_input(xp, g, c, a, w, b, axes, pshape, eps, mean, var):
-    d, r, n = _stats(xp, a, axes, eps, mean, var)
+def _norm_vjp_input(xp, g, c, a, w, b, axes, pshape, eps, mean, var, kept=None):
+    d, r, n = _stats(xp, a, axes, eps, mean, var) if kept is None else (*kept, _count(a, axes))
     gh = g * xp.reshape(w, pshape) if given(w) else g
     if mean is not None:      # fixed statistics (batch norm in eval mode): an affine map
         return gh * r
@@ -118,17 +119,17 @@ def _sum_to(xp, x, a, pshape, shape):
     return xp.reshape(xp.sum(x, axis=other) if other else x, tuple(shape))
 
 
-def _norm_vjp_weight(xp, g, c, a, w, b, axes, pshape, eps, mean, var):
-    d, r, _ = _stats(xp, a, axes, eps, mean, var)
+def _norm_vjp_weight(xp, g, c, a, w, b, axes, pshape, eps, mean, var, kept=None):
+    d, r = _stats(xp, a, axes, eps, mean, var)[:2] if kept is None else kept
     return _sum_to(xp, g * d * r, a, pshape, w.shape)
 
 
-def _norm_vjp_bias(xp, g, c, a, w, b, axes, pshape, eps, mean, var):
+def _norm_vjp_bias(xp, g, c, a, w, b, axes, pshape, eps, mean, var, kept=None):
     return _sum_to(xp, g, a, pshape, b.shape)
 
 
 def _norm_op(name, torch_name, latex, **display):
-    return Op(name, torch_name, latex, _norm_forward, vjp=(_norm_vjp_input, _norm_vjp_weight, _norm_vjp_bias),
+    return Op(name, torch_name, latex, keeps=_norm_keeping, vjp=(_norm_vjp_input, _norm_vjp_weight, _norm_vjp_bias),
               args=("input", "weight", "bias"), params=("dims", "param_shape", "eps", "running_mean", "running_var"),
               saves=("input", "weight"), symbols=("a", "w", "b"), broadcasts=(), shown=("eps",), **display)
 

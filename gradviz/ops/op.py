@@ -58,6 +58,11 @@ class Op:
     the Unicode of diagram labels, are derived from the LaTeX with the template letters put in;
     passed by hand only where there is no LaTeX (a node that runs user code).
     `expose` says how users reach the op (an Exposure: gradviz.NAME, Tensor.NAME, out=).
+    keeps(xp, *arrays, *params) -> (output, kept): the forward that also hands the VJP what it
+        computed on the way (GELU's erf, layer norm's centred input and 1/σ), as torch's kernels
+        save them; each VJP rule then takes it as `kept=` instead of computing it again. `forward`
+        is derived from it. A create_graph backward calls the rules without it: on Tensors they
+        compute it again, so the gradient's graph records how it depends on the inputs.
     jvp(op, tangents, out, inputs, params) -> the output's tangent J·t (a tuple for
     multi-output ops), on Tensors, `tangents` holding one Tensor or None per input;
     None means forward mode derives it from the VJP, a kind's name ("pointwise", "linear", ...)
@@ -66,15 +71,21 @@ class Op:
 
     __slots__ = ("name", "torch_name", "_formula", "forward", "vjp", "_vjp_formulas",
                  "arg_names", "param_names", "saves", "saved_inputs", "n_outputs",
-                 "symbols", "out_symbol", "broadcasts", "latex", "vjp_latex", "shown", "jvp", "expose")
+                 "symbols", "out_symbol", "broadcasts", "latex", "vjp_latex", "shown", "jvp", "expose", "keeps")
 
     def __init__(self, name: str, torch_name: str, latex: str = "", forward: Callable | None = None,
                  vjp: Callable | None = None, vjp_latex: tuple = (),
                  args: tuple = ("self",), params: tuple = (), saves: tuple = (), n_outputs: int = 1,
                  symbols: tuple | None = None, broadcasts: tuple | None = (), shown: tuple | None = None,
                  jvp: Callable | str | None = None, expose: Exposure | None = None,
-                 out_symbol: str | None = None, formula: str | None = None, vjp_formulas: tuple | None = None):
+                 out_symbol: str | None = None, formula: str | None = None, vjp_formulas: tuple | None = None,
+                 keeps: Callable | None = None):
         self.name = name
+        if keeps is not None:
+            if not saves:
+                raise ValueError(f"{name}: what `keeps` hands on is freed with the saved tensors; the op saves none")
+            forward = functools.partial(_output_of, keeps)
+        self.keeps = keeps
         self.torch_name = torch_name
         self.forward = forward
         self.vjp = vjp
@@ -155,6 +166,11 @@ class Op:
 
     def __repr__(self):
         return f"Op({self.name!r}, {self.torch_name})"
+
+
+def _output_of(keeps, *args):
+    """The output of a forward that also keeps something for its VJP (a record's `keeps`)."""
+    return keeps(*args)[0]
 
 
 _MEAN = "\\frac{1}{N} "

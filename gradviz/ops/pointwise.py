@@ -179,9 +179,18 @@ LEAKY_RELU_RESULT = _unary("leaky_relu_", "LeakyReluBackward1",
                            saves=("result",), params=("negative_slope",), jvp="pointwise")
 ERF = _unary("erf", "ErfBackward0", r"$c = \operatorname{erf} $0", lambda xp, a: xp.erf(a),
              lambda xp, g, c, a: g * xp.exp(-(a * a)) * (2 / math.sqrt(math.pi)), r"\bar{g} \odot \frac{2}{\sqrt{\pi}} e^{-$0^2}", jvp="pointwise")
-GELU = _unary("gelu", "GeluBackward0", r"$c = $0\, \Phi($0)", lambda xp, a: a * (xp.erf(a / SQRT_2) + 1) * 0.5,
-              lambda xp, g, c, a: g * ((xp.erf(a / SQRT_2) + 1) * 0.5 + a * xp.exp(a * a * -0.5) / SQRT_2PI),
-              r"\bar{g} \odot \left(\Phi($0) + $0\, \varphi($0)\right)", jvp="pointwise")
+def _gelu_keeping(xp, a):
+    e1 = xp.erf(a / SQRT_2) + 1   # 2 Φ(a): kept for the VJP, which reads it again
+    return a * e1 * 0.5, e1
+
+
+def _gelu_vjp(xp, g, c, a, kept=None):
+    e1 = xp.erf(a / SQRT_2) + 1 if kept is None else kept
+    return g * (e1 * 0.5 + a * xp.exp(a * a * -0.5) / SQRT_2PI)
+
+
+GELU = _unary("gelu", "GeluBackward0", r"$c = $0\, \Phi($0)", None, _gelu_vjp,
+              r"\bar{g} \odot \left(\Phi($0) + $0\, \varphi($0)\right)", jvp="pointwise", keeps=_gelu_keeping)
 GELU_TANH = _unary("gelu", "GeluBackward0", r"$c = $0\, \tilde{\Phi}($0) \text{ (tanh approximation)}",
                    lambda xp, a: a * 0.5 * (1 + xp.tanh(math.sqrt(2 / math.pi) * (a + 0.044715 * a * a * a))),
                    lambda xp, g, c, a: g * _gelu_tanh_grad(xp, a), r"\bar{g} \odot \tilde{\Phi}'($0)", jvp="pointwise")

@@ -892,6 +892,30 @@ def test_backward_steps_can_stop_halfway():
         next(run)
 
 
+def test_run_after_some_steps_gives_one_backwards_gradients():
+    """The steps run() finishes unpaused are plain VJPs; a hook on the way still fires once."""
+    def loss(x, w):
+        h = (x * w).tanh()
+        h.register_hook(lambda g: g * 2)
+        return (h * h + h).sum() + (x * 3).sum()
+    x = gradviz.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    w = gradviz.tensor([1.5, 0.25, -0.5], requires_grad=True)
+    loss(x, w).backward()
+    expected = x.grad.tolist(), w.grad.tolist()
+    x.grad = w.grad = None
+    run = backward_steps(loss(x, w))
+    next(run), next(run)
+    run.run()
+    assert (x.grad.tolist(), w.grad.tolist()) == expected
+
+
+def test_a_node_shared_by_several_roots_starts_once():
+    x = gradviz.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    a, b = (x * 2).split(2)
+    gradviz.autograd.backward([a, b, a], [gradviz.ones(2), gradviz.ones(2), gradviz.ones(2)])
+    assert x.grad.tolist() == [4.0, 4.0, 2.0, 2.0]
+
+
 def test_an_abandoned_step_run_keeps_what_it_wrote():
     import gc
     x = gradviz.tensor([1.0, 2.0], requires_grad=True)

@@ -138,6 +138,15 @@ walk(gs[0].grad_fn); walk(gs[1].grad_fn)
 print(torch.autograd.grad(gs[0].sum() + gs[1].sum(), (m, w)))
 print(m.t().grad_fn.name(), m.T.grad_fn.name(), (x * 2).grad_fn.name())
 """,
+    # ops whose forward keeps work for the backward: an unpack hook's values still feed their VJP
+    "unpacked_inputs_of_kept_work": """
+x = torch.tensor([[0.5, -1.0, 2.0, 0.25], [1.5, 0.0, -0.5, 3.0]], requires_grad=True)
+q = torch.tensor([[[0.1, 0.2], [0.3, -0.4], [0.5, 0.6]]], requires_grad=True)
+for f in [lambda: torch.nn.functional.gelu(x), lambda: torch.nn.functional.scaled_dot_product_attention(q, q * 1, q * 1)]:
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t * 2):
+        y = f()
+    print([None if g is None else g.round(decimals=4) for g in torch.autograd.grad((y * y).sum(), (x, q), allow_unused=True)])
+""",
 }
 
 
