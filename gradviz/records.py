@@ -153,8 +153,14 @@ class StepRecord:
 
 def for_trace(record, **ids):
     """The record as a Trace keeps it: `ids` set, its origin's keys and wiring cleared."""
-    cleared = {f.name: f.default for f in fields(record) if not f.metadata.get("json", True)}
-    return replace(record, **cleared, **ids)
+    return replace(record, **_origin_defaults(type(record)), **ids)
+
+
+@functools.lru_cache(maxsize=None)
+def _origin_defaults(kind) -> dict:
+    """The origin fields of a record class and their defaults (fields() is slow, and a big graph
+    asks once per node)."""
+    return {f.name: f.default for f in fields(kind) if not f.metadata.get("json", True)}
 
 
 # -- JSON ---------------------------------------------------------------------------------------
