@@ -23,7 +23,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("backend", ("gradviz.backend", "gradviz.backends", "gradviz.libm", "gradviz.dtypes", "gradviz.accelerator",
                  "gradviz.cuda", "gradviz.formatting", "gradviz.naming", "gradviz.scope", "gradviz.events",
                  "gradviz.records", "gradviz.previews", "gradviz.code_lines", "gradviz._args", "gradviz._calling",
-                 "gradviz._warn", "gradviz.settings", "gradviz.progress")),
+                 "gradviz._warn", "gradviz.settings", "gradviz.progress", "gradviz.bulk")),
     # The math: op records (forward, VJP, display formulas) and the array helpers of the rules.
     ("ops", ("gradviz.ops",)),
     # Tensor, an array with its autograd fields, and what makes one (creation, random numbers). Its

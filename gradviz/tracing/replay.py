@@ -6,6 +6,7 @@ anyone listened is drawn by the same code; `build_trace` is the Trace of such a 
 from __future__ import annotations
 
 from .. import events
+from ..bulk import bulk
 from ..autograd.describe import describe_node, edge_info, tensor_info
 from ..autograd.graph import AccumulateGrad, Node
 from ..progress import progress
@@ -109,6 +110,7 @@ def leaf_keys(names: dict) -> dict:
             if t.grad_fn is None and t.requires_grad}
 
 
+@bulk
 def build_trace(roots, names: dict | None = None, show_saved: bool = False, order_of=None,
                 ctx_saved: bool = False) -> Trace:
     """The Trace of the graph behind `roots` (gradviz tensors): the graph replayed into a Recorder."""
