@@ -48,20 +48,21 @@ def _chosen(runs: list) -> list:
 
 
 def _names(trace: Trace, owners: dict, titles: dict, openable: dict) -> list:
-    """[text, node id, box or ""] for find: every node drawn or in a box that opens; the nodes of a
-    box that does not open (finding any of them shows the box) as `compact` entries, at the place of
-    the box's first node, so a page's index grows with what it shows, not with what its boxes hide."""
+    """[text, node id, box or ""] for find: every node drawn or in a box that opens; for a box that
+    does not open (finding anything in it shows the box), the names its nodes hold, each once, as
+    `compact` entries at the place of the box's first node, so that a page's index grows with what it
+    shows, not with what its boxes hide."""
     out, closed = [], {}
     for n in trace.nodes:
-        text = " ".join(dict.fromkeys(t for t in (n.name, n.tensor_name, *n.out_names) if t))
+        texts = dict.fromkeys(t for t in (n.name, n.tensor_name, *n.out_names) if t)
         box = owners.get(n.id, "") if owners.get(n.id) in titles else ""
         if box and box not in openable:
             if box not in closed:
                 closed[box] = {}
                 out.append(box)          # where the box's entries go
-            closed[box][text] = None
+            closed[box].update(texts)
             continue
-        out.append([text, n.id, box])
+        out.append([" ".join(texts), n.id, box])
     return [entry for item in out for entry in (compact(closed[item], item) if isinstance(item, str) else [item])]
 
 
@@ -73,8 +74,8 @@ _TO_SUB = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 
 
 def compact(texts, box: str) -> list:
-    """Find entries for the texts of the nodes folded into `box`: a text without numbers as
-    [text, "", box]; texts alike but for their numbers (transformer.h.0.ln_1.weight, ...h.269.ln_1...;
+    """Find entries for the names held by the nodes folded into `box`: a name without numbers as
+    [name, "", box]; names alike but for their numbers (transformer.h.0.ln_1.weight, ...h.269.ln_1...;
     t₁, t₂, ...) as one {"b": box, "t": template, "p": slot, "k": the other slots' numbers, "r":
     runs [first, count, ...] of the slot's numbers}, which `expand` (and the page) reads back."""
     groups: dict = {}

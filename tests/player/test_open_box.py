@@ -203,12 +203,38 @@ def test_the_find_index_of_a_folded_page_grows_with_what_it_shows_not_with_what_
     for n in (1_000, 4_000):
         anim = animate(chain(n))
         sizes[n] = len(json.dumps(anim.inside.names))
-        # written out, the index finds every node's text in the box that holds it, as one entry a node did
+        # written out, the index finds every name a node holds (its type, its tensors) in the box that holds it
         view = Diagram(anim.trace, options(**anim.draw_options)).view
         titles = {g.id: g.title for g in view.groups}
         every = _names(anim.trace, view.owner, titles, {box: None for box in titles})   # every box open
-        found = {(text, box) for text, _, box in expand(anim.inside.names)}
-        assert found == {(text, box) for text, _, box in every}
-        assert len(expand(anim.inside.names)) == len(found)
-        assert any("MulBackward0 " in text and box for text, box in found)
+        found = {(word, box) for text, _, box in expand(anim.inside.names) for word in text.split(" ")}
+        assert found == {(word, box) for text, _, box in every for word in text.split(" ")}
+        in_box = [text for text, _, box in expand(anim.inside.names) if box]
+        assert len(in_box) == len(set(in_box)) and "MulBackward0" in in_box     # each name once a box
     assert sizes[4_000] < sizes[1_000] * 1.2, sizes      # the chain's box hides 4x the nodes: same index
+
+
+def test_a_folded_page_holds_predict_answers_for_the_steps_it_shows_one_by_one():
+    from gradviz.player.predict import payload
+    anim = animate(chain(2_000))
+    data = anim.data()
+    single = {f.span[0] for f in anim.frames + anim.inside.frames
+              if f.phase == "backward" and f.span and f.span[0] == f.span[1]}
+    assert set(data["predict"]) == {str(k) for k in single} & set(payload(anim.trace))
+    assert len(data["predict"]) < 10 < len(payload(anim.trace))       # not the 2,000 steps the box runs
+    unfolded = animate(chain(30), max_nodes=None)
+    assert unfolded.data()["predict"] == payload(unfolded.trace)      # a step at a time: every answer
+
+
+def test_a_folded_band_names_a_dozen_grads_it_wrote_and_counts_the_others():
+    from gradviz.player.folded import WROTE_SHOWN
+    loss, params = gpt(12)
+    anim = animate(loss, names=params)
+    view = Diagram(anim.trace, options(**anim.draw_options)).view
+    band = next(g for g in view.groups if g.kind == "band")
+    members = set(band.members)
+    written = [a for s in anim.trace.steps if s.node in members for a in s.accumulations]
+    assert len(written) > WROTE_SHOWN
+    frame = next(f for f in anim.frames if f.node == band.id and f.phase == "backward")
+    text = frame.to_json()["h"]
+    assert text.count(".grad (") == WROTE_SHOWN and f"and {len(written) - WROTE_SHOWN:,} more" in text
