@@ -177,7 +177,9 @@ class Animation:
         data = {"frames": pack([f.to_json() for f in progress(self.frames, "panels")]), "mid": mid,
                 "interval": self.interval_ms, "lines": codeview.line_keys(self.trace), "steps": [forward, len(self.trace.steps)]}
         if any(f.phase == "backward" for f in self.frames):
-            data["predict"] = predict.payload(self.trace)    # what each step sent: predict mode's answers
+            shown = self.frames + (self.inside.frames if self.inside is not None else [])
+            one_by_one = {f.span[0] for f in shown if f.phase == "backward" and f.span and f.span[0] == f.span[1]}
+            data["predict"] = predict.payload(self.trace, one_by_one)   # what each step sent: predict mode's answers
             data["rtol"], data["atol"] = predict.RTOL, predict.ATOL
         if self.inside is not None:
             data["names"] = self.inside.names

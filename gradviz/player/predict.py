@@ -38,12 +38,16 @@ def _called(trace: Trace, node_id: str) -> str:
     return n.name if made == n.name else f"{n.name} ({made})"
 
 
-def payload(trace: Trace) -> dict:
+def payload(trace: Trace, steps=None) -> dict:
     """{backward step number (from 1): {"node": its name, "sends": [{"to", "shape", "values"}]}} for
-    every op step whose sent gradients were all kept and are small enough to type."""
+    every op step whose sent gradients were all kept and are small enough to type; `steps`: only
+    these step numbers (the ones a page shows one by one: a folded page asks nothing of the steps
+    its boxes run together, so it need not hold their answers)."""
     edges = {e.id: e for e in trace.edges}
     out: dict = {}
     for k, step in enumerate(trace.steps, 1):
+        if steps is not None and k not in steps:
+            continue
         node = trace.node(step.node)
         if node.kind != "op":
             continue
