@@ -272,3 +272,24 @@ def test_find_in_a_box_that_does_not_open_reads_its_compact_entries(pages, brows
         f"1 of {sum('MulBackward0' in t for t, _, _ in expand(anim.inside.names))}: MulBackward0")
     assert errors == []
     page.close()
+
+
+def test_find_in_a_box_the_forward_pass_has_not_made_yet_goes_to_the_step_that_makes_it(browser, tmp_path):
+    gradviz.manual_seed(0)
+    x = gradviz.randn(4, requires_grad=True)
+    y = x
+    for _ in range(1_000):
+        y = y * 1.001
+    anim = animate(y.sum())                        # the chain folded into a box that does not open
+    box = next(e["b"] for e in anim.inside.names if isinstance(e, dict))
+    made = next(k for k, f in enumerate(anim.frames) if f.node == box)
+    assert made > 0 and anim.frames[0].changes.get(box) == "hidden"
+    page, errors = open_page(browser, anim.save(tmp_path / "chain.html"), SIZES[0], "light")
+    page.fill(".gv-find", "t₅₀₀")
+    page.keyboard.press("Enter")
+    root = page.locator(".gv-player")
+    assert root.get_attribute("data-frame") == str(made)
+    assert root.locator(".gv-found").inner_text() == "1 of 1: t₅₀₀"
+    assert "gv-hit" in page.locator(f"g[id='{box}']").first.get_attribute("class").split()
+    assert errors == []
+    page.close()

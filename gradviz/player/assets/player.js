@@ -588,6 +588,10 @@
         }
         if (opened && opened.box === box) v = V;
       } else if (opened) close();
+      if (box && !boxes[box] && main.shown[box] === "hidden") {
+        // a box the forward pass has not made yet at this step: the step that makes it
+        for (i = 0; i < frames.length; i++) if (frames[i].n === box) { pause(); go(i); break; }
+      }
       var target = v.els[id] ? id : box;
       setFollow(false);
       if (v.els[target]) { v.centre(target); mark(v.els[target]); } else mark(null);
