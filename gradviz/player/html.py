@@ -50,6 +50,14 @@ def scalable(svg: str) -> str:
     return head + svg[head_end:]
 
 
+_KEY = re.compile(r'<span class="gv-key" title="[^"]*">[^<]*</span>')
+
+
+def with_key(markup: str, key: tuple) -> str:
+    """The player's markup with another legend (text, tooltip) in place of backward's."""
+    return _KEY.sub(lambda _: f'<span class="gv-key" title="{esc(key[1])}">{esc(key[0])}</span>', markup, count=1)
+
+
 def markup(uid: str, svg: str, n: int, title: str, text: str, page: bool = False, code: str = "") -> str:
     """The player's elements, its outer box left open (the caller adds its data and script, then
     '</div>'): the diagram's viewport, the controls, the camera buttons and the step panel."""
