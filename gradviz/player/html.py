@@ -14,6 +14,7 @@ import os
 import re
 from pathlib import Path
 
+from ..bulk import bulk
 from ..origins import flat, is_trace, record
 from ..progress import MIN_ITEMS, progress
 from ..tracing import Trace
@@ -272,6 +273,7 @@ def _run(run) -> Trace:
     return run.trace
 
 
+@bulk
 def animate(*tensors, gradient=None, names=None, model=None, forward: bool = True, retain_graph: bool = True,
             jacobians: bool = True, interval_ms: int = 1200, title: str = "gradviz: backward, step by step",
             unroll: bool = False, **draw_options) -> Animation:
