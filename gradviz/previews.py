@@ -5,6 +5,7 @@ writes cannot change it, and its JSON codec (non-finite floats as strings, compl
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -36,13 +37,13 @@ class Preview:
             array = np.asarray(array)
         dev = str(backend.device_of(array))
         a = backend.to_numpy(array)
-        shape = tuple(int(s) for s in a.shape)
-        dtype = str(a.dtype)
+        shape = tuple(map(int, a.shape))
+        dtype = _dtype_name(a.dtype)
         if not a.size or a.dtype.kind not in "fiub":
             return cls(shape, dtype, dev, values=np.array(a, copy=True) if a.size <= limit else None)
         af = a.astype(np.float64)
-        with np.errstate(all="ignore"):
-            stats = (float(af.min()), float(af.mean()), float(af.max()))
+        with np.errstate(all="ignore"):   # the reductions ndarray.min/mean/max run, without their Python layer
+            stats = (float(_MIN(af, axis=None)), float(_SUM(af, axis=None) / af.size), float(_MAX(af, axis=None)))
         if a.size <= limit:
             return cls(shape, dtype, dev, values=np.array(a, copy=True), stats=stats)
         return cls(shape, dtype, dev, stats=stats, thumb=block_means(af))
@@ -79,7 +80,7 @@ def as_matrix(a: np.ndarray) -> np.ndarray:
         return a.reshape(1, 1)
     if a.ndim == 1:
         return a.reshape(1, -1)
-    return a.reshape(int(np.prod(a.shape[:-1])), a.shape[-1])   # not -1: a (5, 0) tensor has 0 elements
+    return a.reshape(math.prod(a.shape[:-1]), a.shape[-1])   # not -1: a (5, 0) tensor has 0 elements
 
 
 def block_means(a: np.ndarray, cells: int = THUMB_CELLS) -> np.ndarray:
@@ -92,9 +93,30 @@ def block_means(a: np.ndarray, cells: int = THUMB_CELLS) -> np.ndarray:
     # the blocks of np.array_split: the first (n % k) one longer; summed a block at a time by reduceat
     rows, cols = _starts(m.shape[0], cells), _starts(m.shape[1], cells)
     sums = np.add.reduceat(np.add.reduceat(clean, rows, axis=0), cols, axis=1)
+    if _ALL(finite, axis=None):    # the usual case: every block counts all its cells
+        return sums / _cells(m.shape[0], m.shape[1], cells)
     counts = np.add.reduceat(np.add.reduceat(finite.astype(np.int64), rows, axis=0), cols, axis=1)
     with np.errstate(all="ignore"):
         return np.where(counts > 0, sums / np.maximum(counts, 1), 0.0)
+
+
+_MIN, _SUM, _MAX = np.minimum.reduce, np.add.reduce, np.maximum.reduce
+
+
+@lru_cache(maxsize=64)
+def _dtype_name(dtype) -> str:
+    return str(dtype)     # str(dtype) is computed anew each time, and a big graph asks it for every tensor
+
+
+_ALL = np.logical_and.reduce
+
+
+@lru_cache(maxsize=256)
+def _cells(n_rows: int, n_cols: int, cells: int) -> np.ndarray:
+    """How many cells each block of an n_rows×n_cols matrix holds (blocks as `_starts` cuts them)."""
+    rows = np.diff(np.append(_starts(n_rows, cells), n_rows))
+    cols = np.diff(np.append(_starts(n_cols, cells), n_cols))
+    return np.outer(rows, cols)
 
 
 @lru_cache(maxsize=1024)

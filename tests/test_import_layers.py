@@ -23,7 +23,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("backend", ("gradviz.backend", "gradviz.backends", "gradviz.libm", "gradviz.dtypes", "gradviz.accelerator",
                  "gradviz.cuda", "gradviz.formatting", "gradviz.naming", "gradviz.scope", "gradviz.events",
                  "gradviz.records", "gradviz.previews", "gradviz.code_lines", "gradviz._args", "gradviz._calling",
-                 "gradviz._warn", "gradviz.settings", "gradviz.progress")),
+                 "gradviz._warn", "gradviz.settings", "gradviz.progress", "gradviz.bulk")),
     # The math: op records (forward, VJP, display formulas) and the array helpers of the rules.
     ("ops", ("gradviz.ops",)),
     # Tensor, an array with its autograd fields, and what makes one (creation, random numbers). Its
@@ -177,3 +177,13 @@ def test_functions_import_at_the_top():
                 hidden += [f"{module_name(path)}:{inner.lineno}" for inner in ast.walk(node)
                            if isinstance(inner, (ast.Import, ast.ImportFrom))]
     assert not hidden, hidden
+
+
+def test_no_two_modules_import_each_other():
+    """A pair of modules importing each other is one job split in two, or an import dodged into a
+    function or a TYPE_CHECKING block; a package and its own submodule aside (the package's
+    __init__ gathers what the submodule defines)."""
+    imports = {module_name(path): imports_of(path) for path in sorted(ROOT.rglob("*.py"))}
+    pairs = sorted({tuple(sorted((a, b))) for a, targets in imports.items() for b in targets
+                    if b != a and a in imports.get(b, ()) and not (a.startswith(b + ".") or b.startswith(a + "."))})
+    assert not pairs, pairs

@@ -149,6 +149,11 @@ def _came_in(graph: Graph, ran: set, inside: set, before: int) -> list:
     return [(e, grad) for _, _, e, grad in sorted(found, key=lambda t: t[:2])]
 
 
+# The .grad a folded box's panel names one by one: a box of a few layers writes a dozen, a band of 350
+# blocks 4,200, which would make its one panel a megabyte; the others are counted
+WROTE_SHOWN = 12
+
+
 def _panel(graph: Graph, title: str, inside: set, run_steps: list, total: int, drawn_as) -> tuple:
     """(title, panel HTML, caption) for a run of engine steps inside one folded box; drawn_as names
     a node as the diagram shows it (its own label, or the box it is folded into)."""
@@ -172,11 +177,13 @@ def _panel(graph: Graph, title: str, inside: set, run_steps: list, total: int, d
             other = e.dst if label == "CAME IN" else e.src
             body.append(f'<div class="gv-row"><span class="gv-k">{label}</span> {where} '
                         f"{drawn_as(other)} {grids.tensor(grad, scale)}</div>")
+    more = f" and {len(written) - WROTE_SHOWN:,} more" if len(written) > WROTE_SHOWN else ""
     if written:
         names = ", ".join(f"{esc(graph.nodes[a.node].name or a.node)}.grad {esc(shape(a.total.shape))}"
-                          for a in written)
-        body.append(f'<div class="gv-row"><span class="gv-k">WROTE</span> {names}</div>')
+                          for a in written[:WROTE_SHOWN])
+        body.append(f'<div class="gv-row"><span class="gv-k">WROTE</span> {names}{more}</div>')
     caption = "; ".join([f"{title}: {_steps(len(run_steps))}"] +
                         [f"→ {graph.nodes[e.src].name or e.src}: {preview_text(g)}" for e, g in went_out] +
-                        [f"{graph.nodes[a.node].name or a.node}.grad = {preview_text(a.total)}" for a in written])
+                        [f"{graph.nodes[a.node].name or a.node}.grad = {preview_text(a.total)}"
+                         for a in written[:WROTE_SHOWN]]) + more
     return head, f'<div class="gv-step gv-backward gv-folded">{"".join(body)}</div>', caption

@@ -12,7 +12,6 @@ that came in, and the JVP it applied, ṫ_out = J ṫ_in, with the local Jacobia
 from __future__ import annotations
 
 import inspect
-import re
 import sys
 from contextlib import contextmanager
 
@@ -26,7 +25,7 @@ from . import grids
 from .explain import _join, node_label
 from .folded import fold_runs
 from .frames import FrameBuilder
-from .html import Animation, layout, remap
+from .html import Animation, layout, remap, with_key
 from .mathtext import esc, short
 from .orders import separate_orders
 from ..func import jvp
@@ -34,7 +33,6 @@ from ..autograd.functional import hvp
 from ..tensor import Tensor
 from ..autograd.forward_ad import _key
 
-_KEY = re.compile(r'<span class="gv-key" title="[^"]*">[^<]*</span>')
 
 KEY = ("forward mode: arrows point the way the tangent flows · arrow thickness: size of the tangent, ×10 per step",
        "Forward mode pushes a tangent (a direction) through the graph with the values, in the order the ops ran, "
@@ -183,11 +181,6 @@ def _jacobian_product(step, slots, formula, out_t, scale) -> str:
 
 
 # -- the Animation -----------------------------------------------------------------------
-def with_key(markup: str, key: tuple = KEY) -> str:
-    """The player's markup with another legend (text, tooltip) in place of backward's."""
-    return _KEY.sub(lambda _: f'<span class="gv-key" title="{esc(key[1])}">{esc(key[0])}</span>', markup, count=1)
-
-
 class ForwardAnimation(Animation):
     """An Animation of forward mode: `.trace` is a ForwardTrace, `.result` what the recorded call returned."""
 
@@ -230,8 +223,9 @@ def animation_of(trace: ForwardTrace, result=None, interval_ms: int = 1200,
     return ForwardAnimation(trace, frames, svg, interval_ms, title, draw_options, result=result)
 
 
-class Recording:
-    """What `record_forward()` yields: after the block, `.trace` and `.animation()`."""
+class ForwardRecording:
+    """What `record_forward()` yields: after the block, `.trace` and `.animation()` (a record of forward
+    mode run in a block, not a tracing.Recording, which drives a backward)."""
 
     def __init__(self, recorder: ForwardRecorder, names: dict):
         self.recorder = recorder
@@ -261,7 +255,7 @@ def record_forward(names: dict | None = None, jacobians: bool = True):
     """
     recorder = ForwardRecorder(jacobians=jacobians)
     named = list((names or {}).items())
-    recording = Recording(recorder, named)
+    recording = ForwardRecording(recorder, named)
     with recorder:
         yield recording
     recording.trace = recorder.trace((), named)

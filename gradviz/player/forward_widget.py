@@ -12,15 +12,14 @@ import os
 import anywidget
 
 from . import codeview
-from .forward import ForwardAnimation, with_key
-from .html import _uids, markup
+from .html import _uids, markup, with_key
 from .widget import Stepper
 
 
 class ForwardStepper(Stepper):
     """The Stepper's controls over a ForwardAnimation (animate_jvp, animate_hvp, record_forward)."""
 
-    def __init__(self, animation: ForwardAnimation):
+    def __init__(self, animation):
         anywidget.AnyWidget.__init__(self)     # Stepper.__init__ records a backward: none here
         self.animation = animation
         self.trace = animation.trace

@@ -14,6 +14,7 @@ import os
 import re
 from pathlib import Path
 
+from ..bulk import bulk
 from ..origins import flat, is_trace, record
 from ..progress import MIN_ITEMS, progress
 from ..tracing import Trace
@@ -48,6 +49,14 @@ def scalable(svg: str) -> str:
     head_end = svg.find(">")
     head = re.sub(r'\s(?:width|height)="[^"]*"', "", svg[:head_end])
     return head + svg[head_end:]
+
+
+_KEY = re.compile(r'<span class="gv-key" title="[^"]*">[^<]*</span>')
+
+
+def with_key(markup: str, key: tuple) -> str:
+    """The player's markup with another legend (text, tooltip) in place of backward's."""
+    return _KEY.sub(lambda _: f'<span class="gv-key" title="{esc(key[1])}">{esc(key[0])}</span>', markup, count=1)
 
 
 def markup(uid: str, svg: str, n: int, title: str, text: str, page: bool = False, code: str = "") -> str:
@@ -177,7 +186,9 @@ class Animation:
         data = {"frames": pack([f.to_json() for f in progress(self.frames, "panels")]), "mid": mid,
                 "interval": self.interval_ms, "lines": codeview.line_keys(self.trace), "steps": [forward, len(self.trace.steps)]}
         if any(f.phase == "backward" for f in self.frames):
-            data["predict"] = predict.payload(self.trace)    # what each step sent: predict mode's answers
+            shown = self.frames + (self.inside.frames if self.inside is not None else [])
+            one_by_one = {f.span[0] for f in shown if f.phase == "backward" and f.span and f.span[0] == f.span[1]}
+            data["predict"] = predict.payload(self.trace, one_by_one)   # what each step sent: predict mode's answers
             data["rtol"], data["atol"] = predict.RTOL, predict.ATOL
         if self.inside is not None:
             data["names"] = self.inside.names
@@ -262,6 +273,7 @@ def _run(run) -> Trace:
     return run.trace
 
 
+@bulk
 def animate(*tensors, gradient=None, names=None, model=None, forward: bool = True, retain_graph: bool = True,
             jacobians: bool = True, interval_ms: int = 1200, title: str = "gradviz: backward, step by step",
             unroll: bool = False, **draw_options) -> Animation:

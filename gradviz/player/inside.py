@@ -9,6 +9,8 @@ it folds the outer ones: same steps, same values, same names as the unfolded pla
 """
 from __future__ import annotations
 
+import re
+
 from ..render import Diagram, options
 from ..tracing import Trace
 from .frames import Frame
@@ -46,17 +48,76 @@ def _chosen(runs: list) -> list:
 
 
 def _names(trace: Trace, owners: dict, titles: dict, openable: dict) -> list:
-    """[text, node id, box or ""] for find: every node drawn or in a box that opens; of the nodes in a
-    box that does not open, one per text (finding any of them shows the same box)."""
-    out, seen = [], set()
+    """[text, node id, box or ""] for find: every node drawn or in a box that opens; for a box that
+    does not open (finding anything in it shows the box), the names its nodes hold, each once, as
+    `compact` entries at the place of the box's first node, so that a page's index grows with what it
+    shows, not with what its boxes hide."""
+    out, closed = [], {}
     for n in trace.nodes:
-        text = " ".join(dict.fromkeys(t for t in (n.name, n.tensor_name, *n.out_names) if t))
+        texts = dict.fromkeys(t for t in (n.name, n.tensor_name, *n.out_names) if t)
         box = owners.get(n.id, "") if owners.get(n.id) in titles else ""
         if box and box not in openable:
-            if (text, box) in seen:
-                continue
-            seen.add((text, box))
-        out.append([text, n.id, box])
+            if box not in closed:
+                closed[box] = {}
+                out.append(box)          # where the box's entries go
+            closed[box].update(texts)
+            continue
+        out.append([" ".join(texts), n.id, box])
+    return [entry for item in out for entry in (compact(closed[item], item) if isinstance(item, str) else [item])]
+
+
+# A text's numbers in a compact entry's template: ASCII digits (h.7, Backward0) and subscripts (t₁₂)
+_NUMBER = re.compile(r"(?<![0-9])(?:0|[1-9][0-9]*)(?![0-9])|(?<![₀-₉])(?:₀|[₁-₉][₀-₉]*)(?![₀-₉])")
+_ASCII, _SUB = "\x01", "\x02"
+_FROM_SUB = str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789")
+_TO_SUB = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+
+
+def compact(texts, box: str) -> list:
+    """Find entries for the names held by the nodes folded into `box`: a name without numbers as
+    [name, "", box]; names alike but for their numbers (transformer.h.0.ln_1.weight, ...h.269.ln_1...;
+    t₁, t₂, ...) as one {"b": box, "t": template, "p": slot, "k": the other slots' numbers, "r":
+    runs [first, count, ...] of the slot's numbers}, which `expand` (and the page) reads back."""
+    groups: dict = {}
+    out: list = []
+    for text in texts:
+        numbers = [m.group(0) for m in _NUMBER.finditer(text)]
+        if not numbers or _ASCII in text or _SUB in text:
+            out.append([text, "", box])
+            continue
+        template = _NUMBER.sub(lambda m: _SUB if m.group(0)[0] in "₀₁₂₃₄₅₆₇₈₉" else _ASCII, text)
+        groups.setdefault(template, []).append(tuple(int(x.translate(_FROM_SUB)) for x in numbers))
+    for template, rows in groups.items():
+        slot = max(range(len(rows[0])), key=lambda k: len({r[k] for r in rows}))   # the one that varies most
+        by_rest: dict = {}
+        for r in rows:
+            by_rest.setdefault(r[:slot] + r[slot + 1:], []).append(r[slot])
+        for rest, values in by_rest.items():
+            runs: list = []
+            for v in values:
+                if runs and v == runs[-2] + runs[-1]:
+                    runs[-1] += 1
+                else:
+                    runs += [v, 1]
+            out.append({"b": box, "t": template, "p": slot, "k": list(rest), "r": runs})
+    return out
+
+
+def expand(names: list) -> list:
+    """`names` with every compact entry written out as [text, "", box] (what the page's find does)."""
+    out = []
+    for entry in names:
+        if not isinstance(entry, dict):
+            out.append(list(entry))
+            continue
+        runs = entry["r"]
+        for first, count in zip(runs[::2], runs[1::2]):
+            for v in range(first, first + count):
+                numbers = iter([*entry["k"][:entry["p"]], v, *entry["k"][entry["p"]:]])
+                text = "".join(str(next(numbers)).translate(_TO_SUB) if part == _SUB else
+                               str(next(numbers)) if part == _ASCII else part
+                               for part in re.split(f"([{_ASCII}{_SUB}])", entry["t"]))
+                out.append([text, "", entry["b"]])
     return out
 
 

@@ -26,7 +26,7 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 
 from ..tracing import Trace
-from .size import Budget, estimate, text_box
+from .size import FLOOR, Budget, Sizes, estimate, text_box
 
 AUTO = "auto"           # max_nodes default: fold to fit the screen budget of render/size.py
 COLLAPSE_CAP = 400      # drawn nodes at most with an explicit collapse= and max_nodes="auto"
@@ -119,6 +119,7 @@ class _Planner:
         self._boxes: dict = {}      # (group id, member count) -> its box, for the estimates
         self.consumers: dict = {}
         self.inputs: dict = {}
+        self.ends = [(e.src, e.dst) for e in trace.edges]   # every trace edge, input to consumer
         for e in trace.edges:
             self.consumers.setdefault(e.src, []).append(e.dst)
             self.inputs.setdefault(e.dst, []).append(e.src)
@@ -136,7 +137,7 @@ class _Planner:
         """(input, consumer) as drawn, for every trace edge: a hidden end is the box it is folded into
         (one lookup each, without a call: this runs over every edge at every fold tried)."""
         owner = self.owner.get
-        return [(owner(e.src, e.src), owner(e.dst, e.dst)) for e in self.trace.edges]
+        return [(owner(s, s), owner(d, d)) for s, d in self.ends]
 
     def visible_count(self) -> int:
         return len(self.trace.nodes) - len(self.owner) + len(self.groups)
@@ -179,9 +180,15 @@ class _Planner:
         self.groups = {k: Group(g.id, g.kind, g.title, list(g.members), g.scope) for k, g in groups.items()}
 
     # -- the drawn size -----------------------------------------------------------------------
-    def estimate(self, sizes: dict, rankdir: str, labelled: bool) -> tuple:
-        """(width, height) in points of the drawing as folded so far (render/size.py)."""
-        vertices = [n.id for n in self.trace.nodes if n.id not in self.owner]
+    def visible(self) -> list:
+        """The trace nodes not folded away, in trace order."""
+        owner = self.owner
+        return [n.id for n in self.trace.nodes if n.id not in owner]
+
+    def estimate(self, sizes: dict, rankdir: str, labelled: bool, default: tuple = (60.0, 30.0)) -> tuple:
+        """(width, height) in points of the drawing as folded so far (render/size.py; `default`: the
+        box of a node not in `sizes`)."""
+        vertices = self.visible()
         boxes = dict(sizes)
         for g in self.groups.values():
             if g.members:
@@ -191,7 +198,7 @@ class _Planner:
                     self._boxes[key] = text_box(g.label_lines(self.index))
                 boxes[g.id] = self._boxes[key]
         edges = self.drawn_pairs()
-        w, h = estimate(vertices, edges, boxes, rankdir, labelled)
+        w, h = estimate(vertices, edges, boxes, rankdir, labelled, default)
         if self.owner:
             # the notes under a folded drawing (9 pt text): one per fold so far, a line summing up
             # the modules and the one naming max_nodes=None
@@ -321,12 +328,14 @@ class _Planner:
                           f"({_summary(group.counts(self.index))})")
 
     # -- 4: band --------------------------------------------------------------------------------
-    def collapse_band(self, budget: int, per_level: int | None = None) -> None:
+    def band_levels(self) -> tuple:
+        """What a band is cut from, as folded so far: (the drawn vertices in order, their inputs
+        as drawn, their distance from the outputs, the vertices at each distance)."""
         preds: dict = {}
-        for s, d in self.drawn_pairs():
+        for s, d in set(self.drawn_pairs()):
             if s != d:
                 preds.setdefault(d, set()).add(s)
-        vertices = [n.id for n in self.trace.nodes if n.id not in self.owner] + list(self.groups)
+        vertices = self.visible() + list(self.groups)
         level = {}
         queue = deque()
         for r in self.trace.roots:
@@ -340,9 +349,15 @@ class _Planner:
                     queue.append(p)
         deepest = max(level.values(), default=0) + 1
         by_level: dict = {}
-        order = {v: i for i, v in enumerate(vertices)}
         for v in vertices:
             by_level.setdefault(level.get(v, deepest), []).append(v)
+        return vertices, preds, {v: level.get(v, deepest) for v in vertices}, by_level
+
+    def collapse_band(self, budget: int, per_level: int | None = None, graph: tuple | None = None) -> None:
+        """Fold a band of the nodes farthest from the outputs and the inputs, keeping at most `budget`
+        drawn nodes; `graph`: band_levels() of the state as it is now, when the caller has it."""
+        vertices, preds, level, by_level = graph or self.band_levels()
+        order = {v: i for i, v in enumerate(vertices)}
         levels = sorted(by_level)
         keep: set = set()
         room = budget - 1    # one placeholder for everything hidden
@@ -364,7 +379,7 @@ class _Planner:
         hidden = [v for v in vertices if v in hidden]
         if not hidden:
             return
-        kept_levels = sorted(level.get(v, deepest) for v in hidden)
+        kept_levels = sorted(level[v] for v in hidden)
         members = []
         for v in hidden:
             if v in self.groups:
@@ -375,10 +390,11 @@ class _Planner:
             else:
                 members.append(v)
         group = self.new_group("band", "", members)
-        steps = group.steps(self.index)   # counted as every box counts: its ops and AccumulateGrads
+        counts = group.counts(self.index)
+        steps = sum(counts.values())   # counted as every box counts: its ops and AccumulateGrads
         group.title = f"{count_nodes(steps)} hidden"
         self.notes.append(f"{group.id}: {count_nodes(steps)} between depth {kept_levels[0]} and "
-                          f"{kept_levels[-1]} from the output folded ({_summary(group.counts(self.index))})")
+                          f"{kept_levels[-1]} from the output folded ({_summary(counts)})")
 
 
 def _convex(hidden: set, preds: dict) -> set:
@@ -485,7 +501,7 @@ def plan(trace: Trace, max_nodes: int | str | None = AUTO, collapse=None, sizes:
          rankdir: str = "TB", labelled: bool = False, budget: Budget | None = None) -> View:
     """Decide what to draw (see the module). `collapse`: None, False (fold nothing), "scopes", or
     scope names/paths to fold into boxes. max_nodes: "auto", a number of drawn nodes, or None.
-    sizes (node id -> (width, height) in points, from size.node_sizes), rankdir and labelled (edges
+    sizes (node id -> (width, height) in points, or a size.Sizes measuring them), rankdir and labelled (edges
     carry labels) feed the size estimate of "auto"."""
     p = _Planner(trace)
     if collapse is False:
@@ -519,17 +535,27 @@ def plan(trace: Trace, max_nodes: int | str | None = AUTO, collapse=None, sizes:
     return _view(p, trace)
 
 
-def _fit(p: _Planner, trace: Trace, sizes: dict, rankdir: str, labelled: bool, budget: Budget) -> View:
+def _fit(p: _Planner, trace: Trace, sizes, rankdir: str, labelled: bool, budget: Budget) -> View:
     """max_nodes="auto": fold chains, then the model's modules, then a band of repeated blocks,
-    each only as far as needed, until the estimated drawing fits the budget."""
-    size = p.estimate(sizes, rankdir, labelled)
-    if p.visible_count() <= budget.small or budget.fits(size):
-        view = _view(p, trace)
-        view.size = size
-        return view
+    each only as far as needed, until the estimated drawing fits the budget. `sizes`: a dict of
+    the boxes, or size.Sizes, which measures a box only when a fold cannot be decided without it."""
+    lazy = isinstance(sizes, Sizes)
+
+    def measured() -> dict:
+        return sizes.measure(p.visible()) if lazy else sizes
+
+    def exact() -> tuple:
+        return p.estimate(measured(), rankdir, labelled)
 
     def fits() -> bool:
-        return budget.fits(p.estimate(sizes, rankdir, labelled))
+        if lazy and not budget.fits(p.estimate(sizes.known, rankdir, labelled, FLOOR)):
+            return False       # too big even with every box not measured yet at its smallest
+        return budget.fits(exact())
+
+    if p.visible_count() <= budget.small or fits():
+        view = _view(p, trace)
+        view.size = exact()
+        return view
 
     _fold_fewest(p, p.chain_runs(), p.fold_chain, fits)
     if not fits():
@@ -537,18 +563,19 @@ def _fit(p: _Planner, trace: Trace, sizes: dict, rankdir: str, labelled: bool, b
     if not fits():
         # the most drawn nodes a band leaves that still fit: a binary search over the band's room
         before = p.snapshot()
-        per_level = p.widest_rank(budget, sizes)
+        graph = p.band_levels()     # each try starts from the state before it
+        per_level = p.widest_rank(budget, measured())
         lo, hi = 2, p.visible_count()
         while lo < hi:
             room = (lo + hi + 1) // 2
             p.restore(before)
-            p.collapse_band(room, per_level)
+            p.collapse_band(room, per_level, graph)
             if fits():
                 lo = room
             else:
                 hi = room - 1
         p.restore(before)
-        p.collapse_band(lo, per_level)
+        p.collapse_band(lo, per_level, graph)
     view = _view(p, trace)
     view.fitted = bool(view.groups)
     boxes = [g for g in view.groups if g.kind == "scope"]
@@ -556,7 +583,7 @@ def _fit(p: _Planner, trace: Trace, sizes: dict, rankdir: str, labelled: bool, b
     if boxes:
         view.notes.insert(0, f"{len(boxes):,} module{'s' if len(boxes) != 1 else ''} folded into boxes "
                              f"({_summary(kinds)})")
-    view.size = p.estimate(sizes, rankdir, labelled)
+    view.size = exact()
     if view.fitted:
         view.notes.append(f"folded to fit {budget.describe()}: max_nodes=None (or collapse=False) "
                           "draws every node")

@@ -16,6 +16,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from ..bulk import bulk
 from ..tracing import Trace
 from . import backends, labels
 from .collapse import View
@@ -48,6 +49,7 @@ def camera_script() -> str:
 class Diagram:
     """The diagram of a Trace. `.source` is the DOT text; `.svg()` lays it out (once)."""
 
+    @bulk
     def __init__(self, trace: Trace, opts: DrawOptions | None = None):
         self.trace = trace
         self.options = opts or DrawOptions()

@@ -113,7 +113,7 @@ def plan_for(trace: Trace, opts: DrawOptions, ctx: labels.LabelContext | None = 
     default folding estimates the drawing from; ctx: the label context, when the caller has it)."""
     sizes = None
     if opts.max_nodes == "auto" and opts.collapse is None:
-        sizes = size.node_sizes(trace, ctx or label_context(trace, opts, resolve_theme(opts.theme)))
+        sizes = size.Sizes(trace, ctx or label_context(trace, opts, resolve_theme(opts.theme)))
     return plan(trace, opts.max_nodes, opts.collapse, sizes=sizes, rankdir=opts.rankdir,
                 labelled=opts.show_shapes)
 

@@ -56,10 +56,11 @@ def text_box(lines: list) -> tuple:
     return (max(chars, 3) * CHAR_W + PAD_W, max(len(lines), 1) * LINE_H + PAD_H)
 
 
-def estimate(vertices: list, edges: list, sizes: dict, rankdir: str = "TB", labelled: bool = False) -> tuple:
+def estimate(vertices: list, edges, sizes: dict, rankdir: str = "TB", labelled: bool = False,
+             default: tuple = (60.0, 30.0)) -> tuple:
     """(width, height) in points of the drawing of `vertices` (ids) joined by `edges` ((src, dst)
-    pairs, input to consumer) whose boxes are `sizes` (id -> (w, h)); labelled: edges carry
-    labels (dot then puts a rank of labels between every two ranks)."""
+    pairs, input to consumer) whose boxes are `sizes` (id -> (w, h); `default` for one not there);
+    labelled: edges carry labels (dot then puts a rank of labels between every two ranks)."""
     consumers: dict = {}
     pending: dict = {v: 0 for v in vertices}
     for s, d in set(edges):    # edges between the same two boxes are drawn as one
@@ -81,7 +82,7 @@ def estimate(vertices: list, edges: list, sizes: dict, rankdir: str = "TB", labe
     widths: dict = {}
     heights: dict = {}
     for v in vertices:
-        w, h = sizes.get(v, (60.0, 30.0))
+        w, h = sizes.get(v, default)
         if rankdir in ("LR", "RL"):
             w, h = h, w
         r = rank[v]
@@ -112,32 +113,51 @@ def estimate(vertices: list, edges: list, sizes: dict, rankdir: str = "TB", labe
     return (height, width) if rankdir in ("LR", "RL") else (width, height)
 
 
-def node_sizes(trace, ctx) -> dict:
-    """trace node id -> (width, height) of its box, from the text its label will hold
+FLOOR = text_box([])    # the smallest box: no label is smaller
+
+
+class Sizes:
+    """The boxes of a trace's labels (trace node id -> (width, height) in `known`), measured when
+    first asked for: `estimate` only grows with the boxes, so a drawing that is too big with every
+    box not measured yet at FLOOR is too big, and folding a big graph measures only the nodes of the
+    drawings it cannot decide that way (those near the budget), not every node it folds away."""
+
+    def __init__(self, trace, ctx):
+        self.index = {n.id: n for n in trace.nodes}
+        self.ctx = ctx      # the labels.LabelContext the diagram draws with
+        self.known: dict = {}
+
+    def measure(self, ids) -> dict:
+        """`known`, with the boxes of the trace nodes among `ids` measured."""
+        todo = [i for i in ids if i not in self.known and i in self.index]
+        for node_id in progress(todo, "sizing labels", unit="node"):
+            self.known[node_id] = node_size(self.index[node_id], self.ctx)
+        return self.known
+
+
+def node_size(node, ctx) -> tuple:
+    """(width, height) of a trace node's box, from the text its label will hold
     (ctx: the labels.LabelContext the diagram draws with)."""
-    out = {}
-    for node in progress(trace.nodes, "sizing labels", unit="node"):
-        lines = list(labels.header_lines(node, ctx, sizing=True))
-        grad = None
-        if node.kind == "op":
-            grad = ctx.received.get(node.id)
-        elif node.kind in ("leaf", "output"):
-            grad = node.grad
-        value = node.value if node.kind != "accumulate" else None
-        blocks = []
-        if ctx.show_values and value is not None and (value.values is not None or value.stats is not None):
-            blocks.append(["data"] + labels.values_text(value).split("\n"))
-        if ctx.show_grads and grad is not None:
-            blocks.append(["grad"] + labels.values_text(grad).split("\n"))
-        elif ctx.show_grads and node.kind == "leaf":
-            blocks.append([labels.NOT_COMPUTED])
-        if blocks:
-            # data | grad sit side by side under the header
-            width = sum(max(len(x) for x in b) for b in blocks) + 2 * (len(blocks) - 1)
-            tall = max(len(b) for b in blocks)
-            if tall == 2 and all(len(b) <= 2 and len(" ".join(b)) <= 21 for b in blocks):
-                tall, width = 1, sum(len(" ".join(b)) for b in blocks) + 2 * (len(blocks) - 1)
-            lines.append("x" * width)
-            lines.extend([""] * (tall - 1))
-        out[node.id] = text_box(lines)
-    return out
+    lines = list(labels.header_lines(node, ctx, sizing=True))
+    grad = None
+    if node.kind == "op":
+        grad = ctx.received.get(node.id)
+    elif node.kind in ("leaf", "output"):
+        grad = node.grad
+    value = node.value if node.kind != "accumulate" else None
+    blocks = []
+    if ctx.show_values and value is not None and (value.values is not None or value.stats is not None):
+        blocks.append(["data"] + labels.values_text(value).split("\n"))
+    if ctx.show_grads and grad is not None:
+        blocks.append(["grad"] + labels.values_text(grad).split("\n"))
+    elif ctx.show_grads and node.kind == "leaf":
+        blocks.append([labels.NOT_COMPUTED])
+    if blocks:
+        # data | grad sit side by side under the header
+        width = sum(max(len(x) for x in b) for b in blocks) + 2 * (len(blocks) - 1)
+        tall = max(len(b) for b in blocks)
+        if tall == 2 and all(len(b) <= 2 and len(" ".join(b)) <= 21 for b in blocks):
+            tall, width = 1, sum(len(" ".join(b)) for b in blocks) + 2 * (len(blocks) - 1)
+        lines.append("x" * width)
+        lines.extend([""] * (tall - 1))
+    return text_box(lines)

@@ -1,24 +1,20 @@
 """One symbol per tensor of a Trace: the learner's names, assigned variables, then t₁, t₂, ...
 
 Every view uses the symbols given here, so a tensor is called the same in the diagram, the panel
-and the code.
+and the code. The functions read a Trace's nodes, edges and code without importing trace.py, which
+calls them to name a Trace read from JSON saved before tensors had symbols.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..naming import FREE_LETTERS, assigned_names, assignment, subscript
 
-if TYPE_CHECKING:
-    from .trace import Trace
 
-
-def named(trace: Trace) -> bool:
+def named(trace) -> bool:
     """True once name_tensors gave the trace's op nodes their symbols."""
     return all(n.out_names for n in trace.nodes if n.kind == "op")
 
 
-def name_tensors(trace: Trace) -> None:
+def name_tensors(trace) -> None:
     """Give every tensor in the trace one symbol, which every view then uses: the learner's
     names first (leaves, outputs, named intermediates, inputs outside the graph already named), then the variable a line of code assigned
     (`c = z1.T @ z2 / N` names the division's result c), a name held by several tensors numbered
@@ -94,7 +90,7 @@ def name_tensors(trace: Trace) -> None:
             node.in_names = tuple(symbol.get((node.id, "in", slot), "") for slot in range(len(node.symbols)))
 
 
-def _assigned_values(trace: Trace, index: dict, out_of: dict) -> dict:
+def _assigned_values(trace, index: dict, out_of: dict) -> dict:
     """(op node id, 0) -> the variable a line of code assigned it to: of the nodes one line made
     in a row, the last is the value assigned (`c = z1.T @ z2 / N`: the division). A line that reads
     its own variable in a loop (`y = y * 2`, `h = tanh(h @ W + x)`) makes one value per pass: its

@@ -6,6 +6,7 @@ anyone listened is drawn by the same code; `build_trace` is the Trace of such a 
 from __future__ import annotations
 
 from .. import events
+from ..bulk import bulk
 from ..autograd.describe import describe_node, edge_info, tensor_info
 from ..autograd.graph import AccumulateGrad, Node
 from ..progress import progress
@@ -51,10 +52,11 @@ def outputs_of(roots, names: dict | None = None) -> list:
     return outs
 
 
-def replay(roots, recorder: Recorder, names: dict | None = None, order_of=None) -> dict:
+def replay(roots, recorder: Recorder, names: dict | None = None, order_of=None, with_saved: bool = True) -> dict:
     """Feed `recorder` one NodeCreated per grad_fn behind `roots` (gradviz tensors), oldest
     first, as if it had listened while they were made. Returns {node key: live tensor}
-    for the leaves and roots (kept beside the Trace, never in it)."""
+    for the leaves and roots (kept beside the Trace, never in it). with_saved=False: the
+    records leave out what the nodes saved (a Trace drawn without saved tensors never reads it)."""
     by_id = _names_by_id(names)
     name_intermediates(recorder, names)
     root_nodes = [t.grad_fn if t.grad_fn is not None else (t._accumulator() if t.requires_grad else None)
@@ -65,7 +67,7 @@ def replay(roots, recorder: Recorder, names: dict | None = None, order_of=None) 
         if type(node) is AccumulateGrad:
             live[("leaf", node.id)] = node.variable
             continue
-        info = describe_node(node, by_id)
+        info = describe_node(node, by_id, with_saved=with_saved)
         if node.out_data is None and node.id in held:   # released by a backward: the value is still held
             info.value = Preview.of(held[node.id]._data)
         recorder.feed(events.NodeCreated(node, (), (), tuple(node.scope), info))
@@ -108,10 +110,11 @@ def leaf_keys(names: dict) -> dict:
             if t.grad_fn is None and t.requires_grad}
 
 
+@bulk
 def build_trace(roots, names: dict | None = None, show_saved: bool = False, order_of=None,
                 ctx_saved: bool = False) -> Trace:
     """The Trace of the graph behind `roots` (gradviz tensors): the graph replayed into a Recorder."""
     roots = tuple(roots)
     recorder = Recorder()
-    replay(roots, recorder, names, order_of)
+    replay(roots, recorder, names, order_of, with_saved=show_saved or ctx_saved)
     return recorder.trace(outputs_of(roots, names), show_saved, ctx_saved=ctx_saved)

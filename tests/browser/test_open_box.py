@@ -7,6 +7,7 @@ import pytest
 
 import gradviz
 from gradviz.player import animate
+from gradviz.player.inside import expand
 
 from tests.player.test_open_box import gpt
 from tests.support.browser_support import chromium
@@ -128,7 +129,7 @@ def test_open_a_box_step_inside_and_close_it(pages, browser, size, scheme):
 @pytest.mark.parametrize("scheme", SCHEMES)
 def test_find_opens_the_box_that_holds_a_parameter_and_centres_it(pages, browser, size, scheme):
     anim, path = pages["gpt"]
-    node, box = next((n, b) for text, n, b in anim.inside.names if text == "transformer.h.7.attn.c_attn.weight")
+    node, box = next((n, b) for text, n, b in expand(anim.inside.names) if text == "transformer.h.7.attn.c_attn.weight")
     page, errors = open_page(browser, path, size, scheme)
     root = page.locator(".gv-player")
     page.keyboard.press("/")
@@ -225,7 +226,7 @@ def test_the_stepper_opens_a_box_in_place(browser, tmp_path, scheme):
     page.keyboard.press("Escape")
     assert not root.locator(".gv-inset").is_visible() and root.get_attribute("data-frame") == str(k)
     # find opens the box that holds a parameter, in the Stepper too
-    node, box = next((n, b) for text, n, b in stepper.names if text == "w1")
+    node, box = next((n, b) for text, n, b in expand(stepper.names) if text == "w1")
     page.keyboard.press("/")
     page.keyboard.type("w1")
     page.keyboard.press("Enter")
@@ -247,5 +248,48 @@ def test_a_mode_is_asked_before_each_step_and_can_hold_it_back(pages, browser):
     assert page.evaluate("window.asked") == [anim.frames[1].to_json()["t"]]
     page.keyboard.press("ArrowRight")
     assert root.get_attribute("data-frame") == "1"
+    assert errors == []
+    page.close()
+
+
+def test_find_in_a_box_that_does_not_open_reads_its_compact_entries(pages, browser):
+    anim, path = pages["big"]
+    compact = [e for e in anim.inside.names if isinstance(e, dict)]
+    assert compact and len(anim.inside.names) < 100          # the chain's 20,000 nodes in a few entries
+    texts = [text for text, _, box in expand(anim.inside.names) if box]
+    box = next(e["b"] for e in compact)
+    page, errors = open_page(browser, path, SIZES[0], "light")
+    root = page.locator(".gv-player")
+    term = texts[12_345].split(" ")[-1]                       # a tensor's symbol deep in the chain
+    page.fill(".gv-find", term)
+    page.keyboard.press("Enter")
+    want = [t for t in texts if term.lower() in t.lower()]
+    assert root.locator(".gv-found").inner_text() == f"1 of {len(want)}: {want[0]}"
+    assert "gv-hit" in page.locator(f"g[id='{box}']").first.get_attribute("class").split()
+    page.fill(".gv-find", "MulBackward0")
+    page.keyboard.press("Enter")
+    assert root.locator(".gv-found").inner_text().startswith(
+        f"1 of {sum('MulBackward0' in t for t, _, _ in expand(anim.inside.names))}: MulBackward0")
+    assert errors == []
+    page.close()
+
+
+def test_find_in_a_box_the_forward_pass_has_not_made_yet_goes_to_the_step_that_makes_it(browser, tmp_path):
+    gradviz.manual_seed(0)
+    x = gradviz.randn(4, requires_grad=True)
+    y = x
+    for _ in range(1_000):
+        y = y * 1.001
+    anim = animate(y.sum())                        # the chain folded into a box that does not open
+    box = next(e["b"] for e in anim.inside.names if isinstance(e, dict))
+    made = next(k for k, f in enumerate(anim.frames) if f.node == box)
+    assert made > 0 and anim.frames[0].changes.get(box) == "hidden"
+    page, errors = open_page(browser, anim.save(tmp_path / "chain.html"), SIZES[0], "light")
+    page.fill(".gv-find", "t₅₀₀")
+    page.keyboard.press("Enter")
+    root = page.locator(".gv-player")
+    assert root.get_attribute("data-frame") == str(made)
+    assert root.locator(".gv-found").inner_text() == "1 of 1: t₅₀₀"
+    assert "gv-hit" in page.locator(f"g[id='{box}']").first.get_attribute("class").split()
     assert errors == []
     page.close()

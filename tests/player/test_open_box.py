@@ -8,7 +8,7 @@ import pytest
 import gradviz
 from gradviz.player import animate
 from gradviz.player.frames import state_at
-from gradviz.player.inside import PAGE_STEPS, RUN_STEPS, sub_trace
+from gradviz.player.inside import PAGE_STEPS, RUN_STEPS, expand, sub_trace
 from gradviz.render import Diagram, options, plan
 from gradviz.render.collapse import count_nodes
 
@@ -140,7 +140,7 @@ def gpt12():
 
 def test_find_knows_a_parameter_of_a_folded_12_layer_gpt_and_its_box(gpt12):
     anim, loss, params = gpt12
-    names = {text: (node, box) for text, node, box in anim.inside.names}
+    names = {text: (node, box) for text, node, box in expand(anim.inside.names)}
     found = [text for text in names if "h.7.attn.c_attn.weight" in text]
     assert found == ["transformer.h.7.attn.c_attn.weight"]
     node, box = names[found[0]]
@@ -156,7 +156,7 @@ def test_find_knows_a_parameter_of_a_folded_12_layer_gpt_and_its_box(gpt12):
 def test_folded_by_default_a_parameter_is_still_found_in_the_box_that_holds_it():
     loss, params = gpt(12)
     anim = animate(loss, names=params)
-    (node, box), = [(node, box) for text, node, box in anim.inside.names
+    (node, box), = [(node, box) for text, node, box in expand(anim.inside.names)
                     if text == "transformer.h.7.attn.c_attn.weight"]
     assert box and f'id="{node}"' not in anim.svg and f'id="{box}"' in anim.svg
     # every box counts its nodes one way, the band of deep blocks too: the steps backward runs in it
@@ -186,3 +186,55 @@ def test_the_stepper_opens_the_same_boxes_as_the_saved_player():
     assert stepper.counts == [0, len(anim.steps)]
     stepper.reset()
     assert stepper.inner == [] and stepper.boxes == {}
+
+
+def chain(n: int):
+    x = gradviz.randn(4, requires_grad=True)
+    y = x
+    for _ in range(n):
+        y = y * 1.001
+    return y.sum()
+
+
+def test_the_find_index_of_a_folded_page_grows_with_what_it_shows_not_with_what_its_boxes_hide():
+    import json
+    from gradviz.player.inside import _names
+    sizes = {}
+    for n in (1_000, 4_000):
+        anim = animate(chain(n))
+        sizes[n] = len(json.dumps(anim.inside.names))
+        # written out, the index finds every name a node holds (its type, its tensors) in the box that holds it
+        view = Diagram(anim.trace, options(**anim.draw_options)).view
+        titles = {g.id: g.title for g in view.groups}
+        every = _names(anim.trace, view.owner, titles, {box: None for box in titles})   # every box open
+        found = {(word, box) for text, _, box in expand(anim.inside.names) for word in text.split(" ")}
+        assert found == {(word, box) for text, _, box in every for word in text.split(" ")}
+        in_box = [text for text, _, box in expand(anim.inside.names) if box]
+        assert len(in_box) == len(set(in_box)) and "MulBackward0" in in_box     # each name once a box
+    assert sizes[4_000] < sizes[1_000] * 1.2, sizes      # the chain's box hides 4x the nodes: same index
+
+
+def test_a_folded_page_holds_predict_answers_for_the_steps_it_shows_one_by_one():
+    from gradviz.player.predict import payload
+    anim = animate(chain(2_000))
+    data = anim.data()
+    single = {f.span[0] for f in anim.frames + anim.inside.frames
+              if f.phase == "backward" and f.span and f.span[0] == f.span[1]}
+    assert set(data["predict"]) == {str(k) for k in single} & set(payload(anim.trace))
+    assert len(data["predict"]) < 10 < len(payload(anim.trace))       # not the 2,000 steps the box runs
+    unfolded = animate(chain(30), max_nodes=None)
+    assert unfolded.data()["predict"] == payload(unfolded.trace)      # a step at a time: every answer
+
+
+def test_a_folded_band_names_a_dozen_grads_it_wrote_and_counts_the_others():
+    from gradviz.player.folded import WROTE_SHOWN
+    loss, params = gpt(12)
+    anim = animate(loss, names=params)
+    view = Diagram(anim.trace, options(**anim.draw_options)).view
+    band = next(g for g in view.groups if g.kind == "band")
+    members = set(band.members)
+    written = [a for s in anim.trace.steps if s.node in members for a in s.accumulations]
+    assert len(written) > WROTE_SHOWN
+    frame = next(f for f in anim.frames if f.node == band.id and f.phase == "backward")
+    text = frame.to_json()["h"]
+    assert text.count(".grad (") == WROTE_SHOWN and f"and {len(written) - WROTE_SHOWN:,} more" in text

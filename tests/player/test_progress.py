@@ -27,7 +27,7 @@ def test_drawing_a_big_graph_shows_its_progress(monkeypatch, capsys):
     x, loss = chain(progress_module.MIN_ITEMS + 10)
     gradviz.draw(loss).svg()
     err = capsys.readouterr().err
-    assert "recording the graph" in err and "sizing labels" in err
+    assert "recording the graph" in err   # labels are sized only for the boxes folding shows
 
 
 def test_a_short_one_prints_nothing(monkeypatch, capsys):

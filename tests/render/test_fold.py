@@ -187,3 +187,22 @@ def test_a_band_takes_along_the_nodes_between_its_members():
     view = draw((h * skip).sum(), max_nodes=20).view
     bands = [g.id for g in view.groups if g.kind == "band"]
     assert bands and all(_on_a_path_through(view, g) == [] for g in bands)
+
+
+@pytest.mark.parametrize("build", [chain, mlp, fan, comb])
+def test_measuring_only_the_boxes_folding_needs_folds_as_measuring_every_one(build):
+    from gradviz.render.collapse import plan
+    from gradviz.render.dot import DrawOptions, label_context
+    from gradviz.render.size import Sizes, node_size
+    from gradviz.render.theme import resolve_theme
+    loss, model = build(2000)
+    trace = draw(loss, names=model).trace
+    ctx = label_context(trace, DrawOptions(), resolve_theme(None))
+    lazy = Sizes(trace, ctx)
+    every = {n.id: node_size(n, ctx) for n in trace.nodes}
+    a = plan(trace, sizes=lazy, labelled=True)
+    b = plan(trace, sizes=every, labelled=True)
+    assert (a.nodes, a.owner, a.size, a.notes) == (b.nodes, b.owner, b.size, b.notes)
+    assert [(g.id, g.title, g.members) for g in a.groups] == [(g.id, g.title, g.members) for g in b.groups]
+    if build in (chain, mlp):   # (a fan's or a comb's band is cut by the median width of all its nodes)
+        assert len(lazy.known) < len(trace.nodes) / 2     # most boxes folded away were never measured

@@ -540,11 +540,34 @@
     }
 
     // -- find: a parameter, a tensor's name or a node's type; the boxes holding it open ----------
-    // data.names: [text, node id, the box it is folded into or ""]; without it, the drawn nodes' texts
+    // data.names: [text, node id, the box it is folded into or ""], and for the nodes of a box that does
+    // not open, compact entries (inside.py's `compact`) written out here on the first find; without
+    // data.names, the drawn nodes' texts
     var finder = q(".gv-find"), foundNote = q(".gv-found"), names = data.names, hits = [], hit = -1, marked = null;
+    var SUB = "₀₁₂₃₄₅₆₇₈₉";
+    function written(h) {
+      var out = [], parts = h.t.split(/([\x01\x02])/), r, v, k, nums, text, i;
+      for (r = 0; r < h.r.length; r += 2) {
+        for (v = h.r[r]; v < h.r[r] + h.r[r + 1]; v++) {
+          nums = h.k.slice(0, h.p).concat([v], h.k.slice(h.p)); k = 0; text = "";
+          for (i = 0; i < parts.length; i++) {
+            if (parts[i] === "\x01") text += String(nums[k++]);
+            else if (parts[i] === "\x02") text += String(nums[k++]).replace(/[0-9]/g, function (d) { return SUB[d]; });
+            else text += parts[i];
+          }
+          out.push([text, "", h.b]);
+        }
+      }
+      return out;
+    }
     function entries() {
       if (!names) names = Object.keys(main.els).filter(function (id) { return main.els[id].classList.contains("node"); })
         .map(function (id) { return [main.els[id].textContent.replace(/\s+/g, " ").trim(), id, ""]; });
+      if (!names.expanded) {
+        var all = [];
+        names.forEach(function (h) { if (Array.isArray(h)) all.push(h); else written(h).forEach(function (e) { all.push(e); }); });
+        names = all; names.expanded = true;
+      }
       return names;
     }
     function mark(el) {
@@ -565,6 +588,10 @@
         }
         if (opened && opened.box === box) v = V;
       } else if (opened) close();
+      if (box && !boxes[box] && main.shown[box] === "hidden") {
+        // a box the forward pass has not made yet at this step: the step that makes it
+        for (i = 0; i < frames.length; i++) if (frames[i].n === box) { pause(); go(i); break; }
+      }
       var target = v.els[id] ? id : box;
       setFollow(false);
       if (v.els[target]) { v.centre(target); mark(v.els[target]); } else mark(null);
