@@ -493,6 +493,8 @@ UNEVALUATED = {
     'reparam.WEIGHT_NORM': 'notation the evaluator does not read (\\lVert)',
     'reparam.WEIGHT_NORM vjp0': 'notation the evaluator does not read (\\lVert)',
     'reparam.WEIGHT_NORM vjp1': 'notation the evaluator does not read (\\langle)',
+    'search.HISTOGRAM': "no derivative (PyTorch's neither): counts, carried by the record",
+    'search.HISTOGRAM vjp0': "no derivative (PyTorch's neither): nothing builds the node",
     'search.UNIQUE': "no derivative (PyTorch's neither): nothing builds the node",
     'search.UNIQUE vjp0': "no derivative (PyTorch's neither): nothing builds the node",
     'search.UNIQUE_DIM': "no derivative (PyTorch's neither): nothing builds the node",
