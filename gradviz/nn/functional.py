@@ -29,6 +29,8 @@ from ..functions.linalg import norm as _norm
 from ..functions.pointwise import masked_fill as _masked_fill, where as _where
 from ..functions.shape import broadcast_tensors as _broadcast_tensors
 from .._calling import plain as _plain
+from .._warn import warn as _warn
+from ..creation import empty_like as _empty_like, zeros_like as _zeros_like
 from ..tensor import Tensor as _Tensor
 
 
@@ -139,6 +141,20 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     if reduction == "batchmean":
         return losses.sum() / (input.shape[0] if input.ndim else 1)
     return _reduced(losses, reduction)
+
+
+def gumbel_softmax(logits, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1):
+    """softmax((logits + g) / tau) with Gumbel(0, 1) noise g = −log(Exp(1)) drawn as torch draws it;
+    hard: the one-hot of its argmax in the forward pass, the soft sample's gradient (straight through)."""
+    if eps != 1e-10:
+        _warn("`eps` parameter is deprecated and has no effect.")
+    gumbels = -_empty_like(logits).exponential_().log()
+    y_soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = _zeros_like(logits).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
