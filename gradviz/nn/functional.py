@@ -28,6 +28,7 @@ from ..functions.reduce import log_softmax, softmax  # noqa: F401
 from ..functions.linalg import norm as _norm
 from ..functions.pointwise import masked_fill as _masked_fill, where as _where
 from ..functions.shape import broadcast_tensors as _broadcast_tensors
+from .._args import check_tensor as _check_tensor
 from .._calling import plain as _plain
 from .._warn import warn as _warn
 from ..creation import empty_like as _empty_like, zeros_like as _zeros_like
@@ -36,7 +37,12 @@ from ..tensor import Tensor as _Tensor
 
 # torch.relu, torch.celu, torch.selu and torch.threshold take no inplace=; torch.nn.functional's do
 def relu(input, inplace=False):
-    return input.relu_() if inplace else _relu(input)
+    return relu_(input) if inplace else _relu(input)
+
+
+def relu_(input):
+    _check_tensor("relu_", "input", input, 1)
+    return input.relu_()
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):

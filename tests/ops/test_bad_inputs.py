@@ -2473,6 +2473,11 @@ CASES = [
     ('leniency', 'torch.ones(3) == [1., 1., 1.]', False),
     ('leniency', 'torch.nn.functional.relu([1., -1.])',
      ('E', 'TypeError', "relu(): argument 'input' (position 1) must be Tensor, not list")),
+    ('leniency', 'torch.nn.functional.relu([1., -1.], inplace=True)',
+     ('E', 'TypeError', "relu_(): argument 'input' (position 1) must be Tensor, not list")),
+    ('leniency', 'torch.nn.functional.relu_(3)',
+     ('E', 'TypeError', "relu_(): argument 'input' (position 1) must be Tensor, not int")),
+    ('leniency', 'x = torch.tensor([1., -2.]); torch.nn.functional.relu_(x); x', ('T', 'float32', (2,), [1.0, 0.0])),
     # a shape is required: no size is not a 0-d tensor
     ('leniency', 'torch.zeros()', ('E', 'TypeError', 'zeros() missing 1 required positional arguments: "size"')),
     ('leniency', 'torch.ones(dtype=torch.float64)',
