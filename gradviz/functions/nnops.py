@@ -77,10 +77,14 @@ def mish(input, inplace=False):
 
 
 def hardsigmoid(input, inplace=False):
+    if inplace:   # torch's hardsigmoid_ writes the input and records HardsigmoidBackward0, as silu_ does
+        return input._inplace_op(hardsigmoid)
     return _float_op(HARDSIGMOID, "hardsigmoid_cpu", input)
 
 
 def hardswish(input, inplace=False):
+    if inplace:
+        return input._inplace_op(hardswish)
     return _float_op(HARDSWISH, "hardswish_cpu", input)
 
 
