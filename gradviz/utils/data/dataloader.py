@@ -96,9 +96,3 @@ class DataLoader:
             return n
         return len(self.batch_sampler if self.batch_sampler is not None else self.sampler)
 
-
-def get_worker_info():
-    """torch's answer in the main process, None: every gradviz loader loads in the calling process,
-    so an IterableDataset that shards its items by worker yields them all, as under num_workers=0."""
-    return None
-
