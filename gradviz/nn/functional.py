@@ -15,14 +15,14 @@ from ..functions.loss import (_check_same_size, _legacy_reduction, _weighted, bi
                               smooth_l1_loss)
 from ..functions.nnops import (batch_norm, dropout, elu, embedding, embedding_bag, hardsigmoid, hardswish,
                                hardtanh, layer_norm, logsigmoid, mish, pairwise_distance, relu6, silu)
-from ..functions.nnops import celu as _celu, selu as _selu, threshold as _threshold
+from ..functions.nnops import celu as _celu, celu_, selu as _selu, selu_, threshold as _threshold  # noqa: F401
 from ..functions.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool2d,
                               adaptive_max_pool3d,
                               avg_pool1d, avg_pool2d, avg_pool3d, fold, interpolate, max_pool1d, max_pool2d,
                               max_pool3d, pixel_shuffle, pixel_unshuffle, unfold)
 from ..functions.pointwise import div_scalar, mul_scalar
 from ..functions.pointwise import gelu, sigmoid, softplus, tanh  # noqa: F401
-from ..functions.pointwise import leaky_relu as _leaky_relu, leaky_relu_ as _leaky_relu_, relu as _relu
+from ..functions.pointwise import leaky_relu as _leaky_relu, leaky_relu_ as _leaky_relu_, relu as _relu, relu_  # noqa: F401
 from ..functions.reduce import log_softmax, softmax  # noqa: F401
 # helpers under private names: torch.nn.functional has no `where` or `norm` of its own
 from ..functions.linalg import norm as _norm
@@ -40,11 +40,6 @@ def relu(input, inplace=False):
     return relu_(input) if inplace else _relu(input)
 
 
-def relu_(input):
-    _check_tensor("relu_", "input", input, 1)
-    return input.relu_()
-
-
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     return _leaky_relu_(input, negative_slope) if inplace else _leaky_relu(input, negative_slope)
 
@@ -54,11 +49,16 @@ def leaky_relu_(input, negative_slope=0.01):
 
 
 def celu(input, alpha=1.0, inplace=False):
-    return _celu(input, alpha)
+    return celu_(input, alpha) if inplace else _celu(input, alpha)
 
 
 def selu(input, inplace=False):
-    return _selu(input)
+    return selu_(input) if inplace else _selu(input)
+
+
+def elu_(input, alpha=1.0):
+    _check_tensor("elu_", "input", input, 1)
+    return elu(input, alpha, inplace=True)
 
 
 def threshold(input, threshold, value, inplace=False):

@@ -347,6 +347,8 @@ UNEVALUATED = {
     'nnops.NORM vjp0': "notation the evaluator does not read (expected '}', met |)",
     'nnops.ELU': 'a symbol the formula defines in words or leaves to the op (\\kappa)',
     'nnops.ELU vjp0': 'a symbol the formula defines in words or leaves to the op (\\kappa)',
+    'nnops.ELU_RESULT': 'a symbol the formula defines in words or leaves to the op (\\kappa)',
+    'nnops.ELU_RESULT vjp0': 'a symbol the formula defines in words or leaves to the op (\\kappa)',
     'nnops.LAYER_NORM': 'a symbol the formula defines in words or leaves to the op (\\mu)',
     'nnops.LAYER_NORM vjp0': 'a broadcast the formula leaves unwritten (over the normalized or reduced dims)',
     'nnops.LAYER_NORM vjp1': 'a symbol the formula defines in words or leaves to the op (\\hat{x})',
