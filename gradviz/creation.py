@@ -9,7 +9,7 @@ import numpy as np
 
 from ._warn import warn
 from . import backend, dtypes, libm
-from ._args import check_number, check_tensor
+from ._args import check_number, check_tensor, invalid_arguments
 from ._calling import numpy_names
 from . import random as _random
 from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed,  # noqa: F401
@@ -24,7 +24,10 @@ def _dtype_arg(fn: str, dtype) -> None:
         raise TypeError(f"{fn}(): argument 'dtype' must be torch.dtype, not {type(dtype).__name__}")
 
 
-def _size(size, keyword=None, negative: str | None = None) -> tuple:
+def _size(size, keyword=None, negative: str | None = None, fn: str | None = None) -> tuple:
+    """The shape given as sizes, one sequence or size=; `fn` names a function that must be given one."""
+    if fn is not None and not size and keyword is None:
+        raise TypeError(f'{fn}() missing 1 required positional arguments: "size"')
     if keyword is not None:
         if size:
             raise TypeError("size given both as positional arguments and as size=")
@@ -110,27 +113,27 @@ def new_filled(fn: str, value, sizes: tuple, dtype, device, requires_grad) -> Te
     """Tensor.new_zeros/new_ones/new_empty/new_full: dtype and device default to the tensor's."""
     _dtype_arg(fn, dtype)
     check_number(fn, "fill_value", value, 2)
-    return _filled(value, _size(sizes), dtype, device, requires_grad)
+    return _filled(value, _size(sizes, fn=fn), dtype, device, requires_grad)
 
 
 def zeros(*sizes, size=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
     dtypes.check_layout("zeros", layout)
     _dtype_arg("zeros", dtype)
     # ATen's zeros checks the sizes itself, in its own words, before empty() would
-    return _filled(0, _size(sizes, size, negative="zeros: Dimension size must be non-negative."), dtype, device,
+    return _filled(0, _size(sizes, size, "zeros: Dimension size must be non-negative.", "zeros"), dtype, device,
                    requires_grad)
 
 
 def ones(*sizes, size=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
     dtypes.check_layout("ones", layout)
     _dtype_arg("ones", dtype)
-    return _filled(1, _size(sizes, size), dtype, device, requires_grad)
+    return _filled(1, _size(sizes, size, fn="ones"), dtype, device, requires_grad)
 
 
 def empty(*sizes, size=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
     dtypes.check_layout("empty", layout)
     _dtype_arg("empty", dtype)
-    return _filled(0, _size(sizes, size), dtype, device, requires_grad)
+    return _filled(0, _size(sizes, size, fn="empty"), dtype, device, requires_grad)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False, *, layout=None) -> Tensor:
@@ -349,9 +352,21 @@ def _drawn(arr, device, requires_grad) -> Tensor:
     return _finish(arr, None, device, requires_grad)
 
 
+_DRAW_SIGNATURES = tuple(f"tuple of ints size, *, {g}Tensor out = None, torch.dtype dtype = None, torch.layout layout = "
+                         "None, torch.device device = None, bool pin_memory = False, bool requires_grad = False"
+                         for g in ("torch.Generator generator, ", ""))
+
+
+def _drawn_size(fn: str, sizes, size, *keywords) -> tuple:
+    """rand's and randn's shape; called with nothing at all, torch lists their signatures."""
+    if not sizes and size is None and all(k is None or k is False for k in keywords):
+        raise TypeError(invalid_arguments(fn, (), {}, _DRAW_SIGNATURES).args[0] + "\n")
+    return _size(sizes, size, fn=fn)
+
+
 def rand(*sizes, size=None, generator=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
     dtypes.check_layout("rand", layout)
-    shape = _size(sizes, size)
+    shape = _drawn_size("rand", sizes, size, generator, dtype, layout, device, requires_grad)
     d = _floating(dtype, "check_uniform_bounds")
     return _drawn(_random.uniform(_random._gen(generator), math.prod(shape), d.np).reshape(shape), device,
                   requires_grad)
@@ -359,7 +374,7 @@ def rand(*sizes, size=None, generator=None, dtype=None, layout=None, device=None
 
 def randn(*sizes, size=None, generator=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
     dtypes.check_layout("randn", layout)
-    shape = _size(sizes, size)
+    shape = _drawn_size("randn", sizes, size, generator, dtype, layout, device, requires_grad)
     d = _floating(dtype, "normal_kernel_cpu")
     return _drawn(_random.normal(_random._gen(generator), math.prod(shape), d.np).reshape(shape), device,
                   requires_grad)

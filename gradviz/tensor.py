@@ -393,6 +393,10 @@ class Tensor:
     def is_cuda(self) -> bool:
         return self.device.type == "cuda"
 
+    @property
+    def is_cpu(self) -> bool:
+        return self.device.type == "cpu"
+
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind == "f"
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from . import backend, creation as _creation, dtypes, functions as _functions
 from . import random as _random
+from . import storage as _storage
 from ._args import argument_error, check_int_range, type_name
 from ._calling import numpy_names, plain
 from ._tensor_str import tensor_repr
@@ -141,6 +142,17 @@ class _Methods:
         if view is None:
             return 0
         return (_views._address(self._data) - _views._address(view.base._data)) // self._data.itemsize
+
+    def storage(self):
+        """torch's TypedStorage over this tensor's memory (its base's, for a view); deprecated in torch."""
+        return _storage.typed_storage(self)
+
+    def untyped_storage(self):
+        return _storage.untyped_storage(self)
+
+    def data_ptr(self) -> int:
+        """The address of this tensor's first element."""
+        return _views._address(self._data)
 
     # -- printing --------------------------------------------------------------------
     def __repr__(self):

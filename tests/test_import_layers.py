@@ -35,7 +35,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("autograd", ("gradviz.autograd", "gradviz._tensor_str")),
     # The public functions (gradviz.functions.<m> runs the records of gradviz.ops.<m>), Tensor's
     # methods bound onto the class, and torch.func's API.
-    ("functions", ("gradviz.functions", "gradviz.tensor_methods", "gradviz.func")),
+    ("functions", ("gradviz.functions", "gradviz.tensor_methods", "gradviz.func", "gradviz.storage")),
     # The library a model is written with, built on Tensors.
     ("nn", ("gradviz.nn", "gradviz.optim", "gradviz.utils", "gradviz.serialization", "gradviz.testing")),
     # Events -> a plain Trace (the torch bridge is a second source of the same Trace).

@@ -73,9 +73,13 @@ def sum_to(g, shape: tuple):
     axes = broadcast_axes(shape, gshape)
     if axes is None:
         raise ValueError(f"gradient of shape {list(gshape)} cannot be summed to shape {list(shape)}")
+    # recorded (create_graph) as torch's at::sum_to records it: a full sum to a 0-d shape (SumBackward0);
+    # else a sum keeping the axes (SumBackward1), then a view only where leading axes go (ViewBackward0)
+    if not shape and isinstance(g, Tensor):
+        return g.sum(), axes
     if axes:
         g = g.sum(axis=axes, keepdims=True)
-    return g.reshape(shape), axes
+    return (g.reshape(shape) if len(gshape) != len(shape) else g), axes
 
 
 def _root_edge(tensor):

@@ -10,7 +10,9 @@ import warnings
 
 import numpy as np
 
-from ..creation import ones_like, rand, randn_like, zeros, zeros_like
+from .. import backend
+from ..creation import empty, ones_like, rand, randn_like, zeros, zeros_like
+from ..dtypes import float64
 from ..random import Generator
 from ..tensor import Tensor
 from . import forward_ad
@@ -475,7 +477,7 @@ def _analytic_jacobians(o, diff: list) -> list:
     input's elements by the output's)."""
     rows = [grad(o, diff, _one_hot(o, k), retain_graph=True, allow_unused=True, materialize_grads=True)
             for k in range(o.numel())]
-    return [np.stack([row[xi]._data.reshape(-1) for row in rows], axis=1).astype(np.float64, copy=False)
+    return [np.stack([row[xi]._data.reshape(-1) for row in rows], axis=1)   # the input's dtype, as torch's
             if rows else np.zeros((x.numel(), 0)) for xi, x in enumerate(diff)]
 
 
@@ -572,21 +574,36 @@ def _slow_mode_report(func, xs, diff, out, xi, eps, atol, rtol) -> str:
 
 def _numeric_jacobian(func, xs, x, eps):
     """Per output, the matrix d out[k] / d x[j] by central differences: 2 evaluations per
-    element of x. Elements are visited by index, so a non-contiguous x is perturbed in place."""
+    element of x. Elements are visited by index, so a non-contiguous x is perturbed in place.
+    As torch's, each difference is taken in its output's dtype (a float32 one is as coarse as it
+    is under torch, which is why gradcheck asks for float64)."""
     data = x._data
     with no_grad():
-        sizes = [o.numel() for o in _as_tuple(func(*xs))[1]]
-        jacobians = [np.zeros((n, data.size)) for n in sizes]
+        jacobians = [np.zeros((o.numel(), data.size), dtype=o._data.dtype if o.is_floating_point() else np.float64)
+                     for o in _as_tuple(func(*xs))[1]]
         for j, idx in enumerate(np.ndindex(data.shape)):
             orig = data[idx]
-            data[idx] = orig + eps   # np.array copies: an output may be a view of x
-            plus = [np.array(o._data, dtype=np.float64).reshape(-1) for o in _as_tuple(func(*xs))[1]]
+            data[idx] = orig + eps   # copies: an output may be a view of x
+            plus = [backend.to_numpy(o._data).copy().reshape(-1) for o in _as_tuple(func(*xs))[1]]
             data[idx] = orig - eps
-            minus = [np.array(o._data, dtype=np.float64).reshape(-1) for o in _as_tuple(func(*xs))[1]]
+            minus = [backend.to_numpy(o._data).copy().reshape(-1) for o in _as_tuple(func(*xs))[1]]
             data[idx] = orig
             for jac, p, m in zip(jacobians, plus, minus):
-                jac[:, j] = (p - m) / (2 * eps)
+                jac[:, j] = (p - m) / jac.dtype.type(2 * eps)
     return jacobians
+
+
+def _random_seed_like(out: Tensor, noncontiguous: bool) -> Tensor:
+    """torch's gradgradcheck seed for `out`: torch.testing.make_tensor(out.shape, low=-1, high=1), uniform
+    from the global generator (so the learner's random stream moves as under torch); non-contiguous,
+    the odd elements of a last axis drawn twice as long."""
+    dtype = out.dtype if out.is_floating_point() else float64
+    noncontiguous = noncontiguous and out.numel() > 1
+    shape = tuple(out.shape[:-1]) + (2 * out.shape[-1],) if noncontiguous else tuple(out.shape)
+    seed = empty(shape, dtype=dtype, device=out.device).uniform_(-1, 1)
+    if noncontiguous:
+        seed = Tensor._make(seed._data[..., 1::2])
+    return seed.requires_grad_()
 
 
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
@@ -596,7 +613,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     xs = _as_tuple(inputs)[1]
     if grad_outputs is None:
         outs = [o for o in _as_tuple(func(*xs))[1] if isinstance(o, Tensor) and o.requires_grad]
-        grad_outputs = tuple(randn_like(o).requires_grad_() for o in outs)
+        grad_outputs = tuple(_random_seed_like(o, gen_non_contig_grad_outputs) for o in outs)
     grad_outputs = _as_tuple(grad_outputs)[1]
     n_grads = len(grad_outputs)
 

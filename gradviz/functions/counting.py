@@ -1,6 +1,7 @@
-"""histc, histogram and bincount on Tensors. Counts have no gradient, so these record no node
-(and gradviz.ops has no record of them). They count on the host, in NumPy, and hand the counts
-back on the input's device."""
+"""histc, histogram and bincount on Tensors. Counts have no gradient: these record no node, but
+histogram of a tensor that requires grad, whose outputs torch gives a node that fails in backward
+(NotImplemented, gradviz.ops.search's record). They count on the host, in NumPy, and hand the
+counts back on the input's device."""
 from __future__ import annotations
 
 from collections import namedtuple
@@ -8,6 +9,9 @@ from collections import namedtuple
 import numpy as np
 
 from .. import backend
+from ..autograd.apply import apply
+from ..autograd.grad_mode import is_grad_enabled
+from ..ops.search import HISTOGRAM
 from ..tensor import Tensor
 from ..creation import linspace
 from ..dtypes import from_numpy_dtype
@@ -107,6 +111,9 @@ def histogram(input, bins=100, *, range=None, weight=None, density: bool = False
         widths = np.diff(edges)
         total = hist.sum()
         hist = (hist / (total * widths)).astype(a.dtype)
+    if input.requires_grad and is_grad_enabled():
+        on_device = (backend.to_device(hist, input.device), backend.to_device(edges.copy(), input.device))
+        return histogram_result(*apply(HISTOGRAM, (input,), on_device))
     return histogram_result(_tensor(hist, input), _tensor(edges.copy(), input))
 
 

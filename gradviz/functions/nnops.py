@@ -12,7 +12,7 @@ from .._args import check_tensor
 from ..autograd.apply import apply
 from ..dtypes import SCALAR_TYPE, floating_kernel
 from .reduce import _dims_keep, normalize_dims
-from ..ops.nnops import (BATCH_NORM, CELU, CONSTANT_PAD, ELU, EMBEDDING, EMBEDDING_BAG, GLU, HARDSHRINK, HARDSIGMOID,
+from ..ops.nnops import (BATCH_NORM, CELU, CELU_RESULT, CONSTANT_PAD, ELU, ELU_RESULT, EMBEDDING, EMBEDDING_BAG, GLU, HARDSHRINK, HARDSIGMOID,
                          HARDSWISH, HARDTANH, HARDTANH_BACKWARD,
                          LAYER_NORM, LOGSIGMOID, MISH, NORM_DIM, PDIST, PRELU, SELU_ALPHA, SELU_SCALE, SILU,
                          SOFTSHRINK, THRESHOLD, TRILINEAR)
@@ -47,7 +47,23 @@ def _float_op(op, kernel: str, input, *params):
 
 
 def elu(input, alpha=1.0, inplace=False):
+    if inplace:   # elu_ overwrites the input; its node (EluBackward1) reads the result
+        return input._inplace_op(lambda x: _float_op(ELU_RESULT, "elu_cpu", x, alpha, 1.0, 1.0))
     return _float_op(ELU, "elu_cpu", input, alpha, 1.0, 1.0)
+
+
+@public
+def selu_(input):
+    check_tensor("selu_", "input", input, 1)
+    return input._inplace_op(lambda x: _float_op(ELU_RESULT, "elu_cpu", x, SELU_ALPHA, SELU_SCALE, 1.0))
+
+
+@public
+def celu_(input, alpha=1.0):
+    check_tensor("celu_", "input", input, 1)
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    return input._inplace_op(lambda x: _float_op(CELU_RESULT, "elu_cpu", x, alpha))
 
 
 @public   # torch.selu: F.selu without inplace= (gradviz.nn.functional adds it)
@@ -77,10 +93,14 @@ def mish(input, inplace=False):
 
 
 def hardsigmoid(input, inplace=False):
+    if inplace:   # torch's hardsigmoid_ writes the input and records HardsigmoidBackward0, as silu_ does
+        return input._inplace_op(hardsigmoid)
     return _float_op(HARDSIGMOID, "hardsigmoid_cpu", input)
 
 
 def hardswish(input, inplace=False):
+    if inplace:
+        return input._inplace_op(hardswish)
     return _float_op(HARDSWISH, "hardswish_cpu", input)
 
 

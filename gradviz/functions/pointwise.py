@@ -229,6 +229,12 @@ def leaky_relu_(input, negative_slope=0.01):
     return input._inplace_op(lambda x: apply(LEAKY_RELU_RESULT, (x,), (negative_slope,)))
 
 
+@public   # torch.relu_ and F.relu_ (Tensor.relu_ is bound with the other in-place methods)
+def relu_(input):
+    check_tensor("relu_", "input", input, 1)
+    return input.relu_()
+
+
 @public   # no Tensor.gelu: torch has none
 def gelu(input, approximate="none"):
     if approximate not in ("none", "tanh"):

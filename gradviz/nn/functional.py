@@ -15,26 +15,29 @@ from ..functions.loss import (_check_same_size, _legacy_reduction, _weighted, bi
                               smooth_l1_loss)
 from ..functions.nnops import (batch_norm, dropout, elu, embedding, embedding_bag, hardsigmoid, hardswish,
                                hardtanh, layer_norm, logsigmoid, mish, pairwise_distance, relu6, silu)
-from ..functions.nnops import celu as _celu, selu as _selu, threshold as _threshold
+from ..functions.nnops import celu as _celu, celu_, selu as _selu, selu_, threshold as _threshold  # noqa: F401
 from ..functions.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool2d,
                               adaptive_max_pool3d,
                               avg_pool1d, avg_pool2d, avg_pool3d, fold, interpolate, max_pool1d, max_pool2d,
                               max_pool3d, pixel_shuffle, pixel_unshuffle, unfold)
 from ..functions.pointwise import div_scalar, mul_scalar
 from ..functions.pointwise import gelu, sigmoid, softplus, tanh  # noqa: F401
-from ..functions.pointwise import leaky_relu as _leaky_relu, leaky_relu_ as _leaky_relu_, relu as _relu
+from ..functions.pointwise import leaky_relu as _leaky_relu, leaky_relu_ as _leaky_relu_, relu as _relu, relu_  # noqa: F401
 from ..functions.reduce import log_softmax, softmax  # noqa: F401
 # helpers under private names: torch.nn.functional has no `where` or `norm` of its own
 from ..functions.linalg import norm as _norm
 from ..functions.pointwise import masked_fill as _masked_fill, where as _where
 from ..functions.shape import broadcast_tensors as _broadcast_tensors
+from .._args import check_tensor as _check_tensor
 from .._calling import plain as _plain
+from .._warn import warn as _warn
+from ..creation import empty_like as _empty_like, zeros_like as _zeros_like
 from ..tensor import Tensor as _Tensor
 
 
 # torch.relu, torch.celu, torch.selu and torch.threshold take no inplace=; torch.nn.functional's do
 def relu(input, inplace=False):
-    return input.relu_() if inplace else _relu(input)
+    return relu_(input) if inplace else _relu(input)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
@@ -46,11 +49,16 @@ def leaky_relu_(input, negative_slope=0.01):
 
 
 def celu(input, alpha=1.0, inplace=False):
-    return _celu(input, alpha)
+    return celu_(input, alpha) if inplace else _celu(input, alpha)
 
 
 def selu(input, inplace=False):
-    return _selu(input)
+    return selu_(input) if inplace else _selu(input)
+
+
+def elu_(input, alpha=1.0):
+    _check_tensor("elu_", "input", input, 1)
+    return elu(input, alpha, inplace=True)
 
 
 def threshold(input, threshold, value, inplace=False):
@@ -139,6 +147,20 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     if reduction == "batchmean":
         return losses.sum() / (input.shape[0] if input.ndim else 1)
     return _reduced(losses, reduction)
+
+
+def gumbel_softmax(logits, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1):
+    """softmax((logits + g) / tau) with Gumbel(0, 1) noise g = −log(Exp(1)) drawn as torch draws it;
+    hard: the one-hot of its argmax in the forward pass, the soft sample's gradient (straight through)."""
+    if eps != 1e-10:
+        _warn("`eps` parameter is deprecated and has no effect.")
+    gumbels = -_empty_like(logits).exponential_().log()
+    y_soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = _zeros_like(logits).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):

@@ -1,4 +1,4 @@
-"""torch.nn.parameter: Parameter, the tensor a Module registers as its learnable state."""
+"""torch.nn.parameter: Parameter, the tensor a Module registers as its learnable state; Buffer, a\ntensor marked to be registered as a buffer; the uninitialized forms a lazy module holds."""
 from __future__ import annotations
 
 from ..tensor import Tensor
@@ -24,6 +24,31 @@ class Parameter(Tensor):
 
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()
+
+
+class _BufferMeta(type):
+    """isinstance(t, Buffer) is True for any tensor Buffer(...) made: Buffer returns the tensor itself,
+    marked, not an instance of a subclass (torch's _BufferMeta)."""
+
+    def __instancecheck__(cls, instance) -> bool:
+        if cls is Buffer and isinstance(instance, Tensor) and getattr(instance, "_is_buffer", False):
+            return True
+        return super().__instancecheck__(instance)
+
+
+class Buffer(Tensor, metaclass=_BufferMeta):
+    """A tensor that a Module registers as a buffer when assigned as its attribute (`self.mask =
+    nn.Buffer(t)`): state, but not a parameter; `persistent=False` keeps it out of state_dict()."""
+
+    __slots__ = ()
+
+    def __new__(cls, data=None, *, persistent: bool = True):
+        if data is None:
+            data = creation.empty(0)
+        t = data.detach().requires_grad_(data.requires_grad)
+        t.persistent = persistent
+        t._is_buffer = True
+        return t
 
 
 # -- uninitialized parameters and buffers: what a lazy module holds before its first call ----------

@@ -44,7 +44,7 @@ HARDTANH_BACKWARD = Op("hardtanh_backward", "HardtanhBackwardBackward0",
 ELU = _unary("elu", "EluBackward0",
              r"$c = \begin{cases} s\, $0 & $0 > 0 \\ s\, \alpha\, (e^{\kappa $0} - 1) & \text{otherwise} \end{cases}",
              quiet(lambda xp, a, alpha, scale, kappa: xp.where(a > 0, a * scale,
-                                                                (xp.exp(a * kappa) - 1) * (alpha * scale))),
+                                                                xp.expm1(a * kappa) * (alpha * scale))),
              quiet(lambda xp, g, c, a, alpha, scale, kappa: xp.where(a > 0, g * scale,
                                                                      g * xp.exp(a * kappa) * (kappa * alpha * scale))),
              r"\bar{g} \odot \begin{cases} s & $0 > 0 \\ s\, \alpha\, \kappa\, e^{\kappa $0} & \text{otherwise} \end{cases}", params=("alpha", "scale", "input_scale"))
@@ -55,6 +55,21 @@ CELU = _unary("celu", "CeluBackward0",
               quiet(lambda xp, g, c, a, alpha: ELU.vjp[0](xp, g, c, a, alpha, 1.0, 1.0 / alpha)),
               r"\bar{g} \odot \begin{cases} 1 & $0 > 0 \\ e^{$0 / \alpha} & \text{otherwise} \end{cases}",
               params=("alpha",))
+
+
+def _elu_result_vjp(xp, g, c, a, alpha, scale, kappa):
+    """torch's elu_backward(is_result=True): the slope read from the result c, the input being overwritten."""
+    return xp.where(c <= 0, g * kappa * (c + alpha * scale), g * scale)
+
+
+# elu_, selu_ and celu_ (in place) save their result, not their overwritten input, as leaky_relu_ does
+ELU_RESULT = _unary("elu_", "EluBackward1", ELU.latex, ELU.forward, quiet(_elu_result_vjp),
+                    r"\bar{g} \odot \begin{cases} s & $c > 0 \\ \kappa\, ($c + s\, \alpha) & \text{otherwise} \end{cases}",
+                    saves=("result",), params=("alpha", "scale", "input_scale"))
+CELU_RESULT = _unary("celu_", "CeluBackward1", CELU.latex, CELU.forward,
+                     quiet(lambda xp, g, c, a, alpha: _elu_result_vjp(xp, g, c, a, alpha, 1.0, 1.0 / alpha)),
+                     r"\bar{g} \odot \begin{cases} 1 & $c > 0 \\ ($c + \alpha) / \alpha & \text{otherwise} \end{cases}",
+                     saves=("result",), params=("alpha",))
 SILU = _unary("silu", "SiluBackward0", r"$c = $0\, \sigma($0)", lambda xp, a: a * _sigmoid(xp, a),
               lambda xp, g, c, a: g * _sigmoid(xp, a) * (a * (1 - _sigmoid(xp, a)) + 1), r"\bar{g} \odot \sigma($0) \left(1 + $0 (1 - \sigma($0))\right)")
 MISH = _unary("mish", "MishBackward0", r"$c = $0 \tanh(\operatorname{softplus} $0)",

@@ -1,7 +1,8 @@
-"""unique and unique_consecutive: PyTorch records a node for them when the input requires grad
-(Unique2Backward0, UniqueDimBackward0, UniqueConsecutiveBackward0), but none has a derivative, so
-backward through one fails as it does in PyTorch. The values are found by the function (it also
-returns the inverse and the counts, which are not differentiable); the record carries them."""
+"""unique, unique_consecutive and histogram: PyTorch records a node for them when the input requires
+grad (Unique2Backward0, UniqueDimBackward0, UniqueConsecutiveBackward0, histogram's NotImplemented),
+but none has a derivative, so backward through one fails as it does in PyTorch. The values are
+found by the function (unique also returns the inverse and the counts, which are not
+differentiable); the record carries them."""
 from __future__ import annotations
 
 from .op import Op
@@ -27,3 +28,13 @@ UNIQUE_CONSECUTIVE = Op("unique_consecutive", "UniqueConsecutiveBackward0",
                         vjp=_not_implemented("unique_consecutive"),
                         params=("values",),
                         vjp_latex=(r"\text{not implemented}",))
+
+
+def _histogram_failed(xp, g, c, *args):
+    raise RuntimeError("derivative for aten::histogram is not implemented")
+
+
+# one node for both outputs, the counts and the bin edges, as torch's
+HISTOGRAM = Op("histogram", "NotImplemented", r"(h,\, e) = \operatorname{histogram}($0)",
+               lambda xp, a, hist, edges: (hist, edges), vjp=(_histogram_failed,), params=("hist", "bin_edges"),
+               n_outputs=2, vjp_latex=(r"\text{not implemented}",))

@@ -5,6 +5,8 @@ names deleted here (`from gradviz.optim.optimizer import Optimizer` still works)
 from . import lr_scheduler, swa_utils  # noqa: F401
 from .algorithms import (ASGD, SGD, Adadelta, Adafactor, Adagrad, Adam, Adamax, AdamW, NAdam, RAdam,  # noqa: F401
                          RMSprop, Rprop)
+from ._muon import Muon  # noqa: F401
+from ._stateless import swap_in_optimizer_params_and_state  # noqa: F401
 from .lbfgs import LBFGS  # noqa: F401
 from .optimizer import Optimizer  # noqa: F401
 

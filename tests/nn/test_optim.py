@@ -434,6 +434,6 @@ def test_lbfgs_errors_match_torch():
 
 def test_optim_public_names_are_torchs():
     """dir(gradviz.optim) is dir(torch.optim) but for what gradviz leaves out (listed on docs/fidelity.md)."""
-    left_out = {"Muon", "SparseAdam", "swap_in_optimizer_params_and_state"}
+    left_out = {"SparseAdam"}
     public = {n for n in dir(gradviz.optim) if not n.startswith("_")}
     assert public == {n for n in dir(torch.optim) if not n.startswith("_")} - left_out

@@ -1374,6 +1374,11 @@ OP_CASES += section("nn", ("gradcheck", "parity"), [
     ("hardtanh_inplace", lambda t, x: F(t).hardtanh(x * 1, -0.5, 0.5, inplace=True), [XK]),
     ("relu6_inplace", lambda t, x: F(t).relu6(x * 3, inplace=True), [XK]),
     ("silu_inplace", lambda t, x: F(t).silu(x * 1, inplace=True), [XK]),
+    # elu_, selu_ and celu_ read the result (EluBackward1, CeluBackward1), as leaky_relu_
+    ("elu_inplace", lambda t, x: F(t).elu(x * 1, inplace=True), [XK]),
+    ("elu_inplace_alpha", lambda t, x: F(t).elu_(x * 1, 0.5), [XK]),
+    ("selu_inplace", lambda t, x: F(t).selu(x * 1, inplace=True), [XK]),
+    ("celu_inplace_alpha", lambda t, x: F(t).celu(x * 1, 0.5, inplace=True), [XK]),
     # torch.selu, torch.celu and torch.threshold: the same records, without F's inplace=
     ("torch_selu", lambda t, x: t.selu(x), [XK]),
     ("torch_celu_alpha", lambda t, x: t.celu(x, alpha=0.5), [XK]),

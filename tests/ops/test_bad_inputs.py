@@ -2473,6 +2473,24 @@ CASES = [
     ('leniency', 'torch.ones(3) == [1., 1., 1.]', False),
     ('leniency', 'torch.nn.functional.relu([1., -1.])',
      ('E', 'TypeError', "relu(): argument 'input' (position 1) must be Tensor, not list")),
+    ('leniency', 'torch.nn.functional.relu([1., -1.], inplace=True)',
+     ('E', 'TypeError', "relu_(): argument 'input' (position 1) must be Tensor, not list")),
+    ('leniency', 'torch.nn.functional.relu_(3)',
+     ('E', 'TypeError', "relu_(): argument 'input' (position 1) must be Tensor, not int")),
+    ('leniency', 'x = torch.tensor([1., -2.]); torch.nn.functional.relu_(x); x', ('T', 'float32', (2,), [1.0, 0.0])),
+    # a shape is required: no size is not a 0-d tensor
+    ('leniency', 'torch.zeros()', ('E', 'TypeError', 'zeros() missing 1 required positional arguments: "size"')),
+    ('leniency', 'torch.ones(dtype=torch.float64)',
+     ('E', 'TypeError', 'ones() missing 1 required positional arguments: "size"')),
+    ('leniency', 'torch.empty()', ('E', 'TypeError', 'empty() missing 1 required positional arguments: "size"')),
+    ('leniency', 'torch.ones(2).new_zeros()',
+     ('E', 'TypeError', 'new_zeros() missing 1 required positional arguments: "size"')),
+    ('leniency', 'torch.randn()',
+     ('E', 'TypeError', "randn() received an invalid combination of arguments - got (), but expected one of:\n"
+                        " * (tuple of ints size, *, torch.Generator generator, Tensor out = None")),
+    ('leniency', 'torch.rand()', ('E', 'TypeError', "rand() received an invalid combination of arguments - got ()")),
+    ('leniency', 'torch.randn(requires_grad=True)',
+     ('E', 'TypeError', 'randn() missing 1 required positional arguments: "size"')),
 ]
 
 # snippet -> why gradviz's outcome differs from PyTorch's (the row still runs: it must fail this way or pass)

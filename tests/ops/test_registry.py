@@ -27,6 +27,7 @@ UNREACHABLE = {
     "search.UNIQUE": "unique has no derivative in PyTorch either (Unique2Backward0 raises)",
     "search.UNIQUE_DIM": "unique(dim=) has no derivative in PyTorch either (UniqueDimBackward0 raises)",
     "search.UNIQUE_CONSECUTIVE": "unique_consecutive has no derivative in PyTorch either (its node raises)",
+    "search.HISTOGRAM": "histogram has no derivative in PyTorch either (NotImplemented)",
 }
 
 

@@ -9,7 +9,7 @@ from collections import OrderedDict
 from ... import backend
 from ...scope import scope
 from ...tensor import Tensor, zero_grads
-from ..parameter import Parameter, is_lazy
+from ..parameter import Buffer, Parameter, is_lazy
 from ... import creation, dtypes
 from ..hooks import RemovableHandle, call_with_hooks, load_state_dict
 
@@ -76,11 +76,14 @@ class Module:
                 raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' (torch.nn.Module or "
                                 "None expected)")
             modules[name] = None
-        elif buffers is not None and name in buffers:
+        elif isinstance(value, Buffer) or buffers is not None and name in buffers:
             if value is not None and not isinstance(value, Tensor):
-                raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' (torch.Tensor or None "
-                                "expected)")
-            buffers[name] = value
+                raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' (torch.nn.Buffer, "
+                                "torch.Tensor or None expected)")
+            persistent = value.persistent if isinstance(value, Buffer) else \
+                name not in self._non_persistent_buffers_set
+            self.register_buffer(name, value, persistent)
+            return
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name):

@@ -95,3 +95,4 @@ class DataLoader:
                 n = n // self.batch_size if self.drop_last else math.ceil(n / self.batch_size)
             return n
         return len(self.batch_sampler if self.batch_sampler is not None else self.sampler)
+
