@@ -71,7 +71,9 @@ def erf(a):
     ax = np.abs(x)
     with np.errstate(all="ignore"):   # the inner form overflows where |x| is large: replaced below
         z = x * x
-        out = x * _poly(z, _T) / _poly(z, _U, monic=True)
+        out = _poly(z, _T)   # x T/U, written into T's fresh array (x T is T x to the bit)
+        out *= x
+        out /= _poly(z, _U, monic=True)
     outer = ~(ax <= 1)   # NaN included
     if outer.any():   # the few elements beyond 1 are gathered, computed and written back
         out = np.asarray(out)   # a 0-d input gave a NumPy scalar
