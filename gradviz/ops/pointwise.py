@@ -163,9 +163,10 @@ TANH = _unary("tanh", "TanhBackward0", r"$c = \tanh $0", lambda xp, a: xp.tanh(a
 SIGMOID = _unary("sigmoid", "SigmoidBackward0", r"$c = \sigma($0) = \frac{1}{1 + e^{-$0}}",
                  quiet(lambda xp, a: 1 / (1 + xp.exp(-a))),
                  lambda xp, g, c, a: g * (1 - c) * c, r"\bar{g} \odot $c \odot (1 - $c)", saves=("result",), jvp="pointwise")
-# relu's ḡ passes where c > 0 and where c is NaN, as PyTorch's threshold_backward
+# relu's ḡ passes where c > 0 and where c is NaN, as PyTorch's threshold_backward: on arrays
+# that mask is not (c ≤ 0), two passes where (c > 0) | (c ≠ c) makes three
 RELU = _unary("relu", "ReluBackward0", r"$c = \max($0,\, 0)", lambda xp, a: xp.maximum(a, 0),
-              lambda xp, g, c, a: xp.keep(g, (c > 0) | (c != c)), r"\bar{g} \odot [$c > 0]", saves=("result",), jvp="pointwise")
+              lambda xp, g, c, a: xp.keep(g, ~(c <= 0) if xp.arrays else (c > 0) | (c != c)), r"\bar{g} \odot [$c > 0]", saves=("result",), jvp="pointwise")
 LEAKY_RELU = _unary("leaky_relu", "LeakyReluBackward0",
                     r"$c = \begin{cases} $0 & $0 > 0 \\ $negative_slope\, $0 & \text{otherwise} \end{cases}",
                     lambda xp, a, s: xp.where(a > 0, a, a * s),
