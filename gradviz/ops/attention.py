@@ -93,14 +93,20 @@ SAFE_SOFTMAX = Op("_safe_softmax", "SafeSoftmaxBackward0",
 
 # -- attention: softmax(q kᵀ · scale + mask) v ------------------------------------------------------
 def _probs(xp, q, k, mask, scale):
-    s = xp.matmul(q, xp.swapaxes(k, -1, -2)) * scale
+    if not xp.arrays:   # on Tensors (a create_graph backward records these steps)
+        s = xp.matmul(q, xp.swapaxes(k, -1, -2)) * scale
+        return xp.softmax(s if mask is None else s + mask, -1)
+    # on arrays each step is written into the fresh product (the same numbers as new arrays)
+    s = xp.matmul(q, xp.swapaxes(k, -1, -2))
+    s *= scale
     if mask is not None:
-        s = s + mask
-    if xp.arrays:
-        with np.errstate(invalid="ignore"):
-            e = xp.exp(s - s.max(axis=-1, keepdims=True))
-            return e / e.sum(axis=-1, keepdims=True)
-    return xp.softmax(s, -1)
+        s = xp.add(s, mask, out=s) if mask.dtype == s.dtype and np.broadcast_shapes(s.shape, mask.shape) == s.shape \
+            else s + mask
+    with np.errstate(invalid="ignore"):
+        s -= s.max(axis=-1, keepdims=True)
+        e = xp.exp(s, out=s)
+        e /= e.sum(axis=-1, keepdims=True)
+        return e
 
 
 def _sdpa_keeping(xp, q, k, v, mask, scale):
@@ -114,9 +120,16 @@ def _sdpa_vjp(xp, g, out, q, k, v, mask, scale, kept=None):
     p = _probs(xp, q, k, mask, scale) if kept is None else kept
     dv = xp.matmul(xp.swapaxes(p, -1, -2), g)
     dp = xp.matmul(g, xp.swapaxes(v, -1, -2))
-    ds = p * (dp - xp.sum(dp * p, axis=-1, keepdims=True))
-    dq = xp.matmul(ds, k) * scale
-    dk = xp.matmul(xp.swapaxes(ds, -1, -2), q) * scale
+    if not xp.arrays:   # on Tensors (a create_graph backward records these steps)
+        ds = p * (dp - xp.sum(dp * p, axis=-1, keepdims=True))
+        return [xp.matmul(ds, k) * scale, xp.matmul(xp.swapaxes(ds, -1, -2), q) * scale, dv]
+    # on arrays each step is written into the fresh array the step before made (the same numbers)
+    dp -= xp.sum(dp * p, axis=-1, keepdims=True)
+    dp *= p
+    dq = xp.matmul(dp, k)
+    dq *= scale
+    dk = xp.matmul(xp.swapaxes(dp, -1, -2), q)
+    dk *= scale
     return [dq, dk, dv]
 
 

@@ -53,6 +53,9 @@ def _addmm(bias, a, b, beta, alpha):
         ab = ab * alpha
     if beta == 0:
         return ab
+    if beta == 1 and bias.dtype == ab.dtype and bias.shape in (ab.shape, ab.shape[-1:]):
+        ab += bias   # into the product's fresh array: one pass and no new one (bias + ab to the bit)
+        return ab
     return (bias if beta == 1 else bias * beta) + ab
 
 

@@ -114,8 +114,12 @@ def _stats(xp, a, axes, eps, mean, var):
 def _norm_keeping(xp, a, w, b, axes, pshape, eps, mean, var):
     """The output, and (a − μ, r) kept for the VJP rules, which read them again."""
     d, r, _ = _stats(xp, a, axes, eps, mean, var)
-    out = d * r * w.reshape(pshape) if given(w) else d * r
-    return (out + b.reshape(pshape) if given(b) else out), (d, r)
+    out = d * r   # arrays only: the affine steps write into this fresh array where its dtype stays
+    for p, inplace, plain in ((w, "__imul__", "__mul__"), (b, "__iadd__", "__add__")):
+        if given(p):
+            p = p.reshape(pshape)
+            out = getattr(out, inplace if p.dtype == out.dtype else plain)(p)
+    return out, (d, r)
 
 
 def _norm_vjp_input(xp, g, c, a, w, b, axes, pshape, eps, mean, var, kept=None):
@@ -124,7 +128,15 @@ def _norm_vjp_input(xp, g, c, a, w, b, axes, pshape, eps, mean, var, kept=None):
     if mean is not None:      # fixed statistics (batch norm in eval mode): an affine map
         return gh * r
     xh = d * r
-    return r * (gh - xp.sum(gh, axis=axes, keepdims=True) / n - xh * (xp.sum(gh * xh, axis=axes, keepdims=True) / n))
+    if kept is None or gh.dtype != xh.dtype:   # on Tensors (a create_graph backward records these steps),
+        # or a gradient of another dtype: no writes in place
+        return r * (gh - xp.sum(gh, axis=axes, keepdims=True) / n - xh * (xp.sum(gh * xh, axis=axes, keepdims=True) / n))
+    # arrays: the same steps, each written into a fresh array made by the step before
+    out = gh - xp.sum(gh, axis=axes, keepdims=True) / n
+    xh *= xp.sum(gh * xh, axis=axes, keepdims=True) / n
+    out -= xh
+    out *= r
+    return out
 
 
 def _sum_to(xp, x, a, pshape, shape):

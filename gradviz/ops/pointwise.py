@@ -163,9 +163,10 @@ TANH = _unary("tanh", "TanhBackward0", r"$c = \tanh $0", lambda xp, a: xp.tanh(a
 SIGMOID = _unary("sigmoid", "SigmoidBackward0", r"$c = \sigma($0) = \frac{1}{1 + e^{-$0}}",
                  quiet(lambda xp, a: 1 / (1 + xp.exp(-a))),
                  lambda xp, g, c, a: g * (1 - c) * c, r"\bar{g} \odot $c \odot (1 - $c)", saves=("result",), jvp="pointwise")
-# relu's ḡ passes where c > 0 and where c is NaN, as PyTorch's threshold_backward
+# relu's ḡ passes where c > 0 and where c is NaN, as PyTorch's threshold_backward: on arrays
+# that mask is not (c ≤ 0), two passes where (c > 0) | (c ≠ c) makes three
 RELU = _unary("relu", "ReluBackward0", r"$c = \max($0,\, 0)", lambda xp, a: xp.maximum(a, 0),
-              lambda xp, g, c, a: xp.keep(g, (c > 0) | (c != c)), r"\bar{g} \odot [$c > 0]", saves=("result",), jvp="pointwise")
+              lambda xp, g, c, a: xp.keep(g, ~(c <= 0) if xp.arrays else (c > 0) | (c != c)), r"\bar{g} \odot [$c > 0]", saves=("result",), jvp="pointwise")
 LEAKY_RELU = _unary("leaky_relu", "LeakyReluBackward0",
                     r"$c = \begin{cases} $0 & $0 > 0 \\ $negative_slope\, $0 & \text{otherwise} \end{cases}",
                     lambda xp, a, s: xp.where(a > 0, a, a * s),
@@ -180,13 +181,28 @@ LEAKY_RELU_RESULT = _unary("leaky_relu_", "LeakyReluBackward1",
 ERF = _unary("erf", "ErfBackward0", r"$c = \operatorname{erf} $0", lambda xp, a: xp.erf(a),
              lambda xp, g, c, a: g * xp.exp(-(a * a)) * (2 / math.sqrt(math.pi)), r"\bar{g} \odot \frac{2}{\sqrt{\pi}} e^{-$0^2}", jvp="pointwise")
 def _gelu_keeping(xp, a):
-    e1 = xp.erf(a / SQRT_2) + 1   # 2 Φ(a): kept for the VJP, which reads it again
-    return a * e1 * 0.5, e1
+    # on arrays only (a forward): each step writes into the fresh array the step before made
+    e1 = xp.erf(a / SQRT_2)
+    e1 += 1   # 2 Φ(a): kept for the VJP, which reads it again
+    out = a * e1
+    out *= 0.5
+    return out, e1
 
 
 def _gelu_vjp(xp, g, c, a, kept=None):
-    e1 = xp.erf(a / SQRT_2) + 1 if kept is None else kept
-    return g * (e1 * 0.5 + a * xp.exp(a * a * -0.5) / SQRT_2PI)
+    if kept is None:   # also on Tensors (a create_graph backward records these steps): no writes in place
+        e1 = xp.erf(a / SQRT_2) + 1
+        return g * (e1 * 0.5 + a * xp.exp(a * a * -0.5) / SQRT_2PI)
+    d = a * a   # arrays: the same steps, each written into the fresh array the step before made
+    d *= -0.5
+    d = xp.exp(d)
+    d *= a
+    d /= SQRT_2PI
+    d += kept * 0.5
+    if d.dtype != g.dtype or d.shape != g.shape:
+        return g * d
+    d *= g
+    return d
 
 
 GELU = _unary("gelu", "GeluBackward0", r"$c = $0\, \Phi($0)", None, _gelu_vjp,

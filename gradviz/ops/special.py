@@ -71,18 +71,27 @@ def erf(a):
     ax = np.abs(x)
     with np.errstate(all="ignore"):   # the inner form overflows where |x| is large: replaced below
         z = x * x
-        out = x * _poly(z, _T) / _poly(z, _U, monic=True)
+        out = _poly(z, _T)   # x T/U, written into T's fresh array (x T is T x to the bit)
+        out *= x
+        out /= _poly(z, _U, monic=True)
     outer = ~(ax <= 1)   # NaN included
     if outer.any():   # the few elements beyond 1 are gathered, computed and written back
         out = np.asarray(out)   # a 0-d input gave a NumPy scalar
-        xo = x[outer]
-        ao = np.minimum(ax[outer], x.dtype.type(10))   # erf is ±1 to double precision beyond 6 (inf stays finite)
+        # by their flat positions, found once: a boolean mask is searched again by each gather and
+        # scatter, and on a GELU's 65,536 inputs those three took 40% of erf
+        at = np.flatnonzero(outer)
+        xo = np.take(x, at)
+        ao = np.minimum(np.take(ax, at), x.dtype.type(10))   # erf is ±1 to double precision beyond 6 (inf stays finite)
         e = np.exp(-(ao * ao))
         erfc = e * _poly(ao, _P) / _poly(ao, _Q, monic=True)
         far = ao >= 8
         if far.any():
             erfc[far] = (e * _poly(ao, _R) / _poly(ao, _S, monic=True))[far]
-        out[outer] = np.where(np.isnan(xo), xo, np.copysign(1 - erfc, xo))
+        beyond = np.where(np.isnan(xo), xo, np.copysign(1 - erfc, xo))
+        if out.flags.c_contiguous:
+            out.reshape(-1)[at] = beyond   # (a view of out)
+        else:
+            np.put(out, at, beyond)
     return out.astype(a.dtype, copy=False) if a.dtype.kind == "f" else out
 
 

@@ -263,6 +263,18 @@ def test_erf_on_arrays_matches_math_erf():
     assert erf(np.float32([0.5, 2.0])).dtype == np.float32 and erf(np.array(0.25)).shape == ()
 
 
+
+def test_erf_writes_its_outer_elements_back_in_place_on_any_layout():
+    """erf's elements beyond 1 go back by their flat positions: a transposed, a sliced and a
+    Fortran-ordered input give, element for element, what their contiguous copy gives."""
+    from gradviz.ops.special import erf
+    a = (np.random.default_rng(5).standard_normal((6, 40)) * 2).astype(np.float32)
+    a[0, :4] = [np.nan, np.inf, -9.0, -0.0]
+    for view in (a.T, a[:, ::3], np.asfortranarray(a), a[::-1]):
+        assert not np.all(np.abs(view) <= 1)
+        np.testing.assert_array_equal(erf(view), erf(np.ascontiguousarray(view)))
+        assert erf(view).shape == view.shape
+
 INITS = [lambda m: m.Conv2d(3, 4, 3), lambda m: m.Conv1d(3, 4, 2, bias=False), lambda m: m.Conv2d(4, 6, (3, 2), groups=2),
          lambda m: m.RNNCell(3, 4), lambda m: m.LSTMCell(3, 4), lambda m: m.GRUCell(3, 4), lambda m: m.RNN(3, 4, 2),
          lambda m: m.LSTM(3, 4, bidirectional=True), lambda m: m.GRU(3, 4, batch_first=True),
