@@ -6,7 +6,7 @@ calls them to name a Trace read from JSON saved before tensors had symbols.
 """
 from __future__ import annotations
 
-from ..naming import FREE_LETTERS, assigned_names, assignment, subscript
+from ..naming import FREE_LETTERS, assigned_names, assignment, parameter_name, subscript
 
 
 def named(trace) -> bool:
@@ -16,7 +16,8 @@ def named(trace) -> bool:
 
 def name_tensors(trace, input_keys: dict | None = None) -> None:
     """Give every tensor in the trace one symbol, which every view then uses: the learner's
-    names first (leaves, outputs, named intermediates, inputs outside the graph already named), then the variable a line of code assigned
+    names first (leaves, outputs, named intermediates, inputs outside the graph already named; an
+    nn.Sequential's 2.bias written [2].bias, which no formula reads as 2 × bias), then the variable a line of code assigned
     (`c = z1.T @ z2 / N` names the division's result c), a name held by several tensors numbered
     in creation order (the doubling loop's y₁, y₂, ...), and the rest numbered t₁, t₂, ... in
     creation order (with the first letter the code does not use). input_keys: (op node id, slot) ->
@@ -71,6 +72,8 @@ def name_tensors(trace, input_keys: dict | None = None) -> None:
             given.setdefault(tensor_of(node.id), node.name)
     for tensor, name in _assigned_values(trace, index, out_of).items():
         given.setdefault(tensor, name)
+    # a parameter named as named_parameters() gives it ({"2.bias": p}) with no module variable known
+    given = {tensor: parameter_name(name) for tensor, name in given.items()}
 
     holders: dict = {}
     for tensor in tensors:
