@@ -95,3 +95,13 @@ def test_one_tensor_read_by_two_ops_has_one_name(lib):
     assert first.in_names[1] == second.in_names[1] != ""
     taken = [name for n in trace.nodes if n.kind == "op" for name in n.out_names]
     assert first.in_names[1] not in taken   # still a tensor of its own
+
+
+def test_forward_mode_gives_one_tensor_read_twice_one_name():
+    m = gv.tensor([1.0, 0.0])
+
+    def f(x):
+        return ((x * m + x) * m).sum()
+
+    anim = gv.animate_jvp(f, (gv.tensor([1.0, 2.0]),), (gv.tensor([1.0, 0.0]),))
+    assert [n.in_names[1] for n in anim.trace.nodes if n.name == "mul"] == ["m", "m"]
