@@ -15,6 +15,7 @@ import warnings
 from typing import Any, Callable
 
 from .. import code_lines, events
+from ..naming import subscript
 from ..ops.op import Op
 from ..scope import _state as _scope_state
 from ..tensor import Tensor
@@ -155,7 +156,7 @@ def op_for_function(cls: type, names: tuple, n_outputs: int, positions: tuple | 
         # F.apply(y, 3.0, x)); what follows the last tensor is not known here
         args, last = [], -1
         for i, p in enumerate(positions):
-            args += ["…"] * (p > last + 1) + ["abdefghijk"[i] if i < 10 else f"x{i}"]
+            args += ["…"] * (p > last + 1) + ["abdefghijk"[i] if i < 10 else f"x{subscript(i)}"]   # as Op's letters
             last = p
         letters = ", ".join(args)
         out = "c" if n_outputs == 1 else "(" + ", ".join(f"c{i}" for i in range(n_outputs)) + ")"
