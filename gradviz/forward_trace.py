@@ -188,6 +188,7 @@ class ForwardRecorder:
             trace.edges.append(EdgeRecord(f"e{next(edges)}", src, dst, slot, shape, output_nr))
 
         seeds = []
+        input_keys: dict = {}   # (node id, slot) -> the key of a tensor read without a tangent (one name per key)
         for k, rec in enumerate(self.records):
             slots = []
             for slot, key in enumerate(rec.in_keys):
@@ -210,6 +211,7 @@ class ForwardRecorder:
                 op, len(rec.in_keys), name=op.name, value=rec.value, constants=rec.constants, source=rec.source,
                 order=rec.order, tensor_name=tensor_names.get(rec.out_keys[0], "") if len(rec.out_keys) == 1 else "",
                 in_names=in_names))
+            input_keys.update({(node.id, slot): key for slot, key in enumerate(rec.in_keys) if slot not in linked})
             for slot, src, nr in slots:
                 link(src, node.id, slot, rec.shapes_in[slot], nr)
                 consumed.add(rec.in_keys[slot])
@@ -236,7 +238,7 @@ class ForwardRecorder:
         trace.seeds = tuple(seeds)
         trace.forward = [s.node for s in trace.tangents]
         trace.code = code_around([n.source for n in trace.nodes if n.source is not None])
-        name_tensors(trace)   # one naming for both directions: the Recorder's rules and code
+        name_tensors(trace, input_keys)   # one naming for both directions: the Recorder's rules and code
         return trace
 
 

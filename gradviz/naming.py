@@ -66,6 +66,34 @@ def tensors_named(namespace: dict, is_tensor: Callable[[object], bool]) -> dict:
     return {found[0][0]: found[0][1] for found in holders.values() if len(found) == 1}
 
 
+def parameter_name(name: str, holder: str = "") -> str:
+    """A name from named_parameters() as a formula can show it. "2.bias" (an nn.Sequential's) would
+    read as 2 × bias in `2.bias + x W`: it is written after the variable that holds its module,
+    model.2.bias (as torch's state_dict names it inside a module called model), or, with no such
+    variable, as the module is indexed, [2].bias. A name that starts with a letter stays."""
+    if not name[:1].isdigit():
+        return name
+    if holder:
+        return f"{holder}.{name}"
+    parts = name.split(".")
+    k = next((i for i, p in enumerate(parts) if not p.isdigit()), len(parts))
+    return "".join(f"[{p}]" for p in parts[:k]) + "".join(f".{p}" for p in parts[k:])
+
+
+def module_parameters(module, namespace: dict | None) -> dict:
+    """{name: parameter} of `module`, each named as parameter_name writes it, after the public
+    variable of `namespace` that holds the module (if one does)."""
+    holder = next((k for k, v in (namespace or {}).items() if v is module and _public(k)), "")
+    return {parameter_name(k, holder): p for k, p in module.named_parameters()}
+
+
+def caller_modules(namespace: dict | None, is_module: Callable[[object], bool]) -> list:
+    """The modules `namespace`'s public variables hold, those with more parameters (a model before
+    its layers) first."""
+    found = {id(v): v for k, v in (namespace or {}).items() if _public(k) and is_module(v)}
+    return sorted(found.values(), key=lambda m: -sum(1 for _ in m.named_parameters()))
+
+
 def is_tensor(value) -> bool:
     """A gradviz Tensor or a real torch tensor (checked without importing torch)."""
     kind = type(value)

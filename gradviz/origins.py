@@ -5,7 +5,7 @@ torch's own engine). The renderer and the player receive only a Trace or a Recor
 """
 from __future__ import annotations
 
-from .naming import caller_namespace, is_tensor, tensors_named
+from .naming import caller_modules, caller_namespace, is_tensor, module_parameters, tensors_named
 from .tracing import Trace, build_trace
 from .tracing.recording import EngineRecording, Recording, ReplayRecording
 from .torch_bridge import record_torch, trace_from_torch
@@ -40,16 +40,25 @@ def torch_roots(tensors: tuple) -> bool:
 def names_of(names=None, model=None, caller: dict | None = None) -> dict:
     """{name: tensor} for a picture of gradviz tensors: the `names` given ({name: tensor}, or a Module:
     its parameters), then the parameters of `model`, then the tensors the caller's variables hold
-    (when no names are given); a tensor keeps the first name it is given. (The torch bridge names
+    and the parameters of the modules they hold (when no names are given); a tensor keeps the first
+    name it is given. A parameter is named as named_parameters() names it, model.2.bias where an
+    nn.Sequential's 2.bias would read as arithmetic (naming.parameter_name). (The torch bridge names
     torch tensors from the same three, and clusters them by the modules among them.)"""
     found: dict = {}
     if names is not None:
-        found.update(dict(names.named_parameters()) if hasattr(names, "named_parameters") else dict(names))
+        found.update(module_parameters(names, caller) if hasattr(names, "named_parameters") else dict(names))
     if model is not None:
-        found.update((k, v) for k, v in model.named_parameters() if k not in found)
+        found.update((k, v) for k, v in module_parameters(model, caller).items() if k not in found)
     if names is None:
         found.update((k, v) for k, v in tensors_named(caller or {}, is_tensor).items() if k not in found)
+        for module in caller_modules(caller, _is_module):
+            found.update((k, v) for k, v in module_parameters(module, caller).items() if k not in found)
     return found
+
+
+def _is_module(value) -> bool:
+    """A gradviz nn.Module (an object with parameters that is not a class or a torch module)."""
+    return hasattr(value, "named_parameters") and not isinstance(value, type) and not is_torch(value)
 
 
 def trace_of(tensors: tuple, names=None, show_saved: bool = False, order_of=None, ctx_saved: bool = False,
@@ -58,14 +67,14 @@ def trace_of(tensors: tuple, names=None, show_saved: bool = False, order_of=None
     bridge), with no backward run: what a diagram draws. names, model, caller: as in `record`
     (no caller: only the names given)."""
     if tensors and torch_roots(tensors):
-        return trace_from_torch(*tensors, params=_given(names), show_saved=show_saved, ctx_saved=ctx_saved,
+        return trace_from_torch(*tensors, params=_given(names, caller), show_saved=show_saved, ctx_saved=ctx_saved,
                                 model=model, caller=caller)
     return build_trace(tensors, names_of(names, model, caller), show_saved=show_saved, order_of=order_of,
                        ctx_saved=ctx_saved)
 
 
-def _given(names) -> dict | None:
-    return None if names is None else names_of(names)
+def _given(names, caller: dict | None = None) -> dict | None:
+    return None if names is None else names_of(names, caller=caller)
 
 
 def record(*tensors, gradient=None, names=None, model=None, retain_graph: bool = True, jacobians: bool = False,
@@ -90,7 +99,7 @@ def record(*tensors, gradient=None, names=None, model=None, retain_graph: bool =
         raise TypeError("record() needs at least one tensor to run backward from (or a Trace)")
     caller = caller_namespace() if caller is None else caller
     if torch_roots(roots):
-        return record_torch(roots, gradient=gradient, names=_given(names), model=model, caller=caller,
+        return record_torch(roots, gradient=gradient, names=_given(names, caller), model=model, caller=caller,
                             retain_graph=retain_graph, jacobians=jacobians, show_saved=show_saved,
                             write_grads=write_grads, unroll=unroll)
     return EngineRecording(roots, gradient, names_of(names, model, caller), retain_graph=retain_graph,

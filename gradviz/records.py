@@ -44,6 +44,8 @@ class InputRecord:
     leaf: TensorRecord | None = None    # when `producer` is a leaf's AccumulateGrad
     constant: Preview | None = None     # a small input that needs no gradient (the 2 in x * 2)
     name: str = ""                      # the learner's name for an input that needs no gradient (a target)
+    tensor: Any = None                  # the origin's key of such an input (the tensor's identity): a tensor
+                                        # that several nodes read without a gradient is one tensor, one symbol
 
 
 @dataclass

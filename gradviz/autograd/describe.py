@@ -183,6 +183,8 @@ def describe_node(node: Node, names: dict | None = None, source=None, with_saved
         if nxt is None and names and slot < len(node.inputs) and (not released(node) or not node.inputs[slot]._data.ndim):
             # a target, a mask: no edge, but a name (a released node still holds its 0-d inputs themselves)
             info.name = str(names.get(id(node.inputs[slot]), ""))
+        if nxt is None and slot < len(node.inputs) and (not released(node) or not node.inputs[slot]._data.ndim):
+            info.tensor = id(node.inputs[slot])   # the node holds it: no other live tensor has its id
         inputs.append(info)
     inputs = tuple(inputs)
     found = constants(node, inputs)

@@ -15,6 +15,7 @@ import warnings
 from typing import Any, Callable
 
 from .. import code_lines, events
+from ..naming import subscript
 from ..ops.op import Op
 from ..scope import _state as _scope_state
 from ..tensor import Tensor
@@ -151,10 +152,17 @@ def op_for_function(cls: type, names: tuple, n_outputs: int, positions: tuple | 
     op = _ops.get(key)
     if op is None:
         name = cls.__name__
-        letters = ", ".join("abdefghijk"[i] if i < 10 else f"x{i}" for i in range(len(names)))
+        # the tensor arguments in apply's order, "…" where forward took something else (the 3.0 of
+        # F.apply(y, 3.0, x)); what follows the last tensor is not known here
+        args, last = [], -1
+        for i, p in enumerate(positions):
+            args += ["…"] * (p > last + 1) + ["abdefghijk"[i] if i < 10 else f"x{subscript(i)}"]   # as Op's letters
+            last = p
+        letters = ", ".join(args)
         out = "c" if n_outputs == 1 else "(" + ", ".join(f"c{i}" for i in range(n_outputs)) + ")"
-        # user code has no LaTeX: the one record whose Unicode is written by hand
-        op = _ops[key] = Op(name, f"{name}Backward", formula=f"{out} = {name}.forward({letters})  (user code)",
+        # user code has no LaTeX: the one record whose Unicode is written by hand, in the template's
+        # letters (views put each node's own symbols in) and as the learner calls it: Name.apply(...)
+        op = _ops[key] = Op(name, f"{name}Backward", formula=f"{out} = {name}.apply({letters})  (user code)",
                             forward=None, vjp=_function_vjp, args=names, n_outputs=n_outputs,
                             vjp_formulas=tuple(f"{name}.backward(ctx, ḡ)[{p}]  (user code)"
                                                for p in positions or (0,)))

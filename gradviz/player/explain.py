@@ -103,7 +103,9 @@ def forward(builder, node_id: str, k: int, count: int) -> tuple:
         if name and slot not in inputs and str(slot) not in consts:
             inputs[slot] = esc(name)
     ins = _join([inputs[slot] for slot in sorted(inputs)]) if inputs else "its inputs"
-    title = f"forward {k + 1}/{count} · {esc(node.name)}"
+    # a node a create_graph backward built is not made by the forward pass: its title says which pass
+    # (the counter still counts it among the graph's building steps, player.js's forwardTitle)
+    title = f"{_pass_of(node.order)} {k + 1}/{count} · {esc(node.name)}"
     value = f'<div class="gv-row"><span class="gv-k">gives</span> {_values(node.value)}</div>' \
         if node.value is not None else ""
     said = Formula(graph, node)
@@ -115,6 +117,15 @@ def forward(builder, node_id: str, k: int, count: int) -> tuple:
     value_txt = f" = {preview_text(node.value)}" if node.value is not None else ""
     made = "forward" if node.order == 0 else f"built by {_made_by(node.order)}"
     return title, text, f"{made}: {node.name}  {said.forward_text()}{value_txt}"   # what the panel says
+
+
+def _pass_of(order: int) -> str:
+    """The pass a step title names for a node of this derivative order: "forward", or "first
+    backward (create_graph)" for a node the first backward built (never starting with "backward",
+    the word of the backward's own steps)."""
+    if order == 0:
+        return "forward"
+    return {1: "first", 2: "second", 3: "third"}.get(order, f"{order}th") + " backward (create_graph)"
 
 
 def _made_by(order: int, capital: bool = False) -> str:

@@ -16,7 +16,8 @@ A frame (`Frame.to_json`, the one place its keys are written):
   "c"  {node or edge id: state}: only the states that changed since the previous frame
        (NODE_STATES, EDGE_STATES; the script sets class gv-<state>)
   "l"  {edge id: text}: the labels drawn on the edges in this frame (the gradient flowing)
-  "t"  the step panel's title (HTML); a forward frame's starts with "forward"
+  "t"  the step panel's title (HTML); a forward frame's starts with "forward", or, for a node a
+       create_graph backward built, says which backward: "first backward (create_graph) 3/7 · …"
   "h"  the step panel (HTML)
   "n"  the node created or run (the camera frames it, the code listing marks its line), or null
   "s"  the caption: the step's results as plain text (the screen reader's narration)

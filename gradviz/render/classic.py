@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import graphviz
 
+from ..naming import parameter_name
 from ..origins import trace_of
 from .escape import dot_text
 from .labels import node_attrs, truncate
@@ -94,6 +95,7 @@ def make_dot(var, params: dict | None = None, show_attrs: bool = False, show_sav
             fill[leaves[key]], label[leaves[key]] = colour, name
     ctx_saved_leaves = {e.src for e in trace.edges if e.slot == -2}
     dot = graphviz.Digraph(node_attr=_NODE_ATTR, graph_attr=dict(size="12,12"))
+    given = {parameter_name(str(k)): str(k) for k in (params or {})}
     for node in trace.nodes:
         if node.id in dropped or node.id in merged:
             continue
@@ -104,7 +106,8 @@ def make_dot(var, params: dict | None = None, show_attrs: bool = False, show_sav
         colour = fill.get(node.id) or {"leaf": "lightblue", "output": "darkolivegreen1", "saved": "orange"}[node.kind]
         # torchviz names a leaf or an output only by params (a saved tensor by its attribute, a saved leaf
         # merged into its leaf by the attribute drawn last); the recording's own symbols (t₁, ...) are not drawn
-        name = node.name if node.kind == "saved" or (params and node.name in params) else ""
+        # (by the key given: torchviz draws 2.bias, which the recording's symbols write [2].bias)
+        name = node.name if node.kind == "saved" else given.get(node.name, "")
         if node.id in ctx_saved_leaves:
             colour = "orange"   # torchviz redraws a leaf that a custom Function saved as a saved tensor
         dot.node(node.id, dot_text(f"{label.get(node.id, name)}\n {_size(shape)}"), fillcolor=colour, id=node.id)

@@ -80,6 +80,14 @@ def _filled(template: str, inputs: tuple, out: str, params: tuple) -> str:
     return latex.signs(latex.coefficients(latex.unit_denominators(latex.exponents(filled))))
 
 
+_WORD = re.compile(r"(?<![\w.])\w+")
+
+
+def _letters(text: str, letters: dict) -> str:
+    """`text` with each whole word that is a template letter replaced by its symbol."""
+    return _WORD.sub(lambda m: letters.get(m.group(), m.group()), text)
+
+
 class Formula:
     """A node's formulas with its own names and constants: the output's name (or the record's
     symbol), each input's name (a named tensor), value (a constant) or symbol."""
@@ -142,7 +150,19 @@ class Formula:
 
     def forward_text(self) -> str:
         """The op's formula as Unicode (its record's Unicode formula when it has no LaTeX)."""
-        return self.text(self.node.latex) if self.node.latex else self.node.formula
+        return self.text(self.node.latex) if self.node.latex else self.plain_text()
+
+    def plain_text(self) -> str:
+        """A record's Unicode formula written by hand (a custom Function's, c = F.apply(a, b)) with
+        this node's symbols for the template's letters: y = F.apply(x, w). Only the left side and
+        the call's arguments are read, so the class name stays as it is."""
+        node = self.node
+        letters = {s: self.input_text(k) for k, s in enumerate(node.symbols)}
+        letters[node.out_symbol] = self.output_text(0)
+        letters.update({f"{node.out_symbol}{nr}": self.output_text(nr) for nr in range(node.n_outputs)})
+        lhs, eq, rhs = node.formula.partition(" = ")
+        call, paren, args = rhs.partition("(")
+        return _letters(lhs, letters) + eq + call + paren + _letters(args, letters) if eq else node.formula
 
     def headline(self, limit: int = 48) -> str:
         """The formula for a diagram label: all of it when short, else its first clause, before the
@@ -157,7 +177,7 @@ class Formula:
         """len(self.headline(limit)), without typesetting it (latex.unicode_length): what sizing a
         big graph's labels needs."""
         if not self.node.latex:
-            return len(self.node.formula)
+            return len(self.plain_text())
         full = latex.unicode_length(self.latex(self.node.latex), tuple(self.names))
         head = _FIRST_CLAUSE.split(self.node.latex, maxsplit=1)[0]
         if full <= limit or head == self.node.latex:
@@ -201,7 +221,7 @@ class Formula:
         """The op's formula as MathML (its Unicode formula as text when the record has no LaTeX)."""
         if self.node.latex:
             return self.render(self.node.latex)
-        return f'<span class="gv-formula">{esc(self.node.formula)}</span>'
+        return f'<span class="gv-formula">{esc(self.plain_text())}</span>'
 
     def vjp(self, slot: int, axes: tuple = ()) -> str:
         """∂L/∂input = the record's VJP for that input slot (summed over `axes`), as MathML."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..naming import tensors_named
+from ..naming import module_parameters, tensors_named
 from .support import is_accumulate, node_name, torch_module
 
 # ops that only rearrange a parameter (a Linear's weight.t(), an LSTM's weight views): what they
@@ -46,8 +46,8 @@ class Naming:
         if caller:
             held = [v for k, v in caller.items() if isinstance(v, torch.nn.Module) and not k.startswith("_")]
             modules += [m for m in _outermost(held) if all(m is not n for n in modules)]
-        for m in modules:
-            naming.add(dict(m.named_parameters()))
+        for m in modules:   # model.2.bias, not 2.bias, which reads as arithmetic (naming.parameter_name)
+            naming.add(module_parameters(m, caller))
             naming.param_scopes.update(_param_scopes(m))
         if caller and names is None:
             naming.add(tensors_named(caller, lambda v: isinstance(v, torch.Tensor)))

@@ -108,6 +108,7 @@ class Origin:
                 found.append(None)
                 continue
             info.name = name
+            info.tensor = t._cdata   # the TensorImpl the node saved: the same for every node that saved it
             found.append(preview(t) if t.numel() <= CONSTANT_VALUES else
                          Preview(tuple(t.shape), str(t.dtype).replace("torch.", ""), str(t.device)))
         return tuple(found) if any(v is not None for v in found) else ()

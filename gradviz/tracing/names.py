@@ -6,7 +6,7 @@ calls them to name a Trace read from JSON saved before tensors had symbols.
 """
 from __future__ import annotations
 
-from ..naming import FREE_LETTERS, assigned_names, assignment, subscript
+from ..naming import FREE_LETTERS, assigned_names, assignment, parameter_name, subscript
 
 
 def named(trace) -> bool:
@@ -14,12 +14,16 @@ def named(trace) -> bool:
     return all(n.out_names for n in trace.nodes if n.kind == "op")
 
 
-def name_tensors(trace) -> None:
+def name_tensors(trace, input_keys: dict | None = None) -> None:
     """Give every tensor in the trace one symbol, which every view then uses: the learner's
-    names first (leaves, outputs, named intermediates, inputs outside the graph already named), then the variable a line of code assigned
+    names first (leaves, outputs, named intermediates, inputs outside the graph already named; an
+    nn.Sequential's 2.bias written [2].bias, which no formula reads as 2 × bias), then the variable a line of code assigned
     (`c = z1.T @ z2 / N` names the division's result c), a name held by several tensors numbered
     in creation order (the doubling loop's y₁, y₂, ...), and the rest numbered t₁, t₂, ... in
-    creation order (with the first letter the code does not use)."""
+    creation order (with the first letter the code does not use). input_keys: (op node id, slot) ->
+    the origin's key of the tensor read there without an edge; slots with one key are one tensor
+    (a mask two ops use is m in both, not m₁ and m₂)."""
+    input_keys = input_keys or {}
     index = {n.id: n for n in trace.nodes}
     into: dict = {}
     out_of: dict = {}
@@ -38,6 +42,8 @@ def name_tensors(trace) -> None:
 
     tensors: list = []      # creation order: a leaf's, an op's inputs without an edge, its outputs
     given: dict = {}        # tensor -> the learner's name
+    first: dict = {}        # an input's origin key -> the tensor it was first read as
+    same: dict = {}         # an input without an edge read again -> that first tensor
     for node in trace.nodes:
         if node.kind == "leaf":
             tensors.append((node.id, 0))
@@ -47,10 +53,16 @@ def name_tensors(trace) -> None:
             consts = {k for k, _ in node.constants if k.isdigit()}
             linked = {e.slot for e in into.get(node.id, ())}
             unlinked = [slot for slot in range(len(node.symbols)) if slot not in linked and str(slot) not in consts]
-            tensors.extend((node.id, "in", slot) for slot in unlinked)
-            for slot in unlinked:   # an input the recording already knows the learner's name of (W in W @ x)
-                if slot < len(node.in_names) and node.in_names[slot]:
-                    given[(node.id, "in", slot)] = node.in_names[slot]
+            for slot in unlinked:
+                tensor, key = (node.id, "in", slot), input_keys.get((node.id, slot))
+                if key is not None and key in first:
+                    same[tensor] = first[key]
+                    continue
+                if key is not None:
+                    first[key] = tensor
+                tensors.append(tensor)
+                if slot < len(node.in_names) and node.in_names[slot]:   # already named by the learner (W in W @ x)
+                    given[tensor] = node.in_names[slot]
             nrs = sorted({e.output_nr for e in out_of.get(node.id, ())}) or [0]
             tensors.extend((node.id, nr) for nr in nrs)
             if node.tensor_name:
@@ -60,6 +72,8 @@ def name_tensors(trace) -> None:
             given.setdefault(tensor_of(node.id), node.name)
     for tensor, name in _assigned_values(trace, index, out_of).items():
         given.setdefault(tensor, name)
+    # a parameter named as named_parameters() gives it ({"2.bias": p}) with no module variable known
+    given = {tensor: parameter_name(name) for tensor, name in given.items()}
 
     holders: dict = {}
     for tensor in tensors:
@@ -87,7 +101,8 @@ def name_tensors(trace) -> None:
         elif node.kind == "op":
             top = max((e.output_nr for e in out_of.get(node.id, ())), default=0)
             node.out_names = tuple(symbol.get((node.id, nr), "") for nr in range(top + 1))
-            node.in_names = tuple(symbol.get((node.id, "in", slot), "") for slot in range(len(node.symbols)))
+            node.in_names = tuple(symbol.get(same.get(t, t), "")
+                                  for t in ((node.id, "in", slot) for slot in range(len(node.symbols))))
 
 
 def _assigned_values(trace, index: dict, out_of: dict) -> dict:

@@ -129,6 +129,7 @@ class Recorder:
             trace.edges.append(EdgeRecord(f"e{next(edge_ids)}", src, dst, slot, shape, output_nr, axes))
 
         written: dict = {}
+        input_keys: dict = {}      # (node id, slot) -> the origin's key of a tensor read there without an edge
         ordered = sorted(keys, key=_sort_key)
         for key in ordered:
             if key in leaves and key not in self.nodes:
@@ -145,6 +146,8 @@ class Recorder:
             node = add(info, order=self.orders.get(key, 0), tensor_name=self.tensor_names.get(key, ""),
                        in_names=tuple(i.name for i in info.inputs))
             ids[key] = node.id
+            input_keys.update({(node.id, slot): i.tensor for slot, i in enumerate(info.inputs)
+                               if i.tensor is not None})
         for key in ordered:
             info = self.nodes.get(key)
             if info is None:
@@ -175,7 +178,7 @@ class Recorder:
         trace.roots = tuple(roots)
         trace.forward = [n.id for n in trace.nodes if n.kind in ("op", "accumulate")]
         trace.code = code_around([n.source for n in trace.nodes if n.source is not None])
-        name_tensors(trace)
+        name_tensors(trace, input_keys)
         self.current = trace
         self._ids = ids
         self._edge_of = {(e.dst, e.slot): e.id for e in trace.edges if e.slot >= 0}

@@ -118,3 +118,32 @@ def test_two_players_on_one_page_are_independent(tmp_path, browser):
     assert players.nth(0).evaluate("p => [...p.querySelectorAll('g.node.gv-active')].map(g => g.id)") == \
         [first.steps[0].node]
     assert not errors, errors
+
+
+def test_nodes_a_create_graph_backward_built_say_so_and_still_count_as_building_the_graph(tmp_path, browser):
+    """A node of order 1 is titled by the pass that made it ("first backward (create_graph) 3/5"); the
+    counter still counts it among the graph's building steps, and the backward's count starts after."""
+    x = torch.tensor([0.5, -1.0], requires_grad=True)
+    (g,) = torch.autograd.grad(x.sin().tanh().sum(), x, create_graph=True)
+    anim = animate(g.sum())
+    building = [f for f in anim.frames if f.phase == "forward"]
+    assert any(f.title.startswith("first backward (create_graph) ") for f in building)
+    page = browser.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(anim.save(tmp_path / "double.html").as_uri())
+    player = page.locator(".gv-player")
+    player.wait_for()
+    for k, frame in enumerate(anim.frames):
+        if k:
+            page.keyboard.press("ArrowRight")
+        assert player.get_attribute("data-frame") == str(k)
+        title = squeeze(page.inner_text(".gv-title"))
+        count = page.inner_text(".gv-count")
+        if k < len(building):
+            assert title == squeeze(htmllib.unescape(frame.title))
+            assert count == f"forward {k + 1} of {len(building)}", title
+        else:
+            assert count == f"backward {k - len(building) + 1} of {len(anim.frames) - len(building)}", title
+    assert not errors
+    page.close()

@@ -415,11 +415,12 @@ def test_function_node_draws_and_animates_as_user_code():
     names = [n.name for n in trace.nodes if n.kind == "op"]
     assert sorted(names) == ["ExpBackward", "LegendrePolynomial3Backward", "MulBackward0", "SumBackward0"]
     node = next(n for n in trace.nodes if n.name == "ExpBackward")
-    assert "Exp.forward" in node.formula and "user code" in node.formula
+    assert node.formula == "c = Exp.apply(a)  (user code)"   # the record's letters; views write x
     assert node.vjp_formulas == ("Exp.backward(ctx, ḡ)[0]  (user code)",)
     frame = next(f for f in anim.frames if f.node and anim.trace.node(f.node).name == "ExpBackward")
     text = re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", frame.text)))
     assert "usercode" in text.replace(" ", "") and "Exp.backward(ctx,ḡ)[0]" in text.replace(" ", "")
+    assert f"{node.out_names[0]} = Exp.apply(x)" in text   # the learner's x, as every other node writes it
     # the animation ran the user's backward and put .grad back; a real backward gives P3'(2eˣ)·2eˣ
     assert x.grad is None
     loss.backward()

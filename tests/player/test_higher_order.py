@@ -115,8 +115,13 @@ def test_the_panel_says_which_pass_built_each_node():
     (g,) = gradviz.autograd.grad(x.sin().tanh().sum(), x, create_graph=True)
     anim = gradviz.animate(g.sum())
     orders = {n.name: n.order for n in anim.trace.nodes if n.kind == "op"}
-    built = {f.title.split(" · ")[1]: f for f in anim.frames if f.title.startswith("forward ")}
+    built = {f.title.split(" · ")[1]: f for f in anim.frames if f.phase == "forward"}
     assert orders["TanhBackwardBackward0"] == 1 and orders["SinBackward0"] == 0
+    # the title says which pass made the node; k/n counts every step that built the graph
+    count = len(built)
+    assert [f.title.split(" · ")[0] for f in built.values()] == [
+        f"{'forward' if orders[name] == 0 else 'first backward (create_graph)'} {k}/{count}"
+        for k, name in enumerate(built, 1)]
     first = built["TanhBackwardBackward0"]
     assert '<p class="gv-say">The first backward (create_graph=True) computes <math' in first.text
     assert "The forward pass" not in first.text

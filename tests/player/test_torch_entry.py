@@ -16,6 +16,7 @@ nn = torch.nn
 F = torch.nn.functional
 
 import gradviz  # noqa: E402
+from gradviz.naming import parameter_name  # noqa: E402
 from gradviz.origins import record  # noqa: E402
 from tests.support.torch_models import MODELS as real_models, torch_walk  # noqa: E402
 
@@ -60,9 +61,10 @@ MODELS = {"mlp": _mlp, "tied": _tied, "gpt": _gpt}
 
 
 def _plain_grads(model, loss) -> dict:
-    """param name -> .grad after a plain loss.backward() (then cleared again)."""
+    """param name -> .grad after a plain loss.backward() (then cleared again); named as a picture
+    names it, after the variable `model` that holds it (a Sequential's 2.bias reads model.2.bias)."""
     loss.backward(retain_graph=True)
-    grads = {k: p.grad.detach().clone() for k, p in model.named_parameters()}
+    grads = {parameter_name(k, "model"): p.grad.detach().clone() for k, p in model.named_parameters()}
     model.zero_grad(set_to_none=True)
     return grads
 

@@ -66,3 +66,42 @@ def test_the_torch_bridge_draws_a_named_tensor_constant_alike():
     assert np.asarray(mul.in_values[1].values) == 2.0
     assert "z = x ⊙ y\\ny = tensor(2.0)" in to_dot(trace)
     assert "2x" in to_dot(gv.draw(x * 2, names={"x": x}).trace)
+
+
+def _mask_twice(lib):
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    m = lib.tensor([1.0, 0.0])
+    a = x * m
+    b = (a + x) * m
+    return x, m, a, b, b.sum()
+
+
+def _scaled_twice(lib, x):
+    k = lib.tensor([3.0, 4.0])   # no name the caller can see: numbered, once
+    return (x * k * k).sum()
+
+
+@pytest.mark.parametrize("lib", ["gradviz", "torch"])
+def test_one_tensor_read_by_two_ops_has_one_name(lib):
+    lib = gv if lib == "gradviz" else pytest.importorskip("torch")
+    x, m, a, b, s = _mask_twice(lib)
+    trace = gv.draw(s, names={"x": x, "m": m, "a": a, "b": b, "s": s}).trace
+    muls = [n for n in trace.nodes if n.name == "MulBackward0"]
+    assert [n.in_names[1] for n in muls] == ["m", "m"]
+    dot = to_dot(trace)
+    assert "a = x ⊙ m" in dot and "m₁" not in dot and "m₂" not in dot
+    trace = gv.draw(_scaled_twice(lib, x), names={"x": x}).trace
+    first, second = (n for n in trace.nodes if n.name == "MulBackward0")
+    assert first.in_names[1] == second.in_names[1] != ""
+    taken = [name for n in trace.nodes if n.kind == "op" for name in n.out_names]
+    assert first.in_names[1] not in taken   # still a tensor of its own
+
+
+def test_forward_mode_gives_one_tensor_read_twice_one_name():
+    m = gv.tensor([1.0, 0.0])
+
+    def f(x):
+        return ((x * m + x) * m).sum()
+
+    anim = gv.animate_jvp(f, (gv.tensor([1.0, 2.0]),), (gv.tensor([1.0, 0.0]),))
+    assert [n.in_names[1] for n in anim.trace.nodes if n.name == "mul"] == ["m", "m"]

@@ -173,12 +173,20 @@ class ScaleThenAddHere(gradviz.autograd.Function):
 def test_a_custom_function_says_it_runs_user_code_and_which_gradient_backward_returns(lib, fn):
     y = lib.randn(2)
     x = lib.randn(2, requires_grad=True)
-    loss = fn.apply(y, 3.0, x).sum()   # x is forward's third argument: backward's [2], in input slot 1
-    trace = trace_from_torch(loss, params={"x": x}) if lib is torch else build_trace([loss], names={"x": x})
+    z = fn.apply(y, 3.0, x)   # x is forward's third argument: backward's [2], in input slot 1
+    loss = z.sum()
+    names = {"x": x, "z": z}
+    trace = trace_from_torch(loss, params=names) if lib is torch else build_trace([loss], names=names)
     node = next(n for n in trace.nodes if n.name == f"{fn.__name__}Backward")
     formula = Formula(Graph(trace), node)
-    assert formula.headline() == f"c = {fn.__name__}.forward(a, b)  (user code)"
+    # the learner's own call, in the symbols every other node uses (not the record's letters c, a, b):
+    # y, which needs no gradient and has no name here, is numbered as any unnamed tensor
+    said = f"z = {fn.__name__}.apply(t₂, …, x)  (user code)"
+    assert formula.headline() == said
+    assert formula.forward() == f'<span class="gv-formula">{said}</span>'
+    assert formula.headline_length() == len(said)
     assert formula.vjp_text(1) == f"∂L/∂x = {fn.__name__}.backward(ctx, ḡ)[2]  (user code)"
+    assert said.replace("  ", " \\ ") in draw(trace).source
 
 
 @pytest.mark.parametrize("reduction, headline, vjp", [

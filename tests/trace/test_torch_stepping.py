@@ -165,7 +165,8 @@ def test_names_and_clusters_come_from_the_model_and_the_callers_variables():
     loss = torch.nn.functional.cross_entropy(model(torch.randn(5, 3)), torch.tensor([0, 1, 0, 1, 1]))
     trace = record_torch(loss, model=model).run()
     leaves = [n.name for n in trace.nodes if n.kind == "leaf"]
-    assert leaves == ["0.weight", "0.bias", "2.weight", "2.bias"]
+    # named_parameters()'s names, indexed as the Sequential is ("2.bias + x W" would read 2 × bias)
+    assert leaves == ["[0].weight", "[0].bias", "[2].weight", "[2].bias"]
     scopes = {n.name: n.scope for n in trace.nodes if n.kind == "op"}
     assert scopes["AddmmBackward0"] == ("Sequential", "2 (Linear)")   # the last Linear's, by dict order
     assert [n.scope for n in trace.nodes if n.name == "TBackward0"] == [("Sequential", "0 (Linear)"),
@@ -173,8 +174,9 @@ def test_names_and_clusters_come_from_the_model_and_the_callers_variables():
     assert scopes["ReluBackward0"] == ("Sequential",)    # between two of its modules: in the model
     assert scopes["NllLossBackward0"] == ()              # the loss is computed outside it
     caller = {"net": model, "loss": loss}
-    named = record_torch(loss, caller=caller).run()
-    assert [n.name for n in named.nodes if n.kind == "leaf"] == leaves
+    named = record_torch(loss, caller=caller).run()   # after the variable that holds the model
+    assert [n.name for n in named.nodes if n.kind == "leaf"] == ["net.0.weight", "net.0.bias", "net.2.weight",
+                                                                 "net.2.bias"]
     assert named.node(named.roots[0]).name == "loss"
 
 

@@ -348,6 +348,9 @@
       // the box shows its start)
       if (top < code.scrollTop || top + lh > code.scrollTop + h) code.scrollTop = Math.max(0, top - Math.max(0, (h - lh) / 2));
     }
+    // a frame of the phase that builds the graph: made by the forward pass, or by a create_graph
+    // backward ("first backward (create_graph) 3/7 · MulBackward0"; frames.py's "t")
+    function forwardTitle(t) { return !!t && (t.indexOf("forward") === 0 || / backward \(create_graph\) /.test(t)); }
     function shownFrame() { return opened ? opened.frames[opened.k] : frames[current]; }
     function controls() {
       var k = current, n = finished ? frames.length : Math.max(total, frames.length);
@@ -359,7 +362,7 @@
       // With `zero`, frame 0 is the moment before its phase's first step (the Stepper before
       // backward, forward mode's seed tangents) and counts as 0: "backward 0 of 12"
       var fwd = 0;
-      while (fwd < frames.length && frames[fwd].t && frames[fwd].t.indexOf("forward") === 0) fwd++;
+      while (fwd < frames.length && forwardTitle(frames[fwd].t)) fwd++;
       var allForward = fwd > 0 && fwd === frames.length, zf = fwd > 0 ? zero : 0, zb = zero - zf;
       var f = shownFrame(), steps = data.steps;
       if (steps && f && f.k) {
@@ -582,7 +585,7 @@
         if (!opened || opened.box !== box) {
           // the box's frame on screen, else its first backward one (every node is drawn by then), else any
           k = frames[current] && frames[current].n === box && frames[current].i ? current : -1;
-          for (i = 0; k < 0 && i < frames.length; i++) if (frames[i].n === box && frames[i].i && frames[i].t.indexOf("forward") !== 0) k = i;
+          for (i = 0; k < 0 && i < frames.length; i++) if (frames[i].n === box && frames[i].i && !forwardTitle(frames[i].t)) k = i;
           for (i = 0; k < 0 && i < frames.length; i++) if (frames[i].n === box && frames[i].i) k = i;
           if (k >= 0) { pause(); if (k !== current || opened) go(k); open(); }
         }
