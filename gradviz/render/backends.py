@@ -226,42 +226,48 @@ def _run_each_limited(cmd: list, sources: list) -> tuple:
     """(exit status, stdout) of `cmd` reading every source in turn, killed when one graph takes longer
     than the time limit since the one before it was written out (the limit of one render, per graph)."""
     limit = timeout_s()
-    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out = bytearray()
     seen = {"done": 0, "at": time.monotonic()}    # graphs written out, and when the last one was
+    with subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
 
-    def feed() -> None:
-        try:
-            proc.stdin.write("\n".join(sources).encode("utf-8"))
-            proc.stdin.close()
-        except OSError:     # dot stopped reading (it failed or was killed): its status says why
-            pass
+        def feed() -> None:
+            try:
+                proc.stdin.write("\n".join(sources).encode("utf-8"))
+                proc.stdin.close()
+            except OSError:     # dot stopped reading (it failed or was killed): its status says why
+                pass
 
-    def read() -> None:
-        for chunk in iter(lambda: proc.stdout.read1(1 << 16), b""):
-            start = max(0, len(out) - len(_SVG_END) + 1)   # an end tag split between two chunks counts once
-            out.extend(chunk)
-            done = out.count(_SVG_END, start)
-            if done:
-                seen["done"], seen["at"] = seen["done"] + done, time.monotonic()
+        def read() -> None:
+            for chunk in iter(lambda: proc.stdout.read1(1 << 16), b""):
+                start = max(0, len(out) - len(_SVG_END) + 1)   # an end tag split between two chunks counts once
+                out.extend(chunk)
+                done = out.count(_SVG_END, start)
+                if done:
+                    seen["done"], seen["at"] = seen["done"] + done, time.monotonic()
 
-    workers = [threading.Thread(target=f, daemon=True) for f in (feed, read, proc.stderr.read)]
-    for w in workers:
-        w.start()
+        workers = [threading.Thread(target=f, daemon=True) for f in (feed, read, proc.stderr.read)]
+        for w in workers:
+            w.start()
+        over = _wait_each(proc, seen, limit)
+        for w in workers:
+            w.join()
+    if over:
+        raise timeout_error(sources[min(seen["done"], len(sources) - 1)], limit,
+                            f"Graphviz's {os.path.basename(cmd[0])}")
+    return proc.returncode, bytes(out)
+
+
+def _wait_each(proc: subprocess.Popen, seen: dict, limit: float) -> bool:
+    """Wait for `proc`, allowing each graph `limit` seconds from the last one written out (seen["at"]);
+    True when one ran over (`proc` is then killed)."""
     while True:
         left = seen["at"] + limit - time.monotonic()
-        try:
-            if left <= 0:
-                raise subprocess.TimeoutExpired(cmd, limit)
-            proc.wait(left)
-            break
-        except subprocess.TimeoutExpired:
-            if seen["at"] + limit > time.monotonic():
-                continue                     # a graph was written out meanwhile: the next has its own limit
-            proc.kill()
-            proc.wait()
-            raise timeout_error(sources[min(seen["done"], len(sources) - 1)], limit,
-                                f"Graphviz's {os.path.basename(cmd[0])}") from None
-    for w in workers:
-        w.join()
-    return proc.returncode, bytes(out)
+        if left > 0:
+            try:
+                proc.wait(left)
+                return False
+            except subprocess.TimeoutExpired:
+                continue                     # a graph may have been written out meanwhile: look again
+        proc.kill()
+        proc.wait()
+        return True
