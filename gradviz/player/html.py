@@ -109,25 +109,15 @@ def markup(uid: str, svg: str, n: int, title: str, text: str, page: bool = False
 def layout(trace: Trace, draw_options: dict) -> tuple:
     """Lay the trace out once with the renderer; returns (svg, the hidden-id -> placeholder map,
     placeholder id -> its title)."""
-    diagram = page_diagram(trace, draw_options)
-    return (diagram.svg(), *folding(diagram))
-
-
-def folding(diagram: Diagram) -> tuple:
-    """(the hidden-id -> placeholder map, placeholder id -> its title) of a page's diagram."""
-    return {**diagram.view.owner, **diagram.view.edge_owner}, {g.id: g.title for g in diagram.view.groups}
-
-
-def page_diagram(trace: Trace, draw_options: dict) -> Diagram:
-    """The player's diagram of the trace, planned (its DOT written: it shows the trace as it is now)
-    and not yet laid out."""
     # the panel and the edges show gradients as they are computed; a static "grad" column on
     # the nodes would show the state before the run for the whole animation
     draw_options.setdefault("show_grads", False)
     # the output on top and the leaves at the bottom: backward, the thing being watched, reads
     # down the page like text, and the camera follows it downwards
     draw_options.setdefault("rankdir", "BT")
-    return Diagram(trace, options(**draw_options))   # plans what to draw once, for the SVG and the map
+    diagram = Diagram(trace, options(**draw_options))   # plans what to draw once, for the SVG and the map
+    return (diagram.svg(), {**diagram.view.owner, **diagram.view.edge_owner},
+            {g.id: g.title for g in diagram.view.groups})
 
 
 def remap(frames: list, owners: dict) -> None:
@@ -257,14 +247,15 @@ def _roots(tensors) -> tuple:
 
 
 def record_graph(tensors, names, draw_options: dict, jacobians: bool = False, **recording) -> tuple:
-    """(recording, diagram): the Recording of a backward over `tensors` (gradviz or torch tensors, or a
-    recorded Trace; `recording` holds record()'s other options) and its page diagram, planned before
-    any step runs, so it shows .grad as it was when the animation starts; steps are appended to its
-    Trace."""
+    """(recording, svg, owners, titles): the Recording of a backward over `tensors` (gradviz or torch
+    tensors, or a recorded Trace; `recording` holds record()'s other options), its graph laid out before
+    any step runs, so the diagram shows .grad as it was when the animation starts; steps are appended
+    to its Trace."""
     run = record(*(tensors if is_trace(tensors) else _roots(tensors)), names=names, jacobians=jacobians,
                  show_saved=draw_options.get("show_saved", False), **recording)
     separate_orders(run.trace)   # a create_graph gradient's own graph, boxed apart
-    return run, page_diagram(run.trace, draw_options)
+    svg, owners, titles = layout(run.trace, draw_options)
+    return run, svg, owners, titles
 
 
 def _run(run) -> Trace:
@@ -306,15 +297,14 @@ def animate(*tensors, gradient=None, names=None, model=None, forward: bool = Tru
     """
     if is_trace(tensors):   # an already recorded run, drawn as it is
         trace = tensors[0]
-        diagram = page_diagram(trace, draw_options)
+        svg, owners, titles = layout(trace, draw_options)
     else:
-        run, diagram = record_graph(tensors, names, draw_options, jacobians, gradient=gradient, model=model,
-                                    retain_graph=retain_graph, unroll=unroll)
+        run, svg, owners, titles = record_graph(tensors, names, draw_options, jacobians, gradient=gradient,
+                                                model=model, retain_graph=retain_graph, unroll=unroll)
         trace = _run(run)   # recording changes no .grad the user can see
-    owners, titles = folding(diagram)
     frames = FrameBuilder(trace, jacobians).build(forward)
     raw = [f.copy() for f in frames]                    # as the unfolded player shows them, for opening a box
     remap(frames, owners)
     frames = fold_runs(frames, owners, titles, trace)   # backward through a folded box: one frame per run
-    inside = Inside(trace, raw, frames, owners, titles, draw_options, page=diagram)   # one layout call for all
-    return Animation(trace, frames, diagram.svg(), interval_ms, title, draw_options, inside)
+    return Animation(trace, frames, svg, interval_ms, title, draw_options,
+                     Inside(trace, raw, frames, owners, titles, draw_options))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from ..render import Diagram, lay_out, options
+from ..render import Diagram, options
 from ..tracing import Trace
 from .frames import Frame
 from .stage import Stage
@@ -130,11 +130,10 @@ class Inside:
     """What a page needs to open its folded boxes: `boxes` {box id: {"svg", "mid", "title"}} and
     `frames`, the frames inside them; each folded frame that can be opened gets `inner` = (start,
     stop), its stretch of `frames`. `names`: what the page's find looks through, [text, node id, the
-    box the node is folded into or ""] for every node (a parameter's name, a tensor's, an op's type).
-    `page`: the page's own Diagram, laid out in the same Graphviz call as the boxes."""
+    box the node is folded into or ""] for every node (a parameter's name, a tensor's, an op's type)."""
 
     def __init__(self, trace: Trace, raw: list, folded: list, owners: dict, titles: dict, draw_options: dict,
-                 layouts: dict | None = None, page: Diagram | None = None):
+                 layouts: dict | None = None):
         members: dict = {}
         ids = {n.id for n in trace.nodes}
         for ident, box in owners.items():
@@ -144,13 +143,10 @@ class Inside:
         drawn = {}
         self.boxes: dict = {}
         layouts = {} if layouts is None else layouts   # box id -> its Stage, kept by a caller that asks again
-        opts = options(**{**draw_options, "max_nodes": None, "collapse": False})
-        new = {box: Diagram(sub_trace(trace, members[box]), opts)
-               for box in dict.fromkeys(f.node for f in runs) if box not in layouts}
-        lay_out([*([page] if page is not None else []), *new.values()])
         for box in dict.fromkeys(f.node for f in runs):
-            if box in new:
-                layouts[box] = Stage(new[box].svg())
+            if box not in layouts:
+                opts = {**draw_options, "max_nodes": None, "collapse": False}
+                layouts[box] = Stage(Diagram(sub_trace(trace, members[box]), options(**opts)).svg())
             drawn[box], self.boxes[box] = layouts[box], {"svg": layouts[box].svg, "title": titles[box]}
         self.frames: list = []
         state, widths, done = {}, {}, -1

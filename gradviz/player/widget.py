@@ -25,7 +25,7 @@ from .folded import fold_runs
 from .frames import Frame, FrameBuilder
 from .inside import Inside
 from . import codeview
-from .html import _uids, folding, markup, record_graph, remap, script
+from .html import _uids, markup, record_graph, remap, script
 from .mathtext import esc, preview
 from .stage import Stage
 
@@ -95,10 +95,9 @@ class Stepper(anywidget.AnyWidget):
                  jacobians: bool = True, interval_ms: int = 1200, unroll: bool = False, **draw_options):
         super().__init__()
         # the backward writes .grad as it runs (read it halfway from another cell); Reset puts it back
-        self.recording, diagram = record_graph(
+        self.recording, svg, self._owners, self._titles = record_graph(
             tensors, names, draw_options, jacobians, gradient=gradient, model=model, retain_graph=retain_graph,
             write_grads=True, unroll=unroll)
-        svg, (self._owners, self._titles) = diagram.svg(), folding(diagram)
         self.trace = self.recording.trace
         self.jacobians = jacobians
         self._draw_options = draw_options      # as the graph was laid out: a box opened is laid out alike

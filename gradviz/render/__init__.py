@@ -15,11 +15,11 @@ from ..tracing import Trace
 from .backends import GraphvizNotFoundError, GraphvizRenderError, GraphvizTimeoutError, render_backend
 from .classic import make_dot
 from .collapse import View, plan
-from .diagram import Diagram, lay_out
+from .diagram import Diagram
 from .dot import DrawOptions, options, to_digraph, to_dot
 from .theme import DARK, LIGHT, Theme
 
-__all__ = ["draw", "make_dot", "layout_svg", "to_dot", "to_digraph", "render_backend", "Diagram", "lay_out", "Theme",
+__all__ = ["draw", "make_dot", "layout_svg", "to_dot", "to_digraph", "render_backend", "Diagram", "Theme",
            "LIGHT", "DARK", "DrawOptions", "View", "plan", "GraphvizNotFoundError", "GraphvizRenderError",
            "GraphvizTimeoutError"]
 

@@ -10,19 +10,13 @@ Every call has a time limit (`timeout_s()`: GRADVIZ_GRAPHVIZ_TIMEOUT seconds, 60
 a graph too big to lay out raises GraphvizTimeoutError naming `max_nodes=` and `collapse=`
 instead of keeping the notebook busy for minutes. `dot` is killed; the WebAssembly build
 cannot be interrupted, so its worker thread is left to finish in the background.
-
-`render_svgs` lays out several graphs (a page's diagram and the boxes it can open) with one `dot`
-process, which reads them one after another and writes one SVG each: starting `dot` costs about as
-much as laying out a small graph. Each graph keeps its own time limit.
 """
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 import threading
-import time
 
 ENV_VAR = "GRADVIZ_RENDER_BACKEND"
 BACKENDS = ("auto", "system", "wasm")
@@ -190,84 +184,3 @@ def render(source: str, format: str = "svg", backend: str | None = None) -> byte
 
 def render_svg(source: str, backend: str | None = None) -> str:
     return render(source, "svg", backend).decode("utf-8")
-
-
-_SVG_START, _SVG_END = b"<?xml", b"</svg>"   # each graph's document (text in it is escaped: no "<" inside)
-
-
-def render_svgs(sources: list, backend: str | None = None) -> list:
-    """The SVG of each DOT source in `sources`, as `render_svg` makes it, laid out by one `dot` process.
-    Where that run fails (a graph Graphviz refuses, or one that needs the -Gnewrank retry), each graph
-    is laid out alone, so each gets the error, or the retry, that `render_svg` gives it. The
-    WebAssembly build starts no process: it lays the graphs out one by one."""
-    if len(sources) < 2 or render_backend(backend) == "wasm":
-        return [render_svg(s, backend) for s in sources]
-    code, out = _run_each_limited([system_dot(), "-Tsvg"], sources)
-    starts = list(_find_all(out, _SVG_START))
-    if code != 0 or len(starts) != len(sources):
-        return [render_svg(s, backend) for s in sources]
-    docs = [out[a:b].decode("utf-8") for a, b in zip(starts, [*starts[1:], len(out)])]
-    return docs[:1] + [_LATER_PAGE.sub("", doc, count=1) for doc in docs[1:]]
-
-
-# dot (2.43) names the graph group of every graph after its input's first as a later page of one
-# document ("page0,1_graph0"); alone, each graph's is "graph0"
-_LATER_PAGE = re.compile(r'(?<=<g id=")page\d+,\d+_(?=graph\d*" class="graph")')
-
-
-def _find_all(data: bytes, part: bytes):
-    at = data.find(part)
-    while at >= 0:
-        yield at
-        at = data.find(part, at + 1)
-
-
-def _run_each_limited(cmd: list, sources: list) -> tuple:
-    """(exit status, stdout) of `cmd` reading every source in turn, killed when one graph takes longer
-    than the time limit since the one before it was written out (the limit of one render, per graph)."""
-    limit = timeout_s()
-    out = bytearray()
-    seen = {"done": 0, "at": time.monotonic()}    # graphs written out, and when the last one was
-    with subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
-
-        def feed() -> None:
-            try:
-                proc.stdin.write("\n".join(sources).encode("utf-8"))
-                proc.stdin.close()
-            except OSError:     # dot stopped reading (it failed or was killed): its status says why
-                pass
-
-        def read() -> None:
-            for chunk in iter(lambda: proc.stdout.read1(1 << 16), b""):
-                start = max(0, len(out) - len(_SVG_END) + 1)   # an end tag split between two chunks counts once
-                out.extend(chunk)
-                done = out.count(_SVG_END, start)
-                if done:
-                    seen["done"], seen["at"] = seen["done"] + done, time.monotonic()
-
-        workers = [threading.Thread(target=f, daemon=True) for f in (feed, read, proc.stderr.read)]
-        for w in workers:
-            w.start()
-        over = _wait_each(proc, seen, limit)
-        for w in workers:
-            w.join()
-    if over:
-        raise timeout_error(sources[min(seen["done"], len(sources) - 1)], limit,
-                            f"Graphviz's {os.path.basename(cmd[0])}")
-    return proc.returncode, bytes(out)
-
-
-def _wait_each(proc: subprocess.Popen, seen: dict, limit: float) -> bool:
-    """Wait for `proc`, allowing each graph `limit` seconds from the last one written out (seen["at"]);
-    True when one ran over (`proc` is then killed)."""
-    while True:
-        left = seen["at"] + limit - time.monotonic()
-        if left > 0:
-            try:
-                proc.wait(left)
-                return False
-            except subprocess.TimeoutExpired:
-                continue                     # a graph may have been written out meanwhile: look again
-        proc.kill()
-        proc.wait()
-        return True

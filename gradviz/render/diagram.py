@@ -61,7 +61,8 @@ class Diagram:
 
     def svg(self) -> str:
         """The laid-out diagram as an SVG document (a string)."""
-        lay_out([self])
+        if self._svg is None:
+            self._svg = self._with_tooltips(backends.render_svg(self.source))
         return self._svg
 
     def _with_tooltips(self, svg: str) -> str:
@@ -129,11 +130,3 @@ class Diagram:
             hidden += " (folded to fit a few screens; max_nodes=None or collapse=False draws every node)"
         return f"<gradviz.Diagram: {len(self.view.nodes) + len(self.view.groups)} nodes, " \
                f"{len(self.view.edges)} edges{hidden}>"
-
-
-def lay_out(diagrams) -> None:
-    """Lay out every diagram of `diagrams` not laid out yet, all in one Graphviz call (a page's diagram
-    and its boxes: one `dot` process, not one each); each then has the SVG its own `.svg()` gives."""
-    todo = [d for d in dict.fromkeys(diagrams) if d._svg is None]
-    for d, svg in zip(todo, backends.render_svgs([d.source for d in todo])):
-        d._svg = d._with_tooltips(svg)
