@@ -21,6 +21,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+PlaywrightTimeoutError = pytest.importorskip("playwright.sync_api").TimeoutError
 
 from tests.support.browser_support import chromium, require_browser
 from tests.support.player_checks import CONTRAST, SEE_STEP
@@ -140,10 +141,20 @@ def _accept_dialog(page) -> None:
     """On a loaded machine the front end may open a dialog (a kernel to choose, a slow server)
     before the notebook is ready; it would swallow the menu clicks, so its default is taken."""
     accept = page.locator(".jp-Dialog .jp-mod-accept")
-    if accept.count():
-        print("jupyter dialog:", page.locator(".jp-Dialog").first.inner_text().replace("\n", " | "))
-        accept.first.click()
-        page.locator(".jp-Dialog").first.wait_for(state="detached", timeout=30_000)
+    if not accept.count():
+        return
+    print("jupyter dialog:", page.locator(".jp-Dialog").first.inner_text().replace("\n", " | "))
+    # a click made while the dialog is still being built can be lost on a loaded machine: click
+    # again until the dialog goes, a few times at most
+    for attempt in range(4):
+        if accept.count():
+            accept.first.click()
+        try:
+            page.locator(".jp-Dialog").first.wait_for(state="detached", timeout=15_000)
+            return
+        except PlaywrightTimeoutError:
+            if attempt == 3:
+                raise
 
 
 def _wait_for_panel(page, text: str, index: int = 0) -> None:
