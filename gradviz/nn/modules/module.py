@@ -306,6 +306,29 @@ class Module:
                 raise AttributeError(f"`{item}` is not an nn.Module")
         return module
 
+    def get_parameter(self, target: str):
+        """The Parameter at a dotted path ('blocks.0.attn.weight'), with torch's errors."""
+        owner, name = self._get_owner(target)
+        param = getattr(owner, name)
+        if not isinstance(param, Parameter):
+            raise AttributeError(f"`{name}` is not an nn.Parameter")
+        return param
+
+    def get_buffer(self, target: str):
+        """The buffer at a dotted path ('bn.running_mean'), with torch's errors."""
+        owner, name = self._get_owner(target)
+        if name not in owner._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return getattr(owner, name)
+
+    def _get_owner(self, target: str):
+        """(the submodule that holds the attribute a dotted path names, the attribute's name)."""
+        path, _, name = target.rpartition(".")
+        owner = self.get_submodule(path)
+        if not hasattr(owner, name):
+            raise AttributeError(f"{owner._get_name()} has no attribute `{name}`")
+        return owner, name
+
     def to_empty(self, *, device, recurse: bool = True):
         """Parameters and buffers replaced by uninitialized ones (torch.empty_like) on device; the
         Parameter objects stay, as .to() keeps them."""
