@@ -170,9 +170,15 @@ class _InferenceMode(threading.local):
 
 
 class InferenceTensors:
-    """`made` turns on (in every thread) with the first inference tensor: until then the write and
-    recording paths skip their checks for one (a class attribute: cheaper to read than a thread's)."""
+    """Process-wide, in class attributes (cheaper to read than a thread's): `made` turns on with the
+    first inference tensor, and until then the write and recording paths skip their checks for one."""
     made = False
+    lock = threading.Lock()
+
+
+# inference_mode contexts open in any thread: a tensor being made reads its thread's mode only while
+# there is one (a module global: one load per tensor made)
+inference_contexts = 0
 
 
 INFERENCE = _InferenceMode()
@@ -218,7 +224,7 @@ class Tensor:
         self._accum = None
         self.name = name
         self._vc = 0
-        if INFERENCE.on:
+        if inference_contexts and INFERENCE.on:
             self._inference = InferenceTensors.made = True
         if requires_grad:
             self._set_requires_grad(True, "Only Tensors of floating point and complex dtype can require gradients")
@@ -246,7 +252,7 @@ class Tensor:
         t._accum = None
         t.name = None
         t._vc = 0
-        if INFERENCE.on:   # made inside inference_mode: an inference tensor (the slot stays unset otherwise)
+        if inference_contexts and INFERENCE.on:   # an inference tensor (the slot stays unset otherwise)
             t._inference = InferenceTensors.made = True
         return t
 

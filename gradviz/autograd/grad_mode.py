@@ -5,7 +5,8 @@ import functools
 import inspect
 import threading
 
-from ..tensor import INFERENCE
+from .. import tensor as _tensor
+from ..tensor import INFERENCE, InferenceTensors
 
 
 class _State(threading.local):
@@ -114,11 +115,15 @@ class inference_mode(_GradMode):
         self._prev, self._prev_inference = is_grad_enabled(), INFERENCE.on
         _set(not self.enabled)   # torch's guard: inference_mode(False) turns grad mode on
         INFERENCE.on = self.enabled
+        with InferenceTensors.lock:
+            _tensor.inference_contexts += 1
         return self
 
     def __exit__(self, *exc):
         _set(self._prev)
         INFERENCE.on = self._prev_inference
+        with InferenceTensors.lock:
+            _tensor.inference_contexts -= 1
         return False
 
     def __call__(self, fn):
