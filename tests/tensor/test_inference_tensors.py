@@ -2,6 +2,9 @@
 refused an in-place write or requires_grad outside it, and is refused when a recorded node would
 save it for backward (torch's words); a view of a normal tensor made inside stays normal. gradviz
 refuses before writing anything, where torch's kernel has already written when it raises."""
+import sys
+import threading
+
 import pytest
 
 import gradviz
@@ -77,3 +80,21 @@ def test_a_decorated_model_call_gives_inference_outputs():
     out = predict(gradviz.ones(1, 2))
     assert out.is_inference() and not out.requires_grad
     assert not lin.weight.is_inference()
+
+
+def test_inference_mode_in_one_thread_makes_no_inference_tensors_in_another():
+    entered, checked = threading.Event(), threading.Event()
+
+    def infer():
+        with gradviz.inference_mode():
+            entered.set()
+            checked.wait()
+
+    thread = threading.Thread(target=infer)
+    thread.start()
+    entered.wait()
+    made_here = gradviz.ones(2) * 2
+    checked.set()
+    thread.join()
+    assert not made_here.is_inference()
+    assert sys.modules["gradviz.tensor"].inference_contexts == 0   # every context closed is counted out
