@@ -7,6 +7,7 @@ gradviz/__init__.py loads right after this module. This module holds no math of 
 from __future__ import annotations
 
 import operator
+import threading
 import warnings
 
 import numpy as np
@@ -162,12 +163,40 @@ def _unwrap_nested(data):
 _new_object = object.__new__   # bound once: Tensor._make runs once per op
 
 
+class _InferenceMode(threading.local):
+    """Whether torch.inference_mode is on in this thread (gradviz.autograd's inference_mode sets it):
+    a tensor made while it is on is an inference tensor, as torch's are."""
+    on = False
+
+
+class InferenceTensors:
+    """Process-wide, in class attributes (cheaper to read than a thread's): `made` turns on with the
+    first inference tensor, and until then the write and recording paths skip their checks for one."""
+    made = False
+    lock = threading.Lock()
+
+
+# inference_mode contexts open in any thread: a tensor being made reads its thread's mode only while
+# there is one (a module global: one load per tensor made)
+inference_contexts = 0
+
+
+INFERENCE = _InferenceMode()
+INFERENCE_WRITE = ("Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone "
+                   "to get a normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 "
+                   "for more details.")
+INFERENCE_SAVED = ("Inference tensors cannot be saved for backward. Please do not use Tensors created in inference "
+                   "mode in computation tracked by autograd. To work around this, you can make a clone to get a "
+                   "normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
+                   "`torch.inference_mode()`.")
+
+
 @numpy_names   # x.sum(axis=0, keepdims=True): torch's methods take NumPy's names too
 class Tensor:
     """A multi-dimensional array that records the ops applied to it."""
 
     __slots__ = ("_data", "_grad", "_grad_fn", "output_nr", "_requires_grad", "_accum", "name", "_vc", "_view",
-                 "_wrapped", "__weakref__", "__dict__")
+                 "_wrapped", "_inference", "__weakref__", "__dict__")
     # _wrapped: set (True) only on a Python number made a 0-d operand; __dict__: a learner's own
     # attributes (t.g = ...), as torch's tensors take them
     __array_priority__ = 1000   # numpy scalars defer to Tensor's reflected operators
@@ -195,6 +224,8 @@ class Tensor:
         self._accum = None
         self.name = name
         self._vc = 0
+        if inference_contexts and INFERENCE.on:
+            self._inference = InferenceTensors.made = True
         if requires_grad:
             self._set_requires_grad(True, "Only Tensors of floating point and complex dtype can require gradients")
 
@@ -221,6 +252,8 @@ class Tensor:
         t._accum = None
         t.name = None
         t._vc = 0
+        if inference_contexts and INFERENCE.on:   # an inference tensor (the slot stays unset otherwise)
+            t._inference = InferenceTensors.made = True
         return t
 
     @property
@@ -257,6 +290,8 @@ class Tensor:
             return self
         if requires_grad and self._data.dtype.kind not in "fc":
             raise RuntimeError(int_message)
+        if requires_grad and not INFERENCE.on and getattr(self, "_inference", False):
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         self._requires_grad = bool(requires_grad)
         if requires_grad and _code_lines.tracking_sources:
             _code_lines.remember_leaf_source(self, 2)   # the line that made this leaf: its AccumulateGrad's line
@@ -544,7 +579,8 @@ class Tensor:
         return self._data.size * self._data.itemsize
 
     def is_inference(self) -> bool:
-        return False   # (inference_mode records nothing, but makes no inference tensors)
+        """Was self made inside torch.inference_mode?"""
+        return getattr(self, "_inference", False)
 
     def get_device(self) -> int:
         """-1 on the CPU, else the GPU's index, as torch numbers them."""
@@ -592,6 +628,8 @@ class Tensor:
     def _writable(self):
         """self's array, made writable: a read-only NumPy view of writable memory is opened;
         memory nobody may write (a read-only array from the user) is replaced by a copy."""
+        if not INFERENCE.on and getattr(self, "_inference", False):
+            raise RuntimeError(INFERENCE_WRITE)   # checked before any write: nothing half-written
         a = self._data
         if not backend.writeable(a):
             try:
@@ -622,7 +660,8 @@ class Tensor:
         if not self._records(other) and not self._carries_tangent(other):
             arr = other._data if isinstance(other, Tensor) else other
             self._check_overlap()
-            if backend.writeable(self._data):
+            inference = InferenceTensors.made and getattr(self, "_inference", False)
+            if backend.writeable(self._data) and not inference:   # an inference tensor: _writable refuses
                 try:
                     ufunc(self._data, arr, out=self._data, casting="same_kind")
                 except (TypeError, ValueError):   # casting or broadcasting: let the op say it

@@ -361,6 +361,23 @@ class _Methods:
             _forward_ad.overwrite(self, source)
         return self
 
+    def apply_(self, callable):
+        """Each element replaced by callable(element), one Python call per element in order (an
+        expanded tensor's shared memory is visited once per element that reads it), as torch's
+        CPU loop; like torch's, it records no history and leaves the version as it was."""
+        if self.requires_grad:
+            raise RuntimeError("Can't call apply_() on Variable that requires grad. Use var.detach().apply_() instead.")
+        if self.device.type != "cpu":
+            raise TypeError("apply_ is only implemented on CPU tensors")
+        a = self._writable()
+        convert = bool if a.dtype == np.bool_ else int if a.dtype.kind in "iu" else float
+        for index in np.ndindex(a.shape):
+            value = callable(a[index].item())
+            if not isinstance(value, dtypes.NUMBERS):
+                raise TypeError(f"must be real number, not {type(value).__name__}")
+            a[index] = convert(value)
+        return self
+
     def zero_(self):
         if self._records():
             return self._inplace_op(lambda s: _apply(ZERO, (s,)), overlap=True)

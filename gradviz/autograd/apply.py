@@ -16,7 +16,7 @@ from ..ops.core import NUMPY, as_array, namespace, shape_error
 from .grad_mode import _formula
 from ..ops.op import Op
 from ..scope import _state as _scope_state
-from ..tensor import Tensor
+from ..tensor import INFERENCE, INFERENCE_SAVED, InferenceTensors, Tensor
 from .fast_paths import edges as _edges, forward as _forward   # one global load each, not two
 from . import forward_ad as _forward_ad
 from .describe import describe_node
@@ -80,6 +80,8 @@ def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
         result = outs = tuple(share_version(Tensor._make(o, node, i), inputs, op) for i, o in enumerate(outs))
     if keeps is not None:
         node.kept = kept
+    if InferenceTensors.made:
+        _refuse_saved_inference(node)
     if code_lines.tracking_sources:
         code_lines.remember_source(node, 2)
     if events._listeners:
@@ -87,6 +89,15 @@ def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
         info = describe_node(node)
         events.emit(events.NodeCreated(node, tuple(inputs), outs, node.scope, info))
     return result
+
+
+def _refuse_saved_inference(node) -> None:
+    """torch's refusal of an inference tensor that a recorded node would save for its backward
+    (one it only passes a gradient to, as add's, is allowed)."""
+    names = node.op.arg_names
+    for key in node._kept_names():
+        if key in names and getattr(node.inputs[names.index(key)], "_inference", False):
+            raise RuntimeError(INFERENCE_SAVED)
 
 
 def _forward_keeping(op: Op, inputs: tuple, params: tuple):
@@ -117,6 +128,8 @@ def share_version(view, inputs, op=None):
         xp = NUMPY if type(data) is ndarray else namespace(data)
         for t in inputs:
             if arrays_share(xp, t._data, data):
+                if INFERENCE.on and not getattr(t, "_inference", False):
+                    del view._inference   # made in inference mode, a view of a normal tensor is normal
                 counter = view._vc = t._counter()
                 meta = t._view
                 if meta is not None and meta.creation != DEFAULT:

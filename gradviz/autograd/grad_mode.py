@@ -5,9 +5,12 @@ import functools
 import inspect
 import threading
 
+from .. import tensor as _tensor
+from ..tensor import INFERENCE, InferenceTensors
+
+
 class _State(threading.local):
     enabled = True   # the class default is what every new thread sees
-    inference = False
 
 
 _state = _State()
@@ -19,7 +22,7 @@ def is_grad_enabled() -> bool:
 
 def is_inference_mode_enabled() -> bool:
     """True inside inference_mode() (which also turns grad mode off)."""
-    return _state.inference
+    return INFERENCE.on
 
 
 def _set(mode: bool) -> None:
@@ -97,7 +100,8 @@ class enable_grad(_GradMode):
 
 class inference_mode(_GradMode):
     """torch.inference_mode: no_grad that is_inference_mode_enabled() reports; inference_mode(False)
-    turns grad mode on, as torch's guard does. Tensors made inside are ordinary tensors."""
+    turns grad mode on, as torch's guard does. Tensors made inside are inference tensors: written in
+    place outside it, or saved for a backward, they raise torch's errors."""
 
     def __new__(cls, mode=True):
         if callable(mode) and not isinstance(mode, bool):
@@ -108,14 +112,18 @@ class inference_mode(_GradMode):
         self.enabled = bool(mode)
 
     def __enter__(self):
-        self._prev, self._prev_inference = is_grad_enabled(), _state.inference
+        self._prev, self._prev_inference = is_grad_enabled(), INFERENCE.on
         _set(not self.enabled)   # torch's guard: inference_mode(False) turns grad mode on
-        _state.inference = self.enabled
+        INFERENCE.on = self.enabled
+        with InferenceTensors.lock:
+            _tensor.inference_contexts += 1
         return self
 
     def __exit__(self, *exc):
         _set(self._prev)
-        _state.inference = self._prev_inference
+        INFERENCE.on = self._prev_inference
+        with InferenceTensors.lock:
+            _tensor.inference_contexts -= 1
         return False
 
     def __call__(self, fn):

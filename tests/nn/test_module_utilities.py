@@ -1,6 +1,7 @@
 """The smaller names learners' programs reach for, against torch: nn.ParameterDict, nn.PReLU,
 nn.Unflatten, nn.DataParallel (on a machine without an accelerator it wraps the module and
-calls it), nn.utils.skip_init, nn.init.orthogonal_ and LSTM/GRU/RNN.flatten_parameters()."""
+calls it), nn.utils.skip_init, nn.init.orthogonal_, LSTM/GRU/RNN.flatten_parameters() and
+Module.get_parameter/get_buffer."""
 from __future__ import annotations
 
 
@@ -340,4 +341,19 @@ def test_adaptive_max_pool1d():
         pool(torch.randn(7))
     except RuntimeError as e:
         print(e)
+    """)
+
+
+def test_get_parameter_and_get_buffer():
+    same_output("""
+    nn = torch.nn
+    m = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
+    print(m.get_parameter("0.weight") is m[0].weight, m.get_buffer("1.running_mean") is m[1].running_mean)
+    for call, target in [("get_parameter", "weight"), ("get_parameter", "0.nope"), ("get_parameter", "1.running_mean"),
+                         ("get_parameter", "2.weight"), ("get_parameter", ""), ("get_buffer", "1.weight"),
+                         ("get_buffer", "1.nope"), ("get_buffer", "1.num_batches_tracked")]:
+        try:
+            print(getattr(m, call)(target))
+        except AttributeError as error:
+            print(error)
     """)

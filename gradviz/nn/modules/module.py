@@ -306,6 +306,25 @@ class Module:
                 raise AttributeError(f"`{item}` is not an nn.Module")
         return module
 
+    def get_parameter(self, target: str):
+        """The Parameter at a dotted path ('blocks.0.attn.weight'), with torch's errors."""
+        return self._get_attribute(target, lambda owner, name: isinstance(getattr(owner, name), Parameter),
+                                   "is not an nn.Parameter")
+
+    def get_buffer(self, target: str):
+        """The buffer at a dotted path ('bn.running_mean'), with torch's errors."""
+        return self._get_attribute(target, lambda owner, name: name in owner._buffers, "is not a buffer")
+
+    def _get_attribute(self, target: str, is_kind, not_kind: str):
+        """The attribute a dotted path names, when is_kind(its owner, its name) holds."""
+        path, _, name = target.rpartition(".")
+        owner = self.get_submodule(path)
+        if not hasattr(owner, name):
+            raise AttributeError(f"{owner._get_name()} has no attribute `{name}`")
+        if not is_kind(owner, name):
+            raise AttributeError(f"`{name}` {not_kind}")
+        return getattr(owner, name)
+
     def to_empty(self, *, device, recurse: bool = True):
         """Parameters and buffers replaced by uninitialized ones (torch.empty_like) on device; the
         Parameter objects stay, as .to() keeps them."""
