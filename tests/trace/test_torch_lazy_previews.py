@@ -105,7 +105,8 @@ def test_two_threads_reading_one_preview_both_get_its_values():
 
 
 def test_a_tensor_with_no_strided_data_is_described_by_its_shape_at_once():
-    sparse = torch.sparse_coo_tensor(torch.tensor([[0, 1], [1, 0]]), torch.tensor([1.0, 2.0]), (2, 2))
+    sparse = torch.sparse_coo_tensor(torch.tensor([[0, 1], [1, 0]]), torch.tensor([1.0, 2.0]), (2, 2),
+                                     check_invariants=True)
     meta = torch.empty(3, 4, device="meta")
     for t in (sparse, meta):
         p = Previews().of(t)
