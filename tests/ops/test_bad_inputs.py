@@ -2533,6 +2533,20 @@ CASES = [
      ('E', 'TypeError', "empty(): argument 'size' (position 1) must be tuple of ints, but found element of type float at pos 0")),
     ('nn', 'torch.nn.Bilinear(2, 2.5, 3)',
      ('E', 'TypeError', 'empty(): argument \'size\' failed to unpack the object at pos 3 with error "type must be tuple of ints,but got float"')),
+    ('autograd', 'x = torch.ones(3); torch.autograd.grad(x.sum(), torch.ones(3, requires_grad=True))',
+     ('E', 'RuntimeError', 'element 0 of tensors does not require grad and does not have a grad_fn')),
+    ('autograd', 'x = torch.ones(3); torch.autograd.grad(x.sum(), x)',
+     ('E', 'RuntimeError', 'element 0 of tensors does not require grad and does not have a grad_fn')),
+    ('autograd', 'x = torch.ones(3, requires_grad=True); torch.autograd.grad(x * 2, torch.ones(3))',
+     ('E', 'RuntimeError', 'grad can be implicitly created only for scalar outputs')),
+    ('autograd', 'x = torch.ones(3, requires_grad=True); torch.autograd.grad([x.sum(), torch.ones(3).sum()], torch.ones(3))',
+     ('E', 'RuntimeError', 'element 1 of tensors does not require grad and does not have a grad_fn')),
+    ('create', "torch.tensor([1, 'a'])",
+     ('E', 'TypeError', "new(): invalid data type 'str'")),
+    ('create', "torch.tensor([[1, 2], [3, 'a']])",
+     ('E', 'TypeError', "new(): invalid data type 'str'")),
+    ('create', "torch.tensor([['a', 1]])",
+     ('E', 'ValueError', "too many dimensions 'str'")),
 ]
 
 # snippet -> why gradviz's outcome differs from PyTorch's (the row still runs: it must fail this way or pass)
