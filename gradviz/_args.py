@@ -40,6 +40,21 @@ def int_sizes(fn: str, arg: str, sizes: tuple, keyword: bool = False) -> tuple:
     return tuple(int(s) for s in items)
 
 
+def typename(obj) -> str:
+    """torch.typename: 'torch.FloatTensor' for a tensor, a function's or class's own qualified name,
+    else its class's ('int', 'numpy.ndarray')."""
+    if is_tensor(obj):
+        return obj.type()
+    module = getattr(obj, "__module__", "") or ""
+    if hasattr(obj, "__qualname__"):
+        qualname = obj.__qualname__
+    elif hasattr(obj, "__name__"):
+        qualname = obj.__name__
+    else:
+        module, qualname = type(obj).__module__ or "", type(obj).__qualname__
+    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
+
+
 def argument_error(fn: str, param: str, position: int, expected: str, got: str) -> TypeError:
     """torch's parser's TypeError for an argument of the wrong type ("mm(): argument 'mat2'
     (position 2) must be Tensor, not list"), its parts kept in .argument: the Tensor method
