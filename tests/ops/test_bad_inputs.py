@@ -2571,6 +2571,18 @@ CASES = [
      ('E', 'TypeError', 'int is not a Module subclass')),
     ('leniency', 'torch.nn.functional.nll_loss(torch.randn(5), torch.tensor([1, 2]))',
      ('E', 'ValueError', 'For 1D input, 1D target must have size 1, but got target size: 2')),
+    ('leniency', 'x = torch.ones(3, requires_grad=True); x.grad = x',
+     ('E', 'RuntimeError', "can't assign Variable as its own grad")),
+    ('leniency', 'torch.autograd.grad(torch.ones(1, requires_grad=True).sum(), [])',
+     ('E', 'RuntimeError', '`inputs` argument to `grad()` cannot be empty.')),
+    ('nn', 'torch.nn.Parameter(torch.ones(2, dtype=torch.int64))',
+     ('E', 'RuntimeError', 'Only Tensors of floating point and complex dtype can require gradients')),
+    ('nn', 'torch.nn.Parameter(torch.ones(2, dtype=torch.int64), requires_grad=False)',
+     ('object', 'Parameter')),
+    ('nn', 'torch.nn.Parameter([1., 2.])',
+     ('E', 'AttributeError', "'list' object has no attribute 'detach'")),
+    ('nn', "torch.save(torch.ones(2), '/nonexistent/dir/x.pt')",
+     ('E', 'RuntimeError', 'Parent directory /nonexistent/dir does not exist.')),
 ]
 
 # snippet -> why gradviz's outcome differs from PyTorch's (the row still runs: it must fail this way or pass)
