@@ -18,6 +18,43 @@ def type_name(value) -> str:
     return cls.__name__ if heap or cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
 
 
+def int_sizes(fn: str, arg: str, sizes: tuple, keyword: bool = False) -> tuple:
+    """sizes (given as f(2, 3), f((2, 3)) or arg=(2, 3)) as ints; torch's TypeError for one that is
+    not an int (a float, None; a bool only first), worded as its parser words each form."""
+    packed = keyword or len(sizes) == 1 and isinstance(sizes[0], (tuple, list))
+    items = tuple(sizes[0]) if packed else sizes
+    for i, s in enumerate(items):
+        if type(s) is not int and (isinstance(s, bool) and i == 0 or not hasattr(type(s), "__index__")):
+            what = type_name(s)
+            if i > 0:   # past the first size torch's parser unpacks the sequence item by item
+                raise TypeError(f"{fn}(): argument '{arg}' failed to unpack the object at pos {i + 1} with error "
+                                f"\"type must be tuple of ints,but got {what}\"")
+            if keyword:
+                raise TypeError(f"{fn}(): argument '{arg}' must be tuple of ints, not {type_name(sizes[0])}")
+            if packed:
+                raise TypeError(f"{fn}(): argument '{arg}' (position 1) must be tuple of ints, but found element of "
+                                f"type {what} at pos 0")
+            if len(items) > 1:   # torch then reads the first size as the whole argument
+                raise TypeError(f"{fn}() takes 1 positional argument but {len(items)} were given")
+            raise TypeError(f"{fn}(): argument '{arg}' (position 1) must be tuple of ints, not {what}")
+    return tuple(int(s) for s in items)
+
+
+def typename(obj) -> str:
+    """torch.typename: 'torch.FloatTensor' for a tensor, a function's or class's own qualified name,
+    else its class's ('int', 'numpy.ndarray')."""
+    if is_tensor(obj):
+        return obj.type()
+    module = getattr(obj, "__module__", "") or ""
+    if hasattr(obj, "__qualname__"):
+        qualname = obj.__qualname__
+    elif hasattr(obj, "__name__"):
+        qualname = obj.__name__
+    else:
+        module, qualname = type(obj).__module__ or "", type(obj).__qualname__
+    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
+
+
 def argument_error(fn: str, param: str, position: int, expected: str, got: str) -> TypeError:
     """torch's parser's TypeError for an argument of the wrong type ("mm(): argument 'mat2'
     (position 2) must be Tensor, not list"), its parts kept in .argument: the Tensor method

@@ -9,7 +9,7 @@ import numpy as np
 
 from ._warn import warn
 from . import backend, dtypes, libm
-from ._args import check_number, check_tensor, invalid_arguments
+from ._args import check_number, check_tensor, int_sizes, invalid_arguments
 from ._calling import numpy_names
 from . import random as _random
 from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed,  # noqa: F401
@@ -32,13 +32,7 @@ def _size(size, keyword=None, negative: str | None = None, fn: str | None = None
         if size:
             raise TypeError("size given both as positional arguments and as size=")
         size = (keyword,)
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = tuple(size[0])
-    for s in size:
-        if not isinstance(s, int) and not (hasattr(s, "__index__") and not isinstance(s, float)):
-            raise TypeError(f"argument 'size' must be tuple of ints, but found element of type "
-                            f"{type(s).__name__} at pos {size.index(s)}")
-    size = tuple(int(s) for s in size)
+    size = int_sizes(fn or "empty", "size", size, keyword=isinstance(keyword, (tuple, list)))
     for s in size:
         if s < 0:
             raise RuntimeError(negative or f"Trying to create tensor with negative dimension {s}: {list(size)}")
@@ -142,7 +136,7 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False, *, layo
     _dtype_arg("full", dtype)
     if dtype is None:
         dtype = dtypes.from_numpy_dtype(dtypes.result_type((), (fill_value,)))
-    return _filled(fill_value, _size((tuple(size),)), dtype, device, requires_grad)
+    return _filled(fill_value, _size((tuple(size),), fn="full"), dtype, device, requires_grad)
 
 
 @numpy_names
@@ -293,21 +287,38 @@ def _linear_points(start, end, steps: int, np_dtype) -> np.ndarray:
     return out.astype(work).astype(np_dtype)
 
 
-def linspace(start, end, steps, *, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+_NO_STEPS = object()
+
+
+def _steps(fn: str, start, end, steps, base: str = "") -> int:
+    """The number of points; torch's list of signatures when it is left out or None."""
+    if steps is _NO_STEPS or steps is None:
+        given = (start, end) if steps is _NO_STEPS else (start, end, None)
+        signatures = tuple(f"{a} start, {b} end, int steps, {base}*, Tensor out = None, torch.dtype dtype = None, "
+                           "torch.layout layout = None, torch.device device = None, bool pin_memory = False, "
+                           "bool requires_grad = False"
+                           for a, b in (("Tensor", "Tensor"), ("Number", "Tensor"), ("Tensor", "Number"),
+                                        ("Number", "Number")))
+        raise TypeError(invalid_arguments(fn, given, {}, signatures).args[0] + "\n")
+    return int(_scalar(steps))
+
+
+def linspace(start, end, steps=_NO_STEPS, *, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
     dtypes.check_layout("linspace", layout)
-    steps = int(_scalar(steps))
+    steps = _steps("linspace", start, end, steps)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     np_dtype = dtypes.as_np(dtype or dtypes.get_default_dtype())
     return _finish(_linear_points(_scalar(start), _scalar(end), steps, np_dtype), None, device, requires_grad)
 
 
-def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+def logspace(start, end, steps=_NO_STEPS, base=10.0, *, dtype=None, layout=None, device=None,
+             requires_grad=False) -> Tensor:
     """torch's logspace (plain C++, no fused steps): ends in the dtype, their difference as a double
     step, exponents start + step * i (or end − step * (steps − 1 − i) from halfway) in doubles,
     pow(base, x) in doubles, then the dtype."""
     dtypes.check_layout("logspace", layout)
-    steps = int(_scalar(steps))
+    steps = _steps("logspace", start, end, steps, "float base = 10.0, ")
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     np_dtype = dtypes.as_np(dtype or dtypes.get_default_dtype())
@@ -394,7 +405,7 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, layout=N
         low, high = 0, low
     if size is None:
         raise TypeError("randint() missing 1 required positional arguments: \"size\"")
-    shape = _size((tuple(size),))
+    shape = _size((tuple(size),), fn="randint")
     low, high = int(low), int(high)
     _check_from_to(low, high)
     d = dtype or dtypes.int64
@@ -489,7 +500,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, layout=N
             raise TypeError("normal() received an invalid combination of arguments - got (float, float), but "
                             "expected a size with two numbers")
         _check_std(std)
-        shape = _size((tuple(size),))
+        shape = _size((tuple(size),), fn="normal")
         d = _floating(dtype, "normal_kernel_cpu")
         return _drawn(_random.normal(g, math.prod(shape), d.np, mean, std).reshape(shape), device, requires_grad)
     if s is not None and (backend.to_numpy(s) < 0).any():

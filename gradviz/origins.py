@@ -5,6 +5,7 @@ torch's own engine). The renderer and the player receive only a Trace or a Recor
 """
 from __future__ import annotations
 
+from ._args import type_name
 from .naming import caller_modules, caller_namespace, is_tensor, module_parameters, tensors_named
 from .tracing import Trace, build_trace
 from .tracing.recording import EngineRecording, Recording, ReplayRecording
@@ -26,6 +27,17 @@ def flat(tensors: tuple) -> tuple:
     if len(tensors) == 1 and isinstance(tensors[0], (tuple, list)):
         return tuple(tensors[0])
     return tuple(tensors)
+
+
+def check_tensors(tensors: tuple, fn: str | None = None) -> None:
+    """Every root is a tensor (gradviz's or torch's): a number, a list of numbers or a model is
+    refused by name, before anything is recorded."""
+    for i, t in enumerate(tensors):
+        if not (hasattr(t, "grad_fn") and hasattr(t, "requires_grad")):
+            hint = " (pass its output, or the loss computed from it)" if hasattr(t, "parameters") else ""
+            who = f"{fn}() " if fn else ""
+            raise TypeError(f"{who}expected tensors (a loss, or the outputs of a graph), but argument {i} is "
+                            f"{type_name(t)}{hint}")
 
 
 def torch_roots(tensors: tuple) -> bool:
@@ -97,6 +109,7 @@ def record(*tensors, gradient=None, names=None, model=None, retain_graph: bool =
     roots = flat(tensors)
     if not roots:
         raise TypeError("record() needs at least one tensor to run backward from (or a Trace)")
+    check_tensors(roots)
     caller = caller_namespace() if caller is None else caller
     if torch_roots(roots):
         return record_torch(roots, gradient=gradient, names=_given(names, caller), model=model, caller=caller,

@@ -175,6 +175,9 @@ def save(obj: Any, f, pickle_module=None, pickle_protocol: int = PROTOCOL, _use_
     _Pickler(buffer, protocol=pickle_protocol).dump(obj)
     payload = MAGIC + buffer.getvalue()
     if isinstance(f, (str, os.PathLike)):
+        parent = os.path.dirname(os.fspath(f))
+        if parent and not os.path.isdir(parent):
+            raise RuntimeError(f"Parent directory {parent} does not exist.")
         with open(f, "wb") as out:
             out.write(payload)
     else:

@@ -58,7 +58,10 @@ def _to_array(data, dtype=None, device=None):
         if isinstance(data, str):
             raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
         if isinstance(data, (list, tuple)) and any(isinstance(x, str) for x in _flat(data)):
-            raise ValueError("too many dimensions 'str'")
+            # torch reads the shape from the first items down: a str there is one more dimension
+            if isinstance(next(_flat(data)), str):
+                raise ValueError("too many dimensions 'str'")
+            raise TypeError("new(): invalid data type 'str'")
         if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
             data = _unwrap_nested(data)
         if isinstance(data, (list, tuple)) and any(x is None for x in _flat(data)):
@@ -310,6 +313,8 @@ class Tensor:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
                                 f"{type(value).__name__}")
+            if value is self:
+                raise RuntimeError("can't assign Variable as its own grad")
             if value._data.shape != self._data.shape:
                 raise RuntimeError(f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of "
                                    f"size '{list(self.shape)}'. Please ensure that the gradient and the tensor are "
@@ -462,11 +467,11 @@ class Tensor:
         return backend.to_numpy(self._data).tolist()
 
     def __float__(self):
-        if self._data.size != 1:
-            raise ValueError("only one element tensors can be converted to Python scalars")
-        if self.requires_grad:   # torch warns on float() only (not item(), int() or formatting)
+        if self.requires_grad:   # torch warns on float() only (not item(), int() or formatting), before its checks
             warn_once("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
                       "Consider using tensor.detach() first.")
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return float(self.item())
 
     def __int__(self):

@@ -719,9 +719,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
     single = isinstance(inputs, Tensor)
     inputs = (inputs,) if single else tuple(inputs)
-    for i, t in enumerate(inputs):
-        if not t.requires_grad:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    if not all(t.requires_grad for t in inputs):
+        _seeds(outputs, grad_outputs, create_graph)   # torch checks the outputs first: their errors come first
+        raise RuntimeError("One of the differentiated Tensors does not require grad")
     capture = [_root_edge(t) for t in inputs]
     run = Backward(outputs, grad_outputs, retain_graph, create_graph, accumulate=False, capture=capture,
                    targets={node for node, _ in capture}, run_targets=False).run()

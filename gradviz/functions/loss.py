@@ -45,11 +45,15 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
             return out.view(t.shape) if reduction == "none" else out
     if input.ndim == 0:
         raise ValueError("Expected 1 or more dimensions (got 0)")
-    if t.dtype not in (np.int64, np.uint8):
-        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {SCALAR_TYPE[t.dtype.name]}")
-    if input.ndim == 2 and t.shape != (input.shape[0],):
+    if input.ndim == 2 and (t.ndim == 0 or t.shape[0] != input.shape[0]):   # torch's nll_loss_nd, first
         raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
                          f"({t.shape[0] if t.ndim else 0}).")
+    if input.ndim == 1 and t.ndim == 1 and t.shape[0] != 1:
+        raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {t.shape[0]}")
+    if input.ndim <= 2 and t.ndim > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if t.dtype not in (np.int64, np.uint8):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {SCALAR_TYPE[t.dtype.name]}")
     spatial = input.ndim == 4
     bad = (t != ignore_index) & ((t < 0) | (t >= input.shape[1 if spatial else -1]))
     if bad.any():

@@ -251,7 +251,7 @@ def _softmax(op: Op, input, dim, dtype):
     """softmax or log_softmax: the input cast to dtype= first (ToCopyBackward0, as torch records it)."""
     if dtype is not None:
         input = input.to(dtype)
-    (d,) = normalize_dims(_implicit_dim(input, dim), input.ndim)
+    (d,) = normalize_dims(implicit_dim(input, dim, op.name), input.ndim)
     if input.numel():   # an empty tensor of any dtype passes through, as in torch
         lastdim = "_lastdim" if d == input.ndim - 1 or not input.ndim else ""
         floating_kernel(f"{op.name}{lastdim}_kernel_impl", input._data.dtype)
@@ -268,11 +268,12 @@ def log_softmax(input, dim=None, dtype=None):
     return _softmax(LOG_SOFTMAX, input, dim, dtype)
 
 
-def _implicit_dim(input, dim):
+def implicit_dim(input, dim, name: str = "softmax", stacklevel: int = 4):
+    """softmax's (log_softmax's, softmin's) dim when none is given, with torch's warning naming it."""
     if dim is not None:
         return dim
-    warnings.warn("Implicit dimension choice for softmax has been deprecated. Change the call to include dim=X "
-                  "as an argument.", stacklevel=4)
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X "
+                  "as an argument.", stacklevel=stacklevel)
     return 0 if input.ndim in (0, 1, 3) else 1
 
 

@@ -9,7 +9,7 @@ import numpy as np
 from .._warn import warn_once
 from .. import backend
 from ..autograd.apply import apply
-from .._args import argument_error, type_name
+from .._args import argument_error, int_sizes, type_name
 from ..ops.core import broadcast_shape
 from ..ops.reduce import normalize_dims
 from ..tensor import Tensor
@@ -38,28 +38,8 @@ def varargs(args: tuple) -> tuple:
     return args
 
 
-def _int_sizes(fn: str, arg: str, sizes: tuple) -> tuple:
-    """sizes (given as f(2, 3) or f((2, 3))) as ints; torch's TypeError for one that is not an int
-    (a float, a bool, None), worded as its parser words the two forms."""
-    packed = len(sizes) == 1 and isinstance(sizes[0], (tuple, list))
-    items = tuple(sizes[0]) if packed else sizes
-    for i, s in enumerate(items):
-        if type(s) is not int and (isinstance(s, bool) or not hasattr(type(s), "__index__")):
-            what = type_name(s)
-            if packed:
-                raise TypeError(f"{fn}(): argument '{arg}' (position 1) must be tuple of ints, but found element of "
-                                f"type {what} at pos {i}")
-            if i == 0 and len(items) > 1:   # torch then reads the first size as the whole argument
-                raise TypeError(f"{fn}() takes 1 positional argument but {len(items)} were given")
-            if i == 0:
-                raise TypeError(f"{fn}(): argument '{arg}' (position 1) must be tuple of ints, not {what}")
-            raise TypeError(f"{fn}(): argument '{arg}' failed to unpack the object at pos {i + 1} with error "
-                            f"\"type must be tuple of ints,but got {what}\"")
-    return tuple(int(s) for s in items)
-
-
 def _resolve_shape(shape, numel: int, fn: str = "reshape", arg: str = "shape") -> tuple:
-    shape = _int_sizes(fn, arg, shape)
+    shape = int_sizes(fn, arg, shape)
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
     for i, s in enumerate(shape):

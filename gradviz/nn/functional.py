@@ -23,7 +23,7 @@ from ..functions.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive
 from ..functions.pointwise import div_scalar, mul_scalar
 from ..functions.pointwise import gelu, sigmoid, softplus, tanh  # noqa: F401
 from ..functions.pointwise import leaky_relu as _leaky_relu, leaky_relu_ as _leaky_relu_, relu as _relu, relu_  # noqa: F401
-from ..functions.reduce import log_softmax, softmax  # noqa: F401
+from ..functions.reduce import implicit_dim as _implicit_dim, log_softmax, softmax  # noqa: F401
 # helpers under private names: torch.nn.functional has no `where` or `norm` of its own
 from ..functions.linalg import norm as _norm
 from ..functions.pointwise import masked_fill as _masked_fill, where as _where
@@ -120,7 +120,7 @@ def softsign(input):
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
-    return softmax(-input, dim, dtype)
+    return softmax(-input, _implicit_dim(input, dim, "softmin", 3), dtype)
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):

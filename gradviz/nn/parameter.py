@@ -12,6 +12,10 @@ class Parameter(Tensor):
 
     def __new__(cls, data=None, requires_grad=True):
         data = data if data is not None else creation.tensor([])
+        if not isinstance(data, Tensor):   # torch detaches what is not a plain tensor
+            raise AttributeError(f"'{type(data).__name__}' object has no attribute 'detach'")
+        if requires_grad and not (data.is_floating_point() or data.is_complex()):
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         t = Tensor._make(data._data)
         t.__class__ = cls
         if data._vc:   # the same storage, so the same version counter (torch's _make_subclass)

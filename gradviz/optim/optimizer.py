@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from .._args import typename
 from ..autograd.grad_mode import enable_grad
 from ..ops.core import broadcast_error
 from ..tensor import Tensor, zero_grads
@@ -29,14 +30,6 @@ required = _RequiredParameter()
 
 _SET_MESSAGE = ("optimizer parameters need to be organized in ordered collections, but the ordering of tensors in "
                 "sets will change between runs. Please use a list instead.")
-
-
-def typename(obj) -> str:
-    """torch.typename: 'torch.FloatTensor' for a tensor, the qualified class name otherwise."""
-    if isinstance(obj, Tensor):
-        return obj.type()
-    cls = type(obj)
-    return cls.__qualname__ if cls.__module__ in ("builtins", "__builtin__") else f"{cls.__module__}.{cls.__qualname__}"
 
 
 class Optimizer:

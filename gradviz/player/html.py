@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 
 from ..bulk import bulk
-from ..origins import flat, is_trace, record
+from ..origins import check_tensors, flat, is_trace, record
 from ..progress import MIN_ITEMS, progress
 from ..tracing import Trace
 from . import codeview, predict
@@ -240,6 +240,7 @@ def _roots(tensors) -> tuple:
     tensors = flat(tensors)
     if not tensors:
         raise TypeError("animate() needs at least one tensor to run backward from")
+    check_tensors(tensors)
     for i, t in enumerate(tensors):
         if not getattr(t, "requires_grad", False):
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")

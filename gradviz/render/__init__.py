@@ -9,7 +9,7 @@ Public API:
 """
 from __future__ import annotations
 
-from ..origins import flat, trace_of
+from ..origins import check_tensors, flat, trace_of
 from ..naming import caller_namespace
 from ..tracing import Trace
 from .backends import GraphvizNotFoundError, GraphvizRenderError, GraphvizTimeoutError, render_backend
@@ -54,6 +54,7 @@ def draw(*tensors, names=None, model=None, show_values: bool = True, show_grads:
         tensors = flat(tensors)
         if not tensors:
             raise TypeError("draw() needs at least one tensor (or a Trace)")
+        check_tensors(tensors, "draw")
         missing = [i for i, t in enumerate(tensors) if not getattr(t, "requires_grad", False)]
         if missing:
             raise ValueError(f"tensor {missing[0]} passed to draw() does not require grad, so it has no graph "

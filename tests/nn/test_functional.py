@@ -7,6 +7,7 @@ gradients, grad_fn names and running statistics are compared. Also nn.init's sta
 and the containers' parameters and diagram scopes.
 """
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -544,3 +545,22 @@ def test_a_map_of_scores_records_torchs_nll_loss2d(shape, reduction, loss):
     weight = rng.random(c)
     _same_loss_graph_as_torch(lambda lib, leaf: getattr(lib.nn.functional, loss)(
         leaf, lib.tensor(target), weight=lib.tensor(weight), reduction=reduction), x)
+
+
+IMPLICIT_DIM = {"F.softmax(x)": "softmax", "F.log_softmax(x)": "log_softmax", "F.softmin(x)": "softmin",
+                "nn.Softmax()(x)": "softmax", "nn.LogSoftmax()(x)": "log_softmax", "nn.Softmin()(x)": "softmin"}
+
+
+@pytest.mark.parametrize("lib", [gradviz, pytest.param(torch, marks=needs_torch)], ids=["gradviz", "torch"])
+def test_softmax_family_without_dim_warns_naming_the_function_as_torch_does(lib):
+    x = lib.tensor([[1.0, 2.0, 3.0], [0.0, 5.0, 1.0]])
+    for call, name in IMPLICIT_DIM.items():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = eval(call, {"F": lib.nn.functional, "nn": lib.nn, "x": x})
+        assert [str(w.message) for w in caught] == [f"Implicit dimension choice for {name} has been deprecated. "
+                                                    "Change the call to include dim=X as an argument."]
+        expected = {"softmax": np.exp(x.numpy()), "log_softmax": np.exp(x.numpy()), "softmin": np.exp(-x.numpy())}[name]
+        expected = expected / expected.sum(1, keepdims=True)
+        expected = np.log(expected) if name == "log_softmax" else expected
+        assert np.allclose(out.detach().numpy(), expected, atol=1e-6), call

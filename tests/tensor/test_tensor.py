@@ -3,8 +3,12 @@
 Printing is compared character for character with PyTorch (where it is installed) over
 many tensors, and against golden strings from PyTorch 2.13 (always).
 """
+import os
 import re
+import subprocess
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -725,6 +729,30 @@ def test_float_of_a_tensor_that_requires_grad_warns_as_torch_does(lib):
     assert warned == {"float": ["Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
                                 "behavior.\nConsider using tensor.detach() first."],
                       "item": [], "int": [], "format": [], "detached": []}
+
+
+FLOAT_OF_A_VECTOR = """
+import warnings, {lib} as torch
+x = torch.ones(3, requires_grad=True)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    try:
+        float(x)
+    except ValueError as error:
+        print(repr(str(error)))
+print([str(w.message).split(" (Triggered")[0] for w in caught])
+"""
+
+
+@pytest.mark.parametrize("lib", ["gradviz", pytest.param("torch", marks=needs_torch)])
+def test_float_of_a_vector_that_requires_grad_warns_then_refuses_as_torch_does(lib):
+    # in a fresh process: torch warns once per process, so an earlier float() would hide its warning
+    out = subprocess.run([sys.executable, "-c", FLOAT_OF_A_VECTOR.format(lib=lib)], capture_output=True, text=True,
+                         check=True, env={**os.environ, "PYTHONPATH": str(Path(gradviz.__file__).parents[1])}).stdout
+    assert out.splitlines() == [
+        "'only one element tensors can be converted to Python scalars'",
+        "['Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\\n"
+        "Consider using tensor.detach() first.']"]
 
 
 @pytest.mark.parametrize("lib", [gradviz, pytest.param(real_torch, marks=needs_torch)], ids=["gradviz", "torch"])

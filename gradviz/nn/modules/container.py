@@ -167,7 +167,7 @@ class ModuleList(Module):
         return iter(self._modules.values())
 
     def append(self, module):
-        setattr(self, str(len(self)), module)
+        self.add_module(str(len(self)), module)
         return self
 
     def extend(self, modules):
@@ -179,8 +179,12 @@ class ModuleList(Module):
         members = list(self._modules.values())
         members.insert(index, module)
         self._modules.clear()
-        for m in members:
-            self.append(m)
+        for i, m in enumerate(members):   # torch's insert moves members without add_module's checks
+            if isinstance(m, Module):
+                setattr(self, str(i), m)
+            else:
+                self._modules[str(i)] = m
+                object.__setattr__(self, str(i), m)
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError("ModuleList is not callable: iterate over it and call each module")
@@ -210,7 +214,7 @@ class ModuleDict(Module):
         return self._modules[key]
 
     def __setitem__(self, key: str, module):
-        setattr(self, key, module)
+        self.add_module(key, module)
 
     def __delitem__(self, key: str):
         del self._modules[key]
@@ -236,7 +240,7 @@ class ModuleDict(Module):
 
     def update(self, modules):
         for key, m in (modules.items() if hasattr(modules, "items") else modules):
-            setattr(self, key, m)
+            self[key] = m
 
     def pop(self, key: str):
         m = self._modules[key]

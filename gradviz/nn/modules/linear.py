@@ -15,7 +15,7 @@ class Linear(Module):
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None):
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
-        self.weight = Parameter(creation.empty(out_features, in_features, dtype=dtype))
+        self.weight = Parameter(creation.empty((out_features, in_features), dtype=dtype))
         if bias:
             self.bias = Parameter(creation.empty(out_features, dtype=dtype))
         else:
@@ -86,7 +86,7 @@ class Bilinear(Module):
                  dtype=None):
         super().__init__()
         self.in1_features, self.in2_features, self.out_features = in1_features, in2_features, out_features
-        self.weight = Parameter(creation.empty(out_features, in1_features, in2_features, dtype=dtype))
+        self.weight = Parameter(creation.empty((out_features, in1_features, in2_features), dtype=dtype))
         if bias:
             self.bias = Parameter(creation.empty(out_features, dtype=dtype))
         else:

@@ -11,6 +11,7 @@ from ...scope import scope
 from ...tensor import Tensor, zero_grads
 from ..parameter import Buffer, Parameter, is_lazy
 from ... import creation, dtypes
+from ..._args import typename as _typename
 from ..hooks import RemovableHandle, call_with_hooks, load_state_dict
 
 
@@ -384,10 +385,6 @@ def _addindent(text: str, spaces: int) -> str:
     if len(lines) == 1:
         return text
     return lines[0] + "\n" + "\n".join(" " * spaces + line for line in lines[1:])
-
-
-def _typename(obj) -> str:
-    return obj.type() if isinstance(obj, Tensor) else type(obj).__name__
 
 
 def _adopt(module: Module, name: str, old: str | None = None) -> None:
