@@ -437,3 +437,11 @@ def test_optim_public_names_are_torchs():
     left_out = {"SparseAdam"}
     public = {n for n in dir(gradviz.optim) if not n.startswith("_")}
     assert public == {n for n in dir(torch.optim) if not n.startswith("_")} - left_out
+
+
+def test_optim_all_is_torchs():
+    """`from torch.optim import *` brings what torch's __all__ lists, in its order, but SparseAdam."""
+    assert gradviz.optim.__all__ == [n for n in torch.optim.__all__ if n != "SparseAdam"]
+    namespace = {}
+    exec("from gradviz.optim import *", namespace)
+    assert {n for n in namespace if n != "__builtins__"} == set(gradviz.optim.__all__)
