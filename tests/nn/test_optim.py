@@ -263,6 +263,13 @@ SCHEDULERS = [
     ("OneCycleLR", dict(max_lr=0.5, total_steps=13)),
     ("OneCycleLR", dict(max_lr=[0.5, 0.2], epochs=3, steps_per_epoch=4, anneal_strategy="linear",
                         three_phase=True)),
+    ("MultiplicativeLR", dict(lr_lambda=lambda epoch: 0.95 - 0.01 * epoch)),
+    ("ConstantLR", dict(factor=0.3, total_iters=4)),
+    ("ConstantLR", dict()),
+    ("LinearLR", dict(start_factor=0.1, total_iters=6)),
+    ("LinearLR", dict(start_factor=1.0, end_factor=0.2, total_iters=9)),
+    ("PolynomialLR", dict(total_iters=8, power=2.0)),
+    ("PolynomialLR", dict()),
 ]
 
 
@@ -373,7 +380,8 @@ def test_optimizer_state_dict_lists_only_parameters_with_state(kwargs):
 @pytest.mark.parametrize("name,kwargs", [
     ("StepLR", dict(step_size=2)), ("MultiStepLR", dict(milestones=[1, 3])), ("ExponentialLR", dict(gamma=0.9)),
     ("CosineAnnealingLR", dict(T_max=4)), ("LambdaLR", dict(lr_lambda=lambda e: 0.5 ** e)),
-    ("OneCycleLR", dict(max_lr=0.1, total_steps=5)),
+    ("OneCycleLR", dict(max_lr=0.1, total_steps=5)), ("MultiplicativeLR", dict(lr_lambda=lambda e: 0.9)),
+    ("ConstantLR", dict()), ("LinearLR", dict()), ("PolynomialLR", dict()),
 ])
 def test_scheduler_state_dict_has_torchs_keys(name, kwargs):
     """A scheduler's state_dict() names the same attributes, in the same order, as torch's."""
@@ -445,3 +453,36 @@ def test_optim_all_is_torchs():
     namespace = {}
     exec("from gradviz.optim import *", namespace)
     assert {n for n in namespace if n != "__builtins__"} == set(gradviz.optim.__all__)
+
+
+
+@pytest.mark.parametrize("name,kwargs", [("ConstantLR", dict(factor=0.5, total_iters=3)),
+                                         ("LinearLR", dict(start_factor=0.25, total_iters=4)),
+                                         ("PolynomialLR", dict(total_iters=5, power=1.5))])
+def test_scheduler_closed_form_matches_torch(name, kwargs):
+    """step(epoch) takes the closed form (with torch's deprecation warning) and lands on torch's rates."""
+    scheds = [getattr(L.optim.lr_scheduler, name)(L.optim.SGD([L.nn.Parameter(L.ones(2))], lr=0.1), **kwargs)
+              for L in (gradviz, torch)]
+    for epoch in (2, 7, 3):
+        for sched in scheds:
+            sched.optimizer.step()
+            with pytest.warns(UserWarning, match="The epoch parameter in `scheduler.step\\(\\)` was not necessary"):
+                sched.step(epoch)
+        assert scheds[0].get_last_lr() == scheds[1].get_last_lr()
+
+
+@pytest.mark.parametrize("make", [
+    lambda L, o: L.optim.lr_scheduler.ConstantLR(o, factor=1.5),
+    lambda L, o: L.optim.lr_scheduler.ConstantLR(o, factor=-0.1),
+    lambda L, o: L.optim.lr_scheduler.LinearLR(o, start_factor=0),
+    lambda L, o: L.optim.lr_scheduler.LinearLR(o, end_factor=1.2),
+    lambda L, o: L.optim.lr_scheduler.MultiplicativeLR(o, lr_lambda=0.9),
+    lambda L, o: L.optim.lr_scheduler.MultiplicativeLR(o, lr_lambda=[lambda e: 1.0, lambda e: 1.0]),
+])
+def test_new_scheduler_errors_match_torch(make):
+    said = []
+    for L in (gradviz, torch):
+        with pytest.raises((ValueError, TypeError)) as info:
+            make(L, L.optim.SGD([L.nn.Parameter(L.ones(2))], lr=0.1))
+        said.append((type(info.value), str(info.value)))
+    assert said[0] == said[1]
