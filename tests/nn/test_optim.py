@@ -270,6 +270,8 @@ SCHEDULERS = [
     ("LinearLR", dict(start_factor=1.0, end_factor=0.2, total_iters=9)),
     ("PolynomialLR", dict(total_iters=8, power=2.0)),
     ("PolynomialLR", dict()),
+    ("CosineAnnealingWarmRestarts", dict(T_0=3, T_mult=2, eta_min=0.001)),
+    ("CosineAnnealingWarmRestarts", dict(T_0=4)),
 ]
 
 
@@ -382,6 +384,7 @@ def test_optimizer_state_dict_lists_only_parameters_with_state(kwargs):
     ("CosineAnnealingLR", dict(T_max=4)), ("LambdaLR", dict(lr_lambda=lambda e: 0.5 ** e)),
     ("OneCycleLR", dict(max_lr=0.1, total_steps=5)), ("MultiplicativeLR", dict(lr_lambda=lambda e: 0.9)),
     ("ConstantLR", dict()), ("LinearLR", dict()), ("PolynomialLR", dict()),
+    ("CosineAnnealingWarmRestarts", dict(T_0=2)),
 ])
 def test_scheduler_state_dict_has_torchs_keys(name, kwargs):
     """A scheduler's state_dict() names the same attributes, in the same order, as torch's."""
@@ -480,6 +483,62 @@ def test_scheduler_closed_form_matches_torch(name, kwargs):
     lambda L, o: L.optim.lr_scheduler.MultiplicativeLR(o, lr_lambda=[lambda e: 1.0, lambda e: 1.0]),
 ])
 def test_new_scheduler_errors_match_torch(make):
+    said = []
+    for L in (gradviz, torch):
+        with pytest.raises((ValueError, TypeError)) as info:
+            make(L, L.optim.SGD([L.nn.Parameter(L.ones(2))], lr=0.1))
+        said.append((type(info.value), str(info.value)))
+    assert said[0] == said[1]
+
+
+
+def _chain(L):
+    opt = L.optim.SGD([L.nn.Parameter(L.ones(2))], lr=0.1, momentum=0.9)
+    sched = L.optim.lr_scheduler
+    return sched.ChainedScheduler([sched.ConstantLR(opt, factor=0.5, total_iters=2),
+                                   sched.ExponentialLR(opt, gamma=0.9)])
+
+
+def test_chained_scheduler_matches_torch():
+    """The factors of its schedulers multiply each step; state_dict holds each one's, in torch's order."""
+    ours, theirs = _chain(gradviz), _chain(torch)
+    assert ours.get_last_lr() == theirs.get_last_lr()
+    for _ in range(6):
+        for s in (ours, theirs):
+            s.optimizer.step()
+            s.step()
+        assert ours.get_last_lr() == theirs.get_last_lr()
+        assert ours.optimizer.param_groups[0]["lr"] == theirs.optimizer.param_groups[0]["lr"]
+    mine, torchs = ours.state_dict(), theirs.state_dict()
+    assert list(mine) == list(torchs)
+    assert [list(d) for d in mine["_schedulers"]] == [list(d) for d in torchs["_schedulers"]]
+    again = _chain(gradviz)
+    again.load_state_dict(mine)
+    assert again.get_last_lr() == ours.get_last_lr() and again._schedulers[1].last_epoch == 6
+
+
+def test_warm_restarts_fractional_and_closed_epochs_match_torch():
+    scheds = [L.optim.lr_scheduler.CosineAnnealingWarmRestarts(L.optim.SGD([L.nn.Parameter(L.ones(2))], lr=0.1),
+                                                                T_0=3, T_mult=2) for L in (gradviz, torch)]
+    for epoch in (0.5, 1.25, 4, 11, 2.75, 30):
+        for s in scheds:
+            s.optimizer.step()
+            s.step(epoch)
+        assert scheds[0].get_last_lr() == scheds[1].get_last_lr()
+        assert (scheds[0].T_cur, scheds[0].T_i, scheds[0].last_epoch) == (scheds[1].T_cur, scheds[1].T_i,
+                                                                          scheds[1].last_epoch)
+
+
+@pytest.mark.parametrize("make", [
+    lambda L, o: L.optim.lr_scheduler.CosineAnnealingWarmRestarts(o, T_0=0),
+    lambda L, o: L.optim.lr_scheduler.CosineAnnealingWarmRestarts(o, T_0=2.0),
+    lambda L, o: L.optim.lr_scheduler.CosineAnnealingWarmRestarts(o, T_0=2, T_mult=0),
+    lambda L, o: L.optim.lr_scheduler.CosineAnnealingWarmRestarts(o, T_0=2).step(-1),
+    lambda L, o: L.optim.lr_scheduler.ChainedScheduler([]),
+    lambda L, o: L.optim.lr_scheduler.ChainedScheduler([L.optim.lr_scheduler.ReduceLROnPlateau(o)]),
+    lambda L, o: L.optim.lr_scheduler.ChainedScheduler([object()], optimizer=o),
+])
+def test_restart_and_chain_errors_match_torch(make):
     said = []
     for L in (gradviz, torch):
         with pytest.raises((ValueError, TypeError)) as info:
