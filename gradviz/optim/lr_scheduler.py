@@ -3,7 +3,8 @@
 StepLR, MultiStepLR, ExponentialLR, CosineAnnealingLR, LambdaLR, MultiplicativeLR, ConstantLR,
 LinearLR, PolynomialLR, CosineAnnealingWarmRestarts and OneCycleLR compute
 their rates with torch's formulas in the same order, so the float64 rates are identical;
-ReduceLROnPlateau steps on a metric instead of the epoch count; ChainedScheduler steps several.
+ReduceLROnPlateau steps on a metric instead of the epoch count; ChainedScheduler and SequentialLR
+step others.
 """
 from __future__ import annotations
 
@@ -50,6 +51,10 @@ class LRScheduler:
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
         _track_step_calls(optimizer)
+        self._initial_step()
+
+    def _initial_step(self) -> None:
+        """The step a scheduler takes when made (SequentialLR takes it again for the scheduler it starts)."""
         self._step_count = 0
         self._is_initial = True
         try:
@@ -94,6 +99,10 @@ class LRScheduler:
         self._step_count += 1
         if epoch is not None:
             warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        self._update_lr(epoch)
+
+    def _update_lr(self, epoch: int | None = None) -> None:
+        """The next epoch's rates (chainable), or epoch's (closed form where there is one), into the groups."""
         self._get_lr_called_within_step = True
         try:
             if epoch is None:
@@ -401,33 +410,23 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         self._last_lr = self._group_lrs()
 
 
-class ChainedScheduler(LRScheduler):
-    """Steps each of its schedulers in turn, so their factors multiply."""
+def _check_members(owner: str, optimizer: Optimizer, schedulers) -> None:
+    """SequentialLR's and ChainedScheduler's checks of the schedulers they are given (torch's words)."""
+    for i, scheduler in enumerate(schedulers):
+        if not hasattr(scheduler, "optimizer"):
+            raise TypeError(f"{owner} at index {i} should have `optimizer` as its attribute.")
+        if isinstance(scheduler, ReduceLROnPlateau):
+            raise ValueError(f"{owner} does not support `ReduceLROnPlateau` scheduler as it requires additional "
+                             "kwargs to be specified when calling `step`, but got one at index "
+                             f"{i} in the given schedulers sequence.")
+        if optimizer != scheduler.optimizer:
+            raise ValueError(f"{owner} expects all schedulers to belong to the same optimizer, but got scheduler "
+                             f"{scheduler.__class__.__name__} at index {i} has {scheduler.optimizer}, which is "
+                             f"different from {optimizer.__class__.__name__}.")
 
-    def __init__(self, schedulers, optimizer: Optimizer | None = None) -> None:
-        if len(schedulers) < 1:
-            raise ValueError(f"{self.__class__.__name__} expects at least one scheduler to be chained, but got no "
-                             "scheduler.")
-        optimizer = optimizer or schedulers[0].optimizer
-        for i, scheduler in enumerate(schedulers):
-            if not hasattr(scheduler, "optimizer"):
-                raise TypeError(f"{self.__class__.__name__} at index {i} should have `optimizer` as its attribute.")
-            if isinstance(scheduler, ReduceLROnPlateau):
-                raise ValueError(f"{self.__class__.__name__} does not support `ReduceLROnPlateau` scheduler as it "
-                                 "requires additional kwargs to be specified when calling `step`, but got one at "
-                                 f"index {i} in the given schedulers sequence.")
-            if optimizer != scheduler.optimizer:
-                raise ValueError(f"{self.__class__.__name__} expects all schedulers to belong to the same optimizer, "
-                                 f"but got scheduler {scheduler.__class__.__name__} at index {i} has "
-                                 f"{scheduler.optimizer}, which is different from {optimizer.__class__.__name__}.")
-        self._schedulers = schedulers
-        self.optimizer = optimizer
-        self._last_lr = [group["lr"] for group in self._schedulers[-1].optimizer.param_groups]
 
-    def step(self) -> None:
-        for scheduler in self._schedulers:
-            scheduler.step()
-        self._last_lr = [group["lr"] for group in self._schedulers[-1].optimizer.param_groups]
+class _Members:
+    """state_dict and load_state_dict of a scheduler made of schedulers: each one's own state inside."""
 
     def state_dict(self) -> dict[str, Any]:
         state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
@@ -440,6 +439,66 @@ class ChainedScheduler(LRScheduler):
         self.__dict__.update(state_dict)
         for scheduler, saved in zip(self._schedulers, schedulers):
             scheduler.load_state_dict(saved)
+
+
+class SequentialLR(_Members, LRScheduler):
+    """One scheduler after another: the i-th runs from milestone i-1, restarted at its epoch 0."""
+
+    def __init__(self, optimizer: Optimizer, schedulers: list, milestones: list, last_epoch: int = -1) -> None:
+        if len(schedulers) < 1:
+            raise ValueError(f"{self.__class__.__name__} expects at least one scheduler, but got no scheduler.")
+        _check_members(self.__class__.__name__, optimizer, schedulers)
+        if len(milestones) != len(schedulers) - 1:
+            raise ValueError("Sequential Schedulers expects number of schedulers provided to be one more than the "
+                             f"number of milestone points, but got number of schedulers {len(schedulers)} and the "
+                             f"number of milestones to be equal to {len(milestones)}")
+        self._schedulers = schedulers
+        self._milestones = milestones
+        self.last_epoch = last_epoch + 1
+        self.optimizer = optimizer
+        for group in self.optimizer.param_groups:
+            group["lr"] = group["initial_lr"]
+        self.recursive_undo()   # the members' own first steps are taken back, the first one's taken again
+        idx = bisect_right(self._milestones, 0)
+        self._schedulers[idx]._initial_step()
+        self._last_lr = schedulers[idx].get_last_lr()
+
+    def recursive_undo(self, sched=None) -> None:
+        scheds = self if sched is None else sched
+        if hasattr(scheds, "_schedulers"):
+            for s in scheds._schedulers:
+                self.recursive_undo(s)
+        elif hasattr(scheds, "last_epoch"):
+            scheds.last_epoch -= 1
+
+    def step(self) -> None:
+        self.last_epoch += 1
+        idx = bisect_right(self._milestones, self.last_epoch)
+        scheduler = self._schedulers[idx]
+        if idx > 0 and self._milestones[idx - 1] == self.last_epoch:
+            scheduler._update_lr(0)
+        else:
+            scheduler.step()
+        self._last_lr = scheduler.get_last_lr()
+
+
+class ChainedScheduler(_Members, LRScheduler):
+    """Steps each of its schedulers in turn, so their factors multiply."""
+
+    def __init__(self, schedulers, optimizer: Optimizer | None = None) -> None:
+        if len(schedulers) < 1:
+            raise ValueError(f"{self.__class__.__name__} expects at least one scheduler to be chained, but got no "
+                             "scheduler.")
+        optimizer = optimizer or schedulers[0].optimizer
+        _check_members(self.__class__.__name__, optimizer, schedulers)
+        self._schedulers = schedulers
+        self.optimizer = optimizer
+        self._last_lr = [group["lr"] for group in self._schedulers[-1].optimizer.param_groups]
+
+    def step(self) -> None:
+        for scheduler in self._schedulers:
+            scheduler.step()
+        self._last_lr = [group["lr"] for group in self._schedulers[-1].optimizer.param_groups]
 
 
 def _format_param(name: str, optimizer: Optimizer, param) -> list:

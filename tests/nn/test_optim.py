@@ -488,6 +488,10 @@ def test_scheduler_closed_form_matches_torch(name, kwargs):
     lambda L, o: L.optim.lr_scheduler.ChainedScheduler([]),
     lambda L, o: L.optim.lr_scheduler.ChainedScheduler([L.optim.lr_scheduler.ReduceLROnPlateau(o)]),
     lambda L, o: L.optim.lr_scheduler.ChainedScheduler([object()], optimizer=o),
+    lambda L, o: L.optim.lr_scheduler.SequentialLR(o, [], milestones=[]),
+    lambda L, o: L.optim.lr_scheduler.SequentialLR(o, [L.optim.lr_scheduler.ConstantLR(o)], milestones=[2]),
+    lambda L, o: L.optim.lr_scheduler.SequentialLR(
+        o, [L.optim.lr_scheduler.ConstantLR(L.optim.SGD([L.nn.Parameter(L.ones(1))], lr=0.1))], milestones=[]),
 ])
 def test_new_scheduler_errors_match_torch(make):
     said = []
@@ -496,6 +500,17 @@ def test_new_scheduler_errors_match_torch(make):
             make(L, L.optim.SGD([L.nn.Parameter(L.ones(2))], lr=0.1))
         said.append((type(info.value), str(info.value)))
     assert said[0] == said[1]
+
+
+def _step_both(ours, theirs, steps):
+    """Step two schedulers (and their optimizers) side by side; their rates must agree at every step."""
+    assert ours.get_last_lr() == theirs.get_last_lr()
+    for _ in range(steps):
+        for s in (ours, theirs):
+            s.optimizer.step()
+            s.step()
+        assert ours.get_last_lr() == theirs.get_last_lr()
+        assert ours.optimizer.param_groups[0]["lr"] == theirs.optimizer.param_groups[0]["lr"]
 
 
 def _chain(L):
@@ -508,13 +523,7 @@ def _chain(L):
 def test_chained_scheduler_matches_torch():
     """The factors of its schedulers multiply each step; state_dict holds each one's, in torch's order."""
     ours, theirs = _chain(gradviz), _chain(torch)
-    assert ours.get_last_lr() == theirs.get_last_lr()
-    for _ in range(6):
-        for s in (ours, theirs):
-            s.optimizer.step()
-            s.step()
-        assert ours.get_last_lr() == theirs.get_last_lr()
-        assert ours.optimizer.param_groups[0]["lr"] == theirs.optimizer.param_groups[0]["lr"]
+    _step_both(ours, theirs, 6)
     mine, torchs = ours.state_dict(), theirs.state_dict()
     assert list(mine) == list(torchs)
     assert [list(d) for d in mine["_schedulers"]] == [list(d) for d in torchs["_schedulers"]]
@@ -534,3 +543,21 @@ def test_warm_restarts_fractional_and_closed_epochs_match_torch():
         assert (scheds[0].T_cur, scheds[0].T_i, scheds[0].last_epoch) == (scheds[1].T_cur, scheds[1].T_i,
                                                                           scheds[1].last_epoch)
 
+
+
+
+def _sequence(L):
+    opt = L.optim.SGD([L.nn.Parameter(L.ones(2))], lr=0.1, momentum=0.9)
+    sched = L.optim.lr_scheduler
+    parts = [sched.LinearLR(opt, start_factor=0.1, total_iters=3), sched.ExponentialLR(opt, gamma=0.9),
+             sched.CosineAnnealingLR(opt, T_max=4)]
+    return sched.SequentialLR(opt, schedulers=parts, milestones=[3, 7])
+
+
+def test_sequential_lr_matches_torch():
+    """Each scheduler takes over at its milestone from its own epoch 0, as torch's (warm-up then decay)."""
+    ours, theirs = _sequence(gradviz), _sequence(torch)
+    _step_both(ours, theirs, 12)
+    mine, torchs = ours.state_dict(), theirs.state_dict()
+    assert list(mine) == list(torchs) and mine["last_epoch"] == torchs["last_epoch"]
+    assert [list(d) for d in mine["_schedulers"]] == [list(d) for d in torchs["_schedulers"]]
