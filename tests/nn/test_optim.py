@@ -272,6 +272,12 @@ SCHEDULERS = [
     ("PolynomialLR", dict()),
     ("CosineAnnealingWarmRestarts", dict(T_0=3, T_mult=2, eta_min=0.001)),
     ("CosineAnnealingWarmRestarts", dict(T_0=4)),
+    ("CyclicLR", dict(base_lr=0.01, max_lr=0.1, step_size_up=3)),
+    ("CyclicLR", dict(base_lr=[0.01, 0.02], max_lr=0.2, step_size_up=2, step_size_down=5, mode="triangular2")),
+    ("CyclicLR", dict(base_lr=0.01, max_lr=0.1, step_size_up=2, mode="exp_range", gamma=0.9,
+                      base_momentum=0.7, max_momentum=0.85)),
+    ("CyclicLR", dict(base_lr=0.01, max_lr=0.1, step_size_up=4, scale_fn=lambda x: 0.5 ** x,
+                      scale_mode="iterations", cycle_momentum=False)),
 ]
 
 
@@ -384,7 +390,8 @@ def test_optimizer_state_dict_lists_only_parameters_with_state(kwargs):
     ("CosineAnnealingLR", dict(T_max=4)), ("LambdaLR", dict(lr_lambda=lambda e: 0.5 ** e)),
     ("OneCycleLR", dict(max_lr=0.1, total_steps=5)), ("MultiplicativeLR", dict(lr_lambda=lambda e: 0.9)),
     ("ConstantLR", dict()), ("LinearLR", dict()), ("PolynomialLR", dict()),
-    ("CosineAnnealingWarmRestarts", dict(T_0=2)),
+    ("CosineAnnealingWarmRestarts", dict(T_0=2)), ("CyclicLR", dict(base_lr=0.01, max_lr=0.1)),
+    ("CyclicLR", dict(base_lr=0.01, max_lr=0.1, mode="exp_range")),
 ])
 def test_scheduler_state_dict_has_torchs_keys(name, kwargs):
     """A scheduler's state_dict() names the same attributes, in the same order, as torch's."""
@@ -489,6 +496,9 @@ def test_scheduler_closed_form_matches_torch(name, kwargs):
     lambda L, o: L.optim.lr_scheduler.ChainedScheduler([L.optim.lr_scheduler.ReduceLROnPlateau(o)]),
     lambda L, o: L.optim.lr_scheduler.ChainedScheduler([object()], optimizer=o),
     lambda L, o: L.optim.lr_scheduler.SequentialLR(o, [], milestones=[]),
+    lambda L, o: L.optim.lr_scheduler.CyclicLR(o, 0.01, 0.1, mode="triangle"),
+    lambda L, o: L.optim.lr_scheduler.CyclicLR(o, [0.01, 0.02], 0.1),
+    lambda L, o: L.optim.lr_scheduler.CyclicLR(L.optim.Adagrad([L.nn.Parameter(L.ones(1))]), 0.01, 0.1),
     lambda L, o: L.optim.lr_scheduler.SequentialLR(o, [L.optim.lr_scheduler.ConstantLR(o)], milestones=[2]),
     lambda L, o: L.optim.lr_scheduler.SequentialLR(
         o, [L.optim.lr_scheduler.ConstantLR(L.optim.SGD([L.nn.Parameter(L.ones(1))], lr=0.1))], milestones=[]),
