@@ -571,3 +571,9 @@ def test_sequential_lr_matches_torch():
     mine, torchs = ours.state_dict(), theirs.state_dict()
     assert list(mine) == list(torchs) and mine["last_epoch"] == torchs["last_epoch"]
     assert [list(d) for d in mine["_schedulers"]] == [list(d) for d in torchs["_schedulers"]]
+
+
+
+def test_lr_scheduler_all_is_torchs():
+    assert lr_scheduler.__all__ == torch.optim.lr_scheduler.__all__
+    assert all(isinstance(getattr(lr_scheduler, n), type) for n in lr_scheduler.__all__)
