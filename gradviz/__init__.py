@@ -35,9 +35,9 @@ from .ops import registry as _registry
 from ._tensor_str import set_printoptions  # noqa: F401
 from .scope import scope  # noqa: F401
 from .serialization import load, save  # noqa: F401
-from .settings import (are_deterministic_algorithms_enabled, get_num_threads,  # noqa: F401
-                       is_deterministic_algorithms_warn_only_enabled, set_num_threads,
-                       use_deterministic_algorithms)
+from .settings import (are_deterministic_algorithms_enabled, get_float32_matmul_precision,  # noqa: F401
+                       get_num_threads, is_deterministic_algorithms_warn_only_enabled,
+                       set_float32_matmul_precision, set_num_threads, use_deterministic_algorithms)
 from .code_lines import set_source_tracking  # noqa: F401
 from .tensor import Tensor  # noqa: F401
 

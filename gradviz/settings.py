@@ -1,14 +1,15 @@
-"""Process-wide switches torch has that gradviz keeps for tutorials' sake: the CPU thread count
-and deterministic mode. What each does in gradviz is in its docstring."""
+"""Process-wide switches torch has that gradviz keeps for tutorials' sake: the CPU thread count,
+deterministic mode and the float32 matmul precision. What each does in gradviz is in its docstring."""
 from __future__ import annotations
 
 import os
+import warnings
 
 import numpy as np
 
 from ._args import type_name
 
-_state = {"threads": None, "deterministic": False, "warn_only": False}
+_state = {"threads": None, "deterministic": False, "warn_only": False, "matmul_precision": "highest"}
 
 
 def get_num_threads() -> int:
@@ -58,3 +59,22 @@ def are_deterministic_algorithms_enabled() -> bool:
 def is_deterministic_algorithms_warn_only_enabled() -> bool:
     """The warn_only that use_deterministic_algorithms was last given (False at first)."""
     return _state["warn_only"]
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """torch.set_float32_matmul_precision: let float32 matmuls use TF32 or bfloat16 internally ("high",
+    "medium") on hardware that has them. gradviz's float32 matmuls are NumPy's, always full float32
+    ("highest"), so it checks and remembers `precision` as torch does and computes nothing differently;
+    an unknown name is warned about and ignored, in torch's words."""
+    if not isinstance(precision, str):
+        raise RuntimeError(f"set_float32_matmul_precision expects a str, but got {type_name(precision)}")
+    if precision not in ("highest", "high", "medium"):
+        warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current"
+                      "setFloat32MatmulPrecision call has no effect.", UserWarning, stacklevel=2)
+        return
+    _state["matmul_precision"] = precision
+
+
+def get_float32_matmul_precision() -> str:
+    """What set_float32_matmul_precision was last given ("highest" at first)."""
+    return _state["matmul_precision"]

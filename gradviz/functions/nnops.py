@@ -209,7 +209,23 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     _in_range(idx, n)   # a negative id is out of range too (NumPy would count it from the end)
     if padding_idx is not None and padding_idx < 0:
         padding_idx += n
+    if scale_grad_by_freq:
+        raise NotImplementedError("embedding: scale_grad_by_freq=True is not supported")
+    if max_norm is not None:
+        _renorm_rows(weight, idx, max_norm, norm_type)
     return apply(EMBEDDING, (weight,), (idx, padding_idx))
+
+
+def _renorm_rows(weight, idx, max_norm, norm_type) -> None:
+    """torch's embedding_renorm_: each row that idx reads whose norm is over max_norm is scaled in place
+    by max_norm / (norm + 1e-7), outside autograd (weight's version moves, as torch's does)."""
+    w = weight._data
+    xp = namespace(w)
+    for r in sorted(set(backend.to_numpy(idx).reshape(-1).tolist())):
+        norm = float(xp.linalg.norm(w[r], ord=norm_type))
+        if norm > max_norm:
+            w[r] *= w.dtype.type(max_norm / (norm + 1e-7))
+    weight._bump()
 
 
 def _no_bias(like):

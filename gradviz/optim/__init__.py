@@ -11,3 +11,8 @@ from .lbfgs import LBFGS  # noqa: F401
 from .optimizer import Optimizer  # noqa: F401
 
 del algorithms, lbfgs, optimizer  # noqa: F821
+
+# torch.optim's own list (its order), for `from torch.optim import *`, less SparseAdam (sparse gradients)
+__all__ = ["Adafactor", "Adadelta", "Adagrad", "Adam", "Adamax", "AdamW", "ASGD", "LBFGS", "lr_scheduler", "Muon",
+           "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "swap_in_optimizer_params_and_state",
+           "swa_utils"]

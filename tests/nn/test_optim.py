@@ -263,6 +263,21 @@ SCHEDULERS = [
     ("OneCycleLR", dict(max_lr=0.5, total_steps=13)),
     ("OneCycleLR", dict(max_lr=[0.5, 0.2], epochs=3, steps_per_epoch=4, anneal_strategy="linear",
                         three_phase=True)),
+    ("MultiplicativeLR", dict(lr_lambda=lambda epoch: 0.95 - 0.01 * epoch)),
+    ("ConstantLR", dict(factor=0.3, total_iters=4)),
+    ("ConstantLR", dict()),
+    ("LinearLR", dict(start_factor=0.1, total_iters=6)),
+    ("LinearLR", dict(start_factor=1.0, end_factor=0.2, total_iters=9)),
+    ("PolynomialLR", dict(total_iters=8, power=2.0)),
+    ("PolynomialLR", dict()),
+    ("CosineAnnealingWarmRestarts", dict(T_0=3, T_mult=2, eta_min=0.001)),
+    ("CosineAnnealingWarmRestarts", dict(T_0=4)),
+    ("CyclicLR", dict(base_lr=0.01, max_lr=0.1, step_size_up=3)),
+    ("CyclicLR", dict(base_lr=[0.01, 0.02], max_lr=0.2, step_size_up=2, step_size_down=5, mode="triangular2")),
+    ("CyclicLR", dict(base_lr=0.01, max_lr=0.1, step_size_up=2, mode="exp_range", gamma=0.9,
+                      base_momentum=0.7, max_momentum=0.85)),
+    ("CyclicLR", dict(base_lr=0.01, max_lr=0.1, step_size_up=4, scale_fn=lambda x: 0.5 ** x,
+                      scale_mode="iterations", cycle_momentum=False)),
 ]
 
 
@@ -373,7 +388,10 @@ def test_optimizer_state_dict_lists_only_parameters_with_state(kwargs):
 @pytest.mark.parametrize("name,kwargs", [
     ("StepLR", dict(step_size=2)), ("MultiStepLR", dict(milestones=[1, 3])), ("ExponentialLR", dict(gamma=0.9)),
     ("CosineAnnealingLR", dict(T_max=4)), ("LambdaLR", dict(lr_lambda=lambda e: 0.5 ** e)),
-    ("OneCycleLR", dict(max_lr=0.1, total_steps=5)),
+    ("OneCycleLR", dict(max_lr=0.1, total_steps=5)), ("MultiplicativeLR", dict(lr_lambda=lambda e: 0.9)),
+    ("ConstantLR", dict()), ("LinearLR", dict()), ("PolynomialLR", dict()),
+    ("CosineAnnealingWarmRestarts", dict(T_0=2)), ("CyclicLR", dict(base_lr=0.01, max_lr=0.1)),
+    ("CyclicLR", dict(base_lr=0.01, max_lr=0.1, mode="exp_range")),
 ])
 def test_scheduler_state_dict_has_torchs_keys(name, kwargs):
     """A scheduler's state_dict() names the same attributes, in the same order, as torch's."""
@@ -437,3 +455,125 @@ def test_optim_public_names_are_torchs():
     left_out = {"SparseAdam"}
     public = {n for n in dir(gradviz.optim) if not n.startswith("_")}
     assert public == {n for n in dir(torch.optim) if not n.startswith("_")} - left_out
+
+
+def test_optim_all_is_torchs():
+    """`from torch.optim import *` brings what torch's __all__ lists, in its order, but SparseAdam."""
+    assert gradviz.optim.__all__ == [n for n in torch.optim.__all__ if n != "SparseAdam"]
+    namespace = {}
+    exec("from gradviz.optim import *", namespace)
+    assert {n for n in namespace if n != "__builtins__"} == set(gradviz.optim.__all__)
+
+
+
+@pytest.mark.parametrize("name,kwargs", [("ConstantLR", dict(factor=0.5, total_iters=3)),
+                                         ("LinearLR", dict(start_factor=0.25, total_iters=4)),
+                                         ("PolynomialLR", dict(total_iters=5, power=1.5))])
+def test_scheduler_closed_form_matches_torch(name, kwargs):
+    """step(epoch) takes the closed form (with torch's deprecation warning) and lands on torch's rates."""
+    scheds = [getattr(L.optim.lr_scheduler, name)(L.optim.SGD([L.nn.Parameter(L.ones(2))], lr=0.1), **kwargs)
+              for L in (gradviz, torch)]
+    for epoch in (2, 7, 3):
+        for sched in scheds:
+            sched.optimizer.step()
+            with pytest.warns(UserWarning, match="The epoch parameter in `scheduler.step\\(\\)` was not necessary"):
+                sched.step(epoch)
+        assert scheds[0].get_last_lr() == scheds[1].get_last_lr()
+
+
+@pytest.mark.parametrize("make", [
+    lambda L, o: L.optim.lr_scheduler.ConstantLR(o, factor=1.5),
+    lambda L, o: L.optim.lr_scheduler.ConstantLR(o, factor=-0.1),
+    lambda L, o: L.optim.lr_scheduler.LinearLR(o, start_factor=0),
+    lambda L, o: L.optim.lr_scheduler.LinearLR(o, end_factor=1.2),
+    lambda L, o: L.optim.lr_scheduler.MultiplicativeLR(o, lr_lambda=0.9),
+    lambda L, o: L.optim.lr_scheduler.MultiplicativeLR(o, lr_lambda=[lambda e: 1.0, lambda e: 1.0]),
+    lambda L, o: L.optim.lr_scheduler.CosineAnnealingWarmRestarts(o, T_0=0),
+    lambda L, o: L.optim.lr_scheduler.CosineAnnealingWarmRestarts(o, T_0=2.0),
+    lambda L, o: L.optim.lr_scheduler.CosineAnnealingWarmRestarts(o, T_0=2, T_mult=0),
+    lambda L, o: L.optim.lr_scheduler.CosineAnnealingWarmRestarts(o, T_0=2).step(-1),
+    lambda L, o: L.optim.lr_scheduler.ChainedScheduler([]),
+    lambda L, o: L.optim.lr_scheduler.ChainedScheduler([L.optim.lr_scheduler.ReduceLROnPlateau(o)]),
+    lambda L, o: L.optim.lr_scheduler.ChainedScheduler([object()], optimizer=o),
+    lambda L, o: L.optim.lr_scheduler.SequentialLR(o, [], milestones=[]),
+    lambda L, o: L.optim.lr_scheduler.CyclicLR(o, 0.01, 0.1, mode="triangle"),
+    lambda L, o: L.optim.lr_scheduler.CyclicLR(o, [0.01, 0.02], 0.1),
+    lambda L, o: L.optim.lr_scheduler.CyclicLR(L.optim.Adagrad([L.nn.Parameter(L.ones(1))]), 0.01, 0.1),
+    lambda L, o: L.optim.lr_scheduler.SequentialLR(o, [L.optim.lr_scheduler.ConstantLR(o)], milestones=[2]),
+    lambda L, o: L.optim.lr_scheduler.SequentialLR(
+        o, [L.optim.lr_scheduler.ConstantLR(L.optim.SGD([L.nn.Parameter(L.ones(1))], lr=0.1))], milestones=[]),
+])
+def test_new_scheduler_errors_match_torch(make):
+    said = []
+    for L in (gradviz, torch):
+        with pytest.raises((ValueError, TypeError)) as info:
+            make(L, L.optim.SGD([L.nn.Parameter(L.ones(2))], lr=0.1))
+        said.append((type(info.value), str(info.value)))
+    assert said[0] == said[1]
+
+
+def _step_both(ours, theirs, steps):
+    """Step two schedulers (and their optimizers) side by side; their rates must agree at every step."""
+    assert ours.get_last_lr() == theirs.get_last_lr()
+    for _ in range(steps):
+        for s in (ours, theirs):
+            s.optimizer.step()
+            s.step()
+        assert ours.get_last_lr() == theirs.get_last_lr()
+        assert ours.optimizer.param_groups[0]["lr"] == theirs.optimizer.param_groups[0]["lr"]
+
+
+def _chain(L):
+    opt = L.optim.SGD([L.nn.Parameter(L.ones(2))], lr=0.1, momentum=0.9)
+    sched = L.optim.lr_scheduler
+    return sched.ChainedScheduler([sched.ConstantLR(opt, factor=0.5, total_iters=2),
+                                   sched.ExponentialLR(opt, gamma=0.9)])
+
+
+def test_chained_scheduler_matches_torch():
+    """The factors of its schedulers multiply each step; state_dict holds each one's, in torch's order."""
+    ours, theirs = _chain(gradviz), _chain(torch)
+    _step_both(ours, theirs, 6)
+    mine, torchs = ours.state_dict(), theirs.state_dict()
+    assert list(mine) == list(torchs)
+    assert [list(d) for d in mine["_schedulers"]] == [list(d) for d in torchs["_schedulers"]]
+    again = _chain(gradviz)
+    again.load_state_dict(mine)
+    assert again.get_last_lr() == ours.get_last_lr() and again._schedulers[1].last_epoch == 6
+
+
+def test_warm_restarts_fractional_and_closed_epochs_match_torch():
+    scheds = [L.optim.lr_scheduler.CosineAnnealingWarmRestarts(L.optim.SGD([L.nn.Parameter(L.ones(2))], lr=0.1),
+                                                                T_0=3, T_mult=2) for L in (gradviz, torch)]
+    for epoch in (0.5, 1.25, 4, 11, 2.75, 30):
+        for s in scheds:
+            s.optimizer.step()
+            s.step(epoch)
+        assert scheds[0].get_last_lr() == scheds[1].get_last_lr()
+        assert (scheds[0].T_cur, scheds[0].T_i, scheds[0].last_epoch) == (scheds[1].T_cur, scheds[1].T_i,
+                                                                          scheds[1].last_epoch)
+
+
+
+
+def _sequence(L):
+    opt = L.optim.SGD([L.nn.Parameter(L.ones(2))], lr=0.1, momentum=0.9)
+    sched = L.optim.lr_scheduler
+    parts = [sched.LinearLR(opt, start_factor=0.1, total_iters=3), sched.ExponentialLR(opt, gamma=0.9),
+             sched.CosineAnnealingLR(opt, T_max=4)]
+    return sched.SequentialLR(opt, schedulers=parts, milestones=[3, 7])
+
+
+def test_sequential_lr_matches_torch():
+    """Each scheduler takes over at its milestone from its own epoch 0, as torch's (warm-up then decay)."""
+    ours, theirs = _sequence(gradviz), _sequence(torch)
+    _step_both(ours, theirs, 12)
+    mine, torchs = ours.state_dict(), theirs.state_dict()
+    assert list(mine) == list(torchs) and mine["last_epoch"] == torchs["last_epoch"]
+    assert [list(d) for d in mine["_schedulers"]] == [list(d) for d in torchs["_schedulers"]]
+
+
+
+def test_lr_scheduler_all_is_torchs():
+    assert lr_scheduler.__all__ == torch.optim.lr_scheduler.__all__
+    assert all(isinstance(getattr(lr_scheduler, n), type) for n in lr_scheduler.__all__)
