@@ -236,23 +236,24 @@ class Animation:
         raise ValueError(f"cannot tell the format of {str(path)!r}: save an Animation as .html or .gif")
 
 
-def _roots(tensors) -> tuple:
+def _roots(tensors, who: str) -> tuple:
     tensors = flat(tensors)
     if not tensors:
-        raise TypeError("animate() needs at least one tensor to run backward from")
-    check_tensors(tensors)
+        raise TypeError(f"{who}() needs at least one tensor to run backward from")
+    check_tensors(tensors, who)
     for i, t in enumerate(tensors):
         if not getattr(t, "requires_grad", False):
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
     return tensors
 
 
-def record_graph(tensors, names, draw_options: dict, jacobians: bool = False, **recording) -> tuple:
+def record_graph(tensors, names, draw_options: dict, jacobians: bool = False, who: str = "animate",
+                 **recording) -> tuple:
     """(recording, svg, owners, titles): the Recording of a backward over `tensors` (gradviz or torch
     tensors, or a recorded Trace; `recording` holds record()'s other options), its graph laid out before
     any step runs, so the diagram shows .grad as it was when the animation starts; steps are appended
-    to its Trace."""
-    run = record(*(tensors if is_trace(tensors) else _roots(tensors)), names=names, jacobians=jacobians,
+    to its Trace. `who`: the function a refusal names (animate, step)."""
+    run = record(*(tensors if is_trace(tensors) else _roots(tensors, who)), names=names, jacobians=jacobians,
                  show_saved=draw_options.get("show_saved", False), **recording)
     separate_orders(run.trace)   # a create_graph gradient's own graph, boxed apart
     svg, owners, titles = layout(run.trace, draw_options)

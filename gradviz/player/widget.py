@@ -97,7 +97,7 @@ class Stepper(anywidget.AnyWidget):
         # the backward writes .grad as it runs (read it halfway from another cell); Reset puts it back
         self.recording, svg, self._owners, self._titles = record_graph(
             tensors, names, draw_options, jacobians, gradient=gradient, model=model, retain_graph=retain_graph,
-            write_grads=True, unroll=unroll)
+            write_grads=True, unroll=unroll, who="step")
         self.trace = self.recording.trace
         self.jacobians = jacobians
         self._draw_options = draw_options      # as the graph was laid out: a box opened is laid out alike

@@ -15,11 +15,10 @@ LIBS = [gradviz, pytest.param(real_torch, marks=[needs_torch, pytest.mark.torch]
 def test_a_root_that_is_not_a_tensor_is_refused_by_name(lib, fn):
     w = lib.ones(3, requires_grad=True)
     model = lib.nn.Linear(3, 1)
-    named = {"draw": "draw() ", "animate": "", "step": ""}[fn]
     for root, what in ((3, "int"), ([1.0, 2.0], "float"), (None, "NoneType"), (model, "Linear")):
         with pytest.raises(TypeError) as raised:
             getattr(gradviz, fn)(root)
-        assert str(raised.value).startswith(f"{named}expected tensors (a loss, or the outputs of a graph), but "
+        assert str(raised.value).startswith(f"{fn}() expected tensors (a loss, or the outputs of a graph), but "
                                             f"argument 0 is {what}")
     with pytest.raises(TypeError, match="argument 1 is int"):
         getattr(gradviz, fn)((w * 2).sum(), 3)
