@@ -425,10 +425,23 @@ def rand_like(input, *, generator=None, dtype=None, layout=None, device=None, re
     return _like(input, dtype, device, requires_grad).uniform_(generator=generator)
 
 
+def _dense(arr) -> bool:
+    """Non-overlapping and dense, as torch's test for keeping strides: the dims sorted by stride
+    tile the memory exactly (an expanded array, with a stride of 0, is not)."""
+    dims = sorted((abs(st), n) for st, n in zip(arr.strides, arr.shape) if n != 1)
+    expected = arr.itemsize
+    for stride, size in dims:
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
 def _like(input, dtype, device, requires_grad) -> Tensor:
     """empty_like with torch's preserve_format: a dense input's strides are kept, so the random
-    fill below walks memory in the same order as torch's."""
-    arr = np.empty_like(backend.to_numpy(input._data), dtype=dtypes.as_np(dtype or input.dtype), order="K")
+    fill below walks memory in the same order as torch's; any other input gets a contiguous one."""
+    data = backend.to_numpy(input._data)
+    arr = np.empty_like(data, dtype=dtypes.as_np(dtype or input.dtype), order="K" if _dense(data) else "C")
     t = _finish(arr, None, device or input.device, False)
     if requires_grad:
         t._set_requires_grad(True, "Only Tensors of floating point and complex dtype can require gradients")

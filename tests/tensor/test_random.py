@@ -249,6 +249,11 @@ def test_layout_tensors_and_likes_match_torch():
     assert bits_equal(gv.normal(1.5, gv.ones(20) * 2), torch.normal(1.5, torch.ones(20) * 2))
     assert bits_equal(gv.normal(gv.ones(20), gv.ones(4, 20) * 3), torch.normal(torch.ones(20), torch.ones(4, 20) * 3))
     assert bits_equal(gv.normal(2.0, 3.0, (4, 5)), torch.normal(2.0, 3.0, (4, 5)))
+    # an expanded input (stride 0) is not dense: the result is contiguous and filled row by row
+    p, tp = gv.tensor([0.1, 0.9, 0.5]), torch.tensor([0.1, 0.9, 0.5])
+    assert bits_equal(gv.bernoulli(p.expand(4, 3)), torch.bernoulli(tp.expand(4, 3)))
+    assert gv.rand_like(p.expand(4, 3)).stride() == torch.rand_like(tp.expand(4, 3)).stride() == (3, 1)
+    assert bits_equal(gv.randn_like(gv.ones(5, 1).expand(5, 4)), torch.randn_like(torch.ones(5, 1).expand(5, 4)))
     g, tg = gv.Generator().manual_seed(1), torch.Generator().manual_seed(1)
     assert bits_equal(gv.randn_like(w, generator=g), torch.randn_like(tw, generator=tg))
     assert bits_equal(gv.get_rng_state(), torch.get_rng_state())
