@@ -11,7 +11,8 @@ from tests.support.parity import needs_torch, real_torch
 
 pytestmark = needs_torch
 
-NAMESPACES = ["", ".Tensor", ".nn", ".nn.functional", ".nn.init", ".optim", ".autograd", ".utils.data",
+NAMESPACES = ["", ".Tensor", ".nn", ".nn.functional", ".nn.init", ".optim", ".autograd", ".utils.data", ".distributions",
+              ".distributions.constraints",
               ".serialization", ".testing"]
 
 # names gradviz has that torch's namespace lacks (module-level imports of the implementation aside)
