@@ -315,3 +315,30 @@ def test_a_running_sums_state_is_read_below_its_grids(tmp_path, browser):
             assert row["note"] >= row["grids"] - 1, (k, row)
     assert not errors
     page.close()
+
+
+# The smallest glyphs of the panel's text at a frame: a script inside a script (the 4 of e^{t₄})
+# was set about half the text's size, 8 px
+SMALLEST_TEXT = """([root, k]) => {
+  root.__gv.go(k, false);
+  let least = 99, what = '';
+  for (const el of root.querySelector('.gv-panel').querySelectorAll('*')) {
+    if (!el.getBoundingClientRect().width) continue;
+    if (![...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())) continue;
+    const px = parseFloat(getComputedStyle(el).fontSize);
+    if (px < least) { least = px; what = el.textContent; }
+  }
+  return [least, what];
+}"""
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_every_panel_glyph_is_at_least_10px(name, tmp_path, browser):
+    anim = tracked_animation(name, tmp_path)
+    page, root, errors = open_player(browser, anim, tmp_path, name, viewport=(1280, 720))
+    small = []
+    for k in range(root.evaluate("r => r.__gv.length()")):
+        least, what = page.evaluate(SMALLEST_TEXT, [root.element_handle(), k])
+        if least < 10:
+            small.append((k, least, what))
+    assert small == [] and errors == []
