@@ -72,6 +72,7 @@ def jupyter_lab(request, tmp_path):
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
     nbformat.write(nb, root / "stepper.ipynb")
     with jupyter_server(tmp_path, root, module) as url:
+        start_kernel(url, "stepper.ipynb")
         yield request.param, f"{url}/{page_path}"
 
 
@@ -85,10 +86,13 @@ def jupyter_server(tmp_path, root, module: str = "jupyterlab", theme: str = "Jup
         path = tmp_path / var.lower()
         path.mkdir()
         env[var] = str(path)
-    settings = tmp_path / "jupyter_config_dir" / "lab" / "user-settings" / "@jupyterlab" / "apputils-extension"
-    settings.mkdir(parents=True)
-    (settings / "themes.jupyterlab-settings").write_text(json.dumps({"theme": theme}))
+    # the notebook's kernel starts without asking: on a loaded machine the front end can open its
+    # "Select Kernel" dialog before the kernel specs have loaded, and that dialog swallows clicks
+    plugins = {"@jupyterlab/apputils-extension/themes": {"theme": theme},
+               "@jupyterlab/notebook-extension/tracker": {"autoStartDefaultKernel": True}}
     for plugin, values in (settings_more or {}).items():
+        plugins[plugin] = {**plugins.get(plugin, {}), **values}
+    for plugin, values in plugins.items():
         package, _, name = plugin.rpartition("/")
         folder = tmp_path / "jupyter_config_dir" / "lab" / "user-settings" / package
         folder.mkdir(parents=True, exist_ok=True)
@@ -100,7 +104,8 @@ def jupyter_server(tmp_path, root, module: str = "jupyterlab", theme: str = "Jup
              if module == "jupyterlab" else [])
     server = subprocess.Popen(
         [sys.executable, "-m", module, "--no-browser", "--ip", "127.0.0.1", f"--port={port}",
-         "--ServerApp.token=", "--ServerApp.password=", "--allow-root", f"--ServerApp.root_dir={root}", *quiet],
+         "--ServerApp.token=", "--ServerApp.password=", "--ServerApp.disable_check_xsrf=True",   # start_kernel's POST
+         "--allow-root", f"--ServerApp.root_dir={root}", *quiet],
         env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -137,24 +142,41 @@ def _stepper_state(page) -> dict:
     }""")
 
 
-def _accept_dialog(page) -> None:
-    """On a loaded machine the front end may open a dialog (a kernel to choose, a slow server)
-    before the notebook is ready; it would swallow the menu clicks, so its default is taken."""
-    accept = page.locator(".jp-Dialog .jp-mod-accept")
-    if not accept.count():
-        return
-    print("jupyter dialog:", page.locator(".jp-Dialog").first.inner_text().replace("\n", " | "))
-    # a click made while the dialog is still being built can be lost on a loaded machine: click
-    # again until the dialog goes, a few times at most
-    for attempt in range(4):
-        if accept.count():
-            accept.first.click()
-        try:
-            page.locator(".jp-Dialog").first.wait_for(state="detached", timeout=15_000)
+def start_kernel(url: str, path: str) -> None:
+    """Starts the kernel of the notebook at `path` through the server's REST API before the page
+    opens it: the page then joins a running session instead of choosing a kernel."""
+    body = json.dumps({"path": path, "name": path, "type": "notebook", "kernel": {"name": "python3"}})
+    request = urllib.request.Request(f"{url}/api/sessions", data=body.encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+    urllib.request.urlopen(request, timeout=60).read()
+
+
+def answer_dialogs(page) -> None:
+    """A dialog the front end may still open on a loaded machine (a kernel to choose, a slow server,
+    a kernel restarted) would swallow the menu clicks: each is answered with its default, or closed,
+    and waited for until it has gone; a dialog that does not go fails here, naming it."""
+    for _ in range(5):
+        page.wait_for_timeout(500)
+        dialog = page.locator(".jp-Dialog")
+        if not dialog.count():
             return
-        except PlaywrightTimeoutError:
-            if attempt == 3:
-                raise
+        text = dialog.first.inner_text().replace("\n", " | ")
+        print("jupyter dialog:", text)
+        # a click made while the dialog is still being built can be lost: click until it goes
+        for _ in range(4):
+            accept = page.locator(".jp-Dialog .jp-mod-accept")
+            if accept.count():
+                accept.first.click()
+            else:
+                page.keyboard.press("Escape")
+            try:
+                dialog.first.wait_for(state="detached", timeout=15_000)
+                break
+            except PlaywrightTimeoutError:
+                continue
+        else:
+            raise AssertionError(f"a Jupyter dialog would not close: {text}")
+    assert not page.locator(".jp-Dialog").count(), "Jupyter kept opening dialogs"
 
 
 def _wait_for_panel(page, text: str, index: int = 0) -> None:
@@ -182,7 +204,7 @@ def test_step_in_jupyterlab_runs_backward_one_click_at_a_time(jupyter_lab, tmp_p
         # then can be dropped, so one that shows nothing within a minute is clicked again (a slow
         # machine only; the widget's own checks below are unchanged)
         for attempt in range(2):
-            _accept_dialog(page)
+            answer_dialogs(page)
             page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
             page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
             try:

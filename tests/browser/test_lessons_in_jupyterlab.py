@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.test_jupyter import jupyter_server
+from tests.browser.test_jupyter import answer_dialogs, jupyter_server, start_kernel
 from tests.support.browser_support import chromium, require_browser
 
 pytestmark = pytest.mark.browser
@@ -28,6 +28,7 @@ def test_new_lessons_run_all_in_jupyterlab(theme, tmp_path):
     with jupyter_server(tmp_path, root, theme=theme, settings_more=every_cell) as url, \
             chromium((1280, 720)) as browser:
         for nb in NOTEBOOKS:
+            start_kernel(url, nb.name)
             page = browser.new_page()
             errors = []
             page.on("pageerror", lambda e: errors.append(str(e)))
@@ -37,7 +38,7 @@ def test_new_lessons_run_all_in_jupyterlab(theme, tmp_path):
             # a Run All clicked while the kernel's connection is still coming up can be dropped: on a
             # loaded machine, one that has started nothing within a minute is clicked again
             for attempt in range(2):
-                _dismiss_dialogs(page)
+                answer_dialogs(page)
                 page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
                 page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
                 try:
@@ -63,19 +64,3 @@ def test_new_lessons_run_all_in_jupyterlab(theme, tmp_path):
             assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
             assert last.count() and errors == [], (nb.name, errors)
             page.close()
-
-
-def _dismiss_dialogs(page) -> None:
-    """A dialog the front end opens on a loaded machine (a kernel to choose, a slow server, a kernel
-    restarted) would swallow the menu clicks: each is answered with its default, or closed."""
-    for _ in range(5):
-        page.wait_for_timeout(500)
-        dialog = page.locator(".jp-Dialog")
-        if not dialog.count():
-            return
-        print("jupyter dialog:", dialog.first.inner_text().replace("\n", " | "))
-        accept = page.locator(".jp-Dialog .jp-mod-accept")
-        if accept.count():
-            accept.first.click()
-        else:
-            page.keyboard.press("Escape")
