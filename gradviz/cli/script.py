@@ -4,14 +4,17 @@
 __name__ == "__main__", so `def main()` / `if __name__ == "__main__":` scripts and training loops
 run as written, their output going where it always goes). While it runs, `BackwardCatcher`
 stands in for every way a backward is started: torch.Tensor.backward, torch.autograd.backward
-and torch.autograd.grad, and gradviz's own three. Calls before the Nth run as usual; the Nth is
-recorded (the Trace of its graph and every step), with the variables of the code that called it
-naming tensors, parameters and module clusters; then the script is stopped there (or, with
-finish=True, the real backward runs too and the script goes on to its end).
+and torch.autograd.grad, and gradviz's own three. torch's are stood in for the moment torch has
+finished importing, whoever imports it (the script, a module of its own it imports, importlib),
+through a finder on sys.meta_path (`WhenImported`); a script that never imports torch runs without
+it. Calls before the Nth run as usual; the Nth is recorded (the Trace of its graph and every step),
+with the variables of the code that called it naming tensors, parameters and module clusters; then
+the script is stopped there (or, with finish=True, the real backward runs too and the script goes
+on to its end). When the script ends, sys.meta_path, torch and gradviz are as they were.
 """
 from __future__ import annotations
 
-import re
+import importlib.abc
 import runpy
 import sys
 from dataclasses import dataclass
@@ -23,9 +26,6 @@ from ..naming import caller_namespace
 from ..origins import record
 from ..tensor import Tensor as GradvizTensor
 from ..tracing import Trace
-
-_IMPORTS_TORCH = re.compile(r"^\s*(import\s+torch\b|from\s+torch\b)", re.M)
-
 
 class Stopped(BaseException):
     """Raised out of the script once its backward is recorded (a BaseException, so the script's own
@@ -97,15 +97,18 @@ class BackwardCatcher:
         setattr(owner, name, stand_in)
         self._patched.append((owner, name, original))
 
-    def install(self, torch=None) -> None:
-        """Stand in for gradviz's backward functions, and torch's when torch is given."""
-        for lib, tensor_class, autograd in ((torch, getattr(torch, "Tensor", None), getattr(torch, "autograd", None)),
-                                            (gradviz_autograd, GradvizTensor, gradviz_autograd)):
-            if lib is None:
-                continue
-            self._stand_in(tensor_class, "backward", "backward()", _tensor_backward_roots)
-            self._stand_in(autograd, "backward", "autograd.backward()", _autograd_backward_roots)
-            self._stand_in(autograd, "grad", "autograd.grad()", _autograd_grad_roots)
+    def install(self) -> None:
+        """Stand in for gradviz's backward functions."""
+        self._install(GradvizTensor, gradviz_autograd)
+
+    def install_torch(self, torch) -> None:
+        """Stand in for torch's backward functions (torch imported, torch.autograd with it)."""
+        self._install(torch.Tensor, torch.autograd)
+
+    def _install(self, tensor_class, autograd) -> None:
+        self._stand_in(tensor_class, "backward", "backward()", _tensor_backward_roots)
+        self._stand_in(autograd, "backward", "autograd.backward()", _autograd_backward_roots)
+        self._stand_in(autograd, "grad", "autograd.grad()", _autograd_grad_roots)
 
     def remove(self) -> None:
         while self._patched:
@@ -128,15 +131,42 @@ def _autograd_grad_roots(outputs, inputs=None, grad_outputs=None, *args, **kwarg
 _PACKAGE_DIR = str(Path(__file__).resolve().parent.parent)
 
 
-def _torch_for(source: str):
-    """torch, when the script imports it (`import gradviz as torch` does not count)."""
-    if "torch" not in sys.modules and not _IMPORTS_TORCH.search(source):
+class WhenImported(importlib.abc.MetaPathFinder):
+    """A finder on sys.meta_path that calls `then(module)` once the module `name` has finished
+    importing, whoever imports it and however (`import sys, torch`, a helper module's import,
+    importlib.import_module). It finds nothing itself: it asks the finders after it and wraps the
+    loader of the spec they find, and the module keeps its own loader."""
+
+    def __init__(self, name: str, then):
+        self.name, self.then = name, then
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != self.name:
+            return None
+        for finder in sys.meta_path[sys.meta_path.index(self) + 1:] if self in sys.meta_path else ():
+            spec = finder.find_spec(fullname, path, target) if hasattr(finder, "find_spec") else None
+            if spec is not None:
+                if hasattr(spec.loader, "exec_module"):
+                    spec.loader = _ThenLoader(spec.loader, self)
+                return spec
         return None
-    try:
-        import torch
-    except ImportError:
-        return None
-    return torch
+
+
+class _ThenLoader(importlib.abc.Loader):
+    """The real loader, then the finder's `then(module)` once the module's code has run to its end
+    (unless the finder was taken off sys.meta_path meanwhile: the script is over)."""
+
+    def __init__(self, loader, finder: WhenImported):
+        self.loader, self.finder = loader, finder
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        module.__loader__ = module.__spec__.loader = self.loader   # the module keeps its own loader
+        self.loader.exec_module(module)
+        if self.finder in sys.meta_path:
+            self.finder.then(module)
 
 
 def run_script(path: Path, catcher: BackwardCatcher) -> dict:
@@ -149,7 +179,11 @@ def run_script(path: Path, catcher: BackwardCatcher) -> dict:
     sys.argv = [str(path)]
     sys.path.insert(0, str(path.parent.resolve()))
     set_source_tracking(True)   # each gradviz node knows the line of the script that made it
-    catcher.install(_torch_for(source))
+    catcher.install()
+    watch = WhenImported("torch", catcher.install_torch)
+    sys.meta_path.insert(0, watch)
+    if "torch" in sys.modules:   # imported before the script ran: stood in for at once
+        catcher.install_torch(sys.modules["torch"])
     try:
         return runpy.run_path(str(path), run_name="__main__")
     except Stopped:
@@ -159,6 +193,8 @@ def run_script(path: Path, catcher: BackwardCatcher) -> dict:
             raise
         return {}
     finally:
+        if watch in sys.meta_path:
+            sys.meta_path.remove(watch)
         catcher.remove()
         sys.argv, sys.path[:] = old_argv, old_path
         set_source_tracking(old_tracking)
