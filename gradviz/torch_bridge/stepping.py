@@ -111,6 +111,7 @@ class _Hooks:
         for t in roots:
             if t.grad_fn is not None and t.retains_grad:
                 self.retained.setdefault(t.grad_fn, []).append(t)
+        self.task = None   # the id of the engine's run these hooks belong to, seen at their first call
         self.handles = []
         for fn in origin.order:
             # a backward run through without pausing needs a pre hook only where .grad is about to change
@@ -123,10 +124,21 @@ class _Hooks:
             handle.remove()
         self.handles = []
 
+    def _ours(self) -> bool:
+        """Whether the engine's run calling a hook is the one these hooks record: another backward over
+        the same nodes (a stepper left paused, then animate() or loss.backward() on the same loss)
+        passes through them untouched instead of waiting on this recording."""
+        task = torch_module()._C._current_graph_task_id()
+        if self.task is None:   # the first hook called runs this recording's backward: its worker started it
+            self.task = task
+        return task == self.task
+
     def _pre(self, fn):
         key = self.keys[fn]
 
         def hook(grad_outputs):
+            if not self._ours():
+                return
             if is_accumulate(fn):   # taken now: torch is about to add to this .grad in place
                 self.before[fn] = preview(fn.variable.grad)
             self.wait(key)
@@ -136,6 +148,8 @@ class _Hooks:
         op, key = self.table.get(node_name(fn)), self.keys[fn]
 
         def hook(grad_inputs, grad_outputs):
+            if not self._ours():
+                return
             self.send(("step", self._record(fn, op, key, grad_inputs, grad_outputs)))
             if self.stopping():   # closed while running through: end the backward here
                 raise _Stopped

@@ -193,6 +193,26 @@ def test_closing_a_torch_stepper_halfway_leaves_no_thread_and_keeps_the_grads_wr
     assert all(p.grad is not None for p in model.parameters())
 
 
+def test_a_paused_stepper_does_not_hold_up_another_backward_of_the_same_loss():
+    """A stepper left halfway in one cell, then animate() and loss.backward() on the same loss in the
+    next: each runs to its end with torch's own gradients, and the stepper then goes on."""
+    model, loss = _mlp()
+    stepper = gradviz.step(loss, model=model)
+    stepper.next().next()
+    done = []
+    thread = threading.Thread(target=lambda: done.append(gradviz.animate(loss, model=model)), daemon=True)
+    thread.start()
+    thread.join(timeout=60)
+    assert done, "animate() waited on the paused stepper's hooks"
+    torch.manual_seed(0)
+    expected = torch.autograd.grad(loss, list(model.parameters()), retain_graph=True)
+    loss.backward(retain_graph=True)
+    assert all(torch.equal(p.grad, g) for p, g in zip(model.parameters(), expected))
+    stepper.run_to_end()
+    assert len(stepper.trace.steps) == sum(torch_walk(loss).values())
+    stepper.close()
+
+
 def test_a_gradviz_graph_is_named_beside_torch_tensors_in_the_same_code():
     """The caller's torch tensors name nothing in a gradviz graph (and the reverse)."""
     model, torch_loss = _mlp()
