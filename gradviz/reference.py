@@ -47,8 +47,9 @@ def _reached(tree: ast.Module, records: dict) -> dict:
     aliases = {t.id: n.value.id for n in tree.body if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name)
                for t in n.targets if isinstance(t, ast.Name)}    # clip = clamp
 
-    def names(fn):
-        return {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
+    def names(fn):   # the names fn reads, less its parameters (threshold_'s `threshold` is not the function)
+        params = {a.arg for a in ast.walk(fn) if isinstance(a, ast.arg)}
+        return {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} - params
     made = {}   # _neg = _make_unary(NEG): a private function made by a factory from records
     for node in tree.body:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):

@@ -15,7 +15,7 @@ from .reduce import _dims_keep, normalize_dims
 from ..ops.nnops import (BATCH_NORM, CELU, CELU_RESULT, CONSTANT_PAD, ELU, ELU_RESULT, EMBEDDING, EMBEDDING_BAG, GLU, HARDSHRINK, HARDSIGMOID,
                          HARDSWISH, HARDTANH, HARDTANH_BACKWARD,
                          LAYER_NORM, LOGSIGMOID, MISH, NORM_DIM, PDIST, PRELU, SELU_ALPHA, SELU_SCALE, SILU,
-                         SOFTSHRINK, THRESHOLD, TRILINEAR)
+                         SOFTSHRINK, THRESHOLD, THRESHOLD_INPLACE, TRILINEAR)
 from .index import _in_range
 from ..ops.reparam import WEIGHT_NORM
 from .pointwise import _recorded_as
@@ -323,6 +323,12 @@ def tanhshrink(input):
 def threshold(input, threshold, value):
     check_tensor("threshold", "input", input, 1)
     return apply(THRESHOLD, (input,), (threshold, value))
+
+
+@public   # torch.threshold_ and F.threshold_ (torch has no Tensor.threshold_)
+def threshold_(input, threshold, value):
+    check_tensor("threshold_", "input", input, 1)
+    return input._inplace_op(lambda x: apply(THRESHOLD_INPLACE, (x,), (threshold, value)))
 
 
 def glu(input, dim=-1):

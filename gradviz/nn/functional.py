@@ -15,7 +15,7 @@ from ..functions.loss import (_check_same_size, _legacy_reduction, _weighted, bi
                               smooth_l1_loss)
 from ..functions.nnops import (batch_norm, dropout, elu, embedding, embedding_bag, hardsigmoid, hardswish,
                                hardtanh, layer_norm, logsigmoid, mish, pairwise_distance, relu6, silu)
-from ..functions.nnops import celu as _celu, celu_, selu as _selu, selu_, threshold as _threshold  # noqa: F401
+from ..functions.nnops import celu as _celu, celu_, selu as _selu, selu_, threshold as _threshold, threshold_  # noqa: F401
 from ..functions.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool2d,
                               adaptive_max_pool3d,
                               avg_pool1d, avg_pool2d, avg_pool3d, fold, interpolate, max_pool1d, max_pool2d,
@@ -62,7 +62,7 @@ def elu_(input, alpha=1.0):
 
 
 def threshold(input, threshold, value, inplace=False):
-    return _threshold(input, threshold, value)
+    return threshold_(input, threshold, value) if inplace else _threshold(input, threshold, value)
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",

@@ -281,6 +281,10 @@ THRESHOLD = _unary("threshold", "ThresholdBackward0",
                    r"$c = \begin{cases} $0 & $0 > $threshold \\ $value & \text{otherwise} \end{cases}",
                    lambda xp, a, th, value: xp.where(a > th, a, value).astype(a.dtype, copy=False),
                    lambda xp, g, c, a, th, value: xp.keep(g, ~(a <= th)), r"\bar{g} \odot [$0 > $threshold]", params=("threshold", "value"))
+# threshold_ (in place) saves a copy of its input, unlike relu_: with value > threshold the result cannot
+# tell which entries were replaced
+THRESHOLD_INPLACE = _unary("threshold_", "ThresholdBackward1", THRESHOLD.latex, THRESHOLD.forward, THRESHOLD.vjp[0],
+                           THRESHOLD.vjp_latex[0], params=("threshold", "value"))
 
 
 def _halves(a, d):

@@ -1383,6 +1383,9 @@ OP_CASES += section("nn", ("gradcheck", "parity"), [
     ("torch_selu", lambda t, x: t.selu(x), [XK]),
     ("torch_celu_alpha", lambda t, x: t.celu(x, alpha=0.5), [XK]),
     ("torch_threshold", lambda t, x: t.threshold(x, 0.4, -2.0), [XK]),
+    # threshold_ keeps its input (ThresholdBackward1): a value above the threshold hides what it replaced
+    ("threshold_inplace", lambda t, x: F(t).threshold(x * 1, 0.4, 2.0, inplace=True), [XK]),
+    ("torch_threshold_", lambda t, x: t.threshold_(x * 1, 0.4, -2.0), [XK]),
     # x₁ᵀ W x₂ + b over a batch of (2, 6) pairs: two views, TrilinearBackward0, a view back, the bias
     ("bilinear_batched", lambda t, a, b, w, bias: F(t).bilinear(a, b, w, bias),
      [np.linspace(-1, 1, 36).reshape(2, 6, 3), np.linspace(1, -2, 48).reshape(2, 6, 4),
