@@ -390,27 +390,74 @@ def bilinear(input1, input2, weight, bias=None):
     return out if bias is None else out + bias
 
 
-def dropout(input, p=0.5, training=True, inplace=False):
-    """torch's CPU dropout, step for step: a Bernoulli(1 − p) mask scaled by 1 / (1 − p) in the input's
-    dtype, then a multiply (so the graph shows MulBackward0, as torch's CPU graph does)."""
+# SELU's −λα: alpha dropout sets a dropped entry to it and rescales, keeping SELU's mean and variance
+_ALPHA_PRIME = 1.7580993408473766
+
+
+def dropout_impl(input, p, train, inplace=False, feature=False, alpha=False):
+    """ATen's dropout, step for step on CPU: a Bernoulli(1 − p) draw per entry (per channel for feature
+    dropout, dims 0 and 1), scaled by 1 / (1 − p), then a multiply (MulBackward0, as torch's graph);
+    alpha dropout scales by a and adds b instead (MulBackward0, then AddBackward0)."""
     if not 0 <= p <= 1:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if not training or p == 0 or input.numel() == 0:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if feature and input.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    if not train or p == 0 or input.numel() == 0:
         return input
     if p == 1:
         noise = zeros((), dtype=input.dtype, device=input.device)
+        return input.mul_(noise) if inplace else input * noise
+    if feature:
+        noise = input.new_empty(tuple(input.shape[:2]) + (1,) * (input.ndim - 2)).bernoulli_(1 - p)
     else:
-        noise = _like(input, None, None, False).bernoulli_(1 - p).div_(1 - p)
-    return input.mul_(noise) if inplace else input * noise
+        noise = _like(input, None, None, False).bernoulli_(1 - p)
+    if alpha:
+        a = 1.0 / math.sqrt((_ALPHA_PRIME ** 2 * p + 1) * (1 - p))
+        shift = noise.add(-1).mul_(_ALPHA_PRIME * a).add_(_ALPHA_PRIME * a * p)
+        noise.mul_(a)
+    else:
+        noise.div_(1 - p)
+    out = input.mul_(noise) if inplace else input * noise
+    return out.add_(shift) if alpha else out
 
 
-@public("dropout")
-def aten_dropout(input, p, train):
-    """torch.dropout (the top-level one): nn.functional.dropout under ATen's signature, train required
-    and a p outside [0, 1] a RuntimeError."""
+def _checked_p(p):
     if not 0 <= p <= 1:
-        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
-    return dropout(input, p, train)
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    return p
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    return dropout_impl(input, _checked_p(p), training, inplace)
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout for SELU networks: a dropped entry becomes −λα, and the output is rescaled so that
+    zero mean and unit variance stay as they were."""
+    return dropout_impl(input, _checked_p(p), training, inplace, alpha=True)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    return dropout_impl(input, _checked_p(p), training, inplace, feature=True, alpha=True)
+
+
+def _aten_dropout(name, inplace=False, feature=False, alpha=False):
+    """torch.dropout and its kin at the top level: nn.functional's under ATen's signature, train
+    required and a p outside [0, 1] a RuntimeError."""
+    def aten_dropout(input, p, train):
+        return dropout_impl(input, p, train, inplace, feature, alpha)
+    aten_dropout.__name__ = aten_dropout.__qualname__ = name
+    return public(name)(aten_dropout)
+
+
+aten_dropout = _aten_dropout("dropout")
+aten_dropout_ = _aten_dropout("dropout_", inplace=True)
+aten_feature_dropout = _aten_dropout("feature_dropout", feature=True)
+aten_feature_dropout_ = _aten_dropout("feature_dropout_", inplace=True, feature=True)
+aten_alpha_dropout = _aten_dropout("alpha_dropout", alpha=True)
+aten_alpha_dropout_ = _aten_dropout("alpha_dropout_", inplace=True, alpha=True)
+aten_feature_alpha_dropout = _aten_dropout("feature_alpha_dropout", feature=True, alpha=True)
+aten_feature_alpha_dropout_ = _aten_dropout("feature_alpha_dropout_", inplace=True, feature=True, alpha=True)
 
 
 @public

@@ -13,8 +13,9 @@ from ..ops.loss import _reduced
 from ..functions.loss import (_check_same_size, _legacy_reduction, _weighted, binary_cross_entropy,  # noqa: F401
                               binary_cross_entropy_with_logits, check_class_weight, huber_loss, mse_loss, nll_loss,
                               smooth_l1_loss)
-from ..functions.nnops import (batch_norm, dropout, elu, embedding, embedding_bag, hardsigmoid, hardswish,
-                               hardtanh, layer_norm, logsigmoid, mish, pairwise_distance, relu6, silu)
+from ..functions.nnops import (alpha_dropout, batch_norm, dropout, elu, embedding, embedding_bag, feature_alpha_dropout,
+                               hardsigmoid, hardswish, hardtanh, layer_norm, logsigmoid, mish, pairwise_distance, relu6,
+                               silu)
 from ..functions.nnops import celu as _celu, celu_, selu as _selu, selu_, threshold as _threshold, threshold_  # noqa: F401
 from ..functions.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool2d,
                               adaptive_max_pool3d,
@@ -54,6 +55,10 @@ def celu(input, alpha=1.0, inplace=False):
 
 def selu(input, inplace=False):
     return selu_(input) if inplace else _selu(input)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, inplace=True)
 
 
 def elu_(input, alpha=1.0):

@@ -20,7 +20,7 @@ from ..ops.core import namespace
 from ..ops.shape import split_op
 from ..dtypes import C_TYPE
 from ..tensor import Tensor
-from ..creation import empty, full, zeros
+from ..creation import zeros
 
 
 def pad(input, pad, mode="constant", value=None):
@@ -76,33 +76,29 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
     return (out, indices) if return_indices else out
 
 
-def _feature_dropout(input, p, training, batched_ndim=None):
+def _feature_dropout(input, p, training, inplace, batched_ndim=None):
     """Whole channels (dim 1) zeroed, as torch's F: an input without batched_ndim dims is unsqueezed to
     a batch of one first and squeezed back after (so its graph holds those two nodes, in eval mode
-    too); dropout2d passes None, keeping torch's old reading of a 3-d input as (N, C, L)."""
-    if not 0 <= p <= 1:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if batched_ndim is not None and input.ndim != batched_ndim:
-        return _feature_dropout(input.unsqueeze(0), p, training).squeeze(0)
-    if not training or p == 0:
-        return input
-    shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2)
-    if p == 1:
-        return input * full(shape, 0.0, dtype=input.dtype, device=input.device)
-    # torch's draw: bernoulli_(1 − p) with a float p (one double draw per channel), then div_
-    noise = empty(shape, dtype=input.dtype, device=input.device).bernoulli_(1 - p).div_(1 - p)
-    return input * noise
+    too; in place with inplace=True); dropout2d passes None, keeping torch's old reading of a 3-d
+    input as (N, C, L)."""
+    if batched_ndim is None or input.ndim == batched_ndim:
+        return nnops.dropout_impl(input, p, training, inplace, feature=True)
+    if inplace:
+        return nnops.dropout_impl(input.unsqueeze_(0), p, training, True, feature=True).squeeze_(0)
+    return nnops.dropout_impl(input.unsqueeze(0), p, training, feature=True).squeeze(0)
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False):
+    nnops._checked_p(p)
     if input.ndim not in (2, 3):
         raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input. Note that "
                            "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a "
                            "channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
-    return _feature_dropout(input, p, training, 3)
+    return _feature_dropout(input, p, training, inplace, 3)
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
+    nnops._checked_p(p)
     if input.ndim not in (3, 4):
         warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated and will result "
                       "in an error in a future release. To retain the behavior and silence this warning, please use "
@@ -115,17 +111,18 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
                       "will change in a future release to interpret the input as one without a batch dimension, i.e. "
                       "shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please switch to using "
                       "dropout1d instead.", stacklevel=2)
-    return _feature_dropout(input, p, training)
+    return _feature_dropout(input, p, training, inplace)
 
 
 def dropout3d(input, p=0.5, training=True, inplace=False):
+    nnops._checked_p(p)
     if input.ndim not in (4, 5):
         warnings.warn(f"dropout3d: Received a {input.ndim}-D input to dropout3d, which is deprecated and will result "
                       "in an error in a future release. To retain the behavior and silence this warning, please use "
                       "dropout instead. Note that dropout3d exists to provide channel-wise dropout on inputs with 3 "
                       "spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 4D or 5D "
                       "inputs).", stacklevel=2)
-    return _feature_dropout(input, p, training, 5)
+    return _feature_dropout(input, p, training, inplace, 5)
 
 
 # -- recurrent cells, composed as PyTorch's CPU kernels compose them --------------------------------

@@ -302,3 +302,69 @@ def test_dropout2d_draws_torch_masks():
         x = lib.ones(4, 6, 2, 2)
         masks.append(lib.nn.Dropout2d(0.3)(x).numpy())
     np.testing.assert_array_equal(masks[1], masks[0])
+
+
+DROPOUTS = {   # every dropout F has, in place and not: (call, input shape)
+    "dropout": (lambda F, x, inplace: F.dropout(x, 0.3, True, inplace), (3, 4, 5, 2)),
+    "dropout1d_unbatched": (lambda F, x, inplace: F.dropout1d(x, 0.3, True, inplace), (4, 5)),
+    "dropout2d": (lambda F, x, inplace: F.dropout2d(x, 0.3, True, inplace), (3, 4, 5, 2)),
+    "dropout3d_unbatched": (lambda F, x, inplace: F.dropout3d(x, 0.3, True, inplace), (3, 4, 5, 2)),
+    "alpha_dropout": (lambda F, x, inplace: F.alpha_dropout(x, 0.3, True, inplace), (3, 4, 5, 2)),
+    "feature_alpha_dropout": (lambda F, x, inplace: F.feature_alpha_dropout(x, 0.3, True, inplace), (3, 4, 5, 2)),
+    "alpha_dropout_p1": (lambda F, x, inplace: F.alpha_dropout(x, 1.0, True, inplace), (3, 4)),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("inplace", [False, True], ids=["new", "inplace"])
+@pytest.mark.parametrize("name", sorted(DROPOUTS))
+def test_every_dropout_draws_and_writes_as_torch(name, inplace, dtype):
+    """The same output, node, gradient and next draws as torch, bit for bit; inplace=True writes into
+    (and returns) the input, as torch's does."""
+    call, shape = DROPOUTS[name]
+    values = np.random.default_rng(0).standard_normal(shape)
+    seen = []
+    for lib in (torch, gradviz):
+        lib.manual_seed(5)
+        leaf_ = lib.tensor(values, dtype=getattr(lib, dtype), requires_grad=True)
+        x = leaf_ * 1
+        out = call(lib.nn.functional, x, inplace)
+        (out * lib.arange(out.numel()).reshape(out.shape)).sum().backward()
+        seen.append((out.detach().numpy(), out.grad_fn.name(), out is x, x.detach().numpy(), leaf_.grad.numpy(),
+                     lib.rand(3).numpy()))
+    for got, want in zip(*reversed(seen)):
+        if isinstance(want, np.ndarray):
+            np.testing.assert_array_equal(got, want)
+        else:
+            assert got == want
+
+
+@needs_torch
+def test_alpha_dropout_modules_and_their_errors_are_torchs():
+    for lib in (torch, gradviz):
+        lib.manual_seed(2)
+    x = np.linspace(-1, 1, 24).reshape(2, 3, 4)
+    outs = [lib.nn.FeatureAlphaDropout(0.4)(lib.tensor(x)).numpy() for lib in (torch, gradviz)]
+    np.testing.assert_array_equal(outs[1], outs[0])
+    assert repr(nn.AlphaDropout(0.2)) == repr(torch.nn.AlphaDropout(0.2)) == "AlphaDropout(p=0.2, inplace=False)"
+    assert gradviz.nn.AlphaDropout(0.5).eval()(gradviz.tensor(x)).numpy().tolist() == x.tolist()
+    for call in (lambda lib: lib.nn.functional.alpha_dropout(lib.ones(3), 1.5, True),
+                 lambda lib: lib.nn.functional.feature_alpha_dropout(lib.ones(3), 0.5, True),
+                 lambda lib: lib.alpha_dropout(lib.ones(3), -0.5, True)):
+        errors = []
+        for lib in (torch, gradviz):
+            with pytest.raises(Exception) as caught:
+                call(lib)
+            errors.append((type(caught.value).__name__, str(caught.value)))
+        assert errors[1] == errors[0]
+
+
+@needs_torch
+def test_hardtanh_in_place_is_torchs():
+    outs = []
+    for lib in (torch, gradviz):
+        x = lib.tensor([-3.0, 0.5, 4.0])
+        out = lib.nn.functional.hardtanh_(x, min_val=-2.0)
+        outs.append((out is x, x.tolist()))
+    assert outs[1] == outs[0] == (True, [-2.0, 0.5, 1.0])

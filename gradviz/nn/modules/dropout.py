@@ -1,4 +1,4 @@
-"""torch.nn.modules.dropout: element and channel dropout."""
+"""torch.nn.modules.dropout: element, channel and alpha dropout."""
 from __future__ import annotations
 
 from .. import functional as F
@@ -13,7 +13,7 @@ class Dropout(Module):
         self.p, self.inplace = p, inplace
 
     def forward(self, input):
-        return F.dropout(input, self.p, self.training)
+        return F.dropout(input, self.p, self.training, self.inplace)
 
     def extra_repr(self):
         return f"p={self.p}, inplace={self.inplace}"
@@ -32,14 +32,25 @@ class _FeatureDropout(Module):
 
 class Dropout1d(_FeatureDropout):
     def forward(self, input):
-        return F.dropout1d(input, self.p, self.training)
+        return F.dropout1d(input, self.p, self.training, self.inplace)
 
 
 class Dropout2d(_FeatureDropout):
     def forward(self, input):
-        return F.dropout2d(input, self.p, self.training)
+        return F.dropout2d(input, self.p, self.training, self.inplace)
 
 
 class Dropout3d(_FeatureDropout):
     def forward(self, input):
-        return F.dropout3d(input, self.p, self.training)
+        return F.dropout3d(input, self.p, self.training, self.inplace)
+
+
+class AlphaDropout(_FeatureDropout):
+    """Dropout for SELU networks (torch's takes inplace= and does not pass it on)."""
+    def forward(self, input):
+        return F.alpha_dropout(input, self.p, self.training)
+
+
+class FeatureAlphaDropout(_FeatureDropout):
+    def forward(self, input):
+        return F.feature_alpha_dropout(input, self.p, self.training)
