@@ -138,7 +138,8 @@ CASES = [
     # a constant 1 vanishes from a product and a negative one is a sign
     ("x * 1", lambda t: t["x"] * 1, "y", "MulBackward0", "y = x", ["∂L/∂x = ḡ"], []),
     ("a * -1", lambda t: t["a"] * -1, "y", "MulBackward0", "y = −a", ["∂L/∂a = −ḡ"], []),
-    ("pow(1)", lambda t: t["x"].pow(1), "y", "PowBackward0", "y = x", ["∂L/∂x = ḡ"], []),
+    # ... but a first power stays: y = x would hide the op its PowBackward0 node is
+    ("pow(1)", lambda t: t["x"].pow(1), "y", "PowBackward0", "y = x¹", ["∂L/∂x = ḡ"], ["1"]),
     ("add(alpha=1)", lambda t: torch.add(t["a"], t["b"], alpha=1), "c", "AddBackward0", "c = a + b",
      ["∂L/∂a = ḡ", "∂L/∂b = ḡ"], []),
     ("sub(alpha=-1)", lambda t: torch.sub(t["a"], t["b"], alpha=-1), "c", "SubBackward0", "c = a + b",

@@ -187,6 +187,26 @@ class Evaluator:
         return value
 
 
+# a name in the LaTeX a node shows (render.formula.Formula.latex): \text{⁣k⁣}, k its index in the names
+_PLACEHOLDER = re.compile(r"\\text\{\u2063(\d+)\u2063\}")
+
+
+def shown(latex: str, names: tuple, values: dict, out: str) -> tuple:
+    """The LaTeX a node shows, with its learner's names and constants put in and tidied (2x, x³), made
+    readable: name k (text names[k]) becomes a command bound to values[names[k]], the output's (`out`)
+    \\OUTPUT. Returns (LaTeX, env) for Evaluator(env).forward or .vjp."""
+    env = {"OUTPUT": np.asarray(values[out])}
+
+    def put(m):
+        text = names[int(m.group(1))]
+        if text == out:
+            return r"\OUTPUT"
+        key = "SHOWN" + "".join(_letters(int(d)) for d in m.group(1))
+        env[key] = np.asarray(values[text])
+        return "\\" + key
+    return _PLACEHOLDER.sub(put, latex), env
+
+
 class Whole:
     """An index that stands for every position at once (X_i is X)."""
 
@@ -359,6 +379,9 @@ class _Parser:
         return _matprod(a, b) if self.ev.matrix else np.multiply(a, b)
 
     def factor(self):
+        if self.peek() == ("char", "-"):   # a negated factor after an operator: ḡ ⊙ −x⁻²
+            self.take()
+            return -self.factor()
         value = self.primary()
         return self.postfix(value)
 
@@ -472,7 +495,7 @@ class _Parser:
     def command(self):
         _, name = self.take()
         env = self.ev.env
-        if name in ("INPUTa", "INPUTb", "INPUTc", "INPUTd", "OUTPUT") or name.startswith("PARAM"):
+        if name in ("INPUTa", "INPUTb", "INPUTc", "INPUTd", "OUTPUT") or name.startswith(("PARAM", "SHOWN")):
             if name not in env or env[name] is None:
                 raise Unreadable(f"no value for {name}")
             return env[name]
