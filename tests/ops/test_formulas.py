@@ -641,6 +641,29 @@ def test_the_evaluator_reads_what_it_claims():
         ev.vjp(r"\bar{g}\text{ broadcast}")
 
 
+def test_every_convolution_row_is_proven():
+    """Beyond the few nodes per record: every convolution of the op table's rows (1-d to 3-d, strides,
+    paddings, dilations, groups, output padding, no bias, unbatched) shows true formulas."""
+    names = {id(op): name for name, op in ops().items()}
+    seen = set()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for case_id, fn, specs in _runs():
+            if not case_id.startswith("conv/"):
+                continue
+            xs = [torch.tensor(sample(s, rng_for(case_id + str(specs))), dtype=torch.float64, requires_grad=True)
+                  for s in specs]
+            for node in _walk([fn(*xs)]):
+                name = names.get(id(node.op))
+                if name in ("conv.CONVOLUTION", "conv.CONV_TRANSPOSE"):
+                    seen.add(case_id)
+                    check_forward(name, node)
+                    for slot in range(len(node.op.vjp_latex)):
+                        check_vjp(name, node, slot)
+    assert {"conv/conv1d_depthwise", "conv/conv3d", "conv/conv_transpose1d", "conv/conv_transpose3d",
+            "conv/conv_transpose2d_groups_dilation", "conv/conv2d_unbatched"} <= seen, seen
+
+
 def test_a_transposed_convolution_does_not_read_as_a_convolution():
     """A transposed convolution's node (torch's ConvolutionBackward0 with transposed=True) once showed the
     ordinary convolution's formulas: its forward, and ∂L/∂x as a transposed convolution of ḡ, are false
