@@ -292,7 +292,7 @@ def constants(fn, op, inputs) -> tuple:
             value = saved_plain(fn, arg)
             if value is not None:
                 found.append((str(slot), value))
-    if op in (conv.CONVOLUTION, conv.CONV_TRANSPOSE) and inputs[2].producer is None \
+    if op in (conv.CONVOLUTION, conv.CONV_TRANSPOSE) and len(inputs) == 3 and inputs[2].producer is None \
             and saved_plain(fn, "bias_sym_sizes_opt") in (None, [0]):
         found.append(("2", None))   # called without a bias (torch saves its size as [0]): no bias term
     return tuple(found)
