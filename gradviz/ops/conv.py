@@ -285,20 +285,32 @@ def _gw_vjp_input(xp, h, c, g, x, wshape, *p):
     return xp.apply(CONV_INPUT_GRAD, (g, h), (tuple(x.shape),) + p)
 
 
+# the convolution's two adjoints as nodes of their own (a create_graph backward records them): the
+# same index forms as its VJPs, with g the gradient they were given and ḡ what they receive
 CONV_INPUT_GRAD = Op(
-    "convolution_backward_input", "ConvolutionBackwardBackward0", r"$c = $0 \star \operatorname{flip}($1) = \operatorname{conv}^{\top}($0,\, $1)" + _CONSTANTS,
+    "convolution_backward_input", "ConvolutionBackwardBackward0",
+    r"$c = $0 \star \operatorname{flip}($1) = \operatorname{conv}^{\top}($0,\, $1):\; $c[n, " + _I + r", j] = "
+    r"\sum_{o,\, k,\, p \,:\, s p + d k - q = j} $1[" + _O + r", i, k]\, $0[n, " + _O + r", p]" + _CONSTANTS,
     lambda xp, g, w, xshape, *p: conv_input_grad_arrays(xp, g, w, xshape, *p),
     vjp=(_gx_vjp_grad, _gx_vjp_weight),
     args=("grad_output", "weight"), params=("input_size",) + PARAMS, saves=("grad_output", "weight"),
     symbols=("g", "W"),
-    vjp_latex=(r"\bar{g} \star $1", r"\textstyle\sum_{n} \bar{g}_{n} \star $0_{n}"), out_symbol="x̄")
+    vjp_latex=(r"\bar{g} \star $1:\; \sum_{i,\, k} $1[" + _O + r", i, k]\, \bar{g}[n,\, " + _I
+               + r",\, s p + d k - q] \text{ at } [n, " + _O + r", p]",
+               r"\textstyle\sum_{n} \bar{g}_{n} \star $0_{n}:\; \sum_{n,\, p} $0[n, " + _O + r", p]\, "
+               r"\bar{g}[n,\, " + _I + r",\, s p + d k - q] \text{ at } [" + _O + r", i, k]"), out_symbol="x̄")
 CONV_WEIGHT_GRAD = Op(
-    "convolution_backward_weight", "ConvolutionBackwardBackward0", r"$c = \textstyle\sum_{n} $1_{n} \star $0_{n}" + _CONSTANTS,
+    "convolution_backward_weight", "ConvolutionBackwardBackward0",
+    r"$c = \textstyle\sum_{n} $1_{n} \star $0_{n}:\; $c[" + _O + r", i, k] = \sum_{n,\, p} $0[n, " + _O
+    + r", p]\, $1[n,\, " + _I + r",\, s p + d k - q]" + _CONSTANTS,
     lambda xp, g, x, wshape, *p: conv_weight_grad_arrays(xp, g, x, wshape, *p),
     vjp=(_gw_vjp_grad, _gw_vjp_input),
     args=("grad_output", "input"), params=("weight_size",) + PARAMS, saves=("grad_output", "input"),
     symbols=("g", "x"),
-    vjp_latex=(r"$1 \star \bar{g}", r"$0 \star \operatorname{flip}(\bar{g})"), out_symbol="W̄")
+    vjp_latex=(r"$1 \star \bar{g}:\; \sum_{i,\, k} \bar{g}[" + _O + r", i, k]\, $1[n,\, " + _I
+               + r",\, s p + d k - q] \text{ at } [n, " + _O + r", p]",
+               r"$0 \star \operatorname{flip}(\bar{g}):\; \sum_{o,\, k,\, p \,:\, s p + d k - q = j} \bar{g}["
+               + _O + r", i, k]\, $0[n, " + _O + r", p] \text{ at } [n, " + _I + r", j]"), out_symbol="W̄")
 
 
 # -- the transposed convolution ---------------------------------------------------------------------

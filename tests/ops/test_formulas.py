@@ -63,8 +63,9 @@ def _double_backward(f):
     """A program whose output is the gradient of f, with its graph (create_graph): it holds the nodes
     of f's own VJP (TanhBackwardBackward0, ...), which no gradcheck row builds alone."""
     def program(x):
-        w = torch.linspace(-1.5, 2.0, x.numel(), dtype=x.dtype).reshape(x.shape)
-        return torch.autograd.grad((f(x) * w).sum(), x, create_graph=True)[0]
+        y = f(x)
+        w = torch.linspace(-1.5, 2.0, y.numel(), dtype=x.dtype).reshape(y.shape)
+        return torch.autograd.grad((y * w).sum(), x, create_graph=True)[0]
     return program
 
 
@@ -82,8 +83,22 @@ REDUCED_LOSSES = {
     "multilabel_margin": lambda x, r: F.multilabel_margin_loss(x, torch.tensor([[3, 0, -1, 1]] * 3), reduction=r),
     "soft_margin": lambda x, r: F.soft_margin_loss(x, torch.tensor([[1.0, -1, 1, 1]] * 3, dtype=x.dtype), reduction=r),
 }
+def _conv_of_x(x):
+    """x as the input of a grouped, strided convolution whose weight is a leaf (its double backward
+    records ConvolutionBackwardBackward0, the input gradient as a node)."""
+    w = torch.linspace(-1.0, 1.0, 8, dtype=x.dtype).reshape(4, 1, 2, 1).requires_grad_()
+    return F.conv2d(x.reshape(1, 2, 2, 3), w, stride=(1, 2), padding=(1, 0), groups=2)
+
+
+def _conv_of_w(x):
+    """x as the weight of a convolution whose input is a leaf (the weight gradient as a node)."""
+    inp = torch.linspace(-2.0, 2.0, 2 * 2 * 4 * 5, dtype=x.dtype).reshape(2, 2, 4, 5).requires_grad_()
+    return F.conv2d(inp, x.reshape(6, 1, 2, 1), stride=(2, 1), dilation=(1, 2), groups=2)
+
+
 DOUBLE_BACKWARD = {"tanh": torch.tanh, "sigmoid": torch.sigmoid, "relu": torch.relu,
-                   "leaky_relu": lambda x: F.leaky_relu(x, 0.2), "hardtanh": F.hardtanh}
+                   "leaky_relu": lambda x: F.leaky_relu(x, 0.2), "hardtanh": F.hardtanh,
+                   "conv_input": _conv_of_x, "conv_weight": _conv_of_w}
 
 
 def _collect() -> dict:
@@ -255,12 +270,6 @@ UNEVALUATED = {
     'attention.SDPA vjp0': 'no gradcheck row builds this node alone',
     'attention.SDPA vjp1': 'no gradcheck row builds this node alone',
     'attention.SDPA vjp2': 'no gradcheck row builds this node alone',
-    'conv.CONV_INPUT_GRAD': "a VJP's own node (double backward): no gradcheck row builds it alone",
-    'conv.CONV_INPUT_GRAD vjp0': "a VJP's own node (double backward): no gradcheck row builds it alone",
-    'conv.CONV_INPUT_GRAD vjp1': "a VJP's own node (double backward): no gradcheck row builds it alone",
-    'conv.CONV_WEIGHT_GRAD': "a VJP's own node (double backward): no gradcheck row builds it alone",
-    'conv.CONV_WEIGHT_GRAD vjp0': "a VJP's own node (double backward): no gradcheck row builds it alone",
-    'conv.CONV_WEIGHT_GRAD vjp1': "a VJP's own node (double backward): no gradcheck row builds it alone",
     'fill.FILL_TENSOR': 'no gradcheck row builds this node alone',
     'fill.FILL_TENSOR vjp0': 'no gradcheck row builds this node alone',
     'fill.FILL_TENSOR vjp1': 'no gradcheck row builds this node alone',
