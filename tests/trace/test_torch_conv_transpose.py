@@ -97,3 +97,19 @@ def _node_of_engine(y, names):
     graph = Graph(trace)
     (node,) = [n for n in trace.nodes if n.name == "ConvolutionBackward0"]
     return Formula(graph, node)
+
+
+def test_torchs_double_backward_node_claims_no_formula_of_another_shape():
+    """torch's ConvolutionBackwardBackward0 takes (g, x, W) and gives x̄, W̄ and b̄ in one node, where
+    gradviz records two nodes of two inputs each: it read x̄ = g ⋆ flip(x), with the input x in the
+    weight's place. It is drawn with its inputs named and no formula rather than a false one."""
+    x = torch.randn(1, 2, 4, 4, requires_grad=True)
+    w = torch.randn(3, 2, 2, 2, requires_grad=True)
+    y = torch.nn.functional.conv2d(x, w)
+    (gx,) = torch.autograd.grad(y.square().sum(), x, create_graph=True)
+    trace = gradviz.draw(gx.sum(), names={"x": x, "w": w}).trace
+    graph = Graph(trace)
+    (node,) = [n for n in trace.nodes if n.name == "ConvolutionBackwardBackward0"]
+    f = Formula(graph, node)
+    assert f.forward_text() == ""
+    assert [f.input_text(k) for k in (1, 2)] == ["x", "w"]
