@@ -215,8 +215,18 @@ def conv_weight_grad_arrays(xp, g, x, wshape, stride, padding, dilation, groups)
 PARAMS = ("stride", "padding", "dilation", "groups")
 
 
+# The index formulas: p runs over an output's positions and k over the kernel's, both tuples (one per
+# spatial dim), read with the stride s, dilation d and padding q of the call; a position outside x
+# or ḡ reads 0 (the padding). With groups ≠ 1 a channel is written (γ, c): channel c of group γ, so
+# an output channel reads only the input channels of its own group.
+def _grouped(channel: str) -> str:
+    return r"$?groups{(\gamma,\, }" + channel + r"$?groups{)}"
+
+
+_O, _I = _grouped("o"), _grouped("i")
+_GROUPS = r"$?groups{,\ (\gamma,\, c) = \text{channel } c \text{ of group } \gamma}"
 # the constants a convolution was called with, after its formula (s, d, q in the index formula)
-_CONSTANTS = r",\quad s = $stride,\ q = $padding,\ d = $dilation,\ \text{groups} = $groups"
+_CONSTANTS = r",\quad s = $stride,\ q = $padding,\ d = $dilation,\ \text{groups} = $groups" + _GROUPS
 
 
 def _conv_vjp_input(xp, g, y, x, w, b, *p):
@@ -237,14 +247,16 @@ def _conv_vjp_bias(xp, g, y, x, w, b, *p):
 
 CONVOLUTION = Op(
     "convolution", "ConvolutionBackward0",
-    r"$c = $0 \star $1 + $2:\; $c[n, o, p] = $2[o] + \sum_{i,\, k} $1[o, i, k]\, $0[n,\, i,\, s p + d k - q]"
-           + _CONSTANTS,
+    r"$c = $0 \star $1 + $2:\; $c[n, " + _O + r", p] = $2[" + _O + r"] + \sum_{i,\, k} $1[" + _O
+    + r", i, k]\, $0[n,\, " + _I + r",\, s p + d k - q]" + _CONSTANTS,
     conv_arrays, vjp=(_conv_vjp_input, _conv_vjp_weight, _conv_vjp_bias),
     args=("input", "weight", "bias"), params=PARAMS, saves=("input", "weight"), symbols=("x", "W", "b"),
-    vjp_latex=(r"\operatorname{conv}^{\top}(\bar{g},\, $1) = \bar{g} \star \operatorname{flip}($1)"
-               r",\ \text{a transposed convolution},\ \bar{g} \text{ spread out by the stride}",
-               r"\textstyle\sum_{n} $0_{n} \star \bar{g}_{n}:\; \sum_{n,\, p} \bar{g}[n, o, p]\, "
-               r"$0[n,\, i,\, s p + d k - q] \text{ at } [o, i, k]",
+    vjp_latex=(r"\operatorname{conv}^{\top}(\bar{g},\, $1) = \bar{g} \star \operatorname{flip}($1),\ "
+               r"\text{a transposed convolution (} \bar{g} \text{ spread out by the stride)}:\; "
+               r"\sum_{o,\, k,\, p \,:\, s p + d k - q = j} $1[" + _O + r", i, k]\, \bar{g}[n, " + _O + r", p] "
+               r"\text{ at } [n, " + _I + r", j]",
+               r"\textstyle\sum_{n} $0_{n} \star \bar{g}_{n}:\; \sum_{n,\, p} \bar{g}[n, " + _O + r", p]\, "
+               r"$0[n,\, " + _I + r",\, s p + d k - q] \text{ at } [" + _O + r", i, k]",
                r"\textstyle\sum_{n,\, p} \bar{g}[n, o, p] \text{ at } [o]"), out_symbol="y")
 
 
@@ -273,20 +285,32 @@ def _gw_vjp_input(xp, h, c, g, x, wshape, *p):
     return xp.apply(CONV_INPUT_GRAD, (g, h), (tuple(x.shape),) + p)
 
 
+# the convolution's two adjoints as nodes of their own (a create_graph backward records them): the
+# same index forms as its VJPs, with g the gradient they were given and ḡ what they receive
 CONV_INPUT_GRAD = Op(
-    "convolution_backward_input", "ConvolutionBackwardBackward0", r"$c = $0 \star \operatorname{flip}($1) = \operatorname{conv}^{\top}($0,\, $1)" + _CONSTANTS,
+    "convolution_backward_input", "ConvolutionBackwardBackward0",
+    r"$c = $0 \star \operatorname{flip}($1) = \operatorname{conv}^{\top}($0,\, $1):\; $c[n, " + _I + r", j] = "
+    r"\sum_{o,\, k,\, p \,:\, s p + d k - q = j} $1[" + _O + r", i, k]\, $0[n, " + _O + r", p]" + _CONSTANTS,
     lambda xp, g, w, xshape, *p: conv_input_grad_arrays(xp, g, w, xshape, *p),
     vjp=(_gx_vjp_grad, _gx_vjp_weight),
     args=("grad_output", "weight"), params=("input_size",) + PARAMS, saves=("grad_output", "weight"),
     symbols=("g", "W"),
-    vjp_latex=(r"\bar{g} \star $1", r"\textstyle\sum_{n} \bar{g}_{n} \star $0_{n}"), out_symbol="x̄")
+    vjp_latex=(r"\bar{g} \star $1:\; \sum_{i,\, k} $1[" + _O + r", i, k]\, \bar{g}[n,\, " + _I
+               + r",\, s p + d k - q] \text{ at } [n, " + _O + r", p]",
+               r"\textstyle\sum_{n} \bar{g}_{n} \star $0_{n}:\; \sum_{n,\, p} $0[n, " + _O + r", p]\, "
+               r"\bar{g}[n,\, " + _I + r",\, s p + d k - q] \text{ at } [" + _O + r", i, k]"), out_symbol="x̄")
 CONV_WEIGHT_GRAD = Op(
-    "convolution_backward_weight", "ConvolutionBackwardBackward0", r"$c = \textstyle\sum_{n} $1_{n} \star $0_{n}" + _CONSTANTS,
+    "convolution_backward_weight", "ConvolutionBackwardBackward0",
+    r"$c = \textstyle\sum_{n} $1_{n} \star $0_{n}:\; $c[" + _O + r", i, k] = \sum_{n,\, p} $0[n, " + _O
+    + r", p]\, $1[n,\, " + _I + r",\, s p + d k - q]" + _CONSTANTS,
     lambda xp, g, x, wshape, *p: conv_weight_grad_arrays(xp, g, x, wshape, *p),
     vjp=(_gw_vjp_grad, _gw_vjp_input),
     args=("grad_output", "input"), params=("weight_size",) + PARAMS, saves=("grad_output", "input"),
     symbols=("g", "x"),
-    vjp_latex=(r"$1 \star \bar{g}", r"$0 \star \operatorname{flip}(\bar{g})"), out_symbol="W̄")
+    vjp_latex=(r"$1 \star \bar{g}:\; \sum_{i,\, k} \bar{g}[" + _O + r", i, k]\, $1[n,\, " + _I
+               + r",\, s p + d k - q] \text{ at } [n, " + _O + r", p]",
+               r"$0 \star \operatorname{flip}(\bar{g}):\; \sum_{o,\, k,\, p \,:\, s p + d k - q = j} \bar{g}["
+               + _O + r", i, k]\, $0[n, " + _O + r", p] \text{ at } [n, " + _I + r", j]"), out_symbol="W̄")
 
 
 # -- the transposed convolution ---------------------------------------------------------------------
@@ -347,13 +371,19 @@ def _tconv_vjp_weight(xp, g, y, x, w, b, stride, padding, output_padding, dilati
     return xp.apply(CONV_WEIGHT_GRAD, (x, g), (tuple(w.shape),) + p)
 
 
+# y[j] gathers every x[p] that the kernel's tap k scatters to j = s p + d k − q; output_padding only
+# adds positions at the far end of y, which no tap reaches: they hold b
 CONV_TRANSPOSE = Op(
     "conv_transpose", "ConvolutionBackward0",
-    r"$c = \operatorname{conv}^{\top}($0,\, $1) + $2:\; $c[n, o, s p + d k - q] \mathrel{+}= "
-           r"\sum_{i} $1[i, o, k]\, $0[n, i, p]" + _CONSTANTS,
+    r"$c = \operatorname{conv}^{\top}($0,\, $1) + $2:\; $c[n, " + _O + r", j] = $2[" + _O
+    + r"] + \sum_{i,\, k,\, p \,:\, s p + d k - q = j} $1[" + _I + r", o, k]\, $0[n, " + _I + r", p]"
+    r",\quad s = $stride,\ q = $padding,\ d = $dilation,\ \text{output padding} = $output_padding,\ "
+    r"\text{groups} = $groups" + _GROUPS,
     conv_transpose_arrays, vjp=(_tconv_vjp_input, _tconv_vjp_weight, _conv_vjp_bias),
     args=("input", "weight", "bias"), params=TRANSPOSED_PARAMS, saves=("input", "weight"), symbols=("x", "W", "b"),
-    vjp_latex=(r"\operatorname{conv}(\bar{g},\, $1)",
-               r"\textstyle\sum_{n} \bar{g}_{n} \star $0_{n}:\; \sum_{n,\, p} $0[n, i, p]\, "
-               r"\bar{g}[n,\, o,\, s p + d k - q] \text{ at } [i, o, k]",
+    vjp_latex=(r"\operatorname{conv}(\bar{g},\, $1) = \bar{g} \star $1,\ \text{a strided convolution of } \bar{g}:\; "
+               r"\sum_{o,\, k} $1[" + _I + r", o, k]\, \bar{g}[n,\, " + _O + r",\, s p + d k - q] \text{ at } [n, "
+               + _I + r", p]",
+               r"\textstyle\sum_{n} \bar{g}_{n} \star $0_{n}:\; \sum_{n,\, p} $0[n, " + _I + r", p]\, "
+               r"\bar{g}[n,\, " + _O + r",\, s p + d k - q] \text{ at } [" + _I + r", o, k]",
                r"\textstyle\sum_{n,\, p} \bar{g}[n, o, p] \text{ at } [o]"), out_symbol="y")

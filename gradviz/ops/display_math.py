@@ -14,8 +14,16 @@ import unicodedata
 
 # -- markers: what a record's LaTeX leaves to be filled in ----------------------------------
 MARKER = re.compile(r"\$([A-Za-z_]\w*|\d+)")
-# `$?flag{...}`: the braces' LaTeX only when the boolean parameter `flag` was True (keepdim)
+# `$?flag{...}`: the braces' LaTeX only when the parameter `flag` was True (keepdim) or a number
+# other than 0 and 1 (a convolution's groups: its channels counted within each group)
 WHEN = re.compile(r"\$\?([A-Za-z_]\w*)\{([^{}]*(?:\{[^{}]*\}[^{}]*)*)\}")
+_COUNT = re.compile(r"-?\d+")
+
+
+def holds(value) -> bool:
+    """Whether a `$?flag{...}` is written, given the flag's value as LaTeX (None: no value)."""
+    return value == r"\text{True}" or (value is not None and _COUNT.fullmatch(value) is not None
+                                       and value not in ("0", "1"))
 
 # how a parameter is written when its value is not shown
 PARAM_LATEX = {"alpha": r"\alpha", "beta": r"\beta", "value": "v", "eps": r"\varepsilon", "exponent": "p",
@@ -45,7 +53,7 @@ def _unnamed(m) -> str:
 def fill(template: str, inputs: list, out: str, params: dict) -> str:
     """The record's LaTeX with `$c` -> out, `$k` -> inputs[k], `$param` -> params[param] (each
     already LaTeX); a parameter without a value keeps its symbol. `$?flag{...}` keeps its LaTeX
-    when params[flag] is True as LaTeX (\\text{True})."""
+    when params[flag] holds (\\text{True}, or a number other than 0 and 1)."""
     def put(m):
         key = m.group(1)
         if key == "c":
@@ -55,7 +63,7 @@ def fill(template: str, inputs: list, out: str, params: dict) -> str:
         if key in params:
             return "{" + params[key] + "}"
         return "{" + param_latex(key) + "}"
-    template = WHEN.sub(lambda m: m.group(2) if params.get(m.group(1)) == r"\text{True}" else "", template)
+    template = WHEN.sub(lambda m: m.group(2) if holds(params.get(m.group(1))) else "", template)
     return MARKER.sub(put, template)
 
 

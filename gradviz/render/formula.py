@@ -64,6 +64,12 @@ class Graph:
         """Which output of edge.src the edge reads (multi-output ops such as split)."""
         return edge.output_nr
 
+    @cached_property
+    def names_e(self) -> bool:
+        """Whether a tensor of the recording is called e: its formulas then write Euler's number as exp."""
+        return any("e" in n.out_names or "e" in n.in_names if n.kind == "op" else n.name == "e"
+                   for n in self.trace.nodes)
+
     def gradient_edges_out(self, node_id: str) -> list:
         """Edges along which gradient can reach `node_id` (its consumers, not saved tensors)."""
         return [e for e in self.out_of.get(node_id, ()) if e.slot >= 0 and self.nodes[e.dst].kind != "output"]
@@ -116,6 +122,7 @@ class Formula:
         # the record's c₁, c₂, … (which would read t₁₁, t₁₂ with the first output's symbol as c)
         named = [n for n in node.out_names if n]
         self.outs = [self._name(n) for n in node.out_names] if named and len(named) == len(node.out_names) else []
+        self.exp_for_euler = graph.names_e
 
     def output_text(self, nr: int) -> str:
         """The plain name of output `nr` (for the ∂L/∂name a node of several outputs receives)."""
@@ -134,6 +141,8 @@ class Formula:
 
     def latex(self, template: str) -> str:
         """The record's LaTeX with this node's names (as placeholders) and constants put in."""
+        if self.exp_for_euler:
+            template = latex.exp_for_euler(template)
         if self.outs:   # the record's list of outputs, c₁, c₂, …, becomes this node's symbols
             listed = r"{$c}_1, {$c}_2, \ldots" if r"{$c}_2" in template else r"{$c}_1"
             template = template.replace(listed, ", ".join(self.outs))

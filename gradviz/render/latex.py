@@ -222,7 +222,10 @@ def name_index(text: str) -> int | None:
 # -- the learner's constants, written as a reader expects them ----------------------------
 # After `fill`, a constant stands in braces ({2}). A product with a scalar number reads as a
 # coefficient (2a, not a ⊙ 2), and an exponent such as {3} - 1 is worked out (a², not a^{3 − 1}).
-_NUMBER = re.compile(r"\{(-?\d+(?:\.\d+)?)\}$")
+# A coefficient that a name cannot follow directly is joined with a dot: 0 (0x would read as a hex
+# literal, 0t₁₂ as one word) and a power of ten (10⁻⁸ · x, 2.5 × 10⁻⁷ · x).
+_NUMBER = re.compile(r"\{(-?\d+(?:\.\d+)?|-?(?:\d+(?:\.\d+)? \\times )?10\^\{-?\d+\})\}$")
+_DOTTED = re.compile(r"\{(-?0(?:\.0+)?|.*10\^\{-?\d+\})\}$")
 _PRODUCT = re.compile(r" \\(?:odot|cdot) |(?<=\})\\, ")
 _ENDS = (")", ",", "+", "-", "=", r"\right", r"\quad", ";", r"\;", "}", "&", "\\\\", r"\text")
 
@@ -284,29 +287,51 @@ def coefficients(latex: str) -> str:
         if _NUMBER.match(right) and (not after or after.startswith(_ENDS)) and not before.endswith(("^", "_")):
             left, right = right, left
         elif not (_NUMBER.match(left) and not before.endswith(("^", "_", r"\,"))) or (
-                m.group(0) == r"\, " and left not in ("{1}", "{-1}")):
+                m.group(0) == r"\, " and left not in ("{1}", "{-1}") and not _DOTTED.match(left)):
             continue
         if left == "{1}":                                   # 1 a is a
             joined = right
         elif left == "{-1}":
             joined = "-" + right
         else:
-            joined = left + r"\, " + right
+            joined = left + (r" \cdot " if _DOTTED.match(left) else r"\, ") + right
         latex = latex[:lo] + joined + latex[hi:]
         pos = lo + len(joined) - len(right)
 
 
-_EXPONENT = re.compile(r"\^\{\{(-?\d+)\} - 1\}")
+# Euler's number in a record's LaTeX (e^{x}, never a marker or a command's letter)
+_EULER = re.compile(r"(?<![A-Za-z\\$])e\^(?=\{)")
+
+
+def exp_for_euler(template: str) -> str:
+    """e^{x} as \\exp(x): for a recording where a tensor is called e, in whose formulas eᵉ would read
+    as Euler's number to its own power, or the tensor's name as the constant."""
+    out, pos = [], 0
+    for m in _EULER.finditer(template):
+        end = _group_after(template, m.end())
+        if m.start() < pos or end < 0:
+            continue
+        out.append(template[pos:m.start()] + r"\exp\left(" + template[m.end() + 1:end - 1] + r"\right)")
+        pos = end
+    return "".join(out) + template[pos:]
+
+
+_EXPONENT = re.compile(r"\^\{\{(-?\d+(?:\.\d+)?)\} - 1\}")
 _ZEROTH = re.compile(r"\\, (\{[^{}]*\}|\{\\text\{[^{}]*\}\})\^\{0\}")
+# p x^{p − 1} with p = 0 is 0 (x ** 0 sends zeros, also where x = 0 and x⁻¹ is not finite)
+_ZERO_POWER = re.compile(r"\{0\}\\, (\{[^{}]*\}|\{\\text\{[^{}]*\}\})\^\{\{0\} - 1\}")
+# a first power of anything but a tensor's name (the p = 1 of a norm's default): x ** 1 keeps its
+# exponent, or its PowBackward0 node would read t = x, an identity that hides the op
+_FIRST_POWER = re.compile(r"(?<!" + _MARK + r"\}\})\^\{\{1\}\}")
 
 
 def exponents(latex: str) -> str:
-    """x^{{3} - 1} as x^{2}, x^{{2} - 1} as x, x^{{1}} as x, and a factor x^{{1} - 1} dropped (integer
-    exponents the learner passed)."""
+    """x^{{3} - 1} as x^{2}, x^{{2} - 1} as x, x^{{0.5} - 1} as x^{-0.5}, a factor x^{{1} - 1}
+    dropped and 0 x^{{0} - 1} as 0 (exponents the learner passed); a constant's ^{{1}} dropped."""
     def work(m):
-        k = int(m.group(1)) - 1
-        return "" if k == 1 else "^{" + str(k) + "}"
-    latex = _EXPONENT.sub(work, latex).replace("^{{1}}", "")
+        k = float(m.group(1)) - 1
+        return "" if k == 1 else "^{" + number(k) + "}"
+    latex = _FIRST_POWER.sub("", _EXPONENT.sub(work, _ZERO_POWER.sub("{0}", latex)))
     return _ZEROTH.sub("", latex)
 
 

@@ -13,7 +13,7 @@ from functools import lru_cache
 
 from ..autograd.function import arg_names, op_for_function
 from ..formatting import shape as shape_text
-from ..ops import pointwise
+from ..ops import conv, pointwise
 from ..ops.shape import split_op, unbind_op
 from .graph import n_outputs, output_shape
 from .support import torch_module
@@ -222,8 +222,8 @@ _SPLITS = ("SplitBackward0", "UnsafeSplitBackward0", "SplitWithSizesBackward0", 
 
 def variant(fn, op):
     """The record of the form torch ran where one node name has two: add/sub with an alpha other
-    than 1, gelu with the tanh approximation (read from the node's _saved_* fields); a split or
-    unbind, whose record depends on how many outputs the node has."""
+    than 1, gelu with the tanh approximation, a transposed convolution (read from the node's
+    _saved_* fields); a split or unbind, whose record depends on how many outputs the node has."""
     if op is None:
         name = type(fn).__name__
         if name == "UnbindBackward0":
@@ -236,6 +236,10 @@ def variant(fn, op):
             return pointwise.ADD_ALPHA if op is pointwise.ADD else pointwise.SUB_ALPHA
     if op is pointwise.GELU and getattr(fn, "_saved_approximate", "none") == "tanh":
         return pointwise.GELU_TANH
+    if op is conv.CONVOLUTION and saved_plain(fn, "transposed"):   # conv_transpose{1,2,3}d's node
+        return conv.CONV_TRANSPOSE
+    if op is conv.CONV_INPUT_GRAD and len(fn.next_functions) == 3:
+        return None   # torch's one node for x̄, W̄ and b̄ of (g, x, W), where gradviz records two: read as numbered
     return op
 
 
@@ -290,6 +294,9 @@ def constants(fn, op, inputs) -> tuple:
             value = saved_plain(fn, arg)
             if value is not None:
                 found.append((str(slot), value))
+    if op in (conv.CONVOLUTION, conv.CONV_TRANSPOSE) and len(inputs) == 3 and inputs[2].producer is None \
+            and saved_plain(fn, "bias_sym_sizes_opt") in (None, [0]):
+        found.append(("2", None))   # called without a bias (torch saves its size as [0]): no bias term
     return tuple(found)
 
 

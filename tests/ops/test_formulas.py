@@ -20,6 +20,7 @@ from tests.support.op_inputs import PAIRS, SHAPES, rng_for, sample
 import gradviz as torch
 from gradviz.autograd.engine import node_vjp
 from gradviz.autograd.graph import Node
+from gradviz.ops.core import given
 from gradviz.ops.registry import ops
 
 PER_RECORD = 3   # nodes checked per record
@@ -62,8 +63,9 @@ def _double_backward(f):
     """A program whose output is the gradient of f, with its graph (create_graph): it holds the nodes
     of f's own VJP (TanhBackwardBackward0, ...), which no gradcheck row builds alone."""
     def program(x):
-        w = torch.linspace(-1.5, 2.0, x.numel(), dtype=x.dtype).reshape(x.shape)
-        return torch.autograd.grad((f(x) * w).sum(), x, create_graph=True)[0]
+        y = f(x)
+        w = torch.linspace(-1.5, 2.0, y.numel(), dtype=x.dtype).reshape(y.shape)
+        return torch.autograd.grad((y * w).sum(), x, create_graph=True)[0]
     return program
 
 
@@ -81,8 +83,22 @@ REDUCED_LOSSES = {
     "multilabel_margin": lambda x, r: F.multilabel_margin_loss(x, torch.tensor([[3, 0, -1, 1]] * 3), reduction=r),
     "soft_margin": lambda x, r: F.soft_margin_loss(x, torch.tensor([[1.0, -1, 1, 1]] * 3, dtype=x.dtype), reduction=r),
 }
+def _conv_of_x(x):
+    """x as the input of a grouped, strided convolution whose weight is a leaf (its double backward
+    records ConvolutionBackwardBackward0, the input gradient as a node)."""
+    w = torch.linspace(-1.0, 1.0, 8, dtype=x.dtype).reshape(4, 1, 2, 1).requires_grad_()
+    return F.conv2d(x.reshape(1, 2, 2, 3), w, stride=(1, 2), padding=(1, 0), groups=2)
+
+
+def _conv_of_w(x):
+    """x as the weight of a convolution whose input is a leaf (the weight gradient as a node)."""
+    inp = torch.linspace(-2.0, 2.0, 2 * 2 * 4 * 5, dtype=x.dtype).reshape(2, 2, 4, 5).requires_grad_()
+    return F.conv2d(inp, x.reshape(6, 1, 2, 1), stride=(2, 1), dilation=(1, 2), groups=2)
+
+
 DOUBLE_BACKWARD = {"tanh": torch.tanh, "sigmoid": torch.sigmoid, "relu": torch.relu,
-                   "leaky_relu": lambda x: F.leaky_relu(x, 0.2), "hardtanh": F.hardtanh}
+                   "leaky_relu": lambda x: F.leaky_relu(x, 0.2), "hardtanh": F.hardtanh,
+                   "conv_input": _conv_of_x, "conv_weight": _conv_of_w}
 
 
 def _collect() -> dict:
@@ -161,6 +177,9 @@ def _free_symbols(name: str, node, slot) -> dict:
         out["\\mathrm{lo}"], out["\\mathrm{hi}"] = params["min_val"], params["max_val"]
     if name.startswith("shape.TRANSPOSE"):
         out["transposed axes"] = (params["dim0"], params["dim1"])
+    if name.startswith("conv."):   # the letters of the index forms, which the forward's panel spells out
+        out.update({"s": np.asarray(params["stride"]), "q": np.asarray(params["padding"]),
+                    "d": np.asarray(params["dilation"])})
     if name in ("linalg.BMM", "linalg.BADDBMM", "linalg.ADDBMM"):
         out["i"] = Whole() if slot is not None or name != "linalg.ADDBMM" else np.arange(node.inputs[1].shape[0])
     return out
@@ -181,15 +200,18 @@ def evaluate(name: str, node, latex: str | None = None, slot: int | None = None,
     """The part's value on `node`: the forward's right sides (slot None), or input `slot`'s VJP on ḡ."""
     op = shown(node)
     inputs = [t._data for t in node.inputs]
+    absent = tuple(k for k, a in enumerate(inputs) if not given(a))   # a convolution without a bias
     env = Evaluator.bindings(op, inputs, node.out_data, node.params)
     env.update(_free_symbols(name, node, slot))
     matrix = name.startswith("linalg.")
     try:
         if slot is None:
-            return Evaluator(env, matrix).forward(Evaluator.source(op, latex if latex is not None else op.latex))
+            return Evaluator(env, matrix).forward(Evaluator.source(op, latex if latex is not None else op.latex,
+                                                                   node.params, absent))
         env["\\bar{g}"] = g
         text = latex if latex is not None else op.vjp_latex[min(slot, len(op.vjp_latex) - 1)]
-        return Evaluator(env, matrix, target_shape=inputs[slot].shape).vjp(Evaluator.source(op, text))
+        return Evaluator(env, matrix, target_shape=inputs[slot].shape).vjp(Evaluator.source(op, text, node.params,
+                                                                                             absent))
     except ValueError as e:   # numpy's: shapes the formula leaves to be broadcast in words
         raise Unreadable(f"shapes that do not broadcast as written ({e})") from None
 
@@ -248,20 +270,6 @@ UNEVALUATED = {
     'attention.SDPA vjp0': 'no gradcheck row builds this node alone',
     'attention.SDPA vjp1': 'no gradcheck row builds this node alone',
     'attention.SDPA vjp2': 'no gradcheck row builds this node alone',
-    'conv.CONVOLUTION': 'index notation (statements run in order (a write into the output))',
-    'conv.CONVOLUTION vjp0': 'index notation (a clause that defines nothing)',
-    'conv.CONVOLUTION vjp1': 'index notation (a clause that defines nothing)',
-    'conv.CONVOLUTION vjp2': 'index notation (a reduction over n, p)',
-    'conv.CONV_INPUT_GRAD': "a VJP's own node (double backward): no gradcheck row builds it alone",
-    'conv.CONV_INPUT_GRAD vjp0': "a VJP's own node (double backward): no gradcheck row builds it alone",
-    'conv.CONV_INPUT_GRAD vjp1': "a VJP's own node (double backward): no gradcheck row builds it alone",
-    'conv.CONV_WEIGHT_GRAD': "a VJP's own node (double backward): no gradcheck row builds it alone",
-    'conv.CONV_WEIGHT_GRAD vjp0': "a VJP's own node (double backward): no gradcheck row builds it alone",
-    'conv.CONV_WEIGHT_GRAD vjp1': "a VJP's own node (double backward): no gradcheck row builds it alone",
-    'conv.CONV_TRANSPOSE': 'index notation (statements run in order (a write into the output))',
-    'conv.CONV_TRANSPOSE vjp0': 'names an operation (conv) rather than computing it',
-    'conv.CONV_TRANSPOSE vjp1': 'index notation (a clause that defines nothing)',
-    'conv.CONV_TRANSPOSE vjp2': 'index notation (a reduction over n, p)',
     'fill.FILL_TENSOR': 'no gradcheck row builds this node alone',
     'fill.FILL_TENSOR vjp0': 'no gradcheck row builds this node alone',
     'fill.FILL_TENSOR vjp1': 'no gradcheck row builds this node alone',
@@ -640,3 +648,46 @@ def test_the_evaluator_reads_what_it_claims():
     assert np.allclose(ev.vjp(r"d \odot \bar{g},\; d = |x|"), [3.0, 8.0])
     with pytest.raises(Unreadable, match="words: broadcast"):
         ev.vjp(r"\bar{g}\text{ broadcast}")
+
+
+def test_every_convolution_row_is_proven():
+    """Beyond the few nodes per record: every convolution of the op table's rows (1-d to 3-d, strides,
+    paddings, dilations, groups, output padding, no bias, unbatched) shows true formulas."""
+    names = {id(op): name for name, op in ops().items()}
+    seen = set()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for case_id, fn, specs in _runs():
+            if not case_id.startswith("conv/"):
+                continue
+            xs = [torch.tensor(sample(s, rng_for(case_id + str(specs))), dtype=torch.float64, requires_grad=True)
+                  for s in specs]
+            for node in _walk([fn(*xs)]):
+                name = names.get(id(node.op))
+                if name in ("conv.CONVOLUTION", "conv.CONV_TRANSPOSE"):
+                    seen.add(case_id)
+                    check_forward(name, node)
+                    for slot in range(len(node.op.vjp_latex)):
+                        check_vjp(name, node, slot)
+    assert {"conv/conv1d_depthwise", "conv/conv3d", "conv/conv_transpose1d", "conv/conv_transpose3d",
+            "conv/conv_transpose2d_groups_dilation", "conv/conv2d_unbatched"} <= seen, seen
+
+
+def test_a_transposed_convolution_does_not_read_as_a_convolution():
+    """A transposed convolution's node (torch's ConvolutionBackward0 with transposed=True) once showed the
+    ordinary convolution's formulas: its forward, and ∂L/∂x as a transposed convolution of ḡ, are false
+    on its nodes, where its own are true; and a grouped convolution's channels must be counted in groups."""
+    from gradviz.ops import conv
+    found = nodes()["conv.CONV_TRANSPOSE"]
+    for node in found:
+        check_forward("conv.CONV_TRANSPOSE", node)
+        check_vjp("conv.CONV_TRANSPOSE", node, 0)
+        with pytest.raises(AssertionError, match="the formula gives"):
+            check_forward("conv.CONV_TRANSPOSE", node, conv.CONVOLUTION.latex)
+    with pytest.raises(AssertionError, match="VJP 0's formula gives"):   # ḡ ⋆ flip(W) at [n, i, j]
+        check_vjp("conv.CONV_TRANSPOSE", found[0], 0, conv.CONVOLUTION.vjp_latex[0])
+    grouped = [n for n in nodes()["conv.CONVOLUTION"] if dict(zip(n.op.param_names, n.params))["groups"] > 1]
+    assert grouped, "a grouped convolution among the nodes proven"
+    ungrouped = r"$c[n, o, p] = \sum_{i,\, k} $1[o, i, k]\, $0[n,\, i,\, s p + d k - q]"
+    with pytest.raises(AssertionError, match="the formula gives"):
+        check_forward("conv.CONVOLUTION", grouped[0], r"$c = $0 \star $1:\; " + ungrouped)

@@ -124,9 +124,29 @@ CASES = [
      "ConvolutionBackward0",
      "y = img ⋆ w: y[n, o, p] = Σ over i, k of w[o, i, k] img[n, i, s p + d k − q], "
      "s = (2, 2), q = (1, 1), d = (1, 1), groups = 1",
-     ["∂L/∂img = convᵀ(ḡ, w) = ḡ ⋆ flip(w), a transposed convolution, ḡ spread out by the stride",
+     ["∂L/∂img = convᵀ(ḡ, w) = ḡ ⋆ flip(w), a transposed convolution (ḡ spread out by the stride): "
+      "Σ over o, k, p : s p + d k − q = j of w[o, i, k] ḡ[n, o, p] at [n, i, j]",
       "∂L/∂w = Σ over n of imgₙ ⋆ ḡₙ: Σ over n, p of ḡ[n, o, p] img[n, i, s p + d k − q] at [o, i, k]"],
      ["2", "2", "1", "1", "1", "1", "1"]),
+    # a grouped convolution counts channels within their group: (γ, o) is channel o of group γ
+    ("conv2d(groups=2)", lambda t: F.conv2d(t["img"], t["w"][:2, :1], groups=2), "y", "ConvolutionBackward0",
+     "y = img ⋆ t₂: y[n, (γ, o), p] = Σ over i, k of t₂[(γ, o), i, k] img[n, (γ, i), s p + d k − q], "
+     "s = (1, 1), q = (0, 0), d = (1, 1), groups = 2, (γ, c) = channel c of group γ",
+     ["∂L/∂img = convᵀ(ḡ, t₂) = ḡ ⋆ flip(t₂), a transposed convolution (ḡ spread out by the stride): "
+      "Σ over o, k, p : s p + d k − q = j of t₂[(γ, o), i, k] ḡ[n, (γ, o), p] at [n, (γ, i), j]",
+      "∂L/∂t₂ = Σ over n of imgₙ ⋆ ḡₙ: Σ over n, p of ḡ[n, (γ, o), p] img[n, (γ, i), s p + d k − q] "
+      "at [(γ, o), i, k]"],
+     ["1", "1", "0", "0", "1", "1", "2"]),
+    # a transposed convolution: each x[p] scatters W to y[s p + d k − q]; ḡ comes back by a plain convolution
+    ("conv_transpose2d(stride=2, padding=1, output_padding=1)",
+     lambda t: F.conv_transpose2d(t["img"], t["w"].transpose(0, 1), stride=2, padding=1, output_padding=1), "y",
+     "ConvolutionBackward0",
+     "y = convᵀ(img, t₁): y[n, o, j] = Σ over i, k, p : s p + d k − q = j of t₁[i, o, k] img[n, i, p], "
+     "s = (2, 2), q = (1, 1), d = (1, 1), output padding = (1, 1), groups = 1",
+     ["∂L/∂img = conv(ḡ, t₁) = ḡ ⋆ t₁, a strided convolution of ḡ: "
+      "Σ over o, k of t₁[i, o, k] ḡ[n, o, s p + d k − q] at [n, i, p]",
+      "∂L/∂t₁ = Σ over n of ḡₙ ⋆ imgₙ: Σ over n, p of img[n, i, p] ḡ[n, o, s p + d k − q] at [i, o, k]"],
+     ["2", "2", "1", "1", "1", "1", "1", "1", "1"]),
     ("max_pool2d(3, 2, 1)", lambda t: F.max_pool2d(t["img"], 3, stride=2, padding=1), "y",
      "MaxPool2DWithIndicesBackward0",
      "y[i] = max over j ∈ winᵢ of img[j], winᵢ: kernel (3, 3), stride (2, 2), padding (1, 1), dilation (1, 1)",
@@ -138,7 +158,8 @@ CASES = [
     # a constant 1 vanishes from a product and a negative one is a sign
     ("x * 1", lambda t: t["x"] * 1, "y", "MulBackward0", "y = x", ["∂L/∂x = ḡ"], []),
     ("a * -1", lambda t: t["a"] * -1, "y", "MulBackward0", "y = −a", ["∂L/∂a = −ḡ"], []),
-    ("pow(1)", lambda t: t["x"].pow(1), "y", "PowBackward0", "y = x", ["∂L/∂x = ḡ"], []),
+    # ... but a first power stays: y = x would hide the op its PowBackward0 node is
+    ("pow(1)", lambda t: t["x"].pow(1), "y", "PowBackward0", "y = x¹", ["∂L/∂x = ḡ"], ["1"]),
     ("add(alpha=1)", lambda t: torch.add(t["a"], t["b"], alpha=1), "c", "AddBackward0", "c = a + b",
      ["∂L/∂a = ḡ", "∂L/∂b = ḡ"], []),
     ("sub(alpha=-1)", lambda t: torch.sub(t["a"], t["b"], alpha=-1), "c", "SubBackward0", "c = a + b",

@@ -11,12 +11,14 @@ what it met, so a record that cannot be evaluated is named, never passed.
 """
 from __future__ import annotations
 
+import functools
 import math
 import re
 
 import numpy as np
 
-from gradviz.ops.display_math import WHEN, fill, param_latex
+from gradviz.ops.display_math import WHEN, fill, holds, param_latex
+from gradviz.render.latex import ABSENT, number, without_absent
 
 _TOKEN = re.compile(r"\\([A-Za-z]+|.)|(\s+)|(.)", re.S)
 _SPACE_COMMANDS = {",", ";", ":", " ", "!", "quad", "qquad", "textstyle", "displaystyle", "left", "right",
@@ -97,6 +99,9 @@ def _transpose(a):
     return np.swapaxes(a, -1, -2)
 
 
+_WORDS_ONLY = re.compile(r"\\text\{[^{}]*\}")
+
+
 class Evaluator:
     """Evaluates one record's LaTeX in an environment of named values.
 
@@ -112,13 +117,20 @@ class Evaluator:
 
     # -- the record's template ---------------------------------------------------------
     @staticmethod
-    def source(op, latex: str) -> str:
+    def source(op, latex: str, values: tuple = (), absent: tuple = ()) -> str:
         """The record's LaTeX with its markers turned into commands the reader binds: \\INPUTa for $0,
-        \\OUTPUT for $c, \\PARAMa... for the parameters ($?flag{...} read without its words)."""
-        latex = WHEN.sub("", latex)
+        \\OUTPUT for $c, \\PARAMa... for the parameters. As the panel reads it: $?flag{...} as the
+        node's `values` of the parameters say, and the terms of the `absent` inputs (a convolution
+        called without a bias) dropped."""
+        given = dict(zip(op.param_names, values))
+
+        def when(m):   # a flag's words alone, (keepdim), say the shape, which the comparison checks
+            shown = m.group(1) in given and holds(number(given[m.group(1)]))
+            return "" if not shown or _WORDS_ONLY.fullmatch(m.group(2).strip()) else m.group(2)
+        latex = WHEN.sub(when, latex)
         params = {name: "\\PARAM" + _letters(k) for k, name in enumerate(op.param_names)}
-        inputs = ["\\INPUT" + _letters(k) for k in range(max(len(op.arg_names), 4))]
-        return fill(latex, inputs, "\\OUTPUT", params)
+        inputs = [ABSENT if k in absent else "\\INPUT" + _letters(k) for k in range(max(len(op.arg_names), 4))]
+        return without_absent(fill(latex, inputs, "\\OUTPUT", params))
 
     @staticmethod
     def bindings(op, inputs: list, out, params: tuple) -> dict:
@@ -127,6 +139,8 @@ class Evaluator:
         if out is not None and not isinstance(out, tuple):
             env["OUTPUT"] = np.asarray(out)
         for k, (name, value) in enumerate(zip(op.param_names, params)):
+            if isinstance(value, tuple) and value and all(isinstance(v, (int, float)) for v in value):
+                value = np.asarray(value)   # a stride (2, 2): one number per spatial dim
             if isinstance(value, (int, float, bool, np.ndarray, np.generic)) or value is None:
                 env["PARAM" + _letters(k)] = value
                 env.setdefault(param_latex(name), value)
@@ -134,8 +148,14 @@ class Evaluator:
 
     # -- whole formulas ---------------------------------------------------------------
     def forward(self, latex: str) -> list:
-        """Every right side of the first clause (`$c = A = B`), after the definitions that follow it."""
+        """Every right side of the first clause (`$c = A = B`), after the definitions that follow it;
+        or, where a clause writes the output in index notation ($c[n, o, p] = ...), that clause's."""
         clauses = _clauses(_tokens(latex))
+        written = [c for c in clauses[1:] if _writes_output(c)]
+        if written:
+            self._constants([c for c in clauses[1:] if c is not written[0]])
+            lhs, rhs = _split(written[0], "=", 1)
+            return [Indices(self).value(rhs, _bracket(lhs), np.shape(self.env["OUTPUT"]))]
         self._define(clauses[1:])
         sides = _split(clauses[0], "=")
         if len(sides) < 2:
@@ -154,10 +174,25 @@ class Evaluator:
         return [self.expression(side) for side in sides[1:]]
 
     def vjp(self, latex: str):
-        """The VJP's value, after the definitions that follow it."""
+        """The VJP's value, after the definitions that follow it; or, where a clause gives it in index
+        notation (... \\text{ at } [n, i, p]), that clause's."""
         clauses = _clauses(_tokens(latex))
+        placed = [c for c in clauses if _at(c) is not None]
+        if placed:
+            self._constants([c for c in clauses if c is not placed[0]])
+            expression, keys = _at(placed[0])
+            return Indices(self).value(expression, keys, self.target_shape)
         self._define(clauses[1:])
         return self.expression(clauses[0])
+
+    def _constants(self, clauses: list) -> None:
+        """Beside an index form: the clauses that bind a letter (s = (2, 2)); the others name the
+        operation the index form computes (y = x ⋆ W) or say it in words, and are read by the learner."""
+        for clause in clauses:
+            sides = _split(clause, "=")
+            named = {t[1] for t in sides[0] if t[0] == "cmd"} & {"OUTPUT", "INPUTa", "INPUTb", "INPUTc", "operatorname"}
+            if len(sides) == 2 and ("open", "(") not in sides[0] and not named and not _shown_name(sides[0]):
+                self._define([clause])
 
     def _define(self, clauses: list) -> None:
         pending = list(clauses)
@@ -179,12 +214,34 @@ class Evaluator:
             pending = left
         raise Unreadable("definitions that use symbols nobody binds")
 
+    grid = None   # index notation: an Indices while its clause is read
+
     def expression(self, tokens: list):
         parser = _Parser(tokens, self)
         value = parser.expr()
         if parser.peek() is not None:
             raise Unreadable(f"left over: {_show(parser.rest())}")
         return value
+
+
+# a name in the LaTeX a node shows (render.formula.Formula.latex): \text{⁣k⁣}, k its index in the names
+_PLACEHOLDER = re.compile(r"\\text\{\u2063(\d+)\u2063\}")
+
+
+def shown(latex: str, names: tuple, values: dict, out: str) -> tuple:
+    """The LaTeX a node shows, with its learner's names and constants put in and tidied (2x, x³), made
+    readable: name k (text names[k]) becomes a command bound to values[names[k]], the output's (`out`)
+    \\OUTPUT. Returns (LaTeX, env) for Evaluator(env).forward or .vjp."""
+    env = {"OUTPUT": np.asarray(values[out])}
+
+    def put(m):
+        text = names[int(m.group(1))]
+        if text == out:
+            return r"\OUTPUT"
+        key = "SHOWN" + "".join(_letters(int(d)) for d in m.group(1))
+        env[key] = np.asarray(values[text])
+        return "\\" + key
+    return _PLACEHOLDER.sub(put, latex), env
 
 
 class Whole:
@@ -217,13 +274,13 @@ def _tokens(latex: str) -> list:
     return out
 
 
-def _split(tokens: list, mark: str) -> list:
-    """Tokens split at `mark` outside any brackets."""
+def _split(tokens: list, mark: str, most: int = -1) -> list:
+    """Tokens split at `mark` outside any brackets (at its first `most` places when most ≥ 0)."""
     parts, depth, current = [], 0, []
     for t in tokens:
         depth += t[0] == "open"
         depth -= t[0] == "close"
-        if depth == 0 and t == ("char", mark):
+        if depth == 0 and t == ("char", mark) and len(parts) != most:
             parts.append(current)
             current = []
         else:
@@ -299,15 +356,7 @@ class _Parser:
         if self.peek() != ("open", "{"):
             return [self.take()]
         self.take()
-        depth, out = 1, []
-        while True:
-            t = self.tokens[self.k]
-            self.k += 1
-            depth += t[0] == "open"
-            depth -= t[0] == "close"
-            if depth == 0:
-                return out
-            out.append(t)
+        return self._until_closed()
 
     # -- grammar ---------------------------------------------------------------------------
     def expr(self):
@@ -356,9 +405,14 @@ class _Parser:
         return value
 
     def product(self, a, b):
+        if isinstance(a, Multi) or isinstance(b, Multi):
+            return a * b
         return _matprod(a, b) if self.ev.matrix else np.multiply(a, b)
 
     def factor(self):
+        if self.peek() == ("char", "-"):   # a negated factor after an operator: ḡ ⊙ −x⁻²
+            self.take()
+            return -self.factor()
         value = self.primary()
         return self.postfix(value)
 
@@ -407,6 +461,8 @@ class _Parser:
         raise Unreadable(f"a subscript {_show(sub)}")
 
     def index(self, value):
+        if self.ev.grid is not None:
+            return self.ev.grid.gather(value, self._until_closed())
         keys = []
         while True:
             keys.append(self.expr())
@@ -421,6 +477,18 @@ class _Parser:
         keys = [np.asarray(k).astype(int) for k in keys]
         return np.asarray(value)[tuple(keys)]
 
+    def _until_closed(self) -> list:
+        """The tokens up to the bracket that closes one already opened, taken."""
+        depth, out = 1, []
+        while True:
+            t = self.tokens[self.k]
+            self.k += 1
+            depth += t[0] == "open"
+            depth -= t[0] == "close"
+            if depth == 0:
+                return out
+            out.append(t)
+
     def primary(self):
         tok = self.peek()
         if tok is None:
@@ -429,6 +497,12 @@ class _Parser:
         if kind == "open" and text in "({":
             self.take()
             value = self.expr()
+            if text == "(" and self.peek() == ("char", ","):   # a tuple the panel shows: s = (2, 2)
+                value = [value]
+                while self.peek() == ("char", ","):
+                    self.take()
+                    value.append(self.expr())
+                value = np.asarray(value)
             self.expect(("close", ")" if text == "(" else "}"))
             return value
         if kind == "open" and text == "[":
@@ -472,7 +546,7 @@ class _Parser:
     def command(self):
         _, name = self.take()
         env = self.ev.env
-        if name in ("INPUTa", "INPUTb", "INPUTc", "INPUTd", "OUTPUT") or name.startswith("PARAM"):
+        if name in ("INPUTa", "INPUTb", "INPUTc", "INPUTd", "OUTPUT") or name.startswith(("PARAM", "SHOWN")):
             if name not in env or env[name] is None:
                 raise Unreadable(f"no value for {name}")
             return env[name]
@@ -591,6 +665,8 @@ class _Parser:
         if self.peek(skip_space=False) == ("char", "_"):
             self.take()
             sub = self.group_tokens()
+            if self.ev.grid is not None and name == "sum" and self.ev.grid.over(sub):
+                return self.ev.grid.total(sub, self)
             if len(sub) == 1 and sub[0][0] == "char" and isinstance(self.ev.env.get(sub[0][1]), np.ndarray):
                 return f(self.body(), axis=0)       # over an index bound to an index array: its axis
             axis = self.axis(sub)
@@ -635,7 +711,11 @@ class _Parser:
         while self.peek() is not None and self.peek()[1] in ops and self.peek()[0] in ("char", "cmd"):
             op = self.take()[1]
             right = self.expr()
-            if op in ("=", "ne", "neq") and isinstance(right, float) and math.isnan(right):
+            if isinstance(left, Multi) or isinstance(right, Multi):
+                if op != "=":
+                    raise Unreadable(f"a multi-index compared with {op}")
+                here = left == right
+            elif op in ("=", "ne", "neq") and isinstance(right, float) and math.isnan(right):
                 here = np.isnan(left) if op == "=" else ~np.isnan(left)
             else:
                 here = ops[op](left, right)
@@ -678,3 +758,233 @@ class _Parser:
         tokens = self.group_tokens()
         self.k = k
         return tokens
+
+
+# -- index notation: y[n, o, p] = b[o] + Σ_{i, k} W[o, i, k] x[n, i, s p + d k − q] ----------------
+# Every index letter gets axes of one grid (a letter that ends an index of an array with more dims,
+# the p of y[n, o, p], is a multi-index: one axis per remaining dim), sized where the letter indexes
+# an array; the formula is then computed at every point of the grid at once. A position outside an
+# array reads 0 (a convolution's padding); (γ, c) is channel c of group γ. The result is laid out as
+# the left side's (or the `at [...]`'s) letters say.
+class Multi:
+    """A multi-index (p = (p₁, p₂)): arithmetic per component, with another multi-index, a number or
+    a parameter that has one number per component (a stride (2, 2))."""
+    __array_ufunc__ = None   # numpy leaves `stride * p` to __rmul__
+
+    def __init__(self, parts):
+        self.parts = list(parts)
+
+    def _with(self, other, f):
+        if isinstance(other, Multi):
+            return Multi(f(a, b) for a, b in zip(self.parts, other.parts))
+        other = np.asarray(other)
+        per = list(other) if other.ndim == 1 else [other] * len(self.parts)
+        return Multi(f(a, b) for a, b in zip(self.parts, per))
+
+    def __add__(self, other):
+        return self._with(other, lambda a, b: a + b)
+
+    def __radd__(self, other):
+        return self._with(other, lambda a, b: b + a)
+
+    def __sub__(self, other):
+        return self._with(other, lambda a, b: a - b)
+
+    def __rsub__(self, other):
+        return self._with(other, lambda a, b: b - a)
+
+    def __mul__(self, other):
+        return self._with(other, lambda a, b: a * b)
+
+    __rmul__ = __mul__
+
+    def __neg__(self):
+        return Multi(-a for a in self.parts)
+
+    def __eq__(self, other):
+        same = [a == b for a, b in zip(self.parts, self._with(other, lambda a, b: b).parts)]
+        return functools.reduce(np.logical_and, same)
+
+    __hash__ = None
+
+
+def _shown_name(tokens: list) -> bool:
+    return any(t[0] == "cmd" and t[1].startswith("SHOWN") for t in tokens)
+
+
+def _bare(tokens: list) -> list:
+    return [t for t in tokens if t != ("space",)]
+
+
+def _writes_output(clause: list) -> bool:
+    """`{\\OUTPUT}[...] = ...`: a clause that writes the output in index notation."""
+    return _bare(clause)[:4] == [("open", "{"), ("cmd", "OUTPUT"), ("close", "}"), ("open", "[")]
+
+
+def _bracket(tokens: list) -> list:
+    """The tokens inside the first [...] of `tokens`."""
+    start = tokens.index(("open", "["))
+    depth = 0
+    for k in range(start, len(tokens)):
+        depth += tokens[k][0] == "open"
+        depth -= tokens[k][0] == "close"
+        if depth == 0:
+            return tokens[start + 1:k]
+    raise Unreadable("an unclosed index")
+
+
+def _at(clause: list):
+    """(expression, index tokens) of `expression \\text{ at } [i, o, k]`, or None."""
+    for k, t in enumerate(clause):
+        if t == ("cmd", "text") and k + 1 < len(clause) and clause[k + 1] == ("open", "{"):
+            words = _Parser(clause[k + 1:], None).group_tokens()
+            if _name(words).strip() == "at":
+                return clause[:k], _bracket(clause[k + 1 + len(words) + 2:])
+    return None
+
+
+def _letter(key: list):
+    """The index letter a key is (`n`, `\\gamma`), or None."""
+    key = _bare(key)
+    if len(key) == 1 and (key[0][0] == "char" and key[0][1].isalpha() or key[0][0] == "cmd" and key[0][1] in _GREEK):
+        return key[0][1] if key[0][0] == "char" else "\\" + key[0][1]
+    return None
+
+
+def _pair(key: list):
+    """(group letter, channel letter) of a key written (γ, c), or None."""
+    key = _bare(key)
+    if len(key) < 5 or key[0] != ("open", "(") or key[-1] != ("close", ")"):
+        return None
+    parts = _split(key[1:-1], ",")
+    letters = [_letter(p) for p in parts]
+    return tuple(letters) if len(letters) == 2 and None not in letters else None
+
+
+class Indices:
+    """The grid of one index-notation clause, bound in the evaluator's env while the clause is read."""
+
+    def __init__(self, ev: Evaluator):
+        self.ev = ev
+        self.sizes: dict = {}   # letter -> its sizes (one per axis)
+        self.axes: dict = {}    # letter -> its axes in the grid
+
+    def value(self, expression: list, keys: list, shape: tuple):
+        """The expression at every index of `keys`, laid out in an array of `shape`."""
+        try:
+            return self._value(expression, keys, shape)
+        except (IndexError, KeyError, TypeError) as e:   # a letter or an array the grid does not fit
+            raise Unreadable(f"index notation the grid does not fit ({type(e).__name__}: {e})") from None
+        finally:
+            self.ev.grid = None
+
+    def _value(self, expression: list, keys: list, shape: tuple):
+        self._note(keys, shape)
+        self._scan(expression)
+        grid = []
+        for letter, sizes in self.sizes.items():
+            self.axes[letter] = list(range(len(grid), len(grid) + len(sizes)))
+            grid += sizes
+        self.shape = tuple(grid)
+        for letter, axes in self.axes.items():
+            parts = [np.arange(n).reshape([n if a == axis else 1 for a in range(len(grid))])
+                     for axis, n in zip(axes, self.sizes[letter])]
+            self.ev.env[letter] = parts[0] if len(parts) == 1 else Multi(parts)
+        self.ev.grid = self
+        return self._laid_out(self.ev.expression(expression), keys, shape)
+
+    # -- sizes ---------------------------------------------------------------------------
+    def _note(self, keys: list, shape: tuple) -> None:
+        """Sizes of the letters that index an array of `shape` with `keys`."""
+        parts = _split(keys, ",")
+        for pos, key in enumerate(parts):
+            if pos >= len(shape):
+                return
+            letter, pair = _letter(key), _pair(key)
+            if letter is not None:
+                last = pos == len(parts) - 1 and len(shape) > len(parts)
+                self.sizes.setdefault(letter, tuple(shape[pos:]) if last else (shape[pos],))
+            elif pair is not None:
+                if "\\text{groups}" not in self.ev.env:
+                    raise Unreadable(f"a pair of indices {_show(key)} outside a grouped convolution")
+                groups = int(self.ev.env["\\text{groups}"])
+                self.sizes.setdefault(pair[0], (groups,))
+                self.sizes.setdefault(pair[1], (shape[pos] // groups,))
+
+    def _scan(self, tokens: list) -> None:
+        for k, t in enumerate(tokens):
+            if t == ("open", "["):
+                array = self._array_before(tokens, k)
+                if array is not None:
+                    self._note(_bracket(tokens[k:]), np.shape(array))
+
+    def _array_before(self, tokens: list, k: int):
+        """The array a bracket at `k` indexes ({\\INPUTa}[...], \\bar{g}[...]), or None."""
+        if k == 0 or tokens[k - 1] != ("close", "}"):
+            return None
+        depth, m = 0, k - 1
+        while m >= 0:
+            depth += tokens[m][0] == "close"
+            depth -= tokens[m][0] == "open"
+            if depth == 0:
+                break
+            m -= 1
+        inner = _bare(tokens[m + 1:k - 1])
+        if m > 0 and tokens[m - 1] == ("cmd", "bar"):
+            return self.ev.env.get("\\bar{" + _name(inner) + "}")
+        if len(inner) == 1 and inner[0][0] == "cmd":
+            return self.ev.env.get(inner[0][1])
+        return None
+
+    # -- reading -----------------------------------------------------------------------
+    def _index(self, key: list):
+        pair = _pair(key)
+        if pair is not None:
+            return self.ev.env[pair[0]] * self.sizes[pair[1]][0] + self.ev.env[pair[1]]
+        return _Parser(key, self.ev).expr()
+
+    def gather(self, value, keys: list):
+        """value[keys] at every grid point; 0 where a key falls outside the array (the padding)."""
+        flat = []
+        for key in _split(keys, ","):
+            index = self._index(key)
+            flat += index.parts if isinstance(index, Multi) else [index]
+        value = np.asarray(value)
+        if len(flat) != value.ndim:
+            raise Unreadable(f"{len(flat)} indices into an array of {value.ndim} dims")
+        flat = np.broadcast_arrays(*[np.asarray(i).astype(int) for i in flat])
+        inside = np.logical_and.reduce([(i >= 0) & (i < n) for i, n in zip(flat, value.shape)])
+        clipped = tuple(np.clip(i, 0, n - 1) for i, n in zip(flat, value.shape))
+        return np.where(inside, value[clipped], 0.0)
+
+    def over(self, sub: list) -> bool:
+        """Whether a sum's subscript runs over letters of this grid (`i, k` or `i, k, p : ...`)."""
+        letters = [_letter(k) for k in _split(_split(sub, ":", 1)[0], ",")]
+        return all(letter in self.axes for letter in letters)
+
+    def total(self, sub: list, parser):
+        """\\sum_{letters [: condition]} body: the body summed over the letters' axes (where the
+        condition holds)."""
+        head = _split(sub, ":", 1)
+        body = parser.body()
+        if len(head) == 2:
+            body = body * np.asarray(_Parser(head[1], self.ev).condition(), dtype=float)
+        axes = tuple(a for k in _split(head[0], ",") for a in self.axes[_letter(k)])
+        full = tuple(self.shape[a] if a in axes else 1 for a in range(len(self.shape)))
+        body = np.broadcast_to(body, np.broadcast_shapes(np.shape(body), full))
+        return body.sum(axis=axes, keepdims=True)
+
+    def _laid_out(self, result, keys: list, shape: tuple):
+        order = []
+        for key in _split(keys, ","):
+            pair = _pair(key)
+            for letter in (pair if pair is not None else (_letter(key),)):
+                if letter not in self.axes:
+                    raise Unreadable(f"an index {_show(key)} the formula does not bind")
+                order += self.axes[letter]
+        full = tuple(self.shape[a] if a in order else 1 for a in range(len(self.shape)))
+        result = np.broadcast_to(result, np.broadcast_shapes(np.shape(result), full))
+        rest = [a for a in range(len(self.shape)) if a not in order]
+        if any(result.shape[a] != 1 for a in rest):
+            raise Unreadable("an index letter left free (neither summed nor on the left)")
+        return np.transpose(result, order + rest).reshape(shape)
