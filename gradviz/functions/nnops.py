@@ -400,14 +400,14 @@ def dropout_impl(input, p, train, inplace=False, feature=False, alpha=False):
     alpha dropout scales by a and adds b instead (MulBackward0, then AddBackward0)."""
     if not 0 <= p <= 1:
         raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if feature and input.ndim < 2:
-        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
     if not train or p == 0 or input.numel() == 0:
         return input
     if p == 1:
         noise = zeros((), dtype=input.dtype, device=input.device)
         return input.mul_(noise) if inplace else input * noise
     if feature:
+        if input.ndim < 2:
+            raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
         noise = input.new_empty(tuple(input.shape[:2]) + (1,) * (input.ndim - 2)).bernoulli_(1 - p)
     else:
         noise = _like(input, None, None, False).bernoulli_(1 - p)
