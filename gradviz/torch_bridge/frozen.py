@@ -5,8 +5,9 @@ backward ran. What a node says of itself then is what it said before, except the
 a backward without retain_graph frees them, and an in-place write makes torch refuse them. So
 `freeze` takes those tensors (and their version counters) while the graph is whole, and a Frozen
 node serves them as torch would have then: the tensor itself, or torch's own RuntimeError where it
-was written in place since. Everything else (its edges, metadata, ints, sizes) it reads from the
-node, which keeps them. Its type has the node type's name and `_saved_*` fields, so code that
+was written in place since (its version counter moved, or for a saved number, whose value a view
+reads as it is, that value changed: a write through `.data` moves no counter). Everything else
+(its edges, metadata, ints, sizes) it reads from the node, which keeps them. Its type has the node type's name and `_saved_*` fields, so code that
 reads a node reads a Frozen one alike."""
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from .support import torch_module
 
 _MODIFIED = ("one of the variables needed for gradient computation has been modified by an inplace operation: "
              "{} was saved at version {} and is now at version {}")
+_WRITTEN = "{} was written through .data since it was saved"
 
 
 class Frozen:
@@ -25,19 +27,33 @@ class Frozen:
 
     def __init__(self, node, held: dict):
         self.node = node
-        self.held = held   # field -> (value, its tensors' versions), or the RuntimeError torch raised
+        self.held = held   # field -> (value, its tensors' marks), or the RuntimeError torch raised
 
     def __getattr__(self, name):
         return getattr(self.node, name)
 
 
+def _mark(t) -> tuple:
+    """What tells a later write to `t`: its version, and a 0-d CPU tensor's value (a view shows it)."""
+    return t._version, _value(t) if t.ndim == 0 and t.is_cpu else None
+
+
+def _value(t) -> bytes | None:
+    try:
+        return t.detach().numpy().tobytes()
+    except (RuntimeError, TypeError):   # a dtype NumPy lacks, neg or conj bit set
+        return None
+
+
 def _unpack(held, name: str):
     if isinstance(held, Exception):
         raise held
-    value, versions = held
-    for t, version in zip(_tensors(value), versions):
+    value, marks = held
+    for t, (version, sample) in zip(_tensors(value), marks):
         if t._version != version:
             raise RuntimeError(_MODIFIED.format(name, version, t._version))
+        if sample is not None and _value(t) != sample:
+            raise RuntimeError(_WRITTEN.format(name))
     return value
 
 
@@ -100,5 +116,5 @@ def freeze(fn):
         except RuntimeError as exc:   # freed by an earlier backward: refused later as now
             held[n] = exc
             continue
-        held[n] = (value, tuple(t._version for t in _tensors(value)))
+        held[n] = (value, tuple(_mark(t) for t in _tensors(value)))
     return frozen_type(type(fn))(fn, held)

@@ -1,15 +1,19 @@
 """torch's own backward, one node at a time: `record_torch` returns a Recording whose step()
 runs one node of torch's engine.
 
-torch.autograd.backward runs on a worker thread. Every node of the graph gets a pre hook, which
-hands the node about to run to the caller's thread and waits there for the word to go on, and a
-post hook, which describes what the node did (the gradient it received, the gradient it sent
-along each edge, the `.grad` it wrote) as a StepRecord. So between two steps torch's engine is
+Stepped, torch.autograd.backward runs on a worker thread. Every node of the graph gets a pre
+hook, which hands the node about to run to the caller's thread and waits there for the word to go
+on, and a post hook, which keeps what the node did (the gradient it received, the gradient it sent
+along each edge, the `.grad` it wrote) for its StepRecord. So between two steps torch's engine is
 really stopped halfway: a parameter's `.grad` read then is the partly accumulated gradient
 torch holds at that point. The caller's thread alone touches the Trace; the worker only sends
-it StepRecords and errors (a freed graph's RuntimeError is raised where step() was called).
+it raw steps and errors (a freed graph's RuntimeError is raised where step() was called).
 Closing, resetting or dropping the Recording stops the worker by raising out of the hook it
 waits in, removes every hook and puts each `.grad` back.
+
+Run through from the start (`run()` before any step), the backward runs on the caller's thread
+with post hooks alone, and the Trace (a LazyTrace) is made when a view first reads it: the
+recording costs torch's run, a hook per node and what the graph may not keep (origin.freeze).
 """
 from __future__ import annotations
 

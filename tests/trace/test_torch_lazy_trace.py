@@ -143,3 +143,15 @@ def test_an_error_while_making_leaves_the_trace_to_be_made_again():
     with pytest.raises(ValueError, match="not yet"):
         lazy.nodes
     assert not lazy.built() and lazy.nodes == ["n"] and lazy.built() and len(calls) == 2
+
+
+def test_a_saved_number_written_through_data_since_is_not_shown_as_its_later_value():
+    x = torch.nn.Parameter(torch.ones(3))
+    scale = torch.tensor(2.0, requires_grad=True)   # a learnable scalar: mul saves it, its panel shows 2.0
+    trace = record_torch((x * scale).sum(), names={"x": x, "scale": scale}).run()
+    scale.data.fill_(5.0)   # as a hand-written update through .data: no version moves
+    mul = next(n for n in trace.nodes if n.name == "MulBackward0")
+    shown = " ".join(text for _, text in mul.attrs) + repr(mul.constants)
+    assert "5.0" not in shown and "2.0" not in shown and "other" in dict(mul.attrs)
+    fresh = record_torch((x * scale).sum(), names={"x": x, "scale": scale}).run()
+    assert "5.0" in " ".join(text for _, text in next(n for n in fresh.nodes if n.name == "MulBackward0").attrs)
