@@ -24,6 +24,7 @@ skipped and the table says so. "nodes" counts the nodes of the picture each tool
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import pathlib
 import statistics
@@ -151,6 +152,7 @@ def _rounds(runs: dict, case, rounds: int) -> dict:
     results: dict = {key: [] for key in runs}
     for _ in range(rounds):
         for key, run in runs.items():
+            gc.collect()   # no run pays for collecting what the one before it left (animate leaves much)
             results[key].append(run(case))
     return results
 
