@@ -366,7 +366,7 @@ class TorchRecording(Recording):
         self.trace = LazyTrace(_maker(origin, recorder, show_saved, self._steps, self._pending))
         self.finished = False
         self._grads_at_start: dict = {}
-        self._leaf_ids: dict = {}
+        self._leaf_ids: dict | None = None   # leaf node -> Trace id, read with the Trace (_read_leaves)
         self._upcoming = None
         self._finalizer = weakref.finalize(self, session.close)
 
@@ -418,8 +418,19 @@ class TorchRecording(Recording):
         self._finalizer()
 
     def grads_now(self) -> dict:
-        return {self._leaf_ids[fn]: preview(t.grad) for fn, t in self._session.leaves.items()
-                if self._leaf_ids.get(fn) is not None}
+        if not self._session.closed:
+            self._read_leaves()
+        ids = self._leaf_ids or {}
+        return {ids[fn]: preview(t.grad) for fn, t in self._session.leaves.items() if ids.get(fn) is not None}
+
+    def _read_leaves(self) -> None:
+        """Make the Trace (once), and read what a stepper needs of it: each leaf's Trace id, and its
+        .grad before the first step (reset puts them back)."""
+        if self._leaf_ids is not None:
+            return
+        origin = self._session.origin
+        self._grads_at_start = {n.id: n.grad for n in self.trace.nodes if n.kind == "leaf"}
+        self._leaf_ids = {fn: self._recorder.tensor_node(("leaf", origin.keys[fn])) for fn in self._session.leaves}
 
     # -- the worker's messages ------------------------------------------------------------------
     def _begin(self) -> bool:
@@ -428,9 +439,7 @@ class TorchRecording(Recording):
         if self.finished or self._session.closed:
             return False
         if self._session.worker is None:
-            origin = self._session.origin
-            self._grads_at_start = {n.id: n.grad for n in self.trace.nodes if n.kind == "leaf"}
-            self._leaf_ids = {fn: self._recorder.tensor_node(("leaf", origin.keys[fn])) for fn in self._session.leaves}
+            self._read_leaves()
             self._session.start(free=False)
             self._take(self._session.receive())
         return not self.finished

@@ -155,3 +155,13 @@ def test_a_saved_number_written_through_data_since_is_not_shown_as_its_later_val
     assert "5.0" not in shown and "2.0" not in shown and "other" in dict(mul.attrs)
     fresh = record_torch((x * scale).sum(), names={"x": x, "scale": scale}).run()
     assert "5.0" in " ".join(text for _, text in next(n for n in fresh.nodes if n.name == "MulBackward0").attrs)
+
+
+def test_grads_now_before_the_first_step_is_each_leafs_grad_as_it_is():
+    w = torch.nn.Parameter(torch.ones(3))
+    w.grad = torch.full((3,), 4.0)
+    rec = record_torch((w * 2).sum(), names={"w": w})
+    leaf = next(n for n in rec.trace.nodes if n.kind == "leaf")
+    assert np.array_equal(rec.grads_now()[leaf.id].values, [4.0] * 3)
+    rec.run()
+    assert rec.grads_now() == {} and np.array_equal(w.grad.numpy(), [4.0] * 3)
