@@ -165,3 +165,12 @@ def test_grads_now_before_the_first_step_is_each_leafs_grad_as_it_is():
     assert np.array_equal(rec.grads_now()[leaf.id].values, [4.0] * 3)
     rec.run()
     assert rec.grads_now() == {} and np.array_equal(w.grad.numpy(), [4.0] * 3)
+
+
+def test_a_trace_whose_saved_bound_was_written_since_is_still_made():
+    x = torch.nn.Parameter(torch.tensor([-2.0, 0.5, 3.0]))
+    low = torch.tensor([-1.0, -1.0, -1.0])   # clamp(x, min=tensor) saves it; asked for by hasattr
+    trace = record_torch(torch.clamp(x, min=low).sum(), names={"x": x}).run()
+    low.add_(10.0)
+    clamp = next(n for n in trace.nodes if n.name.startswith("Clamp"))
+    assert "11.0" not in repr(clamp.constants) + repr(clamp.attrs) + repr(clamp.in_values)
