@@ -6,12 +6,14 @@ The models (tests/support/torch_models.py, random initialisation, no downloads):
 with cross-entropy; ResNet-18 layer for layer as torchvision writes it, input 1x3x64x64; a
 nanoGPT-style GPT (2 layers, 2 heads, d=64, tied embeddings); Embedding -> nn.LSTM -> Linear.
 
-Times are CPU time of the process and its children (`--clock cpu`, the default: the bridge records
-on a worker thread, Graphviz runs as a child) or elapsed time (`--clock wall`); torch runs on one
+Times are CPU time of the process and its children (`--clock cpu`, the default: a stepped backward
+runs on a worker thread, Graphviz runs as a child) or elapsed time (`--clock wall`); torch runs on one
 thread (`--threads`). Per model, in interleaved rounds (medians printed): torch's own forward and
 backward; gradviz recording torch's backward (forward, then `record_torch(loss, model=model).run()`:
-the Trace of every node and every step's gradients, whose values are read when a view shows them),
-and its ratio to torch's forward and backward in the same round; gradviz's `animate(loss,
+what torch alone can tell while its backward runs, the gradients and the order of the steps, and
+what the graph may not keep; the Trace is made when a view first reads it), and its ratio to
+torch's forward and backward in the same round; the same with the Trace made (every node's and
+step's record, the values still read when a view shows them); gradviz's `animate(loss,
 model=model)` (recording, the Graphviz layout and every frame, with every value they show), and its
 ratio; and each peer making its picture (forward, graph, SVG):
 torchviz 0.0.3 `make_dot(loss, params)`, torchview 0.2.7 `draw_graph(model, inputs)`,
@@ -22,6 +24,7 @@ skipped and the table says so. "nodes" counts the nodes of the picture each tool
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import pathlib
 import statistics
@@ -40,8 +43,8 @@ from gradviz.torch_bridge import record_torch  # noqa: E402
 from tests.support.torch_models import MODELS  # noqa: E402
 
 def _cpu() -> float:
-    """CPU time of this process (all its threads: the bridge records on a worker thread) and of the
-    children it waited for (Graphviz's dot)."""
+    """CPU time of this process (all its threads: a stepped backward runs on a worker thread) and of
+    the children it waited for (Graphviz's dot)."""
     t = os.times()
     return time.process_time() + t.children_user + t.children_system
 
@@ -71,6 +74,15 @@ def run_gradviz(case) -> dict:
     t0 = clock()
     trace = record_torch(case.loss(), model=case.model).run()
     return {"seconds": clock() - t0, "nodes": len(trace.nodes), "steps": len(trace.steps)}
+
+
+def run_made(case) -> dict:
+    """Recording, then the Trace made as a view's first read makes it (every node's and step's
+    record; the values still read when shown)."""
+    t0 = clock()
+    trace = record_torch(case.loss(), model=case.model).run()
+    nodes, steps = len(trace.nodes), len(trace.steps)
+    return {"seconds": clock() - t0, "nodes": nodes, "steps": steps}
 
 
 def run_animate(case) -> dict:
@@ -140,6 +152,7 @@ def _rounds(runs: dict, case, rounds: int) -> dict:
     results: dict = {key: [] for key in runs}
     for _ in range(rounds):
         for key, run in runs.items():
+            gc.collect()   # no run pays for collecting what the one before it left (animate leaves much)
             results[key].append(run(case))
     return results
 
@@ -148,13 +161,13 @@ def measure(name: str, rounds: int, animate: bool, peers: dict) -> dict:
     """Interleaved rounds of torch, gradviz and the peers on one model; torchlens last, on a model
     of its own: it leaves hooks on the parameters it traced, which would slow the others' backward."""
     late = {k: v for k, v in peers.items() if k == "torchlens"}
-    runs = {"torch": run_torch, "gradviz": run_gradviz, **({"animate": run_animate} if animate else {}),
+    runs = {"torch": run_torch, "gradviz": run_gradviz, "made": run_made, **({"animate": run_animate} if animate else {}),
             **{k: v for k, v in peers.items() if k not in late}}
     results = _rounds(runs, MODELS[name](), rounds)
     if late:
         results.update(_rounds(late, MODELS[name](), rounds))
     out = {key: {**rs[-1], "seconds": statistics.median(r["seconds"] for r in rs)} for key, rs in results.items()}
-    for key in ("gradviz", "animate"):   # each a ratio to torch's forward and backward of the same round
+    for key in ("gradviz", "made", "animate"):   # each a ratio to torch's forward and backward of the same round
         if key in results:
             out[key]["ratio"] = statistics.median(g["seconds"] / t["seconds"]
                                                   for g, t in zip(results[key], results["torch"]))
@@ -192,6 +205,8 @@ def main() -> None:
         shows = " | ".join(SHOWS["gradviz"][:3])
         print(f"| {name} | gradviz record (×{m['gradviz']['ratio']:.2f} torch) | {m['gradviz']['seconds']:.3f} | "
               f"{m['gradviz']['nodes']} | {shows} | {m['gradviz']['steps']} |")
+        print(f"| {name} | gradviz record, Trace made (×{m['made']['ratio']:.2f} torch) | {m['made']['seconds']:.3f} | "
+              f"{m['made']['nodes']} | {shows} | {m['made']['steps']} |")
         if "animate" in m and "failed" in m["animate"]:
             print(f"| {name} | gradviz animate | failed: {m['animate']['failed']} | | | | | |")
         elif "animate" in m:

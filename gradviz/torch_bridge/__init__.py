@@ -3,7 +3,8 @@
 - `trace_from_torch(*tensors)` (origin.py): the Trace of torch's graph, walked as torchviz walks
   it, node by node through the same Recorder gradviz's own graphs go through.
 - `record_torch(roots)` (stepping.py): a Recording whose step() runs one node of torch's own
-  backward, paused between nodes on a worker thread; `record_torch_backward` runs it to the end.
+  backward, paused between nodes on a worker thread; `record_torch_backward` runs it to the end,
+  and its Trace is made when first read, from what frozen.py took of the graph before the run.
 - `record_forward(module)` (forward.py): watches a forward pass for each node's module and value.
 - names.py names parameters and clusters modules from `model=` or the caller's variables;
   attrs.py reads a node's saved attributes as torch means them; previews.py makes Previews of

@@ -281,7 +281,7 @@ def constants(fn, op, inputs) -> tuple:
     found = []
     for name in op.param_names:
         value = saved_plain(fn, name)
-        if value is None and name in ("min", "max") and hasattr(fn, f"_saved_{name}"):
+        if value is None and name in ("min", "max") and name in saved_names(type(fn)):
             value = float("-inf") if name == "min" else float("inf")   # clamp(min=0): no upper bound
         if name == "split_sizes" and value is None:
             value = _piece_sizes(fn)

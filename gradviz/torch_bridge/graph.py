@@ -64,7 +64,7 @@ def post_order(root_nodes) -> dict:
     return index
 
 
-def creation_order(root_nodes) -> list:
+def creation_order(root_nodes, post: dict | None = None) -> list:
     """Every node reachable from the roots, inputs first, in the order gradviz numbers its own.
 
     gradviz numbers nodes as the forward creates them. torch keeps the same count per node:
@@ -72,9 +72,10 @@ def creation_order(root_nodes) -> list:
     So ops go by sequence number (within a topological order, which that counter always
     respects on one thread); an AccumulateGrad has no meaningful number and goes right before
     its first consumer, ordered by slot, which is when gradviz creates its own. Where torch
-    exposes no sequence numbers the post-order from the roots stands in for them.
+    exposes no sequence numbers the post-order from the roots stands in for them (`post`: that
+    post-order where the caller has it).
     """
-    post = post_order(root_nodes)
+    post = post_order(root_nodes) if post is None else post
     nodes = list(post)
     ops = [fn for fn in nodes if not is_accumulate(fn)]
     numbers = {fn: sequence_nr(fn) for fn in ops}

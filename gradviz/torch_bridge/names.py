@@ -84,16 +84,18 @@ def scope_segments(module) -> dict:
 
 
 def _param_scopes(module) -> dict:
-    """id(parameter) -> the scope path of the module that owns it (root first)."""
-    by_name = dict(module.named_modules())
-    segments = scope_segments(module)
-    out = {}
-    for name, p in module.named_parameters():
-        parts = name.split(".")[:-1]
-        path = [segments[module]]
-        for k in range(1, len(parts) + 1):
-            path.append(segments[by_name[".".join(parts[:k])]])
-        out.setdefault(id(p), tuple(path))
+    """id(parameter) -> the scope path of the module that owns it (root first), in one walk of the
+    modules: each module's path is its parent's and its own segment (scope_segments' names), and a
+    parameter held by several modules belongs to the first, as named_parameters() names it."""
+    paths: dict = {}
+    out: dict = {}
+    for qualname, m in module.named_modules():   # parents before their children, each module once
+        parent, _, attr = qualname.rpartition(".")
+        path = paths[parent] + (f"{attr} ({type(m).__name__})",) if qualname else (type(m).__name__,)
+        paths[qualname] = path
+        for p in m._parameters.values():
+            if p is not None:
+                out.setdefault(id(p), path)
     return out
 
 

@@ -4,7 +4,7 @@ it (`trace_from_torch`). Walks `grad_fn`, `next_functions`, `AccumulateGrad.vari
 saved attributes as torchviz does."""
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from ..autograd.graph import ACCUMULATE_GRAD
 from ..events import NodeCreated
@@ -16,7 +16,8 @@ from ..records import InputRecord, NodeRecord, TensorRecord
 from ..tracing import Output, Recorder, Trace
 from . import attrs as saved
 from .fused import fused_record
-from .graph import creation_order, metadata_preview, n_outputs, output_shape, root_node
+from .frozen import freeze
+from .graph import creation_order, metadata_preview, n_outputs, output_shape, post_order, root_node
 from .names import Naming, inferred_scopes
 from .previews import Previews, preview
 from .support import flatten, grad_of, is_accumulate, node_name, torch_module
@@ -35,38 +36,101 @@ def op_table() -> dict:
 
 class Origin:
     """The torch graph behind some roots: its nodes in creation order (node keys are positions
-    in that order), replayed into a Recorder as NodeCreated events."""
+    in that order), replayed into a Recorder as NodeCreated events.
+
+    A recording freezes the origin (`freeze`) before torch's backward runs: what the graph will not
+    keep is taken then (the tensors nodes saved, the leaves' values and .grad, the caller's names
+    for outputs), so the NodeRecords can be made later, when a view first reads the Trace."""
 
     def __init__(self, roots: tuple, naming: Naming, show_saved: bool, forward):
         self.naming = naming
         self.roots = roots
         self.root_nodes = [root_node(t) for t in roots]
-        self.order = creation_order(self.root_nodes)
-        self.keys = {fn: i for i, fn in enumerate(self.order)}
-        self.leaf_keys = {id(fn.variable): i for fn, i in self.keys.items() if is_accumulate(fn)}
+        self.root_edges = [(rn, t.output_nr if t.grad_fn is not None else 0, tuple(t.shape))
+                           for t, rn in zip(roots, self.root_nodes)]
+        self.post = post_order(self.root_nodes)   # every node, inputs before their consumers
         self.show_saved = show_saved
         self._infos: dict = {}   # id(tensor) -> its TensorRecord (the tensors are held by the graph)
         self.previews = Previews()   # a view reads a value when it shows it
-        # the modules record_forward saw, else those the parameters' names tell
-        self.scopes = inferred_scopes(self.order, naming.param_scopes)
-        self.values = {}
-        if forward is not None:
-            self.scopes.update(forward.scopes)
-            self.values = forward.values
+        self.frozen: dict = {}       # node -> its Frozen self (freeze)
+        self.forward = forward
+        self.values = {} if forward is None else forward.values
+        self.output_names = None     # node -> the caller's name for its output 0 (taken by freeze)
+
+    @cached_property
+    def order(self) -> list:
+        return creation_order(self.root_nodes, self.post)
+
+    @cached_property
+    def keys(self) -> dict:
+        return {fn: i for i, fn in enumerate(self.order)}
+
+    @cached_property
+    def leaf_keys(self) -> dict:
+        return {id(fn.variable): i for fn, i in self.keys.items() if is_accumulate(fn)}
+
+    @cached_property
+    def scopes(self) -> dict:
+        """The modules record_forward saw, else those the parameters' names tell."""
+        scopes = inferred_scopes(self.order, self.naming.param_scopes)
+        if self.forward is not None:
+            scopes.update(self.forward.scopes)
+        return scopes
+
+    def freeze(self) -> None:
+        """Take now what the graph may not keep until the Trace is made: each node's saved tensors
+        (a backward without retain_graph frees them) with the previews a view will read of them, the
+        leaves' and roots' values and .grad (the backward writes .grad), and which node made each
+        tensor the caller named (an in-place op moves a tensor's grad_fn)."""
+        self.output_names = self._output_names()
+        for t in self.roots:
+            self.tensor_info(t)
+        for fn in self.post:
+            if is_accumulate(fn):
+                self.tensor_info(fn.variable)
+                continue
+            node = freeze(fn)
+            if node is not fn:
+                self.frozen[fn] = node
+                self._preview_held(fn, node)
+
+    def _preview_held(self, fn, node) -> None:
+        """The previews of a node's held tensors that its record will show, taken with the values'
+        versions and samples of now: its saved result (its value), the inputs that need no gradient
+        (in_values), a custom Function's saved tensors, and with show_saved every saved tensor."""
+        data = any(nxt is None for nxt, _ in fn.next_functions)
+        for name, held in node.held.items():
+            if isinstance(held, Exception):
+                continue
+            value = held[0]
+            if name == "saved_tensors" or self.show_saved:
+                for t in (value if isinstance(value, (tuple, list)) else (value,)):
+                    if isinstance(t, torch_module().Tensor):
+                        self.previews.of(t, sample=True)
+            elif name == "result" and fn not in self.values or data and _small_constant(value):
+                self.previews.of(value, sample=True)
+
+    def _output_names(self) -> dict:
+        found = {}
+        for name, t in self.naming.tensors.items():   # the caller's names for intermediate tensors
+            fn = getattr(t, "grad_fn", None)
+            if fn is not None and t.output_nr == 0 and fn in self.post:
+                found.setdefault(fn, name)
+        return found
 
     def replay(self, recorder: Recorder) -> None:
         table = op_table()
-        for name, t in self.naming.tensors.items():   # the caller's names for intermediate tensors
-            fn = getattr(t, "grad_fn", None)
-            if fn is not None and t.output_nr == 0 and fn in self.keys:
-                recorder.tensor_names.setdefault(self.keys[fn], name)
+        names = self._output_names() if self.output_names is None else self.output_names
+        for fn, name in names.items():
+            recorder.tensor_names.setdefault(self.keys[fn], name)
         for fn in self.order:
             if is_accumulate(fn):
                 continue
             recorder.feed(NodeCreated(fn, (), (), tuple(self.scopes.get(fn, ())),
                                       self._info(fn, table.get(node_name(fn)))))
 
-    def _info(self, fn, op) -> NodeRecord:
+    def _info(self, live, op) -> NodeRecord:
+        fn = self.frozen.get(live, live)   # its saved tensors as they were when the origin was frozen
         op = saved.variant(fn, op)
         inputs = []
         for nxt, nr in fn.next_functions:
@@ -82,9 +146,9 @@ class Origin:
         in_values = self._constant_inputs(fn, op, inputs)
         constants = tuple((k, v) for k, v in saved.constants(fn, op, inputs)
                           if not (k.isdigit() and int(k) < len(in_values) and in_values[int(k)] is not None))
-        values = dict(key=self.keys[fn], name=node_name(fn), constants=constants, in_values=in_values,
-                      attrs=saved.attrs(fn), value=_op_value(fn, self.values, self.previews),
-                      scope=tuple(self.scopes.get(fn, ())), inputs=tuple(inputs), saved=kept,
+        values = dict(key=self.keys[live], name=node_name(fn), constants=constants, in_values=in_values,
+                      attrs=saved.attrs(fn), value=_op_value(fn, self.values.get(live), self.previews),
+                      scope=tuple(self.scopes.get(live, ())), inputs=tuple(inputs), saved=kept,
                       ctx_saved=self._ctx_saved(fn), n_outputs=n_outputs(fn))
         if op is None:   # a node gradviz has no record of: a fused node explained, else numbered inputs
             fused = fused_record(fn, **values)
@@ -109,7 +173,7 @@ class Origin:
                 continue
             info.name = name
             info.tensor = t._cdata   # the TensorImpl the node saved: the same for every node that saved it
-            found.append(preview(t) if t.numel() <= CONSTANT_VALUES else
+            found.append(self.previews.of(t, sample=True) if t.numel() <= CONSTANT_VALUES else
                          Preview(tuple(t.shape), str(t.dtype).replace("torch.", ""), str(t.device)))
         return tuple(found) if any(v is not None for v in found) else ()
 
@@ -136,12 +200,11 @@ class Origin:
 
     def outputs(self) -> list:
         outs = []
-        for t, rn in zip(self.roots, self.root_nodes):
+        for t, (rn, output_nr, shape) in zip(self.roots, self.root_edges):
             if rn is None:
                 continue
             leaf = self.tensor_info(t) if is_accumulate(rn) else None
-            edge = InputRecord(self.keys[rn], t.output_nr if t.grad_fn is not None else 0, tuple(t.shape), leaf)
-            outs.append(Output(self.tensor_info(t), edge))
+            outs.append(Output(self.tensor_info(t), InputRecord(self.keys[rn], output_nr, shape, leaf)))
         return outs
 
 
@@ -149,15 +212,21 @@ def _sub(k: int) -> str:
     return "".join("₀₁₂₃₄₅₆₇₈₉"[int(d)] for d in str(k))
 
 
-def _op_value(fn, values: dict, previews: Previews) -> Preview | None:
-    """What a label can say about an op's output: the value record_forward saw, else the
-    output the node saved for its own backward (exp, tanh, softmax... keep `result`), else
-    its shape, dtype and device alone. Multi-output nodes get none, as in build_trace."""
+def _small_constant(value) -> bool:
+    """A saved tensor an in_values cell shows the values of (see Origin._constant_inputs)."""
+    return (isinstance(value, torch_module().Tensor) and not value.requires_grad
+            and 0 < value.numel() <= CONSTANT_VALUES)
+
+
+def _op_value(fn, seen: Preview | None, previews: Previews) -> Preview | None:
+    """What a label can say about an op's output: the value record_forward saw (`seen`), else the
+    output the node saved for its own backward (exp, tanh, softmax... keep `result`), else its
+    shape, dtype and device alone. Multi-output nodes get none, as in build_trace."""
     meta = metadata_preview(fn)
     if meta is None:
         return None
-    if fn in values:
-        return values[fn]
+    if seen is not None:
+        return seen
     try:
         result = getattr(fn, "_saved_result", None)
     except RuntimeError:   # freed by a backward without retain_graph

@@ -145,15 +145,21 @@ class LazyPreview(Preview):
     thumb = _lazy_field("thumb")
 
     @classmethod
-    def hold(cls, tensor, sample: bytes | None) -> "LazyPreview":
+    def hold(cls, tensor, sample: bytes | None, version: int | None = None) -> "LazyPreview":
         """tensor: the tensor (detached where `sample` is given). sample: `_sample(tensor)`, compared
         again when filling, or None (the engine's own gradients, which nothing else can write, need
-        only the version)."""
+        only the version). version: the version the values to show had (default: the tensor's now)."""
         self = cls.__new__(cls)
         self.__dict__.update(shape=tuple(tensor.shape), dtype=dtype_name(tensor.dtype),
                              device="cpu" if tensor.is_cpu else device_name(tensor.device),
-                             _source=(tensor, tensor._version, sample))
+                             _source=(tensor, tensor._version if version is None else version, sample))
         return self
+
+    def __getstate__(self) -> dict:
+        """Pickled (or copied) with its fields read: the tensor and its version stay here."""
+        if self.__dict__.get("_source") is not None:
+            self._fill()
+        return dict(self.__dict__)
 
     def _fill(self) -> None:
         with _FILLING:   # one thread reads the tensor; another asking meanwhile waits for its fields
@@ -191,9 +197,10 @@ class Previews:
         self.seen: dict = {}   # id(tensor) -> (tensor, Preview)
         self.held, self.held_max = 0, held_max
 
-    def of(self, tensor, sample: bool = False) -> Preview | None:
+    def of(self, tensor, sample: bool = False, version: int | None = None) -> Preview | None:
         """A lazy preview of `tensor`. sample: the tensor is one the caller holds too (a leaf, a
-        saved output), so a write through `.data` must be seen as well."""
+        saved output), so a write through `.data` must be seen as well. version: of an engine's
+        gradient, the version it had when torch handed it over (a hook may write it in place since)."""
         if tensor is None:
             return None
         hit = self.seen.get(id(tensor))
@@ -201,10 +208,10 @@ class Previews:
             return hit[1]
         size = tensor.numel() * tensor.element_size()   # (.nbytes refuses a sparse tensor)
         if self.held + size > self.held_max or tensor.is_meta or tensor.layout != torch_module().strided:
-            made = preview(tensor)   # no data to hold (meta), or a layout preview() describes by its shape
+            made = _taken(tensor, version)   # no data to hold (meta), or a layout preview() describes by its shape
         elif not sample:   # the engine's own gradient: nothing but torch can write it (preview() detaches)
             self.held += size
-            made = LazyPreview.hold(tensor, None)
+            made = LazyPreview.hold(tensor, None, version)
         else:   # held only where a write through .data could be seen (or cannot happen: off the CPU)
             t = tensor.detach()
             check = _sample(t) if t.is_cpu else None
@@ -215,3 +222,10 @@ class Previews:
                 made = LazyPreview.hold(t, check)
         self.seen[id(tensor)] = (tensor, made)
         return made
+
+
+def _taken(tensor, version: int | None) -> Preview:
+    """preview(tensor) now, or its shape alone where it was written in place since `version`."""
+    if version is not None and tensor._version != version:
+        return Preview(tuple(tensor.shape), dtype_name(tensor.dtype), device_name(tensor.device))
+    return preview(tensor)

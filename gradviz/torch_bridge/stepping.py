@@ -1,15 +1,19 @@
 """torch's own backward, one node at a time: `record_torch` returns a Recording whose step()
 runs one node of torch's engine.
 
-torch.autograd.backward runs on a worker thread. Every node of the graph gets a pre hook, which
-hands the node about to run to the caller's thread and waits there for the word to go on, and a
-post hook, which describes what the node did (the gradient it received, the gradient it sent
-along each edge, the `.grad` it wrote) as a StepRecord. So between two steps torch's engine is
+Stepped, torch.autograd.backward runs on a worker thread. Every node of the graph gets a pre
+hook, which hands the node about to run to the caller's thread and waits there for the word to go
+on, and a post hook, which keeps what the node did (the gradient it received, the gradient it sent
+along each edge, the `.grad` it wrote) for its StepRecord. So between two steps torch's engine is
 really stopped halfway: a parameter's `.grad` read then is the partly accumulated gradient
 torch holds at that point. The caller's thread alone touches the Trace; the worker only sends
-it StepRecords and errors (a freed graph's RuntimeError is raised where step() was called).
+it raw steps and errors (a freed graph's RuntimeError is raised where step() was called).
 Closing, resetting or dropping the Recording stops the worker by raising out of the hook it
 waits in, removes every hook and puts each `.grad` back.
+
+Run through from the start (`run()` before any step), the backward runs on the caller's thread
+with post hooks alone, and the Trace (a LazyTrace) is made when a view first reads it: the
+recording costs torch's run, a hook per node and what the graph may not keep (origin.freeze).
 """
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ import weakref
 from ..autograd.engine import broadcast_axes
 from ..events import NodeExecuted
 from ..records import Accumulation, StepRecord
-from ..tracing import Recorder, Trace
+from ..tracing import LazyTrace, Recorder, Trace
 from ..tracing.recording import Recording
 from .graph import creation_order, root_node
 from .jacobians import torch_jacobians
@@ -95,29 +99,31 @@ def written(roots, order, names: dict) -> list:
 
 
 class _Hooks:
-    """The hooks on every node of one graph: each node's StepRecord, built on the worker thread."""
+    """The hooks on every node of one graph. Each post hook keeps what torch alone can tell as the
+    node runs, a raw step (`_Steps.record` makes its StepRecord): the gradients torch handed it and
+    their version counters, and what must be read now (a .grad about to be added to, a retained
+    output's .grad, the local Jacobians)."""
 
     def __init__(self, origin: Origin, roots: tuple, grads: GradState, send, wait, stopping,
                  jacobians: bool = False, paused: bool = True):
-        self.keys = origin.keys
         self.jacobians = jacobians
-        self.table = op_table()
         self.grads = grads
         self.send, self.wait, self.stopping = send, wait, stopping
         self.before: dict = {}
         self.totals: dict = {}
-        self.previews = Previews()
         self.retained: dict = {}   # outputs that retain_grad(): torch writes their .grad at their grad_fn
         for t in roots:
             if t.grad_fn is not None and t.retains_grad:
                 self.retained.setdefault(t.grad_fn, []).append(t)
         self.task = None   # the id of the engine's run these hooks belong to, seen at their first call
         self.handles = []
-        for fn in origin.order:
-            # a backward run through without pausing needs a pre hook only where .grad is about to change
-            if paused or is_accumulate(fn):
-                self.handles.append(fn.register_prehook(self._pre(fn)))
-            self.handles.append(fn.register_hook(self._post(fn)))
+        for fn in origin.post:
+            accumulate = is_accumulate(fn)
+            # a backward run through without pausing needs a pre hook only where torch is about to add
+            # to a .grad (where there is none, it writes the gradient it received)
+            if paused or accumulate and fn.variable.grad is not None:
+                self.handles.append(fn.register_prehook(self._pre(fn, accumulate)))
+            self.handles.append(fn.register_hook(self._post(fn, accumulate)))
 
     def remove(self) -> None:
         for handle in self.handles:
@@ -129,60 +135,93 @@ class _Hooks:
         the same nodes (a stepper left paused, then animate() or loss.backward() on the same loss)
         passes through them untouched instead of waiting on this recording."""
         task = torch_module()._C._current_graph_task_id()
-        if self.task is None:   # the first hook called runs this recording's backward: its worker started it
+        if self.task is None:   # the first hook called runs this recording's backward
             self.task = task
         return task == self.task
 
-    def _pre(self, fn):
-        key = self.keys[fn]
-
+    def _pre(self, fn, accumulate: bool):
         def hook(grad_outputs):
             if not self._ours():
                 return
-            if is_accumulate(fn):   # taken now: torch is about to add to this .grad in place
+            if accumulate:   # taken now: torch is about to add to this .grad in place
                 self.before[fn] = preview(fn.variable.grad)
-            self.wait(key)
+            self.wait(fn)
         return hook
 
-    def _post(self, fn):
-        op, key = self.table.get(node_name(fn)), self.keys[fn]
+    def _post(self, fn, accumulate: bool):
+        retained = self.retained.get(fn)
+        send, stopping, ours = self.send, self.stopping, self._ours
+        if not (accumulate or retained or self.jacobians):   # most nodes: nothing to read now but the gradients
+            def hook(grad_inputs, grad_outputs):
+                if not ours():
+                    return
+                send((fn, grad_inputs, grad_outputs, _versions(grad_inputs), _versions(grad_outputs), None))
+                if stopping():   # closed while running through: end the backward here
+                    raise _Stopped
+            return hook
 
-        def hook(grad_inputs, grad_outputs):
-            if not self._ours():
+        def hook_now(grad_inputs, grad_outputs):
+            if not ours():
                 return
-            self.send(("step", self._record(fn, op, key, grad_inputs, grad_outputs)))
-            if self.stopping():   # closed while running through: end the backward here
+            now = self._now(fn, accumulate, retained, grad_outputs)
+            send((fn, grad_inputs, grad_outputs, _versions(grad_inputs), _versions(grad_outputs), now))
+            if stopping():
                 raise _Stopped
-        return hook
+        return hook_now
 
-    def _record(self, fn, op, key, grad_inputs, grad_outputs) -> StepRecord:
+    def _now(self, fn, accumulate: bool, retained, grad_outputs) -> tuple:
+        """(the leaf's .grad before and after, or None; (output_nr, total, before) of each retained
+        output; the local Jacobians): what a later read would find changed."""
+        leaf = None
+        if accumulate and grad_outputs[0] is not None:
+            # into a .grad that was None torch writes the gradient it received (the tensor itself, or a
+            # copy where another holds it), so its preview is the total's too, unless a hook on the
+            # tensor may have changed .grad since
+            before = self.before.pop(fn, None)
+            hooked = getattr(fn.variable, "_post_accumulate_grad_hooks", None)
+            leaf = (before, None if before is None and not hooked else preview(fn.variable.grad))
+        kept = []
+        for t in retained or ():
+            if grad_outputs[t.output_nr] is not None:
+                total = preview(t.grad)   # taken now: a later backward adds to it in place
+                kept.append((t.output_nr, total, self.totals.get(id(t), preview(self.grads.before(t)))))
+                self.totals[id(t)] = total
+        return leaf, tuple(kept), torch_jacobians(fn) if self.jacobians else None
+
+
+def _versions(grads) -> list:
+    return [None if g is None else g._version for g in grads]
+
+
+class _Steps:
+    """Raw steps (from the hooks) -> StepRecords, each gradient previewed once and lazily, as it
+    was when torch handed it over."""
+
+    def __init__(self, origin: Origin):
+        self.origin = origin
+        self.table = op_table()
+        self.previews = Previews()
+
+    def record(self, raw) -> StepRecord:
+        fn, grad_inputs, grad_outputs, in_versions, out_versions, now = raw
+        op, key = self.table.get(node_name(fn)), self.origin.keys[fn]
         look = self.previews.of
         out_shape = tuple(grad_outputs[0].shape) if len(grad_outputs) == 1 and grad_outputs[0] is not None else None
-        sent = tuple((slot, look(g), _flow_axes(op, slot, out_shape, tuple(g.shape)))
-                     for slot, g in enumerate(grad_inputs) if g is not None)
-        accumulations = []
-        if is_accumulate(fn) and grad_outputs[0] is not None:
-            accumulations.append(self._accumulation(fn, key, look(grad_outputs[0])))
-        for t in self.retained.get(fn, ()):
-            g = grad_outputs[t.output_nr]
-            if g is not None:
-                total = preview(t.grad)   # taken now: a later backward adds to it in place
-                before = self.totals.get(id(t), preview(self.grads.before(t)))
-                accumulations.append(Accumulation(contribution=look(g), total=total, before=before,
-                                                  target=("output", key, t.output_nr)))
-                self.totals[id(t)] = total
-        return StepRecord(grad_in=tuple(look(g) for g in grad_outputs), accumulations=tuple(accumulations),
-                          key=key, sent=sent, jacobians=torch_jacobians(fn) if self.jacobians else None)
-
-
-    def _accumulation(self, fn, key, contribution) -> Accumulation:
-        """What an AccumulateGrad wrote. Into a .grad that was None torch writes the gradient it
-        received (the tensor itself, or a copy where another holds it, as the previews do), so its
-        preview is the total's too, unless a hook on the tensor may have changed .grad since."""
-        before = self.before.pop(fn, None)
-        hooked = getattr(fn.variable, "_post_accumulate_grad_hooks", None)
-        total = contribution if before is None and not hooked else preview(fn.variable.grad)
-        return Accumulation(contribution=contribution, total=total, before=before, target=("leaf", key))
+        sent = tuple((slot, look(g, version=v), _flow_axes(op, slot, out_shape, tuple(g.shape)))
+                     for slot, (g, v) in enumerate(zip(grad_inputs, in_versions)) if g is not None)
+        grad_in = tuple(look(g, version=v) for g, v in zip(grad_outputs, out_versions))
+        accumulations, jacobians = [], None
+        if now is not None:
+            leaf, kept, jacobians = now
+            if leaf is not None:
+                before, total = leaf
+                accumulations.append(Accumulation(contribution=grad_in[0], total=grad_in[0] if total is None else total,
+                                                  before=before, target=("leaf", key)))
+            for nr, total, before in kept:
+                accumulations.append(Accumulation(contribution=grad_in[nr], total=total, before=before,
+                                                  target=("output", key, nr)))
+        return StepRecord(grad_in=grad_in, accumulations=tuple(accumulations), key=key, sent=sent,
+                          jacobians=jacobians)
 
 
 class _Worker:
@@ -201,13 +240,13 @@ class _Worker:
         self.args = (roots, gradient, retain_graph)
         self.thread = threading.Thread(target=self._main, daemon=True, name="gradviz torch backward")
 
-    def send(self, message) -> None:
-        """A step, on the worker thread: to the caller now when it waits for it, else kept for the end
-        (waking the caller's thread for every node would cost more than the node)."""
+    def send(self, raw) -> None:
+        """A raw step, on the worker thread: to the caller now when it waits for it, else kept for the
+        end (waking the caller's thread for every node would cost more than the node)."""
         if self.free:
-            self.backlog.append(message)
+            self.backlog.append(raw)
         else:
-            self.outbox.put(message)
+            self.outbox.put(("step", raw))
 
     def wait(self, key) -> None:
         """In a node's pre hook, on the worker thread: hand the node over and wait for the word."""
@@ -251,8 +290,8 @@ class _Session:
         self.origin, self.roots, self.gradient, self.retain_graph = origin, roots, gradient, retain_graph
         self.jacobians = jacobians
         self.write_grads = write_grads
-        self.grads = GradState(written(roots, origin.order, origin.naming.tensors))
-        self.leaves = {origin.keys[fn]: fn.variable for fn in origin.order if is_accumulate(fn)}
+        self.grads = GradState(written(roots, origin.post, origin.naming.tensors))
+        self.leaves = {fn: fn.variable for fn in origin.post if is_accumulate(fn)}
         self.worker: _Worker | None = None
         self.hooks: _Hooks | None = None
         self.closed = False
@@ -267,6 +306,22 @@ class _Session:
 
     def receive(self):
         return self.worker.outbox.get()
+
+    def run_through(self) -> tuple:
+        """The whole backward on this thread, never paused (no worker to start and wake for each node):
+        (the raw steps in the order torch ran their nodes, then ("done", None) or ("error", torch's
+        exception))."""
+        backlog: list = []
+        self.hooks = _Hooks(self.origin, self.roots, self.grads, backlog.append, _go_on, _never, self.jacobians,
+                            paused=False)
+        try:
+            torch_module().autograd.backward(self.roots, grad_tensors=self.gradient, retain_graph=self.retain_graph)
+        except Exception as exc:   # torch's own error, raised once the steps before it are recorded
+            return backlog, ("error", exc)
+        finally:
+            self.hooks.remove()
+            self.hooks = None
+        return backlog, ("done", None)
 
     def stop(self) -> None:
         """Stop the worker, remove the hooks: torch's graph as it was before recording began."""
@@ -292,6 +347,14 @@ class _Session:
         self.leaves = {}
 
 
+def _go_on(fn) -> None:
+    """A run-through's wait before a node: none."""
+
+
+def _never() -> bool:
+    return False
+
+
 @atexit.register
 def _stop_all() -> None:
     for session in list(_LIVE):
@@ -309,12 +372,18 @@ class TorchRecording(Recording):
     each leaf's `.grad` as torch's engine has left it right now.
     """
 
-    def __init__(self, session: _Session, recorder: Recorder, trace: Trace):
-        super().__init__(trace, finished=False)
+    def __init__(self, session: _Session, recorder: Recorder, origin: Origin, show_saved: bool):
+        # Recording.__init__ would read the Trace's leaves: here the Trace is made when first read
+        # (a LazyTrace), so a backward run through costs torch's run and its hooks, and a view the rest
         self._session = session
         self._recorder = recorder
+        self._steps = _Steps(origin)
+        self._pending: list = []   # raw steps that ran before the Trace was made
+        self.trace = LazyTrace(_maker(origin, recorder, show_saved, self._steps, self._pending))
+        self.finished = False
+        self._grads_at_start: dict = {}
+        self._leaf_ids: dict | None = None   # leaf node -> Trace id, read with the Trace (_read_leaves)
         self._upcoming = None
-        self._leaf_ids = {key: recorder.tensor_node(("leaf", key)) for key in session.leaves}
         self._finalizer = weakref.finalize(self, session.close)
 
     # -- the interface every Recording has -------------------------------------------------------
@@ -332,17 +401,23 @@ class TorchRecording(Recording):
         return self.trace.steps[-1]
 
     def run(self) -> Trace:
-        if not self.finished and not self._session.closed:
-            if self._session.worker is None:
-                self._session.start(free=True)
-            else:
-                self._session.worker.inbox.put("run")
-            worker = self._session.worker
-            final = self._session.receive()   # done, or torch's error: every step before it is in the backlog
-            for message in worker.backlog:
-                self._take(message)
-            self._take(final)
-        self.close()
+        try:
+            if not self.finished and not self._session.closed:
+                if self._session.worker is None:
+                    backlog, final = self._session.run_through()
+                else:
+                    self._session.worker.inbox.put("run")
+                    worker = self._session.worker
+                    final = self._session.receive()   # done, or torch's error: every step before it is in the backlog
+                    backlog = worker.backlog
+                if self.trace.built():
+                    for raw in backlog:
+                        self._take(("step", raw))
+                else:   # made into StepRecords with the Trace, when a view first reads it
+                    self._pending.extend(backlog)
+                self._take(final)
+        finally:
+            self.close()
         return self.trace
 
     def _restart(self) -> None:
@@ -351,6 +426,7 @@ class TorchRecording(Recording):
         self._session.stop()
         self._session.grads.restore()
         self._recorder.step_infos.clear()
+        self._pending.clear()
         self.finished = False
         self._upcoming = None
 
@@ -358,15 +434,28 @@ class TorchRecording(Recording):
         self._finalizer()
 
     def grads_now(self) -> dict:
-        return {self._leaf_ids[key]: preview(t.grad) for key, t in self._session.leaves.items()
-                if self._leaf_ids.get(key) is not None}
+        if not self._session.closed:
+            self._read_leaves()
+        ids = self._leaf_ids or {}
+        return {ids[fn]: preview(t.grad) for fn, t in self._session.leaves.items() if ids.get(fn) is not None}
+
+    def _read_leaves(self) -> None:
+        """Make the Trace (once), and read what a stepper needs of it: each leaf's Trace id, and its
+        .grad before the first step (reset puts them back)."""
+        if self._leaf_ids is not None:
+            return
+        origin = self._session.origin
+        self._grads_at_start = {n.id: n.grad for n in self.trace.nodes if n.kind == "leaf"}
+        self._leaf_ids = {fn: self._recorder.tensor_node(("leaf", origin.keys[fn])) for fn in self._session.leaves}
 
     # -- the worker's messages ------------------------------------------------------------------
     def _begin(self) -> bool:
-        """Start torch's backward if it has not started; False once it is over (or closed)."""
+        """Start torch's backward, paused, if it has not started; False once it is over (or closed).
+        A stepper shows the graph before the first step: the Trace is made now."""
         if self.finished or self._session.closed:
             return False
         if self._session.worker is None:
+            self._read_leaves()
             self._session.start(free=False)
             self._take(self._session.receive())
         return not self.finished
@@ -374,9 +463,12 @@ class TorchRecording(Recording):
     def _take(self, message) -> None:
         kind, value = message
         if kind == "paused":
-            self._upcoming = value
+            self._upcoming = self._steps.origin.keys[value]
         elif kind == "step":
-            self._recorder.feed(NodeExecuted(None, value))
+            if self.trace.built():
+                self._recorder.feed(NodeExecuted(None, self._steps.record(value)))
+            else:   # made into StepRecords with the Trace, when a view first reads it
+                self._pending.append(value)
         elif kind == "done":
             self.finished, self._upcoming = True, None
             self._session.stop()
@@ -384,6 +476,19 @@ class TorchRecording(Recording):
             self.finished, self._upcoming = True, None
             self.close()
             raise value
+
+
+def _maker(origin: Origin, recorder: Recorder, show_saved: bool, steps: _Steps, pending: list):
+    """How a recording's LazyTrace is made: the graph's NodeRecords (from the frozen origin), the
+    Trace of them, then the steps that ran before. (It holds no Recording: dropping the Recording
+    must close its session while the Trace lives on.)"""
+    def make(trace: Trace) -> None:
+        origin.replay(recorder)
+        recorder.trace(origin.outputs(), show_saved, into=trace)
+        for raw in pending:
+            recorder.feed(NodeExecuted(None, steps.record(raw)))
+        pending.clear()
+    return make
 
 
 def _check_roots(roots: tuple) -> None:
@@ -417,12 +522,12 @@ def record_torch(roots, gradient=None, names: dict | None = None, model=None, ca
         roots, gradient = (loss,), None
         naming.add({"L": loss})
     origin = Origin(roots, naming, show_saved, forward)
+    origin.freeze()
     recorder = Recorder()
-    origin.replay(recorder)
     recorder.implicit_seed = gradient is None or (isinstance(gradient, (list, tuple))
                                                   and all(g is None for g in gradient))
-    trace = recorder.trace(origin.outputs(), show_saved)
-    return TorchRecording(_Session(origin, roots, gradient, retain_graph, write_grads, jacobians), recorder, trace)
+    return TorchRecording(_Session(origin, roots, gradient, retain_graph, write_grads, jacobians), recorder, origin,
+                          show_saved)
 
 
 def record_torch_backward(*tensors, gradient=None, params: dict | None = None, retain_graph: bool = True,

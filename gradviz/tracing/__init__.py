@@ -11,8 +11,8 @@ from .recorder import Output, Recorder
 from .recording import (EngineRecording, GradSnapshot, Recording, ReplayRecording, record_backward,
                         written_tensors)
 from .replay import build_trace, graph_freed, leaf_keys, name_intermediates, outputs_of, replay
-from .trace import FORMAT_VERSION, Trace
+from .trace import FORMAT_VERSION, LazyTrace, Trace
 
-__all__ = ["FORMAT_VERSION", "EngineRecording", "GradSnapshot", "Output", "Recorder", "Recording", "ReplayRecording",
-           "Trace", "build_trace", "graph_freed", "leaf_keys", "local_jacobians", "name_intermediates",
+__all__ = ["FORMAT_VERSION", "EngineRecording", "GradSnapshot", "LazyTrace", "Output", "Recorder", "Recording",
+           "ReplayRecording", "Trace", "build_trace", "graph_freed", "leaf_keys", "local_jacobians", "name_intermediates",
            "name_tensors", "named", "outputs_of", "record_backward", "replay", "written_tensors"]

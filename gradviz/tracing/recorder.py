@@ -99,11 +99,12 @@ class Recorder:
 
     # -- building the Trace -------------------------------------------------------------------
     def trace(self, outputs=(), show_saved: bool = False, leaf_names: dict | None = None,
-              ctx_saved: bool = False) -> Trace:
+              ctx_saved: bool = False, into: Trace | None = None) -> Trace:
         """The Trace of the graph behind `outputs` (Output records; none: every node recorded),
         with the steps recorded so far. leaf_names: AccumulateGrad key -> a name for its leaf,
         for leaves named only after they were recorded. ctx_saved: the tensors custom Functions
-        saved, as torchviz draws them (a saved leaf is its leaf node; slot -2)."""
+        saved, as torchviz draws them (a saved leaf is its leaf node; slot -2). into: an empty
+        Trace to fill (a LazyTrace being made) instead of a new one."""
         outputs = list(outputs)
         leaf_names = leaf_names or {}
         leaves: dict = {}          # AccumulateGrad key -> TensorRecord of its leaf
@@ -115,7 +116,8 @@ class Recorder:
             if out.edge.leaf is not None:
                 leaves.setdefault(out.edge.producer, out.edge.leaf)
         keys = self._reachable([o.edge.producer for o in outputs]) if outputs else set(self.nodes) | set(leaves)
-        trace = Trace(implicit_seed=self.implicit_seed)
+        trace = Trace() if into is None else into
+        trace.implicit_seed = self.implicit_seed
         ids: dict = {}
         edge_ids = iter(range(10 ** 12))
         node_ids = iter(range(10 ** 12))

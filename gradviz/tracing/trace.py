@@ -8,7 +8,8 @@ an animation speaks of the same ids.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import threading
+from dataclasses import dataclass, field, fields
 
 from ..records import EdgeRecord, NodeRecord, StepRecord, from_json, to_json
 from .names import name_tensors, named
@@ -62,3 +63,53 @@ class Trace:
         if not named(trace):   # saved before tensors had one symbol each
             name_tensors(trace)
         return trace
+
+
+class LazyTrace(Trace):
+    """A Trace made when it is first read: the same fields, filled by `build(trace)` on the first
+    read of any of them (on whichever thread reads first; another thread reading meanwhile waits).
+    An origin whose graph outlives its backward (the torch bridge) records what torch alone can
+    tell while the backward runs and leaves the rest of the Trace to this. Copied or pickled, it
+    is a plain Trace."""
+
+    def __init__(self, build):
+        self.__dict__["_build"] = build
+
+    def built(self) -> bool:
+        return "_build" not in self.__dict__
+
+    def _make(self) -> None:
+        with _MAKING:
+            build = self.__dict__.get("_build")
+            if build is None:   # made already, or being made by this thread (build reads its own fields)
+                return
+            self.__dict__.update(Trace().__dict__, _build=None)
+            try:
+                build(self)
+            except BaseException:
+                self.__dict__["_build"] = build
+                raise
+            del self.__dict__["_build"]   # last: another thread sees the fields whole
+
+    def __reduce__(self):
+        return Trace, tuple(getattr(self, f.name) for f in fields(Trace))
+
+
+_MAKING = threading.RLock()
+
+
+def _made_field(name: str) -> property:
+    def get(self):
+        if "_build" in self.__dict__:
+            self._make()
+        return self.__dict__[name]
+
+    def put(self, value) -> None:
+        if "_build" in self.__dict__:
+            self._make()
+        self.__dict__[name] = value
+    return property(get, put)
+
+
+for _f in fields(Trace):
+    setattr(LazyTrace, _f.name, _made_field(_f.name))
