@@ -451,7 +451,7 @@ def test_03_watching_backward(run_notebook):
     text = all_text(nb)
     assert len(players(nb)) == 3, "three animations play inline"
     assert "DiagonalBackward0" in players(nb)[0]
-    assert "3.0 + 2.0 = 5.0" in panel_text(players(nb)[1]), "the running sum of a fan-out, as tensors added up"
+    assert "5.0 = 3.0 + 2.0" in panel_text(players(nb)[1]), "the running sum of a fan-out: its total, then the tensors added up"
     assert "halve" in players(nb)[2], "the hook that fired"
     # what the markdown says the learner sees in the animations
     barlow, fan_out, hooked = (player_data(p)["frames"] for p in players(nb))

@@ -415,7 +415,7 @@ def _accumulate(builder, step, node) -> str:
     if len(terms) > 1:
         line = f"{gname} = {_sum_line(terms, acc.total, scale)}"
     else:
-        line = f"{gname} = {_values(acc.total, scale)}"
+        line = f"{gname} = {grids.result(acc.total, scale)}"
     note = ""
     if len(contributions) > 1:
         senders = ", ".join(node_label(graph, e.dst) for e, _ in groups)

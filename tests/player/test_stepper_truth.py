@@ -54,12 +54,12 @@ def check_running_sums(s, before: dict, after: dict):
             sums, note = row[:row.index("gv-note")], plain(row[row.index("gv-note"):])
             shown = grids(sums)
             got = flows_so_far[graph.edges[m.group(1)].src]
-            terms = shown[:-1] if len(shown) > 1 else shown
+            terms = shown[1:] if len(shown) > 1 else shown   # the total first
             assert len(terms) == len(got), plain(sums)
             for t, g in zip(terms, got):
                 np.testing.assert_allclose(t.reshape(g.shape), g, **TOL)
             if len(shown) > 1:
-                np.testing.assert_allclose(shown[-1].reshape(got[0].shape), sum(got), **TOL)
+                np.testing.assert_allclose(shown[0].reshape(got[0].shape), sum(got), **TOL)
             if "all its consumers have now sent gradient" in note:
                 finished[graph.edges[m.group(1)].src] = sum(got)
     for receiver, total in finished.items():
