@@ -365,7 +365,12 @@
       while (fwd < frames.length && forwardTitle(frames[fwd].t)) fwd++;
       var allForward = fwd > 0 && fwd === frames.length, zf = fwd > 0 ? zero : 0, zb = zero - zf;
       var f = shownFrame(), steps = data.steps;
-      if (steps && f && f.k) {
+      // a frame that builds the graph counts as its title does, by the pass that built its node
+      // ("first backward (create_graph) 1/3" beside "first backward (create_graph) 1 of 3", never "forward")
+      var built = k < fwd && !opened && f && /^(forward|\w+ backward \(create_graph\)) (\d+(?:–\d+)?)\/(\d+) · /.exec(f.t);
+      if (built) {
+        count.textContent = built[1] + " " + built[2] + " of " + built[3];
+      } else if (steps && f && f.k) {
         var span = f.k[0] === f.k[1] ? String(f.k[0]) : f.k[0] + "–" + f.k[1];
         count.textContent = (k < fwd ? "forward " + span + " of " + steps[0] : "backward " + span + " of " + steps[1])
           + (opened ? " · in " + opened.title : "");
