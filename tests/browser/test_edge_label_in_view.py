@@ -2,7 +2,7 @@
 output at 1280×720, wrote ∂L/∂z = [[0.2242, 0.6095, -0.864, 0.03034]] past the stage's right edge
 while the camera fitted the graph alone. And a box's title or the graph's legend that the view shows is
 shown whole: a TransformerEncoderLayer's "norm2 (LayerNorm)" read "Norm)" in one camera position, and
-lesson 12's "the gradient's graph (built by backward, create_graph=True)" lost its end."""
+lesson 12's "the gradient's graph (create_graph=True)" lost its end."""
 import pytest
 
 import gradviz as torch
