@@ -451,7 +451,7 @@ def test_03_watching_backward(run_notebook):
     text = all_text(nb)
     assert len(players(nb)) == 3, "three animations play inline"
     assert "DiagonalBackward0" in players(nb)[0]
-    assert "3.0 + 2.0 = 5.0" in panel_text(players(nb)[1]), "the running sum of a fan-out, as tensors added up"
+    assert "5.0 = 3.0 + 2.0" in panel_text(players(nb)[1]), "the running sum of a fan-out: its total, then the tensors added up"
     assert "halve" in players(nb)[2], "the hook that fired"
     # what the markdown says the learner sees in the animations
     barlow, fan_out, hooked = (player_data(p)["frames"] for p in players(nb))
@@ -573,6 +573,12 @@ def test_09_recurrence_through_time(run_notebook):
     assert grads[-1] / grads[0] > 1e5, "over a hundred thousand times less at the first step"
     assert "first / last = 1.5**7: True" in text
     vanishing, exploding = (player_data(p) for p in players(nb))
+    # the group of nodes each time step runs is read from the recording, as the player steps it
+    group = re.search(r"each time step runs (\d+) nodes: (.*)", text)
+    ran = [re.search(r"· (\w+)", f["t"]).group(1) for f in vanishing["frames"] if f["t"].startswith("backward")]
+    assert group and group[2].split(" → ") == ran[:int(group[1])] == ran[int(group[1]):2 * int(group[1])]
+    assert "SelectBackward0" in group[2]
+    assert "triple" not in "".join(c.source for c in nb.cells if c.cell_type == "markdown"), "no group named by hand"
     widths = [w for f in vanishing["frames"] for w in f.get("w", {}).values()]
     assert min(widths) < max(widths), "edge widths tell the sizes apart"
     w_panel = next(f["h"] for f in vanishing["frames"] if "w.grad" in f["h"] and "AccumulateGrad" in f["t"])

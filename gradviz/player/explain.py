@@ -103,8 +103,8 @@ def forward(builder, node_id: str, k: int, count: int) -> tuple:
         if name and slot not in inputs and str(slot) not in consts:
             inputs[slot] = esc(name)
     ins = _join([inputs[slot] for slot in sorted(inputs)]) if inputs else "its inputs"
-    # a node a create_graph backward built is not made by the forward pass: its title says which pass
-    # (the counter still counts it among the graph's building steps, player.js's forwardTitle)
+    # a node a create_graph backward built is not made by the forward pass: its title says which pass,
+    # and k of count number the steps of that pass (the counter reads them so, player.js)
     title = f"{_pass_of(node.order)} {k + 1}/{count} · {esc(node.name)}"
     value = f'<div class="gv-row"><span class="gv-k">gives</span> {_values(node.value)}</div>' \
         if node.value is not None else ""
@@ -415,7 +415,7 @@ def _accumulate(builder, step, node) -> str:
     if len(terms) > 1:
         line = f"{gname} = {_sum_line(terms, acc.total, scale)}"
     else:
-        line = f"{gname} = {_values(acc.total, scale)}"
+        line = f"{gname} = {grids.result(acc.total, scale)}"
     note = ""
     if len(contributions) > 1:
         senders = ", ".join(node_label(graph, e.dst) for e, _ in groups)

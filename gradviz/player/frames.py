@@ -49,6 +49,7 @@ The data the script is given (the saved player: Animation.data() in html.py, as 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from functools import partial
 
 from ..render.formula import Graph
@@ -239,6 +240,15 @@ class FrameBuilder:
             self._set(n.id, "hidden")
         for e in self.trace.edges:
             self._set(e.id, "hidden")
+        # each step numbered within its pass (the forward, or the backward that built the node with
+        # create_graph=True), as its title and the counter say: "first backward (create_graph) 1/3"
+        passes = [g.nodes[i].order for i in order]
+        sizes = Counter(passes)
+        seen: Counter = Counter()
+        within = []
+        for p in passes:
+            within.append(seen[p])
+            seen[p] += 1
         made = []
         for k, node_id in enumerate(order):
             if k:
@@ -256,7 +266,7 @@ class FrameBuilder:
                     self._set(e.id, "new")
                     self._set(e.dst, "new")
             made.append(self._emit("forward", None, node_id, {}, number=k + 1,
-                                   panel=partial(explain.forward, self, node_id, k, len(order))))
+                                   panel=partial(explain.forward, self, node_id, within[k], sizes[passes[k]])))
         return made
 
     # -- backward -------------------------------------------------------------------

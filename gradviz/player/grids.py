@@ -138,15 +138,21 @@ def tensor(p, scale: float | None = None) -> str:
     return f'<details class="gv-tensor gv-big"><summary>{picture}</summary>{grid(values, scale)}</details>'
 
 
+def result(p, scale: float | None = None) -> str:
+    """tensor(p) marked as the result its step is about (class gv-total): the sum written into a .grad,
+    which the browser tests find without knowing how the panel is laid out."""
+    return tensor(p, scale).replace(' class="gv-tensor', ' class="gv-tensor gv-total', 1)
+
+
 def equation(terms: list, total, scale: float | None = None) -> str:
-    """A running sum drawn as tensors added together: T₁ + T₂ + … = total (Previews or arrays)."""
+    """A sum drawn as tensors added together, its total first: total = T₁ + T₂ + … (Previews or
+    arrays). The total is the result the step is about: after three tall terms it would land below
+    the panel's fold, where a learner must scroll to find it."""
     if scale is None:
         scale = scale_of(*terms, total)
-    parts = []
+    parts = [result(total, scale), '<span class="gv-op">=</span>']
     for k, t in enumerate(terms):
         if k:
             parts.append('<span class="gv-op">+</span>')
         parts.append(tensor(t, scale))
-    parts.append('<span class="gv-op">=</span>')
-    parts.append(tensor(total, scale))
     return f'<span class="gv-eq">{"".join(parts)}</span>'

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from ..tracing import Trace
 
-_NAMES = {1: "the gradient's graph (built by backward, create_graph=True)",
+# short enough to be read whole in a player half a 960 px column wide (the legend says who built it)
+_NAMES = {1: "the gradient's graph (create_graph=True)",
           2: "the second derivative's graph (order 2)"}
 
 

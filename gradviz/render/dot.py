@@ -232,8 +232,9 @@ def to_digraph(trace: Trace, opts: DrawOptions | None = None, view: View | None 
                      "start from dashed references (⇢)")
     if any(n.order > 0 for n in trace.nodes):
         orders = sorted({n.order for n in trace.nodes if n.kind in ("op", "accumulate")})
-        notes.append("fill by derivative order: " + ", ".join(
-            f"{_ORDER_NAMES.get(o, f'order {o}')} {theme.order_fill(o)}" for o in orders))
+        # one order a line: on one line the key is wider than a small graph, and cut in the player
+        notes.append("fill by derivative order:" + "".join(
+            f"\n  {_ORDER_NAMES.get(o, f'order {o}')}: {theme.order_fill(o)}" for o in orders))
     if notes:
         g.attr("graph", label=dot_text("\n".join(notes) + "\n", newline="\\l"),
                labelloc="b", labeljust="l", fontsize="10")

@@ -2,7 +2,8 @@
 
 For three programs (a Barlow-style loss, an MLP with cross-entropy, the doubling loop) every
 backward frame must show its active node inside the graph's viewport, with nothing over its
-centre and its text at least 10 CSS px, and the page must never scroll sideways. Text contrast
+centre and its text at least 10 CSS px, an AccumulateGrad's written .grad must be in the panel
+without scrolling it, and the page must never scroll sideways. Text contrast
 is at least 4.5:1 in light, in dark (prefers-color-scheme) and inline in a page with JupyterLab
 Dark's colours. The page makes no request beyond its own file.
 """
@@ -47,9 +48,8 @@ def test_every_backward_step_is_on_screen_and_legible(players, viewport):
     with chromium(viewport) as context:
         for name, path in players.items():
             page, root, requests, errors = open_player(context, path)
-            frames = root.evaluate("r => JSON.parse(r.querySelector('script.gv-data').textContent).frames"
-                                   ".map(f => f.t.startsWith('backward'))")
-            backward = [k for k, b in enumerate(frames) if b]
+            titles = root.evaluate("r => JSON.parse(r.querySelector('script.gv-data').textContent).frames.map(f => f.t)")
+            backward = [k for k, t in enumerate(titles) if t.startswith("backward")]
             assert backward, name
             # on load everything drawn fits: the whole graph, or while forward is building it, the part
             # drawn so far, no smaller than the graph's own size
@@ -61,6 +61,8 @@ def test_every_backward_step_is_on_screen_and_legible(players, viewport):
                 assert seen["unobstructed"], where
                 assert seen["textPx"] >= 10, where
                 assert not seen["sideways"], where
+                # an AccumulateGrad's written .grad, read without scrolling the panel
+                assert seen["keyInView"] is (True if titles[seen["frame"]].endswith("AccumulateGrad") else None), where
             # the controls: exact count, Next disabled at the end
             # counted by phase, as the Stepper counts: the last of the backward frames
             assert root.locator(".gv-count").inner_text() == f"backward {len(backward)} of {len(backward)}"

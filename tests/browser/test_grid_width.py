@@ -1,6 +1,9 @@
 """An 8-wide grid of four-digit numbers fits the step panel at 1280×720: the grids in a running-sum
 row (a tied weight's .grad after EmbeddingBackward0 sends its part) are set at the grids' own size, not the row's
-larger text, so none is cut at the panel's right edge."""
+larger text, so none is cut at the panel's right edge; and a player in a page's column (the course site's,
+960 px wide at 1280×720) keeps its panel wide enough for an MLP's (6, 8) gradients."""
+import re
+
 import pytest
 
 import gradviz as torch
@@ -49,3 +52,22 @@ def test_eight_columns_of_ten_character_numbers_fit_the_panel(tmp_path):
             sizes = root.evaluate("r => [...r.querySelectorAll('.gv-panel table.gv-grid td')]"
                                   ".map(td => parseFloat(getComputedStyle(td).fontSize))")
             assert sizes and min(sizes) >= 10, (size, min(sizes))
+
+
+def test_an_mlps_grids_fit_a_player_in_a_pages_column(tmp_path):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3))
+    loss = torch.nn.functional.cross_entropy(model(torch.randn(6, 4)), torch.tensor([0, 1, 2, 0, 1, 2]))
+    anim = torch.animate(loss, names=model, forward=False)
+    # rows of eight numbers, some of nine characters (-0.006864)
+    assert any(re.search(r"<tr>(<td[^>]*>[^<]{9}</td>|<td[^>]*>[^<]*</td>){8}</tr>", f.text) for f in anim.frames)
+    # the column of the course site's pages (sphinx-book-theme) at each window size
+    for size, column in (((1280, 720), 960), ((1400, 900), 1056)):
+        path = tmp_path / f"column-{column}.html"
+        path.write_text(f"<!DOCTYPE html><html><head><meta charset='utf-8'></head><body style='margin: 0'>"
+                        f"<div style='width: {column}px'>{anim._repr_html_()}</div></body></html>", encoding="utf-8")
+        with chromium(size) as context:
+            _, root = open_player(context, path)
+            for k in range(len(anim.frames)):
+                root.evaluate(f"r => r.__gv.go({k}, false)")
+                assert root.evaluate(CUT) == [], (size, anim.frames[k].title)

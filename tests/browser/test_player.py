@@ -120,9 +120,9 @@ def test_two_players_on_one_page_are_independent(tmp_path, browser):
     assert not errors, errors
 
 
-def test_nodes_a_create_graph_backward_built_say_so_and_still_count_as_building_the_graph(tmp_path, browser):
-    """A node of order 1 is titled by the pass that made it ("first backward (create_graph) 3/5"); the
-    counter still counts it among the graph's building steps, and the backward's count starts after."""
+def test_nodes_a_create_graph_backward_built_say_so_and_are_counted_by_their_pass(tmp_path, browser):
+    """A node of order 1 is titled by the pass that made it ("first backward (create_graph) 1/3") and
+    the counter beside says the same pass and count; the backward's count starts after."""
     x = torch.tensor([0.5, -1.0], requires_grad=True)
     (g,) = torch.autograd.grad(x.sin().tanh().sum(), x, create_graph=True)
     anim = animate(g.sum())
@@ -142,7 +142,10 @@ def test_nodes_a_create_graph_backward_built_say_so_and_still_count_as_building_
         count = page.inner_text(".gv-count")
         if k < len(building):
             assert title == squeeze(htmllib.unescape(frame.title))
-            assert count == f"forward {k + 1} of {len(building)}", title
+            made_by = "forward" if title.startswith("forward") else "first backward (create_graph)"
+            same = [f for f in building if f.title.startswith(made_by)]
+            assert title.startswith(f"{made_by} {same.index(frame) + 1}/{len(same)} · ")
+            assert count == f"{made_by} {same.index(frame) + 1} of {len(same)}", title
         else:
             assert count == f"backward {k - len(building) + 1} of {len(anim.frames) - len(building)}", title
     assert not errors

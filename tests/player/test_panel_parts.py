@@ -66,7 +66,7 @@ def test_running_sum_is_tensors_added_together():
     t1, t2 = np.array([[1.0, 2.0]]), np.array([[3.0, -1.0]])
     html = grids.equation([t1, t2], t1 + t2)
     assert html.count('class="gv-op">+<') == 1 and html.count('class="gv-op">=<') == 1
-    assert [v for _, v in cells(html)] == ["1.0", "2.0", "3.0", "-1.0", "4.0", "1.0"]
+    assert [v for _, v in cells(html)] == ["4.0", "1.0", "1.0", "2.0", "3.0", "-1.0"]   # the total first
 
 
 def test_highlighted_row_of_a_jacobian():

@@ -50,12 +50,12 @@ def check_writes(trace, frames, before: dict, after: dict):
             assert "already there" in text and "was None" not in text, text
         write = f.text[f.text.index("gv-write"):]
         shown = grids(write)
-        total = shown[-1].reshape(np.shape(after[leaf.name]))
+        total = shown[0].reshape(np.shape(after[leaf.name]))     # the total first, then its terms
         np.testing.assert_allclose(total, after[leaf.name], rtol=6e-4, atol=1e-6)
-        if len(shown) > 2:                         # terms + total: the terms add up to the total
-            np.testing.assert_allclose(sum(s.reshape(total.shape) for s in shown[:-1]), total, rtol=6e-4, atol=1e-6)
+        if len(shown) > 2:                         # total + terms: the terms add up to the total
+            np.testing.assert_allclose(sum(s.reshape(total.shape) for s in shown[1:]), total, rtol=6e-4, atol=1e-6)
         if had is not None:                        # the first term is what was already there
-            np.testing.assert_allclose(shown[0].reshape(total.shape), had, rtol=6e-4, atol=1e-6)
+            np.testing.assert_allclose(shown[1].reshape(total.shape), had, rtol=6e-4, atol=1e-6)
         seen.add(leaf.name)
     assert seen == set(after), (seen, set(after))
 

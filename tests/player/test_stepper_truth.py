@@ -54,12 +54,12 @@ def check_running_sums(s, before: dict, after: dict):
             sums, note = row[:row.index("gv-note")], plain(row[row.index("gv-note"):])
             shown = grids(sums)
             got = flows_so_far[graph.edges[m.group(1)].src]
-            terms = shown[:-1] if len(shown) > 1 else shown
+            terms = shown[1:] if len(shown) > 1 else shown   # the total first
             assert len(terms) == len(got), plain(sums)
             for t, g in zip(terms, got):
                 np.testing.assert_allclose(t.reshape(g.shape), g, **TOL)
             if len(shown) > 1:
-                np.testing.assert_allclose(shown[-1].reshape(got[0].shape), sum(got), **TOL)
+                np.testing.assert_allclose(shown[0].reshape(got[0].shape), sum(got), **TOL)
             if "all its consumers have now sent gradient" in note:
                 finished[graph.edges[m.group(1)].src] = sum(got)
     for receiver, total in finished.items():
@@ -71,11 +71,13 @@ def check_running_sums(s, before: dict, after: dict):
 
 
 def check_now(s, z1, z2):
-    """'.grad right now' is the live .grad, never a value from an earlier run."""
+    """'.grad right now' is the live .grad, never a value from an earlier run; each leaf once, by its
+    own name (z1 fans out to three consumers and is still one row)."""
     now = plain(s.now)
+    assert now.count(".grad = ") == len(live(z1, z2)), now
     for name, value in live(z1, z2).items():
         want = "None" if value is None else re.sub(r"\s+", " ", str(np.round(value, 4).tolist()))
-        assert f"{name}.grad = {want}" in now, (name, now)
+        assert f"{name}.grad = {want}" in now and now.count(f"{name}.grad = ") == 1, (name, now)
 
 
 def run_and_check(s, z1, z2, before: dict):

@@ -14,10 +14,19 @@ body { background: #111111; color: rgba(255,255,255,1); margin: 0; padding: 12px
 """
 
 # Where is the active node, what is on top of its centre, how big is its text, does the page scroll sideways?
+# And the step's key line: the tensor an AccumulateGrad writes into .grad (grids.result marks it
+# gv-total), seen in the panel without scrolling it (keyInView; null when the step writes nothing).
 SEE_STEP = """(root) => {
   const api = root.__gv, id = root.dataset.node, g = id && root.querySelector('.gv-stage g[id="' + id + '"]');
   const doc = document.scrollingElement || document.documentElement;
-  const out = {frame: api.frame(), node: id, sideways: doc.scrollWidth > doc.clientWidth};
+  const out = {frame: api.frame(), node: id, sideways: doc.scrollWidth > doc.clientWidth, keyInView: null};
+  const panel = root.querySelector('.gv-panel'), key = panel && panel.querySelector('.gv-write .gv-total');
+  if (key) {
+    const p = panel.getBoundingClientRect(), k = key.getBoundingClientRect(), bottom = p.top + panel.clientTop + panel.clientHeight;
+    out.keyInView = k.top >= p.top - 1 && k.bottom <= bottom + 1 && k.bottom <= window.innerHeight;
+    out.keyBottom = Math.round(k.bottom - p.top);
+    out.panelHeight = panel.clientHeight;
+  }
   if (!g) return out;
   const r = g.getBoundingClientRect(), stage = root.querySelector('.gv-stage').getBoundingClientRect();
   const cx = r.left + r.width / 2, cy = r.top + r.height / 2, hit = document.elementFromPoint(cx, cy);

@@ -118,11 +118,11 @@
     var boxes = {};
     function box(el) {
       if (el.id && boxes[el.id] !== undefined) return boxes[el.id];
-      var b = scan(el);
-      if (b) b = { x: b.x * gs[0] + gt[0], y: b.y * gs[1] + gt[1], w: b.w * gs[0], h: b.h * gs[1] };
+      var b = toGraph(scan(el));
       if (el.id) boxes[el.id] = b;
       return b;
     }
+    function toGraph(b) { return b && { x: b.x * gs[0] + gt[0], y: b.y * gs[1] + gt[1], w: b.w * gs[0], h: b.h * gs[1] }; }
     v.box = box;
     function outline(el) {
       var s = el.querySelector("polygon, path"), n = s ? (s.getAttribute(s.localName === "path" ? "d" : "points") || "").match(NUM) : null;
@@ -155,7 +155,36 @@
     camera.onView = function (w, z) {
       if ((w.s < FAR) !== far) { far = !far; stage.classList.toggle("gv-far", far); }
       cull(w, z);
+      keepCaptions(w, z);
     };
+    // the boxes' titles and the graph's legend stay whole in the stage as the camera moves: one the
+    // view cuts at its left or right slides in (its middle kept over its own box), and back when it can
+    var captions = null;
+    function keepCaptions(w, z) {
+      if (!captions) {
+        captions = [];
+        [graph].concat(Array.prototype.slice.call(graph.querySelectorAll("g.cluster"))).forEach(function (g) {
+          var texts = g.querySelectorAll(":scope > text"), b = extent(texts);
+          if (b) captions.push({ texts: texts, shift: 0, at: toGraph(b), room: g === graph ? camera.all : outline(g) });
+        });
+      }
+      var hw = z.w / (2 * w.s), hh = z.h / (2 * w.s), pad = 4 / w.s, left = w.cx - hw + pad, right = w.cx + hw - pad;
+      captions.forEach(function (c) {
+        var b = c.at, dx = 0;
+        if (b.y > w.cy + hh || b.y + b.h < w.cy - hh) return;      // out of sight: left as it is
+        if (b.w <= right - left && b.x + b.w > left && b.x < right) {
+          dx = b.x < left ? left - b.x : b.x + b.w > right ? right - b.x - b.w : 0;
+          // its middle stays over its own box (a box the view cuts may leave it hanging out a little)
+          dx = Math.min(Math.max(dx, c.room.x - b.x - b.w / 2), c.room.x + c.room.w - b.x - b.w / 2);
+        }
+        if (Math.abs(dx - c.shift) < .5) return;
+        c.shift = dx;
+        Array.prototype.forEach.call(c.texts, function (t) {
+          if (t.__x === undefined) t.__x = parseFloat(t.getAttribute("x")) || 0;
+          t.setAttribute("x", String(t.__x + dx / gs[0]));
+        });
+      });
+    }
     // what the camera frames at a frame: its node, the edges its gradient comes in on and goes out
     // along with the values written on them, and the nodes at their other ends (as much as is readable)
     function ends(edge) {
@@ -271,8 +300,10 @@
     };
     return v;
   }
-  function scan(el) {
-    var x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity, shapes = el.querySelectorAll("polygon, polyline, path, ellipse, text");
+  function scan(el) { return extent(el.querySelectorAll("polygon, polyline, path, ellipse, text")); }
+  // the box around some shapes, in their own coordinates
+  function extent(shapes) {
+    var x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
     function add(x, y) { if (x < x0) x0 = x; if (x > x1) x1 = x; if (y < y0) y0 = y; if (y > y1) y1 = y; }
     for (var i = 0; i < shapes.length; i++) {
       var s = shapes[i], tag = s.localName, num = function (a) { return parseFloat(s.getAttribute(a)) || 0; };
@@ -365,7 +396,12 @@
       while (fwd < frames.length && forwardTitle(frames[fwd].t)) fwd++;
       var allForward = fwd > 0 && fwd === frames.length, zf = fwd > 0 ? zero : 0, zb = zero - zf;
       var f = shownFrame(), steps = data.steps;
-      if (steps && f && f.k) {
+      // a frame that builds the graph counts as its title does, by the pass that built its node
+      // ("first backward (create_graph) 1/3" beside "first backward (create_graph) 1 of 3", never "forward")
+      var built = k < fwd && !opened && f && /^(forward|\w+ backward \(create_graph\)) (\d+(?:–\d+)?)\/(\d+) · /.exec(f.t);
+      if (built) {
+        count.textContent = built[1] + " " + built[2] + " of " + built[3];
+      } else if (steps && f && f.k) {
         var span = f.k[0] === f.k[1] ? String(f.k[0]) : f.k[0] + "–" + f.k[1];
         count.textContent = (k < fwd ? "forward " + span + " of " + steps[0] : "backward " + span + " of " + steps[1])
           + (opened ? " · in " + opened.title : "");
