@@ -58,13 +58,9 @@ def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
         out = out.astype(dtype, copy=False)
     if op.vjp is None or not _grad_state.enabled:
         return _untracked(op, inputs, out)
-    for t in inputs:
-        # a view's grad_fn may be due for regeneration; its requires_grad says so
-        if t._requires_grad or t._grad_fn is not None or (t._view is not None and t.requires_grad):
-            break
-    else:
+    edges = _edges(inputs)   # (a view's grad_fn regenerated where its base was written since)
+    if edges is None:   # no input requires grad
         return _untracked(op, inputs, out)
-    edges = _edges(inputs)
     node_cls = _node_types.get(op) or node_type(op)
     if op.n_outputs == 1:
         if type(out) is not ndarray:
