@@ -215,9 +215,11 @@ class Node:
         if self.result_counter is not None:   # set only when the output was written in place
             self.result_counter = None
             self.result_of = None
-        if self.op.saves:
+        op = self.op
+        if op.saves:
             self.freed = True
-            self.kept = None   # (what a forward kept for the VJP goes with the saved tensors)
+            if op.keeps is not None:
+                self.kept = None   # what the forward kept for the VJP goes with the saved tensors
 
     def output_data(self):
         """The output values, or their ghosts once freed (for rules that only read shapes)."""
