@@ -22,7 +22,7 @@ from . import forward_ad as _forward_ad
 from .describe import describe_node
 from .grad_mode import _state as _grad_state
 from .views import arrays_share
-from .nodes import _node_types, node_type
+from .nodes import Node, _node_types, node_type
 from .versions import DEFAULT, MULTI_OUTPUT, NO_GRAD, ViewMeta
 
 _make = Tensor._make   # the classmethod bound once, not once per op
@@ -58,26 +58,26 @@ def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
         out = out.astype(dtype, copy=False)
     if op.vjp is None or not _grad_state.enabled:
         return _untracked(op, inputs, out)
-    for t in inputs:
-        # a view's grad_fn may be due for regeneration; its requires_grad says so
-        if t._requires_grad or t._grad_fn is not None or (t._view is not None and t.requires_grad):
-            break
-    else:
+    edges = _edges(inputs)   # (a view's grad_fn regenerated where its base was written since)
+    if edges is None:   # no input requires grad
         return _untracked(op, inputs, out)
-    edges = _edges(inputs)
-    node_cls = _node_types.get(op) or node_type(op)
     if op.n_outputs == 1:
         if type(out) is not ndarray:
             out = as_array(out)
-        node = node_cls(op, inputs, params, out, edges, _scope_state.path)
+    else:
+        out = tuple(as_array(o) for o in out)
+    # built as a plain Node, then given its op's class (MulBackward0, ...): CPython remembers where an
+    # attribute lives for one class per line of code, so Node.__init__'s writes stay remembered from
+    # one op to the next (built as its own class, a chain of mul and add ran its forward 8% slower)
+    node = Node(op, inputs, params, out, edges, _scope_state.path)
+    node.__class__ = _node_types.get(op) or node_type(op)
+    if op.n_outputs == 1:
         result = _make(out, node, 0)
         if out.base is not None:
             share_version(result, inputs, op)
         outs = None
     else:
-        outs = tuple(as_array(o) for o in out)
-        node = node_cls(op, inputs, params, outs, edges, _scope_state.path)
-        result = outs = tuple(share_version(Tensor._make(o, node, i), inputs, op) for i, o in enumerate(outs))
+        result = outs = tuple(share_version(Tensor._make(o, node, i), inputs, op) for i, o in enumerate(out))
     if keeps is not None:
         node.kept = kept
     if InferenceTensors.made:

@@ -4,7 +4,7 @@ Each one does what the plain code beside it would do, only cheaper in CPython: a
 small ops spends most of its time in the interpreter, not in NumPy.
 
 - `forward`: an op's forward called with plain arguments for one and two inputs.
-- `edges`: the graph edges of an op's inputs, likewise.
+- `edges`: the graph edges of an op's inputs, likewise (None: no input requires grad).
 - `one_dtype`: two plain Tensors of one dtype, which add and mul run without coercion.
 """
 from __future__ import annotations
@@ -32,8 +32,9 @@ def forward(op, inputs: tuple, params: tuple):
     return op.forward(NUMPY if type(first) is ndarray else namespace(first), *arrays, *params)
 
 
-def edges(inputs: tuple) -> tuple:
-    """(node, output number) per input, where its gradient goes."""
+def edges(inputs: tuple) -> tuple | None:
+    """(node, output number) per input, where its gradient goes; None when no input requires grad
+    (no edge leads anywhere, so the op records no node)."""
     n_inputs = len(inputs)
     if n_inputs == 2:   # Tensor._edge's two commonest answers, a node's output and a constant, given here
         a, b = inputs
@@ -44,11 +45,15 @@ def edges(inputs: tuple) -> tuple:
             ea = a._edge()
         node = b._grad_fn
         if b._view is None and (node is not None or not b._requires_grad):
-            return ea, ((node, b.output_nr) if node is not None else (None, 0))
-        return ea, b._edge()
-    if n_inputs == 1:
-        return (inputs[0]._edge(),)
-    return tuple([t._edge() for t in inputs])
+            eb = (node, b.output_nr) if node is not None else (None, 0)
+        else:
+            eb = b._edge()
+        return None if ea[0] is None and eb[0] is None else (ea, eb)
+    found = tuple([t._edge() for t in inputs])
+    for node, _ in found:
+        if node is not None:
+            return found
+    return None
 
 
 def one_dtype(a, b, tensor_type) -> bool:

@@ -215,9 +215,11 @@ class Node:
         if self.result_counter is not None:   # set only when the output was written in place
             self.result_counter = None
             self.result_of = None
-        if self.op.saves:
+        op = self.op
+        if op.saves:
             self.freed = True
-            self.kept = None   # (what a forward kept for the VJP goes with the saved tensors)
+            if op.keeps is not None:
+                self.kept = None   # what the forward kept for the VJP goes with the saved tensors
 
     def output_data(self):
         """The output values, or their ghosts once freed (for rules that only read shapes)."""
@@ -232,32 +234,8 @@ class Node:
 
     def __dir__(self):
         names = self._kept_names()
-        return sorted(set(super().__dir__()) | {f"_saved_{k}" for k in self.op.saves} |
-                      {f"_raw_saved_{k}" for k in names})
-
-    def __getattr__(self, name: str):
-        # PyTorch exposes saved values as _saved_self, _saved_other, _saved_result, _saved_dim...
-        if name.startswith("_raw_saved_"):
-            key = name[len("_raw_saved_"):]
-            if key in self._kept_names():
-                return self._kept(key)
-        if name.startswith("_saved_"):
-            key = name[len("_saved_"):]
-            op = object.__getattribute__(self, "op")
-            if key in op.saves and key not in op.param_names:
-                if key not in self._kept_names():
-                    return None   # torch saves it only when another input's gradient needs it
-                if self.freed:
-                    raise RuntimeError(FREED_MESSAGE)
-                self.check_versions()
-                if self.saved is not None and key in self.saved:
-                    return self.saved[key].unpack()
-                if key == "result":
-                    return self.output(0)
-                return self.inputs[op.arg_names.index(key)]
-            if key in op.param_names:
-                return self.params[op.param_names.index(key)]
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        own = {n for n in super().__dir__() if not n.startswith(("_saved_", "_raw_saved_"))}
+        return sorted(own | {f"_saved_{k}" for k in self.op.saves} | {f"_raw_saved_{k}" for k in names})
 
     # -- saved tensors ----------------------------------------------------------------
     def _kept_names(self) -> tuple:
@@ -350,8 +328,48 @@ def node_type(op: Op) -> type:
     cls = _node_types.get(op)
     if cls is None:
         cls = _node_types[op] = type(op.torch_name, (Node,), {"__slots__": (), "__module__": "builtins",
-                                                                "__doc__": f"grad_fn of {op.name}: {op.formula}"})
+                                                                "__doc__": f"grad_fn of {op.name}: {op.formula}",
+                                                                **saved_attributes(op)})
     return cls
+
+
+class _Saved:
+    """A node class's `_saved_<key>` (or, raw, `_raw_saved_<key>`) attribute: as PyTorch's nodes expose
+    what they saved (_saved_self, _saved_other, _saved_result; None where torch saves nothing) and
+    their arguments (_saved_dim, ...)."""
+
+    __slots__ = ("key", "raw")
+
+    def __init__(self, key: str, raw: bool = False):
+        self.key, self.raw = key, raw
+
+    def __get__(self, node, owner=None):
+        if node is None:
+            return self
+        key, op = self.key, node.op
+        if self.raw:   # the SavedTensor itself, for a tensor this node keeps
+            if key in node._kept_names():
+                return node._kept(key)
+            raise AttributeError(f"'{type(node).__name__}' object has no attribute '_raw_saved_{key}'")
+        if key in op.param_names:
+            return node.params[op.param_names.index(key)]
+        if key not in node._kept_names():
+            return None   # torch saves it only when another input's gradient needs it
+        if node.freed:
+            raise RuntimeError(FREED_MESSAGE)
+        node.check_versions()
+        if node.saved is not None and key in node.saved:
+            return node.saved[key].unpack()
+        return node.output(0) if key == "result" else node.inputs[op.arg_names.index(key)]
+
+
+def saved_attributes(op: Op) -> dict:
+    """The `_saved_*` and `_raw_saved_*` attributes of `op`'s node class. Class attributes and not a
+    `__getattr__`: CPython reads every attribute of an object whose class has `__getattr__` on its slow
+    path (a fifth of the instructions of a chain's backward)."""
+    attributes = {f"_saved_{key}": _Saved(key) for key in (*op.saves, *op.param_names)}
+    attributes.update({f"_raw_saved_{key}": _Saved(key, raw=True) for key in op.saves if key not in op.param_names})
+    return attributes
 
 
 ACCUMULATE_GRAD = Op("accumulate_grad", "AccumulateGrad", r"$c.\mathrm{grad} \mathrel{+}= \bar{g}", forward=None,

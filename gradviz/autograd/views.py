@@ -24,7 +24,7 @@ from .. import backend, events
 from ..ops.op import Op
 from ..scope import _state as _scope_state
 from .engine import node_vjp
-from .nodes import ghost_tensor, Node, node_type
+from .nodes import ghost_tensor, Node, node_type, saved_attributes
 from .versions import DEFAULT, MULTI_OUTPUT, ViewMeta
 
 
@@ -127,6 +127,10 @@ class CopySlices(Node):
     def free(self) -> None:
         self.params[1].free()
         super().free()
+
+
+for _name, _attribute in saved_attributes(COPY_SLICES).items():   # _saved_geometry, _saved_fn
+    setattr(CopySlices, _name, _attribute)
 
 
 def as_strided_node(base, view) -> Node:

@@ -213,3 +213,20 @@ def test_multi_grad_hook_all_waits_for_every_computed_gradient():
     torch.autograd.graph.register_multi_grad_hook((a, b), lambda gs: got.append(gs))
     (a * b).sum().backward()
     assert len(got) == 1 and [g.tolist() for g in got[0]] == [[2.0], [1.0]]
+
+
+def test_saved_attributes_belong_to_the_node_class():
+    """_saved_* and _raw_saved_* are attributes of a node's class, not answered by a __getattr__ (under
+    which CPython reads every attribute of every node on its slow path); they read as before."""
+    x = torch.ones(3, requires_grad=True)
+    c = torch.ones(3)
+    node = (x * c).grad_fn
+    assert not any("__getattr__" in vars(cls) for cls in type(node).__mro__ if cls is not object)
+    assert node._saved_other is c and node._saved_self is None   # self is kept only for other's gradient
+    assert [name for name in dir(node) if name.startswith(("_saved_", "_raw_saved_"))] == \
+        ["_raw_saved_other", "_saved_other", "_saved_self"]
+    with pytest.raises(AttributeError, match="'MulBackward0' object has no attribute '_raw_saved_self'"):
+        node._raw_saved_self
+    with pytest.raises(AttributeError, match="'MulBackward0' object has no attribute '_saved_dim'"):
+        node._saved_dim
+    assert x.sum(dim=0).grad_fn._saved_dim == (0,)
