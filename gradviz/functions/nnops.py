@@ -446,7 +446,7 @@ def _aten_dropout(name, inplace=False, feature=False, alpha=False):
     required and a p outside [0, 1] a RuntimeError."""
     def aten_dropout(input, p, train):
         return dropout_impl(input, p, train, inplace, feature, alpha)
-    aten_dropout.__name__ = aten_dropout.__qualname__ = name
+    aten_dropout.__name__ = aten_dropout.__qualname__ = f"aten_{name}"   # the module name it is bound to
     return public(name)(aten_dropout)
 
 
