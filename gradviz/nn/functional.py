@@ -15,7 +15,8 @@ from ..functions.loss import (_check_same_size, _legacy_reduction, _weighted, bi
                               smooth_l1_loss)
 from ..functions.nnops import (batch_norm, dropout, elu, embedding, embedding_bag, hardsigmoid, hardswish,
                                hardtanh, layer_norm, logsigmoid, mish, pairwise_distance, relu6, silu)
-from ..functions.nnops import celu as _celu, celu_, selu as _selu, selu_, threshold as _threshold, threshold_  # noqa: F401
+from ..functions.nnops import celu as _celu, celu_, selu as _selu, selu_, threshold as _threshold, threshold_
+from ..functions.nnops import rrelu as _rrelu, rrelu_ as _rrelu_
 from ..functions.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool2d,
                               adaptive_max_pool3d,
                               avg_pool1d, avg_pool2d, avg_pool3d, fold, interpolate, max_pool1d, max_pool2d,
@@ -59,6 +60,14 @@ def selu(input, inplace=False):
 def elu_(input, alpha=1.0):
     _check_tensor("elu_", "input", input, 1)
     return elu(input, alpha, inplace=True)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    return (_rrelu_ if inplace else _rrelu)(input, lower, upper, training)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    return _rrelu_(input, lower, upper, training)
 
 
 def threshold(input, threshold, value, inplace=False):

@@ -8,7 +8,7 @@ import numpy as np
 
 from .core import given
 from .op import Op
-from .pointwise import _unary, quiet
+from .pointwise import LEAKY_RELU, LEAKY_RELU_RESULT, _unary, quiet
 from .reduce import NORM, _count, _norm_forward as _p_norm_forward, _norm_vjp as _p_norm_vjp   # p-norms (pdist)
 
 
@@ -285,6 +285,31 @@ THRESHOLD = _unary("threshold", "ThresholdBackward0",
 # tell which entries were replaced
 THRESHOLD_INPLACE = _unary("threshold_", "ThresholdBackward1", THRESHOLD.latex, THRESHOLD.forward, THRESHOLD.vjp[0],
                            THRESHOLD.vjp_latex[0], params=("threshold", "value"))
+
+
+def _rrelu(xp, a, lower, upper, training, noise):
+    """Training: a ⊙ noise where a ≤ 0 (the function draws the noise); eval: leaky_relu with the mean slope."""
+    return xp.where(a <= 0, a * noise, a) if training else LEAKY_RELU.forward(xp, a, (lower + upper) / 2)
+
+
+def _rrelu_vjp(leaky):
+    """torch's rrelu_with_noise_backward: ḡ ⊙ noise in training (unless the bounds meet), else the
+    leaky slope's rule (`leaky`, read when called: on Tensors it records LeakyReluBackwardBackward0)."""
+    def vjp(xp, g, c, a, lower, upper, training, noise):
+        if training and upper - lower > 1e-6:
+            return g * (noise if xp.arrays else xp.constant(noise))
+        return leaky.vjp[0](xp, g, c, a, (lower + upper) / 2)
+    return vjp
+
+
+_RRELU_LATEX = r"$c = \begin{cases} $0 & $0 > 0 \\ r\, $0 & \text{otherwise} \end{cases},\; r \sim U($lower, $upper)"
+RRELU = _unary("rrelu", "RreluWithNoiseBackward0", _RRELU_LATEX, _rrelu, _rrelu_vjp(LEAKY_RELU),
+               r"\bar{g} \odot \begin{cases} 1 & $0 > 0 \\ r & \text{otherwise} \end{cases}",
+               saves=("self", "lower", "upper", "training", "noise"), params=("lower", "upper", "training", "noise"))
+# rrelu_ (in place) saves its result, as leaky_relu_
+RRELU_RESULT = _unary("rrelu_", "RreluWithNoiseBackward1", _RRELU_LATEX, _rrelu, _rrelu_vjp(LEAKY_RELU_RESULT),
+                      r"\bar{g} \odot \begin{cases} 1 & $c > 0 \\ r & \text{otherwise} \end{cases}",
+                      saves=("result", "lower", "upper", "training", "noise"), params=("lower", "upper", "training", "noise"))
 
 
 def _halves(a, d):

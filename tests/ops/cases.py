@@ -1386,6 +1386,11 @@ OP_CASES += section("nn", ("gradcheck", "parity"), [
     # threshold_ keeps its input (ThresholdBackward1): a value above the threshold hides what it replaced
     ("threshold_inplace", lambda t, x: F(t).threshold(x * 1, 0.4, 2.0, inplace=True), [XK]),
     ("torch_threshold_", lambda t, x: t.threshold_(x * 1, 0.4, -2.0), [XK]),
+    # rrelu: in eval leaky_relu's numbers with the mean slope; in training slopes drawn from the seeded stream
+    ("rrelu_eval", lambda t, x: F(t).rrelu(x, 0.1, 0.3), [XK]),
+    ("rrelu_training", lambda t, x: (t.manual_seed(7), F(t).rrelu(x, 0.1, 0.3, training=True))[1], [XK]),
+    ("rrelu_inplace", lambda t, x: (t.manual_seed(7), F(t).rrelu(x * 1, training=True, inplace=True))[1], [XK]),
+    ("torch_rrelu_", lambda t, x: t.rrelu_(x * 1, 0.2, 0.4), [XK]),
     # x₁ᵀ W x₂ + b over a batch of (2, 6) pairs: two views, TrilinearBackward0, a view back, the bias
     ("bilinear_batched", lambda t, a, b, w, bias: F(t).bilinear(a, b, w, bias),
      [np.linspace(-1, 1, 36).reshape(2, 6, 3), np.linspace(1, -2, 48).reshape(2, 6, 4),
