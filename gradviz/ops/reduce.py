@@ -506,6 +506,20 @@ KTHVALUE = Op("kthvalue", "KthvalueBackward0", r"$c = \text{the } k\text{-th sma
               _take, vjp=(_select_vjp,), params=("dim", "keepdim", "indices"), saves=("indices",),
               vjp_latex=(r"\bar{g}\text{ scattered to the indices}",))
 
+MODE = Op("mode", "ModeBackward0", r"$c = \text{the most frequent of } $0 \text{ along dim } $dim",
+          _take, vjp=(_select_vjp,), params=("dim", "keepdim", "indices"), saves=("indices",),
+          vjp_latex=(r"\bar{g}\text{ scattered to the indices}",))
+# nanmedian() of all entries: the median of the entries that are not NaN, ḡ shared among its ties
+# (a NaN result, every entry NaN, shares it among the NaNs); nanmedian(dim) sends it to the index
+NANMEDIAN = Op("nanmedian", "NanmedianBackward0", r"$c = \operatorname{median}_{$0 \ne \mathrm{nan}} $0",
+               lambda xp, a, dims, keep, k: xp.sort(a.reshape(-1))[k] if a.size else xp.asarray(np.nan, a.dtype),
+               vjp=(lambda xp, g, c, a, dims, keep, k: _evenly_nan(xp, g, c, a, dims, keep),),
+               params=("dim", "keepdim", "k"), saves=("self", "result"),
+               vjp_latex=(r"\bar{g}\text{ to the median (shared among ties)}",))
+NANMEDIAN_DIM = Op("nanmedian", "NanmedianBackward1", r"$c = \operatorname{median}_{\text{dim } $dim,\, $0 \ne \mathrm{nan}} $0",
+                   _take, vjp=(_select_vjp,), params=("dim", "keepdim", "indices"), saves=("indices",),
+                   vjp_latex=(r"\bar{g}\text{ scattered to the indices}",))
+
 
 # -- dims, as torch's reductions check them (the functions read these too) ----------
 def normalize_dims(dim, ndim: int) -> tuple:

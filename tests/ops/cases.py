@@ -356,6 +356,8 @@ def _reductions_against_torch():
 
 OP_CASES += section("reduction", ("parity",), _reductions_against_torch())
 
+TIES = np.random.default_rng(5).integers(0, 4, (4, 20)).astype(float)   # repeats, long enough for introsort
+TIES[1, [2, 7]] = TIES[3, :] = np.nan
 ZERO_ENTRIES = np.array([[0.0, 1.0, -2.0], [0.0, 0.0, 0.0]])   # a zero entry, a zero row: torch's subgradient 0
 OP_CASES += section("reduction", ("parity",), [
     ("sum_dim_empty_tuple", lambda t, a: a.sum(dim=()), [((2, 3), R)]),
@@ -372,6 +374,12 @@ OP_CASES += section("reduction", ("parity",), [
     ("masked_log_softmax", lambda t, a: a.masked_fill(t.tensor([False, True, False]), float("-inf")).log_softmax(0),
      [((3,), R)]),
     ("softmax_extremes", lambda t, a: t.softmax(a * 1000, -1) + t.log_softmax(a * 1000, -1).exp(), [((3,), R)]),
+    # repeated values: the index torch's unstable sorts report (mode's run end, a median's tie, NaN rows)
+    ("mode_ties", lambda t, a: a.mode(1), [TIES]),
+    ("mode_ties_dim0_keepdim", lambda t, a: t.mode(a, 0, True), [TIES]),
+    ("median_dim_nan", lambda t, a: a.median(1), [TIES]),
+    ("nanmedian_dim_nan", lambda t, a: a.nanmedian(1), [TIES]),
+    ("nanmedian_nan", lambda t, a: a.nanmedian() * a[2].nanmedian(), [TIES]),
 ])
 
 # dtype= casts the input before the reduction runs: the node is the reduction's own (torch records
@@ -1044,6 +1052,9 @@ OP_CASES += section("function", ("gradcheck", "parity"), [
     ("cummax", lambda t, x: t.cummax(x, 1)[0], [V]),
     ("cummin", lambda t, x: t.cummin(x, 0)[0], [V]),
     ("kthvalue", lambda t, x: t.kthvalue(x, 3, 1)[0], [V]),
+    ("mode", lambda t, x: t.mode(x, 1)[0], [V]),
+    ("nanmedian", lambda t, x: t.nanmedian(x), [V]),
+    ("nanmedian_dim", lambda t, x: x.nanmedian(0, keepdim=True)[0], [V]),
     ("det", lambda t, a: t.linalg.det(a), [SQUARE]),
     ("slogdet", lambda t, a: t.linalg.slogdet(a)[1], [SQUARE]),
     ("inv", lambda t, a: t.linalg.inv(a), [SQUARE]),
