@@ -1053,6 +1053,7 @@ OP_CASES += section("function", ("gradcheck", "parity"), [
     ("cummin", lambda t, x: t.cummin(x, 0)[0], [V]),
     ("kthvalue", lambda t, x: t.kthvalue(x, 3, 1)[0], [V]),
     ("mode", lambda t, x: t.mode(x, 1)[0], [V]),
+    ("frexp", lambda t, x: t.frexp(x).mantissa * x.frexp()[1], [V]),
     ("nanmedian", lambda t, x: t.nanmedian(x), [V]),
     ("nanmedian_dim", lambda t, x: x.nanmedian(0, keepdim=True)[0], [V]),
     ("det", lambda t, a: t.linalg.det(a), [SQUARE]),
