@@ -485,6 +485,24 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
 # so, as for an elementwise op, J·t is its VJP of t. The rest use the transpose of the VJP.
 
 
+@public(method=("sum_to_size",), function=False)
+def sum_to_size(input, *size):
+    """Tensor.sum_to_size, as torch's at::sum_to: the leading dims and the dims size asks to be 1 summed in
+    one sum(keepdim=True), then a view without the leading ones; input itself when nothing is summed."""
+    if not size:
+        raise TypeError('sum_to_size() missing 1 required positional arguments: "size"')
+    size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+    shape = tuple(input.shape)
+    lead = len(shape) - len(size)
+    if lead < 0 or [n for n, m in zip(size, shape[lead:]) if n != 1 and n != m]:
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
+    dims = list(range(lead)) + [lead + i for i, n in enumerate(size) if n == 1 and shape[lead + i] != 1]
+    if not dims:
+        return input
+    summed = sum(input, dims, True)
+    return summed.view(*size) if lead else summed
+
+
 @public(method=True)
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     check_bool("nansum", "keepdim", keepdim)

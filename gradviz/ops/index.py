@@ -153,11 +153,15 @@ def _index_add(xp, a, src, dim, index, alpha):
 INDEX_ADD = Op("index_add", "IndexAddBackward0", r"$c = $0;\; $c[\dots,\, \mathrm{idx}] \text{ += } $alpha\, $1",
                _index_add,
                vjp=(lambda xp, g, c, a, src, dim, index, alpha: g,
-                    lambda xp, g, c, a, src, dim, index, alpha: _times(xp.take(g, index, axis=dim) if xp.arrays
-                                                                       else xp.apply(INDEX_SELECT, (g,), (dim, index)),
-                                                                       alpha)), args=("self", "source"), params=("dim", "index", "alpha"),
+                    lambda xp, g, c, a, src, dim, index, alpha: _times(_selected(xp, g, dim, index), alpha)),
+               args=("self", "source"), params=("dim", "index", "alpha"),
                saves=("index",), symbols=("a", "src"), broadcasts=(),
                vjp_latex=(r"\bar{g}", r"$alpha\, \bar{g}[\dots,\, \mathrm{idx}]",), jvp="linear")
+
+
+def _selected(xp, g, dim, index):
+    """ḡ.index_select(dim, index): the VJP of what index_add / index_copy write from their source."""
+    return xp.take(g, index, axis=dim) if xp.arrays else xp.apply(INDEX_SELECT, (g,), (dim, index))
 
 
 def _times(g, alpha):
@@ -187,6 +191,38 @@ SCATTER_VALUE = Op("scatter", "ScatterBackward1",
                    lambda xp, a, dim, index, written, value: _scattered(xp, a, dim, index, value),
                    vjp=(lambda xp, g, c, a, dim, index, written, value: xp.where(written, 0, g),), params=("dim", "index", "written", "value"),
                    vjp_latex=(r"\bar{g}\text{, 0 at idx}",))
+
+# index_copy: the slices idx along dim replaced by the source's (a repeated index: its last slice);
+# `written` marks the replaced entries, which get no gradient
+INDEX_COPY = Op("index_copy", "IndexCopyBackward0", r"$c = $0;\; $c[\dots,\, \mathrm{idx}] = $1",
+                lambda xp, a, src, dim, index, written: _fill_at(a, _at(dim, index), src),
+                vjp=(lambda xp, g, c, a, src, dim, index, written: xp.where(written, 0, g),
+                     lambda xp, g, c, a, src, dim, index, written: _selected(xp, g, dim, index)),
+                args=("self", "source"), params=("dim", "index", "written"), saves=("index",), symbols=("a", "src"),
+                broadcasts=(), vjp_latex=(r"\bar{g}\text{, 0 at idx}", r"\bar{g}[\dots,\, \mathrm{idx}]"), jvp="linear")
+
+
+def _masked_scatter(xp, a, src, mask):
+    out = xp.broadcast_to(a, mask.shape).copy()
+    out[mask] = src.reshape(-1)[:int(mask.sum())]
+    return out
+
+
+def _masked_source(xp, g, src, mask):
+    """ḡ where mask holds, in order, then zeros up to the source's size, in the source's shape."""
+    taken = g[mask] if xp.arrays else xp.apply(MASKED_SELECT, (g,), (mask,))
+    rest = xp.zeros_like(src).reshape(-1)[taken.shape[0]:]
+    return xp.concatenate([taken, rest]).reshape(src.shape)
+
+
+# masked_scatter: the entries where mask holds take the source's first entries, in order
+MASKED_SCATTER = Op("masked_scatter", "MaskedScatterBackward0", r"$c = $0;\; $c[\mathrm{mask}] = $1_{[:n]}",
+                    _masked_scatter,
+                    vjp=(lambda xp, g, c, a, src, mask: xp.where(mask, 0, g),
+                         lambda xp, g, c, a, src, mask: _masked_source(xp, g, src, mask)),
+                    args=("self", "source"), params=("mask",), saves=("mask",), symbols=("a", "src"), broadcasts=(0,),
+                    vjp_latex=(r"\bar{g}\text{, 0 where mask holds}", r"\bar{g}[\mathrm{mask}]\text{, then zeros}"),
+                    jvp="linear")
 
 
 def _scattered(xp, a, dim, index, src):

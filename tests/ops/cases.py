@@ -1005,6 +1005,8 @@ BIG = P + 1.2                                                       # above 1 (a
 SQUARE = np.array([[2.0, 0.3, -0.5], [0.4, 1.5, 0.2], [-0.3, 0.6, 1.8]])  # well-conditioned square matrices
 SQUARE2 = np.array([[0.7, -1.2, 0.4], [1.1, 0.2, -0.8], [0.5, 0.9, 1.3]])
 
+# where torch records more than one node, parity compares the output's node only
+SEVERAL_NODES = {"graph": "root"}
 OP_CASES += section("function", ("gradcheck", "parity"), [
     ("acosh", lambda t, x: t.acosh(x), [BIG]),
     ("asinh", lambda t, x: t.asinh(x), [V]),
@@ -1054,6 +1056,13 @@ OP_CASES += section("function", ("gradcheck", "parity"), [
     ("kthvalue", lambda t, x: t.kthvalue(x, 3, 1)[0], [V]),
     ("mode", lambda t, x: t.mode(x, 1)[0], [V]),
     ("frexp", lambda t, x: t.frexp(x).mantissa * x.frexp()[1], [V]),
+    ("sum_to_size", lambda t, x: x.reshape(2, 2, 2).sum_to_size(2, 1) * x.sum_to_size((1, 4)), [V], SEVERAL_NODES),
+    ("index_copy", lambda t, x, y: x.index_copy(1, t.tensor([3, 0]), y[:, :2]), [V, W]),
+    ("index_copy_repeated", lambda t, x, y: t.index_copy(x, 0, t.tensor([1, 1]), y), [V, W],
+     {"skips": {"gradcheck": "torch's rule (index_select of ḡ) also sends ḡ to the slice a repeat overwrote"}}),
+    ("masked_scatter", lambda t, x, y: x.masked_scatter(t.tensor([[True, False, False, True], [False, True, True, False]]), y),
+     [V, W]),
+    ("masked_scatter_broadcast", lambda t, x, y: x[0].masked_scatter(t.tensor([[True], [False]]), y), [V, W]),
     ("nanmedian", lambda t, x: t.nanmedian(x), [V]),
     ("nanmedian_dim", lambda t, x: x.nanmedian(0, keepdim=True)[0], [V]),
     ("det", lambda t, a: t.linalg.det(a), [SQUARE]),
@@ -1368,8 +1377,6 @@ PROBS = np.random.default_rng(3).uniform(0.05, 1, (3, 4))   # probabilities / po
 # probabilities inside (0, 1), away from BCE's clamp
 PROBS_INSIDE = np.random.default_rng(4).uniform(0.05, 0.95, (3, 4))
 
-# where torch records more than one node, parity compares the output's node only
-SEVERAL_NODES = {"graph": "root"}
 OP_CASES += section("nn", ("gradcheck", "parity"), [
     ("relu6", lambda t, x: F(t).relu6(x * 2), [XK], SEVERAL_NODES),
     ("hardtanh", lambda t, x: F(t).hardtanh(x), [XK]),
