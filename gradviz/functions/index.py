@@ -21,7 +21,7 @@ from .shape import expand, reshape, unsqueeze
 from ..tensor import Tensor
 from ..ops.index import (ALIAS, COPY_SLICES, DIAGONAL_SCATTER_SRC, GATHER, INDEX, INDEX_ADD, INDEX_FILL,
                          INDEX_COPY, INDEX_FILL_TENSOR, INDEX_PUT, INDEX_PUT_ACC, INDEX_SELECT, MASKED_SCATTER, MASKED_SELECT, PACK_PADDED_SEQUENCE,
-                         SCATTER, SCATTER_ADD, SCATTER_VALUE, SELECT, SELECT_SCATTER, SLICE, SLICE_SCATTER, SORT, TAKE,
+                         SCATTER, SCATTER_ADD, SCATTER_REDUCE, SCATTER_VALUE, SELECT, SELECT_SCATTER, SLICE, SLICE_SCATTER, SORT, TAKE,
                          TOPK, _at)
 from .public import public
 
@@ -318,6 +318,21 @@ def scatter_add(input, dim, index, src):
     if input.ndim == 0:
         return apply(SCATTER_ADD, (input.reshape(1), src.reshape(1)), (0, idx.reshape(1))).reshape(())
     return apply(SCATTER_ADD, (input, src), (d, idx))
+
+
+@public(method=True)
+def scatter_reduce(input, dim, index, src, reduce=None, *, include_self=True):
+    if reduce is None:
+        raise TypeError('scatter_reduce() missing 1 required positional arguments: "reduce"')
+    if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    (d,) = normalize_dims(dim, input.ndim)
+    idx = _int_index(index, "scatter(): Expected dtype int32/int64 for index", fn="scatter_reduce")
+    _check_along("scatter_reduce", input, d, idx, src)
+    params = (reduce, bool(include_self))
+    if input.ndim == 0:
+        return apply(SCATTER_REDUCE, (input.reshape(1), src.reshape(1)), (0, idx.reshape(1)) + params).reshape(())
+    return apply(SCATTER_REDUCE, (input, src), (d, idx) + params)
 
 
 @public(method=True, out=True)

@@ -224,6 +224,67 @@ MASKED_SCATTER = Op("masked_scatter", "MaskedScatterBackward0", r"$c = $0;\; $c[
                     vjp_latex=(r"\bar{g}\text{, 0 where mask holds}", r"\bar{g}[\mathrm{mask}]\text{, then zeros}"),
                     jvp="linear")
 
+_ACCUMULATE = {"sum": "add", "mean": "add", "amax": "maximum", "amin": "minimum"}   # prod: xp.multiply_at
+
+
+def _scatter_reduce(xp, a, src, dim, index, reduce, include_self):
+    """torch's CPU scatter_reduce: each src entry folded into its place in order (without include_self the
+    places written start from the reduction's identity); mean divides by the count, self counted once."""
+    key, out = scatter_key(xp, index, dim), a.copy()
+    if not include_self:
+        big = np.inf if a.dtype.kind == "f" else np.iinfo(a.dtype).max
+        out[key] = {"sum": 0, "mean": 0, "prod": 1, "amax": -big if big == np.inf else np.iinfo(a.dtype).min,
+                    "amin": big}[reduce]
+    (xp.multiply_at if reduce == "prod" else getattr(xp, _ACCUMULATE[reduce]).at)(out, key, src[_region(index)])
+    if reduce != "mean":
+        return out
+    count = xp.ones_like(a) if include_self else xp.zeros_like(a)
+    xp.add.at(count, key, 1)
+    count[count == 0] = 1
+    return out / count if a.dtype.kind == "f" else out // count
+
+
+def _scatter_reduce_vjp(xp, g, c, a, src_full, dim, index, reduce, include_self):
+    """torch's scatter_reduce_backward, step for step: prod divides out each entry (a src entry that is the
+    only zero of its place gets the product of the others), amax/amin share ḡ among the entries equal to
+    the result, mean divides by the count; without include_self the places written give self nothing."""
+    if not xp.arrays:
+        raise NotImplementedError("the derivative of scatter_reduce's gradient (create_graph=True) is not implemented")
+    key, src = scatter_key(xp, index, dim), src_full[_region(index)]
+    if reduce == "sum":
+        g_self, g_src = g, g[key]
+    elif reduce == "prod":
+        masked_self = xp.where(a == 0, a.dtype.type(1), a)
+        g_self = g * _scatter_reduce(xp, masked_self, src, dim, index, reduce, include_self) / masked_self
+        zero = src == 0
+        single = zero & (xp.scatter_add_zeros(a.shape, dim, index, zero.astype(a.dtype))[key] == 1)
+        masked = _scatter_reduce(xp, a, xp.where(single, src.dtype.type(1), src), dim, index, reduce, include_self)
+        g_src = xp.where(single, (g * masked)[key], (g * c)[key] / xp.where(zero, src.dtype.type(1), src))
+    elif reduce == "mean":
+        n = (xp.ones_like(g) if include_self else xp.zeros_like(g)) + xp.scatter_add_zeros(a.shape, dim, index,
+                                                                                          xp.ones_like(src))
+        n[n == 0] = 1
+        g_self, g_src = g / n, g[key] / n[key]
+    else:
+        value = c[key]
+        shared = g / ((a == c).astype(a.dtype) + xp.scatter_add_zeros(a.shape, dim, index, (src == value).astype(a.dtype)))
+        g_self, g_src = (a == c) * shared, (src == value) * shared[key]
+    if not include_self:
+        g_self = g_self.copy()
+        g_self[key] = 0
+    return g_self, _pad_to(xp, g_src, src_full)
+
+
+SCATTER_REDUCE = Op("scatter_reduce", "ScatterReduceBackward0",
+                    r"$c = $0;\; $c[\mathrm{idx}] \leftarrow \operatorname{$reduce}($c[\mathrm{idx}],\, $1)",
+                    _scatter_reduce,
+                    vjp=(lambda xp, g, c, *args: _scatter_reduce_vjp(xp, g, c, *args)[0],
+                         lambda xp, g, c, *args: _scatter_reduce_vjp(xp, g, c, *args)[1]),
+                    args=("self", "src"), params=("dim", "index", "reduce", "include_self"),
+                    saves=("self", "src", "result", "dim", "index", "reduce", "include_self"), symbols=("a", "src"),
+                    broadcasts=(), vjp_latex=(r"\bar{g}\text{ by the rule of } $reduce",
+                                              r"\bar{g}[\mathrm{idx}]\text{ by the rule of } $reduce"))
+
 
 def _scattered(xp, a, dim, index, src):
     out = a.copy()

@@ -1056,6 +1056,10 @@ OP_CASES += section("function", ("gradcheck", "parity"), [
     ("kthvalue", lambda t, x: t.kthvalue(x, 3, 1)[0], [V]),
     ("mode", lambda t, x: t.mode(x, 1)[0], [V]),
     ("frexp", lambda t, x: t.frexp(x).mantissa * x.frexp()[1], [V]),
+    *[(f"scatter_reduce_{reduce}" + ("" if include_self else "_without_self"),
+       lambda t, x, y, reduce=reduce, include_self=include_self:
+       x.scatter_reduce(1, t.tensor([[0, 2, 2, 3], [1, 1, 1, 0]]), y + 0.05, reduce, include_self=include_self), [V, W])
+      for reduce in ("sum", "prod", "mean", "amax", "amin") for include_self in (True, False)],
     ("sum_to_size", lambda t, x: x.reshape(2, 2, 2).sum_to_size(2, 1) * x.sum_to_size((1, 4)), [V], SEVERAL_NODES),
     ("index_copy", lambda t, x, y: x.index_copy(1, t.tensor([3, 0]), y[:, :2]), [V, W]),
     ("index_copy_repeated", lambda t, x, y: t.index_copy(x, 0, t.tensor([1, 1]), y), [V, W],
