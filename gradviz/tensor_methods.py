@@ -1001,7 +1001,7 @@ _INPLACE = ("absolute", "acos", "acosh", "addbmm", "addcdiv", "addcmul", "addmm"
             "exp2", "expm1", "fix", "floor", "floor_divide", "fmod", "frac", "gcd", "ge", "greater", "greater_equal", "gt",
             "heaviside", "hypot", "index_copy", "lcm", "ldexp", "le", "lerp", "less", "less_equal", "lgamma", "log10", "log1p", "log2",
             "logical_and", "logical_not", "logical_or", "logical_xor", "logit", "lt", "masked_scatter", "multiply", "mvlgamma",
-            "nan_to_num", "ne", "negative", "not_equal", "polygamma", "rad2deg", "remainder", "round", "rsqrt", "scatter_reduce", "sgn",
+            "nan_to_num", "ne", "negative", "not_equal", "polygamma", "rad2deg", "remainder", "renorm", "round", "rsqrt", "scatter_reduce", "sgn",
             "sign", "sinc", "sinh", "square", "subtract", "tan", "tril", "triu", "true_divide", "trunc", "xlogy")
 for _name in _INPLACE:
     if not hasattr(Tensor, _name + "_"):

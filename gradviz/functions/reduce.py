@@ -21,7 +21,7 @@ from ..tensor import Tensor
 from ..ops.reduce import (AMAX, AMIN, AMINMAX, CUMMAX, CUMMIN, CUMPROD, CUMSUM, DIST, KTHVALUE, LOGCUMSUMEXP,
                           LOGSUMEXP, LOG_SOFTMAX, MAX_ALL, MAX_DIM, MEAN, MEAN_DIM, MEDIAN, MEDIAN_DIM, MEDIAN_NAN, MODE,
                           NANMEDIAN, NANMEDIAN_DIM,
-                          MIN_ALL, MIN_DIM, NANSUM, PROD, PROD_DIM, SOFTMAX, STD, STD_MEAN, SUM, SUM_DIM, VAR,
+                          MIN_ALL, MIN_DIM, NANSUM, PROD, PROD_DIM, RENORM, SOFTMAX, STD, STD_MEAN, SUM, SUM_DIM, VAR,
                           VAR_MEAN, _ALL, _CUMMAX, _CUMMIN, _dims_keep, normalize_dims)
 from .public import public
 
@@ -501,6 +501,22 @@ def sum_to_size(input, *size):
         return input
     summed = sum(input, dims, True)
     return summed.view(*size) if lead else summed
+
+
+@public(method=True)
+def renorm(input, p, dim, maxnorm):
+    """Each slice along dim whose p-norm is over maxnorm, scaled to norm maxnorm (less 1e-7's worth)."""
+    if input.ndim <= 1:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} dimensions")
+    (d,) = normalize_dims(dim, input.ndim)
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm:g}")
+    if input._data.dtype.kind != "f":
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. "
+                           f"Got {SCALAR_TYPE[input._data.dtype.name]}")
+    return apply(RENORM, (input,), (float(p), d, float(maxnorm)))
 
 
 @public(method=True)

@@ -1054,6 +1054,8 @@ OP_CASES += section("function", ("gradcheck", "parity"), [
     ("cummax", lambda t, x: t.cummax(x, 1)[0], [V]),
     ("cummin", lambda t, x: t.cummin(x, 0)[0], [V]),
     ("kthvalue", lambda t, x: t.kthvalue(x, 3, 1)[0], [V]),
+    # renorm: the slice norms are NumPy's sums (float64 results within an ulp or two of torch's)
+    ("renorm", lambda t, x: x.renorm(2, 0, 2.0) + t.renorm(x, 1, 1, 1.0) + x.renorm(3, 1, 2.5), [V]),
     ("mode", lambda t, x: t.mode(x, 1)[0], [V]),
     ("frexp", lambda t, x: t.frexp(x).mantissa * x.frexp()[1], [V]),
     *[(f"scatter_reduce_{reduce}" + ("" if include_self else "_without_self"),

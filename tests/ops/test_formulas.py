@@ -538,6 +538,8 @@ UNEVALUATED = {
     'reduce.KTHVALUE': 'stated in words (the)',
     'reduce.KTHVALUE vjp0': 'stated in words (scattered to the indices)',
     'reduce.MODE': 'stated in words (the most frequent of)',
+    'reduce.RENORM': 'notation the evaluator does not read (\\lVert)',
+    'reduce.RENORM vjp0': 'notation the evaluator does not read (\\lVert)',
     'reduce.MODE vjp0': 'stated in words (scattered to the indices)',
     'reduce.NANMEDIAN': 'names an operation (median) rather than computing it',
     'reduce.NANMEDIAN vjp0': 'stated in words (to the median (shared among ties))',
