@@ -830,6 +830,10 @@ OP_CASES += section("second_order", ("gradgradcheck",), [
 
 OP_CASES += section("second_order", ("parity_second",), [
     ("prod_one_zero", lambda t, a: a.prod(), [np.array([0.0, 2.0, 3.0])]),
+    # rrelu's gradient is its own node (RreluWithNoiseBackwardBackward0), in training and in eval
+    ("rrelu_training", lambda t, a: (t.manual_seed(3), t.rrelu(a, 0.1, 0.3, True) ** 2)[1], [np.array([1.5, -2.0, 0.5, -0.25])]),
+    ("rrelu_eval", lambda t, a: F(t).rrelu(a) ** 2, [np.array([1.5, -2.0, 0.5, -0.25])]),
+    ("rrelu_inplace", lambda t, a: F(t).rrelu(a * 1, inplace=True) ** 2, [np.array([1.5, -2.0, 0.5, -0.25])]),
     ("prod_two_zeros", lambda t, a: a.prod(), [np.array([0.0, 0.0, 3.0])]),
     ("prod_dim_zeros", lambda t, a: a.prod(1), [np.array([[0.0, 2.0, 3.0], [1.0, 0.0, 0.0], [1.0, 2.0, 3.0]])]),
     ("norm_inf", lambda t, a: a.norm(p=float("inf")) * a, [((4,), "distinct")]),
