@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import contiguous, diagonal_view, scatter_key, write
+from .core import contiguous, diagonal_view, namespace, scatter_key, write
 from .op import Op
 
 
@@ -247,34 +247,56 @@ def _scatter_reduce(xp, a, src, dim, index, reduce, include_self):
 def _scatter_reduce_vjp(xp, g, c, a, src_full, dim, index, reduce, include_self):
     """torch's scatter_reduce_backward, step for step: prod divides out each entry (a src entry that is the
     only zero of its place gets the product of the others), amax/amin share ḡ among the entries equal to
-    the result, mean divides by the count; without include_self the places written give self nothing."""
-    if not xp.arrays:
-        raise NotImplementedError("the derivative of scatter_reduce's gradient (create_graph=True) is not implemented")
-    key, src = scatter_key(xp, index, dim), src_full[_region(index)]
+    the result, mean divides by the count; without include_self the places written give self nothing.
+    On Tensors (create_graph=True) the same steps are recorded."""
+    src = src_full if tuple(src_full.shape) == tuple(index.shape) else src_full[_region(index)]
+    params = (dim, index, reduce, include_self)
+
+    def gathered(t):
+        return xp.gather_along(t, index, dim)
+
+    def scatter_added(base, t):   # base.scatter_add(dim, index, t), of values that need no gradient
+        return base + xp.scatter_add_zeros(tuple(a.shape), dim, index, t)
+
+    def folded(x, y):
+        return _scatter_reduce(xp, x, y, *params) if xp.arrays else xp.apply(SCATTER_REDUCE, (x, y), params)
+
     if reduce == "sum":
-        g_self, g_src = g, g[key]
+        g_self, g_src = g, gathered(g)
     elif reduce == "prod":
-        masked_self = xp.where(a == 0, a.dtype.type(1), a)
-        g_self = g * _scatter_reduce(xp, masked_self, src, dim, index, reduce, include_self) / masked_self
+        masked_self = xp.where(a == 0, 1, a)
+        g_self = g * folded(masked_self, src) / masked_self
         zero = src == 0
-        single = zero & (xp.scatter_add_zeros(a.shape, dim, index, zero.astype(a.dtype))[key] == 1)
-        masked = _scatter_reduce(xp, a, xp.where(single, src.dtype.type(1), src), dim, index, reduce, include_self)
-        g_src = xp.where(single, (g * masked)[key], (g * c)[key] / xp.where(zero, src.dtype.type(1), src))
+        zeros_at = gathered(scatter_added(xp.zeros_like(a), xp.astype(zero, a.dtype)))
+        single = zero & (zeros_at == 1)
+        g_src = xp.where(single, gathered(g * folded(a, xp.where(single, 1, src))),
+                         gathered(g * c) / xp.where(zero, 1, src))
+        if not xp.arrays and bool((zeros_at > 1).any()):   # torch's DelayedError node
+            g_src = xp.apply(DELAYED_ERROR, (g_src,), ("scatter_reduce(): Double backward is unsupported for src when "
+                                                       ">1 zeros in src are scattered to the same position in self",))
     elif reduce == "mean":
-        n = (xp.ones_like(g) if include_self else xp.zeros_like(g)) + xp.scatter_add_zeros(a.shape, dim, index,
-                                                                                          xp.ones_like(src))
-        n[n == 0] = 1
-        g_self, g_src = g / n, g[key] / n[key]
+        n = scatter_added(xp.zeros_like(g) + 1 if include_self else xp.zeros_like(g), xp.zeros_like(src) + 1)
+        n = xp.where(n == 0, 1, n)
+        g_self, g_src = g / n, gathered(g) / gathered(n)
     else:
-        value = c[key]
-        shared = g / ((a == c).astype(a.dtype) + xp.scatter_add_zeros(a.shape, dim, index, (src == value).astype(a.dtype)))
-        g_self, g_src = (a == c) * shared, (src == value) * shared[key]
+        is_self, is_src = a == c, src == gathered(c)
+        shared = g / scatter_added(xp.astype(is_self, a.dtype), xp.astype(is_src, a.dtype))
+        g_self, g_src = is_self * shared, is_src * gathered(shared)
     if not include_self:
-        g_self = g_self.copy()
-        g_self[key] = 0
+        arrays = namespace(index)   # the places written, a mask on index's device
+        written = arrays.zeros(tuple(a.shape), dtype=bool)
+        written[scatter_key(arrays, index, dim)] = True
+        g_self = xp.where(written, 0, g_self) if xp.arrays else xp.apply(SCATTER_VALUE, (g_self,), (dim, index, written, 0))
     return g_self, _pad_to(xp, g_src, src_full)
 
 
+def _refuse(xp, g, c, a, message):
+    raise RuntimeError(message)
+
+
+# a gradient torch cannot differentiate again: the value passes, its own backward raises (torch's Error node)
+DELAYED_ERROR = Op("delayed_error", "Error", r"$c = $0", lambda xp, a, message: a.copy(), vjp=(_refuse,),
+                   params=("message",), vjp_latex=(r"\text{an error: } $message",))
 SCATTER_REDUCE = Op("scatter_reduce", "ScatterReduceBackward0",
                     r"$c = $0;\; $c[\mathrm{idx}] \leftarrow \operatorname{$reduce}($c[\mathrm{idx}],\, $1)",
                     _scatter_reduce,

@@ -830,6 +830,12 @@ OP_CASES += section("second_order", ("gradgradcheck",), [
 
 OP_CASES += section("second_order", ("parity_second",), [
     ("prod_one_zero", lambda t, a: a.prod(), [np.array([0.0, 2.0, 3.0])]),
+    # scatter_reduce's gradient recorded as torch's backward records it (a gather, a scatter, prod's own scatter_reduce)
+    *[(f"scatter_reduce_{reduce}" + ("" if include_self else "_without_self"),
+       lambda t, a, b, reduce=reduce, include_self=include_self:
+       a.scatter_reduce(1, t.tensor([[0, 2, 2], [1, 1, 0]]), b, reduce, include_self=include_self) ** 2,
+       [np.array([[0.5, -1.0, 2.0], [1.5, 0.0, -0.5]]), np.array([[2.0, 0.0, -1.5], [-0.5, 1.0, 1.0]])])
+      for reduce in ("sum", "prod", "mean", "amax", "amin") for include_self in (True, False)],
     # rrelu's gradient is its own node (RreluWithNoiseBackwardBackward0), in training and in eval
     ("rrelu_training", lambda t, a: (t.manual_seed(3), t.rrelu(a, 0.1, 0.3, True) ** 2)[1], [np.array([1.5, -2.0, 0.5, -0.25])]),
     ("rrelu_eval", lambda t, a: F(t).rrelu(a) ** 2, [np.array([1.5, -2.0, 0.5, -0.25])]),

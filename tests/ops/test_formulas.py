@@ -322,6 +322,8 @@ UNEVALUATED = {
     'index.INDEX_ADD': 'index notation (a clause that defines nothing)',
     'index.INDEX_COPY': 'index notation (a clause that defines nothing)',
     'index.SCATTER_REDUCE': 'index notation (a clause that defines nothing)',
+    'index.DELAYED_ERROR': "a VJP's own node (double backward): no gradcheck row builds it alone",
+    'index.DELAYED_ERROR vjp0': "a VJP's own node (double backward): no gradcheck row builds it alone",
     'index.SCATTER_REDUCE vjp0': 'stated in words (by the rule of)',
     'index.SCATTER_REDUCE vjp1': 'stated in words (by the rule of)',
     'index.INDEX_COPY vjp0': 'stated in words (, 0 at idx)',
