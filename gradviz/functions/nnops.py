@@ -330,7 +330,10 @@ def _rrelu(op, input, lower, upper, training, generator):
     element order, none for the others (noise 1); in eval the mean slope, no draw (the noise unused)."""
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
-    floating_kernel("rrelu_with_noise_out_cpu" if training else "leaky_relu_cpu", input._data.dtype)
+    dtype = input._data.dtype
+    if training and dtype not in (np.float32, np.float64):   # torch's training kernel: float and double only
+        raise NotImplementedError(f'"rrelu_with_noise_out_cpu" not implemented for \'{SCALAR_TYPE[dtype.name]}\'')
+    floating_kernel("leaky_relu_cpu", dtype)
     a = backend.to_numpy(input._data)
     noise = np.ones(a.shape, a.dtype) if training else np.zeros(a.shape, a.dtype)
     if training:

@@ -2074,6 +2074,8 @@ CASES = [
      ('E', 'NotImplementedError', '"leaky_relu_cpu" not implemented for \'Long\'')),
     ('nn', 'torch.rrelu(torch.tensor([1, -2]), training=True)',
      ('E', 'NotImplementedError', '"rrelu_with_noise_out_cpu" not implemented for \'Long\'')),
+    ('nn', 'torch.rrelu(torch.tensor([1., -2.], dtype=torch.float16), training=True)',
+     ('E', 'NotImplementedError', '"rrelu_with_noise_out_cpu" not implemented for \'Half\'')),
     ('nn', 'torch.nn.functional.rrelu(torch.tensor([1., -2.]), 0.5, 0.1, training=True)',
      ('E', 'RuntimeError', 'Lower bound should be less than or equal to the upper bound')),
     ('nn', 'torch.nn.functional.rrelu([1., -2.])',
