@@ -239,6 +239,12 @@ def uniform(g: Generator, n: int, np_dtype, low: float = 0.0, high: float = 1.0)
     return np.where(out == top, np_dtype.type(low), out) if (out == top).any() else out
 
 
+def uniform_real64(g: Generator, n: int, low: float, high: float) -> np.ndarray:
+    """n draws of at::uniform_real_distribution<double>(low, high) as rrelu's kernel takes them one at a
+    time: x·(high − low) + low in doubles, rounded twice (that loop is not fused to an FMA)."""
+    return _unit(g, n, np.float64) * (high - low) + low
+
+
 # -- normal -------------------------------------------------------------------------------
 _TWO_PI = 2.0 * math.pi
 

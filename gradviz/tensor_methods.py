@@ -998,10 +998,10 @@ _INPLACE = ("absolute", "acos", "acosh", "addbmm", "addcdiv", "addcmul", "addmm"
             "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "asin", "asinh", "atan", "atan2", "atanh", "baddbmm",
             "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "ceil", "clamp_max", "clamp_min", "clip",
             "copysign", "cosh", "cumprod", "cumsum", "deg2rad", "digamma", "divide", "eq", "erf", "erfc", "erfinv",
-            "exp2", "expm1", "fix", "floor", "floor_divide", "fmod", "frac", "ge", "greater", "greater_equal", "gt",
-            "heaviside", "hypot", "ldexp", "le", "lerp", "less", "less_equal", "lgamma", "log10", "log1p", "log2",
-            "logical_and", "logical_not", "logical_or", "logical_xor", "logit", "lt", "multiply", "mvlgamma",
-            "nan_to_num", "ne", "negative", "not_equal", "polygamma", "rad2deg", "remainder", "round", "rsqrt", "sgn",
+            "exp2", "expm1", "fix", "floor", "floor_divide", "fmod", "frac", "gcd", "ge", "greater", "greater_equal", "gt",
+            "heaviside", "hypot", "index_copy", "lcm", "ldexp", "le", "lerp", "less", "less_equal", "lgamma", "log10", "log1p", "log2",
+            "logical_and", "logical_not", "logical_or", "logical_xor", "logit", "lt", "masked_scatter", "multiply", "mvlgamma",
+            "nan_to_num", "ne", "negative", "not_equal", "polygamma", "rad2deg", "remainder", "renorm", "round", "rsqrt", "scatter_reduce", "sgn",
             "sign", "sinc", "sinh", "square", "subtract", "tan", "tril", "triu", "true_divide", "trunc", "xlogy")
 for _name in _INPLACE:
     if not hasattr(Tensor, _name + "_"):

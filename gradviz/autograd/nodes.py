@@ -320,7 +320,7 @@ _node_types: dict = {}
 
 
 # grad_fns that PyTorch writes by hand in C++ rather than generating them (type names stay bare)
-CPP_NODES = frozenset({"AccumulateGrad", "CopyBackwards", "CopySlices", "NotImplemented"})
+CPP_NODES = frozenset({"AccumulateGrad", "CopyBackwards", "CopySlices", "Error", "NotImplemented"})
 
 
 def node_type(op: Op) -> type:

@@ -20,8 +20,8 @@ from ..ops.reduce import normalize_dims
 from .shape import expand, reshape, unsqueeze
 from ..tensor import Tensor
 from ..ops.index import (ALIAS, COPY_SLICES, DIAGONAL_SCATTER_SRC, GATHER, INDEX, INDEX_ADD, INDEX_FILL,
-                         INDEX_FILL_TENSOR, INDEX_PUT, INDEX_PUT_ACC, INDEX_SELECT, MASKED_SELECT, PACK_PADDED_SEQUENCE,
-                         SCATTER, SCATTER_ADD, SCATTER_VALUE, SELECT, SELECT_SCATTER, SLICE, SLICE_SCATTER, SORT, TAKE,
+                         INDEX_COPY, INDEX_FILL_TENSOR, INDEX_PUT, INDEX_PUT_ACC, INDEX_SELECT, MASKED_SCATTER, MASKED_SELECT, PACK_PADDED_SEQUENCE,
+                         SCATTER, SCATTER_ADD, SCATTER_REDUCE, SCATTER_VALUE, SELECT, SELECT_SCATTER, SLICE, SLICE_SCATTER, SORT, TAKE,
                          TOPK, _at)
 from .public import public
 
@@ -320,6 +320,21 @@ def scatter_add(input, dim, index, src):
     return apply(SCATTER_ADD, (input, src), (d, idx))
 
 
+@public(method=True)
+def scatter_reduce(input, dim, index, src, reduce=None, *, include_self=True):
+    if reduce is None:
+        raise TypeError('scatter_reduce() missing 1 required positional arguments: "reduce"')
+    if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    (d,) = normalize_dims(dim, input.ndim)
+    idx = _int_index(index, "scatter(): Expected dtype int32/int64 for index", fn="scatter_reduce")
+    _check_along("scatter_reduce", input, d, idx, src)
+    params = (reduce, bool(include_self))
+    if input.ndim == 0:
+        return apply(SCATTER_REDUCE, (input.reshape(1), src.reshape(1)), (0, idx.reshape(1)) + params).reshape(())
+    return apply(SCATTER_REDUCE, (input, src), (d, idx) + params)
+
+
 @public(method=True, out=True)
 def index_select(input, dim, index):
     (d,) = normalize_dims(dim, input.ndim)
@@ -475,6 +490,61 @@ def index_add(input, dim, index, source, *, alpha=1):
                            f"({SCALAR_TYPE[source._data.dtype.name]}) must have the same scalar type")
     _in_range(idx, input.shape[d] if input.ndim else 1)
     return _as_input(apply(INDEX_ADD, (_as_vector(input), _as_vector(source)), (d, idx, alpha)), input)
+
+
+@public(method=True)
+def index_copy(input, dim, index, source):
+    """input with its slices `index` along dim replaced by source's, with torch's checks in torch's order."""
+    (d,) = normalize_dims(dim, input.ndim)
+    check_tensor("index_copy", "source", source, 4)
+    idx = index._data
+    if idx.ndim > 1:
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {idx.ndim})")
+    if source.ndim and idx.size != source.shape[d if d < source.ndim else 0]:
+        raise IndexError(f"index_copy_(): Number of indices ({idx.size}) should be equal to source.size(dim) "
+                         f"({source.shape[d]})")
+    if idx.dtype != np.int64:
+        raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got {SCALAR_TYPE[idx.dtype.name]}")
+    if source._data.dtype != input._data.dtype:
+        raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, but got (self) "
+                           f"{SCALAR_TYPE[input._data.dtype.name]} and (source) {SCALAR_TYPE[source._data.dtype.name]}")
+    if input.ndim and source.ndim:
+        if input.ndim != source.ndim:
+            raise IndexError("index_copy_(): When source and destination are not scalars, their dimensionality must "
+                             f"match. Source dimensionality ({source.ndim}), destination dimensionality ({input.ndim})")
+        if [n for i, n in enumerate(input.shape) if i != d] != [n for i, n in enumerate(source.shape) if i != d]:
+            def others(shape):
+                return " ".join(str(n) for i, n in enumerate(shape) if i != d)
+            raise RuntimeError("index_copy_(): Source/destination tensor must have same slice shapes. Destination slice "
+                               f"shape: {others(input.shape)} at dimension {d} and source slice shape: "
+                               f"{others(source.shape)} at dimension 0.")
+    size = input.shape[d] if input.ndim else 1
+    bad = idx[(idx < 0) | (idx >= size)]
+    if bad.size:
+        raise IndexError(f"index_copy_(): index {int(bad.reshape(-1)[0])} is out of bounds for dimension {d} with size {size}")
+    vector, idx = _as_vector(input), idx.reshape(-1)
+    written = backend.namespace_of(vector._data).zeros(vector.shape, dtype=bool)
+    written[_at(d, idx)] = True
+    src = source.reshape(tuple(len(idx) if i == d else n for i, n in enumerate(vector.shape))) if source.ndim < 2 else source
+    return _as_input(apply(INDEX_COPY, (vector, src), (d, idx, written)), input)
+
+
+@public(method=True)
+def masked_scatter(input, mask, source):
+    """input, broadcast with mask, whose entries where mask holds take source's first entries in order."""
+    check_tensor("masked_scatter", "source", source, 3)
+    m = mask._data
+    if m.dtype != bool:
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype "
+                           f"{SCALAR_TYPE[m.dtype.name]}")
+    if source._data.dtype != input._data.dtype:
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got"
+                           f"{SCALAR_TYPE[input._data.dtype.name]} and {SCALAR_TYPE[source._data.dtype.name]}")
+    xp = backend.namespace_of(m)
+    m = xp.broadcast_to(m, broadcast_shape(m.shape, tuple(input.shape)))
+    if int(m.sum()) > source.numel():
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    return apply(MASKED_SCATTER, (input, source), (m,))
 
 
 @public

@@ -7,13 +7,13 @@ import math
 import numpy as np
 
 from .public import public
-from .. import backend
+from .. import backend, random as _random
 from .._args import check_tensor
 from ..autograd.apply import apply
 from ..dtypes import SCALAR_TYPE, floating_kernel
 from .reduce import _dims_keep, normalize_dims
 from ..ops.nnops import (BATCH_NORM, CELU, CELU_RESULT, CONSTANT_PAD, ELU, ELU_RESULT, EMBEDDING, EMBEDDING_BAG, GLU, HARDSHRINK, HARDSIGMOID,
-                         HARDSWISH, HARDTANH, HARDTANH_BACKWARD,
+                         HARDSWISH, HARDTANH, HARDTANH_BACKWARD, RRELU, RRELU_RESULT,
                          LAYER_NORM, LOGSIGMOID, MISH, NORM_DIM, PDIST, PRELU, SELU_ALPHA, SELU_SCALE, SILU,
                          SOFTSHRINK, THRESHOLD, THRESHOLD_INPLACE, TRILINEAR)
 from .index import _in_range
@@ -323,6 +323,36 @@ def tanhshrink(input):
 def threshold(input, threshold, value):
     check_tensor("threshold", "input", input, 1)
     return apply(THRESHOLD, (input,), (threshold, value))
+
+
+def _rrelu(op, input, lower, upper, training, generator):
+    """torch's CPU rrelu_with_noise: in training one uniform(lower, upper) draw per entry ≤ 0, in
+    element order, none for the others (noise 1); in eval the mean slope, no draw (the noise unused)."""
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    dtype = input._data.dtype
+    if training and dtype not in (np.float32, np.float64):   # torch's training kernel: float and double only
+        raise NotImplementedError(f'"rrelu_with_noise_out_cpu" not implemented for \'{SCALAR_TYPE[dtype.name]}\'')
+    floating_kernel("leaky_relu_cpu", dtype)
+    a = backend.to_numpy(input._data)
+    noise = np.ones(a.shape, a.dtype) if training else np.zeros(a.shape, a.dtype)
+    if training:
+        drawn = a <= 0   # the bounds are first rounded to the kernel's precision (float for float32)
+        lo, hi = (float(_random._opmath(a.dtype)(bound)) for bound in (lower, upper))
+        noise[drawn] = _random.uniform_real64(_random._gen(generator), int(drawn.sum()), lo, hi)
+    return apply(op, (input,), (lower, upper, bool(training), backend.to_device(noise, input.device)))
+
+
+@public
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+    check_tensor("rrelu", "input", input, 1)
+    return _rrelu(RRELU, input, lower, upper, training, generator)
+
+
+@public
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+    check_tensor("rrelu_", "input", input, 1)
+    return input._inplace_op(lambda x: _rrelu(RRELU_RESULT, x, lower, upper, training, generator))
 
 
 @public   # torch.threshold_ and F.threshold_ (torch has no Tensor.threshold_)

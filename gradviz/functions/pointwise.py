@@ -15,7 +15,7 @@ from ..ops.op import Op
 from ..tensor import Tensor
 from ..creation import tensor, zeros_like
 from .index import nonzero
-from ..ops.pointwise import (ABS, ACOS, ACOSH, ADD, ADDCDIV, ADDCMUL, ADD_ALPHA, ASIN, ATAN, ATAN2, BITWISE_NOT,
+from ..ops.pointwise import (ABS, ACOS, ACOSH, ADD, ADDCDIV, ADDCMUL, ADD_ALPHA, ASIN, ATAN, ATAN2, BITWISE_NOT, FREXP, GCD, LCM,
                              CEIL, CLAMP, CLAMP_MAX, CLAMP_MAX_TENSOR, CLAMP_MIN, CLAMP_MIN_TENSOR, CLAMP_TENSOR,
                              COMPARE, COPYSIGN, COPYSIGN_SCALAR, COS, COSH, DIV, DIV_ROUNDED, DIV_SCALAR, ERF, EXP,
                              EXP2, EXPM1, FLOOR, FLOOR_DIVIDE, FLOOR_DIVIDE_SCALAR, FMAX, FMIN, FMOD, FMOD_SCALAR,
@@ -642,6 +642,55 @@ def _bitwise(name: str):
 
 bitwise_and, bitwise_or, bitwise_xor = (public(method=True)(_bitwise(n))
                                         for n in ("bitwise_and", "bitwise_or", "bitwise_xor"))
+
+
+def _integer_only(name: str, op: Op):
+    """gcd / lcm: integer tensors only, each operand a Tensor (torch's parser takes no number here)."""
+    def fn(input, other):
+        check_tensor(name, "input", input, 1)
+        check_tensor(name, "other", other, 2)
+        a, b, common = coerce_pair(input, other, name)
+        if (common or a._data.dtype).kind not in "iu":
+            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{SCALAR_TYPE[(common or a._data.dtype).name]}\'')
+        return apply(op, (a, b), (), common)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"torch.{name}: elementwise on integer tensors (the result non-negative), no grad"
+    return public(method=True, out=True)(fn)
+
+
+gcd, lcm = _integer_only("gcd", GCD), _integer_only("lcm", LCM)
+
+
+def _written_into_input(fn):
+    """torch.gcd_ / torch.lcm_: fn's result written into input (Tensor's NAME_ methods are made alike)."""
+    def inplace(input, other):
+        check_tensor(fn.__name__ + "_", "input", input, 1)
+        return input._inplace_op(fn, other)
+    inplace.__name__ = inplace.__qualname__ = fn.__name__ + "_"
+    return public(inplace.__name__)(inplace)
+
+
+gcd_, lcm_ = _written_into_input(gcd), _written_into_input(lcm)
+
+
+@public(method=True, out=True)
+def frexp(input):
+    """(mantissa, exponent) with input = mantissa · 2^exponent, ½ ≤ |mantissa| < 1; the exponent int32."""
+    check_tensor("frexp", "input", input, 1)
+    if input._data.dtype.kind != "f":
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    exponent = backend.namespace_of(input._data).frexp(input._data)[1].astype(np.int32)
+    return _Frexp((apply(FREXP, (input,), (exponent,)), Tensor._make(exponent)))
+
+
+class _Frexp(tuple):
+    """torch.return_types.frexp: a (mantissa, exponent) pair with names."""
+
+    mantissa = property(lambda self: self[0])
+    exponent = property(lambda self: self[1])
+
+    def __repr__(self):
+        return f"torch.return_types.frexp(\nmantissa={self[0]!r},\nexponent={self[1]!r})"
 
 
 @public(method=True)

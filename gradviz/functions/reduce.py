@@ -11,6 +11,7 @@ from .. import backend, dtypes
 from .._args import check_bool, invalid_arguments, type_name
 from ..autograd.apply import apply, coerce_pair
 from ..ops.op import Op
+from ..ops.stdsort import nth_element, std_sort
 from ..autograd.grad_mode import is_grad_enabled
 from ..dtypes import SCALAR_TYPE, as_np, floating_kernel, get_default_dtype
 from .index import entries_along, narrow, values_indices
@@ -18,8 +19,9 @@ from .pointwise import isnan, logical_not, logical_xor, maximum, minimum, sub
 from .shape import cat, reshape
 from ..tensor import Tensor
 from ..ops.reduce import (AMAX, AMIN, AMINMAX, CUMMAX, CUMMIN, CUMPROD, CUMSUM, DIST, KTHVALUE, LOGCUMSUMEXP,
-                          LOGSUMEXP, LOG_SOFTMAX, MAX_ALL, MAX_DIM, MEAN, MEAN_DIM, MEDIAN, MEDIAN_DIM, MEDIAN_NAN,
-                          MIN_ALL, MIN_DIM, NANSUM, PROD, PROD_DIM, SOFTMAX, STD, STD_MEAN, SUM, SUM_DIM, VAR,
+                          LOGSUMEXP, LOG_SOFTMAX, MAX_ALL, MAX_DIM, MEAN, MEAN_DIM, MEDIAN, MEDIAN_DIM, MEDIAN_NAN, MODE,
+                          NANMEDIAN, NANMEDIAN_DIM,
+                          MIN_ALL, MIN_DIM, NANSUM, PROD, PROD_DIM, RENORM, SOFTMAX, STD, STD_MEAN, SUM, SUM_DIM, VAR,
                           VAR_MEAN, _ALL, _CUMMAX, _CUMMIN, _dims_keep, normalize_dims)
 from .public import public
 
@@ -342,16 +344,73 @@ def median(input, dim=None, keepdim=False):
         if input.numel() == 0 or has_nan:   # PyTorch: NaN (the NaNs share ḡ)
             return apply(MEDIAN_NAN, (input,), (dims, False, 0))
         return apply(MEDIAN, (input,), (dims, False, (input.numel() - 1) // 2))
+    return _median_along("median", MEDIAN_DIM, input, dim, keepdim, skip_nan=False)
+
+
+@public(method=True, out=True)
+def nanmedian(input, dim=None, keepdim=False):
+    """median of the entries that are not NaN (NaN where there are none)."""
+    check_bool("nanmedian", "keepdim", keepdim)
+    if dim is None:
+        dims, _ = _dims_keep(input, None, False)
+        counted = int((input._data == input._data).sum())
+        return apply(NANMEDIAN, (input,), (dims, False, (counted - 1) // 2 if counted else -1))
+    return _median_along("nanmedian", NANMEDIAN_DIM, input, dim, keepdim, skip_nan=True)
+
+
+def _median_along(name: str, op: Op, input, dim, keepdim, skip_nan: bool):
+    """median(dim) / nanmedian(dim): the entry at the lower middle of a stable sort along dim, where
+    NaN sorts last: nanmedian counts only the other entries; median takes a slice's first NaN."""
     (d,) = normalize_dims(dim, input.ndim)
+    _nonempty("median", input, d)
     xp = backend.namespace_of(input._data)
     if input.ndim == 0:
         index = xp.zeros((), dtype=np.int64)
     else:
         order = xp.argsort(input._data, axis=d, kind="stable")
-        middle = (input.shape[d] - 1) // 2
-        index = entries_along(order, middle, middle + 1, d)
-    values = apply(MEDIAN_DIM, (input,), (d, bool(keepdim), index))
-    return values_indices("median", values, index if keepdim or not input.ndim else index.squeeze(d))
+        counted = (input._data == input._data).sum(axis=d, keepdims=True)
+        middle = xp.maximum(counted - 1, 0) // 2 if skip_nan else \
+            xp.where(counted < input.shape[d], counted, (input.shape[d] - 1) // 2)
+        index = xp.take_along_axis(order, middle, d)
+        if skip_nan and not counted.all():   # a slice of NaNs only: the one nth_element leaves first
+            index[counted == 0] = nth_element(list(range(input.shape[d])), 0, lambda i, j: False)[0]
+    values = apply(op, (input,), (d, bool(keepdim), index))
+    return values_indices(name, values, index if keepdim or not input.ndim else index.squeeze(d))
+
+
+@public(method=True, out=True)
+def mode(input, dim=-1, keepdim=False):
+    """The most frequent value along dim (the smallest of equally frequent ones) and the index torch's CPU
+    kernel reports: the last of its run after libstdc++'s std::sort, which is not stable."""
+    check_bool("mode", "keepdim", keepdim)
+    (d,) = normalize_dims(dim, input.ndim)
+    _nonempty("mode", input, d)
+    xp = backend.namespace_of(input._data)
+    if input.ndim == 0:
+        index = xp.zeros((), dtype=np.int64)
+    else:
+        rows = xp.moveaxis(input._data, d, -1)
+        found = [_mode_index(row) for row in backend.to_numpy(rows).reshape(-1, rows.shape[-1]).tolist()]
+        index = xp.expand_dims(xp.asarray(found, dtype=np.int64).reshape(rows.shape[:-1]), d)
+    values = apply(MODE, (input,), (d, bool(keepdim), index))
+    return values_indices("mode", values, index if keepdim or not input.ndim else index.squeeze(d))
+
+
+def _by_value(x, y) -> bool:
+    return x[0] < y[0]
+
+
+def _mode_index(row: list) -> int:
+    """torch's mode_kernel_impl on one slice: sort (value, position) pairs by value, then take the end of
+    the first longest run of equal values (NaN equals nothing: a run of one)."""
+    pairs, best, run, found = std_sort([(v, i) for i, v in enumerate(row)], _by_value), 0, 0, 0
+    for i, (value, position) in enumerate(pairs):
+        run += 1
+        if i == len(pairs) - 1 or value != pairs[i + 1][0]:
+            if run > best:
+                best, found = run, position
+            run = 0
+    return found
 
 
 @public   # torch.std_mean; torch's Tensor has no std_mean method
@@ -424,6 +483,40 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
 # -- forward mode (autograd.forward_ad) ------------------------------------------------------
 # sums, means and cumulative sums are linear; softmax's Jacobian diag(c) − c cᵀ is symmetric,
 # so, as for an elementwise op, J·t is its VJP of t. The rest use the transpose of the VJP.
+
+
+@public(method=("sum_to_size",), function=False)
+def sum_to_size(input, *size):
+    """Tensor.sum_to_size, as torch's at::sum_to: the leading dims and the dims size asks to be 1 summed in
+    one sum(keepdim=True), then a view without the leading ones; input itself when nothing is summed."""
+    if not size:
+        raise TypeError('sum_to_size() missing 1 required positional arguments: "size"')
+    size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+    shape = tuple(input.shape)
+    lead = len(shape) - len(size)
+    if lead < 0 or [n for n, m in zip(size, shape[lead:]) if n != 1 and n != m]:
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
+    dims = list(range(lead)) + [lead + i for i, n in enumerate(size) if n == 1 and shape[lead + i] != 1]
+    if not dims:
+        return input
+    summed = sum(input, dims, True)
+    return summed.view(*size) if lead else summed
+
+
+@public(method=True)
+def renorm(input, p, dim, maxnorm):
+    """Each slice along dim whose p-norm is over maxnorm, scaled to norm maxnorm (less 1e-7's worth)."""
+    if input.ndim <= 1:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} dimensions")
+    (d,) = normalize_dims(dim, input.ndim)
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm:g}")
+    if input._data.dtype.kind != "f":
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. "
+                           f"Got {SCALAR_TYPE[input._data.dtype.name]}")
+    return apply(RENORM, (input,), (float(p), d, float(maxnorm)))
 
 
 @public(method=True)

@@ -17,6 +17,7 @@ from ..functions.nnops import (alpha_dropout, batch_norm, dropout, elu, embeddin
                                hardsigmoid, hardswish, hardtanh, layer_norm, logsigmoid, mish, pairwise_distance, relu6,
                                silu)
 from ..functions.nnops import celu as _celu, celu_, selu as _selu, selu_, threshold as _threshold, threshold_  # noqa: F401
+from ..functions.nnops import rrelu as _rrelu, rrelu_ as _rrelu_
 from ..functions.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool2d,
                               adaptive_max_pool3d,
                               avg_pool1d, avg_pool2d, avg_pool3d, fold, interpolate, max_pool1d, max_pool2d,
@@ -64,6 +65,14 @@ def hardtanh_(input, min_val=-1.0, max_val=1.0):
 def elu_(input, alpha=1.0):
     _check_tensor("elu_", "input", input, 1)
     return elu(input, alpha, inplace=True)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    return (_rrelu_ if inplace else _rrelu)(input, lower, upper, training)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    return _rrelu_(input, lower, upper, training)
 
 
 def threshold(input, threshold, value, inplace=False):

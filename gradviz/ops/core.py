@@ -61,6 +61,15 @@ class ArrayNamespace:
         out += 0
         return out
 
+    def multiply_at(self, out, key, values) -> None:
+        """np.multiply.at (in place, in order), which CuPy lacks: a GPU array's runs on the host."""
+        if type(out) is np.ndarray:
+            np.multiply.at(out, key, values)
+            return
+        host = backend.to_numpy(out)
+        np.multiply.at(host, tuple(backend.to_numpy(k) for k in key), backend.to_numpy(values))
+        out[...] = self.xp.asarray(host)
+
     def index_fill_zero(self, g, basic, adv=None):
         """g with zeros at g[basic][adv] (the adjoint of overwriting a region)."""
         out = g.copy()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import contiguous, diagonal_view, scatter_key, write
+from .core import contiguous, diagonal_view, namespace, scatter_key, write
 from .op import Op
 
 
@@ -153,11 +153,15 @@ def _index_add(xp, a, src, dim, index, alpha):
 INDEX_ADD = Op("index_add", "IndexAddBackward0", r"$c = $0;\; $c[\dots,\, \mathrm{idx}] \text{ += } $alpha\, $1",
                _index_add,
                vjp=(lambda xp, g, c, a, src, dim, index, alpha: g,
-                    lambda xp, g, c, a, src, dim, index, alpha: _times(xp.take(g, index, axis=dim) if xp.arrays
-                                                                       else xp.apply(INDEX_SELECT, (g,), (dim, index)),
-                                                                       alpha)), args=("self", "source"), params=("dim", "index", "alpha"),
+                    lambda xp, g, c, a, src, dim, index, alpha: _times(_selected(xp, g, dim, index), alpha)),
+               args=("self", "source"), params=("dim", "index", "alpha"),
                saves=("index",), symbols=("a", "src"), broadcasts=(),
                vjp_latex=(r"\bar{g}", r"$alpha\, \bar{g}[\dots,\, \mathrm{idx}]",), jvp="linear")
+
+
+def _selected(xp, g, dim, index):
+    """ḡ.index_select(dim, index): the VJP of what index_add / index_copy write from their source."""
+    return xp.take(g, index, axis=dim) if xp.arrays else xp.apply(INDEX_SELECT, (g,), (dim, index))
 
 
 def _times(g, alpha):
@@ -187,6 +191,121 @@ SCATTER_VALUE = Op("scatter", "ScatterBackward1",
                    lambda xp, a, dim, index, written, value: _scattered(xp, a, dim, index, value),
                    vjp=(lambda xp, g, c, a, dim, index, written, value: xp.where(written, 0, g),), params=("dim", "index", "written", "value"),
                    vjp_latex=(r"\bar{g}\text{, 0 at idx}",))
+
+# index_copy: the slices idx along dim replaced by the source's (a repeated index: its last slice);
+# `written` marks the replaced entries, which get no gradient
+INDEX_COPY = Op("index_copy", "IndexCopyBackward0", r"$c = $0;\; $c[\dots,\, \mathrm{idx}] = $1",
+                lambda xp, a, src, dim, index, written: _fill_at(a, _at(dim, index), src),
+                vjp=(lambda xp, g, c, a, src, dim, index, written: xp.where(written, 0, g),
+                     lambda xp, g, c, a, src, dim, index, written: _selected(xp, g, dim, index)),
+                args=("self", "source"), params=("dim", "index", "written"), saves=("index",), symbols=("a", "src"),
+                broadcasts=(), vjp_latex=(r"\bar{g}\text{, 0 at idx}", r"\bar{g}[\dots,\, \mathrm{idx}]"), jvp="linear")
+
+
+def _masked_scatter(xp, a, src, mask):
+    out = xp.broadcast_to(a, mask.shape).copy()
+    out[mask] = src.reshape(-1)[:int(mask.sum())]
+    return out
+
+
+def _masked_source(xp, g, src, mask):
+    """ḡ where mask holds, in order, then zeros up to the source's size, in the source's shape."""
+    taken = g[mask] if xp.arrays else xp.apply(MASKED_SELECT, (g,), (mask,))
+    rest = xp.zeros_like(src).reshape(-1)[taken.shape[0]:]
+    return xp.concatenate([taken, rest]).reshape(src.shape)
+
+
+# masked_scatter: the entries where mask holds take the source's first entries, in order
+MASKED_SCATTER = Op("masked_scatter", "MaskedScatterBackward0", r"$c = $0;\; $c[\mathrm{mask}] = $1_{[:n]}",
+                    _masked_scatter,
+                    vjp=(lambda xp, g, c, a, src, mask: xp.where(mask, 0, g),
+                         lambda xp, g, c, a, src, mask: _masked_source(xp, g, src, mask)),
+                    args=("self", "source"), params=("mask",), saves=("mask",), symbols=("a", "src"), broadcasts=(0,),
+                    vjp_latex=(r"\bar{g}\text{, 0 where mask holds}", r"\bar{g}[\mathrm{mask}]\text{, then zeros}"),
+                    jvp="linear")
+
+_ACCUMULATE = {"sum": "add", "mean": "add", "amax": "maximum", "amin": "minimum"}   # prod: xp.multiply_at
+
+
+def _scatter_reduce(xp, a, src, dim, index, reduce, include_self):
+    """torch's CPU scatter_reduce: each src entry folded into its place in order (without include_self the
+    places written start from the reduction's identity); mean divides by the count, self counted once."""
+    key, out = scatter_key(xp, index, dim), a.copy()
+    if not include_self:
+        big = np.inf if a.dtype.kind == "f" else np.iinfo(a.dtype).max
+        out[key] = {"sum": 0, "mean": 0, "prod": 1, "amax": -big if big == np.inf else np.iinfo(a.dtype).min,
+                    "amin": big}[reduce]
+    (xp.multiply_at if reduce == "prod" else getattr(xp, _ACCUMULATE[reduce]).at)(out, key, src[_region(index)])
+    if reduce != "mean":
+        return out
+    count = xp.ones_like(a) if include_self else xp.zeros_like(a)
+    xp.add.at(count, key, 1)
+    count[count == 0] = 1
+    return out / count if a.dtype.kind == "f" else out // count
+
+
+def _scatter_reduce_vjp(xp, g, c, a, src_full, dim, index, reduce, include_self):
+    """torch's scatter_reduce_backward, step for step: prod divides out each entry (a src entry that is the
+    only zero of its place gets the product of the others), amax/amin share ḡ among the entries equal to
+    the result, mean divides by the count; without include_self the places written give self nothing.
+    On Tensors (create_graph=True) the same steps are recorded."""
+    src = src_full if tuple(src_full.shape) == tuple(index.shape) else src_full[_region(index)]
+    params = (dim, index, reduce, include_self)
+
+    def gathered(t):
+        return xp.gather_along(t, index, dim)
+
+    def scatter_added(base, t):   # base.scatter_add(dim, index, t), of values that need no gradient
+        return base + xp.scatter_add_zeros(tuple(a.shape), dim, index, t)
+
+    def folded(x, y):
+        return _scatter_reduce(xp, x, y, *params) if xp.arrays else xp.apply(SCATTER_REDUCE, (x, y), params)
+
+    if reduce == "sum":
+        g_self, g_src = g, gathered(g)
+    elif reduce == "prod":
+        masked_self = xp.where(a == 0, 1, a)
+        g_self = g * folded(masked_self, src) / masked_self
+        zero = src == 0
+        zeros_at = gathered(scatter_added(xp.zeros_like(a), xp.astype(zero, a.dtype)))
+        single = zero & (zeros_at == 1)
+        g_src = xp.where(single, gathered(g * folded(a, xp.where(single, 1, src))),
+                         gathered(g * c) / xp.where(zero, 1, src))
+        if not xp.arrays and bool((zeros_at > 1).any()):   # torch's DelayedError node
+            g_src = xp.apply(DELAYED_ERROR, (g_src,), ("scatter_reduce(): Double backward is unsupported for src when "
+                                                       ">1 zeros in src are scattered to the same position in self",))
+    elif reduce == "mean":
+        n = scatter_added(xp.zeros_like(g) + 1 if include_self else xp.zeros_like(g), xp.zeros_like(src) + 1)
+        n = xp.where(n == 0, 1, n)
+        g_self, g_src = g / n, gathered(g) / gathered(n)
+    else:
+        is_self, is_src = a == c, src == gathered(c)
+        shared = g / scatter_added(xp.astype(is_self, a.dtype), xp.astype(is_src, a.dtype))
+        g_self, g_src = is_self * shared, is_src * gathered(shared)
+    if not include_self:
+        arrays = namespace(index)   # the places written, a mask on index's device
+        written = arrays.zeros(tuple(a.shape), dtype=bool)
+        written[scatter_key(arrays, index, dim)] = True
+        g_self = xp.where(written, 0, g_self) if xp.arrays else xp.apply(SCATTER_VALUE, (g_self,), (dim, index, written, 0))
+    return g_self, _pad_to(xp, g_src, src_full)
+
+
+def _refuse(xp, g, c, a, message):
+    raise RuntimeError(message)
+
+
+# a gradient torch cannot differentiate again: the value passes, its own backward raises (torch's Error node)
+DELAYED_ERROR = Op("delayed_error", "Error", r"$c = $0", lambda xp, a, message: a.copy(), vjp=(_refuse,),
+                   params=("message",), vjp_latex=(r"\text{an error: } $message",))
+SCATTER_REDUCE = Op("scatter_reduce", "ScatterReduceBackward0",
+                    r"$c = $0;\; $c[\mathrm{idx}] \leftarrow \operatorname{$reduce}($c[\mathrm{idx}],\, $1)",
+                    _scatter_reduce,
+                    vjp=(lambda xp, g, c, *args: _scatter_reduce_vjp(xp, g, c, *args)[0],
+                         lambda xp, g, c, *args: _scatter_reduce_vjp(xp, g, c, *args)[1]),
+                    args=("self", "src"), params=("dim", "index", "reduce", "include_self"),
+                    saves=("self", "src", "result", "dim", "index", "reduce", "include_self"), symbols=("a", "src"),
+                    broadcasts=(), vjp_latex=(r"\bar{g}\text{ by the rule of } $reduce",
+                                              r"\bar{g}[\mathrm{idx}]\text{ by the rule of } $reduce"))
 
 
 def _scattered(xp, a, dim, index, src):

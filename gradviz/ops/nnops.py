@@ -8,7 +8,7 @@ import numpy as np
 
 from .core import given
 from .op import Op
-from .pointwise import _unary, quiet
+from .pointwise import LEAKY_RELU, _unary, quiet
 from .reduce import NORM, _count, _norm_forward as _p_norm_forward, _norm_vjp as _p_norm_vjp   # p-norms (pdist)
 
 
@@ -285,6 +285,41 @@ THRESHOLD = _unary("threshold", "ThresholdBackward0",
 # tell which entries were replaced
 THRESHOLD_INPLACE = _unary("threshold_", "ThresholdBackward1", THRESHOLD.latex, THRESHOLD.forward, THRESHOLD.vjp[0],
                            THRESHOLD.vjp_latex[0], params=("threshold", "value"))
+
+
+def _rrelu(xp, a, lower, upper, training, noise):
+    """Training: a ⊙ noise where a ≤ 0 (the function draws the noise); eval: leaky_relu with the mean slope."""
+    return xp.where(a <= 0, a * noise, a) if training else LEAKY_RELU.forward(xp, a, (lower + upper) / 2)
+
+
+def _rrelu_grad(xp, g, a, lower, upper, training, noise):
+    """torch's rrelu_with_noise_backward (a: the input, or the result for rrelu_): ḡ ⊙ noise in training
+    (unless the bounds meet), else leaky_relu's rule with the mean slope. On Tensors it is recorded as its
+    own node, RreluWithNoiseBackwardBackward0, as torch records it."""
+    if not xp.arrays:
+        return xp.apply(RRELU_BACKWARD, (g, a), (lower, upper, training, noise))
+    if training and upper - lower > 1e-6:
+        return g * noise
+    return xp.where(a > 0, g, g * ((lower + upper) / 2))
+
+
+_RRELU_LATEX = r"$c = \begin{cases} $0 & $0 > 0 \\ r\, $0 & \text{otherwise} \end{cases},\; r \sim U($lower, $upper)"
+RRELU = _unary("rrelu", "RreluWithNoiseBackward0", _RRELU_LATEX, _rrelu,
+               lambda xp, g, c, a, *params: _rrelu_grad(xp, g, a, *params),
+               r"\bar{g} \odot \begin{cases} 1 & $0 > 0 \\ r & \text{otherwise} \end{cases}",
+               saves=("self", "lower", "upper", "training", "noise"), params=("lower", "upper", "training", "noise"))
+# rrelu_ (in place) saves its result, as leaky_relu_
+RRELU_RESULT = _unary("rrelu_", "RreluWithNoiseBackward1", _RRELU_LATEX, _rrelu,
+                      lambda xp, g, c, a, *params: _rrelu_grad(xp, g, c, *params),
+                      r"\bar{g} \odot \begin{cases} 1 & $c > 0 \\ r & \text{otherwise} \end{cases}",
+                      saves=("result", "lower", "upper", "training", "noise"), params=("lower", "upper", "training", "noise"))
+RRELU_BACKWARD = Op("rrelu_with_noise_backward", "RreluWithNoiseBackwardBackward0",
+                    r"$c = $0 \odot \begin{cases} 1 & $1 > 0 \\ r & \text{otherwise} \end{cases}",
+                    lambda xp, g, a, *params: _rrelu_grad(xp, g, a, *params),
+                    vjp=(lambda xp, gg, c, g, a, *params: _rrelu_grad(xp, gg, a, *params),
+                         lambda xp, gg, c, g, a, *params: xp.zeros_like(gg)), args=("grad_output", "self"),
+                    params=("lower", "upper", "training", "noise"), saves=("self", "noise"), symbols=("g", "a"),
+                    vjp_latex=(r"\bar{g} \odot \begin{cases} 1 & $1 > 0 \\ r & \text{otherwise} \end{cases}", r"0"))
 
 
 def _halves(a, d):

@@ -734,3 +734,16 @@ ISREAL = _nograd("isreal", r"$c = [\operatorname{Im} $0 = 0]",
                  lambda xp, a: xp.imag(a) == 0 if a.dtype.kind == "c" else xp.ones(a.shape, bool),
                  expose=Exposure("isreal", make="unary"))
 BITWISE_NOT = _nograd("bitwise_not", r"$c = \sim $0", lambda xp, a: ~a)
+GCD = _nograd("gcd", r"$c = \gcd($0,\, $1)", lambda xp, a, b: xp.gcd(a, b))
+LCM = _nograd("lcm", r"$c = \operatorname{lcm}($0,\, $1)", lambda xp, a, b: xp.lcm(a, b))
+
+
+def _frexp_vjp(xp, g, c, a, exponent):
+    """torch's grad / exponent.exp2(): the int32 exponent's exp2 is a float32 tensor (the default dtype)."""
+    scale = 2.0 ** exponent.astype(np.float32)
+    return g / (scale if xp.arrays else xp.constant(scale))
+
+
+# the mantissa of a = m · 2ᵉ, ½ ≤ |m| < 1 (the function finds the int32 exponent e, which has no gradient)
+FREXP = Op("frexp", "FrexpBackward0", r"$c = $0 \cdot 2^{-e}", lambda xp, a, exponent: xp.frexp(a)[0],
+           vjp=(_frexp_vjp,), params=("exponent",), saves=("exponent",), vjp_latex=(r"\bar{g} \cdot 2^{-e}",))

@@ -262,6 +262,30 @@ def _norm_vjp(xp, g, c, a, p, dims, keep):
     return a * xp.abs(a) ** (p - 2) * scale
 
 
+def _renorm_norm(xp, a, p, dim):
+    """The p-norm of each slice along dim (over every other dim, kept), as renorm takes it."""
+    return _norm_forward(xp, a, p, tuple(d for d in range(a.ndim) if d != dim), True)
+
+
+def _renorm(xp, a, p, dim, maxnorm):
+    norm = _renorm_norm(xp, a, p, dim)   # torch's renorm_scale_factor, in the input's dtype
+    return a * xp.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1)
+
+
+def _renorm_vjp(xp, g, c, a, p, dim, maxnorm):
+    """torch's renorm_backward: maxnorm/‖a‖ ⊙ (ḡ − ∂‖a‖ᵀ(a · ḡ)/‖a‖) where a slice was scaled, ḡ elsewhere."""
+    dims = tuple(d for d in range(a.ndim) if d != dim)
+    norm = _renorm_norm(xp, a, p, dim)
+    along = _norm_vjp(xp, xp.sum(a * g, axis=dims, keepdims=True), norm, a, p, dims, True)
+    inverse = 1 / (norm + 1e-7)
+    return xp.where(norm > maxnorm, maxnorm * inverse * (g - inverse * along), g)
+
+
+RENORM = Op("renorm", "RenormBackward0",
+            r"$c = $0 \odot \min\!\left(1,\, \frac{$maxnorm}{\lVert $0 \rVert_{$p} + 10^{-7}}\right) \text{ per slice along dim } $dim",
+            quiet(_renorm), vjp=(quiet(_renorm_vjp),), params=("p", "dim", "maxnorm"), saves=("self",),
+            vjp_latex=(r"\frac{$maxnorm}{\lVert $0 \rVert} \left(\bar{g} - \frac{\partial \lVert $0 \rVert}{\partial $0} \frac{\langle $0, \bar{g} \rangle}{\lVert $0 \rVert}\right) \text{ where scaled}",))
+
 def _norm_jvp(xp, tangents, c, a, p, dims, keep):
     """ċ = Σ w ⊙ ȧ over the reduced dims, w = the VJP of ḡ = 1 (the Jacobian's row, 0 at a zero norm), as
     torch's norm_jvp: transposing the VJP would differentiate its where, and 0 · (a / 0) is nan there."""
@@ -505,6 +529,20 @@ CUMMIN = Op("cummin", "CumminBackward0", r"{$c}_i = \min_{j \le i} {$0}_j",
 KTHVALUE = Op("kthvalue", "KthvalueBackward0", r"$c = \text{the } k\text{-th smallest of } $0 \text{ along dim } $dim",
               _take, vjp=(_select_vjp,), params=("dim", "keepdim", "indices"), saves=("indices",),
               vjp_latex=(r"\bar{g}\text{ scattered to the indices}",))
+
+MODE = Op("mode", "ModeBackward0", r"$c = \text{the most frequent of } $0 \text{ along dim } $dim",
+          _take, vjp=(_select_vjp,), params=("dim", "keepdim", "indices"), saves=("indices",),
+          vjp_latex=(r"\bar{g}\text{ scattered to the indices}",))
+# nanmedian() of all entries: the median of the entries that are not NaN, ḡ shared among its ties
+# (a NaN result, every entry NaN, shares it among the NaNs); nanmedian(dim) sends it to the index
+NANMEDIAN = Op("nanmedian", "NanmedianBackward0", r"$c = \operatorname{median}_{$0 \ne \mathrm{nan}} $0",
+               lambda xp, a, dims, keep, k: xp.sort(a.reshape(-1))[k] if a.size else xp.asarray(np.nan, a.dtype),
+               vjp=(lambda xp, g, c, a, dims, keep, k: _evenly_nan(xp, g, c, a, dims, keep),),
+               params=("dim", "keepdim", "k"), saves=("self", "result"),
+               vjp_latex=(r"\bar{g}\text{ to the median (shared among ties)}",))
+NANMEDIAN_DIM = Op("nanmedian", "NanmedianBackward1", r"$c = \operatorname{median}_{\text{dim } $dim,\, $0 \ne \mathrm{nan}} $0",
+                   _take, vjp=(_select_vjp,), params=("dim", "keepdim", "indices"), saves=("indices",),
+                   vjp_latex=(r"\bar{g}\text{ scattered to the indices}",))
 
 
 # -- dims, as torch's reductions check them (the functions read these too) ----------

@@ -356,6 +356,8 @@ def _reductions_against_torch():
 
 OP_CASES += section("reduction", ("parity",), _reductions_against_torch())
 
+TIES = np.random.default_rng(5).integers(0, 4, (4, 20)).astype(float)   # repeats, long enough for introsort
+TIES[1, [2, 7]] = TIES[3, :] = np.nan
 ZERO_ENTRIES = np.array([[0.0, 1.0, -2.0], [0.0, 0.0, 0.0]])   # a zero entry, a zero row: torch's subgradient 0
 OP_CASES += section("reduction", ("parity",), [
     ("sum_dim_empty_tuple", lambda t, a: a.sum(dim=()), [((2, 3), R)]),
@@ -372,6 +374,12 @@ OP_CASES += section("reduction", ("parity",), [
     ("masked_log_softmax", lambda t, a: a.masked_fill(t.tensor([False, True, False]), float("-inf")).log_softmax(0),
      [((3,), R)]),
     ("softmax_extremes", lambda t, a: t.softmax(a * 1000, -1) + t.log_softmax(a * 1000, -1).exp(), [((3,), R)]),
+    # repeated values: the index torch's unstable sorts report (mode's run end, a median's tie, NaN rows)
+    ("mode_ties", lambda t, a: a.mode(1), [TIES]),
+    ("mode_ties_dim0_keepdim", lambda t, a: t.mode(a, 0, True), [TIES]),
+    ("median_dim_nan", lambda t, a: a.median(1), [TIES]),
+    ("nanmedian_dim_nan", lambda t, a: a.nanmedian(1), [TIES]),
+    ("nanmedian_nan", lambda t, a: a.nanmedian() * a[2].nanmedian(), [TIES]),
 ])
 
 # dtype= casts the input before the reduction runs: the node is the reduction's own (torch records
@@ -822,6 +830,16 @@ OP_CASES += section("second_order", ("gradgradcheck",), [
 
 OP_CASES += section("second_order", ("parity_second",), [
     ("prod_one_zero", lambda t, a: a.prod(), [np.array([0.0, 2.0, 3.0])]),
+    # scatter_reduce's gradient recorded as torch's backward records it (a gather, a scatter, prod's own scatter_reduce)
+    *[(f"scatter_reduce_{reduce}" + ("" if include_self else "_without_self"),
+       lambda t, a, b, reduce=reduce, include_self=include_self:
+       a.scatter_reduce(1, t.tensor([[0, 2, 2], [1, 1, 0]]), b, reduce, include_self=include_self) ** 2,
+       [np.array([[0.5, -1.0, 2.0], [1.5, 0.0, -0.5]]), np.array([[2.0, 0.0, -1.5], [-0.5, 1.0, 1.0]])])
+      for reduce in ("sum", "prod", "mean", "amax", "amin") for include_self in (True, False)],
+    # rrelu's gradient is its own node (RreluWithNoiseBackwardBackward0), in training and in eval
+    ("rrelu_training", lambda t, a: (t.manual_seed(3), t.rrelu(a, 0.1, 0.3, True) ** 2)[1], [np.array([1.5, -2.0, 0.5, -0.25])]),
+    ("rrelu_eval", lambda t, a: F(t).rrelu(a) ** 2, [np.array([1.5, -2.0, 0.5, -0.25])]),
+    ("rrelu_inplace", lambda t, a: F(t).rrelu(a * 1, inplace=True) ** 2, [np.array([1.5, -2.0, 0.5, -0.25])]),
     ("prod_two_zeros", lambda t, a: a.prod(), [np.array([0.0, 0.0, 3.0])]),
     ("prod_dim_zeros", lambda t, a: a.prod(1), [np.array([[0.0, 2.0, 3.0], [1.0, 0.0, 0.0], [1.0, 2.0, 3.0]])]),
     ("norm_inf", lambda t, a: a.norm(p=float("inf")) * a, [((4,), "distinct")]),
@@ -997,6 +1015,8 @@ BIG = P + 1.2                                                       # above 1 (a
 SQUARE = np.array([[2.0, 0.3, -0.5], [0.4, 1.5, 0.2], [-0.3, 0.6, 1.8]])  # well-conditioned square matrices
 SQUARE2 = np.array([[0.7, -1.2, 0.4], [1.1, 0.2, -0.8], [0.5, 0.9, 1.3]])
 
+# where torch records more than one node, parity compares the output's node only
+SEVERAL_NODES = {"graph": "root"}
 OP_CASES += section("function", ("gradcheck", "parity"), [
     ("acosh", lambda t, x: t.acosh(x), [BIG]),
     ("asinh", lambda t, x: t.asinh(x), [V]),
@@ -1044,6 +1064,23 @@ OP_CASES += section("function", ("gradcheck", "parity"), [
     ("cummax", lambda t, x: t.cummax(x, 1)[0], [V]),
     ("cummin", lambda t, x: t.cummin(x, 0)[0], [V]),
     ("kthvalue", lambda t, x: t.kthvalue(x, 3, 1)[0], [V]),
+    # renorm: the slice norms are NumPy's sums (float64 results within an ulp or two of torch's)
+    ("renorm", lambda t, x: x.renorm(2, 0, 2.0) + t.renorm(x, 1, 1, 1.0) + x.renorm(3, 1, 2.5), [V]),
+    ("mode", lambda t, x: t.mode(x, 1)[0], [V]),
+    ("frexp", lambda t, x: t.frexp(x).mantissa * x.frexp()[1], [V]),
+    *[(f"scatter_reduce_{reduce}" + ("" if include_self else "_without_self"),
+       lambda t, x, y, reduce=reduce, include_self=include_self:
+       x.scatter_reduce(1, t.tensor([[0, 2, 2, 3], [1, 1, 1, 0]]), y + 0.05, reduce, include_self=include_self), [V, W])
+      for reduce in ("sum", "prod", "mean", "amax", "amin") for include_self in (True, False)],
+    ("sum_to_size", lambda t, x: x.reshape(2, 2, 2).sum_to_size(2, 1) * x.sum_to_size((1, 4)), [V], SEVERAL_NODES),
+    ("index_copy", lambda t, x, y: x.index_copy(1, t.tensor([3, 0]), y[:, :2]), [V, W]),
+    ("index_copy_repeated", lambda t, x, y: t.index_copy(x, 0, t.tensor([1, 1]), y), [V, W],
+     {"skips": {"gradcheck": "torch's rule (index_select of ḡ) also sends ḡ to the slice a repeat overwrote"}}),
+    ("masked_scatter", lambda t, x, y: x.masked_scatter(t.tensor([[True, False, False, True], [False, True, True, False]]), y),
+     [V, W]),
+    ("masked_scatter_broadcast", lambda t, x, y: x[0].masked_scatter(t.tensor([[True], [False]]), y), [V, W]),
+    ("nanmedian", lambda t, x: t.nanmedian(x), [V]),
+    ("nanmedian_dim", lambda t, x: x.nanmedian(0, keepdim=True)[0], [V]),
     ("det", lambda t, a: t.linalg.det(a), [SQUARE]),
     ("slogdet", lambda t, a: t.linalg.slogdet(a)[1], [SQUARE]),
     ("inv", lambda t, a: t.linalg.inv(a), [SQUARE]),
@@ -1356,8 +1393,6 @@ PROBS = np.random.default_rng(3).uniform(0.05, 1, (3, 4))   # probabilities / po
 # probabilities inside (0, 1), away from BCE's clamp
 PROBS_INSIDE = np.random.default_rng(4).uniform(0.05, 0.95, (3, 4))
 
-# where torch records more than one node, parity compares the output's node only
-SEVERAL_NODES = {"graph": "root"}
 OP_CASES += section("nn", ("gradcheck", "parity"), [
     ("relu6", lambda t, x: F(t).relu6(x * 2), [XK], SEVERAL_NODES),
     ("hardtanh", lambda t, x: F(t).hardtanh(x), [XK]),
@@ -1386,6 +1421,11 @@ OP_CASES += section("nn", ("gradcheck", "parity"), [
     # threshold_ keeps its input (ThresholdBackward1): a value above the threshold hides what it replaced
     ("threshold_inplace", lambda t, x: F(t).threshold(x * 1, 0.4, 2.0, inplace=True), [XK]),
     ("torch_threshold_", lambda t, x: t.threshold_(x * 1, 0.4, -2.0), [XK]),
+    # rrelu: in eval leaky_relu's numbers with the mean slope; in training slopes drawn from the seeded stream
+    ("rrelu_eval", lambda t, x: F(t).rrelu(x, 0.1, 0.3), [XK]),
+    ("rrelu_training", lambda t, x: (t.manual_seed(7), F(t).rrelu(x, 0.1, 0.3, training=True))[1], [XK]),
+    ("rrelu_inplace", lambda t, x: (t.manual_seed(7), F(t).rrelu(x * 1, training=True, inplace=True))[1], [XK]),
+    ("torch_rrelu_", lambda t, x: t.rrelu_(x * 1, 0.2, 0.4), [XK]),
     # x₁ᵀ W x₂ + b over a batch of (2, 6) pairs: two views, TrilinearBackward0, a view back, the bias
     ("bilinear_batched", lambda t, a, b, w, bias: F(t).bilinear(a, b, w, bias),
      [np.linspace(-1, 1, 36).reshape(2, 6, 3), np.linspace(1, -2, 48).reshape(2, 6, 4),

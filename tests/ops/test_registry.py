@@ -28,6 +28,7 @@ UNREACHABLE = {
     "search.UNIQUE_DIM": "unique(dim=) has no derivative in PyTorch either (UniqueDimBackward0 raises)",
     "search.UNIQUE_CONSECUTIVE": "unique_consecutive has no derivative in PyTorch either (its node raises)",
     "search.HISTOGRAM": "histogram has no derivative in PyTorch either (NotImplemented)",
+    "index.DELAYED_ERROR": "torch's Error node: its backward raises, as torch's (tests/ops/test_unstable_sorts.py)",
 }
 
 

@@ -286,6 +286,32 @@ def test_modules_init_and_dropout_match_torch(dtype):
 
 
 @pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_rrelu_draws_torchs_slopes_and_leaves_the_stream_in_step(dtype):
+    """rrelu in training draws one double per entry ≤ 0 (none for the others, NaN included), in element
+    order, from bounds rounded to the kernel's precision; a transposed input is read in its own order."""
+    torch = pytest.importorskip("torch")
+    gdt, tdt = getattr(gv, dtype), getattr(torch, dtype)
+    for seed in (0, 11):
+        gv.manual_seed(seed)
+        torch.manual_seed(seed)
+        x, tx = gv.randn(9, 7, dtype=gdt), torch.randn(9, 7, dtype=tdt)
+        x[2, 3], tx[2, 3] = float("nan"), float("nan")
+        for lower, upper in ((1 / 8, 1 / 3), (0.1, 0.3), (0.25, 0.25)):
+            assert bits_equal(gv.nn.functional.rrelu(x.t(), lower, upper, training=True),
+                              torch.nn.functional.rrelu(tx.t(), lower, upper, training=True))
+        m, tm = gnn.RReLU(0.05, 0.5), torch.nn.RReLU(0.05, 0.5)
+        assert repr(m) == repr(tm) and bits_equal(m(x), tm(tx))
+        m.eval(), tm.eval()
+        assert bits_equal(m(x), tm(tx))                                  # eval draws nothing
+        assert bits_equal(gv.rrelu_(x * 1, training=True), torch.rrelu_(tx * 1, training=True))
+        g, tg = gv.Generator().manual_seed(4), torch.Generator().manual_seed(4)
+        assert bits_equal(gv.rrelu(x, training=True, generator=g), torch.rrelu(tx, training=True, generator=tg))
+        assert bits_equal(gv.rand(3), torch.rand(3))
+        assert bits_equal(gv.get_rng_state(), torch.get_rng_state())
+
+
+@pytest.mark.torch
 def test_states_cross_between_torch_and_gradviz():
     torch = pytest.importorskip("torch")
     torch.manual_seed(8)
