@@ -67,6 +67,7 @@ def run_jvp(info, fn, sample, animated: bool = True) -> None:
         return info.op(_replace(sample.input, swap), *_replace(list(sample.args), swap),
                        **_replace(dict(sample.kwargs), swap))
 
+    torch.manual_seed(42)   # a random op (rrelu in training) draws the same noise in both
     expected = torch.func.jvp(torch_f, tuple(x.detach() for x in inputs), tuple(torch.from_numpy(t) for t in tangents))
     converted = [gradviz.from_numpy(np.array(x.detach().numpy())) for x in inputs]
 
@@ -77,6 +78,7 @@ def run_jvp(info, fn, sample, animated: bool = True) -> None:
                   **_convert(_replace(dict(sample.kwargs), swap), leaves))
 
     primals, seeds = tuple(converted), tuple(gradviz.from_numpy(t.copy()) for t in tangents)
+    gradviz.manual_seed(42)
     if not animated:   # the engine's own forward mode, unrecorded
         result = gradviz.func.jvp(gradviz_f, primals, seeds)
         _compare("output", expected[0], result[0])
