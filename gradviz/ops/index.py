@@ -298,7 +298,7 @@ def _refuse(xp, g, c, a, message):
 DELAYED_ERROR = Op("delayed_error", "Error", r"$c = $0", lambda xp, a, message: a.copy(), vjp=(_refuse,),
                    params=("message",), vjp_latex=(r"\text{an error: } $message",))
 SCATTER_REDUCE = Op("scatter_reduce", "ScatterReduceBackward0",
-                    r"$c = $0;\; $c[\mathrm{idx}] \leftarrow \operatorname{$reduce}($c[\mathrm{idx}],\, $1)",
+                    r"$c = $0;\; $c[\mathrm{idx}] \leftarrow $reduce($c[\mathrm{idx}],\, $1)",
                     _scatter_reduce,
                     vjp=(lambda xp, g, c, *args: _scatter_reduce_vjp(xp, g, c, *args)[0],
                          lambda xp, g, c, *args: _scatter_reduce_vjp(xp, g, c, *args)[1]),
