@@ -153,7 +153,8 @@ class Origin:
         if op is None:   # a node gradviz has no record of: a fused node explained, else numbered inputs
             fused = fused_record(fn, **values)
             return fused or NodeRecord(symbols=tuple(f"x{_sub(i)}" for i in range(n)), **values)
-        return NodeRecord.of_op(op, n, **values)
+        shown = _shown(op, n, dict(constants).get("reduction"))
+        return NodeRecord(**{**shown, **values})
 
     def _constant_inputs(self, fn, op, inputs: list) -> tuple:
         """Per input slot, the tensor `fn` saved that needs no gradient (the y of x * y), as gradviz's
@@ -206,6 +207,13 @@ class Origin:
             leaf = self.tensor_info(t) if is_accumulate(rn) else None
             outs.append(Output(self.tensor_info(t), InputRecord(self.keys[rn], output_nr, shape, leaf)))
         return outs
+
+
+@lru_cache(maxsize=None)
+def _shown(op, n: int, reduction) -> dict:
+    """The fields `NodeRecord.of_op` gives every node of `op` with n inputs (its formulas and symbols),
+    made once per op record, number of inputs and reduction rather than for every node."""
+    return vars(NodeRecord.of_op(op, n, constants=(("reduction", reduction),)))
 
 
 def _sub(k: int) -> str:
