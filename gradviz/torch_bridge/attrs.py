@@ -147,6 +147,11 @@ def _dims(fn, value, ndim):
 
 def _signed_all(value):
     if isinstance(value, (tuple, list)):
+        try:
+            if max(value, default=0) < 2 ** 63:   # most sizes and strides: nothing to sign
+                return type(value)(value)
+        except TypeError:   # not all numbers
+            pass
         return type(value)(signed(v) for v in value)
     return signed(value)
 
@@ -225,9 +230,9 @@ def attrs(fn, values: SavedValues | None = None) -> tuple:
     values: the node's SavedValues, where the caller reads them for more than this."""
     values = values or SavedValues(fn)
     out = []
-    for name in attr_names(fn):
+    for name in _attr_plan(type(fn))[0]:
         value = values.get(name)
-        if isinstance(value, AttributeError):
+        if isinstance(value, AttributeError):   # a size this node cannot derive (attr_names leaves it out)
             continue
         if isinstance(value, Exception):   # freed after backward: the name is still worth showing
             value = "[freed]"
@@ -239,7 +244,7 @@ _PLAIN = (int, float, bool, str, type(None))
 
 
 def attr_text(value) -> str:
-    if type(value) in _PLAIN:   # most attributes: a dim, a flag, a scale
+    if type(value) in _PLAIN or type(value) is list:   # most attributes: a dim, a flag, a scale, sizes
         return str(value)
     if type(value).__name__ == "Tensor" and value.ndim == 0:   # a saved number: its value (a tensor's repr is slow)
         return str(value.item())

@@ -233,8 +233,10 @@ def _op_value(fn, seen: Preview | None, previews: Previews) -> Preview | None:
         return None
     if seen is not None:
         return seen
+    if "result" not in saved.saved_names(type(fn)):   # most nodes (a missing attribute costs an exception)
+        return meta
     try:
-        result = getattr(fn, "_saved_result", None)
+        result = fn._saved_result
     except RuntimeError:   # freed by a backward without retain_graph
         result = None
     if isinstance(result, torch_module().Tensor) and tuple(result.shape) == meta.shape:
