@@ -114,13 +114,19 @@ def saved_value(fn, name: str, ndim=None):
     """fn._saved_<name> as torch means it: signed, a dim wrapped with `ndim` (counted_ndim when
     not given), a view's `size` its output shape. AttributeError when the node has no such field;
     RuntimeError when a backward freed it."""
-    kind = type(fn)
-    if name not in saved_names(kind):
+    reader = _readers(type(fn)).get(name)
+    if reader is None:
         return _derived(fn, name)
-    return _meaning(kind, name)(fn, getattr(fn, f"_saved_{name}"), ndim)
+    attr, meaning = reader
+    return meaning(fn, getattr(fn, attr), ndim)
 
 
 @lru_cache(maxsize=None)
+def _readers(kind: type) -> dict:
+    """name -> (the attribute, how its value reads) of every field a node type saves, made once per type."""
+    return {name: (f"_saved_{name}", _meaning(kind, name)) for name in saved_names(kind)}
+
+
 def _meaning(kind: type, name: str):
     """How a value a node type saves under `name` reads as torch means it, a function of (node, the
     value, ndim), chosen once per node type and name."""
