@@ -158,10 +158,10 @@ class Origin:
         return NodeRecord(**{**shown, **values})
 
     def _constant_inputs(self, op, inputs: list, read) -> tuple:
-        """Per input slot, the tensor the node saved (`read`: its SavedValues) that needs no gradient (the
-        y of x * y), as gradviz's own recording keeps it (its values when small, else its shape), naming its InputRecord by the
-        caller's name; () when there is none. An unnamed 0-d one stays a number: torch saves the 2 of
-        x * 2 as such a tensor too."""
+        """Per input slot, the tensor the node saved (`read`: its SavedValues) that needs no gradient
+        (the y of x * y), as gradviz's own recording keeps it (its values when small, else its shape),
+        naming its InputRecord by the caller's name; () when there is none. An unnamed 0-d one stays a
+        number: torch saves the 2 of x * 2 as such a tensor too."""
         torch = torch_module()
         found = []
         for arg, info in zip(op.arg_names if op is not None else (), inputs):
