@@ -114,31 +114,83 @@ def saved_value(fn, name: str, ndim=None):
     """fn._saved_<name> as torch means it: signed, a dim wrapped with `ndim` (counted_ndim when
     not given), a view's `size` its output shape. AttributeError when the node has no such field;
     RuntimeError when a backward freed it."""
-    if name not in saved_names(type(fn)):
+    reader = _readers(type(fn)).get(name)
+    if reader is None:
         return _derived(fn, name)
-    value = getattr(fn, f"_saved_{name}")
-    names = _ENUMS.get(name) or (_BAG_MODES if name == "mode" and type(fn).__name__.startswith("EmbeddingBag") else ())
-    if isinstance(value, int) and 0 <= value < len(names):
-        return names[value]
-    if name == "padding_idx" and signed(value) == -1:   # embedding's "no padding index"
-        return None
-    if name in ("index", "start", "end") and type(fn).__name__ in ("SelectBackward0", "SliceBackward0"):
-        return _position(fn, value, name)
+    attr, meaning = reader
+    return meaning(fn, getattr(fn, attr), ndim)
+
+
+@lru_cache(maxsize=None)
+def _readers(kind: type) -> dict:
+    """name -> (the attribute, how its value reads) of every field a node type saves, made once per type."""
+    return {name: (f"_saved_{name}", _meaning(kind, name)) for name in saved_names(kind)}
+
+
+def _meaning(kind: type, name: str):
+    """How a value a node type saves under `name` reads as torch means it, a function of (node, the
+    value, ndim), chosen once per node type and name."""
+    node = kind.__name__
+    enum = _ENUMS.get(name) or (_BAG_MODES if name == "mode" and node.startswith("EmbeddingBag") else ())
+    if enum:
+        return lambda fn, value, ndim: (enum[value] if isinstance(value, int) and 0 <= value < len(enum)
+                                        else _signed_all(value))
+    if name == "padding_idx":   # embedding's "no padding index" is -1
+        return lambda fn, value, ndim: None if signed(value) == -1 else _signed_all(value)
+    if name in ("index", "start", "end") and node in ("SelectBackward0", "SliceBackward0"):
+        return lambda fn, value, ndim: _position(fn, value, name)
     if name in _DIM_NAMES:
-        ndim = counted_ndim(fn) if ndim is None else ndim
-        if isinstance(value, (tuple, list)):
-            return tuple(_wrap(v, ndim) for v in value)
-        return _wrap(value, ndim)
+        return _dims
+    return lambda fn, value, ndim: _signed_all(value)
+
+
+def _dims(fn, value, ndim):
+    ndim = counted_ndim(fn) if ndim is None else ndim
     if isinstance(value, (tuple, list)):
+        return tuple(_wrap(v, ndim) for v in value)
+    return _wrap(value, ndim)
+
+
+def _signed_all(value):
+    if isinstance(value, (tuple, list)):
+        try:
+            if max(value, default=0) < 2 ** 63:   # most sizes and strides: nothing to sign
+                return type(value)(value)
+        except TypeError:   # not all numbers
+            pass
         return type(value)(signed(v) for v in value)
     return signed(value)
 
 
-def saved_plain(fn, name: str):
-    """A saved attribute as a plain number, bool or list of numbers; None when it is not one."""
-    try:
-        value = saved_value(fn, name)
-    except Exception:   # absent, or freed after backward
+class SavedValues:
+    """A node's saved attributes as torch means them (`saved_value`), each read at most once: one
+    record reads the same dims and sizes for its attrs, its constants and its constant inputs."""
+    __slots__ = ("fn", "_read", "_ndim")
+
+    def __init__(self, fn):
+        self.fn, self._read, self._ndim = fn, {}, None
+
+    def get(self, name: str):
+        """saved_value(fn, name), or the exception it raised (AttributeError: the node has no such field)."""
+        try:
+            return self._read[name]
+        except KeyError:
+            pass
+        try:
+            if name in _DIM_NAMES and self._ndim is None:
+                self._ndim = (counted_ndim(self.fn),)
+            value = saved_value(self.fn, name, self._ndim[0] if name in _DIM_NAMES else None)
+        except Exception as exc:   # absent, or freed after backward
+            value = exc
+        self._read[name] = value
+        return value
+
+
+def saved_plain(fn, name: str, values: SavedValues | None = None):
+    """A saved attribute as a plain number, bool or list of numbers; None when it is not one.
+    values: the node's SavedValues, where the caller reads several."""
+    value = (values or SavedValues(fn)).get(name)
+    if isinstance(value, Exception):   # absent, or freed after backward
         return None
     if type(value).__name__ == "Tensor":
         return value.item() if value.dim() == 0 and not value.requires_grad else None
@@ -158,44 +210,37 @@ def saved_names(kind: type) -> tuple:
 @lru_cache(maxsize=None)
 def _attr_plan(kind: type) -> tuple:
     """(the names a node of this type may show, sorted; the one a node may derive rather than
-    save, or None; whether any counts dims), worked out once per node type."""
+    save, or None), worked out once per node type."""
     names = saved_names(kind)
     name = kind.__name__
     extra = "size" if name in _SIZE_IS_OUTPUT or name.startswith("SqueezeBackward") else \
         "output_size" if name.startswith("Adaptive") else None
     if extra in names:
         extra = None
-    shown = tuple(sorted(names + ((extra,) if extra else ())))
-    return shown, extra, any(n in _DIM_NAMES for n in shown)
+    return tuple(sorted(names + ((extra,) if extra else ()))), extra
 
 
 def attr_names(fn) -> list:
     """Every attribute a node shows: its `_saved_*` fields, and the size a view produced."""
-    return _shown(fn)[0]
-
-
-def _shown(fn) -> tuple:
-    """(attr_names, whether any counts dims)."""
-    names, extra, dims = _attr_plan(type(fn))
+    names, extra = _attr_plan(type(fn))
     if extra is not None:
         try:
             _derived(fn, extra)
         except AttributeError:
             names = [n for n in names if n != extra]
-    return list(names), dims
+    return list(names)
 
 
-def attrs(fn) -> tuple:
-    """(name, text) of every attribute of a node, as torchviz's show_attrs lists them, as torch means them."""
-    names, dims = _shown(fn)
-    ndim = counted_ndim(fn) if dims else None
+def attrs(fn, values: SavedValues | None = None) -> tuple:
+    """(name, text) of every attribute of a node, as torchviz's show_attrs lists them, as torch means them.
+    values: the node's SavedValues, where the caller reads them for more than this."""
+    values = values or SavedValues(fn)
     out = []
-    for name in names:
-        try:
-            value = saved_value(fn, name, ndim)
-        except AttributeError:
+    for name in _attr_plan(type(fn))[0]:
+        value = values.get(name)
+        if isinstance(value, AttributeError):   # a size this node cannot derive (attr_names leaves it out)
             continue
-        except Exception:   # freed after backward: the name is still worth showing
+        if isinstance(value, Exception):   # freed after backward: the name is still worth showing
             value = "[freed]"
         out.append((name, attr_text(value)))
     return tuple(out)
@@ -205,7 +250,7 @@ _PLAIN = (int, float, bool, str, type(None))
 
 
 def attr_text(value) -> str:
-    if type(value) in _PLAIN:   # most attributes: a dim, a flag, a scale
+    if type(value) in _PLAIN or type(value) is list:   # most attributes: a dim, a flag, a scale, sizes
         return str(value)
     if type(value).__name__ == "Tensor" and value.ndim == 0:   # a saved number: its value (a tensor's repr is slow)
         return str(value.item())
@@ -262,40 +307,42 @@ def _user_function(fn):
                            n_outputs(fn), positions)
 
 
-def _piece_sizes(fn) -> list | None:
+def _piece_sizes(fn, values: SavedValues) -> list | None:
     """The sizes of a split's pieces, as gradviz records them ([3, 1]), where torch saved the one
     size of chunk and split(int) (3) beside the split tensor's sizes."""
-    size, dim, sizes = (saved_plain(fn, k) for k in ("split_size", "dim", "self_sym_sizes"))
+    size, dim, sizes = (saved_plain(fn, k, values) for k in ("split_size", "dim", "self_sym_sizes"))
     if size is None or dim is None or sizes is None:
         return None
     whole = sizes[dim]
     return [min(size, whole - start) for start in range(0, whole, size)] if size > 0 else None
 
 
-def constants(fn, op, inputs) -> tuple:
+def constants(fn, op, inputs, values: SavedValues | None = None) -> tuple:
     """(key, value) of the numbers a torch node used, read from its saved attributes under the
     record's names: params by name (stride, dim, exponent, alpha) and, by input slot, a wrapped
-    number (the 2 of x * 2); the keys are the markers of the record's LaTeX."""
+    number (the 2 of x * 2); the keys are the markers of the record's LaTeX. values: the node's
+    SavedValues, where the caller reads them for more than this."""
     if op is None:
         return ()
+    values = values or SavedValues(fn)
     found = []
     for name in op.param_names:
-        value = saved_plain(fn, name)
+        value = saved_plain(fn, name, values)
         if value is None and name in ("min", "max") and name in saved_names(type(fn)):
             value = float("-inf") if name == "min" else float("inf")   # clamp(min=0): no upper bound
         if name == "split_sizes" and value is None:
-            value = _piece_sizes(fn)
+            value = _piece_sizes(fn, values)
         if name == "stride" and not value and dict(found).get("kernel_size") is not None:
             value = dict(found)["kernel_size"]   # a pool's stride=None is saved as []: the kernel size
         if value is not None:
             found.append((name, value))
     for slot, (arg, info) in enumerate(zip(op.arg_names, inputs)):
         if info.producer is None:
-            value = saved_plain(fn, arg)
+            value = saved_plain(fn, arg, values)
             if value is not None:
                 found.append((str(slot), value))
     if op in (conv.CONVOLUTION, conv.CONV_TRANSPOSE) and len(inputs) == 3 and inputs[2].producer is None \
-            and saved_plain(fn, "bias_sym_sizes_opt") in (None, [0]):
+            and saved_plain(fn, "bias_sym_sizes_opt", values) in (None, [0]):
         found.append(("2", None))   # called without a bias (torch saves its size as [0]): no bias term
     return tuple(found)
 

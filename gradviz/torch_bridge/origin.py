@@ -143,30 +143,29 @@ class Origin:
         kept = ()
         if self.show_saved:
             kept = tuple((name, self.previews.of(t, sample=True)) for name, t in saved.saved_tensors(fn, op))
-        in_values = self._constant_inputs(fn, op, inputs)
-        constants = tuple((k, v) for k, v in saved.constants(fn, op, inputs)
+        read = saved.SavedValues(fn)
+        in_values = self._constant_inputs(op, inputs, read)
+        constants = tuple((k, v) for k, v in saved.constants(fn, op, inputs, read)
                           if not (k.isdigit() and int(k) < len(in_values) and in_values[int(k)] is not None))
         values = dict(key=self.keys[live], name=node_name(fn), constants=constants, in_values=in_values,
-                      attrs=saved.attrs(fn), value=_op_value(fn, self.values.get(live), self.previews),
+                      attrs=saved.attrs(fn, read), value=_op_value(fn, self.values.get(live), self.previews),
                       scope=tuple(self.scopes.get(live, ())), inputs=tuple(inputs), saved=kept,
                       ctx_saved=self._ctx_saved(fn), n_outputs=n_outputs(fn))
         if op is None:   # a node gradviz has no record of: a fused node explained, else numbered inputs
             fused = fused_record(fn, **values)
             return fused or NodeRecord(symbols=tuple(f"x{_sub(i)}" for i in range(n)), **values)
-        return NodeRecord.of_op(op, n, **values)
+        shown = _shown(op, n, dict(constants).get("reduction"))
+        return NodeRecord(**{**shown, **values})
 
-    def _constant_inputs(self, fn, op, inputs: list) -> tuple:
-        """Per input slot, the tensor `fn` saved that needs no gradient (the y of x * y), as gradviz's
-        own recording keeps it (its values when small, else its shape), naming its InputRecord by the
-        caller's name; () when there is none. An unnamed 0-d one stays a number: torch saves the 2 of
-        x * 2 as such a tensor too."""
+    def _constant_inputs(self, op, inputs: list, read) -> tuple:
+        """Per input slot, the tensor the node saved (`read`: its SavedValues) that needs no gradient
+        (the y of x * y), as gradviz's own recording keeps it (its values when small, else its shape),
+        naming its InputRecord by the caller's name; () when there is none. An unnamed 0-d one stays a
+        number: torch saves the 2 of x * 2 as such a tensor too."""
         torch = torch_module()
         found = []
         for arg, info in zip(op.arg_names if op is not None else (), inputs):
-            try:
-                t = saved.saved_value(fn, arg) if info.producer is None else None
-            except Exception:   # absent, or freed after backward
-                t = None
+            t = read.get(arg) if info.producer is None else None   # an exception: absent, or freed after backward
             name = self.naming.name_of(t) if isinstance(t, torch.Tensor) else ""
             if not isinstance(t, torch.Tensor) or t.requires_grad or not t.numel() or (t.dim() == 0 and not name):
                 found.append(None)
@@ -208,6 +207,13 @@ class Origin:
         return outs
 
 
+@lru_cache(maxsize=None)
+def _shown(op, n: int, reduction) -> dict:
+    """The fields `NodeRecord.of_op` gives every node of `op` with n inputs (its formulas and symbols),
+    made once per op record, number of inputs and reduction rather than for every node."""
+    return vars(NodeRecord.of_op(op, n, constants=(("reduction", reduction),)))
+
+
 def _sub(k: int) -> str:
     return "".join("₀₁₂₃₄₅₆₇₈₉"[int(d)] for d in str(k))
 
@@ -227,8 +233,10 @@ def _op_value(fn, seen: Preview | None, previews: Previews) -> Preview | None:
         return None
     if seen is not None:
         return seen
+    if "result" not in saved.saved_names(type(fn)):   # most nodes (a missing attribute costs an exception)
+        return meta
     try:
-        result = getattr(fn, "_saved_result", None)
+        result = fn._saved_result
     except RuntimeError:   # freed by a backward without retain_graph
         result = None
     if isinstance(result, torch_module().Tensor) and tuple(result.shape) == meta.shape:

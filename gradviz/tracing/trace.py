@@ -81,9 +81,11 @@ class LazyTrace(Trace):
     def _make(self) -> None:
         with _MAKING:
             build = self.__dict__.get("_build")
-            if build is None:   # made already, or being made by this thread (build reads its own fields)
+            if not callable(build):   # made already, or being made by this thread (build reads its own fields)
                 return
-            self.__dict__.update(Trace().__dict__, _build=None)
+            # while it is made, `_build` names the thread making it: its reads of its own fields go
+            # straight through (a build reads them hundreds of times), other threads wait in _make
+            self.__dict__.update(Trace().__dict__, _build=threading.get_ident())
             try:
                 build(self)
             except BaseException:
@@ -100,14 +102,16 @@ _MAKING = threading.RLock()
 
 def _made_field(name: str) -> property:
     def get(self):
-        if "_build" in self.__dict__:
+        made = self.__dict__
+        if "_build" in made and made["_build"] != threading.get_ident():
             self._make()
-        return self.__dict__[name]
+        return made[name]
 
     def put(self, value) -> None:
-        if "_build" in self.__dict__:
+        made = self.__dict__
+        if "_build" in made and made["_build"] != threading.get_ident():
             self._make()
-        self.__dict__[name] = value
+        made[name] = value
     return property(get, put)
 
 

@@ -130,6 +130,30 @@ def test_two_threads_reading_one_lazy_trace_both_see_it_whole():
         assert seen == [(len(expected["nodes"]), len(expected["steps"]))] * 3
 
 
+def test_a_thread_reading_while_another_makes_the_trace_waits_for_it_whole():
+    made_half, finish = threading.Event(), threading.Event()
+
+    def build(trace):
+        trace.nodes.append("n0")   # the making thread reads its own fields as it makes them
+        made_half.set()
+        finish.wait(10)
+        trace.nodes.append("n1")
+
+    lazy = LazyTrace(build)
+    maker = threading.Thread(target=lambda: lazy.nodes)
+    maker.start()
+    assert made_half.wait(10)
+    seen = []
+    reader = threading.Thread(target=lambda: seen.append(list(lazy.nodes)))
+    reader.start()
+    reader.join(0.2)
+    assert reader.is_alive() and seen == []   # waiting for the maker, not reading half a trace
+    finish.set()
+    maker.join(10)
+    reader.join(10)
+    assert seen == [["n0", "n1"]] and lazy.built()
+
+
 def test_an_error_while_making_leaves_the_trace_to_be_made_again():
     calls = []
 
