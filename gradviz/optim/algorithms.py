@@ -15,7 +15,7 @@ import numpy as np
 from ..backend import namespace_of
 from ..dtypes import float64, get_default_dtype
 from ..tensor import Tensor
-from .optimizer import Optimizer, state_tensor, step_count
+from .optimizer import ELEMENTWISE, Optimizer, state_tensor, step_count
 
 
 def _check(condition: bool, message: str) -> None:
@@ -162,6 +162,12 @@ class AdamW(Adam):
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
                          capturable=capturable, differentiable=differentiable, fused=fused,
                          decoupled_weight_decay=True)
+
+
+# Adam's update is about fifteen NumPy calls per parameter: on small parameters their own cost is most
+# of the step, so a group's are updated together. SGD's is four, and updating them together cost more
+# than it saved (LeNet-5's step: 0.19 against 0.175 ms).
+ELEMENTWISE.add(Adam._update)
 
 
 class RMSprop(Optimizer):

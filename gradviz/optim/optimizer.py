@@ -118,8 +118,14 @@ class Optimizer:
             with enable_grad():
                 loss = closure()
         copies: dict = {}
-        staged = [self._stage(p, group, copies) for group in self.param_groups for p in group["params"]
-                  if p.grad is not None]
+        staged = []
+        for group in self.param_groups:
+            params = [p for p in group["params"] if p.grad is not None]
+            together = self._stage_together([p for p in params if p._data.size <= SMALL], group)
+            if together is None:
+                staged += [self._stage(p, group, copies) for p in params]
+            else:
+                staged += together + [self._stage(p, group, copies) for p in params if p._data.size > SMALL]
         for p, x, state, new in staged:
             p._write(x)
             if new and p not in self.state:   # torch keeps no entry for a parameter with no state (plain SGD)
@@ -146,6 +152,40 @@ class Optimizer:
         x, new, state = copies[id(p)]
         self._update(p, x, g, new, group)
         return p, x, state, new
+
+    def _stage_together(self, params: list, group: dict) -> list | None:
+        """The group's updates as _stage gives them, worked out on one flat array when the rule is
+        elementwise and registered in ELEMENTWISE (Adam, AdamW): each arithmetic step runs once for the
+        group instead of once per parameter, on the same numbers (each element meets the same scalars).
+        None where the parameters cannot share one array: another dtype or device, state of another
+        shape, dtype or step count."""
+        if getattr(self._update, "__func__", None) not in ELEMENTWISE or len(params) < 2:
+            return None
+        dtype = params[0]._data.dtype
+        if len({id(p) for p in params}) < len(params) or any(
+                type(p._data) is not np.ndarray or type(p._grad._data) is not np.ndarray or p._data.dtype != dtype
+                or p._grad._data.dtype != dtype for p in params):
+            return None
+        states = [self.state.get(p, {}) for p in params]
+        if not _shared_state(params, states):
+            return None
+        sizes = [p._data.size for p in params]
+        x = np.concatenate([p._data.reshape(-1) for p in params])
+        g = np.concatenate([p._grad._data.reshape(-1) for p in params])
+        if group.get("maximize"):
+            g = -g
+        new = {key: Tensor._make(value._data.copy() if key in OWN_SHAPE_STATE else
+                                 np.concatenate([state[key]._data.reshape(-1) for state in states]))
+               for key, value in states[0].items()}
+        self._update(Tensor._make(x), x, g, new, group)
+        staged, start = [], 0
+        for p, state, size in zip(params, states, sizes):
+            shape = p._data.shape
+            mine = {key: Tensor._make(value._data.copy() if key in OWN_SHAPE_STATE else
+                                      value._data[start:start + size].reshape(shape)) for key, value in new.items()}
+            staged.append((p, x[start:start + size].reshape(shape), state, mine))
+            start += size
+        return staged
 
     def _update(self, p: Tensor, x, g, state: dict, group: dict) -> None:
         """Rewrite the array x (p's data) in place from its gradient g (already negated for maximize)."""
@@ -194,6 +234,33 @@ class Optimizer:
 # state not of its parameter's shape: one number per parameter (the step count, NAdam's product of
 # momenta, ASGD's eta and mu) and Adafactor's factored variances (one per row, one per column)
 OWN_SHAPE_STATE = frozenset({"step", "mu_product", "eta", "mu", "row_var", "col_var"})
+
+
+# the _update rules that treat every element alike, registered by algorithms.py where it pays: a group's
+# parameters of at most SMALL elements are then updated as one flat array (on larger ones a NumPy call's
+# own cost is small beside its arithmetic, and the copies into one array would cost more)
+SMALL = 4096
+ELEMENTWISE: set = set()
+
+
+def _shared_state(params: list, states: list) -> bool:
+    """Whether the parameters' states can be stacked: the same keys, every buffer a NumPy array of its
+    parameter's shape and dtype, and the same per-parameter numbers (the step count) everywhere."""
+    keys = list(states[0])
+    for p, state in zip(params, states):
+        if list(state) != keys:
+            return False
+        for key, value in state.items():
+            if not isinstance(value, Tensor) or not isinstance(value._data, (np.ndarray, np.generic)):
+                return False   # (the step count is a NumPy scalar once counted)
+            if key in OWN_SHAPE_STATE:
+                first = states[0][key]._data
+                if value._data.dtype != first.dtype or value._data.shape != first.shape or (
+                        value._data.tobytes() != first.tobytes()):
+                    return False
+            elif value._data.shape != p._data.shape or value._data.dtype != p._data.dtype:
+                return False
+    return True
 
 
 def _check_state(p: Tensor, state: dict) -> None:

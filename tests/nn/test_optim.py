@@ -233,6 +233,54 @@ def test_failing_step_changes_nothing(name, kwargs, breaking):
     assert messages[0] == messages[1]
 
 
+@pytest.mark.parametrize("name,kwargs", [c for c in CONFIGS if c[0] in ("Adam", "AdamW")])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_one_group_updated_as_one_array_matches_each_alone(name, kwargs, dtype):
+    """Adam and AdamW update a group's small parameters as one flat array: the same bits as each
+    parameter updated alone (in a group of its own), the same state (its tensors keep their identity),
+    also when a parameter skipped a step and the step counts differ."""
+    rng = np.random.default_rng(3)
+    arrays = [rng.standard_normal(s).astype(dtype) for s in ((3, 4), (4,), (), (70, 70), (2, 3))]   # one large
+    together = [gradviz.nn.Parameter(gradviz.tensor(a)) for a in arrays]
+    alone = [gradviz.nn.Parameter(gradviz.tensor(a)) for a in arrays]
+    opt = getattr(optim, name)(together, **kwargs)
+    ref = getattr(optim, name)([{"params": [p]} for p in alone], **kwargs)
+    held = {}
+    for step in range(5):
+        for i, (p, q) in enumerate(zip(together, alone)):
+            skip = step == 2 and i == 1
+            g = None if skip else rng.standard_normal(p.shape).astype(dtype)
+            p.grad, q.grad = (None, None) if skip else (gradviz.tensor(g), gradviz.tensor(g))
+        opt.step()
+        ref.step()
+        for p, q in zip(together, alone):
+            assert p.detach().numpy().tobytes() == q.detach().numpy().tobytes() and p._version == q._version
+            assert list(opt.state[p]) == list(ref.state[q])
+            for key, value in opt.state[p].items():
+                assert value.shape == ref.state[q][key].shape and value.dtype == ref.state[q][key].dtype
+                assert np.asarray(value).tobytes() == np.asarray(ref.state[q][key]).tobytes()
+                assert held.setdefault((id(p), key), value) is value   # updated in place, as torch's
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW"])
+def test_failing_step_of_a_whole_group_changes_nothing(name):
+    """A step whose first group (updated as one array) fails leaves every parameter and state as it was."""
+    ps = [gradviz.tensor([[1.0, -2.0], [0.5, 3.0]], requires_grad=True), gradviz.tensor([2.0, -1.0], requires_grad=True),
+          gradviz.tensor(0.5, requires_grad=True)]
+    opt = getattr(optim, name)([{"params": ps[:2]}, {"params": ps[2:]}], lr=0.1)
+    for _ in range(2):
+        opt.zero_grad()
+        (ps[0].sum() * ps[1].prod() + ps[2] ** 3).backward()
+        opt.step()
+    opt.param_groups[0]["lr"] = None
+    before = [(p.tolist(), p._version) for p in ps]
+    state = {i: {k: v.tolist() for k, v in opt.state[p].items()} for i, p in enumerate(ps)}
+    with pytest.raises(TypeError):
+        opt.step()
+    assert [(p.tolist(), p._version) for p in ps] == before
+    assert {i: {k: v.tolist() for k, v in opt.state[p].items()} for i, p in enumerate(ps)} == state
+
+
 def test_zero_grad_and_closure():
     p = gradviz.nn.Parameter(gradviz.tensor([1.0, 2.0]))
     opt = optim.SGD([p], lr=0.1)
