@@ -361,21 +361,16 @@ def nanmedian(input, dim=None, keepdim=False):
 def _median_along(name: str, op: Op, input, dim, keepdim, skip_nan: bool):
     """median(dim) / nanmedian(dim): the entry at the lower middle of a stable sort along dim, where
     NaN sorts last: nanmedian counts only the other entries; median takes a slice's first NaN."""
-    (d,) = normalize_dims(dim, input.ndim)
-    _nonempty("median", input, d)
-    xp = backend.namespace_of(input._data)
-    if input.ndim == 0:
-        index = xp.zeros((), dtype=np.int64)
-    else:
-        order = xp.argsort(input._data, axis=d, kind="stable")
-        counted = (input._data == input._data).sum(axis=d, keepdims=True)
+    def middle(xp, a, d):
+        order = xp.argsort(a, axis=d, kind="stable")
+        counted = (a == a).sum(axis=d, keepdims=True)
         middle = xp.maximum(counted - 1, 0) // 2 if skip_nan else \
-            xp.where(counted < input.shape[d], counted, (input.shape[d] - 1) // 2)
+            xp.where(counted < a.shape[d], counted, (a.shape[d] - 1) // 2)
         index = xp.take_along_axis(order, middle, d)
         if skip_nan and not counted.all():   # a slice of NaNs only: the one nth_element leaves first
-            index[counted == 0] = nth_element(list(range(input.shape[d])), 0, lambda i, j: False)[0]
-    values = apply(op, (input,), (d, bool(keepdim), index))
-    return values_indices(name, values, index if keepdim or not input.ndim else index.squeeze(d))
+            index[counted == 0] = nth_element(list(range(a.shape[d])), 0, lambda i, j: False)[0]
+        return index
+    return _picked_along(name, "median", op, input, dim, keepdim, middle)
 
 
 @public(method=True, out=True)
@@ -383,17 +378,23 @@ def mode(input, dim=-1, keepdim=False):
     """The most frequent value along dim (the smallest of equally frequent ones) and the index torch's CPU
     kernel reports: the last of its run after libstdc++'s std::sort, which is not stable."""
     check_bool("mode", "keepdim", keepdim)
-    (d,) = normalize_dims(dim, input.ndim)
-    _nonempty("mode", input, d)
-    xp = backend.namespace_of(input._data)
-    if input.ndim == 0:
-        index = xp.zeros((), dtype=np.int64)
-    else:
-        rows = xp.moveaxis(input._data, d, -1)
+
+    def most_frequent(xp, a, d):
+        rows = xp.moveaxis(a, d, -1)
         found = [_mode_index(row) for row in backend.to_numpy(rows).reshape(-1, rows.shape[-1]).tolist()]
-        index = xp.expand_dims(xp.asarray(found, dtype=np.int64).reshape(rows.shape[:-1]), d)
-    values = apply(MODE, (input,), (d, bool(keepdim), index))
-    return values_indices("mode", values, index if keepdim or not input.ndim else index.squeeze(d))
+        return xp.expand_dims(xp.asarray(found, dtype=np.int64).reshape(rows.shape[:-1]), d)
+    return _picked_along("mode", "mode", MODE, input, dim, keepdim, most_frequent)
+
+
+def _picked_along(name: str, checked_as: str, op: Op, input, dim, keepdim, index_of):
+    """(values, indices) of the entry `index_of(xp, array, dim)` picks in each slice along dim (its
+    indices with dim kept), recorded by `op`: median, nanmedian and mode along a dim."""
+    (d,) = normalize_dims(dim, input.ndim)
+    _nonempty(checked_as, input, d)
+    xp = backend.namespace_of(input._data)
+    index = xp.zeros((), dtype=np.int64) if input.ndim == 0 else index_of(xp, input._data, d)
+    values = apply(op, (input,), (d, bool(keepdim), index))
+    return values_indices(name, values, index if keepdim or not input.ndim else index.squeeze(d))
 
 
 def _by_value(x, y) -> bool:
