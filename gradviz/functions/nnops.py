@@ -452,7 +452,8 @@ def dropout_impl(input, p, train, inplace=False, feature=False, alpha=False):
 
 
 def _checked_p(p):
-    if not 0 <= p <= 1:
+    """nn.functional's check of p, before ATen's (a NaN passes it, and ATen's refuses it)."""
+    if p < 0 or p > 1:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     return p
 
