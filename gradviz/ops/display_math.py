@@ -1,7 +1,7 @@
 """A record's display math as plain Unicode: the LaTeX a record writes once, read as text.
 
-Op records write their formulas in LaTeX only (`$c` the output, `$0`, `$1` the inputs, `$name` a
-parameter); Graphviz labels, make_dot, the op reference and the player's fallback need plain text,
+Op records write their formulas in LaTeX only (`$c` the output, `$0`, `$1` the inputs, `$*` all the
+inputs of an op over a list of tensors, `$name` a parameter); Graphviz labels, make_dot, the op reference and the player's fallback need plain text,
 which `template_text` derives from that LaTeX with the record's own letters put in (c = a ⊙ b,
 ḡ ⊙ b ⊙ aᵇ⁻¹). The reader covers the LaTeX the records use: fractions, roots, scripts, accents,
 cases, \\text and operator names, Greek letters and the usual symbols. The markers and `fill`
@@ -13,7 +13,7 @@ import re
 import unicodedata
 
 # -- markers: what a record's LaTeX leaves to be filled in ----------------------------------
-MARKER = re.compile(r"\$([A-Za-z_]\w*|\d+)")
+MARKER = re.compile(r"\$([A-Za-z_]\w*|\d+|\*)")
 # `$?flag{...}`: the braces' LaTeX only when the parameter `flag` was True (keepdim) or a number
 # other than 0 and 1 (a convolution's groups: its channels counted within each group)
 WHEN = re.compile(r"\$\?([A-Za-z_]\w*)\{([^{}]*(?:\{[^{}]*\}[^{}]*)*)\}")
@@ -51,13 +51,15 @@ def _unnamed(m) -> str:
 
 
 def fill(template: str, inputs: list, out: str, params: dict) -> str:
-    """The record's LaTeX with `$c` -> out, `$k` -> inputs[k], `$param` -> params[param] (each
-    already LaTeX); a parameter without a value keeps its symbol. `$?flag{...}` keeps its LaTeX
+    """The record's LaTeX with `$c` -> out, `$k` -> inputs[k], `$*` -> every input, comma-separated
+    (cat's list), `$param` -> params[param] (each already LaTeX); a parameter without a value keeps its symbol. `$?flag{...}` keeps its LaTeX
     when params[flag] holds (\\text{True}, or a number other than 0 and 1)."""
     def put(m):
         key = m.group(1)
         if key == "c":
             return "{" + out + "}"
+        if key == "*":
+            return r",\, ".join("{" + name + "}" for name in inputs)
         if key.isdigit():
             return "{" + (inputs[int(key)] if int(key) < len(inputs) else "x_{" + key + "}") + "}"
         if key in params:

@@ -131,6 +131,8 @@ class Op:
         return self._vjp_formulas
 
     def _text(self, latex: str) -> str:
+        if self.arg_names == ("tensors",):    # `$*`, a list of any length: its first two, then dots
+            return template_text(latex, self.input_symbols(2) + (r"\dots",), self.out_symbol)
         slots = [int(k) + 1 for k in MARKER.findall(latex) if k.isdigit()]
         return template_text(latex, self.input_symbols(max([len(self.arg_names), 1] + slots)), self.out_symbol)
 

@@ -140,10 +140,10 @@ def _stack_vjp(xp, g, c, *args):
     return [g[(slice(None),) * dim + (i,)] for i in range(len(inputs))]
 
 
-CAT = Op("cat", "CatBackward0", r"$c = [a_1,\, a_2,\, \dots]",
+CAT = Op("cat", "CatBackward0", r"$c = [$*]",
          _cat_forward, vjp=_cat_vjp, args=("tensors",), params=("dim",),
          vjp_latex=(r"\text{the slice of } \bar{g} \text{ for each input}",), jvp="linear")
-STACK = Op("stack", "StackBackward0", r"$c = \operatorname{stack}(a_1,\, a_2,\, \dots)",
+STACK = Op("stack", "StackBackward0", r"$c = \operatorname{stack}($*)",
            lambda xp, *args: xp.stack(args[:-1], axis=args[-1]),
            vjp=_stack_vjp, args=("tensors",), params=("dim",),
            vjp_latex=(r"\bar{g}[i] \text{ for input } i",), jvp="linear")
@@ -255,7 +255,7 @@ def _block_diag_vjp(xp, g, c, *inputs):
     return out
 
 
-BLOCK_DIAG = Op("block_diag", "BlockDiagBackward0", r"C = \operatorname{diag}(A_1,\, A_2,\, \dots)",
+BLOCK_DIAG = Op("block_diag", "BlockDiagBackward0", r"$c = \operatorname{diag}($*)",
                 _block_diag_forward, vjp=_block_diag_vjp,
                 args=("tensors",), symbols=("A₁", "A₂", "A₃"),
                 vjp_latex=(r"\text{the block of } \bar{g} \text{ for each input}",), jvp="linear", out_symbol="C")

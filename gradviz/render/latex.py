@@ -447,6 +447,9 @@ def _row(kids) -> str:
             out += " "                                      # ḡ Mᵀ: a product of two operands
         elif previous is not None and previous[0] == "num" and kind == "atom" and _long_name(k):
             out += " "                                      # 2 img, but 2x
+        if kind == "open" and k.text == "(" and previous is not None and previous[0] == "word" and \
+                previous[1] not in _LARGE:
+            out = out.rstrip(" ")                           # stack(a, b): no space before a name's parenthesis
         out += piece
         previous = (kind, (k.text or "") if k.tag == "mo" else "")
     return out

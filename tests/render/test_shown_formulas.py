@@ -128,3 +128,22 @@ def test_the_issue_program_with_a_tensor_called_e():
     texts = [Formula(graph, n).forward_text() for n in trace.nodes if n.kind == "op"]
     assert any(t.endswith("= exp(e)") for t in texts), texts
     assert not any("eᵉ" in t for t in texts), texts
+
+
+@pytest.mark.parametrize("program, op, forward", [
+    (lambda a, b, d: torch.cat([a, b, d]), "CatBackward0", "y = [a, b, d]"),
+    (lambda a, b, d: torch.stack([a, d]), "StackBackward0", "y = stack(a, d)"),
+    (lambda a, b, d: torch.block_diag(b, a), "BlockDiagBackward0", "y = diag(b, a)"),
+])
+def test_an_op_over_a_list_names_each_tensor_of_the_list(program, op, forward):
+    """cat, stack and block_diag read with the learner's tensors, in the list's order (they read
+    [a₁, a₂, …] whatever the inputs were, which reads like slices of a tensor called a)."""
+    names = {k: torch.tensor([1.0, 2.0], requires_grad=True) for k in "abd"}
+    names["y"] = program(**{k: names[k] for k in "abd"})
+    assert _node_formula(names["y"], names, op).forward_text() == forward
+
+
+def test_the_op_reference_writes_a_list_of_any_length():
+    from gradviz.ops.shape import BLOCK_DIAG, CAT, STACK
+    assert (CAT.formula, STACK.formula, BLOCK_DIAG.formula) == ("c = [a₁, a₂, …]", "c = stack(a₁, a₂, …)",
+                                                                 "C = diag(A₁, A₂, …)")
