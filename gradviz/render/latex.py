@@ -40,8 +40,9 @@ _APPLIED = re.compile(r"(?<!<msup>)(?<!<msub>)(?<!<msubsup>)(" + _FUNCTION + r"|
 APPLY = '<mo lspace="0" rspace="0.1667em">&#x02061;</mo>'
 # \operatorname{softplus} comes out as <mo>softplus</mo>, which MathML spaces as an unknown operator,
 # a thick space on each side (`tanh( softplus h)`); TeX sets a function name with no space before it
-# and a thin one after
+# and a thin one after, none before a parenthesis (`stack(a, b)`)
 _WORD_OPERATOR = re.compile(r"<mo>([A-Za-z]{2,})</mo>")
+_WORD_BEFORE_PARENTHESIS = re.compile(r"<mo>([A-Za-z]{2,})</mo>(?=<mo stretchy=\"false\">&#x00028;)")
 # and a product written before a function name (`a \tanh a`) keeps TeX's thin space: `a tanh a`, not `atanh a`
 _NAME_AFTER_OPERAND = re.compile(r"(</mi>|</mn>|</mtext>|</mrow>|</msub>|</msup>|<mo stretchy=\"false\">&#x00029;</mo>)(" + _FUNCTION + ")")
 
@@ -51,6 +52,7 @@ def _convert(latex: str, display: bool) -> str:
     from latex2mathml.converter import convert
     out = convert(latex, display="block" if display else "inline")
     out = _APPLIED.sub(lambda m: m.group(1) + APPLY, out)
+    out = _WORD_BEFORE_PARENTHESIS.sub(r'<mo lspace="0" rspace="0">\1</mo>', out)
     out = _WORD_OPERATOR.sub(r'<mo lspace="0" rspace="0.1667em">\1</mo>', out)
     out = _NAME_AFTER_OPERAND.sub(r'\1<mspace width="0.1667em"></mspace>\2', out)
     return out.replace(' xmlns="http://www.w3.org/1998/Math/MathML"', "", 1)
