@@ -123,6 +123,7 @@ class Formula:
         named = [n for n in node.out_names if n]
         self.outs = [self._name(n) for n in node.out_names] if named and len(named) == len(node.out_names) else []
         self.exp_for_euler = graph.names_e
+        self.letters = frozenset(n for n in self.names if len(n) == 1 and n.isalpha())   # o, p: maybe an index too
 
     def output_text(self, nr: int) -> str:
         """The plain name of output `nr` (for the ∂L/∂name a node of several outputs receives)."""
@@ -143,6 +144,8 @@ class Formula:
         """The record's LaTeX with this node's names (as placeholders) and constants put in."""
         if self.exp_for_euler:
             template = latex.exp_for_euler(template)
+        if self.letters:
+            template = latex.primed_indices(template, self.letters)
         if self.outs:   # the record's list of outputs, c₁, c₂, …, becomes this node's symbols
             listed = r"{$c}_1, {$c}_2, \ldots" if r"{$c}_2" in template else r"{$c}_1"
             template = template.replace(listed, ", ".join(self.outs))

@@ -301,6 +301,24 @@ def coefficients(latex: str) -> str:
         pos = lo + len(joined) - len(right)
 
 
+# what a record's LaTeX writes as words or accents, never as index letters: \text{a transposed
+# convolution}, \operatorname{diag}, \bar{g}
+_NOT_INDICES = re.compile(r"(\\(?:text|operatorname|mathrm|mathbf|bar|hat|tilde|dot|vec|overline)\s*\{[^{}]*\})")
+
+
+@lru_cache(maxsize=1024)
+def primed_indices(template: str, letters: frozenset) -> str:
+    """The record's index letters that are also names of the formula's tensors written primed: with an
+    output called o, a convolution reads o[n, o′, p] = Σ w[o′, i, k] …, so o means the tensor only.
+    Euler's e (exp_for_euler) and the loss L of ∂L are never indices."""
+    letters = sorted(letters - {"e", "L"})
+    if not letters:
+        return template
+    index = re.compile(r"(?<![\\$\w'])([" + "".join(letters) + r"])(?![\w'])")
+    pieces = _NOT_INDICES.split(template)
+    return "".join(piece if k % 2 else index.sub(r"\1'", piece) for k, piece in enumerate(pieces))
+
+
 # Euler's number in a record's LaTeX (e^{x}, never a marker or a command's letter)
 _EULER = re.compile(r"(?<![A-Za-z\\$])e\^(?=\{)")
 

@@ -19,11 +19,13 @@ def _node_formula(y, names: dict, op: str) -> Formula:
     return Formula(Graph(trace), node)
 
 
-def _check(y, names: dict, op: str, out: str) -> Formula:
-    """The node's forward and each VJP it shows, evaluated on the named tensors, equal the engine's."""
+def _check(y, names: dict, op: str, out: str, letters: dict | None = None) -> Formula:
+    """The node's forward and each VJP it shows, evaluated on the named tensors (and `letters`, the
+    record's letters the panel spells out after the formula), equal the engine's."""
     f = _node_formula(y, names, op)
     values = {k: v.detach().numpy() for k, v in names.items()}
     source, env = shown(f.latex(f.node.latex), tuple(f.names), values, out)
+    env.update(letters or {})
     for side in Evaluator(env).forward(source):
         assert np.allclose(np.broadcast_to(side, y.shape), values[out], equal_nan=True), (f.forward_text(), side)
     g = torch.linspace(-1.0, 2.0, y.numel(), dtype=y.dtype).reshape(y.shape)
@@ -38,6 +40,7 @@ def _check(y, names: dict, op: str, out: str) -> Formula:
         total = 0
         for slot in read:
             source, env = shown(f.latex(f._vjp_template(slot)), tuple(f.names), values, out)
+            env.update(letters or {})
             env["\\bar{g}"] = g.numpy()
             total = total + Evaluator(env, target_shape=sent.shape).vjp(source)
         assert np.allclose(np.broadcast_to(total, sent.shape), sent, equal_nan=True), \
@@ -147,3 +150,18 @@ def test_the_op_reference_writes_a_list_of_any_length():
     from gradviz.ops.shape import BLOCK_DIAG, CAT, STACK
     assert (CAT.formula, STACK.formula, BLOCK_DIAG.formula) == ("c = [a₁, a₂, …]", "c = stack(a₁, a₂, …)",
                                                                  "C = diag(A₁, A₂, …)")
+
+
+def test_a_tensor_named_like_an_index_letter_keeps_its_name_and_the_index_is_primed():
+    """A convolution's output called o and its kernel called k: the channel index o and the tap k of the
+    record's index form are written o′ and k′, so o and k mean the tensors, and the formula stays true."""
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 7, dtype=torch.float64, requires_grad=True)
+    k = torch.randn(4, 3, 2, dtype=torch.float64, requires_grad=True)
+    o = F.conv1d(x, k, stride=2, dilation=2)
+    f = _check(o, {"x": x, "k": k, "o": o}, "ConvolutionBackward0", "o",
+               letters={"s": np.asarray([2]), "q": np.asarray([0]), "d": np.asarray([2])})
+    text = f.forward_text()
+    assert text.startswith("o = x ⋆ k: o[n, o′, p] = Σ over i, k′ of k[o′, i, k′] x[n, i, s p + d k′ − q]"), text
+    assert "∂L/∂k = Σ over n of xₙ ⋆ ḡₙ: Σ over n, p of ḡ[n, o′, p] x[n, i, s p + d k′ − q] at [o′, i, k′]" \
+        == f.vjp_text(1)

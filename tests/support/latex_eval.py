@@ -269,6 +269,8 @@ def _tokens(latex: str) -> list:
             out.append(("open", char))
         elif char in ")}]":
             out.append(("close", char))
+        elif char == "'" and out and out[-1][0] == "char" and out[-1][1].isalpha():
+            out[-1] = ("char", out[-1][1] + "\u02b9")    # a primed index, k′: one letter (ʹ is a letter)
         else:
             out.append(("char", char))
     return out

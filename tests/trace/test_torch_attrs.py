@@ -138,7 +138,7 @@ def test_a_64_element_weight_shows_its_data_cell():
 @pytest.mark.parametrize("cut, name, headline, vjp", [
     (lambda x: x.chunk(3, 1), "SplitBackward0", "t₁, t₂, t₃ = split(x, (2, 2, 2))", "cat(ḡ₁, ḡ₂, …) along dim 1"),
     (lambda x: x.split([2, 4], 1), "SplitWithSizesBackward0", "t₁, t₂ = split(x, (2, 4))", "cat(ḡ₁, ḡ₂, …) along dim 1"),
-    (lambda x: x.unbind(0), "UnbindBackward0", "t₁, t₂, t₃ = unbind(x, 0)", "stack (ḡ₁, ḡ₂, …) along dim 0"),
+    (lambda x: x.unbind(0), "UnbindBackward0", "t₁, t₂, t₃ = unbind(x, 0)", "stack(ḡ₁, ḡ₂, …) along dim 0"),
 ])
 def test_a_split_says_its_outputs_gradients_are_joined_not_summed(cut, name, headline, vjp):
     # nn.GRU's gates, a packed sequence's steps, attention's q, k, v: one node, several outputs

@@ -29,7 +29,7 @@ def test_the_fused_lstm_node_says_what_it_fused():
     assert "LSTM" in text and "T = 6 steps" in text and "(i, f, g, o)" in text
     assert "lstm.weight_ih_l0 xₜ" in text and "lstm.weight_hh_l0 hₜ₋₁" in text   # its inputs by name
     assert "one node for 6 steps × 4 gates" in text and "h_T, c_T" in text          # and what it returns
-    assert formula.headline() == "t₄ = LSTM (t₃) over T = 6 steps"                  # a short diagram label
+    assert formula.headline() == "t₄ = LSTM(t₃) over T = 6 steps"                  # a short diagram label
     assert dict(node.attrs)["fused"] == "6 time steps × 4 gates (i, f, g, o) of an LSTM layer (16 → 32, batch 3) in one node"
     vjps = [formula.vjp_text(slot) for slot in range(5)]
     assert "backward through time" in vjps[0] and vjps[1].endswith("Σ over steps t of ĝ_t x_tᵀ")
