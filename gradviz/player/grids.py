@@ -17,11 +17,21 @@ from .mathtext import esc
 GRID_ROWS = GRID_COLS = 8      # up to 8×8 values print as numbers in a grid
 
 
+def levels(values: np.ndarray, scale: float) -> np.ndarray:
+    """The colour class of each value on a scale whose ends are ±scale: −4 ... 4 as integers (0 only for
+    exact zero, and for what is not finite)."""
+    v = np.asarray(values, dtype=np.float64)
+    if scale == 0:
+        return np.zeros(v.shape, dtype=np.int64)
+    with np.errstate(all="ignore"):
+        k = np.clip(np.round(4 * v / scale), -4, 4)
+    k = np.where(k == 0, np.sign(v), k)          # a value too small for level 1 still shows its sign
+    return np.where(np.isfinite(v), k, 0).astype(np.int64)
+
+
 def level(v: float, scale: float) -> int:
-    """The colour class of v on a scale whose ends are ±scale: −4 ... 4 (0 only for exact zero)."""
-    if scale == 0 or v == 0 or not np.isfinite(v):
-        return 0
-    return int(np.clip(np.round(4 * v / scale), -4, 4)) or (1 if v > 0 else -1)
+    """The colour class of one value (levels)."""
+    return int(levels(v, scale))
 
 
 def scale_of(*previews) -> float:
@@ -69,10 +79,11 @@ def grid(values, scale: float | None = None, highlight_rows=(), row_labels=None,
     out = [f'<table class="gv-grid{" gv-wide" if m.shape[1] >= 5 else ""}">']
     if col_labels is not None:
         out.append("<tr><th></th>" + "".join(f"<th>{esc(str(c))}</th>" for c in col_labels) + "</tr>")
+    classes = levels(m, scale).tolist()
     for r, row in enumerate(m):
         head = f"<th>{esc(str(row_labels[r]))}</th>" if row_labels is not None else ""
         mark = ' class="gv-hl"' if r in highlight_rows else ""
-        cells = "".join(f'<td class="gv-j{level(v, scale)}">{t}</td>' for v, t in zip(row, texts[r]))
+        cells = "".join(f'<td class="gv-j{k}">{t}</td>' for k, t in zip(classes[r], texts[r]))
         out.append(f"<tr{mark}>{head}{cells}</tr>")
     out.append("</table>")
     return "".join(out)
@@ -95,12 +106,10 @@ def _shorter(text: str) -> str:
 
 def thumbnail(blocks: np.ndarray, scale: float) -> str:
     """A heatmap of block means as one small inline SVG, one path per colour."""
-    paths: dict = {}
-    for i, row in enumerate(blocks):
-        for j, v in enumerate(row):
-            paths.setdefault(level(v, scale), []).append(f"M{j} {i}h1v1h-1z")
+    classes = levels(blocks, scale)
+    body = "".join(f'<path class="gv-j{k}" d="' + "".join(f"M{j} {i}h1v1h-1z" for i, j in zip(*np.nonzero(classes == k)))
+                   + '"/>' for k in np.unique(classes).tolist())
     h, w = blocks.shape
-    body = "".join(f'<path class="gv-j{k}" d="{"".join(d)}"/>' for k, d in sorted(paths.items()))
     px = 8 if max(w, h) <= 8 else 6
     return (f'<svg class="gv-thumb" viewBox="0 0 {w} {h}" width="{w * px}" height="{h * px}" '
             f'preserveAspectRatio="none" role="img" aria-label="heatmap">{body}</svg>')
