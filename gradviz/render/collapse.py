@@ -13,7 +13,8 @@ went. Reductions, applied in order until the graph fits:
 1. scopes named by `collapse` (or, with collapse="scopes", the model's modules: the outermost
    scopes, or one level in when a single scope holds all the others);
 2. long chains (each node one input, one consumer): the middle becomes one node;
-3. the largest of the model's modules, one by one;
+3. the largest of the model's modules, one by one; once they fit, the boxes are opened one level at a
+   time into their own modules while the drawing still fits (one box per block, not one for all);
 4. a band: nodes are ranked by their distance from the outputs and the
    nodes farthest from both the outputs and the inputs are hidden together,
    which folds long runs of repeated blocks into one note.
@@ -247,6 +248,12 @@ class _Planner:
         paths = list(dict.fromkeys(s[:depth] for s in scopes if len(s) >= depth))   # in trace order
         # a module of one op (a ReLU) would be a box as big as its node: nothing to gain
         return sorted((s for s in paths if len(self.by_scope[s]) > 1), key=lambda s: -len(self.by_scope[s]))
+
+    def submodules(self, path: tuple) -> list:
+        """The modules one level inside `path` that hold more than one op, largest first."""
+        subs = dict.fromkeys(tuple(self.index[m].scope[:len(path) + 1]) for m in self.by_scope.get(path, ())
+                             if len(self.index[m].scope) > len(path))
+        return sorted((s for s in subs if len(self.by_scope[s]) > 1), key=lambda s: -len(self.by_scope[s]))
 
     def scope_paths(self, wanted) -> list:
         """The scope paths `collapse` names: "scopes" (the model's modules, see module_depth),
@@ -559,7 +566,10 @@ def _fit(p: _Planner, trace: Trace, sizes, rankdir: str, labelled: bool, budget:
 
     _fold_fewest(p, p.chain_runs(), p.fold_chain, fits)
     if not fits():
-        _fold_fewest(p, p.modules(), p.collapse_scope, fits)
+        start = p.snapshot()
+        folded = _fold_fewest(p, p.modules(), p.collapse_scope, fits)
+        if fits():
+            _open_while_fits(p, start, folded, fits)
     if not fits():
         # the most drawn nodes a band leaves that still fit: a binary search over the band's room
         before = p.snapshot()
@@ -590,16 +600,16 @@ def _fit(p: _Planner, trace: Trace, sizes, rankdir: str, labelled: bool, budget:
     return view
 
 
-def _fold_fewest(p: _Planner, items: list, fold, fits) -> None:
+def _fold_fewest(p: _Planner, items: list, fold, fits) -> list:
     """Fold the fewest of `items` (in their order) that make the drawing fit, or all of them; a
-    binary search, so a model of 500 modules is estimated a dozen times, not 500."""
+    binary search, so a model of 500 modules is estimated a dozen times, not 500. Returns those folded."""
     if not items:
-        return
+        return []
     before = p.snapshot()
     for item in items:
         fold(item)
     if not fits():
-        return
+        return items
     lo, hi = 1, len(items)
     while lo < hi:
         mid = (lo + hi) // 2
@@ -613,6 +623,27 @@ def _fold_fewest(p: _Planner, items: list, fold, fits) -> None:
     p.restore(before)
     for item in items[:lo]:
         fold(item)
+    return items[:lo]
+
+
+def _open_while_fits(p: _Planner, start: tuple, folded: list, fits) -> None:
+    """The folded modules opened one level at a time, each box into boxes of its own modules (a
+    GPT's list of blocks into one box per block, then each block into its attention and MLP), as long
+    as the drawing still fits: the finest level of the model that does. `start`: the plan before the
+    modules were folded."""
+    while True:
+        finer = [sub for path in folded for sub in (p.submodules(path) or [path])]
+        if finer == folded:
+            return
+        p.restore(start)
+        for path in finer:
+            p.collapse_scope(path)
+        if not fits():
+            p.restore(start)
+            for path in folded:
+                p.collapse_scope(path)
+            return
+        folded = finer
 
 
 def _view(p: _Planner, trace: Trace) -> View:

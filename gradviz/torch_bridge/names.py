@@ -7,7 +7,9 @@ runs, can tell: `record_forward`). What it does say is which parameters each nod
 parameter's name is its module's path: a node that reads parameters of one module (a Linear's
 addmm, a Conv2d's convolution, a norm's batch_norm, with the weight's transpose) is placed in that
 module's cluster. Nodes that read no parameter (activations, residual adds, attention's softmax)
-stay outside any cluster unless record_forward saw them.
+join the deepest module they lie between (a path from one of its ops to another passes them), or
+else the modules shared by the scoped ops around them; where that is a ModuleList or a Sequential,
+which make no node of their own, the child that made their latest input.
 """
 from __future__ import annotations
 
@@ -22,6 +24,11 @@ _REARRANGING = {"TBackward0", "TransposeBackward0", "PermuteBackward0", "ViewBac
                 "ReshapeAliasBackward0", "ExpandBackward0", "CloneBackward0", "ToCopyBackward0", "SliceBackward0",
                 "SelectBackward0", "SplitBackward0", "UnbindBackward0", "UnsqueezeBackward0", "SqueezeBackward0",
                 "SqueezeBackward1", "SqueezeBackward2", "SqueezeBackward3", "SqueezeBackward4", "ConjBackward0"}
+
+
+# modules whose forward makes no node of its own (a ModuleList has none, a Sequential only calls its
+# children): a node placed in one by the scopes around it was made by one of its children
+_CONTAINERS = ("(ModuleList)", "(ModuleDict)", "(Sequential)")
 
 
 @dataclass
@@ -85,8 +92,10 @@ def scope_segments(module) -> dict:
 
 def _param_scopes(module) -> dict:
     """id(parameter) -> the scope path of the module that owns it (root first), in one walk of the
-    modules: each module's path is its parent's and its own segment (scope_segments' names), and a
-    parameter held by several modules belongs to the first, as named_parameters() names it."""
+    modules: each module's path is its parent's and its own segment (scope_segments' names). A
+    parameter held by several modules (a GPT's token embedding tied to its output layer) says nothing
+    of which of them read it, so it places no node (None): placed in the first, the output layer's
+    product would join the embedding's box at the graph's other end."""
     paths: dict = {}
     out: dict = {}
     for qualname, m in module.named_modules():   # parents before their children, each module once
@@ -95,7 +104,7 @@ def _param_scopes(module) -> dict:
         paths[qualname] = path
         for p in m._parameters.values():
             if p is not None:
-                out.setdefault(id(p), path)
+                out[id(p)] = path if out.get(id(p), path) == path else None
     return out
 
 
@@ -127,17 +136,19 @@ def inferred_scopes(order: list, param_scopes: dict) -> dict:
 
 
 def _filled(order: list, scopes: dict) -> dict:
-    """The nodes between those of one module placed in it too: a node that reads no parameter (a
-    block's ReLU, its residual add) gets the scope shared (the longest common prefix) by the nearest
-    scoped ops before it and after it, found through the unscoped ones, where it has both. So a
-    module's nodes are one piece, as record_forward would draw them, and folding a module into one
-    box makes no cycle."""
+    """The nodes between those of one module placed in it too, so a module's nodes are one piece, as
+    record_forward would draw them, and folding a module into one box makes no cycle. A node that
+    reads no parameter (a block's ReLU, its residual add) on a path from an op of a module to another
+    op of the same module belongs to the deepest such module (`_between`); one on no such path gets
+    the scope shared (the longest common prefix) by the nearest scoped ops before it and after it,
+    found through the unscoped ones, where it has both."""
     ops = [fn for fn in order if not is_accumulate(fn)]
     inputs = {fn: [n for n, _ in fn.next_functions if n is not None and not is_accumulate(n)] for fn in ops}
     consumers: dict = {}
     for fn in ops:
         for nxt in inputs[fn]:
             consumers.setdefault(nxt, []).append(fn)
+    scopes = {**_between(ops, inputs, consumers, scopes), **scopes}
     before = _shared(ops, inputs, scopes)                    # inputs come first in `order`
     after = _shared(ops[::-1], consumers, scopes)
     found = dict(scopes)
@@ -146,7 +157,54 @@ def _filled(order: list, scopes: dict) -> dict:
             common = _common_prefix(before[fn], after[fn])
             if common:
                 found[fn] = common
+    return _out_of_containers(ops, inputs, found)
+
+
+def _out_of_containers(ops: list, inputs: dict, found: dict) -> dict:
+    """A node placed in a ModuleList or a Sequential, whose forward makes no node of its own, moved to
+    the child of it that made its latest input (a block's residual add and ReLU, after its last
+    layer): `ops` lists inputs first, so an input already moved counts where it went."""
+    at = {fn: k for k, fn in enumerate(ops)}
+    for fn in ops:
+        path = found.get(fn)
+        while path and path[-1].endswith(_CONTAINERS):   # a ModuleList in a ModuleDict: down to a block
+            below = [n for n in inputs[fn] if len(found.get(n, ())) > len(path) and found[n][:len(path)] == path]
+            if not below:
+                break
+            path = found[fn] = found[max(below, key=at.__getitem__)][:len(path) + 1]
     return found
+
+
+def _between(ops: list, inputs: dict, consumers: dict, scopes: dict) -> dict:
+    """Unscoped node -> the deepest module it lies between: a path leads to it from an op of the
+    module and on from it to another (a block's residual add, after its attention and before its MLP).
+    A module's ops lie between the first and the last of them in `ops` (inputs first), so each module
+    looks only there. A node between two modules of one depth (neither inside the other) is left out."""
+    at = {fn: k for k, fn in enumerate(ops)}
+    members: dict = {}       # scope path (each prefix of a scoped op's path) -> positions of its ops
+    for fn, path in scopes.items():
+        if fn in at:
+            for depth in range(1, len(path) + 1):
+                members.setdefault(path[:depth], []).append(at[fn])
+    best: dict = {}          # node -> (depth, path), None where two modules of one depth tie
+    for path, positions in members.items():
+        first, last = min(positions), max(positions)
+        inside = {ops[k] for k in positions}
+        reached = set(inside)            # reached from an op of the module, going forward
+        for fn in ops[first:last + 1]:
+            if fn not in reached and any(n in reached for n in inputs[fn]):
+                reached.add(fn)
+        leads = set(inside)              # leading on to an op of the module
+        for fn in reversed(ops[first:last + 1]):
+            if fn not in leads and any(n in leads for n in consumers.get(fn, ())):
+                leads.add(fn)
+        for fn in (reached & leads) - scopes.keys():
+            held = best.get(fn, (0, ()))
+            if held is None or len(path) > held[0]:
+                best[fn] = (len(path), path)
+            elif len(path) == held[0] and path != held[1]:
+                best[fn] = None
+    return {fn: found[1] for fn, found in best.items() if found is not None}
 
 
 def _shared(ops: list, links: dict, scopes: dict) -> dict:

@@ -84,7 +84,7 @@ def unrolled(roots: tuple, gradient, order: list, naming, grads):
         raise ValueError(f"unroll=True: {type(fn).__name__} runs a recurrent mode gradviz does not know "
                          f"({fn._saved_mode})")
     seeds = received(fn, roots, gradient, grads)
-    scope = naming.param_scopes.get(id(fn._saved_weight0), ())
+    scope = naming.param_scopes.get(id(fn._saved_weight0)) or ()
     with record_forward() as record:
         with ExitStack() as inside:   # the module's clusters, outermost first
             for segment in scope:

@@ -1,0 +1,80 @@
+"""Module clusters of a finished torch graph, inferred from the parameters each node reads (no
+record_forward): a nanoGPT's residual adds belong to their block, as the forward hooks of
+record_forward see them; the output layer tied to the token embedding is not drawn inside the
+embedding; no module's nodes are left and re-entered (a folded box would make a cycle); and a deep
+model folds one box per block, not one for the whole list of blocks."""
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from gradviz.render import draw  # noqa: E402
+from gradviz.torch_bridge import record_forward, record_torch, trace_from_torch  # noqa: E402
+from tests.support.torch_models import GPT, _language_model, make_resnet18  # noqa: E402
+
+pytestmark = pytest.mark.torch
+
+
+def _gpt(n_layer: int):
+    torch.manual_seed(0)
+    model = GPT(vocab_size=17, block_size=16, n_layer=n_layer, n_head=2, n_embd=32)
+    idx, targets = torch.randint(0, 17, (2, 16)), torch.randint(0, 17, (2, 16))
+    return model, idx, targets
+
+
+def _op_scopes(trace) -> list:
+    return [(n.name, n.scope) for n in trace.nodes if n.kind == "op"]
+
+
+def test_a_blocks_residual_adds_are_the_blocks_as_the_forward_hooks_see_them():
+    model, idx, targets = _gpt(3)
+    with record_forward(model) as rec:
+        loss = _language_model(model, idx, targets)
+    seen = _op_scopes(trace_from_torch(loss, params=dict(model.named_parameters()), forward=rec))
+    inferred = _op_scopes(record_torch(loss, model=model).run())
+    assert [name for name, _ in seen] == [name for name, _ in inferred]
+    # record_forward's scopes are the modules called (a ModuleList is not): the innermost ones agree
+    adds = [(s, i) for (name, s), (_, i) in zip(seen, inferred) if name == "AddBackward0" and "(Block)" in " ".join(s)]
+    assert len(adds) == 6 and all(s[-1] == i[-1] for s, i in adds), adds      # two residual adds in each of 3 blocks
+    # the output layer reads the token embedding's weight: it is not placed in the embedding's box
+    assert not any(name == "MmBackward0" and "wte (Embedding)" in " ".join(i) for name, i in inferred)
+
+
+@pytest.mark.parametrize("n_layer", [1, 4])
+def test_no_inferred_module_is_left_and_entered_again(n_layer):
+    model, idx, targets = _gpt(n_layer)
+    trace = record_torch(_language_model(model, idx, targets), model=model).run()
+    consumers: dict = {}
+    for e in trace.edges:
+        consumers.setdefault(e.src, []).append(e.dst)
+    ops = {n.id: tuple(n.scope) for n in trace.nodes if n.kind == "op"}
+    for path in {s[:k] for s in ops.values() for k in range(1, len(s) + 1)}:
+        inside = {i for i, s in ops.items() if s[:len(path)] == path}
+        left = [d for i in inside for d in consumers.get(i, ()) if d not in inside]
+        seen = set()
+        while left:                                   # everything reachable once outside the module
+            node = left.pop()
+            assert node not in inside, f"{'/'.join(path)} is left and entered again"
+            if node not in seen:
+                seen.add(node)
+                left.extend(consumers.get(node, ()))
+
+
+def test_a_deep_model_folds_one_box_per_block():
+    model, idx, targets = _gpt(6)
+    diagram = draw(_language_model(model, idx, targets), model=model)
+    titles = sorted(g.title for g in diagram.view.groups)
+    assert titles == [f"{k} (Block)" for k in range(6)], diagram.view.notes
+
+
+def test_a_resnets_residual_adds_are_their_blocks_and_it_folds_into_its_layers():
+    case = make_resnet18()
+    with record_forward(case.model) as rec:
+        loss = case.loss()
+    seen = _op_scopes(trace_from_torch(loss, params=dict(case.model.named_parameters()), forward=rec))
+    trace = record_torch(loss, model=case.model).run()
+    adds = [(s[-1], i[-1]) for (name, s), (_, i) in zip(seen, _op_scopes(trace)) if name == "AddBackward0"]
+    # out += identity: in its BasicBlock where another block of the layer follows; a layer's last add,
+    # which nothing of the layer follows, could as well be the model's own code: it is left outside
+    assert adds == [("0 (BasicBlock)", "0 (BasicBlock)"), ("1 (BasicBlock)", "ResNet")] * 4, adds
+    diagram = draw(case.loss(), model=case.model)
+    assert sorted(g.title for g in diagram.view.groups) == [f"layer{k} (Sequential)" for k in range(1, 5)]
