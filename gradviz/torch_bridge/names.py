@@ -9,7 +9,7 @@ addmm, a Conv2d's convolution, a norm's batch_norm, with the weight's transpose)
 module's cluster. Nodes that read no parameter (activations, residual adds, attention's softmax)
 join the deepest module they lie between (a path from one of its ops to another passes them), or
 else the modules shared by the scoped ops around them; where that is a ModuleList or a Sequential,
-which make no node of their own, the child that made their latest input.
+which make no node of their own, the child that made their latest input (_out_of_containers).
 """
 from __future__ import annotations
 
@@ -26,9 +26,11 @@ _REARRANGING = {"TBackward0", "TransposeBackward0", "PermuteBackward0", "ViewBac
                 "SqueezeBackward1", "SqueezeBackward2", "SqueezeBackward3", "SqueezeBackward4", "ConjBackward0"}
 
 
-# modules whose forward makes no node of its own (a ModuleList has none, a Sequential only calls its
-# children): a node placed in one by the scopes around it was made by one of its children
-_CONTAINERS = ("(ModuleList)", "(ModuleDict)", "(Sequential)")
+# modules whose forward makes no node of its own: a ModuleList's or a Sequential's children are
+# stages run one after another (a node between two is the tail of the one before), a ModuleDict's are
+# looked up by name by its owner's code (a node between two is the owner's code)
+_STAGES = ("(ModuleList)", "(Sequential)")
+_NAMESPACES = ("(ModuleDict)",)
 
 
 @dataclass
@@ -161,17 +163,21 @@ def _filled(order: list, scopes: dict) -> dict:
 
 
 def _out_of_containers(ops: list, inputs: dict, found: dict) -> dict:
-    """A node placed in a ModuleList or a Sequential, whose forward makes no node of its own, moved to
-    the child of it that made its latest input (a block's residual add and ReLU, after its last
-    layer): `ops` lists inputs first, so an input already moved counts where it went."""
+    """A node placed in a module that makes no node of its own, moved to the module that made it: in
+    a ModuleList or a Sequential, the child that made its latest input (a block's residual add and
+    ReLU, after its last layer); in a ModuleDict, the same only where that child is a list of stages
+    (a GPT's `transformer.h`): the sum of its token and position embeddings, the model's own code
+    between two of its modules, stays in the ModuleDict, drawn around them both. `ops` lists inputs
+    first, so an input already moved counts where it went."""
     at = {fn: k for k, fn in enumerate(ops)}
     for fn in ops:
         path = found.get(fn)
-        while path and path[-1].endswith(_CONTAINERS):   # a ModuleList in a ModuleDict: down to a block
+        while path and path[-1].endswith(_STAGES + _NAMESPACES):
             below = [n for n in inputs[fn] if len(found.get(n, ())) > len(path) and found[n][:len(path)] == path]
-            if not below:
+            child = found[max(below, key=at.__getitem__)][:len(path) + 1] if below else None
+            if child is None or path[-1].endswith(_NAMESPACES) and not child[-1].endswith(_STAGES):
                 break
-            path = found[fn] = found[max(below, key=at.__getitem__)][:len(path) + 1]
+            path = found[fn] = child
     return found
 
 
