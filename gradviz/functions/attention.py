@@ -2,6 +2,7 @@
 or math path, then the records of gradviz.ops.attention."""
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -35,11 +36,20 @@ def add_scalar(input, other):
     return apply(ADD_SCALAR, (input,), (other,))
 
 
+@functools.lru_cache(maxsize=16)
+def _causal_mask(l, s, dtype, xp):
+    """The causal mask of an l × s score matrix, made once per size (read-only: calls share it)."""
+    mask = xp.where(xp.tril(xp.ones((l, s), dtype=bool)), 0.0, -np.inf).astype(dtype)
+    if isinstance(mask, np.ndarray):
+        mask.setflags(write=False)
+    return mask
+
+
 def _additive_mask(attn_mask, is_causal, l, s, dtype, xp=np):
     """The mask as numbers added to the scores: 0 where attention is allowed, −inf where not."""
     mask = None
     if is_causal:
-        mask = xp.where(xp.tril(xp.ones((l, s), dtype=bool)), 0.0, -np.inf).astype(dtype)
+        mask = _causal_mask(l, s, np.dtype(dtype), xp)
     if attn_mask is not None:
         m = attn_mask._data
         m = xp.where(m, 0.0, -np.inf).astype(dtype) if m.dtype == np.bool_ else m.astype(dtype)

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from .core import given
+from .core import given, shift_max
 from .op import Op
 
 
@@ -103,7 +103,7 @@ def _probs(xp, q, k, mask, scale):
         s = xp.add(s, mask, out=s) if mask.dtype == s.dtype and np.broadcast_shapes(s.shape, mask.shape) == s.shape \
             else s + mask
     with np.errstate(invalid="ignore"):
-        s -= s.max(axis=-1, keepdims=True)
+        s -= shift_max(s)
         e = xp.exp(s, out=s)
         e /= e.sum(axis=-1, keepdims=True)
         return e

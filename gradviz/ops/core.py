@@ -133,6 +133,17 @@ def contiguous(a):
     return a if a.flags.c_contiguous else a.copy()
 
 
+def shift_max(a):
+    """a.max(axis=-1, keepdims=True), for a softmax to subtract before exp (which makes ±0 alike: which
+    zero a row of them gives is not kept). NumPy reduces short contiguous rows slowly (98 µs for 1,024
+    rows of 32 float32, 20 µs for 512 rows of 65): those are laid out as columns and reduced across,
+    one pass for all rows (28 µs with the copy)."""
+    if type(a) is not np.ndarray or a.ndim < 2 or not 0 < a.shape[-1] <= 64:
+        return a.max(axis=-1, keepdims=True)
+    columns = np.ascontiguousarray(np.moveaxis(a, -1, 0))
+    return np.maximum.reduce(columns, axis=0)[..., None]
+
+
 def as_array(data):
     """numpy scalars (what NumPy returns for 0-d results) become 0-d arrays."""
     if isinstance(data, np.generic):

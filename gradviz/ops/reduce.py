@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 
 from .. import backend
-from .core import contiguous
+from .core import contiguous, shift_max
 from .op import Op
 from .pointwise import quiet
 
@@ -328,7 +328,8 @@ def _axis(a, dim):
 
 
 def _softmax(xp, a, dim):
-    e = xp.exp(a - _shift(xp, a, _axis(a, dim)))
+    last = a.size and a.ndim > 1 and dim in (-1, a.ndim - 1)
+    e = xp.exp(a - (shift_max(a) if last and xp.arrays else _shift(xp, a, _axis(a, dim))))
     return e / e.sum(axis=_axis(a, dim), keepdims=True)
 
 

@@ -52,8 +52,10 @@ _S = (2.26052863220117276590E0, 9.39603524938001434673E0, 1.20489539808096656605
 
 
 def _poly(x, coefs, monic=False):
-    """Horner's rule; monic: a leading coefficient of 1 that the table leaves out."""
-    r = x + coefs[0] if monic else x * coefs[0] + coefs[1]
+    """Horner's rule into one fresh array; monic: a leading coefficient of 1 that the table leaves out."""
+    r = np.add(x, coefs[0]) if monic else np.multiply(x, coefs[0])
+    if not monic:
+        r += coefs[1]
     for c in coefs[1 if monic else 2:]:
         r *= x
         r += c
@@ -62,26 +64,32 @@ def _poly(x, coefs, monic=False):
 
 @_cupyx_on_gpu("erf")
 def erf(a):
-    """erf(a) in a's dtype (erf(±inf) = ±1, nan stays nan). The inner form runs on the whole array
-    (most elements take it, and gathering them costs more than computing the rest), the outer one
-    only on the elements beyond 1."""
+    """erf(a) in a's dtype (erf(±inf) = ±1, nan stays nan)."""
     # float32 is evaluated in float32 (within 2 units in its last place, as PyTorch's own float32 erf
     # is within 1): half the memory traffic; every other dtype in float64
     x = a if a.dtype in (np.float32, np.float64) else a.astype(np.float64)
-    ax = np.abs(x)
+    # a 0-d array as one element: its arithmetic gives NumPy scalars, which out= cannot take
+    out = _erf(x.reshape(1)).reshape(()) if x.ndim == 0 else _erf(x)
+    return out.astype(a.dtype, copy=False) if a.dtype.kind == "f" else out
+
+
+def _erf(x):
+    """erf of a float32 or float64 array of at least one dimension. The inner form runs on the whole
+    array (most elements take it, and gathering them costs more than computing the rest), the outer
+    one only on the elements beyond 1."""
+    # three whole arrays (x², T, U), the fewest the form allows: every fresh array past the heap's top
+    # costs its page faults again when freeing trims the heap (on a GPT's GELU they were half of erf)
     with np.errstate(all="ignore"):   # the inner form overflows where |x| is large: replaced below
-        z = x * x
+        z = np.multiply(x, x)
+        # |x| > 1 exactly where x² > 1 (squaring rounds monotonically and (1 + ulp)² rounds above 1;
+        # NaN included): the elements beyond 1, as flat positions found once
+        at = np.flatnonzero(np.logical_not(np.less_equal(z, 1)))
         out = _poly(z, _T)   # x T/U, written into T's fresh array (x T is T x to the bit)
         out *= x
         out /= _poly(z, _U, monic=True)
-    outer = ~(ax <= 1)   # NaN included
-    if outer.any():   # the few elements beyond 1 are gathered, computed and written back
-        out = np.asarray(out)   # a 0-d input gave a NumPy scalar
-        # by their flat positions, found once: a boolean mask is searched again by each gather and
-        # scatter, and on a GELU's 65,536 inputs those three took 40% of erf
-        at = np.flatnonzero(outer)
+    if at.size:   # the few elements beyond 1 are gathered, computed and written back
         xo = np.take(x, at)
-        ao = np.minimum(np.take(ax, at), x.dtype.type(10))   # erf is ±1 to double precision beyond 6 (inf stays finite)
+        ao = np.minimum(np.abs(xo), x.dtype.type(10))   # erf is ±1 to double precision beyond 6 (inf stays finite)
         e = np.exp(-(ao * ao))
         erfc = e * _poly(ao, _P) / _poly(ao, _Q, monic=True)
         far = ao >= 8
@@ -92,7 +100,7 @@ def erf(a):
             out.reshape(-1)[at] = beyond   # (a view of out)
         else:
             np.put(out, at, beyond)
-    return out.astype(a.dtype, copy=False) if a.dtype.kind == "f" else out
+    return out
 
 
 # -- special functions on whole arrays (float64 inside; the caller casts back) --------------
