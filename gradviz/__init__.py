@@ -7,7 +7,6 @@ animations of backward.
 import importlib as _importlib
 import math as _math
 
-from .heap import keep_heap as _keep_heap
 from . import tensor_methods as _tensor_methods  # noqa: F401  (binds Tensor's methods: x.exp(), x.backward(), ...)
 from . import autograd, code_lines, events  # noqa: F401
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
@@ -49,8 +48,6 @@ inf, nan, pi, e = _math.inf, _math.nan, _math.pi, _math.e
 newaxis = None
 
 __version__ = "0.1.0"
-
-_keep_heap()   # a training step's arrays stay mapped for the next step (gradviz/heap.py)
 
 if code_lines.in_notebook():   # in a notebook, every node remembers the line of the cell that made it
     set_source_tracking(True)

@@ -20,7 +20,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # into it, so it imports nothing above the arrays (data flows up, imports point down); the
     # records its events carry (records.py, with previews.py) and the user's code lines
     # (code_lines.py) sit beside it.
-    ("backend", ("gradviz.backend", "gradviz.backends", "gradviz.heap", "gradviz.libm", "gradviz.dtypes", "gradviz.accelerator",
+    ("backend", ("gradviz.backend", "gradviz.backends", "gradviz.libm", "gradviz.dtypes", "gradviz.accelerator",
                  "gradviz.cuda", "gradviz.formatting", "gradviz.naming", "gradviz.scope", "gradviz.events",
                  "gradviz.records", "gradviz.previews", "gradviz.code_lines", "gradviz._args", "gradviz._calling",
                  "gradviz._warn", "gradviz.settings", "gradviz.progress", "gradviz.bulk")),

@@ -135,29 +135,3 @@ def test_version_counter_is_bounded():
         t.add_(1)
     assert t._version == view._version == 3000
     assert t._vc is view._vc and vars(type(t._vc)).get("__slots__") == ("version",)
-
-
-def test_the_heap_keeps_a_steps_arrays_mapped_for_the_next_step():
-    """A step that makes and frees a few megabytes of arrays touches no fresh page the second time:
-    gradviz/heap.py keeps glibc from handing the freed heap back (each page would fault again)."""
-    import os
-    resource = pytest.importorskip("resource")
-    try:
-        glibc = os.confstr("CS_GNU_LIBC_VERSION").startswith("glibc")
-    except (AttributeError, ValueError, OSError):
-        glibc = False
-    if not glibc:
-        pytest.skip("the thresholds are glibc's")
-    from gradviz import heap
-    assert heap.keep_heap()
-
-    def step():   # 16 arrays of 256 KiB alive at once, freed together, as a step's activations
-        arrays = [np.full(65536, 1.0, dtype=np.float32) for _ in range(16)]
-        return sum(float(a[0]) for a in arrays)
-
-    step()
-    step()
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-    for _ in range(5):
-        step()
-    assert resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before < 5 * 16 * 64 / 10   # 64 pages an array (without: 864 faults a step)
