@@ -7,10 +7,13 @@ with its own keys (`key`, `target`) and the graph's wiring a Recorder reads (`in
 the Recorder gives it the Trace's stable ids with `for_trace`, which clears those fields, so a Trace
 holds exactly what its JSON holds. `to_json` / `from_json` turn any record into JSON and back from
 its fields and their types (Previews through their own codec), with the same keys as its fields.
+A PendingNodeRecord is a NodeRecord whose constants and attribute texts its origin makes when a view
+first reads them.
 """
 from __future__ import annotations
 
 import functools
+import threading
 import types
 import typing
 from dataclasses import dataclass, field, fields, is_dataclass
@@ -104,6 +107,72 @@ class NodeRecord:
     def symbol(self, slot: int) -> str:
         return self.symbols[slot] if 0 <= slot < len(self.symbols) else f"x{slot}"
 
+    def constant_slots(self) -> frozenset:
+        """The input slots `constants` gives as numbers (the 2 of x * 2)."""
+        return frozenset(int(k) for k, _ in self.constants if k.isdigit())
+
+
+class PendingNodeRecord(NodeRecord):
+    """A NodeRecord whose attribute texts and constants (`PENDING`, what an origin takes longest to
+    read) are made when one of them is first read, by `complete()`: a dict of those fields (on
+    whichever thread reads first; another reading meanwhile waits). The origin reads them from what
+    it kept at record time, so they are the fields it would have given at once. It equals, copies
+    and pickles as the plain NodeRecord of the same fields."""
+
+    def __init__(self, complete, constant_slots: frozenset, **values):
+        # the fields set as NodeRecord's __init__ sets them, without its call of 28 arguments
+        unknown = values.keys() - _field_names(NodeRecord)
+        if unknown:
+            raise TypeError(f"NodeRecord has no field {sorted(unknown)[0]!r}")
+        self.__dict__.update(_defaults(NodeRecord), **values, _complete=complete, _slots=constant_slots)
+
+    def constant_slots(self) -> frozenset:
+        """Known before the constants are made (a Trace names the inputs without an edge)."""
+        return self.__dict__["_slots"]
+
+    def _made(self) -> None:
+        with _COMPLETING:
+            made = self.__dict__
+            complete = made.get("_complete")
+            if complete is None:   # completed by another thread meanwhile
+                return
+            values = complete()
+            made.update({name: values[name] for name in PENDING})
+            del made["_complete"]   # last: another thread sees the fields whole
+
+    def __eq__(self, other):
+        if not isinstance(other, NodeRecord):
+            return NotImplemented
+        return all(getattr(self, f.name) == getattr(other, f.name) for f in fields(NodeRecord))
+
+    __hash__ = None
+
+    def __reduce__(self):
+        return NodeRecord, tuple(getattr(self, f.name) for f in fields(NodeRecord))
+
+
+PENDING = ("constants", "attrs")
+_COMPLETING = threading.RLock()
+
+
+def _pending_field(name: str) -> property:
+    def get(self):
+        made = self.__dict__
+        if "_complete" in made:
+            self._made()
+        return made[name]
+
+    def put(self, value) -> None:
+        made = self.__dict__
+        if "_complete" in made:
+            self._made()
+        made[name] = value
+    return property(get, put)
+
+
+for _name in PENDING:
+    setattr(PendingNodeRecord, _name, _pending_field(_name))
+
 
 @dataclass
 class EdgeRecord:
@@ -160,20 +229,24 @@ def for_trace(record, **ids):
     """The record as a Trace keeps it: `ids` set, its origin's keys and wiring cleared. A copy of
     its fields, not a call of its __init__ (`dataclasses.replace` costs more than a small node's VJP)."""
     kind = type(record)
-    unknown = ids.keys() - _field_names(kind)
-    if unknown:
-        raise TypeError(f"{kind.__name__} has no field {sorted(unknown)[0]!r}")
+    if not ids.keys() <= _field_names(kind):
+        raise TypeError(f"{kind.__name__} has no field {sorted(ids.keys() - _field_names(kind))[0]!r}")
     copied = object.__new__(kind)
     copied.__dict__.update(record.__dict__)
-    copied.__dict__.update(_cleared(kind))
-    copied.__dict__.update(ids)
+    copied.__dict__.update(_cleared(kind), **ids)
     return copied
 
 
 @functools.cache
-def _cleared(kind) -> tuple:
-    """(name, default) of the fields of a record class that a Trace leaves out."""
-    return tuple((f.name, f.default) for f in fields(kind) if not f.metadata.get("json", True))
+def _defaults(kind) -> dict:
+    """name -> default of every field of a record class (NodeRecord's are all plain, immutable values)."""
+    return {f.name: f.default for f in fields(kind)}
+
+
+@functools.cache
+def _cleared(kind) -> dict:
+    """name -> default of the fields of a record class that a Trace leaves out."""
+    return {f.name: f.default for f in fields(kind) if not f.metadata.get("json", True)}
 
 
 @functools.cache

@@ -8,6 +8,8 @@ the leading ones stacked as row blocks (a (2, 3, 4) tensor as 6 rows of 4).
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from ..previews import as_matrix, block_means
@@ -17,21 +19,20 @@ from .mathtext import esc
 GRID_ROWS = GRID_COLS = 8      # up to 8×8 values print as numbers in a grid
 
 
-def levels(values: np.ndarray, scale: float) -> np.ndarray:
-    """The colour class of each value on a scale whose ends are ±scale: −4 ... 4 as integers (0 only for
-    exact zero, and for what is not finite)."""
-    v = np.asarray(values, dtype=np.float64)
-    if scale == 0:
-        return np.zeros(v.shape, dtype=np.int64)
-    with np.errstate(all="ignore"):
-        k = np.clip(np.round(4 * v / scale), -4, 4)
-    k = np.where(k == 0, np.sign(v), k)          # a value too small for level 1 still shows its sign
-    return np.where(np.isfinite(v), k, 0).astype(np.int64)
-
-
 def level(v: float, scale: float) -> int:
-    """The colour class of one value (levels)."""
-    return int(levels(v, scale))
+    """The colour class of v on a scale whose ends are ±scale: −4 ... 4 (0 only for exact zero)."""
+    return int(levels(np.asarray(v), scale))
+
+
+def levels(a: np.ndarray, scale: float) -> np.ndarray:
+    """`level` of every element of `a` at once (an int array of its shape): a panel colours
+    thousands of heatmap cells, and NumPy's clip and round cost microseconds a call on one number."""
+    if scale == 0:
+        return np.zeros(a.shape, dtype=np.int64)
+    with np.errstate(all="ignore"):
+        k = np.clip(np.round(4 * a / scale), -4, 4)
+    k = np.where(k == 0, np.sign(a), k)   # a nonzero value is never drawn as zero
+    return np.where(np.isfinite(a) & (a != 0), k, 0).astype(np.int64)
 
 
 def scale_of(*previews) -> float:
@@ -79,11 +80,11 @@ def grid(values, scale: float | None = None, highlight_rows=(), row_labels=None,
     out = [f'<table class="gv-grid{" gv-wide" if m.shape[1] >= 5 else ""}">']
     if col_labels is not None:
         out.append("<tr><th></th>" + "".join(f"<th>{esc(str(c))}</th>" for c in col_labels) + "</tr>")
-    classes = levels(m, scale).tolist()
-    for r, row in enumerate(m):
+    colours = levels(m, scale).tolist()
+    for r in range(m.shape[0]):
         head = f"<th>{esc(str(row_labels[r]))}</th>" if row_labels is not None else ""
         mark = ' class="gv-hl"' if r in highlight_rows else ""
-        cells = "".join(f'<td class="gv-j{k}">{t}</td>' for k, t in zip(classes[r], texts[r]))
+        cells = "".join(f'<td class="gv-j{k}">{t}</td>' for k, t in zip(colours[r], texts[r]))
         out.append(f"<tr{mark}>{head}{cells}</tr>")
     out.append("</table>")
     return "".join(out)
@@ -106,13 +107,20 @@ def _shorter(text: str) -> str:
 
 def thumbnail(blocks: np.ndarray, scale: float) -> str:
     """A heatmap of block means as one small inline SVG, one path per colour."""
-    classes = levels(blocks, scale)
-    body = "".join(f'<path class="gv-j{k}" d="' + "".join(f"M{j} {i}h1v1h-1z" for i, j in zip(*np.nonzero(classes == k)))
-                   + '"/>' for k in np.unique(classes).tolist())
     h, w = blocks.shape
+    colours = levels(np.asarray(blocks), scale).ravel()
+    cells = _cells(h, w)
+    body = "".join(f'<path class="gv-j{k}" d="{"".join(cells[c] for c in np.flatnonzero(colours == k).tolist())}"/>'
+                   for k in np.unique(colours).tolist())
     px = 8 if max(w, h) <= 8 else 6
     return (f'<svg class="gv-thumb" viewBox="0 0 {w} {h}" width="{w * px}" height="{h * px}" '
             f'preserveAspectRatio="none" role="img" aria-label="heatmap">{body}</svg>')
+
+
+@lru_cache(maxsize=64)
+def _cells(h: int, w: int) -> tuple:
+    """The path of each cell of an h × w heatmap, row by row."""
+    return tuple(f"M{j} {i}h1v1h-1z" for i in range(h) for j in range(w))
 
 
 def tensor(p, scale: float | None = None) -> str:

@@ -12,6 +12,7 @@ that the round trip gives back exactly the frames it started from.
 from __future__ import annotations
 
 import re
+from itertools import accumulate
 
 # tags, runs of word characters (names, numbers), and the rest: the units a panel is compared in
 _TOKEN = re.compile(r"<[^>]*>|[\w.\-+]+|[^<\w.\-+]+")
@@ -19,6 +20,7 @@ _GRAM = 2           # a copy starts where 2 tokens in a row match
 _MIN_COPY = 12      # characters: a shorter copy costs more than it saves ("1234,56," against the text)
 _CANDIDATES = 4     # base positions tried per start (the most recent first)
 _ASTRAL = re.compile("[\U00010000-\U0010FFFF]")   # characters JavaScript counts as two
+_STRIDE = 16        # tokens compared at once while a copy goes on
 
 
 def _tokens(text: str) -> list:
@@ -28,22 +30,23 @@ def _tokens(text: str) -> list:
 def encode(text: str, base: str) -> list:
     """`text` as pieces against `base`: strings are new text, a pair of ints (start, length) copies base."""
     b, t = _tokens(base), _tokens(text)
-    starts = [0]                # where each base token starts, in UTF-16 code units (what JavaScript counts)
-    size = _units if _ASTRAL.search(base) else len
-    for tok in b:
-        starts.append(starts[-1] + size(tok))
+    # where each base token starts, in UTF-16 code units (what JavaScript counts)
+    starts = list(accumulate(map(_units if _ASTRAL.search(base) else len, b), initial=0))
     index: dict = {}
-    for i in range(len(b) - _GRAM + 1):
-        index.setdefault(tuple(b[i:i + _GRAM]), []).append(i)
+    for i, gram in enumerate(zip(*(b[k:] for k in range(_GRAM)))):
+        index.setdefault(gram, []).append(i)
     out: list = []
     literal: list = []
+    nb, nt = len(b), len(t)
     j, follow = 0, 0            # follow: where the last copy ended in base (panels line up, so try it first)
-    while j < len(t):
+    while j < nt:
         best, best_len = -1, 0
         tried = index.get(tuple(t[j:j + _GRAM]), [])
-        for i in ([follow] if follow < len(b) and b[follow] == t[j] else []) + tried[-_CANDIDATES:]:
-            n = 0
-            while j + n < len(t) and i + n < len(b) and b[i + n] == t[j + n]:
+        for i in ([follow] if follow < nb and b[follow] == t[j] else []) + tried[-_CANDIDATES:]:
+            n, most = 0, min(nt - j, nb - i)
+            while n + _STRIDE <= most and b[i + n:i + n + _STRIDE] == t[j + n:j + n + _STRIDE]:
+                n += _STRIDE   # (lists compared in C: panels that line up match for hundreds of tokens)
+            while n < most and b[i + n] == t[j + n]:
                 n += 1
             if n > best_len:
                 best, best_len = i, n

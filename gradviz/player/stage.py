@@ -90,6 +90,7 @@ class Stage:
         matches = sorted(list(_GROUP.finditer(self.svg)) + [m for m in _GROUP_CLASS_FIRST.finditer(self.svg)
                                                             if not _GROUP.match(self.svg, m.start())],
                          key=lambda m: m.start())
+        self.curves: dict = {}          # edge id -> points along its path (an edge written id first)
         pos = 0
         for m in matches:
             ident = m.group("id")
@@ -99,12 +100,17 @@ class Stage:
             pos = cut
             self.kinds[ident] = m.group("cls")
             if m.group("cls") == "edge":
-                mid = _midpoint(self.svg, m.end())
+                # the group's first path, read once for its midpoint and its curve
+                stop = self.svg.find("</g>", m.end())
+                path = _PATH_D.search(self.svg, m.end(), stop if stop >= 0 else len(self.svg))
+                points = _points(path.group(1)) if path is not None else None
+                mid = _midpoint(points) if points else None
                 if mid is not None:
                     self.midpoints[ident] = mid
+                if m.re is _GROUP and stop >= 0:
+                    self.curves[ident] = _curve(points or [])
         self._pieces.append(self.svg[pos:])
         self.node_boxes = [b for b in (_box(m.group(0)) for m in _NODE.finditer(self.svg)) if b is not None]
-        self.curves = {m.group("id"): _curve(m.group(0)) for m in _EDGE_ID.finditer(self.svg)}
         # Graphviz's own texts beside edges (shapes, Σ marks) and on clusters: labels keep off them too
         self.text_boxes = [(m.group("id"), box) for m in _TEXT_OWNER.finditer(self.svg)
                            for box in _text_boxes(m.group(0))]
@@ -185,7 +191,6 @@ def insert_labels(svg: str, markup: str) -> str:
 
 
 _NODE = re.compile(r'<g\b[^>]*\bclass="node[^"]*"[^>]*>.*?</g>', re.DOTALL)
-_EDGE_ID = re.compile(r'<g\b[^>]*\bid="(?P<id>[^"]*)"[^>]*\bclass="edge[^"]*"[^>]*>.*?</g>', re.DOTALL)
 _TEXT_OWNER = re.compile(r'<g\b[^>]*\bid="(?P<id>[^"]*)"[^>]*\bclass="(?:edge|cluster)[^"]*"[^>]*>.*?</g>', re.DOTALL)
 _TEXT = re.compile(r'<text\b([^>]*)>([^<]*)</text>')
 _ATTR = re.compile(r'([\w-]+)="([^"]*)"')
@@ -220,11 +225,9 @@ def _text_boxes(group: str) -> list:
     return out
 
 
-def _curve(group: str) -> list:
-    """Points along an edge's first path, from its input end to its consumer end: each cubic piece
-    sampled at quarters."""
-    m = _PATH_D.search(group)
-    points = _points(m.group(1)) if m else []
+def _curve(points: list) -> list:
+    """Points along an edge's first path (`points`, as its d attribute gives them), from its input end
+    to its consumer end: each cubic piece sampled at quarters."""
     if len(points) < 4 or (len(points) - 1) % 3:
         return points
     out = []
@@ -263,16 +266,8 @@ def _free_spot(curve: list, mid: tuple, width: float, boxes: list) -> tuple:
     return mid[0], mid[1], mid[0] - LABEL_GAP - width >= 0
 
 
-def _midpoint(svg: str, start: int):
-    """The middle of the first path in the edge group that starts at `start`."""
-    stop = svg.find("</g>", start)
-    m = _PATH_D.search(svg, start, stop if stop >= 0 else len(svg))
-    if m is None:
-        return None
-    nums = [float(v) for v in _NUMBER.findall(m.group(1))]
-    points = list(zip(nums[0::2], nums[1::2]))
-    if not points:
-        return None
+def _midpoint(points: list):
+    """The middle of an edge's first path (`points`, as its d attribute gives them)."""
     if len(points) >= 4 and (len(points) - 1) % 3 == 0:
         segments = (len(points) - 1) // 3
         if segments % 2 == 0:           # an even number of cubic pieces: their shared middle point

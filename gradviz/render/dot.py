@@ -9,8 +9,10 @@ leaves sit on top and the output at the bottom.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import graphviz
+from graphviz import quoting
 
 from ..forward_trace import ForwardTrace
 from ..tracing import Trace
@@ -171,14 +173,14 @@ def to_digraph(trace: Trace, opts: DrawOptions | None = None, view: View | None 
     def emit(graph, entry) -> None:
         what, item = entry
         if what == "node":
-            graph.node(item.id, label=labels.node_label(item, ctx, opts.rankdir), id=item.id, shape="record",
-                       _attributes={"class": item.kind + (f" o{min(item.order, 4)}" if item.order > 0 else "")},
+            _node(graph, item.id, label=labels.node_label(item, ctx, opts.rankdir), id=item.id, shape="record",
+                  _attributes={"class": item.kind + (f" o{min(item.order, 4)}" if item.order > 0 else "")},
                        **_node_style(item, theme))
         else:
             style = "filled,rounded" if item.kind == "scope" else "filled,dashed"
             fill = theme.scope_fill if item.kind == "scope" else theme.hidden_fill
-            graph.node(item.id, label=_group_label(item, index), id=item.id, style=style, fillcolor=fill,
-                       _attributes={"class": f"group {item.kind}"})
+            _node(graph, item.id, label=_group_label(item, index), id=item.id, style=style, fillcolor=fill,
+                  _attributes={"class": f"group {item.kind}"})
 
     clusters = iter(range(10 ** 9))
 
@@ -202,9 +204,9 @@ def to_digraph(trace: Trace, opts: DrawOptions | None = None, view: View | None 
         node = index[src]
         title = ctx.leaf_of.get(src) or node.name or node.kind
         for edge_id in edge_ids:
-            g.node(f"ref-{edge_id}", label=dot_text(f"⇢ {title}"), id=f"ref-{edge_id}",
-                   style="filled,dashed", fillcolor=_node_style(node, theme)["fillcolor"], fontsize="10",
-                   margin="0.04,0.02", height="0.2", _attributes={"class": "ref"})
+            _node(g, f"ref-{edge_id}", label=dot_text(f"⇢ {title}"), id=f"ref-{edge_id}",
+                  style="filled,dashed", fillcolor=_node_style(node, theme)["fillcolor"], fontsize="10",
+                  margin="0.04,0.02", height="0.2", _attributes={"class": "ref"})
     stubbed = {edge_id: src for src, ids in stubs.items() for edge_id in ids}
 
     for ve in view.edges:
@@ -223,7 +225,7 @@ def to_digraph(trace: Trace, opts: DrawOptions | None = None, view: View | None 
             if axes.get(edge.id):
                 attrs["fontcolor"] = theme.sum_color
                 attrs["_attributes"] = {"class": "summed"}
-        g.edge(f"ref-{ve.id}" if ve.id in stubbed else ve.src, ve.dst, **attrs)
+        _edge(g, f"ref-{ve.id}" if ve.id in stubbed else ve.src, ve.dst, **attrs)
 
     notes = list(view.notes)
     for src, edge_ids in stubs.items():
@@ -239,6 +241,30 @@ def to_digraph(trace: Trace, opts: DrawOptions | None = None, view: View | None 
         g.attr("graph", label=dot_text("\n".join(notes) + "\n", newline="\\l"),
                labelloc="b", labeljust="l", fontsize="10")
     return g
+
+
+# -- node and edge statements, written as graphviz.Digraph's node() and edge() write them -------------
+# (a diagram has thousands of attributes; each of those calls passes them through three argument-checking
+# wrappers and quotes each again, a third of its DOT text's time)
+_quote = lru_cache(maxsize=4096, typed=True)(quoting.quote)   # typed: a NoHtml label is quoted as a string
+_quote_edge = lru_cache(maxsize=4096)(quoting.quote_edge)
+
+
+def _statement(left: str, label=None, _attributes=None, **attrs) -> str:
+    """The line `left [label=... attrs ... _attributes ...]`: graphviz's attr_list, keys sorted as it sorts a dict's."""
+    parts = [f"label={_quote(label)}"] if label is not None else []
+    parts += [f"{_quote(k)}={_quote(v)}" for k, v in sorted(attrs.items()) if v is not None]
+    if _attributes:
+        parts += [f"{_quote(k)}={_quote(v)}" for k, v in sorted(_attributes.items()) if v is not None]
+    return f"\t{left} [{' '.join(parts)}]\n" if parts else f"\t{left}\n"
+
+
+def _node(graph: graphviz.Digraph, name: str, **attrs) -> None:
+    graph.body.append(_statement(_quote(name), **attrs))
+
+
+def _edge(graph: graphviz.Digraph, tail: str, head: str, **attrs) -> None:
+    graph.body.append(_statement(f"{_quote_edge(tail)} -> {_quote_edge(head)}", **attrs))
 
 
 def _fanout_stubs(view: View, index: dict) -> dict:

@@ -14,14 +14,24 @@ a name is not a substitution or a line break).
 """
 from __future__ import annotations
 
+import re
+
 import graphviz
 
 _RECORD_SPECIAL = set("{}|<>")
 
 
+_CONTROL = re.compile("[\x00-\x09\x0b-\x1f]")   # the control characters _clean changes (all but \n)
+# what record_text escapes: its specials, a line break, and a space that is leading or repeated
+_RECORD_ESCAPED = re.compile(r'[\\"{}|<>\n]|  |^ ')
+
+
 def _clean(text: object) -> str:
     # XML 1.0 cannot carry most control characters; tabs and carriage returns read as spaces
-    return "".join(" " if ch in "\t\r" else ch for ch in str(text) if ch in "\t\r\n" or ord(ch) >= 32)
+    text = str(text)
+    if _CONTROL.search(text) is None:   # most text: nothing to change
+        return text
+    return "".join(" " if ch in "\t\r" else ch for ch in text if ch in "\t\r\n" or ord(ch) >= 32)
 
 
 def dot_text(text: object, newline: str = "\\n") -> str:
@@ -37,9 +47,12 @@ def dot_text(text: object, newline: str = "\\n") -> str:
 def record_text(text: object, newline: str = "\\n") -> str:
     """Text for one field of a record label: dot_text plus the record parser's specials.
     Repeated and leading spaces become hard spaces, so the columns of an array stay aligned."""
+    text = _clean(text)
+    if _RECORD_ESCAPED.search(text) is None:   # most lines: nothing to escape
+        return text
     out = []
     previous = "\n"
-    for ch in _clean(text):
+    for ch in text:
         if ch == " " and previous in " \n":
             out.append("\\ ")    # the record parser collapses runs of spaces and drops leading ones
         elif ch == "\\":

@@ -185,6 +185,18 @@ class SavedValues:
         self._read[name] = value
         return value
 
+    def keep(self, names) -> None:
+        """Read `names` (the fields an in-place write can change: the tensors a node saved) now, as
+        they are now (a 0-d tensor's value copied, a view reads it), and the ndim dims count in, so
+        the node's other fields, which no write changes, can be read later to the same effect."""
+        for name in names:
+            value = self.get(name)
+            if type(value).__name__ == "Tensor" and value.ndim == 0:
+                copied = value.detach().clone()
+                self._read[name] = copied.requires_grad_() if value.requires_grad else copied
+        if self._ndim is None and any(name in _DIM_NAMES for name in _readers(type(self.fn))):
+            self._ndim = (counted_ndim(self.fn),)
+
 
 def saved_plain(fn, name: str, values: SavedValues | None = None):
     """A saved attribute as a plain number, bool or list of numbers; None when it is not one.
@@ -325,6 +337,11 @@ def constants(fn, op, inputs, values: SavedValues | None = None) -> tuple:
     if op is None:
         return ()
     values = values or SavedValues(fn)
+    return param_constants(fn, op, values) + input_constants(fn, op, inputs, values)
+
+
+def param_constants(fn, op, values: SavedValues) -> tuple:
+    """The params of `constants`, by name."""
     found = []
     for name in op.param_names:
         value = saved_plain(fn, name, values)
@@ -336,6 +353,12 @@ def constants(fn, op, inputs, values: SavedValues | None = None) -> tuple:
             value = dict(found)["kernel_size"]   # a pool's stride=None is saved as []: the kernel size
         if value is not None:
             found.append((name, value))
+    return tuple(found)
+
+
+def input_constants(fn, op, inputs, values: SavedValues) -> tuple:
+    """The inputs of `constants` given as numbers, by slot ("0", "1", ...)."""
+    found = []
     for slot, (arg, info) in enumerate(zip(op.arg_names, inputs)):
         if info.producer is None:
             value = saved_plain(fn, arg, values)

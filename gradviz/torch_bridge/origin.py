@@ -12,7 +12,7 @@ from ..nn import functional as nn_functional
 from ..ops import registry
 from ..ops.op import Op
 from ..previews import CONSTANT_VALUES, Preview
-from ..records import InputRecord, NodeRecord, TensorRecord
+from ..records import InputRecord, NodeRecord, PendingNodeRecord, TensorRecord
 from ..tracing import Output, Recorder, Trace
 from . import attrs as saved
 from .fused import fused_record
@@ -56,6 +56,7 @@ class Origin:
         self.forward = forward
         self.values = {} if forward is None else forward.values
         self.output_names = None     # node -> the caller's name for its output 0 (taken by freeze)
+        self.kept = False            # freeze() took what the graph may not keep: a node's numbers can wait
 
     @cached_property
     def order(self) -> list:
@@ -83,6 +84,7 @@ class Origin:
         leaves' and roots' values and .grad (the backward writes .grad), and which node made each
         tensor the caller named (an in-place op moves a tensor's grad_fn)."""
         self.output_names = self._output_names()
+        self.kept = True
         for t in self.roots:
             self.tensor_info(t)
         for fn in self.post:
@@ -133,7 +135,7 @@ class Origin:
         fn = self.frozen.get(live, live)   # its saved tensors as they were when the origin was frozen
         op = saved.variant(fn, op)
         inputs = []
-        for nxt, nr in fn.next_functions:
+        for nxt, nr in live.next_functions:   # (the node's own fields are read from it, not through fn)
             if nxt is None:
                 inputs.append(InputRecord(None, nr, None))
                 continue
@@ -145,17 +147,25 @@ class Origin:
             kept = tuple((name, self.previews.of(t, sample=True)) for name, t in saved.saved_tensors(fn, op))
         read = saved.SavedValues(fn)
         in_values = self._constant_inputs(op, inputs, read)
-        constants = tuple((k, v) for k, v in saved.constants(fn, op, inputs, read)
-                          if not (k.isdigit() and int(k) < len(in_values) and in_values[int(k)] is not None))
-        values = dict(key=self.keys[live], name=node_name(fn), constants=constants, in_values=in_values,
-                      attrs=saved.attrs(fn, read), value=_op_value(fn, self.values.get(live), self.previews),
+        values = dict(key=self.keys[live], name=node_name(fn), in_values=in_values,
+                      value=_op_value(fn, metadata_preview(live), self.values.get(live), self.previews),
                       scope=tuple(self.scopes.get(live, ())), inputs=tuple(inputs), saved=kept,
-                      ctx_saved=self._ctx_saved(fn), n_outputs=n_outputs(fn))
+                      ctx_saved=self._ctx_saved(live, fn), n_outputs=n_outputs(live))
         if op is None:   # a node gradviz has no record of: a fused node explained, else numbered inputs
+            values.update(constants=(), attrs=saved.attrs(fn, read))
             fused = fused_record(fn, **values)
             return fused or NodeRecord(symbols=tuple(f"x{_sub(i)}" for i in range(n)), **values)
-        shown = _shown(op, n, dict(constants).get("reduction"))
-        return NodeRecord(**{**shown, **values})
+        if fn is not live:   # what an in-place write can change read now; what none can, when first shown
+            read.keep(name for name in fn.held if name != "saved_tensors")
+        # a loss's formulas read as its reduction says, and the inputs given as numbers are named
+        # apart: read now; the node's other numbers and its attribute texts when first shown
+        reduction = saved.saved_plain(fn, "reduction", read) if "reduction" in op.param_names else None
+        by_slot = tuple((k, v) for k, v in saved.input_constants(fn, op, inputs, read)
+                        if not (int(k) < len(in_values) and in_values[int(k)] is not None))
+        complete, values = _pending(fn, op, read, by_slot), {**_shown(op, n, reduction), **values}
+        if not self.kept:   # not frozen (trace_from_torch): what the graph holds now may be gone later
+            return NodeRecord(**{**values, **complete()})
+        return PendingNodeRecord(complete, frozenset(int(k) for k, _ in by_slot), **values)
 
     def _constant_inputs(self, op, inputs: list, read) -> tuple:
         """Per input slot, the tensor the node saved (`read`: its SavedValues) that needs no gradient
@@ -186,9 +196,9 @@ class Origin:
             self._infos[id(tensor)] = info
         return info
 
-    def _ctx_saved(self, fn) -> tuple:
+    def _ctx_saved(self, live, fn) -> tuple:
         """A custom Function's saved_tensors as (Preview, the AccumulateGrad key of a saved leaf)."""
-        if not (hasattr(fn, "saved_tensors") and hasattr(fn, "_raw_saved_tensors")):
+        if not hasattr(type(live), "_raw_saved_tensors"):   # (asked of the node's type: cheaper, and as torch's)
             return ()
         try:
             tensors = fn.saved_tensors
@@ -214,6 +224,15 @@ def _shown(op, n: int, reduction) -> dict:
     return vars(NodeRecord.of_op(op, n, constants=(("reduction", reduction),)))
 
 
+def _pending(fn, op, read, by_slot: tuple):
+    """How a node's constants and attribute texts are made when a view first reads them, from its
+    saved values as kept at record time (`read`, of the frozen node): the numbers it used under the
+    record's names, then those given for its inputs (`by_slot`), and torchviz's attributes."""
+    def complete() -> dict:
+        return {"constants": saved.param_constants(fn, op, read) + by_slot, "attrs": saved.attrs(fn, read)}
+    return complete
+
+
 def _sub(k: int) -> str:
     return "".join("₀₁₂₃₄₅₆₇₈₉"[int(d)] for d in str(k))
 
@@ -224,11 +243,11 @@ def _small_constant(value) -> bool:
             and 0 < value.numel() <= CONSTANT_VALUES)
 
 
-def _op_value(fn, seen: Preview | None, previews: Previews) -> Preview | None:
+def _op_value(fn, meta: Preview | None, seen: Preview | None, previews: Previews) -> Preview | None:
     """What a label can say about an op's output: the value record_forward saw (`seen`), else the
     output the node saved for its own backward (exp, tanh, softmax... keep `result`), else its
-    shape, dtype and device alone. Multi-output nodes get none, as in build_trace."""
-    meta = metadata_preview(fn)
+    shape, dtype and device alone (`meta`, the node's metadata_preview). Multi-output nodes get
+    none, as in build_trace."""
     if meta is None:
         return None
     if seen is not None:

@@ -50,9 +50,9 @@ def name_tensors(trace, input_keys: dict | None = None) -> None:
             if node.name:
                 given[(node.id, 0)] = node.name
         elif node.kind == "op":
-            consts = {k for k, _ in node.constants if k.isdigit()}
+            consts = node.constant_slots()
             linked = {e.slot for e in into.get(node.id, ())}
-            unlinked = [slot for slot in range(len(node.symbols)) if slot not in linked and str(slot) not in consts]
+            unlinked = [slot for slot in range(len(node.symbols)) if slot not in linked and slot not in consts]
             for slot in unlinked:
                 tensor, key = (node.id, "in", slot), input_keys.get((node.id, slot))
                 if key is not None and key in first:

@@ -139,8 +139,7 @@ class Recorder:
                 var = leaves[key]
                 leaf = add(NodeRecord(kind="leaf", name=leaf_names.get(key, var.name), value=var.value,
                                       grad=var.grad, source=var.source))
-                acc = add(NodeRecord.of_op(ACCUMULATE_GRAD, 1, kind="accumulate", symbols=("x",), out_symbol="x",
-                                           source=var.source))   # its step shows the line that created the leaf
+                acc = add(_ACCUMULATE, source=var.source)   # its step shows the line that created the leaf
                 ids[key] = acc.id
                 written[("leaf", key)] = leaf.id
                 link(leaf.id, acc.id, 0, tuple(var.shape))
@@ -226,6 +225,10 @@ class Recorder:
             jac = tuple(None if J is None else np.asarray(J).tolist() for J in info.jacobians)
         trace.steps.append(for_trace(info, index=len(trace.steps), node=node_id, flows=flows,
                                      accumulations=tuple(accs), jacobians=jac))
+
+
+# every leaf's AccumulateGrad node, less its id and source (made once: of_op costs more than copying it)
+_ACCUMULATE = NodeRecord.of_op(ACCUMULATE_GRAD, 1, kind="accumulate", symbols=("x",), out_symbol="x")
 
 
 def _sort_key(key):
