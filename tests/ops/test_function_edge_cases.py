@@ -63,6 +63,7 @@ MASKED = {
     "threshold": lambda t, x: t.nn.functional.threshold(x, 0.5, -2.0),
     "hardtanh": lambda t, x: t.nn.functional.hardtanh(x),
     "hardshrink": lambda t, x: t.nn.functional.hardshrink(x, 1.0),
+    "softshrink": lambda t, x: t.nn.functional.softshrink(x, 1.0),
     "hardsigmoid": lambda t, x: t.nn.functional.hardsigmoid(x),
     "tril": lambda t, x: t.tril(x.reshape(2, 4)).reshape(8),
 }
