@@ -77,6 +77,8 @@ def sum_to(g, shape: tuple):
     # else a sum keeping the axes (SumBackward1), then a view only where leading axes go (ViewBackward0)
     if not shape and isinstance(g, Tensor):
         return g.sum(), axes
+    if shape and axes == tuple(range(len(gshape) - len(shape))) and not isinstance(g, Tensor):
+        return g.sum(axis=axes), axes   # leading axes only (a bias): the sum has the shape, a fresh array .grad takes
     if axes:
         g = g.sum(axis=axes, keepdims=True)
     return (g.reshape(shape) if len(gshape) != len(shape) else g), axes

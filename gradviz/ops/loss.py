@@ -25,10 +25,10 @@ def _rows(logp, target):
 def _weights(logp, target, weight, ignore_index):
     """The targets with ignored ones read as class 0, and each sample's weight (0 where ignored)."""
     xp = backend.namespace_of(target)
-    safe = xp.where(target == ignore_index, 0, target)
+    kept = target != ignore_index
+    safe = xp.where(kept, target, 0)
     dtype = getattr(logp, "_data", logp).dtype   # logp is a Tensor when the VJP runs with create_graph
-    w = xp.ones(safe.shape, dtype=dtype) if weight is None else weight[safe].astype(dtype)
-    return safe, w * (target != ignore_index)
+    return safe, kept.astype(dtype) if weight is None else weight[safe].astype(dtype) * kept
 
 
 @quiet   # an empty or all-ignored batch's mean is 0/0: NaN, silently, as in torch

@@ -180,7 +180,11 @@ def _scaled_by_count(xp, g, c, a, dims, keep):
     g, c = restore(xp, g, dims, keep, a.ndim), restore(xp, c, dims, keep, a.ndim)
     mask = a == c
     count = xp.sum(xp.where(mask, g * 0 + 1, g * 0), axis=dims, keepdims=True)
-    return xp.keep(g / count, mask)
+    if not xp.arrays:
+        return xp.keep(g / count, mask)
+    out = g / count * mask   # torch's scale_grad_by_count multiplies: an inf or NaN ḡ is NaN off the extremes
+    out += 0                 # −0 made +0 off the extremes (torch's product leaves −0: equal in every comparison)
+    return out
 
 
 def _evenly(xp, g, c, a, dims, keep):

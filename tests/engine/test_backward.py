@@ -953,6 +953,19 @@ def test_backward_steps_reduced_axes_show_unbroadcasting():
     assert b.grad.tolist() == [3.0] * 4 and c.grad.tolist() == [[8.0]] * 3
 
 
+def test_a_bias_takes_the_sum_over_the_batch_as_its_grad():
+    """A gradient summed over leading axes only is a fresh array .grad takes, not a view it copies;
+    its bits are the sum's with the axes kept."""
+    g = np.random.default_rng(0).standard_normal((5, 3, 4)).astype(np.float32)
+    b = gradviz.zeros(4, requires_grad=True)
+    row = gradviz.zeros(1, 4, requires_grad=True)
+    steps = list(backward_steps(gradviz.zeros(5, 3, 4) + b + row, gradviz.tensor(g)))
+    ((_, contribution, total),) = next(s.accumulated for s in steps if s.accumulated and s.accumulated[0][0] is b)
+    assert total is contribution and total.base is None
+    assert b.grad._data.tobytes() == g.sum(axis=(0, 1), keepdims=True).reshape(4).tobytes()
+    assert row.grad._data.tobytes() == g.sum(axis=(0, 1), keepdims=True).reshape(1, 4).tobytes()
+
+
 def test_a_chain_of_100000_ops_backpropagates():
     x = gradviz.tensor([1.0], requires_grad=True)
     y = x

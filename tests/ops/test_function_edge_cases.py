@@ -1,7 +1,8 @@
 """Functions at their edges: NaN, inf and zero inputs of the no-gradient functions, zero gradients of
-the step functions, cumprod through zeros to second order, the dtypes and shapes of random creation,
-atan2 at the origin, and std/var with no degrees of freedom, each against PyTorch. Their rows of
-gradients live in tests/ops/cases.py (group "function")."""
+the step functions, inf and NaN gradients where the select kernels (relu, hardtanh, ...) mask them,
+cumprod through zeros to second order, the dtypes and shapes of random creation, atan2 at the origin,
+and std/var with no degrees of freedom, each against PyTorch. Their rows of gradients live in
+tests/ops/cases.py (group "function")."""
 import numpy as np
 import pytest
 from tests.support.parity import assert_matches_torch
@@ -53,6 +54,37 @@ def test_step_functions_have_zero_gradients_and_predicates_no_graph():
         assert not out.requires_grad
     assert gradviz.positive(x) is x
     assert gradviz.clip is gradviz.clamp
+
+
+# the backward kernels that select (torch's `mask ? grad : 0`): where the mask is off the gradient is +0
+# whatever arrived there, inf and NaN included
+MASKED = {
+    "relu": lambda t, x: x.relu(),
+    "threshold": lambda t, x: t.nn.functional.threshold(x, 0.5, -2.0),
+    "hardtanh": lambda t, x: t.nn.functional.hardtanh(x),
+    "hardshrink": lambda t, x: t.nn.functional.hardshrink(x, 1.0),
+    "softshrink": lambda t, x: t.nn.functional.softshrink(x, 1.0),
+    "hardsigmoid": lambda t, x: t.nn.functional.hardsigmoid(x),
+    "tril": lambda t, x: t.tril(x.reshape(2, 4)).reshape(8),
+}
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("name", list(MASKED))
+def test_masked_gradients_of_infinite_and_nan_gradients_match_torch_bit_for_bit(name, dtype):
+    real = pytest.importorskip("torch")
+    x_values = [-1.0, 0.0, 0.25, 2.0, 0.75, -4.0, 5.0, -0.5]   # (a NaN input: torch's kernels differ by dtype)
+    g_values = [float("inf"), float("nan"), -3.0, -1.5, 2.0, -float("inf"), 1.0, -2.0]
+    grads = []
+    for lib in (gradviz, real):
+        x = lib.tensor(x_values, dtype=getattr(lib, dtype), requires_grad=True)
+        MASKED[name](lib, x).backward(lib.tensor(g_values, dtype=getattr(lib, dtype)))
+        grads.append(x.grad.numpy())
+    ours, theirs = grads
+    assert ours.dtype == theirs.dtype
+    same_bits = ours.view(f"u{ours.itemsize}") == theirs.view(f"u{ours.itemsize}")
+    assert (same_bits | (np.isnan(ours) & np.isnan(theirs))).all(), (ours, theirs)
 
 
 @pytest.mark.torch
