@@ -271,11 +271,11 @@ class Backward:
                     node = heappop(heap)[1]
                 else:
                     node, held = heappushpop(heap, ready_key(held))[1] if heap else held, None
-                grads = buffers.pop(node)                                                # receive
+                grads = buffers.pop(node)   # one output: its gradient; else a list by output   # receive
                 if create_graph:   # what the step builds (VJP, sums of what it sends) is one order up
                     _building.now = node.order + 1
                 if plain and node.hooks is None and type(node) is not AccumulateGrad:    # call the VJP
-                    step, sent = None, node_vjp(node, grads[0] if node.op.n_outputs == 1 else
+                    step, sent = None, node_vjp(node, grads if node.op.n_outputs == 1 else
                                                 self._multi(node, grads), create_graph)[0]
                 else:   # hooks, a captured gradient, a leaf, or someone watching: a described step
                     step, sent = self._step(index, node, grads)
@@ -285,7 +285,7 @@ class Backward:
                             continue
                         if g is not None:
                             if nxt.op.n_outputs == 1 and nxt not in buffers:   # the first to reach nxt: no sum
-                                buffers[nxt] = [g]
+                                buffers[nxt] = g
                             else:
                                 self._add(buffers, nxt, nr, g)
                         remaining = deps[nxt] = deps[nxt] - 1
@@ -318,10 +318,12 @@ class Backward:
         when a gradient is captured (grad()) or a node must not run."""
         return not (self._listening or pausing or _anomaly.enabled or self.capture or self.halt)
 
-    def _step(self, index: int, node: Node, grads: list) -> tuple:
+    def _step(self, index: int, node: Node, grads) -> tuple:
         """A step that is more than its VJP: the node's hooks and the gradients captured on the way
         in (receive), a leaf's .grad (accumulate), the VJP with its post-hooks, all in a Step for
         whoever watches. Returns the Step and what to send (None: nothing is sent)."""
+        if node.op.n_outputs == 1:
+            grads = [grads]
         step = Step(index, node, tuple(grads))
         if node.hooks is not None or self.capture:
             grads = self._receive(node, grads, step)
@@ -403,7 +405,13 @@ class Backward:
 
     @staticmethod
     def _add(buffers: dict, node: Node, nr: int, g) -> None:
+        """g into what `node` received: one gradient for a one-output node (no list to build, the
+        commonest case), a list of one per output for the others; summed out of place (gradients
+        may alias)."""
         buf = buffers.get(node)
+        if node.op.n_outputs == 1:
+            buffers[node] = g if buf is None else buf + g
+            return
         if buf is None:
             buf = buffers[node] = [None] * node.op.n_outputs
         buf[nr] = g if buf[nr] is None else buf[nr] + g   # out of place: gradients may alias
