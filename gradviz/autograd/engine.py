@@ -587,6 +587,14 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[tuple, tuple]:
             if (g0 is None or (g0.shape == a0.shape and g0.dtype is a0.dtype)) and \
                     (g1 is None or (g1.shape == a1.shape and g1.dtype is a1.dtype)) and saved_inputs is node.inputs:
                 return raw, _NO_AXES_2   # both already fit their inputs: nothing to sum or cast
+        elif type(rule) is tuple and len(rule) == 1 and len(saved_inputs) == 1 and op.keeps is None:   # relu, exp, ...
+            f0, = rule
+            a0, params = saved_inputs[0]._data, node.params
+            g0 = None if f0 is None or node.next_functions[0][0] is None else \
+                f0(xp, g, out, a0, *params) if params else f0(xp, g, out, a0)
+            raw = (g0,)
+            if (g0 is None or (g0.shape == a0.shape and g0.dtype is a0.dtype)) and saved_inputs is node.inputs:
+                return raw, _NO_AXES_1
         else:
             # what the forward kept, unless saved-tensor hooks hand the rule other values to read
             raw = _call_rule(rule, node, xp, g, out, [t._data for t in saved_inputs],
@@ -607,7 +615,7 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[tuple, tuple]:
 
 
 
-_NO_AXES_2 = ((), ())
+_NO_AXES_1, _NO_AXES_2 = ((),), ((), ())
 
 
 def _fit(gi, a, i: int, unused: bool, op, create_graph: bool):
