@@ -549,7 +549,8 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[tuple, tuple]:
     if op.saves and node.epoch != _clock.now:   # no in-place write anywhere since: nothing to check
         node.check_versions()
     saved_inputs, saved_out = node.inputs, node.out_data
-    if node.saved is not None:   # saved-tensor hooks: the VJP reads what unpack gives back
+    hooked = node.saved is not None   # read once (CPython caches a line's reads for one node class at a time)
+    if hooked:   # saved-tensor hooks: the VJP reads what unpack gives back
         saved_inputs, saved_out = node.unpacked()
     if create_graph:
         TENSOR = Tensor._namespace
@@ -585,7 +586,7 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[tuple, tuple]:
                 g1 = None if f1 is None or to1 is None else f1(xp, g, out, a0, a1)
             raw = (g0, g1)
             if (g0 is None or (g0.shape == a0.shape and g0.dtype is a0.dtype)) and \
-                    (g1 is None or (g1.shape == a1.shape and g1.dtype is a1.dtype)) and saved_inputs is node.inputs:
+                    (g1 is None or (g1.shape == a1.shape and g1.dtype is a1.dtype)) and not hooked:
                 return raw, _NO_AXES_2   # both already fit their inputs: nothing to sum or cast
         elif type(rule) is tuple and len(rule) == 1 and len(saved_inputs) == 1 and op.keeps is None:   # relu, exp, ...
             f0, = rule
@@ -593,12 +594,12 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[tuple, tuple]:
             g0 = None if f0 is None or node.next_functions[0][0] is None else \
                 f0(xp, g, out, a0, *params) if params else f0(xp, g, out, a0)
             raw = (g0,)
-            if (g0 is None or (g0.shape == a0.shape and g0.dtype is a0.dtype)) and saved_inputs is node.inputs:
+            if (g0 is None or (g0.shape == a0.shape and g0.dtype is a0.dtype)) and not hooked:
                 return raw, _NO_AXES_1
         else:
             # what the forward kept, unless saved-tensor hooks hand the rule other values to read
             raw = _call_rule(rule, node, xp, g, out, [t._data for t in saved_inputs],
-                             None if op.keeps is None or node.saved is not None else node.kept)
+                             None if op.keeps is None or hooked else node.kept)
     inputs, edges = node.inputs, node.next_functions
     axes = None   # made only when a gradient is summed to undo broadcasting
     for i, gi in enumerate(raw):
