@@ -273,11 +273,11 @@ class Backward:
                     node = heappop(heap)[1]
                 else:
                     node, held = heappushpop(heap, ready_key(held))[1] if heap else held, None
-                grads = buffers.pop(node)                                                # receive
+                grads = buffers.pop(node)   # one output: its gradient; else a list by output   # receive
                 if create_graph:   # what the step builds (VJP, sums of what it sends) is one order up
                     _building.now = node.order + 1
                 if plain and node.hooks is None and type(node) is not AccumulateGrad:    # call the VJP
-                    step, sent = None, node_vjp(node, grads[0] if node.op.n_outputs == 1 else
+                    step, sent = None, node_vjp(node, grads if node.op.n_outputs == 1 else
                                                 self._multi(node, grads), create_graph)[0]
                 else:   # hooks, a captured gradient, a leaf, or someone watching: a described step
                     step, sent = self._step(index, node, grads)
@@ -287,7 +287,7 @@ class Backward:
                             continue
                         if g is not None:
                             if nxt.op.n_outputs == 1 and nxt not in buffers:   # the first to reach nxt: no sum
-                                buffers[nxt] = [g]
+                                buffers[nxt] = g
                             else:
                                 self._add(buffers, nxt, nr, g)
                         remaining = deps[nxt] = deps[nxt] - 1
@@ -320,10 +320,12 @@ class Backward:
         when a gradient is captured (grad()) or a node must not run."""
         return not (self._listening or pausing or _anomaly.enabled or self.capture or self.halt)
 
-    def _step(self, index: int, node: Node, grads: list) -> tuple:
+    def _step(self, index: int, node: Node, grads) -> tuple:
         """A step that is more than its VJP: the node's hooks and the gradients captured on the way
         in (receive), a leaf's .grad (accumulate), the VJP with its post-hooks, all in a Step for
         whoever watches. Returns the Step and what to send (None: nothing is sent)."""
+        if node.op.n_outputs == 1:
+            grads = [grads]
         step = Step(index, node, tuple(grads))
         if node.hooks is not None or self.capture:
             grads = self._receive(node, grads, step)
@@ -405,7 +407,13 @@ class Backward:
 
     @staticmethod
     def _add(buffers: dict, node: Node, nr: int, g) -> None:
+        """g into what `node` received: one gradient for a one-output node (no list to build, the
+        commonest case), a list of one per output for the others; summed out of place (gradients
+        may alias)."""
         buf = buffers.get(node)
+        if node.op.n_outputs == 1:
+            buffers[node] = g if buf is None else buf + g
+            return
         if buf is None:
             buf = buffers[node] = [None] * node.op.n_outputs
         buf[nr] = g if buf[nr] is None else buf[nr] + g   # out of place: gradients may alias
@@ -543,7 +551,8 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[tuple, tuple]:
     if op.saves and node.epoch != _clock.now:   # no in-place write anywhere since: nothing to check
         node.check_versions()
     saved_inputs, saved_out = node.inputs, node.out_data
-    if node.saved is not None:   # saved-tensor hooks: the VJP reads what unpack gives back
+    hooked = node.saved is not None   # read once (CPython caches a line's reads for one node class at a time)
+    if hooked:   # saved-tensor hooks: the VJP reads what unpack gives back
         saved_inputs, saved_out = node.unpacked()
     if create_graph:
         TENSOR = Tensor._namespace
@@ -579,12 +588,20 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[tuple, tuple]:
                 g1 = None if f1 is None or to1 is None else f1(xp, g, out, a0, a1)
             raw = (g0, g1)
             if (g0 is None or (g0.shape == a0.shape and g0.dtype is a0.dtype)) and \
-                    (g1 is None or (g1.shape == a1.shape and g1.dtype is a1.dtype)) and saved_inputs is node.inputs:
+                    (g1 is None or (g1.shape == a1.shape and g1.dtype is a1.dtype)) and not hooked:
                 return raw, _NO_AXES_2   # both already fit their inputs: nothing to sum or cast
+        elif type(rule) is tuple and len(rule) == 1 and len(saved_inputs) == 1 and op.keeps is None:   # relu, exp, ...
+            f0, = rule
+            a0, params = saved_inputs[0]._data, node.params
+            g0 = None if f0 is None or node.next_functions[0][0] is None else \
+                f0(xp, g, out, a0, *params) if params else f0(xp, g, out, a0)
+            raw = (g0,)
+            if (g0 is None or (g0.shape == a0.shape and g0.dtype is a0.dtype)) and not hooked:
+                return raw, _NO_AXES_1
         else:
             # what the forward kept, unless saved-tensor hooks hand the rule other values to read
             raw = _call_rule(rule, node, xp, g, out, [t._data for t in saved_inputs],
-                             None if op.keeps is None or node.saved is not None else node.kept)
+                             None if op.keeps is None or hooked else node.kept)
     inputs, edges = node.inputs, node.next_functions
     axes = None   # made only when a gradient is summed to undo broadcasting
     for i, gi in enumerate(raw):
@@ -601,7 +618,7 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[tuple, tuple]:
 
 
 
-_NO_AXES_2 = ((), ())
+_NO_AXES_1, _NO_AXES_2 = ((),), ((), ())
 
 
 def _fit(gi, a, i: int, unused: bool, op, create_graph: bool):

@@ -36,13 +36,16 @@ def edges(inputs: tuple) -> tuple | None:
     """(node, output number) per input, where its gradient goes; None when no input requires grad
     (no edge leads anywhere, so the op records no node)."""
     n_inputs = len(inputs)
-    if n_inputs == 2:   # Tensor._edge's two commonest answers, a node's output and a constant, given here
-        a, b = inputs
+    if n_inputs == 2 or n_inputs == 1:   # Tensor._edge's two commonest answers, a node's output and a
+        a = inputs[0]   # constant, given here
         node = a._grad_fn
         if a._view is None and (node is not None or not a._requires_grad):
             ea = (node, a.output_nr) if node is not None else (None, 0)
         else:
             ea = a._edge()
+        if n_inputs == 1:
+            return None if ea[0] is None else (ea,)
+        b = inputs[1]
         node = b._grad_fn
         if b._view is None and (node is not None or not b._requires_grad):
             eb = (node, b.output_nr) if node is not None else (None, 0)

@@ -188,14 +188,24 @@ class Node:
             if inputs and type(inputs[0]._data) is not ndarray:
                 raise KeyError
             ghosts = _ghosts
-            if len(inputs) == 2:   # most nodes: no list built, and one dtype (NumPy hashes a dtype slowly)
-                a, b = inputs
-                da, db = a._data, b._data
+            n_inputs = len(inputs)
+            # most nodes have one or two inputs: no list built, one dtype looked up (NumPy hashes a dtype
+            # slowly), one read of each array's shape (every read of an array's attribute is a lookup)
+            if n_inputs == 2 or n_inputs == 1:
+                a = inputs[0]
+                da = a._data
                 dtype = da.dtype
                 by_shape = ghosts[dtype]
-                self.inputs = (a if a._requires_grad or not da.ndim else by_shape[da.shape],
-                               b if b._requires_grad or not db.ndim else
-                               (by_shape if db.dtype is dtype else ghosts[db.dtype])[db.shape])
+                if not a._requires_grad and (shape := da.shape):   # (a 0-d shape is empty)
+                    a = by_shape[shape]
+                if n_inputs == 1:
+                    self.inputs = (a,)
+                else:
+                    b = inputs[1]
+                    db = b._data
+                    if not b._requires_grad and (shape := db.shape):
+                        b = (by_shape if db.dtype is dtype else ghosts[db.dtype])[shape]
+                    self.inputs = (a, b)
                 if type(out) is ndarray:
                     self.out_meta = (by_shape if out.dtype is dtype else ghosts[out.dtype])[out.shape]._data
             else:
