@@ -23,7 +23,7 @@ from .apply import apply as apply_op
 from .grad_mode import _formula, is_grad_enabled, no_grad
 from .nodes import Node
 from .saved import FREED_MESSAGE
-from .versions import modified_message
+from .versions import IN_CUSTOM_FUNCTION, ViewMeta, modified_message
 
 _ONCE_MESSAGE = "trying to differentiate twice a function that was marked with @once_differentiable"
 
@@ -286,9 +286,13 @@ def _attach(cls: type, ctx: BackwardCFunction, args: tuple, output, new_style: b
         elif id(o) in input_ids or o.grad_fn is not None or o._requires_grad:
             made = Tensor._make(o._data, ctx, nr)   # an input (or a tensor from outside) returned as is:
             made._vc = o._counter()                 # a new tensor on the same storage, as torch's view
+            if id(o) in input_ids:
+                made._view = ViewMeta(o if o._view is None else o._view.base, made._vc.version, IN_CUSTOM_FUNCTION)
         else:
             o.grad_fn, o.output_nr = ctx, nr
             made = o
+            if o._view is not None:   # a view made in forward: writing into it would bypass this backward
+                o._view.creation = IN_CUSTOM_FUNCTION
         wrapped[id(o)] = made
         result.append(made)
         nr += 1

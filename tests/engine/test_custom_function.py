@@ -11,7 +11,7 @@ import pytest
 import gradviz
 from gradviz.autograd.function import once_differentiable as gv_once
 
-from tests.support.parity import needs_torch, real_torch as torch
+from tests.support.parity import needs_torch, real_torch as torch, same_output
 
 pytestmark = [pytest.mark.torch, needs_torch]
 
@@ -501,3 +501,38 @@ def test_gradcheck_reports_the_jacobians_as_torch_does():
                     False, True]
     if torch is not None:
         assert _gradcheck_failures(torch) == said
+
+
+def test_custom_function_outputs_that_are_views_refuse_inplace_writes():
+    same_output("""
+    class Id(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+        @staticmethod
+        def backward(ctx, g):
+            return g
+    class ViewOf(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x[1:]
+        @staticmethod
+        def backward(ctx, g):
+            return torch.cat([torch.zeros(1, dtype=g.dtype), g])
+    for F in (Id, ViewOf):
+        a = torch.ones(3, requires_grad=True)
+        b = a * 2
+        c = F.apply(b)
+        print(c._is_view(), c._base is b, c.grad_fn.name())
+        try:
+            c.mul_(2)
+        except RuntimeError as e:
+            print(e)
+        d = F.apply(b)[:1]
+        try:
+            d.add_(1)
+        except RuntimeError as e:
+            print(e)
+        (F.apply(b).clone().mul_(2)).sum().backward()
+        print(a.grad)
+    """)

@@ -12,6 +12,7 @@ from ...tensor import Tensor, zero_grads
 from ..parameter import Buffer, Parameter, is_lazy
 from ... import creation, dtypes
 from ..._args import typename as _typename
+from .. import hooks as _hooks
 from ..hooks import RemovableHandle, call_with_hooks, load_state_dict
 
 
@@ -23,6 +24,8 @@ class Module:
     _forward_pre_hooks: dict = {}
     _forward_hooks: dict = {}
     _backward_hooks: dict = {}
+    _backward_pre_hooks: dict = {}
+    _global_hooks_registered = False   # set once any register_module_*_hook is called
 
     def __init_subclass__(cls, **kwargs):
         """A gradviz layer built with device= makes its parameters and buffers there (torch's
@@ -151,9 +154,12 @@ class Module:
         raise NotImplementedError(f"Module [{type(self).__name__}] is missing the required \"forward\" function")
 
     def __call__(self, *args, **kwargs):
-        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks):
+        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks
+                or self._global_hooks_registered):
             with scope(self._scope_name):
                 return self.forward(*args, **kwargs)
+        if Module._global_hooks_registered and not _hooks.any_global_hooks():
+            Module._global_hooks_registered = False   # every global hook was removed: calls take the short path
         with scope(self._scope_name):
             return call_with_hooks(self, args, kwargs)
 
@@ -181,7 +187,25 @@ class Module:
     def register_full_backward_hook(self, hook, prepend: bool = False):
         """hook(module, grad_input, grad_output) runs when the gradients w.r.t. the module's
         inputs are computed, and may return new grad_input."""
+        self._choose_backward_hooks(full=True)
         return self._add_hook("_backward_hooks", hook, prepend)
+
+    def register_backward_hook(self, hook):
+        """The deprecated form: hook(module, grad_input, grad_output) on the output's grad_fn, whose
+        grad_input are that node's input gradients (torch's words say what it misses)."""
+        self._choose_backward_hooks(full=False)
+        return self._add_hook("_backward_hooks", hook, False)
+
+    def register_full_backward_pre_hook(self, hook, prepend: bool = False):
+        """hook(module, grad_output) runs when the gradients w.r.t. the module's outputs arrive,
+        and may return new grad_output."""
+        return self._add_hook("_backward_pre_hooks", hook, prepend)
+
+    def _choose_backward_hooks(self, full: bool) -> None:
+        if self.__dict__.get("_is_full_backward_hook", full) is not full:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                               "Please use only one of them.")
+        object.__setattr__(self, "_is_full_backward_hook", full)
 
     # -- traversal ------------------------------------------------------------------------------
     def _named_members(self, get_members, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
@@ -396,3 +420,45 @@ def _adopt(module: Module, name: str, old: str | None = None) -> None:
     for qualified, p in module.named_parameters():
         if p.name == qualified or (old is not None and p.name == f"{old}.{qualified}"):
             p.name = f"{name}.{qualified}"
+
+
+# -- hooks on every module (torch.nn.modules.module's global hooks), run before each module's own --
+def _add_global_hook(table: dict, hook, **flags) -> RemovableHandle:
+    Module._global_hooks_registered = True
+    handle = RemovableHandle(table)
+    table[handle.id] = (hook, flags)
+    return handle
+
+
+def register_module_forward_pre_hook(hook) -> RemovableHandle:
+    """hook(module, args) runs before every module's forward and may return new args."""
+    return _add_global_hook(_hooks.global_forward_pre_hooks, hook, with_kwargs=False)
+
+
+def register_module_forward_hook(hook, *, with_kwargs: bool = False, always_call: bool = False) -> RemovableHandle:
+    """hook(module, args, output) runs after every module's forward and may return a new output."""
+    return _add_global_hook(_hooks.global_forward_hooks, hook, with_kwargs=with_kwargs, always_call=always_call)
+
+
+def register_module_full_backward_pre_hook(hook) -> RemovableHandle:
+    """hook(module, grad_output) for every module, as Module.register_full_backward_pre_hook."""
+    return _add_global_hook(_hooks.global_backward_pre_hooks, hook)
+
+
+def _choose_global_backward_hooks(full: bool) -> None:
+    if _hooks.global_full_backward[0] not in (None, full):
+        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a global Module hook. "
+                           "Please use only one of them.")
+    _hooks.global_full_backward[0] = full
+
+
+def register_module_full_backward_hook(hook) -> RemovableHandle:
+    """hook(module, grad_input, grad_output) for every module, as Module.register_full_backward_hook."""
+    _choose_global_backward_hooks(full=True)
+    return _add_global_hook(_hooks.global_backward_hooks, hook)
+
+
+def register_module_backward_hook(hook) -> RemovableHandle:
+    """The deprecated non-full form for every module, as Module.register_backward_hook."""
+    _choose_global_backward_hooks(full=False)
+    return _add_global_hook(_hooks.global_backward_hooks, hook)
