@@ -37,7 +37,7 @@ from .ops.core import broadcast_shape, expand_error
 from .ops.fill import (BERNOULLI, BERNOULLI_TENSOR, CAUCHY, COPY, EXPONENTIAL, FILL, FILL_TENSOR, GEOMETRIC, LOG_NORMAL,
                        NORMAL, RANDOM_FROM_TO, RANDOM_FULL, RANDOM_TO, UNIFORM, ZERO)
 from .ops.reduce import _ALL
-from .tensor import LEAF_INPLACE, Tensor
+from .tensor import INFERENCE, INFERENCE_WRITE, LEAF_INPLACE, WRITABLE_INFERENCE, Tensor
 
 
 @numpy_names   # x.sum(axis=0, keepdims=True): torch's methods take NumPy's names too
@@ -508,6 +508,9 @@ class _Methods:
             if key is False:
                 return
             key = None
+        if getattr(self, "_inference", None) is WRITABLE_INFERENCE and not INFERENCE.on \
+                and _index.parse_index(self._data.shape, key)[0]:
+            raise RuntimeError(INFERENCE_WRITE)   # the write goes through a view of it, which torch refuses
         _check_assignable(self, key, value)
         if not self._records(value):
             if self._carries_tangent(value):
