@@ -683,7 +683,9 @@ def _random_seed_like(out: Tensor, noncontiguous: bool) -> Tensor:
 
 
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
-                  gen_non_contig_grad_outputs=False, raise_exception=True, fast_mode=False) -> bool:
+                  gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0, check_undefined_grad=True,
+                  check_grad_dtypes=False, check_batched_grad=False, check_fwd_over_rev=False,
+                  check_rev_over_rev=True, fast_mode=False, masked=False) -> bool:
     """Check second derivatives: gradcheck of the map (inputs, ḡ) -> VJP(inputs, ḡ), which
     is differentiable only when every backward on the way records its own graph."""
     xs = _as_tuple(inputs)[1]
@@ -701,4 +703,6 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
             grads = grad(outs, diff, seeds, create_graph=True, allow_unused=True)
             return tuple(g for g in grads if g is not None)
     return gradcheck(vjp_of, xs + grad_outputs, eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception,
-                     fast_mode=fast_mode)
+                     nondet_tol=nondet_tol, check_undefined_grad=check_undefined_grad,
+                     check_grad_dtypes=check_grad_dtypes, check_batched_grad=check_batched_grad, fast_mode=fast_mode,
+                     check_forward_ad=check_fwd_over_rev, check_backward_ad=check_rev_over_rev, masked=masked)

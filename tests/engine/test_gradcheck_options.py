@@ -52,3 +52,12 @@ def test_the_batched_checks_are_refused_rather_than_skipped():
     x = gradviz.tensor([1.0], dtype=gradviz.float64, requires_grad=True)
     with pytest.raises(NotImplementedError, match="batched-gradient checks"):
         gradviz.autograd.gradcheck(lambda t: t * 2, (x,), check_batched_grad=True)
+
+
+def test_gradgradcheck_passes_the_options_on():
+    same_output(DRIFTING, """
+    def twice(t):
+        return Drifting.apply(t) * t
+    for kw in [{}, {"nondet_tol": 1.0}, {"check_undefined_grad": False, "check_grad_dtypes": True}]:
+        print(torch.autograd.gradgradcheck(twice, (x,), atol=1e-2, raise_exception=False, **kw))
+    """)
