@@ -13,7 +13,6 @@ import warnings
 import numpy as np
 from numpy import ndarray   # one global load where np.ndarray is two, on the per-op path
 
-from ._warn import warn_once
 from . import backend, dtypes
 from ._args import argument_error, is_number, type_name
 from . import code_lines as _code_lines
@@ -483,14 +482,6 @@ class Tensor:
 
     def tolist(self):
         return backend.to_numpy(self._data).tolist()
-
-    def __float__(self):
-        if self.requires_grad:   # torch warns on float() only (not item(), int() or formatting), before its checks
-            warn_once("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
-                      "Consider using tensor.detach() first.")
-        if self._data.size != 1:
-            raise ValueError("only one element tensors can be converted to Python scalars")
-        return float(self.item())
 
     def __int__(self):
         if self._data.size != 1:

@@ -44,6 +44,16 @@ from .tensor import INFERENCE, INFERENCE_WRITE, LEAF_INPLACE, WRITABLE_INFERENCE
 class _Methods:
     """The methods, written as in a class body; bound onto Tensor below."""
 
+    def __float__(self):
+        # torch warns on float() only (not item(), int() or formatting), with grad mode on (so not inside
+        # LBFGS.step, which runs under no_grad), before its checks
+        if self.requires_grad and grad_mode.is_grad_enabled():
+            warn_once("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+                      "Consider using tensor.detach() first.")
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return float(self.item())
+
     # -- autograd attributes ----------------------------------------------------------
     @property
     def grad_fn(self):
