@@ -7,19 +7,18 @@ the inputs' node, running just after the module's own backward, calls
 hook(module, grad_input, grad_output) and may replace grad_input. The deprecated non-full
 hooks (register_backward_hook) attach to the output's own grad_fn, as torch's do.
 Hooks registered for every module (register_module_*_hook) live in this module's tables.
+(A module's state_dict and load_state_dict, with their hooks, are gradviz.nn.state_dict's.)
 """
 from __future__ import annotations
 
 import functools
 import itertools
-from collections import OrderedDict, namedtuple
-from collections.abc import Mapping
+from collections import OrderedDict
 
 from .._warn import warn
 from ..autograd.function import Function
-from ..autograd.grad_mode import is_grad_enabled, no_grad
+from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
-from .parameter import Parameter, is_lazy
 
 _handle_ids = itertools.count()
 
@@ -250,73 +249,3 @@ def _non_full_hook_warning(inputs, result, grad_fn) -> str | None:
                 "and will be removed in future versions. This hook will be missing some grad_input. "
                 f"{use_full}")
     return None
-
-
-# -- load_state_dict ---------------------------------------------------------------------------------
-class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        if not self.missing_keys and not self.unexpected_keys:
-            return "<All keys matched successfully>"
-        return super().__repr__()
-
-    __str__ = __repr__
-
-
-def load_state_dict(module, state_dict, strict: bool, assign: bool) -> _IncompatibleKeys:
-    """Module.load_state_dict: walk the modules as state_dict does, copy each entry in place
-    under no_grad, and collect torch's complaints before raising them all at once."""
-    if not isinstance(state_dict, Mapping):
-        raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-    missing, unexpected, errors = [], [], []
-
-    def load(m, prefix: str) -> None:
-        local = {k: v for k, v in m._parameters.items() if v is not None}
-        local.update((k, v) for k, v in m._buffers.items()
-                     if v is not None and k not in m._non_persistent_buffers_set)
-        for name, param in local.items():
-            key = prefix + name
-            if key not in state_dict:
-                missing.append(key)
-                continue
-            value = state_dict[key]
-            if not isinstance(value, Tensor):
-                errors.append(f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like '
-                              f"object from checkpoint but received {type(value)}")
-                continue
-            if is_lazy(param) and not is_lazy(value):   # a lazy module takes the checkpoint's shape
-                with no_grad():
-                    param.materialize(value.shape)
-            if tuple(value.shape) != tuple(param.shape):
-                errors.append(f"size mismatch for {key}: copying a param with shape {value.shape} from checkpoint, "
-                              f"the shape in current model is {param.shape}.")
-                continue
-            if assign:
-                if name in m._parameters:
-                    new = value if isinstance(value, Parameter) else Parameter(value, param.requires_grad)
-                    setattr(m, name, new)
-                else:
-                    m.register_buffer(name, value)
-            else:
-                with no_grad():
-                    param.copy_(value)
-        for key in state_dict:
-            if key.startswith(prefix):
-                parts = key[len(prefix):].split(".", 1)
-                if (parts[0] not in m._modules) if len(parts) > 1 else (parts[0] not in local):
-                    unexpected.append(key)
-        for name, child in m._modules.items():
-            if child is not None:
-                load(child, prefix + name + ".")
-
-    load(module, "")
-    if strict:
-        if unexpected:
-            errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in unexpected)))
-        if missing:
-            errors.insert(0, "Missing key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in missing)))
-    if errors:
-        raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(type(module).__name__,
-                                                                                "\n\t".join(errors)))
-    return _IncompatibleKeys(missing, unexpected)

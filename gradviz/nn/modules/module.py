@@ -13,7 +13,8 @@ from ..parameter import Buffer, Parameter, is_lazy
 from ... import creation, dtypes
 from ..._args import typename as _typename
 from .. import hooks as _hooks
-from ..hooks import RemovableHandle, call_with_hooks, load_state_dict
+from .. import state_dict as _state
+from ..hooks import RemovableHandle, call_with_hooks
 
 
 class Module:
@@ -26,6 +27,7 @@ class Module:
     _backward_hooks: dict = {}
     _backward_pre_hooks: dict = {}
     _global_hooks_registered = False   # set once any register_module_*_hook is called
+    _version = 1   # recorded in state_dict()._metadata; a module reading older checkpoints raises its own
 
     def __init_subclass__(cls, **kwargs):
         """A gradviz layer built with device= makes its parameters and buffers there (torch's
@@ -368,23 +370,58 @@ class Module:
 
     # -- state ----------------------------------------------------------------------------------
     def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False):
-        """Parameters and persistent buffers by qualified name, this module's first, then each child's."""
-        if destination is None:
-            destination = OrderedDict()
-        for name, p in self._parameters.items():
-            if p is not None:   # an uninitialized one as it is: it cannot be detached
-                destination[prefix + name] = p if keep_vars or is_lazy(p) else p.detach()
-        for name, b in self._buffers.items():
-            if b is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = b if keep_vars or is_lazy(b) else b.detach()
-        for name, m in self._modules.items():
-            if m is not None:
-                m.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
-        return destination
+        """Parameters, persistent buffers and extra state by qualified name, this module's first, then each
+        child's; the result's `_metadata` holds each module's `_version`."""
+        return _state.state_dict(self, destination, prefix, keep_vars)
+
+    def _save_to_state_dict(self, destination, prefix: str, keep_vars: bool) -> None:
+        _state.save_to_state_dict(self, destination, prefix, keep_vars)
 
     def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
         """Copy matching entries in place; torch's errors for missing, unexpected and mis-shaped keys."""
-        return load_state_dict(self, state_dict, strict, assign)
+        return _state.load_state_dict(self, state_dict, strict, assign)
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs) -> None:
+        _state.load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                    error_msgs)
+
+    def get_extra_state(self):
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be called. Please file "
+                           "an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml to "
+                           "report this bug.")
+
+    def set_extra_state(self, state) -> None:
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be called. Please file "
+                           "an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml to "
+                           "report this bug.")
+
+    def _overrides(self, name: str) -> bool:
+        """Does this module's class write its own `name` (get_extra_state, set_extra_state)?"""
+        return getattr(type(self), name) is not getattr(Module, name)
+
+    def register_state_dict_pre_hook(self, hook):
+        """hook(module, prefix, keep_vars) runs before state_dict() saves this module."""
+        return self._add_hook("_state_dict_pre_hooks", hook, False)
+
+    def register_state_dict_post_hook(self, hook):
+        """hook(module, state_dict, prefix, local_metadata), which must return None, runs after it."""
+        return self._add_hook("_state_dict_hooks", hook, False, public=True)
+
+    def _register_state_dict_hook(self, hook):
+        """The older form: the hook may return a new state dict."""
+        return self._add_hook("_state_dict_hooks", hook, False, public=False)
+
+    def register_load_state_dict_pre_hook(self, hook):
+        """hook(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)."""
+        return self._add_hook("_load_state_dict_pre_hooks", hook, False, with_module=True)
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module: bool = False):
+        return self._add_hook("_load_state_dict_pre_hooks", hook, False, with_module=with_module)
+
+    def register_load_state_dict_post_hook(self, hook):
+        """hook(module, incompatible_keys) runs after load_state_dict loads this module (and its children)."""
+        return self._add_hook("_load_state_dict_post_hooks", hook, False)
 
     # -- printing -------------------------------------------------------------------------------
     def extra_repr(self) -> str:
