@@ -25,7 +25,7 @@ from .anomaly import _anomaly, anomaly_warning
 from .grad_mode import _formula, enable_grad
 from .grad_mode import _state as _grad_state
 from .hooks import _running
-from .nodes import AccumulateGrad, Node, _building
+from .nodes import AccumulateGrad, GradientEdge, Node, _building
 from .saved import FREED_MESSAGE
 from .versions import _clock
 
@@ -732,20 +732,20 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
                              materialize_grads)
     outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
-    single = isinstance(inputs, Tensor)
+    single = isinstance(inputs, (Tensor, GradientEdge))
     inputs = (inputs,) if single else tuple(inputs)
     if not inputs:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
-    if not all(t.requires_grad for t in inputs):
+    if not all(isinstance(t, GradientEdge) or t.requires_grad for t in inputs):
         _seeds(outputs, grad_outputs, create_graph)   # torch checks the outputs first: their errors come first
         raise RuntimeError("One of the differentiated Tensors does not require grad")
-    capture = [_root_edge(t) for t in inputs]
+    capture = [tuple(t) if isinstance(t, GradientEdge) else _root_edge(t) for t in inputs]
     run = Backward(outputs, grad_outputs, retain_graph, create_graph, accumulate=False, capture=capture,
                    targets={node for node, _ in capture}, run_targets=False).run()
     result = []
     for i, (t, g) in enumerate(zip(inputs, run.captured)):
         if g is None:
-            if materialize_grads:
+            if materialize_grads and not isinstance(t, GradientEdge):
                 g = namespace(t._data).zeros_like(t._data)
             elif not allow_unused:
                 raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the "

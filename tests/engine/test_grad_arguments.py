@@ -35,3 +35,28 @@ def test_only_inputs_dict_inputs_and_batched_grads_match_torch():
     print(torch.autograd.grad(outputs=d, inputs=interpolates, grad_outputs=torch.ones(1, 1), create_graph=True,
                               retain_graph=True, only_inputs=True)[0])
     """)
+
+
+def test_gradient_edges_and_increment_version_match_torch():
+    same_output("""
+    from_graph = torch.autograd.graph
+    x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    y = x.exp()
+    e = from_graph.get_gradient_edge(y)
+    print(type(e).__name__, e.node.name(), e.output_nr, isinstance(e, tuple))
+    z = y * 2
+    print(torch.autograd.grad(z.sum(), e, retain_graph=True), torch.autograd.grad(z.sum(), [e, x]))
+    print(from_graph.get_gradient_edge(x).node.name())
+    try:
+        from_graph.get_gradient_edge(torch.ones(1))
+    except RuntimeError as err:
+        print(err)
+    a = torch.ones(2, requires_grad=True) * 1
+    b = a.sin()
+    from_graph.increment_version(a)
+    print(a._version)
+    try:
+        b.sum().backward()
+    except RuntimeError as err:
+        print(err)
+    """)
