@@ -357,3 +357,18 @@ def test_get_parameter_and_get_buffer():
         except AttributeError as error:
             print(error)
     """)
+
+
+def test_set_submodule_matches_torch():
+    same_output("""
+    net = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Sequential(torch.nn.ReLU(), torch.nn.Linear(2, 1)))
+    net.set_submodule("1.0", torch.nn.Tanh())
+    net.set_submodule("2", torch.nn.Sigmoid())
+    print(net)
+    for args in [("", torch.nn.ReLU()), ("1.0", 3), ("1.5", torch.nn.ReLU(), True), ("0.weight", torch.nn.ReLU()),
+                 ("3.x", torch.nn.ReLU())]:
+        try:
+            net.set_submodule(*args)
+        except (ValueError, AttributeError) as e:
+            print(type(e).__name__, e)
+    """)

@@ -100,3 +100,4 @@ def test_a_module_reading_an_older_checkpoint():
         print(e)
     print(i.load_state_dict(i.state_dict()))
     """)
+

@@ -333,6 +333,20 @@ class Module:
                 raise AttributeError(f"`{item}` is not an nn.Module")
         return module
 
+    def set_submodule(self, target: str, module, strict: bool = False) -> None:
+        """Put `module` at a dotted path ('blocks.0.attn'), replacing what is there, with torch's errors."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        path, _, name = target.rpartition(".")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent = self.get_submodule(path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{parent._get_name()} has no attribute `{name}`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        setattr(parent, name, module)
+
     def get_parameter(self, target: str):
         """The Parameter at a dotted path ('blocks.0.attn.weight'), with torch's errors."""
         return self._get_attribute(target, lambda owner, name: isinstance(getattr(owner, name), Parameter),
