@@ -387,7 +387,8 @@ class Backward:
                 hook((), (_as_tensor(g),))
         if hooks is not None and hooks.post_accumulate:
             for hook in tuple(hooks.post_accumulate):
-                hook(node.variable)
+                if hook(node.variable) is not None:
+                    raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
     def _roll_back(self) -> None:
         for tensor, old_grad, old_data in reversed(self._touched):
