@@ -466,15 +466,6 @@ class Tensor:
         return id(self)
 
     # -- conversion ------------------------------------------------------------------
-    def numpy(self, *, force=False) -> np.ndarray:
-        if self.requires_grad and not force:
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
-                               "instead.")
-        if self.device.type != "cpu" and not force:
-            raise TypeError("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the "
-                            "tensor to host memory first.")
-        return backend.to_numpy(self._data)
-
     def item(self):
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")

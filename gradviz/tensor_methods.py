@@ -44,6 +44,16 @@ from .tensor import INFERENCE, INFERENCE_WRITE, LEAF_INPLACE, WRITABLE_INFERENCE
 class _Methods:
     """The methods, written as in a class body; bound onto Tensor below."""
 
+    def numpy(self, *, force=False):
+        # refused with grad mode on only, as torch's (a custom Function's forward, under no_grad, may call it)
+        if self.requires_grad and not force and grad_mode.is_grad_enabled():
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                               "instead.")
+        if self.device.type != "cpu" and not force:
+            raise TypeError("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the "
+                            "tensor to host memory first.")
+        return backend.to_numpy(self._data)
+
     def __float__(self):
         # torch warns on float() only (not item(), int() or formatting), with grad mode on (so not inside
         # LBFGS.step, which runs under no_grad), before its checks

@@ -536,3 +536,53 @@ def test_custom_function_outputs_that_are_views_refuse_inplace_writes():
         (F.apply(b).clone().mul_(2)).sum().backward()
         print(a.grad)
     """)
+
+
+def test_a_forward_that_calls_numpy_runs_under_func_grad_as_in_torch():
+    """The "Extending torch.func with autograd.Function" tutorial's NumpySort: its forward calls .numpy()
+    on an input that requires grad, which torch allows under no_grad (a Function's forward runs so)."""
+    same_output("""
+    import numpy as np
+    class NumpyTake(torch.autograd.Function):
+        @staticmethod
+        def forward(x, ind, ind_inv, dim):
+            return torch.tensor(np.take_along_axis(x.numpy(), ind.numpy(), dim))
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            x, ind, ind_inv, dim = inputs
+            ctx.save_for_backward(ind, ind_inv)
+            ctx.dim = dim
+        @staticmethod
+        def backward(ctx, grad_output):
+            ind, ind_inv = ctx.saved_tensors
+            return NumpyTake.apply(grad_output, ind_inv, ind, ctx.dim), None, None, None
+    class NumpySort(torch.autograd.Function):
+        @staticmethod
+        def forward(x, dim):
+            ind = np.argsort(x.numpy(), axis=dim)
+            ind_inv = np.argsort(ind, axis=dim)
+            return (torch.tensor(np.take_along_axis(x.numpy(), ind, axis=dim)), torch.tensor(ind),
+                    torch.tensor(ind_inv))
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            x, dim = inputs
+            _, ind, ind_inv = output
+            ctx.mark_non_differentiable(ind, ind_inv)
+            ctx.save_for_backward(ind, ind_inv)
+            ctx.dim = dim
+        @staticmethod
+        def backward(ctx, grad_output, _0, _1):
+            ind, ind_inv = ctx.saved_tensors
+            return NumpyTake.apply(grad_output, ind_inv, ind, ctx.dim), None
+    x = torch.tensor([[0.3, -1.0, 2.0], [1.5, 0.5, -0.5]], requires_grad=True)
+    print(NumpySort.apply(x, -1)[0])
+    print(torch.func.grad(lambda t: (NumpySort.apply(t, -1)[0] * torch.arange(3.0)).sum())(x.detach()))
+    NumpySort.apply(x, -1)[0].backward(torch.arange(6.0).view(2, 3))
+    print(x.grad)
+    with torch.no_grad():
+        print(x.numpy())
+    try:
+        x.numpy()
+    except RuntimeError as e:
+        print(e)
+    """)
