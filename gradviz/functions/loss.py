@@ -15,6 +15,7 @@ from ..autograd.apply import _grad_state, apply
 from ..ops.core import broadcast_shape
 from ..ops.loss import (BCE_WITH_LOGITS, BINARY_CROSS_ENTROPY, CTC_LOSS, HUBER_LOSS, MSE_LOSS, MULTI_MARGIN_LOSS,
                         MULTILABEL_MARGIN_LOSS, NLL_LOSS, NLL_LOSS2D, SMOOTH_L1_LOSS, SOFT_MARGIN_LOSS, _reduced)
+from .public import public
 from .shape import broadcast_shapes, broadcast_tensors
 from .pointwise import minimum, where
 from .nnops import logsigmoid, pairwise_distance
@@ -436,10 +437,10 @@ def _ctc_checks(log_probs, targets, input_lengths: tuple, target_lengths: tuple,
                                f"{n}{_CTC_CHECKED}")
 
 
-def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+def ctc(log_probs, targets, input_lengths, target_lengths, blank: int, reduction: str, zero_infinity: bool):
     """The CTC loss of each sample (one CtcLossBackward0 node, torch's CPU kernel), then torch's reduction:
-    inf losses replaced by 0 with zero_infinity, the mean divides each by its target length (at least 1)."""
-    _check_reduction(reduction)
+    inf losses replaced by 0 with zero_infinity, the mean divides each by its target length (at least 1).
+    nn.functional.ctc_loss names the reduction, torch.ctc_loss numbers it."""
     code = {"none": 0, "mean": 1, "sum": 2}[reduction]
     input_lengths, target_lengths = _ctc_lengths((log_probs, targets, input_lengths, target_lengths, blank, code,
                                                   zero_infinity))
@@ -456,3 +457,15 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     if reduction == "sum":
         return losses.sum()
     return losses if batched else losses.squeeze(0)
+
+
+@public
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=0, zero_infinity=False):
+    """torch.ctc_loss: nn.functional's under ATen's signature, the reduction an integer (1 mean, 2 sum,
+    anything else none). Its default is none: torch's Python binding reads the schema's
+    at::Reduction::Mean default as 0."""
+    if not isinstance(reduction, int) or isinstance(reduction, bool):
+        raise invalid_arguments("ctc_loss", (log_probs, targets, input_lengths, target_lengths, blank, reduction),
+                                {}, _CTC_SIGNATURES)
+    named = {1: "mean", 2: "sum"}.get(reduction, "none")
+    return ctc(log_probs, targets, input_lengths, target_lengths, blank, named, zero_infinity)

@@ -108,3 +108,14 @@ def test_gradient_is_torchs_which_presumes_log_softmax_before_it():
     print(torch.autograd.gradcheck(loss, (lp.log_softmax(2).detach().requires_grad_(),), raise_exception=False))
     print(torch.autograd.gradcheck(lambda x: loss(x.log_softmax(2)), (lp,)))
     """)
+
+
+def test_top_level_ctc_loss_takes_an_integer_reduction_as_torchs():
+    same_output(SETUP, """
+    print(torch.ctc_loss(lp, targets, il, tl), torch.ctc_loss(lp, targets, tuple(il.tolist()), tuple(tl.tolist()), 0, 1),
+          torch.ctc_loss(lp, targets, il, tl, 0, 2, True), torch.ctc_loss(lp, targets, il, tl, 0, 7))
+    try:
+        torch.ctc_loss(lp, targets, il, tl, 0, "sum")
+    except TypeError as e:
+        print(str(e).splitlines()[0])
+    """)
