@@ -13,7 +13,6 @@ import warnings
 import numpy as np
 from numpy import ndarray   # one global load where np.ndarray is two, on the per-op path
 
-from ._warn import warn_once
 from . import backend, dtypes
 from ._args import argument_error, is_number, type_name
 from . import code_lines as _code_lines
@@ -178,6 +177,19 @@ class InferenceTensors:
     made = False
     lock = threading.Lock()
 
+
+def inherit_inference(source, alias, writable: bool = False) -> None:
+    """An alias of `source` (a view, detach(), .data) is an inference tensor when source is one, in
+    or out of the mode; made in the mode, that of a normal tensor is normal. torch gives detach()
+    and .data their own version counter, so those (writable=True) may be written outside the mode,
+    where a view, sharing its base's lack of one, may not."""
+    if getattr(source, "_inference", False):
+        alias._inference = WRITABLE_INFERENCE if writable else True
+    elif INFERENCE.on and hasattr(alias, "_inference"):
+        del alias._inference
+
+
+WRITABLE_INFERENCE = "writable"   # the _inference mark of detach() and .data of an inference tensor
 
 # inference_mode contexts open in any thread: a tensor being made reads its thread's mode only while
 # there is one (a module global: one load per tensor made)
@@ -359,7 +371,10 @@ class Tensor:
     @property
     def data(self) -> "Tensor":
         """The same storage, detached from the graph."""
-        return Tensor._make(self._data)
+        t = Tensor._make(self._data)
+        if InferenceTensors.made:
+            inherit_inference(self, t, writable=True)
+        return t
 
     @data.setter
     def data(self, value) -> None:
@@ -388,6 +403,8 @@ class Tensor:
         """Same storage and, as in PyTorch, the same version counter (unlike .data)."""
         t = Tensor._make(self._data)
         t._vc = self._counter()
+        if InferenceTensors.made:
+            inherit_inference(self, t, writable=True)
         return t
 
     # -- metadata --------------------------------------------------------------------
@@ -449,15 +466,6 @@ class Tensor:
         return id(self)
 
     # -- conversion ------------------------------------------------------------------
-    def numpy(self, *, force=False) -> np.ndarray:
-        if self.requires_grad and not force:
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
-                               "instead.")
-        if self.device.type != "cpu" and not force:
-            raise TypeError("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the "
-                            "tensor to host memory first.")
-        return backend.to_numpy(self._data)
-
     def item(self):
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
@@ -465,14 +473,6 @@ class Tensor:
 
     def tolist(self):
         return backend.to_numpy(self._data).tolist()
-
-    def __float__(self):
-        if self.requires_grad:   # torch warns on float() only (not item(), int() or formatting), before its checks
-            warn_once("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
-                      "Consider using tensor.detach() first.")
-        if self._data.size != 1:
-            raise ValueError("only one element tensors can be converted to Python scalars")
-        return float(self.item())
 
     def __int__(self):
         if self._data.size != 1:
@@ -585,7 +585,7 @@ class Tensor:
 
     def is_inference(self) -> bool:
         """Was self made inside torch.inference_mode?"""
-        return getattr(self, "_inference", False)
+        return bool(getattr(self, "_inference", False))
 
     def get_device(self) -> int:
         """-1 on the CPU, else the GPU's index, as torch numbers them."""
@@ -633,7 +633,7 @@ class Tensor:
     def _writable(self):
         """self's array, made writable: a read-only NumPy view of writable memory is opened;
         memory nobody may write (a read-only array from the user) is replaced by a copy."""
-        if not INFERENCE.on and getattr(self, "_inference", False):
+        if not INFERENCE.on and getattr(self, "_inference", False) is True:
             raise RuntimeError(INFERENCE_WRITE)   # checked before any write: nothing half-written
         a = self._data
         if not backend.writeable(a):
@@ -665,7 +665,7 @@ class Tensor:
         if not self._records(other) and not self._carries_tangent(other):
             arr = other._data if isinstance(other, Tensor) else other
             self._check_overlap()
-            inference = InferenceTensors.made and getattr(self, "_inference", False)
+            inference = InferenceTensors.made and getattr(self, "_inference", False) is True
             if backend.writeable(self._data) and not inference:   # an inference tensor: _writable refuses
                 try:
                     ufunc(self._data, arr, out=self._data, casting="same_kind")

@@ -37,12 +37,32 @@ from .ops.core import broadcast_shape, expand_error
 from .ops.fill import (BERNOULLI, BERNOULLI_TENSOR, CAUCHY, COPY, EXPONENTIAL, FILL, FILL_TENSOR, GEOMETRIC, LOG_NORMAL,
                        NORMAL, RANDOM_FROM_TO, RANDOM_FULL, RANDOM_TO, UNIFORM, ZERO)
 from .ops.reduce import _ALL
-from .tensor import LEAF_INPLACE, Tensor
+from .tensor import INFERENCE, INFERENCE_WRITE, LEAF_INPLACE, WRITABLE_INFERENCE, Tensor
 
 
 @numpy_names   # x.sum(axis=0, keepdims=True): torch's methods take NumPy's names too
 class _Methods:
     """The methods, written as in a class body; bound onto Tensor below."""
+
+    def numpy(self, *, force=False):
+        # refused with grad mode on only, as torch's (a custom Function's forward, under no_grad, may call it)
+        if self.requires_grad and not force and grad_mode.is_grad_enabled():
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                               "instead.")
+        if self.device.type != "cpu" and not force:
+            raise TypeError("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the "
+                            "tensor to host memory first.")
+        return backend.to_numpy(self._data)
+
+    def __float__(self):
+        # torch warns on float() only (not item(), int() or formatting), with grad mode on (so not inside
+        # LBFGS.step, which runs under no_grad), before its checks
+        if self.requires_grad and grad_mode.is_grad_enabled():
+            warn_once("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+                      "Consider using tensor.detach() first.")
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return float(self.item())
 
     # -- autograd attributes ----------------------------------------------------------
     @property
@@ -508,6 +528,9 @@ class _Methods:
             if key is False:
                 return
             key = None
+        if getattr(self, "_inference", None) is WRITABLE_INFERENCE and not INFERENCE.on \
+                and _index.parse_index(self._data.shape, key)[0]:
+            raise RuntimeError(INFERENCE_WRITE)   # the write goes through a view of it, which torch refuses
         _check_assignable(self, key, value)
         if not self._records(value):
             if self._carries_tangent(value):

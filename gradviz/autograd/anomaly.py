@@ -8,6 +8,8 @@ import os
 import traceback
 import warnings
 
+from .._warn import warn
+
 
 class _Anomaly:
     enabled = False
@@ -90,11 +92,11 @@ class detect_anomaly:
 
 
 def anomaly_warning(node) -> None:
-    """torch's warning naming the forward line of the node whose VJP failed."""
+    """torch's warning naming the forward line of the node whose VJP failed; as torch's C++ warnings,
+    it is attributed to the learner's line that called backward, not to gradviz's engine."""
     stack = node.metadata.get("traceback_")
     if stack is None:
-        warnings.warn(f"Error detected in {node.name()}. No forward pass information available. Enable detect "
-                      "anomaly during forward pass for more information.", UserWarning, stacklevel=4)
+        warn(f"Error detected in {node.name()}. No forward pass information available. Enable detect anomaly "
+             "during forward pass for more information.")
         return
-    warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n"
-                  + "".join(stack), UserWarning, stacklevel=4)
+    warn(f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n" + "".join(stack))

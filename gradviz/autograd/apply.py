@@ -16,7 +16,7 @@ from ..ops.core import NUMPY, as_array, namespace, shape_error
 from .grad_mode import _formula
 from ..ops.op import Op
 from ..scope import _state as _scope_state
-from ..tensor import INFERENCE, INFERENCE_SAVED, InferenceTensors, Tensor
+from ..tensor import INFERENCE, INFERENCE_SAVED, InferenceTensors, Tensor, inherit_inference
 from .fast_paths import edges as _edges, forward as _forward   # one global load each, not two
 from . import forward_ad as _forward_ad
 from .describe import describe_node
@@ -132,8 +132,8 @@ def share_version(view, inputs, op=None):
         xp = NUMPY if type(data) is ndarray else namespace(data)
         for t in inputs:
             if arrays_share(xp, t._data, data):
-                if INFERENCE.on and not getattr(t, "_inference", False):
-                    del view._inference   # made in inference mode, a view of a normal tensor is normal
+                if InferenceTensors.made:
+                    inherit_inference(t, view)
                 counter = view._vc = t._counter()
                 meta = t._view
                 if meta is not None and meta.creation != DEFAULT:

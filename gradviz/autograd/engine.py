@@ -8,6 +8,7 @@ the ready ones, as PyTorch's CPU engine does.
 from __future__ import annotations
 
 import threading
+import warnings
 from collections import deque
 from heapq import heappop, heappush, heappushpop
 from typing import Iterator
@@ -24,7 +25,7 @@ from .anomaly import _anomaly, anomaly_warning
 from .grad_mode import _formula, enable_grad
 from .grad_mode import _state as _grad_state
 from .hooks import _running
-from .nodes import AccumulateGrad, Node, _building
+from .nodes import AccumulateGrad, GradientEdge, Node, _building
 from .saved import FREED_MESSAGE
 from .versions import _clock
 
@@ -390,7 +391,8 @@ class Backward:
                 hook((), (_as_tensor(g),))
         if hooks is not None and hooks.post_accumulate:
             for hook in tuple(hooks.post_accumulate):
-                hook(node.variable)
+                if hook(node.variable) is not None:
+                    raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
     def _roll_back(self) -> None:
         for tensor, old_grad, old_data in reversed(self._touched):
@@ -509,8 +511,10 @@ class Backward:
                         tensor._grad = Tensor._namespace.apply(COPY, (blank, g))
                     else:
                         tensor._grad = g.clone()
-        elif old is None:
-            tensor._grad = Tensor._make(g if self._unshared(g) else g.copy())
+        elif old is None:   # torch's gradient layout contract: laid out as the leaf (a sum of transposed
+            order = _layout_of(tensor._data)   # gradients is F-ordered in NumPy, and .grad.view(-1) must work)
+            fresh = self._unshared(g)
+            tensor._grad = Tensor._make(g if fresh and _laid_out(g, order) else g.copy(order=order))
         else:
             old._data = old._data + g
             old._bump()
@@ -732,27 +736,70 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
             t._grad = gt if t._grad is None else t._grad + gt
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         allow_unused=None, materialize_grads=False) -> tuple:
-    """torch.autograd.grad: the gradients of `outputs` w.r.t. `inputs`, without touching .grad."""
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
+         allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """torch.autograd.grad: the gradients of `outputs` w.r.t. `inputs`, without touching .grad (a dict of
+    inputs gives a dict; is_grads_batched takes the first dim of each grad_output as a batch, run one at a
+    time here where torch vmaps one backward)."""
+    if isinstance(inputs, dict):
+        return dict(zip(inputs.keys(), grad(outputs, tuple(inputs.values()), grad_outputs, retain_graph, create_graph,
+                                            only_inputs, allow_unused, is_grads_batched, materialize_grads)))
+    if not only_inputs:
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
+                      "gradient for other parts of the graph, please use torch.autograd.backward.", FutureWarning,
+                      stacklevel=2)
+    if is_grads_batched:
+        return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                             materialize_grads)
     outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
-    single = isinstance(inputs, Tensor)
+    single = isinstance(inputs, (Tensor, GradientEdge))
     inputs = (inputs,) if single else tuple(inputs)
     if not inputs:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
-    if not all(t.requires_grad for t in inputs):
+    if not all(isinstance(t, GradientEdge) or t.requires_grad for t in inputs):
         _seeds(outputs, grad_outputs, create_graph)   # torch checks the outputs first: their errors come first
         raise RuntimeError("One of the differentiated Tensors does not require grad")
-    capture = [_root_edge(t) for t in inputs]
+    capture = [tuple(t) if isinstance(t, GradientEdge) else _root_edge(t) for t in inputs]
     run = Backward(outputs, grad_outputs, retain_graph, create_graph, accumulate=False, capture=capture,
                    targets={node for node, _ in capture}, run_targets=False).run()
     result = []
     for i, (t, g) in enumerate(zip(inputs, run.captured)):
         if g is None:
-            if materialize_grads:
+            if materialize_grads and not isinstance(t, GradientEdge):
                 g = namespace(t._data).zeros_like(t._data)
             elif not allow_unused:
                 raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the "
                                    "graph. Set allow_unused=True if this is the desired behavior.")
         result.append(None if g is None else (g if isinstance(g, Tensor) else Tensor._make(g)))
     return tuple(result)
+
+
+def _layout_of(a) -> str:
+    """The memory order a leaf's .grad takes: the leaf's own when it is F-contiguous only, else C."""
+    flags = a.flags
+    return "F" if flags.f_contiguous and not flags.c_contiguous else "C"
+
+
+def _laid_out(g, order: str) -> bool:
+    return g.flags.c_contiguous if order == "C" else g.flags.f_contiguous
+
+
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads):
+    """grad with is_grads_batched: one backward per row of the grad_outputs, the results stacked (torch's
+    shape check and words first)."""
+    outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
+    seeds = gradients(grad_outputs, len(outputs))
+    for i, (out, g) in enumerate(zip(outputs, seeds)):
+        if g is not None and tuple(g.shape[1:]) != tuple(out.shape):
+            raise RuntimeError("If `is_grads_batched=True`, we interpret the first dimension of each grad_output as "
+                               "the batch dimension. The sizes of the remaining dimensions are expected to match the "
+                               f"shape of corresponding output, but a mismatch was detected: grad_output[{i}] has a "
+                               f"shape of {Size(g.shape[2:])} and output[{i}] has a shape of {Size(out.shape)}. If "
+                               "you only want some tensors in `grad_output` to be considered batched, consider using "
+                               "vmap.")   # torch names the shape of grad_output[k][0][1:]
+    batch = next((g.shape[0] for g in seeds if g is not None), 1)
+    retain = create_graph if retain_graph is None else retain_graph
+    rows = [grad(outputs, inputs, [None if g is None else g[k] for g in seeds], retain or k < batch - 1,
+                 create_graph, allow_unused=allow_unused, materialize_grads=materialize_grads) for k in range(batch)]
+    # stacked by the Tensor namespace, so with create_graph the stack is recorded (torch's vmap records its own)
+    return tuple(None if column[0] is None else Tensor._namespace.stack(list(column), 0) for column in zip(*rows))

@@ -129,15 +129,25 @@ class dual_level:
         return wrapper
 
 
+def _check_size(tensor, tangent) -> None:
+    if tuple(tangent.shape) != tuple(tensor.shape):
+        raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
+                           f"Tensor, this is not supported. Tensor is of size {list(tensor.shape)} while the given "
+                           f"forward gradient is of size {list(tangent.shape)}.")
+
+
+def set_tangent(tensor, tangent) -> None:
+    """`tensor` carries `tangent` from now on (a custom Function's jvp result), in its dtype."""
+    _check_size(tensor, tangent)
+    _attach(tensor, tangent if tangent.dtype == tensor.dtype else tangent.to(tensor.dtype))
+
+
 def make_dual(tensor, tangent, *, level: int | None = None):
     """A view of `tensor` that carries `tangent` (the direction of the derivative)."""
     if _state.level is None:
         raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, make sure to "
                            "enter_dual_level() first.")
-    if tuple(tangent.shape) != tuple(tensor.shape):
-        raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
-                           f"Tensor, this is not supported. Tensor is of size {list(tensor.shape)} while the given "
-                           f"forward gradient is of size {list(tangent.shape)}.")
+    _check_size(tensor, tangent)
     if not tensor.is_floating_point():
         raise ValueError(f"Expected primal to be floating point or complex, but got: {tensor.dtype}")
     if not tangent.is_floating_point():

@@ -18,12 +18,14 @@ from .. import code_lines, events
 from ..naming import subscript
 from ..ops.op import Op
 from ..scope import _state as _scope_state
+from ..creation import zeros_like
 from ..tensor import Tensor
+from . import forward_ad as _forward_ad
 from .apply import apply as apply_op
 from .grad_mode import _formula, is_grad_enabled, no_grad
 from .nodes import Node
 from .saved import FREED_MESSAGE
-from .versions import modified_message
+from .versions import IN_CUSTOM_FUNCTION, ViewMeta, modified_message
 
 _ONCE_MESSAGE = "trying to differentiate twice a function that was marked with @once_differentiable"
 
@@ -37,6 +39,14 @@ class FunctionCtx:
                 raise TypeError(f"save_for_backward can only save variables, but argument {i} is of type "
                                 f"{type(t).__name__}")
         self._to_save = tensors
+
+    def save_for_forward(self, *tensors) -> None:
+        """Tensors jvp reads back as ctx.saved_tensors."""
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise AssertionError("save_for_forward expects all arguments to be tensors; you should save "
+                                     "non-tensors as attributes on ctx.")
+        self._saved_for_forward = tensors
 
     def mark_dirty(self, *args) -> None:
         """These inputs were modified in place by forward (and are returned): they become outputs."""
@@ -52,7 +62,10 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self) -> tuple:
-        """The tensors given to save_for_backward, checked against in-place changes since."""
+        """The tensors given to save_for_backward, checked against in-place changes since (in jvp,
+        those given to save_for_forward)."""
+        if self.__dict__.get("_in_jvp"):
+            return tuple(self.__dict__.get("_saved_for_forward") or ())
         saved = self.__dict__.get("_saved")
         if saved is None:
             if self.__dict__.get("_released"):
@@ -213,6 +226,11 @@ class Function:
 
     vjp = backward
 
+    @staticmethod
+    def jvp(ctx, *grad_inputs) -> Any:
+        raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it with "
+                                  "forward mode AD.")
+
     @classmethod
     def apply(cls, *args, **kwargs):
         if cls.forward is Function.forward:
@@ -226,16 +244,48 @@ class Function:
         grad_on = is_grad_enabled()
         needs = tuple(bool(grad_on and isinstance(a, Tensor) and a.requires_grad) for a in args)
         ctx._needs_input_grad = needs
-        with no_grad():
-            if new_style:
-                output = cls.forward(*args, **kwargs)
-                cls.setup_context(ctx, args, output)
-            else:
-                output = cls.forward(ctx, *args, **kwargs)
+        dual = _forward_ad._state.level is not None and _forward_ad.is_dual(*args)
+        outer_busy, _forward_ad._state.busy = _forward_ad._state.busy, True   # forward's own ops carry no tangents
+        try:
+            with no_grad():
+                if new_style:
+                    output = cls.forward(*args, **kwargs)
+                    cls.setup_context(ctx, args, output)
+                else:
+                    output = cls.forward(ctx, *args, **kwargs)
+        finally:
+            _forward_ad._state.busy = outer_busy
         _mark_dirty(ctx, output)
-        if not any(needs):
-            return output
-        return _attach(cls, ctx, args, output, new_style)
+        if any(needs):
+            output = _attach(cls, ctx, args, output, new_style)
+        if dual:
+            _forward_tangents(cls, ctx, args, output)
+        return output
+
+
+def _forward_tangents(cls, ctx, args: tuple, output) -> None:
+    """Forward AD through a Function, as torch's: its jvp(ctx, *input tangents) (None for a non-tensor,
+    zeros for a tensor without one unless set_materialize_grads(False)) gives its outputs' tangents."""
+    tangents = []
+    for a in args:
+        t = _forward_ad.tangent_of(a) if isinstance(a, Tensor) else None
+        if t is None and isinstance(a, Tensor) and ctx.materialize_grads:
+            t = zeros_like(a)
+        tangents.append(t)
+    ctx._in_jvp = True
+    outer_busy, _forward_ad._state.busy = _forward_ad._state.busy, True   # jvp's own ops carry no tangents
+    try:
+        result = cls.jvp(ctx, *tangents)
+    finally:
+        ctx._in_jvp, _forward_ad._state.busy = False, outer_busy
+    outputs = output if isinstance(output, tuple) else (output,)
+    results = result if isinstance(result, tuple) else (result,)
+    if len(results) != len(outputs):
+        raise RuntimeError(f"Function's jvp returned an invalid number of forward gradients (expected {len(outputs)} "
+                           f"but got {len(results)})")
+    for o, t in zip(outputs, results):
+        if isinstance(o, Tensor) and t is not None and o.is_floating_point():
+            _forward_ad.set_tangent(o, t)
 
 
 def _mark_dirty(ctx, output) -> None:
@@ -286,9 +336,13 @@ def _attach(cls: type, ctx: BackwardCFunction, args: tuple, output, new_style: b
         elif id(o) in input_ids or o.grad_fn is not None or o._requires_grad:
             made = Tensor._make(o._data, ctx, nr)   # an input (or a tensor from outside) returned as is:
             made._vc = o._counter()                 # a new tensor on the same storage, as torch's view
+            if id(o) in input_ids:
+                made._view = ViewMeta(o if o._view is None else o._view.base, made._vc.version, IN_CUSTOM_FUNCTION)
         else:
             o.grad_fn, o.output_nr = ctx, nr
             made = o
+            if o._view is not None:   # a view made in forward: writing into it would bypass this backward
+                o._view.creation = IN_CUSTOM_FUNCTION
         wrapped[id(o)] = made
         result.append(made)
         nr += 1

@@ -415,8 +415,10 @@ class GradcheckError(RuntimeError):
     """gradcheck's failure, named as torch's (torch.autograd.gradcheck.GradcheckError)."""
 
 
-def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, check_forward_ad=False,
-              check_backward_ad=True, fast_mode=False) -> bool:
+def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, nondet_tol=0.0,
+              check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
+              check_batched_forward_grad=False, check_forward_ad=False, check_backward_ad=True, fast_mode=False,
+              masked=None) -> bool:
     """Compare the engine's vector-Jacobian products with central finite differences.
 
     Like torch.autograd.gradcheck, inputs should be float64 tensors with requires_grad=True
@@ -426,9 +428,17 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     Then, as torch, a zero grad_output must give zero gradients of the inputs' dtype and size (a
     backward that ignores its grad_output passes the Jacobian check on a one-element output).
     check_forward_ad compares the Jacobians forward mode computes too (slow mode only);
-    check_backward_ad=False skips the backward checks, as torch's does."""
+    check_backward_ad=False skips the backward checks, as torch's does. As torch's, every backward
+    runs twice and must agree within nondet_tol ("reentrant"); check_grad_dtypes asks each gradient
+    to have its input's dtype; check_undefined_grad runs the backward once more from zero
+    grad_outputs (gradviz hands a Function's backward zeros where torch hands an undefined
+    gradient, so only a backward that fails or answers nonzero on zeros is caught). The batched
+    checks (vmap over backward) are not written; `masked` matters only for sparse inputs."""
     assert check_forward_ad or check_backward_ad, \
         "Expected at least one of check_forward_ad or check_backward_ad to be True"
+    if check_batched_grad or check_batched_forward_grad:
+        raise NotImplementedError("gradviz's gradcheck does not run the batched-gradient checks (vmap over the "
+                                  "backward): pass check_batched_grad=False and check_batched_forward_grad=False")
     if check_forward_ad and fast_mode:
         raise NotImplementedError("gradviz's gradcheck compares forward-mode Jacobians in slow mode only: "
                                   "pass fast_mode=False with check_forward_ad=True")
@@ -442,12 +452,15 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     outs = [(oi, o) for oi, o in enumerate(_as_tuple(func(*xs))[1]) if o.requires_grad]
     try:
         if check_backward_ad:
-            (_fast_check if fast_mode else _slow_check)(func, xs, diff, outs, eps, atol, rtol)
+            (_fast_check if fast_mode else _slow_check)(func, xs, diff, outs, eps, atol, rtol,
+                                                        (nondet_tol, check_grad_dtypes))
         if check_forward_ad:
             _forward_check(func, xs, diff, outs, eps, atol, rtol)
         if check_backward_ad:
             if outs and diff:
                 _backward_mul_by_grad_output([o for _, o in outs], diff)
+            if check_undefined_grad:
+                _undefined_backward(func, xs, diff, len(outs))
     except GradcheckError:
         if raise_exception:
             raise
@@ -472,6 +485,60 @@ def _backward_mul_by_grad_output(outs: list, diff: list) -> None:
             raise GradcheckError("grad is incorrect size")
 
 
+def _undefined_backward(func, xs, diff: list, n_outputs: int) -> None:
+    """torch's _test_undefined_backward_mode: from zero grad_outputs (all at once, then, with several
+    outputs, one at a time) every input gradient is None or zero, and the backward does not fail."""
+    if not diff:
+        raise GradcheckError("no Tensors requiring grad found in input")
+    runs = 1 + (n_outputs if n_outputs > 1 else 0)
+    for _ in range(runs):   # torch calls func once per run
+        outs = [o for o in _as_tuple(func(*xs))[1] if isinstance(o, Tensor) and o.requires_grad]
+        try:
+            grads = grad(outs, diff, [zeros_like(o) for o in outs], allow_unused=True)
+        except RuntimeError as e:
+            _warn_undefined_check()
+            raise GradcheckError("Expected backward function to handle undefined output grads. Please look at "
+                                 "\"Notes about undefined output gradients\" in \"tools/autograd/derivatives.yaml\"") \
+                from e
+        if any(g is not None and not bool((g == 0).all()) for g in grads):
+            _warn_undefined_check()
+            raise GradcheckError("Expected all input grads to be undefined or zero when all output grads are "
+                                 "undefined or zero. Please look at \"Notes about undefined output gradients\" in "
+                                 "\"tools/autograd/derivatives.yaml\"")
+
+
+def _warn_undefined_check() -> None:
+    warnings.warn("Backwards compatibility: New undefined gradient support checking feature is enabled by default, "
+                  "but it may break existing callers of this function. If this is true for you, you can call this "
+                  "function with \"check_undefined_grad=False\" to disable the feature", stacklevel=4)
+
+
+FAILED_NONDET_MSG = (
+    "\n\nNOTE: If your op relies on non-deterministic operations i.e., it is listed here:\n"
+    "https://pytorch.org/docs/stable/generated/torch.use_deterministic_algorithms.html\nthis failure might be "
+    "expected.\n\nIf you are adding a new operator, please file an issue and then use one of the\nworkarounds. The "
+    "workaround depends on how your test invokes gradcheck/gradgradcheck.\nIf the test\n- manually invokes "
+    "gradcheck/gradgradcheck, then call gradcheck/gradgradcheck\n  with `nondet_tol=<tol>` as a keyword argument.\n"
+    "- is OpInfo-based (e.g., in test_ops_gradients.py), then modify the OpInfo for the test\n  to have "
+    "`gradcheck_nondet_tol=<tol>`.\n- is a Module test (e.g., in common_nn.py), then modify the corresponding\n  "
+    "module_test entry to have `gradcheck_nondet_tol=<tol>`\n")
+
+
+def _twice(vjps, diff: list, attributes) -> list:
+    """torch's _check_analytical_jacobian_attributes: `vjps()` (one array per input) is computed twice and
+    must agree within nondet_tol; with check_grad_dtypes each must have its input's dtype."""
+    nondet_tol, check_grad_dtypes = attributes
+    first, second = vjps(), vjps()
+    if check_grad_dtypes and any(j.dtype != x._data.dtype for j, x in zip(first, diff)):
+        raise GradcheckError("Gradient has dtype mismatch")
+    if any(a.size and float(abs(a - b).max()) > nondet_tol for a, b in zip(first, second)):
+        raise GradcheckError("Backward is not reentrant, i.e., running backward with same input and grad_output "
+                             "multiple times gives different values, although analytical gradient matches "
+                             f"numerical gradient.The tolerance for nondeterminism was {nondet_tol}."
+                             + FAILED_NONDET_MSG)
+    return first
+
+
 def _analytic_jacobians(o, diff: list) -> list:
     """d o / d x for every x of diff, from one backward per element of o (torch's layout: the
     input's elements by the output's)."""
@@ -481,10 +548,11 @@ def _analytic_jacobians(o, diff: list) -> list:
             if rows else np.zeros((x.numel(), 0)) for xi, x in enumerate(diff)]
 
 
-def _slow_check(func, xs, diff, outs, eps, atol, rtol) -> None:
+def _slow_check(func, xs, diff, outs, eps, atol, rtol, attributes=(0.0, False)) -> None:
     numeric_of = {}   # id(x) -> numerical Jacobian of every output w.r.t. x, computed once
     for oi, o in outs:
-        for xi, (x, analytic) in enumerate(zip(diff, _analytic_jacobians(o, diff))):
+        analytics = _twice(lambda: _analytic_jacobians(o, diff), diff, attributes)
+        for xi, (x, analytic) in enumerate(zip(diff, analytics)):
             if id(x) not in numeric_of:
                 numeric_of[id(x)] = _numeric_jacobian(func, xs, x, eps)
             numeric = numeric_of[id(x)][oi].T
@@ -513,7 +581,7 @@ def _forward_check(func, xs, diff, outs, eps, atol, rtol) -> None:
                                      f"analytical:{Tensor._make(analytic)!r}\n")
 
 
-def _fast_check(func, xs, diff, outs, eps, atol, rtol) -> None:
+def _fast_check(func, xs, diff, outs, eps, atol, rtol, attributes=(0.0, False)) -> None:
     """torch's fast gradcheck: per input i and output j, v_j^T J_ji u_i two ways (finite
     differences along u_i; one backward of v_j), with atol scaled by sum(u_i) sum(v_j)."""
     generator = Generator()   # a fresh one, as torch: the learner's random stream is untouched
@@ -526,8 +594,9 @@ def _fast_check(func, xs, diff, outs, eps, atol, rtol) -> None:
     vs = [unit_vector(o) for _, o in outs]
     analytic = []   # [j][i]: (v_j^T J_ji) . u_i from one backward per output
     for (_, o), v in zip(outs, vs):
-        vjs = grad(o, diff, v.reshape(o.shape), retain_graph=True, allow_unused=True, materialize_grads=True)
-        analytic.append([vj.reshape(-1).dot(u) for vj, u in zip(vjs, us)])
+        vjs = _twice(lambda: [g._data for g in grad(o, diff, v.reshape(o.shape), retain_graph=True, allow_unused=True,
+                                                    materialize_grads=True)], diff, attributes)
+        analytic.append([Tensor._make(vj).reshape(-1).dot(u) for vj, u in zip(vjs, us)])
     for i, (x, u) in enumerate(zip(diff, us)):
         delta = u.reshape(x.shape) * eps
         data, orig = x._data, x._data.copy()
@@ -576,11 +645,15 @@ def _numeric_jacobian(func, xs, x, eps):
     """Per output, the matrix d out[k] / d x[j] by central differences: 2 evaluations per
     element of x. Elements are visited by index, so a non-contiguous x is perturbed in place.
     As torch's, each difference is taken in its output's dtype (a float32 one is as coarse as it
-    is under torch, which is why gradcheck asks for float64)."""
+    is under torch, which is why gradcheck asks for float64). func runs twice per element and no
+    more (its outputs' shapes come from the first run), as torch's, so a func drawing random numbers
+    leaves the stream where torch's gradcheck leaves it."""
     data = x._data
+
+    def allocate(outputs):
+        return [np.zeros((o.size, data.size), dtype=o.dtype if o.dtype.kind in "fc" else np.float64) for o in outputs]
     with no_grad():
-        jacobians = [np.zeros((o.numel(), data.size), dtype=o._data.dtype if o.is_floating_point() else np.float64)
-                     for o in _as_tuple(func(*xs))[1]]
+        jacobians = None
         for j, idx in enumerate(np.ndindex(data.shape)):
             orig = data[idx]
             data[idx] = orig + eps   # copies: an output may be a view of x
@@ -588,8 +661,11 @@ def _numeric_jacobian(func, xs, x, eps):
             data[idx] = orig - eps
             minus = [backend.to_numpy(o._data).copy().reshape(-1) for o in _as_tuple(func(*xs))[1]]
             data[idx] = orig
+            jacobians = allocate(plus) if jacobians is None else jacobians
             for jac, p, m in zip(jacobians, plus, minus):
                 jac[:, j] = (p - m) / jac.dtype.type(2 * eps)
+        if jacobians is None:   # x has no elements: one run for the outputs' sizes
+            jacobians = allocate([backend.to_numpy(o._data) for o in _as_tuple(func(*xs))[1]])
     return jacobians
 
 
@@ -607,7 +683,9 @@ def _random_seed_like(out: Tensor, noncontiguous: bool) -> Tensor:
 
 
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
-                  gen_non_contig_grad_outputs=False, raise_exception=True, fast_mode=False) -> bool:
+                  gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0, check_undefined_grad=True,
+                  check_grad_dtypes=False, check_batched_grad=False, check_fwd_over_rev=False,
+                  check_rev_over_rev=True, fast_mode=False, masked=False) -> bool:
     """Check second derivatives: gradcheck of the map (inputs, ḡ) -> VJP(inputs, ḡ), which
     is differentiable only when every backward on the way records its own graph."""
     xs = _as_tuple(inputs)[1]
@@ -625,4 +703,6 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
             grads = grad(outs, diff, seeds, create_graph=True, allow_unused=True)
             return tuple(g for g in grads if g is not None)
     return gradcheck(vjp_of, xs + grad_outputs, eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception,
-                     fast_mode=fast_mode)
+                     nondet_tol=nondet_tol, check_undefined_grad=check_undefined_grad,
+                     check_grad_dtypes=check_grad_dtypes, check_batched_grad=check_batched_grad, fast_mode=fast_mode,
+                     check_forward_ad=check_fwd_over_rev, check_backward_ad=check_rev_over_rev, masked=masked)

@@ -5,7 +5,7 @@ from here."""
 from __future__ import annotations
 
 from .hooks import RemovableHandle, register_multi_grad_hook  # noqa: F401
-from .nodes import Node  # noqa: F401
+from .nodes import GradientEdge, Node, get_gradient_edge, increment_version  # noqa: F401
 from .saved import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks  # noqa: F401
 
 # The names the layers above import from here (the grad_fn record of a leaf, a node's derivative order).

@@ -400,3 +400,37 @@ class AccumulateGrad(Node):
 
     def input_dtype(self, i: int):
         return self.variable._data.dtype
+
+
+class GradientEdge(tuple):
+    """torch.autograd.graph.GradientEdge: (node, output_nr), where a gradient enters the graph; grad()
+    takes one as an input (the gradient that flows into that node's slot)."""
+
+    __slots__ = ()
+
+    def __new__(cls, node, output_nr: int):
+        return super().__new__(cls, (node, output_nr))
+
+    node = property(lambda self: self[0])
+    output_nr = property(lambda self: self[1])
+
+    def __repr__(self) -> str:
+        return f"GradientEdge(node={self.node!r}, output_nr={self.output_nr})"
+
+
+GradientEdge.__module__ = "torch.autograd.graph"
+
+
+def get_gradient_edge(tensor) -> GradientEdge:
+    """The edge a tensor's gradient arrives by: its grad_fn's output slot, or a leaf's AccumulateGrad."""
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does not require gradients")
+    node = tensor.grad_fn
+    return GradientEdge(node, tensor.output_nr) if node is not None else GradientEdge(tensor._accumulator(), 0)
+
+
+def increment_version(tensor) -> None:
+    """torch.autograd.graph.increment_version: count an in-place change made behind autograd's back, so
+    a node that saved the tensor refuses to use it (one tensor or an iterable of them)."""
+    for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
+        t._bump()

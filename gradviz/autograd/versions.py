@@ -41,8 +41,9 @@ class VersionCounter:
 
 
 # How a view was made (PyTorch's CreationMeta): writing into a view made by a function that
-# returns several views, or made in no_grad mode, cannot be recorded, so it is refused.
-DEFAULT, MULTI_OUTPUT, NO_GRAD = 0, 1, 2
+# returns several views, made in no_grad mode, or returned by a custom Function (whose backward
+# the write's history would bypass), cannot be recorded, so it is refused.
+DEFAULT, MULTI_OUTPUT, NO_GRAD, IN_CUSTOM_FUNCTION = 0, 1, 2, 3
 
 
 class ViewMeta:

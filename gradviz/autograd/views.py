@@ -25,7 +25,7 @@ from ..ops.op import Op
 from ..scope import _state as _scope_state
 from .engine import node_vjp
 from .nodes import ghost_tensor, Node, node_type, saved_attributes
-from .versions import DEFAULT, MULTI_OUTPUT, ViewMeta
+from .versions import DEFAULT, IN_CUSTOM_FUNCTION, MULTI_OUTPUT, ViewMeta
 
 
 DETACH_VIEW = ("Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel (DDP) for "
@@ -148,7 +148,7 @@ def _short(name: str) -> str:
 
 def creation_error(view, meta: ViewMeta, indirect: bool) -> RuntimeError:
     """PyTorch's refusal to record a write into a view that was made by a function returning
-    several views, or in no_grad mode."""
+    several views, in no_grad mode, or by a custom Function."""
     modified = "its base or another view of its base has been" if indirect else "is being"
     node = view._grad_fn
     if node is not None:
@@ -159,6 +159,11 @@ def creation_error(view, meta: ViewMeta, indirect: bool) -> RuntimeError:
         msg += (" This view is the output of a function that returns multiple views. Such functions do not allow "
                 "the output views to be modified inplace. You should replace the inplace operation by an "
                 "out-of-place one.")
+    elif meta.creation == IN_CUSTOM_FUNCTION:
+        msg += (" This view was created inside a custom Function (or because an input was returned as-is) and the "
+                "autograd logic to handle view+inplace would override the custom backward associated with the custom "
+                "Function, leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning "
+                "the output of the custom Function.")
     else:
         msg += (" Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code "
                 "by moving both the view and the inplace either both inside the no_grad block (if you don't want "

@@ -7,12 +7,15 @@ import warnings
 
 import numpy as np
 
+from .._args import invalid_arguments, is_tensor
+from ..creation import tensor as _tensor, zeros as _zeros
 from ..dtypes import SCALAR_TYPE, floating_kernel, from_numpy_dtype, result_type
 from ..ops.core import broadcast_error
 from ..autograd.apply import _grad_state, apply
 from ..ops.core import broadcast_shape
-from ..ops.loss import (BCE_WITH_LOGITS, BINARY_CROSS_ENTROPY, HUBER_LOSS, MSE_LOSS, MULTI_MARGIN_LOSS,
+from ..ops.loss import (BCE_WITH_LOGITS, BINARY_CROSS_ENTROPY, CTC_LOSS, HUBER_LOSS, MSE_LOSS, MULTI_MARGIN_LOSS,
                         MULTILABEL_MARGIN_LOSS, NLL_LOSS, NLL_LOSS2D, SMOOTH_L1_LOSS, SOFT_MARGIN_LOSS, _reduced)
+from .public import public
 from .shape import broadcast_shapes, broadcast_tensors
 from .pointwise import minimum, where
 from .nnops import logsigmoid, pairwise_distance
@@ -377,3 +380,92 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     floating_kernel("multilabel_margin_loss_forward_out_frame", x.dtype)
     _expect_dtype(t, np.dtype(np.int64))
     return apply(MULTILABEL_MARGIN_LOSS, (input,), (t, reduction))
+
+
+# -- CTC ----------------------------------------------------------------------------------------------
+_CTC_SIGNATURES = (
+    "Tensor log_probs, Tensor targets, tuple of ints input_lengths, tuple of ints target_lengths, int blank = 0, "
+    "int reduction = at::Reduction::Mean, bool zero_infinity = False",
+    "Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, int blank = 0, "
+    "int reduction = at::Reduction::Mean, bool zero_infinity = False")
+_CTC_CHECKED = " (while checking arguments for ctc_loss_allocate_outputs)"
+
+
+def _ctc_lengths(args: tuple) -> tuple:
+    """torch.ctc_loss's two overloads: both lengths tensors (of an integer dtype) or both sequences of ints."""
+    lengths = args[2:4]
+    if all(is_tensor(v) for v in lengths):
+        for name, v in zip(("input_lengths", "target_lengths"), lengths):
+            if v._data.dtype.kind not in "iu":
+                raise RuntimeError(f"{name} must be integral")
+        return tuple(tuple(int(n) for n in v._data.reshape(-1).tolist()) for v in lengths)
+    if all(isinstance(v, (tuple, list)) and all(isinstance(n, int) for n in v) for v in lengths):
+        return tuple(tuple(v) for v in lengths)
+    raise invalid_arguments("ctc_loss", args, {}, _CTC_SIGNATURES)
+
+
+def _ctc_checks(log_probs, targets, input_lengths: tuple, target_lengths: tuple, blank: int) -> None:
+    """ctc_loss_allocate_outputs' checks, in its order and words."""
+    if log_probs.ndim != 3:
+        raise RuntimeError(f"Expected 3-dimensional tensor, but got {log_probs.ndim}-dimensional tensor for argument "
+                           f"#1 'log_probs'{_CTC_CHECKED}")
+    if not 1 <= targets.ndim <= 2:
+        raise RuntimeError(f"Expected 1 to 2 dimensions, but got {targets.ndim}-dimensional tensor for argument #2 "
+                           f"'targets'{_CTC_CHECKED}")
+    _, batch, labels = log_probs.shape
+    if not 0 <= blank < labels:
+        raise RuntimeError("blank must be in label range")
+    for name, lengths in (("input_lengths", input_lengths), ("target_lengths", target_lengths)):
+        if len(lengths) != batch:
+            raise RuntimeError(f"{name} must be of size batch_size")
+    for n in target_lengths:
+        if n < 0:
+            raise RuntimeError(f"Expected target_lengths to have value at least 0, but got value {n}{_CTC_CHECKED}")
+    expected = sum(target_lengths) if targets.ndim == 1 else batch
+    if targets.shape[0] != expected:
+        raise RuntimeError(f"Expected tensor to have size {expected} at dimension 0, but got size {targets.shape[0]} "
+                           f"for argument #2 'targets'{_CTC_CHECKED}")
+    longest = max(target_lengths, default=0)
+    if targets.ndim == 2 and targets.shape[1] < longest:
+        raise RuntimeError(f"Expected tensor to have size at least {longest} at dimension 1, but got size "
+                           f"{targets.shape[1]} for argument #2 'targets'{_CTC_CHECKED}")
+    for n in input_lengths:
+        if n < 0:
+            raise RuntimeError(f"Expected input_lengths to have value at least 0, but got value {n}{_CTC_CHECKED}")
+        if n > log_probs.shape[0]:
+            raise RuntimeError(f"Expected input_lengths to have value at most {log_probs.shape[0]}, but got value "
+                               f"{n}{_CTC_CHECKED}")
+
+
+def ctc(log_probs, targets, input_lengths, target_lengths, blank: int, reduction: str, zero_infinity: bool):
+    """The CTC loss of each sample (one CtcLossBackward0 node, torch's CPU kernel), then torch's reduction:
+    inf losses replaced by 0 with zero_infinity, the mean divides each by its target length (at least 1).
+    nn.functional.ctc_loss names the reduction, torch.ctc_loss numbers it."""
+    code = {"none": 0, "mean": 1, "sum": 2}[reduction]
+    input_lengths, target_lengths = _ctc_lengths((log_probs, targets, input_lengths, target_lengths, blank, code,
+                                                  zero_infinity))
+    batched = log_probs.ndim == 3
+    lp = log_probs if batched else log_probs.unsqueeze(1)
+    floating_kernel("ctc_loss_cpu", lp._data.dtype)
+    t = targets._data.astype(np.int64, copy=False)
+    _ctc_checks(lp, t, input_lengths, target_lengths, blank)
+    losses = apply(CTC_LOSS, (lp,), (t, input_lengths, target_lengths, int(blank), bool(zero_infinity)))
+    if zero_infinity:
+        losses = where(losses == math.inf, _zeros((), dtype=losses.dtype, device=losses.device), losses)
+    if reduction == "mean":
+        return (losses / _tensor(target_lengths, dtype=losses.dtype, device=losses.device).clamp_min(1)).mean()
+    if reduction == "sum":
+        return losses.sum()
+    return losses if batched else losses.squeeze(0)
+
+
+@public
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=0, zero_infinity=False):
+    """torch.ctc_loss: nn.functional's under ATen's signature, the reduction an integer (1 mean, 2 sum,
+    anything else none). Its default is none: torch's Python binding reads the schema's
+    at::Reduction::Mean default as 0."""
+    if not isinstance(reduction, int) or isinstance(reduction, bool):
+        raise invalid_arguments("ctc_loss", (log_probs, targets, input_lengths, target_lengths, blank, reduction),
+                                {}, _CTC_SIGNATURES)
+    named = {1: "mean", 2: "sum"}.get(reduction, "none")
+    return ctc(log_probs, targets, input_lengths, target_lengths, blank, named, zero_infinity)

@@ -187,11 +187,11 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 from .functional_layers import (adaptive_max_pool1d, dropout1d, dropout2d, dropout3d, gru_cell,  # noqa: E402,F401
                                 instance_norm, lstm_cell, multi_head_attention_forward, pad, rms_norm, rnn_relu_cell,
                                 rnn_tanh_cell)
-from .functional_layers import (local_response_norm, lp_pool1d, lp_pool2d, lp_pool3d,  # noqa: E402,F401
+from .functional_layers import (ctc_loss, local_response_norm, lp_pool1d, lp_pool2d, lp_pool3d,  # noqa: E402,F401
                                 triplet_margin_with_distance_loss)
-from ..functions.loss import (cosine_embedding_loss, gaussian_nll_loss, hinge_embedding_loss, margin_ranking_loss,
-                              multi_margin_loss, multilabel_margin_loss, multilabel_soft_margin_loss, poisson_nll_loss,
-                              soft_margin_loss, triplet_margin_loss)
+from ..functions.loss import (cosine_embedding_loss, gaussian_nll_loss, hinge_embedding_loss,
+                              margin_ranking_loss, multi_margin_loss, multilabel_margin_loss, multilabel_soft_margin_loss,
+                              poisson_nll_loss, soft_margin_loss, triplet_margin_loss)
 from ..functions.nnops import bilinear, glu, hardshrink, pdist, prelu, softshrink, tanhshrink  # noqa: E402,F401
 from ..functions.pool import affine_grid, grid_sample, upsample_bilinear, upsample_nearest  # noqa: E402,F401
 from ..functions.pool import channel_shuffle, max_unpool1d, max_unpool2d, max_unpool3d  # noqa: E402,F401

@@ -1,6 +1,7 @@
 """The layer functionals that PyTorch writes as compositions of other ops, composed the same
 way so the graph has PyTorch's nodes: instance norm (a batch norm on a reshaped view),
-RMS norm, channel dropout, padding modes, the recurrent cells and multi-head attention."""
+RMS norm, channel dropout, padding modes, the recurrent cells and multi-head attention; and the
+losses whose functional differs from torch's top-level form (ctc_loss names its reduction)."""
 from __future__ import annotations
 
 import math
@@ -8,7 +9,7 @@ import warnings
 
 import numpy as np
 
-from ..functions import nnops
+from ..functions import loss as _loss, nnops
 from ..functions.attention import add_scalar, scaled_dot_product_attention
 from ..functions.linalg import linear
 from ..functions.pointwise import minimum, relu, sigmoid, sign, tanh
@@ -470,6 +471,13 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
         div = pad(div, (0, 0, 0, 0, size // 2, (size - 1) // 2))
         div = nnpool.avg_pool3d(div, (size, 1, 1), stride=1).squeeze(1).view(sizes)
     return input / div.mul(alpha).add(k).pow(beta)
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+    """nn.functional.ctc_loss: the reduction by name, checked first (torch.ctc_loss numbers it)."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return _loss.ctc(log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity)
 
 
 def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False,

@@ -2,22 +2,32 @@
 
 Full backward hooks work as torch's: the module's tensor inputs and outputs pass through
 an identity Function (BackwardHookFunction, drawn as BackwardHookFunctionBackward); the
-outputs' node records grad_output, and the inputs' node, running just after the module's
-own backward, calls hook(module, grad_input, grad_output) and may replace grad_input.
+outputs' node records grad_output (after the backward pre-hooks, which may replace it), and
+the inputs' node, running just after the module's own backward, calls
+hook(module, grad_input, grad_output) and may replace grad_input. The deprecated non-full
+hooks (register_backward_hook) attach to the output's own grad_fn, as torch's do.
+Hooks registered for every module (register_module_*_hook) live in this module's tables.
+(A module's state_dict and load_state_dict, with their hooks, are gradviz.nn.state_dict's.)
 """
 from __future__ import annotations
 
+import functools
 import itertools
-import warnings
-from collections import namedtuple
-from collections.abc import Mapping
+from collections import OrderedDict
 
+from .._warn import warn
 from ..autograd.function import Function
-from ..autograd.grad_mode import is_grad_enabled, no_grad
+from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
-from .parameter import Parameter, is_lazy
 
 _handle_ids = itertools.count()
+
+# torch.nn.modules.module's global hook tables: id -> (hook, flags), run before each module's own
+global_forward_pre_hooks: dict = OrderedDict()
+global_forward_hooks: dict = OrderedDict()
+global_backward_hooks: dict = OrderedDict()
+global_backward_pre_hooks: dict = OrderedDict()
+global_full_backward = [None]   # True/False once a global full/non-full backward hook is registered
 
 
 class RemovableHandle:
@@ -75,8 +85,8 @@ def _pack(positions: list, grads, n: int) -> tuple:
 class _BackwardHook:
     """Connects one call of a module to its full backward hooks."""
 
-    def __init__(self, module, hooks: list):
-        self.module, self.hooks = module, hooks
+    def __init__(self, module, hooks: list, pre_hooks: list):
+        self.module, self.hooks, self.pre_hooks = module, hooks, pre_hooks
         self.grad_outputs = None
         self.input_positions = None
         self.n_inputs = 0
@@ -108,6 +118,18 @@ class _BackwardHook:
             return None
         return tuple(grad_inputs[i] for i in self.input_positions)
 
+    def _run_without_inputs(self) -> None:
+        warn("Full backward hook is firing when gradients are computed with respect to module outputs since no "
+             "inputs require gradients. See https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html"
+             "#torch.nn.Module.register_full_backward_hook for more details.")
+        grad_inputs = (None,) * self.n_inputs
+        for hook in self.hooks:
+            res = hook(self.module, grad_inputs, self.grad_outputs)
+            if res is not None and not (isinstance(res, tuple) and all(r is None for r in res)):
+                raise RuntimeError("Backward hook for Modules where no input requires "
+                                   "gradient should always return None or None for all gradients.")
+        self.grad_outputs = None
+
     def setup_output_hook(self, result):
         single = not isinstance(result, tuple)
         values = (result,) if single else result
@@ -117,26 +139,28 @@ class _BackwardHook:
 
             def output_hook(grads):
                 self.grad_outputs = _pack(positions, grads, n)
+                for pre_hook in self.pre_hooks:
+                    result = pre_hook(self.module, self.grad_outputs)
+                    if result is None:
+                        continue
+                    if len(result) != n:
+                        raise RuntimeError(f"Backward pre hook returned an invalid number of grad_output, got "
+                                           f"{len(result)}, but expected {n}")
+                    self.grad_outputs = result
+                grad_outputs = self.grad_outputs
                 if self.input_positions is None:   # no input needs a gradient: the hooks run now
-                    warnings.warn("Full backward hook is firing when gradients are computed with respect to module "
-                                  "outputs since no inputs require gradients. See https://docs.pytorch.org/docs/main/"
-                                  "generated/torch.nn.Module.html#torch.nn.Module.register_full_backward_hook for more "
-                                  "details.", stacklevel=5)
-                    grad_inputs = (None,) * self.n_inputs
-                    for hook in self.hooks:
-                        res = hook(self.module, grad_inputs, self.grad_outputs)
-                        if res is not None and not all(r is None for r in res):
-                            raise RuntimeError("Backward hook for Modules where no input requires gradient should "
-                                               "always return None or None for all gradients.")
-                    self.grad_outputs = None
-                return None
+                    self._run_without_inputs()
+                return tuple(grad_outputs[i] for i in positions)
             node.register_prehook(output_hook)
         return values[0] if single else values
 
 
-def call_with_hooks(module, args: tuple, kwargs: dict):
-    """torch's Module._call_impl: pre-hooks, backward-hook inputs, forward, forward hooks, outputs."""
-    for hook, flags in list(module._forward_pre_hooks.values()):
+def any_global_hooks() -> bool:
+    return bool(global_forward_pre_hooks or global_forward_hooks or global_backward_hooks or global_backward_pre_hooks)
+
+
+def _run_forward_pre_hooks(module, args: tuple, kwargs: dict):
+    for hook, flags in [*global_forward_pre_hooks.values(), *module._forward_pre_hooks.values()]:
         if flags["with_kwargs"]:
             result = hook(module, args, kwargs)
             if result is not None:
@@ -148,85 +172,80 @@ def call_with_hooks(module, args: tuple, kwargs: dict):
             result = hook(module, args)
             if result is not None:
                 args = result if isinstance(result, tuple) else (result,)
+    return args, kwargs
+
+
+def _backward_hooks(module, full: bool) -> list:
+    """The full (or the deprecated non-full) backward hooks that apply to this module, global ones first."""
+    hooks = [hook for hook, _ in global_backward_hooks.values()] if global_full_backward[0] is full else []
+    if module.__dict__.get("_is_full_backward_hook") is full:
+        hooks += [hook for hook, _ in module._backward_hooks.values()]
+    return hooks
+
+
+def call_with_hooks(module, args: tuple, kwargs: dict):
+    """torch's Module._call_impl: pre-hooks, backward-hook inputs, forward, forward hooks, outputs."""
+    args, kwargs = _run_forward_pre_hooks(module, args, kwargs)
+    full_hooks, non_full_hooks = _backward_hooks(module, True), _backward_hooks(module, False)
+    pre_hooks = [hook for hook, _ in [*global_backward_pre_hooks.values(), *module._backward_pre_hooks.values()]]
     backward_hook = None
-    if module._backward_hooks:
-        backward_hook = _BackwardHook(module, [hook for hook, _ in module._backward_hooks.values()])
+    if full_hooks or pre_hooks:
+        backward_hook = _BackwardHook(module, full_hooks, pre_hooks)
         args = backward_hook.setup_input_hook(args)
     result = module.forward(*args, **kwargs)
-    for hook, flags in list(module._forward_hooks.values()):
+    for hook, flags in [*global_forward_hooks.values(), *module._forward_hooks.values()]:
         hook_result = hook(module, args, kwargs, result) if flags["with_kwargs"] else hook(module, args, result)
         if hook_result is not None:
             result = hook_result
     if backward_hook is not None:
+        if not isinstance(result, (Tensor, tuple)):
+            warn(f"For backward hooks to be called, module output should be a Tensor or a tuple of Tensors but "
+                 f"received {type(result)}")
         result = backward_hook.setup_output_hook(result)
+    if non_full_hooks:
+        _attach_non_full_hooks(module, non_full_hooks, args, result)
     return result
 
 
-# -- load_state_dict ---------------------------------------------------------------------------------
-class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
-    __slots__ = ()
+def _attach_non_full_hooks(module, hooks: list, args: tuple, result) -> None:
+    """torch's deprecated backward hooks: hook(module, grad_input, grad_output) on the grad_fn of
+    the module's first output tensor, so grad_input are that one node's input gradients."""
+    var = result
+    while not isinstance(var, Tensor):
+        var = next(v for v in var.values() if isinstance(v, Tensor)) if isinstance(var, dict) else var[0]
+    grad_fn = var.grad_fn
+    if grad_fn is None:
+        return
+    for hook in hooks:
+        grad_fn.register_hook(functools.partial(hook, module))
+    reason = _non_full_hook_warning(args, result, grad_fn)
+    if reason:
+        warn(reason, FutureWarning)
 
-    def __repr__(self) -> str:
-        if not self.missing_keys and not self.unexpected_keys:
-            return "<All keys matched successfully>"
-        return super().__repr__()
 
-    __str__ = __repr__
-
-
-def load_state_dict(module, state_dict, strict: bool, assign: bool) -> _IncompatibleKeys:
-    """Module.load_state_dict: walk the modules as state_dict does, copy each entry in place
-    under no_grad, and collect torch's complaints before raising them all at once."""
-    if not isinstance(state_dict, Mapping):
-        raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-    missing, unexpected, errors = [], [], []
-
-    def load(m, prefix: str) -> None:
-        local = {k: v for k, v in m._parameters.items() if v is not None}
-        local.update((k, v) for k, v in m._buffers.items()
-                     if v is not None and k not in m._non_persistent_buffers_set)
-        for name, param in local.items():
-            key = prefix + name
-            if key not in state_dict:
-                missing.append(key)
-                continue
-            value = state_dict[key]
-            if not isinstance(value, Tensor):
-                errors.append(f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like '
-                              f"object from checkpoint but received {type(value)}")
-                continue
-            if is_lazy(param) and not is_lazy(value):   # a lazy module takes the checkpoint's shape
-                with no_grad():
-                    param.materialize(value.shape)
-            if tuple(value.shape) != tuple(param.shape):
-                errors.append(f"size mismatch for {key}: copying a param with shape {value.shape} from checkpoint, "
-                              f"the shape in current model is {param.shape}.")
-                continue
-            if assign:
-                if name in m._parameters:
-                    new = value if isinstance(value, Parameter) else Parameter(value, param.requires_grad)
-                    setattr(m, name, new)
-                else:
-                    m.register_buffer(name, value)
-            else:
-                with no_grad():
-                    param.copy_(value)
-        for key in state_dict:
-            if key.startswith(prefix):
-                parts = key[len(prefix):].split(".", 1)
-                if (parts[0] not in m._modules) if len(parts) > 1 else (parts[0] not in local):
-                    unexpected.append(key)
-        for name, child in m._modules.items():
-            if child is not None:
-                load(child, prefix + name + ".")
-
-    load(module, "")
-    if strict:
-        if unexpected:
-            errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in unexpected)))
-        if missing:
-            errors.insert(0, "Missing key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in missing)))
-    if errors:
-        raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(type(module).__name__,
-                                                                                "\n\t".join(errors)))
-    return _IncompatibleKeys(missing, unexpected)
+def _non_full_hook_warning(inputs, result, grad_fn) -> str | None:
+    """torch's Module._maybe_warn_non_full_backward_hook: which gradients a non-full hook misses."""
+    use_full = "Please use register_full_backward_hook to get the documented behavior."
+    results = (result,) if isinstance(result, Tensor) else result
+    if not (isinstance(results, tuple) and all(isinstance(r, Tensor) for r in results)):
+        return ("Using non-full backward hooks on a Module that does not return a single Tensor or a tuple of "
+                "Tensors is deprecated and will be removed in future versions. This hook will be missing some of "
+                f"the grad_output. {use_full}")
+    inputs = (inputs,) if isinstance(inputs, Tensor) else inputs
+    if not (isinstance(inputs, tuple) and all(isinstance(i, Tensor) for i in inputs)):
+        return ("Using non-full backward hooks on a Module that does not take as input a single Tensor or a tuple "
+                "of Tensors is deprecated and will be removed in future versions. This hook will be missing some of "
+                f"the grad_input. {use_full}")
+    out_grad_fn = {r.grad_fn for r in results if r.grad_fn is not None}
+    if not out_grad_fn or (len(out_grad_fn) == 1 and grad_fn not in out_grad_fn):
+        return ("Using a non-full backward hook when outputs are nested in python data structure is deprecated and "
+                "will be removed in future versions. This hook will be missing some grad_output.")
+    if len(out_grad_fn) > 1:
+        return ("Using a non-full backward hook when outputs are generated by different autograd Nodes is "
+                "deprecated and will be removed in future versions. This hook will be missing some grad_output. "
+                f"{use_full}")
+    if {i.grad_fn for i in inputs if i.grad_fn is not None} != {n[0] for n in grad_fn.next_functions}:
+        return ("Using a non-full backward hook when the forward contains multiple autograd Nodes is deprecated "
+                "and will be removed in future versions. This hook will be missing some grad_input. "
+                f"{use_full}")
+    return None

@@ -247,19 +247,23 @@ def _per_sample(xp, g, shape, reduction):
     return gs / int(np.prod(shape)) if reduction == "mean" else gs
 
 
-def _first_order(name, torch_name, latex, forward, gradient, vjp_latex, params):
+def _first_order(name, torch_name, latex, forward, gradient, vjp_latex, params, aten=None, **record):
     """The loss's record, whose VJP PyTorch does not differentiate again: with create_graph the gradient
-    is one `<name>_backward` node (torch's NotImplemented) whose own backward fails as torch's does. That
-    record stays inside the VJP, out of the op table: the torch bridge's NotImplemented is floor_divide's."""
+    is one `<aten>_backward` node (torch's NotImplemented) whose own backward fails as torch's does. That
+    record stays inside the VJP, out of the op table: the torch bridge's NotImplemented is floor_divide's.
+    `record` overrides the record's fields (args, saves, keeps, symbols); the gradient takes what the
+    forward kept as `kept=` when it keeps something."""
     def fail(xp, *args):
-        raise RuntimeError(f"derivative for aten::{name}_backward is not implemented")
+        raise RuntimeError(f"derivative for aten::{aten or name}_backward is not implemented")
     backward = Op(f"{name}_backward", "NotImplemented", "$c = " + vjp_latex, gradient, vjp=(fail, fail),
-                  args=("grad_output", "self"), params=params, vjp_latex=(r"\text{not implemented}",) * 2)
+                  args=("grad_output", record.get("args", ("self",))[0]), params=params,
+                  vjp_latex=(r"\text{not implemented}",) * 2)
 
-    def vjp(xp, g, c, x, *p):
-        return gradient(xp, g, x, *p) if xp.arrays else xp.apply(backward, (g, x), p)
-    return Op(name, torch_name, latex, forward, vjp=(vjp,), params=params, saves=("self", "target"),
-              symbols=("x",), vjp_latex=(vjp_latex,), out_symbol="ℓ")
+    def vjp(xp, g, c, x, *p, **kept):
+        return gradient(xp, g, x, *p, **kept) if xp.arrays else xp.apply(backward, (g, x), p)
+    fields = dict(params=params, saves=("self", "target"), symbols=("x",), vjp_latex=(vjp_latex,), out_symbol="ℓ")
+    fields.update(record)
+    return Op(name, torch_name, latex, None if "keeps" in record else forward, vjp=(vjp,), **fields)
 
 
 def _hinges(xp, x, target, margin, weight):
@@ -330,3 +334,106 @@ MULTILABEL_MARGIN_LOSS = _first_order(
     r"\frac{\bar{g}}{N C} \text{ at each } k \text{ per } j \text{ with } z_{i,j,k} > 0,\quad "
     r"-\frac{\bar{g}}{N C} \text{ at each } j \text{ per } k,\; z_{i,j,k} = 1 - $0[i,\, j] + $0[i,\, k]",
     ("target", "reduction"))
+
+
+# -- connectionist temporal classification (torch's CPU kernel, in its order of operations) ------------
+# Per sample b: the target l with a blank between and around its labels, l' (2 |l| + 1 labels); α[t, s]
+# sums, in log space, the paths through l'[0..s] that reach s at time t, β[t, s] those from s at t
+# to the end; the loss is −log(α[T−1, last] + α[T−1, last − 1]).
+def _log_add3(xp, a, b, c):
+    """log(eᵃ + eᵇ + eᶜ) elementwise, as torch's kernel forms it (the largest taken out; −inf stays −inf)."""
+    m = xp.maximum(xp.maximum(a, b), c)
+    m = xp.where(m == -np.inf, 0, m)
+    return xp.log(xp.exp(a - m) + xp.exp(b - m) + xp.exp(c - m)) + m
+
+
+def _ctc_labels(xp, targets, target_lengths, blank):
+    """Per sample, l' (the target with blanks) and where l'[s − 2] may be skipped (l'[s] ≠ l'[s − 2])."""
+    flat = targets.ndim == 1
+    offsets = np.concatenate([[0], np.cumsum(target_lengths)[:-1]]) if flat else None
+    out = []
+    for b, n in enumerate(target_lengths):
+        labels = targets[offsets[b]:offsets[b] + n] if flat else targets[b, :n]
+        ext = xp.full(2 * n + 1, blank, dtype=np.int64)
+        ext[1::2] = labels
+        skip = xp.zeros(2 * n + 1, dtype=bool)
+        skip[2:] = ext[2:] != ext[:-2]
+        out.append((ext, skip))
+    return out
+
+
+def _ctc_alpha(xp, lp, ext, skip, length):
+    """log α of one sample (lp its (T, C) log-probabilities), and its negative log-likelihood."""
+    alpha = xp.full((lp.shape[0], ext.shape[0]), -np.inf, dtype=lp.dtype)
+    if length == 0:
+        return alpha, -0.0 if ext.shape[0] == 1 else np.inf   # −(log 1) and −(log 0), as torch negates them
+    alpha[0, 0] = lp[0, ext[0]]
+    if ext.shape[0] > 1:
+        alpha[0, 1] = lp[0, ext[1]]
+    none = xp.full(1, -np.inf, dtype=lp.dtype)
+    for t in range(1, length):
+        prev = alpha[t - 1]
+        one_back = xp.concatenate([none, prev[:-1]])
+        two_back = xp.where(skip, xp.concatenate([none, none, prev[:-2]])[:ext.shape[0]], -np.inf)
+        alpha[t] = _log_add3(xp, prev, one_back, two_back) + lp[t, ext]
+    last = alpha[length - 1]
+    l2 = last[-2] if ext.shape[0] > 1 else xp.asarray(-np.inf, dtype=lp.dtype)
+    return alpha, -_log_add3(xp, last[-1], l2, xp.asarray(-np.inf, dtype=lp.dtype))
+
+
+def _ctc_forward(xp, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity):
+    """The per-sample losses (N,), and (log α per sample, the losses) kept for the gradient."""
+    alphas, losses = [], xp.empty(log_probs.shape[1], dtype=log_probs.dtype)
+    with np.errstate(all="ignore"):   # −inf − (−inf) where no path reaches: torch's NaN-free result is picked
+        for b, (ext, skip) in enumerate(_ctc_labels(xp, targets, target_lengths, blank)):
+            alpha, nll = _ctc_alpha(xp, log_probs[:, b], ext, skip, input_lengths[b])
+            alphas.append(alpha)
+            losses[b] = nll
+    return losses, (alphas, losses)
+
+
+def _ctc_gradient(xp, g, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity, kept=None):
+    """torch's ctc_loss_backward: per sample, β by the mirrored recursion, Σ_s α β collected per label
+    (log-added in descending s), then exp(lp) − exp(collected + nll − lp), times the sample's ḡ."""
+    alphas, losses = kept if kept is not None else _ctc_forward(xp, log_probs, targets, input_lengths,
+                                                               target_lengths, blank, zero_infinity)[1]
+    with np.errstate(all="ignore"):   # as in the forward; an impossible alignment's gradient is NaN, as torch's
+        return _ctc_samples_gradient(xp, xp.broadcast_to(g, losses.shape), log_probs, targets, input_lengths,
+                                     target_lengths, blank, zero_infinity, alphas, losses)
+
+
+def _ctc_samples_gradient(xp, g, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity, alphas,
+                          losses):
+    grad = xp.zeros_like(log_probs)
+    for b, (ext, skip) in enumerate(_ctc_labels(xp, targets, target_lengths, blank)):
+        n, nll, lp = input_lengths[b], losses[b], log_probs[:, b]
+        if n == 0 or (zero_infinity and nll == np.inf):
+            continue
+        beta = xp.full((n, ext.shape[0]), -np.inf, dtype=lp.dtype)
+        beta[n - 1, -1] = lp[n - 1, blank]
+        if ext.shape[0] > 1:
+            beta[n - 1, -2] = lp[n - 1, ext[-2]]
+        none = xp.full(1, -np.inf, dtype=lp.dtype)
+        skip_ahead = xp.concatenate([skip[2:], xp.zeros(2, dtype=bool)])[:ext.shape[0]]
+        for t in range(n - 2, -1, -1):
+            nxt = beta[t + 1]
+            one_on = xp.concatenate([nxt[1:], none])
+            two_on = xp.where(skip_ahead, xp.concatenate([nxt[2:], none, none])[:ext.shape[0]], -np.inf)
+            beta[t] = _log_add3(xp, nxt, one_on, two_on) + lp[t, ext]
+        both = alphas[b][:n] + beta
+        collected = xp.full((n, lp.shape[1]), -np.inf, dtype=lp.dtype)
+        for s in range(ext.shape[0] - 1, -1, -1):
+            col, ab = collected[:, ext[s]], both[:, s]
+            m = xp.maximum(col, ab)
+            collected[:, ext[s]] = xp.where(col == -np.inf, ab, xp.log(xp.exp(col - m) + xp.exp(ab - m)) + m)
+        grad[:n, b] = (xp.exp(lp[:n]) - xp.exp(collected + nll - lp[:n])) * g[b]
+    return grad
+
+
+CTC_LOSS = _first_order(
+    "ctc_loss", "CtcLossBackward0",
+    r"$c = -\log \sum_{\pi \to l} \prod_t e^{$0[t,\, \pi_t]} \text{ per sample}",
+    None, _ctc_gradient,
+    r"\bar{g} \left(e^{$0[t,\, k]} - e^{$c - $0[t,\, k]} \sum_{s:\, l'_s = k} \alpha_t(s)\, \beta_t(s)\right)",
+    ("targets", "input_lengths", "target_lengths", "blank", "zero_infinity"), aten="_ctc_loss",
+    args=("log_probs",), saves=("log_probs",), keeps=_ctc_forward, symbols=("lp",), out_symbol="c")

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from ..dtypes import get_default_dtype
 from .core import contiguous
 from .op import Exposure, Op
 from . import special as _special
@@ -739,8 +740,9 @@ LCM = _nograd("lcm", r"$c = \operatorname{lcm}($0,\, $1)", lambda xp, a, b: xp.l
 
 
 def _frexp_vjp(xp, g, c, a, exponent):
-    """torch's grad / exponent.exp2(): the int32 exponent's exp2 is a float32 tensor (the default dtype)."""
-    scale = 2.0 ** exponent.astype(np.float32)
+    """torch's grad / exponent.exp2(): the int32 exponent's exp2 is a tensor of the default dtype when
+    the backward runs (in float32, an exponent past 127 makes the gradient 0)."""
+    scale = 2.0 ** exponent.astype(get_default_dtype().np)
     return g / (scale if xp.arrays else xp.constant(scale))
 
 

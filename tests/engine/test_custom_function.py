@@ -11,7 +11,7 @@ import pytest
 import gradviz
 from gradviz.autograd.function import once_differentiable as gv_once
 
-from tests.support.parity import needs_torch, real_torch as torch
+from tests.support.parity import needs_torch, real_torch as torch, same_output
 
 pytestmark = [pytest.mark.torch, needs_torch]
 
@@ -501,3 +501,88 @@ def test_gradcheck_reports_the_jacobians_as_torch_does():
                     False, True]
     if torch is not None:
         assert _gradcheck_failures(torch) == said
+
+
+def test_custom_function_outputs_that_are_views_refuse_inplace_writes():
+    same_output("""
+    class Id(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+        @staticmethod
+        def backward(ctx, g):
+            return g
+    class ViewOf(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x[1:]
+        @staticmethod
+        def backward(ctx, g):
+            return torch.cat([torch.zeros(1, dtype=g.dtype), g])
+    for F in (Id, ViewOf):
+        a = torch.ones(3, requires_grad=True)
+        b = a * 2
+        c = F.apply(b)
+        print(c._is_view(), c._base is b, c.grad_fn.name())
+        try:
+            c.mul_(2)
+        except RuntimeError as e:
+            print(e)
+        d = F.apply(b)[:1]
+        try:
+            d.add_(1)
+        except RuntimeError as e:
+            print(e)
+        (F.apply(b).clone().mul_(2)).sum().backward()
+        print(a.grad)
+    """)
+
+
+def test_a_forward_that_calls_numpy_runs_under_func_grad_as_in_torch():
+    """The "Extending torch.func with autograd.Function" tutorial's NumpySort: its forward calls .numpy()
+    on an input that requires grad, which torch allows under no_grad (a Function's forward runs so)."""
+    same_output("""
+    import numpy as np
+    class NumpyTake(torch.autograd.Function):
+        @staticmethod
+        def forward(x, ind, ind_inv, dim):
+            return torch.tensor(np.take_along_axis(x.numpy(), ind.numpy(), dim))
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            x, ind, ind_inv, dim = inputs
+            ctx.save_for_backward(ind, ind_inv)
+            ctx.dim = dim
+        @staticmethod
+        def backward(ctx, grad_output):
+            ind, ind_inv = ctx.saved_tensors
+            return NumpyTake.apply(grad_output, ind_inv, ind, ctx.dim), None, None, None
+    class NumpySort(torch.autograd.Function):
+        @staticmethod
+        def forward(x, dim):
+            ind = np.argsort(x.numpy(), axis=dim)
+            ind_inv = np.argsort(ind, axis=dim)
+            return (torch.tensor(np.take_along_axis(x.numpy(), ind, axis=dim)), torch.tensor(ind),
+                    torch.tensor(ind_inv))
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            x, dim = inputs
+            _, ind, ind_inv = output
+            ctx.mark_non_differentiable(ind, ind_inv)
+            ctx.save_for_backward(ind, ind_inv)
+            ctx.dim = dim
+        @staticmethod
+        def backward(ctx, grad_output, _0, _1):
+            ind, ind_inv = ctx.saved_tensors
+            return NumpyTake.apply(grad_output, ind_inv, ind, ctx.dim), None
+    x = torch.tensor([[0.3, -1.0, 2.0], [1.5, 0.5, -0.5]], requires_grad=True)
+    print(NumpySort.apply(x, -1)[0])
+    print(torch.func.grad(lambda t: (NumpySort.apply(t, -1)[0] * torch.arange(3.0)).sum())(x.detach()))
+    NumpySort.apply(x, -1)[0].backward(torch.arange(6.0).view(2, 3))
+    print(x.grad)
+    with torch.no_grad():
+        print(x.numpy())
+    try:
+        x.numpy()
+    except RuntimeError as e:
+        print(e)
+    """)

@@ -90,3 +90,18 @@ def test_variable_is_a_class_of_tensors():
         except TypeError as e:
             print(e)
     """)
+
+
+def test_a_post_accumulate_grad_hook_must_return_none_as_in_torch():
+    same_output("""
+    f = torch.zeros(2, requires_grad=True)
+    f.register_post_accumulate_grad_hook(lambda p: p.grad.mul_(0.5))
+    try:
+        (f + 1).sum().backward()
+    except RuntimeError as err:
+        print(err)
+    g = torch.zeros(2, requires_grad=True)
+    g.register_post_accumulate_grad_hook(lambda p: print("seen", p.grad))
+    (g * 3).sum().backward()
+    print(g.grad)
+    """)

@@ -2,6 +2,7 @@
 (SavedTensor.register_hooks), which tensors a node saves, node pre/post hooks, post-accumulate
 and multi-tensor gradient hooks, inference_mode, anomaly mode naming the forward line, and
 the second-order graph with torch's node names. Each snippet prints the same under torch."""
+import linecache
 import warnings
 
 import numpy as np
@@ -191,6 +192,9 @@ def test_anomaly_warning_names_the_forward_line():
     assert texts[0].startswith("Anomaly Detection has been enabled")
     detected = [t for t in texts if t.startswith("Error detected in")]
     assert detected and "z = x.sqrt()   # the line the warning must show" in detected[0]
+    # attributed, as torch's C++ warnings are, to the learner's line that called backward
+    where = next(w for w in caught if str(w.message).startswith("Error detected in"))
+    assert where.filename == __file__ and "backward()" in linecache.getline(where.filename, where.lineno)
     assert "gradviz" not in detected[0].split("\n", 1)[1]
     assert not torch.is_anomaly_enabled()
 

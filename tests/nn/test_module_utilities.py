@@ -357,3 +357,35 @@ def test_get_parameter_and_get_buffer():
         except AttributeError as error:
             print(error)
     """)
+
+
+def test_set_submodule_matches_torch():
+    same_output("""
+    net = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Sequential(torch.nn.ReLU(), torch.nn.Linear(2, 1)))
+    net.set_submodule("1.0", torch.nn.Tanh())
+    net.set_submodule("2", torch.nn.Sigmoid())
+    print(net)
+    for args in [("", torch.nn.ReLU()), ("1.0", 3), ("1.5", torch.nn.ReLU(), True), ("0.weight", torch.nn.ReLU()),
+                 ("3.x", torch.nn.ReLU())]:
+        try:
+            net.set_submodule(*args)
+        except (ValueError, AttributeError) as e:
+            print(type(e).__name__, e)
+    """)
+
+
+def test_clip_grads_with_norm_and_the_deprecated_clip_grad_norm():
+    same_output("""
+    p = torch.nn.Parameter(torch.ones(3))
+    p.grad = torch.full((3,), 2.0)
+    print(torch.nn.utils.clip_grad_norm(p, 1.0), p.grad)
+    p.grad = torch.full((3,), 2.0)
+    q = torch.nn.Parameter(torch.ones(2))
+    q.grad = torch.tensor([0.1, -0.2])
+    n = torch.nn.utils.get_total_norm([p.grad, q.grad])
+    print(n, torch.nn.utils.clip_grads_with_norm_([p, q], 1.0, n), p.grad, q.grad)
+    print(torch.nn.utils.clip_grads_with_norm_([p, q], 100.0, n), p.grad)
+    print(torch.nn.utils.clip_grad_norm_([], 1.0), torch.nn.utils.clip_grads_with_norm_([], 1.0, n))
+    conv, bn = torch.nn.Conv2d(1, 2, 3), torch.nn.BatchNorm2d(2)
+    print(type(torch.nn.utils.fuse_conv_bn_eval(conv.eval(), bn.eval())).__name__)
+    """)

@@ -1140,6 +1140,13 @@ OP_CASES += section("function", ("gradcheck", "parity"), [
                                                                          weight=t.tensor([0.5, 2.0, 1.0, 1.5], dtype=x.dtype)), [V]),
     ("multi_margin_loss_none", lambda t, x: t.nn.functional.multi_margin_loss(x, t.tensor(LABELS), reduction="none"),
      [V]),
+    # CTC of 4 steps of 2 labels and a blank against the target [1]: its gradient presumes log_softmax
+    # before it (torch's), so the row differentiates through one
+    ("ctc_loss", lambda t, x: t.nn.functional.ctc_loss(t.log_softmax(x.reshape(4, 1, 2), 2), t.tensor([[1]]), (4,),
+                                                       (1,)), [V]),
+    ("ctc_loss_none", lambda t, x, y: t.nn.functional.ctc_loss(
+        t.cat([x, y], 1).reshape(4, 2, 2).log_softmax(2), t.tensor([1, 1, 1]), (4, 3), (2, 1), reduction="none"),
+     [V, W]),
     # a class listed twice counts twice; the list ends at the first -1
     ("multilabel_margin_loss", lambda t, x: t.nn.functional.multilabel_margin_loss(
         x, t.tensor([[1, 2, -1, 0], [0, 2, 2, -1]]), reduction="none"), [V]),

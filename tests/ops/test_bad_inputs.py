@@ -2070,6 +2070,14 @@ CASES = [
      ('E', 'RuntimeError', 'torch.frexp() only supports floating-point dtypes')),
     ('arith', "torch.tensor([0., -3.5, float('inf'), float('nan'), 1e-30]).frexp()",
      (('T', 'float32', (5,), [0.0, -0.875, 'inf', 'nan', 0.6338253021240234]), ('T', 'int32', (5,), [0, 2, 0, 0, -99]))),
+    # the gradient divides by exponent.exp2(), of the default dtype when the backward runs: in float32 2**997 is inf
+    ('arith', 'x = torch.tensor([3.0, 1e300, -1e-310], dtype=torch.float64, requires_grad=True); '
+              'm = torch.frexp(x)[0].sum(); torch.set_default_dtype(torch.float64); m.backward(); '
+              'torch.set_default_dtype(torch.float32); x.grad',
+     ('T', 'float64', (3,), [0.25, 7.466108948025751e-301, 'inf'])),
+    ('arith', 'x = torch.tensor([3.0, 1e300, -1e-310], dtype=torch.float64, requires_grad=True); '
+              'torch.frexp(x)[0].sum().backward(); x.grad',
+     ('T', 'float64', (3,), [0.25, 0.0, 'inf'])),
     ('nn', 'torch.nn.functional.rrelu(torch.tensor([1, -2]))',
      ('E', 'NotImplementedError', '"leaky_relu_cpu" not implemented for \'Long\'')),
     ('nn', 'torch.rrelu(torch.tensor([1, -2]), training=True)',

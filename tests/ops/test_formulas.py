@@ -389,6 +389,8 @@ UNEVALUATED = {
     'loss.MULTI_MARGIN_LOSS': 'index notation (a reduction over i)',
     'loss.MULTI_MARGIN_LOSS vjp0': 'index notation (a clause that defines nothing)',
     'loss.MULTILABEL_MARGIN_LOSS': 'no gradcheck row builds this node alone',
+    'loss.CTC_LOSS': 'index notation (a reduction over \\pi  \\to  l)',
+    'loss.CTC_LOSS vjp0': 'index notation (t, k and the recursions α, β the formula leaves to the op)',
     'loss.MULTILABEL_MARGIN_LOSS vjp0': 'no gradcheck row builds this node alone',
     'nnops.NORM': 'notation the evaluator does not read (\\lVert)',
     'nnops.NORM vjp0': "notation the evaluator does not read (expected '}', met |)",

@@ -98,3 +98,26 @@ def test_inference_mode_in_one_thread_makes_no_inference_tensors_in_another():
     thread.join()
     assert not made_here.is_inference()
     assert sys.modules["gradviz.tensor"].inference_contexts == 0   # every context closed is counted out
+
+
+def aliases(torch) -> list:
+    """detach() and .data of an inference tensor are inference tensors torch lets one write outside
+    the mode (they have their own version counter); views of it, or a write through a view of a
+    detached one, are refused; made inside, the detached copy of a normal tensor is normal."""
+    x = torch.ones(3)
+    with torch.inference_mode():
+        a = torch.ones(3)
+        seen = [a.detach().is_inference(), x.detach().is_inference(), x.data.is_inference()]
+    d = a.detach()
+    seen += [d.is_inference(), a.data.is_inference(), a.view(3).is_inference(), a[1:].is_inference(),
+             d[:1].is_inference(), a.clone().is_inference(), (a * 2).is_inference()]
+    writes = [lambda: d.add_(1), lambda: d.zero_(), lambda: d.fill_(2.0), lambda: d.copy_(torch.ones(3)),
+              lambda: a.data.mul_(3), lambda: d.view(3).add_(1), lambda: d[:2].add_(1), lambda: a.add_(1),
+              lambda: d.__setitem__(0, 5.0), lambda: d.__setitem__(None, 5.0), lambda: d.__setitem__(slice(None), 4.0),
+              lambda: d.__setitem__(..., 6.0), lambda: d.__setitem__([0, 2], 7.0), lambda: d.requires_grad_(),
+              lambda: torch.ones(3, requires_grad=True) * d]
+    return seen + [outcome(w) for w in writes] + [d.tolist()]
+
+
+def test_detached_inference_tensors_match_torch():
+    assert aliases(gradviz) == aliases(real_torch)

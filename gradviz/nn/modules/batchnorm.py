@@ -14,6 +14,18 @@ class _NormBase(Module):
     """What batch and instance norms share: one scale and shift per channel, and running
     statistics when `track_running_stats` (torch.nn.modules.batchnorm._NormBase)."""
 
+    _version = 2   # version 2 added num_batches_tracked: an older checkpoint loads without it
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs) -> None:
+        version = local_metadata.get("version", None)
+        key = prefix + "num_batches_tracked"
+        if (version is None or version < 2) and self.track_running_stats and key not in state_dict:
+            state_dict[key] = self.num_batches_tracked if self.num_batches_tracked is not None \
+                else creation.tensor(0, dtype=dtypes.int64)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)
+
     def __init__(self, num_features: int, eps: float = 1e-5, momentum=0.1, affine: bool = True,
                  track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True):
         super().__init__()

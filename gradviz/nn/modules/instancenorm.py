@@ -14,6 +14,25 @@ class _InstanceNorm(_NormBase):
                  track_running_stats: bool = False, device=None, dtype=None, *, bias: bool = True):
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
 
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs) -> None:
+        # a checkpoint from before version 1 kept running statistics the module does not track: refused
+        if local_metadata.get("version", None) is None and not self.track_running_stats:
+            keys = [prefix + name for name in ("running_mean", "running_var") if prefix + name in state_dict]
+            if keys:
+                klass = type(self).__name__
+                error_msgs.append("Unexpected running stats buffer(s) {names} for {klass} with track_running_stats="
+                                  "False. If state_dict is a checkpoint saved before 0.4.0, this may be expected "
+                                  "because {klass} does not track running stats by default since 0.4.0. Please remove "
+                                  "these keys from state_dict. If the running stats are actually needed, instead set "
+                                  "track_running_stats=True in {klass} to enable them. See the documentation of "
+                                  "{klass} for details.".format(names=" and ".join(f'"{k}"' for k in keys),
+                                                                 klass=klass))
+                for key in keys:
+                    state_dict.pop(key)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)
+
     def forward(self, input):
         batched = self.spatial_dims + 2
         if input.ndim not in (batched - 1, batched):

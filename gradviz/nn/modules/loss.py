@@ -139,6 +139,16 @@ class MultiLabelSoftMarginLoss(_WeightedLoss):
         return F.multilabel_soft_margin_loss(input, target, weight=self.weight, reduction=self.reduction)
 
 
+class CTCLoss(_Loss):
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False):
+        super().__init__(reduction=reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)
+
+
 class MultiMarginLoss(_WeightedLoss):
     def __init__(self, p: int = 1, margin: float = 1.0, weight=None, size_average=None, reduce=None,
                  reduction: str = "mean"):

@@ -12,7 +12,9 @@ from ...tensor import Tensor, zero_grads
 from ..parameter import Buffer, Parameter, is_lazy
 from ... import creation, dtypes
 from ..._args import typename as _typename
-from ..hooks import RemovableHandle, call_with_hooks, load_state_dict
+from .. import hooks as _hooks
+from .. import state_dict as _state
+from ..hooks import RemovableHandle, call_with_hooks
 
 
 class Module:
@@ -23,6 +25,9 @@ class Module:
     _forward_pre_hooks: dict = {}
     _forward_hooks: dict = {}
     _backward_hooks: dict = {}
+    _backward_pre_hooks: dict = {}
+    _global_hooks_registered = False   # set once any register_module_*_hook is called
+    _version = 1   # recorded in state_dict()._metadata; a module reading older checkpoints raises its own
 
     def __init_subclass__(cls, **kwargs):
         """A gradviz layer built with device= makes its parameters and buffers there (torch's
@@ -151,9 +156,12 @@ class Module:
         raise NotImplementedError(f"Module [{type(self).__name__}] is missing the required \"forward\" function")
 
     def __call__(self, *args, **kwargs):
-        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks):
+        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks
+                or self._global_hooks_registered):
             with scope(self._scope_name):
                 return self.forward(*args, **kwargs)
+        if Module._global_hooks_registered and not _hooks.any_global_hooks():
+            Module._global_hooks_registered = False   # every global hook was removed: calls take the short path
         with scope(self._scope_name):
             return call_with_hooks(self, args, kwargs)
 
@@ -181,7 +189,25 @@ class Module:
     def register_full_backward_hook(self, hook, prepend: bool = False):
         """hook(module, grad_input, grad_output) runs when the gradients w.r.t. the module's
         inputs are computed, and may return new grad_input."""
+        self._choose_backward_hooks(full=True)
         return self._add_hook("_backward_hooks", hook, prepend)
+
+    def register_backward_hook(self, hook):
+        """The deprecated form: hook(module, grad_input, grad_output) on the output's grad_fn, whose
+        grad_input are that node's input gradients (torch's words say what it misses)."""
+        self._choose_backward_hooks(full=False)
+        return self._add_hook("_backward_hooks", hook, False)
+
+    def register_full_backward_pre_hook(self, hook, prepend: bool = False):
+        """hook(module, grad_output) runs when the gradients w.r.t. the module's outputs arrive,
+        and may return new grad_output."""
+        return self._add_hook("_backward_pre_hooks", hook, prepend)
+
+    def _choose_backward_hooks(self, full: bool) -> None:
+        if self.__dict__.get("_is_full_backward_hook", full) is not full:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                               "Please use only one of them.")
+        object.__setattr__(self, "_is_full_backward_hook", full)
 
     # -- traversal ------------------------------------------------------------------------------
     def _named_members(self, get_members, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
@@ -307,6 +333,20 @@ class Module:
                 raise AttributeError(f"`{item}` is not an nn.Module")
         return module
 
+    def set_submodule(self, target: str, module, strict: bool = False) -> None:
+        """Put `module` at a dotted path ('blocks.0.attn'), replacing what is there, with torch's errors."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        path, _, name = target.rpartition(".")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent = self.get_submodule(path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{parent._get_name()} has no attribute `{name}`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        setattr(parent, name, module)
+
     def get_parameter(self, target: str):
         """The Parameter at a dotted path ('blocks.0.attn.weight'), with torch's errors."""
         return self._get_attribute(target, lambda owner, name: isinstance(getattr(owner, name), Parameter),
@@ -344,23 +384,58 @@ class Module:
 
     # -- state ----------------------------------------------------------------------------------
     def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False):
-        """Parameters and persistent buffers by qualified name, this module's first, then each child's."""
-        if destination is None:
-            destination = OrderedDict()
-        for name, p in self._parameters.items():
-            if p is not None:   # an uninitialized one as it is: it cannot be detached
-                destination[prefix + name] = p if keep_vars or is_lazy(p) else p.detach()
-        for name, b in self._buffers.items():
-            if b is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = b if keep_vars or is_lazy(b) else b.detach()
-        for name, m in self._modules.items():
-            if m is not None:
-                m.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
-        return destination
+        """Parameters, persistent buffers and extra state by qualified name, this module's first, then each
+        child's; the result's `_metadata` holds each module's `_version`."""
+        return _state.state_dict(self, destination, prefix, keep_vars)
+
+    def _save_to_state_dict(self, destination, prefix: str, keep_vars: bool) -> None:
+        _state.save_to_state_dict(self, destination, prefix, keep_vars)
 
     def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
         """Copy matching entries in place; torch's errors for missing, unexpected and mis-shaped keys."""
-        return load_state_dict(self, state_dict, strict, assign)
+        return _state.load_state_dict(self, state_dict, strict, assign)
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs) -> None:
+        _state.load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                    error_msgs)
+
+    def get_extra_state(self):
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be called. Please file "
+                           "an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml to "
+                           "report this bug.")
+
+    def set_extra_state(self, state) -> None:
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be called. Please file "
+                           "an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml to "
+                           "report this bug.")
+
+    def _overrides(self, name: str) -> bool:
+        """Does this module's class write its own `name` (get_extra_state, set_extra_state)?"""
+        return getattr(type(self), name) is not getattr(Module, name)
+
+    def register_state_dict_pre_hook(self, hook):
+        """hook(module, prefix, keep_vars) runs before state_dict() saves this module."""
+        return self._add_hook("_state_dict_pre_hooks", hook, False)
+
+    def register_state_dict_post_hook(self, hook):
+        """hook(module, state_dict, prefix, local_metadata), which must return None, runs after it."""
+        return self._add_hook("_state_dict_hooks", hook, False, public=True)
+
+    def _register_state_dict_hook(self, hook):
+        """The older form: the hook may return a new state dict."""
+        return self._add_hook("_state_dict_hooks", hook, False, public=False)
+
+    def register_load_state_dict_pre_hook(self, hook):
+        """hook(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)."""
+        return self._add_hook("_load_state_dict_pre_hooks", hook, False, with_module=True)
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module: bool = False):
+        return self._add_hook("_load_state_dict_pre_hooks", hook, False, with_module=with_module)
+
+    def register_load_state_dict_post_hook(self, hook):
+        """hook(module, incompatible_keys) runs after load_state_dict loads this module (and its children)."""
+        return self._add_hook("_load_state_dict_post_hooks", hook, False)
 
     # -- printing -------------------------------------------------------------------------------
     def extra_repr(self) -> str:
@@ -396,3 +471,45 @@ def _adopt(module: Module, name: str, old: str | None = None) -> None:
     for qualified, p in module.named_parameters():
         if p.name == qualified or (old is not None and p.name == f"{old}.{qualified}"):
             p.name = f"{name}.{qualified}"
+
+
+# -- hooks on every module (torch.nn.modules.module's global hooks), run before each module's own --
+def _add_global_hook(table: dict, hook, **flags) -> RemovableHandle:
+    Module._global_hooks_registered = True
+    handle = RemovableHandle(table)
+    table[handle.id] = (hook, flags)
+    return handle
+
+
+def register_module_forward_pre_hook(hook) -> RemovableHandle:
+    """hook(module, args) runs before every module's forward and may return new args."""
+    return _add_global_hook(_hooks.global_forward_pre_hooks, hook, with_kwargs=False)
+
+
+def register_module_forward_hook(hook, *, with_kwargs: bool = False, always_call: bool = False) -> RemovableHandle:
+    """hook(module, args, output) runs after every module's forward and may return a new output."""
+    return _add_global_hook(_hooks.global_forward_hooks, hook, with_kwargs=with_kwargs, always_call=always_call)
+
+
+def register_module_full_backward_pre_hook(hook) -> RemovableHandle:
+    """hook(module, grad_output) for every module, as Module.register_full_backward_pre_hook."""
+    return _add_global_hook(_hooks.global_backward_pre_hooks, hook)
+
+
+def _choose_global_backward_hooks(full: bool) -> None:
+    if _hooks.global_full_backward[0] not in (None, full):
+        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a global Module hook. "
+                           "Please use only one of them.")
+    _hooks.global_full_backward[0] = full
+
+
+def register_module_full_backward_hook(hook) -> RemovableHandle:
+    """hook(module, grad_input, grad_output) for every module, as Module.register_full_backward_hook."""
+    _choose_global_backward_hooks(full=True)
+    return _add_global_hook(_hooks.global_backward_hooks, hook)
+
+
+def register_module_backward_hook(hook) -> RemovableHandle:
+    """The deprecated non-full form for every module, as Module.register_backward_hook."""
+    _choose_global_backward_hooks(full=False)
+    return _add_global_hook(_hooks.global_backward_hooks, hook)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Iterable
 
 import numpy as np
@@ -48,19 +49,33 @@ def get_total_norm(tensors: Iterable, norm_type: float = 2.0, error_if_nonfinite
     return Tensor._make(xp.asarray(total))
 
 
-def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False,
-                    foreach=None) -> Tensor:
-    """Scale every .grad by min(1, max_norm / (total norm + 1e-6)); returns the total norm before."""
-    params, grads = _grads(parameters)
-    total = get_total_norm(grads, norm_type, error_if_nonfinite)
+def clip_grads_with_norm_(parameters, max_norm: float, total_norm: Tensor, foreach=None) -> None:
+    """Scale every .grad by min(1, max_norm / (total_norm + 1e-6)), total_norm given (get_total_norm's)."""
+    _, grads = _grads(parameters)
     if not grads:
-        return total
-    data = total._data
+        return
+    data = total_norm._data if isinstance(total_norm, Tensor) else np.asarray(total_norm, dtype=np.float32)
     coef = namespace_of(data).minimum(float(max_norm) / (data + data.dtype.type(1e-6)), data.dtype.type(1.0))
     for g in grads:
         g._data *= coef.astype(g._data.dtype)
         g._bump()
+
+
+def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False,
+                    foreach=None) -> Tensor:
+    """get_total_norm then clip_grads_with_norm_; returns the total norm before."""
+    params, grads = _grads(parameters)
+    total = get_total_norm(grads, norm_type, error_if_nonfinite)
+    clip_grads_with_norm_(params, max_norm, total)
     return total
+
+
+def clip_grad_norm(parameters, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False,
+                   foreach=None) -> Tensor:
+    """The deprecated name of clip_grad_norm_, with torch's FutureWarning."""
+    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of `torch.nn.utils.clip_grad_norm_`.",
+                  FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 
 def clip_grad_value_(parameters, clip_value: float, foreach=None) -> None:
