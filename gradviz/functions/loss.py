@@ -435,6 +435,13 @@ def _ctc_checks(log_probs, targets, input_lengths: tuple, target_lengths: tuple,
         if n > log_probs.shape[0]:
             raise RuntimeError(f"Expected input_lengths to have value at most {log_probs.shape[0]}, but got value "
                                f"{n}{_CTC_CHECKED}")
+    # torch's CPU kernel reads a label outside [0, C) past the end of log_probs (a number, not an error):
+    # here it is refused, in the words nll_loss uses for a target out of range
+    used = targets[:sum(target_lengths)] if targets.ndim == 1 else \
+        np.concatenate([targets[i, :n] for i, n in enumerate(target_lengths)] or [targets[:0, 0]])
+    outside = used[(used < 0) | (used >= labels)]
+    if outside.size:
+        raise IndexError(f"Target {int(outside[0])} is out of bounds.")
 
 
 def ctc(log_probs, targets, input_lengths, target_lengths, blank: int, reduction: str, zero_infinity: bool):

@@ -119,3 +119,15 @@ def test_top_level_ctc_loss_takes_an_integer_reduction_as_torchs():
     except TypeError as e:
         print(str(e).splitlines()[0])
     """)
+
+
+@pytest.mark.parametrize("label", [7, -1])
+def test_a_label_outside_the_classes_is_refused_not_read_past_the_end(label):
+    """torch's CPU kernel reads such a label's log-probability past the end of log_probs (a number that
+    means nothing); gradviz refuses it, in nll_loss's words, and only where a target length reaches it."""
+    lp = gradviz.randn(6, 1, 4).log_softmax(2)
+    for targets in (gradviz.tensor([[1, label, 2]]), gradviz.tensor([1, label, 2])):
+        with pytest.raises(IndexError, match=f"^Target {label} is out of bounds.$"):
+            gradviz.nn.functional.ctc_loss(lp, targets, gradviz.tensor([6]), gradviz.tensor([3]))
+    past = gradviz.nn.functional.ctc_loss(lp, gradviz.tensor([[1, 2, label]]), gradviz.tensor([6]), gradviz.tensor([2]))
+    assert np.isfinite(past.item())   # the padding after the target length is never read
