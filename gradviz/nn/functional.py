@@ -151,6 +151,10 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """Pointwise target ⊙ (log target − input), with 0 where target is 0 (the limit of t log t)."""
+    if reduction == "mean" and size_average is None and reduce is None:
+        _warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+              "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+              "'mean' will be changed to behave the same as 'batchmean' in the next major release.")
     if reduction != "batchmean" or size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce, reduction)
     if log_target:

@@ -28,6 +28,7 @@ CASES = {
     "cov": ("a = torch.ones(3, 1)\ntorch.cov(a)\ntorch.cov(a)", 2),
     "std": ("a = torch.ones(1)\ntorch.std(a)\ntorch.std(a)", 2),
     "non-leaf grad": ("x = torch.ones(2, requires_grad=True)\ny = x * 2\ny.grad\ny.grad", 2),
+    "kl_div mean": ("a = torch.zeros(2, 3)\ntorch.nn.functional.kl_div(a, a)\ntorch.nn.KLDivLoss()(a, a)", 2),
     "softmax dim": ("x = torch.ones(2, 3)\ntorch.nn.functional.softmax(x)\ntorch.nn.functional.softmax(x)", 2),
 }
 TRIGGERED = re.compile(r" \(Triggered internally at .*\)$", re.S)
