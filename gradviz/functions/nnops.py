@@ -157,11 +157,13 @@ def _empty_batch_norm(input, weight, bias):
     return out + bias.select(0, 0) if bias is not None else out
 
 
-def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+def check_batch_norm_args(input, running_mean, running_var, weight, bias, training) -> None:
+    """torch's checks of batch_norm's arguments, in its order: the tensors' sizes against the input's
+    channels (a module's num_features is not consulted: a lazy one loaded from a checkpoint keeps 0)."""
     if training:
         _verify_batch_size(input)
     if input.numel() == 0:
-        return _empty_batch_norm(input, weight, bias)
+        return
     c = input.shape[1] if input.ndim > 1 else None
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
         if t is None and not training and name.startswith("running"):
@@ -170,6 +172,13 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
     if c is None:   # torch's channel dim (1) is out of range
         raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    check_batch_norm_args(input, running_mean, running_var, weight, bias, training)
+    if input.numel() == 0:
+        return _empty_batch_norm(input, weight, bias)
+    c = input.shape[1]
     n = input.numel() // c
     floating_kernel("batch_norm", input._data.dtype)
     _check_param_dtypes(input, weight, bias, running_mean, running_var)

@@ -82,3 +82,31 @@ def test_a_lazy_model_saved_whole_loads_back_lazy():
     loaded = gradviz.load(buffer, weights_only=False)
     assert type(loaded[0]).__name__ == "LazyLinear" and repr(loaded[0].weight) == "<UninitializedParameter>"
     assert tuple(loaded(gradviz.ones(2, 4)).shape) == (2, 3) and loaded[0].in_features == 4
+
+
+def test_a_lazy_batch_norm_loaded_from_a_checkpoint_runs_and_checks_as_torchs():
+    """Loaded before its first call, a LazyBatchNorm keeps num_features 0 (torch prints it so); its
+    input is checked against the loaded tensors, as torch's batch_norm checks it, not against 0."""
+    out = same_output("""
+    nn = torch.nn
+    b = nn.LazyBatchNorm2d(); b.load_state_dict(nn.BatchNorm2d(3).state_dict())
+    y = b(torch.randn(2, 3, 2, 2)); print(b, b.num_features, y.shape, b.num_batches_tracked)
+    for m, x in [(b, torch.randn(2, 4, 2, 2)), (nn.BatchNorm1d(3), torch.randn(2, 4)),
+                 (nn.BatchNorm1d(3, track_running_stats=False), torch.randn(2, 4)),
+                 (nn.BatchNorm1d(3, affine=False).eval(), torch.randn(2, 4)), (nn.BatchNorm1d(3), torch.randn(1, 3)),
+                 (nn.BatchNorm1d(3, track_running_stats=False, affine=False), torch.randn(2, 4))]:
+        try: print(m(x).shape)
+        except Exception as e: print(type(e).__name__, e)
+    """)
+    assert "BatchNorm2d(0, eps=1e-05" in out and "running_mean should contain 4 elements not 3" in out
+    assert "weight should contain 4 elements not 3" in out
+
+
+def test_a_refused_input_leaves_the_batch_norms_count_as_it_was():
+    b = gradviz.nn.BatchNorm1d(3)
+    for x in (gradviz.randn(2, 4), gradviz.randn(1, 3)):
+        try:
+            b(x)
+        except (RuntimeError, ValueError):
+            pass
+    assert int(b.num_batches_tracked) == 0 and b.running_mean.tolist() == [0.0, 0.0, 0.0]

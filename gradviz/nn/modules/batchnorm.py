@@ -3,6 +3,7 @@ share with the instance norms."""
 from __future__ import annotations
 
 from ... import creation, dtypes
+from ...functions.nnops import check_batch_norm_args
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter, UninitializedBuffer, UninitializedParameter
@@ -70,17 +71,16 @@ class BatchNorm1d(_NormBase):
 
     def forward(self, input):
         self._check_input_dim(input)
-        if input.shape[1] != self.num_features:
-            raise RuntimeError(f"running_mean should contain {input.shape[1]} elements not {self.num_features}")
+        use_batch = self.training or not self.track_running_stats
+        running = (self.running_mean, self.running_var) if not use_batch or self.track_running_stats else (None, None)
+        # checked before num_batches_tracked moves, so a refused input leaves the module as it was
+        check_batch_norm_args(input, *running, self.weight, self.bias, use_batch)
         momentum = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats:
             self.num_batches_tracked._data[...] += 1
             if self.momentum is None:   # a cumulative moving average
                 momentum = 1.0 / int(self.num_batches_tracked._data)
-        use_batch = self.training or not self.track_running_stats
-        return F.batch_norm(input, self.running_mean if not use_batch or self.track_running_stats else None,
-                            self.running_var if not use_batch or self.track_running_stats else None,
-                            self.weight, self.bias, use_batch, momentum, self.eps)
+        return F.batch_norm(input, *running, self.weight, self.bias, use_batch, momentum, self.eps)
 
 
 class BatchNorm2d(BatchNorm1d):
