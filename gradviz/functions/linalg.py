@@ -13,7 +13,7 @@ from ..autograd.apply import apply
 from ..ops.core import broadcast_shape, expand_error
 from ..ops.op import Op
 from ..tensor import Tensor
-from ..ops.linalg import (ADDBMM, ADDMM, ADDMV, ADDR, BADDBMM, BMM, CDIST, CHOLESKY, CHOLESKY_LEGACY, CROSS, DET,
+from ..ops.linalg import (MATRIX_EXP, ADDBMM, ADDMM, ADDMV, ADDR, BADDBMM, BMM, CDIST, CHOLESKY, CHOLESKY_LEGACY, CROSS, DET,
                           DIAGONAL, DOT, EIGVALSH, INV, LinAlgFailure, MM, MV, SLOGDET, SOLVE, SVDVALS, TRACE)
 from ..autograd.apply import coerce_pair
 from . import reduce as R
@@ -515,6 +515,15 @@ def _singular_at(a: np.ndarray) -> tuple[int, int]:
             m[[k, p]] = m[[p, k]]
             m[k + 1:] -= np.outer(m[k + 1:, k] / m[k, k], m[k])
     return 0, a.shape[-1]
+
+
+@public('matrix_exp', method=True)
+def linalg_matrix_exp(A):
+    _square("linalg.matrix_exp", A)
+    return apply(MATRIX_EXP, (A,))
+
+
+matrix_exp = linalg_matrix_exp
 
 
 @public('inverse', method=True)

@@ -189,6 +189,60 @@ SOLVE = Op("linalg_solve", "LinalgSolveExBackward0", r"$c = $0^{-1} $1",
            broadcasts=None, vjp_latex=(r"-$0^{-\top} \bar{g}\, $c^{\top}", r"$0^{-\top} \bar{g}"), out_symbol="X")
 
 
+# -- matrix exponential ---------------------------------------------------------------------------
+# Padé [13/13] with scaling and squaring (Higham 2005), in float64 and rounded to the input's dtype:
+# torch sums Taylor polynomials of degree 1 to 18 in the input's dtype, so both land within that
+# dtype's rounding of exp(A), not on the same bits.
+_PADE13 = (64764752532480000., 32382376266240000., 7771770303897600., 1187353796428800., 129060195264000.,
+           10559470521600., 670442572800., 33522128640., 1323241920., 40840800., 960960., 16380., 182., 1.)
+_THETA13 = 5.371920351148152
+
+
+def _expm_one(xp, a):
+    norm = float(xp.abs(a).sum(axis=0).max()) if a.size else 0.0
+    squarings = max(0, int(np.ceil(np.log2(norm / _THETA13)))) if norm > _THETA13 else 0
+    a = a / (2.0 ** squarings)
+    b, eye = _PADE13, xp.eye(a.shape[-1], dtype=a.dtype)
+    a2 = a @ a
+    a4 = a2 @ a2
+    a6 = a4 @ a2
+    u = a @ (a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2) + b[7] * a6 + b[5] * a4 + b[3] * a2 + b[1] * eye)
+    v = a6 @ (b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 + b[2] * a2 + b[0] * eye
+    r = xp.linalg.solve(v - u, v + u)
+    for _ in range(squarings):
+        r = r @ r
+    return r
+
+
+def _expm(xp, a):
+    """exp(A) of each matrix of a batch (arrays)."""
+    wide = a.astype(xp.float64)
+    if wide.size == 0:
+        return wide.astype(a.dtype)
+    flat = wide.reshape(-1, *a.shape[-2:])
+    out = xp.stack([_expm_one(xp, m) for m in flat])
+    return out.reshape(a.shape).astype(a.dtype)
+
+
+def _block_expm(xp, top_left, top_right, bottom_right):
+    """The top-right block of exp([[P, Q], [0, R]]): the Fréchet derivative of exp, as torch's
+    differential_analytic_matrix_function computes it (also on Tensors, so it is recorded)."""
+    n = top_left.shape[-1]
+    if xp.arrays:
+        meta = xp.concatenate([xp.concatenate([top_left, top_right], -1),
+                               xp.concatenate([xp.zeros_like(top_left), bottom_right], -1)], -2)
+        return _expm(xp, meta)[..., :n, n:]
+    meta = xp.cat([xp.cat([top_left, top_right], -1), xp.cat([xp.zeros_like(top_left), bottom_right], -1)], -2)
+    return xp.matrix_exp(meta)[..., :n, n:]
+
+
+MATRIX_EXP = Op("linalg_matrix_exp", "LinalgMatrixExpBackward0", r"$c = e^{$0}", lambda xp, a: _expm(xp, a),
+                vjp=(lambda xp, g, c, a: _block_expm(xp, _mT(xp, a), g, _mT(xp, a)),), args=MATRIX, saves=("self",),
+                symbols=("A",), jvp=lambda xp, tangents, c, a: _block_expm(xp, a, tangents[0], a),
+                vjp_latex=(r"\left[e^{\left(\begin{smallmatrix} $0^{\top} & \bar{g} \\ 0 & $0^{\top} "
+                           r"\end{smallmatrix}\right)}\right]_{12}",), out_symbol="E")
+
+
 # -- Cholesky -------------------------------------------------------------------------------------
 def _cholesky_vjp(xp, g, c, a, upper):
     """gA = sym(L⁻ᵀ Φ(Lᵀ ḡ) L⁻¹), Φ: the lower triangle with the diagonal halved (torch's cholesky_backward)."""

@@ -825,6 +825,7 @@ OP_CASES += section("second_order", ("gradgradcheck",), [
     ("transpose_reshape", lambda t, a: (a.T.reshape(2, 6) ** 2).sum(0), [((3, 4), R)]),
     ("expand_repeat", lambda t, a: a.expand(3, 4).repeat(2, 1) ** 2, [((1, 4), R)]),
     ("cholesky", lambda t, a: t.linalg.cholesky(a @ a.mT + t.eye(2, dtype=t.float64)) ** 2, [((2, 2), R)]),
+    ("matrix_exp", lambda t, a: a.matrix_exp() ** 2, [((2, 2), R)]),
 ])
 
 
@@ -1084,6 +1085,7 @@ OP_CASES += section("function", ("gradcheck", "parity"), [
     ("det", lambda t, a: t.linalg.det(a), [SQUARE]),
     ("slogdet", lambda t, a: t.linalg.slogdet(a)[1], [SQUARE]),
     ("inv", lambda t, a: t.linalg.inv(a), [SQUARE]),
+    ("matrix_exp", lambda t, a: t.matrix_exp(a) + t.linalg.matrix_exp(a.reshape(1, 3, 3) * 3.0).mT, [SQUARE]),
     ("solve", lambda t, a, b: t.linalg.solve(a, b), [SQUARE, SQUARE2]),
     ("cholesky", lambda t, a: t.linalg.cholesky(a @ a.mT + t.eye(3, dtype=t.float64), upper=True), [SQUARE]),
     ("cholesky_legacy", lambda t, a: t.cholesky(a @ a.mT + t.eye(3, dtype=t.float64)), [SQUARE]),

@@ -1406,6 +1406,13 @@ CASES = [
     ('nn', 'torch.nn.functional.kl_div(torch.tensor([-1., -2.]), torch.tensor([.5, .5]), reduce=False)',
      ('T', 'float32', (2,), [0.1534264, 0.6534264])),
     # operands of a product in two dtypes: torch's words, which differ op by op (none is promoted)
+    ('linalg', 'torch.matrix_exp(torch.ones(2, 3))',
+     ('E', 'RuntimeError', 'linalg.matrix_exp: A must be batches of square matrices, but they are 2 by 3 matrices')),
+    ('linalg', 'torch.linalg.matrix_exp(torch.ones(2, 2, dtype=torch.int64))',
+     ('E', 'RuntimeError', 'linalg.matrix_exp: Expected a floating point or complex tensor as input. Got Long')),
+    ('linalg', 'torch.ones(3).matrix_exp()',
+     ('E', 'RuntimeError', 'linalg.matrix_exp: The input tensor A must have at least 2 dimensions.')),
+    ('linalg', 'torch.matrix_exp(torch.ones(2, 0, 0))', ('T', 'float32', (2, 0, 0), [])),
     ('linalg', 'torch.nn.Linear(3, 2)(torch.tensor([[1, 2, 3]]))',
      ('E', 'RuntimeError', 'mat1 and mat2 must have the same dtype, but got Long and Float')),
     ('linalg', 'torch.nn.functional.linear(torch.ones(2, 3), torch.ones(4, 3), torch.ones(4, dtype=torch.float64))',

@@ -372,6 +372,8 @@ UNEVALUATED = {
     'linalg.CHOLESKY vjp0': 'names an operation (sym) rather than computing it',
     'linalg.CHOLESKY_LEGACY': 'index notation (statements run in order (a write into the output))',
     'linalg.CHOLESKY_LEGACY vjp0': 'names an operation (sym) rather than computing it',
+    'linalg.MATRIX_EXP': 'a matrix function (e^A of the matrix), which the evaluator reads entry by entry',
+    'linalg.MATRIX_EXP vjp0': 'notation the evaluator does not read (a block matrix, smallmatrix)',
     'linalg.SVDVALS': 'stated in words ((singular values))',
     'linalg.SVDVALS vjp0': 'a symbol the formula defines in words or leaves to the op (U)',
     'linalg.EIGVALSH': 'a symbol the formula defines in words or leaves to the op (\\lambda)',
