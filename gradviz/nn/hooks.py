@@ -33,12 +33,17 @@ global_full_backward = [None]   # True/False once a global full/non-full backwar
 class RemovableHandle:
     """Returned by register_*_hook: .remove() (or leaving a with block) unregisters the hook."""
 
-    def __init__(self, hooks: dict):
+    def __init__(self, hooks: dict, *, extra_dict=None):
         self.hooks_dict_ref = hooks
         self.id = next(_handle_ids)
+        # the tables of a hook's flags (torch's _forward_hooks_with_kwargs, ...), emptied with it
+        self.extra_dict_ref = tuple(extra_dict) if isinstance(extra_dict, (list, tuple)) else \
+            (() if extra_dict is None else (extra_dict,))
 
     def remove(self) -> None:
         self.hooks_dict_ref.pop(self.id, None)
+        for extra in self.extra_dict_ref:
+            extra.pop(self.id, None)
 
     def __enter__(self) -> "RemovableHandle":
         return self
@@ -159,9 +164,17 @@ def any_global_hooks() -> bool:
     return bool(global_forward_pre_hooks or global_forward_hooks or global_backward_hooks or global_backward_pre_hooks)
 
 
+def _with_kwargs(global_table: dict, module, table: str) -> list:
+    """(hook, with_kwargs) for the global hooks, then the module's: a module keeps its forward hooks
+    as torch does, the hook objects themselves, with the ids of those taking kwargs in a second table."""
+    kw = module.__dict__.get(table + "_with_kwargs", ())
+    return [*((hook, flags["with_kwargs"]) for hook, flags in global_table.values()),
+            *((hook, k in kw) for k, hook in getattr(module, table).items())]
+
+
 def _run_forward_pre_hooks(module, args: tuple, kwargs: dict):
-    for hook, flags in [*global_forward_pre_hooks.values(), *module._forward_pre_hooks.values()]:
-        if flags["with_kwargs"]:
+    for hook, with_kwargs in _with_kwargs(global_forward_pre_hooks, module, "_forward_pre_hooks"):
+        if with_kwargs:
             result = hook(module, args, kwargs)
             if result is not None:
                 if not (isinstance(result, tuple) and len(result) == 2):
@@ -193,8 +206,8 @@ def call_with_hooks(module, args: tuple, kwargs: dict):
         backward_hook = _BackwardHook(module, full_hooks, pre_hooks)
         args = backward_hook.setup_input_hook(args)
     result = module.forward(*args, **kwargs)
-    for hook, flags in [*global_forward_hooks.values(), *module._forward_hooks.values()]:
-        hook_result = hook(module, args, kwargs, result) if flags["with_kwargs"] else hook(module, args, result)
+    for hook, with_kwargs in _with_kwargs(global_forward_hooks, module, "_forward_hooks"):
+        hook_result = hook(module, args, kwargs, result) if with_kwargs else hook(module, args, result)
         if hook_result is not None:
             result = hook_result
     if backward_hook is not None:

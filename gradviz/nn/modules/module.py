@@ -166,25 +166,43 @@ class Module:
             return call_with_hooks(self, args, kwargs)
 
     # -- hooks ----------------------------------------------------------------------------------
-    def _add_hook(self, table: str, hook, prepend: bool, **flags):
+    def _own_table(self, table: str) -> OrderedDict:
         hooks = self.__dict__.get(table)
         if hooks is None:
             hooks = OrderedDict()
             object.__setattr__(self, table, hooks)
+        return hooks
+
+    def _add_hook(self, table: str, hook, prepend: bool, **flags):
+        hooks = self._own_table(table)
         handle = RemovableHandle(hooks)
         hooks[handle.id] = (hook, flags)
         if prepend:
             hooks.move_to_end(handle.id, last=False)
         return handle
 
+    def _add_forward_hook(self, table: str, hook, prepend: bool, **flags):
+        """As torch keeps them: table[id] = hook (code that walks _forward_pre_hooks finds the hook
+        objects, as nn.utils.prune does), and each flag set as the id in table_<flag>."""
+        hooks = self._own_table(table)
+        flag_tables = {flag: self._own_table(f"{table}_{flag}") for flag, on in flags.items() if on}
+        handle = RemovableHandle(hooks, extra_dict=list(flag_tables.values()))
+        hooks[handle.id] = hook
+        for flag_table in flag_tables.values():
+            flag_table[handle.id] = True
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
     def register_forward_pre_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False):
         """hook(module, args) runs before forward and may return new args."""
-        return self._add_hook("_forward_pre_hooks", hook, prepend, with_kwargs=with_kwargs)
+        return self._add_forward_hook("_forward_pre_hooks", hook, prepend, with_kwargs=with_kwargs)
 
     def register_forward_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False,
                               always_call: bool = False):
         """hook(module, args, output) runs after forward and may return a new output."""
-        return self._add_hook("_forward_hooks", hook, prepend, with_kwargs=with_kwargs, always_call=always_call)
+        return self._add_forward_hook("_forward_hooks", hook, prepend, with_kwargs=with_kwargs,
+                                      always_called=always_call)
 
     def register_full_backward_hook(self, hook, prepend: bool = False):
         """hook(module, grad_input, grad_output) runs when the gradients w.r.t. the module's

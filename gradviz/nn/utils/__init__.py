@@ -1,6 +1,6 @@
 """gradviz.nn.utils: gradient clipping, packed sequences, skip_init, parameter vectors, weight and
-spectral normalization, parametrizations and conv-bn fusion, named as torch.nn.utils."""
-from . import fusion, parametrizations, parametrize, rnn  # noqa: F401
+spectral normalization, parametrizations, pruning and conv-bn fusion, named as torch.nn.utils."""
+from . import fusion, parametrizations, parametrize, prune, rnn  # noqa: F401
 from .clip_grad import (clip_grad_norm, clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_,  # noqa: F401
                         get_total_norm)
 from .fusion import fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval, fuse_linear_bn_weights  # noqa: F401

@@ -58,7 +58,7 @@ class SpectralNorm:
 
     @staticmethod
     def apply(module, name: str, n_power_iterations: int, dim: int, eps: float) -> "SpectralNorm":
-        for hook, _ in module._forward_pre_hooks.values():
+        for hook in module._forward_pre_hooks.values():
             if isinstance(hook, SpectralNorm) and hook.name == name:
                 raise RuntimeError(f"Cannot register two spectral_norm hooks on the same parameter {name}")
         fn = SpectralNorm(name, n_power_iterations, dim, eps)

@@ -21,7 +21,7 @@ class WeightNorm:
         # stacklevel 2, as torch: the warning names this file, not the caller's
         warnings.warn("`torch.nn.utils.weight_norm` is deprecated in favor of "
                       "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning, stacklevel=2)
-        for hook, _ in module._forward_pre_hooks.values():
+        for hook in module._forward_pre_hooks.values():
             if isinstance(hook, WeightNorm) and hook.name == name:
                 raise RuntimeError(f"Cannot register two weight_norm hooks on the same parameter {name}")
         fn = WeightNorm(name, dim)
@@ -58,7 +58,7 @@ def remove_weight_norm(module, name: str = "weight"):
 
 def remove_reparametrization(module, kind: type, name: str, what: str):
     """Undo a hook-based reparametrization (weight_norm, spectral_norm) of `module.<name>`."""
-    for k, (hook, _) in module._forward_pre_hooks.items():
+    for k, hook in module._forward_pre_hooks.items():
         if isinstance(hook, kind) and hook.name == name:
             hook.remove(module)
             del module._forward_pre_hooks[k]
