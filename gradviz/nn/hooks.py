@@ -164,16 +164,17 @@ def any_global_hooks() -> bool:
     return bool(global_forward_pre_hooks or global_forward_hooks or global_backward_hooks or global_backward_pre_hooks)
 
 
-def _with_kwargs(global_table: dict, module, table: str) -> list:
+def _with_kwargs(global_table: dict, own: dict, kw) -> list:
     """(hook, with_kwargs) for the global hooks, then the module's: a module keeps its forward hooks
     as torch does, the hook objects themselves, with the ids of those taking kwargs in a second table."""
-    kw = module.__dict__.get(table + "_with_kwargs", ())
-    return [*((hook, flags["with_kwargs"]) for hook, flags in global_table.values()),
-            *((hook, k in kw) for k, hook in getattr(module, table).items())]
+    pairs = [(hook, flags["with_kwargs"]) for hook, flags in global_table.values()] if global_table else []
+    pairs += [(hook, k in kw) for k, hook in own.items()] if kw else [(hook, False) for hook in own.values()]
+    return pairs
 
 
 def _run_forward_pre_hooks(module, args: tuple, kwargs: dict):
-    for hook, with_kwargs in _with_kwargs(global_forward_pre_hooks, module, "_forward_pre_hooks"):
+    for hook, with_kwargs in _with_kwargs(global_forward_pre_hooks, module._forward_pre_hooks,
+                                          module.__dict__.get("_forward_pre_hooks_with_kwargs")):
         if with_kwargs:
             result = hook(module, args, kwargs)
             if result is not None:
@@ -206,7 +207,8 @@ def call_with_hooks(module, args: tuple, kwargs: dict):
         backward_hook = _BackwardHook(module, full_hooks, pre_hooks)
         args = backward_hook.setup_input_hook(args)
     result = module.forward(*args, **kwargs)
-    for hook, with_kwargs in _with_kwargs(global_forward_hooks, module, "_forward_hooks"):
+    for hook, with_kwargs in _with_kwargs(global_forward_hooks, module._forward_hooks,
+                                          module.__dict__.get("_forward_hooks_with_kwargs")):
         hook_result = hook(module, args, kwargs, result) if with_kwargs else hook(module, args, result)
         if hook_result is not None:
             result = hook_result
