@@ -155,8 +155,11 @@ def _flat(data):
 
 
 def _unwrap_nested(data):
+    """Tensors inside nested lists are read as torch reads them, each as one number (its 0-d array)."""
     if isinstance(data, Tensor):
-        return data._data
+        if data._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return backend.to_numpy(data._data).reshape(())
     if isinstance(data, (list, tuple)):
         return [_unwrap_nested(x) for x in data]
     return data
