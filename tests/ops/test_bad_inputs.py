@@ -2804,6 +2804,18 @@ CASES = [
     ('nn', "torch.nn.functional.dropout(torch.ones(2), p=0.5, training='yes')",
      ('E', 'TypeError', "dropout(): argument 'train' (position 3) must be bool, not str")),
     ('shape', 'torch.ones(3).repeat()', ('E', 'TypeError', 'repeat() missing 1 required positional arguments: "repeats"')),
+    ('autograd', "torch.set_grad_enabled('yes')",
+     ('E', 'TypeError', "set_grad_enabled(): argument 'enabled' (position 1) must be bool, not str")),
+    ('autograd', "x = torch.ones(2, requires_grad=True); torch.autograd.grad((x * 2).sum(), 'x')",
+     ('E', 'RuntimeError', 'all inputs have to be Tensors or GradientEdges, but got str')),
+    ('nn', "torch.nn.Linear(2, 2).register_parameter('a.b', None)", ('E', 'KeyError', 'contain "."')),
+    ('nn', "torch.nn.Linear(2, 2).register_parameter('training', None)", ('E', 'KeyError', "attribute 'training' already exists")),
+    ('nn', 'torch.optim.Adam(torch.nn.Linear(2, 2).parameters(), lr=torch.tensor([0.1, 0.2]))',
+     ('E', 'ValueError', 'Tensor lr must be 1-element')),
+    ('nn', 'torch.nn.ModuleList([torch.nn.Linear(2, 2)])(torch.ones(2))',
+     ('E', 'NotImplementedError', 'Module [ModuleList] is missing the required "forward" function')),
+    ('shape', 'torch.ones(2, 3).unflatten(1, (2, -1))',
+     ('E', 'RuntimeError', "unflatten: Provided sizes [2, -1] don't multiply up to the size of dim 1 (3) in the input tensor")),
 ]
 
 # snippet -> why gradviz's outcome differs from PyTorch's (the row still runs: it must fail this way or pass)

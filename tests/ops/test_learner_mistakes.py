@@ -40,6 +40,27 @@ LEFT = {
     "torch.where(torch.ones(2) > 0, torch.ones(2))":
         ("words", "a TypeError in both; PyTorch's parser lists every signature of where"),
     "torch.ones(2).resize_(3).shape": ("raises", "Tensor.resize_ is not implemented in gradviz"),
+    "torch.ones(6).view((2, 3), 1)": ("words", "a TypeError in both; PyTorch's parser lists view's two signatures"),
+    "torch.ones(6).view(dtype=torch.int8).shape": ("raises", "Tensor.view(dtype=...) by keyword is not implemented"),
+    "torch.ones(2, 3).unflatten(1, (-1, -1))":
+        ("words", "PyTorch's message carries its C++ stack trace; gradviz's is the error it wraps"),
+    "torch.ones(2, 3).transpose(0)":
+        ("words", "Python's own missing-argument TypeError, named Tensor.transpose(); PyTorch's parser's wording"),
+    "torch.ones(2, 3).squeeze(0, 1)": ("raises", "squeeze of several dims given one by one is not implemented"),
+    "torch.ones(2, 3).max(1, 2)":
+        ("words", "the same TypeError; PyTorch names the position of a keepdim given positionally"),
+    "torch.max(torch.ones(2, 3), 1, keepdim=3)":
+        ("words", "a TypeError in both; PyTorch's parser lists every signature of max"),
+    "torch.ones(2, 3).sum(keepdims=True).shape":
+        ("words", "the same TypeError and signatures; PyTorch echoes the misspelt keyword, gradviz the one it reads"),
+    "torch.ones(2, 3).softmax()":
+        ("words", "Python's own missing-argument TypeError names the method's class; PyTorch's parser's wording"),
+    "torch.ones(2, 3).cumsum()": ("words", "as softmax(): Python's missing-argument wording"),
+    "torch.softmax(torch.ones(2, 3))":
+        ("silent", "torch.softmax and F.softmax are one function in gradviz, so torch.softmax takes F.softmax's "
+                   "implicit dim (with its deprecation warning) where PyTorch requires dim"),
+    "torch.ones(3).sort(stable=1)":
+        ("silent", "gradviz reads a non-bool stable by its truth; PyTorch's parser refuses it"),
 }
 
 
@@ -54,6 +75,6 @@ def test_mistake_ends_as_in_pytorch(family, snippet):
 
 def test_sweep_is_large_and_left_is_small():
     snippets = [s for _, s in MISTAKES]
-    assert len(snippets) >= 500 and len(set(snippets)) == len(snippets)
+    assert len(snippets) >= 600 and len(set(snippets)) == len(snippets)
     assert set(LEFT) <= set(snippets)
     assert len(LEFT) < len(snippets) // 20
