@@ -130,6 +130,11 @@ def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
     return a if ca > cb else b
 
 
+def promote_types_all(dts) -> np.dtype:
+    """torch.promote_types over several dtypes."""
+    return _promote_all(dts)
+
+
 def _promote_all(dts) -> np.dtype:
     result = dts[0]
     for d in dts[1:]:

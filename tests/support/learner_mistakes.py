@@ -690,6 +690,16 @@ add("misc",
     "torch.ones(3).sort(stable=1)",
 )
 
+add("create",
+    "torch.tensor([torch.tensor(1., dtype=torch.float64), 2.])",
+    "torch.tensor([torch.tensor(1), 2.5])",
+    "torch.tensor([torch.tensor(1., dtype=torch.float16), 1])",
+    "torch.tensor([torch.tensor(True), 1])",
+    "torch.tensor([torch.tensor(1, dtype=torch.int32), torch.tensor(1, dtype=torch.uint8)])",
+    "torch.tensor([[torch.tensor(1)], [2.]])",
+    "torch.tensor([torch.tensor(1.5)], dtype=torch.long)",
+)
+
 
 RANDOM = ("randn", "rand(", "randint", "normal", "multinomial", "randperm")
 
