@@ -9,7 +9,7 @@ import numpy as np
 
 from ._warn import warn
 from . import backend, dtypes, libm
-from ._args import check_number, check_tensor, int_sizes, invalid_arguments
+from ._args import check_number, check_tensor, int_sizes, invalid_arguments, type_name
 from ._calling import numpy_names
 from . import random as _random
 from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed,  # noqa: F401
@@ -130,8 +130,15 @@ def empty(*sizes, size=None, dtype=None, layout=None, device=None, requires_grad
     return _filled(0, _size(sizes, size, fn="empty"), dtype, device, requires_grad)
 
 
-def full(size, fill_value, dtype=None, device=None, requires_grad=False, *, layout=None) -> Tensor:
+_NO_FILL = object()   # full(size) without a fill value: torch's TypeError, not Python's
+
+
+def full(size, fill_value=_NO_FILL, dtype=None, device=None, requires_grad=False, *, layout=None) -> Tensor:
     dtypes.check_layout("full", layout)
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {type_name(size)}")
+    if fill_value is _NO_FILL:
+        raise TypeError('full() missing 1 required positional arguments: "fill_value"')
     check_number("full", "fill_value", fill_value, 2)
     _dtype_arg("full", dtype)
     if dtype is None:
@@ -223,12 +230,16 @@ def _check_range(xstart, xend, xstep) -> None:
 
 def arange(start, end=None, step=1, *, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
     dtypes.check_layout("arange", layout)
+    if end is None and not isinstance(start, Tensor):
+        check_number("arange", "end", start, 1)
     start, end, step = _scalar(start), _scalar(end), _scalar(step)
     if end is None:
         start, end = 0, start
     if dtype is None:
         dtype = dtypes.from_numpy_dtype(dtypes.result_type((), (start, end, step)))
     np_dtype = dtypes.as_np(dtype)
+    if np_dtype.kind == "b":
+        raise NotImplementedError('"arange_cpu" not implemented for \'Bool\'')
     integral = np_dtype.kind in "iub"
     if np_dtype == np.int64:          # int64 accumulates in int64: the bounds are truncated first
         if step != 0 and int(step) == 0:
@@ -290,16 +301,21 @@ def _linear_points(start, end, steps: int, np_dtype) -> np.ndarray:
 _NO_STEPS = object()
 
 
+def _signatures(base: str) -> tuple:
+    """linspace's (or logspace's, with its base) four signatures as torch's parser lists them."""
+    return tuple(f"{a} start, {b} end, int steps, {base}*, Tensor out = None, torch.dtype dtype = None, "
+                 "torch.layout layout = None, torch.device device = None, bool pin_memory = False, "
+                 "bool requires_grad = False"
+                 for a, b in (("Tensor", "Tensor"), ("Number", "Tensor"), ("Tensor", "Number"), ("Number", "Number")))
+
+
 def _steps(fn: str, start, end, steps, base: str = "") -> int:
     """The number of points; torch's list of signatures when it is left out or None."""
     if steps is _NO_STEPS or steps is None:
         given = (start, end) if steps is _NO_STEPS else (start, end, None)
-        signatures = tuple(f"{a} start, {b} end, int steps, {base}*, Tensor out = None, torch.dtype dtype = None, "
-                           "torch.layout layout = None, torch.device device = None, bool pin_memory = False, "
-                           "bool requires_grad = False"
-                           for a, b in (("Tensor", "Tensor"), ("Number", "Tensor"), ("Tensor", "Number"),
-                                        ("Number", "Number")))
-        raise TypeError(invalid_arguments(fn, given, {}, signatures).args[0] + "\n")
+        raise TypeError(invalid_arguments(fn, given, {}, _signatures(base)).args[0] + "\n")
+    if isinstance(steps, bool) or not hasattr(type(steps), "__index__"):   # 2.5 or 2.0 steps: no signature takes it
+        raise TypeError(invalid_arguments(fn, (start, end, steps), {}, _signatures(base)).args[0] + "\n")
     return int(_scalar(steps))
 
 
@@ -339,6 +355,8 @@ def logspace(start, end, steps=_NO_STEPS, base=10.0, *, dtype=None, layout=None,
 def eye(n, m=None, dtype=None, device=None, requires_grad=False, *, layout=None) -> Tensor:
     dtypes.check_layout("eye", layout)
     _dtype_arg("eye", dtype)
+    if isinstance(n, bool) or not hasattr(type(n), "__index__"):
+        raise TypeError(f"eye(): argument 'n' (position 1) must be int, not {type_name(n)}")
     for name, v in (("n", n), ("m", m)):
         if v is not None and v < 0:
             raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
@@ -401,6 +419,8 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, layout=N
     dtypes.check_layout("randint", layout)
     if size is None and isinstance(high, (tuple, list)):
         high, size = None, high                    # randint(high, size)
+    if size is None and high is not None:          # randint(high, 2): the size must be a sequence
+        raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, not {type_name(high)}")
     if high is None:
         low, high = 0, low
     if size is None:
@@ -512,14 +532,14 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, layout=N
         if size is None:
             raise TypeError("normal() received an invalid combination of arguments - got (float, float), but "
                             "expected a size with two numbers")
-        _check_std(std)
+        check_std(std)
         shape = _size((tuple(size),), fn="normal")
         d = _floating(dtype, "normal_kernel_cpu")
         return _drawn(_random.normal(g, math.prod(shape), d.np, mean, std).reshape(shape), device, requires_grad)
     if s is not None and (backend.to_numpy(s) < 0).any():
         raise RuntimeError("normal expects all elements of std >= 0.0")
     if s is None:
-        _check_std(std)
+        check_std(std)
     ref = m if m is not None else s
     shape = np.broadcast_shapes(*(x.shape for x in (m, s) if x is not None))
     n = math.prod(shape)
@@ -533,9 +553,10 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, layout=N
                    requires_grad)
 
 
-def _check_std(std) -> None:
+def check_std(std) -> None:
+    """torch's error for a negative std, the number written as C++ writes a double (-1, -0.5, -1e-20)."""
     if std < 0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {float(std):g}")
 
 
 @numpy_names

@@ -53,8 +53,8 @@ def from_numpy_dtype(np_dtype) -> dtype:
     try:
         return _by_np[np.dtype(np_dtype)]
     except KeyError:
-        raise TypeError(f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types are: "
-                        "float64, float32, float16, int64, int32, int16, int8, uint8, and bool.") from None
+        raise TypeError(f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).type.__name__}. The only "
+                        "supported types are: float64, float32, float16, int64, int32, int16, int8, uint8, and bool.") from None
 
 
 def get_default_dtype() -> dtype:
@@ -128,6 +128,11 @@ def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
     if ca == cb:
         return np.promote_types(a, b)
     return a if ca > cb else b
+
+
+def promote_types_all(dts) -> np.dtype:
+    """torch.promote_types over several dtypes."""
+    return _promote_all(dts)
 
 
 def _promote_all(dts) -> np.dtype:

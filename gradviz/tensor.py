@@ -62,6 +62,10 @@ def _to_array(data, dtype=None, device=None):
                 raise ValueError("too many dimensions 'str'")
             raise TypeError("new(): invalid data type 'str'")
         if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
+            np_dtype = np_dtype if np_dtype is not None else _nested_dtype(data)
+            if np_dtype is not None and np_dtype.kind in "iu" and any(
+                    isinstance(x, Tensor) and x._data.dtype.kind == "f" for x in _flat(data)):
+                raise TypeError("only integer tensors of a single element can be converted to an index")
             data = _unwrap_nested(data)
         if isinstance(data, (list, tuple)) and any(x is None for x in _flat(data)):
             raise RuntimeError("Could not infer dtype of NoneType")
@@ -154,9 +158,27 @@ def _flat(data):
             yield x
 
 
+def _nested_dtype(data):
+    """torch's dtype for nested lists holding tensors: each tensor counts with its own dtype, a Python
+    bool, int or float as bool, int64 or the default dtype, all promoted together (None: NumPy decides)."""
+    kinds = []
+    for x in _flat(data):
+        if isinstance(x, Tensor):
+            kinds.append(x._data.dtype)
+        elif isinstance(x, (bool, int, float)):
+            kinds.append(np.dtype(bool) if isinstance(x, bool) else np.dtype(np.int64) if isinstance(x, int)
+                         else dtypes.get_default_dtype().np)
+        else:
+            return None
+    return dtypes.promote_types_all(kinds)
+
+
 def _unwrap_nested(data):
+    """Tensors inside nested lists are read as torch reads them, each as one number (its 0-d array)."""
     if isinstance(data, Tensor):
-        return data._data
+        if data._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return backend.to_numpy(data._data).reshape(())
     if isinstance(data, (list, tuple)):
         return [_unwrap_nested(x) for x in data]
     return data

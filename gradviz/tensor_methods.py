@@ -14,7 +14,7 @@ import numpy as np
 from . import backend, creation as _creation, dtypes, functions as _functions
 from . import random as _random
 from . import storage as _storage
-from ._args import argument_error, check_int_range, type_name
+from ._args import argument_error, check_int_range, is_number, type_name
 from ._calling import numpy_names, plain
 from ._tensor_str import tensor_repr
 from ._warn import warn_once
@@ -119,6 +119,13 @@ class _Methods:
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
         return iter(F.unbind(self, 0))
+
+    def __contains__(self, element) -> bool:
+        """`x in t`: whether any entry equals x (a number or a tensor broadcast against t), as torch reads it;
+        without it Python would iterate over the rows and ask each one for its truth."""
+        if isinstance(element, Tensor) or is_number(element):
+            return bool((element == self).any().item())
+        raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element)}.")
 
     def to(self, *args, **kwargs) -> "Tensor":
         """.to(dtype), .to(device), .to(other tensor)."""
@@ -450,8 +457,7 @@ class _Methods:
 
     def normal_(self, mean=0.0, std=1.0, *, generator=None):
         self._float_kernel("normal_kernel_cpu")
-        if std < 0:
-            raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        _creation.check_std(std)
         g = _random._gen(generator)
         return self._random_(NORMAL, lambda n, contiguous: _random.normal(g, n, self._data.dtype, mean, std,
                                                                           contiguous))
@@ -708,6 +714,8 @@ class _Methods:
         return F.expand(self, *other.shape)
 
     def repeat(self, *reps):
+        if not reps:   # x.repeat() is a missing argument, not a repeat of nothing
+            raise TypeError('repeat() missing 1 required positional arguments: "repeats"')
         return F.repeat(self, *reps)
 
     def permute(self, *dims):

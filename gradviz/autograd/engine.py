@@ -16,7 +16,7 @@ from typing import Iterator
 from numpy import ndarray   # one global load where np.ndarray is two, on the per-op path
 
 from .. import backend, events
-from .._args import gradients
+from .._args import gradients, type_name
 from ..dtypes import Size
 from ..ops.core import NUMPY, namespace
 from ..ops.fill import COPY
@@ -756,6 +756,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     inputs = (inputs,) if single else tuple(inputs)
     if not inputs:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    for t in inputs:   # a name or a number among them: torch's words, not an AttributeError
+        if not isinstance(t, (Tensor, GradientEdge)):
+            raise RuntimeError(f"all inputs have to be Tensors or GradientEdges, but got {type_name(t)}")
     if not all(isinstance(t, GradientEdge) or t.requires_grad for t in inputs):
         _seeds(outputs, grad_outputs, create_graph)   # torch checks the outputs first: their errors come first
         raise RuntimeError("One of the differentiated Tensors does not require grad")

@@ -6,6 +6,7 @@ import inspect
 import threading
 
 from .. import tensor as _tensor
+from .._args import argument_error, type_name
 from ..tensor import INFERENCE, InferenceTensors
 
 
@@ -138,6 +139,8 @@ class set_grad_enabled(_GradMode):
         return object.__new__(cls)
 
     def __init__(self, mode: bool):
+        if type(mode) is not bool:   # torch's C++ setter takes a bool only: set_grad_enabled("no") is refused
+            raise argument_error("set_grad_enabled", "enabled", 1, "bool", type_name(mode))
         self._prev = is_grad_enabled()
         self.mode = bool(mode)
         _set(mode)

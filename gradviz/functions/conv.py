@@ -2,11 +2,13 @@
 'same' padding, then one ConvolutionBackward0 record of gradviz.ops.conv."""
 from __future__ import annotations
 
+import math
+
 from .public import public
 from ..autograd.apply import apply
 from .._warn import warn_once
 from ..ops.conv import CONV_TRANSPOSE, CONVOLUTION
-from ..dtypes import C_TYPE
+from ..dtypes import C_TYPE, SCALAR_TYPE
 from .nnops import _no_bias, pad as constant_pad
 
 
@@ -37,6 +39,30 @@ def _check_geometry(groups, stride, padding, output_padding, dilation) -> None:
         raise RuntimeError("dilation should be greater than zero")
 
 
+def _takes_mkldnn(input, weight, groups) -> bool:
+    """Whether torch's CPU convolution picks its mkldnn kernel (ATen's use_mkldnn): always for a Half
+    input, for a Float one when grouped, batched, with a kernel over 3x3, or when N·C·H·W (of its 4-d
+    view: a 1-d input as (N, C, 1, L), a 3-d one's first four sizes) is over 20480."""
+    if input.dtype.name != "float32":
+        return input.dtype.name == "float16"
+    shape = tuple(input.shape) if input.ndim == weight.ndim else (1,) + tuple(input.shape)
+    kernel = tuple(weight.shape[2:])
+    if weight.ndim == 3:
+        shape, kernel = shape[:2] + (1,) + shape[2:], (1,) + kernel
+    return groups > 1 or shape[0] > 1 or min(kernel[-2:]) > 3 or math.prod(shape[:4]) > 20480
+
+
+def _check_weight_dtype(input, weight, groups):
+    """The weight's dtype against the input's, in the words of the kernel torch would reach."""
+    if input.dtype is weight.dtype:
+        return
+    if _takes_mkldnn(input, weight, groups):
+        raise RuntimeError(f"Input type ({input.type()}) and weight type ({weight.type()}) should be the same or "
+                           "input should be a MKLDNN tensor and weight is a dense tensor")
+    raise RuntimeError(f"expected scalar type {SCALAR_TYPE[input.dtype.name]} but found "
+                       f"{SCALAR_TYPE[weight.dtype.name]}")
+
+
 def _check_weight_dims(input, weight, stride):
     """torch reads the convolution's dims off the weight: a weight of other dims fails its check of the
     stride (a 1-d stride broadcasts, and the input's dims fail instead)."""
@@ -52,10 +78,9 @@ def _check_weight_dims(input, weight, stride):
 
 def _check_conv(input, weight, bias, nd, stride, padding, dilation, groups):
     _check_weight_dims(input, weight, stride)
-    if input.dtype is not weight.dtype:
-        raise RuntimeError(f"Input type ({_cname(input)}) and weight type ({_cname(weight)}) should be the same")
-    if bias is not None and bias.dtype is not weight.dtype:
+    if bias is not None and bias.dtype is not input.dtype:   # torch checks the bias first
         raise RuntimeError(f"Input type ({_cname(input)}) and bias type ({_cname(bias)}) should be the same")
+    _check_weight_dtype(input, weight, groups)
     _check_geometry(groups, stride, padding, (), dilation)
     o, cg = weight.shape[:2]
     if o % groups:
@@ -134,9 +159,7 @@ _AXES = {1: ("height", "width"), 2: ("height", "width"), 3: ("depth", "height", 
 def _check_transposed(input, weight, bias, nd, stride, padding, output_padding, dilation, groups):
     """torch's checks of a transposed convolution's arguments, in its order and words."""
     _check_weight_dims(input, weight, stride)
-    if input.dtype is not weight.dtype:
-        raise RuntimeError(f"Input type ({input.type()}) and weight type ({weight.type()}) should be the same or "
-                           "input should be a MKLDNN tensor and weight is a dense tensor")
+    _check_weight_dtype(input, weight, groups)
     _check_geometry(groups, stride, padding, output_padding, dilation)
     c, og = weight.shape[:2]
     if c % groups:

@@ -270,12 +270,24 @@ def _int_index(index, message: str, exc=RuntimeError, fn: str = "") -> np.ndarra
     return idx
 
 
+def _check_src_dims(ishape: tuple, src) -> None:
+    """scatter's src has the index's dims: torch reads src.size(k) for each of them, so a src of fewer
+    dims fails on its first missing dim (a 0-d src stands for one entry of a 1-d index)."""
+    if src.ndim > len(ishape) or src.ndim == 0 and len(ishape) > 1:
+        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+    if 0 < src.ndim < len(ishape):
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-src.ndim}, {src.ndim - 1}], but "
+                         f"got {src.ndim})")
+
+
 def _check_along(name: str, input, d: int, idx, src=None) -> None:
     """gather/scatter's checks: index no larger than input (and src) apart from dim, in range."""
     shape, ishape = tuple(input.shape) or (1,), tuple(idx.shape) or (1,)
     if len(ishape) != len(shape):
         raise RuntimeError(f"Index tensor must have the same number of dimensions as "
                            f"{'input' if name == 'gather' else 'self'} tensor")
+    if src is not None:
+        _check_src_dims(ishape, src)
     bad = [k for k, (i, s) in enumerate(zip(ishape, shape)) if k != d and i > s]
     if src is not None and src.ndim:
         bad += [k for k, (i, s) in enumerate(zip(ishape, src.shape)) if i > s]
@@ -344,7 +356,13 @@ def index_select(input, dim, index):
     if input.ndim == 0:
         _in_range(idx, 1)
         return apply(INDEX_SELECT, (input.reshape(1),), (0, idx.reshape(-1))).reshape(())
-    _in_range(idx, input.shape[d])
+    if input.ndim != 2 or d != 1 or not input.shape[1]:
+        _in_range(idx, input.shape[d])
+    else:   # torch's CPU kernel for the columns of a matrix checks them in its own words
+        bad = idx[(idx < 0) | (idx >= input.shape[d])]
+        if bad.size:
+            raise RuntimeError(f"INDICES element is out of DATA bounds, id={int(bad.reshape(-1)[0])} "
+                               f"axis_dim={input.shape[d]}")
     return apply(INDEX_SELECT, (input,), (d, idx.reshape(-1)))
 
 

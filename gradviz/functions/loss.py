@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from .._args import invalid_arguments, is_tensor
+from .._args import argument_error, invalid_arguments, is_tensor, type_name
 from ..creation import tensor as _tensor, zeros as _zeros
 from ..dtypes import SCALAR_TYPE, floating_kernel, from_numpy_dtype, result_type
 from ..ops.core import broadcast_error
@@ -28,9 +28,16 @@ def check_class_weight(weight, n_classes: int, prefix: str = "") -> None:
                            f"but got weight tensor of shape: {list(weight.shape)}")
 
 
+def check_ignore_index(fn: str, ignore_index) -> None:
+    """torch's parser takes an int (or an int-like) for ignore_index: 1.5 or None is refused, not compared."""
+    if not hasattr(type(ignore_index), "__index__"):
+        raise argument_error(fn, "ignore_index", 5, "int", type_name(ignore_index))
+
+
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     t = target._data
     reduction = _legacy_reduction(size_average, reduce, reduction)
+    check_ignore_index("nll_loss_nd", ignore_index)
     if input.ndim > 2:   # (N, C, d1, ...): every position one sample
         n, c = input.shape[0], input.shape[1]
         if t.ndim >= 1 and t.shape[0] != n:

@@ -8,7 +8,7 @@ import numpy as np
 
 from .public import public
 from .. import backend, random as _random
-from .._args import check_tensor
+from .._args import argument_error, check_tensor, type_name
 from ..autograd.apply import apply
 from ..dtypes import SCALAR_TYPE, floating_kernel
 from .reduce import _dims_keep, normalize_dims
@@ -468,6 +468,8 @@ def _checked_p(p):
 
 
 def dropout(input, p=0.5, training=True, inplace=False):
+    if type(training) is not bool:   # torch's parser takes a bool only: dropout(x, 0.5, "yes") is refused
+        raise argument_error("dropout", "train", 3, "bool", type_name(training))
     return dropout_impl(input, _checked_p(p), training, inplace)
 
 

@@ -48,11 +48,46 @@ def _as_4d(input, nd, fn):
 
 
 def _check_pool_input(input, nd, name):
-    if nd == 3 and (input.ndim not in (4, 5) or input.numel() == 0 and not all(input.shape[1:])):
-        raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
-    if input.ndim not in (nd + 1, nd + 2):
-        raise RuntimeError(f"{name}: Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with optional 0 dim batch "
-                           f"size for input, but got: {list(input.shape)}")
+    """torch's checks of a pool's input dims, in the words of the kernel each pool reaches: the arg
+    checker of the 1-d average pools, the shape checks of the 2-d and 3-d kernels (which allow an empty
+    batch but no other empty dim), an IndexError where avg_pool2d reads size(-3) of a smaller input."""
+    shape, ndim = list(input.shape), input.ndim
+    batched = ndim == nd + 2
+    if name in ("avg_pool1d", "adaptive_avg_pool1d"):
+        if ndim not in (2, 3):
+            raise RuntimeError(f"Expected 2 to 3 dimensions, but got {ndim}-dimensional tensor for argument #1 "
+                               f"'self' (while checking arguments for {name})")
+    elif name.startswith("adaptive"):
+        if ndim not in (nd + 1, nd + 2):
+            raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got {shape}")
+        for d in range(ndim - nd, ndim):   # torch's adaptive average pools read the pooled dims only
+            if input.shape[d] == 0:
+                raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch dimensions, but "
+                                   f"input has sizes {shape} with dimension {d} being empty")
+    elif nd == 1:
+        if ndim not in (2, 3):
+            raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size "
+                               f"for input, but got:{shape}")
+    elif ndim not in (nd + 1, nd + 2) and (name != "avg_pool2d" or ndim < 3):
+        if name == "avg_pool2d":
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-max(ndim, 1)}, "
+                             f"{max(ndim, 1) - 1}], but got -3)")
+        raise RuntimeError(f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input")
+    elif nd == 2 and (ndim > 4 or not all(input.shape[batched:])):
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
+                           f"got:{shape}")
+    elif nd == 3 and not all(input.shape[batched:]):   # torch prints the empty dim's length, 0, as its name
+        where = "max_pool3d_with_indices_out_cpu_template" if name == "max_pool3d" else name
+        raise RuntimeError(f"{where}(): Expected input's non-batch dimensions to have positive length, but input "
+                           f"has a shape of {shape} and non-batch dimension 0 has length zero!")
+
+
+def _check_mean_input(input, nd):
+    """An adaptive average pool to size 1 is torch's mean over the last nd dims: any dims before them."""
+    if input.ndim < nd:
+        n = max(input.ndim, 1)
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got "
+                         f"{-input.ndim - 1})")
 
 
 _COUNTS = {2: "two", 3: "three"}
@@ -150,13 +185,14 @@ def _output_size(output_size, shape, nd):
 
 
 def adaptive_avg_pool(input, output_size, nd):
-    _check_pool_input(input, nd, f"adaptive_avg_pool{nd}d")
     size = _output_size(output_size, input.shape[-nd:], nd)
+    if nd > 1 and all(o == 1 for o in size):   # PyTorch takes the mean here (MeanBackward1), of any leading dims
+        _check_mean_input(input, nd)
+        return input.mean(tuple(range(-nd, 0)), keepdim=True)
+    _check_pool_input(input, nd, f"adaptive_avg_pool{nd}d")
     if nd == 3:
         mats = tuple(_adaptive_matrix(n, o) for n, o in zip(input.shape[-3:], size))
         return apply(ADAPTIVE_AVG_POOL3D, (input,), (mats, None, size))
-    if nd == 2 and all(o == 1 for o in size):   # PyTorch takes the mean here (MeanBackward1)
-        return input.mean((-2, -1), keepdim=True)
     size2 = (1,) * (2 - nd) + size
 
     def pool(x):

@@ -695,7 +695,11 @@ def unflatten(input, dim, sizes):
         raise RuntimeError("unflatten: sizes must be non-empty")
     (d,) = normalize_dims(dim, input.ndim)
     n = input.shape[d]
-    inner = _resolve_shape(sizes, n) if -1 in sizes or int(np.prod(sizes)) == n else None
+    known = -int(np.prod(sizes)) if sizes.count(-1) == 1 else 0   # the product of the sizes given
+    if known and n % known:   # torch checks that the sizes given divide the dim before inferring the -1
+        inner = None
+    else:
+        inner = _resolve_shape(sizes, n) if -1 in sizes or int(np.prod(sizes)) == n else None
     if inner is None:
         raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} "
                            f"({n}) in the input tensor")

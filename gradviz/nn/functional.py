@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as _np
 
+from .._args import argument_error as _argument_error, is_number as _is_number, type_name as _type_name
+
 from ..functions.attention import group_norm, scaled_dot_product_attention  # noqa: F401
 from ..functions.conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d,  # noqa: F401
                               conv_transpose3d)
@@ -10,6 +12,7 @@ from ..autograd.apply import apply
 from ..dtypes import SCALAR_TYPE
 from ..functions.linalg import linear  # noqa: F401
 from ..ops.loss import _reduced
+from ..functions.loss import check_ignore_index as _check_ignore_index
 from ..functions.loss import (_check_same_size, _legacy_reduction, _weighted, binary_cross_entropy,  # noqa: F401
                               binary_cross_entropy_with_logits, check_class_weight, huber_loss, mse_loss, nll_loss,
                               smooth_l1_loss)
@@ -43,6 +46,11 @@ def relu(input, inplace=False):
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
+    if not _is_number(negative_slope):   # a str or None: torch's parser's words, not NumPy's
+        raise _argument_error("leaky_relu_" if inplace else "leaky_relu", "negative_slope", 2, "Number",
+                              _type_name(negative_slope))
+    if not isinstance(negative_slope, (int, float)):   # a 0-d tensor or NumPy scalar is read as its number
+        negative_slope = negative_slope.item()
     return _leaky_relu_(input, negative_slope) if inplace else _leaky_relu(input, negative_slope)
 
 
@@ -84,13 +92,17 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     """log_softmax over the class dim (dim 1, or 0 for one sample), then nll_loss for class
     indices or −Σ target ⊙ log p for class probabilities, with PyTorch's label smoothing."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_ignore_index("cross_entropy_loss", ignore_index)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     classes = 1 if input.ndim > 1 else 0
     n_classes = input.shape[classes] if input.ndim else 1
     logp = log_softmax(input, classes)
     along_classes = [n_classes if d == classes else 1 for d in range(input.ndim)]   # weight's view against (N, C, ...)
-    if target.is_floating_point() and tuple(target.shape) == tuple(input.shape):   # class probabilities
+    if tuple(target.shape) == tuple(input.shape):   # class probabilities: torch reads them off the shape alone
+        if not target.is_floating_point():
+            raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
+                               f"{SCALAR_TYPE[target._data.dtype.name]}")
         check_class_weight(weight, n_classes, "cross_entropy: ")
         w = None if weight is None else weight.reshape(*along_classes)
         if label_smoothing:
@@ -100,9 +112,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
             return -terms.sum(classes)
         total = -terms.sum()
         return total if reduction == "sum" else div_scalar(total, input.numel() // n_classes)
-    if target.is_floating_point():
-        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {SCALAR_TYPE[target._data.dtype.name]}"
-                           if target.ndim <= 1 else "0D or 1D target tensor expected, multi-target not supported")
+    # class indices: nll_loss checks their shape, then their dtype, in its words
     loss = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
     if not label_smoothing:
         return loss
@@ -151,7 +161,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """Pointwise target ⊙ (log target − input), with 0 where target is 0 (the limit of t log t)."""
-    if reduction == "mean" and size_average is None and reduce is None:
+    if reduction == "mean" and size_average is None and reduce is None:   # as torch: not for the legacy pair
         _warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
               "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
               "'mean' will be changed to behave the same as 'batchmean' in the next major release.")

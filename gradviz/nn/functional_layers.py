@@ -37,7 +37,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     """Each (sample, channel) plane normalized alone: batch norm of x viewed as (1, N·C, *S)."""
     n, c = input.shape[:2]
     if use_input_stats and input.numel() // (n * c) <= 1:
-        raise ValueError(f"Expected more than 1 spatial element when training, got input size {list(input.shape)}")
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size torch.Size({list(input.shape)})")
     shaped = input.reshape(1, n * c, *input.shape[2:])
     w = weight.repeat(n) if weight is not None else None
     b = bias.repeat(n) if bias is not None else None

@@ -23,6 +23,13 @@ def _check(condition: bool, message: str) -> None:
         raise ValueError(message)
 
 
+def _check_lr(lr) -> None:
+    """A learning rate: a number or a one-element tensor, not negative."""
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    _check(lr >= 0.0, f"Invalid learning rate: {lr}")
+
+
 def _number(value, where: str, kind: str = "Tensor"):
     """A hyperparameter that meets an array must be a number; PyTorch's words name the tensor op's argument."""
     if isinstance(value, numbers.Number) or (kind == "Tensor" and isinstance(value, Tensor)):
@@ -56,7 +63,7 @@ def _differentiable(differentiable: bool) -> None:
 
 def _check_adam(lr, betas, eps, weight_decay, differentiable) -> None:
     """The Adam family's checks, in torch's order and words."""
-    _check(lr >= 0.0, f"Invalid learning rate: {lr}")
+    _check_lr(lr)
     _check(eps >= 0.0, f"Invalid epsilon value: {eps}")
     _check(0.0 <= betas[0] < 1.0, f"Invalid beta parameter at index 0: {betas[0]}")
     _check(0.0 <= betas[1] < 1.0, f"Invalid beta parameter at index 1: {betas[1]}")
@@ -89,7 +96,7 @@ class SGD(Optimizer):
     def __init__(self, params, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
                  weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False, foreach=None,
                  differentiable: bool = False, fused=None) -> None:
-        _check(lr >= 0.0, f"Invalid learning rate: {lr}")
+        _check_lr(lr)
         _check(momentum >= 0.0, f"Invalid momentum value: {momentum}")
         _check(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
         _differentiable(differentiable)
@@ -176,7 +183,7 @@ class RMSprop(Optimizer):
     def __init__(self, params, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8, weight_decay: float = 0,
                  momentum: float = 0, centered: bool = False, capturable: bool = False, foreach=None,
                  maximize: bool = False, differentiable: bool = False) -> None:
-        _check(lr >= 0.0, f"Invalid learning rate: {lr}")
+        _check_lr(lr)
         _check(eps >= 0.0, f"Invalid epsilon value: {eps}")
         _check(momentum >= 0.0, f"Invalid momentum value: {momentum}")
         _check(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
@@ -219,7 +226,7 @@ class Adagrad(Optimizer):
     def __init__(self, params, lr: float = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
                  initial_accumulator_value: float = 0, eps: float = 1e-10, foreach=None, *, maximize: bool = False,
                  differentiable: bool = False, fused=None) -> None:
-        _check(lr >= 0.0, f"Invalid learning rate: {lr}")
+        _check_lr(lr)
         _check(lr_decay >= 0.0, f"Invalid lr_decay value: {lr_decay}")
         _check(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
         _check(initial_accumulator_value >= 0.0,
@@ -252,7 +259,7 @@ class Adadelta(Optimizer):
     def __init__(self, params, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6, weight_decay: float = 0,
                  foreach=None, *, capturable: bool = False, maximize: bool = False,
                  differentiable: bool = False) -> None:
-        _check(lr >= 0.0, f"Invalid learning rate: {lr}")
+        _check_lr(lr)
         _check(0.0 <= rho <= 1.0, f"Invalid rho value: {rho}")
         _check(eps >= 0.0, f"Invalid epsilon value: {eps}")
         _check(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
@@ -383,7 +390,7 @@ class Rprop(Optimizer):
     def __init__(self, params, lr: float = 1e-2, etas: tuple = (0.5, 1.2), step_sizes: tuple = (1e-6, 50), *,
                  capturable: bool = False, foreach=None, maximize: bool = False,
                  differentiable: bool = False) -> None:
-        _check(lr >= 0.0, f"Invalid learning rate: {lr}")
+        _check_lr(lr)
         _check(0.0 < etas[0] < 1.0 < etas[1], f"Invalid eta values: {etas[0]}, {etas[1]}")
         _differentiable(differentiable)
         defaults = dict(lr=lr, etas=etas, step_sizes=step_sizes, foreach=foreach, maximize=maximize,
@@ -417,7 +424,7 @@ class ASGD(Optimizer):
     def __init__(self, params, lr: float = 1e-2, lambd: float = 1e-4, alpha: float = 0.75, t0: float = 1e6,
                  weight_decay: float = 0, foreach=None, maximize: bool = False, differentiable: bool = False,
                  capturable: bool = False) -> None:
-        _check(lr >= 0.0, f"Invalid learning rate: {lr}")
+        _check_lr(lr)
         _check(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
         _differentiable(differentiable)
         defaults = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay, foreach=foreach,

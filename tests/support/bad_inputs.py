@@ -56,17 +56,25 @@ def normalize(value):
 
 def outcome(snippet: str, module):
     """Run the snippet with `torch` bound to module; ("E", type, message) or the normalized value."""
+    return outcome_and_warnings(snippet, module)[0]
+
+
+def outcome_and_warnings(snippet: str, module) -> tuple:
+    """The snippet's outcome, and the first lines of the warnings it raised (deprecations aside)."""
     tree = ast.parse(snippet)
     last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
     namespace = {"torch": module}
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
             exec(compile(tree, "<case>", "exec"), namespace)
             value = eval(compile(ast.Expression(last.value), "<case>", "eval"), namespace) if last else None
-    except Exception as exc:   # the outcome is the error itself
-        return ("E", type(exc).__name__, str(exc).strip())
-    return normalize(value)
+        except Exception as exc:   # the outcome is the error itself
+            result = ("E", type(exc).__name__, str(exc).strip())
+        else:
+            result = normalize(value)
+    warned = sorted({str(w.message).split("\n")[0] for w in caught if not issubclass(w.category, DeprecationWarning)})
+    return result, warned
 
 
 def _close(a, b) -> bool:

@@ -187,7 +187,8 @@ class ModuleList(Module):
                 object.__setattr__(self, str(i), m)
 
     def forward(self, *args, **kwargs):
-        raise NotImplementedError("ModuleList is not callable: iterate over it and call each module")
+        raise NotImplementedError('Module [ModuleList] is missing the required "forward" function (a ModuleList is not '
+                                  'callable: iterate over it and call each module)')
 
     def __repr__(self):
         """torch's: runs of identical members print once, as (0-2): 3 x Linear(...)."""

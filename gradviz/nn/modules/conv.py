@@ -36,7 +36,7 @@ class _ConvNd(Module):
         self.kernel_size, self.stride, self.dilation = _tuple(kernel_size, nd), _tuple(stride, nd), _tuple(dilation, nd)
         if isinstance(padding, str):
             if padding not in ("same", "valid"):
-                raise ValueError(f"Invalid padding string '{padding}', should be one of ['valid', 'same']")
+                raise ValueError(f"Invalid padding string '{padding}', should be one of {{'valid', 'same'}}")
             if padding == "same" and any(s != 1 for s in self.stride):
                 raise ValueError("padding='same' is not supported for strided convolutions")
             self.padding = padding

@@ -103,16 +103,7 @@ class Module:
 
     def register_buffer(self, name: str, tensor, persistent: bool = True):
         """A tensor that is state but not a parameter (BatchNorm's running statistics)."""
-        if "_buffers" not in self.__dict__:
-            raise AttributeError("cannot assign buffer before Module.__init__() call")
-        if not isinstance(name, str):
-            raise TypeError(f"buffer name should be a string. Got {_typename(name)}")
-        if "." in name:
-            raise KeyError('buffer name can\'t contain "."')
-        if name == "":
-            raise KeyError('buffer name can\'t be empty string ""')
-        if hasattr(self, name) and name not in self._buffers:
-            raise KeyError(f"attribute '{name}' already exists")
+        self._check_new_name("buffer", "_buffers", name)
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' (torch Tensor or None "
                             "required)")
@@ -123,7 +114,21 @@ class Module:
             self._non_persistent_buffers_set.add(name)
         object.__setattr__(self, name, tensor)
 
+    def _check_new_name(self, kind: str, store: str, name) -> None:
+        """torch's checks of a buffer's or parameter's name, in its order and words."""
+        if store not in self.__dict__:
+            raise AttributeError(f"cannot assign {kind} before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name should be a string. Got {_typename(name)}")
+        if "." in name:
+            raise KeyError(f'{kind} name can\'t contain "."')
+        if name == "":
+            raise KeyError(f'{kind} name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self.__dict__[store]:
+            raise KeyError(f"attribute '{name}' already exists")
+
     def register_parameter(self, name: str, param):
+        self._check_new_name("parameter", "_parameters", name)
         if param is None:
             self._parameters[name] = None
             object.__setattr__(self, name, None)

@@ -29,7 +29,7 @@ class GroupNorm(Module):
                  device=None, dtype=None):
         super().__init__()
         if num_channels % num_groups:
-            raise ValueError("num_channels must be divisible by num_groups")
+            raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
         self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
         self.weight = Parameter(creation.ones(num_channels, dtype=dtype)) if affine else None
         self.bias = Parameter(creation.zeros(num_channels, dtype=dtype)) if affine and bias else None

@@ -176,7 +176,7 @@ class RNNBase(Module):
                              "instead")
         batched = input.ndim == 3
         if hx is not None:
-            dims = (hx[0].ndim, hx[1].ndim) if lstm else (hx.ndim,)
+            dims = (hx[0].dim(), hx[1].dim()) if lstm else (hx.dim(),)   # a tuple for a GRU fails as torch's does
             if any(d != input.ndim for d in dims):
                 got = f"({dims[0]}-D, {dims[1]}-D) tensors" if lstm else f"{dims[0]}-D tensor"
                 raise RuntimeError(f"For {'batched 3-D' if batched else 'unbatched 2-D'} input, "

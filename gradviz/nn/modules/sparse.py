@@ -29,7 +29,7 @@ class Embedding(Module):
         self.padding_idx = padding_idx
         self.max_norm, self.norm_type, self.scale_grad_by_freq = max_norm, norm_type, scale_grad_by_freq
         if _weight is None:
-            weight = creation.empty(num_embeddings, embedding_dim, dtype=dtype).normal_()   # N(0, 1), as PyTorch
+            weight = creation.empty((num_embeddings, embedding_dim), dtype=dtype).normal_()   # N(0, 1), as PyTorch
             if padding_idx is not None:
                 weight._data[padding_idx] = 0
         else:
@@ -83,7 +83,7 @@ class EmbeddingBag(Module):
             padding_idx %= num_embeddings
         self.padding_idx = padding_idx
         if _weight is None:
-            self.weight = Parameter(creation.empty(num_embeddings, embedding_dim, dtype=dtype))
+            self.weight = Parameter(creation.empty((num_embeddings, embedding_dim), dtype=dtype))
             self.reset_parameters()
         else:
             if list(_weight.shape) != [num_embeddings, embedding_dim]:
