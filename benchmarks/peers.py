@@ -1,6 +1,7 @@
 """gradviz's torch bridge beside torchviz, torchview and torchlens on four real PyTorch models.
 
   python benchmarks/peers.py [--rounds N] [--models mlp,resnet18,gpt,lstm] [--no-animate] [--no-peers]
+  python benchmarks/peers.py --no-peers --rounds 3 --models resnet18-224,gpt-6l   # at a learner's real size
 
 The models (tests/support/torch_models.py, random initialisation, no downloads): a 2-layer MLP
 with cross-entropy; ResNet-18 layer for layer as torchvision writes it, input 1x3x64x64; a
@@ -15,7 +16,8 @@ what the graph may not keep; the Trace is made when a view first reads it), and 
 torch's forward and backward in the same round; the same with the Trace made (every node's and
 step's record, the values still read when a view shows them); gradviz's `animate(loss,
 model=model)` (recording, the Graphviz layout and every frame, with every value they show), and its
-ratio; and each peer making its picture (forward, graph, SVG):
+ratio; the same with the player's page made (`.html()`, every panel: what a notebook displays and
+`.save` writes); and each peer making its picture (forward, graph, SVG):
 torchviz 0.0.3 `make_dot(loss, params)`, torchview 0.2.7 `draw_graph(model, inputs)`,
 torchlens 2.36.1 `trace` + `backward` + `draw_backward` (run after the others, on a model of its
 own: it leaves hooks on the parameters it traced). A peer that is not installed is
@@ -40,7 +42,9 @@ import torch  # noqa: E402
 import gradviz  # noqa: E402
 from gradviz.render import backends  # noqa: E402
 from gradviz.torch_bridge import record_torch  # noqa: E402
-from tests.support.torch_models import MODELS  # noqa: E402
+from tests.support.torch_models import MODELS, REAL_SIZE  # noqa: E402
+
+CASES = {**MODELS, **REAL_SIZE}
 
 def _cpu() -> float:
     """CPU time of this process (all its threads: a stepped backward runs on a worker thread) and of
@@ -91,6 +95,13 @@ def run_animate(case) -> dict:
         anim = gradviz.animate(case.loss(), model=case.model)
     except backends.GraphvizRenderError as err:   # reported in the table, not hidden
         return {"seconds": float("nan"), "nodes": 0, "steps": 0, "failed": str(err).splitlines()[-1]}
+    return {"seconds": clock() - t0, "nodes": len(anim.trace.nodes), "steps": len(anim.steps)}
+
+
+def run_page(case) -> dict:
+    t0 = clock()
+    anim = gradviz.animate(case.loss(), model=case.model)
+    anim.html()
     return {"seconds": clock() - t0, "nodes": len(anim.trace.nodes), "steps": len(anim.steps)}
 
 
@@ -161,13 +172,14 @@ def measure(name: str, rounds: int, animate: bool, peers: dict) -> dict:
     """Interleaved rounds of torch, gradviz and the peers on one model; torchlens last, on a model
     of its own: it leaves hooks on the parameters it traced, which would slow the others' backward."""
     late = {k: v for k, v in peers.items() if k == "torchlens"}
-    runs = {"torch": run_torch, "gradviz": run_gradviz, "made": run_made, **({"animate": run_animate} if animate else {}),
+    runs = {"torch": run_torch, "gradviz": run_gradviz, "made": run_made,
+            **({"animate": run_animate, "page": run_page} if animate else {}),
             **{k: v for k, v in peers.items() if k not in late}}
-    results = _rounds(runs, MODELS[name](), rounds)
+    results = _rounds(runs, CASES[name](), rounds)
     if late:
-        results.update(_rounds(late, MODELS[name](), rounds))
+        results.update(_rounds(late, CASES[name](), rounds))
     out = {key: {**rs[-1], "seconds": statistics.median(r["seconds"] for r in rs)} for key, rs in results.items()}
-    for key in ("gradviz", "made", "animate"):   # each a ratio to torch's forward and backward of the same round
+    for key in ("gradviz", "made", "animate", "page"):   # each a ratio to torch's forward and backward of the same round
         if key in results:
             out[key]["ratio"] = statistics.median(g["seconds"] / t["seconds"]
                                                   for g, t in zip(results[key], results["torch"]))
@@ -213,6 +225,9 @@ def main() -> None:
             print(f"| {name} | gradviz animate (×{m['animate']['ratio']:.1f} torch) | {m['animate']['seconds']:.3f} | "
                   f"{m['animate']['nodes']} | {shows} | "
                   f"{m['animate']['steps']} |")
+        if "page" in m and "animate" in m and "failed" not in m["animate"]:
+            print(f"| {name} | gradviz animate and its page (×{m['page']['ratio']:.1f} torch) | "
+                  f"{m['page']['seconds']:.3f} | {m['page']['nodes']} | {shows} | {m['page']['steps']} |")
         for peer in peers:
             print(f"| {name} | {peer} | {m[peer]['seconds']:.3f} | {m[peer]['nodes']} | "
                   + " | ".join(SHOWS[peer]) + " |")

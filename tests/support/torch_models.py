@@ -2,7 +2,9 @@
 bridge's tests and benchmarks/peers.py: a 2-layer MLP with cross-entropy; ResNet-18 layer for
 layer as torchvision writes it; a nanoGPT-style GPT (2 layers, 2 heads, d=64, tied embeddings);
 and an Embedding -> nn.LSTM -> Linear classifier. Each `make_*` returns a Case: the model, its
-inputs, and the loss of one forward pass."""
+inputs, and the loss of one forward pass. REAL_SIZE holds two of them at the size a learner trains
+(ResNet-18 on 4 images of 224x224; the GPT of nanoGPT's Shakespeare run: 6 layers, 6 heads, d=384,
+128 tokens, batch 4), for benchmarks/peers.py."""
 from __future__ import annotations
 
 import math
@@ -212,3 +214,18 @@ def torch_walk(loss) -> Counter:
 
 
 MODELS = {"mlp": make_mlp, "resnet18": make_resnet18, "gpt": make_gpt, "lstm": make_lstm}
+
+
+def make_resnet18_224(seed: int = 0) -> Case:
+    torch.manual_seed(seed)
+    return Case(ResNet(), (torch.randn(4, 3, 224, 224), torch.randint(0, 1000, (4,))), _classify)
+
+
+def make_gpt_6l(seed: int = 0) -> Case:
+    torch.manual_seed(seed)
+    idx = torch.randint(0, 65, (4, 128))
+    model = GPT(vocab_size=65, block_size=128, n_layer=6, n_head=6, n_embd=384)
+    return Case(model, (idx, torch.randint(0, 65, (4, 128))), _language_model)
+
+
+REAL_SIZE = {"resnet18-224": make_resnet18_224, "gpt-6l": make_gpt_6l}
