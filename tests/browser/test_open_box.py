@@ -11,6 +11,7 @@ from gradviz.player.inside import expand
 
 from tests.player.test_open_box import gpt
 from tests.support.browser_support import chromium
+from tests.support.player_checks import SEE_STEP
 
 pytestmark = pytest.mark.browser
 
@@ -124,6 +125,36 @@ def test_open_a_box_step_inside_and_close_it(pages, browser, size, scheme):
     assert errors == []
     page.close()
 
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_find_opens_the_box_at_the_step_that_writes_the_parameter_and_the_camera_follows_on(pages, browser, size):
+    """Found in a box, a parameter is shown at the step inside that writes its .grad (not the box's first
+    step, whose node lies elsewhere), and the learner's next step is on screen: find does not stop following."""
+    anim, path = pages["gpt"]
+    node, box = next((n, b) for text, n, b in expand(anim.inside.names) if text == "transformer.h.7.attn.c_attn.weight")
+    k = next(i for i, f in enumerate(anim.frames) if f.node == box and f.inner and f.phase == "backward")
+    inside = anim.inside.frames[anim.frames[k].inner[0]:anim.frames[k].inner[1]]
+    j = next(j for j, f in enumerate(inside) if f.node == node or f.changes.get(node) in ("active", "written"))
+    assert j > 0
+    page, errors = open_page(browser, path, size, "light")
+    root = page.locator(".gv-player")
+    page.keyboard.press("/")
+    page.keyboard.type("h.7.attn.c_attn.weight")
+    page.keyboard.press("Enter")
+    assert page.evaluate("document.querySelector('.gv-player').__gv.opened().k") == j
+    title = anim.inside.boxes[box]["title"]
+    assert root.locator(".gv-count").inner_text() == f"backward {inside[j].span[0]} of {len(anim.trace.steps)} · in {title}"
+    page.keyboard.press("Escape")          # out of the find box; the box stays open
+    assert page.evaluate("document.querySelector('.gv-player').__gv.opened().k") == j
+    for step in range(3):
+        page.keyboard.press("ArrowRight")
+        settle(page)
+        seen = page.evaluate("(" + SEE_STEP + ")(document.querySelector('.gv-player'))")
+        assert seen["node"] == inside[j + 1 + step].node
+        assert seen["inStage"] and seen["onScreen"] and seen["unobstructed"], seen
+    assert errors == []
+    page.close()
 
 @pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize("scheme", SCHEMES)

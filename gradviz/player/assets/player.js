@@ -614,7 +614,18 @@
       marked = el;
       if (el) el.classList.add("gv-hit");
     }
-    // show hit h: in its box (opened at the step the box runs now, else its first), or on the graph
+    // the step inside a box's frame f that runs node id, or writes its .grad (a parameter), else its first
+    function stepOf(f, id) {
+      if (!inner) inner = unpack(data.inner || []);
+      for (var j = f.i[0]; j < f.i[1]; j++) {
+        var st = inner[j].c[id];
+        if (inner[j].n === id || st === "active" || st === "written") return j - f.i[0];
+      }
+      return 0;
+    }
+    // show hit h: in its box (opened at the step the box runs now, else its first, at the step inside
+    // that runs the hit), or on the graph. The camera centres the hit and follows again from the
+    // learner's next step (as it did before), so what that step runs is on screen.
     function reach(h) {
       var id = h[1], box = h[2], k, i, v = main;
       if (box && boxes[box]) {
@@ -623,7 +634,7 @@
           k = frames[current] && frames[current].n === box && frames[current].i ? current : -1;
           for (i = 0; k < 0 && i < frames.length; i++) if (frames[i].n === box && frames[i].i && !forwardTitle(frames[i].t)) k = i;
           for (i = 0; k < 0 && i < frames.length; i++) if (frames[i].n === box && frames[i].i) k = i;
-          if (k >= 0) { pause(); if (k !== current || opened) go(k); open(); }
+          if (k >= 0) { pause(); if (k !== current || opened) go(k); open(stepOf(frames[k], id)); }
         }
         if (opened && opened.box === box) v = V;
       } else if (opened) close();
@@ -632,7 +643,6 @@
         for (i = 0; i < frames.length; i++) if (frames[i].n === box) { pause(); go(i); break; }
       }
       var target = v.els[id] ? id : box;
-      setFollow(false);
       if (v.els[target]) { v.centre(target); mark(v.els[target]); } else mark(null);
       return !!v.els[target];
     }
