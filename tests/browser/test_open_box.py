@@ -145,6 +145,8 @@ def test_find_opens_the_box_at_the_step_that_writes_the_parameter_and_the_camera
     assert page.evaluate("document.querySelector('.gv-player').__gv.opened().k") == j
     title = anim.inside.boxes[box]["title"]
     assert root.locator(".gv-count").inner_text() == f"backward {inside[j].span[0]} of {len(anim.trace.steps)} · in {title}"
+    settle(page)
+    assert inside_rect(page, f".gv-inset:not([hidden]) g.node[id='{node}']")   # the parameter is shown
     page.keyboard.press("Escape")          # out of the find box; the box stays open
     assert page.evaluate("document.querySelector('.gv-player').__gv.opened().k") == j
     for step in range(3):
@@ -153,6 +155,26 @@ def test_find_opens_the_box_at_the_step_that_writes_the_parameter_and_the_camera
         seen = page.evaluate("(" + SEE_STEP + ")(document.querySelector('.gv-player'))")
         assert seen["node"] == inside[j + 1 + step].node
         assert seen["inStage"] and seen["onScreen"] and seen["unobstructed"], seen
+    assert errors == []
+    page.close()
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_a_parameter_found_in_a_box_is_shown_with_the_step_that_writes_it(pages, browser, size, scheme):
+    """Where both fit at a readable size, the camera shows the found parameter and the AccumulateGrad its
+    step runs, so the frame on screen passes the check every step passes."""
+    anim, path = pages["gpt"]
+    node = next(n for text, n, b in expand(anim.inside.names) if text == "transformer.h.7.mlp.c_fc.weight")
+    page, errors = open_page(browser, path, size, scheme)
+    page.keyboard.press("/")
+    page.keyboard.type("h.7.mlp.c_fc.weight")
+    page.keyboard.press("Enter")
+    settle(page)
+    seen = page.evaluate("(" + SEE_STEP + ")(document.querySelector('.gv-player'))")
+    assert seen["node"] != node and seen["keyInView"], seen        # the AccumulateGrad writing its .grad
+    assert seen["inStage"] and seen["onScreen"] and seen["unobstructed"], seen
+    assert inside_rect(page, f".gv-inset:not([hidden]) g.node[id='{node}']")
     assert errors == []
     page.close()
 

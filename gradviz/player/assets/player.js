@@ -621,20 +621,20 @@
         var st = inner[j].c[id];
         if (inner[j].n === id || st === "active" || st === "written") return j - f.i[0];
       }
-      return 0;
+      return -1;
     }
     // show hit h: in its box (opened at the step the box runs now, else its first, at the step inside
-    // that runs the hit), or on the graph. The camera centres the hit and follows again from the
-    // learner's next step (as it did before), so what that step runs is on screen.
+    // that runs the hit), or on the graph. The camera shows the hit, with the node its step runs where
+    // both fit at a readable size, and follows again from the learner's next step as it did before.
     function reach(h) {
-      var id = h[1], box = h[2], k, i, v = main;
+      var id = h[1], box = h[2], k, i, j = -1, v = main;
       if (box && boxes[box]) {
         if (!opened || opened.box !== box) {
           // the box's frame on screen, else its first backward one (every node is drawn by then), else any
           k = frames[current] && frames[current].n === box && frames[current].i ? current : -1;
           for (i = 0; k < 0 && i < frames.length; i++) if (frames[i].n === box && frames[i].i && !forwardTitle(frames[i].t)) k = i;
           for (i = 0; k < 0 && i < frames.length; i++) if (frames[i].n === box && frames[i].i) k = i;
-          if (k >= 0) { pause(); if (k !== current || opened) go(k); open(stepOf(frames[k], id)); }
+          if (k >= 0) { pause(); if (k !== current || opened) go(k); j = stepOf(frames[k], id); open(Math.max(j, 0)); }
         }
         if (opened && opened.box === box) v = V;
       } else if (opened) close();
@@ -643,7 +643,11 @@
         for (i = 0; i < frames.length; i++) if (frames[i].n === box) { pause(); go(i); break; }
       }
       var target = v.els[id] ? id : box;
-      if (v.els[target]) { v.centre(target); mark(v.els[target]); } else mark(null);
+      if (v.els[target]) {
+        var at = j >= 0 && v === V && V.els[shownFrame().n], hitBox = v.box(v.els[target]);
+        if (at && hitBox) V.camera.frame([union(V.box(at), hitBox), hitBox], true); else v.centre(target);
+        mark(v.els[target]);
+      } else mark(null);
       return !!v.els[target];
     }
     function find(back) {
