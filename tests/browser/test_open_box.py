@@ -346,3 +346,21 @@ def test_find_in_a_box_the_forward_pass_has_not_made_yet_goes_to_the_step_that_m
     assert "gv-hit" in page.locator(f"g[id='{box}']").first.get_attribute("class").split()
     assert errors == []
     page.close()
+
+
+def test_the_note_of_what_was_folded_reads_whole_in_a_narrow_stage(pages, browser):
+    """At 1024×768 the stage is about 515 px wide: the note under the diagram (what was folded, and
+    that max_nodes=None draws every node) is whole in it at the last step, not cut at its sides."""
+    anim, path = pages["gpt"]
+    page, errors = open_page(browser, path, (1024, 768), "light")
+    page.keyboard.press("End")
+    settle(page)
+    lines = page.evaluate("""() => {
+        const st = document.querySelector('.gv-stage').getBoundingClientRect();
+        return [...document.querySelectorAll('.gv-stage svg g.graph > text')].map(t => t.getBoundingClientRect())
+          .filter(r => r.top >= st.top && r.bottom <= st.bottom)
+          .map(r => [Math.round(r.left - st.left), Math.round(st.right - r.right)]);
+    }""")
+    assert lines and all(left >= 0 and right >= 0 for left, right in lines), lines
+    assert errors == []
+    page.close()
