@@ -364,3 +364,23 @@ def test_the_note_of_what_was_folded_reads_whole_in_a_narrow_stage(pages, browse
     assert lines and all(left >= 0 and right >= 0 for left, right in lines), lines
     assert errors == []
     page.close()
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_a_name_found_on_the_graph_is_shown_with_the_step_on_screen(pages, browser, size):
+    """Find on the unfolded part of the graph keeps the running node in view where both fit: at the last
+    step (the tied weight's AccumulateGrad) the position embedding's weight is found and both are shown."""
+    anim, path = pages["gpt"]
+    page, errors = open_page(browser, path, size, "dark")
+    page.keyboard.press("End")
+    settle(page)
+    page.keyboard.press("/")
+    page.keyboard.type("transformer.wpe.weight")
+    page.keyboard.press("Enter")
+    settle(page)
+    hit = page.evaluate("document.querySelector('.gv-stage g.node.gv-hit').id")
+    seen = page.evaluate("(" + SEE_STEP + ")(document.querySelector('.gv-player'))")
+    assert seen["node"] != hit and seen["inStage"] and seen["onScreen"] and seen["unobstructed"], seen
+    assert inside_rect(page, f".gv-stage g.node[id='{hit}']")
+    assert errors == []
+    page.close()

@@ -624,8 +624,8 @@
       return -1;
     }
     // show hit h: in its box (opened at the step the box runs now, else its first, at the step inside
-    // that runs the hit), or on the graph. The camera shows the hit, with the node its step runs where
-    // both fit at a readable size, and follows again from the learner's next step as it did before.
+    // that runs the hit), or on the graph. The camera shows the hit, with the node the step on screen
+    // runs where both fit at a readable size, and follows again from the learner's next step.
     function reach(h) {
       var id = h[1], box = h[2], k, i, j = -1, v = main;
       if (box && boxes[box]) {
@@ -644,7 +644,7 @@
       }
       var target = v.els[id] ? id : box;
       if (v.els[target]) {
-        var at = j >= 0 && v === V && V.els[shownFrame().n], hitBox = v.box(v.els[target]);
+        var at = v === V && shownFrame() && V.els[shownFrame().n], hitBox = v.box(v.els[target]);
         if (at && hitBox) V.camera.frame([union(V.box(at), hitBox), hitBox], true); else v.centre(target);
         mark(v.els[target]);
       } else mark(null);
