@@ -144,12 +144,14 @@ def tensor(p, scale: float | None = None) -> str:
         finite = m[np.isfinite(m)]
         stats = (float(finite.min()), float(finite.mean()), float(finite.max())) if finite.size else None
         thumb = block_means(m)
-    caption = shape(dims)
+    caption = esc(shape(dims))
     if stats is not None:
-        caption += f" from {number(stats[0])} to {number(stats[2])}, mean {number(stats[1])}"
+        # each number kept on one line: a narrow panel would break 7.7e-08 after its "-"
+        lo, hi, mean = (f'<span class="gv-num">{esc(number(v))}</span>' for v in (stats[0], stats[2], stats[1]))
+        caption += f" from {lo} to {hi}, mean {mean}"
     if thumb is None:
-        return f'<span class="gv-tensor gv-shape">{esc(caption)}</span>'
-    picture = f'{thumbnail(thumb, scale)}<span class="gv-shape">{esc(caption)}</span>'
+        return f'<span class="gv-tensor gv-shape">{caption}</span>'
+    picture = f'{thumbnail(thumb, scale)}<span class="gv-shape">{caption}</span>'
     if values is None:
         return f'<span class="gv-tensor gv-big">{picture}</span>'
     return f'<details class="gv-tensor gv-big"><summary>{picture}</summary>{grid(values, scale)}</details>'

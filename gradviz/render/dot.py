@@ -8,6 +8,7 @@ leaves sit on top and the output at the bottom.
 """
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -238,9 +239,26 @@ def to_digraph(trace: Trace, opts: DrawOptions | None = None, view: View | None 
         notes.append("fill by derivative order:" + "".join(
             f"\n  {_ORDER_NAMES.get(o, f'order {o}')}: {theme.order_fill(o)}" for o in orders))
     if notes:
-        g.attr("graph", label=dot_text("\n".join(notes) + "\n", newline="\\l"),
+        g.attr("graph", label=dot_text(wrap_notes(notes) + "\n", newline="\\l"),
                labelloc="b", labeljust="l", fontsize="10")
     return g
+
+
+# The footnote's lines are wrapped at words: the player frames its nodes at a readable size, and a
+# note one long line ("folded to fit about 3 screens of 1280x720: max_nodes=None ...", 90 characters,
+# about 850 px where the player follows) is wider than its stage at 1024 px and cannot slide in whole.
+NOTE_WIDTH = 48
+
+
+def wrap_notes(notes: list) -> str:
+    """The notes as the footnote's text: each of its lines wrapped at NOTE_WIDTH characters, the rest of
+    a wrapped line indented under its start."""
+    out = []
+    for line in "\n".join(notes).split("\n"):
+        indent = " " * (len(line) - len(line.lstrip(" ")))
+        out += textwrap.wrap(line, NOTE_WIDTH, subsequent_indent=indent + "  ", break_long_words=False,
+                             break_on_hyphens=False) or [line]
+    return "\n".join(out)
 
 
 # -- node and edge statements, written as graphviz.Digraph's node() and edge() write them -------------

@@ -71,3 +71,22 @@ def test_an_mlps_grids_fit_a_player_in_a_pages_column(tmp_path):
             for k in range(len(anim.frames)):
                 root.evaluate(f"r => r.__gv.go({k}, false)")
                 assert root.evaluate(CUT) == [], (size, anim.frames[k].title)
+
+
+def test_a_heatmaps_numbers_are_never_broken_across_lines(tmp_path):
+    """A big gradient's caption, "(4, 6, 128, 64) from -0.0001336 to 0.0001924, mean 7.722e-08", wraps
+    between words in a narrow panel, never inside a number (Chromium breaks 7.722e-08 after its "-")."""
+    torch.manual_seed(0)
+    x = torch.randn(4, 6, 128, 64, requires_grad=True)
+    loss = (x * (torch.randn(4, 6, 128, 64) * 1e-4)).sum()
+    anim = torch.animate(loss, names={"x": x}, forward=False)
+    step = next(k for k, f in enumerate(anim.frames) if "MulBackward0" in f.title)
+    assert re.search(r'mean <span class="gv-num">-?[\d.]+e-\d+</span>', anim.frames[step].text)
+    path = anim.save(tmp_path / "heatmap.html")
+    for size in ((1024, 768), (1280, 720), (1400, 900)):
+        with chromium(size) as context:
+            _, root = open_player(context, path)
+            root.evaluate(f"r => r.__gv.go({step}, false)")
+            numbers = root.evaluate("r => [...r.querySelectorAll('.gv-panel .gv-num')]"
+                                    ".map(n => [n.textContent, n.getClientRects().length])")
+            assert numbers and all(lines == 1 for _, lines in numbers), (size, numbers)

@@ -11,6 +11,7 @@ from gradviz.player.inside import expand
 
 from tests.player.test_open_box import gpt
 from tests.support.browser_support import chromium
+from tests.support.player_checks import SEE_STEP
 
 pytestmark = pytest.mark.browser
 
@@ -124,6 +125,58 @@ def test_open_a_box_step_inside_and_close_it(pages, browser, size, scheme):
     assert errors == []
     page.close()
 
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_find_opens_the_box_at_the_step_that_writes_the_parameter_and_the_camera_follows_on(pages, browser, size):
+    """Found in a box, a parameter is shown at the step inside that writes its .grad (not the box's first
+    step, whose node lies elsewhere), and the learner's next step is on screen: find does not stop following."""
+    anim, path = pages["gpt"]
+    node, box = next((n, b) for text, n, b in expand(anim.inside.names) if text == "transformer.h.7.attn.c_attn.weight")
+    k = next(i for i, f in enumerate(anim.frames) if f.node == box and f.inner and f.phase == "backward")
+    inside = anim.inside.frames[anim.frames[k].inner[0]:anim.frames[k].inner[1]]
+    j = next(j for j, f in enumerate(inside) if f.node == node or f.changes.get(node) in ("active", "written"))
+    assert j > 0
+    page, errors = open_page(browser, path, size, "light")
+    root = page.locator(".gv-player")
+    page.keyboard.press("/")
+    page.keyboard.type("h.7.attn.c_attn.weight")
+    page.keyboard.press("Enter")
+    assert page.evaluate("document.querySelector('.gv-player').__gv.opened().k") == j
+    title = anim.inside.boxes[box]["title"]
+    assert root.locator(".gv-count").inner_text() == f"backward {inside[j].span[0]} of {len(anim.trace.steps)} · in {title}"
+    settle(page)
+    assert inside_rect(page, f".gv-inset:not([hidden]) g.node[id='{node}']")   # the parameter is shown
+    page.keyboard.press("Escape")          # out of the find box; the box stays open
+    assert page.evaluate("document.querySelector('.gv-player').__gv.opened().k") == j
+    for step in range(3):
+        page.keyboard.press("ArrowRight")
+        settle(page)
+        seen = page.evaluate("(" + SEE_STEP + ")(document.querySelector('.gv-player'))")
+        assert seen["node"] == inside[j + 1 + step].node
+        assert seen["inStage"] and seen["onScreen"] and seen["unobstructed"], seen
+    assert errors == []
+    page.close()
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_a_parameter_found_in_a_box_is_shown_with_the_step_that_writes_it(pages, browser, size, scheme):
+    """Where both fit at a readable size, the camera shows the found parameter and the AccumulateGrad its
+    step runs, so the frame on screen passes the check every step passes."""
+    anim, path = pages["gpt"]
+    node = next(n for text, n, b in expand(anim.inside.names) if text == "transformer.h.7.mlp.c_fc.weight")
+    page, errors = open_page(browser, path, size, scheme)
+    page.keyboard.press("/")
+    page.keyboard.type("h.7.mlp.c_fc.weight")
+    page.keyboard.press("Enter")
+    settle(page)
+    seen = page.evaluate("(" + SEE_STEP + ")(document.querySelector('.gv-player'))")
+    assert seen["node"] != node and seen["keyInView"], seen        # the AccumulateGrad writing its .grad
+    assert seen["inStage"] and seen["onScreen"] and seen["unobstructed"], seen
+    assert inside_rect(page, f".gv-inset:not([hidden]) g.node[id='{node}']")
+    assert errors == []
+    page.close()
 
 @pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize("scheme", SCHEMES)
@@ -291,5 +344,43 @@ def test_find_in_a_box_the_forward_pass_has_not_made_yet_goes_to_the_step_that_m
     assert root.get_attribute("data-frame") == str(made)
     assert root.locator(".gv-found").inner_text() == "1 of 1: t₅₀₀"
     assert "gv-hit" in page.locator(f"g[id='{box}']").first.get_attribute("class").split()
+    assert errors == []
+    page.close()
+
+
+def test_the_note_of_what_was_folded_reads_whole_in_a_narrow_stage(pages, browser):
+    """At 1024×768 the stage is about 515 px wide: the note under the diagram (what was folded, and
+    that max_nodes=None draws every node) is whole in it at the last step, not cut at its sides."""
+    anim, path = pages["gpt"]
+    page, errors = open_page(browser, path, (1024, 768), "light")
+    page.keyboard.press("End")
+    settle(page)
+    lines = page.evaluate("""() => {
+        const st = document.querySelector('.gv-stage').getBoundingClientRect();
+        return [...document.querySelectorAll('.gv-stage svg g.graph > text')].map(t => t.getBoundingClientRect())
+          .filter(r => r.top >= st.top && r.bottom <= st.bottom)
+          .map(r => [Math.round(r.left - st.left), Math.round(st.right - r.right)]);
+    }""")
+    assert lines and all(left >= 0 and right >= 0 for left, right in lines), lines
+    assert errors == []
+    page.close()
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_a_name_found_on_the_graph_is_shown_with_the_step_on_screen(pages, browser, size):
+    """Find on the unfolded part of the graph keeps the running node in view where both fit: at the last
+    step (the tied weight's AccumulateGrad) the position embedding's weight is found and both are shown."""
+    anim, path = pages["gpt"]
+    page, errors = open_page(browser, path, size, "dark")
+    page.keyboard.press("End")
+    settle(page)
+    page.keyboard.press("/")
+    page.keyboard.type("transformer.wpe.weight")
+    page.keyboard.press("Enter")
+    settle(page)
+    hit = page.evaluate("document.querySelector('.gv-stage g.node.gv-hit').id")
+    seen = page.evaluate("(" + SEE_STEP + ")(document.querySelector('.gv-player'))")
+    assert seen["node"] != hit and seen["inStage"] and seen["onScreen"] and seen["unobstructed"], seen
+    assert inside_rect(page, f".gv-stage g.node[id='{hit}']")
     assert errors == []
     page.close()

@@ -15,6 +15,7 @@ import gradviz as torch
 import gradviz.nn as nn
 from gradviz.render import draw
 from gradviz.render.collapse import relative_names, wrap_items
+from gradviz.render.dot import NOTE_WIDTH
 from gradviz.render.size import SMALL, Budget
 
 
@@ -206,3 +207,15 @@ def test_measuring_only_the_boxes_folding_needs_folds_as_measuring_every_one(bui
     assert [(g.id, g.title, g.members) for g in a.groups] == [(g.id, g.title, g.members) for g in b.groups]
     if build in (chain, mlp):   # (a fan's or a comb's band is cut by the median width of all its nodes)
         assert len(lazy.known) < len(trace.nodes) / 2     # most boxes folded away were never measured
+
+
+def test_the_footnote_is_wrapped_at_words_to_fit_a_narrow_stage():
+    """The note of what was folded reads whole in a 1024-px player's stage: no footnote line is longer
+    than NOTE_WIDTH characters, and the wrapped text says word for word what the notes say."""
+    diagram = draw(*chain(300)[:1])
+    notes = diagram.view.notes
+    assert any(len(line) > NOTE_WIDTH for line in notes)          # "folded to fit ...: max_nodes=None ..."
+    label = re.search(r'\blabel="((?:[^"\\]|\\.)*)"[^\n]*labeljust', diagram.source).group(1)
+    lines = [line for line in label.split("\\l") if line]
+    assert lines and max(len(line) for line in lines) <= NOTE_WIDTH, lines
+    assert " ".join(" ".join(lines).split()) == " ".join(" ".join(notes).split())

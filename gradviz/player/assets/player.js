@@ -614,16 +614,27 @@
       marked = el;
       if (el) el.classList.add("gv-hit");
     }
-    // show hit h: in its box (opened at the step the box runs now, else its first), or on the graph
+    // the step inside a box's frame f that runs node id, or writes its .grad (a parameter), else its first
+    function stepOf(f, id) {
+      if (!inner) inner = unpack(data.inner || []);
+      for (var j = f.i[0]; j < f.i[1]; j++) {
+        var st = inner[j].c[id];
+        if (inner[j].n === id || st === "active" || st === "written") return j - f.i[0];
+      }
+      return -1;
+    }
+    // show hit h: in its box (opened at the step the box runs now, else its first, at the step inside
+    // that runs the hit), or on the graph. The camera shows the hit, with the node the step on screen
+    // runs where both fit at a readable size, and follows again from the learner's next step.
     function reach(h) {
-      var id = h[1], box = h[2], k, i, v = main;
+      var id = h[1], box = h[2], k, i, j = -1, v = main;
       if (box && boxes[box]) {
         if (!opened || opened.box !== box) {
           // the box's frame on screen, else its first backward one (every node is drawn by then), else any
           k = frames[current] && frames[current].n === box && frames[current].i ? current : -1;
           for (i = 0; k < 0 && i < frames.length; i++) if (frames[i].n === box && frames[i].i && !forwardTitle(frames[i].t)) k = i;
           for (i = 0; k < 0 && i < frames.length; i++) if (frames[i].n === box && frames[i].i) k = i;
-          if (k >= 0) { pause(); if (k !== current || opened) go(k); open(); }
+          if (k >= 0) { pause(); if (k !== current || opened) go(k); j = stepOf(frames[k], id); open(Math.max(j, 0)); }
         }
         if (opened && opened.box === box) v = V;
       } else if (opened) close();
@@ -632,8 +643,11 @@
         for (i = 0; i < frames.length; i++) if (frames[i].n === box) { pause(); go(i); break; }
       }
       var target = v.els[id] ? id : box;
-      setFollow(false);
-      if (v.els[target]) { v.centre(target); mark(v.els[target]); } else mark(null);
+      if (v.els[target]) {
+        var at = v === V && shownFrame() && V.els[shownFrame().n], hitBox = v.box(v.els[target]);
+        if (at && hitBox) V.camera.frame([union(V.box(at), hitBox), hitBox], true); else v.centre(target);
+        mark(v.els[target]);
+      } else mark(null);
       return !!v.els[target];
     }
     function find(back) {
