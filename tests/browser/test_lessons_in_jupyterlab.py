@@ -32,7 +32,9 @@ def test_new_lessons_run_all_in_jupyterlab(theme, tmp_path):
             page = browser.new_page()
             errors = []
             page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto(f"{url}/lab/tree/{nb.name}")
+            # ?reset: a fresh workspace, or JupyterLab reopens the notebooks before it in tabs of their own, one
+            # of which may hold the focus that Run All acts on (its cells ran, this one's stayed [ ])
+            page.goto(f"{url}/lab/tree/{nb.name}?reset")
             idle = page.locator(".jp-StatusBar-TextItem", has_text="Python 3 (ipykernel) | Idle")
             idle.wait_for(timeout=90_000)
             # a Run All clicked while the kernel's connection is still coming up can be dropped: on a
