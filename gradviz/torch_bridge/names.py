@@ -150,7 +150,8 @@ def _filled(order: list, scopes: dict) -> dict:
     for fn in ops:
         for nxt in inputs[fn]:
             consumers.setdefault(nxt, []).append(fn)
-    scopes = {**_between(ops, inputs, consumers, scopes), **scopes}
+    at = {fn: k for k, fn in enumerate(ops)}
+    scopes = {**_between(ops, at, inputs, consumers, scopes), **scopes}
     before = _shared(ops, inputs, scopes)                    # inputs come first in `order`
     after = _shared(ops[::-1], consumers, scopes)
     found = dict(scopes)
@@ -159,17 +160,16 @@ def _filled(order: list, scopes: dict) -> dict:
             common = _common_prefix(before[fn], after[fn])
             if common:
                 found[fn] = common
-    return _out_of_containers(ops, inputs, found)
+    return _out_of_containers(ops, at, inputs, found)
 
 
-def _out_of_containers(ops: list, inputs: dict, found: dict) -> dict:
+def _out_of_containers(ops: list, at: dict, inputs: dict, found: dict) -> dict:
     """A node placed in a module that makes no node of its own, moved to the module that made it: in
     a ModuleList or a Sequential, the child that made its latest input (a block's residual add and
     ReLU, after its last layer); in a ModuleDict, the same only where that child is a list of stages
     (a GPT's `transformer.h`): the sum of its token and position embeddings, the model's own code
     between two of its modules, stays in the ModuleDict, drawn around them both. `ops` lists inputs
-    first, so an input already moved counts where it went."""
-    at = {fn: k for k, fn in enumerate(ops)}
+    first (`at`: each one's position), so an input already moved counts where it went."""
     for fn in ops:
         path = found.get(fn)
         while path and path[-1].endswith(_STAGES + _NAMESPACES):
@@ -181,18 +181,18 @@ def _out_of_containers(ops: list, inputs: dict, found: dict) -> dict:
     return found
 
 
-def _between(ops: list, inputs: dict, consumers: dict, scopes: dict) -> dict:
+def _between(ops: list, at: dict, inputs: dict, consumers: dict, scopes: dict) -> dict:
     """Unscoped node -> the deepest module it lies between: a path leads to it from an op of the
     module and on from it to another (a block's residual add, after its attention and before its MLP).
     A module's ops lie between the first and the last of them in `ops` (inputs first), so each module
-    looks only there. A node between two modules of one depth (neither inside the other) is left out."""
-    at = {fn: k for k, fn in enumerate(ops)}
+    looks only there (`at`: each op's position). A node between two modules of one depth (neither
+    inside the other) is left out."""
     members: dict = {}       # scope path (each prefix of a scoped op's path) -> positions of its ops
     for fn, path in scopes.items():
         if fn in at:
             for depth in range(1, len(path) + 1):
                 members.setdefault(path[:depth], []).append(at[fn])
-    best: dict = {}          # node -> (depth, path), None where two modules of one depth tie
+    best: dict = {}          # node -> (depth, path): path None where two modules of that depth tie
     for path, positions in members.items():
         first, last = min(positions), max(positions)
         inside = {ops[k] for k in positions}
@@ -205,12 +205,12 @@ def _between(ops: list, inputs: dict, consumers: dict, scopes: dict) -> dict:
             if fn not in leads and any(n in leads for n in consumers.get(fn, ())):
                 leads.add(fn)
         for fn in (reached & leads) - scopes.keys():
-            held = best.get(fn, (0, ()))
-            if held is None or len(path) > held[0]:
+            depth, held = best.get(fn, (0, None))
+            if len(path) > depth:
                 best[fn] = (len(path), path)
-            elif len(path) == held[0] and path != held[1]:
-                best[fn] = None
-    return {fn: found[1] for fn, found in best.items() if found is not None}
+            elif len(path) == depth and path != held:
+                best[fn] = (depth, None)    # a tie stays one, whatever shallower module comes after
+    return {fn: path for fn, (_, path) in best.items() if path is not None}
 
 
 def _shared(ops: list, links: dict, scopes: dict) -> dict:
