@@ -467,9 +467,6 @@ def _row(kids) -> str:
             out += " "                                      # ḡ Mᵀ: a product of two operands
         elif previous is not None and previous[0] == "num" and kind == "atom" and _long_name(k):
             out += " "                                      # 2 img, but 2x
-        if kind == "open" and k.text == "(" and previous is not None and previous[0] == "word" and \
-                previous[1] not in _LARGE:
-            out = out.rstrip(" ")                           # stack(a, b): no space before a name's parenthesis
         out += piece
         previous = (kind, (k.text or "") if k.tag == "mo" else "")
     return out
@@ -488,8 +485,8 @@ def _plain(el) -> str:
             return ""                       # the brace of cases: the rows say enough
         if t in _LARGE:
             return " " + _LARGE[t] + " "
-        if t.isalpha() and len(t) > 1:
-            return t + " "                  # log x, sign x; log(x) loses the space below
+        if t.isalpha() and len(t) > 1:     # log x, sign x; stack(a, b): none where _convert set no space
+            return t if el.get("rspace") == "0" else t + " "
         return f" {t} " if t in _SPACED else ", " if t == "," else t
     if tag == "mspace":
         return " "
