@@ -69,12 +69,7 @@ class BasePruningMethod(ABC):
             return method
         method = _get_composite_method(cls, module, name, *args, **kwargs)
         orig = getattr(module, name)
-        if importance_scores is not None:
-            if importance_scores.shape != orig.shape:
-                raise AssertionError(f'importance_scores should have the same shape as parameter {name} of {module}, '
-                                     f'got {importance_scores.shape} vs {orig.shape}')
-        else:
-            importance_scores = orig
+        importance_scores = _scores(importance_scores, orig, f"parameter {name} of {module}")
         if not isinstance(method, PruningContainer):
             module.register_parameter(name + '_orig', orig)
             _unregister(module, '_parameters', name)
@@ -95,12 +90,7 @@ class BasePruningMethod(ABC):
         return method
 
     def prune(self, t, default_mask=None, importance_scores=None):
-        if importance_scores is not None:
-            if importance_scores.shape != t.shape:
-                raise AssertionError(f'importance_scores should have the same shape as tensor t, '
-                                     f'got {importance_scores.shape} vs {t.shape}')
-        else:
-            importance_scores = t
+        importance_scores = _scores(importance_scores, t, "tensor t")
         default_mask = default_mask if default_mask is not None else ones_like(t)
         return t * self.compute_mask(importance_scores, default_mask=default_mask)
 
@@ -361,6 +351,16 @@ def global_unstructured(parameters, pruning_method, importance_scores=None, **kw
         param_mask = final_mask[pointer:pointer + num_param].view_as(param)
         custom_from_mask(module, name, mask=param_mask)
         pointer += num_param
+
+
+def _scores(importance_scores, t, what: str):
+    """The scores a method prunes by: `t` itself unless given, then of t's shape (torch's check and words)."""
+    if importance_scores is None:
+        return t
+    if importance_scores.shape != t.shape:
+        raise AssertionError(f"importance_scores should have the same shape as {what}, "
+                             f"got {importance_scores.shape} vs {t.shape}")
+    return importance_scores
 
 
 def custom_from_mask(module, name, mask):
