@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numbers
+import re
 
 import numpy as np
 
@@ -66,12 +67,54 @@ def argument_error(fn: str, param: str, position: int, expected: str, got: str) 
 
 def method_error(error: TypeError, name: str) -> TypeError:
     """The error a Tensor method `name` raises for one its function raised: an argument's position
-    one less (self is not counted); any other error as it is."""
+    one less (self is not counted), the overloads listed without input and out=; any other error as it is."""
+    combination = getattr(error, "combination", None)
+    if combination is not None and combination[0] == name:
+        fn, args, kwargs, signatures = combination
+        return invalid_arguments(fn, args[1:], kwargs, tuple(_METHOD_FORM.sub("", s) for s in signatures))
     argument = getattr(error, "argument", None)
     if argument is None or argument[0] != name:
         return error
     fn, param, position, expected, got = argument
     return argument_error(fn, param, position - 1, expected, got)
+
+
+def with_method_errors(call, name: str):
+    """call(self, *args, **kwargs) as the Tensor method `name`, its TypeErrors worded as the method's
+    (method_error)."""
+    def method(self, *args, **kwargs):
+        try:
+            return call(self, *args, **kwargs)
+        except TypeError as error:
+            shifted = method_error(error, name)
+            if shifted is error:
+                raise
+            raise shifted from None
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = call.__doc__
+    return method
+
+
+# what a function's overload has that the Tensor method's lacks: the input first, out= last
+_METHOD_FORM = re.compile(r"^Tensor input(, )?|(, \*)?, (Tensor|tuple of Tensors) out = None$", re.M)
+
+
+_PARAMETER = re.compile(r"(\w+)(?: = [^,]*)?(?:, |$)")   # a parameter's name in an overload
+
+
+def check_flags(fn: str, input, signatures: tuple, **flags) -> None:
+    """torch's TypeError when a bool flag (stable=, unbiased=) gets anything but a bool: its parser
+    takes no 1, 'yes' or tensor for a bool, where Python would read their truth. flags: name ->
+    the value given (None: left out); signatures: the function's overloads as torch lists them."""
+    if all(value is None or type(value) is bool for value in flags.values()):
+        return
+    given = {name: value for name, value in flags.items() if value is not None}
+    # torch's parser notes the keyword under the overload that takes exactly the keywords given
+    noted = tuple(s + f"\n      didn't match because some of the keywords were incorrect: {', '.join(given)}"
+                  if set(_PARAMETER.findall(_METHOD_FORM.sub("", s))) == set(given) else s for s in signatures)
+    error = invalid_arguments(fn, (input,), given, noted)
+    error.combination = (fn, (input,), given, noted)
+    raise error
 
 
 def is_number(value) -> bool:
@@ -99,8 +142,9 @@ def invalid_arguments(fn: str, args: tuple, kwargs: dict, signatures: tuple) -> 
     """torch's TypeError when no signature of a function with several takes the arguments given."""
     got = [type_name(a) for a in args] + [f"{k}={type_name(v)}" for k, v in sorted(kwargs.items())]
     listed = ", ".join(got) + (", " if kwargs and not args else "")
+    lines = (f" * ({head}){newline}{note}" for head, newline, note in (s.partition("\n") for s in signatures))
     return TypeError(f"{fn}() received an invalid combination of arguments - got ({listed}), but expected one of:\n"
-                     + "\n".join(f" * ({s})" for s in signatures))
+                     + "\n".join(lines))
 
 
 def check_tensor(fn: str, name: str, value, position: int) -> None:

@@ -14,7 +14,7 @@ import numpy as np
 from . import backend, creation as _creation, dtypes, functions as _functions
 from . import random as _random
 from . import storage as _storage
-from ._args import argument_error, check_int_range, is_number, type_name
+from ._args import argument_error, check_int_range, invalid_arguments, is_number, type_name, with_method_errors
 from ._calling import numpy_names, plain
 from ._tensor_str import tensor_repr
 from ._warn import warn_once
@@ -38,6 +38,13 @@ from .ops.fill import (BERNOULLI, BERNOULLI_TENSOR, CAUCHY, COPY, EXPONENTIAL, F
                        NORMAL, RANDOM_FROM_TO, RANDOM_FULL, RANDOM_TO, UNIFORM, ZERO)
 from .ops.reduce import _ALL
 from .tensor import INFERENCE, INFERENCE_WRITE, LEAF_INPLACE, WRITABLE_INFERENCE, Tensor
+
+
+def _method_errors(method):
+    """A method written here whose function's TypeErrors name the method's arguments (std, sort)."""
+    wrapped = with_method_errors(method, method.__name__)
+    wrapped.__wrapped__ = method   # its signature: numpy_names gives it NumPy's names (x.sort(axis=0))
+    return wrapped
 
 
 @numpy_names   # x.sum(axis=0, keepdims=True): torch's methods take NumPy's names too
@@ -342,8 +349,8 @@ class _Methods:
     def unsqueeze_(self, dim):
         return self._inplace_view(_shape.unsqueeze_, dim)
 
-    def squeeze_(self, dim=None):
-        return self._inplace_view(_shape.squeeze_, dim)
+    def squeeze_(self, *dims, dim=None):
+        return self._inplace_view(_shape.squeeze_, _squeezed_dims("squeeze_", dims, dim))
 
     def transpose_(self, dim0, dim1):
         return self._inplace_view(_shape.transpose_, dim0, dim1)
@@ -693,7 +700,12 @@ class _Methods:
     def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
         return _creation.new_filled("new_empty", 0, size, dtype or self.dtype, device or self.device, requires_grad)
 
-    def view(self, *shape):
+    def view(self, *shape, dtype=None, size=None):
+        if dtype is not None or size is not None:   # view(dtype=...) or view(size=...): one keyword, nothing else
+            if shape or (dtype is None) == (size is None):
+                raise invalid_arguments("view", shape, {k: v for k, v in (("dtype", dtype), ("size", size))
+                                                        if v is not None}, _VIEW_OVERLOADS)
+            shape = (dtype,) if size is None else (size,)
         if len(shape) == 1 and isinstance(shape[0], dtypes.dtype):
             return _view_as_dtype(self, shape[0])
         return F.view(self, *shape)
@@ -730,10 +742,12 @@ class _Methods:
     def mean(self, dim=_ALL, keepdim=None, *, dtype=None):
         return F.mean(self, dim, keepdim, dtype=dtype)
 
+    @_method_errors
     def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None, ddof=None):
         return F.var(self, _dim(dim, axis), unbiased, _keep(keepdim, keepdims),
                      correction=correction if ddof is None else ddof)
 
+    @_method_errors
     def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None, ddof=None):
         return F.std(self, _dim(dim, axis), unbiased, _keep(keepdim, keepdims),
                      correction=correction if ddof is None else ddof)
@@ -782,8 +796,8 @@ class _Methods:
     def cumsum(self, dim, *, dtype=None):
         return F.cumsum(self, dim, dtype=dtype)
 
-    def squeeze(self, dim=None):
-        return F.squeeze(self, dim)
+    def squeeze(self, *dims, dim=None):
+        return F.squeeze(self, _squeezed_dims("squeeze", dims, dim))
 
     def unsqueeze(self, dim):
         return F.unsqueeze(self, dim)
@@ -815,9 +829,11 @@ class _Methods:
     def diagonal(self, offset=0, dim1=0, dim2=1):
         return F.diagonal(self, offset, dim1, dim2)
 
+    @_method_errors
     def sort(self, dim=-1, descending=False, stable=False):
         return F.sort(self, dim, descending, stable)
 
+    @_method_errors
     def argsort(self, dim=-1, descending=False, stable=False):
         return F.argsort(self, dim, descending, stable)
 
@@ -976,6 +992,17 @@ def _view_as_dtype(t: Tensor, dtype) -> Tensor:
     return view
 
 
+_VIEW_OVERLOADS = ("torch.dtype dtype", "tuple of ints size")
+
+
+def _squeezed_dims(name: str, dims: tuple, dim):
+    """squeeze's dims given as squeeze(0), squeeze(0, 1), squeeze((0, 1)) or squeeze(dim=...): None for
+    every dim of size one. torch's method takes several dims one by one (its function does not)."""
+    if dims and dim is not None:
+        raise invalid_arguments(name, dims, {"dim": dim}, ("", "int dim", "tuple of ints dim"))
+    return dim if not dims else dims[0] if len(dims) == 1 else dims
+
+
 def _dim(dim, axis):
     return axis if dim is None else dim
 
@@ -990,8 +1017,9 @@ def _bind(methods: type) -> None:
                 (name == "__hash__" and value is None):   # a class body with __eq__ gets __hash__ = None
             continue
         fn = value.fget if isinstance(value, property) else getattr(value, "__func__", value)
-        if hasattr(fn, "__qualname__"):
+        while hasattr(fn, "__qualname__"):   # the method and what it wraps: Python's own errors name Tensor.name()
             fn.__qualname__ = f"Tensor.{name}"
+            fn = getattr(fn, "__wrapped__", None)
         setattr(Tensor, name, value)
 
 

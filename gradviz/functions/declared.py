@@ -13,7 +13,7 @@ import importlib
 import pkgutil
 from typing import Callable
 
-from .._args import method_error
+from .._args import with_method_errors
 from .._calling import plain
 from ..ops import registry
 from ..ops.op import Exposure
@@ -67,19 +67,7 @@ def as_method(fn: Callable, name: str | None = None) -> Callable:
     """`fn` as the Tensor method `name` (default its own name): torch counts a method's arguments
     after self in its errors. A method has neither out= nor NumPy's names: it calls the function
     as written."""
-    name = name or fn.__name__
-    fn = plain(fn)
-
-    def method(self, *args, **kwargs):
-        try:
-            return fn(self, *args, **kwargs)
-        except TypeError as error:
-            shifted = method_error(error, name)
-            if shifted is error:
-                raise
-            raise shifted from None
-    method.__name__ = name
-    return method
+    return with_method_errors(plain(fn), name or fn.__name__)
 
 
 def methods() -> dict:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import backend
-from .._args import check_tensor
+from .._args import check_flags, check_tensor
 from ..dtypes import SCALAR_TYPE
 from ..autograd.apply import apply
 from ..ops.core import broadcast_shape, scatter_key, write
@@ -395,9 +395,24 @@ def _scalar_values_indices(name: str, op: Op, input, k: int):
     return values_indices(name, values.reshape(()) if k else values, index.reshape(()) if k else index)
 
 
+# sort's and argsort's overloads as torch's parser lists them
+_SORT_OVERLOADS = {
+    "sort": ("Tensor input, *, bool stable, int dim = -1, bool descending = False, tuple of Tensors out = None",
+             "Tensor input, int dim = -1, bool descending = False, *, tuple of Tensors out = None"),
+    "argsort": ("Tensor input, *, bool stable, int dim = -1, bool descending = False, Tensor out = None",
+                "Tensor input, int dim = -1, bool descending = False")}
+
+
+def _check_sort_flags(name: str, input, descending, stable) -> None:
+    """descending= and stable= are bools (stable may be None); torch's parser refuses 1 or 'yes'."""
+    check_flags(name, input, _SORT_OVERLOADS[name],
+                descending=None if descending is False else descending, stable=None if stable is False else stable)
+
+
 @public(out=True)
 def sort(input, dim=-1, descending=False, stable=False):
     """torch.sort: (values, indices) along dim."""
+    _check_sort_flags("sort", input, descending, stable)
     (d,) = normalize_dims(dim, input.ndim)
     if input.ndim == 0:   # a 0-d tensor sorts to itself, index 0
         return _scalar_values_indices("sort", SORT, input, 1)
@@ -406,6 +421,7 @@ def sort(input, dim=-1, descending=False, stable=False):
 
 @public
 def argsort(input, dim=-1, descending=False, stable=False):
+    _check_sort_flags("argsort", input, descending, stable)
     return sort(input, dim, descending, stable).indices
 
 

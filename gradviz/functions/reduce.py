@@ -8,7 +8,7 @@ import numpy as np
 
 from .._warn import warn
 from .. import backend, dtypes
-from .._args import check_bool, invalid_arguments, type_name
+from .._args import argument_error, check_bool, check_flags, invalid_arguments, type_name
 from ..autograd.apply import apply, coerce_pair
 from ..ops.op import Op
 from ..ops.stdsort import nth_element, std_sort
@@ -116,7 +116,17 @@ def _correction(unbiased, correction):
     return 1 if unbiased is None or unbiased else 0
 
 
+# std's, var's, std_mean's and var_mean's overloads as torch's parser lists them (the last two take no out=)
+_MOMENT_OVERLOADS = ("Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False, *, Tensor out = None",
+                     "Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False, "
+                     "Tensor out = None",
+                     "Tensor input, bool unbiased = True")
+_MOMENT_MEAN_OVERLOADS = tuple(s.replace(", *, Tensor out = None", "").replace(", Tensor out = None", "")
+                               for s in _MOMENT_OVERLOADS)
+
+
 def _moments(op, input, dim, unbiased, keepdim, correction):
+    check_flags(op.name, input, _MOMENT_MEAN_OVERLOADS if op in (STD_MEAN, VAR_MEAN) else _MOMENT_OVERLOADS, unbiased=unbiased)
     check_bool(op.name, "keepdim", keepdim)
     if input._data.dtype.kind not in "fc":
         name = op.name if op in (STD_MEAN, VAR_MEAN) else "std and var"
@@ -253,7 +263,11 @@ def _softmax(op: Op, input, dim, dtype):
     """softmax or log_softmax: the input cast to dtype= first (ToCopyBackward0, as torch records it)."""
     if dtype is not None:
         input = input.to(dtype)
-    (d,) = normalize_dims(implicit_dim(input, dim, op.name), input.ndim)
+    if dim is _ALL:   # torch.softmax's dim has no default (nn.functional's has: implicit_dim)
+        raise TypeError(f'{op.name}() missing 1 required positional arguments: "dim"')
+    if dim is None:
+        raise argument_error(op.name, "dim", 2, "int", "NoneType")
+    (d,) = normalize_dims(dim, input.ndim)
     if input.numel():   # an empty tensor of any dtype passes through, as in torch
         lastdim = "_lastdim" if d == input.ndim - 1 or not input.ndim else ""
         floating_kernel(f"{op.name}{lastdim}_kernel_impl", input._data.dtype)
@@ -261,16 +275,16 @@ def _softmax(op: Op, input, dim, dtype):
 
 
 @public
-def softmax(input, dim=None, dtype=None):
+def softmax(input, dim=_ALL, dtype=None):
     return _softmax(SOFTMAX, input, dim, dtype)
 
 
 @public
-def log_softmax(input, dim=None, dtype=None):
+def log_softmax(input, dim=_ALL, dtype=None):
     return _softmax(LOG_SOFTMAX, input, dim, dtype)
 
 
-def implicit_dim(input, dim, name: str = "softmax", stacklevel: int = 4):
+def implicit_dim(input, dim, name: str, stacklevel: int):
     """softmax's (log_softmax's, softmin's) dim when none is given, with torch's warning naming it."""
     if dim is not None:
         return dim

@@ -28,7 +28,8 @@ from ..functions.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive
 from ..functions.pointwise import div_scalar, mul_scalar
 from ..functions.pointwise import gelu, sigmoid, softplus, tanh  # noqa: F401
 from ..functions.pointwise import leaky_relu as _leaky_relu, leaky_relu_ as _leaky_relu_, relu as _relu, relu_  # noqa: F401
-from ..functions.reduce import implicit_dim as _implicit_dim, log_softmax, softmax  # noqa: F401
+from ..functions import reduce as _reduce
+from ..functions.reduce import implicit_dim as _implicit_dim
 # helpers under private names: torch.nn.functional has no `where` or `norm` of its own
 from ..functions.linalg import norm as _norm
 from ..functions.pointwise import masked_fill as _masked_fill, where as _where
@@ -97,7 +98,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     classes = 1 if input.ndim > 1 else 0
     n_classes = input.shape[classes] if input.ndim else 1
-    logp = log_softmax(input, classes)
+    logp = _reduce.log_softmax(input, classes)
     along_classes = [n_classes if d == classes else 1 for d in range(input.ndim)]   # weight's view against (N, C, ...)
     if tuple(target.shape) == tuple(input.shape):   # class probabilities: torch reads them off the shape alone
         if not target.is_floating_point():
@@ -143,8 +144,17 @@ def softsign(input):
     return input / (input.abs() + 1)
 
 
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """torch.softmax, its dim found as torch's nn.functional finds it when left out (with a warning)."""
+    return _reduce.softmax(input, _implicit_dim(input, dim, "softmax", _stacklevel), dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    return _reduce.log_softmax(input, _implicit_dim(input, dim, "log_softmax", _stacklevel), dtype)
+
+
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
-    return softmax(-input, _implicit_dim(input, dim, "softmin", 3), dtype)
+    return _reduce.softmax(-input, _implicit_dim(input, dim, "softmin", _stacklevel), dtype)
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
