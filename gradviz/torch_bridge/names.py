@@ -92,12 +92,16 @@ def scope_segments(module) -> dict:
     return segments
 
 
+@dataclass(frozen=True)
+class Tied:
+    """A parameter held by several modules (a GPT's token embedding tied to its output layer): their
+    scope paths. Which of them read it is told by the node that reads it (`_reader`)."""
+    paths: tuple
+
+
 def _param_scopes(module) -> dict:
-    """id(parameter) -> the scope path of the module that owns it (root first), in one walk of the
-    modules: each module's path is its parent's and its own segment (scope_segments' names). A
-    parameter held by several modules (a GPT's token embedding tied to its output layer) says nothing
-    of which of them read it, so it places no node (None): placed in the first, the output layer's
-    product would join the embedding's box at the graph's other end."""
+    """id(parameter) -> the scope path of the module that owns it (root first), or Tied, in one walk
+    of the modules: each module's path is its parent's and its own segment (scope_segments' names)."""
     paths: dict = {}
     out: dict = {}
     for qualname, m in module.named_modules():   # parents before their children, each module once
@@ -106,8 +110,24 @@ def _param_scopes(module) -> dict:
         paths[qualname] = path
         for p in m._parameters.values():
             if p is not None:
-                out[id(p)] = path if out.get(id(p), path) == path else None
+                held = out.get(id(p), path)
+                out[id(p)] = path if held == path else Tied((held.paths if isinstance(held, Tied) else (held,)) + (path,))
     return out
+
+
+# the node a lookup module makes from its weight: the one reading node a tied weight's other module cannot make
+_LOOKUPS = {"EmbeddingBackward0": "(Embedding)", "EmbeddingBagBackward0": "(EmbeddingBag)"}
+
+
+def _reader(tied: Tied, fn):
+    """The scope of the module, among those tying a weight, that made `fn` from it: a lookup's
+    node belongs to the one lookup module (the GPT's token embedding), any other node to the one
+    module that is no lookup (its output layer); None where that leaves no single module. Placed in
+    the wrong one, the output layer's product would join the embedding's box at the graph's other end."""
+    lookup = _LOOKUPS.get(node_name(fn))
+    found = [p for p in tied.paths if (p[-1].endswith(lookup) if lookup else
+                                       not p[-1].endswith(tuple(_LOOKUPS.values())))]
+    return found[0] if len(found) == 1 else None
 
 
 def inferred_scopes(order: list, param_scopes: dict) -> dict:
@@ -123,11 +143,12 @@ def inferred_scopes(order: list, param_scopes: dict) -> dict:
             continue
         read, params_only = set(), True
         for nxt, _ in fn.next_functions:
-            if nxt is None:   # an input that needs no gradient: data, not a parameter
-                params_only = False
-            elif owner.get(nxt) is not None:
-                read.add(owner[nxt])
-            else:
+            scope = owner.get(nxt)
+            if isinstance(scope, Tied):
+                scope = _reader(scope, fn)
+            if scope is not None:
+                read.add(scope)
+            else:   # data (an input that needs no gradient, or an op's result), not a parameter
                 params_only = False
         if len(read) == 1:
             scope = next(iter(read))

@@ -84,7 +84,8 @@ def unrolled(roots: tuple, gradient, order: list, naming, grads):
         raise ValueError(f"unroll=True: {type(fn).__name__} runs a recurrent mode gradviz does not know "
                          f"({fn._saved_mode})")
     seeds = received(fn, roots, gradient, grads)
-    scope = naming.param_scopes.get(id(fn._saved_weight0)) or ()
+    scope = naming.param_scopes.get(id(fn._saved_weight0))
+    scope = scope if isinstance(scope, tuple) else ()   # a weight of no module, or tied to several
     with record_forward() as record:
         with ExitStack() as inside:   # the module's clusters, outermost first
             for segment in scope:

@@ -1,7 +1,7 @@
 """Module clusters of a finished torch graph, inferred from the parameters each node reads (no
 record_forward): a nanoGPT's residual adds belong to their block, as the forward hooks of
-record_forward see them; the output layer tied to the token embedding is not drawn inside the
-embedding; no module's nodes are left and re-entered (a folded box would make a cycle); and a deep
+record_forward see them; of a weight tied to the token embedding and the output layer, the lookup
+is drawn in the embedding and the product in the output layer; no module's nodes are left and re-entered (a folded box would make a cycle); and a deep
 model folds one box per block, not one for the whole list of blocks."""
 import pytest
 
@@ -35,8 +35,12 @@ def test_a_blocks_residual_adds_are_the_blocks_as_the_forward_hooks_see_them():
     # record_forward's scopes are the modules called (a ModuleList is not): the innermost ones agree
     adds = [(s, i) for (name, s), (_, i) in zip(seen, inferred) if name == "AddBackward0" and "(Block)" in " ".join(s)]
     assert len(adds) == 6 and all(s[-1] == i[-1] for s, i in adds), adds      # two residual adds in each of 3 blocks
-    # the output layer reads the token embedding's weight: it is not placed in the embedding's box
+    # the output layer reads the token embedding's weight: the lookup is the embedding's and the
+    # product the output layer's, as the hooks see them, never the product in the embedding's box
     assert not any(name == "MmBackward0" and "wte (Embedding)" in " ".join(i) for name, i in inferred)
+    tied = [(s[-1], i[-1]) for (name, s), (_, i) in zip(seen, inferred)
+            if name in ("EmbeddingBackward0", "TBackward0", "MmBackward0") and s[-1] in ("wte (Embedding)", "lm_head (Linear)")]
+    assert len(tied) == 3 and all(s == i for s, i in tied), tied
 
 
 @pytest.mark.parametrize("n_layer", [1, 4])
