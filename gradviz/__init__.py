@@ -96,3 +96,4 @@ def declare_ops(module) -> list:
     return added
 
 from . import linalg  # noqa: E402,F401  (torch.linalg)
+from . import special  # noqa: E402,F401  (torch.special)

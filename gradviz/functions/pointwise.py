@@ -289,9 +289,10 @@ _round = _make_unary(ROUND)
 
 
 @public(method=True, out=True)
-def round(input, *, decimals=0):
-    """Half to even, as PyTorch; decimals=d rounds a · 10ᵈ."""
-    return _round(input) if decimals == 0 else apply(ROUND_DECIMALS, (input,), (int(decimals),))
+def round(input, *, decimals=None):
+    """Half to even, as PyTorch; decimals=d rounds a · 10ᵈ (RoundBackward1 whenever decimals= is given,
+    0 included, as torch picks its overload by the arguments given)."""
+    return _round(input) if decimals is None else apply(ROUND_DECIMALS, (input,), (int(decimals),))
 
 
 logical_not = public(method=True, out=True)(_make_unary(NOT))
