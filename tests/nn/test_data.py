@@ -120,6 +120,34 @@ def test_shuffled_order_and_random_stream_match_torch(with_generator):
 
 @needs_torch
 @pytest.mark.torch
+def test_weighted_sampler_balances_classes_as_torch_draws():
+    """A WeightedRandomSampler (one weight per sample, the inverse of its class's count) in a
+    DataLoader: the same indices and batches as torch's, with replacement and without, with a
+    generator and from the default stream, and its errors."""
+    def run(mod):
+        mod.manual_seed(5)
+        labels = mod.tensor([0] * 8 + [1] * 2)
+        weights = (1.0 / mod.bincount(labels).float())[labels]
+        ds = mod.utils.data.TensorDataset(mod.arange(10), labels)
+        sampler = mod.utils.data.WeightedRandomSampler(weights, num_samples=20)
+        batches = [b[1].tolist() for b in mod.utils.data.DataLoader(ds, batch_size=5, sampler=sampler)]
+        g = mod.Generator().manual_seed(2)
+        without = list(mod.utils.data.WeightedRandomSampler([0.9, 0.4, 0.05, 0.2, 0.3, 0.1], 5, replacement=False,
+                                                            generator=g))
+        errors = []
+        for args in (([1.0], 0), ([1.0], 2, 1), ([[1.0]], 2)):
+            try:
+                mod.utils.data.WeightedRandomSampler(*args)
+            except ValueError as e:
+                errors.append(str(e))
+        return batches, without, len(sampler), errors, mod.rand(2).tolist()
+    ours, theirs = run(gradviz), run(torch)
+    assert ours == theirs
+    assert len(ours[3]) == 3
+
+
+@needs_torch
+@pytest.mark.torch
 def test_random_split_sizes_and_errors_match_torch():
     def run(mod):
         ds = mod.utils.data.TensorDataset(mod.arange(10))

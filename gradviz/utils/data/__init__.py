@@ -4,4 +4,5 @@ from ._utils.collate import default_collate, default_convert  # noqa: F401
 from ._utils.worker import get_worker_info  # noqa: F401
 from .dataloader import DataLoader  # noqa: F401
 from .dataset import ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset, random_split  # noqa: F401
-from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler  # noqa: F401
+from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,  # noqa: F401
+                      WeightedRandomSampler)
