@@ -38,6 +38,7 @@ class Naming:
     """name -> tensor (the caller's and the modules' names) and parameter -> its module's scope path."""
     tensors: dict = field(default_factory=dict)
     param_scopes: dict = field(default_factory=dict)   # id(parameter) -> scope path
+    sequences: dict = field(default_factory=dict)      # a Sequential's scope path -> its children's segments
     _by_id: dict = field(default_factory=dict)
 
     def name_of(self, tensor) -> str:
@@ -58,6 +59,7 @@ class Naming:
         for m in modules:   # model.2.bias, not 2.bias, which reads as arithmetic (naming.parameter_name)
             naming.add(module_parameters(m, caller))
             naming.param_scopes.update(_param_scopes(m))
+            naming.sequences.update(_sequences(m))
         if caller and names is None:
             naming.add(tensors_named(caller, lambda v: isinstance(v, torch.Tensor)))
         return naming
@@ -99,20 +101,33 @@ class Tied:
     paths: tuple
 
 
-def _param_scopes(module) -> dict:
-    """id(parameter) -> the scope path of the module that owns it (root first), or Tied, in one walk
-    of the modules: each module's path is its parent's and its own segment (scope_segments' names)."""
+def _module_paths(module) -> list:
+    """(scope path, module) of `module` and each module in it, parents first: each module's path is
+    its parent's and its own segment (scope_segments' names)."""
     paths: dict = {}
-    out: dict = {}
+    out: list = []
     for qualname, m in module.named_modules():   # parents before their children, each module once
         parent, _, attr = qualname.rpartition(".")
-        path = paths[parent] + (f"{attr} ({type(m).__name__})",) if qualname else (type(m).__name__,)
-        paths[qualname] = path
+        paths[qualname] = paths[parent] + (f"{attr} ({type(m).__name__})",) if qualname else (type(m).__name__,)
+        out.append((paths[qualname], m))
+    return out
+
+
+def _param_scopes(module) -> dict:
+    """id(parameter) -> the scope path of the module that owns it (root first), or Tied."""
+    out: dict = {}
+    for path, m in _module_paths(module):
         for p in m._parameters.values():
             if p is not None:
                 held = out.get(id(p), path)
                 out[id(p)] = path if held == path else Tied((held.paths if isinstance(held, Tied) else (held,)) + (path,))
     return out
+
+
+def _sequences(module) -> dict:
+    """A Sequential's scope path -> its children's segments, in the order its forward runs them."""
+    return {path: tuple(f"{name} ({type(child).__name__})" for name, child in m.named_children())
+            for path, m in _module_paths(module) if isinstance(m, torch_module().nn.Sequential)}
 
 
 # the node a lookup module makes from its weight: the one reading node a tied weight's other module cannot make
@@ -130,9 +145,10 @@ def _reader(tied: Tied, fn):
     return found[0] if len(found) == 1 else None
 
 
-def inferred_scopes(order: list, param_scopes: dict) -> dict:
+def inferred_scopes(order: list, param_scopes: dict, sequences: dict | None = None) -> dict:
     """Node -> scope path for the nodes that read parameters of one module: directly, or through
-    ops that only rearrange that module's parameters (a weight's transpose)."""
+    ops that only rearrange that module's parameters (a weight's transpose); then the nodes around
+    them (`_filled`; sequences: Naming.sequences)."""
     if not param_scopes:
         return {}
     owner: dict = {}   # node that depends on parameters only -> the scope of their module (None: several)
@@ -155,10 +171,10 @@ def inferred_scopes(order: list, param_scopes: dict) -> dict:
             scopes[fn] = scope
             if params_only and node_name(fn) in _REARRANGING:
                 owner[fn] = scope
-    return _filled(order, scopes)
+    return _filled(order, scopes, sequences or {})
 
 
-def _filled(order: list, scopes: dict) -> dict:
+def _filled(order: list, scopes: dict, sequences: dict) -> dict:
     """The nodes between those of one module placed in it too, so a module's nodes are one piece, as
     record_forward would draw them, and folding a module into one box makes no cycle. A node that
     reads no parameter (a block's ReLU, its residual add) on a path from an op of a module to another
@@ -181,17 +197,23 @@ def _filled(order: list, scopes: dict) -> dict:
             common = _common_prefix(before[fn], after[fn])
             if common:
                 found[fn] = common
-    return _out_of_containers(ops, at, inputs, found)
+    return _out_of_containers(ops, at, inputs, found, sequences)
 
 
-def _out_of_containers(ops: list, at: dict, inputs: dict, found: dict) -> dict:
+def _out_of_containers(ops: list, at: dict, inputs: dict, found: dict, sequences: dict) -> dict:
     """A node placed in a module that makes no node of its own, moved to the module that made it: in
-    a ModuleList or a Sequential, the child that made its latest input (a block's residual add and
-    ReLU, after its last layer); in a ModuleDict, the same only where that child is a list of stages
+    a Sequential, the child after the one that made its one input where that child has no parameters
+    and makes such nodes (`_next_stage`: a ReLU module after a BatchNorm, the last one included);
+    else in a ModuleList or a Sequential, the child that made its latest input (a block's residual
+    add, after its last layer); in a ModuleDict, the same only where that child is a list of stages
     (a GPT's `transformer.h`): the sum of its token and position embeddings, the model's own code
     between two of its modules, stays in the ModuleDict, drawn around them both. `ops` lists inputs
     first (`at`: each one's position), so an input already moved counts where it went."""
     for fn in ops:
+        stage = _next_stage(fn, inputs[fn], found, sequences)
+        if stage is not None:
+            found[fn] = stage
+            continue
         path = found.get(fn)
         while path and path[-1].endswith(_STAGES + _NAMESPACES):
             below = [n for n in inputs[fn] if len(found.get(n, ())) > len(path) and found[n][:len(path)] == path]
@@ -200,6 +222,37 @@ def _out_of_containers(ops: list, at: dict, inputs: dict, found: dict) -> dict:
                 break
             path = found[fn] = child
     return found
+
+
+# the nodes a module with no parameters makes (torch's CPU kernels): what tells its node in a Sequential.
+# A Dropout's is a MulBackward0, which the model's own code may as well make, so it is not told.
+_MAKES = {"ReLU": ("ReluBackward0",), "LeakyReLU": ("LeakyReluBackward0",), "GELU": ("GeluBackward0",),
+          "Tanh": ("TanhBackward0",), "Sigmoid": ("SigmoidBackward0",), "SiLU": ("SiluBackward0",),
+          "ELU": ("EluBackward0",), "Hardtanh": ("HardtanhBackward0",), "ReLU6": ("HardtanhBackward0",),
+          "Mish": ("MishBackward0",), "Softplus": ("SoftplusBackward0",), "Softmax": ("SoftmaxBackward0",),
+          "LogSoftmax": ("LogSoftmaxBackward0",), "Flatten": ("ViewBackward0",),
+          "MaxPool2d": ("MaxPool2DWithIndicesBackward0",), "AvgPool2d": ("AvgPool2DBackward0",),
+          "AdaptiveAvgPool2d": ("MeanBackward1", "AdaptiveAvgPool2DBackward0")}
+
+
+def _next_stage(fn, inputs: list, found: dict, sequences: dict):
+    """The scope of the Sequential's child that made `fn`, where fn's one input was made by the child
+    before it and that child has no parameters and makes nodes such as fn (ReLU, ReluBackward0);
+    else None. Placed there, fn extends the Sequential by one node after its input: nothing enters
+    the Sequential from outside, since fn has no other input."""
+    if len(inputs) != 1 or inputs[0] not in found:
+        return None
+    path = found[inputs[0]]
+    for k in range(len(path) - 1, 0, -1):   # the Sequentials around the input, innermost first
+        children = sequences.get(path[:k])
+        if children is None or path[k] not in children:
+            continue
+        at = children.index(path[k]) + 1
+        if at == len(children):   # the input is this Sequential's output: the next child is its parent's
+            continue
+        kind = children[at].rsplit(" (", 1)[-1][:-1]
+        return path[:k] + (children[at],) if node_name(fn) in _MAKES.get(kind, ()) else None
+    return None
 
 
 def _between(ops: list, at: dict, inputs: dict, consumers: dict, scopes: dict) -> dict:

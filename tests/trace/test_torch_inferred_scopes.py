@@ -46,7 +46,11 @@ def test_a_blocks_residual_adds_are_the_blocks_as_the_forward_hooks_see_them():
 @pytest.mark.parametrize("n_layer", [1, 4])
 def test_no_inferred_module_is_left_and_entered_again(n_layer):
     model, idx, targets = _gpt(n_layer)
-    trace = record_torch(_language_model(model, idx, targets), model=model).run()
+    _assert_each_module_in_one_piece(record_torch(_language_model(model, idx, targets), model=model).run())
+
+
+def _assert_each_module_in_one_piece(trace):
+    """No inferred module is left and entered again (folded into a box, it would make a cycle)."""
     consumers: dict = {}
     for e in trace.edges:
         consumers.setdefault(e.src, []).append(e.dst)
@@ -82,3 +86,42 @@ def test_a_resnets_residual_adds_are_their_blocks_and_it_folds_into_its_layers()
     assert adds == [("0 (BasicBlock)", "0 (BasicBlock)"), ("1 (BasicBlock)", "ResNet")] * 4, adds
     diagram = draw(case.loss(), model=case.model)
     assert sorted(g.title for g in diagram.view.groups) == [f"layer{k} (Sequential)" for k in range(1, 5)]
+
+
+def _conv_block(i, o):
+    return torch.nn.Sequential(torch.nn.Conv2d(i, o, 3, padding=1), torch.nn.BatchNorm2d(o), torch.nn.ReLU(inplace=True),
+                               torch.nn.Conv2d(o, o, 3, padding=1), torch.nn.BatchNorm2d(o), torch.nn.ReLU(inplace=True))
+
+
+class _UNetLike(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.down, self.pool, self.mid = _conv_block(1, 4), torch.nn.MaxPool2d(2), _conv_block(4, 8)
+        self.up, self.out = torch.nn.Upsample(scale_factor=2), torch.nn.Conv2d(12, 1, 1)
+
+    def forward(self, x):
+        a = self.down(x)
+        return self.out(torch.cat([a, self.up(self.mid(self.pool(a)))], 1))
+
+
+def _vgg_like():
+    nn = torch.nn
+    features = nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(4, 4, 3), nn.ReLU(),
+                             nn.AdaptiveAvgPool2d(1))
+    return nn.Sequential(features, nn.Flatten(), nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2))
+
+
+@pytest.mark.parametrize("make,outside", [(_UNetLike, {"pool (MaxPool2d)", "up (Upsample)"}), (_vgg_like, set())])
+def test_a_sequentials_modules_without_parameters_hold_their_nodes(make, outside):
+    """A ReLU, a pooling or a Flatten module in a Sequential holds its node, as the hooks see it, the
+    last one of a block included (it was drawn in the BatchNorm before it, or outside the block);
+    only such modules the model's own code calls stay unplaced (the graph cannot tell them)."""
+    torch.manual_seed(0)
+    model = make()
+    with record_forward(model) as rec:
+        loss = model(torch.randn(2, 1, 16, 16)).sum()
+    seen = _op_scopes(trace_from_torch(loss, params=dict(model.named_parameters()), forward=rec))
+    trace = record_torch(loss, model=model).run()
+    missed = {s[-1] for (name, s), (_, i) in zip(seen, _op_scopes(trace)) if s[-1:] != i[-1:]}
+    assert missed == outside
+    _assert_each_module_in_one_piece(trace)

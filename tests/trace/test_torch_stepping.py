@@ -171,7 +171,7 @@ def test_names_and_clusters_come_from_the_model_and_the_callers_variables():
     assert scopes["AddmmBackward0"] == ("Sequential", "2 (Linear)")   # the last Linear's, by dict order
     assert [n.scope for n in trace.nodes if n.name == "TBackward0"] == [("Sequential", "0 (Linear)"),
                                                                          ("Sequential", "2 (Linear)")]
-    assert scopes["ReluBackward0"] == ("Sequential",)    # between two of its modules: in the model
+    assert scopes["ReluBackward0"] == ("Sequential", "1 (ReLU)")   # the Sequential's next child makes it
     assert scopes["NllLossBackward0"] == ()              # the loss is computed outside it
     caller = {"net": model, "loss": loss}
     named = record_torch(loss, caller=caller).run()   # after the variable that holds the model
