@@ -19,9 +19,10 @@ def type_name(value) -> str:
     return cls.__name__ if heap or cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
 
 
-def int_sizes(fn: str, arg: str, sizes: tuple, keyword: bool = False) -> tuple:
+def int_sizes(fn: str, arg: str, sizes: tuple, keyword: bool = False, position: int = 1) -> tuple:
     """sizes (given as f(2, 3), f((2, 3)) or arg=(2, 3)) as ints; torch's TypeError for one that is
-    not an int (a float, None; a bool only first), worded as its parser words each form."""
+    not an int (a float, None; a bool only first), worded as its parser words each form (position:
+    the argument's, where sizes are not the first)."""
     packed = keyword or len(sizes) == 1 and isinstance(sizes[0], (tuple, list))
     items = tuple(sizes[0]) if packed else sizes
     for i, s in enumerate(items):
@@ -33,8 +34,8 @@ def int_sizes(fn: str, arg: str, sizes: tuple, keyword: bool = False) -> tuple:
             if keyword:
                 raise TypeError(f"{fn}(): argument '{arg}' must be tuple of ints, not {type_name(sizes[0])}")
             if packed:
-                raise TypeError(f"{fn}(): argument '{arg}' (position 1) must be tuple of ints, but found element of "
-                                f"type {what} at pos 0")
+                raise TypeError(f"{fn}(): argument '{arg}' (position {position}) must be tuple of ints, but found "
+                                f"element of type {what} at pos 0")
             if len(items) > 1:   # torch then reads the first size as the whole argument
                 raise TypeError(f"{fn}() takes 1 positional argument but {len(items)} were given")
             raise TypeError(f"{fn}(): argument '{arg}' (position 1) must be tuple of ints, not {what}")

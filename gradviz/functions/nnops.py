@@ -8,7 +8,7 @@ import numpy as np
 
 from .public import public
 from .. import backend, random as _random
-from .._args import argument_error, check_tensor, type_name
+from .._args import argument_error, check_tensor, int_sizes, type_name
 from ..autograd.apply import apply
 from ..dtypes import SCALAR_TYPE, floating_kernel
 from .reduce import _dims_keep, normalize_dims
@@ -129,9 +129,15 @@ def _check_param_dtypes(input, *params) -> None:
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
-    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if not isinstance(normalized_shape, (tuple, list)):   # an int too: nn.LayerNorm(3) makes it (3,), F does not
+        raise argument_error("layer_norm", "normalized_shape", 2, "tuple of ints", type_name(normalized_shape))
+    shape = int_sizes("layer_norm", "normalized_shape", (normalized_shape,), position=2)
     k = len(shape)
     _check_param_dtypes(input, weight, bias)
+    for name, param in (("weight", weight), ("bias", bias)):
+        if param is not None and tuple(param.shape) != shape:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
+                               f"{list(param.shape)} and normalized_shape = {list(shape)}")
     if k == 0 or tuple(input.shape[input.ndim - k:]) != shape:
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
                            f"{', '.join(str(s) for s in shape)}], but got input of size{list(input.shape)}")

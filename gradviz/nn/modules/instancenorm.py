@@ -1,6 +1,7 @@
 """torch.nn.modules.instancenorm: InstanceNorm1d/2d/3d and their lazy forms."""
 from __future__ import annotations
 
+from ..._warn import warn
 from .. import functional as F
 from .batchnorm import _LazyNormBase, _NormBase
 
@@ -37,8 +38,18 @@ class _InstanceNorm(_NormBase):
         batched = self.spatial_dims + 2
         if input.ndim not in (batched - 1, batched):
             raise ValueError(f"expected {batched - 1}D or {batched}D input (got {input.ndim}D input)")
+        feature_dim = input.ndim - batched + 1   # the channels: dim 1, or 0 without the batch
+        if input.shape[feature_dim] != self.num_features:
+            if self.affine:
+                raise ValueError(f"expected input's size at dim={feature_dim} to match num_features "
+                                 f"({self.num_features}), but got: {input.shape[feature_dim]}.")
+            warn(f"input's size at dim={feature_dim} does not match num_features. You can silence this warning by "
+                 "not passing in num_features, which is not used because affine=False")
         if input.ndim == batched - 1:
-            return self.forward(input.unsqueeze(0)).squeeze(0)
+            return self._normalized(input.unsqueeze(0)).squeeze(0)
+        return self._normalized(input)
+
+    def _normalized(self, input):
         use_stats = self.training or not self.track_running_stats
         return F.instance_norm(input, self.running_mean, self.running_var, self.weight, self.bias, use_stats,
                                self.momentum if self.momentum is not None else 0.1, self.eps)

@@ -316,6 +316,11 @@ class Module:
         return self.train(False)
 
     def to(self, *args, **kwargs):
+        dtype = next((a.dtype if isinstance(a, Tensor) else a for a in (*args, *kwargs.values())
+                      if isinstance(a, (Tensor, dtypes.dtype))), None)   # to(dtype), to(dtype=...), to(tensor)
+        if dtype is not None and not dtype.is_floating_point:   # gradviz holds no complex dtype
+            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
+                            f"dtype={dtype}")
         for owner in [m for _, m in self.named_modules()]:
             for p in owner._parameters.values():
                 # the same Parameter objects (an optimizer built before .to() still holds them),
