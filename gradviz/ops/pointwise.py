@@ -129,7 +129,8 @@ POW_SCALAR = Op("pow", "PowBackward0", r"$c = $0^{$exponent}", quiet(torch_pow),
                 vjp=(quiet(lambda xp, g, c, a, p: xp.zeros_like(g) if p == 0 else g * (p * torch_pow(xp, a, p - 1))),), params=("exponent",), saves=("self",),
                 vjp_latex=(r"\bar{g} \odot $exponent\, $0^{$exponent - 1}",), jvp="pointwise")
 RPOW_SCALAR = Op("pow", "PowBackward2", r"$c = $self^{$0}", quiet(lambda xp, a, s: s ** a),
-                 vjp=(quiet(lambda xp, g, c, a, s: g * c * math.log(s) if s > 0 else xp.where(a >= 0, 0, g * c * math.log(s))),), args=("exponent",), params=("self",), saves=("result",), shown=("self",),
+                 vjp=(quiet(lambda xp, g, c, a, s: g * c * math.log(s) if s > 0 else
+                            g * xp.where(a >= 0, 0, c * _log_or_nan(s)) if s == 0 else g * c * _log_or_nan(s)),), args=("exponent",), params=("self",), saves=("result",), shown=("self",),
                  vjp_latex=(r"\bar{g} \odot $c \log $self",), jvp="pointwise")
 
 
