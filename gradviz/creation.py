@@ -100,7 +100,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
 
 def _filled(value, size: tuple, dtype, device, requires_grad):
     np_dtype = dtypes.as_np(dtype) if dtype is not None else dtypes.get_default_dtype().np
-    return _finish(np.full(size, value, dtype=np_dtype), None, device, requires_grad)
+    return _finish(np.full(size, dtypes.fitted(value, np_dtype), dtype=np_dtype), None, device, requires_grad)
 
 
 def new_filled(fn: str, value, sizes: tuple, dtype, device, requires_grad) -> Tensor:

@@ -111,6 +111,27 @@ C_TYPE = {"float16": "c10::Half", "float32": "float", "float64": "double", "int6
           "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
 
 
+# the names c10::checked_convert gives the integer types in its overflow error
+_CONVERTED = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t"}
+
+
+def fitted(value, np_dtype: np.dtype):
+    """A Python number as written into a tensor of np_dtype (full, fill_, masked_fill, clamp's bounds),
+    with torch's error where it leaves an integer type's range (c10::checked_convert): a float beyond it,
+    NaN or inf; an int beyond it, where an unsigned type takes a negative int down to -max, wrapped
+    round (uint8 writes -1 as 255)."""
+    if np_dtype.kind not in "iu" or isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        return value
+    info = np.iinfo(np_dtype)
+    if isinstance(value, numbers.Integral):
+        fits = (-int(info.max) if np_dtype.kind == "u" else info.min) <= int(value) <= info.max
+    else:
+        fits = info.min <= float(value) <= info.max   # False for NaN too
+    if not fits:
+        raise RuntimeError(f"value cannot be converted to type {_CONVERTED[np_dtype.name]} without overflow")
+    return int(value) % (int(info.max) + 1) if np_dtype.kind == "u" and value < 0 else value
+
+
 def floating_kernel(kernel: str, np_dtype: np.dtype) -> None:
     """PyTorch's error when a kernel that has only floating-point versions meets a bool or integer dtype."""
     if np_dtype.kind in "biu":

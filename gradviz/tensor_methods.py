@@ -313,6 +313,12 @@ class _Methods:
     def index_add_(self, dim, index, source, *, alpha=1):
         return self._inplace_op(F.index_add, dim, index, source, alpha=alpha)
 
+    def float_power_(self, exponent):
+        if self._data.dtype != np.float64:   # the result is float64, which only a float64 tensor can hold
+            raise RuntimeError(f"the base given to float_power_ has dtype {dtypes.SCALAR_TYPE[self._data.dtype.name]} "
+                               "but the operation's result requires dtype Double")
+        return self._inplace_op(F.float_power, exponent)
+
     def index_fill_(self, dim, index, value):
         return self._inplace_op(F.index_fill, dim, index, value)
 
@@ -425,6 +431,7 @@ class _Methods:
                             f"types: (!{got}!)\n * (Number value)\n      didn't match because some of the arguments "
                             f"have invalid types: (!{got}!)")
         check_int_range(value)
+        value = dtypes.fitted(value, self._data.dtype)
         raw = value._data if isinstance(value, Tensor) else value
         if self._records(value):
             if isinstance(value, Tensor) and value.requires_grad:
@@ -547,7 +554,7 @@ class _Methods:
         _check_assignable(self, key, value)
         if not self._records(value):
             if self._carries_tangent(value):
-                self._inplace_op(_index.index_put, key, value)   # out of place, then written: the tangent follows
+                self._inplace_op(_index.put, key, value)   # out of place, then written: the tangent follows
                 return
             _index.setitem(self._writable(), key, value._data if isinstance(value, Tensor) else value)
             self._bump()
@@ -562,7 +569,7 @@ class _Methods:
         if adv is not None:
             if stripped != tuple(value.shape):
                 value = value.view(stripped)
-            target._inplace_op(_index.index_put, adv, value)
+            target._inplace_op(_index.put, adv, value)
         elif value.ndim == 0:
             target._inplace_op(lambda s, v: _apply(FILL_TENSOR, (s, v)), value, overlap=True)
         else:

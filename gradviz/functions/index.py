@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import backend
-from .._args import check_flags, check_tensor
+from .._args import argument_error, check_bool, check_flags, check_tensor, type_name
 from ..dtypes import SCALAR_TYPE
 from ..autograd.apply import apply
 from ..ops.core import broadcast_shape, scatter_key, write
@@ -244,11 +244,38 @@ def setitem(array, key, value) -> None:
 
 
 @public(method=True)
-def index_put(tensor, key, values, accumulate=False):
-    """The out-of-place result of tensor[key] = values (CopySlices or IndexPutBackward0);
-    with accumulate=True, tensor[key] += values with repeated indices adding up."""
-    if isinstance(key, list) and key and all(isinstance(k, Tensor) for k in key):
-        key = tuple(key)   # torch.index_put's list of index tensors, one per dim
+def index_put(input, indices, values, accumulate=False):
+    """torch.index_put: input with input[indices] = values (IndexPutBackward0), out of place; indices
+    is a tuple (or list) of index tensors, one per dim; accumulate=True adds, repeated indices adding up."""
+    check_put("index_put", input, indices, values, accumulate)
+    return put(input, tuple(indices), values, accumulate)
+
+
+@public(method=True)
+def index_put_(input, indices, values, accumulate=False):
+    """torch.index_put_ and Tensor.index_put_: index_put written into input."""
+    check_put("index_put_", input, indices, values, accumulate)
+    return input._inplace_op(put, tuple(indices), values, accumulate)
+
+
+def check_put(fn: str, input, indices, values, accumulate) -> None:
+    """index_put's arguments as torch's parser takes them: a tuple of tensors, a tensor of input's dtype."""
+    if not isinstance(indices, (tuple, list)):
+        raise argument_error(fn, "indices", 2, "tuple of Tensors", type_name(indices))
+    for k, index in enumerate(indices):
+        if not isinstance(index, Tensor):
+            raise TypeError(f"expected Tensor as element {k} in argument 1, but got {type_name(index)}")
+    check_tensor(fn, "values", values, 3)
+    check_bool(fn, "accumulate", accumulate)
+    if values.dtype != input.dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{SCALAR_TYPE[input._data.dtype.name]} for the destination and "
+                           f"{SCALAR_TYPE[values._data.dtype.name]} for the source.")
+
+
+def put(tensor, key, values, accumulate=False):
+    """The out-of-place result of tensor[key] = values for any key x[key] reads (CopySlices or
+    IndexPutBackward0); with accumulate=True, tensor[key] += values with repeated indices adding up."""
     if not isinstance(values, Tensor):
         values = Tensor(values, dtype=tensor.dtype, device=tensor.device)
     steps, basic, adv = parse_index(tensor.shape, key, fill=not accumulate and values.numel() == 1)

@@ -382,6 +382,14 @@ def einsum(equation, *operands):
         raise RuntimeError("einsum(): more operands were provided than specified in the equation"
                            if len(operands) > len(terms) else
                            "einsum(): fewer operands were provided than specified in the equation")
+    for i, (term, x) in enumerate(zip(terms, operands)):
+        n = len(term.replace("...", ""))
+        if "..." in term and n > x.ndim:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({n}) is more than the number "
+                               f"of dimensions ({x.ndim}) for operand {i}")
+        if "..." not in term and n != x.ndim:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({n}) does not match the number "
+                               f"of dimensions ({x.ndim}) for operand {i} and no ellipsis was given")
     if "." in eq:
         terms, out, arrow = _expand_ellipsis(terms, out, arrow, operands)
     for c in out:
@@ -390,6 +398,11 @@ def einsum(equation, *operands):
                                "operand")
     sizes = {}
     for i, (term, x) in enumerate(zip(terms, operands)):
+        own: dict = {}   # a subscript repeated within one operand (a diagonal) must have one size
+        for c, n in zip(term, x.shape):
+            if own.setdefault(c, n) != n:
+                raise RuntimeError(f"einsum(): subscript {c} is repeated for operand {i} but the sizes don't match, "
+                                   f"{n} != {own[c]}")
         for c, n in zip(term, x.shape):
             if sizes.get(c, n) != n and 1 not in (n, sizes[c]):
                 raise RuntimeError(f"einsum(): subscript {c} has size {n} for operand {i} which does not "
@@ -403,9 +416,6 @@ def einsum(equation, *operands):
     letters = list(out) + sorted({c for t in terms for c in t} - set(out))
     prepared = []
     for i, (term, x) in enumerate(zip(terms, operands)):
-        if len(term) != x.ndim:
-            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(term)}) does not match "
-                               f"the number of dimensions ({x.ndim}) for operand {i}")
         term = list(term)
         if len(operands) == 1 and len(set(term)) < len(term):   # PyTorch permutes first, then takes diagonals
             order = sorted(range(len(term)), key=lambda j: letters.index(term[j]))

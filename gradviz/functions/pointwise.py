@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import backend
 from .._args import check_int_range, check_number, check_tensor, invalid_arguments, is_number
-from ..dtypes import C_TYPE, SCALAR_TYPE, float64, floating_kernel, get_default_dtype, result_type
+from ..dtypes import C_TYPE, SCALAR_TYPE, fitted, float64, floating_kernel, get_default_dtype, result_type
 from ..autograd.apply import apply, coerce_pair
 from ..autograd.fast_paths import one_dtype
 from ..autograd.grad_mode import _formula
@@ -144,7 +144,7 @@ def masked_fill(input, mask, value):
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                                f"{value.ndim} dimension(s).")
         return apply(MASKED_FILL_TENSOR, (input, value.to(input.dtype)), (m,))
-    return apply(MASKED_FILL, (input,), (m, value))
+    return apply(MASKED_FILL, (input,), (m, fitted(value, input._data.dtype)))
 
 
 @public(method=True, out=True)
@@ -214,6 +214,7 @@ def clamp(input, min=None, max=None):
         return apply(CLAMP_TENSOR, (input, lo, hi), (min is not None, max is not None),
                      None if dtype == input._data.dtype else dtype)
     dtype = result_type((input._data,), tuple(b for b in (min, max) if b is not None))
+    min, max = (fitted(bound, dtype) for bound in (min, max))   # an integer tensor's bounds are in its own type
     return apply(CLAMP, (input,), (min, max), None if dtype == input._data.dtype else dtype)
 
 

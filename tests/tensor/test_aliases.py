@@ -94,8 +94,7 @@ def test_inplace_forms_as_torch(name, args, grad):
 
 @needs_torch
 def test_every_inplace_form_torch_has_for_a_method_gradviz_has():
-    """Tensor.NAME_ exists wherever Tensor.NAME does and torch has both (the rest are listed on the fidelity
-    page: in-place forms of methods gradviz lacks)."""
+    """Tensor.NAME_ exists wherever Tensor.NAME does and torch has both."""
     missing = [n for n in dir(real_torch.Tensor) if n.endswith("_") and not n.startswith("_")
                and hasattr(gradviz.Tensor, n[:-1]) and not hasattr(gradviz.Tensor, n)]
-    assert missing == ["float_power_", "index_put_"]
+    assert missing == []
