@@ -19,6 +19,7 @@ import os
 import numpy as np
 
 from . import libm
+from ._args import type_name
 from .backend import device as as_device
 from .tensor import Tensor
 
@@ -74,6 +75,8 @@ class Generator:
 
     # -- torch's public API -------------------------------------------------------------
     def manual_seed(self, seed) -> "Generator":
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):   # torch.manual_seed casts; this does not
+            raise RuntimeError(f"manual_seed expected a long, but got {type_name(seed)}")
         self._set_seed(_seed_value(seed))
         return self
 
@@ -193,7 +196,7 @@ def _gen(generator) -> Generator:
 
 
 def manual_seed(seed) -> Generator:
-    return default_generator.manual_seed(seed)
+    return default_generator.manual_seed(int(seed))
 
 
 def seed() -> int:

@@ -102,6 +102,14 @@ class _Boolean(Constraint):
         return (value == 0) | (value == 1)
 
 
+class _OneHot(Constraint):
+    is_discrete = True
+    event_dim = 1
+
+    def check(self, value):
+        return ((value == 0) | (value == 1)).all(-1) & value.sum(-1).eq(1)
+
+
 class _IntegerInterval(Constraint):
     is_discrete = True
 
@@ -173,6 +181,7 @@ dependent = _Dependent()
 dependent_property = _DependentProperty
 independent = _IndependentConstraint
 boolean = _Boolean()
+one_hot = _OneHot()
 integer_interval = _IntegerInterval
 real = _Real()
 real_vector = independent(real, 1)

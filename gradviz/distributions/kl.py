@@ -1,5 +1,5 @@
-"""kl_divergence(p, q) and register_kl: the pairs written (Normal, Categorical, Bernoulli with
-themselves) with torch's formulas; the most specific registered pair by class wins."""
+"""kl_divergence(p, q) and register_kl: the pairs written (each distribution here with itself) with
+torch's formulas; the most specific registered pair by class wins."""
 from __future__ import annotations
 
 from math import inf
@@ -7,7 +7,11 @@ from math import inf
 from ..functions import softplus
 from .bernoulli import Bernoulli
 from .categorical import Categorical
+from .exponential import Exponential, Laplace
+from .independent import Independent
 from .normal import Normal
+from .one_hot_categorical import OneHotCategorical
+from .utils import _sum_rightmost
 
 __all__ = ["kl_divergence", "register_kl"]
 
@@ -68,3 +72,28 @@ def _kl_normal_normal(p, q):
     var_ratio = (p.scale / q.scale).pow(2)
     t1 = ((p.loc - q.loc) / q.scale).pow(2)
     return 0.5 * (var_ratio + t1 - 1 - var_ratio.log())
+
+
+@register_kl(Exponential, Exponential)
+def _kl_exponential_exponential(p, q):
+    rate_ratio = q.rate / p.rate
+    return -rate_ratio.log() + rate_ratio - 1
+
+
+@register_kl(Laplace, Laplace)
+def _kl_laplace_laplace(p, q):
+    scale_ratio = p.scale / q.scale
+    loc_abs_diff = (p.loc - q.loc).abs()
+    return -scale_ratio.log() + loc_abs_diff / q.scale + scale_ratio * (-loc_abs_diff / p.scale).exp() - 1
+
+
+@register_kl(OneHotCategorical, OneHotCategorical)
+def _kl_onehotcategorical_onehotcategorical(p, q):
+    return _kl_categorical_categorical(p._categorical, q._categorical)
+
+
+@register_kl(Independent, Independent)
+def _kl_independent_independent(p, q):
+    if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
+        raise NotImplementedError
+    return _sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)

@@ -34,6 +34,13 @@ def _standard_normal(shape, dtype, device):
     return empty(shape, dtype=dtype, device=device).normal_()
 
 
+def _sum_rightmost(value, dim: int):
+    """value summed over its rightmost `dim` dims."""
+    if dim == 0:
+        return value
+    return value.reshape(value.shape[:-dim] + (-1,)).sum(-1)
+
+
 def logits_to_probs(logits, is_binary=False):
     if is_binary:
         return sigmoid(logits)

@@ -59,6 +59,34 @@ PARITY = {
                                    _D(t).Uniform(lo, hi + 1).variance, _D(t).Uniform(lo, hi + 1).stddev),
                 [LOW, HIGH]),
     "uniform_rsample": (lambda t, lo, hi: _seeded(t, lambda: _D(t).Uniform(lo, hi + 1).rsample((4,))), [LOW, HIGH]),
+    "exponential": (lambda t, r: (_D(t).Exponential(r).log_prob(t.tensor([0.5, 0.0, 2.2], dtype=r.dtype)),
+                                  _D(t).Exponential(r).entropy(), _D(t).Exponential(r).mean,
+                                  _D(t).Exponential(r).variance, _D(t).Exponential(r).cdf(t.ones(3, dtype=r.dtype)),
+                                  _D(t).Exponential(r).icdf(t.full((3,), 0.3, dtype=r.dtype))), [SCALE]),
+    "exponential_rsample": (lambda t, r: _seeded(t, lambda: _D(t).Exponential(r).rsample((4,))), [SCALE]),
+    "exponential_kl": (lambda t, r, r2: _D(t).kl_divergence(_D(t).Exponential(r), _D(t).Exponential(r2 + 1)),
+                       [SCALE, SCALE]),
+    "laplace": (lambda t, m, s: (_D(t).Laplace(m, s).log_prob(t.tensor([0.1, 0.2, 0.3], dtype=m.dtype)),
+                                 _D(t).Laplace(m, s).entropy(), _D(t).Laplace(m, s).variance,
+                                 _D(t).Laplace(m, s).stddev, _D(t).Laplace(m, s).cdf(t.zeros(3, dtype=m.dtype)),
+                                 _D(t).Laplace(m, s).icdf(t.full((3,), 0.3, dtype=m.dtype))), [LOC, SCALE]),
+    "laplace_rsample": (lambda t, m, s: _seeded(t, lambda: _D(t).Laplace(m, s).rsample((4,))), [LOC, SCALE]),
+    "laplace_kl": (lambda t, m, s, m2: _D(t).kl_divergence(_D(t).Laplace(m, s), _D(t).Laplace(m2, s * 2)),
+                   [LOC, SCALE, SCALE - 1]),
+    "independent_normal": (lambda t, m, s: (_D(t).Independent(_D(t).Normal(m, s), 1).log_prob(t.zeros(3, dtype=m.dtype)),
+                                            _D(t).Independent(_D(t).Normal(m, s), 1).entropy(),
+                                            _seeded(t, lambda: _D(t).Independent(_D(t).Normal(m, s), 1).rsample((2,)))),
+                           [LOC, SCALE]),
+    "independent_kl": (lambda t, m, s, m2: _D(t).kl_divergence(_D(t).Independent(_D(t).Normal(m, s), 1),
+                                                               _D(t).Independent(_D(t).Normal(m2, s), 1)),
+                       [LOC, SCALE, SCALE - 1]),
+    "one_hot_categorical": (lambda t, lg: (_D(t).OneHotCategorical(logits=lg).log_prob(t.eye(4, dtype=lg.dtype)[[1, 3]]),
+                                           _D(t).OneHotCategorical(logits=lg).entropy(),
+                                           _D(t).OneHotCategorical(logits=lg).variance), [LOGITS]),
+    "one_hot_straight_through": (lambda t, lg: _seeded(t, lambda: _D(t).OneHotCategoricalStraightThrough(
+        logits=lg).rsample((3,))), [LOGITS]),
+    "one_hot_kl": (lambda t, lg, p: _D(t).kl_divergence(_D(t).OneHotCategorical(logits=lg),
+                                                        _D(t).OneHotCategorical(p)), [LOGITS, PROBS]),
 }
 
 
@@ -80,6 +108,11 @@ SAMPLES = {
     "bernoulli_logits": lambda t: _D(t).Bernoulli(logits=t.tensor([[0.1], [-2.0]])).sample((3,)),
     "uniform": lambda t: _D(t).Uniform(t.tensor([0.0, -1.0]), t.tensor([1.0, 3.0])).sample((5,)),
     "uniform_numbers": lambda t: _D(t).Uniform(-2.0, 2.0).sample(),
+    "exponential": lambda t: _D(t).Exponential(t.tensor([0.5, 2.0])).sample((3,)),
+    # float64: a float32 log1p rounds its last bit differently from torch's vectorised one
+    "laplace": lambda t: _D(t).Laplace(t.tensor([0.0, 1.0], dtype=t.float64), 2.0).sample((3,)),
+    "independent": lambda t: _D(t).Independent(_D(t).Normal(t.zeros(2, 3), 1.0), 2).sample((2,)),
+    "one_hot_categorical": lambda t: _D(t).OneHotCategorical(t.tensor([[0.2, 0.3, 0.5], [0.9, 0.05, 0.05]])).sample((4,)),
 }
 
 
@@ -114,6 +147,14 @@ DESCRIBED = {
     "bernoulli_number": lambda t: _D(t).Bernoulli(0.3),
     "bernoulli_logits": lambda t: _D(t).Bernoulli(logits=t.zeros(2, 2)),
     "uniform": lambda t: _D(t).Uniform(t.zeros(2), 3.0),
+    "exponential": lambda t: _D(t).Exponential(t.tensor([0.5, 2.0])),
+    "exponential_number": lambda t: _D(t).Exponential(2.0),
+    "laplace": lambda t: _D(t).Laplace(t.zeros(2), 3.0),
+    "laplace_expanded": lambda t: _D(t).Laplace(0.0, 1.0).expand((3,)),
+    "independent": lambda t: _D(t).Independent(_D(t).Normal(t.zeros(2, 3), 1.0), 1),
+    "independent_expanded": lambda t: _D(t).Independent(_D(t).Normal(t.zeros(3), 1.0), 1).expand((4,)),
+    "one_hot_categorical": lambda t: _D(t).OneHotCategorical(t.tensor([0.2, 0.8])),
+    "one_hot_expanded": lambda t: _D(t).OneHotCategorical(logits=t.zeros(3)).expand((2,)),
 }
 
 
@@ -143,6 +184,13 @@ INVALID = {
     "log_prob_shape": lambda t: _D(t).Normal(t.zeros(3), 1.0).log_prob(t.zeros(2)),
     "log_prob_uniform": lambda t: _D(t).Uniform(0.0, 1.0).log_prob(t.tensor([2.0])),
     "kl_unregistered": lambda t: _D(t).kl_divergence(_D(t).Categorical(t.tensor([0.5, 0.5])), _D(t).Normal(0.0, 1.0)),
+    "exponential_rate": lambda t: _D(t).Exponential(t.tensor([1.0, 0.0])),
+    "exponential_log_prob": lambda t: _D(t).Exponential(1.0).log_prob(t.tensor([-1.0])),
+    "laplace_scale": lambda t: _D(t).Laplace(0.0, -1.0),
+    "independent_ndims": lambda t: _D(t).Independent(_D(t).Normal(t.zeros(2, 3), 1.0), 3),
+    "independent_log_prob_shape": lambda t: _D(t).Independent(_D(t).Normal(t.zeros(2, 3), 1.0), 1).log_prob(t.zeros(2)),
+    "one_hot_log_prob": lambda t: _D(t).OneHotCategorical(t.tensor([0.2, 0.8])).log_prob(t.tensor([1.0, 1.0])),
+    "one_hot_probs": lambda t: _D(t).OneHotCategorical(t.tensor([0.2, -0.8])),
 }
 
 
