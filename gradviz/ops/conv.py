@@ -151,10 +151,9 @@ def _conv_wide(xp, x, w, b, padding, dilation, groups):
     cols, (flat, out, length) = _wide_cols(xp, x, w.shape[2:], padding, dilation, groups)
     y = xp.matmul(w.reshape(groups, o // groups, -1), cols)   # (N, G, Og, L): one BLAS call per sample and group
     y = y.reshape(n, o, length)
-    y = _grid(xp, y, out, flat)
-    if given(b):
-        return xp.ascontiguousarray(y + b.reshape((o,) + (1,) * len(out)))   # the bias added as y is cropped
-    return xp.ascontiguousarray(y)
+    if given(b):   # the bias added on the wide product, one contiguous pass, before the crop copies it out
+        y = xp.add(y, b.reshape(o, 1), out=y) if b.dtype == y.dtype else y + b.reshape(o, 1)
+    return xp.ascontiguousarray(_grid(xp, y, out, flat))
 
 
 def _input_grad_wide(xp, g, w, xshape, padding, dilation, groups):
