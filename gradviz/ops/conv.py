@@ -164,9 +164,17 @@ def _input_grad_wide(xp, g, w, xshape, padding, dilation, groups):
     gw = _widen(xp, g, geometry).reshape(n, groups, o // groups, length)
     wt = w.reshape(groups, o // groups, -1).swapaxes(1, 2)                     # (G, Cg·K, Og)
     cols = xp.matmul(wt, gw).reshape(n, c, math.prod(k), length)               # (N, C, K, L)
-    acc = xp.zeros((n, c, math.prod(padded)), dtype=cols.dtype)
-    for t, start in enumerate(_tap_offsets(k, dilation, flat)):   # col2im: each tap adds its run back
-        acc[:, :, start:start + length] += cols[:, :, t]
+    # col2im: each tap adds its runs back, shifted by its offset. NumPy adds into a strided view at a
+    # quarter of its contiguous speed (32 against 8 µs for LeNet's 75,000 floats) but copies into one
+    # at full speed: each tap's runs are copied into zero-padded planes (N, C, P) and added to the whole
+    # batch at once, flat; what the shift carries past a plane's end is that padding, +0, which changes
+    # no sum (the accumulator, from +0, is never −0)
+    acc = xp.zeros(n * c * math.prod(padded), dtype=cols.dtype)
+    runs = xp.zeros((n, c, math.prod(padded)), dtype=cols.dtype)
+    whole = runs.reshape(-1)
+    for t, start in enumerate(_tap_offsets(k, dilation, flat)):
+        runs[:, :, :length] = cols[:, :, t]
+        acc[start:] += whole[:acc.size - start]
     return _crop(acc.reshape((n, c) + padded), [(p, p) for p in padding])
 
 
