@@ -120,35 +120,28 @@ def test_conv_on_an_empty_batch(padding):
         np.testing.assert_array_equal(a.grad.numpy(), b.grad.numpy())
 
 
-def test_im2col_buffer_is_per_thread_and_never_kept():
-    """The im2col matrix lives in a buffer each thread reuses: convolutions of different sizes run in
-    four threads at once give what they give one at a time, and no output or gradient shares the buffer."""
-    import threading
+
+@pytest.mark.parametrize("padding, dilation, groups", [(1, 1, 1), (0, 2, 2)])
+def test_im2col_in_chunks_gives_the_same_bits(monkeypatch, padding, dilation, groups):
+    """A stride-1 convolution makes its im2col matrix a few samples at a time: the output and both
+    gradients are the same bit for bit whatever the chunks."""
     from gradviz.ops import conv
 
-    rng = np.random.default_rng(11)
-    cases = [(rng.standard_normal((n, c, 9 + n, 8)), rng.standard_normal((4, c, k, k)))
-             for n, c, k in ((2, 3, 3), (3, 1, 5), (1, 2, 2), (4, 3, 1))]
+    rng = np.random.default_rng(12)
+    x, w = rng.standard_normal((7, 4, 9, 8)).astype(np.float32), rng.standard_normal((6, 4 // groups, 3, 3))
+    b = rng.standard_normal(6)
 
-    def run(x, w):
-        xs, ws = gradviz.tensor(x, requires_grad=True), gradviz.tensor(w, requires_grad=True)
-        y = F.conv2d(xs, ws, padding=1)
-        y.backward(gradviz.ones_like(y))
+    def run():
+        xs, ws = gradviz.tensor(x, requires_grad=True), gradviz.tensor(w.astype(np.float32), requires_grad=True)
+        y = F.conv2d(xs, ws, gradviz.tensor(b.astype(np.float32)), padding=padding, dilation=dilation, groups=groups)
+        y.backward(gradviz.tensor(rng.standard_normal(tuple(y.shape)).astype(np.float32)))
         return [y.detach().numpy(), xs.grad.numpy(), ws.grad.numpy()]
 
-    alone = [run(x, w) for x, w in cases]
-    together, shared = [None] * len(cases), []
-
-    def worker(i):
-        for _ in range(20):
-            together[i] = run(*cases[i])
-            shared.extend(np.shares_memory(a, conv._scratch.buf) for a in together[i])
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(len(cases))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert len(shared) == 20 * 3 * len(cases) and not any(shared)
-    for a, b in zip(alone, together):
-        for u, v in zip(a, b):
+    results = []
+    for chunk in (1, 30_000, 1 << 30):   # bytes: one sample per chunk, a few (2 or 5 here), all seven
+        monkeypatch.setattr(conv, "CHUNK_BYTES", chunk)
+        rng = np.random.default_rng(13)
+        results.append(run())
+    for other in results[1:]:
+        for u, v in zip(results[0], other):
             np.testing.assert_array_equal(u, v)
