@@ -255,14 +255,21 @@ def _max_pool_indices(a, k, s, p, d, ceil_mode):
     if a.dtype.kind == "f" and xp.isnan(best).any():   # NaN wins: the first NaN of the window
         has_nan, first_nan = _first_max(xp, xp.isnan(planes))
         tap = xp.where(has_nan, first_nan, tap)
-    # the winning tap's offset from its window's first corner, then the corner's flat position
+    # the winning tap's offset from its window's first corner, then the corner's flat position. NumPy
+    # reads a table of 4-byte integers five times faster than one of 8 (52 against 260 µs for LeNet's
+    # first pool), and adds the corners at full speed only along whole planes of one dtype (broadcast
+    # along each plane's short rows, or int32 meeting int64, it runs an inner loop per row)
     step = [math.prod(sizes[i + 1:]) for i in range(nd)]   # flat stride of each spatial axis
     offsets = xp.asarray([sum(t * dd * st for t, dd, st in zip(taps, d, step))
-                          for taps in itertools.product(*(range(kk) for kk in k))], dtype=np.int64)
+                          for taps in itertools.product(*(range(kk) for kk in k))],
+                         dtype=np.int32 if math.prod(padded.shape[-nd:]) < 2 ** 31 else np.int64)
     corner = 0
     for i, (o, ss, pp, st) in enumerate(zip(outs, s, p, step)):
-        corner = corner + ((xp.arange(o) * ss - pp) * st).reshape((-1,) + (1,) * (nd - 1 - i))
-    return (corner + xp.take(offsets, tap)).astype(np.int64, copy=False)
+        corner = corner + ((xp.arange(o, dtype=np.int64) * ss - pp) * st).reshape((-1,) + (1,) * (nd - 1 - i))
+    index = xp.take(offsets, tap).astype(np.int64)
+    rows = index.reshape(math.prod(tap.shape[:tap.ndim - nd]), math.prod(outs))   # a view, one row per plane
+    rows += corner.reshape(-1)
+    return index
 
 
 def max_pool(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False, nd=2):

@@ -8,6 +8,7 @@ import numpy as np
 
 from .core import given, shift_max
 from .op import Op
+from .reduce import sum_last
 
 
 # -- group norm: layer norm over each group of channels, then a per-channel affine map ---------------
@@ -96,7 +97,7 @@ def _probs(xp, q, k, mask, scale):
     if not xp.arrays:   # on Tensors (a create_graph backward records these steps)
         s = xp.matmul(q, xp.swapaxes(k, -1, -2)) * scale
         return xp.softmax(s if mask is None else s + mask, -1)
-    # on arrays each step is written into the fresh product (the same numbers as new arrays)
+    # on arrays each step is written into the fresh product (the row sums by BLAS)
     s = xp.matmul(q, xp.swapaxes(k, -1, -2))
     s *= scale
     if mask is not None:
@@ -105,7 +106,7 @@ def _probs(xp, q, k, mask, scale):
     with np.errstate(invalid="ignore"):
         s -= shift_max(s)
         e = xp.exp(s, out=s)
-        e /= e.sum(axis=-1, keepdims=True)
+        e /= sum_last(xp, e)
         return e
 
 
@@ -123,8 +124,8 @@ def _sdpa_vjp(xp, g, out, q, k, v, mask, scale, kept=None):
     if not xp.arrays:   # on Tensors (a create_graph backward records these steps)
         ds = p * (dp - xp.sum(dp * p, axis=-1, keepdims=True))
         return [xp.matmul(ds, k) * scale, xp.matmul(xp.swapaxes(ds, -1, -2), q) * scale, dv]
-    # on arrays each step is written into the fresh array the step before made (the same numbers)
-    dp -= xp.sum(dp * p, axis=-1, keepdims=True)
+    # on arrays each step is written into the fresh array the step before made (the row sums by BLAS)
+    dp -= sum_last(xp, dp * p)
     dp *= p
     dq = xp.matmul(dp, k)
     dq *= scale

@@ -10,6 +10,7 @@ from .core import given
 from .op import Op
 from .pointwise import LEAKY_RELU, _unary, quiet
 from .reduce import NORM, _count, _norm_forward as _p_norm_forward, _norm_vjp as _p_norm_vjp   # p-norms (pdist)
+from .reduce import sum_first, sum_last
 
 
 SELU_ALPHA = 1.6732632423543772848170429916717
@@ -100,12 +101,19 @@ LOGSIGMOID = _unary("log_sigmoid", "LogSigmoidBackward0", r"$c = \log \sigma($0)
 # the channel dim 1). With x̂ = (a − μ)·r, r = 1/√(var + ε), and ĝ = ḡ ⊙ w:
 #   ∂ℓ/∂a = r ⊙ (ĝ − mean ĝ − x̂ ⊙ mean(ĝ ⊙ x̂))   (means over the statistics' dims)
 #   ∂ℓ/∂w = Σ ḡ ⊙ x̂,  ∂ℓ/∂b = Σ ḡ               (sums over the other dims)
+def _sum_over(xp, a, axes):
+    """Σ over the statistics' dims, kept: layer norm's are the trailing ones (each row a product with ones)."""
+    if axes == tuple(range(a.ndim - len(axes), a.ndim)):
+        return sum_last(xp, a, len(axes))
+    return xp.sum(a, axis=axes, keepdims=True)
+
+
 def _stats(xp, a, axes, eps, mean, var):
     n = _count(a, axes)
     if mean is None:
-        mean = xp.sum(a, axis=axes, keepdims=True) / n
+        mean = _sum_over(xp, a, axes) / n
         d = a - mean
-        var = xp.sum(d * d, axis=axes, keepdims=True) / n
+        var = _sum_over(xp, d * d, axes) / n
     else:
         d = a - mean
     return d, 1 / xp.sqrt(var + eps), n
@@ -130,10 +138,10 @@ def _norm_vjp_input(xp, g, c, a, w, b, axes, pshape, eps, mean, var, kept=None):
     xh = d * r
     if kept is None or gh.dtype != xh.dtype:   # on Tensors (a create_graph backward records these steps),
         # or a gradient of another dtype: no writes in place
-        return r * (gh - xp.sum(gh, axis=axes, keepdims=True) / n - xh * (xp.sum(gh * xh, axis=axes, keepdims=True) / n))
+        return r * (gh - _sum_over(xp, gh, axes) / n - xh * (_sum_over(xp, gh * xh, axes) / n))
     # arrays: the same steps, each written into a fresh array made by the step before
-    out = gh - xp.sum(gh, axis=axes, keepdims=True) / n
-    xh *= xp.sum(gh * xh, axis=axes, keepdims=True) / n
+    out = gh - _sum_over(xp, gh, axes) / n
+    xh *= _sum_over(xp, gh * xh, axes) / n
     out -= xh
     out *= r
     return out
@@ -143,6 +151,8 @@ def _sum_to(xp, x, a, pshape, shape):
     """x summed over the dims that w and b broadcast along, in the parameter's shape."""
     lead = a.ndim - len(pshape)
     other = tuple(d for d in range(a.ndim) if d < lead or pshape[d - lead] == 1)
+    if other == tuple(range(lead)):   # layer norm's: the leading dims (a product of ones with the rows)
+        return xp.reshape(sum_first(xp, x, lead), tuple(shape))
     return xp.reshape(xp.sum(x, axis=other) if other else x, tuple(shape))
 
 

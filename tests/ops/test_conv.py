@@ -118,3 +118,30 @@ def test_conv_on_an_empty_batch(padding):
     t_y.sum().backward()
     for a, b in zip(ours, theirs):
         np.testing.assert_array_equal(a.grad.numpy(), b.grad.numpy())
+
+
+
+@pytest.mark.parametrize("padding, dilation, groups", [(1, 1, 1), (0, 2, 2)])
+def test_im2col_in_chunks_gives_the_same_bits(monkeypatch, padding, dilation, groups):
+    """A stride-1 convolution makes its im2col matrix a few samples at a time: the output and both
+    gradients are the same bit for bit whatever the chunks."""
+    from gradviz.ops import conv
+
+    rng = np.random.default_rng(12)
+    x, w = rng.standard_normal((7, 4, 9, 8)).astype(np.float32), rng.standard_normal((6, 4 // groups, 3, 3))
+    b = rng.standard_normal(6)
+
+    def run():
+        xs, ws = gradviz.tensor(x, requires_grad=True), gradviz.tensor(w.astype(np.float32), requires_grad=True)
+        y = F.conv2d(xs, ws, gradviz.tensor(b.astype(np.float32)), padding=padding, dilation=dilation, groups=groups)
+        y.backward(gradviz.tensor(rng.standard_normal(tuple(y.shape)).astype(np.float32)))
+        return [y.detach().numpy(), xs.grad.numpy(), ws.grad.numpy()]
+
+    results = []
+    for chunk in (1, 30_000, 1 << 30):   # bytes: one sample per chunk, a few (2 or 5 here), all seven
+        monkeypatch.setattr(conv, "CHUNK_BYTES", chunk)
+        rng = np.random.default_rng(13)
+        results.append(run())
+    for other in results[1:]:
+        for u, v in zip(results[0], other):
+            np.testing.assert_array_equal(u, v)
