@@ -12,7 +12,6 @@ that the round trip gives back exactly the frames it started from.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
 from itertools import accumulate
 
 # tags, runs of word characters (names, numbers), and the rest: the units a panel is compared in
@@ -41,9 +40,14 @@ class _Text:
     def index(self) -> dict:
         """(token, next token) -> the places it starts, in order: a copy starts where 2 tokens in a row match."""
         if self._index is None:
-            self._index = defaultdict(list)
+            index = self._index = {}
+            get = index.get
             for i, pair in enumerate(zip(self.tokens, self.tokens[1:])):
-                self._index[pair].append(i)
+                places = get(pair)
+                if places is None:
+                    index[pair] = [i]
+                else:
+                    places.append(i)
         return self._index
 
 
