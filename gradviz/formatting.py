@@ -7,6 +7,8 @@ integral float keeps its '.0' as PyTorch prints it.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
@@ -91,6 +93,6 @@ def short(p) -> str:
     """An edge label: values for up to 4 elements, the shape otherwise."""
     if p is None:
         return ""
-    if p.values is not None and p.values.size <= 4:
+    if math.prod(p.shape) <= 4 and p.values is not None:   # (a larger lazy preview is not read)
         return array(p.values)
     return shape(p.shape)

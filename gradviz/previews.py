@@ -48,6 +48,12 @@ class Preview:
             return cls(shape, dtype, dev, values=np.array(a, copy=True), stats=stats)
         return cls(shape, dtype, dev, stats=stats, thumb=block_means(af))
 
+    def extremes(self) -> tuple | None:
+        """(min, max) of a numeric tensor's values (what an edge's width reads), or None."""
+        if self.stats is None:
+            return None
+        return self.stats[0], self.stats[2]
+
     def to_json(self) -> dict:
         out: dict = {"shape": list(self.shape), "dtype": self.dtype, "device": self.device}
         if self.values is not None:

@@ -6,6 +6,8 @@ recorded Trace and change nothing of the user's, so an interrupted view leaves n
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from tqdm.auto import tqdm
 
 DELAY = 1.0    # seconds before a bar is shown
@@ -21,5 +23,19 @@ def progress(items, desc: str, total: int | None = None, unit: str = "step"):
     bar = tqdm(items, desc=desc, total=total, unit=unit, delay=DELAY, leave=False, dynamic_ncols=True)
     try:
         yield from bar
+    finally:
+        bar.close()
+
+
+@contextmanager
+def ticking(desc: str, total: int | None, unit: str = "step"):
+    """For work that reports its own items (a callback): a function to call once per item done, which
+    moves the same bar as `progress` (none for fewer than MIN_ITEMS); None when there is no bar."""
+    if total is not None and total < MIN_ITEMS:
+        yield None
+        return
+    bar = tqdm(desc=desc, total=total, unit=unit, delay=DELAY, leave=False, dynamic_ncols=True)
+    try:
+        yield bar.update
     finally:
         bar.close()

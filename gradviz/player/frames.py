@@ -79,8 +79,9 @@ def width_level(grad) -> int | None:
     1 to 6 by decades of max |g| (see WIDTH_LEVELS); None when the Preview holds no numbers."""
     if grad is None:
         return None
-    if grad.stats is not None:
-        biggest = max(abs(grad.stats[0]), abs(grad.stats[2]))
+    ends = grad.extremes()   # (a large lazy preview reads these alone, not its mean and heatmap)
+    if ends is not None:
+        biggest = max(abs(ends[0]), abs(ends[1]))
     elif grad.values is not None and getattr(grad.values, "size", 0) and grad.values.dtype.kind in "fiub":
         biggest = float(abs(grad.values.astype(float)).max())
     else:

@@ -110,8 +110,14 @@ def thumbnail(blocks: np.ndarray, scale: float) -> str:
     h, w = blocks.shape
     colours = levels(np.asarray(blocks), scale).ravel()
     cells = _cells(h, w)
-    body = "".join(f'<path class="gv-j{k}" d="{"".join(cells[c] for c in np.flatnonzero(colours == k).tolist())}"/>'
-                   for k in np.unique(colours).tolist())
+    # the cells grouped by colour, in order within each (one stable sort, not a scan per colour)
+    order = np.argsort(colours, kind="stable").tolist()
+    kinds, counts = np.unique(colours, return_counts=True)
+    parts, start = [], 0
+    for k, n in zip(kinds.tolist(), counts.tolist()):
+        parts.append(f'<path class="gv-j{k}" d="{"".join([cells[c] for c in order[start:start + n]])}"/>')
+        start += n
+    body = "".join(parts)
     px = 8 if max(w, h) <= 8 else 6
     return (f'<svg class="gv-thumb" viewBox="0 0 {w} {h}" width="{w * px}" height="{h * px}" '
             f'preserveAspectRatio="none" role="img" aria-label="heatmap">{body}</svg>')

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..bulk import bulk
 from ..origins import check_tensors, flat, is_trace, record
-from ..progress import MIN_ITEMS, progress
+from ..progress import progress, ticking
 from ..tracing import Trace
 from . import codeview, predict
 from .frames import Frame, FrameBuilder, state_at
@@ -261,15 +261,12 @@ def record_graph(tensors, names, draw_options: dict, jacobians: bool = False, wh
 
 
 def _run(run) -> Trace:
-    """The recording run to its end, step by step with a progress bar (a long backward shows it),
-    then closed: interrupted or not, every .grad is put back as it was."""
+    """The recording run to its end with a progress bar (a long backward shows it, counting the steps as
+    they run; torch's engine is never paused for it), then closed: interrupted or not, every .grad is
+    put back as it was."""
     try:
-        expected = sum(n.kind in ("op", "accumulate") for n in run.trace.nodes)
-        if expected < MIN_ITEMS:   # too short to show a bar: run it whole (torch's engine then never pauses)
-            run.run()
-        else:
-            for _ in progress(iter(run.step, None), "backward", total=expected):
-                pass
+        with ticking("backward", sum(n.kind in ("op", "accumulate") for n in run.trace.nodes)) as tick:
+            run.run(tick)
     finally:
         run.close()
     return run.trace

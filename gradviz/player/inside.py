@@ -130,7 +130,11 @@ class Inside:
     """What a page needs to open its folded boxes: `boxes` {box id: {"svg", "mid", "title"}} and
     `frames`, the frames inside them; each folded frame that can be opened gets `inner` = (start,
     stop), its stretch of `frames`. `names`: what the page's find looks through, [text, node id, the
-    box the node is folded into or ""] for every node (a parameter's name, a tensor's, an op's type)."""
+    box the node is folded into or ""] for every node (a parameter's name, a tensor's, an op's type).
+
+    Which frames open where is settled at once; the boxes are laid out (Graphviz, once per box) and
+    their frames made when `boxes` or `frames` is first read: by the page, not by an animation that
+    is only stepped through, exported as a GIF or never shown."""
 
     def __init__(self, trace: Trace, raw: list, folded: list, owners: dict, titles: dict, draw_options: dict,
                  layouts: dict | None = None):
@@ -140,44 +144,68 @@ class Inside:
             if box in titles and ident in ids:
                 members.setdefault(box, set()).add(ident)
         runs = _chosen([f for f in folded if f.source is not None and f.node in members])
-        drawn = {}
-        self.boxes: dict = {}
-        layouts = {} if layouts is None else layouts   # box id -> its Stage, kept by a caller that asks again
-        for box in dict.fromkeys(f.node for f in runs):
-            if box not in layouts:
-                opts = {**draw_options, "max_nodes": None, "collapse": False}
-                layouts[box] = Stage(Diagram(sub_trace(trace, members[box]), options(**opts)).svg())
-            drawn[box], self.boxes[box] = layouts[box], {"svg": layouts[box].svg, "title": titles[box]}
-        self.frames: list = []
-        state, widths, done = {}, {}, -1
+        start = 0
+        for f in runs:   # a run's frames inside, one per step it folds, follow the runs before it
+            f.inner = (start, start + f.source[1] - f.source[0] + 1)
+            start = f.inner[1]
+        self.names = _names(trace, owners, titles, dict.fromkeys(f.node for f in runs))
+        self._made: tuple | None = None
+        self._inputs = (trace, raw, runs, members, titles, draw_options, {} if layouts is None else layouts)
+
+    @property
+    def boxes(self) -> dict:
+        return self._make()[0]
+
+    @property
+    def frames(self) -> list:
+        return self._make()[1]
+
+    def _make(self) -> tuple:
+        """(boxes, frames), made once."""
+        if self._made is None:
+            self._made = _opened(*self._inputs)
+            self._inputs = None
+        return self._made
+
+
+def _opened(trace: Trace, raw: list, runs: list, members: dict, titles: dict, draw_options: dict,
+            layouts: dict) -> tuple:
+    """(boxes, frames) of an Inside: each box that opens laid out (into `layouts`, box id -> its Stage,
+    kept by a caller that asks again), and the frames inside the boxes, in the order of `runs`."""
+    drawn, boxes = {}, {}
+    for box in dict.fromkeys(f.node for f in runs):
+        if box not in layouts:
+            opts = {**draw_options, "max_nodes": None, "collapse": False}
+            layouts[box] = Stage(Diagram(sub_trace(trace, members[box]), options(**opts)).svg())
+        drawn[box], boxes[box] = layouts[box], {"svg": layouts[box].svg, "title": titles[box]}
+    frames: list = []
+    state, widths, done = {}, {}, -1
+    for f in runs:
+        first, last = f.source
+        for k in range(done + 1, first):
+            state.update(raw[k].changes)
+            widths.update(raw[k].widths)
+        shown = drawn[f.node].kinds
+        for k in range(first, last + 1):
+            state.update(raw[k].changes)
+            widths.update(raw[k].widths)
+            # the first frame inside carries the whole state there (of what the box draws); the
+            # others what changed
+            changes, wide = ((raw[k].changes, raw[k].widths) if k > first
+                             else (_of(state, shown), _of(widths, shown)))
+            frames.append(Frame(len(frames), raw[k].phase, raw[k].step, raw[k].node,
+                                {i: s for i, s in changes.items() if i in shown},
+                                {i: t for i, t in raw[k].labels.items() if i in shown},
+                                widths={i: w for i, w in wide.items() if i in shown},
+                                span=raw[k].span).with_panel_of(raw[k]))
+        done = last
+    for box, stage in drawn.items():
+        lengths: dict = {}
         for f in runs:
-            first, last = f.source
-            for k in range(done + 1, first):
-                state.update(raw[k].changes)
-                widths.update(raw[k].widths)
-            shown = drawn[f.node].kinds
-            start = len(self.frames)
-            for k in range(first, last + 1):
-                state.update(raw[k].changes)
-                widths.update(raw[k].widths)
-                # the first frame inside carries the whole state there (of what the box draws); the
-                # others what changed
-                changes, wide = ((raw[k].changes, raw[k].widths) if k > first
-                                 else (_of(state, shown), _of(widths, shown)))
-                self.frames.append(Frame(len(self.frames), raw[k].phase, raw[k].step, raw[k].node,
-                                         {i: s for i, s in changes.items() if i in shown},
-                                         {i: t for i, t in raw[k].labels.items() if i in shown},
-                                         widths={i: w for i, w in wide.items() if i in shown},
-                                         span=raw[k].span).with_panel_of(raw[k]))
-            done = last
-            f.inner = (start, len(self.frames))
-        self.names = _names(trace, owners, titles, self.boxes)
-        for box, stage in drawn.items():
-            lengths: dict = {}
-            for f in runs:
-                if f.node == box:
-                    for inner in self.frames[f.inner[0]:f.inner[1]]:
-                        for k, text in inner.labels.items():
-                            lengths[k] = max(lengths.get(k, 0), len(text))
-            self.boxes[box]["mid"] = {k: [round(x, 1), round(y, 1), 1 if left else 0]
-                                      for k, (x, y, left) in stage.place(lengths, only=lengths).items()}
+            if f.node == box:
+                for inner in frames[f.inner[0]:f.inner[1]]:
+                    for k, text in inner.labels.items():
+                        lengths[k] = max(lengths.get(k, 0), len(text))
+        boxes[box]["mid"] = {k: [round(x, 1), round(y, 1), 1 if left else 0]
+                             for k, (x, y, left) in stage.place(lengths, only=lengths).items()}
+    return boxes, frames

@@ -16,34 +16,62 @@ from itertools import accumulate
 
 # tags, runs of word characters (names, numbers), and the rest: the units a panel is compared in
 _TOKEN = re.compile(r"<[^>]*>|[\w.\-+]+|[^<\w.\-+]+")
-_GRAM = 2           # a copy starts where 2 tokens in a row match
 _MIN_COPY = 12      # characters: a shorter copy costs more than it saves ("1234,56," against the text)
 _CANDIDATES = 4     # base positions tried per start (the most recent first)
 _ASTRAL = re.compile("[\U00010000-\U0010FFFF]")   # characters JavaScript counts as two
 _STRIDE = 16        # tokens compared at once while a copy goes on
 
 
-def _tokens(text: str) -> list:
-    return _TOKEN.findall(text)
+class _Text:
+    """A panel cut into tokens once, whether it is packed or is the base others are packed against."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.tokens = _TOKEN.findall(text)
+        self._starts = self._index = None
+
+    def starts(self) -> list:
+        """Where each token starts, in UTF-16 code units (what JavaScript counts), and the end."""
+        if self._starts is None:
+            size = _units if _ASTRAL.search(self.text) else len
+            self._starts = list(accumulate(map(size, self.tokens), initial=0))
+        return self._starts
+
+    def index(self) -> dict:
+        """(token, next token) -> the places it starts, in order: a copy starts where 2 tokens in a row match."""
+        if self._index is None:
+            index = self._index = {}
+            get = index.get
+            for i, pair in enumerate(zip(self.tokens, self.tokens[1:])):
+                places = get(pair)
+                if places is None:
+                    index[pair] = [i]
+                else:
+                    places.append(i)
+        return self._index
 
 
 def encode(text: str, base: str) -> list:
     """`text` as pieces against `base`: strings are new text, a pair of ints (start, length) copies base."""
-    b, t = _tokens(base), _tokens(text)
-    # where each base token starts, in UTF-16 code units (what JavaScript counts)
-    starts = list(accumulate(map(_units if _ASTRAL.search(base) else len, b), initial=0))
-    index: dict = {}
-    for i, gram in enumerate(zip(*(b[k:] for k in range(_GRAM)))):
-        index.setdefault(gram, []).append(i)
+    return _encode(_Text(text).tokens, _Text(base))
+
+
+def _encode(t: list, base: _Text) -> list:
+    """The tokens `t` as pieces against `base` (encode)."""
+    b, starts, index = base.tokens, base.starts(), base.index()
     out: list = []
     literal: list = []
     nb, nt = len(b), len(t)
     j, follow = 0, 0            # follow: where the last copy ended in base (panels line up, so try it first)
     while j < nt:
         best, best_len = -1, 0
-        tried = index.get(tuple(t[j:j + _GRAM]), [])
+        tried = index.get((t[j], t[j + 1]), []) if j + 1 < nt else []
         for i in ([follow] if follow < nb and b[follow] == t[j] else []) + tried[-_CANDIDATES:]:
             n, most = 0, min(nt - j, nb - i)
+            if best_len:   # only a longer copy counts: one that matches the best one's length and one more
+                if most <= best_len or b[i:i + best_len + 1] != t[j:j + best_len + 1]:
+                    continue
+                n = best_len + 1
             while n + _STRIDE <= most and b[i + n:i + n + _STRIDE] == t[j + n:j + n + _STRIDE]:
                 n += _STRIDE   # (lists compared in C: panels that line up match for hundreds of tokens)
             while n < most and b[i + n] == t[j + n]:
@@ -96,11 +124,15 @@ def pack(frames: list) -> list:
     previous frame."""
     out: list = []
     last_of_kind: dict = {}
+    texts: dict = {}   # each panel tokenised once, then kept while it can be a base: while last of its kind
     for k, frame in enumerate(frames):
         text = frame.get("h", "")
+        texts[k] = _Text(text)
         kind = _kind(frame)
-        b = last_of_kind.get(kind, k - 1)
-        best = (b, encode(text, frames[b].get("h", ""))) if b >= 0 else None
+        b = last_of_kind.get(kind, k - 1)   # (the previous frame is the last of its own kind)
+        best = (b, _encode(texts[k].tokens, texts[b])) if b >= 0 else None
+        if kind in last_of_kind:
+            del texts[last_of_kind[kind]]
         last_of_kind[kind] = k
         packed = {key: value for key, value in frame.items() if key != "h"}
         if best is not None and _size(best[1]) < len(text):

@@ -72,7 +72,7 @@ def payload(trace: Trace, steps=None) -> dict:
             continue
         sends = []
         for edge_id, flow, *_ in step.flows:
-            if flow is None or flow.values is None or math.prod(flow.shape) > LIMIT or edge_id not in edges:
+            if flow is None or math.prod(flow.shape) > LIMIT or flow.values is None or edge_id not in edges:
                 continue
             edge = edges[edge_id]
             sends.append({"to": _tensor(trace, edge.src), "slot": edge.slot, "shape": list(flow.shape),

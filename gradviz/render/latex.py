@@ -95,9 +95,11 @@ def _identifier(text: str) -> str:
 _CLAUSE = re.compile(r":\\; |,\\quad |,\\ ")
 
 
-def _top_level(latex: str, separator: re.Pattern):
-    """Each match of `separator` outside braces, \\left…\\right and \\begin…\\end, in order."""
-    depth, k = 0, 0
+@lru_cache(maxsize=4096)
+def _top_level(latex: str, separator: re.Pattern) -> tuple:
+    """(start, end) of each match of `separator` outside braces, \\left…\\right and \\begin…\\end, in
+    order. Kept: it reads a character at a time, and every panel of a kind asks it of one formula."""
+    depth, k, found = 0, 0, []
     while k < len(latex):
         if latex[k] == "{" or latex.startswith((r"\left", r"\begin"), k):
             depth += 1
@@ -106,18 +108,19 @@ def _top_level(latex: str, separator: re.Pattern):
         elif depth == 0:
             m = separator.match(latex, k)
             if m:
-                yield m
+                found.append((m.start(), m.end()))
                 k = m.end()
                 continue
         k += 1
+    return tuple(found)
 
 
 def clauses(latex: str) -> list:
     """[(LaTeX, the punctuation after it)] split at the top-level clause breaks."""
     out, start = [], 0
-    for m in _top_level(latex, _CLAUSE):
-        out.append((latex[start:m.start()], latex[m.start()]))
-        start = m.end()
+    for first, end in _top_level(latex, _CLAUSE):
+        out.append((latex[start:first], latex[first]))
+        start = end
     out.append((latex[start:], ""))
     return [(piece, sep) for piece, sep in out if piece.strip()] or [(latex, "")]
 
@@ -129,9 +132,9 @@ def where_split(latex: str) -> tuple:
     """(the formula, its definitions) split at the first top-level `,\\; `: a VJP such as
     `r \\odot (\\hat{g} - ...),\\; \\hat{g} = \\bar{g} \\odot w` defines its helpers after it, and the
     panel writes them after the values, as "where ĝ = ḡ ⊙ w"; (latex, "") when it defines nothing."""
-    for m in _top_level(latex, _DEFINES):
-        if latex[:m.start()].strip():
-            return latex[:m.start()], latex[m.end():]
+    for first, end in _top_level(latex, _DEFINES):
+        if latex[:first].strip():
+            return latex[:first], latex[end:]
     return latex, ""
 
 
@@ -155,9 +158,9 @@ def mathml_clauses(latex: str, names: tuple = ()) -> str:
         if len(unicode(piece, names)) <= WIDE_CLAUSE:
             return box(piece, sep)
         sides, start = [], 0
-        for m in _top_level(piece, _EQUALS):
-            sides.append(piece[start:m.start()] + " =")
-            start = m.end()
+        for first, end in _top_level(piece, _EQUALS):
+            sides.append(piece[start:first] + " =")
+            start = end
         sides.append(piece[start:])
         if len(sides) == 1 or not all(side.strip(" =") for side in sides):
             return box(piece, sep)

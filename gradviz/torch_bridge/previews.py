@@ -5,7 +5,9 @@ through NumPy (a torch call costs more than the arithmetic); a large one, or one
 is reduced by torch where it is, and only the 16×16 sums and two numbers cross to the host.
 
 A recording previews lazily (`Previews`): its LazyPreviews hold their tensor and read it when a
-view first asks for values, so a backward recorded and never looked at costs no reduction at all."""
+view first asks for values, so a backward recorded and never looked at costs no reduction at all.
+A view that needs only a gradient's extremes (an edge's width) reads them alone, one pass; the mean
+and the heatmap wait for a view that shows them (a step panel)."""
 from __future__ import annotations
 
 import threading
@@ -22,8 +24,9 @@ from .support import device_name, dtype_name, torch_module
 _NUMPY_MAX = 8192
 
 
-def preview(tensor, limit: int = PREVIEW_MAX) -> Preview | None:
-    """A Preview of a torch tensor, taken now (later in-place updates do not change it)."""
+def preview(tensor, limit: int = PREVIEW_MAX, ends: tuple | None = None) -> Preview | None:
+    """A Preview of a torch tensor, taken now (later in-place updates do not change it). ends: the
+    tensor's (min, max) as `_extremes` found them, where it has not changed since."""
     if tensor is None:
         return None
     torch = torch_module()
@@ -38,12 +41,32 @@ def preview(tensor, limit: int = PREVIEW_MAX) -> Preview | None:
             return Preview(shape, dtype, device, values=values, stats=_small_stats(values))
         if t.is_complex() or n == 0:
             return Preview(shape, dtype, device)
-        x = t if t.dtype in (torch.float32, torch.float64) else t.to(torch.float32)
-        if x.device.type == "cpu" and n <= _NUMPY_MAX:
-            x = _numpy(torch, x)   # a view of the same memory: nothing copied
-        return Preview(shape, dtype, device, None, *_summary(x))
+        return Preview(shape, dtype, device, None, *_summary(_summed(torch, t), ends))
     except (RuntimeError, TypeError):   # a tensor subclass with no data to read (fake, functional)
         return Preview(shape, dtype, device)
+
+
+def _extremes(tensor) -> tuple | None:
+    """(min, max) of a tensor that preview() summarises (more than PREVIEW_MAX real numbers), as its
+    stats will say them, read in one pass; None for any other tensor (preview it whole: a small one
+    costs less than a second look)."""
+    torch = torch_module()
+    t = tensor.detach()
+    if t.is_meta or t.layout != torch.strided or t.numel() <= PREVIEW_MAX or t.is_complex():
+        return None
+    try:
+        return _ends(_summed(torch, t))
+    except (RuntimeError, TypeError):   # no data to read: preview() says so
+        return None
+
+
+def _summed(torch, t):
+    """The large real tensor `t` as _summary reads it: float32 or float64, a NumPy view where NumPy's
+    reductions cost less than torch's call."""
+    x = t if t.dtype in (torch.float32, torch.float64) else t.to(torch.float32)
+    if x.device.type == "cpu" and t.numel() <= _NUMPY_MAX:
+        x = _numpy(torch, x)   # a view of the same memory: nothing copied
+    return x
 
 
 def _numpy(torch, t) -> np.ndarray:
@@ -68,12 +91,17 @@ def _small_stats(values: np.ndarray) -> tuple | None:
     return (float(v.min()), float(v.sum()) / v.size, float(v.max()))   # sum / size: np.mean costs more here
 
 
-def _summary(x) -> tuple:
-    """((min, mean, max), block means) of a large tensor (a NumPy view, or a torch tensor off the CPU)."""
+def _ends(x) -> tuple:
+    """(min, max) of `x` (a NumPy array or a torch tensor)."""
     if isinstance(x, np.ndarray):
-        low, high = float(x.min()), float(x.max())
-    else:
-        low, high = (float(v) for v in torch_module().aminmax(x))
+        return float(x.min()), float(x.max())
+    return tuple(float(v) for v in torch_module().aminmax(x))
+
+
+def _summary(x, ends: tuple | None = None) -> tuple:
+    """((min, mean, max), block means) of a large tensor (a NumPy view, or a torch tensor where torch
+    reduces faster); ends: its (min, max), where already read."""
+    low, high = _ends(x) if ends is None else ends
     if not (np.isfinite(low) and np.isfinite(high)):   # NaN or inf somewhere: block_means skips them
         a = (x if isinstance(x, np.ndarray) else x.cpu().numpy()).astype(np.float64)
         with np.errstate(all="ignore"):
@@ -138,7 +166,8 @@ class LazyPreview(Preview):
     the same fields, equal to `preview(tensor)` taken at once, unless the tensor was written in
     place meanwhile (its version counter moved, or a sample of its values changed: a write
     through `.data` moves no counter); then the preview keeps only shape, dtype and device,
-    never a later value. The tensor is held until then."""
+    never a later value. The tensor is held until then: `extremes()` (an edge's width) reads a
+    large tensor's min and max and holds it on for the mean and the heatmap."""
 
     values = _lazy_field("values")
     stats = _lazy_field("stats")
@@ -161,18 +190,39 @@ class LazyPreview(Preview):
             self._fill()
         return dict(self.__dict__)
 
+    def extremes(self) -> tuple | None:
+        """(min, max), as `stats` will say them: a large tensor's read alone (the mean and the heatmap
+        wait for a view that shows them), a small one's preview made whole."""
+        with _FILLING:
+            source = self.__dict__.get("_source")
+            if source is not None and "_ends" not in self.__dict__:
+                ends = _extremes(source[0]) if _unchanged(*source) else None
+                if ends is None:   # small, not summarised, or written since: the whole preview now
+                    self._fill_now()
+                else:
+                    self.__dict__["_ends"] = ends
+            if self.__dict__.get("_source") is not None:
+                return self.__dict__["_ends"]
+        return Preview.extremes(self)
+
     def _fill(self) -> None:
         with _FILLING:   # one thread reads the tensor; another asking meanwhile waits for its fields
-            source = self.__dict__.get("_source")
-            if source is None:
-                return
-            tensor, version, sample = source
-            full = None
-            if tensor._version == version and (sample is None or _sample(tensor) == sample):
-                full = preview(tensor)
-            self.__dict__.update(values=getattr(full, "values", None), stats=getattr(full, "stats", None),
-                                 thumb=getattr(full, "thumb", None))
-            del self.__dict__["_source"]   # last: the fields are there before anyone stops waiting
+            self._fill_now()
+
+    def _fill_now(self) -> None:
+        source = self.__dict__.get("_source")
+        if source is None:
+            return
+        ends = self.__dict__.pop("_ends", None)
+        full = preview(source[0], ends=ends) if _unchanged(*source) else None
+        self.__dict__.update(values=getattr(full, "values", None), stats=getattr(full, "stats", None),
+                             thumb=getattr(full, "thumb", None))
+        del self.__dict__["_source"]   # last: the fields are there before anyone stops waiting
+
+
+def _unchanged(tensor, version: int, sample: bytes | None) -> bool:
+    """Whether a held tensor still has the values it was held for (see LazyPreview)."""
+    return tensor._version == version and (sample is None or _sample(tensor) == sample)
 
 
 def _sample(tensor) -> bytes | None:

@@ -307,12 +307,13 @@ class _Session:
     def receive(self):
         return self.worker.outbox.get()
 
-    def run_through(self) -> tuple:
+    def run_through(self, tick=None) -> tuple:
         """The whole backward on this thread, never paused (no worker to start and wake for each node):
         (the raw steps in the order torch ran their nodes, then ("done", None) or ("error", torch's
-        exception))."""
+        exception)). tick: called as each node has run (a progress bar's update)."""
         backlog: list = []
-        self.hooks = _Hooks(self.origin, self.roots, self.grads, backlog.append, _go_on, _never, self.jacobians,
+        send = backlog.append if tick is None else (lambda raw: (backlog.append(raw), tick()))
+        self.hooks = _Hooks(self.origin, self.roots, self.grads, send, _go_on, _never, self.jacobians,
                             paused=False)
         try:
             torch_module().autograd.backward(self.roots, grad_tensors=self.gradient, retain_graph=self.retain_graph)
@@ -400,16 +401,18 @@ class TorchRecording(Recording):
         self._take(self._session.receive())   # the next node waited at, or the end
         return self.trace.steps[-1]
 
-    def run(self) -> Trace:
+    def run(self, tick=None) -> Trace:
         try:
             if not self.finished and not self._session.closed:
                 if self._session.worker is None:
-                    backlog, final = self._session.run_through()
+                    backlog, final = self._session.run_through(tick)
                 else:
                     self._session.worker.inbox.put("run")
                     worker = self._session.worker
                     final = self._session.receive()   # done, or torch's error: every step before it is in the backlog
                     backlog = worker.backlog
+                    for _ in backlog if tick is not None else ():
+                        tick()
                 if self.trace.built():
                     for raw in backlog:
                         self._take(("step", raw))

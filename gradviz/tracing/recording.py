@@ -43,11 +43,15 @@ class Recording:
                 return self.trace.steps[-1]
         return None
 
-    def run(self) -> Trace:
-        """Run the backward to its end, close the recording and return the Trace."""
+    def run(self, tick=None) -> Trace:
+        """Run the backward to its end, close the recording and return the Trace. tick: called once
+        for each step run (a progress bar's update)."""
         try:
             while not self.finished:
+                count = len(self.trace.steps)
                 self._next()
+                if tick is not None and len(self.trace.steps) > count:
+                    tick()
         finally:
             self.close()
         return self.trace
@@ -166,7 +170,9 @@ class EngineRecording(Recording):
             self._backward = None
             raise
 
-    def run(self) -> Trace:
+    def run(self, tick=None) -> Trace:
+        if tick is not None:   # the engine's own run reports no steps: one at a time, each counted
+            return super().run(tick)
         try:
             if not self.finished:
                 with self.recorder:

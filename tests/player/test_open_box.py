@@ -9,7 +9,7 @@ import gradviz
 from gradviz.player import animate
 from gradviz.player.frames import state_at
 from gradviz.player.inside import PAGE_STEPS, RUN_STEPS, expand, sub_trace
-from gradviz.render import Diagram, options, plan
+from gradviz.render import Diagram, backends, options, plan
 from gradviz.render.collapse import count_nodes
 
 EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "gpt.py"
@@ -238,3 +238,22 @@ def test_a_folded_band_names_a_dozen_grads_it_wrote_and_counts_the_others():
     frame = next(f for f in anim.frames if f.node == band.id and f.phase == "backward")
     text = frame.to_json()["h"]
     assert text.count(".grad (") == WROTE_SHOWN and f"and {len(written) - WROTE_SHOWN:,} more" in text
+
+
+def test_the_boxes_are_laid_out_when_the_page_reads_them(monkeypatch):
+    """animate() settles which frames open where; Graphviz lays each box out only when the page (or
+    `inside.boxes`, `inside.frames`) is first read, and once."""
+    unfolded = animate(layered(), max_nodes=None, collapse=False)
+    layouts = []
+    real = backends.render_svg
+    monkeypatch.setattr(backends, "render_svg", lambda source, *a, **k: layouts.append(source) or real(source, *a, **k))
+    folded = animate(unfolded.trace, collapse="scopes")
+    assert len(layouts) == 1   # the page's own layout
+    runs = [f for f in folded.frames if f.inner]   # each run's frames inside follow the runs before it
+    assert runs and [f.inner[0] for f in runs] == [0, *(f.inner[1] for f in runs[:-1])]
+    assert all(f.inner[1] - f.inner[0] == f.source[1] - f.source[0] + 1 for f in runs)
+    data = folded.data()
+    assert len(layouts) == 1 + 3 and set(data["boxes"]) == set(folded.inside.boxes) == {f.node for f in runs}
+    assert runs[-1].inner[1] == len(folded.inside.frames) == len(data["inner"])
+    folded.html()
+    assert len(layouts) == 4

@@ -84,3 +84,18 @@ def test_offsets_count_what_the_browser_counts():
     # in code units "𝔼" is two long: a copy that skips it starts at 2 (JavaScript) not 1 (Python)
     tail = encode("<td>same stretch of text</td>", base)
     assert tail == [3, len("<td>same stretch of text</td>")]
+
+
+def test_packing_frames_cuts_each_panel_once_and_encodes_as_encode_does():
+    """pack() keeps each panel's tokens while it can still be a base; the pieces are encode()'s."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        frames = [f.to_json() for f in animation(next(iter(PROGRAMS))).frames]
+    kinds, last, packed_frames = [re.sub(r"\d+", "", f.get("t", "")) for f in frames], {}, pack(frames)
+    assert sum("H" in f for f in packed_frames) > 1 and len(set(kinds)) > 1
+    for k, (frame, packed) in enumerate(zip(frames, packed_frames)):
+        b = last.get(kinds[k], k - 1)
+        last[kinds[k]] = k
+        if "H" in packed:
+            assert packed["b"] == b and packed["H"] == encode(frame["h"], frames[b]["h"])
+

@@ -51,6 +51,19 @@ def test_large_tensor_is_a_heatmap_with_shape_and_range_and_expands_to_the_grid(
     assert 'class="gv-j-2"' in html and 'class="gv-j4"' in html
 
 
+def test_a_heatmap_draws_each_cell_once_in_the_path_of_its_colour_in_order():
+    blocks = np.random.default_rng(0).standard_normal((16, 12))
+    blocks[3, 4], blocks[0, 0] = 0.0, np.nan
+    svg = grids.thumbnail(blocks, 2.0)
+    paths = re.findall(r'<path class="gv-j(-?\d)" d="([^"]*)"/>', svg)
+    levels = grids.levels(blocks, 2.0)
+    assert [int(k) for k, _ in paths] == sorted(set(levels.ravel().tolist()))   # one path a colour, in order
+    for k, d in paths:
+        drawn = [(int(i), int(j)) for j, i in re.findall(r"M(\d+) (\d+)h1v1h-1z", d)]
+        assert drawn == [tuple(c) for c in np.argwhere(levels == int(k)).tolist()]   # row by row
+    assert sum(len(re.findall("M", d)) for _, d in paths) == blocks.size
+
+
 def test_a_preview_of_a_large_tensor_is_its_heatmap_and_range():
     from gradviz.previews import Preview
     a = np.linspace(-1.0, 2.0, 600).reshape(300, 2)

@@ -6,8 +6,9 @@ from gradviz import progress as progress_module
 from gradviz.player import animate, explain
 
 
-def chain(ops: int):
-    x = gradviz.randn(4, requires_grad=True)
+def chain(ops: int, lib=gradviz):
+    """x and the sum of x multiplied `ops` times (by gradviz, or by torch when lib=torch)."""
+    x = lib.randn(4, requires_grad=True)
     y = x
     for _ in range(ops):
         y = y * 1.001

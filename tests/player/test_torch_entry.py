@@ -16,8 +16,11 @@ nn = torch.nn
 F = torch.nn.functional
 
 import gradviz  # noqa: E402
+from gradviz import progress as progress_module  # noqa: E402
 from gradviz.naming import parameter_name  # noqa: E402
 from gradviz.origins import record  # noqa: E402
+from gradviz.torch_bridge import stepping  # noqa: E402
+from tests.player.test_progress import chain  # noqa: E402
 from tests.support.torch_models import MODELS as real_models, torch_walk  # noqa: E402
 
 pytestmark = pytest.mark.torch
@@ -248,3 +251,38 @@ def test_caller_variables_name_torch_tensors_by_gradviz_rule():
     torch_given, _ = leaves(torch, names={})
     gradviz_given, _ = leaves(gradviz, names={})
     assert "w" not in torch_given and "w" not in gradviz_given
+
+
+def test_a_long_torch_animation_shows_its_progress_without_pausing_torch(monkeypatch, capsys):
+    """The bar counts torch's nodes as they run: its engine runs through on this thread, no worker."""
+    monkeypatch.setattr(progress_module, "DELAY", 0.0)
+    x, loss = chain(progress_module.MIN_ITEMS + 10, torch)
+    x.grad = torch.ones(4)
+    before = x.grad
+    started = []   # a worker thread, to pause torch's engine between nodes: none
+    start = stepping._Session.start
+    monkeypatch.setattr(stepping._Session, "start", lambda self, free: started.append(free) or start(self, free))
+    anim = gradviz.animate(loss, max_nodes=None)
+    assert "backward" in capsys.readouterr().err and started == []
+    assert len(anim.steps) == progress_module.MIN_ITEMS + 12   # every Mul, the Sum, x's AccumulateGrad
+    assert x.grad is before and x.grad.tolist() == [1.0] * 4   # put back as it was
+    loss.backward()
+    assert torch.allclose(x.grad, 1.0 + torch.full((4,), 1.001) ** (progress_module.MIN_ITEMS + 10))
+
+
+def test_a_torch_animation_interrupted_in_its_backward_puts_every_grad_back():
+    x, loss = chain(progress_module.MIN_ITEMS + 10, torch)
+    w = torch.ones(4, requires_grad=True)
+    w.grad = torch.full((4,), 5.0)
+    before = w.grad
+    ran = []
+
+    def halt(grad):   # x is reached last, after w's .grad was added to (w's branch was made later)
+        ran.append(w.grad.tolist())
+        raise KeyboardInterrupt
+    x.register_hook(halt)
+    with pytest.raises(KeyboardInterrupt):
+        gradviz.animate((w * 2).sum() + loss, max_nodes=None)
+    assert ran == [[7.0] * 4]
+    assert w.grad is before and w.grad.tolist() == [5.0] * 4 and x.grad is None
+    assert not any(t.name == "gradviz torch backward" for t in threading.enumerate())

@@ -9,6 +9,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+import gradviz  # noqa: E402
+from gradviz.player.frames import FrameBuilder  # noqa: E402
 from gradviz.previews import Preview  # noqa: E402
 from gradviz.records import from_json, to_json  # noqa: E402
 from gradviz.torch_bridge import record_torch, trace_from_torch  # noqa: E402
@@ -111,3 +113,63 @@ def test_a_tensor_with_no_strided_data_is_described_by_its_shape_at_once():
     for t in (sparse, meta):
         p = Previews().of(t)
         assert not isinstance(p, LazyPreview) and p.shape == tuple(t.shape) and p.values is None
+
+
+@pytest.mark.parametrize("make", [lambda: torch.randn(3, 100), lambda: torch.randn(500, 300),
+                                  lambda: torch.randn(4, 128, 38).to(torch.float16),
+                                  lambda: torch.randint(-5, 9, (40, 40)), lambda: torch.randn(200) > 0])
+def test_a_large_tensors_extremes_are_read_alone_and_are_its_stats_ends(make):
+    """An edge's width reads a gradient's extremes only: a large tensor's mean and heatmap wait for a
+    view that shows them, and, read later, agree with the extremes and with a preview taken at once."""
+    t = make()
+    lazy = Previews().of(t)
+    ends = lazy.extremes()
+    assert "_source" in lazy.__dict__ and "thumb" not in lazy.__dict__   # the heatmap is not read yet
+    _same(lazy, preview(t))
+    assert ends == (lazy.stats[0], lazy.stats[2]) == lazy.extremes()
+
+
+@pytest.mark.parametrize("values", [[1.0, float("nan")] * 50, [float("-inf"), 2.0, 3.0] * 30])
+def test_extremes_of_non_finite_values_are_the_stats_ends(values):
+    t = torch.tensor(values)
+    lazy = Previews().of(t)
+    ends = lazy.extremes()
+    at_once = preview(t)
+    assert np.array_equal(lazy.stats, at_once.stats, equal_nan=True) and np.array_equal(lazy.thumb, at_once.thumb)
+    assert np.array_equal(ends, (lazy.stats[0], lazy.stats[2]), equal_nan=True)
+
+
+def test_a_small_tensor_is_previewed_whole_when_its_extremes_are_asked():
+    t = torch.tensor([[-3.0, 2.0], [0.5, 1.0]])
+    lazy = Previews().of(t)
+    assert lazy.extremes() == (-3.0, 2.0) and "_source" not in lazy.__dict__
+    assert np.array_equal(lazy.values, t.numpy())
+
+
+def test_a_tensor_written_after_its_extremes_keeps_its_shape_alone():
+    """The extremes were true when read; the heatmap asked after a write shows nothing later."""
+    w = torch.nn.Parameter(torch.randn(30, 30))
+    lazy = Previews().of(w, sample=True)
+    assert lazy.extremes() == tuple(float(v) for v in torch.aminmax(w.detach()))
+    with torch.no_grad():
+        w.mul_(2.0)
+    assert lazy.stats is None and lazy.thumb is None and lazy.values is None and lazy.extremes() is None
+    stale = Previews().of(w, sample=True)
+    with torch.no_grad():
+        w.add_(1.0)
+    assert stale.extremes() is None and stale.stats is None   # written before its extremes were read
+
+
+def test_an_animation_reads_a_large_gradients_extremes_and_its_page_the_rest():
+    """animate() draws each edge as thick as its gradient's largest entry: it reads no mean and no
+    heatmap, which the page's panels read when it is made; the widths are those of the full previews."""
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(50, 40)
+    anim = gradviz.animate(torch.tanh(lin(torch.randn(8, 50))).sum(), model=lin)
+    large = [f.grad for s in anim.trace.steps for f in s.flows
+             if f.grad is not None and "_source" in f.grad.__dict__ and np.prod(f.grad.shape) > 64]
+    assert large and all("_ends" in g.__dict__ for g in large)   # held, their extremes read
+    anim.html()
+    assert all("_source" not in g.__dict__ and g.thumb is not None for g in large)
+    again = FrameBuilder(anim.trace).build()   # from the full previews, read now
+    assert [f.widths for f in anim.frames] == [f.widths for f in again] and any(f.widths for f in again)
