@@ -7,6 +7,7 @@ dtypes of its inputs and outputs (ghosts). Ids come from a counter so diagrams s
 from __future__ import annotations
 
 import itertools
+import types
 import weakref
 
 import numpy as _numpy
@@ -339,8 +340,24 @@ def node_type(op: Op) -> type:
     if cls is None:
         cls = _node_types[op] = type(op.torch_name, (Node,), {"__slots__": (), "__module__": "builtins",
                                                                 "__doc__": f"grad_fn of {op.name}: {op.formula}",
+                                                                **{name: own_copy(getattr(Node, name)) for name in PER_CLASS},
                                                                 **saved_attributes(op)})
     return cls
+
+
+# The methods that run once per node, copied into each node class. CPython (3.11+) remembers where
+# an attribute lives per line of code, for one class at a time: a chain of MulBackward0 and
+# AddBackward0 nodes running one shared copy misses at every slot it reads or writes (about 12 ns
+# more each); with a copy per class every class's lines stay remembered, and a node is built as its
+# own class at once (no __class__ assignment after a plain Node's __init__).
+PER_CLASS = ("__init__", "free")
+
+
+def own_copy(fn):
+    """`fn` with a code object of its own (so its remembered attribute places are its own)."""
+    copy = types.FunctionType(fn.__code__.replace(), fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    copy.__kwdefaults__, copy.__qualname__, copy.__doc__ = fn.__kwdefaults__, fn.__qualname__, fn.__doc__
+    return copy
 
 
 class _Saved:
