@@ -70,7 +70,7 @@ def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
     # __init__ called as a method: calling the class packs the arguments into a tuple and looks
     # __init__ up again (45 of Node's 380 ns)
     node = _new_object(_node_types.get(op) or node_type(op))   # MulBackward0, ...
-    node.__init__(op, inputs, params, out, edges, _scope_state.path)
+    node.__init__(op, inputs, params, out, edges[0], edges[1], _scope_state.path)
     if op.n_outputs == 1:
         result = _make(out, node, 0)
         if out.base is not None:
