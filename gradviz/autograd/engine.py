@@ -71,6 +71,10 @@ def sum_to(g, shape: tuple):
     shape = tuple(shape)
     if gshape == shape:
         return g, ()
+    lead = len(gshape) - len(shape)
+    if shape and lead > 0 and gshape[lead:] == shape and not isinstance(g, Tensor):   # a bias's, the commonest:
+        axes = tuple(range(lead))   # leading axes only; the sum has the shape, a fresh array .grad takes
+        return g.sum(axis=axes), axes
     axes = broadcast_axes(shape, gshape)
     if axes is None:
         raise ValueError(f"gradient of shape {list(gshape)} cannot be summed to shape {list(shape)}")
@@ -78,8 +82,6 @@ def sum_to(g, shape: tuple):
     # else a sum keeping the axes (SumBackward1), then a view only where leading axes go (ViewBackward0)
     if not shape and isinstance(g, Tensor):
         return g.sum(), axes
-    if shape and axes == tuple(range(len(gshape) - len(shape))) and not isinstance(g, Tensor):
-        return g.sum(axis=axes), axes   # leading axes only (a bias): the sum has the shape, a fresh array .grad takes
     if axes:
         g = g.sum(axis=axes, keepdims=True)
     return (g.reshape(shape) if len(gshape) != len(shape) else g), axes
