@@ -433,7 +433,9 @@ _ZEROS = tuple((0,) * n for n in range(8))   # the next_nrs of most nodes: share
 
 def edges_apart(edges) -> tuple:
     """(node, output_nr) pairs -> (the nodes, their output numbers), as a Node keeps them."""
-    nodes, nrs = tuple([e[0] for e in edges]), tuple([e[1] for e in edges])
+    if not edges:
+        return (), ()
+    nodes, nrs = zip(*edges)
     return nodes, (_ZEROS[len(nrs)] if len(nrs) < len(_ZEROS) and not any(nrs) else nrs)
 
 
