@@ -67,14 +67,10 @@ def apply(op: Op, inputs: tuple, params: tuple = (), dtype=None):
             out = as_array(out)
     else:
         out = tuple(as_array(o) for o in out)
-    # built as a plain Node, then given its op's class (MulBackward0, ...): CPython remembers where an
-    # attribute lives for one class per line of code, so Node.__init__'s writes stay remembered from
-    # one op to the next (built as its own class, a chain of mul and add ran its forward 8% slower).
     # __init__ called as a method: calling the class packs the arguments into a tuple and looks
     # __init__ up again (45 of Node's 380 ns)
-    node = _new_object(Node)
-    node.__init__(op, inputs, params, out, edges, _scope_state.path)
-    node.__class__ = _node_types.get(op) or node_type(op)
+    node = _new_object(_node_types.get(op) or node_type(op))   # MulBackward0, ...
+    node.__init__(op, inputs, params, out, edges[0], edges[1], _scope_state.path)
     if op.n_outputs == 1:
         result = _make(out, node, 0)
         if out.base is not None:

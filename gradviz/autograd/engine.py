@@ -71,6 +71,10 @@ def sum_to(g, shape: tuple):
     shape = tuple(shape)
     if gshape == shape:
         return g, ()
+    lead = len(gshape) - len(shape)
+    if shape and lead > 0 and gshape[lead:] == shape and not isinstance(g, Tensor):   # a bias's, the commonest:
+        axes = tuple(range(lead))   # leading axes only; the sum has the shape, a fresh array .grad takes
+        return g.sum(axis=axes), axes
     axes = broadcast_axes(shape, gshape)
     if axes is None:
         raise ValueError(f"gradient of shape {list(gshape)} cannot be summed to shape {list(shape)}")
@@ -78,8 +82,6 @@ def sum_to(g, shape: tuple):
     # else a sum keeping the axes (SumBackward1), then a view only where leading axes go (ViewBackward0)
     if not shape and isinstance(g, Tensor):
         return g.sum(), axes
-    if shape and axes == tuple(range(len(gshape) - len(shape))) and not isinstance(g, Tensor):
-        return g.sum(axis=axes), axes   # leading axes only (a bias): the sum has the shape, a fresh array .grad takes
     if axes:
         g = g.sum(axis=axes, keepdims=True)
     return (g.reshape(shape) if len(gshape) != len(shape) else g), axes
@@ -135,7 +137,7 @@ def _count_dependencies(roots, targets=None, run_targets=True) -> tuple[dict, se
         stack, seen = list(start), set(start)
         while stack:
             node = stack.pop()
-            for nxt, _ in node.next_functions:
+            for nxt in node.next_nodes:
                 if nxt is None:
                     continue
                 parents.setdefault(nxt, []).append(node)
@@ -151,7 +153,7 @@ def _count_dependencies(roots, targets=None, run_targets=True) -> tuple[dict, se
                     stack.append(parent)
         if not run_targets:
             halt = {t for t in useful & set(targets)
-                    if not any(nxt in useful for nxt, _ in t.next_functions)}
+                    if not any(nxt in useful for nxt in t.next_nodes)}
         start = [n for n in start if n in useful]
     deps: dict = {}
     stack = start
@@ -162,7 +164,7 @@ def _count_dependencies(roots, targets=None, run_targets=True) -> tuple[dict, se
             continue
         if node.freed:
             raise RuntimeError(FREED_MESSAGE)
-        for nxt, _ in node.next_functions:
+        for nxt in node.next_nodes:
             if nxt is None or (useful is not None and nxt not in useful):
                 continue
             count = deps.get(nxt)
@@ -283,7 +285,7 @@ class Backward:
                 else:   # hooks, a captured gradient, a leaf, or someone watching: a described step
                     step, sent = self._step(index, node, grads)
                 if sent is not None:                                                     # send
-                    for (nxt, nr), g in zip(node.next_functions, sent):
+                    for nxt, nr, g in zip(node.next_nodes, node.next_nrs, sent):
                         if nxt is None or (useful is not None and nxt not in useful):
                             continue
                         if g is not None:
@@ -427,7 +429,7 @@ class Backward:
             n = stack.pop()
             if n in self.halt:
                 continue
-            for nxt, _ in n.next_functions:
+            for nxt in n.next_nodes:
                 if nxt is None or (self.useful is not None and nxt not in self.useful):
                     continue
                 self.deps[nxt] -= 1
@@ -580,7 +582,7 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[tuple, tuple]:
         rule = op.vjp
         if type(rule) is tuple and len(rule) == 2 and len(saved_inputs) == 2:   # most nodes: no lists built
             f0, f1 = rule
-            (to0, _), (to1, _) = node.next_functions
+            to0, to1 = node.next_nodes
             a0, a1 = saved_inputs[0]._data, saved_inputs[1]._data
             params = node.params
             if params:   # f(*args) with a ready tuple is much cheaper than f(xp, g, ..., *params)
@@ -597,7 +599,7 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[tuple, tuple]:
         elif type(rule) is tuple and len(rule) == 1 and len(saved_inputs) == 1 and op.keeps is None:   # relu, exp, ...
             f0, = rule
             a0, params = saved_inputs[0]._data, node.params
-            g0 = None if f0 is None or node.next_functions[0][0] is None else \
+            g0 = None if f0 is None or node.next_nodes[0] is None else \
                 f0(xp, g, out, a0, *params) if params else f0(xp, g, out, a0)
             raw = (g0,)
             if (g0 is None or (g0.shape == a0.shape and g0.dtype is a0.dtype)) and not hooked:
@@ -606,16 +608,16 @@ def node_vjp(node: Node, g, create_graph: bool = False) -> tuple[tuple, tuple]:
             # what the forward kept, unless saved-tensor hooks hand the rule other values to read
             raw = _call_rule(rule, node, xp, g, out, [t._data for t in saved_inputs],
                              None if op.keeps is None or hooked else node.kept)
-    inputs, edges = node.inputs, node.next_functions
+    inputs, edges = node.inputs, node.next_nodes
     axes = None   # made only when a gradient is summed to undo broadcasting
     for i, gi in enumerate(raw):
         if gi is None:
             continue
         a = inputs[i]._data   # the input's shape and dtype are what its gradient must have
-        if edges[i][0] is None or gi.shape != a.shape or gi.dtype is not a.dtype:
+        if edges[i] is None or gi.shape != a.shape or gi.dtype is not a.dtype:
             if axes is None:
                 raw, axes = list(raw), [()] * len(raw)
-            raw[i], axes[i] = _fit(gi, a, i, edges[i][0] is None, op, create_graph)
+            raw[i], axes[i] = _fit(gi, a, i, edges[i] is None, op, create_graph)
     if axes is None:
         return raw if type(raw) is tuple else tuple(raw), ((),) * len(raw)
     return tuple(raw), tuple(axes)
@@ -669,12 +671,12 @@ def _call_rule(rule, node: Node, xp, g, out, args, kept=None) -> list:
     if kept is not None:
         if type(rule) is not tuple:
             return rule(xp, g, out, *args, *node.params, kept=kept)
-        return [None if f is None or edge[0] is None else f(xp, g, out, *args, *node.params, kept=kept)
-                for f, edge in zip(rule, node.next_functions)]
+        return [None if f is None or nxt is None else f(xp, g, out, *args, *node.params, kept=kept)
+                for f, nxt in zip(rule, node.next_nodes)]
     if type(rule) is not tuple:
         return rule(xp, g, out, *args, *node.params)
-    return [None if f is None or edge[0] is None else f(xp, g, out, *args, *node.params)
-            for f, edge in zip(rule, node.next_functions)]
+    return [None if f is None or nxt is None else f(xp, g, out, *args, *node.params)
+            for f, nxt in zip(rule, node.next_nodes)]
 
 
 def _zeros_like_output(node: Node, i: int, create_graph: bool):

@@ -12,6 +12,7 @@ from __future__ import annotations
 from numpy import ndarray   # one global load where np.ndarray is two
 
 from ..ops.core import NUMPY, namespace
+from .nodes import _ZEROS, edges_apart
 
 
 def forward(op, inputs: tuple, params: tuple):
@@ -33,29 +34,31 @@ def forward(op, inputs: tuple, params: tuple):
 
 
 def edges(inputs: tuple) -> tuple | None:
-    """(node, output number) per input, where its gradient goes; None when no input requires grad
-    (no edge leads anywhere, so the op records no node)."""
+    """Where each input's gradient goes, as a Node keeps it: (next nodes, their output numbers); None
+    when no input requires grad (no edge leads anywhere, so the op records no node)."""
     n_inputs = len(inputs)
     if n_inputs == 2 or n_inputs == 1:   # Tensor._edge's two commonest answers, a node's output and a
         a = inputs[0]   # constant, given here
-        node = a._grad_fn
-        if a._view is None and (node is not None or not a._requires_grad):
-            ea = (node, a.output_nr) if node is not None else (None, 0)
+        na = a._grad_fn
+        if a._view is None and (na is not None or not a._requires_grad):
+            ra = a.output_nr if na is not None else 0
         else:
-            ea = a._edge()
+            na, ra = a._edge()
         if n_inputs == 1:
-            return None if ea[0] is None else (ea,)
+            return None if na is None else ((na,), _ZEROS[1] if ra == 0 else (ra,))
         b = inputs[1]
-        node = b._grad_fn
-        if b._view is None and (node is not None or not b._requires_grad):
-            eb = (node, b.output_nr) if node is not None else (None, 0)
+        nb = b._grad_fn
+        if b._view is None and (nb is not None or not b._requires_grad):
+            rb = b.output_nr if nb is not None else 0
         else:
-            eb = b._edge()
-        return None if ea[0] is None and eb[0] is None else (ea, eb)
-    found = tuple([t._edge() for t in inputs])
+            nb, rb = b._edge()
+        if na is None and nb is None:
+            return None
+        return (na, nb), _ZEROS[2] if ra == 0 and rb == 0 else (ra, rb)
+    found = [t._edge() for t in inputs]
     for node, _ in found:
         if node is not None:
-            return found
+            return edges_apart(found)
     return None
 
 

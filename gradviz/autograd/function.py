@@ -23,7 +23,7 @@ from ..tensor import Tensor
 from . import forward_ad as _forward_ad
 from .apply import apply as apply_op
 from .grad_mode import _formula, is_grad_enabled, no_grad
-from .nodes import Node
+from .nodes import Node, edges_apart
 from .saved import FREED_MESSAGE
 from .versions import IN_CUSTOM_FUNCTION, ViewMeta, modified_message
 
@@ -312,7 +312,7 @@ def _attach(cls: type, ctx: BackwardCFunction, args: tuple, output, new_style: b
     op = op_for_function(cls, tuple(names[i] for i in positions), len(tensor_outs), positions)
     data = tuple(o._data for o in tensor_outs)
     Node.__init__(ctx, op, inputs, (ctx,), data[0] if len(data) == 1 else data,
-                  tuple(t._edge() for t in inputs), _scope_state.path)
+                  *edges_apart([t._edge() for t in inputs]), _scope_state.path)
     ctx._n_args = len(args)
     ctx._tensor_positions = positions
     non_diff = ctx.__dict__.get("_non_differentiable", set())

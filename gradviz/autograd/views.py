@@ -24,7 +24,7 @@ from .. import backend, events
 from ..ops.op import Op
 from ..scope import _state as _scope_state
 from .engine import node_vjp
-from .nodes import ghost_tensor, Node, node_type, saved_attributes
+from .nodes import edges_apart, ghost_tensor, Node, node_type, saved_attributes
 from .versions import DEFAULT, IN_CUSTOM_FUNCTION, MULTI_OUTPUT, ViewMeta
 
 
@@ -136,7 +136,7 @@ for _name, _attribute in saved_attributes(COPY_SLICES).items():   # _saved_geome
 def as_strided_node(base, view) -> Node:
     """AsStridedBackward0: the view's grad_fn regenerated from its base's current one."""
     node = node_type(AS_STRIDED)(AS_STRIDED, (ghost_tensor(base),), (geometry(base._data, view._data),), None,
-                                 (base._edge(),), _scope_state.path)
+                                 *edges_apart((base._edge(),)), _scope_state.path)
     if events._listeners:
         events.emit(events.NodeCreated(node, (base,), (view,), node.scope))
     return node
@@ -226,7 +226,7 @@ def rebase_base(view, meta: ViewMeta, fn: Node) -> None:
     base = meta.base
     old, old_nr = base._grad_fn, base.output_nr
     node = CopySlices(COPY_SLICES, (ghost_tensor(base),) + tuple(fn.inputs[1:]), (geometry(base._data, view._data), fn),
-                      None, (base._edge(),) + tuple(fn.next_functions[1:]), _scope_state.path)
+                      None, *edges_apart((base._edge(),) + fn.next_functions[1:]), _scope_state.path)
     base._grad_fn, base.output_nr = node, 0
     follow_retain(base, old, old_nr, node)
     if events._listeners:

@@ -34,6 +34,9 @@ def check_ignore_index(fn: str, ignore_index) -> None:
         raise argument_error(fn, "ignore_index", 5, "int", type_name(ignore_index))
 
 
+_TARGET_DTYPES = (np.dtype(np.int64), np.dtype(np.uint8))   # dtypes: `in` then compares by identity first
+
+
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     t = target._data
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -62,11 +65,13 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {t.shape[0]}")
     if input.ndim <= 2 and t.ndim > 1:
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-    if t.dtype not in (np.int64, np.uint8):
+    if t.dtype not in _TARGET_DTYPES:
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {SCALAR_TYPE[t.dtype.name]}")
     spatial = input.ndim == 4
-    bad = (t != ignore_index) & ((t < 0) | (t >= input.shape[1 if spatial else -1]))
-    if bad.any():
+    # out of bounds: below 0 or from the class count on, read as unsigned in one pass (a negative
+    # int64 is then beyond any count); ignore_index looked at only when something is out of bounds
+    bad = (t.view(np.uint64) if t.dtype.kind == "i" else t) >= input.shape[1 if spatial else -1]
+    if bad.any() and (bad := bad & (t != ignore_index)).any():
         raise IndexError(f"Target {int(t[bad].reshape(-1)[0])} is out of bounds.")
     if not spatial:
         check_class_weight(weight, input.shape[-1])
