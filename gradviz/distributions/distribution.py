@@ -143,6 +143,17 @@ class Distribution:
                 f"the support ({repr(support)}) of the distribution {repr(self)}, "
                 f"but found invalid values:\n{value}")
 
+    def _expand_params(self, cls, batch_shape, _instance, *names):
+        """expand() of a distribution of class `cls` whose parameters `names` all have its batch shape:
+        each parameter expanded, as torch's Normal, Uniform, Laplace and Exponential each write it."""
+        new = self._get_checked_instance(cls, _instance)
+        batch_shape = Size(batch_shape)
+        for name in names:
+            setattr(new, name, getattr(self, name).expand(batch_shape))
+        super(cls, new).__init__(batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
     def _get_checked_instance(self, cls, _instance=None):
         if _instance is None and type(self).__init__ != cls.__init__:
             raise NotImplementedError(
