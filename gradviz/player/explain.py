@@ -108,7 +108,7 @@ def forward(builder, node_id: str, k: int, count: int) -> tuple:
     title = f"{_pass_of(node.order)} {k + 1}/{count} · {esc(node.name)}"
     value = f'<div class="gv-row"><span class="gv-k">gives</span> {_values(node.value)}</div>' \
         if node.value is not None else ""
-    said = Formula(graph, node)
+    said = graph.formula(node)
     formula = said.forward()
     text = (f'<div class="gv-step gv-forward"><div class="gv-head"><b>{esc(node.name)}</b> {formula}</div>'
             f'<p class="gv-say">{_made_by(node.order, capital=True)} computes {formula} from {ins}; autograd '
@@ -192,7 +192,7 @@ def _caption_lines(builder, step, node) -> list:
             who = graph.nodes[acc.node]
             lines.append(f"{who.name or who.id}.grad = {preview_text(acc.total)}")
         return lines or [f"AccumulateGrad for {leaf.name if leaf is not None else node.id}: nothing written"]
-    said = Formula(graph, node)          # the panel's formulas, in Unicode: the caption says what it says
+    said = graph.formula(node)          # the panel's formulas, in Unicode: the caption says what it says
     received = ", ".join(f"{_received_name(said, nr, len(step.grad_in))} = {preview_text(g)}"
                          for nr, g in enumerate(step.grad_in)) or "—"
     lines = [f"{node.name}: received {received}"]
@@ -258,7 +258,7 @@ def _start(builder, step, node, formula: Formula) -> str:
 
 def _op(builder, step, node) -> str:
     graph = builder.graph
-    formula = Formula(graph, node)
+    formula = graph.formula(node)
     flows = {graph.edges[eid].slot: (eid, grad, axes) for eid, grad, axes in step.flows}
     targets = [node_label(graph, graph.edges[eid].src) for eid, _, _ in step.flows]
     scale = grids.scale_of(*step.grad_in, *(grad for _, grad, _ in step.flows))

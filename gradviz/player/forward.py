@@ -20,7 +20,6 @@ import numpy as np
 from ..forward_trace import ForwardRecorder, ForwardTrace
 from ..naming import names_in
 from ..naming import dotted as dot
-from ..render.formula import Formula
 from . import grids
 from .explain import _join, node_label
 from .folded import fold_runs
@@ -116,7 +115,7 @@ def tangent_panel(builder, step, total: int) -> tuple:
     """(title, panel HTML, caption) for one op pushing its tangent forward."""
     graph = builder.graph
     node = graph.nodes[step.node]
-    formula = Formula(graph, node)
+    formula = graph.formula(node)
     slots = [e for e in graph.into.get(step.node, ())
              if 0 <= e.slot < len(step.tangents_in) and step.tangents_in[e.slot] is not None]
     out_dot = r"\dot{" + formula.out + "}"

@@ -107,8 +107,15 @@ def _shorter(text: str) -> str:
 
 def thumbnail(blocks: np.ndarray, scale: float) -> str:
     """A heatmap of block means as one small inline SVG, one path per colour."""
+    blocks = np.asarray(blocks)
+    return _thumbnail(blocks.shape, blocks.dtype.str, blocks.tobytes(), scale)
+
+
+@lru_cache(maxsize=1024)   # a gradient is drawn in the panel that sends it and in the one that receives it
+def _thumbnail(shape: tuple, dtype: str, data: bytes, scale: float) -> str:
+    blocks = np.frombuffer(data, dtype=dtype).reshape(shape)
     h, w = blocks.shape
-    colours = levels(np.asarray(blocks), scale).ravel()
+    colours = levels(blocks, scale).ravel()
     cells = _cells(h, w)
     # the cells grouped by colour, in order within each (one stable sort, not a scan per colour)
     order = np.argsort(colours, kind="stable").tolist()

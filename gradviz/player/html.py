@@ -298,8 +298,9 @@ def animate(*tensors, gradient=None, names=None, model=None, forward: bool = Tru
         trace = tensors[0]
         svg, owners, titles = layout(trace, draw_options)
     else:
+        # eager: every value is shown, so each gradient is read as torch's hook hands it over
         run, svg, owners, titles = record_graph(tensors, names, draw_options, jacobians, gradient=gradient,
-                                                model=model, retain_graph=retain_graph, unroll=unroll)
+                                                model=model, retain_graph=retain_graph, unroll=unroll, eager=True)
         trace = _run(run)   # recording changes no .grad the user can see
     frames = FrameBuilder(trace, jacobians).build(forward)
     raw = [f.copy() for f in frames]                    # as the unfolded player shows them, for opening a box

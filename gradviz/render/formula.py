@@ -29,6 +29,15 @@ class Graph:
             self.out_of.setdefault(e.src, []).append(e)
         for lst in self.into.values():
             lst.sort(key=lambda e: e.slot)
+        self._formulas: dict = {}
+
+    def formula(self, node) -> "Formula":
+        """Formula(self, node), made once: a step's panel, its caption, its forward panel and the
+        node's label all read the same one (it does not change once made)."""
+        made = self._formulas.get(node.id)
+        if made is None or made.node is not node:
+            made = self._formulas[node.id] = Formula(self, node)
+        return made
 
     @cached_property
     def steps_of(self) -> dict:

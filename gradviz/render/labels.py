@@ -16,7 +16,7 @@ from ..naming import dotted
 from ..previews import Preview
 from ..records import EdgeRecord, NodeRecord
 from .escape import dot_text, lines, record_text
-from .formula import Formula, Graph
+from .formula import Graph
 from .theme import Theme
 
 NOT_COMPUTED = "grad: not computed yet"
@@ -172,7 +172,7 @@ def header_lines(node: NodeRecord, ctx: LabelContext, sizing: bool = False) -> l
         formula = node.formula
         if kind == "op" and ctx.graph is not None:
             # the step panel's formula with this node's own names and constants (b = a + a, y = 2x)
-            said = Formula(ctx.graph, node)
+            said = ctx.graph.formula(node)
             formula = "x" * said.headline_length() if sizing else said.headline()
         if kind == "accumulate" and ctx.leaf_of.get(node.id):
             formula = formula.replace("x.grad", f"{ctx.leaf_of[node.id]}.grad", 1)

@@ -65,9 +65,13 @@ def mathml(latex: str, names: tuple = (), display: bool = False) -> str:
         out = _convert(latex, display)
     except Exception:   # latex2mathml raises its own exception types for input it cannot parse
         return f'<span class="gv-math-fallback">{esc(latex)}</span>'
-    for k, text in enumerate(names):
-        out = out.replace(f"<mtext>{_MARK}{k}{_MARK}</mtext>", _identifier(str(text)))
-    return _ACCENT_OVER_INDEX.sub(r"<msub><mover\1>\2\4</mover>\3</msub>", out)
+    if names:   # each placeholder in one pass (a replace per name costs a scan of the whole formula each)
+        out = _PLACEHOLDER.sub(lambda m: _identifier(str(names[int(m.group(1))])) if int(m.group(1)) < len(names)
+                               else m.group(), out)
+    return _ACCENT_OVER_INDEX.sub(r"<msub><mover\1>\2\4</mover>\3</msub>", out) if "<mover" in out else out
+
+
+_PLACEHOLDER = re.compile(f"<mtext>{_MARK}(\\d+){_MARK}</mtext>")
 
 
 # An accent over a subscripted name (\dot{t₂}) goes on its letter, as ṫ₂ is written: over the whole
@@ -79,6 +83,7 @@ _SUBSCRIPTED = re.compile(r"^(.*?)([₀-₉]+)$")
 _LETTER_DIGITS = re.compile(r"^[A-Za-z][0-9]+$")
 
 
+@lru_cache(maxsize=4096)   # every panel names the same few tensors again
 def _identifier(text: str) -> str:
     """A tensor's symbol as MathML: y₂ as y with a subscript 2 (one italic letter, a real index)."""
     m = _SUBSCRIPTED.match(text)

@@ -7,10 +7,13 @@ is reduced by torch where it is, and only the 16×16 sums and two numbers cross 
 A recording previews lazily (`Previews`): its LazyPreviews hold their tensor and read it when a
 view first asks for values, so a backward recorded and never looked at costs no reduction at all.
 A view that needs only a gradient's extremes (an edge's width) reads them alone, one pass; the mean
-and the heatmap wait for a view that shows them (a step panel)."""
+and the heatmap wait for a view that shows them (a step panel). A backward run through for a view
+that reads every value at once (`animate`) previews each gradient whole as torch hands it over
+instead (`Taken`), while it is still in the cache, and holds none."""
 from __future__ import annotations
 
 import threading
+import weakref
 from functools import lru_cache
 
 import numpy as np
@@ -279,3 +282,31 @@ def _taken(tensor, version: int | None) -> Preview:
     if version is not None and tensor._version != version:
         return Preview(tuple(tensor.shape), dtype_name(tensor.dtype), device_name(tensor.device))
     return preview(tensor)
+
+
+class Taken:
+    """The previews of a backward run through for a view that shows them all (animate): each gradient
+    previewed whole inside torch's hook, as torch hands it over (a second pass over it, later, no
+    longer finds it in the cache), and each once: the gradient a node sends is the one the next
+    receives. No tensor is held (torch's engine frees each as it goes): a weak reference and the
+    version counter tell the same tensor with the same values (torch's engine adding into a
+    gradient in place bumps its version)."""
+
+    def __init__(self):
+        self.seen: dict = {}   # id(tensor) -> (weak reference, version, Preview)
+
+    def all(self, tensors) -> tuple:
+        """The previews of a hook's gradients (None where torch gives none)."""
+        return tuple(None if t is None else self.of(t) for t in tensors)
+
+    def of(self, tensor) -> Preview:
+        version = tensor._version
+        hit = self.seen.get(id(tensor))
+        if hit is not None and hit[0]() is tensor and hit[1] == version:
+            return hit[2]
+        made = preview(tensor)
+        try:
+            self.seen[id(tensor)] = (weakref.ref(tensor), version, made)
+        except TypeError:   # a tensor type with no weak references: previewed each time it is met
+            pass
+        return made

@@ -14,6 +14,8 @@ waits in, removes every hook and puts each `.grad` back.
 Run through from the start (`run()` before any step), the backward runs on the caller's thread
 with post hooks alone, and the Trace (a LazyTrace) is made when a view first reads it: the
 recording costs torch's run, a hook per node and what the graph may not keep (origin.freeze).
+Its gradients are previewed when a view reads them, or, recorded for a view that reads them all
+(`eager`: animate), inside the hooks while torch's cache still holds them.
 """
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ from .graph import creation_order, root_node
 from .jacobians import torch_jacobians
 from .names import Naming
 from .origin import Origin, op_table
-from .previews import Previews, preview
+from .previews import Previews, Taken, preview
 from .support import flatten, is_accumulate, node_name, torch_module
 from .unroll import unrolled
 
@@ -102,11 +104,13 @@ class _Hooks:
     """The hooks on every node of one graph. Each post hook keeps what torch alone can tell as the
     node runs, a raw step (`_Steps.record` makes its StepRecord): the gradients torch handed it and
     their version counters, and what must be read now (a .grad about to be added to, a retained
-    output's .grad, the local Jacobians)."""
+    output's .grad, the local Jacobians). take: where given (Taken.all), the gradients are handed
+    on as their previews, taken now, instead of the tensors."""
 
     def __init__(self, origin: Origin, roots: tuple, grads: GradState, send, wait, stopping,
-                 jacobians: bool = False, paused: bool = True):
+                 jacobians: bool = False, paused: bool = True, take=None):
         self.jacobians = jacobians
+        self.take = take
         self.grads = grads
         self.send, self.wait, self.stopping = send, wait, stopping
         self.before: dict = {}
@@ -150,12 +154,12 @@ class _Hooks:
 
     def _post(self, fn, accumulate: bool):
         retained = self.retained.get(fn)
-        send, stopping, ours = self.send, self.stopping, self._ours
+        send, stopping, ours, take = self.send, self.stopping, self._ours, self.take
         if not (accumulate or retained or self.jacobians):   # most nodes: nothing to read now but the gradients
             def hook(grad_inputs, grad_outputs):
                 if not ours():
                     return
-                send((fn, grad_inputs, grad_outputs, _versions(grad_inputs), _versions(grad_outputs), None))
+                send(_raw(fn, grad_inputs, grad_outputs, None, take))
                 if stopping():   # closed while running through: end the backward here
                     raise _Stopped
             return hook
@@ -163,8 +167,7 @@ class _Hooks:
         def hook_now(grad_inputs, grad_outputs):
             if not ours():
                 return
-            now = self._now(fn, accumulate, retained, grad_outputs)
-            send((fn, grad_inputs, grad_outputs, _versions(grad_inputs), _versions(grad_outputs), now))
+            send(_raw(fn, grad_inputs, grad_outputs, self._now(fn, accumulate, retained, grad_outputs), take))
             if stopping():
                 raise _Stopped
         return hook_now
@@ -189,6 +192,14 @@ class _Hooks:
         return leaf, tuple(kept), torch_jacobians(fn) if self.jacobians else None
 
 
+def _raw(fn, grad_inputs, grad_outputs, now, take) -> tuple:
+    """A raw step: the gradients with their version counters (previewed later, lazily), or, with
+    `take`, their previews taken now (versions None)."""
+    if take is not None:
+        return fn, take(grad_inputs), take(grad_outputs), None, None, now
+    return fn, grad_inputs, grad_outputs, _versions(grad_inputs), _versions(grad_outputs), now
+
+
 def _versions(grads) -> list:
     return [None if g is None else g._version for g in grads]
 
@@ -205,11 +216,14 @@ class _Steps:
     def record(self, raw) -> StepRecord:
         fn, grad_inputs, grad_outputs, in_versions, out_versions, now = raw
         op, key = self.table.get(node_name(fn)), self.origin.keys[fn]
-        look = self.previews.of
+        if in_versions is not None:   # tensors, previewed now (lazily): else previews taken in the hook
+            look = self.previews.of
+            grad_inputs = tuple(None if g is None else look(g, version=v) for g, v in zip(grad_inputs, in_versions))
+            grad_outputs = tuple(look(g, version=v) for g, v in zip(grad_outputs, out_versions))
         out_shape = tuple(grad_outputs[0].shape) if len(grad_outputs) == 1 and grad_outputs[0] is not None else None
-        sent = tuple((slot, look(g, version=v), _flow_axes(op, slot, out_shape, tuple(g.shape)))
-                     for slot, (g, v) in enumerate(zip(grad_inputs, in_versions)) if g is not None)
-        grad_in = tuple(look(g, version=v) for g, v in zip(grad_outputs, out_versions))
+        sent = tuple((slot, g, _flow_axes(op, slot, out_shape, tuple(g.shape)))
+                     for slot, g in enumerate(grad_inputs) if g is not None)
+        grad_in = grad_outputs
         accumulations, jacobians = [], None
         if now is not None:
             leaf, kept, jacobians = now
@@ -286,9 +300,9 @@ class _Session:
     back. Never the Recording itself, so dropping the Recording closes the session."""
 
     def __init__(self, origin: Origin, roots: tuple, gradient, retain_graph: bool, write_grads: bool,
-                 jacobians: bool = False):
+                 jacobians: bool = False, eager: bool = False):
         self.origin, self.roots, self.gradient, self.retain_graph = origin, roots, gradient, retain_graph
-        self.jacobians = jacobians
+        self.jacobians, self.eager = jacobians, eager
         self.write_grads = write_grads
         self.grads = GradState(written(roots, origin.post, origin.naming.tensors))
         self.leaves = {fn: fn.variable for fn in origin.post if is_accumulate(fn)}
@@ -314,7 +328,7 @@ class _Session:
         backlog: list = []
         send = backlog.append if tick is None else (lambda raw: (backlog.append(raw), tick()))
         self.hooks = _Hooks(self.origin, self.roots, self.grads, send, _go_on, _never, self.jacobians,
-                            paused=False)
+                            paused=False, take=Taken().all if self.eager else None)
         try:
             torch_module().autograd.backward(self.roots, grad_tensors=self.gradient, retain_graph=self.retain_graph)
         except Exception as exc:   # torch's own error, raised once the steps before it are recorded
@@ -502,7 +516,8 @@ def _check_roots(roots: tuple) -> None:
 
 def record_torch(roots, gradient=None, names: dict | None = None, model=None, caller: dict | None = None,
                  retain_graph: bool = True, jacobians: bool = False, show_saved: bool = False,
-                 write_grads: bool = False, forward=None, unroll: bool = False) -> TorchRecording:
+                 write_grads: bool = False, forward=None, unroll: bool = False,
+                 eager: bool = False) -> TorchRecording:
     """A Recording of torch's backward from `roots` (a tensor or a sequence of them), run one node
     of torch's own engine per step().
 
@@ -515,6 +530,9 @@ def record_torch(roots, gradient=None, names: dict | None = None, model=None, ca
     read row by row from the node's own backward (jacobians.py), for nodes of up to 64 elements a side.
     unroll=True: a fused recurrent node (nn.LSTM's MkldnnRnnLayerBackward0) recorded cell by cell and
     step by step instead, from the gradient it received (see unroll.py); ValueError where there is none.
+    eager=True: run through from the start (`run()` before any step), each gradient is previewed
+    whole as torch hands it over, for a view that shows every value (animate); by default a value is
+    read when a view first asks for it, so a recording never looked at costs no reading.
     """
     roots = flatten(roots if isinstance(roots, (list, tuple)) else (roots,))
     _check_roots(roots)
@@ -529,8 +547,8 @@ def record_torch(roots, gradient=None, names: dict | None = None, model=None, ca
     recorder = Recorder()
     recorder.implicit_seed = gradient is None or (isinstance(gradient, (list, tuple))
                                                   and all(g is None for g in gradient))
-    return TorchRecording(_Session(origin, roots, gradient, retain_graph, write_grads, jacobians), recorder, origin,
-                          show_saved)
+    return TorchRecording(_Session(origin, roots, gradient, retain_graph, write_grads, jacobians, eager), recorder,
+                          origin, show_saved)
 
 
 def record_torch_backward(*tensors, gradient=None, params: dict | None = None, retain_graph: bool = True,

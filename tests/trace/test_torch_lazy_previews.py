@@ -1,7 +1,7 @@
 """The torch bridge previews lazily: a recorded Trace holds its tensors and reads a value when a
 view first asks for it. What it then shows is what `preview` would have shown at record time, or,
 where the tensor was written in place since (by torch or through `.data`), its shape alone: never
-a later value."""
+a later value. `animate`, which shows every value, reads each gradient as torch hands it over."""
 import threading
 
 import numpy as np
@@ -10,11 +10,10 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import gradviz  # noqa: E402
-from gradviz.player.frames import FrameBuilder  # noqa: E402
 from gradviz.previews import Preview  # noqa: E402
 from gradviz.records import from_json, to_json  # noqa: E402
 from gradviz.torch_bridge import record_torch, trace_from_torch  # noqa: E402
-from gradviz.torch_bridge.previews import LazyPreview, Previews, preview  # noqa: E402
+from gradviz.torch_bridge.previews import LazyPreview, Previews, Taken, preview  # noqa: E402
 
 pytestmark = pytest.mark.torch
 
@@ -160,16 +159,37 @@ def test_a_tensor_written_after_its_extremes_keeps_its_shape_alone():
     assert stale.extremes() is None and stale.stats is None   # written before its extremes were read
 
 
-def test_an_animation_reads_a_large_gradients_extremes_and_its_page_the_rest():
-    """animate() draws each edge as thick as its gradient's largest entry: it reads no mean and no
-    heatmap, which the page's panels read when it is made; the widths are those of the full previews."""
+def test_an_animation_previews_each_gradient_as_torch_hands_it_over():
+    """animate() shows every value, so it reads each gradient inside torch's hook (none is held for
+    later), each once: the gradient a node sends is the Preview the next node receives. What it shows
+    is what a lazy recording shows."""
     torch.manual_seed(0)
     lin = torch.nn.Linear(50, 40)
-    anim = gradviz.animate(torch.tanh(lin(torch.randn(8, 50))).sum(), model=lin)
-    large = [f.grad for s in anim.trace.steps for f in s.flows
-             if f.grad is not None and "_source" in f.grad.__dict__ and np.prod(f.grad.shape) > 64]
-    assert large and all("_ends" in g.__dict__ for g in large)   # held, their extremes read
-    anim.html()
-    assert all("_source" not in g.__dict__ and g.thumb is not None for g in large)
-    again = FrameBuilder(anim.trace).build()   # from the full previews, read now
-    assert [f.widths for f in anim.frames] == [f.widths for f in again] and any(f.widths for f in again)
+    x = torch.randn(8, 50)
+    anim = gradviz.animate(torch.tanh(lin(x)).sum(), model=lin)
+    lazy = record_torch(torch.tanh(lin(x)).sum(), model=lin).run()
+    shown = [(s.grad_in, [f.grad for f in s.flows]) for s in anim.trace.steps]
+    assert not any(isinstance(g, LazyPreview) for grad_in, sent in shown for g in (*grad_in, *sent))
+    assert any(np.prod(g.shape) > 64 and g.thumb is not None for _, sent in shown for g in sent)
+    assert all(isinstance(f.grad, LazyPreview) for s in lazy.steps for f in s.flows)   # record() stays lazy
+    for (grad_in, sent), step in zip(shown, lazy.steps):
+        for a, b in zip((*grad_in, *sent), (*step.grad_in, *[f.grad for f in step.flows])):
+            _same(a, b)
+    received = {id(g) for grad_in, _ in shown for g in grad_in if g is not None}
+    assert all(id(g) in received for _, sent in shown for g in sent)   # one Preview per gradient
+
+
+def test_a_gradient_taken_again_after_a_write_is_previewed_again():
+    """Taken holds no tensor: the version counter tells a gradient written in place (torch's engine
+    adds into a gradient it alone holds), the weak reference a new tensor that took a dead one's id."""
+    taken = Taken()
+    t = torch.randn(30, 30)
+    first = taken.of(t)
+    assert taken.of(t) is first
+    t.add_(1.0)
+    again = taken.of(t)
+    assert again is not first
+    _same(again, preview(t))
+    del t, first, again
+    u = torch.randn(30, 30)   # may take the freed tensor's id
+    _same(taken.of(u), preview(u))
