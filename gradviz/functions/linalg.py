@@ -3,6 +3,7 @@ then the records of gradviz.ops.linalg."""
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import numpy as np
 
@@ -14,7 +15,8 @@ from ..ops.core import broadcast_shape, expand_error
 from ..ops.op import Op
 from ..tensor import Tensor
 from ..ops.linalg import (MATRIX_EXP, ADDBMM, ADDMM, ADDMV, ADDR, BADDBMM, BMM, CDIST, CHOLESKY, CHOLESKY_LEGACY, CROSS, DET,
-                          DIAGONAL, DOT, EIGVALSH, INV, LinAlgFailure, MM, MV, SLOGDET, SOLVE, SVDVALS, TRACE)
+                          DIAGONAL, DOT, EIGVALSH, INV, LinAlgFailure, MM, MV, QR, SLOGDET, SOLVE, SOLVE_TRIANGULAR,
+                          SVDVALS, TRACE)
 from ..autograd.apply import coerce_pair
 from . import reduce as R
 from .pointwise import where
@@ -457,9 +459,13 @@ def _t(a):
 
 
 # -- public functions -----------------------------------------------------------------------------
-def _square(name: str, a) -> None:
+def _matrix(name: str, a, arg: str = "A") -> None:
     if a.ndim < 2:
-        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+        raise RuntimeError(f"{name}: The input tensor {arg} must have at least 2 dimensions.")
+
+
+def _square(name: str, a) -> None:
+    _matrix(name, a)
     if a.shape[-1] != a.shape[-2]:
         raise RuntimeError(f"{name}: A must be batches of square matrices, but they are {a.shape[-2]} by "
                            f"{a.shape[-1]} matrices")
@@ -569,6 +575,73 @@ def solve(A, B, *, left=True):
         raise _LinAlgError(f"torch.linalg.solve: {at}The solver failed because the input matrix is "
                            "singular.") from None
     return squeeze(x, -1) if vector else x
+
+
+def _return_type(name: str, fields: tuple):
+    """torch.return_types.<name>: a tuple whose items have names, printed as torch prints it."""
+    cls = namedtuple(name, fields)
+    cls.__module__ = "torch.return_types"
+    cls.__repr__ = lambda self: (f"torch.return_types.{name}(\n"
+                                 + ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self)) + ")")
+    return cls
+
+
+_LinalgQr = _return_type("linalg_qr", ("Q", "R"))
+_Qr = _return_type("qr", ("Q", "R"))
+
+
+def _lapack_dtype(kernel: str, *tensors) -> None:
+    """torch's refusal of a dtype its LAPACK kernel has no version for (integers, float16)."""
+    for t in tensors:
+        if t._data.dtype.kind not in "fc" or t._data.dtype.itemsize < 4:
+            raise NotImplementedError(f"\"{kernel}\" not implemented for '{SCALAR_TYPE[t._data.dtype.name]}'")
+
+
+def linalg_qr(A, mode="reduced"):
+    """Q R = A by Householder reflections (LAPACK's geqrf, as torch's: the same signs); mode='r' gives an
+    empty Q, 'complete' a square one."""
+    _tensors("linalg_qr", A=A)
+    if not isinstance(mode, str):
+        raise TypeError(f"linalg_qr(): argument 'mode' must be str, not {type_name(mode)}")
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', or "
+                           "'complete'")
+    _matrix("linalg.qr", A)
+    if A._data.dtype.kind not in "fc":
+        raise RuntimeError(f"linalg.qr: Expected a floating point or complex tensor as input. Got "
+                           f"{SCALAR_TYPE[A._data.dtype.name]}")
+    _lapack_dtype("geqrf_cpu", A)
+    return _LinalgQr(*apply(QR, (A,), (mode,)))
+
+
+@public(method=True)
+def qr(input, some=True):
+    """torch.qr (deprecated in torch for torch.linalg.qr): some=False is mode='complete'."""
+    warn_once("torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future PyTorch release.\n"
+              "The boolean parameter 'some' has been replaced with a string parameter 'mode'.\nQ, R = torch.qr(A, some)\n"
+              "should be replaced with\nQ, R = torch.linalg.qr(A, 'reduced' if some else 'complete')")
+    return _Qr(*linalg_qr(input, "reduced" if some else "complete"))
+
+
+def solve_triangular(A, B, *, upper=None, left=True, unitriangular=False):
+    """X with A X = B (X A = B when left=False) for triangular A, read from its upper or lower triangle
+    (its diagonal taken as ones when unitriangular). upper has no default, as in torch."""
+    if upper is None:
+        raise TypeError('linalg_solve_triangular() missing 1 required positional arguments: "upper"')
+    _tensors("linalg_solve_triangular", A=A, B=B)
+    for name, flag in (("upper", upper), ("left", left), ("unitriangular", unitriangular)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"linalg_solve_triangular(): argument '{name}' must be bool, not {type_name(flag)}")
+    _matrix("linalg.solve_triangular", A)
+    _matrix("linalg.solve_triangular", B, "B")
+    _lapack_dtype("triangular_solve_cpu", A, B)
+    _square("linalg.solve_triangular", A)
+    shared, equation = (B.shape[-2], "AX = B") if left else (B.shape[-1], "XA = B")
+    if shared != A.shape[-1]:
+        raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the equation {equation} "
+                           f"({A.shape[-2]}x{A.shape[-1]} and {B.shape[-2]}x{B.shape[-1]})")
+    broadcast_shape(tuple(B.shape[:-2]), tuple(A.shape[:-2]))
+    return apply(SOLVE_TRIANGULAR, (A, B), (upper, left, unitriangular))
 
 
 def _cholesky(op: Op, name: str, A, upper: bool):

@@ -54,6 +54,8 @@ class TensorNamespace:
     solve = staticmethod(linalg.solve)
     linalg_cross = staticmethod(linalg.linalg_cross)
     tril = staticmethod(shape.tril)
+    triu = staticmethod(shape.triu)
+    solve_triangular = staticmethod(linalg.solve_triangular)
     diag_embed = staticmethod(shape.diag_embed)
     rot90 = staticmethod(shape.rot90)
     softmax = staticmethod(reduce.softmax)

@@ -408,3 +408,80 @@ CDIST = Op("cdist", "CdistBackward0", r"{$c}_{ij} = \lVert $0_i - $1_j \rVert_{$
            saves=("x1", "x2", "result"), symbols=("A", "B"), broadcasts=None,
            vjp_latex=(r"\sum_j \bar{g}_{ij}\, \partial \lVert $0_i - $1_j \rVert_{$p} / \partial $0_i",
                       r"-\sum_i \bar{g}_{ij}\, \partial \lVert $0_i - $1_j \rVert_{$p} / \partial $0_i"), out_symbol="C")
+
+
+# -- triangular solves and QR ---------------------------------------------------------------------
+def _substitute(xp, a, b, upper, unit):
+    """X with A X = B for triangular A (arrays), by forward or back substitution over A's rows, each
+    step one product for the whole batch and every column, as LAPACK's trsm: a zero on A's diagonal
+    gives inf and nan, not an error."""
+    n = a.shape[-1]
+    x = xp.empty(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + b.shape[-2:], xp.result_type(a, b))
+    rows = range(n - 1, -1, -1) if upper else range(n)
+    with np.errstate(all="ignore"):
+        for i in rows:
+            done = slice(i + 1, n) if upper else slice(0, i)
+            r = b[..., i, :] - (a[..., i:i + 1, done] @ x[..., done, :])[..., 0, :]
+            x[..., i, :] = r if unit else r / a[..., i, i, None]
+    return x
+
+
+def _solve_triangular(xp, a, b, upper, left=True, unit=False):
+    """A⁻¹ B (left) or B A⁻¹ for triangular A, on arrays or, recorded, on Tensors."""
+    if not xp.arrays:
+        return xp.solve_triangular(a, b, upper=upper, left=left, unitriangular=unit)
+    if left:
+        return _substitute(xp, a, b, upper, unit)
+    return xp.swapaxes(_substitute(xp, xp.swapaxes(a, -1, -2), xp.swapaxes(b, -1, -2), not upper, unit), -1, -2)
+
+
+def _solve_triangular_vjp_b(xp, g, c, a, b, upper, left, unit):
+    return _solve_triangular(xp, _mT(xp, a), g, not upper, left, unit)
+
+
+def _solve_triangular_vjp_a(xp, g, c, a, b, upper, left, unit):
+    """−A⁻ᵀ ḡ Xᵀ (left) or −Xᵀ ḡ A⁻ᵀ, kept to A's triangle (torch's linalg_solve_triangular_backward)."""
+    gb = _solve_triangular_vjp_b(xp, g, c, a, b, upper, left, unit)
+    ga = -(gb @ _mT(xp, c)) if left else -(_mT(xp, c) @ gb)
+    return xp.triu(ga, int(unit)) if upper else xp.tril(ga, -int(unit))
+
+
+SOLVE_TRIANGULAR = Op("linalg_solve_triangular", "LinalgSolveTriangularBackward0", r"$c = $0^{-1} $1",
+                      lambda xp, a, b, upper, left, unit: _solve_triangular(xp, a, b, upper, left, unit),
+                      vjp=(_solve_triangular_vjp_a, _solve_triangular_vjp_b), args=("self", "B"),
+                      params=("upper", "left", "unitriangular"), saves=("self", "result"), symbols=("A", "B"),
+                      broadcasts=None, out_symbol="X",
+                      vjp_latex=(r"-\operatorname{tri}\left($0^{-\top} \bar{g}\, $c^{\top}\right)", r"$0^{-\top} \bar{g}"))
+
+
+def _qr_forward(xp, a, mode):
+    if mode == "r":
+        return xp.zeros((0,), a.dtype), xp.linalg.qr(a, mode="r")
+    return tuple(xp.linalg.qr(a, mode=mode))
+
+
+def _qr_vjp(xp, g, c, a, mode):
+    """torch's linalg_qr_backward: with M = ḡ_R Rᵀ − Qᵀ ḡ_Q, for m ≥ n
+    gA = (ḡ_Q + Q sym(triu M)) R⁻ᵀ, sym(X) = X + Xᵀ with the diagonal halved; for m < n (A = Q [U | V])
+    gA = [Q tril(Mᵀ − M) U⁻ᵀ | 0] + Q ḡ_R."""
+    if mode == "r":
+        raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please use "
+                           "linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.")
+    (gq, gr), (q, r) = g, c
+    m, n = q.shape[-2], r.shape[-1]
+    if mode == "complete" and m > n:
+        raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
+    M = gr @ _mT(xp, r) - _mT(xp, q) @ gq
+    if m >= n:
+        upper = xp.triu(M)
+        ga = q @ (upper + _mT(xp, xp.triu(M, 1))) + gq   # triu M + its transpose, the diagonal once
+        return _solve_triangular(xp, _mT(xp, r), ga, False, left=False)
+    ga = q @ xp.tril(_mT(xp, M) - M)
+    ga = _solve_triangular(xp, _mT(xp, r[..., :m]), ga, False, left=False)
+    return xp.concatenate([ga, xp.zeros_like(r[..., m:])], -1) + q @ gr
+
+
+QR = Op("linalg_qr", "LinalgQrBackward0", r"($c,\, R) = \operatorname{qr}($0):\; $0 = $c R", _qr_forward,
+        vjp=(_qr_vjp,), args=("A",), params=("mode",), saves=("result",), n_outputs=2, symbols=("A",), out_symbol="Q",
+        vjp_latex=(r"\left(\bar{g}_Q + $c \operatorname{sym}\operatorname{triu}(\bar{g}_R R^{\top} - $c^{\top} "
+                   r"\bar{g}_Q)\right) R^{-\top}",))

@@ -826,6 +826,10 @@ OP_CASES += section("second_order", ("gradgradcheck",), [
     ("expand_repeat", lambda t, a: a.expand(3, 4).repeat(2, 1) ** 2, [((1, 4), R)]),
     ("cholesky", lambda t, a: t.linalg.cholesky(a @ a.mT + t.eye(2, dtype=t.float64)) ** 2, [((2, 2), R)]),
     ("matrix_exp", lambda t, a: a.matrix_exp() ** 2, [((2, 2), R)]),
+    ("qr", lambda t, a: (lambda q, r: q.sin().sum() * r)(*t.linalg.qr(a)), [((3, 2), R)]),
+    ("qr_wide", lambda t, a: (lambda q, r: q.sin().sum() * r)(*t.linalg.qr(a)), [((2, 3), R)]),
+    ("solve_triangular", lambda t, a, b: t.linalg.solve_triangular(a + 3 * t.eye(2, dtype=t.float64), b, upper=True,
+                                                                   left=False) ** 2, [((2, 2), R), ((3, 2), R)]),
 ])
 
 
@@ -1087,6 +1091,10 @@ OP_CASES += section("function", ("gradcheck", "parity"), [
     ("inv", lambda t, a: t.linalg.inv(a), [SQUARE]),
     ("matrix_exp", lambda t, a: t.matrix_exp(a) + t.linalg.matrix_exp(a.reshape(1, 3, 3) * 3.0).mT, [SQUARE]),
     ("solve", lambda t, a, b: t.linalg.solve(a, b), [SQUARE, SQUARE2]),
+    ("solve_triangular", lambda t, a, b: t.linalg.solve_triangular(a, b, upper=True)
+     + t.linalg.solve_triangular(a, b[:2], upper=False, left=False, unitriangular=True).sum(0), [SQUARE, SQUARE2]),
+    ("qr", lambda t, a: (lambda q, r: q.exp().sum() * r)(*t.linalg.qr(a.mT)), [V]),
+    ("qr_wide", lambda t, a: (lambda q, r: q.exp().sum() * r)(*a.qr()), [V]),
     ("cholesky", lambda t, a: t.linalg.cholesky(a @ a.mT + t.eye(3, dtype=t.float64), upper=True), [SQUARE]),
     ("cholesky_legacy", lambda t, a: t.cholesky(a @ a.mT + t.eye(3, dtype=t.float64)), [SQUARE]),
     ("svdvals", lambda t, a: t.linalg.svdvals(a), [V]),
