@@ -15,7 +15,7 @@ from ..ops.core import broadcast_shape, expand_error
 from ..ops.op import Op
 from ..tensor import Tensor
 from ..ops.linalg import (MATRIX_EXP, ADDBMM, ADDMM, ADDMV, ADDR, BADDBMM, BMM, CDIST, CHOLESKY, CHOLESKY_LEGACY, CROSS, DET,
-                          DIAGONAL, DOT, EIGVALSH, INV, LinAlgFailure, MM, MV, QR, SLOGDET, SOLVE, SOLVE_TRIANGULAR,
+                          DIAGONAL, DOT, EIGVALSH, INV, LinAlgFailure, MM, MV, PINV, QR, SLOGDET, SOLVE, SOLVE_TRIANGULAR,
                           SVDVALS, TRACE)
 from ..autograd.apply import coerce_pair
 from . import reduce as R
@@ -642,6 +642,46 @@ def solve_triangular(A, B, *, upper=None, left=True, unitriangular=False):
                            f"({A.shape[-2]}x{A.shape[-1]} and {B.shape[-2]}x{B.shape[-1]})")
     broadcast_shape(tuple(B.shape[:-2]), tuple(A.shape[:-2]))
     return apply(SOLVE_TRIANGULAR, (A, B), (upper, left, unitriangular))
+
+
+def _tolerance(value):
+    """atol or rtol as torch reads it: a number, or a Tensor (one tolerance per matrix), in float64."""
+    if isinstance(value, Tensor):
+        if value._data.dtype.kind == "c":
+            raise RuntimeError(f"torch.linalg.pinv: tolerance tensor of complex type is not supported. Got "
+                               f"{SCALAR_TYPE[value._data.dtype.name]}")
+        return value._data.astype(np.float64)
+    return float(value)
+
+
+def _tolerances(A, atol, rtol) -> tuple:
+    """torch's get_atol_rtol: atol 0 unless given; rtol, unless given, ε·max(m, n) of A's dtype, or 0
+    where a positive atol was given."""
+    default = float(np.finfo(A._data.dtype).eps) * max(A.shape[-2:])
+    atol_value = 0.0 if atol is None else _tolerance(atol)
+    if rtol is not None:
+        return atol_value, _tolerance(rtol)
+    return atol_value, default if atol is None else default * (atol_value <= 0)
+
+
+def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
+    """The Moore–Penrose pseudo-inverse A⁺, from the singular values above max(atol, rtol σ_max) (from
+    the eigenvalues when hermitian); rcond is NumPy's name for rtol."""
+    _tensors("linalg_pinv", A=A)
+    if A.ndim < 2 or A._data.dtype.kind not in "fc" or A._data.dtype.itemsize < 4:
+        raise RuntimeError(f"linalg.pinv({SCALAR_TYPE[A._data.dtype.name]}{{{list(A.shape)}}}): expected a tensor "
+                           "with 2 or more dimensions of float, double, cfloat or cdouble types")
+    if hermitian:
+        _square("linalg.eigh", A)
+    if rcond is not None:
+        atol, rtol = 0.0, rcond
+    return apply(PINV, (A,), _tolerances(A, atol, rtol) + (bool(hermitian),))
+
+
+@public(method=True)
+def pinverse(input, rcond=1e-15):
+    """torch.pinverse: torch.linalg.pinv with rcond as its relative tolerance."""
+    return pinv(input, rcond)
 
 
 def _cholesky(op: Op, name: str, A, upper: bool):

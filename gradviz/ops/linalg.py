@@ -485,3 +485,46 @@ QR = Op("linalg_qr", "LinalgQrBackward0", r"($c,\, R) = \operatorname{qr}($0):\;
         vjp=(_qr_vjp,), args=("A",), params=("mode",), saves=("result",), n_outputs=2, symbols=("A",), out_symbol="Q",
         vjp_latex=(r"\left(\bar{g}_Q + $c \operatorname{sym}\operatorname{triu}(\bar{g}_R R^{\top} - $c^{\top} "
                    r"\bar{g}_Q)\right) R^{-\top}",))
+
+
+# -- pseudo-inverse and least squares ---------------------------------------------------------------
+def _pinv_parts(xp, a, atol, rtol, hermitian):
+    """(V, 1/σ where σ is above the tolerance and 0 elsewhere, U) with A⁺ = V diag(1/σ) Uᵀ: torch's
+    linalg_pinv, from the SVD, or from eigh when A is symmetric (σ = |λ|); the tolerance is
+    max(atol, rtol σ_max), atol and rtol numbers or arrays with A's batch shape."""
+    if hermitian:
+        s, u = xp.linalg.eigh(a)
+        v, size = u, xp.abs(s)
+        top = size.max(-1, keepdims=True)
+    else:
+        u, s, vh = xp.linalg.svd(a, full_matrices=False)
+        v, size, top = xp.swapaxes(vh, -1, -2), s, s[..., :1]
+    tol = xp.maximum(xp.asarray(atol)[..., None], xp.asarray(rtol)[..., None] * top)
+    with np.errstate(divide="ignore"):
+        inverse = xp.where(size > tol, 1 / s, 0).astype(a.dtype)
+    return v, inverse, u
+
+
+def _pinv_forward(xp, a, atol, rtol, hermitian):
+    if a.size == 0:
+        return xp.zeros(a.shape[:-2] + (a.shape[-1], a.shape[-2]), a.dtype)
+    v, inverse, u = _pinv_parts(xp, a, atol, rtol, hermitian)
+    return (v * inverse[..., None, :]) @ xp.swapaxes(u, -1, -2)
+
+
+def _pinv_vjp(xp, g, c, a, *params):
+    """torch's pinv_backward, with the products arranged for the smaller of A's two sizes."""
+    p, ph, gh = c, _mT(xp, c), _mT(xp, g)
+    if a.shape[-2] <= a.shape[-1]:
+        k = gh @ p
+        kph = k @ ph
+        return -_mT(xp, p @ k) + kph - (a @ p) @ kph + (ph @ p) @ (gh - k @ a)
+    k = p @ gh
+    phk = ph @ k
+    return -_mT(xp, k @ p) + (gh - a @ k) @ p @ ph + phk - phk @ p @ a
+
+
+PINV = Op("linalg_pinv", "LinalgPinvBackward0", r"$c = $0^{+}", _pinv_forward, vjp=(_pinv_vjp,), args=MATRIX,
+          params=("atol", "rtol", "hermitian"), saves=("self", "result"), symbols=("A",), out_symbol="P",
+          vjp_latex=(r"-$c^{\top} \bar{g}\, $c^{\top} + (I - $0 $c)\, \bar{g}^{\top} $c $c^{\top} + "
+                     r"$c^{\top} $c\, \bar{g}^{\top} (I - $c $0)",))
