@@ -7,15 +7,16 @@ from collections import namedtuple
 
 import numpy as np
 
+from .. import backend
 from .._warn import warn, warn_once
 from .._args import argument_error, check_bool, check_number, check_tensor, invalid_arguments, is_number, type_name
-from ..dtypes import C_TYPE, SCALAR_TYPE
+from ..dtypes import C_TYPE, SCALAR_TYPE, int64
 from ..autograd.apply import apply
 from ..ops.core import broadcast_shape, expand_error
 from ..ops.op import Op
 from ..tensor import Tensor
-from ..ops.linalg import (MATRIX_EXP, ADDBMM, ADDMM, ADDMV, ADDR, BADDBMM, BMM, CDIST, CHOLESKY, CHOLESKY_LEGACY, CROSS, DET,
-                          DIAGONAL, DOT, EIGVALSH, INV, LinAlgFailure, MM, MV, PINV, QR, SLOGDET, SOLVE, SOLVE_TRIANGULAR,
+from ..ops.linalg import (_default_rtol, matrix_rank as rank_of, singular_values, MATRIX_EXP, ADDBMM, ADDMM, ADDMV, ADDR, BADDBMM, BMM, CDIST, CHOLESKY, CHOLESKY_LEGACY, CROSS, DET,
+                          DIAGONAL, DOT, EIGVALSH, INV, LinAlgFailure, LSTSQ, MM, MV, PINV, QR, SLOGDET, SOLVE, SOLVE_TRIANGULAR,
                           SVDVALS, TRACE)
 from ..autograd.apply import coerce_pair
 from . import reduce as R
@@ -682,6 +683,70 @@ def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
 def pinverse(input, rcond=1e-15):
     """torch.pinverse: torch.linalg.pinv with rcond as its relative tolerance."""
     return pinv(input, rcond)
+
+
+def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None):
+    """How many singular values of A (|eigenvalues| when hermitian) are above max(atol, rtol σ_max), with
+    torch's default tolerances; tol is the older name of atol. Not differentiable: an int64 Tensor."""
+    _tensors("linalg_matrix_rank", input=A)
+    if A.ndim < 2:
+        raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least 2 dimensions.")
+    if A._data.dtype.kind not in "fc" or A._data.dtype.itemsize < 4:
+        raise RuntimeError("This function doesn't handle types other than float and double")
+    if hermitian:
+        _square("linalg.eigh", A)
+    if tol is not None:
+        atol, rtol = tol, 0.0
+    return _matrix_rank(A, *_tolerances(A, atol, rtol), hermitian)
+
+
+def _matrix_rank(A, atol, rtol, hermitian=False):
+    return Tensor._make(rank_of(backend.namespace_of(A._data), A._data, atol, rtol, hermitian))
+
+
+_LinalgLstsq = _return_type("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))
+_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
+def _lstsq_checks(A, B, driver) -> bool:
+    """torch's checks of lstsq's arguments; whether B is one vector per matrix."""
+    _tensors("linalg_lstsq", self=A, b=B)
+    if driver not in _DRIVERS:
+        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
+    if A.ndim < 2:
+        raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
+    if not 0 <= A.ndim - B.ndim <= 1:
+        raise RuntimeError("torch.linalg.lstsq: input.dim() must be greater or equal to other.dim() and "
+                           "(input.dim() - other.dim()) <= 1")
+    if A.dtype is not B.dtype:
+        raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same dtype, but got input's dtype "
+                           f"{SCALAR_TYPE[A._data.dtype.name]} and other's dtype {SCALAR_TYPE[B._data.dtype.name]}")
+    if A._data.dtype.kind not in "fc" or A._data.dtype.itemsize < 4:
+        raise RuntimeError("This function doesn't handle types other than float and double")
+    vector = B.ndim == A.ndim - 1
+    if A.shape[-2] != B.shape[-1 if vector else -2]:
+        raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match other.size({-1 if vector else -2})")
+    return vector
+
+
+def lstsq(A, B, rcond=None, *, driver=None):
+    """The least-squares solution of A X = B (the minimum-norm one), as torch's CPU drivers give it: the
+    residuals ‖A X − B‖² for a tall A of full rank (not with gelsy, torch's default), the rank (not with
+    gels), the singular values (gelsd and gelss only). The rank counts the singular values above
+    rcond σ_max (gelsy finds it from a pivoted QR: the same but for a singular value at the threshold)."""
+    driver = "gelsy" if driver is None else driver
+    vector = _lstsq_checks(A, B, driver)
+    rtol = _default_rtol(A._data) if rcond is None or rcond < 0 else float(rcond)
+    solution, residuals = apply(LSTSQ, (A, B), (rtol, driver, vector))
+    if driver == "gels" or A.numel() == 0:
+        rank = A.new_zeros((0,), dtype=int64)
+    else:
+        rank = _matrix_rank(A, 0.0, rtol)
+    if driver in ("gelsd", "gelss"):   # not differentiable here: no node
+        s = Tensor._make(singular_values(backend.namespace_of(A._data), A._data))
+    else:
+        s = A.new_zeros((0,))
+    return _LinalgLstsq(solution, residuals, rank, s)
 
 
 def _cholesky(op: Op, name: str, A, upper: bool):

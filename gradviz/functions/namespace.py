@@ -56,6 +56,7 @@ class TensorNamespace:
     tril = staticmethod(shape.tril)
     triu = staticmethod(shape.triu)
     solve_triangular = staticmethod(linalg.solve_triangular)
+    pinv = staticmethod(linalg.pinv)
     diag_embed = staticmethod(shape.diag_embed)
     rot90 = staticmethod(shape.rot90)
     softmax = staticmethod(reduce.softmax)

@@ -1,6 +1,8 @@
 """Linear algebra: products and diagonals, with their adjoints (ḡ Bᵀ, Aᵀ ḡ)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import backend
@@ -328,9 +330,12 @@ def _svdvals_vjp(xp, g, c, a):
     return (u * g[..., None, :]) @ vh
 
 
-SVDVALS = Op("linalg_svdvals", "LinalgSvdBackward0", r"$c = \sigma($0) \text{ (singular values)}",
-             lambda xp, a: xp.linalg.svd(a, compute_uv=False) if not _empty(a) else
-             xp.zeros(a.shape[:-2] + (min(a.shape[-2:]),), a.dtype),
+def singular_values(xp, a):
+    """σ of each matrix (arrays), largest first."""
+    return xp.linalg.svd(a, compute_uv=False) if not _empty(a) else xp.zeros(a.shape[:-2] + (min(a.shape[-2:]),), a.dtype)
+
+
+SVDVALS = Op("linalg_svdvals", "LinalgSvdBackward0", r"$c = \sigma($0) \text{ (singular values)}", singular_values,
              vjp=(_svdvals_vjp,), jvp=_values_jvp("svdvals", _singular_vectors), args=MATRIX, saves=("self",), symbols=("A",), vjp_latex=(r"U \operatorname{diag}(\bar{g})\, V^{\top}",), out_symbol="s")
 
 
@@ -495,14 +500,26 @@ def _pinv_parts(xp, a, atol, rtol, hermitian):
     if hermitian:
         s, u = xp.linalg.eigh(a)
         v, size = u, xp.abs(s)
-        top = size.max(-1, keepdims=True)
     else:
         u, s, vh = xp.linalg.svd(a, full_matrices=False)
-        v, size, top = xp.swapaxes(vh, -1, -2), s, s[..., :1]
-    tol = xp.maximum(xp.asarray(atol)[..., None], xp.asarray(rtol)[..., None] * top)
+        v, size = xp.swapaxes(vh, -1, -2), s
     with np.errstate(divide="ignore"):
-        inverse = xp.where(size > tol, 1 / s, 0).astype(a.dtype)
+        inverse = xp.where(size > _threshold(xp, size, atol, rtol), 1 / s, 0).astype(a.dtype)
     return v, inverse, u
+
+
+def _threshold(xp, size, atol, rtol):
+    """max(atol, rtol σ_max) for each matrix's singular values (or |eigenvalues|) `size`."""
+    return xp.maximum(xp.asarray(atol)[..., None], xp.asarray(rtol)[..., None] * size.max(-1, keepdims=True))
+
+
+def matrix_rank(xp, a, atol, rtol, hermitian):
+    """torch's matrix_rank (arrays): how many singular values (|eigenvalues| when hermitian) are above
+    max(atol, rtol σ_max), as int64; 0 for an empty matrix."""
+    if a.size == 0:
+        return xp.zeros(a.shape[:-2], np.int64)
+    size = xp.abs(xp.linalg.eigvalsh(a)) if hermitian else xp.linalg.svd(a, compute_uv=False)
+    return (size > _threshold(xp, size, atol, rtol)).sum(-1).astype(np.int64)
 
 
 def _pinv_forward(xp, a, atol, rtol, hermitian):
@@ -528,3 +545,66 @@ PINV = Op("linalg_pinv", "LinalgPinvBackward0", r"$c = $0^{+}", _pinv_forward, v
           params=("atol", "rtol", "hermitian"), saves=("self", "result"), symbols=("A",), out_symbol="P",
           vjp_latex=(r"-$c^{\top} \bar{g}\, $c^{\top} + (I - $0 $c)\, \bar{g}^{\top} $c $c^{\top} + "
                      r"$c^{\top} $c\, \bar{g}^{\top} (I - $c $0)",))
+
+
+def _default_rtol(a) -> float:
+    """torch's default relative tolerance of a pseudo-inverse or a least-squares rank: ε·max(m, n)."""
+    return float(np.finfo(a.dtype).eps) * max(a.shape[-2:])
+
+
+def _pinv(xp, a):
+    """A⁺ with torch's default tolerances, on arrays or, recorded, on Tensors."""
+    return _pinv_forward(xp, a, 0.0, _default_rtol(a), False) if xp.arrays else xp.pinv(a)
+
+
+def _lstsq_forward(xp, a, b, rtol, driver, vector):
+    """The minimum-norm least-squares solution X = A⁺ B (singular values at most rtol σ_max dropped, as
+    gelsy, gelsd and gelss drop them) and torch's residuals ‖A X − B‖² per column, which it gives only
+    for a tall A of full rank and a driver other than gelsy (else an empty tensor)."""
+    b = b[..., None] if vector else b
+    m, n = a.shape[-2:]
+    if a.size == 0 or b.size == 0:
+        x = xp.zeros(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (n, b.shape[-1]), a.dtype)
+        return (x[..., 0] if vector else x), xp.zeros((0,), a.dtype)
+    v, inverse, u = _pinv_parts(xp, a, 0.0, rtol, False)
+    x = (v * inverse[..., None, :]) @ (xp.swapaxes(u, -1, -2) @ b)
+    full = bool((xp.count_nonzero(inverse, axis=-1) == n).all())
+    if m > n and driver != "gelsy" and (driver == "gels" or full):
+        residuals = ((a @ x - b) ** 2).sum(-2)
+    else:
+        residuals = xp.zeros((0,), a.dtype)
+    return (x[..., 0] if vector else x), residuals
+
+
+def _lstsq_parts(xp, g, c, a, b, vector):
+    """(ḡ_X, ḡ_residuals, X, B) as matrices (a vector B and its X given a last axis of one)."""
+    (gx, gl), (x, _) = g, c
+    if vector:
+        gx, x, b = (xp.expand_dims(t, -1) for t in (gx, x, b))
+    return gx, gl, x, b
+
+
+def _lstsq_vjp_a(xp, g, c, a, b, rtol, driver, vector):
+    """torch's linalg_lstsq_backward: pinv_backward of ḡ_X Bᵀ, plus 2 (ḡ_res ⊙ (A X − B)) Xᵀ."""
+    gx, gl, x, b = _lstsq_parts(xp, g, c, a, b, vector)
+    ga = _pinv_vjp(xp, gx @ _mT(xp, b), _pinv(xp, a), a)
+    if math.prod(gl.shape):
+        ga = ga + (xp.expand_dims(gl, -2) * (a @ x - b)) @ _mT(xp, x) * 2
+    return ga
+
+
+def _lstsq_vjp_b(xp, g, c, a, b, rtol, driver, vector):
+    """A⁺ᵀ ḡ_X, minus 2 ḡ_res ⊙ (A X − B)."""
+    gx, gl, x, b = _lstsq_parts(xp, g, c, a, b, vector)
+    gb = _mT(xp, _pinv(xp, a)) @ gx
+    if math.prod(gl.shape):
+        gb = gb - xp.expand_dims(gl, -2) * (a @ x - b) * 2
+    return gb[..., 0] if vector else gb
+
+
+LSTSQ = Op("linalg_lstsq", "LinalgLstsqBackward0",
+           r"$c = \arg\min_X \lVert $0 X - $1 \rVert_F = $0^{+} $1", _lstsq_forward,
+           vjp=(_lstsq_vjp_a, _lstsq_vjp_b), args=("self", "b"), params=("rcond", "driver", "vector"),
+           saves=("self", "b", "result"), n_outputs=2, symbols=("A", "B"), broadcasts=None, out_symbol="X",
+           vjp_latex=(r"\operatorname{pinv\_backward}(\bar{g}_X $1^{\top}) + 2 (\bar{g}_r \odot ($0 $c - $1)) $c^{\top}",
+                      r"$0^{+\top} \bar{g}_X - 2\, \bar{g}_r \odot ($0 $c - $1)"))

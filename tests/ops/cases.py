@@ -828,6 +828,8 @@ OP_CASES += section("second_order", ("gradgradcheck",), [
     ("matrix_exp", lambda t, a: a.matrix_exp() ** 2, [((2, 2), R)]),
     ("qr", lambda t, a: (lambda q, r: q.sin().sum() * r)(*t.linalg.qr(a)), [((3, 2), R)]),
     ("pinv", lambda t, a: t.linalg.pinv(a) ** 2, [((3, 2), R)]),
+    ("lstsq", lambda t, a, b: (lambda r: r.solution ** 2 + r.residuals)(t.linalg.lstsq(a, b, driver="gels")),
+     [((3, 2), R), ((3, 2), R)]),
     ("qr_wide", lambda t, a: (lambda q, r: q.sin().sum() * r)(*t.linalg.qr(a)), [((2, 3), R)]),
     ("solve_triangular", lambda t, a, b: t.linalg.solve_triangular(a + 3 * t.eye(2, dtype=t.float64), b, upper=True,
                                                                    left=False) ** 2, [((2, 2), R), ((3, 2), R)]),
@@ -1095,6 +1097,8 @@ OP_CASES += section("function", ("gradcheck", "parity"), [
     ("solve_triangular", lambda t, a, b: t.linalg.solve_triangular(a, b, upper=True)
      + t.linalg.solve_triangular(a, b[:2], upper=False, left=False, unitriangular=True).sum(0), [SQUARE, SQUARE2]),
     ("qr", lambda t, a: (lambda q, r: q.exp().sum() * r)(*t.linalg.qr(a.mT)), [V]),
+    ("lstsq", lambda t, a, b: (lambda r: r.solution.sum(0) + r.residuals)(t.linalg.lstsq(a.mT, b.mT, driver="gelsd"))
+     + t.linalg.lstsq(a, b[:, 0]).solution[:2], [V, W]),
     ("pinv", lambda t, a, b: t.linalg.pinv(a) + t.pinverse(b).mT[:, :3] + t.linalg.pinv(a.mT @ a, hermitian=True)
      @ a.mT, [V[:, :3].T.copy(), V]),
     ("qr_wide", lambda t, a: (lambda q, r: q.exp().sum() * r)(*a.qr()), [V]),
