@@ -20,6 +20,7 @@ from ..ops.linalg import (_default_rtol, matrix_rank as rank_of, singular_values
                           SVDVALS, TRACE)
 from ..autograd.apply import coerce_pair
 from . import reduce as R
+from .index import narrow
 from .pointwise import where
 from .reduce import amax, amin, cumprod, normalize_dims
 from ..ops.reduce import NORM, _dims_keep
@@ -702,6 +703,63 @@ def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None):
 
 def _matrix_rank(A, atol, rtol, hermitian=False):
     return Tensor._make(rank_of(backend.namespace_of(A._data), A._data, atol, rtol, hermitian))
+
+
+_COND_ORDS = (None, 2, -2, 1, -1, math.inf, -math.inf, "fro", "nuc")
+
+
+def cond(A, p=None):
+    """The condition number ‖A‖ ‖A⁻¹‖, composed as torch composes it: σ_max / σ_min from svdvals for
+    p = None or ±2 (σ_min / σ_max for −2); for ±1, ±inf and 'fro' the norms of A and of its inverse
+    (inf for a singular matrix), their product's nan read as inf; 'nuc' the nuclear norms."""
+    _tensors("linalg_cond", A=A)
+    if A.ndim < 2:
+        raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
+    if isinstance(p, bool) or p not in _COND_ORDS:
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
+    if p in (None, 2, -2):
+        if A._data.dtype.kind not in "fc":
+            raise RuntimeError(f"linalg.svd: Expected a floating point or complex tensor as input. Got "
+                               f"{SCALAR_TYPE[A._data.dtype.name]}")
+        if A.numel() == 0:
+            return A.new_zeros(tuple(A.shape[:-2]))
+        s = svdvals(A)
+        big, small = narrow(s, -1, 0, 1), narrow(s, -1, s.shape[-1] - 1, 1)
+        return (small / big if p == -2 else big / small).squeeze(-1)
+    _square(f"linalg.cond(ord={_ord_text(p)})", A)
+    if A.numel() == 0:
+        return A.new_zeros(tuple(A.shape[:-2]))
+    if p == "nuc":
+        return matrix_norm(A, "nuc") * matrix_norm(inv(A), "nuc")
+    inverse, singular = _inv_ex(A)
+    inverse.masked_fill_(unsqueeze(unsqueeze(singular, -1), -1), math.inf)   # torch's in-place fill, even of no entry
+    return (matrix_norm(A, p) * matrix_norm(inverse, p)).nan_to_num_(math.inf, math.inf, -math.inf)
+
+
+def _ord_text(p) -> str:
+    """An order as torch's error names it (C++'s to_string of a double: 1.000000)."""
+    if isinstance(p, str) or isinstance(p, int) or math.isinf(p):
+        return str(p)
+    return f"{p:.6f}"
+
+
+def _inv_ex(A) -> tuple:
+    """torch's linalg.inv_ex as cond reads it: the inverses, and which matrices LAPACK finds singular
+    (their inverse is then the identity's, to be overwritten)."""
+    flat = backend.to_numpy(A._data).reshape(-1, *A.shape[-2:])
+    singular = np.array([not _invertible(m) for m in flat], bool).reshape(A.shape[:-2])
+    mask = Tensor._make(backend.to_device(singular, A.device))
+    if not singular.any():
+        return inv(A), mask
+    return inv(where(unsqueeze(unsqueeze(mask, -1), -1), diag_embed(A.new_ones(A.shape[-1])), A)), mask
+
+
+def _invertible(m: np.ndarray) -> bool:
+    try:
+        np.linalg.inv(m)
+        return True
+    except np.linalg.LinAlgError:
+        return False
 
 
 _LinalgLstsq = _return_type("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))

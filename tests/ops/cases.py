@@ -1097,6 +1097,8 @@ OP_CASES += section("function", ("gradcheck", "parity"), [
     ("solve_triangular", lambda t, a, b: t.linalg.solve_triangular(a, b, upper=True)
      + t.linalg.solve_triangular(a, b[:2], upper=False, left=False, unitriangular=True).sum(0), [SQUARE, SQUARE2]),
     ("qr", lambda t, a: (lambda q, r: q.exp().sum() * r)(*t.linalg.qr(a.mT)), [V]),
+    ("cond", lambda t, a, b: t.linalg.cond(a) + t.linalg.cond(a, -2) * t.linalg.cond(a, "nuc") + t.linalg.cond(b),
+     [SQUARE, V]),
     ("lstsq", lambda t, a, b: (lambda r: r.solution.sum(0) + r.residuals)(t.linalg.lstsq(a.mT, b.mT, driver="gelsd"))
      + t.linalg.lstsq(a, b[:, 0]).solution[:2], [V, W]),
     ("pinv", lambda t, a, b: t.linalg.pinv(a) + t.pinverse(b).mT[:, :3] + t.linalg.pinv(a.mT @ a, hermitian=True)
