@@ -10,14 +10,14 @@ import numpy as np
 from .. import backend
 from .._warn import warn, warn_once
 from .._args import argument_error, check_bool, check_number, check_tensor, invalid_arguments, is_number, type_name
-from ..dtypes import C_TYPE, SCALAR_TYPE, int64
+from ..dtypes import C_TYPE, SCALAR_TYPE, bool_, int64
 from ..autograd.apply import apply
 from ..ops.core import broadcast_shape, expand_error
 from ..ops.op import Op
 from ..tensor import Tensor
-from ..ops.linalg import (_default_rtol, matrix_rank as rank_of, singular_values, MATRIX_EXP, ADDBMM, ADDMM, ADDMV, ADDR, BADDBMM, BMM, CDIST, CHOLESKY, CHOLESKY_LEGACY, CROSS, DET,
-                          DIAGONAL, DOT, EIGVALSH, INV, LinAlgFailure, LSTSQ, MM, MV, PINV, QR, SLOGDET, SOLVE, SOLVE_TRIANGULAR,
-                          SVDVALS, TRACE)
+from ..ops.linalg import (MATRIX_EXP, ADDBMM, ADDMM, ADDMV, ADDR, BADDBMM, BMM, CDIST, CHOLESKY, CHOLESKY_LEGACY, CROSS, DET,
+                          DIAGONAL, DOT, EIGVALSH, INV, LinAlgFailure, LSTSQ, MM, MV, PINV, QR, SLOGDET, SOLVE,
+                          SOLVE_TRIANGULAR, SVDVALS, TRACE, _default_rtol, matrix_rank as rank_of, singular_values)
 from ..autograd.apply import coerce_pair
 from . import reduce as R
 from .index import narrow
@@ -746,11 +746,13 @@ def _ord_text(p) -> str:
 def _inv_ex(A) -> tuple:
     """torch's linalg.inv_ex as cond reads it: the inverses, and which matrices LAPACK finds singular
     (their inverse is then the identity's, to be overwritten)."""
+    try:
+        return inv(A), A.new_zeros(tuple(A.shape[:-2]), dtype=bool_)
+    except _LinAlgError:
+        pass
     flat = backend.to_numpy(A._data).reshape(-1, *A.shape[-2:])
     singular = np.array([not _invertible(m) for m in flat], bool).reshape(A.shape[:-2])
     mask = Tensor._make(backend.to_device(singular, A.device))
-    if not singular.any():
-        return inv(A), mask
     return inv(where(unsqueeze(unsqueeze(mask, -1), -1), diag_embed(A.new_ones(A.shape[-1])), A)), mask
 
 
@@ -794,7 +796,10 @@ def lstsq(A, B, rcond=None, *, driver=None):
     rcond σ_max (gelsy finds it from a pivoted QR: the same but for a singular value at the threshold)."""
     driver = "gelsy" if driver is None else driver
     vector = _lstsq_checks(A, B, driver)
-    rtol = _default_rtol(A._data) if rcond is None or rcond < 0 else float(rcond)
+    if rcond is None:
+        rtol = _default_rtol(A._data)
+    else:   # LAPACK reads a negative rcond as the machine precision
+        rtol = float(rcond) if rcond >= 0 else float(np.finfo(A._data.dtype).eps)
     solution, residuals = apply(LSTSQ, (A, B), (rtol, driver, vector))
     if driver == "gels" or A.numel() == 0:
         rank = A.new_zeros((0,), dtype=int64)
