@@ -17,7 +17,7 @@ from ..ops.op import Op
 from ..tensor import Tensor
 from ..ops.linalg import (MATRIX_EXP, ADDBMM, ADDMM, ADDMV, ADDR, BADDBMM, BMM, CDIST, CHOLESKY, CHOLESKY_LEGACY, CROSS, DET,
                           DIAGONAL, DOT, EIGVALSH, INV, LinAlgFailure, LSTSQ, MM, MV, PINV, QR, SLOGDET, SOLVE,
-                          SOLVE_TRIANGULAR, SVDVALS, TRACE, _default_rtol, matrix_rank as rank_of, singular_values)
+                          SOLVE_TRIANGULAR, SOLVE_TRIANGULAR_RIGHT, SVDVALS, TRACE, _default_rtol, matrix_rank as rank_of, singular_values)
 from ..autograd.apply import coerce_pair
 from . import reduce as R
 from .index import narrow
@@ -643,7 +643,7 @@ def solve_triangular(A, B, *, upper=None, left=True, unitriangular=False):
         raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the equation {equation} "
                            f"({A.shape[-2]}x{A.shape[-1]} and {B.shape[-2]}x{B.shape[-1]})")
     broadcast_shape(tuple(B.shape[:-2]), tuple(A.shape[:-2]))
-    return apply(SOLVE_TRIANGULAR, (A, B), (upper, left, unitriangular))
+    return apply(SOLVE_TRIANGULAR if left else SOLVE_TRIANGULAR_RIGHT, (A, B), (upper, left, unitriangular))
 
 
 def _tolerance(value):

@@ -451,12 +451,22 @@ def _solve_triangular_vjp_a(xp, g, c, a, b, upper, left, unit):
     return xp.triu(ga, int(unit)) if upper else xp.tril(ga, -int(unit))
 
 
-SOLVE_TRIANGULAR = Op("linalg_solve_triangular", "LinalgSolveTriangularBackward0", r"$c = $0^{-1} $1",
-                      lambda xp, a, b, upper, left, unit: _solve_triangular(xp, a, b, upper, left, unit),
-                      vjp=(_solve_triangular_vjp_a, _solve_triangular_vjp_b), args=("self", "B"),
-                      params=("upper", "left", "unitriangular"), saves=("self", "result"), symbols=("A", "B"),
-                      broadcasts=None, out_symbol="X",
-                      vjp_latex=(r"-\operatorname{tri}\left($0^{-\top} \bar{g}\, $c^{\top}\right)", r"$0^{-\top} \bar{g}"))
+def _triangular_solve(latex: str, vjp_latex: tuple) -> Op:
+    """The record of A X = B (left) or X A = B for triangular A: tri(A) is the triangle of A the solve
+    reads (upper or lower, with ones on its diagonal when unitriangular), and each gradient is kept to it."""
+    return Op("linalg_solve_triangular", "LinalgSolveTriangularBackward0", latex,
+              lambda xp, a, b, upper, left, unit: _solve_triangular(xp, a, b, upper, left, unit),
+              vjp=(_solve_triangular_vjp_a, _solve_triangular_vjp_b), args=("self", "B"),
+              params=("upper", "left", "unitriangular"), saves=("self", "result"), symbols=("A", "B"),
+              broadcasts=None, out_symbol="X", vjp_latex=vjp_latex)
+
+
+SOLVE_TRIANGULAR = _triangular_solve(r"$c = \operatorname{tri}($0)^{-1} $1", (
+    r"-\operatorname{tri}\left(\operatorname{tri}($0)^{-\top} \bar{g}\, $c^{\top}\right)",
+    r"\operatorname{tri}($0)^{-\top} \bar{g}"))
+SOLVE_TRIANGULAR_RIGHT = _triangular_solve(r"$c = $1 \operatorname{tri}($0)^{-1}", (
+    r"-\operatorname{tri}\left($c^{\top} \bar{g}\, \operatorname{tri}($0)^{-\top}\right)",
+    r"\bar{g}\, \operatorname{tri}($0)^{-\top}"))
 
 
 def _qr_forward(xp, a, mode):
