@@ -613,8 +613,9 @@ def _lstsq_vjp_b(xp, g, c, a, b, rtol, driver, vector):
 
 
 LSTSQ = Op("linalg_lstsq", "LinalgLstsqBackward0",
-           r"$c = \arg\min_X \lVert $0 X - $1 \rVert_F = $0^{+} $1", _lstsq_forward,
+           r"$c = \operatorname{argmin}_{X} \lVert $0 X - $1 \rVert_F = $0^{+} $1", _lstsq_forward,
            vjp=(_lstsq_vjp_a, _lstsq_vjp_b), args=("self", "b"), params=("rcond", "driver", "vector"),
            saves=("self", "b", "result"), n_outputs=2, symbols=("A", "B"), broadcasts=None, out_symbol="X",
-           vjp_latex=(r"\operatorname{pinv\_backward}(\bar{g}_X $1^{\top}) + 2 (\bar{g}_r \odot ($0 $c - $1)) $c^{\top}",
+           vjp_latex=(r"-P^{\top} G P^{\top} + (I - $0 P)\, G^{\top} P P^{\top} + P^{\top} P\, G^{\top} (I - P $0) + "
+                      r"2 (\bar{g}_r \odot ($0 $c - $1)) $c^{\top}:\; P = $0^{+},\; G = \bar{g}_X $1^{\top}",
                       r"$0^{+\top} \bar{g}_X - 2\, \bar{g}_r \odot ($0 $c - $1)"))
