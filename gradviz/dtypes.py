@@ -115,21 +115,28 @@ C_TYPE = {"float16": "c10::Half", "float32": "float", "float64": "double", "int6
 _CONVERTED = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t"}
 
 
-def fitted(value, np_dtype: np.dtype):
-    """A Python number as written into a tensor of np_dtype (full, fill_, masked_fill, clamp's bounds),
-    with torch's error where it leaves an integer type's range (c10::checked_convert): a float beyond it,
-    NaN or inf; an int beyond it, where an unsigned type takes a negative int down to -max, wrapped
-    round (uint8 writes -1 as 255)."""
-    if np_dtype.kind not in "iu" or isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        return value
+def overflows(values, np_dtype: np.dtype) -> bool:
+    """Whether Python numbers leave an integer dtype's range, as torch checks each one written into it
+    (c10::overflows): a float beyond it, NaN or inf; an int beyond it, where an unsigned type lets a
+    negative int down to -max wrap round (uint8 takes -1 as 255)."""
+    a = np.asarray(values)
+    if np_dtype.kind not in "iu" or a.dtype.kind not in "iuf" or not a.size:
+        return False
     info = np.iinfo(np_dtype)
-    if isinstance(value, numbers.Integral):
-        fits = (-int(info.max) if np_dtype.kind == "u" else info.min) <= int(value) <= info.max
-    else:
-        fits = info.min <= float(value) <= info.max   # False for NaN too
-    if not fits:
+    if a.dtype.kind == "f":
+        return not (np.isfinite(a).all() and info.min <= a.min() and a.max() <= info.max)
+    low = -int(info.max) if np_dtype.kind == "u" else info.min
+    return bool(a.min() < low or a.max() > info.max)
+
+
+def fitted(value, np_dtype: np.dtype):
+    """A Python number as written into a tensor of np_dtype (full, fill_, masked_fill, clamp's bounds):
+    torch's error where it `overflows`, a negative int wrapped round into an unsigned type."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        return value
+    if overflows(value, np_dtype):
         raise RuntimeError(f"value cannot be converted to type {_CONVERTED[np_dtype.name]} without overflow")
-    return int(value) % (int(info.max) + 1) if np_dtype.kind == "u" and value < 0 else value
+    return int(value) % (int(np.iinfo(np_dtype).max) + 1) if np_dtype.kind == "u" and value < 0 else value
 
 
 def floating_kernel(kernel: str, np_dtype: np.dtype) -> None:

@@ -79,8 +79,9 @@ def _to_array(data, dtype=None, device=None):
                 arr.dtype.kind == "f" and isinstance(data, (list, tuple)) and _only_ints(data)):
             raise ValueError("Overflow when unpacking long long")
         if np_dtype is not None:
+            python_numbers = isinstance(data, (list, tuple, int, float))   # an array's values wrap, as in torch
             if np_dtype.kind in "iub" and arr.dtype.kind == "f" and not np.isfinite(arr).all() or (
-                    np_dtype.kind in "iu" and isinstance(data, (list, tuple, int, float)) and _overflows(arr, np_dtype)):
+                    python_numbers and dtypes.overflows(arr, np_dtype)):
                 raise RuntimeError(f"value cannot be converted to type {np_dtype} without overflow")
             arr = arr.astype(np_dtype)
         elif arr.dtype.kind == "f":
@@ -95,17 +96,6 @@ def _to_array(data, dtype=None, device=None):
     if device is not None:
         arr = backend.to_device(arr, device)
     return arr
-
-
-def _overflows(arr: np.ndarray, np_dtype: np.dtype) -> bool:
-    """Whether Python numbers `arr` leave the integer dtype's range, as torch.tensor checks each one
-    (c10::overflows): a float beyond it; an int beyond it, where an unsigned type lets a negative int
-    down to -max wrap round (uint8 takes -1 as 255)."""
-    if arr.dtype.kind not in "iuf" or not arr.size:
-        return False
-    info = np.iinfo(np_dtype)
-    low = -int(info.max) if np_dtype.kind == "u" and arr.dtype.kind in "iu" else info.min
-    return bool(arr.min() < low or arr.max() > info.max)
 
 
 def _raise_ragged(data):
