@@ -119,8 +119,10 @@ def overflows(values, np_dtype: np.dtype) -> bool:
     """Whether Python numbers leave an integer dtype's range, as torch checks each one written into it
     (c10::overflows): a float beyond it, NaN or inf; an int beyond it, where an unsigned type lets a
     negative int down to -max wrap round (uint8 takes -1 as 255)."""
+    if np_dtype.kind not in "iu":   # float and bool tensors take any number (first: zeros() and ones() pass here)
+        return False
     a = np.asarray(values)
-    if np_dtype.kind not in "iu" or a.dtype.kind not in "iuf" or not a.size:
+    if a.dtype.kind not in "iuf" or not a.size:
         return False
     info = np.iinfo(np_dtype)
     if a.dtype.kind == "f":
@@ -132,7 +134,7 @@ def overflows(values, np_dtype: np.dtype) -> bool:
 def fitted(value, np_dtype: np.dtype):
     """A Python number as written into a tensor of np_dtype (full, fill_, masked_fill, clamp's bounds):
     torch's error where it `overflows`, a negative int wrapped round into an unsigned type."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+    if np_dtype.kind not in "iu" or isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         return value
     if overflows(value, np_dtype):
         raise RuntimeError(f"value cannot be converted to type {_CONVERTED[np_dtype.name]} without overflow")
