@@ -124,8 +124,9 @@ def dotted(name: str) -> str:
 
 def assignment(text: str) -> tuple | None:
     """(name, reads itself) for a source line that is one assignment to one plain name
-    (`c = z1.T @ z2 / N` -> ("c", False), `y = y * 2` and `y *= 2` -> ("y", True)); None for
-    any other line (several targets, unpacking, a statement cut over lines, no assignment)."""
+    (`c = z1.T @ z2 / N` -> ("c", False), `y = y * 2` and `y *= 2` -> ("y", True)), or that
+    unpacks one call into plain names (`q, k, v = x.split(d, 2)` -> (("q", "k", "v"), False)); None
+    for any other line (several targets, a tuple of values, a statement cut over lines, no assignment)."""
     try:
         tree = ast.parse(text.strip())
     except SyntaxError:
@@ -135,6 +136,9 @@ def assignment(text: str) -> tuple | None:
     stmt = tree.body[0]
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
         target, value, reads = stmt.targets[0].id, stmt.value, False
+    elif (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], (ast.Tuple, ast.List))
+          and all(isinstance(t, ast.Name) for t in stmt.targets[0].elts) and isinstance(stmt.value, ast.Call)):
+        target, value, reads = tuple(t.id for t in stmt.targets[0].elts), stmt.value, False
     elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
         target, value, reads = stmt.target.id, stmt.value, True
     else:
@@ -142,7 +146,8 @@ def assignment(text: str) -> tuple | None:
     if any(isinstance(n, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp))
            for n in ast.walk(value)):
         return None   # the tensors made inside are not the value assigned
-    reads = reads or any(isinstance(n, ast.Name) and n.id == target for n in ast.walk(value))
+    reads = reads or any(isinstance(n, ast.Name) and n.id in (target if isinstance(target, tuple) else (target,))
+                         for n in ast.walk(value))
     return target, reads
 
 

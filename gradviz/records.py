@@ -65,12 +65,14 @@ class NodeRecord:
     order: int = 0               # derivative order: 1 for nodes built by a create_graph backward
     symbols: tuple = ()          # the symbols of this node's inputs, one per input slot
     out_symbol: str = "c"
+    out_symbols: tuple = ()      # an op of several outputs: its record's symbol for each ($c, $c1, ...)
     latex: str = ""
     vjp_latex: tuple = ()
     constants: tuple[tuple, ...] = ()   # (name, value): the 2 of x * 2, the 3 of pow(3), dim, keepdim, alpha
     attrs: tuple[tuple, ...] = ()       # (name, text): the grad_fn's arguments and saved tensors (show_attrs)
     source: tuple | None = None  # (file, line, text) of the user code that created it
     tensor_name: str = ""        # an op node: the learner's name for the tensor it made (names=, or a variable)
+    tensor_names: tuple = ()     # a node of several outputs: the learner's name for each ("" where none)
     # The recording's one symbol per tensor (name_tensors): an op node's per output, and per input
     # slot that has no edge and is no constant (a tensor that does not require grad); "" elsewhere.
     # A leaf's symbol is its name; an AccumulateGrad's and an output's, its input's.
@@ -94,7 +96,7 @@ class NodeRecord:
         record (the one place they are), then `values` (which win). A loss reads as its reduction says."""
         op = op.reduced(dict(values.get("constants", ())).get("reduction"))
         shown = dict(name=op.torch_name, formula=op.formula, vjp_formulas=tuple(op.vjp_formulas),
-                     symbols=op.input_symbols(n_inputs), out_symbol=op.out_symbol, latex=op.latex,
+                     symbols=op.input_symbols(n_inputs), out_symbol=op.out_symbol, out_symbols=op.out_symbols, latex=op.latex,
                      vjp_latex=op.vjp_latex, broadcasts=op.broadcasts, n_outputs=op.n_outputs)
         return cls(**{**shown, **values})
 

@@ -1,6 +1,7 @@
 """A record's display math as plain Unicode: the LaTeX a record writes once, read as text.
 
-Op records write their formulas in LaTeX only (`$c` the output, `$0`, `$1` the inputs, `$*` all the
+Op records write their formulas in LaTeX only (`$c` the output, `$c1`, `$c2` the second and third
+outputs of an op of several, `$0`, `$1` the inputs, `$*` all the
 inputs of an op over a list of tensors, `$name` a parameter); Graphviz labels, make_dot, the op reference and the player's fallback need plain text,
 which `template_text` derives from that LaTeX with the record's own letters put in (c = a ⊙ b,
 ḡ ⊙ b ⊙ aᵇ⁻¹). The reader covers the LaTeX the records use: fractions, roots, scripts, accents,
@@ -50,14 +51,16 @@ def _unnamed(m) -> str:
     return m.group(0)
 
 
-def fill(template: str, inputs: list, out: str, params: dict) -> str:
-    """The record's LaTeX with `$c` -> out, `$k` -> inputs[k], `$*` -> every input, comma-separated
+def fill(template: str, inputs: list, out: str, params: dict, outs: tuple = ()) -> str:
+    """The record's LaTeX with `$c` -> out, `$cK` -> outs[K] (output K of several), `$k` -> inputs[k], `$*` -> every input, comma-separated
     (cat's list), `$param` -> params[param] (each already LaTeX); a parameter without a value keeps its symbol. `$?flag{...}` keeps its LaTeX
     when params[flag] holds (\\text{True}, or a number other than 0 and 1)."""
     def put(m):
         key = m.group(1)
         if key == "c":
             return "{" + out + "}"
+        if key[0] == "c" and key[1:].isdigit():
+            return "{" + (outs[int(key[1:])] if int(key[1:]) < len(outs) else out + "_{" + key[1:] + "}") + "}"
         if key == "*":
             return r",\, ".join("{" + name + "}" for name in inputs)
         if key.isdigit():
@@ -69,11 +72,11 @@ def fill(template: str, inputs: list, out: str, params: dict) -> str:
     return MARKER.sub(put, template)
 
 
-def template_text(latex: str, symbols: tuple, out: str) -> str:
-    """A record's LaTeX as Unicode with its template letters: `$c` -> out, `$k` -> symbols[k], a
-    parameter -> its letter or name (as when the panel has no value for it)."""
+def template_text(latex: str, symbols: tuple, out: str, outs: tuple = ()) -> str:
+    """A record's LaTeX as Unicode with its template letters: `$c` -> out, `$cK` -> outs[K], `$k` ->
+    symbols[k], a parameter -> its letter or name (as when the panel has no value for it)."""
     latex = _NAMED.sub(_unnamed, latex)
-    return unicode(fill(latex, list(symbols), out, {}))
+    return unicode(fill(latex, list(symbols), out, {}, outs))
 
 
 # -- the reader -------------------------------------------------------------------------

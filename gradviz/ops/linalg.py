@@ -167,10 +167,10 @@ def _slogdet_vjp(xp, g, c, a):
     return g_log[..., None, None] * _mT(xp, xp.inv(a))
 
 
-SLOGDET = Op("linalg_slogdet", "LinalgSlogdetBackward0", r"(s,\, $c) = (\operatorname{sign} \det $0,\, \log |\det $0|)",
-             _slogdet_forward,
-             vjp=(_slogdet_vjp,), args=MATRIX, saves=("self",), n_outputs=2, symbols=("A",),
-             vjp_latex=(r"\bar{g}_c\, $0^{-\top}",))
+SLOGDET = Op("linalg_slogdet", "LinalgSlogdetBackward0",
+             r"($c,\, $c1) = (\operatorname{sign} \det $0,\, \log |\det $0|)", _slogdet_forward,
+             vjp=(_slogdet_vjp,), args=MATRIX, saves=("self",), n_outputs=2, symbols=("A",), out_symbol=("s", "ℓ"),
+             vjp_latex=(r"\bar{g}_{$c1}\, $0^{-\top}",))
 
 
 # -- inverse and solve ---------------------------------------------------------------------------
@@ -496,10 +496,11 @@ def _qr_vjp(xp, g, c, a, mode):
     return xp.concatenate([ga, xp.zeros_like(r[..., m:])], -1) + q @ gr
 
 
-QR = Op("linalg_qr", "LinalgQrBackward0", r"($c,\, R) = \operatorname{qr}($0):\; $0 = $c R", _qr_forward,
-        vjp=(_qr_vjp,), args=("A",), params=("mode",), saves=("result",), n_outputs=2, symbols=("A",), out_symbol="Q",
-        vjp_latex=(r"\left(\bar{g}_Q + $c \operatorname{sym}\operatorname{triu}(\bar{g}_R R^{\top} - $c^{\top} "
-                   r"\bar{g}_Q)\right) R^{-\top}",))
+QR = Op("linalg_qr", "LinalgQrBackward0", r"($c,\, $c1) = \operatorname{qr}($0):\; $0 = $c $c1", _qr_forward,
+        vjp=(_qr_vjp,), args=("A",), params=("mode",), saves=("result",), n_outputs=2, symbols=("A",),
+        out_symbol=("Q", "R"),
+        vjp_latex=(r"\left(\bar{g}_{$c} + $c \operatorname{sym}\operatorname{triu}(\bar{g}_{$c1} $c1^{\top} - $c^{\top} "
+                   r"\bar{g}_{$c})\right) $c1^{-\top}",))
 
 
 # -- pseudo-inverse and least squares ---------------------------------------------------------------
@@ -615,7 +616,7 @@ def _lstsq_vjp_b(xp, g, c, a, b, rtol, driver, vector):
 LSTSQ = Op("linalg_lstsq", "LinalgLstsqBackward0",
            r"$c = \operatorname{argmin}_{X} \lVert $0 X - $1 \rVert_F = $0^{+} $1", _lstsq_forward,
            vjp=(_lstsq_vjp_a, _lstsq_vjp_b), args=("self", "b"), params=("rcond", "driver", "vector"),
-           saves=("self", "b", "result"), n_outputs=2, symbols=("A", "B"), broadcasts=None, out_symbol="X",
+           saves=("self", "b", "result"), n_outputs=2, symbols=("A", "B"), broadcasts=None, out_symbol=("X", "r"),
            vjp_latex=(r"-P^{\top} G P^{\top} + (I - $0 P)\, G^{\top} P P^{\top} + P^{\top} P\, G^{\top} (I - P $0) + "
-                      r"2 (\bar{g}_r \odot ($0 $c - $1)) $c^{\top}:\; P = $0^{+},\; G = \bar{g}_X $1^{\top}",
-                      r"$0^{+\top} \bar{g}_X - 2\, \bar{g}_r \odot ($0 $c - $1)"))
+                      r"2 (\bar{g}_{$c1} \odot ($0 $c - $1)) $c^{\top}:\; P = $0^{+},\; G = \bar{g}_{$c} $1^{\top}",
+                      r"$0^{+\top} \bar{g}_{$c} - 2\, \bar{g}_{$c1} \odot ($0 $c - $1)"))

@@ -52,7 +52,8 @@ class Op:
     Display fields: `latex` / `vjp_latex` (the formulas, in LaTeX: `$c` the output, `$0`, `$1`
     the inputs, `$name` a parameter), `symbols` (default a, b, d, ... or A, B, ... when the output
     symbol is upper case; a₁, a₂, ... for a list of tensors), `out_symbol` (what `$c` reads in
-    the template; default c), `broadcasts` (input slots whose gradient the engine may sum to undo
+    the template; default c; for an op of several outputs a tuple, one symbol per output, which
+    `$c`, `$c1`, `$c2`, ... read: qr's ("Q", "R")), `broadcasts` (input slots whose gradient the engine may sum to undo
     broadcasting; None: every slot; default none), `shown` (params shown as constants; default
     every param whose value is a number, a bool or a tuple of ints). `formula` and `vjp_formulas`,
     the Unicode of diagram labels, are derived from the LaTeX with the template letters put in;
@@ -71,14 +72,14 @@ class Op:
 
     __slots__ = ("name", "torch_name", "_formula", "forward", "vjp", "_vjp_formulas",
                  "arg_names", "param_names", "saves", "saved_inputs", "n_outputs",
-                 "symbols", "out_symbol", "broadcasts", "latex", "vjp_latex", "shown", "jvp", "expose", "keeps")
+                 "symbols", "out_symbol", "out_symbols", "broadcasts", "latex", "vjp_latex", "shown", "jvp", "expose", "keeps")
 
     def __init__(self, name: str, torch_name: str, latex: str = "", forward: Callable | None = None,
                  vjp: Callable | None = None, vjp_latex: tuple = (),
                  args: tuple = ("self",), params: tuple = (), saves: tuple = (), n_outputs: int = 1,
                  symbols: tuple | None = None, broadcasts: tuple | None = (), shown: tuple | None = None,
                  jvp: Callable | str | None = None, expose: Exposure | None = None,
-                 out_symbol: str | None = None, formula: str | None = None, vjp_formulas: tuple | None = None,
+                 out_symbol: str | tuple | None = None, formula: str | None = None, vjp_formulas: tuple | None = None,
                  keeps: Callable | None = None):
         self.name = name
         if keeps is not None:
@@ -103,7 +104,8 @@ class Op:
             lhs, eq, _ = (formula or "").partition("=")
             lhs = lhs.split("[", 1)[0].strip().rstrip("ᵢⱼₖₚ")   # the tensor, not its element: y of y[p], C of Cᵢ
             out_symbol = lhs if eq and lhs and len(lhs) <= 4 and " " not in lhs else "c"
-        self.out_symbol = out_symbol
+        self.out_symbols = out_symbol if isinstance(out_symbol, tuple) else ()
+        self.out_symbol = self.out_symbols[0] if self.out_symbols else out_symbol
         self.symbols = tuple(symbols) if symbols is not None else None
         self.broadcasts = broadcasts   # the input slots whose gradient the engine sums back (None: all)
         self.latex = latex
@@ -134,7 +136,8 @@ class Op:
         if self.arg_names == ("tensors",):    # `$*`, a list of any length: its first two, then dots
             return template_text(latex, self.input_symbols(2) + (r"\dots",), self.out_symbol)
         slots = [int(k) + 1 for k in MARKER.findall(latex) if k.isdigit()]
-        return template_text(latex, self.input_symbols(max([len(self.arg_names), 1] + slots)), self.out_symbol)
+        return template_text(latex, self.input_symbols(max([len(self.arg_names), 1] + slots)), self.out_symbol,
+                             self.out_symbols)
 
     def input_symbols(self, n: int) -> tuple:
         """The symbols of a node of this op with `n` input slots."""

@@ -492,30 +492,30 @@ def _mean_part(xp, gm, a, dims, keep):
     return restore(xp, gm, dims, keep, a.ndim) / _count(a, dims)
 
 
-STD_MEAN = Op("std_mean", "StdMeanBackward0", r"(s,\, m) = (\operatorname{std} $0,\, \operatorname{mean} $0)",
+STD_MEAN = Op("std_mean", "StdMeanBackward0", r"($c,\, $c1) = (\operatorname{std} $0,\, \operatorname{mean} $0)",
               quiet(_std_mean_forward),
               vjp=(quiet(lambda xp, g, c, a, dims, keep, k:
                          _std_vjp(xp, g[0], c[0], a, dims, keep, k) + _mean_part(xp, g[1], a, dims, keep)),), params=("dim", "keepdim", "correction"),
               saves=("self", "result"), n_outputs=2,
-              vjp_latex=(r"\bar{g}_s \odot \frac{$0 - \bar{$0}}{(n - $correction)\, s} + \frac{\bar{g}_m}{n}",))
-VAR_MEAN = Op("var_mean", "VarMeanBackward0", r"(v,\, m) = (\operatorname{var} $0,\, \operatorname{mean} $0)",
+              out_symbol=("s", "m"), vjp_latex=(r"\bar{g}_{$c} \odot \frac{$0 - \bar{$0}}{(n - $correction)\, $c} + \frac{\bar{g}_{$c1}}{n}",))
+VAR_MEAN = Op("var_mean", "VarMeanBackward0", r"($c,\, $c1) = (\operatorname{var} $0,\, \operatorname{mean} $0)",
               quiet(_var_mean_forward),
               vjp=(quiet(lambda xp, g, c, a, dims, keep, k:
                          _var_vjp(xp, g[0], c[0], a, dims, keep, k) + _mean_part(xp, g[1], a, dims, keep)),), params=("dim", "keepdim", "correction"),
               saves=("self",), n_outputs=2,
-              vjp_latex=(r"\bar{g}_v \odot \frac{2 ($0 - \bar{$0})}{n - $correction} + \frac{\bar{g}_m}{n}",))
+              out_symbol=("v", "m"), vjp_latex=(r"\bar{g}_{$c} \odot \frac{2 ($0 - \bar{$0})}{n - $correction} + \frac{\bar{g}_{$c1}}{n}",))
 
 
 def _aminmax_vjp(xp, g, c, a, dims, keep):
     return _evenly(xp, g[0], c[0], a, dims, keep) + _evenly(xp, g[1], c[1], a, dims, keep)
 
 
-AMINMAX = Op("aminmax", "AminmaxBackward0", r"(\mathrm{lo},\, \mathrm{hi}) = (\min $0,\, \max $0)",
+AMINMAX = Op("aminmax", "AminmaxBackward0", r"($c,\, $c1) = (\min $0,\, \max $0)",
              lambda xp, a, dims, keep: (contiguous(a.min(axis=dims, keepdims=keep)),
                                         contiguous(a.max(axis=dims, keepdims=keep))),
              vjp=(_aminmax_vjp,), params=DIMS,
              saves=("self", "result"), n_outputs=2,
-             vjp_latex=(r"\bar{g}\text{ to the extremes (shared among ties)}",))
+             out_symbol=("lo", "hi"), vjp_latex=(r"\bar{g}\text{ to the extremes (shared among ties)}",))
 DIST = Op("dist", "DistBackward0", r"$c = \lVert $0 - $1 \rVert_p",
           quiet(lambda xp, a, b, p: _norm_forward(xp, a - b, p, None, False)),
           vjp=(quiet(lambda xp, g, c, a, b, p: _norm_vjp(xp, g, c, a - b, p, tuple(range(builtins.max(a.ndim, b.ndim))), False)),

@@ -35,6 +35,6 @@ def _histogram_failed(xp, g, c, *args):
 
 
 # one node for both outputs, the counts and the bin edges, as torch's
-HISTOGRAM = Op("histogram", "NotImplemented", r"(h,\, e) = \operatorname{histogram}($0)",
+HISTOGRAM = Op("histogram", "NotImplemented", r"($c,\, $c1) = \operatorname{histogram}($0)",
                lambda xp, a, hist, edges: (hist, edges), vjp=(_histogram_failed,), params=("hist", "bin_edges"),
-               n_outputs=2, vjp_latex=(r"\text{not implemented}",))
+               n_outputs=2, out_symbol=("h", "e"), vjp_latex=(r"\text{not implemented}",))

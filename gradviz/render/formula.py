@@ -90,8 +90,8 @@ _FIRST_CLAUSE = re.compile(r":\\;|,\\quad")
 
 
 @lru_cache(maxsize=8192)    # the names are placeholders here: a long graph fills one formula once
-def _filled(template: str, inputs: tuple, out: str, params: tuple) -> str:
-    filled = latex.without_absent(latex.fill(template, list(inputs), out, dict(params)))
+def _filled(template: str, inputs: tuple, out: str, params: tuple, outs: tuple) -> str:
+    filled = latex.without_absent(latex.fill(template, list(inputs), out, dict(params), outs))
     return latex.signs(latex.coefficients(latex.unit_denominators(latex.exponents(filled))))
 
 
@@ -127,6 +127,9 @@ class Formula:
             self.inputs.append(self._name(name or node.symbol(slot)))
         self.out_text = graph.symbol(node.id) or node.out_symbol
         self.out = self._name(self.out_text)
+        # an op of several outputs whose record names each ($c, $c1: qr's Q and R): each output's own
+        # symbol, or the record's for an output the graph does not use
+        self.each_out = (self.out,) + tuple(self._name(self.output_text(nr)) for nr in range(1, len(node.out_symbols)))
         # a node of several outputs (split, unbind) lists each output's own symbol, t₁, t₂, in place of
         # the record's c₁, c₂, … (which would read t₁₁, t₁₂ with the first output's symbol as c)
         named = [n for n in node.out_names if n]
@@ -138,6 +141,8 @@ class Formula:
         """The plain name of output `nr` (for the ∂L/∂name a node of several outputs receives)."""
         if nr < len(self.node.out_names) and self.node.out_names[nr]:
             return self.node.out_names[nr]
+        if nr < len(self.node.out_symbols):
+            return self.node.out_symbols[nr]
         return self.out_text + (f"_{nr}" if nr else "")
 
     def _name(self, text: str) -> str:
@@ -158,7 +163,7 @@ class Formula:
         if self.outs:   # the record's list of outputs, c₁, c₂, …, becomes this node's symbols
             listed = r"{$c}_1, {$c}_2, \ldots" if r"{$c}_2" in template else r"{$c}_1"
             template = template.replace(listed, ", ".join(self.outs))
-        return _filled(template, tuple(self.inputs), self.out, tuple(self.params.items()))
+        return _filled(template, tuple(self.inputs), self.out, tuple(self.params.items()), self.each_out)
 
     def render(self, template: str) -> str:
         """MathML, one <math> per top-level clause (y = x ⋆ w + b: …, s = (2, 2), …) so a long

@@ -55,7 +55,7 @@ class Origin:
         self.frozen: dict = {}       # node -> its Frozen self (freeze)
         self.forward = forward
         self.values = {} if forward is None else forward.values
-        self.output_names = None     # node -> the caller's name for its output 0 (taken by freeze)
+        self.output_names = None     # (node, output_nr) -> the caller's name for that output (taken by freeze)
         self.kept = False            # freeze() took what the graph may not keep: a node's numbers can wait
 
     @cached_property
@@ -116,15 +116,15 @@ class Origin:
         found = {}
         for name, t in self.naming.tensors.items():   # the caller's names for intermediate tensors
             fn = getattr(t, "grad_fn", None)
-            if fn is not None and t.output_nr == 0 and fn in self.post:
-                found.setdefault(fn, name)
+            if fn is not None and fn in self.post:
+                found.setdefault((fn, t.output_nr), name)
         return found
 
     def replay(self, recorder: Recorder) -> None:
         table = op_table()
         names = self._output_names() if self.output_names is None else self.output_names
-        for fn, name in names.items():
-            recorder.tensor_names.setdefault(self.keys[fn], name)
+        for (fn, nr), name in names.items():
+            recorder.tensor_names.setdefault(self.keys[fn], {}).setdefault(nr, name)
         for fn in self.order:
             if is_accumulate(fn):
                 continue

@@ -63,10 +63,11 @@ def name_tensors(trace, input_keys: dict | None = None) -> None:
                 tensors.append(tensor)
                 if slot < len(node.in_names) and node.in_names[slot]:   # already named by the learner (W in W @ x)
                     given[tensor] = node.in_names[slot]
-            nrs = sorted({e.output_nr for e in out_of.get(node.id, ())}) or [0]
+            learners = dict(enumerate(node.tensor_names or (node.tensor_name,)))
+            # the outputs the graph reads, and those the learner named (sign of sign, logdet = slogdet(A))
+            nrs = sorted({e.output_nr for e in out_of.get(node.id, ())} | {nr for nr, n in learners.items() if n}) or [0]
             tensors.extend((node.id, nr) for nr in nrs)
-            if node.tensor_name:
-                given[(node.id, 0)] = node.tensor_name
+            given.update({(node.id, nr): n for nr, n in learners.items() if n})
     for node in trace.nodes:
         if node.kind == "output" and node.name:
             given.setdefault(tensor_of(node.id), node.name)
@@ -131,6 +132,13 @@ def _assigned_values(trace, index: dict, out_of: dict) -> dict:
         if target is None:
             continue
         name, reads_itself = target
+        if isinstance(name, tuple):   # q, k, v = x.split(d, 2): the outputs of the line's last node
+            last = nodes[-1]
+            outputs = max(len(last.out_symbols), len(last.tensor_names),
+                          1 + max((e.output_nr for e in out_of.get(last.id, ())), default=0))
+            if 1 < outputs <= len(name):   # a node of several outputs, not the last of a tuple of values
+                found.update({(last.id, nr): n for nr, n in enumerate(name)})
+            continue
         period = _pass_length(nodes, out_of) if reads_itself else len(nodes)
         for k in range(period - 1, len(nodes), period):
             found[(nodes[k].id, 0)] = name

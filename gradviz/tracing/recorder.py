@@ -51,7 +51,7 @@ class Recorder:
         self._pending: list = []    # nodes created since the last step of an open backward
         self._unsubscribe = None
         self.implicit_seed: bool | None = None   # of the last backward heard
-        self.tensor_names: dict = {}              # node key -> the name of the tensor it made
+        self.tensor_names: dict = {}              # node key -> {output_nr: the name of the tensor it made}
 
     def trace_id(self, key):
         """The current Trace's id of the node with this key (None for a node it does not hold)."""
@@ -145,8 +145,10 @@ class Recorder:
                 link(leaf.id, acc.id, 0, tuple(var.shape))
                 continue
             info = self.nodes[key]
-            node = add(info, order=self.orders.get(key, 0), tensor_name=self.tensor_names.get(key, ""),
-                       in_names=tuple(i.name for i in info.inputs))
+            named = self.tensor_names.get(key, {})
+            names = tuple(named.get(nr, "") for nr in range(max(named, default=0) + 1))
+            node = add(info, order=self.orders.get(key, 0), tensor_name=names[0],
+                       tensor_names=names if len(names) > 1 else (), in_names=tuple(i.name for i in info.inputs))
             ids[key] = node.id
             input_keys.update({(node.id, slot): i.tensor for slot, i in enumerate(info.inputs)
                                if i.tensor is not None})

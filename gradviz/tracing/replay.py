@@ -95,8 +95,8 @@ def name_intermediates(recorder: Recorder, names: dict | None) -> None:
     """Tell the recorder the names of the non-leaf tensors among `names` ({name: tensor}); a tensor of
     another library (a torch tensor the same code holds) names nothing here."""
     for name, t in (names or {}).items():
-        if isinstance(getattr(t, "grad_fn", None), Node) and t.output_nr == 0:
-            recorder.tensor_names.setdefault(t.grad_fn.id, str(name))
+        if isinstance(getattr(t, "grad_fn", None), Node):
+            recorder.tensor_names.setdefault(t.grad_fn.id, {}).setdefault(t.output_nr, str(name))
 
 
 def graph_freed(roots) -> bool:

@@ -75,6 +75,20 @@ loss = out.pow(2).mean()
 roots, names, gradient = [loss], {"x": x, "Wq": Wq, "Wk": Wk, "Wv": Wv, "Wo": Wo, "W1": W1, "W2": W2,
                                   "loss": loss}, None
 """,
+    # nodes of several outputs: each output under the learner's name, read from the unpacking line
+    # (split), from the names given (qr, std_mean) or kept when nothing reads it (slogdet's sign)
+    "several_outputs": """\
+x = torch.randn(4, 6, requires_grad=True)
+A = torch.randn(4, 3, requires_grad=True)
+q, k, v = x.split(2, dim=1)
+att = (q * k).softmax(-1) * v
+Q, R = torch.linalg.qr(A)
+s, m = torch.std_mean(x, 0)
+sign, logdet = torch.linalg.slogdet(A.T @ A)
+loss = att.sum() + Q.sum() + (R ** 2).sum() + (s * m).sum() + logdet
+roots, names, gradient = [loss], {"x": x, "A": A, "Q": Q, "R": R, "s": s, "m": m, "sign": sign,
+                                  "logdet": logdet, "loss": loss}, None
+""",
 }
 
 
@@ -131,8 +145,10 @@ def test_every_edge_is_one_symbol_in_every_view(recorded):
         # the producer writes it on the left of its formula, in the panel and on the diagram
         if src.kind == "op":
             made = Formula(graph, src)
-            assert made.out_text == sym
-            assert re.match(re.escape(sym) + r"(\[| =)", labels[src.id]), (labels[src.id], sym)
+            assert made.output_text(edge.output_nr) == sym
+            left = labels[src.id].split(" =")[0]
+            assert re.match(re.escape(sym) + r"(\[| =)", labels[src.id]) or \
+                sym in re.split(r"[(), ]+", left), (labels[src.id], sym)
         # the consumer reads it under the same symbol, in its formula where the record's formula
         # names that input, and on its diagram label
         read = Formula(graph, dst)
@@ -145,9 +161,10 @@ def test_every_edge_is_one_symbol_in_every_view(recorded):
             assert f"∂L/∂{sym} = " in sent.caption, (sent.caption, sym)
             assert f"∂L/∂{sym} = " in latex.text(sent.text), sym
             got = frames.get(src.id)
-            if src.kind == "op" and got is not None:
-                assert f"received ḡ = ∂L/∂{sym} = " in got.caption, (got.caption, sym)
-                assert f"ḡ = ∂L/∂{sym} = " in latex.text(got.text), sym
+            if src.kind == "op" and got is not None:   # ḡ₁, ḡ₂ at a node of several outputs
+                assert re.search(f"received ḡ[₁-₉]? = ∂L/∂{sym} = |, ḡ[₁-₉] = ∂L/∂{sym} = ", got.caption), \
+                    (got.caption, sym)
+                assert re.search(f"ḡ[₁-₉]? = ∂L/∂{sym} = ", latex.text(got.text)), sym
             elif src.kind == "accumulate" and got is not None:
                 assert got.caption.startswith(f"{sym}.grad = "), (got.caption, sym)
             checked += 1
@@ -177,6 +194,34 @@ def test_a_rebound_variable_shows_which_value_each_node_made(tmp_path):
 
 def torch_sub(k: int) -> str:
     return str(k).translate(str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉"))
+
+
+def test_each_output_of_a_node_of_several_is_written_by_its_name(tmp_path):
+    scope = run("several_outputs", tmp_path)
+    trace = draw(*scope["roots"], names=scope["names"]).trace
+    graph = Graph(trace)
+    texts = {n.name: Formula(graph, n).forward_text() for n in trace.nodes if n.kind == "op"}
+    assert texts["SplitBackward0"] == "q, k, v = split(x, (2, 2, 2))"    # named by the unpacking line
+    assert texts["LinalgQrBackward0"] == "(Q, R) = qr(A): A = Q R"
+    assert texts["StdMeanBackward0"] == "(s, m) = (std x, mean x)"
+    assert texts["LinalgSlogdetBackward0"].startswith("(sign, logdet) = ")   # sign: named, read by nothing
+    slogdet = next(n for n in trace.nodes if n.name == "LinalgSlogdetBackward0")
+    assert Formula(graph, slogdet).text(slogdet.vjp_latex[0]).startswith("ḡ_(logdet) ")
+
+
+def test_a_tuple_of_values_on_one_line_names_no_output(tmp_path):
+    path = tmp_path / "pair.py"
+    path.write_text("import gradviz as torch\nx = torch.randn(3, requires_grad=True)\n"
+                    "mu, sd = x.mean(), x.std()\nloss = mu * sd\n")
+    was = code_lines.source_tracking()
+    code_lines.set_source_tracking(True)
+    try:
+        scope = runpy.run_path(str(path))
+    finally:
+        code_lines.set_source_tracking(was)
+    trace = draw(scope["loss"], names={"x": scope["x"], "loss": scope["loss"]}).trace
+    names = {n.name: n.out_names for n in trace.nodes if n.kind == "op"}
+    assert names["StdBackward0"] == ("t₂",) and names["MeanBackward0"] == ("t₁",)   # not mu and sd
 
 
 def test_the_line_that_assigns_a_variable_names_its_value(tmp_path):
