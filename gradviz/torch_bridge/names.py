@@ -39,6 +39,7 @@ class Naming:
     tensors: dict = field(default_factory=dict)
     param_scopes: dict = field(default_factory=dict)   # id(parameter) -> scope path
     sequences: dict = field(default_factory=dict)      # a Sequential's scope path -> its children's segments
+    children: dict = field(default_factory=dict)       # every module's scope path -> its children's segments
     _by_id: dict = field(default_factory=dict)
 
     def name_of(self, tensor) -> str:
@@ -60,6 +61,7 @@ class Naming:
             naming.add(module_parameters(m, caller))
             naming.param_scopes.update(_param_scopes(m))
             naming.sequences.update(_sequences(m))
+            naming.children.update(_children(m))
         if caller and names is None:
             naming.add(tensors_named(caller, lambda v: isinstance(v, torch.Tensor)))
         return naming
@@ -124,10 +126,16 @@ def _param_scopes(module) -> dict:
     return out
 
 
+def _children(module) -> dict:
+    """Each module's scope path -> its children's segments, in the order they were added."""
+    return {path: tuple(f"{name} ({type(child).__name__})" for name, child in m.named_children())
+            for path, m in _module_paths(module)}
+
+
 def _sequences(module) -> dict:
     """A Sequential's scope path -> its children's segments, in the order its forward runs them."""
-    return {path: tuple(f"{name} ({type(child).__name__})" for name, child in m.named_children())
-            for path, m in _module_paths(module) if isinstance(m, torch_module().nn.Sequential)}
+    return {path: children for (path, m), children in zip(_module_paths(module), _children(module).values())
+            if isinstance(m, torch_module().nn.Sequential)}
 
 
 # the node a lookup module makes from its weight: the one reading node a tied weight's other module cannot make
@@ -145,10 +153,11 @@ def _reader(tied: Tied, fn):
     return found[0] if len(found) == 1 else None
 
 
-def inferred_scopes(order: list, param_scopes: dict, sequences: dict | None = None) -> dict:
+def inferred_scopes(order: list, param_scopes: dict, sequences: dict | None = None,
+                    children: dict | None = None) -> dict:
     """Node -> scope path for the nodes that read parameters of one module: directly, or through
     ops that only rearrange that module's parameters (a weight's transpose); then the nodes around
-    them (`_filled`; sequences: Naming.sequences)."""
+    them (`_filled`; sequences and children: Naming's)."""
     if not param_scopes:
         return {}
     owner: dict = {}   # node that depends on parameters only -> the scope of their module (None: several)
@@ -171,10 +180,33 @@ def inferred_scopes(order: list, param_scopes: dict, sequences: dict | None = No
             scopes[fn] = scope
             if params_only and node_name(fn) in _REARRANGING:
                 owner[fn] = scope
-    return _filled(order, scopes, sequences or {})
+    return _filled(order, {**_reshaped_around(order, scopes), **scopes}, sequences or {}, children or {})
 
 
-def _filled(order: list, scopes: dict, sequences: dict) -> dict:
+_RESHAPES = {"ViewBackward0", "UnsafeViewBackward0", "ReshapeAliasBackward0"}
+
+
+def _reshaped_around(order: list, scopes: dict) -> dict:
+    """The reshapes a Linear makes around its product on a batch of sequences, in its module: its
+    input flattened to rows (a reshape that feeds only the product) and the rows shaped back (a
+    reshape of the product). The second is taken only where the first is there, so a learner's own
+    view of a Linear's output on rows stays the learner's."""
+    consumers: dict = {}
+    for fn in order:
+        for nxt, _ in fn.next_functions:
+            if nxt is not None:
+                consumers.setdefault(nxt, []).append(fn)
+    found: dict = {}
+    for fn, scope in scopes.items():
+        flat = [n for n, _ in fn.next_functions if n is not None and node_name(n) in _RESHAPES
+                and consumers.get(n) == [fn] and n not in scopes]
+        back = [n for n in consumers.get(fn, ()) if node_name(n) in _RESHAPES and n not in scopes]
+        if len(flat) == 1 and len(back) == 1:
+            found[flat[0]] = found[back[0]] = scope
+    return found
+
+
+def _filled(order: list, scopes: dict, sequences: dict, children: dict) -> dict:
     """The nodes between those of one module placed in it too, so a module's nodes are one piece, as
     record_forward would draw them, and folding a module into one box makes no cycle. A node that
     reads no parameter (a block's ReLU, its residual add) on a path from an op of a module to another
@@ -197,35 +229,78 @@ def _filled(order: list, scopes: dict, sequences: dict) -> dict:
             common = _common_prefix(before[fn], after[fn])
             if common:
                 found[fn] = common
-    return _out_of_containers(ops, at, inputs, found, sequences)
+    return _out_of_containers(ops, at, inputs, found, sequences, children)
 
 
-def _out_of_containers(ops: list, at: dict, inputs: dict, found: dict, sequences: dict) -> dict:
+def _out_of_containers(ops: list, at: dict, inputs: dict, found: dict, sequences: dict, children: dict) -> dict:
     """A node placed in a module that makes no node of its own, moved to the module that made it: in
     a Sequential, the child after the one that made its one input where that child has no parameters
     and makes such nodes (`_next_stage`: a ReLU module after a BatchNorm, the last one included);
     else in a ModuleList or a Sequential, the child that made its latest input (a block's residual
     add, after its last layer); in a ModuleDict, the same only where that child is a list of stages
     (a GPT's `transformer.h`): the sum of its token and position embeddings, the model's own code
-    between two of its modules, stays in the ModuleDict, drawn around them both. `ops` lists inputs
-    first (`at`: each one's position), so an input already moved counts where it went."""
+    between two of its modules, stays in the ModuleDict, drawn around them both. A node reading two
+    children of one Sequential goes into that Sequential first (`_inside_sequential`), and a node a
+    module's own child module makes goes into that child (`_own_child`). `ops` lists inputs first
+    (`at`: each one's position), so an input already moved counts where it went."""
     for fn in ops:
         stage = _next_stage(fn, inputs[fn], found, sequences)
         if stage is not None:
             found[fn] = stage
             continue
-        path = found.get(fn)
+        path = _inside_sequential(fn, inputs[fn], found, sequences) or found.get(fn)
+        if path:
+            found[fn] = path
         while path and path[-1].endswith(_STAGES + _NAMESPACES):
             below = [n for n in inputs[fn] if len(found.get(n, ())) > len(path) and found[n][:len(path)] == path]
             child = found[max(below, key=at.__getitem__)][:len(path) + 1] if below else None
             if child is None or path[-1].endswith(_NAMESPACES) and not child[-1].endswith(_STAGES):
                 break
             path = found[fn] = child
+        own = _own_child(fn, path or (), inputs[fn], found, children, sequences)
+        if own is not None:
+            found[fn] = own
     return found
 
 
-# the nodes a module with no parameters makes (torch's CPU kernels): what tells its node in a Sequential.
-# A Dropout's is a MulBackward0, which the model's own code may as well make, so it is not told.
+def _inside_sequential(fn, inputs: list, found: dict, sequences: dict):
+    """The deepest Sequential below fn's place whose children made fn's inputs, where they are two
+    or more of its children: a Sequential's forward hands on only its last child's output, so a node
+    reading an earlier child's value is inside it (a ResNet layer's last block adds its input, the
+    block before's output, to its last convolution's; it lay between the layers, in the model)."""
+    paths = [found[n] for n in inputs if n in found]
+    here = found.get(fn, ())
+    if len(paths) < 2:
+        return None
+    common = paths[0]
+    for p in paths[1:]:
+        common = _common_prefix(common, p)
+    for k in range(len(common), len(here), -1):
+        if common[:k] in sequences and common[:len(here)] == here and len({p[k] for p in paths if len(p) > k}) > 1:
+            return common[:k]
+    return None
+
+
+def _own_child(fn, path: tuple, inputs: list, found: dict, children: dict, sequences: dict):
+    """The child module that made `fn`, of the module it lies in or (reading one input) of the modules
+    around that input below it, innermost first: one without parameters that makes such nodes
+    (`_MAKES`: a block's `relu`, called after its residual add), the module's only such child. A
+    Sequential's children are told by their order instead (`_next_stage`)."""
+    name = node_name(fn)
+    around = found.get(inputs[0], ()) if len(inputs) == 1 else ()
+    places = [around[:k] for k in range(len(around), len(path), -1)] if around[:len(path)] == path else []
+    for place in places + ([path] if path else []):
+        if place in sequences:
+            continue
+        makers = [c for c in children.get(place, ()) if name in _MAKES.get(c.rsplit(" (", 1)[-1][:-1], ())]
+        if len(makers) == 1:
+            return place + (makers[0],)
+    return None
+
+
+# the nodes a module with no parameters makes (torch's CPU kernels): what tells its node in a Sequential,
+# or in a module that has one such child. A Dropout's is a MulBackward0, which a module's own code may as
+# well make: it is told only by its place in a Sequential (_IN_ORDER).
 _MAKES = {"ReLU": ("ReluBackward0",), "LeakyReLU": ("LeakyReluBackward0",), "GELU": ("GeluBackward0",),
           "Tanh": ("TanhBackward0",), "Sigmoid": ("SigmoidBackward0",), "SiLU": ("SiluBackward0",),
           "ELU": ("EluBackward0",), "Hardtanh": ("HardtanhBackward0",), "ReLU6": ("HardtanhBackward0",),
@@ -233,6 +308,8 @@ _MAKES = {"ReLU": ("ReluBackward0",), "LeakyReLU": ("LeakyReluBackward0",), "GEL
           "LogSoftmax": ("LogSoftmaxBackward0",), "Flatten": ("ViewBackward0",),
           "MaxPool2d": ("MaxPool2DWithIndicesBackward0",), "AvgPool2d": ("AvgPool2DBackward0",),
           "AdaptiveAvgPool2d": ("MeanBackward1", "AdaptiveAvgPool2DBackward0")}
+_IN_ORDER = {**_MAKES, **dict.fromkeys(("Dropout", "Dropout1d", "Dropout2d", "Dropout3d"),
+                                       ("MulBackward0", "NativeDropoutBackward0"))}
 
 
 def _next_stage(fn, inputs: list, found: dict, sequences: dict):
@@ -251,7 +328,7 @@ def _next_stage(fn, inputs: list, found: dict, sequences: dict):
         if at == len(children):   # the input is this Sequential's output: the next child is its parent's
             continue
         kind = children[at].rsplit(" (", 1)[-1][:-1]
-        return path[:k] + (children[at],) if node_name(fn) in _MAKES.get(kind, ()) else None
+        return path[:k] + (children[at],) if node_name(fn) in _IN_ORDER.get(kind, ()) else None
     return None
 
 

@@ -73,7 +73,7 @@ class Origin:
     @cached_property
     def scopes(self) -> dict:
         """The modules record_forward saw, else those the parameters' names tell."""
-        scopes = inferred_scopes(self.order, self.naming.param_scopes, self.naming.sequences)
+        scopes = inferred_scopes(self.order, self.naming.param_scopes, self.naming.sequences, self.naming.children)
         if self.forward is not None:
             scopes.update(self.forward.scopes)
         return scopes
