@@ -207,9 +207,17 @@ def _caption_lines(builder, step, node) -> list:
 
 def _received_name(formula: Formula, nr: int, outputs: int) -> str:
     """"ḡ = ∂L/∂y₂" (Unicode): the gradient a node received, named for the tensor it is the gradient of."""
-    if outputs > 1:   # the VJP names each output's gradient ḡ₁, ḡ₂, …
-        return f"ḡ{subscript(nr + 1)} = ∂L/∂{formula.output_text(nr)}"
-    return f"ḡ = ∂L/∂{formula.out_text}"
+    symbol = formula.output_text(nr) if outputs > 1 else formula.out_text
+    return latex.unicode(_gbar(formula, nr, outputs) + r" = \partial L/\partial " + latex.name(0), (symbol,))
+
+
+def _gbar(formula: Formula, nr: int, outputs: int) -> str:
+    """The LaTeX of ḡ for output `nr`, as the node's VJP formulas write it: ḡ for a node of one
+    output; ḡ_Q, ḡ_R where the record names its outputs (qr's VJP reads them so, the output's symbol
+    the name placeholder 0); ḡ₁, ḡ₂, … for a list of outputs (split's)."""
+    if outputs == 1:
+        return r"\bar{g}"
+    return r"\bar{g}_{" + (latex.name(0) if formula.node.out_symbols else str(nr + 1)) + "}"
 
 
 def _received(builder, step, node, formula: Formula, scale: float) -> str:
@@ -220,8 +228,7 @@ def _received(builder, step, node, formula: Formula, scale: float) -> str:
     for nr, grad in enumerate(step.grad_in):
         symbol = formula.output_text(nr) if len(step.grad_in) > 1 else formula.out_text
         partial = r"\frac{\partial L}{\partial " + latex.name(0) + "}"
-        gbar = r"\bar{g}" + (f"_{{{nr + 1}}}" if len(step.grad_in) > 1 else "")
-        lhs = latex.mathml(gbar + " = " + partial, (symbol,))
+        lhs = latex.mathml(_gbar(formula, nr, len(step.grad_in)) + " = " + partial, (symbol,))
         parts = [g for _, g in groups.get(nr, ())]
         hooked = [h for h in step.hooks if h.output_nr == nr and node.kind != "accumulate"]
         if hooked and hooked[0].before is not None:
@@ -265,16 +272,28 @@ def _op(builder, step, node) -> str:
     dl_out = formula.partial()
     start = _start(builder, step, node, formula)
     if flows:
-        # the chain rule in this node's own symbols: ∂L/∂x = ∂L/∂y · ∂y/∂x for each input x that needs it
+        # the chain rule in this node's own symbols: ∂L/∂x = ∂L/∂y · ∂y/∂x for each input x that needs it,
+        # a term for each output that received a gradient at a node of several (∂L/∂x = ḡ_Q · ∂Q/∂x + …)
+        outputs = len(step.grad_in)
+        received = [nr for nr, g in enumerate(step.grad_in) if g is not None] if outputs > 1 else [0]
+        names = tuple(formula.names) + tuple(formula.output_text(nr) for nr in received)
+        outs = {nr: latex.name(len(formula.names) + k) for k, nr in enumerate(received)} if outputs > 1 else \
+            {0: formula.out}
+
+        def gbar(nr):   # _gbar's LaTeX with this output's own placeholder
+            return _gbar(formula, nr, outputs).replace(latex.name(0), outs[nr])
         chains = []
         for slot in sorted(flows):
             x = formula.inputs[slot] if slot < len(formula.inputs) else "x"
-            chains.append(latex.mathml(r"\frac{\partial L}{\partial " + x + r"} = \bar{g} \cdot \frac{\partial "
-                                       + formula.out + r"}{\partial " + x + "}", tuple(formula.names)))
+            terms = " + ".join(gbar(nr) + r" \cdot \frac{\partial " + outs[nr] + r"}{\partial " + x + "}"
+                               for nr in received)
+            chains.append(latex.mathml(r"\frac{\partial L}{\partial " + x + "} = " + terms, names))
         lead = f"{start}by the chain rule," if start else "By the chain rule,"
-        got = latex.mathml(r"\bar{g} = \frac{\partial L}{\partial " + formula.out + "}", tuple(formula.names))
-        say = (f"{lead} {esc(node.name)} multiplies the gradient it received, {got}, by its local derivative "
-               f"to send {_join(chains)} back to {_join(targets)}.")
+        got = ", ".join(latex.mathml(gbar(nr) + r" = \frac{\partial L}{\partial " + outs[nr] + "}", names)
+                        for nr in received)
+        several = "s" if len(received) > 1 else ""
+        say = (f"{lead} {esc(node.name)} multiplies the gradient{several} it received, {got}, by its local "
+               f"derivative{several} to send {_join(chains)} back to {_join(targets)}.")
         if node.formula.endswith("(user code)"):   # a custom autograd.Function: its derivative is the learner's code
             cls = node.name.removesuffix("Backward")
             say = (f"{start}{esc(node.name)} runs the backward you wrote: it calls "

@@ -161,10 +161,9 @@ def test_every_edge_is_one_symbol_in_every_view(recorded):
             assert f"∂L/∂{sym} = " in sent.caption, (sent.caption, sym)
             assert f"∂L/∂{sym} = " in latex.text(sent.text), sym
             got = frames.get(src.id)
-            if src.kind == "op" and got is not None:   # ḡ₁, ḡ₂ at a node of several outputs
-                assert re.search(f"received ḡ[₁-₉]? = ∂L/∂{sym} = |, ḡ[₁-₉] = ∂L/∂{sym} = ", got.caption), \
-                    (got.caption, sym)
-                assert re.search(f"ḡ[₁-₉]? = ∂L/∂{sym} = ", latex.text(got.text)), sym
+            if src.kind == "op" and got is not None:   # ḡ₁, ḡ₂ (split's) or ḡ_Q, ḡ_R (qr's) at a node of several outputs
+                assert re.search(f"(?:received|,) ḡ\\S* = ∂L/∂{re.escape(sym)} = ", got.caption), (got.caption, sym)
+                assert re.search(f"ḡ\\S* = ∂L/∂{re.escape(sym)} = ", latex.text(got.text)), sym
             elif src.kind == "accumulate" and got is not None:
                 assert got.caption.startswith(f"{sym}.grad = "), (got.caption, sym)
             checked += 1
@@ -207,6 +206,15 @@ def test_each_output_of_a_node_of_several_is_written_by_its_name(tmp_path):
     assert texts["LinalgSlogdetBackward0"].startswith("(sign, logdet) = ")   # sign: named, read by nothing
     slogdet = next(n for n in trace.nodes if n.name == "LinalgSlogdetBackward0")
     assert Formula(graph, slogdet).text(slogdet.vjp_latex[0]).startswith("ḡ_(logdet) ")
+    # the step says what a node of several outputs received, a term of the chain rule for each, with
+    # ḡ written as its VJP formula writes it
+    anim = torch.animate(*scope["roots"], names=scope["names"], forward=False)
+    said = {anim.trace.steps[f.step].node: re.sub(r"\s+", " ", latex.text(f.text)) for f in anim.frames}
+    qr = next(n.id for n in anim.trace.nodes if n.name == "LinalgQrBackward0")
+    assert ("multiplies the gradients it received, ḡ_Q = ∂L/∂Q, ḡ_R = ∂L/∂R, by its local derivatives to send "
+            "∂L/∂A = ḡ_Q · ∂Q/∂A + ḡ_R · ∂R/∂A back to A.") in said[qr]
+    split = next(n.id for n in anim.trace.nodes if n.name == "SplitBackward0")
+    assert "∂L/∂x = ḡ₁ · ∂q/∂x + ḡ₂ · ∂k/∂x + ḡ₃ · ∂v/∂x" in said[split]
 
 
 def test_a_tuple_of_values_on_one_line_names_no_output(tmp_path):
