@@ -138,7 +138,8 @@ def assignment(text: str) -> tuple | None:
         target, value, reads = stmt.targets[0].id, stmt.value, False
     elif (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], (ast.Tuple, ast.List))
           and all(isinstance(t, ast.Name) for t in stmt.targets[0].elts) and isinstance(stmt.value, ast.Call)):
-        target, value, reads = tuple(t.id for t in stmt.targets[0].elts), stmt.value, False
+        # `out, _ = rnn(x)`: a throwaway name names nothing
+        target, value, reads = tuple("" if t.id == "_" else t.id for t in stmt.targets[0].elts), stmt.value, False
     elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
         target, value, reads = stmt.target.id, stmt.value, True
     else:

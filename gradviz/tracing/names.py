@@ -137,7 +137,7 @@ def _assigned_values(trace, index: dict, out_of: dict) -> dict:
             outputs = max(len(last.out_symbols), len(last.tensor_names),
                           1 + max((e.output_nr for e in out_of.get(last.id, ())), default=0))
             if 1 < outputs <= len(name):   # a node of several outputs, not the last of a tuple of values
-                found.update({(last.id, nr): n for nr, n in enumerate(name)})
+                found.update({(last.id, nr): n for nr, n in enumerate(name) if n})
             continue
         period = _pass_length(nodes, out_of) if reads_itself else len(nodes)
         for k in range(period - 1, len(nodes), period):

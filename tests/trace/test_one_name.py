@@ -217,6 +217,19 @@ def test_each_output_of_a_node_of_several_is_written_by_its_name(tmp_path):
     assert "∂L/∂x = ḡ₁ · ∂q/∂x + ḡ₂ · ∂k/∂x + ḡ₃ · ∂v/∂x" in said[split]
 
 
+@pytest.mark.parametrize("line,read", [
+    ("q, k, v = x.split(2, dim=1)", (("q", "k", "v"), False)),
+    ("out, _ = rnn(x)", (("out", ""), False)),            # a throwaway name names nothing
+    ("h, c = cell(x, (h, c))", (("h", "c"), True)),
+    ("mu, sd = x.mean(), x.std()", None),                  # a tuple of values: no node has both
+    ("a, b = b, a", None),
+    ("(a, b), c = f(x)", None),
+])
+def test_which_lines_name_the_outputs_of_one_call(line, read):
+    from gradviz.naming import assignment
+    assert assignment(line) == read
+
+
 def test_a_tuple_of_values_on_one_line_names_no_output(tmp_path):
     path = tmp_path / "pair.py"
     path.write_text("import gradviz as torch\nx = torch.randn(3, requires_grad=True)\n"
