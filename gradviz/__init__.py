@@ -64,7 +64,8 @@ _LAZY = {
     "jacobian_view": "player", "animate_jvp": "player", "record_forward": "player",
     "forward_vs_reverse": "player", "animate_hvp": "player",
     "nn": None, "optim": None, "tracing": None, "torch_bridge": None, "utils": None,
-    "func": None, "backends": None, "testing": None, "distributions": None,
+    "func": None, "backends": None, "testing": None, "distributions": None, "compiler": None,
+    "compile": "compiler",
     # torch's top-level forms of functions of torch.nn.functional (the same signatures)
     "cosine_similarity": "nn.functional", "rms_norm": "nn.functional",
 }
