@@ -1,10 +1,11 @@
 """`record_forward`: watching a torch forward pass for what the finished graph no longer says:
-which nn.Module created each node (diagram clusters, named as gradviz.nn names its scopes) and
-the value each op produced (node labels)."""
+which nn.Module created each node (diagram clusters, named as gradviz.nn names its scopes), the
+value each op produced (node labels) and the line of the learner's code that made it (lines.py)."""
 from __future__ import annotations
 
 from contextlib import contextmanager
 
+from . import lines
 from .graph import metadata_preview
 from .names import scope_segments
 from .previews import preview
@@ -24,6 +25,7 @@ class ForwardRecord:
         self._path: list = []
         self._seen: set = set()
         self._first = None       # sequence number of the first node made while recording
+        self.line_for = lines.learner_line   # the line a new node gets (kept in its metadata)
 
     @contextmanager
     def scope(self, name: str):
@@ -35,8 +37,10 @@ class ForwardRecord:
             self._path.pop()
 
     def _claim(self, result) -> None:
-        """Give each node made since the last call the current scope; record op outputs' values."""
+        """Give each node made since the last call the current scope and the line making it; record
+        op outputs' values."""
         torch = torch_module()
+        lines.claim(result, self._first, self.line_for)
         tensors = result if isinstance(result, (tuple, list)) else (result,)
         for t in tensors:
             if not isinstance(t, torch.Tensor) or t.grad_fn is None:
@@ -67,9 +71,11 @@ def record_forward(module=None):
             loss = F.cross_entropy(model(x), y)
         trace = trace_from_torch(loss, params=dict(model.named_parameters()), forward=rec)
 
-    A TorchFunctionMode sees every torch call made in the block and records its output's
-    value; with `module`, forward hooks on it and its submodules put each node made inside a
-    module's forward into that module's scope, so diagrams cluster them by module name.
+    A TorchFunctionMode sees every torch call made in the block and records its output's value
+    and the line of the learner's code that made it (kept in each node's `metadata`, so the code
+    panel of `animate(loss)` or `draw(loss)` shows it after the block too); with `module`, forward
+    hooks on it and its submodules put each node made inside a module's forward into that module's
+    scope, so diagrams cluster them by module name.
     """
     torch = torch_module()
     record = ForwardRecord()
