@@ -27,6 +27,11 @@ def _outside() -> tuple:
     return PACKAGE_DIR, os.path.dirname(os.path.abspath(torch_module().__file__)) + os.sep
 
 
+@lru_cache(maxsize=1)
+def _tensor_class():
+    return torch_module().Tensor
+
+
 def learner_line(skip: int = 1) -> tuple | None:
     """(file, line, text) of the innermost frame outside torch and gradviz: for an op in a Module's
     forward its line there, for a torch Module called from the learner's code the line calling it."""
@@ -37,11 +42,10 @@ def claim(result, first=None, line_for=learner_line) -> None:
     """Give the nodes of `result` (a tensor, or a tuple or list of them) that have no line yet, and
     the nodes behind them that have none either (what a composite call made that it did not return),
     the line `line_for()` says (the learner's line now); nodes older than the sequence number `first`
-    are not ours."""
-    torch = torch_module()
-    line = None
-    for t in result if isinstance(result, (tuple, list)) else (result,):
-        fn = t.grad_fn if isinstance(t, torch.Tensor) else None
+    are not ours. Called after every torch call a watch sees: a result with no new node costs little."""
+    line, tensor = None, _tensor_class()
+    for t in result if type(result) in (tuple, list) else (result,):
+        fn = t.grad_fn if isinstance(t, tensor) else None   # (asking anything else for it can cost 50 µs)
         if fn is None or KEY in fn.metadata:
             continue
         line = line_for() if line is None else line
@@ -97,16 +101,7 @@ class LineWatch:
         self._thread = None
 
     def start(self) -> None:
-        torch = torch_module()
-        watch = self
-
-        class _Lines(torch.overrides.TorchFunctionMode):
-            def __torch_function__(self, func, types, args=(), kwargs=None):
-                result = func(*args, **(kwargs or {}))
-                if watch.on:
-                    claim(result)
-                return result
-        self.mode, self.on, self._thread = _Lines(), True, threading.get_ident()
+        self.mode, self.on, self._thread = _watch_mode()(self), True, threading.get_ident()
         self.mode.__enter__()
 
     def stop(self) -> None:
@@ -123,3 +118,19 @@ class LineWatch:
             above.append(top)
         for other in reversed(above):
             torch._C._push_on_torch_function_stack(other)
+
+
+@lru_cache(maxsize=1)
+def _watch_mode():
+    """LineWatch's TorchFunctionMode (a class made once: torch is imported on first use)."""
+    class _Lines(torch_module().overrides.TorchFunctionMode):
+        def __init__(self, watch):
+            super().__init__()
+            self.watch = watch
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            result = func(*args, **(kwargs or {}))
+            if self.watch.on:
+                claim(result)
+            return result
+    return _Lines
