@@ -38,11 +38,19 @@ def learner_line(skip: int = 1) -> tuple | None:
     return user_source(skip + 1, _outside())
 
 
-def claim(result, first=None, line_for=learner_line) -> None:
-    """Give the nodes of `result` (a tensor, or a tuple or list of them) that have no line yet, and
-    the nodes behind them that have none either (what a composite call made that it did not return),
-    the line `line_for()` says (the learner's line now); nodes older than the sequence number `first`
-    are not ours. Called after every torch call a watch sees: a result with no new node costs little."""
+def next_number() -> int:
+    """The sequence number torch gives the next node this thread makes: taken before a call, it
+    tells the nodes the call made (theirs are at least this) from older ones."""
+    return torch_module()._C._autograd._get_sequence_nr()
+
+
+def claim(result, start: int, line_for=learner_line) -> None:
+    """Give the nodes of `result` (a tensor, or a tuple or list of them) that one call made since
+    the sequence number `start` the line `line_for()` says (the learner's line now), and the nodes
+    behind them made since then too (what a composite call made that it did not return). An older
+    node with no line was made where no watch saw it (a custom autograd.Function's apply, before the
+    watch began): it keeps none, rather than the line of the call that used it. Called after every
+    torch call a watch sees: a result with no new node costs little."""
     line, tensor = None, _tensor_class()
     for t in result if type(result) in (tuple, list) else (result,):
         fn = t.grad_fn if isinstance(t, tensor) else None   # (asking anything else for it can cost 50 µs)
@@ -59,8 +67,8 @@ def claim(result, first=None, line_for=learner_line) -> None:
             meta = node.metadata
             if KEY in meta:
                 continue
-            nr = sequence_nr(node) if first is not None else None
-            if nr is not None and nr < first:
+            nr = sequence_nr(node)
+            if nr is not None and nr < start:
                 continue
             meta[KEY] = line
             stack.extend(nxt for nxt, _ in node.next_functions)
@@ -129,8 +137,9 @@ def _watch_mode():
             self.watch = watch
 
         def __torch_function__(self, func, types, args=(), kwargs=None):
+            start = next_number()
             result = func(*args, **(kwargs or {}))
             if self.watch.on:
-                claim(result)
+                claim(result, start)
             return result
     return _Lines

@@ -177,3 +177,33 @@ def test_the_command_lines_watch_steps_aside_for_the_scripts_own_modes():
     assert torch._C._len_torch_function_stack() == 0
     # the innermost frame outside torch and gradviz that made y: the script's own mode, which called it
     assert line_of(y.grad_fn) == line_marked("own mode") and line_of(z.grad_fn) is None
+
+
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return 2 * x * g
+
+
+class Squares(nn.Module):
+    def forward(self, x):
+        return Square.apply(x)
+
+
+def test_a_custom_functions_node_gets_a_line_only_where_one_was_seen_making_it():
+    x = torch.ones(3, requires_grad=True)
+    with record_forward():
+        y = Square.apply(x)
+        total = y.sum()  # sum
+    # apply runs no torch call a mode sees: no line, never the line of the call that used it next
+    assert line_of(y.grad_fn) is None and line_of(total.grad_fn) == line_marked("sum")
+    model = Squares()
+    with record_forward(model):
+        y = model(x)  # module call
+    assert line_of(y.grad_fn) == line_marked("module call")   # the module's hook saw it made there
