@@ -233,6 +233,17 @@ def test_a_torch_scripts_nodes_carry_the_lines_that_made_them(tmp_path, capsys, 
         assert "trained 0" in capsys.readouterr().out
 
 
+@pytest.mark.torch
+def test_a_torch_script_that_fails_midway_leaves_nothing_watching(tmp_path, capsys):
+    torch = pytest.importorskip("torch")
+    path = tmp_path / "fails.py"
+    path.write_text("import torch\ndef main():\n    w = torch.ones(2, requires_grad=True)\n"
+                    "    return (w * 2) @ torch.ones(3)\nmain()\n")
+    assert cli.main(["render", str(path)]) == 1
+    assert 'fails.py", line 4, in main' in capsys.readouterr().err
+    assert torch._C._len_torch_function_stack() == 0
+
+
 def test_a_script_that_never_calls_backward_is_told_what_to_do(tmp_path, capsys):
     path = tmp_path / "forward.py"
     path.write_text("import gradviz as torch\nx = torch.ones(2, requires_grad=True)\ny = (x * 2).sum()\n")
