@@ -8,11 +8,12 @@ and torch.autograd.grad, and gradviz's own three. torch's are stood in for the m
 finished importing, whoever imports it (the script, a module of its own it imports, importlib),
 through a finder on sys.meta_path (`WhenImported`); a script that never imports torch runs without
 it. From then until the Nth backward starts, a TorchFunctionMode (`torch_bridge.lines.LineWatch`)
-gives each torch node the script's line that made it, as gradviz's own nodes keep theirs. Calls before the Nth run as usual; the Nth is recorded (the Trace of its graph and every step),
-with the variables of the code that called it naming tensors, parameters and module clusters; then
-the script is stopped there (or, with finish=True, the real backward runs too and the script goes
-on to its end). When the script ends, sys.meta_path, torch (its functions and its mode stack) and gradviz
-are as they were.
+gives each torch node the script's line that made it, as gradviz's own nodes keep theirs. Calls
+before the Nth run as usual; the Nth is recorded (the Trace of its graph and every step), with the
+variables of the code that called it naming tensors, parameters and module clusters; then the script
+is stopped there (or, with finish=True, the real backward runs too and the script goes on to its
+end). When the script ends, sys.meta_path, torch (its functions and its mode stack) and gradviz are
+as they were.
 """
 from __future__ import annotations
 

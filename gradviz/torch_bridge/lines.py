@@ -109,6 +109,8 @@ class LineWatch:
         self._thread = None
 
     def start(self) -> None:
+        if self.mode is not None:
+            return
         self.mode, self.on, self._thread = _watch_mode()(self), True, threading.get_ident()
         self.mode.__enter__()
 
