@@ -307,6 +307,8 @@ def test_animate_unroll_records_the_lstm_a_script_runs_cell_by_cell(tmp_path, ca
     fused, unrolled = tmp_path / "fused.html", tmp_path / "unrolled.html"
     assert cli.main(["animate", str(path), "-o", str(fused)]) == 0
     assert cli.main(["animate", str(path), "--unroll", "-o", str(unrolled)]) == 0
+    # the backward the unrolling runs itself is no call of the script's
+    assert capsys.readouterr().out.count("recorded backward call 1 (backward() at rnn.py:") == 2
     assert "MkldnnRnnLayerBackward0" in fused.read_text() and "SigmoidBackward0" not in fused.read_text()
     page = unrolled.read_text()
     assert "MkldnnRnnLayerBackward0" not in page and "SigmoidBackward0" in page and "step 3" in page

@@ -86,11 +86,11 @@ class BackwardCatcher:
         return self._plainly(original, args, kwargs)
 
     def _plainly(self, original, args, kwargs):
-        self._inside = True
+        inside, self._inside = self._inside, True
         try:
             return original(*args, **kwargs)
         finally:
-            self._inside = False
+            self._inside = inside   # still inside when the catcher's own recording called it
 
     def _stand_in(self, owner, name: str, how: str, roots_of):
         original = getattr(owner, name)
