@@ -6,10 +6,11 @@
 backward it records starts (torch_bridge.lines.LineWatch: a TorchFunctionMode that gives each new
 node the script's line); `record_forward` watches a block the same way and also keeps each op's value
 and module. Here one training step (zero_grad, forward, cross-entropy, backward, SGD step) of three
-models runs plain, under the watch, and under record_forward, interleaved round by round in one
-process: a tiny MLP (4-8-3, batch 5: almost nothing but per-call overhead, the worst case), an MLP
-(784-256-10, batch 64) and a small CNN (two 3x3 conv layers, 1x28x28, batch 32). Medians of the
-rounds of seconds per step, CPU time (this process) with its ratio to plain, and wall time beside it.
+models runs plain, under a TorchFunctionMode that does nothing (the floor any mode costs), under the
+watch, and under record_forward, interleaved round by round in one process: a tiny MLP (4-8-3, batch
+5: almost nothing but per-call overhead, the worst case), an MLP (784-256-10, batch 64) and a small
+CNN (two 3x3 conv layers, 1x28x28, batch 32). Medians of the rounds of seconds per step, CPU time
+(this process) with its ratio to plain, and wall time beside it.
 """
 from __future__ import annotations
 
@@ -75,11 +76,20 @@ def train_step(model, opt, x, y) -> None:
     opt.step()
 
 
+class EmptyMode(torch.overrides.TorchFunctionMode):
+    """A mode that does nothing: what any TorchFunctionMode costs, the floor under the watch's."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
 def timed(how: str, model, opt, x, y, steps: int) -> tuple:
     """(wall, cpu) seconds per step of `steps` training steps run `how`."""
-    watch = LineWatch()
+    watch, empty = LineWatch(), EmptyMode()
     if how == "watched":   # as the command line watches a script until the backward it records
         watch.start()
+    elif how == "empty mode":
+        empty.__enter__()
     wall, cpu = time.perf_counter(), time.process_time()
     for _ in range(steps):
         if how == "record_forward":
@@ -89,6 +99,8 @@ def timed(how: str, model, opt, x, y, steps: int) -> tuple:
             train_step(model, opt, x, y)
     wall, cpu = (time.perf_counter() - wall) / steps, (time.process_time() - cpu) / steps
     watch.stop()
+    if how == "empty mode":
+        empty.__exit__(None, None, None)
     return wall, cpu
 
 
@@ -98,7 +110,7 @@ def main(argv=None) -> None:
     parser.add_argument("--steps", type=int, default=20)
     args = parser.parse_args(argv)
     torch.set_num_threads(1)   # one core each: the ratios, not the machine's sharing, are the figure
-    hows = ("plain", "watched", "record_forward")
+    hows = ("plain", "empty mode", "watched", "record_forward")
     print(f"torch {torch.__version__}, {args.rounds} rounds of {args.steps} steps, medians; ms per training step")
     print(f"{'model':<16}" + "".join(f"{h + ' cpu':>24}{'wall':>9}" for h in hows))
     for name in MODELS:
