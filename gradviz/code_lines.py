@@ -14,7 +14,7 @@ import weakref
 
 tracking_sources = False
 _sources: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 def set_source_tracking(enabled: bool) -> None:
@@ -83,10 +83,11 @@ def code_around(sources) -> dict:
     return code
 
 
-def user_source(skip: int = 1) -> tuple | None:
-    """(file, line, text) of the innermost frame outside gradviz, or None."""
+def user_source(skip: int = 1, outside: tuple = (PACKAGE_DIR,)) -> tuple | None:
+    """(file, line, text) of the innermost frame outside gradviz (and the other package folders
+    `outside` names, each ending in a separator), or None."""
     frame = sys._getframe(skip)
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+    while frame is not None and frame.f_code.co_filename.startswith(outside):
         frame = frame.f_back
     if frame is None:
         return None

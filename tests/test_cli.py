@@ -15,6 +15,7 @@ from tests.render.test_render import dot_edges, dot_nodes, fill, svg_groups, svg
 
 from gradviz import cli
 from gradviz.examples import EXAMPLES
+from gradviz.player import animate, codeview
 from gradviz.render import backends
 
 SCRIPT = textwrap.dedent("""
@@ -210,6 +211,39 @@ def test_the_nth_backward_of_a_training_loop_and_finish(tmp_path, capsys, lib):
     assert "--call 4 asks for the 4th backward" in err and "it started 3" in err and "choose --call 1 to 3" in err
 
 
+@pytest.mark.torch
+@pytest.mark.parametrize("shape, argv", [("main()", []), ("training loop", ["--call", "2", "--finish"])])
+def test_a_torch_scripts_nodes_carry_the_lines_that_made_them(tmp_path, capsys, monkeypatch, shape, argv):
+    torch = pytest.importorskip("torch")
+    path = tmp_path / "train.py"
+    path.write_text(TORCH_MODEL + SHAPES[shape].replace('print("trained")', 'print("trained", torch._C._len_torch_function_stack())'))
+    drawn = []
+    monkeypatch.setattr(cli, "animate", lambda trace, **kw: drawn.append(trace) or animate(trace, **kw))
+    assert cli.main(["animate", str(path), "-o", str(tmp_path / "loss.html"), *argv]) == 0
+    script = path.read_text().splitlines()
+    made = {n.name: n.source for n in drawn[0].nodes if n.kind == "op"}
+    assert all(file == str(path) and text == script[line - 1].strip() for file, line, text in made.values())
+    assert {name: text for name, (_, _, text) in made.items()} == {
+        "TBackward0": "return self.fc2(torch.relu(self.fc1(x)))", "AddmmBackward0": "return self.fc2(torch.relu(self.fc1(x)))",
+        "ReluBackward0": "return self.fc2(torch.relu(self.fc1(x)))", "LogSoftmaxBackward0": "loss = F.cross_entropy(model(x), y)",
+        "NllLossBackward0": "loss = F.cross_entropy(model(x), y)"}
+    assert f'"lines":{json.dumps(codeview.line_keys(drawn[0]), separators=(",", ":"))}' in (tmp_path / "loss.html").read_text()
+    assert torch._C._len_torch_function_stack() == 0            # nothing left watching torch
+    if argv:   # --finish: the script ran on to its end, its forwards after the recorded one unwatched
+        assert "trained 0" in capsys.readouterr().out
+
+
+@pytest.mark.torch
+def test_a_torch_script_that_fails_midway_leaves_nothing_watching(tmp_path, capsys):
+    torch = pytest.importorskip("torch")
+    path = tmp_path / "fails.py"
+    path.write_text("import torch\ndef main():\n    w = torch.ones(2, requires_grad=True)\n"
+                    "    return (w * 2) @ torch.ones(3)\nmain()\n")
+    assert cli.main(["render", str(path)]) == 1
+    assert 'fails.py", line 4, in main' in capsys.readouterr().err
+    assert torch._C._len_torch_function_stack() == 0
+
+
 def test_a_script_that_never_calls_backward_is_told_what_to_do(tmp_path, capsys):
     path = tmp_path / "forward.py"
     path.write_text("import gradviz as torch\nx = torch.ones(2, requires_grad=True)\ny = (x * 2).sum()\n")
@@ -273,6 +307,8 @@ def test_animate_unroll_records_the_lstm_a_script_runs_cell_by_cell(tmp_path, ca
     fused, unrolled = tmp_path / "fused.html", tmp_path / "unrolled.html"
     assert cli.main(["animate", str(path), "-o", str(fused)]) == 0
     assert cli.main(["animate", str(path), "--unroll", "-o", str(unrolled)]) == 0
+    # the backward the unrolling runs itself is no call of the script's
+    assert capsys.readouterr().out.count("recorded backward call 1 (backward() at rnn.py:") == 2
     assert "MkldnnRnnLayerBackward0" in fused.read_text() and "SigmoidBackward0" not in fused.read_text()
     page = unrolled.read_text()
     assert "MkldnnRnnLayerBackward0" not in page and "SigmoidBackward0" in page and "step 3" in page
@@ -302,10 +338,12 @@ if report["torch"]:
     import torch
     report["modules"] = [f.__module__ for f in (torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad)]
     report["loader"] = [type(torch.__loader__).__name__, torch.__spec__.loader is torch.__loader__]
+    report["modes"] = torch._C._len_torch_function_stack()
 if drawn:
     trace = drawn[0]
     report["loss"] = float(trace.node(trace.roots[0]).value.values)
     report["names"] = [n.name for n in trace.nodes]
+    report["lines"] = sorted({n.source[2] for n in trace.nodes if n.source is not None})
 print("REPORT " + json.dumps(report))
 """
 
@@ -328,6 +366,7 @@ def assert_left_as_found(report):
     assert report["meta_path"]                                   # the import hook is gone
     assert report["modules"] == ["torch._tensor", "torch.autograd", "torch.autograd"]   # torch's own functions
     assert report["loader"] == ["SourceFileLoader", True]        # torch keeps its own loader
+    assert report["modes"] == 0                                  # the watch over its forward is gone
 
 
 @pytest.mark.torch
@@ -343,6 +382,7 @@ def test_torch_imported_beside_another_module_is_caught(tmp_path):
     assert "recorded backward call 1 (backward() at train.py:" in printed and "after backward" not in printed
     assert printed.startswith("loss ") and report["loss"] == pytest.approx(float(printed.split()[1]), abs=1e-4)
     assert {"fc1.weight", "fc2.bias", "NllLossBackward0"} <= set(report["names"])
+    assert report["lines"] == ["loss = F.cross_entropy(model(x), y)", "return self.fc2(torch.relu(self.fc1(x)))"]
     assert_left_as_found(report)
 
 

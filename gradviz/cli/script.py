@@ -7,10 +7,13 @@ stands in for every way a backward is started: torch.Tensor.backward, torch.auto
 and torch.autograd.grad, and gradviz's own three. torch's are stood in for the moment torch has
 finished importing, whoever imports it (the script, a module of its own it imports, importlib),
 through a finder on sys.meta_path (`WhenImported`); a script that never imports torch runs without
-it. Calls before the Nth run as usual; the Nth is recorded (the Trace of its graph and every step),
-with the variables of the code that called it naming tensors, parameters and module clusters; then
-the script is stopped there (or, with finish=True, the real backward runs too and the script goes
-on to its end). When the script ends, sys.meta_path, torch and gradviz are as they were.
+it. From then until the Nth backward starts, a TorchFunctionMode (`torch_bridge.lines.LineWatch`)
+gives each torch node the script's line that made it, as gradviz's own nodes keep theirs. Calls
+before the Nth run as usual; the Nth is recorded (the Trace of its graph and every step), with the
+variables of the code that called it naming tensors, parameters and module clusters; then the script
+is stopped there (or, with finish=True, the real backward runs too and the script goes on to its
+end). When the script ends, sys.meta_path, torch (its functions and its mode stack) and gradviz are
+as they were.
 """
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ from ..code_lines import set_source_tracking, source_tracking
 from ..naming import caller_namespace
 from ..origins import record
 from ..tensor import Tensor as GradvizTensor
+from ..torch_bridge.lines import LineWatch
 from ..tracing import Trace
 
 class Stopped(BaseException):
@@ -53,6 +57,7 @@ class BackwardCatcher:
         self.refused: ValueError | None = None   # what record() said of the options (unroll: no fused node)
         self._inside = False   # a backward the catcher itself started, or one started by a caught function
         self._patched: list = []
+        self.lines = LineWatch()   # torch's forward until the Nth backward: each node's line of the script
 
     # -- the stand-ins -------------------------------------------------------------------------------
     def catch(self, original, how: str, roots, gradient, args, kwargs):
@@ -61,6 +66,7 @@ class BackwardCatcher:
         self.count += 1
         if self.count != self.call:
             return self._plainly(original, args, kwargs)
+        self.lines.stop()   # the forward behind this backward is done: the rest of the script runs unwatched
         frame = sys._getframe(1)
         caller = caller_namespace(frame)
         while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
@@ -80,11 +86,11 @@ class BackwardCatcher:
         return self._plainly(original, args, kwargs)
 
     def _plainly(self, original, args, kwargs):
-        self._inside = True
+        inside, self._inside = self._inside, True
         try:
             return original(*args, **kwargs)
         finally:
-            self._inside = False
+            self._inside = inside   # still inside when the catcher's own recording called it
 
     def _stand_in(self, owner, name: str, how: str, roots_of):
         original = getattr(owner, name)
@@ -102,8 +108,10 @@ class BackwardCatcher:
         self._install(GradvizTensor, gradviz_autograd)
 
     def install_torch(self, torch) -> None:
-        """Stand in for torch's backward functions (torch imported, torch.autograd with it)."""
+        """Stand in for torch's backward functions (torch imported, torch.autograd with it), and watch
+        torch's forward for the script's lines."""
         self._install(torch.Tensor, torch.autograd)
+        self.lines.start()
 
     def _install(self, tensor_class, autograd) -> None:
         self._stand_in(tensor_class, "backward", "backward()", _tensor_backward_roots)
@@ -111,6 +119,7 @@ class BackwardCatcher:
         self._stand_in(autograd, "grad", "autograd.grad()", _autograd_grad_roots)
 
     def remove(self) -> None:
+        self.lines.stop()
         while self._patched:
             owner, name, original = self._patched.pop()
             setattr(owner, name, original)

@@ -1,10 +1,11 @@
 """`record_forward`: watching a torch forward pass for what the finished graph no longer says:
-which nn.Module created each node (diagram clusters, named as gradviz.nn names its scopes) and
-the value each op produced (node labels)."""
+which nn.Module created each node (diagram clusters, named as gradviz.nn names its scopes), the
+value each op produced (node labels) and the line of the learner's code that made it (lines.py)."""
 from __future__ import annotations
 
 from contextlib import contextmanager
 
+from . import lines
 from .graph import metadata_preview
 from .names import scope_segments
 from .previews import preview
@@ -22,8 +23,10 @@ class ForwardRecord:
         self.scopes: dict = {}   # torch node -> scope path, e.g. ("MLP", "fc1 (Linear)")
         self.values: dict = {}   # torch node -> Preview of its output when it was computed
         self._path: list = []
+        self._starts: list = []  # per module being run: the sequence number its first node would get
         self._seen: set = set()
         self._first = None       # sequence number of the first node made while recording
+        self.line_for = lines.learner_line   # the line a new node gets (kept in its metadata)
 
     @contextmanager
     def scope(self, name: str):
@@ -34,9 +37,11 @@ class ForwardRecord:
         finally:
             self._path.pop()
 
-    def _claim(self, result) -> None:
-        """Give each node made since the last call the current scope; record op outputs' values."""
+    def _claim(self, result, start: int) -> None:
+        """Give each node made since the last call the current scope, and those made since sequence
+        number `start` (by the call that returned `result`) the line making it; record op outputs' values."""
         torch = torch_module()
+        lines.claim(result, start, self.line_for)
         tensors = result if isinstance(result, (tuple, list)) else (result,)
         for t in tensors:
             if not isinstance(t, torch.Tensor) or t.grad_fn is None:
@@ -67,9 +72,11 @@ def record_forward(module=None):
             loss = F.cross_entropy(model(x), y)
         trace = trace_from_torch(loss, params=dict(model.named_parameters()), forward=rec)
 
-    A TorchFunctionMode sees every torch call made in the block and records its output's
-    value; with `module`, forward hooks on it and its submodules put each node made inside a
-    module's forward into that module's scope, so diagrams cluster them by module name.
+    A TorchFunctionMode sees every torch call made in the block and records its output's value
+    and the line of the learner's code that made it (kept in each node's `metadata`, so the code
+    panel of `animate(loss)` or `draw(loss)` shows it after the block too); with `module`, forward
+    hooks on it and its submodules put each node made inside a module's forward into that module's
+    scope, so diagrams cluster them by module name.
     """
     torch = torch_module()
     record = ForwardRecord()
@@ -81,8 +88,9 @@ def record_forward(module=None):
 
     class _Watch(torch.overrides.TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
+            start = lines.next_number()
             result = func(*args, **(kwargs or {}))
-            record._claim(result)
+            record._claim(result, start)
             return result
 
     handles = []
@@ -90,9 +98,11 @@ def record_forward(module=None):
         for m, segment in scope_segments(module).items():
             def enter(mod, args, segment=segment):
                 record._path.append(segment)
+                record._starts.append(lines.next_number())
 
             def leave(mod, args, output):
-                record._claim(output)   # whatever the module made that no torch call returned
+                # whatever the module made that no torch call returned (a custom Function's node)
+                record._claim(output, record._starts.pop())
                 record._path.pop()
             handles.append(m.register_forward_pre_hook(enter))
             handles.append(m.register_forward_hook(leave, always_call=True))

@@ -18,6 +18,7 @@ from . import attrs as saved
 from .fused import fused_record
 from .frozen import freeze
 from .graph import creation_order, metadata_preview, n_outputs, output_shape, post_order, root_node
+from .lines import line_of
 from .names import Naming, inferred_scopes
 from .previews import Previews, preview
 from .support import flatten, grad_of, is_accumulate, node_name, torch_module
@@ -150,7 +151,7 @@ class Origin:
         values = dict(key=self.keys[live], name=node_name(fn), in_values=in_values,
                       value=_op_value(fn, metadata_preview(live), self.values.get(live), self.previews),
                       scope=tuple(self.scopes.get(live, ())), inputs=tuple(inputs), saved=kept,
-                      ctx_saved=self._ctx_saved(live, fn), n_outputs=n_outputs(live))
+                      ctx_saved=self._ctx_saved(live, fn), n_outputs=n_outputs(live), source=line_of(live))
         if op is None:   # a node gradviz has no record of: a fused node explained, else numbered inputs
             values.update(constants=(), attrs=saved.attrs(fn, read))
             fused = fused_record(fn, **values)

@@ -16,6 +16,7 @@ from contextlib import ExitStack
 
 from .forward import record_forward
 from .fused import is_recurrent
+from .lines import line_of
 from .support import torch_module
 
 _GATES = {0: 1, 1: 1, 2: 4, 3: 3}   # the saved mode -> gates per cell (RNN_RELU, RNN_TANH, LSTM, GRU)
@@ -87,10 +88,13 @@ def unrolled(roots: tuple, gradient, order: list, naming, grads):
     scope = naming.param_scopes.get(id(fn._saved_weight0))
     scope = scope if isinstance(scope, tuple) else ()   # a weight of no module, or tied to several
     with record_forward() as record:
+        made = line_of(fn)   # the cells are the learner's LSTM call again, not the line asking to unroll
+        record.line_for = lambda: made
         with ExitStack() as inside:   # the module's clusters, outermost first
             for segment in scope:
                 inside.enter_context(record.scope(segment))
             outputs = _run_cells(fn, record)
+        record.line_for = lambda: None   # L stands in for what the learner's code did after the LSTM
         with record.scope("the gradient the fused node received"):
             terms = [(o * g).sum() for o, g in zip(outputs, seeds) if g is not None]
             loss = terms[0]

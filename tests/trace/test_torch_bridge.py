@@ -3,6 +3,7 @@ with gradviz from the same values, must give the same Trace (node names, kinds a
 edges and slots, backward step order, gradients); where torch's graph genuinely differs
 the bridge must show torch's, not gradviz's."""
 import sys
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import gradviz as gv  # noqa: E402
+from gradviz import code_lines  # noqa: E402
 from gradviz.torch_bridge import record_forward, record_torch_backward, trace_from_torch  # noqa: E402
 from gradviz.tracing import build_trace, record_backward  # noqa: E402
 from tests.ops.cases import barlow_loss  # noqa: E402
@@ -21,6 +23,17 @@ pytestmark = [
 ]
 
 rng = np.random.default_rng(7)
+
+
+@contextmanager
+def lines_tracked():
+    """gradviz's nodes keep the line that made them, as torch's do under record_forward."""
+    was = code_lines.source_tracking()
+    code_lines.set_source_tracking(True)
+    try:
+        yield
+    finally:
+        code_lines.set_source_tracking(was)
 
 
 # -- the programs, written once for both libraries (T is torch or gradviz) ------------------
@@ -265,12 +278,18 @@ def mlp_pair():
     return tm, gm, x, y
 
 
+def mlp_loss(T, model, x, y):
+    return T.nn.functional.cross_entropy(model(T.tensor(x)), T.tensor(y))
+
+
 def mlp_traces():
-    """The MLP pair's cross-entropy backward, recorded in each library: (torch's Trace, gradviz's)."""
+    """The MLP pair's cross-entropy backward, recorded in each library: (torch's Trace, gradviz's),
+    each node with the line that made it (the same lines in both)."""
     tm, gm, x, y = mlp_pair()
     with record_forward(tm) as rec:
-        tl = torch.nn.functional.cross_entropy(tm(torch.tensor(x)), torch.tensor(y))
-    gl = gv.nn.functional.cross_entropy(gm(gv.tensor(x)), gv.tensor(y))
+        tl = mlp_loss(torch, tm, x, y)
+    with lines_tracked():
+        gl = mlp_loss(gv, gm, x, y)
     t = record_torch_backward(tl, params=dict(tm.named_parameters()), forward=rec)
     g = record_backward([gl], names=dict(gm.named_parameters()))
     return t, g
@@ -284,6 +303,11 @@ def test_mlp_matches_with_scopes_and_values():
         "fc1.weight", "TBackward0", "fc1.bias", "AddmmBackward0", "ReluBackward0", "fc2.weight", "TBackward0",
         "fc2.bias", "AddmmBackward0", "LogSoftmaxBackward0", "NllLossBackward0", "t₇"]
     assert [n.scope for n in t.nodes] == [n.scope for n in g.nodes]
+    # each torch node knows the learner's line that made it, the line gradviz's own node knows
+    assert [n.source for n in t.nodes] == [n.source for n in g.nodes]
+    assert {n.source[2] for n in t.nodes if n.kind == "op"} == {
+        "return self.fc2(self.act(self.fc1(x)))", "return T.nn.functional.cross_entropy(model(T.tensor(x)), T.tensor(y))"}
+    assert t.code == g.code
     assert t.node("n5").scope == ("MLP", "fc1 (Linear)") and t.node("n6").scope == ("MLP", "act (ReLU)")
     assert t.node("n13").scope == ()   # cross_entropy ran outside the model
     # every op's value is known except weight.t() inside nn.Linear: torch makes that node in
@@ -345,7 +369,9 @@ def test_player_frames_are_the_ones_gradviz_plays():
     with record_forward() as rec:
         tl = barlow(torch, *tt)
     t = record_torch_backward(tl, params={"z1": tt[0], "z2": tt[1]}, forward=rec)
-    g = record_backward([barlow(gv, *gg)], names={"z1": gg[0], "z2": gg[1]})
+    with lines_tracked():   # the names the lines give (c = z1.T @ z2 / N) in both
+        gl = barlow(gv, *gg)
+    g = record_backward([gl], names={"z1": gg[0], "z2": gg[1]})
     ft, fg = FrameBuilder(t, False).build(True), FrameBuilder(g, False).build(True)
     assert [(f.phase, f.node, f.changes, f.title) for f in ft] == [(f.phase, f.node, f.changes, f.title) for f in fg]
     # with the forward recorded, every op shows its value in the forward frames, as gradviz's do

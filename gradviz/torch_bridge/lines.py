@@ -1,0 +1,147 @@
+"""The line of the learner's code that made each torch node, for the code panel and the tooltips.
+
+torch keeps no such line unless anomaly mode is on. So while a forward is watched (`record_forward`,
+and `gradviz render|animate` on a torch script: `LineWatch`), each new node is given the innermost
+line outside torch and gradviz, kept in the node's own `metadata` dict, where anomaly mode keeps its
+traceback: it lives and goes with the node, and any later view of the graph reads it. A node made
+while anomaly mode was on (`torch.autograd.set_detect_anomaly(True)`) and never watched gets the last
+such line of that traceback.
+"""
+from __future__ import annotations
+
+import os
+import re
+import threading
+from functools import lru_cache
+
+from ..code_lines import PACKAGE_DIR, user_source
+from .support import is_accumulate, sequence_nr, torch_module
+
+KEY = "gradviz_line"   # node.metadata[KEY] = (file, line, text)
+_FRAME = re.compile(r'\s*File "(?P<file>.*)", line (?P<line>\d+), in [^\n]*\n(?:\s*(?P<text>[^\n]*))?')
+
+
+@lru_cache(maxsize=1)
+def _outside() -> tuple:
+    """The folders whose frames are not the learner's: gradviz's and torch's."""
+    return PACKAGE_DIR, os.path.dirname(os.path.abspath(torch_module().__file__)) + os.sep
+
+
+@lru_cache(maxsize=1)
+def _tensor_class():
+    return torch_module().Tensor
+
+
+def learner_line(skip: int = 1) -> tuple | None:
+    """(file, line, text) of the innermost frame outside torch and gradviz: for an op in a Module's
+    forward its line there, for a torch Module called from the learner's code the line calling it."""
+    return user_source(skip + 1, _outside())
+
+
+def next_number() -> int:
+    """The sequence number torch gives the next node this thread makes: taken before a call, it
+    tells the nodes the call made (theirs are at least this) from older ones."""
+    return torch_module()._C._autograd._get_sequence_nr()
+
+
+def claim(result, start: int, line_for=learner_line) -> None:
+    """Give the nodes of `result` (a tensor, or a tuple or list of them) that one call made since
+    the sequence number `start` the line `line_for()` says (the learner's line now), and the nodes
+    behind them made since then too (what a composite call made that it did not return). An older
+    node with no line was made where no watch saw it (a custom autograd.Function's apply, before the
+    watch began): it keeps none, rather than the line of the call that used it. Called after every
+    torch call a watch sees: a result with no new node costs little."""
+    line, tensor = None, _tensor_class()
+    for t in result if type(result) in (tuple, list) else (result,):
+        fn = t.grad_fn if isinstance(t, tensor) else None   # (asking anything else for it can cost 50 µs)
+        if fn is None or KEY in fn.metadata:
+            continue
+        line = line_for() if line is None else line
+        if line is None:
+            return
+        stack = [fn]
+        while stack:
+            node = stack.pop()
+            if node is None or is_accumulate(node):
+                continue
+            meta = node.metadata
+            if KEY in meta:
+                continue
+            nr = sequence_nr(node)
+            if nr is not None and nr < start:
+                continue
+            meta[KEY] = line
+            stack.extend(nxt for nxt, _ in node.next_functions)
+
+
+def line_of(fn) -> tuple | None:
+    """(file, line, text) of the learner's line that made torch node `fn`: the one a watch kept, else
+    the last of the learner's frames in the traceback anomaly mode kept; None when neither was kept."""
+    if is_accumulate(fn):
+        return None   # made where a leaf was first used, not where it was made: no line of its own
+    meta = fn.metadata
+    found = meta.get(KEY)
+    if found is None and "traceback_" in meta:
+        found = _from_traceback(meta["traceback_"])
+    return found
+
+
+def _from_traceback(frames) -> tuple | None:
+    """The innermost frame outside torch and gradviz of a traceback as traceback.format_stack
+    writes it (torch 2.13 keeps a list of such strings, outermost first)."""
+    for entry in reversed(frames if isinstance(frames, (list, tuple)) else [frames]):
+        for match in reversed(list(_FRAME.finditer(str(entry)))):
+            file = match["file"]
+            if not os.path.abspath(file).startswith(_outside()):
+                return file, int(match["line"]), (match["text"] or "").strip()
+    return None
+
+
+class LineWatch:
+    """While on (`start` .. `stop`), every torch call's new nodes get the learner's line: the command
+    line's watch over a script's forward, lighter than record_forward (lines only). torch keeps its
+    modes per thread: `stop` takes the watch off the stack of the thread that started it, and from
+    any thread turns it off first."""
+
+    def __init__(self):
+        self.mode = None
+        self.on = False
+        self._thread = None
+
+    def start(self) -> None:
+        if self.mode is not None:
+            return
+        self.mode, self.on, self._thread = _watch_mode()(self), True, threading.get_ident()
+        self.mode.__enter__()
+
+    def stop(self) -> None:
+        """Off, and off torch's mode stack wherever on it the script's own modes left it."""
+        self.on = False
+        if self.mode is None or self._thread != threading.get_ident():
+            return
+        torch, mode, self.mode = torch_module(), self.mode, None
+        above = []
+        while torch._C._len_torch_function_stack():
+            top = torch._C._pop_torch_function_stack()
+            if top is mode:
+                break
+            above.append(top)
+        for other in reversed(above):
+            torch._C._push_on_torch_function_stack(other)
+
+
+@lru_cache(maxsize=1)
+def _watch_mode():
+    """LineWatch's TorchFunctionMode (a class made once: torch is imported on first use)."""
+    class _Lines(torch_module().overrides.TorchFunctionMode):
+        def __init__(self, watch):
+            super().__init__()
+            self.watch = watch
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            start = next_number()
+            result = func(*args, **(kwargs or {}))
+            if self.watch.on:
+                claim(result, start)
+            return result
+    return _Lines
