@@ -73,6 +73,9 @@ def erf(a):
     return out.astype(a.dtype, copy=False) if a.dtype.kind == "f" else out
 
 
+_NONE = np.empty(0, dtype=np.intp)
+
+
 def _erf(x):
     """erf of a float32 or float64 array of at least one dimension. The inner form runs on the whole
     array (most elements take it, and gathering them costs more than computing the rest), the outer
@@ -82,8 +85,11 @@ def _erf(x):
     with np.errstate(all="ignore"):   # the inner form overflows where |x| is large: replaced below
         z = np.multiply(x, x)
         # |x| > 1 exactly where x² > 1 (squaring rounds monotonically and (1 + ulp)² rounds above 1;
-        # NaN included): the elements beyond 1, as flat positions found once
-        at = np.flatnonzero(np.logical_not(np.less_equal(z, 1)))
+        # NaN included): the elements beyond 1, as flat positions found once, and looked for only when
+        # the largest x² is not ≤ 1 (NaN is not): one reduction, 4 µs on a GPT's GELU, where the
+        # search is 30 µs and finds nothing there
+        outer = z.size and not np.maximum.reduce(z, axis=None) <= 1
+        at = np.flatnonzero(np.logical_not(np.less_equal(z, 1))) if outer else _NONE
         out = _poly(z, _T)   # x T/U, written into T's fresh array (x T is T x to the bit)
         out *= x
         out /= _poly(z, _U, monic=True)
