@@ -42,11 +42,15 @@ def _count(a, dims):
     return n
 
 
+# dtypes, not types: a dtype compared with a type converts the type first (0.5 µs a test, 0.1 with dtypes)
+_BLAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 # NumPy sums short contiguous rows slowly, one inner loop per row (10 µs for 512 rows of 32 float32),
 # and the columns of a matrix too (12 µs down the same 512 × 32); a product with a vector of ones is
 # one BLAS call (1.7 µs). Such a sum adds in BLAS's order, not in NumPy's (the last bits differ).
 def _blas_sums(xp, a) -> bool:
-    return xp.arrays and type(a) is np.ndarray and a.dtype in (np.float32, np.float64) and a.size > 0
+    return xp.arrays and type(a) is np.ndarray and a.dtype in _BLAS_DTYPES and a.size > 0
 
 
 @functools.lru_cache(maxsize=64)

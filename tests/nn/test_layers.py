@@ -275,6 +275,16 @@ def test_erf_writes_its_outer_elements_back_in_place_on_any_layout():
         np.testing.assert_array_equal(erf(view), erf(np.ascontiguousarray(view)))
         assert erf(view).shape == view.shape
 
+def test_float32_erf_is_within_2_ulp_across_its_inner_form():
+    """float32's own polynomial covers |x| ≤ 1: every 307th float32 there (both signs, from 1e-4, and
+    the smallest ones) is within 2 units in the last place of the float64 form rounded to float32."""
+    from gradviz.ops.special import erf
+    low, high = np.float32(1e-4).view(np.int32), np.float32(1).view(np.int32)
+    x = np.arange(low, high + 1, 307, dtype=np.int32).view(np.float32)
+    x = np.concatenate([x, -x, np.float32([1e-30, 1e-38, 1e-45, 0.0, -0.0, 1.0, -1.0])])
+    np.testing.assert_array_max_ulp(erf(x), erf(x.astype(np.float64)).astype(np.float32), maxulp=2)
+
+
 def test_erf_of_inner_elements_alone_is_what_a_mixed_array_gives_them():
     """Where no |x| is beyond 1 (a GPT's GELU at its scale) the outer form is not looked for: those
     elements come out as they do beside outer ones, and a lone NaN is still found and kept."""
