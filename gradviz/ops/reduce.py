@@ -55,7 +55,7 @@ def _blas_sums(xp, a) -> bool:
 
 @functools.lru_cache(maxsize=64)
 def _ones(n: int, dtype) -> np.ndarray:
-    """n ones, read-only, made once per length and dtype (np.ones is 1 µs a call, a GPT step sums ~90 times)."""
+    """n ones, read-only, made once per length and dtype (np.ones costs 1–3 µs; a GPT step makes 36 such sums)."""
     ones = np.ones(n, dtype=dtype)
     ones.flags.writeable = False
     return ones
