@@ -155,14 +155,15 @@ def _flat_rows(g, shape, index):
     (idx,) = index
     if type(idx) is not np.ndarray or idx.dtype.kind not in "iu" or g.shape != idx.shape + tuple(shape[1:]):
         return None
-    n, row = shape[0], g.size // max(idx.size, 1)
-    if idx.size == 0 or row == 0:
+    if idx.size == 0 or g.size == 0:
         return None
+    n, row = shape[0], g.size // idx.size
     low, high = int(np.minimum.reduce(idx, axis=None)), int(np.maximum.reduce(idx, axis=None))
     if low < -n or high >= n:
         return None
-    idx = idx.astype(np.intp, copy=False) if low >= 0 else np.where(idx < 0, idx + n, idx).astype(np.intp, copy=False)
-    return (idx.reshape(-1, 1) * row + np.arange(row)).reshape(-1)
+    if low < 0:
+        idx = np.where(idx < 0, idx + n, idx)
+    return (idx.astype(np.intp, copy=False).reshape(-1, 1) * row + np.arange(row)).reshape(-1)
 
 
 def shift_max(a):

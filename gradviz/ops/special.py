@@ -2,7 +2,8 @@
 
 On the CPU, erf is Cephes' rational approximations (W. J. Cody's forms), accurate to a few units in
 the last place of float64 (float32's inner part a polynomial of its own, within 2 of float32), so that
-GELU runs at NumPy speed and not one Python call per element; the others are built on it and on NumPy. On a GPU each is cupyx.scipy.special's.
+GELU runs at NumPy speed and not one Python call per element; the others are built on it and on NumPy.
+On a GPU each is cupyx.scipy.special's.
 """
 from __future__ import annotations
 
@@ -78,7 +79,7 @@ def erf(a):
     return out.astype(a.dtype, copy=False) if a.dtype.kind == "f" else out
 
 
-_NONE = np.empty(0, dtype=np.intp)
+_NONE = np.empty(0, dtype=np.intp)   # no elements beyond 1
 
 
 def _erf(x):
