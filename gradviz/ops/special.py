@@ -53,7 +53,8 @@ _S = (2.26052863220117276590E0, 9.39603524938001434673E0, 1.20489539808096656605
 # float32's inner form, erf(x) = x E(x²) for |x| ≤ 1: E of degree 5, fitted to erf(x)/x (least squares
 # weighted by 1/E on Chebyshev nodes; 4e-8 apart relatively), evaluated in float32. Over every float32
 # in [1e-4, 1] it is within 2 units in the last place (0.55 on average) where T/U in float32 was within
-# 3 (0.41 on average, every third float32): eleven passes over the array where T/U took nineteen and a division
+# 3 (0.41 on average, every third float32): eleven passes over the array where T/U took nineteen and a
+# division
 _E32 = (-0.0005625396, 0.0049160235, -0.02670995, 0.112801306, -0.3761232, 1.1283791)
 
 
