@@ -65,13 +65,16 @@ def _fused(q, k, v, dropout_p) -> bool:
 
 def _check_sdpa_dtypes(query, key, value, attn_mask) -> None:
     """PyTorch's checks of the dtypes: query, key and value alike; a mask bool, float or query's dtype."""
-    q, k, v = (C_TYPE[t._data.dtype.name] for t in (query, key, value))
-    if not q == k == v:
-        raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got query.dtype: {q} "
-                           f"key.dtype: {k} and value.dtype: {v} instead.")
+    dq, dk, dv = (t._data.dtype for t in (query, key, value))
+    if not dq == dk == dv:   # the names only then: a dtype makes its name anew at each read
+        q, k, v = (C_TYPE[d.name] for d in (dq, dk, dv))
+        if not q == k == v:
+            raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got query.dtype: {q} "
+                               f"key.dtype: {k} and value.dtype: {v} instead.")
     if attn_mask is not None and attn_mask._data.dtype not in (np.bool_, np.float32, query._data.dtype):
         raise RuntimeError("Expected attn_mask dtype to be bool or float or to match query dtype, but got "
-                           f"attn_mask.dtype: {C_TYPE[attn_mask._data.dtype.name]} and  query.dtype: {q} instead.")
+                           f"attn_mask.dtype: {C_TYPE[attn_mask._data.dtype.name]} and  query.dtype: {C_TYPE[dq.name]} "
+                           "instead.")
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,

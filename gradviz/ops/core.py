@@ -34,10 +34,12 @@ class ArrayNamespace:
     def index_scatter(self, g, shape, index, accumulate=True):
         """zeros(shape) with g added at `index` (the adjoint of indexing)."""
         out = self.xp.zeros(shape, dtype=g.dtype)
-        if accumulate:
-            self.xp.add.at(out, index, g)
-        else:
+        if not accumulate:
             out[index] = g
+        elif (flat := _flat_rows(g, shape, index)) is not None:
+            np.add.at(out.reshape(-1), flat, g.reshape(-1))
+        else:
+            self.xp.add.at(out, index, g)
         return out
 
     def scatter_add_zeros(self, shape, dim, index, g):
@@ -140,6 +142,28 @@ def given(t) -> bool:
 def contiguous(a):
     """a, or a C-ordered copy of it (unlike np.ascontiguousarray, keeps 0-d arrays 0-d)."""
     return a if a.flags.c_contiguous else a.copy()
+
+
+def _flat_rows(g, shape, index):
+    """Whole rows added at one integer index (an embedding's gradient: g[k] into row index[k]) as the
+    flat positions of their elements, or None. NumPy's add.at runs its fast loop on a 1-d target only
+    (34 against 128 µs for 512 rows of 32 float32) and adds in the same order: each element still
+    receives its rows' values in the index's order. None for anything else, and for an index out of
+    range, which the general add.at then reports."""
+    if len(index) != 1 or len(shape) < 2 or type(g) is not np.ndarray:
+        return None
+    (idx,) = index
+    if type(idx) is not np.ndarray or idx.dtype.kind not in "iu" or g.shape != idx.shape + tuple(shape[1:]):
+        return None
+    if idx.size == 0 or g.size == 0:
+        return None
+    n, row = shape[0], g.size // idx.size
+    low, high = int(np.minimum.reduce(idx, axis=None)), int(np.maximum.reduce(idx, axis=None))
+    if low < -n or high >= n:
+        return None
+    if low < 0:
+        idx = np.where(idx < 0, idx + n, idx)
+    return (idx.astype(np.intp, copy=False).reshape(-1, 1) * row + np.arange(row)).reshape(-1)
 
 
 def shift_max(a):

@@ -275,6 +275,50 @@ def test_erf_writes_its_outer_elements_back_in_place_on_any_layout():
         np.testing.assert_array_equal(erf(view), erf(np.ascontiguousarray(view)))
         assert erf(view).shape == view.shape
 
+def test_float32_erf_is_within_2_ulp_across_its_inner_form():
+    """float32's own polynomial covers |x| ≤ 1: every 307th float32 there (both signs, from 1e-4, and
+    the smallest ones) is within 2 units in the last place of the float64 form rounded to float32."""
+    from gradviz.ops.special import erf
+    low, high = np.float32(1e-4).view(np.int32), np.float32(1).view(np.int32)
+    x = np.arange(low, high + 1, 307, dtype=np.int32).view(np.float32)
+    x = np.concatenate([x, -x, np.float32([1e-30, 1e-38, 1e-45, 0.0, -0.0, 1.0, -1.0])])
+    np.testing.assert_array_max_ulp(erf(x), erf(x.astype(np.float64)).astype(np.float32), maxulp=2)
+
+
+def test_erf_of_inner_elements_alone_is_what_a_mixed_array_gives_them():
+    """Where no |x| is beyond 1 (a GPT's GELU at its scale) the outer form is not looked for: those
+    elements come out as they do beside outer ones, and a lone NaN is still found and kept."""
+    from gradviz.ops.special import erf
+    for dtype in (np.float32, np.float64):
+        x = (np.random.default_rng(6).standard_normal(3000) * 1.5).astype(dtype)
+        inner = np.abs(x) <= 1
+        assert 0 < inner.sum() < x.size
+        np.testing.assert_array_equal(erf(x[inner]), erf(x)[inner])
+        assert np.isnan(erf(np.array([0.5, np.nan, -0.25], dtype=dtype))[1])
+
+
+def test_rows_added_at_one_index_keep_add_at_order():
+    """An embedding's gradient (whole rows added at one integer index) runs as a flat add.at: every
+    element still receives its rows in the index's order, so the bits are those of adding row by
+    row, −0, inf and NaN included; negative indices count from the end; out of range still raises."""
+    from gradviz.ops.core import ArrayNamespace
+    ns, rng = ArrayNamespace(np), np.random.default_rng(7)
+    for dtype in (np.float32, np.float64, np.int64):
+        idx = rng.integers(-9, 9, (12, 40))
+        g = (rng.standard_normal((12, 40, 3, 2)) * 1e3).astype(dtype)
+        if dtype != np.int64:
+            g[0, :5] = [[[-0.0, np.inf]] * 3, [[np.nan, -np.inf]] * 3, [[-0.0, 1.0]] * 3, [[1e30, -0.0]] * 3,
+                        [[-1e30, 2.0]] * 3]
+        expected = np.zeros((9, 3, 2), dtype=dtype)
+        with np.errstate(invalid="ignore", over="ignore"):
+            for k, i in np.ndenumerate(idx):
+                expected[i] += g[k]
+            got = ns.index_scatter(g, (9, 3, 2), (idx,))
+        np.testing.assert_array_equal(got.view(np.uint8), expected.view(np.uint8))
+    with pytest.raises(IndexError):
+        ns.index_scatter(np.ones((2, 3)), (4, 3), (np.array([0, 4]),))
+
+
 INITS = [lambda m: m.Conv2d(3, 4, 3), lambda m: m.Conv1d(3, 4, 2, bias=False), lambda m: m.Conv2d(4, 6, (3, 2), groups=2),
          lambda m: m.RNNCell(3, 4), lambda m: m.LSTMCell(3, 4), lambda m: m.GRUCell(3, 4), lambda m: m.RNN(3, 4, 2),
          lambda m: m.LSTM(3, 4, bidirectional=True), lambda m: m.GRU(3, 4, batch_first=True),
