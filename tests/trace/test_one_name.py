@@ -92,10 +92,11 @@ roots, names, gradient = [loss], {"x": x, "A": A, "Q": Q, "R": R, "s": s, "m": m
 }
 
 
-def run(name: str, folder) -> dict:
-    """The program's namespace, run from a file with source tracking on (each node knows its line)."""
+def run(name: str, folder, source: str | None = None) -> dict:
+    """The program's namespace (PROGRAMS[name], or `source`), run from a file with source tracking on
+    (each node knows its line)."""
     path = folder / f"{name}.py"
-    path.write_text("import gradviz as torch\ntorch.manual_seed(0)\n" + PROGRAMS[name])
+    path.write_text("import gradviz as torch\ntorch.manual_seed(0)\n" + (source or PROGRAMS[name]))
     was = code_lines.source_tracking()
     code_lines.set_source_tracking(True)
     try:
@@ -231,15 +232,7 @@ def test_which_lines_name_the_outputs_of_one_call(line, read):
 
 
 def test_a_tuple_of_values_on_one_line_names_no_output(tmp_path):
-    path = tmp_path / "pair.py"
-    path.write_text("import gradviz as torch\nx = torch.randn(3, requires_grad=True)\n"
-                    "mu, sd = x.mean(), x.std()\nloss = mu * sd\n")
-    was = code_lines.source_tracking()
-    code_lines.set_source_tracking(True)
-    try:
-        scope = runpy.run_path(str(path))
-    finally:
-        code_lines.set_source_tracking(was)
+    scope = run("pair", tmp_path, "x = torch.randn(3, requires_grad=True)\nmu, sd = x.mean(), x.std()\nloss = mu * sd\n")
     trace = draw(scope["loss"], names={"x": scope["x"], "loss": scope["loss"]}).trace
     names = {n.name: n.out_names for n in trace.nodes if n.kind == "op"}
     assert names["StdBackward0"] == ("t₂",) and names["MeanBackward0"] == ("t₁",)   # not mu and sd
