@@ -468,7 +468,9 @@
       head.textContent = boxes[box].title + ", opened · Esc or “close box” folds it again";
       el.appendChild(head);
       stage.parentNode.insertBefore(el, stage.nextSibling);
-      return (insets[box] = View(el, el.querySelector("svg"), boxes[box].mid, hooks));
+      insets[box] = View(el, el.querySelector("svg"), boxes[box].mid, hooks);
+      insets[box].camera.keepClear(head);   // the camera frames the running node below the banner, never under it
+      return insets[box];
     }
     function openable(k) { var f = frames[k]; return !!(f && f.i && boxes[f.n]); }
     function open(j) {
