@@ -575,16 +575,20 @@ def _one_text(markup: str) -> str:
     return unicodedata.normalize("NFC", re.sub(r" ([,;])", r"\1", out))   # g + ̄ as the one letter ḡ
 
 
-def unicode_length(latex: str, names: tuple = ()) -> int:
-    """About len(unicode(latex, names)), for sizing a label before it is drawn: the formula's text is
-    read once per formula with its placeholders left in, then each counts as long as its name (a long
-    graph repeats one formula with other names: this never parses it again)."""
+_PLACED = re.compile(f"{_MARK}(\\d+){_MARK}")
+
+
+def unicode_shape(latex: str, names: tuple = ()) -> str:
+    """About unicode(latex, names) with each name written as that many x's, for sizing a label before
+    it is drawn: the formula's text is read once per formula with its placeholders left in, then each
+    takes its name's length (a long graph repeats one formula with other names: this never parses it
+    again). Its length and the spaces between its terms are the label's."""
     try:
         bare = _bare_text(latex)
     except Exception:   # latex2mathml's own exception types: the label shows the formula as plain text
-        return len(unicode(latex, names))
-    return len(bare) + sum(bare.count(f"{_MARK}{k}{_MARK}") * (len(str(n)) - 2 - len(str(k)))
-                           for k, n in enumerate(names))
+        return unicode(latex, names)
+    return _PLACED.sub(lambda m: "x" * len(str(names[int(m.group(1))])) if int(m.group(1)) < len(names)
+                       else m.group(0), bare)
 
 
 @lru_cache(maxsize=4096)

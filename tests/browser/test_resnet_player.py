@@ -1,9 +1,11 @@
 """A real PyTorch ResNet-18 (64×64, `model=`) in the saved player, its blocks opened in place: the banner
-naming the opened box never covers the running node."""
+naming the opened box never covers the running node, and every step inside a block is readable in a
+1024×768 window, where the stage is about 515 px wide."""
 import pytest
 
 import gradviz
 from tests.support.browser_support import chromium, open_player
+from tests.support.player_checks import SEE_STEP
 
 pytestmark = pytest.mark.browser
 
@@ -52,4 +54,25 @@ def test_the_opened_banner_never_covers_the_running_node(resnet, size):
         for k in blocks:
             for j in steps_inside(root, k):
                 assert root.evaluate(UNDER_BANNER) is False, (k, j, root.evaluate("r => r.dataset.node"))
+        assert errors == []
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_every_step_inside_a_block_is_readable_in_a_small_window(resnet, scheme):
+    """A BatchNorm node names its parameters (layer1.0.bn1.weight): its label wraps between the formula's
+    terms, so the running node fits the 515-px stage at a readable size."""
+    anim, path, blocks = resnet
+    with chromium((1024, 768)) as context:
+        page, root = open_player(context, path)
+        page.emulate_media(color_scheme=scheme, reduced_motion="reduce")
+        errors = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        batchnorms = 0
+        for k in blocks:
+            for j in steps_inside(root, k):
+                seen = root.evaluate(SEE_STEP)
+                assert seen["inStage"] and seen["onScreen"] and seen["unobstructed"] and not seen["sideways"], (k, j, seen)
+                assert seen["textPx"] >= 10, (k, j, seen)
+                batchnorms += "NativeBatchNormBackward0" in root.evaluate("r => r.querySelector('.gv-title').textContent")
+        assert batchnorms >= 8
         assert errors == []
