@@ -85,6 +85,40 @@ class Graph:
 
 
 # -- formulas ------------------------------------------------------------------------
+# a diagram label's formula is its first clause past this many characters, and wraps between its
+# terms past it (Graphviz never wraps a label: one long line makes the node wider than a small stage)
+LABEL_WIDTH = 48
+_BREAK_BEFORE = frozenset("+−⊙·×⋆@∘")
+
+
+def wrap_terms(text: str, width: int = LABEL_WIDTH) -> list:
+    """A formula's Unicode as lines of at most `width` characters where it can be: broken before a
+    + − ⊙ · × ⋆ @ ∘ that stands outside brackets (a term longer than a line keeps a line of its
+    own). [] for no text."""
+    if len(text) <= width:
+        return [text] if text else []
+    words, depth, start = [], 0, 0
+    for k, ch in enumerate(text):
+        depth += (ch in "([{") - (ch in ")]}")
+        if ch == " " and depth == 0:
+            words.append(text[start:k])
+            start = k + 1
+    words.append(text[start:])
+    pieces = [words[0]]
+    for word in words[1:]:
+        if word in _BREAK_BEFORE:
+            pieces.append(word)
+        else:
+            pieces[-1] += " " + word
+    lines: list = []
+    for piece in pieces:
+        if lines and len(lines[-1]) + 1 + len(piece) <= width:
+            lines[-1] += " " + piece
+        else:
+            lines.append(piece)
+    return lines
+
+
 # where a record's formula ends its first clause (before the index form and the constants)
 _FIRST_CLAUSE = re.compile(r":\\;|,\\quad")
 
@@ -190,7 +224,7 @@ class Formula:
         call, paren, args = rhs.partition("(")
         return _letters(lhs, letters) + eq + call + paren + _letters(args, letters) if eq else node.formula
 
-    def headline(self, limit: int = 48) -> str:
+    def headline(self, limit: int = LABEL_WIDTH) -> str:
         """The formula for a diagram label: all of it when short, else its first clause, before the
         index form and the constants the panel spells out (y = x ⋆ w + b for a convolution)."""
         full = self.forward_text()
@@ -199,16 +233,27 @@ class Formula:
         head = _FIRST_CLAUSE.split(self.node.latex, maxsplit=1)[0]
         return self.text(head) if head != self.node.latex else full
 
-    def headline_length(self, limit: int = 48) -> int:
-        """len(self.headline(limit)), without typesetting it (latex.unicode_length): what sizing a
-        big graph's labels needs."""
+    def headline_lines(self, sizing: bool = False) -> list:
+        """The headline as a label's lines, wrapped between its terms (a BatchNorm's
+        `… ⊙ layer1.0.bn1.weight + layer1.0.bn1.bias` on a line of its own). sizing: lines of x's as
+        long, made without typesetting (what sizing a big graph's labels needs)."""
+        if not sizing:
+            return wrap_terms(self.headline())
+        return ["x" * len(line) for line in wrap_terms(self._headline_shape())]
+
+    def headline_length(self, limit: int = LABEL_WIDTH) -> int:
+        """len(self.headline(limit)), without typesetting it."""
+        return len(self._headline_shape(limit))
+
+    def _headline_shape(self, limit: int = LABEL_WIDTH) -> str:
+        """The headline with each name as that many x's (latex.unicode_shape), without typesetting it."""
         if not self.node.latex:
-            return len(self.plain_text())
-        full = latex.unicode_length(self.latex(self.node.latex), tuple(self.names))
+            return self.plain_text()
+        full = latex.unicode_shape(self.latex(self.node.latex), tuple(self.names))
         head = _FIRST_CLAUSE.split(self.node.latex, maxsplit=1)[0]
-        if full <= limit or head == self.node.latex:
+        if len(full) <= limit or head == self.node.latex:
             return full
-        return latex.unicode_length(self.latex(head), tuple(self.names))
+        return latex.unicode_shape(self.latex(head), tuple(self.names))
 
     def _vjp_latex(self, slot: int, axes: tuple) -> str:
         """∂L/∂input = the record's VJP, summed over the axes the input was broadcast along (the

@@ -169,15 +169,14 @@ def header_lines(node: NodeRecord, ctx: LabelContext, sizing: bool = False) -> l
     kind = node.kind
     if kind in ("op", "accumulate"):
         out.append(node.name)
-        formula = node.formula
+        formula = [node.formula] if node.formula else []
         if kind == "op" and ctx.graph is not None:
-            # the step panel's formula with this node's own names and constants (b = a + a, y = 2x)
-            said = ctx.graph.formula(node)
-            formula = "x" * said.headline_length() if sizing else said.headline()
+            # the step panel's formula with this node's own names and constants (b = a + a, y = 2x),
+            # wrapped between its terms when long
+            formula = ctx.graph.formula(node).headline_lines(sizing)
         if kind == "accumulate" and ctx.leaf_of.get(node.id):
-            formula = formula.replace("x.grad", f"{ctx.leaf_of[node.id]}.grad", 1)
-        if formula:
-            out.append(formula)
+            formula = [line.replace("x.grad", f"{ctx.leaf_of[node.id]}.grad", 1) for line in formula]
+        out.extend(formula)
         if kind == "op":
             out.extend(constant_lines(node, ctx))
         if ctx.show_shapes and kind == "op" and node.value is not None:

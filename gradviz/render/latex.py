@@ -151,13 +151,30 @@ WIDE_CLAUSE = 48
 _EQUALS = re.compile(r"\s*=\s*")
 
 
+def terms(latex: str) -> list:
+    """`latex` split before each ` + ` and ` - ` that stands outside braces and brackets: the terms of a
+    sum, the first without its sign (b[o] + Σ w[o, i, k] x[n, i, sp + dk − q] is two terms)."""
+    out, depth, start = [], 0, 0
+    for k, ch in enumerate(latex):
+        depth += (ch in "{[(") - (ch in "}])")
+        if depth == 0 and ch in "+-" and latex[k - 1:k] == " " and latex[k + 1:k + 2] == " " and latex[start:k].strip():
+            out.append(latex[start:k])
+            start = k
+    return out + [latex[start:]]
+
+
 def mathml_clauses(latex: str, names: tuple = ()) -> str:
     """`mathml` of each clause, joined by their punctuation (one <math> when there is one clause). A wide
     clause is also split after each top-level `=`, so a long right side starts a line of its own
-    (loss = / − Σ w ⊙ (…)) rather than running past the panel's edge."""
+    (loss = / − Σ w ⊙ (…)) rather than running past the panel's edge, and a wide side between its
+    terms (a convolution's b[o] / + Σ w[o, i, k] x[…]): the line wraps where the panel needs it."""
     def box(piece: str, sep: str) -> str:   # a wide one keeps its punctuation in its box
         math = mathml(piece, names) + sep
         return math if len(unicode(piece, names)) <= WIDE_CLAUSE else f'<span class="gv-mathwide">{math}</span>'
+
+    def side(piece: str, sep: str) -> str:
+        parts = terms(piece) if len(unicode(piece, names)) > WIDE_CLAUSE else [piece]
+        return " ".join(box(part, sep if k == len(parts) - 1 else "") for k, part in enumerate(parts))
 
     def clause(piece: str, sep: str) -> str:
         if len(unicode(piece, names)) <= WIDE_CLAUSE:
@@ -169,7 +186,7 @@ def mathml_clauses(latex: str, names: tuple = ()) -> str:
         sides.append(piece[start:])
         if len(sides) == 1 or not all(side.strip(" =") for side in sides):
             return box(piece, sep)
-        return " ".join(box(side, sep if k == len(sides) - 1 else "") for k, side in enumerate(sides))
+        return " ".join(side(one, sep if k == len(sides) - 1 else "") for k, one in enumerate(sides))
     return " ".join(clause(piece, sep) for piece, sep in clauses(latex))
 
 
@@ -575,16 +592,20 @@ def _one_text(markup: str) -> str:
     return unicodedata.normalize("NFC", re.sub(r" ([,;])", r"\1", out))   # g + ̄ as the one letter ḡ
 
 
-def unicode_length(latex: str, names: tuple = ()) -> int:
-    """About len(unicode(latex, names)), for sizing a label before it is drawn: the formula's text is
-    read once per formula with its placeholders left in, then each counts as long as its name (a long
-    graph repeats one formula with other names: this never parses it again)."""
+_PLACED = re.compile(f"{_MARK}(\\d+){_MARK}")
+
+
+def unicode_shape(latex: str, names: tuple = ()) -> str:
+    """About unicode(latex, names) with each name written as that many x's, for sizing a label before
+    it is drawn: the formula's text is read once per formula with its placeholders left in, then each
+    takes its name's length (a long graph repeats one formula with other names: this never parses it
+    again). Its length and the spaces between its terms are the label's."""
     try:
         bare = _bare_text(latex)
     except Exception:   # latex2mathml's own exception types: the label shows the formula as plain text
-        return len(unicode(latex, names))
-    return len(bare) + sum(bare.count(f"{_MARK}{k}{_MARK}") * (len(str(n)) - 2 - len(str(k)))
-                           for k, n in enumerate(names))
+        return unicode(latex, names)
+    return _PLACED.sub(lambda m: "x" * len(str(names[int(m.group(1))])) if int(m.group(1)) < len(names)
+                       else m.group(0), bare)
 
 
 @lru_cache(maxsize=4096)

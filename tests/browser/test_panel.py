@@ -154,6 +154,34 @@ def test_a_long_code_line_wraps_in_view_in_a_small_window(tmp_path, browser, vie
     page.close()
 
 
+@pytest.mark.parametrize("viewport", [(1280, 720), (1400, 900), (1024, 768)], ids=["1280x720", "1400x900", "1024x768"])
+def test_the_file_name_stays_in_view_while_the_line_is_centred(tmp_path, browser, viewport):
+    """The code box scrolls to centre the lit line; the file's name at its top stays whole in view, and
+    the lit line is never under it (barlow's listing is taller than the box)."""
+    anim = tracked_animation("barlow", tmp_path)
+    page, root, errors = open_player(browser, anim, tmp_path, viewport=viewport)
+    scrolled = 0
+    for f in anim.frames:
+        seen = page.evaluate("""([root, k]) => {
+          root.__gv.go(k, false);
+          const box = root.querySelector('.gv-code'), el = box.querySelector('.gv-current');
+          if (!el) return null;
+          const b = box.getBoundingClientRect(), name = box.querySelector('.gv-file').getBoundingClientRect(),
+                r = el.getBoundingClientRect(), top = b.top + box.clientTop;
+          return {scrolled: box.scrollTop > 0, nameInView: name.top >= top - 0.5 && name.bottom <= top + box.clientHeight + 0.5,
+                  lineBelowName: r.top >= name.bottom - 0.5, lineInBox: r.bottom <= top + box.clientHeight + 0.5,
+                  name: box.querySelector('.gv-file').textContent};
+        }""", [root.element_handle(), f.index])
+        if seen is None:
+            continue
+        assert seen["nameInView"] and seen["lineBelowName"] and seen["lineInBox"], (f.index, seen)
+        assert seen["name"] == "barlow.py"
+        scrolled += seen["scrolled"]
+    assert scrolled, "the code box never scrolled: the test no longer tests the file name in a scrolled box"
+    assert not errors
+    page.close()
+
+
 GRID_AT = """([root, k, edge]) => {
   root.__gv.go(k, false);
   const row = root.querySelector('.gv-panel tr[data-edge="' + edge + '"]');

@@ -83,3 +83,20 @@ def test_a_wide_formula_breaks_after_its_equals_sign():
     html = latex.mathml_clauses(wide)
     assert html.count("<math") == 2 and latex.text(html).startswith("loss = −")   # loss = | − Σ w ⊙ (…)
     assert latex.mathml_clauses("c = a + b").count("<math") == 1              # a short one stays whole
+
+
+def test_a_long_label_formula_wraps_between_its_terms():
+    """A BatchNorm with a ResNet's parameter names reads 80 characters on one line, wider than a small
+    window's stage: its label wraps before ⊙ and +, and sizing a big graph counts the same lines."""
+    gv.manual_seed(0)
+    x = gv.randn(4, 3, 2, 2, requires_grad=True)
+    bn = gv.nn.BatchNorm2d(3)
+    y = bn(x)
+    names = {"x": x, "y": y, "layer1.0.bn1.weight": bn.weight, "layer1.0.bn1.bias": bn.bias}
+    f = _formulas(y.sum(), names)["NativeBatchNormBackward0"]
+    assert f.headline() == "y = (x − μ_(batch))/√(σ²_(batch) + ε) ⊙ layer1.0.bn1.weight + layer1.0.bn1.bias"
+    assert f.headline_lines() == ["y = (x − μ_(batch))/√(σ²_(batch) + ε)", "⊙ layer1.0.bn1.weight + layer1.0.bn1.bias"]
+    assert [len(s) for s in f.headline_lines(sizing=True)] == [len(s) for s in f.headline_lines()]
+    assert "⊙ layer1.0.bn1.weight + layer1.0.bn1.bias\\n" in gv.draw(y.sum(), names=names).source
+    short = _formulas(y.sum(), {"x": x, "y": y, "w": bn.weight, "b": bn.bias})["NativeBatchNormBackward0"]
+    assert short.headline_lines() == ["y = (x − μ_(batch))/√(σ²_(batch) + ε) ⊙ w + b"]   # short: one line

@@ -17,7 +17,10 @@ body { background: #111111; color: rgba(255,255,255,1); margin: 0; padding: 12px
 # And the step's key line: the tensor an AccumulateGrad writes into .grad (grids.result marks it
 # gv-total), seen in the panel without scrolling it (keyInView; null when the step writes nothing).
 SEE_STEP = """(root) => {
-  const api = root.__gv, id = root.dataset.node, g = id && root.querySelector('.gv-stage g[id="' + id + '"]');
+  // the stage on screen: a folded box opened in place covers the graph's (which may draw the same node)
+  const api = root.__gv, id = root.dataset.node,
+        st = root.querySelector('.gv-stage.gv-inset:not([hidden])') || root.querySelector('.gv-stage'),
+        g = id && st.querySelector('g[id="' + id + '"]');
   const doc = document.scrollingElement || document.documentElement;
   const out = {frame: api.frame(), node: id, sideways: doc.scrollWidth > doc.clientWidth, keyInView: null};
   const panel = root.querySelector('.gv-panel'), key = panel && panel.querySelector('.gv-write .gv-total');
@@ -28,7 +31,7 @@ SEE_STEP = """(root) => {
     out.panelHeight = panel.clientHeight;
   }
   if (!g) return out;
-  const r = g.getBoundingClientRect(), stage = root.querySelector('.gv-stage').getBoundingClientRect();
+  const r = g.getBoundingClientRect(), stage = st.getBoundingClientRect();
   const cx = r.left + r.width / 2, cy = r.top + r.height / 2, hit = document.elementFromPoint(cx, cy);
   out.inStage = r.left >= stage.left - 1 && r.right <= stage.right + 1 && r.top >= stage.top - 1 && r.bottom <= stage.bottom + 1;
   out.onScreen = cx >= 0 && cy >= 0 && cx <= window.innerWidth && cy <= window.innerHeight;

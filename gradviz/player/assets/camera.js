@@ -41,11 +41,13 @@
     cam.panzoom = pz;
 
     // the stage's size, kept between resizes: reading clientWidth in the middle of a step would lay
-    // the page out there and then
-    var dims = null, observed = !!window.ResizeObserver;
+    // the page out there and then. Below a banner over the stage's top (cam.keepClear), z.h is the
+    // room left under it and z.top the banner's bottom: the camera frames what it shows in that room
+    var dims = null, observed = !!window.ResizeObserver, banner = null;
     function size() {
       if (dims) return dims;
-      var z = { w: stage.clientWidth || 1, h: stage.clientHeight || 1 };
+      var top = banner ? banner.offsetTop + banner.offsetHeight : 0;
+      var z = { w: stage.clientWidth || 1, h: Math.max(stage.clientHeight - top, 1), top: top };
       if (observed && z.w >= 10 && z.h >= 10) dims = z;
       return z;
     }
@@ -54,7 +56,7 @@
       view = v;
       if (z.w < 10 || z.h < 10 || !(v.s > 0)) return;     // not laid out yet (a hidden notebook output)
       model.x = z.w / 2 - (v.cx - all.x) * v.s;
-      model.y = z.h / 2 - (v.cy - all.y) * v.s;
+      model.y = z.top + z.h / 2 - (v.cy - all.y) * v.s;
       model.scale = v.s;
       canvas.style.transform = "matrix(" + v.s.toFixed(4) + ",0,0," + v.s.toFixed(4) + "," + model.x.toFixed(2) + ","
         + model.y.toFixed(2) + ")";
@@ -88,6 +90,8 @@
       to({ cx: r.x + r.w / 2, cy: r.y + r.h / 2, s: Math.min(fitScale(r, 8), MAX_FOLLOW) }, smooth);
     };
     cam.refresh = function () { if (!anim) write(view); };
+    // an element over the stage's top (an opened box's banner) that framing leaves clear
+    cam.keepClear = function (el) { banner = el; dims = null; };
     // frame the first of `wants` (most context first, the node itself last) that is readable: the
     // whole graph when it is readable at once, else the least movement that shows the target
     // the view's centre on one axis: pan as little as possible from c so that [at, at + len] (the
@@ -128,8 +132,8 @@
     cam.zoomAt = function (factor, px, py) {
       var z = size(), v = view, s = Math.max(Math.min(fitScale(all, 8), .05), Math.min(MAX_ZOOM, v.s * factor));
       // keep the point under the pointer where it is
-      var ux = v.cx + (px - z.w / 2) / v.s, uy = v.cy + (py - z.h / 2) / v.s;
-      to({ cx: ux - (px - z.w / 2) / s, cy: uy - (py - z.h / 2) / s, s: s }, false);
+      var ux = v.cx + (px - z.w / 2) / v.s, uy = v.cy + (py - z.top - z.h / 2) / v.s;
+      to({ cx: ux - (px - z.w / 2) / s, cy: uy - (py - z.top - z.h / 2) / s, s: s }, false);
     };
     // -- the learner's own camera: panzoom moved the drawing (wheel, drag, pinch); read the view back --
     // (only after a pan or zoom of the learner's: panzoom also applies its model once when it starts)
@@ -141,7 +145,7 @@
       byUser = false;
       var z = size();
       if (anim) { cancelAnimationFrame(anim); anim = null; }
-      view = { cx: all.x + (z.w / 2 - model.x) / model.scale, cy: all.y + (z.h / 2 - model.y) / model.scale,
+      view = { cx: all.x + (z.w / 2 - model.x) / model.scale, cy: all.y + (z.top + z.h / 2 - model.y) / model.scale,
                s: model.scale };
       if (cam.onView) cam.onView(view, z);
       onUser();

@@ -374,10 +374,12 @@
       lit = el;
       if (!el) return;
       el.classList.add("gv-current");
-      var top = el.offsetTop, h = code.clientHeight, lh = el.offsetHeight;
-      // the whole line centred in the box (a wrapped line is several rows tall; one taller than
-      // the box shows its start)
-      if (top < code.scrollTop || top + lh > code.scrollTop + h) code.scrollTop = Math.max(0, top - Math.max(0, (h - lh) / 2));
+      // the whole line centred in the box below the file's name, which sticks to the box's top (a
+      // wrapped line is several rows tall; one taller than the room shows its start)
+      var name = code.querySelector(".gv-file"), room = name ? name.offsetHeight : 0;
+      var top = el.offsetTop, h = code.clientHeight - room, lh = el.offsetHeight;
+      if (top < code.scrollTop + room || top + lh > code.scrollTop + code.clientHeight)
+        code.scrollTop = Math.max(0, top - room - Math.max(0, (h - lh) / 2));
     }
     // a frame of the phase that builds the graph: made by the forward pass, or by a create_graph
     // backward ("first backward (create_graph) 3/7 · MulBackward0"; frames.py's "t")
@@ -466,7 +468,9 @@
       head.textContent = boxes[box].title + ", opened · Esc or “close box” folds it again";
       el.appendChild(head);
       stage.parentNode.insertBefore(el, stage.nextSibling);
-      return (insets[box] = View(el, el.querySelector("svg"), boxes[box].mid, hooks));
+      insets[box] = View(el, el.querySelector("svg"), boxes[box].mid, hooks);
+      insets[box].camera.keepClear(head);   // the camera frames the running node below the banner, never under it
+      return insets[box];
     }
     function openable(k) { var f = frames[k]; return !!(f && f.i && boxes[f.n]); }
     function open(j) {
