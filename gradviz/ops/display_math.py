@@ -30,7 +30,9 @@ def holds(value) -> bool:
 PARAM_LATEX = {"alpha": r"\alpha", "beta": r"\beta", "value": "v", "eps": r"\varepsilon", "exponent": "p",
                "weight": "w", "negative_slope": "s", "min": r"\mathrm{lo}", "max": r"\mathrm{hi}",
                "other": "s", "self": "s", "scale": "s", "lambd": r"\lambda", "threshold": r"\theta",
-               "decimals": "d", "group": "G", "correction": "k"}
+               "decimals": "d", "group": "G", "correction": "k",
+               # where an input sits in a cat's or a stack's output (a node fills in its own: ḡ[:, 2:5])
+               "part": r"\text{its part along dim}"}
 
 
 def param_latex(key: str) -> str:

@@ -142,11 +142,11 @@ def _stack_vjp(xp, g, c, *args):
 
 CAT = Op("cat", "CatBackward0", r"$c = [$*]",
          _cat_forward, vjp=_cat_vjp, args=("tensors",), params=("dim",),
-         vjp_latex=(r"\text{the slice of } \bar{g} \text{ for each input}",), jvp="linear")
+         vjp_latex=(r"\bar{g}[$part]",), jvp="linear")
 STACK = Op("stack", "StackBackward0", r"$c = \operatorname{stack}($*)",
            lambda xp, *args: xp.stack(args[:-1], axis=args[-1]),
            vjp=_stack_vjp, args=("tensors",), params=("dim",),
-           vjp_latex=(r"\bar{g}[i] \text{ for input } i",), jvp="linear")
+           vjp_latex=(r"\bar{g}[$part]",), jvp="linear")
 
 
 def _split_forward(xp, a, sizes, dim):

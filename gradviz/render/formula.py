@@ -119,6 +119,23 @@ def wrap_terms(text: str, width: int = LABEL_WIDTH) -> list:
     return lines
 
 
+def part_index(dim, in_shapes: list, slot: int, out_shape: tuple | None) -> str | None:
+    """Where input `slot` sits in a cat's or a stack's output along `dim`, as LaTeX: a cat's rows of
+    it (`:, 2{:}5`), a stack's index (`:, 1`) (`$part` in their VJP, ḡ[$part]); None where a shape it
+    needs is not recorded."""
+    shapes = in_shapes[:slot + 1]
+    if not isinstance(dim, int) or out_shape is None or len(shapes) <= slot or any(s is None for s in shapes):
+        return None
+    stacked = all(len(s) + 1 == len(out_shape) for s in shapes)
+    if not stacked and not all(len(s) == len(out_shape) for s in shapes):
+        return None   # a cat reading a legacy empty tensor of another rank
+    d = dim % len(out_shape)
+    if stacked:
+        return r":,\, " * d + str(slot)
+    start = sum(s[d] for s in shapes[:-1])
+    return r":,\, " * d + f"{start}{{:}}{start + shapes[-1][d]}"
+
+
 # where a record's formula ends its first clause (before the index form and the constants)
 _FIRST_CLAUSE = re.compile(r":\\;|,\\quad")
 
@@ -148,6 +165,10 @@ class Formula:
         self.params = {k: latex.number(v) for k, v in consts.items() if not k.isdigit()}
         n = max(len(node.symbols), max((e.slot + 1 for e in graph.into.get(node.id, ())), default=0))
         by_slot = {e.slot: e for e in graph.into.get(node.id, ()) if e.slot >= 0}
+        values = node.in_values
+        self.in_shapes = [tuple(by_slot[k].shape) if k in by_slot and by_slot[k].shape is not None else
+                          tuple(values[k].shape) if k < len(values) and values[k] is not None else None
+                          for k in range(n)]
         self.inputs = []
         for slot in range(n):
             if str(slot) in consts:
@@ -266,7 +287,13 @@ class Formula:
         return lhs + rhs
 
     def _vjp_template(self, slot: int) -> str:
-        return self.node.vjp_latex[min(slot, len(self.node.vjp_latex) - 1)]
+        template = self.node.vjp_latex[min(slot, len(self.node.vjp_latex) - 1)]
+        part = self._part(slot) if "$part" in template else None
+        return template.replace("$part", part) if part is not None else template
+
+    def _part(self, slot: int) -> str | None:
+        out = tuple(self.node.value.shape) if self.node.value is not None else None
+        return part_index(dict(self.node.constants).get("dim"), self.in_shapes, slot, out)
 
     def _defined(self, slot: int) -> str:
         return latex.where_split(self._vjp_template(slot))[1] if self.node.vjp_latex else ""

@@ -22,6 +22,7 @@ from gradviz.autograd.engine import node_vjp
 from gradviz.autograd.graph import Node
 from gradviz.ops.core import given
 from gradviz.ops.registry import ops
+from gradviz.render.formula import part_index
 
 PER_RECORD = 3   # nodes checked per record
 
@@ -210,6 +211,9 @@ def evaluate(name: str, node, latex: str | None = None, slot: int | None = None,
                                                                    node.params, absent))
         env["\\bar{g}"] = g
         text = latex if latex is not None else op.vjp_latex[min(slot, len(op.vjp_latex) - 1)]
+        if "$part" in text:   # a cat's or a stack's part of ḡ, as the panel writes it for this node
+            part = part_index(node.params[-1], [a.shape for a in inputs], slot, np.shape(node.out_data))
+            text = text.replace("$part", part)
         return Evaluator(env, matrix, target_shape=inputs[slot].shape).vjp(Evaluator.source(op, text, node.params,
                                                                                              absent))
     except ValueError as e:   # numpy's: shapes the formula leaves to be broadcast in words
@@ -625,9 +629,7 @@ UNEVALUATED = {
     'shape.TO_DEVICE': 'no gradcheck row builds this node alone',
     'shape.TO_DEVICE vjp0': 'no gradcheck row builds this node alone',
     'shape.CAT': 'a symbol the formula defines in words or leaves to the op (a)',
-    'shape.CAT vjp0': 'stated in words (the slice of)',
     'shape.STACK': 'names an operation (stack) rather than computing it',
-    'shape.STACK vjp0': 'a symbol the formula defines in words or leaves to the op (i)',
     'shape.TRIL': 'stated in words (lower triangle of)',
     'shape.TRIL vjp0': 'stated in words (lower triangle of)',
     'shape.TRIU': 'stated in words (upper triangle of)',

@@ -183,7 +183,7 @@ def test_every_differentiable_record_has_latex_that_converts():
         if not op.latex:
             missing.append(key)
             continue
-        allowed = {"c"} | {f"c{k}" for k in range(1, len(op.out_symbols))} | {str(i) for i in range(_inputs_of(op))} | set(op.param_names) | ({"*"} if op.arg_names == ("tensors",) else set())
+        allowed = {"c"} | {f"c{k}" for k in range(1, len(op.out_symbols))} | {"part"} | {str(i) for i in range(_inputs_of(op))} | set(op.param_names) | ({"*"} if op.arg_names == ("tensors",) else set())
         for template in (op.latex,) + op.vjp_latex:
             unknown = latex.markers(template) - allowed
             out = latex.mathml(latex.fill(template, [latex.name(i) for i in range(_inputs_of(op))], "c", {}),

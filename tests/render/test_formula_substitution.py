@@ -212,7 +212,7 @@ def test_records_outside_the_op_table_have_latex_too():
             missing.append(op)
             continue
         n = max(len(op.arg_names), len(op.vjp_formulas))
-        allowed = {"c"} | {f"c{k}" for k in range(1, len(op.out_symbols))} | {str(i) for i in range(n)} | set(op.param_names) | ({"*"} if op.arg_names == ("tensors",) else set())
+        allowed = {"c"} | {f"c{k}" for k in range(1, len(op.out_symbols))} | {"part"} | {str(i) for i in range(n)} | set(op.param_names) | ({"*"} if op.arg_names == ("tensors",) else set())
         for template in (op.latex,) + op.vjp_latex:
             out = latex.mathml(latex.fill(template, [latex.name(i) for i in range(n)], "c", {}), tuple("abdefgh"))
             if latex.markers(template) - allowed or "gv-math-fallback" in out or "$" in out or "\\" in \
@@ -460,3 +460,16 @@ def test_a_python_number_is_drawn_as_the_number_and_a_tensor_as_the_tensor():
     assert formula(z, {"x": x, "y": y, "z": z}).forward_text() == "z = x ⊙ y"
     z.backward()   # the node lets go of its saved values, but still holds the 0-d y: still named
     assert formula(z, {"x": x, "y": y, "z": z}).forward_text() == "z = x ⊙ y"
+
+
+def test_a_cat_and_a_stack_send_each_input_its_own_part_of_the_gradient():
+    """ḡ[:, 0:3] and ḡ[:, 3:7] for a cat along dim 1, ḡ[:, :, 1] for a stack along dim -1: each input
+    its part of the output, counted from the shapes the node read (not "the slice of ḡ")."""
+    a, b = torch.randn(2, 3, requires_grad=True), torch.randn(2, 4, requires_grad=True)
+    c = torch.cat([a, b], dim=1)
+    assert vjps(formula(c, {"a": a, "b": b, "c": c})) == ["∂L/∂a = ḡ[:, 0:3]", "∂L/∂b = ḡ[:, 3:7]"]
+    s = torch.stack([a, a * 2], dim=-1)
+    assert vjps(formula(s, {"a": a, "s": s}, "StackBackward0")) == ["∂L/∂a = ḡ[:, :, 0]", "∂L/∂t₁ = ḡ[:, :, 1]"]
+    x = torch.randn(3, requires_grad=True)   # the first input needs no gradient: its rows still count
+    y = torch.cat([torch.zeros(2), x])
+    assert vjps(formula(y, {"x": x, "y": y})) == ["∂L/∂x = ḡ[2:5]"]

@@ -467,7 +467,7 @@ class _Parser:
             return self.ev.grid.gather(value, self._until_closed())
         keys = []
         while True:
-            keys.append(self.expr())
+            keys.append(self._key())
             tok = self.take()
             if tok == ("close", "]"):
                 break
@@ -476,8 +476,25 @@ class _Parser:
         if len(keys) == 1 and np.asarray(keys[0]).dtype == bool:   # a mask broadcasts with what it selects
             shape = np.broadcast_shapes(np.shape(value), np.shape(keys[0]))
             return np.broadcast_to(value, shape)[np.broadcast_to(keys[0], shape)]
-        keys = [np.asarray(k).astype(int) for k in keys]
+        keys = [k if isinstance(k, slice) else np.asarray(k).astype(int) for k in keys]
         return np.asarray(value)[tuple(keys)]
+
+    _COLON = [("open", "{"), ("char", ":"), ("close", "}")]
+
+    def _key(self):
+        """One index: a value, `:` (all of an axis) or `a{:}b` (a slice, as Python writes it)."""
+        toks, depth = [], 0
+        while depth or self.tokens[self.k] not in (("char", ","), ("close", "]")):
+            t = self.tokens[self.k]
+            depth += (t[0] == "open") - (t[0] == "close")
+            toks.append(t)
+            self.k += 1
+        if toks == [("char", ":")]:
+            return slice(None)
+        for j in range(len(toks) - 2):
+            if toks[j:j + 3] == self._COLON:
+                return slice(int(_Parser(toks[:j], self.ev).expr()), int(_Parser(toks[j + 3:], self.ev).expr()))
+        return _Parser(toks, self.ev).expr()
 
     def _until_closed(self) -> list:
         """The tokens up to the bracket that closes one already opened, taken."""
