@@ -83,6 +83,17 @@ def torch_pow(xp, a, p):
     return a ** p
 
 
+def integer_pow(xp, a, b):
+    """a ** b, where an integer power below 0 is torch's integer one (1 for a base of 1, ±1 for −1, else 0)
+    and not NumPy's refusal."""
+    b = xp.asarray(b)
+    if b.dtype.kind not in "iu" or xp.asarray(a).dtype.kind not in "iu" or not (b < 0).any():
+        return a ** b
+    result = a ** xp.where(b < 0, 0, b)
+    negative = xp.where(a == 1, 1, xp.where(a == -1, xp.where(b % 2 == 0, 1, -1), 0))
+    return xp.where(b < 0, negative, result).astype(result.dtype)
+
+
 BINARY = ("self", "other")
 
 ADD = Op("add", "AddBackward0", r"$c = $0 + $1", lambda xp, a, b: a + b,
@@ -119,7 +130,7 @@ DIV = Op("div", "DivBackward0", r"$c = \frac{$0}{$1}", quiet(lambda xp, a, b: a 
          vjp=(quiet(lambda xp, g, c, a, b: g / b), quiet(lambda xp, g, c, a, b: -g * ((a / b) / b))), args=BINARY, saves=BINARY,
          vjp_latex=(r"\frac{\bar{g}}{$1}", r"-\frac{\bar{g} \odot $0}{$1^2}",),
          broadcasts=None, jvp="pointwise")
-POW = Op("pow", "PowBackward1", r"$c = $0^{$1}", quiet(lambda xp, a, b: a ** b),
+POW = Op("pow", "PowBackward1", r"$c = $0^{$1}", quiet(integer_pow),
          vjp=(quiet(lambda xp, g, c, a, b: xp.where(b == 0, 0, g * b * a ** (b - 1))),
               quiet(lambda xp, g, c, a, b: xp.where((a == 0) & (b >= 0), 0, g * c * xp.log(a)))), args=("self", "exponent"), saves=("self", "exponent", "result"),
          symbols=("a", "b"),
@@ -128,7 +139,7 @@ POW = Op("pow", "PowBackward1", r"$c = $0^{$1}", quiet(lambda xp, a, b: a ** b),
 POW_SCALAR = Op("pow", "PowBackward0", r"$c = $0^{$exponent}", quiet(torch_pow),
                 vjp=(quiet(lambda xp, g, c, a, p: xp.zeros_like(g) if p == 0 else g * (p * torch_pow(xp, a, p - 1))),), params=("exponent",), saves=("self",),
                 vjp_latex=(r"\bar{g} \odot $exponent\, $0^{$exponent - 1}",), jvp="pointwise")
-RPOW_SCALAR = Op("pow", "PowBackward2", r"$c = $self^{$0}", quiet(lambda xp, a, s: s ** a),
+RPOW_SCALAR = Op("pow", "PowBackward2", r"$c = $self^{$0}", quiet(lambda xp, a, s: integer_pow(xp, s, a)),
                  vjp=(quiet(lambda xp, g, c, a, s: g * c * math.log(s) if s > 0 else
                             g * xp.where(a >= 0, 0, c * _log_or_nan(s)) if s == 0 else g * c * _log_or_nan(s)),), args=("exponent",), params=("self",), saves=("result",), shown=("self",),
                  vjp_latex=(r"\bar{g} \odot $c \log $self",), jvp="pointwise")
