@@ -531,7 +531,7 @@ def _fill_index(index):
     return idx.reshape(-1)
 
 
-def _add_index(input, d: int, index, source):
+def _add_index(input, d: int, index, source, alpha):
     """index_add_'s index as a vector, after torch's checks (index_func_meta_impl and its CPU kernel's
     bounds check) in torch's order: the index a vector of int32/int64, source of input's dtype with
     as many slices along dim as there are indices and the same shape elsewhere, every index in range."""
@@ -560,8 +560,8 @@ def _add_index(input, d: int, index, source):
                            f"Got self.shape = {list(input.shape)} source.shape = {list(source.shape)}")
     size = input.shape[d] if input.ndim else 1
     bad = idx[(idx < 0) | (idx >= size)].reshape(-1)
-    if bad.size:   # torch's kernel for a vector checks as embedding does, for more dimensions by slice
-        if input.ndim <= 1:
+    if bad.size:   # torch's kernel adds a vector, or with alpha ≠ 1 slice by slice, checking as embedding does;
+        if input.ndim <= 1 or alpha != 1:   # otherwise it is an accumulating index_put_, with index_put_'s words
             raise IndexError("index out of range in self")
         raise RuntimeError(f"index {int(bad[0])} is out of bounds for dimension {d} with size {size}")
     return idx.reshape(-1)
@@ -579,9 +579,9 @@ def _as_input(result, input):
 @public(method=True)
 def index_add(input, dim, index, source, *, alpha=1):
     (d,) = normalize_dims(dim, input.ndim)
-    idx = _add_index(input, d, index, source)
     if isinstance(alpha, Tensor):   # torch reads a 0-d tensor as the Scalar it holds
         alpha = alpha.item()
+    idx = _add_index(input, d, index, source, alpha)
     return _as_input(apply(INDEX_ADD, (_as_vector(input), _as_vector(source)), (d, idx, alpha)), input)
 
 

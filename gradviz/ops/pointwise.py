@@ -373,9 +373,22 @@ ROUND_DECIMALS = Op("round", "RoundBackward1",
 
 # -- logs, exponentials, hyperbolic and inverse trig functions ---------
 LN2, LN10 = math.log(2.0), math.log(10.0)
-LOG2 = _unary("log2", "Log2Backward0", r"$c = \log_2 $0", quiet(lambda xp, a: xp.log2(a)),
+
+
+def via_double(fn):
+    """fn of a float32 array computed in float64 and rounded once: NumPy's float32 log10 and log2 are a
+    unit in the last place from the correctly rounded value for 40% and 6% of inputs, where torch's are
+    off for 1 in 10,000 (so the log10 of a loss, printed by .item(), is torch's digit for digit)."""
+    def wide(xp, a):
+        if xp.arrays and a.dtype.kind == "f" and a.dtype.itemsize == 4:
+            return fn(xp, a.astype(xp.float64)).astype(a.dtype)
+        return fn(xp, a)
+    return wide
+
+
+LOG2 = _unary("log2", "Log2Backward0", r"$c = \log_2 $0", quiet(via_double(lambda xp, a: xp.log2(a))),
               quiet(lambda xp, g, c, a: g / (a * LN2)), r"\frac{\bar{g}}{$0 \ln 2}", jvp="pointwise")
-LOG10 = _unary("log10", "Log10Backward0", r"$c = \log_{10} $0", quiet(lambda xp, a: xp.log10(a)),
+LOG10 = _unary("log10", "Log10Backward0", r"$c = \log_{10} $0", quiet(via_double(lambda xp, a: xp.log10(a))),
                quiet(lambda xp, g, c, a: g / (a * LN10)), r"\frac{\bar{g}}{$0 \ln 10}", jvp="pointwise")
 EXP2 = _unary("exp2", "Exp2Backward0", r"$c = 2^{$0}", quiet(lambda xp, a: xp.exp2(a)), lambda xp, g, c, a: g * c * LN2,
               r"\bar{g} \odot $c \ln 2", saves=("result",), jvp="pointwise")
