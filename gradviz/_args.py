@@ -12,9 +12,15 @@ def is_tensor(value) -> bool:
     return any(c.__name__ == "Tensor" and c.__module__ == "gradviz" for c in type(value).__mro__)
 
 
+# gradviz's classes that stand for torch's C++ ones, under the names torch's messages give those
+_TORCH_NAMES = {("gradviz.random", "Generator"): "torch._C.Generator", ("gradviz.dtypes", "dtype"): "torch.dtype"}
+
+
 def type_name(value) -> str:
     """A value's type as torch's messages name it (CPython's tp_name): list, Tensor, numpy.ndarray."""
     cls = type(value)
+    if (cls.__module__, cls.__qualname__) in _TORCH_NAMES:
+        return _TORCH_NAMES[cls.__module__, cls.__qualname__]
     heap = cls.__flags__ & (1 << 9)   # Py_TPFLAGS_HEAPTYPE: a class written in Python
     return cls.__name__ if heap or cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
 

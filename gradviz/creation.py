@@ -414,6 +414,11 @@ def _check_from_to(low, high) -> None:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
 
 
+_RANDINT = tuple(f"{head}tuple of ints size, *, {generator}Tensor out = None, torch.dtype dtype = None, torch.layout "
+                 "layout = None, torch.device device = None, bool pin_memory = False, bool requires_grad = False"
+                 for head in ("int high, ", "int low, int high, ") for generator in ("torch.Generator generator, ", ""))
+
+
 def randint(low=0, high=None, size=None, *, generator=None, dtype=None, layout=None, device=None,
             requires_grad=False) -> Tensor:
     dtypes.check_layout("randint", layout)
@@ -425,6 +430,11 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, layout=N
         low, high = 0, low
     if size is None:
         raise TypeError("randint() missing 1 required positional arguments: \"size\"")
+    if not isinstance(size, (tuple, list)):   # randint(0, n, 32): torch lists its overloads
+        given = {"generator": generator, "dtype": dtype, "layout": layout, "device": device}
+        error = invalid_arguments("randint", (low, high, size), {k: v for k, v in given.items() if v is not None},
+                                  _RANDINT)
+        raise TypeError(error.args[0] + "\n")
     shape = _size((tuple(size),), fn="randint")
     low, high = int(low), int(high)
     _check_from_to(low, high)

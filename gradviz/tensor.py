@@ -17,7 +17,6 @@ from . import backend, dtypes
 from ._args import argument_error, is_number, type_name
 from . import code_lines as _code_lines
 from ._calling import numpy_names
-from .ops.core import broadcast_shape
 
 NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be "
@@ -715,11 +714,6 @@ class Tensor:
 
     def __pos__(self):
         return self
-
-    def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-        broadcast_shape(self._data.shape, other._data.shape)
-        xp = backend.namespace_of(self._data)
-        return bool(xp.allclose(self._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
     def equal(self, other) -> bool:
         return self.shape == other.shape and bool((self._data == other._data).all())

@@ -520,16 +520,50 @@ def nonzero(input, *, as_tuple=False):
                         else xp.zeros((len(found[0]), 0), dtype=np.int64))
 
 
-def _index_vector(index, name: str = "index_add_"):
-    check_tensor(name.rstrip("_"), "index", index, 3)
-    idx = index._data if hasattr(index, "_data") else np.asarray(index)
-    if idx.dtype.kind not in "iu":
-        if name == "index_fill_":
-            raise IndexError("index_fill_(): Expected dtype int64 for index.")
-        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index but got: "
-                           f"{str(idx.dtype).capitalize().replace('64', '').replace('32', '')}")
+def _fill_index(index):
+    """index_fill_'s index as a vector, with torch's checks in torch's order (the dtype first)."""
+    check_tensor("index_fill", "index", index, 3)
+    idx = index._data
+    if idx.dtype != np.int64:
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
     if idx.ndim > 1:
-        raise IndexError(f"{name}(): Index is supposed to be a vector")
+        raise RuntimeError("Index has to be a vector/scalar")
+    return idx.reshape(-1)
+
+
+def _add_index(input, d: int, index, source, alpha):
+    """index_add_'s index as a vector, after torch's checks (index_func_meta_impl and its CPU kernel's
+    bounds check) in torch's order: the index a vector of int32/int64, source of input's dtype with
+    as many slices along dim as there are indices and the same shape elsewhere, every index in range."""
+    check_tensor("index_add", "index", index, 3)
+    check_tensor("index_add", "source", source, 4)
+    idx = index._data
+    if idx.ndim > 1:
+        raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: {idx.ndim} with type: "
+                         f"{SCALAR_TYPE[idx.dtype.name]} and size: {list(idx.shape)}")
+    if idx.dtype.name not in ("int32", "int64"):
+        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: {SCALAR_TYPE[idx.dtype.name]}")
+    if source._data.dtype != input._data.dtype:
+        raise RuntimeError(f"index_add_(): self ({SCALAR_TYPE[input._data.dtype.name]}) and source "
+                           f"({SCALAR_TYPE[source._data.dtype.name]}) must have the same scalar type")
+    if d != 0 and d >= source.ndim:
+        raise RuntimeError(f"index_add_(): Indexing dim {d} is out of bounds of the source tensor with dim {source.ndim}")
+    if idx.size != (source.shape[d] if source.ndim else 1):
+        if not source.ndim:   # torch's message reads source.size(0), which a 0-d source refuses
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+        raise RuntimeError(f"index_add_(): Number of indices ({idx.size}) should be equal to source.size(dim): "
+                           f"({source.shape[d]}), for dim: {d}")
+    both = input.ndim and source.ndim
+    if [n for i, n in enumerate(input.shape) if i != d or not both] != [n for i, n in enumerate(source.shape)
+                                                                         if i != d or not both]:
+        raise RuntimeError("source tensor shape must match self tensor shape, excluding the specified dimension. "
+                           f"Got self.shape = {list(input.shape)} source.shape = {list(source.shape)}")
+    size = input.shape[d] if input.ndim else 1
+    bad = idx[(idx < 0) | (idx >= size)].reshape(-1)
+    if bad.size:   # torch's kernel adds a vector, or with alpha ≠ 1 slice by slice, checking as embedding does;
+        if input.ndim <= 1 or alpha != 1:   # otherwise it is an accumulating index_put_, with index_put_'s words
+            raise IndexError("index out of range in self")
+        raise RuntimeError(f"index {int(bad[0])} is out of bounds for dimension {d} with size {size}")
     return idx.reshape(-1)
 
 
@@ -545,11 +579,9 @@ def _as_input(result, input):
 @public(method=True)
 def index_add(input, dim, index, source, *, alpha=1):
     (d,) = normalize_dims(dim, input.ndim)
-    idx = _index_vector(index)
-    if source._data.dtype != input._data.dtype:
-        raise RuntimeError(f"index_add_(): self ({SCALAR_TYPE[input._data.dtype.name]}) and source "
-                           f"({SCALAR_TYPE[source._data.dtype.name]}) must have the same scalar type")
-    _in_range(idx, input.shape[d] if input.ndim else 1)
+    if isinstance(alpha, Tensor):   # torch reads a 0-d tensor as the Scalar it holds
+        alpha = alpha.item()
+    idx = _add_index(input, d, index, source, alpha)
     return _as_input(apply(INDEX_ADD, (_as_vector(input), _as_vector(source)), (d, idx, alpha)), input)
 
 
@@ -611,7 +643,7 @@ def masked_scatter(input, mask, source):
 @public
 def index_fill(input, dim, index, value):
     (d,) = normalize_dims(dim, input.ndim)
-    idx = _index_vector(index, "index_fill_")
+    idx = _fill_index(index)
     size = input.shape[d] if input.ndim else 1
     if idx.size and (int(idx.min()) < -size or int(idx.max()) >= size):
         bad = int(idx.min()) if int(idx.min()) < -size else int(idx.max())

@@ -157,6 +157,10 @@ def pow(input, exponent):
     check_int_range(exponent)
     if input._data.dtype.kind in "biu" and isinstance(exponent, float):
         input = input.float()
+    elif input._data.dtype.kind in "biu" and exponent < 0:   # (a tensor exponent gives 0 for 2 ** -1)
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    elif input._data.dtype.kind == "b" and not isinstance(exponent, bool):   # int64, as torch's result_type
+        input = input.long()
     return apply(POW_SCALAR, (input,), (exponent,))
 
 
@@ -329,16 +333,32 @@ ge = greater_equal = _comparison("ge", "greater_equal")
 le = less_equal = _comparison("le", "less_equal")
 
 
+def _close(fn: str, input, other, rtol, atol):
+    """torch's checks before comparing: a tensor of the same dtype (torch converts neither: a float32
+    gradient against a float64 one is refused, "Float did not match Double"), tolerances not
+    negative, shapes that broadcast."""
+    check_tensor(fn, "input", input, 1)
+    check_tensor(fn, "other", other, 2)
+    if input._data.dtype != other._data.dtype:
+        raise RuntimeError(f"{SCALAR_TYPE[input._data.dtype.name]} did not match {SCALAR_TYPE[other._data.dtype.name]}")
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        if value < 0:
+            raise RuntimeError(f"{name} must be greater than or equal to zero, but got {value:g}")
+    broadcast_shape(tuple(input.shape), tuple(other.shape))
+
+
 @public(method=True, out=True)
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    broadcast_shape(tuple(input.shape), tuple(other.shape))
+    _close("isclose", input, other, rtol, atol)
     xp = backend.namespace_of(input._data)
     return Tensor._make(xp.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
-@public
+@public(method=True)
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
-    return isclose(input, other, rtol, atol, equal_nan).all().item()
+    _close("allclose", input, other, rtol, atol)
+    xp = backend.namespace_of(input._data)
+    return bool(xp.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 @public

@@ -129,8 +129,15 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 
 
 def one_hot(tensor, num_classes=-1):
+    _check_tensor("one_hot", "input", tensor, 1)
+    if isinstance(num_classes, bool) or not hasattr(type(num_classes), "__index__"):
+        where = "" if num_classes is None else " (position 2)"   # torch's parser words None apart
+        raise TypeError(f"one_hot(): argument 'num_classes'{where} must be int, not {_type_name(num_classes)}")
+    num_classes = num_classes.__index__()
     if tensor._data.dtype != _np.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if not tensor._data.size and num_classes <= 0:
+        raise RuntimeError("Can not infer total number of classes from empty tensor.")
     if tensor._data.size and int(tensor._data.min()) < 0:
         raise RuntimeError("Class values must be non-negative.")
     n = int(tensor._data.max()) + 1 if num_classes == -1 else num_classes
