@@ -225,10 +225,13 @@ def node_label(node: NodeRecord, ctx: LabelContext, rankdir: str = "TB") -> str:
 
 
 def edge_label(edge: EdgeRecord, axes, ctx: LabelContext) -> str | None:
-    """The shape that flows along an edge, and the Σ mark where broadcasting was undone."""
+    """The shape that flows along an edge, and the Σ mark where broadcasting was undone; out of a
+    node of several outputs, which one flows: its symbol (the R of (Q, R) = qr(A)), else its number."""
     parts = []
     if edge.src in ctx.multi_output:
-        parts.append(f"output {getattr(edge, 'output_nr', 0)}")
+        nr = getattr(edge, "output_nr", 0)
+        symbol = ctx.graph.symbol(edge.src, nr) if ctx.graph is not None else ""
+        parts.append(symbol or f"output {nr}")
     if ctx.show_shapes and edge.shape is not None and edge.slot >= 0:
         parts.append(format_shape(edge.shape))
     if axes:
