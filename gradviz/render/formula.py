@@ -165,10 +165,7 @@ class Formula:
         self.params = {k: latex.number(v) for k, v in consts.items() if not k.isdigit()}
         n = max(len(node.symbols), max((e.slot + 1 for e in graph.into.get(node.id, ())), default=0))
         by_slot = {e.slot: e for e in graph.into.get(node.id, ()) if e.slot >= 0}
-        values = node.in_values
-        self.in_shapes = [tuple(by_slot[k].shape) if k in by_slot and by_slot[k].shape is not None else
-                          tuple(values[k].shape) if k < len(values) and values[k] is not None else None
-                          for k in range(n)]
+        self._by_slot = by_slot
         self.inputs = []
         for slot in range(n):
             if str(slot) in consts:
@@ -290,6 +287,14 @@ class Formula:
         template = self.node.vjp_latex[min(slot, len(self.node.vjp_latex) - 1)]
         part = self._part(slot) if "$part" in template else None
         return template.replace("$part", part) if part is not None else template
+
+    @cached_property
+    def in_shapes(self) -> list:
+        """Each input's shape where the recording has it (an edge's, or a tensor's without a gradient)."""
+        values = self.node.in_values
+        return [tuple(self._by_slot[k].shape) if k in self._by_slot and self._by_slot[k].shape is not None else
+                tuple(values[k].shape) if k < len(values) and values[k] is not None else None
+                for k in range(len(self.inputs))]
 
     def _part(self, slot: int) -> str | None:
         out = tuple(self.node.value.shape) if self.node.value is not None else None
