@@ -88,6 +88,8 @@ def record_forward(module=None):
 
     class _Watch(torch.overrides.TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
+            if lines.compiling():
+                return func(*args, **(kwargs or {}))
             start = lines.next_number()
             result = func(*args, **(kwargs or {}))
             record._claim(result, start)

@@ -23,8 +23,9 @@ _FRAME = re.compile(r'\s*File "(?P<file>.*)", line (?P<line>\d+), in [^\n]*\n(?:
 
 @lru_cache(maxsize=1)
 def _outside() -> tuple:
-    """The folders whose frames are not the learner's: gradviz's and torch's."""
-    return PACKAGE_DIR, os.path.dirname(os.path.abspath(torch_module().__file__)) + os.sep
+    """The folders whose frames are not the learner's: gradviz's and torch's, and the code torch.fx
+    generates (a compiled model's graph runs as `<eval_with_key>.N`)."""
+    return PACKAGE_DIR, os.path.dirname(os.path.abspath(torch_module().__file__)) + os.sep, "<eval_with_key>"
 
 
 @lru_cache(maxsize=1)
@@ -36,6 +37,13 @@ def learner_line(skip: int = 1) -> tuple | None:
     """(file, line, text) of the innermost frame outside torch and gradviz: for an op in a Module's
     forward its line there, for a torch Module called from the learner's code the line calling it."""
     return user_source(skip + 1, _outside())
+
+
+def compiling() -> bool:
+    """True while torch.compile traces the code a watch is running in: the watch then only calls
+    through (what it would read is not there to read while tracing, and dynamo warns of each call it
+    cannot trace; the compiled graph's nodes get no line)."""
+    return torch_module().compiler.is_compiling()
 
 
 def next_number() -> int:
@@ -92,7 +100,7 @@ def _from_traceback(frames) -> tuple | None:
     for entry in reversed(frames if isinstance(frames, (list, tuple)) else [frames]):
         for match in reversed(list(_FRAME.finditer(str(entry)))):
             file = match["file"]
-            if not os.path.abspath(file).startswith(_outside()):
+            if not (file.startswith(_outside()) or os.path.abspath(file).startswith(_outside())):
                 return file, int(match["line"]), (match["text"] or "").strip()
     return None
 
@@ -139,9 +147,10 @@ def _watch_mode():
             self.watch = watch
 
         def __torch_function__(self, func, types, args=(), kwargs=None):
+            if not self.watch.on or compiling():
+                return func(*args, **(kwargs or {}))
             start = next_number()
             result = func(*args, **(kwargs or {}))
-            if self.watch.on:
-                claim(result, start)
+            claim(result, start)
             return result
     return _Lines

@@ -3,7 +3,9 @@ mode's traceback stands in where it was on, and the code panel and tooltips of a
 show it; the Trace is where every shown line comes from."""
 import html
 import json
+import os
 import re
+import subprocess
 import sys
 import warnings
 from pathlib import Path
@@ -207,3 +209,27 @@ def test_a_custom_functions_node_gets_a_line_only_where_one_was_seen_making_it()
     with record_forward(model):
         y = model(x)  # module call
     assert line_of(y.grad_fn) == line_marked("module call")   # the module's hook saw it made there
+
+
+COMPILED = """
+import torch, torch.nn as nn, torch.nn.functional as F
+model = torch.compile(nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3)), backend="eager")
+for step in range(2):
+    loss = F.cross_entropy(model(torch.randn(5, 4)), torch.tensor([0, 1, 2, 0, 1]))
+    loss.backward()
+"""
+
+
+def test_a_compiled_model_under_the_command_line_gets_the_line_calling_it(tmp_path):
+    """torch.compile runs the model as code torch.fx generates (`<eval_with_key>.N`) and traces the
+    watch's own calls: the nodes get the learner's line that called the model, and dynamo says
+    nothing of the watch (it warned of every call it could not trace)."""
+    script = tmp_path / "train.py"
+    script.write_text(COMPILED)
+    done = subprocess.run([sys.executable, "-m", "gradviz", "animate", str(script), "--call", "2", "-o",
+                           str(tmp_path / "out.html")], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(Path(gradviz.__file__).parents[1])})
+    assert done.returncode == 0, done.stderr
+    assert "Dynamo" not in done.stderr and "lines.py" not in done.stderr, done.stderr
+    page = (tmp_path / "out.html").read_text()
+    assert "eval_with_key" not in page and 'gv-file">train.py' in page
