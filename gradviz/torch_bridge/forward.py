@@ -100,11 +100,13 @@ def record_forward(module=None):
         for m, segment in scope_segments(module).items():
             def enter(mod, args, segment=segment):
                 record._path.append(segment)
-                record._starts.append(lines.next_number())
+                record._starts.append(None if lines.compiling() else lines.next_number())
 
             def leave(mod, args, output):
                 # whatever the module made that no torch call returned (a custom Function's node)
-                record._claim(output, record._starts.pop())
+                start = record._starts.pop()
+                if start is not None and not lines.compiling():
+                    record._claim(output, start)
                 record._path.pop()
             handles.append(m.register_forward_pre_hook(enter))
             handles.append(m.register_forward_hook(leave, always_call=True))
