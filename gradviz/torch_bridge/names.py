@@ -134,8 +134,8 @@ def _children(module) -> dict:
 
 def _sequences(module) -> dict:
     """A Sequential's scope path -> its children's segments, in the order its forward runs them."""
-    return {path: children for (path, m), children in zip(_module_paths(module), _children(module).values())
-            if isinstance(m, torch_module().nn.Sequential)}
+    children = _children(module)
+    return {path: children[path] for path, m in _module_paths(module) if isinstance(m, torch_module().nn.Sequential)}
 
 
 # the node a lookup module makes from its weight: the one reading node a tied weight's other module cannot make
