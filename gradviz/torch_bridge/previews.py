@@ -114,10 +114,9 @@ def _summary(x, ends: tuple | None = None) -> tuple:
         x, np.ndarray) else x.numel() // shape[-1], shape[-1])
     m = x.reshape(rows, cols)   # as_matrix's 2-D form
     r, c = min(THUMB_CELLS, rows), min(THUMB_CELLS, cols)
-    if rows % r == 0 and cols % c == 0:   # blocks of one size: one reshape and one sum
-        sums = m.reshape(r, rows // r, c, cols // c).sum((1, 3))
-    else:
-        sums = _block_sums(_block_sums(m, 0, r), 1, c)
+    # rows first, one axis at a time: the first pass keeps whole rows contiguous (a sum over both block
+    # axes at once is up to 13 times slower in torch and NumPy where a row is 32 or 64 long)
+    sums = _block_sums(_block_sums(m, 0, r), 1, c)
     sums = sums.astype(np.float64) if isinstance(sums, np.ndarray) else sums.double().cpu().numpy()
     thumb = sums / np.outer(_sizes(rows, r), _sizes(cols, c))
     return (low, float(sums.sum()) / (rows * cols), high), thumb
@@ -127,6 +126,8 @@ def _block_sums(m, dim: int, cells: int):
     """m (2-D, NumPy or torch) summed over the blocks np.array_split cuts along `dim`: the first
     n % cells blocks are one longer than the rest, so two reshapes and two sums do it in one pass."""
     n = m.shape[dim]
+    if n == cells:   # a block per row (column): nothing to sum
+        return m
     q, r = divmod(n, cells)
     head = r * (q + 1)
     parts = []
