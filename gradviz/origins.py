@@ -91,7 +91,7 @@ def _given(names, caller: dict | None = None) -> dict | None:
 
 def record(*tensors, gradient=None, names=None, model=None, retain_graph: bool = True, jacobians: bool = False,
            show_saved: bool = False, write_grads: bool = False, caller: dict | None = None,
-           unroll: bool = False, eager: bool = False) -> Recording:
+           unroll: bool = False, eager: bool = False, inputs=None, accumulate: bool = True) -> Recording:
     """The Recording of a backward over `tensors`: its Trace is the graph, complete before any step runs;
     `step()` runs one node, `run()` the rest (then closes: .grad back as it was unless write_grads).
 
@@ -105,7 +105,12 @@ def record(*tensors, gradient=None, names=None, model=None, retain_graph: bool =
     (`torch_bridge.record_torch`); gradviz's own recurrent layers are recorded step by step already.
     eager: torch only, for a view that shows every value of a backward run through (animate): each
     gradient read as torch's hook hands it over; by default when a view first asks for it.
+    inputs: as `tensor.backward(inputs=...)`: the pass runs only the nodes that lead to them, and only
+    they get a .grad. accumulate=False (with inputs): the pass of `autograd.grad(tensors, inputs)`,
+    whose gradients stop at `inputs` without any .grad written.
     """
+    if not accumulate and inputs is None:
+        raise TypeError("record(accumulate=False) is autograd.grad's pass: it needs inputs")
     if is_trace(tensors):
         return ReplayRecording(tensors[0])
     roots = flat(tensors)
@@ -116,6 +121,8 @@ def record(*tensors, gradient=None, names=None, model=None, retain_graph: bool =
     if torch_roots(roots):
         return record_torch(roots, gradient=gradient, names=_given(names, caller), model=model, caller=caller,
                             retain_graph=retain_graph, jacobians=jacobians, show_saved=show_saved,
-                            write_grads=write_grads, unroll=unroll, eager=eager)
+                            write_grads=write_grads, unroll=unroll, eager=eager, inputs=inputs,
+                            accumulate=accumulate)
     return EngineRecording(roots, gradient, names_of(names, model, caller), retain_graph=retain_graph,
-                           jacobians=jacobians, show_saved=show_saved, write_grads=write_grads)
+                           jacobians=jacobians, show_saved=show_saved, write_grads=write_grads, inputs=inputs,
+                           accumulate=accumulate)

@@ -320,6 +320,38 @@ def test_animate_unroll_records_the_lstm_a_script_runs_cell_by_cell(tmp_path, ca
     assert "gradviz animate: unroll=True: the graph has no fused recurrent node" in err and "Traceback" not in err
 
 
+INPUTS_SCRIPT = """
+torch.manual_seed(0)
+model = Net()
+x = torch.randn(5, 4, requires_grad=True)
+out = model(x).sum()
+(gx,) = torch.autograd.grad(out, x, retain_graph=True)
+print("gx", tuple(gx.shape))
+out.backward(inputs=[model.fc2.weight])
+print("done")
+"""
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("lib", ["torch", "gradviz"])
+@pytest.mark.parametrize("call, ran", [
+    (1, ["AddmmBackward0", "AddmmBackward0", "ReluBackward0", "SumBackward0"]),   # x's AccumulateGrad never runs
+    (2, ["AccumulateGrad", "AddmmBackward0", "SumBackward0", "TBackward0"]),        # fc2.weight's alone runs
+])
+def test_autograd_grad_and_backward_inputs_record_the_nodes_they_run(tmp_path, lib, call, ran):
+    if lib == "torch":
+        pytest.importorskip("torch")
+    from gradviz.cli.script import BackwardCatcher, run_script
+    path = tmp_path / "partial.py"
+    path.write_text((TORCH_MODEL if lib == "torch" else GRADVIZ_MODEL) + INPUTS_SCRIPT)
+    catcher = BackwardCatcher(call)
+    run_script(path, catcher)
+    trace = catcher.caught.trace
+    assert sorted(trace.node(s.node).name for s in trace.steps) == ran
+    written = [trace.node(a.node).name for s in trace.steps for a in s.accumulations]
+    assert written == ([] if call == 1 else ["fc2.weight"])
+
+
 # -- torch caught however it is imported: the script, a module it imports, importlib ---------------
 # A fresh Python runs the command (torch not imported yet, as under `gradviz render`) and reports
 # the Trace it drew, and what it left of sys.meta_path and torch afterwards.

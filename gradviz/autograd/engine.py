@@ -302,7 +302,9 @@ class Backward:
                             else:
                                 heappush(heap, ready_key(nxt))
                 index += 1
-                if listening:   # before the node is freed: a listener may read what it saved
+                # before the node is freed, a listener may read what it saved; a grad() input's node
+                # does not run (torch's engine does not call it either), so no listener hears of it
+                if listening and not (self.halt and node in self.halt):
                     events.emit(events.NodeExecuted(step))
                 if sent is not None and not retain_graph:
                     node.free()
@@ -728,6 +730,24 @@ def backward_steps(tensors, grad_tensors=None, retain_graph=None, create_graph=F
     return Backward(tensors, grad_tensors, retain_graph, create_graph)
 
 
+def grad_steps(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False) -> Backward:
+    """torch.autograd.grad's pass, unstarted (see backward_steps): it runs only the nodes between
+    `outputs` and `inputs`, writes no .grad and leaves the inputs' gradients in `.captured`."""
+    outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
+    inputs = (inputs,) if isinstance(inputs, (Tensor, GradientEdge)) else tuple(inputs)
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    for t in inputs:   # a name or a number among them: torch's words, not an AttributeError
+        if not isinstance(t, (Tensor, GradientEdge)):
+            raise RuntimeError(f"all inputs have to be Tensors or GradientEdges, but got {type_name(t)}")
+    if not all(isinstance(t, GradientEdge) or t.requires_grad for t in inputs):
+        _seeds(outputs, grad_outputs, create_graph)   # torch checks the outputs first: their errors come first
+        raise RuntimeError("One of the differentiated Tensors does not require grad")
+    capture = [tuple(t) if isinstance(t, GradientEdge) else _root_edge(t) for t in inputs]
+    return Backward(outputs, grad_outputs, retain_graph, create_graph, accumulate=False, capture=capture,
+                    targets={node for node, _ in capture}, run_targets=False)
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None) -> None:
     """torch.autograd.backward: accumulate d(tensors)/d(leaves) into the leaves' .grad."""
     run = backward_steps(tensors, grad_tensors, retain_graph, create_graph, inputs)
@@ -753,20 +773,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if is_grads_batched:
         return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
                              materialize_grads)
-    outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
-    single = isinstance(inputs, (Tensor, GradientEdge))
-    inputs = (inputs,) if single else tuple(inputs)
-    if not inputs:
-        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
-    for t in inputs:   # a name or a number among them: torch's words, not an AttributeError
-        if not isinstance(t, (Tensor, GradientEdge)):
-            raise RuntimeError(f"all inputs have to be Tensors or GradientEdges, but got {type_name(t)}")
-    if not all(isinstance(t, GradientEdge) or t.requires_grad for t in inputs):
-        _seeds(outputs, grad_outputs, create_graph)   # torch checks the outputs first: their errors come first
-        raise RuntimeError("One of the differentiated Tensors does not require grad")
-    capture = [tuple(t) if isinstance(t, GradientEdge) else _root_edge(t) for t in inputs]
-    run = Backward(outputs, grad_outputs, retain_graph, create_graph, accumulate=False, capture=capture,
-                   targets={node for node, _ in capture}, run_targets=False).run()
+    inputs = (inputs,) if isinstance(inputs, (Tensor, GradientEdge)) else tuple(inputs)
+    run = grad_steps(outputs, inputs, grad_outputs, retain_graph, create_graph).run()
     result = []
     for i, (t, g) in enumerate(zip(inputs, run.captured)):
         if g is None:

@@ -60,7 +60,8 @@ class BackwardCatcher:
         self.lines = LineWatch()   # torch's forward until the Nth backward: each node's line of the script
 
     # -- the stand-ins -------------------------------------------------------------------------------
-    def catch(self, original, how: str, roots, gradient, args, kwargs):
+    def catch(self, original, how: str, roots, how_run: dict, args, kwargs):
+        """how_run: the call's gradient and how its pass runs, as record() takes them (a _roots function's)."""
         if self._inside or self.caught is not None and self.finish:
             return self._plainly(original, args, kwargs)
         self.count += 1
@@ -73,7 +74,7 @@ class BackwardCatcher:
             frame = frame.f_back
         self._inside = True
         try:
-            trace = record(roots, gradient=gradient, caller=caller, **self.options).run()
+            trace = record(roots, caller=caller, **how_run, **self.options).run()
         except ValueError as err:   # the options do not fit this graph: said by the command, not the script
             self.refused = err
             raise Stopped from err
@@ -97,8 +98,8 @@ class BackwardCatcher:
         catcher = self
 
         def stand_in(*args, **kwargs):
-            roots, gradient = roots_of(*args, **kwargs)
-            return catcher.catch(original, how, roots, gradient, args, kwargs)
+            roots, how_run = roots_of(*args, **kwargs)
+            return catcher.catch(original, how, roots, how_run, args, kwargs)
         stand_in.__name__, stand_in.__doc__ = original.__name__, original.__doc__
         setattr(owner, name, stand_in)
         self._patched.append((owner, name, original))
@@ -125,16 +126,19 @@ class BackwardCatcher:
             setattr(owner, name, original)
 
 
-def _tensor_backward_roots(self, gradient=None, *args, **kwargs):
-    return (self,), gradient
+# each stand-in's arguments, read as the function reads them: what record() needs to run the same pass
+def _tensor_backward_roots(self, gradient=None, retain_graph=None, create_graph=False, inputs=None, **kwargs):
+    return (self,), {"gradient": gradient, "inputs": inputs}
 
 
-def _autograd_backward_roots(tensors, grad_tensors=None, *args, **kwargs):
-    return tensors, grad_tensors
+def _autograd_backward_roots(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,
+                             inputs=None, **kwargs):
+    return tensors, {"gradient": grad_tensors, "inputs": inputs}
 
 
 def _autograd_grad_roots(outputs, inputs=None, grad_outputs=None, *args, **kwargs):
-    return outputs, grad_outputs
+    """autograd.grad runs the nodes between outputs and inputs and writes no .grad."""
+    return outputs, {"gradient": grad_outputs, "inputs": inputs, "accumulate": False}
 
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parent.parent)

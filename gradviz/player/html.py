@@ -275,13 +275,14 @@ def _run(run) -> Trace:
 @bulk
 def animate(*tensors, gradient=None, names=None, model=None, forward: bool = True, retain_graph: bool = True,
             jacobians: bool = True, interval_ms: int = 1200, title: str = "gradviz: backward, step by step",
-            unroll: bool = False, **draw_options) -> Animation:
+            unroll: bool = False, inputs=None, **draw_options) -> Animation:
     """Record the graph behind `tensors` and a backward run over it, and return an Animation.
 
     `tensors`: gradviz tensors, real torch tensors (torch's own backward, through the torch bridge),
     or one recorded Trace with its steps, animated as is.
 
-    gradient: the `gradient` of `tensor.backward(gradient)` (needed for non-scalar outputs).
+    gradient: the `gradient` of `tensor.backward(gradient)` (needed for non-scalar outputs). inputs: as
+    `tensor.backward(inputs=...)`: only the nodes that lead to them run, and only they get a gradient.
     names: {name: tensor} for the diagram and the panel (leaves or intermediates); by default the
     calling code's variable names, where a tensor has exactly one. model: a Module whose parameter
     names label the leaves (`animate(loss, model=model)`). forward: start with frames in which
@@ -300,7 +301,8 @@ def animate(*tensors, gradient=None, names=None, model=None, forward: bool = Tru
     else:
         # eager: every value is shown, so each gradient is read as torch's hook hands it over
         run, svg, owners, titles = record_graph(tensors, names, draw_options, jacobians, gradient=gradient,
-                                                model=model, retain_graph=retain_graph, unroll=unroll, eager=True)
+                                                model=model, retain_graph=retain_graph, unroll=unroll, eager=True,
+                                                inputs=inputs)
         trace = _run(run)   # recording changes no .grad the user can see
     frames = FrameBuilder(trace, jacobians).build(forward)
     raw = [f.copy() for f in frames]                    # as the unfolded player shows them, for opening a box

@@ -92,12 +92,13 @@ class Stepper(anywidget.AnyWidget):
     now = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, tensors, gradient=None, names=None, model=None, retain_graph: bool = True,
-                 jacobians: bool = True, interval_ms: int = 1200, unroll: bool = False, **draw_options):
+                 jacobians: bool = True, interval_ms: int = 1200, unroll: bool = False, inputs=None,
+                 **draw_options):
         super().__init__()
         # the backward writes .grad as it runs (read it halfway from another cell); Reset puts it back
         self.recording, svg, self._owners, self._titles = record_graph(
             tensors, names, draw_options, jacobians, gradient=gradient, model=model, retain_graph=retain_graph,
-            write_grads=True, unroll=unroll, who="step")
+            write_grads=True, unroll=unroll, inputs=inputs, who="step")
         self.trace = self.recording.trace
         self.jacobians = jacobians
         self._draw_options = draw_options      # as the graph was laid out: a box opened is laid out alike
@@ -282,17 +283,17 @@ class Stepper(anywidget.AnyWidget):
 
 
 def step(*tensors, gradient=None, names=None, model=None, retain_graph: bool = True, jacobians: bool = True,
-         interval_ms: int = 1200, unroll: bool = False, **draw_options) -> Stepper:
+         interval_ms: int = 1200, unroll: bool = False, inputs=None, **draw_options) -> Stepper:
     """An interactive stepper over the backward of `tensors` (a notebook widget, the same player as animate()):
     gradviz tensors, real torch tensors (torch's own backward, through the torch bridge), or one
     recorded Trace (its steps handed out again; Reset starts them over).
 
     Next runs the next node of the backward (so `x.grad` can be read halfway),
     Prev replays, Play steps on a timer, Reset restores .grad and starts again.
-    gradient: as in `tensor.backward(gradient)`. names, model, unroll: as in `animate` (unroll=True
+    gradient, inputs: as in `tensor.backward(gradient, inputs=...)`. names, model, unroll: as in `animate` (unroll=True
     steps torch's fused nn.LSTM cell by cell; Next then runs one node of the unrolled cells, and the
     LSTM's weights and what feeds it get torch's own gradients). Drawing options are those of
     `gradviz.draw`.
     """
     return Stepper(tensors, gradient=gradient, names=names, model=model, retain_graph=retain_graph,
-                   jacobians=jacobians, interval_ms=interval_ms, unroll=unroll, **draw_options)
+                   jacobians=jacobians, interval_ms=interval_ms, unroll=unroll, inputs=inputs, **draw_options)

@@ -89,13 +89,17 @@ def _set_version(tensor, version: int) -> None:
         setter(tensor, version)
 
 
-def written(roots, order, names: dict) -> list:
+def written(roots, order, names: dict, inputs=None) -> list:
     """Every tensor a backward from `roots` may write .grad into that the bridge can see: the
-    leaves, and the roots and named tensors that retain_grad(). A retained non-leaf it is not
-    given cannot be found from torch's graph, so its .grad is not put back."""
+    leaves, the roots and named tensors that retain_grad(), and backward's `inputs` (a non-leaf among
+    them gets a .grad). A retained non-leaf it is not given cannot be found from torch's graph, so its
+    .grad is not put back."""
     found = {id(fn.variable): fn.variable for fn in order if is_accumulate(fn)}
     for t in (*roots, *names.values()):
         if getattr(t, "is_leaf", False) or getattr(t, "retains_grad", False):
+            found[id(t)] = t
+    for t in inputs or ():
+        if hasattr(t, "grad"):   # a tensor (torch also takes a GradientEdge, which holds no .grad)
             found[id(t)] = t
     return list(found.values())
 
@@ -239,19 +243,19 @@ class _Steps:
 
 
 class _Worker:
-    """One run of torch.autograd.backward on a thread of its own, waiting in the nodes' pre hooks.
+    """One run of torch's backward (`run_pass`) on a thread of its own, waiting in the nodes' pre hooks.
 
     inbox (caller -> worker): "go" (run the node waited at), "run" (run to the end without
     waiting), "stop". outbox (worker -> caller): ("paused", node key), ("step", StepRecord),
     ("done", None), ("stopped", None), ("error", the exception torch raised)."""
 
-    def __init__(self, roots: tuple, gradient, retain_graph: bool, free: bool):
+    def __init__(self, run_pass, free: bool):
         self.inbox: queue.Queue = queue.Queue()
         self.outbox: queue.Queue = queue.Queue()
         self.backlog: list = []   # steps run without waiting, handed over in one go at the end
         self.free = free
         self.stopping = False
-        self.args = (roots, gradient, retain_graph)
+        self.run_pass = run_pass
         self.thread = threading.Thread(target=self._main, daemon=True, name="gradviz torch backward")
 
     def send(self, raw) -> None:
@@ -276,10 +280,9 @@ class _Worker:
             self.free = True
 
     def _main(self) -> None:
-        roots, gradient, retain_graph = self.args
-        self.args = None
+        run_pass, self.run_pass = self.run_pass, None
         try:
-            torch_module().autograd.backward(roots, grad_tensors=gradient, retain_graph=retain_graph)
+            run_pass()
         except _Stopped:
             self.outbox.put(("stopped", None))
         except BaseException as exc:   # torch's own error, raised again on the caller's thread
@@ -300,18 +303,29 @@ class _Session:
     back. Never the Recording itself, so dropping the Recording closes the session."""
 
     def __init__(self, origin: Origin, roots: tuple, gradient, retain_graph: bool, write_grads: bool,
-                 jacobians: bool = False, eager: bool = False):
+                 jacobians: bool = False, eager: bool = False, inputs: tuple | None = None, accumulate: bool = True):
         self.origin, self.roots, self.gradient, self.retain_graph = origin, roots, gradient, retain_graph
+        self.inputs, self.accumulate = inputs, accumulate
         self.jacobians, self.eager = jacobians, eager
         self.write_grads = write_grads
-        self.grads = GradState(written(roots, origin.post, origin.naming.tensors))
+        self.grads = GradState(written(roots, origin.post, origin.naming.tensors, inputs if accumulate else None))
         self.leaves = {fn: fn.variable for fn in origin.post if is_accumulate(fn)}
         self.worker: _Worker | None = None
         self.hooks: _Hooks | None = None
         self.closed = False
 
+    def run_pass(self) -> None:
+        """torch's pass: autograd.backward (into `inputs` alone, where given), or with accumulate=False
+        autograd.grad's, which runs the same nodes but writes no .grad (its result is not needed here)."""
+        autograd = torch_module().autograd
+        if self.accumulate:
+            autograd.backward(self.roots, grad_tensors=self.gradient, retain_graph=self.retain_graph,
+                              inputs=self.inputs)
+        else:
+            autograd.grad(self.roots, self.inputs, self.gradient, retain_graph=self.retain_graph, allow_unused=True)
+
     def start(self, free: bool) -> None:
-        self.worker = _Worker(self.roots, self.gradient, self.retain_graph, free)
+        self.worker = _Worker(self.run_pass, free)
         worker = self.worker
         self.hooks = _Hooks(self.origin, self.roots, self.grads, worker.send, worker.wait, lambda: worker.stopping,
                             self.jacobians, paused=not free)
@@ -330,7 +344,7 @@ class _Session:
         self.hooks = _Hooks(self.origin, self.roots, self.grads, send, _go_on, _never, self.jacobians,
                             paused=False, take=Taken().all if self.eager else None)
         try:
-            torch_module().autograd.backward(self.roots, grad_tensors=self.gradient, retain_graph=self.retain_graph)
+            self.run_pass()
         except Exception as exc:   # torch's own error, raised once the steps before it are recorded
             return backlog, ("error", exc)
         finally:
@@ -358,7 +372,7 @@ class _Session:
         if (not self.write_grads) if restore is None else restore:
             self.grads.restore()
         self.closed = True
-        self.origin = self.roots = self.gradient = self.grads = None
+        self.origin = self.roots = self.gradient = self.grads = self.inputs = None
         self.leaves = {}
 
 
@@ -517,7 +531,7 @@ def _check_roots(roots: tuple) -> None:
 def record_torch(roots, gradient=None, names: dict | None = None, model=None, caller: dict | None = None,
                  retain_graph: bool = True, jacobians: bool = False, show_saved: bool = False,
                  write_grads: bool = False, forward=None, unroll: bool = False,
-                 eager: bool = False) -> TorchRecording:
+                 eager: bool = False, inputs=None, accumulate: bool = True) -> TorchRecording:
     """A Recording of torch's backward from `roots` (a tensor or a sequence of them), run one node
     of torch's own engine per step().
 
@@ -533,9 +547,15 @@ def record_torch(roots, gradient=None, names: dict | None = None, model=None, ca
     eager=True: run through from the start (`run()` before any step), each gradient is previewed
     whole as torch hands it over, for a view that shows every value (animate); by default a value is
     read when a view first asks for it, so a recording never looked at costs no reading.
+    inputs: as torch.autograd.backward's (only the nodes leading to them run, only they get a .grad);
+    accumulate=False: torch.autograd.grad's pass over the same nodes, which writes no .grad.
     """
     roots = flatten(roots if isinstance(roots, (list, tuple)) else (roots,))
     _check_roots(roots)
+    if inputs is not None:
+        inputs = tuple(inputs) if isinstance(inputs, (list, tuple)) else (inputs,)
+        if unroll:
+            raise ValueError("unroll=True records the whole backward from the fused node: it takes no inputs")
     naming = Naming.of(names, model, caller)
     if unroll:
         order = creation_order([root_node(t) for t in roots])
@@ -547,8 +567,8 @@ def record_torch(roots, gradient=None, names: dict | None = None, model=None, ca
     recorder = Recorder()
     recorder.implicit_seed = gradient is None or (isinstance(gradient, (list, tuple))
                                                   and all(g is None for g in gradient))
-    return TorchRecording(_Session(origin, roots, gradient, retain_graph, write_grads, jacobians, eager), recorder,
-                          origin, show_saved)
+    return TorchRecording(_Session(origin, roots, gradient, retain_graph, write_grads, jacobians, eager, inputs,
+                                   accumulate), recorder, origin, show_saved)
 
 
 def record_torch_backward(*tensors, gradient=None, params: dict | None = None, retain_graph: bool = True,

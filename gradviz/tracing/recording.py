@@ -7,7 +7,7 @@ Which of them records a given input is decided once, by `origins.record`.
 """
 from __future__ import annotations
 
-from ..autograd.engine import backward_steps
+from ..autograd.engine import backward_steps, grad_steps
 from ..autograd.graph import node_order
 from ..records import StepRecord
 from .recorder import Recorder
@@ -136,32 +136,45 @@ class EngineRecording(Recording):
     has been accumulated so far. `close()` puts every .grad (leaves and retained non-leaves) back as
     it was, the same objects with the same values and version (write_grads=True keeps what the
     backward wrote, as `.backward()` would); retain_graph=False frees the graph as `.backward()` does.
-    Hooks run during the recorded backward (the Trace shows them) and stay registered.
+    Hooks run during the recorded backward (the Trace shows them) and stay registered. inputs: as
+    backward's, only these get a .grad; with accumulate=False the pass is autograd.grad's instead.
     """
 
     def __init__(self, roots, gradient=None, names=None, retain_graph: bool = True, jacobians: bool = False,
-                 show_saved: bool = False, write_grads: bool = False, order_of=node_order):
+                 show_saved: bool = False, write_grads: bool = False, order_of=node_order, inputs=None,
+                 accumulate: bool = True):
         self.roots = tuple(roots)
         self.gradient = gradient
         self.retain_graph = retain_graph
+        self.inputs, self.accumulate = inputs, accumulate
         self.write_grads = write_grads
         self.recorder = Recorder(jacobians=jacobians)
         live = replay(self.roots, self.recorder, names, order_of)   # a create_graph gradient's own graph: order 1
         super().__init__(self.recorder.trace(outputs_of(self.roots, names), show_saved), finished=False)
         self._snapshot = GradSnapshot(written_tensors(self.roots, live))
         # made now, run later: a bad gradient is refused here, before any .grad is touched
-        self._backward = backward_steps(self.roots, gradient, retain_graph=retain_graph)
+        self._backward = self._pass()
+
+    def _pass(self):
+        """The engine's pass, unstarted: backward's (into `inputs` alone, where given), or, with
+        accumulate=False, autograd.grad's (no .grad written: the gradients stop at `inputs`)."""
+        if not self.accumulate:
+            return grad_steps(self.roots, self.inputs, self.gradient, retain_graph=self.retain_graph)
+        return backward_steps(self.roots, self.gradient, retain_graph=self.retain_graph, inputs=self.inputs)
 
     def upcoming(self) -> str | None:
         node = None if self._backward is None or self.finished else self._backward.upcoming()
         return None if node is None else self.recorder.trace_id(node.id)
 
     def _next(self) -> None:
+        steps = len(self.trace.steps)
         try:
             with self.recorder:   # listening on this thread only while a node runs: the step joins the Trace
-                next(self._backward)
-                if self._backward.upcoming() is None:   # nothing is ready: the last node has run
+                # a grad() input's node is passed by, not run: one step is the next node that runs
+                while len(self.trace.steps) == steps:
                     next(self._backward)
+                    if self._backward.upcoming() is None:   # nothing is ready: the last node has run
+                        next(self._backward)
         except StopIteration:
             self.finished = True
             self._backward = None
@@ -187,7 +200,7 @@ class EngineRecording(Recording):
             raise RuntimeError("this recording was closed: record the tensors again to run their backward")
         self._snapshot.restore()
         self.recorder.step_infos.clear()
-        self._backward = backward_steps(self.roots, self.gradient, retain_graph=self.retain_graph)
+        self._backward = self._pass()
         self.finished = False
 
     def close(self) -> None:
