@@ -657,9 +657,9 @@ def index_fill(input, dim, index, value):
             raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                                f"{value.ndim} dimension(s).")
         if value.requires_grad:   # the value's gradient is the sum of ḡ over the filled entries
-            return _as_input(apply(INDEX_FILL_TENSOR, (vector, value.to(input.dtype)), (key, written)), input)
+            return _as_input(apply(INDEX_FILL_TENSOR, (vector, value.to(input.dtype)), (d, idx, written)), input)
         value = value.item()
-    return _as_input(apply(INDEX_FILL, (vector,), (key, written, value)), input)
+    return _as_input(apply(INDEX_FILL, (vector,), (d, idx, written, value)), input)
 
 
 @public

@@ -18,7 +18,7 @@ def _at(dim, item):
 SELECT = Op("select", "SelectBackward0", r"$c = $0[$index] \text{ along dim } $dim", lambda xp, a, dim, i: a[_at(dim, i) + (Ellipsis,)],
             vjp=(lambda xp, g, c, a, dim, i: xp.index_scatter(g, a.shape, _at(dim, i), False),), params=("dim", "index"),
             vjp_latex=(r"\bar{g}\text{ placed in zeros at index } $index \text{ along dim } $dim",), jvp="linear")
-SLICE = Op("slice", "SliceBackward0", r"$c = $0_{[\dots,\, \mathrm{start}:\mathrm{end}:\mathrm{step}]}",
+SLICE = Op("slice", "SliceBackward0", r"$c = $0[$slice_at]",
            lambda xp, a, dim, start, end, step: a[_at(dim, slice(start, end, step))],
            vjp=(lambda xp, g, c, a, dim, start, end, step:
                 xp.index_scatter(g, a.shape, _at(dim, slice(start, end, step)), False),), params=("dim", "start", "end", "step"),
@@ -104,10 +104,6 @@ DIAGONAL_SCATTER = Op("diagonal_scatter", "DiagonalScatterBackward0", r"$c = 0;\
                       lambda xp, g, shape, offset, d1, d2: xp.diagonal_scatter(g, shape, offset, d1, d2),
                       vjp=(lambda xp, gg, c, g, shape, offset, d1, d2: xp.diagonal(gg, offset, d1, d2),), params=("shape", "offset", "dim1", "dim2"),
                       vjp_latex=(r"\operatorname{diag}(\bar{g})",), jvp="linear")
-INDEX_FILL_ZERO = Op("index_fill", "IndexFillBackward0", r"$c = $0;\; $c[\mathrm{idx}] = 0",
-                     lambda xp, g, basic, adv: xp.index_fill_zero(g, basic, adv),
-                     vjp=(lambda xp, gg, c, g, basic, adv: xp.index_fill_zero(gg, basic, adv),), params=("basic", "indices"),
-                     vjp_latex=(r"\bar{g}\text{, 0 at idx}",), jvp="linear")
 
 
 def _put_add(xp, a, v, basic, adv):
@@ -150,13 +146,13 @@ def _index_add(xp, a, src, dim, index, alpha):
     return out
 
 
-INDEX_ADD = Op("index_add", "IndexAddBackward0", r"$c = $0;\; $c[\dots,\, \mathrm{idx}] \text{ += } $alpha\, $1",
+INDEX_ADD = Op("index_add", "IndexAddBackward0", r"$c = $0;\; $c[$index_at] \text{ += } $alpha\, $1",
                _index_add,
                vjp=(lambda xp, g, c, a, src, dim, index, alpha: g,
                     lambda xp, g, c, a, src, dim, index, alpha: _times(_selected(xp, g, dim, index), alpha)),
                args=("self", "source"), params=("dim", "index", "alpha"),
                saves=("index",), symbols=("a", "src"), broadcasts=(),
-               vjp_latex=(r"\bar{g}", r"$alpha\, \bar{g}[\dots,\, \mathrm{idx}]",), jvp="linear")
+               vjp_latex=(r"\bar{g}", r"$alpha\, \bar{g}[$index_at]",), jvp="linear")
 
 
 def _selected(xp, g, dim, index):
@@ -175,10 +171,16 @@ def _fill_at(a, key, value):
 
 
 # `written` marks the entries replaced by the op: they get no gradient
-INDEX_FILL = Op("index_fill", "IndexFillBackward0", r"$c = $0;\; $c[\dots,\, \mathrm{idx}] = $value",
-                lambda xp, a, key, written, value: _fill_at(a, key, value),
-                vjp=(lambda xp, g, c, a, key, written, value: xp.where(written, 0, g),), params=("index", "written", "value"),
+INDEX_FILL = Op("index_fill", "IndexFillBackward0", r"$c = $0;\; $c[$index_at] = $value",
+                lambda xp, a, dim, index, written, value: _fill_at(a, _at(dim, index), value),
+                vjp=(lambda xp, g, c, a, dim, index, written, value: xp.where(written, 0, g),),
+                params=("dim", "index", "written", "value"),
                 vjp_latex=(r"\bar{g}\text{, 0 at idx}",))
+# the VJP of an index's gradient (create_graph), after INDEX_FILL: a torch IndexFillBackward0 reads as index_fill
+INDEX_FILL_ZERO = Op("index_fill", "IndexFillBackward0", r"$c = $0;\; $c[\mathrm{idx}] = 0",
+                     lambda xp, g, basic, adv: xp.index_fill_zero(g, basic, adv),
+                     vjp=(lambda xp, gg, c, g, basic, adv: xp.index_fill_zero(gg, basic, adv),), params=("basic", "indices"),
+                     vjp_latex=(r"\bar{g}\text{, 0 at idx}",), jvp="linear")
 SCATTER = Op("scatter", "ScatterBackward0", r"$c = $0;\; $c[\mathrm{idx}] = $1 \text{ (along dim } $dim\text{)}",
              lambda xp, a, src, dim, index, written: _scattered(xp, a, dim, index, src[_region(index)]),
              vjp=(lambda xp, g, c, a, src, dim, index, written: xp.where(written, 0, g),
@@ -194,12 +196,12 @@ SCATTER_VALUE = Op("scatter", "ScatterBackward1",
 
 # index_copy: the slices idx along dim replaced by the source's (a repeated index: its last slice);
 # `written` marks the replaced entries, which get no gradient
-INDEX_COPY = Op("index_copy", "IndexCopyBackward0", r"$c = $0;\; $c[\dots,\, \mathrm{idx}] = $1",
+INDEX_COPY = Op("index_copy", "IndexCopyBackward0", r"$c = $0;\; $c[$index_at] = $1",
                 lambda xp, a, src, dim, index, written: _fill_at(a, _at(dim, index), src),
                 vjp=(lambda xp, g, c, a, src, dim, index, written: xp.where(written, 0, g),
                      lambda xp, g, c, a, src, dim, index, written: _selected(xp, g, dim, index)),
                 args=("self", "source"), params=("dim", "index", "written"), saves=("index",), symbols=("a", "src"),
-                broadcasts=(), vjp_latex=(r"\bar{g}\text{, 0 at idx}", r"\bar{g}[\dots,\, \mathrm{idx}]"), jvp="linear")
+                broadcasts=(), vjp_latex=(r"\bar{g}\text{, 0 at idx}", r"\bar{g}[$index_at]"), jvp="linear")
 
 
 def _masked_scatter(xp, a, src, mask):
@@ -314,11 +316,11 @@ def _scattered(xp, a, dim, index, src):
     return out
 
 
-INDEX_FILL_TENSOR = Op("index_fill", "IndexFillBackward1", r"$c = $0;\; $c[\dots,\, \mathrm{idx}] = $1",
-                       lambda xp, a, v, key, written: _fill_at(a, key, v),
-                       vjp=(lambda xp, g, c, a, v, key, written: xp.where(written, 0, g),
-                            lambda xp, g, c, a, v, key, written: xp.sum(xp.where(written, g, 0))), args=("self", "value"),
-                       params=("index", "written"),
+INDEX_FILL_TENSOR = Op("index_fill", "IndexFillBackward1", r"$c = $0;\; $c[$index_at] = $1",
+                       lambda xp, a, v, dim, index, written: _fill_at(a, _at(dim, index), v),
+                       vjp=(lambda xp, g, c, a, v, dim, index, written: xp.where(written, 0, g),
+                            lambda xp, g, c, a, v, dim, index, written: xp.sum(xp.where(written, g, 0))),
+                       args=("self", "value"), params=("dim", "index", "written"),
                        vjp_latex=(r"\bar{g}\text{, 0 at idx}", r"\sum \bar{g}\text{ at idx}",))
 
 
@@ -364,11 +366,11 @@ SELECT_SCATTER = _scatter_op("select_scatter", "SelectScatterBackward0", r"$c = 
                              vjp_latex=(r"\bar{g}\text{ with zeros at index } $index", r"\bar{g}_{[\dots,\, $index]}"),
                              jvp="linear")
 SLICE_SCATTER = _scatter_op("slice_scatter", "SliceScatterBackward0",
-                            r"$c = $0;\; {$c}_{[\dots,\, $start:$end:$step]} = $1",
+                            r"$c = $0;\; $c[$slice_at] = $1",
                             lambda xp, a, dim, start, end, step: a[_at(dim, slice(start, end, step))],
                             params=("dim", "start", "end", "step"),
                             vjp_latex=(r"\bar{g}\text{ with zeros in the slice}",
-                                       r"\bar{g}_{[\dots,\, $start:$end:$step]}"), jvp="linear")
+                                       r"\bar{g}[$slice_at]"), jvp="linear")
 DIAGONAL_SCATTER_SRC = _scatter_op("diagonal_scatter", "DiagonalScatterBackward0",
                                    r"$c = $0;\; \operatorname{diag}_{$offset}($c) = $1",
                                    diagonal_view, params=("offset", "dim1", "dim2"),

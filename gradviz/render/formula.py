@@ -136,6 +136,25 @@ def part_index(dim, in_shapes: list, slot: int, out_shape: tuple | None) -> str 
     return r":,\, " * d + f"{start}{{:}}{start + shapes[-1][d]}"
 
 
+def along(dim: int, ndim: int | None, what: str) -> str:
+    r"""`what` at dim `dim` of an index, as LaTeX, the way Python writes it: `:, 1{:}4` at dim 1; a dim
+    counted from the end where the rank is not known, `\dots, 1{:}4` (the trailing dims implied)."""
+    if ndim:
+        return r":,\, " * (dim % ndim) + what
+    if dim < 0:
+        return r"\dots,\, " + what + r",\, :" * (-dim - 1)
+    return r":,\, " * dim + what
+
+
+def slice_text(start: int, end: int, step: int, size: int | None) -> str:
+    """start:end:step as Python writes it, as LaTeX: `1{:}`, `{:}3`, `{:}{:}2`; an end past the size
+    (torch keeps x[1:]'s end as 2⁶³ − 1) and a start of 0 left out."""
+    if size is not None:
+        start, end = (start + size if start < 0 else start), min(end + size if end < 0 else end, size)
+    text = ("" if start == 0 else str(start)) + "{:}" + ("" if end == size or end >= 2 ** 62 else str(end))
+    return text + ("" if step == 1 else "{:}" + str(step))
+
+
 # where a record's formula ends its first clause (before the index form and the constants)
 _FIRST_CLAUSE = re.compile(r":\\;|,\\quad")
 
@@ -186,8 +205,23 @@ class Formula:
         # the record's c₁, c₂, … (which would read t₁₁, t₁₂ with the first output's symbol as c)
         named = [n for n in node.out_names if n]
         self.outs = [self._name(n) for n in node.out_names] if named and len(named) == len(node.out_names) else []
+        self._index_at(consts)
         self.exp_for_euler = graph.names_e
         self.letters = frozenset(n for n in self.names if len(n) == 1 and n.isalpha())   # o, p: maybe an index too
+
+    def _index_at(self, consts: dict) -> None:
+        """Where an indexing node reads or writes along its dim (`$index_at`, `$slice_at`), from its
+        own dim, slice and shape; without a dim the record's words stand (c[…, idx])."""
+        dim = consts.get("dim")
+        if not isinstance(dim, int) or isinstance(dim, bool):
+            return
+        shape = tuple(self.node.value.shape) if self.node.value is not None else None
+        ndim = len(shape) if shape else None
+        self.params["index_at"] = along(dim, ndim, r"\mathrm{idx}")
+        if all(isinstance(consts.get(k), int) for k in ("start", "end", "step")):
+            given = self.in_shapes[0] if self.in_shapes else None
+            size = given[dim % len(given)] if given else None
+            self.params["slice_at"] = along(dim, ndim, slice_text(consts["start"], consts["end"], consts["step"], size))
 
     def output_text(self, nr: int) -> str:
         """The plain name of output `nr` (for the ∂L/∂name a node of several outputs receives)."""

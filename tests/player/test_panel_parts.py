@@ -175,6 +175,7 @@ def _inputs_of(op) -> int:
 
 
 def test_every_differentiable_record_has_latex_that_converts():
+    from gradviz.ops.display_math import PLACED
     from gradviz.ops.registry import ops
     missing, bad = [], []
     for key, op in ops().items():
@@ -183,7 +184,7 @@ def test_every_differentiable_record_has_latex_that_converts():
         if not op.latex:
             missing.append(key)
             continue
-        allowed = {"c"} | {f"c{k}" for k in range(1, len(op.out_symbols))} | {"part"} | {str(i) for i in range(_inputs_of(op))} | set(op.param_names) | ({"*"} if op.arg_names == ("tensors",) else set())
+        allowed = {"c"} | {f"c{k}" for k in range(1, len(op.out_symbols))} | PLACED | {str(i) for i in range(_inputs_of(op))} | set(op.param_names) | ({"*"} if op.arg_names == ("tensors",) else set())
         for template in (op.latex,) + op.vjp_latex:
             unknown = latex.markers(template) - allowed
             out = latex.mathml(latex.fill(template, [latex.name(i) for i in range(_inputs_of(op))], "c", {}),

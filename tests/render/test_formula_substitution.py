@@ -6,6 +6,7 @@ import pytest
 
 import gradviz as torch
 import gradviz.nn.functional as F
+from gradviz.ops.display_math import PLACED
 from gradviz.render import latex
 from gradviz.player.explain import Formula
 from gradviz.player.frames import Graph, build_frames
@@ -212,7 +213,7 @@ def test_records_outside_the_op_table_have_latex_too():
             missing.append(op)
             continue
         n = max(len(op.arg_names), len(op.vjp_formulas))
-        allowed = {"c"} | {f"c{k}" for k in range(1, len(op.out_symbols))} | {"part"} | {str(i) for i in range(n)} | set(op.param_names) | ({"*"} if op.arg_names == ("tensors",) else set())
+        allowed = {"c"} | {f"c{k}" for k in range(1, len(op.out_symbols))} | PLACED | {str(i) for i in range(n)} | set(op.param_names) | ({"*"} if op.arg_names == ("tensors",) else set())
         for template in (op.latex,) + op.vjp_latex:
             out = latex.mathml(latex.fill(template, [latex.name(i) for i in range(n)], "c", {}), tuple("abdefgh"))
             if latex.markers(template) - allowed or "gv-math-fallback" in out or "$" in out or "\\" in \

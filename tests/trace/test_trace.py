@@ -267,7 +267,7 @@ def test_panel_index_add_and_scatter_add_name_src():
     a, src = _leaf([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]], "a"), _leaf([[1.0, 1.0], [2.0, 2.0]], "src")
     y = a.index_add(0, torch.tensor([0, 2]), src, alpha=3.0)
     caption, _ = _caption(y.sum(), "IndexAddBackward0", {})
-    assert "→ a: ∂L/∂a = ḡ = " in caption and "→ src: ∂L/∂src = 3ḡ[…, idx] = " in caption
+    assert "→ a: ∂L/∂a = ḡ = " in caption and "→ src: ∂L/∂src = 3ḡ[idx] = " in caption
     a, src = _leaf([0.0, 1.0, 2.0], "a"), _leaf([5.0, 6.0], "src")
     y = a.scatter_add(0, torch.tensor([2, 0]), src)
     caption, _ = _caption(y.sum(), "ScatterAddBackward0", {})
