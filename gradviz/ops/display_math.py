@@ -34,11 +34,11 @@ PARAM_LATEX = {"alpha": r"\alpha", "beta": r"\beta", "value": "v", "eps": r"\var
                # where an input sits in a cat's or a stack's output (a node fills in its own: ḡ[:, 2:5])
                "part": r"\text{its part along dim}",
                # where an indexing op reads or writes along its dim (a node fills in its own: x[:, 1:4], c[:, idx])
-               "index_at": r"\dots,\, \mathrm{idx}", "slice_at": r"\dots,\, \mathrm{start}{:}\mathrm{end}{:}\mathrm{step}"}
+               "index_at": r"\dots,\, \mathrm{idx}", "select_at": r"\dots,\, i", "slice_at": r"\dots,\, \mathrm{start}{:}\mathrm{end}{:}\mathrm{step}"}
 
 
 # the markers a node fills from its own dims and shapes, not from a param of its record
-PLACED = frozenset({"part", "index_at", "slice_at"})
+PLACED = frozenset({"part", "index_at", "slice_at", "select_at"})
 
 
 def param_latex(key: str) -> str:

@@ -15,9 +15,9 @@ def _at(dim, item):
 
 # a[..., i, ...] with a trailing ... is a view even when it picks one element (NumPy would
 # return a copied scalar), so writes into x[0] reach x as in PyTorch
-SELECT = Op("select", "SelectBackward0", r"$c = $0[$index] \text{ along dim } $dim", lambda xp, a, dim, i: a[_at(dim, i) + (Ellipsis,)],
+SELECT = Op("select", "SelectBackward0", r"$c = $0[$select_at]", lambda xp, a, dim, i: a[_at(dim, i) + (Ellipsis,)],
             vjp=(lambda xp, g, c, a, dim, i: xp.index_scatter(g, a.shape, _at(dim, i), False),), params=("dim", "index"),
-            vjp_latex=(r"\bar{g}\text{ placed in zeros at index } $index \text{ along dim } $dim",), jvp="linear")
+            vjp_latex=(r"\bar{g}\text{ placed in zeros at } [$select_at]",), jvp="linear")
 SLICE = Op("slice", "SliceBackward0", r"$c = $0[$slice_at]",
            lambda xp, a, dim, start, end, step: a[_at(dim, slice(start, end, step))],
            vjp=(lambda xp, g, c, a, dim, start, end, step:
@@ -60,7 +60,7 @@ SCATTER_ADD = Op("scatter_add", "ScatterAddBackward0", r"$c = $0;\; $c[\mathrm{i
                       lambda xp, g, c, a, src, dim, index: _pad_to(xp, xp.gather_along(g, index, dim), src)), args=("self", "src"), params=("dim", "index"),
                  saves=("index",), symbols=("a", "src"), broadcasts=(),
                  vjp_latex=(r"\bar{g}", r"\operatorname{gather}(\bar{g},\, $dim,\, \mathrm{idx})",), jvp="linear")
-INDEX_SELECT = Op("index_select", "IndexSelectBackward0", r"$c = $0[\mathrm{idx}] \text{ along dim } $dim",
+INDEX_SELECT = Op("index_select", "IndexSelectBackward0", r"$c = $0[$index_at]",
                   lambda xp, a, dim, index: xp.take(a, index, axis=dim),
                   vjp=(lambda xp, g, c, a, dim, index: xp.index_scatter(g, a.shape, _at(dim, index), True),), params=("dim", "index"), saves=("index",),
                   vjp_latex=(r"\bar{g}\text{ scatter-added at idx}",), jvp="linear")

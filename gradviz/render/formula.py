@@ -215,12 +215,13 @@ class Formula:
         dim = consts.get("dim")
         if not isinstance(dim, int) or isinstance(dim, bool):
             return
-        shape = tuple(self.node.value.shape) if self.node.value is not None else None
-        ndim = len(shape) if shape else None
+        given = self.in_shapes[0] if self.in_shapes else None   # the indexed tensor (select's output has a dim less)
+        ndim = len(given) if given else None
         self.params["index_at"] = along(dim, ndim, r"\mathrm{idx}")
+        if isinstance(consts.get("index"), int):
+            self.params["select_at"] = along(dim, ndim, str(consts["index"]))
         if all(isinstance(consts.get(k), int) for k in ("start", "end", "step")):
-            given = self.in_shapes[0] if self.in_shapes else None
-            size = given[dim % len(given)] if given else None
+            size = given[dim % ndim] if given else None
             self.params["slice_at"] = along(dim, ndim, slice_text(consts["start"], consts["end"], consts["step"], size))
 
     def output_text(self, nr: int) -> str:

@@ -35,3 +35,14 @@ def test_along_and_slice_text():
     assert slice_text(1, 2 ** 63 - 1, 1, 6) == "1{:}" and slice_text(-3, 2 ** 63 - 1, 1, 6) == "3{:}"
     assert slice_text(0, 6, 2, 6) == "{:}{:}2" and slice_text(0, 3, 1, None) == "{:}3"
     assert slice_text(1, 2 ** 63 - 1, 1, None) == "1{:}"
+
+
+@pytest.mark.parametrize("lib", ["gradviz", "torch"])
+def test_select_and_index_select_read_as_python_writes_them(lib):
+    module = pytest.importorskip("torch") if lib == "torch" else gradviz
+    x = module.randn(3, 4, 5, requires_grad=True)
+    loss = x[:, 2].sum() + x[1].sum() + x[..., -1].sum() + x.index_select(2, module.tensor([0, 3])).sum()
+    source = gradviz.draw(loss, names={"x": x}).source
+    for want in ("= x[:, 2]", "= x[1]", "= x[:, :, 4]", "= x[:, :, idx]"):
+        assert want in source, (lib, want)
+    assert "along dim" not in source

@@ -34,10 +34,10 @@ def test_a_pick_says_its_dim_and_index(lib):
     torch = gv if lib == "gradviz" else pytest.importorskip("torch")
     p = torch.randn(3, 4, requires_grad=True)
     rows = _formulas(p[2].sum(), {"p": p})["SelectBackward0"]
-    assert rows.headline().endswith("= p[2] along dim 0")
-    assert rows.vjp_text(0) == "∂L/∂p = ḡ placed in zeros at index 2 along dim 0"
+    assert rows.headline().endswith("= p[2]")   # the dim by its place, as Python indexes
+    assert rows.vjp_text(0) == "∂L/∂p = ḡ placed in zeros at [2]"
     cols = _formulas(p[:, -1].sum(), {"p": p})["SelectBackward0"]
-    assert cols.headline().endswith("= p[3] along dim 1")
+    assert cols.headline().endswith("= p[:, 3]")
 
 
 def test_softplus_with_its_default_beta_does_not_divide_by_one():
