@@ -227,6 +227,10 @@ def test_a_torch_scripts_nodes_carry_the_lines_that_made_them(tmp_path, capsys, 
         "TBackward0": "return self.fc2(torch.relu(self.fc1(x)))", "AddmmBackward0": "return self.fc2(torch.relu(self.fc1(x)))",
         "ReluBackward0": "return self.fc2(torch.relu(self.fc1(x)))", "LogSoftmaxBackward0": "loss = F.cross_entropy(model(x), y)",
         "NllLossBackward0": "loss = F.cross_entropy(model(x), y)"}
+    # a parameter's line is the module that made it (its initialisation wrote it in place there)
+    leaves = {n.name: n.source[2] for n in drawn[0].nodes if n.kind == "leaf"}
+    assert leaves == {"fc1.weight": "self.fc1 = nn.Linear(4, 8)", "fc1.bias": "self.fc1 = nn.Linear(4, 8)",
+                      "fc2.weight": "self.fc2 = nn.Linear(8, 3)", "fc2.bias": "self.fc2 = nn.Linear(8, 3)"}
     assert f'"lines":{json.dumps(codeview.line_keys(drawn[0]), separators=(",", ":"))}' in (tmp_path / "loss.html").read_text()
     assert torch._C._len_torch_function_stack() == 0            # nothing left watching torch
     if argv:   # --finish: the script ran on to its end, its forwards after the recorded one unwatched

@@ -12,12 +12,16 @@ from __future__ import annotations
 import os
 import re
 import threading
+import weakref
 from functools import lru_cache
 
 from ..code_lines import PACKAGE_DIR, user_source
 from .support import is_accumulate, sequence_nr, torch_module
 
 KEY = "gradviz_line"   # node.metadata[KEY] = (file, line, text)
+# id(leaf) -> (a weak reference to it, its line): the line that made a tensor a leaf requiring grad, as a
+# watch saw it (a tensor has no node to keep it; a weak-keyed dict would compare tensors with ==)
+_LEAF_LINES: dict = {}
 _FRAME = re.compile(r'\s*File "(?P<file>.*)", line (?P<line>\d+), in [^\n]*\n(?:\s*(?P<text>[^\n]*))?')
 
 
@@ -61,8 +65,16 @@ def claim(result, start: int, line_for=learner_line) -> None:
     torch call a watch sees: a result with no new node costs little."""
     line, tensor = None, _tensor_class()
     for t in result if type(result) in (tuple, list) else (result,):
-        fn = t.grad_fn if isinstance(t, tensor) else None   # (asking anything else for it can cost 50 µs)
-        if fn is None or KEY in fn.metadata:
+        if not isinstance(t, tensor):   # (asking anything else for a grad_fn can cost 50 µs)
+            continue
+        fn = t.grad_fn
+        if fn is None:
+            if t.requires_grad and id(t) not in _LEAF_LINES:   # made a leaf that requires grad, or initialised it
+                line = line_for() if line is None else line
+                if line is not None:
+                    _keep_leaf_line(t, line)
+            continue
+        if KEY in fn.metadata:
             continue
         line = line_for() if line is None else line
         if line is None:
@@ -80,6 +92,19 @@ def claim(result, start: int, line_for=learner_line) -> None:
                 continue
             meta[KEY] = line
             stack.extend(nxt for nxt, _ in node.next_functions)
+
+
+def _keep_leaf_line(tensor, line: tuple) -> None:
+    key = id(tensor)
+    _LEAF_LINES[key] = (weakref.ref(tensor, lambda _, key=key: _LEAF_LINES.pop(key, None)), line)
+
+
+def leaf_line(tensor) -> tuple | None:
+    """(file, line, text) of the learner's line that made `tensor` a leaf requiring grad (`torch.zeros(3,
+    requires_grad=True)`, `w.requires_grad_()`, the `nn.Linear(4, 8)` whose initialisation filled a
+    parameter in place), where a watch saw it; None otherwise."""
+    kept = _LEAF_LINES.get(id(tensor))
+    return kept[1] if kept is not None and kept[0]() is tensor else None
 
 
 def line_of(fn) -> tuple | None:

@@ -18,7 +18,7 @@ from . import attrs as saved
 from .fused import fused_record
 from .frozen import freeze
 from .graph import creation_order, metadata_preview, n_outputs, output_shape, post_order, root_node
-from .lines import line_of
+from .lines import leaf_line, line_of
 from .names import Naming, inferred_scopes
 from .previews import Previews, preview
 from .support import flatten, grad_of, is_accumulate, node_name, torch_module
@@ -193,7 +193,7 @@ class Origin:
         if info is None:
             info = TensorRecord(self.naming.name_of(tensor), self.previews.of(tensor, sample=True),
                                 preview(grad_of(tensor)),
-                                tuple(tensor.shape))
+                                tuple(tensor.shape), leaf_line(tensor) if tensor.is_leaf else None)
             self._infos[id(tensor)] = info
         return info
 

@@ -17,6 +17,7 @@ torch = pytest.importorskip("torch")
 import gradviz  # noqa: E402
 from gradviz.player import codeview  # noqa: E402
 from gradviz.torch_bridge import record_forward, record_torch, trace_from_torch  # noqa: E402
+from gradviz.torch_bridge import lines  # noqa: E402
 from gradviz.torch_bridge.lines import KEY, LineWatch, line_of  # noqa: E402
 from tests.support.torch_models import make_lstm  # noqa: E402
 
@@ -233,3 +234,26 @@ def test_a_compiled_model_under_the_command_line_gets_the_line_calling_it(tmp_pa
     assert "Dynamo" not in done.stderr and "lines.py" not in done.stderr, done.stderr
     page = (tmp_path / "out.html").read_text()
     assert "eval_with_key" not in page and 'gv-file">train.py' in page
+
+
+def test_a_leaf_gets_the_line_that_made_it_require_grad():
+    watch = LineWatch()
+    watch.start()
+    try:
+        w = torch.zeros(3, requires_grad=True)  # made
+        b = torch.ones(3)
+        b.requires_grad_()  # asked
+        layer = nn.Linear(3, 1)  # layer
+        before = torch.ones(3)
+        out = layer(w * b + before).sum()
+    finally:
+        watch.stop()
+    loose = torch.ones(3, requires_grad=True)   # made while no watch was on: no line is made up
+    trace = trace_from_torch(out + loose.sum(), params={"w": w, "b": b, "loose": loose, **dict(layer.named_parameters())})
+    leaves = {n.name: n.source for n in trace.nodes if n.kind == "leaf"}
+    assert leaves["w"] == line_marked("made") and leaves["b"] == line_marked("asked")
+    assert leaves["weight"] == leaves["bias"] == line_marked("layer") and leaves["loose"] is None
+    layer.weight.data.zero_()   # a later write keeps the line of the making
+    assert lines.leaf_line(layer.weight) == line_marked("layer")
+    del w
+    assert not any(ref() is None for ref, _ in lines._LEAF_LINES.values())   # a leaf gone takes its line along
