@@ -553,7 +553,8 @@ def record_torch(roots, gradient=None, names: dict | None = None, model=None, ca
     roots = flatten(roots if isinstance(roots, (list, tuple)) else (roots,))
     _check_roots(roots)
     if inputs is not None:
-        inputs = tuple(inputs) if isinstance(inputs, (list, tuple)) else (inputs,)
+        torch = torch_module()   # one tensor or edge, or a sequence of them, as torch's backward and grad read it
+        inputs = (inputs,) if isinstance(inputs, (torch.Tensor, torch.autograd.graph.GradientEdge)) else tuple(inputs)
         if unroll:
             raise ValueError("unroll=True records the whole backward from the fused node: it takes no inputs")
     naming = Naming.of(names, model, caller)
