@@ -129,11 +129,11 @@ def part_index(dim, in_shapes: list, slot: int, out_shape: tuple | None) -> str 
     stacked = all(len(s) + 1 == len(out_shape) for s in shapes)
     if not stacked and not all(len(s) == len(out_shape) for s in shapes):
         return None   # a cat reading a legacy empty tensor of another rank
-    d = dim % len(out_shape)
     if stacked:
-        return r":,\, " * d + str(slot)
+        return along(dim, len(out_shape), str(slot))
+    d = dim % len(out_shape)
     start = sum(s[d] for s in shapes[:-1])
-    return r":,\, " * d + f"{start}{{:}}{start + shapes[-1][d]}"
+    return along(d, len(out_shape), f"{start}{{:}}{start + shapes[-1][d]}")
 
 
 def along(dim: int, ndim: int | None, what: str) -> str:
