@@ -52,6 +52,13 @@ def entry_id(info) -> str:
     return info.name + (f".{info.variant_test_name}" if info.variant_test_name else "")
 
 
+def _within(view, base) -> bool:
+    """Does every element of the view lie in its base's memory (read as the base's dtype)?"""
+    start = view.storage_offset() - base.storage_offset()
+    last = start + sum((n - 1) * st for n, st in zip(view.shape, view.stride()) if n)
+    return view.numel() == 0 or 0 <= start and last < base.numel() and min(view.stride(), default=0) >= 0
+
+
 def _tensor(obj, leaves, device, memo):
     """One torch tensor as a gradviz tensor: a copy; with a memo, a tensor met twice is one gradviz
     tensor and a view of another tensor (an expand, a slice) is a view of the same memory, so that
@@ -59,7 +66,8 @@ def _tensor(obj, leaves, device, memo):
     if memo is not None and id(obj) in memo:
         return memo[id(obj)]
     base = obj._base
-    if memo is not None and device is None and base is not None and not obj.requires_grad and base.is_contiguous():
+    if (memo is not None and device is None and base is not None and not obj.requires_grad and base.is_contiguous()
+            and base.dtype == obj.dtype and _within(obj, base)):
         owner = _tensor(base, leaves, device, memo).numpy()
         size = obj.element_size()
         flat = owner.reshape(-1)[obj.storage_offset() - base.storage_offset():]
