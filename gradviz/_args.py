@@ -160,6 +160,19 @@ def check_tensor(fn: str, name: str, value, position: int) -> None:
         raise argument_error(fn, name, position, "Tensor", type_name(value))
 
 
+def check_operands(fn: str, input, other, other_name: str = "other", numbers: bool = True) -> None:
+    """torch's TypeError for a binary function's operands: input a Tensor (its parser takes a number
+    for one only for add, sub, mul, div), other a Tensor, or a number too where a second overload takes
+    a Number (numbers=True: eq, fmod, clamp_max), worded as torch words a function of one overload or
+    of two."""
+    if not numbers:
+        check_tensor(fn, "input", input, 1)
+        check_tensor(fn, other_name, other, 2)
+    elif not is_tensor(input) or not (is_tensor(other) or is_number(other)):
+        raise invalid_arguments(fn, (input, other), {}, tuple(f"Tensor input, {kind} {other_name}, *, Tensor out = None"
+                                                              for kind in ("Tensor", "Number")))
+
+
 def check_bool(fn: str, name: str, value) -> None:
     """torch's TypeError when a bool parameter gets anything but a bool (1, None, numpy.bool, a tensor)."""
     if type(value) is not bool:
