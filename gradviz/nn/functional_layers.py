@@ -71,7 +71,7 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
         raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument #1 "
                            "'self' (while checking arguments for adaptive_max_pool1d)")
     nnpool.check_adaptive_max_sizes(input, 1)
-    size = output_size if isinstance(output_size, int) else output_size[0]
+    (size,) = nnpool.adaptive_size("adaptive_max_pool1d", output_size, input, 1)
     out, indices = nnpool.adaptive_max_pool2d(input.unsqueeze(-2), (1, size), return_indices=True)
     out, indices = out.squeeze(-2), indices.squeeze(-2)
     return (out, indices) if return_indices else out
