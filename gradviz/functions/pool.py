@@ -47,17 +47,11 @@ def _as_4d(input, nd, fn):
     return fn(input)
 
 
-def _check_pool_input(input, nd, name):
-    """torch's checks of a pool's input dims, in the words of the kernel each pool reaches: the arg
-    checker of the 1-d average pools, the shape checks of the 2-d and 3-d kernels (which allow an empty
-    batch but no other empty dim), an IndexError where avg_pool2d reads size(-3) of a smaller input."""
-    _check_pool_dims(input, nd, name)
-    _check_pool_nonempty(list(input.shape), nd, name)
-
-
 def _check_pool_dims(input, nd, name):
-    """The number of dims, checked before a pool's arguments (and, in max_pool1d's own kernel, which
-    runs without indices, no empty dim but the batch)."""
+    """torch's checks of a pool's input dims before its arguments', in the words of the kernel each pool
+    reaches: the arg checker of the 1-d average pools, the adaptive pools' (no empty pooled dim),
+    max_pool1d's own kernel's (without indices: no empty dim but the batch), an IndexError where
+    avg_pool2d reads size(-3) of a smaller input."""
     shape, ndim = list(input.shape), input.ndim
     if name in ("avg_pool1d", "adaptive_avg_pool1d"):
         if ndim not in (2, 3):
@@ -256,7 +250,7 @@ def adaptive_avg_pool(input, output_size, nd):
     if nd > 1 and all(o == 1 for o in size):   # PyTorch takes the mean here (MeanBackward1), of any leading dims
         _check_mean_input(input, nd)
         return input.mean(tuple(range(-nd, 0)), keepdim=True)
-    _check_pool_input(input, nd, f"adaptive_avg_pool{nd}d")
+    _check_pool_dims(input, nd, f"adaptive_avg_pool{nd}d")
     if nd == 3:
         mats = tuple(_adaptive_matrix(n, o) for n, o in zip(input.shape[-3:], size))
         return apply(ADAPTIVE_AVG_POOL3D, (input,), (mats, None, size))
