@@ -55,9 +55,17 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    if tuple(input.shape[input.ndim - len(shape):]) != shape:
-        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
-                           f"{', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
+    if not shape:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+                           "element, but got normalized_shape = []")
+    if weight is not None and tuple(weight.shape) != shape:
+        raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got weight of shape "
+                           f"{list(weight.shape)} and normalized_shape = {list(shape)}")
+    if input.ndim < len(shape):
+        raise RuntimeError(f"Input tensor must have at least {len(shape)} dimensions, but got {input.ndim}")
+    if tuple(input.shape[input.ndim - len(shape):]) != shape:   # torch's rms_norm writes no ", " after *
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
+                           f"[*{', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
     if eps is None:
         eps = float(np.finfo(input._data.dtype).eps)
     dims = tuple(range(-len(shape), 0))
