@@ -103,7 +103,8 @@ def with_method_errors(call, name: str):
 
 
 # what a function's overload has that the Tensor method's lacks: the input first, out= last
-_METHOD_FORM = re.compile(r"^Tensor input(, )?|(, \*)?, (Tensor|tuple of Tensors) out = None$", re.M)
+_METHOD_FORM = re.compile(r"^Tensor input(, )?|(, \*)?, (Tensor|tuple of Tensors) out = None$|"
+                          r"(?<=invalid types: \()Tensor, ", re.M)
 
 
 _PARAMETER = re.compile(r"(\w+)(?: = [^,]*)?(?:, |$)")   # a parameter's name in an overload

@@ -760,10 +760,18 @@ def _max_unpool(input, indices, out_size):
     return apply(MAX_UNPOOL[len(out_size)], (input,), (index, tuple(out_size)))
 
 
+def _check_unpool_indices(shape, indices_shape) -> None:
+    """The indices give one place per input value (a 1-d unpool's shapes as its 2-d kernel sees them)."""
+    if tuple(indices_shape) != tuple(shape):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor ({list(shape)}) "
+                           f"but got indices tensor with shape: {list(indices_shape)}")
+
+
 def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     k = _tuple(kernel_size, 1)
     s = _tuple(stride, 1) if stride is not None else k
     size = _unpool_output_size(input, k, s, _tuple(padding, 1), output_size)
+    _check_unpool_indices(input.shape + (1,), indices.shape + (1,))
     # torch: the 2-d kernel on a trailing size-1 dim, squeezed away (SqueezeBackward1)
     return _max_unpool(input.unsqueeze(-1), indices.unsqueeze(-1), tuple(size) + (1,)).squeeze(-1)
 
@@ -771,7 +779,9 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_siz
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     k = _tuple(kernel_size, 2)
     s = _tuple(stride, 2) if stride is not None else k
-    return _max_unpool(input, indices, tuple(_unpool_output_size(input, k, s, _tuple(padding, 2), output_size)))
+    size = tuple(_unpool_output_size(input, k, s, _tuple(padding, 2), output_size))
+    _check_unpool_indices(input.shape, indices.shape)
+    return _max_unpool(input, indices, size)
 
 
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
@@ -783,9 +793,7 @@ def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_siz
     if input.ndim not in (4, 5):
         raise RuntimeError(f"Input to max_unpooling3d should be a 4d or 5d Tensor, but got a tensor with "
                            f"{input.ndim} dimensions.")
-    if tuple(indices.shape) != tuple(input.shape):
-        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor ({list(input.shape)}) "
-                           f"but got indices tensor with shape: {list(indices.shape)}")
+    _check_unpool_indices(input.shape, indices.shape)
     return _max_unpool(input, indices, size)
 
 

@@ -457,6 +457,11 @@ class _MinMax(tuple):
 @public
 def aminmax(input, *, dim=None, keepdim=False):
     check_bool("aminmax", "keepdim", keepdim)
+    if dim is None and input.numel() == 0:
+        raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                           "identity.")
+    if dim is not None and input.ndim and input.shape[normalize_dims(dim, input.ndim)[0]] == 0:
+        raise IndexError(f"aminmax: Expected reduction dim {dim} to have non-zero size.")
     return _MinMax(apply(AMINMAX, (input,), _dims_keep(input, dim, keepdim)))
 
 

@@ -9,7 +9,7 @@ import numpy as np
 from .._warn import warn_once
 from .. import backend
 from ..autograd.apply import apply
-from .._args import argument_error, int_sizes, type_name
+from .._args import argument_error, int_sizes, invalid_arguments, type_name
 from ..ops.core import broadcast_shape
 from ..ops.reduce import normalize_dims
 from ..tensor import Tensor
@@ -666,6 +666,12 @@ def tensor_split(input, indices_or_sections, dim=0):
 
 
 def _split_by_axis(name: str, input, sections, dim: int, least: int):
+    if not (hasattr(type(sections), "__index__") or isinstance(sections, (list, tuple, Tensor))):   # 'abc', 2.5
+        note = f"\n      didn't match because some of the arguments have invalid types: (Tensor, !{type_name(sections)}!)"
+        signatures = ("Tensor input, int sections" + note, "Tensor input, tuple of ints indices" + note)
+        error = invalid_arguments(name, (input, sections), {}, signatures)
+        error.combination = (name, (input, sections), {}, signatures)
+        raise error
     if input.ndim < least:
         raise RuntimeError(f"torch.{name} requires a tensor with at least {least} dimension, but got a tensor with "
                            f"{input.ndim} dimensions!")
