@@ -695,7 +695,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
 # (the ops that overwrite part of a tensor are affine in it; their JVP comes from the VJP)
 
 
-@public(method=True)
+@public(method=True, out=True)
 def take(input, index):
     idx = _int_index(index, "take(): Expected a long tensor for index, but got " + str(getattr(index, "dtype", "")))
     n = input.numel()

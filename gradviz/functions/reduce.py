@@ -447,14 +447,15 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 class _MinMax(tuple):
     """torch.return_types.aminmax: a (min, max) pair with names."""
 
+    _name = "aminmax"   # aminmax_out when written into out= tensors (gradviz._calling.write_out)
     min = property(lambda self: self[0])
     max = property(lambda self: self[1])
 
     def __repr__(self):
-        return f"torch.return_types.aminmax(\nmin={self[0]!r},\nmax={self[1]!r})"
+        return f"torch.return_types.{self._name}(\nmin={self[0]!r},\nmax={self[1]!r})"
 
 
-@public
+@public(out=True)
 def aminmax(input, *, dim=None, keepdim=False):
     check_bool("aminmax", "keepdim", keepdim)
     if dim is None and input.numel() == 0:
@@ -582,7 +583,7 @@ def cummin(input, dim):
     return _cumulative_extreme("cummin", CUMMIN, _CUMMIN, input, dim)
 
 
-@public(method=True)
+@public(method=True, out=True)
 def kthvalue(input, k, dim=-1, keepdim=False):
     check_bool("kthvalue", "keepdim", keepdim)
     (d,) = normalize_dims(dim, input.ndim)
