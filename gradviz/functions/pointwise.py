@@ -222,6 +222,7 @@ def clamp(input, min=None, max=None):
         dtype = result_type([input._data] + [b._data for b, given in ((lo, min), (hi, max)) if given is not None])
         return apply(CLAMP_TENSOR, (input, lo, hi), (min is not None, max is not None),
                      None if dtype == input._data.dtype else dtype)
+    _complex_bounds(input, (min, max), True)
     dtype = result_type((input._data,), tuple(b for b in (min, max) if b is not None))
     min, max = (fitted(bound, dtype) for bound in (min, max))   # an integer tensor's bounds are in its own type
     return apply(CLAMP, (input,), (min, max), None if dtype == input._data.dtype else dtype)
@@ -635,12 +636,21 @@ def heaviside(input, values):
     return apply(HEAVISIDE, (input, values))
 
 
+def _complex_bounds(input, bounds, clamp: bool) -> None:
+    """torch refuses a complex bound: clamp of a floating input reads its bounds as doubles first."""
+    if any(isinstance(b, complex) for b in bounds):
+        if clamp and input._data.dtype.kind == "f":
+            raise RuntimeError("value cannot be converted to type double without overflow")
+        raise NotImplementedError("clamp is not supported for complex types")
+
+
 def _clamp_one(input, bound, tensor_op, scalar_op):
     """clamp_min / clamp_max: a tensor bound is a second input, a number a parameter; the result
     takes torch's promoted dtype either way."""
     if isinstance(bound, Tensor):
         a, b, dtype = coerce_pair(input, bound)
         return apply(tensor_op, (a, b), (), dtype)
+    _complex_bounds(input, (bound,), False)
     dtype = result_type((input._data,), (bound,))
     return apply(scalar_op, (input,), (bound,), None if dtype == input._data.dtype else dtype)
 
