@@ -103,7 +103,8 @@ def with_method_errors(call, name: str):
 
 
 # what a function's overload has that the Tensor method's lacks: the input first, out= last
-_METHOD_FORM = re.compile(r"^Tensor input(, )?|(, \*)?, (Tensor|tuple of Tensors) out = None$", re.M)
+_METHOD_FORM = re.compile(r"^Tensor input(, )?|(, \*)?, (Tensor|tuple of Tensors) out = None$|"
+                          r"(?<=invalid types: \()Tensor, ", re.M)
 
 
 _PARAMETER = re.compile(r"(\w+)(?: = [^,]*)?(?:, |$)")   # a parameter's name in an overload
@@ -158,6 +159,19 @@ def check_tensor(fn: str, name: str, value, position: int) -> None:
     """torch's TypeError when a Tensor parameter gets something else (a list, an array, None)."""
     if not is_tensor(value):
         raise argument_error(fn, name, position, "Tensor", type_name(value))
+
+
+def check_operands(fn: str, input, other, other_name: str = "other", numbers: bool = True) -> None:
+    """torch's TypeError for a binary function's operands: input a Tensor (its parser takes a number
+    for one only for add, sub, mul, div), other a Tensor, or a number too where a second overload takes
+    a Number (numbers=True: eq, fmod, clamp_max), worded as torch words a function of one overload or
+    of two."""
+    if not numbers:
+        check_tensor(fn, "input", input, 1)
+        check_tensor(fn, other_name, other, 2)
+    elif not is_tensor(input) or not (is_tensor(other) or is_number(other)):
+        raise invalid_arguments(fn, (input, other), {}, tuple(f"Tensor input, {kind} {other_name}, *, Tensor out = None"
+                                                              for kind in ("Tensor", "Number")))
 
 
 def check_bool(fn: str, name: str, value) -> None:

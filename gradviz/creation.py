@@ -316,6 +316,10 @@ def _steps(fn: str, start, end, steps, base: str = "") -> int:
         raise TypeError(invalid_arguments(fn, given, {}, _signatures(base)).args[0] + "\n")
     if isinstance(steps, bool) or not hasattr(type(steps), "__index__"):   # 2.5 or 2.0 steps: no signature takes it
         raise TypeError(invalid_arguments(fn, (start, end, steps), {}, _signatures(base)).args[0] + "\n")
+    if isinstance(start, Tensor) and start.ndim or isinstance(end, Tensor) and end.ndim:
+        dims = [t.ndim if isinstance(t, Tensor) else 0 for t in (start, end)]
+        raise RuntimeError(f"{fn} only supports 0-dimensional start and end tensors, but got start with {dims[0]} "
+                           f"dimension(s) and end with {dims[1]} dimension(s).")
     return int(_scalar(steps))
 
 

@@ -134,6 +134,9 @@ def overflows(values, np_dtype: np.dtype) -> bool:
 def fitted(value, np_dtype: np.dtype):
     """A Python number as written into a tensor of np_dtype (full, fill_, masked_fill, clamp's bounds):
     torch's error where it `overflows`, a negative int wrapped round into an unsigned type."""
+    if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real) and np_dtype.kind in "iuf":
+        raise RuntimeError(f"value cannot be converted to type {_CONVERTED.get(np_dtype.name, C_TYPE[np_dtype.name])} "
+                           "without overflow")   # a complex number into a real dtype (bool takes its truth)
     if np_dtype.kind not in "iu" or isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         return value
     if overflows(value, np_dtype):

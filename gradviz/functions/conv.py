@@ -66,6 +66,8 @@ def _check_weight_dtype(input, weight, groups):
 def _check_weight_dims(input, weight, stride):
     """torch reads the convolution's dims off the weight: a weight of other dims fails its check of the
     stride (a 1-d stride broadcasts, and the input's dims fail instead)."""
+    if weight.ndim < 3:
+        raise RuntimeError("weight should have at least three dimensions")
     if weight.ndim == input.ndim:
         return
     if len(stride) > 1:
@@ -76,16 +78,36 @@ def _check_weight_dims(input, weight, stride):
                        "instead")
 
 
+def _check_groups(weight, groups) -> None:
+    """The weight's dim 0 splits into the groups (torch prints the sizes in brackets twice there)."""
+    if weight.shape[0] < groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, but got "
+                           f"weight of size {list(weight.shape)} instead")
+    if weight.shape[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
+                           f"got weight of size [{list(weight.shape)}] instead")
+
+
+def _check_same(input, weight, groups) -> None:
+    """padding='same''s own checks, before the convolution's (its message has no space before the sizes)."""
+    if weight.ndim < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if weight.ndim != input.ndim:
+        raise RuntimeError(f"Expected {weight.ndim}-dimensional input for {weight.ndim}-dimensional weight"
+                           f"{list(weight.shape)}, but got {input.ndim}-dimensional input of size "
+                           f"{list(input.shape)} instead")
+
+
 def _check_conv(input, weight, bias, nd, stride, padding, dilation, groups):
     _check_weight_dims(input, weight, stride)
     if bias is not None and bias.dtype is not input.dtype:   # torch checks the bias first
         raise RuntimeError(f"Input type ({_cname(input)}) and bias type ({_cname(bias)}) should be the same")
     _check_weight_dtype(input, weight, groups)
     _check_geometry(groups, stride, padding, (), dilation)
+    _check_groups(weight, groups)
     o, cg = weight.shape[:2]
-    if o % groups:
-        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
-                           f"got weight of size {list(weight.shape)} instead")
     if input.shape[1] != cg * groups:
         raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
                            f"{list(input.shape)} to have {cg * groups} channels, but got {input.shape[1]} channels "
@@ -118,8 +140,9 @@ def convolution(input, weight, bias, stride, padding, dilation, groups, nd):
         if padding == "valid":
             padding = (0,) * nd
         elif padding == "same":
+            _check_same(input, weight, groups)
             if any(s != 1 for s in stride):
-                raise ValueError("padding='same' is not supported for strided convolutions")
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
             total = [d * (k - 1) for k, d in zip(weight.shape[2:], dilation)]
             padding = tuple(t // 2 for t in total)
             extra = [t - 2 * (t // 2) for t in total]
@@ -161,10 +184,8 @@ def _check_transposed(input, weight, bias, nd, stride, padding, output_padding, 
     _check_weight_dims(input, weight, stride)
     _check_weight_dtype(input, weight, groups)
     _check_geometry(groups, stride, padding, output_padding, dilation)
+    _check_groups(weight, groups)
     c, og = weight.shape[:2]
-    if c % groups:
-        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
-                           f"got weight of size [{list(weight.shape)}] instead")
     if input.shape[1] != c:
         raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected input"
                            f"{list(input.shape)} to have {c} channels, but got {input.shape[1]} channels instead")

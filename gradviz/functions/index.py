@@ -466,12 +466,23 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
 
 @public(out=True)
 def narrow(input, dim, start, length):
+    """torch's checks in its order: a tensor start (0-d, integral), the input's dims, length, start's range."""
+    if isinstance(start, Tensor):
+        if start.ndim != 0 or start._data.dtype.kind not in "iu":
+            raise RuntimeError("start must be an 0-dim integral Tensor.")
+        start = start.item()
+    if input.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
     (d,) = normalize_dims(dim, input.ndim)
     size = input.shape[d]
     start = int(start)
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
     if start < 0:
         start += size
-    if not 0 <= start <= size or length < 0 or start + length > size:
+    if start + length > size:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
     return apply(SLICE, (input,), (d, start, start + length, 1))
 
@@ -684,7 +695,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
 # (the ops that overwrite part of a tensor are affine in it; their JVP comes from the VJP)
 
 
-@public(method=True)
+@public(method=True, out=True)
 def take(input, index):
     idx = _int_index(index, "take(): Expected a long tensor for index, but got " + str(getattr(index, "dtype", "")))
     n = input.numel()

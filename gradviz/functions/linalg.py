@@ -87,13 +87,13 @@ def dot(input, tensor):
     _tensors("dot", input=input, tensor=tensor)
     if input.ndim != 1 or tensor.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {tensor.ndim}D tensors")
+    if input.dtype is not tensor.dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                           f"{SCALAR_TYPE[input.dtype.name]} and {SCALAR_TYPE[tensor.dtype.name]}")
     if input.shape[0] != tensor.shape[0]:
         raise RuntimeError("inconsistent tensor size, expected tensor [%d] and src [%d] to have the same number "
                            "of elements, but got %d and %d elements respectively"
                            % (input.shape[0], tensor.shape[0], input.shape[0], tensor.shape[0]))
-    if input.dtype is not tensor.dtype:
-        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
-                           f"{SCALAR_TYPE[input.dtype.name]} and {SCALAR_TYPE[tensor.dtype.name]}")
     return apply(DOT, (input, tensor))
 
 
@@ -1072,6 +1072,12 @@ def inner(input, other):
     return tensordot(input, other, ([-1], [-1]))
 
 
+def _check_observations(name: str, weights, n: int) -> None:
+    if weights.numel() != n:
+        raise RuntimeError(f"cov(): expected {name} to have the same numel as there are observations in the input but "
+                           f"got {weights.numel()} != {n}")
+
+
 @public(method=True)
 def cov(input, *, correction=1, fweights=None, aweights=None):
     """torch.cov's steps: a (weighted) mean per variable, then (x − x̄) w (x − x̄)ᵀ / (Σw − correction ...)."""
@@ -1088,6 +1094,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         if fweights._data.dtype.kind not in "iu":
             raise RuntimeError(f"cov(): expected fweights to have integral dtype but got fweights with "
                                f"{str(fweights.dtype)[6:].capitalize()} dtype")
+        _check_observations("fweights", fweights, n)
         if (fweights._data < 0).any():
             raise RuntimeError("cov(): fweights cannot be negative")
         w = fweights
@@ -1098,6 +1105,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         if aweights._data.dtype.kind != "f":
             raise RuntimeError(f"cov(): expected aweights to have floating point dtype but got aweights with "
                                f"{str(aweights.dtype)[6:].capitalize()} dtype")
+        _check_observations("aweights", aweights, n)
         if (aweights._data < 0).any():
             raise RuntimeError("cov(): aweights cannot be negative")
         w = aweights if w is None else w * aweights

@@ -33,7 +33,8 @@ class TensorNamespace:
     sign = staticmethod(pointwise.sign)
     abs = staticmethod(pointwise.abs)
     erf = staticmethod(pointwise.erf)
-    maximum = staticmethod(pointwise.maximum)
+    # NumPy's maximum takes a number (a rule's xp.maximum(a, 0)), where torch.maximum takes Tensors only
+    maximum = staticmethod(lambda a, b: pointwise.binary(pointwise_ops.MAXIMUM, a, b))
     where = staticmethod(pointwise.where)
     matmul = staticmethod(linalg.matmul)
     diagonal = staticmethod(linalg.diagonal)

@@ -216,6 +216,8 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
     check_tensor("embedding", "indices", input, 2)   # torch.embedding(weight, indices)
     check_tensor("embedding", "weight", weight, 1)
+    if weight.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
     idx = input._data
     if idx.dtype.kind not in "iu":
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
@@ -324,8 +326,12 @@ def hardshrink(input, lambd=0.5):
 
 
 def softshrink(input, lambd=0.5):
-    if lambd < 0:
-        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    dtype = input._data.dtype
+    floating_kernel("softshrink_check", dtype)
+    top = float(np.finfo(dtype).max)
+    if not 0 <= lambd <= top:   # C++'s stream prints a double as %g does
+        raise RuntimeError(f"lambda must be in range [0, {top:g}] for input dtype {SCALAR_TYPE[dtype.name]}, but "
+                           f"found {lambd:g}")
     return apply(SOFTSHRINK, (input,), (lambd,))
 
 
@@ -390,6 +396,8 @@ def prelu(input, weight):
     """PReLU with one slope, or one per channel (dim 1), broadcast as torch reshapes it."""
     n = weight.numel()
     if n != 1:
+        if input.ndim == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
         channels = input.shape[1] if input.ndim > 1 else 1
         if channels != n:
             raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import backend
-from .._args import check_int_range, check_number, check_tensor, invalid_arguments, is_number
+from .._args import check_int_range, check_number, check_operands, check_tensor, invalid_arguments, is_number
 from ..dtypes import C_TYPE, SCALAR_TYPE, fitted, float64, floating_kernel, get_default_dtype, result_type
 from ..autograd.apply import apply, coerce_pair
 from ..autograd.fast_paths import one_dtype
@@ -97,6 +97,9 @@ def div(input, other, *, rounding_mode=None):
 
 @public
 def rsub(input, other, *, alpha=1):
+    if not isinstance(input, Tensor):   # torch's parser takes a number for other only
+        raise invalid_arguments("rsub", (input, other), {}, ("Tensor input, Tensor other, *, Number alpha = 1",
+                                                             "Tensor input, Number other, Number alpha = 1"))
     return _tensor_or_scalar(RSUB, RSUB_SCALAR, input, other, alpha)
 
 
@@ -186,11 +189,13 @@ def where(condition, input=None, other=None):
 
 @public(method=True, out=True)
 def maximum(input, other):
+    check_operands("maximum", input, other, numbers=False)
     return binary(MAXIMUM, input, other)
 
 
 @public(method=True, out=True)
 def minimum(input, other):
+    check_operands("minimum", input, other, numbers=False)
     return binary(MINIMUM, input, other)
 
 
@@ -217,6 +222,7 @@ def clamp(input, min=None, max=None):
         dtype = result_type([input._data] + [b._data for b, given in ((lo, min), (hi, max)) if given is not None])
         return apply(CLAMP_TENSOR, (input, lo, hi), (min is not None, max is not None),
                      None if dtype == input._data.dtype else dtype)
+    _complex_bounds(input, (min, max), True)
     dtype = result_type((input._data,), tuple(b for b in (min, max) if b is not None))
     min, max = (fitted(bound, dtype) for bound in (min, max))   # an integer tensor's bounds are in its own type
     return apply(CLAMP, (input,), (min, max), None if dtype == input._data.dtype else dtype)
@@ -306,9 +312,8 @@ logical_not = public(method=True, out=True)(_make_unary(NOT))
 def compare(name: str, a, b):
     """The comparison or bitwise op `name` of a and b (eq, lt, bitwise_and, ...): what torch.eq and the
     Tensor's ==, <, & call."""
-    if not (isinstance(b, Tensor) or is_number(b)) and not name.startswith("bitwise_"):   # torch's two signatures
-        raise invalid_arguments(name, (a, b), {}, tuple(f"Tensor input, {kind} other, *, Tensor out = None"
-                                                         for kind in ("Tensor", "Number")))
+    if not name.startswith("bitwise_"):   # torch's two signatures (bitwise ones take a Number input too)
+        check_operands(name, a, b)
     a, b, common = coerce_pair(a, b, name)
     if name.startswith("bitwise_"):
         common = common or a._data.dtype
@@ -422,6 +427,7 @@ def _float_pair(a, b):
 
 @public('arctan2', 'atan2', method=True, out=True)
 def atan2(input, other):
+    check_operands("atan2", input, other, numbers=False)
     a, b, dtype = _float_pair(input, other)
     return apply(ATAN2, (a, b), (), dtype)
 
@@ -431,6 +437,7 @@ arctan2 = atan2
 
 @public(method=True, out=True)
 def hypot(input, other):
+    check_operands("hypot", input, other, numbers=False)
     return binary(HYPOT, input, other)
 
 
@@ -463,6 +470,7 @@ def logit(input, eps=None):
 
 @public(method=True, out=True)
 def fmod(input, other):
+    check_operands("fmod", input, other)
     _int_divisor(input, other)
     return _tensor_or_scalar(FMOD, FMOD_SCALAR, input, other)
 
@@ -579,18 +587,21 @@ def _float_only(name, input, other):
 
 @public(method=True)
 def logaddexp(input, other):
+    check_operands("logaddexp", input, other, numbers=False)
     _float_only("logaddexp", input, other)
     return binary(LOGADDEXP, input, other)
 
 
 @public(method=True)
 def logaddexp2(input, other):
+    check_operands("logaddexp2", input, other, numbers=False)
     _float_only("logaddexp2", input, other)
     return binary(LOGADDEXP2, input, other)
 
 
 @public(method=True)
 def copysign(input, other):
+    check_operands("copysign", input, other)
     if _scalar_tensor(other):
         a = _floating(input)
         return apply(COPYSIGN_SCALAR, (a,), (float(other),))
@@ -600,25 +611,37 @@ def copysign(input, other):
 
 @public(method=True)
 def fmax(input, other):
+    check_operands("fmax", input, other, numbers=False)
     return binary(FMAX, input, other)
 
 
 @public(method=True)
 def fmin(input, other):
+    check_operands("fmin", input, other, numbers=False)
     return binary(FMIN, input, other)
 
 
 @public(method=True)
 def ldexp(input, other):
+    check_operands("ldexp", input, other, numbers=False)
     a, b, dtype = _float_pair(input, other)
     return apply(LDEXP, (a, b), (), dtype)
 
 
 @public(method=True)
 def heaviside(input, values):
+    check_operands("heaviside", input, values, "values", numbers=False)
     if input.dtype != values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
     return apply(HEAVISIDE, (input, values))
+
+
+def _complex_bounds(input, bounds, clamp: bool) -> None:
+    """torch refuses a complex bound: clamp of a floating input reads its bounds as doubles first."""
+    if any(isinstance(b, complex) for b in bounds):
+        if clamp and input._data.dtype.kind == "f":
+            raise RuntimeError("value cannot be converted to type double without overflow")
+        raise NotImplementedError("clamp is not supported for complex types")
 
 
 def _clamp_one(input, bound, tensor_op, scalar_op):
@@ -627,22 +650,26 @@ def _clamp_one(input, bound, tensor_op, scalar_op):
     if isinstance(bound, Tensor):
         a, b, dtype = coerce_pair(input, bound)
         return apply(tensor_op, (a, b), (), dtype)
+    _complex_bounds(input, (bound,), False)
     dtype = result_type((input._data,), (bound,))
     return apply(scalar_op, (input,), (bound,), None if dtype == input._data.dtype else dtype)
 
 
 @public(method=True)
 def clamp_max(input, max):
+    check_operands("clamp_max", input, max, "max")
     return _clamp_one(input, max, CLAMP_MAX_TENSOR, CLAMP_MAX)
 
 
 @public(method=True)
 def clamp_min(input, min):
+    check_operands("clamp_min", input, min, "min")
     return _clamp_one(input, min, CLAMP_MIN_TENSOR, CLAMP_MIN)
 
 
 def _logical(name: str):
     def fn(input, other):
+        check_operands(name, input, other, numbers=False)
         a, b, _ = coerce_pair(input, other, name)
         return apply(LOGIC[name], (a, b))
     fn.__name__ = fn.__qualname__ = name

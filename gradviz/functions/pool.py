@@ -47,12 +47,12 @@ def _as_4d(input, nd, fn):
     return fn(input)
 
 
-def _check_pool_input(input, nd, name):
-    """torch's checks of a pool's input dims, in the words of the kernel each pool reaches: the arg
-    checker of the 1-d average pools, the shape checks of the 2-d and 3-d kernels (which allow an empty
-    batch but no other empty dim), an IndexError where avg_pool2d reads size(-3) of a smaller input."""
+def _check_pool_dims(input, nd, name):
+    """torch's checks of a pool's input dims before its arguments', in the words of the kernel each pool
+    reaches: the arg checker of the 1-d average pools, the adaptive pools' (no empty pooled dim),
+    max_pool1d's own kernel's (without indices: no empty dim but the batch), an IndexError where
+    avg_pool2d reads size(-3) of a smaller input."""
     shape, ndim = list(input.shape), input.ndim
-    batched = ndim == nd + 2
     if name in ("avg_pool1d", "adaptive_avg_pool1d"):
         if ndim not in (2, 3):
             raise RuntimeError(f"Expected 2 to 3 dimensions, but got {ndim}-dimensional tensor for argument #1 "
@@ -65,7 +65,7 @@ def _check_pool_input(input, nd, name):
                 raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch dimensions, but "
                                    f"input has sizes {shape} with dimension {d} being empty")
     elif nd == 1:
-        if ndim not in (2, 3):
+        if ndim not in (2, 3) or name == "max_pool1d" and not all(shape[-2:]):
             raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size "
                                f"for input, but got:{shape}")
     elif ndim not in (nd + 1, nd + 2) and (name != "avg_pool2d" or ndim < 3):
@@ -73,13 +73,25 @@ def _check_pool_input(input, nd, name):
             raise IndexError(f"Dimension out of range (expected to be in range of [{-max(ndim, 1)}, "
                              f"{max(ndim, 1) - 1}], but got -3)")
         raise RuntimeError(f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input")
-    elif nd == 2 and (ndim > 4 or not all(input.shape[batched:])):
+
+
+def _check_pool_nonempty(shape: list, nd, name):
+    """The 2-d and 3-d kernels' shape check, after their arguments': no empty dim but the batch (a 1-d
+    pool's shape is given as the 2-d kernel sees it, unsqueezed)."""
+    batched = len(shape) == nd + 2
+    if nd == 2 and (len(shape) > 4 or not all(shape[batched:])):
         raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
                            f"got:{shape}")
-    elif nd == 3 and not all(input.shape[batched:]):   # torch prints the empty dim's length, 0, as its name
+    if nd == 3 and not all(shape[batched:]):   # torch prints the empty dim's length, 0, as its name
         where = "max_pool3d_with_indices_out_cpu_template" if name == "max_pool3d" else name
         raise RuntimeError(f"{where}(): Expected input's non-batch dimensions to have positive length, but input "
                            f"has a shape of {shape} and non-batch dimension 0 has length zero!")
+
+
+def _kernel_shape(input, nd) -> list:
+    """The input's shape as the 2-d or 3-d kernel sees it (a 1-d pool's unsqueezed at -2)."""
+    shape = list(input.shape)
+    return shape[:-1] + [1] + shape[-1:] if nd == 1 else shape
 
 
 def _check_mean_input(input, nd):
@@ -104,25 +116,47 @@ def _pool_tuple(value, nd, name, what):
 
 
 def _pool_args(kernel_size, stride, padding, dilation, nd, own_1d_checks=False, name="max_pool2d"):
+    """A pool's arguments as nd-tuples, checked in the order of torch's kernel: its own 1-d kernel's
+    checks (max_pool1d without indices), else each dim's output size's (stride, then padding), then
+    the shape check's (kernel, stride and dilation positive)."""
     k = _pool_tuple(kernel_size, nd, name, "kernel_size")
     s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else \
         _pool_tuple(stride, nd, name, "stride")
     p, d = _pool_tuple(padding, nd, name, "padding"), _pool_tuple(dilation, nd, name, "dilation")
-    if own_1d_checks:   # torch's own 1-d kernel (max_pool1d without indices) checks its arguments first
-        for what, v in (("kernel_size", k), ("stride", s), ("dilation", d)):
-            if v[0] <= 0:
+    if own_1d_checks:
+        for what, v in (("kernel_size", k), ("stride", s), ("padding", p), ("dilation", d)):
+            if what == "padding" and v[0] < 0:
+                raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {v[0]}")
+            if what == "padding" and v[0] > k[0] // 2:
+                raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got "
+                                   f"padding={v[0]} and kernel_size={k[0]}")
+            if what != "padding" and v[0] <= 0:
                 raise RuntimeError(f"max_pool1d() {what} must be greater than zero, but got {v[0]}")
     if 0 in s:
         raise RuntimeError("stride should not be zero")
+    for kk, pp, dd in zip(k, p, d):   # pooling_output_shape, one dim after another
+        if pp < 0:
+            raise RuntimeError(f"pad must be non-negative, but got pad: {pp}")
+        if pp > ((kk - 1) * dd + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={pp}, "
+                               f"kernel_size={kk} and dilation={dd}")
     for what, v, h, w in (("kernel size", k, "kH", "kW"), ("stride", s, "dH", "dW"),
                           ("dilation", d, "dilationH", "dilationW")):
         if min(v) <= 0:   # the 2-d kernel's words: a 1-d pool's height is 1
             raise RuntimeError(f"{what} should be greater than zero, but got {h}: {v[0] if nd > 1 else 1} {w}: {v[-1]}")
-    for kk, pp in zip(k, p):
-        if pp > kk // 2:
-            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={pp}, "
-                               f"kernel_size={kk} and dilation={d[0]}")
     return k, s, p, d
+
+
+def _check_half_kernel(k, p) -> None:
+    """The shape check's last word on padding (a dilated window's effective size allows more before)."""
+    if all(pp <= kk // 2 for kk, pp in zip(k, p)):
+        return
+    if len(k) == 3:
+        raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but got kT: {k[0]} "
+                           f"kW: {k[2]} kH: {k[1]} padT: {p[0]} padW: {p[2]} padH: {p[1]}")
+    (kh, kw), (ph, pw) = ((1,) * (2 - len(k)) + k), ((0,) * (2 - len(p)) + p)
+    raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but got padW = {pw}, "
+                       f"padH = {ph}, kW = {kw}, kH = {kh}")
 
 
 def _check_pool_output(x, k, s, p, d, ceil_mode, name):
@@ -142,8 +176,12 @@ def _check_pool_output(x, k, s, p, d, ceil_mode, name):
 
 def avg_pool(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
              divisor_override=None, nd=2):
-    _check_pool_input(input, nd, f"avg_pool{nd}d")
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    _check_pool_dims(input, nd, f"avg_pool{nd}d")
     k, s, p, d = _pool_args(kernel_size, stride, padding, 1, nd, name=f"avg_pool{nd}d")
+    _check_pool_nonempty(_kernel_shape(input, nd), max(nd, 2), f"avg_pool{max(nd, 2)}d")
+    _check_half_kernel(k, p)
     k2, s2, p2 = (1,) * (2 - nd) + k, (1,) * (2 - nd) + s, (0,) * (2 - nd) + p
 
     def pool(x):
@@ -178,18 +216,41 @@ def _adaptive_matrix(n, out):
     return inside / (ends - starts)[:, None]
 
 
-def _output_size(output_size, shape, nd):
-    size = _tuple(output_size, nd) if not isinstance(output_size, (tuple, list)) or None not in output_size else \
-        tuple(n if o is None else o for o, n in zip(output_size, shape))
-    return tuple(size)
+def adaptive_size(name, output_size, input, nd) -> tuple:
+    """An adaptive pool's output size as torch reads it: a 1-d pool's one int (its parser's); a 2-d or
+    3-d pool's list read by torch.nn.functional first (_list_with_default: a None keeps the input's
+    size), then its length checked by the kernel."""
+    if nd == 1:
+        if isinstance(output_size, (tuple, list)) and len(output_size) != 1:
+            raise RuntimeError(f"{name}() argument 'output_size' should contain one int (got {len(output_size)})")
+        return _tuple(output_size, 1)
+    if isinstance(output_size, (tuple, list)):
+        if input.ndim <= len(output_size):
+            raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
+        output_size = tuple(n if o is None else o
+                            for o, n in zip(output_size, input.shape[input.ndim - len(output_size):]))
+        if len(output_size) != nd:
+            raise RuntimeError(f"{name}: output_size must be {nd}" if name.startswith("adaptive_avg") else
+                               f"{name}(): internal error: output_size.size() must be {nd}")
+    return _tuple(output_size, nd)
+
+
+def _check_avg_size(size) -> None:
+    """The adaptive average kernels refuse a negative output size (a 1-d pool's as the 2-d kernel's (1, n))."""
+    if min(size) < 0:
+        size = (1,) * (2 - len(size)) + tuple(size)
+        shown = f"{size[0]}, {size[1]}" + (f",{size[2]}" if len(size) == 3 else "")   # torch's own spacing
+        raise RuntimeError(f"adaptive_avg_pool{len(size)}d: elements of output_size must be greater than or equal "
+                           f"to 0 but received {{{shown}}}")
 
 
 def adaptive_avg_pool(input, output_size, nd):
-    size = _output_size(output_size, input.shape[-nd:], nd)
+    size = adaptive_size(f"adaptive_avg_pool{nd}d", output_size, input, nd)
+    _check_avg_size(size)
     if nd > 1 and all(o == 1 for o in size):   # PyTorch takes the mean here (MeanBackward1), of any leading dims
         _check_mean_input(input, nd)
         return input.mean(tuple(range(-nd, 0)), keepdim=True)
-    _check_pool_input(input, nd, f"adaptive_avg_pool{nd}d")
+    _check_pool_dims(input, nd, f"adaptive_avg_pool{nd}d")
     if nd == 3:
         mats = tuple(_adaptive_matrix(n, o) for n, o in zip(input.shape[-3:], size))
         return apply(ADAPTIVE_AVG_POOL3D, (input,), (mats, None, size))
@@ -273,9 +334,12 @@ def _max_pool_indices(a, k, s, p, d, ceil_mode):
 
 
 def max_pool(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False, nd=2):
-    _check_pool_input(input, nd, f"max_pool{nd}d")
-    k, s, p, d = _pool_args(kernel_size, stride, padding, dilation, nd, nd == 1 and not return_indices,
-                            f"max_pool{nd}d")
+    own_1d = nd == 1 and not return_indices   # torch's own 1-d kernel, with checks of its own
+    _check_pool_dims(input, nd, "max_pool1d" if own_1d else f"max_pool{nd}d_with_indices")
+    k, s, p, d = _pool_args(kernel_size, stride, padding, dilation, nd, own_1d, f"max_pool{nd}d")
+    if not own_1d:
+        _check_pool_nonempty(_kernel_shape(input, nd), max(nd, 2), f"max_pool{max(nd, 2)}d")
+        _check_half_kernel(k, p)
     shown = (k, s, p, d)   # as the learner gave them (the node runs the 2-d kernel)
     if nd == 1 and not return_indices and _pool_out(input.shape[-1], *k, *s, *p, *d, ceil_mode) < 1:
         raise RuntimeError(f"max_pool1d() Invalid computed output size: "
@@ -337,25 +401,28 @@ def _check_adaptive_max_input(input, nd):
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
+    size = adaptive_size("adaptive_max_pool2d", output_size, input, 2)
     _check_adaptive_max_input(input, 2)
     floating_kernel("adaptive_max_pool2d", input._data.dtype)
-    return _adaptive_max_pool(input, output_size, return_indices, 2)
+    return _adaptive_max_pool(input, size, return_indices, 2)
 
 
 def adaptive_max_pool3d(input, output_size, return_indices=False):
+    size = adaptive_size("adaptive_max_pool3d", output_size, input, 3)
     _check_adaptive_max_input(input, 3)
-    if isinstance(output_size, (tuple, list)) and len(output_size) != 3:
-        raise RuntimeError("adaptive_max_pool3d(): internal error: output_size.size() must be 3")
     floating_kernel("adaptive_max_pool3d_cpu", input._data.dtype)
-    return _adaptive_max_pool(input, output_size, return_indices, 3)
+    return _adaptive_max_pool(input, size, return_indices, 3)
 
 
-def _adaptive_max_pool(input, output_size, return_indices, nd):
+def _adaptive_max_pool(input, outs, return_indices, nd):
     """The max of every adaptive window of the trailing nd dims, and its flat index in its plane."""
     a = input._data
     xp = namespace(a)
     sizes = a.shape[-nd:]
-    outs = _output_size(output_size, sizes, nd)
+    if min(outs) < 0:   # the kernel allocates its output first
+        shape = list(a.shape[:-nd]) + list(outs)
+        raise RuntimeError(f"Trying to create tensor with negative dimension {next(o for o in outs if o < 0)}: "
+                           f"{shape}")
     # every window padded to the widest by repeating its last index (a repeat never changes the max); the
     # flat index of (output cell, tap) sums each axis's tap times the axis's flat stride, (*outs, *taps)
     idx = 0
@@ -365,7 +432,7 @@ def _adaptive_max_pool(input, output_size, return_indices, nd):
         shape = [1] * (2 * nd)
         shape[i], shape[nd + i] = taps.shape
         idx = idx + (taps * math.prod(sizes[i + 1:])).reshape(shape)
-    idx = idx.reshape(tuple(outs) + (-1,))
+    idx = idx.reshape(tuple(outs) + (math.prod(idx.shape[nd:]),))   # taps named: an empty output has none to infer
     vals = a.reshape(a.shape[:-nd] + (math.prod(sizes),))[..., xp.asarray(idx)]
     arg = xp.argmax(vals, axis=-1)
     index = xp.take_along_axis(xp.broadcast_to(xp.asarray(idx), vals.shape), arg[..., None], -1)[..., 0]
@@ -693,10 +760,18 @@ def _max_unpool(input, indices, out_size):
     return apply(MAX_UNPOOL[len(out_size)], (input,), (index, tuple(out_size)))
 
 
+def _check_unpool_indices(shape, indices_shape) -> None:
+    """The indices give one place per input value (a 1-d unpool's shapes as its 2-d kernel sees them)."""
+    if tuple(indices_shape) != tuple(shape):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor ({list(shape)}) "
+                           f"but got indices tensor with shape: {list(indices_shape)}")
+
+
 def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     k = _tuple(kernel_size, 1)
     s = _tuple(stride, 1) if stride is not None else k
     size = _unpool_output_size(input, k, s, _tuple(padding, 1), output_size)
+    _check_unpool_indices(input.shape + (1,), indices.shape + (1,))
     # torch: the 2-d kernel on a trailing size-1 dim, squeezed away (SqueezeBackward1)
     return _max_unpool(input.unsqueeze(-1), indices.unsqueeze(-1), tuple(size) + (1,)).squeeze(-1)
 
@@ -704,7 +779,9 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_siz
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     k = _tuple(kernel_size, 2)
     s = _tuple(stride, 2) if stride is not None else k
-    return _max_unpool(input, indices, tuple(_unpool_output_size(input, k, s, _tuple(padding, 2), output_size)))
+    size = tuple(_unpool_output_size(input, k, s, _tuple(padding, 2), output_size))
+    _check_unpool_indices(input.shape, indices.shape)
+    return _max_unpool(input, indices, size)
 
 
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
@@ -716,9 +793,7 @@ def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_siz
     if input.ndim not in (4, 5):
         raise RuntimeError(f"Input to max_unpooling3d should be a 4d or 5d Tensor, but got a tensor with "
                            f"{input.ndim} dimensions.")
-    if tuple(indices.shape) != tuple(input.shape):
-        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor ({list(input.shape)}) "
-                           f"but got indices tensor with shape: {list(indices.shape)}")
+    _check_unpool_indices(input.shape, indices.shape)
     return _max_unpool(input, indices, size)
 
 

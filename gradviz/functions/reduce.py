@@ -180,9 +180,15 @@ def _extreme(input, dim, keepdim, other, full_op, dim_op, arg, name):
     return values_indices(name, values, index if keepdim or not input.ndim else index.squeeze(d))
 
 
-def _extreme_dim(name: str, dim, keepdim):
+def _extreme_dim(name: str, input, dim, keepdim):
     """dim of max or min: None (every entry) when left out; a dim=None given, or keepdim= without
-    dim=, fits none of torch's overloads."""
+    dim=, fits none of torch's overloads, nor does an input that is no Tensor (max(2, t))."""
+    if not isinstance(input, Tensor):
+        given = tuple(v for v in (input, dim, keepdim) if v is not None and v is not _ALL)
+        raise invalid_arguments(name, given, {}, ("Tensor input, *, Tensor out = None",
+                                                  "Tensor input, Tensor other, *, Tensor out = None",
+                                                  "Tensor input, int dim, bool keepdim = False, *, "
+                                                  "tuple of Tensors out = None"))
     if dim is None or (dim is _ALL and keepdim is not None):
         wrong, value = ("dim", dim) if dim is None else ("keepdim", keepdim)
         note = f"\n      didn't match because some of the keywords were incorrect: {wrong}"
@@ -193,7 +199,7 @@ def _extreme_dim(name: str, dim, keepdim):
 
 @public(out=True)
 def max(input, dim=_ALL, keepdim=None, *, other=None):
-    dim = _extreme_dim("max", dim, keepdim)
+    dim = _extreme_dim("max", input, dim, keepdim)
     if isinstance(dim, Tensor):
         return _extreme(input, None, False, dim, MAX_ALL, MAX_DIM, None, "max")
     keepdim = False if keepdim is None else keepdim
@@ -202,7 +208,7 @@ def max(input, dim=_ALL, keepdim=None, *, other=None):
 
 @public(out=True)
 def min(input, dim=_ALL, keepdim=None, *, other=None):
-    dim = _extreme_dim("min", dim, keepdim)
+    dim = _extreme_dim("min", input, dim, keepdim)
     if isinstance(dim, Tensor):
         return _extreme(input, None, False, dim, MIN_ALL, MIN_DIM, None, "min")
     keepdim = False if keepdim is None else keepdim
@@ -441,16 +447,22 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 class _MinMax(tuple):
     """torch.return_types.aminmax: a (min, max) pair with names."""
 
+    _name = "aminmax"   # aminmax_out when written into out= tensors (gradviz._calling.write_out)
     min = property(lambda self: self[0])
     max = property(lambda self: self[1])
 
     def __repr__(self):
-        return f"torch.return_types.aminmax(\nmin={self[0]!r},\nmax={self[1]!r})"
+        return f"torch.return_types.{self._name}(\nmin={self[0]!r},\nmax={self[1]!r})"
 
 
-@public
+@public(out=True)
 def aminmax(input, *, dim=None, keepdim=False):
     check_bool("aminmax", "keepdim", keepdim)
+    if dim is None and input.numel() == 0:
+        raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                           "identity.")
+    if dim is not None and input.ndim and input.shape[normalize_dims(dim, input.ndim)[0]] == 0:
+        raise IndexError(f"aminmax: Expected reduction dim {dim} to have non-zero size.")
     return _MinMax(apply(AMINMAX, (input,), _dims_keep(input, dim, keepdim)))
 
 
@@ -571,7 +583,7 @@ def cummin(input, dim):
     return _cumulative_extreme("cummin", CUMMIN, _CUMMIN, input, dim)
 
 
-@public(method=True)
+@public(method=True, out=True)
 def kthvalue(input, k, dim=-1, keepdim=False):
     check_bool("kthvalue", "keepdim", keepdim)
     (d,) = normalize_dims(dim, input.ndim)

@@ -9,7 +9,7 @@ import numpy as np
 from .._warn import warn_once
 from .. import backend
 from ..autograd.apply import apply
-from .._args import argument_error, int_sizes, type_name
+from .._args import argument_error, int_sizes, invalid_arguments, type_name
 from ..ops.core import broadcast_shape
 from ..ops.reduce import normalize_dims
 from ..tensor import Tensor
@@ -478,8 +478,11 @@ def movedim(input, source, destination):
         raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} dims) should contain "
                            f"the same number of dims as destination ({list(dst)} dims)")
     n = input.ndim
-    src = tuple(normalize_dims(s, n)[0] for s in src)
-    dst = tuple(normalize_dims(d, n)[0] for d in dst)
+    wrapped = [tuple(normalize_dims(d, n)[0] for d in dims) for dims in (src, dst)]
+    for what, dims, given in zip(("source", "destination"), wrapped, (src, dst)):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{what}` ({list(given)})")
+    src, dst = wrapped
     order = [None] * n
     for s, d in zip(src, dst):
         order[d] = s
@@ -501,14 +504,16 @@ swapdims = swapaxes
 
 @public
 def roll(input, shifts, dims=None):
-    if dims is None:
-        return apply(ROLL, (input,), (shifts if isinstance(shifts, int) else tuple(shifts), None))
-    if isinstance(dims, int):
-        dims = (dims,)
-    if isinstance(shifts, int):
-        shifts = (shifts,)
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    dims = () if dims is None else (dims,) if isinstance(dims, int) else tuple(dims)
+    if not shifts:
+        raise RuntimeError("`shifts` required")
+    if not dims and len(shifts) == 1:   # the flattened input, rolled
+        return apply(ROLL, (input,), (shifts[0], None))
     if len(shifts) != len(dims):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+    if input.ndim == 0:   # torch reads size(dim), which no dim of a 0-d tensor has
+        raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
     dims = tuple(normalize_dims(d, input.ndim)[0] for d in dims)
     return apply(ROLL, (input,), (tuple(shifts), dims))
 
@@ -661,6 +666,12 @@ def tensor_split(input, indices_or_sections, dim=0):
 
 
 def _split_by_axis(name: str, input, sections, dim: int, least: int):
+    if not (hasattr(type(sections), "__index__") or isinstance(sections, (list, tuple, Tensor))):   # 'abc', 2.5
+        note = f"\n      didn't match because some of the arguments have invalid types: (Tensor, !{type_name(sections)}!)"
+        signatures = ("Tensor input, int sections" + note, "Tensor input, tuple of ints indices" + note)
+        error = invalid_arguments(name, (input, sections), {}, signatures)
+        error.combination = (name, (input, sections), {}, signatures)
+        raise error
     if input.ndim < least:
         raise RuntimeError(f"torch.{name} requires a tensor with at least {least} dimension, but got a tensor with "
                            f"{input.ndim} dimensions!")

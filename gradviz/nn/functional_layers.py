@@ -55,9 +55,17 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    if tuple(input.shape[input.ndim - len(shape):]) != shape:
-        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
-                           f"{', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
+    if not shape:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+                           "element, but got normalized_shape = []")
+    if weight is not None and tuple(weight.shape) != shape:
+        raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got weight of shape "
+                           f"{list(weight.shape)} and normalized_shape = {list(shape)}")
+    if input.ndim < len(shape):
+        raise RuntimeError(f"Input tensor must have at least {len(shape)} dimensions, but got {input.ndim}")
+    if tuple(input.shape[input.ndim - len(shape):]) != shape:   # torch's rms_norm writes no ", " after *
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
+                           f"[*{', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
     if eps is None:
         eps = float(np.finfo(input._data.dtype).eps)
     dims = tuple(range(-len(shape), 0))
@@ -71,7 +79,7 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
         raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument #1 "
                            "'self' (while checking arguments for adaptive_max_pool1d)")
     nnpool.check_adaptive_max_sizes(input, 1)
-    size = output_size if isinstance(output_size, int) else output_size[0]
+    (size,) = nnpool.adaptive_size("adaptive_max_pool1d", output_size, input, 1)
     out, indices = nnpool.adaptive_max_pool2d(input.unsqueeze(-2), (1, size), return_indices=True)
     out, indices = out.squeeze(-2), indices.squeeze(-2)
     return (out, indices) if return_indices else out

@@ -8,7 +8,6 @@ name, with no change here. What does not pass is listed in KNOWN, each with its 
 """
 from __future__ import annotations
 
-import types
 import zlib
 
 import numpy as np
@@ -18,7 +17,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("expecttest")   # torch's testing package imports it
 
 import gradviz  # noqa: E402
-import gradviz.nn.functional as gF  # noqa: E402
+from tests.support.opinfo import convert as _convert, entry_id as _id, gradviz_op  # noqa: E402
 from torch.testing._internal.common_methods_invocations import op_db  # noqa: E402
 
 pytestmark = pytest.mark.torch
@@ -51,77 +50,8 @@ KNOWN: dict[str, tuple] = {
 }
 
 
-def resolve(info):
-    """The gradviz function an OpInfo entry names, as f(input, *args, **kwargs); None if not exposed."""
-    name = info.name
-    if name.startswith("nn.functional."):
-        fn = getattr(gF, name[len("nn.functional."):], None)
-        return fn if callable(fn) else None
-    if "." in name:   # linalg., special., fft., ...: gradviz.linalg.norm if it ever exists
-        obj = gradviz
-        for part in name.split("."):
-            obj = getattr(obj, part, None)
-            if obj is None:
-                return None
-        return obj if callable(obj) else None
-    fn = getattr(gradviz, name, None) if not name.startswith("_") else None
-    if callable(fn) and not isinstance(fn, type):
-        return fn
-    method = getattr(gradviz.Tensor, name, None)
-    if callable(method):
-        return lambda input, *args, **kwargs: getattr(input, name)(*args, **kwargs)
-    return None
-
-
-def _rebind(fn):
-    """torch's own lambda (lambda self, cond, other: torch.where(cond, self, other)) with `torch`
-    meaning gradviz: the argument order stays torch's, the ops become gradviz's."""
-    return types.FunctionType(fn.__code__, {**fn.__globals__, "torch": gradviz}, fn.__name__,
-                              fn.__defaults__, fn.__closure__)
-
-
-def gradviz_op(info):
-    fn = resolve(info)
-    if fn is not None and getattr(info.op, "__name__", "") == "<lambda>":
-        return _rebind(info.op)
-    return fn
-
-
-def _id(info) -> str:
-    return info.name + (f".{info.variant_test_name}" if info.variant_test_name else "")
-
-
 CASES = [(info, fn) for info in op_db if (fn := gradviz_op(info)) is not None
          and torch.float64 in info.supported_dtypes("cpu")]
-
-
-def _convert(obj, leaves, device=None):
-    """torch values in a sample -> gradviz values; leaves collects (torch leaf, gradviz leaf) pairs.
-    With a device, tensors go there and so does every mention of the sample's own device."""
-    if device is not None and (isinstance(obj, torch.device) or (isinstance(obj, str) and obj == "cpu")):
-        return gradviz.device(device)
-    if isinstance(obj, torch.Tensor):
-        t = gradviz.from_numpy(np.array(obj.detach().numpy()))   # a copy, 0-d arrays included
-        if device is not None:
-            t = t.to(device)
-        if obj.requires_grad:
-            t.requires_grad_(True)
-            leaves.append((obj, t))
-        return t
-    if isinstance(obj, torch.dtype):
-        return getattr(gradviz, str(obj)[6:])
-    if callable(obj) and obj is getattr(torch, getattr(obj, "__name__", ""), None):
-        return getattr(gradviz, obj.__name__)   # a torch function passed as an argument (a distance_function)
-    if isinstance(obj, torch.Size):
-        return tuple(obj)
-    if isinstance(obj, (torch.memory_format, torch.layout)):
-        return getattr(gradviz, str(obj)[6:])
-    if isinstance(obj, (list, tuple)) and type(obj) in (list, tuple):
-        return type(obj)(_convert(o, leaves, device) for o in obj)
-    if isinstance(obj, dict):
-        return {k: (gradviz.device(device) if device is not None and k == "device" else _convert(v, leaves, device))
-                for k, v in obj.items()}
-    return obj
 
 
 def _flat(out):
