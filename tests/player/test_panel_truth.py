@@ -65,7 +65,7 @@ def check_seed(frames, implicit: bool):
     if implicit:
         assert "seeds" in first and "= 1" in first and "you passed" not in first, first
     else:
-        assert "the gradient you passed to backward()" in first and "seeds" not in first, first
+        assert "the gradient you passed in (backward()'s gradient" in first and "seeds" not in first, first
 
 
 def grads(**tensors) -> dict:
