@@ -213,8 +213,8 @@ class Formula:
         """Where an indexing node reads or writes along its dim (`$index_at`, `$slice_at`), from its
         own dim, slice and shape; without a dim the record's words stand (c[…, idx])."""
         dim = consts.get("dim")
-        if not isinstance(dim, int) or isinstance(dim, bool):
-            return
+        if not isinstance(dim, int) or isinstance(dim, bool) or "_at" not in (self.node.latex or ""):
+            return   # (every record that places an index writes it in its formula)
         given = self.in_shapes[0] if self.in_shapes else None   # the indexed tensor (select's output has a dim less)
         ndim = len(given) if given else None
         self.params["index_at"] = along(dim, ndim, r"\mathrm{idx}")
