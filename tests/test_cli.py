@@ -418,7 +418,8 @@ def test_torch_imported_beside_another_module_is_caught(tmp_path):
     assert "recorded backward call 1 (backward() at train.py:" in printed and "after backward" not in printed
     assert printed.startswith("loss ") and report["loss"] == pytest.approx(float(printed.split()[1]), abs=1e-4)
     assert {"fc1.weight", "fc2.bias", "NllLossBackward0"} <= set(report["names"])
-    assert report["lines"] == ["loss = F.cross_entropy(model(x), y)", "return self.fc2(torch.relu(self.fc1(x)))"]
+    assert report["lines"] == ["loss = F.cross_entropy(model(x), y)", "return self.fc2(torch.relu(self.fc1(x)))",
+                               "self.fc1 = nn.Linear(4, 8)", "self.fc2 = nn.Linear(8, 3)"]   # the last two: the parameters'
     assert_left_as_found(report)
 
 
