@@ -22,7 +22,7 @@ SLICE = Op("slice", "SliceBackward0", r"$c = $0[$slice_at]",
            lambda xp, a, dim, start, end, step: a[_at(dim, slice(start, end, step))],
            vjp=(lambda xp, g, c, a, dim, start, end, step:
                 xp.index_scatter(g, a.shape, _at(dim, slice(start, end, step)), False),), params=("dim", "start", "end", "step"),
-           vjp_latex=(r"\bar{g}\text{ placed in the slice of zeros}",), jvp="linear")
+           vjp_latex=(r"\bar{g}\text{ placed in zeros at } [$slice_at]",), jvp="linear")
 INDEX = Op("index", "IndexBackward0", r"$c = $0[\mathrm{idx}]", lambda xp, a, idx: contiguous(a[idx]),
            vjp=(lambda xp, g, c, a, idx: xp.index_scatter(g, a.shape, idx, True),), params=("indices",), saves=("indices",),
            vjp_latex=(r"\bar{g}\text{ scatter-added at idx (repeats accumulate)}",), jvp="linear")
@@ -361,15 +361,15 @@ def _scatter_op(name: str, torch_name: str, latex: str, key, **display) -> Op:
               symbols=("a", "s"), **display)
 
 
-SELECT_SCATTER = _scatter_op("select_scatter", "SelectScatterBackward0", r"$c = $0;\; {$c}_{[\dots,\, $index]} = $1",
+SELECT_SCATTER = _scatter_op("select_scatter", "SelectScatterBackward0", r"$c = $0;\; $c[$select_at] = $1",
                              lambda xp, a, dim, i: a[_at(dim, i) + (Ellipsis,)], params=("dim", "index"),
-                             vjp_latex=(r"\bar{g}\text{ with zeros at index } $index", r"\bar{g}_{[\dots,\, $index]}"),
+                             vjp_latex=(r"\bar{g}\text{ with zeros at } [$select_at]", r"\bar{g}[$select_at]"),
                              jvp="linear")
 SLICE_SCATTER = _scatter_op("slice_scatter", "SliceScatterBackward0",
                             r"$c = $0;\; $c[$slice_at] = $1",
                             lambda xp, a, dim, start, end, step: a[_at(dim, slice(start, end, step))],
                             params=("dim", "start", "end", "step"),
-                            vjp_latex=(r"\bar{g}\text{ with zeros in the slice}",
+                            vjp_latex=(r"\bar{g}\text{ with zeros at } [$slice_at]",
                                        r"\bar{g}[$slice_at]"), jvp="linear")
 DIAGONAL_SCATTER_SRC = _scatter_op("diagonal_scatter", "DiagonalScatterBackward0",
                                    r"$c = $0;\; \operatorname{diag}_{$offset}($c) = $1",
