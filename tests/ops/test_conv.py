@@ -107,6 +107,24 @@ def test_max_pool_ties_pick_the_first_window_position_as_torch(args):
 
 
 @needs_torch
+@pytest.mark.parametrize("args", [(1,), (3,), (3, 1, 1), ((2, 3), 2, 0, (2, 1), True)],
+                         ids=["one_tap", "nine_taps", "overlap_pad", "dilation_ceil"])
+def test_max_pool_first_maximum_with_signed_zeros_infinities_and_nan_as_torch(args):
+    """Each window's index is its first maximum as torch picks it where the window holds −0 and +0
+    (equal: the first of them), ±inf, or NaN (the first NaN)."""
+    rng = np.random.default_rng(7)
+    x = rng.integers(-1, 2, (2, 3, 9, 10)).astype(np.float32)
+    x[x == 0] = np.where(rng.random(int((x == 0).sum())) < 0.5, -0.0, 0.0)
+    flat = x.reshape(-1)
+    flat[::23], flat[::17], flat[::19] = np.nan, np.inf, -np.inf
+    out, idx = F.max_pool2d(gradviz.tensor(x), *args, return_indices=True)
+    t_out, t_idx = torch.nn.functional.max_pool2d(torch.tensor(x), *args, return_indices=True)
+    np.testing.assert_array_equal(idx.numpy(), t_idx.numpy())
+    np.testing.assert_array_equal(np.signbit(out.numpy()), np.signbit(t_out.numpy()))
+    np.testing.assert_array_equal(out.numpy(), t_out.numpy())
+
+
+@needs_torch
 @pytest.mark.parametrize("padding", [0, 1])
 def test_conv_on_an_empty_batch(padding):
     x, w = np.zeros((0, 4, 5, 6)), RNG.standard_normal((6, 2, 3, 3))
