@@ -282,40 +282,58 @@ def adaptive_avg_pool3d(input, output_size):
 
 def _first_max(xp, planes):
     """Elementwise over the leading axis: the max, and the index of the first plane holding it
-    (strict > keeps the first on ties, as PyTorch). Where a plane holds NaN the max is NaN and
-    the index is meaningless: the caller decides."""
+    (the first on ties, as PyTorch). Where a plane holds NaN the max is NaN and the index is
+    meaningless: the caller decides. The index counts the planes before the first that holds the
+    max: the running "all before differ from it" mask, summed; one byte a pass (mask and count),
+    where a running strict > with the winner's index took four passes a plane, two of them of floats."""
+    best = planes[0].copy()
+    for plane in planes[1:]:   # (in place: a reduction over the leading axis costs a quarter more)
+        xp.maximum(best, plane, out=best)
     small = np.min_scalar_type(len(planes) - 1)
-    best, at = planes[0], xp.zeros(planes.shape[1:], dtype=small)
-    for i in range(1, len(planes)):
-        wins = planes[i] > best
-        at = xp.maximum(at, wins * small.type(i))   # i exceeds every earlier index: a later winner replaces it
-        best = xp.maximum(best, planes[i])
+    at = xp.zeros(best.shape, dtype=small)
+    before = None   # all planes so far differ from the max (the first max is further on)
+    for plane in planes[:-1]:
+        differs = plane != best
+        before = differs if before is None else xp.logical_and(before, differs, out=before)
+        at += before.view(small) if small.itemsize == 1 else before
     return best, at
 
 
+def _tap_planes(xp, padded, k, s, d, outs):
+    """One contiguous plane per kernel tap, (taps, …, *outs), of the windows of `padded`: elementwise
+    passes over whole planes are several times faster than an argmax along a short last axis, or passes
+    over strided views."""
+    nd = len(k)
+    win = windows(xp, padded, k, s, d)[(Ellipsis,) + tuple(slice(o) for o in outs) + (slice(None),) * nd]
+    lead = win.ndim - 2 * nd
+    planes = xp.ascontiguousarray(win.transpose(tuple(range(lead + nd, lead + 2 * nd)) + tuple(range(lead + nd))))
+    return planes.reshape((math.prod(k),) + planes.shape[nd:])
+
+
 def _max_pool_indices(a, k, s, p, d, ceil_mode):
-    """Flat indices (into each trailing H·W or D·H·W plane) of every window's maximum (the first
-    one on ties, the first NaN where a window holds one, as PyTorch)."""
+    """Flat indices (into each trailing H·W or D·H·W plane) of every window's maximum, as PyTorch's:
+    the first one on ties, the last NaN where a window holds NaN, never the padding."""
     xp = namespace(a)
     nd = len(k)
     sizes = a.shape[-nd:]
     outs = [_pool_out(n, kk, ss, pp, dd, ceil_mode) for n, kk, ss, pp, dd in zip(sizes, k, s, p, d)]
-    # pad with −inf, and on the right far enough for ceil_mode's last window
+    # pad with the dtype's lowest value, and on the right far enough for ceil_mode's last window
     pads = []
     for n, o, kk, ss, pp, dd in zip(sizes, outs, k, s, p, d):
         need = (o - 1) * ss + dd * (kk - 1) + 1 - (n + 2 * pp)
         pads.append((pp, pp + max(need, 0)))
-    padded = pad_spatial(xp, a, pads, -np.inf if a.dtype.kind == "f" else 0)
-    win = windows(xp, padded, k, s, d)[(Ellipsis,) + tuple(slice(o) for o in outs) + (slice(None),) * nd]
-    # one contiguous plane per kernel tap, (taps, …, *outs): elementwise passes over whole planes
-    # are several times faster than an argmax along a short last axis, or passes over strided views
-    lead = win.ndim - 2 * nd
-    planes = xp.ascontiguousarray(win.transpose(tuple(range(lead + nd, lead + 2 * nd)) + tuple(range(lead + nd))))
-    planes = planes.reshape((math.prod(k),) + planes.shape[nd:])
+    low = -np.inf if a.dtype.kind == "f" else np.iinfo(a.dtype).min if a.dtype.kind in "iu" else False
+    padded = pad_spatial(xp, a, pads, low)
+    planes = _tap_planes(xp, padded, k, s, d, outs)
     best, tap = _first_max(xp, planes)
-    if a.dtype.kind == "f" and xp.isnan(best).any():   # NaN wins: the first NaN of the window
-        has_nan, first_nan = _first_max(xp, xp.isnan(planes))
-        tap = xp.where(has_nan, first_nan, tap)
+    if padded is not a and (best == low).any():
+        # a window whose inside holds only the lowest value ties with its padding: torch reads only the
+        # inside, so the window's first inside tap wins (an index into the padding lies outside the plane)
+        inside = pad_spatial(xp, xp.ones(sizes, dtype=bool), pads, False)
+        tap = xp.where(best == low, _first_max(xp, _tap_planes(xp, inside, k, s, d, outs))[1], tap)
+    if a.dtype.kind == "f" and xp.isnan(best).any():   # NaN wins: the window's last NaN, where torch's loop
+        has_nan, last_nan = _first_max(xp, xp.isnan(planes[::-1]))   # (which takes each NaN it meets) ends
+        tap = xp.where(has_nan, len(planes) - 1 - last_nan, tap)
     # the winning tap's offset from its window's first corner, then the corner's flat position. NumPy
     # reads a table of 4-byte integers five times faster than one of 8 (52 against 260 µs for LeNet's
     # first pool), and adds the corners at full speed only along whole planes of one dtype (broadcast

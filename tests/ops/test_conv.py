@@ -107,6 +107,48 @@ def test_max_pool_ties_pick_the_first_window_position_as_torch(args):
 
 
 @needs_torch
+@pytest.mark.parametrize("args", [(1,), (3,), (3, 1, 1), ((2, 3), 2, 0, (2, 1), True), ((2, 3), 2, 1, (2, 1), True)],
+                         ids=["one_tap", "nine_taps", "overlap_pad", "dilation_ceil", "dilation_ceil_pad"])
+def test_max_pool_first_maximum_with_signed_zeros_infinities_and_nan_as_torch(args):
+    """Each window's index is its first maximum as torch picks it where the window holds −0 and +0
+    (equal: the first of them), ±inf, or NaN (its last NaN); a window whose inside is all −inf takes
+    its first inside position, never the padding."""
+    rng = np.random.default_rng(7)
+    x = rng.integers(-1, 2, (2, 3, 9, 10)).astype(np.float32)
+    x[x == 0] = np.where(rng.random(int((x == 0).sum())) < 0.5, -0.0, 0.0)
+    flat = x.reshape(-1)
+    flat[::23], flat[::17], flat[::19] = np.nan, np.inf, -np.inf
+    out, idx = F.max_pool2d(gradviz.tensor(x), *args, return_indices=True)
+    t_out, t_idx = torch.nn.functional.max_pool2d(torch.tensor(x), *args, return_indices=True)
+    np.testing.assert_array_equal(idx.numpy(), t_idx.numpy())
+    np.testing.assert_array_equal(np.signbit(out.numpy()), np.signbit(t_out.numpy()))
+    np.testing.assert_array_equal(out.numpy(), t_out.numpy())
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+def test_max_pool_of_negative_integers_never_takes_the_padding(dtype):
+    """Integers are padded with their dtype's least value, and a window whose inside holds only that
+    value takes its first inside position, as torch (a 0 padding beat negative entries and indexed
+    outside the plane)."""
+    x = np.concatenate([-np.arange(1, 17), np.full(16, np.iinfo(dtype).min)]).reshape(1, 2, 4, 4).astype(dtype)
+    out, idx = F.max_pool2d(gradviz.tensor(x), 2, 2, 1, return_indices=True)
+    t_out, t_idx = torch.nn.functional.max_pool2d(torch.tensor(x), 2, 2, 1, return_indices=True)
+    np.testing.assert_array_equal(idx.numpy(), t_idx.numpy())
+    np.testing.assert_array_equal(out.numpy(), t_out.numpy())
+
+
+@needs_torch
+def test_max_pool_gradient_goes_to_a_window_s_last_nan_as_torch():
+    x = np.round(np.random.default_rng(8).standard_normal((2, 3, 8, 8)) * 2).astype(np.float32)
+    x.reshape(-1)[np.random.default_rng(9).random(x.size) < 0.3] = np.nan
+    ours, theirs = gradviz.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    F.max_pool2d(ours, 3, 1, 1).sum().backward()
+    torch.nn.functional.max_pool2d(theirs, 3, 1, 1).sum().backward()
+    np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())
+
+
+@needs_torch
 @pytest.mark.parametrize("padding", [0, 1])
 def test_conv_on_an_empty_batch(padding):
     x, w = np.zeros((0, 4, 5, 6)), RNG.standard_normal((6, 2, 3, 3))
