@@ -229,8 +229,15 @@ def conv_arrays(xp, x, w, b, stride, padding, dilation, groups):
     return y
 
 
+def _wide_is_exact(xp, stride, a) -> bool:
+    """Whether the wide layout gives a gradient exactly: stride 1, and `a` (what ḡ's zeros between the
+    output rows meet there) finite, where 0 · ±inf or 0 · NaN would put a NaN no real position has. One
+    sum tells (a finite sum has no inf or NaN in it; one that overflows only takes the exact path)."""
+    return all(s == 1 for s in stride) and bool(xp.isfinite(xp.sum(a)))
+
+
 def conv_input_grad_arrays(xp, g, w, xshape, stride, padding, dilation, groups):
-    if all(s == 1 for s in stride):
+    if _wide_is_exact(xp, stride, w):
         return _input_grad_wide(xp, g, w, xshape, padding, dilation, groups)
     n, c = xshape[:2]
     o, k = w.shape[0], w.shape[2:]
@@ -245,7 +252,7 @@ def conv_input_grad_arrays(xp, g, w, xshape, stride, padding, dilation, groups):
 
 
 def conv_weight_grad_arrays(xp, g, x, wshape, stride, padding, dilation, groups):
-    if all(s == 1 for s in stride):
+    if _wide_is_exact(xp, stride, x):
         return _weight_grad_wide(xp, g, x, wshape, padding, dilation, groups)
     cols, _ = _im2col(xp, x, wshape[2:], stride, padding, dilation, groups)
     gw = xp.matmul(_grad_rows(g, groups), cols.transpose(0, 2, 1))   # (G, Og, Cg·K)

@@ -187,3 +187,25 @@ def test_im2col_in_chunks_gives_the_same_bits(monkeypatch, padding, dilation, gr
     for other in results[1:]:
         for u, v in zip(results[0], other):
             np.testing.assert_array_equal(u, v)
+
+
+@needs_torch
+@pytest.mark.parametrize("dims", [1, 2, 3])
+@pytest.mark.parametrize("where", ["input", "weight"])
+def test_an_infinite_input_or_weight_gives_torchs_gradients(dims, where):
+    # the wide layout's positions between output rows meet ḡ's zeros: 0 · inf there must not reach a
+    # gradient (it made NaN where torch's is finite)
+    rng = np.random.default_rng(dims)
+    x, w = rng.standard_normal((2, 2) + (6,) * dims), rng.standard_normal((3, 2) + (3,) * dims)
+    (x if where == "input" else w)[(0, 1) + (2,) + (0,) * (dims - 1)] = np.inf
+    g = rng.standard_normal((2, 3) + (4,) * dims)
+    g[..., 0] = 0.0   # zeros beside the inf, as a real ḡ has them
+    grads = []
+    for lib in (gradviz, torch):
+        xt, wt = lib.tensor(x, requires_grad=True), lib.tensor(w, requires_grad=True)
+        getattr(lib.nn.functional, f"conv{dims}d")(xt, wt).backward(lib.tensor(g))
+        grads.append((np.asarray(xt.grad.detach() if lib is torch else xt.grad),
+                      np.asarray(wt.grad.detach() if lib is torch else wt.grad)))
+    for ours, theirs in zip(*grads):
+        np.testing.assert_array_equal(np.isnan(ours), np.isnan(theirs))
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
