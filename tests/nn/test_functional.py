@@ -7,6 +7,7 @@ gradients, grad_fn names and running statistics are compared. Also nn.init's sta
 and the containers' parameters and diagram scopes.
 """
 import math
+import textwrap
 import warnings
 
 import numpy as np
@@ -564,3 +565,27 @@ def test_softmax_family_without_dim_warns_naming_the_function_as_torch_does(lib)
         expected = expected / expected.sum(1, keepdims=True)
         expected = np.log(expected) if name == "log_softmax" else expected
         assert np.allclose(out.detach().numpy(), expected, atol=1e-6), call
+
+
+@needs_torch
+def test_normalize_and_cosine_similarity_record_what_torch_records():
+    """F.normalize clamps with clamp_min (ClampMinBackward0) and writes into out=; cosine_similarity
+    clones the norms and clamps them in place with no grad, so a norm below eps still passes its
+    gradient (torch's kernel), and the graph shows CloneBackward0 and no clamp."""
+    source = textwrap.dedent("""
+        F = torch.nn.functional
+        x = torch.tensor([[3e-9, 4e-9], [1.0, 2.0]], dtype=torch.float64, requires_grad=True)
+        y = torch.tensor([[1.0, -1.0], [0.5, 0.5]], dtype=torch.float64, requires_grad=True)
+        c = F.cosine_similarity(x, y)
+        divs = [d for d, _ in c.grad_fn.next_functions[0][0].next_functions]
+        print(c, [[f.name() for f, _ in d.next_functions] for d in divs])
+        c.sum().backward()
+        print(x.grad, y.grad)
+        buf = torch.empty(2, 2, dtype=torch.float64)
+        print(F.normalize(x.detach(), dim=1, out=buf) is buf, buf)
+        n = F.normalize(x, dim=0)
+        print(n.grad_fn.next_functions[1][0].next_functions[0][0].name())
+    """)
+    ours, theirs = gradviz_output(source), torch_output(source)
+    assert ours == theirs
+    assert "CloneBackward0" in ours[0] and "ClampMinBackward0" in ours[0]
