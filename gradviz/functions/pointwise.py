@@ -17,7 +17,7 @@ from ..creation import tensor, zeros_like
 from .index import nonzero
 from ..ops.pointwise import (ABS, ACOS, ACOSH, ADD, ADDCDIV, ADDCMUL, ADD_ALPHA, ASIN, ATAN, ATAN2, BITWISE_NOT, FREXP, GCD, LCM,
                              CEIL, CLAMP, CLAMP_MAX, CLAMP_MAX_TENSOR, CLAMP_MIN, CLAMP_MIN_TENSOR, CLAMP_TENSOR,
-                             COMPARE, COPYSIGN, COPYSIGN_SCALAR, COS, COSH, DIV, DIV_ROUNDED, DIV_SCALAR, ERF, EXP,
+                             ADD_SCALAR, COMPARE, COPYSIGN, COPYSIGN_SCALAR, COS, COSH, DIV, DIV_ROUNDED, DIV_SCALAR, ERF, EXP,
                              EXP2, EXPM1, FLOOR, FLOOR_DIVIDE, FLOOR_DIVIDE_SCALAR, FMAX, FMIN, FMOD, FMOD_SCALAR,
                              FRAC, GELU, GELU_TANH, HEAVISIDE, HYPOT, ISFINITE, ISINF, ISNAN, ISNEGINF, ISPOSINF,
                              LDEXP, LEAKY_RELU, LEAKY_RELU_BACKWARD, LEAKY_RELU_RESULT, LERP, LERP_TENSOR, LOG, LOG10,
@@ -26,7 +26,7 @@ from ..ops.pointwise import (ABS, ACOS, ACOSH, ADD, ADDCDIV, ADDCMUL, ADD_ALPHA,
                              MUL, MUL_SCALAR, MVLGAMMA, NAN_TO_NUM, NEG, NOT, POLYGAMMA, POW, POW_SCALAR, RECIPROCAL,
                              RELU, REMAINDER, REMAINDER_SCALAR, ROUND, ROUND_DECIMALS, RPOW_SCALAR, RSQRT, RSUB,
                              RSUB_SCALAR, SGN, SIGMOID, SIGMOID_BACKWARD, SIGN, SIN, SINH, SOFTPLUS, SQRT, SUB,
-                             SUB_ALPHA, TAN, TANH, TANH_BACKWARD, THRESHOLD_BACKWARD, TRUNC, WHERE, XLOGY,
+                             SUB_ALPHA, SUB_SCALAR, TAN, TANH, TANH_BACKWARD, THRESHOLD_BACKWARD, TRUNC, WHERE, XLOGY,
                              XLOGY_SCALAR_OTHER, XLOGY_SCALAR_SELF)
 from .public import public
 
@@ -504,6 +504,16 @@ def _zeros_like(g):
 def mul_scalar(input, other):
     """input · other for a Python number, recorded as torch's C++ compositions record it (MulBackward1)."""
     return apply(MUL_SCALAR, (input,), (other,))
+
+
+def add_scalar(input, other):
+    """input + other for a Python number, as torch's C++ compositions record it (AddBackward1)."""
+    return apply(ADD_SCALAR, (input,), (other,))
+
+
+def sub_scalar(input, other):
+    """input − other for a Python number, as torch's C++ compositions record it (SubBackward1)."""
+    return apply(SUB_SCALAR, (input,), (other,))
 
 
 def div_scalar(input, other):

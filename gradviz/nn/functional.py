@@ -25,7 +25,7 @@ from ..functions.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive
                               adaptive_max_pool3d,
                               avg_pool1d, avg_pool2d, avg_pool3d, fold, interpolate, max_pool1d, max_pool2d,
                               max_pool3d, pixel_shuffle, pixel_unshuffle, unfold)
-from ..functions.pointwise import div as _div, div_scalar, mul_scalar
+from ..functions.pointwise import div as _div, div_scalar, mul_scalar, xlogy as _xlogy
 from ..autograd.grad_mode import no_grad as _no_grad
 from ..functions.pointwise import gelu, sigmoid, softplus, tanh  # noqa: F401
 from ..functions.pointwise import leaky_relu as _leaky_relu, leaky_relu_ as _leaky_relu_, relu as _relu, relu_  # noqa: F401
@@ -182,7 +182,8 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
-    """Pointwise target ⊙ (log target − input), with 0 where target is 0 (the limit of t log t)."""
+    """Pointwise target ⊙ (log target − input), with 0 where target is 0 (the limit of t log t), as torch's
+    kernel writes it: xlogy(target, target) − target ⊙ input."""
     if reduction == "mean" and size_average is None and reduce is None:   # as torch: not for the legacy pair
         _warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
               "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
@@ -191,9 +192,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         reduction = _legacy_reduction(size_average, reduce, reduction)
     if log_target:
         losses = target.exp() * (target - input)
-    else:
-        safe = _where(target > 0, target, 1)
-        losses = _where(target > 0, target * safe.log(), 0) - target * input
+    else:   # as torch: xlogy(t, t) is 0 where t is 0 (its gradient in t there is nan, as torch's)
+        losses = _xlogy(target, target) - target * input
     if reduction == "batchmean":
         return losses.sum() / (input.shape[0] if input.ndim else 1)
     return _reduced(losses, reduction)

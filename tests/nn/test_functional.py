@@ -589,3 +589,44 @@ def test_normalize_and_cosine_similarity_record_what_torch_records():
     ours, theirs = gradviz_output(source), torch_output(source)
     assert ours == theirs
     assert "CloneBackward0" in ours[0] and "ClampMinBackward0" in ours[0]
+
+
+LOSS_GRAPHS = """
+def tree(fn, seen):
+    if fn is None:
+        return "None"
+    if fn in seen:
+        return fn.name() + "*"
+    seen.add(fn)
+    return fn.name() + "(" + ",".join(tree(f, seen) for f, _ in fn.next_functions) + ")"
+
+torch.manual_seed(0)
+F = torch.nn.functional
+a = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)
+b = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)
+v = torch.randn(3, dtype=torch.float64, requires_grad=True)
+y = torch.tensor([1, -1, 1, -1])
+for loss in (F.pairwise_distance(a, b), F.triplet_margin_loss(a, b, b * 2, margin=0.5),
+             F.triplet_margin_loss(a, b, b * 2, swap=True), F.cosine_embedding_loss(a, b, y, margin=0.2),
+             F.margin_ranking_loss(v, v * 2, torch.tensor([1., -1., 1.], dtype=torch.float64), margin=0.1),
+             F.hinge_embedding_loss(a, y[:, None].expand(4, 3).double(), margin=0.5),
+             F.kl_div(F.log_softmax(a, 1), F.softmax(b, 1), reduction="batchmean")):
+    a.grad = b.grad = v.grad = None
+    loss.sum().backward()
+    print(tree(loss.grad_fn, set()))
+    print(loss, a.grad, b.grad, v.grad)
+t = torch.tensor([0.0, 0.5, 0.5], requires_grad=True)
+F.kl_div(torch.zeros(3), t, reduction="sum").backward()
+print(t.grad)
+"""
+
+
+@needs_torch
+def test_distance_losses_record_what_torch_records():
+    """pairwise_distance, the margin losses and kl_div record torch's own composition: a Python number added
+    or subtracted as a Scalar (AddBackward1, SubBackward1), `margin − a` and `1 − cos` as a filled tensor
+    minus a tensor (SubBackward0), zeros made with zeros_like, kl_div's xlogy (nan in the target's
+    gradient where the target is 0, as torch's) -- with their values and gradients."""
+    ours, theirs = gradviz_output(LOSS_GRAPHS), torch_output(LOSS_GRAPHS)
+    assert ours == theirs
+    assert "AddBackward1" in ours[0] and "SubBackward1" in ours[0] and "XlogyBackward0" in ours[0]
