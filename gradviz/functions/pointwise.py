@@ -501,26 +501,31 @@ _recorded_as(POW_SCALAR, lambda g, c, a, p: _zeros_like(g) if p == 0 else g * (a
 
 def _zeros_like(g):
     return zeros_like(g)
+
+
+def _scalar_op(op: Op, input, other):
+    """input ∘ other for a Python number, as torch's C++ compositions record it (the Scalar overloads:
+    AddBackward1, SubBackward1, MulBackward1, DivBackward1), promoted as torch promotes (an integer
+    tensor and a float give the default float dtype)."""
+    kind = input._data.dtype.kind
+    dtype = None if kind in "fc" else result_type((input._data,), (other,))
+    return apply(op, (input,), (other,), None if dtype == input._data.dtype else dtype)
+
+
 def mul_scalar(input, other):
-    """input · other for a Python number, recorded as torch's C++ compositions record it (MulBackward1)."""
-    return apply(MUL_SCALAR, (input,), (other,))
-
-
-def add_scalar(input, other):
-    """input + other for a Python number, as torch's C++ compositions record it (AddBackward1)."""
-    return apply(ADD_SCALAR, (input,), (other,))
-
-
-def sub_scalar(input, other):
-    """input − other for a Python number, as torch's C++ compositions record it (SubBackward1)."""
-    return apply(SUB_SCALAR, (input,), (other,))
+    return _scalar_op(MUL_SCALAR, input, other)
 
 
 def div_scalar(input, other):
-    """input / other for a Python number, as torch's C++ compositions record it (DivBackward1)."""
-    return apply(DIV_SCALAR, (input,), (other,))
+    return _scalar_op(DIV_SCALAR, input, other)
 
 
+def add_scalar(input, other):
+    return _scalar_op(ADD_SCALAR, input, other)
+
+
+def sub_scalar(input, other):
+    return _scalar_op(SUB_SCALAR, input, other)
 
 
 acosh = arccosh = public('acosh', 'arccosh', method=True)(_make_unary(ACOSH, floating=True))
