@@ -630,6 +630,22 @@ def test_tensor_construction_errors_and_inference_like_torch():
     assert gradviz.tensor([1.5, 2], dtype=int).tolist() == [1, 2]
 
 
+@needs_torch
+def test_numpy_values_in_a_list_count_with_their_dtypes_as_in_torch():
+    """torch.tensor([np.mean(a), 2]) is float64 in torch: a NumPy scalar or array inside a list counts with
+    its own dtype, promoted with the Python numbers beside it."""
+    cases = ["[np.float64(1.5), 2]", "[2, np.float64(1.5)]", "[np.float32(1.5), 2.5]", "[np.float16(1.5)]",
+             "[np.int32(1), 2]", "[np.int32(1), 2.5]", "[np.int8(1), np.int16(2)]", "[np.uint8(3), 4]",
+             "[[np.float64(1)], [2.0]]", "[np.float64(1.5), np.float32(2)]", "[1, 2.0, np.float64(3)]",
+             "[np.float64(1.0), True]", "[np.array([1.5, 2.0])]", "[np.array([1, 2], dtype=np.int32), [3, 4]]"]
+    for case in cases:
+        ours, theirs = gradviz.tensor(eval(case)), real_torch.tensor(eval(case))
+        assert str(ours.dtype) == str(theirs.dtype) and ours.tolist() == theirs.tolist(), case
+    assert gradviz.tensor([np.float64(1.5)], dtype=gradviz.float32).dtype is gradviz.float32
+    assert gradviz.as_tensor([np.float64(1.5)]).dtype is gradviz.float64
+    assert gradviz.Tensor([np.float64(1.5)]).dtype is gradviz.float32
+
+
 def test_size_behaves_like_torch_size():
     s = gradviz.zeros(2, 3, 4).shape
     assert repr(s[1:]) == "torch.Size([3, 4])" and s[-1] == 4
