@@ -795,3 +795,15 @@ def test_numpy_ufuncs_on_a_tensor_give_a_tensor_as_torch_does(lib):
                     "matmul": ("Tensor", "float64", [[1.0, -2.0], [3.0, 0.5]])}
     with pytest.raises(RuntimeError, match=r"Can't call numpy\(\) on Tensor that requires grad"):
         np.exp(lib.ones(2, requires_grad=True))
+
+
+def test_a_dtype_pickles_by_name_and_loads_weights_only():
+    import io
+    import pickle
+    for d in (gradviz.bool, gradviz.uint8, gradviz.int64, gradviz.float16, gradviz.float32, gradviz.float64,
+              gradviz.bfloat16):
+        assert pickle.loads(pickle.dumps(d)) is d
+    buffer = io.BytesIO()
+    gradviz.save({"dtype": gradviz.float64, "t": gradviz.ones(2)}, buffer)
+    buffer.seek(0)
+    assert gradviz.load(buffer)["dtype"] is gradviz.float64   # torch's weights-only load takes a dtype too
