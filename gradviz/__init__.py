@@ -18,6 +18,7 @@ from . import amp  # noqa: F401  (torch.amp: GradScaler, autocast)
 from .amp import autocast, is_autocast_enabled  # noqa: F401
 
 cuda.amp = amp.cuda_amp   # torch.cuda.amp: the deprecated CUDA forms of torch.amp
+from .creation import ByteTensor, CharTensor, HalfTensor, ShortTensor  # noqa: F401
 from .creation import (BoolTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor, arange, as_tensor,  # noqa: F401
                        empty, empty_like, eye, from_numpy, full, full_like, linspace, manual_seed, ones, ones_like,
                        rand, rand_like, randint, randn, randn_like, seed, tensor, zeros, zeros_like,

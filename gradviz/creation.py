@@ -510,6 +510,22 @@ class BoolTensor(metaclass=_LegacyTensor):
     dtype = dtypes.bool_
 
 
+class HalfTensor(metaclass=_LegacyTensor):
+    dtype = dtypes.float16
+
+
+class ShortTensor(metaclass=_LegacyTensor):
+    dtype = dtypes.int16
+
+
+class CharTensor(metaclass=_LegacyTensor):
+    dtype = dtypes.int8
+
+
+class ByteTensor(metaclass=_LegacyTensor):
+    dtype = dtypes.uint8
+
+
 def randperm(n, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
     dtypes.check_layout("randperm", layout)
     n = int(n)

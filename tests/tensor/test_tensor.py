@@ -152,6 +152,8 @@ GRAD_FN_CASES = {
     "FloatTensor": lambda m: m.FloatTensor([[1, 0]]),
     "LongTensor": lambda m: m.LongTensor([1.7]),
     "DoubleTensor": lambda m: m.DoubleTensor([1]),
+    "ByteTensor": lambda m: (m.ByteTensor([1, 2]), isinstance(m.ones(1, dtype=m.uint8), m.ByteTensor)),
+    "HalfTensor_CharTensor_ShortTensor": lambda m: (m.HalfTensor([1.5]), m.HalfTensor(2).shape, m.CharTensor([-1]), m.ShortTensor([3])),
     "Tensor_list": lambda m: m.Tensor([1, 2]),
     "tensor_of_tensors": lambda m: m.tensor([m.tensor(1.0), m.tensor(2.0)]),
     "tensor_mixed": lambda m: m.tensor([1, 2.5]),
