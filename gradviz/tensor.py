@@ -489,6 +489,34 @@ class Tensor:
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind == "f"
 
+    # every gradviz tensor is dense, real and unquantized, in plain memory: code written for torch's
+    # other kinds asks (a hand-written optimizer's `if grad.is_sparse: raise ...`), and reads False
+    is_sparse = is_sparse_csr = is_quantized = is_meta = is_nested = is_mkldnn = property(lambda self: False)
+    is_mps = is_xpu = is_xla = is_ipu = is_vulkan = is_mtia = is_maia = property(lambda self: False)
+
+    def is_conj(self) -> bool:
+        return False
+
+    def is_neg(self) -> bool:
+        return False
+
+    def is_pinned(self, device=None) -> bool:
+        return False
+
+    def conj(self) -> "Tensor":
+        """A real tensor is its own conjugate (torch returns the tensor itself)."""
+        return self
+
+    resolve_conj = resolve_neg = conj
+
+    @property
+    def real(self) -> "Tensor":
+        return self
+
+    @property
+    def imag(self):
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+
     def __len__(self) -> int:
         if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")

@@ -89,3 +89,18 @@ def test_the_legacy_new():
         except TypeError as e:
             print(e)
     """)
+
+
+@needs_torch
+def test_the_kind_queries_code_written_for_torch_asks_read_as_torchs_for_a_dense_real_tensor():
+    """A hand-written optimizer's `if grad.is_sparse: raise ...` and similar checks run unchanged."""
+    same_output("""
+        t = torch.ones(2)
+        print(t.is_sparse, t.is_sparse_csr, t.is_quantized, t.is_meta, t.is_nested, t.is_mkldnn, t.is_mps, t.is_xpu,
+              t.is_xla, t.is_ipu, t.is_vulkan, t.is_mtia, t.is_maia, t.is_conj(), t.is_neg(), t.is_pinned())
+        print(t.conj() is t, t.resolve_conj() is t, t.resolve_neg() is t, t.real is t)
+        try:
+            t.imag
+        except RuntimeError as e:
+            print(e)
+    """)
