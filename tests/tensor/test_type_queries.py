@@ -104,3 +104,21 @@ def test_the_kind_queries_code_written_for_torch_asks_read_as_torchs_for_a_dense
         except RuntimeError as e:
             print(e)
     """)
+
+
+def test_like_functions_take_memory_format_as_torchs_own_adam_passes_it():
+    """torch.zeros_like(p, memory_format=torch.preserve_format), from torch's Adam that courses copy; a random
+    *_like keeps a transposed input's memory order unless contiguous_format is asked for."""
+    same_output("""
+        torch.manual_seed(0)
+        p = torch.ones(2, 3)
+        print(torch.zeros_like(p, memory_format=torch.preserve_format), torch.ones_like(p, memory_format=torch.contiguous_format))
+        print(torch.empty_like(p, memory_format=torch.preserve_format).shape, torch.full_like(p, 2, memory_format=torch.preserve_format))
+        q = torch.zeros(3, 4).t()
+        print(torch.rand_like(q), torch.rand_like(q, memory_format=torch.contiguous_format))
+        print(torch.randn_like(q, memory_format=torch.preserve_format), torch.randint_like(q, 5, memory_format=torch.contiguous_format))
+        try:
+            torch.zeros_like(p, memory_format=torch.channels_last)
+        except RuntimeError as e:
+            print(e)
+    """)
