@@ -41,6 +41,17 @@ class RemovableHandle:
             if table is not None:
                 table.pop(self.id, None)
 
+    # pickled and deep-copied (a saved or copied module keeps its hooks' handles) with the tables
+    # themselves, as torch's: a weak reference cannot be pickled
+    def __getstate__(self):
+        return self.hooks_dict_ref(), self.id, tuple(ref() for ref in self.extra_dict_ref)
+
+    def __setstate__(self, state) -> None:
+        table, self.id, extras = state
+        self.hooks_dict_ref = weakref.ref(OrderedDict() if table is None else table)   # None: a dead reference
+        RemovableHandle.next_id = max(RemovableHandle.next_id, self.id + 1)
+        self.extra_dict_ref = tuple(weakref.ref(d) for d in extras if d is not None)
+
     def __enter__(self) -> "RemovableHandle":
         return self
 

@@ -147,3 +147,23 @@ def test_removing_a_hook_removes_its_own_registration_of_a_function_registered_t
             print(remove, x.grad)
     """)
     assert text == "0 tensor([4.])\n2 tensor([3.])\n"
+
+
+def _say_hook(module, args, output):
+    print("hook")
+
+
+def test_a_module_with_a_hook_deep_copies_and_pickles_with_its_handle():
+    """A handle pickles and deep-copies with the table it removes from (torch's __getstate__): the copy's
+    handle removes the copy's hook only."""
+    import copy
+    import pickle
+    for t in (real_torch, gradviz):
+        m = t.nn.Linear(2, 1)
+        h = m.register_forward_hook(_say_hook)
+        m2, h2 = copy.deepcopy((m, h))
+        m3, h3 = pickle.loads(pickle.dumps((m, h)))
+        h2.remove()
+        h3.remove()
+        assert not m2._forward_hooks and not m3._forward_hooks and len(m._forward_hooks) == 1
+        assert h3.id == h.id
