@@ -14,6 +14,11 @@ from .autograd import is_inference_mode_enabled  # noqa: F401
 from .autograd.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
 from .backend import device, get_default_device, set_default_device  # noqa: F401
 from . import accelerator, cuda  # noqa: F401
+from . import amp  # noqa: F401  (torch.amp: GradScaler, autocast)
+from .amp import autocast, is_autocast_enabled  # noqa: F401
+
+cuda.amp = amp.cuda_amp   # torch.cuda.amp: the deprecated CUDA forms of torch.amp
+from .creation import ByteTensor, CharTensor, HalfTensor, ShortTensor  # noqa: F401
 from .creation import (BoolTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor, arange, as_tensor,  # noqa: F401
                        empty, empty_like, eye, from_numpy, full, full_like, linspace, manual_seed, ones, ones_like,
                        rand, rand_like, randint, randn, randn_like, seed, tensor, zeros, zeros_like,
@@ -25,7 +30,7 @@ from .random import (Generator, default_generator, get_rng_state, initial_seed, 
                      set_rng_state)
 from .dtypes import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format  # noqa: F401
 from .dtypes import finfo, iinfo, layout, strided  # noqa: F401
-from .dtypes import (Size, bool_ as bool, dtype, float16, float32, float64, get_default_dtype, int8,  # noqa: F401
+from .dtypes import (Size, bfloat16, bool_ as bool, dtype, float16, float32, float64, get_default_dtype, int8,  # noqa: F401
                      int16, int32, int64, set_default_dtype, uint8)
 from .functions import *  # noqa: F401,F403
 from .functions import abs, all, any, max, min, pow, round, sum  # noqa: F401  (shadow the builtins, as torch does)

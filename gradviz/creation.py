@@ -147,8 +147,9 @@ def full(size, fill_value=_NO_FILL, dtype=None, device=None, requires_grad=False
 
 
 @numpy_names
-def zeros_like(input, dtype=None, device=None, requires_grad=False, *, layout=None) -> Tensor:
+def zeros_like(input, dtype=None, device=None, requires_grad=False, *, layout=None, memory_format=None) -> Tensor:
     dtypes.check_layout("zeros_like", layout)
+    dtypes.check_memory_format(memory_format, input.ndim)
     check_tensor("zeros_like", "input", input, 1)
     _dtype_arg("zeros_like", dtype)
     return zeros(tuple(input.shape), dtype=dtype or input.dtype, device=device or input.device,
@@ -156,8 +157,9 @@ def zeros_like(input, dtype=None, device=None, requires_grad=False, *, layout=No
 
 
 @numpy_names
-def ones_like(input, dtype=None, device=None, requires_grad=False, *, layout=None) -> Tensor:
+def ones_like(input, dtype=None, device=None, requires_grad=False, *, layout=None, memory_format=None) -> Tensor:
     dtypes.check_layout("ones_like", layout)
+    dtypes.check_memory_format(memory_format, input.ndim)
     check_tensor("ones_like", "input", input, 1)
     _dtype_arg("ones_like", dtype)
     return ones(tuple(input.shape), dtype=dtype or input.dtype, device=device or input.device,
@@ -165,15 +167,18 @@ def ones_like(input, dtype=None, device=None, requires_grad=False, *, layout=Non
 
 
 @numpy_names
-def empty_like(input, dtype=None, device=None, requires_grad=False, *, layout=None) -> Tensor:
+def empty_like(input, dtype=None, device=None, requires_grad=False, *, layout=None, memory_format=None) -> Tensor:
     dtypes.check_layout("empty_like", layout)
+    dtypes.check_memory_format(memory_format, input.ndim)
     check_tensor("empty_like", "input", input, 1)
     return zeros_like(input, dtype, device, requires_grad)
 
 
 @numpy_names
-def full_like(input, fill_value, dtype=None, device=None, requires_grad=False, *, layout=None) -> Tensor:
+def full_like(input, fill_value, dtype=None, device=None, requires_grad=False, *, layout=None,
+              memory_format=None) -> Tensor:
     dtypes.check_layout("full_like", layout)
+    dtypes.check_memory_format(memory_format, input.ndim)
     check_tensor("full_like", "input", input, 1)
     _dtype_arg("full_like", dtype)
     check_number("full_like", "fill_value", fill_value, 2)
@@ -448,15 +453,17 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, layout=N
 
 
 @numpy_names
-def randn_like(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+def randn_like(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None) -> Tensor:
     dtypes.check_layout("randn_like", layout)
-    return _like(input, dtype, device, requires_grad).normal_(generator=generator)
+    return _like(input, dtype, device, requires_grad, memory_format).normal_(generator=generator)
 
 
 @numpy_names
-def rand_like(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+def rand_like(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None) -> Tensor:
     dtypes.check_layout("rand_like", layout)
-    return _like(input, dtype, device, requires_grad).uniform_(generator=generator)
+    return _like(input, dtype, device, requires_grad, memory_format).uniform_(generator=generator)
 
 
 def _dense(arr) -> bool:
@@ -471,11 +478,14 @@ def _dense(arr) -> bool:
     return True
 
 
-def _like(input, dtype, device, requires_grad) -> Tensor:
-    """empty_like with torch's preserve_format: a dense input's strides are kept, so the random
-    fill below walks memory in the same order as torch's; any other input gets a contiguous one."""
+def _like(input, dtype, device, requires_grad, memory_format=None) -> Tensor:
+    """empty_like with torch's preserve_format (the default): a dense input's strides are kept, so the
+    random fill below walks memory in the same order as torch's; any other input, or contiguous_format,
+    gets a contiguous one. (channels_last is checked, not laid out: the fill follows the input.)"""
+    dtypes.check_memory_format(memory_format, input.ndim)
     data = backend.to_numpy(input._data)
-    arr = np.empty_like(data, dtype=dtypes.as_np(dtype or input.dtype), order="K" if _dense(data) else "C")
+    keep = _dense(data) and memory_format is not dtypes.contiguous_format
+    arr = np.empty_like(data, dtype=dtypes.as_np(dtype or input.dtype), order="K" if keep else "C")
     t = _finish(arr, None, device or input.device, False)
     if requires_grad:
         t._set_requires_grad(True, "Only Tensors of floating point and complex dtype can require gradients")
@@ -514,6 +524,22 @@ class BoolTensor(metaclass=_LegacyTensor):
     dtype = dtypes.bool_
 
 
+class HalfTensor(metaclass=_LegacyTensor):
+    dtype = dtypes.float16
+
+
+class ShortTensor(metaclass=_LegacyTensor):
+    dtype = dtypes.int16
+
+
+class CharTensor(metaclass=_LegacyTensor):
+    dtype = dtypes.int8
+
+
+class ByteTensor(metaclass=_LegacyTensor):
+    dtype = dtypes.uint8
+
+
 def randperm(n, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
     dtypes.check_layout("randperm", layout)
     n = int(n)
@@ -525,13 +551,13 @@ def randperm(n, *, generator=None, dtype=None, layout=None, device=None, require
 
 @numpy_names
 def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=None, device=None,
-                 requires_grad=False) -> Tensor:
+                 requires_grad=False, memory_format=None) -> Tensor:
     dtypes.check_layout("randint_like", layout)
     if high is None:
         low, high = 0, low
     low, high = int(low), int(high)
     _check_from_to(low, high)
-    return _like(input, dtype, device, requires_grad).random_(low, high, generator=generator)
+    return _like(input, dtype, device, requires_grad, memory_format).random_(low, high, generator=generator)
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, layout=None, device=None,

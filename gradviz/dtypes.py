@@ -28,7 +28,7 @@ class dtype:
         return f"torch.{self.name}"
 
     def __reduce__(self):
-        return (_by_name.__getitem__, (self.name,))
+        return (from_name, (self.name,))   # pickled by name, so a loaded dtype is the same object
 
 
 bool_ = dtype("bool", np.bool_, 0)
@@ -41,8 +41,38 @@ float16 = dtype("float16", np.float16, 2)
 float32 = dtype("float32", np.float32, 2)
 float64 = dtype("float64", np.float64, 2)
 
+
+
+class _Unbacked(dtype):
+    """A dtype PyTorch has and NumPy lacks (bfloat16): it can be named, compared, printed and kept in a
+    dict (train scripts build {'float32': torch.float32, 'bfloat16': torch.bfloat16, ...}), but no
+    tensor of it can be made: asking for its NumPy dtype says so."""
+
+    __slots__ = ()
+
+    def __init__(self, name: str, itemsize: int):
+        self.name = name
+        self.is_floating_point = True
+        self.is_signed = True
+        self.itemsize = itemsize
+        self._category = 2
+
+    @property
+    def np(self):
+        raise TypeError(f"gradviz has no {self.name} tensors (NumPy has no {self.name} type): use torch.float32 "
+                        "or torch.float16")
+
+
+bfloat16 = _Unbacked("bfloat16", 2)
+
 ALL = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
-_by_name = {d.name: d for d in ALL}
+_by_name = {d.name: d for d in ALL + (bfloat16,)}
+
+
+def from_name(name: str) -> dtype:
+    """The dtype named `name` (torch.float32's name is float32)."""
+    return _by_name[name]
+
 _by_np = {d.np: d for d in ALL}
 ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16, "int": int32, "long": int64}
 

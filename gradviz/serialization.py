@@ -61,6 +61,7 @@ class _Pickler(pickle.Pickler):
 
 _SAFE = {
     ("gradviz.serialization", "_rebuild_tensor"), ("gradviz.serialization", "_rebuild_size"),
+    ("gradviz.dtypes", "from_name"),   # a dtype, as torch's weights-only load takes torch.float32
     ("collections", "OrderedDict"), ("builtins", "set"), ("builtins", "frozenset"), ("builtins", "slice"),
     ("builtins", "complex"), ("builtins", "bytearray"),
 }

@@ -15,6 +15,7 @@ from numpy import ndarray   # one global load where np.ndarray is two, on the pe
 
 from . import backend, dtypes
 from ._args import argument_error, is_number, type_name
+from ._warn import warn_once
 from . import code_lines as _code_lines
 from ._calling import numpy_names
 
@@ -60,7 +61,10 @@ def _to_array(data, dtype=None, device=None):
             if isinstance(next(_flat(data)), str):
                 raise ValueError("too many dimensions 'str'")
             raise TypeError("new(): invalid data type 'str'")
-        if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
+        if isinstance(data, (list, tuple)) and data and isinstance(data[0], ndarray):
+            warn_once("Creating a tensor from a list of numpy.ndarrays is extremely slow. Please consider converting "
+                      "the list to a single numpy.ndarray with numpy.array() before converting to a tensor.")
+        if isinstance(data, (list, tuple)) and any(isinstance(x, (Tensor, np.generic, ndarray)) for x in _flat(data)):
             np_dtype = np_dtype if np_dtype is not None else _nested_dtype(data)
             if np_dtype is not None and np_dtype.kind in "iu" and any(
                     isinstance(x, Tensor) and x._data.dtype.kind == "f" for x in _flat(data)):
@@ -160,12 +164,15 @@ def _flat(data):
 
 
 def _nested_dtype(data):
-    """torch's dtype for nested lists holding tensors: each tensor counts with its own dtype, a Python
-    bool, int or float as bool, int64 or the default dtype, all promoted together (None: NumPy decides)."""
+    """torch's dtype for nested lists holding tensors or NumPy values: each tensor, NumPy scalar or array
+    counts with its own dtype (np.float64(1.5) as float64), a Python bool, int or float as bool, int64 or
+    the default dtype, all promoted together (None: NumPy decides)."""
     kinds = []
     for x in _flat(data):
         if isinstance(x, Tensor):
             kinds.append(x._data.dtype)
+        elif isinstance(x, (np.generic, ndarray)):   # before float: np.float64 is a float too
+            kinds.append(x.dtype)
         elif isinstance(x, (bool, int, float)):
             kinds.append(np.dtype(bool) if isinstance(x, bool) else np.dtype(np.int64) if isinstance(x, int)
                          else dtypes.get_default_dtype().np)
@@ -481,6 +488,34 @@ class Tensor:
 
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind == "f"
+
+    # every gradviz tensor is dense, real and unquantized, in plain memory: code written for torch's
+    # other kinds asks (a hand-written optimizer's `if grad.is_sparse: raise ...`), and reads False
+    is_sparse = is_sparse_csr = is_quantized = is_meta = is_nested = is_mkldnn = property(lambda self: False)
+    is_mps = is_xpu = is_xla = is_ipu = is_vulkan = is_mtia = is_maia = property(lambda self: False)
+
+    def is_conj(self) -> bool:
+        return False
+
+    def is_neg(self) -> bool:
+        return False
+
+    def is_pinned(self, device=None) -> bool:
+        return False
+
+    def conj(self) -> "Tensor":
+        """A real tensor is its own conjugate (torch returns the tensor itself)."""
+        return self
+
+    resolve_conj = resolve_neg = conj
+
+    @property
+    def real(self) -> "Tensor":
+        return self
+
+    @property
+    def imag(self):
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
 
     def __len__(self) -> int:
         if self._data.ndim == 0:

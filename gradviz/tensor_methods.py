@@ -24,7 +24,7 @@ from .autograd.grad_mode import _formula
 from .autograd import views as _views
 from .autograd.apply import apply as _apply
 from .autograd.engine import backward as _backward
-from .autograd.hooks import RemovableHandle
+from .autograd.hooks import add_hook
 from .autograd.nodes import AccumulateGrad
 from .autograd.versions import VersionCounter
 from .functions import index as _index
@@ -108,9 +108,7 @@ class _Methods:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
-        hooks = self._accumulator()._hooks().post_accumulate
-        hooks.append(hook)
-        return RemovableHandle(hooks, hook)
+        return add_hook(self._accumulator()._hooks().post_accumulate, hook)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
         _backward((self,), gradient, retain_graph, create_graph, inputs)   # gradient as torch reads it

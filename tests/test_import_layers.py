@@ -38,7 +38,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("functions", ("gradviz.functions", "gradviz.tensor_methods", "gradviz.func", "gradviz.storage")),
     # The library a model is written with, built on Tensors.
     ("nn", ("gradviz.nn", "gradviz.distributions", "gradviz.optim", "gradviz.utils", "gradviz.serialization", "gradviz.testing",
-            "gradviz.compiler")),
+            "gradviz.compiler", "gradviz.amp")),
     # Events -> a plain Trace (the torch bridge is a second source of the same Trace).
     # origins.py picks where the Trace comes from at the public entry points (a gradviz or a torch tensor).
     ("tracing", ("gradviz.tracing", "gradviz.forward_trace", "gradviz.torch_bridge", "gradviz.origins")),

@@ -391,10 +391,10 @@ class Backward:
         self._accumulate(node, g, step, self._touched, self._listening)
         hooks = node.hooks
         if hooks is not None and hooks.post:
-            for hook in tuple(hooks.post):   # torch calls them with ((), (grad,))
+            for hook in tuple(hooks.post.values()):   # torch calls them with ((), (grad,))
                 hook((), (_as_tensor(g),))
         if hooks is not None and hooks.post_accumulate:
-            for hook in tuple(hooks.post_accumulate):
+            for hook in tuple(hooks.post_accumulate.values()):
                 if hook(node.variable) is not None:
                     raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
@@ -452,7 +452,7 @@ class Backward:
     def _run_pre_hooks(self, node: Node, grads: list, step: Step, listening: bool) -> list:
         grads = list(grads)
         for nr, hooks in node.hooks.tensor.items():
-            for hook in tuple(hooks):
+            for hook in tuple(hooks.values()):
                 if grads[nr] is None:
                     continue
                 before = grads[nr]
@@ -470,7 +470,7 @@ class Backward:
                     events.emit(events.HookFired(node, nr, hook, before, after))
         if self.halt and node in self.halt:
             return grads                                 # a grad() input's node does not run: no node hooks
-        for hook in tuple(node.hooks.pre):
+        for hook in tuple(node.hooks.pre.values()):
             result = hook(tuple(_as_tensor(g) for g in grads))
             if result is not None:
                 grads = [_unwrap(r, self.create_graph) for r in result]
@@ -479,7 +479,7 @@ class Backward:
 
     def _run_node_hooks(self, node: Node, sent: list, g) -> list:
         outs = g if isinstance(g, tuple) else (g,)
-        for hook in tuple(node.hooks.post):
+        for hook in tuple(node.hooks.post.values()):
             result = hook(tuple(_as_tensor(s) for s in sent), tuple(_as_tensor(o) for o in outs))
             if result is not None:
                 sent = [_unwrap(r, self.create_graph) for r in result]

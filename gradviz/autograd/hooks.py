@@ -1,8 +1,10 @@
 """The hooks around the graph's nodes: what one node holds (NodeHooks), the handle that removes a
-hook, the backward running on this thread, and hooks over several tensors (register_multi_grad_hook)."""
+hook (torch.utils.hooks.RemovableHandle), the backward running on this thread, and hooks over several tensors (register_multi_grad_hook)."""
 from __future__ import annotations
 
 import threading
+import weakref
+from collections import OrderedDict
 
 
 class _RunningBackward(threading.local):
@@ -18,16 +20,50 @@ def current_backward():
 
 
 class RemovableHandle:
-    """Returned by register_hook; .remove() unregisters the hook."""
+    """Returned by every register_*hook (a tensor's, a node's, a module's), as
+    torch.utils.hooks.RemovableHandle: the hook sits in its table under handle.id, and .remove()
+    (or leaving a with block) takes it out of that table and of the tables of its flags."""
 
-    __slots__ = ("_hooks", "_hook")
+    __module__ = "gradviz.utils.hooks"   # where torch's lives (torch.utils.hooks) and prints from
+    next_id = 0
 
-    def __init__(self, hooks: list, hook):
-        self._hooks, self._hook = hooks, hook
+    def __init__(self, hooks_dict, *, extra_dict=None):
+        # weak references, as torch's: a handle does not keep a dropped table alive
+        self.hooks_dict_ref = weakref.ref(hooks_dict)
+        self.id = RemovableHandle.next_id
+        RemovableHandle.next_id += 1
+        extras = extra_dict if isinstance(extra_dict, list) else [] if extra_dict is None else [extra_dict]
+        self.extra_dict_ref = tuple(weakref.ref(d) for d in extras)
 
     def remove(self) -> None:
-        if self._hook in self._hooks:
-            self._hooks.remove(self._hook)
+        for ref in (self.hooks_dict_ref, *self.extra_dict_ref):
+            table = ref()
+            if table is not None:
+                table.pop(self.id, None)
+
+    # pickled and deep-copied (a saved or copied module keeps its hooks' handles) with the tables
+    # themselves, as torch's: a weak reference cannot be pickled
+    def __getstate__(self):
+        return self.hooks_dict_ref(), self.id, tuple(ref() for ref in self.extra_dict_ref)
+
+    def __setstate__(self, state) -> None:
+        table, self.id, extras = state
+        self.hooks_dict_ref = weakref.ref(OrderedDict() if table is None else table)   # None: a dead reference
+        RemovableHandle.next_id = max(RemovableHandle.next_id, self.id + 1)
+        self.extra_dict_ref = tuple(weakref.ref(d) for d in extras if d is not None)
+
+    def __enter__(self) -> "RemovableHandle":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+
+def add_hook(table: OrderedDict, hook) -> RemovableHandle:
+    """table[handle.id] = hook; the handle removes it."""
+    handle = RemovableHandle(table)
+    table[handle.id] = hook
+    return handle
 
 
 class NodeHooks:
@@ -36,11 +72,12 @@ class NodeHooks:
     __slots__ = ("tensor", "retains", "pre", "post", "post_accumulate")
 
     def __init__(self):
-        self.tensor: dict = {}    # output_nr -> [hook(grad)] registered on the output tensor
+        # each table: handle id -> hook, in the order they run
+        self.tensor: dict = {}    # output_nr -> {id: hook(grad)} registered on the output tensor
         self.retains: dict = {}   # output_nr -> weakref to a tensor that called retain_grad()
-        self.pre: list = []       # fn(grad_outputs), before the VJP
-        self.post: list = []      # fn(grad_inputs, grad_outputs), after the VJP
-        self.post_accumulate: list = []   # fn(tensor), after AccumulateGrad wrote tensor.grad
+        self.pre = OrderedDict()      # fn(grad_outputs), before the VJP
+        self.post = OrderedDict()     # fn(grad_inputs, grad_outputs), after the VJP
+        self.post_accumulate = OrderedDict()   # fn(tensor), after AccumulateGrad wrote tensor.grad
 
 
 # -- hooks over several tensors -----------------------------------------------------------------

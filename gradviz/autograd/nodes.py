@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import types
 import weakref
+from collections import OrderedDict
 
 import numpy as _numpy
 from numpy import ndarray   # one global load where np.ndarray is two, on the per-op path
@@ -16,7 +17,7 @@ from numpy import ndarray   # one global load where np.ndarray is two, on the pe
 from .. import backend as _backend
 from ..ops.op import Op
 from .anomaly import _anomaly, _forward_stack, _watch
-from .hooks import NodeHooks, RemovableHandle
+from .hooks import NodeHooks, RemovableHandle, add_hook
 from ..tensor import Tensor
 from .saved import _SAVED_FOR, FREED_MESSAGE, SavedTensor, _hook_state
 from .versions import _clock, modified_message
@@ -317,20 +318,14 @@ class Node:
 
     def register_hook(self, fn) -> RemovableHandle:
         """fn(grad_inputs, grad_outputs) runs after this node's VJP; may return new grad_inputs."""
-        hooks = self._hooks().post
-        hooks.append(fn)
-        return RemovableHandle(hooks, fn)
+        return add_hook(self._hooks().post, fn)
 
     def register_prehook(self, fn) -> RemovableHandle:
         """fn(grad_outputs) runs before this node's VJP; may return new grad_outputs."""
-        hooks = self._hooks().pre
-        hooks.append(fn)
-        return RemovableHandle(hooks, fn)
+        return add_hook(self._hooks().pre, fn)
 
     def _add_tensor_hook(self, nr: int, fn) -> RemovableHandle:
-        hooks = self._hooks().tensor.setdefault(nr, [])
-        hooks.append(fn)
-        return RemovableHandle(hooks, fn)
+        return add_hook(self._hooks().tensor.setdefault(nr, OrderedDict()), fn)
 
     def _retain(self, nr: int, tensor) -> None:
         self._hooks().retains[nr] = weakref.ref(tensor)

@@ -11,8 +11,8 @@ from ..autograd.apply import apply
 from ..ops.core import namespace
 from ..dtypes import C_TYPE
 from ..tensor import Tensor
-from ..ops.attention import ADD_SCALAR, GROUP_NORM, SAFE_SOFTMAX, SDPA
-from .pointwise import mul_scalar
+from ..ops.attention import GROUP_NORM, SAFE_SOFTMAX, SDPA
+from .pointwise import add_scalar, mul_scalar
 from .nnops import _affine, dropout
 from .linalg import matmul
 
@@ -30,10 +30,6 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
                                f"but got {name} of shape {list(t.shape)} and input of shape {list(input.shape)}")
     w, b = _affine(input, weight, bias)
     return apply(GROUP_NORM, (input, w, b), (int(num_groups), eps))
-
-
-def add_scalar(input, other):
-    return apply(ADD_SCALAR, (input,), (other,))
 
 
 @functools.lru_cache(maxsize=16)

@@ -17,7 +17,7 @@ from ..autograd.apply import apply
 from ..ops.core import broadcast_shape, scatter_key, write
 from ..ops.op import Op
 from ..ops.reduce import normalize_dims
-from .shape import expand, reshape, unsqueeze
+from .shape import clone, expand, flatten, reshape, unsqueeze
 from ..tensor import Tensor
 from ..ops.index import (ALIAS, COPY_SLICES, DIAGONAL_SCATTER_SRC, GATHER, INDEX, INDEX_ADD, INDEX_FILL,
                          INDEX_COPY, INDEX_FILL_TENSOR, INDEX_PUT, INDEX_PUT_ACC, INDEX_SELECT, MASKED_SCATTER, MASKED_SELECT, PACK_PADDED_SEQUENCE,
@@ -766,7 +766,8 @@ def values_indices(name: str, values, index):
 @public(method=True)
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     """Each slice along dim repeated repeats[i] times: an index_select with the repeated indices
-    (with no repeats, input holds the counts and the result is those indices)."""
+    (with no repeats, input holds the counts and the result is those indices; a number of repeats
+    is _repeat_each's)."""
     if repeats is None:   # torch.repeat_interleave(counts)
         counts = input._data
         if counts.ndim != 1 or counts.dtype.kind not in "iu":
@@ -774,6 +775,8 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         if (counts < 0).any():
             raise RuntimeError("repeats can not be negative")
         return Tensor._make(np.repeat(np.arange(len(counts)), counts))
+    if not isinstance(repeats, Tensor):
+        return _repeat_each(input, int(repeats), dim, output_size)
     if dim is None:
         input, d = reshape(input, -1), 0
     else:
@@ -792,6 +795,23 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     if output_size is not None and len(index) != output_size:
         raise RuntimeError("allocated size does not match required size")
     return index_select(input, d, Tensor._make(backend.to_device(index, input.device)))
+
+
+def _repeat_each(input, repeats: int, dim, output_size):
+    """Every slice along dim repeated `repeats` times, as torch's int overload records it: a new axis
+    after dim, expanded, cloned contiguous and flattened into dim (no index on the host)."""
+    if dim is None:
+        input, d = flatten(input), 0
+    else:
+        (d,) = normalize_dims(dim, input.ndim)
+    if repeats < 0:
+        raise RuntimeError("Repeats must be non-negative")
+    x = unsqueeze(input, d + 1)
+    x = expand(x, *x.shape[:d + 1], repeats, *x.shape[d + 2:])
+    if output_size is not None and output_size != x.shape[d] * repeats:
+        raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {x.shape[d] * repeats} but got "
+                           f"{output_size}")
+    return flatten(clone(x, contiguous=True), d, d + 1)
 
 
 @public(method=True)

@@ -996,25 +996,66 @@ def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
 
 
 def multi_dot(tensors):
+    """The chain product in torch's order: two by mm, three by the cheaper of (AB)C and A(BC), more by
+    the dynamic program of the cheapest parenthesization; viewed to the output's shape (1-D ends dropped)."""
     tensors = list(tensors)
     if len(tensors) < 2:
         raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
-    first, last = tensors[0].ndim == 1, tensors[-1].ndim == 1
-    if first:
+    out_shape = []
+    if tensors[0].ndim == 1:
         tensors[0] = unsqueeze(tensors[0], 0)
-    if last:
+    elif tensors[0].ndim == 2:
+        out_shape.append(tensors[0].shape[0])
+    if tensors[-1].ndim == 1:
         tensors[-1] = unsqueeze(tensors[-1], -1)
+    elif tensors[-1].ndim == 2:
+        out_shape.append(tensors[-1].shape[1])
     for i, t in enumerate(tensors):
         if t.ndim != 2:
             raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.ndim}D")
-    out = tensors[0]
-    for t in tensors[1:]:
-        out = mm(out, t)
-    if first:
-        out = squeeze(out, 0)
-    if last:
-        out = squeeze(out, -1)
-    return out
+    if len(tensors) == 3:
+        a, b, c, d = tensors[0].shape[0], tensors[1].shape[0], tensors[2].shape[0], tensors[2].shape[1]
+        if a * c * (b + d) > b * d * (a + c):
+            return view(mm(tensors[0], mm(tensors[1], tensors[2])), *out_shape)
+        return view(mm(mm(tensors[0], tensors[1]), tensors[2]), *out_shape)
+    return view(_chain(tensors, _chain_order(tensors), 0, len(tensors) - 1), *out_shape)
+
+
+@public(out=True)
+def chain_matmul(*matrices):
+    """torch.chain_matmul (deprecated in torch for torch.linalg.multi_dot): one matrix is cloned."""
+    warn_once("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+              "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than multiple "
+              "parameters.")
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    for m in matrices:
+        if m.ndim != 2:
+            raise RuntimeError(f"Tensor dimension is {m.ndim}, expected 2 instead.")
+    return matrices[0].clone() if len(matrices) == 1 else multi_dot(matrices)
+
+
+def _chain_order(tensors) -> list:
+    """split[i][j]: where the cheapest product of tensors i..j splits (torch's matrix_chain_order)."""
+    n = len(tensors)
+    p = [t.shape[0] for t in tensors] + [tensors[-1].shape[1]]
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for span in range(1, n):
+        for i in range(n - span):
+            j = i + span
+            cost[i][j] = None
+            for k in range(i, j):
+                q = cost[i][k] + cost[k + 1][j] + p[i] * p[k + 1] * p[j + 1]
+                if cost[i][j] is None or q < cost[i][j]:
+                    cost[i][j], split[i][j] = q, k
+    return split
+
+
+def _chain(tensors, split, i, j):
+    if i == j:
+        return tensors[i]
+    return mm(_chain(tensors, split, i, split[i][j]), _chain(tensors, split, split[i][j] + 1, j))
 
 
 def vecdot(x, y, *, dim=-1):
@@ -1023,20 +1064,30 @@ def vecdot(x, y, *, dim=-1):
 
 @public(method=True)
 def matrix_power(A, n):
+    """A to the n by torch's steps: n = 0 the identity copied into a clone of A, n = 1 a clone (never A
+    itself), n = −1 the inverse, 2 and 3 by matmul, others by the bits of |n| from the lowest."""
     if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
         raise RuntimeError("linalg.matrix_power: A must be batches of square matrices, but they are "
                            f"{A.shape[-2] if A.ndim > 1 else 1} by {A.shape[-1] if A.ndim else 1} matrices")
-    if n == 0:   # the identity, with a zero gradient
-        return A * 0 + diag_embed(diagonal(A, 0, -2, -1) * 0 + 1)
-    z = inv(A) if n < 0 else A
+    if n == 0:   # the identity, in A's graph with a zero gradient (CopyBackwards)
+        eye = diag_embed(diagonal(A, 0, -2, -1).detach() * 0 + 1)
+        return A.clone().copy_(eye)
+    if n == 1:
+        return A.clone()
+    if n == -1:
+        return inv(A)
+    a = inv(A) if n < 0 else A
     n = abs(n)
-    result = None
+    if n == 2:
+        return matmul(a, a)
+    if n == 3:
+        return matmul(matmul(a, a), a)
+    z = result = None
     while n:
-        if n & 1:
+        bit, n = n & 1, n >> 1
+        z = a if z is None else matmul(z, z)
+        if bit:
             result = z if result is None else matmul(result, z)
-        n >>= 1
-        if n:
-            z = matmul(z, z)
     return result
 
 

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 
 from .._args import argument_error, invalid_arguments, is_tensor, type_name
-from ..creation import tensor as _tensor, zeros as _zeros
+from ..creation import full_like, tensor as _tensor, zeros as _zeros, zeros_like
 from ..dtypes import SCALAR_TYPE, floating_kernel, from_numpy_dtype, result_type
 from ..ops.core import broadcast_error
 from ..autograd.apply import _grad_state, apply
@@ -17,7 +17,7 @@ from ..ops.loss import (BCE_WITH_LOGITS, BINARY_CROSS_ENTROPY, CTC_LOSS, HUBER_L
                         MULTILABEL_MARGIN_LOSS, NLL_LOSS, NLL_LOSS2D, SMOOTH_L1_LOSS, SOFT_MARGIN_LOSS, _reduced)
 from .public import public
 from .shape import broadcast_shapes, broadcast_tensors
-from .pointwise import minimum, where
+from .pointwise import add_scalar, minimum, sub_scalar, where
 from .nnops import logsigmoid, pairwise_distance
 
 
@@ -243,14 +243,16 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, r
     if not input1.ndim == input2.ndim == target.ndim:
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
                            f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} ")
-    return _reduced((-target * (input1 - input2) + margin).clamp_min(0), reduction)
+    return _reduced(add_scalar(-target * (input1 - input2), margin).clamp_min(0), reduction)
 
 
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
-    """a where y = 1, max(0, margin − a) where y = −1, as torch composes it."""
+    """a where y = 1, max(0, margin − a) where y = −1, as torch composes it (margin − a as a tensor filled
+    with margin, minus a)."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    zeros = input * 0
-    out = where(target != 1, (margin - input).clamp_min(0), zeros) + where(target != -1, input, zeros)
+    zeros = zeros_like(input)
+    margin_clamp = (full_like(input, margin) - input).clamp_min(0)
+    out = where(target != 1, margin_clamp, zeros) + where(target != -1, input, zeros)
     return _reduced(out, reduction)
 
 
@@ -297,11 +299,12 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
         raise RuntimeError(f"{d}D target tensor expects {d + 1}D input tensors, but found inputs with sizes "
                            f"{list(input1.shape)} and {list(input2.shape)}.")
     prod = (input1 * input2).sum(d)
-    mag1 = (input1 * input1).sum(d) + 1e-12
-    mag2 = (input2 * input2).sum(d) + 1e-12
+    mag1 = add_scalar((input1 * input1).sum(d), 1e-12)
+    mag2 = add_scalar((input2 * input2).sum(d), 1e-12)
     cos = prod / (mag1 * mag2).sqrt()
-    zeros = cos * 0
-    out = where(target == 1, 1 - cos, zeros) + where(target == -1, (cos - margin).clamp_min(0), zeros)
+    zeros = zeros_like(cos)
+    pos = full_like(cos, 1) - cos   # torch's C++ 1 - cos: a tensor filled with 1, minus cos
+    out = where(target == 1, pos, zeros) + where(target == -1, sub_scalar(cos, margin).clamp_min(0), zeros)
     return _reduced(out, reduction)
 
 
@@ -318,7 +321,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
         d_neg = minimum(d_neg, pairwise_distance(positive, negative, p, eps))
-    return _reduced((d_pos - d_neg + margin).clamp_min(0), reduction)
+    return _reduced((add_scalar(d_pos, margin) - d_neg).clamp_min(0), reduction)
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):

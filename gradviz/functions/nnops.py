@@ -18,7 +18,7 @@ from ..ops.nnops import (BATCH_NORM, CELU, CELU_RESULT, CONSTANT_PAD, ELU, ELU_R
                          SOFTSHRINK, THRESHOLD, THRESHOLD_INPLACE, TRILINEAR)
 from .index import _in_range
 from ..ops.reparam import WEIGHT_NORM
-from .pointwise import _recorded_as
+from .pointwise import _recorded_as, add_scalar
 from ..ops.core import namespace
 from ..tensor import Tensor
 from ..creation import _like, zeros
@@ -209,7 +209,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 @public   # torch.pairwise_distance too: the same signature
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
-    d = x1 - x2 + eps
+    d = add_scalar(x1 - x2, eps)   # torch's C++ adds eps as a Scalar (AddBackward1)
     return apply(NORM_DIM, (d,), (float(p),) + _dims_keep(d, -1, keepdim))
 
 

@@ -17,7 +17,7 @@ from ..creation import tensor, zeros_like
 from .index import nonzero
 from ..ops.pointwise import (ABS, ACOS, ACOSH, ADD, ADDCDIV, ADDCMUL, ADD_ALPHA, ASIN, ATAN, ATAN2, BITWISE_NOT, FREXP, GCD, LCM,
                              CEIL, CLAMP, CLAMP_MAX, CLAMP_MAX_TENSOR, CLAMP_MIN, CLAMP_MIN_TENSOR, CLAMP_TENSOR,
-                             COMPARE, COPYSIGN, COPYSIGN_SCALAR, COS, COSH, DIV, DIV_ROUNDED, DIV_SCALAR, ERF, EXP,
+                             ADD_SCALAR, COMPARE, COPYSIGN, COPYSIGN_SCALAR, COS, COSH, DIV, DIV_ROUNDED, DIV_SCALAR, ERF, EXP,
                              EXP2, EXPM1, FLOOR, FLOOR_DIVIDE, FLOOR_DIVIDE_SCALAR, FMAX, FMIN, FMOD, FMOD_SCALAR,
                              FRAC, GELU, GELU_TANH, HEAVISIDE, HYPOT, ISFINITE, ISINF, ISNAN, ISNEGINF, ISPOSINF,
                              LDEXP, LEAKY_RELU, LEAKY_RELU_BACKWARD, LEAKY_RELU_RESULT, LERP, LERP_TENSOR, LOG, LOG10,
@@ -26,7 +26,7 @@ from ..ops.pointwise import (ABS, ACOS, ACOSH, ADD, ADDCDIV, ADDCMUL, ADD_ALPHA,
                              MUL, MUL_SCALAR, MVLGAMMA, NAN_TO_NUM, NEG, NOT, POLYGAMMA, POW, POW_SCALAR, RECIPROCAL,
                              RELU, REMAINDER, REMAINDER_SCALAR, ROUND, ROUND_DECIMALS, RPOW_SCALAR, RSQRT, RSUB,
                              RSUB_SCALAR, SGN, SIGMOID, SIGMOID_BACKWARD, SIGN, SIN, SINH, SOFTPLUS, SQRT, SUB,
-                             SUB_ALPHA, TAN, TANH, TANH_BACKWARD, THRESHOLD_BACKWARD, TRUNC, WHERE, XLOGY,
+                             SUB_ALPHA, SUB_SCALAR, TAN, TANH, TANH_BACKWARD, THRESHOLD_BACKWARD, TRUNC, WHERE, XLOGY,
                              XLOGY_SCALAR_OTHER, XLOGY_SCALAR_SELF)
 from .public import public
 
@@ -509,16 +509,31 @@ _recorded_as(POW_SCALAR, lambda g, c, a, p: _zeros_like(g) if p == 0 else g * (a
 
 def _zeros_like(g):
     return zeros_like(g)
+
+
+def _scalar_op(op: Op, input, other):
+    """input ∘ other for a Python number, as torch's C++ compositions record it (the Scalar overloads:
+    AddBackward1, SubBackward1, MulBackward1, DivBackward1), promoted as torch promotes (an integer
+    tensor and a float give the default float dtype)."""
+    kind = input._data.dtype.kind
+    dtype = None if kind in "fc" else result_type((input._data,), (other,))
+    return apply(op, (input,), (other,), None if dtype == input._data.dtype else dtype)
+
+
 def mul_scalar(input, other):
-    """input · other for a Python number, recorded as torch's C++ compositions record it (MulBackward1)."""
-    return apply(MUL_SCALAR, (input,), (other,))
+    return _scalar_op(MUL_SCALAR, input, other)
 
 
 def div_scalar(input, other):
-    """input / other for a Python number, as torch's C++ compositions record it (DivBackward1)."""
-    return apply(DIV_SCALAR, (input,), (other,))
+    return _scalar_op(DIV_SCALAR, input, other)
 
 
+def add_scalar(input, other):
+    return _scalar_op(ADD_SCALAR, input, other)
+
+
+def sub_scalar(input, other):
+    return _scalar_op(SUB_SCALAR, input, other)
 
 
 acosh = arccosh = public('acosh', 'arccosh', method=True)(_make_unary(ACOSH, floating=True))

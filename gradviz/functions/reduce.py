@@ -14,8 +14,8 @@ from ..ops.op import Op
 from ..ops.stdsort import nth_element, std_sort
 from ..autograd.grad_mode import is_grad_enabled
 from ..dtypes import SCALAR_TYPE, as_np, floating_kernel, get_default_dtype
-from .index import entries_along, narrow, values_indices
-from .pointwise import isnan, logical_not, logical_xor, maximum, minimum, sub
+from .index import entries_along, narrow, select, values_indices
+from .pointwise import div_scalar, isnan, logical_not, logical_xor, maximum, minimum, mul_scalar, sub
 from .shape import cat, reshape
 from ..tensor import Tensor
 from ..ops.reduce import (AMAX, AMIN, AMINMAX, CUMMAX, CUMMIN, CUMPROD, CUMSUM, DIST, KTHVALUE, LOGCUMSUMEXP,
@@ -601,31 +601,40 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     return values_indices("kthvalue", values, index if keepdim else index.squeeze(d))
 
 
-def _trapezoid_parts(y, x, dx, dim, name):
-    """(d, left + right, spacing) for the trapezoid rule along d; spacing a Tensor or a number."""
+def _trapezoid_spacing(y, x, dx, dim, name):
+    """(d, spacing) for the trapezoid rule along d: a number, or a Tensor of the steps of x."""
     (d,) = normalize_dims(dim, y.ndim)
     n = y.shape[d]
     if x is not None and dx is not None:
         raise RuntimeError(f"{name}: received both x and dx, but only one may be passed")
-    k = n - 1 if n else 0   # (max and min are this module's reductions)
-    left, right = narrow(y, d, 0, k), narrow(y, d, 1 if n else 0, k)
     if x is None or not isinstance(x, Tensor):
-        return d, left + right, (1.0 if dx is None else dx) if x is None else x
+        return d, (1.0 if dx is None else dx) if x is None else x
     if x.ndim == 1:
         if x.shape[0] != n:
             raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
         x = reshape(x, *[n if i == d else 1 for i in range(y.ndim)])
     m = x.shape[d] - 1 if x.shape[d] else 0
-    return d, left + right, narrow(x, d, 1 if m else 0, m) - narrow(x, d, 0, m)
+    return d, narrow(x, d, 1 if m else 0, m) - narrow(x, d, 0, m)
+
+
+def _pair_sums(y, d):
+    """yᵢ + yᵢ₊₁ along d."""
+    n = y.shape[d]
+    k = n - 1 if n else 0   # (max and min are this module's reductions)
+    return narrow(y, d, 0, k) + narrow(y, d, 1 if n else 0, k)
 
 
 @public
 def trapezoid(y, x=None, *, dx=None, dim=-1):
-    """∫ y by the trapezoid rule along dim: Σ spacing ⊙ (yᵢ + yᵢ₊₁) / 2."""
-    d, pairs, spacing = _trapezoid_parts(y, x, dx, dim, "trapezoid")
+    """∫ y by the trapezoid rule along dim, as torch's kernel writes it: with a spacing of dx,
+    (Σ y − (y₀ + yₙ) · ½) · dx; with the steps of x, Σ (yᵢ + yᵢ₊₁) ⊙ Δx / 2; zeros along an empty dim."""
+    d, spacing = _trapezoid_spacing(y, x, dx, dim, "trapezoid")
     if isinstance(spacing, Tensor):
-        return sum(spacing * pairs, d) / 2.0
-    return sum(pairs, d) * (spacing / 2.0)
+        return div_scalar(sum(_pair_sums(y, d) * spacing, d), 2.0)
+    if y.shape[d] == 0:
+        return Tensor._make(backend.namespace_of(y._data).zeros(y.shape[:d] + y.shape[d + 1:], y._data.dtype))
+    ends = select(y, d, 0) + select(y, d, -1)
+    return mul_scalar(sum(y, d) - mul_scalar(ends, 0.5), spacing)
 
 
 @public
@@ -635,7 +644,8 @@ def trapz(y, x=None, *, dx=None, dim=-1):
 
 @public
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
-    d, pairs, spacing = _trapezoid_parts(y, x, dx, dim, "cumulative_trapezoid")
+    d, spacing = _trapezoid_spacing(y, x, dx, dim, "cumulative_trapezoid")
+    pairs = _pair_sums(y, d)
     if isinstance(spacing, Tensor):
         return cumsum(spacing * pairs, d) / 2.0
     return cumsum(pairs * (spacing / 2.0), d)

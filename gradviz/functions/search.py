@@ -7,25 +7,30 @@ lands where it lands there) and return indices only. quantile is composed as tor
 sort, a gather of the values below (and above) each rank and a lerp between them, then in-place
 squeezes, so its graph (SqueezeBackward4, LerpBackward1, GatherBackward0, SortBackward0) and its
 gradient, ties included, are torch's. combinations is torch's meshgrid, masked_select and stack.
-isin asks which elements are among the test elements (a bool tensor, no grad)."""
+isin asks which elements are among the test elements (a bool tensor, no grad). unravel_index turns
+flat indices into coordinates, as torch.functional computes them (floor_divide, then %)."""
 from __future__ import annotations
 
+import itertools
 import numbers
+import operator
 import warnings
+from collections.abc import Sequence
 
 import numpy as np
 
 from .. import backend
 from .._args import check_tensor, invalid_arguments, is_number, type_name
 from ..autograd.apply import apply
-from ..dtypes import SCALAR_TYPE, result_type
+from ..dtypes import SCALAR_TYPE, Size, int64, result_type
 from ..autograd.grad_mode import is_grad_enabled
 from ..ops.reduce import normalize_dims
 from ..ops.search import UNIQUE, UNIQUE_CONSECUTIVE, UNIQUE_DIM
 from ..tensor import Tensor
+from ..creation import tensor as _tensor
 from .index import gather, masked_select, nonzero, sort
-from .pointwise import lerp, masked_fill, mul, mul_scalar, sub
-from .shape import expand, flatten, meshgrid, stack, transpose, unsqueeze, view
+from .pointwise import floor_divide, lerp, masked_fill, mul, mul_scalar, remainder, sub
+from .shape import expand, flatten, meshgrid, stack, transpose, unbind, unsqueeze, view
 from .public import public
 
 
@@ -448,3 +453,27 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     b = test_elements._data if tensors[1] else np.asarray(test_elements)
     xp = backend.namespace_of(a if tensors[0] else b)
     return Tensor._make(xp.isin(a, b, assume_unique=assume_unique, invert=invert))
+
+
+@public
+def unravel_index(indices, shape):
+    """The coordinates in `shape` of flat indices: one tensor per dimension, each of indices' shape."""
+    if not isinstance(indices, Tensor):
+        raise AttributeError(f"'{type(indices).__name__}' object has no attribute 'is_complex'")
+    if indices.is_floating_point() or indices.dtype.name == "bool":
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    if not isinstance(shape, (int, Sequence)) or isinstance(shape, (str, bytes)):
+        raise TypeError(f"expected 'shape' to be int or sequence of ints, but got {type(shape)}")
+    if isinstance(shape, int):
+        shape = Size([shape])
+    else:
+        for dim in shape:
+            if not isinstance(dim, int):
+                raise TypeError(f"expected 'shape' sequence to only contain ints, but got {type(dim)}")
+        shape = Size(shape)
+    if not all(dim >= 0 for dim in shape):
+        raise ValueError(f"'shape' cannot have negative values, but got {tuple(shape)}")
+    coefs = list(reversed(list(itertools.accumulate(reversed(tuple(shape[1:]) + (1,)), func=operator.mul))))
+    steps = _tensor(coefs, dtype=int64, device=indices.device)
+    sizes = _tensor(list(shape), dtype=int64, device=indices.device)
+    return unbind(remainder(floor_divide(unsqueeze(indices, -1), steps), sizes), -1)

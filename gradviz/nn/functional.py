@@ -25,7 +25,8 @@ from ..functions.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive
                               adaptive_max_pool3d,
                               avg_pool1d, avg_pool2d, avg_pool3d, fold, interpolate, max_pool1d, max_pool2d,
                               max_pool3d, pixel_shuffle, pixel_unshuffle, unfold)
-from ..functions.pointwise import div_scalar, mul_scalar
+from ..functions.pointwise import div as _div, div_scalar, mul_scalar, xlogy as _xlogy
+from ..autograd.grad_mode import no_grad as _no_grad
 from ..functions.pointwise import gelu, sigmoid, softplus, tanh  # noqa: F401
 from ..functions.pointwise import leaky_relu as _leaky_relu, leaky_relu_ as _leaky_relu_, relu as _relu, relu_  # noqa: F401
 from ..functions import reduce as _reduce
@@ -165,7 +166,11 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
-    return input / _norm(input, p, dim, keepdim=True).clamp(min=eps).expand_as(input)
+    """input / max(‖input‖_p, eps) along dim, recorded as torch's Python writes it (clamp_min, expand_as)."""
+    norm = _norm(input, p, dim, keepdim=True)
+    if out is None:
+        return input / norm.clamp_min(eps).expand_as(input)
+    return _div(input, norm.clamp_min_(eps).expand_as(input), out=out)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
@@ -177,7 +182,8 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
-    """Pointwise target ⊙ (log target − input), with 0 where target is 0 (the limit of t log t)."""
+    """Pointwise target ⊙ (log target − input), with 0 where target is 0 (the limit of t log t), as torch's
+    kernel writes it: xlogy(target, target) − target ⊙ input."""
     if reduction == "mean" and size_average is None and reduce is None:   # as torch: not for the legacy pair
         _warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
               "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
@@ -186,9 +192,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         reduction = _legacy_reduction(size_average, reduce, reduction)
     if log_target:
         losses = target.exp() * (target - input)
-    else:
-        safe = _where(target > 0, target, 1)
-        losses = _where(target > 0, target * safe.log(), 0) - target * input
+    else:   # as torch: xlogy(t, t) is 0 where t is 0 (its gradient in t there is nan, as torch's)
+        losses = _xlogy(target, target) - target * input
     if reduction == "batchmean":
         return losses.sum() / (input.shape[0] if input.ndim else 1)
     return _reduced(losses, reduction)
@@ -209,9 +214,15 @@ def gumbel_softmax(logits, tau: float = 1, hard: bool = False, eps: float = 1e-1
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """Σ (x1 / max(‖x1‖, eps)) (x2 / max(‖x2‖, eps)) along dim, as torch's kernel records it: the
+    norms are cloned and clamped in place with no grad, so the gradient flows through the norms
+    even where eps bounds them (the graph shows CloneBackward0 and no clamp)."""
     x1, x2 = _broadcast_tensors(x1, x2)   # as PyTorch: broadcast first, then norms along dim
-    n1 = _norm(x1, 2, dim, keepdim=True).clamp(min=eps)
-    n2 = _norm(x2, 2, dim, keepdim=True).clamp(min=eps)
+    n1 = _norm(x1, 2, dim, keepdim=True).clone()
+    n2 = _norm(x2, 2, dim, keepdim=True).clone()
+    with _no_grad():
+        n1.clamp_min_(eps)
+        n2.clamp_min_(eps)
     return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 

@@ -10,9 +10,9 @@ import warnings
 import numpy as np
 
 from ..functions import loss as _loss, nnops
-from ..functions.attention import add_scalar, scaled_dot_product_attention
+from ..functions.attention import scaled_dot_product_attention
 from ..functions.linalg import linear
-from ..functions.pointwise import minimum, relu, sigmoid, sign, tanh
+from ..functions.pointwise import add_scalar, minimum, relu, sigmoid, sign, tanh
 from ..functions import pool as nnpool
 from ..functions.pool import padding_mode
 from ..functions.reduce import softmax

@@ -12,15 +12,13 @@ Hooks registered for every module (register_module_*_hook) live in this module's
 from __future__ import annotations
 
 import functools
-import itertools
 from collections import OrderedDict
 
 from .._warn import warn
 from ..autograd.function import Function
+from ..autograd.hooks import RemovableHandle  # noqa: F401  (the one handle; module.py takes it from here)
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
-
-_handle_ids = itertools.count()
 
 # torch.nn.modules.module's global hook tables: id -> (hook, flags), run before each module's own
 global_forward_pre_hooks: dict = OrderedDict()
@@ -28,28 +26,6 @@ global_forward_hooks: dict = OrderedDict()
 global_backward_hooks: dict = OrderedDict()
 global_backward_pre_hooks: dict = OrderedDict()
 global_full_backward = [None]   # True/False once a global full/non-full backward hook is registered
-
-
-class RemovableHandle:
-    """Returned by register_*_hook: .remove() (or leaving a with block) unregisters the hook."""
-
-    def __init__(self, hooks: dict, *, extra_dict=None):
-        self.hooks_dict_ref = hooks
-        self.id = next(_handle_ids)
-        # the tables of a hook's flags (torch's _forward_hooks_with_kwargs, ...), emptied with it
-        self.extra_dict_ref = tuple(extra_dict) if isinstance(extra_dict, (list, tuple)) else \
-            (() if extra_dict is None else (extra_dict,))
-
-    def remove(self) -> None:
-        self.hooks_dict_ref.pop(self.id, None)
-        for extra in self.extra_dict_ref:
-            extra.pop(self.id, None)
-
-    def __enter__(self) -> "RemovableHandle":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.remove()
 
 
 class BackwardHookFunction(Function):

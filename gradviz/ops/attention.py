@@ -71,9 +71,7 @@ GROUP_NORM = Op("group_norm", "NativeGroupNormBackward0",
                            r"\textstyle\sum_{\text{batch, positions}} \bar{g}"), out_symbol="y")
 
 
-# -- what PyTorch's C++ compositions record: a tensor and a Scalar, a softmax safe on masked rows ----
-ADD_SCALAR = Op("add", "AddBackward1", r"$c = $0 + $other",
-                lambda xp, a, s: a + s, vjp=(lambda xp, g, c, a, s: g,), params=("other",), vjp_latex=(r"\bar{g}",))
+# -- what PyTorch's C++ compositions record: a softmax safe on masked rows ---------------------------
 
 
 def _safe_softmax(xp, a, dim):

@@ -536,6 +536,11 @@ ISFINITE = _nograd("isfinite", r"$c = [|$0| < \infty]", lambda xp, a: xp.isfinit
 # shows TanhBackwardBackward0. These ops are those first derivatives, with their own VJPs.
 MUL_SCALAR = Op("mul", "MulBackward1", r"$c = $0 \cdot $other",
                 lambda xp, a, s: a * s, vjp=(lambda xp, g, c, a, s: g * s,), params=("other",), vjp_latex=(r"$other\, \bar{g}",), jvp="linear")
+# ... and add or subtract one (AddBackward1, SubBackward1), as rms_norm's + eps and the losses' + margin do
+ADD_SCALAR = Op("add", "AddBackward1", r"$c = $0 + $other",
+                lambda xp, a, s: a + s, vjp=(lambda xp, g, c, a, s: g,), params=("other",), vjp_latex=(r"\bar{g}",))
+SUB_SCALAR = Op("sub", "SubBackward1", r"$c = $0 - $other",
+                lambda xp, a, s: a - s, vjp=(lambda xp, g, c, a, s: g,), params=("other",), vjp_latex=(r"\bar{g}",))
 # ... and divide by one (DivBackward1), as cross_entropy's mean over class probabilities does
 DIV_SCALAR = Op("div", "DivBackward1", r"$c = \frac{$0}{$other}", quiet(lambda xp, a, s: a / s),
                 vjp=(quiet(lambda xp, g, c, a, s: g / s),), params=("other",), vjp_latex=(r"\frac{\bar{g}}{$other}",), jvp="linear")

@@ -1,2 +1,2 @@
-"""gradviz.utils: helpers named as torch.utils (data loading, activation checkpointing)."""
-from . import checkpoint, data  # noqa: F401
+"""gradviz.utils: helpers named as torch.utils (data loading, activation checkpointing, hook handles)."""
+from . import checkpoint, data, hooks  # noqa: F401

@@ -105,3 +105,65 @@ def test_a_post_accumulate_grad_hook_must_return_none_as_in_torch():
     (g * 3).sum().backward()
     print(g.grad)
     """)
+
+
+def test_every_hook_returns_the_one_removable_handle_of_utils_hooks():
+    """A tensor's, a node's, a module's and a post-accumulate hook all return torch.utils.hooks'
+    RemovableHandle (a notebook cell ending in register_forward_hook(...) shows it), each with its
+    own id, and it works as a context manager."""
+    text = same_output("""
+        RemovableHandle = torch.utils.hooks.RemovableHandle
+        x = torch.ones(2, requires_grad=True)
+        y = x * 2
+        m = torch.nn.Linear(2, 1)
+        handles = [x.register_hook(lambda g: g), y.register_hook(lambda g: g),
+                   y.grad_fn.register_hook(lambda gi, go: None), y.grad_fn.register_prehook(lambda go: None),
+                   x.register_post_accumulate_grad_hook(lambda t: None), m.register_forward_hook(lambda *a: None),
+                   m.register_full_backward_hook(lambda *a: None)]
+        print({type(h) for h in handles} == {RemovableHandle}, type(handles[0]).__module__.split(".", 1)[1])
+        print(len({h.id for h in handles}), [b.id - a.id > 0 for a, b in zip(handles, handles[1:])])
+        with m.register_forward_pre_hook(lambda mod, args: print("pre")):
+            m(x)
+        m(x)
+        print(type(handles[0].hooks_dict_ref()).__name__)
+    """)
+    assert text.startswith("True utils.hooks\n7 ")
+    assert repr(gradviz.ones(1, requires_grad=True).register_hook(lambda g: g)).startswith(
+        "<gradviz.utils.hooks.RemovableHandle object at")
+
+
+def test_removing_a_hook_removes_its_own_registration_of_a_function_registered_twice():
+    """Hooks f, g, f: removing the third handle leaves f then g (torch keys a hook by its handle),
+    not g then f."""
+    text = same_output("""
+        double, plus_one = (lambda g: g * 2), (lambda g: g + 1)
+        for remove in (0, 2):
+            x = torch.tensor([1.0], requires_grad=True)
+            y = x * 1
+            handles = [y.register_hook(double), y.register_hook(plus_one), y.register_hook(double)]
+            handles[remove].remove()
+            handles[remove].remove()   # a second remove does nothing
+            y.backward()
+            print(remove, x.grad)
+    """)
+    assert text == "0 tensor([4.])\n2 tensor([3.])\n"
+
+
+def _say_hook(module, args, output):
+    print("hook")
+
+
+def test_a_module_with_a_hook_deep_copies_and_pickles_with_its_handle():
+    """A handle pickles and deep-copies with the table it removes from (torch's __getstate__): the copy's
+    handle removes the copy's hook only."""
+    import copy
+    import pickle
+    for t in (real_torch, gradviz):
+        m = t.nn.Linear(2, 1)
+        h = m.register_forward_hook(_say_hook)
+        m2, h2 = copy.deepcopy((m, h))
+        m3, h3 = pickle.loads(pickle.dumps((m, h)))
+        h2.remove()
+        h3.remove()
+        assert not m2._forward_hooks and not m3._forward_hooks and len(m._forward_hooks) == 1
+        assert h3.id == h.id

@@ -49,3 +49,10 @@ def test_makemore_mlp_agrees_before_training_and_drifts_within_torchs_own_variat
     before = ["\n".join(text.splitlines()[:start]) for text in (ours, theirs)]
     assert fidelity.differences(*before) == []
     assert fidelity.differences(ours, theirs, rtol=INHERENT["makemore_mlp"][1]) == []
+
+
+def test_a_dotted_name_under_the_package_reads_as_torchs_and_nothing_else_does():
+    """<class 'gradviz.Tensor'> is torch's <class 'torch.Tensor'>; a class under another path is not."""
+    assert fidelity.differences("<class 'gradviz.Tensor'> gradviz", "<class 'torch.Tensor'> gradviz") == []
+    assert fidelity.differences("<gradviz.nn.hooks.RemovableHandle object at 0x1>",
+                                "<torch.utils.hooks.RemovableHandle object at 0x2>") != []

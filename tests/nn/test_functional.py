@@ -7,6 +7,7 @@ gradients, grad_fn names and running statistics are compared. Also nn.init's sta
 and the containers' parameters and diagram scopes.
 """
 import math
+import textwrap
 import warnings
 
 import numpy as np
@@ -564,3 +565,68 @@ def test_softmax_family_without_dim_warns_naming_the_function_as_torch_does(lib)
         expected = expected / expected.sum(1, keepdims=True)
         expected = np.log(expected) if name == "log_softmax" else expected
         assert np.allclose(out.detach().numpy(), expected, atol=1e-6), call
+
+
+@needs_torch
+def test_normalize_and_cosine_similarity_record_what_torch_records():
+    """F.normalize clamps with clamp_min (ClampMinBackward0) and writes into out=; cosine_similarity
+    clones the norms and clamps them in place with no grad, so a norm below eps still passes its
+    gradient (torch's kernel), and the graph shows CloneBackward0 and no clamp."""
+    source = textwrap.dedent("""
+        F = torch.nn.functional
+        x = torch.tensor([[3e-9, 4e-9], [1.0, 2.0]], dtype=torch.float64, requires_grad=True)
+        y = torch.tensor([[1.0, -1.0], [0.5, 0.5]], dtype=torch.float64, requires_grad=True)
+        c = F.cosine_similarity(x, y)
+        divs = [d for d, _ in c.grad_fn.next_functions[0][0].next_functions]
+        print(c, [[f.name() for f, _ in d.next_functions] for d in divs])
+        c.sum().backward()
+        print(x.grad, y.grad)
+        buf = torch.empty(2, 2, dtype=torch.float64)
+        print(F.normalize(x.detach(), dim=1, out=buf) is buf, buf)
+        n = F.normalize(x, dim=0)
+        print(n.grad_fn.next_functions[1][0].next_functions[0][0].name())
+    """)
+    ours, theirs = gradviz_output(source), torch_output(source)
+    assert ours == theirs
+    assert "CloneBackward0" in ours[0] and "ClampMinBackward0" in ours[0]
+
+
+LOSS_GRAPHS = """
+def tree(fn, seen):
+    if fn is None:
+        return "None"
+    if fn in seen:
+        return fn.name() + "*"
+    seen.add(fn)
+    return fn.name() + "(" + ",".join(tree(f, seen) for f, _ in fn.next_functions) + ")"
+
+torch.manual_seed(0)
+F = torch.nn.functional
+a = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)
+b = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)
+v = torch.randn(3, dtype=torch.float64, requires_grad=True)
+y = torch.tensor([1, -1, 1, -1])
+for loss in (F.pairwise_distance(a, b), F.triplet_margin_loss(a, b, b * 2, margin=0.5),
+             F.triplet_margin_loss(a, b, b * 2, swap=True), F.cosine_embedding_loss(a, b, y, margin=0.2),
+             F.margin_ranking_loss(v, v * 2, torch.tensor([1., -1., 1.], dtype=torch.float64), margin=0.1),
+             F.hinge_embedding_loss(a, y[:, None].expand(4, 3).double(), margin=0.5),
+             F.kl_div(F.log_softmax(a, 1), F.softmax(b, 1), reduction="batchmean")):
+    a.grad = b.grad = v.grad = None
+    loss.sum().backward()
+    print(tree(loss.grad_fn, set()))
+    print(loss, a.grad, b.grad, v.grad)
+t = torch.tensor([0.0, 0.5, 0.5], requires_grad=True)
+F.kl_div(torch.zeros(3), t, reduction="sum").backward()
+print(t.grad)
+"""
+
+
+@needs_torch
+def test_distance_losses_record_what_torch_records():
+    """pairwise_distance, the margin losses and kl_div record torch's own composition: a Python number added
+    or subtracted as a Scalar (AddBackward1, SubBackward1), `margin − a` and `1 − cos` as a filled tensor
+    minus a tensor (SubBackward0), zeros made with zeros_like, kl_div's xlogy (nan in the target's
+    gradient where the target is 0, as torch's) -- with their values and gradients."""
+    ours, theirs = gradviz_output(LOSS_GRAPHS), torch_output(LOSS_GRAPHS)
+    assert ours == theirs
+    assert "AddBackward1" in ours[0] and "SubBackward1" in ours[0] and "XlogyBackward0" in ours[0]

@@ -10,7 +10,7 @@ import pytest
 
 import gradviz
 import gradviz.nn.functional as GF
-from tests.support.parity import needs_torch, real_torch
+from tests.support.parity import needs_torch, real_torch, same_output
 
 # functionals whose signature is torch's but that live outside gradviz.functions (declared nowhere)
 NOT_DECLARED = {"cosine_similarity": "gradviz/nn/functional.py", "rms_norm": "gradviz/nn/functional_layers.py"}
@@ -106,3 +106,22 @@ def test_top_level_functions_are_declared_not_listed():
         assert table[name] is getattr(gradviz.functions, name)
         # torch has no Tensor.conv1d, but has Tensor.prelu and Tensor.hardshrink
         assert hasattr(gradviz.Tensor, name) == (name in ("prelu", "hardshrink"))
+
+
+@needs_torch
+def test_unravel_index_as_torch_functional_computes_it():
+    """The coordinates of an argmax (torch.unravel_index(x.argmax(), x.shape)), out-of-range indices
+    wrapped as torch wraps them, and torch's refusals."""
+    same_output("""
+        x = torch.tensor([[1., 9.], [3., 4.]])
+        print(torch.unravel_index(x.argmax(), x.shape), torch.unravel_index(torch.tensor([4, 1]), (3, 2)))
+        print(torch.unravel_index(torch.tensor(6), (2, 3)), torch.unravel_index(torch.tensor(-1), (2, 3)))
+        print(torch.unravel_index(torch.tensor([[1, 2]]), (2, 3)), torch.unravel_index(torch.tensor(3), 4))
+        print(torch.unravel_index(torch.tensor([1234, 5678]), (10, 10, 10, 10)))
+        for bad in (lambda: torch.unravel_index(torch.tensor(1.5), (2, 3)), lambda: torch.unravel_index(torch.tensor(1), (2, -3)),
+                    lambda: torch.unravel_index(torch.tensor(1), (2, 3.0)), lambda: torch.unravel_index(torch.tensor(1), 2.0)):
+            try:
+                bad()
+            except (TypeError, ValueError) as e:
+                print(type(e).__name__, e)
+    """)

@@ -1134,6 +1134,9 @@ OP_CASES += section("function", ("gradcheck", "parity"), [
     ("topk", lambda t, x: t.topk(x, 2)[0], [V]),
     ("mse_loss", lambda t, x, y: t.nn.functional.mse_loss(x, y), [V, W]),
     ("nll_loss", lambda t, x: t.nn.functional.nll_loss(t.log_softmax(x, 1), t.tensor(LABELS)), [V]),
+    # cos − margin as torch's C++ subtracts a Scalar (SubBackward1), mag + eps as it adds one (AddBackward1)
+    ("cosine_embedding_loss_margin", lambda t, x, y: t.nn.functional.cosine_embedding_loss(
+        x, y, t.tensor([1, -1]), margin=-0.5), [V, W]),
     ("ceil", lambda t, x: t.ceil(x) * x, [V]),
     ("floor", lambda t, x: t.floor(x) * x, [V]),
     ("round", lambda t, x: t.round(x) * x, [V]),

@@ -12,6 +12,8 @@ import warnings
 PROGRAMS = pathlib.Path(__file__).resolve().parent / "programs"
 NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?inf|nan")
 ADDRESS = re.compile(r"0x[0-9a-fA-F]+")   # <torch._C.Generator object at 0x...> differs from run to run
+# a class prints under its package's name: <class 'gradviz.Tensor'> where torch's is <class 'torch.Tensor'>
+PACKAGE = re.compile(r"\bgradviz\.(?=[A-Za-z_])")
 
 
 def program_names() -> list[str]:
@@ -38,11 +40,13 @@ def run(name: str, library: str) -> str:
 
 
 def differences(ours: str, theirs: str, rtol: float = 1e-4, atol: float = 1e-5, noise: float = 0.0) -> list[str]:
-    """The lines that differ in their words, or in a number by more than float32 training drift.
+    """The lines that differ in their words, or in a number by more than float32 training drift
+    (a dotted name under gradviz reads as the same name under torch).
     noise > 0: numbers below it in size are rounding noise on a value that is mathematically 0,
     printed with its own sign and padding, so the words are compared without spaces and signs."""
     found = []
-    a_lines, b_lines = ADDRESS.sub("0x…", ours).splitlines(), ADDRESS.sub("0x…", theirs).splitlines()
+    a_lines = PACKAGE.sub("torch.", ADDRESS.sub("0x…", ours)).splitlines()
+    b_lines = ADDRESS.sub("0x…", theirs).splitlines()
     if len(a_lines) != len(b_lines):
         found.append(f"{len(a_lines)} lines against {len(b_lines)}")
     for k, (a, b) in enumerate(zip(a_lines, b_lines)):

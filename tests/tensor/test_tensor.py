@@ -152,6 +152,8 @@ GRAD_FN_CASES = {
     "FloatTensor": lambda m: m.FloatTensor([[1, 0]]),
     "LongTensor": lambda m: m.LongTensor([1.7]),
     "DoubleTensor": lambda m: m.DoubleTensor([1]),
+    "ByteTensor": lambda m: (m.ByteTensor([1, 2]), isinstance(m.ones(1, dtype=m.uint8), m.ByteTensor)),
+    "HalfTensor_CharTensor_ShortTensor": lambda m: (m.HalfTensor([1.5]), m.HalfTensor(2).shape, m.CharTensor([-1]), m.ShortTensor([3])),
     "Tensor_list": lambda m: m.Tensor([1, 2]),
     "tensor_of_tensors": lambda m: m.tensor([m.tensor(1.0), m.tensor(2.0)]),
     "tensor_mixed": lambda m: m.tensor([1, 2.5]),
@@ -630,6 +632,22 @@ def test_tensor_construction_errors_and_inference_like_torch():
     assert gradviz.tensor([1.5, 2], dtype=int).tolist() == [1, 2]
 
 
+@needs_torch
+def test_numpy_values_in_a_list_count_with_their_dtypes_as_in_torch():
+    """torch.tensor([np.mean(a), 2]) is float64 in torch: a NumPy scalar or array inside a list counts with
+    its own dtype, promoted with the Python numbers beside it."""
+    cases = ["[np.float64(1.5), 2]", "[2, np.float64(1.5)]", "[np.float32(1.5), 2.5]", "[np.float16(1.5)]",
+             "[np.int32(1), 2]", "[np.int32(1), 2.5]", "[np.int8(1), np.int16(2)]", "[np.uint8(3), 4]",
+             "[[np.float64(1)], [2.0]]", "[np.float64(1.5), np.float32(2)]", "[1, 2.0, np.float64(3)]",
+             "[np.float64(1.0), True]", "[np.array([1.5, 2.0])]", "[np.array([1, 2], dtype=np.int32), [3, 4]]"]
+    for case in cases:
+        ours, theirs = gradviz.tensor(eval(case)), real_torch.tensor(eval(case))
+        assert str(ours.dtype) == str(theirs.dtype) and ours.tolist() == theirs.tolist(), case
+    assert gradviz.tensor([np.float64(1.5)], dtype=gradviz.float32).dtype is gradviz.float32
+    assert gradviz.as_tensor([np.float64(1.5)]).dtype is gradviz.float64
+    assert gradviz.Tensor([np.float64(1.5)]).dtype is gradviz.float32
+
+
 def test_size_behaves_like_torch_size():
     s = gradviz.zeros(2, 3, 4).shape
     assert repr(s[1:]) == "torch.Size([3, 4])" and s[-1] == 4
@@ -779,3 +797,15 @@ def test_numpy_ufuncs_on_a_tensor_give_a_tensor_as_torch_does(lib):
                     "matmul": ("Tensor", "float64", [[1.0, -2.0], [3.0, 0.5]])}
     with pytest.raises(RuntimeError, match=r"Can't call numpy\(\) on Tensor that requires grad"):
         np.exp(lib.ones(2, requires_grad=True))
+
+
+def test_a_dtype_pickles_by_name_and_loads_weights_only():
+    import io
+    import pickle
+    for d in (gradviz.bool, gradviz.uint8, gradviz.int64, gradviz.float16, gradviz.float32, gradviz.float64,
+              gradviz.bfloat16):
+        assert pickle.loads(pickle.dumps(d)) is d
+    buffer = io.BytesIO()
+    gradviz.save({"dtype": gradviz.float64, "t": gradviz.ones(2)}, buffer)
+    buffer.seek(0)
+    assert gradviz.load(buffer)["dtype"] is gradviz.float64   # torch's weights-only load takes a dtype too

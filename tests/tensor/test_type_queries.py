@@ -89,3 +89,36 @@ def test_the_legacy_new():
         except TypeError as e:
             print(e)
     """)
+
+
+@needs_torch
+def test_the_kind_queries_code_written_for_torch_asks_read_as_torchs_for_a_dense_real_tensor():
+    """A hand-written optimizer's `if grad.is_sparse: raise ...` and similar checks run unchanged."""
+    same_output("""
+        t = torch.ones(2)
+        print(t.is_sparse, t.is_sparse_csr, t.is_quantized, t.is_meta, t.is_nested, t.is_mkldnn, t.is_mps, t.is_xpu,
+              t.is_xla, t.is_ipu, t.is_vulkan, t.is_mtia, t.is_maia, t.is_conj(), t.is_neg(), t.is_pinned())
+        print(t.conj() is t, t.resolve_conj() is t, t.resolve_neg() is t, t.real is t)
+        try:
+            t.imag
+        except RuntimeError as e:
+            print(e)
+    """)
+
+
+def test_like_functions_take_memory_format_as_torchs_own_adam_passes_it():
+    """torch.zeros_like(p, memory_format=torch.preserve_format), from torch's Adam that courses copy; a random
+    *_like keeps a transposed input's memory order unless contiguous_format is asked for."""
+    same_output("""
+        torch.manual_seed(0)
+        p = torch.ones(2, 3)
+        print(torch.zeros_like(p, memory_format=torch.preserve_format), torch.ones_like(p, memory_format=torch.contiguous_format))
+        print(torch.empty_like(p, memory_format=torch.preserve_format).shape, torch.full_like(p, 2, memory_format=torch.preserve_format))
+        q = torch.zeros(3, 4).t()
+        print(torch.rand_like(q), torch.rand_like(q, memory_format=torch.contiguous_format))
+        print(torch.randn_like(q, memory_format=torch.preserve_format), torch.randint_like(q, 5, memory_format=torch.contiguous_format))
+        try:
+            torch.zeros_like(p, memory_format=torch.channels_last)
+        except RuntimeError as e:
+            print(e)
+    """)
