@@ -33,10 +33,26 @@ def source_for(name: str, library: str) -> str:
 def run(name: str, library: str) -> str:
     """What the program prints (warnings silenced: they go to stderr, which is not compared)."""
     out = io.StringIO()
-    with warnings.catch_warnings(), contextlib.redirect_stdout(out):
+    flags = _torch_flags() if library == "torch" else contextlib.nullcontext()
+    with warnings.catch_warnings(), contextlib.redirect_stdout(out), flags:
         warnings.simplefilter("ignore")
         exec(compile(source_for(name, library), f"<{name}>", "exec"), {"__name__": "__main__"})
     return out.getvalue()
+
+
+@contextlib.contextmanager
+def _torch_flags():
+    """torch's backend flags settable by the program, as in a script of its own, and put back after it:
+    torch's testing package (imported by the OpInfo tests in this process) freezes them, and nanoGPT's
+    train loop sets two (allow_tf32)."""
+    import torch
+    backends = torch.backends
+    saved = backends.cuda.matmul.allow_tf32, backends.cudnn.allow_tf32
+    with getattr(backends, "__allow_nonbracketed_mutation")():
+        try:
+            yield
+        finally:
+            backends.cuda.matmul.allow_tf32, backends.cudnn.allow_tf32 = saved
 
 
 def differences(ours: str, theirs: str, rtol: float = 1e-4, atol: float = 1e-5, noise: float = 0.0) -> list[str]:
