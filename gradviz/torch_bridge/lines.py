@@ -61,7 +61,8 @@ def claim(result, start: int, line_for=learner_line) -> None:
     the sequence number `start` the line `line_for()` says (the learner's line now), and the nodes
     behind them made since then too (what a composite call made that it did not return). An older
     node with no line was made where no watch saw it (a custom autograd.Function's apply, before the
-    watch began): it keeps none, rather than the line of the call that used it. Called after every
+    watch began): it keeps none, rather than the line of the call that used it. A leaf that requires
+    grad among the results keeps the first line that returned it (`leaf_line`). Called after every
     torch call a watch sees: a result with no new node costs little."""
     line, tensor = None, _tensor_class()
     for t in result if type(result) in (tuple, list) else (result,):
