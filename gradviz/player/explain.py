@@ -260,8 +260,8 @@ def _start(builder, step, node, formula: Formula) -> str:
     if builder.trace.implicit_seed:
         return (f"Backward starts here: backward() was called with no gradient on a scalar, so it seeds "
                 f"{dl_out} = 1 (the loss changes one-for-one with itself); ")
-    return (f"Backward starts here with the gradient you passed in (backward()'s gradient, or autograd.grad()'s "
-            f"grad_outputs) as {dl_out}; ")
+    return (f"Backward starts here with the gradient you passed in (backward()'s gradient, or the grad outputs "
+            f"of autograd.grad()) as {dl_out}; ")
 
 
 def _op(builder, step, node) -> str:

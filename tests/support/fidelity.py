@@ -3,6 +3,7 @@ changed), and comparing what the two print line by line, numbers within float32 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import io
 import math
 import pathlib
@@ -33,22 +34,21 @@ def source_for(name: str, library: str) -> str:
 def run(name: str, library: str) -> str:
     """What the program prints (warnings silenced: they go to stderr, which is not compared)."""
     out = io.StringIO()
-    flags = _torch_flags() if library == "torch" else contextlib.nullcontext()
-    with warnings.catch_warnings(), contextlib.redirect_stdout(out), flags:
+    with warnings.catch_warnings(), contextlib.redirect_stdout(out), _backend_flags(library):
         warnings.simplefilter("ignore")
         exec(compile(source_for(name, library), f"<{name}>", "exec"), {"__name__": "__main__"})
     return out.getvalue()
 
 
 @contextlib.contextmanager
-def _torch_flags():
-    """torch's backend flags settable by the program, as in a script of its own, and put back after it:
-    torch's testing package (imported by the OpInfo tests in this process) freezes them, and nanoGPT's
-    train loop sets two (allow_tf32)."""
-    import torch
-    backends = torch.backends
+def _backend_flags(library: str):
+    """The library's backend flags settable by the program, as in a script of its own, and put back after
+    it for the tests that follow (nanoGPT's train loop sets allow_tf32); torch's testing package,
+    imported by the OpInfo tests in this process, freezes torch's, so they are thawed while it runs."""
+    backends = importlib.import_module(f"{library}.backends")
     saved = backends.cuda.matmul.allow_tf32, backends.cudnn.allow_tf32
-    with getattr(backends, "__allow_nonbracketed_mutation")():
+    thawed = getattr(backends, "__allow_nonbracketed_mutation", contextlib.nullcontext)
+    with thawed():
         try:
             yield
         finally:
