@@ -94,16 +94,21 @@ def write_out(name: str, result, out, inputs=()):
     if isinstance(result, tuple):
         if not isinstance(out, (tuple, list)) or len(out) != len(result):
             raise TypeError(f"{name}(): argument 'out' must be tuple of Tensors of length {len(result)}")
-        for r, o in zip(result, out):
+        for r, o in zip(result, out):   # every out checked before any is written
             _check_out(name, r, o, inputs)
         for r, o in zip(result, out):
-            write_out(name, r, o, inputs)
+            _copy_into(r, o)
         if hasattr(result, "_name"):   # torch.return_types.max -> torch.return_types.max_out
             named = type(result)(tuple(out))
             named._name = result._name + "_out"
             return named
         return type(result)(*out) if hasattr(result, "_fields") else tuple(out)
     _check_out(name, result, out, inputs)
+    return _copy_into(result, out)
+
+
+def _copy_into(result, out):
+    """result's values written into the checked out (resized, with torch's warning, where its shape differs)."""
     src, dst = result._data, out._data
     if src.shape != dst.shape:
         if dst.size:
@@ -111,7 +116,7 @@ def write_out(name: str, result, out, inputs=()):
                           f"which does not match the required output shape {list(src.shape)}. This behavior is "
                           "deprecated, and in a future PyTorch release outputs will not be resized unless they have "
                           "zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero "
-                          "elements with t.resize_(0).", UserWarning, stacklevel=3)
+                          "elements with t.resize_(0).", UserWarning, stacklevel=4)
         out._data = src.astype(dst.dtype, copy=True)
     else:
         np.copyto(dst, src, casting="unsafe") if isinstance(dst, np.ndarray) else dst.__setitem__(..., src)
