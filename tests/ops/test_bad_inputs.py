@@ -2810,8 +2810,11 @@ CASES = [
      ('E', 'RuntimeError', 'expected scalar type Float but found Double')),
     ('nn', 'torch.nn.functional.conv_transpose2d(torch.ones(1, 3, 5, 5, dtype=torch.float64), torch.ones(3, 8, 3, 3))',
      ('E', 'RuntimeError', 'expected scalar type Double but found Float')),
+    # which check speaks first depends on the CPU: oneDNN takes float16 convolutions only where the CPU
+    # has float16 instructions (AVX512-FP16 or AMX-FP16), and its own type check then runs first
     ('nn', 'torch.nn.functional.conv_transpose2d(torch.ones(1, 3, 5, 5, dtype=torch.float16), torch.ones(3, 8, 3, 3))',
-     ('E', 'RuntimeError', 'Input type (torch.HalfTensor) and weight type (torch.FloatTensor) should be the same')),
+     ('E', 'RuntimeError', ('Input type (torch.HalfTensor) and weight type (torch.FloatTensor) should be the same',
+                            'expected scalar type Half but found Float'))),
     ('nn', 'torch.nn.functional.cross_entropy(torch.randn(3, 5), torch.nn.functional.one_hot(torch.tensor([0, 1, 2]), 5))',
      ('E', 'RuntimeError', 'Expected floating point type for target with class probabilities, got Long')),
     ('nn', 'torch.nn.functional.cross_entropy(torch.randn(5), torch.ones(5, dtype=torch.long))',
@@ -2891,10 +2894,12 @@ KNOWN = {
 
 
 def ends_as(expected, actual) -> bool:
-    """The same value, or the same error type with PyTorch's key words in the message."""
+    """The same value, or the same error type with PyTorch's key words in the message (one of them,
+    where a tuple gives the words PyTorch says on different CPUs)."""
     if isinstance(expected, tuple) and len(expected) == 3 and expected[0] == "E":
+        words = expected[2] if isinstance(expected[2], tuple) else (expected[2],)
         return (isinstance(actual, tuple) and len(actual) == 3 and actual[0] == "E"
-                and raised_as(expected[1], actual[1]) and expected[2] in actual[2])
+                and raised_as(expected[1], actual[1]) and any(w in actual[2] for w in words))
     return same(expected, actual)
 
 
