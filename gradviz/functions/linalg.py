@@ -348,7 +348,8 @@ def kron(input, other):
 
 def _expand_ellipsis(terms, out, arrow, operands):
     """'...' as letters of its own: each operand's ellipsis covers its dims that no letter names,
-    right-aligned with the others' (they broadcast); without '->' they lead the output."""
+    right-aligned with the others' (they broadcast); without '->' they lead the output. Returns
+    the terms and output so spelled, and the ellipsis's letters."""
     used = set("".join(terms) + out)
     spare = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in used]
     width = 0
@@ -369,15 +370,40 @@ def _expand_ellipsis(terms, out, arrow, operands):
         for c in "".join(expanded):
             counts[c] = counts.get(c, 0) + 1
         out = letters + "".join(sorted(c for c, k in counts.items() if k == 1 and c not in letters))
-    return expanded, out, "->"
+    return expanded, out, "->", letters
+
+
+def _sumproduct_pair(left, right, summed):
+    """(left ⊙ right) summed over the dims `summed` (kept, as size 1), by one bmm, as ATen's
+    sumproduct_pair: both operands have every dim (size 1 where they lack it); the dims in
+    both (lro) are the batch, the dims of one only (lo, ro) the rows and columns, the summed
+    dims the inner size. No dim to sum: a plain broadcast product."""
+    if not summed:
+        return left * right
+    lro, lo, ro = [], [], []
+    for d in range(left.ndim):
+        if d in summed:   # einsum sums a dim here only where both operands have it
+            continue
+        in_left, in_right = left.shape[d] != 1, right.shape[d] != 1
+        (lro if in_left and in_right else lo if in_left else ro).append(d)
+    if lo and ro and ro[-1] < lo[0]:   # right's own dims all before left's: swapped, bmm's rows come first
+        left, right, lo, ro = right, left, ro, lo
+    n_lro, n_lo, n_summed, n_ro = (math.prod(t.shape[d] for d in dims)
+                                   for t, dims in ((left, lro), (left, lo), (left, summed), (right, ro)))
+    order = lro + lo + summed + ro
+    a = reshape(permute(left, order), n_lro, n_lo, n_summed)
+    b = reshape(permute(right, lro + summed + ro + lo), n_lro, n_summed, n_ro)
+    shape = [left.shape[d] for d in lro + lo] + [1] * len(summed) + [right.shape[d] for d in ro]
+    return permute(view(bmm(a, b), *shape), [order.index(d) for d in range(left.ndim)])
 
 
 @public
 def einsum(equation, *operands):
-    """einsum from gradviz ops: each operand's repeated letters become diagonals and the letters
-    only it carries are summed first; the operands are then permuted and unsqueezed onto one
-    common set of axes, multiplied, the contracted axes summed, and the result permuted to the
-    output's order."""
+    """einsum as PyTorch computes it (ATen's einsum, with no contraction path): each operand's
+    repeated letters become diagonals; each is unsqueezed and permuted onto one common order of
+    axes (the output's, then the summed ones); then, left to right, two operands at a time, the
+    axes only one of them still carries are summed and the pair is contracted by one bmm
+    (_sumproduct_pair), so no product of all the operands is ever made."""
     operands = varargs(operands)
     eq = equation.replace(" ", "")
     lhs, arrow, out = eq.partition("->")
@@ -394,8 +420,9 @@ def einsum(equation, *operands):
         if "..." not in term and n != x.ndim:
             raise RuntimeError(f"einsum(): the number of subscripts in the equation ({n}) does not match the number "
                                f"of dimensions ({x.ndim}) for operand {i} and no ellipsis was given")
+    ellipsis = ""
     if "." in eq:
-        terms, out, arrow = _expand_ellipsis(terms, out, arrow, operands)
+        terms, out, arrow, ellipsis = _expand_ellipsis(terms, out, arrow, operands)
     for c in out:
         if c not in lhs and not ("." in eq and c not in eq):
             raise RuntimeError(f"einsum(): output subscript {c} does not appear in the equation for any input "
@@ -417,39 +444,47 @@ def einsum(equation, *operands):
         for c in "".join(terms):
             counts[c] = counts.get(c, 0) + 1
         out = "".join(sorted(c for c, k in counts.items() if k == 1))
-    letters = list(out) + sorted({c for t in terms for c in t} - set(out))
-    prepared = []
-    for i, (term, x) in enumerate(zip(terms, operands)):
-        term = list(term)
-        if len(operands) == 1 and len(set(term)) < len(term):   # PyTorch permutes first, then takes diagonals
-            order = sorted(range(len(term)), key=lambda j: letters.index(term[j]))
-            x = permute(x, order)
-            term = [term[j] for j in order]
-        while len(set(term)) < len(term):   # a repeated letter: take the diagonal
-            c = next(c for c in term if term.count(c) > 1)
-            d1 = term.index(c)
-            d2 = term.index(c, d1 + 1)
-            x = diagonal(x, 0, d1, d2)
-            term = [t for j, t in enumerate(term) if j not in (d1, d2)] + [c]
-        others = set(out).union(*(set(t) for j, t in enumerate(terms) if j != i))
-        lone = [j for j, c in enumerate(term) if c not in others] if len(operands) > 1 else []
-        if lone:
-            x = R.sum(x, tuple(lone))
-            term = [c for j, c in enumerate(term) if j not in lone]
-        order = sorted(range(len(term)), key=lambda j: letters.index(term[j]))
-        x = permute(x, [*order])
-        term = [term[j] for j in order]
-        for pos, c in enumerate(letters):
-            if c not in term:
-                x = unsqueeze(x, pos)
-                term.insert(pos, c)
-        prepared.append(x)
-    result = prepared[0]
-    for x in prepared[1:]:
-        result = result * x
-    contracted = tuple(range(len(out), result.ndim))
-    if contracted:
-        result = R.sum(result, contracted)
+    # the common order of axes: the output's, then an ellipsis the output drops, then the summed letters A-Z a-z
+    summed = [c for c in ellipsis if c not in out] + sorted({c for t in terms for c in t} - set(out) - set(ellipsis))
+    axes = list(out) + summed
+    carriers = [0] * len(axes)   # how many operands have each axis with a size other than 1
+    ops = []
+    for term, x in zip(terms, operands):
+        at: dict = {}   # letter -> its dim in x
+        for c in term:
+            if c in at:   # a repeated letter: the diagonal, put back where the letter first was
+                x = movedim(diagonal(x, 0, at[c], len(at)), -1, at[c])
+                continue
+            if x.shape[len(at)] != 1:
+                carriers[axes.index(c)] += 1
+            at[c] = len(at)
+        for c in axes:
+            if c not in at:
+                at[c] = len(at)
+                x = unsqueeze(x, at[c])
+        ops.append(permute(x, [at[c] for c in axes]))
+    while len(ops) > 1:
+        a, b = ops.pop(0), ops.pop(0)
+        now, only_a, only_b = [], [], []   # the axes the pair's product sums; those one side sums first
+        for d in range(len(out), len(axes)):
+            if a.shape[d] != 1 and b.shape[d] != 1:
+                carriers[d] -= 1
+                if carriers[d] == 1:   # no operand after this pair has it
+                    now.append(d)
+                    carriers[d] = 0
+            elif carriers[d] == 1 and (a.shape[d] != 1 or b.shape[d] != 1):
+                (only_a if a.shape[d] != 1 else only_b).append(d)
+                carriers[d] = 0
+        if only_a:
+            a = R.sum(a, only_a, True)
+        if only_b:
+            b = R.sum(b, only_b, True)
+        ops.insert(0, _sumproduct_pair(a, b, now))
+    result = ops[0]
+    if summed and len(operands) > 1:   # every summed axis is size 1 by now
+        return view(result, tuple(result.shape[:len(out)]))
+    if summed:
+        return R.sum(result, list(range(len(out), len(axes))))
     return result
 
 

@@ -1004,11 +1004,8 @@ _ON_TWO_SHAPES = {
                                                         (arr(2, 1), arr(3, 2, 2), arr(3, 2, 1))]),
 }
 
-# grad_fn graphs that differ from PyTorch's on purpose (see the einsum docstring)
-OWN_GRAPH = {"einsum_matmul", "einsum_batch", "einsum_dot", "einsum_implicit"}
-
 OP_CASES += section("function", ("gradcheck", "parity"), [
-    (name, fn, list(first), {"more_inputs": (tuple(second),), "graph": "none" if name in OWN_GRAPH else "names"})
+    (name, fn, list(first), {"more_inputs": (tuple(second),), "graph": "names"})
     for name, (fn, (first, second)) in _ON_TWO_SHAPES.items()],
     dtypes=("float64", "float32"), tol={"float64": dict(rtol=1e-12, atol=1e-12, grad_rtol=1e-11, grad_atol=1e-11),
                                         "float32": dict(rtol=1e-5, atol=1e-5, grad_rtol=1e-4, grad_atol=1e-4)})

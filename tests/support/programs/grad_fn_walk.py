@@ -58,6 +58,9 @@ v = torch.randn(2, 3, 4, requires_grad=True)
 walk(F.scaled_dot_product_attention(q, k, v, is_causal=True).sum().grad_fn)
 walk((q @ k.transpose(-2, -1) / 2).masked_fill(torch.triu(torch.ones(3, 3), 1).bool(), float("-inf"))
      .softmax(-1).sum().grad_fn)
+scores = torch.einsum("bqd,bkd->bqk", q, k)   # einsum contracts by bmm between permutes and views
+walk(torch.einsum("bqk,bkd->bqd", scores.softmax(-1), v).sum().grad_fn)
+walk(torch.einsum("ij,jk,kl->il", q[0], k[0].T, v[0]).sum().grad_fn)
 
 a = torch.randn(3, requires_grad=True)
 b = a.view(3, 1).expand(3, 2).contiguous()
