@@ -119,11 +119,11 @@ def _wide_batches(x, k, padding, dilation):
     return geometry, [(lo, min(lo + step, x.shape[0])) for lo in range(0, x.shape[0], step)]
 
 
-def _wide_cols(xp, x, k, padding, dilation, groups):
-    """x (N, C, *S) -> the wide im2col matrix (N, G, Cg·K, L)."""
+def _wide_cols(xp, x, k, padding, dilation, groups, geometry):
+    """x (N, C, *S) -> the wide im2col matrix (N, G, Cg·K, L), given the wide geometry of x's padded planes."""
     n, c = x.shape[:2]
+    flat, _, length = geometry
     a = pad_spatial(xp, x, [(p, p) for p in padding])
-    flat, out, length = _wide_geometry(a.shape[2:], k, dilation)
     a = a.reshape(n, c, math.prod(a.shape[2:]))   # sizes spelled out: -1 is ambiguous for an empty batch
     step = a.strides[-1]
     runs = strided_view(xp, a, (n, c) + tuple(k) + (length,), a.strides[:2] + tuple(
@@ -154,11 +154,12 @@ def _widen(xp, g, geometry, groups, transposed=False):
 
 def _conv_wide(xp, x, w, b, padding, dilation, groups):
     n, o, k = x.shape[0], w.shape[0], w.shape[2:]
-    (flat, out, length), batches = _wide_batches(x, k, padding, dilation)
+    geometry, batches = _wide_batches(x, k, padding, dilation)
+    flat, out, length = geometry
     wr = w.reshape(groups, o // groups, -1)
     y = xp.empty((n, groups, o // groups, length), dtype=xp.result_type(w, x))
     for lo, hi in batches:   # (N, G, Og, L): one BLAS call per sample and group
-        xp.matmul(wr, _wide_cols(xp, x[lo:hi], k, padding, dilation, groups), out=y[lo:hi])
+        xp.matmul(wr, _wide_cols(xp, x[lo:hi], k, padding, dilation, groups, geometry), out=y[lo:hi])
     y = y.reshape(n, o, length)
     if given(b):   # the bias added on the wide product, one contiguous pass, before the crop copies it out
         y = xp.add(y, b.reshape(o, 1), out=y) if b.dtype == y.dtype else y + b.reshape(o, 1)
@@ -207,7 +208,7 @@ def _weight_grad_wide(xp, g, x, wshape, padding, dilation, groups):
     # one (Cg·K, L) x (L, Og) product per sample, summed: faster in BLAS than one product over N·L
     prods = xp.empty((n, groups, rows, o // groups), dtype=xp.result_type(x, g))
     for lo, hi in batches:
-        xp.matmul(_wide_cols(xp, x[lo:hi], k, padding, dilation, groups), gw[lo:hi], out=prods[lo:hi])
+        xp.matmul(_wide_cols(xp, x[lo:hi], k, padding, dilation, groups, geometry), gw[lo:hi], out=prods[lo:hi])
     gwt = prods.sum(0)                                                         # (G, Cg·K, Og)
     return xp.ascontiguousarray(gwt.swapaxes(1, 2)).reshape(wshape)
 
