@@ -119,11 +119,11 @@ def _wide_batches(x, k, padding, dilation):
     return geometry, [(lo, min(lo + step, x.shape[0])) for lo in range(0, x.shape[0], step)]
 
 
-def _wide_cols(xp, x, k, padding, dilation, groups):
-    """x (N, C, *S) -> the wide im2col matrix (N, G, Cg·K, L)."""
+def _wide_cols(xp, x, k, padding, dilation, groups, geometry):
+    """x (N, C, *S) -> the wide im2col matrix (N, G, Cg·K, L), given the wide geometry of x's padded planes."""
     n, c = x.shape[:2]
+    flat, _, length = geometry
     a = pad_spatial(xp, x, [(p, p) for p in padding])
-    flat, out, length = _wide_geometry(a.shape[2:], k, dilation)
     a = a.reshape(n, c, math.prod(a.shape[2:]))   # sizes spelled out: -1 is ambiguous for an empty batch
     step = a.strides[-1]
     runs = strided_view(xp, a, (n, c) + tuple(k) + (length,), a.strides[:2] + tuple(
@@ -137,23 +137,29 @@ def _grid(xp, wide, out, flat):
     return strided_view(xp, wide, wide.shape[:-1] + tuple(out), wide.strides[:-1] + tuple(f * step for f in flat))
 
 
-def _widen(xp, g, geometry):
-    """ḡ (N, O, *out) -> (N, O, L): ḡ on the wide grid, zeros between the output rows."""
+def _widen(xp, g, geometry, groups, transposed=False):
+    """ḡ (N, O, *out) -> (N, G, Og, L): ḡ on the wide grid, zeros between the output rows.
+    transposed: the same array laid out (N, G, L, Og) in memory (a view with its last two axes swapped)."""
     flat, out, length = geometry
-    if length == math.prod(out):   # no gaps (1-d, or a kernel as wide as the padded input)
-        return g.reshape(g.shape[:2] + (length,))
-    wide = xp.zeros(g.shape[:2] + (length,), dtype=g.dtype)
-    _grid(xp, wide, out, flat)[...] = g
+    n, o = g.shape[:2]
+    shape = (n, groups, o // groups, length)
+    if length == math.prod(out) and not transposed:   # no gaps (1-d, or a kernel as wide as the padded input)
+        return g.reshape(shape)
+    wide = xp.zeros(shape[:2] + shape[:1:-1] if transposed else shape, dtype=g.dtype)
+    if transposed:
+        wide = wide.swapaxes(2, 3)
+    _grid(xp, wide, out, flat)[...] = g.reshape(shape[:3] + tuple(out))
     return wide
 
 
 def _conv_wide(xp, x, w, b, padding, dilation, groups):
     n, o, k = x.shape[0], w.shape[0], w.shape[2:]
-    (flat, out, length), batches = _wide_batches(x, k, padding, dilation)
+    geometry, batches = _wide_batches(x, k, padding, dilation)
+    flat, out, length = geometry
     wr = w.reshape(groups, o // groups, -1)
     y = xp.empty((n, groups, o // groups, length), dtype=xp.result_type(w, x))
     for lo, hi in batches:   # (N, G, Og, L): one BLAS call per sample and group
-        xp.matmul(wr, _wide_cols(xp, x[lo:hi], k, padding, dilation, groups), out=y[lo:hi])
+        xp.matmul(wr, _wide_cols(xp, x[lo:hi], k, padding, dilation, groups, geometry), out=y[lo:hi])
     y = y.reshape(n, o, length)
     if given(b):   # the bias added on the wide product, one contiguous pass, before the crop copies it out
         y = xp.add(y, b.reshape(o, 1), out=y) if b.dtype == y.dtype else y + b.reshape(o, 1)
@@ -165,7 +171,7 @@ def _input_grad_wide(xp, g, w, xshape, padding, dilation, groups):
     o, k = w.shape[0], w.shape[2:]
     padded = tuple(s + 2 * p for s, p in zip(xshape[2:], padding))
     geometry = flat, _, length = _wide_geometry(padded, k, dilation)
-    gw = _widen(xp, g, geometry).reshape(n, groups, o // groups, length)
+    gw = _widen(xp, g, geometry, groups)
     wt = w.reshape(groups, o // groups, -1).swapaxes(1, 2)                     # (G, Cg·K, Og)
     cols = xp.matmul(wt, gw).reshape(n, c, math.prod(k), length)               # (N, C, K, L)
     # col2im: each tap adds its runs back, shifted by its offset. NumPy adds into a strided view at a
@@ -182,14 +188,27 @@ def _input_grad_wide(xp, g, w, xshape, padding, dilation, groups):
     return _crop(acc.reshape((n, c) + padded), [(p, p) for p in padding])
 
 
+# The weight gradient's product per sample is (Cg·K, L) x (L, Og), ḡ's wide rows being read transposed.
+# OpenBLAS multiplies by a transposed operand well below its speed when Cg·K is large (LeNet-5's second
+# convolution: Cg·K = 150, Og = 16, L = 136: 680 against 380 µs for the batch), and the copy that lays ḡ
+# out transposed costs little there; with few rows (its first: Cg·K = 25, Og = 6, L = 892) the copy, of
+# short rows, costs more than it saves (520 against 760 µs in all). The layout must not change a result:
+# OpenBLAS's two products agree bit for bit when Cg·K ≥ 128 and Og is a multiple of 16 (its AVX-512
+# kernels' width; checked over L from 1 to 1500 and Og up to 128, float32 and float64), and differ in the
+# last bits elsewhere (Og = 6, 8 or 17, or Cg·K = 64), so only those products are laid out transposed.
+def _transposes(rows: int, og: int) -> bool:
+    return rows >= 128 and og % 16 == 0
+
+
 def _weight_grad_wide(xp, g, x, wshape, padding, dilation, groups):
     n, o, k = g.shape[0], g.shape[1], wshape[2:]
     geometry, batches = _wide_batches(x, k, padding, dilation)
-    gw = _widen(xp, g, geometry).reshape(n, groups, o // groups, geometry[2]).swapaxes(2, 3)
+    rows = x.shape[1] // groups * math.prod(k)
+    gw = _widen(xp, g, geometry, groups, transposed=_transposes(rows, o // groups)).swapaxes(2, 3)   # (N, G, L, Og)
     # one (Cg·K, L) x (L, Og) product per sample, summed: faster in BLAS than one product over N·L
-    prods = xp.empty((n, groups, x.shape[1] // groups * math.prod(k), o // groups), dtype=xp.result_type(x, g))
+    prods = xp.empty((n, groups, rows, o // groups), dtype=xp.result_type(x, g))
     for lo, hi in batches:
-        xp.matmul(_wide_cols(xp, x[lo:hi], k, padding, dilation, groups), gw[lo:hi], out=prods[lo:hi])
+        xp.matmul(_wide_cols(xp, x[lo:hi], k, padding, dilation, groups, geometry), gw[lo:hi], out=prods[lo:hi])
     gwt = prods.sum(0)                                                         # (G, Cg·K, Og)
     return xp.ascontiguousarray(gwt.swapaxes(1, 2)).reshape(wshape)
 
