@@ -598,6 +598,8 @@ NANMEDIAN_DIM = Op("nanmedian", "NanmedianBackward1", r"$c = \operatorname{media
 # -- dims, as torch's reductions check them (the functions read these too) ----------
 def normalize_dims(dim, ndim: int) -> tuple:
     """dim (int, tuple or None) -> sorted tuple of non-negative axes, with PyTorch's range error."""
+    if type(dim) is int and -ndim <= dim < ndim:   # the commonest call (a transpose's dims), at once
+        return (dim % ndim,)
     if dim is None:
         return tuple(range(ndim))
     if isinstance(dim, np.integer):
