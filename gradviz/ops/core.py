@@ -26,10 +26,18 @@ class ArrayNamespace:
 
     def __init__(self, xp):
         self.xp = xp
-        self.__dict__.update({k: v for k, v in vars(xp).items() if not k.startswith("_")})
+        self.__dict__.update({k: v for k, v in vars(xp).items() if not k.startswith("_") and k not in _METHODS})
 
     def __getattr__(self, name):   # a namespace that makes its names on first use
         return getattr(self.xp, name)
+
+    # NumPy's reshape and swapaxes are Python functions around the array's own methods (a µs each;
+    # the VJPs of views call them for every gradient that passes): a NumPy array calls its method
+    def reshape(self, a, shape):
+        return a.reshape(shape) if type(a) is np.ndarray else self.xp.reshape(a, shape)
+
+    def swapaxes(self, a, axis1, axis2):
+        return a.swapaxes(axis1, axis2) if type(a) is np.ndarray else self.xp.swapaxes(a, axis1, axis2)
 
     def index_scatter(self, g, shape, index, accumulate=True):
         """zeros(shape) with g added at `index` (the adjoint of indexing)."""
@@ -120,6 +128,7 @@ def scatter_key(xp, index, dim):
     return tuple(key)
 
 
+_METHODS = frozenset({"reshape", "swapaxes"})   # ArrayNamespace's own, not the namespace's
 NUMPY = ArrayNamespace(np)
 _namespaces = {np: NUMPY}
 
