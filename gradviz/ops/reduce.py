@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import math
 import warnings
 
 import numpy as np
@@ -64,19 +65,23 @@ def _ones(n: int, dtype) -> np.ndarray:
 def sum_last(xp, a, k: int = 1):
     """a summed over its last k dims, which stay as dims of size 1 (keepdims). Rows longer than
     NumPy's pairwise block (128) keep NumPy's sum: fast there, and pairwise."""
-    lead = a.ndim - k
-    n = _count(a, range(lead, a.ndim))
-    if not _blas_sums(xp, a) or n > 128:
-        return xp.sum(a, axis=tuple(range(lead, a.ndim)), keepdims=True)
-    return (a.reshape(a.size // n, n) @ _ones(n, a.dtype)).reshape(a.shape[:lead] + (1,) * k)
+    shape = a.shape
+    n = shape[-1] if k == 1 and shape else math.prod(shape[len(shape) - k:])
+    if n > 128 or not _blas_sums(xp, a):
+        return xp.sum(a, axis=tuple(range(a.ndim - k, a.ndim)), keepdims=True)
+    return (a.reshape(a.size // n, n) @ _ones(n, a.dtype)).reshape(shape[:len(shape) - k] + _KEPT[k])
+
+
+_KEPT = [(1,) * k for k in range(64)]   # the kept dims of size 1, made once
 
 
 def sum_first(xp, a, k: int):
     """a summed over its first k dims, which go."""
     if not _blas_sums(xp, a):
         return xp.sum(a, axis=tuple(range(k)))
-    rows = _count(a, range(k))
-    return (_ones(rows, a.dtype) @ a.reshape(rows, a.size // rows)).reshape(a.shape[k:])
+    shape = a.shape
+    rows = shape[0] if k == 1 else math.prod(shape[:k])
+    return (_ones(rows, a.dtype) @ a.reshape(rows, a.size // rows)).reshape(shape[k:])
 
 
 def _cast(a, dtype):
