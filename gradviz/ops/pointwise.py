@@ -210,7 +210,7 @@ def _gelu_vjp(xp, g, c, a, kept=None):
         return g * (e1 * 0.5 + a * xp.exp(a * a * -0.5) / SQRT_2PI)
     d = a * a   # arrays: the same steps, each written into the fresh array the step before made
     d *= -0.5
-    d = xp.exp(d, out=d)
+    d = xp.exp(d)
     d *= a
     d /= SQRT_2PI
     d += kept * 0.5
