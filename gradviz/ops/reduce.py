@@ -388,7 +388,10 @@ def _softmax(xp, a, dim):
 
 
 def _log_softmax(xp, a, dim):
-    shifted = a - _shift(xp, a, _axis(a, dim))
+    # shift_max as softmax: which zero a row of ±0 gives cannot matter here either (two zeros make the
+    # sum at least 2, so each gets −log of it; one zero is its own max)
+    last = a.size and a.ndim > 1 and dim in (-1, a.ndim - 1) and xp.arrays
+    shifted = a - (shift_max(a) if last else _shift(xp, a, _axis(a, dim)))
     return shifted - xp.log(_sum_dim(xp, xp.exp(shifted), dim))
 
 
