@@ -145,7 +145,8 @@ def _norm_vjp_input(xp, g, c, a, w, b, axes, pshape, eps, mean, var, kept=None):
     # arrays: the same steps, each written into a fresh array made by the step before (x̂ is the
     # forward's, which a second backward reads again: not written)
     out = gh - _sum_over(xp, gh, axes) / n
-    out -= xh * (_sum_over(xp, gh * xh, axes) / n)
+    t = gh * xh
+    out -= xp.multiply(xh, _sum_over(xp, t, axes) / n, out=t)   # into ĝ ⊙ x̂'s array, once it is summed
     out *= r
     return out
 
@@ -161,7 +162,12 @@ def _sum_to(xp, x, a, pshape, shape):
 
 def _norm_vjp_weight(xp, g, c, a, w, b, axes, pshape, eps, mean, var, kept=None):
     d, r = _stats(xp, a, axes, eps, mean, var)[:2] if kept is None else kept[:2]
-    return _sum_to(xp, g * d * r, a, pshape, w.shape)
+    gx = g * d
+    if kept is not None and gx.dtype == r.dtype:   # arrays: r applied in place (a Tensor's steps are recorded)
+        gx *= r
+    else:
+        gx = gx * r
+    return _sum_to(xp, gx, a, pshape, w.shape)
 
 
 def _norm_vjp_bias(xp, g, c, a, w, b, axes, pshape, eps, mean, var, kept=None):
