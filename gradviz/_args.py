@@ -31,6 +31,8 @@ def int_sizes(fn: str, arg: str, sizes: tuple, keyword: bool = False, position: 
     the argument's, where sizes are not the first)."""
     packed = keyword or len(sizes) == 1 and isinstance(sizes[0], (tuple, list))
     items = tuple(sizes[0]) if packed else sizes
+    if all(type(s) is int for s in items):   # the commonest call: nothing to check or convert
+        return items
     for i, s in enumerate(items):
         if type(s) is not int and (isinstance(s, bool) and i == 0 or not hasattr(type(s), "__index__")):
             what = type_name(s)

@@ -24,6 +24,7 @@ from .index import narrow
 from .pointwise import where
 from .reduce import amax, amin, cumprod, normalize_dims
 from ..ops.reduce import NORM, _dims_keep
+from ..ops.shape import VIEW
 from .shape import (cat, contiguous, diag_embed, expand, movedim, permute, reshape, squeeze, squeeze_, t, unsafe_view,
                     unsqueeze, varargs, view)
 from .public import public
@@ -208,20 +209,31 @@ def _scalars(fn: str, inputs: tuple, beta, alpha) -> tuple:
 
 @public(method=True, out=True)
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
-    beta, alpha = _scalars("addmm", (input, mat1, mat2), beta, alpha)
-    if mat1.ndim != 2 or mat2.ndim != 2:
-        raise RuntimeError(f"mat1 must be a matrix, got {mat1.ndim}-D tensor" if mat1.ndim != 2 else
-                           f"mat2 must be a matrix, got {mat2.ndim}-D tensor")
-    if mat1.shape[1] != mat2.shape[0]:
+    return _addmm(input, mat1, mat2, *_scalars("addmm", (input, mat1, mat2), beta, alpha))
+
+
+def _addmm(input, mat1, mat2, beta=1, alpha=1):
+    """addmm once beta and alpha are numbers (linear's are its own 1s): torch's checks, then the record.
+    Shapes and dtypes are read off the arrays (a Tensor's .shape and .dtype build objects each read)."""
+    a, b = mat1._data, mat2._data
+    if a.ndim != 2 or b.ndim != 2:
+        raise RuntimeError(f"mat1 must be a matrix, got {a.ndim}-D tensor" if a.ndim != 2 else
+                           f"mat2 must be a matrix, got {b.ndim}-D tensor")
+    if a.shape[1] != b.shape[0]:
         raise _mm_error(mat1, mat2)
-    _check_expand(input, (mat1.shape[0], mat2.shape[1]))
-    _same_dtype(_ADDMM_SELF, input, mat2)   # torch checks the bias first
-    return apply(ADDMM, (input,) + _same_dtype(_ADDMM, mat1, mat2), (beta, alpha))
+    _check_expand(input, (a.shape[0], b.shape[1]))
+    if input._data.dtype != b.dtype or a.dtype != b.dtype:
+        _same_dtype(_ADDMM_SELF, input, mat2)   # torch checks the bias first
+        _same_dtype(_ADDMM, mat1, mat2)
+    return apply(ADDMM, (input, mat1, mat2), (beta, alpha))
 
 
 def _check_expand(input, shape: tuple) -> None:
     """The added input expands to the product's shape: torch's words when it cannot."""
-    message = expand_error(tuple(input.shape), shape, f"torch.{SCALAR_TYPE[input.dtype.name]}Tensor")
+    src = input._data.shape
+    if src == shape[-len(src):] if src else True:   # the commonest case (a bias as wide as the product) at once
+        return
+    message = expand_error(src, shape, f"torch.{SCALAR_TYPE[input.dtype.name]}Tensor")
     if message:
         raise RuntimeError(message)
 
@@ -237,13 +249,16 @@ def linear(input, weight, bias=None):
         raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {input.ndim}D and "
                            f"{weight.ndim}D")
     if bias is not None:
-        if input.ndim == 2:
-            return addmm(bias, input, weight.t())
-        if input._data.flags.c_contiguous and bias.ndim == 1:
-            lead = tuple(input.shape[:-1])
-            flat = reshape(input, math.prod(lead), input.shape[-1])
-            out = addmm(bias, flat, weight.t())
-            return view(out, *lead, out.shape[1])
+        x = input._data
+        if x.ndim == 2:
+            return _addmm(bias, input, weight.t())
+        if x.flags.c_contiguous and bias.ndim == 1:
+            # reshape and view as they record themselves here (a contiguous input's reshape is a view,
+            # the product is a fresh contiguous array), without their argument parsing
+            lead = x.shape[:-1]
+            flat = apply(VIEW, (input,), ((math.prod(lead), x.shape[-1]),))
+            out = _addmm(bias, flat, weight.t())
+            return apply(VIEW, (out,), (lead + out._data.shape[1:],))
     out = matmul(input, weight.t())
     return out if bias is None else out + bias
 

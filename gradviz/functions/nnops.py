@@ -135,10 +135,10 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     k = len(shape)
     _check_param_dtypes(input, weight, bias)
     for name, param in (("weight", weight), ("bias", bias)):
-        if param is not None and tuple(param.shape) != shape:
+        if param is not None and param._data.shape != shape:
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
                                f"{list(param.shape)} and normalized_shape = {list(shape)}")
-    if k == 0 or tuple(input.shape[input.ndim - k:]) != shape:
+    if k == 0 or input._data.shape[input.ndim - k:] != shape:
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
                            f"{', '.join(str(s) for s in shape)}], but got input of size{list(input.shape)}")
     floating_kernel("LayerNormKernelImpl", input._data.dtype)

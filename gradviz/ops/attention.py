@@ -99,8 +99,8 @@ def _probs(xp, q, k, mask, scale):
     s = xp.matmul(q, xp.swapaxes(k, -1, -2))
     s *= scale
     if mask is not None:
-        s = xp.add(s, mask, out=s) if mask.dtype == s.dtype and np.broadcast_shapes(s.shape, mask.shape) == s.shape \
-            else s + mask
+        fits = mask.shape == s.shape[s.ndim - mask.ndim:] or np.broadcast_shapes(s.shape, mask.shape) == s.shape
+        s = xp.add(s, mask, out=s) if mask.dtype == s.dtype and fits else s + mask
     with np.errstate(invalid="ignore"):
         s -= shift_max(s)
         e = xp.exp(s, out=s)

@@ -120,29 +120,33 @@ def _stats(xp, a, axes, eps, mean, var):
 
 
 def _norm_keeping(xp, a, w, b, axes, pshape, eps, mean, var):
-    """The output, and (a − μ, r) kept for the VJP rules, which read them again."""
+    """The output, and (a − μ, r, x̂) kept for the VJP rules, which read them again (x̂ = (a − μ) r
+    is the output before the affine steps; None when there are none, as x̂ is then the output)."""
     d, r, _ = _stats(xp, a, axes, eps, mean, var)
-    out = d * r   # arrays only: the affine steps write into this fresh array where its dtype stays
-    for p, inplace, plain in ((w, "__imul__", "__mul__"), (b, "__iadd__", "__add__")):
-        if given(p):
+    out = xh = d * r   # arrays only: after the first affine step, which makes a fresh array, the
+    for p, inplace, plain in ((w, "__imul__", "__mul__"), (b, "__iadd__", "__add__")):   # next writes
+        if given(p):   # into it where its dtype stays
             p = p.reshape(pshape)
-            out = getattr(out, inplace if p.dtype == out.dtype else plain)(p)
-    return out, (d, r)
+            out = out * p if out is xh else getattr(out, inplace if p.dtype == out.dtype else plain)(p)
+    return out, (d, r, None if out is xh else xh)
 
 
 def _norm_vjp_input(xp, g, c, a, w, b, axes, pshape, eps, mean, var, kept=None):
-    d, r, n = _stats(xp, a, axes, eps, mean, var) if kept is None else (*kept, _count(a, axes))
+    d, r, xh = _stats(xp, a, axes, eps, mean, var)[:2] + (None,) if kept is None else kept
+    n = _count(a, axes)
     gh = g * xp.reshape(w, pshape) if given(w) else g
     if mean is not None:      # fixed statistics (batch norm in eval mode): an affine map
         return gh * r
-    xh = d * r
+    if xh is None:
+        xh = d * r
     if kept is None or gh.dtype != xh.dtype:   # on Tensors (a create_graph backward records these steps),
         # or a gradient of another dtype: no writes in place
         return r * (gh - _sum_over(xp, gh, axes) / n - xh * (_sum_over(xp, gh * xh, axes) / n))
-    # arrays: the same steps, each written into a fresh array made by the step before
+    # arrays: the same steps, each written into a fresh array made by the step before (x̂ is the
+    # forward's, which a second backward reads again: not written)
     out = gh - _sum_over(xp, gh, axes) / n
-    xh *= _sum_over(xp, gh * xh, axes) / n
-    out -= xh
+    t = gh * xh
+    out -= xp.multiply(xh, _sum_over(xp, t, axes) / n, out=t)   # into ĝ ⊙ x̂'s array, once it is summed
     out *= r
     return out
 
@@ -157,8 +161,13 @@ def _sum_to(xp, x, a, pshape, shape):
 
 
 def _norm_vjp_weight(xp, g, c, a, w, b, axes, pshape, eps, mean, var, kept=None):
-    d, r = _stats(xp, a, axes, eps, mean, var)[:2] if kept is None else kept
-    return _sum_to(xp, g * d * r, a, pshape, w.shape)
+    d, r = _stats(xp, a, axes, eps, mean, var)[:2] if kept is None else kept[:2]
+    gx = g * d
+    if kept is not None and gx.dtype == r.dtype:   # arrays: r applied in place (a Tensor's steps are recorded)
+        gx *= r
+    else:
+        gx = gx * r
+    return _sum_to(xp, gx, a, pshape, w.shape)
 
 
 def _norm_vjp_bias(xp, g, c, a, w, b, axes, pshape, eps, mean, var, kept=None):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import math
 import warnings
 
 import numpy as np
@@ -64,19 +65,23 @@ def _ones(n: int, dtype) -> np.ndarray:
 def sum_last(xp, a, k: int = 1):
     """a summed over its last k dims, which stay as dims of size 1 (keepdims). Rows longer than
     NumPy's pairwise block (128) keep NumPy's sum: fast there, and pairwise."""
-    lead = a.ndim - k
-    n = _count(a, range(lead, a.ndim))
-    if not _blas_sums(xp, a) or n > 128:
-        return xp.sum(a, axis=tuple(range(lead, a.ndim)), keepdims=True)
-    return (a.reshape(a.size // n, n) @ _ones(n, a.dtype)).reshape(a.shape[:lead] + (1,) * k)
+    shape = a.shape
+    n = shape[-1] if k == 1 and shape else math.prod(shape[len(shape) - k:])
+    if n > 128 or not _blas_sums(xp, a):
+        return xp.sum(a, axis=tuple(range(a.ndim - k, a.ndim)), keepdims=True)
+    return (a.reshape(a.size // n, n) @ _ones(n, a.dtype)).reshape(shape[:len(shape) - k] + _KEPT[k])
+
+
+_KEPT = [(1,) * k for k in range(64)]   # the kept dims of size 1, made once
 
 
 def sum_first(xp, a, k: int):
     """a summed over its first k dims, which go."""
     if not _blas_sums(xp, a):
         return xp.sum(a, axis=tuple(range(k)))
-    rows = _count(a, range(k))
-    return (_ones(rows, a.dtype) @ a.reshape(rows, a.size // rows)).reshape(a.shape[k:])
+    shape = a.shape
+    rows = shape[0] if k == 1 else math.prod(shape[:k])
+    return (_ones(rows, a.dtype) @ a.reshape(rows, a.size // rows)).reshape(shape[k:])
 
 
 def _cast(a, dtype):
@@ -383,7 +388,10 @@ def _softmax(xp, a, dim):
 
 
 def _log_softmax(xp, a, dim):
-    shifted = a - _shift(xp, a, _axis(a, dim))
+    # shift_max as softmax: which zero a row of ±0 gives cannot matter here either (two zeros make the
+    # sum at least 2, so each gets −log of it; one zero is its own max)
+    last = a.size and a.ndim > 1 and dim in (-1, a.ndim - 1) and xp.arrays
+    shifted = a - (shift_max(a) if last else _shift(xp, a, _axis(a, dim)))
     return shifted - xp.log(_sum_dim(xp, xp.exp(shifted), dim))
 
 
@@ -598,6 +606,8 @@ NANMEDIAN_DIM = Op("nanmedian", "NanmedianBackward1", r"$c = \operatorname{media
 # -- dims, as torch's reductions check them (the functions read these too) ----------
 def normalize_dims(dim, ndim: int) -> tuple:
     """dim (int, tuple or None) -> sorted tuple of non-negative axes, with PyTorch's range error."""
+    if type(dim) is int and -ndim <= dim < ndim:   # the commonest call (a transpose's dims), at once
+        return (dim % ndim,)
     if dim is None:
         return tuple(range(ndim))
     if isinstance(dim, np.integer):

@@ -150,8 +150,12 @@ STACK = Op("stack", "StackBackward0", r"$c = \operatorname{stack}($*)",
 
 
 def _split_forward(xp, a, sizes, dim):
-    bounds = np.cumsum(sizes)[:-1].tolist()
-    return tuple(xp.split(a, bounds, axis=dim))
+    # the pieces as slices (what xp.split makes, without its Python layers: 10 µs for three pieces)
+    lead, pieces, start = (slice(None),) * dim, [], 0
+    for size in sizes:
+        pieces.append(a[lead + (slice(start, start + size),)])
+        start += size
+    return tuple(pieces)
 
 
 def _split_vjp(xp, g, c, a, sizes, dim):

@@ -178,13 +178,13 @@ class Optimizer:
                                  np.concatenate([state[key]._data.reshape(-1) for state in states]))
                for key, value in states[0].items()}
         self._update(Tensor._make(x), x, g, new, group)
-        staged, start = [], 0
+        flat = [(key, key in OWN_SHAPE_STATE, value._data) for key, value in new.items()]
+        make, staged, start = Tensor._make, [], 0
         for p, state, size in zip(params, states, sizes):
-            shape = p._data.shape
-            mine = {key: Tensor._make(value._data.copy() if key in OWN_SHAPE_STATE else
-                                      value._data[start:start + size].reshape(shape)) for key, value in new.items()}
-            staged.append((p, x[start:start + size].reshape(shape), state, mine))
-            start += size
+            shape, end = p._data.shape, start + size
+            mine = {key: make(data.copy() if own else data[start:end].reshape(shape)) for key, own, data in flat}
+            staged.append((p, x[start:end].reshape(shape), state, mine))
+            start = end
         return staged
 
     def _update(self, p: Tensor, x, g, state: dict, group: dict) -> None:
@@ -247,18 +247,24 @@ def _shared_state(params: list, states: list) -> bool:
     """Whether the parameters' states can be stacked: the same keys, every buffer a NumPy array of its
     parameter's shape and dtype, and the same per-parameter numbers (the step count) everywhere."""
     keys = list(states[0])
+    own = {key: value._data for key, value in states[0].items() if key in OWN_SHAPE_STATE
+           and isinstance(value, Tensor) and isinstance(value._data, (np.ndarray, np.generic))}
+    own_bytes = {key: first.tobytes() for key, first in own.items()}   # what every parameter's must equal
     for p, state in zip(params, states):
         if list(state) != keys:
             return False
+        x = p._data
         for key, value in state.items():
-            if not isinstance(value, Tensor) or not isinstance(value._data, (np.ndarray, np.generic)):
+            if type(value) is not Tensor and not isinstance(value, Tensor):
+                return False
+            data = value._data
+            if type(data) is not np.ndarray and not isinstance(data, (np.ndarray, np.generic)):
                 return False   # (the step count is a NumPy scalar once counted)
-            if key in OWN_SHAPE_STATE:
-                first = states[0][key]._data
-                if value._data.dtype != first.dtype or value._data.shape != first.shape or (
-                        value._data.tobytes() != first.tobytes()):
+            first = own.get(key)
+            if first is not None:
+                if data.dtype != first.dtype or data.shape != first.shape or data.tobytes() != own_bytes[key]:
                     return False
-            elif value._data.shape != p._data.shape or value._data.dtype != p._data.dtype:
+            elif key in OWN_SHAPE_STATE or data.shape != x.shape or data.dtype != x.dtype:
                 return False
     return True
 
