@@ -114,7 +114,9 @@ def _stats(xp, a, axes, eps, mean, var):
         mean = _sum_over(xp, a, axes) / n
         d = a - mean
         var = _sum_over(xp, d * d, axes) / n
-    else:
+    else:   # fixed statistics (batch norm's running ones): arrays, constants of a rule on Tensors
+        if not xp.arrays:
+            mean, var = xp.constant(mean), xp.constant(var)
         d = a - mean
     return d, 1 / xp.sqrt(var + eps), n
 

@@ -192,6 +192,23 @@ def test_batch_norm2d_running_stats_and_eval():
         bn(gradviz.tensor(XL))
 
 
+@needs_torch
+@pytest.mark.parametrize("affine", [True, False])
+def test_batch_norm_eval_second_derivative_matches_torch(affine):
+    """In eval mode the running statistics are constants of the gradient's own graph (create_graph)."""
+    grads = []
+    for lib in (gradviz, torch):
+        bn = lib.nn.BatchNorm2d(4, affine=affine).double().eval()
+        bn.running_mean.copy_(lib.tensor(X4.mean(axis=(0, 2, 3))))
+        bn.running_var.copy_(lib.tensor(X4.var(axis=(0, 2, 3)) + 0.5))
+        x = lib.tensor(X4, requires_grad=True)
+        g, = lib.autograd.grad((bn(x) ** 3).sum(), x, create_graph=True)
+        (g * g).sum().backward()
+        grads.append([x.grad.numpy()] + ([bn.weight.grad.numpy(), bn.bias.grad.numpy()] if affine else []))
+    for ours, theirs in zip(*grads):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
+
+
 def test_dropout2d_zeroes_whole_channels():
     x = gradviz.ones(8, 16, 3, 3, requires_grad=True)
     y = nn.Dropout2d(0.5)(x)
