@@ -16,7 +16,7 @@ from ..ops.core import broadcast_shape, expand_error
 from ..ops.op import Op
 from ..tensor import Tensor
 from ..ops.linalg import (MATRIX_EXP, ADDBMM, ADDMM, ADDMV, ADDR, BADDBMM, BMM, CDIST, CHOLESKY, CHOLESKY_LEGACY, CROSS, DET,
-                          DIAGONAL, DOT, EIGVALSH, INV, LinAlgFailure, LSTSQ, MM, MV, PINV, QR, SLOGDET, SOLVE,
+                          DIAGONAL, DOT, VDOT, EIGVALSH, INV, LinAlgFailure, LSTSQ, MM, MV, PINV, QR, SLOGDET, SOLVE,
                           SOLVE_TRIANGULAR, SOLVE_TRIANGULAR_RIGHT, SVDVALS, TRACE, _default_rtol, matrix_rank as rank_of, singular_values)
 from ..autograd.apply import coerce_pair
 from . import reduce as R
@@ -52,7 +52,9 @@ def mm(input, mat2):
             raise RuntimeError(f"{name} must be a matrix")
     if input.shape[1] != mat2.shape[0]:
         raise _mm_error(input, mat2)
-    return apply(MM, _same_dtype(_MM, input, mat2))
+    _same_dtype(_MM, input, mat2)
+    no_bool_kernel("addmm_impl_cpu_", input, mat2)
+    return apply(MM, (input, mat2))
 
 
 def _same_dtype(message: tuple, *tensors, names=None) -> tuple:
@@ -63,6 +65,14 @@ def _same_dtype(message: tuple, *tensors, names=None) -> tuple:
         words, table = message
         raise RuntimeError(words.format(*[table[t.dtype.name] for t in (names or tensors)]))
     return tensors
+
+
+def no_bool_kernel(name: str, *operands) -> None:
+    """torch's refusal of bool operands, which its product kernels have no version for: raised once the
+    shapes and dtypes are checked, as torch's kernels are chosen after its checks; a product with an empty
+    operand has nothing to compute, and torch returns it (dot excepted)."""
+    if operands[0]._data.dtype.kind == "b" and (name == "dot" or all(t._data.size for t in operands)):
+        raise NotImplementedError(f"\"{name}\" not implemented for 'Bool'")
 
 
 _MM = ("expected m1 and m2 to have the same dtype, but got: {} != {}", C_TYPE)
@@ -80,22 +90,30 @@ def bmm(input, mat2):
         if t.ndim != 3:
             raise RuntimeError(f"{name} must be a 3D tensor")
     _check_batches(input, mat2)
-    return apply(BMM, _same_dtype(_BMM, input, mat2))
+    _same_dtype(_BMM, input, mat2)
+    no_bool_kernel("bmm", input, mat2)
+    return apply(BMM, (input, mat2))
 
 
 @public(method=True, out=True)
 def dot(input, tensor):
-    _tensors("dot", input=input, tensor=tensor)
-    if input.ndim != 1 or tensor.ndim != 1:
-        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {tensor.ndim}D tensors")
-    if input.dtype is not tensor.dtype:
+    return _dot(DOT, input, tensor, "tensor")
+
+
+def _dot(record: Op, input, other, other_name: str):
+    """dot's and vdot's checks, in torch's words (both say "dot"), then the record."""
+    _tensors(record.name, **{"input": input, other_name: other})
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
+    if input.dtype is not other.dtype:
         raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
-                           f"{SCALAR_TYPE[input.dtype.name]} and {SCALAR_TYPE[tensor.dtype.name]}")
-    if input.shape[0] != tensor.shape[0]:
+                           f"{SCALAR_TYPE[input.dtype.name]} and {SCALAR_TYPE[other.dtype.name]}")
+    if input.shape[0] != other.shape[0]:
         raise RuntimeError("inconsistent tensor size, expected tensor [%d] and src [%d] to have the same number "
                            "of elements, but got %d and %d elements respectively"
-                           % (input.shape[0], tensor.shape[0], input.shape[0], tensor.shape[0]))
-    return apply(DOT, (input, tensor))
+                           % (input.shape[0], other.shape[0], input.shape[0], other.shape[0]))
+    no_bool_kernel("dot", input)
+    return apply(record, (input, other))
 
 
 @public(method=True, out=True)
@@ -106,7 +124,9 @@ def mv(input, vec):
     if input.shape[1] != vec.shape[0]:
         raise RuntimeError(f"size mismatch, got input ({input.shape[0]}), mat ({input.shape[0]}x{input.shape[1]}), "
                            f"vec ({vec.shape[0]})")
-    return apply(MV, _same_dtype(_ADDMV, input, vec, names=(vec, input, vec)))   # as addmv into vec's dtype
+    _same_dtype(_ADDMV, input, vec, names=(vec, input, vec))   # as addmv into vec's dtype
+    no_bool_kernel("addmv_impl_cpu", input, vec)
+    return apply(MV, (input, vec))
 
 
 @public(method=True, out=True)
@@ -207,6 +227,14 @@ def _scalars(fn: str, inputs: tuple, beta, alpha) -> tuple:
     return tuple(v.item() if hasattr(v, "item") else v for v in (beta, alpha))
 
 
+def _integral(t, beta, alpha) -> tuple:
+    """beta and alpha for a product of `t`'s dtype: torch's integer kernels take them as integers
+    (a fraction dropped, 1.5 read as 1), as it casts them to the tensors' type."""
+    if t._data.dtype.kind in "iu":
+        return int(beta), int(alpha)
+    return beta, alpha
+
+
 @public(method=True, out=True)
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     return _addmm(input, mat1, mat2, *_scalars("addmm", (input, mat1, mat2), beta, alpha))
@@ -225,7 +253,8 @@ def _addmm(input, mat1, mat2, beta=1, alpha=1):
     if input._data.dtype != b.dtype or a.dtype != b.dtype:
         _same_dtype(_ADDMM_SELF, input, mat2)   # torch checks the bias first
         _same_dtype(_ADDMM, mat1, mat2)
-    return apply(ADDMM, (input, mat1, mat2), (beta, alpha))
+    no_bool_kernel("addmm_impl_cpu_", mat1, mat2)
+    return apply(ADDMM, (input, mat1, mat2), _integral(mat1, beta, alpha))
 
 
 def _check_expand(input, shape: tuple) -> None:
@@ -297,7 +326,9 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
     if mat.shape[1] != vec.shape[0] or input.numel() not in (1, mat.shape[0]):
         raise RuntimeError(f"size mismatch, got input ({input.shape[0] if input.ndim else 1}), mat "
                            f"({mat.shape[0]}x{mat.shape[1]}), vec ({vec.shape[0]})")
-    return apply(ADDMV, _same_dtype(_ADDMV, input, mat, vec), (beta, alpha))
+    _same_dtype(_ADDMV, input, mat, vec)
+    no_bool_kernel("addmv_impl_cpu", mat, vec)
+    return apply(ADDMV, (input, mat, vec), _integral(mat, beta, alpha))
 
 
 def _check_batches(batch1, batch2) -> None:
@@ -315,7 +346,9 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     _check_batches(batch1, batch2)
     _check_expand(input, (batch1.shape[0], batch1.shape[1], batch2.shape[2]))
     _same_dtype(_BADDBMM, input, batch1, names=(input, batch1, batch2))
-    return apply(BADDBMM, (input,) + _same_dtype(_BMM, batch1, batch2), (beta, alpha))
+    _same_dtype(_BMM, batch1, batch2)
+    no_bool_kernel("baddbmm", batch1, batch2)
+    return apply(BADDBMM, (input, batch1, batch2), _integral(batch1, beta, alpha))
 
 
 @public(out=True)
@@ -941,6 +974,10 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
         raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1.ndim}-D" if vec1.ndim != 1 else
                            f"addr: Expected 1-D argument vec2, but got {vec2.ndim}-D")
     _check_expand(input, (vec1.shape[0], vec2.shape[0]))
+    if input._data.dtype.kind in "biu":
+        for name, value in (("beta", beta), ("alpha", alpha)):
+            if isinstance(value, float):
+                raise RuntimeError(f"For integral input tensors, argument {name} must not be a floating point number.")
     return apply(ADDR, (input, vec1, vec2), (beta, alpha))
 
 
@@ -958,7 +995,9 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
                            f"{batch2.shape[1]}x{batch2.shape[2]})")
     _check_expand(input, (batch1.shape[1], batch2.shape[2]))
     _same_dtype(_ADDMM_SELF, input, batch2)
-    return apply(ADDBMM, (input,) + _same_dtype(_ADDMM, batch1, batch2), (beta, alpha))
+    _same_dtype(_ADDMM, batch1, batch2)
+    no_bool_kernel("addmm_impl_cpu_", batch1, batch2)
+    return apply(ADDBMM, (input, batch1, batch2), _integral(batch1, beta, alpha))
 
 
 @public
@@ -1109,6 +1148,17 @@ def _chain(tensors, split, i, j):
 
 
 def vecdot(x, y, *, dim=-1):
+    """torch.linalg.vecdot: Σ x ⊙ y along dim; two vectors are torch's vdot (which reads no dim)."""
+    check_tensor("linalg_vecdot", "x", x, 1)
+    check_tensor("linalg_vecdot", "y", y, 2)
+    if x._data.dtype.kind not in "fc":
+        raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as input. Got "
+                           f"{SCALAR_TYPE[x._data.dtype.name]}")
+    if x._data.dtype != y._data.dtype:
+        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
+                           f"{SCALAR_TYPE[x._data.dtype.name]} and y of type {SCALAR_TYPE[y._data.dtype.name]} instead")
+    if x.ndim == 1 and y.ndim == 1:
+        return vdot(x, y)
     return (x * y).sum(dim)
 
 
@@ -1156,11 +1206,10 @@ def vander(x, N=None):
     return cumprod(cat([ones, column.expand(*x.shape, n - 1)], -1), -1)
 
 
-@public(method=True)
+@public(method=True, out=True)
 def vdot(input, other):
-    if input.ndim != 1 or other.ndim != 1:
-        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
-    return dot(input, other)
+    """x̄ · y: dot for real tensors, recorded as torch's VdotBackward0."""
+    return _dot(VDOT, input, other, "other")
 
 
 @public(method=True)

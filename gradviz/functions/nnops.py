@@ -17,6 +17,7 @@ from ..ops.nnops import (BATCH_NORM, CELU, CELU_RESULT, CONSTANT_PAD, ELU, ELU_R
                          LAYER_NORM, LOGSIGMOID, MISH, NORM_DIM, PDIST, PRELU, SELU_ALPHA, SELU_SCALE, SILU,
                          SOFTSHRINK, THRESHOLD, THRESHOLD_INPLACE, TRILINEAR)
 from .index import _in_range
+from .linalg import no_bool_kernel
 from ..ops.reparam import WEIGHT_NORM
 from .pointwise import _recorded_as, add_scalar
 from ..ops.core import namespace
@@ -438,6 +439,7 @@ def bilinear(input1, input2, weight, bias=None):
     if bias is not None and bias.ndim == 1 and bias.shape[0] != weight.shape[0]:
         raise RuntimeError(f"bilinear(): bias size does not match weight size: got {bias.shape[0]} but expected "
                            f"{weight.shape[0]}")
+    no_bool_kernel("bmm", input1, weight, input2)   # torch's trilinear product is made of bmm
     rows = apply(TRILINEAR, (input1.reshape(-1, input1.shape[-1]), weight, input2.reshape(-1, input2.shape[-1])))
     out = rows.reshape(*input1.shape[:-1], weight.shape[0])
     return out if bias is None else out + bias

@@ -24,9 +24,17 @@ MM = Op("mm", "MmBackward0", r"$c = $0\, $1", lambda xp, a, b: a @ b,
 MV = Op("mv", "MvBackward0", r"$c = $0\, $1", lambda xp, a, b: a @ b,
         vjp=(lambda xp, g, c, a, b: xp.reshape(g, (-1, 1)) * b, lambda xp, g, c, a, b: a.T @ g), args=("self", "vec"), saves=("self", "vec"), symbols=("A", "v"),
         vjp_latex=(r"\bar{g}\, $1^{\top}", r"$0^{\top} \bar{g}",), jvp="bilinear")
-DOT = Op("dot", "DotBackward0", r"$c = $0 \cdot $1", lambda xp, a, b: a @ b,
-         vjp=(lambda xp, g, c, a, b: g * b, lambda xp, g, c, a, b: g * a), args=("self", "tensor"), saves=("self", "tensor"),
-         vjp_latex=(r"\bar{g}\, $1", r"\bar{g}\, $0",), jvp="bilinear")
+
+
+def _inner_product(name: str, torch_name: str, other: str) -> Op:
+    """dot and vdot: one rule (vdot conjugates its first operand, which for real tensors changes nothing)."""
+    return Op(name, torch_name, r"$c = $0 \cdot $1", lambda xp, a, b: a @ b,
+              vjp=(lambda xp, g, c, a, b: g * b, lambda xp, g, c, a, b: g * a), args=("self", other), saves=("self", other),
+              vjp_latex=(r"\bar{g}\, $1", r"\bar{g}\, $0",), jvp="bilinear")
+
+
+DOT = _inner_product("dot", "DotBackward0", "tensor")
+VDOT = _inner_product("vdot", "VdotBackward0", "other")
 BMM = Op("bmm", "BmmBackward0", r"{$c}_i = $0_i\, $1_i", lambda xp, a, b: a @ b,
          vjp=(lambda xp, g, c, a, b: g @ _mT(xp, b), lambda xp, g, c, a, b: _mT(xp, a) @ g), args=MATS, saves=MATS,
          vjp_latex=(r"\bar{g}_i\, $1_i^{\top}", r"$0_i^{\top} \bar{g}_i",), jvp="bilinear", out_symbol="C")
@@ -373,8 +381,15 @@ def _beta_part(xp, g, beta):
     return g * beta if beta != 1 else g
 
 
-ADDR = Op("addr", "AddrBackward0", r"$c = $beta\, $0 + $alpha\, $1\, $2^{\top}",
-          lambda xp, m, u, v, beta, alpha: (m * beta if beta != 0 else xp.zeros_like(m)) + xp.outer(u, v) * alpha,
+def _addr(xp, m, u, v, beta, alpha):
+    """β M + α u vᵀ; on bool tensors torch's logical form, (β ∧ M) ∨ (α ∧ u vᵀ)."""
+    uv = xp.outer(u, v)
+    if uv.dtype.kind == "b":
+        return xp.logical_or(xp.logical_and(m, bool(beta)), xp.logical_and(uv, bool(alpha)))
+    return (m * beta if beta != 0 else xp.zeros_like(m)) + uv * alpha
+
+
+ADDR = Op("addr", "AddrBackward0", r"$c = $beta\, $0 + $alpha\, $1\, $2^{\top}", _addr,
           vjp=(lambda xp, g, c, m, u, v, beta, alpha: _beta_part(xp, g, beta),
                lambda xp, g, c, m, u, v, beta, alpha: (g @ v) * alpha,
                lambda xp, g, c, m, u, v, beta, alpha: (_mT(xp, g) @ u) * alpha), args=("self", "vec1", "vec2"), params=("beta", "alpha"),

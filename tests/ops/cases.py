@@ -410,6 +410,7 @@ OP_CASES += section("linalg", ("gradcheck", "parity", "float32"), [
     ("mm", lambda t, a, b: t.mm(a, b), [((3, 4), R), ((4, 5), R)]),
     ("bmm", lambda t, a, b: t.bmm(a, b), [((2, 3, 4), R), ((2, 4, 5), R)]),
     ("dot", lambda t, a, b: t.dot(a, b), [((4,), R), ((4,), R)]),
+    ("vdot", lambda t, a, b: t.vdot(a, b) * t.linalg.vecdot(b, a), [((4,), R), ((4,), R)]),
     ("mv", lambda t, a, b: t.mv(a, b), [((3, 4), R), ((4,), R)]),
     ("outer", lambda t, a, b: t.outer(a, b), [((3,), R), ((4,), R)]),
     ("trace", lambda t, a: t.trace(a), [((3, 4), R)]),
