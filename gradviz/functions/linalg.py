@@ -376,8 +376,14 @@ def tensordot(a, b, dims=2):
     free_b = [i for i in range(b.ndim) if i not in db]
     k = math.prod([a.shape[d] for d in da])
     out_shape = [a.shape[i] for i in free_a] + [b.shape[i] for i in free_b]
-    left = reshape(permute(a, free_a + da), math.prod([a.shape[i] for i in free_a]), k)
-    right = reshape(permute(b, db + free_b), k, math.prod([b.shape[i] for i in free_b]))
+    rows, columns = math.prod([a.shape[i] for i in free_a]), math.prod([b.shape[i] for i in free_b])
+    if rows == 1 and columns == 1:   # every element contracted: one dot when both flatten as views, else mul + sum
+        a, b = permute(a, free_a + da), permute(b, db + free_b)
+        if a.is_contiguous() and b.is_contiguous():
+            return reshape(dot(a.flatten(), b.flatten()), *out_shape)
+        return reshape((a.squeeze() * b.squeeze()).sum(), *out_shape)
+    left = reshape(permute(a, free_a + da), rows, k)
+    right = reshape(permute(b, db + free_b), k, columns)
     return reshape(mm(left, right), *out_shape)
 
 

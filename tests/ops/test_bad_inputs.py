@@ -1190,6 +1190,8 @@ CASES = [
      'VdotBackward0'),
     ('linalg', 'type(torch.linalg.vecdot(torch.ones(3, requires_grad=True), torch.ones(3)).grad_fn).__name__',
      'VdotBackward0'),
+    ('linalg', 'torch.inner(torch.ones(3, dtype=torch.bool), torch.ones(3, dtype=torch.bool))',
+     ('E', 'NotImplementedError', '"dot" not implemented for \'Bool\'')),
     ('linalg', 'torch.ones(2, 3) @ torch.ones(2, 3)',
      ('E', 'RuntimeError', 'mat1 and mat2 shapes cannot be multiplied (2x3 and 2x3)')),
     ('linalg', 'torch.ones(3) @ torch.ones(4)',

@@ -1,7 +1,9 @@
-"""einsum records PyTorch's own steps (ATen's einsum with no contraction path, left to right): for
+"""einsum and tensordot record PyTorch's own steps (ATen's einsum with no contraction path, left to right): for
 each equation the grad_fn graph is torch's node for node (names, the dims each permute, sum and
 unsqueeze saved, which leaf each AccumulateGrad is), and the values and gradients are torch's.
 Contractions run as bmm, so no broadcast product of all the operands is ever made."""
+import re
+
 import numpy as np
 import pytest
 
@@ -73,9 +75,9 @@ def _tree(node, leaves) -> str:
     return f"{name}[{' '.join(saved)}](" + ", ".join(_tree(n, leaves) for n, _ in node.next_functions) + ")"
 
 
-def _run(t, equation, arrays, dtype):
+def _run(t, equation, arrays, dtype, contract=None):
     xs = [t.tensor(a, dtype=getattr(t, dtype), requires_grad=True) for a in arrays]
-    out = t.einsum(equation, *xs)
+    out = t.einsum(equation, *xs) if contract is None else contract(t, *xs)
     tree = _tree(out.grad_fn, xs)
     out.backward(t.tensor(seed_gradient(tuple(out.shape)), dtype=out.dtype))
     return tree, out.detach().numpy(), [x.grad.numpy() for x in xs]
@@ -119,3 +121,23 @@ def test_einsum_dtypes_are_bmms():
                 print(eq, e)
         print(torch.einsum("ii->", torch.ones(2, 2, dtype=torch.int32)).dtype)
     """)
+
+
+# (operand shapes, dims): a full contraction is one dot where both operands flatten as views, else mul + sum
+TENSORDOTS = [((2, 3), (3,), 1), ((3,), (3, 4), 1), ((2, 3, 4), (3, 4), 2), ((2, 3), (2, 3), 2), ((3,), (3,), 1),
+              ((2, 3), (3, 2), ([0, 1], [1, 0])), ((2, 3), (2, 3), ([1, 0], [1, 0])), ((1, 3), (3,), ([1], [0])),
+              ((3, 1), (3, 1), ([0], [0])), ((2, 1, 3), (2, 3), ([0, 2], [0, 1])), ((4,), (1,), 1), ((0,), (0,), 1)]
+
+
+@pytest.mark.parametrize("case", TENSORDOTS, ids=[f"{a}x{b}:{d}" for a, b, d in TENSORDOTS])
+def test_tensordot_records_torchs_graph(case):
+    a, b, dims = case
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(a), rng.standard_normal(b)]
+    contract = lambda t, x, y: t.tensordot(x, y, dims)   # noqa: E731
+    theirs, ours = (_run(t, "", arrays, "float64", contract) for t in (real_torch, gradviz))
+    # names and leaves only: torch's permute keeps tensordot's dims as given, and prints -1 as 2**64 - 1
+    assert re.sub(r"\[[^]]*\]", "", ours[0]) == re.sub(r"\[[^]]*\]", "", theirs[0])
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-12, atol=1e-12)
+    for g, h in zip(ours[2], theirs[2]):
+        np.testing.assert_allclose(g, h, rtol=1e-12, atol=1e-12)
