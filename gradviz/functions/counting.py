@@ -121,7 +121,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density: bool = False
 def bincount(input, weights=None, minlength: int = 0):
     """How often each non-negative integer occurs (or the sum of its weights)."""
     a = backend.to_numpy(input._data)
-    if a.dtype.kind == "f":
+    if a.dtype.kind in "fb":
         raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{_SCALAR[a.dtype.name]}'")
     if a.ndim != 1 or (a.size and a.min() < 0):
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")

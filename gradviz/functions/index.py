@@ -455,6 +455,8 @@ def argsort(input, dim=-1, descending=False, stable=False):
 @public(out=True)
 def topk(input, k, dim=-1, largest=True, sorted=True):
     """torch.topk: the k largest (or smallest) values along dim and their indices."""
+    if input._data.dtype.kind == "b":
+        raise RuntimeError("topk does not support bool dtypes on CPU")
     (d,) = normalize_dims(dim, input.ndim)
     if not 0 <= k <= (input.shape[d] if input.ndim else 1):
         raise RuntimeError("selected index k out of range")

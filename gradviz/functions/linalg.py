@@ -959,6 +959,7 @@ def linalg_cross(input, other, *, dim=-1):
                            f"{other.shape[d]}")
     broadcast_shape(tuple(input.shape), tuple(other.shape))
     a, b, dtype = coerce_pair(input, other, "cross")
+    no_bool_kernel("cross", a, b)
     return apply(CROSS, (a, b), (d,), dtype)
 
 

@@ -28,6 +28,8 @@ from ..creation import _like, zeros
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    if input._data.dtype.kind == "b":
+        raise RuntimeError("Bool inputs not supported for hardtanh")
     if inplace:
         return input._inplace_op(hardtanh, min_val, max_val)
     return apply(HARDTANH, (input,), (min_val, max_val))

@@ -243,6 +243,8 @@ def leaky_relu_(input, negative_slope=0.01):
 @public   # torch.relu_ and F.relu_ (Tensor.relu_ is bound with the other in-place methods)
 def relu_(input):
     check_tensor("relu_", "input", input, 1)
+    if _is_bool(input):
+        raise _NO_BOOL_RELU()
     return input.relu_()
 
 
@@ -260,9 +262,12 @@ def softplus(input, beta=1.0, threshold=20.0):
     return apply(SOFTPLUS, (input,), (beta, threshold))
 
 
-def _make_unary(op, floating=False):
-    """The public function of a one-input op; `floating` casts integer inputs to the default float dtype."""
+def _make_unary(op, floating=False, bool_error=None):
+    """The public function of a one-input op; `floating` casts integer inputs to the default float dtype;
+    `bool_error` makes torch's refusal of a bool input, where its kernel has none."""
     def fn(input):
+        if bool_error is not None and isinstance(input, Tensor) and input._data.dtype.kind == "b":
+            raise bool_error()
         return apply(op, (_floating(input) if floating else input,))
     fn.__name__ = fn.__qualname__ = op.name
     fn.__doc__ = f"{op.formula}  (grad_fn {op.torch_name}; VJP {op.vjp_formulas[0] if op.vjp_formulas else '-'})"
@@ -270,6 +275,14 @@ def _make_unary(op, floating=False):
 
 
 _neg = _make_unary(NEG)
+
+
+def _no_bool(kernel: str):
+    """torch's words when a kernel has no bool version (to raise: called when it is met)."""
+    return lambda: NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+
+
+_NO_BOOL_RELU = lambda: RuntimeError("Boolean inputs not supported for relu")   # noqa: E731
 
 
 @public('neg', 'negative', method=True, out=True)
@@ -291,12 +304,26 @@ cos = public(method=True, out=True)(_make_unary(COS, floating=True))
 tan = public(method=True, out=True)(_make_unary(TAN, floating=True))
 tanh = public(method=True, out=True)(_make_unary(TANH, floating=True))
 sigmoid = public(method=True, out=True)(_make_unary(SIGMOID, floating=True))
-relu = public(method=True)(_make_unary(RELU))
+relu = public(method=True)(_make_unary(RELU, bool_error=_NO_BOOL_RELU))
 erf = public(method=True, out=True)(_make_unary(ERF, floating=True))
-abs = absolute = public('abs', 'absolute', method=True, out=True)(_make_unary(ABS))
-sign = public(method=True, out=True)(_make_unary(SIGN))
-floor = public(method=True, out=True)(_make_unary(FLOOR))
-_round = _make_unary(ROUND)
+abs = absolute = public('abs', 'absolute', method=True, out=True)(_make_unary(ABS, bool_error=_no_bool("abs_cpu")))
+floor = public(method=True, out=True)(_make_unary(FLOOR, bool_error=_no_bool("floor_vml_cpu")))
+_round = _make_unary(ROUND, bool_error=_no_bool("round_vml_cpu"))
+
+
+@public(method=True, out=True)
+def sign(input):
+    """The sign; a bool tensor's is itself (a copy), as torch's, where NumPy has no sign of a bool."""
+    return Tensor._make(input._data.copy()) if _is_bool(input) else apply(SIGN, (input,))
+
+
+@public(method=True, out=True)
+def sgn(input):
+    return Tensor._make(input._data.copy()) if _is_bool(input) else apply(SGN, (input,))
+
+
+def _is_bool(input) -> bool:
+    return isinstance(input, Tensor) and input._data.dtype.kind == "b"
 
 
 @public(method=True, out=True)
@@ -387,9 +414,8 @@ cosh = public(method=True, out=True)(_make_unary(COSH, floating=True))
 asin = arcsin = public('arcsin', 'asin', method=True, out=True)(_make_unary(ASIN, floating=True))
 acos = arccos = public('acos', 'arccos', method=True, out=True)(_make_unary(ACOS, floating=True))
 atan = arctan = public('arctan', 'atan', method=True, out=True)(_make_unary(ATAN, floating=True))
-sgn = public(method=True, out=True)(_make_unary(SGN))
-ceil = public(method=True, out=True)(_make_unary(CEIL))
-trunc = fix = public('fix', 'trunc', method=True, out=True)(_make_unary(TRUNC))
+ceil = public(method=True, out=True)(_make_unary(CEIL, bool_error=_no_bool("ceil_vml_cpu")))
+trunc = fix = public('fix', 'trunc', method=True, out=True)(_make_unary(TRUNC, bool_error=_no_bool("trunc_vml_cpu")))
 isnan = public(method=True)(_make_unary(ISNAN))
 isinf = public(method=True)(_make_unary(ISINF))
 isfinite = public(method=True)(_make_unary(ISFINITE))
@@ -418,10 +444,13 @@ def true_divide(input, other):
 
 
 def _float_pair(a, b):
-    """coerce_pair, with integer operands (no dtype given: both are of a's) promoted to the default float dtype."""
+    """coerce_pair, where two integer or bool operands give the default float dtype and are computed in
+    it, as torch's true division and atan2 are (NumPy's atan2 of two small integer types is float16's;
+    no gradient flows through integers, so the cast copies record nothing)."""
     a, b, dtype = coerce_pair(a, b, "div")
-    if dtype is None and a._data.dtype.kind in "biu":
+    if a._data.dtype.kind in "biu" and b._data.dtype.kind in "biu":
         dtype = get_default_dtype().np
+        a, b = (Tensor._make(t._data.astype(dtype)) for t in (a, b))
     return a, b, dtype
 
 
@@ -438,11 +467,13 @@ arctan2 = atan2
 @public(method=True, out=True)
 def hypot(input, other):
     check_operands("hypot", input, other, numbers=False)
+    floating_kernel("hypot_cpu", result_type((input._data, other._data)))
     return binary(HYPOT, input, other)
 
 
 @public(out=True)
 def lerp(input, end, weight):
+    floating_kernel("lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar", input._data.dtype)
     if isinstance(weight, Tensor):
         return apply(LERP_TENSOR, (input, end, weight))
     return apply(LERP, (input, end), (weight,))
@@ -541,8 +572,7 @@ acosh = arccosh = public('acosh', 'arccosh', method=True)(_make_unary(ACOSH, flo
 
 @public(method=True)
 def frac(input):
-    if input._data.dtype.kind in "biu":
-        raise RuntimeError(f"\"frac_cpu\" not implemented for '{SCALAR_TYPE[input._data.dtype.name]}'")
+    floating_kernel("frac_cpu", input._data.dtype)
     return apply(FRAC, (input,))
 
 

@@ -358,6 +358,8 @@ def logcumsumexp(input, dim):
 def median(input, dim=None, keepdim=False):
     """The lower of the two middle values (PyTorch's median, unlike NumPy's, never averages)."""
     check_bool("median", "keepdim", keepdim)
+    if input._data.dtype.kind == "b":
+        raise NotImplementedError(f"\"{'median_cpu' if dim is None else 'median_out'}\" not implemented for 'Bool'")
     if dim is None:
         dims, _ = _dims_keep(input, None, False)
         has_nan = bool(backend.namespace_of(input._data).isnan(input._data).any())
@@ -371,6 +373,8 @@ def median(input, dim=None, keepdim=False):
 def nanmedian(input, dim=None, keepdim=False):
     """median of the entries that are not NaN (NaN where there are none)."""
     check_bool("nanmedian", "keepdim", keepdim)
+    if input._data.dtype.kind == "b":
+        raise NotImplementedError(f"\"{'median_cpu' if dim is None else 'nanmedian_out'}\" not implemented for 'Bool'")
     if dim is None:
         dims, _ = _dims_keep(input, None, False)
         counted = int((input._data == input._data).sum())
@@ -469,6 +473,9 @@ def aminmax(input, *, dim=None, keepdim=False):
 @public(out=True)
 def dist(input, other, p=2):
     a, b, dtype = coerce_pair(input, other, "dist")
+    if a._data.dtype.kind == "b" and b._data.dtype.kind == "b":   # dist subtracts first, as torch's
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                           "`logical_xor()` operator instead.")
     if (dtype or a._data.dtype).kind in "iu":
         raise RuntimeError("norm(): input dtype should be either floating point or complex. "
                            f"Got {SCALAR_TYPE[(dtype or a._data.dtype).name]} instead.")
@@ -586,6 +593,8 @@ def cummin(input, dim):
 @public(method=True, out=True)
 def kthvalue(input, k, dim=-1, keepdim=False):
     check_bool("kthvalue", "keepdim", keepdim)
+    if input._data.dtype.kind == "b":
+        raise NotImplementedError("\"kthvalue_cpu\" not implemented for 'Bool'")
     (d,) = normalize_dims(dim, input.ndim)
     _nonempty("kthvalue", input, d)
     n = input.shape[d] if input.ndim else 1
@@ -628,6 +637,7 @@ def _pair_sums(y, d):
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     """∫ y by the trapezoid rule along dim, as torch's kernel writes it: with a spacing of dx,
     (Σ y − (y₀ + yₙ) · ½) · dx; with the steps of x, Σ (yᵢ + yᵢ₊₁) ⊙ Δx / 2; zeros along an empty dim."""
+    _no_bool_y(y, "trapezoid")
     d, spacing = _trapezoid_spacing(y, x, dx, dim, "trapezoid")
     if isinstance(spacing, Tensor):
         return div_scalar(sum(_pair_sums(y, d) * spacing, d), 2.0)
@@ -637,6 +647,11 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     return mul_scalar(sum(y, d) - mul_scalar(ends, 0.5), spacing)
 
 
+def _no_bool_y(y, name: str) -> None:
+    if isinstance(y, Tensor) and y._data.dtype.kind == "b":
+        raise RuntimeError(f"{name}: received a bool input for `y`, but bool is not supported")
+
+
 @public
 def trapz(y, x=None, *, dx=None, dim=-1):
     return trapezoid(y, x, dx=dx, dim=dim)
@@ -644,6 +659,7 @@ def trapz(y, x=None, *, dx=None, dim=-1):
 
 @public
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    _no_bool_y(y, "cumulative_trapezoid")
     d, spacing = _trapezoid_spacing(y, x, dx, dim, "cumulative_trapezoid")
     pairs = _pair_sums(y, d)
     if isinstance(spacing, Tensor):
