@@ -17,7 +17,7 @@ from ..ops.loss import (BCE_WITH_LOGITS, BINARY_CROSS_ENTROPY, CTC_LOSS, HUBER_L
                         MULTILABEL_MARGIN_LOSS, NLL_LOSS, NLL_LOSS2D, SMOOTH_L1_LOSS, SOFT_MARGIN_LOSS, _reduced)
 from .public import public
 from .shape import broadcast_shapes, broadcast_tensors
-from .pointwise import add_scalar, minimum, sub_scalar, where
+from .pointwise import add_scalar, bool_subtraction, minimum, sub_scalar, where
 from .nnops import logsigmoid, pairwise_distance
 
 
@@ -209,8 +209,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
     t = target._data
     if t.dtype == np.bool_:   # ATen's 1 − target
-        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
-                           "`logical_xor()` operator instead.")
+        raise bool_subtraction()
     if t.dtype.kind != "f":   # ATen's (1 − target).mul_(input): the loss is computed in place, in the target's dtype
         rt = result_type((input._data, t)).name
         raise RuntimeError(f"result type {SCALAR_TYPE.get(rt, rt)} can't be cast to the desired output type "

@@ -61,11 +61,16 @@ def add(input, other, *, alpha=1):
     return binary(ADD_ALPHA, input, other, alpha)
 
 
+def bool_subtraction() -> RuntimeError:
+    """torch's refusal of a − b for two bool tensors (raised too where a function subtracts them first)."""
+    return RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                        "`logical_xor()` operator instead.")
+
+
 @public('sub', 'subtract', method=True, out=True)
 def sub(input, other, *, alpha=1):
     if len([t for t in (input, other) if isinstance(t, Tensor) and t._data.dtype == bool]) == 2:
-        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
-                           "`logical_xor()` operator instead.")
+        raise bool_subtraction()
     if not (type(alpha) is int and alpha == 1):
         _check_alpha("sub", input, other, alpha)
     if alpha == 1:

@@ -15,7 +15,7 @@ from ..ops.stdsort import nth_element, std_sort
 from ..autograd.grad_mode import is_grad_enabled
 from ..dtypes import SCALAR_TYPE, as_np, floating_kernel, get_default_dtype
 from .index import entries_along, narrow, select, values_indices
-from .pointwise import div_scalar, isnan, logical_not, logical_xor, maximum, minimum, mul_scalar, sub
+from .pointwise import bool_subtraction, div_scalar, isnan, logical_not, logical_xor, maximum, minimum, mul_scalar, sub
 from .shape import cat, reshape
 from ..tensor import Tensor
 from ..ops.reduce import (AMAX, AMIN, AMINMAX, CUMMAX, CUMMIN, CUMPROD, CUMSUM, DIST, KTHVALUE, LOGCUMSUMEXP,
@@ -374,7 +374,7 @@ def nanmedian(input, dim=None, keepdim=False):
     """median of the entries that are not NaN (NaN where there are none)."""
     check_bool("nanmedian", "keepdim", keepdim)
     if input._data.dtype.kind == "b":
-        raise NotImplementedError(f"\"{'median_cpu' if dim is None else 'nanmedian_out'}\" not implemented for 'Bool'")
+        raise NotImplementedError(f"\"{'median_cpu' if dim is None else 'median_out'}\" not implemented for 'Bool'")
     if dim is None:
         dims, _ = _dims_keep(input, None, False)
         counted = int((input._data == input._data).sum())
@@ -474,8 +474,7 @@ def aminmax(input, *, dim=None, keepdim=False):
 def dist(input, other, p=2):
     a, b, dtype = coerce_pair(input, other, "dist")
     if a._data.dtype.kind == "b" and b._data.dtype.kind == "b":   # dist subtracts first, as torch's
-        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
-                           "`logical_xor()` operator instead.")
+        raise bool_subtraction()
     if (dtype or a._data.dtype).kind in "iu":
         raise RuntimeError("norm(): input dtype should be either floating point or complex. "
                            f"Got {SCALAR_TYPE[(dtype or a._data.dtype).name]} instead.")

@@ -1172,6 +1172,8 @@ CASES = [
      ('E', 'NotImplementedError', '"median_cpu" not implemented for \'Bool\'')),
     ('arith', 'torch.median(torch.tensor([True, False, True]), 0)',
      ('E', 'NotImplementedError', '"median_out" not implemented for \'Bool\'')),
+    ('arith', 'torch.nanmedian(torch.tensor([True, False, True]), 0)',
+     ('E', 'NotImplementedError', '"median_out" not implemented for \'Bool\'')),
     ('arith', 'torch.nanmedian(torch.tensor([True, False, True]))',
      ('E', 'NotImplementedError', '"median_cpu" not implemented for \'Bool\'')),
     ('arith', 'torch.tensor([True, False, True]).kthvalue(1)',
