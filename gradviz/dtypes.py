@@ -174,10 +174,15 @@ def fitted(value, np_dtype: np.dtype):
     return int(value) % (int(np.iinfo(np_dtype).max) + 1) if np_dtype.kind == "u" and value < 0 else value
 
 
+def kernel_missing(kernel: str, np_dtype) -> NotImplementedError:
+    """PyTorch's error when its kernel has no version for a dtype ("abs_cpu" not implemented for 'Bool')."""
+    return NotImplementedError(f'"{kernel}" not implemented for \'{SCALAR_TYPE[np.dtype(np_dtype).name]}\'')
+
+
 def floating_kernel(kernel: str, np_dtype: np.dtype) -> None:
     """PyTorch's error when a kernel that has only floating-point versions meets a bool or integer dtype."""
     if np_dtype.kind in "biu":
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{SCALAR_TYPE[np_dtype.name]}\'')
+        raise kernel_missing(kernel, np_dtype)
 
 
 def _category(np_dtype: np.dtype) -> int:

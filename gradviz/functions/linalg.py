@@ -10,7 +10,7 @@ import numpy as np
 from .. import backend
 from .._warn import warn, warn_once
 from .._args import argument_error, check_bool, check_number, check_tensor, invalid_arguments, is_number, type_name
-from ..dtypes import C_TYPE, SCALAR_TYPE, bool_, int64
+from ..dtypes import C_TYPE, SCALAR_TYPE, bool_, int64, kernel_missing
 from ..autograd.apply import apply
 from ..ops.core import broadcast_shape, expand_error
 from ..ops.op import Op
@@ -57,14 +57,13 @@ def mm(input, mat2):
     return apply(MM, (input, mat2))
 
 
-def _same_dtype(message: tuple, *tensors, names=None) -> tuple:
-    """The operands of a product, once they share one dtype; else torch's words for that op, which
-    differ op by op: `message` is (words with {} for each dtype named, the table that names them),
-    the dtypes in the order torch names them (`names` when that is not the operands' own order)."""
+def _same_dtype(message: tuple, *tensors, names=None) -> None:
+    """torch's words for that op when the operands of a product differ in dtype (they differ op by op):
+    `message` is (words with {} for each dtype named, the table that names them), the dtypes in the
+    order torch names them (`names` when that is not the operands' own order)."""
     if any(t.dtype is not tensors[0].dtype for t in tensors[1:]):
         words, table = message
         raise RuntimeError(words.format(*[table[t.dtype.name] for t in (names or tensors)]))
-    return tensors
 
 
 def no_bool_kernel(name: str, *operands) -> None:
@@ -72,7 +71,7 @@ def no_bool_kernel(name: str, *operands) -> None:
     shapes and dtypes are checked, as torch's kernels are chosen after its checks; a product with an empty
     operand has nothing to compute, and torch returns it (dot excepted)."""
     if operands[0]._data.dtype.kind == "b" and (name == "dot" or all(t._data.size for t in operands)):
-        raise NotImplementedError(f"\"{name}\" not implemented for 'Bool'")
+        raise kernel_missing(name, bool)
 
 
 _MM = ("expected m1 and m2 to have the same dtype, but got: {} != {}", C_TYPE)

@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import backend
 from .._args import check_int_range, check_number, check_operands, check_tensor, invalid_arguments, is_number
-from ..dtypes import C_TYPE, SCALAR_TYPE, fitted, float64, floating_kernel, get_default_dtype, result_type
+from ..dtypes import C_TYPE, SCALAR_TYPE, fitted, float64, floating_kernel, get_default_dtype, kernel_missing, result_type
 from ..autograd.apply import apply, coerce_pair
 from ..autograd.fast_paths import one_dtype
 from ..autograd.grad_mode import _formula
@@ -284,7 +284,7 @@ _neg = _make_unary(NEG)
 
 def _no_bool(kernel: str):
     """torch's words when a kernel has no bool version (to raise: called when it is met)."""
-    return lambda: NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+    return lambda: kernel_missing(kernel, bool)
 
 
 _NO_BOOL_RELU = lambda: RuntimeError("Boolean inputs not supported for relu")   # noqa: E731

@@ -13,7 +13,7 @@ from ..autograd.apply import apply, coerce_pair
 from ..ops.op import Op
 from ..ops.stdsort import nth_element, std_sort
 from ..autograd.grad_mode import is_grad_enabled
-from ..dtypes import SCALAR_TYPE, as_np, floating_kernel, get_default_dtype
+from ..dtypes import SCALAR_TYPE, as_np, floating_kernel, get_default_dtype, kernel_missing
 from .index import entries_along, narrow, select, values_indices
 from .pointwise import bool_subtraction, div_scalar, isnan, logical_not, logical_xor, maximum, minimum, mul_scalar, sub
 from .shape import cat, reshape
@@ -359,7 +359,7 @@ def median(input, dim=None, keepdim=False):
     """The lower of the two middle values (PyTorch's median, unlike NumPy's, never averages)."""
     check_bool("median", "keepdim", keepdim)
     if input._data.dtype.kind == "b":
-        raise NotImplementedError(f"\"{'median_cpu' if dim is None else 'median_out'}\" not implemented for 'Bool'")
+        raise kernel_missing("median_cpu" if dim is None else "median_out", bool)
     if dim is None:
         dims, _ = _dims_keep(input, None, False)
         has_nan = bool(backend.namespace_of(input._data).isnan(input._data).any())
@@ -374,7 +374,7 @@ def nanmedian(input, dim=None, keepdim=False):
     """median of the entries that are not NaN (NaN where there are none)."""
     check_bool("nanmedian", "keepdim", keepdim)
     if input._data.dtype.kind == "b":
-        raise NotImplementedError(f"\"{'median_cpu' if dim is None else 'median_out'}\" not implemented for 'Bool'")
+        raise kernel_missing("median_cpu" if dim is None else "median_out", bool)
     if dim is None:
         dims, _ = _dims_keep(input, None, False)
         counted = int((input._data == input._data).sum())
@@ -593,7 +593,7 @@ def cummin(input, dim):
 def kthvalue(input, k, dim=-1, keepdim=False):
     check_bool("kthvalue", "keepdim", keepdim)
     if input._data.dtype.kind == "b":
-        raise NotImplementedError("\"kthvalue_cpu\" not implemented for 'Bool'")
+        raise kernel_missing("kthvalue_cpu", bool)
     (d,) = normalize_dims(dim, input.ndim)
     _nonempty("kthvalue", input, d)
     n = input.shape[d] if input.ndim else 1
