@@ -15,6 +15,7 @@ from ..autograd.function import arg_names, op_for_function
 from ..formatting import shape as shape_text
 from ..ops import conv, pointwise
 from ..ops.shape import split_op, unbind_op
+from . import numbers
 from .graph import n_outputs, output_shape
 from .support import torch_module
 
@@ -165,10 +166,10 @@ def _signed_all(value):
 class SavedValues:
     """A node's saved attributes as torch means them (`saved_value`), each read at most once: one
     record reads the same dims and sizes for its attrs, its constants and its constant inputs."""
-    __slots__ = ("fn", "_read", "_ndim")
+    __slots__ = ("fn", "_read", "_ndim", "_given")
 
     def __init__(self, fn):
-        self.fn, self._read, self._ndim = fn, {}, None
+        self.fn, self._read, self._ndim, self._given = fn, {}, None, None
 
     def get(self, name: str):
         """saved_value(fn, name), or the exception it raised (AttributeError: the node has no such field)."""
@@ -184,6 +185,12 @@ class SavedValues:
             value = exc
         self._read[name] = value
         return value
+
+    def given(self, op) -> dict:
+        """The numbers the learner's call gave the node where it saved none (numbers.given), found once."""
+        if self._given is None:
+            self._given = numbers.given(self.fn, op, lambda name: saved_plain(self.fn, name, self))
+        return self._given
 
     def keep(self, names) -> None:
         """Read `names` (the fields an in-place write can change: the tensors a node saved) now, as
@@ -345,6 +352,8 @@ def param_constants(fn, op, values: SavedValues) -> tuple:
     found = []
     for name in op.param_names:
         value = saved_plain(fn, name, values)
+        if value is None:
+            value = values.given(op).get(name)
         if value is None and name in ("min", "max") and name in saved_names(type(fn)):
             value = float("-inf") if name == "min" else float("inf")   # clamp(min=0): no upper bound
         if name == "split_sizes" and value is None:
@@ -362,6 +371,8 @@ def input_constants(fn, op, inputs, values: SavedValues) -> tuple:
     for slot, (arg, info) in enumerate(zip(op.arg_names, inputs)):
         if info.producer is None:
             value = saved_plain(fn, arg, values)
+            if value is None:
+                value = values.given(op).get(arg)
             if value is not None:
                 found.append((str(slot), value))
     if op in (conv.CONVOLUTION, conv.CONV_TRANSPOSE) and len(inputs) == 3 and inputs[2].producer is None \

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-from . import lines
+from . import lines, numbers
 from .graph import metadata_preview
 from .names import scope_segments
 from .previews import preview
@@ -93,6 +93,7 @@ def record_forward(module=None):
             start = lines.next_number()
             result = func(*args, **(kwargs or {}))
             record._claim(result, start)
+            numbers.keep(result, start, args, kwargs, lines.next_number())
             return result
 
     handles = []

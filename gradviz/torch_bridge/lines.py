@@ -16,6 +16,7 @@ import weakref
 from functools import lru_cache
 
 from ..code_lines import PACKAGE_DIR, user_source
+from . import numbers
 from .support import is_accumulate, sequence_nr, torch_module
 
 KEY = "gradviz_line"   # node.metadata[KEY] = (file, line, text)
@@ -132,10 +133,10 @@ def _from_traceback(frames) -> tuple | None:
 
 
 class LineWatch:
-    """While on (`start` .. `stop`), every torch call's new nodes get the learner's line: the command
-    line's watch over a script's forward, lighter than record_forward (lines only). torch keeps its
-    modes per thread: `stop` takes the watch off the stack of the thread that started it, and from
-    any thread turns it off first."""
+    """While on (`start` .. `stop`), every torch call's new nodes get the learner's line (and the numbers
+    the call gave, numbers.py): the command line's watch over a script's forward, lighter than
+    record_forward. torch keeps its modes per thread: `stop` takes the watch off the stack of the
+    thread that started it, and from any thread turns it off first."""
 
     def __init__(self):
         self.mode = None
@@ -178,5 +179,6 @@ def _watch_mode():
             start = next_number()
             result = func(*args, **(kwargs or {}))
             claim(result, start)
+            numbers.keep(result, start, args, kwargs, next_number())
             return result
     return _Lines
