@@ -5,7 +5,7 @@ created it, and the Trace may carry `code = {file: (first_line, lines)}`, the bl
 around those lines as it was when the graph was recorded. The listing shows that
 block (or, without it, just the recorded lines, with ⋮ where lines were skipped);
 every line gets a key "k:line" that the player highlights when the node it made is
-active, in forward and in backward.
+active, in forward and in backward (a folded box: the lines that made its nodes).
 """
 from __future__ import annotations
 
@@ -32,10 +32,20 @@ def _blocks(trace) -> list:
     return blocks
 
 
-def line_keys(trace) -> dict:
-    """node id -> the key of the line that created it (only nodes with a source)."""
+def line_keys(trace, boxes: dict | None = None) -> dict:
+    """node id -> the key of the line that created it (only nodes with a source); with `boxes` (a
+    folded box's id -> the ids of the nodes folded into it), each box -> the key of the line that made
+    its ops (its leaves' where it folds no op with a line), or the list of them in the listing's
+    order where several lines did."""
     order = {file: k for k, (file, _) in enumerate(_blocks(trace))}
-    return {n.id: f"{order[n.source[0]]}:{int(n.source[1])}" for n in trace.nodes if n.source is not None}
+    keys = {n.id: f"{order[n.source[0]]}:{int(n.source[1])}" for n in trace.nodes if n.source is not None}
+    ops = {n.id for n in trace.nodes if n.kind == "op"}
+    for box, members in (boxes or {}).items():
+        made = {keys[i] for i in members & ops if i in keys} or {keys[i] for i in members if i in keys}
+        made = sorted(made, key=lambda k: tuple(map(int, k.split(":"))))
+        if made:
+            keys[box] = made[0] if len(made) == 1 else made
+    return keys
 
 
 def listing(trace) -> str:

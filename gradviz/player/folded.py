@@ -21,6 +21,16 @@ from .mathtext import esc
 from .frames import Frame, FrameBuilder, Graph
 
 
+def box_members(owners: dict, titles: dict, ids) -> dict:
+    """box id -> the ids among `ids` (the Trace's nodes) folded into that box. owners: hidden id -> the
+    id it is drawn as; titles: box id -> its title."""
+    members: dict = {}
+    for ident, box in owners.items():
+        if box in titles and ident in ids:
+            members.setdefault(box, set()).add(ident)
+    return members
+
+
 def fold_runs(frames: list, owners: dict, titles: dict, trace, total_steps: int | None = None) -> list:
     """`frames` (already remapped onto the drawn ids) with each run of backward frames inside one
     folded box merged into one frame. owners: hidden id -> box id; titles: box id -> its title.
@@ -29,10 +39,7 @@ def fold_runs(frames: list, owners: dict, titles: dict, trace, total_steps: int 
     if not any(len(r) > 1 for r in runs):
         return frames
     graph = Graph(trace)
-    members: dict = {}
-    for ident, box in owners.items():
-        if ident in graph.nodes:
-            members.setdefault(box, set()).add(ident)
+    members = box_members(owners, titles, graph.nodes)
     steps = {s.index: s for s in trace.steps}
     total = total_steps or len(trace.steps)
     created = FrameBuilder(trace).forward_order()      # forward frame k made created[k]

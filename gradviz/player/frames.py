@@ -34,7 +34,8 @@ The data the script is given (the saved player: Animation.data() in html.py, as 
   "frames"    the frames above, in order
   "mid"       {edge id: [x, y, left]}: where an edge's label goes (stage.place; left 1: left of the point)
   "interval"  milliseconds per frame when playing
-  "lines"     {node id: "block:line"}: the code listing's line that made each node (codeview.line_keys)
+  "lines"     {node id: "block:line"}: the code listing's line that made each node, a folded box's the list of
+              its nodes' lines where several made them (codeview.line_keys)
   "boxes"     {box id: {"svg", "mid", "title"}}: each folded box that can be opened, laid out unfolded
               (player/inside.py), with where its edges' labels go
   "inner"     the frames inside the boxes, packed as "frames" are; a frame's "i" says which are its own

@@ -183,8 +183,10 @@ class Animation:
         mid = {k: [round(x, 1), round(y, 1), 1 if left else 0]
                for k, (x, y, left) in self.stage.place(lengths).items()}
         forward = max((f.span[1] for f in self.frames if f.phase == "forward" and f.span), default=0)
+        boxes = self.inside.members if self.inside is not None else None
         data = {"frames": pack([f.to_json() for f in progress(self.frames, "panels")]), "mid": mid,
-                "interval": self.interval_ms, "lines": codeview.line_keys(self.trace), "steps": [forward, len(self.trace.steps)]}
+                "interval": self.interval_ms, "lines": codeview.line_keys(self.trace, boxes),
+                "steps": [forward, len(self.trace.steps)]}
         if any(f.phase == "backward" for f in self.frames):
             shown = self.frames + (self.inside.frames if self.inside is not None else [])
             one_by_one = {f.span[0] for f in shown if f.phase == "backward" and f.span and f.span[0] == f.span[1]}

@@ -13,6 +13,7 @@ import re
 
 from ..render import Diagram, options
 from ..tracing import Trace
+from .folded import box_members
 from .frames import Frame
 from .stage import Stage
 
@@ -138,11 +139,7 @@ class Inside:
 
     def __init__(self, trace: Trace, raw: list, folded: list, owners: dict, titles: dict, draw_options: dict,
                  layouts: dict | None = None):
-        members: dict = {}
-        ids = {n.id for n in trace.nodes}
-        for ident, box in owners.items():
-            if box in titles and ident in ids:
-                members.setdefault(box, set()).add(ident)
+        self.members = members = box_members(owners, titles, {n.id for n in trace.nodes})   # box -> its nodes
         runs = _chosen([f for f in folded if f.source is not None and f.node in members])
         start = 0
         for f in runs:   # a run's frames inside, one per step it folds, follow the runs before it

@@ -21,7 +21,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 import os
 
 from .explain import tensor_label
-from .folded import fold_runs
+from .folded import box_members, fold_runs
 from .frames import Frame, FrameBuilder
 from .inside import Inside
 from . import codeview
@@ -110,7 +110,8 @@ class Stepper(anywidget.AnyWidget):
         with self.hold_sync():
             self.markup = markup(uid, self.stage.render(self._start_frame.changes), 1, self._start_frame.title,
                                  self._start_frame.text, code=codeview.listing(self.trace))
-            self.lines = codeview.line_keys(self.trace)
+            self.lines = codeview.line_keys(self.trace, box_members(self._owners, self._titles,
+                                                                    {n.id for n in self.trace.nodes}))
             self.mid = {k: [round(x, 1), round(y, 1), 1 if left else 0]
                         for k, (x, y, left) in self.stage.place().items()}
             self.interval = int(interval_ms)

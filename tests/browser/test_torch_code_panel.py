@@ -1,6 +1,6 @@
 """A real PyTorch model's player shows the learner's code: at every frame the highlighted line is the
-one the Trace says made the node at work (an MLP and a small CNN, recorded under record_forward),
-light at 1280x720 and dark at 1400x900."""
+one the Trace says made the node at work (an MLP and a small CNN, recorded under record_forward), and
+at a folded box's frames the lines that made the ops inside, light at 1280x720 and dark at 1400x900."""
 import pytest
 
 from gradviz.player import codeview
@@ -52,8 +52,40 @@ def players(tmp_path) -> list:
 
 LIT = """(root) => { const el = root.querySelector('.gv-code .gv-current');
   return el ? {key: el.dataset.line, text: el.textContent, node: root.dataset.node,
+               keys: [...root.querySelectorAll('.gv-code .gv-current')].map(e => e.dataset.line),
                visible: (() => { const c = root.querySelector('.gv-code').getBoundingClientRect(), r = el.getBoundingClientRect();
                                  return r.top >= c.top - 1 && r.bottom <= c.bottom + 1; })()} : {node: root.dataset.node}; }"""
+
+
+@pytest.mark.parametrize("size, scheme", [((1280, 720), "light"), ((1400, 900), "dark")])
+def test_a_folded_boxs_frames_highlight_the_lines_that_made_its_ops(tmp_path, size, scheme):
+    torch.manual_seed(0)
+    model = CNN()
+    with record_forward(model):
+        loss = F.cross_entropy(model(torch.randn(2, 1, 8, 8)), torch.tensor([0, 1]))
+    animation = gradviz.animate(loss, model=model, collapse="conv (Conv2d)")
+    path, trace = animation.save(tmp_path / "folded.html"), animation.trace
+    members = animation.inside.members
+    assert members, "the conv module is drawn as one box"
+    with chromium(size) as context:
+        page = context.new_page()
+        page.emulate_media(reduced_motion="reduce", color_scheme=scheme)
+        page.goto(path.as_uri())
+        root = page.locator(".gv-player").first
+        root.wait_for()
+        seen = set()
+        for k in range(root.evaluate("r => r.__gv.length()")):
+            root.evaluate("(r, k) => r.__gv.go(k)", k)
+            lit = root.evaluate(LIT)
+            if lit["node"] not in members:
+                continue
+            made = {n.id: n for n in trace.nodes}
+            ops = [made[i] for i in members[lit["node"]] if made[i].kind == "op" and made[i].source is not None]
+            expected = sorted({codeview.line_keys(trace)[n.id] for n in ops})
+            assert sorted(lit["keys"]) == expected and lit["visible"], (k, lit)   # the box's ops' lines, in sight
+            seen.add(lit["node"])
+        assert seen == set(members)
+        page.close()
 
 
 @pytest.mark.parametrize("size, scheme", [((1280, 720), "light"), ((1400, 900), "dark")])

@@ -136,9 +136,11 @@ def test_every_value_appears_once_in_small_grids(shape):
 # -- the code listing ---------------------------------------------------------------------
 def _fake_trace(code=None):
     from types import SimpleNamespace as NS
-    nodes = [NS(id="n0", source=None), NS(id="n1", source=("/home/me/train.py", 12, "h = x @ w")),
-             NS(id="n2", source=("/home/me/train.py", 14, "loss = h.sum()  # <done>")),
-             NS(id="n3", source=("/tmp/ipykernel_81/3158.py", 2, "y = x * 2"))]
+    nodes = [NS(id="n0", kind="leaf", source=("/home/me/train.py", 11, "x = randn(3)")),
+             NS(id="n1", kind="op", source=("/home/me/train.py", 12, "h = x @ w")),
+             NS(id="n2", kind="op", source=("/home/me/train.py", 14, "loss = h.sum()  # <done>")),
+             NS(id="n3", kind="op", source=("/tmp/ipykernel_81/3158.py", 2, "y = x * 2")),
+             NS(id="n4", kind="op", source=None)]
     return NS(nodes=nodes, code=code)
 
 
@@ -146,7 +148,7 @@ def test_listing_keys_each_node_to_its_line():
     from gradviz.player import codeview
     trace = _fake_trace()
     keys = codeview.line_keys(trace)
-    assert keys == {"n1": "0:12", "n2": "0:14", "n3": "1:2"}
+    assert keys == {"n0": "0:11", "n1": "0:12", "n2": "0:14", "n3": "1:2"}
     html = codeview.listing(trace)
     assert 'data-line="0:12"' in html and 'data-line="1:2"' in html
     assert "⋮" in html                          # lines 12 and 14 are not neighbours
@@ -155,18 +157,26 @@ def test_listing_keys_each_node_to_its_line():
     assert "notebook cell" in html and "3158" not in html
 
 
+def test_a_folded_box_is_keyed_to_the_lines_that_made_its_ops():
+    from gradviz.player import codeview
+    keys = codeview.line_keys(_fake_trace(), {"c0": {"n0", "n2", "n1", "n4"}, "c1": {"n0", "n4"}, "c2": {"n3"}})
+    assert keys["c0"] == ["0:12", "0:14"]   # its ops' lines in the listing's order, not its leaf's
+    assert keys["c1"] == "0:11"             # no op with a line: its leaf's
+    assert keys["c2"] == "1:2"
+
+
 def test_listing_shows_the_recorded_block_around_the_lines():
     from gradviz.player import codeview
     code = {"/home/me/train.py": (11, ["x = randn(3)", "h = x @ w", "print(h)", "loss = h.sum()"])}
     html = codeview.listing(_fake_trace(code))
     assert html.count('class="gv-line') == 4 + 1 and "⋮" not in html.split("notebook cell")[0]
-    assert html.count("gv-made") == 3           # the three lines that made nodes stand out
+    assert html.count("gv-made") == 4           # the four lines that made nodes stand out
 
 
 def test_no_sources_no_listing():
     from types import SimpleNamespace as NS
     from gradviz.player import codeview
-    assert codeview.listing(NS(nodes=[NS(id="n0", source=None)], code=None)) == ""
+    assert codeview.listing(NS(nodes=[NS(id="n0", kind="op", source=None)], code=None)) == ""
 
 
 # -- every record's LaTeX ----------------------------------------------------------------

@@ -344,7 +344,7 @@
     var slider = q(".gv-slider"), count = q(".gv-count"), title = q(".gv-title"), text = q(".gv-text");
     var live = q(".gv-live"), playBtn = q(".gv-play"), speed = q(".gv-speed"), nextBtn = q(".gv-next"),
         prevBtn = q(".gv-prev"), firstBtn = q(".gv-first"), followBtn = q(".gv-follow"), openBtn = q(".gv-open");
-    var code = q(".gv-code"), lines = data.lines || {}, lit = null, panel = q(".gv-panel"), read = null;
+    var code = q(".gv-code"), lines = data.lines || {}, lit = [], panel = q(".gv-panel"), read = null;
     var current = -1, timer = null, wanted = null, started = false, moved = false;   // moved: stepped since load
     var hooks = { user: function () { setFollow(false); }, started: function () { return started; } };
     var main = View(stage, svg, data.mid, hooks), V = main;    // V: the layout on screen
@@ -365,15 +365,17 @@
       if (camera.view().s < camera.readable && frames[current] && frames[current].n) main.aim(frames[current], false);
     }
     camera.onResize = function () { if (camera.follow && moved) main.aim(frames[current], false); else if (!moved) opening(); };
-    // the learner's line that made the node at work: highlighted, and scrolled into the code box
-    // (never the page) when it is out of sight
+    // the learner's line that made the node at work (a folded box: the lines that made its nodes):
+    // highlighted, and the first scrolled into the code box (never the page) when it is out of sight
     function markLine(id) {
       if (!code) return;
-      var key = id && lines[id], el = key ? code.querySelector('[data-line="' + key + '"]') : null;
-      if (lit && lit !== el) lit.classList.remove("gv-current");
-      lit = el;
+      var keys = (id && lines[id]) || [];
+      keys = typeof keys === "string" ? [keys] : keys;
+      lit.forEach(function (e) { e.classList.remove("gv-current"); });
+      lit = keys.map(function (k) { return code.querySelector('[data-line="' + k + '"]'); }).filter(Boolean);
+      lit.forEach(function (e) { e.classList.add("gv-current"); });
+      var el = lit[0];
       if (!el) return;
-      el.classList.add("gv-current");
       // the whole line centred in the box below the file's name, which sticks to the box's top (a
       // wrapped line is several rows tall; one taller than the room shows its start)
       var name = code.querySelector(".gv-file"), room = name ? name.offsetHeight : 0;
