@@ -28,6 +28,8 @@ class ArrayNamespace:
 
     def __init__(self, xp):
         self.xp = xp
+        # NumPy's names, bound once (a plain attribute read, not __getattr__), except those this class
+        # defines itself (reshape, swapaxes, astype: np.astype would copy where the class's does not)
         self.__dict__.update({k: v for k, v in vars(xp).items() if not k.startswith("_") and k not in _METHODS})
 
     def __getattr__(self, name):   # a namespace that makes its names on first use
@@ -130,7 +132,7 @@ def scatter_key(xp, index, dim):
     return tuple(key)
 
 
-_METHODS = frozenset({"reshape", "swapaxes"})   # ArrayNamespace's own, not the namespace's
+_METHODS = frozenset(k for k in vars(ArrayNamespace) if not k.startswith("_"))   # the class's own
 NUMPY = ArrayNamespace(np)
 _namespaces = {np: NUMPY}
 
