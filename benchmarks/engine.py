@@ -5,7 +5,8 @@
 1. An MLP training step (batch 256, 784-512-512-10, float32): gradviz vs the same
    step written by hand in NumPy, vs PyTorch CPU and HIPS autograd when installed.
 2. A chain of 1,000 ops on 4-element tensors, forward + backward, µs per op,
-   vs PyTorch eager.
+   vs PyTorch eager, and vs its floor: the same chain on the least engine Python
+   can be (bare_engine.py, micrograd's design on NumPy).
 3. The event bus when nobody listens: the cost of its guard, as a share of (2).
 4. A LeNet-5 training step (batch 64, 1×28×28, SGD) vs PyTorch CPU.
 5. The small GPT of examples/gpt.py, one AdamW training step, vs PyTorch CPU.
@@ -30,6 +31,8 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import numpy as np  # noqa: E402
 
 import gradviz  # noqa: E402
+
+import bare_engine  # noqa: E402  (beside this file)
 
 BATCH, SIZES, LR = 256, (784, 512, 512, 10), 0.01
 
@@ -169,7 +172,8 @@ def make_chain(lib):
 
 
 def bench_chain(rounds: int) -> dict:
-    contenders = {"gradviz": (make_chain(gradviz), gradviz.ones(4, requires_grad=True))}
+    contenders = {"gradviz": (make_chain(gradviz), gradviz.ones(4, requires_grad=True)),
+                  "bare Python engine": (make_chain(bare_engine), bare_engine.ones(4, requires_grad=True))}
     torch = _optional("torch")
     if torch is not None:
         contenders["torch (eager)"] = (make_chain(torch), torch.ones(4, requires_grad=True))
@@ -329,7 +333,8 @@ def main() -> None:
     for name, t in chain.items():
         print(f"  {name:18s} {t / CHAIN * 1e6:8.2f} µs/op")
     if "torch (eager)" in chain:
-        print(f"  gradviz / torch: {chain['gradviz'] / chain['torch (eager)']:.2f}x")
+        print(f"  gradviz / torch: {chain['gradviz'] / chain['torch (eager)']:.2f}x   "
+              f"(bare Python engine / torch: {chain['bare Python engine'] / chain['torch (eager)']:.2f}x)")
 
     guard = bench_event_guard(args.rounds)
     print(f"\nEvent guard with no listener: {guard * 1e6:.1f} µs per chain = "
