@@ -356,6 +356,10 @@ COMPARE = {name: _nograd(name, latex, fn) for name, (latex, fn) in {
     "bitwise_and": (r"$c = $0 \mathbin{\&} $1", lambda xp, a, b: a & b),
     "bitwise_or": (r"$c = $0 \mid $1", lambda xp, a, b: a | b),
     "bitwise_xor": (r"$c = $0 \oplus $1", lambda xp, a, b: a ^ b),
+    # NumPy's shifts give what torch's give where C leaves it undefined: 0 for a left shift by a negative
+    # amount or by the bit width or more, the sign bit (0 or -1) for such a right shift
+    "bitwise_left_shift": (r"$c = $0 \ll $1", lambda xp, a, b: a << b),
+    "bitwise_right_shift": (r"$c = $0 \gg $1", lambda xp, a, b: a >> b),
 }.items()}
 NOT = _nograd("logical_not", r"$c = \neg $0", lambda xp, a: ~a if a.dtype == bool else a == 0)
 def _step_function(name: str, torch_name: str, latex: str, fn, **display) -> Op:
