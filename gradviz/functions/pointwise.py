@@ -485,10 +485,21 @@ def hypot(input, other):
 
 @public(out=True)
 def lerp(input, end, weight):
+    """torch's checks before its kernel's: `end` of input's dtype, and so a weight tensor unless it is
+    zero-dim (which only takes part in promotion, as a number would)."""
+    _same_dtype_as_input("end", input, end)
+    if isinstance(weight, Tensor) and weight._data.ndim:
+        _same_dtype_as_input("weight", input, weight)
     floating_kernel("lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar", input._data.dtype)
     if isinstance(weight, Tensor):
         return apply(LERP_TENSOR, (input, end, weight))
     return apply(LERP, (input, end), (weight,))
+
+
+def _same_dtype_as_input(name: str, input, other) -> None:
+    if isinstance(other, Tensor) and other._data.dtype != input._data.dtype:
+        raise RuntimeError(f"expected dtype {C_TYPE[input._data.dtype.name]} for `{name}` but got dtype "
+                           f"{C_TYPE[other._data.dtype.name]}")
 
 
 @public(out=True)

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ..dtypes import get_default_dtype
+from ..dtypes import get_default_dtype, result_type
 from .core import contiguous
 from .op import Exposure, Op
 from . import special as _special
@@ -437,8 +437,9 @@ HYPOT = Op("hypot", "HypotBackward0", r"$c = \sqrt{$0^2 + $1^2}", lambda xp, a, 
 
 def _lerp(xp, a, b, w):
     """lerp as torch's kernels compute it: a + w (b − a) for |w| < 0.5, else b − (1 − w)(b − a),
-    each a fused multiply-add (one rounding), emulated in a wider type (exact for float32)."""
-    dtype = xp.result_type(a, b, w)
+    each a fused multiply-add (one rounding), emulated in a wider type (exact for float32). A zero-dim
+    weight of another dtype is read in the operands' dtype, as torch promotes it."""
+    dtype = result_type((a, b, w)) if hasattr(w, "dtype") else xp.result_type(a, b, w)
     if dtype.kind != "f":
         return a + (b - a) * w
     op = np.dtype(np.float32) if dtype == np.float16 else dtype   # torch computes half in float
