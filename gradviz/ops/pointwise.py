@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from .._warn import quiet
 from ..dtypes import get_default_dtype, result_type
 from .core import contiguous
 from .op import Exposure, Op
@@ -13,31 +14,6 @@ from . import special as _special
 
 
 SQRT_2, SQRT_2PI = math.sqrt(2.0), math.sqrt(2.0 * math.pi)
-
-
-try:   # NumPy 2 keeps its error state in a context variable: setting it costs a fifth of np.errstate
-    from numpy._core._ufunc_config import _extobj_contextvar as _ERRSTATE
-    with np.errstate(all="ignore"):
-        _IGNORE_ALL = _ERRSTATE.get()
-except ImportError:   # NumPy 1
-    _ERRSTATE = None
-
-
-def quiet(fn):
-    """Run `fn` with NumPy's floating-point warnings off: PyTorch returns inf/nan silently."""
-    if _ERRSTATE is None:
-        def run(*args):
-            with np.errstate(all="ignore"):
-                return fn(*args)
-        return run
-
-    def run_quietly(*args):
-        token = _ERRSTATE.set(_IGNORE_ALL)
-        try:
-            return fn(*args)
-        finally:
-            _ERRSTATE.reset(token)
-    return run_quietly
 
 
 def fused_one_minus_square(xp, y):
