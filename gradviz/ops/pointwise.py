@@ -130,21 +130,28 @@ def half_in_float(fn):
     """fn of float16 arrays computed in float32 and rounded once at the end, as torch's CPU kernels
     compute half precision, where NumPy rounds each float16 step (σ, GELU, softplus, SiLU, ... were a
     unit or two in the last place from torch's on one input in five). The first argument decides (the
-    input of a forward, ḡ of a VJP); of a forward that keeps (output, kept), the output is rounded.
-    A forward (xp, a) and a VJP (xp, g, c, a) get wrappers of their own arity: packing the arguments
-    cost another 150 ns a call on every dtype."""
+    input of a forward, ḡ of a VJP); of a forward that keeps (output, kept), the output is rounded."""
     def widened(xp, first, *rest, **kept):
         out = fn(xp, first.astype(np.float32),
                  *(x.astype(np.float32) if getattr(x, "dtype", None) is _HALF else x for x in rest), **kept)
         return (out[0].astype(_HALF),) + out[1:] if type(out) is tuple else out.astype(_HALF)
 
-    arity = None if fn.__defaults__ else fn.__code__.co_argcount   # (a Tensor's dtype, under create_graph,
-    if arity == 2:                                                    # is not NumPy's either)
+    # one wrapper per arity (a forward (xp, a, *params), a VJP (xp, g, c, a, *params)): packing the
+    # arguments would cost another 150 ns a call on every dtype. (A Tensor's dtype, under create_graph,
+    # is not NumPy's either.)
+    arity = None if fn.__defaults__ else fn.__code__.co_argcount
+    if arity == 2:
         def run(xp, a):
             return fn(xp, a) if a.dtype is not _HALF else widened(xp, a)
+    elif arity == 3:
+        def run(xp, a, b):
+            return fn(xp, a, b) if a.dtype is not _HALF else widened(xp, a, b)
     elif arity == 4:
-        def run(xp, g, c, a):
-            return fn(xp, g, c, a) if g.dtype is not _HALF else widened(xp, g, c, a)
+        def run(xp, a, b, c):
+            return fn(xp, a, b, c) if a.dtype is not _HALF else widened(xp, a, b, c)
+    elif arity == 5:
+        def run(xp, a, b, c, d):
+            return fn(xp, a, b, c, d) if a.dtype is not _HALF else widened(xp, a, b, c, d)
     else:
         def run(xp, first, *rest, **kept):
             return fn(xp, first, *rest, **kept) if first.dtype is not _HALF else widened(xp, first, *rest, **kept)
