@@ -645,6 +645,15 @@ class _Methods:
     def __rrshift__(self, other):
         return _compare("bitwise_right_shift", other, self)
 
+    def __iand__(self, other):   # &= writes into self, as torch's (Python's fallback, x = x & y, made a new tensor)
+        return self.bitwise_and_(other)
+
+    def __ior__(self, other):
+        return self.bitwise_or_(other)
+
+    def __ixor__(self, other):
+        return self.bitwise_xor_(other)
+
     def __ilshift__(self, other):
         return self.bitwise_left_shift_(other)
 
@@ -1139,7 +1148,8 @@ _FUNCTION_OPERATORS = {"__add__": F.add, "__radd__": F.add, "__sub__": F.sub, "_
 for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
               "__floordiv__", "__mod__", "__pow__", "__rpow__", "__matmul__", "__rmatmul__", "__eq__", "__ne__",
               "__lt__", "__le__", "__gt__", "__ge__", "__and__", "__or__", "__xor__", "__rand__", "__ror__",
-              "__rxor__", "__lshift__", "__rshift__", "__rlshift__", "__rrshift__", "__ilshift__", "__irshift__",
+              "__rxor__", "__lshift__", "__rshift__", "__rlshift__", "__rrshift__", "__iand__", "__ior__", "__ixor__",
+              "__ilshift__", "__irshift__",
               "__iadd__", "__isub__", "__imul__", "__itruediv__"):
     setattr(Tensor, _name, _operands_only(_FUNCTION_OPERATORS.get(_name) or getattr(Tensor, _name), _name))
 
