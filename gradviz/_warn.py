@@ -11,6 +11,8 @@ import os
 import sys
 import warnings
 
+import numpy as np
+
 from .naming import _PACKAGE_DIR
 
 _warned_once: set[str] = set()   # the messages warn_once has already shown
@@ -21,6 +23,39 @@ _warned_once: set[str] = set()   # the messages warn_once has already shown
 # it names only gradviz's modules, so the learner's own NumPy code warns as before.
 NUMPY_FLOATING = r"(overflow|underflow|invalid value|divide by zero) encountered|Mean of empty slice|Degrees of freedom"
 warnings.filterwarnings("ignore", message=NUMPY_FLOATING, category=RuntimeWarning, module=r"gradviz\.")
+
+# The filter above is lost where the warnings filters are reset after gradviz is imported (pytest's
+# per-test catch_warnings, a -W error or simplefilter("error") of the learner's), so the code that meets
+# inf and nan as torch does also turns NumPy's floating-point checks off while it runs: `quiet` around
+# one op's forward or VJP, and the backward loop around its steps (once a run: a ContextVar set).
+try:   # NumPy 2 keeps its error state in a context variable: setting it costs a fifth of np.errstate
+    from numpy._core._ufunc_config import _extobj_contextvar as _ERRSTATE
+    with np.errstate(all="ignore"):
+        _IGNORE_ALL = _ERRSTATE.get()
+
+    def floating_checks_off():
+        """NumPy's floating-point warnings off (in this context) until `floating_checks_on(token)`."""
+        return _ERRSTATE.set(_IGNORE_ALL)
+
+    def floating_checks_on(token) -> None:
+        _ERRSTATE.reset(token)
+except ImportError:   # NumPy 1: one process-wide state
+    def floating_checks_off():
+        return np.seterr(all="ignore")
+
+    def floating_checks_on(token) -> None:
+        np.seterr(**token)
+
+
+def quiet(fn):
+    """`fn` run with NumPy's floating-point warnings off: PyTorch returns inf/nan silently."""
+    def run_quietly(*args):
+        token = floating_checks_off()
+        try:
+            return fn(*args)
+        finally:
+            floating_checks_on(token)
+    return run_quietly
 
 
 def warn(message: str, category: type[Warning] = UserWarning) -> None:

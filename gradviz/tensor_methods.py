@@ -633,6 +633,33 @@ class _Methods:
 
     __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
 
+    def __lshift__(self, other):
+        return _compare("bitwise_left_shift", self, other)
+
+    def __rshift__(self, other):
+        return _compare("bitwise_right_shift", self, other)
+
+    def __rlshift__(self, other):   # 1 << x: the number is shifted
+        return _compare("bitwise_left_shift", other, self)
+
+    def __rrshift__(self, other):
+        return _compare("bitwise_right_shift", other, self)
+
+    def __iand__(self, other):   # &= writes into self, as torch's (Python's fallback, x = x & y, made a new tensor)
+        return self.bitwise_and_(other)
+
+    def __ior__(self, other):
+        return self.bitwise_or_(other)
+
+    def __ixor__(self, other):
+        return self.bitwise_xor_(other)
+
+    def __ilshift__(self, other):
+        return self.bitwise_left_shift_(other)
+
+    def __irshift__(self, other):
+        return self.bitwise_right_shift_(other)
+
     def __getitem__(self, key):
         return F.getitem(self, key)
 
@@ -1060,7 +1087,7 @@ def _inplace(name: str):
 # torch's in-place forms of methods that are a value of self alone (or of self and other operands of its shape)
 _INPLACE = ("absolute", "acos", "acosh", "addbmm", "addcdiv", "addcmul", "addmm", "addmv", "addr", "arccos", "arccosh",
             "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "asin", "asinh", "atan", "atan2", "atanh", "baddbmm",
-            "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "ceil", "clamp_max", "clamp_min", "clip",
+            "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "ceil", "clamp_max", "clamp_min", "clip",
             "copysign", "cosh", "cumprod", "cumsum", "deg2rad", "digamma", "divide", "eq", "erf", "erfc", "erfinv",
             "exp2", "expm1", "fix", "floor", "floor_divide", "fmod", "frac", "gcd", "ge", "greater", "greater_equal", "gt",
             "heaviside", "hypot", "index_copy", "lcm", "ldexp", "le", "lerp", "less", "less_equal", "lgamma", "log10", "log1p", "log2",
@@ -1121,7 +1148,9 @@ _FUNCTION_OPERATORS = {"__add__": F.add, "__radd__": F.add, "__sub__": F.sub, "_
 for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
               "__floordiv__", "__mod__", "__pow__", "__rpow__", "__matmul__", "__rmatmul__", "__eq__", "__ne__",
               "__lt__", "__le__", "__gt__", "__ge__", "__and__", "__or__", "__xor__", "__rand__", "__ror__",
-              "__rxor__", "__iadd__", "__isub__", "__imul__", "__itruediv__"):
+              "__rxor__", "__lshift__", "__rshift__", "__rlshift__", "__rrshift__", "__iand__", "__ior__", "__ixor__",
+              "__ilshift__", "__irshift__",
+              "__iadd__", "__isub__", "__imul__", "__itruediv__"):
     setattr(Tensor, _name, _operands_only(_FUNCTION_OPERATORS.get(_name) or getattr(Tensor, _name), _name))
 
 

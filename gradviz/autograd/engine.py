@@ -17,6 +17,7 @@ from numpy import ndarray   # one global load where np.ndarray is two, on the pe
 
 from .. import backend, events
 from .._args import gradients, type_name
+from .._warn import floating_checks_off, floating_checks_on
 from ..dtypes import Size
 from ..ops.core import NUMPY, namespace
 from ..ops.fill import COPY
@@ -185,11 +186,12 @@ def ready_key(node) -> tuple:
 
 class _Inside:
     """What holds while a backward's nodes run: the grad mode torch gives hooks and VJPs (on only
-    when building the gradient's graph), the run as this thread's current backward, and the order
-    of the nodes a step builds. Left between steps (leave/enter), so the caller's own mode holds; left
+    when building the gradient's graph), NumPy's floating-point warnings off (torch's VJPs meet inf · 0
+    and the like silently), the run as this thread's current backward, and the order of the nodes a
+    step builds. Left between steps (leave/enter), so the caller's own mode holds; left
     on an error, it rolls back every .grad the run wrote."""
 
-    __slots__ = ("run", "outer", "previous", "base", "inside")
+    __slots__ = ("run", "outer", "previous", "base", "inside", "checks")
 
     def __init__(self, run):
         self.run = run
@@ -202,10 +204,12 @@ class _Inside:
 
     def enter(self) -> None:
         self.outer, _grad_state.enabled = _grad_state.enabled, self.run.create_graph
+        self.checks = floating_checks_off()
         self.inside = True
 
     def leave(self) -> None:
         _grad_state.enabled, _building.now = self.outer, self.base
+        floating_checks_on(self.checks)
         self.inside = False
 
     def __exit__(self, kind, error, traceback):

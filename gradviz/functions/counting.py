@@ -4,6 +4,7 @@ histogram of a tensor that requires grad, whose outputs torch gives a node that 
 counts back on the input's device."""
 from __future__ import annotations
 
+import math
 from collections import namedtuple
 
 import numpy as np
@@ -14,7 +15,7 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..ops.search import HISTOGRAM
 from ..tensor import Tensor
 from ..creation import linspace
-from ..dtypes import from_numpy_dtype
+from ..dtypes import from_numpy_dtype, kernel_missing
 from .public import public
 
 
@@ -71,18 +72,25 @@ def _float_input(input, name: str) -> np.ndarray:
 
 @public(method=True, out=True)
 def histc(input, bins: int = 100, min: float = 0, max: float = 0):
-    """Counts in `bins` equal bins over [min, max] (the data's own range when both are 0)."""
-    a = _float_input(input, "histogram_cpu")
+    """Counts in `bins` equal bins over [min, max] (the data's own range when both are equal). torch's
+    checks in its order: the bins, a finite range (an inf or NaN in the data makes it infinite), min
+    below max; then its kernels' dtypes (a bool tensor has no linspace for the edges, an integer one no
+    histogram)."""
+    a = backend.to_numpy(input._data)
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
     lo, hi = float(min), float(max)
     if lo == hi and a.size:
-        finite = a[np.isfinite(a)]
-        lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (lo, hi)
+        lo, hi = float(a.min()), float(a.max())
     if lo == hi:
         lo, hi = lo - 1, hi + 1
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise RuntimeError(f"torch.histc: range of [{lo:g}, {hi:g}] is not finite")
     if lo > hi:
         raise RuntimeError("torch.histc: max must be larger than min")
+    if a.dtype.kind == "b":
+        raise kernel_missing("linspace_cpu", a.dtype)
+    a = _float_input(input, "histogram_cpu")
     edges = _linear_edges(lo, hi, bins, a.dtype)
     return _tensor(_counts(a.reshape(-1), edges).astype(a.dtype), input)
 
@@ -110,7 +118,8 @@ def histogram(input, bins=100, *, range=None, weight=None, density: bool = False
     if density:
         widths = np.diff(edges)
         total = hist.sum()
-        hist = (hist / (total * widths)).astype(a.dtype)
+        with np.errstate(all="ignore"):   # no data: torch's density is NaN, silently
+            hist = (hist / (total * widths)).astype(a.dtype)
     if input.requires_grad and is_grad_enabled():
         on_device = (backend.to_device(hist, input.device), backend.to_device(edges.copy(), input.device))
         return histogram_result(*apply(HISTOGRAM, (input,), on_device))

@@ -348,10 +348,17 @@ def compare(name: str, a, b):
         check_operands(name, a, b)
     a, b, common = coerce_pair(a, b, name)
     if name.startswith("bitwise_"):
-        common = common or a._data.dtype
-        if common.kind in "fc":   # & | ^ are integer and bool operations in torch
-            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{SCALAR_TYPE[common.name]}\'')
+        kernel = _SHIFT_KERNELS.get(name)
+        dtype = common or a._data.dtype
+        if dtype.kind in "fc" or (kernel and dtype.kind == "b"):   # & | ^ take integers and bools, << >> integers
+            raise kernel_missing(kernel or name + "_cpu", dtype)
+        if common is not None:   # torch's kernel reads both operands in the common dtype (no grad: they are
+            # integers or bools), so a uint8 tensor shifted by a zero-dim int64 tensor's 257 is shifted by 1
+            a, b = (t if t._data.dtype == common else Tensor._make(t._data.astype(common)) for t in (a, b))
     return apply(COMPARE[name], (a, b))
+
+
+_SHIFT_KERNELS = {"bitwise_left_shift": "lshift_cpu", "bitwise_right_shift": "rshift_cpu"}   # as torch names them
 
 
 def _comparison(name: str, *aliases: str):
@@ -478,10 +485,21 @@ def hypot(input, other):
 
 @public(out=True)
 def lerp(input, end, weight):
+    """torch's checks before its kernel's: `end` of input's dtype, and so a weight tensor unless it is
+    zero-dim (which only takes part in promotion, as a number would)."""
+    _same_dtype_as_input("end", input, end)
+    if isinstance(weight, Tensor) and weight._data.ndim:
+        _same_dtype_as_input("weight", input, weight)
     floating_kernel("lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar", input._data.dtype)
     if isinstance(weight, Tensor):
         return apply(LERP_TENSOR, (input, end, weight))
     return apply(LERP, (input, end), (weight,))
+
+
+def _same_dtype_as_input(name: str, input, other) -> None:
+    if isinstance(other, Tensor) and other._data.dtype != input._data.dtype:
+        raise RuntimeError(f"expected dtype {C_TYPE[input._data.dtype.name]} for `{name}` but got dtype "
+                           f"{C_TYPE[other._data.dtype.name]}")
 
 
 @public(out=True)
@@ -741,6 +759,8 @@ def _bitwise(name: str):
 
 bitwise_and, bitwise_or, bitwise_xor = (public(method=True)(_bitwise(n))
                                         for n in ("bitwise_and", "bitwise_or", "bitwise_xor"))
+bitwise_left_shift, bitwise_right_shift = (public(method=True, out=True)(_bitwise(n))
+                                           for n in ("bitwise_left_shift", "bitwise_right_shift"))
 
 
 def _integer_only(name: str, op: Op):

@@ -21,6 +21,7 @@ import math
 
 import numpy as np
 
+from .._warn import quiet
 from .core import given
 from .op import Op
 
@@ -316,7 +317,7 @@ CONVOLUTION = Op(
     "convolution", "ConvolutionBackward0",
     r"$c = $0 \star $1 + $2:\; $c[n, " + _O + r", p] = $2[" + _O + r"] + \sum_{i,\, k} $1[" + _O
     + r", i, k]\, $0[n,\, " + _I + r",\, s p + d k - q]" + _CONSTANTS,
-    conv_arrays, vjp=(_conv_vjp_input, _conv_vjp_weight, _conv_vjp_bias),
+    quiet(conv_arrays), vjp=(_conv_vjp_input, _conv_vjp_weight, _conv_vjp_bias),   # (an inf meets a 0, silently)
     args=("input", "weight", "bias"), params=PARAMS, saves=("input", "weight"), symbols=("x", "W", "b"),
     vjp_latex=(r"\operatorname{conv}^{\top}(\bar{g},\, $1) = \bar{g} \star \operatorname{flip}($1),\ "
                r"\text{a transposed convolution (} \bar{g} \text{ spread out by the stride)}:\; "

@@ -213,7 +213,8 @@ def shape_error(op: Op, arrays, exc) -> str:
     """PyTorch's words for a broadcast failure, naming the op and the shapes."""
     shapes = [tuple(a.shape) for a in arrays]
     if "broadcast" in str(exc) and (message := broadcast_error(*shapes)):
-        return (f"{message} (in {op.torch_name[:-9] or op.name}: shapes {' and '.join(str(list(s)) for s in shapes)}; "
+        name = op.torch_name[:-9] if op.torch_name[-9:-1] == "Backward" else op.name   # MulBackward0: Mul
+        return (f"{message} (in {name}: shapes {' and '.join(str(list(s)) for s in shapes)}; "
                 f"make the shapes broadcastable, e.g. with unsqueeze or reshape)")
     return f"{op.name}: {exc} (input shapes {', '.join(str(list(s)) for s in shapes)})"
 

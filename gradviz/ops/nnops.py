@@ -8,7 +8,7 @@ import numpy as np
 
 from .core import given
 from .op import Op
-from .pointwise import LEAKY_RELU, _unary, quiet
+from .pointwise import LEAKY_RELU, _unary, half_in_float, quiet
 from .reduce import NORM, _count, _norm_forward as _p_norm_forward, _norm_vjp as _p_norm_vjp   # p-norms (pdist)
 from .reduce import sum_first, sum_last
 
@@ -44,10 +44,10 @@ HARDTANH_BACKWARD = Op("hardtanh_backward", "HardtanhBackwardBackward0",
                        vjp_latex=(r"\bar{g} \odot [\mathrm{lo} < $1 < \mathrm{hi}]", r"0"), jvp="pointwise")
 ELU = _unary("elu", "EluBackward0",
              r"$c = \begin{cases} s\, $0 & $0 > 0 \\ s\, \alpha\, (e^{\kappa $0} - 1) & \text{otherwise} \end{cases}",
-             quiet(lambda xp, a, alpha, scale, kappa: xp.where(a > 0, a * scale,
-                                                                xp.expm1(a * kappa) * (alpha * scale))),
-             quiet(lambda xp, g, c, a, alpha, scale, kappa: xp.where(a > 0, g * scale,
-                                                                     g * xp.exp(a * kappa) * (kappa * alpha * scale))),
+             quiet(half_in_float(lambda xp, a, alpha, scale, kappa: xp.where(a > 0, a * scale,
+                                                                              xp.expm1(a * kappa) * (alpha * scale)))),
+             quiet(half_in_float(lambda xp, g, c, a, alpha, scale, kappa: xp.where(
+                 a > 0, g * scale, g * xp.exp(a * kappa) * (kappa * alpha * scale)))),
              r"\bar{g} \odot \begin{cases} s & $0 > 0 \\ s\, \alpha\, \kappa\, e^{\kappa $0} & \text{otherwise} \end{cases}", params=("alpha", "scale", "input_scale"))
 # torch records celu as its own node (the derivative is elu's with scale 1 and input scale 1/alpha)
 CELU = _unary("celu", "CeluBackward0",
@@ -71,11 +71,11 @@ CELU_RESULT = _unary("celu_", "CeluBackward1", CELU.latex, CELU.forward,
                      quiet(lambda xp, g, c, a, alpha: _elu_result_vjp(xp, g, c, a, alpha, 1.0, 1.0 / alpha)),
                      r"\bar{g} \odot \begin{cases} 1 & $c > 0 \\ ($c + \alpha) / \alpha & \text{otherwise} \end{cases}",
                      saves=("result",), params=("alpha",))
-SILU = _unary("silu", "SiluBackward0", r"$c = $0\, \sigma($0)", lambda xp, a: a * _sigmoid(xp, a),
-              lambda xp, g, c, a: g * _sigmoid(xp, a) * (a * (1 - _sigmoid(xp, a)) + 1), r"\bar{g} \odot \sigma($0) \left(1 + $0 (1 - \sigma($0))\right)")
+SILU = _unary("silu", "SiluBackward0", r"$c = $0\, \sigma($0)", half_in_float(lambda xp, a: a * _sigmoid(xp, a)),
+              half_in_float(lambda xp, g, c, a: g * _sigmoid(xp, a) * (a * (1 - _sigmoid(xp, a)) + 1)), r"\bar{g} \odot \sigma($0) \left(1 + $0 (1 - \sigma($0))\right)")
 MISH = _unary("mish", "MishBackward0", r"$c = $0 \tanh(\operatorname{softplus} $0)",
-              lambda xp, a: a * xp.tanh(_softplus(xp, a)),
-              lambda xp, g, c, a: g * _mish_grad(xp, a), r"\bar{g} \odot \left(t + $0\, \sigma($0) (1 - t^2)\right),\; t = \tanh(\operatorname{softplus} $0)")
+              half_in_float(lambda xp, a: a * xp.tanh(_softplus(xp, a))),
+              half_in_float(lambda xp, g, c, a: g * _mish_grad(xp, a)), r"\bar{g} \odot \left(t + $0\, \sigma($0) (1 - t^2)\right),\; t = \tanh(\operatorname{softplus} $0)")
 
 
 def _mish_grad(xp, a):
@@ -86,14 +86,15 @@ def _mish_grad(xp, a):
 # PyTorch's CPU kernel multiplies by 1/6 rounded to float32, even for float64 tensors
 ONE_SIXTH_F32 = float(np.float32(1 / 6))
 HARDSIGMOID = _unary("hardsigmoid", "HardsigmoidBackward0", r"$c = \frac{\operatorname{clamp}($0 + 3,\, 0,\, 6)}{6}",
-                     lambda xp, a: xp.clip(a + 3, 0, 6) / 6,
-                     lambda xp, g, c, a: xp.keep(g, (a > -3) & (a < 3)) * ONE_SIXTH_F32, r"\frac{\bar{g}}{6} \odot [-3 < $0 < 3]")
+                     half_in_float(lambda xp, a: xp.clip(a + 3, 0, 6) / 6),
+                     half_in_float(lambda xp, g, c, a: xp.keep(g, (a > -3) & (a < 3)) * ONE_SIXTH_F32), r"\frac{\bar{g}}{6} \odot [-3 < $0 < 3]")
 HARDSWISH = _unary("hardswish", "HardswishBackward0", r"$c = $0\, \frac{\operatorname{clamp}($0 + 3,\, 0,\, 6)}{6}",
-                   lambda xp, a: a * xp.clip(a + 3, 0, 6) / 6,
-                   lambda xp, g, c, a: xp.where(a <= -3, 0, xp.where(a < 3, g * (a / 3 + 0.5), g)),
+                   half_in_float(lambda xp, a: a * xp.clip(a + 3, 0, 6) / 6),
+                   half_in_float(lambda xp, g, c, a: xp.where(a <= -3, 0, xp.where(a < 3, g * (a / 3 + 0.5), g))),
                    r"\bar{g} \odot \begin{cases} 0 & $0 \le -3 \\ \frac{$0}{3} + \frac{1}{2} & $0 < 3 \\ 1 & \text{otherwise} \end{cases}")
-LOGSIGMOID = _unary("log_sigmoid", "LogSigmoidBackward0", r"$c = \log \sigma($0)", lambda xp, a: -_softplus(xp, -a),
-                    lambda xp, g, c, a: g * _sigmoid(xp, -a), r"\bar{g} \odot \sigma(-$0)")
+LOGSIGMOID = _unary("log_sigmoid", "LogSigmoidBackward0", r"$c = \log \sigma($0)",
+                    half_in_float(lambda xp, a: xp.minimum(a, 0) - xp.log1p(xp.exp(-xp.abs(a)))),   # torch's steps
+                    half_in_float(lambda xp, g, c, a: g * _sigmoid(xp, -a)), r"\bar{g} \odot \sigma(-$0)")
 
 
 # -- normalization --------------------------------------------------------------------------------

@@ -6,38 +6,14 @@ import math
 
 import numpy as np
 
-from ..dtypes import get_default_dtype
+from .._warn import quiet
+from ..dtypes import get_default_dtype, result_type
 from .core import contiguous
 from .op import Exposure, Op
 from . import special as _special
 
 
 SQRT_2, SQRT_2PI = math.sqrt(2.0), math.sqrt(2.0 * math.pi)
-
-
-try:   # NumPy 2 keeps its error state in a context variable: setting it costs a fifth of np.errstate
-    from numpy._core._ufunc_config import _extobj_contextvar as _ERRSTATE
-    with np.errstate(all="ignore"):
-        _IGNORE_ALL = _ERRSTATE.get()
-except ImportError:   # NumPy 1
-    _ERRSTATE = None
-
-
-def quiet(fn):
-    """Run `fn` with NumPy's floating-point warnings off: PyTorch returns inf/nan silently."""
-    if _ERRSTATE is None:
-        def run(*args):
-            with np.errstate(all="ignore"):
-                return fn(*args)
-        return run
-
-    def run_quietly(*args):
-        token = _ERRSTATE.set(_IGNORE_ALL)
-        try:
-            return fn(*args)
-        finally:
-            _ERRSTATE.reset(token)
-    return run_quietly
 
 
 def fused_one_minus_square(xp, y):
@@ -147,6 +123,41 @@ RPOW_SCALAR = Op("pow", "PowBackward2", r"$c = $self^{$0}", quiet(lambda xp, a, 
                  vjp_latex=(r"\bar{g} \odot $c \log $self",), jvp="pointwise")
 
 
+_HALF = np.dtype(np.float16)
+
+
+def half_in_float(fn):
+    """fn of float16 arrays computed in float32 and rounded once at the end, as torch's CPU kernels
+    compute half precision, where NumPy rounds each float16 step (σ, GELU, softplus, SiLU, ... were a
+    unit or two in the last place from torch's on one input in five). The first argument decides (the
+    input of a forward, ḡ of a VJP); of a forward that keeps (output, kept), the output is rounded."""
+    def widened(xp, first, *rest, **kept):
+        out = fn(xp, first.astype(np.float32),
+                 *(x.astype(np.float32) if getattr(x, "dtype", None) is _HALF else x for x in rest), **kept)
+        return (out[0].astype(_HALF),) + out[1:] if type(out) is tuple else out.astype(_HALF)
+
+    # one wrapper per arity (a forward (xp, a, *params), a VJP (xp, g, c, a, *params)): packing the
+    # arguments would cost another 150 ns a call on every dtype. (A Tensor's dtype, under create_graph,
+    # is not NumPy's either.)
+    arity = None if fn.__defaults__ else fn.__code__.co_argcount
+    if arity == 2:
+        def run(xp, a):
+            return fn(xp, a) if a.dtype is not _HALF else widened(xp, a)
+    elif arity == 3:
+        def run(xp, a, b):
+            return fn(xp, a, b) if a.dtype is not _HALF else widened(xp, a, b)
+    elif arity == 4:
+        def run(xp, a, b, c):
+            return fn(xp, a, b, c) if a.dtype is not _HALF else widened(xp, a, b, c)
+    elif arity == 5:
+        def run(xp, a, b, c, d):
+            return fn(xp, a, b, c, d) if a.dtype is not _HALF else widened(xp, a, b, c, d)
+    else:
+        def run(xp, first, *rest, **kept):
+            return fn(xp, first, *rest, **kept) if first.dtype is not _HALF else widened(xp, first, *rest, **kept)
+    return run
+
+
 def _unary(name, torch_name, latex, forward, vjp, vjp_latex, saves=("self",), params=(), **display):
     return Op(name, torch_name, latex, forward, vjp=(vjp,), vjp_latex=(vjp_latex,), params=params, saves=saves,
               **display)
@@ -154,7 +165,8 @@ def _unary(name, torch_name, latex, forward, vjp, vjp_latex, saves=("self",), pa
 
 NEG = _unary("neg", "NegBackward0", r"$c = -$0",
              lambda xp, a: -a, lambda xp, g, c, a: -g, r"-\bar{g}", saves=(), jvp="linear")
-EXP = _unary("exp", "ExpBackward0", r"$c = e^{$0}", quiet(lambda xp, a: xp.exp(a)), lambda xp, g, c, a: g * c,
+EXP = _unary("exp", "ExpBackward0", r"$c = e^{$0}", quiet(half_in_float(lambda xp, a: xp.exp(a))),
+             lambda xp, g, c, a: g * c,
              r"\bar{g} \odot $c", saves=("result",), jvp="pointwise")
 LOG = _unary("log", "LogBackward0", r"$c = \log $0", quiet(lambda xp, a: xp.log(a)), quiet(lambda xp, g, c, a: g / a),
              r"\frac{\bar{g}}{$0}", jvp="pointwise")
@@ -162,21 +174,22 @@ LOG1P = _unary("log1p", "Log1PBackward0", r"$c = \log(1 + $0)", quiet(lambda xp,
                quiet(lambda xp, g, c, a: g / (a + 1)), r"\frac{\bar{g}}{1 + $0}", jvp="pointwise")
 SQRT = _unary("sqrt", "SqrtBackward0", r"$c = \sqrt{$0}", quiet(lambda xp, a: xp.sqrt(a)),
               quiet(lambda xp, g, c, a: g / (c * 2)), r"\frac{\bar{g}}{2 $c}", saves=("result",), jvp="pointwise")
-RSQRT = _unary("rsqrt", "RsqrtBackward0", r"$c = \frac{1}{\sqrt{$0}}", quiet(lambda xp, a: 1 / xp.sqrt(a)),
+RSQRT = _unary("rsqrt", "RsqrtBackward0", r"$c = \frac{1}{\sqrt{$0}}", quiet(half_in_float(lambda xp, a: 1 / xp.sqrt(a))),
                lambda xp, g, c, a: g * (-0.5 * c * c * c), r"-\frac{\bar{g} \odot $c^3}{2}", saves=("result",), jvp="pointwise")
 RECIPROCAL = _unary("reciprocal", "ReciprocalBackward0", r"$c = \frac{1}{$0}", quiet(lambda xp, a: 1 / a),
                     lambda xp, g, c, a: -g * (c * c), r"-\bar{g} \odot $c^2", saves=("result",), jvp="pointwise")
 SIN = _unary("sin", "SinBackward0", r"$c = \sin $0", lambda xp, a: xp.sin(a), lambda xp, g, c, a: g * xp.cos(a),
              r"\bar{g} \odot \cos $0", jvp="pointwise")
 # torch's rule is grad * -self.sin(): the negation is on sin a (NegBackward0 under create_graph)
-COS = _unary("cos", "CosBackward0", r"$c = \cos $0", lambda xp, a: xp.cos(a), lambda xp, g, c, a: g * -xp.sin(a),
+COS = _unary("cos", "CosBackward0", r"$c = \cos $0", half_in_float(lambda xp, a: xp.cos(a)),
+             lambda xp, g, c, a: g * -xp.sin(a),
              r"-\bar{g} \odot \sin $0", jvp="pointwise")
 TAN = _unary("tan", "TanBackward0", r"$c = \tan $0", lambda xp, a: xp.tan(a), lambda xp, g, c, a: g * (c * c + 1),
              r"\bar{g} \odot (1 + $c^2)", saves=("result",), jvp="pointwise")
 TANH = _unary("tanh", "TanhBackward0", r"$c = \tanh $0", lambda xp, a: xp.tanh(a),
               lambda xp, g, c, a: tanh_grad(xp, g, c), r"\bar{g} \odot (1 - $c^2)", saves=("result",), jvp="pointwise")
 SIGMOID = _unary("sigmoid", "SigmoidBackward0", r"$c = \sigma($0) = \frac{1}{1 + e^{-$0}}",
-                 quiet(lambda xp, a: 1 / (1 + xp.exp(-a))),
+                 quiet(half_in_float(lambda xp, a: 1 / (1 + xp.exp(-a)))),
                  lambda xp, g, c, a: g * (1 - c) * c, r"\bar{g} \odot $c \odot (1 - $c)", saves=("result",), jvp="pointwise")
 # relu's ḡ passes where c > 0 and where c is NaN, as PyTorch's threshold_backward: on arrays
 # that mask is not (c ≤ 0), two passes where (c > 0) | (c ≠ c) makes three
@@ -184,8 +197,8 @@ RELU = _unary("relu", "ReluBackward0", r"$c = \max($0,\, 0)", lambda xp, a: xp.m
               lambda xp, g, c, a: xp.keep(g, ~(c <= 0) if xp.arrays else (c > 0) | (c != c)), r"\bar{g} \odot [$c > 0]", saves=("result",), jvp="pointwise")
 LEAKY_RELU = _unary("leaky_relu", "LeakyReluBackward0",
                     r"$c = \begin{cases} $0 & $0 > 0 \\ $negative_slope\, $0 & \text{otherwise} \end{cases}",
-                    lambda xp, a, s: xp.where(a > 0, a, a * s),
-                    lambda xp, g, c, a, s: xp.where(a > 0, g, g * s), r"\bar{g} \odot \begin{cases} 1 & $0 > 0 \\ $negative_slope & \text{otherwise} \end{cases}", params=("negative_slope",),
+                    half_in_float(lambda xp, a, s: xp.where(a > 0, a, a * s)),
+                    half_in_float(lambda xp, g, c, a, s: xp.where(a > 0, g, g * s)), r"\bar{g} \odot \begin{cases} 1 & $0 > 0 \\ $negative_slope & \text{otherwise} \end{cases}", params=("negative_slope",),
                     jvp="pointwise")
 # leaky_relu_ (in place) saves its result, not its overwritten input: a positive slope keeps each sign
 LEAKY_RELU_RESULT = _unary("leaky_relu_", "LeakyReluBackward1",
@@ -220,11 +233,12 @@ def _gelu_vjp(xp, g, c, a, kept=None):
     return d
 
 
-GELU = _unary("gelu", "GeluBackward0", r"$c = $0\, \Phi($0)", None, _gelu_vjp,
-              r"\bar{g} \odot \left(\Phi($0) + $0\, \varphi($0)\right)", jvp="pointwise", keeps=_gelu_keeping)
+GELU = _unary("gelu", "GeluBackward0", r"$c = $0\, \Phi($0)", None, half_in_float(_gelu_vjp),
+              r"\bar{g} \odot \left(\Phi($0) + $0\, \varphi($0)\right)", jvp="pointwise", keeps=half_in_float(_gelu_keeping))
 GELU_TANH = _unary("gelu", "GeluBackward0", r"$c = $0\, \tilde{\Phi}($0) \text{ (tanh approximation)}",
-                   lambda xp, a: a * 0.5 * (1 + xp.tanh(math.sqrt(2 / math.pi) * (a + 0.044715 * a * a * a))),
-                   lambda xp, g, c, a: g * _gelu_tanh_grad(xp, a), r"\bar{g} \odot \tilde{\Phi}'($0)", jvp="pointwise")
+                   half_in_float(lambda xp, a: a * 0.5 * (1 + xp.tanh(math.sqrt(2 / math.pi)
+                                                                       * (a + 0.044715 * a * a * a)))),
+                   half_in_float(lambda xp, g, c, a: g * _gelu_tanh_grad(xp, a)), r"\bar{g} \odot \tilde{\Phi}'($0)", jvp="pointwise")
 
 
 def _gelu_tanh_grad(xp, a):
@@ -234,8 +248,10 @@ def _gelu_tanh_grad(xp, a):
 
 
 SOFTPLUS = _unary("softplus", "SoftplusBackward0", r"$c = \frac{\log(1 + e^{$beta\, $0})}{$beta}",
-                  quiet(lambda xp, a, beta, threshold: xp.where(a * beta > threshold, a, xp.log1p(xp.exp(a * beta)) / beta)),
-                  quiet(lambda xp, g, c, a, beta, threshold: xp.where(a * beta > threshold, g, g / (1 + xp.exp(-(a * beta))))),
+                  quiet(half_in_float(lambda xp, a, beta, threshold:
+                                      xp.where(a * beta > threshold, a, xp.log1p(xp.exp(a * beta)) / beta))),
+                  quiet(half_in_float(lambda xp, g, c, a, beta, threshold:
+                                      xp.where(a * beta > threshold, g, g / (1 + xp.exp(-(a * beta)))))),
                   r"\bar{g} \odot \sigma($beta\, $0)", params=("beta", "threshold"), jvp="pointwise")
 ABS = _unary("abs", "AbsBackward0", r"$c = |$0|", lambda xp, a: xp.abs(a), lambda xp, g, c, a: g * xp.sign(a),
              r"\bar{g} \odot \operatorname{sign} $0", jvp="pointwise")
@@ -356,6 +372,10 @@ COMPARE = {name: _nograd(name, latex, fn) for name, (latex, fn) in {
     "bitwise_and": (r"$c = $0 \mathbin{\&} $1", lambda xp, a, b: a & b),
     "bitwise_or": (r"$c = $0 \mid $1", lambda xp, a, b: a | b),
     "bitwise_xor": (r"$c = $0 \oplus $1", lambda xp, a, b: a ^ b),
+    # NumPy's shifts give what torch's give where C leaves it undefined: 0 for a left shift by a negative
+    # amount or by the bit width or more, the sign bit (0 or -1) for such a right shift
+    "bitwise_left_shift": (r"$c = $0 \ll $1", lambda xp, a, b: a << b),
+    "bitwise_right_shift": (r"$c = $0 \gg $1", lambda xp, a, b: a >> b),
 }.items()}
 NOT = _nograd("logical_not", r"$c = \neg $0", lambda xp, a: ~a if a.dtype == bool else a == 0)
 def _step_function(name: str, torch_name: str, latex: str, fn, **display) -> Op:
@@ -390,7 +410,7 @@ def via_double(fn):
 
 LOG2 = _unary("log2", "Log2Backward0", r"$c = \log_2 $0", quiet(via_double(lambda xp, a: xp.log2(a))),
               quiet(lambda xp, g, c, a: g / (a * LN2)), r"\frac{\bar{g}}{$0 \ln 2}", jvp="pointwise")
-LOG10 = _unary("log10", "Log10Backward0", r"$c = \log_{10} $0", quiet(via_double(lambda xp, a: xp.log10(a))),
+LOG10 = _unary("log10", "Log10Backward0", r"$c = \log_{10} $0", quiet(half_in_float(via_double(lambda xp, a: xp.log10(a)))),
                quiet(lambda xp, g, c, a: g / (a * LN10)), r"\frac{\bar{g}}{$0 \ln 10}", jvp="pointwise")
 EXP2 = _unary("exp2", "Exp2Backward0", r"$c = 2^{$0}", quiet(lambda xp, a: xp.exp2(a)), lambda xp, g, c, a: g * c * LN2,
               r"\bar{g} \odot $c \ln 2", saves=("result",), jvp="pointwise")
@@ -433,8 +453,9 @@ HYPOT = Op("hypot", "HypotBackward0", r"$c = \sqrt{$0^2 + $1^2}", lambda xp, a, 
 
 def _lerp(xp, a, b, w):
     """lerp as torch's kernels compute it: a + w (b − a) for |w| < 0.5, else b − (1 − w)(b − a),
-    each a fused multiply-add (one rounding), emulated in a wider type (exact for float32)."""
-    dtype = xp.result_type(a, b, w)
+    each a fused multiply-add (one rounding), emulated in a wider type (exact for float32). A zero-dim
+    weight of another dtype is read in the operands' dtype, as torch promotes it."""
+    dtype = result_type((a, b, w)) if hasattr(w, "dtype") else xp.result_type(a, b, w)
     if dtype.kind != "f":
         return a + (b - a) * w
     op = np.dtype(np.float32) if dtype == np.float16 else dtype   # torch computes half in float
@@ -595,12 +616,12 @@ ATANH = _unary("atanh", "AtanhBackward0", r"$c = \operatorname{artanh} $0", quie
                quiet(lambda xp, g, c, a: g / (1 - a * a)), r"\frac{\bar{g}}{1 - $0^2}",
                jvp="pointwise", expose=Exposure("atanh", "arctanh", make="unary_float"))
 ERFC = _unary("erfc", "ErfcBackward0", r"$c = \operatorname{erfc} $0 = 1 - \operatorname{erf} $0",
-              lambda xp, a: _special.erfc(a).astype(a.dtype, copy=False),
+              half_in_float(lambda xp, a: _special.erfc(a).astype(a.dtype, copy=False)),
               lambda xp, g, c, a: g * xp.exp(-(a * a)) * -TWO_OVER_SQRT_PI, r"-\bar{g} \odot \frac{2}{\sqrt{\pi}} e^{-$0^2}",
               jvp="pointwise", expose=Exposure("erfc", make="unary_float"))
 # torch saves the input and recomputes erfinv in its backward; the slope is √π/2 e^(c²) either way
 ERFINV = _unary("erfinv", "ErfinvBackward0", r"$c = \operatorname{erf}^{-1} $0",
-                lambda xp, a: _special.erfinv(a).astype(a.dtype, copy=False),
+                half_in_float(lambda xp, a: _special.erfinv(a).astype(a.dtype, copy=False)),
                 quiet(lambda xp, g, c, a: g * xp.exp(c * c) * (math.sqrt(math.pi) / 2)), r"\bar{g} \odot \frac{\sqrt{\pi}}{2} e^{$c^2}",
                 saves=("self", "result"),
                 jvp="pointwise", expose=Exposure("erfinv", make="unary_float"))
@@ -653,7 +674,7 @@ def _sinc_vjp(xp, g, c, a):
     return g * xp.where(a == 0, 0.0, slope)
 
 
-SINC = _unary("sinc", "SincBackward0", r"$c = \frac{\sin(\pi $0)}{\pi $0}", quiet(_sinc_forward), quiet(_sinc_vjp),
+SINC = _unary("sinc", "SincBackward0", r"$c = \frac{\sin(\pi $0)}{\pi $0}", quiet(half_in_float(_sinc_forward)), quiet(_sinc_vjp),
               r"\bar{g} \odot \frac{\pi $0 \cos(\pi $0) - \sin(\pi $0)}{\pi $0^2}",
               jvp="pointwise", expose=Exposure("sinc", make="unary_float"))
 CLAMP_MAX = _unary("clamp_max", "ClampMaxBackward0", r"$c = \min($0,\, $max)", lambda xp, a, hi: xp.minimum(a, hi),

@@ -204,6 +204,11 @@ DTYPE_PROGRAMS = [
     ("mean float32", lambda t: t.ones(3).mean()),
     ("float32 - float64 0-d requiring grad", lambda t: t.ones(3) - t.tensor(1.0, dtype=t.float64,
                                                                              requires_grad=True)),
+    # lerp takes a zero-dim weight of any dtype, read in the operands' dtype (torch refuses any other)
+    ("lerp, float64 0-d weight requiring grad", lambda t: t.lerp(t.tensor([1.0, 2.5, -3.0]), t.tensor([3.0, -1.0, 0.7]),
+                                                                 t.tensor(0.3, dtype=t.float64, requires_grad=True))),
+    ("lerp, int 0-d weight", lambda t: t.lerp(t.tensor([1.0, 2.5]), t.tensor([3.0, -1.0]), t.tensor(1))),
+    ("lerp of 0-d tensors, float64 weight", lambda t: t.lerp(t.tensor(1.0), t.tensor(2.5), t.tensor(0.3, dtype=t.float64))),
 ]
 
 
