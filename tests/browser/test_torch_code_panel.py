@@ -4,7 +4,7 @@ at a folded box's frames the lines that made the ops inside, light at 1280x720 a
 import pytest
 
 from gradviz.player import codeview
-from tests.support.browser_support import chromium
+from tests.support.browser_support import chromium, open_player
 from tests.support.player_checks import SEE_STEP
 
 torch = pytest.importorskip("torch")
@@ -68,11 +68,8 @@ def test_a_folded_boxs_frames_highlight_the_lines_that_made_its_ops(tmp_path, si
     members = animation.inside.members
     assert members, "the conv module is drawn as one box"
     with chromium(size) as context:
-        page = context.new_page()
+        page, root = open_player(context, path)
         page.emulate_media(reduced_motion="reduce", color_scheme=scheme)
-        page.goto(path.as_uri())
-        root = page.locator(".gv-player").first
-        root.wait_for()
         seen = set()
         for k in range(root.evaluate("r => r.__gv.length()")):
             root.evaluate("(r, k) => r.__gv.go(k)", k)
