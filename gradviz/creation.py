@@ -296,10 +296,10 @@ def _linear_points(start, end, steps: int, np_dtype) -> np.ndarray:
         return np.array([s]).astype(np_dtype)
     step = (e - s) / work.type(steps - 1)
     half = steps // 2
-    fused = _random._fma64 if work == np.float64 else _random._fma32
     first = np.arange(half).astype(work)
     second = (steps - 1 - np.arange(half, steps)).astype(work)
-    out = np.concatenate([fused(first, step, s), fused(second, -step, e)]) if steps else np.empty(0, work)
+    out = np.concatenate([_random.fma(first, step, s, work), _random.fma(second, -step, e, work)]) if steps \
+        else np.empty(0, work)
     return out.astype(work).astype(np_dtype)
 
 

@@ -236,8 +236,7 @@ def uniform(g: Generator, n: int, np_dtype, low: float = 0.0, high: float = 1.0)
     work = _opmath(np_dtype)
     a, b = work(low), work(high)
     x = _unit(g, n, np_dtype)
-    fused = _fma64(x, b - a, a) if work is np.float64 else _fma32(x, b - a, a)   # the build contracts to an FMA
-    out = fused.astype(np_dtype, copy=False)
+    out = fma(x, b - a, a, work).astype(np_dtype, copy=False)   # the build contracts to an FMA
     top = np_dtype.type(high)
     return np.where(out == top, np_dtype.type(low), out) if (out == top).any() else out
 
@@ -310,6 +309,12 @@ def _fma64(a, b, c) -> np.ndarray:
     s, t = _two_sum(p, np.broadcast_to(c, p.shape))
     w, err = _two_sum(t, e)
     return s + _to_odd(np.atleast_1d(w), np.atleast_1d(err)).reshape(w.shape)
+
+
+def fma(a, b, c, dtype) -> np.ndarray:
+    """a * b + c rounded once, in doubles for float64 and in floats otherwise: the steps that torch's
+    CPU builds contract to one FMA instruction."""
+    return _fma64(a, b, c) if np.dtype(dtype) == np.float64 else _fma32(a, b, c)
 
 
 def _fma32(a, b, c, tiny: bool = True) -> np.ndarray:
