@@ -42,9 +42,11 @@ def run(name: str, library: str) -> str:
 
 @contextlib.contextmanager
 def _backend_flags(library: str):
-    """The library's backend flags settable by the program, as in a script of its own, and put back after
-    it for the tests that follow (nanoGPT's train loop sets allow_tf32); torch's testing package,
-    imported by the OpInfo tests in this process, freezes torch's, so they are thawed while it runs."""
+    """The library's backend flags and default device settable by the program, as in a script of its own,
+    and put back after it for the tests that follow (nanoGPT's train loop sets allow_tf32, the style
+    transfer tutorial a default device, whose mode would otherwise stay on torch's stack and attribute
+    later warnings to its _device.py); torch's testing package, imported by the OpInfo tests in this
+    process, freezes torch's flags, so they are thawed while it runs."""
     backends = importlib.import_module(f"{library}.backends")
     saved = backends.cuda.matmul.allow_tf32, backends.cudnn.allow_tf32
     thawed = getattr(backends, "__allow_nonbracketed_mutation", contextlib.nullcontext)
@@ -53,6 +55,7 @@ def _backend_flags(library: str):
             yield
         finally:
             backends.cuda.matmul.allow_tf32, backends.cudnn.allow_tf32 = saved
+            importlib.import_module(library).set_default_device(None)
 
 
 def differences(ours: str, theirs: str, rtol: float = 1e-4, atol: float = 1e-5, noise: float = 0.0) -> list[str]:
