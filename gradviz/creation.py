@@ -202,7 +202,7 @@ def _threads() -> int:
 
 
 def _fma(a, b, c):
-    return _random._fma64(np.asarray(a, dtype=np.float64), b, c)
+    return libm.fma64(np.asarray(a, dtype=np.float64), b, c)
 
 
 def _arange_float(start: float, step: float, n: int, np_dtype) -> np.ndarray:
@@ -298,7 +298,7 @@ def _linear_points(start, end, steps: int, np_dtype) -> np.ndarray:
     half = steps // 2
     first = np.arange(half).astype(work)
     second = (steps - 1 - np.arange(half, steps)).astype(work)
-    out = np.concatenate([_random.fma(first, step, s, work), _random.fma(second, -step, e, work)]) if steps \
+    out = np.concatenate([libm.fma(first, step, s, work), libm.fma(second, -step, e, work)]) if steps \
         else np.empty(0, work)
     return out.astype(work).astype(np_dtype)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..backend import to_numpy
-from ..random import fma
+from ..libm import fma
 from .op import Op
 
 
