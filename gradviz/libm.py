@@ -99,7 +99,8 @@ def fma32(a, b, c, tiny: bool = True) -> np.ndarray:
     if tiny:
         suspect |= (np.abs(s) < 2.0 ** -125) & (s != 0)
     if suspect.any():
-        pick = [np.broadcast_to(np.asarray(v, dtype=np.float64), s.shape)[suspect] for v in (a, b, c)]
+        where = np.nonzero(suspect)   # the few, found once, then widened
+        pick = [np.broadcast_to(v, s.shape)[where].astype(np.float64) for v in (a, b, c)]
         ss, t = _two_sum(pick[0] * pick[1], pick[2])
-        out[suspect] = _to_odd(ss, t).astype(np.float32)
+        out[where] = _to_odd(ss, t).astype(np.float32)
     return out
