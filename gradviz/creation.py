@@ -202,7 +202,7 @@ def _threads() -> int:
 
 
 def _fma(a, b, c):
-    return _random._fma64(np.asarray(a, dtype=np.float64), b, c)
+    return libm.fma64(np.asarray(a, dtype=np.float64), b, c)
 
 
 def _arange_float(start: float, step: float, n: int, np_dtype) -> np.ndarray:
@@ -296,10 +296,10 @@ def _linear_points(start, end, steps: int, np_dtype) -> np.ndarray:
         return np.array([s]).astype(np_dtype)
     step = (e - s) / work.type(steps - 1)
     half = steps // 2
-    fused = _random._fma64 if work == np.float64 else _random._fma32
     first = np.arange(half).astype(work)
     second = (steps - 1 - np.arange(half, steps)).astype(work)
-    out = np.concatenate([fused(first, step, s), fused(second, -step, e)]) if steps else np.empty(0, work)
+    out = np.concatenate([libm.fma(first, step, s, work), libm.fma(second, -step, e, work)]) if steps \
+        else np.empty(0, work)
     return out.astype(work).astype(np_dtype)
 
 

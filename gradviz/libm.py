@@ -45,3 +45,62 @@ def _c_library(ours, theirs, n_args: int, probe: tuple):
 log, log1p, exp, cos, sin, tan = (_c_library(getattr(np, n), getattr(math, n), 1, (_PROBE,))
                                   for n in ("log", "log1p", "exp", "cos", "sin", "tan"))
 power = _c_library(np.power, math.pow, 2, (10.0, _PROBE))   # base ** x, for logspace
+
+
+# -- fused multiply-add: a * b + c rounded once, as torch's CPU builds compute the steps they contract --
+def _two_sum(a, b):
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def _to_odd(s, err):
+    """Round-to-odd of the exact value s + err (|err| below half an ulp of s): keeps the sticky
+    information a second rounding needs, so RN(RO(x)) is the correctly rounded x."""
+    fix = (err != 0) & ((s.view(np.int64) & 1) == 0)
+    if fix.any():
+        s = s.copy()
+        s[fix] = np.nextafter(s[fix], np.where(err[fix] > 0, np.inf, -np.inf))
+    return s
+
+
+def fma64(a, b, c) -> np.ndarray:
+    """std::fma in doubles: an exact product (Dekker) and sum, rounded once."""
+    a, b, c = (np.asarray(v, dtype=np.float64) for v in (a, b, c))
+    if c.ndim == 0 and c == 0:
+        return a * b + c            # one rounding; adding the zero gives fma's sign for a zero product
+    p = a * b
+    split = 134217729.0
+    ah = a * split; ah = ah - (ah - a); al = a - ah
+    bh = b * split; bh = bh - (bh - b); bl = b - bh
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    s, t = _two_sum(p, np.broadcast_to(c, p.shape))
+    w, err = _two_sum(t, e)
+    return s + _to_odd(np.atleast_1d(w), np.atleast_1d(err)).reshape(w.shape)
+
+
+def fma(a, b, c, dtype) -> np.ndarray:
+    """a * b + c rounded once, in doubles for float64 and in floats otherwise: the steps that torch's
+    CPU builds contract to one FMA instruction."""
+    return fma64(a, b, c) if np.dtype(dtype) == np.float64 else fma32(a, b, c)
+
+
+def fma32(a, b, c, tiny: bool = True) -> np.ndarray:
+    """A fused float32 a * b + c. The product is exact in doubles, so the double sum rounded to
+    float32 is the fused result unless it sits exactly on a float32 tie (or, when `tiny`, below
+    float32's normal range, zero aside: a double sum of 0 is exact); those few are rounded to odd in
+    doubles first, which settles them."""
+    if np.ndim(c) == 0 and c == 0:
+        return np.multiply(a, b, dtype=np.float32) + np.float32(c)   # as above: fma's sign for a zero product
+    s = np.multiply(a, b, dtype=np.float64)
+    s += c
+    out = s.astype(np.float32)
+    suspect = (s.view(np.int64) & 0x1FFFFFFF) == 0x10000000
+    if tiny:
+        suspect |= (np.abs(s) < 2.0 ** -125) & (s != 0)
+    if suspect.any():
+        where = np.nonzero(suspect)   # the few, found once, then widened
+        pick = [np.broadcast_to(v, s.shape)[where].astype(np.float64) for v in (a, b, c)]
+        ss, t = _two_sum(pick[0] * pick[1], pick[2])
+        out[where] = _to_odd(ss, t).astype(np.float32)
+    return out

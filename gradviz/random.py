@@ -236,8 +236,7 @@ def uniform(g: Generator, n: int, np_dtype, low: float = 0.0, high: float = 1.0)
     work = _opmath(np_dtype)
     a, b = work(low), work(high)
     x = _unit(g, n, np_dtype)
-    fused = _fma64(x, b - a, a) if work is np.float64 else _fma32(x, b - a, a)   # the build contracts to an FMA
-    out = fused.astype(np_dtype, copy=False)
+    out = libm.fma(x, b - a, a, work).astype(np_dtype, copy=False)   # the build contracts to an FMA
     top = np_dtype.type(high)
     return np.where(out == top, np_dtype.type(low), out) if (out == top).any() else out
 
@@ -278,64 +277,14 @@ def _normal_scalar(g: Generator, n: int, mean: float, std: float) -> np.ndarray:
             g._double_cache = float(both[-1])
         vals.append(both[:rest])
     z = np.concatenate(vals) if vals else np.empty(0)
-    return _fma64(z, std, mean)
-
-
-def _two_sum(a, b):
-    s = a + b
-    bb = s - a
-    return s, (a - (s - bb)) + (b - bb)
-
-
-def _to_odd(s, err):
-    """Round-to-odd of the exact value s + err (|err| below half an ulp of s): keeps the sticky
-    information a second rounding needs, so RN(RO(x)) is the correctly rounded x."""
-    fix = (err != 0) & ((s.view(np.int64) & 1) == 0)
-    if fix.any():
-        s = s.copy()
-        s[fix] = np.nextafter(s[fix], np.where(err[fix] > 0, np.inf, -np.inf))
-    return s
-
-
-def _fma64(a, b, c) -> np.ndarray:
-    """std::fma in doubles: an exact product (Dekker) and sum, rounded once."""
-    a, b, c = (np.asarray(v, dtype=np.float64) for v in (a, b, c))
-    if c.ndim == 0 and c == 0:
-        return a * b + c            # one rounding; adding the zero gives fma's sign for a zero product
-    p = a * b
-    split = 134217729.0
-    ah = a * split; ah = ah - (ah - a); al = a - ah
-    bh = b * split; bh = bh - (bh - b); bl = b - bh
-    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
-    s, t = _two_sum(p, np.broadcast_to(c, p.shape))
-    w, err = _two_sum(t, e)
-    return s + _to_odd(np.atleast_1d(w), np.atleast_1d(err)).reshape(w.shape)
-
-
-def _fma32(a, b, c, tiny: bool = True) -> np.ndarray:
-    """A fused float32 a * b + c. The product is exact in doubles, so the double sum rounded to
-    float32 is the fused result unless it sits exactly on a float32 tie (or, when `tiny`, below
-    float32's normal range); those few are rounded to odd in doubles first, which settles them."""
-    if np.ndim(c) == 0 and c == 0:
-        return np.multiply(a, b, dtype=np.float32) + np.float32(c)   # as above: fma's sign for a zero product
-    s = np.multiply(a, b, dtype=np.float64)
-    s += c
-    out = s.astype(np.float32)
-    suspect = (s.view(np.int64) & 0x1FFFFFFF) == 0x10000000
-    if tiny:
-        suspect |= np.abs(s) < 2.0 ** -125
-    if suspect.any():
-        pick = [np.broadcast_to(np.asarray(v, dtype=np.float64), s.shape)[suspect] for v in (a, b, c)]
-        ss, t = _two_sum(pick[0] * pick[1], pick[2])
-        out[suspect] = _to_odd(ss, t).astype(np.float32)
-    return out
+    return libm.fma64(z, std, mean)
 
 
 def _box_muller16_f64(d: np.ndarray, mean: float, std: float) -> np.ndarray:
     u1, u2 = 1.0 - d[:, :8], d[:, 8:]
     radius = np.sqrt(-2.0 * libm.log(u1))
     theta = _TWO_PI * u2
-    return np.concatenate([_fma64(radius * libm.cos(theta), std, mean), _fma64(radius * libm.sin(theta), std, mean)],
+    return np.concatenate([libm.fma64(radius * libm.cos(theta), std, mean), libm.fma64(radius * libm.sin(theta), std, mean)],
                           axis=1)
 
 
@@ -346,8 +295,8 @@ _LOG_P = [_f(c) for c in (7.0376836292E-2, -1.1514610310E-1, 1.1676998740E-1, -1
 
 
 def _fma_n(a, b, c) -> np.ndarray:
-    """_fma32 for the polynomial steps below, whose values never fall below float32's normal range."""
-    return _fma32(a, b, c, tiny=False)
+    """libm.fma32 for the polynomial steps below, whose values never fall below float32's normal range."""
+    return libm.fma32(a, b, c, tiny=False)
 
 
 def _log256(x: np.ndarray) -> np.ndarray:
@@ -398,7 +347,7 @@ def _box_muller16_f32(d: np.ndarray, mean: float, std: float) -> np.ndarray:
     theta = _f(_TWO_PI) * u2
     s, c = _sincos256(theta)
     m, sd = np.float32(mean), np.float32(std)
-    return np.concatenate([_fma32(radius * c, sd, m), _fma32(radius * s, sd, m)], axis=1)
+    return np.concatenate([libm.fma32(radius * c, sd, m), libm.fma32(radius * s, sd, m)], axis=1)
 
 
 def normal(g: Generator, n: int, np_dtype, mean: float = 0.0, std: float = 1.0, contiguous: bool = True):
@@ -546,7 +495,7 @@ def cauchy(g: Generator, n: int, np_dtype, median: float = 0.0, sigma: float = 1
     """cauchy_(median, sigma): median + sigma * tan(pi * (u - 1/2)) in doubles, u kept off 0 and 1."""
     eps = np.finfo(np.float64).eps
     u = np.clip(_unit(g, n, np.float64), eps, 1 - eps)
-    return _narrow(_fma64(libm.tan(math.pi * (u - 0.5)), sigma, median), np_dtype)
+    return _narrow(libm.fma64(libm.tan(math.pi * (u - 0.5)), sigma, median), np_dtype)
 
 
 def log_normal(g: Generator, n: int, np_dtype, mean: float = 1.0, std: float = 2.0) -> np.ndarray:

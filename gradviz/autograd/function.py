@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from .. import code_lines, events
 from ..naming import subscript
+from ..ops.index import DELAYED_ERROR
 from ..ops.op import Op
 from ..scope import _state as _scope_state
 from ..creation import zeros_like
@@ -367,15 +368,6 @@ def _attach(cls: type, ctx: BackwardCFunction, args: tuple, output, new_style: b
 
 
 # -- once_differentiable ---------------------------------------------------------------------------
-_DELAYED_ERROR = Op("delayed_error", "DelayedError", r"$c = $0 \text{ (its backward may run once only)}",
-                    forward=lambda xp, a: a, vjp=lambda xp, g, c, a: _raise_once(),
-                    vjp_latex=(r"\text{an error: it may not be differentiated twice}",))
-
-
-def _raise_once():
-    raise RuntimeError(_ONCE_MESSAGE)
-
-
 def once_differentiable(fn: Callable) -> Callable:
     """Run backward without recording it; a gradient of its result then raises torch's error."""
     @functools.wraps(fn)
@@ -389,7 +381,7 @@ def once_differentiable(fn: Callable) -> Callable:
         single = not isinstance(outputs, tuple)
         # each output passes through an error node; its input is made a leaf that requires
         # grad, as torch does, so that the node is recorded at all
-        wrapped = tuple(apply_op(_DELAYED_ERROR, (o.detach().requires_grad_(),))
+        wrapped = tuple(apply_op(DELAYED_ERROR, (o.detach().requires_grad_(),), (_ONCE_MESSAGE,))
                         if isinstance(o, Tensor) and o.is_floating_point() else o
                         for o in ((outputs,) if single else outputs))
         return wrapped[0] if single else wrapped

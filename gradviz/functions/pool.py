@@ -13,6 +13,7 @@ from .conv import _tuple
 from .public import public
 from ..ops.conv import pad_spatial, windows
 from ..autograd.apply import apply
+from ..creation import _linear_points
 from ..dtypes import SCALAR_TYPE, floating_kernel
 from ..ops.core import namespace
 from ..ops.grid import AFFINE_GRID, GRID_SAMPLE
@@ -681,12 +682,13 @@ _ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to a
                   "grid_sample for details.")
 
 
-def _base_axis(n, align_corners):
-    """torch's linspace_from_neg_one: the normalized centres of n pixels (0 for one pixel)."""
+def _base_axis(n, align_corners, dtype):
+    """torch's linspace_from_neg_one in the grid's dtype: linspace(-1, 1, n), times (n − 1) then
+    divided by n between pixel edges (0 for one pixel)."""
     if n <= 1:
-        return np.zeros(max(n, 0))
-    line = np.linspace(-1.0, 1.0, n)
-    return line if align_corners else line * (n - 1) / n
+        return np.zeros(max(n, 0), dtype)
+    line = _linear_points(-1, 1, n, dtype)
+    return line if align_corners else line * dtype.type(n - 1) / dtype.type(n)
 
 
 def affine_grid(theta, size, align_corners=None):
@@ -714,11 +716,12 @@ def affine_grid(theta, size, align_corners=None):
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{size[0]}, 3] but got: "
                            f"[{theta.shape[0]}, 3].")
     h, w = size[-2:]
-    base = np.empty((h, w, 3))
-    base[..., 0] = _base_axis(w, align_corners)
-    base[..., 1] = _base_axis(h, align_corners)[:, None]
+    dtype = theta._data.dtype
+    base = np.empty((h, w, 3), dtype)
+    base[..., 0] = _base_axis(w, align_corners, dtype)
+    base[..., 1] = _base_axis(h, align_corners, dtype)[:, None]
     base[..., 2] = 1
-    return apply(AFFINE_GRID, (theta,), (base.astype(theta._data.dtype),))
+    return apply(AFFINE_GRID, (theta,), (base,))
 
 
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):

@@ -142,9 +142,6 @@ def _load_one(m, name: str, param, key: str, value, assign: bool, errors: list) 
         errors.append(f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like object '
                       f"from checkpoint but received {type(value)}")
         return
-    if is_lazy(param) and not is_lazy(value):   # a lazy module takes the checkpoint's shape
-        with no_grad():
-            param.materialize(value.shape)
     if param.ndim == 0 and value.ndim == 1:   # torch reads a 0.3-era 1-element vector into a 0-d entry
         value = value[0]
     if tuple(value.shape) != tuple(param.shape):

@@ -7,14 +7,16 @@ from __future__ import annotations
 import numpy as np
 
 from ..backend import to_numpy
+from ..libm import fma
 from .op import Op
 
 
 # -- affine_grid: grid[n, h, w] = θ[n] · (x_w, y_h, 1), linear in θ ------------------------------
 def _affine_forward(xp, theta, base):
-    n, hw = theta.shape[0], base.shape[0] * base.shape[1]
-    grid = xp.matmul(base.reshape(1, hw, 3).astype(theta.dtype, copy=False), xp.swapaxes(theta, 1, 2))
-    return grid.reshape((n,) + base.shape[:2] + (2,))
+    # torch's bmm of the base grid with θᵀ adds its three products in order, (x·θ₀ + y·θ₁) + θ₂,
+    # which a BLAS product of inner size 3 does not promise
+    b, t = xp.asarray(base)[None, ..., None], theta[:, None, None]    # (1, H, W, 3, 1), (N, 1, 1, 2, 3)
+    return (b[..., 0, :] * t[..., 0] + b[..., 1, :] * t[..., 1]) + t[..., 2]
 
 
 def _affine_vjp(xp, g, c, theta, base):
@@ -34,11 +36,18 @@ AFFINE_GRID = Op("affine_grid_generator", "AffineGridGeneratorBackward0",
 
 
 # -- grid_sample ---------------------------------------------------------------------------------
+# Positions and weights are computed in the input's dtype by the steps of torch's CPU kernel
+# (GridSamplerKernel.cpp), so that they round as its do: a float32 spatial transformer's gradient
+# is otherwise a few hundred units in the last place away after one step.
 def _unnormalize(coord, size, align_corners):
-    """[-1, 1] -> pixel positions, and d position / d coordinate."""
+    """[-1, 1] -> pixel positions, and d position / d coordinate: (x + 1)·((size − 1)/2), or
+    (x + 1)·(size/2) − ½ between pixel edges."""
+    t = coord.dtype.type
     if align_corners:
-        return (coord + 1) / 2 * (size - 1), (size - 1) / 2
-    return ((coord + 1) * size - 1) / 2, size / 2
+        scale = t(size - 1) / t(2)
+        return (coord + t(1)) * scale, scale
+    scale = t(size) / t(2)
+    return fma(coord + t(1), scale, t(-0.5), coord.dtype), scale
 
 
 def _clip(pos, size):
@@ -48,22 +57,19 @@ def _clip(pos, size):
 
 
 def _reflect(pos, size, align_corners):
-    """Reflection padding: positions mirrored at the ends (the pixel edges without align_corners)
-    until inside, then clamped; the gradient's sign flips with each mirror."""
-    low, high = (0.0, size - 1.0) if align_corners else (-0.5, size - 0.5)
-    if high <= low:
+    """Reflection padding: positions folded into [low, low + span] (the centres of the end pixels with
+    align_corners, else their outer edges) by whole double spans, then mirrored once more if past the
+    middle, then clamped; the gradient's sign flips with each mirror."""
+    t = pos.dtype.type
+    low, twice_span = (t(0), t(size - 1) * t(2)) if align_corners else (t(-0.5), t(size) * t(2))
+    if size <= 1 and align_corners:
         return np.zeros_like(pos), np.zeros_like(pos)
-    span = high - low
     shifted = pos - low
-    sign = np.where(shifted < 0, -1.0, 1.0)
-    shifted = np.abs(shifted)
-    extra = np.fmod(shifted, span)
-    flips = np.floor(shifted / span)
-    even = flips % 2 == 0
-    out = np.where(even, extra + low, span - extra + low)
-    sign = np.where(even, sign, -sign)
-    clipped, inside = _clip(out, size)
-    return clipped, (sign * inside).astype(pos.dtype)
+    extra = np.abs(shifted) - np.trunc(np.abs(shifted) / twice_span) * twice_span
+    reflected = twice_span - extra
+    flip = extra > reflected
+    clipped, inside = _clip(np.where(flip, reflected, extra) + low, size)
+    return clipped, np.where(flip ^ (shifted < 0), t(-1), t(1)) * inside
 
 
 def _source(grid, size_hw, padding_mode, align_corners):
@@ -83,19 +89,18 @@ def _source(grid, size_hw, padding_mode, align_corners):
 
 
 def _corners(grid, size_hw, mode, padding_mode, align_corners):
-    """Per output point: the pixels it reads ((row, col) integer arrays), each one's weight, and
-    for bilinear the weights' derivatives d w / d ix, d w / d iy."""
+    """Per output point: the pixels it reads ((row, col) integer arrays) with their weights (nw, ne,
+    sw, se for bilinear), the distances (w, e, n, s) to the west, east, north and south pixels
+    (bilinear; None for nearest), and d ix / d x, d iy / d y."""
     (ix, iy), scales = _source(grid, size_hw, padding_mode, align_corners)
     if mode == "nearest":   # rint: halves go to the even pixel, as torch's nearbyint
-        return [(np.rint(iy).astype(np.int64), np.rint(ix).astype(np.int64), np.ones_like(ix), 0 * ix, 0 * ix)], \
-            scales
+        return [(np.rint(iy).astype(np.int64), np.rint(ix).astype(np.int64), np.ones_like(ix))], None, scales
     x0, y0 = np.floor(ix), np.floor(iy)
-    fx, fy = ix - x0, iy - y0
+    w, n = ix - x0, iy - y0
+    e, s = 1 - w, 1 - n
     x0, y0 = x0.astype(np.int64), y0.astype(np.int64)
-    return [(y0, x0, (1 - fx) * (1 - fy), -(1 - fy), -(1 - fx)),
-            (y0, x0 + 1, fx * (1 - fy), 1 - fy, -fx),
-            (y0 + 1, x0, (1 - fx) * fy, -fy, 1 - fx),
-            (y0 + 1, x0 + 1, fx * fy, fy, fx)], scales
+    return [(y0, x0, s * e), (y0, x0 + 1, s * w), (y0 + 1, x0, n * e), (y0 + 1, x0 + 1, n * w)], \
+        (w, e, n, s), scales
 
 
 def _flat(rows, cols, h, w):
@@ -114,12 +119,20 @@ def _read(a, flat, inside):
 def _grid_sample_forward(xp, a, grid, mode, padding_mode, align_corners):
     a, grid = to_numpy(a), to_numpy(grid)
     n, c, h, w = a.shape
-    out = np.zeros((n, c, grid.shape[1] * grid.shape[2]), dtype=a.dtype)
-    corners, _ = _corners(grid, (h, w), mode, padding_mode, align_corners)
-    for rows, cols, weight, _, _ in corners:
+    corners, _, _ = _corners(grid, (h, w), mode, padding_mode, align_corners)
+    for k, (rows, cols, weight) in enumerate(corners):   # nw·v + ne·v + sw·v + se·v, each sum fused
         flat, inside = _flat(rows, cols, h, w)
-        out += _read(a, flat, inside) * weight.reshape(n, 1, -1).astype(a.dtype, copy=False)
-    return xp.asarray(out.reshape(n, c, grid.shape[1], grid.shape[2]))
+        term = (_read(a, flat, inside), weight.reshape(n, 1, -1).astype(a.dtype, copy=False))
+        out = term[0] * term[1] if k == 0 else fma(*term, out, a.dtype)
+    return xp.asarray(out.astype(a.dtype, copy=False).reshape(n, c, grid.shape[1], grid.shape[2]))
+
+
+def _channel_sum(t, g):
+    """Σ_c t[:, c]·ḡ[:, c] for every point, added channel after channel as fused product-sums."""
+    total = t[:, 0] * g[:, 0]
+    for k in range(1, t.shape[1]):
+        total = fma(t[:, k], g[:, k], total, t.dtype)
+    return total
 
 
 def _grid_sample_vjp(xp, g, out, a, grid, mode, padding_mode, align_corners):
@@ -130,19 +143,23 @@ def _grid_sample_vjp(xp, g, out, a, grid, mode, padding_mode, align_corners):
     n, c, h, w = a.shape
     gflat = g.reshape(n, c, -1)
     ga = np.zeros(n * c * h * w, dtype=a.dtype)
-    gx = np.zeros(gflat.shape[::2], dtype=a.dtype)   # (N, P)
-    gy = np.zeros_like(gx)
-    corners, (sx, sy) = _corners(grid, (h, w), mode, padding_mode, align_corners)
+    corners, sides, (sx, sy) = _corners(grid, (h, w), mode, padding_mode, align_corners)
     planes = (np.arange(n * c) * h * w).reshape(n, c, 1)
-    for rows, cols, weight, dx, dy in corners:
+    values = []
+    for rows, cols, weight in corners:
         flat, inside = _flat(rows, cols, h, w)
         contrib = gflat * np.where(inside, weight.reshape(n, 1, -1), 0)
         ga += np.bincount((planes + flat).reshape(-1), contrib.reshape(-1), ga.size).astype(a.dtype, copy=False)
-        if mode != "nearest":
-            seen = (_read(a, flat, inside) * gflat).sum(1)   # Σ_c ḡ · value at this corner
-            gx += seen * dx.reshape(n, -1)
-            gy += seen * dy.reshape(n, -1)
-    ggrid = np.stack([gx * sx.reshape(n, -1), gy * sy.reshape(n, -1)], -1).reshape(grid.shape)
+        values.append(_read(a, flat, inside))
+    if sides is None:   # nearest: the positions are rounded, so the grid has no gradient
+        ggrid = np.zeros_like(grid)
+    else:
+        # torch's steps: per channel t = (se − sw)·n + (ne − nw)·s (one fused product-sum), and
+        # g_x = t·ḡ + g_x over the channels one after another (fused again), times d ix / d x at the end
+        (w_, e, n_, s), (nw, ne, sw, se) = ((v.reshape(n, 1, -1) for v in sides), values)
+        gx = _channel_sum(fma(se - sw, n_, (ne - nw) * s, a.dtype), gflat)
+        gy = _channel_sum(fma(se - ne, w_, (sw - nw) * e, a.dtype), gflat)
+        ggrid = np.stack([gx * sx.reshape(n, -1), gy * sy.reshape(n, -1)], -1).reshape(grid.shape)
     return xp.asarray(ga.reshape(a.shape)), xp.asarray(ggrid.astype(grid.dtype, copy=False))
 
 

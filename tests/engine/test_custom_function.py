@@ -285,18 +285,22 @@ def test_mark_non_differentiable_and_materialize_grads():
 
 
 def test_once_differentiable_refuses_a_second_derivative():
-    messages = []
+    messages, nodes = [], []
     for mod in (gradviz, torch):
         x = mod.tensor([1.0, 2.0], requires_grad=True)
         a, _ = functions(mod)["SimpleFunc"].apply(x)
         seed = mod.ones(2, requires_grad=True)
         g, = mod.autograd.grad(a, x, seed, create_graph=True)
         assert g.requires_grad and _np(g).tolist() == [1.0, 1.0]
+        # the gradient's node is torch's C++ Error node, over a fresh leaf
+        nodes.append((type(g.grad_fn).__name__, g.grad_fn.name(),
+                      [type(n).__name__ for n, _ in g.grad_fn.next_functions]))
         with pytest.raises(RuntimeError) as err:
             g.sum().backward()
         messages.append(str(err.value))
     assert messages[0] == messages[1] == \
         "trying to differentiate twice a function that was marked with @once_differentiable"
+    assert nodes[0] == nodes[1] == ("Error", "torch::autograd::Error", ["AccumulateGrad"])
 
 
 def _error(fn):

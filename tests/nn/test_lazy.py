@@ -110,3 +110,22 @@ def test_a_refused_input_leaves_the_batch_norms_count_as_it_was():
         except (RuntimeError, ValueError):
             pass
     assert int(b.num_batches_tracked) == 0 and b.running_mean.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_a_lazy_module_holds_torchs_two_hooks_until_its_first_call():
+    """A load pre-hook (which materializes from a checkpoint) and a forward pre-hook, both removed by the
+    first call: the hook ids a program prints after building lazy layers are torch's."""
+    out = same_output("""
+    nn = torch.nn
+    m = nn.LazyLinear(3)
+    print(len(m._load_state_dict_pre_hooks), len(m._forward_pre_hooks), m._initialize_hook.id - m._load_hook.id)
+    first = torch.utils.hooks.RemovableHandle.next_id
+    nn.Sequential(nn.LazyConv2d(2, 3), nn.LazyBatchNorm2d())
+    print(torch.utils.hooks.RemovableHandle.next_id - first)
+    m(torch.ones(1, 4))
+    print(len(m._load_state_dict_pre_hooks), len(m._forward_pre_hooks), hasattr(m, "_load_hook"), type(m).__name__)
+    lazy = nn.LazyLinear(3)
+    lazy.load_state_dict(m.state_dict())
+    print(lazy.weight.shape, len(lazy._load_state_dict_pre_hooks), type(lazy).__name__)
+    """)
+    assert out.splitlines() == ["1 1 1", "4", "0 0 False Linear", "torch.Size([3, 4]) 1 LazyLinear"]

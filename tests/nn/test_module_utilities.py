@@ -389,3 +389,24 @@ def test_clip_grads_with_norm_and_the_deprecated_clip_grad_norm():
     conv, bn = torch.nn.Conv2d(1, 2, 3), torch.nn.BatchNorm2d(2)
     print(type(torch.nn.utils.fuse_conv_bn_eval(conv.eval(), bn.eval())).__name__)
     """)
+
+
+def test_reset_parameters_draws_what_torchs_draws():
+    """Every module with parameters re-initializes in place from the same seed as torch's (the
+    "for layer in model.children(): layer.reset_parameters()" idiom of re-training from scratch)."""
+    same_output("""
+    nn = torch.nn
+    torch.manual_seed(0)
+    mods = [nn.LSTM(3, 4, num_layers=2, bidirectional=True), nn.GRU(2, 3), nn.RNN(2, 3), nn.LSTMCell(2, 3),
+            nn.Embedding(5, 3, padding_idx=1), nn.LayerNorm(4), nn.GroupNorm(2, 4), nn.RMSNorm(3),
+            nn.LayerNorm(2, bias=False), nn.GroupNorm(1, 2, affine=False), nn.Linear(3, 2)]
+    for m in mods:
+        with torch.no_grad():
+            for p in m.parameters():
+                p.fill_(7.0)
+        weight = next(m.parameters(), None)
+        m.reset_parameters()
+        print(type(m).__name__, [(n, p.requires_grad, sum(p.flatten().tolist())) for n, p in m.named_parameters()],
+              weight is next(m.parameters(), None))
+    print(nn.Embedding(4, 2, padding_idx=0).weight[0], nn.Embedding(4, 2, _freeze=True).weight.requires_grad)
+    """)

@@ -42,17 +42,26 @@ def run(name: str, library: str) -> str:
 
 @contextlib.contextmanager
 def _backend_flags(library: str):
-    """The library's backend flags settable by the program, as in a script of its own, and put back after
-    it for the tests that follow (nanoGPT's train loop sets allow_tf32); torch's testing package,
-    imported by the OpInfo tests in this process, freezes torch's, so they are thawed while it runs."""
+    """The library's process-wide state a program reads or sets, as in a script of its own, put back after
+    it for the tests that follow: its backend flags (nanoGPT's train loop sets allow_tf32) and default
+    device (the style transfer tutorial sets one; torch's mode would stay on its stack and attribute
+    later warnings to its _device.py), and the hook handles' id counter, which starts at 0 as in a fresh
+    process (the pruning tutorial prints a module's hooks, keyed by id, and the tests before it register
+    different numbers of hooks in each library). torch's testing package, imported by the OpInfo tests
+    in this process, freezes torch's flags, so they are thawed while it runs."""
+    lib = importlib.import_module(library)
     backends = importlib.import_module(f"{library}.backends")
+    handles = importlib.import_module(f"{library}.utils.hooks").RemovableHandle
     saved = backends.cuda.matmul.allow_tf32, backends.cudnn.allow_tf32
+    next_id, handles.next_id = handles.next_id, 0
     thawed = getattr(backends, "__allow_nonbracketed_mutation", contextlib.nullcontext)
     with thawed():
         try:
             yield
         finally:
             backends.cuda.matmul.allow_tf32, backends.cudnn.allow_tf32 = saved
+            lib.set_default_device(None)
+            handles.next_id = max(next_id, handles.next_id)
 
 
 def differences(ours: str, theirs: str, rtol: float = 1e-4, atol: float = 1e-5, noise: float = 0.0) -> list[str]:

@@ -4,7 +4,16 @@ from __future__ import annotations
 from ... import creation
 from .. import functional as F
 from ..parameter import Parameter
+from .. import init
 from .module import Module
+
+
+def _ones_and_zeros(weight, bias) -> None:
+    """The norms' reset_parameters, as torch's: the scale to ones and the shift to zeros (those there are)."""
+    if weight is not None:
+        init.ones_(weight)
+    if bias is not None:
+        init.zeros_(bias)
 
 
 class LayerNorm(Module):
@@ -13,8 +22,12 @@ class LayerNorm(Module):
         super().__init__()
         shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
         self.normalized_shape, self.eps, self.elementwise_affine = shape, eps, elementwise_affine
-        self.weight = Parameter(creation.ones(*shape, dtype=dtype)) if elementwise_affine else None
-        self.bias = Parameter(creation.zeros(*shape, dtype=dtype)) if elementwise_affine and bias else None
+        self.weight = Parameter(creation.empty(*shape, dtype=dtype)) if elementwise_affine else None
+        self.bias = Parameter(creation.empty(*shape, dtype=dtype)) if elementwise_affine and bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        _ones_and_zeros(self.weight, self.bias)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -31,8 +44,12 @@ class GroupNorm(Module):
         if num_channels % num_groups:
             raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
         self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
-        self.weight = Parameter(creation.ones(num_channels, dtype=dtype)) if affine else None
-        self.bias = Parameter(creation.zeros(num_channels, dtype=dtype)) if affine and bias else None
+        self.weight = Parameter(creation.empty(num_channels, dtype=dtype)) if affine else None
+        self.bias = Parameter(creation.empty(num_channels, dtype=dtype)) if affine and bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        _ones_and_zeros(self.weight, self.bias)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
@@ -47,7 +64,11 @@ class RMSNorm(Module):
         super().__init__()
         self.normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
-        self.weight = Parameter(creation.ones(*self.normalized_shape, dtype=dtype)) if elementwise_affine else None
+        self.weight = Parameter(creation.empty(*self.normalized_shape, dtype=dtype)) if elementwise_affine else None
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        _ones_and_zeros(self.weight, None)
 
     def forward(self, input):
         return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)

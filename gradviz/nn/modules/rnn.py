@@ -8,11 +8,20 @@ import warnings
 
 from ... import creation
 from .. import functional as F
+from .. import init
 from ...functions.shape import cat, stack
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence
 from .module import Module
 from ..functional_layers import gru_step, lstm_step, rnn_relu_step, rnn_tanh_step
+
+
+def _uniform_by_hidden(module) -> None:
+    """The recurrent layers' and cells' reset_parameters, as torch's: every weight and bias
+    U(−1/√hidden, 1/√hidden), in the order of parameters()."""
+    bound = 1.0 / math.sqrt(module.hidden_size) if module.hidden_size > 0 else 0
+    for weight in module.parameters():
+        init.uniform_(weight, -bound, bound)
 
 
 class RNNCellBase(Module):
@@ -32,12 +41,8 @@ class RNNCellBase(Module):
             self.register_parameter("bias_hh", None)
         self.reset_parameters()
 
-    def reset_parameters(self):
-        bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
-        for p in self.parameters():
-            p.requires_grad_(False)
-            p.uniform_(-bound, bound)
-            p.requires_grad_(True)
+    def reset_parameters(self) -> None:
+        _uniform_by_hidden(self)
 
     def _batched(self, input, hx):
         """PyTorch's checks of the input's and the hidden state's dims, then both with a batch dim
@@ -145,11 +150,10 @@ class RNNBase(Module):
                 if bias:
                     setattr(self, "bias_ih" + sfx, Parameter(creation.empty(rows, dtype=dtype)))
                     setattr(self, "bias_hh" + sfx, Parameter(creation.empty(rows, dtype=dtype)))
-        bound = 1.0 / math.sqrt(hidden_size)
-        for p in self.parameters():
-            p.requires_grad_(False)
-            p.uniform_(-bound, bound)
-            p.requires_grad_(True)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        _uniform_by_hidden(self)
 
     def flatten_parameters(self) -> None:
         """torch packs the weights into one cuDNN buffer here; without cuDNN (gradviz, and torch on

@@ -29,15 +29,21 @@ class Embedding(Module):
         self.padding_idx = padding_idx
         self.max_norm, self.norm_type, self.scale_grad_by_freq = max_norm, norm_type, scale_grad_by_freq
         if _weight is None:
-            weight = creation.empty((num_embeddings, embedding_dim), dtype=dtype).normal_()   # N(0, 1), as PyTorch
-            if padding_idx is not None:
-                weight._data[padding_idx] = 0
+            self.weight = Parameter(creation.empty((num_embeddings, embedding_dim), dtype=dtype),
+                                    requires_grad=not _freeze)
+            self.reset_parameters()
         else:
             if list(_weight.shape) != [num_embeddings, embedding_dim]:
                 raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
-            weight = _weight
-        self.weight = Parameter(weight, requires_grad=not _freeze)
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
         self.sparse = sparse
+
+    def reset_parameters(self) -> None:
+        """PyTorch's: N(0, 1), the padding row zero."""
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            with no_grad():
+                self.weight[self.padding_idx].fill_(0)
 
     def forward(self, input):
         return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
