@@ -717,13 +717,15 @@ class Tensor:
             node.result_counter = self._counter()
             node.result_version = self._version
 
-    def _arith_(self, ufunc, fn, other) -> "Tensor":
+    def _arith_(self, ufunc, fn, other, opmath: bool = False) -> "Tensor":
         """In-place arithmetic: straight into the array (one pass, like NumPy's -=) when no
-        graph is being recorded and no tangent carried, else through the op so the history is rebased."""
+        graph is being recorded and no tangent carried, else through the op so the history is rebased.
+        `opmath`: a number multiplies or divides float16 in float32, as torch's kernels (see coerce_pair)."""
         if not isinstance(other, Tensor) and not is_number(other):   # a list or an array: torch's parser refuses it
             raise argument_error(fn.__name__ + "_", "other", 1, "Tensor", type_name(other))
         if not self._records(other) and not self._carries_tangent(other):
-            arr = other._data if isinstance(other, Tensor) else other
+            arr = other._data if isinstance(other, Tensor) else \
+                np.float32(other) if opmath and self._data.dtype == np.float16 else other
             self._check_overlap()
             inference = InferenceTensors.made and getattr(self, "_inference", False) is True
             if backend.writeable(self._data) and not inference:   # an inference tensor: _writable refuses

@@ -45,10 +45,39 @@ def tanh_grad(xp, g, y):
     return product.astype(y.dtype, copy=False)
 
 
+_HALF, _FLOAT = np.dtype(np.float16), np.dtype(np.float32)
+
+
+def times(xp, t, s):
+    """t · s for a number s as torch's mul(Tensor, Scalar) computes it (the `grad * alpha` and
+    `exponent * self.pow(exponent - 1)` of its backward formulas): float16 in float32, s read as float32
+    (the kernel's op-math type), rounded once; NumPy would round s to float16 first."""
+    if xp.arrays and t.dtype is _HALF:
+        return (t.astype(_FLOAT) * np.float32(s)).astype(_HALF)
+    return t * s
+
+
+def over(xp, t, s):
+    """t / s for a number s as torch's div(Tensor, Scalar) computes it (see times)."""
+    if xp.arrays and t.dtype is _HALF:
+        return (t.astype(_FLOAT) / np.float32(s)).astype(_HALF)
+    return t / s
+
+
+def add_scaled(xp, a, b, alpha):
+    """a + α b as torch's add kernel computes it: α in the tensors' dtype, then a fused multiply-add. For
+    float16 that is float32 arithmetic (the product of two float16 numbers is exact there) rounded once
+    to float16, where NumPy would round the product and then the sum."""
+    if xp.arrays and a.dtype is _HALF and b.dtype is _HALF:
+        return (a.astype(_FLOAT) + b.astype(_FLOAT) * np.float32(np.float16(alpha))).astype(_HALF)
+    return a + b * alpha
+
+
 def torch_pow(xp, a, p):
     """a ** p for a number p as torch computes it: exact products for 2, 3 and −2, 1/√a for −½
-    (NumPy's own fast paths already give torch's ½, −1 and 2)."""
-    if not xp.arrays or a.dtype.kind != "f":
+    (NumPy's own fast paths already give torch's ½, −1 and 2). float16 has none of these: torch's half
+    kernel is pow in float32 of p rounded to float16, rounded once, which is NumPy's float16 power."""
+    if not xp.arrays or a.dtype.kind != "f" or a.dtype is _HALF:
         return a ** p
     if p == 3:
         return a * a * a
@@ -83,22 +112,22 @@ SUB = Op("sub", "SubBackward0", r"$c = $0 - $1", lambda xp, a, b: a - b,
          vjp_latex=(r"\bar{g}", r"-\bar{g}",),
          broadcasts=None, jvp="linear")
 # add/sub with alpha ≠ 1 stay one node, as in PyTorch (c = a + α b)
-ADD_ALPHA = Op("add", "AddBackward0", r"$c = $0 + $alpha\, $1", lambda xp, a, b, alpha: a + b * alpha,
-               vjp=(lambda xp, g, c, a, b, alpha: g, lambda xp, g, c, a, b, alpha: g * alpha), args=BINARY, params=("alpha",),
+ADD_ALPHA = Op("add", "AddBackward0", r"$c = $0 + $alpha\, $1", add_scaled,
+               vjp=(lambda xp, g, c, a, b, alpha: g, lambda xp, g, c, a, b, alpha: times(xp, g, alpha)), args=BINARY, params=("alpha",),
                vjp_latex=(r"\bar{g}", r"$alpha\, \bar{g}",),
                broadcasts=None, jvp="linear")
-SUB_ALPHA = Op("sub", "SubBackward0", r"$c = $0 - $alpha\, $1", lambda xp, a, b, alpha: a - b * alpha,
-               vjp=(lambda xp, g, c, a, b, alpha: g, lambda xp, g, c, a, b, alpha: g * -alpha), args=BINARY, params=("alpha",),
+SUB_ALPHA = Op("sub", "SubBackward0", r"$c = $0 - $alpha\, $1", lambda xp, a, b, alpha: add_scaled(xp, a, b, -alpha),
+               vjp=(lambda xp, g, c, a, b, alpha: g, lambda xp, g, c, a, b, alpha: times(xp, g, -alpha)), args=BINARY, params=("alpha",),
                vjp_latex=(r"\bar{g}", r"-$alpha\, \bar{g}",),
                broadcasts=None, jvp="linear")
 # torch.rsub(a, b) = b − α a; with a Python number b (what `2 - x` calls) b is no input at all
-RSUB = Op("rsub", "RsubBackward0", r"$c = $1 - $alpha\, $0", lambda xp, a, b, alpha: b - a * alpha,
-          vjp=(lambda xp, g, c, a, b, alpha: g * -alpha, lambda xp, g, c, a, b, alpha: g), args=BINARY, params=("alpha",),
+RSUB = Op("rsub", "RsubBackward0", r"$c = $1 - $alpha\, $0", lambda xp, a, b, alpha: add_scaled(xp, b, a, -alpha),
+          vjp=(lambda xp, g, c, a, b, alpha: times(xp, g, -alpha), lambda xp, g, c, a, b, alpha: g), args=BINARY, params=("alpha",),
           vjp_latex=(r"-$alpha\, \bar{g}", r"\bar{g}",),
           broadcasts=None, jvp="pointwise")
 RSUB_SCALAR = Op("rsub", "RsubBackward1", r"$c = $other - $alpha\, $0",
-                 lambda xp, a, s, alpha: s - a * alpha if alpha != 1 else s - a,
-                 vjp=(lambda xp, g, c, a, s, alpha: -g if alpha == 1 else g * -alpha,), params=("other", "alpha"),
+                 lambda xp, a, s, alpha: add_scaled(xp, s, a, -alpha) if alpha != 1 else s - a,
+                 vjp=(lambda xp, g, c, a, s, alpha: -g if alpha == 1 else times(xp, g, -alpha),), params=("other", "alpha"),
                  vjp_latex=(r"-$alpha\, \bar{g}",), jvp="pointwise")
 MUL = Op("mul", "MulBackward0", r"$c = $0 \odot $1", lambda xp, a, b: a * b,
          vjp=(lambda xp, g, c, a, b: g * b, lambda xp, g, c, a, b: g * a), args=BINARY, saves=BINARY,
@@ -115,15 +144,13 @@ POW = Op("pow", "PowBackward1", r"$c = $0^{$1}", quiet(integer_pow),
          vjp_latex=(r"\bar{g} \odot $1 \odot $0^{$1 - 1}", r"\bar{g} \odot $c \odot \log $0",),
          broadcasts=None, jvp="pointwise")
 POW_SCALAR = Op("pow", "PowBackward0", r"$c = $0^{$exponent}", quiet(torch_pow),
-                vjp=(quiet(lambda xp, g, c, a, p: xp.zeros_like(g) if p == 0 else g * (p * torch_pow(xp, a, p - 1))),), params=("exponent",), saves=("self",),
+                vjp=(quiet(lambda xp, g, c, a, p: xp.zeros_like(g) if p == 0 else g * times(xp, torch_pow(xp, a, p - 1), p)),), params=("exponent",), saves=("self",),
                 vjp_latex=(r"\bar{g} \odot $exponent\, $0^{$exponent - 1}",), jvp="pointwise")
 RPOW_SCALAR = Op("pow", "PowBackward2", r"$c = $self^{$0}", quiet(lambda xp, a, s: integer_pow(xp, s, a)),
-                 vjp=(quiet(lambda xp, g, c, a, s: g * c * math.log(s) if s > 0 else
-                            g * xp.where(a >= 0, 0, c * _log_or_nan(s)) if s == 0 else g * c * _log_or_nan(s)),), args=("exponent",), params=("self",), saves=("result",), shown=("self",),
+                 vjp=(quiet(lambda xp, g, c, a, s: g * times(xp, c, math.log(s)) if s > 0 else
+                            g * xp.where(a >= 0, 0, times(xp, c, _log_or_nan(s))) if s == 0 else
+                            g * times(xp, c, _log_or_nan(s))),), args=("exponent",), params=("self",), saves=("result",), shown=("self",),
                  vjp_latex=(r"\bar{g} \odot $c \log $self",), jvp="pointwise")
-
-
-_HALF = np.dtype(np.float16)
 
 
 def half_in_float(fn):
@@ -310,7 +337,9 @@ MINIMUM = Op("minimum", "MinimumBackward0", r"$c = \min($0,\, $1)", lambda xp, a
 
 # rounded division: a step function, so its gradient is zero almost everywhere
 DIV_ROUNDED = Op("div", "DivBackward2", r"$c = \operatorname{round}\left(\frac{$0}{$1}\right) \text{ (round: floor or trunc, the rounding mode)}",
-                 quiet(lambda xp, a, b, mode: (xp.floor if mode == "floor" else xp.trunc)(a / b)),
+                 # floor: torch's div_floor_floating (from fmod, as Python's //), which floor(a / b) is not where the
+                 # quotient rounds up to an integer
+                 quiet(lambda xp, a, b, mode: xp.floor_divide(a, b) if mode == "floor" else xp.trunc(a / b)),
                  vjp=(lambda xp, g, c, a, b, mode: xp.zeros_like(g), lambda xp, g, c, a, b, mode: xp.zeros_like(g)), args=BINARY, params=("rounding_mode",), saves=BINARY,
                  vjp_latex=(r"0", r"0",), jvp="pointwise")
 
@@ -556,15 +585,15 @@ ISFINITE = _nograd("isfinite", r"$c = [|$0| < \infty]", lambda xp, a: xp.isfinit
 # and compute some first derivatives as one op (tanh_backward, ...), so its second-order graph
 # shows TanhBackwardBackward0. These ops are those first derivatives, with their own VJPs.
 MUL_SCALAR = Op("mul", "MulBackward1", r"$c = $0 \cdot $other",
-                lambda xp, a, s: a * s, vjp=(lambda xp, g, c, a, s: g * s,), params=("other",), vjp_latex=(r"$other\, \bar{g}",), jvp="linear")
+                times, vjp=(lambda xp, g, c, a, s: times(xp, g, s),), params=("other",), vjp_latex=(r"$other\, \bar{g}",), jvp="linear")
 # ... and add or subtract one (AddBackward1, SubBackward1), as rms_norm's + eps and the losses' + margin do
 ADD_SCALAR = Op("add", "AddBackward1", r"$c = $0 + $other",
                 lambda xp, a, s: a + s, vjp=(lambda xp, g, c, a, s: g,), params=("other",), vjp_latex=(r"\bar{g}",))
 SUB_SCALAR = Op("sub", "SubBackward1", r"$c = $0 - $other",
                 lambda xp, a, s: a - s, vjp=(lambda xp, g, c, a, s: g,), params=("other",), vjp_latex=(r"\bar{g}",))
 # ... and divide by one (DivBackward1), as cross_entropy's mean over class probabilities does
-DIV_SCALAR = Op("div", "DivBackward1", r"$c = \frac{$0}{$other}", quiet(lambda xp, a, s: a / s),
-                vjp=(quiet(lambda xp, g, c, a, s: g / s),), params=("other",), vjp_latex=(r"\frac{\bar{g}}{$other}",), jvp="linear")
+DIV_SCALAR = Op("div", "DivBackward1", r"$c = \frac{$0}{$other}", quiet(over),
+                vjp=(quiet(lambda xp, g, c, a, s: over(xp, g, s)),), params=("other",), vjp_latex=(r"\frac{\bar{g}}{$other}",), jvp="linear")
 # first derivatives as ops (what create_graph records): their input g is the gradient they were given,
 # ḡ (as in every record) what they receive
 TANH_BACKWARD = Op("tanh_backward", "TanhBackwardBackward0", r"$c = $0 \odot (1 - $1^2)", tanh_grad,
