@@ -53,15 +53,32 @@ def times(xp, t, s):
     `exponent * self.pow(exponent - 1)` of its backward formulas): float16 in float32, s read as float32
     (the kernel's op-math type), rounded once; NumPy would round s to float16 first."""
     if xp.arrays and t.dtype is _HALF:
-        return (t.astype(_FLOAT) * np.float32(s)).astype(_HALF)
+        return _times_half(t, s)
     return t * s
+
+
+@quiet   # (as torch: an overflow is an inf, silently)
+def _times_half(t, s):
+    return (t.astype(_FLOAT) * np.float32(s)).astype(_HALF)
+
+
+def opmath_number(a, s):
+    """A number s as torch's float16 kernels read it beside an array a (threshold's and hardtanh_backward's
+    bounds): float32, their op-math type, so a float16 0.1 (0.0999755859375) lies below a bound of 0.1;
+    s itself for other dtypes."""
+    return np.float32(s) if getattr(a, "dtype", None) is _HALF else s
 
 
 def over(xp, t, s):
     """t / s for a number s as torch's div(Tensor, Scalar) computes it (see times)."""
     if xp.arrays and t.dtype is _HALF:
-        return (t.astype(_FLOAT) / np.float32(s)).astype(_HALF)
+        return _over_half(t, s)
     return t / s
+
+
+@quiet
+def _over_half(t, s):
+    return (t.astype(_FLOAT) / np.float32(s)).astype(_HALF)
 
 
 def add_scaled(xp, a, b, alpha):
@@ -69,8 +86,13 @@ def add_scaled(xp, a, b, alpha):
     float16 that is float32 arithmetic (the product of two float16 numbers is exact there) rounded once
     to float16, where NumPy would round the product and then the sum."""
     if xp.arrays and a.dtype is _HALF and b.dtype is _HALF:
-        return (a.astype(_FLOAT) + b.astype(_FLOAT) * np.float32(np.float16(alpha))).astype(_HALF)
+        return _add_scaled_half(a, b, alpha)
     return a + b * alpha
+
+
+@quiet
+def _add_scaled_half(a, b, alpha):
+    return (a.astype(_FLOAT) + b.astype(_FLOAT) * np.float32(np.float16(alpha))).astype(_HALF)
 
 
 def torch_pow(xp, a, p):
@@ -498,7 +520,7 @@ def _lerp(xp, a, b, w):
 
 # lerp(a, b, w) = a + w (b − a): one node for a number w, another when w is a tensor (an input too)
 LERP = Op("lerp", "LerpBackward0", r"$c = $0 + $weight\, ($1 - $0)", _lerp,
-          vjp=(lambda xp, g, c, a, b, w: g * (1 - w), lambda xp, g, c, a, b, w: g * w), args=("self", "end"), params=("weight",), symbols=("a", "b"),
+          vjp=(lambda xp, g, c, a, b, w: times(xp, g, 1 - w), lambda xp, g, c, a, b, w: times(xp, g, w)), args=("self", "end"), params=("weight",), symbols=("a", "b"),
           vjp_latex=(r"\bar{g}\, (1 - $weight)", r"\bar{g}\, $weight",),
           broadcasts=None, jvp="pointwise")
 LERP_TENSOR = Op("lerp", "LerpBackward1", r"$c = $0 + $2 \odot ($1 - $0)", _lerp,
@@ -507,17 +529,41 @@ LERP_TENSOR = Op("lerp", "LerpBackward1", r"$c = $0 + $2 \odot ($1 - $0)", _lerp
                  saves=("self", "end", "weight"),
                  vjp_latex=(r"\bar{g} \odot (1 - $2)", r"\bar{g} \odot $2", r"\bar{g} \odot ($1 - $0)",),
                  broadcasts=None, jvp="pointwise")
-ADDCMUL = Op("addcmul", "AddcmulBackward0", r"$c = $0 + $value\, $1 \odot $2", lambda xp, a, t1, t2, v: a + t1 * t2 * v,
-             vjp=(lambda xp, g, c, a, t1, t2, v: g, lambda xp, g, c, a, t1, t2, v: g * t2 * v,
-                  lambda xp, g, c, a, t1, t2, v: g * t1 * v), args=("self", "tensor1", "tensor2"), params=("value",),
+def _addcmul(xp, a, t1, t2, v):
+    """a + v t₁ t₂: torch's float16 kernel computes fma(v t₁, t₂, a) in float32 (the compiler fuses its
+    multiply and add) and rounds once to float16."""
+    if xp.arrays and a.dtype is _HALF and t1.dtype is _HALF and t2.dtype is _HALF:
+        return _addcmul_half(a, t1, t2, v)
+    return a + t1 * t2 * v
+
+
+@quiet
+def _addcmul_half(a, t1, t2, v):
+    scaled = t1.astype(_FLOAT) * np.float32(v)
+    return (scaled.astype(np.float64) * t2 + a).astype(_FLOAT).astype(_HALF)   # the product is exact in float64
+
+
+def _addcdiv(xp, a, t1, t2, v):
+    """a + v t₁ / t₂: float16 in float32 (v read as float32), rounded once, as torch's kernel."""
+    if xp.arrays and a.dtype is _HALF and t1.dtype is _HALF and t2.dtype is _HALF:
+        return (a.astype(_FLOAT) + np.float32(v) * t1.astype(_FLOAT) / t2.astype(_FLOAT)).astype(_HALF)
+    return a + t1 / t2 * v
+
+
+ADDCMUL = Op("addcmul", "AddcmulBackward0", r"$c = $0 + $value\, $1 \odot $2", _addcmul,
+             # torch: grad * (tensor2 * value), a mul by a number
+             vjp=(lambda xp, g, c, a, t1, t2, v: g, lambda xp, g, c, a, t1, t2, v: g * times(xp, t2, v),
+                  lambda xp, g, c, a, t1, t2, v: g * times(xp, t1, v)), args=("self", "tensor1", "tensor2"), params=("value",),
              symbols=("a", "t₁", "t₂"),
              saves=("tensor1", "tensor2"),
              vjp_latex=(r"\bar{g}", r"$value\, \bar{g} \odot $2", r"$value\, \bar{g} \odot $1",),
              broadcasts=None, jvp="pointwise")
 ADDCDIV = Op("addcdiv", "AddcdivBackward0", r"$c = $0 + $value\, \frac{$1}{$2}",
-             quiet(lambda xp, a, t1, t2, v: a + t1 / t2 * v),
-             vjp=(lambda xp, g, c, a, t1, t2, v: g, quiet(lambda xp, g, c, a, t1, t2, v: g * v / t2),
-                  quiet(lambda xp, g, c, a, t1, t2, v: -g * v * t1 / (t2 * t2))), args=("self", "tensor1", "tensor2"),
+             quiet(_addcdiv),
+             # torch: grad * (value / tensor2), -grad * (value * tensor1 / (tensor2 * tensor2)); value / tensor2
+             # fills value in tensor2's dtype and divides, value * tensor1 is a mul by a number
+             vjp=(lambda xp, g, c, a, t1, t2, v: g, quiet(lambda xp, g, c, a, t1, t2, v: g * (v / t2)),
+                  quiet(lambda xp, g, c, a, t1, t2, v: -g * (times(xp, t1, v) / (t2 * t2)))), args=("self", "tensor1", "tensor2"),
              symbols=("a", "t₁", "t₂"),
              params=("value",), saves=("tensor1", "tensor2"),
              vjp_latex=(r"\bar{g}", r"$value\, \frac{\bar{g}}{$2}", r"-$value\, \frac{\bar{g} \odot $1}{$2^2}",),
@@ -724,6 +770,18 @@ def _xlogy_forward(xp, a, b):
     return xp.where(b != b, b, xp.where(a == 0, 0.0, a * xp.log(b))).astype(np.result_type(a, b), copy=False)
 
 
+def _xlogy_other_vjp(xp, g, c, a, s):
+    """torch: xlogy(ḡ, other), masked to 0 where a = 0 for other ≤ 0; xlogy's kernel reads other in ḡ's
+    dtype (float16's log rounded to float16, then the product rounded)."""
+    if xp.arrays and g.dtype.kind == "f":
+        s = g.dtype.type(s)
+        log = xp.log(s.astype(_FLOAT)).astype(_HALF) if g.dtype is _HALF else xp.log(s)
+        out = xp.where(g == 0, g * 0, g * log)
+    else:
+        out = g * _log_or_nan(s)
+    return out if s > 0 else xp.where(a == 0, 0, out)
+
+
 def _xlogy_self(xp, g, c, a, b):   # torch: ḡ ⊙ xlogy(a ≠ 0, b)
     return g * xp.where(b != b, b, xp.where(a == 0, 0.0, xp.log(b)))
 
@@ -733,11 +791,11 @@ XLOGY = Op("xlogy", "XlogyBackward0", r"$c = $0 \log $1", quiet(_xlogy_forward),
            broadcasts=None, jvp="pointwise")
 XLOGY_SCALAR_SELF = Op("xlogy", "XlogyBackward1", r"$c = $self \log $0",
                        quiet(lambda xp, b, s: _xlogy_forward(xp, xp.asarray(s, b.dtype), b)),
-                       vjp=(quiet(lambda xp, g, c, b, s: g * s / b),), args=("other",),
+                       vjp=(quiet(lambda xp, g, c, b, s: times(xp, g, s) / b),), args=("other",),
                        params=("self",), saves=("other",), symbols=("b",), vjp_latex=(r"\frac{$self\, \bar{g}}{$0}",), jvp="pointwise")
 XLOGY_SCALAR_OTHER = Op("xlogy", "XlogyBackward2", r"$c = $0 \log $other",
                         quiet(lambda xp, a, s: _xlogy_forward(xp, a, xp.asarray(s, a.dtype))),
-                        vjp=(lambda xp, g, c, a, s: g * xp.where(a == 0, 0.0, _log_or_nan(s)),), params=("other",), vjp_latex=(r"\bar{g} \log $other",), jvp="pointwise")
+                        vjp=(quiet(_xlogy_other_vjp),), params=("other",), vjp_latex=(r"\bar{g} \log $other",), jvp="pointwise")
 
 
 def _log_or_nan(s: float) -> float:
