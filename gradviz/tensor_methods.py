@@ -250,21 +250,10 @@ class _Methods:
         return self
 
     def add_(self, other, *, alpha=1):
-        if alpha == 1:
-            return self._arith_(np.add, F.add, other)
-        return self._scaled_(F.add, other, alpha)
+        return self._arith_(np.add, F.add, other, False, alpha)
 
     def sub_(self, other, *, alpha=1):
-        if alpha == 1:
-            return self._arith_(np.subtract, F.sub, other)
-        return self._scaled_(F.sub, other, alpha)
-
-    def _scaled_(self, fn, other, alpha):
-        """self ± α other in place: one AddBackward0 / SubBackward0 (α a parameter), as torch records it,
-        with torch's rounding (one fused multiply-add), not a MulBackward0 of other first."""
-        if not isinstance(other, Tensor) and not is_number(other):
-            raise argument_error(fn.__name__ + "_", "other", 1, "Tensor", type_name(other))
-        return self._inplace_op(fn, other, alpha=alpha)
+        return self._arith_(np.subtract, F.sub, other, False, alpha)
 
     def mul_(self, other):
         return self._arith_(np.multiply, F.mul, other, True)

@@ -11,7 +11,7 @@ from numpy import ndarray   # one global load where np.ndarray is two, on the pe
 
 from .. import backend, code_lines, events
 from .._args import argument_error, is_number, type_name
-from ..dtypes import category_of_scalar, result_type, wrapped_int
+from ..dtypes import category_of_scalar, float16, float32, result_type, wrapped_int
 from ..ops.core import NUMPY, as_array, namespace, shape_error
 from .grad_mode import _formula
 from ..ops.op import Op
@@ -150,7 +150,7 @@ def share_version(view, inputs, op=None):
 _MULTI_VIEW_OPS = frozenset({"split", "unbind"})   # they return a list of views even when it has one
 
 
-_HALF, _FLOAT = np.dtype(np.float16), np.dtype(np.float32)
+_HALF, _FLOAT = float16.np, float32.np
 
 
 def coerce_pair(a, b, name: str = "", opmath: bool = False):
@@ -186,11 +186,8 @@ def coerce_pair(a, b, name: str = "", opmath: bool = False):
     if cat == 1 and rt.kind in "iu" and isinstance(s, int):
         s = wrapped_int(s, rt)
     xp = backend.namespace_of(t._data)
-    if opmath and a_is_t and rt is _HALF and tdt is _HALF:
-        const = Tensor._make(xp.asarray(s, dtype=_FLOAT))
-        const._wrapped = True
-        return t, const, rt
-    const = Tensor._make(xp.asarray(s, dtype=rt))
+    wide = opmath and a_is_t and rt is _HALF and tdt is _HALF   # (torch reads it so as the second operand only)
+    const = Tensor._make(xp.asarray(s, dtype=_FLOAT if wide else rt))
     const._wrapped = True   # torch's wrapped number: saved, but never through saved-tensor hooks
-    out_dtype = None if rt == tdt else rt
+    out_dtype = rt if wide else None if rt == tdt else rt
     return (t, const, out_dtype) if a_is_t else (const, t, out_dtype)
