@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from .._warn import quiet
-from ..dtypes import get_default_dtype, result_type
+from ..dtypes import float16, float32, get_default_dtype, result_type
 from .core import contiguous
 from .op import Exposure, Op
 from . import special as _special
@@ -45,7 +45,7 @@ def tanh_grad(xp, g, y):
     return product.astype(y.dtype, copy=False)
 
 
-_HALF, _FLOAT = np.dtype(np.float16), np.dtype(np.float32)
+_HALF, _FLOAT = float16.np, float32.np
 
 
 def times(xp, t, s):
@@ -98,9 +98,12 @@ def _add_scaled_half(a, b, alpha):
 def torch_pow(xp, a, p):
     """a ** p for a number p as torch computes it: exact products for 2, 3 and −2, 1/√a for −½
     (NumPy's own fast paths already give torch's ½, −1 and 2). float16 has none of these: torch's half
-    kernel is pow in float32 of p rounded to float16, rounded once, which is NumPy's float16 power."""
-    if not xp.arrays or a.dtype.kind != "f" or a.dtype is _HALF:
+    kernel is pow in float32 of p rounded to float16, rounded once, which is NumPy's float16 power (np.power:
+    `**` would take √ for ½, and √−0 is −0 where pow gives +0)."""
+    if not xp.arrays or a.dtype.kind != "f":
         return a ** p
+    if a.dtype is _HALF:
+        return xp.power(a, p)
     if p == 3:
         return a * a * a
     if p == -2:
@@ -137,11 +140,11 @@ SUB = Op("sub", "SubBackward0", r"$c = $0 - $1", lambda xp, a, b: a - b,
 ADD_ALPHA = Op("add", "AddBackward0", r"$c = $0 + $alpha\, $1", add_scaled,
                vjp=(lambda xp, g, c, a, b, alpha: g, lambda xp, g, c, a, b, alpha: times(xp, g, alpha)), args=BINARY, params=("alpha",),
                vjp_latex=(r"\bar{g}", r"$alpha\, \bar{g}",),
-               broadcasts=None, jvp="linear")
+               broadcasts=None, jvp="pointwise")   # torch: self_t + maybe_multiply(other_t, alpha), two roundings
 SUB_ALPHA = Op("sub", "SubBackward0", r"$c = $0 - $alpha\, $1", lambda xp, a, b, alpha: add_scaled(xp, a, b, -alpha),
                vjp=(lambda xp, g, c, a, b, alpha: g, lambda xp, g, c, a, b, alpha: times(xp, g, -alpha)), args=BINARY, params=("alpha",),
                vjp_latex=(r"\bar{g}", r"-$alpha\, \bar{g}",),
-               broadcasts=None, jvp="linear")
+               broadcasts=None, jvp="pointwise")   # torch: self_t - maybe_multiply(other_t, alpha), two roundings
 # torch.rsub(a, b) = b − α a; with a Python number b (what `2 - x` calls) b is no input at all
 RSUB = Op("rsub", "RsubBackward0", r"$c = $1 - $alpha\, $0", lambda xp, a, b, alpha: add_scaled(xp, b, a, -alpha),
           vjp=(lambda xp, g, c, a, b, alpha: times(xp, g, -alpha), lambda xp, g, c, a, b, alpha: g), args=BINARY, params=("alpha",),
