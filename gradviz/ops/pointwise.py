@@ -52,7 +52,7 @@ def times(xp, t, s):
     """t · s for a number s as torch's mul(Tensor, Scalar) computes it (the `grad * alpha` and
     `exponent * self.pow(exponent - 1)` of its backward formulas): float16 in float32, s read as float32
     (the kernel's op-math type), rounded once; NumPy would round s to float16 first."""
-    if xp.arrays and t.dtype is _HALF:
+    if t.dtype is _HALF:   # (a Tensor's dtype, under create_graph, is not NumPy's)
         return _times_half(t, s)
     return t * s
 
@@ -71,7 +71,7 @@ def opmath_number(a, s):
 
 def over(xp, t, s):
     """t / s for a number s as torch's div(Tensor, Scalar) computes it (see times)."""
-    if xp.arrays and t.dtype is _HALF:
+    if t.dtype is _HALF:
         return _over_half(t, s)
     return t / s
 
@@ -85,7 +85,7 @@ def add_scaled(xp, a, b, alpha):
     """a + α b as torch's add kernel computes it: α in the tensors' dtype, then a fused multiply-add. For
     float16 that is float32 arithmetic (the product of two float16 numbers is exact there) rounded once
     to float16, where NumPy would round the product and then the sum."""
-    if xp.arrays and a.dtype is _HALF and b.dtype is _HALF:
+    if a.dtype is _HALF and b.dtype is _HALF:
         return _add_scaled_half(a, b, alpha)
     return a + b * alpha
 
