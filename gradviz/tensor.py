@@ -193,6 +193,7 @@ def _unwrap_nested(data):
 
 
 _new_object = object.__new__   # bound once: Tensor._make runs once per op
+_HALF = dtypes.float16.np   # float16 arithmetic with a number reads it as torch's kernels (see coerce_pair)
 
 
 class _InferenceMode(threading.local):
@@ -717,13 +718,21 @@ class Tensor:
             node.result_counter = self._counter()
             node.result_version = self._version
 
-    def _arith_(self, ufunc, fn, other) -> "Tensor":
+    def _arith_(self, ufunc, fn, other, opmath: bool = False, alpha=1) -> "Tensor":
         """In-place arithmetic: straight into the array (one pass, like NumPy's -=) when no
-        graph is being recorded and no tangent carried, else through the op so the history is rebased."""
+        graph is being recorded and no tangent carried, else through the op so the history is rebased.
+        `opmath`: a number multiplies or divides float16 in float32, as torch's kernels (see coerce_pair).
+        `alpha` (add_, sub_): self ± α other, recorded as one node with α a parameter, as torch records it;
+        float16 always through the op, which rounds α other + self once as torch's kernel."""
         if not isinstance(other, Tensor) and not is_number(other):   # a list or an array: torch's parser refuses it
             raise argument_error(fn.__name__ + "_", "other", 1, "Tensor", type_name(other))
         if not self._records(other) and not self._carries_tangent(other):
-            arr = other._data if isinstance(other, Tensor) else other
+            if alpha != 1:
+                if self._data.dtype is _HALF:
+                    return self._scaled_(fn, other, alpha)
+                other = other * alpha
+            arr = other._data if isinstance(other, Tensor) else \
+                np.float32(other) if opmath and self._data.dtype is _HALF else other
             self._check_overlap()
             inference = InferenceTensors.made and getattr(self, "_inference", False) is True
             if backend.writeable(self._data) and not inference:   # an inference tensor: _writable refuses
@@ -733,7 +742,14 @@ class Tensor:
                     return self._write(fn(self, other)._data)
                 self._bump()
                 return self
-        return self._inplace_op(fn, other)
+            if alpha != 1:
+                return self._inplace_op(fn, other)   # (other is α other already)
+        return self._inplace_op(fn, other) if alpha == 1 else self._scaled_(fn, other, alpha)
+
+    def _scaled_(self, fn, other, alpha) -> "Tensor":
+        """self ± α other through the op, α a number (a one-element tensor is read as its number, as torch's
+        parser reads a Scalar)."""
+        return self._inplace_op(fn, other, alpha=alpha.item() if isinstance(alpha, Tensor) else alpha)
 
     def __iadd__(self, other):
         return self.add_(other)

@@ -250,16 +250,16 @@ class _Methods:
         return self
 
     def add_(self, other, *, alpha=1):
-        return self._arith_(np.add, F.add, other if alpha == 1 else other * alpha)
+        return self._arith_(np.add, F.add, other, False, alpha)
 
     def sub_(self, other, *, alpha=1):
-        return self._arith_(np.subtract, F.sub, other if alpha == 1 else other * alpha)
+        return self._arith_(np.subtract, F.sub, other, False, alpha)
 
     def mul_(self, other):
-        return self._arith_(np.multiply, F.mul, other)
+        return self._arith_(np.multiply, F.mul, other, True)
 
     def div_(self, other):
-        return self._arith_(np.true_divide, F.div, other)
+        return self._arith_(np.true_divide, F.div, other, True)
 
     def pow_(self, exponent):
         return self._inplace_op(F.pow, exponent)

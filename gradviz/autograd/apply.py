@@ -11,7 +11,7 @@ from numpy import ndarray   # one global load where np.ndarray is two, on the pe
 
 from .. import backend, code_lines, events
 from .._args import argument_error, is_number, type_name
-from ..dtypes import category_of_scalar, result_type, wrapped_int
+from ..dtypes import category_of_scalar, float16, float32, result_type, wrapped_int
 from ..ops.core import NUMPY, as_array, namespace, shape_error
 from .grad_mode import _formula
 from ..ops.op import Op
@@ -150,12 +150,20 @@ def share_version(view, inputs, op=None):
 _MULTI_VIEW_OPS = frozenset({"split", "unbind"})   # they return a list of views even when it has one
 
 
-def coerce_pair(a, b, name: str = ""):
+_HALF, _FLOAT = float16.np, float32.np
+
+
+def coerce_pair(a, b, name: str = "", opmath: bool = False):
     """Two operands (Tensors or Python scalars) -> two Tensors and the result dtype (None: no cast).
 
     PyTorch's promotion: a Python scalar takes the tensor's dtype unless it is of a
     higher category (1.5 * int tensor -> default float dtype). Anything else (a list, a NumPy
-    array, None) is refused as torch's parser refuses it for the function `name`."""
+    array, None) is refused as torch's parser refuses it for the function `name`.
+
+    `opmath`: the op is one of torch's kernels (mul, div) that read a Python number `b` of a float16
+    op in float32, its op-math type (`original_scalar_value<opmath_t>`), and round once: the number is
+    then a float32 constant and the result is cast to float16, where a float16 constant would round
+    0.1 to 0.0999755859375 first."""
     a_is_t, b_is_t = isinstance(a, Tensor), isinstance(b, Tensor)
     if a_is_t and b_is_t:
         if a._data.dtype is b._data.dtype or a._data.dtype == b._data.dtype:
@@ -178,7 +186,8 @@ def coerce_pair(a, b, name: str = ""):
     if cat == 1 and rt.kind in "iu" and isinstance(s, int):
         s = wrapped_int(s, rt)
     xp = backend.namespace_of(t._data)
-    const = Tensor._make(xp.asarray(s, dtype=rt))
+    wide = opmath and a_is_t and rt is _HALF and tdt is _HALF   # (torch reads it so as the second operand only)
+    const = Tensor._make(xp.asarray(s, dtype=_FLOAT if wide else rt))
     const._wrapped = True   # torch's wrapped number: saved, but never through saved-tensor hooks
-    out_dtype = None if rt == tdt else rt
+    out_dtype = rt if wide else None if rt == tdt else rt
     return (t, const, out_dtype) if a_is_t else (const, t, out_dtype)

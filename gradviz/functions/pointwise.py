@@ -37,11 +37,12 @@ def binary(op: Op, a, b, *params):
     return apply(op, (a, b), params, dtype)
 
 
-def _tensor_or_scalar(op: Op, scalar_op: Op, input, other, *params):
-    """`op` when other is a Tensor; else `scalar_op`, with other (in the promoted dtype) as a param."""
+def _tensor_or_scalar(op: Op, scalar_op: Op, input, other, *params, opmath: bool = False):
+    """`op` when other is a Tensor; else `scalar_op`, with other (in the promoted dtype, or float32 for a
+    float16 kernel that reads it in op math: see coerce_pair) as a param."""
     if isinstance(other, Tensor):
         return binary(op, input, other, *params)
-    _, const, dtype = coerce_pair(input, other, op.name)
+    _, const, dtype = coerce_pair(input, other, op.name, opmath)
     return apply(scalar_op, (input,), (const._data, *params), dtype)
 
 
@@ -83,16 +84,17 @@ def mul(input, other):
     if one_dtype(input, other, Tensor):
         return apply(MUL, (input, other))   # two Tensors of one dtype: nothing to coerce
     if _formula.active and isinstance(other, (int, float)) and not isinstance(other, bool):
-        return _tensor_or_scalar(MUL, MUL_SCALAR, input, other)   # at::mul(Tensor, Scalar) in a VJP formula
-    return binary(MUL, input, other)
+        return _tensor_or_scalar(MUL, MUL_SCALAR, input, other, opmath=True)   # at::mul(Tensor, Scalar) in a VJP formula
+    a, b, dtype = coerce_pair(input, other, "mul", True)
+    return apply(MUL, (a, b), (), dtype)
 
 
 @public('div', 'divide', method=True, out=True)
 def div(input, other, *, rounding_mode=None):
     if rounding_mode is None:   # true division of integers gives the default float dtype
-        a, b, dtype = _float_pair(input, other)
+        a, b, dtype = _float_pair(input, other, True)
         return apply(DIV, (a, b), (), dtype)
-    a, b, dtype = coerce_pair(input, other, "div")
+    a, b, dtype = coerce_pair(input, other, "div", True)
     if rounding_mode not in ("floor", "trunc"):
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
                          f"'{rounding_mode}'")
@@ -119,7 +121,7 @@ def _int_divisor(input, other) -> None:
 @public(method=True, out=True)
 def floor_divide(input, other):
     _int_divisor(input, other)
-    return _tensor_or_scalar(FLOOR_DIVIDE, FLOOR_DIVIDE_SCALAR, input, other)
+    return _tensor_or_scalar(FLOOR_DIVIDE, FLOOR_DIVIDE_SCALAR, input, other, opmath=True)
 
 
 @public(method=True, out=True)
@@ -455,11 +457,11 @@ def true_divide(input, other):
     return div(input, other)
 
 
-def _float_pair(a, b):
+def _float_pair(a, b, opmath: bool = False):
     """coerce_pair, where two integer or bool operands give the default float dtype and are computed in
     it, as torch's true division and atan2 are (NumPy's atan2 of two small integer types is float16's;
     no gradient flows through integers, so the cast copies record nothing)."""
-    a, b, dtype = coerce_pair(a, b, "div")
+    a, b, dtype = coerce_pair(a, b, "div", opmath)
     if a._data.dtype.kind in "biu" and b._data.dtype.kind in "biu":
         dtype = get_default_dtype().np
         a, b = (Tensor._make(t._data.astype(dtype)) for t in (a, b))

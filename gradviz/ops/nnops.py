@@ -8,7 +8,7 @@ import numpy as np
 
 from .core import given
 from .op import Op
-from .pointwise import LEAKY_RELU, _unary, half_in_float, quiet
+from .pointwise import LEAKY_RELU, _unary, half_in_float, opmath_number, quiet
 from .reduce import NORM, _count, _norm_forward as _p_norm_forward, _norm_vjp as _p_norm_vjp   # p-norms (pdist)
 from .reduce import sum_first, sum_last
 
@@ -29,16 +29,22 @@ def _softplus(xp, a):
 
 
 # PyTorch's hardtanh passes the gradient only strictly inside (lo, hi)
+def _inside(a, lo, hi):
+    """lo < a < hi as torch's hardtanh_backward compares (float16 against float32 bounds)."""
+    lo, hi = opmath_number(a, lo), opmath_number(a, hi)
+    return (a > lo) & (a < hi)
+
+
 HARDTANH = _unary("hardtanh", "HardtanhBackward0", r"$c = \operatorname{clamp}($0,\, \mathrm{lo},\, \mathrm{hi})",
                   lambda xp, a, lo, hi: xp.clip(a, lo, hi),
-                  lambda xp, g, c, a, lo, hi: xp.keep(g, (a > lo) & (a < hi)), r"\bar{g} \odot [\mathrm{lo} < $0 < \mathrm{hi}]",
+                  lambda xp, g, c, a, lo, hi: xp.keep(g, _inside(a, lo, hi)), r"\bar{g} \odot [\mathrm{lo} < $0 < \mathrm{hi}]",
                   params=("min_val", "max_val"))
 # hardtanh's first derivative as one op (torch's hardtanh_backward), the node create_graph records; its input g is the
 # gradient it was given (ḡ, as everywhere, is what it receives)
 HARDTANH_BACKWARD = Op("hardtanh_backward", "HardtanhBackwardBackward0",
                        r"$c = $0 \odot [\mathrm{lo} < $1 < \mathrm{hi}]",
-                       lambda xp, g, a, lo, hi: xp.keep(g, (a > lo) & (a < hi)),
-                       vjp=(lambda xp, gg, c, g, a, lo, hi: xp.keep(gg, (a > lo) & (a < hi)),
+                       lambda xp, g, a, lo, hi: xp.keep(g, _inside(a, lo, hi)),
+                       vjp=(lambda xp, gg, c, g, a, lo, hi: xp.keep(gg, _inside(a, lo, hi)),
                             lambda xp, gg, c, g, a, lo, hi: xp.zeros_like(gg)), args=("grad_output", "self"),
                        params=("min_val", "max_val"), saves=("self",), symbols=("g", "a"),
                        vjp_latex=(r"\bar{g} \odot [\mathrm{lo} < $1 < \mathrm{hi}]", r"0"), jvp="pointwise")
@@ -297,12 +303,14 @@ HARDSHRINK = _unary("hardshrink", "HardshrinkBackward0",
 SOFTSHRINK = _unary("softshrink", "SoftshrinkBackward0",
                     r"$c = \begin{cases} $0 - $lambd \operatorname{sign} $0 & |$0| > $lambd \\ 0 & "
                           r"\text{otherwise} \end{cases}",
-                    lambda xp, a, lambd: xp.where(a > lambd, a - lambd, xp.where(a < -lambd, a + lambd, a * 0)),
+                    # float16 in float32, λ read as float32, as torch's kernel (λ rounded to float16 moved 1 in 30 results)
+                    half_in_float(lambda xp, a, lambd: xp.where(a > lambd, a - lambd, xp.where(a < -lambd, a + lambd, a * 0))),
                     lambda xp, g, c, a, lambd: xp.keep(g, _outside(a, lambd)), r"\bar{g} \odot [|$0| > $lambd]", params=("lambd",))
 THRESHOLD = _unary("threshold", "ThresholdBackward0",
                    r"$c = \begin{cases} $0 & $0 > $threshold \\ $value & \text{otherwise} \end{cases}",
-                   lambda xp, a, th, value: xp.where(a > th, a, value).astype(a.dtype, copy=False),
-                   lambda xp, g, c, a, th, value: xp.keep(g, ~(a <= th)), r"\bar{g} \odot [$0 > $threshold]", params=("threshold", "value"))
+                   # float16 compared with the threshold read as float32, as torch's kernel
+                   lambda xp, a, th, value: xp.where(a > opmath_number(a, th), a, value).astype(a.dtype, copy=False),
+                   lambda xp, g, c, a, th, value: xp.keep(g, ~(a <= opmath_number(a, th))), r"\bar{g} \odot [$0 > $threshold]", params=("threshold", "value"))
 # threshold_ (in place) saves a copy of its input, unlike relu_: with value > threshold the result cannot
 # tell which entries were replaced
 THRESHOLD_INPLACE = _unary("threshold_", "ThresholdBackward1", THRESHOLD.latex, THRESHOLD.forward, THRESHOLD.vjp[0],

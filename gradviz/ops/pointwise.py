@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from .._warn import quiet
-from ..dtypes import get_default_dtype, result_type
+from ..dtypes import float16, float32, get_default_dtype, result_type
 from .core import contiguous
 from .op import Exposure, Op
 from . import special as _special
@@ -45,11 +45,65 @@ def tanh_grad(xp, g, y):
     return product.astype(y.dtype, copy=False)
 
 
+_HALF, _FLOAT = float16.np, float32.np
+
+
+def times(xp, t, s):
+    """t · s for a number s as torch's mul(Tensor, Scalar) computes it (the `grad * alpha` and
+    `exponent * self.pow(exponent - 1)` of its backward formulas): float16 in float32, s read as float32
+    (the kernel's op-math type), rounded once; NumPy would round s to float16 first."""
+    if t.dtype is _HALF:   # (a Tensor's dtype, under create_graph, is not NumPy's)
+        return _times_half(t, s)
+    return t * s
+
+
+@quiet   # (as torch: an overflow is an inf, silently)
+def _times_half(t, s):
+    return (t.astype(_FLOAT) * np.float32(s)).astype(_HALF)
+
+
+def opmath_number(a, s):
+    """A number s as torch's float16 kernels read it beside an array a (threshold's and hardtanh_backward's
+    bounds): float32, their op-math type, so a float16 0.1 (0.0999755859375) lies below a bound of 0.1;
+    s itself for other dtypes."""
+    return np.float32(s) if getattr(a, "dtype", None) is _HALF else s
+
+
+def over(xp, t, s):
+    """t / s for a number s as torch's div(Tensor, Scalar) computes it (see times)."""
+    if t.dtype is _HALF:
+        return _over_half(t, s)
+    return t / s
+
+
+@quiet
+def _over_half(t, s):
+    return (t.astype(_FLOAT) / np.float32(s)).astype(_HALF)
+
+
+def add_scaled(xp, a, b, alpha):
+    """a + α b as torch's add kernel computes it: α in the tensors' dtype, then a fused multiply-add. For
+    float16 that is float32 arithmetic (the product of two float16 numbers is exact there) rounded once
+    to float16, where NumPy would round the product and then the sum."""
+    if a.dtype is _HALF and b.dtype is _HALF:
+        return _add_scaled_half(a, b, alpha)
+    return a + b * alpha
+
+
+@quiet
+def _add_scaled_half(a, b, alpha):
+    return (a.astype(_FLOAT) + b.astype(_FLOAT) * np.float32(np.float16(alpha))).astype(_HALF)
+
+
 def torch_pow(xp, a, p):
     """a ** p for a number p as torch computes it: exact products for 2, 3 and −2, 1/√a for −½
-    (NumPy's own fast paths already give torch's ½, −1 and 2)."""
+    (NumPy's own fast paths already give torch's ½, −1 and 2). float16 has none of these: torch's half
+    kernel is pow in float32 of p rounded to float16, rounded once, which is NumPy's float16 power (np.power:
+    `**` would take √ for ½, and √−0 is −0 where pow gives +0)."""
     if not xp.arrays or a.dtype.kind != "f":
         return a ** p
+    if a.dtype is _HALF:
+        return xp.power(a, p)
     if p == 3:
         return a * a * a
     if p == -2:
@@ -83,22 +137,22 @@ SUB = Op("sub", "SubBackward0", r"$c = $0 - $1", lambda xp, a, b: a - b,
          vjp_latex=(r"\bar{g}", r"-\bar{g}",),
          broadcasts=None, jvp="linear")
 # add/sub with alpha ≠ 1 stay one node, as in PyTorch (c = a + α b)
-ADD_ALPHA = Op("add", "AddBackward0", r"$c = $0 + $alpha\, $1", lambda xp, a, b, alpha: a + b * alpha,
-               vjp=(lambda xp, g, c, a, b, alpha: g, lambda xp, g, c, a, b, alpha: g * alpha), args=BINARY, params=("alpha",),
+ADD_ALPHA = Op("add", "AddBackward0", r"$c = $0 + $alpha\, $1", add_scaled,
+               vjp=(lambda xp, g, c, a, b, alpha: g, lambda xp, g, c, a, b, alpha: times(xp, g, alpha)), args=BINARY, params=("alpha",),
                vjp_latex=(r"\bar{g}", r"$alpha\, \bar{g}",),
-               broadcasts=None, jvp="linear")
-SUB_ALPHA = Op("sub", "SubBackward0", r"$c = $0 - $alpha\, $1", lambda xp, a, b, alpha: a - b * alpha,
-               vjp=(lambda xp, g, c, a, b, alpha: g, lambda xp, g, c, a, b, alpha: g * -alpha), args=BINARY, params=("alpha",),
+               broadcasts=None, jvp="pointwise")   # torch: self_t + maybe_multiply(other_t, alpha), two roundings
+SUB_ALPHA = Op("sub", "SubBackward0", r"$c = $0 - $alpha\, $1", lambda xp, a, b, alpha: add_scaled(xp, a, b, -alpha),
+               vjp=(lambda xp, g, c, a, b, alpha: g, lambda xp, g, c, a, b, alpha: times(xp, g, -alpha)), args=BINARY, params=("alpha",),
                vjp_latex=(r"\bar{g}", r"-$alpha\, \bar{g}",),
-               broadcasts=None, jvp="linear")
+               broadcasts=None, jvp="pointwise")   # torch: self_t - maybe_multiply(other_t, alpha), two roundings
 # torch.rsub(a, b) = b − α a; with a Python number b (what `2 - x` calls) b is no input at all
-RSUB = Op("rsub", "RsubBackward0", r"$c = $1 - $alpha\, $0", lambda xp, a, b, alpha: b - a * alpha,
-          vjp=(lambda xp, g, c, a, b, alpha: g * -alpha, lambda xp, g, c, a, b, alpha: g), args=BINARY, params=("alpha",),
+RSUB = Op("rsub", "RsubBackward0", r"$c = $1 - $alpha\, $0", lambda xp, a, b, alpha: add_scaled(xp, b, a, -alpha),
+          vjp=(lambda xp, g, c, a, b, alpha: times(xp, g, -alpha), lambda xp, g, c, a, b, alpha: g), args=BINARY, params=("alpha",),
           vjp_latex=(r"-$alpha\, \bar{g}", r"\bar{g}",),
           broadcasts=None, jvp="pointwise")
 RSUB_SCALAR = Op("rsub", "RsubBackward1", r"$c = $other - $alpha\, $0",
-                 lambda xp, a, s, alpha: s - a * alpha if alpha != 1 else s - a,
-                 vjp=(lambda xp, g, c, a, s, alpha: -g if alpha == 1 else g * -alpha,), params=("other", "alpha"),
+                 lambda xp, a, s, alpha: add_scaled(xp, s, a, -alpha) if alpha != 1 else s - a,
+                 vjp=(lambda xp, g, c, a, s, alpha: -g if alpha == 1 else times(xp, g, -alpha),), params=("other", "alpha"),
                  vjp_latex=(r"-$alpha\, \bar{g}",), jvp="pointwise")
 MUL = Op("mul", "MulBackward0", r"$c = $0 \odot $1", lambda xp, a, b: a * b,
          vjp=(lambda xp, g, c, a, b: g * b, lambda xp, g, c, a, b: g * a), args=BINARY, saves=BINARY,
@@ -115,15 +169,13 @@ POW = Op("pow", "PowBackward1", r"$c = $0^{$1}", quiet(integer_pow),
          vjp_latex=(r"\bar{g} \odot $1 \odot $0^{$1 - 1}", r"\bar{g} \odot $c \odot \log $0",),
          broadcasts=None, jvp="pointwise")
 POW_SCALAR = Op("pow", "PowBackward0", r"$c = $0^{$exponent}", quiet(torch_pow),
-                vjp=(quiet(lambda xp, g, c, a, p: xp.zeros_like(g) if p == 0 else g * (p * torch_pow(xp, a, p - 1))),), params=("exponent",), saves=("self",),
+                vjp=(quiet(lambda xp, g, c, a, p: xp.zeros_like(g) if p == 0 else g * times(xp, torch_pow(xp, a, p - 1), p)),), params=("exponent",), saves=("self",),
                 vjp_latex=(r"\bar{g} \odot $exponent\, $0^{$exponent - 1}",), jvp="pointwise")
 RPOW_SCALAR = Op("pow", "PowBackward2", r"$c = $self^{$0}", quiet(lambda xp, a, s: integer_pow(xp, s, a)),
-                 vjp=(quiet(lambda xp, g, c, a, s: g * c * math.log(s) if s > 0 else
-                            g * xp.where(a >= 0, 0, c * _log_or_nan(s)) if s == 0 else g * c * _log_or_nan(s)),), args=("exponent",), params=("self",), saves=("result",), shown=("self",),
+                 vjp=(quiet(lambda xp, g, c, a, s: g * times(xp, c, math.log(s)) if s > 0 else
+                            g * xp.where(a >= 0, 0, times(xp, c, _log_or_nan(s))) if s == 0 else
+                            g * times(xp, c, _log_or_nan(s))),), args=("exponent",), params=("self",), saves=("result",), shown=("self",),
                  vjp_latex=(r"\bar{g} \odot $c \log $self",), jvp="pointwise")
-
-
-_HALF = np.dtype(np.float16)
 
 
 def half_in_float(fn):
@@ -310,7 +362,9 @@ MINIMUM = Op("minimum", "MinimumBackward0", r"$c = \min($0,\, $1)", lambda xp, a
 
 # rounded division: a step function, so its gradient is zero almost everywhere
 DIV_ROUNDED = Op("div", "DivBackward2", r"$c = \operatorname{round}\left(\frac{$0}{$1}\right) \text{ (round: floor or trunc, the rounding mode)}",
-                 quiet(lambda xp, a, b, mode: (xp.floor if mode == "floor" else xp.trunc)(a / b)),
+                 # floor: torch's div_floor_floating (from fmod, as Python's //), which floor(a / b) is not where the
+                 # quotient rounds up to an integer
+                 quiet(lambda xp, a, b, mode: xp.floor_divide(a, b) if mode == "floor" else xp.trunc(a / b)),
                  vjp=(lambda xp, g, c, a, b, mode: xp.zeros_like(g), lambda xp, g, c, a, b, mode: xp.zeros_like(g)), args=BINARY, params=("rounding_mode",), saves=BINARY,
                  vjp_latex=(r"0", r"0",), jvp="pointwise")
 
@@ -469,7 +523,7 @@ def _lerp(xp, a, b, w):
 
 # lerp(a, b, w) = a + w (b − a): one node for a number w, another when w is a tensor (an input too)
 LERP = Op("lerp", "LerpBackward0", r"$c = $0 + $weight\, ($1 - $0)", _lerp,
-          vjp=(lambda xp, g, c, a, b, w: g * (1 - w), lambda xp, g, c, a, b, w: g * w), args=("self", "end"), params=("weight",), symbols=("a", "b"),
+          vjp=(lambda xp, g, c, a, b, w: times(xp, g, 1 - w), lambda xp, g, c, a, b, w: times(xp, g, w)), args=("self", "end"), params=("weight",), symbols=("a", "b"),
           vjp_latex=(r"\bar{g}\, (1 - $weight)", r"\bar{g}\, $weight",),
           broadcasts=None, jvp="pointwise")
 LERP_TENSOR = Op("lerp", "LerpBackward1", r"$c = $0 + $2 \odot ($1 - $0)", _lerp,
@@ -478,17 +532,41 @@ LERP_TENSOR = Op("lerp", "LerpBackward1", r"$c = $0 + $2 \odot ($1 - $0)", _lerp
                  saves=("self", "end", "weight"),
                  vjp_latex=(r"\bar{g} \odot (1 - $2)", r"\bar{g} \odot $2", r"\bar{g} \odot ($1 - $0)",),
                  broadcasts=None, jvp="pointwise")
-ADDCMUL = Op("addcmul", "AddcmulBackward0", r"$c = $0 + $value\, $1 \odot $2", lambda xp, a, t1, t2, v: a + t1 * t2 * v,
-             vjp=(lambda xp, g, c, a, t1, t2, v: g, lambda xp, g, c, a, t1, t2, v: g * t2 * v,
-                  lambda xp, g, c, a, t1, t2, v: g * t1 * v), args=("self", "tensor1", "tensor2"), params=("value",),
+def _addcmul(xp, a, t1, t2, v):
+    """a + v t₁ t₂: torch's float16 kernel computes fma(v t₁, t₂, a) in float32 (the compiler fuses its
+    multiply and add) and rounds once to float16."""
+    if xp.arrays and a.dtype is _HALF and t1.dtype is _HALF and t2.dtype is _HALF:
+        return _addcmul_half(a, t1, t2, v)
+    return a + t1 * t2 * v
+
+
+@quiet
+def _addcmul_half(a, t1, t2, v):
+    scaled = t1.astype(_FLOAT) * np.float32(v)
+    return (scaled.astype(np.float64) * t2 + a).astype(_FLOAT).astype(_HALF)   # the product is exact in float64
+
+
+def _addcdiv(xp, a, t1, t2, v):
+    """a + v t₁ / t₂: float16 in float32 (v read as float32), rounded once, as torch's kernel."""
+    if xp.arrays and a.dtype is _HALF and t1.dtype is _HALF and t2.dtype is _HALF:
+        return (a.astype(_FLOAT) + np.float32(v) * t1.astype(_FLOAT) / t2.astype(_FLOAT)).astype(_HALF)
+    return a + t1 / t2 * v
+
+
+ADDCMUL = Op("addcmul", "AddcmulBackward0", r"$c = $0 + $value\, $1 \odot $2", _addcmul,
+             # torch: grad * (tensor2 * value), a mul by a number
+             vjp=(lambda xp, g, c, a, t1, t2, v: g, lambda xp, g, c, a, t1, t2, v: g * times(xp, t2, v),
+                  lambda xp, g, c, a, t1, t2, v: g * times(xp, t1, v)), args=("self", "tensor1", "tensor2"), params=("value",),
              symbols=("a", "t₁", "t₂"),
              saves=("tensor1", "tensor2"),
              vjp_latex=(r"\bar{g}", r"$value\, \bar{g} \odot $2", r"$value\, \bar{g} \odot $1",),
              broadcasts=None, jvp="pointwise")
 ADDCDIV = Op("addcdiv", "AddcdivBackward0", r"$c = $0 + $value\, \frac{$1}{$2}",
-             quiet(lambda xp, a, t1, t2, v: a + t1 / t2 * v),
-             vjp=(lambda xp, g, c, a, t1, t2, v: g, quiet(lambda xp, g, c, a, t1, t2, v: g * v / t2),
-                  quiet(lambda xp, g, c, a, t1, t2, v: -g * v * t1 / (t2 * t2))), args=("self", "tensor1", "tensor2"),
+             quiet(_addcdiv),
+             # torch: grad * (value / tensor2), -grad * (value * tensor1 / (tensor2 * tensor2)); value / tensor2
+             # fills value in tensor2's dtype and divides, value * tensor1 is a mul by a number
+             vjp=(lambda xp, g, c, a, t1, t2, v: g, quiet(lambda xp, g, c, a, t1, t2, v: g * (v / t2)),
+                  quiet(lambda xp, g, c, a, t1, t2, v: -g * (times(xp, t1, v) / (t2 * t2)))), args=("self", "tensor1", "tensor2"),
              symbols=("a", "t₁", "t₂"),
              params=("value",), saves=("tensor1", "tensor2"),
              vjp_latex=(r"\bar{g}", r"$value\, \frac{\bar{g}}{$2}", r"-$value\, \frac{\bar{g} \odot $1}{$2^2}",),
@@ -556,15 +634,15 @@ ISFINITE = _nograd("isfinite", r"$c = [|$0| < \infty]", lambda xp, a: xp.isfinit
 # and compute some first derivatives as one op (tanh_backward, ...), so its second-order graph
 # shows TanhBackwardBackward0. These ops are those first derivatives, with their own VJPs.
 MUL_SCALAR = Op("mul", "MulBackward1", r"$c = $0 \cdot $other",
-                lambda xp, a, s: a * s, vjp=(lambda xp, g, c, a, s: g * s,), params=("other",), vjp_latex=(r"$other\, \bar{g}",), jvp="linear")
+                times, vjp=(lambda xp, g, c, a, s: times(xp, g, s),), params=("other",), vjp_latex=(r"$other\, \bar{g}",), jvp="linear")
 # ... and add or subtract one (AddBackward1, SubBackward1), as rms_norm's + eps and the losses' + margin do
 ADD_SCALAR = Op("add", "AddBackward1", r"$c = $0 + $other",
                 lambda xp, a, s: a + s, vjp=(lambda xp, g, c, a, s: g,), params=("other",), vjp_latex=(r"\bar{g}",))
 SUB_SCALAR = Op("sub", "SubBackward1", r"$c = $0 - $other",
                 lambda xp, a, s: a - s, vjp=(lambda xp, g, c, a, s: g,), params=("other",), vjp_latex=(r"\bar{g}",))
 # ... and divide by one (DivBackward1), as cross_entropy's mean over class probabilities does
-DIV_SCALAR = Op("div", "DivBackward1", r"$c = \frac{$0}{$other}", quiet(lambda xp, a, s: a / s),
-                vjp=(quiet(lambda xp, g, c, a, s: g / s),), params=("other",), vjp_latex=(r"\frac{\bar{g}}{$other}",), jvp="linear")
+DIV_SCALAR = Op("div", "DivBackward1", r"$c = \frac{$0}{$other}", quiet(over),
+                vjp=(quiet(lambda xp, g, c, a, s: over(xp, g, s)),), params=("other",), vjp_latex=(r"\frac{\bar{g}}{$other}",), jvp="linear")
 # first derivatives as ops (what create_graph records): their input g is the gradient they were given,
 # ḡ (as in every record) what they receive
 TANH_BACKWARD = Op("tanh_backward", "TanhBackwardBackward0", r"$c = $0 \odot (1 - $1^2)", tanh_grad,
@@ -695,6 +773,18 @@ def _xlogy_forward(xp, a, b):
     return xp.where(b != b, b, xp.where(a == 0, 0.0, a * xp.log(b))).astype(np.result_type(a, b), copy=False)
 
 
+def _xlogy_other_vjp(xp, g, c, a, s):
+    """torch: xlogy(ḡ, other), masked to 0 where a = 0 for other ≤ 0; xlogy's kernel reads other in ḡ's
+    dtype (float16's log rounded to float16, then the product rounded)."""
+    if xp.arrays and g.dtype.kind == "f":
+        s = g.dtype.type(s)
+        log = xp.log(s.astype(_FLOAT)).astype(_HALF) if g.dtype is _HALF else xp.log(s)
+        out = xp.where(g == 0, g * 0, g * log)
+    else:
+        out = g * _log_or_nan(s)
+    return out if s > 0 else xp.where(a == 0, 0, out)
+
+
 def _xlogy_self(xp, g, c, a, b):   # torch: ḡ ⊙ xlogy(a ≠ 0, b)
     return g * xp.where(b != b, b, xp.where(a == 0, 0.0, xp.log(b)))
 
@@ -704,11 +794,11 @@ XLOGY = Op("xlogy", "XlogyBackward0", r"$c = $0 \log $1", quiet(_xlogy_forward),
            broadcasts=None, jvp="pointwise")
 XLOGY_SCALAR_SELF = Op("xlogy", "XlogyBackward1", r"$c = $self \log $0",
                        quiet(lambda xp, b, s: _xlogy_forward(xp, xp.asarray(s, b.dtype), b)),
-                       vjp=(quiet(lambda xp, g, c, b, s: g * s / b),), args=("other",),
+                       vjp=(quiet(lambda xp, g, c, b, s: times(xp, g, s) / b),), args=("other",),
                        params=("self",), saves=("other",), symbols=("b",), vjp_latex=(r"\frac{$self\, \bar{g}}{$0}",), jvp="pointwise")
 XLOGY_SCALAR_OTHER = Op("xlogy", "XlogyBackward2", r"$c = $0 \log $other",
                         quiet(lambda xp, a, s: _xlogy_forward(xp, a, xp.asarray(s, a.dtype))),
-                        vjp=(lambda xp, g, c, a, s: g * xp.where(a == 0, 0.0, _log_or_nan(s)),), params=("other",), vjp_latex=(r"\bar{g} \log $other",), jvp="pointwise")
+                        vjp=(quiet(_xlogy_other_vjp),), params=("other",), vjp_latex=(r"\bar{g} \log $other",), jvp="pointwise")
 
 
 def _log_or_nan(s: float) -> float:
