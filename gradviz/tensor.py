@@ -726,11 +726,12 @@ class Tensor:
         float16 always through the op, which rounds α other + self once as torch's kernel."""
         if not isinstance(other, Tensor) and not is_number(other):   # a list or an array: torch's parser refuses it
             raise argument_error(fn.__name__ + "_", "other", 1, "Tensor", type_name(other))
+        if alpha != 1:
+            if self._data.dtype is _HALF or self._records(other) or self._carries_tangent(other):
+                # one node with α (a one-element tensor read as its number, as torch's parser reads a Scalar)
+                return self._inplace_op(fn, other, alpha=alpha.item() if isinstance(alpha, Tensor) else alpha)
+            other = other * alpha   # nothing recorded: α other, then written in as below
         if not self._records(other) and not self._carries_tangent(other):
-            if alpha != 1:
-                if self._data.dtype is _HALF:
-                    return self._scaled_(fn, other, alpha)
-                other = other * alpha
             arr = other._data if isinstance(other, Tensor) else \
                 np.float32(other) if opmath and self._data.dtype is _HALF else other
             self._check_overlap()
@@ -742,14 +743,7 @@ class Tensor:
                     return self._write(fn(self, other)._data)
                 self._bump()
                 return self
-            if alpha != 1:
-                return self._inplace_op(fn, other)   # (other is α other already)
-        return self._inplace_op(fn, other) if alpha == 1 else self._scaled_(fn, other, alpha)
-
-    def _scaled_(self, fn, other, alpha) -> "Tensor":
-        """self ± α other through the op, α a number (a one-element tensor is read as its number, as torch's
-        parser reads a Scalar)."""
-        return self._inplace_op(fn, other, alpha=alpha.item() if isinstance(alpha, Tensor) else alpha)
+        return self._inplace_op(fn, other)
 
     def __iadd__(self, other):
         return self.add_(other)
